@@ -1,0 +1,141 @@
+"""``tendon-robot-sim simulate``: run the dynamic model and report the tip pose.
+
+    tendon-robot-sim simulate --tensions 0,2,0,0 --duration 1.5
+    tendon-robot-sim simulate --robot my_robot.yaml --tensions t1=2.0 --until-steady --json
+
+With ``--json`` the last line on stdout is one JSON object with ``tip_position``
+[x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``sim_time``
+(s), ``wall_time`` (s), ``real_time_factor`` and ``steady``. A progress bar goes
+to stderr when it is a terminal.
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+
+from tqdm import tqdm
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.cli import CommandError
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.core.simulator import InputError, SimulationDiverged, TendonSimulator
+
+# Simulated seconds between progress-bar updates.
+CHUNK = 0.05
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'simulate', help='run the dynamic simulation and print the tip pose',
+        description='Simulate the robot under constant tendon tensions (PyElastica) and '
+                    'print the tip pose.')
+    parser.add_argument('--robot', default=None, metavar='FILE',
+                        help='robot description YAML (default: the package config/robot.yaml)')
+    parser.add_argument('--tensions', default=None, metavar='T',
+                        help="tendon tensions in N: one per tendon ('0,2,0,0') or by name "
+                             "('t1=2.0,t3=0.5', others 0); default all 0")
+    until = parser.add_mutually_exclusive_group()
+    until.add_argument('--duration', type=float, default=1.0, metavar='S',
+                       help='simulated time in s (default 1.0)')
+    until.add_argument('--until-steady', action='store_true',
+                       help='run until the tip is at rest (see --max-time)')
+    parser.add_argument('--max-time', type=float, default=10.0, metavar='S',
+                        help='with --until-steady: most simulated time in s (default 10)')
+    parser.add_argument('--dt', type=float, default=None, metavar='S',
+                        help='time step in s (default: from the stability bound)')
+    parser.add_argument('--json', action='store_true',
+                        help='end the output with one JSON line')
+    parser.set_defaults(func=run)
+
+
+def parse_tensions(text: str | None):
+    """``'0,2,0,0'`` -> [0.0, 2.0, 0.0, 0.0]; ``'t1=2'`` -> {'t1': 2.0}; None -> None."""
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(',')]
+    named = ['=' in item for item in items]
+    if any(named) and not all(named):
+        raise CommandError(f'--tensions: use either values or name=value pairs, got {text!r}')
+    values = {}
+    for index, item in enumerate(items):
+        name, _, number = item.rpartition('=')
+        try:
+            value = float(number)
+        except ValueError:
+            raise CommandError(f'--tensions: item {index} ({item!r}) is not a number') from None
+        key = name.strip() if all(named) else index
+        if key in values:
+            raise CommandError(f'--tensions: tendon {key!r} is given twice')
+        values[key] = value
+    return values if all(named) else list(values.values())
+
+
+def run(args: argparse.Namespace) -> int:
+    for option in ('duration', 'max_time'):
+        value = getattr(args, option)
+        if not (math.isfinite(value) and value > 0.0):
+            raise CommandError(f'--{option.replace("_", "-")}: must be > 0 s, got {value}')
+    path = args.robot or default_robot_file()
+    try:
+        robot = load_robot(path)
+        sim = TendonSimulator(robot, dt=args.dt)
+        tensions = parse_tensions(args.tensions)
+        if tensions is not None:
+            sim.set_tensions(tensions)
+    except (RobotDescriptionError, InputError) as error:
+        # one line: YAML parser messages span several
+        raise CommandError(' '.join(str(error).split())) from None
+
+    total = args.max_time if args.until_steady else args.duration
+    start = time.perf_counter()
+    try:
+        with tqdm(total=round(total, 6), unit='s', desc='simulating', file=sys.stderr,
+                  disable=None, leave=False,
+                  bar_format='{l_bar}{bar}| {n:.2f}/{total:.2f} s sim [{elapsed}]') as bar:
+            if args.until_steady:
+                state = sim.run_until_steady(args.max_time, check_interval=CHUNK,
+                                             progress=bar.update)
+            else:
+                end = args.duration
+                state = sim.state()
+                while sim.time < end - 0.5 * sim.dt:
+                    before = sim.time
+                    state = sim.advance(min(CHUNK, end - sim.time))
+                    bar.update(sim.time - before)
+    except SimulationDiverged as error:
+        raise CommandError(str(error)) from None
+    wall = time.perf_counter() - start
+    steady = sim.is_steady()
+
+    result = {
+        'robot': robot.name,
+        'elements': robot.rod.elements,
+        'dt': sim.dt,
+        'tensions': state.tensions.tolist(),
+        'tip_position': state.tip_position.tolist(),
+        'tip_orientation': state.tip_orientation.tolist(),
+        'tendon_displacements': state.tendon_displacements.tolist(),
+        'sim_time': state.time,
+        'wall_time': wall,
+        'real_time_factor': state.time / wall if wall > 0 else None,
+        'steady': steady,
+    }
+    tensions_text = ', '.join(f'{name} {value:g}' for name, value in
+                              zip(sim.tendon_names, state.tensions))
+    print(f'robot {robot.name}: {robot.rod.elements} elements, dt {sim.dt:.3g} s; '
+          f'tensions [N]: {tensions_text}')
+    print(f'simulated {state.time:.3f} s in {wall:.2f} s wall time '
+          f'(real-time factor {result["real_time_factor"]:.2f}); '
+          f'steady: {"yes" if steady else "no"}')
+    x, y, z = state.tip_position
+    print(f'tip position [m] ({robot.base.frame_id}): x {x:.5f}  y {y:.5f}  z {z:.5f}')
+    print('tip orientation [qx qy qz qw]: '
+          + ' '.join(f'{q:.5f}' for q in state.tip_orientation))
+    print('tendon displacements [mm]: ' + ', '.join(
+        f'{name} {1e3 * d:.3f}' for name, d in zip(sim.tendon_names,
+                                                    state.tendon_displacements)))
+    if args.json:
+        print(json.dumps(result))
+    return 0

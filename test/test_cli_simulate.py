@@ -1,0 +1,121 @@
+"""``tendon-robot-sim simulate`` run as a real subprocess."""
+
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.cli import main
+from tendon_robot_sim.core.robot import load_robot
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def simulate(*args, timeout=120):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    return subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'simulate', *args],
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+
+
+@pytest.fixture(scope='module')
+def coarse_robot(tmp_path_factory):
+    """The default robot on 10 elements, so runs are short."""
+    data = load_robot(default_robot_file()).with_changes(elements=10).to_dict()
+    path = tmp_path_factory.mktemp('robot') / 'coarse.yaml'
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_json_summary(coarse_robot):
+    result = simulate('--robot', str(coarse_robot), '--tensions', '0,2,0,0',
+                      '--duration', '0.3', '--json')
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert len(summary['tip_position']) == 3 and len(summary['tip_orientation']) == 4
+    assert summary['sim_time'] == pytest.approx(0.3, abs=1e-4)
+    assert summary['wall_time'] > 0 and summary['real_time_factor'] > 0
+    assert summary['steady'] is False
+    assert summary['tensions'] == [0.0, 2.0, 0.0, 0.0]
+    # t1 sits at 90 degrees, on d2 = -y: the tip swings towards -y
+    assert summary['tip_position'][1] < -0.01
+    assert 'tip position' in result.stdout
+
+
+def test_until_steady_and_tensions_by_name(coarse_robot):
+    result = simulate('--robot', str(coarse_robot), '--tensions', 't0=1.5', '--until-steady',
+                      '--max-time', '4', '--json')
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary['steady'] is True
+    assert summary['sim_time'] < 4.0
+    assert summary['tensions'] == [1.5, 0.0, 0.0, 0.0]
+    assert 'steady: yes' in result.stdout
+
+
+def test_bad_tensions_exit_non_zero_with_one_line_on_stderr(coarse_robot):
+    result = simulate('--robot', str(coarse_robot), '--tensions=-1,0,0,0', '--json')
+    assert result.returncode == 2
+    assert result.stdout == ''
+    assert result.stderr.strip().splitlines() == [
+        'tendon-robot-sim simulate: error: tensions[0]: must be >= 0, got -1.0']
+
+
+def test_bad_robot_file_exits_non_zero_with_one_line_on_stderr(tmp_path):
+    path = tmp_path / 'robot.yaml'
+    path.write_text('name: [oops')
+    result = simulate('--robot', str(path), '--json')
+    assert result.returncode == 2
+    assert result.stdout == ''
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f'tendon-robot-sim simulate: error: {path}: not valid YAML')
+
+
+# The remaining error paths run in this process (same code as the subprocess, minus the
+# ~3 s of interpreter start and PyElastica import per run).
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--tensions', '1,2'], 'tensions: expected 4 values'),
+    (['--tensions', 'nan,0,0,0'], 'tensions[0]: must be finite, got nan'),
+    (['--tensions', '30,0,0,0'], "tensions[0]: must be <= max_tension 20.0 N of tendon 't0'"),
+    (['--tensions', 'tx=1'], "tensions: unknown tendon 'tx' (known: t0, t1, t2, t3)"),
+    (['--tensions', '1,x,0,0'], "--tensions: item 1 ('x') is not a number"),
+    (['--tensions', 't0=1,2'], '--tensions: use either values or name=value pairs'),
+    (['--tensions', 't0=1,t0=2'], "--tensions: tendon 't0' is given twice"),
+    (['--duration', '-1'], '--duration: must be > 0 s, got -1.0'),
+    (['--until-steady', '--max-time', 'inf'], '--max-time: must be > 0 s, got inf'),
+    (['--dt', '1e-3', '--duration', '0.1'], 'simulation diverged at t = '),
+])
+def test_bad_input_messages(coarse_robot, capsys, args, message):
+    assert main(['simulate', '--robot', str(coarse_robot), *args, '--json']) == 2
+    out, err = capsys.readouterr()
+    assert out == ''
+    errors = [line for line in err.splitlines() if 'error' in line]
+    assert len(errors) == 1, err
+    assert errors[0].startswith('tendon-robot-sim simulate: error: ')
+    assert message in errors[0]
+
+
+@pytest.mark.parametrize('text, message', [
+    (None, 'cannot read: No such file'),
+    ('name: x\nrod: {}\nvertebrae: {count: 1}\ntendons: []\n',
+     'rod.length: required key is missing'),
+    ('name: x\nrod: {length: 1, radius: 0.01, density: 1, youngs_modulus: 1, shear_modulus: 1}\n'
+     'vertebrae: {count: 1}\ntendons: [{name: a, offset: -0.01, angle: 0}]\n',
+     'tendons[0].offset: must be > 0, got -0.01'),
+])
+def test_bad_robot_file_messages(tmp_path, capsys, text, message):
+    path = tmp_path / 'robot.yaml'
+    if text is not None:
+        path.write_text(text)
+    assert main(['simulate', '--robot', str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ''
+    assert err.startswith(f'tendon-robot-sim simulate: error: {path}: {message}')
+    assert err.count('\n') == 1

@@ -1,0 +1,229 @@
+"""Robot description loader: the default file, derived values, and clear errors."""
+
+import math
+
+import numpy as np
+from numpy.testing import assert_allclose
+import pytest
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.core.robot import load_robot, robot_from_dict, RobotDescriptionError
+
+DEFAULT = load_robot(default_robot_file())
+
+
+def write(tmp_path, text, name='robot.yaml'):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+MINIMAL = """
+name: test
+rod: {length: 0.2, radius: 0.005, density: 1000, youngs_modulus: 1e6, shear_modulus: 4e5}
+vertebrae: {count: 4}
+tendons:
+  - {name: a, offset: 0.01, angle: 0}
+"""
+
+
+def data(**changes):
+    """The default robot as plain data with top-level or dotted keys replaced."""
+    d = DEFAULT.to_dict()
+    for key, value in changes.items():
+        target = d
+        *parents, last = key.split('__')
+        for parent in parents:
+            target = target[int(parent)] if parent.isdigit() else target[parent]
+        if value is ...:
+            del target[last]
+        else:
+            target[last] = value
+    return d
+
+
+# ------------------------------------------------------------------ the default robot
+
+
+def test_default_robot_values():
+    robot = DEFAULT
+    assert robot.name == 'silicone_tdcr'
+    assert robot.base.frame_id == 'base_link'
+    assert robot.rod.youngs_modulus == 16.6e6 and isinstance(robot.rod.youngs_modulus, float)
+    assert robot.rod.shear_modulus == 7.22e6
+    assert robot.rod.elements % 10 == 0         # vertebrae every L/10 fall on nodes
+    assert_allclose(robot.vertebra_positions, np.arange(1, 11) * 0.025)
+    assert robot.vertebra_mass == 0.002
+    assert robot.tendon_names == ['t0', 't1', 't2', 't3']
+    assert_allclose([t.angle for t in robot.tendons], np.radians([0, 90, 180, 270]))
+    assert all(t.end == robot.rod.length for t in robot.tendons)
+    assert_allclose(robot.max_tensions, 20.0)
+    assert_allclose(robot.gravity, [0.0, 0.0, -9.80665])
+    assert_allclose(robot.tip_load.force, 0.0)
+
+
+def test_base_frame_is_right_handed():
+    base = DEFAULT.base
+    assert_allclose(base.direction, [1, 0, 0])
+    assert_allclose(base.normal, [0, 0, 1])
+    assert_allclose(base.binormal, [0, -1, 0])          # d2 = d3 x d1
+    assert_allclose(base.rotation, np.column_stack(([0, 0, 1], [0, -1, 0], [1, 0, 0])))
+    assert np.linalg.det(base.rotation) == pytest.approx(1.0)
+
+
+def test_rod_derived_quantities():
+    rod = DEFAULT.rod
+    r = 0.0055
+    assert rod.area == pytest.approx(math.pi * r ** 2)
+    assert rod.second_moment == pytest.approx(math.pi * r ** 4 / 4)
+    assert rod.polar_moment == pytest.approx(math.pi * r ** 4 / 2)
+    assert rod.bending_stiffness == pytest.approx(16.6e6 * math.pi * r ** 4 / 4)
+    assert rod.linear_density == pytest.approx(997.7 * math.pi * r ** 2)
+
+
+def test_round_trip_and_with_changes():
+    again = robot_from_dict(DEFAULT.to_dict())
+    assert again.to_dict() == DEFAULT.to_dict()
+    finer = DEFAULT.with_changes(elements=100, damping=0.5)
+    assert (finer.rod.elements, finer.rod.damping) == (100, 0.5)
+    assert DEFAULT.rod.damping == 0.1
+    with pytest.raises(RobotDescriptionError, match=r'^rod.elements: must be >= 2, got 1$'):
+        DEFAULT.with_changes(elements=1)
+
+
+def test_tendon_index():
+    assert DEFAULT.tendon_index('t2') == 2
+    with pytest.raises(KeyError, match=r"unknown tendon 'x'; known tendons: \['t0', 't1'"):
+        DEFAULT.tendon_index('x')
+
+
+# ------------------------------------------------------------------ holes
+
+
+def test_parallel_hole_is_constant():
+    tendon = DEFAULT.tendons[1]                     # 90 degrees: on d2
+    r, r_s, r_ss = tendon.hole(np.array([0.0, 0.1, 0.25]))
+    assert_allclose(r, np.array([[0, 0, 0], [0.015] * 3, [0, 0, 0]]), atol=1e-15)
+    assert_allclose(r_s, 0.0, atol=1e-15)
+    assert_allclose(r_ss, 0.0, atol=1e-15)
+    assert tendon.hole(0.1)[0].shape == (3,)
+
+
+@pytest.mark.parametrize('tendon', [
+    {'name': 'h', 'offset': 0.01, 'angle': 30, 'routing': 'helical', 'turns': 1.5},
+    {'name': 't', 'offset': 0.01, 'angle': 30, 'routing': 'tapered', 'end_offset': 0.004,
+     'end': 0.125},
+    {'name': 'b', 'offset': 0.012, 'angle': -45, 'routing': 'helical', 'turns': -0.5,
+     'end_offset': 0.006},
+])
+def test_hole_path_and_derivatives(tendon):
+    t = robot_from_dict(data(tendons=[tendon])).tendons[0]
+    s = np.linspace(0.0, t.end, 7)
+    r, r_s, r_ss = t.hole(s)
+    rho = t.offset + (t.end_offset - t.offset) * s / t.end
+    theta = t.angle + 2 * math.pi * t.turns * s / t.end
+    assert_allclose(r, np.stack((rho * np.cos(theta), rho * np.sin(theta), 0 * s)), atol=1e-15)
+    h = 1e-6
+    assert_allclose(r_s, (t.hole(s + h)[0] - t.hole(s - h)[0]) / (2 * h), atol=1e-7)
+    assert_allclose(r_ss, (t.hole(s + h)[1] - t.hole(s - h)[1]) / (2 * h), atol=1e-5)
+
+
+# ------------------------------------------------------------------ YAML
+
+
+def test_exponent_without_dot_reads_as_a_float(tmp_path):
+    text = MINIMAL.replace('youngs_modulus: 1e6', 'youngs_modulus: 16.6e6').replace(
+        'shear_modulus: 4e5', 'shear_modulus: 7.22E+6')
+    robot = load_robot(write(tmp_path, text))
+    assert robot.rod.youngs_modulus == 16.6e6
+    assert robot.rod.shear_modulus == 7.22e6
+
+
+def test_minimal_file_gets_defaults(tmp_path):
+    robot = load_robot(write(tmp_path, MINIMAL))
+    assert robot.rod.elements == 50 and robot.rod.damping == 0.1
+    assert_allclose(robot.vertebra_positions, [0.05, 0.1, 0.15, 0.2])
+    assert_allclose(robot.gravity, [0, 0, -9.80665])
+    assert robot.tendons[0].routing == 'parallel' and robot.tendons[0].end == 0.2
+    assert robot.base.frame_id == 'base_link'
+
+
+@pytest.mark.parametrize('text, message', [
+    ('name: [unclosed', r'robot.yaml: not valid YAML'),
+    ('- just\n- a list', r'robot.yaml: robot description: must be a mapping, got list'),
+    ('', r'robot.yaml: robot description: must be a mapping, got nothing'),
+    (MINIMAL + 'colour: red\n', r"robot.yaml: colour: unknown key \(known keys: \["),
+    (MINIMAL.replace('length:', 'lenght:'), r'robot.yaml: rod.length: required key is missing'),
+    (MINIMAL.replace('name: test\n', ''), r'robot.yaml: name: required key is missing'),
+    (MINIMAL.replace('offset: 0.01', 'offset: -0.01'),
+     r'robot.yaml: tendons\[0\].offset: must be > 0, got -0.01$'),
+    (MINIMAL.replace('density: 1000', 'density: abc'),
+     r"robot.yaml: rod.density: must be a number, got str 'abc'"),
+    (MINIMAL.replace('density: 1000', 'density: .nan'), r'rod.density: must be finite, got nan'),
+])
+def test_bad_files(tmp_path, text, message):
+    with pytest.raises(RobotDescriptionError, match=message):
+        load_robot(write(tmp_path, text))
+
+
+def test_missing_file_names_it(tmp_path):
+    with pytest.raises(RobotDescriptionError, match=r'nope.yaml: cannot read: No such file'):
+        load_robot(tmp_path / 'nope.yaml')
+
+
+@pytest.mark.parametrize('changes, message', [
+    ({'tendons__2__offset': -0.01}, r'^tendons\[2\].offset: must be > 0, got -0.01$'),
+    ({'tendons__1__colour': 'red'}, r'^tendons\[1\].colour: unknown key'),
+    ({'tendons__0__angle': ...}, r'^tendons\[0\].angle: required key is missing$'),
+    ({'tendons__0__routing': 'zigzag'},
+     r"^tendons\[0\].routing: must be one of \['parallel', 'helical', 'tapered'\], "
+     r"got str 'zigzag'$"),
+    ({'tendons__0__turns': 1.0}, r'^tendons\[0\].routing: parallel routing needs turns = 0'),
+    ({'tendons__0__routing': 'helical'}, r'^tendons\[0\].turns: helical routing needs turns'),
+    ({'tendons__0__routing': 'tapered'}, r'^tendons\[0\].end_offset: tapered routing needs'),
+    ({'tendons__3__name': 't0'}, r"^tendons\[3\].name: duplicate tendon name 't0'$"),
+    ({'tendons__0__end': 0.11}, r'^tendons\[0\].end: a tendon is anchored at a vertebra; '
+                                r'no vertebra at 0.11 m'),
+    ({'tendons__0__end': 0.3}, r'^tendons\[0\].end: must be <= rod.length \(0.25\), got 0.3$'),
+    ({'tendons__0__max_tension': 0}, r'^tendons\[0\].max_tension: must be > 0, got 0$'),
+    ({'tendons__0__compliance': -1e-3}, r'^tendons\[0\].compliance: must be >= 0, got -0.001$'),
+    ({'tendons': []}, r'^tendons: must be a non-empty list, got list \[\]$'),
+    ({'rod__elements': 50.0}, r'^rod.elements: must be an integer, got float 50.0$'),
+    ({'rod__elements': True}, r'^rod.elements: must be an integer, got bool True$'),
+    ({'rod__radius': 0.3}, r'^rod.radius: must be smaller than rod.length \(0.25\), got 0.3$'),
+    ({'rod__damping': -0.1}, r'^rod.damping: must be >= 0, got -0.1$'),
+    ({'rod__youngs_modulus': 0}, r'^rod.youngs_modulus: must be > 0, got 0$'),
+    ({'gravity': [0, -9.8]}, r'^gravity: must be a list of 3 numbers, got list \[0, -9.8\]$'),
+    ({'gravity': [0, 'x', 0]}, r"^gravity\[1\]: must be a number, got str 'x'$"),
+    ({'base__normal': [1, 0, 0]}, r'^base.normal: must be perpendicular to base.direction, '
+                                  r'got dot product 1$'),
+    ({'base__direction': [0, 0, 0]}, r'^base.direction: must be a non-zero vector$'),
+    ({'base__frame_id': ''}, r"^base.frame_id: must be a non-empty string, got str ''$"),
+    ({'vertebrae__positions': [0.1, 0.05, 0.25]},
+     r'^vertebrae.positions: must be strictly increasing$'),
+    ({'vertebrae__positions': [0.0, 0.25]},
+     r'^vertebrae.positions\[0\]: must be in \(0, rod.length = 0.25\], got 0.0$'),
+    ({'vertebrae__count': 3}, r'^vertebrae.count: give either positions or count/first/last'),
+    ({'vertebrae__mass': -1}, r'^vertebrae.mass: must be >= 0, got -1$'),
+    ({'tip_load__torque': [0, 0, 0]}, r'^tip_load.torque: unknown key'),
+    ({'rod': ...}, r'^rod: required key is missing$'),
+])
+def test_bad_descriptions(changes, message):
+    with pytest.raises(RobotDescriptionError, match=message):
+        robot_from_dict(data(**changes))
+
+
+def test_vertebrae_from_count_first_last():
+    robot = robot_from_dict(data(vertebrae={'count': 4, 'first': 0.1, 'last': 0.25}))
+    assert_allclose(robot.vertebra_positions, [0.1, 0.15, 0.2, 0.25])
+    robot = robot_from_dict(data(vertebrae={'count': 1}))
+    assert_allclose(robot.vertebra_positions, [0.25])
+    with pytest.raises(RobotDescriptionError, match=r'^vertebrae.first: must be < '):
+        robot_from_dict(data(vertebrae={'count': 3, 'first': 0.25}))
+
+
+def test_base_vectors_are_normalised():
+    robot = robot_from_dict(data(base={'direction': [0, 0, 2], 'normal': [3, 0, 0]}))
+    assert_allclose(robot.base.direction, [0, 0, 1])
+    assert_allclose(robot.base.normal, [1, 0, 0])
+    assert_allclose(robot.base.binormal, [0, 1, 0])
