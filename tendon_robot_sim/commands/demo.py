@@ -1,0 +1,276 @@
+"""``tendon-robot-sim demo``: the simulation stack at work, without RViz.
+
+Starts the ``sim`` stack headless through the local launcher (simulated time on
+``/clock``), pulls each tendon in turn (``--tension`` N for ``--hold`` simulated
+seconds, then releases it), records every topic of the stack into a rosbag2
+bag, prints the tip position at the end of each step and draws the backbone of
+each step as a PNG. Output folder (``--out``, default ``demo_output/``)::
+
+    robot.yaml         the robot simulated (the robot file, with --elements if given)
+    bag/               rosbag2 bag (MCAP, CDR): `ros2 bag play demo_output/bag`
+    step_<i>_<label>.png  backbone, discs and tendons at the end of step i
+    overview.png       every step in one picture
+    tip_positions.csv  the printed table
+    stack.log          output of the stack's nodes
+
+ROS imports happen inside :func:`run`, so the command-line tool loads without rclpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+from pathlib import Path
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import yaml
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.cli import CommandError
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.launcher import LaunchError, StackLauncher
+
+# Wall seconds the stack may take to start, and the simulation may stand still.
+STARTUP_TIMEOUT = 60.0
+STALL_TIMEOUT = 30.0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'demo', help='run the simulation stack headless with a scripted tension sequence',
+        description='Start the sim stack headless, pull each tendon in turn, record all '
+                    'topics to a rosbag2 bag, print tip positions and draw each step as PNG.',
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument('--out', type=Path, default=Path('demo_output'),
+                        help='output folder (bag, PNGs, table, log)')
+    parser.add_argument('--robot', type=Path, default=None,
+                        help='robot description YAML (default: the package config/robot.yaml)')
+    parser.add_argument('--tension', type=float, default=2.0,
+                        help='tension of the pulled tendon in each step [N]')
+    parser.add_argument('--hold', type=float, default=1.0,
+                        help='simulated time each step is held [s]')
+    parser.add_argument('--elements', type=int, default=None,
+                        help='Cosserat elements of the rod (default: rod.elements of the robot '
+                             'file); fewer run faster, at some loss of accuracy')
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    robot_file = args.robot or default_robot_file()
+    try:
+        robot = load_robot(robot_file)
+    except RobotDescriptionError as error:
+        raise CommandError(str(error)) from None
+    if args.elements is not None:
+        try:
+            robot = robot.with_changes(elements=args.elements)
+        except RobotDescriptionError as error:
+            raise CommandError(f'--elements: {error}') from None
+    if not (np.isfinite(args.tension) and 0.0 < args.tension <= robot.max_tensions.min()):
+        raise CommandError(f'--tension: must be in (0, {robot.max_tensions.min():g}] N (the '
+                           f'smallest max_tension of the robot), got {args.tension:g}')
+    if not (np.isfinite(args.hold) and 0.0 < args.hold <= 60.0):
+        raise CommandError(f'--hold: must be in (0, 60] s, got {args.hold:g}')
+    out = args.out
+    bag = out / 'bag'
+    out.mkdir(parents=True, exist_ok=True)
+    demo_robot = out / 'robot.yaml'
+    demo_robot.write_text(
+        f'# simulated by tendon-robot-sim demo: {robot_file}, rod.elements = '
+        f'{robot.rod.elements}\n' + yaml.safe_dump(robot.to_dict(), sort_keys=False))
+    print(f'robot: {robot.name!r} from {robot_file}, rod.elements = {robot.rod.elements}')
+    if bag.exists():
+        if not (bag / 'metadata.yaml').exists() and any(bag.iterdir()):
+            raise CommandError(f'{bag}: exists and is not a bag from an earlier demo; '
+                               'choose another --out')
+        shutil.rmtree(bag)
+    # The demo's DDS traffic stays on this machine (and does not see other robots).
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+
+    from tendon_robot_sim.ros.demo import demo_phases
+    phases = demo_phases(robot.tendon_names, args.tension)
+    log_path = out / 'stack.log'
+    with open(log_path, 'w') as log:
+        try:
+            launcher = StackLauncher(
+                'sim', {'robot': str(demo_robot.resolve()), 'rviz': 'false',
+                        'use_sim_time': 'true'},
+                stdout=log, stderr=subprocess.STDOUT,
+                note=lambda text: print(f'[launch] {text}', file=log, flush=True))
+        except LaunchError as error:
+            raise CommandError(str(error)) from None
+        snapshots, counts = _record(launcher, bag, phases, args.hold, log_path)
+
+    rows = _table(snapshots)
+    print(_format_table(rows))
+    with open(out / 'tip_positions.csv', 'w', newline='') as f:
+        writer = csv.writer(f)
+        writer.writerow(['step', 'phase', 'time_s', 'tip_x_m', 'tip_y_m', 'tip_z_m'])
+        writer.writerows(rows)
+    pictures = _draw(snapshots, out)
+    print(f'\nbag: {bag} ({sum(counts.values())} messages: '
+          + ', '.join(f'{topic} {n}' for topic, n in counts.items()) + ')')
+    print(f'pictures: {len(pictures)} PNG files in {out} (overview.png shows every step)')
+    print(f'replay: ros2 bag play {bag}')
+    return 0
+
+
+def _record(launcher: StackLauncher, bag: Path, phases, hold: float, log_path: Path):
+    """Run the stack, drive the phases and record; (snapshots, messages per topic)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from tqdm import tqdm
+
+    from tendon_robot_sim.ros.demo import DemoDriver, run_phases, wait_until
+    from tendon_robot_sim.ros.recorder import BagRecorder
+
+    def alive() -> None:
+        for node in launcher.exited():
+            raise CommandError(f'node {node.entry.name} exited with code '
+                               f'{node.process.returncode}; see {log_path}')
+
+    rclpy.init()
+    executor = SingleThreadedExecutor()
+    nodes = []
+    try:
+        launcher.start()
+        recorder = BagRecorder(bag)
+        nodes.append(recorder)
+        driver = DemoDriver()
+        nodes.append(driver)
+        for node in nodes:
+            executor.add_node(node)
+        # Ready: the robot is drawn, time runs, and the controller and the recorder
+        # both listen to commands (a command sent earlier would be lost to them).
+        ready = wait_until(
+            executor, lambda: (driver.tip_pose is not None and driver.markers is not None
+                               and driver.now() > 0.0
+                               and driver.command_pub.get_subscription_count() >= 2),
+            STARTUP_TIMEOUT, alive)
+        if not ready:
+            raise CommandError(f'the sim stack did not come up within {STARTUP_TIMEOUT:g} s; '
+                               f'see {log_path}')
+        with tqdm(total=hold * len(phases), unit='s', desc='simulated', mininterval=0.5,
+                  bar_format='{desc}: {percentage:3.0f}%|{bar}| {n:.2f}/{total:.2f} s '
+                             '[{elapsed}<{remaining}] {postfix}') as bar:
+            def progress(seconds: float, label: str) -> None:
+                bar.set_postfix_str(label, refresh=False)
+                bar.update(seconds)
+            try:
+                snapshots = run_phases(executor, driver, phases, hold, alive, progress,
+                                       STALL_TIMEOUT)
+            except TimeoutError as error:
+                raise CommandError(f'{error}; see {log_path}') from None
+        counts = recorder.counts
+    finally:
+        executor.shutdown()
+        for node in nodes:
+            if isinstance(node, BagRecorder):
+                node.close()
+            node.destroy_node()
+        rclpy.try_shutdown()
+        launcher.stop()
+    return snapshots, counts
+
+
+def _table(snapshots) -> list[list]:
+    return [[i, s.phase.label, round(s.time, 3), *np.round(s.tip_position, 5).tolist()]
+            for i, s in enumerate(snapshots)]
+
+
+def _format_table(rows) -> str:
+    lines = [f'{"step":>4}  {"phase":<14} {"t_sim [s]":>9}  {"tip x [mm]":>10} '
+             f'{"tip y [mm]":>10} {"tip z [mm]":>10}']
+    for step, label, t, x, y, z in rows:
+        lines.append(f'{step:>4}  {label:<14} {t:>9.2f}  {x * 1e3:>10.1f} {y * 1e3:>10.1f} '
+                     f'{z * 1e3:>10.1f}')
+    return '\n'.join(lines)
+
+
+def _draw(snapshots, out: Path) -> list[Path]:
+    """One PNG per step (3D view, side view x-z, top view x-y) and an overview."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    points = np.concatenate([s.centerline for s in snapshots], axis=1)
+    centre = (points.max(axis=1) + points.min(axis=1)) / 2.0
+    half = (points.max(axis=1) - points.min(axis=1)).max() / 2.0 + 0.03
+    limits = [(c - half, c + half) for c in centre]
+    paths = []
+    for i, snapshot in enumerate(snapshots):
+        fig = plt.figure(figsize=(13, 4.5))
+        ax = fig.add_subplot(1, 3, 1, projection='3d')
+        _draw_robot(ax, snapshot, (0, 1, 2))
+        _axes(ax, limits, (0, 1, 2))
+        for k, (view, title) in enumerate((((0, 2), 'side view (x-z)'),
+                                           ((0, 1), 'top view (x-y)'))):
+            ax2 = fig.add_subplot(1, 3, 2 + k)
+            _draw_robot(ax2, snapshot, view)
+            _axes(ax2, limits, view)
+            ax2.set_title(title, fontsize=9)
+        tip = snapshot.tip_position * 1e3
+        fig.suptitle(f'step {i}: {snapshot.phase.label}  (t = {snapshot.time:.2f} s);  '
+                     f'tip [mm]: x {tip[0]:.1f}, y {tip[1]:.1f}, z {tip[2]:.1f}')
+        slug = re.sub(r'[^a-z0-9]+', '_', snapshot.phase.label.lower()).strip('_')
+        paths.append(out / f'step_{i:02d}_{slug}.png')
+        fig.savefig(paths[-1], dpi=80)
+        plt.close(fig)
+    fig = plt.figure(figsize=(7, 6))
+    ax = fig.add_subplot(projection='3d')
+    for i, snapshot in enumerate(snapshots):
+        ax.plot(*snapshot.centerline, lw=2, label=f'{i}: {snapshot.phase.label}')
+    ax.legend(fontsize=7, loc='upper left')
+    ax.set_title('backbone at the end of each step')
+    _axes(ax, limits, (0, 1, 2))
+    paths.append(out / 'overview.png')
+    fig.savefig(paths[-1], dpi=80)
+    plt.close(fig)
+    return paths
+
+
+def _draw_robot(ax, snapshot, view: tuple[int, ...]) -> None:
+    """Backbone, disc rims, tendons and tip, in the coordinates ``view`` (2 or 3 of x y z).
+
+    Rims and the segments of one colour are joined into one line broken by NaN
+    columns: a few artists draw much faster than one per segment.
+    """
+    view = list(view)
+    ax.plot(*snapshot.centerline[view], color='0.35', lw=3)
+    angles = np.linspace(0.0, 2.0 * np.pi, 33)
+    gap = np.full((3, 1), np.nan)
+    rims = []
+    for centre, normal in zip(snapshot.disc_centers.T, snapshot.disc_normals.T):
+        # two unit vectors spanning the disc plane
+        helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0, 1.0, 0])
+        u = np.cross(normal, helper)
+        u /= np.linalg.norm(u)
+        v = np.cross(normal, u)
+        rims += [centre[:, None] + snapshot.disc_radius * (
+            np.outer(u, np.cos(angles)) + np.outer(v, np.sin(angles))), gap]
+    if rims:
+        ax.plot(*np.concatenate(rims, axis=1)[view], color='0.6', lw=1)
+    for color in np.unique(snapshot.tendon_colors, axis=0):
+        mine = np.all(snapshot.tendon_colors == color, axis=1)
+        lines = [np.column_stack((start, end, gap[:, 0]))
+                 for start, end in snapshot.tendon_segments[mine]]
+        ax.plot(*np.concatenate(lines, axis=1)[view], color=color, lw=1)
+    ax.scatter(*snapshot.tip_position[view], color='red', s=15, zorder=5)
+
+
+def _axes(ax, limits, view: tuple[int, ...]) -> None:
+    names = ('x [m]', 'y [m]', 'z [m]')
+    setters = ((ax.set_xlim, ax.set_xlabel), (ax.set_ylim, ax.set_ylabel))
+    if len(view) == 3:
+        setters += ((ax.set_zlim, ax.set_zlabel),)
+        ax.set_box_aspect((1, 1, 1))
+    else:
+        ax.set_aspect('equal')
+        ax.grid(True, lw=0.3)
+    for (set_limits, set_label), axis in zip(setters, view):
+        set_limits(*limits[axis])
+        set_label(names[axis])

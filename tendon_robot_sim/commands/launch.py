@@ -1,0 +1,65 @@
+"""``tendon-robot-sim launch``: run a ROS stack without ``ros2 launch``.
+
+Starts the nodes of ``tendon_robot_sim.stack.STACKS[<stack>]`` as local
+processes (see :mod:`tendon_robot_sim.launcher`) and stops them on Ctrl-C.
+"""
+
+from pathlib import Path
+
+from tendon_robot_sim.cli import CommandError
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.launcher import LaunchError, parse_assignment, StackLauncher
+from tendon_robot_sim.stack import STACKS
+
+
+def register(subparsers) -> None:
+    arguments = '; '.join(
+        f'{stack}: ' + ', '.join(f'{a.name} (default {a.default!r})' for a in s.arguments)
+        for stack, s in sorted(STACKS.items()))
+    parser = subparsers.add_parser(
+        'launch', help='start a ROS stack (nodes as local processes)',
+        description='Start the nodes of a stack as local processes, from the same stack '
+                    'definition as launch/<stack>.launch.py; Ctrl-C stops them all. '
+                    'robot_state_publisher and rviz2 are skipped with a note when not '
+                    f'installed. Launch arguments: {arguments}.')
+    parser.add_argument('stack', choices=sorted(STACKS), help='which stack')
+    parser.add_argument('--robot', metavar='FILE', type=Path,
+                        help='robot description YAML (launch argument robot)')
+    parser.add_argument('--namespace', metavar='NS',
+                        help='namespace of all nodes (launch argument namespace)')
+    parser.add_argument('--arg', action='append', default=[], metavar='NAME:=VALUE',
+                        help='a launch argument, e.g. rviz:=false or use_sim_time:=true')
+    parser.add_argument('--param', action='append', default=[], metavar='[NODE:]NAME:=VALUE',
+                        help='a node parameter (YAML value), for NODE only or for every '
+                             'node, e.g. simulator:publish_rate:=20')
+    parser.add_argument('--dry-run', action='store_true',
+                        help='print the command lines and exit')
+    parser.set_defaults(func=run)
+
+
+def launch_arguments(args) -> dict[str, str]:
+    """Launch argument values from ``--arg``, ``--robot`` and ``--namespace``."""
+    try:
+        values = dict(parse_assignment(text, 'launch argument') for text in args.arg)
+    except LaunchError as error:
+        raise CommandError(str(error)) from None
+    if args.robot is not None:
+        try:
+            load_robot(args.robot)
+        except RobotDescriptionError as error:
+            raise CommandError(str(error)) from None
+        values['robot'] = str(args.robot.resolve())
+    if args.namespace is not None:
+        values['namespace'] = args.namespace
+    return values
+
+
+def run(args) -> int:
+    try:
+        launcher = StackLauncher(args.stack, launch_arguments(args), args.param)
+    except LaunchError as error:
+        raise CommandError(str(error)) from None
+    if args.dry_run:
+        print(launcher.describe())
+        return 0
+    return launcher.run()

@@ -1,0 +1,272 @@
+"""Local launcher: start a stack of :mod:`tendon_robot_sim.stack` as subprocesses.
+
+For machines without ``ros2 launch``. Each node becomes one process:
+
+* our nodes run as the installed executable (``lib/tendon_robot_sim/<exe>``)
+  when the package is in the ament index (a sourced colcon install), otherwise
+  as ``python -m <module>`` from this source tree;
+* other packages' nodes (``robot_state_publisher``, ``rviz2``) run from their
+  ament install; when they are not installed they are skipped with a note.
+
+Every node gets ``--ros-args -r __node:=<name> [-r __ns:=<ns>]``, its parameter
+files and one generated parameter file (launch-argument values, file contents
+such as ``robot_description``, ``--param`` overrides), in that order, so later
+values win as with ``ros2 launch``.
+
+Children run in their own sessions; the launcher forwards SIGINT/SIGTERM to
+them, waits for them to exit, and escalates to SIGTERM then SIGKILL after a
+timeout. If one node exits on its own, the others are stopped too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import yaml
+
+import tendon_robot_sim
+from tendon_robot_sim.stack import get_stack, NodeEntry, typed_value
+
+# Seconds a node gets to exit after SIGINT, then again after SIGTERM.
+STOP_TIMEOUT = 5.0
+POLL_PERIOD = 0.1   # s
+
+
+class LaunchError(Exception):
+    """The stack cannot be started as asked; the message says why."""
+
+
+@dataclass
+class NodeProcess:
+    """One node to run: its entry, command line and, once started, its process."""
+
+    entry: NodeEntry
+    command: list[str]
+    process: subprocess.Popen | None = None
+
+
+def parse_assignment(text: str, what: str) -> tuple[str, str]:
+    """Split ``NAME:=VALUE``; LaunchError names ``what`` and the expected form."""
+    name, sep, value = text.partition(':=')
+    if not sep or not name:
+        raise LaunchError(f'{what} {text!r}: expected NAME:=VALUE')
+    return name, value
+
+
+def installed_executable(package: str, executable: str) -> Path | None:
+    """``<prefix>/lib/<package>/<executable>`` of an ament install (what ``ros2 run`` runs)."""
+    try:
+        from ament_index_python.packages import get_package_prefix, PackageNotFoundError
+    except ImportError:
+        return None
+    try:
+        path = Path(get_package_prefix(package)) / 'lib' / package / executable
+    except (PackageNotFoundError, ValueError, LookupError, OSError):
+        # OSError: AMENT_PREFIX_PATH unset, i.e. no ROS installation sourced
+        return None
+    return path if os.access(path, os.X_OK) else None
+
+
+class StackLauncher:
+    """Start, watch and stop the processes of one stack.
+
+    Parameters
+    ----------
+    stack_name : str
+        A key of :data:`tendon_robot_sim.stack.STACKS`.
+    arguments : mapping
+        Launch argument values (strings, as on the ``ros2 launch`` command line).
+    parameters : sequence of str
+        ``[NODE:]NAME:=VALUE`` overrides; without ``NODE:`` for every node.
+        Values are YAML, as with ``--ros-args -p``.
+    stdout, stderr :
+        Where the children write (``subprocess`` conventions); default: inherited.
+    note : callable
+        Receives one-line notes (skipped nodes, exits); default: print to stderr.
+    """
+
+    def __init__(self, stack_name: str, arguments: Mapping[str, str] | None = None,
+                 parameters: Sequence[str] = (), *, stdout=None, stderr=None,
+                 note: Callable[[str], None] | None = None):
+        try:
+            self.stack = get_stack(stack_name)
+        except KeyError as error:
+            raise LaunchError(error.args[0]) from None
+        self.stdout, self.stderr = stdout, stderr
+        self.note = note or (lambda text: print(f'[launch] {text}', file=sys.stderr))
+        self.values = self._argument_values(arguments or {})
+        self.overrides = self._parameter_overrides(parameters)
+        self._tmp = tempfile.TemporaryDirectory(prefix='tendon_robot_sim_launch_')
+        self.processes, self.skipped = self._plan()
+
+    # ------------------------------------------------------------------ planning
+
+    def _argument_values(self, arguments: Mapping[str, str]) -> dict:
+        values = {a.name: a.default for a in self.stack.arguments}
+        for name, text in arguments.items():
+            if name not in values:
+                raise LaunchError(f'launch argument {name!r}: stack {self.stack.name!r} has '
+                                  f'{sorted(values)}')
+            values[name] = text
+        typed = {}
+        for argument in self.stack.arguments:
+            try:
+                typed[argument.name] = typed_value(argument, values[argument.name])
+            except ValueError as error:
+                raise LaunchError(str(error)) from None
+        return typed
+
+    def _parameter_overrides(self, parameters: Sequence[str]) -> dict[str | None, dict]:
+        names = {entry.name for entry in self.stack.nodes}
+        overrides: dict[str | None, dict] = {}
+        for text in parameters:
+            key, value = parse_assignment(text, 'parameter')
+            node, sep, name = key.rpartition(':')
+            if sep and node not in names:
+                raise LaunchError(f'parameter {text!r}: no node {node!r} in stack '
+                                  f'{self.stack.name!r} (nodes: {sorted(names)})')
+            try:
+                parsed = yaml.safe_load(value) if value else ''
+            except yaml.YAMLError:
+                parsed = value
+            overrides.setdefault(node or None, {})[name] = parsed
+        return overrides
+
+    def _plan(self) -> tuple[list[NodeProcess], list[str]]:
+        processes, skipped = [], []
+        for entry in self.stack.nodes:
+            if entry.condition and not self.values[entry.condition]:
+                skipped.append(f'{entry.name}: skipped ({entry.condition}:=false)')
+                continue
+            program = self._program(entry)
+            if program is None:
+                skipped.append(f'{entry.name}: skipped, executable {entry.executable!r} of '
+                               f'package {entry.package!r} not found (ROS not sourced or the '
+                               'package not installed)')
+                continue
+            processes.append(NodeProcess(entry, program + entry.resolved_arguments()
+                                         + self._ros_arguments(entry)))
+        return processes, skipped
+
+    def _program(self, entry: NodeEntry) -> list[str] | None:
+        installed = installed_executable(entry.package, entry.executable)
+        if installed is not None:
+            return [str(installed)]
+        if entry.module is not None:
+            return [sys.executable, '-m', entry.module]
+        return None
+
+    def _ros_arguments(self, entry: NodeEntry) -> list[str]:
+        args = ['--ros-args', '-r', f'__node:={entry.name}']
+        namespace = self.values.get('namespace', '')
+        if namespace:
+            args += ['-r', f'__ns:=/{namespace.strip("/")}']
+        sources = entry.resolved_parameters(lambda arg: self.values[arg.name])
+        values = next((s for s in sources if isinstance(s, dict)), {})
+        values.update(self.overrides.get(None, {}))
+        values.update(self.overrides.get(entry.name, {}))
+        for path in sources:
+            if isinstance(path, str):
+                args += ['--params-file', path]
+        if values:
+            args += ['--params-file', self._parameter_file(entry.name, values)]
+        for old, new in entry.remappings:
+            args += ['-r', f'{old}:={new}']
+        return args
+
+    def _parameter_file(self, node: str, values: dict) -> str:
+        path = Path(self._tmp.name) / f'{node}.yaml'
+        path.write_text(yaml.safe_dump({'/**': {'ros__parameters': values}}))
+        return str(path)
+
+    # ------------------------------------------------------------------ running
+
+    def start(self) -> None:
+        """Start every planned node; notes name the skipped ones."""
+        for text in self.skipped:
+            self.note(text)
+        # `python -m` runs this source tree's modules, wherever the launcher runs from
+        source_root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
+        from_source = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            p for p in (source_root, os.environ.get('PYTHONPATH', '')) if p))
+        for node in self.processes:
+            env = from_source if node.command[0] == sys.executable else None
+            node.process = subprocess.Popen(node.command, env=env, stdout=self.stdout,
+                                            stderr=self.stderr, start_new_session=True)
+            self.note(f'{node.entry.name}: started (pid {node.process.pid})')
+
+    def running(self) -> list[NodeProcess]:
+        return [n for n in self.processes if n.process is not None and n.process.poll() is None]
+
+    def exited(self) -> list[NodeProcess]:
+        return [n for n in self.processes
+                if n.process is not None and n.process.poll() is not None]
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> int:
+        """Stop every node (SIGINT, then SIGTERM, then SIGKILL); 0 if all exited cleanly."""
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+            alive = self.running()
+            if not alive:
+                break
+            for node in alive:
+                node.process.send_signal(sig)
+            deadline = time.monotonic() + timeout
+            while self.running() and time.monotonic() < deadline:
+                time.sleep(POLL_PERIOD)
+            for node in alive:
+                if node.process.poll() is None and sig != signal.SIGKILL:
+                    self.note(f'{node.entry.name}: still running {timeout:g} s after '
+                              f'{signal.Signals(sig).name}')
+        self._tmp.cleanup()
+        codes = [n.process.wait() for n in self.processes if n.process is not None]
+        # A node stopped by our SIGINT/SIGTERM exits 0 or with -SIGINT/-SIGTERM.
+        clean = (0, -signal.SIGINT, -signal.SIGTERM)
+        return 0 if all(code in clean for code in codes) else 1
+
+    def run(self) -> int:
+        """Start, wait for Ctrl-C/SIGTERM or for a node to exit, stop everything."""
+        requested = []
+
+        def on_signal(signum, frame):
+            requested.append(signum)
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        failed = False
+        try:
+            self.start()
+            if not self.processes:
+                self.note('nothing to run')
+                return 1
+            while not requested and not self.exited():
+                time.sleep(POLL_PERIOD)
+            for node in self.exited():
+                code = node.process.returncode
+                self.note(f'{node.entry.name}: exited with code {code}; stopping the stack')
+                failed = failed or code != 0
+        finally:
+            # also when starting failed half-way: nothing is left running
+            code = self.stop()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return 1 if failed else code
+
+    def __enter__(self) -> 'StackLauncher':
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def describe(self) -> str:
+        """The planned command lines and skipped nodes, one per line."""
+        lines = [' '.join(n.command) for n in self.processes]
+        return '\n'.join(lines + [f'# {text}' for text in self.skipped])
+

@@ -1,0 +1,155 @@
+"""The scripted part of ``tendon-robot-sim demo``: command tensions, watch the robot.
+
+:class:`DemoDriver` runs on simulated time (``use_sim_time``), publishes
+``tendon/command/tension`` and keeps the latest ``tip/pose`` and
+``backbone/markers``; :func:`run_phases` holds each :class:`Phase` for a span of
+simulated time and snapshots the robot at its end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+from rclpy.executors import Executor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from scipy.spatial.transform import Rotation
+
+from tendon_robot_sim.ros import topics
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Hold these commanded tensions [N] (every tendon named) for a while."""
+
+    label: str
+    tensions: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The robot at the end of a phase, base frame, SI units."""
+
+    phase: Phase
+    time: float                   # s, simulated time (since the simulator started)
+    tip_position: np.ndarray      # (3,) m
+    centerline: np.ndarray        # (3, n_nodes) m
+    disc_centers: np.ndarray      # (3, k) m
+    disc_normals: np.ndarray      # (3, k) unit, disc axes (d3 of each vertebra)
+    disc_radius: float            # m
+    tendon_segments: np.ndarray   # (s, 2, 3) m, start and end of each tendon segment
+    tendon_colors: np.ndarray     # (s, 3) RGB of each segment
+
+
+def demo_phases(tendon_names: Sequence[str], tension: float) -> list[Phase]:
+    """Rest, then for each tendon in turn: pull it with ``tension`` N, release all."""
+    zero = {name: 0.0 for name in tendon_names}
+    phases = [Phase('rest', dict(zero))]
+    for name in tendon_names:
+        phases.append(Phase(f'{name} {tension:g} N', {**zero, name: tension}))
+        phases.append(Phase(f'{name} released', dict(zero)))
+    return phases
+
+
+class DemoDriver(Node):
+    """Publishes tension commands; keeps the latest tip pose and markers."""
+
+    def __init__(self, **kwargs):
+        super().__init__('demo_driver', parameter_overrides=[
+            Parameter('use_sim_time', value=True)], **kwargs)
+        self.command_pub = self.create_publisher(
+            topics.TENDON_COMMAND.msg_type, topics.TENDON_COMMAND.name, topics.TENDON_COMMAND.qos)
+        self.tip_pose = None
+        self.markers = None
+        self.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name,
+                                 self._on_tip_pose, topics.TIP_POSE.qos)
+        self.create_subscription(topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name,
+                                 self._on_markers, topics.BACKBONE_MARKERS.qos)
+
+    def _on_tip_pose(self, msg) -> None:
+        self.tip_pose = msg
+
+    def _on_markers(self, msg) -> None:
+        self.markers = msg
+
+    def now(self) -> float:
+        """Simulated time [s] (0 until the first /clock message)."""
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def command(self, tensions: dict[str, float]) -> None:
+        self.command_pub.publish(topics.TENDON_COMMAND.msg_type(
+            name=list(tensions), effort=[float(v) for v in tensions.values()]))
+
+    def snapshot(self, phase: Phase) -> Snapshot:
+        """The latest tip pose and markers as arrays."""
+        by_ns = {}
+        for marker in self.markers.markers:
+            by_ns.setdefault(marker.ns, []).append(marker)
+        centerline = _points(by_ns['backbone'][0].points)
+        discs = by_ns.get('vertebrae', [])
+        centers = np.array([[d.pose.position.x, d.pose.position.y, d.pose.position.z]
+                            for d in discs]).reshape(-1, 3).T
+        quaternions = [[d.pose.orientation.x, d.pose.orientation.y, d.pose.orientation.z,
+                        d.pose.orientation.w] for d in discs]
+        normals = (Rotation.from_quat(quaternions).as_matrix()[:, :, 2].T if discs
+                   else np.zeros((3, 0)))
+        tendons = by_ns['tendons'][0]
+        segments = _points(tendons.points).T.reshape(-1, 2, 3)
+        colors = np.array([[c.r, c.g, c.b] for c in tendons.colors[::2]]).reshape(-1, 3)
+        p = self.tip_pose.pose.position
+        return Snapshot(phase=phase, time=self.now(), tip_position=np.array([p.x, p.y, p.z]),
+                        centerline=centerline, disc_centers=centers, disc_normals=normals,
+                        disc_radius=discs[0].scale.x / 2.0 if discs else 0.0,
+                        tendon_segments=segments, tendon_colors=colors)
+
+
+def _points(points) -> np.ndarray:
+    return np.array([[p.x, p.y, p.z] for p in points]).reshape(-1, 3).T
+
+
+def wait_until(executor: Executor, condition: Callable[[], bool], timeout: float,
+               alive: Callable[[], None]) -> bool:
+    """Spin until ``condition()`` or ``timeout`` wall seconds (False then).
+
+    ``alive()`` is called in between and raises if the stack has died.
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        alive()
+        executor.spin_once(timeout_sec=0.05)
+    return True
+
+
+def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], hold: float,
+               alive: Callable[[], None], progress: Callable[[float, str], None],
+               wall_timeout: float) -> list[Snapshot]:
+    """Command each phase and hold it for ``hold`` simulated seconds.
+
+    ``progress(seconds, label)`` is called with the simulated time advanced since the
+    last call. Raises TimeoutError when the simulation stops advancing for
+    ``wall_timeout`` wall seconds.
+    """
+    snapshots = []
+    for phase in phases:
+        driver.command(phase.tensions)
+        start = last = driver.now()
+        end = start + hold
+        # a timer on sim time would be simpler, but a stalled /clock must not hang the demo
+        while driver.now() < end:
+            before = time.monotonic()
+            advanced = wait_until(executor, lambda: driver.now() > last, wall_timeout, alive)
+            if not advanced:
+                raise TimeoutError(
+                    f'phase {phase.label!r}: simulated time stood still at {last:.3f} s for '
+                    f'{time.monotonic() - before:.0f} s')
+            now = driver.now()
+            progress(min(now, end) - min(last, end), phase.label)
+            last = now
+        snapshots.append(driver.snapshot(phase))
+    return snapshots
+

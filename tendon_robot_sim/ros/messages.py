@@ -1,0 +1,133 @@
+"""Conversions between simulator state (numpy, SI, base frame) and ROS messages."""
+
+from typing import Sequence
+
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, TransformStamped, Vector3
+import numpy as np
+from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA, Header
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
+
+from tendon_robot_sim.core.robot import Robot
+from tendon_robot_sim.core.simulator import InputError, SimState
+
+# Tendon colours in RViz, cycled by tendon index (matplotlib tab10, RGB).
+TENDON_COLORS = ((0.12, 0.47, 0.71), (1.0, 0.50, 0.05), (0.17, 0.63, 0.17),
+                 (0.84, 0.15, 0.16), (0.58, 0.40, 0.74), (0.55, 0.34, 0.29))
+
+
+def time_msg(seconds: float) -> Time:
+    """A ``builtin_interfaces/Time`` from seconds (>= 0)."""
+    nanoseconds = int(round(seconds * 1e9))
+    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
+def quaternion_msg(q: np.ndarray) -> Quaternion:
+    """``Quaternion`` from ``[qx, qy, qz, qw]``."""
+    return Quaternion(x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3]))
+
+
+def point_msg(p: np.ndarray) -> Point:
+    return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+
+
+def tensions_from_joint_state(msg: JointState) -> dict[str, float] | list[float]:
+    """Tensions (N) carried by the ``effort`` field of a tension command or setpoint.
+
+    With names: a mapping ``{name: N}`` (the receiver checks names and values).
+    Without names: the efforts in tendon order (the receiver checks the count).
+
+    Raises
+    ------
+    InputError
+        ``effort`` and ``name`` disagree in length, or a name appears twice.
+    """
+    efforts = [float(e) for e in msg.effort]
+    if not msg.name:
+        return efforts
+    if len(efforts) != len(msg.name):
+        raise InputError(
+            f'effort: has {len(efforts)} values for {len(msg.name)} names {list(msg.name)}')
+    duplicates = sorted({n for n in msg.name if list(msg.name).count(n) > 1})
+    if duplicates:
+        raise InputError(f'name: {duplicates} appear more than once')
+    return dict(zip(msg.name, efforts))
+
+
+def tendon_state_msg(names: Sequence[str], displacement: np.ndarray, velocity: np.ndarray,
+                     tension: np.ndarray, stamp: Time) -> JointState:
+    """``tendon/state``: position = displacement [m], velocity [m/s], effort = tension [N]."""
+    return JointState(header=Header(stamp=stamp), name=list(names),
+                      position=displacement.tolist(), velocity=velocity.tolist(),
+                      effort=tension.tolist())
+
+
+def tip_pose_msg(state: SimState, frame_id: str, stamp: Time) -> PoseStamped:
+    """``tip/pose``: the tip frame (d1, d2, d3) in the base frame."""
+    return PoseStamped(header=Header(stamp=stamp, frame_id=frame_id),
+                       pose=Pose(position=point_msg(state.tip_position),
+                                 orientation=quaternion_msg(state.tip_orientation)))
+
+
+def transforms_msg(state: SimState, base_frame: str, tip_frame: str, vertebra_prefix: str,
+                   stamp: Time) -> TFMessage:
+    """``/tf``: base -> tip, and base -> ``<vertebra_prefix><i>`` for each vertebra."""
+    def transform(child: str, position: np.ndarray, orientation: np.ndarray):
+        t = TransformStamped(header=Header(stamp=stamp, frame_id=base_frame),
+                             child_frame_id=child)
+        t.transform.translation = Vector3(x=float(position[0]), y=float(position[1]),
+                                          z=float(position[2]))
+        t.transform.rotation = quaternion_msg(orientation)
+        return t
+
+    transforms = [transform(tip_frame, state.tip_position, state.tip_orientation)]
+    transforms += [transform(f'{vertebra_prefix}{i}', state.vertebra_positions[:, i], q)
+                   for i, q in enumerate(state.vertebra_orientations)]
+    return TFMessage(transforms=transforms)
+
+
+class BackboneMarkers:
+    """Builds ``backbone/markers`` for one robot.
+
+    ``backbone``: LINE_STRIP through every node, as wide as the rod. ``vertebrae``:
+    one CYLINDER per disc, axis along the disc's d3, diameter enclosing every tendon
+    hole plus ``disc_margin``. ``tendons``: LINE_LIST, one segment between
+    consecutive holes of each tendon, coloured per tendon.
+    """
+
+    def __init__(self, robot: Robot, disc_margin: float, disc_thickness: float):
+        max_offset = max(max(t.offset, t.end_offset) for t in robot.tendons)
+        self.disc_diameter = 2.0 * (max_offset + disc_margin)   # m
+        self.disc_thickness = disc_thickness                     # m
+        self.rod_diameter = 2.0 * robot.rod.radius               # m
+
+    def build(self, state: SimState, frame_id: str, stamp: Time) -> MarkerArray:
+        header = Header(stamp=stamp, frame_id=frame_id)
+        backbone = Marker(header=header, ns='backbone', id=0, type=Marker.LINE_STRIP,
+                          action=Marker.ADD, color=ColorRGBA(r=0.8, g=0.8, b=0.75, a=1.0))
+        backbone.pose.orientation.w = 1.0
+        backbone.scale.x = self.rod_diameter
+        backbone.points = [point_msg(p) for p in state.centerline.T]
+        markers = [backbone]
+        for i, q in enumerate(state.vertebra_orientations):
+            disc = Marker(header=header, ns='vertebrae', id=i, type=Marker.CYLINDER,
+                          action=Marker.ADD, color=ColorRGBA(r=0.95, g=0.95, b=0.95, a=0.8))
+            disc.pose = Pose(position=point_msg(state.vertebra_positions[:, i]),
+                             orientation=quaternion_msg(q))
+            disc.scale = Vector3(x=self.disc_diameter, y=self.disc_diameter,
+                                 z=self.disc_thickness)
+            markers.append(disc)
+        tendons = Marker(header=header, ns='tendons', id=0, type=Marker.LINE_LIST,
+                         action=Marker.ADD, color=ColorRGBA(a=1.0))
+        tendons.pose.orientation.w = 1.0
+        tendons.scale.x = 0.001   # line width, m
+        for index, path in enumerate(state.tendon_paths):
+            r, g, b = TENDON_COLORS[index % len(TENDON_COLORS)]
+            color = ColorRGBA(r=r, g=g, b=b, a=1.0)
+            for start, end in zip(path.T[:-1], path.T[1:]):
+                tendons.points += [point_msg(start), point_msg(end)]
+                tendons.colors += [color, color]
+        markers.append(tendons)
+        return MarkerArray(markers=markers)

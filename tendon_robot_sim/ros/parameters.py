@@ -1,0 +1,91 @@
+"""Node parameters declared from one table per node.
+
+Each node lists its parameters as :class:`Param` entries; :func:`declare` turns
+them into ``declare_parameter`` calls with a ``ParameterDescriptor`` (description
+with the unit, range, read-only flag, allowed choices) and returns the values.
+The same tables print the README parameter tables (:func:`markdown_table`), so
+documentation and code cannot drift apart.
+"""
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, Sequence
+
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
+from rclpy.node import Node
+
+
+class ConfigurationError(ValueError):
+    """A node cannot start with the parameters it was given; the message names the parameter."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One node parameter."""
+
+    name: str
+    default: Any                 # its type is the parameter type
+    unit: str                    # SI unit, '' for none
+    description: str
+    range: tuple | None = None   # inclusive (low, high), numbers only
+    read_only: bool = True       # False only where a live change is handled
+    choices: tuple = ()          # allowed values of a string parameter
+
+    def descriptor(self) -> ParameterDescriptor:
+        unit = f' [{self.unit}]' if self.unit else ''
+        descriptor = ParameterDescriptor(description=self.description + unit,
+                                         read_only=self.read_only)
+        if self.choices:
+            descriptor.additional_constraints = f'one of: {", ".join(self.choices)}'
+        if self.range is not None:
+            low, high = self.range
+            if isinstance(self.default, int) and not isinstance(self.default, bool):
+                descriptor.integer_range = [IntegerRange(from_value=low, to_value=high, step=0)]
+            else:
+                # step 0.0: any value in the range (rclpy checks the bounds on every set)
+                descriptor.floating_point_range = [
+                    FloatingPointRange(from_value=float(low), to_value=float(high), step=0.0)]
+        return descriptor
+
+
+def declare(node: Node, params: Sequence[Param]) -> SimpleNamespace:
+    """Declare ``params`` on ``node`` and return their values as attributes.
+
+    Raises
+    ------
+    ConfigurationError
+        A value (from a parameter file or ``-p``) is out of range or not one of the
+        choices; the message names the parameter, the value and what is allowed.
+    """
+    values = {}
+    for param in params:
+        try:
+            node.declare_parameter(param.name, param.default, param.descriptor())
+        except (InvalidParameterTypeException, InvalidParameterValueException) as error:
+            raise ConfigurationError(
+                f'parameter {param.name}: {_rclpy_reason(error)}') from None
+        value = node.get_parameter(param.name).value
+        if param.choices and value not in param.choices:
+            raise ConfigurationError(
+                f'parameter {param.name}: must be one of {list(param.choices)}, got {value!r}')
+        values[param.name] = value
+    return SimpleNamespace(**values)
+
+
+def _rclpy_reason(error: Exception) -> str:
+    # rclpy's message carries the type or range check; keep it on one line.
+    return ' '.join(str(error).split())
+
+
+def markdown_table(params: Sequence[Param]) -> str:
+    """The parameters as a Markdown table for the README."""
+    lines = ['| name | type | default | unit | range | live | description |',
+             '| --- | --- | --- | --- | --- | --- | --- |']
+    for p in params:
+        kind = type(p.default).__name__.replace('str', 'string').replace('float', 'double')
+        allowed = (f'{p.range[0]} .. {p.range[1]}' if p.range
+                   else ', '.join(p.choices) if p.choices else '')
+        lines.append(f'| `{p.name}` | {kind} | `{p.default!r}` | {p.unit} | {allowed} | '
+                     f'{"no" if p.read_only else "yes"} | {p.description} |')
+    return '\n'.join(lines)

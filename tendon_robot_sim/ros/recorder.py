@@ -1,0 +1,64 @@
+"""A node that records topics of the stack into a rosbag2 bag (MCAP).
+
+Subscriptions are ``raw``: rclpy hands over the CDR bytes exactly as published,
+so nothing is deserialized and serialized again. Each topic is requested with
+the QoS of :mod:`tendon_robot_sim.ros.topics` and recorded with that QoS as the
+offered profile, which ``ros2 bag play`` re-offers.
+"""
+
+import time
+from pathlib import Path
+from typing import Sequence
+
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+
+from tendon_robot_sim.core.bag import BagWriter, OfferedQos
+from tendon_robot_sim.ros.topics import Topic, TOPICS, type_name
+
+
+def offered_qos(profile: QoSProfile) -> OfferedQos:
+    """The bag's description of an rclpy QoS profile."""
+    return OfferedQos(reliability=profile.reliability.name.lower(),
+                      durability=profile.durability.name.lower(), depth=profile.depth)
+
+
+class BagRecorder(Node):
+    """Record ``topics`` (default: every topic of the stack) into a new bag at ``path``.
+
+    Timestamps are wall-clock receive times (as ``ros2 bag record`` without
+    ``--use-sim-time``). Call :meth:`close` to finish the bag.
+    """
+
+    def __init__(self, path: str | Path, topics: Sequence[Topic] = TOPICS,
+                 node_name: str = 'bag_recorder', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.bag = BagWriter(path).open()
+        self.closed = False
+        self.subscriptions_by_topic = {}
+        for topic in topics:
+            subscription = self.create_subscription(
+                topic.msg_type, topic.name, self._callback_for(topic), topic.qos, raw=True)
+            # the resolved name (namespace applied) is what the bag and `ros2 bag play` use
+            self.bag.add_topic(subscription.topic_name, type_name(topic.msg_type),
+                               offered_qos(topic.qos))
+            self.subscriptions_by_topic[subscription.topic_name] = subscription
+
+    def _callback_for(self, topic: Topic):
+        resolved = self.resolve_topic_name(topic.name)
+
+        def record(data: bytes) -> None:
+            if not self.closed:
+                self.bag.write(resolved, time.time_ns(), data)
+        return record
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Messages recorded per resolved topic name."""
+        return dict(self.bag.counts)
+
+    def close(self) -> None:
+        """Finish the bag (idempotent); later messages are dropped."""
+        if not self.closed:
+            self.closed = True
+            self.bag.close()

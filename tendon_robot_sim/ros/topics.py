@@ -1,0 +1,92 @@
+"""The topics of the stack: one table of names, message types and QoS.
+
+Names are relative so that a namespace moves the whole stack; ``/tf`` and
+``/clock`` are absolute because every ROS tool expects them there. Every node,
+the recorder and the bag writer take the QoS of a topic from here, so a
+publisher and its subscribers always match.
+"""
+
+from dataclasses import dataclass
+
+from geometry_msgs.msg import PoseStamped
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+
+# Commands must not be lost (a dropped "back to 0 N" leaves a tendon pulled), so
+# RELIABLE; a short queue absorbs bursts; VOLATILE because replaying an old
+# command to a node that starts later would move the robot unexpectedly.
+COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                         reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.VOLATILE)
+
+# High-rate measurements: only the newest sample matters and the next one follows
+# within one publish period, so BEST_EFFORT (the sensor-data profile) rather than
+# retransmitting stale samples. Subscribers must ask for BEST_EFFORT or
+# qos_profile_sensor_data; `ros2 topic echo` and `ros2 bag record` adapt on their own.
+MEASUREMENT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=5,
+                             reliability=ReliabilityPolicy.BEST_EFFORT,
+                             durability=DurabilityPolicy.VOLATILE)
+
+# Markers are large and for display only: the newest one is all RViz draws.
+MARKER_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                        reliability=ReliabilityPolicy.BEST_EFFORT,
+                        durability=DurabilityPolicy.VOLATILE)
+
+# What tf2_ros.TransformBroadcaster offers: RELIABLE, depth 100, so tf listeners
+# (which subscribe RELIABLE) connect and do not lose transforms in bursts.
+TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
+                    reliability=ReliabilityPolicy.RELIABLE,
+                    durability=DurabilityPolicy.VOLATILE)
+
+# What rclcpp's ClockQoS offers and rclpy's TimeSource subscribes with: only the
+# newest time is useful.
+CLOCK_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                       reliability=ReliabilityPolicy.BEST_EFFORT,
+                       durability=DurabilityPolicy.VOLATILE)
+
+
+@dataclass(frozen=True)
+class Topic:
+    """One stream of the stack."""
+
+    name: str           # default name, relative unless the convention is absolute
+    msg_type: type      # rclpy message class
+    qos: QoSProfile     # offered by the publisher, requested by our subscribers
+    publisher: str      # who publishes it
+    meaning: str        # what a message holds, with units
+
+
+TENDON_COMMAND = Topic(
+    'tendon/command/tension', JointState, COMMAND_QOS, 'user, tools',
+    'desired tension per tendon: name = tendon names, effort = N')
+TENDON_SETPOINT = Topic(
+    'tendon/setpoint', JointState, COMMAND_QOS, 'controllers',
+    'what the actuators must apply: effort = N (tension mode) or position = m '
+    '(displacement mode)')
+TENDON_STATE = Topic(
+    'tendon/state', JointState, MEASUREMENT_QOS, 'simulator, hardware bridge',
+    'per tendon: position = displacement (m, pulled in past the base, positive when '
+    'pulling), velocity = m/s, effort = tension (N)')
+TIP_POSE = Topic(
+    'tip/pose', PoseStamped, MEASUREMENT_QOS, 'simulator',
+    'tip pose in the base frame (m, unit quaternion)')
+BACKBONE_MARKERS = Topic(
+    'backbone/markers', MarkerArray, MARKER_QOS, 'simulator',
+    'backbone centerline (LINE_STRIP), vertebra discs (CYLINDER), tendons (LINE_LIST)')
+TF = Topic(
+    '/tf', TFMessage, TF_QOS, 'simulator',
+    'base_link -> tip_link and base_link -> vertebra_<i> (i = 0 at the base end)')
+CLOCK = Topic(
+    '/clock', Clock, CLOCK_QOS, 'simulator, when publish_clock is true',
+    'simulation time, for use_sim_time users when the simulation runs slower than real time')
+
+TOPICS = (TENDON_COMMAND, TENDON_SETPOINT, TENDON_STATE, TIP_POSE, BACKBONE_MARKERS, TF, CLOCK)
+
+
+def type_name(msg_type: type) -> str:
+    """ROS 2 type name of an rclpy message class, e.g. ``sensor_msgs/msg/JointState``."""
+    package, interface = msg_type.__module__.split('.')[:2]
+    return f'{package}/{interface}/{msg_type.__name__}'

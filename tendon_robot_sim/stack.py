@@ -1,0 +1,237 @@
+"""The one definition of the ROS stacks: which nodes run, with what.
+
+Both ``launch/*.launch.py`` (through :func:`launch_description`, for ``ros2
+launch``) and the local launcher (``tendon-robot-sim launch``, see
+:mod:`tendon_robot_sim.launcher`) build their processes from :data:`STACKS`, so
+the two cannot disagree. Adding a stack is a data entry: a :class:`Stack` with
+its launch arguments and :class:`NodeEntry` items, plus a two-line launch file.
+
+This module imports without ROS; ``launch``/``launch_ros`` are imported only
+inside :func:`launch_description`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from tendon_robot_sim import PACKAGE_NAME, share_dir
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A parameter value taken from the launch argument ``name``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ShareFile:
+    """A file of the package share folder (``config/``, ``urdf/``, ``rviz/``)."""
+
+    path: str
+
+    def resolve(self) -> Path:
+        return share_dir() / self.path
+
+
+@dataclass(frozen=True)
+class LaunchArgument:
+    """A launch argument of a stack; values are strings, as in ``ros2 launch``."""
+
+    name: str
+    default: str
+    description: str
+    kind: type = str               # str or bool: how a parameter reads the value
+    choices: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.kind is bool and not self.choices:
+            object.__setattr__(self, 'choices', ('true', 'false'))
+
+
+@dataclass(frozen=True)
+class NodeEntry:
+    """One node of a stack.
+
+    ``parameters`` come after the files (later wins); a value may be an
+    :class:`Arg`. ``file_parameters`` maps a parameter to a :class:`ShareFile`
+    whose text is the value (``robot_description``). ``arguments`` are
+    command-line arguments; :class:`ShareFile` items become absolute paths.
+    ``condition`` names a bool launch argument that must be true.
+    """
+
+    name: str
+    package: str
+    executable: str
+    module: str | None = None     # our nodes: module with main(), run as `python -m`
+    parameter_files: tuple[ShareFile, ...] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    file_parameters: Mapping[str, ShareFile] = field(default_factory=dict)
+    remappings: tuple[tuple[str, str], ...] = ()
+    arguments: tuple[str | ShareFile, ...] = ()
+    condition: str | None = None
+
+    def resolved_parameters(self, value_of: Callable[[Arg], Any]) -> list:
+        """Parameter files (absolute paths), then one dict of the other parameters.
+
+        ``value_of`` turns an :class:`Arg` into the value the consumer needs: a
+        typed value for the local launcher, a substitution for ``ros2 launch``.
+        """
+        values = {name: value_of(value) if isinstance(value, Arg) else value
+                  for name, value in self.parameters.items()}
+        values.update({name: shared.resolve().read_text()
+                       for name, shared in self.file_parameters.items()})
+        files: list = [str(f.resolve()) for f in self.parameter_files]
+        return files + ([values] if values else [])
+
+    def resolved_arguments(self) -> list[str]:
+        return [str(a.resolve()) if isinstance(a, ShareFile) else a for a in self.arguments]
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A set of nodes started together."""
+
+    name: str
+    description: str
+    arguments: tuple[LaunchArgument, ...]
+    nodes: tuple[NodeEntry, ...]
+
+    def argument(self, name: str) -> LaunchArgument:
+        for argument in self.arguments:
+            if argument.name == name:
+                return argument
+        raise KeyError(f'stack {self.name!r} has no launch argument {name!r}; it has '
+                       f'{[a.name for a in self.arguments]}')
+
+
+ROBOT = LaunchArgument(
+    'robot', '', 'robot description YAML file; empty: the package config/robot.yaml')
+NAMESPACE = LaunchArgument(
+    'namespace', '', 'namespace of every node and of their relative topics; empty: none')
+USE_SIM_TIME = LaunchArgument(
+    'use_sim_time', 'false', 'true: the simulator publishes /clock and every other node runs '
+    'on simulated time (use it when the simulation is slower than real time)', kind=bool)
+RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz', kind=bool)
+
+ROBOT_STATE_PUBLISHER = NodeEntry(
+    name='robot_state_publisher', package='robot_state_publisher',
+    executable='robot_state_publisher',
+    # Publishes the fixed frames of the URDF on /tf_static; tip_link hangs on a
+    # floating joint, which it ignores, so the simulator's /tf owns that frame.
+    file_parameters={'robot_description': ShareFile('urdf/tendon_robot.urdf')},
+    parameters={'use_sim_time': Arg('use_sim_time')})
+
+RVIZ_NODE = NodeEntry(
+    name='rviz2', package='rviz2', executable='rviz2',
+    arguments=('-d', ShareFile('rviz/sim.rviz')),
+    parameters={'use_sim_time': Arg('use_sim_time')}, condition='rviz')
+
+SIMULATOR = NodeEntry(
+    name='simulator', package=PACKAGE_NAME, executable='simulator_node',
+    module='tendon_robot_sim.nodes.simulator_node',
+    parameter_files=(ShareFile('config/sim.yaml'),),
+    # The simulator is the clock source: it never runs on sim time itself.
+    parameters={'robot_file': Arg('robot'), 'publish_clock': Arg('use_sim_time')})
+
+TENSION_CONTROLLER = NodeEntry(
+    name='tension_controller', package=PACKAGE_NAME, executable='tension_controller_node',
+    module='tendon_robot_sim.nodes.tension_controller_node',
+    parameter_files=(ShareFile('config/controller.yaml'),),
+    parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time')})
+
+MOTOR_PORT = LaunchArgument(
+    'motor_port', '/dev/ttyUSB0', 'motor driver port: device path, socket://host:port, or the '
+    'path tendon-robot-sim emulate printed')
+SENSOR_PORT = LaunchArgument(
+    'sensor_port', '/dev/ttyUSB1', 'tip sensor port; empty: no tip sensor')
+
+HARDWARE_BRIDGE = NodeEntry(
+    name='hardware_bridge', package=PACKAGE_NAME, executable='hardware_bridge_node',
+    module='tendon_robot_sim.nodes.hardware_bridge_node',
+    parameter_files=(ShareFile('config/hardware.yaml'),),
+    parameters={'robot_file': Arg('robot'), 'motor_port': Arg('motor_port'),
+                'sensor_port': Arg('sensor_port')})
+
+
+def _on_wall_clock(entry: NodeEntry) -> NodeEntry:
+    """``entry`` with use_sim_time fixed to false: real hardware has no simulated clock."""
+    return replace(entry, parameters={**entry.parameters, 'use_sim_time': False})
+
+
+STACKS: dict[str, Stack] = {
+    'sim': Stack(
+        name='sim',
+        description='simulated robot: simulator, tension controller, robot_state_publisher, '
+                    'RViz',
+        arguments=(ROBOT, RVIZ, USE_SIM_TIME, NAMESPACE),
+        nodes=(SIMULATOR, TENSION_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE),
+    ),
+    'hardware': Stack(
+        name='hardware',
+        description='real robot: hardware bridge (serial motor driver and tip sensor), tension '
+                    'controller, robot_state_publisher, RViz',
+        arguments=(ROBOT, MOTOR_PORT, SENSOR_PORT, RVIZ, NAMESPACE),
+        nodes=(HARDWARE_BRIDGE, _on_wall_clock(TENSION_CONTROLLER),
+               _on_wall_clock(ROBOT_STATE_PUBLISHER), _on_wall_clock(RVIZ_NODE)),
+    ),
+}
+
+
+def get_stack(name: str) -> Stack:
+    """The stack called ``name``; KeyError names the known ones."""
+    try:
+        return STACKS[name]
+    except KeyError:
+        raise KeyError(f'unknown stack {name!r}; known stacks: {sorted(STACKS)}') from None
+
+
+def typed_value(argument: LaunchArgument, text: str) -> Any:
+    """The value of a launch argument as a parameter of type ``argument.kind``.
+
+    Raises
+    ------
+    ValueError
+        ``text`` is not one of the argument's choices.
+    """
+    if argument.choices and text not in argument.choices:
+        raise ValueError(f'launch argument {argument.name}: must be one of '
+                         f'{list(argument.choices)}, got {text!r}')
+    return text == 'true' if argument.kind is bool else text
+
+
+def launch_description(stack_name: str):
+    """A ``launch.LaunchDescription`` of the stack, for ``launch/<stack>.launch.py``."""
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument
+    from launch.conditions import IfCondition
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+    from launch_ros.parameter_descriptions import ParameterValue
+
+    stack = get_stack(stack_name)
+
+    def value_of(arg: Arg) -> ParameterValue:
+        return ParameterValue(LaunchConfiguration(arg.name),
+                              value_type=stack.argument(arg.name).kind)
+
+    actions: list = [
+        DeclareLaunchArgument(a.name, default_value=a.default, description=a.description,
+                              **({'choices': list(a.choices)} if a.choices else {}))
+        for a in stack.arguments]
+    namespaced = any(a.name == NAMESPACE.name for a in stack.arguments)
+    for entry in stack.nodes:
+        condition = IfCondition(LaunchConfiguration(entry.condition)) if entry.condition else None
+        parameters = entry.resolved_parameters(value_of)
+        for name in entry.file_parameters:
+            # a file's text stays a string (launch would otherwise parse it as YAML)
+            parameters[-1][name] = ParameterValue(parameters[-1][name], value_type=str)
+        actions.append(Node(
+            package=entry.package, executable=entry.executable, name=entry.name,
+            namespace=LaunchConfiguration(NAMESPACE.name) if namespaced else None,
+            parameters=parameters,
+            remappings=list(entry.remappings), arguments=entry.resolved_arguments(),
+            condition=condition, output='screen'))
+    return LaunchDescription(actions)

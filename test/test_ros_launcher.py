@@ -1,0 +1,96 @@
+"""`tendon-robot-sim launch sim` starts the stack as processes and stops it on SIGINT.
+
+Runs the default robot (config/robot.yaml, 50 elements) in a namespace, through
+the command-line tool, exactly as a user would.
+"""
+
+import os
+from pathlib import Path
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import rclpy
+from rclpy.node import Node
+from rclpy.parameter_client import AsyncParameterClient
+from sensor_msgs.msg import JointState
+
+import tendon_robot_sim
+from tendon_robot_sim.ros import topics
+
+NAMESPACE = 'launched'
+PUBLISH_RATE = 20.0   # Hz, given with --param to check that overrides reach the node
+
+
+def spin_until(node: Node, condition, what: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f'timed out after {timeout:g} s waiting for {what}'
+        rclpy.spin_once(node, timeout_sec=0.05)
+
+
+def test_launch_command_runs_the_sim_stack_and_stops_it_on_sigint(tmp_path):
+    env = dict(os.environ)
+    root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
+    log = tmp_path / 'launch.log'
+    with open(log, 'w') as out:
+        launcher = subprocess.Popen(
+            [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'sim',
+             '--namespace', NAMESPACE, '--arg', 'rviz:=false',
+             '--param', f'simulator:publish_rate:={PUBLISH_RATE}'],
+            env=env, stdout=out, stderr=subprocess.STDOUT)
+    rclpy.init()
+    node = rclpy.create_node('launch_probe', namespace=NAMESPACE)
+    try:
+        states, tips = [], []
+        node.create_subscription(JointState, topics.TENDON_STATE.name, states.append,
+                                 topics.TENDON_STATE.qos)
+        node.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name,
+                                 lambda msg: tips.append(time.monotonic()), topics.TIP_POSE.qos)
+        command = node.create_publisher(JointState, topics.TENDON_COMMAND.name,
+                                         topics.COMMAND_QOS)
+        spin_until(node, lambda: states and command.get_subscription_count() >= 1,
+                   'the launched stack')
+        names = {(name, ns) for name, ns in node.get_node_names_and_namespaces()}
+        assert {('simulator', f'/{NAMESPACE}'), ('tension_controller', f'/{NAMESPACE}')} <= names
+
+        # controller process -> simulator process: the tension arrives as the applied one
+        command.publish(JointState(name=['t0'], effort=[2.0]))
+        spin_until(node, lambda: states[-1].effort.tolist() == [2.0, 0.0, 0.0, 0.0],
+                   'tendon/state reporting 2 N on t0')
+
+        client = AsyncParameterClient(node, f'/{NAMESPACE}/simulator')
+        assert client.wait_for_services(timeout_sec=10.0)
+        future = client.get_parameters(['publish_rate', 'robot_file'])
+        rclpy.spin_until_future_complete(node, future, timeout_sec=10.0)
+        publish_rate, robot_file = future.result().values
+        assert publish_rate.double_value == PUBLISH_RATE
+        assert robot_file.string_value == ''   # the default robot
+        start = len(tips)
+        spin_until(node, lambda: len(tips) - start >= 2 * PUBLISH_RATE, '2 s of tip poses')
+        rate = (len(tips) - start - 1) / (tips[-1] - tips[start])
+        assert 0.6 * PUBLISH_RATE < rate < 1.4 * PUBLISH_RATE
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+        launcher.send_signal(signal.SIGINT)
+        try:
+            code = launcher.wait(timeout=20.0)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+            raise
+    text = log.read_text()
+    assert code == 0, text
+    assert 'robot_state_publisher: skipped' in text or 'robot_state_publisher: started' in text
+    assert 'rviz2: skipped (rviz:=false)' in text
+    pids = [int(p) for p in re.findall(r': started \(pid (\d+)\)', text)]
+    assert len(pids) >= 2
+    for pid in pids:   # the launcher waited for every node: none is left running
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f'node process {pid} still running after the launcher exited')

@@ -1,0 +1,405 @@
+"""Simulator and tension controller nodes over real DDS (loopback, see conftest.py).
+
+Both nodes and a probe node run in one executor on a background thread; the
+tests publish commands and read what the probe received. The robot is the
+default robot with 10 elements and 5 vertebrae (and 5 N tendons), so the
+physics runs near real time; the default robot itself runs in
+test_ros_launcher.py.
+"""
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rcl_interfaces.msg import Log
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_rosout_default
+from rosbags.typesys import get_typestore
+from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool, Trigger
+import yaml
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.core.bag import DEFAULT_STORE
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.core.simulator import TendonSimulator
+from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
+from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.parameters import ConfigurationError
+
+TIMEOUT = 30.0          # s wall, for anything that needs simulated time to pass
+MAX_TENSION = 5.0       # N, of the test robot's tendons
+DISC_MARGIN = 0.003     # m, the simulator's default
+
+
+def small_robot_dict() -> dict:
+    data = load_robot(default_robot_file()).to_dict()
+    data['rod']['elements'] = 10
+    data['vertebrae'] = {'positions': [0.05, 0.10, 0.15, 0.20, 0.25], 'mass': 0.002}
+    for tendon in data['tendons']:
+        tendon['max_tension'] = MAX_TENSION
+    return data
+
+
+def stamp_seconds(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+class Probe(Node):
+    """Publishes commands and setpoints; keeps everything it receives, with receive times."""
+
+    def __init__(self, namespace: str = ''):
+        super().__init__('probe', namespace=namespace)
+        self.received = {t.name: [] for t in topics.TOPICS}
+        for topic in topics.TOPICS:
+            self.create_subscription(topic.msg_type, topic.name, self._keeper(topic.name),
+                                     topic.qos)
+        self.logs = []
+        self.create_subscription(Log, '/rosout', self.logs.append, qos_profile_rosout_default)
+        self.command_pub = self.create_publisher(
+            JointState, topics.TENDON_COMMAND.name, topics.COMMAND_QOS)
+        self.setpoint_pub = self.create_publisher(
+            JointState, topics.TENDON_SETPOINT.name, topics.COMMAND_QOS)
+
+    def _keeper(self, name):
+        def keep(msg):
+            self.received[name].append((time.monotonic(), msg))
+        return keep
+
+    def latest(self, name):
+        return self.received[name][-1][1] if self.received[name] else None
+
+    def since(self, name, wall_time):
+        return [msg for t, msg in self.received[name] if t > wall_time]
+
+    def sim_time(self) -> float:
+        """Latest simulated time seen on /clock [s]."""
+        clock = self.latest('/clock')
+        return stamp_seconds(clock.clock) if clock is not None else 0.0
+
+
+def wait_for(condition, what: str, timeout: float = TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f'timed out after {timeout:g} s waiting for {what}')
+        time.sleep(0.02)
+
+
+def call(node: Node, srv_type, name: str, request):
+    client = node.create_client(srv_type, name)
+    try:
+        assert client.wait_for_service(timeout_sec=10.0), f'service {name} not available'
+        future = client.call_async(request)
+        wait_for(future.done, f'response of {name}', timeout=10.0)
+        return future.result()
+    finally:
+        node.destroy_client(client)
+
+
+def warning_containing(probe: Probe, logger: str, text: str, level=Log.WARN):
+    return wait_for(lambda: [log for log in probe.logs if log.name == logger
+                             and log.level == level and text in log.msg],
+                    f'a log from {logger} containing {text!r}', timeout=10.0)
+
+
+@pytest.fixture(scope='module')
+def robot_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp('robot') / 'small_robot.yaml'
+    path.write_text(yaml.safe_dump(small_robot_dict()))
+    return path
+
+
+@pytest.fixture(scope='module')
+def stack(robot_file):
+    """Simulator (publishing /clock, as fast as it can) + controller + probe, spinning."""
+    rclpy.init()
+    executor = SingleThreadedExecutor()
+    simulator = SimulatorNode(parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('publish_clock', value=True),
+        Parameter('real_time_factor', value=100.0),
+        Parameter('warning_throttle_period', value=0.0)])
+    controller = TensionControllerNode(parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe()
+    for node in (simulator, controller, probe):
+        executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    ns = type('Stack', (), {})()
+    ns.simulator, ns.controller, ns.probe, ns.executor = simulator, controller, probe, executor
+    ns.robot = load_robot(robot_file)
+    wait_for(lambda: probe.latest('tip/pose') and probe.latest('/clock')
+             and probe.command_pub.get_subscription_count() >= 1, 'the stack to come up')
+    try:
+        yield ns
+    finally:
+        executor.shutdown()
+        thread.join(timeout=10.0)
+        for node in (simulator, controller, probe):
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def command(stack, **tensions) -> None:
+    names = stack.robot.tendon_names
+    values = {name: tensions.get(name, 0.0) for name in names}
+    stack.probe.command_pub.publish(JointState(name=list(values), effort=list(values.values())))
+
+
+def hold(stack, seconds: float) -> None:
+    """Wait until ``seconds`` more simulated time has passed."""
+    end = stack.probe.sim_time() + seconds
+    wait_for(lambda: stack.probe.sim_time() >= end, f'{seconds} s of simulated time')
+
+
+def hole_direction(robot, name: str) -> np.ndarray:
+    """Unit vector from the axis to the tendon's hole at the base, base frame."""
+    tendon = robot.tendons[robot.tendon_index(name)]
+    return robot.base.rotation @ np.array([math.cos(tendon.angle), math.sin(tendon.angle), 0.0])
+
+
+def effort(probe: Probe, index: int) -> float | None:
+    state = probe.latest('tendon/state')
+    return state.effort[index] if state is not None else None
+
+
+def position(msg) -> np.ndarray:
+    p = msg.pose.position
+    return np.array([p.x, p.y, p.z])
+
+
+def test_tension_bends_the_tip_towards_the_tendon_and_is_reported(stack):
+    command(stack)
+    hold(stack, 1.0)
+    rest = position(stack.probe.latest('tip/pose'))
+    command(stack, t1=2.0)
+    hold(stack, 1.2)
+    moved = position(stack.probe.latest('tip/pose')) - rest
+    towards_t1 = moved @ hole_direction(stack.robot, 't1')
+    across = moved @ hole_direction(stack.robot, 't0')
+    assert towards_t1 > 0.03, f'tip moved {moved} m, not towards t1'
+    assert towards_t1 > 5.0 * abs(across)
+
+    state = stack.probe.latest('tendon/state')
+    assert list(state.name) == stack.robot.tendon_names
+    assert state.effort.tolist() == [0.0, 2.0, 0.0, 0.0]
+    # pulling t1 pulls its tendon in; the opposite tendon t3 is paid out
+    displacement = dict(zip(state.name, state.position))
+    assert displacement['t1'] > 0.001 > -0.001 > displacement['t3']
+    command(stack)
+
+
+def test_tendon_velocity_is_the_difference_of_displacements(stack):
+    command(stack, t0=3.0)
+    start = time.monotonic()
+    hold(stack, 0.3)
+    states = stack.probe.since('tendon/state', start)
+    pairs = [(a, b) for a, b in zip(states[:-1], states[1:])
+             if stamp_seconds(b.header.stamp) > stamp_seconds(a.header.stamp)]
+    assert len(pairs) >= 5
+    matching = [np.allclose(b.velocity, (np.array(b.position) - a.position)
+                            / (stamp_seconds(b.header.stamp) - stamp_seconds(a.header.stamp)),
+                            rtol=1e-4, atol=1e-9)
+                for a, b in pairs]
+    # best-effort delivery may drop a sample; the rest must match exactly
+    assert sum(matching) >= 0.9 * len(matching)
+    assert any(abs(v) > 1e-4 for a, b in pairs for v in b.velocity)
+    command(stack)
+
+
+def test_tf_matches_tip_pose_and_names_every_vertebra(stack):
+    tip = wait_for(lambda: stack.probe.latest('tip/pose'), 'a tip pose')
+    stamp = stamp_seconds(tip.header.stamp)
+    tf = wait_for(lambda: [m for m in stack.probe.since('/tf', 0)
+                           if stamp_seconds(m.transforms[0].header.stamp) == stamp],
+                  'the /tf message published with that tip pose')[0]
+    by_child = {t.child_frame_id: t for t in tf.transforms}
+    k = len(stack.robot.vertebra_positions)
+    assert set(by_child) == {'tip_link'} | {f'vertebra_{i}' for i in range(k)}
+    assert {t.header.frame_id for t in tf.transforms} == {stack.robot.base.frame_id}
+    assert tip.header.frame_id == stack.robot.base.frame_id
+    t = by_child['tip_link'].transform
+    assert [t.translation.x, t.translation.y, t.translation.z] == position(tip).tolist()
+    q = tip.pose.orientation
+    assert [t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w] == [q.x, q.y, q.z, q.w]
+    # the last vertebra sits at the tip (s = L)
+    last = by_child[f'vertebra_{k - 1}'].transform.translation
+    assert np.allclose([last.x, last.y, last.z], position(tip), atol=1e-12)
+
+
+def test_markers_have_one_point_per_node_and_one_disc_per_vertebra(stack):
+    markers = wait_for(lambda: stack.probe.latest('backbone/markers'), 'markers').markers
+    by_ns = {}
+    for marker in markers:
+        by_ns.setdefault(marker.ns, []).append(marker)
+    robot = stack.robot
+    (backbone,) = by_ns['backbone']
+    assert backbone.type == backbone.LINE_STRIP
+    assert len(backbone.points) == robot.rod.elements + 1
+    discs = by_ns['vertebrae']
+    assert len(discs) == len(robot.vertebra_positions)
+    assert {d.type for d in discs} == {discs[0].CYLINDER}
+    assert sorted(d.id for d in discs) == list(range(len(discs)))
+    diameter = 2.0 * (max(t.offset for t in robot.tendons) + DISC_MARGIN)
+    assert all(math.isclose(d.scale.x, diameter) and math.isclose(d.scale.y, diameter)
+               and d.scale.z < d.scale.x for d in discs)
+    (tendons,) = by_ns['tendons']
+    assert tendons.type == tendons.LINE_LIST
+    # each tendon runs from its base hole through every vertebra up to its anchor
+    segments = sum(int(np.sum(robot.vertebra_positions <= t.end + 1e-9)) for t in robot.tendons)
+    assert len(tendons.points) == 2 * segments == len(tendons.colors)
+    assert {m.header.frame_id for m in markers} == {robot.base.frame_id}
+
+
+def test_bad_setpoints_are_rejected_with_a_warning_and_the_node_keeps_publishing(stack):
+    probe = stack.probe
+    command(stack, t0=1.0)
+    wait_for(lambda: effort(probe, 0) == 1.0, 'tension 1 N on t0')
+    bad = [
+        (JointState(name=['bogus'], effort=[1.0]), "unknown tendon 'bogus'"),
+        (JointState(name=['t0'], effort=[math.nan]), 'must be finite'),
+        (JointState(name=['t0'], effort=[-1.0]), 'must be >= 0'),
+        (JointState(name=['t0'], effort=[MAX_TENSION + 1.0]), 'must be <= max_tension'),
+        (JointState(effort=[1.0] * 5), 'expected 4 values'),
+        (JointState(name=['t0', 't1'], effort=[1.0, 1.0, 1.0]), 'has 3 values for 2 names'),
+        (JointState(name=['t0', 't0'], effort=[1.0, 1.0]), 'more than once'),
+        (JointState(name=['t0'], position=[0.01]), 'displacement'),
+    ]
+    for msg, problem in bad:
+        probe.setpoint_pub.publish(msg)
+        warning_containing(probe, 'simulator', problem)
+    after = time.monotonic()
+    wait_for(lambda: len(probe.since('tip/pose', after)) >= 3, 'tip poses after the bad input')
+    # only the controller's setpoints were applied
+    assert probe.latest('tendon/state').effort.tolist() == [1.0, 0.0, 0.0, 0.0]
+    command(stack)
+
+
+def test_controller_clamps_and_rejects_commands(stack):
+    probe = stack.probe
+    command(stack, t3=MAX_TENSION + 25.0)
+    warning_containing(probe, 'tension_controller', 'clamped')
+    wait_for(lambda: effort(probe, 3) == MAX_TENSION,
+             'the clamped tension on t3')
+    for msg, problem in [(JointState(name=['bogus'], effort=[1.0]), "unknown tendon 'bogus'"),
+                         (JointState(name=['t1'], effort=[math.nan]), 'non-finite'),
+                         (JointState(effort=[1.0, 2.0]), 'has 2 values without names')]:
+        probe.command_pub.publish(msg)
+        warning_containing(probe, 'tension_controller', problem)
+    after = time.monotonic()
+    wait_for(lambda: len(probe.since('tendon/setpoint', after)) >= 3, 'setpoints afterwards')
+    assert probe.latest('tendon/setpoint').effort.tolist() == [0.0, 0.0, 0.0, MAX_TENSION]
+    command(stack)
+
+
+def test_pause_stops_time_and_reset_returns_the_tip_to_the_start(stack):
+    probe, robot = stack.probe, stack.robot
+    command(stack, t2=2.0)
+    hold(stack, 0.5)
+    straight_tip = robot.base.position + robot.rod.length * robot.base.direction
+    assert np.linalg.norm(position(probe.latest('tip/pose')) - straight_tip) > 0.03
+
+    assert call(probe, SetBool, '/simulator/pause', SetBool.Request(data=True)).success
+    time.sleep(0.2)     # let /clock messages sent before the pause arrive
+    paused_at = probe.sim_time()
+    after = time.monotonic()
+    time.sleep(0.5)
+    clocks = [stamp_seconds(c.clock) for c in probe.since('/clock', after)]
+    assert clocks and set(clocks) == {paused_at}, 'simulated time ran while paused'
+
+    response = call(probe, Trigger, '/simulator/reset', Trigger.Request())
+    assert response.success
+    after = time.monotonic()
+    wait_for(lambda: len(probe.since('tip/pose', after + 0.1)) >= 3, 'tip poses after reset')
+    for tip in probe.since('tip/pose', after + 0.1):
+        assert np.allclose(position(tip), straight_tip, atol=1e-12)
+
+    assert call(probe, SetBool, '/simulator/pause', SetBool.Request(data=False)).success
+    hold(stack, 0.05)
+    assert probe.sim_time() > paused_at
+    command(stack)
+
+
+def test_divergence_resets_logs_an_error_and_keeps_serving(stack, robot_file):
+    robot = load_robot(robot_file)
+    unstable_dt = 10.0 * TendonSimulator(robot).stable_dt
+    node = SimulatorNode(namespace='unstable', parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('dt', value=unstable_dt),
+        Parameter('warning_throttle_period', value=1.0)])
+    probe = Probe(namespace='unstable')
+    stack.executor.add_node(node)
+    stack.executor.add_node(probe)
+    try:
+        error = warning_containing(stack.probe, 'unstable.simulator', 'diverged',
+                                   level=Log.ERROR)[0]
+        assert 'reset' in error.msg and 'keeps running' in error.msg
+        after = time.monotonic()
+        wait_for(lambda: len(probe.since('tip/pose', after)) >= 5,
+                 'tip poses after the divergence')
+    finally:
+        stack.executor.remove_node(node)
+        stack.executor.remove_node(probe)
+        node.destroy_node()
+        probe.destroy_node()
+
+
+def test_type_hashes_of_the_published_types_match_the_bag_type_store(stack):
+    typestore = get_typestore(DEFAULT_STORE)
+    for topic in topics.TOPICS:
+        endpoints = wait_for(lambda: stack.probe.get_publishers_info_by_topic(topic.name),
+                             f'a publisher on {topic.name}')
+        assert {str(e.topic_type_hash) for e in endpoints} == {
+            typestore.hash_rihs01(topics.type_name(topic.msg_type))}, topic.name
+
+
+def test_parameters_have_ranges_and_read_only_flags(stack):
+    simulator = stack.simulator
+    assert not simulator.set_parameters([Parameter('publish_rate', value=10.0)])[0].successful
+    assert not simulator.set_parameters([Parameter('real_time_factor', value=500.0)])[0].successful
+    assert simulator.set_parameters([Parameter('real_time_factor', value=50.0)])[0].successful
+    assert simulator.real_time_factor == 50.0
+    (descriptor,) = simulator.describe_parameters(['dt'])
+    assert descriptor.read_only and '[s]' in descriptor.description
+    assert descriptor.floating_point_range[0].to_value == 1e-3
+
+
+def test_unknown_mode_is_refused_with_the_allowed_ones(stack):
+    with pytest.raises(ConfigurationError, match=r"mode: must be one of \['dynamic'\]"):
+        SimulatorNode(namespace='refused',
+                      parameter_overrides=[Parameter('mode', value='quasi_static')])
+
+
+def test_rejection_warnings_are_throttled(stack, robot_file):
+    node = TensionControllerNode(namespace='throttled', parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('warning_throttle_period', value=30.0)])
+    probe = Probe(namespace='throttled')
+    stack.executor.add_node(node)
+    stack.executor.add_node(probe)
+    try:
+        wait_for(lambda: probe.command_pub.get_subscription_count() >= 1, 'the controller')
+        for _ in range(3):
+            probe.command_pub.publish(JointState(name=['bogus'], effort=[1.0]))
+        warning_containing(stack.probe, 'throttled.tension_controller', 'bogus')
+        time.sleep(1.0)
+        warnings = [log for log in stack.probe.logs
+                    if log.name == 'throttled.tension_controller' and 'bogus' in log.msg]
+        assert len(warnings) == 1
+    finally:
+        stack.executor.remove_node(node)
+        stack.executor.remove_node(probe)
+        node.destroy_node()
+        probe.destroy_node()

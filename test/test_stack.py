@@ -1,0 +1,167 @@
+"""The stack definition, launch files, parameter files and RViz config agree.
+
+Nothing is started here: the running stack is tested in test_ros_launcher.py.
+"""
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tendon_robot_sim import PACKAGE_NAME, share_dir
+from tendon_robot_sim.launcher import LaunchError, StackLauncher
+from tendon_robot_sim.nodes.simulator_node import PARAMS as SIMULATOR_PARAMS
+from tendon_robot_sim.ros import topics
+from tendon_robot_sim.stack import Arg, ShareFile, STACKS
+
+ROOT = Path(__file__).resolve().parent.parent
+OUR_NODES = [(stack, entry) for stack in STACKS.values() for entry in stack.nodes
+             if entry.package == PACKAGE_NAME]
+
+
+def console_scripts() -> dict[str, str]:
+    """``name -> module:function`` of setup.py's console_scripts, read without running it."""
+    tree = ast.parse((ROOT / 'setup.py').read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == 'console_scripts':
+                    lines = ast.literal_eval(value)
+                    return {name.strip(): target.strip()
+                            for name, target in (line.split('=') for line in lines)}
+    raise AssertionError('setup.py has no console_scripts entry points')
+
+
+def params_of(entry):
+    return importlib.import_module(entry.module).PARAMS
+
+
+@pytest.mark.parametrize('stack, entry', OUR_NODES, ids=lambda x: getattr(x, 'name', ''))
+def test_each_of_our_executables_is_a_console_entry_point_to_the_module_main(stack, entry):
+    scripts = console_scripts()
+    assert entry.executable in scripts, f'{entry.executable} missing from setup.py'
+    assert scripts[entry.executable] == f'{entry.module}:main'
+    assert callable(importlib.import_module(entry.module).main)
+
+
+def test_every_file_a_stack_names_exists_and_every_stack_has_its_launch_file():
+    for stack in STACKS.values():
+        for entry in stack.nodes:
+            shared = (list(entry.parameter_files) + list(entry.file_parameters.values())
+                      + [a for a in entry.arguments if isinstance(a, ShareFile)])
+            for item in shared:
+                assert item.resolve().is_file(), f'{stack.name}/{entry.name}: {item.path}'
+        launch_file = share_dir() / 'launch' / f'{stack.name}.launch.py'
+        assert launch_file.is_file()
+        assert f"launch_description('{stack.name}')" in launch_file.read_text()
+
+
+def test_launch_arguments_used_by_nodes_are_declared_and_conditions_are_booleans():
+    for stack in STACKS.values():
+        declared = {a.name: a for a in stack.arguments}
+        for a in declared.values():
+            assert not a.choices or a.default in a.choices, a.name
+        for entry in stack.nodes:
+            for value in entry.parameters.values():
+                if isinstance(value, Arg):
+                    assert value.name in declared, f'{entry.name}: {value.name}'
+            if entry.condition:
+                assert declared[entry.condition].kind is bool
+
+
+@pytest.mark.parametrize('stack, entry', [(s, e) for s, e in OUR_NODES if e.parameter_files],
+                         ids=lambda x: getattr(x, 'name', ''))
+def test_parameter_files_set_only_declared_parameters_with_valid_values(stack, entry):
+    node_names = {e.name for s in STACKS.values() for e in s.nodes}
+    for item in entry.parameter_files:
+        sections = yaml.safe_load(item.resolve().read_text())
+        for key, section in sections.items():
+            # a /**/ prefix makes a section match the node in any namespace
+            assert key == '/**' or (key.startswith('/**/') and key[4:] in node_names), key
+            if key != f'/**/{entry.name}':
+                continue
+            declared = {p.name: p for p in params_of(entry)}
+            for name, value in section['ros__parameters'].items():
+                assert name in declared, f'{item.path} {key}: {name} is not a parameter'
+                param = declared[name]
+                assert type(value) is type(param.default), f'{name}: {value!r}'
+                if param.range:
+                    assert param.range[0] <= value <= param.range[1], f'{name}: {value}'
+                if param.choices:
+                    assert value in param.choices, f'{name}: {value}'
+
+
+def test_local_launcher_plans_our_nodes_with_files_then_overrides():
+    launcher = StackLauncher('sim', {'namespace': 'ns', 'rviz': 'false', 'robot': 'r.yaml'},
+                             ['simulator:publish_rate:=25', 'warning_throttle_period:=0.5'])
+    planned = {p.entry.name: p.command for p in launcher.processes}
+    assert {'simulator', 'tension_controller'} <= set(planned)
+    assert any('rviz2: skipped (rviz:=false)' == text for text in launcher.skipped)
+    generated = {}
+    for name, command in planned.items():
+        args = command[command.index('--ros-args'):]
+        assert args[1:5] == ['-r', f'__node:={name}', '-r', '__ns:=/ns']
+        files = [args[i + 1] for i, a in enumerate(args) if a == '--params-file']
+        (entry,) = [e for e in STACKS['sim'].nodes if e.name == name]
+        assert files[:-1] == [str(f.resolve()) for f in entry.parameter_files]
+        generated[name] = yaml.safe_load(Path(files[-1]).read_text())['/**']['ros__parameters']
+        assert generated[name]['robot_file'] == 'r.yaml'
+        assert generated[name]['warning_throttle_period'] == 0.5
+        assert ('publish_rate' in generated[name]) == (name == 'simulator')
+    # the simulator is the clock source; use_sim_time:=false means no /clock
+    assert generated['simulator']['publish_clock'] is False
+    assert generated['tension_controller']['use_sim_time'] is False
+
+
+@pytest.mark.parametrize('arguments, parameters, message', [
+    ({'rviz': 'yes'}, [], "rviz: must be one of ['true', 'false']"),
+    ({'speed': '2'}, [], "launch argument 'speed'"),
+    ({}, ['nobody:rate:=1'], "no node 'nobody'"),
+    ({}, ['rate=1'], 'expected NAME:=VALUE'),
+])
+def test_local_launcher_refuses_bad_arguments(arguments, parameters, message):
+    with pytest.raises(LaunchError, match=message.replace('[', r'\[').replace(']', r'\]')):
+        StackLauncher('sim', arguments, parameters)
+
+
+def test_robot_state_publisher_gets_the_urdf_text():
+    (entry,) = [e for e in STACKS['sim'].nodes if e.executable == 'robot_state_publisher']
+    files_and_values = entry.resolved_parameters(lambda arg: f'<{arg.name}>')
+    values = files_and_values[-1]
+    assert values['robot_description'] == (share_dir() / 'urdf/tendon_robot.urdf').read_text()
+    assert values['use_sim_time'] == '<use_sim_time>'
+
+
+def test_rviz_config_shows_the_topics_the_simulator_publishes():
+    config = yaml.safe_load((share_dir() / 'rviz' / 'sim.rviz').read_text())
+    manager = config['Visualization Manager']
+    assert manager['Global Options']['Fixed Frame'] == 'base_link'
+    displays = {d['Class'].split('/')[-1]: d for d in manager['Displays']}
+    assert {'RobotModel', 'TF', 'MarkerArray', 'Pose'} <= set(displays)
+    defaults = {p.name: p.default for p in SIMULATOR_PARAMS}
+    for kind, parameter, topic in (('MarkerArray', 'markers_topic', topics.BACKBONE_MARKERS),
+                                   ('Pose', 'tip_pose_topic', topics.TIP_POSE)):
+        subscription = displays[kind]['Topic']
+        assert subscription['Value'] == defaults[parameter] == topic.name
+        # RViz only connects when its reliability is compatible with the publisher's
+        assert subscription['Reliability Policy'].replace(' ', '_').upper() == \
+            topic.qos.reliability.name
+    assert displays['RobotModel']['Description Topic']['Value'] == 'robot_description'
+
+
+def test_launch_file_loads_with_ros_launch():
+    pytest.importorskip('launch_ros', reason='launch_ros is not installed here (no ROS 2 '
+                        'launch); the local launcher test covers the same stack definition')
+    from launch.actions import DeclareLaunchArgument
+    from launch.launch_description_sources import get_launch_description_from_python_launch_file
+    from launch_ros.actions import Node
+
+    for stack in STACKS.values():
+        description = get_launch_description_from_python_launch_file(
+            str(share_dir() / 'launch' / f'{stack.name}.launch.py'))
+        arguments = [e for e in description.entities if isinstance(e, DeclareLaunchArgument)]
+        nodes = [e for e in description.entities if isinstance(e, Node)]
+        assert [a.name for a in arguments] == [a.name for a in stack.arguments]
+        assert len(nodes) == len(stack.nodes)
