@@ -1,0 +1,115 @@
+"""``tendon-robot-sim statics``: solve the static equilibrium and report the tip pose.
+
+    tendon-robot-sim statics --tensions 0,2,0,0
+    tendon-robot-sim statics --model discrete --displacements t0=0.004 --json
+    tendon-robot-sim statics --tensions 1,0,0,0 --tip-force 0,0,-0.05 --json
+
+With ``--json`` the last line on stdout is one JSON object with ``tip_position``
+[x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``tensions`` (N),
+``displacements`` (m), ``converged``, ``residual``, ``solve_time_ms`` and more (see
+:meth:`tendon_robot_sim.core.statics.StaticsResult.to_dict`). The solve time includes
+no numba compilation: the command solves once to compile, then times a cold solve.
+"""
+
+import argparse
+import json
+
+import numpy as np
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.cli import CommandError
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.core.statics import (
+    CONSTITUTIVE_LAWS, MODELS, StaticsError, StaticsSolver)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'statics', help='solve the static equilibrium (shooting method) and print the tip pose',
+        description='Solve the static equilibrium of the robot for given tendon tensions or '
+                    'displacements (Cosserat-rod shooting method) and print the tip pose.')
+    parser.add_argument('--robot', default=None, metavar='FILE',
+                        help='robot description YAML (default: the package config/robot.yaml)')
+    parser.add_argument('--model', choices=MODELS, default='cosserat',
+                        help='cosserat (default): continuous tendons, shear and extension; '
+                             'kirchhoff: no shear or extension; discrete: tendons straight '
+                             'between vertebrae, the static twin of the dynamic simulator')
+    inputs = parser.add_mutually_exclusive_group(required=True)
+    inputs.add_argument('--tensions', metavar='T',
+                        help="tendon tensions in N: one per tendon ('0,2,0,0') or by name "
+                             "('t1=2.0,t3=0.5', others 0)")
+    inputs.add_argument('--displacements', metavar='Q',
+                        help='tendon displacements in m, pulled in past the base (positive '
+                             "pulls, negative lets out): one per tendon or by name")
+    parser.add_argument('--tip-force', metavar='FX,FY,FZ', default=None,
+                        help='external tip force in N, world frame (default: robot tip_load)')
+    parser.add_argument('--tip-moment', metavar='MX,MY,MZ', default=None,
+                        help='external tip moment in N m, world frame (default: robot tip_load)')
+    parser.add_argument('--constitutive', choices=CONSTITUTIVE_LAWS, default=None,
+                        help='constitutive law (default: pyelastica for discrete, else linear)')
+    parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
+    parser.set_defaults(func=run)
+
+
+def parse_values(text: str, option: str):
+    """``'0,2,0,0'`` -> [0.0, 2.0, 0.0, 0.0]; ``'t1=2,t3=1'`` -> {'t1': 2.0, 't3': 1.0}."""
+    items = [item.strip() for item in text.split(',')]
+    named = ['=' in item for item in items]
+    if any(named) and not all(named):
+        raise CommandError(f'{option}: use either values or name=value pairs, got {text!r}')
+    values = {}
+    for index, item in enumerate(items):
+        name, _, number = item.rpartition('=')
+        try:
+            value = float(number)
+        except ValueError:
+            raise CommandError(f'{option}: item {index} ({item!r}) is not a number') from None
+        key = name.strip() if all(named) else index
+        if key in values:
+            raise CommandError(f'{option}: tendon {key!r} is given twice')
+        values[key] = value
+    return values if all(named) else list(values.values())
+
+
+def parse_vector(text: str | None, option: str):
+    """``'0,0,-0.1'`` -> [0.0, 0.0, -0.1]; None stays None."""
+    if text is None:
+        return None
+    values = parse_values(text, option)
+    if not isinstance(values, list) or len(values) != 3:
+        raise CommandError(f'{option}: must be 3 numbers x,y,z, got {text!r}')
+    return values
+
+
+def run(args: argparse.Namespace) -> int:
+    path = args.robot or default_robot_file()
+    tip_force = parse_vector(args.tip_force, '--tip-force')
+    tip_moment = parse_vector(args.tip_moment, '--tip-moment')
+    try:
+        robot = load_robot(path)
+        solver = StaticsSolver(robot, args.model, constitutive=args.constitutive)
+        if args.tensions is not None:
+            values = parse_values(args.tensions, '--tensions')
+            solve = solver.solve_tensions
+        else:
+            values = parse_values(args.displacements, '--displacements')
+            solve = solver.solve_displacements
+        solve(values, tip_force, tip_moment)   # compiles the kernels on first use
+        solver.reset()
+        result = solve(values, tip_force, tip_moment)
+    except (RobotDescriptionError, StaticsError) as error:
+        # one line: YAML parser messages span several
+        raise CommandError(' '.join(str(error).split())) from None
+
+    np.set_printoptions(precision=6, suppress=True)
+    print(f'robot {robot.name}, model {args.model} ({solver.constitutive} law)')
+    print(f'tip position [m]:     {result.tip_position}')
+    print(f'tip orientation:      {result.tip_orientation}  [qx qy qz qw]')
+    print(f'tensions [N]:         {result.tensions}')
+    print(f'displacements [m]:    {result.tendon_displacements}')
+    print(f'residual {result.residual:.3g} after {result.iterations} Newton iterations, '
+          f'cold solve {result.solve_time * 1e3:.2f} ms')
+    if args.json:
+        print(json.dumps({'robot': robot.name, 'constitutive': solver.constitutive,
+                          **result.to_dict()}))
+    return 0

@@ -1,0 +1,69 @@
+"""``tendon-robot-sim statics`` command line, run as a real subprocess."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.cli import main
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.core.statics import StaticsSolver
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    return subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'statics', *args],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_json_line_matches_the_solver():
+    proc = run_cli('--model', 'discrete', '--tensions', '1.5,0,0,2', '--tip-force', '0,0,-0.02',
+                   '--json')
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    for key in ('tip_position', 'tip_orientation', 'tensions', 'displacements', 'converged',
+                'residual', 'solve_time_ms'):
+        assert key in summary
+    expected = StaticsSolver(load_robot(default_robot_file()), 'discrete').solve_tensions(
+        [1.5, 0.0, 0.0, 2.0], tip_force=[0.0, 0.0, -0.02])
+    np.testing.assert_allclose(summary['tip_position'], expected.tip_position, atol=1e-9)
+    np.testing.assert_allclose(summary['tip_orientation'], expected.tip_orientation, atol=1e-9)
+    np.testing.assert_allclose(summary['displacements'], expected.tendon_displacements,
+                               atol=1e-12)
+    assert summary['converged'] is True and summary['model'] == 'discrete'
+
+
+def test_displacements_by_name():
+    proc = run_cli('--displacements', 't0=0.004,t2=-0.004', '--json')
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary['displacements'] == [0.004, 0.0, -0.004, 0.0]
+    assert summary['tensions'][0] > 1.0 and summary['tensions'][2] == 0.0
+
+
+def test_bad_input_exits_non_zero_with_one_line():
+    proc = run_cli('--tensions', '1,2')
+    assert proc.returncode != 0
+    assert proc.stderr.strip() == ('tendon-robot-sim statics: error: tensions: expected 4 '
+                                   'values (one per tendon: t0, t1, t2, t3), got 2')
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--tensions', '1,-2,0,0'], r'tensions[1]: must be >= 0 N'),
+    (['--tensions', '1,x,0,0'], "--tensions: item 1 ('x') is not a number"),
+    (['--displacements', '0,0,0,nan'], 'displacements[3]: must be finite'),
+    (['--tensions', '0,0,0,0', '--tip-force', '1,2'], '--tip-force: must be 3 numbers'),
+    (['--tensions', '0,0,0,0', '--robot', '/nonexistent.yaml'], 'cannot read'),
+])
+def test_bad_input_messages(args, message, capsys):
+    # in-process: the same main() as the console script, without a Python start per case
+    assert main(['statics', *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
