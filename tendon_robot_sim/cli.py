@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ('simulate',)
+COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics')
 
 
 class CommandError(Exception):
@@ -39,4 +39,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    # Under ``python -m tendon_robot_sim.cli`` this file runs as __main__, a second copy
+    # of the module whose CommandError is not the one commands raise: run the package's.
+    from tendon_robot_sim.cli import main as package_main
+    sys.exit(package_main())

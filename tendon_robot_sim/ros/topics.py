@@ -8,7 +8,8 @@ publisher and its subscribers always match.
 
 from dataclasses import dataclass
 
-from geometry_msgs.msg import PoseStamped
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PointStamped, PoseStamped
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -83,6 +84,17 @@ CLOCK = Topic(
     '/clock', Clock, CLOCK_QOS, 'simulator, when publish_clock is true',
     'simulation time, for use_sim_time users when the simulation runs slower than real time')
 
+TIP_MEASURED = Topic(
+    'tip/measured', PointStamped, MEASUREMENT_QOS, 'hardware bridge',
+    'tip position measured by the tip sensor, in the base frame (m)')
+# Diagnostics are few and each one matters to the aggregator: RELIABLE, a short queue.
+DIAGNOSTICS = Topic(
+    'diagnostics', DiagnosticArray,
+    QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+               reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE),
+    'hardware bridge', 'link health of the motor driver and the tip sensor, safety state')
+
+# The topic contract of the simulation stack (what the demo records).
 TOPICS = (TENDON_COMMAND, TENDON_SETPOINT, TENDON_STATE, TIP_POSE, BACKBONE_MARKERS, TF, CLOCK)
 
 

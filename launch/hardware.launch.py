@@ -1,0 +1,17 @@
+"""Hardware stack: hardware bridge, tension controller, robot_state_publisher, RViz.
+
+    ros2 launch tendon_robot_sim hardware.launch.py [motor_port:=PORT] [sensor_port:=PORT]
+        [robot:=FILE] [rviz:=true|false] [namespace:=NS]
+
+Against the emulator: ``tendon-robot-sim emulate --motors pty:/tmp/tdcr_motors --sensor
+pty:/tmp/tdcr_sensor``, then ``motor_port:=/tmp/tdcr_motors sensor_port:=/tmp/tdcr_sensor``.
+Nodes, parameter files and launch arguments are defined once, in
+``tendon_robot_sim/stack.py`` (``STACKS['hardware']``); ``tendon-robot-sim launch
+hardware`` starts the same nodes where ``ros2 launch`` is not installed.
+"""
+
+from tendon_robot_sim.stack import launch_description
+
+
+def generate_launch_description():
+    return launch_description('hardware')

@@ -1,0 +1,116 @@
+"""``tendon-robot-sim emulate``: play the motor driver and the tip sensor on serial ports.
+
+Without ports it creates two pseudo-terminals and prints their paths; give those to
+the bridge (``motor_port``, ``sensor_port``). Commanded tensions move the emulated
+robot (quasi-static model), so the sensor reports where the tip goes.
+"""
+
+from pathlib import Path
+import time
+
+from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.cli import CommandError
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.emulator.devices import Faults
+from tendon_robot_sim.emulator.endpoints import open_endpoint
+from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'emulate', help='emulate the motor driver and the tip sensor on serial ports',
+        description='Emulate the tendon motor driver and the laser tip sensor '
+                    '(docs/serial_protocol.md) on pseudo-terminals, TCP ports or serial '
+                    'devices, backed by the quasi-static model of the robot. PORT is pty (a '
+                    'new pseudo-terminal, its path is printed), pty:LINK (the same plus a '
+                    'symlink LINK that survives --disconnect-every), tcp:[HOST:]PORT (the '
+                    'bridge opens socket://HOST:PORT), none, or a serial device to open.')
+    parser.add_argument('--motors', metavar='PORT', default='pty',
+                        help='motor driver port (default: pty)')
+    parser.add_argument('--sensor', metavar='PORT', default='pty',
+                        help='tip sensor port (default: pty)')
+    parser.add_argument('--robot', metavar='FILE', type=Path,
+                        help='robot description YAML (default: the package config/robot.yaml)')
+    parser.add_argument('--urdf', metavar='FILE', type=Path,
+                        help='URDF placing tip_sensor_link (default: the package '
+                             'urdf/tendon_robot.urdf)')
+    parser.add_argument('--status-rate', type=float, default=50.0, metavar='HZ',
+                        help='motor status rate (default: 50)')
+    parser.add_argument('--sensor-rate', type=float, default=50.0, metavar='HZ',
+                        help='tip measurement rate (default: 50)')
+    parser.add_argument('--time-constant', type=float, default=0.05, metavar='S',
+                        help='first-order lag of the motor tensions (default: 0.05)')
+    parser.add_argument('--noise', type=float, default=0.0002, metavar='M',
+                        help='tip sensor noise, standard deviation per axis (default: 0.0002)')
+    parser.add_argument('--dropout', type=float, default=0.0, metavar='P',
+                        help='probability of a "no target" sample (default: 0)')
+    parser.add_argument('--seed', type=int, default=0,
+                        help='seed of the noise and the faults (default: 0)')
+    parser.add_argument('--duration', type=float, default=0.0, metavar='S',
+                        help='stop after S seconds (default: 0, run until Ctrl-C)')
+    faults = parser.add_argument_group(
+        'fault injection', 'probabilities per frame a device sends (default: 0)')
+    faults.add_argument('--drop-byte', type=float, default=0.0, metavar='P',
+                        help='lose one byte of the frame body (a bad checksum)')
+    faults.add_argument('--corrupt-checksum', type=float, default=0.0, metavar='P',
+                        help='send a wrong checksum')
+    faults.add_argument('--garbage', type=float, default=0.0, metavar='P',
+                        help='send 1-16 bytes of line noise before the frame')
+    faults.add_argument('--split', type=float, default=0.0, metavar='P',
+                        help='send the frame in two pieces 2 ms apart')
+    faults.add_argument('--disconnect-every', type=float, default=0.0, metavar='S',
+                        help='break both links every S seconds (default: 0, never)')
+    faults.add_argument('--down-time', type=float, default=0.5, metavar='S',
+                        help='how long a broken link stays down (default: 0.5)')
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    for name in ('status_rate', 'sensor_rate'):
+        if getattr(args, name) <= 0.0:
+            raise CommandError(f'--{name.replace("_", "-")}: must be > 0 Hz')
+    for name in ('drop_byte', 'corrupt_checksum', 'garbage', 'split', 'dropout'):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            raise CommandError(f'--{name.replace("_", "-")}: must be a probability in [0, 1]')
+    try:
+        robot = load_robot(args.robot or default_robot_file())
+        mount = sensor_mount(args.urdf or share_dir() / 'urdf' / 'tendon_robot.urdf',
+                             robot.base.frame_id)
+    except (RobotDescriptionError, MountingError) as error:
+        raise CommandError(str(error)) from None
+    endpoints = {}
+    try:
+        for device, spec in (('motors', args.motors), ('sensor', args.sensor)):
+            endpoints[device] = None if spec == 'none' else open_endpoint(spec)
+    except ValueError as error:
+        for endpoint in endpoints.values():
+            if endpoint is not None:
+                endpoint.close()
+        raise CommandError(f'--{device}: {error}') from None
+    rig = EmulatedRig(
+        robot, mount, endpoints['motors'], endpoints['sensor'], status_rate=args.status_rate,
+        sensor_rate=args.sensor_rate, time_constant=args.time_constant, noise=args.noise,
+        dropout=args.dropout, seed=args.seed,
+        faults=Faults(drop_byte=args.drop_byte, corrupt_checksum=args.corrupt_checksum,
+                      garbage=args.garbage, split=args.split))
+    with rig:
+        for device in rig.threads:
+            print(f'{device}: {rig.path(device)}', flush=True)
+        print('emulating; Ctrl-C stops', flush=True)
+        start = time.monotonic()
+        next_disconnect = start + args.disconnect_every
+        try:
+            while not args.duration or time.monotonic() - start < args.duration:
+                time.sleep(0.05)
+                if args.disconnect_every and time.monotonic() >= next_disconnect:
+                    next_disconnect += args.disconnect_every
+                    for device in rig.threads:
+                        rig.disconnect(device, args.down_time)
+                    print(f'links broken for {args.down_time:g} s', flush=True)
+        except KeyboardInterrupt:
+            pass
+    counts = rig.motor.counts
+    print(f'done: {counts["received"]} commands received, {counts["applied"]} applied, '
+          f'{counts["rejected"]} rejected; {rig.sensor.samples} tip samples sent', flush=True)
+    return 0

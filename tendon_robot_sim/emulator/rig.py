@@ -1,0 +1,83 @@
+"""The emulated test rig: one plant, the motor driver and the tip sensor on their ports."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from tendon_robot_sim.core.robot import Robot
+from tendon_robot_sim.emulator.devices import (
+    DeviceThread, Faults, LaserSensorDevice, MotorDriverDevice)
+from tendon_robot_sim.emulator.endpoints import Endpoint
+from tendon_robot_sim.emulator.plant import Plant
+from tendon_robot_sim.protocol.mounting import SensorMount
+
+logger = logging.getLogger(__name__)
+
+
+class EmulatedRig:
+    """Motor driver and tip sensor emulators sharing one plant, each in its own thread.
+
+    Parameters
+    ----------
+    robot : Robot
+        The robot the plant models.
+    mount : SensorMount
+        Pose of the tip sensor in the base frame (from the URDF).
+    motors, sensor : Endpoint or None
+        Where each device listens; None leaves that device out.
+    status_rate, sensor_rate : float
+        Motor status and tip measurement rates [Hz].
+    time_constant : float
+        First-order lag of the motor tensions [s].
+    noise : float
+        Tip sensor noise, standard deviation per axis [m].
+    dropout : float
+        Probability of a "no target" sample.
+    seed : int
+        Seed of the sensor noise; the fault injectors use ``seed + 1`` and ``seed + 2``.
+    faults : Faults or None
+        Damage to the frames both devices send (its own seed is replaced as above).
+    """
+
+    def __init__(self, robot: Robot, mount: SensorMount, motors: Endpoint | None,
+                 sensor: Endpoint | None, status_rate: float = 50.0, sensor_rate: float = 50.0,
+                 time_constant: float = 0.05, noise: float = 0.0, dropout: float = 0.0,
+                 seed: int = 0, faults: Faults | None = None):
+        self.plant = Plant(robot)
+        faults = faults or Faults()
+        self.motor = MotorDriverDevice(self.plant, time_constant=time_constant)
+        self.sensor = LaserSensorDevice(self.plant, mount, noise=noise, dropout=dropout,
+                                        seed=seed)
+        self.threads: dict[str, DeviceThread] = {}
+        if motors is not None:
+            self.threads['motors'] = DeviceThread(
+                self.motor, motors, status_rate, dataclasses.replace(faults, seed=seed + 1),
+                name='motors')
+        if sensor is not None:
+            self.threads['sensor'] = DeviceThread(
+                self.sensor, sensor, sensor_rate, dataclasses.replace(faults, seed=seed + 2),
+                name='sensor')
+
+    def path(self, device: str) -> str:
+        """Return what the host opens to reach ``device`` ('motors' or 'sensor')."""
+        return self.threads[device].endpoint.path
+
+    def start(self) -> 'EmulatedRig':
+        for thread in self.threads.values():
+            thread.start()
+        return self
+
+    def stop(self) -> None:
+        for thread in self.threads.values():
+            thread.stop()
+
+    def disconnect(self, device: str, down_time: float = 0.0) -> None:
+        """Break the link of ``device`` ('motors' or 'sensor') for ``down_time`` [s]."""
+        self.threads[device].disconnect(down_time)
+
+    def __enter__(self) -> 'EmulatedRig':
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,346 @@
+"""ROS-free drivers: the tendon motor driver and the laser tip sensor.
+
+Both run on a :class:`~tendon_robot_sim.protocol.link.SerialLink` (one I/O thread
+each); their public methods only take a lock, so a ROS timer can call them
+without ever waiting on the port.
+
+Command delivery (motor driver)
+-------------------------------
+A setpoint is a state, not an event: only the newest one matters. Each command
+frame carries a sequence number; the device applies a command only if its
+number differs from the last one it applied, and acknowledges it either way.
+The driver therefore guarantees:
+
+* the newest command is written at once, superseding any older one still
+  waiting for its ACK (the older one may or may not have been applied, in order);
+* an unacknowledged command is re-sent, with the same number, after
+  ``ack_timeout``, at most ``max_retries`` times, and at once when the device
+  reports a frame it could not read (``NAK`` without a number);
+* after a reconnect the last command is re-sent once with the same number, so
+  a device that lost it (power cycle) gets it and one that has it does not
+  apply it twice;
+* a command the device rejects (``NAK`` with its number) is not repeated.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+import dataclasses
+from dataclasses import dataclass
+import logging
+import threading
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from tendon_robot_sim.protocol import motor
+from tendon_robot_sim.protocol.framing import MessageError
+from tendon_robot_sim.protocol.laser import (
+    COUNT_MAX, sensor_device, TdcrLaserV1, TipMeasurement)
+from tendon_robot_sim.protocol.link import LinkStatistics, SerialLink
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MotorStatus:
+    """The latest status of every channel, shapes (n,)."""
+
+    modes: tuple[str, ...]        # motor.TENSION or motor.DISPLACEMENT per channel
+    displacements: np.ndarray     # m
+    velocities: np.ndarray        # m/s
+    tensions: np.ndarray          # N
+    faults: np.ndarray            # int bit masks
+    stamp: float                  # time.monotonic() of the newest channel report [s]
+    oldest: float                 # time.monotonic() of the oldest channel report [s]
+
+
+@dataclass
+class CommandStatistics:
+    """Command delivery counters of a :class:`MotorDriver` (a snapshot when returned)."""
+
+    commands: int = 0          # commands queued by the owner
+    superseded: int = 0        # replaced by a newer one before they were written
+    acks: int = 0              # ACKs of the newest command
+    naks: int = 0              # rejections
+    retransmits: int = 0       # frames re-sent after a timeout, a NAK CHK or a reconnect
+    ack_timeouts: int = 0      # commands given up after max_retries
+    last_nak: str = ''
+    last_acked_seq: int | None = None
+
+
+@dataclass
+class _Outgoing:
+    seq: int
+    frame: bytes
+    sent_at: float | None = None
+    retries: int = 0
+    acked: bool = False
+    rejected: bool = False    # NAK'ed with its number: never sent again
+    done: bool = False        # acked, rejected or given up: no more retries
+
+
+class MotorDriver:
+    """Tendon motor driver on a serial link.
+
+    Parameters
+    ----------
+    url : str
+        Port (``/dev/ttyUSB0``, ``socket://host:port``, ``loop://``).
+    channels : int
+        Number of tendons; the device must report channels ``0 .. channels-1``.
+    device : str
+        Protocol name in :data:`tendon_robot_sim.protocol.motor.MOTOR_DEVICES`.
+    ack_timeout : float
+        Wait for an ACK before re-sending [s].
+    max_retries : int
+        Re-sends of one command before it is given up.
+    **link_options
+        Passed to :class:`SerialLink` (baudrate, read_timeout, backoff ...).
+    """
+
+    def __init__(self, url: str, channels: int, device: str = motor.TdcrMotorV1.name,
+                 ack_timeout: float = 0.1, max_retries: int = 3, **link_options: Any):
+        if not 1 <= channels <= motor.MAX_CHANNELS:
+            raise ValueError(f'channels: must be in [1, {motor.MAX_CHANNELS}], got {channels}')
+        if ack_timeout <= 0.0:
+            raise ValueError(f'ack_timeout: must be > 0 s, got {ack_timeout}')
+        self.channels = channels
+        self.protocol = motor.motor_device(device)
+        self.ack_timeout = ack_timeout
+        self.max_retries = max_retries
+        self._lock = threading.Lock()
+        self._seq = -1
+        self._pending: _Outgoing | None = None     # queued, not yet written
+        self._last: _Outgoing | None = None        # last written
+        self._resend = False
+        self._commands = CommandStatistics()
+        self._reports: list[tuple[motor.ChannelStatus, float] | None] = [None] * channels
+        self.link = SerialLink(url, self.protocol, self._on_message, self._on_connect,
+                               self._poll_outgoing, name=link_options.pop('name', 'motors'),
+                               **link_options)
+
+    def start(self) -> 'MotorDriver':
+        self.link.start()
+        return self
+
+    def stop(self, final_tensions: Sequence[float] | None = None, timeout: float = 0.3) -> None:
+        """Stop the I/O thread, first sending ``final_tensions`` [N] if connected.
+
+        Waits up to ``timeout`` [s] for the device to acknowledge the final command.
+        """
+        if final_tensions is not None and self.connected:
+            seq = self.command_tensions(final_tensions)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and self._commands.last_acked_seq != seq:
+                time.sleep(0.005)
+        self.link.stop()
+
+    @property
+    def connected(self) -> bool:
+        return self.link.connected
+
+    # ------------------------------------------------------------------ commands
+
+    def command_tensions(self, tensions: Sequence[float]) -> int:
+        """Queue tension mode for every channel [N]; returns the sequence number.
+
+        Raises
+        ------
+        FieldError
+            If a value cannot go on the wire (NaN, negative, too large): nothing is queued.
+        """
+        return self._queue(lambda seq: motor.SetTensions(seq, self._values(tensions)))
+
+    def command_displacements(self, displacements: Sequence[float]) -> int:
+        """Queue displacement mode for every channel [m]; returns the sequence number."""
+        return self._queue(lambda seq: motor.SetDisplacements(seq, self._values(displacements)))
+
+    def _values(self, values: Sequence[float]) -> tuple[float, ...]:
+        values = tuple(float(v) for v in values)
+        if len(values) != self.channels:
+            raise ValueError(f'expected {self.channels} values, one per channel, '
+                             f'got {len(values)}')
+        return values
+
+    def _queue(self, build) -> int:
+        with self._lock:
+            seq = (self._seq + 1) % (motor.SEQ_MAX + 1)
+            frame = self.protocol.encode(build(seq))   # raises before anything changes
+            self._seq = seq
+            self._commands.commands += 1
+            self._commands.superseded += self._pending is not None
+            self._pending = _Outgoing(seq, frame)
+        self.link.wake()
+        return seq
+
+    # ------------------------------------------------------------------ status
+
+    def status(self) -> MotorStatus | None:
+        """Return the latest report of every channel, or None until each has reported."""
+        with self._lock:
+            reports = list(self._reports)
+        if any(r is None for r in reports):
+            return None
+        statuses = [r[0] for r in reports]
+        stamps = [r[1] for r in reports]
+        return MotorStatus(
+            modes=tuple(s.mode for s in statuses),
+            displacements=np.array([s.displacement for s in statuses]),
+            velocities=np.array([s.velocity for s in statuses]),
+            tensions=np.array([s.tension for s in statuses]),
+            faults=np.array([s.faults for s in statuses], dtype=int),
+            stamp=max(stamps), oldest=min(stamps))
+
+    def statistics(self) -> tuple[LinkStatistics, CommandStatistics]:
+        """Snapshots of the link and command counters."""
+        with self._lock:
+            commands = dataclasses.replace(self._commands)
+        return self.link.statistics(), commands
+
+    # ------------------------------------------------------------------ I/O thread
+
+    def _on_connect(self) -> None:
+        with self._lock:
+            # Re-send the last command once, unless a newer one is about to go anyway.
+            self._resend = (self._last is not None and not self._last.rejected
+                            and self._pending is None)
+
+    def _poll_outgoing(self, now: float) -> list[bytes]:
+        with self._lock:
+            if self._pending is not None:
+                self._last, self._pending = self._pending, None
+                self._last.sent_at = now
+                return [self._last.frame]
+            last = self._last
+            if last is None:
+                return []
+            if self._resend:
+                self._resend = False
+                last.done = False
+                last.retries = 0
+                return self._retransmit(last, now)
+            if last.done or now - last.sent_at < self.ack_timeout:
+                return []
+            if last.retries >= self.max_retries:
+                last.done = True
+                self._commands.ack_timeouts += 1
+                logger.warning('motors: command %d not acknowledged after %d retries',
+                               last.seq, last.retries)
+                return []
+            return self._retransmit(last, now)
+
+    def _retransmit(self, out: _Outgoing, now: float) -> list[bytes]:
+        out.retries += 1
+        out.sent_at = now
+        self._commands.retransmits += 1
+        return [out.frame]
+
+    def _on_message(self, message: Any, rx_time: float) -> None:
+        if isinstance(message, motor.ChannelStatus):
+            if message.channel >= self.channels:
+                raise MessageError(f'MST.channel: {message.channel} is not a channel of '
+                                   f'this robot (0 .. {self.channels - 1})')
+            with self._lock:
+                self._reports[message.channel] = (message, rx_time)
+        elif isinstance(message, motor.Ack):
+            with self._lock:
+                last = self._last
+                if last is not None and message.seq == last.seq:
+                    last.acked = last.done = True
+                    self._commands.acks += 1
+                    self._commands.last_acked_seq = message.seq
+        elif isinstance(message, motor.Nak):
+            self._on_nak(message)
+        else:
+            raise MessageError(f'{type(message).__name__}: a motor driver never sends this')
+
+    def _on_nak(self, nak: motor.Nak) -> None:
+        with self._lock:
+            self._commands.naks += 1
+            self._commands.last_nak = f'seq {nak.seq}: {nak.reason}'
+            last = self._last
+            if last is None or last.done:
+                return
+            if nak.seq is None:
+                # The device could not read a frame; if it was ours, send it again now.
+                last.sent_at = -float('inf')
+            elif nak.seq == last.seq:
+                last.done = last.rejected = True
+                logger.warning('motors: device rejected command %d (%s)', nak.seq, nak.reason)
+
+
+@dataclass
+class SensorStatistics:
+    """Sample counters of a :class:`TipSensorDriver` (a snapshot when returned)."""
+
+    samples: int = 0       # measurements received
+    invalid: int = 0       # measurements flagged "no target"
+    lost: int = 0          # samples missing from the counter sequence
+    overflow: int = 0      # measurements dropped because nobody polled
+
+
+class TipSensorDriver:
+    """Laser tip sensor on a serial link; measurements wait in a bounded queue.
+
+    Parameters
+    ----------
+    url : str
+        Port (``/dev/ttyUSB1``, ``socket://host:port``, ``loop://``).
+    device : str
+        Protocol name in :data:`tendon_robot_sim.protocol.laser.SENSOR_DEVICES`.
+    queue_length : int
+        Measurements kept between two polls; older ones are dropped and counted.
+    **link_options
+        Passed to :class:`SerialLink`.
+    """
+
+    def __init__(self, url: str, device: str = TdcrLaserV1.name, queue_length: int = 100,
+                 **link_options: Any):
+        self.protocol = sensor_device(device)
+        self._lock = threading.Lock()
+        self._queue: deque[tuple[TipMeasurement, float]] = deque(maxlen=queue_length)
+        self._counts = SensorStatistics()
+        self._last_count: int | None = None
+        self.link = SerialLink(url, self.protocol, self._on_message,
+                               name=link_options.pop('name', 'tip_sensor'), **link_options)
+
+    def start(self) -> 'TipSensorDriver':
+        self.link.start()
+        return self
+
+    def stop(self) -> None:
+        self.link.stop()
+
+    @property
+    def connected(self) -> bool:
+        return self.link.connected
+
+    def measurements(self) -> list[tuple[TipMeasurement, float]]:
+        """Return the measurements since the last call, oldest first.
+
+        Each comes with its receive time (``time.monotonic()`` [s]); invalid ones are
+        included (``valid`` is False).
+        """
+        with self._lock:
+            out = list(self._queue)
+            self._queue.clear()
+        return out
+
+    def statistics(self) -> tuple[LinkStatistics, SensorStatistics]:
+        with self._lock:
+            counts = dataclasses.replace(self._counts)
+        return self.link.statistics(), counts
+
+    def _on_message(self, message: Any, rx_time: float) -> None:
+        if not isinstance(message, TipMeasurement):
+            raise MessageError(f'{type(message).__name__}: a tip sensor never sends this')
+        with self._lock:
+            self._counts.samples += 1
+            self._counts.invalid += not message.valid
+            if self._last_count is not None:
+                self._counts.lost += (message.count - self._last_count - 1) % (COUNT_MAX + 1)
+            self._last_count = message.count
+            self._counts.overflow += len(self._queue) == self._queue.maxlen
+            self._queue.append((message, rx_time))

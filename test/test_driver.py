@@ -1,0 +1,197 @@
+"""Drivers against the emulated devices over real pseudo-terminals and TCP sockets (no ROS)."""
+
+import time
+
+import numpy as np
+import pytest
+
+from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.emulator.devices import Faults, MotorDriverDevice
+from tendon_robot_sim.emulator.endpoints import PtyEndpoint, TcpEndpoint
+from tendon_robot_sim.emulator.plant import Plant
+from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.protocol import motor
+from tendon_robot_sim.protocol.drivers import MotorDriver, TipSensorDriver
+from tendon_robot_sim.protocol.framing import encode_frame
+from tendon_robot_sim.protocol.mounting import sensor_mount
+
+ROBOT = load_robot(default_robot_file())
+MOUNT = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf')
+N = len(ROBOT.tendons)
+
+
+def wait_for(condition, timeout=5.0, what='condition'):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.005)
+    raise AssertionError(f'timed out after {timeout} s waiting for {what}')
+
+
+@pytest.fixture(params=['pty', 'tcp'])
+def rig(request, tmp_path):
+    """Both devices, on pseudo-terminals behind stable links or on TCP servers."""
+    if request.param == 'pty':
+        endpoints = PtyEndpoint(str(tmp_path / 'motors')), PtyEndpoint(str(tmp_path / 'sensor'))
+    else:
+        endpoints = TcpEndpoint(), TcpEndpoint()
+    with EmulatedRig(ROBOT, MOUNT, *endpoints, status_rate=100.0, sensor_rate=100.0,
+                     time_constant=0.02) as rig:
+        yield rig
+
+
+@pytest.fixture
+def motors(rig):
+    driver = MotorDriver(rig.path('motors'), N, ack_timeout=0.05).start()
+    wait_for(lambda: driver.connected, what='the motor link')
+    yield driver
+    driver.stop()
+
+
+def test_commands_reach_the_device_and_the_status_comes_back_in_si_units(rig, motors):
+    tensions = [2.0, 0.5, 0.25, 0.5]
+    seq = motors.command_tensions(tensions)
+    wait_for(lambda: motors.statistics()[1].last_acked_seq == seq, what='the ACK')
+    assert rig.motor.applied[-1] == motor.SetTensions(seq, tuple(tensions))
+
+    def settled():
+        # At rest on the target (a stalled motor also reports 0 m/s, but with a fault).
+        status = motors.status()
+        return status is not None and np.allclose(status.tensions, tensions, atol=5e-4) \
+            and np.all(status.velocities == 0.0) and not status.faults.any()
+    wait_for(settled, what='tensions to settle')
+    status = motors.status()
+    assert status.modes == (motor.TENSION,) * N
+    # The device's own state, quantised to the wire units (1 um, 1 mN).
+    np.testing.assert_allclose(status.displacements, rig.motor.displacements, atol=1e-6)
+    assert status.displacements[0] > 0.0 > status.displacements[2]   # t0 pulled in, t2 paid out
+
+    # Displacement mode: what tensions [1, 0.6, 0, 0] produce, with t2 and t3 paid out
+    # 0.5 mm further (slack). The motors must find the tensions; the slack spools report
+    # where they were sent.
+    reference = StaticsSolver(ROBOT).solve_tensions([1.0, 0.6, 0.0, 0.0])
+    targets = reference.tendon_displacements - [0.0, 0.0, 5e-4, 5e-4]
+    seq = motors.command_displacements(targets)
+    wait_for(lambda: motors.statistics()[1].last_acked_seq == seq, what='the ACK')
+    wait_for(lambda: np.all(motors.status().velocities == 0.0)
+             and np.allclose(motors.status().displacements, targets, atol=1e-6),
+             what='the displacements to settle')
+    status = motors.status()
+    assert status.modes == (motor.DISPLACEMENT,) * N and not status.faults.any()
+    np.testing.assert_allclose(status.tensions, [1.0, 0.6, 0.0, 0.0], atol=1e-3)
+    # The targets went over the wire rounded to 1 um; the tip moves up to ~L/offset = 17
+    # times that.
+    np.testing.assert_allclose(rig.plant.tip_position, reference.tip_position, atol=1e-5)
+    link, commands = motors.statistics()
+    assert link.bad_checksum == link.parse_errors == commands.naks == 0
+
+
+@pytest.mark.parametrize('rig', ['pty'], indirect=True)
+def test_tip_measurements_arrive_in_the_sensor_frame(rig):
+    sensor = TipSensorDriver(rig.path('sensor')).start()
+    try:
+        samples = wait_for(lambda: [s for s, _ in sensor.measurements()], what='samples')
+        tip_in_sensor = MOUNT.to_sensor(rig.plant.tip_position)
+        np.testing.assert_allclose(samples[-1].position, tip_in_sensor, atol=1e-6)
+        # The default mount looks back at the tip from 0.10 m beyond the straight rod's tip.
+        assert 0.05 < samples[-1].x < 0.15 and samples[-1].valid
+        _, counts = sensor.statistics()
+        assert counts.lost == 0 and counts.invalid == 0
+    finally:
+        sensor.stop()
+
+
+@pytest.mark.parametrize('rig', ['pty'], indirect=True)
+def test_damaged_frames_are_counted_exactly_and_the_stream_goes_on(rig, motors):
+    sensor = TipSensorDriver(rig.path('sensor')).start()
+    try:
+        wait_for(lambda: sensor.connected and motors.status() is not None, what='both links')
+        for thread in rig.threads.values():
+            # Damage only while both hosts are connected, so every damaged frame is received.
+            thread.output.faults = Faults(drop_byte=0.1, corrupt_checksum=0.1, garbage=0.2,
+                                          split=0.2, seed=thread.output.faults.seed)
+        time.sleep(1.0)
+        for thread in rig.threads.values():
+            thread.output.faults = Faults()
+        time.sleep(0.2)   # let the frames in flight arrive
+        for driver, thread in ((motors, rig.threads['motors']), (sensor, rig.threads['sensor'])):
+            link = driver.statistics()[0]
+            injected = thread.output.counts
+            assert injected.overflow_bytes == 0
+            assert injected.dropped_bytes > 0 and injected.corrupted_checksums > 0
+            assert injected.splits > 0 and injected.garbage_bytes > 0
+            assert link.bad_checksum == injected.dropped_bytes + injected.corrupted_checksums
+            assert link.parse_errors == 0   # splits and line noise cost no frame
+            assert link.bytes_dropped >= injected.garbage_bytes
+        seq = motors.command_tensions([1.0] * N)
+        wait_for(lambda: motors.statistics()[1].last_acked_seq == seq, what='the ACK')
+    finally:
+        sensor.stop()
+
+
+@pytest.mark.parametrize('rig', ['pty'], indirect=True)
+def test_a_command_damaged_on_the_way_is_refused_and_sent_again(rig, motors):
+    rig.threads['motors'].corrupt_next_input(2)
+    seq = motors.command_tensions([1.0, 1.0, 1.0, 1.0])
+    wait_for(lambda: motors.statistics()[1].last_acked_seq == seq, what='the ACK')
+    commands = motors.statistics()[1]
+    assert (commands.naks, commands.retransmits, commands.last_nak) == (2, 2, 'seq None: CHK')
+    assert [m.seq for m in rig.motor.applied] == [seq]
+
+
+def test_the_device_rejects_what_it_cannot_do():
+    device = MotorDriverDevice(Plant(ROBOT))
+    encode = device.protocol.encode
+    one_value = encode_frame(['TENA', '9', '1000'])    # one tension for four channels
+    assert device.receive(b'$TENA,9,1000*00\r\n' + one_value[:-4]) == [
+        encode(motor.Nak(None, motor.NAK_CHECKSUM))]
+    assert device.receive(one_value[-4:]) == [encode(motor.Nak(9, motor.NAK_CHANNEL))]
+    too_much = ROBOT.tendons[2].max_tension + 0.001
+    assert device.receive(encode(motor.SetTension(10, 2, too_much))) == [
+        encode(motor.Nak(10, motor.NAK_RANGE))]
+    assert device.receive(encode(motor.SetDisplacement(11, 4, 0.0))) == [
+        encode(motor.Nak(11, motor.NAK_CHANNEL))]
+    assert device.receive(encode(motor.Ack(3))) == [encode(motor.Nak(3, motor.NAK_FORMAT))]
+    assert device.receive(encode(motor.SetTension(12, 1, 2.0)) * 2) == [
+        encode(motor.Ack(12))] * 2
+    assert list(device.applied) == [motor.SetTension(12, 1, 2.0)]   # the repeat is not applied
+    assert device.counts == {'received': 5, 'applied': 1, 'rejected': 5}
+
+
+def test_reconnect_resends_the_last_command_once_and_never_applies_it_twice(rig, motors):
+    first = motors.command_tensions([1.5, 0.5, 0.5, 0.5])
+    wait_for(lambda: motors.statistics()[1].last_acked_seq == first, what='the ACK')
+    rig.disconnect('motors', down_time=0.3)
+    wait_for(lambda: not motors.connected, what='the link to drop')
+    wait_for(lambda: motors.connected, what='the link to come back')
+    wait_for(lambda: motors.statistics()[1].retransmits >= 1, what='the re-send')
+    time.sleep(0.1)
+    link, commands = motors.statistics()
+    assert link.reconnects == 1
+    # Every frame written reached the device: the first one, the re-send after the
+    # reconnect, and any re-send after an ACK timeout (a loaded machine).
+    assert [m.seq for m in rig.motor.received].count(first) == 1 + commands.retransmits
+    assert [m.seq for m in rig.motor.applied].count(first) == 1
+
+
+def test_setpoints_issued_while_unplugged_arrive_once_after_reconnect(rig, motors):
+    first = motors.command_tensions([1.0, 1.0, 1.0, 1.0])
+    wait_for(lambda: motors.statistics()[1].last_acked_seq == first, what='the ACK')
+    rig.disconnect('motors', down_time=0.4)
+    wait_for(lambda: not motors.connected, what='the link to drop')
+    superseded = motors.command_tensions([3.0, 1.0, 1.0, 1.0])
+    newest = motors.command_tensions([4.0, 1.0, 1.0, 1.0])
+    assert motors.statistics()[1].superseded == 1
+    wait_for(lambda: motors.statistics()[1].last_acked_seq == newest, timeout=5.0,
+             what='the newest setpoint to be acknowledged')
+    time.sleep(0.1)
+    applied = [m.seq for m in rig.motor.applied]
+    assert applied[-2:] == [first, newest] and superseded not in applied
+    assert len(applied) == len(set(applied))
+    assert motors.statistics()[0].reconnects == 1
+    wait_for(lambda: np.allclose(motors.status().tensions, [4.0, 1, 1, 1], atol=2e-3),
+             what='the status after reconnect')

@@ -1,0 +1,77 @@
+"""``tendon-robot-sim emulate`` as a user runs it: a process serving pseudo-terminals."""
+
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tendon_robot_sim.cli import main
+from tendon_robot_sim.protocol.drivers import MotorDriver, TipSensorDriver
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def wait_for(condition, timeout=10.0, what='condition'):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError(f'timed out after {timeout} s waiting for {what}')
+
+
+def test_emulate_prints_its_ports_and_pulling_a_tendon_moves_the_measured_tip():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'tendon_robot_sim.cli', 'emulate', '--duration', '60',
+         '--noise', '0', '--time-constant', '0.01'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        ports = {}
+        for line in process.stdout:
+            if line.startswith('emulating'):
+                break
+            device, _, path = line.strip().partition(': ')
+            ports[device] = path
+        assert set(ports) == {'motors', 'sensor'} and all(Path(p).exists() for p in ports.values())
+        motors = MotorDriver(ports['motors'], 4).start()
+        sensor = TipSensorDriver(ports['sensor']).start()
+        try:
+            wait_for(lambda: motors.status() is not None, what='motor status')
+            before = wait_for(sensor.measurements, what='a tip sample')[-1][0]
+            seq = motors.command_tensions([2.0, 0.0, 0.0, 0.0])
+            wait_for(lambda: motors.statistics()[1].last_acked_seq == seq, what='the ACK')
+            wait_for(lambda: motors.status().tensions[0] == 2.0, what='the tension')
+            time.sleep(0.1)
+            after = sensor.measurements()[-1][0]
+        finally:
+            motors.stop()
+            sensor.stop()
+        # t0 runs along base.normal (+z); the sensor (yawed by pi about z) keeps z: pulling
+        # t0 lifts the tip, against gravity, in both frames.
+        assert after.z - before.z > 0.01
+        assert after.valid and after.count > before.count
+        process.send_signal(signal.SIGINT)   # Ctrl-C: a summary and exit code 0
+        out, err = process.communicate(timeout=15)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert 'done: 1 commands received, 1 applied, 0 rejected' in out
+
+
+@pytest.mark.parametrize('argv, message', [
+    (['--motors', 'tcp:not-a-port'], "--motors: port 'tcp:not-a-port'"),
+    (['--sensor', '/nonexistent/tty'], "--sensor: port '/nonexistent/tty'"),
+    (['--garbage', '2'], '--garbage: must be a probability in [0, 1]'),
+    (['--status-rate', '0'], '--status-rate: must be > 0 Hz'),
+])
+def test_emulate_rejects_bad_arguments_with_one_line(argv, message, capsys):
+    assert main(['emulate', '--duration', '0.1', *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('tendon-robot-sim emulate: error: ') and message in err
+    assert err.count('\n') == 1

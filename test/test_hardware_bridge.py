@@ -1,0 +1,298 @@
+"""Hardware bridge node against the emulated devices: real rclpy, real pseudo-terminals."""
+
+import math
+import threading
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PointStamped
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+
+from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.emulator.devices import Faults
+from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.nodes.hardware_bridge_node import HardwareBridgeNode
+from tendon_robot_sim.protocol import motor
+from tendon_robot_sim.protocol.mounting import sensor_mount
+from tendon_robot_sim.ros import topics
+
+ROBOT = load_robot(default_robot_file())
+NAMES = ROBOT.tendon_names
+MIN_TENSION = 0.5        # N, the bridge's pretension in these tests
+WATCHDOG = 0.4           # s
+LIMITS = (-0.01, 0.02)   # m, displacement limits
+
+
+def wait_for(condition, timeout=5.0, what='condition'):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.005)
+    raise AssertionError(f'timed out after {timeout} s waiting for {what}')
+
+
+class Probe(Node):
+    """Plays the controller (a setpoint stream at 20 Hz) and records what the bridge says."""
+
+    def __init__(self, context):
+        super().__init__('probe', context=context)
+        self.setpoint: JointState | None = None   # streamed while not None
+        self.published: list[tuple[float, JointState]] = []
+        self.states: list[JointState] = []
+        self.tips: list[PointStamped] = []
+        self.diagnostics: list[DiagnosticArray] = []
+        self.pub = self.create_publisher(JointState, topics.TENDON_SETPOINT.name,
+                                         topics.TENDON_SETPOINT.qos)
+        self.create_subscription(JointState, topics.TENDON_STATE.name, self.states.append,
+                                 topics.TENDON_STATE.qos)
+        self.create_subscription(PointStamped, topics.TIP_MEASURED.name, self.tips.append,
+                                 topics.TIP_MEASURED.qos)
+        self.create_subscription(DiagnosticArray, topics.DIAGNOSTICS.name, self.diagnostics.append,
+                                 topics.DIAGNOSTICS.qos)
+        self.stop = self.create_client(Trigger, 'hardware_bridge/stop')
+        self.resume = self.create_client(Trigger, 'hardware_bridge/resume')
+        self.create_timer(0.05, self._stream)
+
+    def _stream(self):
+        if self.setpoint is not None:
+            self.publish(self.setpoint)
+
+    def publish(self, msg: JointState):
+        self.published.append((time.monotonic(), msg))
+        self.pub.publish(msg)
+
+    def call(self, client) -> Trigger.Response:
+        assert client.wait_for_service(timeout_sec=5.0)
+        future = client.call_async(Trigger.Request())
+        return wait_for(lambda: future.result(), what=f'{client.srv_name} to answer')
+
+    def diagnostic(self, name: str, after: float = 0.0) -> dict:
+        """Values of the newest status called ``name`` published after ``after`` (ROS s)."""
+        for array in reversed(self.diagnostics):
+            stamp = array.header.stamp.sec + array.header.stamp.nanosec * 1e-9
+            for status in array.status:
+                if status.name.endswith(name) and stamp > after:
+                    return {'level': status.level, 'message': status.message,
+                            **{kv.key: kv.value for kv in status.values}}
+        return {}
+
+
+def tensions(**by_name) -> JointState:
+    return JointState(name=list(by_name), effort=[float(v) for v in by_name.values()])
+
+
+@pytest.fixture
+def rig(tmp_path):
+    with EmulatedRig(ROBOT, sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf'),
+                     PtyEndpoint(str(tmp_path / 'motors')), PtyEndpoint(str(tmp_path / 'sensor')),
+                     time_constant=0.02) as rig:
+        yield rig
+
+
+@pytest.fixture
+def ros(rig):
+    """The bridge on the emulator's ports and a probe, spinning in a background thread."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    bridge = HardwareBridgeNode(context=context, parameter_overrides=[
+        Parameter('motor_port', value=rig.path('motors')),
+        Parameter('sensor_port', value=rig.path('sensor')),
+        Parameter('min_tension', value=MIN_TENSION),
+        Parameter('min_displacement', value=LIMITS[0]),
+        Parameter('max_displacement', value=LIMITS[1]),
+        Parameter('watchdog_timeout', value=WATCHDOG),
+        Parameter('diagnostics_rate', value=5.0),
+        Parameter('ack_timeout', value=0.05),
+        Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe(context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(bridge)
+    executor.add_node(probe)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    yield bridge, probe
+    executor.shutdown()
+    spinner.join(5.0)
+    probe.destroy_node()
+    bridge.destroy_node()
+    rclpy.try_shutdown(context=context)
+
+
+def last_applied(rig):
+    return rig.motor.applied[-1] if rig.motor.applied else None
+
+
+def applied_tensions(rig):
+    """Tensions of the last command the device applied, if it was a tension command."""
+    command = last_applied(rig)
+    return command.tensions if isinstance(command, motor.SetTensions) else None
+
+
+def test_setpoint_goes_to_the_device_and_state_and_tip_come_back(rig, ros):
+    bridge, probe = ros
+    # Names in another order than the robot's: the bridge sorts them into channels.
+    probe.setpoint = tensions(t3=0.5, t2=0.75, t1=0.5, t0=2.0)
+    wanted = (2.0, 0.5, 0.75, 0.5)
+    wait_for(lambda: applied_tensions(rig) == wanted, what='the device to apply the setpoint')
+
+    def settled_state():
+        return probe.states and np.allclose(probe.states[-1].effort, wanted, atol=2e-3) \
+            and np.allclose(probe.states[-1].velocity, 0.0, atol=1e-4)
+    wait_for(settled_state, what='tendon/state to settle')
+    state = probe.states[-1]
+    assert list(state.name) == NAMES
+    # The device's state, through the wire (1 um, 1 mN) and back in SI units.
+    np.testing.assert_allclose(state.position, rig.motor.displacements, atol=1.5e-6)
+    # Independently: the statics of the robot under the commanded tensions.
+    reference = StaticsSolver(ROBOT).solve_tensions(wanted)
+    np.testing.assert_allclose(state.position, reference.tendon_displacements, atol=2e-6)
+
+    time.sleep(0.1)
+    tip = probe.tips[-1]
+    assert tip.header.frame_id == ROBOT.base.frame_id
+    np.testing.assert_allclose([tip.point.x, tip.point.y, tip.point.z],
+                               reference.tip_position, atol=3e-6)
+    now = bridge.get_clock().now().nanoseconds * 1e-9
+    stamp = tip.header.stamp.sec + tip.header.stamp.nanosec * 1e-9
+    assert 0.0 <= now - stamp < 0.5
+
+    # Displacement mode (position instead of effort): what [1, 0.6, 0, 0] N produce, with
+    # t2 and t3 paid out 0.5 mm further, so that they hang slack.
+    targets = StaticsSolver(ROBOT).solve_tensions([1.0, 0.6, 0.0, 0.0]).tendon_displacements \
+        - [0.0, 0.0, 5e-4, 5e-4]
+    probe.setpoint = JointState(name=NAMES, position=targets.tolist())
+    wait_for(lambda: isinstance(last_applied(rig), motor.SetDisplacements),
+             what='a displacement command')
+    np.testing.assert_allclose(last_applied(rig).displacements, targets, atol=5e-7)
+    wait_for(lambda: np.allclose(probe.states[-1].position, targets, atol=1e-6)
+             and np.allclose(probe.states[-1].effort, [1.0, 0.6, 0.0, 0.0], atol=1e-3),
+             what='the displacements to settle')
+
+    # A motor fault turns the motor diagnostics to ERROR, naming the tendon and the fault.
+    rig.motor.inject_fault(1, motor.FAULT_ENCODER)
+    after = bridge.get_clock().now().nanoseconds * 1e-9 + 0.1
+    motors = wait_for(lambda: probe.diagnostic('motor driver', after), what='diagnostics')
+    assert motors['level'] == b'\x02' and motors['faults t1'] == 'encoder'
+
+
+def test_bad_setpoints_never_reach_the_wire(rig, ros):
+    bridge, probe = ros
+    good = tensions(t0=1.0, t1=1.0, t2=1.0, t3=1.0)
+    probe.setpoint = good
+    wait_for(lambda: applied_tensions(rig) == (1.0,) * 4, what='the first setpoint')
+    bad = [
+        tensions(t0=math.nan, t1=1.0, t2=1.0, t3=1.0),
+        tensions(t0=1.0, t1=math.inf, t2=1.0, t3=1.0),
+        tensions(t0=1.0, t1=1.0, t2=1.0, t9=1.0),                       # unknown name
+        tensions(t0=1.0, t1=1.0, t2=1.0),                               # a tendon missing
+        JointState(name=NAMES, effort=[1.0, 1.0, 1.0]),                 # wrong length
+        JointState(name=NAMES, effort=[1.0] * 4, position=[0.0] * 4),   # both modes
+        JointState(name=NAMES),                                         # neither
+        JointState(name=NAMES, position=[0.0, math.nan, 0.0, 0.0]),
+    ]
+    # The good setpoint keeps streaming (so the watchdog stays quiet); being unchanged, it
+    # is not sent again. The bad ones come in between.
+    received = rig.motor.counts['received']
+    for msg in bad:
+        probe.publish(msg)
+        time.sleep(0.05)
+    time.sleep(0.2)
+    assert rig.motor.counts['received'] == received, 'a rejected setpoint reached the wire'
+
+    # Out of range: clamped before the wire.
+    probe.setpoint = tensions(t0=50.0, t1=-1.0, t2=0.2, t3=3.0)
+    clamped = (ROBOT.tendons[0].max_tension, MIN_TENSION, MIN_TENSION, 3.0)
+    wait_for(lambda: applied_tensions(rig) == clamped, what='clamped tensions')
+    probe.setpoint = JointState(name=NAMES, position=[0.5, -0.5, 0.001, 0.0])
+    wait_for(lambda: isinstance(last_applied(rig), motor.SetDisplacements)
+             and last_applied(rig).displacements == (LIMITS[1], LIMITS[0], 0.001, 0.0),
+             what='clamped displacements')
+    for command in rig.motor.received:
+        if isinstance(command, motor.SetTensions):
+            assert all(MIN_TENSION <= t <= 20.0 for t in command.tensions), command
+        else:
+            assert all(LIMITS[0] <= d <= LIMITS[1] for d in command.displacements), command
+    assert not rig.motor.rejected
+    after = bridge.get_clock().now().nanoseconds * 1e-9
+    safety = wait_for(lambda: probe.diagnostic('safety', after), what='diagnostics')
+    assert safety['rejected_setpoints'] == str(len(bad))
+    assert int(safety['clamped_setpoints']) >= 2
+
+
+def test_damaged_frames_and_a_disconnect_are_survived(rig, ros):
+    bridge, probe = ros
+    for thread in rig.threads.values():
+        thread.output.faults = Faults(drop_byte=0.1, corrupt_checksum=0.1, garbage=0.1,
+                                      split=0.2, seed=thread.output.faults.seed)
+    probe.setpoint = tensions(t0=1.5, t1=1.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (1.5, 1.0, 1.0, 1.0), what='setpoint A')
+    rig.disconnect('motors', down_time=0.5)
+    rig.disconnect('sensor', down_time=0.5)
+    wait_for(lambda: not bridge.motors.connected, what='the bridge to notice')
+    probe.setpoint = tensions(t0=2.5, t1=1.0, t2=1.0, t3=1.0)   # issued while unplugged
+    wait_for(lambda: bridge.motors.connected and bridge.sensor.connected, timeout=5.0,
+             what='both links back')
+    wait_for(lambda: applied_tensions(rig) == (2.5, 1.0, 1.0, 1.0), what='setpoint B')
+    applied = [m.seq for m in rig.motor.applied]
+    assert len(applied) == len(set(applied)), 'a command was applied twice'
+    assert [m.tensions for m in rig.motor.applied].count((2.5, 1.0, 1.0, 1.0)) == 1
+
+    states, tips = len(probe.states), len(probe.tips)
+    wait_for(lambda: np.allclose(probe.states[-1].effort, (2.5, 1, 1, 1), atol=2e-3),
+             what='tendon/state after the reconnect')
+    wait_for(lambda: len(probe.tips) > tips + 10 and len(probe.states) > states + 10,
+             what='the streams to resume')
+    after = bridge.get_clock().now().nanoseconds * 1e-9
+    motors = wait_for(lambda: probe.diagnostic('motor driver', after), what='diagnostics')
+    sensor = probe.diagnostic('tip sensor', after)
+    assert motors['state'] == sensor['state'] == 'connected'
+    assert motors['reconnects'] == sensor['reconnects'] == '1'
+    assert int(motors['bad_checksum']) > 0 and int(sensor['bad_checksum']) > 0
+    assert int(sensor['bytes_dropped']) > 0
+
+
+def test_watchdog_commands_the_safe_state(rig, ros):
+    bridge, probe = ros
+    probe.setpoint = tensions(t0=3.0, t1=1.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (3.0, 1.0, 1.0, 1.0), what='the setpoint')
+    probe.setpoint = None
+    last_sent = probe.published[-1][0]
+    safe = (MIN_TENSION,) * 4
+    wait_for(lambda: applied_tensions(rig) == safe, timeout=3.0, what='the safe state')
+    fired = time.monotonic()
+    assert WATCHDOG <= fired - last_sent < WATCHDOG + 0.3
+    after = bridge.get_clock().now().nanoseconds * 1e-9
+    safety = wait_for(lambda: probe.diagnostic('safety', after), what='diagnostics')
+    assert safety['watchdog_tripped'] == 'True' and safety['level'] == b'\x01'
+    # Setpoints re-arm it.
+    probe.setpoint = tensions(t0=2.0, t1=1.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (2.0, 1.0, 1.0, 1.0), what='control again')
+
+
+def test_stop_relaxes_every_tendon_until_resume(rig, ros):
+    bridge, probe = ros
+    probe.setpoint = tensions(t0=3.0, t1=2.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (3.0, 2.0, 1.0, 1.0), what='the setpoint')
+    response = probe.call(probe.stop)
+    assert response.success
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the safe state')
+    count = rig.motor.counts['applied']
+    probe.setpoint = tensions(t0=4.0, t1=2.0, t2=1.0, t3=1.0)
+    time.sleep(0.3)
+    assert rig.motor.counts['applied'] == count, 'a setpoint went through while stopped'
+    wait_for(lambda: np.allclose(probe.states[-1].effort, MIN_TENSION, atol=2e-3),
+             what='the tendons to relax')
+    assert probe.call(probe.resume).success
+    wait_for(lambda: applied_tensions(rig) == (4.0, 2.0, 1.0, 1.0), what='control again')

@@ -1,0 +1,88 @@
+"""`tendon-robot-sim launch hardware` against the emulator, as a user runs it from a clone.
+
+The emulator serves pseudo-terminals (in this process), the launcher starts the
+bridge and the tension controller as processes on them, and a probe commands a
+tension and watches the measured tip come back in the base frame.
+"""
+
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+
+from geometry_msgs.msg import PointStamped
+import numpy as np
+import rclpy
+from sensor_msgs.msg import JointState
+
+import tendon_robot_sim
+from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.protocol import motor
+from tendon_robot_sim.protocol.mounting import sensor_mount
+from tendon_robot_sim.ros import topics
+
+
+def spin_until(node, condition, what: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f'timed out after {timeout:g} s waiting for {what}'
+        rclpy.spin_once(node, timeout_sec=0.05)
+
+
+def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp_path):
+    robot = load_robot(default_robot_file())
+    rig = EmulatedRig(robot, sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf'),
+                      PtyEndpoint(str(tmp_path / 'motors')), PtyEndpoint(str(tmp_path / 'sensor')),
+                      time_constant=0.02).start()
+    env = dict(os.environ)
+    root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
+    log = tmp_path / 'launch.log'
+    with open(log, 'w') as out:
+        launcher = subprocess.Popen(
+            [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'hardware',
+             '--arg', f'motor_port:={rig.path("motors")}',
+             '--arg', f'sensor_port:={rig.path("sensor")}', '--arg', 'rviz:=false'],
+            env=env, stdout=out, stderr=subprocess.STDOUT)
+    rclpy.init()
+    node = rclpy.create_node('hardware_probe')
+    try:
+        tips: list[PointStamped] = []
+        node.create_subscription(PointStamped, topics.TIP_MEASURED.name, tips.append,
+                                 topics.TIP_MEASURED.qos)
+        command = node.create_publisher(JointState, topics.TENDON_COMMAND.name,
+                                        topics.COMMAND_QOS)
+        spin_until(node, lambda: tips and command.get_subscription_count() >= 1,
+                   'the launched stack')
+        resting = tips[-1].point.z
+        # user -> controller process -> bridge process -> serial -> emulated motors
+        command.publish(JointState(name=['t0'], effort=[3.0]))
+        spin_until(node, lambda: rig.motor.applied and isinstance(
+            rig.motor.applied[-1], motor.SetTensions) and rig.motor.applied[-1].tensions[0] == 3.0,
+            'the motors to get 3 N on t0')
+        # The controller sends 0 N for the others: the bridge raises them to the pretension.
+        assert rig.motor.applied[-1].tensions[1:] == (0.5, 0.5, 0.5)
+        spin_until(node, lambda: np.allclose(
+            [tips[-1].point.x, tips[-1].point.y, tips[-1].point.z], rig.plant.tip_position,
+            atol=3e-6) and rig.motor.tensions[0] == 3.0, 'the measured tip to settle')
+        assert tips[-1].header.frame_id == robot.base.frame_id
+        assert tips[-1].point.z - resting > 0.05   # pulling t0 (on +z) lifts the tip
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+        launcher.send_signal(signal.SIGINT)
+        try:
+            code = launcher.wait(timeout=20.0)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+            raise
+        finally:
+            rig.stop()
+    assert code == 0, log.read_text()
+    # On shutdown the bridge leaves every tendon at the pretension.
+    assert rig.motor.applied[-1] == motor.SetTensions(rig.motor.applied[-1].seq, (0.5,) * 4)
