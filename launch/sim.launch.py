@@ -1,7 +1,7 @@
 """Simulation stack: simulator, tension controller, robot_state_publisher, RViz.
 
-    ros2 launch tendon_robot_sim sim.launch.py [robot:=FILE] [rviz:=true|false]
-        [use_sim_time:=true|false] [namespace:=NS]
+    ros2 launch tendon_robot_sim sim.launch.py [robot:=FILE] [mode:=dynamic|quasi_static]
+        [rviz:=true|false] [use_sim_time:=true|false] [namespace:=NS]
 
 Nodes, parameter files and launch arguments are defined once, in
 ``tendon_robot_sim/stack.py`` (``STACKS['sim']``); ``tendon-robot-sim launch sim``

@@ -114,6 +114,9 @@ NAMESPACE = LaunchArgument(
 USE_SIM_TIME = LaunchArgument(
     'use_sim_time', 'false', 'true: the simulator publishes /clock and every other node runs '
     'on simulated time (use it when the simulation is slower than real time)', kind=bool)
+MODE = LaunchArgument(
+    'mode', 'dynamic', 'simulator model: dynamic (PyElastica rod dynamics) or quasi_static '
+    '(statics solver: equilibrium on each setpoint, also accepts displacement setpoints)')
 RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz', kind=bool)
 
 ROBOT_STATE_PUBLISHER = NodeEntry(
@@ -134,7 +137,8 @@ SIMULATOR = NodeEntry(
     module='tendon_robot_sim.nodes.simulator_node',
     parameter_files=(ShareFile('config/sim.yaml'),),
     # The simulator is the clock source: it never runs on sim time itself.
-    parameters={'robot_file': Arg('robot'), 'publish_clock': Arg('use_sim_time')})
+    parameters={'robot_file': Arg('robot'), 'mode': Arg('mode'),
+                'publish_clock': Arg('use_sim_time')})
 
 TENSION_CONTROLLER = NodeEntry(
     name='tension_controller', package=PACKAGE_NAME, executable='tension_controller_node',
@@ -166,7 +170,7 @@ STACKS: dict[str, Stack] = {
         name='sim',
         description='simulated robot: simulator, tension controller, robot_state_publisher, '
                     'RViz',
-        arguments=(ROBOT, RVIZ, USE_SIM_TIME, NAMESPACE),
+        arguments=(ROBOT, MODE, RVIZ, USE_SIM_TIME, NAMESPACE),
         nodes=(SIMULATOR, TENSION_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE),
     ),
     'hardware': Stack(

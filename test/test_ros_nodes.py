@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 import pytest
-import rclpy
 from rcl_interfaces.msg import Log
+import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -377,9 +377,10 @@ def test_parameters_have_ranges_and_read_only_flags(stack):
 
 
 def test_unknown_mode_is_refused_with_the_allowed_ones(stack):
-    with pytest.raises(ConfigurationError, match=r"mode: must be one of \['dynamic'\]"):
+    with pytest.raises(ConfigurationError,
+                       match=r"mode: must be one of \['dynamic', 'quasi_static'\]"):
         SimulatorNode(namespace='refused',
-                      parameter_overrides=[Parameter('mode', value='quasi_static')])
+                      parameter_overrides=[Parameter('mode', value='kinematic')])
 
 
 def test_rejection_warnings_are_throttled(stack, robot_file):

@@ -1,12 +1,27 @@
-"""ROS 2 node that runs the dynamic tendon-robot simulation.
+"""ROS 2 node that simulates the tendon robot, dynamically or quasi-statically.
 
-Subscribes ``tendon/setpoint`` (tensions in ``effort``, N) and publishes
-``tendon/state``, ``tip/pose``, ``backbone/markers``, ``/tf`` and, when
-``publish_clock`` is set, ``/clock``. Services ``~/reset`` (std_srvs/Trigger)
-and ``~/pause`` (std_srvs/SetBool).
+Subscribes ``tendon/setpoint`` and publishes ``tendon/state``, ``tip/pose``,
+``backbone/markers``, ``/tf`` and, when ``publish_clock`` is set, ``/clock``.
+Services ``~/reset`` (std_srvs/Trigger) and ``~/pause`` (std_srvs/SetBool).
+The ``mode`` parameter chooses the model behind the same topics:
 
-Two timers on the steady clock do the work (so the node never waits for a
-``/clock`` it publishes itself):
+``dynamic``
+    Cosserat rod dynamics (:class:`~tendon_robot_sim.core.simulator.TendonSimulator`)
+    driven by the tensions of the latest setpoint (``effort``, N).
+``quasi_static``
+    A sequence of static equilibria (:class:`~tendon_robot_sim.core.statics.StaticsSolver`,
+    model ``statics_model``), one solved on receipt of each setpoint: tensions
+    (``effort``, N) or, when ``effort`` is empty, displacements (``position``, m pulled
+    in; the tensions are solved for and must stay within ``max_tension``). A setpoint
+    the solver rejects or cannot solve is reported and the last equilibrium stays
+    published. There is no simulated time: no physics timer, no ``/clock``
+    (``publish_clock`` must be false), wall-clock stamps, tendon velocity 0.
+    ``~/reset`` returns to the zero-tension equilibrium (sagging under gravity);
+    while paused, setpoints are ignored (not applied later).
+
+The publishing timer runs in both modes; in ``dynamic`` mode two timers on the
+steady clock do the work (so the node never waits for a ``/clock`` it publishes
+itself):
 
 * physics, at ``physics_rate``: advances the simulation so that simulated time
   follows the wall clock times ``real_time_factor``. A tick stops after
@@ -28,9 +43,7 @@ import math
 import time
 
 import numpy as np
-import rclpy
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import SetBool, Trigger
@@ -38,14 +51,17 @@ from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.core.simulator import InputError, SimulationDiverged, TendonSimulator
+from tendon_robot_sim.core.statics import (ConvergenceError, MODELS as STATICS_MODELS,
+                                           StaticsError, StaticsInputError, StaticsSolver)
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import (BackboneMarkers, tendon_state_msg,
-                                           tensions_from_joint_state, time_msg, tip_pose_msg,
-                                           transforms_msg)
+from tendon_robot_sim.ros.messages import (BackboneMarkers, displacements_from_joint_state,
+                                           tendon_state_msg, tensions_from_joint_state,
+                                           time_msg, tip_pose_msg, transforms_msg)
 from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
+from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'simulator'
-MODES = ('dynamic',)   # the statics issue adds 'quasi_static'
+MODES = ('dynamic', 'quasi_static')
 # Fraction of a physics period a tick may spend stepping; the rest is left to
 # the publishing timer and the services in the same single-threaded executor.
 PHYSICS_BUDGET = 0.8
@@ -63,27 +79,35 @@ PARAMS = (
     Param('robot_file', '', '', 'robot description YAML file; empty: the package default '
           'config/robot.yaml'),
     Param('mode', 'dynamic', '', 'simulation model: dynamic = Cosserat rod dynamics '
-          '(PyElastica) driven by tendon tensions', choices=MODES),
-    Param('dt', 0.0, 's', 'physics time step; 0: the simulator chooses a stable step',
-          range=(0.0, 1e-3)),
+          '(PyElastica) driven by tendon tensions; quasi_static = the static equilibrium '
+          '(statics_model) of each setpoint, tensions or displacements, solved on receipt',
+          choices=MODES),
+    Param('statics_model', 'discrete', '', 'model of mode quasi_static: discrete = static '
+          'twin of the dynamic model (tendons straight between vertebrae), cosserat = '
+          'Rucker & Webster rod with continuously routed tendons, kirchhoff = the same '
+          'without shear and extension', choices=STATICS_MODELS),
+    Param('dt', 0.0, 's', 'physics time step; 0: the simulator chooses a stable step '
+          '(dynamic mode)', range=(0.0, 1e-3)),
     Param('physics_rate', 50.0, 'Hz', 'rate of the physics timer that advances the '
-          'simulation to match the wall clock', range=(1.0, 1000.0)),
+          'simulation to match the wall clock (dynamic mode)', range=(1.0, 1000.0)),
     Param('real_time_factor', 1.0, '', 'target simulated seconds per wall-clock second '
-          '(the simulation runs slower when it cannot keep up)', range=(0.01, 100.0),
-          read_only=False),
+          '(the simulation runs slower when it cannot keep up; dynamic mode)',
+          range=(0.01, 100.0), read_only=False),
     Param('publish_rate', 50.0, 'Hz', 'rate of tendon/state, tip/pose, backbone/markers and '
           '/tf in wall-clock time; with publish_clock also at most this many per simulated '
           'second', range=(1.0, 500.0)),
     Param('publish_clock', False, '', 'publish simulated time on /clock and stamp messages '
-          'with it, for nodes with use_sim_time'),
+          'with it, for nodes with use_sim_time; dynamic mode only (quasi_static has no '
+          'simulated time, stamps with the wall clock and refuses true)'),
     Param('tip_frame', 'tip_link', '', 'frame id of the tip; the parent is the base frame '
           'of the robot description (base.frame_id)'),
     Param('vertebra_frame_prefix', 'vertebra_', '', 'vertebra i is published as frame '
           '<prefix><i>, i = 0 nearest the base'),
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'tendon setpoints to apply '
-          '(effort = tension)'),
-    Param('state_topic', topics.TENDON_STATE.name, '', 'tendon displacement, velocity and '
-          'tension'),
+          '(effort = tension; in mode quasi_static, position = displacement when effort is '
+          'empty)'),
+    Param('state_topic', topics.TENDON_STATE.name, '', 'tendon displacement, velocity (0 in '
+          'mode quasi_static) and tension'),
     Param('tip_pose_topic', topics.TIP_POSE.name, '', 'tip pose in the base frame'),
     Param('markers_topic', topics.BACKBONE_MARKERS.name, '', 'backbone, disc and tendon '
           'markers'),
@@ -115,11 +139,23 @@ class SimulatorNode(Node):
 
     def _configure(self) -> None:
         self.config = config = declare(self, PARAMS)
+        self.quasi_static = config.mode == 'quasi_static'
+        if self.quasi_static and config.publish_clock:
+            raise ConfigurationError(
+                'parameter publish_clock: mode quasi_static has no simulated time to publish '
+                'on /clock; set it false (launch argument use_sim_time:=false)')
         robot_file = config.robot_file or str(default_robot_file())
+        # Exactly one of the two models: sim (dynamic) or statics (quasi_static).
+        self.sim = self.statics = None
         try:
             self.robot = load_robot(robot_file)
-            self.sim = TendonSimulator(self.robot, dt=config.dt or None)
-        except (RobotDescriptionError, InputError) as error:
+            if self.quasi_static:
+                self.statics = StaticsSolver(self.robot, model=config.statics_model)
+                # where ~/reset returns: zero tension (sagging under gravity)
+                self._rest = self.statics.solve_tensions(np.zeros(len(self.robot.tendons)))
+            else:
+                self.sim = TendonSimulator(self.robot, dt=config.dt or None)
+        except (RobotDescriptionError, InputError, StaticsError) as error:
             raise ConfigurationError(str(error)) from None
         self.base_frame = self.robot.base.frame_id
         self.markers = BackboneMarkers(self.robot, config.disc_margin, config.disc_thickness)
@@ -145,7 +181,7 @@ class SimulatorNode(Node):
         # Simulated seconds since the node started, never reset (clock and stamps).
         self.sim_clock = 0.0
         self.paused = False
-        self._state = self.sim.state()
+        self._state = self._rest if self.quasi_static else self.sim.state()
         self._previous = None          # (time, displacements) at the last publish
         self._step_cost = INITIAL_STEP_COST   # s of wall time per physics step
         self._anchor()
@@ -153,29 +189,62 @@ class SimulatorNode(Node):
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.physics_period = 1.0 / config.physics_rate
-        self.physics_timer = self.create_timer(self.physics_period, self._on_physics_tick,
-                                               clock=steady)
+        self.physics_timer = (None if self.quasi_static else self.create_timer(
+            self.physics_period, self._on_physics_tick, clock=steady))
         self.publish_period = 1.0 / config.publish_rate
         self._last_publish = None       # sim_clock at the last publish
         self.publish_timer = self.create_timer(self.publish_period, self._on_publish_tick,
                                                clock=steady)
+        model = (f'{config.statics_model} statics' if self.quasi_static
+                 else f'dt {self.sim.dt:.3g} s')
         self.get_logger().info(
             f'simulating {self.robot.name!r} from {robot_file} (mode {config.mode}, '
-            f'dt {self.sim.dt:.3g} s, {len(self.robot.tendons)} tendons '
-            f'{self.robot.tendon_names}); setpoints on {self.setpoint_sub.topic_name}')
+            f'{model}, {len(self.robot.tendons)} tendons {self.robot.tendon_names}); '
+            f'setpoints on {self.setpoint_sub.topic_name}')
 
     # ------------------------------------------------------------------ input
 
     def _on_setpoint(self, msg) -> None:
-        if not msg.effort and msg.position:
-            self._reject('it has positions but no efforts: displacement setpoints need the '
-                         'displacement controller or the quasi_static mode; this simulator '
-                         f'runs in mode {self.config.mode!r} and applies tensions (effort, N)')
+        displacements = bool(msg.position) and not msg.effort
+        if self.quasi_static:
+            if not self.paused:
+                self._solve(msg, displacements)
+            return
+        if displacements:
+            self._reject('it has positions but no efforts: displacement setpoints need '
+                         'mode:=quasi_static (or a displacement controller); in mode '
+                         "'dynamic' this simulator applies tensions (effort, N)")
             return
         try:
             self.sim.set_tensions(tensions_from_joint_state(msg))
         except InputError as error:
             self._reject(str(error))
+
+    def _solve(self, msg, displacements: bool) -> None:
+        """Quasi-static mode: publish the equilibrium of ``msg`` from now on, or keep the
+        last one if ``msg`` is rejected."""
+        try:
+            if displacements:
+                state = self.statics.solve_displacements(displacements_from_joint_state(msg))
+                # Position control must not pull harder than the tendons allow (what
+                # TendonSimulator.set_tensions enforces for tension setpoints).
+                over = np.flatnonzero(state.tensions > self.robot.max_tensions)
+                if over.size:
+                    i = over[0]
+                    self._reject(
+                        f'position[{self.robot.tendon_names[i]}]: the equilibrium needs '
+                        f'{state.tensions[i]:.4g} N, above max_tension = '
+                        f'{self.robot.max_tensions[i]:g} N')
+                    return
+            else:
+                state = self.statics.solve_tensions(tensions_from_joint_state(msg))
+        except (InputError, StaticsInputError) as error:
+            self._reject(str(error))
+        except ConvergenceError as error:
+            self._reject(f'{error}; still publishing the last equilibrium '
+                         f'(scaled residual {error.residual:.3g})')
+        else:
+            self._state = state
 
     def _reject(self, reason: str) -> None:
         self.get_logger().warning(f'rejected tendon setpoint: {reason}',
@@ -242,8 +311,11 @@ class SimulatorNode(Node):
         self._speed_window = (now, self.sim_clock)
 
     def _reset(self) -> None:
-        self.sim.reset()
-        self._state = self.sim.state()
+        if self.quasi_static:
+            self._state = self._rest
+        else:
+            self.sim.reset()
+            self._state = self.sim.state()
         self._previous = None
         self._last_publish = None
         self._anchor()
@@ -253,7 +325,8 @@ class SimulatorNode(Node):
     def _on_reset(self, request, response):
         self._reset()
         response.success = True
-        response.message = 'reset to the initial straight state with zero tension'
+        response.message = ('reset to the zero-tension equilibrium' if self.quasi_static else
+                            'reset to the initial straight state with zero tension')
         self.get_logger().info(response.message)
         return response
 
@@ -262,8 +335,12 @@ class SimulatorNode(Node):
             self.paused = request.data
             self._anchor()
         response.success = True
-        response.message = (f'{"paused" if self.paused else "running"} at simulation time '
-                            f'{self._state.time:.4f} s')
+        if self.quasi_static:
+            response.message = ('paused: setpoints are ignored' if self.paused
+                                else 'running: solving each setpoint')
+        else:
+            response.message = (f'{"paused" if self.paused else "running"} at simulation '
+                                f'time {self._state.time:.4f} s')
         return response
 
     # ------------------------------------------------------------------ output
@@ -283,12 +360,14 @@ class SimulatorNode(Node):
         state = self._state
         stamp = self._stamp()
         displacement = state.tendon_displacements
-        velocity = np.zeros_like(displacement)
-        if self._previous is not None and state.time > self._previous[0]:
-            velocity = (displacement - self._previous[1]) / (state.time - self._previous[0])
-        self._previous = (state.time, displacement)
-        self.state_pub.publish(tendon_state_msg(self.sim.tendon_names, displacement, velocity,
-                                                state.tensions, stamp))
+        velocity = np.zeros_like(displacement)   # also in quasi_static: equilibria are at rest
+        if not self.quasi_static:
+            if self._previous is not None and state.time > self._previous[0]:
+                velocity = ((displacement - self._previous[1])
+                            / (state.time - self._previous[0]))
+            self._previous = (state.time, displacement)
+        self.state_pub.publish(tendon_state_msg(self.robot.tendon_names, displacement,
+                                                velocity, state.tensions, stamp))
         self.tip_pub.publish(tip_pose_msg(state, self.base_frame, stamp))
         self.tf_pub.publish(transforms_msg(state, self.base_frame, self.config.tip_frame,
                                            self.config.vertebra_frame_prefix, stamp))
@@ -296,21 +375,7 @@ class SimulatorNode(Node):
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    try:
-        node = SimulatorNode()
-    except ConfigurationError as error:
-        rclpy.logging.get_logger(NODE_NAME).fatal(f'cannot start: {error}')
-        rclpy.try_shutdown()
-        return 1
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(SimulatorNode, NODE_NAME, args)
 
 
 if __name__ == '__main__':

@@ -1,6 +1,6 @@
 """Conversions between simulator state (numpy, SI, base frame) and ROS messages."""
 
-from typing import Sequence
+from typing import Protocol, Sequence
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, TransformStamped, Vector3
@@ -11,7 +11,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from tendon_robot_sim.core.robot import Robot
-from tendon_robot_sim.core.simulator import InputError, SimState
+from tendon_robot_sim.core.simulator import InputError
 
 # Tendon colours in RViz, cycled by tendon index (matplotlib tab10, RGB).
 TENDON_COLORS = ((0.12, 0.47, 0.71), (1.0, 0.50, 0.05), (0.17, 0.63, 0.17),
@@ -33,6 +33,22 @@ def point_msg(p: np.ndarray) -> Point:
     return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
 
 
+class RobotShape(Protocol):
+    """The robot state the messages are built from (base frame, m).
+
+    :class:`~tendon_robot_sim.core.simulator.SimState` (dynamic model) and
+    :class:`~tendon_robot_sim.core.statics.StaticsResult` (static equilibrium) both
+    provide it under these names.
+    """
+
+    tip_position: np.ndarray            # (3,)
+    tip_orientation: np.ndarray         # (4,) [qx, qy, qz, qw]
+    centerline: np.ndarray              # (3, n) backbone points
+    vertebra_positions: np.ndarray      # (3, k)
+    vertebra_orientations: np.ndarray   # (k, 4) [qx, qy, qz, qw]
+    tendon_paths: tuple                 # per tendon (3, j): base hole, vertebra holes
+
+
 def tensions_from_joint_state(msg: JointState) -> dict[str, float] | list[float]:
     """Tensions (N) carried by the ``effort`` field of a tension command or setpoint.
 
@@ -44,16 +60,26 @@ def tensions_from_joint_state(msg: JointState) -> dict[str, float] | list[float]
     InputError
         ``effort`` and ``name`` disagree in length, or a name appears twice.
     """
-    efforts = [float(e) for e in msg.effort]
+    return _tendon_values(msg, 'effort')
+
+
+def displacements_from_joint_state(msg: JointState) -> dict[str, float] | list[float]:
+    """Displacements (m, pulled in past the base) carried by the ``position`` field of a
+    displacement setpoint; like :func:`tensions_from_joint_state`."""
+    return _tendon_values(msg, 'position')
+
+
+def _tendon_values(msg: JointState, field: str) -> dict[str, float] | list[float]:
+    values = [float(v) for v in getattr(msg, field)]
     if not msg.name:
-        return efforts
-    if len(efforts) != len(msg.name):
+        return values
+    if len(values) != len(msg.name):
         raise InputError(
-            f'effort: has {len(efforts)} values for {len(msg.name)} names {list(msg.name)}')
+            f'{field}: has {len(values)} values for {len(msg.name)} names {list(msg.name)}')
     duplicates = sorted({n for n in msg.name if list(msg.name).count(n) > 1})
     if duplicates:
         raise InputError(f'name: {duplicates} appear more than once')
-    return dict(zip(msg.name, efforts))
+    return dict(zip(msg.name, values))
 
 
 def tendon_state_msg(names: Sequence[str], displacement: np.ndarray, velocity: np.ndarray,
@@ -64,14 +90,14 @@ def tendon_state_msg(names: Sequence[str], displacement: np.ndarray, velocity: n
                       effort=tension.tolist())
 
 
-def tip_pose_msg(state: SimState, frame_id: str, stamp: Time) -> PoseStamped:
+def tip_pose_msg(state: RobotShape, frame_id: str, stamp: Time) -> PoseStamped:
     """``tip/pose``: the tip frame (d1, d2, d3) in the base frame."""
     return PoseStamped(header=Header(stamp=stamp, frame_id=frame_id),
                        pose=Pose(position=point_msg(state.tip_position),
                                  orientation=quaternion_msg(state.tip_orientation)))
 
 
-def transforms_msg(state: SimState, base_frame: str, tip_frame: str, vertebra_prefix: str,
+def transforms_msg(state: RobotShape, base_frame: str, tip_frame: str, vertebra_prefix: str,
                    stamp: Time) -> TFMessage:
     """``/tf``: base -> tip, and base -> ``<vertebra_prefix><i>`` for each vertebra."""
     def transform(child: str, position: np.ndarray, orientation: np.ndarray):
@@ -103,7 +129,7 @@ class BackboneMarkers:
         self.disc_thickness = disc_thickness                     # m
         self.rod_diameter = 2.0 * robot.rod.radius               # m
 
-    def build(self, state: SimState, frame_id: str, stamp: Time) -> MarkerArray:
+    def build(self, state: RobotShape, frame_id: str, stamp: Time) -> MarkerArray:
         header = Header(stamp=stamp, frame_id=frame_id)
         backbone = Marker(header=header, ns='backbone', id=0, type=Marker.LINE_STRIP,
                           action=Marker.ADD, color=ColorRGBA(r=0.8, g=0.8, b=0.75, a=1.0))

@@ -1,0 +1,229 @@
+"""The simulator node in mode quasi_static, over real DDS (loopback, see conftest.py).
+
+The node solves the static equilibrium of each setpoint and publishes it on the
+topics of the dynamic mode. The tests check the plumbing against independent
+:class:`StaticsSolver` instances of the same robot (the physics of the solver is
+tested in test_statics*.py): right tendon, right input mode, right model, the last
+good state kept after a bad setpoint. The robot is the default robot.
+"""
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool, Trigger
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.core.statics import ConvergenceError, StaticsSolver
+from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+from tendon_robot_sim.ros.parameters import ConfigurationError
+from test_ros_nodes import (call, hole_direction, position, Probe, stamp_seconds, wait_for,
+                            warning_containing)
+
+# The node's solver warm-starts from its previous solution, the reference solvers
+# here start elsewhere; each stops within the solver tolerance, which leaves the tip
+# about 1e-8 m from the exact equilibrium (statics module docs; a few 1e-9 m measured).
+# Plumbing errors (wrong tendon, model or input mode, a stale state) are >= 1e-6 m.
+TIP_TOLERANCE = 5e-8       # m
+TENSION_TOLERANCE = 1e-6   # N, solved tensions of a displacement setpoint (~1e-8 N apart)
+
+
+@pytest.fixture(scope='module')
+def qs():
+    """A quasi-static simulator (discrete model, default robot) and a probe, spinning."""
+    rclpy.init()
+    executor = SingleThreadedExecutor()
+    simulator = SimulatorNode(parameter_overrides=[
+        Parameter('mode', value='quasi_static'),
+        Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe()
+    for node in (simulator, probe):
+        executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    ns = type('QuasiStatic', (), {})()
+    ns.simulator, ns.probe, ns.executor = simulator, probe, executor
+    ns.robot = load_robot(default_robot_file())
+    ns.reference = StaticsSolver(ns.robot, 'discrete')
+    wait_for(lambda: probe.latest('tip/pose')
+             and probe.setpoint_pub.get_subscription_count() >= 1, 'the simulator to come up')
+    try:
+        yield ns
+    finally:
+        executor.shutdown()
+        thread.join(timeout=10.0)
+        for node in (simulator, probe):
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def settle(qs, msg: JointState, accepted) -> tuple:
+    """Publish ``msg``; once a ``tendon/state`` satisfies ``accepted``, return it and a
+    tip pose published after it."""
+    qs.probe.setpoint_pub.publish(msg)
+    wait_for(lambda: (lambda s: s is not None and accepted(s))(qs.probe.latest('tendon/state')),
+             f'a tendon state accepting {msg.name} effort={list(msg.effort)} '
+             f'position={list(msg.position)}')
+    after = time.monotonic()
+    wait_for(lambda: len(qs.probe.since('tip/pose', after)) >= 2, 'tip poses afterwards')
+    return qs.probe.latest('tendon/state'), qs.probe.latest('tip/pose')
+
+
+def tensions(**values) -> JointState:
+    return JointState(name=list(values), effort=list(values.values()))
+
+
+def efforts_are(expected):
+    return lambda state: state.effort.tolist() == expected
+
+
+def test_tension_setpoint_publishes_the_equilibrium_of_the_statics_solver(qs):
+    robot = qs.robot
+    rest = qs.reference.solve_tensions(np.zeros(4))
+    state, tip = settle(qs, tensions(t0=3.0), efforts_are([3.0, 0.0, 0.0, 0.0]))
+    expected = qs.reference.solve_tensions({'t0': 3.0})
+    assert np.allclose(position(tip), expected.tip_position, rtol=0.0, atol=TIP_TOLERANCE)
+    q = tip.pose.orientation
+    assert np.allclose([q.x, q.y, q.z, q.w], expected.tip_orientation, rtol=0.0, atol=1e-6)
+    moved = position(tip) - rest.tip_position
+    assert moved @ hole_direction(robot, 't0') > 0.05, f'tip moved {moved} m, not towards t0'
+    assert list(state.name) == robot.tendon_names
+    assert np.allclose(state.position, expected.tendon_displacements, rtol=0.0, atol=1e-9)
+    assert state.velocity.tolist() == [0.0] * 4, 'an equilibrium is at rest'
+    # no simulated time in this mode: wall-clock stamps, no /clock
+    assert abs(stamp_seconds(tip.header.stamp) - time.time()) < 5.0
+    assert qs.probe.count_publishers('/clock') == 0
+    tf = wait_for(lambda: [m for m in qs.probe.since('/tf', 0)
+                           if m.transforms[0].header.stamp == tip.header.stamp],
+                  'the /tf message published with that tip pose')[0]
+    t = next(t for t in tf.transforms if t.child_frame_id == 'tip_link').transform
+    assert [t.translation.x, t.translation.y, t.translation.z] == position(tip).tolist()
+
+
+def test_displacement_setpoint_is_held_by_the_solved_tensions(qs):
+    pulled = {'t0': 0.004, 't1': -0.01, 't2': -0.01, 't3': -0.01}   # m; others slack
+    msg = JointState(name=list(pulled), position=list(pulled.values()))
+    state, tip = settle(qs, msg, lambda s: np.allclose(s.position, list(pulled.values()),
+                                                       rtol=0.0, atol=1e-9))
+    expected = qs.reference.solve_displacements(pulled)
+    assert np.allclose(state.effort, expected.tensions, rtol=0.0, atol=TENSION_TOLERANCE)
+    assert state.effort[0] > 0.5 and state.effort[1:].tolist() == [0.0, 0.0, 0.0]
+    assert np.allclose(position(tip), expected.tip_position, rtol=0.0, atol=TIP_TOLERANCE)
+
+
+def test_bad_setpoints_are_rejected_and_the_last_equilibrium_stays_published(qs):
+    probe = qs.probe
+    settle(qs, tensions(t1=2.0), efforts_are([0.0, 2.0, 0.0, 0.0]))
+    good_tip = position(probe.latest('tip/pose'))
+    out_of_reach = {'t0': 0.2}   # m, more than two turns of curl
+    with pytest.raises(ConvergenceError):   # the premise of the last case below
+        StaticsSolver(qs.robot, 'discrete').solve_displacements(out_of_reach)
+    max_tension = qs.robot.max_tensions[0]
+    bad = [
+        (tensions(bogus=1.0), "unknown tendon 'bogus'"),
+        (tensions(t0=math.nan), 'must be finite'),
+        (tensions(t0=-1.0), 'must be >= 0'),
+        (tensions(t0=max_tension + 1.0), 'must be <= max_tension'),
+        (JointState(effort=[1.0] * 5), 'expected 4 values'),
+        (JointState(name=['t0', 't0'], effort=[1.0, 1.0]), 'more than once'),
+        (JointState(name=['t0'], position=[math.nan]), 'must be finite'),
+        (JointState(name=['t0', 't1'], position=[0.01]), 'has 1 values for 2 names'),
+        (JointState(name=['t0'], position=[0.05]), 'above max_tension'),
+        (JointState(name=['t0'], position=[out_of_reach['t0']]), 'scaled residual'),
+    ]
+    for msg, problem in bad:
+        probe.setpoint_pub.publish(msg)
+        warning_containing(probe, 'simulator', problem)
+    after = time.monotonic()
+    wait_for(lambda: len(probe.since('tip/pose', after)) >= 3, 'tip poses after the bad input')
+    assert probe.latest('tendon/state').effort.tolist() == [0.0, 2.0, 0.0, 0.0]
+    assert all(position(tip).tolist() == good_tip.tolist()
+               for tip in probe.since('tip/pose', after))
+
+
+def test_markers_have_one_disc_per_vertebra_at_the_vertebrae(qs):
+    settle(qs, tensions(t2=2.5), efforts_are([0.0, 0.0, 2.5, 0.0]))
+    expected = qs.reference.solve_tensions({'t2': 2.5})
+    after = time.monotonic()
+    markers = wait_for(lambda: qs.probe.since('backbone/markers', after), 'markers')[-1].markers
+    discs = sorted((m for m in markers if m.ns == 'vertebrae'), key=lambda m: m.id)
+    assert len(discs) == len(qs.robot.vertebra_positions) == expected.vertebra_positions.shape[1]
+    centres = np.array([[d.pose.position.x, d.pose.position.y, d.pose.position.z]
+                        for d in discs])
+    assert np.allclose(centres, expected.vertebra_positions.T, rtol=0.0, atol=TIP_TOLERANCE)
+    (backbone,) = [m for m in markers if m.ns == 'backbone']
+    assert len(backbone.points) == expected.centerline.shape[1]
+
+
+def test_reset_returns_to_the_zero_tension_equilibrium(qs):
+    robot, probe = qs.robot, qs.probe
+    settle(qs, tensions(t3=4.0), efforts_are([0.0, 0.0, 0.0, 4.0]))
+    assert call(probe, Trigger, '/simulator/reset', Trigger.Request()).success
+    after = time.monotonic()
+    wait_for(lambda: len(probe.since('tip/pose', after)) >= 2, 'tip poses after the reset')
+    assert probe.latest('tendon/state').effort.tolist() == [0.0] * 4
+    tip = probe.latest('tip/pose')
+    rest = StaticsSolver(robot, 'discrete').solve_tensions(np.zeros(4))
+    assert np.allclose(position(tip), rest.tip_position, rtol=0.0, atol=TIP_TOLERANCE)
+    # under gravity the zero-tension equilibrium sags, it is not the straight rod
+    straight_tip = robot.base.position + robot.rod.length * robot.base.direction
+    assert (position(tip) - straight_tip) @ robot.gravity > 0.01 * np.linalg.norm(robot.gravity)
+
+
+def test_setpoints_are_ignored_while_paused(qs):
+    probe = qs.probe
+    settle(qs, tensions(t0=1.0), efforts_are([1.0, 0.0, 0.0, 0.0]))
+    assert call(probe, SetBool, '/simulator/pause', SetBool.Request(data=True)).success
+    try:
+        probe.setpoint_pub.publish(tensions(t1=1.0))
+        after = time.monotonic()
+        wait_for(lambda: len(probe.since('tendon/state', after + 0.2)) >= 3, 'states')
+        assert probe.latest('tendon/state').effort.tolist() == [1.0, 0.0, 0.0, 0.0]
+    finally:
+        assert call(probe, SetBool, '/simulator/pause', SetBool.Request(data=False)).success
+    settle(qs, tensions(t1=1.0), efforts_are([0.0, 1.0, 0.0, 0.0]))
+
+
+def test_statics_model_parameter_selects_the_model(qs):
+    node = SimulatorNode(namespace='cosserat', parameter_overrides=[
+        Parameter('mode', value='quasi_static'), Parameter('statics_model', value='cosserat')])
+    probe = Probe(namespace='cosserat')
+    # Spun here, not by the fixture's thread, so that destroying the nodes afterwards
+    # cannot race with one of their callbacks.
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    executor.add_node(probe)
+    try:
+        deadline = time.monotonic() + 10.0
+        while probe.latest('tip/pose') is None and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        assert probe.latest('tip/pose') is not None, 'no tip pose from the cosserat node'
+        tip = position(probe.latest('tip/pose'))
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        probe.destroy_node()
+    zero = np.zeros(4)
+    cosserat = StaticsSolver(qs.robot, 'cosserat').solve_tensions(zero).tip_position
+    discrete = qs.reference.solve_tensions(zero).tip_position
+    # the models' tips differ by far more than the tolerance (6e-6 m)
+    assert np.linalg.norm(cosserat - discrete) > 20 * TIP_TOLERANCE
+    assert np.allclose(tip, cosserat, rtol=0.0, atol=TIP_TOLERANCE)
+
+
+@pytest.mark.parametrize('overrides, problem', [
+    ([Parameter('publish_clock', value=True)], 'publish_clock: mode quasi_static has no '
+                                               'simulated time'),
+    ([Parameter('statics_model', value='euler')], r'statics_model: must be one of'),
+])
+def test_invalid_quasi_static_configurations_are_refused(qs, overrides, problem):
+    with pytest.raises(ConfigurationError, match=problem):
+        SimulatorNode(namespace='refused', parameter_overrides=[
+            Parameter('mode', value='quasi_static')] + overrides)
