@@ -1,4 +1,4 @@
-"""ament_python package tendon_robot_sim: `colcon build` in a ROS 2 workspace, or `pip install -e .`."""
+"""tendon_robot_sim (ament_python): `colcon build` in a ROS 2 workspace or `pip install -e .`."""
 
 from glob import glob
 
@@ -22,7 +22,8 @@ setup(
     zip_safe=True,
     maintainer='tendon_robot_sim maintainers',
     maintainer_email='maintainers@tendon-robot-sim.invalid',
-    description='Simulation and control of tendon-driven continuum robots (PyElastica, Cosserat statics).',
+    description='Simulation and control of tendon-driven continuum robots '
+                '(PyElastica dynamics, Cosserat statics).',
     license='Apache-2.0',
     tests_require=['pytest'],
     entry_points={

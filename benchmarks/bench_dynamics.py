@@ -21,46 +21,19 @@ The last line printed with --json is one JSON object.
 """
 
 import argparse
-from importlib import metadata
 import json
-import os
-import platform
 import statistics
 import sys
 import time
 
 import elastica
-import numba
 import numpy as np
 from tqdm import tqdm
 
+from machine import machine_info
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import build_rod_system, TendonSimulator
-
-
-def machine_info() -> dict:
-    return {
-        'machine': platform.machine(),
-        'processor': platform.processor() or _cpu_model(),
-        'cpus': os.cpu_count(),
-        'load_average_1min': os.getloadavg()[0],
-        'python': platform.python_version(),
-        'numpy': np.__version__,
-        'numba': numba.__version__,
-        'pyelastica': metadata.version('pyelastica'),
-    }
-
-
-def _cpu_model() -> str:
-    try:
-        with open('/proc/cpuinfo') as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith('model name'):
-                    return line.split(':', 1)[1].strip()
-    except OSError:
-        pass
-    return '?'
 
 
 def block_time(run, steps: int) -> float:
@@ -177,7 +150,7 @@ def main(argv=None) -> int:
     show = sys.stderr.isatty()
     result = speed(robot, [float(t) for t in args.tensions.split(',')], args.steps,
                    args.repeats, show)
-    result['machine'] = machine_info()
+    result['machine'] = machine_info('numpy', 'numba', 'pyelastica')
     result['note'] = 'provisional: timed on a shared machine'
     print(f"robot {robot.name}: {result['elements']} elements, dt = {result['dt']:.3g} s "
           f"(stability bound {result['stable_dt']:.3g} s)")

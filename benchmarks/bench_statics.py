@@ -22,48 +22,21 @@ JSON object.
 """
 
 import argparse
-from importlib import metadata
 import json
-import os
-import platform
 import statistics
 import sys
 import time
 
-import numba
 import numpy as np
 from tqdm import tqdm
 
+from machine import machine_info
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import DEFAULT_STEPS, MODELS, StaticsSolver
 
 TENSIONS = np.array([3.0, 2.0, 0.0, 1.0])   # N, cold-solve and accuracy case
 RATE = 1000.0                                # Hz, warm-solve stream
-
-
-def machine_info() -> dict:
-    return {
-        'machine': platform.machine(),
-        'processor': platform.processor() or _cpu_model(),
-        'cpus': os.cpu_count(),
-        'load_average_1min': os.getloadavg()[0],
-        'python': platform.python_version(),
-        'numpy': np.__version__,
-        'numba': numba.__version__,
-        'scipy': metadata.version('scipy'),
-    }
-
-
-def _cpu_model() -> str:
-    try:
-        with open('/proc/cpuinfo') as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith('model name'):
-                    return line.split(':', 1)[1].strip()
-    except OSError:
-        pass
-    return 'unknown'
 
 
 def stream(n: int) -> np.ndarray:
@@ -155,7 +128,7 @@ def main(argv=None) -> int:
         'warm_ms_median': slowest['warm_ms_median'],
         'solves_per_second': slowest['solves_per_second'],
         'models': results,
-        'machine': machine_info(),
+        'machine': machine_info('numpy', 'numba', 'scipy'),
     }
     if args.json:
         print(json.dumps(summary))

@@ -3,18 +3,17 @@
 Each subcommand lives in ``tendon_robot_sim/commands/<name>.py`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (a callable
 taking the parsed arguments and returning the exit code). Errors a user can fix
-are raised as :class:`CommandError` and printed to stderr as one line.
+are raised as :class:`~tendon_robot_sim.commands.CommandError` and printed to stderr
+as one line.
 """
 
 import argparse
 import importlib
 import sys
 
+from tendon_robot_sim.commands import CommandError
+
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics')
-
-
-class CommandError(Exception):
-    """A user error: printed to stderr as one line, exit code 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,7 +38,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == '__main__':
-    # Under ``python -m tendon_robot_sim.cli`` this file runs as __main__, a second copy
-    # of the module whose CommandError is not the one commands raise: run the package's.
-    from tendon_robot_sim.cli import main as package_main
-    sys.exit(package_main())
+    sys.exit(main())

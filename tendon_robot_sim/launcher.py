@@ -20,6 +20,7 @@ timeout. If one node exits on its own, the others are stopped too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import os
 from pathlib import Path
 import signal
@@ -27,7 +28,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import yaml
@@ -269,4 +269,3 @@ class StackLauncher:
         """The planned command lines and skipped nodes, one per line."""
         lines = [' '.join(n.command) for n in self.processes]
         return '\n'.join(lines + [f'# {text}' for text in self.skipped])
-

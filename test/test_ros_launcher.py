@@ -51,11 +51,12 @@ def test_launch_command_runs_the_sim_stack_and_stops_it_on_sigint(tmp_path):
         node.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name,
                                  lambda msg: tips.append(time.monotonic()), topics.TIP_POSE.qos)
         command = node.create_publisher(JointState, topics.TENDON_COMMAND.name,
-                                         topics.COMMAND_QOS)
-        spin_until(node, lambda: states and command.get_subscription_count() >= 1,
-                   'the launched stack')
-        names = {(name, ns) for name, ns in node.get_node_names_and_namespaces()}
-        assert {('simulator', f'/{NAMESPACE}'), ('tension_controller', f'/{NAMESPACE}')} <= names
+                                        topics.COMMAND_QOS)
+        launched = {('simulator', f'/{NAMESPACE}'), ('tension_controller', f'/{NAMESPACE}')}
+        # Node names reach the graph cache later than the first messages: wait for both.
+        spin_until(node, lambda: states and command.get_subscription_count() >= 1
+                   and launched <= set(node.get_node_names_and_namespaces()),
+                   'the launched stack, its nodes named in the namespace')
 
         # controller process -> simulator process: the tension arrives as the applied one
         command.publish(JointState(name=['t0'], effort=[2.0]))

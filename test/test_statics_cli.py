@@ -2,9 +2,9 @@
 
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest

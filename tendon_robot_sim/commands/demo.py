@@ -30,7 +30,7 @@ import numpy as np
 import yaml
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.cli import CommandError
+from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 

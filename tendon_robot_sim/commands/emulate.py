@@ -9,7 +9,7 @@ from pathlib import Path
 import time
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.cli import CommandError
+from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.emulator.devices import Faults
 from tendon_robot_sim.emulator.endpoints import open_endpoint

@@ -6,7 +6,7 @@ processes (see :mod:`tendon_robot_sim.launcher`) and stops them on Ctrl-C.
 
 from pathlib import Path
 
-from tendon_robot_sim.cli import CommandError
+from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.launcher import LaunchError, parse_assignment, StackLauncher
 from tendon_robot_sim.stack import STACKS

@@ -18,7 +18,7 @@ import time
 from tqdm import tqdm
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.cli import CommandError
+from tendon_robot_sim.commands import CommandError, parse_values
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.core.simulator import InputError, SimulationDiverged, TendonSimulator
 
@@ -50,28 +50,6 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def parse_tensions(text: str | None):
-    """``'0,2,0,0'`` -> [0.0, 2.0, 0.0, 0.0]; ``'t1=2'`` -> {'t1': 2.0}; None -> None."""
-    if text is None:
-        return None
-    items = [item.strip() for item in text.split(',')]
-    named = ['=' in item for item in items]
-    if any(named) and not all(named):
-        raise CommandError(f'--tensions: use either values or name=value pairs, got {text!r}')
-    values = {}
-    for index, item in enumerate(items):
-        name, _, number = item.rpartition('=')
-        try:
-            value = float(number)
-        except ValueError:
-            raise CommandError(f'--tensions: item {index} ({item!r}) is not a number') from None
-        key = name.strip() if all(named) else index
-        if key in values:
-            raise CommandError(f'--tensions: tendon {key!r} is given twice')
-        values[key] = value
-    return values if all(named) else list(values.values())
-
-
 def run(args: argparse.Namespace) -> int:
     for option in ('duration', 'max_time'):
         value = getattr(args, option)
@@ -81,9 +59,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         robot = load_robot(path)
         sim = TendonSimulator(robot, dt=args.dt)
-        tensions = parse_tensions(args.tensions)
-        if tensions is not None:
-            sim.set_tensions(tensions)
+        if args.tensions is not None:
+            sim.set_tensions(parse_values(args.tensions, '--tensions'))
     except (RobotDescriptionError, InputError) as error:
         # one line: YAML parser messages span several
         raise CommandError(' '.join(str(error).split())) from None
@@ -133,9 +110,9 @@ def run(args: argparse.Namespace) -> int:
     print(f'tip position [m] ({robot.base.frame_id}): x {x:.5f}  y {y:.5f}  z {z:.5f}')
     print('tip orientation [qx qy qz qw]: '
           + ' '.join(f'{q:.5f}' for q in state.tip_orientation))
-    print('tendon displacements [mm]: ' + ', '.join(
-        f'{name} {1e3 * d:.3f}' for name, d in zip(sim.tendon_names,
-                                                    state.tendon_displacements)))
+    displacements = zip(sim.tendon_names, state.tendon_displacements)
+    print('tendon displacements [mm]: '
+          + ', '.join(f'{name} {1e3 * d:.3f}' for name, d in displacements))
     if args.json:
         print(json.dumps(result))
     return 0

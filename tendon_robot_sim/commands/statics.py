@@ -17,7 +17,7 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.cli import CommandError
+from tendon_robot_sim.commands import CommandError, parse_values
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.core.statics import (
     CONSTITUTIVE_LAWS, MODELS, StaticsError, StaticsSolver)
@@ -49,26 +49,6 @@ def register(subparsers) -> None:
                         help='constitutive law (default: pyelastica for discrete, else linear)')
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
     parser.set_defaults(func=run)
-
-
-def parse_values(text: str, option: str):
-    """``'0,2,0,0'`` -> [0.0, 2.0, 0.0, 0.0]; ``'t1=2,t3=1'`` -> {'t1': 2.0, 't3': 1.0}."""
-    items = [item.strip() for item in text.split(',')]
-    named = ['=' in item for item in items]
-    if any(named) and not all(named):
-        raise CommandError(f'{option}: use either values or name=value pairs, got {text!r}')
-    values = {}
-    for index, item in enumerate(items):
-        name, _, number = item.rpartition('=')
-        try:
-            value = float(number)
-        except ValueError:
-            raise CommandError(f'{option}: item {index} ({item!r}) is not a number') from None
-        key = name.strip() if all(named) else index
-        if key in values:
-            raise CommandError(f'{option}: tendon {key!r} is given twice')
-        values[key] = value
-    return values if all(named) else list(values.values())
 
 
 def parse_vector(text: str | None, option: str):

@@ -584,18 +584,18 @@ def _bay_error(ys, yend, P, Q, e, ds):
     # P_int = R_j^T (p_end - p_j)
     for i in range(3):
         acc = 0.0
-        for l in range(3):
-            acc += ys[3 + 3 * l + i] * (yend[l] - ys[l])
+        for col in range(3):
+            acc += ys[3 + 3 * col + i] * (yend[col] - ys[col])
         e[i] = (acc - P[i]) / ds
     # S = Q^T Q_int with Q_int[a, b] = sum_l R_j[l, a] R_end[l, b]; only skew(S) is needed
     s01 = s10 = s02 = s20 = s12 = s21 = 0.0
     for a in range(3):
         qi0 = qi1 = qi2 = 0.0
-        for l in range(3):
-            rl = ys[3 + 3 * l + a]
-            qi0 += rl * yend[3 + 3 * l]
-            qi1 += rl * yend[4 + 3 * l]
-            qi2 += rl * yend[5 + 3 * l]
+        for col in range(3):
+            rl = ys[3 + 3 * col + a]
+            qi0 += rl * yend[3 + 3 * col]
+            qi1 += rl * yend[4 + 3 * col]
+            qi2 += rl * yend[5 + 3 * col]
         s01 += Q[a, 0] * qi1
         s10 += Q[a, 1] * qi0
         s02 += Q[a, 0] * qi2
@@ -644,8 +644,8 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
     if not bays.flags[0, j]:
         for i in range(3):
             P[i] = 0.0
-            for l in range(3):
-                Q[i, l] = 1.0 if i == l else 0.0
+            for col in range(3):
+                Q[i, col] = 1.0 if i == col else 0.0
         P[2] = ds
         bays.flags[0, j] = True
     probe = -1
@@ -711,19 +711,19 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
                         ss += (lam * d[i]) ** 2
                     for i in range(6):
                         corr = et[i] - e[i]
-                        for l in range(6):
-                            corr -= J[i, l] * lam * d[l]
+                        for col in range(6):
+                            corr -= J[i, col] * lam * d[col]
                         corr /= ss
-                        for l in range(6):
-                            J[i, l] += corr * lam * d[l]
+                        for col in range(6):
+                            J[i, col] += corr * lam * d[col]
                 fresh = False
                 err = new
                 for i in range(6):
                     e[i] = et[i]
                 for i in range(3):
                     Pa[i] = P[i]
-                    for l in range(3):
-                        Qa[i, l] = Q[i, l]
+                    for col in range(3):
+                        Qa[i, col] = Q[i, col]
                 step = True
             elif fresh and lam > 1.0 / 64.0:
                 lam *= 0.5
@@ -739,8 +739,8 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
             A = w.K
             for i in range(6):
                 d[i] = -e[i]
-                for l in range(6):
-                    A[i, l] = J[i, l]
+                for col in range(6):
+                    A[i, col] = J[i, col]
             if not _gauss_solve(A, d):
                 if fresh:
                     break
@@ -758,13 +758,13 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
             P[i] = Pa[i]
             P2[i] = Pa[i]
             tmp[i] = 0.0
-            for l in range(3):
-                Q[i, l] = Qa[i, l]
+            for col in range(3):
+                Q[i, col] = Qa[i, col]
         if probe < 3:
             P2[probe] += FD_STEP * ds
             for i in range(3):
-                for l in range(3):
-                    Q2[i, l] = Qa[i, l]
+                for col in range(3):
+                    Q2[i, col] = Qa[i, col]
         else:
             tmp[probe - 3] = FD_STEP
             _rotate_by(Qa, tmp, Q2, E)
@@ -797,8 +797,8 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
         y[i] = mat[MAT_P0 + i]
         y[12 + i] = pl.R0[i, 0] * nb[0] + pl.R0[i, 1] * nb[1] + pl.R0[i, 2] * nb[2]
         y[15 + i] = pl.R0[i, 0] * mb[0] + pl.R0[i, 1] * mb[1] + pl.R0[i, 2] * mb[2]
-        for l in range(3):
-            y[3 + 3 * i + l] = pl.R0[i, l]
+        for col in range(3):
+            y[3 + 3 * i + col] = pl.R0[i, col]
     for t in range(nt):
         lengths[t] = 0.0
         for i in range(3):

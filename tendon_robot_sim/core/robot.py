@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
-import re
 from pathlib import Path
+import re
 from typing import Any, Mapping, Sequence
 
 import numpy as np

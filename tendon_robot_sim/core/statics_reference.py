@@ -29,7 +29,7 @@ from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim.core.robot import POSITION_TOLERANCE, Robot
 from tendon_robot_sim.core.statics import (
-    _routing_functions, PYELASTICA_SHEAR_COEFFICIENT, stiffness_matrices, StaticsError)
+    _routing_functions, PYELASTICA_SHEAR_COEFFICIENT, StaticsError, stiffness_matrices)
 
 E3 = np.array([0.0, 0.0, 1.0])
 

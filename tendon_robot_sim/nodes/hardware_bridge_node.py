@@ -34,9 +34,7 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped
 import numpy as np
-import rclpy
 from rclpy.duration import Duration
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
@@ -52,6 +50,7 @@ from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import point_msg, tendon_state_msg
 from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
+from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'hardware_bridge'
 DRIVER_LOGGER = logging.getLogger('tendon_robot_sim.protocol')
@@ -424,21 +423,7 @@ def _status(name: str, hardware_id: str, level: bytes, message: str,
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    try:
-        node = HardwareBridgeNode()
-    except ConfigurationError as error:
-        rclpy.logging.get_logger(NODE_NAME).fatal(f'cannot start: {error}')
-        rclpy.try_shutdown()
-        return 1
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(HardwareBridgeNode, NODE_NAME, args)
 
 
 if __name__ == '__main__':

@@ -11,8 +11,6 @@ is rejected as a whole with a throttled warning.
 """
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from std_msgs.msg import Header
 
@@ -22,6 +20,7 @@ from tendon_robot_sim.core.simulator import InputError
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import tensions_from_joint_state
 from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
+from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'tension_controller'
 
@@ -105,21 +104,7 @@ class TensionControllerNode(Node):
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    try:
-        node = TensionControllerNode()
-    except ConfigurationError as error:
-        rclpy.logging.get_logger(NODE_NAME).fatal(f'cannot start: {error}')
-        rclpy.try_shutdown()
-        return 1
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(TensionControllerNode, NODE_NAME, args)
 
 
 if __name__ == '__main__':

@@ -152,4 +152,3 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
             last = now
         snapshots.append(driver.snapshot(phase))
     return snapshots
-

@@ -6,8 +6,8 @@ the QoS of :mod:`tendon_robot_sim.ros.topics` and recorded with that QoS as the
 offered profile, which ``ros2 bag play`` re-offers.
 """
 
-import time
 from pathlib import Path
+import time
 from typing import Sequence
 
 from rclpy.node import Node
