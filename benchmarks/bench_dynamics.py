@@ -132,8 +132,8 @@ def main(argv=None) -> int:
     parser.add_argument('--robot', default=str(default_robot_file()), help='robot YAML file')
     parser.add_argument('--tensions', default='1,2,1,0.5',
                         help='tensions for the timing, N, one per tendon (default 1,2,1,0.5)')
-    parser.add_argument('--steps', type=int, default=2000, help='steps per timed block')
-    parser.add_argument('--repeats', type=int, default=7, help='timed blocks per variant')
+    parser.add_argument('--steps', type=int, default=4000, help='steps per timed block')
+    parser.add_argument('--repeats', type=int, default=25, help='timed blocks per variant')
     parser.add_argument('--accuracy', action='store_true',
                         help='also compare the steady tip with a fine reference')
     parser.add_argument('--accuracy-tensions', default='2,1,0,0',
@@ -151,7 +151,6 @@ def main(argv=None) -> int:
     result = speed(robot, [float(t) for t in args.tensions.split(',')], args.steps,
                    args.repeats, show)
     result['machine'] = machine_info('numpy', 'numba', 'pyelastica')
-    result['note'] = 'provisional: timed on a shared machine'
     print(f"robot {robot.name}: {result['elements']} elements, dt = {result['dt']:.3g} s "
           f"(stability bound {result['stable_dt']:.3g} s)")
     print(f"us per step: bare {result['us_per_step_bare']:.1f}, with {result['tendons']} "
