@@ -1,0 +1,34 @@
+"""The README's tables say what the code does."""
+
+from pathlib import Path
+
+import pytest
+
+from tendon_robot_sim.nodes import hardware_bridge_node, simulator_node, tension_controller_node
+from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.parameters import markdown_table
+from tendon_robot_sim.stack import STACKS
+
+README = (Path(__file__).resolve().parent.parent / 'README.md').read_text()
+
+
+@pytest.mark.parametrize('node', [simulator_node, tension_controller_node, hardware_bridge_node],
+                         ids=lambda module: module.NODE_NAME)
+def test_parameter_table_is_the_one_the_code_declares(node):
+    assert markdown_table(node.PARAMS) in README, (
+        f'README parameter table of {node.NODE_NAME} is out of date; regenerate it with '
+        f'markdown_table({node.__name__}.PARAMS)')
+
+
+@pytest.mark.parametrize('topic', topics.TOPICS + (topics.TIP_MEASURED, topics.DIAGNOSTICS),
+                         ids=lambda topic: topic.name)
+def test_every_topic_is_in_the_topic_table(topic):
+    msg_type = topics.type_name(topic.msg_type).replace('/msg/', '/')
+    assert f'| `{topic.name}` | {msg_type} |' in README
+
+
+@pytest.mark.parametrize('stack', STACKS.values(), ids=lambda stack: stack.name)
+def test_every_launch_argument_is_documented(stack):
+    launch_section = README[README.index('## For ROS users'):README.index('## Topics')]
+    for argument in stack.arguments:
+        assert f'{argument.name}:=' in launch_section, argument.name
