@@ -16,14 +16,14 @@ import pytest
 from rcl_interfaces.msg import Log
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_rosout_default
 from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 import yaml
 
+from ros_helpers import (call, hole_direction, position, Probe, stamp_seconds, wait_for,
+                         warning_containing)
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
@@ -33,7 +33,6 @@ from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
 
-TIMEOUT = 30.0          # s wall, for anything that needs simulated time to pass
 MAX_TENSION = 5.0       # N, of the test robot's tendons
 DISC_MARGIN = 0.003     # m, the simulator's default
 
@@ -45,71 +44,6 @@ def small_robot_dict() -> dict:
     for tendon in data['tendons']:
         tendon['max_tension'] = MAX_TENSION
     return data
-
-
-def stamp_seconds(stamp) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
-
-
-class Probe(Node):
-    """Publishes commands and setpoints; keeps everything it receives, with receive times."""
-
-    def __init__(self, namespace: str = ''):
-        super().__init__('probe', namespace=namespace)
-        self.received = {t.name: [] for t in topics.TOPICS}
-        for topic in topics.TOPICS:
-            self.create_subscription(topic.msg_type, topic.name, self._keeper(topic.name),
-                                     topic.qos)
-        self.logs = []
-        self.create_subscription(Log, '/rosout', self.logs.append, qos_profile_rosout_default)
-        self.command_pub = self.create_publisher(
-            JointState, topics.TENDON_COMMAND.name, topics.COMMAND_QOS)
-        self.setpoint_pub = self.create_publisher(
-            JointState, topics.TENDON_SETPOINT.name, topics.COMMAND_QOS)
-
-    def _keeper(self, name):
-        def keep(msg):
-            self.received[name].append((time.monotonic(), msg))
-        return keep
-
-    def latest(self, name):
-        return self.received[name][-1][1] if self.received[name] else None
-
-    def since(self, name, wall_time):
-        return [msg for t, msg in self.received[name] if t > wall_time]
-
-    def sim_time(self) -> float:
-        """Latest simulated time seen on /clock [s]."""
-        clock = self.latest('/clock')
-        return stamp_seconds(clock.clock) if clock is not None else 0.0
-
-
-def wait_for(condition, what: str, timeout: float = TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f'timed out after {timeout:g} s waiting for {what}')
-        time.sleep(0.02)
-
-
-def call(node: Node, srv_type, name: str, request):
-    client = node.create_client(srv_type, name)
-    try:
-        assert client.wait_for_service(timeout_sec=10.0), f'service {name} not available'
-        future = client.call_async(request)
-        wait_for(future.done, f'response of {name}', timeout=10.0)
-        return future.result()
-    finally:
-        node.destroy_client(client)
-
-
-def warning_containing(probe: Probe, logger: str, text: str, level=Log.WARN):
-    return wait_for(lambda: [log for log in probe.logs if log.name == logger
-                             and log.level == level and text in log.msg],
-                    f'a log from {logger} containing {text!r}', timeout=10.0)
 
 
 @pytest.fixture(scope='module')
@@ -164,20 +98,9 @@ def hold(stack, seconds: float) -> None:
     wait_for(lambda: stack.probe.sim_time() >= end, f'{seconds} s of simulated time')
 
 
-def hole_direction(robot, name: str) -> np.ndarray:
-    """Unit vector from the axis to the tendon's hole at the base, base frame."""
-    tendon = robot.tendons[robot.tendon_index(name)]
-    return robot.base.rotation @ np.array([math.cos(tendon.angle), math.sin(tendon.angle), 0.0])
-
-
 def effort(probe: Probe, index: int) -> float | None:
     state = probe.latest('tendon/state')
     return state.effort[index] if state is not None else None
-
-
-def position(msg) -> np.ndarray:
-    p = msg.pose.position
-    return np.array([p.x, p.y, p.z])
 
 
 def test_tension_bends_the_tip_towards_the_tendon_and_is_reported(stack):

@@ -19,13 +19,13 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 
+from ros_helpers import (call, hole_direction, position, Probe, stamp_seconds, wait_for,
+                         warning_containing)
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import ConvergenceError, StaticsSolver
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.ros.parameters import ConfigurationError
-from test_ros_nodes import (call, hole_direction, position, Probe, stamp_seconds, wait_for,
-                            warning_containing)
 
 # The node's solver warm-starts from its previous solution, the reference solvers
 # here start elsewhere; each stops within the solver tolerance, which leaves the tip
