@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 from rcl_interfaces.msg import Log
+import rclpy
 from rclpy.node import Node
 from rclpy.qos import qos_profile_rosout_default
 from sensor_msgs.msg import JointState
@@ -88,3 +89,17 @@ def hole_direction(robot, name: str) -> np.ndarray:
 def position(msg) -> np.ndarray:
     p = msg.pose.position
     return np.array([p.x, p.y, p.z])
+
+
+def construct_alone(make_node):
+    """``make_node(context)`` in a context of its own, shut down afterwards.
+
+    For nodes expected to fail in their constructor: their entities are created and
+    destroyed away from the context that the tests' executor thread is spinning.
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        return make_node(context)
+    finally:
+        context.try_shutdown()

@@ -22,8 +22,8 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 import yaml
 
-from ros_helpers import (call, hole_direction, position, Probe, stamp_seconds, wait_for,
-                         warning_containing)
+from ros_helpers import (call, construct_alone, hole_direction, position, Probe, stamp_seconds,
+                         wait_for, warning_containing)
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
@@ -302,8 +302,8 @@ def test_parameters_have_ranges_and_read_only_flags(stack):
 def test_unknown_mode_is_refused_with_the_allowed_ones(stack):
     with pytest.raises(ConfigurationError,
                        match=r"mode: must be one of \['dynamic', 'quasi_static'\]"):
-        SimulatorNode(namespace='refused',
-                      parameter_overrides=[Parameter('mode', value='kinematic')])
+        construct_alone(lambda context: SimulatorNode(
+            context=context, parameter_overrides=[Parameter('mode', value='kinematic')]))
 
 
 def test_rejection_warnings_are_throttled(stack, robot_file):

@@ -19,8 +19,8 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 
-from ros_helpers import (call, hole_direction, position, Probe, stamp_seconds, wait_for,
-                         warning_containing)
+from ros_helpers import (call, construct_alone, hole_direction, position, Probe, stamp_seconds,
+                         wait_for, warning_containing)
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import ConvergenceError, StaticsSolver
@@ -225,5 +225,5 @@ def test_statics_model_parameter_selects_the_model(qs):
 ])
 def test_invalid_quasi_static_configurations_are_refused(qs, overrides, problem):
     with pytest.raises(ConfigurationError, match=problem):
-        SimulatorNode(namespace='refused', parameter_overrides=[
-            Parameter('mode', value='quasi_static')] + overrides)
+        construct_alone(lambda context: SimulatorNode(context=context, parameter_overrides=[
+            Parameter('mode', value='quasi_static')] + overrides))
