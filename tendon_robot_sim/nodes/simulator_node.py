@@ -57,7 +57,8 @@ from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import (BackboneMarkers, displacements_from_joint_state,
                                            tendon_state_msg, tensions_from_joint_state,
                                            time_msg, tip_pose_msg, transforms_msg)
-from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
+from tendon_robot_sim.ros.parameters import (ConfigurationError, declare, on_parameters_set,
+                                             Param)
 from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'simulator'
@@ -160,7 +161,7 @@ class SimulatorNode(Node):
         self.base_frame = self.robot.base.frame_id
         self.markers = BackboneMarkers(self.robot, config.disc_margin, config.disc_thickness)
         self.real_time_factor = config.real_time_factor
-        self.add_post_set_parameters_callback(self._on_parameters_set)
+        on_parameters_set(self, self._on_parameters_set)
 
         self.state_pub = self.create_publisher(
             topics.TENDON_STATE.msg_type, config.state_topic, topics.TENDON_STATE.qos)

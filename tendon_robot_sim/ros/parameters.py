@@ -9,9 +9,10 @@ documentation and code cannot drift apart.
 
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
+                                SetParametersResult)
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 
@@ -71,6 +72,22 @@ def declare(node: Node, params: Sequence[Param]) -> SimpleNamespace:
                 f'parameter {param.name}: must be one of {list(param.choices)}, got {value!r}')
         values[param.name] = value
     return SimpleNamespace(**values)
+
+
+def on_parameters_set(node: Node, callback: Callable[[list], None]) -> None:
+    """Call ``callback(parameters)`` after live parameters were set (ranges already checked).
+
+    Post-set callbacks exist from Iron on; Humble has only the on-set callback, which
+    runs before the values are stored: there ``callback`` runs in it and accepts them.
+    """
+    if hasattr(node, 'add_post_set_parameters_callback'):
+        node.add_post_set_parameters_callback(callback)
+        return
+
+    def accept(parameters):
+        callback(parameters)
+        return SetParametersResult(successful=True)
+    node.add_on_set_parameters_callback(accept)
 
 
 def _rclpy_reason(error: Exception) -> str:

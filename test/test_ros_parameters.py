@@ -1,0 +1,38 @@
+"""on_parameters_set works on Iron and newer (post-set) and on Humble (on-set only)."""
+
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+
+from tendon_robot_sim.ros.parameters import declare, on_parameters_set, Param
+
+PARAMS = (Param('gain', 1.0, '1/s', 'a live gain', range=(0.0, 10.0), read_only=False),)
+
+
+class HumbleNode:
+    """A real node seen through the parameter API Humble has: no post-set callbacks."""
+
+    def __init__(self, node):
+        self.add_on_set_parameters_callback = node.add_on_set_parameters_callback
+
+
+@pytest.fixture
+def node():
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node('parameters_probe', context=context)
+    declare(node, PARAMS)
+    yield node
+    node.destroy_node()
+    context.try_shutdown()
+
+
+@pytest.mark.parametrize('api', [lambda node: node, HumbleNode], ids=['post_set', 'humble'])
+def test_callback_sees_accepted_values_only(node, api):
+    seen = []
+    on_parameters_set(api(node), lambda parameters: seen.extend(
+        (p.name, p.value) for p in parameters))
+    assert node.set_parameters([Parameter('gain', value=2.5)])[0].successful
+    assert not node.set_parameters([Parameter('gain', value=11.0)])[0].successful  # range
+    assert seen == [('gain', 2.5)]
+    assert node.get_parameter('gain').value == 2.5
