@@ -13,7 +13,7 @@ import sys
 
 from tendon_robot_sim.commands import CommandError
 
-COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics')
+COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc')
 
 
 def build_parser() -> argparse.ArgumentParser:

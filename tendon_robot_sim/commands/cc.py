@@ -1,0 +1,70 @@
+"""``tendon-robot-sim cc``: constant-curvature kinematics, forward or inverse.
+
+    tendon-robot-sim cc --displacements t0=0.004,t2=-0.004
+    tendon-robot-sim cc --tip 0.2,0,0.12 --json
+
+Forward: tendon displacements (m) -> bending angle theta, direction phi, curvature
+kappa and tip pose. Inverse: a tip position (m, base frame) -> the CC arc through it
+and the displacements that bend the robot into it. With ``--json`` the last line on
+stdout is one JSON object with ``theta`` (rad), ``phi`` (rad), ``kappa`` (1/m),
+``tip_position`` [x, y, z] (m), ``tip_orientation`` [qx, qy, qz, qw],
+``displacements`` (m) and ``residual`` (m, forward only: how far the given
+displacements are from a constant-curvature set).
+"""
+
+import argparse
+import json
+
+import numpy as np
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.commands.statics import parse_vector
+from tendon_robot_sim.core.constant_curvature import ConstantCurvature, ConstantCurvatureError
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'cc', help='constant-curvature kinematics: displacements <-> tip pose',
+        description='Constant-curvature kinematics of a single-section robot with parallel '
+                    'tendons (no gravity, rigid tendons): forward from tendon displacements '
+                    'or inverse from a tip position.')
+    parser.add_argument('--robot', default=None, metavar='FILE',
+                        help='robot description YAML (default: the package config/robot.yaml)')
+    inputs = parser.add_mutually_exclusive_group(required=True)
+    inputs.add_argument('--displacements', metavar='Q',
+                        help='tendon displacements in m, positive when pulling: one per tendon '
+                             "('0.004,0,-0.004,0') or by name ('t0=0.004', others 0)")
+    inputs.add_argument('--tip', metavar='X,Y,Z',
+                        help='desired tip position in m, base frame')
+    parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = args.robot or default_robot_file()
+    tip = parse_vector(args.tip, '--tip')
+    try:
+        robot = load_robot(path)
+        cc = ConstantCurvature(robot)
+        if tip is not None:
+            state = cc.inverse_tip(tip)
+        else:
+            state = cc.forward(parse_values(args.displacements, '--displacements'))
+    except (RobotDescriptionError, ConstantCurvatureError) as error:
+        # one line: YAML parser messages span several
+        raise CommandError(' '.join(str(error).split())) from None
+
+    np.set_printoptions(precision=6, suppress=True)
+    print(f'robot {robot.name}, constant curvature (section {cc.section_length} m)')
+    print(f'theta {state.theta:.6g} rad, phi {state.phi:.6g} rad, kappa {state.kappa:.6g} 1/m')
+    print(f'tip position [m]:     {state.tip_position}')
+    print(f'tip orientation:      {state.tip_orientation}  [qx qy qz qw]')
+    print(f'displacements [m]:    {state.displacements}')
+    if tip is None and state.residual > 1e-9:
+        print(f'note: the displacements are not constant-curvature consistent; least-squares '
+              f'fit, residual {state.residual:.3g} m')
+    if args.json:
+        print(json.dumps({'robot': robot.name, **state.to_dict()}))
+    return 0
