@@ -20,6 +20,7 @@ import yaml
 
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.commands.demo import demo_target
 from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.ros import topics
@@ -27,6 +28,11 @@ from tendon_robot_sim.ros.demo import demo_phases
 
 HOLD = 0.2       # s of simulated time per step
 TENSION = 2.0    # N
+TIP_TOLERANCE = 2e-3    # m, of the tip-target step
+
+
+def phases_of(robot):
+    return demo_phases(robot.tendon_names, TENSION, demo_target(robot, TENSION))
 
 
 @pytest.fixture(scope='module')
@@ -46,7 +52,7 @@ def demo(tmp_path_factory):
 def test_demo_prints_a_tip_table_and_draws_every_step(demo):
     out, stdout = demo
     robot = load_robot(default_robot_file())
-    phases = demo_phases(robot.tendon_names, TENSION)
+    phases = phases_of(robot)
     with open(out / 'tip_positions.csv') as f:
         rows = list(csv.DictReader(f))
     assert [r['phase'] for r in rows] == [p.label for p in phases]
@@ -59,6 +65,10 @@ def test_demo_prints_a_tip_table_and_draws_every_step(demo):
     assert tip[f't1 {TENSION:g} N'][1] < tip['rest'][1] - 0.01
     assert tip[f't3 {TENSION:g} N'][1] > tip['rest'][1] + 0.01
     assert tip[f't0 {TENSION:g} N'][2] > tip['rest'][2] + 0.01
+    # the tension controller moved the tip to the target in tip-position mode
+    assert np.linalg.norm(tip['tip target'] - phases[-1].target) < TIP_TOLERANCE
+    assert np.linalg.norm(tip['tip target'] - tip['rest']) > 0.03
+    assert 'tip target [mm]' in stdout
     assert yaml.safe_load((out / 'robot.yaml').read_text())['rod']['elements'] == 10
 
 
@@ -94,7 +104,7 @@ def test_bag_holds_every_topic_with_its_type_and_messages_deserialize(demo):
 def test_bag_records_the_commanded_sequence_and_the_tabled_tip_poses(demo):
     out, _ = demo
     robot = load_robot(default_robot_file())
-    phases = demo_phases(robot.tendon_names, TENSION)
+    phases = phases_of(robot)
     commands, tips = [], []
     with Reader(out / 'bag') as reader:
         for connection, _, raw in reader.messages():
@@ -104,7 +114,7 @@ def test_bag_records_the_commanded_sequence_and_the_tabled_tip_poses(demo):
             elif connection.topic == '/tip/pose':
                 p = deserialize_message(raw, topics.TIP_POSE.msg_type).pose.position
                 tips.append([p.x, p.y, p.z])
-    assert commands == [p.tensions for p in phases]
+    assert commands == [p.tensions for p in phases if p.target is None]
     tips = np.array(tips)
     with open(out / 'tip_positions.csv') as f:
         for row in csv.DictReader(f):

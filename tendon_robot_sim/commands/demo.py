@@ -2,9 +2,12 @@
 
 Starts the ``sim`` stack headless through the local launcher (simulated time on
 ``/clock``), pulls each tendon in turn (``--tension`` N for ``--hold`` simulated
-seconds, then releases it), records every topic of the stack into a rosbag2
-bag, prints the tip position at the end of each step and draws the backbone of
-each step as a PNG. Output folder (``--out``, default ``demo_output/``)::
+seconds, then releases it), then sends a tip target (the tip of the statics model
+with the first two tendons at ``--tension``: reachable by construction) and holds
+it until the tip is within 1 mm or for ``--target-hold`` simulated seconds,
+records every topic of the stack into a rosbag2 bag, prints the tip position at
+the end of each step and draws the backbone of each step as a PNG. Output folder
+(``--out``, default ``demo_output/``)::
 
     robot.yaml         the robot simulated (the robot file, with --elements if given)
     bag/               rosbag2 bag (MCAP, CDR): `ros2 bag play demo_output/bag`
@@ -31,7 +34,8 @@ import yaml
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.core.robot import load_robot, Robot, RobotDescriptionError
+from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 
 # Wall seconds the stack may take to start, and the simulation may stand still.
@@ -53,6 +57,8 @@ def register(subparsers) -> None:
                         help='tension of the pulled tendon in each step [N]')
     parser.add_argument('--hold', type=float, default=1.0,
                         help='simulated time each step is held [s]')
+    parser.add_argument('--target-hold', type=float, default=5.0,
+                        help='longest simulated time the tip-target step is held [s]')
     parser.add_argument('--elements', type=int, default=None,
                         help='Cosserat elements of the rod (default: rod.elements of the robot '
                              'file); fewer run faster, at some loss of accuracy')
@@ -75,6 +81,8 @@ def run(args) -> int:
                            f'smallest max_tension of the robot), got {args.tension:g}')
     if not (np.isfinite(args.hold) and 0.0 < args.hold <= 60.0):
         raise CommandError(f'--hold: must be in (0, 60] s, got {args.hold:g}')
+    if not (np.isfinite(args.target_hold) and 0.0 < args.target_hold <= 60.0):
+        raise CommandError(f'--target-hold: must be in (0, 60] s, got {args.target_hold:g}')
     out = args.out
     bag = out / 'bag'
     out.mkdir(parents=True, exist_ok=True)
@@ -92,7 +100,8 @@ def run(args) -> int:
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 
     from tendon_robot_sim.ros.demo import demo_phases
-    phases = demo_phases(robot.tendon_names, args.tension)
+    target = demo_target(robot, args.tension)
+    phases = demo_phases(robot.tendon_names, args.tension, target)
     log_path = out / 'stack.log'
     with open(log_path, 'w') as log:
         try:
@@ -103,10 +112,15 @@ def run(args) -> int:
                 note=lambda text: print(f'[launch] {text}', file=log, flush=True))
         except LaunchError as error:
             raise CommandError(str(error)) from None
-        snapshots, counts = _record(launcher, bag, phases, args.hold, log_path)
+        snapshots, counts = _record(launcher, bag, phases, args.hold, args.target_hold,
+                                    log_path)
 
     rows = _table(snapshots)
     print(_format_table(rows))
+    reached = snapshots[-1].tip_position
+    print(f'tip target [mm]: x {target[0] * 1e3:.1f}, y {target[1] * 1e3:.1f}, '
+          f'z {target[2] * 1e3:.1f}; reached {np.linalg.norm(reached - target) * 1e3:.2f} mm '
+          f'from it')
     with open(out / 'tip_positions.csv', 'w', newline='') as f:
         writer = csv.writer(f)
         writer.writerow(['step', 'phase', 'time_s', 'tip_x_m', 'tip_y_m', 'tip_z_m'])
@@ -119,7 +133,16 @@ def run(args) -> int:
     return 0
 
 
-def _record(launcher: StackLauncher, bag: Path, phases, hold: float, log_path: Path):
+def demo_target(robot: Robot, tension: float) -> np.ndarray:
+    """Tip target of the demo [m, base frame]: the statics tip (discrete model) with the
+    first two tendons at ``tension`` N and the others slack, so it is reachable."""
+    tensions = np.zeros(len(robot.tendons))
+    tensions[:2] = tension
+    return StaticsSolver(robot, 'discrete').solve_tensions(tensions).tip_position
+
+
+def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold: float,
+            log_path: Path):
     """Run the stack, drive the phases and record; (snapshots, messages per topic)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -145,24 +168,27 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, log_path: P
         for node in nodes:
             executor.add_node(node)
         # Ready: the robot is drawn, time runs, and the controller and the recorder
-        # both listen to commands (a command sent earlier would be lost to them).
+        # both listen to commands, the controller to tip targets (a command sent
+        # earlier would be lost to them).
         ready = wait_until(
             executor, lambda: (driver.tip_pose is not None and driver.markers is not None
                                and driver.now() > 0.0
-                               and driver.command_pub.get_subscription_count() >= 2),
+                               and driver.command_pub.get_subscription_count() >= 2
+                               and driver.target_pub.get_subscription_count() >= 1),
             STARTUP_TIMEOUT, alive)
         if not ready:
             raise CommandError(f'the sim stack did not come up within {STARTUP_TIMEOUT:g} s; '
                                f'see {log_path}')
-        with tqdm(total=hold * len(phases), unit='s', desc='simulated', mininterval=0.5,
+        total = sum(hold if p.target is None else max(hold, target_hold) for p in phases)
+        with tqdm(total=total, unit='s', desc='simulated', mininterval=0.5,
                   bar_format='{desc}: {percentage:3.0f}%|{bar}| {n:.2f}/{total:.2f} s '
                              '[{elapsed}<{remaining}] {postfix}') as bar:
             def progress(seconds: float, label: str) -> None:
                 bar.set_postfix_str(label, refresh=False)
-                bar.update(seconds)
+                bar.update(min(seconds, bar.total - bar.n))   # no round-off overshoot
             try:
                 snapshots = run_phases(executor, driver, phases, hold, alive, progress,
-                                       STALL_TIMEOUT)
+                                       STALL_TIMEOUT, target_hold)
             except TimeoutError as error:
                 raise CommandError(f'{error}; see {log_path}') from None
         counts = recorder.counts

@@ -1,14 +1,34 @@
-"""Tension controller: ``tendon/command/tension`` -> ``tendon/setpoint``.
+"""Tension controller: tension commands or a tip target -> ``tendon/setpoint`` (effort, N).
 
-For now a passthrough: it keeps the latest commanded tension of every tendon
-(a command naming some tendons leaves the others as they were; all start at
-0 N), clamps it to [0, max_tension] of the robot description and publishes the
-full vector as the setpoint (``effort``, N) at ``rate``. Publishing on a timer
-rather than per command gives the actuators a steady stream to hold.
+Two modes; the last command wins:
 
-A command with unknown names, non-finite values, or a wrong number of values
-is rejected as a whole with a throttled warning.
+tension mode (the start)
+    Subscribes ``tendon/command/tension`` (JointState ``effort``, N). A command naming
+    some tendons changes only those (all start at ``min_tension``). Each value is
+    clamped to [``min_tension``, ``max_tension``] (``max_tension`` from the robot
+    description) with a throttled warning.
+tip-position mode
+    A ``tip/target`` (PointStamped, base frame, m) switches to it; the next tension
+    command switches back. Every period, the step of
+    :class:`~tendon_robot_sim.core.tip_control.TipController` on the statics model
+    (``statics_model``) moves the measured tip (``tip_feedback``: ``pose`` =
+    ``tip/pose`` of the simulator, ``point`` = ``tip/measured`` of the hardware tip
+    sensor) by ``tip_gain`` of the error, at most ``tip_max_step``, in the two
+    directions perpendicular to the base axis (the third follows from the nearly
+    inextensible backbone), with the least tension sum within the tension limits.
+    An unreachable target ends at the closest reachable tip with a throttled warning.
+
+Either way, the setpoint moves towards the wanted tensions by at most ``rate_limit``
+/ ``rate`` per period and is published as the full vector at ``rate``: a steady
+stream for the actuators to hold, never outside [``min_tension``, ``max_tension``].
+
+A command with unknown names, non-finite values, or a wrong number of values, and a
+non-finite target or one in another frame than the robot's base frame (an empty
+``frame_id`` means the base frame), are rejected as a whole with a throttled warning.
+While the target is out of reach, a throttled warning says how far the tip is from it.
 """
+
+import math
 
 import numpy as np
 from rclpy.node import Node
@@ -17,33 +37,60 @@ from std_msgs.msg import Header
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.core.simulator import InputError
+from tendon_robot_sim.core.statics import MODELS, StaticsError
+from tendon_robot_sim.core.tip_control import TipController
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import tensions_from_joint_state
-from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
+from tendon_robot_sim.ros.messages import tensions_from_joint_state, updated_command
+from tendon_robot_sim.ros.parameters import (ConfigurationError, declare, on_parameters_set,
+                                             Param)
 from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'tension_controller'
+TIP_FEEDBACK = {'pose': topics.TIP_POSE, 'point': topics.TIP_MEASURED}
 
 PARAMS = (
-    Param('robot_file', '', '', 'robot description YAML file (tendon names and max_tension); '
-          'empty: the package default config/robot.yaml'),
-    Param('rate', 50.0, 'Hz', 'rate at which the setpoint is published', range=(1.0, 1000.0)),
+    Param('robot_file', '', '', 'robot description YAML file (tendon names, geometry and '
+          'max_tension); empty: the package default config/robot.yaml'),
+    Param('rate', 50.0, 'Hz', 'rate at which the setpoint is published (and of the '
+          'tip-position control step)', range=(1.0, 1000.0)),
+    Param('min_tension', 0.0, 'N', 'pretension: lower limit of every tendon tension, '
+          'at most the smallest max_tension', range=(0.0, 1000.0)),
+    Param('rate_limit', 50.0, 'N/s', 'largest change of a setpoint tension per second',
+          range=(0.01, 10000.0), read_only=False),
     Param('command_topic', topics.TENDON_COMMAND.name, '', 'desired tensions (effort, N)'),
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'tensions the actuators must '
           'apply (effort, N)'),
+    Param('target_topic', topics.TIP_TARGET.name, '', 'desired tip position '
+          '(PointStamped, base frame, m); switches to tip-position mode'),
+    Param('tip_feedback', 'pose', '', 'measured tip: pose = PoseStamped on tip/pose '
+          '(simulator), point = PointStamped on tip/measured (hardware tip sensor)',
+          choices=tuple(TIP_FEEDBACK)),
+    Param('statics_model', 'discrete', '', 'statics model of the tip Jacobian',
+          choices=tuple(MODELS)),
+    Param('tip_gain', 0.05, '', 'fraction of the tip error corrected per control period',
+          range=(0.01, 1.0), read_only=False),
+    Param('tip_max_step', 0.005, 'm', 'largest tip displacement asked for per control '
+          'period', range=(0.0001, 0.1), read_only=False),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
-          'rejected or clamped commands', range=(0.0, 60.0)),
+          'rejected or clamped commands or an unreachable target', range=(0.0, 60.0)),
 )
 
 
 class TensionControllerNode(Node):
-    """Clamping passthrough from tension commands to setpoints."""
+    """Limited, rate-limited tensions from tension commands or a tip target."""
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         try:
             self.config = declare(self, PARAMS)
             self.robot = load_robot(self.config.robot_file or default_robot_file())
+            self.max_tensions = self.robot.max_tensions
+            if self.config.min_tension > self.max_tensions.min():
+                raise ConfigurationError(
+                    f'parameter min_tension: {self.config.min_tension:g} N exceeds the '
+                    f'smallest max_tension {self.max_tensions.min():g} N of the robot')
+            self.tip_controller = TipController(self.robot, self.config.statics_model,
+                                                self.config.min_tension)
         except RobotDescriptionError as error:
             self.destroy_node()
             raise ConfigurationError(str(error)) from None
@@ -51,56 +98,106 @@ class TensionControllerNode(Node):
             self.destroy_node()
             raise
         self.names = self.robot.tendon_names
-        self.max_tensions = self.robot.max_tensions
-        self.command = np.zeros(len(self.names))   # N, clamped
+        self.min_tension = self.config.min_tension
+        self.command = np.full(len(self.names), self.min_tension)   # N, wanted, limited
+        self.setpoint = self.command.copy()                          # N, published
+        self.target = None          # (3,) m, base frame; not None in tip-position mode
+        self.measured = None        # (3,) m, latest measured tip
+        on_parameters_set(self, self._on_parameters_set)
         self.setpoint_pub = self.create_publisher(
             topics.TENDON_SETPOINT.msg_type, self.config.setpoint_topic,
             topics.TENDON_SETPOINT.qos)
         self.command_sub = self.create_subscription(
             topics.TENDON_COMMAND.msg_type, self.config.command_topic, self._on_command,
             topics.TENDON_COMMAND.qos)
+        self.target_sub = self.create_subscription(
+            topics.TIP_TARGET.msg_type, self.config.target_topic, self._on_target,
+            topics.TIP_TARGET.qos)
+        feedback = TIP_FEEDBACK[self.config.tip_feedback]
+        self.tip_sub = self.create_subscription(
+            feedback.msg_type, feedback.name, self._on_tip, feedback.qos)
         self.timer = self.create_timer(1.0 / self.config.rate, self._on_timer)
+
+    # ------------------------------------------------------------------ inputs
+
+    def _on_parameters_set(self, parameters) -> None:
+        # rate_limit, tip_gain and tip_max_step are writable; rclpy checked their ranges.
+        for parameter in parameters:
+            if hasattr(self.config, parameter.name):
+                setattr(self.config, parameter.name, parameter.value)
 
     def _on_command(self, msg) -> None:
         try:
-            command = self._merge(tensions_from_joint_state(msg))
+            command = updated_command(self.command, tensions_from_joint_state(msg), self.robot,
+                                      'effort', 'tension')
         except InputError as error:
             self._warn(f'rejected tension command: {error}')
             return
-        clamped = np.clip(command, 0.0, self.max_tensions)
+        clamped = np.clip(command, self.min_tension, self.max_tensions)
         changed = [f'{n} {c:g} -> {k:g} N'
                    for n, c, k in zip(self.names, command, clamped) if c != k]
         if changed:
-            self._warn(f'tension command clamped to [0, max_tension]: {", ".join(changed)}')
+            self._warn(f'tension command clamped to [min_tension, max_tension]: '
+                       f'{", ".join(changed)}')
+        if self.target is not None:
+            self.get_logger().info('tension command: leaving tip-position mode')
+            self.target = None
         self.command = clamped
 
-    def _merge(self, tensions) -> np.ndarray:
-        """The latest command updated with ``tensions`` (mapping or full sequence), N."""
-        command = self.command.copy()
-        if isinstance(tensions, dict):
-            for name, value in tensions.items():
-                try:
-                    command[self.robot.tendon_index(name)] = value
-                except KeyError as error:
-                    raise InputError(f'name: {error.args[0]}') from None
-        elif len(tensions) != len(self.names):
-            raise InputError(f'effort: has {len(tensions)} values without names; give one per '
-                             f'tendon {self.names} or name them')
-        else:
-            command[:] = tensions
-        bad = [n for n, c in zip(self.names, command) if not np.isfinite(c)]
-        if bad:
-            raise InputError(f'effort: non-finite tension for {bad}')
-        return command
+    def _on_target(self, msg) -> None:
+        point = np.array([msg.point.x, msg.point.y, msg.point.z])
+        frame = msg.header.frame_id
+        if not np.all(np.isfinite(point)):
+            self._warn(f'rejected tip target: point: non-finite {point.tolist()}')
+            return
+        if frame not in ('', self.robot.base.frame_id):
+            self._warn(f'rejected tip target: header.frame_id: {frame!r} is not the base '
+                       f'frame {self.robot.base.frame_id!r}')
+            return
+        if self.target is None:
+            self.get_logger().info(f'tip target {point.tolist()} m: tip-position mode')
+        self.target = point
+
+    def _on_tip(self, msg) -> None:
+        p = msg.pose.position if self.config.tip_feedback == 'pose' else msg.point
+        point = np.array([p.x, p.y, p.z])
+        if np.all(np.isfinite(point)):
+            self.measured = point
+
+    # ------------------------------------------------------------------ output
+
+    def _on_timer(self) -> None:
+        if self.target is not None:
+            if self.measured is None:
+                self._warn(f'tip target: no measured tip on {self.tip_sub.topic_name} yet; '
+                           f'holding the tensions')
+            else:
+                self._tip_step()
+        largest = self.config.rate_limit / self.config.rate
+        self.setpoint = np.clip(
+            self.setpoint + np.clip(self.command - self.setpoint, -largest, largest),
+            self.min_tension, self.max_tensions)
+        self.setpoint_pub.publish(topics.TENDON_SETPOINT.msg_type(
+            header=Header(stamp=self.get_clock().now().to_msg()),
+            name=self.names, effort=self.setpoint.tolist()))
+
+    def _tip_step(self) -> None:
+        try:
+            step = self.tip_controller.step(self.setpoint, self.measured, self.target,
+                                            self.config.tip_gain, self.config.tip_max_step)
+        except StaticsError as error:
+            self._warn(f'tip-position step skipped, holding the tensions: {error}')
+            return
+        if not step.feasible:
+            distance = math.dist(self.target, self.measured)
+            self._warn(f'tip target {self.target.tolist()} m is out of reach within the '
+                       f'tension limits: holding the closest reachable tip, {distance:.3g} m '
+                       f'away')
+        self.command = step.tensions
 
     def _warn(self, message: str) -> None:
         self.get_logger().warning(message,
                                   throttle_duration_sec=self.config.warning_throttle_period)
-
-    def _on_timer(self) -> None:
-        self.setpoint_pub.publish(topics.TENDON_SETPOINT.msg_type(
-            header=Header(stamp=self.get_clock().now().to_msg()),
-            name=self.names, effort=self.command.tolist()))
 
 
 def main(args=None) -> int:

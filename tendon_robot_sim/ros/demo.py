@@ -1,7 +1,7 @@
 """The scripted part of ``tendon-robot-sim demo``: command tensions, watch the robot.
 
 :class:`DemoDriver` runs on simulated time (``use_sim_time``), publishes
-``tendon/command/tension`` and keeps the latest ``tip/pose`` and
+``tendon/command/tension`` or ``tip/target`` and keeps the latest ``tip/pose`` and
 ``backbone/markers``; :func:`run_phases` holds each :class:`Phase` for a span of
 simulated time and snapshots the robot at its end.
 """
@@ -17,16 +17,26 @@ from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from scipy.spatial.transform import Rotation
+from std_msgs.msg import Header
 
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.messages import point_msg
+
+# m: a tip-target phase ends early once the tip is this close (after the usual hold).
+TARGET_TOLERANCE = 1e-3
 
 
 @dataclass(frozen=True)
 class Phase:
-    """Hold these commanded tensions [N] (every tendon named) for a while."""
+    """Hold these commanded tensions [N] (every tendon named) for a while.
+
+    With a ``target`` (m, base frame) the phase sends that tip target instead of
+    tensions: the tension controller then moves the tip there (tip-position mode).
+    """
 
     label: str
     tensions: dict[str, float]
+    target: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -44,13 +54,19 @@ class Snapshot:
     tendon_colors: np.ndarray     # (s, 3) RGB of each segment
 
 
-def demo_phases(tendon_names: Sequence[str], tension: float) -> list[Phase]:
-    """Rest, then for each tendon in turn: pull it with ``tension`` N, release all."""
+def demo_phases(tendon_names: Sequence[str], tension: float,
+                target: Sequence[float] | None = None) -> list[Phase]:
+    """Rest, then for each tendon in turn: pull it with ``tension`` N, release all.
+
+    With a ``target`` (m, base frame), a last phase moves the tip to it.
+    """
     zero = {name: 0.0 for name in tendon_names}
     phases = [Phase('rest', dict(zero))]
     for name in tendon_names:
         phases.append(Phase(f'{name} {tension:g} N', {**zero, name: tension}))
         phases.append(Phase(f'{name} released', dict(zero)))
+    if target is not None:
+        phases.append(Phase('tip target', {}, tuple(float(v) for v in target)))
     return phases
 
 
@@ -62,6 +78,8 @@ class DemoDriver(Node):
             Parameter('use_sim_time', value=True)], **kwargs)
         self.command_pub = self.create_publisher(
             topics.TENDON_COMMAND.msg_type, topics.TENDON_COMMAND.name, topics.TENDON_COMMAND.qos)
+        self.target_pub = self.create_publisher(
+            topics.TIP_TARGET.msg_type, topics.TIP_TARGET.name, topics.TIP_TARGET.qos)
         self.tip_pose = None
         self.markers = None
         self.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name,
@@ -82,6 +100,21 @@ class DemoDriver(Node):
     def command(self, tensions: dict[str, float]) -> None:
         self.command_pub.publish(topics.TENDON_COMMAND.msg_type(
             name=list(tensions), effort=[float(v) for v in tensions.values()]))
+
+    def send(self, phase: Phase) -> None:
+        """The phase's tip target, or else its tensions."""
+        if phase.target is None:
+            self.command(phase.tensions)
+        else:
+            # empty frame_id: the base frame
+            self.target_pub.publish(topics.TIP_TARGET.msg_type(
+                header=Header(stamp=self.get_clock().now().to_msg()),
+                point=point_msg(np.array(phase.target))))
+
+    def tip_distance(self, target: Sequence[float]) -> float:
+        """Distance of the latest tip pose from ``target`` [m]."""
+        p = self.tip_pose.pose.position
+        return float(np.linalg.norm(np.array([p.x, p.y, p.z]) - np.asarray(target)))
 
     def snapshot(self, phase: Phase) -> Snapshot:
         """The latest tip pose and markers as arrays."""
@@ -127,8 +160,11 @@ def wait_until(executor: Executor, condition: Callable[[], bool], timeout: float
 
 def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], hold: float,
                alive: Callable[[], None], progress: Callable[[float, str], None],
-               wall_timeout: float) -> list[Snapshot]:
+               wall_timeout: float, target_hold: float = 0.0) -> list[Snapshot]:
     """Command each phase and hold it for ``hold`` simulated seconds.
+
+    A tip-target phase is held for at least ``hold`` and at most ``target_hold``
+    simulated seconds, until the tip is within ``TARGET_TOLERANCE`` of the target.
 
     ``progress(seconds, label)`` is called with the simulated time advanced since the
     last call. Raises TimeoutError when the simulation stops advancing for
@@ -136,11 +172,16 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
     """
     snapshots = []
     for phase in phases:
-        driver.command(phase.tensions)
+        driver.send(phase)
         start = last = driver.now()
-        end = start + hold
+        end = start + (hold if phase.target is None else max(hold, target_hold))
+
+        def held() -> bool:
+            if phase.target is not None and driver.now() >= start + hold:
+                return driver.tip_distance(phase.target) < TARGET_TOLERANCE
+            return False
         # a timer on sim time would be simpler, but a stalled /clock must not hang the demo
-        while driver.now() < end:
+        while driver.now() < end and not held():
             before = time.monotonic()
             advanced = wait_until(executor, lambda: driver.now() > last, wall_timeout, alive)
             if not advanced:
@@ -150,5 +191,7 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
             now = driver.now()
             progress(min(now, end) - min(last, end), phase.label)
             last = now
+        if last < end:      # a tip-target phase that ended early: fill its share
+            progress(end - last, phase.label)
         snapshots.append(driver.snapshot(phase))
     return snapshots

@@ -1,0 +1,176 @@
+"""Tension controller node with the quasi-static simulator, over real DDS (loopback).
+
+The simulator (mode quasi_static, discrete model) solves the equilibrium of every
+setpoint; the controller, a probe and the simulator spin in one executor. The robot is
+the default robot with 5 vertebrae and 5 N tendons. Tip targets come from independent
+StaticsSolver equilibria (reachable: made by tensions within the limits).
+"""
+
+import threading
+import time
+
+from geometry_msgs.msg import Point, PointStamped
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
+
+from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, wait_for,
+                         warning_containing, write_small_robot)
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
+from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.parameters import ConfigurationError
+
+MIN_TENSION = 0.2       # N, pretension
+RATE = 50.0             # Hz, setpoint stream
+TIP_TOLERANCE = 2e-3    # m
+
+
+@pytest.fixture(scope='module')
+def robot_file(tmp_path_factory):
+    return write_small_robot(tmp_path_factory.mktemp('robot'))
+
+
+@pytest.fixture(scope='module')
+def stack(robot_file):
+    rclpy.init()
+    executor = SingleThreadedExecutor()
+    simulator = SimulatorNode(parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('mode', value='quasi_static'),
+        Parameter('warning_throttle_period', value=0.0)])
+    controller = TensionControllerNode(parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('rate', value=RATE),
+        Parameter('min_tension', value=MIN_TENSION),
+        Parameter('warning_throttle_period', value=0.0)])
+    # A second controller listening to a hardware tip sensor that nobody publishes.
+    sensorless = TensionControllerNode(namespace='sensorless', parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('tip_feedback', value='point'),
+        Parameter('min_tension', value=MIN_TENSION),
+        Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe()
+    target_pub = probe.create_publisher(PointStamped, topics.TIP_TARGET.name,
+                                        topics.TIP_TARGET.qos)
+    nodes = (simulator, controller, sensorless, probe)
+    for node in nodes:
+        executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    ns = type('Stack', (), {})()
+    ns.controller, ns.probe, ns.target_pub = controller, probe, target_pub
+    ns.sensorless = sensorless
+    ns.robot = load_robot(robot_file)
+    wait_for(lambda: probe.latest('tip/pose') and probe.latest('tendon/setpoint')
+             and probe.command_pub.get_subscription_count() >= 1
+             and target_pub.get_subscription_count() >= 1, 'the stack to come up')
+    try:
+        yield ns
+    finally:
+        executor.shutdown()
+        thread.join(timeout=10.0)
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def command(stack, **tensions) -> None:
+    names = stack.robot.tendon_names
+    values = {name: tensions.get(name, MIN_TENSION) for name in names}
+    stack.probe.command_pub.publish(JointState(name=list(values), effort=list(values.values())))
+
+
+def target(stack, point, frame='base_link') -> None:
+    stack.target_pub.publish(PointStamped(header=Header(frame_id=frame),
+                                          point=Point(x=point[0], y=point[1], z=point[2])))
+
+
+def applied(stack) -> list:
+    state = stack.probe.latest('tendon/state')
+    return state.effort.tolist() if state is not None else []
+
+
+def test_tension_step_is_reached_within_the_rate_limit(stack):
+    stack.controller.set_parameters([Parameter('rate_limit', value=10.0)])
+    command(stack)
+    wait_for(lambda: applied(stack) == [MIN_TENSION] * 4, 'the pretension')
+    after = time.monotonic()
+    command(stack, t0=4.2, t3=1.2)
+    wait_for(lambda: applied(stack) == [4.2, MIN_TENSION, MIN_TENSION, 1.2],
+             'the commanded tensions on the simulated tendons')
+    received = stack.probe.since('tendon/setpoint', after)
+    stream = np.array([[MIN_TENSION] * 4] + [m.effort.tolist() for m in received])
+    steps = np.abs(np.diff(stream, axis=0)).max(axis=1)
+    assert steps.max() <= 10.0 / RATE + 1e-9
+    assert (steps > 0.0).sum() >= 4.0 / (10.0 / RATE) - 1      # the ramp took ~20 periods
+    stack.controller.set_parameters([Parameter('rate_limit', value=50.0)])
+
+
+def test_commands_are_limited_and_bad_ones_rejected(stack):
+    probe = stack.probe
+    command(stack, t1=-3.0, t2=MAX_TENSION + 1.0)
+    warning_containing(probe, 'tension_controller', 't1 -3 -> 0.2 N')
+    wait_for(lambda: applied(stack) == [MIN_TENSION, MIN_TENSION, MAX_TENSION, MIN_TENSION],
+             'tensions clamped to the limits')
+    target(stack, [float('nan'), 0.0, 0.0])
+    warning_containing(probe, 'tension_controller', 'rejected tip target: point: non-finite')
+    target(stack, [0.2, 0.0, 0.0], frame='tip_link')
+    warning_containing(probe, 'tension_controller', "'tip_link' is not the base frame")
+    assert stack.controller.target is None
+
+
+def test_reachable_tip_target_is_reached(stack):
+    goal = StaticsSolver(stack.robot, 'discrete').solve_tensions(
+        [1.5, MIN_TENSION, MIN_TENSION, 2.5]).tip_position
+    command(stack)
+    target(stack, goal)
+    wait_for(lambda: np.linalg.norm(position(stack.probe.latest('tip/pose')) - goal)
+             < TIP_TOLERANCE, 'the tip at the target', timeout=15.0)
+    # A tension command leaves tip-position mode.
+    command(stack, t1=1.0)
+    wait_for(lambda: applied(stack) == [MIN_TENSION, 1.0, MIN_TENSION, MIN_TENSION],
+             'the tension command after the tip target')
+    assert stack.controller.target is None
+
+
+def test_unreachable_tip_target_stops_at_the_boundary_within_limits(stack):
+    goal = stack.robot.base.position + np.array([0.2, -0.2, 0.2])
+    command(stack)
+    after = time.monotonic()
+    target(stack, goal)
+    warning_containing(stack.probe, 'tension_controller', 'out of reach')
+    time.sleep(2.0)
+    tips = [position(m) for m in stack.probe.since('tip/pose', time.monotonic() - 0.5)]
+    assert tips and np.ptp(np.array(tips), axis=0).max() < 1e-3, 'the tip did not stop'
+    setpoints = np.array([m.effort.tolist() for m in stack.probe.since('tendon/setpoint', after)])
+    assert setpoints.min() >= MIN_TENSION and setpoints.max() <= MAX_TENSION
+    assert setpoints[-1].max() == MAX_TENSION       # pulled to the limit: the boundary
+    start = StaticsSolver(stack.robot, 'discrete').solve_tensions([MIN_TENSION] * 4)
+    assert np.linalg.norm(tips[-1] - goal) < np.linalg.norm(start.tip_position - goal) - 0.1
+    command(stack)
+
+
+def test_min_tension_above_max_tension_is_a_configuration_error(robot_file):
+    def make(context):
+        return TensionControllerNode(context=context, parameter_overrides=[
+            Parameter('robot_file', value=str(robot_file)),
+            Parameter('min_tension', value=MAX_TENSION + 1.0)])
+    with pytest.raises(ConfigurationError, match='min_tension: 6 N exceeds'):
+        construct_alone(make)
+
+
+def test_tip_target_without_a_measured_tip_holds_and_warns(stack):
+    publisher = stack.probe.create_publisher(PointStamped, '/sensorless/tip/target',
+                                             topics.TIP_TARGET.qos)
+    wait_for(lambda: publisher.get_subscription_count() >= 1, 'the sensorless controller')
+    publisher.publish(PointStamped(point=Point(x=0.2, y=0.05, z=0.0)))
+    warning_containing(stack.probe, 'sensorless.tension_controller',
+                       'no measured tip on /sensorless/tip/measured')
+    assert stack.sensorless.setpoint.tolist() == [MIN_TENSION] * 4

@@ -1,0 +1,76 @@
+"""Tip-position control step iterated on the quasi-static model (no ROS)."""
+
+import numpy as np
+import pytest
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.core.robot import load_robot, robot_from_dict
+from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.core.tension_distribution import DistributionError
+from tendon_robot_sim.core.tip_control import TipController
+
+MIN_TENSION = 0.2   # N
+
+
+@pytest.fixture(scope='module')
+def robot():
+    data = load_robot(default_robot_file()).to_dict()
+    data['vertebrae'] = {'positions': [0.05, 0.10, 0.15, 0.20, 0.25], 'mass': 0.002}
+    for tendon in data['tendons']:
+        tendon['max_tension'] = 5.0
+    return robot_from_dict(data)
+
+
+def run(robot, target, steps):
+    plant = StaticsSolver(robot, model='discrete')
+    controller = TipController(robot, model='discrete', min_tension=MIN_TENSION)
+    tensions = np.full(len(robot.tendons), MIN_TENSION)
+    history = []
+    for _ in range(steps):
+        tip = plant.solve_tensions(tensions).tip_position
+        step = controller.step(tensions, tip, target, gain=0.5, max_step=0.01)
+        assert np.all(step.tensions >= MIN_TENSION) and np.all(step.tensions <= robot.max_tensions)
+        history.append((tip, step))
+        tensions = step.tensions
+    return plant.solve_tensions(tensions).tip_position, tensions, history
+
+
+def test_jacobian_matches_central_differences(robot):
+    controller = TipController(robot, min_tension=MIN_TENSION)
+    tensions = np.array([1.0, 0.5, 0.3, 2.0])
+    _, J = controller.jacobian(tensions)
+    plant = StaticsSolver(robot, model='discrete')
+    for i in range(4):
+        h = np.eye(4)[i] * 1e-3
+        column = (plant.solve_tensions(tensions + h).tip_position
+                  - plant.solve_tensions(tensions - h).tip_position) / 2e-3
+        assert np.allclose(J[:, i], column, atol=1e-2 * np.abs(column).max())
+
+
+def test_reachable_target_is_reached_with_least_tensions(robot):
+    # A target made by tensions within the bounds (so inside the workspace).
+    target = StaticsSolver(robot, model='discrete').solve_tensions(
+        [1.5, 0.2, 0.2, 2.5]).tip_position
+    tip, tensions, _ = run(robot, target, 30)
+    perpendicular = np.vstack((robot.base.normal, robot.base.binormal))
+    assert np.linalg.norm(perpendicular @ (tip - target)) < 1e-4
+    assert np.linalg.norm(tip - target) < 2e-3
+    # Antagonists t1 (90 deg) and t2 (180 deg) are not needed: left at the pretension.
+    assert tensions[1] == pytest.approx(MIN_TENSION) and tensions[2] == pytest.approx(MIN_TENSION)
+
+
+def test_unreachable_target_stops_at_the_boundary_within_limits(robot):
+    target = robot.base.position + np.array([0.2, -0.2, 0.2])
+    tip, tensions, history = run(robot, target, 40)
+    start_error = np.linalg.norm(history[0][0] - target)
+    assert not history[-1][1].feasible
+    assert np.isclose(tensions.max(), robot.max_tensions.max())      # at the tension limit
+    assert np.linalg.norm(tip - target) < start_error - 0.1
+    # Stopped: the last tips stay within a millimetre of each other.
+    last = np.array([h[0] for h in history[-5:]])
+    assert np.ptp(last, axis=0).max() < 1e-3
+
+
+def test_min_tension_must_fit_below_max_tension(robot):
+    with pytest.raises(DistributionError, match='min_tension'):
+        TipController(robot, min_tension=6.0)
