@@ -31,6 +31,8 @@ setup(
             'tendon-robot-sim = tendon_robot_sim.cli:main',
             'simulator_node = tendon_robot_sim.nodes.simulator_node:main',
             'tension_controller_node = tendon_robot_sim.nodes.tension_controller_node:main',
+            'displacement_controller_node = '
+            'tendon_robot_sim.nodes.displacement_controller_node:main',
             'hardware_bridge_node = tendon_robot_sim.nodes.hardware_bridge_node:main',
         ],
     },

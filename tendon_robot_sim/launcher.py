@@ -143,8 +143,9 @@ class StackLauncher:
     def _plan(self) -> tuple[list[NodeProcess], list[str]]:
         processes, skipped = [], []
         for entry in self.stack.nodes:
-            if entry.condition and not self.values[entry.condition]:
-                skipped.append(f'{entry.name}: skipped ({entry.condition}:=false)')
+            reason = entry.skip_reason(self.values)
+            if reason:
+                skipped.append(f'{entry.name}: skipped ({reason})')
                 continue
             program = self._program(entry)
             if program is None:

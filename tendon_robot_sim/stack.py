@@ -59,7 +59,8 @@ class NodeEntry:
     :class:`Arg`. ``file_parameters`` maps a parameter to a :class:`ShareFile`
     whose text is the value (``robot_description``). ``arguments`` are
     command-line arguments; :class:`ShareFile` items become absolute paths.
-    ``condition`` names a bool launch argument that must be true.
+    ``condition`` names a bool launch argument that must be true; ``equals`` =
+    (argument, value): the node runs only when that launch argument has that value.
     """
 
     name: str
@@ -72,6 +73,19 @@ class NodeEntry:
     remappings: tuple[tuple[str, str], ...] = ()
     arguments: tuple[str | ShareFile, ...] = ()
     condition: str | None = None
+    equals: tuple[str, str] | None = None
+
+    def __post_init__(self):
+        if self.condition and self.equals:
+            raise ValueError(f'node {self.name}: give condition or equals, not both')
+
+    def skip_reason(self, values: Mapping[str, Any]) -> str | None:
+        """Why the node does not run with the launch argument ``values``; None: it runs."""
+        if self.condition and not values[self.condition]:
+            return f'{self.condition}:=false'
+        if self.equals and values[self.equals[0]] != self.equals[1]:
+            return f'{self.equals[0]}:={values[self.equals[0]]}'
+        return None
 
     def resolved_parameters(self, value_of: Callable[[Arg], Any]) -> list:
         """Parameter files (absolute paths), then one dict of the other parameters.
@@ -146,6 +160,21 @@ TENSION_CONTROLLER = NodeEntry(
     parameter_files=(ShareFile('config/controller.yaml'),),
     parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time')})
 
+CONTROLLER = LaunchArgument(
+    'controller', 'tension', 'the controller that publishes tendon/setpoint: tension '
+    '(tendon/command/tension and tip/target) or displacement (tendon/command/displacement)',
+    choices=('tension', 'displacement'))
+
+DISPLACEMENT_CONTROLLER = NodeEntry(
+    name='displacement_controller', package=PACKAGE_NAME,
+    executable='displacement_controller_node',
+    module='tendon_robot_sim.nodes.displacement_controller_node',
+    parameter_files=(ShareFile('config/displacement_controller.yaml'),),
+    # simulation: tensions from statics feed-forward and feedback on tendon/state
+    parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time'),
+                'output': 'tension'},
+    equals=(CONTROLLER.name, 'displacement'))
+
 MOTOR_PORT = LaunchArgument(
     'motor_port', '/dev/ttyUSB0', 'motor driver port: device path, socket://host:port, or the '
     'path tendon-robot-sim emulate printed')
@@ -162,23 +191,39 @@ HARDWARE_BRIDGE = NodeEntry(
 
 def _on_wall_clock(entry: NodeEntry) -> NodeEntry:
     """``entry`` with use_sim_time fixed to false: real hardware has no simulated clock."""
-    return replace(entry, parameters={**entry.parameters, 'use_sim_time': False})
+    return _with_parameters(entry, use_sim_time=False)
+
+
+def _with_parameters(entry: NodeEntry, **values: Any) -> NodeEntry:
+    """``entry`` with some parameters set to fixed values."""
+    return replace(entry, parameters={**entry.parameters, **values})
+
+
+def _tension_controller_chosen(entry: NodeEntry) -> NodeEntry:
+    """``entry`` (the tension controller) running only with controller:=tension."""
+    return replace(entry, equals=(CONTROLLER.name, 'tension'))
 
 
 STACKS: dict[str, Stack] = {
     'sim': Stack(
         name='sim',
-        description='simulated robot: simulator, tension controller, robot_state_publisher, '
-                    'RViz',
-        arguments=(ROBOT, MODE, RVIZ, USE_SIM_TIME, NAMESPACE),
-        nodes=(SIMULATOR, TENSION_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE),
+        description='simulated robot: simulator, tension or displacement controller, '
+                    'robot_state_publisher, RViz',
+        arguments=(ROBOT, MODE, CONTROLLER, RVIZ, USE_SIM_TIME, NAMESPACE),
+        nodes=(SIMULATOR, _tension_controller_chosen(TENSION_CONTROLLER),
+               DISPLACEMENT_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE),
     ),
     'hardware': Stack(
         name='hardware',
         description='real robot: hardware bridge (serial motor driver and tip sensor), tension '
-                    'controller, robot_state_publisher, RViz',
-        arguments=(ROBOT, MOTOR_PORT, SENSOR_PORT, RVIZ, NAMESPACE),
-        nodes=(HARDWARE_BRIDGE, _on_wall_clock(TENSION_CONTROLLER),
+                    'or displacement controller, robot_state_publisher, RViz',
+        arguments=(ROBOT, MOTOR_PORT, SENSOR_PORT, CONTROLLER, RVIZ, NAMESPACE),
+        # the tip is measured by the laser (tip/measured), not simulated (tip/pose)
+        nodes=(HARDWARE_BRIDGE, _with_parameters(
+                   _on_wall_clock(_tension_controller_chosen(TENSION_CONTROLLER)),
+                   tip_feedback='point'),
+               # position-controlled motors: the displacements go to the motors as they are
+               _with_parameters(_on_wall_clock(DISPLACEMENT_CONTROLLER), output='position'),
                _on_wall_clock(ROBOT_STATE_PUBLISHER), _on_wall_clock(RVIZ_NODE)),
     ),
 }
@@ -211,7 +256,7 @@ def launch_description(stack_name: str):
     from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument
     from launch.conditions import IfCondition
-    from launch.substitutions import LaunchConfiguration
+    from launch.substitutions import LaunchConfiguration, PythonExpression
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
@@ -228,6 +273,11 @@ def launch_description(stack_name: str):
     namespaced = any(a.name == NAMESPACE.name for a in stack.arguments)
     for entry in stack.nodes:
         condition = IfCondition(LaunchConfiguration(entry.condition)) if entry.condition else None
+        if entry.equals:
+            name, value = entry.equals
+            # PythonExpression, not EqualsSubstitution: the latter needs Iron or newer
+            condition = IfCondition(PythonExpression(
+                ["'", LaunchConfiguration(name), f"' == '{value}'"]))
         parameters = entry.resolved_parameters(value_of)
         for name in entry.file_parameters:
             # a file's text stays a string (launch would otherwise parse it as YAML)

@@ -1,6 +1,7 @@
 """Helpers of the ROS node tests: a probe node that records every topic, waits, service calls."""
 
 import math
+from pathlib import Path
 import time
 
 import numpy as np
@@ -9,10 +10,31 @@ import rclpy
 from rclpy.node import Node
 from rclpy.qos import qos_profile_rosout_default
 from sensor_msgs.msg import JointState
+import yaml
 
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.ros import topics
 
 TIMEOUT = 30.0          # s wall, for anything that needs simulated time to pass
+MAX_TENSION = 5.0       # N, of the tendons of small_robot_dict()
+
+
+def small_robot_dict() -> dict:
+    """The default robot with 5 vertebrae, 10 elements and 5 N tendons: fast to simulate."""
+    data = load_robot(default_robot_file()).to_dict()
+    data['rod']['elements'] = 10
+    data['vertebrae'] = {'positions': [0.05, 0.10, 0.15, 0.20, 0.25], 'mass': 0.002}
+    for tendon in data['tendons']:
+        tendon['max_tension'] = MAX_TENSION
+    return data
+
+
+def write_small_robot(directory: Path) -> Path:
+    """small_robot_dict() as a robot file in ``directory``."""
+    path = directory / 'small_robot.yaml'
+    path.write_text(yaml.safe_dump(small_robot_dict()))
+    return path
 
 
 def stamp_seconds(stamp) -> float:

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from tendon_robot_sim.nodes import hardware_bridge_node, simulator_node, tension_controller_node
+from tendon_robot_sim.nodes import (displacement_controller_node, hardware_bridge_node,
+                                    simulator_node, tension_controller_node)
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import markdown_table
 from tendon_robot_sim.stack import STACKS
@@ -12,7 +13,8 @@ from tendon_robot_sim.stack import STACKS
 README = (Path(__file__).resolve().parent.parent / 'README.md').read_text()
 
 
-@pytest.mark.parametrize('node', [simulator_node, tension_controller_node, hardware_bridge_node],
+@pytest.mark.parametrize('node', [simulator_node, tension_controller_node,
+                                  displacement_controller_node, hardware_bridge_node],
                          ids=lambda module: module.NODE_NAME)
 def test_parameter_table_is_the_one_the_code_declares(node):
     assert markdown_table(node.PARAMS) in README, (
@@ -20,7 +22,9 @@ def test_parameter_table_is_the_one_the_code_declares(node):
         f'markdown_table({node.__name__}.PARAMS)')
 
 
-@pytest.mark.parametrize('topic', topics.TOPICS + (topics.TIP_MEASURED, topics.DIAGNOSTICS),
+@pytest.mark.parametrize('topic', topics.TOPICS + (
+    topics.TIP_MEASURED, topics.DIAGNOSTICS, topics.TIP_TARGET,
+    topics.TENDON_DISPLACEMENT_COMMAND),
                          ids=lambda topic: topic.name)
 def test_every_topic_is_in_the_topic_table(topic):
     msg_type = topics.type_name(topic.msg_type).replace('/msg/', '/')

@@ -20,11 +20,9 @@ from rclpy.parameter import Parameter
 from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
-import yaml
 
-from ros_helpers import (call, construct_alone, hole_direction, position, Probe, stamp_seconds,
-                         wait_for, warning_containing)
-from tendon_robot_sim import default_robot_file
+from ros_helpers import (call, construct_alone, hole_direction, MAX_TENSION, position, Probe,
+                         stamp_seconds, wait_for, warning_containing, write_small_robot)
 from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import TendonSimulator
@@ -33,24 +31,12 @@ from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
 
-MAX_TENSION = 5.0       # N, of the test robot's tendons
 DISC_MARGIN = 0.003     # m, the simulator's default
-
-
-def small_robot_dict() -> dict:
-    data = load_robot(default_robot_file()).to_dict()
-    data['rod']['elements'] = 10
-    data['vertebrae'] = {'positions': [0.05, 0.10, 0.15, 0.20, 0.25], 'mass': 0.002}
-    for tendon in data['tendons']:
-        tendon['max_tension'] = MAX_TENSION
-    return data
 
 
 @pytest.fixture(scope='module')
 def robot_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp('robot') / 'small_robot.yaml'
-    path.write_text(yaml.safe_dump(small_robot_dict()))
-    return path
+    return write_small_robot(tmp_path_factory.mktemp('robot'))
 
 
 @pytest.fixture(scope='module')

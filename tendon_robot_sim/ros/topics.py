@@ -63,6 +63,10 @@ class Topic:
 TENDON_COMMAND = Topic(
     'tendon/command/tension', JointState, COMMAND_QOS, 'user, tools',
     'desired tension per tendon: name = tendon names, effort = N')
+TENDON_DISPLACEMENT_COMMAND = Topic(
+    'tendon/command/displacement', JointState, COMMAND_QOS, 'user, tools',
+    'desired displacement per tendon: name = tendon names, position = m (pulled in past '
+    'the base, positive when pulling)')
 TENDON_SETPOINT = Topic(
     'tendon/setpoint', JointState, COMMAND_QOS, 'controllers',
     'what the actuators must apply: effort = N (tension mode) or position = m '
@@ -84,6 +88,10 @@ CLOCK = Topic(
     '/clock', Clock, CLOCK_QOS, 'simulator, when publish_clock is true',
     'simulation time, for use_sim_time users when the simulation runs slower than real time')
 
+TIP_TARGET = Topic(
+    'tip/target', PointStamped, COMMAND_QOS, 'user, tools',
+    'desired tip position in the base frame (m); switches the tension controller to '
+    'tip-position mode')
 TIP_MEASURED = Topic(
     'tip/measured', PointStamped, MEASUREMENT_QOS, 'hardware bridge',
     'tip position measured by the tip sensor, in the base frame (m)')

@@ -1,0 +1,227 @@
+"""Displacement controller: ``tendon/command/displacement`` -> ``tendon/setpoint``.
+
+Subscribes ``tendon/command/displacement`` (JointState ``position``, m pulled in past
+the base, positive when pulling). A command naming some tendons changes only those
+(all start at 0 m). Each value is clamped to [``min_displacement``,
+``max_displacement``] with a throttled warning. The wanted displacements move
+towards the command by at most ``rate_limit`` / ``rate`` per period and the full
+vector is published on ``tendon/setpoint`` at ``rate``, as chosen by ``output``:
+
+position (hardware with position-controlled motors)
+    the limited, rate-limited displacements as ``position`` setpoints (m).
+tension (simulation, or force-controlled motors)
+    tensions (``effort``, N) that make the tendons reach the displacements:
+    feed-forward from the static equilibrium of the statics model
+    (``statics_model``, :meth:`StaticsSolver.solve_displacements`, which includes the
+    tendon compliance and lets a pushed-out tendon go slack), solved whenever the
+    wanted displacements change and warm-started from the previous solution, plus PI
+    feedback (``kp``, ``ki``) on the error between the wanted and the measured
+    displacement (``tendon/state`` ``position``). Each tension is clamped to
+    [``min_tension``, ``max_tension``] (``max_tension`` from the robot description);
+    the integral stops growing while its tendon is clamped (anti-windup), and a
+    tendon held at ``max_tension`` gets a throttled warning. A statics
+    solve that does not converge keeps the previous feed-forward, with a throttled
+    warning.
+
+The constant-curvature model (:mod:`tendon_robot_sim.core.constant_curvature`) is
+not the solver's initial guess: :class:`StaticsSolver` takes none and warm-starts
+from its previous solution, which is closer than a CC arc under gravity.
+
+A command with unknown names, non-finite values, or a wrong number of values is
+rejected as a whole with a throttled warning; so is a ``tendon/state`` that lacks a
+tendon.
+"""
+
+import numpy as np
+from rclpy.node import Node
+from std_msgs.msg import Header
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.core.simulator import InputError
+from tendon_robot_sim.core.statics import ConvergenceError, MODELS, StaticsError, StaticsSolver
+from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.messages import displacements_from_joint_state, updated_command
+from tendon_robot_sim.ros.parameters import (ConfigurationError, declare, on_parameters_set,
+                                             Param)
+from tendon_robot_sim.ros.runner import run_node
+
+NODE_NAME = 'displacement_controller'
+OUTPUTS = ('tension', 'position')
+
+PARAMS = (
+    Param('robot_file', '', '', 'robot description YAML file (tendon names, geometry and '
+          'max_tension); empty: the package default config/robot.yaml'),
+    Param('output', 'tension', '', 'setpoint kind: tension = effort from statics '
+          'feed-forward plus PI feedback on tendon/state (simulation); position = the '
+          'displacements themselves (position-controlled motors)', choices=OUTPUTS),
+    Param('rate', 50.0, 'Hz', 'rate at which the setpoint is published (and of the '
+          'feedback loop)', range=(1.0, 1000.0)),
+    Param('min_displacement', -0.01, 'm', 'lower limit of every commanded displacement '
+          '(negative lets the tendon out)', range=(-1.0, 1.0)),
+    Param('max_displacement', 0.02, 'm', 'upper limit of every commanded displacement',
+          range=(-1.0, 1.0)),
+    Param('rate_limit', 0.02, 'm/s', 'largest change of a wanted displacement per second',
+          range=(0.0001, 10.0), read_only=False),
+    Param('statics_model', 'discrete', '', 'statics model of the tension feed-forward '
+          '(output tension)', choices=tuple(MODELS)),
+    Param('kp', 20.0, 'N/m', 'proportional gain on the displacement error (output '
+          'tension)', range=(0.0, 100000.0), read_only=False),
+    Param('ki', 50.0, 'N/(m s)', 'integral gain on the displacement error (output '
+          'tension)', range=(0.0, 1000000.0), read_only=False),
+    Param('min_tension', 0.0, 'N', 'lower limit of every tension setpoint (output '
+          'tension), at most the smallest max_tension', range=(0.0, 1000.0)),
+    Param('command_topic', topics.TENDON_DISPLACEMENT_COMMAND.name, '',
+          'desired displacements (position, m)'),
+    Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints of the actuators '
+          '(effort, N, or position, m, as chosen by output)'),
+    Param('state_topic', topics.TENDON_STATE.name, '', 'measured displacements (position, '
+          'm) for the feedback (output tension)'),
+    Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
+          'rejected or clamped commands or a failed statics solve', range=(0.0, 60.0)),
+)
+
+
+class DisplacementControllerNode(Node):
+    """Limited, rate-limited displacements as position setpoints or as tensions."""
+
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        try:
+            self.config = declare(self, PARAMS)
+            config = self.config
+            if config.min_displacement >= config.max_displacement:
+                raise ConfigurationError(
+                    f'parameter min_displacement: {config.min_displacement:g} m must be '
+                    f'below max_displacement {config.max_displacement:g} m')
+            self.robot = load_robot(config.robot_file or default_robot_file())
+            self.max_tensions = self.robot.max_tensions
+            if config.min_tension > self.max_tensions.min():
+                raise ConfigurationError(
+                    f'parameter min_tension: {config.min_tension:g} N exceeds the '
+                    f'smallest max_tension {self.max_tensions.min():g} N of the robot')
+            self.names = self.robot.tendon_names
+            n = len(self.names)
+            self.command = np.zeros(n)    # m, latest command, limited
+            self.wanted = np.zeros(n)     # m, rate-limited towards the command
+            self.tension_output = config.output == 'tension'
+            if self.tension_output:
+                self.solver = StaticsSolver(self.robot, config.statics_model)
+                self.feed_forward = np.clip(self.solver.solve_displacements(
+                    self.wanted).tensions, config.min_tension, self.max_tensions)   # N
+        except (RobotDescriptionError, StaticsError) as error:
+            self.destroy_node()
+            raise ConfigurationError(str(error)) from None
+        except ConfigurationError:
+            self.destroy_node()
+            raise
+        self.solved_for = self.wanted.copy()   # m, displacements of the feed-forward
+        self.integral = np.zeros(n)            # m s, of the displacement error
+        self.measured = None                   # m, latest tendon/state position
+        on_parameters_set(self, self._on_parameters_set)
+        self.setpoint_pub = self.create_publisher(
+            topics.TENDON_SETPOINT.msg_type, config.setpoint_topic,
+            topics.TENDON_SETPOINT.qos)
+        self.command_sub = self.create_subscription(
+            topics.TENDON_DISPLACEMENT_COMMAND.msg_type, config.command_topic,
+            self._on_command, topics.TENDON_DISPLACEMENT_COMMAND.qos)
+        if self.tension_output:
+            self.state_sub = self.create_subscription(
+                topics.TENDON_STATE.msg_type, config.state_topic, self._on_state,
+                topics.TENDON_STATE.qos)
+        self.timer = self.create_timer(1.0 / config.rate, self._on_timer)
+
+    # ------------------------------------------------------------------ inputs
+
+    def _on_parameters_set(self, parameters) -> None:
+        # rate_limit, kp and ki are writable; rclpy checked their ranges.
+        for parameter in parameters:
+            if hasattr(self.config, parameter.name):
+                setattr(self.config, parameter.name, parameter.value)
+
+    def _on_command(self, msg) -> None:
+        try:
+            command = updated_command(self.command, displacements_from_joint_state(msg),
+                                      self.robot, 'position', 'displacement')
+        except InputError as error:
+            self._warn(f'rejected displacement command: {error}')
+            return
+        low, high = self.config.min_displacement, self.config.max_displacement
+        clamped = np.clip(command, low, high)
+        changed = [f'{n} {c:g} -> {k:g} m'
+                   for n, c, k in zip(self.names, command, clamped) if c != k]
+        if changed:
+            self._warn(f'displacement command clamped to [min_displacement, '
+                       f'max_displacement] = [{low:g}, {high:g}] m: {", ".join(changed)}')
+        self.command = clamped
+
+    def _on_state(self, msg) -> None:
+        try:
+            values = displacements_from_joint_state(msg)
+            if not isinstance(values, dict):
+                raise InputError('name: tendon/state must name its tendons')
+            missing = [n for n in self.names if n not in values]
+            if missing:
+                raise InputError(f'name: no displacement for {missing}')
+            measured = np.array([values[n] for n in self.names])
+            if not np.all(np.isfinite(measured)):
+                raise InputError('position: non-finite displacement')
+        except InputError as error:
+            self._warn(f'ignored tendon state: {error}')
+            return
+        self.measured = measured
+
+    def _warn(self, message: str) -> None:
+        self.get_logger().warning(message,
+                                  throttle_duration_sec=self.config.warning_throttle_period)
+
+    # ------------------------------------------------------------------ output
+
+    def _on_timer(self) -> None:
+        period = 1.0 / self.config.rate
+        step = self.config.rate_limit * period
+        self.wanted = self.wanted + np.clip(self.command - self.wanted, -step, step)
+        header = Header(stamp=self.get_clock().now().to_msg())
+        if not self.tension_output:
+            self.setpoint_pub.publish(topics.TENDON_SETPOINT.msg_type(
+                header=header, name=self.names, position=self.wanted.tolist()))
+            return
+        self.setpoint_pub.publish(topics.TENDON_SETPOINT.msg_type(
+            header=header, name=self.names, effort=self._tensions(period).tolist()))
+
+    def _tensions(self, period: float) -> np.ndarray:
+        """Feed-forward plus PI feedback, clamped to [min_tension, max_tension], N."""
+        low, high = self.config.min_tension, self.max_tensions
+        if not np.array_equal(self.wanted, self.solved_for):
+            try:
+                result = self.solver.solve_displacements(self.wanted)
+            except ConvergenceError as error:
+                self._warn(f'statics did not converge for displacements '
+                           f'{np.round(self.wanted, 6).tolist()} m ({error}); keeping the '
+                           f'previous feed-forward')
+            else:
+                self.feed_forward = np.clip(result.tensions, low, high)
+                self.solved_for = self.wanted.copy()
+        if self.measured is None:
+            return self.feed_forward.copy()
+        error = self.wanted - self.measured
+        integral = self.integral + error * period
+        raw = self.feed_forward + self.config.kp * error + self.config.ki * integral
+        tensions = np.clip(raw, low, high)
+        held = [f'{n} {e * 1e3:.2g} mm' for n, e, r, h in zip(self.names, error, raw, high)
+                if r > h]
+        if held:
+            self._warn(f'tensions held at max_tension; displacement error left: '
+                       f'{", ".join(held)} (the command may need more tension than allowed)')
+        # anti-windup: integrate only where the output is not held at a limit
+        free = raw == tensions
+        self.integral = np.where(free, integral, self.integral)
+        return tensions
+
+
+def main(args=None) -> int:
+    return run_node(DisplacementControllerNode, NODE_NAME, args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

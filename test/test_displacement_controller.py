@@ -1,0 +1,216 @@
+"""Displacement controller node over real DDS, driving the dynamic simulator.
+
+One executor spins the simulator (dynamic, the small robot of test_ros_nodes), a
+displacement controller with output tension feeding it, a second displacement
+controller with output position in namespace ``hw`` (what a position-controlled
+hardware stack runs), and probes. The last test checks the stack wiring: the launch
+argument ``controller`` chooses which controller publishes ``tendon/setpoint``.
+"""
+
+from pathlib import Path
+import threading
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+import yaml
+
+from ros_helpers import (construct_alone, Probe, small_robot_dict, wait_for, warning_containing,
+                         write_small_robot)
+from tendon_robot_sim.core.robot import robot_from_dict
+from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.launcher import StackLauncher
+from tendon_robot_sim.nodes.displacement_controller_node import DisplacementControllerNode
+from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.parameters import ConfigurationError
+
+RATE = 50.0          # Hz, of the position-mode controller
+RATE_LIMIT = 0.01    # m/s, of the position-mode controller
+MAX_DISPLACEMENT = 0.02   # m, the default
+
+
+@pytest.fixture(scope='module')
+def robot_file(tmp_path_factory):
+    return write_small_robot(tmp_path_factory.mktemp('robot'))
+
+
+@pytest.fixture(scope='module')
+def stack(robot_file):
+    rclpy.init()
+    executor = SingleThreadedExecutor()
+    simulator = SimulatorNode(parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('real_time_factor', value=100.0),
+        Parameter('warning_throttle_period', value=0.0)])
+    controller = DisplacementControllerNode(parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('output', value='tension'),
+        Parameter('warning_throttle_period', value=0.0)])
+    position_controller = DisplacementControllerNode(namespace='hw', parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('output', value='position'),
+        Parameter('rate', value=RATE),
+        Parameter('rate_limit', value=RATE_LIMIT),
+        Parameter('warning_throttle_period', value=0.0)])
+    probe, hw_probe = Probe(), Probe(namespace='hw')
+    nodes = (simulator, controller, position_controller, probe, hw_probe)
+    for node in nodes:
+        executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    ns = type('Stack', (), {})()
+    ns.controller, ns.position_controller, ns.probe, ns.hw_probe = (
+        controller, position_controller, probe, hw_probe)
+    ns.robot = robot_from_dict(small_robot_dict())
+    ns.command_pub = probe.create_publisher(
+        JointState, topics.TENDON_DISPLACEMENT_COMMAND.name, topics.COMMAND_QOS)
+    ns.hw_command_pub = hw_probe.create_publisher(
+        JointState, topics.TENDON_DISPLACEMENT_COMMAND.name, topics.COMMAND_QOS)
+    wait_for(lambda: probe.latest('tendon/state') and hw_probe.latest('tendon/setpoint')
+             and ns.command_pub.get_subscription_count() >= 1
+             and ns.hw_command_pub.get_subscription_count() >= 1, 'the stack to come up')
+    try:
+        yield ns
+    finally:
+        executor.shutdown()
+        thread.join(timeout=10.0)
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def send(publisher, names, values) -> None:
+    publisher.publish(JointState(name=list(names), position=[float(v) for v in values]))
+
+
+def measured(stack) -> np.ndarray:
+    state = stack.probe.latest('tendon/state')
+    values = dict(zip(state.name, state.position))
+    return np.array([values[n] for n in stack.robot.tendon_names])
+
+
+def test_simulated_tendons_reach_the_commanded_displacements(stack):
+    """A reachable goal: the tendon displacements of the Cosserat statics (another model
+    than the controller's discrete feed-forward) for t0 holding the rod up against
+    gravity and t1 bending it sideways; t2 and t3 slack, at their geometric value."""
+    goal = StaticsSolver(stack.robot, 'cosserat').solve_tensions(
+        [1.0, 1.2, 0.0, 0.0]).tendon_displacements
+    assert goal[1] > 0.002 and goal[3] < -0.002   # a real bend
+    send(stack.command_pub, stack.robot.tendon_names, goal)
+    wait_for(lambda: np.max(np.abs(measured(stack) - goal)) < 0.0005,
+             'the tendons within 0.5 mm of the command', timeout=20.0)
+    # and they stay there, with every tension within the limits
+    time.sleep(1.0)
+    assert np.max(np.abs(measured(stack) - goal)) < 0.0005, measured(stack) - goal
+    setpoint = np.array(stack.probe.latest('tendon/setpoint').effort)
+    assert np.all(setpoint >= 0.0) and np.all(setpoint <= stack.robot.max_tensions)
+    assert setpoint[1] > 0.5   # t1 does the bending
+
+
+def test_unreachable_displacements_hold_max_tension_with_a_warning(stack):
+    # pulling both tendons of a pair in would need the backbone to shorten by 1 cm
+    send(stack.command_pub, ['t0', 't2'], [0.01, 0.01])
+    warning_containing(stack.probe, 'displacement_controller', 'held at max_tension')
+    start = time.monotonic()
+    time.sleep(0.5)
+    efforts = np.array([m.effort for m in stack.probe.since('tendon/setpoint', start)])
+    assert len(efforts) > 5 and np.all(efforts >= 0.0)
+    assert np.all(efforts <= stack.robot.max_tensions)
+    assert np.any(efforts == stack.robot.max_tensions)
+    send(stack.command_pub, stack.robot.tendon_names, [0.0] * 4)
+
+
+def test_position_setpoints_are_limited_and_rate_limited(stack):
+    names = stack.robot.tendon_names
+    start = time.monotonic()
+    send(stack.hw_command_pub, ['t0', 't2'], [0.5, -0.004])   # t0 beyond max_displacement
+    warning_containing(stack.probe, 'hw.displacement_controller',
+                       't0 0.5 -> 0.02 m')
+    wait_for(lambda: stack.hw_probe.latest('tendon/setpoint').position[0] == MAX_DISPLACEMENT,
+             't0 to reach max_displacement', timeout=10.0)
+    stream = [np.array(msg.position) for msg in stack.hw_probe.since('tendon/setpoint', start)]
+    assert len(stream) > 0.8 * RATE * MAX_DISPLACEMENT / RATE_LIMIT   # a ramp, not a jump
+    steps = np.abs(np.diff(stream, axis=0))
+    assert np.max(steps) <= RATE_LIMIT / RATE + 1e-12
+    assert np.max(np.array(stream)) <= MAX_DISPLACEMENT
+    last = stack.hw_probe.latest('tendon/setpoint')
+    assert list(last.name) == names and not last.effort
+    np.testing.assert_allclose(last.position, [MAX_DISPLACEMENT, 0.0, -0.004, 0.0])
+
+
+def test_rate_limit_changes_live(stack):
+    node = stack.position_controller
+    assert node.set_parameters([Parameter('rate_limit', value=4 * RATE_LIMIT)])[0].successful
+    try:
+        start = time.monotonic()
+        send(stack.hw_command_pub, ['t1'], [-0.01])
+        wait_for(lambda: stack.hw_probe.latest('tendon/setpoint').position[1] == -0.01,
+                 't1 to reach -0.01 m', timeout=5.0)
+        stream = [msg.position[1] for msg in stack.hw_probe.since('tendon/setpoint', start)]
+        steps = np.abs(np.diff(stream))
+        assert RATE_LIMIT / RATE < np.max(steps) <= 4 * RATE_LIMIT / RATE + 1e-12
+    finally:
+        node.set_parameters([Parameter('rate_limit', value=RATE_LIMIT)])
+    # out of range: refused by the descriptor, the old value stays
+    assert not node.set_parameters([Parameter('rate_limit', value=-1.0)])[0].successful
+    assert node.config.rate_limit == RATE_LIMIT
+
+
+@pytest.mark.parametrize('message, reason', [
+    (JointState(name=['t0', 'x'], position=[0.001, 0.002]), "unknown tendon 'x'"),
+    (JointState(name=['t1'], position=[float('nan')]), "non-finite displacement for ['t1']"),
+    (JointState(position=[0.001, 0.002]), 'has 2 values without names'),
+])
+def test_bad_commands_are_rejected_and_the_node_keeps_running(stack, message, reason):
+    before = stack.position_controller.command.copy()
+    stack.hw_command_pub.publish(message)
+    warning_containing(stack.probe, 'hw.displacement_controller', reason)
+    np.testing.assert_array_equal(stack.position_controller.command, before)
+    count = len(stack.hw_probe.received['tendon/setpoint'])
+    wait_for(lambda: len(stack.hw_probe.received['tendon/setpoint']) > count + 2,
+             'setpoints to keep flowing', timeout=5.0)
+
+
+def test_bad_parameters_stop_the_node_with_a_clear_message(robot_file):
+    for overrides, message in (
+            ([Parameter('min_displacement', value=0.01),
+              Parameter('max_displacement', value=0.0)], 'must be below max_displacement'),
+            ([Parameter('output', value='velocity')], 'parameter output: must be one of'),
+            ([Parameter('min_tension', value=50.0)], 'exceeds the smallest max_tension')):
+        with pytest.raises(ConfigurationError, match=message):
+            construct_alone(lambda context: DisplacementControllerNode(
+                context=context, parameter_overrides=[
+                    Parameter('robot_file', value=str(robot_file)), *overrides]))
+
+
+@pytest.mark.parametrize('stack_name', ['sim', 'hardware'])
+@pytest.mark.parametrize('controller', ['tension', 'displacement'])
+def test_the_controller_argument_starts_exactly_one_controller(stack_name, controller):
+    launcher = StackLauncher(stack_name, {'controller': controller, 'rviz': 'false'})
+    try:
+        planned = {p.entry.name: p for p in launcher.processes}
+        other = {'tension': 'displacement', 'displacement': 'tension'}[controller]
+        assert f'{controller}_controller' in planned
+        assert f'{other}_controller' not in planned
+        assert f'# {other}_controller: skipped (controller:={controller})' in launcher.describe()
+        # what each controller must be told in each stack (the value set last wins)
+        expected = {
+            ('displacement', 'sim'): ('output', 'tension'),
+            ('displacement', 'hardware'): ('output', 'position'),
+            ('tension', 'sim'): ('tip_feedback', 'pose'),
+            ('tension', 'hardware'): ('tip_feedback', 'point'),
+        }
+        name, value = expected[controller, stack_name]
+        command = planned[f'{controller}_controller'].command
+        files = [command[i + 1] for i, a in enumerate(command) if a == '--params-file']
+        values = [section['ros__parameters'].get(name)
+                  for path in files
+                  for section in yaml.safe_load(Path(path).read_text()).values()]
+        assert [v for v in values if v is not None][-1] == value
+    finally:
+        launcher.stop()
