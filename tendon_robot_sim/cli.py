@@ -13,7 +13,7 @@ import sys
 
 from tendon_robot_sim.commands import CommandError
 
-COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc')
+COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'record', 'replay')
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""A node that records topics of the stack into a rosbag2 bag (MCAP).
+"""A node that records topics of the stack into a rosbag2 bag (MCAP or sqlite3).
 
 Subscriptions are ``raw``: rclpy hands over the CDR bytes exactly as published,
 so nothing is deserialized and serialized again. Each topic is requested with
@@ -24,16 +24,18 @@ def offered_qos(profile: QoSProfile) -> OfferedQos:
 
 
 class BagRecorder(Node):
-    """Record ``topics`` (default: every topic of the stack) into a new bag at ``path``.
+    """Record ``topics`` (default: every topic of the stack) into a new bag at ``path``
+    (``storage``: ``'mcap'`` or ``'sqlite3'``).
 
     Timestamps are wall-clock receive times (as ``ros2 bag record`` without
     ``--use-sim-time``). Call :meth:`close` to finish the bag.
     """
 
     def __init__(self, path: str | Path, topics: Sequence[Topic] = TOPICS,
-                 node_name: str = 'bag_recorder', **kwargs):
+                 node_name: str = 'bag_recorder', storage: str = 'mcap', **kwargs):
+        bag = BagWriter(path, storage=storage)    # refuses a bad path before the node exists
         super().__init__(node_name, **kwargs)
-        self.bag = BagWriter(path).open()
+        self.bag = bag.open()
         self.closed = False
         self.subscriptions_by_topic = {}
         for topic in topics:

@@ -104,6 +104,19 @@ DIAGNOSTICS = Topic(
 
 # The topic contract of the simulation stack (what the demo records).
 TOPICS = (TENDON_COMMAND, TENDON_SETPOINT, TENDON_STATE, TIP_POSE, BACKBONE_MARKERS, TF, CLOCK)
+# What an experiment on the robot adds: the tip measurement and the other commands.
+EXPERIMENT_TOPICS = TOPICS + (TIP_MEASURED, TIP_TARGET, TENDON_DISPLACEMENT_COMMAND)
+# Every topic of this table.
+ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS,)
+
+
+def find_topic(name: str) -> Topic | None:
+    """The topic of the table called ``name`` (resolved or not: a leading ``/`` is
+    ignored), or None."""
+    for topic in ALL_TOPICS:
+        if topic.name.lstrip('/') == name.lstrip('/'):
+            return topic
+    return None
 
 
 def type_name(msg_type: type) -> str:

@@ -1,0 +1,103 @@
+"""``tendon-robot-sim record``: record the topic contract to a rosbag2 bag, without ROS tools.
+
+Runs a :class:`~tendon_robot_sim.ros.recorder.BagRecorder` node (raw subscriptions
+with the QoS of :mod:`tendon_robot_sim.ros.topics`, bytes stored as received, with
+``rosbags``) until Ctrl-C, SIGTERM or ``--duration``, then closes the bag so it
+is complete. Where ROS 2 is installed, ``ros2 bag record`` does the same; its
+bags and these are read alike by the tools of this project.
+
+ROS imports happen inside :func:`run`, so the command-line tool loads without rclpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from pathlib import Path
+import signal
+import time
+
+from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.core.bag import BagError, STORAGE_PLUGINS
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'record', help='record the topic contract to a rosbag2 bag (MCAP or sqlite3)',
+        description='Record topics of the stack to a rosbag2 bag until Ctrl-C or --duration. '
+                    'Default topics: the simulation stack contract plus the tip measurement, '
+                    'the tip target and the displacement command.',
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument('out', type=Path, metavar='OUT_BAG',
+                        help='bag folder to create (must not exist)')
+    parser.add_argument('--topics', nargs='+', metavar='T', default=None,
+                        help='topic names to record (default: all of the contract, see above)')
+    parser.add_argument('--storage', choices=tuple(STORAGE_PLUGINS), default='mcap',
+                        help='storage format of the bag')
+    parser.add_argument('--duration', type=float, default=0.0, metavar='S',
+                        help='stop after S seconds (0: until Ctrl-C)')
+    parser.set_defaults(func=run)
+
+
+def _select(names):
+    from tendon_robot_sim.ros import topics
+    if names is None:
+        return topics.EXPERIMENT_TOPICS
+    chosen = []
+    for name in names:
+        topic = topics.find_topic(name)
+        if topic is None:
+            raise CommandError(f'--topics: {name!r} is not a topic of the stack; known: '
+                               f'{", ".join(t.name for t in topics.ALL_TOPICS)}')
+        if topic not in chosen:
+            chosen.append(topic)
+    return tuple(chosen)
+
+
+def run(args) -> int:
+    if not (math.isfinite(args.duration) and args.duration >= 0.0):
+        raise CommandError(f'--duration: must be >= 0 s (0: until Ctrl-C), got {args.duration:g}')
+    if args.out.exists():
+        raise CommandError(f'{args.out}: exists already; the bag is written into a new folder')
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+
+    from tendon_robot_sim.ros.recorder import BagRecorder
+
+    chosen = _select(args.topics)
+    # Our own handlers: Ctrl-C and SIGTERM both end the loop, then the bag is closed.
+    stop = []
+    previous = {sig: signal.signal(sig, lambda number, frame: stop.append(number))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    executor = SingleThreadedExecutor()
+    recorder = None
+    try:
+        try:
+            recorder = BagRecorder(args.out, chosen, storage=args.storage)
+        except BagError as error:
+            raise CommandError(str(error)) from None
+        executor.add_node(recorder)
+        print(f'recording {len(chosen)} topics to {args.out} ({args.storage}): '
+              + ', '.join(recorder.subscriptions_by_topic)
+              + ('; Ctrl-C stops' if not args.duration else f'; for {args.duration:g} s'),
+              flush=True)
+        end = time.monotonic() + args.duration if args.duration else math.inf
+        while not stop and time.monotonic() < end:
+            executor.spin_once(timeout_sec=min(0.1, max(0.0, end - time.monotonic())))
+    finally:
+        executor.shutdown()
+        if recorder is not None:
+            recorder.close()
+            counts = recorder.counts
+            recorder.destroy_node()
+        rclpy.try_shutdown()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print(f'bag: {args.out} ({sum(counts.values())} messages: '
+          + ', '.join(f'{topic} {n}' for topic, n in counts.items()) + ')', flush=True)
+    return 0

@@ -1,0 +1,168 @@
+"""``tendon-robot-sim replay``: publish a bag's messages with their recorded timing.
+
+For machines without ``ros2 bag play``: a
+:class:`~tendon_robot_sim.ros.replay.BagPlayer` publishes every topic of the bag
+(or ``--topics``) on its recorded name, spacing the messages as recorded divided
+by ``--rate``, once or with ``--loop`` until Ctrl-C. Bags of ``record``, of the
+demo and of ``ros2 bag record`` (MCAP or sqlite3) are accepted.
+
+``--simulate`` replays the experiment into the simulation: a quasi-static
+simulator node (``--robot``, ``--model``) runs in this process and follows the
+recorded ``tendon/setpoint``; what the simulator publishes (``tip/pose``,
+``tendon/state``, ``/tf``, ``backbone/markers``, ``/clock``) comes from it instead
+of the bag, while the recorded ``tip/measured`` is replayed, so RViz shows the
+simulated robot and both tips.
+
+ROS imports happen inside :func:`run`, so the command-line tool loads without rclpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from pathlib import Path
+import signal
+import threading
+import time
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.core.bag import BagError
+from tendon_robot_sim.core.statics import MODELS
+
+# Wall seconds the simulator may take to subscribe to the replayed setpoints.
+SIMULATOR_TIMEOUT = 10.0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'replay', help='publish a bag with its recorded timing (like ros2 bag play)',
+        description='Publish the messages of a rosbag2 bag (folder, .mcap or .db3) on their '
+                    'recorded topics, with the recorded spacing divided by --rate; with '
+                    '--simulate, drive a quasi-static simulation with the recorded setpoints '
+                    'and publish its tip on tip/pose next to the recorded tip/measured.',
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument('bag', type=Path, metavar='BAG', help='bag folder or .mcap/.db3 file')
+    parser.add_argument('--rate', type=float, default=1.0,
+                        help='playback speed: 2 plays twice as fast')
+    parser.add_argument('--loop', action='store_true',
+                        help='start again at the end, until Ctrl-C')
+    parser.add_argument('--topics', nargs='+', metavar='T', default=None,
+                        help='topics to publish (default: all of the bag)')
+    parser.add_argument('--delay', type=float, default=0.5, metavar='S',
+                        help='wait S wall seconds after creating the publishers, so that '
+                             'subscribers discover them before the first message')
+    simulation = parser.add_argument_group('replay into simulation')
+    simulation.add_argument('--simulate', action='store_true',
+                            help='simulate the recorded tendon/setpoint (quasi-static) and '
+                                 'publish the simulated tip/pose, tendon/state, /tf and '
+                                 'backbone/markers instead of the recorded ones')
+    simulation.add_argument('--robot', type=Path, default=None, metavar='FILE',
+                            help='robot description YAML of the simulation (default: the '
+                                 'package config/robot.yaml)')
+    simulation.add_argument('--model', choices=MODELS, default='discrete',
+                            help='statics model of the simulation')
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if not (math.isfinite(args.rate) and args.rate > 0.0):
+        raise CommandError(f'--rate: must be a finite number > 0, got {args.rate:g}')
+    if not (math.isfinite(args.delay) and args.delay >= 0.0):
+        raise CommandError(f'--delay: must be >= 0 s, got {args.delay:g}')
+    if not args.simulate and (args.robot is not None or args.model != 'discrete'):
+        raise CommandError('--robot and --model apply to --simulate only')
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    from tendon_robot_sim.ros.replay import BagPlayer, SIMULATOR_OUTPUTS
+    from tendon_robot_sim.ros.topics import TENDON_SETPOINT
+
+    # Our own handlers: Ctrl-C and SIGTERM both end the replay between two messages.
+    stop = []
+    previous = {sig: signal.signal(sig, lambda number, frame: stop.append(number))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    player = simulation = None
+    try:
+        try:
+            player = BagPlayer(args.bag, args.topics, args.rate,
+                               exclude=SIMULATOR_OUTPUTS if args.simulate else ())
+        except BagError as error:
+            raise CommandError(str(error)) from None
+        setpoint = '/' + TENDON_SETPOINT.name
+        if args.simulate:
+            if setpoint not in player.publishers_by_topic:
+                raise CommandError(f'--simulate: the replay holds no {setpoint} to simulate '
+                                   f'(topics: {", ".join(player.publishers_by_topic)})')
+            simulation = _Simulation(args.robot or default_robot_file(), args.model)
+        for topic, why in player.skipped.items():
+            print(f'not replaying {topic}: {why}', flush=True)
+        print(f'replaying {args.bag} at rate {args.rate:g}'
+              + (' in a loop' if args.loop else '') + ': '
+              + ', '.join(player.publishers_by_topic)
+              + ('; simulated: ' + ', '.join(SIMULATOR_OUTPUTS) if args.simulate else '')
+              + '; Ctrl-C stops', flush=True)
+        end_of_delay = time.monotonic() + args.delay
+        while not stop and time.monotonic() < end_of_delay:
+            time.sleep(0.05)
+        if simulation is not None:
+            end = time.monotonic() + SIMULATOR_TIMEOUT
+            while player.publishers_by_topic[setpoint].get_subscription_count() < 1:
+                if time.monotonic() > end:
+                    raise CommandError(f'the simulator did not subscribe to {setpoint} within '
+                                       f'{SIMULATOR_TIMEOUT:g} s')
+                time.sleep(0.05)
+        passes = 0
+        while not stop:
+            try:
+                complete = player.play(stop=lambda: bool(stop))
+            except BagError as error:
+                raise CommandError(str(error)) from None
+            passes += complete
+            if not args.loop or not any(player.counts.values()):
+                break       # once, or a loop over nothing
+        counts = dict(player.counts)
+    finally:
+        if simulation is not None:
+            simulation.close()
+        if player is not None:
+            player.destroy_node()
+        rclpy.try_shutdown()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print(f'published {sum(counts.values())} messages in {passes} complete '
+          f'pass{"es" if passes != 1 else ""}: '
+          + ', '.join(f'{topic} {n}' for topic, n in counts.items()), flush=True)
+    return 0
+
+
+class _Simulation:
+    """The simulator node in mode quasi_static, spinning in a thread of this process."""
+
+    def __init__(self, robot_file: Path, model: str):
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.parameter import Parameter
+
+        from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+        from tendon_robot_sim.ros.parameters import ConfigurationError
+
+        try:
+            self.node = SimulatorNode(parameter_overrides=[
+                Parameter('mode', value='quasi_static'),
+                Parameter('statics_model', value=model),
+                Parameter('robot_file', value=str(robot_file))])
+        except ConfigurationError as error:
+            raise CommandError(f'--simulate: {error}') from None
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.thread.join(timeout=10.0)
+        self.node.destroy_node()

@@ -1,0 +1,180 @@
+"""tendon_robot_sim.core.bag readers: our bags, `ros2 bag record` layouts, damaged bags."""
+
+import shutil
+
+from geometry_msgs.msg import PointStamped, TransformStamped
+import pytest
+from rclpy.serialization import deserialize_message, serialize_message
+from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, \
+    QosTime
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import get_typestore
+from sensor_msgs.msg import JointState
+from tf2_msgs.msg import TFMessage
+
+from tendon_robot_sim.core.bag import (bag_topics, BagError, BagWriter, DEFAULT_STORE,
+                                       offered_qos_of, OfferedQos, read_messages, read_raw)
+
+
+def _state(i):
+    # every sequence filled: see the note in core/bag.py on empty ones
+    return JointState(name=['t0', 't1'], position=[0.001 * i, 0.0], velocity=[0.0, 0.1],
+                      effort=[float(i), 0.5])
+
+
+def _tip(i, sec=0):
+    msg = PointStamped()
+    msg.header.frame_id = 'base_link'
+    msg.header.stamp.sec = sec
+    msg.point.x, msg.point.y, msg.point.z = 0.01 * i, -0.02 * i, 0.3
+    return msg
+
+
+def _tf(i):
+    transform = TransformStamped()
+    transform.header.frame_id = 'base_link'
+    transform.child_frame_id = 'tip_link'
+    transform.transform.translation.z = 0.3 + 0.001 * i
+    transform.transform.rotation.w = 1.0
+    return TFMessage(transforms=[transform])
+
+
+# (topic, stamp, rclpy message) interleaved, deliberately written out of time order
+# across topics: a reader must merge them.
+SENT = ([('/tendon/state', 1_000_000_000 + 20_000_000 * i, _state(i)) for i in range(5)]
+        + [('/tip/measured', 1_005_000_000 + 20_000_000 * i, _tip(i, sec=7)) for i in range(5)]
+        + [('/tf', 1_010_000_000 + 40_000_000 * i, _tf(i)) for i in range(3)])
+TYPES = {'/tendon/state': 'sensor_msgs/msg/JointState',
+         '/tip/measured': 'geometry_msgs/msg/PointStamped', '/tf': 'tf2_msgs/msg/TFMessage'}
+
+
+def _ros2_bag_record_qos(reliability):
+    zero = QosTime(sec=0, nsec=0)
+    return Qos(history=QosHistory.KEEP_LAST, depth=5, reliability=reliability,
+               durability=QosDurability.VOLATILE, deadline=zero, lifespan=zero,
+               liveliness=QosLiveliness.AUTOMATIC, liveliness_lease_duration=zero,
+               avoid_ros_namespace_conventions=False)
+
+
+def _write_ros2_layout(path, plugin):
+    """A bag as `ros2 bag record` (Kilted) writes it: metadata.yaml version 9, one storage
+    file, type hashes, message definitions and offered QoS, CDR bytes as rmw sends them."""
+    typestore = get_typestore(DEFAULT_STORE)
+    with Writer(path, version=9, storage_plugin=plugin) as writer:
+        connections = {topic: writer.add_connection(
+            topic, msgtype, typestore=typestore, serialization_format='cdr',
+            offered_qos_profiles=[_ros2_bag_record_qos(QosReliability.BEST_EFFORT)])
+            for topic, msgtype in TYPES.items()}
+        for topic, stamp, msg in SENT:
+            writer.write(connections[topic], stamp, serialize_message(msg))
+
+
+def _write_ours(path):
+    with BagWriter(path) as bag:
+        for topic, msgtype in TYPES.items():
+            bag.add_topic(topic, msgtype, OfferedQos(reliability='best_effort', depth=5))
+        for topic, stamp, msg in SENT:
+            bag.write(topic, stamp, serialize_message(msg))
+
+
+def _check_all_read_back(path):
+    received = list(read_messages(path))
+    expected = sorted(SENT, key=lambda item: item[1])
+    assert [(topic, stamp) for topic, stamp, _ in received] == \
+        [(topic, stamp) for topic, stamp, _ in expected]
+    for (_, _, back), (topic, _, sent) in zip(received, expected):
+        if topic == '/tendon/state':
+            assert list(back.name) == list(sent.name)
+            assert back.effort.tolist() == list(sent.effort)
+            assert back.position.tolist() == list(sent.position)
+        elif topic == '/tip/measured':
+            assert (back.point.x, back.point.y, back.point.z) == \
+                (sent.point.x, sent.point.y, sent.point.z)
+            assert back.header.frame_id == 'base_link' and back.header.stamp.sec == 7
+        else:
+            (transform,) = back.transforms
+            assert transform.child_frame_id == 'tip_link'
+            assert transform.transform.translation.z == \
+                sent.transforms[0].transform.translation.z
+
+
+@pytest.mark.parametrize('layout', ['ours', 'mcap', 'sqlite3'])
+def test_bags_are_read_in_time_order_with_ros_attributes(tmp_path, layout):
+    bag = tmp_path / 'bag'
+    if layout == 'ours':
+        _write_ours(bag)
+    else:
+        _write_ros2_layout(bag, StoragePlugin.MCAP if layout == 'mcap'
+                           else StoragePlugin.SQLITE3)
+    suffix = '.db3' if layout == 'sqlite3' else '.mcap'
+    (storage,) = bag.glob('*' + suffix)
+    assert (bag / 'metadata.yaml').exists()
+    _check_all_read_back(bag)
+    _check_all_read_back(storage)          # the bare storage file, as copied off a robot
+    assert bag_topics(bag) == TYPES
+    assert offered_qos_of(bag)['/tip/measured'] == OfferedQos('best_effort', 'volatile', 5)
+    # topic filter, names relative or absolute
+    kept = list(read_messages(bag, topics=['tip/measured', '/tf']))
+    assert [topic for topic, _, _ in kept] == \
+        [topic for topic, _, _ in sorted(SENT, key=lambda item: item[1])
+         if topic in ('/tip/measured', '/tf')]
+    assert list(read_messages(bag, topics=['no/such/topic'])) == []
+    raw = [m for m in read_raw(bag, topics=['tendon/state'])]
+    # the stored bytes as they were (padding bytes may differ between serializations)
+    assert [deserialize_message(m.data, JointState) for m in raw] == \
+        [msg for topic, _, msg in SENT if topic == '/tendon/state']
+    assert {m.msgtype for m in raw} == {'sensor_msgs/msg/JointState'}
+
+
+@pytest.fixture(scope='module')
+def good_bags(tmp_path_factory):
+    root = tmp_path_factory.mktemp('good')
+    _write_ours(root / 'mcap')
+    _write_ros2_layout(root / 'db3', StoragePlugin.SQLITE3)
+    return root
+
+
+def _damaged(good_bags, tmp_path, kind, suffix, damage):
+    bag = tmp_path / f'{kind}_{suffix[1:]}'
+    shutil.copytree(good_bags / suffix[1:], bag)
+    (storage,) = bag.glob('*' + suffix)
+    data = storage.read_bytes()
+    storage.write_bytes(damage(data))
+    return bag
+
+
+@pytest.mark.parametrize('suffix', ['.mcap', '.db3'])
+@pytest.mark.parametrize('kind, damage, problem', [
+    ('garbage', lambda data: bytes(range(256)) * 8, r'not an (MCAP|sqlite3) file'),
+    ('truncated', lambda data: data[:len(data) // 2], r'ends early|damaged or truncated'),
+    ('empty', lambda data: b'', r'cannot open|cannot read'),
+])
+def test_damaged_bags_raise_bag_error_naming_the_file(good_bags, tmp_path, suffix, kind,
+                                                      damage, problem):
+    bag = _damaged(good_bags, tmp_path, kind, suffix, damage)
+    if suffix == '.db3' and kind == 'empty':
+        problem = r'cannot (open|read)'
+    with pytest.raises(BagError, match=problem) as info:
+        list(read_messages(bag))
+    assert str(bag) in str(info.value)
+
+
+def test_what_is_not_a_bag_raises_bag_error_naming_it(good_bags, tmp_path):
+    no_metadata = tmp_path / 'no_metadata'
+    shutil.copytree(good_bags / 'mcap', no_metadata)
+    (no_metadata / 'metadata.yaml').unlink()
+    text = tmp_path / 'notes.txt'
+    text.write_text('not a bag')
+    bad_yaml = tmp_path / 'bad_yaml'
+    shutil.copytree(good_bags / 'mcap', bad_yaml)
+    (bad_yaml / 'metadata.yaml').write_text('rosbag2_bagfile_information: {version: 9}\n')
+    for path, problem in ((no_metadata, 'metadata.yaml is missing'),
+                          (tmp_path / 'missing', 'no such bag'),
+                          (text, 'not a rosbag2 bag'),
+                          (bad_yaml, 'cannot open the bag')):
+        for reader in (read_messages, read_raw):
+            with pytest.raises(BagError, match=problem) as info:
+                list(reader(path))
+            assert str(path) in str(info.value)
+        with pytest.raises(BagError, match=problem):
+            bag_topics(path)

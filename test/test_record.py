@@ -1,0 +1,130 @@
+"""``tendon-robot-sim record``: a real recorder process, a real publisher, the bag read back."""
+
+import signal
+import subprocess
+import sys
+import time
+
+from geometry_msgs.msg import PointStamped
+import pytest
+import rclpy
+from sensor_msgs.msg import JointState
+
+from ros_helpers import wait_for
+from tendon_robot_sim.cli import main
+from tendon_robot_sim.core.bag import bag_topics, read_messages
+from tendon_robot_sim.ros import topics
+
+
+@pytest.fixture
+def node():
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node('record_test_publisher', context=context)
+    yield node
+    node.destroy_node()
+    context.try_shutdown()
+
+
+def _start(out, *options):
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'tendon_robot_sim.cli', 'record', str(out), *options],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout.readline().startswith('recording '), process.communicate()[0]
+    return process
+
+
+def _publish(node, publishers, count):
+    """Publish ``count`` messages on each of ``publishers`` once the recorder listens to
+    all of them; the values sent, per topic."""
+    wait_for(lambda: all(p.get_subscription_count() >= 1 for p in publishers.values()),
+             'the recorder to subscribe', timeout=15.0)
+    # The publisher has matched the recorder's subscription; the recorder's side of the
+    # (best-effort) match may complete a moment later, and what it misses is lost.
+    time.sleep(0.5)
+    sent = {name: [] for name in publishers}
+    for i in range(count):
+        for name, publisher in publishers.items():
+            if publisher.msg_type is JointState:
+                msg = JointState(name=['t0', 't1'], effort=[0.5 * i, 1.0])
+                sent[name].append(list(msg.effort))
+            else:
+                msg = PointStamped()
+                msg.point.x, msg.point.z = 0.001 * i, 0.3
+                sent[name].append([msg.point.x, msg.point.z])
+            publisher.publish(msg)
+        time.sleep(0.02)
+    time.sleep(0.3)     # let the last messages arrive
+    return sent
+
+
+def _received(bag):
+    got = {}
+    for topic, _, msg in read_messages(bag):
+        values = list(msg.effort) if hasattr(msg, 'effort') else [msg.point.x, msg.point.z]
+        got.setdefault(topic, []).append(values)
+    return got
+
+
+def test_records_the_contract_until_ctrl_c(tmp_path, node):
+    out = tmp_path / 'bag'
+    process = _start(out)
+    try:
+        publishers = {
+            '/tendon/command/tension': node.create_publisher(
+                JointState, topics.TENDON_COMMAND.name, topics.TENDON_COMMAND.qos),
+            '/tip/measured': node.create_publisher(
+                PointStamped, topics.TIP_MEASURED.name, topics.TIP_MEASURED.qos)}
+        sent = _publish(node, publishers, 10)
+    finally:
+        process.send_signal(signal.SIGINT)
+        output = process.communicate(timeout=15.0)[0]
+    assert process.returncode == 0, output
+    assert 'bag: ' in output and '/tip/measured 10' in output
+    assert _received(out) == sent
+    recorded = bag_topics(out)
+    assert len(recorded) == 10
+    for topic in topics.TOPICS + (topics.TIP_MEASURED, topics.TIP_TARGET,
+                                  topics.TENDON_DISPLACEMENT_COMMAND):
+        assert recorded['/' + topic.name.lstrip('/')] == topics.type_name(topic.msg_type)
+    assert len(list(out.glob('*.mcap'))) == 1
+
+
+def test_records_chosen_topics_to_sqlite3_until_sigterm(tmp_path, node):
+    out = tmp_path / 'bag'
+    process = _start(out, '--storage', 'sqlite3', '--topics', 'tip/measured')
+    try:
+        publishers = {'/tip/measured': node.create_publisher(
+            PointStamped, topics.TIP_MEASURED.name, topics.TIP_MEASURED.qos)}
+        sent = _publish(node, publishers, 5)
+        # not recorded: a topic that was not chosen
+        other = node.create_publisher(JointState, topics.TENDON_COMMAND.name,
+                                      topics.TENDON_COMMAND.qos)
+        other.publish(JointState(name=['t0'], effort=[1.0]))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=15.0)[0]
+    assert process.returncode == 0, output
+    assert bag_topics(out) == {'/tip/measured': 'geometry_msgs/msg/PointStamped'}
+    assert _received(out) == sent
+    assert len(list(out.glob('*.db3'))) == 1
+
+
+def test_duration_ends_the_recording(tmp_path):
+    out = tmp_path / 'bag'
+    start = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, '-m', 'tendon_robot_sim.cli', 'record', str(out), '--duration', '0.5',
+         '--topics', 'tendon/state'], capture_output=True, text=True, timeout=30.0)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert time.monotonic() - start < 15.0
+    assert bag_topics(out) == {'/tendon/state': 'sensor_msgs/msg/JointState'}
+
+
+def test_bad_arguments_are_refused(tmp_path, capsys):
+    assert main(['record', str(tmp_path / 'a'), '--topics', 'tip/nowhere']) == 2
+    assert "--topics: 'tip/nowhere' is not a topic of the stack" in capsys.readouterr().err
+    assert main(['record', str(tmp_path), '--duration', '1']) == 2
+    assert 'exists already' in capsys.readouterr().err
+    assert main(['record', str(tmp_path / 'b'), '--duration', '-1']) == 2
+    assert '--duration: must be >= 0 s' in capsys.readouterr().err
