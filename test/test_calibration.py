@@ -1,0 +1,159 @@
+"""Calibration and validation against synthetic experiments with hidden parameters.
+
+The expectations are the hidden moduli the bag was made with and the injected
+noise level, never numbers computed by the code under test.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from tendon_robot_sim import cli, default_robot_file
+from tendon_robot_sim.core.calibration import (calibrate, CalibrationError, replay_dynamic,
+                                               validate, with_parameters, write_report)
+from tendon_robot_sim.core.experiment import (load_recording, Recording, synth_experiment,
+                                              write_holds_csv)
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.core.simulator import TendonSimulator
+
+NOISE = 2e-4          # m, per axis and sample
+SAMPLES = 150         # tip samples per hold: 3 s at 50 Hz
+E_FACTOR, G_FACTOR = 1.15, 0.9
+
+
+@pytest.fixture(scope='module')
+def robot():
+    return load_robot(default_robot_file())
+
+
+@pytest.fixture(scope='module')
+def hidden(robot):
+    return robot.with_changes(youngs_modulus=robot.rod.youngs_modulus * E_FACTOR,
+                              shear_modulus=robot.rod.shear_modulus * G_FACTOR)
+
+
+@pytest.fixture(scope='module')
+def bag(hidden, tmp_path_factory):
+    path = tmp_path_factory.mktemp('experiment') / 'bag'
+    synth_experiment(path, hidden, noise=NOISE, seed=11)
+    return path
+
+
+@pytest.fixture(scope='module')
+def holds(bag, robot):
+    return load_recording(bag, robot)
+
+
+def _check_recovered(values, intervals, hidden):
+    for value, (low, high), true in zip(values, intervals,
+                                        (hidden.rod.youngs_modulus, hidden.rod.shear_modulus)):
+        assert value == pytest.approx(true, rel=0.02)
+        assert low < true < high
+
+
+def test_calibration_recovers_hidden_moduli_on_local_processes(robot, hidden, holds):
+    result = calibrate(robot, holds, ['youngs_modulus', 'shear_modulus'], workers=2)
+    _check_recovered(result.values, result.intervals, hidden)
+    assert result.robot.rod.youngs_modulus == result.values[0]
+    assert result.robot.rod.shear_modulus == result.values[1]
+    # the hold means carry noise NOISE / sqrt(SAMPLES) per axis: the fit gets down to it
+    assert result.rms_after < 3 * NOISE / math.sqrt(SAMPLES) * math.sqrt(3)
+    assert result.rms_before > 50 * result.rms_after
+
+
+def test_calibration_on_a_dask_cluster(robot, hidden, holds):
+    distributed = pytest.importorskip('distributed')
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        result = calibrate(robot, holds, ['youngs_modulus', 'shear_modulus'],
+                           scheduler=cluster.scheduler_address, progress=False)
+    _check_recovered(result.values, result.intervals, hidden)
+
+
+def test_calibration_of_a_tendon_offset_and_the_vertebra_mass(robot, tmp_path):
+    hidden = with_parameters(robot, {'t1.offset': 0.0165, 'vertebra_mass': 0.0023})
+    synth_experiment(tmp_path / 'bag', hidden, noise=NOISE, seed=12)
+    holds = load_recording(tmp_path / 'bag', robot)
+    result = calibrate(robot, holds, ['t1.offset', 'vertebra_mass'], workers=1,
+                       progress=False)
+    for value, (low, high), true in zip(result.values, result.intervals, (0.0165, 0.0023)):
+        assert value == pytest.approx(true, rel=0.02)
+        assert low < true < high
+    assert result.robot.tendons[1].offset == result.robot.tendons[1].end_offset == \
+        result.values[0]
+    assert result.robot.vertebra_mass == result.values[1]
+
+
+def test_validation_error_matches_the_injected_noise(robot, hidden, holds):
+    """With the true robot the error is the noise of a hold mean: |N(0, s^2 I3)| with
+    s = NOISE / sqrt(SAMPLES), whose mean is s sqrt(8 / pi); with E x 1.3 it is far larger."""
+    expected = NOISE / math.sqrt(SAMPLES) * math.sqrt(8.0 / math.pi)
+    result = validate(hidden, holds)
+    assert 0.6 * expected < result.mean < 1.6 * expected
+    assert result.max >= result.rms >= result.mean
+    wrong = validate(hidden.with_changes(youngs_modulus=hidden.rod.youngs_modulus * 1.3),
+                     holds)
+    assert wrong.mean > 50 * expected
+    np.testing.assert_allclose(wrong.errors_percent, 100 * wrong.errors / 0.25)
+
+
+def test_calibrate_and_validate_commands(robot, hidden, bag, holds, tmp_path, capsys):
+    out = tmp_path / 'calibrated.yaml'
+    assert cli.main(['calibrate', str(bag), '--fit', 'youngs_modulus,shear_modulus',
+                     '--out', str(out), '--workers', '1']) == 0
+    calibrated = load_robot(out)
+    assert calibrated.rod.youngs_modulus == pytest.approx(hidden.rod.youngs_modulus, rel=0.02)
+    assert calibrated.rod.shear_modulus == pytest.approx(hidden.rod.shear_modulus, rel=0.02)
+    assert '95 % interval' in capsys.readouterr().out
+
+    csv = tmp_path / 'holds.csv'
+    write_holds_csv(csv, robot, holds)
+    report = tmp_path / 'report'
+    assert cli.main(['validate', str(csv), '--robot', str(out), '--report', str(report),
+                     '--workers', '1']) == 0
+    text = (report / 'report.md').read_text()
+    assert text.count('\n| ') >= len(holds) + 3   # the summary table and one row per hold
+    for png in ('tips.png', 'error_vs_tension.png'):
+        assert (report / png).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+def test_bad_inputs_are_one_line_errors(robot, holds, tmp_path, capsys):
+    csv = tmp_path / 'bad.csv'
+    csv.write_text('t0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.2,zero,0\n')
+    assert cli.main(['validate', str(csv), '--report', str(tmp_path / 'r')]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"tendon-robot-sim validate: error: {csv}: line 2, column 'tip_y': 'zero' is not "
+        'a number')
+    with pytest.raises(CalibrationError, match="fit: unknown parameter 'stiffness'"):
+        calibrate(robot, holds, ['stiffness'], workers=1)
+    with pytest.raises(CalibrationError, match='bounds: youngs_modulus needs'):
+        calibrate(robot, holds, ['youngs_modulus'], bounds={'youngs_modulus': (1e3, 1e4)},
+                  workers=1)
+
+
+def test_dynamic_replay_follows_the_recorded_commands(robot, holds, tmp_path):
+    """0.5 s at rest, then 2 N on t1 from t = 0.5 s for 2 s (50 Hz, tips at rest from a
+    separate simulator run each). The replay matches the rest tip before the step, has
+    barely moved 20 ms after it, and has settled on the 2 N tip at the end."""
+    steady = []
+    for tensions in ([0, 0, 0, 0], [0, 2, 0, 0]):
+        simulator = TendonSimulator(robot)
+        simulator.set_tensions(tensions)
+        steady.append(simulator.run_until_steady(20.0).tip_position)
+    times = np.arange(0, 2.5, 0.02)
+    commands = np.where((times >= 0.5 - 1e-9)[:, None], [0, 2, 0, 0], [0, 0, 0, 0])
+    tips = np.where((times >= 0.5 - 1e-9)[:, None], steady[1], steady[0])
+    recording = Recording(kind='tension', source='test', command_topic='tendon/setpoint',
+                          command_times=times, commands=commands.astype(float),
+                          tip_times=times + 0.001, tips=tips)
+    trajectory = replay_dynamic(robot, recording)
+    step = int(np.searchsorted(times, 0.5))
+    np.testing.assert_allclose(trajectory.simulated[step - 1], steady[0], atol=5e-5)
+    moved = np.linalg.norm(trajectory.simulated[step] - steady[0])
+    assert moved < 0.2 * np.linalg.norm(steady[1] - steady[0])
+    np.testing.assert_allclose(trajectory.simulated[-1], steady[1], atol=1e-4)
+    assert trajectory.errors[step] > 0.8 * np.linalg.norm(steady[1] - steady[0])
+    path = write_report(tmp_path / 'report', validate(robot, holds), trajectory=trajectory)
+    assert 'Dynamic replay' in path.read_text()
+    assert (path.parent / 'trajectory.png').stat().st_size > 0

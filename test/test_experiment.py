@@ -1,0 +1,157 @@
+"""Holds from recordings and CSV files, and the synthetic experiment bag."""
+
+import math
+
+import numpy as np
+import pytest
+from rosbags.typesys import get_typestore, Stores
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.core.experiment import (ExperimentError, holds_from_messages,
+                                              load_recording, read_holds_csv, synth_experiment)
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.core.statics import StaticsSolver
+
+STORE = get_typestore(Stores.ROS2_KILTED)
+JointState = STORE.types['sensor_msgs/msg/JointState']
+PointStamped = STORE.types['geometry_msgs/msg/PointStamped']
+Point = STORE.types['geometry_msgs/msg/Point']
+Header = STORE.types['std_msgs/msg/Header']
+Time = STORE.types['builtin_interfaces/msg/Time']
+
+
+@pytest.fixture(scope='module')
+def robot():
+    return load_robot(default_robot_file())
+
+
+def _header(stamp_ns):
+    return Header(stamp=Time(sec=stamp_ns // 10 ** 9, nanosec=stamp_ns % 10 ** 9),
+                  frame_id='base_link')
+
+
+def _setpoint(stamp_ns, names, effort):
+    return JointState(header=_header(stamp_ns), name=list(names), position=np.zeros(0),
+                      velocity=np.zeros(0), effort=np.asarray(effort, dtype=float))
+
+
+def _tip(stamp_ns, p):
+    return PointStamped(header=_header(stamp_ns), point=Point(x=p[0], y=p[1], z=p[2]))
+
+
+def test_hold_excludes_the_settling_transient_and_short_holds(robot):
+    """A step at t = 2 s; the tip settles exponentially (tau 0.2 s) to a new point.
+
+    The hold starts when the tip is within the tolerance (1 mm) of the settled point,
+    and the 0.5 s stretch at the end, shorter than hold_time, is no hold.
+    """
+    names = robot.tendon_names
+    rate, before, after = 100, np.array([0.24, 0.0, -0.07]), np.array([0.2, -0.1, -0.05])
+    messages = []
+    for i in range(int(5.5 * rate)):
+        t = i / rate
+        stamp = 10 ** 9 + int(t * 1e9)
+        effort = [0, 0, 0, 0] if t < 2.0 else ([0, 3, 0, 0] if t < 5.0 else [1, 3, 0, 0])
+        if t < 2.0:
+            tip = before
+        else:
+            tip = after + (before - after) * math.exp(-(t - 2.0) / 0.2)
+        setpoint = _setpoint(stamp, names[::-1], effort[::-1])   # names in another order
+        messages.append(('/ns/tendon/setpoint', stamp, setpoint))
+        messages.append(('/ns/tip/measured', stamp + 1000, _tip(stamp, tip)))
+    holds = holds_from_messages(messages, names, hold_time=1.0, tip_tolerance=1e-3)
+    assert len(holds) == 2
+    np.testing.assert_allclose(holds[0].tensions, [0, 0, 0, 0])
+    np.testing.assert_allclose(holds[0].tip, before, atol=1e-12)
+    np.testing.assert_allclose(holds[1].tensions, [0, 3, 0, 0])
+    # the transient is within 1 mm of the end point after 0.2 ln(|delta| / 1 mm) s
+    settle = 0.2 * math.log(np.linalg.norm(before - after) / 1e-3)
+    assert holds[1].start == pytest.approx(2.0 + settle, abs=0.02)
+    assert holds[1].duration == pytest.approx(3.0 - settle, abs=0.02)
+    # mean of the remaining transient: 1 mm x tau / duration
+    offset = 1e-3 * 0.2 / holds[1].duration
+    assert np.linalg.norm(holds[1].tip - after) == pytest.approx(offset, rel=0.05)
+
+
+def test_command_missing_a_tendon_is_an_error(robot):
+    messages = [('tendon/setpoint', 0, _setpoint(0, ['t0', 't1'], [1.0, 2.0])),
+                ('tip/measured', 1, _tip(1, (0.2, 0.0, 0.0)))]
+    with pytest.raises(ExperimentError, match=r"rec: tendon/setpoint at 0.000 s: tendon 't2' "
+                                              r'missing'):
+        holds_from_messages(messages, robot.tendon_names, source='rec')
+
+
+def test_synthetic_bag_has_the_three_experiments(robot, tmp_path):
+    """The bag holds the 15 planned holds; each hold tip is the statics solution of the
+    true robot plus the mean of 150 noise samples."""
+    truth_robot = robot.with_changes(youngs_modulus=2.0e7)
+    synth_experiment(tmp_path / 'bag', truth_robot, noise=1e-4, seed=3)
+    holds = load_recording(tmp_path / 'bag', robot)
+    expected = ([[0, 0, 0, 0]] + [[0, t, 0, 0] for t in (2, 4, 6)] + [[0, 0, 0, 0]]
+                + [[0.4 * k, 0.6 * k, 0, 0] for k in range(1, 11)])
+    assert len(holds) == len(expected)
+    solver = StaticsSolver(truth_robot, 'discrete')
+    for hold, tensions in zip(holds, expected):
+        np.testing.assert_allclose(hold.tensions, tensions, atol=1e-12)
+        assert hold.samples == 150 and hold.duration == pytest.approx(3.0)
+        # 5 sigma of a 150-sample mean
+        np.testing.assert_allclose(hold.tip, solver.solve_tensions(tensions).tip_position,
+                                   atol=5 * 1e-4 / math.sqrt(150))
+
+
+def test_csv_holds_are_read(robot, tmp_path):
+    path = tmp_path / 'holds.csv'
+    path.write_text('tip_x,t0,t1,t2,t3,tip_y,tip_z\n'
+                    '0.24,0,0,0,0,0.001,-0.07\n'
+                    '\n'
+                    '0.2, 1.5,2,0,0.25,-0.1,-0.05\n')
+    holds = read_holds_csv(path, robot)
+    assert len(holds) == 2
+    np.testing.assert_allclose(holds[1].tensions, [1.5, 2, 0, 0.25])
+    np.testing.assert_allclose(holds[1].tip, [0.2, -0.1, -0.05])
+    assert holds[0].displacements is None
+    path.write_text('t0_displacement,t1_displacement,t2_displacement,t3_displacement,'
+                    'tip_x,tip_y,tip_z\n0.004,0,-0.004,0,0.24,0,0.03\n')
+    hold, = load_recording(path, robot)
+    assert hold.tensions is None
+    np.testing.assert_allclose(hold.displacements, [0.004, 0, -0.004, 0])
+
+
+@pytest.mark.parametrize('text, message', [
+    ('t0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.2,0,0\n0,x,0,0,0.2,0,0\n',
+     r"holds.csv: line 3, column 't1': 'x' is not a number"),
+    ('t0,t1,t2,t3,tip_x,tip_y\n0,0,0,0,0.2,0\n', r"holds.csv: line 1: column 'tip_z' missing"),
+    ('t0,t1,t2,tip_x,tip_y,tip_z\n0,0,0,0.2,0,0\n', r"holds.csv: line 1: column 't3' missing"),
+    ('t0,t1,t2,t3,t9,tip_x,tip_y,tip_z\n', r"holds.csv: line 1: unknown column 't9'"),
+    ('t0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.2,0\n',
+     r'holds.csv: line 2: 6 values, header has 7 columns'),
+    ('t0,t1,t2,t3,tip_x,tip_y,tip_z\n0,-1,0,0,0.2,0,0\n',
+     r"holds.csv: line 2, column 't1': a tension must be >= 0 N, got -1.0"),
+    ('t0,t1,t2,t3,tip_x,tip_y,tip_z\n', r'holds.csv: no data lines'),
+])
+def test_bad_csv_names_file_line_and_column(robot, tmp_path, text, message):
+    path = tmp_path / 'holds.csv'
+    path.write_text(text)
+    with pytest.raises(ExperimentError, match=message):
+        read_holds_csv(path, robot)
+
+
+def test_missing_bag_is_a_clear_error(robot, tmp_path):
+    with pytest.raises(ExperimentError, match='nothing'):
+        load_recording(tmp_path / 'nothing', robot)
+
+
+def test_holds_from_measured_tensions_average_the_noise(robot):
+    """Without setpoints the holds come from tendon/state efforts, which are noisy:
+    +-0.01 N stays one hold (STATE_TOLERANCE 0.05 N); its tension is the mean."""
+    names = robot.tendon_names
+    rng = np.random.default_rng(4)
+    messages = []
+    for i in range(300):
+        stamp = i * 10 ** 7
+        tension = (1.0 if i < 150 else 2.0) + rng.uniform(-0.01, 0.01)
+        messages.append(('tendon/state', stamp, _setpoint(stamp, names, [0, tension, 0, 0])))
+        messages.append(('tip/measured', stamp, _tip(stamp, (0.2, -0.01 * (1 + i // 150), 0))))
+    holds = holds_from_messages(messages, names, hold_time=1.0)
+    assert [h.samples for h in holds] == [150, 150]
+    np.testing.assert_allclose([h.tensions[1] for h in holds], [1.0, 2.0], atol=0.003)
