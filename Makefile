@@ -4,13 +4,23 @@ PYTHON := $(VENV)/bin/python
 # DDS stays on loopback, on a domain of this run's own (Kilted ignores ROS_LOCALHOST_ONLY).
 ROS_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( $$$$ % 100 + 1 ))
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo report test bench clean
 
 setup:
 	@bash scripts/setup.sh
 
 demo: setup
 	$(ROS_ENV) $(PYTHON) -m tendon_robot_sim.cli demo
+
+# Example validation report: a synthetic experiment (hidden E and G), calibrated, then validated.
+report: setup
+	rm -rf demo_output/synthetic_bag demo_output/report
+	mkdir -p demo_output
+	$(PYTHON) -m tendon_robot_sim.cli synth-experiment demo_output/synthetic_bag --seed 1
+	$(PYTHON) -m tendon_robot_sim.cli calibrate demo_output/synthetic_bag \
+	    --fit youngs_modulus,shear_modulus --out demo_output/calibrated_robot.yaml
+	$(PYTHON) -m tendon_robot_sim.cli validate demo_output/synthetic_bag \
+	    --robot demo_output/calibrated_robot.yaml --report demo_output/report
 
 test: setup
 	$(ROS_ENV) $(PYTHON) -m pytest -q
