@@ -96,10 +96,38 @@ def call(node: Node, srv_type, name: str, request):
         node.destroy_client(client)
 
 
+def logs_containing(probe: Probe, logger: str, text: str, level=Log.WARN) -> list:
+    """The /rosout messages ``probe`` received from ``logger`` at ``level`` containing ``text``."""
+    return [log for log in probe.logs
+            if log.name == logger and log.level == level and text in log.msg]
+
+
 def warning_containing(probe: Probe, logger: str, text: str, level=Log.WARN):
-    return wait_for(lambda: [log for log in probe.logs if log.name == logger
-                             and log.level == level and text in log.msg],
+    return wait_for(lambda: logs_containing(probe, logger, text, level),
                     f'a log from {logger} containing {text!r}', timeout=10.0)
+
+
+def spin_until(executor, condition, what: str, timeout: float = 10.0):
+    """Spin ``executor`` in this thread until ``condition()`` is true; its value.
+
+    Nodes a test adds for itself are spun this way, not by a fixture's executor thread:
+    destroying a node while another thread's executor waits on it can kill that thread.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f'timed out after {timeout:g} s waiting for {what}')
+        executor.spin_once(timeout_sec=0.02)
+
+
+def spin_for(executor, seconds: float) -> None:
+    """Spin ``executor`` in this thread for ``seconds`` of wall time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.02)
 
 
 def hole_direction(robot, name: str) -> np.ndarray:

@@ -21,8 +21,9 @@ from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 
-from ros_helpers import (call, construct_alone, hole_direction, MAX_TENSION, position, Probe,
-                         stamp_seconds, wait_for, warning_containing, write_small_robot)
+from ros_helpers import (call, construct_alone, hole_direction, logs_containing, MAX_TENSION,
+                         position, Probe, spin_for, spin_until, stamp_seconds, wait_for,
+                         warning_containing, write_small_robot)
 from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import TendonSimulator
@@ -249,18 +250,19 @@ def test_divergence_resets_logs_an_error_and_keeps_serving(stack, robot_file):
         Parameter('dt', value=unstable_dt),
         Parameter('warning_throttle_period', value=1.0)])
     probe = Probe(namespace='unstable')
-    stack.executor.add_node(node)
-    stack.executor.add_node(probe)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    executor.add_node(probe)
     try:
-        error = warning_containing(stack.probe, 'unstable.simulator', 'diverged',
-                                   level=Log.ERROR)[0]
+        error = spin_until(executor, lambda: logs_containing(
+            stack.probe, 'unstable.simulator', 'diverged', level=Log.ERROR),
+            'the divergence error')[0]
         assert 'reset' in error.msg and 'keeps running' in error.msg
         after = time.monotonic()
-        wait_for(lambda: len(probe.since('tip/pose', after)) >= 5,
-                 'tip poses after the divergence')
+        spin_until(executor, lambda: len(probe.since('tip/pose', after)) >= 5,
+                   'tip poses after the divergence')
     finally:
-        stack.executor.remove_node(node)
-        stack.executor.remove_node(probe)
+        executor.shutdown()
         node.destroy_node()
         probe.destroy_node()
 
@@ -297,19 +299,19 @@ def test_rejection_warnings_are_throttled(stack, robot_file):
         Parameter('robot_file', value=str(robot_file)),
         Parameter('warning_throttle_period', value=30.0)])
     probe = Probe(namespace='throttled')
-    stack.executor.add_node(node)
-    stack.executor.add_node(probe)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    executor.add_node(probe)
     try:
-        wait_for(lambda: probe.command_pub.get_subscription_count() >= 1, 'the controller')
+        spin_until(executor, lambda: probe.command_pub.get_subscription_count() >= 1,
+                   'the controller')
         for _ in range(3):
             probe.command_pub.publish(JointState(name=['bogus'], effort=[1.0]))
-        warning_containing(stack.probe, 'throttled.tension_controller', 'bogus')
-        time.sleep(1.0)
-        warnings = [log for log in stack.probe.logs
-                    if log.name == 'throttled.tension_controller' and 'bogus' in log.msg]
-        assert len(warnings) == 1
+        spin_until(executor, lambda: logs_containing(
+            stack.probe, 'throttled.tension_controller', 'bogus'), 'the first warning')
+        spin_for(executor, 1.0)
+        assert len(logs_containing(stack.probe, 'throttled.tension_controller', 'bogus')) == 1
     finally:
-        stack.executor.remove_node(node)
-        stack.executor.remove_node(probe)
+        executor.shutdown()
         node.destroy_node()
         probe.destroy_node()

@@ -19,8 +19,8 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 
-from ros_helpers import (call, construct_alone, hole_direction, position, Probe, stamp_seconds,
-                         wait_for, warning_containing)
+from ros_helpers import (call, construct_alone, hole_direction, position, Probe, spin_until,
+                         stamp_seconds, wait_for, warning_containing)
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import ConvergenceError, StaticsSolver
@@ -201,11 +201,8 @@ def test_statics_model_parameter_selects_the_model(qs):
     executor.add_node(node)
     executor.add_node(probe)
     try:
-        deadline = time.monotonic() + 10.0
-        while probe.latest('tip/pose') is None and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.05)
-        assert probe.latest('tip/pose') is not None, 'no tip pose from the cosserat node'
-        tip = position(probe.latest('tip/pose'))
+        tip = position(spin_until(executor, lambda: probe.latest('tip/pose'),
+                                  'a tip pose from the cosserat node'))
     finally:
         executor.shutdown()
         node.destroy_node()
