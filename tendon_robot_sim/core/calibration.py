@@ -151,20 +151,10 @@ def predict(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
 # --------------------------------------------------------------------------- validation
 
 
-@dataclass(frozen=True)
-class Validation:
-    """Per-hold comparison of measured and predicted tips. Lengths in m."""
+class _ErrorStatistics:
+    """Mean, max and RMS of ``self.errors`` (m)."""
 
-    model: str
-    robot: Robot
-    holds: tuple[Hold, ...]
-    predicted: np.ndarray      # (m, 3) m
-    errors: np.ndarray         # (m,) m, |predicted - measured|
-
-    @property
-    def errors_percent(self) -> np.ndarray:
-        """Errors in % of the rod length."""
-        return 100.0 * self.errors / self.robot.rod.length
+    errors: np.ndarray
 
     @property
     def mean(self) -> float:
@@ -177,6 +167,22 @@ class Validation:
     @property
     def rms(self) -> float:
         return float(np.sqrt(np.mean(self.errors ** 2)))
+
+
+@dataclass(frozen=True)
+class Validation(_ErrorStatistics):
+    """Per-hold comparison of measured and predicted tips. Lengths in m."""
+
+    model: str
+    robot: Robot
+    holds: tuple[Hold, ...]
+    predicted: np.ndarray      # (m, 3) m
+    errors: np.ndarray         # (m,) m, |predicted - measured|
+
+    @property
+    def errors_percent(self) -> np.ndarray:
+        """Errors in % of the rod length."""
+        return 100.0 * self.errors / self.robot.rod.length
 
     def table(self) -> str:
         """Markdown table: one row per hold."""
@@ -295,7 +301,7 @@ def write_report(directory: str | Path, validation: Validation, source: str = ''
 
 
 @dataclass(frozen=True)
-class Trajectory:
+class Trajectory(_ErrorStatistics):
     """Measured and simulated tip over a recording. Times in s, lengths in m."""
 
     times: np.ndarray        # (j,) s from the recording start (tip sample times)
@@ -303,18 +309,6 @@ class Trajectory:
     simulated: np.ndarray    # (j, 3) m
     errors: np.ndarray       # (j,) m
     settle_time: float       # s simulated before the recording starts (first command)
-
-    @property
-    def mean(self) -> float:
-        return float(self.errors.mean())
-
-    @property
-    def max(self) -> float:
-        return float(self.errors.max())
-
-    @property
-    def rms(self) -> float:
-        return float(np.sqrt(np.mean(self.errors ** 2)))
 
     def summary(self) -> str:
         return (f'dynamic replay of {self.times[-1] - self.times[0]:.1f} s: tip error over '
