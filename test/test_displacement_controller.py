@@ -19,8 +19,7 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 import yaml
 
-from ros_helpers import (construct_alone, Probe, small_robot_dict, wait_for, warning_containing,
-                         write_small_robot)
+from ros_helpers import construct_alone, Probe, small_robot_dict, wait_for, warning_containing
 from tendon_robot_sim.core.robot import robot_from_dict
 from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.launcher import StackLauncher
@@ -32,11 +31,6 @@ from tendon_robot_sim.ros.parameters import ConfigurationError
 RATE = 50.0          # Hz, of the position-mode controller
 RATE_LIMIT = 0.01    # m/s, of the position-mode controller
 MAX_DISPLACEMENT = 0.02   # m, the default
-
-
-@pytest.fixture(scope='module')
-def robot_file(tmp_path_factory):
-    return write_small_robot(tmp_path_factory.mktemp('robot'))
 
 
 @pytest.fixture(scope='module')

@@ -23,7 +23,7 @@ from std_srvs.srv import SetBool, Trigger
 
 from ros_helpers import (call, construct_alone, hole_direction, logs_containing, MAX_TENSION,
                          position, Probe, spin_for, spin_until, stamp_seconds, wait_for,
-                         warning_containing, write_small_robot)
+                         warning_containing)
 from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import TendonSimulator
@@ -33,11 +33,6 @@ from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
 
 DISC_MARGIN = 0.003     # m, the simulator's default
-
-
-@pytest.fixture(scope='module')
-def robot_file(tmp_path_factory):
-    return write_small_robot(tmp_path_factory.mktemp('robot'))
 
 
 @pytest.fixture(scope='module')

@@ -4,7 +4,11 @@ import pytest
 import rclpy
 from rclpy.parameter import Parameter
 
-from tendon_robot_sim.ros.parameters import declare, on_parameters_set, Param
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.ros.parameters import (check_displacement_range, check_pretension,
+                                             ConfigurationError, declare, on_parameters_set,
+                                             Param)
 
 PARAMS = (Param('gain', 1.0, '1/s', 'a live gain', range=(0.0, 10.0), read_only=False),)
 
@@ -36,3 +40,18 @@ def test_callback_sees_accepted_values_only(node, api):
     assert not node.set_parameters([Parameter('gain', value=11.0)])[0].successful  # range
     assert seen == [('gain', 2.5)]
     assert node.get_parameter('gain').value == 2.5
+
+
+def test_pretension_above_a_max_tension_is_refused():
+    robot = load_robot(default_robot_file())          # max_tension 20 N on every tendon
+    check_pretension(20.0, robot)
+    with pytest.raises(ConfigurationError,
+                       match=r'min_tension: 20.5 N exceeds the smallest max_tension 20 N'):
+        check_pretension(20.5, robot)
+
+
+def test_empty_displacement_range_is_refused():
+    check_displacement_range(-0.01, 0.02)
+    with pytest.raises(ConfigurationError,
+                       match=r'min_displacement: 0.02 m must be below max_displacement 0.02 m'):
+        check_displacement_range(0.02, 0.02)

@@ -19,7 +19,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
 from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, wait_for,
-                         warning_containing, write_small_robot)
+                         warning_containing)
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
@@ -30,11 +30,6 @@ from tendon_robot_sim.ros.parameters import ConfigurationError
 MIN_TENSION = 0.2       # N, pretension
 RATE = 50.0             # Hz, setpoint stream
 TIP_TOLERANCE = 2e-3    # m
-
-
-@pytest.fixture(scope='module')
-def robot_file(tmp_path_factory):
-    return write_small_robot(tmp_path_factory.mktemp('robot'))
 
 
 @pytest.fixture(scope='module')

@@ -42,7 +42,8 @@ from tendon_robot_sim.core.simulator import InputError
 from tendon_robot_sim.core.statics import ConvergenceError, MODELS, StaticsError, StaticsSolver
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import displacements_from_joint_state, updated_command
-from tendon_robot_sim.ros.parameters import (ConfigurationError, declare, on_parameters_set,
+from tendon_robot_sim.ros.parameters import (check_displacement_range, check_pretension,
+                                             ConfigurationError, declare, on_parameters_set,
                                              Param)
 from tendon_robot_sim.ros.runner import run_node
 
@@ -90,16 +91,10 @@ class DisplacementControllerNode(Node):
         try:
             self.config = declare(self, PARAMS)
             config = self.config
-            if config.min_displacement >= config.max_displacement:
-                raise ConfigurationError(
-                    f'parameter min_displacement: {config.min_displacement:g} m must be '
-                    f'below max_displacement {config.max_displacement:g} m')
+            check_displacement_range(config.min_displacement, config.max_displacement)
             self.robot = load_robot(config.robot_file or default_robot_file())
             self.max_tensions = self.robot.max_tensions
-            if config.min_tension > self.max_tensions.min():
-                raise ConfigurationError(
-                    f'parameter min_tension: {config.min_tension:g} N exceeds the '
-                    f'smallest max_tension {self.max_tensions.min():g} N of the robot')
+            check_pretension(config.min_tension, self.robot)
             self.names = self.robot.tendon_names
             n = len(self.names)
             self.command = np.zeros(n)    # m, latest command, limited

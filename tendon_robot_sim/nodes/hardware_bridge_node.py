@@ -49,7 +49,8 @@ from tendon_robot_sim.protocol.link import CONNECTED
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import point_msg, tendon_state_msg
-from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
+from tendon_robot_sim.ros.parameters import (check_displacement_range, check_pretension,
+                                             ConfigurationError, declare, Param)
 from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'hardware_bridge'
@@ -183,15 +184,8 @@ class HardwareBridgeNode(Node):
 
     def _check_limits(self) -> None:
         c = self.config
-        if c.min_displacement >= c.max_displacement:
-            raise ConfigurationError(
-                f'parameter min_displacement: must be < max_displacement ({c.max_displacement} '
-                f'm), got {c.min_displacement} m')
-        low = min(self.robot.max_tensions)
-        if c.min_tension > low:
-            raise ConfigurationError(
-                f'parameter min_tension: must be <= the smallest max_tension of the robot '
-                f'({low} N), got {c.min_tension} N')
+        check_displacement_range(c.min_displacement, c.max_displacement)
+        check_pretension(c.min_tension, self.robot)
 
     # ------------------------------------------------------------------ setpoints
 

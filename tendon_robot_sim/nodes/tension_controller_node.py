@@ -41,8 +41,8 @@ from tendon_robot_sim.core.statics import MODELS, StaticsError
 from tendon_robot_sim.core.tip_control import TipController
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import tensions_from_joint_state, updated_command
-from tendon_robot_sim.ros.parameters import (ConfigurationError, declare, on_parameters_set,
-                                             Param)
+from tendon_robot_sim.ros.parameters import (check_pretension, ConfigurationError, declare,
+                                             on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'tension_controller'
@@ -85,10 +85,7 @@ class TensionControllerNode(Node):
             self.config = declare(self, PARAMS)
             self.robot = load_robot(self.config.robot_file or default_robot_file())
             self.max_tensions = self.robot.max_tensions
-            if self.config.min_tension > self.max_tensions.min():
-                raise ConfigurationError(
-                    f'parameter min_tension: {self.config.min_tension:g} N exceeds the '
-                    f'smallest max_tension {self.max_tensions.min():g} N of the robot')
+            check_pretension(self.config.min_tension, self.robot)
             self.tip_controller = TipController(self.robot, self.config.statics_model,
                                                 self.config.min_tension)
         except RobotDescriptionError as error:

@@ -90,6 +90,23 @@ def on_parameters_set(node: Node, callback: Callable[[list], None]) -> None:
     node.add_on_set_parameters_callback(accept)
 
 
+def check_pretension(min_tension: float, robot) -> None:
+    """ConfigurationError unless ``min_tension`` [N] is at most every tendon's max_tension."""
+    lowest = float(robot.max_tensions.min())
+    if min_tension > lowest:
+        raise ConfigurationError(
+            f'parameter min_tension: {min_tension:g} N exceeds the smallest max_tension '
+            f'{lowest:g} N of the robot')
+
+
+def check_displacement_range(min_displacement: float, max_displacement: float) -> None:
+    """ConfigurationError unless ``min_displacement`` [m] is below ``max_displacement``."""
+    if min_displacement >= max_displacement:
+        raise ConfigurationError(
+            f'parameter min_displacement: {min_displacement:g} m must be below '
+            f'max_displacement {max_displacement:g} m')
+
+
 def _rclpy_reason(error: Exception) -> str:
     # rclpy's message carries the type or range check; keep it on one line.
     return ' '.join(str(error).split())
