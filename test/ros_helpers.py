@@ -2,6 +2,8 @@
 
 import math
 from pathlib import Path
+import signal
+import subprocess
 import time
 
 import numpy as np
@@ -107,12 +109,15 @@ def warning_containing(probe: Probe, logger: str, text: str, level=Log.WARN):
                     f'a log from {logger} containing {text!r}', timeout=10.0)
 
 
-def spin_until(executor, condition, what: str, timeout: float = 10.0):
-    """Spin ``executor`` in this thread until ``condition()`` is true; its value.
+def spin_until(spinner, condition, what: str, timeout: float = TIMEOUT):
+    """Spin ``spinner`` (an executor, or a node) in this thread until ``condition()`` is true.
 
-    Nodes a test adds for itself are spun this way, not by a fixture's executor thread:
-    destroying a node while another thread's executor waits on it can kill that thread.
+    Returns the condition's value. Nodes a test adds for itself are spun this way, not by a
+    fixture's executor thread: destroying a node while another thread's executor waits on
+    it can kill that thread.
     """
+    spin_once = (spinner.spin_once if hasattr(spinner, 'spin_once')
+                 else lambda timeout_sec: rclpy.spin_once(spinner, timeout_sec=timeout_sec))
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
@@ -120,7 +125,20 @@ def spin_until(executor, condition, what: str, timeout: float = 10.0):
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f'timed out after {timeout:g} s waiting for {what}')
-        executor.spin_once(timeout_sec=0.02)
+        spin_once(timeout_sec=0.02)
+
+
+def interrupt(process, timeout: float = 20.0) -> int:
+    """Ctrl-C ``process`` (a subprocess.Popen) as a user would; its exit code.
+
+    A process still running after ``timeout`` seconds is killed and the timeout raised.
+    """
+    process.send_signal(signal.SIGINT)
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
 
 
 def spin_for(executor, seconds: float) -> None:

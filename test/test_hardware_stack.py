@@ -7,16 +7,15 @@ tension and watches the measured tip come back in the base frame.
 
 import os
 from pathlib import Path
-import signal
 import subprocess
 import sys
-import time
 
 from geometry_msgs.msg import PointStamped
 import numpy as np
 import rclpy
 from sensor_msgs.msg import JointState
 
+from ros_helpers import interrupt, spin_until
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
@@ -25,13 +24,6 @@ from tendon_robot_sim.emulator.rig import EmulatedRig
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
-
-
-def spin_until(node, condition, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f'timed out after {timeout:g} s waiting for {what}'
-        rclpy.spin_once(node, timeout_sec=0.05)
 
 
 def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp_path):
@@ -75,12 +67,8 @@ def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-        launcher.send_signal(signal.SIGINT)
         try:
-            code = launcher.wait(timeout=20.0)
-        except subprocess.TimeoutExpired:
-            launcher.kill()
-            raise
+            code = interrupt(launcher)
         finally:
             rig.stop()
     assert code == 0, log.read_text()

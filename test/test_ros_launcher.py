@@ -7,28 +7,20 @@ the command-line tool, exactly as a user would.
 import os
 from pathlib import Path
 import re
-import signal
 import subprocess
 import sys
 import time
 
 import rclpy
-from rclpy.node import Node
 from rclpy.parameter_client import AsyncParameterClient
 from sensor_msgs.msg import JointState
 
+from ros_helpers import interrupt, spin_until
 import tendon_robot_sim
 from tendon_robot_sim.ros import topics
 
 NAMESPACE = 'launched'
 PUBLISH_RATE = 20.0   # Hz, given with --param to check that overrides reach the node
-
-
-def spin_until(node: Node, condition, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f'timed out after {timeout:g} s waiting for {what}'
-        rclpy.spin_once(node, timeout_sec=0.05)
 
 
 def test_launch_command_runs_the_sim_stack_and_stops_it_on_sigint(tmp_path):
@@ -77,12 +69,7 @@ def test_launch_command_runs_the_sim_stack_and_stops_it_on_sigint(tmp_path):
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-        launcher.send_signal(signal.SIGINT)
-        try:
-            code = launcher.wait(timeout=20.0)
-        except subprocess.TimeoutExpired:
-            launcher.kill()
-            raise
+        code = interrupt(launcher)
     text = log.read_text()
     assert code == 0, text
     assert 'robot_state_publisher: skipped' in text or 'robot_state_publisher: started' in text
