@@ -173,9 +173,10 @@ def test_setpoint_goes_to_the_device_and_state_and_tip_come_back(rig, ros):
     targets = StaticsSolver(ROBOT).solve_tensions([1.0, 0.6, 0.0, 0.0]).tendon_displacements \
         - [0.0, 0.0, 5e-4, 5e-4]
     probe.setpoint = JointState(name=NAMES, position=targets.tolist())
-    wait_for(lambda: isinstance(last_applied(rig), motor.SetDisplacements),
-             what='a displacement command')
-    np.testing.assert_allclose(last_applied(rig).displacements, targets, atol=5e-7)
+    # Ramped from where the device was: the last command is the setpoint.
+    wait_for(lambda: isinstance(last_applied(rig), motor.SetDisplacements)
+             and np.allclose(last_applied(rig).displacements, targets, atol=5e-7),
+             what='the displacement command')
     wait_for(lambda: np.allclose(probe.states[-1].position, targets, atol=1e-6)
              and np.allclose(probe.states[-1].effort, [1.0, 0.6, 0.0, 0.0], atol=1e-3),
              what='the displacements to settle')

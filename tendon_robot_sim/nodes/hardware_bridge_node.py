@@ -8,7 +8,11 @@ clamped to the limits (tension to [``min_tension``, the robot's
 ``max_tension``], displacement to [``min_displacement``, ``max_displacement``];
 a warning unless a tension in [0, ``min_tension``) is raised to the
 pretension, which is what "relaxed" means on the rig) and handed to the motor
-driver at ``command_rate`` when it differs from what was last sent.
+driver at ``command_rate``, ramped at ``max_tension_rate`` [N/s] or
+``max_displacement_rate`` [m/s] from what the device last reported (after a
+start, ``~/resume``, a watchdog recovery, a reconnect or a change of mode) or
+from the previous command, so no setpoint is ever applied in one jump. A
+robot whose ``max_tension`` the wire format cannot carry is refused at start.
 
 Publishes ``tendon/state`` (per tendon: position = displacement [m], velocity
 [m/s], effort = tension [N]) from the driver's status reports, ``tip/measured``
@@ -17,10 +21,15 @@ of the URDF) from valid sensor samples, and ``diagnostics`` with the health of
 both links.
 
 Safety: if no valid setpoint arrives for ``watchdog_timeout`` the bridge
-commands the safe state (every tendon at ``min_tension``, tension mode) once,
-and again after any later gap. ``~/stop`` (std_srvs/Trigger) commands the safe
-state at once, in one frame for all tendons, and ignores setpoints until
-``~/resume``. The same safe command goes out when the node shuts down.
+commands the safe state (every tendon at ``min_tension``, tension mode, in one
+step: relaxing is the safe direction). ``~/stop`` (std_srvs/Trigger) commands
+the safe state at once, in one frame for all tendons, and ignores setpoints
+until ``~/resume``. The same safe command goes out when the node shuts down.
+The commanded state, safe state included, is re-sent (with a new sequence
+number, after the driver's backed-off retries) until the device acknowledges
+it; a command not acknowledged within ``delivery_timeout`` turns the motor
+diagnostics to ERROR. Every timer of the bridge runs on the steady clock, so
+``use_sim_time`` or a stopped ``/clock`` cannot freeze the watchdog.
 
 Serial I/O runs in the drivers' own threads; the callbacks here only take
 their locks, so nothing blocks the executor.
@@ -34,6 +43,7 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped
 import numpy as np
+from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
 from rclpy.node import Node
 from std_msgs.msg import Header
@@ -42,7 +52,8 @@ from std_srvs.srv import Trigger
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.protocol import motor
-from tendon_robot_sim.protocol.drivers import MotorDriver, TipSensorDriver
+from tendon_robot_sim.protocol.drivers import (DELIVERED, MotorDriver, PENDING, REJECTED,
+                                               TipSensorDriver)
 from tendon_robot_sim.protocol.framing import ProtocolError
 from tendon_robot_sim.protocol.laser import SENSOR_DEVICES, TdcrLaserV1
 from tendon_robot_sim.protocol.link import CONNECTED
@@ -88,7 +99,15 @@ PARAMS = (
           'is reported stale (WARN)', range=(0.01, 60.0)),
     Param('ack_timeout', 0.1, 's', 'wait for the motor driver to acknowledge a command before '
           're-sending it', range=(0.001, 10.0)),
-    Param('max_retries', 3, '', 're-sends of one unacknowledged command', range=(0, 100)),
+    Param('max_retries', 3, '', 're-sends of one unacknowledged command (after 1, 2, 4 ... '
+          'times ack_timeout); then the bridge sends it again with a new sequence number',
+          range=(0, 100)),
+    Param('delivery_timeout', 0.5, 's', 'a command the device has not acknowledged for this '
+          'long turns the motor diagnostics to ERROR', range=(0.01, 60.0)),
+    Param('max_tension_rate', 10.0, 'N/s', 'fastest change of a commanded tension (setpoints '
+          'are ramped; the safe state is not)', range=(0.01, 10000.0)),
+    Param('max_displacement_rate', 0.01, 'm/s', 'fastest change of a commanded displacement',
+          range=(1e-5, 10.0)),
     Param('reconnect_backoff', 2.0, 's', 'longest wait between attempts to reopen a lost port '
           '(starts at 0.05 s, doubles)', range=(0.05, 60.0)),
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints in'),
@@ -135,9 +154,10 @@ class HardwareBridgeNode(Node):
                                       self.robot.base.frame_id, config.sensor_frame)
             self._check_limits()
             link = dict(read_timeout=0.01, backoff=(0.05, config.reconnect_backoff))
+            # No blind re-send after a reconnect: the bridge ramps from what the device reports.
             self.motors = MotorDriver(config.motor_port, len(self.robot.tendons),
                                       config.motor_device, ack_timeout=config.ack_timeout,
-                                      max_retries=config.max_retries,
+                                      max_retries=config.max_retries, resend_on_reconnect=False,
                                       baudrate=config.motor_baudrate, **link)
             self.sensor = TipSensorDriver(config.sensor_port, config.sensor_device,
                                           baudrate=config.sensor_baudrate, **link) \
@@ -151,7 +171,14 @@ class HardwareBridgeNode(Node):
 
         self._setpoint: tuple[str, np.ndarray] | None = None   # newest valid, clamped
         self._setpoint_time = time.monotonic()   # watchdog: start counting at once
+        self._output: tuple[str, np.ndarray] | None = None   # the ramp; None: restart it
+        self._ramp_after = -np.inf   # a restarted ramp starts from a status newer than this
+        self._tick = time.monotonic()
+        self._reconnects = 0
         self._sent: tuple[str, np.ndarray] | None = None
+        self._sent_seq: int | None = None
+        self._waiting_since: float | None = None   # commands unacknowledged since [s]
+        self._resends = 0
         self._watchdog_tripped = False
         self._stopped = False
         self._rejected = 0
@@ -177,15 +204,25 @@ class HardwareBridgeNode(Node):
             topics.TENDON_SETPOINT.qos)
         self.stop_srv = self.create_service(Trigger, '~/stop', self._on_stop)
         self.resume_srv = self.create_service(Trigger, '~/resume', self._on_resume)
-        self.command_timer = self.create_timer(1.0 / config.command_rate, self._on_command_timer)
-        self.state_timer = self.create_timer(1.0 / config.state_rate, self._on_state_timer)
+        # The steady clock: use_sim_time or a /clock that stops must not freeze the watchdog.
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.command_timer = self.create_timer(1.0 / config.command_rate, self._on_command_timer,
+                                               clock=steady)
+        self.state_timer = self.create_timer(1.0 / config.state_rate, self._on_state_timer,
+                                             clock=steady)
         self.diagnostics_timer = self.create_timer(1.0 / config.diagnostics_rate,
-                                                   self._publish_diagnostics)
+                                                   self._publish_diagnostics, clock=steady)
 
     def _check_limits(self) -> None:
         c = self.config
         check_displacement_range(c.min_displacement, c.max_displacement)
         check_pretension(c.min_tension, self.robot)
+        too_high = {t.name: t.max_tension for t in self.robot.tendons
+                    if t.max_tension > motor.MAX_WIRE_TENSION}
+        if too_high:
+            raise ConfigurationError(
+                f'robot_file: max_tension {too_high} N exceeds what {c.motor_device} can '
+                f'command ({motor.MAX_WIRE_TENSION:g} N)')
 
     # ------------------------------------------------------------------ setpoints
 
@@ -214,6 +251,13 @@ class HardwareBridgeNode(Node):
             changed = ', '.join(f'{n} {v:g} -> {c:g} {unit}' for n, v, c
                                 in zip(self.names, values, clamped) if v != c)
             self._warn('clamped', f'{mode} setpoint clamped to the limits: {changed}')
+        try:   # only a setpoint that can go on the wire feeds the watchdog
+            self.motors.check_command(mode, clamped)
+        except ProtocolError as error:
+            self._rejected += 1
+            self._warn('unsendable', f'{mode} setpoint beyond the wire format (nothing sent): '
+                       f'{error}')
+            return
         self._setpoint = (mode, clamped)
         self._setpoint_time = time.monotonic()
 
@@ -238,30 +282,81 @@ class HardwareBridgeNode(Node):
         return mode, values[order]
 
     def _on_command_timer(self) -> None:
-        if self._stopped:
-            return
         now = time.monotonic()
-        if now - self._setpoint_time > self.config.watchdog_timeout:
-            if not self._watchdog_tripped:
+        dt, self._tick = min(now - self._tick, 2.0 / self.config.command_rate), now
+        self._track_link()
+        if self._stopped or now - self._setpoint_time > self.config.watchdog_timeout:
+            if not self._stopped and not self._watchdog_tripped:
                 self._watchdog_tripped = True
                 self._setpoint = None
                 self.get_logger().warning(
                     f'no valid setpoint for {self.config.watchdog_timeout:g} s: commanding the '
                     f'safe state ({self.config.min_tension:g} N on every tendon)')
-                self._send(self.safe_command)
+            self._command(self.safe_command, now)
             return
         self._watchdog_tripped = False
-        if self._setpoint is not None and not _same(self._setpoint, self._sent):
-            self._send(self._setpoint)
+        if self._setpoint is not None and self.motors.connected:
+            command = self._ramp(self._setpoint, dt)
+            if command is not None:
+                self._command(command, now)
+
+    def _track_link(self) -> None:
+        """Restart the ramp from the device's report after a reconnect."""
+        reconnects = self.motors.link.statistics().reconnects
+        if reconnects != self._reconnects or not self.motors.connected:
+            self._reconnects = reconnects
+            self._output = None
+            self._ramp_after = time.monotonic()
+
+    def _ramp(self, target: tuple[str, np.ndarray], dt: float) -> tuple[str, np.ndarray] | None:
+        """The next command on the way to ``target``, or None until the ramp has a start."""
+        mode, values = target
+        if self._output is None or self._output[0] != mode:
+            start = self._ramp_start(mode)
+            if start is None:
+                return None
+            self._output = (mode, start)
+        rate = (self.config.max_tension_rate if mode == motor.TENSION
+                else self.config.max_displacement_rate)
+        current = self._output[1]
+        step = rate * dt
+        self._output = (mode, np.where(np.abs(values - current) <= step, values,
+                                       current + np.sign(values - current) * step))
+        return self._output
+
+    def _ramp_start(self, mode: str) -> np.ndarray | None:
+        """Where the device is in ``mode`` (its status, within the limits), if it said lately."""
+        status = self.motors.status()
+        if status is None or status.oldest <= self._ramp_after:
+            return None
+        if mode == motor.TENSION:
+            return np.clip(status.tensions, self.config.min_tension, self.max_tensions)
+        return np.clip(status.displacements, self.config.min_displacement,
+                       self.config.max_displacement)
+
+    def _command(self, command: tuple[str, np.ndarray], now: float) -> None:
+        """Send ``command`` if it is new, or again if the driver gave the last one up."""
+        if _same(command, self._sent):
+            delivery = self.motors.delivery(self._sent_seq)
+            if delivery in (DELIVERED, PENDING, REJECTED):
+                return   # a rejected command is not repeated; diagnostics say why
+            self._resends += 1
+            self._warn('resend', f'motors: command not acknowledged ({delivery}); sending it '
+                       'again')
+        if command is self.safe_command:
+            self._output = None   # leaving the safe state ramps from the device's report
+        self._send(command)
 
     def _send(self, command: tuple[str, np.ndarray]) -> None:
         mode, values = command
+        if self._sent_seq is None or self.motors.delivery(self._sent_seq) == DELIVERED:
+            self._waiting_since = time.monotonic()
         try:
             if mode == motor.TENSION:
-                self.motors.command_tensions(values)
+                self._sent_seq = self.motors.command_tensions(values)
             else:
-                self.motors.command_displacements(values)
-        except ProtocolError as error:   # within the limits, yet beyond the wire format
+                self._sent_seq = self.motors.command_displacements(values)
+        except ProtocolError as error:   # cannot happen after check_command; kept to be safe
             self._rejected += 1
             self._warn('unsendable', f'{mode} command not sent: {error}')
             return
@@ -270,7 +365,7 @@ class HardwareBridgeNode(Node):
     def _on_stop(self, request, response):
         self._stopped = True
         self._setpoint = None
-        self._send(self.safe_command)
+        self._command(self.safe_command, time.monotonic())
         self.get_logger().warning('stop: every tendon relaxed to the safe state; setpoints are '
                                   'ignored until ~/resume')
         response.success = True
@@ -282,7 +377,7 @@ class HardwareBridgeNode(Node):
         self._setpoint = None
         self._setpoint_time = time.monotonic()
         response.success = True
-        response.message = ('resumed: the next setpoint is sent' if was_stopped
+        response.message = ('resumed: the next setpoint is ramped to' if was_stopped
                             else 'was not stopped')
         return response
 
@@ -328,11 +423,20 @@ class HardwareBridgeNode(Node):
     def _motor_diagnostics(self) -> DiagnosticStatus:
         link, commands = self.motors.statistics()
         level, message = self._link_level(link)
+        delivery = DELIVERED if self._sent_seq is None else self.motors.delivery(self._sent_seq)
+        if delivery == REJECTED:
+            level = DiagnosticStatus.ERROR
+            message = f'the device rejects the command ({commands.last_nak})'
+        elif delivery != DELIVERED:
+            waiting = time.monotonic() - max(self._waiting_since, commands.last_ack_time or 0.0)
+            if waiting > self.config.delivery_timeout:
+                level, message = (DiagnosticStatus.ERROR,
+                                  f'commands not acknowledged for {waiting:.1f} s')
         status = self.motors.status()
         values = _link_values(link) + [
             ('acks', commands.acks), ('naks', commands.naks), ('last_nak', commands.last_nak),
             ('retransmits', commands.retransmits), ('ack_timeouts', commands.ack_timeouts),
-            ('last_acked_seq', commands.last_acked_seq)]
+            ('last_acked_seq', commands.last_acked_seq), ('resends', self._resends)]
         if status is not None:
             faults = {name: motor.fault_names(int(f))
                       for name, f in zip(self.names, status.faults) if f}

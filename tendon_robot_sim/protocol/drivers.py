@@ -11,14 +11,20 @@ frame carries a sequence number; the device applies a command only if its
 number differs from the last one it applied, and acknowledges it either way.
 The driver therefore guarantees:
 
+* each session starts its sequence numbers at a random value, so the first
+  command of a restarted driver is not taken for a repeat of the last command
+  the device applied (a clash has odds of 1 in 65536);
 * the newest command is written at once, superseding any older one still
   waiting for its ACK (the older one may or may not have been applied, in order);
-* an unacknowledged command is re-sent, with the same number, after
-  ``ack_timeout``, at most ``max_retries`` times, and at once when the device
-  reports a frame it could not read (``NAK`` without a number);
+* an unacknowledged command is re-sent, with the same number, after a back-off
+  that starts at ``ack_timeout`` and doubles with each re-send, at most
+  ``max_retries`` times; then it is given up (:meth:`MotorDriver.delivery` says
+  so, and the owner decides whether to send it again). A ``NAK`` without a number
+  (the device could not read a frame) does not hurry the re-send: line noise
+  spoils frames in bursts, and a re-send inside the burst would be spoilt too;
 * after a reconnect the last command is re-sent once with the same number, so
   a device that lost it (power cycle) gets it and one that has it does not
-  apply it twice;
+  apply it twice (unless ``resend_on_reconnect`` is False: then the owner decides);
 * a command the device rejects (``NAK`` with its number) is not repeated.
 """
 
@@ -28,6 +34,7 @@ from collections import deque
 import dataclasses
 from dataclasses import dataclass
 import logging
+import secrets
 import threading
 import time
 from typing import Any, Sequence
@@ -64,10 +71,11 @@ class CommandStatistics:
     superseded: int = 0        # replaced by a newer one before they were written
     acks: int = 0              # ACKs of the newest command
     naks: int = 0              # rejections
-    retransmits: int = 0       # frames re-sent after a timeout, a NAK CHK or a reconnect
+    retransmits: int = 0       # frames re-sent after a timeout or a reconnect
     ack_timeouts: int = 0      # commands given up after max_retries
     last_nak: str = ''
     last_acked_seq: int | None = None
+    last_ack_time: float | None = None   # time.monotonic() of the last ACK [s]
 
 
 @dataclass
@@ -79,6 +87,14 @@ class _Outgoing:
     acked: bool = False
     rejected: bool = False    # NAK'ed with its number: never sent again
     done: bool = False        # acked, rejected or given up: no more retries
+
+
+#: What became of a command (:meth:`MotorDriver.delivery`).
+PENDING = 'pending'       # written or about to be, waiting for its ACK
+DELIVERED = 'delivered'   # acknowledged: the device has applied it
+REJECTED = 'rejected'     # NAK'ed with its number: the device refuses it
+GIVEN_UP = 'given up'     # no ACK after max_retries re-sends
+SUPERSEDED = 'superseded'  # a newer command replaced it
 
 
 class MotorDriver:
@@ -96,12 +112,15 @@ class MotorDriver:
         Wait for an ACK before re-sending [s].
     max_retries : int
         Re-sends of one command before it is given up.
+    resend_on_reconnect : bool
+        Re-send the last command once after a reconnect (see the module docstring).
     **link_options
         Passed to :class:`SerialLink` (baudrate, read_timeout, backoff ...).
     """
 
     def __init__(self, url: str, channels: int, device: str = motor.TdcrMotorV1.name,
-                 ack_timeout: float = 0.1, max_retries: int = 3, **link_options: Any):
+                 ack_timeout: float = 0.1, max_retries: int = 3,
+                 resend_on_reconnect: bool = True, **link_options: Any):
         if not 1 <= channels <= motor.MAX_CHANNELS:
             raise ValueError(f'channels: must be in [1, {motor.MAX_CHANNELS}], got {channels}')
         if ack_timeout <= 0.0:
@@ -110,8 +129,9 @@ class MotorDriver:
         self.protocol = motor.motor_device(device)
         self.ack_timeout = ack_timeout
         self.max_retries = max_retries
+        self.resend_on_reconnect = resend_on_reconnect
         self._lock = threading.Lock()
-        self._seq = -1
+        self._seq = secrets.randbelow(motor.SEQ_MAX + 1)   # the first command gets seq + 1
         self._pending: _Outgoing | None = None     # queued, not yet written
         self._last: _Outgoing | None = None        # last written
         self._resend = False
@@ -164,6 +184,25 @@ class MotorDriver:
                              f'got {len(values)}')
         return values
 
+    def check_command(self, mode: str, values: Sequence[float]) -> None:
+        """Raise FieldError if ``values`` in ``mode`` (motor.TENSION ...) cannot go on the wire."""
+        build = motor.SetTensions if mode == motor.TENSION else motor.SetDisplacements
+        self.protocol.encode(build(0, self._values(values)))
+
+    def delivery(self, seq: int) -> str:
+        """What became of command ``seq``: PENDING, DELIVERED, REJECTED, GIVEN_UP or SUPERSEDED."""
+        with self._lock:
+            if self._pending is not None:
+                return PENDING if self._pending.seq == seq else SUPERSEDED
+            last = self._last
+            if last is None or last.seq != seq:
+                return SUPERSEDED
+            if last.acked:
+                return DELIVERED
+            if last.rejected:
+                return REJECTED
+            return GIVEN_UP if last.done else PENDING
+
     def _queue(self, build) -> int:
         with self._lock:
             seq = (self._seq + 1) % (motor.SEQ_MAX + 1)
@@ -204,8 +243,8 @@ class MotorDriver:
     def _on_connect(self) -> None:
         with self._lock:
             # Re-send the last command once, unless a newer one is about to go anyway.
-            self._resend = (self._last is not None and not self._last.rejected
-                            and self._pending is None)
+            self._resend = (self.resend_on_reconnect and self._last is not None
+                            and not self._last.rejected and self._pending is None)
 
     def _poll_outgoing(self, now: float) -> list[bytes]:
         with self._lock:
@@ -221,7 +260,7 @@ class MotorDriver:
                 last.done = False
                 last.retries = 0
                 return self._retransmit(last, now)
-            if last.done or now - last.sent_at < self.ack_timeout:
+            if last.done or now - last.sent_at < self.ack_timeout * 2 ** last.retries:
                 return []
             if last.retries >= self.max_retries:
                 last.done = True
@@ -251,6 +290,7 @@ class MotorDriver:
                     last.acked = last.done = True
                     self._commands.acks += 1
                     self._commands.last_acked_seq = message.seq
+                    self._commands.last_ack_time = rx_time
         elif isinstance(message, motor.Nak):
             self._on_nak(message)
         else:
@@ -263,10 +303,8 @@ class MotorDriver:
             last = self._last
             if last is None or last.done:
                 return
-            if nak.seq is None:
-                # The device could not read a frame; if it was ours, send it again now.
-                last.sent_at = -float('inf')
-            elif nak.seq == last.seq:
+            # A NAK without a number (an unreadable frame) waits for the back-off.
+            if nak.seq == last.seq:
                 last.done = last.rejected = True
                 logger.warning('motors: device rejected command %d (%s)', nak.seq, nak.reason)
 

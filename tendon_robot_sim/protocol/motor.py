@@ -25,6 +25,8 @@ logger = logging.getLogger(__name__)
 #: Sequence numbers wrap after this value.
 SEQ_MAX = 65535
 MAX_CHANNELS = 16
+#: Highest tension the wire format carries [N] (1 000 000 mN).
+MAX_WIRE_TENSION = 1000.0
 TENSION = 'tension'
 DISPLACEMENT = 'displacement'
 
@@ -125,7 +127,8 @@ _CHANNEL = integer('channel', 0, MAX_CHANNELS - 1, 'channel number, from 0')
 
 
 def _tension(name: str) -> Field:
-    return scaled(name, 1e3, 'mN', 'N', 'tendon tension', low=0, high=1_000_000)
+    return scaled(name, 1e3, 'mN', 'N', 'tendon tension', low=0,
+                  high=round(MAX_WIRE_TENSION * 1e3))
 
 
 def _displacement(name: str) -> Field:
