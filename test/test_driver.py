@@ -13,7 +13,7 @@ from tendon_robot_sim.emulator.endpoints import PtyEndpoint, TcpEndpoint
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.emulator.rig import EmulatedRig
 from tendon_robot_sim.protocol import motor
-from tendon_robot_sim.protocol.drivers import MotorDriver, TipSensorDriver
+from tendon_robot_sim.protocol.drivers import DELIVERED, GIVEN_UP, MotorDriver, TipSensorDriver
 from tendon_robot_sim.protocol.framing import encode_frame
 from tendon_robot_sim.protocol.mounting import sensor_mount
 
@@ -195,3 +195,58 @@ def test_setpoints_issued_while_unplugged_arrive_once_after_reconnect(rig, motor
     assert motors.statistics()[0].reconnects == 1
     wait_for(lambda: np.allclose(motors.status().tensions, [4.0, 1, 1, 1], atol=2e-3),
              what='the status after reconnect')
+
+
+def test_the_device_answers_the_documented_wire_bytes():
+    # Bytes from docs/serial_protocol.md, checksums computed by hand (XOR of the body): the
+    # emulator is held to the document, not to the driver's own encoder.
+    device = MotorDriverDevice(Plant(ROBOT))
+    assert device.receive(b'$TENA,41,2000,500,500,500*00\r\n') == [b'$ACK,41*60\r\n']
+    assert device.applied[-1] == motor.SetTensions(41, (2.0, 0.5, 0.5, 0.5))
+    assert device.receive(b'$TENA,41,2000,500,500,500*01\r\n') == [b'$NAK,,CHK*04\r\n']
+    device.tensions[:] = 1.987   # as if settled there
+    frames = device.step(0.0)
+    assert frames[0].startswith(b'$MST,0,T,') and frames[0].endswith(b'\r\n')
+
+
+def test_a_restarted_driver_is_obeyed_by_a_device_that_kept_its_state(rig):
+    # The device outlives the host process: its last applied sequence number stays.
+    first = MotorDriver(rig.path('motors'), N, ack_timeout=0.05).start()
+    try:
+        wait_for(lambda: first.connected, what='the first session')
+        seq = first.command_tensions([2.0, 0.5, 0.5, 0.5])
+        wait_for(lambda: first.statistics()[1].last_acked_seq == seq, what='the ACK')
+    finally:
+        first.stop()
+    second = MotorDriver(rig.path('motors'), N, ack_timeout=0.05).start()
+    try:
+        wait_for(lambda: second.connected, what='the second session')
+        seq = second.command_tensions([3.0, 0.5, 0.5, 0.5])
+        wait_for(lambda: second.statistics()[1].last_acked_seq == seq, what='the ACK')
+        # Sequence numbers start at random: a clash with the last session has odds 1/65536.
+        assert rig.motor.applied[-1] == motor.SetTensions(seq, (3.0, 0.5, 0.5, 0.5))
+    finally:
+        second.stop()
+
+
+@pytest.mark.parametrize('rig', ['pty'], indirect=True)
+def test_retries_back_off_and_a_command_is_given_up_after_max_retries(rig):
+    motors = MotorDriver(rig.path('motors'), N, ack_timeout=0.05, max_retries=2).start()
+    try:
+        wait_for(lambda: motors.connected, what='the motor link')
+        rig.threads['motors'].corrupt_next_input(100)   # longer than every retry
+        start = time.monotonic()
+        seq = motors.command_tensions([1.5, 0.5, 0.5, 0.5])
+        wait_for(lambda: motors.delivery(seq) == GIVEN_UP, what='the command to be given up')
+        elapsed = time.monotonic() - start
+        commands = motors.statistics()[1]
+        assert (commands.retransmits, commands.ack_timeouts) == (2, 1)
+        # Re-sends after 0.05 s and 0.1 s more, then 0.2 s to wait for the last ACK: a NAK
+        # of an unreadable frame does not hurry them into the same burst of noise.
+        assert 0.35 <= elapsed < 1.0
+        assert commands.naks >= 3 and not rig.motor.applied
+        rig.threads['motors'].corrupt_next_input(0)
+        seq = motors.command_tensions([1.5, 0.5, 0.5, 0.5])
+        wait_for(lambda: motors.delivery(seq) == DELIVERED, what='a new command to arrive')
+    finally:
+        motors.stop()
