@@ -14,6 +14,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
+import yaml
 
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
@@ -25,6 +26,7 @@ from tendon_robot_sim.nodes.hardware_bridge_node import HardwareBridgeNode
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.parameters import ConfigurationError
 
 ROBOT = load_robot(default_robot_file())
 NAMES = ROBOT.tendon_names
@@ -262,6 +264,9 @@ def test_damaged_frames_and_a_disconnect_are_survived(rig, ros):
     assert motors['reconnects'] == sensor['reconnects'] == '1'
     assert int(motors['bad_checksum']) > 0 and int(sensor['bad_checksum']) > 0
     assert int(sensor['bytes_dropped']) > 0
+    # The setpoint issued while unplugged was ramped to from what the device held.
+    rise, _ = largest_steps(rig)
+    assert rise <= MAX_RISE
 
 
 def test_watchdog_commands_the_safe_state(rig, ros):
@@ -297,3 +302,116 @@ def test_stop_relaxes_every_tendon_until_resume(rig, ros):
              what='the tendons to relax')
     assert probe.call(probe.resume).success
     wait_for(lambda: applied_tensions(rig) == (4.0, 2.0, 1.0, 1.0), what='control again')
+
+
+def largest_steps(rig) -> tuple[float, float]:
+    """Largest rise of a tension [N] and largest change of a displacement [m] from one
+    applied command to the next of the same mode (falling tensions are the safe direction)."""
+    rise = move = 0.0
+    commands = list(rig.motor.applied)
+    for a, b in zip(commands, commands[1:]):
+        if isinstance(a, motor.SetTensions) and isinstance(b, motor.SetTensions):
+            rise = max(rise, max(np.subtract(b.tensions, a.tensions)))
+        elif isinstance(a, motor.SetDisplacements) and isinstance(b, motor.SetDisplacements):
+            move = max(move, max(abs(np.subtract(b.displacements, a.displacements))))
+    return rise, move
+
+
+# Defaults of max_tension_rate and max_displacement_rate over two command periods (a late
+# timer tick may take two), plus the wire's resolution.
+MAX_RISE = 10.0 * 2 / 100.0 + 1e-3
+MAX_MOVE = 0.01 * 2 / 100.0 + 1e-6
+
+
+def test_setpoints_are_ramped_after_start_resume_watchdog_and_mode_change(rig, ros):
+    bridge, probe = ros
+    high = tensions(t0=4.0, t1=0.5, t2=0.5, t3=0.5)
+    probe.setpoint = high
+    wait_for(lambda: applied_tensions(rig) == (4.0, 0.5, 0.5, 0.5), what='the first ramp')
+    assert probe.call(probe.stop).success
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the safe state')
+    assert probe.call(probe.resume).success
+    wait_for(lambda: applied_tensions(rig) == (4.0, 0.5, 0.5, 0.5), what='the ramp after resume')
+    probe.setpoint = None
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the watchdog')
+    probe.setpoint = high
+    wait_for(lambda: applied_tensions(rig) == (4.0, 0.5, 0.5, 0.5),
+             what='the ramp after the watchdog')
+    probe.setpoint = JointState(name=NAMES, position=[0.015, -0.005, 0.0, 0.0])
+    wait_for(lambda: isinstance(last_applied(rig), motor.SetDisplacements)
+             and last_applied(rig).displacements == (0.015, -0.005, 0.0, 0.0),
+             what='the displacement ramp')
+    rise, move = largest_steps(rig)
+    assert rise <= MAX_RISE and move <= MAX_MOVE
+    # From 0.5 N to 4 N at 10 N/s: about 35 commands each time.
+    assert len(rig.motor.applied) > 3 * 30
+
+
+def test_the_safe_state_outlasts_noise_longer_than_the_retries(rig, ros):
+    bridge, probe = ros
+    probe.setpoint = tensions(t0=3.0, t1=1.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (3.0, 1.0, 1.0, 1.0), what='the setpoint')
+    # Twelve spoilt frames: three times what one command's retries (1 + max_retries) cover.
+    rig.threads['motors'].corrupt_next_input(12)
+    probe.setpoint = None
+    after = bridge.get_clock().now().nanoseconds * 1e-9
+    motors = wait_for(lambda: probe.diagnostic('motor driver', after).get('level') == b'\x02'
+                      and probe.diagnostic('motor driver', after), timeout=3.0,
+                      what='the motor diagnostics to report the link that cannot deliver')
+    assert 'not acknowledged' in motors['message']
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, timeout=6.0,
+             what='the safe state')
+    assert bridge.motors.statistics()[1].ack_timeouts >= 2 and bridge._resends >= 2
+    after = bridge.get_clock().now().nanoseconds * 1e-9
+    wait_for(lambda: probe.diagnostic('motor driver', after).get('level') == b'\x00',
+             what='the motor diagnostics to recover')
+
+
+def test_use_sim_time_does_not_switch_the_watchdog_off(rig, ros):
+    bridge, probe = ros
+    probe.setpoint = tensions(t0=3.0, t1=1.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (3.0, 1.0, 1.0, 1.0), what='the setpoint')
+    # Simulated time with no /clock: the ROS clock stands still from now on.
+    assert bridge.set_parameters([Parameter('use_sim_time', value=True)])[0].successful
+    probe.setpoint = None
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, timeout=WATCHDOG + 1.0,
+             what='the safe state')
+
+
+def test_noise_bursts_around_the_watchdog_delay_the_safe_state_by_less_than_half_a_second(
+        rig, ros):
+    bridge, probe = ros
+    rng = np.random.default_rng(16)
+    delays = []
+    for trial in range(6):
+        wanted = (float(np.round(rng.uniform(1.0, 3.0), 3)), 1.0, 1.0, 1.0)
+        probe.setpoint = tensions(**dict(zip(NAMES, wanted)))
+        wait_for(lambda: applied_tensions(rig) == wanted, what='the setpoint')
+        probe.setpoint = None
+        time.sleep(0.06)   # a publish already under way lands
+        trip = probe.published[-1][0] + WATCHDOG
+        # A burst of 5-40 ms of noise on the host's line (and, every other time, on the
+        # device's), starting up to 10 ms before the trip.
+        time.sleep(max(0.0, trip - rng.uniform(0.0, 0.01) - time.monotonic()))
+        rig.threads['motors'].noise_burst(rng.uniform(0.005, 0.04), replies=bool(trial % 2))
+        wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, timeout=3.0,
+                 what='the safe state')
+        delays.append(time.monotonic() - trip)
+    assert max(delays) < 0.5, delays
+    assert rig.motor.counts['rejected'] > 0, 'no burst hit a command'
+
+
+def test_a_robot_whose_limits_the_wire_cannot_carry_is_refused(tmp_path):
+    description = yaml.safe_load((share_dir() / 'config' / 'robot.yaml').read_text())
+    description['tendons'][1]['max_tension'] = 2000.0
+    robot_file = tmp_path / 'robot.yaml'
+    robot_file.write_text(yaml.safe_dump(description))
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        with pytest.raises(ConfigurationError, match=r"max_tension \{'t1': 2000.0\} N exceeds"):
+            HardwareBridgeNode(context=context, parameter_overrides=[
+                Parameter('robot_file', value=str(robot_file)),
+                Parameter('motor_port', value=str(tmp_path / 'none'))])
+    finally:
+        rclpy.try_shutdown(context=context)

@@ -351,6 +351,8 @@ class DeviceThread:
         self._stop = threading.Event()
         self._down_time: float | None = None   # set by disconnect(), read by the thread
         self._corrupt_input = 0                  # set by corrupt_next_input()
+        self._noise_until = -math.inf            # set by noise_burst()
+        self._noisy_replies = False
         self._thread = threading.Thread(target=self._run, name=f'emulated-{name}', daemon=True)
         self.disconnects = 0
 
@@ -377,6 +379,15 @@ class DeviceThread:
         """
         self._corrupt_input = count
 
+    def noise_burst(self, duration: float, replies: bool = False) -> None:
+        """Spoil every frame from the host for the next ``duration`` [s], as line noise would.
+
+        Each frame read gets a bad checksum (so the device NAKs it at once); with
+        ``replies`` the frames the device sends meanwhile are spoilt too.
+        """
+        self._noisy_replies = replies
+        self._noise_until = time.monotonic() + duration
+
     def _run(self) -> None:
         next_step = time.monotonic()
         while not self._stop.is_set():
@@ -393,6 +404,9 @@ class DeviceThread:
             if self._corrupt_input > 0 and 0 <= start < len(data) - 1:
                 self._corrupt_input -= 1
                 data = data[:start + 1] + bytes([data[start + 1] ^ 1]) + data[start + 2:]
+            noisy = time.monotonic() < self._noise_until
+            if noisy:
+                data = _spoil(data)
             frames = self.device.receive(data) if data else []
             now = time.monotonic()
             if now >= next_step:
@@ -400,4 +414,13 @@ class DeviceThread:
                 # Keep the rate without bursts after a stall.
                 next_step = max(next_step + self.period, now)
             for frame in frames:
-                self.output.write(frame)
+                self.output.write(_spoil(frame) if noisy and self._noisy_replies else frame)
+
+
+def _spoil(data: bytes) -> bytes:
+    """Flip the lowest bit of the byte after every ``$``: each frame fails its checksum."""
+    spoilt = bytearray(data)
+    for i in range(len(spoilt) - 1):
+        if spoilt[i] == ord('$'):
+            spoilt[i + 1] ^= 1
+    return bytes(spoilt)

@@ -40,12 +40,13 @@ from __future__ import annotations
 import logging
 import time
 
+from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped
 import numpy as np
 from rclpy.clock import Clock, ClockType
-from rclpy.duration import Duration
 from rclpy.node import Node
+from rclpy.time import Time
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
@@ -344,7 +345,7 @@ class HardwareBridgeNode(Node):
             self._warn('resend', f'motors: command not acknowledged ({delivery}); sending it '
                        'again')
         if command is self.safe_command:
-            self._output = None   # leaving the safe state ramps from the device's report
+            self._output = (command[0], command[1].copy())   # leaving it ramps from there
         self._send(command)
 
     def _send(self, command: tuple[str, np.ndarray]) -> None:
@@ -389,7 +390,7 @@ class HardwareBridgeNode(Node):
         status = self.motors.status()
         if status is not None and status.stamp > self._last_status_stamp:
             self._last_status_stamp = status.stamp
-            stamp = (now_ros - Duration(seconds=now - status.stamp)).to_msg()
+            stamp = _stamp(now_ros, now - status.stamp)
             self.state_pub.publish(tendon_state_msg(
                 self.names, status.displacements, status.velocities, status.tensions, stamp))
         if self.sensor is None:
@@ -398,7 +399,7 @@ class HardwareBridgeNode(Node):
         for sample, rx_time in self.sensor.measurements():
             if not sample.valid:
                 continue
-            stamp = (now_ros - Duration(seconds=now - rx_time)).to_msg()
+            stamp = _stamp(now_ros, now - rx_time)
             self.tip_pub.publish(PointStamped(
                 header=Header(stamp=stamp, frame_id=frame),
                 point=point_msg(self.mount.to_base(sample.position))))
@@ -497,6 +498,12 @@ class HardwareBridgeNode(Node):
 
 def _same(a: tuple[str, np.ndarray] | None, b: tuple[str, np.ndarray] | None) -> bool:
     return a is not None and b is not None and a[0] == b[0] and np.array_equal(a[1], b[1])
+
+
+def _stamp(now_ros: Time, age: float) -> TimeMsg:
+    """The ROS time ``age`` [s] before ``now_ros``; simulated time may be near 0, so not below."""
+    return Time(nanoseconds=max(0, now_ros.nanoseconds - round(age * 1e9)),
+                clock_type=now_ros.clock_type).to_msg()
 
 
 def _rx_age(link) -> float:
