@@ -1,5 +1,7 @@
 """Replay of bags: real publishers and a real subscriber over DDS, timing measured on arrival."""
 
+import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
@@ -13,6 +15,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from rclpy.serialization import serialize_message
+from rosbags.typesys import get_types_from_msg
 from sensor_msgs.msg import JointState
 
 from ros_helpers import position, wait_for
@@ -27,6 +30,7 @@ from tendon_robot_sim.ros.replay import BagPlayer
 # Irregular gaps between messages [s], alternating between two topics; 0.99 s in all.
 GAPS = [0.03, 0.08, 0.05, 0.12, 0.04, 0.10, 0.06, 0.09, 0.03, 0.11, 0.07, 0.05, 0.08, 0.08]
 T0 = 1_700_000_000_000_000_000      # bag stamps are epoch times [ns]
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _message(i):
@@ -229,3 +233,70 @@ def test_replay_into_simulation_needs_setpoints(bag, capsys):
     assert '--simulate: the replay holds no /tendon/setpoint' in capsys.readouterr().err
     assert main(['replay', str(bag), '--model', 'cosserat']) == 2
     assert '--robot and --model apply to --simulate only' in capsys.readouterr().err
+
+
+def test_a_bag_cannot_choose_which_python_module_is_imported(tmp_path):
+    bag = tmp_path / 'bag'
+    marker = tmp_path / 'ran'
+    with BagWriter(bag) as writer:
+        writer.typestore.register(get_types_from_msg('int32 x', 'evil/msg/Foo'))
+        writer.add_topic('/evil', 'evil/msg/Foo', OfferedQos())
+        writer.add_topic('/tip/target', 'geometry_msgs/msg/PointStamped', OfferedQos())
+        writer.write('/evil', T0, b'\x00\x01\x00\x00')
+        writer.write('/tip/target', T0 + 1000, serialize_message(PointStamped()))
+    # The bag folder ships the module its type names; replay is run inside the folder,
+    # where `python -m` puts the working folder first on sys.path.
+    (bag / 'evil.py').write_text(f'open({str(marker)!r}, "w").close()\n')
+    result = subprocess.run(
+        [sys.executable, '-m', 'tendon_robot_sim.cli', 'replay', '.', '--delay', '0'],
+        cwd=bag, capture_output=True, text=True, timeout=60,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)})
+    assert not marker.exists(), 'the bag ran its own code'
+    assert result.returncode == 0, result.stderr
+    assert 'not replaying /evil: message type evil/msg/Foo: no installed ROS interface ' \
+        'package declares it' in result.stdout
+    assert 'published 1 messages' in result.stdout
+
+
+def _setpoint_bag(path):
+    names = load_robot(default_robot_file()).tendon_names
+    with BagWriter(path) as writer:
+        writer.add_topic('/' + topics.TENDON_SETPOINT.name, 'sensor_msgs/msg/JointState',
+                         OfferedQos())
+        for i in range(5):
+            writer.write('/' + topics.TENDON_SETPOINT.name, T0 + i * 10_000_000,
+                         serialize_message(JointState(name=names, effort=[3.0] * 4)))
+
+
+def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_path, capsys):
+    bag = tmp_path / 'bag'
+    _setpoint_bag(bag)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    # Stands for the bridge: what the replay can see of it is its name and subscription.
+    bridge = rclpy.create_node('hardware_bridge', context=context)
+    received = []
+    bridge.create_subscription(JointState, topics.TENDON_SETPOINT.name, received.append,
+                               topics.TENDON_SETPOINT.qos)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(bridge)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        # By default the setpoints go to replay/tendon/setpoint.
+        assert main(['replay', str(bag), '--delay', '1.0']) == 0
+        assert 'published 5 messages' in capsys.readouterr().out
+        # Onto the bridge's topic: refused while it is there.
+        assert main(['replay', str(bag), '--delay', '1.0',
+                     '--setpoint-topic', topics.TENDON_SETPOINT.name]) == 2
+        assert '/hardware_bridge subscribes to /tendon/setpoint' in capsys.readouterr().err
+        time.sleep(0.3)
+        assert received == []
+        assert main(['replay', str(bag), '--delay', '1.0', '--allow-hardware',
+                     '--setpoint-topic', topics.TENDON_SETPOINT.name]) == 0
+        wait_for(lambda: len(received) == 5, 'the allowed setpoints', timeout=5.0)
+    finally:
+        executor.shutdown()
+        thread.join(5.0)
+        bridge.destroy_node()
+        context.try_shutdown()

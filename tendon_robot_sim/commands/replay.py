@@ -13,6 +13,12 @@ recorded ``tendon/setpoint``; what the simulator publishes (``tip/pose``,
 of the bag, while the recorded ``tip/measured`` is replayed, so RViz shows the
 simulated robot and both tips.
 
+Hardware safety: recorded setpoints must not drive a real robot by accident. The
+recorded ``tendon/setpoint`` is published on ``--setpoint-topic``
+(``replay/tendon/setpoint`` unless told otherwise), and while a hardware bridge
+(a node called ``hardware_bridge``) subscribes to that topic the replay refuses
+to start, or stops, unless ``--allow-hardware`` is given.
+
 ROS imports happen inside :func:`run`, so the command-line tool loads without rclpy.
 """
 
@@ -33,6 +39,11 @@ from tendon_robot_sim.core.statics import MODELS
 
 # Wall seconds the simulator may take to subscribe to the replayed setpoints.
 SIMULATOR_TIMEOUT = 10.0
+# Where recorded setpoints go by default: not where a hardware bridge listens.
+DEFAULT_SETPOINT_TOPIC = 'replay/tendon/setpoint'
+BRIDGE_NODE = 'hardware_bridge'
+# Wall seconds between two looks for a hardware bridge during the replay.
+BRIDGE_CHECK_PERIOD = 0.5
 
 
 def register(subparsers) -> None:
@@ -53,6 +64,12 @@ def register(subparsers) -> None:
     parser.add_argument('--delay', type=float, default=0.5, metavar='S',
                         help='wait S wall seconds after creating the publishers, so that '
                              'subscribers discover them before the first message')
+    parser.add_argument('--setpoint-topic', default=DEFAULT_SETPOINT_TOPIC, metavar='T',
+                        help='publish the recorded tendon/setpoint on T; tendon/setpoint '
+                             'drives whatever follows setpoints on the graph')
+    parser.add_argument('--allow-hardware', action='store_true',
+                        help='publish setpoints even while a hardware bridge subscribes to '
+                             'them (the recorded setpoints then move the real robot)')
     simulation = parser.add_argument_group('replay into simulation')
     simulation.add_argument('--simulate', action='store_true',
                             help='simulate the recorded tendon/setpoint (quasi-static) and '
@@ -90,7 +107,8 @@ def run(args) -> int:
     try:
         try:
             player = BagPlayer(args.bag, args.topics, args.rate,
-                               exclude=SIMULATOR_OUTPUTS if args.simulate else ())
+                               exclude=SIMULATOR_OUTPUTS if args.simulate else (),
+                               remap={TENDON_SETPOINT.name: args.setpoint_topic})
         except BagError as error:
             raise CommandError(str(error)) from None
         setpoint = '/' + TENDON_SETPOINT.name
@@ -98,7 +116,8 @@ def run(args) -> int:
             if setpoint not in player.publishers_by_topic:
                 raise CommandError(f'--simulate: the replay holds no {setpoint} to simulate '
                                    f'(topics: {", ".join(player.publishers_by_topic)})')
-            simulation = _Simulation(args.robot or default_robot_file(), args.model)
+            simulation = _Simulation(args.robot or default_robot_file(), args.model,
+                                     player.publishers_by_topic[setpoint].topic_name)
         for topic, why in player.skipped.items():
             print(f'not replaying {topic}: {why}', flush=True)
         print(f'replaying {args.bag} at rate {args.rate:g}'
@@ -116,10 +135,12 @@ def run(args) -> int:
                     raise CommandError(f'the simulator did not subscribe to {setpoint} within '
                                        f'{SIMULATOR_TIMEOUT:g} s')
                 time.sleep(0.05)
+        guard = _HardwareGuard(player, setpoint, args.allow_hardware)
+        guard.check()
         passes = 0
         while not stop:
             try:
-                complete = player.play(stop=lambda: bool(stop))
+                complete = player.play(stop=lambda: bool(stop) or guard.check())
             except BagError as error:
                 raise CommandError(str(error)) from None
             passes += complete
@@ -140,10 +161,34 @@ def run(args) -> int:
     return 0
 
 
+class _HardwareGuard:
+    """CommandError while a hardware bridge subscribes to the replayed setpoints."""
+
+    def __init__(self, player, setpoint: str, allowed: bool):
+        self.player = player
+        self.setpoint = setpoint if setpoint in player.publishers_by_topic else None
+        self.allowed = allowed
+        self.next_check = 0.0
+
+    def check(self) -> bool:
+        """Raise if a bridge listens (looked at every BRIDGE_CHECK_PERIOD s); else False."""
+        if self.allowed or self.setpoint is None or time.monotonic() < self.next_check:
+            return False
+        self.next_check = time.monotonic() + BRIDGE_CHECK_PERIOD
+        bridges = [n for n in self.player.subscribed_nodes(self.setpoint)
+                   if n.rpartition('/')[2] == BRIDGE_NODE]
+        if bridges:
+            topic = self.player.publishers_by_topic[self.setpoint].topic_name
+            raise CommandError(f'{", ".join(bridges)} subscribes to {topic}: the recorded '
+                               'setpoints would move the real robot; replay them elsewhere '
+                               '(--setpoint-topic) or pass --allow-hardware')
+        return False
+
+
 class _Simulation:
     """The simulator node in mode quasi_static, spinning in a thread of this process."""
 
-    def __init__(self, robot_file: Path, model: str):
+    def __init__(self, robot_file: Path, model: str, setpoint_topic: str):
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.parameter import Parameter
 
@@ -154,7 +199,8 @@ class _Simulation:
             self.node = SimulatorNode(parameter_overrides=[
                 Parameter('mode', value='quasi_static'),
                 Parameter('statics_model', value=model),
-                Parameter('robot_file', value=str(robot_file))])
+                Parameter('robot_file', value=str(robot_file)),
+                Parameter('setpoint_topic', value=setpoint_topic)])
         except ConfigurationError as error:
             raise CommandError(f'--simulate: {error}') from None
         self.executor = SingleThreadedExecutor()

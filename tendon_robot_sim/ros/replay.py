@@ -2,8 +2,12 @@
 
 The stored CDR bytes are published as they are (``Publisher.publish(bytes)``), so
 nothing is deserialized; rclpy still needs each topic's message class for its
-type support, imported from the type name (``sensor_msgs/msg/JointState`` ->
-``sensor_msgs.msg.JointState``). Each topic is offered with the QoS of
+type support. A bag is data from anywhere, so its type names never pick what
+Python imports: a type is resolved only if an installed ROS interface package
+declares it in the ament index (``share/ament_index/resource_index/
+rosidl_interfaces/<package>`` under ``AMENT_PREFIX_PATH`` or this Python's prefix),
+and only from that package's installed module; any other type is reported and
+its topic skipped. Each topic is offered with the QoS of
 :mod:`tendon_robot_sim.ros.topics`, else the QoS recorded in the bag, else
 RELIABLE depth 10. Messages keep their recorded header stamps, as with
 ``ros2 bag play``.
@@ -16,7 +20,11 @@ player publishes from the calling thread and needs no spinning.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 from pathlib import Path
+import re
+import sys
 import time
 from typing import Callable, Iterable
 
@@ -36,20 +44,60 @@ SIMULATOR_OUTPUTS = tuple(topic.name for topic in (
     stack_topics.TF, stack_topics.CLOCK))
 
 
+# ROS package and message names (REP 144 and the rosidl naming rules).
+_MSGTYPE = re.compile(r'([a-z][a-z0-9_]*)/msg/([A-Z][A-Za-z0-9]*)')
+
+
+def ament_prefixes() -> list[Path]:
+    """Install prefixes searched for interface packages: AMENT_PREFIX_PATH, then sys.prefix."""
+    paths = [p for p in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep) if p]
+    return [Path(p) for p in dict.fromkeys(paths + [sys.prefix])]
+
+
 def message_class(msgtype: str) -> type:
-    """The rclpy message class of ``pkg/msg/Name``; ImportError naming the type if absent."""
-    package, _, name = msgtype.rpartition('/')
+    """The rclpy message class of ``pkg/msg/Name`` of an installed interface package.
+
+    Raises
+    ------
+    ImportError
+        If ``msgtype`` is not a message type that an installed ROS interface package
+        declares in the ament index; nothing is imported then.
+    """
+    match = _MSGTYPE.fullmatch(msgtype)
+    if match is None:
+        raise ImportError(f'message type {msgtype!r}: not a ROS message type name '
+                          '(package/msg/Name)')
+    package, name = match.groups()
+    for prefix in ament_prefixes():
+        index = prefix / 'share' / 'ament_index' / 'resource_index' / 'rosidl_interfaces'
+        try:
+            declared = (index / package).read_text().split()
+        except OSError:
+            continue
+        if f'msg/{name}.msg' in declared or f'msg/{name}.idl' in declared:
+            return _installed_class(package, name, msgtype)
+    raise ImportError(f'message type {msgtype}: no installed ROS interface package declares '
+                      'it (ament index); not replayed')
+
+
+def _installed_class(package: str, name: str, msgtype: str) -> type:
+    """Import ``package.msg.name`` only from an installed location, never the working folder."""
+    spec = importlib.util.find_spec(package)
+    origin = None if spec is None or spec.origin is None else Path(spec.origin).resolve()
+    if origin is None or not any(origin.is_relative_to(p.resolve()) for p in ament_prefixes()):
+        raise ImportError(f'message type {msgtype}: package {package} is not imported from an '
+                          f'install prefix ({origin}); not replayed')
     try:
-        return getattr(importlib.import_module(package.replace('/', '.')), name)
-    except (ImportError, AttributeError, ValueError):
-        raise ImportError(f'message type {msgtype}: no Python package provides it '
-                          f'(import {package.replace("/", ".")}.{name} fails)') from None
+        return getattr(importlib.import_module(f'{package}.msg'), name)
+    except (ImportError, AttributeError) as error:
+        raise ImportError(f'message type {msgtype}: declared but not importable ({error})') \
+            from None
 
 
 class BagPlayer(Node):
     """Publishers for the topics of the bag at ``path`` (``topics``: names to keep, with or
-    without the leading ``/``; default all; ``exclude``: names not to publish), and
-    :meth:`play` to publish them.
+    without the leading ``/``; default all; ``exclude``: names not to publish; ``remap``:
+    recorded name -> name to publish on), and :meth:`play` to publish them.
 
     Raises :class:`~tendon_robot_sim.core.bag.BagError` for an unreadable bag, a
     topic the bag does not hold, or a bag with nothing that can be published.
@@ -57,7 +105,8 @@ class BagPlayer(Node):
 
     def __init__(self, path: str | Path, topics: Iterable[str] | None = None,
                  rate: float = 1.0, node_name: str = 'bag_player',
-                 exclude: Iterable[str] = (), **kwargs):
+                 exclude: Iterable[str] = (), remap: dict[str, str] | None = None,
+                 **kwargs):
         if not rate > 0.0 or rate == float('inf'):
             raise BagError(f'rate: must be a finite number > 0, got {rate}')
         self.path = Path(path)
@@ -84,10 +133,11 @@ class BagPlayer(Node):
                               or 'no topic of the bag is left to publish'))
         super().__init__(node_name, **kwargs)
         offered = offered_qos_of(self.path)
-        self.publishers_by_topic = {}
+        remap = {'/' + a.lstrip('/'): '/' + b.lstrip('/') for a, b in (remap or {}).items()}
+        self.publishers_by_topic = {}   # by the recorded name
         for topic, msg_class in self.classes.items():
             self.publishers_by_topic[topic] = self.create_publisher(
-                msg_class, topic, self._qos(topic, offered.get(topic)))
+                msg_class, remap.get(topic, topic), self._qos(topic, offered.get(topic)))
         for topic, why in self.skipped.items():
             self.get_logger().warning(f'not replaying {topic}: {why}')
         self.counts = {topic: 0 for topic in self.classes}
@@ -102,6 +152,12 @@ class BagPlayer(Node):
                               reliability=ReliabilityPolicy[offered.reliability.upper()],
                               durability=DurabilityPolicy[offered.durability.upper()])
         return COMMAND_QOS      # RELIABLE, depth 10
+
+    def subscribed_nodes(self, topic: str) -> list[str]:
+        """Full names of the nodes that subscribe to what is published for recorded ``topic``."""
+        name = self.publishers_by_topic[topic].topic_name
+        return [f'{info.node_namespace.rstrip("/")}/{info.node_name}'
+                for info in self.get_subscriptions_info_by_topic(name)]
 
     def play(self, stop: Callable[[], bool] = lambda: False) -> bool:
         """Publish one pass through the bag with the recorded spacing divided by ``rate``;
