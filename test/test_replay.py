@@ -268,7 +268,7 @@ def _setpoint_bag(path):
                          serialize_message(JointState(name=names, effort=[3.0] * 4)))
 
 
-def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_path, capsys):
+def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_path):
     bag = tmp_path / 'bag'
     _setpoint_bag(bag)
     context = rclpy.Context()
@@ -282,18 +282,25 @@ def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_pat
     executor.add_node(bridge)
     thread = threading.Thread(target=executor.spin, daemon=True)
     thread.start()
+    # The replay runs as users run it, a process of its own (whose graph is fresh).
+    command = [sys.executable, '-m', 'tendon_robot_sim.cli', 'replay', str(bag), '--delay',
+               '1.0']
+    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
     try:
         # By default the setpoints go to replay/tendon/setpoint.
-        assert main(['replay', str(bag), '--delay', '1.0']) == 0
-        assert 'published 5 messages' in capsys.readouterr().out
+        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+        assert result.returncode == 0 and 'published 5 messages' in result.stdout
         # Onto the bridge's topic: refused while it is there.
-        assert main(['replay', str(bag), '--delay', '1.0',
-                     '--setpoint-topic', topics.TENDON_SETPOINT.name]) == 2
-        assert '/hardware_bridge subscribes to /tendon/setpoint' in capsys.readouterr().err
+        onto_bridge = ['--setpoint-topic', topics.TENDON_SETPOINT.name]
+        result = subprocess.run(command + onto_bridge, capture_output=True, text=True, env=env,
+                                timeout=60)
+        assert result.returncode == 2
+        assert '/hardware_bridge subscribes to /tendon/setpoint' in result.stderr
         time.sleep(0.3)
         assert received == []
-        assert main(['replay', str(bag), '--delay', '1.0', '--allow-hardware',
-                     '--setpoint-topic', topics.TENDON_SETPOINT.name]) == 0
+        result = subprocess.run(command + onto_bridge + ['--allow-hardware'],
+                                capture_output=True, text=True, env=env, timeout=60)
+        assert result.returncode == 0, result.stderr
         wait_for(lambda: len(received) == 5, 'the allowed setpoints', timeout=5.0)
     finally:
         executor.shutdown()
