@@ -169,3 +169,27 @@ def test_tip_target_without_a_measured_tip_holds_and_warns(stack):
     warning_containing(stack.probe, 'sensorless.tension_controller',
                        'no measured tip on /sensorless/tip/measured')
     assert stack.sensorless.setpoint.tolist() == [MIN_TENSION] * 4
+
+
+def test_huge_finite_targets_and_tips_are_rejected_and_the_node_keeps_publishing(stack):
+    # The sensorless controller's tip comes from whoever publishes /sensorless/tip/measured.
+    tip_pub = stack.probe.create_publisher(PointStamped, '/sensorless/tip/measured',
+                                           topics.TIP_MEASURED.qos)
+    target_pub = stack.probe.create_publisher(PointStamped, '/sensorless/tip/target',
+                                              topics.TIP_TARGET.qos)
+    wait_for(lambda: tip_pub.get_subscription_count() >= 1
+             and target_pub.get_subscription_count() >= 1, 'the sensorless controller')
+    tip_pub.publish(PointStamped(point=Point(x=-1e308, y=-1e308, z=-1e308)))
+    warning_containing(stack.probe, 'sensorless.tension_controller',
+                       'ignored measured tip [-1e+308')
+    tip_pub.publish(PointStamped(point=Point(x=0.2, y=0.0, z=0.0)))
+    wait_for(lambda: stack.sensorless.measured is not None, 'a sane measured tip')
+    for far in (1e308, 1e155):
+        target_pub.publish(PointStamped(point=Point(x=far, y=far, z=0.0)))
+        warning_containing(stack.probe, 'sensorless.tension_controller',
+                           f'rejected tip target: point: [{far:g}')
+    assert stack.sensorless.target is None
+    # Still alive: the shared executor spins, the stack's setpoint stream goes on.
+    after = time.monotonic()
+    wait_for(lambda: len(stack.probe.since('tendon/setpoint', after)) >= 5,
+             'the setpoint stream to go on')

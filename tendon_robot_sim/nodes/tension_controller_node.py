@@ -23,9 +23,13 @@ Either way, the setpoint moves towards the wanted tensions by at most ``rate_lim
 stream for the actuators to hold, never outside [``min_tension``, ``max_tension``].
 
 A command with unknown names, non-finite values, or a wrong number of values, and a
-non-finite target or one in another frame than the robot's base frame (an empty
-``frame_id`` means the base frame), are rejected as a whole with a throttled warning.
-While the target is out of reach, a throttled warning says how far the tip is from it.
+non-finite target, one in another frame than the robot's base frame (an empty
+``frame_id`` means the base frame) or one farther from the base than
+:data:`WORKSPACE_RADIUS` backbone lengths, are rejected as a whole with a throttled
+warning; a measured tip that far away is ignored. While the target is out of reach, a
+throttled warning says how far the tip is from it. Any failure of the model in a
+control step is caught: the step is skipped with a throttled warning and the tensions
+are held, so the node keeps publishing.
 """
 
 import math
@@ -38,6 +42,7 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.core.simulator import InputError
 from tendon_robot_sim.core.statics import MODELS, StaticsError
+from tendon_robot_sim.core.tension_distribution import DistributionError
 from tendon_robot_sim.core.tip_control import TipController
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import tensions_from_joint_state, updated_command
@@ -47,6 +52,12 @@ from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'tension_controller'
 TIP_FEEDBACK = {'pose': topics.TIP_POSE, 'point': topics.TIP_MEASURED}
+# Targets and measured tips farther from the base than this many backbone lengths are not
+# positions of this robot: the arithmetic of the step would overflow long before.
+WORKSPACE_RADIUS = 2.0
+# What a control step can raise from the model on odd (yet finite) inputs.
+MODEL_ERRORS = (StaticsError, DistributionError, ArithmeticError, ValueError,
+                np.linalg.LinAlgError)
 
 PARAMS = (
     Param('robot_file', '', '', 'robot description YAML file (tendon names, geometry and '
@@ -96,6 +107,7 @@ class TensionControllerNode(Node):
             raise
         self.names = self.robot.tendon_names
         self.min_tension = self.config.min_tension
+        self.workspace_radius = WORKSPACE_RADIUS * self.robot.rod.length   # m
         self.command = np.full(len(self.names), self.min_tension)   # N, wanted, limited
         self.setpoint = self.command.copy()                          # N, published
         self.target = None          # (3,) m, base frame; not None in tip-position mode
@@ -151,6 +163,10 @@ class TensionControllerNode(Node):
             self._warn(f'rejected tip target: header.frame_id: {frame!r} is not the base '
                        f'frame {self.robot.base.frame_id!r}')
             return
+        if not self._in_workspace(point):
+            self._warn(f'rejected tip target: point: {point.tolist()} m is farther than '
+                       f'{self.workspace_radius:g} m from the base')
+            return
         if self.target is None:
             self.get_logger().info(f'tip target {point.tolist()} m: tip-position mode')
         self.target = point
@@ -158,8 +174,17 @@ class TensionControllerNode(Node):
     def _on_tip(self, msg) -> None:
         p = msg.pose.position if self.config.tip_feedback == 'pose' else msg.point
         point = np.array([p.x, p.y, p.z])
-        if np.all(np.isfinite(point)):
+        if np.all(np.isfinite(point)) and self._in_workspace(point):
             self.measured = point
+        else:
+            self._warn(f'ignored measured tip {point.tolist()} m: not finite or farther '
+                       f'than {self.workspace_radius:g} m from the base')
+
+    def _in_workspace(self, point: np.ndarray) -> bool:
+        # Component-wise first: the norm of 1e308-sized values overflows.
+        offset = point - self.robot.base.position
+        return bool(np.all(np.abs(offset) <= self.workspace_radius)
+                    and np.linalg.norm(offset) <= self.workspace_radius)
 
     # ------------------------------------------------------------------ output
 
@@ -182,8 +207,9 @@ class TensionControllerNode(Node):
         try:
             step = self.tip_controller.step(self.setpoint, self.measured, self.target,
                                             self.config.tip_gain, self.config.tip_max_step)
-        except StaticsError as error:
-            self._warn(f'tip-position step skipped, holding the tensions: {error}')
+        except MODEL_ERRORS as error:
+            self._warn(f'tip-position step skipped, holding the tensions: '
+                       f'{type(error).__name__}: {error}')
             return
         if not step.feasible:
             distance = math.dist(self.target, self.measured)
