@@ -136,8 +136,9 @@ class DisplacementControllerNode(Node):
 
     def _on_command(self, msg) -> None:
         try:
-            command = updated_command(self.command, displacements_from_joint_state(msg),
-                                      self.robot, 'position', 'displacement')
+            values = displacements_from_joint_state(msg, len(self.names))
+            command = updated_command(self.command, values, self.robot, 'position',
+                                      'displacement')
         except InputError as error:
             self._warn(f'rejected displacement command: {error}')
             return
@@ -152,7 +153,7 @@ class DisplacementControllerNode(Node):
 
     def _on_state(self, msg) -> None:
         try:
-            values = displacements_from_joint_state(msg)
+            values = displacements_from_joint_state(msg, len(self.names))
             if not isinstance(values, dict):
                 raise InputError('name: tendon/state must name its tendons')
             missing = [n for n in self.names if n not in values]

@@ -264,6 +264,9 @@ class HardwareBridgeNode(Node):
 
     def _parse_setpoint(self, msg) -> tuple[str, np.ndarray]:
         """(mode, values in tendon order) of a setpoint message, or SetpointError."""
+        if len(msg.name) != len(self.names):   # first: a huge message costs nothing
+            raise SetpointError(f'name: must list every tendon {self.names} once, got '
+                                f'{len(msg.name)} names')
         names = list(msg.name)
         if sorted(names) != sorted(self.names):
             raise SetpointError(f'name: must list every tendon {self.names} once, got {names}')

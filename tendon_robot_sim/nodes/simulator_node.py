@@ -217,7 +217,7 @@ class SimulatorNode(Node):
                          "'dynamic' this simulator applies tensions (effort, N)")
             return
         try:
-            self.sim.set_tensions(tensions_from_joint_state(msg))
+            self.sim.set_tensions(tensions_from_joint_state(msg, len(self.robot.tendons)))
         except InputError as error:
             self._reject(str(error))
 
@@ -226,7 +226,8 @@ class SimulatorNode(Node):
         last one if ``msg`` is rejected."""
         try:
             if displacements:
-                state = self.statics.solve_displacements(displacements_from_joint_state(msg))
+                state = self.statics.solve_displacements(
+                    displacements_from_joint_state(msg, len(self.robot.tendons)))
                 # Position control must not pull harder than the tendons allow (what
                 # TendonSimulator.set_tensions enforces for tension setpoints).
                 over = np.flatnonzero(state.tensions > self.robot.max_tensions)
@@ -238,7 +239,8 @@ class SimulatorNode(Node):
                         f'{self.robot.max_tensions[i]:g} N')
                     return
             else:
-                state = self.statics.solve_tensions(tensions_from_joint_state(msg))
+                state = self.statics.solve_tensions(
+                    tensions_from_joint_state(msg, len(self.robot.tendons)))
         except (InputError, StaticsInputError) as error:
             self._reject(str(error))
         except ConvergenceError as error:

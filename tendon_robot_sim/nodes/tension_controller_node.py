@@ -137,8 +137,8 @@ class TensionControllerNode(Node):
 
     def _on_command(self, msg) -> None:
         try:
-            command = updated_command(self.command, tensions_from_joint_state(msg), self.robot,
-                                      'effort', 'tension')
+            values = tensions_from_joint_state(msg, len(self.names))
+            command = updated_command(self.command, values, self.robot, 'effort', 'tension')
         except InputError as error:
             self._warn(f'rejected tension command: {error}')
             return

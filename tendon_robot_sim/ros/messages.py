@@ -49,7 +49,7 @@ class RobotShape(Protocol):
     tendon_paths: tuple                 # per tendon (3, j): base hole, vertebra holes
 
 
-def tensions_from_joint_state(msg: JointState) -> dict[str, float] | list[float]:
+def tensions_from_joint_state(msg: JointState, n_tendons: int) -> dict[str, float] | list[float]:
     """Tensions (N) carried by the ``effort`` field of a tension command or setpoint.
 
     With names: a mapping ``{name: N}`` (the receiver checks names and values).
@@ -58,15 +58,18 @@ def tensions_from_joint_state(msg: JointState) -> dict[str, float] | list[float]
     Raises
     ------
     InputError
-        ``effort`` and ``name`` disagree in length, or a name appears twice.
+        More names or values than the robot's ``n_tendons`` (checked before anything
+        else, so a huge message costs nothing), ``effort`` and ``name`` disagree in
+        length, or a name appears twice.
     """
-    return _tendon_values(msg, 'effort')
+    return _tendon_values(msg, 'effort', n_tendons)
 
 
-def displacements_from_joint_state(msg: JointState) -> dict[str, float] | list[float]:
+def displacements_from_joint_state(msg: JointState,
+                                   n_tendons: int) -> dict[str, float] | list[float]:
     """Displacements (m, pulled in past the base) carried by the ``position`` field of a
     displacement setpoint; like :func:`tensions_from_joint_state`."""
-    return _tendon_values(msg, 'position')
+    return _tendon_values(msg, 'position', n_tendons)
 
 
 def updated_command(previous: np.ndarray, values: dict[str, float] | list[float], robot: Robot,
@@ -99,15 +102,21 @@ def updated_command(previous: np.ndarray, values: dict[str, float] | list[float]
     return command
 
 
-def _tendon_values(msg: JointState, field: str) -> dict[str, float] | list[float]:
-    values = [float(v) for v in getattr(msg, field)]
+def _tendon_values(msg: JointState, field: str,
+                   n_tendons: int) -> dict[str, float] | list[float]:
+    raw = getattr(msg, field)
+    for name, items in (('name', msg.name), (field, raw)):
+        if len(items) > n_tendons:
+            raise InputError(f'{name}: has {len(items)} entries; the robot has {n_tendons} '
+                             'tendons')
+    values = [float(v) for v in raw]
     if not msg.name:
         return values
     if len(values) != len(msg.name):
         raise InputError(
             f'{field}: has {len(values)} values for {len(msg.name)} names {list(msg.name)}')
-    duplicates = sorted({n for n in msg.name if list(msg.name).count(n) > 1})
-    if duplicates:
+    if len(set(msg.name)) != len(msg.name):
+        duplicates = sorted({n for n in msg.name if list(msg.name).count(n) > 1})
         raise InputError(f'name: {duplicates} appear more than once')
     return dict(zip(msg.name, values))
 
