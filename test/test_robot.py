@@ -1,6 +1,7 @@
 """Robot description loader: the default file, derived values, and clear errors."""
 
 import math
+import time
 
 import numpy as np
 from numpy.testing import assert_allclose
@@ -227,3 +228,55 @@ def test_base_vectors_are_normalised():
     assert_allclose(robot.base.direction, [0, 0, 1])
     assert_allclose(robot.base.normal, [1, 0, 0])
     assert_allclose(robot.base.binormal, [0, 1, 0])
+
+
+def _hostile(text_of_default):
+    """Variants of the default robot file, as bytes, that an attacker or a slip could write."""
+    return {
+        'a 401-digit integer': (
+            text_of_default.replace('elements: 10', 'elements: ' + '9' * 401),
+            'rod.elements: must be <= 1000, got an integer of about 401'),
+        'not UTF-8': (text_of_default.replace('name: ', 'name: \xff', 1).encode('latin-1'),
+                      'not UTF-8 text'),
+        '5000 nested brackets': ('[' * 5000 + ']' * 5000, 'nested deeper than 20 levels'),
+        'a huge count': (text_of_default.replace('count: 10', 'count: 100000000000'),
+                         'vertebrae.count: must be <= 1000'),
+        'an alias bomb': ('a: &a [x, x, x, x, x, x, x, x, x]\n' + ''.join(
+            f'{b}: &{b} [*{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}]\n'
+            for a, b in zip('abcdefgh', 'bcdefghi')), 'aliases (*name) are not allowed'),
+        'three million elements': (text_of_default.replace('elements: 10', 'elements: 3000000'),
+                                   'rod.elements: must be <= 1000'),
+        'a 1e-300 m rod': (text_of_default.replace('length: 0.25', 'length: 1.0e-300'),
+                           'rod.length: must be >= 0.001'),
+        'a 2 MB file': (text_of_default + '#' * 2_000_000, 'larger than 1000000 bytes'),
+        'a 5000-digit integer': (
+            text_of_default.replace('elements: 10', 'elements: ' + '9' * 5000),
+            'cannot parse: ValueError'),
+    }
+
+
+@pytest.mark.parametrize('case', list(_hostile(default_robot_file().read_text())))
+def test_hostile_files_fail_fast_with_one_line(tmp_path, case):
+    content, message = _hostile(default_robot_file().read_text())[case]
+    path = tmp_path / 'robot.yaml'
+    if isinstance(content, str):
+        path.write_text(content)
+    else:
+        path.write_bytes(content)
+    start = time.monotonic()
+    with pytest.raises(RobotDescriptionError) as error:
+        load_robot(path)
+    assert time.monotonic() - start < 2.0
+    text = str(error.value)
+    assert text.startswith(f'{path}: ') and message in text and '\n' not in text
+    assert len(text) < 800
+
+
+def test_a_node_main_exits_with_the_line_not_a_traceback(tmp_path, capfd):
+    from tendon_robot_sim.nodes.tension_controller_node import main
+    path = tmp_path / 'robot.yaml'
+    path.write_text('[' * 5000 + ']' * 5000)
+    assert main(['--ros-args', '-p', f'robot_file:={path}']) == 1
+    err = capfd.readouterr().err
+    assert 'cannot start' in err and 'nested deeper than 20 levels' in err
+    assert 'Traceback' not in err

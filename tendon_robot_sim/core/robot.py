@@ -16,7 +16,11 @@ Tendon holes are placed in the cross-section frame (d1, d2): a hole at angle
 ``offset * (cos angle, sin angle, 0)`` in body coordinates.
 
 A bad file raises :class:`RobotDescriptionError` with one message that names the
-key and the problem, e.g. ``tendons[2].offset: must be > 0, got -0.01``.
+key and the problem, e.g. ``tendons[2].offset: must be > 0, got -0.01``. Hostile
+files too: the file size, the nesting depth, the counts (elements, vertebrae,
+tendons) and the lengths are bounded (the constants below), YAML aliases are
+refused (an alias bomb expands exponentially), and any other failure while loading
+becomes the same one-line error.
 """
 
 from __future__ import annotations
@@ -33,6 +37,15 @@ import yaml
 ROUTINGS = ('parallel', 'helical', 'tapered')
 # Tendon anchors and vertebra positions are compared with this tolerance [m].
 POSITION_TOLERANCE = 1e-9
+# Bounds against hostile or mistyped files: far beyond any real robot, small enough that
+# loading and simulating cannot exhaust memory or time.
+MAX_FILE_BYTES = 1_000_000
+MAX_DEPTH = 20             # nesting of mappings and lists (a description needs 4)
+MAX_ELEMENTS = 1000        # Cosserat elements of the dynamic model
+MAX_VERTEBRAE = 1000
+MAX_TENDONS = 64
+ROD_LENGTH = (1e-3, 100.0)   # m
+MIN_SIZE = 1e-6              # m, smallest radius and tendon offset
 
 
 class RobotDescriptionError(ValueError):
@@ -40,7 +53,23 @@ class RobotDescriptionError(ValueError):
 
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads ``16.6e6`` as a float (YAML 1.2; 1.1 makes it a string)."""
+    """SafeLoader that also reads ``16.6e6`` as a float (YAML 1.2; 1.1 makes it a string),
+    refuses aliases and nesting deeper than :data:`MAX_DEPTH`."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, 'aliases (*name) are not allowed in a robot description',
+                self.peek_event().start_mark)
+        self._depth = getattr(self, '_depth', 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f'nested deeper than {MAX_DEPTH} levels',
+                    self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _Loader.add_implicit_resolver(
@@ -53,13 +82,27 @@ def read_yaml(path: str | Path) -> Any:
     """Parse a YAML file with :class:`_Loader`; errors name the file."""
     path = Path(path)
     try:
-        text = path.read_text()
+        with open(path, 'rb') as file:
+            data = file.read(MAX_FILE_BYTES + 1)
     except OSError as error:
         raise RobotDescriptionError(f'{path}: cannot read: {error.strerror}') from None
+    if len(data) > MAX_FILE_BYTES:
+        raise RobotDescriptionError(f'{path}: larger than {MAX_FILE_BYTES} bytes')
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        raise RobotDescriptionError(f'{path}: not UTF-8 text (byte {error.start})') from None
     try:
         return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as error:
-        raise RobotDescriptionError(f'{path}: not valid YAML: {error}') from None
+        raise RobotDescriptionError(f'{path}: not valid YAML: {_one_line(error)}') from None
+    except (RecursionError, MemoryError, ValueError, OverflowError) as error:
+        raise RobotDescriptionError(f'{path}: cannot parse: {type(error).__name__}: '
+                                    f'{_one_line(error)}') from None
+
+
+def _one_line(error: Exception) -> str:
+    return ' '.join(str(error).split())[:500]
 
 
 @dataclass(frozen=True)
@@ -267,6 +310,10 @@ def load_robot(path: str | Path) -> Robot:
         return robot_from_dict(data)
     except RobotDescriptionError as error:
         raise RobotDescriptionError(f'{path}: {error}') from None
+    except (ArithmeticError, MemoryError, RecursionError, TypeError, ValueError) as error:
+        # A check above missed a case: still one line naming the file, never a traceback.
+        raise RobotDescriptionError(f'{path}: cannot load: {type(error).__name__}: '
+                                    f'{_one_line(error)}') from None
 
 
 def robot_from_dict(data: Any) -> Robot:
@@ -304,12 +351,13 @@ def _load_base(m: '_Mapping') -> Base:
 
 def _load_rod(m: '_Mapping') -> Rod:
     rod = Rod(
-        length=m.number('length', positive=True),
-        radius=m.number('radius', positive=True),
+        length=m.number('length', positive=True, minimum=ROD_LENGTH[0],
+                        maximum=ROD_LENGTH[1]),
+        radius=m.number('radius', positive=True, minimum=MIN_SIZE),
         density=m.number('density', positive=True),
         youngs_modulus=m.number('youngs_modulus', positive=True),
         shear_modulus=m.number('shear_modulus', positive=True),
-        elements=m.integer('elements', default=50, minimum=2),
+        elements=m.integer('elements', default=50, minimum=2, maximum=MAX_ELEMENTS),
         damping=m.number('damping', default=0.1, minimum=0.0),
     )
     m.finish()
@@ -326,9 +374,9 @@ def _load_vertebrae(m: '_Mapping', length: float) -> tuple[np.ndarray, float]:
             if key in m:
                 raise RobotDescriptionError(
                     f'vertebrae.{key}: give either positions or count/first/last, not both')
-        positions = m.number_list('positions')
+        positions = m.number_list('positions', max_length=MAX_VERTEBRAE)
     else:
-        count = m.integer('count', minimum=0)
+        count = m.integer('count', minimum=0, maximum=MAX_VERTEBRAE)
         if count == 0:
             positions = np.zeros(0)
         else:
@@ -353,6 +401,8 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
     if not isinstance(data, list) or not data:
         raise RobotDescriptionError(
             f'tendons: must be a non-empty list, got {_describe(data)}')
+    if len(data) > MAX_TENDONS:
+        raise RobotDescriptionError(f'tendons: at most {MAX_TENDONS}, got {len(data)}')
     tendons = []
     for i, item in enumerate(data):
         key = f'tendons[{i}]'
@@ -360,7 +410,7 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
                      optional=('end', 'routing', 'turns', 'end_offset', 'compliance',
                                'max_tension'))
         name = m.string('name')
-        offset = m.number('offset', positive=True)
+        offset = m.number('offset', positive=True, minimum=MIN_SIZE)
         angle = math.radians(m.number('angle'))
         end = m.number('end', default=length, positive=True)
         routing = m.choice('routing', ROUTINGS, default='parallel')
@@ -396,7 +446,16 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
 
 
 def _describe(value: Any) -> str:
-    return f'{type(value).__name__} {value!r}' if value is not None else 'nothing'
+    return f'{type(value).__name__} {_short(value)}' if value is not None else 'nothing'
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to 80 characters: error messages stay one readable line."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        # (repr refuses integers of more than 4300 digits)
+        return f'an integer of about {round(value.bit_length() * math.log10(2))} digits'
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + '...'
 
 
 class _Mapping:
@@ -448,13 +507,18 @@ class _Mapping:
         return value
 
     def number(self, name: str, default: float | None = None, positive: bool = False,
-               minimum: float | None = None) -> float:
+               minimum: float | None = None, maximum: float | None = None) -> float:
         value = self.get(name, default)
         if name not in self.data and default is None:
             raise RobotDescriptionError(f'{self._path(name)}: required key is missing')
-        return _check_number(value, self._path(name), positive, minimum)
+        value = _check_number(value, self._path(name), positive, minimum)
+        if maximum is not None and value > maximum:
+            raise RobotDescriptionError(f'{self._path(name)}: must be <= {maximum:g}, '
+                                        f'got {value:g}')
+        return value
 
-    def integer(self, name: str, default: int | None = None, minimum: int = 0) -> int:
+    def integer(self, name: str, default: int | None = None, minimum: int = 0,
+                maximum: int | None = None) -> int:
         value = self.get(name, default)
         if value is None:
             raise RobotDescriptionError(f'{self._path(name)}: required key is missing')
@@ -463,7 +527,10 @@ class _Mapping:
                 f'{self._path(name)}: must be an integer, got {_describe(value)}')
         if value < minimum:
             raise RobotDescriptionError(
-                f'{self._path(name)}: must be >= {minimum}, got {value}')
+                f'{self._path(name)}: must be >= {minimum}, got {_short(value)}')
+        if maximum is not None and value > maximum:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be <= {maximum}, got {_short(value)}')
         return value
 
     def choice(self, name: str, choices: Sequence[str], default: str) -> str:
@@ -473,11 +540,14 @@ class _Mapping:
                 f'{self._path(name)}: must be one of {list(choices)}, got {_describe(value)}')
         return value
 
-    def number_list(self, name: str) -> np.ndarray:
+    def number_list(self, name: str, max_length: int) -> np.ndarray:
         value = self.get(name)
         if not isinstance(value, list) or not value:
             raise RobotDescriptionError(
                 f'{self._path(name)}: must be a non-empty list of numbers, got {_describe(value)}')
+        if len(value) > max_length:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: at most {max_length} numbers, got {len(value)}')
         return np.array([_check_number(v, f'{self._path(name)}[{i}]', False, None)
                          for i, v in enumerate(value)])
 
@@ -506,7 +576,10 @@ class _Mapping:
 def _check_number(value: Any, path: str, positive: bool, minimum: float | None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RobotDescriptionError(f'{path}: must be a number, got {_describe(value)}')
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise RobotDescriptionError(f'{path}: must be finite, got {_short(value)}') from None
     if not math.isfinite(value):
         raise RobotDescriptionError(f'{path}: must be finite, got {value}')
     if positive and value <= 0.0:
