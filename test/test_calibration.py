@@ -5,6 +5,8 @@ noise level, never numbers computed by the code under test.
 """
 
 import math
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -130,6 +132,66 @@ def test_bad_inputs_are_one_line_errors(robot, holds, tmp_path, capsys):
     with pytest.raises(CalibrationError, match='bounds: youngs_modulus needs'):
         calibrate(robot, holds, ['youngs_modulus'], bounds={'youngs_modulus': (1e3, 1e4)},
                   workers=1)
+
+
+@pytest.mark.parametrize('extra, message', [
+    (['--scheduler', 'foo'], "--scheduler: 'foo' is not tcp://HOST:PORT or tls://HOST:PORT"),
+    (['--scheduler', 'http://x:1'], "--scheduler: 'http://x:1' is not tcp://HOST:PORT"),
+    (['--scheduler', 'tcp://localhost:8786', '--tls-ca-file', 'ca.pem', '--tls-cert', 'c.pem',
+      '--tls-key', 'k.pem'], '--scheduler: TLS files need a tls:// address'),
+    (['--tls-ca-file', 'ca.pem'], '--tls-ca-file, --tls-cert and --tls-key need --scheduler'),
+])
+def test_bad_scheduler_options_are_one_line_errors(tmp_path, capsys, extra, message):
+    csv = tmp_path / 'holds.csv'
+    csv.write_text('t0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.25,0,0\n')
+    assert cli.main(['validate', str(csv), '--report', str(tmp_path / 'r'), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('tendon-robot-sim validate: error: ') and message in err
+    assert err.count('\n') == 1
+
+
+def test_a_binary_file_given_as_csv_is_a_one_line_error(tmp_path, capsys):
+    binary = tmp_path / 'holds.csv'
+    binary.write_bytes(bytes(range(256)) * 64)
+    assert cli.main(['validate', str(binary), '--report', str(tmp_path / 'r')]) == 2
+    err = capsys.readouterr().err
+    assert f'{binary}: not UTF-8 text' in err and err.count('\n') == 1
+
+
+@pytest.mark.skipif(shutil.which('openssl') is None, reason='needs openssl for certificates')
+def test_validation_on_a_tls_dask_cluster(robot, hidden, holds, tmp_path, capsys):
+    distributed = pytest.importorskip('distributed')
+    from distributed.security import Security
+    # The cluster's self-signed certificate is its authority and every party's certificate;
+    # a stranger has another one.
+
+    def certificate(name):
+        cert, key = tmp_path / f'{name}.pem', tmp_path / f'{name}.key'
+        subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days',
+                        '1', '-subj', '/CN=localhost', '-keyout', str(key), '-out', str(cert)],
+                       check=True, capture_output=True)
+        return cert, key
+    cert, key = certificate('cluster')
+    stranger, stranger_key = certificate('stranger')
+    security = Security(tls_ca_file=str(cert), tls_scheduler_cert=str(cert),
+                        tls_scheduler_key=str(key), tls_worker_cert=str(cert),
+                        tls_worker_key=str(key), tls_client_cert=str(cert),
+                        tls_client_key=str(key), require_encryption=True)
+    csv = tmp_path / 'holds.csv'
+    write_holds_csv(csv, robot, holds[:3])
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  protocol='tls://', security=security,
+                                  dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith('tls://')
+        argv = ['validate', str(csv), '--report', str(tmp_path / 'r'), '--scheduler', address]
+        # A client whose certificate the cluster's authority did not sign is not let in.
+        assert cli.main(argv + ['--tls-ca-file', str(cert), '--tls-cert', str(stranger),
+                                '--tls-key', str(stranger_key)]) == 2
+        assert 'cannot connect' in capsys.readouterr().err
+        assert cli.main(argv + ['--tls-ca-file', str(cert), '--tls-cert', str(cert),
+                                '--tls-key', str(key)]) == 0
+    assert '3 holds, model discrete' in capsys.readouterr().out
 
 
 def test_dynamic_replay_follows_the_recorded_commands(robot, holds, tmp_path):

@@ -5,6 +5,7 @@ the bridge (``motor_port``, ``sensor_port``). Commanded tensions move the emulat
 robot (quasi-static model), so the sensor reports where the tip goes.
 """
 
+import math
 from pathlib import Path
 import time
 
@@ -68,8 +69,13 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     for name in ('status_rate', 'sensor_rate'):
-        if getattr(args, name) <= 0.0:
-            raise CommandError(f'--{name.replace("_", "-")}: must be > 0 Hz')
+        if not (math.isfinite(getattr(args, name)) and getattr(args, name) > 0.0):
+            raise CommandError(f'--{name.replace("_", "-")}: must be a finite number > 0 Hz, '
+                               f'got {getattr(args, name)}')
+    for name in ('time_constant', 'noise', 'duration', 'disconnect_every', 'down_time'):
+        if not (math.isfinite(getattr(args, name)) and getattr(args, name) >= 0.0):
+            raise CommandError(f'--{name.replace("_", "-")}: must be a finite number >= 0, '
+                               f'got {getattr(args, name)}')
     for name in ('drop_byte', 'corrupt_checksum', 'garbage', 'split', 'dropout'):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise CommandError(f'--{name.replace("_", "-")}: must be a probability in [0, 1]')

@@ -74,6 +74,43 @@ def _solve_chunk(task) -> np.ndarray:
     return tips
 
 
+@dataclass(frozen=True)
+class Scheduler:
+    """A Dask scheduler to solve on: its address and, for ``tls://``, the TLS files.
+
+    Dask moves tasks and results as pickles, and unpickling runs code: over plain
+    ``tcp://`` whoever can reach the scheduler or sit on the path can run code in this
+    process and on the workers. Use ``tcp://`` on a trusted network only (or over an
+    SSH tunnel); otherwise ``tls://`` with certificates, which authenticates both
+    ends and encrypts the traffic.
+    """
+
+    address: str                  # tcp://host:port or tls://host:port
+    ca_file: str | None = None    # PEM; None for tls://: Dask's configuration decides
+    cert_file: str | None = None  # this client's certificate (PEM)
+    key_file: str | None = None   # its private key (PEM)
+
+    def __post_init__(self):
+        scheme, _, rest = self.address.partition('://')
+        host, _, port = rest.rpartition(':')
+        if scheme not in ('tcp', 'tls') or not host or not port.isdigit():
+            raise CalibrationError(f'scheduler: {self.address!r} is not tcp://HOST:PORT or '
+                                   'tls://HOST:PORT')
+        files = (self.ca_file, self.cert_file, self.key_file)
+        if scheme == 'tcp' and any(files):
+            raise CalibrationError('scheduler: TLS files need a tls:// address')
+
+    def security(self):
+        """``distributed.Security`` for the connection (None for tcp://)."""
+        if not self.address.startswith('tls://'):
+            return None
+        from distributed.security import Security
+        if self.ca_file is None:
+            return Security()   # the distributed.comm.tls.* settings of Dask's config
+        return Security(tls_ca_file=self.ca_file, tls_client_cert=self.cert_file,
+                        tls_client_key=self.key_file, require_encryption=True)
+
+
 class Evaluator:
     """Runs batches of hold solves serially, on local processes or on a Dask cluster.
 
@@ -81,11 +118,12 @@ class Evaluator:
     ----------
     workers : int or None
         Local processes; None = all cores (``os.cpu_count()``); 1 = in this process.
-    scheduler : str or None
-        Dask scheduler address (``tcp://host:8786``); overrides ``workers``.
+    scheduler : Scheduler, str or None
+        Dask scheduler (an address ``tcp://host:8786`` stands for ``Scheduler(address)``);
+        overrides ``workers``. See :class:`Scheduler` on what plain tcp:// exposes.
     """
 
-    def __init__(self, workers: int | None = None, scheduler: str | None = None):
+    def __init__(self, workers: int | None = None, scheduler: Scheduler | str | None = None):
         if workers is not None and (not isinstance(workers, int) or workers < 1):
             raise CalibrationError(f'workers: must be an integer >= 1, got {workers!r}')
         self.workers = workers or os.cpu_count() or 1
@@ -93,12 +131,15 @@ class Evaluator:
         self._client = None
         self._pool = None
         if scheduler is not None:
+            if isinstance(scheduler, str):
+                scheduler = Scheduler(scheduler)
             import distributed
             try:
-                self._client = distributed.Client(scheduler, timeout=10)
-            except (OSError, TimeoutError) as error:
-                raise CalibrationError(f'scheduler: cannot connect to {scheduler!r}: '
-                                       f'{error}') from None
+                self._client = distributed.Client(scheduler.address, timeout=10,
+                                                  security=scheduler.security())
+            except (OSError, TimeoutError, ValueError, TypeError, AssertionError) as error:
+                raise CalibrationError(f'scheduler: cannot connect to {scheduler.address!r}: '
+                                       f'{type(error).__name__}: {error}') from None
             self.workers = max(1, sum(self._client.nthreads().values()))
         elif self.workers > 1:
             self._pool = ProcessPoolExecutor(self.workers)
@@ -142,7 +183,7 @@ class Evaluator:
 
 
 def predict(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
-            workers: int | None = 1, scheduler: str | None = None) -> np.ndarray:
+            workers: int | None = 1, scheduler: Scheduler | str | None = None) -> np.ndarray:
     """Predicted tip (m, 3) [m, base frame] of each hold."""
     with Evaluator(workers, scheduler) as evaluator:
         return evaluator.predict_many([robot], holds, model)[0]
@@ -211,7 +252,7 @@ def _mm(point: np.ndarray) -> str:
 
 
 def validate(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
-             workers: int | None = 1, scheduler: str | None = None) -> Validation:
+             workers: int | None = 1, scheduler: Scheduler | str | None = None) -> Validation:
     """Predict every hold and compare with the measured tip."""
     if not holds:
         raise CalibrationError('holds: none to validate')
@@ -450,7 +491,7 @@ class Calibration:
 
 def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs_modulus',),
               bounds: dict[str, tuple[float, float]] | None = None, model: str = 'discrete',
-              workers: int | None = None, scheduler: str | None = None,
+              workers: int | None = None, scheduler: Scheduler | str | None = None,
               progress: bool = True) -> Calibration:
     """Least-squares fit of rod parameters to the measured tips.
 

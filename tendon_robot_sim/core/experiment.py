@@ -22,7 +22,7 @@ import csv
 from dataclasses import dataclass
 import math
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -218,11 +218,11 @@ def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
     path = Path(path)
     names = robot.tendon_names
     try:
-        handle = path.open(newline='')
+        handle = path.open(newline='', encoding='utf-8')
     except OSError as error:
         raise ExperimentError(f'{path}: cannot read: {error.strerror}') from None
     with handle:
-        reader = csv.reader(handle)
+        reader = _csv_rows(handle, path)
         header = [cell.strip() for cell in next(reader, [])]
         if not header:
             raise ExperimentError(f'{path}: empty file; expected a header line')
@@ -278,6 +278,19 @@ def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
     if not holds:
         raise ExperimentError(f'{path}: no data lines after the header')
     return holds
+
+
+def _csv_rows(handle, path: Path) -> Iterator[list[str]]:
+    """The rows of a CSV file; a binary or malformed file is an ExperimentError."""
+    reader = csv.reader(handle)
+    try:
+        yield from reader
+    except UnicodeDecodeError as error:
+        raise ExperimentError(f'{path}: not UTF-8 text (byte {error.start} of a block): '
+                              'is it a CSV file?') from None
+    except csv.Error as error:
+        raise ExperimentError(f'{path}: line {reader.line_num + 1}: not CSV: {error}') \
+            from None
 
 
 def write_holds_csv(path: str | Path, robot: Robot, holds: Sequence[Hold]) -> None:
