@@ -24,6 +24,11 @@ the bags of this project and those of ``ros2 bag record``: a bag folder
 (``metadata.yaml`` with MCAP or sqlite3 ``.db3`` files) or a bare ``.mcap`` /
 ``.db3`` file. Message types come from the definitions stored in the bag, or
 from :data:`DEFAULT_STORE` when a bag stores none.
+
+Integrity: MCAP files written here get their CRC-32 checksums filled in, and every
+MCAP file's non-zero checksums are verified before it is read (see
+:mod:`tendon_robot_sim.core.mcap_crc` for what that does and does not cover); a
+mismatch is a :class:`BagError`.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, Q
                                 QosTime)
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_typestore, Stores
+
+from tendon_robot_sim.core import mcap_crc
 
 # The message definitions of ROS 2 Kilted, the distribution of the rclpy
 # wheels this project runs on; a type hash that differs from the publisher's
@@ -130,8 +137,10 @@ class BagWriter:
         self.counts[topic] += 1
 
     def close(self) -> None:
-        """Finish the storage file and write ``metadata.yaml``."""
+        """Finish the storage file, fill in its checksums and write ``metadata.yaml``."""
         self._writer.close()
+        for mcap in self.path.glob('*.mcap'):
+            mcap_crc.seal(mcap)
 
     def __enter__(self) -> 'BagWriter':
         return self.open()
@@ -164,6 +173,12 @@ def _open_bag(path: str | Path) -> Iterator[AnyReader]:
     if path.is_file() and path.suffix not in ('.mcap', '.db3'):
         raise BagError(f'{path}: not a rosbag2 bag: a bag is a folder with metadata.yaml or '
                        'a .mcap or .db3 file')
+    mcaps = sorted(path.glob('*.mcap')) if path.is_dir() else [path] * (path.suffix == '.mcap')
+    for mcap in mcaps:
+        try:
+            mcap_crc.verify(mcap)
+        except (mcap_crc.McapCrcError, OSError) as error:
+            raise BagError(f'{mcap}: {error}') from None
     try:
         reader = AnyReader([path], default_typestore=get_typestore(DEFAULT_STORE))
         reader.open()

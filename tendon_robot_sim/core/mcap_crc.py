@@ -1,0 +1,152 @@
+"""CRC-32 checksums of MCAP files: fill them in after writing, verify them before reading.
+
+MCAP (https://mcap.dev/spec) keeps three kinds of optional CRC-32 (the IEEE polynomial
+of :func:`zlib.crc32`; 0 means "not computed"):
+
+* each Chunk record's ``uncompressed_crc``: of the chunk's records, uncompressed;
+* the Data End record's ``data_section_crc``: of every byte from the start of the file
+  up to the Data End record;
+* the Footer's ``summary_crc``: of every byte from the start of the Summary section
+  through the Footer's ``summary_offset_start`` field.
+
+``rosbags`` writes all three as 0 and does not check them, so a bit flipped in a bag
+came back as changed data without an error. :func:`seal` computes them in place (the
+file keeps its size and layout) and :func:`verify` checks every one that is not 0,
+so a flip anywhere in the file is detected. What is not covered: a chunk compressed
+with a codec this Python cannot decompress (its own CRC is skipped; the data
+section CRC still covers its bytes), files written with the CRCs left at 0 by other
+tools, ``metadata.yaml`` of a bag folder, and sqlite3 bags (no checksums).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+import struct
+from typing import Iterator
+import zlib
+
+MAGIC = b'\x89MCAP0\r\n'
+OP_FOOTER = 0x02
+OP_CHUNK = 0x06
+OP_DATA_END = 0x0F
+_RECORD_HEAD = struct.Struct('<BQ')       # opcode, content length
+_CHUNK_HEAD = struct.Struct('<QQQI')      # start time, end time, uncompressed size, crc
+_FOOTER = struct.Struct('<QQI')           # summary start, summary offset start, crc
+
+
+class McapCrcError(ValueError):
+    """The file is not a well-formed MCAP file, or a checksum does not match."""
+
+
+def _records(data: bytes | bytearray) -> Iterator[tuple[int, int, int]]:
+    """(opcode, offset of the record, offset of its content) of each record, in order."""
+    if data[:8] != MAGIC:
+        raise McapCrcError('not an MCAP file (magic bytes)')
+    if data[-8:] != MAGIC:
+        raise McapCrcError('the MCAP file ends early: truncated, or its recorder did not '
+                           'close it')
+    position, end = len(MAGIC), len(data) - len(MAGIC)
+    while position < end:
+        if position + _RECORD_HEAD.size > end:
+            raise McapCrcError(f'record at byte {position} is cut off')
+        opcode, length = _RECORD_HEAD.unpack_from(data, position)
+        content = position + _RECORD_HEAD.size
+        if content + length > end:
+            raise McapCrcError(f'record 0x{opcode:02x} at byte {position} runs past the end')
+        yield opcode, position, content
+        if opcode == OP_FOOTER:
+            if content + length != end:
+                raise McapCrcError(f'{end - content - length} bytes after the footer')
+            return
+        position = content + length
+    raise McapCrcError('no footer record')
+
+
+def _chunk_records(data, content: int) -> tuple[bytes | None, int]:
+    """(uncompressed records of the chunk at ``content`` or None if the codec is
+    unavailable, offset of its crc field)."""
+    (_, _, size, _) = _CHUNK_HEAD.unpack_from(data, content)
+    position = content + _CHUNK_HEAD.size
+    (name_length,) = struct.unpack_from('<I', data, position)
+    compression = bytes(data[position + 4:position + 4 + name_length]).decode('ascii', 'replace')
+    position += 4 + name_length
+    (records_length,) = struct.unpack_from('<Q', data, position)
+    records = bytes(data[position + 8:position + 8 + records_length])
+    crc_field = content + _CHUNK_HEAD.size - 4
+    if compression == '':
+        return records, crc_field
+    try:
+        if compression == 'lz4':
+            import lz4.frame
+            records = lz4.frame.decompress(records)
+        elif compression == 'zstd':
+            import zstandard
+            records = zstandard.ZstdDecompressor().decompress(records, max_output_size=size)
+        else:
+            return None, crc_field
+    except ImportError:
+        return None, crc_field
+    except Exception as error:   # the codecs raise their own kinds on damaged input
+        raise McapCrcError(f'chunk at byte {content}: does not decompress '
+                           f'({compression}: {error})') from None
+    return records, crc_field
+
+
+def _checksums(data) -> list[tuple[str, int, int]]:
+    """(what, offset of the stored crc, computed crc) of every checksum in ``data``."""
+    found = []
+    for opcode, position, content in _records(data):
+        if opcode == OP_CHUNK:
+            records, crc_field = _chunk_records(data, content)
+            if records is not None:
+                found.append((f'chunk at byte {position}', crc_field, zlib.crc32(records)))
+        elif opcode == OP_DATA_END:
+            found.append(('data section', content, zlib.crc32(data[:position])))
+        elif opcode == OP_FOOTER:
+            summary_start, _, _ = _FOOTER.unpack_from(data, content)
+            if summary_start:
+                if not len(MAGIC) <= summary_start <= position:
+                    raise McapCrcError(f'footer: summary start {summary_start} is outside '
+                                       'the file')
+                crc = zlib.crc32(data[summary_start:content + 16])
+                found.append(('summary section', content + 16, crc))
+    return found
+
+
+def seal(path: str | Path) -> None:
+    """Fill in every CRC of the MCAP file at ``path`` that is 0 (in place)."""
+    path = Path(path)
+    data = bytearray(path.read_bytes())
+    # In this order: the data section CRC covers the chunk CRCs, and the summary CRC is
+    # computed after them (it covers neither, but one pass per kind keeps this simple).
+    for kind in ('chunk', 'data section', 'summary section'):
+        for what, offset, crc in _checksums(data):
+            if what.startswith(kind) and struct.unpack_from('<I', data, offset)[0] == 0:
+                struct.pack_into('<I', data, offset, crc)
+    path.write_bytes(data)
+
+
+def verify(path: str | Path) -> int:
+    """Check every CRC of the MCAP file at ``path`` that is not 0; the number checked.
+
+    A file too short to hold a header and a footer is left to the MCAP reader to report.
+
+    Raises
+    ------
+    McapCrcError
+        Naming the first part of the file whose checksum does not match, or what is
+        malformed.
+    """
+    data = Path(path).read_bytes()
+    if len(data) < 2 * len(MAGIC) + 2 * _RECORD_HEAD.size:
+        return 0
+    checked = 0
+    for what, offset, crc in _checksums(data):
+        (stored,) = struct.unpack_from('<I', data, offset)
+        if stored == 0:
+            continue
+        if stored != crc:
+            raise McapCrcError(f'{what}: CRC-32 mismatch (stored {stored:08x}, computed '
+                               f'{crc:08x}): the file is damaged')
+        checked += 1
+    return checked
