@@ -1,5 +1,6 @@
 """Replay of bags: real publishers and a real subscriber over DDS, timing measured on arrival."""
 
+from contextlib import contextmanager
 import os
 from pathlib import Path
 import signal
@@ -173,6 +174,27 @@ def test_bad_arguments_are_refused(bag, tmp_path, capsys):
     assert f'{tmp_path / "nothing"}: no such bag' in capsys.readouterr().err
 
 
+@contextmanager
+def spinning_node(name, setup):
+    """A node called ``name`` in a context of its own, set up by ``setup(node)`` and spun in
+    a background thread while the block runs."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node(name, context=context)
+    setup(node)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        yield node
+    finally:
+        executor.shutdown()
+        thread.join(5.0)
+        node.destroy_node()
+        context.try_shutdown()
+
+
 def _simulation_bag(path):
     """An experiment: setpoints of 0 N then 2 N on t0, the measured tip, and a recorded
     tip/pose (x = 99 m) that a replay into simulation must not publish."""
@@ -197,25 +219,15 @@ def test_replay_into_simulation_publishes_the_simulated_tip_next_to_the_measured
         tmp_path, capsys):
     bag = tmp_path / 'bag'
     _simulation_bag(bag)
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node('simulation_listener', context=context)
     poses, measured = [], []
-    node.create_subscription(PoseStamped, topics.TIP_POSE.name, poses.append,
-                             topics.TIP_POSE.qos)
-    node.create_subscription(PointStamped, topics.TIP_MEASURED.name, measured.append,
-                             topics.TIP_MEASURED.qos)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    try:
+
+    def subscribe(node):
+        node.create_subscription(PoseStamped, topics.TIP_POSE.name, poses.append,
+                                 topics.TIP_POSE.qos)
+        node.create_subscription(PointStamped, topics.TIP_MEASURED.name, measured.append,
+                                 topics.TIP_MEASURED.qos)
+    with spinning_node('simulation_listener', subscribe):
         assert main(['replay', str(bag), '--simulate', '--delay', '1.0']) == 0
-    finally:
-        executor.shutdown()
-        thread.join(5.0)
-        node.destroy_node()
-        context.try_shutdown()
     output = capsys.readouterr().out
     assert 'simulated: tendon/state, tip/pose' in output
     assert '/tip/measured 2' in output and '/tip/pose' not in output.split('simulated')[0]
@@ -271,22 +283,18 @@ def _setpoint_bag(path):
 def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_path):
     bag = tmp_path / 'bag'
     _setpoint_bag(bag)
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    # Stands for the bridge: what the replay can see of it is its name and subscription.
-    bridge = rclpy.create_node('hardware_bridge', context=context)
     received = []
-    bridge.create_subscription(JointState, topics.TENDON_SETPOINT.name, received.append,
-                               topics.TENDON_SETPOINT.qos)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(bridge)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
+
+    def subscribe(node):
+        node.create_subscription(JointState, topics.TENDON_SETPOINT.name, received.append,
+                                 topics.TENDON_SETPOINT.qos)
     # The replay runs as users run it, a process of its own (whose graph is fresh).
+    # (2 s for discovery: the check, and the delivery, need the bridge discovered.)
     command = [sys.executable, '-m', 'tendon_robot_sim.cli', 'replay', str(bag), '--delay',
-               '1.0']
+               '2.0']
     env = {**os.environ, 'PYTHONPATH': str(ROOT)}
-    try:
+    # Stands for the bridge: what the replay can see of it is its name and subscription.
+    with spinning_node('hardware_bridge', subscribe):
         # By default the setpoints go to replay/tendon/setpoint.
         result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
         assert result.returncode == 0 and 'published 5 messages' in result.stdout
@@ -302,8 +310,3 @@ def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_pat
                                 capture_output=True, text=True, env=env, timeout=60)
         assert result.returncode == 0, result.stderr
         wait_for(lambda: len(received) == 5, 'the allowed setpoints', timeout=5.0)
-    finally:
-        executor.shutdown()
-        thread.join(5.0)
-        bridge.destroy_node()
-        context.try_shutdown()

@@ -42,8 +42,6 @@ SIMULATOR_TIMEOUT = 10.0
 # Where recorded setpoints go by default: not where a hardware bridge listens.
 DEFAULT_SETPOINT_TOPIC = 'replay/tendon/setpoint'
 BRIDGE_NODE = 'hardware_bridge'
-# Wall seconds between two looks for a hardware bridge during the replay.
-BRIDGE_CHECK_PERIOD = 0.5
 
 
 def register(subparsers) -> None:
@@ -162,19 +160,21 @@ def run(args) -> int:
 
 
 class _HardwareGuard:
-    """CommandError while a hardware bridge subscribes to the replayed setpoints."""
+    """CommandError while a hardware bridge subscribes to the replayed setpoints.
+
+    Checked before every message and during every wait, so a bridge that appears
+    mid-replay stops it before its next setpoint.
+    """
 
     def __init__(self, player, setpoint: str, allowed: bool):
         self.player = player
         self.setpoint = setpoint if setpoint in player.publishers_by_topic else None
         self.allowed = allowed
-        self.next_check = 0.0
 
     def check(self) -> bool:
-        """Raise if a bridge listens (looked at every BRIDGE_CHECK_PERIOD s); else False."""
-        if self.allowed or self.setpoint is None or time.monotonic() < self.next_check:
+        """Raise if a bridge subscribes to the setpoints; else False."""
+        if self.allowed or self.setpoint is None:
             return False
-        self.next_check = time.monotonic() + BRIDGE_CHECK_PERIOD
         bridges = [n for n in self.player.subscribed_nodes(self.setpoint)
                    if n.rpartition('/')[2] == BRIDGE_NODE]
         if bridges:
