@@ -85,7 +85,7 @@ class Scheduler:
     ends and encrypts the traffic.
     """
 
-    address: str                  # tcp://host:port or tls://host:port
+    address: str                  # tcp://host:port, tls://host:port or inproc://...
     ca_file: str | None = None    # PEM; None for tls://: Dask's configuration decides
     cert_file: str | None = None  # this client's certificate (PEM)
     key_file: str | None = None   # its private key (PEM)
@@ -93,7 +93,9 @@ class Scheduler:
     def __post_init__(self):
         scheme, _, rest = self.address.partition('://')
         host, _, port = rest.rpartition(':')
-        if scheme not in ('tcp', 'tls') or not host or not port.isdigit():
+        # inproc://: a scheduler in this very process (LocalCluster(processes=False)).
+        if not (scheme in ('tcp', 'tls') and host and port.isdigit()
+                or scheme == 'inproc' and rest):
             raise CalibrationError(f'scheduler: {self.address!r} is not tcp://HOST:PORT or '
                                    'tls://HOST:PORT')
         files = (self.ca_file, self.cert_file, self.key_file)
