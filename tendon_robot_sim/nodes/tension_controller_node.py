@@ -112,7 +112,7 @@ class TensionControllerNode(Node):
             topics.TIP_TARGET.qos)
         feedback = TIP_FEEDBACK[self.config.tip_feedback]
         self.tip_sub = self.create_subscription(
-            feedback.msg_type, feedback.name, self._on_tip, feedback.qos)
+            feedback.msg_type, feedback.name, self._on_tip, feedback.subscription_qos)
         self.timer = self.create_timer(1.0 / self.config.rate, self._on_timer)
 
     # ------------------------------------------------------------------ inputs
