@@ -110,8 +110,10 @@ TIP_MEASURED = Topic(
     'tip/measured', PointStamped, MEASUREMENT_QOS, 'hardware bridge',
     'tip position measured by the tip sensor, in the base frame (m)', sensor_data=True)
 # Diagnostics are few and each one matters to the aggregator: RELIABLE, a short queue.
+# Absolute, like /tf: the diagnostic aggregator listens on /diagnostics, whatever the
+# namespace of the node that reports.
 DIAGNOSTICS = Topic(
-    'diagnostics', DiagnosticArray,
+    '/diagnostics', DiagnosticArray,
     QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE),
     'hardware bridge', 'link health of the motor driver and the tip sensor, safety state')
