@@ -16,6 +16,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 import yaml
 
+from ros_helpers import spin_until
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import StaticsSolver
@@ -103,21 +104,26 @@ def rig(tmp_path):
         yield rig
 
 
-@pytest.fixture
-def ros(rig):
-    """The bridge on the emulator's ports and a probe, spinning in a background thread."""
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    bridge = HardwareBridgeNode(context=context, parameter_overrides=[
+def bridge_on(rig, context, watchdog=WATCHDOG) -> HardwareBridgeNode:
+    """The bridge on the emulator's ports, with the limits of these tests."""
+    return HardwareBridgeNode(context=context, parameter_overrides=[
         Parameter('motor_port', value=rig.path('motors')),
         Parameter('sensor_port', value=rig.path('sensor')),
         Parameter('min_tension', value=MIN_TENSION),
         Parameter('min_displacement', value=LIMITS[0]),
         Parameter('max_displacement', value=LIMITS[1]),
-        Parameter('watchdog_timeout', value=WATCHDOG),
+        Parameter('watchdog_timeout', value=watchdog),
         Parameter('diagnostics_rate', value=5.0),
         Parameter('ack_timeout', value=0.05),
         Parameter('warning_throttle_period', value=0.0)])
+
+
+@pytest.fixture
+def ros(rig):
+    """The bridge on the emulator's ports and a probe, spinning in a background thread."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    bridge = bridge_on(rig, context)
     probe = Probe(context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(bridge)
@@ -416,3 +422,28 @@ def test_a_robot_whose_limits_the_wire_cannot_carry_is_refused(tmp_path):
                 Parameter('motor_port', value=str(tmp_path / 'none'))])
     finally:
         rclpy.try_shutdown(context=context)
+
+
+def test_a_restarted_bridge_is_obeyed_by_the_device_that_kept_its_state(rig):
+    """The emulator outlives a bridge that died without its shutdown command (a crash);
+    the next bridge's first setpoint must not be taken for a repeat of the last one."""
+    for session, wanted in enumerate(((2.0, 0.5, 0.5, 0.5), (3.0, 0.5, 0.5, 0.5))):
+        context = rclpy.Context()
+        rclpy.init(context=context)
+        # A long watchdog: the only command of a session is its setpoint.
+        bridge = bridge_on(rig, context, watchdog=10.0)
+        probe = Probe(context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(bridge)
+        executor.add_node(probe)
+        probe.setpoint = tensions(**dict(zip(NAMES, wanted)))
+        try:
+            spin_until(executor, lambda: applied_tensions(rig) == wanted,
+                       f'session {session}: the setpoint', timeout=5.0)
+        finally:
+            if session == 0:
+                bridge.motors.link.stop()   # dies: no safe state on the way out
+            executor.shutdown()
+            probe.destroy_node()
+            bridge.destroy_node()
+            rclpy.try_shutdown(context=context)
