@@ -1116,15 +1116,15 @@ PcrWork = namedtuple('PcrWork', [
 
 @_kernel
 def _rotate_axis(Q, axis, angle, out):
-    """out = Q Rot_axis(angle) (axis 0, 1, 2 = x, y, z; out may alias Q): columns j, l
-    after the axis turn to c Q_j + s Q_l and c Q_l - s Q_j."""
-    j, l = (axis + 1) % 3, (axis + 2) % 3
+    """out = Q Rot_axis(angle) (axis 0, 1, 2 = x, y, z; out may alias Q): columns j, k
+    after the axis turn to c Q_j + s Q_k and c Q_k - s Q_j."""
+    j, k = (axis + 1) % 3, (axis + 2) % 3
     c, s = math.cos(angle), math.sin(angle)
     for i in range(3):
-        qj, ql = Q[i, j], Q[i, l]
+        qj, qk = Q[i, j], Q[i, k]
         out[i, axis] = Q[i, axis]
-        out[i, j] = c * qj + s * ql
-        out[i, l] = c * ql - s * qj
+        out[i, j] = c * qj + s * qk
+        out[i, k] = c * qk - s * qj
 
 
 @_kernel

@@ -61,6 +61,7 @@ class PcrResult:
     motor_angles: np.ndarray    # (6,) rad, q1
     joint_angles: np.ndarray    # (6, 2) rad, universal joint q2 (about y), q3 (about x)
     base_positions: np.ndarray  # (6, 3) m, universal joints (crank tips)
+    base_rotations: np.ndarray  # (6, 3, 3) R0 of each rod: columns d1 d2 d3
     base_forces: np.ndarray     # (6, 3) N, n_i(0): internal force of each rod at its base
     base_moments: np.ndarray    # (6, 3) N m, m_i(0)
     tip_forces: np.ndarray      # (6, 3) N, n_i(L): force of the platform on each rod
@@ -290,7 +291,8 @@ class PcrSolver:
         start = time.perf_counter()
         q1 = np.asarray(motor_angles, dtype=float)
         if q1.shape != (6,) or not np.all(np.isfinite(q1)):
-            raise StaticsInputError(f'motor_angles: must be 6 finite numbers, got {motor_angles!r}')
+            raise StaticsInputError(
+                f'motor_angles: must be 6 finite numbers, got {motor_angles!r}')
         low, high = self.robot.motor_limits
         for i, q in enumerate(q1):
             if not low <= q <= high:
@@ -350,27 +352,29 @@ class PcrSolver:
         self._totals = np.zeros(2)
         plan = self._plan(inverse)
         converged = solved[0] and self._run(plan, target, wrench, x, J, jac_ok)
-        x_warm = x.copy()
+        residual = self._info[0] if solved[0] else math.inf
+        reach = ''
         for steps in (1,) + CONTINUATION_STEPS:
             if converged:
                 break
             jac_ok[0] = False
             if not self._cold_guess(inverse, target, wrench, x):
+                reach = ' (out of reach of the rigid-link robot too)'
                 break
             converged = all(self._run(plan if k == steps else self._plan(inverse, k / steps),
                                       target, wrench * k / steps, x, J, jac_ok)
                             for k in range(1, steps + 1))
+            residual = self._info[0]
         if not converged:
             solved[0] = False
-            x[:] = x_warm
             kind = 'inverse' if inverse else 'forward'
             what = (f'pose {np.round(target, 6).tolist()}' if inverse
                     else f'motor angles {np.round(np.degrees(target), 4).tolist()} deg')
             raise ConvergenceError(
-                f'pcr {kind} kinetostatics did not converge for {what} and wrench '
+                f'pcr {kind} kinetostatics did not converge for {what}{reach} and wrench '
                 f'{np.round(wrench, 4).tolist()}, also with load continuation: scaled residual '
-                f'{self._info[0]:.3g} (tolerance {self.tolerance:g}); the pose may be out of '
-                f'reach or the load beyond what the rods carry', float(self._info[0]),
+                f'{residual:.3g} (tolerance {self.tolerance:g}); the pose may be out of reach '
+                f'or the load beyond what the rods carry', float(residual),
                 int(self._totals[0]))
         solved[0] = True
         return self._result(inverse, target, wrench, x, start)
@@ -391,6 +395,7 @@ class PcrSolver:
             position=pose[:3].copy(), orientation=pose[3:].copy(),
             rotation=platform_rotation(pose[3:]), motor_angles=q1,
             joint_angles=blocks[:, k - 2:].copy(), base_positions=traj[:, 0, 0:3].copy(),
+            base_rotations=traj[:, 0, 3:12].reshape(6, 3, 3).copy(),
             base_forces=traj[:, 0, 12:15].copy(), base_moments=traj[:, 0, 15:18].copy(),
             tip_forces=traj[:, -1, 12:15].copy(), arc_lengths=self.arc_lengths.copy(),
             centerlines=traj[:, :, 0:3].transpose(0, 2, 1).copy(),
@@ -398,3 +403,34 @@ class PcrSolver:
             within_limits=bool(np.all((q1 >= low) & (q1 <= high))),
             residual=float(self._info[0]), iterations=int(self._totals[0]),
             evaluations=int(self._totals[1]), solve_time=time.perf_counter() - start)
+
+
+def compression_sweep(solver: PcrSolver, forces, position=(0.0, 0.0, 0.4)):
+    """Inverse solves at ``position`` under increasing downward forces (N, each warm-started
+    from the last), as in the paper's axial stiffness study (Sec. 4, Fig. 4a).
+
+    Returns
+    -------
+    results : list of PcrResult
+        One per force up to the first that fails.
+    error : ConvergenceError or None
+        Why the sweep stopped (its message names the force), None if every force converged.
+    """
+    results = []
+    for force in forces:
+        try:
+            results.append(solver.inverse(position, force=(0.0, 0.0, -float(force))))
+        except ConvergenceError as error:
+            return results, error
+    return results, None
+
+
+def helix(points: int = 500, radius: float = 0.25, heights=(0.40, 0.55),
+          turns: float = 2.0) -> np.ndarray:
+    """Platform positions (points, 3) [m] along the paper's helical trajectory (Sec. 4,
+    Fig. 5a): radius 0.25 m, z from 0.40 to 0.55 m. The paper does not give the number of
+    turns; 2 by default."""
+    t = np.linspace(0.0, 1.0, points)
+    angle = 2.0 * np.pi * turns * t
+    return np.column_stack((radius * np.cos(angle), radius * np.sin(angle),
+                            heights[0] + (heights[1] - heights[0]) * t))

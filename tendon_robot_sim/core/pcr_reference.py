@@ -9,8 +9,10 @@ The paper's own numerical method, written independently of the numba kernels:
   q3), R_e = intrinsic ZYX (yaw, pitch, roll));
 * base forces as unknowns in the rod's base frame (the kernels: world frame), and the
   spherical-joint condition as R_e^T m_i(L) = 0 as the paper writes Eq. (5);
-* ``scipy.optimize.root`` (MINPACK hybrd) on the full 42 x 42 system instead of the
-  structured Newton iteration, started from the rigid-link solution.
+* ``scipy.optimize.root`` (MINPACK hybrd) on the full 42 x 42 inverse system instead of
+  the structured Newton iteration, started from the rigid-link solution. Forward solves
+  are checked through it: its motor angles must take the fast forward solver back to
+  the pose.
 
 Seconds per solve: tests and spot checks only.
 """
@@ -22,7 +24,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import root
 from scipy.spatial.transform import Rotation
 
-from tendon_robot_sim.core.pcr import crank_tips, rigid_forward, rigid_inverse
+from tendon_robot_sim.core.pcr import crank_tips, rigid_inverse
 from tendon_robot_sim.core.pcr_robot import PcrRobot
 from tendon_robot_sim.core.statics import StaticsError
 from tendon_robot_sim.core.statics_reference import hat
@@ -69,22 +71,17 @@ class PcrReference:
                         atol=self.rtol * 1e-2)
         return sol.y
 
-    def residual(self, x, inverse, target, wrench):
-        """E of the paper (Eqs. 3-5), scaled."""
-        k = 7 if inverse else 6
-        if inverse:
-            pe, rpy = target[:3], target[3:]
-        else:
-            pe, rpy = x[36:39] * self.L, x[39:42]
-        Re = Rotation.from_euler('ZYX', rpy[::-1]).as_matrix()
+    def residual(self, x, pose, wrench):
+        """E of the paper (Eqs. 3-5) for the inverse unknowns x (42,), scaled."""
+        pe = pose[:3]
+        Re = Rotation.from_euler('ZYX', pose[5:2:-1]).as_matrix()
         E = np.zeros(42)
         force, moment = -wrench[:3].copy(), -wrench[3:].copy()
         if self.paper:
             moment -= np.cross(pe, wrench[:3])
         for i in range(6):
-            b = x[k * i:k * i + k]
-            q = b[4:7] if inverse else (target[i], b[4], b[5])
-            y = self.rod(i, q, b[0:3] * self.force_scale, b[3] * self.moment_scale)[:, -1]
+            b = x[7 * i:7 * i + 7]
+            y = self.rod(i, b[4:7], b[0:3] * self.force_scale, b[3] * self.moment_scale)[:, -1]
             p, n, m = y[0:3], y[12:15], y[15:18]
             E[6 * i:6 * i + 3] = (pe + Re @ self.robot.joint_positions[i] - p) / self.L
             E[6 * i + 3:6 * i + 6] = Re.T @ m / self.moment_scale
@@ -94,32 +91,23 @@ class PcrReference:
         E[39:42] = moment / self.moment_scale
         return E
 
-    def solve(self, inverse: bool, target, wrench):
-        """Unknowns of the inverse (target: pose (6,)) or forward (target: q1 (6,))
-        problem; returns (q (6, 3) rad, pose (6,)). Raises StaticsError if root fails."""
-        robot = self.robot
-        target = np.asarray(target, dtype=float)
+    def inverse(self, pose, wrench) -> np.ndarray:
+        """Joint angles q (6, 3) [rad] (q1, q2, q3 per rod) that hold the platform at
+        pose [x, y, z, roll, pitch, yaw] under wrench [F, M] (world). Raises StaticsError
+        if root does not converge. (Forward solves are checked against this: the motor
+        angles it returns must bring the fast forward solver back to the pose.)"""
+        pose = np.asarray(pose, dtype=float)
         wrench = np.asarray(wrench, dtype=float)
-        pose = target if inverse else rigid_forward(robot, target)
-        q = rigid_inverse(robot, pose[:3], pose[3:])
+        q = rigid_inverse(self.robot, pose[:3], pose[3:])
         n0 = wrench[:3] / 6.0 + self.f * self.L
-        k = 7 if inverse else 6
         x0 = np.zeros(42)
         for i in range(6):
-            p0, R0 = self.base(i, *q[i])
-            x0[k * i:k * i + 3] = R0.T @ n0 / self.force_scale
-            x0[k * i + 4:k * i + k] = q[i] if inverse else q[i, 1:]
-        if not inverse:
-            x0[36:39] = pose[:3] / self.L
-            x0[39:42] = pose[3:]
-        sol = root(self.residual, x0, args=(inverse, target, wrench), method='hybr',
+            _, R0 = self.base(i, *q[i])
+            x0[7 * i:7 * i + 3] = R0.T @ n0 / self.force_scale
+            x0[7 * i + 4:7 * i + 7] = q[i]
+        sol = root(self.residual, x0, args=(pose, wrench), method='hybr',
                    options={'xtol': 1e-13})
         if np.max(np.abs(sol.fun)) > 1e-9:
             raise StaticsError(f'reference solve failed: {sol.message} '
                                f'(residual {np.max(np.abs(sol.fun)):.3g})')
-        x = sol.x
-        blocks = x[:6 * k].reshape(6, k)
-        if inverse:
-            return blocks[:, 4:7], target.copy()
-        q = np.column_stack((target, blocks[:, 4:6]))
-        return q, np.concatenate((x[36:39] * self.L, x[39:42]))
+        return sol.x.reshape(6, 7)[:, 4:7]

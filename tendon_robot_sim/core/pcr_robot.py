@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from tendon_robot_sim import share_dir
 from tendon_robot_sim.core.robot import (
     _check_number, _describe, _Mapping, read_yaml, RobotDescriptionError)
 
@@ -73,9 +74,10 @@ class PcrRods:
     def stiffness(self) -> tuple[np.ndarray, np.ndarray]:
         """Diagonals of Kse = diag(G A, G A, E A) [N] and Kbt = diag(E I, E I, 2 G I)
         [N m^2] (paper, Sec. 2: no shear correction factor)."""
-        G, A, I = self.shear_modulus, self.area, self.second_moment
+        G, A, inertia = self.shear_modulus, self.area, self.second_moment
         E = self.youngs_modulus
-        return np.array([G * A, G * A, E * A]), np.array([E * I, E * I, 2.0 * G * I])
+        return (np.array([G * A, G * A, E * A]),
+                np.array([E * inertia, E * inertia, 2.0 * G * inertia]))
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,11 @@ class PcrRobot:
         return [math.atan2(r[1, 0], r[0, 0]) for r in R]
 
 
+def default_pcr_file() -> Path:
+    """The package's parallel robot description, ``config/pcr_6rus.yaml``."""
+    return share_dir() / 'config' / 'pcr_6rus.yaml'
+
+
 def load_pcr_robot(path: str | Path) -> PcrRobot:
     """Load and validate a ``kind: pcr_6rus`` description file.
 
@@ -157,7 +164,8 @@ def pcr_robot_from_dict(data: Any) -> PcrRobot:
                    optional=('compat', 'gravity', 'load'))
     kind = top.get('kind')
     if kind != KIND:
-        raise RobotDescriptionError(f'kind: must be {KIND!r} for this loader, got {_describe(kind)}')
+        raise RobotDescriptionError(
+            f'kind: must be {KIND!r} for this loader, got {_describe(kind)}')
     name = top.string('name')
     compat = top.choice('compat', COMPAT, default='paper')
     gravity = top.vector('gravity', default=(0.0, 0.0, -9.80665))
