@@ -114,8 +114,8 @@ class Workspace:
             for p, ok, conv, q, res, t in zip(self.positions, self.valid, self.converged,
                                               np.degrees(self.motor_angles), self.residuals,
                                               self.solve_times):
-                writer.writerow([f'{v:.6g}' for v in p] + [f'{v:.6g}' for v in self.orientation]
-                                + [int(ok), int(conv)] + [f'{v:.6g}' for v in q]
+                writer.writerow([f'{v:.9g}' for v in p] + [f'{v:.9g}' for v in self.orientation]
+                                + [int(ok), int(conv)] + [f'{v:.9g}' for v in q]
                                 + [f'{res:.3g}', f'{t * 1e3:.4g}'])
 
     def plot(self, path: str | Path, title: str = '') -> None:
