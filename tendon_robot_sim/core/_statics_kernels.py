@@ -1259,8 +1259,9 @@ def _pcr_jacobian(pl, x, target, wrench, F, J, w):
 def pcr_solve(pl, target, wrench, x, J, jac_ok, tol, max_iter, traj, w, info):
     """Damped Newton iteration on the coupled shooting residual of the parallel robot.
 
-    The Jacobian J (kept by the caller: warm start) is reused while each step at least
-    halves ||F||_2 and rebuilt (:func:`_pcr_jacobian`) otherwise; with a fresh Jacobian a
+    The Jacobian J (kept by the caller: warm start) is reused, with good-Broyden updates
+    after each step, while each step at least halves ||F||_2, and rebuilt
+    (:func:`_pcr_jacobian`) otherwise; with a fresh Jacobian a
     failing step is halved (Armijo on ||F||_2). Angle and position steps are capped at
     PCR_MAX_STEP. On return x holds the last accepted iterate, traj (6, steps + 1, 18) its
     rod trajectories, info = [||F||_inf, iterations, rod integrations, status].
@@ -1319,6 +1320,15 @@ def pcr_solve(pl, target, wrench, x, J, jac_ok, tol, max_iter, traj, w, info):
                 if fn2 <= (1.0 - 1e-4 * alpha) * f2:
                     if fn2 > 0.5 * f2:
                         jac_ok[0] = False
+                    # good Broyden: J += ((Fn - F) - J s) s^T / (s^T s), s = alpha dx
+                    ss = alpha * alpha * _norm(dx, 2) ** 2
+                    for r in range(n):
+                        js = 0.0
+                        for c in range(n):
+                            js += J[r, c] * alpha * dx[c]
+                        corr = (Fn[r] - F[r] - js) / ss if ss > 0.0 else 0.0
+                        for c in range(n):
+                            J[r, c] += corr * alpha * dx[c]
                     for r in range(n):
                         x[r] = xn[r]
                         F[r] = Fn[r]

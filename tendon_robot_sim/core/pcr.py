@@ -199,6 +199,46 @@ def rigid_forward(robot: PcrRobot, motor_angles, guess=None) -> np.ndarray:
     return np.full(6, np.nan)
 
 
+class _Memory:
+    """Warm-start memory of one kind of solve (inverse or forward): the unknowns ``x`` and
+    Jacobian ``J`` being iterated, those of the last solution (``x_last``, ``J_last``) with
+    its inputs ``u`` (target and wrench, 12), and ``S``, a secant estimate of dx/du
+    (good-Broyden updates from consecutive solutions) that predicts the next start,
+    x_last + S (u_new - u): along a path the start is then second-order close."""
+
+    def __init__(self):
+        self.x = np.zeros(42)
+        self.J = np.zeros((42, 42))
+        self.jac_ok = np.zeros(1, dtype=np.bool_)
+        self.x_last = np.zeros(42)
+        self.J_last = np.zeros((42, 42))
+        self.u = np.zeros(12)
+        self.S = np.zeros((42, 12))
+        self.solved = False
+
+    def forget(self) -> None:
+        self.solved = False
+        self.jac_ok[0] = False
+        self.S[:] = 0.0
+
+    def restore(self, u: np.ndarray | None) -> None:
+        """Start from the last solution, moved by the secant prediction for inputs u."""
+        self.x[:] = self.x_last if u is None else self.x_last + self.S @ (u - self.u)
+        self.J[:] = self.J_last
+        self.jac_ok[0] = True
+
+    def keep(self, u: np.ndarray) -> None:
+        """Remember the solution x for inputs u; update S with its secant."""
+        if self.solved:
+            du = u - self.u
+            if du @ du > 0.0:
+                self.S += np.outer(self.x - self.x_last - self.S @ du, du) / (du @ du)
+        self.solved = True
+        self.u[:] = u
+        self.x_last[:] = self.x
+        self.J_last[:] = self.J
+
+
 class PcrSolver:
     """Inverse and forward kinetostatics of one parallel robot (see the module docstring).
 
@@ -237,9 +277,7 @@ class PcrSolver:
             rt=np.zeros((1, 1, 9)), act=np.zeros(1, dtype=np.bool_), tau=np.zeros(1),
             out=np.zeros((6, 9)), keep=np.zeros(9), vec=np.zeros((4, 42)),
             Jc=np.zeros((42, 42)), traj=np.zeros((steps + 1, 18)))
-        # warm-start memory per kind of solve: unknowns, Jacobian, Jacobian usable, solved
-        self._memory = {kind: (np.zeros(42), np.zeros((42, 42)), np.zeros(1, dtype=np.bool_),
-                               [False]) for kind in (True, False)}
+        self._memory = {kind: _Memory() for kind in (True, False)}
 
     def _plan(self, inverse: bool, load_scale: float = 1.0) -> kernels.PcrPlan:
         robot, rods = self.robot, self.robot.rods
@@ -256,8 +294,7 @@ class PcrSolver:
     def reset(self) -> None:
         """Forget the warm-start memory: the next solves start cold."""
         for memory in self._memory.values():
-            memory[2][0] = False
-            memory[3][0] = False
+            memory.forget()
 
     # ------------------------------------------------------------------ public API
 
@@ -341,32 +378,42 @@ class PcrSolver:
             x[39:42] = pose[3:]
         return True
 
-    def _run(self, plan, target, wrench, x, J, jac_ok) -> bool:
-        kernels.pcr_solve(plan, target, wrench, x, J, jac_ok, self.tolerance,
-                          self.max_iterations, self._traj, self._work, self._info)
+    def _run(self, plan, target, wrench, memory) -> bool:
+        kernels.pcr_solve(plan, target, wrench, memory.x, memory.J, memory.jac_ok,
+                          self.tolerance, self.max_iterations, self._traj, self._work,
+                          self._info)
         self._totals += self._info[1:3]
         return self._info[3] == kernels.CONVERGED
 
     def _solve(self, inverse: bool, target, wrench, start) -> PcrResult:
-        x, J, jac_ok, solved = self._memory[inverse]
+        """Warm start (predicted, then from the last solution), else cold starts with
+        load continuation (see the module docstring)."""
+        memory = self._memory[inverse]
+        x = memory.x
+        u = np.concatenate((target, wrench))
         self._totals = np.zeros(2)
         plan = self._plan(inverse)
-        converged = solved[0] and self._run(plan, target, wrench, x, J, jac_ok)
-        residual = self._info[0] if solved[0] else math.inf
+
+        def warm(predict: bool) -> bool:
+            memory.restore(u if predict else None)
+            return self._run(plan, target, wrench, memory)
+
+        converged = memory.solved and (warm(True) or warm(False))
+        residual = self._info[0] if memory.solved else math.inf
         reach = ''
         for steps in (1,) + CONTINUATION_STEPS:
             if converged:
                 break
-            jac_ok[0] = False
+            memory.forget()
             if not self._cold_guess(inverse, target, wrench, x):
                 reach = ' (out of reach of the rigid-link robot too)'
                 break
             converged = all(self._run(plan if k == steps else self._plan(inverse, k / steps),
-                                      target, wrench * k / steps, x, J, jac_ok)
+                                      target, wrench * k / steps, memory)
                             for k in range(1, steps + 1))
             residual = self._info[0]
         if not converged:
-            solved[0] = False
+            memory.forget()
             kind = 'inverse' if inverse else 'forward'
             what = (f'pose {np.round(target, 6).tolist()}' if inverse
                     else f'motor angles {np.round(np.degrees(target), 4).tolist()} deg')
@@ -376,7 +423,7 @@ class PcrSolver:
                 f'{residual:.3g} (tolerance {self.tolerance:g}); the pose may be out of reach '
                 f'or the load beyond what the rods carry', float(residual),
                 int(self._totals[0]))
-        solved[0] = True
+        memory.keep(u)
         return self._result(inverse, target, wrench, x, start)
 
     def _result(self, inverse, target, wrench, x, start) -> PcrResult:
