@@ -907,6 +907,21 @@ def _norm(a, p):
 
 
 @_kernel
+def _broyden(J, F, Fn, dx, alpha):
+    """Good Broyden update after the step s = alpha dx took F to Fn:
+    J += ((Fn - F) - J s) s^T / (s^T s)."""
+    n = F.size
+    ss = alpha * alpha * _norm(dx, 2) ** 2
+    for r in range(n):
+        js = 0.0
+        for c in range(n):
+            js += J[r, c] * alpha * dx[c]
+        corr = (Fn[r] - F[r] - js) / ss if ss > 0.0 else 0.0
+        for c in range(n):
+            J[r, c] += corr * alpha * dx[c]
+
+
+@_kernel
 def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
           w, info):
     """Damped Newton iteration with Broyden updates on the shooting residual.
@@ -968,15 +983,7 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
         else:
             fn2 = _norm(Fn, 2) if ok else math.inf
             if fn2 <= (1.0 - 1e-4 * alpha) * f2:
-                # accept; good Broyden: J += ((Fn - F) - J s) s^T / (s^T s), s = alpha dx
-                ss = alpha * alpha * _norm(dx, 2) ** 2
-                for r in range(n):
-                    js = 0.0
-                    for c in range(n):
-                        js += J[r, c] * alpha * dx[c]
-                    corr = (Fn[r] - F[r] - js) / ss if ss > 0.0 else 0.0
-                    for c in range(n):
-                        J[r, c] += corr * alpha * dx[c]
+                _broyden(J, F, Fn, dx, alpha)     # accept
                 if fn2 > 0.5 * f2:
                     jac_ok[0] = False
                 fresh = False
@@ -1320,15 +1327,7 @@ def pcr_solve(pl, target, wrench, x, J, jac_ok, tol, max_iter, traj, w, info):
                 if fn2 <= (1.0 - 1e-4 * alpha) * f2:
                     if fn2 > 0.5 * f2:
                         jac_ok[0] = False
-                    # good Broyden: J += ((Fn - F) - J s) s^T / (s^T s), s = alpha dx
-                    ss = alpha * alpha * _norm(dx, 2) ** 2
-                    for r in range(n):
-                        js = 0.0
-                        for c in range(n):
-                            js += J[r, c] * alpha * dx[c]
-                        corr = (Fn[r] - F[r] - js) / ss if ss > 0.0 else 0.0
-                        for c in range(n):
-                            J[r, c] += corr * alpha * dx[c]
+                    _broyden(J, F, Fn, dx, alpha)
                     for r in range(n):
                         x[r] = xn[r]
                         F[r] = Fn[r]

@@ -26,7 +26,7 @@ import numpy as np
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.core.robot import (
-    _check_number, _describe, _Mapping, read_yaml, RobotDescriptionError)
+    _check_number, _describe, _Mapping, load_description, RobotDescriptionError)
 
 KIND = 'pcr_6rus'
 COMPAT = ('paper', 'dfki2024')
@@ -151,11 +151,7 @@ def load_pcr_robot(path: str | Path) -> PcrRobot:
     RobotDescriptionError
         With one message naming the file, the key and the problem.
     """
-    data = read_yaml(path)
-    try:
-        return pcr_robot_from_dict(data)
-    except RobotDescriptionError as error:
-        raise RobotDescriptionError(f'{path}: {error}') from None
+    return load_description(path, pcr_robot_from_dict)
 
 
 def pcr_robot_from_dict(data: Any) -> PcrRobot:

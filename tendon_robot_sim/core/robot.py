@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import math
 from pathlib import Path
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import yaml
@@ -293,9 +293,14 @@ def load_robot(path: str | Path) -> Robot:
     RobotDescriptionError
         With one message naming the file, the key and the problem.
     """
+    return load_description(path, robot_from_dict)
+
+
+def load_description(path: str | Path, from_dict: Callable[[Any], Any]) -> Any:
+    """``from_dict`` of the YAML in ``path``; a RobotDescriptionError names the file."""
     data = read_yaml(path)
     try:
-        return robot_from_dict(data)
+        return from_dict(data)
     except RobotDescriptionError as error:
         raise RobotDescriptionError(f'{path}: {error}') from None
 
