@@ -22,10 +22,12 @@ integrations per Jacobian instead of 252).
 ``compat: dfki2024`` reproduces the authors' published code instead: precurvature 1/0.3,
 R0 = R_M Ry(q2) Rx(q3), m(0) = m_z e3 (world), and no p_e x F in Eq. 3.
 
-A solve starts from the last solution of its kind (warm start); failing that from the
-rigid-link solution (:func:`rigid_inverse`, :func:`rigid_forward`: each rod replaced by
-its stress-free arc, exact without gravity and load), then in 4 and 16 load steps
-(gravity and wrench scaled up together from zero), before raising
+A solve starts from the last solution of its kind, moved by a secant prediction of how
+the solution follows the inputs, with the last Jacobian (warm start: it stays on the
+branch of the last solution; ``reset()`` before unrelated solves, as the workspace does);
+failing that from the rigid-link solution (:func:`rigid_inverse`, :func:`rigid_forward`:
+each rod replaced by its stress-free arc, exact without gravity and load), then in 4 and
+16 load steps (gravity and wrench scaled up together from zero), before raising
 :class:`~tendon_robot_sim.core.statics.ConvergenceError` with the residual.
 :mod:`tendon_robot_sim.core.pcr_reference` solves the same problem with scipy.
 """
@@ -278,6 +280,7 @@ class PcrSolver:
             out=np.zeros((6, 9)), keep=np.zeros(9), vec=np.zeros((4, 42)),
             Jc=np.zeros((42, 42)), traj=np.zeros((steps + 1, 18)))
         self._memory = {kind: _Memory() for kind in (True, False)}
+        self._plans = {kind: self._plan(kind) for kind in (True, False)}
 
     def _plan(self, inverse: bool, load_scale: float = 1.0) -> kernels.PcrPlan:
         robot, rods = self.robot, self.robot.rods
@@ -392,7 +395,7 @@ class PcrSolver:
         x = memory.x
         u = np.concatenate((target, wrench))
         self._totals = np.zeros(2)
-        plan = self._plan(inverse)
+        plan = self._plans[inverse]
 
         def warm(predict: bool) -> bool:
             memory.restore(u if predict else None)
