@@ -47,3 +47,18 @@ def test_workspace_on_a_dask_cluster_gives_the_same_samples():
                            chunk=5, progress=False)
     assert np.array_equal(remote.valid, local.valid)
     assert_allclose(remote.motor_angles, local.motor_angles, atol=1e-12)
+
+
+def test_reachable_means_valid_at_every_orientation():
+    positions = cylinder_samples(0.4, [0.5], 10)
+    orientations = np.radians([[0, 0, 0], [0, 0, 40]])
+    result = workspace(ROBOT, positions, orientations, workers=1, progress=False)
+    assert result.positions.shape == (20, 3)
+    assert_allclose(result.orientations[10:], np.tile(orientations[1], (10, 1)))
+    level, turned = result.valid[:10], result.valid[10:]
+    assert np.array_equal(result.reachable, level & turned)
+    assert turned.sum() < level.sum()      # turning the platform costs workspace
+    solver = PcrSolver(ROBOT)
+    k = int(np.flatnonzero(turned)[0])
+    assert_allclose(solver.inverse(positions[k], orientations[1]).motor_angles,
+                    result.motor_angles[10 + k], atol=1e-12)

@@ -3,6 +3,7 @@
     tendon-robot-sim pcr ik --position 0.05,0,0.45 --orientation 0,0,10 --force 0,0,-5
     tendon-robot-sim pcr fk --motor-angles 10,10,12,12,8,8 --force 0,0,-5 --json
     tendon-robot-sim pcr workspace --out pcr_workspace --workers 2
+    tendon-robot-sim pcr workspace --orientations '0,0,0;0,0,20;0,0,-20' --per-height 100
     tendon-robot-sim pcr workspace --scheduler tcp://cluster:8786 --heights 0.4:0.7:16
 
 Angles on the command line are degrees (orientation: roll, pitch, yaw with R_e = Rz Ry Rx);
@@ -12,7 +13,8 @@ is one JSON object (:meth:`tendon_robot_sim.core.pcr.PcrResult.to_dict`: SI unit
 in rad, plus ``motor_angles_deg``). ``workspace`` solves the inverse problem over a
 cylinder of platform positions (default: the paper's 16 heights x 250 points) on all
 local cores or a Dask cluster, with a progress bar, and writes ``workspace.csv`` and
-``workspace.png`` (the paper's Fig. 6) into ``--out``. The solve time of ``ik``/``fk`` is
+``workspace.png`` (the paper's Fig. 6; a position counts as reachable when it is valid at
+every orientation of ``--orientations``) into ``--out``. The solve time of ``ik``/``fk`` is
 that of a cold solve after one that loaded the compiled kernels.
 """
 
@@ -55,8 +57,9 @@ def register(subparsers) -> None:
                     help='samples per height (default %(default)s)')
     ws.add_argument('--radius', type=float, default=RADIUS, metavar='M',
                     help='cylinder radius in m (default %(default)s)')
-    ws.add_argument('--orientation', default='0,0,0', metavar='ROLL,PITCH,YAW',
-                    help='platform orientation of every sample in deg (default level)')
+    ws.add_argument('--orientations', default='0,0,0', metavar='R,P,Y;R,P,Y...',
+                    help='platform orientations in deg, each position solved at each; a '
+                         'position is reachable when valid at all (default level)')
     ws.add_argument('--workers', type=int, default=None, metavar='N',
                     help='local processes (default: all cores; 1: none)')
     ws.add_argument('--scheduler', default=None, metavar='ADDRESS',
@@ -145,24 +148,26 @@ def _workspace(args, robot, force, moment) -> int:
     if args.workers is not None and args.workers < 1:
         raise CommandError(f'--workers: must be >= 1, got {args.workers}')
     positions = cylinder_samples(args.radius, _heights(args.heights), args.per_height)
-    orientation = _degrees(args.orientation, '--orientation', 3)
+    orientations = [_degrees(item, '--orientations', 3)
+                    for item in args.orientations.split(';')]
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise CommandError(f'--out: cannot create {out}: {error.strerror}') from None
     try:
-        result = workspace(robot, positions, orientation, force, moment, args.workers,
+        result = workspace(robot, positions, orientations, force, moment, args.workers,
                            args.scheduler)
     except CalibrationError as error:
         raise CommandError(str(error)) from None
     result.write_csv(out / 'workspace.csv')
-    result.plot(out / 'workspace.png', f'{robot.name} ({robot.compat} model), '
-                f'orientation {np.round(np.degrees(orientation), 2).tolist()} deg')
+    result.plot(out / 'workspace.png', f'{robot.name} ({robot.compat} model), platform '
+                f'orientations {np.round(np.degrees(orientations), 2).tolist()} deg')
     summary = result.summary()
     print(f'{summary["valid"]} of {summary["samples"]} samples valid (converged and within '
           f'the motor limits [{math.degrees(robot.motor_limits[0]):g}, '
-          f'{math.degrees(robot.motor_limits[1]):g}] deg) in {result.wall_time:.1f} s; '
+          f'{math.degrees(robot.motor_limits[1]):g}] deg), {summary["reachable_positions"]} '
+          f'of {summary["positions"]} positions reachable, in {result.wall_time:.1f} s; '
           f'converged solves {summary["converged_solve_ms_mean"]:.2f} ms mean, '
           f'{summary["converged_solve_ms_sd"]:.2f} ms sd')
     print(f'wrote {out / "workspace.csv"} and {out / "workspace.png"}')

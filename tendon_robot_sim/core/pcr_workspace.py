@@ -2,10 +2,13 @@
 
 Platform positions sampled in a cylinder (``cylinder_samples``: a sunflower lattice of
 ``per_height`` points on the disc at each height, so samples spread evenly and the run
-is reproducible), each solved by a cold inverse kinetostatics solve
+is reproducible), each at one or more platform orientations, each (position, orientation)
+solved by a cold inverse kinetostatics solve
 (:class:`~tendon_robot_sim.core.pcr.PcrSolver`: rigid-link start, load continuation);
 a sample is valid when the solve converges and every motor angle is within the motor
-limits. The paper's estimate: 16 heights from 0.40 to 0.70 m x 250 points = 4000
+limits, and a position is reachable when it is valid at every orientation asked for
+(with one orientation, the paper's reachable workspace; with several, the workspace of
+all of them). The paper's estimate: 16 heights from 0.40 to 0.70 m x 250 points = 4000
 samples. Samples are solved in chunks on local processes or a Dask cluster
 (:class:`~tendon_robot_sim.core.calibration.Evaluator`), with a tqdm progress bar.
 """
@@ -48,15 +51,15 @@ def cylinder_samples(radius: float = RADIUS, heights=HEIGHTS,
 
 
 def _solve_samples(task) -> np.ndarray:
-    """Worker: rows [converged, residual, solve time, q1 (6)] of a chunk of positions."""
-    robot_data, positions, orientation, force, moment = task
+    """Worker: rows [converged, residual, solve time, q1 (6)] of a chunk of samples."""
+    robot_data, positions, orientations, force, moment = task
     solver = PcrSolver(pcr_robot_from_dict(robot_data))
     try:   # load the compiled kernels before timing
-        solver.inverse(positions[0], orientation, force, moment)
+        solver.inverse(positions[0], orientations[0], force, moment)
     except ConvergenceError:
         pass
     rows = np.full((len(positions), 9), np.nan)
-    for i, position in enumerate(positions):
+    for i, (position, orientation) in enumerate(zip(positions, orientations)):
         solver.reset()
         start = time.perf_counter()
         try:
@@ -71,10 +74,12 @@ def _solve_samples(task) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Workspace:
-    """Inverse solves over sampled platform positions at one orientation and load."""
+    """Inverse solves over sampled platform positions and orientations at one load:
+    sample k is position k % p at orientation k // p (p positions, o orientations)."""
 
     positions: np.ndarray      # (n, 3) m
-    orientation: np.ndarray    # (3,) rad, roll, pitch, yaw
+    orientations: np.ndarray   # (n, 3) rad, roll, pitch, yaw
+    n_orientations: int        # o
     converged: np.ndarray      # (n,) bool
     motor_angles: np.ndarray   # (n, 6) rad, NaN where the solve failed
     residuals: np.ndarray      # (n,) scaled residual (inf: not even the rigid links reach)
@@ -90,6 +95,11 @@ class Workspace:
                             & (self.motor_angles <= self.limits[1]), axis=1)
         return self.converged & inside
 
+    @property
+    def reachable(self) -> np.ndarray:
+        """(p,) the position is valid at every orientation."""
+        return self.valid.reshape(self.n_orientations, -1).all(axis=0)
+
     def summary(self) -> dict:
         """Counts and solve-time statistics (ms; all samples, and the converged ones)
         as plain data."""
@@ -97,6 +107,8 @@ class Workspace:
         ok = times[self.converged] if self.converged.any() else np.full(1, np.nan)
         return {'samples': int(self.positions.shape[0]), 'valid': int(self.valid.sum()),
                 'converged': int(self.converged.sum()),
+                'positions': int(self.reachable.size),
+                'reachable_positions': int(self.reachable.sum()),
                 'solve_ms_mean': float(times.mean()), 'solve_ms_sd': float(times.std()),
                 'converged_solve_ms_mean': float(ok.mean()),
                 'converged_solve_ms_sd': float(ok.std()),
@@ -111,31 +123,33 @@ class Workspace:
             writer.writerow(['x', 'y', 'z', 'roll', 'pitch', 'yaw', 'valid', 'converged']
                             + [f'q1_{i + 1}_deg' for i in range(6)]
                             + ['residual', 'solve_ms'])
-            for p, ok, conv, q, res, t in zip(self.positions, self.valid, self.converged,
-                                              np.degrees(self.motor_angles), self.residuals,
-                                              self.solve_times):
-                writer.writerow([f'{v:.9g}' for v in p] + [f'{v:.9g}' for v in self.orientation]
+            for p, o, ok, conv, q, res, t in zip(
+                    self.positions, self.orientations, self.valid, self.converged,
+                    np.degrees(self.motor_angles), self.residuals, self.solve_times):
+                writer.writerow([f'{v:.9g}' for v in p] + [f'{v:.9g}' for v in o]
                                 + [int(ok), int(conv)] + [f'{v:.9g}' for v in q]
                                 + [f'{res:.3g}', f'{t * 1e3:.4g}'])
 
     def plot(self, path: str | Path, title: str = '') -> None:
-        """PNG like the paper's Fig. 6: (a) valid positions in 3D, (b) the range of the
-        motor angles over the valid samples at each height, per motor."""
+        """PNG like the paper's Fig. 6: (a) reachable positions in 3D, (b) the range of
+        the motor angles over the valid samples at each height, per motor."""
         import matplotlib
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
-        valid = self.valid
+        reach = self.reachable
         fig = plt.figure(figsize=(13, 5.5))
         ax = fig.add_subplot(1, 2, 1, projection='3d')
-        p = self.positions
-        ax.scatter(*p[valid].T, s=4, c='tab:green', label=f'valid ({valid.sum()})')
-        ax.scatter(*p[~valid].T, s=1, c='0.8', alpha=0.3, label=f'not ({(~valid).sum()})')
+        points = self.positions[:reach.size]
+        ax.scatter(*points[reach].T, s=4, c='tab:green', label=f'reachable ({reach.sum()})')
+        ax.scatter(*points[~reach].T, s=1, c='0.8', alpha=0.3,
+                   label=f'not ({(~reach).sum()})')
         ax.set_xlabel('x [m]')
         ax.set_ylabel('y [m]')
         ax.set_zlabel('z [m]')
         ax.set_title('(a) reachable workspace')
         ax.legend(loc='upper left', fontsize=8)
         ax = fig.add_subplot(1, 2, 2)
+        p, valid = self.positions, self.valid
         heights = np.unique(np.round(p[:, 2], 9))
         q = np.degrees(self.motor_angles)
         width = 0.8 * (heights[1] - heights[0]) / 6 if heights.size > 1 else 0.005
@@ -159,21 +173,25 @@ class Workspace:
         plt.close(fig)
 
 
-def workspace(robot: PcrRobot, positions: np.ndarray, orientation=(0.0, 0.0, 0.0),
+def workspace(robot: PcrRobot, positions: np.ndarray, orientations=((0.0, 0.0, 0.0),),
               force=None, moment=None, workers: int | None = None,
               scheduler: str | None = None, chunk: int = CHUNK,
               progress: bool = True) -> Workspace:
-    """Solve the inverse kinetostatics at each position (n, 3) [m], platform orientation
-    (roll, pitch, yaw) [rad], under a wrench (default: the description's load), on
-    ``workers`` local processes (None: all cores; 1: this process) or a Dask cluster
-    (``scheduler`` address). ``progress`` shows a tqdm bar over the samples on stderr."""
+    """Solve the inverse kinetostatics at each position (p, 3) [m] and each platform
+    orientation (o, 3) (roll, pitch, yaw) [rad] under a wrench (default: the description's
+    load), on ``workers`` local processes (None: all cores; 1: this process) or a Dask
+    cluster (``scheduler`` address). ``progress`` shows a tqdm bar over the samples on
+    stderr."""
     from tqdm import tqdm
-    positions = np.asarray(positions, dtype=float)
-    orientation = np.asarray(orientation, dtype=float)
+    positions = np.asarray(positions, dtype=float).reshape(-1, 3)
+    orientations = np.asarray(orientations, dtype=float).reshape(-1, 3)
+    n_orientations = len(orientations)
+    positions = np.tile(positions, (n_orientations, 1))
+    orientations = np.repeat(orientations, len(positions) // n_orientations, axis=0)
     start = time.perf_counter()
     data = robot.to_dict()
     bounds = list(range(0, len(positions), chunk)) + [len(positions)]
-    tasks = [(data, positions[a:b], orientation, force, moment)
+    tasks = [(data, positions[a:b], orientations[a:b], force, moment)
              for a, b in zip(bounds[:-1], bounds[1:])]
     rows = []
     with Evaluator(workers, scheduler) as evaluator, \
@@ -183,7 +201,8 @@ def workspace(robot: PcrRobot, positions: np.ndarray, orientation=(0.0, 0.0, 0.0
             rows.append(block)
             bar.update(len(block))
     rows = np.vstack(rows)
-    return Workspace(positions=positions, orientation=orientation,
+    return Workspace(positions=positions, orientations=orientations,
+                     n_orientations=n_orientations,
                      converged=rows[:, 0] == 1.0, motor_angles=rows[:, 3:],
                      residuals=rows[:, 1], solve_times=rows[:, 2], limits=robot.motor_limits,
                      wall_time=time.perf_counter() - start)
