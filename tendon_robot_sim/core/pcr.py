@@ -42,7 +42,8 @@ import numpy as np
 
 from tendon_robot_sim.core import _statics_kernels as kernels
 from tendon_robot_sim.core.pcr_robot import PcrRobot
-from tendon_robot_sim.core.statics import _vector3, ConvergenceError, StaticsInputError
+from tendon_robot_sim.core.statics import (
+    _vector3, ConvergenceError, StaticsInputError, stiffness_matrices)
 
 # RK4 steps per rod: the motor angles are within ~1e-7 rad of the converged
 # discretisation (tests compare with the adaptive scipy path).
@@ -270,7 +271,8 @@ class PcrSolver:
         rods = robot.rods
         L, EI = rods.length, rods.bending_stiffness
         self.scale = np.array([EI / L ** 2, EI / L, L])
-        self.Kse, self.Kbt = rods.stiffness
+        # the paper's Kse = diag(G A, G A, E A): no shear correction
+        self.Kse, self.Kbt = stiffness_matrices(rods, shear_coefficient=1.0)
         self.arc_lengths = np.linspace(0.0, L, steps + 1)
         self._traj = np.zeros((6, steps + 1, 18))
         self._info = np.zeros(4)

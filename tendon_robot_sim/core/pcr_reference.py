@@ -26,7 +26,7 @@ from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim.core.pcr import crank_tips, rigid_inverse
 from tendon_robot_sim.core.pcr_robot import PcrRobot
-from tendon_robot_sim.core.statics import StaticsError
+from tendon_robot_sim.core.statics import StaticsError, stiffness_matrices
 from tendon_robot_sim.core.statics_reference import hat
 
 E3 = np.array([0.0, 0.0, 1.0])
@@ -38,7 +38,7 @@ class PcrReference:
     def __init__(self, robot: PcrRobot, rtol: float = 1e-11):
         self.robot = robot
         self.rtol = rtol
-        self.Kse, self.Kbt = robot.rods.stiffness
+        self.Kse, self.Kbt = stiffness_matrices(robot.rods, shear_coefficient=1.0)
         self.ustar = np.array([robot.precurvature, 0.0, 0.0])
         self.f = robot.rods.linear_density * robot.gravity
         L, EI = robot.rods.length, robot.rods.bending_stiffness

@@ -26,7 +26,8 @@ import numpy as np
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.core.robot import (
-    _check_number, _describe, _Mapping, load_description, RobotDescriptionError)
+    _check_number, _describe, _Mapping, CircularSection, load_description,
+    RobotDescriptionError)
 
 KIND = 'pcr_6rus'
 COMPAT = ('paper', 'dfki2024')
@@ -35,7 +36,7 @@ DFKI2024_PRECURVATURE_RADIUS = 0.3
 
 
 @dataclass(frozen=True)
-class PcrRods:
+class PcrRods(CircularSection):
     """The six identical elastic rods: pre-curved, uniform, circular."""
 
     length: float                # L, m
@@ -49,35 +50,6 @@ class PcrRods:
     def shear_modulus(self) -> float:
         """G = E / (2 (1 + nu)) [Pa]."""
         return self.youngs_modulus / (2.0 * (1.0 + self.poisson_ratio))
-
-    @property
-    def area(self) -> float:
-        """A = pi r^2 [m^2]."""
-        return math.pi * self.radius ** 2
-
-    @property
-    def second_moment(self) -> float:
-        """I = pi r^4 / 4 [m^4]."""
-        return math.pi * self.radius ** 4 / 4.0
-
-    @property
-    def bending_stiffness(self) -> float:
-        """E I [N m^2]."""
-        return self.youngs_modulus * self.second_moment
-
-    @property
-    def linear_density(self) -> float:
-        """rho A [kg/m]."""
-        return self.density * self.area
-
-    @property
-    def stiffness(self) -> tuple[np.ndarray, np.ndarray]:
-        """Diagonals of Kse = diag(G A, G A, E A) [N] and Kbt = diag(E I, E I, 2 G I)
-        [N m^2] (paper, Sec. 2: no shear correction factor)."""
-        G, A, inertia = self.shear_modulus, self.area, self.second_moment
-        E = self.youngs_modulus
-        return (np.array([G * A, G * A, E * A]),
-                np.array([E * inertia, E * inertia, 2.0 * G * inertia]))
 
 
 @dataclass(frozen=True)

@@ -93,17 +93,14 @@ class Base:
         return np.column_stack((self.normal, self.binormal, self.direction))
 
 
-@dataclass(frozen=True)
-class Rod:
-    """Elastic backbone: a straight, uniform, circular rod."""
+class CircularSection:
+    """Section properties of a uniform rod of circular cross-section: a base for the
+    dataclasses that have ``radius`` [m], ``density`` [kg/m^3] and ``youngs_modulus``
+    [Pa] (:class:`Rod`, the parallel robot's rods)."""
 
-    length: float            # L, m
-    radius: float            # m
-    density: float           # rho, kg/m^3
-    youngs_modulus: float    # E, Pa
-    shear_modulus: float     # G, Pa
-    elements: int            # number of Cosserat elements in the dynamic model
-    damping: float           # PyElastica analytical damping constant, 1/s
+    radius: float
+    density: float
+    youngs_modulus: float
 
     @property
     def area(self) -> float:
@@ -129,6 +126,19 @@ class Rod:
     def linear_density(self) -> float:
         """rho A [kg/m]."""
         return self.density * self.area
+
+
+@dataclass(frozen=True)
+class Rod(CircularSection):
+    """Elastic backbone: a straight, uniform, circular rod."""
+
+    length: float            # L, m
+    radius: float            # m
+    density: float           # rho, kg/m^3
+    youngs_modulus: float    # E, Pa
+    shear_modulus: float     # G, Pa
+    elements: int            # number of Cosserat elements in the dynamic model
+    damping: float           # PyElastica analytical damping constant, 1/s
 
 
 @dataclass(frozen=True)
