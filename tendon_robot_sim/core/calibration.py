@@ -114,7 +114,8 @@ class Scheduler:
 
 
 class Evaluator:
-    """Runs batches of hold solves serially, on local processes or on a Dask cluster.
+    """Runs batches of independent solves (holds; also :mod:`.pcr_workspace` samples)
+    serially, on local processes or on a Dask cluster.
 
     Parameters
     ----------
@@ -146,12 +147,20 @@ class Evaluator:
         elif self.workers > 1:
             self._pool = ProcessPoolExecutor(self.workers)
 
-    def map(self, tasks: list) -> list:
+    def imap(self, tasks: list, function=_solve_chunk):
+        """``function(task)`` of each task (a picklable module-level function), yielded in
+        task order as they finish (for progress bars)."""
         if self._client is not None:
-            return self._client.gather(self._client.map(_solve_chunk, tasks, pure=False))
-        if self._pool is not None:
-            return list(self._pool.map(_solve_chunk, tasks))
-        return [_solve_chunk(task) for task in tasks]
+            for future in self._client.map(function, tasks, pure=False):
+                yield future.result()
+        elif self._pool is not None:
+            yield from self._pool.map(function, tasks)
+        else:
+            for task in tasks:
+                yield function(task)
+
+    def map(self, tasks: list, function=_solve_chunk) -> list:
+        return list(self.imap(tasks, function))
 
     def predict_many(self, robots: Sequence[Robot], holds: Sequence[Hold],
                      model: str) -> list[np.ndarray]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import math
 from pathlib import Path
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import yaml
@@ -136,17 +136,14 @@ class Base:
         return np.column_stack((self.normal, self.binormal, self.direction))
 
 
-@dataclass(frozen=True)
-class Rod:
-    """Elastic backbone: a straight, uniform, circular rod."""
+class CircularSection:
+    """Section properties of a uniform rod of circular cross-section: a base for the
+    dataclasses that have ``radius`` [m], ``density`` [kg/m^3] and ``youngs_modulus``
+    [Pa] (:class:`Rod`, the parallel robot's rods)."""
 
-    length: float            # L, m
-    radius: float            # m
-    density: float           # rho, kg/m^3
-    youngs_modulus: float    # E, Pa
-    shear_modulus: float     # G, Pa
-    elements: int            # number of Cosserat elements in the dynamic model
-    damping: float           # PyElastica analytical damping constant, 1/s
+    radius: float
+    density: float
+    youngs_modulus: float
 
     @property
     def area(self) -> float:
@@ -172,6 +169,19 @@ class Rod:
     def linear_density(self) -> float:
         """rho A [kg/m]."""
         return self.density * self.area
+
+
+@dataclass(frozen=True)
+class Rod(CircularSection):
+    """Elastic backbone: a straight, uniform, circular rod."""
+
+    length: float            # L, m
+    radius: float            # m
+    density: float           # rho, kg/m^3
+    youngs_modulus: float    # E, Pa
+    shear_modulus: float     # G, Pa
+    elements: int            # number of Cosserat elements in the dynamic model
+    damping: float           # PyElastica analytical damping constant, 1/s
 
 
 @dataclass(frozen=True)
@@ -336,9 +346,14 @@ def load_robot(path: str | Path) -> Robot:
     RobotDescriptionError
         With one message naming the file, the key and the problem.
     """
+    return load_description(path, robot_from_dict)
+
+
+def load_description(path: str | Path, from_dict: Callable[[Any], Any]) -> Any:
+    """``from_dict`` of the YAML in ``path``; a RobotDescriptionError names the file."""
     data = read_yaml(path)
     try:
-        return robot_from_dict(data)
+        return from_dict(data)
     except RobotDescriptionError as error:
         raise RobotDescriptionError(f'{path}: {error}') from None
     except (ArithmeticError, MemoryError, RecursionError, TypeError, ValueError) as error:

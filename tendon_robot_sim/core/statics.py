@@ -389,7 +389,7 @@ class StaticsSolver:
         x_scale = np.concatenate(([force_scale] * 3, [moment_scale] * 3, [force_scale] * nt))
         f_scale = np.concatenate(([force_scale] * 3, [moment_scale] * 3, slack * force_scale))
         mat = np.concatenate((self.Kse, self.Kbt, rod.linear_density * robot.gravity,
-                              robot.gravity, robot.base.position)).astype(float)
+                              robot.gravity, robot.base.position, np.zeros(3))).astype(float)
         # per segment: steps, first routing sample, first trajectory row, vertebra at its
         # end and at its start (Plan.seg columns)
         seg = np.column_stack((seg_n, seg_pt, seg_row, vert_index,
