@@ -43,6 +43,7 @@ MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 20             # nesting of mappings and lists (a description needs 4)
 MAX_ELEMENTS = 1000        # Cosserat elements of the dynamic model
 MAX_VERTEBRAE = 1000
+MAX_LIST_LENGTH = 1000     # numbers in any one list of a description
 MAX_TENDONS = 64
 ROD_LENGTH = (1e-3, 100.0)   # m
 MIN_SIZE = 1e-6              # m, smallest radius and tendon offset
@@ -587,7 +588,7 @@ class _Mapping:
                 f'{self._path(name)}: must be one of {list(choices)}, got {_describe(value)}')
         return value
 
-    def number_list(self, name: str, max_length: int) -> np.ndarray:
+    def number_list(self, name: str, max_length: int = MAX_LIST_LENGTH) -> np.ndarray:
         value = self.get(name)
         if not isinstance(value, list) or not value:
             raise RobotDescriptionError(
