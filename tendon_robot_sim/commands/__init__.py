@@ -27,3 +27,39 @@ def parse_values(text: str, option: str):
             raise CommandError(f'{option}: tendon {key!r} is given twice')
         values[key] = value
     return values if all(named) else list(values.values())
+
+
+def add_scheduler_options(parser) -> None:
+    """``--scheduler`` and the TLS files of a Dask cluster (read by :func:`scheduler_of`)."""
+    parser.add_argument('--scheduler', default=None, metavar='ADDRESS',
+                        help='Dask scheduler address: solve on that cluster instead. '
+                             'tcp://host:8786 is unencrypted and unauthenticated, and Dask '
+                             'unpickles what it receives: anyone who can reach the scheduler '
+                             'can run code here; use it on a trusted network only, else '
+                             'tls://host:8786 with --tls-ca-file, --tls-cert, --tls-key')
+    parser.add_argument('--tls-ca-file', default=None, metavar='PEM',
+                        help='tls:// scheduler: certificate authority that signed the '
+                             "cluster's certificates (default: Dask's configuration)")
+    parser.add_argument('--tls-cert', default=None, metavar='PEM',
+                        help="tls:// scheduler: this client's certificate")
+    parser.add_argument('--tls-key', default=None, metavar='PEM',
+                        help="tls:// scheduler: this client's private key")
+
+
+def scheduler_of(args):
+    """The :class:`~tendon_robot_sim.core.calibration.Scheduler` of the parsed options, or
+    None; CommandError for a bad address or an incomplete set of TLS files."""
+    from tendon_robot_sim.core.calibration import CalibrationError, Scheduler
+
+    tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
+    if args.scheduler is None:
+        if any(tls):
+            raise CommandError('--tls-ca-file, --tls-cert and --tls-key need '
+                               '--scheduler tls://...')
+        return None
+    if any(tls) and not all(tls):
+        raise CommandError('--tls-ca-file, --tls-cert and --tls-key go together')
+    try:
+        return Scheduler(args.scheduler, *tls)
+    except CalibrationError as error:
+        raise CommandError(f'--{error}') from None

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.commands import (add_scheduler_options, CommandError, parse_values,
+                                       scheduler_of)
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.core.calibration import CalibrationError
 from tendon_robot_sim.core.pcr import PcrSolver
@@ -62,8 +63,7 @@ def register(subparsers) -> None:
                          'position is reachable when valid at all (default level)')
     ws.add_argument('--workers', type=int, default=None, metavar='N',
                     help='local processes (default: all cores; 1: none)')
-    ws.add_argument('--scheduler', default=None, metavar='ADDRESS',
-                    help='Dask scheduler address (tcp://host:8786): solve on that cluster')
+    add_scheduler_options(ws)
     ws.add_argument('--out', default='pcr_workspace', metavar='DIR',
                     help='folder for workspace.csv and workspace.png (default %(default)s)')
     for action in (ik, fk, ws):
@@ -157,7 +157,7 @@ def _workspace(args, robot, force, moment) -> int:
         raise CommandError(f'--out: cannot create {out}: {error.strerror}') from None
     try:
         result = workspace(robot, positions, orientations, force, moment, args.workers,
-                           args.scheduler)
+                           scheduler_of(args))
     except CalibrationError as error:
         raise CommandError(str(error)) from None
     result.write_csv(out / 'workspace.csv')

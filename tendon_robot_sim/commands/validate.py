@@ -16,9 +16,9 @@ computing per recorded second on the default robot).
 import argparse
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.commands import add_scheduler_options, CommandError, scheduler_of
 from tendon_robot_sim.core.calibration import CalibrationError, PREDICT_MODELS, \
-    replay_dynamic, Scheduler, validate, write_report
+    replay_dynamic, validate, write_report
 from tendon_robot_sim.core.experiment import DEFAULT_HOLD_TIME, DEFAULT_TIP_TOLERANCE, \
     ExperimentError, load_recording, read_recording
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
@@ -45,19 +45,7 @@ def add_recording_options(parser) -> None:
     parser.add_argument('--workers', type=int, default=None, metavar='N',
                         help='local processes for the model solves (default: all cores; '
                              '1: none)')
-    parser.add_argument('--scheduler', default=None, metavar='ADDRESS',
-                        help='Dask scheduler address: solve on that cluster instead. '
-                             'tcp://host:8786 is unencrypted and unauthenticated, and Dask '
-                             'unpickles what it receives: anyone who can reach the scheduler '
-                             'can run code here; use it on a trusted network only, else '
-                             'tls://host:8786 with --tls-ca-file, --tls-cert, --tls-key')
-    parser.add_argument('--tls-ca-file', default=None, metavar='PEM',
-                        help='tls:// scheduler: certificate authority that signed the '
-                             "cluster's certificates (default: Dask's configuration)")
-    parser.add_argument('--tls-cert', default=None, metavar='PEM',
-                        help="tls:// scheduler: this client's certificate")
-    parser.add_argument('--tls-key', default=None, metavar='PEM',
-                        help="tls:// scheduler: this client's private key")
+    add_scheduler_options(parser)
 
 
 def load_inputs(args: argparse.Namespace):
@@ -68,16 +56,7 @@ def load_inputs(args: argparse.Namespace):
                                f'{getattr(args, option)}')
     if args.workers is not None and args.workers < 1:
         raise CommandError(f'--workers: must be >= 1, got {args.workers}')
-    tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
-    if args.scheduler is None and any(tls):
-        raise CommandError('--tls-ca-file, --tls-cert and --tls-key need --scheduler tls://...')
-    if args.scheduler is not None:
-        if any(tls) and not all(tls):
-            raise CommandError('--tls-ca-file, --tls-cert and --tls-key go together')
-        try:
-            args.scheduler = Scheduler(args.scheduler, *tls)
-        except CalibrationError as error:
-            raise CommandError(f'--{error}') from None
+    args.scheduler = scheduler_of(args)
     try:
         robot = load_robot(args.robot or default_robot_file())
         holds = load_recording(args.recording, robot, args.hold_time, args.tip_tolerance)

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from tendon_robot_sim.core.calibration import Evaluator
+from tendon_robot_sim.core.calibration import Evaluator, Scheduler
 from tendon_robot_sim.core.pcr import PcrSolver
 from tendon_robot_sim.core.pcr_robot import pcr_robot_from_dict, PcrRobot
 from tendon_robot_sim.core.statics import ConvergenceError
@@ -175,7 +175,7 @@ class Workspace:
 
 def workspace(robot: PcrRobot, positions: np.ndarray, orientations=((0.0, 0.0, 0.0),),
               force=None, moment=None, workers: int | None = None,
-              scheduler: str | None = None, chunk: int = CHUNK,
+              scheduler: Scheduler | str | None = None, chunk: int = CHUNK,
               progress: bool = True) -> Workspace:
     """Solve the inverse kinetostatics at each position (p, 3) [m] and each platform
     orientation (o, 3) (roll, pitch, yaw) [rad] under a wrench (default: the description's
