@@ -5,8 +5,8 @@ simulator (tendon_robot_sim.core.simulator) and solved by the discrete shooting 
 the tips agree within 0.5 % of the robot length. The residual difference is the dynamic
 model's discretisation: 0.4 % at 20 elements, 0.23 % at 30 and 0.12 % at 50 (measured;
 vertebrae on nodes, orientation of the element before the node). 30 elements keep the
-run short. The damping (0.5 1/s, PyElastica's analytical damper) changes how fast the
-rod settles, not where.
+run short. The damping (ratio 0.5 in the first mode) changes how fast the rod settles,
+not where.
 """
 
 import numpy as np
@@ -18,7 +18,7 @@ from tendon_robot_sim.core.statics import StaticsSolver
 
 
 def test_discrete_statics_matches_the_simulator_at_rest():
-    robot = load_robot(default_robot_file()).with_changes(elements=30, damping=0.5)
+    robot = load_robot(default_robot_file()).with_changes(elements=30, damping={'ratio': 0.5})
     tensions = [3.0, 2.0, 0.0, 0.0]
     sim = TendonSimulator(robot)
     sim.set_tensions(tensions)

@@ -22,9 +22,10 @@ import math
 from typing import Callable, Mapping
 
 import elastica as ea
-from numba import njit
 import numpy as np
 
+from tendon_robot_sim.core._dynamics_kernels import advance_rod, first_bad_node, rod_arrays
+from tendon_robot_sim.core.modal import mass_proportional_damping
 from tendon_robot_sim.core.robot import Robot
 from tendon_robot_sim.core.tendon_forces import TendonForces, TendonLayout
 
@@ -39,6 +40,9 @@ RUNAWAY_LENGTHS = 2.0
 # Steps between divergence checks: cheap enough to be negligible, soon enough that
 # an unstable run is caught within a few steps of its first NaN or runaway.
 CHECK_EVERY = 10
+# How TendonSimulator steps: one numba call per advance() (_dynamics_kernels.advance_rod),
+# or PyElastica's PositionVerlet.step per step (the reference).
+STEPPERS = ('compiled', 'pyelastica')
 # Seconds of tip-position history kept for is_steady() (sampled about every
 # CHECK_EVERY steps, however advance() is called).
 HISTORY_SPAN = 1.0
@@ -138,27 +142,6 @@ class _System(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):
     """PyElastica system collection with the modules the simulator uses."""
 
 
-class CompiledLinearDamper(ea.AnalyticalLinearDamper):
-    """``AnalyticalLinearDamper(damping_constant=...)`` with its per-step update compiled.
-
-    The coefficients are the parent's (its ``damping_constant`` protocol:
-    velocities times exp(-nu dt), angular velocities times
-    exp(-nu dt m_e / J)^dilatation); only the update loop runs in numba instead of
-    numpy's ``np.power``, which saves about 10 % of a step of a coarse rod.
-    Tests check that both dampers give identical trajectories.
-    """
-
-    def __init__(self, time_step: float, damping_constant: float, **kwargs):
-        super().__init__(time_step=time_step, damping_constant=damping_constant, **kwargs)
-        # set by the parent's damping_constant protocol (PyElastica 1.0)
-        self._translational = float(self._translational_damping_coefficient)
-        self._rotational = np.ascontiguousarray(self._rotational_damping_coefficient)
-
-    def dampen_rates(self, system, time: np.float64) -> None:
-        _dampen_rates(system.velocity_collection, system.omega_collection,
-                      self._translational, self._rotational, system.dilatation)
-
-
 def soften_end_joints(rod) -> None:
     """Give the first and last bending joints the stiffness of their real domains.
 
@@ -178,16 +161,37 @@ def soften_end_joints(rod) -> None:
     rod.bend_matrix *= rod.rest_voronoi_lengths / domain
 
 
-def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray | None,
-                     damper: type = CompiledLinearDamper):
+def add_vertebra_discs(rod, robot: Robot, layout: TendonLayout) -> None:
+    """Add the mass and rotary inertia of the vertebra discs to ``rod``, before ``finalize()``.
+
+    Each disc's mass goes to its node; its rotary inertia (thin cylinder,
+    :attr:`Robot.disc_inertia`: about a diameter for d1 and d2, about its axis for d3)
+    is shared equally by the free elements next to the node: elements k-1 and k,
+    only k when k-1 is the clamped element 0, only k-1 at the tip.
+    PyElastica keeps the inverse inertia too, so both are updated.
+    """
+    diameter, axis = robot.disc_inertia
+    inertia = np.diag((diameter, diameter, axis))
+    n_elems = rod.n_elems
+    for k in layout.nodes:
+        rod.mass[k] += robot.vertebra_mass
+        elements = [e for e in (k - 1, k) if 0 < e < n_elems]
+        for e in elements:
+            rod.mass_second_moment_of_inertia[:, :, e] += inertia / len(elements)
+    rod.inv_mass_second_moment_of_inertia[:] = np.linalg.inv(
+        rod.mass_second_moment_of_inertia.transpose(2, 0, 1)).transpose(1, 2, 0)
+
+
+def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray):
     """The finalized PyElastica system of ``robot`` and its rod, straight, at rest.
 
-    The rod is clamped at node 0 / element 0 (``OneEndFixedBC``), its end
-    joints softened (:func:`soften_end_joints`), loaded by
-    gravity, damped by ``damper(damping_constant=rod.damping, time_step=dt)``
-    (:class:`CompiledLinearDamper` or ``elastica.AnalyticalLinearDamper``) and,
-    unless ``tensions`` is None (the bare rod, for benchmarks), by one
-    :class:`TendonForces` reading the shared ``tensions`` array [N].
+    The rod carries the vertebra discs (:func:`add_vertebra_discs`), is clamped at
+    node 0 / element 0 (``OneEndFixedBC``), has its end joints softened
+    (:func:`soften_end_joints`) when ``rod.end_joint_correction`` is on, is loaded by
+    gravity (which weighs the discs too) and by one :class:`TendonForces` reading
+    the shared ``tensions`` array [N], and is damped by ``AnalyticalLinearDamper``'s
+    uniform protocol: every velocity times exp(-c dt) per step, c from
+    :func:`~tendon_robot_sim.core.modal.mass_proportional_damping`.
     """
     spec = robot.rod
     system = _System()
@@ -203,18 +207,19 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray | None,
         youngs_modulus=spec.youngs_modulus,
         shear_modulus=spec.shear_modulus,
     )
-    soften_end_joints(rod)
+    add_vertebra_discs(rod, robot, TendonLayout.from_robot(robot))
+    if spec.end_joint_correction:
+        soften_end_joints(rod)
     system.append(rod)
     system.constrain(rod).using(
         ea.OneEndFixedBC, constrained_position_idx=(0,), constrained_director_idx=(0,))
     system.add_forcing_to(rod).using(ea.GravityForces, acc_gravity=robot.gravity.copy())
-    if tensions is not None:
-        system.add_forcing_to(rod).using(TendonForces, robot=robot, tensions=tensions)
-    if spec.damping > 0.0:
-        # damping_constant keeps the meaning rod.damping had in PyElastica < 0.4, where
-        # the default robot was tuned; uniform_damping_constant damps rotations about
-        # A / I = 4 / r^2 (in SI numbers) times less and is not equivalent.
-        system.dampen(rod).using(damper, damping_constant=spec.damping, time_step=dt)
+    system.add_forcing_to(rod).using(TendonForces, robot=robot, tensions=tensions,
+                                     vertebra_weight=False)
+    rate = mass_proportional_damping(robot)
+    if rate > 0.0:
+        system.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=rate,
+                                 time_step=dt)
     system.finalize()
     return system, rod
 
@@ -230,6 +235,11 @@ class TendonSimulator:
         Time step [s]. Default: ``safety_factor * stable_time_step(robot)``.
     safety_factor : float
         Fraction (0, 1] of the stability bound used when ``dt`` is not given.
+    stepper : {'compiled', 'pyelastica'}
+        ``compiled`` advances many steps in one numba call
+        (:func:`~tendon_robot_sim.core._dynamics_kernels.advance_rod`);
+        ``pyelastica`` calls ``PositionVerlet.step`` of the same system once per
+        step (the reference it is tested against, several times slower).
 
     Raises
     ------
@@ -237,7 +247,11 @@ class TendonSimulator:
         For a bad ``dt`` or ``safety_factor``, or a rod too coarse for its vertebrae.
     """
 
-    def __init__(self, robot: Robot, dt: float | None = None, safety_factor: float = 0.9):
+    def __init__(self, robot: Robot, dt: float | None = None, safety_factor: float = 0.9,
+                 stepper: str = 'compiled'):
+        if stepper not in STEPPERS:
+            raise InputError(f'stepper: must be one of {list(STEPPERS)}, got {stepper!r}')
+        self.stepper = stepper
         self.robot = robot
         self.tendon_names = robot.tendon_names
         self.n_tendons = len(robot.tendons)
@@ -272,6 +286,15 @@ class TendonSimulator:
         """Create the PyElastica system in its initial straight state at t = 0."""
         self._system, self._rod = build_rod_system(self.robot, self.dt, self._tensions)
         self._stepper = ea.PositionVerlet()
+        block = next(self._system.final_systems())
+        forcing = TendonForces(self.robot, self._tensions, vertebra_weight=False)
+        # advance_rod's arguments after (n_steps, dt), all views of the system's state
+        self._compiled = (
+            rod_arrays(block), block.position_collection[:, 0].copy(),
+            block.director_collection[:, :, 0].copy(), self.robot.gravity.copy(),
+            math.exp(-mass_proportional_damping(self.robot) * self.dt), forcing.kernel_arguments,
+            CHECK_EVERY, self.robot.base.position.copy(),
+            RUNAWAY_LENGTHS * self.robot.rod.length)
         self.time = 0.0
         self._steps = 0
         self._diverged: str | None = None
@@ -363,26 +386,45 @@ class TendonSimulator:
         if self._diverged:
             raise SimulationDiverged(f'{self._diverged} (call reset() before advancing)')
         n_steps = round(duration / self.dt)
+        if self.stepper == 'compiled':
+            self._advance_compiled(n_steps)
+        else:
+            self._advance_pyelastica(n_steps)
+        self._steps += n_steps
+        return self.state()
+
+    def _advance_compiled(self, n_steps: int) -> None:
+        samples = np.empty((n_steps // CHECK_EVERY, 3))
+        done, node = advance_rod(n_steps, self.dt, *self._compiled, samples)
+        start = self.time
+        self.time = start + done * self.dt
+        for i in range(done // CHECK_EVERY):
+            self._record_tip(start + (i + 1) * CHECK_EVERY * self.dt, samples[i])
+        self._record_tip(self.time, self._rod.position_collection[:, -1])
+        if node >= 0:
+            self._fail(node, done, self.time, RUNAWAY_LENGTHS * self.robot.rod.length)
+
+    def _advance_pyelastica(self, n_steps: int) -> None:
         system, stepper, dt = self._system, self._stepper, self.dt
         position = self._rod.position_collection
         origin = self.robot.base.position
         limit = RUNAWAY_LENGTHS * self.robot.rod.length
         time = self.time
-        history = self._history
-        sample_period = (CHECK_EVERY - 0.5) * dt
         try:
             for step in range(1, n_steps + 1):
                 time = stepper.step(system, time, dt)
                 if step % CHECK_EVERY == 0 or step == n_steps:
-                    node = _first_bad_node(position, origin, limit)
+                    node = first_bad_node(position, origin, limit)
                     if node >= 0:
                         self._fail(node, step, time, limit)
-                    if time - history[-1][0] >= sample_period:
-                        history.append((float(time), position[:, -1].copy()))
+                    self._record_tip(time, position[:, -1])
         finally:
             self.time = float(time)
-        self._steps += n_steps
-        return self.state()
+
+    def _record_tip(self, time: float, tip: np.ndarray) -> None:
+        """Keep a tip sample for is_steady(), about every CHECK_EVERY steps."""
+        if time - self._history[-1][0] >= (CHECK_EVERY - 0.5) * self.dt:
+            self._history.append((float(time), tip.copy()))
 
     def _fail(self, node: int, step: int, time: float, limit: float) -> None:
         p = self._rod.position_collection[:, node]
@@ -514,29 +556,3 @@ def _is_real(value) -> bool:
     """A real number (bool and strings excluded)."""
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_))
-
-
-@njit(cache=True)
-def _dampen_rates(velocity, omega, translational, rotational, dilatation):
-    """v *= translational; omega *= rotational ** dilatation (per element), in place."""
-    for k in range(velocity.shape[1]):
-        for a in range(3):
-            velocity[a, k] *= translational
-    for e in range(omega.shape[1]):
-        for a in range(3):
-            omega[a, e] *= rotational[a, e] ** dilatation[e]
-
-
-@njit(cache=True)
-def _first_bad_node(position, origin, limit):
-    """Index of the first node non-finite or farther than ``limit`` from ``origin``, else -1."""
-    limit2 = limit * limit
-    for k in range(position.shape[1]):
-        dx = position[0, k] - origin[0]
-        dy = position[1, k] - origin[1]
-        dz = position[2, k] - origin[2]
-        distance2 = dx * dx + dy * dy + dz * dz
-        # NaN fails every comparison, so "not <=" also catches NaN and inf
-        if not distance2 <= limit2:
-            return k
-    return -1

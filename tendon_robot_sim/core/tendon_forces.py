@@ -152,6 +152,10 @@ class TendonForces(NoForces):
         (``tensions[:] = ...``); the next stage uses the new values.
     n_elements : int, optional
         Elements of the rod (default ``robot.rod.elements``).
+    vertebra_weight : bool
+        Apply the vertebra weights (the seed's W_n). False when the vertebra masses
+        are part of the rod's nodal masses, so that ``GravityForces`` weighs them
+        (the simulator: :func:`~tendon_robot_sim.core.simulator.add_vertebra_discs`).
 
     Notes
     -----
@@ -162,7 +166,8 @@ class TendonForces(NoForces):
     not matter; one call halves the Python and numba dispatch cost per stage.
     """
 
-    def __init__(self, robot: Robot, tensions: np.ndarray, n_elements: int | None = None):
+    def __init__(self, robot: Robot, tensions: np.ndarray, n_elements: int | None = None,
+                 vertebra_weight: bool = True):
         super().__init__()
         self.tensions = np.asarray(tensions)
         if self.tensions.dtype != np.float64 or self.tensions.shape != (len(robot.tendons),):
@@ -170,17 +175,20 @@ class TendonForces(NoForces):
                 f'tensions: must be a float64 array of shape ({len(robot.tendons)},) shared '
                 f'with the caller, got {self.tensions.dtype} {self.tensions.shape}')
         self.layout = layout = TendonLayout.from_robot(robot, n_elements)
-        self.weight = robot.vertebra_mass * robot.gravity
+        self.weight = robot.vertebra_mass * robot.gravity * float(vertebra_weight)
         self.tip_force = np.array(robot.tip_load.force, dtype=np.float64)
         self.tip_moment = np.array(robot.tip_load.moment, dtype=np.float64)
-        # the kernel's inputs that never change, looked up once (this runs every step)
-        self._constants = (layout.nodes, layout.holes, layout.base_holes, layout.anchors,
-                           self.tensions, self.weight, self.tip_force, self.tip_moment)
+        # the kernel's arguments between (position, director) and the outputs, looked up
+        # once (this runs every step); the simulator's compiled stepper passes them on
+        self.kernel_arguments = (layout.nodes, layout.holes, layout.base_holes,
+                                 layout.anchors, self.tensions, self.weight, self.tip_force,
+                                 self.tip_moment)
 
     def apply_forces(self, system, time: np.float64 = np.float64(0.0)) -> None:
         """Add tendon, weight and tip forces and torques to ``system`` (see class notes)."""
         _tendon_wrench_kernel(system.position_collection, system.director_collection,
-                              *self._constants, system.external_forces, system.external_torques)
+                              *self.kernel_arguments, system.external_forces,
+                              system.external_torques)
 
 
 def tendon_wrench_numpy(position: np.ndarray, director: np.ndarray, layout: TendonLayout,

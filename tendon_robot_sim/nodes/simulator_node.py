@@ -112,9 +112,6 @@ PARAMS = (
     Param('tip_pose_topic', topics.TIP_POSE.name, '', 'tip pose in the base frame'),
     Param('markers_topic', topics.BACKBONE_MARKERS.name, '', 'backbone, disc and tendon '
           'markers'),
-    Param('disc_margin', 0.003, 'm', 'disc radius beyond the outermost tendon hole '
-          '(markers only)', range=(0.0, 0.05)),
-    Param('disc_thickness', 0.002, 'm', 'disc thickness (markers only)', range=(1e-4, 0.05)),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
           'rejected setpoints (and between two divergence errors)', range=(0.0, 60.0)),
 )
@@ -159,7 +156,7 @@ class SimulatorNode(Node):
         except (RobotDescriptionError, InputError, StaticsError) as error:
             raise ConfigurationError(str(error)) from None
         self.base_frame = self.robot.base.frame_id
-        self.markers = BackboneMarkers(self.robot, config.disc_margin, config.disc_thickness)
+        self.markers = BackboneMarkers(self.robot)
         self.real_time_factor = config.real_time_factor
         on_parameters_set(self, self._on_parameters_set)
 

@@ -148,15 +148,14 @@ class BackboneMarkers:
     """Builds ``backbone/markers`` for one robot.
 
     ``backbone``: LINE_STRIP through every node, as wide as the rod. ``vertebrae``:
-    one CYLINDER per disc, axis along the disc's d3, diameter enclosing every tendon
-    hole plus ``disc_margin``. ``tendons``: LINE_LIST, one segment between
-    consecutive holes of each tendon, coloured per tendon.
+    one CYLINDER per disc, axis along the disc's d3, radius and thickness from the
+    robot description (``vertebrae.radius``, ``vertebrae.thickness``). ``tendons``:
+    LINE_LIST, one segment between consecutive holes of each tendon, coloured per tendon.
     """
 
-    def __init__(self, robot: Robot, disc_margin: float, disc_thickness: float):
-        max_offset = max(max(t.offset, t.end_offset) for t in robot.tendons)
-        self.disc_diameter = 2.0 * (max_offset + disc_margin)   # m
-        self.disc_thickness = disc_thickness                     # m
+    def __init__(self, robot: Robot):
+        self.disc_diameter = 2.0 * robot.disc_radius             # m
+        self.disc_thickness = robot.disc_thickness               # m
         self.rod_diameter = 2.0 * robot.rod.radius               # m
 
     def build(self, state: RobotShape, frame_id: str, stamp: Time) -> MarkerArray:
