@@ -15,6 +15,11 @@ kernel of :mod:`~tendon_robot_sim.core.tendon_forces`, in the order of
 
 The plain path is PyElastica's ``PositionVerlet.step`` on the same system, which
 ``TendonSimulator(stepper='pyelastica')`` runs and tests compare against.
+
+The tendon forcing kernel (:func:`tendon_wrench_kernel`, with its plain-numpy twin
+``tendon_forces.tendon_wrench_numpy``) lives here too: numba's on-disk cache of a
+function is invalidated only when its own file changes, so a kernel that
+:func:`advance_rod` inlines from another of our modules could go stale after an edit.
 """
 
 from elastica.rod.cosserat_rod import (
@@ -23,8 +28,7 @@ from elastica.rod.cosserat_rod import (
 from elastica.rod.data_structures import (
     overload_operator_dynamic_numba, overload_operator_kinematic_numba)
 from numba import njit
-
-from tendon_robot_sim.core.tendon_forces import _tendon_wrench_kernel
+import numpy as np
 
 
 def rod_arrays(block) -> tuple:
@@ -63,7 +67,7 @@ def advance_rod(n_steps, dt, rod, clamp_position, clamp_director, gravity, decay
     decay : float
         Per-step factor exp(-c dt) of the mass-proportional damper (1 = undamped).
     tendons : tuple
-        The arguments of ``_tendon_wrench_kernel`` after position and director and
+        The arguments of :func:`tendon_wrench_kernel` after position and director and
         before the output arrays (``TendonForces.kernel_arguments``).
     check_every : int
         Steps between divergence checks and tip samples.
@@ -101,7 +105,7 @@ def advance_rod(n_steps, dt, rod, clamp_position, clamp_director, gravity, decay
         for a in range(3):
             for k in range(n_nodes):
                 external_forces[a, k] += gravity[a] * mass[k]
-        _tendon_wrench_kernel(position, director, *tendons, external_forces, external_torques)
+        tendon_wrench_kernel(position, director, *tendons, external_forces, external_torques)
         _update_accelerations(acceleration, internal_forces, external_forces, mass, alpha,
                               inv_mass_second_moment_of_inertia, internal_torques,
                               external_torques, dilatation)
@@ -146,3 +150,122 @@ def first_bad_node(position, origin, limit):
         if not distance2 <= limit2:
             return k
     return -1
+
+
+@njit(cache=True)
+def _vertebra_director(director, k, q):
+    """Write the directors of the vertebra on node ``k`` into ``q`` (3, 3).
+
+    Same maths as ``tendon_forces.vertebra_directors``.
+    """
+    n_elems = director.shape[2]
+    a = k - 1
+    b = min(k, n_elems - 1)
+    d = np.zeros((3, 3))                    # D = Q_b Q_a.T
+    for r in range(3):
+        for c in range(3):
+            for m in range(3):
+                d[r, c] += director[r, m, b] * director[c, m, a]
+    cos_half = 0.5 * np.sqrt(1.0 + d[0, 0] + d[1, 1] + d[2, 2])
+    s0 = (d[2, 1] - d[1, 2]) / (4.0 * cos_half)
+    s1 = (d[0, 2] - d[2, 0]) / (4.0 * cos_half)
+    s2 = (d[1, 0] - d[0, 1]) / (4.0 * cos_half)
+    skew = np.array([[0.0, -s2, s1], [s2, 0.0, -s0], [-s1, s0, 0.0]])
+    half = np.eye(3) + skew + skew @ skew / (1.0 + cos_half)
+    for r in range(3):
+        for c in range(3):
+            q[r, c] = half[r, 0] * director[0, c, a] + half[r, 1] * director[1, c, a] \
+                + half[r, 2] * director[2, c, a]
+
+
+@njit(cache=True)
+def _add_hole_load(k, rx, ry, rz, fx, fy, fz, director, external_forces, external_torques):
+    """Add force F (world) at the world offset r from node k of a vertebra's hole.
+
+    The moment r x F is shared by the free elements meeting at node k (see the
+    notes of :mod:`~tendon_robot_sim.core.tendon_forces`), each getting its share in
+    its own local frame.
+    """
+    external_forces[0, k] += fx
+    external_forces[1, k] += fy
+    external_forces[2, k] += fz
+    mx = ry * fz - rz * fy
+    my = rz * fx - rx * fz
+    mz = rx * fy - ry * fx
+    n_elems = director.shape[2]
+    first = k - 1 if k > 1 else k           # element 0 is clamped
+    last = k if k < n_elems else k - 1      # the last node ends the last element
+    share = 1.0 / (last - first + 1)
+    for e in range(first, last + 1):
+        for a in range(3):
+            external_torques[a, e] += share * (director[a, 0, e] * mx + director[a, 1, e] * my
+                                               + director[a, 2, e] * mz)
+
+
+@njit(cache=True)
+def tendon_wrench_kernel(position, director, nodes, holes, base_holes, anchors, tensions,
+                         weight, tip_force, tip_moment, external_forces, external_torques):
+    """Add all loads of ``TendonForces``; same maths as ``tendon_wrench_numpy``.
+
+    Shapes as in ``tendon_wrench_numpy``; ``nodes`` (k,), ``holes``
+    (n_tendons, 3, k), ``base_holes`` (n_tendons, 3), ``anchors`` (n_tendons,).
+    """
+    for i in range(nodes.shape[0]):
+        for a in range(3):
+            external_forces[a, nodes[i]] += weight[a]
+    n_elems = director.shape[2]
+    for a in range(3):
+        external_forces[a, n_elems] += tip_force[a]
+        external_torques[a, n_elems - 1] += (director[a, 0, n_elems - 1] * tip_moment[0]
+                                             + director[a, 1, n_elems - 1] * tip_moment[1]
+                                             + director[a, 2, n_elems - 1] * tip_moment[2])
+    if not np.any(tensions != 0.0):
+        return
+    # world offsets of every hole from its node: Q.T h with the vertebra's directors
+    q = np.empty((3, 3))
+    offsets = np.zeros(holes.shape)
+    for i in range(nodes.shape[0]):
+        _vertebra_director(director, nodes[i], q)
+        for j in range(tensions.shape[0]):
+            for a in range(3):
+                offsets[j, a, i] = q[0, a] * holes[j, 0, i] + q[1, a] * holes[j, 1, i] \
+                    + q[2, a] * holes[j, 2, i]
+
+    for j in range(tensions.shape[0]):
+        tension = tensions[j]
+        if tension == 0.0:
+            continue
+        # Walk the tendon from the base plate (part of the clamp, so its share of the
+        # first segment is not applied). Segment i runs from hole i-1 to hole i with
+        # pull T u_i; vertebra i gets -T u_i + T u_(i+1), the anchor only -T u_i.
+        # (The seed's delta formula writes Rot_{n+1} on both holes; each hole
+        # belongs to its own vertebra, so each uses its own directors.)
+        px = base_holes[j, 0]
+        py = base_holes[j, 1]
+        pz = base_holes[j, 2]
+        fx = 0.0                # -T u_(i-1): what vertebra i-1 has so far
+        fy = 0.0
+        fz = 0.0
+        for i in range(anchors[j] + 1):
+            k = nodes[i]
+            hx = position[0, k] + offsets[j, 0, i]
+            hy = position[1, k] + offsets[j, 1, i]
+            hz = position[2, k] + offsets[j, 2, i]
+            dx = hx - px
+            dy = hy - py
+            dz = hz - pz
+            scale = tension / np.sqrt(dx * dx + dy * dy + dz * dz)
+            if i > 0:           # vertebra i-1 is complete: add T u_i and apply
+                _add_hole_load(nodes[i - 1], offsets[j, 0, i - 1], offsets[j, 1, i - 1],
+                               offsets[j, 2, i - 1], fx + dx * scale, fy + dy * scale,
+                               fz + dz * scale, director, external_forces, external_torques)
+            fx = -dx * scale
+            fy = -dy * scale
+            fz = -dz * scale
+            px = hx
+            py = hy
+            pz = hz
+        # the anchor: only the pull back towards the previous hole
+        i = anchors[j]
+        _add_hole_load(nodes[i], offsets[j, 0, i], offsets[j, 1, i], offsets[j, 2, i],
+                       fx, fy, fz, director, external_forces, external_torques)

@@ -27,7 +27,7 @@ import numpy as np
 from tendon_robot_sim.core._dynamics_kernels import advance_rod, first_bad_node, rod_arrays
 from tendon_robot_sim.core.modal import mass_proportional_damping
 from tendon_robot_sim.core.robot import Robot
-from tendon_robot_sim.core.tendon_forces import TendonForces, TendonLayout
+from tendon_robot_sim.core.tendon_forces import TendonForces, TendonLayout, vertebra_directors
 
 logger = logging.getLogger(__name__)
 
@@ -497,7 +497,8 @@ class TendonSimulator:
         position = rod.position_collection.copy()
         director = rod.director_collection
         # directors rows d1 d2 d3 -> rotation matrices with columns d1 d2 d3
-        vertebra_rotations = np.transpose(director[:, :, layout.nodes - 1], (2, 1, 0)).copy()
+        vertebra_rotations = np.transpose(vertebra_directors(director, layout.nodes),
+                                          (2, 1, 0)).copy()
         tip_rotation = director[:, :, -1].T.copy()
         quaternions = rotation_to_quaternion(
             np.concatenate((vertebra_rotations, tip_rotation[np.newaxis])))
