@@ -156,26 +156,31 @@ def first_bad_node(position, origin, limit):
 def _vertebra_director(director, k, q):
     """Write the directors of the vertebra on node ``k`` into ``q`` (3, 3).
 
-    Same maths as ``tendon_forces.vertebra_directors``.
+    Same maths as ``tendon_forces.vertebra_directors``, written out without
+    temporaries (this runs for every vertebra at every step):
+    D^(1/2) = I (1 - |s|^2 / (1 + c)) + [s]x + s s.T / (1 + c).
     """
     n_elems = director.shape[2]
     a = k - 1
     b = min(k, n_elems - 1)
-    d = np.zeros((3, 3))                    # D = Q_b Q_a.T
-    for r in range(3):
+    for r in range(3):                      # q <- D = Q_b Q_a.T
         for c in range(3):
-            for m in range(3):
-                d[r, c] += director[r, m, b] * director[c, m, a]
-    cos_half = 0.5 * np.sqrt(1.0 + d[0, 0] + d[1, 1] + d[2, 2])
-    s0 = (d[2, 1] - d[1, 2]) / (4.0 * cos_half)
-    s1 = (d[0, 2] - d[2, 0]) / (4.0 * cos_half)
-    s2 = (d[1, 0] - d[0, 1]) / (4.0 * cos_half)
-    skew = np.array([[0.0, -s2, s1], [s2, 0.0, -s0], [-s1, s0, 0.0]])
-    half = np.eye(3) + skew + skew @ skew / (1.0 + cos_half)
-    for r in range(3):
-        for c in range(3):
-            q[r, c] = half[r, 0] * director[0, c, a] + half[r, 1] * director[1, c, a] \
-                + half[r, 2] * director[2, c, a]
+            q[r, c] = director[r, 0, b] * director[c, 0, a] \
+                + director[r, 1, b] * director[c, 1, a] + director[r, 2, b] * director[c, 2, a]
+    cos_half = 0.5 * np.sqrt(1.0 + q[0, 0] + q[1, 1] + q[2, 2])
+    s0 = (q[2, 1] - q[1, 2]) / (4.0 * cos_half)
+    s1 = (q[0, 2] - q[2, 0]) / (4.0 * cos_half)
+    s2 = (q[1, 0] - q[0, 1]) / (4.0 * cos_half)
+    f = 1.0 / (1.0 + cos_half)
+    diagonal = 1.0 - (s0 * s0 + s1 * s1 + s2 * s2) * f
+    h00, h01, h02 = diagonal + s0 * s0 * f, -s2 + s0 * s1 * f, s1 + s0 * s2 * f
+    h10, h11, h12 = s2 + s1 * s0 * f, diagonal + s1 * s1 * f, -s0 + s1 * s2 * f
+    h20, h21, h22 = -s1 + s2 * s0 * f, s0 + s2 * s1 * f, diagonal + s2 * s2 * f
+    for c in range(3):                      # q <- D^(1/2) Q_a
+        x, y, z = director[0, c, a], director[1, c, a], director[2, c, a]
+        q[0, c] = h00 * x + h01 * y + h02 * z
+        q[1, c] = h10 * x + h11 * y + h12 * z
+        q[2, c] = h20 * x + h21 * y + h22 * z
 
 
 @njit(cache=True)
