@@ -182,14 +182,16 @@ def add_vertebra_discs(rod, robot: Robot, layout: TendonLayout) -> None:
         rod.mass_second_moment_of_inertia.transpose(2, 0, 1)).transpose(1, 2, 0)
 
 
-def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray):
+def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
+                     tip_wrench: np.ndarray | None = None):
     """The finalized PyElastica system of ``robot`` and its rod, straight, at rest.
 
     The rod carries the vertebra discs (:func:`add_vertebra_discs`), is clamped at
     node 0 / element 0 (``OneEndFixedBC``), has its end joints softened
     (:func:`soften_end_joints`) when ``rod.end_joint_correction`` is on, is loaded by
     gravity (which weighs the discs too) and by one :class:`TendonForces` reading
-    the shared ``tensions`` array [N], and is damped by ``AnalyticalLinearDamper``'s
+    the shared ``tensions`` [N] and ``tip_wrench`` (default ``robot.tip_load``)
+    arrays, and is damped by ``AnalyticalLinearDamper``'s
     uniform protocol: every velocity times exp(-c dt) per step, c from
     :func:`~tendon_robot_sim.core.modal.mass_proportional_damping`.
     """
@@ -215,7 +217,7 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray):
         ea.OneEndFixedBC, constrained_position_idx=(0,), constrained_director_idx=(0,))
     system.add_forcing_to(rod).using(ea.GravityForces, acc_gravity=robot.gravity.copy())
     system.add_forcing_to(rod).using(TendonForces, robot=robot, tensions=tensions,
-                                     vertebra_weight=False)
+                                     vertebra_weight=False, tip_wrench=tip_wrench)
     rate = mass_proportional_damping(robot)
     if rate > 0.0:
         system.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=rate,
@@ -276,6 +278,7 @@ class TendonSimulator:
                            'rod.elements so that they fall on nodes', off)
         # Shared with TendonForces: written in place, never rebound.
         self._tensions = np.zeros(self.n_tendons)
+        self._tip_wrench = np.zeros((2, 3))
         self._build()
         self._rest_lengths = self._layout.path_lengths(self._layout.tendon_paths(
             self._rod.position_collection, self._rod.director_collection))
@@ -284,10 +287,13 @@ class TendonSimulator:
 
     def _build(self) -> None:
         """Create the PyElastica system in its initial straight state at t = 0."""
-        self._system, self._rod = build_rod_system(self.robot, self.dt, self._tensions)
+        self._tip_wrench[:] = (self.robot.tip_load.force, self.robot.tip_load.moment)
+        self._system, self._rod = build_rod_system(self.robot, self.dt, self._tensions,
+                                                   self._tip_wrench)
         self._stepper = ea.PositionVerlet()
         block = next(self._system.final_systems())
-        forcing = TendonForces(self.robot, self._tensions, vertebra_weight=False)
+        forcing = TendonForces(self.robot, self._tensions, vertebra_weight=False,
+                               tip_wrench=self._tip_wrench)
         # advance_rod's arguments after (n_steps, dt), all views of the system's state
         self._compiled = (
             rod_arrays(block), block.position_collection[:, 0].copy(),
@@ -303,6 +309,8 @@ class TendonSimulator:
 
     def reset(self) -> None:
         """Back to the initial straight state at t = 0 with zero tensions.
+
+        The tip load returns to the description's ``tip_load``.
 
         The PyElastica system is rebuilt, so no state (memory blocks, damper,
         constraint) survives from the previous run; the compiled kernels are reused.
@@ -352,6 +360,30 @@ class TendonSimulator:
             for index, value in enumerate(values):
                 new[index] = self._check_tension(value, index, f'tensions[{index}]')
         self._tensions[:] = new
+
+    @property
+    def tip_load(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the applied tip force [N] and moment [N m], world frame."""
+        return self._tip_wrench[0].copy(), self._tip_wrench[1].copy()
+
+    def set_tip_load(self, force, moment=(0.0, 0.0, 0.0)) -> None:
+        """Set the external tip force [N] and moment [N m], world (base) frame.
+
+        Raises
+        ------
+        InputError
+            Unless both are 3 finite numbers; nothing is changed then.
+        """
+        wrench = np.empty((2, 3))
+        for row, (name, value) in enumerate((('force', force), ('moment', moment))):
+            values = list(np.ravel(value)) if hasattr(value, '__len__') and not isinstance(
+                value, (str, bytes)) else None
+            if values is None or len(values) != 3 or not all(_is_real(v) for v in values):
+                raise InputError(f'tip {name}: must be 3 numbers, got {value!r}')
+            if not all(math.isfinite(v) for v in values):
+                raise InputError(f'tip {name}: must be finite, got {values}')
+            wrench[row] = values
+        self._tip_wrench[:] = wrench
 
     def _check_tension(self, value, index: int, field: str) -> float:
         if not _is_real(value):

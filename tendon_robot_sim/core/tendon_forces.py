@@ -160,6 +160,10 @@ class TendonForces(NoForces):
         Apply the vertebra weights (the seed's W_n). False when the vertebra masses
         are part of the rod's nodal masses, so that ``GravityForces`` weighs them
         (the simulator: :func:`~tendon_robot_sim.core.simulator.add_vertebra_discs`).
+    tip_wrench : float64 array (2, 3), optional
+        Tip force [N] and moment [N m], world frame; kept by reference like
+        ``tensions``, so the owner can change the tip load at run time. Default: a
+        private copy of ``robot.tip_load``.
 
     Notes
     -----
@@ -171,7 +175,7 @@ class TendonForces(NoForces):
     """
 
     def __init__(self, robot: Robot, tensions: np.ndarray, n_elements: int | None = None,
-                 vertebra_weight: bool = True):
+                 vertebra_weight: bool = True, tip_wrench: np.ndarray | None = None):
         super().__init__()
         self.tensions = np.asarray(tensions)
         if self.tensions.dtype != np.float64 or self.tensions.shape != (len(robot.tendons),):
@@ -180,8 +184,12 @@ class TendonForces(NoForces):
                 f'with the caller, got {self.tensions.dtype} {self.tensions.shape}')
         self.layout = layout = TendonLayout.from_robot(robot, n_elements)
         self.weight = robot.vertebra_mass * robot.gravity * float(vertebra_weight)
-        self.tip_force = np.array(robot.tip_load.force, dtype=np.float64)
-        self.tip_moment = np.array(robot.tip_load.moment, dtype=np.float64)
+        if tip_wrench is None:
+            tip_wrench = np.array((robot.tip_load.force, robot.tip_load.moment), dtype=float)
+        if tip_wrench.dtype != np.float64 or tip_wrench.shape != (2, 3):
+            raise ValueError(f'tip_wrench: must be a float64 array of shape (2, 3), got '
+                             f'{tip_wrench.dtype} {tip_wrench.shape}')
+        self.tip_force, self.tip_moment = tip_wrench     # views: see changes in place
         # the kernel's arguments between (position, director) and the outputs, looked up
         # once (this runs every step); the simulator's compiled stepper passes them on
         self.kernel_arguments = (layout.nodes, layout.holes, layout.base_holes,
