@@ -88,7 +88,7 @@ def test_round_trip_and_with_changes():
                                  end_joint_correction=False)
     assert (finer.rod.elements, finer.rod.damping) == (100, Damping(rate=2.5))
     assert not finer.rod.end_joint_correction
-    assert DEFAULT.rod.damping == Damping(ratio=0.05) and DEFAULT.rod.end_joint_correction
+    assert DEFAULT.rod.damping == Damping(ratio=0.1) and DEFAULT.rod.end_joint_correction
     assert (DEFAULT.disc_radius, DEFAULT.disc_thickness) == (0.018, 0.002)
     with pytest.raises(RobotDescriptionError, match=r'^rod.elements: must be >= 2, got 1$'):
         DEFAULT.with_changes(elements=1)
@@ -144,7 +144,7 @@ def test_exponent_without_dot_reads_as_a_float(tmp_path):
 
 def test_minimal_file_gets_defaults(tmp_path):
     robot = load_robot(write(tmp_path, MINIMAL))
-    assert robot.rod.elements == 50 and robot.rod.damping == Damping(ratio=0.05)
+    assert robot.rod.elements == 50 and robot.rod.damping == Damping(ratio=0.1)
     assert robot.rod.end_joint_correction
     # discs reach 3 mm beyond the outermost hole
     assert (robot.disc_radius, robot.disc_thickness) == pytest.approx((0.013, 0.002))

@@ -33,8 +33,9 @@ import yaml
 ROUTINGS = ('parallel', 'helical', 'tapered')
 # Tendon anchors and vertebra positions are compared with this tolerance [m].
 POSITION_TOLERANCE = 1e-9
-# Default damping ratio of the first bending mode: silicone rubber, loss factor about 0.1.
-DEFAULT_DAMPING_RATIO = 0.05
+# Default damping ratio of the first bending mode: silicone rubber has a loss factor of
+# about 0.2 (ratio = loss factor / 2); identify it from a step response for a real rod.
+DEFAULT_DAMPING_RATIO = 0.1
 # Default vertebra disc: this far beyond the outermost tendon hole [m], and this thick [m].
 DISC_MARGIN = 0.003
 DEFAULT_DISC_THICKNESS = 0.002

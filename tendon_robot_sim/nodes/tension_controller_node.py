@@ -67,7 +67,7 @@ PARAMS = (
           choices=tuple(TIP_FEEDBACK)),
     Param('statics_model', 'discrete', '', 'statics model of the tip Jacobian',
           choices=tuple(MODELS)),
-    Param('tip_gain', 0.05, '', 'fraction of the tip error corrected per control period',
+    Param('tip_gain', 0.03, '', 'fraction of the tip error corrected per control period',
           range=(0.01, 1.0), read_only=False),
     Param('tip_max_step', 0.005, 'm', 'largest tip displacement asked for per control '
           'period', range=(0.0001, 0.1), read_only=False),
