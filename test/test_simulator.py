@@ -373,3 +373,25 @@ def test_compiled_stepper_follows_pyelastica_position_verlet():
 def test_unknown_stepper_is_an_input_error():
     with pytest.raises(InputError, match=r"^stepper: must be one of \['compiled', 'pyelastica'\]"):
         TendonSimulator(make_robot(10), stepper='euler')
+
+
+def test_tip_load_set_at_run_time_matches_the_description_and_reset_restores():
+    """A run-time tip load gives the trajectory of the same load in the description."""
+    loaded = make_robot(10, gravity=(0.0, 0.0, -9.8)).to_dict()
+    loaded['tip_load'] = {'force': [0.0, 0.05, 0.1], 'moment': [0.0, 0.0, 0.002]}
+    described = TendonSimulator(robot_from_dict(loaded))
+    sim = TendonSimulator(make_robot(10, gravity=(0.0, 0.0, -9.8)))
+    sim.set_tip_load((0.0, 0.05, 0.1), (0.0, 0.0, 0.002))
+    for run in (sim, described):
+        run.advance(0.1)
+    assert_array_equal(sim.state().centerline, described.state().centerline)
+    force, moment = sim.tip_load
+    assert force.tolist() == [0.0, 0.05, 0.1] and moment.tolist() == [0.0, 0.0, 0.002]
+    for bad, message in (((0.0, 1.0), r'^tip force: must be 3 numbers'),
+                         ((0.0, math.nan, 0.0), r'^tip force: must be finite'),
+                         ('abc', r'^tip force: must be 3 numbers')):
+        with pytest.raises(InputError, match=message):
+            sim.set_tip_load(bad)
+    assert sim.tip_load[0].tolist() == [0.0, 0.05, 0.1]          # unchanged
+    sim.reset()
+    assert_array_equal(np.concatenate(sim.tip_load), 0.0)

@@ -49,6 +49,28 @@ class RobotShape(Protocol):
     tendon_paths: tuple                 # per tendon (3, j): base hole, vertebra holes
 
 
+def wrench_from_msg(msg, base_frame: str) -> tuple[np.ndarray, np.ndarray]:
+    """Tip force [N] and moment [N m] of a ``tip/wrench`` WrenchStamped, base frame.
+
+    Raises
+    ------
+    InputError
+        Naming the field: a ``header.frame_id`` other than the base frame (empty
+        means the base frame) or a non-finite component.
+    """
+    frame = msg.header.frame_id
+    if frame not in ('', base_frame):
+        raise InputError(f'header.frame_id: {frame!r} is not the base frame {base_frame!r}')
+    wrench = msg.wrench
+    loads = []
+    for name, v in (('force', wrench.force), ('torque', wrench.torque)):
+        value = np.array([v.x, v.y, v.z])
+        if not np.all(np.isfinite(value)):
+            raise InputError(f'wrench.{name}: non-finite {value.tolist()}')
+        loads.append(value)
+    return loads[0], loads[1]
+
+
 def tensions_from_joint_state(msg: JointState) -> dict[str, float] | list[float]:
     """Tensions (N) carried by the ``effort`` field of a tension command or setpoint.
 
