@@ -12,7 +12,8 @@ import pytest
 from tendon_robot_sim import cli, default_robot_file
 from tendon_robot_sim.core.calibration import (calibrate, CalibrationError, replay_dynamic,
                                                validate, with_parameters, write_report)
-from tendon_robot_sim.core.experiment import (load_recording, Recording, synth_experiment,
+from tendon_robot_sim.core.experiment import (load_recording, read_recording, Recording,
+                                              synth_experiment, synth_step_response,
                                               write_holds_csv)
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import TendonSimulator
@@ -159,3 +160,27 @@ def test_dynamic_replay_follows_the_recorded_commands(robot, holds, tmp_path):
     path = write_report(tmp_path / 'report', validate(robot, holds), trajectory=trajectory)
     assert 'Dynamic replay' in path.read_text()
     assert (path.parent / 'trajectory.png').stat().st_size > 0
+
+
+def test_damping_is_identified_from_a_step_response(tmp_path):
+    """A 2 N step on t0 simulated on a 10-element robot with a hidden damping ratio of
+    0.15: fitting the damping alone (from the file's 0.1) to the replayed trajectory
+    brings the true value inside a narrow 95 % interval and the error down to the noise."""
+    robot = load_robot(default_robot_file()).with_changes(elements=10)
+    truth = robot.with_changes(damping={'ratio': 0.15})
+    step, samples = synth_step_response(tmp_path / 'step', truth, noise=2e-4, seed=5,
+                                        after=1.5)
+    assert step.tolist() == [2.0, 0.0, 0.0, 0.0]
+    assert [s[1][0] for s in samples[24:27]] == [0.0, 2.0, 2.0]          # at 0.5 s
+    recording = read_recording(tmp_path / 'step', robot)
+    assert len(recording.tips) == len(samples) == 100
+    result = calibrate(robot, [], ['damping'], model='dynamic', workers=1, progress=False,
+                       recording=recording)
+    (low, high), = result.intervals
+    assert low <= 0.15 <= high and high - low < 0.01, result.summary()
+    assert result.rms_after < 0.5e-3 < 2e-3 < result.rms_before
+    assert result.robot.rod.damping.ratio == result.values[0]            # still a ratio
+    with pytest.raises(CalibrationError, match='damping has no static effect'):
+        calibrate(robot, [], ['damping'], model='dynamic', workers=1, progress=False)
+    with pytest.raises(CalibrationError, match='needs model dynamic'):
+        calibrate(robot, [], ['damping'], workers=1, progress=False, recording=recording)
