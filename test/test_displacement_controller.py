@@ -145,7 +145,6 @@ def test_tip_wrench_reaches_the_feed_forward_model(stack):
     finally:
         publisher.publish(WrenchStamped(header=Header(frame_id='base_link')))
         send(stack.command_pub, names, [0.0] * 4)
-        stack.probe.destroy_publisher(publisher)
 
 
 def test_position_setpoints_are_limited_and_rate_limited(stack):

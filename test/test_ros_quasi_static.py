@@ -183,7 +183,6 @@ def test_tip_wrench_loads_the_equilibrium_until_reset(qs):
     finally:
         # back to the description's tip load (none) for the other tests
         assert call(probe, Trigger, '/simulator/reset', Trigger.Request()).success
-        probe.destroy_publisher(publisher)
     after = time.monotonic()
     wait_for(lambda: len(probe.since('tip/pose', after)) >= 2, 'tip poses after the reset')
     assert np.allclose(position(probe.latest('tip/pose')),

@@ -383,10 +383,6 @@ def _load_discs(m: '_Mapping', tendons: tuple[Tendon, ...]) -> tuple[float, floa
     radius = m.number('radius', default=outermost + DISC_MARGIN, positive=True)
     thickness = m.number('thickness', default=DEFAULT_DISC_THICKNESS, positive=True)
     m.finish()
-    if radius < outermost:
-        raise RobotDescriptionError(
-            f'vertebrae.radius: must reach the outermost tendon hole ({outermost:g} m), '
-            f'got {radius:g}')
     return radius, thickness
 
 
