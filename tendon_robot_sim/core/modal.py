@@ -15,7 +15,7 @@ energy T = theta_dot.T M(theta) theta_dot / 2 with
 M_ij = h^2 cos(theta_i - theta_j) sum_(k >= max(i, j)) m_k (+ the rotary inertias).
 The rest shape solves grad V = 0 (Newton's method); the natural frequencies solve
 Hess V phi = omega^2 M phi at it (``scipy.linalg.eigh``). With gravity across the rod
-the sag stiffens it: the default robot's first mode is about 6 % faster than on a
+the sag stiffens it: the default robot's first mode is about 5 % faster than on a
 straight beam. Shear and extension are ignored (below 0.1 % for this slender rod).
 
 Tests compare the simulator's free vibration with it, and
