@@ -128,6 +128,14 @@ def test_bad_inputs_are_one_line_errors(robot, holds, tmp_path, capsys):
         'a number')
     with pytest.raises(CalibrationError, match="fit: unknown parameter 'stiffness'"):
         calibrate(robot, holds, ['stiffness'], workers=1)
+    assert cli.main(['synth-experiment', str(tmp_path / 'b'), '--experiment', 'step',
+                     '--damping-ratio', '1.5']) == 2
+    assert capsys.readouterr().err.strip() == (
+        'tendon-robot-sim synth-experiment: error: --damping-ratio: must be in (0, 1), '
+        'got 1.5')
+    assert cli.main(['calibrate', str(csv), '--model', 'dynamic', '--fit', 'damping',
+                     '--out', str(tmp_path / 'c.yaml')]) == 2
+    assert 'fitting the damping needs a recorded trajectory' in capsys.readouterr().err
     with pytest.raises(CalibrationError, match='bounds: youngs_modulus needs'):
         calibrate(robot, holds, ['youngs_modulus'], bounds={'youngs_modulus': (1e3, 1e4)},
                   workers=1)
