@@ -28,6 +28,7 @@ test: setup
 bench: setup
 	$(PYTHON) benchmarks/bench_dynamics.py --json
 	$(PYTHON) benchmarks/bench_statics.py --json
+	$(PYTHON) benchmarks/bench_pcr.py --json
 
 clean:
 	rm -rf $(VENV) build install log demo_output .pytest_cache

@@ -53,7 +53,7 @@ BAY_MAX_ITERATIONS = 40
 
 # Plan.seg columns; Plan.mat slices; Plan.tendon rows
 SEG_N, SEG_PT, SEG_ROW, SEG_VERT, SEG_FROM = 0, 1, 2, 3, 4
-MAT_KSE, MAT_KBT, MAT_RHOAG, MAT_GRAVITY, MAT_P0 = 0, 3, 6, 9, 12
+MAT_KSE, MAT_KBT, MAT_RHOAG, MAT_GRAVITY, MAT_P0, MAT_USTAR = 0, 3, 6, 9, 12, 15
 TENDON_SLACK, TENDON_REST, TENDON_COMPLIANCE = 0, 1, 2
 
 # error_model='numpy': a division by zero gives inf/NaN (caught by the finiteness checks)
@@ -73,7 +73,8 @@ Plan = namedtuple('Plan', [
     'end_mass',   # (nseg,) vertebra mass at the end of the segment [kg], 0 if none
     'holes',      # (k + 1, nt, 3) hole of each tendon at the base (row 0) and vertebrae [m]
     'anchor',     # (nt,) vertebra index (1..k) at which each tendon ends (discrete model)
-    'mat',        # (15,) Kse [N], Kbt [N m^2], rho A g [N/m], gravity [m/s^2], p0 [m]
+    'mat',        # (18,) Kse [N], Kbt [N m^2], rho A g [N/m], gravity [m/s^2], p0 [m],
+                  #   rest curvature u* [1/m] (body; used by _rhs_rod only)
     'R0',         # (3, 3) base orientation
     'scale',      # (2, 6 + nt) physical value of one unit of each unknown (N, N m, N) and
                   #   of each residual (N, N m, m)
@@ -261,8 +262,9 @@ def _kinematics(y, v0, v1, v2, u0, u1, u2, dy):
 
 @_kernel
 def _rhs_rod(law, mat, y, dy):
-    """Bare Cosserat rod between vertebrae (discrete model), y = p, R, n, m (world frame):
-    v and u from the constitutive law, n_s = -rho A g, m_s = -p_s x n."""
+    """Bare Cosserat rod (discrete model between vertebrae, rods of a parallel robot),
+    y = p, R, n, m (world frame): v and u - u* from the constitutive law (u* the rest
+    curvature), n_s = -rho A g, m_s = -p_s x n."""
     n0, n1, n2 = y[12], y[13], y[14]
     m0, m1, m2 = y[15], y[16], y[17]
     # R^T n / Kse and R^T m / Kbt
@@ -272,9 +274,11 @@ def _rhs_rod(law, mat, y, dy):
     e = _dilatation(w0, w1, w2, law)
     e3 = e * e * e
     _kinematics(y, e * w0, e * w1, 1.0 + e * w2,
-                e3 * (y[3] * m0 + y[6] * m1 + y[9] * m2) / mat[MAT_KBT],
-                e3 * (y[4] * m0 + y[7] * m1 + y[10] * m2) / mat[MAT_KBT + 1],
-                e3 * (y[5] * m0 + y[8] * m1 + y[11] * m2) / mat[MAT_KBT + 2], dy)
+                e3 * (y[3] * m0 + y[6] * m1 + y[9] * m2) / mat[MAT_KBT] + mat[MAT_USTAR],
+                e3 * (y[4] * m0 + y[7] * m1 + y[10] * m2) / mat[MAT_KBT + 1]
+                + mat[MAT_USTAR + 1],
+                e3 * (y[5] * m0 + y[8] * m1 + y[11] * m2) / mat[MAT_KBT + 2]
+                + mat[MAT_USTAR + 2], dy)
     p0, p1, p2 = dy[0], dy[1], dy[2]
     dy[12] = -mat[MAT_RHOAG]
     dy[13] = -mat[MAT_RHOAG + 1]
@@ -903,6 +907,21 @@ def _norm(a, p):
 
 
 @_kernel
+def _broyden(J, F, Fn, dx, alpha):
+    """Good Broyden update after the step s = alpha dx took F to Fn:
+    J += ((Fn - F) - J s) s^T / (s^T s)."""
+    n = F.size
+    ss = alpha * alpha * _norm(dx, 2) ** 2
+    for r in range(n):
+        js = 0.0
+        for c in range(n):
+            js += J[r, c] * alpha * dx[c]
+        corr = (Fn[r] - F[r] - js) / ss if ss > 0.0 else 0.0
+        for c in range(n):
+            J[r, c] += corr * alpha * dx[c]
+
+
+@_kernel
 def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
           w, info):
     """Damped Newton iteration with Broyden updates on the shooting residual.
@@ -964,15 +983,7 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
         else:
             fn2 = _norm(Fn, 2) if ok else math.inf
             if fn2 <= (1.0 - 1e-4 * alpha) * f2:
-                # accept; good Broyden: J += ((Fn - F) - J s) s^T / (s^T s), s = alpha dx
-                ss = alpha * alpha * _norm(dx, 2) ** 2
-                for r in range(n):
-                    js = 0.0
-                    for c in range(n):
-                        js += J[r, c] * alpha * dx[c]
-                    corr = (Fn[r] - F[r] - js) / ss if ss > 0.0 else 0.0
-                    for c in range(n):
-                        J[r, c] += corr * alpha * dx[c]
+                _broyden(J, F, Fn, dx, alpha)     # accept
                 if fn2 > 0.5 * f2:
                     jac_ok[0] = False
                 fresh = False
@@ -1064,3 +1075,278 @@ def poses(traj, frame_rows, path_rows, path_holes, quats, points):
         for i in range(3):
             points[i, k] = row[i] + row[3 + 3 * i] * h[0] + row[4 + 3 * i] * h[1] \
                 + row[5 + 3 * i] * h[2]
+
+
+# --------------------------------------------------------------------------- parallel robot
+#
+# 6-RUS parallel continuum robot (:mod:`tendon_robot_sim.core.pcr`): six bare Cosserat rods
+# (_rhs_rod with rest curvature, integrated by _rk4) coupled through the platform. Unknowns
+# per rod (scaled): base force n(0) / force scale (world, 3), moment m_z(0) / moment scale,
+# then q1, q2, q3 (inverse) or q2, q3 (forward, where the pose p_e / L and roll, pitch,
+# yaw follow the 36 rod unknowns). Residual: per rod (p_e + R_e C_i - p_i(L)) / L and
+# m_i(L) / moment scale (spherical joint), then the platform balance (Eq. 3), force and
+# moment about the origin, scaled.
+
+PAPER, DFKI2024 = 0, 1
+# Largest Newton step of an angle [rad] or of the platform position [L]: keeps a cold
+# start on the branch of its guess.
+PCR_MAX_STEP = 0.3
+
+PcrPlan = namedtuple('PcrPlan', [
+    'inverse',   # True: motor angles are unknowns (inverse), False: the pose (forward)
+    'compat',    # PAPER | DFKI2024 (see pcr.py)
+    'mat',       # (18,) as Plan.mat; p0 unused
+    'motor_p',   # (6, 3) motor positions, world [m]
+    'motor_R',   # (6, 3, 3) motor frames
+    'crank',     # crank length l1 [m]
+    'joints',    # (6, 3) platform joints C_i, platform frame [m]
+    'steps',     # RK4 steps per rod
+    'h',         # RK4 step [m]
+    'scale',     # (3,) force [N], moment [N m], length [m] of one unit
+])
+
+PcrWork = namedtuple('PcrWork', [
+    'y',       # (18,) rod state
+    'st',      # (3, 18) RK4 scratch
+    'K',       # (6, 6) _rk4 scratch
+    'M',       # (4, 3, 3) _rk4 scratch; M[0] R_e
+    'rt',      # (1, 1, 9) _rk4 routing (unused by bare rods)
+    'act',     # (1,) _rk4 tendon flags (unused)
+    'tau',     # (1,) _rk4 tensions (unused)
+    'out',     # (6, 9) p(L), n(L), m(L) of each rod at the current iterate
+    'keep',    # (9,) saved rod end during a finite-difference probe
+    'vec',     # (4, nx) F, F of a trial or probe, trial x, step
+    'Jc',      # (nx, nx) copy of the Jacobian for the linear solve
+    'traj',    # (steps + 1, 18) trajectory of probe integrations
+])
+
+
+@_kernel
+def _rotate_axis(Q, axis, angle, out):
+    """out = Q Rot_axis(angle) (axis 0, 1, 2 = x, y, z; out may alias Q): columns j, k
+    after the axis turn to c Q_j + s Q_k and c Q_k - s Q_j."""
+    j, k = (axis + 1) % 3, (axis + 2) % 3
+    c, s = math.cos(angle), math.sin(angle)
+    for i in range(3):
+        qj, qk = Q[i, j], Q[i, k]
+        out[i, axis] = Q[i, axis]
+        out[i, j] = c * qj + s * qk
+        out[i, k] = c * qk - s * qj
+
+
+@_kernel
+def _platform_rotation(roll, pitch, yaw, R):
+    """R_e = Rz(yaw) Ry(pitch) Rx(roll)."""
+    for i in range(3):
+        for j in range(3):
+            R[i, j] = 1.0 if i == j else 0.0
+    _rotate_axis(R, 2, yaw, R)
+    _rotate_axis(R, 1, pitch, R)
+    _rotate_axis(R, 0, roll, R)
+
+
+@_kernel
+def _pcr_rod(pl, i, x, target, traj, w, out):
+    """Integrate rod i from its base (paper, Sec. 3.1) into traj; out = p(L), n(L), m(L).
+
+    p0 = p_M + R_M [0, l1 cos q1, l1 sin q1]; R0 = R_M Rx(q1) Ry(q2) Rx(q3) (DFKI2024:
+    R_M Ry(q2) Rx(q3)); m(0) = m_z R0 e3 (universal joint: no moment about its two axes;
+    DFKI2024: m_z e3, world).
+    """
+    k = 7 if pl.inverse else 6
+    b = k * i
+    q1 = x[b + 4] if pl.inverse else target[i]
+    q2, q3 = x[b + k - 2], x[b + k - 1]
+    y = w.y
+    RM, R0 = pl.motor_R[i], w.M[1]
+    c1, s1 = pl.crank * math.cos(q1), pl.crank * math.sin(q1)
+    for a in range(3):
+        y[a] = pl.motor_p[i, a] + RM[a, 1] * c1 + RM[a, 2] * s1
+    if pl.compat == PAPER:
+        _rotate_axis(RM, 0, q1, R0)
+        _rotate_axis(R0, 1, q2, R0)
+    else:
+        _rotate_axis(RM, 1, q2, R0)
+    _rotate_axis(R0, 0, q3, R0)
+    fs, ms = pl.scale[0], pl.scale[1]
+    for a in range(3):
+        for col in range(3):
+            y[3 + 3 * a + col] = R0[a, col]
+        y[12 + a] = x[b + a] * fs
+        y[15 + a] = x[b + 3] * ms * (R0[a, 2] if pl.compat == PAPER else (1.0 if a == 2 else 0.0))
+    for a in range(18):
+        traj[0, a] = y[a]
+    _rk4(DISCRETE, LINEAR, pl.mat, w.rt, w.act, w.tau, 0, pl.steps, pl.h, 0, y, traj, w.st,
+         w.K, w.M)
+    for a in range(3):
+        out[a] = y[a]
+        out[3 + a] = y[12 + a]
+        out[6 + a] = y[15 + a]
+
+
+@_kernel
+def _pcr_assemble(pl, x, target, wrench, out, Re, F):
+    """Residual F (42) from the rod ends out (6, 9) and the pose (paper, Eqs. 3-5), with
+    m_i(L) in the world frame (zero iff R_e^T m_i(L) is); DFKI2024 leaves p_e x F out."""
+    L, fs, ms = pl.scale[2], pl.scale[0], pl.scale[1]
+    if pl.inverse:
+        pe0, pe1, pe2 = target[0], target[1], target[2]
+        _platform_rotation(target[3], target[4], target[5], Re)
+    else:
+        pe0, pe1, pe2 = x[36] * L, x[37] * L, x[38] * L
+        _platform_rotation(x[39], x[40], x[41], Re)
+    sf0 = -wrench[0]
+    sf1 = -wrench[1]
+    sf2 = -wrench[2]
+    sm0 = -wrench[3]
+    sm1 = -wrench[4]
+    sm2 = -wrench[5]
+    if pl.compat == PAPER:
+        sm0 -= pe1 * wrench[2] - pe2 * wrench[1]
+        sm1 -= pe2 * wrench[0] - pe0 * wrench[2]
+        sm2 -= pe0 * wrench[1] - pe1 * wrench[0]
+    for i in range(6):
+        o = out[i]
+        C = pl.joints[i]
+        F[6 * i] = (pe0 + Re[0, 0] * C[0] + Re[0, 1] * C[1] + Re[0, 2] * C[2] - o[0]) / L
+        F[6 * i + 1] = (pe1 + Re[1, 0] * C[0] + Re[1, 1] * C[1] + Re[1, 2] * C[2] - o[1]) / L
+        F[6 * i + 2] = (pe2 + Re[2, 0] * C[0] + Re[2, 1] * C[1] + Re[2, 2] * C[2] - o[2]) / L
+        for a in range(3):
+            F[6 * i + 3 + a] = o[6 + a] / ms
+        sf0 += o[3]
+        sf1 += o[4]
+        sf2 += o[5]
+        sm0 += o[1] * o[5] - o[2] * o[4] + o[6]
+        sm1 += o[2] * o[3] - o[0] * o[5] + o[7]
+        sm2 += o[0] * o[4] - o[1] * o[3] + o[8]
+    F[36], F[37], F[38] = sf0 / fs, sf1 / fs, sf2 / fs
+    F[39], F[40], F[41] = sm0 / ms, sm1 / ms, sm2 / ms
+
+
+@_kernel
+def _pcr_residual(pl, x, target, wrench, traj, w, F):
+    """Integrate the six rods (trajectories into traj (6, steps + 1, 18)) and assemble F;
+    False if F is not finite."""
+    for i in range(6):
+        _pcr_rod(pl, i, x, target, traj[i], w, w.out[i])
+    _pcr_assemble(pl, x, target, wrench, w.out, w.M[0], F)
+    for r in range(F.size):
+        if not math.isfinite(F[r]):
+            return False
+    return True
+
+
+@_kernel
+def _pcr_jacobian(pl, x, target, wrench, F, J, w):
+    """Forward-difference Jacobian using the block structure: a rod unknown moves only its
+    own rod, so its column costs one rod integration (42 instead of 6 x 42), and a pose
+    unknown none. w.out must hold the rod ends at x."""
+    k = 7 if pl.inverse else 6
+    Fd = w.vec[1]
+    for c in range(x.size):
+        xc = x[c]
+        step = FD_STEP * max(1.0, abs(xc))
+        x[c] = xc + step
+        if c < 6 * k:
+            i = c // k
+            for a in range(9):
+                w.keep[a] = w.out[i, a]
+            _pcr_rod(pl, i, x, target, w.traj, w, w.out[i])
+            _pcr_assemble(pl, x, target, wrench, w.out, w.M[0], Fd)
+            for a in range(9):
+                w.out[i, a] = w.keep[a]
+        else:
+            _pcr_assemble(pl, x, target, wrench, w.out, w.M[0], Fd)
+        x[c] = xc
+        for r in range(x.size):
+            J[r, c] = (Fd[r] - F[r]) / step
+
+
+@_kernel
+def pcr_solve(pl, target, wrench, x, J, jac_ok, tol, max_iter, traj, w, info):
+    """Damped Newton iteration on the coupled shooting residual of the parallel robot.
+
+    The Jacobian J (kept by the caller: warm start) is reused, with good-Broyden updates
+    after each step, while each step at least halves ||F||_2, and rebuilt
+    (:func:`_pcr_jacobian`) otherwise; with a fresh Jacobian a
+    failing step is halved (Armijo on ||F||_2). Angle and position steps are capped at
+    PCR_MAX_STEP. On return x holds the last accepted iterate, traj (6, steps + 1, 18) its
+    rod trajectories, info = [||F||_inf, iterations, rod integrations, status].
+    """
+    n = x.size
+    k = 7 if pl.inverse else 6
+    F, Fn, xn, dx = w.vec[0], w.vec[1], w.vec[2], w.vec[3]
+    status = MAX_ITERATIONS
+    rods = 6
+    it = 0
+    fnorm = math.inf
+    if not _pcr_residual(pl, x, target, wrench, traj, w, F):
+        status = FAILED
+    else:
+        f2 = _norm(F, 2)
+        fnorm = _norm(F, 0)
+        at_x = True     # traj and w.out belong to x
+        fresh = False
+        while status == MAX_ITERATIONS:
+            if fnorm <= tol:
+                status = CONVERGED
+                break
+            if it >= max_iter:
+                break
+            it += 1
+            if not jac_ok[0]:
+                if not at_x:
+                    _pcr_residual(pl, x, target, wrench, traj, w, F)
+                    rods += 6
+                    at_x = True
+                _pcr_jacobian(pl, x, target, wrench, F, J, w)
+                rods += 6 * k
+                jac_ok[0] = True
+                fresh = True
+            for r in range(n):
+                dx[r] = -F[r]
+                for c in range(n):
+                    w.Jc[r, c] = J[r, c]
+            if not _gauss_solve(w.Jc, dx):
+                if fresh:
+                    status = FAILED
+                jac_ok[0] = False
+                continue
+            big = 0.0
+            for r in range(n):
+                if r >= 6 * k or r % k >= 4:
+                    big = max(big, abs(dx[r]))
+            alpha = min(1.0, PCR_MAX_STEP / big) if big > 0.0 else 1.0
+            while True:
+                for r in range(n):
+                    xn[r] = x[r] + alpha * dx[r]
+                ok = _pcr_residual(pl, xn, target, wrench, traj, w, Fn)
+                rods += 6
+                at_x = False
+                fn2 = _norm(Fn, 2) if ok else math.inf
+                if fn2 <= (1.0 - 1e-4 * alpha) * f2:
+                    if fn2 > 0.5 * f2:
+                        jac_ok[0] = False
+                    _broyden(J, F, Fn, dx, alpha)
+                    for r in range(n):
+                        x[r] = xn[r]
+                        F[r] = Fn[r]
+                    at_x = True
+                    f2 = fn2
+                    fnorm = _norm(F, 0)
+                    fresh = False
+                    break
+                if not fresh:
+                    jac_ok[0] = False
+                    break
+                alpha *= 0.5
+                if alpha < 1e-6:
+                    status = FAILED
+                    break
+        if not at_x:
+            _pcr_residual(pl, x, target, wrench, traj, w, F)
+            rods += 6
+    info[0] = fnorm
+    info[1] = it
+    info[2] = rods
+    info[3] = status

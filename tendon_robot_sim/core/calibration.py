@@ -84,7 +84,8 @@ def _replay_task(task) -> np.ndarray:
 
 
 class Evaluator:
-    """Runs batches of hold solves serially, on local processes or on a Dask cluster.
+    """Runs batches of independent solves (holds; also :mod:`.pcr_workspace` samples)
+    serially, on local processes or on a Dask cluster.
 
     Parameters
     ----------
@@ -112,13 +113,20 @@ class Evaluator:
         elif self.workers > 1:
             self._pool = ProcessPoolExecutor(self.workers)
 
-    def map(self, tasks: list, function=_solve_chunk) -> list:
-        """``function`` (picklable, module level) of each task, in parallel."""
+    def imap(self, tasks: list, function=_solve_chunk):
+        """``function(task)`` of each task (a picklable module-level function), yielded in
+        task order as they finish (for progress bars)."""
         if self._client is not None:
-            return self._client.gather(self._client.map(function, tasks, pure=False))
-        if self._pool is not None:
-            return list(self._pool.map(function, tasks))
-        return [function(task) for task in tasks]
+            for future in self._client.map(function, tasks, pure=False):
+                yield future.result()
+        elif self._pool is not None:
+            yield from self._pool.map(function, tasks)
+        else:
+            for task in tasks:
+                yield function(task)
+
+    def map(self, tasks: list, function=_solve_chunk) -> list:
+        return list(self.imap(tasks, function))
 
     def replay_many(self, robots: Sequence[Robot], recording: Recording,
                     settle_time: float) -> list[np.ndarray]:
@@ -425,6 +433,8 @@ def parameter_value(robot: Robot, name: str) -> float:
     if index is not None:
         return float(robot.tendons[index].offset)
     if name == 'vertebra_mass':
+        if not robot.vertebra_positions.size:
+            raise CalibrationError('fit: vertebra_mass: this robot has no vertebrae to weigh')
         return float(robot.vertebra_mass)
     if name == 'damping':
         damping = robot.rod.damping

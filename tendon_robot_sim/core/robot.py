@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import math
 from pathlib import Path
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import yaml
@@ -33,6 +33,9 @@ import yaml
 ROUTINGS = ('parallel', 'helical', 'tapered')
 # Tendon anchors and vertebra positions are compared with this tolerance [m].
 POSITION_TOLERANCE = 1e-9
+# Hole layouts whose second singular value is below this fraction of the first are
+# planar: every hole on one line through the backbone.
+PLANAR_TOLERANCE = 1e-9
 # Default damping ratio of the first bending mode: silicone rubber has a loss factor of
 # about 0.2 (ratio = loss factor / 2); identify it from a step response for a real rod.
 DEFAULT_DAMPING_RATIO = 0.1
@@ -43,6 +46,14 @@ DEFAULT_DISC_THICKNESS = 0.002
 
 class RobotDescriptionError(ValueError):
     """A robot description that cannot be used; the message names the key."""
+
+
+def vertebrae_required(model: str) -> str:
+    """Why ``model`` refuses a robot without vertebrae, and what works instead."""
+    return (f'vertebrae: the {model} needs vertebra discs (its tendons act on the rod only '
+            'at the discs) and this robot has none; without discs use the cosserat or '
+            'kirchhoff statics (simulator mode quasi_static with statics_model cosserat or '
+            'kirchhoff, --model cosserat or kirchhoff)')
 
 
 class _Loader(yaml.SafeLoader):
@@ -103,18 +114,14 @@ class Damping:
         return {'ratio': self.ratio} if self.ratio is not None else {'rate': self.rate}
 
 
-@dataclass(frozen=True)
-class Rod:
-    """Elastic backbone: a straight, uniform, circular rod."""
+class CircularSection:
+    """Section properties of a uniform rod of circular cross-section: a base for the
+    dataclasses that have ``radius`` [m], ``density`` [kg/m^3] and ``youngs_modulus``
+    [Pa] (:class:`Rod`, the parallel robot's rods)."""
 
-    length: float            # L, m
-    radius: float            # m
-    density: float           # rho, kg/m^3
-    youngs_modulus: float    # E, Pa
-    shear_modulus: float     # G, Pa
-    elements: int            # number of Cosserat elements in the dynamic model
-    damping: Damping         # of the dynamic model
-    end_joint_correction: bool = True   # soften the end joints (simulator.soften_end_joints)
+    radius: float
+    density: float
+    youngs_modulus: float
 
     @property
     def area(self) -> float:
@@ -140,6 +147,20 @@ class Rod:
     def linear_density(self) -> float:
         """rho A [kg/m]."""
         return self.density * self.area
+
+
+@dataclass(frozen=True)
+class Rod(CircularSection):
+    """Elastic backbone: a straight, uniform, circular rod."""
+
+    length: float            # L, m
+    radius: float            # m
+    density: float           # rho, kg/m^3
+    youngs_modulus: float    # E, Pa
+    shear_modulus: float     # G, Pa
+    elements: int            # number of Cosserat elements in the dynamic model
+    damping: Damping         # of the dynamic model
+    end_joint_correction: bool = True   # soften the end joints (simulator.soften_end_joints)
 
 
 @dataclass(frozen=True)
@@ -210,7 +231,7 @@ class Robot:
     base: Base
     gravity: np.ndarray                # (3,) m/s^2, world frame
     rod: Rod
-    vertebra_positions: np.ndarray     # (k,) m, arc lengths, increasing
+    vertebra_positions: np.ndarray     # (k,) m, arc lengths, increasing; k = 0: no discs
     vertebra_mass: float               # kg, per vertebra
     tendons: tuple[Tendon, ...]
     tip_load: TipLoad
@@ -234,6 +255,23 @@ class Robot:
     def max_tensions(self) -> np.ndarray:
         return np.array([t.max_tension for t in self.tendons])
 
+    @property
+    def bending_directions(self) -> np.ndarray:
+        """Directions the tendons can bend the rod towards, in the base cross-section.
+
+        Rows are orthonormal (d1, d2) components: d1 and d2 when the holes at the base span
+        the cross-section; one row, the line of the holes pointing to the first tendon's
+        hole, when every hole lies on one line through the backbone (a planar robot, e.g.
+        two antagonistic tendons).
+        """
+        holes = np.array([[t.offset * math.cos(t.angle), t.offset * math.sin(t.angle)]
+                          for t in self.tendons])
+        singular = np.linalg.svd(holes, compute_uv=False)
+        if singular.size > 1 and singular[1] > PLANAR_TOLERANCE * singular[0]:
+            return np.eye(2)
+        first = self.tendons[0].angle
+        return np.array([[math.cos(first), math.sin(first)]])
+
     def tendon_index(self, name: str) -> int:
         """Index of the tendon called ``name``; KeyError names the known ones."""
         for i, tendon in enumerate(self.tendons):
@@ -249,7 +287,7 @@ class Robot:
 
     def to_dict(self) -> dict[str, Any]:
         """The description as plain data, in the YAML schema (angles in degrees)."""
-        return {
+        data = {
             'name': self.name,
             'base': {
                 'frame_id': self.base.frame_id,
@@ -285,6 +323,9 @@ class Robot:
                 'moment': self.tip_load.moment.tolist(),
             },
         }
+        if not self.vertebra_positions.size:
+            del data['vertebrae']      # optional: a robot without discs
+        return data
 
 
 # --------------------------------------------------------------------------- loading
@@ -298,22 +339,27 @@ def load_robot(path: str | Path) -> Robot:
     RobotDescriptionError
         With one message naming the file, the key and the problem.
     """
+    return load_description(path, robot_from_dict)
+
+
+def load_description(path: str | Path, from_dict: Callable[[Any], Any]) -> Any:
+    """``from_dict`` of the YAML in ``path``; a RobotDescriptionError names the file."""
     data = read_yaml(path)
     try:
-        return robot_from_dict(data)
+        return from_dict(data)
     except RobotDescriptionError as error:
         raise RobotDescriptionError(f'{path}: {error}') from None
 
 
 def robot_from_dict(data: Any) -> Robot:
     """Build a validated :class:`Robot` from plain data in the YAML schema."""
-    top = _Mapping(data, '', required=('name', 'rod', 'vertebrae', 'tendons'),
-                   optional=('base', 'gravity', 'tip_load'))
+    top = _Mapping(data, '', required=('name', 'rod', 'tendons'),
+                   optional=('base', 'gravity', 'vertebrae', 'tip_load'))
     name = top.string('name')
     base = _load_base(top.mapping('base', default={}))
     gravity = top.vector('gravity', default=(0.0, 0.0, -9.80665))
     rod = _load_rod(top.mapping('rod'))
-    vertebrae = top.mapping('vertebrae')
+    vertebrae = top.mapping('vertebrae', default={'count': 0})
     positions, mass = _load_vertebrae(vertebrae, rod.length)
     tendons = _load_tendons(top.get('tendons'), rod.length, positions)
     disc_radius, disc_thickness = _load_discs(vertebrae, tendons)

@@ -126,10 +126,10 @@ class DisplacementControllerNode(Node):
         if self.tension_output:
             self.state_sub = self.create_subscription(
                 topics.TENDON_STATE.msg_type, config.state_topic, self._on_state,
-                topics.TENDON_STATE.qos)
+                topics.TENDON_STATE.subscription_qos)
             self.wrench_sub = self.create_subscription(
                 topics.TIP_WRENCH.msg_type, config.wrench_topic, self._on_wrench,
-                topics.TIP_WRENCH.qos)
+                topics.TIP_WRENCH.subscription_qos)
         self.timer = self.create_timer(1.0 / config.rate, self._on_timer)
 
     # ------------------------------------------------------------------ inputs

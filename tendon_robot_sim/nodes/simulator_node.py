@@ -178,7 +178,7 @@ class SimulatorNode(Node):
             topics.TENDON_SETPOINT.qos)
         self.wrench_sub = self.create_subscription(
             topics.TIP_WRENCH.msg_type, config.wrench_topic, self._on_wrench,
-            topics.TIP_WRENCH.qos)
+            topics.TIP_WRENCH.subscription_qos)
         self._last_setpoint = None     # quasi_static: (msg, displacements) last accepted
         self._zero_tension = topics.TENDON_SETPOINT.msg_type(
             name=self.robot.tendon_names, effort=[0.0] * len(self.robot.tendons))

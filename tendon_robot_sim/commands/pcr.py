@@ -1,0 +1,176 @@
+"""``tendon-robot-sim pcr``: kinetostatics of the 6-RUS parallel continuum robot.
+
+    tendon-robot-sim pcr ik --position 0.05,0,0.45 --orientation 0,0,10 --force 0,0,-5
+    tendon-robot-sim pcr fk --motor-angles 10,10,12,12,8,8 --force 0,0,-5 --json
+    tendon-robot-sim pcr workspace --out pcr_workspace --workers 2
+    tendon-robot-sim pcr workspace --orientations '0,0,0;0,0,20;0,0,-20' --per-height 100
+    tendon-robot-sim pcr workspace --scheduler tcp://cluster:8786 --heights 0.4:0.7:16
+
+Angles on the command line are degrees (orientation: roll, pitch, yaw with R_e = Rz Ry Rx);
+forces N, moments N m, positions m, world frame. ``ik`` and ``fk`` print the pose, the
+motor and universal-joint angles and the rod base wrenches; with ``--json`` the last line
+is one JSON object (:meth:`tendon_robot_sim.core.pcr.PcrResult.to_dict`: SI units, angles
+in rad, plus ``motor_angles_deg``). ``workspace`` solves the inverse problem over a
+cylinder of platform positions (default: the paper's 16 heights x 250 points) on all
+local cores or a Dask cluster, with a progress bar, and writes ``workspace.csv`` and
+``workspace.png`` (the paper's Fig. 6; a position counts as reachable when it is valid at
+every orientation of ``--orientations``) into ``--out``. The solve time of ``ik``/``fk`` is
+that of a cold solve after one that loaded the compiled kernels.
+"""
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.commands.statics import parse_vector
+from tendon_robot_sim.core.calibration import CalibrationError
+from tendon_robot_sim.core.pcr import PcrSolver
+from tendon_robot_sim.core.pcr_robot import COMPAT, default_pcr_file, load_pcr_robot
+from tendon_robot_sim.core.pcr_workspace import (
+    cylinder_samples, HEIGHTS, PER_HEIGHT, RADIUS, workspace)
+from tendon_robot_sim.core.robot import RobotDescriptionError
+from tendon_robot_sim.core.statics import StaticsError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'pcr', help='6-RUS parallel continuum robot: inverse/forward kinetostatics, workspace',
+        description='Kinetostatics of the 6-RUS parallel continuum robot (Cosserat rods, '
+                    'shooting method).')
+    actions = parser.add_subparsers(dest='action', required=True, metavar='ACTION')
+    ik = actions.add_parser('ik', help='platform pose and wrench -> motor angles')
+    ik.add_argument('--position', required=True, metavar='X,Y,Z',
+                    help='platform centre in m, world frame')
+    ik.add_argument('--orientation', default='0,0,0', metavar='ROLL,PITCH,YAW',
+                    help='platform orientation in deg (R_e = Rz Ry Rx; default level)')
+    fk = actions.add_parser('fk', help='motor angles and wrench -> platform pose')
+    fk.add_argument('--motor-angles', required=True, metavar='Q1,...,Q6',
+                    help='the six motor angles in deg')
+    ws = actions.add_parser('workspace', help='reachable workspace (PNG + CSV)')
+    ws.add_argument('--heights', default=f'{HEIGHTS[0]:g}:{HEIGHTS[-1]:g}:{HEIGHTS.size}',
+                    metavar='LOW:HIGH:N', help='platform heights in m (default %(default)s)')
+    ws.add_argument('--per-height', type=int, default=PER_HEIGHT, metavar='N',
+                    help='samples per height (default %(default)s)')
+    ws.add_argument('--radius', type=float, default=RADIUS, metavar='M',
+                    help='cylinder radius in m (default %(default)s)')
+    ws.add_argument('--orientations', default='0,0,0', metavar='R,P,Y;R,P,Y...',
+                    help='platform orientations in deg, each position solved at each; a '
+                         'position is reachable when valid at all (default level)')
+    ws.add_argument('--workers', type=int, default=None, metavar='N',
+                    help='local processes (default: all cores; 1: none)')
+    ws.add_argument('--scheduler', default=None, metavar='ADDRESS',
+                    help='Dask scheduler address (tcp://host:8786): solve on that cluster')
+    ws.add_argument('--out', default='pcr_workspace', metavar='DIR',
+                    help='folder for workspace.csv and workspace.png (default %(default)s)')
+    for action in (ik, fk, ws):
+        action.add_argument('--robot', default=None, metavar='FILE',
+                            help='kind: pcr_6rus description (default: config/pcr_6rus.yaml)')
+        action.add_argument('--compat', choices=COMPAT, default=None,
+                            help='model: the paper\'s, or the authors\' published code '
+                                 '(default: the description\'s compat)')
+        action.add_argument('--force', default=None, metavar='FX,FY,FZ',
+                            help='external force at the platform centre in N, world frame '
+                                 '(default: the description\'s load)')
+        action.add_argument('--moment', default=None, metavar='MX,MY,MZ',
+                            help='external moment in N m (default: the description\'s load)')
+        action.add_argument('--json', action='store_true',
+                            help='end the output with one JSON line')
+    parser.set_defaults(func=run)
+
+
+def _degrees(text: str, option: str, count: int) -> np.ndarray:
+    values = parse_values(text, option)
+    if not isinstance(values, list) or len(values) != count:
+        raise CommandError(f'{option}: must be {count} comma-separated numbers, got {text!r}')
+    return np.radians(values)
+
+
+def _heights(text: str) -> np.ndarray:
+    try:
+        low, high, count = text.split(':')
+        low, high, count = float(low), float(high), int(count)
+    except ValueError:
+        raise CommandError(f'--heights: must be LOW:HIGH:N, got {text!r}') from None
+    if count < 1 or not high >= low:
+        raise CommandError(f'--heights: need N >= 1 and HIGH >= LOW, got {text!r}')
+    return np.linspace(low, high, count)
+
+
+def run(args: argparse.Namespace) -> int:
+    force = parse_vector(args.force, '--force')
+    moment = parse_vector(args.moment, '--moment')
+    try:
+        robot = load_pcr_robot(args.robot or default_pcr_file())
+        if args.compat is not None:
+            robot = robot.with_changes(compat=args.compat)
+        if args.action == 'workspace':
+            return _workspace(args, robot, force, moment)
+        solver = PcrSolver(robot)
+        if args.action == 'ik':
+            position = parse_vector(args.position, '--position')
+            orientation = _degrees(args.orientation, '--orientation', 3)
+            inputs = (position, orientation, force, moment)
+            solve = solver.inverse
+        else:
+            inputs = (_degrees(args.motor_angles, '--motor-angles', 6), force, moment)
+            solve = solver.forward
+        solve(*inputs)       # loads (or compiles) the kernels
+        solver.reset()
+        result = solve(*inputs)
+    except (RobotDescriptionError, StaticsError) as error:
+        raise CommandError(' '.join(str(error).split())) from None
+    np.set_printoptions(precision=6, suppress=True)
+    print(f'robot {robot.name} ({robot.compat} model), {args.action}')
+    print(f'platform position [m]:     {result.position}')
+    print(f'platform rpy [deg]:        {np.degrees(result.orientation)}')
+    print(f'motor angles q1 [deg]:     {np.degrees(result.motor_angles)}'
+          + ('' if result.within_limits else '  OUTSIDE THE MOTOR LIMITS'))
+    print('universal joints q2, q3 [deg]:')
+    print(np.degrees(result.joint_angles))
+    print('rod base forces n(0) [N]:')
+    print(result.base_forces)
+    print(f'residual {result.residual:.3g} after {result.iterations} Newton iterations, '
+          f'{result.evaluations} rod integrations, cold solve {result.solve_time * 1e3:.2f} ms')
+    if args.json:
+        print(json.dumps({'robot': robot.name, 'compat': robot.compat, **result.to_dict()}))
+    return 0
+
+
+def _workspace(args, robot, force, moment) -> int:
+    if args.per_height < 1:
+        raise CommandError(f'--per-height: must be >= 1, got {args.per_height}')
+    if not args.radius > 0.0:
+        raise CommandError(f'--radius: must be > 0, got {args.radius}')
+    if args.workers is not None and args.workers < 1:
+        raise CommandError(f'--workers: must be >= 1, got {args.workers}')
+    positions = cylinder_samples(args.radius, _heights(args.heights), args.per_height)
+    orientations = [_degrees(item, '--orientations', 3)
+                    for item in args.orientations.split(';')]
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CommandError(f'--out: cannot create {out}: {error.strerror}') from None
+    try:
+        result = workspace(robot, positions, orientations, force, moment, args.workers,
+                           args.scheduler)
+    except CalibrationError as error:
+        raise CommandError(str(error)) from None
+    result.write_csv(out / 'workspace.csv')
+    result.plot(out / 'workspace.png', f'{robot.name} ({robot.compat} model), platform '
+                f'orientations {np.round(np.degrees(orientations), 2).tolist()} deg')
+    summary = result.summary()
+    print(f'{summary["valid"]} of {summary["samples"]} samples valid (converged and within '
+          f'the motor limits [{math.degrees(robot.motor_limits[0]):g}, '
+          f'{math.degrees(robot.motor_limits[1]):g}] deg), {summary["reachable_positions"]} '
+          f'of {summary["positions"]} positions reachable, in {result.wall_time:.1f} s; '
+          f'converged solves {summary["converged_solve_ms_mean"]:.2f} ms mean, '
+          f'{summary["converged_solve_ms_sd"]:.2f} ms sd')
+    print(f'wrote {out / "workspace.csv"} and {out / "workspace.png"}')
+    if args.json:
+        print(json.dumps({'robot': robot.name, 'compat': robot.compat, **summary}))
+    return 0

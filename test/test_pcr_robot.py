@@ -1,0 +1,78 @@
+"""Parallel continuum robot description (config/pcr_6rus.yaml): geometry and clear errors."""
+
+import math
+
+import numpy as np
+from numpy.testing import assert_allclose
+import pytest
+
+from tendon_robot_sim.core.pcr_robot import (
+    default_pcr_file, load_pcr_robot, pcr_robot_from_dict)
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+
+ROBOT = load_pcr_robot(default_pcr_file())
+
+
+def test_geometry_is_the_issue_list():
+    # issue 15: M1,2 = (+-0.0675, 0.1261, 0), M3,4 = Rz(120) M1,2, M5,6 = Rz(-120) M1,2
+    c, s = math.cos(math.radians(120)), math.sin(math.radians(120))
+    Rz = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    m12 = np.array([[0.0675, 0.1261, 0.0], [-0.0675, 0.1261, 0.0]])
+    assert_allclose(ROBOT.motor_positions, np.vstack((m12, m12 @ Rz.T, m12 @ Rz)), atol=1e-12)
+    # platform joints C1..C6 as the issue lists them (given to 5 decimals)
+    joints = [(0.12169, 0.13231), (-0.12169, 0.13231), (-0.17542, 0.03923),
+              (-0.05374, -0.17154), (0.05374, -0.17154), (0.17542, 0.03923)]
+    assert_allclose(ROBOT.joint_positions[:, :2], joints, atol=1e-5)
+    assert_allclose(ROBOT.motor_rotations[2] @ [1, 0, 0], Rz @ [1, 0, 0], atol=1e-12)
+    rods = ROBOT.rods
+    assert rods.shear_modulus == pytest.approx(110.3e9 / (2 * 1.31))
+    assert ROBOT.precurvature == pytest.approx(1 / 0.3005)
+    assert_allclose(np.degrees(ROBOT.motor_limits), [-20, 90])
+    assert ROBOT.with_changes(compat='dfki2024').precurvature == pytest.approx(1 / 0.3)
+
+
+def test_round_trip_through_plain_data():
+    again = pcr_robot_from_dict(ROBOT.to_dict())
+    assert_allclose(again.motor_positions, ROBOT.motor_positions, atol=1e-15)
+    assert_allclose(again.joint_positions, ROBOT.joint_positions, atol=1e-15)
+    assert again.rods == ROBOT.rods
+
+
+@pytest.mark.parametrize('change, message', [
+    (('kind', 'tdcr'), "kind: must be 'pcr_6rus'"),
+    (('compat', 'dfki'), "compat: must be one of ['paper', 'dfki2024']"),
+    (('rods', 'poisson_ratio', 0.7), 'rods.poisson_ratio: must be < 0.5, got 0.7'),
+    (('rods', 'length', -1), 'rods.length: must be > 0, got -1'),
+    (('rods', 'stiffness', 3), 'rods.stiffness: unknown key'),
+    (('motors', 'limits', [90, -20]), 'motors.limits: lower limit must be below the upper'),
+    (('motors', 'pair', [[0, 0, 0]]), 'motors.pair: must be a list of 2 points'),
+    (('platform', 'pair', [[0, 0], [1, 1, 0]]), 'platform.pair[0]: must be a list of 3 numbers'),
+    (('platform', 'mass', 'heavy'), 'platform.mass: must be a number'),
+])
+def test_bad_values_name_the_key(change, message):
+    data = ROBOT.to_dict()
+    *path, value = change
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(RobotDescriptionError) as info:
+        pcr_robot_from_dict(data)
+    assert message in str(info.value)
+
+
+def test_missing_key_and_file_name_in_message(tmp_path):
+    data = ROBOT.to_dict()
+    del data['rods']['density']
+    with pytest.raises(RobotDescriptionError, match='rods.density: required key is missing'):
+        pcr_robot_from_dict(data)
+    path = tmp_path / 'bad.yaml'
+    path.write_text('kind: pcr_6rus\nname: x\n')
+    with pytest.raises(RobotDescriptionError, match=r'bad.yaml: rods: required key'):
+        load_pcr_robot(path)
+
+
+def test_tendon_loader_refuses_a_parallel_robot_file():
+    # one clear error, no traceback from deep inside (dispatch on kind is not here yet)
+    with pytest.raises(RobotDescriptionError, match='pcr_6rus.yaml: rod: required key'):
+        load_robot(default_pcr_file())
