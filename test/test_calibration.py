@@ -14,7 +14,8 @@ import pytest
 from tendon_robot_sim import cli, default_robot_file
 from tendon_robot_sim.core.calibration import (calibrate, CalibrationError, replay_dynamic,
                                                validate, with_parameters, write_report)
-from tendon_robot_sim.core.experiment import (load_recording, Recording, synth_experiment,
+from tendon_robot_sim.core.experiment import (load_recording, read_recording, Recording,
+                                              synth_experiment, synth_step_response,
                                               write_holds_csv)
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import TendonSimulator
@@ -129,6 +130,14 @@ def test_bad_inputs_are_one_line_errors(robot, holds, tmp_path, capsys):
         'a number')
     with pytest.raises(CalibrationError, match="fit: unknown parameter 'stiffness'"):
         calibrate(robot, holds, ['stiffness'], workers=1)
+    assert cli.main(['synth-experiment', str(tmp_path / 'b'), '--experiment', 'step',
+                     '--damping-ratio', '1.5']) == 2
+    assert capsys.readouterr().err.strip() == (
+        'tendon-robot-sim synth-experiment: error: --damping-ratio: must be in (0, 1), '
+        'got 1.5')
+    assert cli.main(['calibrate', str(csv), '--model', 'dynamic', '--fit', 'damping',
+                     '--out', str(tmp_path / 'c.yaml')]) == 2
+    assert 'fitting the damping needs a recorded trajectory' in capsys.readouterr().err
     with pytest.raises(CalibrationError, match='bounds: youngs_modulus needs'):
         calibrate(robot, holds, ['youngs_modulus'], bounds={'youngs_modulus': (1e3, 1e4)},
                   workers=1)
@@ -197,7 +206,9 @@ def test_validation_on_a_tls_dask_cluster(robot, hidden, holds, tmp_path, capsys
 def test_dynamic_replay_follows_the_recorded_commands(robot, holds, tmp_path):
     """0.5 s at rest, then 2 N on t1 from t = 0.5 s for 2 s (50 Hz, tips at rest from a
     separate simulator run each). The replay matches the rest tip before the step, has
-    barely moved 20 ms after it, and has settled on the 2 N tip at the end."""
+    barely moved 20 ms after it, and has settled on the 2 N tip at the end (damping ratio
+    0.5, so that 2 s are enough)."""
+    robot = robot.with_changes(damping={'ratio': 0.5})
     steady = []
     for tensions in ([0, 0, 0, 0], [0, 2, 0, 0]):
         simulator = TendonSimulator(robot)
@@ -219,3 +230,27 @@ def test_dynamic_replay_follows_the_recorded_commands(robot, holds, tmp_path):
     path = write_report(tmp_path / 'report', validate(robot, holds), trajectory=trajectory)
     assert 'Dynamic replay' in path.read_text()
     assert (path.parent / 'trajectory.png').stat().st_size > 0
+
+
+def test_damping_is_identified_from_a_step_response(tmp_path):
+    """A 2 N step on t0 simulated on a 10-element robot with a hidden damping ratio of
+    0.15: fitting the damping alone (from the file's 0.1) to the replayed trajectory
+    brings the true value inside a narrow 95 % interval and the error down to the noise."""
+    robot = load_robot(default_robot_file()).with_changes(elements=10)
+    truth = robot.with_changes(damping={'ratio': 0.15})
+    step, samples = synth_step_response(tmp_path / 'step', truth, noise=2e-4, seed=5,
+                                        after=1.5)
+    assert step.tolist() == [2.0, 0.0, 0.0, 0.0]
+    assert [s[1][0] for s in samples[24:27]] == [0.0, 2.0, 2.0]          # at 0.5 s
+    recording = read_recording(tmp_path / 'step', robot)
+    assert len(recording.tips) == len(samples) == 100
+    result = calibrate(robot, [], ['damping'], model='dynamic', workers=1, progress=False,
+                       recording=recording)
+    (low, high), = result.intervals
+    assert low <= 0.15 <= high and high - low < 0.01, result.summary()
+    assert result.rms_after < 0.5e-3 < 2e-3 < result.rms_before
+    assert result.robot.rod.damping.ratio == result.values[0]            # still a ratio
+    with pytest.raises(CalibrationError, match='damping has no static effect'):
+        calibrate(robot, [], ['damping'], model='dynamic', workers=1, progress=False)
+    with pytest.raises(CalibrationError, match='needs model dynamic'):
+        calibrate(robot, [], ['damping'], workers=1, progress=False, recording=recording)

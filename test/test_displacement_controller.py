@@ -11,12 +11,14 @@ from pathlib import Path
 import threading
 import time
 
+from geometry_msgs.msg import Vector3, Wrench, WrenchStamped
 import numpy as np
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 import yaml
 
 from ros_helpers import construct_alone, Probe, small_robot_dict, wait_for, warning_containing
@@ -119,6 +121,32 @@ def test_unreachable_displacements_hold_max_tension_with_a_warning(stack):
     assert np.all(efforts <= stack.robot.max_tensions)
     assert np.any(efforts == stack.robot.max_tensions)
     send(stack.command_pub, stack.robot.tendon_names, [0.0] * 4)
+
+
+def test_tip_wrench_reaches_the_feed_forward_model(stack):
+    """The tension-output controller re-solves its feed-forward under a tip/wrench; the
+    position-output one (the hardware stack's) does not listen."""
+    publisher = stack.probe.create_publisher(WrenchStamped, topics.TIP_WRENCH.name,
+                                             topics.TIP_WRENCH.qos)
+    wait_for(lambda: publisher.get_subscription_count() == 2,
+             'the simulator and the tension-output controller on tip/wrench')
+    names = stack.robot.tendon_names
+    goal = np.array([0.003, 0.0, -0.005, 0.0])
+    force = (0.0, 0.0, -0.05)      # N, a payload hanging from the tip
+    expected = np.clip(StaticsSolver(stack.robot, 'discrete').solve_displacements(
+        goal, tip_force=force).tensions, 0.0, stack.robot.max_tensions)
+    unloaded = StaticsSolver(stack.robot, 'discrete').solve_displacements(goal).tensions
+    assert np.abs(expected - unloaded).max() > 0.05         # the load matters
+    try:
+        send(stack.command_pub, names, goal)
+        wait_for(lambda: np.array_equal(stack.controller.wanted, goal), 'the ramp to the goal')
+        publisher.publish(WrenchStamped(header=Header(frame_id='base_link'),
+                                        wrench=Wrench(force=Vector3(x=0.0, y=0.0, z=-0.05))))
+        wait_for(lambda: np.allclose(stack.controller.feed_forward, expected, rtol=0.0,
+                                     atol=1e-6), 'the feed-forward under the tip load')
+    finally:
+        publisher.publish(WrenchStamped(header=Header(frame_id='base_link')))
+        send(stack.command_pub, names, [0.0] * 4)
 
 
 def test_position_setpoints_are_limited_and_rate_limited(stack):

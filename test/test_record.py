@@ -83,9 +83,9 @@ def test_records_the_contract_until_ctrl_c(tmp_path, node):
     assert 'bag: ' in output and '/tip/measured 10' in output
     assert _received(out) == sent
     recorded = bag_topics(out)
-    assert len(recorded) == 10
+    assert len(recorded) == 11
     for topic in topics.TOPICS + (topics.TIP_MEASURED, topics.TIP_TARGET,
-                                  topics.TENDON_DISPLACEMENT_COMMAND):
+                                  topics.TENDON_DISPLACEMENT_COMMAND, topics.TIP_WRENCH):
         assert recorded['/' + topic.name.lstrip('/')] == topics.type_name(topic.msg_type)
     assert len(list(out.glob('*.mcap'))) == 1
 

@@ -8,7 +8,7 @@ from numpy.testing import assert_allclose
 import pytest
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.robot import load_robot, robot_from_dict, RobotDescriptionError
+from tendon_robot_sim.core.robot import Damping, load_robot, robot_from_dict, RobotDescriptionError
 
 DEFAULT = load_robot(default_robot_file())
 
@@ -85,9 +85,12 @@ def test_rod_derived_quantities():
 def test_round_trip_and_with_changes():
     again = robot_from_dict(DEFAULT.to_dict())
     assert again.to_dict() == DEFAULT.to_dict()
-    finer = DEFAULT.with_changes(elements=100, damping=0.5)
-    assert (finer.rod.elements, finer.rod.damping) == (100, 0.5)
-    assert DEFAULT.rod.damping == 0.1
+    finer = DEFAULT.with_changes(elements=100, damping={'rate': 2.5},
+                                 end_joint_correction=False)
+    assert (finer.rod.elements, finer.rod.damping) == (100, Damping(rate=2.5))
+    assert not finer.rod.end_joint_correction
+    assert DEFAULT.rod.damping == Damping(ratio=0.1) and DEFAULT.rod.end_joint_correction
+    assert (DEFAULT.disc_radius, DEFAULT.disc_thickness) == (0.018, 0.002)
     with pytest.raises(RobotDescriptionError, match=r'^rod.elements: must be >= 2, got 1$'):
         DEFAULT.with_changes(elements=1)
 
@@ -142,7 +145,10 @@ def test_exponent_without_dot_reads_as_a_float(tmp_path):
 
 def test_minimal_file_gets_defaults(tmp_path):
     robot = load_robot(write(tmp_path, MINIMAL))
-    assert robot.rod.elements == 50 and robot.rod.damping == 0.1
+    assert robot.rod.elements == 50 and robot.rod.damping == Damping(ratio=0.1)
+    assert robot.rod.end_joint_correction
+    # discs reach 3 mm beyond the outermost hole
+    assert (robot.disc_radius, robot.disc_thickness) == pytest.approx((0.013, 0.002))
     assert_allclose(robot.vertebra_positions, [0.05, 0.1, 0.15, 0.2])
     assert_allclose(robot.gravity, [0, 0, -9.80665])
     assert robot.tendons[0].routing == 'parallel' and robot.tendons[0].end == 0.2
@@ -192,7 +198,17 @@ def test_missing_file_names_it(tmp_path):
     ({'rod__elements': 50.0}, r'^rod.elements: must be an integer, got float 50.0$'),
     ({'rod__elements': True}, r'^rod.elements: must be an integer, got bool True$'),
     ({'rod__radius': 0.3}, r'^rod.radius: must be smaller than rod.length \(0.25\), got 0.3$'),
-    ({'rod__damping': -0.1}, r'^rod.damping: must be >= 0, got -0.1$'),
+    ({'rod__damping': 0.1}, r'^rod.damping: must be a mapping, got float 0.1$'),
+    ({'rod__damping': {'ratio': -0.1}}, r'^rod.damping.ratio: must be >= 0, got -0.1$'),
+    ({'rod__damping': {'ratio': 1.0}}, r'^rod.damping.ratio: must be < 1 '),
+    ({'rod__damping': {'ratio': 0.1, 'rate': 2.0}},
+     r"^rod.damping: give exactly one of ratio .* or rate \(1/s\), got \['rate', 'ratio'\]$"),
+    ({'rod__damping': {'zeta': 0.1}}, r'^rod.damping: give exactly one of ratio'),
+    ({'rod__damping': {'rate': -1}}, r'^rod.damping.rate: must be >= 0, got -1$'),
+    ({'rod__end_joint_correction': 'yes'},
+     r"^rod.end_joint_correction: must be true or false, got str 'yes'$"),
+    ({'vertebrae__radius': 0}, r'^vertebrae.radius: must be > 0, got 0$'),
+    ({'vertebrae__thickness': 0}, r'^vertebrae.thickness: must be > 0, got 0$'),
     ({'rod__youngs_modulus': 0}, r'^rod.youngs_modulus: must be > 0, got 0$'),
     ({'gravity': [0, -9.8]}, r'^gravity: must be a list of 3 numbers, got list \[0, -9.8\]$'),
     ({'gravity': [0, 'x', 0]}, r"^gravity\[1\]: must be a number, got str 'x'$"),

@@ -11,6 +11,7 @@ import math
 import threading
 import time
 
+from geometry_msgs.msg import Vector3, Wrench, WrenchStamped
 import numpy as np
 import pytest
 from rcl_interfaces.msg import Log
@@ -19,6 +20,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 
 from ros_helpers import (call, construct_alone, hole_direction, logs_containing, MAX_TENSION,
@@ -27,12 +29,11 @@ from ros_helpers import (call, construct_alone, hole_direction, logs_containing,
 from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import TendonSimulator
+from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
-
-DISC_MARGIN = 0.003     # m, the simulator's default
 
 
 @pytest.fixture(scope='module')
@@ -106,10 +107,50 @@ def test_tension_bends_the_tip_towards_the_tendon_and_is_reported(stack):
     command(stack)
 
 
+def wrench_msg(force, frame_id='base_link') -> WrenchStamped:
+    return WrenchStamped(header=Header(frame_id=frame_id),
+                         wrench=Wrench(force=Vector3(x=force[0], y=force[1], z=force[2])))
+
+
+def test_tip_wrench_lifts_the_tip_and_reaches_the_controller_model(stack):
+    probe = stack.probe
+    publisher = probe.create_publisher(WrenchStamped, topics.TIP_WRENCH.name,
+                                       topics.TIP_WRENCH.qos)
+    wait_for(lambda: publisher.get_subscription_count() >= 2,
+             'the simulator and the controller on tip/wrench')
+    command(stack)
+    hold(stack, 0.5)
+    rest = position(probe.latest('tip/pose'))
+    force = (0.0, 0.0, 0.1)             # N, up: about the weight of the robot
+    try:
+        publisher.publish(wrench_msg(force))
+        hold(stack, 1.5)
+        lifted = position(probe.latest('tip/pose')) - rest
+        assert lifted[2] > 0.02, f'tip moved {lifted} m under an upward tip force'
+        # the tension controller's statics model carries the same load
+        model = stack.controller.tip_controller.solver.solve_tensions(np.zeros(4))
+        expected = StaticsSolver(stack.robot, stack.controller.config.statics_model)
+        np.testing.assert_allclose(model.tip_position,
+                                   expected.solve_tensions(np.zeros(4), tip_force=force)
+                                   .tip_position, atol=1e-7)
+        for bad, problem in ((wrench_msg((0.0, math.nan, 0.0)), 'wrench.force: non-finite'),
+                             (wrench_msg(force, 'world'),
+                              "header.frame_id: 'world' is not the base frame")):
+            publisher.publish(bad)
+            warning_containing(probe, 'simulator', f'rejected tip wrench: {problem}')
+            warning_containing(probe, 'tension_controller', f'rejected tip wrench: {problem}')
+        hold(stack, 0.3)
+        assert position(probe.latest('tip/pose'))[2] > rest[2] + 0.02      # still lifted
+    finally:
+        publisher.publish(wrench_msg((0.0, 0.0, 0.0)))
+        hold(stack, 0.1)
+
+
 def test_tendon_velocity_is_the_difference_of_displacements(stack):
     command(stack, t0=3.0)
     start = time.monotonic()
-    hold(stack, 0.3)
+    # states at the publish rate (wall clock), however fast the simulation runs
+    wait_for(lambda: len(stack.probe.since('tendon/state', start)) >= 8, 'tendon states')
     states = stack.probe.since('tendon/state', start)
     pairs = [(a, b) for a, b in zip(states[:-1], states[1:])
              if stamp_seconds(b.header.stamp) > stamp_seconds(a.header.stamp)]
@@ -157,7 +198,7 @@ def test_markers_have_one_point_per_node_and_one_disc_per_vertebra(stack):
     assert len(discs) == len(robot.vertebra_positions)
     assert {d.type for d in discs} == {discs[0].CYLINDER}
     assert sorted(d.id for d in discs) == list(range(len(discs)))
-    diameter = 2.0 * (max(t.offset for t in robot.tendons) + DISC_MARGIN)
+    diameter = 2.0 * robot.disc_radius        # from the robot description
     assert all(math.isclose(d.scale.x, diameter) and math.isclose(d.scale.y, diameter)
                and d.scale.z < d.scale.x for d in discs)
     (tendons,) = by_ns['tendons']

@@ -11,12 +11,14 @@ import math
 import threading
 import time
 
+from geometry_msgs.msg import Vector3, Wrench, WrenchStamped
 import numpy as np
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 
 from ros_helpers import (call, construct_alone, hole_direction, position, Probe, spin_until,
@@ -25,6 +27,7 @@ from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import ConvergenceError, StaticsSolver
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
 
 # The node's solver warm-starts from its previous solution, the reference solvers
@@ -147,6 +150,45 @@ def test_bad_setpoints_are_rejected_and_the_last_equilibrium_stays_published(qs)
     assert probe.latest('tendon/state').effort.tolist() == [0.0, 2.0, 0.0, 0.0]
     assert all(position(tip).tolist() == good_tip.tolist()
                for tip in probe.since('tip/pose', after))
+
+
+def test_tip_wrench_loads_the_equilibrium_until_reset(qs):
+    probe = qs.probe
+    publisher = probe.create_publisher(WrenchStamped, topics.TIP_WRENCH.name,
+                                       topics.TIP_WRENCH.qos)
+    wait_for(lambda: publisher.get_subscription_count() >= 1, 'the simulator on tip/wrench')
+    settle(qs, tensions(t1=1.0), efforts_are([0.0, 1.0, 0.0, 0.0]))
+    force, moment = (0.02, -0.05, 0.1), (0.0, 0.003, 0.0)
+    expected = qs.reference.solve_tensions({'t1': 1.0}, tip_force=force, tip_moment=moment)
+
+    def msg(force, moment, frame_id=''):          # empty frame_id: the base frame
+        return WrenchStamped(header=Header(frame_id=frame_id), wrench=Wrench(
+            force=Vector3(x=force[0], y=force[1], z=force[2]),
+            torque=Vector3(x=moment[0], y=moment[1], z=moment[2])))
+    try:
+        publisher.publish(msg(force, moment))
+        wait_for(lambda: np.allclose(position(probe.latest('tip/pose')), expected.tip_position,
+                                     rtol=0.0, atol=TIP_TOLERANCE), 'the loaded equilibrium')
+        # a new setpoint is solved under the same load
+        settle(qs, tensions(t0=1.0), efforts_are([1.0, 0.0, 0.0, 0.0]))
+        loaded = qs.reference.solve_tensions({'t0': 1.0}, tip_force=force, tip_moment=moment)
+        assert np.allclose(position(probe.latest('tip/pose')), loaded.tip_position, rtol=0.0,
+                           atol=TIP_TOLERANCE)
+        for bad, problem in ((msg(force, (math.inf, 0.0, 0.0)), 'wrench.torque: non-finite'),
+                             (msg(force, moment, 'tip_link'),
+                              "header.frame_id: 'tip_link' is not the base")):
+            publisher.publish(bad)
+            warning_containing(probe, 'simulator', f'rejected tip wrench: {problem}')
+        assert np.allclose(position(probe.latest('tip/pose')), loaded.tip_position, rtol=0.0,
+                           atol=TIP_TOLERANCE)
+    finally:
+        # back to the description's tip load (none) for the other tests
+        assert call(probe, Trigger, '/simulator/reset', Trigger.Request()).success
+    after = time.monotonic()
+    wait_for(lambda: len(probe.since('tip/pose', after)) >= 2, 'tip poses after the reset')
+    assert np.allclose(position(probe.latest('tip/pose')),
+                       qs.reference.solve_tensions(np.zeros(4)).tip_position, rtol=0.0,
+                       atol=TIP_TOLERANCE)
 
 
 def test_markers_have_one_disc_per_vertebra_at_the_vertebrae(qs):

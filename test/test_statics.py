@@ -288,3 +288,20 @@ def test_non_convergence_raises_with_the_residual():
     # the solver is still usable afterwards
     solver.max_iterations = 100
     assert solver.solve_tensions([1.0, 0.0, 0.0, 0.0]).converged
+
+
+def test_set_tip_load_becomes_the_default_of_later_solves():
+    solver = StaticsSolver(DEFAULT, 'discrete')
+    force, moment = [0.0, 0.01, 0.05], [0.002, 0.0, 0.0]
+    explicit = StaticsSolver(DEFAULT, 'discrete').solve_tensions(
+        [1.0, 0.0, 0.0, 0.0], tip_force=force, tip_moment=moment)
+    solver.set_tip_load(force, moment)
+    np.testing.assert_allclose(solver.solve_tensions([1.0, 0.0, 0.0, 0.0]).tip_position,
+                               explicit.tip_position, atol=1e-8)
+    # a per-solve load still wins, component by component
+    only_force = solver.solve_tensions([1.0, 0.0, 0.0, 0.0], tip_force=[0.0, 0.0, 0.0])
+    reference = StaticsSolver(DEFAULT, 'discrete').solve_tensions(
+        [1.0, 0.0, 0.0, 0.0], tip_moment=moment)
+    np.testing.assert_allclose(only_force.tip_position, reference.tip_position, atol=1e-8)
+    with pytest.raises(StaticsInputError, match=r'tip_moment\[1\]: must be finite'):
+        solver.set_tip_load(force, [0.0, math.nan, 0.0])

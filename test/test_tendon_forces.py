@@ -10,7 +10,7 @@ import elastica as ea
 import numpy as np
 from numpy.testing import assert_allclose
 import pytest
-from scipy.spatial.transform import Rotation
+from scipy.spatial.transform import Rotation, Slerp
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot, robot_from_dict
@@ -160,12 +160,25 @@ def test_vertebrae_beyond_the_anchor_are_not_loaded():
     assert anchor_node == 10
     assert np.linalg.norm(forces[:, anchor_node]) > 1.0
     assert_allclose(forces[:, anchor_node + 1:], 0.0, atol=0.0)
-    assert_allclose(torques[:, anchor_node:], 0.0, atol=0.0)
+    # the anchor's moment is shared by the elements before and after its node
+    assert np.abs(torques[:, anchor_node]).max() > 0.001
+    assert_allclose(torques[:, anchor_node + 1:], 0.0, atol=0.0)
+
+
+def midpoint_directors(rod, k):
+    """Directors halfway (slerp) between elements k - 1 and k; the last element's at the tip."""
+    q = rod.director_collection
+    if k == q.shape[2]:
+        return q[:, :, k - 1]
+    # scipy rotations map local -> world: R = Q.T
+    ends = Rotation.from_matrix(np.stack((q[:, :, k - 1].T, q[:, :, k].T)))
+    return Slerp([0.0, 1.0], ends)(0.5).as_matrix().T
 
 
 @pytest.mark.parametrize('end', [0.125, 0.25])
-def test_anchor_load_on_a_deformed_rod_uses_the_element_ending_at_its_node(end):
-    """Written out for one anchor: hole x_k + Q_(k-1).T h, moment h x (Q_(k-1) F) on k - 1."""
+def test_anchor_load_on_a_deformed_rod_uses_the_mean_frame_and_shares_the_moment(end):
+    """Written out for one anchor: hole x_k + Q.T h with Q halfway between the elements at
+    node k; moment r x F shared by elements k - 1 and k (only k - 1 at the tip)."""
     tension, offset, angle = 2.0, 0.015, math.radians(40.0)
     robot = make_robot(20, tendons=[{'name': 't', 'offset': offset, 'angle': 40.0,
                                      'end': end}])
@@ -174,11 +187,33 @@ def test_anchor_load_on_a_deformed_rod_uses_the_element_ending_at_its_node(end):
     h = offset * np.array([math.cos(angle), math.sin(angle), 0.0])
     k = round(end / 0.0125)                        # anchor node; the vertebra before: k - 2
     x, q = rod.position_collection, rod.director_collection
-    anchor_hole = x[:, k] + q[:, :, k - 1].T @ h
-    previous_hole = x[:, k - 2] + q[:, :, k - 3].T @ h
+    anchor_hole = x[:, k] + midpoint_directors(rod, k).T @ h
+    previous_hole = x[:, k - 2] + midpoint_directors(rod, k - 2).T @ h
     pull = tension * (previous_hole - anchor_hole) / np.linalg.norm(previous_hole - anchor_hole)
     assert_allclose(forces[:, k], pull, atol=1e-12)
-    assert_allclose(torques[:, k - 1], np.cross(h, q[:, :, k - 1] @ pull), atol=1e-12)
+    moment = np.cross(anchor_hole - x[:, k], pull)                  # world
+    elements = [k - 1, k] if k < robot.rod.elements else [k - 1]
+    for e in elements:
+        assert_allclose(torques[:, e], q[:, :, e] @ moment / len(elements), atol=1e-12)
+
+
+def test_the_first_vertebra_turns_with_the_rod_and_loses_no_moment():
+    """Vertebra 1 sits on node 1 next to the clamped element 0: its frame is halfway to
+    element 1 and all of its hole moment goes to element 1."""
+    robot = make_robot(10, tendons=[{'name': 't', 'offset': 0.015, 'angle': 0.0}])
+    rod = deformed_rod(robot, 12)
+    forces, torques, layout = kernel_loads(robot, rod, [2.0])
+    assert layout.nodes[0] == 1
+    assert_allclose(layout.hole_positions(rod.position_collection, rod.director_collection)
+                    [0, :, 0], rod.position_collection[:, 1]
+                    + midpoint_directors(rod, 1).T @ [0.015, 0.0, 0.0], atol=1e-12)
+    assert_allclose(torques[:, 0], 0.0, atol=0.0)
+    # every tendon moment reaches a free element: in the world they sum to r x F
+    world = np.einsum('bae,be->a', rod.director_collection, torques)
+    holes = layout.hole_positions(rod.position_collection, rod.director_collection)[0]
+    expected = np.cross(holes - rod.position_collection[:, layout.nodes],
+                        forces[:, layout.nodes], axis=0).sum(axis=1)
+    assert_allclose(world, expected, atol=1e-12)
 
 
 def test_vertebra_weight_follows_gravity():

@@ -4,10 +4,15 @@
         --fit youngs_modulus,shear_modulus --out calibrated.yaml
     tendon-robot-sim calibrate holds.csv --fit youngs_modulus --bounds youngs_modulus=1e6:1e8 \
         --scheduler tcp://cluster:8786 --out calibrated.yaml
+    tendon-robot-sim calibrate step_bag --model dynamic --fit damping,vertebra_mass \
+        --out calibrated.yaml
 
 Least squares on the tip errors of the holds (scipy ``least_squares``, log-scaled
-parameters, bounds), then prints each fitted value with its 95 % confidence interval
-and the RMS tip error before and after, and writes the calibrated robot description.
+parameters, bounds) or, with ``--model dynamic`` and ``damping`` among the fitted
+parameters, on the tip error over the whole recording replayed by the dynamic simulator
+(a step response: ``synth-experiment --experiment step``), then prints each fitted value
+with its 95 % confidence interval and the RMS tip error before and after, and writes the
+calibrated robot description.
 The model solves run on all local cores (``--workers``) or on a Dask cluster
 (``--scheduler``); a progress bar on stderr counts the parameter sets solved.
 """
@@ -17,7 +22,8 @@ import argparse
 import yaml
 
 from tendon_robot_sim.commands import CommandError
-from tendon_robot_sim.commands.validate import add_recording_options, load_inputs, MODEL_ERRORS
+from tendon_robot_sim.commands.validate import (add_recording_options, load_inputs,
+                                                load_trajectory, MODEL_ERRORS)
 from tendon_robot_sim.core.calibration import calibrate, FITTABLE
 
 
@@ -55,12 +61,20 @@ def parse_bounds(text):
 def run(args: argparse.Namespace) -> int:
     fit = [name.strip() for name in args.fit.split(',') if name.strip()]
     bounds = parse_bounds(args.bounds)
-    robot, holds = load_inputs(args)
-    print(f'{len(holds)} holds from {args.recording}; fitting {", ".join(fit)} '
-          f'with model {args.model}')
+    recording = None
+    if args.model == 'dynamic' and 'damping' in fit:
+        robot, recording = load_trajectory(args)
+        holds = []
+        print(f'{len(recording.tip_times)} tip samples over '
+              f'{recording.tip_times[-1] - recording.tip_times[0]:.2f} s from '
+              f'{args.recording}; fitting {", ".join(fit)} to the trajectory (model dynamic)')
+    else:
+        robot, holds = load_inputs(args)
+        print(f'{len(holds)} holds from {args.recording}; fitting {", ".join(fit)} '
+              f'with model {args.model}')
     try:
         result = calibrate(robot, holds, fit, bounds, args.model, args.workers,
-                           args.scheduler)
+                           args.scheduler, recording=recording)
     except MODEL_ERRORS as error:
         raise CommandError(str(error)) from None
     try:

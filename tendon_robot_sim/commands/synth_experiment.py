@@ -3,6 +3,12 @@
     tendon-robot-sim synth-experiment demo_output/synthetic_bag
     tendon-robot-sim synth-experiment out_bag --youngs-modulus 19e6 --shear-modulus 6.5e6 \
         --noise 0.0002 --seed 1
+    tendon-robot-sim synth-experiment step_bag --experiment step --damping-ratio 0.15
+
+``--experiment step`` instead records a tension step on the vertical-plane tendon,
+simulated with the dynamic model (rest, then the step at 0.5 s, 3 s of response), which
+``calibrate --model dynamic --fit damping`` identifies the damping (and vertebra mass)
+from, as the elephant-trunk seed does. Default true damping ratio: the file's x 1.5.
 
 Simulates experiments 1-3 of the seed (self weight; a horizontal-plane tendon at 2, 4 and
 6 N; ten holds with increasing tensions on a vertical-plane and a horizontal-plane
@@ -18,13 +24,18 @@ import math
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.core.bag import BagError
-from tendon_robot_sim.core.experiment import ExperimentError, synth_experiment
+from tendon_robot_sim.core.calibration import with_parameters
+from tendon_robot_sim.core.experiment import (ExperimentError, synth_experiment,
+                                              synth_step_response)
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.core.simulator import SimulationDiverged
 from tendon_robot_sim.core.statics import StaticsError
 
 # Default hidden moduli relative to the robot file's.
 YOUNGS_FACTOR = 1.15
 SHEAR_FACTOR = 0.9
+# Default hidden damping of --experiment step relative to the robot file's.
+DAMPING_FACTOR = 1.5
 
 
 def register(subparsers) -> None:
@@ -39,6 +50,16 @@ def register(subparsers) -> None:
                         help=f"true Young's modulus in Pa (default: the file's x {YOUNGS_FACTOR})")
     parser.add_argument('--shear-modulus', type=float, default=None, metavar='G',
                         help=f"true shear modulus in Pa (default: the file's x {SHEAR_FACTOR})")
+    parser.add_argument('--experiment', choices=('holds', 'step'), default='holds',
+                        help="holds: the seed's three experiments (statics); step: a tension "
+                             'step response (dynamic model)')
+    parser.add_argument('--damping-ratio', type=float, default=None, metavar='ZETA',
+                        help=f"true damping ratio of the first mode (step; default: the "
+                             f"file's x {DAMPING_FACTOR})")
+    parser.add_argument('--vertebra-mass', type=float, default=None, metavar='KG',
+                        help="true mass of each vertebra in kg (default: the file's)")
+    parser.add_argument('--tension', type=float, default=2.0, metavar='N',
+                        help='tension of the step in N (step; default 2)')
     parser.add_argument('--noise', type=float, default=2e-4, metavar='M',
                         help='tip noise, standard deviation per axis in m (default 0.0002)')
     parser.add_argument('--seed', type=int, default=0, metavar='S',
@@ -51,19 +72,50 @@ def run(args: argparse.Namespace) -> int:
         robot = load_robot(args.robot or default_robot_file())
     except RobotDescriptionError as error:
         raise CommandError(' '.join(str(error).split())) from None
-    youngs = args.youngs_modulus or robot.rod.youngs_modulus * YOUNGS_FACTOR
-    shear = args.shear_modulus or robot.rod.shear_modulus * SHEAR_FACTOR
+    # a step response keeps the file's moduli unless told (they are what the holds identify)
+    holds = args.experiment == 'holds'
+    youngs = args.youngs_modulus or robot.rod.youngs_modulus * (YOUNGS_FACTOR if holds else 1.0)
+    shear = args.shear_modulus or robot.rod.shear_modulus * (SHEAR_FACTOR if holds else 1.0)
     for option, value in (('--youngs-modulus', youngs), ('--shear-modulus', shear)):
         if not (math.isfinite(value) and value > 0.0):
             raise CommandError(f'{option}: must be > 0 Pa, got {value}')
-    truth_robot = robot.with_changes(youngs_modulus=youngs, shear_modulus=shear)
+    mass = robot.vertebra_mass if args.vertebra_mass is None else args.vertebra_mass
+    if not (math.isfinite(mass) and mass >= 0.0):
+        raise CommandError(f'--vertebra-mass: must be >= 0 kg, got {mass}')
+    changes = {'youngs_modulus': youngs, 'shear_modulus': shear}
+    if args.experiment == 'step':
+        if robot.rod.damping.ratio is None and args.damping_ratio is None:
+            raise CommandError('--damping-ratio: the robot file gives a damping rate; give '
+                               'the true damping ratio')
+        ratio = args.damping_ratio or robot.rod.damping.ratio * DAMPING_FACTOR
+        if not (math.isfinite(ratio) and 0.0 < ratio < 1.0):
+            raise CommandError(f'--damping-ratio: must be in (0, 1), got {ratio}')
+        changes['damping'] = {'ratio': ratio}
+    try:
+        truth_robot = with_parameters(robot.with_changes(**changes),
+                                      {'vertebra_mass': mass})
+    except RobotDescriptionError as error:
+        raise CommandError(str(error)) from None
+    print(f'hidden true parameters: youngs_modulus {youngs:.6g} Pa, shear_modulus '
+          f'{shear:.6g} Pa, vertebra_mass {mass:.6g} kg'
+          + (f', damping ratio {changes["damping"]["ratio"]:.6g}'
+             if args.experiment == 'step' else '')
+          + f' (robot file: {robot.rod.youngs_modulus:.6g}, {robot.rod.shear_modulus:.6g}, '
+          f'{robot.vertebra_mass:.6g}); tip noise {args.noise:g} m, seed {args.seed}')
+    if args.experiment == 'step':
+        try:
+            step, samples = synth_step_response(args.out, truth_robot, args.tension,
+                                                noise=args.noise, seed=args.seed)
+        except (BagError, ExperimentError, SimulationDiverged) as error:
+            raise CommandError(str(error)) from None
+        print(f'  step to {step.tolist()} N at 0.5 s; tip at the end '
+              f'{[round(v, 6) for v in samples[-1][2].tolist()]} m')
+        print(f'wrote {args.out} ({len(samples)} samples, dynamic model)')
+        return 0
     try:
         truth = synth_experiment(args.out, truth_robot, noise=args.noise, seed=args.seed)
     except (BagError, ExperimentError, StaticsError) as error:
         raise CommandError(str(error)) from None
-    print(f'hidden true parameters: youngs_modulus {youngs:.6g} Pa, shear_modulus '
-          f'{shear:.6g} Pa (robot file: {robot.rod.youngs_modulus:.6g}, '
-          f'{robot.rod.shear_modulus:.6g}); tip noise {args.noise:g} m, seed {args.seed}')
     for label, tensions, tip in truth:
         print(f'  hold {label:16s} tensions {tensions.tolist()} N -> tip '
               f'{[round(v, 6) for v in tip.tolist()]} m')

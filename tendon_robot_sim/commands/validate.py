@@ -65,6 +65,20 @@ def load_inputs(args: argparse.Namespace):
     return robot, holds
 
 
+def load_trajectory(args: argparse.Namespace):
+    """(robot, Recording) of the parsed options (a bag); user errors as CommandError."""
+    if args.workers is not None and args.workers < 1:
+        raise CommandError(f'--workers: must be >= 1, got {args.workers}')
+    if str(args.recording).lower().endswith('.csv'):
+        raise CommandError(f'{args.recording}: a CSV file holds steady tips only; fitting '
+                           f'the damping needs a recorded trajectory (a bag)')
+    try:
+        robot = load_robot(args.robot or default_robot_file())
+        return robot, read_recording(args.recording, robot)
+    except (RobotDescriptionError, ExperimentError) as error:
+        raise CommandError(' '.join(str(error).split())) from None
+
+
 MODEL_ERRORS = (CalibrationError, StaticsError, InputError, SimulationDiverged)
 
 

@@ -8,8 +8,10 @@
 * :func:`replay_dynamic` feeds a recording's whole tension series to the dynamic
   simulator and compares the simulated tip with the measured one over time.
 * :func:`calibrate` fits robot parameters (:data:`FITTABLE`: ``youngs_modulus``,
-  ``shear_modulus``, ``density``, ``radius``, ``vertebra_mass``, ``<tendon>.offset``) by
-  :func:`scipy.optimize.least_squares` on the tip residuals, in log-scaled
+  ``shear_modulus``, ``density``, ``radius``, ``vertebra_mass``, ``<tendon>.offset``,
+  ``damping``) by :func:`scipy.optimize.least_squares` on the tip residuals of the
+  holds, or, given a ``recording`` (model ``dynamic``; needed for ``damping``, which has
+  no static effect), on the tip residuals of its replay over time, in log-scaled
   parameters z = ln(p / p0), with bounds. Confidence: the covariance s^2 (J^T J)^-1
   of z at the solution, s^2 = RSS / (m - p), m residuals, p parameters; 95 %
   intervals p exp(+-t_{0.975, m-p} sigma_z).
@@ -38,11 +40,11 @@ from tendon_robot_sim.core.robot import Robot, robot_from_dict
 from tendon_robot_sim.core.statics import MODELS, StaticsSolver
 
 PREDICT_MODELS = MODELS + ('dynamic',)
-# Rod fields the statics depend on (length and damping do not fit: the vertebrae are
-# placed by arc length, and damping has no static effect), the vertebra mass, and the
-# hole offset of a tendon as '<tendon name>.offset'.
+# Rod fields the statics depend on (length does not fit: the vertebrae are placed by arc
+# length), the vertebra mass, the hole offset of a tendon as '<tendon name>.offset', and
+# the damping (its ratio or rate, as the description gives it; dynamic replays only).
 ROD_PARAMETERS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
-FITTABLE = ROD_PARAMETERS + ('vertebra_mass', '<tendon>.offset')
+FITTABLE = ROD_PARAMETERS + ('vertebra_mass', '<tendon>.offset', 'damping')
 # Longest simulated time per hold of the dynamic model [s].
 DYNAMIC_MAX_TIME = 20.0
 
@@ -113,6 +115,13 @@ class Scheduler:
                         tls_client_key=self.key_file, require_encryption=True)
 
 
+def _replay_task(task) -> np.ndarray:
+    """Worker: the simulated tips of one replay. Picklable, module level."""
+    robot_data, recording, settle_time = task
+    return replay_dynamic(robot_from_dict(robot_data), recording,
+                          settle_time=settle_time).simulated
+
+
 class Evaluator:
     """Runs batches of independent solves (holds; also :mod:`.pcr_workspace` samples)
     serially, on local processes or on a Dask cluster.
@@ -161,6 +170,12 @@ class Evaluator:
 
     def map(self, tasks: list, function=_solve_chunk) -> list:
         return list(self.imap(tasks, function))
+
+    def replay_many(self, robots: Sequence[Robot], recording: Recording,
+                    settle_time: float) -> list[np.ndarray]:
+        """Simulated tips (j, 3) of :func:`replay_dynamic` for each robot, in parallel."""
+        return self.map([(robot.to_dict(), recording, settle_time) for robot in robots],
+                        _replay_task)
 
     def predict_many(self, robots: Sequence[Robot], holds: Sequence[Hold],
                      model: str) -> list[np.ndarray]:
@@ -369,14 +384,15 @@ class Trajectory(_ErrorStatistics):
 
 
 def replay_dynamic(robot: Robot, recording: Recording, max_settle: float = DYNAMIC_MAX_TIME,
-                   progress: bool = False) -> Trajectory:
+                   progress: bool = False, settle_time: float | None = None) -> Trajectory:
     """Replay a recording's tension series through the dynamic simulator.
 
-    The simulator first settles under the first command (at most ``max_settle`` s of
-    simulated time: the real robot was at rest when the recording started), then
-    applies each command at its recorded time; the simulated tip is taken at the
-    time of each tip sample. About 0.6 s of computing per simulated second on the
-    default robot.
+    The simulator first settles under the first command (the real robot was at rest
+    when the recording started): until steady, at most ``max_settle`` s of simulated
+    time, or exactly ``settle_time`` s when given (calibration: every parameter set
+    starts the same way, so the residuals are smooth in the parameters). Then it
+    applies each command at its recorded time; the simulated tip is taken at the time
+    of each tip sample.
     """
     from tqdm import tqdm
 
@@ -387,7 +403,10 @@ def replay_dynamic(robot: Robot, recording: Recording, max_settle: float = DYNAM
                                'has displacement setpoints')
     simulator = TendonSimulator(robot)
     simulator.set_tensions(recording.commands[0])
-    simulator.run_until_steady(max_settle)
+    if settle_time is None:
+        simulator.run_until_steady(max_settle)
+    else:
+        simulator.advance(settle_time)
     offset = simulator.time - recording.command_times[0]
     simulated = np.empty_like(recording.tips)
     command = 0
@@ -431,6 +450,14 @@ def _plot_trajectory(path: Path, trajectory: Trajectory) -> None:
 # --------------------------------------------------------------------------- calibration
 
 
+def _settle_time(robot: Robot) -> float:
+    """Simulated seconds of a replay's settling: 8 time constants of the first mode."""
+    from tendon_robot_sim.core.modal import mass_proportional_damping
+
+    rate = mass_proportional_damping(robot)   # c: every mode decays as exp(-c t / 2)
+    return DYNAMIC_MAX_TIME if rate <= 0.0 else min(DYNAMIC_MAX_TIME, 16.0 / rate)
+
+
 def _tendon_parameter(robot: Robot, name: str) -> int | None:
     """Index of the tendon of a '<tendon>.offset' parameter; None for other names."""
     tendon, dot, field = name.rpartition('.')
@@ -438,8 +465,8 @@ def _tendon_parameter(robot: Robot, name: str) -> int | None:
         return None
     if field != 'offset' or tendon not in robot.tendon_names:
         raise CalibrationError(f'fit: unknown parameter {name!r}; fittable: '
-                               f'{list(ROD_PARAMETERS)}, vertebra_mass, or <tendon>.offset '
-                               f'with a tendon of {robot.tendon_names}')
+                               f'{list(ROD_PARAMETERS)}, vertebra_mass, damping, or '
+                               f'<tendon>.offset with a tendon of {robot.tendon_names}')
     return robot.tendon_index(tendon)
 
 
@@ -452,6 +479,9 @@ def parameter_value(robot: Robot, name: str) -> float:
         if not robot.vertebra_positions.size:
             raise CalibrationError('fit: vertebra_mass: this robot has no vertebrae to weigh')
         return float(robot.vertebra_mass)
+    if name == 'damping':
+        damping = robot.rod.damping
+        return float(damping.ratio if damping.ratio is not None else damping.rate)
     if name in ROD_PARAMETERS:
         return float(getattr(robot.rod, name))
     raise CalibrationError(f'fit: unknown parameter {name!r}; fittable: {list(FITTABLE)}')
@@ -473,6 +503,8 @@ def with_parameters(robot: Robot, values: dict[str, float]) -> Robot:
             tendon['offset'] = float(value)
         elif name == 'vertebra_mass':
             data['vertebrae']['mass'] = float(value)
+        elif name == 'damping':      # the ratio or the rate, whichever the robot gives
+            data['rod']['damping'] = {next(iter(data['rod']['damping'])): float(value)}
         else:
             data['rod'][name] = float(value)
     return robot_from_dict(data)
@@ -505,13 +537,15 @@ class Calibration:
 def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs_modulus',),
               bounds: dict[str, tuple[float, float]] | None = None, model: str = 'discrete',
               workers: int | None = None, scheduler: Scheduler | str | None = None,
-              progress: bool = True) -> Calibration:
+              progress: bool = True, recording: Recording | None = None) -> Calibration:
     """Least-squares fit of rod parameters to the measured tips.
 
     Parameters
     ----------
     robot : Robot
         Initial guess; its values scale the parameters.
+    holds : sequence of Hold
+        The steady tips to fit (ignored when ``recording`` is given).
     fit : sequence of str
         Parameters to fit (:data:`FITTABLE`), e.g. ``['youngs_modulus', 't1.offset']``.
     bounds : dict {name: (low, high)}, optional
@@ -522,6 +556,12 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
         See :class:`Evaluator`.
     progress : bool
         A tqdm bar on stderr over residual evaluations.
+    recording : Recording, optional
+        Fit the whole tip trajectory of this (tension) recording instead of the holds,
+        replayed by :func:`replay_dynamic` (model ``dynamic``). Each replay first
+        settles for the same simulated time: 8 time constants 1 / (zeta omega_1) of the
+        initial robot's first mode (at most ``DYNAMIC_MAX_TIME``), so that
+        the residuals are smooth in the parameters.
     """
     from scipy.optimize import least_squares
     from scipy.stats import t as student_t
@@ -545,11 +585,21 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
             raise CalibrationError(f'bounds: {name} needs 0 < low <= initial ({initial[i]:g}) '
                                    f'<= high, got ({lo:g}, {hi:g})')
         low[i], high[i] = math.log(lo / initial[i]), math.log(hi / initial[i])
-    m = 3 * len(holds)
+    if recording is not None:
+        if model != 'dynamic':
+            raise CalibrationError(f'model: fitting a trajectory needs model dynamic, got '
+                                   f'{model!r}')
+        measured = recording.tips.ravel()
+        settle_time = _settle_time(robot)
+    else:
+        if 'damping' in names:
+            raise CalibrationError('fit: damping has no static effect; fit it to a '
+                                   'recorded trajectory (model dynamic, a step response)')
+        measured = np.array([h.tip for h in holds]).ravel()
+    m = measured.size
     if m <= len(names):
-        raise CalibrationError(f'holds: {len(holds)} holds give {m} residuals, too few for '
+        raise CalibrationError(f'holds: {m // 3} tips give {m} residuals, too few for '
                                f'{len(names)} parameters')
-    measured = np.array([h.tip for h in holds]).ravel()
 
     def robot_at(z: np.ndarray) -> Robot:
         return with_parameters(robot, dict(zip(names, initial * np.exp(z))))
@@ -560,7 +610,9 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
     def evaluate(zs: list[np.ndarray]) -> list[np.ndarray]:
         missing = [z for z in zs if z.tobytes() not in cache]
         if missing:
-            tips = evaluator.predict_many([robot_at(z) for z in missing], holds, model)
+            robots = [robot_at(z) for z in missing]
+            tips = (evaluator.replay_many(robots, recording, settle_time) if recording
+                    is not None else evaluator.predict_many(robots, holds, model))
             for z, t in zip(missing, tips):
                 cache[z.tobytes()] = t.ravel() - measured
             bar.update(len(missing))

@@ -22,6 +22,7 @@ import csv
 from dataclasses import dataclass
 import math
 from pathlib import Path
+import sys
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -41,6 +42,10 @@ DEFAULT_TIP_TOLERANCE = 0.002
 # (tendon/state) within STATE_TOLERANCE [N].
 COMMAND_TOLERANCE = 1e-9
 STATE_TOLERANCE = 0.05
+# Synthetic recordings: the tip sensor reports this long after the setpoint [s]; a
+# step response starts from rest, settled for at most this long [s].
+TIP_DELAY = 0.001
+STEP_SETTLE_TIME = 30.0
 
 
 class ExperimentError(ValueError):
@@ -383,16 +388,10 @@ def synth_experiment(path: str | Path, robot_true: Robot, noise: float = 2e-4, s
     list of (label, tensions (n,), noiseless tip (3,))
         The holds as simulated (the truth behind the bag).
     """
-    from tendon_robot_sim.core.bag import BagWriter, OfferedQos
-
-    if not (noise >= 0.0 and math.isfinite(noise)):
-        raise ExperimentError(f'noise: must be a finite number >= 0 m, got {noise!r}')
+    _check_noise(noise)
     solver = StaticsSolver(robot_true, model)
-    rng = np.random.default_rng(seed)
     plan = experiment_plan(robot_true)
-    names = robot_true.tendon_names
     dt = 1.0 / rate
-    t0_ns = 1_700_000_000 * 10 ** 9
     samples = []   # (time s, tensions, tip)
     truth = []
     previous = None
@@ -410,6 +409,70 @@ def synth_experiment(path: str | Path, robot_true: Robot, noise: float = 2e-4, s
             samples.append((time, tensions, tip))
             time += dt
         previous = tensions
+    _write_bag(path, robot_true, samples, noise, seed)
+    return truth
+
+
+def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.0,
+                        noise: float = 2e-4, seed: int = 0, rate: float = 50.0,
+                        before: float = 0.5, after: float = 3.0) -> tuple[np.ndarray, list]:
+    """Simulate a tension step with the dynamic model and write it as a bag.
+
+    The robot rests under zero tension (settled until its tip moves slower than
+    0.01 mm/s), then the vertical-plane tendon (:func:`experiment_tendons`) steps to
+    ``tension`` [N] (capped at its max_tension) at ``before`` [s] and holds it for
+    ``after`` [s]: the free response that identifies the damping (and, through the
+    frequency, the vertebra mass). Setpoints and tips at ``rate`` [Hz] as in
+    :func:`synth_experiment`; each tip is the simulated one 1 ms after its setpoint,
+    when the bag stamps it.
+
+    Returns
+    -------
+    step : (n,) the tensions after the step [N]
+    samples : list of (time s, tensions (n,), noiseless tip (3,))
+    """
+    from tqdm import tqdm
+
+    from tendon_robot_sim.core.simulator import TendonSimulator
+
+    _check_noise(noise)
+    vertical, _ = experiment_tendons(robot_true)
+    step = np.zeros(len(robot_true.tendons))
+    step[vertical] = min(tension, robot_true.max_tensions[vertical])
+    simulator = TendonSimulator(robot_true)
+    simulator.run_until_steady(STEP_SETTLE_TIME, speed_tolerance=1e-5)
+    start = simulator.time
+    samples = []
+    count = int(round((before + after) * rate))
+    for k in tqdm(range(count), desc='step response', unit='sample', file=sys.stderr,
+                  disable=not sys.stderr.isatty()):
+        time = k / rate
+        tensions = step if time >= before - 1e-9 else np.zeros_like(step)
+        simulator.advance(max(0.0, start + time - simulator.time))
+        simulator.set_tensions(tensions)
+        tip = simulator.advance(max(0.0, start + time + TIP_DELAY - simulator.time))
+        samples.append((time, tensions, tip.tip_position))
+    _write_bag(path, robot_true, samples, noise, seed)
+    return step, samples
+
+
+def _check_noise(noise: float) -> None:
+    if not (noise >= 0.0 and math.isfinite(noise)):
+        raise ExperimentError(f'noise: must be a finite number >= 0 m, got {noise!r}')
+
+
+def _write_bag(path: str | Path, robot: Robot, samples, noise: float, seed: int) -> None:
+    """Write (time s, tensions, noiseless tip) samples as a hardware-like bag.
+
+    ``tendon/setpoint`` (JointState, effort in N) and ``tip/measured`` (PointStamped,
+    base frame, with Gaussian noise of standard deviation ``noise`` [m] per axis,
+    stamped TIP_DELAY after its setpoint).
+    """
+    from tendon_robot_sim.core.bag import BagWriter, OfferedQos
+
+    rng = np.random.default_rng(seed)
+    names = robot.tendon_names
+    t0_ns = 1_700_000_000 * 10 ** 9
     with BagWriter(path) as bag:
         store = bag.typestore
         JointState = store.types['sensor_msgs/msg/JointState']
@@ -430,10 +493,9 @@ def synth_experiment(path: str | Path, robot_true: Robot, noise: float = 2e-4, s
             bag.write('/' + SETPOINT_TOPIC, stamp_ns,
                       store.serialize_cdr(setpoint, 'sensor_msgs/msg/JointState'))
             measured = tip + rng.normal(0.0, noise, 3)
-            point = PointStamped(header=Header(stamp=stamp, frame_id=robot_true.base.frame_id),
+            point = PointStamped(header=Header(stamp=stamp, frame_id=robot.base.frame_id),
                                  point=Point(x=float(measured[0]), y=float(measured[1]),
                                              z=float(measured[2])))
             # the sensor reports a little after the setpoint it sees the effect of
-            bag.write('/' + TIP_TOPIC, stamp_ns + 1_000_000,
+            bag.write('/' + TIP_TOPIC, stamp_ns + int(round(TIP_DELAY * 1e9)),
                       store.serialize_cdr(point, 'geometry_msgs/msg/PointStamped'))
-    return truth

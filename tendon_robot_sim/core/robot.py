@@ -50,6 +50,12 @@ MIN_SIZE = 1e-6              # m, smallest radius and tendon offset
 # Hole layouts whose second singular value is below this fraction of the first are
 # planar: every hole on one line through the backbone.
 PLANAR_TOLERANCE = 1e-9
+# Default damping ratio of the first bending mode: silicone rubber has a loss factor of
+# about 0.2 (ratio = loss factor / 2); identify it from a step response for a real rod.
+DEFAULT_DAMPING_RATIO = 0.1
+# Default vertebra disc: this far beyond the outermost tendon hole [m], and this thick [m].
+DISC_MARGIN = 0.003
+DEFAULT_DISC_THICKNESS = 0.002
 
 
 class RobotDescriptionError(ValueError):
@@ -137,6 +143,21 @@ class Base:
         return np.column_stack((self.normal, self.binormal, self.direction))
 
 
+@dataclass(frozen=True)
+class Damping:
+    """Mass-proportional damping of the dynamic model: exactly one field is set.
+
+    Every velocity decays as dv/dt = -c v, which gives bending mode i the damping
+    ratio c / (2 omega_i) (see :mod:`tendon_robot_sim.core.modal`).
+    """
+
+    ratio: float | None = None   # zeta of the first bending mode, dimensionless
+    rate: float | None = None    # c, 1/s
+
+    def to_dict(self) -> dict[str, float]:
+        return {'ratio': self.ratio} if self.ratio is not None else {'rate': self.rate}
+
+
 class CircularSection:
     """Section properties of a uniform rod of circular cross-section: a base for the
     dataclasses that have ``radius`` [m], ``density`` [kg/m^3] and ``youngs_modulus``
@@ -182,7 +203,8 @@ class Rod(CircularSection):
     youngs_modulus: float    # E, Pa
     shear_modulus: float     # G, Pa
     elements: int            # number of Cosserat elements in the dynamic model
-    damping: float           # PyElastica analytical damping constant, 1/s
+    damping: Damping         # of the dynamic model
+    end_joint_correction: bool = True   # soften the end joints (simulator.soften_end_joints)
 
 
 @dataclass(frozen=True)
@@ -257,6 +279,17 @@ class Robot:
     vertebra_mass: float               # kg, per vertebra
     tendons: tuple[Tendon, ...]
     tip_load: TipLoad
+    disc_radius: float = 0.0           # m, of every vertebra disc
+    disc_thickness: float = 0.0        # m
+
+    @property
+    def disc_inertia(self) -> tuple[float, float]:
+        """Rotary inertia of one disc about a diameter and about its axis [kg m^2].
+
+        Thin cylinder: m (3 r^2 + t^2) / 12 and m r^2 / 2.
+        """
+        m, r, t = self.vertebra_mass, self.disc_radius, self.disc_thickness
+        return m * (3.0 * r * r + t * t) / 12.0, 0.5 * m * r * r
 
     @property
     def tendon_names(self) -> list[str]:
@@ -290,8 +323,8 @@ class Robot:
                 return i
         raise KeyError(f'unknown tendon {name!r}; known tendons: {self.tendon_names}')
 
-    def with_changes(self, **rod_changes: float) -> 'Robot':
-        """A copy with some rod fields replaced (used by calibration and tests)."""
+    def with_changes(self, **rod_changes: Any) -> 'Robot':
+        """A copy with some rod fields replaced, in the YAML schema (calibration, tests)."""
         data = self.to_dict()
         data['rod'].update(rod_changes)
         return robot_from_dict(data)
@@ -311,11 +344,14 @@ class Robot:
                 'length': self.rod.length, 'radius': self.rod.radius,
                 'density': self.rod.density, 'youngs_modulus': self.rod.youngs_modulus,
                 'shear_modulus': self.rod.shear_modulus, 'elements': self.rod.elements,
-                'damping': self.rod.damping,
+                'damping': self.rod.damping.to_dict(),
+                'end_joint_correction': self.rod.end_joint_correction,
             },
             'vertebrae': {
                 'positions': self.vertebra_positions.tolist(),
                 'mass': self.vertebra_mass,
+                'radius': self.disc_radius,
+                'thickness': self.disc_thickness,
             },
             'tendons': [
                 {
@@ -371,9 +407,10 @@ def robot_from_dict(data: Any) -> Robot:
     base = _load_base(top.mapping('base', default={}))
     gravity = top.vector('gravity', default=(0.0, 0.0, -9.80665))
     rod = _load_rod(top.mapping('rod'))
-    positions, mass = _load_vertebrae(top.mapping('vertebrae', default={'count': 0}),
-                                      rod.length)
+    vertebrae = top.mapping('vertebrae', default={'count': 0})
+    positions, mass = _load_vertebrae(vertebrae, rod.length)
     tendons = _load_tendons(top.get('tendons'), rod.length, positions)
+    disc_radius, disc_thickness = _load_discs(vertebrae, tendons)
     tip = top.mapping('tip_load', default={})
     tip_load = TipLoad(force=tip.vector('force', default=(0.0, 0.0, 0.0)),
                        moment=tip.vector('moment', default=(0.0, 0.0, 0.0)))
@@ -381,7 +418,8 @@ def robot_from_dict(data: Any) -> Robot:
     top.finish()
     return Robot(name=name, base=base, gravity=gravity, rod=rod,
                  vertebra_positions=positions, vertebra_mass=mass,
-                 tendons=tendons, tip_load=tip_load)
+                 tendons=tendons, tip_load=tip_load, disc_radius=disc_radius,
+                 disc_thickness=disc_thickness)
 
 
 def _load_base(m: '_Mapping') -> Base:
@@ -406,13 +444,41 @@ def _load_rod(m: '_Mapping') -> Rod:
         youngs_modulus=m.number('youngs_modulus', positive=True),
         shear_modulus=m.number('shear_modulus', positive=True),
         elements=m.integer('elements', default=50, minimum=2, maximum=MAX_ELEMENTS),
-        damping=m.number('damping', default=0.1, minimum=0.0),
+        damping=_load_damping(m.mapping('damping', default={'ratio': DEFAULT_DAMPING_RATIO})),
+        end_joint_correction=m.boolean('end_joint_correction', default=True),
     )
     m.finish()
     if rod.radius >= rod.length:
         raise RobotDescriptionError(
             f'rod.radius: must be smaller than rod.length ({rod.length}), got {rod.radius}')
     return rod
+
+
+def _load_damping(m: '_Mapping') -> Damping:
+    given = [key for key in ('ratio', 'rate') if key in m]
+    if len(given) != 1:
+        raise RobotDescriptionError(
+            f'rod.damping: give exactly one of ratio (damping ratio of the first bending '
+            f'mode) or rate (1/s), got {sorted(m.data) or "neither"}')
+    if given[0] == 'ratio':
+        damping = Damping(ratio=m.number('ratio', minimum=0.0))
+        if damping.ratio >= 1.0:
+            raise RobotDescriptionError(
+                f'rod.damping.ratio: must be < 1 (an oscillating first mode), got '
+                f'{damping.ratio:g}')
+    else:
+        damping = Damping(rate=m.number('rate', minimum=0.0))
+    m.finish()
+    return damping
+
+
+def _load_discs(m: '_Mapping', tendons: tuple[Tendon, ...]) -> tuple[float, float]:
+    """Disc radius (default: outermost tendon hole + DISC_MARGIN) and thickness [m]."""
+    outermost = max(max(t.offset, t.end_offset) for t in tendons)
+    radius = m.number('radius', default=outermost + DISC_MARGIN, positive=True)
+    thickness = m.number('thickness', default=DEFAULT_DISC_THICKNESS, positive=True)
+    m.finish()
+    return radius, thickness
 
 
 def _load_vertebrae(m: '_Mapping', length: float) -> tuple[np.ndarray, float]:
@@ -435,7 +501,6 @@ def _load_vertebrae(m: '_Mapping', length: float) -> tuple[np.ndarray, float]:
                     f'vertebrae.first: must be < vertebrae.last ({last}) when count > 1, '
                     f'got {first}')
             positions = np.linspace(first, last, count) if count > 1 else np.array([last])
-    m.finish()
     for i, s in enumerate(positions):
         if not 0.0 < s <= length + POSITION_TOLERANCE:
             raise RobotDescriptionError(
@@ -540,8 +605,10 @@ class _Mapping:
         optional = {
             'base': ('frame_id', 'position', 'direction', 'normal'),
             'rod': ('length', 'radius', 'density', 'youngs_modulus', 'shear_modulus',
-                    'elements', 'damping'),
-            'vertebrae': ('count', 'first', 'last', 'positions', 'mass'),
+                    'elements', 'damping', 'end_joint_correction'),
+            'damping': ('ratio', 'rate'),
+            'vertebrae': ('count', 'first', 'last', 'positions', 'mass', 'radius',
+                          'thickness'),
             'tip_load': ('force', 'moment'),
         }[name]
         value = self.get(name, default)
@@ -579,6 +646,13 @@ class _Mapping:
         if maximum is not None and value > maximum:
             raise RobotDescriptionError(
                 f'{self._path(name)}: must be <= {maximum}, got {_short(value)}')
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.get(name, default)
+        if not isinstance(value, bool):
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be true or false, got {_describe(value)}')
         return value
 
     def choice(self, name: str, choices: Sequence[str], default: str) -> str:

@@ -1,9 +1,11 @@
 """Dynamic simulation of a tendon-driven continuum robot with PyElastica 1.0.
 
 :class:`TendonSimulator` builds a Cosserat rod from a :class:`~tendon_robot_sim.core.robot.Robot`
-(clamped at the base, gravity, analytical damping, one
+(vertebra discs with mass and inertia, clamped at the base, gravity,
+mass-proportional damping, one
 :class:`~tendon_robot_sim.core.tendon_forces.TendonForces` for all tendons; see
-:func:`build_rod_system`), steps it with position Verlet at a time step derived
+:func:`build_rod_system`), steps it with position Verlet (compiled, or PyElastica's
+``PositionVerlet.step`` as the reference) at a time step derived
 from the stability bound (:func:`stable_time_step`), watches for divergence and
 reports a :class:`SimState`. It imports no ROS.
 
@@ -22,11 +24,12 @@ import math
 from typing import Callable, Mapping
 
 import elastica as ea
-from numba import njit
 import numpy as np
 
+from tendon_robot_sim.core._dynamics_kernels import advance_rod, first_bad_node, rod_arrays
+from tendon_robot_sim.core.modal import mass_proportional_damping
 from tendon_robot_sim.core.robot import Robot
-from tendon_robot_sim.core.tendon_forces import TendonForces, TendonLayout
+from tendon_robot_sim.core.tendon_forces import TendonForces, TendonLayout, vertebra_directors
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +42,9 @@ RUNAWAY_LENGTHS = 2.0
 # Steps between divergence checks: cheap enough to be negligible, soon enough that
 # an unstable run is caught within a few steps of its first NaN or runaway.
 CHECK_EVERY = 10
+# How TendonSimulator steps: one numba call per advance() (_dynamics_kernels.advance_rod),
+# or PyElastica's PositionVerlet.step per step (the reference).
+STEPPERS = ('compiled', 'pyelastica')
 # Seconds of tip-position history kept for is_steady() (sampled about every
 # CHECK_EVERY steps, however advance() is called).
 HISTORY_SPAN = 1.0
@@ -115,12 +121,10 @@ def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
       whatever the number of elements.
 
     dt_max = 2 / omega_max. Checked against PyElastica without damping: stable at
-    dt_max, blown up at 1.03 dt_max (10 and 50 elements, default robot). The
-    damper multiplies angular velocities by exp(-nu dt A / I) every step, which
-    stretches the real limit: with the default rod.damping = 0.1 to about
-    1.4 dt_max at 10 elements and 1.1 dt_max at 50; with 0.2 a 10-element rod ran
-    at 3 dt_max, below its axial limit. The bound ignores damping, so it holds
-    for any rod.damping.
+    dt_max, blown up at 1.03 dt_max (10 and 50 elements, default robot). It is
+    the bound of the bare rod: the vertebra discs only add mass and inertia, which
+    lowers every frequency, and the mass-proportional damper (light for these
+    modes) does not stretch it noticeably, so it holds for any disc and damping.
     """
     rod = robot.rod
     n_elements = rod.elements if n_elements is None else n_elements
@@ -136,27 +140,6 @@ def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
 
 class _System(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):
     """PyElastica system collection with the modules the simulator uses."""
-
-
-class CompiledLinearDamper(ea.AnalyticalLinearDamper):
-    """``AnalyticalLinearDamper(damping_constant=...)`` with its per-step update compiled.
-
-    The coefficients are the parent's (its ``damping_constant`` protocol:
-    velocities times exp(-nu dt), angular velocities times
-    exp(-nu dt m_e / J)^dilatation); only the update loop runs in numba instead of
-    numpy's ``np.power``, which saves about 10 % of a step of a coarse rod.
-    Tests check that both dampers give the same trajectories (to 1e-12 m).
-    """
-
-    def __init__(self, time_step: float, damping_constant: float, **kwargs):
-        super().__init__(time_step=time_step, damping_constant=damping_constant, **kwargs)
-        # set by the parent's damping_constant protocol (PyElastica 1.0)
-        self._translational = float(self._translational_damping_coefficient)
-        self._rotational = np.ascontiguousarray(self._rotational_damping_coefficient)
-
-    def dampen_rates(self, system, time: np.float64) -> None:
-        _dampen_rates(system.velocity_collection, system.omega_collection,
-                      self._translational, self._rotational, system.dilatation)
 
 
 def soften_end_joints(rod) -> None:
@@ -178,16 +161,39 @@ def soften_end_joints(rod) -> None:
     rod.bend_matrix *= rod.rest_voronoi_lengths / domain
 
 
-def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray | None,
-                     damper: type = CompiledLinearDamper):
+def add_vertebra_discs(rod, robot: Robot, layout: TendonLayout) -> None:
+    """Add the mass and rotary inertia of the vertebra discs to ``rod``, before ``finalize()``.
+
+    Each disc's mass goes to its node; its rotary inertia (thin cylinder,
+    :attr:`Robot.disc_inertia`: about a diameter for d1 and d2, about its axis for d3)
+    is shared equally by the free elements next to the node: elements k-1 and k,
+    only k when k-1 is the clamped element 0, only k-1 at the tip.
+    PyElastica keeps the inverse inertia too, so both are updated.
+    """
+    diameter, axis = robot.disc_inertia
+    inertia = np.diag((diameter, diameter, axis))
+    n_elems = rod.n_elems
+    for k in layout.nodes:
+        rod.mass[k] += robot.vertebra_mass
+        elements = [e for e in (k - 1, k) if 0 < e < n_elems]
+        for e in elements:
+            rod.mass_second_moment_of_inertia[:, :, e] += inertia / len(elements)
+    rod.inv_mass_second_moment_of_inertia[:] = np.linalg.inv(
+        rod.mass_second_moment_of_inertia.transpose(2, 0, 1)).transpose(1, 2, 0)
+
+
+def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
+                     tip_wrench: np.ndarray | None = None):
     """The finalized PyElastica system of ``robot`` and its rod, straight, at rest.
 
-    The rod is clamped at node 0 / element 0 (``OneEndFixedBC``), its end
-    joints softened (:func:`soften_end_joints`), loaded by
-    gravity, damped by ``damper(damping_constant=rod.damping, time_step=dt)``
-    (:class:`CompiledLinearDamper` or ``elastica.AnalyticalLinearDamper``) and,
-    unless ``tensions`` is None (the bare rod, for benchmarks), by one
-    :class:`TendonForces` reading the shared ``tensions`` array [N].
+    The rod carries the vertebra discs (:func:`add_vertebra_discs`), is clamped at
+    node 0 / element 0 (``OneEndFixedBC``), has its end joints softened
+    (:func:`soften_end_joints`) when ``rod.end_joint_correction`` is on, is loaded by
+    gravity (which weighs the discs too) and by one :class:`TendonForces` reading
+    the shared ``tensions`` [N] and ``tip_wrench`` (default ``robot.tip_load``)
+    arrays, and is damped by ``AnalyticalLinearDamper``'s
+    uniform protocol: every velocity times exp(-c dt) per step, c from
+    :func:`~tendon_robot_sim.core.modal.mass_proportional_damping`.
     """
     spec = robot.rod
     system = _System()
@@ -203,18 +209,19 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray | None,
         youngs_modulus=spec.youngs_modulus,
         shear_modulus=spec.shear_modulus,
     )
-    soften_end_joints(rod)
+    add_vertebra_discs(rod, robot, TendonLayout.from_robot(robot))
+    if spec.end_joint_correction:
+        soften_end_joints(rod)
     system.append(rod)
     system.constrain(rod).using(
         ea.OneEndFixedBC, constrained_position_idx=(0,), constrained_director_idx=(0,))
     system.add_forcing_to(rod).using(ea.GravityForces, acc_gravity=robot.gravity.copy())
-    if tensions is not None:
-        system.add_forcing_to(rod).using(TendonForces, robot=robot, tensions=tensions)
-    if spec.damping > 0.0:
-        # damping_constant keeps the meaning rod.damping had in PyElastica < 0.4, where
-        # the default robot was tuned; uniform_damping_constant damps rotations about
-        # A / I = 4 / r^2 (in SI numbers) times less and is not equivalent.
-        system.dampen(rod).using(damper, damping_constant=spec.damping, time_step=dt)
+    system.add_forcing_to(rod).using(TendonForces, robot=robot, tensions=tensions,
+                                     vertebra_weight=False, tip_wrench=tip_wrench)
+    rate = mass_proportional_damping(robot)
+    if rate > 0.0:
+        system.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=rate,
+                                 time_step=dt)
     system.finalize()
     return system, rod
 
@@ -230,6 +237,11 @@ class TendonSimulator:
         Time step [s]. Default: ``safety_factor * stable_time_step(robot)``.
     safety_factor : float
         Fraction (0, 1] of the stability bound used when ``dt`` is not given.
+    stepper : {'compiled', 'pyelastica'}
+        ``compiled`` advances many steps in one numba call
+        (:func:`~tendon_robot_sim.core._dynamics_kernels.advance_rod`);
+        ``pyelastica`` calls ``PositionVerlet.step`` of the same system once per
+        step (the reference it is tested against, several times slower).
 
     Raises
     ------
@@ -237,7 +249,11 @@ class TendonSimulator:
         For a bad ``dt`` or ``safety_factor``, or a rod too coarse for its vertebrae.
     """
 
-    def __init__(self, robot: Robot, dt: float | None = None, safety_factor: float = 0.9):
+    def __init__(self, robot: Robot, dt: float | None = None, safety_factor: float = 0.9,
+                 stepper: str = 'compiled'):
+        if stepper not in STEPPERS:
+            raise InputError(f'stepper: must be one of {list(STEPPERS)}, got {stepper!r}')
+        self.stepper = stepper
         self.robot = robot
         self.tendon_names = robot.tendon_names
         self.n_tendons = len(robot.tendons)
@@ -262,6 +278,7 @@ class TendonSimulator:
                            'rod.elements so that they fall on nodes', off)
         # Shared with TendonForces: written in place, never rebound.
         self._tensions = np.zeros(self.n_tendons)
+        self._tip_wrench = np.zeros((2, 3))
         self._build()
         self._rest_lengths = self._layout.path_lengths(self._layout.tendon_paths(
             self._rod.position_collection, self._rod.director_collection))
@@ -270,8 +287,20 @@ class TendonSimulator:
 
     def _build(self) -> None:
         """Create the PyElastica system in its initial straight state at t = 0."""
-        self._system, self._rod = build_rod_system(self.robot, self.dt, self._tensions)
+        self._tip_wrench[:] = (self.robot.tip_load.force, self.robot.tip_load.moment)
+        self._system, self._rod = build_rod_system(self.robot, self.dt, self._tensions,
+                                                   self._tip_wrench)
         self._stepper = ea.PositionVerlet()
+        block = next(self._system.final_systems())
+        forcing = TendonForces(self.robot, self._tensions, vertebra_weight=False,
+                               tip_wrench=self._tip_wrench)
+        # advance_rod's arguments after (n_steps, dt), all views of the system's state
+        self._compiled = (
+            rod_arrays(block), block.position_collection[:, 0].copy(),
+            block.director_collection[:, :, 0].copy(), self.robot.gravity.copy(),
+            math.exp(-mass_proportional_damping(self.robot) * self.dt), forcing.kernel_arguments,
+            CHECK_EVERY, self.robot.base.position.copy(),
+            RUNAWAY_LENGTHS * self.robot.rod.length)
         self.time = 0.0
         self._steps = 0
         self._diverged: str | None = None
@@ -280,6 +309,8 @@ class TendonSimulator:
 
     def reset(self) -> None:
         """Back to the initial straight state at t = 0 with zero tensions.
+
+        The tip load returns to the description's ``tip_load``.
 
         The PyElastica system is rebuilt, so no state (memory blocks, damper,
         constraint) survives from the previous run; the compiled kernels are reused.
@@ -330,6 +361,30 @@ class TendonSimulator:
                 new[index] = self._check_tension(value, index, f'tensions[{index}]')
         self._tensions[:] = new
 
+    @property
+    def tip_load(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the applied tip force [N] and moment [N m], world frame."""
+        return self._tip_wrench[0].copy(), self._tip_wrench[1].copy()
+
+    def set_tip_load(self, force, moment=(0.0, 0.0, 0.0)) -> None:
+        """Set the external tip force [N] and moment [N m], world (base) frame.
+
+        Raises
+        ------
+        InputError
+            Unless both are 3 finite numbers; nothing is changed then.
+        """
+        wrench = np.empty((2, 3))
+        for row, (name, value) in enumerate((('force', force), ('moment', moment))):
+            values = list(np.ravel(value)) if hasattr(value, '__len__') and not isinstance(
+                value, (str, bytes)) else None
+            if values is None or len(values) != 3 or not all(_is_real(v) for v in values):
+                raise InputError(f'tip {name}: must be 3 numbers, got {value!r}')
+            if not all(math.isfinite(v) for v in values):
+                raise InputError(f'tip {name}: must be finite, got {values}')
+            wrench[row] = values
+        self._tip_wrench[:] = wrench
+
     def _check_tension(self, value, index: int, field: str) -> float:
         if not _is_real(value):
             raise InputError(f'{field}: must be a number, got {value!r}')
@@ -363,26 +418,45 @@ class TendonSimulator:
         if self._diverged:
             raise SimulationDiverged(f'{self._diverged} (call reset() before advancing)')
         n_steps = round(duration / self.dt)
+        if self.stepper == 'compiled':
+            self._advance_compiled(n_steps)
+        else:
+            self._advance_pyelastica(n_steps)
+        self._steps += n_steps
+        return self.state()
+
+    def _advance_compiled(self, n_steps: int) -> None:
+        samples = np.empty((n_steps // CHECK_EVERY, 3))
+        done, node = advance_rod(n_steps, self.dt, *self._compiled, samples)
+        start = self.time
+        self.time = start + done * self.dt
+        for i in range(done // CHECK_EVERY):
+            self._record_tip(start + (i + 1) * CHECK_EVERY * self.dt, samples[i])
+        self._record_tip(self.time, self._rod.position_collection[:, -1])
+        if node >= 0:
+            self._fail(node, done, self.time, RUNAWAY_LENGTHS * self.robot.rod.length)
+
+    def _advance_pyelastica(self, n_steps: int) -> None:
         system, stepper, dt = self._system, self._stepper, self.dt
         position = self._rod.position_collection
         origin = self.robot.base.position
         limit = RUNAWAY_LENGTHS * self.robot.rod.length
         time = self.time
-        history = self._history
-        sample_period = (CHECK_EVERY - 0.5) * dt
         try:
             for step in range(1, n_steps + 1):
                 time = stepper.step(system, time, dt)
                 if step % CHECK_EVERY == 0 or step == n_steps:
-                    node = _first_bad_node(position, origin, limit)
+                    node = first_bad_node(position, origin, limit)
                     if node >= 0:
                         self._fail(node, step, time, limit)
-                    if time - history[-1][0] >= sample_period:
-                        history.append((float(time), position[:, -1].copy()))
+                    self._record_tip(time, position[:, -1])
         finally:
             self.time = float(time)
-        self._steps += n_steps
-        return self.state()
+
+    def _record_tip(self, time: float, tip: np.ndarray) -> None:
+        """Keep a tip sample for is_steady(), about every CHECK_EVERY steps."""
+        if time - self._history[-1][0] >= (CHECK_EVERY - 0.5) * self.dt:
+            self._history.append((float(time), tip.copy()))
 
     def _fail(self, node: int, step: int, time: float, limit: float) -> None:
         p = self._rod.position_collection[:, node]
@@ -455,7 +529,8 @@ class TendonSimulator:
         position = rod.position_collection.copy()
         director = rod.director_collection
         # directors rows d1 d2 d3 -> rotation matrices with columns d1 d2 d3
-        vertebra_rotations = np.transpose(director[:, :, layout.nodes - 1], (2, 1, 0)).copy()
+        vertebra_rotations = np.transpose(vertebra_directors(director, layout.nodes),
+                                          (2, 1, 0)).copy()
         tip_rotation = director[:, :, -1].T.copy()
         quaternions = rotation_to_quaternion(
             np.concatenate((vertebra_rotations, tip_rotation[np.newaxis])))
@@ -514,29 +589,3 @@ def _is_real(value) -> bool:
     """A real number (bool and strings excluded)."""
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_))
-
-
-@njit(cache=True)
-def _dampen_rates(velocity, omega, translational, rotational, dilatation):
-    """v *= translational; omega *= rotational ** dilatation (per element), in place."""
-    for k in range(velocity.shape[1]):
-        for a in range(3):
-            velocity[a, k] *= translational
-    for e in range(omega.shape[1]):
-        for a in range(3):
-            omega[a, e] *= rotational[a, e] ** dilatation[e]
-
-
-@njit(cache=True)
-def _first_bad_node(position, origin, limit):
-    """Index of the first node non-finite or farther than ``limit`` from ``origin``, else -1."""
-    limit2 = limit * limit
-    for k in range(position.shape[1]):
-        dx = position[0, k] - origin[0]
-        dy = position[1, k] - origin[1]
-        dz = position[2, k] - origin[2]
-        distance2 = dx * dx + dy * dy + dz * dz
-        # NaN fails every comparison, so "not <=" also catches NaN and inf
-        if not distance2 <= limit2:
-            return k
-    return -1

@@ -295,6 +295,7 @@ class StaticsSolver:
         self.Kse, self.Kbt = stiffness_matrices(robot.rod, shear_coefficient)
         self._max_tensions = robot.max_tensions
         self._holes_fn = _routing_functions(robot, routing)
+        self.set_tip_load(robot.tip_load.force, robot.tip_load.moment)
         self._build(float(step))
         nt = self.n_tendons
         ny = 18 if model == 'discrete' else 18 + nt
@@ -453,7 +454,8 @@ class StaticsSolver:
         tensions : sequence (n,) or mapping {name: N}
             N, finite, 0 <= tension <= max_tension; a mapping leaves unnamed tendons at 0.
         tip_force, tip_moment : (3,), optional
-            N and N m in the world frame; default ``robot.tip_load``.
+            N and N m in the world frame; default ``robot.tip_load`` or what
+            :meth:`set_tip_load` set.
 
         Raises
         ------
@@ -474,7 +476,8 @@ class StaticsSolver:
             Length of each tendon pulled in past the base [m], positive when pulling;
             a negative value pushes tendon out, which goes slack (tension 0).
         tip_force, tip_moment : (3,), optional
-            N and N m in the world frame; default ``robot.tip_load``.
+            N and N m in the world frame; default ``robot.tip_load`` or what
+            :meth:`set_tip_load` set.
         """
         start = time.perf_counter()
         q = self._tendon_vector(displacements, 'displacements', tension=False)
@@ -523,10 +526,18 @@ class StaticsSolver:
                         f'{field}[{label}]: must be <= max_tension = {limit:g} N, got {value:g}')
         return out
 
+    def set_tip_load(self, force, moment) -> None:
+        """Replace ``robot.tip_load`` as the default tip force [N] and moment [N m] of
+        later solves (world frame), e.g. from a run-time ``tip/wrench``."""
+        self._tip_load = np.concatenate((_vector3(force, 'tip_force'),
+                                         _vector3(moment, 'tip_moment')))
+
     def _tip(self, force, moment) -> np.ndarray:
-        tip = np.empty(6)
-        tip[0:3] = self.robot.tip_load.force if force is None else _vector3(force, 'tip_force')
-        tip[3:6] = self.robot.tip_load.moment if moment is None else _vector3(moment, 'tip_moment')
+        tip = self._tip_load.copy()
+        if force is not None:
+            tip[0:3] = _vector3(force, 'tip_force')
+        if moment is not None:
+            tip[3:6] = _vector3(moment, 'tip_moment')
         return tip
 
     def _cold_guess(self, tau: np.ndarray, tip: np.ndarray, x: np.ndarray) -> None:

@@ -12,10 +12,13 @@ Model decisions
 * A vertebra at arc length s_k sits at the nearest node k of the rod (k >= 1;
   node 0 is the clamp). With ``rod.elements`` a multiple of ``L / spacing`` the
   vertebrae fall exactly on nodes.
-* Its orientation is that of element k - 1, the element ending at its node.
-  This is valid for every vertebra, the tip one included, and never indexes one
-  element past the end of the rod.
-* The moment of its hole offset, r x F, is applied to element k - 1.
+* Its orientation is the mean of those of the two elements meeting at its node,
+  k - 1 and k (the midpoint of the rotation from one to the other); the tip
+  vertebra takes the last element's. A vertebra therefore turns with the rod at
+  its node, also the first one, whose element k - 1 = 0 is clamped.
+* The moment of its hole offset, r x F, is shared equally by the free elements
+  meeting at its node: k - 1 and k, only k when k - 1 is the clamped element 0
+  (where it would be lost), only k - 1 at the tip.
 * A tendon's first segment starts at its hole in the base plate (s = 0, at the
   fixed base pose). The plate is part of the clamp, so the reaction of that
   segment goes into the clamp and is not applied.
@@ -29,17 +32,18 @@ Model decisions
   node and its moment, turned into the local frame, to the last element.
 
 Unlike the published add-on, directors are indexed by element (not node) and
-never past the last element, the tip vertebra gets its moment, the weight
-follows ``robot.gravity`` (not a fixed -z), and all tendons share one forcing
-object (one Python call per step instead of one per tendon).
+never past the last element, no hole moment is lost in the clamp, the tip vertebra
+gets its moment, the weight follows ``robot.gravity`` (not a fixed -z), and all
+tendons share one forcing object (one Python call per step instead of one per tendon).
 
 PyElastica conventions used: forces are per node in the world frame, shape
 (3, n_nodes); torques are per element in the local material frame, shape
 (3, n_elems); ``director_collection[:, :, e]`` has rows d1, d2, d3, so
 Q = directors maps world -> local and Q.T local -> world.
 
-The per-step work is in :func:`_tendon_wrench_kernel` (numba); the same maths in
-plain numpy is :func:`tendon_wrench_numpy`, which tests compare the kernel to.
+The per-step work is in :func:`~tendon_robot_sim.core._dynamics_kernels.tendon_wrench_kernel`
+(numba, next to the compiled stepper that inlines it); the same maths in plain numpy is
+:func:`tendon_wrench_numpy`, which tests compare the kernel to.
 """
 
 from __future__ import annotations
@@ -47,9 +51,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from elastica.external_forces import NoForces
-from numba import njit
 import numpy as np
 
+from tendon_robot_sim.core._dynamics_kernels import tendon_wrench_kernel
 from tendon_robot_sim.core.robot import Robot, vertebrae_required
 
 
@@ -60,7 +64,7 @@ class TendonLayout:
     Attributes
     ----------
     nodes : int array (k,)
-        Node index of each vertebra (>= 1); its element is ``nodes - 1``.
+        Node index of each vertebra (>= 1): between elements ``nodes - 1`` and ``nodes``.
     mismatch : float array (k,)
         Node arc length minus vertebra arc length [m] (0 when on a node).
     holes : float array (n_tendons, 3, k)
@@ -116,7 +120,7 @@ class TendonLayout:
         (3, 3, n_elems) directors. Entries past a tendon's anchor are the
         vertebra centre (their body-frame hole is zero) and carry no meaning.
         """
-        q = director[:, :, self.nodes - 1]            # (3, 3, k), world -> local
+        q = vertebra_directors(director, self.nodes)  # (3, 3, k), world -> local
         # r = Q.T h: world offset of the hole from the vertebra centre
         offsets = np.einsum('bak,jbk->jak', q, self.holes)
         return position[:, self.nodes][np.newaxis] + offsets
@@ -152,6 +156,14 @@ class TendonForces(NoForces):
         (``tensions[:] = ...``); the next stage uses the new values.
     n_elements : int, optional
         Elements of the rod (default ``robot.rod.elements``).
+    vertebra_weight : bool
+        Apply the vertebra weights (the seed's W_n). False when the vertebra masses
+        are part of the rod's nodal masses, so that ``GravityForces`` weighs them
+        (the simulator: :func:`~tendon_robot_sim.core.simulator.add_vertebra_discs`).
+    tip_wrench : float64 array (2, 3), optional
+        Tip force [N] and moment [N m], world frame; kept by reference like
+        ``tensions``, so the owner can change the tip load at run time. Default: a
+        private copy of ``robot.tip_load``.
 
     Notes
     -----
@@ -162,7 +174,8 @@ class TendonForces(NoForces):
     not matter; one call halves the Python and numba dispatch cost per stage.
     """
 
-    def __init__(self, robot: Robot, tensions: np.ndarray, n_elements: int | None = None):
+    def __init__(self, robot: Robot, tensions: np.ndarray, n_elements: int | None = None,
+                 vertebra_weight: bool = True, tip_wrench: np.ndarray | None = None):
         super().__init__()
         self.tensions = np.asarray(tensions)
         if self.tensions.dtype != np.float64 or self.tensions.shape != (len(robot.tendons),):
@@ -170,17 +183,48 @@ class TendonForces(NoForces):
                 f'tensions: must be a float64 array of shape ({len(robot.tendons)},) shared '
                 f'with the caller, got {self.tensions.dtype} {self.tensions.shape}')
         self.layout = layout = TendonLayout.from_robot(robot, n_elements)
-        self.weight = robot.vertebra_mass * robot.gravity
-        self.tip_force = np.array(robot.tip_load.force, dtype=np.float64)
-        self.tip_moment = np.array(robot.tip_load.moment, dtype=np.float64)
-        # the kernel's inputs that never change, looked up once (this runs every step)
-        self._constants = (layout.nodes, layout.holes, layout.base_holes, layout.anchors,
-                           self.tensions, self.weight, self.tip_force, self.tip_moment)
+        self.weight = robot.vertebra_mass * robot.gravity * float(vertebra_weight)
+        if tip_wrench is None:
+            tip_wrench = np.array((robot.tip_load.force, robot.tip_load.moment), dtype=float)
+        if tip_wrench.dtype != np.float64 or tip_wrench.shape != (2, 3):
+            raise ValueError(f'tip_wrench: must be a float64 array of shape (2, 3), got '
+                             f'{tip_wrench.dtype} {tip_wrench.shape}')
+        self.tip_force, self.tip_moment = tip_wrench     # views: see changes in place
+        # the kernel's arguments between (position, director) and the outputs, looked up
+        # once (this runs every step); the simulator's compiled stepper passes them on
+        self.kernel_arguments = (layout.nodes, layout.holes, layout.base_holes,
+                                 layout.anchors, self.tensions, self.weight, self.tip_force,
+                                 self.tip_moment)
 
     def apply_forces(self, system, time: np.float64 = np.float64(0.0)) -> None:
         """Add tendon, weight and tip forces and torques to ``system`` (see class notes)."""
-        _tendon_wrench_kernel(system.position_collection, system.director_collection,
-                              *self._constants, system.external_forces, system.external_torques)
+        tendon_wrench_kernel(system.position_collection, system.director_collection,
+                             *self.kernel_arguments, system.external_forces,
+                             system.external_torques)
+
+
+def vertebra_directors(director: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Directors (rows d1 d2 d3, world -> local) of the vertebrae on ``nodes``, (3, 3, k).
+
+    The midpoint of the rotation from element k - 1 to element k,
+    Q = D^(1/2) Q_(k-1) with D = Q_k Q_(k-1).T; the last node takes the last element's.
+    (At the last node both are the last element: D = I.) With s = sin(theta/2) a
+    (a the axis of D, theta its angle) and c = cos(theta/2),
+    D^(1/2) = I + [s]x + [s]x^2 / (1 + c), s = w / (2 c), where the skew part of D
+    is sin(theta) [a]x = [w]x and 4 c^2 = 1 + tr D: no division by small angles.
+    """
+    n_elems = director.shape[2]
+    before = director[:, :, nodes - 1]
+    after = director[:, :, np.minimum(nodes, n_elems - 1)]
+    d = np.einsum('abk,cbk->ack', after, before)                       # D = Q_k Q_(k-1).T
+    c = 0.5 * np.sqrt(1.0 + np.einsum('aak->k', d))
+    s = np.stack((d[2, 1] - d[1, 2], d[0, 2] - d[2, 0], d[1, 0] - d[0, 1])) / (4.0 * c)
+    skew = np.zeros((3, 3, nodes.size))
+    skew[0, 1], skew[0, 2], skew[1, 2] = -s[2], s[1], -s[0]
+    skew[1, 0], skew[2, 0], skew[2, 1] = s[2], -s[1], s[0]
+    half = (np.eye(3)[:, :, np.newaxis] + skew
+            + np.einsum('abk,bck->ack', skew, skew) / (1.0 + c))
+    return np.einsum('abk,bck->ack', half, before)
 
 
 def tendon_wrench_numpy(position: np.ndarray, director: np.ndarray, layout: TendonLayout,
@@ -216,99 +260,18 @@ def tendon_wrench_numpy(position: np.ndarray, director: np.ndarray, layout: Tend
     # vertebra i: towards hole i-1 along its own segment, towards hole i+1 along the next
     force = -pull
     force[:, :, :-1] += np.where(beyond[:, np.newaxis, :-1], pull[:, :, 1:], 0.0)
-    q = director[:, :, layout.nodes - 1]                                # (3, 3, k)
-    # moment h x (Q F) in the vertebra's local frame
-    local_force = np.einsum('abk,jbk->jak', q, force)
-    torque = np.cross(layout.holes, local_force, axis=1).sum(axis=0)   # (3, k)
+    # moment (Q.T h) x F about the node, world frame
+    offsets = holes - position[:, layout.nodes][np.newaxis]             # (j, 3, k)
+    moment = np.cross(offsets, force, axis=1).sum(axis=0)               # (3, k)
 
     forces = np.zeros_like(position)
-    torques = np.zeros((3, director.shape[2]))
+    n_elems = director.shape[2]
+    torques = np.zeros((3, n_elems))
     forces[:, layout.nodes] += force.sum(axis=0) + weight[:, np.newaxis]
-    torques[:, layout.nodes - 1] += torque
+    for i, k in enumerate(layout.nodes):
+        elements = [e for e in (k - 1, k) if 0 < e < n_elems] or [k - 1]
+        for e in elements:
+            torques[:, e] += director[:, :, e] @ moment[:, i] / len(elements)
     forces[:, -1] += tip_force
     torques[:, -1] += director[:, :, -1] @ tip_moment
     return forces, torques
-
-
-@njit(cache=True)
-def _add_hole_load(k, e, h0, h1, h2, fx, fy, fz, director, external_forces, external_torques):
-    """Add force F (world) at the hole (h0, h1, h2) (body frame) of the vertebra at node k.
-
-    The moment about the node, h x (Q F), goes to element e in its local frame.
-    """
-    external_forces[0, k] += fx
-    external_forces[1, k] += fy
-    external_forces[2, k] += fz
-    lx = director[0, 0, e] * fx + director[0, 1, e] * fy + director[0, 2, e] * fz
-    ly = director[1, 0, e] * fx + director[1, 1, e] * fy + director[1, 2, e] * fz
-    lz = director[2, 0, e] * fx + director[2, 1, e] * fy + director[2, 2, e] * fz
-    external_torques[0, e] += h1 * lz - h2 * ly
-    external_torques[1, e] += h2 * lx - h0 * lz
-    external_torques[2, e] += h0 * ly - h1 * lx
-
-
-@njit(cache=True)
-def _tendon_wrench_kernel(position, director, nodes, holes, base_holes, anchors, tensions,
-                          weight, tip_force, tip_moment, external_forces, external_torques):
-    """Add all loads of :class:`TendonForces`; same maths as :func:`tendon_wrench_numpy`.
-
-    Shapes as in :func:`tendon_wrench_numpy`; ``nodes`` (k,), ``holes``
-    (n_tendons, 3, k), ``base_holes`` (n_tendons, 3), ``anchors`` (n_tendons,).
-    """
-    for i in range(nodes.shape[0]):
-        for a in range(3):
-            external_forces[a, nodes[i]] += weight[a]
-    n_elems = director.shape[2]
-    for a in range(3):
-        external_forces[a, n_elems] += tip_force[a]
-        external_torques[a, n_elems - 1] += (director[a, 0, n_elems - 1] * tip_moment[0]
-                                             + director[a, 1, n_elems - 1] * tip_moment[1]
-                                             + director[a, 2, n_elems - 1] * tip_moment[2])
-
-    for j in range(tensions.shape[0]):
-        tension = tensions[j]
-        if tension == 0.0:
-            continue
-        # Walk the tendon from the base plate (part of the clamp, so its share of the
-        # first segment is not applied). Segment i runs from hole i-1 to hole i with
-        # pull T u_i; vertebra i gets -T u_i + T u_(i+1), the anchor only -T u_i.
-        px = base_holes[j, 0]
-        py = base_holes[j, 1]
-        pz = base_holes[j, 2]
-        fx = 0.0                # -T u_(i-1): what vertebra i-1 has so far
-        fy = 0.0
-        fz = 0.0
-        for i in range(anchors[j] + 1):
-            k = nodes[i]
-            e = k - 1
-            h0 = holes[j, 0, i]
-            h1 = holes[j, 1, i]
-            h2 = holes[j, 2, i]
-            # hole in the world: x_k + Q.T h, with this vertebra's own rotation
-            # (the seed's delta formula writes Rot_{n+1} on both terms; each
-            # hole belongs to its own vertebra, so each uses its own Q).
-            hx = position[0, k] + director[0, 0, e] * h0 + director[1, 0, e] * h1 \
-                + director[2, 0, e] * h2
-            hy = position[1, k] + director[0, 1, e] * h0 + director[1, 1, e] * h1 \
-                + director[2, 1, e] * h2
-            hz = position[2, k] + director[0, 2, e] * h0 + director[1, 2, e] * h1 \
-                + director[2, 2, e] * h2
-            dx = hx - px
-            dy = hy - py
-            dz = hz - pz
-            scale = tension / np.sqrt(dx * dx + dy * dy + dz * dz)
-            if i > 0:           # vertebra i-1 is complete: add T u_i and apply
-                _add_hole_load(nodes[i - 1], nodes[i - 1] - 1, holes[j, 0, i - 1],
-                               holes[j, 1, i - 1], holes[j, 2, i - 1], fx + dx * scale,
-                               fy + dy * scale, fz + dz * scale, director,
-                               external_forces, external_torques)
-            fx = -dx * scale
-            fy = -dy * scale
-            fz = -dz * scale
-            px = hx
-            py = hy
-            pz = hz
-        # the anchor: only the pull back towards the previous hole
-        i = anchors[j]
-        _add_hole_load(nodes[i], nodes[i] - 1, holes[j, 0, i], holes[j, 1, i], holes[j, 2, i],
-                       fx, fy, fz, director, external_forces, external_torques)

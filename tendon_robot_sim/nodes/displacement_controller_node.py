@@ -41,7 +41,8 @@ from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.core.simulator import InputError
 from tendon_robot_sim.core.statics import ConvergenceError, MODELS, StaticsError, StaticsSolver
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import displacements_from_joint_state, updated_command
+from tendon_robot_sim.ros.messages import (displacements_from_joint_state, updated_command,
+                                           wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_pretension,
                                              ConfigurationError, declare, on_parameters_set,
                                              Param)
@@ -78,6 +79,8 @@ PARAMS = (
           '(effort, N, or position, m, as chosen by output)'),
     Param('state_topic', topics.TENDON_STATE.name, '', 'measured displacements (position, '
           'm) for the feedback (output tension)'),
+    Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
+          'frame) that the feed-forward statics model carries (output tension)'),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
           'rejected or clamped commands or a failed statics solve', range=(0.0, 60.0)),
 )
@@ -124,6 +127,9 @@ class DisplacementControllerNode(Node):
             self.state_sub = self.create_subscription(
                 topics.TENDON_STATE.msg_type, config.state_topic, self._on_state,
                 topics.TENDON_STATE.subscription_qos)
+            self.wrench_sub = self.create_subscription(
+                topics.TIP_WRENCH.msg_type, config.wrench_topic, self._on_wrench,
+                topics.TIP_WRENCH.subscription_qos)
         self.timer = self.create_timer(1.0 / config.rate, self._on_timer)
 
     # ------------------------------------------------------------------ inputs
@@ -166,6 +172,14 @@ class DisplacementControllerNode(Node):
             self._warn(f'ignored tendon state: {error}')
             return
         self.measured = measured
+
+    def _on_wrench(self, msg) -> None:
+        try:
+            self.solver.set_tip_load(*wrench_from_msg(msg, self.robot.base.frame_id))
+        except InputError as error:
+            self._warn(f'rejected tip wrench: {error}')
+            return
+        self.solved_for = np.full(len(self.names), np.nan)   # re-solve the feed-forward
 
     def _warn(self, message: str) -> None:
         self.get_logger().warning(message,

@@ -56,7 +56,8 @@ from tendon_robot_sim.core.statics import (ConvergenceError, MODELS as STATICS_M
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import (BackboneMarkers, displacements_from_joint_state,
                                            tendon_state_msg, tensions_from_joint_state,
-                                           time_msg, tip_pose_msg, transforms_msg)
+                                           time_msg, tip_pose_msg, transforms_msg,
+                                           wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (ConfigurationError, declare, on_parameters_set,
                                              Param)
 from tendon_robot_sim.ros.runner import run_node
@@ -112,9 +113,8 @@ PARAMS = (
     Param('tip_pose_topic', topics.TIP_POSE.name, '', 'tip pose in the base frame'),
     Param('markers_topic', topics.BACKBONE_MARKERS.name, '', 'backbone, disc and tendon '
           'markers'),
-    Param('disc_margin', 0.003, 'm', 'disc radius beyond the outermost tendon hole '
-          '(markers only)', range=(0.0, 0.05)),
-    Param('disc_thickness', 0.002, 'm', 'disc thickness (markers only)', range=(1e-4, 0.05)),
+    Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
+          "frame), replacing the robot description's tip_load"),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
           'rejected setpoints (and between two divergence errors)', range=(0.0, 60.0)),
 )
@@ -159,7 +159,7 @@ class SimulatorNode(Node):
         except (RobotDescriptionError, InputError, StaticsError) as error:
             raise ConfigurationError(str(error)) from None
         self.base_frame = self.robot.base.frame_id
-        self.markers = BackboneMarkers(self.robot, config.disc_margin, config.disc_thickness)
+        self.markers = BackboneMarkers(self.robot)
         self.real_time_factor = config.real_time_factor
         on_parameters_set(self, self._on_parameters_set)
 
@@ -176,6 +176,12 @@ class SimulatorNode(Node):
         self.setpoint_sub = self.create_subscription(
             topics.TENDON_SETPOINT.msg_type, config.setpoint_topic, self._on_setpoint,
             topics.TENDON_SETPOINT.qos)
+        self.wrench_sub = self.create_subscription(
+            topics.TIP_WRENCH.msg_type, config.wrench_topic, self._on_wrench,
+            topics.TIP_WRENCH.subscription_qos)
+        self._last_setpoint = None     # quasi_static: (msg, displacements) last accepted
+        self._zero_tension = topics.TENDON_SETPOINT.msg_type(
+            name=self.robot.tendon_names, effort=[0.0] * len(self.robot.tendons))
         self.reset_srv = self.create_service(Trigger, '~/reset', self._on_reset)
         self.pause_srv = self.create_service(SetBool, '~/pause', self._on_pause)
 
@@ -248,9 +254,23 @@ class SimulatorNode(Node):
                          f'(scaled residual {error.residual:.3g})')
         else:
             self._state = state
+            self._last_setpoint = (msg, displacements)
 
-    def _reject(self, reason: str) -> None:
-        self.get_logger().warning(f'rejected tendon setpoint: {reason}',
+    def _on_wrench(self, msg) -> None:
+        try:
+            force, moment = wrench_from_msg(msg, self.base_frame)
+        except InputError as error:
+            self._reject(str(error), what='tip wrench')
+            return
+        if not self.quasi_static:
+            self.sim.set_tip_load(force, moment)
+            return
+        self.statics.set_tip_load(force, moment)
+        if not self.paused:     # the last setpoint (none yet: zero tension) under the new load
+            self._solve(*(self._last_setpoint or (self._zero_tension, False)))
+
+    def _reject(self, reason: str, what: str = 'tendon setpoint') -> None:
+        self.get_logger().warning(f'rejected {what}: {reason}',
                                   throttle_duration_sec=self.config.warning_throttle_period)
 
     def _on_parameters_set(self, parameters) -> None:
@@ -314,7 +334,10 @@ class SimulatorNode(Node):
         self._speed_window = (now, self.sim_clock)
 
     def _reset(self) -> None:
+        """Back to rest; the tip load returns to the description's (both modes)."""
         if self.quasi_static:
+            self.statics.set_tip_load(self.robot.tip_load.force, self.robot.tip_load.moment)
+            self._last_setpoint = None
             self._state = self._rest
         else:
             self.sim.reset()

@@ -46,7 +46,8 @@ from tendon_robot_sim.core.statics import MODELS, StaticsError
 from tendon_robot_sim.core.tension_distribution import DistributionError
 from tendon_robot_sim.core.tip_control import TipController
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import tensions_from_joint_state, updated_command
+from tendon_robot_sim.ros.messages import (tensions_from_joint_state, updated_command,
+                                           wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_pretension, ConfigurationError, declare,
                                              on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import run_node
@@ -74,12 +75,14 @@ PARAMS = (
           'apply (effort, N)'),
     Param('target_topic', topics.TIP_TARGET.name, '', 'desired tip position '
           '(PointStamped, base frame, m); switches to tip-position mode'),
+    Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
+          'frame) that the statics model of the tip Jacobian carries'),
     Param('tip_feedback', 'pose', '', 'measured tip: pose = PoseStamped on tip/pose '
           '(simulator), point = PointStamped on tip/measured (hardware tip sensor)',
           choices=tuple(TIP_FEEDBACK)),
     Param('statics_model', 'discrete', '', 'statics model of the tip Jacobian',
           choices=tuple(MODELS)),
-    Param('tip_gain', 0.05, '', 'fraction of the tip error corrected per control period',
+    Param('tip_gain', 0.03, '', 'fraction of the tip error corrected per control period',
           range=(0.01, 1.0), read_only=False),
     Param('tip_max_step', 0.005, 'm', 'largest tip displacement asked for per control '
           'period', range=(0.0001, 0.1), read_only=False),
@@ -123,6 +126,9 @@ class TensionControllerNode(Node):
         self.target_sub = self.create_subscription(
             topics.TIP_TARGET.msg_type, self.config.target_topic, self._on_target,
             topics.TIP_TARGET.qos)
+        self.wrench_sub = self.create_subscription(
+            topics.TIP_WRENCH.msg_type, self.config.wrench_topic, self._on_wrench,
+            topics.TIP_WRENCH.subscription_qos)
         feedback = TIP_FEEDBACK[self.config.tip_feedback]
         self.tip_sub = self.create_subscription(
             feedback.msg_type, feedback.name, self._on_tip, feedback.subscription_qos)
@@ -171,6 +177,13 @@ class TensionControllerNode(Node):
         if self.target is None:
             self.get_logger().info(f'tip target {point.tolist()} m: tip-position mode')
         self.target = point
+
+    def _on_wrench(self, msg) -> None:
+        try:
+            force, moment = wrench_from_msg(msg, self.robot.base.frame_id)
+            self.tip_controller.solver.set_tip_load(force, moment)
+        except InputError as error:
+            self._warn(f'rejected tip wrench: {error}')
 
     def _on_tip(self, msg) -> None:
         p = msg.pose.position if self.config.tip_feedback == 'pose' else msg.point

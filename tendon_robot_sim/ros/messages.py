@@ -49,6 +49,28 @@ class RobotShape(Protocol):
     tendon_paths: tuple                 # per tendon (3, j): base hole, vertebra holes
 
 
+def wrench_from_msg(msg, base_frame: str) -> tuple[np.ndarray, np.ndarray]:
+    """Tip force [N] and moment [N m] of a ``tip/wrench`` WrenchStamped, base frame.
+
+    Raises
+    ------
+    InputError
+        Naming the field: a ``header.frame_id`` other than the base frame (empty
+        means the base frame) or a non-finite component.
+    """
+    frame = msg.header.frame_id
+    if frame not in ('', base_frame):
+        raise InputError(f'header.frame_id: {frame!r} is not the base frame {base_frame!r}')
+    wrench = msg.wrench
+    loads = []
+    for name, v in (('force', wrench.force), ('torque', wrench.torque)):
+        value = np.array([v.x, v.y, v.z])
+        if not np.all(np.isfinite(value)):
+            raise InputError(f'wrench.{name}: non-finite {value.tolist()}')
+        loads.append(value)
+    return loads[0], loads[1]
+
+
 def tensions_from_joint_state(msg: JointState, n_tendons: int) -> dict[str, float] | list[float]:
     """Tensions (N) carried by the ``effort`` field of a tension command or setpoint.
 
@@ -157,15 +179,14 @@ class BackboneMarkers:
     """Builds ``backbone/markers`` for one robot.
 
     ``backbone``: LINE_STRIP through every node, as wide as the rod. ``vertebrae``:
-    one CYLINDER per disc, axis along the disc's d3, diameter enclosing every tendon
-    hole plus ``disc_margin``. ``tendons``: LINE_LIST, one segment between
-    consecutive holes of each tendon, coloured per tendon.
+    one CYLINDER per disc, axis along the disc's d3, radius and thickness from the
+    robot description (``vertebrae.radius``, ``vertebrae.thickness``). ``tendons``:
+    LINE_LIST, one segment between consecutive holes of each tendon, coloured per tendon.
     """
 
-    def __init__(self, robot: Robot, disc_margin: float, disc_thickness: float):
-        max_offset = max(max(t.offset, t.end_offset) for t in robot.tendons)
-        self.disc_diameter = 2.0 * (max_offset + disc_margin)   # m
-        self.disc_thickness = disc_thickness                     # m
+    def __init__(self, robot: Robot):
+        self.disc_diameter = 2.0 * robot.disc_radius             # m
+        self.disc_thickness = robot.disc_thickness               # m
         self.rod_diameter = 2.0 * robot.rod.radius               # m
 
     def build(self, state: RobotShape, frame_id: str, stamp: Time) -> MarkerArray:

@@ -9,7 +9,7 @@ publisher and its subscribers always match.
 from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PointStamped, PoseStamped
+from geometry_msgs.msg import PointStamped, PoseStamped, WrenchStamped
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
                        ReliabilityPolicy)
 from rosgraph_msgs.msg import Clock
@@ -106,6 +106,10 @@ TIP_TARGET = Topic(
     'tip/target', PointStamped, COMMAND_QOS, 'user, tools',
     'desired tip position in the base frame (m); switches the tension controller to '
     'tip-position mode')
+TIP_WRENCH = Topic(
+    'tip/wrench', WrenchStamped, COMMAND_QOS, 'user, tools',
+    'external load on the tip, base frame: force (N) and torque (N m); replaces the robot '
+    "description's tip_load in the simulator (both modes) and the controllers' models")
 TIP_MEASURED = Topic(
     'tip/measured', PointStamped, MEASUREMENT_QOS, 'hardware bridge',
     'tip position measured by the tip sensor, in the base frame (m)', sensor_data=True)
@@ -121,7 +125,8 @@ DIAGNOSTICS = Topic(
 # The topic contract of the simulation stack (what the demo records).
 TOPICS = (TENDON_COMMAND, TENDON_SETPOINT, TENDON_STATE, TIP_POSE, BACKBONE_MARKERS, TF, CLOCK)
 # What an experiment on the robot adds: the tip measurement and the other commands.
-EXPERIMENT_TOPICS = TOPICS + (TIP_MEASURED, TIP_TARGET, TENDON_DISPLACEMENT_COMMAND)
+EXPERIMENT_TOPICS = TOPICS + (
+    TIP_MEASURED, TIP_TARGET, TENDON_DISPLACEMENT_COMMAND, TIP_WRENCH)
 # Every topic of this table.
 ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS,)
 
