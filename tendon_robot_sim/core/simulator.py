@@ -29,6 +29,8 @@ import numpy as np
 from tendon_robot_sim.core._dynamics_kernels import advance_rod, first_bad_node, rod_arrays
 from tendon_robot_sim.core.modal import mass_proportional_damping
 from tendon_robot_sim.core.robot import Robot
+# InputError and SimulationDiverged are the errors of every simulation model
+from tendon_robot_sim.core.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.core.tendon_forces import TendonForces, TendonLayout, vertebra_directors
 
 logger = logging.getLogger(__name__)
@@ -48,14 +50,6 @@ STEPPERS = ('compiled', 'pyelastica')
 # Seconds of tip-position history kept for is_steady() (sampled about every
 # CHECK_EVERY steps, however advance() is called).
 HISTORY_SPAN = 1.0
-
-
-class InputError(ValueError):
-    """Bad user input; the message names the field and the problem."""
-
-
-class SimulationDiverged(RuntimeError):
-    """NaN or runaway detected; the message says what, where and when."""
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ from tendon_robot_sim.protocol.laser import SENSOR_DEVICES, TdcrLaserV1
 from tendon_robot_sim.protocol.link import CONNECTED
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import point_msg, tendon_state_msg
+from tendon_robot_sim.ros.messages import joint_state_msg, point_msg
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_pretension,
                                              ConfigurationError, declare, Param)
 from tendon_robot_sim.ros.runner import run_node
@@ -394,7 +394,7 @@ class HardwareBridgeNode(Node):
         if status is not None and status.stamp > self._last_status_stamp:
             self._last_status_stamp = status.stamp
             stamp = _stamp(now_ros, now - status.stamp)
-            self.state_pub.publish(tendon_state_msg(
+            self.state_pub.publish(joint_state_msg(
                 self.names, status.displacements, status.velocities, status.tensions, stamp))
         if self.sensor is None:
             return

@@ -1,27 +1,34 @@
-"""ROS 2 node that simulates the tendon robot, dynamically or quasi-statically.
+"""ROS 2 node that simulates a robot of any kind behind the same topics.
 
 Subscribes ``tendon/setpoint`` and publishes ``tendon/state``, ``tip/pose``,
 ``backbone/markers``, ``/tf`` and, when ``publish_clock`` is set, ``/clock``.
 Services ``~/reset`` (std_srvs/Trigger) and ``~/pause`` (std_srvs/SetBool).
-The ``mode`` parameter chooses the model behind the same topics:
+The robot file's ``kind`` and the ``mode`` parameter choose the model
+(:mod:`tendon_robot_sim.core.model_registry`), which the node drives only through
+:class:`~tendon_robot_sim.core.sim_model.SimModel`:
 
-``dynamic``
+tendon robot, ``dynamic`` (its default)
     Cosserat rod dynamics (:class:`~tendon_robot_sim.core.simulator.TendonSimulator`)
     driven by the tensions of the latest setpoint (``effort``, N).
-``quasi_static``
+tendon robot, ``quasi_static``
     A sequence of static equilibria (:class:`~tendon_robot_sim.core.statics.StaticsSolver`,
     model ``statics_model``), one solved on receipt of each setpoint: tensions
     (``effort``, N) or, when ``effort`` is empty, displacements (``position``, m pulled
-    in; the tensions are solved for and must stay within ``max_tension``). A setpoint
-    the solver rejects or cannot solve is reported and the last equilibrium stays
-    published. There is no simulated time: no physics timer, no ``/clock``
-    (``publish_clock`` must be false), wall-clock stamps, tendon velocity 0.
-    ``~/reset`` returns to the zero-tension equilibrium (sagging under gravity);
-    while paused, setpoints are ignored (not applied later).
+    in; the tensions are solved for and must stay within ``max_tension``).
+``kind: pcr_6rus``, ``quasi_static`` (its only mode)
+    The forward kinetostatics of the parallel robot (:class:`~tendon_robot_sim.core.pcr.
+    PcrSolver`) for motor angles (``position``, rad, names ``motor_1`` .. ``motor_6``);
+    the tip is the platform.
 
-The publishing timer runs in both modes; in ``dynamic`` mode two timers on the
-steady clock do the work (so the node never waits for a ``/clock`` it publishes
-itself):
+A model that is not timed (quasi_static) solves each setpoint on receipt; a setpoint
+it rejects or cannot solve is reported and the last equilibrium stays published.
+It has no simulated time: no physics timer, no ``/clock`` (``publish_clock`` must be
+false), wall-clock stamps, velocity 0. ``~/reset`` returns to its rest equilibrium;
+while paused, setpoints are ignored (not applied later) and a tip wrench waits until
+the node runs again.
+
+The publishing timer runs in every mode; a timed model (``dynamic``) has two timers on
+the steady clock (so the node never waits for a ``/clock`` it publishes itself):
 
 * physics, at ``physics_rate``: advances the simulation so that simulated time
   follows the wall clock times ``real_time_factor``. A tick stops after
@@ -49,13 +56,12 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import SetBool, Trigger
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
-from tendon_robot_sim.core.simulator import InputError, SimulationDiverged, TendonSimulator
-from tendon_robot_sim.core.statics import (ConvergenceError, MODELS as STATICS_MODELS,
-                                           StaticsError, StaticsInputError, StaticsSolver)
+from tendon_robot_sim.core.model_registry import (create_model, ModelConfigurationError,
+                                                  ModelOptions, MODELS)
+from tendon_robot_sim.core.sim_model import InputError, SimulationDiverged
+from tendon_robot_sim.core.statics import MODELS as STATICS_MODELS
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import (BackboneMarkers, displacements_from_joint_state,
-                                           tendon_state_msg, tensions_from_joint_state,
+from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg,
                                            time_msg, tip_pose_msg, transforms_msg,
                                            wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (ConfigurationError, declare, on_parameters_set,
@@ -63,7 +69,6 @@ from tendon_robot_sim.ros.parameters import (ConfigurationError, declare, on_par
 from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'simulator'
-MODES = ('dynamic', 'quasi_static')
 # Fraction of a physics period a tick may spend stepping; the rest is left to
 # the publishing timer and the services in the same single-threaded executor.
 PHYSICS_BUDGET = 0.8
@@ -80,10 +85,12 @@ SPEED_REPORT_PERIOD = 10.0
 PARAMS = (
     Param('robot_file', '', '', 'robot description YAML file; empty: the package default '
           'config/robot.yaml'),
-    Param('mode', 'dynamic', '', 'simulation model: dynamic = Cosserat rod dynamics '
-          '(PyElastica) driven by tendon tensions; quasi_static = the static equilibrium '
-          '(statics_model) of each setpoint, tensions or displacements, solved on receipt',
-          choices=MODES),
+    Param('mode', '', '', 'simulation model of the robot kind; empty: the first listed. '
+          + '; '.join(f'{kind}: {", ".join(modes)}' for kind, modes in MODELS.items())
+          + '. dynamic = Cosserat rod dynamics (PyElastica) driven by tendon tensions; '
+          'quasi_static = the static equilibrium of each setpoint, solved on receipt '
+          '(tendon robot: statics_model, tensions or displacements; pcr_6rus: forward '
+          'kinetostatics of motor angles)'),
     Param('statics_model', 'discrete', '', 'model of mode quasi_static: discrete = static '
           'twin of the dynamic model (tendons straight between vertebrae), cosserat = '
           'Rucker & Webster rod with continuously routed tendons, kirchhoff = the same '
@@ -101,18 +108,19 @@ PARAMS = (
     Param('publish_clock', False, '', 'publish simulated time on /clock and stamp messages '
           'with it, for nodes with use_sim_time; dynamic mode only (quasi_static has no '
           'simulated time, stamps with the wall clock and refuses true)'),
-    Param('tip_frame', 'tip_link', '', 'frame id of the tip; the parent is the base frame '
-          'of the robot description (base.frame_id)'),
-    Param('vertebra_frame_prefix', 'vertebra_', '', 'vertebra i is published as frame '
-          '<prefix><i>, i = 0 nearest the base'),
-    Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'tendon setpoints to apply '
-          '(effort = tension; in mode quasi_static, position = displacement when effort is '
-          'empty)'),
+    Param('tip_frame', '', '', "frame id of the tip; empty: the model's (tip_link; "
+          'platform for pcr_6rus); the parent is the base frame of the robot description '
+          '(base.frame_id; base_link for pcr_6rus)'),
+    Param('vertebra_frame_prefix', 'vertebra_', '', 'vertebra (or link) i is published as '
+          'frame <prefix><i>, i = 0 nearest the base'),
+    Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints to apply (effort = '
+          'tension; in mode quasi_static, position = displacement when effort is empty; '
+          'pcr_6rus: position = motor angle)'),
     Param('state_topic', topics.TENDON_STATE.name, '', 'tendon displacement, velocity (0 in '
-          'mode quasi_static) and tension'),
+          'mode quasi_static) and tension (pcr_6rus: motor angles, no effort)'),
     Param('tip_pose_topic', topics.TIP_POSE.name, '', 'tip pose in the base frame'),
     Param('markers_topic', topics.BACKBONE_MARKERS.name, '', 'backbone, disc and tendon '
-          'markers'),
+          'markers (pcr_6rus: rods, cranks, platform)'),
     Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
           "frame), replacing the robot description's tip_load"),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
@@ -140,26 +148,19 @@ class SimulatorNode(Node):
 
     def _configure(self) -> None:
         self.config = config = declare(self, PARAMS)
-        self.quasi_static = config.mode == 'quasi_static'
-        if self.quasi_static and config.publish_clock:
-            raise ConfigurationError(
-                'parameter publish_clock: mode quasi_static has no simulated time to publish '
-                'on /clock; set it false (launch argument use_sim_time:=false)')
         robot_file = config.robot_file or str(default_robot_file())
-        # Exactly one of the two models: sim (dynamic) or statics (quasi_static).
-        self.sim = self.statics = None
         try:
-            self.robot = load_robot(robot_file)
-            if self.quasi_static:
-                self.statics = StaticsSolver(self.robot, model=config.statics_model)
-                # where ~/reset returns: zero tension (sagging under gravity)
-                self._rest = self.statics.solve_tensions(np.zeros(len(self.robot.tendons)))
-            else:
-                self.sim = TendonSimulator(self.robot, dt=config.dt or None)
-        except (RobotDescriptionError, InputError, StaticsError) as error:
+            kind, self.mode, self.model = create_model(
+                robot_file, config.mode, ModelOptions(dt=config.dt or None,
+                                                      statics_model=config.statics_model))
+        except ModelConfigurationError as error:
             raise ConfigurationError(str(error)) from None
-        self.base_frame = self.robot.base.frame_id
-        self.markers = BackboneMarkers(self.robot)
+        if not self.model.timed and config.publish_clock:
+            raise ConfigurationError(
+                f'parameter publish_clock: mode {self.mode} has no simulated time to publish '
+                'on /clock; set it false (launch argument use_sim_time:=false)')
+        self.base_frame = self.model.base_frame
+        self.tip_frame = config.tip_frame or self.model.tip_frame
         self.real_time_factor = config.real_time_factor
         on_parameters_set(self, self._on_parameters_set)
 
@@ -179,97 +180,67 @@ class SimulatorNode(Node):
         self.wrench_sub = self.create_subscription(
             topics.TIP_WRENCH.msg_type, config.wrench_topic, self._on_wrench,
             topics.TIP_WRENCH.subscription_qos)
-        self._last_setpoint = None     # quasi_static: (msg, displacements) last accepted
-        self._zero_tension = topics.TENDON_SETPOINT.msg_type(
-            name=self.robot.tendon_names, effort=[0.0] * len(self.robot.tendons))
         self.reset_srv = self.create_service(Trigger, '~/reset', self._on_reset)
         self.pause_srv = self.create_service(SetBool, '~/pause', self._on_pause)
 
         # Simulated seconds since the node started, never reset (clock and stamps).
         self.sim_clock = 0.0
         self.paused = False
-        self._state = self._rest if self.quasi_static else self.sim.state()
-        self._previous = None          # (time, displacements) at the last publish
+        self._pending_wrench = None     # received while paused: applied on resume
+        self._previous = None          # (time, positions) at the last publish
         self._step_cost = INITIAL_STEP_COST   # s of wall time per physics step
         self._anchor()
         self._speed_window = (time.monotonic(), self.sim_clock)
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.physics_period = 1.0 / config.physics_rate
-        self.physics_timer = (None if self.quasi_static else self.create_timer(
-            self.physics_period, self._on_physics_tick, clock=steady))
+        self.physics_timer = (self.create_timer(self.physics_period, self._on_physics_tick,
+                                                clock=steady) if self.model.timed else None)
         self.publish_period = 1.0 / config.publish_rate
         self._last_publish = None       # sim_clock at the last publish
         self.publish_timer = self.create_timer(self.publish_period, self._on_publish_tick,
                                                clock=steady)
-        model = (f'{config.statics_model} statics' if self.quasi_static
-                 else f'dt {self.sim.dt:.3g} s')
+        inputs = self.model.inputs
         self.get_logger().info(
-            f'simulating {self.robot.name!r} from {robot_file} (mode {config.mode}, '
-            f'{model}, {len(self.robot.tendons)} tendons {self.robot.tendon_names}); '
+            f'simulating a {kind} robot from {robot_file} (mode {self.mode}, '
+            f'{self.model.summary}, {len(inputs.names)} {inputs.noun} {list(inputs.names)}); '
             f'setpoints on {self.setpoint_sub.topic_name}')
 
     # ------------------------------------------------------------------ input
 
     def _on_setpoint(self, msg) -> None:
-        displacements = bool(msg.position) and not msg.effort
-        if self.quasi_static:
-            if not self.paused:
-                self._solve(msg, displacements)
+        if self.paused and not self.model.timed:
             return
-        if displacements:
-            self._reject('it has positions but no efforts: displacement setpoints need '
-                         'mode:=quasi_static (or a displacement controller); in mode '
-                         "'dynamic' this simulator applies tensions (effort, N)")
+        inputs = self.model.inputs
+        given = [f for f in inputs.fields if getattr(msg, f)]
+        if not given and (msg.position or msg.effort):
+            other = 'positions' if msg.position else 'efforts'
+            self._reject(f'it has {other} but no {" or ".join(inputs.fields)}: {inputs.hint}')
             return
+        field = (given or list(inputs.fields))[0]
         try:
-            self.sim.set_tensions(tensions_from_joint_state(msg, len(self.robot.tendons)))
+            self.model.apply(field, joint_values(msg, field, len(inputs.names), inputs.noun))
         except InputError as error:
             self._reject(str(error))
-
-    def _solve(self, msg, displacements: bool) -> None:
-        """Quasi-static mode: publish the equilibrium of ``msg`` from now on, or keep the
-        last one if ``msg`` is rejected."""
-        try:
-            if displacements:
-                state = self.statics.solve_displacements(
-                    displacements_from_joint_state(msg, len(self.robot.tendons)))
-                # Position control must not pull harder than the tendons allow (what
-                # TendonSimulator.set_tensions enforces for tension setpoints).
-                over = np.flatnonzero(state.tensions > self.robot.max_tensions)
-                if over.size:
-                    i = over[0]
-                    self._reject(
-                        f'position[{self.robot.tendon_names[i]}]: the equilibrium needs '
-                        f'{state.tensions[i]:.4g} N, above max_tension = '
-                        f'{self.robot.max_tensions[i]:g} N')
-                    return
-            else:
-                state = self.statics.solve_tensions(
-                    tensions_from_joint_state(msg, len(self.robot.tendons)))
-        except (InputError, StaticsInputError) as error:
-            self._reject(str(error))
-        except ConvergenceError as error:
-            self._reject(f'{error}; still publishing the last equilibrium '
-                         f'(scaled residual {error.residual:.3g})')
-        else:
-            self._state = state
-            self._last_setpoint = (msg, displacements)
 
     def _on_wrench(self, msg) -> None:
         try:
-            force, moment = wrench_from_msg(msg, self.base_frame)
+            wrench = wrench_from_msg(msg, self.base_frame)
         except InputError as error:
             self._reject(str(error), what='tip wrench')
             return
-        if not self.quasi_static:
-            self.sim.set_tip_load(force, moment)
-            return
-        self.statics.set_tip_load(force, moment)
-        if not self.paused:     # the last setpoint (none yet: zero tension) under the new load
-            self._solve(*(self._last_setpoint or (self._zero_tension, False)))
+        if self.paused:
+            self._pending_wrench = wrench
+        else:
+            self._set_wrench(wrench)
 
-    def _reject(self, reason: str, what: str = 'tendon setpoint') -> None:
+    def _set_wrench(self, wrench) -> None:
+        try:
+            self.model.set_tip_wrench(*wrench)
+        except InputError as error:
+            self._reject(str(error), what='tip wrench')
+
+    def _reject(self, reason: str, what: str = 'setpoint') -> None:
         self.get_logger().warning(f'rejected {what}: {reason}',
                                   throttle_duration_sec=self.config.warning_throttle_period)
 
@@ -296,19 +267,19 @@ class SimulatorNode(Node):
     def _step_to_wall_clock(self) -> None:
         now = time.monotonic()
         target = self._anchor_sim + (now - self._anchor_wall) * self.real_time_factor
-        dt = self.sim.dt
+        dt = self.model.dt
         needed = math.floor((target - self.sim_clock) / dt + 1e-9)
         # One advance() per tick, as many steps as fit in the budget at the measured
-        # cost per step: few calls keep the per-call overhead (state()) small.
+        # cost per step: few calls keep the per-call overhead small.
         affordable = int(PHYSICS_BUDGET * self.physics_period / self._step_cost)
         steps = min(needed, max(1, affordable))
         if steps >= 1:
             try:
-                self._state = self.sim.advance(steps * dt)
+                self.model.advance(steps * dt)
             except SimulationDiverged as error:
                 self.get_logger().error(
-                    f'{error}. The node reset the simulation to the initial straight state '
-                    'with zero tension; it keeps running and accepts new setpoints.',
+                    f'{error}. The node reset the simulation to {self.model.rest}; it keeps '
+                    'running and accepts new setpoints.',
                     throttle_duration_sec=self.config.warning_throttle_period)
                 self._reset()
                 return
@@ -334,14 +305,9 @@ class SimulatorNode(Node):
         self._speed_window = (now, self.sim_clock)
 
     def _reset(self) -> None:
-        """Back to rest; the tip load returns to the description's (both modes)."""
-        if self.quasi_static:
-            self.statics.set_tip_load(self.robot.tip_load.force, self.robot.tip_load.moment)
-            self._last_setpoint = None
-            self._state = self._rest
-        else:
-            self.sim.reset()
-            self._state = self.sim.state()
+        """Back to rest; the tip load returns to the description's."""
+        self.model.reset()
+        self._pending_wrench = None
         self._previous = None
         self._last_publish = None
         self._anchor()
@@ -351,8 +317,7 @@ class SimulatorNode(Node):
     def _on_reset(self, request, response):
         self._reset()
         response.success = True
-        response.message = ('reset to the zero-tension equilibrium' if self.quasi_static else
-                            'reset to the initial straight state with zero tension')
+        response.message = f'reset to {self.model.rest}'
         self.get_logger().info(response.message)
         return response
 
@@ -360,13 +325,16 @@ class SimulatorNode(Node):
         if request.data != self.paused:
             self.paused = request.data
             self._anchor()
+            if not self.paused and self._pending_wrench is not None:
+                self._set_wrench(self._pending_wrench)
+                self._pending_wrench = None
         response.success = True
-        if self.quasi_static:
+        if not self.model.timed:
             response.message = ('paused: setpoints are ignored' if self.paused
                                 else 'running: solving each setpoint')
         else:
             response.message = (f'{"paused" if self.paused else "running"} at simulation '
-                                f'time {self._state.time:.4f} s')
+                                f'time {self.model.state().time:.4f} s')
         return response
 
     # ------------------------------------------------------------------ output
@@ -383,21 +351,20 @@ class SimulatorNode(Node):
             # slower than real time is not slowed further by publishing.
             return
         self._last_publish = self.sim_clock
-        state = self._state
+        state = self.model.state()
         stamp = self._stamp()
-        displacement = state.tendon_displacements
-        velocity = np.zeros_like(displacement)   # also in quasi_static: equilibria are at rest
-        if not self.quasi_static:
+        velocity = np.zeros_like(state.position)   # also when static: equilibria are at rest
+        if self.model.timed:
             if self._previous is not None and state.time > self._previous[0]:
-                velocity = ((displacement - self._previous[1])
+                velocity = ((state.position - self._previous[1])
                             / (state.time - self._previous[0]))
-            self._previous = (state.time, displacement)
-        self.state_pub.publish(tendon_state_msg(self.robot.tendon_names, displacement,
-                                                velocity, state.tensions, stamp))
-        self.tip_pub.publish(tip_pose_msg(state, self.base_frame, stamp))
-        self.tf_pub.publish(transforms_msg(state, self.base_frame, self.config.tip_frame,
+            self._previous = (state.time, state.position)
+        self.state_pub.publish(joint_state_msg(self.model.inputs.names, state.position,
+                                               velocity, state.effort, stamp))
+        self.tip_pub.publish(tip_pose_msg(state.tip, self.base_frame, stamp))
+        self.tf_pub.publish(transforms_msg(state, self.base_frame, self.tip_frame,
                                            self.config.vertebra_frame_prefix, stamp))
-        self.marker_pub.publish(self.markers.build(state, self.base_frame, stamp))
+        self.marker_pub.publish(markers_msg(state.markers, self.base_frame, stamp))
 
 
 def main(args=None) -> int:

@@ -1,6 +1,6 @@
 """Conversions between simulator state (numpy, SI, base frame) and ROS messages."""
 
-from typing import Protocol, Sequence
+from typing import Sequence
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, TransformStamped, Vector3
@@ -11,11 +11,8 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from tendon_robot_sim.core.robot import Robot
-from tendon_robot_sim.core.simulator import InputError
-
-# Tendon colours in RViz, cycled by tendon index (matplotlib tab10, RGB).
-TENDON_COLORS = ((0.12, 0.47, 0.71), (1.0, 0.50, 0.05), (0.17, 0.63, 0.17),
-                 (0.84, 0.15, 0.16), (0.58, 0.40, 0.74), (0.55, 0.34, 0.29))
+from tendon_robot_sim.core.sim_model import (Cylinder, InputError, LineList, Marker as Shape,
+                                             ModelState, Polyline, Pose as ModelPose)
 
 
 def time_msg(seconds: float) -> Time:
@@ -31,22 +28,6 @@ def quaternion_msg(q: np.ndarray) -> Quaternion:
 
 def point_msg(p: np.ndarray) -> Point:
     return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
-
-
-class RobotShape(Protocol):
-    """The robot state the messages are built from (base frame, m).
-
-    :class:`~tendon_robot_sim.core.simulator.SimState` (dynamic model) and
-    :class:`~tendon_robot_sim.core.statics.StaticsResult` (static equilibrium) both
-    provide it under these names.
-    """
-
-    tip_position: np.ndarray            # (3,)
-    tip_orientation: np.ndarray         # (4,) [qx, qy, qz, qw]
-    centerline: np.ndarray              # (3, n) backbone points
-    vertebra_positions: np.ndarray      # (3, k)
-    vertebra_orientations: np.ndarray   # (k, 4) [qx, qy, qz, qw]
-    tendon_paths: tuple                 # per tendon (3, j): base hole, vertebra holes
 
 
 def wrench_from_msg(msg, base_frame: str) -> tuple[np.ndarray, np.ndarray]:
@@ -84,14 +65,14 @@ def tensions_from_joint_state(msg: JointState, n_tendons: int) -> dict[str, floa
         else, so a huge message costs nothing), ``effort`` and ``name`` disagree in
         length, or a name appears twice.
     """
-    return _tendon_values(msg, 'effort', n_tendons)
+    return joint_values(msg, 'effort', n_tendons)
 
 
 def displacements_from_joint_state(msg: JointState,
                                    n_tendons: int) -> dict[str, float] | list[float]:
     """Displacements (m, pulled in past the base) carried by the ``position`` field of a
     displacement setpoint; like :func:`tensions_from_joint_state`."""
-    return _tendon_values(msg, 'position', n_tendons)
+    return joint_values(msg, 'position', n_tendons)
 
 
 def updated_command(previous: np.ndarray, values: dict[str, float] | list[float], robot: Robot,
@@ -124,13 +105,15 @@ def updated_command(previous: np.ndarray, values: dict[str, float] | list[float]
     return command
 
 
-def _tendon_values(msg: JointState, field: str,
-                   n_tendons: int) -> dict[str, float] | list[float]:
+def joint_values(msg: JointState, field: str, count: int,
+                 noun: str = 'tendons') -> dict[str, float] | list[float]:
+    """The values of ``field`` of a setpoint for ``count`` inputs (``noun``): a mapping
+    {name: value} when the message has names, else the list; see
+    :func:`tensions_from_joint_state`."""
     raw = getattr(msg, field)
     for name, items in (('name', msg.name), (field, raw)):
-        if len(items) > n_tendons:
-            raise InputError(f'{name}: has {len(items)} entries; the robot has {n_tendons} '
-                             'tendons')
+        if len(items) > count:
+            raise InputError(f'{name}: has {len(items)} entries; the robot has {count} {noun}')
     values = [float(v) for v in raw]
     if not msg.name:
         return values
@@ -143,77 +126,69 @@ def _tendon_values(msg: JointState, field: str,
     return dict(zip(msg.name, values))
 
 
-def tendon_state_msg(names: Sequence[str], displacement: np.ndarray, velocity: np.ndarray,
-                     tension: np.ndarray, stamp: Time) -> JointState:
-    """``tendon/state``: position = displacement [m], velocity [m/s], effort = tension [N]."""
+def joint_state_msg(names: Sequence[str], position: np.ndarray, velocity: np.ndarray,
+                    effort: np.ndarray, stamp: Time) -> JointState:
+    """``tendon/state``: per input the position (tendon displacement [m], motor angle
+    [rad]), velocity and effort (tension [N]; empty when the model has none)."""
     return JointState(header=Header(stamp=stamp), name=list(names),
-                      position=displacement.tolist(), velocity=velocity.tolist(),
-                      effort=tension.tolist())
+                      position=position.tolist(), velocity=velocity.tolist(),
+                      effort=effort.tolist())
 
 
-def tip_pose_msg(state: RobotShape, frame_id: str, stamp: Time) -> PoseStamped:
-    """``tip/pose``: the tip frame (d1, d2, d3) in the base frame."""
-    return PoseStamped(header=Header(stamp=stamp, frame_id=frame_id),
-                       pose=Pose(position=point_msg(state.tip_position),
-                                 orientation=quaternion_msg(state.tip_orientation)))
+def pose_msg(pose: ModelPose) -> Pose:
+    return Pose(position=point_msg(pose.position), orientation=quaternion_msg(pose.orientation))
 
 
-def transforms_msg(state: RobotShape, base_frame: str, tip_frame: str, vertebra_prefix: str,
+def tip_pose_msg(tip: ModelPose, frame_id: str, stamp: Time) -> PoseStamped:
+    """``tip/pose``: the tip frame in the base frame."""
+    return PoseStamped(header=Header(stamp=stamp, frame_id=frame_id), pose=pose_msg(tip))
+
+
+def transforms_msg(state: ModelState, base_frame: str, tip_frame: str, frame_prefix: str,
                    stamp: Time) -> TFMessage:
-    """``/tf``: base -> tip, and base -> ``<vertebra_prefix><i>`` for each vertebra."""
-    def transform(child: str, position: np.ndarray, orientation: np.ndarray):
+    """``/tf``: base -> tip, and base -> ``<frame_prefix><i>`` for each numbered frame."""
+    def transform(child: str, pose: ModelPose):
         t = TransformStamped(header=Header(stamp=stamp, frame_id=base_frame),
                              child_frame_id=child)
-        t.transform.translation = Vector3(x=float(position[0]), y=float(position[1]),
-                                          z=float(position[2]))
-        t.transform.rotation = quaternion_msg(orientation)
+        p = pose.position
+        t.transform.translation = Vector3(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+        t.transform.rotation = quaternion_msg(pose.orientation)
         return t
 
-    transforms = [transform(tip_frame, state.tip_position, state.tip_orientation)]
-    transforms += [transform(f'{vertebra_prefix}{i}', state.vertebra_positions[:, i], q)
-                   for i, q in enumerate(state.vertebra_orientations)]
-    return TFMessage(transforms=transforms)
+    return TFMessage(transforms=[transform(tip_frame, state.tip)] + [
+        transform(f'{frame_prefix}{i}', pose) for i, pose in enumerate(state.frames)])
 
 
-class BackboneMarkers:
-    """Builds ``backbone/markers`` for one robot.
+def markers_msg(shapes: Sequence[Shape], frame_id: str, stamp: Time) -> MarkerArray:
+    """``backbone/markers``: one marker per shape, numbered within its namespace:
+    Polyline -> LINE_STRIP, Cylinder -> CYLINDER, LineList -> LINE_LIST (per-point colours)."""
+    header = Header(stamp=stamp, frame_id=frame_id)
+    counts: dict[str, int] = {}
+    markers = []
+    for shape in shapes:
+        marker = Marker(header=header, ns=shape.ns, id=counts.get(shape.ns, 0),
+                        action=Marker.ADD)
+        counts[shape.ns] = marker.id + 1
+        marker.pose.orientation.w = 1.0
+        if isinstance(shape, Cylinder):
+            marker.type = Marker.CYLINDER
+            marker.pose = pose_msg(shape.pose)
+            marker.scale = Vector3(x=shape.diameter, y=shape.diameter, z=shape.height)
+            marker.color = color_msg(shape.color)
+        elif isinstance(shape, Polyline):
+            marker.type = Marker.LINE_STRIP
+            marker.scale.x = shape.width
+            marker.color = color_msg(shape.color)
+            marker.points = [point_msg(p) for p in shape.points.T]
+        elif isinstance(shape, LineList):
+            marker.type = Marker.LINE_LIST
+            marker.scale.x = shape.width
+            marker.color = ColorRGBA(a=1.0)
+            marker.points = [point_msg(p) for p in shape.points.T]
+            marker.colors = [color_msg(c) for c in shape.colors for _ in range(2)]
+        markers.append(marker)
+    return MarkerArray(markers=markers)
 
-    ``backbone``: LINE_STRIP through every node, as wide as the rod. ``vertebrae``:
-    one CYLINDER per disc, axis along the disc's d3, radius and thickness from the
-    robot description (``vertebrae.radius``, ``vertebrae.thickness``). ``tendons``:
-    LINE_LIST, one segment between consecutive holes of each tendon, coloured per tendon.
-    """
 
-    def __init__(self, robot: Robot):
-        self.disc_diameter = 2.0 * robot.disc_radius             # m
-        self.disc_thickness = robot.disc_thickness               # m
-        self.rod_diameter = 2.0 * robot.rod.radius               # m
-
-    def build(self, state: RobotShape, frame_id: str, stamp: Time) -> MarkerArray:
-        header = Header(stamp=stamp, frame_id=frame_id)
-        backbone = Marker(header=header, ns='backbone', id=0, type=Marker.LINE_STRIP,
-                          action=Marker.ADD, color=ColorRGBA(r=0.8, g=0.8, b=0.75, a=1.0))
-        backbone.pose.orientation.w = 1.0
-        backbone.scale.x = self.rod_diameter
-        backbone.points = [point_msg(p) for p in state.centerline.T]
-        markers = [backbone]
-        for i, q in enumerate(state.vertebra_orientations):
-            disc = Marker(header=header, ns='vertebrae', id=i, type=Marker.CYLINDER,
-                          action=Marker.ADD, color=ColorRGBA(r=0.95, g=0.95, b=0.95, a=0.8))
-            disc.pose = Pose(position=point_msg(state.vertebra_positions[:, i]),
-                             orientation=quaternion_msg(q))
-            disc.scale = Vector3(x=self.disc_diameter, y=self.disc_diameter,
-                                 z=self.disc_thickness)
-            markers.append(disc)
-        tendons = Marker(header=header, ns='tendons', id=0, type=Marker.LINE_LIST,
-                         action=Marker.ADD, color=ColorRGBA(a=1.0))
-        tendons.pose.orientation.w = 1.0
-        tendons.scale.x = 0.001   # line width, m
-        for index, path in enumerate(state.tendon_paths):
-            r, g, b = TENDON_COLORS[index % len(TENDON_COLORS)]
-            color = ColorRGBA(r=r, g=g, b=b, a=1.0)
-            for start, end in zip(path.T[:-1], path.T[1:]):
-                tendons.points += [point_msg(start), point_msg(end)]
-                tendons.colors += [color, color]
-        markers.append(tendons)
-        return MarkerArray(markers=markers)
+def color_msg(rgba) -> ColorRGBA:
+    return ColorRGBA(r=float(rgba[0]), g=float(rgba[1]), b=float(rgba[2]), a=float(rgba[3]))

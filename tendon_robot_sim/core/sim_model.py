@@ -1,0 +1,195 @@
+"""What the simulator node needs from a model of a robot, whatever its kind.
+
+A :class:`SimModel` takes named inputs from one or two fields of a
+``sensor_msgs/JointState`` setpoint (:class:`Inputs`), is advanced in time
+(``timed`` models: :meth:`SimModel.advance`) or solves on every :meth:`SimModel.apply`
+(static models), and reports a :class:`ModelState`: joint arrays per input, the tip
+pose, numbered frames and marker primitives, everything in the robot's base frame
+(SI units, quaternions [qx, qy, qz, qw]). :mod:`tendon_robot_sim.core.model_registry`
+maps (robot kind, mode) to the model that serves it. This module imports no ROS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+Color = tuple[float, float, float, float]   # r, g, b, a in [0, 1]
+
+
+class InputError(ValueError):
+    """Bad user input; the message names the field and the problem."""
+
+
+class SimulationDiverged(RuntimeError):
+    """NaN or runaway detected; the message says what, where and when."""
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a setpoint carries for a model.
+
+    ``fields`` maps the JointState fields the model takes, in order of preference (a
+    setpoint uses the first one that is not empty), to the quantity and unit, e.g.
+    ``{'effort': 'tension [N]'}``. ``noun`` names the inputs in errors (``tendons``);
+    ``hint`` says what to do with a setpoint that carries only other fields.
+    """
+
+    names: tuple[str, ...]
+    fields: Mapping[str, str]
+    noun: str
+    hint: str = ''
+
+
+@dataclass(frozen=True)
+class Pose:
+    """A frame in the base frame: position (3,) [m], orientation (4,) [qx, qy, qz, qw]."""
+
+    position: np.ndarray
+    orientation: np.ndarray
+
+
+@dataclass(frozen=True)
+class Polyline:
+    """A line through ``points`` (3, n) [m], ``width`` [m] wide."""
+
+    ns: str
+    points: np.ndarray
+    width: float
+    color: Color
+
+
+@dataclass(frozen=True)
+class Cylinder:
+    """A cylinder whose axis is the z axis of ``pose``; ``diameter``, ``height`` [m]."""
+
+    ns: str
+    pose: Pose
+    diameter: float
+    height: float
+    color: Color
+
+
+@dataclass(frozen=True)
+class LineList:
+    """Separate segments: ``points`` (3, 2 k) [m] as start, end pairs, ``colors`` one per
+    segment, ``width`` [m]."""
+
+    ns: str
+    points: np.ndarray
+    colors: Sequence[Color]
+    width: float
+
+
+Marker = Polyline | Cylinder | LineList
+
+
+@dataclass(frozen=True)
+class ModelState:
+    """A snapshot of the model, base frame, SI units.
+
+    ``position`` and ``effort`` have one entry per input name (``effort`` may be empty
+    when the model has no force at its inputs); ``frames`` are the numbered bodies along
+    the robot (vertebrae, links), ``time`` the simulated time [s] (0 for static models).
+    """
+
+    time: float
+    position: np.ndarray
+    effort: np.ndarray
+    tip: Pose
+    frames: tuple[Pose, ...] = ()
+    markers: tuple[Marker, ...] = field(default=())
+
+
+class SimModel:
+    """The interface; see the module docstring. Subclasses set the attributes.
+
+    Attributes
+    ----------
+    inputs : Inputs
+    base_frame, tip_frame : str
+        Frame ids of the base (every pose is relative to it) and of the tip.
+    timed : bool
+        True: :meth:`advance` moves simulated time on; False: :meth:`apply` solves.
+    dt : float or None
+        Time step [s] of a timed model.
+    rest : str
+        Where :meth:`reset` returns, for people ('the zero-tension equilibrium').
+    summary : str
+        One line on the model for the start-up log.
+    """
+
+    inputs: Inputs
+    base_frame: str = 'base_link'
+    tip_frame: str = 'tip_link'
+    timed: bool = False
+    dt: float | None = None
+    rest: str = ''
+    summary: str = ''
+
+    def apply(self, field: str, values: Mapping[str, float] | Sequence[float]) -> None:
+        """Take the values of JointState ``field``: a mapping {name: value} changes the
+        named inputs, a list gives every input in order. A static model solves here.
+
+        Raises
+        ------
+        InputError
+            Naming the field and the problem; the model is unchanged.
+        """
+        raise NotImplementedError
+
+    def advance(self, duration: float) -> None:
+        """Advance a timed model by ``duration`` [s] (whole steps of ``dt``).
+
+        Raises
+        ------
+        SimulationDiverged
+            The state is invalid until :meth:`reset`.
+        """
+        raise NotImplementedError(f'{type(self).__name__} is not timed')
+
+    def state(self) -> ModelState:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Back to rest, with the description's inputs and external load."""
+        raise NotImplementedError
+
+    def set_tip_wrench(self, force: np.ndarray, moment: np.ndarray) -> None:
+        """External force [N] and moment [N m] at the tip, base frame, until
+        :meth:`reset`. A static model solves the current inputs under it.
+
+        Raises
+        ------
+        InputError
+            The model takes no tip wrench, or cannot carry this one.
+        """
+        raise InputError('wrench: this model takes no external tip wrench')
+
+
+def named_values(values: Mapping[str, float] | Sequence[float], previous: np.ndarray,
+                 names: Sequence[str], field: str) -> np.ndarray:
+    """``previous`` with ``values`` applied, as :meth:`SimModel.apply` takes them.
+
+    Raises
+    ------
+    InputError
+        An unknown name, a list of the wrong length, or a non-finite value.
+    """
+    result = np.array(previous, dtype=float)
+    if isinstance(values, Mapping):
+        for name, value in values.items():
+            if name not in names:
+                raise InputError(f'{field}: unknown name {name!r} (known: {", ".join(names)})')
+            result[list(names).index(name)] = value
+    elif len(values) != len(names):
+        raise InputError(f'{field}: expected {len(names)} values (one per name '
+                         f'{", ".join(names)}), got {len(values)}')
+    else:
+        result[:] = values
+    bad = [n for n, v in zip(names, result) if not np.isfinite(v)]
+    if bad:
+        raise InputError(f'{field}: must be finite, got {result.tolist()} ({bad})')
+    return result

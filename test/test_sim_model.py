@@ -1,0 +1,143 @@
+"""The model interface of the simulator node and its registry, without ROS.
+
+The physics behind each model is tested in its own module; here: the registry picks
+the model the (kind, mode) asks for, inputs reach the right solver, and the generic
+state carries the shape of the model's own result.
+"""
+
+import numpy as np
+import pytest
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.core.model_registry import (create_model, description_kind,
+                                                  ModelConfigurationError, ModelOptions,
+                                                  require_kind, TENDON)
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.core.sim_model import (Cylinder, InputError, LineList, named_values,
+                                             Polyline)
+from tendon_robot_sim.core.statics import StaticsSolver
+
+
+@pytest.fixture(scope='module')
+def robot():
+    return load_robot(default_robot_file())
+
+
+def test_the_tendon_robot_defaults_to_dynamics_and_refuses_an_unknown_mode():
+    kind, mode, model = create_model(default_robot_file())
+    assert (kind, mode, model.timed) == (TENDON, 'dynamic', True)
+    assert model.dt > 0.0 and model.inputs.fields == {'effort': 'tension [N]'}
+    with pytest.raises(ModelConfigurationError,
+                       match=r"mode: must be one of \['dynamic', 'quasi_static'\] for a "
+                             r"tendon robot, got 'kinematic'"):
+        create_model(default_robot_file(), 'kinematic')
+
+
+def test_dynamic_model_takes_tensions_and_advances_in_whole_steps(robot):
+    _, _, model = create_model(default_robot_file(), 'dynamic', ModelOptions(dt=1e-5))
+    model.apply('effort', {'t1': 2.0})
+    with pytest.raises(InputError, match='must be <= max_tension'):
+        model.apply('effort', {'t0': robot.max_tensions[0] + 1.0})
+    model.advance(5e-4)
+    state = model.state()
+    assert state.time == pytest.approx(5e-4, abs=1e-12)
+    assert state.effort.tolist() == [0.0, 2.0, 0.0, 0.0]
+    model.reset()
+    assert model.state().time == 0.0 and model.state().effort.tolist() == [0.0] * 4
+
+
+def test_static_model_state_is_the_shape_of_an_independent_solve(robot):
+    _, mode, model = create_model(default_robot_file(), 'quasi_static',
+                                  ModelOptions(statics_model='discrete'))
+    assert mode == 'quasi_static' and not model.timed
+    model.apply('effort', {'t2': 2.5})
+    expected = StaticsSolver(robot, 'discrete').solve_tensions({'t2': 2.5})
+    state = model.state()
+    assert np.allclose(state.tip.position, expected.tip_position, rtol=0.0, atol=5e-8)
+    assert np.allclose(state.position, expected.tendon_displacements, rtol=0.0, atol=1e-9)
+    (backbone,) = [m for m in state.markers if isinstance(m, Polyline)]
+    assert backbone.points.shape == expected.centerline.shape
+    discs = [m for m in state.markers if isinstance(m, Cylinder)]
+    assert len(discs) == len(state.frames) == expected.vertebra_positions.shape[1]
+    (tendons,) = [m for m in state.markers if isinstance(m, LineList)]
+    segments = sum(p.shape[1] - 1 for p in expected.tendon_paths)
+    assert tendons.points.shape == (3, 2 * segments) and len(tendons.colors) == segments
+    first = expected.tendon_paths[0]
+    # segment 0 runs from the base hole of t0 to its first vertebra hole
+    assert np.allclose(tendons.points[:, :2], first[:, :2], rtol=0.0, atol=5e-8)
+
+
+def test_static_model_refuses_displacements_beyond_max_tension_and_keeps_its_state(robot):
+    _, _, model = create_model(default_robot_file(), 'quasi_static')
+    before = model.state().tip.position
+    with pytest.raises(InputError, match=r'position\[t0\]: the equilibrium needs .* above '
+                                         'max_tension'):
+        model.apply('position', {'t0': 0.02})   # needs about 34 N
+    assert np.array_equal(model.state().tip.position, before)
+
+
+def test_a_tip_wrench_resolves_the_last_setpoint_until_reset(robot):
+    _, _, model = create_model(default_robot_file(), 'quasi_static')
+    model.apply('effort', {'t1': 1.0})
+    force, moment = np.array([0.02, -0.05, 0.1]), np.zeros(3)
+    model.set_tip_wrench(force, moment)
+    expected = StaticsSolver(robot, 'discrete').solve_tensions({'t1': 1.0}, tip_force=force,
+                                                              tip_moment=moment)
+    assert np.allclose(model.state().tip.position, expected.tip_position, rtol=0.0, atol=5e-8)
+    model.reset()
+    rest = StaticsSolver(robot, 'discrete').solve_tensions(np.zeros(4))
+    assert np.allclose(model.state().tip.position, rest.tip_position, rtol=0.0, atol=5e-8)
+
+
+def test_named_values_change_the_named_inputs_and_name_the_problem():
+    names = ('a', 'b', 'c')
+    assert named_values({'b': 2.0}, np.ones(3), names, 'position').tolist() == [1.0, 2.0, 1.0]
+    assert named_values([4.0, 5.0, 6.0], np.ones(3), names, 'position').tolist() == [4, 5, 6]
+    for values, problem in (({'d': 1.0}, "position: unknown name 'd'"),
+                            ([1.0], 'position: expected 3 values'),
+                            ({'a': np.nan}, 'position: must be finite')):
+        with pytest.raises(InputError, match=problem):
+            named_values(values, np.ones(3), names, 'position')
+
+
+def test_kind_of_a_file_and_refusal_of_other_kinds(tmp_path):
+    assert description_kind(default_robot_file()) == TENDON
+    odd = tmp_path / 'odd.yaml'
+    odd.write_text('kind: hexapod\nname: x\n')
+    with pytest.raises(RobotDescriptionError, match=r"kind: must be one of .* got 'hexapod'"):
+        description_kind(odd)
+    require_kind(default_robot_file(), (TENDON,), 'the tension controller')
+
+
+def test_parallel_robot_takes_motor_angles_and_reports_the_platform_and_rods():
+    from tendon_robot_sim.core.pcr import PcrSolver, platform_rotation
+    from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
+    kind, mode, model = create_model(default_pcr_file())
+    assert (kind, mode, model.timed) == ('pcr_6rus', 'quasi_static', False)
+    assert model.inputs.fields == {'position': 'motor angle q1 [rad]'}
+    q1 = np.radians([10.0, 10.0, 0.0, 5.0, 0.0, 0.0])
+    model.apply('position', {'motor_1': q1[0], 'motor_2': q1[1], 'motor_4': q1[3]})
+    robot = load_pcr_robot(default_pcr_file())
+    expected = PcrSolver(robot).forward(q1)
+    state = model.state()
+    # both solvers stop within their tolerance (1e-10 scaled): far below 1e-9 m
+    assert np.allclose(state.tip.position, expected.position, rtol=0.0, atol=1e-9)
+    assert np.allclose(state.position, q1) and state.effort.size == 0
+    rods = [m for m in state.markers if isinstance(m, Polyline)]
+    assert len(rods) == 6
+    joints = expected.position + robot.joint_positions @ platform_rotation(
+        expected.orientation).T
+    assert np.allclose([r.points[:, -1] for r in rods], joints, rtol=0.0, atol=1e-9)
+    (platform,) = [m for m in state.markers if isinstance(m, Cylinder)]
+    assert np.allclose(platform.pose.position, expected.position, rtol=0.0, atol=1e-9)
+    with pytest.raises(InputError, match=r'motor_angles\[2\]: must be within the motor limits'):
+        model.apply('position', {'motor_3': np.radians(95.0)})
+    assert np.allclose(model.state().position, q1)
+    force = np.array([0.0, 0.0, -5.0])
+    model.set_tip_wrench(force, np.zeros(3))
+    loaded = PcrSolver(robot).forward(q1, force=force)
+    assert np.allclose(model.state().tip.position, loaded.position, rtol=0.0, atol=1e-9)
+    assert loaded.position[2] < expected.position[2] - 1e-4, 'the load pushes the platform down'
+    model.reset()
+    assert np.allclose(model.state().tip.position, PcrSolver(robot).forward(np.zeros(6)).position,
+                       rtol=0.0, atol=1e-9)
