@@ -81,8 +81,8 @@ def test_a_tip_wrench_resolves_the_last_setpoint_until_reset(robot):
     model.apply('effort', {'t1': 1.0})
     force, moment = np.array([0.02, -0.05, 0.1]), np.zeros(3)
     model.set_tip_wrench(force, moment)
-    expected = StaticsSolver(robot, 'discrete').solve_tensions({'t1': 1.0}, tip_force=force,
-                                                              tip_moment=moment)
+    expected = StaticsSolver(robot, 'discrete').solve_tensions(
+        {'t1': 1.0}, tip_force=force, tip_moment=moment)
     assert np.allclose(model.state().tip.position, expected.tip_position, rtol=0.0, atol=5e-8)
     model.reset()
     rest = StaticsSolver(robot, 'discrete').solve_tensions(np.zeros(4))
