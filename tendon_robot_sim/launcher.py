@@ -33,7 +33,7 @@ from typing import Callable, Mapping, Sequence
 import yaml
 
 import tendon_robot_sim
-from tendon_robot_sim.stack import get_stack, NodeEntry, typed_value
+from tendon_robot_sim.stack import get_stack, NodeEntry, robot_kind, typed_value
 
 # Seconds a node gets to exit after SIGINT, then again after SIGTERM.
 STOP_TIMEOUT = 5.0
@@ -142,8 +142,9 @@ class StackLauncher:
 
     def _plan(self) -> tuple[list[NodeProcess], list[str]]:
         processes, skipped = [], []
+        kind = robot_kind(self.values.get('robot', ''))
         for entry in self.stack.nodes:
-            reason = entry.skip_reason(self.values)
+            reason = entry.skip_reason(self.values, kind)
             if reason:
                 skipped.append(f'{entry.name}: skipped ({reason})')
                 continue

@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from tendon_robot_sim import PACKAGE_NAME, share_dir
+from tendon_robot_sim.core.pcr_robot import KIND as PCR
+from tendon_robot_sim.core.robot import RobotDescriptionError
+from tendon_robot_sim.core.sim_model import description_kind, TENDON
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ class NodeEntry:
     command-line arguments; :class:`ShareFile` items become absolute paths.
     ``condition`` names a bool launch argument that must be true; ``equals`` =
     (argument, value): the node runs only when that launch argument has that value.
+    ``kinds``: the robot kinds (the ``kind`` of the ``robot`` file) the node serves;
+    empty: every kind.
     """
 
     name: str
@@ -74,18 +79,26 @@ class NodeEntry:
     arguments: tuple[str | ShareFile, ...] = ()
     condition: str | None = None
     equals: tuple[str, str] | None = None
+    kinds: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.condition and self.equals:
             raise ValueError(f'node {self.name}: give condition or equals, not both')
 
-    def skip_reason(self, values: Mapping[str, Any]) -> str | None:
-        """Why the node does not run with the launch argument ``values``; None: it runs."""
+    def skip_reason(self, values: Mapping[str, Any], kind: str | None = None) -> str | None:
+        """Why the node does not run with the launch argument ``values`` and a robot of
+        ``kind`` (None: not known); None: it runs."""
         if self.condition and not values[self.condition]:
             return f'{self.condition}:=false'
         if self.equals and values[self.equals[0]] != self.equals[1]:
             return f'{self.equals[0]}:={values[self.equals[0]]}'
+        if not self.serves(kind):
+            return f'not for a {kind} robot'
         return None
+
+    def serves(self, kind: str | None) -> bool:
+        """Whether the node runs for a robot of ``kind`` (None: not known, it runs)."""
+        return not self.kinds or kind is None or kind in self.kinds
 
     def resolved_parameters(self, value_of: Callable[[Arg], Any]) -> list:
         """Parameter files (absolute paths), then one dict of the other parameters.
@@ -129,9 +142,23 @@ USE_SIM_TIME = LaunchArgument(
     'use_sim_time', 'false', 'true: the simulator publishes /clock and every other node runs '
     'on simulated time (use it when the simulation is slower than real time)', kind=bool)
 MODE = LaunchArgument(
-    'mode', 'dynamic', 'simulator model: dynamic (PyElastica rod dynamics) or quasi_static '
-    '(statics solver: equilibrium on each setpoint, also accepts displacement setpoints)')
-RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz', kind=bool)
+    'mode', '', "simulator model; empty: the robot kind's default. Tendon robot: dynamic "
+    '(PyElastica rod dynamics, the default) or quasi_static (statics solver: equilibrium on '
+    'each setpoint, also accepts displacement setpoints); pcr_6rus: quasi_static')
+RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz (rviz/pcr.rviz for a '
+                      'pcr_6rus robot)', kind=bool)
+
+
+def robot_kind(robot: str) -> str | None:
+    """The kind of the robot file a ``robot`` launch argument names ('': the default tendon
+    robot); None when the file cannot be read (the nodes report that themselves)."""
+    if not robot:
+        return TENDON
+    try:
+        return description_kind(robot)
+    except RobotDescriptionError:
+        return None
+
 
 ROBOT_STATE_PUBLISHER = NodeEntry(
     name='robot_state_publisher', package='robot_state_publisher',
@@ -139,12 +166,14 @@ ROBOT_STATE_PUBLISHER = NodeEntry(
     # Publishes the fixed frames of the URDF on /tf_static; tip_link hangs on a
     # floating joint, which it ignores, so the simulator's /tf owns that frame.
     file_parameters={'robot_description': ShareFile('urdf/tendon_robot.urdf')},
-    parameters={'use_sim_time': Arg('use_sim_time')})
+    parameters={'use_sim_time': Arg('use_sim_time')}, kinds=(TENDON,))
 
 RVIZ_NODE = NodeEntry(
     name='rviz2', package='rviz2', executable='rviz2',
     arguments=('-d', ShareFile('rviz/sim.rviz')),
-    parameters={'use_sim_time': Arg('use_sim_time')}, condition='rviz')
+    parameters={'use_sim_time': Arg('use_sim_time')}, condition='rviz', kinds=(TENDON,))
+# the parallel robot's view: rods, cranks and platform from the markers, no URDF
+PCR_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', ShareFile('rviz/pcr.rviz')), kinds=(PCR,))
 
 SIMULATOR = NodeEntry(
     name='simulator', package=PACKAGE_NAME, executable='simulator_node',
@@ -158,7 +187,8 @@ TENSION_CONTROLLER = NodeEntry(
     name='tension_controller', package=PACKAGE_NAME, executable='tension_controller_node',
     module='tendon_robot_sim.nodes.tension_controller_node',
     parameter_files=(ShareFile('config/controller.yaml'),),
-    parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time')})
+    parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time')},
+    kinds=(TENDON,))
 
 CONTROLLER = LaunchArgument(
     'controller', 'tension', 'the controller that publishes tendon/setpoint: tension '
@@ -173,7 +203,7 @@ DISPLACEMENT_CONTROLLER = NodeEntry(
     # simulation: tensions from statics feed-forward and feedback on tendon/state
     parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time'),
                 'output': 'tension'},
-    equals=(CONTROLLER.name, 'displacement'))
+    equals=(CONTROLLER.name, 'displacement'), kinds=(TENDON,))
 
 MOTOR_PORT = LaunchArgument(
     'motor_port', '/dev/ttyUSB0', 'motor driver port: device path, socket://host:port, or the '
@@ -211,7 +241,7 @@ STACKS: dict[str, Stack] = {
                     'robot_state_publisher, RViz',
         arguments=(ROBOT, MODE, CONTROLLER, RVIZ, USE_SIM_TIME, NAMESPACE),
         nodes=(SIMULATOR, _tension_controller_chosen(TENSION_CONTROLLER),
-               DISPLACEMENT_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE),
+               DISPLACEMENT_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE, PCR_RVIZ_NODE),
     ),
     'hardware': Stack(
         name='hardware',
@@ -278,6 +308,8 @@ def launch_description(stack_name: str):
             # PythonExpression, not EqualsSubstitution: the latter needs Iron or newer
             condition = IfCondition(PythonExpression(
                 ["'", LaunchConfiguration(name), f"' == '{value}'"]))
+        if entry.kinds:
+            condition = _serving(entry, condition)
         parameters = entry.resolved_parameters(value_of)
         for name in entry.file_parameters:
             # a file's text stays a string (launch would otherwise parse it as YAML)
@@ -289,3 +321,15 @@ def launch_description(stack_name: str):
             remappings=list(entry.remappings), arguments=entry.resolved_arguments(),
             condition=condition, output='screen'))
     return LaunchDescription(actions)
+
+
+def _serving(entry: NodeEntry, condition):
+    """A launch condition: ``condition`` (None: true) and the robot file's kind served."""
+    from launch import Condition
+    from launch.substitutions import LaunchConfiguration
+
+    def holds(context) -> bool:
+        robot = LaunchConfiguration(ROBOT.name).perform(context)
+        return ((condition is None or condition.evaluate(context))
+                and entry.serves(robot_kind(robot)))
+    return Condition(predicate=holds)

@@ -1,14 +1,17 @@
 """Helpers of the ROS node tests: a probe node that records every topic, waits, service calls."""
 
+from contextlib import contextmanager
 import math
 from pathlib import Path
 import signal
 import subprocess
+import threading
 import time
 
 import numpy as np
 from rcl_interfaces.msg import Log
 import rclpy
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import qos_profile_rosout_default
 from sensor_msgs.msg import JointState
@@ -171,3 +174,22 @@ def construct_alone(make_node):
         return make_node(context)
     finally:
         context.try_shutdown()
+
+
+@contextmanager
+def spinning(*nodes: Node):
+    """Spin ``nodes`` in a thread of their own while the block runs; then stop the thread,
+    destroy the nodes and shut rclpy down (for module fixtures that called rclpy.init())."""
+    executor = SingleThreadedExecutor()
+    for node in nodes:
+        executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        yield executor
+    finally:
+        executor.shutdown()
+        thread.join(timeout=10.0)
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown()

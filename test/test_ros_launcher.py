@@ -23,17 +23,23 @@ NAMESPACE = 'launched'
 PUBLISH_RATE = 20.0   # Hz, given with --param to check that overrides reach the node
 
 
-def test_launch_command_runs_the_sim_stack_and_stops_it_on_sigint(tmp_path):
+ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent
+
+
+def launch(log: Path, *arguments: str) -> subprocess.Popen:
+    """``tendon-robot-sim launch sim ARGUMENTS`` from the source tree, output to ``log``."""
     env = dict(os.environ)
-    root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
-    env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
-    log = tmp_path / 'launch.log'
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
     with open(log, 'w') as out:
-        launcher = subprocess.Popen(
-            [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'sim',
-             '--namespace', NAMESPACE, '--arg', 'rviz:=false',
-             '--param', f'simulator:publish_rate:={PUBLISH_RATE}'],
-            env=env, stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'sim', *arguments],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def test_launch_command_runs_the_sim_stack_and_stops_it_on_sigint(tmp_path):
+    log = tmp_path / 'launch.log'
+    launcher = launch(log, '--namespace', NAMESPACE, '--arg', 'rviz:=false',
+                      '--param', f'simulator:publish_rate:={PUBLISH_RATE}')
     rclpy.init()
     node = rclpy.create_node('launch_probe', namespace=NAMESPACE)
     try:
@@ -86,3 +92,31 @@ def test_launch_command_runs_the_sim_stack_and_stops_it_on_sigint(tmp_path):
         except ProcessLookupError:
             continue
         raise AssertionError(f'node process {pid} still running after the launcher exited')
+
+
+def test_launch_command_brings_up_the_parallel_robot_from_a_relative_robot_file(tmp_path):
+    log = tmp_path / 'launch.log'
+    # as a user types it in the source tree: the robot file relative to it
+    launcher = launch(log, '--namespace', 'pcr', '--arg', 'robot:=config/pcr_6rus.yaml',
+                      '--arg', 'rviz:=false')
+    rclpy.init()
+    node = rclpy.create_node('launch_probe', namespace='pcr')
+    try:
+        states, tips = [], []
+        node.create_subscription(JointState, topics.TENDON_STATE.name, states.append, 10)
+        node.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name, tips.append, 10)
+        setpoint = node.create_publisher(JointState, topics.TENDON_SETPOINT.name,
+                                         topics.COMMAND_QOS)
+        spin_until(node, lambda: states and tips and setpoint.get_subscription_count() >= 1,
+                   'the launched parallel robot')
+        assert tips[-1].header.frame_id == 'base_link'
+        setpoint.publish(JointState(name=['motor_3'], position=[0.2]))
+        spin_until(node, lambda: states[-1].position.tolist() == [0.0, 0.0, 0.2, 0.0, 0.0, 0.0],
+                   'tendon/state reporting motor 3 at 0.2 rad')
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+        code = interrupt(launcher)
+    text = log.read_text()
+    assert code == 0, text
+    assert 'tension_controller: skipped (not for a pcr_6rus robot)' in text

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.model_registry import (create_model, description_kind,
-                                                  ModelConfigurationError, ModelOptions,
-                                                  require_kind, TENDON)
+from tendon_robot_sim.core.model_registry import (create_model, load_any_description,
+                                                  ModelConfigurationError, ModelOptions)
+from tendon_robot_sim.core.pcr_robot import default_pcr_file
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
-from tendon_robot_sim.core.sim_model import (Cylinder, InputError, LineList, named_values,
-                                             Polyline)
+from tendon_robot_sim.core.sim_model import (Cylinder, description_kind, InputError, LineList,
+                                             named_values, Polyline, require_kind, TENDON)
 from tendon_robot_sim.core.statics import StaticsSolver
 
 
@@ -104,14 +104,21 @@ def test_kind_of_a_file_and_refusal_of_other_kinds(tmp_path):
     assert description_kind(default_robot_file()) == TENDON
     odd = tmp_path / 'odd.yaml'
     odd.write_text('kind: hexapod\nname: x\n')
+    assert description_kind(odd) == 'hexapod'
     with pytest.raises(RobotDescriptionError, match=r"kind: must be one of .* got 'hexapod'"):
-        description_kind(odd)
+        load_any_description(odd)
+    with pytest.raises(ModelConfigurationError, match=r"kind: must be one of .* got 'hexapod'"):
+        create_model(odd)
     require_kind(default_robot_file(), (TENDON,), 'the tension controller')
+    with pytest.raises(RobotDescriptionError, match='pcr_6rus.yaml: a pcr_6rus robot; the '
+                                                    'tension controller works with tendon '
+                                                    'robots only'):
+        require_kind(default_pcr_file(), (TENDON,), 'the tension controller')
 
 
 def test_parallel_robot_takes_motor_angles_and_reports_the_platform_and_rods():
     from tendon_robot_sim.core.pcr import PcrSolver, platform_rotation
-    from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
+    from tendon_robot_sim.core.pcr_robot import load_pcr_robot
     kind, mode, model = create_model(default_pcr_file())
     assert (kind, mode, model.timed) == ('pcr_6rus', 'quasi_static', False)
     assert model.inputs.fields == {'position': 'motor angle q1 [rad]'}

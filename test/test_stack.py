@@ -165,3 +165,34 @@ def test_launch_file_loads_with_ros_launch():
         nodes = [e for e in description.entities if isinstance(e, Node)]
         assert [a.name for a in arguments] == [a.name for a in stack.arguments]
         assert len(nodes) == len(stack.nodes)
+
+
+def test_a_parallel_robot_file_runs_the_simulator_and_its_own_rviz_view_only():
+    from tendon_robot_sim.core.pcr_robot import default_pcr_file
+    launcher = StackLauncher('sim', {'robot': str(default_pcr_file())})
+    assert [p.entry.name for p in launcher.processes if p.entry.name != 'rviz2'] == ['simulator']
+    for name in ('tension_controller', 'robot_state_publisher'):
+        assert f'{name}: skipped (not for a pcr_6rus robot)' in launcher.skipped
+    (view,) = [e for e in STACKS['sim'].nodes if e.executable == 'rviz2' and e.serves('pcr_6rus')]
+    assert view.arguments == ('-d', ShareFile('rviz/pcr.rviz'))
+    # a file that cannot be read has no kind: every node is planned and reports it itself
+    assert 'tension_controller' in {p.entry.name for p in StackLauncher(
+        'sim', {'robot': 'missing.yaml'}).processes}
+
+
+def test_pcr_rviz_config_shows_the_markers_and_platform_the_simulator_publishes():
+    from tendon_robot_sim.core.model_registry import create_model
+    from tendon_robot_sim.core.pcr_robot import default_pcr_file
+    config = yaml.safe_load((share_dir() / 'rviz' / 'pcr.rviz').read_text())
+    manager = config['Visualization Manager']
+    _, _, model = create_model(default_pcr_file())
+    assert manager['Global Options']['Fixed Frame'] == model.base_frame
+    displays = {d['Class'].split('/')[-1]: d for d in manager['Displays']}
+    assert 'RobotModel' not in displays, 'the parallel robot has no URDF'
+    markers = displays['MarkerArray']
+    assert set(markers['Namespaces']) == {m.ns for m in model.state().markers}
+    for kind, topic in (('MarkerArray', topics.BACKBONE_MARKERS), ('Pose', topics.TIP_POSE)):
+        subscription = displays[kind]['Topic']
+        assert subscription['Value'] == topic.name
+        assert subscription['Reliability Policy'].replace(' ', '_').upper() == \
+            topic.subscription_qos.reliability.name

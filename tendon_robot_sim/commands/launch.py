@@ -7,7 +7,8 @@ processes (see :mod:`tendon_robot_sim.launcher`) and stops them on Ctrl-C.
 from pathlib import Path
 
 from tendon_robot_sim.commands import CommandError
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.core.model_registry import load_any_description
+from tendon_robot_sim.core.robot import RobotDescriptionError
 from tendon_robot_sim.launcher import LaunchError, parse_assignment, StackLauncher
 from tendon_robot_sim.stack import STACKS
 
@@ -24,7 +25,7 @@ def register(subparsers) -> None:
                     f'installed. Launch arguments: {arguments}.')
     parser.add_argument('stack', choices=sorted(STACKS), help='which stack')
     parser.add_argument('--robot', metavar='FILE', type=Path,
-                        help='robot description YAML (launch argument robot)')
+                        help='robot description YAML of any kind (launch argument robot)')
     parser.add_argument('--namespace', metavar='NS',
                         help='namespace of all nodes (launch argument namespace)')
     parser.add_argument('--arg', action='append', default=[], metavar='NAME:=VALUE',
@@ -45,7 +46,7 @@ def launch_arguments(args) -> dict[str, str]:
         raise CommandError(str(error)) from None
     if args.robot is not None:
         try:
-            load_robot(args.robot)
+            load_any_description(args.robot)
         except RobotDescriptionError as error:
             raise CommandError(str(error)) from None
         values['robot'] = str(args.robot.resolve())

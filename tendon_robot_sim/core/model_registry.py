@@ -1,24 +1,23 @@
 """Which simulation model serves a robot description: (kind, mode) -> factory.
 
 A description file's top-level ``kind`` picks the robot kind (none: a tendon robot,
-:data:`TENDON`); the simulator node's ``mode`` picks one of the kind's models (empty:
-the kind's first, its default). Adding a kind or a model is an entry in :data:`MODELS`.
+:data:`~tendon_robot_sim.core.sim_model.TENDON`) and with it the loader; the simulator
+node's ``mode`` picks one of the kind's models (empty: the kind's first, its default).
+Adding a kind or a model is an entry in :data:`LOADERS` and :data:`MODELS`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from tendon_robot_sim.core import pcr_robot
 from tendon_robot_sim.core.pcr_model import PcrStatics
-from tendon_robot_sim.core.robot import load_robot, read_yaml, RobotDescriptionError
-from tendon_robot_sim.core.sim_model import InputError, SimModel
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.core.sim_model import description_kind, InputError, SimModel, TENDON
 from tendon_robot_sim.core.statics import StaticsError
 from tendon_robot_sim.core.tendon_models import TendonDynamics, TendonStatics
-
-TENDON = 'tendon'
 
 
 @dataclass(frozen=True)
@@ -29,16 +28,19 @@ class ModelOptions:
     statics_model: str = 'discrete'      # tendon robot, quasi_static
 
 
-Factory = Callable[[Path, ModelOptions], SimModel]
-
-# kind -> {mode: factory}; the first mode of a kind is its default.
-MODELS: dict[str, dict[str, Factory]] = {
+# kind -> loader of its description file
+LOADERS: dict[str, Callable[[Path], Any]] = {
+    TENDON: load_robot,
+    pcr_robot.KIND: pcr_robot.load_pcr_robot,
+}
+# kind -> {mode: factory(description, options)}; the first mode of a kind is its default.
+MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], SimModel]]] = {
     TENDON: {
-        'dynamic': lambda path, o: TendonDynamics(load_robot(path), dt=o.dt),
-        'quasi_static': lambda path, o: TendonStatics(load_robot(path), o.statics_model),
+        'dynamic': lambda robot, o: TendonDynamics(robot, dt=o.dt),
+        'quasi_static': lambda robot, o: TendonStatics(robot, o.statics_model),
     },
     pcr_robot.KIND: {
-        'quasi_static': lambda path, o: PcrStatics(pcr_robot.load_pcr_robot(path)),
+        'quasi_static': lambda robot, o: PcrStatics(robot),
     },
 }
 
@@ -47,29 +49,19 @@ class ModelConfigurationError(ValueError):
     """No model can be built for this file and mode; the message says why."""
 
 
-def description_kind(path: str | Path) -> str:
-    """The ``kind`` of the description in ``path`` (:data:`TENDON` when it has none).
+def load_any_description(path: str | Path) -> tuple[str, Any]:
+    """(kind, validated description) of the file in ``path``.
 
     Raises
     ------
     RobotDescriptionError
-        The file cannot be read, or its kind is not one of :data:`MODELS`.
+        The file is bad or its kind unknown; one line naming the file and the key.
     """
-    data = read_yaml(path)
-    kind = data.get('kind', TENDON) if isinstance(data, dict) else TENDON
-    if kind not in MODELS:
-        raise RobotDescriptionError(f'{path}: kind: must be one of {sorted(MODELS)}, '
-                                    f'got {kind!r}')
-    return kind
-
-
-def require_kind(path: str | Path, kinds: tuple[str, ...], user: str) -> None:
-    """RobotDescriptionError, in one line, unless the description is of one of ``kinds``;
-    ``user`` names who refuses it ('the tension controller')."""
     kind = description_kind(path)
-    if kind not in kinds:
-        raise RobotDescriptionError(
-            f'{path}: a {kind} robot; {user} drives {" or ".join(kinds)} robots only')
+    if kind not in LOADERS:
+        raise RobotDescriptionError(f'{path}: kind: must be one of {sorted(LOADERS)}, '
+                                    f'got {kind!r}')
+    return kind, LOADERS[kind](path)
 
 
 def create_model(path: str | Path, mode: str = '', options: ModelOptions = ModelOptions()
@@ -83,11 +75,12 @@ def create_model(path: str | Path, mode: str = '', options: ModelOptions = Model
     """
     try:
         kind = description_kind(path)
-        modes = MODELS[kind]
-        mode = mode or next(iter(modes))
-        if mode not in modes:
+        modes = MODELS.get(kind, {})
+        mode = mode or next(iter(modes), '')
+        if modes and mode not in modes:
             raise ModelConfigurationError(
                 f'mode: must be one of {list(modes)} for a {kind} robot, got {mode!r}')
-        return kind, mode, modes[mode](Path(path), options)
+        kind, description = load_any_description(path)
+        return kind, mode, modes[mode](description, options)
     except (RobotDescriptionError, InputError, StaticsError) as error:
         raise ModelConfigurationError(str(error)) from None
