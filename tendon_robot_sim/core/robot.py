@@ -514,3 +514,9 @@ def _check_number(value: Any, path: str, positive: bool, minimum: float | None) 
     if minimum is not None and value < minimum:
         raise RobotDescriptionError(f'{path}: must be >= {minimum:g}, got {value:g}')
     return value
+
+
+# Public names of the loading helpers that the descriptions of other robot kinds reuse
+# (e.g. core/bellows_robot.py), so that every description reads and fails alike.
+DescriptionMapping = _Mapping
+load_base = _load_base

@@ -1,0 +1,344 @@
+"""Numba kernels of the constant-curvature Lagrange dynamics (:mod:`.cc_dynamics`).
+
+The model and its sources are documented in :mod:`tendon_robot_sim.core.cc_dynamics`;
+the tests check these kernels against finite differences of
+:func:`tendon_robot_sim.core.constant_curvature.section_pose` and against an energy
+minimisation written with plain numpy/scipy.
+
+Symbols
+=======
+
+=========  ===============================================================  ==========
+``x``      generalised coordinates, 3 per section: (l, u_x, u_y), l the      m, rad
+           centre-spline length, u = theta (cos phi, sin phi) the bending
+           vector (the actuator lengths are q = B x, linear, constant B)
+``v``      x' (time derivative)                                              m/s, rad/s
+``t``      theta^2 = u_x^2 + u_y^2                                           rad^2
+``f, g``   f(t) = sin(theta)/theta, g(t) = (1 - cos theta)/theta^2, with     -
+           ``f1 f2 g1 g2`` their first and second derivatives by t
+``K``      skew matrix of k = (-u_y, u_x, 0) = theta * bending axis           rad
+``R``      section rotation R = I + f K + g K^2 (Rodrigues, exact at 0)      -
+``P``      point at fraction sigma of the arc, base frame of the section:    m
+           sigma l (sigma g(sigma^2 t) u_x, sigma g u_y, f(sigma^2 t))
+``_g``     gradient by each generalised coordinate (first index)
+``_h``     second time derivative along x' with x'' = 0 (the velocity-product
+           terms: Falkenhahn's d2H/dq_a dq_b q'_a q'_b)
+``_d``     first time derivative along x'
+=========  ===============================================================  ==========
+
+With these, the Lagrange equations of point masses m_k at positions p_k(x) are
+(Falkenhahn 2015; the seed's "d/dt dT/dq'" slide)
+
+    M(x) x'' + c(x, x') = Q,   M = sum m_k J_k^T J_k,   c = sum m_k J_k^T h_k,
+
+J_k = dp_k/dx (3 x 3n), h_k = p_k'' - J_k x''. Q gathers gravity (sum m_k J_k^T g), the
+linear springs and dampers (b - K x - D x'), the mass-proportional damping -nu M x' and
+the actuation G u (pressures or tensions u).
+
+The integrator is the 2-stage, L-stable, stiffly accurate SDIRK method of order 2
+(Alexander 1977, gamma = 1 - 1/sqrt 2), with a simplified Newton iteration on a
+finite-difference Jacobian computed once per step. L-stability damps the stiff axial
+modes (a fixed-step implicit midpoint rule would keep them ringing).
+"""
+
+import math
+
+from numba import njit
+import numpy as np
+
+# Below t = theta^2 = SERIES_LIMIT the functions of t are summed from their Taylor
+# series (the closed forms lose digits as theta -> 0); 16 terms leave < 1e-20 at t = 4.
+SERIES_LIMIT = 4.0
+_SERIES_TERMS = 16
+_FACTORIALS = np.array([math.factorial(k) for k in range(2 * _SERIES_TERMS + 3)], dtype=float)
+# f(t) = sum (-t)^k / (2k+1)!,  g(t) = sum (-t)^k / (2k+2)!
+_F_COEF = np.array([(-1.0) ** k / _FACTORIALS[2 * k + 1] for k in range(_SERIES_TERMS)])
+_G_COEF = np.array([(-1.0) ** k / _FACTORIALS[2 * k + 2] for k in range(_SERIES_TERMS)])
+
+# Relative finite-difference step of the integrator's Jacobian (smooth right-hand side).
+FD_STEP = 1e-7
+GAMMA = 1.0 - 1.0 / math.sqrt(2.0)
+# Substep halvings tried when the Newton iteration of a step does not converge.
+MAX_HALVINGS = 5
+
+# model tuple layout (built by cc_dynamics.CCDynamics.model):
+# (base_R (3, 3), fractions (n, k), masses (n, k) kg, gravity (3,) m/s^2,
+#  G (3n, m), b (3n,), K (3n, 3n), D (3n, 3n), nu 1/s)
+
+
+@njit(cache=True)
+def _series(coef, t):
+    """Value and first two t-derivatives of sum coef[k] t^k (Horner)."""
+    value = 0.0
+    first = 0.0
+    second = 0.0
+    for k in range(coef.size - 1, -1, -1):
+        second = second * t + 2.0 * first
+        first = first * t + value
+        value = value * t + coef[k]
+    return value, first, second
+
+
+@njit(cache=True)
+def sinc_functions(t):
+    """f, f1, f2, g, g1, g2 of t = theta^2 (see the module symbols); exact at t = 0."""
+    if t < SERIES_LIMIT:
+        f, f1, f2 = _series(_F_COEF, t)
+        g, g1, g2 = _series(_G_COEF, t)
+        return f, f1, f2, g, g1, g2
+    th = math.sqrt(t)
+    s = math.sin(th)
+    c = math.cos(th)
+    f = s / th
+    f1 = (th * c - s) / (2.0 * t * th)
+    f2 = (3.0 * s - 3.0 * th * c - t * s) / (4.0 * t * t * th)
+    g = (1.0 - c) / t
+    g1 = (th * s - 2.0 * (1.0 - c)) / (2.0 * t * t)
+    g2 = (t * c - 5.0 * th * s + 8.0 - 8.0 * c) / (4.0 * t * t * t)
+    return f, f1, f2, g, g1, g2
+
+
+@njit(cache=True)
+def arc_point(xs, vs, sigma, p, p_g, p_h):
+    """Point at fraction ``sigma`` of a section's arc, in the section's base frame.
+
+    xs = (l, u_x, u_y), vs = their rates. Writes p (3,) [m], p_g (3, 3) (row a = dp/dx_a)
+    and p_h (3,) [m/s^2] (second time derivative with x'' = 0).
+    """
+    l, ux, uy = xs[0], xs[1], xs[2]
+    dl, wx, wy = vs[0], vs[1], vs[2]
+    s = sigma * sigma
+    f, f1, f2, g, g1, g2 = sinc_functions(s * (ux * ux + uy * uy))
+    td = 2.0 * (ux * wx + uy * wy)       # t'
+    tdd = 2.0 * (wx * wx + wy * wy)      # t'' (u'' = 0)
+    # P(u): p = sigma l P
+    P0, P1, P2 = sigma * g * ux, sigma * g * uy, f
+    for a in range(2):
+        ta = 2.0 * (ux if a == 0 else uy)          # dt/du_a
+        p_g[a + 1, 0] = sigma * l * sigma * (g1 * s * ta * ux + (g if a == 0 else 0.0))
+        p_g[a + 1, 1] = sigma * l * sigma * (g1 * s * ta * uy + (g if a == 1 else 0.0))
+        p_g[a + 1, 2] = sigma * l * f1 * s * ta
+    p_g[0, 0] = sigma * P0
+    p_g[0, 1] = sigma * P1
+    p_g[0, 2] = sigma * P2
+    Pd0 = sigma * (g1 * s * td * ux + g * wx)
+    Pd1 = sigma * (g1 * s * td * uy + g * wy)
+    Pd2 = f1 * s * td
+    Pdd0 = sigma * (g2 * s * s * td * td * ux + g1 * s * tdd * ux + 2.0 * g1 * s * td * wx)
+    Pdd1 = sigma * (g2 * s * s * td * td * uy + g1 * s * tdd * uy + 2.0 * g1 * s * td * wy)
+    Pdd2 = f2 * s * s * td * td + f1 * s * tdd
+    p[0] = sigma * l * P0
+    p[1] = sigma * l * P1
+    p[2] = sigma * l * P2
+    p_h[0] = sigma * (2.0 * dl * Pd0 + l * Pdd0)
+    p_h[1] = sigma * (2.0 * dl * Pd1 + l * Pdd1)
+    p_h[2] = sigma * (2.0 * dl * Pd2 + l * Pdd2)
+
+
+@njit(cache=True)
+def _skew(a, b, c):
+    out = np.zeros((3, 3))
+    out[0, 1] = -c
+    out[0, 2] = b
+    out[1, 0] = c
+    out[1, 2] = -a
+    out[2, 0] = -b
+    out[2, 1] = a
+    return out
+
+
+@njit(cache=True)
+def arc_rotation(xs, vs, R, R_g, R_h):
+    """Rotation of a section's end, R = I + f K + g K^2, with R_g (3, 3, 3) and R_h."""
+    ux, uy = xs[1], xs[2]
+    wx, wy = vs[1], vs[2]
+    f, f1, f2, g, g1, g2 = sinc_functions(ux * ux + uy * uy)
+    td = 2.0 * (ux * wx + uy * wy)
+    tdd = 2.0 * (wx * wx + wy * wy)
+    K = _skew(-uy, ux, 0.0)
+    K2 = K @ K
+    Kw = _skew(-wy, wx, 0.0)             # K'
+    R[:, :] = np.eye(3) + f * K + g * K2
+    R_g[0, :, :] = 0.0                   # the rotation does not depend on l
+    for a in range(2):
+        Ka = _skew(0.0, 1.0, 0.0) if a == 0 else _skew(-1.0, 0.0, 0.0)
+        ta = 2.0 * (ux if a == 0 else uy)
+        R_g[a + 1, :, :] = f1 * ta * K + f * Ka + g1 * ta * K2 + g * (Ka @ K + K @ Ka)
+    R_h[:, :] = ((f2 * td * td + f1 * tdd) * K + 2.0 * f1 * td * Kw
+                 + (g2 * td * td + g1 * tdd) * K2 + 2.0 * g1 * td * (Kw @ K + K @ Kw)
+                 + 2.0 * g * (Kw @ Kw))
+
+
+@njit(cache=True)
+def lagrange_terms(x, v, model, M, c, q_gravity):
+    """Mass matrix M (3n, 3n), velocity-product term c (3n,), gravity force (3n,).
+
+    Walks the sections from the base, carrying the base frame of each section (its
+    rotation, and the gradient and second time derivative of its rotation and origin;
+    the origin itself is not needed) by forward-mode differentiation written out.
+    """
+    base_R, fractions, masses, gravity = model[0], model[1], model[2], model[3]
+    N = x.size
+    M[:, :] = 0.0
+    c[:] = 0.0
+    q_gravity[:] = 0.0
+    Rb = base_R.copy()
+    Rb_g = np.zeros((N, 3, 3))
+    Rb_h = np.zeros((3, 3))
+    pb_g = np.zeros((N, 3))
+    pb_h = np.zeros(3)
+    pl = np.zeros(3)
+    pl_g = np.zeros((3, 3))
+    pl_h = np.zeros(3)
+    J = np.zeros((N, 3))
+    Rl = np.zeros((3, 3))
+    Rl_g = np.zeros((3, 3, 3))
+    Rl_h = np.zeros((3, 3))
+    for j in range(N // 3):
+        o = 3 * j
+        xs = x[o:o + 3]
+        vs = v[o:o + 3]
+        Rb_d = np.zeros((3, 3))
+        for col in range(o):
+            Rb_d += Rb_g[col] * v[col]
+        for k in range(masses.shape[1]):
+            m = masses[j, k]
+            if m == 0.0:
+                continue
+            arc_point(xs, vs, fractions[j, k], pl, pl_g, pl_h)
+            h = _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J)
+            n = o + 3                     # later coordinates do not move this point
+            for a in range(n):
+                c[a] += m * (J[a] @ h)
+                q_gravity[a] += m * (J[a] @ gravity)
+                for b in range(a, n):
+                    M[a, b] += m * (J[a] @ J[b])
+        # the base frame of the next section
+        arc_point(xs, vs, 1.0, pl, pl_g, pl_h)
+        arc_rotation(xs, vs, Rl, Rl_g, Rl_h)
+        pb_h = _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J)
+        pb_g[:o + 3] = J[:o + 3]
+        Rl_d = Rl_g[0] * vs[0] + Rl_g[1] * vs[1] + Rl_g[2] * vs[2]
+        Rb_h = Rb_h @ Rl + 2.0 * (Rb_d @ Rl_d) + Rb @ Rl_h
+        for col in range(o):
+            Rb_g[col] = Rb_g[col] @ Rl
+        for a in range(3):
+            Rb_g[o + a] = Rb @ Rl_g[a]
+        Rb = Rb @ Rl
+    for a in range(N):
+        for b in range(a):
+            M[a, b] = M[b, a]
+
+
+@njit(cache=True)
+def _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J):
+    """Point pb + Rb pl of section o // 3 in the world: rows 0..o+2 of its gradient J
+    (written in place) and its second time derivative h (returned)."""
+    for col in range(o):
+        J[col] = pb_g[col] + Rb_g[col] @ pl
+    for a in range(3):
+        J[o + a] = Rb @ pl_g[a]
+    pl_d = pl_g[0] * vs[0] + pl_g[1] * vs[1] + pl_g[2] * vs[2]
+    return pb_h + Rb_h @ pl + 2.0 * (Rb_d @ pl_d) + Rb @ pl_h
+
+
+@njit(cache=True)
+def acceleration(x, v, inputs, model):
+    """x'' (3n,) of the Lagrange equations for actuation ``inputs`` (Pa or N)."""
+    G, b, K, D, nu = model[4], model[5], model[6], model[7], model[8]
+    N = x.size
+    M = np.empty((N, N))
+    c = np.empty(N)
+    q_gravity = np.empty(N)
+    lagrange_terms(x, v, model, M, c, q_gravity)
+    Q = G @ inputs + b - K @ x - D @ v - nu * (M @ v) + q_gravity - c
+    return np.linalg.solve(M, Q)
+
+
+@njit(cache=True)
+def _rhs(y, inputs, model):
+    N = y.size // 2
+    out = np.empty(2 * N)
+    out[:N] = y[N:]
+    out[N:] = acceleration(y[:N], y[N:], inputs, model)
+    return out
+
+
+@njit(cache=True)
+def _jacobian(y, f0, inputs, model):
+    n = y.size
+    J = np.empty((n, n))
+    z = y.copy()
+    for col in range(n):
+        step = FD_STEP * max(1.0, abs(y[col]))
+        z[col] = y[col] + step
+        J[:, col] = (_rhs(z, inputs, model) - f0) / step
+        z[col] = y[col]
+    return J
+
+
+@njit(cache=True)
+def _solve_stage(Y, base, hg, W, inputs, model, atol, rtol, max_iterations):
+    """Simplified Newton on Y = base + hg f(Y), in place; True when converged."""
+    for _ in range(max_iterations):
+        r = Y - base - hg * _rhs(Y, inputs, model)
+        dY = -(W @ r)
+        Y += dY
+        if not np.all(np.isfinite(Y)):
+            return False
+        if np.max(np.abs(dY) / (atol + rtol * np.abs(Y))) <= 1.0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def sdirk_step(y, h, inputs, model, atol, rtol, max_iterations):
+    """One SDIRK2 step of length h [s] on y = (x, x'), in place; True on success."""
+    n = y.size
+    f0 = _rhs(y, inputs, model)
+    hg = h * GAMMA
+    W = np.linalg.inv(np.eye(n) - hg * _jacobian(y, f0, inputs, model))
+    Y1 = y + hg * f0
+    if not _solve_stage(Y1, y, hg, W, inputs, model, atol, rtol, max_iterations):
+        return False
+    F1 = (Y1 - y) / hg                    # f(Y1), exact at the stage solution
+    base = y + (h - hg) * F1
+    Y2 = base + hg * F1
+    if not _solve_stage(Y2, base, hg, W, inputs, model, atol, rtol, max_iterations):
+        return False
+    y[:] = Y2                             # stiffly accurate: y_n+1 is the last stage
+    return True
+
+
+@njit(cache=True)
+def integrate(y0, h, inputs, model, record_every, atol, rtol, max_iterations):
+    """Integrate len(inputs) steps of h [s], inputs held per step (zero-order hold).
+
+    Returns (states (len(inputs) // record_every + 1, 2 * 3n), steps done). A step
+    whose Newton iteration fails is retried as 2, 4, ... 2^MAX_HALVINGS substeps; if
+    that fails too, integration stops and ``steps done`` says where.
+    """
+    n_steps = inputs.shape[0]
+    states = np.full((n_steps // record_every + 1, y0.size), np.nan)
+    y = y0.copy()
+    states[0] = y
+    for i in range(n_steps):
+        done = False
+        substeps = 1
+        for _ in range(MAX_HALVINGS + 1):
+            z = y.copy()
+            done = True
+            for _ in range(substeps):
+                if not sdirk_step(z, h / substeps, inputs[i], model, atol, rtol,
+                                  max_iterations):
+                    done = False
+                    break
+            if done:
+                y = z
+                break
+            substeps *= 2
+        if not done:
+            return states, i
+        if (i + 1) % record_every == 0:
+            states[(i + 1) // record_every] = y
+    return states, n_steps
