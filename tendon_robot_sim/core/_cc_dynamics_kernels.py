@@ -60,6 +60,8 @@ FD_STEP = 1e-7
 GAMMA = 1.0 - 1.0 / math.sqrt(2.0)
 # Substep halvings tried when the Newton iteration of a step does not converge.
 MAX_HALVINGS = 5
+# Newton iterations per stage above which the Jacobian is renewed for the next step.
+FAST_NEWTON = 3
 
 # model tuple layout (built by cc_dynamics.CCDynamics.model):
 # (base_R (3, 3), fractions (n, k), masses (n, k) kg, gravity (3,) m/s^2,
@@ -136,37 +138,57 @@ def arc_point(xs, vs, sigma, p, p_g, p_h):
 
 
 @njit(cache=True)
-def _skew(a, b, c):
-    out = np.zeros((3, 3))
-    out[0, 1] = -c
-    out[0, 2] = b
-    out[1, 0] = c
-    out[1, 2] = -a
-    out[2, 0] = -b
-    out[2, 1] = a
-    return out
+def _matmul(A, B, out):
+    """out = A B for 3 x 3 arrays (BLAS calls cost more than the arithmetic here)."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+
+
+@njit(cache=True)
+def _add_matvec(A, x, scale, out):
+    """out += scale A x for a 3 x 3 A."""
+    for i in range(3):
+        out[i] += scale * (A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2])
 
 
 @njit(cache=True)
 def arc_rotation(xs, vs, R, R_g, R_h):
-    """Rotation of a section's end, R = I + f K + g K^2, with R_g (3, 3, 3) and R_h."""
+    """Rotation of a section's end, R = I + f K + g K^2, with R_g (3, 3, 3) and R_h.
+
+    K = [[0, 0, u_x], [0, 0, u_y], [-u_x, -u_y, 0]] and
+    K^2 = -[[u_x^2, u_x u_y, 0], [u_x u_y, u_y^2, 0], [0, 0, t]] are written out with
+    their derivatives by u_x, u_y (``Ka``, ``K2a``) and by time (``Kd``, ``K2d``, ``K2dd``;
+    K'' = 0).
+    """
     ux, uy = xs[1], xs[2]
     wx, wy = vs[1], vs[2]
     f, f1, f2, g, g1, g2 = sinc_functions(ux * ux + uy * uy)
     td = 2.0 * (ux * wx + uy * wy)
     tdd = 2.0 * (wx * wx + wy * wy)
-    K = _skew(-uy, ux, 0.0)
-    K2 = K @ K
-    Kw = _skew(-wy, wx, 0.0)             # K'
-    R[:, :] = np.eye(3) + f * K + g * K2
-    R_g[0, :, :] = 0.0                   # the rotation does not depend on l
-    for a in range(2):
-        Ka = _skew(0.0, 1.0, 0.0) if a == 0 else _skew(-1.0, 0.0, 0.0)
-        ta = 2.0 * (ux if a == 0 else uy)
-        R_g[a + 1, :, :] = f1 * ta * K + f * Ka + g1 * ta * K2 + g * (Ka @ K + K @ Ka)
-    R_h[:, :] = ((f2 * td * td + f1 * tdd) * K + 2.0 * f1 * td * Kw
-                 + (g2 * td * td + g1 * tdd) * K2 + 2.0 * g1 * td * (Kw @ K + K @ Kw)
-                 + 2.0 * g * (Kw @ Kw))
+    K = np.array(((0.0, 0.0, ux), (0.0, 0.0, uy), (-ux, -uy, 0.0)))
+    K2 = -np.array(((ux * ux, ux * uy, 0.0), (ux * uy, uy * uy, 0.0),
+                    (0.0, 0.0, ux * ux + uy * uy)))
+    Kd = np.array(((0.0, 0.0, wx), (0.0, 0.0, wy), (-wx, -wy, 0.0)))
+    c = ux * wy + uy * wx
+    K2d = -np.array(((2.0 * ux * wx, c, 0.0), (c, 2.0 * uy * wy, 0.0), (0.0, 0.0, td)))
+    K2dd = -np.array(((2.0 * wx * wx, 2.0 * wx * wy, 0.0), (2.0 * wx * wy, 2.0 * wy * wy, 0.0),
+                      (0.0, 0.0, tdd)))
+    Kx = np.array(((0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (-1.0, 0.0, 0.0)))
+    Ky = np.array(((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, -1.0, 0.0)))
+    K2x = -np.array(((2.0 * ux, uy, 0.0), (uy, 0.0, 0.0), (0.0, 0.0, 2.0 * ux)))
+    K2y = -np.array(((0.0, ux, 0.0), (ux, 2.0 * uy, 0.0), (0.0, 0.0, 2.0 * uy)))
+    for i in range(3):
+        for j in range(3):
+            R[i, j] = (1.0 if i == j else 0.0) + f * K[i, j] + g * K2[i, j]
+            R_g[0, i, j] = 0.0             # the rotation does not depend on l
+            R_g[1, i, j] = (f1 * 2.0 * ux * K[i, j] + f * Kx[i, j]
+                            + g1 * 2.0 * ux * K2[i, j] + g * K2x[i, j])
+            R_g[2, i, j] = (f1 * 2.0 * uy * K[i, j] + f * Ky[i, j]
+                            + g1 * 2.0 * uy * K2[i, j] + g * K2y[i, j])
+            R_h[i, j] = ((f2 * td * td + f1 * tdd) * K[i, j] + 2.0 * f1 * td * Kd[i, j]
+                         + (g2 * td * td + g1 * tdd) * K2[i, j] + 2.0 * g1 * td * K2d[i, j]
+                         + g * K2dd[i, j])
 
 
 @njit(cache=True)
@@ -185,61 +207,87 @@ def lagrange_terms(x, v, model, M, c, q_gravity):
     Rb = base_R.copy()
     Rb_g = np.zeros((N, 3, 3))
     Rb_h = np.zeros((3, 3))
+    Rb_d = np.zeros((3, 3))
     pb_g = np.zeros((N, 3))
     pb_h = np.zeros(3)
     pl = np.zeros(3)
     pl_g = np.zeros((3, 3))
     pl_h = np.zeros(3)
     J = np.zeros((N, 3))
+    h = np.zeros(3)
     Rl = np.zeros((3, 3))
     Rl_g = np.zeros((3, 3, 3))
     Rl_h = np.zeros((3, 3))
+    Rl_d = np.zeros((3, 3))
+    work = np.zeros((3, 3))
     for j in range(N // 3):
         o = 3 * j
-        xs = x[o:o + 3]
-        vs = v[o:o + 3]
-        Rb_d = np.zeros((3, 3))
+        n = o + 3                         # later coordinates do not move this section
+        xs = x[o:n]
+        vs = v[o:n]
+        Rb_d[:, :] = 0.0
         for col in range(o):
-            Rb_d += Rb_g[col] * v[col]
+            for i in range(3):
+                for b in range(3):
+                    Rb_d[i, b] += Rb_g[col, i, b] * v[col]
         for k in range(masses.shape[1]):
             m = masses[j, k]
             if m == 0.0:
                 continue
             arc_point(xs, vs, fractions[j, k], pl, pl_g, pl_h)
-            h = _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J)
-            n = o + 3                     # later coordinates do not move this point
+            _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h)
             for a in range(n):
-                c[a] += m * (J[a] @ h)
-                q_gravity[a] += m * (J[a] @ gravity)
+                c[a] += m * (J[a, 0] * h[0] + J[a, 1] * h[1] + J[a, 2] * h[2])
+                q_gravity[a] += m * (J[a, 0] * gravity[0] + J[a, 1] * gravity[1]
+                                     + J[a, 2] * gravity[2])
                 for b in range(a, n):
-                    M[a, b] += m * (J[a] @ J[b])
+                    M[a, b] += m * (J[a, 0] * J[b, 0] + J[a, 1] * J[b, 1] + J[a, 2] * J[b, 2])
         # the base frame of the next section
         arc_point(xs, vs, 1.0, pl, pl_g, pl_h)
         arc_rotation(xs, vs, Rl, Rl_g, Rl_h)
-        pb_h = _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J)
-        pb_g[:o + 3] = J[:o + 3]
-        Rl_d = Rl_g[0] * vs[0] + Rl_g[1] * vs[1] + Rl_g[2] * vs[2]
-        Rb_h = Rb_h @ Rl + 2.0 * (Rb_d @ Rl_d) + Rb @ Rl_h
+        _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h)
+        pb_h[:] = h
+        pb_g[:n] = J[:n]
+        Rl_d[:, :] = Rl_g[0] * vs[0] + Rl_g[1] * vs[1] + Rl_g[2] * vs[2]
+        # Rb_h <- Rb_h Rl + 2 Rb' Rl' + Rb Rl''
+        _matmul(Rb_h, Rl, work)
+        Rb_h[:, :] = work
+        _matmul(Rb_d, Rl_d, work)
+        Rb_h += 2.0 * work
+        _matmul(Rb, Rl_h, work)
+        Rb_h += work
         for col in range(o):
-            Rb_g[col] = Rb_g[col] @ Rl
+            _matmul(Rb_g[col], Rl, work)
+            Rb_g[col] = work
         for a in range(3):
-            Rb_g[o + a] = Rb @ Rl_g[a]
-        Rb = Rb @ Rl
+            _matmul(Rb, Rl_g[a], Rb_g[o + a])
+        _matmul(Rb, Rl, work)
+        Rb[:, :] = work
     for a in range(N):
         for b in range(a):
             M[a, b] = M[b, a]
 
 
 @njit(cache=True)
-def _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J):
+def _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h):
     """Point pb + Rb pl of section o // 3 in the world: rows 0..o+2 of its gradient J
-    (written in place) and its second time derivative h (returned)."""
+    and its second time derivative h = pb'' + Rb'' pl + 2 Rb' pl' + Rb pl'' (in place)."""
     for col in range(o):
-        J[col] = pb_g[col] + Rb_g[col] @ pl
+        for i in range(3):
+            J[col, i] = pb_g[col, i] + (Rb_g[col, i, 0] * pl[0] + Rb_g[col, i, 1] * pl[1]
+                                        + Rb_g[col, i, 2] * pl[2])
     for a in range(3):
-        J[o + a] = Rb @ pl_g[a]
-    pl_d = pl_g[0] * vs[0] + pl_g[1] * vs[1] + pl_g[2] * vs[2]
-    return pb_h + Rb_h @ pl + 2.0 * (Rb_d @ pl_d) + Rb @ pl_h
+        for i in range(3):
+            J[o + a, i] = Rb[i, 0] * pl_g[a, 0] + Rb[i, 1] * pl_g[a, 1] + Rb[i, 2] * pl_g[a, 2]
+    for i in range(3):
+        h[i] = pb_h[i]
+    _add_matvec(Rb_h, pl, 1.0, h)
+    # 2 Rb' pl', pl' = sum_a pl_g[a] vs[a]
+    for a in range(3):
+        for i in range(3):
+            h[i] += 2.0 * vs[a] * (Rb_d[i, 0] * pl_g[a, 0] + Rb_d[i, 1] * pl_g[a, 1]
+                                   + Rb_d[i, 2] * pl_g[a, 2])
+    _add_matvec(Rb, pl_h, 1.0, h)
 
 
 @njit(cache=True)
@@ -249,10 +297,40 @@ def acceleration(x, v, inputs, model):
     N = x.size
     M = np.empty((N, N))
     c = np.empty(N)
-    q_gravity = np.empty(N)
-    lagrange_terms(x, v, model, M, c, q_gravity)
-    Q = G @ inputs + b - K @ x - D @ v - nu * (M @ v) + q_gravity - c
-    return np.linalg.solve(M, Q)
+    Q = np.empty(N)
+    lagrange_terms(x, v, model, M, c, Q)           # Q starts as the gravity force
+    for a in range(N):
+        Q[a] += b[a] - c[a]
+        for k in range(G.shape[1]):
+            Q[a] += G[a, k] * inputs[k]
+        for k in range(N):
+            Q[a] -= K[a, k] * x[k] + (D[a, k] + nu * M[a, k]) * v[k]
+    _cholesky_solve(M, Q)
+    return Q
+
+
+@njit(cache=True)
+def _cholesky_solve(M, Q):
+    """Q <- M^-1 Q for a symmetric positive definite M (overwritten by its factor L)."""
+    N = Q.size
+    for j in range(N):
+        d = M[j, j]
+        for k in range(j):
+            d -= M[j, k] * M[j, k]
+        M[j, j] = math.sqrt(d)        # NaN if M is not positive definite: caught by callers
+        for i in range(j + 1, N):
+            e = M[i, j]
+            for k in range(j):
+                e -= M[i, k] * M[j, k]
+            M[i, j] = e / M[j, j]
+    for i in range(N):                # L z = Q
+        for k in range(i):
+            Q[i] -= M[i, k] * Q[k]
+        Q[i] /= M[i, i]
+    for i in range(N - 1, -1, -1):    # L^T x = z
+        for k in range(i + 1, N):
+            Q[i] -= M[k, i] * Q[k]
+        Q[i] /= M[i, i]
 
 
 @njit(cache=True)
@@ -265,80 +343,96 @@ def _rhs(y, inputs, model):
 
 
 @njit(cache=True)
-def _jacobian(y, f0, inputs, model):
+def _iteration_matrix(y, hg, inputs, model):
+    """W = (I - hg J)^-1 with J = df/dy by forward differences (2 * 3n + 1 evaluations)."""
     n = y.size
-    J = np.empty((n, n))
+    f0 = _rhs(y, inputs, model)
+    A = np.eye(n)
     z = y.copy()
     for col in range(n):
         step = FD_STEP * max(1.0, abs(y[col]))
         z[col] = y[col] + step
-        J[:, col] = (_rhs(z, inputs, model) - f0) / step
+        A[:, col] -= hg * (_rhs(z, inputs, model) - f0) / step
         z[col] = y[col]
-    return J
+    return np.linalg.inv(A)
 
 
 @njit(cache=True)
 def _solve_stage(Y, base, hg, W, inputs, model, atol, rtol, max_iterations):
-    """Simplified Newton on Y = base + hg f(Y), in place; True when converged."""
-    for _ in range(max_iterations):
-        r = Y - base - hg * _rhs(Y, inputs, model)
-        dY = -(W @ r)
+    """Simplified Newton on Y = base + hg f(Y), in place; iterations used, -1 if failed."""
+    for iteration in range(1, max_iterations + 1):
+        dY = -(W @ (Y - base - hg * _rhs(Y, inputs, model)))
         Y += dY
         if not np.all(np.isfinite(Y)):
-            return False
+            return -1
         if np.max(np.abs(dY) / (atol + rtol * np.abs(Y))) <= 1.0:
-            return True
-    return False
+            return iteration
+    return -1
 
 
 @njit(cache=True)
-def sdirk_step(y, h, inputs, model, atol, rtol, max_iterations):
-    """One SDIRK2 step of length h [s] on y = (x, x'), in place; True on success."""
-    n = y.size
-    f0 = _rhs(y, inputs, model)
+def sdirk_step(y, h, inputs, model, W, atol, rtol, max_iterations):
+    """One SDIRK2 step of h [s] on y = (x, x'), in place, with W = (I - h GAMMA J)^-1.
+
+    Returns the larger Newton iteration count of the two stages, or -1 on failure.
+    """
     hg = h * GAMMA
-    W = np.linalg.inv(np.eye(n) - hg * _jacobian(y, f0, inputs, model))
-    Y1 = y + hg * f0
-    if not _solve_stage(Y1, y, hg, W, inputs, model, atol, rtol, max_iterations):
-        return False
+    Y1 = y + hg * _rhs(y, inputs, model)
+    first = _solve_stage(Y1, y, hg, W, inputs, model, atol, rtol, max_iterations)
+    if first < 0:
+        return -1
     F1 = (Y1 - y) / hg                    # f(Y1), exact at the stage solution
     base = y + (h - hg) * F1
     Y2 = base + hg * F1
-    if not _solve_stage(Y2, base, hg, W, inputs, model, atol, rtol, max_iterations):
-        return False
+    second = _solve_stage(Y2, base, hg, W, inputs, model, atol, rtol, max_iterations)
+    if second < 0:
+        return -1
     y[:] = Y2                             # stiffly accurate: y_n+1 is the last stage
-    return True
+    return max(first, second)
 
 
 @njit(cache=True)
 def integrate(y0, h, inputs, model, record_every, atol, rtol, max_iterations):
     """Integrate len(inputs) steps of h [s], inputs held per step (zero-order hold).
 
-    Returns (states (len(inputs) // record_every + 1, 2 * 3n), steps done). A step
-    whose Newton iteration fails is retried as 2, 4, ... 2^MAX_HALVINGS substeps; if
-    that fails too, integration stops and ``steps done`` says where.
+    The Jacobian (and W) is kept while the Newton iterations converge fast (at most
+    FAST_NEWTON iterations); it is renewed when they slow down or fail. A step that
+    fails with a fresh Jacobian is retried as 2, 4, ... 2^MAX_HALVINGS substeps; if
+    that fails too, integration stops.
+
+    Returns (states (len(inputs) // record_every + 1, 2 * 3n), steps done).
     """
     n_steps = inputs.shape[0]
     states = np.full((n_steps // record_every + 1, y0.size), np.nan)
     y = y0.copy()
     states[0] = y
+    W = np.eye(y.size)
+    W_step = 0.0                          # substep length W was made for; 0: none
     for i in range(n_steps):
-        done = False
         substeps = 1
-        for _ in range(MAX_HALVINGS + 1):
+        fresh = False
+        while True:
+            hs = h / substeps
+            if W_step != hs:
+                W[:, :] = _iteration_matrix(y, hs * GAMMA, inputs[i], model)
+                W_step = hs
+                fresh = True
             z = y.copy()
-            done = True
+            worst = 0
             for _ in range(substeps):
-                if not sdirk_step(z, h / substeps, inputs[i], model, atol, rtol,
-                                  max_iterations):
-                    done = False
+                worst = sdirk_step(z, hs, inputs[i], model, W, atol, rtol, max_iterations)
+                if worst < 0:
                     break
-            if done:
+            if worst >= 0:
                 y = z
+                if worst > FAST_NEWTON:
+                    W_step = 0.0
                 break
-            substeps *= 2
-        if not done:
-            return states, i
+            W_step = 0.0
+            if fresh:
+                substeps *= 2
+                if substeps > 2 ** MAX_HALVINGS:
+                    return states, i
         if (i + 1) % record_every == 0:
             states[(i + 1) // record_every] = y
     return states, n_steps
