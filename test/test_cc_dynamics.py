@@ -10,13 +10,15 @@ import math
 
 import numpy as np
 import pytest
+from scipy import optimize
 
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core import _cc_dynamics_kernels as kernels
 from tendon_robot_sim.core.bellows_robot import bellows_robot_from_dict
 from tendon_robot_sim.core.cc_dynamics import CCDynamics, CCDynamicsError, load_cc_dynamics
 from tendon_robot_sim.core.constant_curvature import section_pose
-from tendon_robot_sim.core.robot import load_robot, read_yaml, RobotDescriptionError
+from tendon_robot_sim.core.robot import (load_robot, read_yaml, robot_from_dict,
+                                         RobotDescriptionError)
 
 BHA_FILE = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
 
@@ -46,14 +48,14 @@ def tendon():
 
 def positions(model: CCDynamics, x: np.ndarray) -> np.ndarray:
     """(n, k, 3) world positions of the lumped masses, by section_pose."""
-    fractions, masses = model.model[1], model.model[2]
+    fractions = model.model[1]
     R, p = model.base_rotation, model.base_position
     out = np.zeros(fractions.shape + (3,))
-    for j, (l, ux, uy) in enumerate(np.reshape(x, (-1, 3))):
+    for j, (length, ux, uy) in enumerate(np.reshape(x, (-1, 3))):
         theta, phi = math.hypot(ux, uy), math.atan2(uy, ux)
         for k, sigma in enumerate(fractions[j]):
-            out[j, k] = p + R @ section_pose(sigma * theta, phi, sigma * l)[1]
-        Rl, pl = section_pose(theta, phi, l)
+            out[j, k] = p + R @ section_pose(sigma * theta, phi, sigma * length)[1]
+        Rl, pl = section_pose(theta, phi, length)
         p, R = p + R @ pl, R @ Rl
     return out
 
@@ -78,12 +80,12 @@ def reference_terms(model: CCDynamics, x, v, step=1e-5):
 def bellows_potential(data: dict, x: np.ndarray, pressures: np.ndarray) -> float:
     """Springs + bending - work of the pressures, from the description's numbers."""
     energy, i = 0.0, 0
-    for section, (l, ux, uy) in zip(data['sections'], np.reshape(x, (-1, 3))):
+    for section, (length, ux, uy) in zip(data['sections'], np.reshape(x, (-1, 3))):
         theta, phi = math.hypot(ux, uy), math.atan2(uy, ux)
-        energy += 0.5 * section['spline_stiffness'] * (l - section['length']) ** 2
+        energy += 0.5 * section['spline_stiffness'] * (length - section['length']) ** 2
         energy += 0.5 * section['bending_stiffness'] * theta ** 2
         for bellows in section['bellows']:
-            q = l - bellows['offset'] * theta * math.cos(phi - math.radians(bellows['angle']))
+            q = length - bellows['offset'] * theta * math.cos(phi - math.radians(bellows['angle']))
             rest = bellows.get('rest_length', section['length'])
             energy += 0.5 * bellows['stiffness'] * (q - rest) ** 2
             energy -= pressures[i] * bellows['area'] * q
@@ -140,8 +142,8 @@ def test_series_and_closed_forms_agree_at_the_switch():
 @pytest.mark.parametrize('theta', [0.0, 1e-8, 0.3, 2.5, 5.0])
 @pytest.mark.parametrize('sigma', [1.0, 0.4])
 def test_arc_point_and_rotation_match_section_pose(theta, sigma):
-    phi, l = 0.7, 0.21
-    xs = np.array([l, theta * math.cos(phi), theta * math.sin(phi)])
+    phi, length = 0.7, 0.21
+    xs = np.array([length, theta * math.cos(phi), theta * math.sin(phi)])
     vs = np.array([0.03, -0.8, 1.3])
     p, p_g, p_h = np.zeros(3), np.zeros((3, 3)), np.zeros(3)
     kernels.arc_point(xs, vs, sigma, p, p_g, p_h)
@@ -211,7 +213,6 @@ def test_energy_is_conserved_without_damping():
 
 
 def test_damped_motion_settles_at_the_minimum_of_the_potential_energy():
-    from scipy import optimize
     data = bha_data(damping=10.0)    # settles in a few seconds
     model = CCDynamics.from_bellows_robot(bellows_robot_from_dict(data))
     pressures = np.array([8e4, 2e4, 0, 0, 0, 5e4, 3e4, 0, 0])
@@ -229,7 +230,6 @@ def test_tendon_statics_without_gravity_is_the_bent_kirchhoff_rod():
     robot = load_robot(default_robot_file())
     data = robot.to_dict()
     data['gravity'] = [0.0, 0.0, 0.0]
-    from tendon_robot_sim.core.robot import robot_from_dict
     model = CCDynamics.from_tendon_robot(robot_from_dict(data))
     tension, tendon = 3.0, robot.tendons[1]
     x = model.equilibrium(model.input_vector({tendon.name: tension}))

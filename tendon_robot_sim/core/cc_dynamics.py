@@ -52,7 +52,7 @@ import numpy as np
 from scipy import optimize
 
 from tendon_robot_sim.core import _cc_dynamics_kernels as kernels
-from tendon_robot_sim.core.bellows_robot import (BellowsRobot, bellows_robot_from_dict,
+from tendon_robot_sim.core.bellows_robot import (bellows_robot_from_dict, BellowsRobot,
                                                  KIND as BELLOWS)
 from tendon_robot_sim.core.constant_curvature import section_pose
 from tendon_robot_sim.core.robot import (POSITION_TOLERANCE, read_yaml, Robot,
@@ -362,8 +362,8 @@ class CCDynamics:
         """World pose (R (3, 3), p (3,)) of the end of every section, base outwards."""
         R, p = self.base_rotation, self.base_position
         out = []
-        for l, ux, uy in np.asarray(x, float).reshape(-1, 3):
-            Rl, pl = section_pose(math.hypot(ux, uy), math.atan2(uy, ux), l)
+        for length, ux, uy in np.asarray(x, float).reshape(-1, 3):
+            Rl, pl = section_pose(math.hypot(ux, uy), math.atan2(uy, ux), length)
             p = p + R @ pl
             R = R @ Rl
             out.append((R, p))
@@ -373,11 +373,11 @@ class CCDynamics:
         """(n * points + 1, 3) m: points along the centre splines, world frame."""
         R, p = self.base_rotation, self.base_position
         out = [p]
-        for l, ux, uy in np.asarray(x, float).reshape(-1, 3):
+        for length, ux, uy in np.asarray(x, float).reshape(-1, 3):
             theta, phi = math.hypot(ux, uy), math.atan2(uy, ux)
             for sigma in np.linspace(0.0, 1.0, points + 1)[1:]:
-                out.append(p + R @ section_pose(sigma * theta, phi, sigma * l)[1])
-            Rl, pl = section_pose(theta, phi, l)
+                out.append(p + R @ section_pose(sigma * theta, phi, sigma * length)[1])
+            Rl, pl = section_pose(theta, phi, length)
             p = p + R @ pl
             R = R @ Rl
         return np.array(out)
@@ -405,3 +405,39 @@ def load_cc_dynamics(path: str | Path) -> CCDynamics:
         return CCDynamics.from_tendon_robot(robot_from_dict(data))
     except (RobotDescriptionError, CCDynamicsError) as error:
         raise type(error)(f'{path}: {error}') from None
+
+
+def plot_trajectory(trajectory: CCTrajectory, path: str | Path, snapshots: int = 6) -> None:
+    """PNG: tip position over time, and the backbone at ``snapshots`` times (x-z view)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+
+    model = trajectory.model
+    tips = trajectory.tip_positions()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for axis, label in enumerate('xyz'):
+        left.plot(trajectory.times, tips[:, axis] * 1e3, label=f'tip {label}')
+    left.set_xlabel('time [s]')
+    left.set_ylabel('tip position [mm], world frame')
+    left.legend()
+    left.grid(True, alpha=0.3)
+    picks = np.linspace(0, len(trajectory.times) - 1, snapshots).round().astype(int)
+    colours = plt.cm.viridis(np.linspace(0.0, 1.0, snapshots))
+    for index, colour in zip(picks, colours):
+        points = model.backbone(trajectory.x[index]) * 1e3
+        right.plot(points[:, 0], points[:, 2], color=colour,
+                   label=f't = {trajectory.times[index]:.2f} s')
+    right.set_aspect('equal', adjustable='datalim')
+    right.set_xlabel('x [mm]')
+    right.set_ylabel('z [mm]')
+    right.legend(fontsize=8)
+    right.grid(True, alpha=0.3)
+    unit = 'Pa' if model.kind == 'pressure' else 'N'
+    active = ', '.join(f'{n} {v:g}' for n, v in zip(model.input_names, trajectory.inputs[-1])
+                       if v) or 'all 0'
+    fig.suptitle(f'{model.name}: CC Lagrange dynamics, {model.kind}s [{unit}]: {active}',
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
