@@ -63,6 +63,8 @@ from tendon_robot_sim.core.robot import (POSITION_TOLERANCE, read_yaml, Robot,
 DEFAULT_TIME_STEP = 5e-3
 # Newton tolerance of each implicit stage: |dY| <= ATOL + RTOL |Y| (m, rad, m/s, rad/s).
 ATOL, RTOL, MAX_ITERATIONS = 1e-10, 1e-8, 10
+# Load steps of the continuation when a static equilibrium is not found directly.
+CONTINUATION_STEPS = 10
 # Gauss-Legendre points per section carrying the rod mass of a tendon robot.
 ROD_MASS_POINTS = 4
 
@@ -294,13 +296,24 @@ class CCDynamics:
         """x (3n,) of the static equilibrium under ``inputs`` (x' = x'' = 0).
 
         The seed's identification idea: at rest the Lagrange equations are the static
-        model. Solved with scipy's hybrid Newton from ``guess`` (default: rest state).
+        model. Solved with scipy's hybrid Newton from ``guess`` (default: rest state); if
+        that fails, by continuation from zero inputs in CONTINUATION_STEPS load steps.
         """
         inputs = np.asarray(inputs, float)
         scale = np.diag(self.model[6]).copy()      # N/m, N m/rad: residual in m and rad
         scale[scale == 0.0] = 1.0
-        solution = optimize.root(lambda x: self.static_force(x, inputs) / scale,
-                                 self.rest_state if guess is None else guess, tol=1e-13)
+
+        def solve(load, start):
+            return optimize.root(lambda x: self.static_force(x, load) / scale, start,
+                                 tol=1e-13)
+
+        solution = solve(inputs, self.rest_state if guess is None else guess)
+        x = self.rest_state
+        for fraction in np.linspace(0.0, 1.0, CONTINUATION_STEPS + 1):
+            if solution.success:
+                break
+            solution = solve(fraction * inputs, x)
+            x = solution.x
         if not solution.success:
             raise CCDynamicsError(f'no static equilibrium found: {solution.message}')
         return solution.x
