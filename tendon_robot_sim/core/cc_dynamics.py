@@ -62,7 +62,7 @@ from tendon_robot_sim.core.robot import (POSITION_TOLERANCE, read_yaml, Robot,
 # the default robots (first modes below 10 Hz) and damps the stiff axial ones.
 DEFAULT_TIME_STEP = 5e-3
 # Newton tolerance of each implicit stage: |dY| <= ATOL + RTOL |Y| (m, rad, m/s, rad/s).
-ATOL, RTOL, MAX_ITERATIONS = 1e-10, 1e-8, 10
+ATOL, RTOL, MAX_ITERATIONS = 1e-7, 1e-5, 10
 # Load steps of the continuation when a static equilibrium is not found directly.
 CONTINUATION_STEPS = 10
 # Gauss-Legendre points per section carrying the rod mass of a tendon robot.
@@ -82,6 +82,8 @@ class CCTrajectory:
     x: np.ndarray            # (k, 3n) (l m, u_x rad, u_y rad) per section
     v: np.ndarray            # (k, 3n) rates
     inputs: np.ndarray       # (k, m) Pa or N, held from each time to the next
+    jacobians: int           # Jacobians the integrator computed (cost indicator)
+    split_steps: int         # steps whose Newton iteration needed substeps
 
     @property
     def actuator_lengths(self) -> np.ndarray:
@@ -360,14 +362,15 @@ class CCDynamics:
         N = 3 * self.n_sections
         y0 = np.concatenate((self.rest_state if x0 is None else np.asarray(x0, float),
                              np.zeros(N) if v0 is None else np.asarray(v0, float)))
-        states, done = kernels.integrate(y0, float(dt), table, self.model, int(record_every),
-                                         ATOL, RTOL, MAX_ITERATIONS)
+        states, done, jacobians, split = kernels.integrate(
+            y0, float(dt), table, self.model, int(record_every), ATOL, RTOL, MAX_ITERATIONS)
         if done < steps:
             raise CCDynamicsError(f'integration failed at t = {done * dt:.4g} s (step {done}): '
                                   'the implicit stages did not converge; try a smaller dt')
         recorded = np.arange(states.shape[0]) * record_every
         held = table[np.minimum(recorded, steps - 1)]
-        return CCTrajectory(self, recorded * dt, states[:, :N], states[:, N:], held)
+        return CCTrajectory(self, recorded * dt, states[:, :N], states[:, N:], held,
+                            jacobians, split)
 
     # ---------------------------------------------------------------- geometry
 
