@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import share_dir
+from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.bellows_robot import load_bellows_robot
 from tendon_robot_sim.core.cc_dynamics import CCDynamics
 from tendon_robot_sim.core.cc_identification import (
-    IdentificationError, identify_damping, identify_stiffness, read_points)
+    IdentificationError, identify_damping, identify_stiffness, read_samples)
 
 BHA = load_bellows_robot(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
 
@@ -82,7 +83,7 @@ def test_dampers_from_a_step_response():
     assert estimate.rms_after < 0.01 * estimate.rms_before
 
 
-def test_points_csv(tmp_path):
+def test_samples_csv(tmp_path):
     pressures, lengths = static_points(BHA, count=3)
     names = BHA.actuator_names
     rows = [','.join(names + [n + '_length' for n in names])]
@@ -90,9 +91,45 @@ def test_points_csv(tmp_path):
              for p, q in zip(pressures, lengths)]
     path = tmp_path / 'points.csv'
     path.write_text('\n'.join(rows) + '\n')
-    read_p, read_q = read_points(path, BHA)
+    times, read_p, read_q = read_samples(path, BHA)
+    assert times is None
     np.testing.assert_array_equal(read_p, pressures)
     np.testing.assert_array_equal(read_q, lengths)
     path.write_text('p1,p2\n1,2\n')
     with pytest.raises(IdentificationError, match='missing columns'):
-        read_points(path, BHA)
+        read_samples(path, BHA)
+
+
+def write_csv(path, pressures, lengths, times=None):
+    names = BHA.actuator_names
+    header = names + [n + '_length' for n in names] + (['time'] if times is not None else [])
+    rows = [','.join(header)]
+    for i, (p, q) in enumerate(zip(pressures, lengths)):
+        extra = [times[i]] if times is not None else []
+        rows.append(','.join(f'{v:.17g}' for v in np.concatenate((p, q, extra))))
+    path.write_text('\n'.join(rows) + '\n')
+
+
+def test_calibrate_command_identifies_a_bellows_robot(tmp_path, capsys):
+    truth = with_damping(with_stiffness(BHA, 1.2), 1.5)
+    write_csv(tmp_path / 'points.csv', *static_points(truth, count=12))
+    model = CCDynamics.from_bellows_robot(truth)
+    dt, count = 0.01, 60
+    pressures = np.array([np.zeros(9)] * 3 + [np.full(9, 3e4) * (np.arange(9) % 2)] * (count - 3))
+    run = model.simulate(lambda t: pressures[min(int(round(t / dt)), count - 1)],
+                         dt * (count - 1), dt=dt, x0=model.equilibrium(np.zeros(9)))
+    write_csv(tmp_path / 'step.csv', pressures, run.actuator_lengths, run.times)
+    out = tmp_path / 'calibrated.yaml'
+    path = str(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
+    assert main(['calibrate', str(tmp_path / 'points.csv'), '--robot', path,
+                 '--fit', 'stiffness,damping', '--step-response', str(tmp_path / 'step.csv'),
+                 '--out', str(out)]) == 0
+    assert 'section1.p1.stiffness' in capsys.readouterr().out
+    calibrated = load_bellows_robot(out)
+    np.testing.assert_allclose(truth_values(calibrated), truth_values(truth), rtol=1e-5)
+    for got, want in zip(calibrated.sections, truth.sections):
+        assert got.bellows[0].damping == pytest.approx(want.bellows[0].damping, rel=0.02)
+        assert got.spline_damping == pytest.approx(want.spline_damping, rel=0.05)
+    assert main(['calibrate', str(tmp_path / 'points.csv'), '--robot', path,
+                 '--fit', 'damping', '--out', str(out)]) == 2
+    assert '--step-response' in capsys.readouterr().err

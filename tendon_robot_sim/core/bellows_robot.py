@@ -80,6 +80,33 @@ class BellowsRobot:
     def actuator_names(self) -> list[str]:
         return [b.name for s in self.sections for b in s.bellows]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The description as plain data, in the YAML schema (angles in degrees)."""
+        return {
+            'kind': KIND, 'name': self.name,
+            'base': {'frame_id': self.base.frame_id, 'position': self.base.position.tolist(),
+                     'direction': self.base.direction.tolist(),
+                     'normal': self.base.normal.tolist()},
+            'gravity': self.gravity.tolist(),
+            'sections': [{
+                'name': s.name, 'length': s.length, 'spline_stiffness': s.spline_stiffness,
+                'spline_damping': s.spline_damping, 'bending_stiffness': s.bending_stiffness,
+                'masses': [{'fraction': float(f), 'mass': float(m)}
+                           for f, m in zip(s.mass_fractions, s.masses)],
+                'bellows': [{'name': b.name, 'offset': b.offset,
+                             'angle': math.degrees(b.angle), 'area': b.area,
+                             'stiffness': b.stiffness, 'damping': b.damping,
+                             'rest_length': b.rest_length, 'min_pressure': b.min_pressure,
+                             'max_pressure': b.max_pressure} for b in s.bellows],
+            } for s in self.sections],
+        }
+
+
+def is_bellows_description(path: str | Path) -> bool:
+    """True if the YAML file at ``path`` says ``kind: bellows`` (errors: see read_yaml)."""
+    data = read_yaml(path)
+    return isinstance(data, dict) and data.get('kind') == KIND
+
 
 def load_bellows_robot(path: str | Path) -> BellowsRobot:
     """Load and validate a ``kind: bellows`` description; errors name file and key."""

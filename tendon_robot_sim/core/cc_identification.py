@@ -34,6 +34,7 @@ from tendon_robot_sim.core.bellows_robot import BellowsRobot
 from tendon_robot_sim.core.cc_dynamics import CCDynamics
 
 LENGTH_SUFFIX = '_length'
+TIME_COLUMN = 'time'
 
 
 class IdentificationError(ValueError):
@@ -60,31 +61,39 @@ class Estimate:
         return '\n'.join(lines)
 
 
-def read_points(path: str | Path, robot: BellowsRobot) -> tuple[np.ndarray, np.ndarray]:
-    """Static points of a CSV: per bellows a pressure column named as the bellows [Pa]
-    and a length column ``<name>_length`` [m]. Returns (pressures, lengths), (k, m) each."""
+def read_samples(path: str | Path, robot: BellowsRobot
+                 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """Samples of a CSV: per bellows a pressure column named as the bellows [Pa] and a
+    length column ``<name>_length`` [m], and for a recorded run a ``time`` column [s].
+
+    Returns (times or None, pressures (k, m), lengths (k, m)).
+    """
     names = robot.actuator_names
     try:
         with open(path, newline='') as handle:
             rows = list(csv.DictReader(handle))
     except OSError as error:
         raise IdentificationError(f'{path}: cannot read: {error.strerror}') from None
-    columns = names + [n + LENGTH_SUFFIX for n in names]
     if not rows:
         raise IdentificationError(f'{path}: no rows')
+    columns = names + [n + LENGTH_SUFFIX for n in names]
     missing = [c for c in columns if c not in rows[0]]
     if missing:
         raise IdentificationError(f'{path}: missing columns {missing}')
+    if TIME_COLUMN in rows[0]:
+        columns.append(TIME_COLUMN)
     values = np.empty((len(rows), len(columns)))
     for r, row in enumerate(rows):
         for c, column in enumerate(columns):
             try:
                 values[r, c] = float(row[column])
-            except ValueError:
+            except (TypeError, ValueError):
                 raise IdentificationError(
                     f'{path}: row {r + 2}, column {column}: not a number: {row[column]!r}'
                 ) from None
-    return values[:, :len(names)], values[:, len(names):]
+    m = len(names)
+    times = values[:, 2 * m] if TIME_COLUMN in columns else None
+    return times, values[:, :m], values[:, m:2 * m]
 
 
 def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.ndarray
