@@ -281,3 +281,22 @@ def test_bad_bellows_descriptions_name_the_key(change, message):
     change(data)
     with pytest.raises(RobotDescriptionError, match=message):
         bellows_robot_from_dict(data)
+
+
+def test_tendons_anchored_at_different_sections_bend_only_the_sections_they_cross():
+    robot = load_robot(default_robot_file())
+    data = robot.to_dict()
+    data['gravity'] = [0.0, 0.0, 0.0]
+    data['tendons'] = [{'name': 'inner', 'offset': 0.015, 'angle': 0.0, 'end': 0.1},
+                       {'name': 'outer', 'offset': 0.012, 'angle': 90.0, 'end': 0.25}]
+    model = CCDynamics.from_tendon_robot(robot_from_dict(data))
+    assert model.n_sections == 2
+    np.testing.assert_allclose(model.rest_lengths, [0.1, 0.15])
+    x = model.equilibrium(model.input_vector({'inner': 2.0, 'outer': 1.5}))
+    EI = robot.rod.bending_stiffness
+    # inner: moment 2 * 0.015 about the first section only; outer: 1.5 * 0.012 on both
+    np.testing.assert_allclose(x[[1, 2, 4, 5]], [2.0 * 0.015 * 0.1 / EI, 1.5 * 0.012 * 0.1 / EI,
+                                                 0.0, 1.5 * 0.012 * 0.15 / EI], atol=1e-9)
+    with pytest.raises(CCDynamicsError, match='continues'):
+        data['tendons'] = [data['tendons'][0]]
+        CCDynamics.from_tendon_robot(robot_from_dict(data))
