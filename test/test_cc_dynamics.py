@@ -23,14 +23,25 @@ from tendon_robot_sim.core.robot import (load_robot, read_yaml, robot_from_dict,
 BHA_FILE = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
 
 
-def bha_data(damping: float = 1.0) -> dict:
-    """The BHA description with all dampers scaled by ``damping``."""
+def bha_data(damping: float = 1.0, inertia: bool = False) -> dict:
+    """The BHA description with all dampers scaled by ``damping``; with ``inertia``, each
+    mass gets a rotational inertia (a disc of radius 0.06 m, thickness 0.03 m)."""
     data = copy.deepcopy(read_yaml(BHA_FILE))
     for section in data['sections']:
         section['spline_damping'] *= damping
         for bellows in section['bellows']:
             bellows['damping'] *= damping
+        if inertia:
+            for mass in section['masses']:
+                m = mass['mass']
+                lateral = m * (3 * 0.06 ** 2 + 0.03 ** 2) / 12
+                mass['inertia'] = [lateral, lateral * 1.1, m * 0.06 ** 2 / 2]
     return data
+
+
+@pytest.fixture(scope='module')
+def bha_rotating():
+    return CCDynamics.from_bellows_robot(bellows_robot_from_dict(bha_data(inertia=True)))
 
 
 @pytest.fixture(scope='module')
@@ -60,19 +71,53 @@ def positions(model: CCDynamics, x: np.ndarray) -> np.ndarray:
     return out
 
 
+def rotations(model: CCDynamics, x: np.ndarray) -> np.ndarray:
+    """(n, k, 3, 3) world rotations of the arc frames at the lumped masses."""
+    fractions = model.model[1]
+    R = model.base_rotation
+    out = np.zeros(fractions.shape + (3, 3))
+    for j, (length, ux, uy) in enumerate(np.reshape(x, (-1, 3))):
+        theta, phi = math.hypot(ux, uy), math.atan2(uy, ux)
+        for k, sigma in enumerate(fractions[j]):
+            out[j, k] = R @ section_pose(sigma * theta, phi, sigma * length)[0]
+        R = R @ section_pose(theta, phi, length)[0]
+    return out
+
+
+def vee(S):
+    """(..., 3) vee of the skew part of (..., 3, 3)."""
+    return 0.5 * np.stack((S[..., 2, 1] - S[..., 1, 2], S[..., 0, 2] - S[..., 2, 0],
+                           S[..., 1, 0] - S[..., 0, 1]), axis=-1)
+
+
+def body_rate(model, x, v, step=1e-6):
+    """(n, k, 3) body angular velocities R^T R' by central differences."""
+    dR = (rotations(model, x + step * v) - rotations(model, x - step * v)) / (2 * step)
+    return vee(np.swapaxes(rotations(model, x), -1, -2) @ dR)
+
+
 def reference_terms(model: CCDynamics, x, v, step=1e-5):
-    """M, c and the gravity force by finite differences of section_pose positions."""
-    masses = model.model[2]
+    """M, c and the gravity force by finite differences of section_pose poses."""
+    masses, inertias = model.model[2], model.model[9]
     N = x.size
     J = np.zeros(masses.shape + (3, N))
+    J_w = np.zeros(masses.shape + (3, N))
     for col in range(N):
         dx = np.zeros(N)
         dx[col] = step
         J[..., col] = (positions(model, x + dx) - positions(model, x - dx)) / (2 * step)
-    h = (positions(model, x + step * 100 * v) - 2 * positions(model, x)
-         + positions(model, x - step * 100 * v)) / (step * 100) ** 2
-    M = np.einsum('jk,jkia,jkib->ab', masses, J, J)
-    c = np.einsum('jk,jkia,jki->a', masses, J, h)
+        J_w[..., col] = body_rate(model, x, dx / step, step)
+    big = step * 100
+    h = (positions(model, x + big * v) - 2 * positions(model, x)
+         + positions(model, x - big * v)) / big ** 2
+    R = rotations(model, x)
+    R_h = (rotations(model, x + big * v) - 2 * R + rotations(model, x - big * v)) / big ** 2
+    w_dot = vee(np.swapaxes(R, -1, -2) @ R_h)
+    w = np.einsum('jkia,a->jki', J_w, v)
+    torque = inertias * w_dot + np.cross(w, inertias * w)
+    M = (np.einsum('jk,jkia,jkib->ab', masses, J, J)
+         + np.einsum('jki,jkia,jkib->ab', inertias, J_w, J_w))
+    c = (np.einsum('jk,jkia,jki->a', masses, J, h) + np.einsum('jkia,jki->a', J_w, torque))
     q_gravity = np.einsum('jk,jkia,i->a', masses, J, model.model[3])
     return M, c, q_gravity
 
@@ -98,8 +143,11 @@ def gravity_potential(model: CCDynamics, x) -> float:
 
 
 def kinetic(model: CCDynamics, x, v, step=1e-6) -> float:
+    """Translational and rotational kinetic energy by central differences."""
     rates = (positions(model, x + step * v) - positions(model, x - step * v)) / (2 * step)
-    return 0.5 * float(np.einsum('jk,jki,jki->', model.model[2], rates, rates))
+    w = body_rate(model, x, v, step)
+    return 0.5 * float(np.einsum('jk,jki,jki->', model.model[2], rates, rates)
+                       + np.einsum('jki,jki,jki->', model.model[9], w, w))
 
 
 # ---------------------------------------------------------------- theta -> 0
@@ -174,12 +222,14 @@ def test_arc_point_and_rotation_match_section_pose(theta, sigma):
 
 
 @pytest.mark.parametrize('bend', [0.0, 1e-8, 0.6])
-def test_lagrange_terms_match_finite_differences_of_positions(bha, bend):
+@pytest.mark.parametrize('rotating', [False, True])
+def test_lagrange_terms_match_finite_differences_of_poses(bha, bha_rotating, bend, rotating):
+    model = bha_rotating if rotating else bha
     rng = np.random.default_rng(3)
-    x = bha.rest_state + np.tile([0.02, bend, -0.5 * bend], 3)
+    x = model.rest_state + np.tile([0.02, bend, -0.5 * bend], 3)
     v = rng.normal(size=x.size) * np.tile([0.05, 1.0, 1.0], 3)
-    M, c, q_gravity = bha.lagrange_terms(x, v)
-    M_ref, c_ref, q_ref = reference_terms(bha, x, v)
+    M, c, q_gravity = model.lagrange_terms(x, v)
+    M_ref, c_ref, q_ref = reference_terms(model, x, v)
     np.testing.assert_allclose(M, M_ref, atol=1e-8 * np.abs(M_ref).max())
     np.testing.assert_allclose(c, c_ref, atol=1e-5 * np.abs(c_ref).max() + 1e-9)
     np.testing.assert_allclose(q_gravity, q_ref, atol=1e-8 * np.abs(q_ref).max())
@@ -197,7 +247,7 @@ def test_tendon_robot_terms_are_finite_when_straight(tendon):
 
 
 def test_energy_is_conserved_without_damping():
-    data = bha_data(damping=0.0)
+    data = bha_data(damping=0.0, inertia=True)
     model = CCDynamics.from_bellows_robot(bellows_robot_from_dict(data))
     pressures = np.array([6e4, 0, 0, 0, 4e4, 0, 0, 0, 8e4])
 

@@ -65,7 +65,7 @@ FAST_NEWTON = 5
 
 # model tuple layout (built by cc_dynamics.CCDynamics.model):
 # (base_R (3, 3), fractions (n, k), masses (n, k) kg, gravity (3,) m/s^2,
-#  G (3n, m), b (3n,), K (3n, 3n), D (3n, 3n), nu 1/s)
+#  G (3n, m), b (3n,), K (3n, 3n), D (3n, 3n), nu 1/s, inertias (n, k, 3) kg m^2)
 
 
 @njit(cache=True)
@@ -200,6 +200,7 @@ def lagrange_terms(x, v, model, M, c, q_gravity):
     the origin itself is not needed) by forward-mode differentiation written out.
     """
     base_R, fractions, masses, gravity = model[0], model[1], model[2], model[3]
+    inertias = model[9]
     N = x.size
     M[:, :] = 0.0
     c[:] = 0.0
@@ -242,6 +243,9 @@ def lagrange_terms(x, v, model, M, c, q_gravity):
                                      + J[a, 2] * gravity[2])
                 for b in range(a, n):
                     M[a, b] += m * (J[a, 0] * J[b, 0] + J[a, 1] * J[b, 1] + J[a, 2] * J[b, 2])
+            if inertias[j, k, 0] + inertias[j, k, 1] + inertias[j, k, 2] > 0.0:
+                _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, fractions[j, k], inertias[j, k],
+                              v, o, M, c)
         # the base frame of the next section
         arc_point(xs, vs, 1.0, pl, pl_g, pl_h)
         arc_rotation(xs, vs, Rl, Rl_g, Rl_h)
@@ -266,6 +270,63 @@ def lagrange_terms(x, v, model, M, c, q_gravity):
     for a in range(N):
         for b in range(a):
             M[a, b] = M[b, a]
+
+
+@njit(cache=True)
+def _vee_of_product(A, B, out):
+    """out = vee of the skew part of A^T B (3 x 3 arrays)."""
+    S = A.T @ B
+    out[0] = 0.5 * (S[2, 1] - S[1, 2])
+    out[1] = 0.5 * (S[0, 2] - S[2, 0])
+    out[2] = 0.5 * (S[1, 0] - S[0, 1])
+
+
+@njit(cache=True)
+def _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, sigma, inertia, v, o, M, c):
+    """Rotational kinetic energy of a lumped mass at fraction ``sigma`` of section o // 3.
+
+    ``inertia`` (3,) [kg m^2]: principal moments about the arc frame's axes there. With the
+    body angular velocity w = J_w x' (w^ = R^T R'), adds J_w^T I J_w to M and
+    J_w^T (I w'_h + w x I w) to c, w'_h = vee(R^T R'') at x'' = 0 (Euler's equations).
+    """
+    n = o + 3
+    # the arc frame at sigma is the end frame of the arc with u scaled by sigma
+    xs_s = np.array((xs[0], sigma * xs[1], sigma * xs[2]))
+    vs_s = np.array((vs[0], sigma * vs[1], sigma * vs[2]))
+    Rl = np.empty((3, 3))
+    Rl_g = np.empty((3, 3, 3))
+    Rl_h = np.empty((3, 3))
+    arc_rotation(xs_s, vs_s, Rl, Rl_g, Rl_h)
+    R = np.empty((3, 3))
+    _matmul(Rb, Rl, R)
+    J_w = np.zeros((n, 3))
+    dR = np.empty((3, 3))
+    for col in range(o):
+        _matmul(Rb_g[col], Rl, dR)
+        _vee_of_product(R, dR, J_w[col])
+    for a in range(1, 3):                 # the rotation does not depend on l
+        _matmul(Rb, Rl_g[a], dR)
+        _vee_of_product(R, sigma * dR, J_w[o + a])
+    # R'' = Rb'' Rl + 2 Rb' Rl' + Rb Rl''
+    Rl_d = Rl_g[1] * vs_s[1] + Rl_g[2] * vs_s[2]
+    R_h = np.empty((3, 3))
+    _matmul(Rb_h, Rl, R_h)
+    _matmul(Rb_d, Rl_d, dR)
+    R_h += 2.0 * dR
+    _matmul(Rb, Rl_h, dR)
+    R_h += dR
+    w_dot = np.empty(3)
+    _vee_of_product(R, R_h, w_dot)
+    w = np.zeros(3)
+    for col in range(n):
+        w += J_w[col] * v[col]
+    Iw = inertia * w
+    torque = inertia * w_dot + np.cross(w, Iw)
+    for a in range(n):
+        c[a] += J_w[a] @ torque
+        for b in range(a, n):
+            M[a, b] += (J_w[a, 0] * inertia[0] * J_w[b, 0] + J_w[a, 1] * inertia[1] * J_w[b, 1]
+                        + J_w[a, 2] * inertia[2] * J_w[b, 2])
 
 
 @njit(cache=True)

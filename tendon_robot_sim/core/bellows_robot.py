@@ -14,7 +14,9 @@ as for tendon holes):
 - ``bending_stiffness``: M_bend(theta) = k_b theta, i.e. bending energy k_b theta^2 / 2
   [N m/rad] (the seed's bending moment, linear);
 - ``masses``: lumped masses [kg] at fractions of the arc (the seed lumps one mass per
-  section at its centre of gravity);
+  section at its centre of gravity), each optionally with an ``inertia`` [Ixx, Iyy, Izz]
+  [kg m^2] about the arc frame's axes there (rotational kinetic energy; default 0, as the
+  seed neglects it);
 - ``bellows``: for each bellows its hole ``offset`` [m] and ``angle`` [deg], effective
   ``area`` [m^2] (force = p A), length ``stiffness`` [N/m], ``damping`` [N s/m], spring
   ``rest_length`` [m] (default: the section length) and pressure range [Pa, gauge].
@@ -64,6 +66,7 @@ class BellowsSection:
     bending_stiffness: float     # N m/rad
     mass_fractions: np.ndarray   # (k,) fractions of the arc, in (0, 1]
     masses: np.ndarray           # (k,) kg
+    inertias: np.ndarray         # (k, 3) kg m^2, principal, about the arc frame's axes
     bellows: tuple[Bellows, ...]
 
 
@@ -91,8 +94,8 @@ class BellowsRobot:
             'sections': [{
                 'name': s.name, 'length': s.length, 'spline_stiffness': s.spline_stiffness,
                 'spline_damping': s.spline_damping, 'bending_stiffness': s.bending_stiffness,
-                'masses': [{'fraction': float(f), 'mass': float(m)}
-                           for f, m in zip(s.mass_fractions, s.masses)],
+                'masses': [{'fraction': float(f), 'mass': float(m), 'inertia': i.tolist()}
+                           for f, m, i in zip(s.mass_fractions, s.masses, s.inertias)],
                 'bellows': [{'name': b.name, 'offset': b.offset,
                              'angle': math.degrees(b.angle), 'area': b.area,
                              'stiffness': b.stiffness, 'damping': b.damping,
@@ -149,15 +152,21 @@ def _load_section(data: Any, key: str) -> BellowsSection:
     if not isinstance(masses, list) or not masses:
         raise RobotDescriptionError(f'{key}.masses: must be a non-empty list of '
                                     f'{{fraction, mass}}, got {masses!r}')
-    fractions, values = [], []
+    fractions, values, inertias = [], [], []
     for i, item in enumerate(masses):
-        mass = DescriptionMapping(item, f'{key}.masses[{i}]', required=('fraction', 'mass'))
+        mass = DescriptionMapping(item, f'{key}.masses[{i}]', required=('fraction', 'mass'),
+                                  optional=('inertia',))
         fraction = mass.number('fraction', positive=True)
         if fraction > 1.0:
             raise RobotDescriptionError(
                 f'{key}.masses[{i}].fraction: must be in (0, 1], got {fraction:g}')
         fractions.append(fraction)
         values.append(mass.number('mass', positive=True))
+        inertia = mass.vector('inertia', default=(0.0, 0.0, 0.0))
+        if np.any(inertia < 0.0):
+            raise RobotDescriptionError(
+                f'{key}.masses[{i}].inertia: must be >= 0, got {inertia.tolist()}')
+        inertias.append(inertia)
         mass.finish()
     bellows = m.get('bellows')
     if not isinstance(bellows, list) or len(bellows) < 3:
@@ -179,7 +188,7 @@ def _load_section(data: Any, key: str) -> BellowsSection:
     return BellowsSection(name=name, length=length, spline_stiffness=spline_stiffness,
                           spline_damping=spline_damping, bending_stiffness=bending_stiffness,
                           mass_fractions=np.array(fractions), masses=np.array(values),
-                          bellows=actuators)
+                          inertias=np.array(inertias), bellows=actuators)
 
 
 def _load_bellows(data: Any, key: str, length: float) -> Bellows:

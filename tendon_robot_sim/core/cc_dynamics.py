@@ -23,8 +23,8 @@ the kernels sum series below theta = 2 (:mod:`._cc_dynamics_kernels`).
 
 Energies and forces, per section (seed's slides "Dynamic model", Falkenhahn 2015 Sec. III):
 
-- kinetic: T = 1/2 sum m_k |p_k'|^2 of lumped masses on the arcs (rotational energy
-  neglected, as in the seed);
+- kinetic: T = 1/2 sum m_k |p_k'|^2 of lumped masses on the arcs, plus, where a mass has
+  an ``inertia``, 1/2 w^T I w of its rotation with the arc frame (the seed neglects it);
 - potential: gravity -m_k g . p_k, actuator springs k_i (q_i - q0_i)^2 / 2, the centre
   spline spring k_c (l - l0)^2 / 2 and the bending energy k_b theta^2 / 2 (M_bend = k_b theta);
 - dissipation: actuator dampers d_i q_i', spline damper d_c l', and a mass-proportional
@@ -124,13 +124,17 @@ class CCDynamics:
         Linear dampers: force -D x'.
     mass_damping : float
         nu [1/s]: force -nu M(x) x'.
+    inertias : array (n, k, 3), optional
+        Principal moments of inertia [kg m^2] of the lumped masses about the axes of the
+        arc frame at each (rotational kinetic energy); default 0 (neglected, as in the seed).
     """
 
     def __init__(self, name: str, areas: np.ndarray | None, input_names: Sequence[str],
                  input_range: np.ndarray, lengths: np.ndarray, base_rotation: np.ndarray,
                  base_position: np.ndarray, rest_lengths: np.ndarray, fractions: np.ndarray,
                  masses: np.ndarray, gravity: np.ndarray, stiffness: np.ndarray,
-                 rest_force: np.ndarray, damping: np.ndarray, mass_damping: float):
+                 rest_force: np.ndarray, damping: np.ndarray, mass_damping: float,
+                 inertias: np.ndarray | None = None):
         self.name = name
         self.kind = 'tension' if areas is None else 'pressure'
         self.input_names = list(input_names)
@@ -151,7 +155,9 @@ class CCDynamics:
                       np.asarray(gravity, dtype=float).copy(),
                       np.ascontiguousarray(actuation), np.asarray(rest_force, dtype=float),
                       np.ascontiguousarray(stiffness, dtype=float),
-                      np.ascontiguousarray(damping, dtype=float), float(mass_damping))
+                      np.ascontiguousarray(damping, dtype=float), float(mass_damping),
+                      np.zeros(np.shape(masses) + (3,)) if inertias is None
+                      else np.ascontiguousarray(inertias, dtype=float))
 
     # ---------------------------------------------------------------- factories
 
@@ -240,7 +246,8 @@ class CCDynamics:
             np.array([s.length for s in robot.sections]),
             *_padded([s.mass_fractions for s in robot.sections],
                      [s.masses for s in robot.sections]),
-            robot.gravity, stiffness, rest_force, damping, 0.0)
+            robot.gravity, stiffness, rest_force, damping, 0.0,
+            _padded_inertias([s.inertias for s in robot.sections]))
 
     # ---------------------------------------------------------------- state
 
@@ -409,6 +416,14 @@ def _padded(fractions: Sequence[Sequence[float]], masses: Sequence[Sequence[floa
         frac[j, :len(f)] = f
         mass[j, :len(m)] = m
     return frac, mass
+
+
+def _padded_inertias(inertias: Sequence[np.ndarray]) -> np.ndarray:
+    """Ragged per-section (k_j, 3) inertias -> (n, k, 3); unused slots 0."""
+    out = np.zeros((len(inertias), max(len(i) for i in inertias), 3))
+    for j, values in enumerate(inertias):
+        out[j, :len(values)] = values
+    return out
 
 
 def load_cc_dynamics(path: str | Path) -> CCDynamics:
