@@ -61,7 +61,9 @@ from tendon_robot_sim.core.robot import (POSITION_TOLERANCE, read_yaml, Robot,
 # Default time step [s]: the integrator is L-stable; 5 ms resolves the bending modes of
 # the default robots (first modes below 10 Hz) and damps the stiff axial ones.
 DEFAULT_TIME_STEP = 5e-3
-# Newton tolerance of each implicit stage: |dY| <= ATOL + RTOL |Y| (m, rad, m/s, rad/s).
+# Newton tolerance of each implicit stage: |dY| <= ATOL + RTOL |Y| (m, rad, m/s, rad/s);
+# far below the error of a 5 ms step (0.1 mm and more, benchmarks/bench_cc_dynamics.py),
+# while 1e-10 costs about twice the iterations.
 ATOL, RTOL, MAX_ITERATIONS = 1e-7, 1e-5, 10
 # Load steps of the continuation when a static equilibrium is not found directly.
 CONTINUATION_STEPS = 10
