@@ -25,7 +25,7 @@ setup(
     description='Simulation and control of tendon-driven continuum robots '
                 '(PyElastica dynamics, Cosserat statics).',
     license='Apache-2.0',
-    tests_require=['pytest'],
+    extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
             'tendon-robot-sim = tendon_robot_sim.cli:main',

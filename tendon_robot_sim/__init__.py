@@ -15,19 +15,22 @@ PACKAGE_NAME = 'tendon_robot_sim'
 def share_dir() -> Path:
     """Folder holding config/, launch/, urdf/, rviz/.
 
-    In a source checkout or an editable install this is the repository root; in a
-    colcon/ament install it is ``share/tendon_robot_sim`` found through ament_index.
+    Installed with colcon/ament (the ament index has an entry for the package, on
+    ``AMENT_PREFIX_PATH``), its ``share/tendon_robot_sim``, also with ``--symlink-install``;
+    otherwise (a source checkout used through the venv) the repository root.
     """
-    source_root = Path(__file__).resolve().parent.parent
-    if (source_root / 'config' / 'robot.yaml').is_file():
-        return source_root
     try:
         from ament_index_python.packages import get_package_share_directory
         return Path(get_package_share_directory(PACKAGE_NAME))
-    except (ImportError, LookupError) as error:
-        raise FileNotFoundError(
-            'cannot find the tendon_robot_sim share folder (config/, launch/ ...): '
-            f'not a source checkout and not installed with colcon ({error})') from None
+    except (ImportError, LookupError, OSError):
+        # no ament_index_python, not installed, or no AMENT_PREFIX_PATH at all (the venv)
+        pass
+    source_root = Path(__file__).resolve().parent.parent
+    if (source_root / 'config' / 'robot.yaml').is_file():
+        return source_root
+    raise FileNotFoundError(
+        'cannot find the tendon_robot_sim share folder (config/, launch/ ...): not installed '
+        'with colcon (no ament index entry on AMENT_PREFIX_PATH) and not a source checkout')
 
 
 def default_robot_file() -> Path:

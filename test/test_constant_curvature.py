@@ -165,9 +165,57 @@ def test_robots_outside_the_model_are_rejected(change, message):
         ConstantCurvature(robot_from_dict(data))
 
 
+# --------------------------------------------------------------------------- planar robots
+
+
+def planar_arc_tip(robot, signed_theta):
+    """Closed-form tip of a circular arc bent by ``signed_theta`` towards d1 (the first hole,
+    at angle 0) of the planar robot: a circle of radius L / theta in the (d1, d3) plane."""
+    L = robot.rod.length
+    d1, d3 = robot.base.normal, robot.base.direction
+    return robot.base.position + (L / signed_theta) * (
+        math.sin(signed_theta) * d3 + (1.0 - math.cos(signed_theta)) * d1)
+
+
+@pytest.mark.parametrize('signed_theta', [0.6, -1.3, 2.5])
+def test_planar_robot_forward_and_inverse_follow_the_arc_in_its_plane(signed_theta):
+    """Two antagonistic tendons (0 and 180 degrees): q_0 = r theta, q_1 = -r theta."""
+    robot = make_robot([0.0, 180.0], gravity=(0.0, 0.0, -9.8), base=TILTED_BASE)
+    cc = ConstantCurvature(robot)
+    assert cc.plane == 0.0
+    r = 0.015
+    state = cc.forward({'t0': r * signed_theta, 't1': -r * signed_theta})
+    assert state.theta == pytest.approx(abs(signed_theta), abs=1e-12)
+    assert math.sin(state.phi) == pytest.approx(0.0, abs=1e-12)   # in the plane: 0 or pi
+    assert state.residual == pytest.approx(0.0, abs=1e-15)
+    tip = planar_arc_tip(robot, signed_theta)
+    np.testing.assert_allclose(state.tip_position, tip, rtol=0.0, atol=1e-12)
+    # the least-squares theta of inconsistent displacements: the mean of the two
+    assert cc.forward([r * 0.5, -r * 0.3]).theta == pytest.approx(0.4, abs=1e-12)
+    back = cc.inverse_tip(tip)
+    np.testing.assert_allclose(back.displacements, [r * signed_theta, -r * signed_theta],
+                               atol=1e-9)
+    np.testing.assert_allclose(back.tip_position, tip, atol=1e-9)
+
+
+def test_planar_robot_target_off_its_plane_names_the_closest_tip_in_the_plane():
+    robot = make_robot([90.0, 270.0])          # holes on d2: bends in the (d2, d3) plane
+    cc = ConstantCurvature(robot)
+    assert cc.plane == pytest.approx(math.pi / 2)
+    in_plane = cc.from_angles(0.8, math.pi / 2).tip_position
+    off = 0.01 * robot.base.normal             # d1: out of the bending plane
+    with pytest.raises(UnreachableError, match=r'closest tip .* at 0.01 m') as info:
+        cc.inverse_tip(in_plane + off)
+    assert info.value.distance == pytest.approx(0.01, abs=1e-9)
+    np.testing.assert_allclose(info.value.closest.tip_position, in_plane, atol=1e-9)
+    with pytest.raises(ConstantCurvatureError, match='phi: this planar robot bends only in '
+                                                     'its plane, phi = 90 or 270 degrees'):
+        cc.inverse(0.5, 0.0)
+    # a single tendon is planar too
+    assert ConstantCurvature(make_robot([30.0])).plane == pytest.approx(math.radians(30.0))
+
+
 def test_bad_inputs_are_rejected():
-    with pytest.raises(ConstantCurvatureError, match='not on one line'):
-        ConstantCurvature(make_robot([0.0, 180.0]))
     cc = ConstantCurvature(make_robot([0.0, 120.0, 240.0]))
     with pytest.raises(ConstantCurvatureError, match='one value per tendon'):
         cc.forward([0.0, 0.0])
@@ -212,6 +260,15 @@ def test_cli_forward_then_inverse_round_trip(tmp_path):
     assert proc.returncode == 0, proc.stderr
     inverse = json.loads(proc.stdout.strip().splitlines()[-1])
     np.testing.assert_allclose(inverse['displacements'], q, atol=1e-9)
+
+
+def test_cli_runs_the_planar_robot_file():
+    proc = run_cli('--robot', str(ROOT / 'config' / 'planar_robot.yaml'),
+                   '--displacements', 't0=0.003,t1=-0.003', '--json')
+    assert proc.returncode == 0, proc.stderr
+    state = json.loads(proc.stdout.strip().splitlines()[-1])
+    robot = load_robot(ROOT / 'config' / 'planar_robot.yaml')
+    np.testing.assert_allclose(state['tip_position'], planar_arc_tip(robot, 0.2), atol=1e-12)
 
 
 @pytest.mark.parametrize('args, message', [

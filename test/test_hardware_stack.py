@@ -45,11 +45,13 @@ def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp
     node = rclpy.create_node('hardware_probe')
     try:
         tips: list[PointStamped] = []
-        node.create_subscription(PointStamped, topics.TIP_MEASURED.name, tips.append,
-                                 topics.TIP_MEASURED.qos)
+        states: list[JointState] = []
+        # Subscribed as a user's node usually is: default QoS (reliable), depth 10 (REP 2003).
+        node.create_subscription(PointStamped, topics.TIP_MEASURED.name, tips.append, 10)
+        node.create_subscription(JointState, topics.TENDON_STATE.name, states.append, 10)
         command = node.create_publisher(JointState, topics.TENDON_COMMAND.name,
                                         topics.COMMAND_QOS)
-        spin_until(node, lambda: tips and command.get_subscription_count() >= 1,
+        spin_until(node, lambda: tips and states and command.get_subscription_count() >= 1,
                    'the launched stack')
         resting = tips[-1].point.z
         # user -> controller process -> bridge process -> serial -> emulated motors

@@ -10,7 +10,7 @@ ROS_PREFIXES = ('rclpy', 'rcl_interfaces', 'builtin_interfaces', 'ament_index_py
                 'launch', 'launch_ros')
 PYTHON_KEYS = {'numpy': 'python3-numpy', 'scipy': 'python3-scipy', 'yaml': 'python3-yaml',
                'serial': 'python3-serial', 'matplotlib': 'python3-matplotlib',
-               'tqdm': 'python3-tqdm', 'transforms3d': 'python3-transforms3d'}
+               'tqdm': 'python3-tqdm', 'numba': 'python3-numba'}
 
 
 def imported_top_level_names() -> set[str]:
@@ -34,3 +34,13 @@ def test_every_imported_ros_or_system_package_is_an_exec_depend():
         elif name in PYTHON_KEYS:
             needed.add(PYTHON_KEYS[name])
     assert needed - declared == set(), f'missing <exec_depend> in package.xml: {needed - declared}'
+
+
+def test_declared_ros_packages_are_used():
+    """A declared ROS package that no file imports (or launches) is a needless dependency."""
+    declared = {e.text for e in ElementTree.parse(ROOT / 'package.xml').getroot()
+                if e.tag in ('exec_depend', 'depend') and not e.text.startswith('python3-')}
+    imported = imported_top_level_names()
+    # started as processes by the stack definition, not imported
+    launched = {'robot_state_publisher', 'rviz2'}
+    assert declared - imported - launched == set()

@@ -37,16 +37,20 @@ def test_launch_command_runs_the_sim_stack_and_stops_it_on_sigint(tmp_path):
     rclpy.init()
     node = rclpy.create_node('launch_probe', namespace=NAMESPACE)
     try:
-        states, tips = [], []
-        node.create_subscription(JointState, topics.TENDON_STATE.name, states.append,
-                                 topics.TENDON_STATE.qos)
+        states, tips, markers = [], [], []
+        # Subscribed as a user's node usually is: default QoS (reliable), depth 10 (REP 2003:
+        # the stack's publishers must offer reliable for these to match).
+        node.create_subscription(JointState, topics.TENDON_STATE.name, states.append, 10)
         node.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name,
-                                 lambda msg: tips.append(time.monotonic()), topics.TIP_POSE.qos)
+                                 lambda msg: tips.append(time.monotonic()), 10)
+        node.create_subscription(topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name,
+                                 markers.append, 10)
         command = node.create_publisher(JointState, topics.TENDON_COMMAND.name,
                                         topics.COMMAND_QOS)
         launched = {('simulator', f'/{NAMESPACE}'), ('tension_controller', f'/{NAMESPACE}')}
         # Node names reach the graph cache later than the first messages: wait for both.
-        spin_until(node, lambda: states and command.get_subscription_count() >= 1
+        spin_until(node, lambda: states and tips and markers
+                   and command.get_subscription_count() >= 1
                    and launched <= set(node.get_node_names_and_namespaces()),
                    'the launched stack, its nodes named in the namespace')
 

@@ -21,7 +21,7 @@ from std_srvs.srv import SetBool, Trigger
 
 from ros_helpers import (call, construct_alone, hole_direction, position, Probe, spin_until,
                          stamp_seconds, wait_for, warning_containing)
-from tendon_robot_sim import default_robot_file
+from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import ConvergenceError, StaticsSolver
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
@@ -224,3 +224,37 @@ def test_invalid_quasi_static_configurations_are_refused(qs, overrides, problem)
     with pytest.raises(ConfigurationError, match=problem):
         construct_alone(lambda context: SimulatorNode(context=context, parameter_overrides=[
             Parameter('mode', value='quasi_static')] + overrides))
+
+
+def test_robot_without_discs_runs_on_the_cosserat_model_and_is_refused_where_discs_are_needed(
+        qs):
+    steel_file = str(share_dir() / 'config' / 'steel_rod_robot.yaml')
+    node = SimulatorNode(namespace='steel', parameter_overrides=[
+        Parameter('robot_file', value=steel_file), Parameter('mode', value='quasi_static'),
+        Parameter('statics_model', value='cosserat')])
+    probe = Probe(namespace='steel')
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    executor.add_node(probe)
+    try:
+        probe.setpoint_pub.publish(tensions(t1=5.0))
+        spin_until(executor, lambda: (lambda s: s is not None and s.effort.tolist() == [
+            0.0, 5.0, 0.0, 0.0])(probe.latest('tendon/state')), 'the 5 N equilibrium')
+        after = time.monotonic()
+        spin_until(executor, lambda: len(probe.since('tip/pose', after)) >= 2
+                   and probe.since('backbone/markers', after), 'tip poses and markers')
+        tip = position(probe.latest('tip/pose'))
+        markers = probe.since('backbone/markers', after)[-1].markers
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        probe.destroy_node()
+    steel = load_robot(steel_file)
+    expected = StaticsSolver(steel, 'cosserat').solve_tensions({'t1': 5.0}).tip_position
+    assert np.allclose(tip, expected, rtol=0.0, atol=TIP_TOLERANCE)
+    assert not [m for m in markers if m.ns == 'vertebrae']
+    for mode in ('dynamic', 'quasi_static'):      # quasi_static: the default discrete model
+        with pytest.raises(ConfigurationError, match='needs vertebra discs .* without discs '
+                                                     'use the cosserat or kirchhoff statics'):
+            construct_alone(lambda context: SimulatorNode(context=context, parameter_overrides=[
+                Parameter('robot_file', value=steel_file), Parameter('mode', value=mode)]))

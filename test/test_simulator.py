@@ -359,6 +359,12 @@ def test_compiled_damper_matches_pyelastica_analytical_damper():
         for _ in range(500):
             t = stepper.step(system, t, 5e-5)
         runs.append((rod.position_collection.copy(), rod.omega_collection.copy()))
-    assert np.abs(runs[0][1]).max() > 0.0
-    assert_array_equal(runs[0][0], runs[1][0])
-    assert_array_equal(runs[0][1], runs[1][1])
+    omega_scale = np.abs(runs[0][1]).max()
+    assert omega_scale > 0.0
+    # Same update, compiled differently (numba vs numpy): they may round differently (FMA
+    # contraction depends on the CPU), so agreement to 1e-12 m in 500 steps, a million
+    # times below the tip deflections any test resolves, is what shows they are one damper
+    # (a wrong coefficient moves the nodes by 1e-6 m or more). The stiff rotational modes
+    # amplify rounding in the angular velocities more: 1e-10 of their largest value.
+    assert_allclose(runs[0][0], runs[1][0], rtol=0.0, atol=1e-12)
+    assert_allclose(runs[0][1], runs[1][1], rtol=0.0, atol=1e-10 * omega_scale)

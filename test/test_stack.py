@@ -147,7 +147,7 @@ def test_rviz_config_shows_the_topics_the_simulator_publishes():
         assert subscription['Value'] == defaults[parameter] == topic.name
         # RViz only connects when its reliability is compatible with the publisher's
         assert subscription['Reliability Policy'].replace(' ', '_').upper() == \
-            topic.qos.reliability.name
+            topic.subscription_qos.reliability.name
     assert displays['RobotModel']['Description Topic']['Value'] == 'robot_description'
 
 

@@ -274,7 +274,7 @@ def test_bad_arguments_are_rejected():
         StaticsSolver(DEFAULT, step=0.0)
     no_vertebrae = DEFAULT.to_dict()
     no_vertebrae['vertebrae'] = {'count': 0}
-    with pytest.raises(StaticsInputError, match='discrete model needs vertebrae'):
+    with pytest.raises(StaticsInputError, match='discrete statics needs vertebra discs'):
         StaticsSolver(robot_from_dict(no_vertebrae), 'discrete')
 
 

@@ -74,3 +74,22 @@ def test_unreachable_target_stops_at_the_boundary_within_limits(robot):
 def test_min_tension_must_fit_below_max_tension(robot):
     with pytest.raises(DistributionError, match='min_tension'):
         TipController(robot, min_tension=6.0)
+
+
+def test_planar_robot_controls_its_one_in_plane_direction():
+    """Two antagonistic tendons bend the rod only in the (d3, d1) plane: the controller
+    controls the one in-plane direction d1 and ignores the target's off-plane part, which
+    no tension can reach, instead of reporting every step infeasible."""
+    data = load_robot(default_robot_file()).to_dict()
+    data['vertebrae'] = {'positions': [0.05, 0.10, 0.15, 0.20, 0.25], 'mass': 0.002}
+    data['tendons'] = [{'name': 'up', 'offset': 0.015, 'angle': 0.0, 'max_tension': 5.0},
+                       {'name': 'down', 'offset': 0.015, 'angle': 180.0, 'max_tension': 5.0}]
+    robot = robot_from_dict(data)
+    controller = TipController(robot, model='discrete', min_tension=MIN_TENSION)
+    np.testing.assert_allclose(controller.projection, [robot.base.normal], atol=1e-15)
+    reachable = StaticsSolver(robot, model='discrete').solve_tensions([2.0, 0.2]).tip_position
+    off_plane = 0.02 * robot.base.binormal
+    tip, tensions, history = run(robot, reachable + off_plane, 25)
+    assert all(step.feasible for _, step in history)
+    assert abs(robot.base.normal @ (tip - reachable)) < 1e-4
+    assert tensions[1] == pytest.approx(MIN_TENSION)     # the antagonist stays relaxed

@@ -397,6 +397,8 @@ def parameter_value(robot: Robot, name: str) -> float:
     if index is not None:
         return float(robot.tendons[index].offset)
     if name == 'vertebra_mass':
+        if not robot.vertebra_positions.size:
+            raise CalibrationError('fit: vertebra_mass: this robot has no vertebrae to weigh')
         return float(robot.vertebra_mass)
     if name in ROD_PARAMETERS:
         return float(getattr(robot.rod, name))

@@ -12,8 +12,11 @@ past the base, positive when pulling) is
 
 so q = A u with the rows of A = r_i (cos a_i, sin a_i) and
 u = theta (cos phi, sin phi). The forward map solves this by least squares
-(exact for consistent displacements; needs >= 2 holes not on one line through
-the centre). The pose of the section end in the base body frame is the
+(exact for consistent displacements). When every hole lies on one line through
+the backbone (a planar robot, e.g. two antagonistic tendons) only the component
+of u along that line is defined: the bending plane is fixed, phi is the line's
+direction (or its opposite) and theta follows from the displacements; targets out
+of that plane are unreachable. The pose of the section end in the base body frame is the
 homogeneous transform of the elephant-trunk model (Falkenhahn 2017): rotation by
 theta about (-sin phi, cos phi, 0) and position
 ((1 - cos theta) cos phi, (1 - cos theta) sin phi, sin theta) / kappa, written
@@ -39,8 +42,12 @@ from tendon_robot_sim.core.simulator import rotation_to_quaternion
 # Default distance [m] between a target tip and the closest CC tip for it to count
 # as reachable.
 TIP_TOLERANCE = 1e-6
-# Bending angles [rad] scanned for the closest tip before the local refinement.
+# Bending angles [rad] scanned for the closest tip before the local refinement:
+# theta >= 0 with phi free, or signed theta in the fixed plane of a planar robot.
 _SCAN = np.linspace(0.0, 2.0 * math.pi, 721)
+_SIGNED_SCAN = np.linspace(-2.0 * math.pi, 2.0 * math.pi, 1441)
+# |sin(phi - plane)| above which a bending direction leaves a planar robot's plane.
+_PLANE_TOLERANCE = 1e-9
 
 
 class ConstantCurvatureError(ValueError):
@@ -103,11 +110,14 @@ def section_pose(theta: float, phi: float, length: float) -> tuple[np.ndarray, n
 class ConstantCurvature:
     """CC forward and inverse kinematics of ``robot``.
 
+    A planar robot (every hole on one line through the backbone,
+    :attr:`Robot.bending_directions`) bends only in the plane of that line and the
+    base axis: ``plane`` is then its phi (rad), otherwise None.
+
     Raises
     ------
     ConstantCurvatureError
-        A tendon is not routed parallel, the tendons end at different arc lengths,
-        or fewer than 2 holes span the cross-section plane.
+        A tendon is not routed parallel, or the tendons end at different arc lengths.
     """
 
     def __init__(self, robot: Robot):
@@ -127,11 +137,11 @@ class ConstantCurvature:
         angles = np.array([t.angle for t in robot.tendons])
         offsets = np.array([t.offset for t in robot.tendons])
         self.matrix = offsets[:, None] * np.column_stack((np.cos(angles), np.sin(angles)))
-        if np.linalg.matrix_rank(self.matrix, tol=1e-12) < 2:
-            raise ConstantCurvatureError(
-                'tendons: constant curvature needs at least 2 holes not on one line through '
-                'the backbone')
-        self._pinv = np.linalg.pinv(self.matrix)
+        # u = D^T w over the bending directions D: least squares in the reachable directions
+        directions = robot.bending_directions
+        self._pinv = directions.T @ np.linalg.pinv(self.matrix @ directions.T)
+        self.plane = (float(math.atan2(directions[0, 1], directions[0, 0]))
+                      if len(directions) == 1 else None)
 
     # ------------------------------------------------------------------ forward
 
@@ -151,11 +161,20 @@ class ConstantCurvature:
                        state.tip_rotation, state.displacements, residual)
 
     def from_angles(self, theta: float, phi: float) -> CCState:
-        """The CC state with bending angle ``theta`` (rad, any sign) and direction ``phi``."""
+        """The CC state with bending angle ``theta`` (rad, any sign) and direction ``phi``.
+
+        A planar robot takes only phi in its plane (``plane`` or ``plane + pi``).
+        """
         theta, phi = float(theta), float(phi)
         for name, value in (('theta', theta), ('phi', phi)):
             if not math.isfinite(value):
                 raise ConstantCurvatureError(f'{name}: must be finite, got {value}')
+        if (self.plane is not None and theta != 0.0
+                and abs(math.sin(phi - self.plane)) > _PLANE_TOLERANCE):
+            raise ConstantCurvatureError(
+                f'phi: this planar robot bends only in its plane, phi = '
+                f'{math.degrees(self.plane):.6g} or {math.degrees(self.plane) + 180.0:.6g} '
+                f'degrees; got {math.degrees(phi):.6g} degrees')
         if theta < 0.0:
             theta, phi = -theta, phi + math.pi
         phi = math.atan2(math.sin(phi), math.cos(phi))
@@ -185,7 +204,9 @@ class ConstantCurvature:
 
         The tip of a CC robot lies in the plane through the base axis at angle phi,
         so phi is the direction of the target around the axis; theta is the bending
-        angle in [0, 2 pi) whose tip is closest to the target in that plane.
+        angle in [0, 2 pi) whose tip is closest to the target in that plane. A planar
+        robot keeps phi = ``plane``: theta in (-2 pi, 2 pi) is the closest in its plane,
+        and a target off the plane is unreachable (the error names the closest tip).
 
         Raises
         ------
@@ -199,18 +220,25 @@ class ConstantCurvature:
                 f'tip_position: must be 3 finite numbers, got {list(np.ravel(target))}')
         base = self.robot.base
         local = base.rotation.T @ (target - base.position)
-        radial = math.hypot(local[0], local[1])
-        phi = math.atan2(local[1], local[0]) if radial > 0.0 else 0.0
+        if self.plane is None:
+            radial = math.hypot(local[0], local[1])
+            phi = math.atan2(local[1], local[0]) if radial > 0.0 else 0.0
+            thetas = _SCAN
+        else:   # the target's component in the plane, signed
+            phi = self.plane
+            radial = local[0] * math.cos(phi) + local[1] * math.sin(phi)
+            thetas = _SIGNED_SCAN
+        direction = np.array([math.cos(phi), math.sin(phi)])
 
         def distance(theta: float) -> float:
             position = self._tip_body(theta, phi)[1]
-            return math.hypot(math.hypot(position[0], position[1]) - radial,
-                              position[2] - local[2])
+            return math.hypot(position[:2] @ direction - radial, position[2] - local[2])
 
-        scan = [distance(t) for t in _SCAN]
+        scan = [distance(t) for t in thetas]
         best = int(np.argmin(scan))
-        step = _SCAN[1] - _SCAN[0]
-        theta = _golden_section(distance, max(_SCAN[best] - step, 0.0), _SCAN[best] + step)
+        step = thetas[1] - thetas[0]
+        theta = _golden_section(distance, max(thetas[best] - step, thetas[0]),
+                                thetas[best] + step)
         state = self.from_angles(theta, phi)
         gap = float(np.linalg.norm(state.tip_position - target))
         if gap > tolerance:

@@ -406,7 +406,7 @@ def synth_experiment(path: str | Path, robot_true: Robot, noise: float = 2e-4, s
         Time = store.types['builtin_interfaces/msg/Time']
         bag.add_topic('/' + SETPOINT_TOPIC, 'sensor_msgs/msg/JointState', OfferedQos())
         bag.add_topic('/' + TIP_TOPIC, 'geometry_msgs/msg/PointStamped',
-                      OfferedQos(reliability='best_effort', depth=5))
+                      OfferedQos(depth=5))
         empty = np.zeros(0)
         for time, tensions, tip in samples:
             stamp_ns = t0_ns + int(round(time * 1e9))

@@ -33,10 +33,21 @@ import yaml
 ROUTINGS = ('parallel', 'helical', 'tapered')
 # Tendon anchors and vertebra positions are compared with this tolerance [m].
 POSITION_TOLERANCE = 1e-9
+# Hole layouts whose second singular value is below this fraction of the first are
+# planar: every hole on one line through the backbone.
+PLANAR_TOLERANCE = 1e-9
 
 
 class RobotDescriptionError(ValueError):
     """A robot description that cannot be used; the message names the key."""
+
+
+def vertebrae_required(model: str) -> str:
+    """Why ``model`` refuses a robot without vertebrae, and what works instead."""
+    return (f'vertebrae: the {model} needs vertebra discs (its tendons act on the rod only '
+            'at the discs) and this robot has none; without discs use the cosserat or '
+            'kirchhoff statics (simulator mode quasi_static with statics_model cosserat or '
+            'kirchhoff, --model cosserat or kirchhoff)')
 
 
 class _Loader(yaml.SafeLoader):
@@ -188,7 +199,7 @@ class Robot:
     base: Base
     gravity: np.ndarray                # (3,) m/s^2, world frame
     rod: Rod
-    vertebra_positions: np.ndarray     # (k,) m, arc lengths, increasing
+    vertebra_positions: np.ndarray     # (k,) m, arc lengths, increasing; k = 0: no discs
     vertebra_mass: float               # kg, per vertebra
     tendons: tuple[Tendon, ...]
     tip_load: TipLoad
@@ -200,6 +211,23 @@ class Robot:
     @property
     def max_tensions(self) -> np.ndarray:
         return np.array([t.max_tension for t in self.tendons])
+
+    @property
+    def bending_directions(self) -> np.ndarray:
+        """Directions the tendons can bend the rod towards, in the base cross-section.
+
+        Rows are orthonormal (d1, d2) components: d1 and d2 when the holes at the base span
+        the cross-section; one row, the line of the holes pointing to the first tendon's
+        hole, when every hole lies on one line through the backbone (a planar robot, e.g.
+        two antagonistic tendons).
+        """
+        holes = np.array([[t.offset * math.cos(t.angle), t.offset * math.sin(t.angle)]
+                          for t in self.tendons])
+        singular = np.linalg.svd(holes, compute_uv=False)
+        if singular.size > 1 and singular[1] > PLANAR_TOLERANCE * singular[0]:
+            return np.eye(2)
+        first = self.tendons[0].angle
+        return np.array([[math.cos(first), math.sin(first)]])
 
     def tendon_index(self, name: str) -> int:
         """Index of the tendon called ``name``; KeyError names the known ones."""
@@ -216,7 +244,7 @@ class Robot:
 
     def to_dict(self) -> dict[str, Any]:
         """The description as plain data, in the YAML schema (angles in degrees)."""
-        return {
+        data = {
             'name': self.name,
             'base': {
                 'frame_id': self.base.frame_id,
@@ -249,6 +277,9 @@ class Robot:
                 'moment': self.tip_load.moment.tolist(),
             },
         }
+        if not self.vertebra_positions.size:
+            del data['vertebrae']      # optional: a robot without discs
+        return data
 
 
 # --------------------------------------------------------------------------- loading
@@ -271,13 +302,14 @@ def load_robot(path: str | Path) -> Robot:
 
 def robot_from_dict(data: Any) -> Robot:
     """Build a validated :class:`Robot` from plain data in the YAML schema."""
-    top = _Mapping(data, '', required=('name', 'rod', 'vertebrae', 'tendons'),
-                   optional=('base', 'gravity', 'tip_load'))
+    top = _Mapping(data, '', required=('name', 'rod', 'tendons'),
+                   optional=('base', 'gravity', 'vertebrae', 'tip_load'))
     name = top.string('name')
     base = _load_base(top.mapping('base', default={}))
     gravity = top.vector('gravity', default=(0.0, 0.0, -9.80665))
     rod = _load_rod(top.mapping('rod'))
-    positions, mass = _load_vertebrae(top.mapping('vertebrae'), rod.length)
+    positions, mass = _load_vertebrae(top.mapping('vertebrae', default={'count': 0}),
+                                      rod.length)
     tendons = _load_tendons(top.get('tendons'), rod.length, positions)
     tip = top.mapping('tip_load', default={})
     tip_load = TipLoad(force=tip.vector('force', default=(0.0, 0.0, 0.0)),

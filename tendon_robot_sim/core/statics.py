@@ -82,7 +82,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.core import _statics_kernels as kernels
-from tendon_robot_sim.core.robot import POSITION_TOLERANCE, Robot, Rod
+from tendon_robot_sim.core.robot import POSITION_TOLERANCE, Robot, Rod, vertebrae_required
 
 MODELS = ('cosserat', 'kirchhoff', 'discrete')
 CONSTITUTIVE_LAWS = ('linear', 'pyelastica')
@@ -284,8 +284,7 @@ class StaticsSolver:
             raise StaticsInputError(
                 f'max_iterations: must be an integer >= 1, got {max_iterations!r}')
         if model == 'discrete' and robot.vertebra_positions.size == 0:
-            raise StaticsInputError(
-                'model: the discrete model needs vertebrae (robot description has none)')
+            raise StaticsInputError(vertebrae_required('discrete statics'))
         self.robot = robot
         self.model = model
         self.constitutive = constitutive

@@ -50,7 +50,7 @@ from elastica.external_forces import NoForces
 from numba import njit
 import numpy as np
 
-from tendon_robot_sim.core.robot import Robot
+from tendon_robot_sim.core.robot import Robot, vertebrae_required
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class TendonLayout:
         n_elements = robot.rod.elements if n_elements is None else n_elements
         s = robot.vertebra_positions
         if s.size == 0:
-            raise ValueError('vertebrae: tendons need at least one vertebra to anchor to')
+            raise ValueError(vertebrae_required('dynamic model'))
         spacing = robot.rod.length / n_elements
         nodes = np.rint(s / spacing).astype(np.int64)
         if nodes[0] < 1 or np.any(np.diff(nodes) == 0):

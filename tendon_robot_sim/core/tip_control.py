@@ -9,10 +9,12 @@ One control period of :class:`TipController`:
    (:func:`~tendon_robot_sim.core.tension_distribution.distribute`): minimise sum(T')
    subject to P J (T' - T) = P dx and lower <= T' <= upper.
 
-P projects onto the two directions perpendicular to the base axis (base normal d1 and
-binormal d2). These are the two tip directions that bending controls; the third one
-(along the base axis) follows from them because the backbone length is nearly fixed,
-so it is not controlled (a 4-tendon robot has only 2 bending degrees of freedom; the
+P projects onto the directions perpendicular to the base axis that the tendons bend the
+rod towards (:attr:`Robot.bending_directions`): base normal d1 and binormal d2, or, for
+a planar robot whose holes all lie on one line through the backbone, that line alone.
+These are the tip directions that bending controls; the one along the base axis
+follows from them because the backbone length is nearly fixed, so it is not
+controlled (a 4-tendon robot has only 2 bending degrees of freedom, a planar one 1; the
 extra tendon freedom is the co-contraction, which the tension-sum objective removes).
 When the step cannot be achieved within the bounds, the distribution takes the closest
 achievable one and the step reports ``feasible = False``: the tip then stops at the
@@ -60,7 +62,8 @@ class TipController:
         self.upper = robot.max_tensions
         self.set_min_tension(min_tension)
         base = robot.base
-        self.projection = np.vstack((base.normal, base.binormal))   # (2, 3)
+        # (k, 3): k = 2 bending directions, or 1 for a planar robot
+        self.projection = robot.bending_directions @ np.vstack((base.normal, base.binormal))
 
     def set_min_tension(self, min_tension: float) -> None:
         if not (np.isfinite(min_tension) and 0.0 <= min_tension <= self.upper.min()):

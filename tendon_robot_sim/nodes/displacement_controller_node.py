@@ -123,7 +123,7 @@ class DisplacementControllerNode(Node):
         if self.tension_output:
             self.state_sub = self.create_subscription(
                 topics.TENDON_STATE.msg_type, config.state_topic, self._on_state,
-                topics.TENDON_STATE.qos)
+                topics.TENDON_STATE.subscription_qos)
         self.timer = self.create_timer(1.0 / config.rate, self._on_timer)
 
     # ------------------------------------------------------------------ inputs

@@ -15,7 +15,8 @@ tip-position mode
     ``tip/pose`` of the simulator, ``point`` = ``tip/measured`` of the hardware tip
     sensor) by ``tip_gain`` of the error, at most ``tip_max_step``, in the two
     directions perpendicular to the base axis (the third follows from the nearly
-    inextensible backbone), with the least tension sum within the tension limits.
+    inextensible backbone; a planar robot controls the one direction of its plane), with
+    the least tension sum within the tension limits.
     An unreachable target ends at the closest reachable tip with a throttled warning.
 
 Either way, the setpoint moves towards the wanted tensions by at most ``rate_limit``
@@ -112,7 +113,7 @@ class TensionControllerNode(Node):
             topics.TIP_TARGET.qos)
         feedback = TIP_FEEDBACK[self.config.tip_feedback]
         self.tip_sub = self.create_subscription(
-            feedback.msg_type, feedback.name, self._on_tip, feedback.qos)
+            feedback.msg_type, feedback.name, self._on_tip, feedback.subscription_qos)
         self.timer = self.create_timer(1.0 / self.config.rate, self._on_timer)
 
     # ------------------------------------------------------------------ inputs

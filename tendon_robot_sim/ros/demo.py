@@ -83,9 +83,9 @@ class DemoDriver(Node):
         self.tip_pose = None
         self.markers = None
         self.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name,
-                                 self._on_tip_pose, topics.TIP_POSE.qos)
+                                 self._on_tip_pose, topics.TIP_POSE.subscription_qos)
         self.create_subscription(topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name,
-                                 self._on_markers, topics.BACKBONE_MARKERS.qos)
+                                 self._on_markers, topics.BACKBONE_MARKERS.subscription_qos)
 
     def _on_tip_pose(self, msg) -> None:
         self.tip_pose = msg

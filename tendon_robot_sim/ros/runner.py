@@ -14,6 +14,8 @@ def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
     file) is reported as one fatal log line under ``name`` and gives exit code 1.
+    An error out of the executor once the context is shut down (Ctrl-C) is rclpy's
+    shutdown race, not a failure: exit code 0.
     """
     rclpy.init(args=args)
     try:
@@ -26,6 +28,13 @@ def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        # Ctrl-C shuts the context down from the signal handler while the executor may be
+        # building its wait set ('RCLError: failed to initialize wait set') or taking a
+        # message ('RuntimeError: Unable to convert call argument'): a clean shutdown that
+        # lost the race. With the context still up, the error is real.
+        if node.context.ok():
+            raise
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

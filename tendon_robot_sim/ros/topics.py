@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, PoseStamped
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
+                       ReliabilityPolicy)
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
@@ -23,18 +24,24 @@ COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                          reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.VOLATILE)
 
-# High-rate measurements: only the newest sample matters and the next one follows
-# within one publish period, so BEST_EFFORT (the sensor-data profile) rather than
-# retransmitting stale samples. Subscribers must ask for BEST_EFFORT or
-# qos_profile_sensor_data; `ros2 topic echo` and `ros2 bag record` adapt on their own.
+# Measurements (REP 2003): the publisher offers the system default, RELIABLE, which
+# both a default-QoS subscriber and a sensor-data (BEST_EFFORT) subscriber can match;
+# a BEST_EFFORT publisher would leave the usual `create_subscription(..., 10)`
+# with nothing. KEEP_LAST with a short queue: a slow reliable reader never blocks
+# the publisher, it just loses the oldest samples.
 MEASUREMENT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=5,
-                             reliability=ReliabilityPolicy.BEST_EFFORT,
+                             reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.VOLATILE)
 
 # Markers are large and for display only: the newest one is all RViz draws.
 MARKER_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                        reliability=ReliabilityPolicy.BEST_EFFORT,
+                        reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.VOLATILE)
+
+# How our own nodes subscribe to measurements (REP 2003): the sensor-data profile,
+# BEST_EFFORT, because only the newest sample matters and the next one follows
+# within one publish period; retransmitting a stale sample would only delay it.
+SENSOR_SUBSCRIPTION_QOS = qos_profile_sensor_data
 
 # What tf2_ros.TransformBroadcaster offers: RELIABLE, depth 100, so tf listeners
 # (which subscribe RELIABLE) connect and do not lose transforms in bursts.
@@ -42,10 +49,10 @@ TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
                     reliability=ReliabilityPolicy.RELIABLE,
                     durability=DurabilityPolicy.VOLATILE)
 
-# What rclcpp's ClockQoS offers and rclpy's TimeSource subscribes with: only the
-# newest time is useful.
+# Only the newest time is useful (depth 1); RELIABLE so that a default-QoS subscriber
+# matches too (rclpy's TimeSource subscribes BEST_EFFORT, which also matches).
 CLOCK_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                       reliability=ReliabilityPolicy.BEST_EFFORT,
+                       reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.VOLATILE)
 
 
@@ -55,9 +62,15 @@ class Topic:
 
     name: str           # default name, relative unless the convention is absolute
     msg_type: type      # rclpy message class
-    qos: QoSProfile     # offered by the publisher, requested by our subscribers
+    qos: QoSProfile     # offered by the publisher
     publisher: str      # who publishes it
     meaning: str        # what a message holds, with units
+    sensor_data: bool = False   # our subscribers ask for the sensor-data profile
+
+    @property
+    def subscription_qos(self) -> QoSProfile:
+        """The QoS our own subscribers request: sensor data best effort, the rest as offered."""
+        return SENSOR_SUBSCRIPTION_QOS if self.sensor_data else self.qos
 
 
 TENDON_COMMAND = Topic(
@@ -74,13 +87,14 @@ TENDON_SETPOINT = Topic(
 TENDON_STATE = Topic(
     'tendon/state', JointState, MEASUREMENT_QOS, 'simulator, hardware bridge',
     'per tendon: position = displacement (m, pulled in past the base, positive when '
-    'pulling), velocity = m/s, effort = tension (N)')
+    'pulling), velocity = m/s, effort = tension (N)', sensor_data=True)
 TIP_POSE = Topic(
     'tip/pose', PoseStamped, MEASUREMENT_QOS, 'simulator',
-    'tip pose in the base frame (m, unit quaternion)')
+    'tip pose in the base frame (m, unit quaternion)', sensor_data=True)
 BACKBONE_MARKERS = Topic(
     'backbone/markers', MarkerArray, MARKER_QOS, 'simulator',
-    'backbone centerline (LINE_STRIP), vertebra discs (CYLINDER), tendons (LINE_LIST)')
+    'backbone centerline (LINE_STRIP), vertebra discs (CYLINDER), tendons (LINE_LIST)',
+    sensor_data=True)
 TF = Topic(
     '/tf', TFMessage, TF_QOS, 'simulator',
     'base_link -> tip_link and base_link -> vertebra_<i> (i = 0 at the base end)')
@@ -94,10 +108,12 @@ TIP_TARGET = Topic(
     'tip-position mode')
 TIP_MEASURED = Topic(
     'tip/measured', PointStamped, MEASUREMENT_QOS, 'hardware bridge',
-    'tip position measured by the tip sensor, in the base frame (m)')
+    'tip position measured by the tip sensor, in the base frame (m)', sensor_data=True)
 # Diagnostics are few and each one matters to the aggregator: RELIABLE, a short queue.
+# Absolute, like /tf: the diagnostic aggregator listens on /diagnostics, whatever the
+# namespace of the node that reports.
 DIAGNOSTICS = Topic(
-    'diagnostics', DiagnosticArray,
+    '/diagnostics', DiagnosticArray,
     QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE),
     'hardware bridge', 'link health of the motor driver and the tip sensor, safety state')

@@ -1,0 +1,44 @@
+"""A namespaced hardware bridge reports on /diagnostics, where the aggregator listens."""
+
+from diagnostic_msgs.msg import DiagnosticArray
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+
+from ros_helpers import spin_until
+from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.nodes.hardware_bridge_node import HardwareBridgeNode
+from tendon_robot_sim.protocol.mounting import sensor_mount
+
+
+def test_namespaced_bridge_publishes_absolute_diagnostics(tmp_path):
+    robot = load_robot(default_robot_file())
+    with EmulatedRig(robot, sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf'),
+                     PtyEndpoint(str(tmp_path / 'motors')),
+                     PtyEndpoint(str(tmp_path / 'sensor'))) as rig:
+        context = rclpy.Context()
+        rclpy.init(context=context)
+        executor = SingleThreadedExecutor(context=context)
+        bridge = HardwareBridgeNode(context=context, namespace='left_arm', parameter_overrides=[
+            Parameter('motor_port', value=rig.path('motors')),
+            Parameter('sensor_port', value=rig.path('sensor')),
+            Parameter('diagnostics_rate', value=10.0)])
+        # the aggregator's way: /diagnostics, default QoS, outside the robot's namespace
+        aggregator = rclpy.create_node('aggregator', context=context)
+        arrays: list[DiagnosticArray] = []
+        aggregator.create_subscription(DiagnosticArray, '/diagnostics', arrays.append, 10)
+        for node in (bridge, aggregator):
+            executor.add_node(node)
+        try:
+            spin_until(executor, lambda: arrays and arrays[-1].status, 'a diagnostic array',
+                       timeout=15.0)
+            names = [status.name for status in arrays[-1].status]
+            assert names and all(name.startswith('hardware_bridge') for name in names), names
+        finally:
+            executor.shutdown()
+            for node in (bridge, aggregator):
+                node.destroy_node()
+            rclpy.try_shutdown(context=context)

@@ -1,0 +1,37 @@
+"""run_node: the main() of every node, and how it ends."""
+
+import pytest
+import rclpy
+from rclpy.node import Node
+
+from tendon_robot_sim.ros.runner import run_node
+
+
+class FailingNode(Node):
+    """Raises ``error`` from a timer callback, after shutting its context down if asked:
+    what rclpy's executor does when Ctrl-C lands while it builds a wait set or takes a
+    message."""
+
+    def __init__(self, error: Exception, shut_down_first: bool):
+        super().__init__('failing')
+        self.error, self.shut_down_first = error, shut_down_first
+        self.create_timer(0.01, self._fail)
+
+    def _fail(self):
+        if self.shut_down_first:
+            rclpy.shutdown(context=self.context)
+        raise self.error
+
+
+@pytest.mark.parametrize('error', [RuntimeError('Unable to convert call argument'),
+                                   ValueError('failed to initialize wait set')])
+def test_an_error_after_shutdown_is_a_clean_exit(error):
+    assert run_node(lambda: FailingNode(error, shut_down_first=True), 'failing', []) == 0
+    assert not rclpy.ok()
+
+
+def test_an_error_while_running_is_raised():
+    with pytest.raises(RuntimeError, match='a real bug'):
+        run_node(lambda: FailingNode(RuntimeError('a real bug'), shut_down_first=False),
+                 'failing', [])
+    assert not rclpy.ok()            # shut down all the same
