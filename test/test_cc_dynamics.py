@@ -350,3 +350,27 @@ def test_tendons_anchored_at_different_sections_bend_only_the_sections_they_cros
     with pytest.raises(CCDynamicsError, match='continues'):
         data['tendons'] = [data['tendons'][0]]
         CCDynamics.from_tendon_robot(robot_from_dict(data))
+
+
+@pytest.mark.parametrize('tensions', [{'t2': 1.0}, {'t0': 1.0}, {'t1': 8.0}])
+def test_tendon_equilibrium_under_gravity_is_the_minimum_of_the_potential_energy(
+        tendon, tensions):
+    robot = load_robot(default_robot_file())
+    rod = robot.rod
+    T = tendon.input_vector(tensions)
+
+    def potential(x):
+        length, ux, uy = x
+        theta, phi = math.hypot(ux, uy), math.atan2(uy, ux)
+        # a pulled tendon stores T q: its length q shortens as the rod bends towards it
+        q = [length - t.offset * theta * math.cos(phi - t.angle) for t in robot.tendons]
+        return (gravity_potential(tendon, x) + 0.5 * rod.bending_stiffness / rod.length
+                * theta ** 2 + 0.5 * rod.youngs_modulus * rod.area / rod.length
+                * (length - rod.length) ** 2 + float(T @ q))
+
+    scale = np.array([1e-4, 1.0, 1.0])         # l moves by micrometres: balance the steps
+    minimum = optimize.minimize(lambda z: potential(tendon.rest_state + scale * z),
+                                np.zeros(3), method='BFGS', options={'gtol': 1e-12})
+    # BFGS stops within a few 1e-6 rad; a wrong equilibrium is off by 1e-2 rad and more
+    np.testing.assert_allclose(tendon.equilibrium(T), tendon.rest_state + scale * minimum.x,
+                               atol=2e-5)

@@ -49,7 +49,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy import optimize
 
 from tendon_robot_sim.core import _cc_dynamics_kernels as kernels
 from tendon_robot_sim.core.bellows_robot import (bellows_robot_from_dict, BellowsRobot,
@@ -65,7 +64,10 @@ DEFAULT_TIME_STEP = 5e-3
 # far below the error of a 5 ms step (0.1 mm and more, benchmarks/bench_cc_dynamics.py),
 # while 1e-10 costs about twice the iterations.
 ATOL, RTOL, MAX_ITERATIONS = 1e-7, 1e-5, 10
-# Load steps of the continuation when a static equilibrium is not found directly.
+# Static equilibrium: Newton tolerance on the residual in m and rad (force / diagonal
+# stiffness), iteration limit, and load steps of the continuation when Newton fails.
+STATIC_TOLERANCE = 1e-12
+STATIC_ITERATIONS = 50
 CONTINUATION_STEPS = 10
 # Gauss-Legendre points per section carrying the rod mass of a tendon robot.
 ROD_MASS_POINTS = 4
@@ -307,27 +309,58 @@ class CCDynamics:
         """x (3n,) of the static equilibrium under ``inputs`` (x' = x'' = 0).
 
         The seed's identification idea: at rest the Lagrange equations are the static
-        model. Solved with scipy's hybrid Newton from ``guess`` (default: rest state); if
-        that fails, by continuation from zero inputs in CONTINUATION_STEPS load steps.
+        model. Damped Newton from ``guess`` (default: rest state); if that fails, by
+        continuation from zero inputs in CONTINUATION_STEPS load steps.
         """
         inputs = np.asarray(inputs, float)
-        scale = np.diag(self.model[6]).copy()      # N/m, N m/rad: residual in m and rad
+        x, converged = self._static_newton(
+            inputs, self.rest_state if guess is None else np.asarray(guess, float))
+        if converged:
+            return x
+        x = self.rest_state
+        for fraction in np.linspace(0.0, 1.0, CONTINUATION_STEPS + 1)[1:]:
+            x, converged = self._static_newton(fraction * inputs, x)
+            if not converged:
+                raise CCDynamicsError(f'no static equilibrium found (continuation stalled at '
+                                      f'{fraction:.0%} of the inputs)')
+        return x
+
+    def _static_newton(self, inputs: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, bool]:
+        """Damped Newton on the static force; the residual is divided by the diagonal
+        stiffness (so it is in m and rad). Returns (x, converged)."""
+        scale = np.diag(self.model[6]).copy()      # N/m, N m/rad
         scale[scale == 0.0] = 1.0
 
-        def solve(load, start):
-            return optimize.root(lambda x: self.static_force(x, load) / scale, start,
-                                 tol=1e-13)
+        def residual(z):
+            return self.static_force(z, inputs) / scale
 
-        solution = solve(inputs, self.rest_state if guess is None else guess)
-        x = self.rest_state
-        for fraction in np.linspace(0.0, 1.0, CONTINUATION_STEPS + 1):
-            if solution.success:
-                break
-            solution = solve(fraction * inputs, x)
-            x = solution.x
-        if not solution.success:
-            raise CCDynamicsError(f'no static equilibrium found: {solution.message}')
-        return solution.x
+        x = x.copy()
+        r = residual(x)
+        for _ in range(STATIC_ITERATIONS):
+            if not np.all(np.isfinite(r)):
+                return x, False
+            if np.max(np.abs(r)) <= STATIC_TOLERANCE:
+                return x, True
+            jacobian = np.empty((x.size, x.size))
+            for col in range(x.size):
+                step = kernels.FD_STEP * max(1.0, abs(x[col]))
+                shifted = x.copy()
+                shifted[col] += step
+                jacobian[:, col] = (residual(shifted) - r) / step
+            try:
+                dx = np.linalg.solve(jacobian, -r)
+            except np.linalg.LinAlgError:
+                return x, False
+            alpha = 1.0
+            while True:       # backtrack until the residual norm decreases
+                trial = x + alpha * dx
+                r_trial = residual(trial)
+                if (np.linalg.norm(r_trial) < (1.0 - 1e-4 * alpha) * np.linalg.norm(r)
+                        or alpha < 1e-3):
+                    break
+                alpha *= 0.5
+            x, r = trial, r_trial
+        return x, bool(np.max(np.abs(r)) <= STATIC_TOLERANCE)
 
     def natural_frequencies(self, x: np.ndarray, inputs: np.ndarray) -> np.ndarray:
         """Undamped natural frequencies [Hz], ascending, of small motions about x.
