@@ -71,9 +71,9 @@ def run(args: argparse.Namespace) -> int:
     values = parse_values(given, option)
     try:
         inputs = model.input_vector(values, option)
-        start = time.perf_counter()
         # start at rest under gravity alone, so that the run shows the step response
         rest = model.equilibrium(np.zeros_like(inputs))
+        start = time.perf_counter()
         run = model.simulate(inputs, args.duration, dt=args.dt, x0=rest)
         wall = time.perf_counter() - start
     except CCDynamicsError as error:
