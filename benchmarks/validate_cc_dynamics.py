@@ -10,9 +10,10 @@ and in the PyElastica simulator (``TendonSimulator``); the first natural frequen
 the tip's zero crossings about its mean, and for the CC model also from the eigenvalues
 of its linearisation about the sagged equilibrium.
 
-The last line printed with --json is one JSON object.
+The last line printed with --json is one JSON object; --plot writes a PNG of the two
+swings and of the static tips.
 
-    python benchmarks/validate_cc_dynamics.py --json
+    python benchmarks/validate_cc_dynamics.py --json --plot docs/cc_dynamics_validation.png
 """
 
 import argparse
@@ -76,7 +77,7 @@ def swing_frequency(times, values) -> float:
     return float(1.0 / np.mean(np.diff(crossings)))
 
 
-def dynamics(robot, duration: float, show: bool) -> dict:
+def dynamics(robot, duration: float, show: bool) -> tuple[dict, dict]:
     cc = CCDynamics.from_tendon_robot(robot)
     zero = np.zeros(len(robot.tendons))
     run = cc.simulate(zero, duration, dt=1e-3)
@@ -92,7 +93,8 @@ def dynamics(robot, duration: float, show: bool) -> dict:
         tips.append(state.tip_position)
     times, tips = np.array(times), np.array(tips)
     vertical = np.argmax(np.abs(robot.gravity))
-    return {
+    curves = {'cc': (run.times, cc_tips[:, vertical]), 'pyelastica': (times, tips[:, vertical])}
+    return curves, {
         'duration': duration,
         'cc_first_frequency_hz_swing': swing_frequency(run.times, cc_tips[:, vertical]),
         'cc_first_frequency_hz_linear': float(cc.natural_frequencies(sagged, zero)[0]),
@@ -103,18 +105,59 @@ def dynamics(robot, duration: float, show: bool) -> dict:
     }
 
 
+def plot(path, result: dict, curves: dict) -> None:
+    """Left: the tip height of the free swing in both models; right: static tips."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    d = result['dynamics']
+    for name, label in (('cc', f'CC Lagrange ({d["cc_first_frequency_hz_swing"]:.2f} Hz)'),
+                        ('pyelastica', 'PyElastica Cosserat '
+                                       f'({d["pyelastica_first_frequency_hz_swing"]:.2f} Hz)')):
+        times, heights = curves[name]
+        left.plot(times, 1e3 * heights, label=label)
+    left.set_xlabel('time [s]')
+    left.set_ylabel('tip height [mm]')
+    left.set_title('free swing of the straight robot under gravity', fontsize=10)
+    left.legend()
+    left.grid(True, alpha=0.3)
+    for label, marker in (('no_gravity', 'o'), ('gravity', 's')):
+        cases = result['statics'][label]['cases']
+        cc = 1e3 * np.array([c['cc_tip'] for c in cases])
+        rod = 1e3 * np.array([c['cosserat_tip'] for c in cases])
+        right.scatter(rod[:, 1], rod[:, 2], marker=marker, facecolors='none',
+                      edgecolors='k', label=f'cosserat, {label.replace("_", " ")}')
+        right.scatter(cc[:, 1], cc[:, 2], marker=marker, s=12,
+                      label=f'CC, {label.replace("_", " ")}')
+    right.set_xlabel('tip y [mm]')
+    right.set_ylabel('tip z [mm]')
+    right.set_title('static tips, 14 tension cases', fontsize=10)
+    right.set_aspect('equal', adjustable='datalim')
+    right.legend(fontsize=8)
+    right.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--robot', default=None, help='robot description (default robot)')
     parser.add_argument('--duration', type=float, default=3.0,
                         help='simulated seconds of the free swing (default 3)')
     parser.add_argument('--json', action='store_true', help='print one JSON line at the end')
+    parser.add_argument('--plot', default=None, metavar='PNG', help='write a plot')
     args = parser.parse_args()
     robot = load_robot(args.robot or default_robot_file())
     show = sys.stderr.isatty()
+    curves, swing = dynamics(robot, args.duration, show)
     result = {'robot': robot.name, 'length_m': robot.rod.length,
-              'statics': statics(robot, show), 'dynamics': dynamics(robot, args.duration, show),
+              'statics': statics(robot, show), 'dynamics': swing,
               'machine': machine_info('numpy', 'numba', 'pyelastica')}
+    if args.plot:
+        plot(args.plot, result, curves)
     for label in ('no_gravity', 'gravity'):
         s = result['statics'][label]
         print(f'statics {label:10s}: CC vs cosserat tip, max {s["max_error_mm"]:.3g} mm '

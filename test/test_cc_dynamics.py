@@ -228,7 +228,7 @@ def test_lagrange_terms_match_finite_differences_of_poses(bha, bha_rotating, ben
     rng = np.random.default_rng(3)
     x = model.rest_state + np.tile([0.02, bend, -0.5 * bend], 3)
     v = rng.normal(size=x.size) * np.tile([0.05, 1.0, 1.0], 3)
-    M, c, q_gravity = model.lagrange_terms(x, v)
+    M, c, q_gravity, _ = model.lagrange_terms(x, v)
     M_ref, c_ref, q_ref = reference_terms(model, x, v)
     np.testing.assert_allclose(M, M_ref, atol=1e-8 * np.abs(M_ref).max())
     np.testing.assert_allclose(c, c_ref, atol=1e-5 * np.abs(c_ref).max() + 1e-9)
@@ -237,7 +237,8 @@ def test_lagrange_terms_match_finite_differences_of_poses(bha, bha_rotating, ben
 
 
 def test_tendon_robot_terms_are_finite_when_straight(tendon):
-    M, c, q_gravity = tendon.lagrange_terms(tendon.rest_state, np.array([0.0, 1.0, -2.0]))
+    M, c, q_gravity, _ = tendon.lagrange_terms(tendon.rest_state,
+                                               np.array([0.0, 1.0, -2.0]))
     M_ref, c_ref, _ = reference_terms(tendon, tendon.rest_state, np.array([0.0, 1.0, -2.0]))
     np.testing.assert_allclose(M, M_ref, rtol=1e-7, atol=1e-12)
     np.testing.assert_allclose(c, c_ref, atol=1e-5 * np.abs(c_ref).max())
@@ -374,3 +375,15 @@ def test_tendon_equilibrium_under_gravity_is_the_minimum_of_the_potential_energy
     # BFGS stops within a few 1e-6 rad; a wrong equilibrium is off by 1e-2 rad and more
     np.testing.assert_allclose(tendon.equilibrium(T), tendon.rest_state + scale * minimum.x,
                                atol=2e-5)
+
+
+def test_spin_dampers_dissipate_the_power_of_the_mass_rotations(tendon):
+    x = tendon.rest_state + np.array([-1e-4, 0.4, -0.7])
+    v = np.array([0.01, 2.0, 1.5])
+    q_spin = tendon.lagrange_terms(x, v)[3]
+    w = body_rate(tendon, x, v)
+    spin_damping = tendon.model[10]
+    assert np.count_nonzero(spin_damping) == 4           # the rod's masses, not the discs
+    power = np.einsum('jk,jki,jki->', spin_damping, w, w)
+    assert -(v @ q_spin) == pytest.approx(power, rel=1e-7)
+    assert power > 0.0

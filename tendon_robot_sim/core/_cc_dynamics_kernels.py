@@ -65,7 +65,8 @@ FAST_NEWTON = 5
 
 # model tuple layout (built by cc_dynamics.CCDynamics.model):
 # (base_R (3, 3), fractions (n, k), masses (n, k) kg, gravity (3,) m/s^2,
-#  G (3n, m), b (3n,), K (3n, 3n), D (3n, 3n), nu 1/s, inertias (n, k, 3) kg m^2)
+#  G (3n, m), b (3n,), K (3n, 3n), D (3n, 3n), nu 1/s, inertias (n, k, 3) kg m^2,
+#  spin_damping (n, k) N m s/rad)
 
 
 @njit(cache=True)
@@ -192,19 +193,21 @@ def arc_rotation(xs, vs, R, R_g, R_h):
 
 
 @njit(cache=True)
-def lagrange_terms(x, v, model, M, c, q_gravity):
-    """Mass matrix M (3n, 3n), velocity-product term c (3n,), gravity force (3n,).
+def lagrange_terms(x, v, model, M, c, q_gravity, q_spin):
+    """Mass matrix M (3n, 3n), velocity-product term c (3n,), gravity force (3n,) and the
+    force of the dampers on the masses' angular velocities (3n,).
 
     Walks the sections from the base, carrying the base frame of each section (its
     rotation, and the gradient and second time derivative of its rotation and origin;
     the origin itself is not needed) by forward-mode differentiation written out.
     """
     base_R, fractions, masses, gravity = model[0], model[1], model[2], model[3]
-    inertias = model[9]
+    inertias, spin_damping = model[9], model[10]
     N = x.size
     M[:, :] = 0.0
     c[:] = 0.0
     q_gravity[:] = 0.0
+    q_spin[:] = 0.0
     Rb = base_R.copy()
     Rb_g = np.zeros((N, 3, 3))
     Rb_h = np.zeros((3, 3))
@@ -243,9 +246,10 @@ def lagrange_terms(x, v, model, M, c, q_gravity):
                                      + J[a, 2] * gravity[2])
                 for b in range(a, n):
                     M[a, b] += m * (J[a, 0] * J[b, 0] + J[a, 1] * J[b, 1] + J[a, 2] * J[b, 2])
-            if inertias[j, k, 0] + inertias[j, k, 1] + inertias[j, k, 2] > 0.0:
+            if (inertias[j, k, 0] + inertias[j, k, 1] + inertias[j, k, 2] > 0.0
+                    or spin_damping[j, k] > 0.0):
                 _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, fractions[j, k], inertias[j, k],
-                              v, o, M, c)
+                              spin_damping[j, k], v, o, M, c, q_spin)
         # the base frame of the next section
         arc_point(xs, vs, 1.0, pl, pl_g, pl_h)
         arc_rotation(xs, vs, Rl, Rl_g, Rl_h)
@@ -282,12 +286,14 @@ def _vee_of_product(A, B, out):
 
 
 @njit(cache=True)
-def _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, sigma, inertia, v, o, M, c):
-    """Rotational kinetic energy of a lumped mass at fraction ``sigma`` of section o // 3.
+def _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, sigma, inertia, spin_damping, v, o, M, c,
+                  q_spin):
+    """Rotation of a lumped mass at fraction ``sigma`` of section o // 3 with its arc frame.
 
     ``inertia`` (3,) [kg m^2]: principal moments about the arc frame's axes there. With the
     body angular velocity w = J_w x' (w^ = R^T R'), adds J_w^T I J_w to M and
     J_w^T (I w'_h + w x I w) to c, w'_h = vee(R^T R'') at x'' = 0 (Euler's equations).
+    ``spin_damping`` [N m s/rad]: a damper on w, adds -spin_damping J_w^T w to q_spin.
     """
     n = o + 3
     # the arc frame at sigma is the end frame of the arc with u scaled by sigma
@@ -324,6 +330,7 @@ def _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, sigma, inertia, v, o, M, c):
     torque = inertia * w_dot + np.cross(w, Iw)
     for a in range(n):
         c[a] += J_w[a] @ torque
+        q_spin[a] -= spin_damping * (J_w[a] @ w)
         for b in range(a, n):
             M[a, b] += (J_w[a, 0] * inertia[0] * J_w[b, 0] + J_w[a, 1] * inertia[1] * J_w[b, 1]
                         + J_w[a, 2] * inertia[2] * J_w[b, 2])
@@ -359,9 +366,10 @@ def acceleration(x, v, inputs, model):
     M = np.empty((N, N))
     c = np.empty(N)
     Q = np.empty(N)
-    lagrange_terms(x, v, model, M, c, Q)           # Q starts as the gravity force
+    q_spin = np.empty(N)
+    lagrange_terms(x, v, model, M, c, Q, q_spin)   # Q starts as the gravity force
     for a in range(N):
-        Q[a] += b[a] - c[a]
+        Q[a] += b[a] - c[a] + q_spin[a]
         for k in range(G.shape[1]):
             Q[a] += G[a, k] * inputs[k]
         for k in range(N):

@@ -35,8 +35,9 @@ Energies and forces, per section (seed's slides "Dynamic model", Falkenhahn 2015
 Tendon robots come from the existing description (``config/robot.yaml``): sections end
 at the tendon anchors, l0 is the section length, k_c = E A / l0, k_b = E I / l0 (the
 Kirchhoff rod bent into an arc), no actuator springs; the rod mass sits at Gauss-Legendre
-points and every vertebra at its place. Bellows robots come from a ``kind: bellows``
-file (:mod:`tendon_robot_sim.core.bellows_robot`).
+points and every vertebra at its place; damping as PyElastica's analytical damper: on the
+velocities (nu M x') and on the angular velocities of the rod's masses (nu m per mass).
+Bellows robots come from a ``kind: bellows`` file (:mod:`tendon_robot_sim.core.bellows_robot`).
 
 No ROS imports.
 """
@@ -131,6 +132,9 @@ class CCDynamics:
     inertias : array (n, k, 3), optional
         Principal moments of inertia [kg m^2] of the lumped masses about the axes of the
         arc frame at each (rotational kinetic energy); default 0 (neglected, as in the seed).
+    spin_damping : array (n, k), optional
+        Dampers [N m s/rad] on the angular velocity of each lumped mass's arc frame;
+        default 0.
     """
 
     def __init__(self, name: str, areas: np.ndarray | None, input_names: Sequence[str],
@@ -138,7 +142,7 @@ class CCDynamics:
                  base_position: np.ndarray, rest_lengths: np.ndarray, fractions: np.ndarray,
                  masses: np.ndarray, gravity: np.ndarray, stiffness: np.ndarray,
                  rest_force: np.ndarray, damping: np.ndarray, mass_damping: float,
-                 inertias: np.ndarray | None = None):
+                 inertias: np.ndarray | None = None, spin_damping: np.ndarray | None = None):
         self.name = name
         self.kind = 'tension' if areas is None else 'pressure'
         self.input_names = list(input_names)
@@ -161,7 +165,9 @@ class CCDynamics:
                       np.ascontiguousarray(stiffness, dtype=float),
                       np.ascontiguousarray(damping, dtype=float), float(mass_damping),
                       np.zeros(np.shape(masses) + (3,)) if inertias is None
-                      else np.ascontiguousarray(inertias, dtype=float))
+                      else np.ascontiguousarray(inertias, dtype=float),
+                      np.zeros(np.shape(masses)) if spin_damping is None
+                      else np.ascontiguousarray(spin_damping, dtype=float))
 
     # ---------------------------------------------------------------- factories
 
@@ -192,10 +198,11 @@ class CCDynamics:
                 if bounds[j + 1] <= tendon.end + POSITION_TOLERANCE:
                     lengths[i, 3 * j:3 * j + 3] = row
         nodes, weights = np.polynomial.legendre.leggauss(ROD_MASS_POINTS)
-        fractions, masses = [], []
+        fractions, masses, spin_damping = [], [], []
         for j in range(n):
             frac = list(0.5 * (nodes + 1.0))
             mass = list(0.5 * weights * rod.linear_density * section_lengths[j])
+
             inside = ((robot.vertebra_positions > bounds[j] + POSITION_TOLERANCE)
                       & (robot.vertebra_positions <= bounds[j + 1] + POSITION_TOLERANCE))
             for s in robot.vertebra_positions[inside]:
@@ -203,6 +210,11 @@ class CCDynamics:
                 mass.append(robot.vertebra_mass)
             fractions.append(frac)
             masses.append(mass)
+            # PyElastica's AnalyticalLinearDamper also scales each element's angular
+            # velocity by exp(-nu dt m_e / J_e): a torque nu m_e w (in N m per rad/s
+            # when taken in SI numbers); the rod's masses get the same, the vertebrae not
+            spin_damping.append([rod.damping * m for m in mass[:ROD_MASS_POINTS]]
+                                + [0.0] * (len(mass) - ROD_MASS_POINTS))
         stiffness = np.zeros((3 * n, 3 * n))
         rest_force = np.zeros(3 * n)
         for j, l0 in enumerate(section_lengths):
@@ -214,7 +226,8 @@ class CCDynamics:
                    np.column_stack((np.zeros(len(robot.tendons)), robot.max_tensions)),
                    lengths, robot.base.rotation, robot.base.position, section_lengths,
                    *_padded(fractions, masses), robot.gravity, stiffness, rest_force,
-                   np.zeros((3 * n, 3 * n)), rod.damping)
+                   np.zeros((3 * n, 3 * n)), rod.damping,
+                   spin_damping=_padded(fractions, spin_damping)[1])
 
     @classmethod
     def from_bellows_robot(cls, robot: BellowsRobot) -> 'CCDynamics':
@@ -291,17 +304,18 @@ class CCDynamics:
                                     np.asarray(inputs, float), self.model)
 
     def lagrange_terms(self, x: np.ndarray, v: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """M(x) (3n, 3n) kg (m or rad based), velocity products c(x, x'), gravity force."""
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """M(x) (3n, 3n) kg (m or rad based), velocity products c(x, x'), gravity force,
+        force of the spin dampers."""
         N = 3 * self.n_sections
-        M, c, q_gravity = np.empty((N, N)), np.empty(N), np.empty(N)
+        M, c, q_gravity, q_spin = np.empty((N, N)), np.empty(N), np.empty(N), np.empty(N)
         kernels.lagrange_terms(np.asarray(x, float), np.asarray(v, float), self.model,
-                               M, c, q_gravity)
-        return M, c, q_gravity
+                               M, c, q_gravity, q_spin)
+        return M, c, q_gravity, q_spin
 
     def static_force(self, x: np.ndarray, inputs: np.ndarray) -> np.ndarray:
         """Generalised force at rest (x' = 0): zero at a static equilibrium."""
-        _, _, q_gravity = self.lagrange_terms(x, np.zeros_like(x))
+        q_gravity = self.lagrange_terms(x, np.zeros_like(x))[2]
         G, b, K = self.model[4], self.model[5], self.model[6]
         return G @ inputs + b - K @ x + q_gravity
 
