@@ -154,31 +154,33 @@ def _add_matvec(A, x, scale, out):
 
 
 @njit(cache=True)
-def arc_rotation(xs, vs, R, R_g, R_h):
+def arc_rotation(xs, vs, R, R_g, R_h, scratch):
     """Rotation of a section's end, R = I + f K + g K^2, with R_g (3, 3, 3) and R_h.
 
     K = [[0, 0, u_x], [0, 0, u_y], [-u_x, -u_y, 0]] and
     K^2 = -[[u_x^2, u_x u_y, 0], [u_x u_y, u_y^2, 0], [0, 0, t]] are written out with
-    their derivatives by u_x, u_y (``Ka``, ``K2a``) and by time (``Kd``, ``K2d``, ``K2dd``;
-    K'' = 0).
+    their derivatives by u_x, u_y (``Kx``, ``Ky``, ``K2x``, ``K2y``) and by time (``Kd``,
+    ``K2d``, ``K2dd``; K'' = 0), into ``scratch`` (9, 3, 3), which is overwritten.
     """
     ux, uy = xs[1], xs[2]
     wx, wy = vs[1], vs[2]
     f, f1, f2, g, g1, g2 = sinc_functions(ux * ux + uy * uy)
     td = 2.0 * (ux * wx + uy * wy)
     tdd = 2.0 * (wx * wx + wy * wy)
-    K = np.array(((0.0, 0.0, ux), (0.0, 0.0, uy), (-ux, -uy, 0.0)))
-    K2 = -np.array(((ux * ux, ux * uy, 0.0), (ux * uy, uy * uy, 0.0),
-                    (0.0, 0.0, ux * ux + uy * uy)))
-    Kd = np.array(((0.0, 0.0, wx), (0.0, 0.0, wy), (-wx, -wy, 0.0)))
-    c = ux * wy + uy * wx
-    K2d = -np.array(((2.0 * ux * wx, c, 0.0), (c, 2.0 * uy * wy, 0.0), (0.0, 0.0, td)))
-    K2dd = -np.array(((2.0 * wx * wx, 2.0 * wx * wy, 0.0), (2.0 * wx * wy, 2.0 * wy * wy, 0.0),
-                      (0.0, 0.0, tdd)))
-    Kx = np.array(((0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (-1.0, 0.0, 0.0)))
-    Ky = np.array(((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, -1.0, 0.0)))
-    K2x = -np.array(((2.0 * ux, uy, 0.0), (uy, 0.0, 0.0), (0.0, 0.0, 2.0 * ux)))
-    K2y = -np.array(((0.0, ux, 0.0), (ux, 2.0 * uy, 0.0), (0.0, 0.0, 2.0 * uy)))
+    scratch[:] = 0.0
+    K, K2, Kd, K2d, K2dd, Kx, Ky, K2x, K2y = (scratch[0], scratch[1], scratch[2], scratch[3],
+                                              scratch[4], scratch[5], scratch[6], scratch[7],
+                                              scratch[8])
+    _skew_xy(ux, uy, K)
+    _skew_xy(wx, wy, Kd)
+    _skew_xy(1.0, 0.0, Kx)
+    _skew_xy(0.0, 1.0, Ky)
+    # K2 = -sym(a b) with a = b = u; K2' = -(u w^T + w u^T) in the plane; K2'' = -2 w w^T
+    _minus_sym(ux, uy, ux, uy, 1.0, K2)
+    _minus_sym(ux, uy, wx, wy, 2.0, K2d)
+    _minus_sym(wx, wy, wx, wy, 2.0, K2dd)
+    _minus_sym(ux, uy, 1.0, 0.0, 2.0, K2x)
+    _minus_sym(ux, uy, 0.0, 1.0, 2.0, K2y)
     for i in range(3):
         for j in range(3):
             R[i, j] = (1.0 if i == j else 0.0) + f * K[i, j] + g * K2[i, j]
@@ -190,6 +192,26 @@ def arc_rotation(xs, vs, R, R_g, R_h):
             R_h[i, j] = ((f2 * td * td + f1 * tdd) * K[i, j] + 2.0 * f1 * td * Kd[i, j]
                          + (g2 * td * td + g1 * tdd) * K2[i, j] + 2.0 * g1 * td * K2d[i, j]
                          + g * K2dd[i, j])
+
+
+@njit(cache=True)
+def _skew_xy(a, b, out):
+    """out = [[0, 0, a], [0, 0, b], [-a, -b, 0]]: the skew matrix of (-b, a, 0)."""
+    out[0, 2] = a
+    out[1, 2] = b
+    out[2, 0] = -a
+    out[2, 1] = -b
+
+
+@njit(cache=True)
+def _minus_sym(a1, a2, b1, b2, scale, out):
+    """out = -scale/2 (a b^T + b a^T) on the (x, y) block and -scale (a . b) at (z, z):
+    K(a) K(b) + K(b) K(a) = scale * out for the in-plane skew matrices K of ``_skew_xy``."""
+    out[0, 0] = -0.5 * scale * 2.0 * a1 * b1
+    out[0, 1] = -0.5 * scale * (a1 * b2 + a2 * b1)
+    out[1, 0] = out[0, 1]
+    out[1, 1] = -0.5 * scale * 2.0 * a2 * b2
+    out[2, 2] = -0.5 * scale * 2.0 * (a1 * b1 + a2 * b2)
 
 
 @njit(cache=True)
@@ -224,6 +246,10 @@ def lagrange_terms(x, v, model, M, c, q_gravity, q_spin):
     Rl_h = np.zeros((3, 3))
     Rl_d = np.zeros((3, 3))
     work = np.zeros((3, 3))
+    scratch = np.zeros((9, 3, 3))
+    rotation_work = (np.zeros(3), np.zeros(3), np.zeros((3, 3)), np.zeros((3, 3, 3)),
+                     np.zeros((3, 3)), np.zeros((3, 3)), np.zeros((3, 3)), np.zeros((N, 3)),
+                     np.zeros(3), scratch)
     for j in range(N // 3):
         o = 3 * j
         n = o + 3                         # later coordinates do not move this section
@@ -249,10 +275,10 @@ def lagrange_terms(x, v, model, M, c, q_gravity, q_spin):
             if (inertias[j, k, 0] + inertias[j, k, 1] + inertias[j, k, 2] > 0.0
                     or spin_damping[j, k] > 0.0):
                 _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, fractions[j, k], inertias[j, k],
-                              spin_damping[j, k], v, o, M, c, q_spin)
+                              spin_damping[j, k], v, o, M, c, q_spin, rotation_work)
         # the base frame of the next section
         arc_point(xs, vs, 1.0, pl, pl_g, pl_h)
-        arc_rotation(xs, vs, Rl, Rl_g, Rl_h)
+        arc_rotation(xs, vs, Rl, Rl_g, Rl_h, scratch)
         _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h)
         pb_h[:] = h
         pb_g[:n] = J[:n]
@@ -278,41 +304,47 @@ def lagrange_terms(x, v, model, M, c, q_gravity, q_spin):
 
 @njit(cache=True)
 def _vee_of_product(A, B, out):
-    """out = vee of the skew part of A^T B (3 x 3 arrays)."""
-    S = A.T @ B
-    out[0] = 0.5 * (S[2, 1] - S[1, 2])
-    out[1] = 0.5 * (S[0, 2] - S[2, 0])
-    out[2] = 0.5 * (S[1, 0] - S[0, 1])
+    """out = vee of the skew part of A^T B (3 x 3 arrays); (A^T B)_ij = sum_k A_ki B_kj."""
+    for i, (r, s) in enumerate(((2, 1), (0, 2), (1, 0))):
+        out[i] = 0.5 * (A[0, r] * B[0, s] + A[1, r] * B[1, s] + A[2, r] * B[2, s]
+                        - A[0, s] * B[0, r] - A[1, s] * B[1, r] - A[2, s] * B[2, r])
 
 
 @njit(cache=True)
 def _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, sigma, inertia, spin_damping, v, o, M, c,
-                  q_spin):
+                  q_spin, work):
     """Rotation of a lumped mass at fraction ``sigma`` of section o // 3 with its arc frame.
 
     ``inertia`` (3,) [kg m^2]: principal moments about the arc frame's axes there. With the
     body angular velocity w = J_w x' (w^ = R^T R'), adds J_w^T I J_w to M and
     J_w^T (I w'_h + w x I w) to c, w'_h = vee(R^T R'') at x'' = 0 (Euler's equations).
     ``spin_damping`` [N m s/rad]: a damper on w, adds -spin_damping J_w^T w to q_spin.
+    ``work``: arrays (3,), (3,), (3, 3), (3, 3, 3), (3, 3), (3, 3), (3, 3), (3n, 3), (3,),
+    (9, 3, 3) this function may overwrite.
     """
     n = o + 3
+    xs_s, vs_s, Rl, Rl_g, Rl_h, R, dR, J_w, w, scratch = work
     # the arc frame at sigma is the end frame of the arc with u scaled by sigma
-    xs_s = np.array((xs[0], sigma * xs[1], sigma * xs[2]))
-    vs_s = np.array((vs[0], sigma * vs[1], sigma * vs[2]))
-    Rl = np.empty((3, 3))
-    Rl_g = np.empty((3, 3, 3))
-    Rl_h = np.empty((3, 3))
-    arc_rotation(xs_s, vs_s, Rl, Rl_g, Rl_h)
-    R = np.empty((3, 3))
+    xs_s[0], xs_s[1], xs_s[2] = xs[0], sigma * xs[1], sigma * xs[2]
+    vs_s[0], vs_s[1], vs_s[2] = vs[0], sigma * vs[1], sigma * vs[2]
+    arc_rotation(xs_s, vs_s, Rl, Rl_g, Rl_h, scratch)
     _matmul(Rb, Rl, R)
-    J_w = np.zeros((n, 3))
-    dR = np.empty((3, 3))
+    J_w[o] = 0.0                          # the rotation does not depend on l
     for col in range(o):
         _matmul(Rb_g[col], Rl, dR)
         _vee_of_product(R, dR, J_w[col])
     for a in range(1, 3):                 # the rotation does not depend on l
         _matmul(Rb, Rl_g[a], dR)
-        _vee_of_product(R, sigma * dR, J_w[o + a])
+        _vee_of_product(R, dR, J_w[o + a])
+        J_w[o + a] *= sigma
+    for i in range(3):
+        w[i] = 0.0
+        for col in range(n):
+            w[i] += J_w[col, i] * v[col]
+    for a in range(n):
+        q_spin[a] -= spin_damping * (J_w[a, 0] * w[0] + J_w[a, 1] * w[1] + J_w[a, 2] * w[2])
+    if inertia[0] + inertia[1] + inertia[2] == 0.0:
+        return
     # R'' = Rb'' Rl + 2 Rb' Rl' + Rb Rl''
     Rl_d = Rl_g[1] * vs_s[1] + Rl_g[2] * vs_s[2]
     R_h = np.empty((3, 3))
@@ -323,14 +355,9 @@ def _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, sigma, inertia, spin_damping, v,
     R_h += dR
     w_dot = np.empty(3)
     _vee_of_product(R, R_h, w_dot)
-    w = np.zeros(3)
-    for col in range(n):
-        w += J_w[col] * v[col]
-    Iw = inertia * w
-    torque = inertia * w_dot + np.cross(w, Iw)
+    torque = inertia * w_dot + np.cross(w, inertia * w)
     for a in range(n):
         c[a] += J_w[a] @ torque
-        q_spin[a] -= spin_damping * (J_w[a] @ w)
         for b in range(a, n):
             M[a, b] += (J_w[a, 0] * inertia[0] * J_w[b, 0] + J_w[a, 1] * inertia[1] * J_w[b, 1]
                         + J_w[a, 2] * inertia[2] * J_w[b, 2])
