@@ -306,3 +306,14 @@ def test_a_node_main_exits_with_the_line_not_a_traceback(tmp_path, capfd):
     err = capfd.readouterr().err
     assert 'cannot start' in err and 'nested deeper than 20 levels' in err
     assert 'Traceback' not in err
+
+
+def test_kind_is_optional_for_a_tendon_robot_and_checked_when_given():
+    assert robot_from_dict(data(kind='tendon_robot')).to_dict() == DEFAULT.to_dict()
+    with pytest.raises(RobotDescriptionError, match=r"^kind: must be one of \['bellows', "
+                                                    r"'pcr_6rus', 'rolling_joint_snake', "
+                                                    r"'tendon_robot'\], got str 'tdcr'$"):
+        robot_from_dict(data(kind='tdcr'))
+    with pytest.raises(RobotDescriptionError, match=r'^kind: bellows is a bellows-actuated '
+                                                    r'continuum robot; this takes a tendon'):
+        robot_from_dict(data(kind='bellows'))
