@@ -52,6 +52,7 @@ import time as _time
 
 import numpy as np
 
+from tendon_robot_sim.core import _snake_kernels
 from tendon_robot_sim.core.rolling_joint_snake import RollingJointSnake
 from tendon_robot_sim.core.snake_kinematics import ChainState, SnakeKinematics
 
@@ -187,6 +188,14 @@ class SnakeDynamics:
         bias = self.joint_torques(q, qd, np.zeros_like(q))
         return np.linalg.solve(self.mass_matrix(q), (drive - bias)[..., None])[..., 0]
 
+    def acceleration(self, q, qd, tensions) -> np.ndarray:
+        """qdd (N,) of one state (N,) under segment tensions (N, C): the numba kernel."""
+        link = self.snake.link
+        return _snake_kernels.accelerations(
+            q, qd, tensions, self.snake.joint_axes, self.kinematics.b,
+            link.radius_of_curvature, link.height, link.center_of_mass,
+            self.kinematics.proximal_hole_local, link.mass, link.inertia, self.snake.gravity)
+
     def energy(self, q, qd) -> np.ndarray:
         """Kinetic plus gravitational energy (K,) [J] (zero at the base height)."""
         s = self.kinematics.state(q, qd)
@@ -256,10 +265,10 @@ class SnakeDynamics:
             unit_f = e[:, n]                                                 # (K, C, 3)
             unit_m = np.cross(arm, unit_f)
             # contact wrench = need - (unit wrench) T, in f3: S = s0 - sg T, M = m0 - mg T
-            s0, sg = np.einsum('kij,kj->ki', basis, need_f), np.einsum('kij,kcj->kic',
-                                                                          basis, unit_f)
-            m0, mg = np.einsum('kij,kj->ki', basis, need_m), np.einsum('kij,kcj->kic',
-                                                                          basis, unit_m)
+            s0 = np.einsum('kij,kj->ki', basis, need_f)
+            sg = np.einsum('kij,kcj->kic', basis, unit_f)
+            m0 = np.einsum('kij,kj->ki', basis, need_m)
+            mg = np.einsum('kij,kcj->kic', basis, unit_m)
             T, rows_c = self._minimum_tensions(levers[:, n], m0[:, 2], s0, sg, m0, mg, w)
             tensions[:, n] = T
             S = s0 - np.einsum('kic,kc->ki', sg, T)
@@ -407,7 +416,7 @@ class SnakeDynamics:
     # ----------------------------------------------------------------- simulation
 
     def simulate(self, t, tensions, q0, qd0, substeps: int = 1):
-        """Integrate the forward dynamics (RK4) under sampled tensions.
+        """Integrate the forward dynamics (RK4, numba kernel) under sampled tensions.
 
         Parameters
         ----------
@@ -440,7 +449,7 @@ class SnakeDynamics:
         out_q[0], out_qd[0] = q, qd
 
         def rate(x, v, T):
-            return v, self.accelerations(x, v, np.broadcast_to(T, (B, N, C)))
+            return v, np.array([self.acceleration(x[b], v[b], T) for b in range(B)])
 
         for i in range(t.size - 1):
             h = (t[i + 1] - t[i]) / substeps
