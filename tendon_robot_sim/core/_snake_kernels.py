@@ -103,3 +103,35 @@ def accelerations(q, qd, tensions, axes, planes, radius, height, center_of_mass,
                 mass_matrix[n, m] += (mass * (Jv[n] @ Jv[m])
                                       + world_axes[n] @ (inertias[j] @ world_axes[m]))
     return np.linalg.solve(mass_matrix, rhs)
+
+
+@njit(cache=True)
+def integrate(t, tensions, q0, qd0, substeps, axes, planes, radius, height, center_of_mass,
+              proximal_holes, mass, inertia, gravity):
+    """RK4 from (q0, qd0) (N,) over the sample times t (K,) under tensions (K, N, C),
+    linear between samples; returns q, qd (K, N) at the samples."""
+    K, N = t.shape[0], q0.shape[0]
+    q_out, qd_out = np.empty((K, N)), np.empty((K, N))
+    q, qd = q0.copy(), qd0.copy()
+    q_out[0], qd_out[0] = q, qd
+    model = (axes, planes, radius, height, center_of_mass, proximal_holes, mass, inertia,
+             gravity)
+    for i in range(K - 1):
+        h = (t[i + 1] - t[i]) / substeps
+        change = tensions[i + 1] - tensions[i]
+        for j in range(substeps):
+            f = j / substeps
+            T_a = tensions[i] + f * change
+            T_m = tensions[i] + (f + 0.5 / substeps) * change
+            T_b = tensions[i] + (f + 1.0 / substeps) * change
+            a1 = accelerations(q, qd, T_a, *model)
+            v2 = qd + 0.5 * h * a1
+            a2 = accelerations(q + 0.5 * h * qd, v2, T_m, *model)
+            v3 = qd + 0.5 * h * a2
+            a3 = accelerations(q + 0.5 * h * v2, v3, T_m, *model)
+            v4 = qd + h * a3
+            a4 = accelerations(q + h * v3, v4, T_b, *model)
+            q = q + h / 6.0 * (qd + 2.0 * v2 + 2.0 * v3 + v4)
+            qd = qd + h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+        q_out[i + 1], qd_out[i + 1] = q, qd
+    return q_out, qd_out

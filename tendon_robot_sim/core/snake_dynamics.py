@@ -188,13 +188,18 @@ class SnakeDynamics:
         bias = self.joint_torques(q, qd, np.zeros_like(q))
         return np.linalg.solve(self.mass_matrix(q), (drive - bias)[..., None])[..., 0]
 
+    def _model(self) -> tuple:
+        """The snake as the arguments of the numba kernels."""
+        link = self.snake.link
+        return (self.snake.joint_axes, self.kinematics.b, link.radius_of_curvature,
+                link.height, link.center_of_mass, self.kinematics.proximal_hole_local,
+                link.mass, link.inertia, self.snake.gravity)
+
     def acceleration(self, q, qd, tensions) -> np.ndarray:
         """qdd (N,) of one state (N,) under segment tensions (N, C): the numba kernel."""
-        link = self.snake.link
-        return _snake_kernels.accelerations(
-            q, qd, tensions, self.snake.joint_axes, self.kinematics.b,
-            link.radius_of_curvature, link.height, link.center_of_mass,
-            self.kinematics.proximal_hole_local, link.mass, link.inertia, self.snake.gravity)
+        return _snake_kernels.accelerations(np.asarray(q, dtype=float),
+                                            np.asarray(qd, dtype=float),
+                                            np.asarray(tensions, dtype=float), *self._model())
 
     def energy(self, q, qd) -> np.ndarray:
         """Kinetic plus gravitational energy (K,) [J] (zero at the base height)."""
@@ -445,27 +450,11 @@ class SnakeDynamics:
         if tensions.shape[:3] != (t.size, N, C):
             raise SnakeDynamicsError(f'tensions: shape {tensions.shape}, expected '
                                      f'({t.size}, {N}, {C}) or ({t.size}, {C})')
-        out_q, out_qd = np.empty((t.size, B, N)), np.empty((t.size, B, N))
-        out_q[0], out_qd[0] = q, qd
-
-        def rate(x, v, T):
-            return v, np.array([self.acceleration(x[b], v[b], T) for b in range(B)])
-
-        for i in range(t.size - 1):
-            h = (t[i + 1] - t[i]) / substeps
-            for j in range(substeps):
-                f0 = j / substeps
-                T_a = tensions[i] + f0 * (tensions[i + 1] - tensions[i])
-                T_m = tensions[i] + (f0 + 0.5 / substeps) * (tensions[i + 1] - tensions[i])
-                T_b = tensions[i] + (f0 + 1.0 / substeps) * (tensions[i + 1] - tensions[i])
-                k1 = rate(q, qd, T_a)
-                k2 = rate(q + 0.5 * h * k1[0], qd + 0.5 * h * k1[1], T_m)
-                k3 = rate(q + 0.5 * h * k2[0], qd + 0.5 * h * k2[1], T_m)
-                k4 = rate(q + h * k3[0], qd + h * k3[1], T_b)
-                q = q + h / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
-                qd = qd + h / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
-            out_q[i + 1], out_qd[i + 1] = q, qd
-        return out_q, out_qd
+        tensions = np.ascontiguousarray(tensions)
+        runs = [_snake_kernels.integrate(t, tensions, q[b], qd[b], substeps, *self._model())
+                for b in range(B)]
+        return (np.stack([r[0] for r in runs], axis=1),
+                np.stack([r[1] for r in runs], axis=1))
 
 
 def _solve_square(rows: np.ndarray, rhs: np.ndarray):
