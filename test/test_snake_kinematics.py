@@ -26,7 +26,7 @@ Q = RNG.uniform(-0.8, 0.8, (5, SNAKE.n_joints)) * SNAKE.joint_limit
 def test_default_snake_file():
     assert SNAKE.joints == ('pan', 'tilt') * 3
     assert SNAKE.cable_names == ['cable1', 'cable2', 'cable3', 'cable4']
-    assert SNAKE.link.contact_angle == pytest.approx(math.radians(15.0))
+    assert SNAKE.link.contact_angle == pytest.approx(math.radians(42.0))
     # cable 2 is the upper one (it holds the weight), cable 4 the lower one
     assert SNAKE.cables[1].lateral[2] > 0 > SNAKE.cables[3].lateral[2]
     assert_allclose(SNAKE.gravity, [0, 0, -9.80665])

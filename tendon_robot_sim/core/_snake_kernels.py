@@ -9,11 +9,14 @@ on 3-vectors. Tests compare it with the numpy path.
 from numba import njit
 import numpy as np
 
+from tendon_robot_sim.core._statics_kernels import _cross as _cross_into
+
 
 @njit(cache=True)
 def _cross(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
+    out = np.empty(3)
+    _cross_into(a, b, out)
+    return out
 
 
 @njit(cache=True)

@@ -54,7 +54,7 @@ import numpy as np
 
 from tendon_robot_sim.core import _snake_kernels
 from tendon_robot_sim.core.rolling_joint_snake import RollingJointSnake
-from tendon_robot_sim.core.snake_kinematics import ChainState, SnakeKinematics
+from tendon_robot_sim.core.snake_kinematics import ChainState, cross, SnakeKinematics
 
 # Constraint groups of (37), in the row order of the inequalities of one link.
 GROUPS = ('contact', 'friction', 'pretension', 'max_tension')
@@ -147,7 +147,7 @@ class SnakeDynamics:
         R = s.rotations[:, 1:]
         inertia = np.einsum('knij,j,knlj->knil', R, link.inertia, R)       # R I R^T
         moment = (np.einsum('knij,knj->kni', inertia, s.omega_dot)
-                  + np.cross(s.omega, np.einsum('knij,knj->kni', inertia, s.omega)))
+                  + cross(s.omega, np.einsum('knij,knj->kni', inertia, s.omega)))
         return force, moment
 
     def joint_torques(self, q, qd, qdd) -> np.ndarray:
@@ -159,8 +159,8 @@ class SnakeDynamics:
         force, moment = self._link_wrenches(s)
         # wrench of links j >= n about the origin, summed from the tip
         F = np.cumsum(force[:, ::-1], axis=1)[:, ::-1]
-        M = np.cumsum((moment + np.cross(s.centers, force))[:, ::-1], axis=1)[:, ::-1]
-        return np.einsum('knj,knj->kn', s.axes, M - np.cross(s.contacts, F))
+        M = np.cumsum((moment + cross(s.centers, force))[:, ::-1], axis=1)[:, ::-1]
+        return np.einsum('knj,knj->kn', s.axes, M - cross(s.contacts, F))
 
     def mass_matrix(self, q) -> np.ndarray:
         """M(q) (K, N, N) [kg m^2] from the link Jacobians."""
@@ -170,7 +170,7 @@ class SnakeDynamics:
         link = self.snake.link
         # Jv[k, j, :, n] = a_n x (p_Cj - p_cn) for n <= j, else 0
         arm = s.centers[:, :, None, :] - s.contacts[:, None, :, :]           # (K, j, n, 3)
-        Jv = np.cross(np.broadcast_to(s.axes[:, None], arm.shape), arm)
+        Jv = cross(np.broadcast_to(s.axes[:, None], arm.shape), arm)
         lower = np.tril(np.ones((N, N)))[None, :, :, None]
         Jv = Jv * lower
         Jw = np.broadcast_to(s.axes[:, None], Jv.shape) * lower             # (K, j, n, 3)
@@ -261,14 +261,14 @@ class SnakeDynamics:
         for n in range(N - 1, -1, -1):
             p_c = s.contacts[:, n]
             ex, ez = s.normals[:, n], s.axes[:, n]
-            basis = np.stack((ex, np.cross(ez, ex), ez), axis=1)              # (K, 3, 3)
+            basis = np.stack((ex, cross(ez, ex), ez), axis=1)              # (K, 3, 3)
             # what the contacts and segment n must supply: force, and moment about p_c
             need_f = force[:, n] - distal_force
-            need_m = (moment[:, n] + np.cross(s.centers[:, n] - p_c, force[:, n])
-                      - (distal_moment - np.cross(p_c, distal_force)))
+            need_m = (moment[:, n] + cross(s.centers[:, n] - p_c, force[:, n])
+                      - (distal_moment - cross(p_c, distal_force)))
             arm = s.proximal_holes[:, n] - p_c[:, None]
             unit_f = e[:, n]                                                 # (K, C, 3)
-            unit_m = np.cross(arm, unit_f)
+            unit_m = cross(arm, unit_f)
             # contact wrench = need - (unit wrench) T, in f3: S = s0 - sg T, M = m0 - mg T
             s0 = np.einsum('kij,kj->ki', basis, need_f)
             sg = np.einsum('kij,kcj->kic', basis, unit_f)
@@ -295,8 +295,8 @@ class SnakeDynamics:
             contact_m = np.einsum('kij,ki->kj', basis, Mc)
             pull = T[..., None] * unit_f
             distal_force = -contact_f - pull.sum(axis=1)
-            distal_moment = (-(contact_m + np.cross(p_c, contact_f))
-                             - np.cross(s.distal_holes[:, n], pull).sum(axis=1))
+            distal_moment = (-(contact_m + cross(p_c, contact_f))
+                             - cross(s.distal_holes[:, n], pull).sum(axis=1))
         problems.sort(key=lambda p: (p.time, p.joint))
         return InverseDynamics(t, q, tensions, normal, friction, active, tuple(problems),
                                _time.perf_counter() - start)
@@ -462,7 +462,7 @@ def _solve_square(rows: np.ndarray, rhs: np.ndarray):
     d = rows.shape[-1]
     if d == 3:      # Cramer's rule with cross products: many times faster than LAPACK here
         r0, r1, r2 = rows[..., 0, :], rows[..., 1, :], rows[..., 2, :]
-        c12, c20, c01 = np.cross(r1, r2), np.cross(r2, r0), np.cross(r0, r1)
+        c12, c20, c01 = cross(r1, r2), cross(r2, r0), cross(r0, r1)
         det = np.einsum('...i,...i->...', r0, c12)
         ok = np.abs(det) > 1e-10
         safe = np.where(ok, det, 1.0)
