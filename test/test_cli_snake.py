@@ -47,6 +47,12 @@ def test_inverse_writes_csv_plot_and_json(tmp_path):
                     rtol=1e-8)
     assert_allclose([float(r['theta2']) for r in rows], q[:, 1], atol=1e-9)
     assert all('pretension' in r['active_joint1'] for r in rows)
+    assert_allclose([float(r['joint3_normal2']) for r in rows], expected.normal_forces[:, 2, 1],
+                    rtol=1e-8)
+    assert_allclose([float(r['joint4_friction_z1']) for r in rows],
+                    expected.friction_forces[:, 3, 0, 1], rtol=1e-8, atol=1e-12)
+    assert_allclose([float(r['joint4_friction_y2']) for r in rows],
+                    expected.friction_forces[:, 3, 1, 0], rtol=1e-8, atol=1e-12)
 
 
 def test_inverse_from_a_csv_file(tmp_path, capsys):

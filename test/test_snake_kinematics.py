@@ -39,38 +39,35 @@ def test_default_snake_file():
                                          m * (3 * (ro ** 2 + ri ** 2) + H ** 2) / 12], rtol=1e-3)
 
 
-def changed(**changes):
-    data = read_yaml(SNAKE_FILE)
-    for key, value in changes.items():
-        target = data
-        *parents, last = key.split('__')
-        for parent in parents:
-            target = target[int(parent)] if parent.isdigit() else target[parent]
-        if value is ...:
-            del target[last]
-        else:
-            target[last] = value
-    return data
+def without(key):
+    return lambda data: data.pop(key)
 
 
-@pytest.mark.parametrize('changes, message', [
-    ({'kind': 'tendon_continuum'}, "kind: must be 'rolling_joint_snake'"),
-    ({'kind': ...}, 'kind: required key is missing'),
-    ({'joints': ['pan', 'roll']}, 'joints[1]: must be one of'),
-    ({'joints': []}, 'joints: must be a non-empty list'),
-    ({'link__height': -0.03}, 'link.height: must be > 0'),
-    ({'link__contact_angle': 95.0}, 'link.contact_angle: must be < 90'),
-    ({'link__inertia': [1e-5, 1e-6, 1e-6]}, 'link.inertia[0]: 1e-05 exceeds the sum'),
-    ({'link__colour': 'red'}, 'link.colour: unknown key'),
-    ({'cables__1__offset': 0.03}, 'cables[1].offset: the hole'),
-    ({'cables__2__name': 'cable1'}, "cables[2].name: duplicate cable name 'cable1'"),
-    ({'friction_coefficient': 0.0}, 'friction_coefficient: must be > 0'),
-    ({'pretension': 200.0}, 'pretension: must be < max_tension'),
-    ({'min_contact_force': ...}, 'min_contact_force: required key is missing'),
+def setting(section, key, value):
+    return lambda data: data[section].__setitem__(key, value)
+
+
+@pytest.mark.parametrize('change, message', [
+    (lambda d: d.update(kind='tendon_continuum'), "kind: must be 'rolling_joint_snake'"),
+    (without('kind'), 'kind: required key is missing'),
+    (lambda d: d.update(joints=['pan', 'roll']), 'joints[1]: must be one of'),
+    (lambda d: d.update(joints=[]), 'joints: must be a non-empty list'),
+    (setting('link', 'height', -0.03), 'link.height: must be > 0'),
+    (setting('link', 'contact_angle', 95.0), 'link.contact_angle: must be < 90'),
+    (setting('link', 'inertia', [1e-5, 1e-6, 1e-6]), 'link.inertia[0]: 1e-05 exceeds the sum'),
+    (setting('link', 'colour', 'red'), 'link.colour: unknown key'),
+    (lambda d: d['cables'][1].update(offset=0.03), 'cables[1].offset: the hole'),
+    (lambda d: d['cables'][2].update(name='cable1'),
+     "cables[2].name: duplicate cable name 'cable1'"),
+    (lambda d: d.update(friction_coefficient=0.0), 'friction_coefficient: must be > 0'),
+    (lambda d: d.update(pretension=200.0), 'pretension: must be < max_tension'),
+    (without('min_contact_force'), 'min_contact_force: required key is missing'),
 ])
-def test_bad_descriptions_name_the_key(changes, message):
+def test_bad_descriptions_name_the_key(change, message):
+    data = read_yaml(SNAKE_FILE)
+    change(data)
     with pytest.raises(RobotDescriptionError) as error:
-        snake_from_dict(changed(**changes))
+        snake_from_dict(data)
     assert message in str(error.value)
 
 

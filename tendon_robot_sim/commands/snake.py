@@ -9,7 +9,8 @@
 seed's trajectories (theta = (pi/18) sin(t/2) on the pan joints, the tilt joints, both, or
 all three) or a CSV file with a ``time`` column and one column of joint angles [rad] per
 joint. Writes ``OUT/tensions_<trajectory>.csv`` (time, angles, every segment's tensions,
-the active constraints per joint, infeasibility) and with ``--plot`` ``OUT/tensions.png``
+normal and friction forces (y, z in the contact frame f3) at both contact points of every
+joint, the active constraints per joint, infeasibility) and with ``--plot`` ``OUT/tensions.png``
 (base tensions over time, like the seed's figure 2). Infeasible steps are listed with
 their time, joint and constraint. With ``--json`` the last line is one JSON object.
 
@@ -118,6 +119,8 @@ def write_csv(path: Path, snake, result: InverseDynamics) -> None:
     N = snake.n_joints
     header = (['time'] + [f'theta{n + 1}' for n in range(N)]
               + [f'segment{n + 1}_{c}' for n in range(N) for c in snake.cable_names]
+              + [f'joint{n + 1}_{quantity}{i}' for n in range(N)
+                 for quantity in ('normal', 'friction_y', 'friction_z') for i in (1, 2)]
               + [f'active_joint{n + 1}' for n in range(N)] + ['infeasible'])
     problems = {}
     for p in result.infeasible:
@@ -129,6 +132,10 @@ def write_csv(path: Path, snake, result: InverseDynamics) -> None:
             active = ['+'.join(g for g in GROUPS if result.active[g][k, n]) for n in range(N)]
             writer.writerow([f'{t:.6f}'] + [f'{v:.9g}' for v in result.q[k]]
                             + [f'{v:.9g}' for v in result.tensions[k].ravel()]
+                            + [f'{v:.9g}' for v in np.concatenate(
+                                (result.normal_forces[k][:, None],
+                                 np.moveaxis(result.friction_forces[k], -1, 1)),
+                                axis=1).ravel()]
                             + active + [' '.join(problems.get(float(t), []))])
 
 

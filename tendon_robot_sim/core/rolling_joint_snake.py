@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from tendon_robot_sim.core.robot import DescriptionMapping, read_yaml, RobotDescriptionError
+from tendon_robot_sim.core.robot import (
+    DescriptionMapping, load_description, RobotDescriptionError)
 
 KIND = 'rolling_joint_snake'
 JOINT_TYPES = ('pan', 'tilt')
@@ -107,11 +108,7 @@ def load_snake(path: str | Path) -> RollingJointSnake:
     RobotDescriptionError
         With one message naming the file, the key and the problem.
     """
-    data = read_yaml(path)
-    try:
-        return snake_from_dict(data)
-    except RobotDescriptionError as error:
-        raise RobotDescriptionError(f'{path}: {error}') from None
+    return load_description(path, snake_from_dict)
 
 
 def snake_from_dict(data: Any) -> RollingJointSnake:
