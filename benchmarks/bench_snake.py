@@ -3,8 +3,9 @@
 
 Inverse dynamics with the tension optimisation (37) for every joint: trajectory steps per
 second over the seed's 12.6 s trajectories at 5 ms (all steps of a trajectory solved
-together, as ``snake inverse`` does), and one step at a time (as a controller asking for
-the next step's tensions would). Target: >= 1000 steps/s (5 x real time at 5 ms steps).
+together, as ``snake inverse`` does), and one step at a time (``inverse_step``, numba,
+as a controller asking for the next step's tensions would). Target: >= 1000 steps/s
+(5 x real time at 5 ms steps).
 
 Forward dynamics: real-time factor (simulated / wall time) of RK4 under the tensions of
 the inverse dynamics, at the seed's 5 ms (the step of the round-trip test) and at 1 ms.
@@ -67,8 +68,9 @@ def main(argv=None) -> int:
                           'median_steps_per_second': t.size / statistics.median(times)}
     t, q, qd, qdd = seed_trajectory(snake, 'both')
     n = min(args.single_steps, t.size)
-    times = timed(lambda: [dynamics.inverse(t[k:k + 1], q[k:k + 1], qd[k:k + 1], qdd[k:k + 1])
-                           for k in range(n)], args.repeats, 'inverse one step', show)
+    dynamics.inverse_step(t[0], q[0], qd[0], qdd[0])      # compile
+    times = timed(lambda: [dynamics.inverse_step(t[k], q[k], qd[k], qdd[k]) for k in range(n)],
+                  args.repeats, 'inverse one step', show)
     inverse['one_step_at_a_time'] = {'steps_per_second': n / min(times),
                                      'median_steps_per_second': n / statistics.median(times)}
     result['inverse'] = inverse

@@ -144,6 +144,19 @@ def test_virtual_work_statics_gives_the_same_tensions(q):
             assert result.tensions[0, n].sum() > statics.tensions.sum() + 1e-3
 
 
+def test_one_step_kernel_matches_the_trajectory_solver(study):
+    for which in ('pan', 'both'):
+        (t, q, qd, qdd), result = study[which]
+        for k in range(0, t.size, 97):
+            step = DYN.inverse_step(t[k], q[k], qd[k], qdd[k])
+            assert step.feasible
+            assert_allclose(step.tensions[0], result.tensions[k], atol=1e-9)
+            assert_allclose(step.normal_forces[0], result.normal_forces[k], atol=1e-9)
+            assert_allclose(step.friction_forces[0], result.friction_forces[k], atol=1e-9)
+            for group in result.active:
+                assert np.array_equal(step.active[group][0], result.active[group][k]), group
+
+
 def test_infeasible_steps_are_reported_with_time_and_constraint():
     slippery = SnakeDynamics(dataclasses.replace(SNAKE, friction_coefficient=0.01,
                                                  max_tension=10.0))
@@ -153,6 +166,9 @@ def test_infeasible_steps_are_reported_with_time_and_constraint():
     assert {p.constraint for p in result.infeasible} == {'friction'}
     assert [p.time for p in result.infeasible] == sorted(p.time for p in result.infeasible)
     assert 'friction constraint' in str(result.infeasible[0])
+    one = slippery.inverse_step(t[3], q[3], qd[3], qdd[3])
+    assert [(p.time, p.constraint) for p in one.infeasible] == [
+        (p.time, p.constraint) for p in result.infeasible if p.time == t[3]]
 
 
 def test_joint_beyond_the_rolling_surface_is_an_error():

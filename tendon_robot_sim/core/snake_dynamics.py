@@ -193,7 +193,7 @@ class SnakeDynamics:
         link = self.snake.link
         return (self.snake.joint_axes, self.kinematics.b, link.radius_of_curvature,
                 link.height, link.center_of_mass, self.kinematics.proximal_hole_local,
-                link.mass, link.inertia, self.snake.gravity)
+                self.kinematics.distal_hole_local, link.mass, link.inertia, self.snake.gravity)
 
     def acceleration(self, q, qd, tensions) -> np.ndarray:
         """qdd (N,) of one state (N,) under segment tensions (N, C): the numba kernel."""
@@ -239,11 +239,7 @@ class SnakeDynamics:
         start = _time.perf_counter()
         t = np.atleast_1d(np.asarray(t, dtype=float))
         q = np.atleast_2d(q)
-        worst = np.unravel_index(np.argmax(np.abs(q)), q.shape)
-        if abs(q[worst]) > self.snake.joint_limit:
-            raise SnakeDynamicsError(
-                f'q: joint {worst[1] + 1} reaches {q[worst]:.4g} rad at t = {t[worst[0]]:.3f} s, '
-                f'beyond the rolling surfaces (2 alpha = {self.snake.joint_limit:.4g} rad)')
+        self._check_limits(t, q)
         s = self.kinematics.state(q, qd, qdd)
         K, N = q.shape
         C = len(self.snake.cables)
@@ -300,6 +296,37 @@ class SnakeDynamics:
         problems.sort(key=lambda p: (p.time, p.joint))
         return InverseDynamics(t, q, tensions, normal, friction, active, tuple(problems),
                                _time.perf_counter() - start)
+
+    def inverse_step(self, t: float, q, qd, qdd) -> InverseDynamics:
+        """:meth:`inverse` at one step (N,), with the numba kernel when there are 4 cables.
+
+        For a controller asking for the next step's tensions: the numpy path's cost is
+        per call, not per step. Infeasible steps go through :meth:`inverse` to name the
+        constraint.
+        """
+        start = _time.perf_counter()
+        q, qd, qdd = (np.asarray(v, dtype=float) for v in (q, qd, qdd))
+        if len(self.snake.cables) != 4:
+            return self.inverse([t], q[None], qd[None], qdd[None])
+        self._check_limits(np.array([t]), q[None])
+        snake = self.snake
+        tensions, normal, friction, active, feasible = _snake_kernels.inverse_step(
+            q, qd, qdd, *self._model(), snake.link.contact_offset, snake.friction_coefficient,
+            snake.min_contact_force, snake.pretension, snake.max_tension, self.vertices,
+            FEASIBILITY_TOLERANCE, ACTIVE_TOLERANCE)
+        if not feasible.all():
+            return self.inverse([t], q[None], qd[None], qdd[None])
+        return InverseDynamics(np.array([t]), q[None], tensions[None], normal[None],
+                               friction[None],
+                               {g: active[None, :, i] for i, g in enumerate(GROUPS)}, (),
+                               _time.perf_counter() - start)
+
+    def _check_limits(self, t: np.ndarray, q: np.ndarray) -> None:
+        worst = np.unravel_index(np.argmax(np.abs(q)), q.shape)
+        if abs(q[worst]) > self.snake.joint_limit:
+            raise SnakeDynamicsError(
+                f'q: joint {worst[1] + 1} reaches {q[worst]:.4g} rad at t = {t[worst[0]]:.3f} s, '
+                f'beyond the rolling surfaces (2 alpha = {self.snake.joint_limit:.4g} rad)')
 
     def inequality_rows(self, s0, sg, m0, mg, w):
         """Rows G (K, 8 + 2C, C) and bounds h (K, 8 + 2C) of (31), (34)-(36): G T <= h.
