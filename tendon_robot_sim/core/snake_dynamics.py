@@ -180,9 +180,10 @@ class SnakeDynamics:
                 + np.einsum('kjna,kjab,kjmb->knm', Jw, inertia, Jw))
 
     def accelerations(self, q, qd, tensions) -> np.ndarray:
-        """qdd (K, N) [rad/s^2] under cable tensions (K, N, C) or (K, C) (whole cables)."""
+        """qdd (K, N) [rad/s^2] under segment tensions (K, N, C) [N] (numpy path, the
+        reference of the kernel behind :meth:`acceleration` and :meth:`simulate`)."""
         q, qd = np.atleast_2d(q), np.atleast_2d(qd)
-        tensions = self._segment_tensions(tensions, q.shape[0])
+        tensions = np.broadcast_to(tensions, q.shape + (len(self.snake.cables),))
         levers = self.kinematics.state(q).cable_levers()
         drive = np.einsum('knc,knc->kn', levers, tensions)
         bias = self.joint_torques(q, qd, np.zeros_like(q))
@@ -211,16 +212,6 @@ class SnakeDynamics:
                          + np.sum(link.inertia * w_body ** 2, axis=-1)).sum(axis=1)
         potential = -link.mass * np.einsum('knj,j->k', s.centers, self.snake.gravity)
         return kinetic + potential
-
-    def _segment_tensions(self, tensions, K: int) -> np.ndarray:
-        N, C = self.snake.n_joints, len(self.snake.cables)
-        tensions = np.asarray(tensions, dtype=float)
-        if tensions.shape[-1] != C:
-            raise SnakeDynamicsError(f'tensions: {tensions.shape[-1]} per sample, the snake '
-                                     f'has {C} cables')
-        if tensions.ndim == 1 or tensions.shape[-2:] != (N, C):
-            tensions = np.broadcast_to(tensions.reshape(-1, 1, C), (K, N, C))
-        return np.broadcast_to(tensions, (K, N, C))
 
     # ----------------------------------------------------------------- inverse dynamics
 
