@@ -91,5 +91,7 @@ def test_forward_reports_the_final_pose(capsys):
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report['tensions'] == [SNAKE.pretension, 3.0, SNAKE.pretension, SNAKE.pretension]
     assert len(report['q']) == SNAKE.n_joints and report['time'] == pytest.approx(0.2)
+    # 3 N on the upper cable does not hold the snake's weight: it falls, contacts open
+    assert report['broken_steps'] > 0 and report['broken'][0]['joint'] == 1
     assert main(['snake', 'forward', '--tensions', '1,2']) == 2
     assert '2 values, the snake has 4 cables' in capsys.readouterr().err

@@ -165,7 +165,7 @@ def test_infeasible_steps_are_reported_with_time_and_constraint():
     assert not result.feasible
     assert {p.constraint for p in result.infeasible} == {'friction'}
     assert [p.time for p in result.infeasible] == sorted(p.time for p in result.infeasible)
-    assert 'friction constraint' in str(result.infeasible[0])
+    assert 'friction constraint broken' in str(result.infeasible[0])
     one = slippery.inverse_step(t[3], q[3], qd[3], qdd[3])
     assert [(p.time, p.constraint) for p in one.infeasible] == [
         (p.time, p.constraint) for p in result.infeasible if p.time == t[3]]
@@ -203,6 +203,23 @@ def test_feeding_the_tensions_back_reproduces_the_trajectory(study, which):
     q_sim, _ = DYN.simulate(t, result.tensions, q[0], qd[0])
     assert t[-1] >= 12.6 - 1e-9
     assert np.abs(q_sim[:, 0] - q).max() < 1e-3
+
+
+def test_contact_check_of_a_simulated_motion(study):
+    """Given tensions: the contact forces of the simulated motion, and what they break."""
+    (t, q, qd, qdd), result = study['both']
+    q_sim, qd_sim = (x[:, 0] for x in DYN.simulate(t, result.tensions, q[0], qd[0]))
+    qdd_sim = DYN.accelerations(q_sim, qd_sim, result.tensions)
+    check = DYN.inverse(t, q_sim, qd_sim, qdd_sim, tensions=result.tensions)
+    assert check.feasible
+    assert_allclose(check.normal_forces, result.normal_forces, atol=1e-4)
+    # pretension alone cannot hold the straight snake: it falls, and the contacts open
+    slack = np.full((t[:40].size, SNAKE.n_joints, 4), SNAKE.pretension)
+    q_sag, qd_sag = (x[:, 0] for x in DYN.simulate(t[:40], slack, q[0], qd[0]))
+    sag = DYN.inverse(t[:40], q_sag, qd_sag, DYN.accelerations(q_sag, qd_sag, slack),
+                      tensions=slack)
+    assert not sag.feasible
+    assert sag.infeasible[0].constraint == 'contact' and sag.infeasible[0].joint == 1
 
 
 def test_energy_is_conserved_without_gravity_and_input():

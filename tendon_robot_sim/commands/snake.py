@@ -15,7 +15,9 @@ joint, the active constraints per joint, infeasibility) and with ``--plot`` ``OU
 their time, joint and constraint. With ``--json`` the last line is one JSON object.
 
 ``forward``: integrate the forward dynamics from rest (or given angles) under constant
-cable tensions (one per cable, the same along the cable) and report the final pose.
+cable tensions (one per cable, the same along the cable) and report the final pose, and
+the steps where the motion would need the contacts to pull, slip or carry less than the
+minimum contact force (the model holds the links together regardless).
 """
 
 import argparse
@@ -235,24 +237,42 @@ def run_forward(args: argparse.Namespace) -> int:
         if isinstance(angles, dict) or len(angles) != snake.n_joints:
             raise CommandError(f'--angles: give {snake.n_joints} values in joint order')
         q0 = np.array(angles)
+        if np.abs(q0).max() > snake.joint_limit:
+            raise CommandError(f'--angles: must be within +-{snake.joint_limit:.4g} rad '
+                               f'(2 alpha, the rolling surfaces)')
     if args.duration <= 0 or args.dt <= 0:
         raise CommandError('--duration and --dt: must be > 0')
     dynamics = SnakeDynamics(snake)
     t = np.arange(0.0, args.duration + args.dt / 2, args.dt)
     q, qd = dynamics.simulate(t, np.tile(tensions, (t.size, 1)), q0, np.zeros_like(q0))
     q, qd = q[:, 0], qd[:, 0]
-    if np.any(np.abs(q) > snake.joint_limit):
-        k, n = np.argwhere(np.abs(q) > snake.joint_limit)[0]
-        print(f'warning: joint {n + 1} leaves the rolling surfaces at t = {t[k]:.3f} s '
-              f'(|theta| > {snake.joint_limit:.3f} rad); the model no longer holds')
-    tip = dynamics.kinematics.state(q[-1]).tip_position[0]
     np.set_printoptions(precision=6, suppress=True)
     print(f'{snake.name}: {args.duration:g} s under tensions {tensions} N')
+    # the model assumes rolling contact: check it where the joints are on their surfaces
+    outside = np.flatnonzero(np.any(np.abs(q) > snake.joint_limit, axis=1))
+    inside = int(outside[0]) if outside.size else t.size
+    if inside < t.size:
+        print(f'warning: a joint leaves the rolling surfaces at t = {t[inside]:.3f} s '
+              f'(|theta| > {snake.joint_limit:.3f} rad); the model no longer holds')
+    segments = np.broadcast_to(tensions, (inside, snake.n_joints, len(snake.cables)))
+    check = dynamics.inverse(t[:inside], q[:inside], qd[:inside],
+                             dynamics.accelerations(q[:inside], qd[:inside], segments),
+                             tensions=segments)
+    for problem in check.infeasible[:5]:
+        print(f'warning: {problem}')
+    if len(check.infeasible) > 5:
+        print(f'warning: {len(check.infeasible) - 5} more steps break a constraint')
+    tip = dynamics.kinematics.state(q[-1]).tip_position[0]
     print(f'joint angles [rad]: {q[-1]}')
     print(f'joint rates [rad/s]: {qd[-1]}')
     print(f'tip position [m]:   {tip}')
     if args.json:
         print(json.dumps({'robot': snake.name, 'time': float(t[-1]),
                           'tensions': tensions.tolist(), 'q': q[-1].tolist(),
-                          'qd': qd[-1].tolist(), 'tip_position': tip.tolist()}))
+                          'qd': qd[-1].tolist(), 'tip_position': tip.tolist(),
+                          'left_the_surfaces_at': float(t[inside]) if inside < t.size else None,
+                          'broken_steps': len(check.infeasible),
+                          'broken': [{'time': p.time, 'joint': p.joint,
+                                      'constraint': p.constraint}
+                                     for p in check.infeasible[:100]]}))
     return 0

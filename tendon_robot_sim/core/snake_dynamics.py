@@ -62,6 +62,10 @@ GROUPS = ('contact', 'friction', 'pretension', 'max_tension')
 # within which a constraint counts as active.
 FEASIBILITY_TOLERANCE = 1e-7
 ACTIVE_TOLERANCE = 1e-6
+# Tension or force [N] by which given tensions may break a constraint and still count as
+# keeping it: a simulated motion riding on a limit (as minimum tensions do) strays from it
+# by integration error (below 1e-6 N for the seed's trajectories at 5 ms steps).
+CHECK_TOLERANCE = 1e-4
 # Samples whose vertices are enumerated together (memory: chunk x vertices x rows floats).
 CHUNK = 128
 
@@ -72,15 +76,16 @@ class SnakeDynamicsError(ValueError):
 
 @dataclass(frozen=True)
 class Infeasible:
-    """A step at which no tension set satisfies (37) for one joint."""
+    """A step at which the tensions of one joint break a constraint of (37)."""
 
     time: float        # s
     joint: int         # 1-based
-    constraint: str    # the group whose removal makes the step feasible, or 'several'
+    # minimum tensions: the group whose removal makes the step feasible, or 'several';
+    # given tensions: the first group they break
+    constraint: str
 
     def __str__(self) -> str:
-        return (f't = {self.time:.3f} s, joint {self.joint}: no tensions keep the '
-                f'{self.constraint} constraint')
+        return f't = {self.time:.3f} s, joint {self.joint}: {self.constraint} constraint broken'
 
 
 @dataclass(frozen=True)
@@ -215,12 +220,18 @@ class SnakeDynamics:
 
     # ----------------------------------------------------------------- inverse dynamics
 
-    def inverse(self, t, q, qd, qdd) -> InverseDynamics:
+    def inverse(self, t, q, qd, qdd, tensions=None) -> InverseDynamics:
         """Minimum tensions of problem (37) along a trajectory, joint N to 1 at each step.
+
+        With ``tensions`` given instead (e.g. a motion from :meth:`simulate` and the
+        accelerations :meth:`accelerations` gives under those tensions), the contact and
+        friction forces they need, and as infeasible every step and joint where these break
+        a constraint (contact lost, slipping, tension out of its bounds).
 
         Parameters
         ----------
         t : (K,) s;  q, qd, qdd : (K, N) rad, rad/s, rad/s^2
+        tensions : (K, N, C) N, optional
 
         Raises
         ------
@@ -234,6 +245,7 @@ class SnakeDynamics:
         s = self.kinematics.state(q, qd, qdd)
         K, N = q.shape
         C = len(self.snake.cables)
+        given = None if tensions is None else np.broadcast_to(tensions, (K, N, C))
         force, moment = self._link_wrenches(s)
         _, e = s.cable_segments()
         levers = s.cable_levers()
@@ -261,7 +273,11 @@ class SnakeDynamics:
             sg = np.einsum('kij,kcj->kic', basis, unit_f)
             m0 = np.einsum('kij,kj->ki', basis, need_m)
             mg = np.einsum('kij,kcj->kic', basis, unit_m)
-            T, rows_c = self._minimum_tensions(levers[:, n], m0[:, 2], s0, sg, m0, mg, w)
+            if given is None:
+                T, rows_c = self._minimum_tensions(levers[:, n], m0[:, 2], s0, sg, m0, mg, w)
+            else:
+                T = given[:, n]
+                rows_c = self._violations(T, *self.inequality_rows(s0, sg, m0, mg, w))
             tensions[:, n] = T
             S = s0 - np.einsum('kic,kc->ki', sg, T)
             Mc = m0 - np.einsum('kic,kc->ki', mg, T)
@@ -372,6 +388,14 @@ class SnakeDynamics:
                     break
             problems.append((k, name))
         return T, (h, G, problems)
+
+    def _violations(self, T, G, h):
+        """(h, G, problems) of given tensions T (K, C): the first group each step breaks."""
+        broken = h - np.einsum('krc,kc->kr', G, T) < -CHECK_TOLERANCE
+        problems = []
+        for k in np.flatnonzero(broken.any(axis=1)):
+            problems.append((k, next(g for g in GROUPS if broken[k, self.group_rows[g]].any())))
+        return h, G, problems
 
     def solve_lp(self, a, b, G, h, guesses=None):
         """min sum(T) s.t. a.T = b and G T <= h, for K problems at once, by vertices.
