@@ -9,9 +9,10 @@ import pytest
 from scipy.optimize import linprog
 
 from tendon_robot_sim import share_dir
+from tendon_robot_sim.core import _snake_kernels
 from tendon_robot_sim.core.rolling_joint_snake import load_snake
 from tendon_robot_sim.core.snake_dynamics import (
-    seed_trajectory, SnakeDynamics, SnakeDynamicsError)
+    FEASIBILITY_TOLERANCE, seed_trajectory, SnakeDynamics, SnakeDynamicsError)
 from tendon_robot_sim.core.snake_statics import static_tensions
 
 SNAKE = load_snake(share_dir() / 'config' / 'rolling_joint_snake.yaml')
@@ -61,6 +62,11 @@ def test_vertex_lp_matches_highs(cables):
             assert T[k].sum() == pytest.approx(ref.fun, abs=1e-7)
             assert np.all(G[k] @ T[k] <= h[k] + 1e-7 * (1 + np.abs(h[k])))
             assert a[k] @ T[k] == pytest.approx(b[k], abs=1e-9)
+            if cables == 4:     # the one-step kernel's LP
+                T_kernel, ok = _snake_kernels._vertex_lp(a[k], b[k], G[k], h[k],
+                                                         dynamics.vertices,
+                                                         FEASIBILITY_TOLERANCE)
+                assert ok and T_kernel.sum() == pytest.approx(ref.fun, abs=1e-7)
     assert 30 < solved < 300         # both outcomes occur
 
 
