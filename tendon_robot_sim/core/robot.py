@@ -695,10 +695,6 @@ class _Mapping:
                 f'{self._path(unknown[0])}: unknown key (known keys: {sorted(self.known)})')
 
 
-# Public name for the loaders of other robot kinds (core/rolling_joint_snake.py).
-DescriptionMapping = _Mapping
-
-
 def _check_number(value: Any, path: str, positive: bool, minimum: float | None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RobotDescriptionError(f'{path}: must be a number, got {_describe(value)}')

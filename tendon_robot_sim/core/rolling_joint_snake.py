@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tendon_robot_sim.core.robot import (
-    DescriptionMapping, load_description, RobotDescriptionError)
+from tendon_robot_sim.core.robot import _Mapping, load_description, RobotDescriptionError
 
 KIND = 'rolling_joint_snake'
 JOINT_TYPES = ('pan', 'tilt')
@@ -113,7 +112,7 @@ def load_snake(path: str | Path) -> RollingJointSnake:
 
 def snake_from_dict(data: Any) -> RollingJointSnake:
     """Build a validated :class:`RollingJointSnake` from plain data in the YAML schema."""
-    top = DescriptionMapping(
+    top = _Mapping(
         data, '', required=('kind', 'name', 'joints', 'link', 'cables', 'friction_coefficient',
                             'min_contact_force', 'pretension', 'max_tension'),
         optional=('gravity',))
@@ -123,7 +122,7 @@ def snake_from_dict(data: Any) -> RollingJointSnake:
     name = top.string('name')
     gravity = top.vector('gravity', default=(0.0, 0.0, -9.80665))
     joints = _load_joints(top.get('joints'))
-    link = _load_link(DescriptionMapping(
+    link = _load_link(_Mapping(
         top.get('link'), 'link',
         required=('height', 'radius_of_curvature', 'contact_angle', 'contact_offset', 'mass',
                   'inertia')))
@@ -153,7 +152,7 @@ def _load_joints(data: Any) -> tuple[str, ...]:
     return tuple(data)
 
 
-def _load_link(m: DescriptionMapping) -> Link:
+def _load_link(m: _Mapping) -> Link:
     height = m.number('height', positive=True)
     radius = m.number('radius_of_curvature', positive=True)
     alpha = m.number('contact_angle', positive=True)
@@ -185,7 +184,7 @@ def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
     cables = []
     for i, item in enumerate(data):
         key = f'cables[{i}]'
-        m = DescriptionMapping(item, key, required=('name', 'offset', 'angle'))
+        m = _Mapping(item, key, required=('name', 'offset', 'angle'))
         cable = Cable(name=m.string('name'), offset=m.number('offset', positive=True),
                       angle=math.radians(m.number('angle')))
         m.finish()
