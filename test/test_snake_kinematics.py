@@ -51,7 +51,10 @@ def setting(section, key, value):
     (lambda d: d.update(kind='tendon_continuum'), "kind: must be 'rolling_joint_snake'"),
     (without('kind'), 'kind: required key is missing'),
     (lambda d: d.update(joints=['pan', 'roll']), 'joints[1]: must be one of'),
-    (lambda d: d.update(joints=[]), 'joints: must be a non-empty list'),
+    (lambda d: d.update(joints=[]), 'joints: must be a list of 1 to 1000'),
+    (lambda d: d.update(joints=['pan'] * 1001), "joints: must be a list of 1 to 1000 of "
+                                                "['pan', 'tilt'], got ['pan', 'pan',"),
+    (lambda d: d.update(cables=d['cables'] * 2), 'cables: must be a list of 2 to 6 cables'),
     (setting('link', 'height', -0.03), 'link.height: must be > 0'),
     (setting('link', 'contact_angle', 95.0), 'link.contact_angle: must be < 90'),
     (setting('link', 'inertia', [1e-5, 1e-6, 1e-6]), 'link.inertia[0]: 1e-05 exceeds the sum'),

@@ -24,9 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from tendon_robot_sim.core.robot import _Mapping, load_description, RobotDescriptionError
+from tendon_robot_sim.core.robot import (
+    _Mapping, load_description, MAX_LIST_LENGTH, RobotDescriptionError)
 
 KIND = 'rolling_joint_snake'
+# The minimum-tension LP enumerates C(8 + 2C, C - 1) vertices per joint and step: 560 for
+# 4 cables, 15 504 for 6; more would exhaust memory and time.
+MAX_CABLES = 6
 JOINT_TYPES = ('pan', 'tilt')
 # Rotation axis of each joint type in the frame of the proximal link.
 JOINT_AXES = {'pan': np.array([0.0, 0.0, 1.0]), 'tilt': np.array([0.0, 1.0, 0.0])}
@@ -142,13 +146,14 @@ def snake_from_dict(data: Any) -> RollingJointSnake:
 
 
 def _load_joints(data: Any) -> tuple[str, ...]:
-    if not isinstance(data, list) or not data:
+    if not isinstance(data, list) or not data or len(data) > MAX_LIST_LENGTH:
         raise RobotDescriptionError(
-            f'joints: must be a non-empty list of {list(JOINT_TYPES)}, got {data!r}')
+            f'joints: must be a list of 1 to {MAX_LIST_LENGTH} of {list(JOINT_TYPES)}, '
+            f'got {_short(data)}')
     for i, joint in enumerate(data):
         if joint not in JOINT_TYPES:
             raise RobotDescriptionError(
-                f'joints[{i}]: must be one of {list(JOINT_TYPES)}, got {joint!r}')
+                f'joints[{i}]: must be one of {list(JOINT_TYPES)}, got {_short(joint)}')
     return tuple(data)
 
 
@@ -176,8 +181,9 @@ def _load_link(m: _Mapping) -> Link:
 
 
 def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
-    if not isinstance(data, list) or len(data) < 2:
-        raise RobotDescriptionError(f'cables: must be a list of at least 2 cables, got {data!r}')
+    if not isinstance(data, list) or not 2 <= len(data) <= MAX_CABLES:
+        raise RobotDescriptionError(
+            f'cables: must be a list of 2 to {MAX_CABLES} cables, got {_short(data)}')
     # A hole opens on the rolling surfaces of both joint types, so it must lie within the
     # arcs' half-width R sin(alpha) in y and in z.
     half_width = link.radius_of_curvature * math.sin(link.contact_angle)
@@ -199,3 +205,9 @@ def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
         if names.index(name) != i:
             raise RobotDescriptionError(f'cables[{i}].name: duplicate cable name {name!r}')
     return tuple(cables)
+
+
+def _short(value: Any) -> str:
+    """A value for an error message, cut to one short line."""
+    text = ' '.join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + '...'

@@ -68,8 +68,8 @@ ACTIVE_TOLERANCE = 1e-6
 # keeping it: a simulated motion riding on a limit (as minimum tensions do) strays from it
 # by integration error (below 1e-6 N for the seed's trajectories at 5 ms steps).
 CHECK_TOLERANCE = 1e-4
-# Samples whose vertices are enumerated together (memory: chunk x vertices x rows floats).
-CHUNK = 128
+# Floats of the largest array of a vertex enumeration (steps x vertices x rows): 32 MB.
+VERTEX_BUDGET = 4_000_000
 
 
 class SnakeDynamicsError(ValueError):
@@ -373,8 +373,9 @@ class SnakeDynamics:
         # first guesses: all cables but one at the pretension, then the optimal vertices of
         # the previous chunk of steps (a trajectory changes its active set rarely)
         guesses = [tuple(8 + i for i in range(C) if i != j) for j in range(C)]
-        for lo in range(0, a.shape[0], CHUNK):
-            part = slice(lo, lo + CHUNK)
+        chunk = max(1, VERTEX_BUDGET // (len(self.vertices) * self.n_rows))
+        for lo in range(0, a.shape[0], chunk):
+            part = slice(lo, lo + chunk)
             T[part], found = self.solve_lp(a[part], b[part], G[part], h[part],
                                            np.array(guesses))
             guesses = list(dict.fromkeys(guesses[:C] + found))[:C + 16]
