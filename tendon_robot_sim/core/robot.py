@@ -84,7 +84,13 @@ def description_kind(data: Any) -> str:
 
 
 def check_kind(data: Any, expected: str) -> None:
-    """Raise unless the description ``data`` is of kind ``expected``, naming both kinds."""
+    """Raise unless the description ``data`` is of kind ``expected``, naming both kinds.
+
+    Only a tendon robot may leave ``kind`` out.
+    """
+    if expected != TENDON_ROBOT and isinstance(data, Mapping) and 'kind' not in data:
+        raise RobotDescriptionError(
+            f'kind: required key is missing (kind: {expected} for {ROBOT_KINDS[expected]})')
     kind = description_kind(data)
     if kind != expected:
         wanted = f'kind {expected}' + (' (or no kind)' if expected == TENDON_ROBOT else '')
