@@ -29,6 +29,7 @@ bench: setup
 	$(PYTHON) benchmarks/bench_dynamics.py --json
 	$(PYTHON) benchmarks/bench_statics.py --json
 	$(PYTHON) benchmarks/bench_pcr.py --json
+	$(PYTHON) benchmarks/bench_snake.py --json
 
 clean:
 	rm -rf $(VENV) build install log demo_output .pytest_cache

@@ -13,8 +13,8 @@ import sys
 
 from tendon_robot_sim.commands import CommandError
 
-COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'record', 'replay',
-            'synth_experiment', 'validate', 'calibrate', 'pcr')
+COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
+            'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake')
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -39,7 +39,10 @@ def test_round_trip_through_plain_data():
 
 
 @pytest.mark.parametrize('change, message', [
-    (('kind', 'tdcr'), "kind: must be 'pcr_6rus'"),
+    (('kind', 'tdcr'), "kind: must be one of ['bellows', 'pcr_6rus', 'rolling_joint_snake', "
+                       "'tendon_robot'], got str 'tdcr'"),
+    (('kind', 'tendon_robot'), 'kind: tendon_robot is a tendon-driven continuum robot; this '
+                               'takes a 6-RUS parallel continuum robot, kind pcr_6rus'),
     (('compat', 'dfki'), "compat: must be one of ['paper', 'dfki2024']"),
     (('rods', 'poisson_ratio', 0.7), 'rods.poisson_ratio: must be < 0.5, got 0.7'),
     (('rods', 'length', -1), 'rods.length: must be > 0, got -1'),
@@ -73,6 +76,8 @@ def test_missing_key_and_file_name_in_message(tmp_path):
 
 
 def test_tendon_loader_refuses_a_parallel_robot_file():
-    # one clear error, no traceback from deep inside (dispatch on kind is not here yet)
-    with pytest.raises(RobotDescriptionError, match='pcr_6rus.yaml: rod: required key'):
+    # one clear error naming both kinds, no traceback from deep inside
+    with pytest.raises(RobotDescriptionError, match=r'pcr_6rus.yaml: kind: pcr_6rus is a 6-RUS '
+                       r'parallel continuum robot; this takes a tendon-driven continuum robot, '
+                       r'kind tendon_robot \(or no kind\)$'):
         load_robot(default_pcr_file())

@@ -1,6 +1,7 @@
 """Robot description loader: the default file, derived values, and clear errors."""
 
 import math
+import re
 import time
 
 import numpy as np
@@ -246,27 +247,36 @@ def test_base_vectors_are_normalised():
     assert_allclose(robot.base.binormal, [0, 1, 0])
 
 
+def _variant(text: str, pattern: str, replacement: str) -> str:
+    """``text`` with the one match of the regular expression ``pattern`` replaced; a default
+    file that no longer matches fails here, instead of leaving a harmless file to test."""
+    changed, count = re.subn(pattern, replacement, text)
+    assert count == 1, f'{pattern!r} matches {count} times in the default robot file'
+    return changed
+
+
 def _hostile(text_of_default):
     """Variants of the default robot file, as bytes, that an attacker or a slip could write."""
     return {
         'a 401-digit integer': (
-            text_of_default.replace('elements: 10', 'elements: ' + '9' * 401),
+            _variant(text_of_default, r'elements: \d+', 'elements: ' + '9' * 401),
             'rod.elements: must be <= 1000, got an integer of about 401'),
-        'not UTF-8': (text_of_default.replace('name: ', 'name: \xff', 1).encode('latin-1'),
+        'not UTF-8': (_variant(text_of_default, r'(?m)^name: ', 'name: \xff').encode('latin-1'),
                       'not UTF-8 text'),
         '5000 nested brackets': ('[' * 5000 + ']' * 5000, 'nested deeper than 20 levels'),
-        'a huge count': (text_of_default.replace('count: 10', 'count: 100000000000'),
+        'a huge count': (_variant(text_of_default, r'count: \d+', 'count: 100000000000'),
                          'vertebrae.count: must be <= 1000'),
         'an alias bomb': ('a: &a [x, x, x, x, x, x, x, x, x]\n' + ''.join(
             f'{b}: &{b} [*{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}]\n'
             for a, b in zip('abcdefgh', 'bcdefghi')), 'aliases (*name) are not allowed'),
-        'three million elements': (text_of_default.replace('elements: 10', 'elements: 3000000'),
+        'three million elements': (_variant(text_of_default, r'elements: \d+',
+                                            'elements: 3000000'),
                                    'rod.elements: must be <= 1000'),
-        'a 1e-300 m rod': (text_of_default.replace('length: 0.25', 'length: 1.0e-300'),
+        'a 1e-300 m rod': (_variant(text_of_default, r'length: [\d.]+', 'length: 1.0e-300'),
                            'rod.length: must be >= 0.001'),
         'a 2 MB file': (text_of_default + '#' * 2_000_000, 'larger than 1000000 bytes'),
         'a 5000-digit integer': (
-            text_of_default.replace('elements: 10', 'elements: ' + '9' * 5000),
+            _variant(text_of_default, r'elements: \d+', 'elements: ' + '9' * 5000),
             'cannot parse: ValueError'),
     }
 
@@ -296,3 +306,14 @@ def test_a_node_main_exits_with_the_line_not_a_traceback(tmp_path, capfd):
     err = capfd.readouterr().err
     assert 'cannot start' in err and 'nested deeper than 20 levels' in err
     assert 'Traceback' not in err
+
+
+def test_kind_is_optional_for_a_tendon_robot_and_checked_when_given():
+    assert robot_from_dict(data(kind='tendon_robot')).to_dict() == DEFAULT.to_dict()
+    with pytest.raises(RobotDescriptionError, match=r"^kind: must be one of \['bellows', "
+                                                    r"'pcr_6rus', 'rolling_joint_snake', "
+                                                    r"'tendon_robot'\], got str 'tdcr'$"):
+        robot_from_dict(data(kind='tdcr'))
+    with pytest.raises(RobotDescriptionError, match=r'^kind: bellows is a bellows-actuated '
+                                                    r'continuum robot; this takes a tendon'):
+        robot_from_dict(data(kind='bellows'))

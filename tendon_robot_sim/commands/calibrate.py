@@ -15,6 +15,15 @@ with its 95 % confidence interval and the RMS tip error before and after, and wr
 calibrated robot description.
 The model solves run on all local cores (``--workers``) or on a Dask cluster
 (``--scheduler``); a progress bar on stderr counts the parameter sets solved.
+
+For a bellows robot (``--robot`` a ``kind: bellows`` file) the constant-curvature
+dynamics is identified as in the elephant-trunk seed: ``--fit stiffness`` fits the bellows
+and bending stiffnesses to the static points of the CSV (linear least squares), ``--fit
+damping`` the dampers to the run in ``--step-response`` (columns ``time``, pressures, lengths;
+see :mod:`tendon_robot_sim.core.cc_identification`):
+
+    tendon-robot-sim calibrate points.csv --robot config/bionic_handling_assistant.yaml \
+        --fit stiffness,damping --step-response step.csv --out calibrated_bha.yaml
 """
 
 import argparse
@@ -24,7 +33,14 @@ import yaml
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.commands.validate import (add_recording_options, load_inputs,
                                                 load_trajectory, MODEL_ERRORS)
+from tendon_robot_sim.core.bellows_robot import is_bellows_description, load_bellows_robot
 from tendon_robot_sim.core.calibration import calibrate, FITTABLE
+from tendon_robot_sim.core.cc_dynamics import CCDynamicsError
+from tendon_robot_sim.core.cc_identification import (IdentificationError, identify_damping,
+                                                     identify_stiffness, read_samples)
+from tendon_robot_sim.core.robot import RobotDescriptionError
+
+BELLOWS_FITS = ('stiffness', 'damping')
 
 
 def register(subparsers) -> None:
@@ -40,6 +56,9 @@ def register(subparsers) -> None:
                         help='bounds in SI units (default: initial / 10 .. initial x 10)')
     parser.add_argument('--out', required=True, metavar='FILE',
                         help='calibrated robot description YAML to write')
+    parser.add_argument('--step-response', default=None, metavar='CSV',
+                        help='bellows robots, --fit damping: a recorded run from rest (time, '
+                             'pressures, lengths) to fit the dampers to')
     parser.set_defaults(func=run)
 
 
@@ -60,6 +79,12 @@ def parse_bounds(text):
 
 def run(args: argparse.Namespace) -> int:
     fit = [name.strip() for name in args.fit.split(',') if name.strip()]
+    try:
+        bellows = args.robot is not None and is_bellows_description(args.robot)
+    except RobotDescriptionError as error:
+        raise CommandError(' '.join(str(error).split())) from None
+    if bellows:
+        return run_bellows(args, fit)
     bounds = parse_bounds(args.bounds)
     recording = None
     if args.model == 'dynamic' and 'damping' in fit:
@@ -83,5 +108,39 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         raise CommandError(f'--out: cannot write {args.out}: {error.strerror}') from None
     print(result.summary())
+    print(f'wrote {args.out}')
+    return 0
+
+
+def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
+    """Identify the CC dynamics of a bellows robot (stiffnesses, then dampers)."""
+    unknown = [name for name in fit if name not in BELLOWS_FITS]
+    if unknown or not fit:
+        raise CommandError(f'--fit: a bellows robot fits {list(BELLOWS_FITS)}, got {fit}')
+    if 'damping' in fit and not args.step_response:
+        raise CommandError('--fit damping: give the recorded run with --step-response CSV')
+    try:
+        robot = load_bellows_robot(args.robot)
+        if 'stiffness' in fit:
+            _, pressures, lengths = read_samples(args.recording, robot)
+            estimate = identify_stiffness(robot, pressures, lengths)
+            print(f'stiffnesses from {len(pressures)} static points of {args.recording}:')
+            print(estimate.summary())
+            robot = estimate.robot
+        if 'damping' in fit:
+            times, pressures, lengths = read_samples(args.step_response, robot)
+            if times is None:
+                raise CommandError(f'--step-response: {args.step_response} has no time column')
+            estimate = identify_damping(robot, times, pressures, lengths)
+            print(f'dampers from the run in {args.step_response} ({len(times)} samples):')
+            print(estimate.summary())
+            robot = estimate.robot
+    except (RobotDescriptionError, IdentificationError, CCDynamicsError) as error:
+        raise CommandError(' '.join(str(error).split())) from None
+    try:
+        with open(args.out, 'w') as handle:
+            yaml.safe_dump(robot.to_dict(), handle, sort_keys=False)
+    except OSError as error:
+        raise CommandError(f'--out: cannot write {args.out}: {error.strerror}') from None
     print(f'wrote {args.out}')
     return 0

@@ -26,8 +26,8 @@ import numpy as np
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.core.robot import (
-    _check_number, _describe, _Mapping, CircularSection, load_description,
-    RobotDescriptionError)
+    check_kind, check_number, CircularSection, describe_value, DescriptionMapping,
+    load_description, RobotDescriptionError)
 
 KIND = 'pcr_6rus'
 COMPAT = ('paper', 'dfki2024')
@@ -128,20 +128,18 @@ def load_pcr_robot(path: str | Path) -> PcrRobot:
 
 def pcr_robot_from_dict(data: Any) -> PcrRobot:
     """Build a validated :class:`PcrRobot` from plain data in the YAML schema."""
-    top = _Mapping(data, '', required=('kind', 'name', 'rods', 'motors', 'platform'),
-                   optional=('compat', 'gravity', 'load'))
-    kind = top.get('kind')
-    if kind != KIND:
-        raise RobotDescriptionError(
-            f'kind: must be {KIND!r} for this loader, got {_describe(kind)}')
+    check_kind(data, KIND)
+    top = DescriptionMapping(data, '', required=('kind', 'name', 'rods', 'motors', 'platform'),
+                             optional=('compat', 'gravity', 'load'))
+    top.get('kind')
     name = top.string('name')
     compat = top.choice('compat', COMPAT, default='paper')
     gravity = top.vector('gravity', default=(0.0, 0.0, -9.80665))
-    rods = _load_rods(_Mapping(top.get('rods'), 'rods', required=(
+    rods = _load_rods(DescriptionMapping(top.get('rods'), 'rods', required=(
         'length', 'radius', 'youngs_modulus', 'poisson_ratio', 'density',
         'precurvature_radius')))
-    motors = _Mapping(top.get('motors'), 'motors',
-                      required=('pair', 'pair_angles', 'crank_length', 'limits'))
+    motors = DescriptionMapping(top.get('motors'), 'motors',
+                                required=('pair', 'pair_angles', 'crank_length', 'limits'))
     pair_angles = _number_list(motors, 'pair_angles', 3)
     rotations = np.array([_rotation_z(math.radians(a)) for a in pair_angles])
     motor_pair = _points(motors, 'pair')
@@ -151,12 +149,12 @@ def pcr_robot_from_dict(data: Any) -> PcrRobot:
         raise RobotDescriptionError(
             f'motors.limits: lower limit must be below the upper, got {np.degrees(limits)}')
     motors.finish()
-    platform = _Mapping(top.get('platform'), 'platform', required=('pair',),
-                        optional=('mass',))
+    platform = DescriptionMapping(top.get('platform'), 'platform', required=('pair',),
+                                  optional=('mass',))
     joint_pair = _points(platform, 'pair')
     mass = platform.number('mass', default=0.0, minimum=0.0)
     platform.finish()
-    load = _Mapping(top.get('load', {}), 'load', optional=('force', 'moment'))
+    load = DescriptionMapping(top.get('load', {}), 'load', optional=('force', 'moment'))
     force = load.vector('force', default=(0.0, 0.0, 0.0))
     moment = load.vector('moment', default=(0.0, 0.0, 0.0))
     load.finish()
@@ -170,7 +168,7 @@ def pcr_robot_from_dict(data: Any) -> PcrRobot:
         platform_mass=mass, load_force=force, load_moment=moment)
 
 
-def _load_rods(m: _Mapping) -> PcrRods:
+def _load_rods(m: DescriptionMapping) -> PcrRods:
     rods = PcrRods(
         length=m.number('length', positive=True),
         radius=m.number('radius', positive=True),
@@ -189,7 +187,7 @@ def _load_rods(m: _Mapping) -> PcrRods:
     return rods
 
 
-def _number_list(m: _Mapping, name: str, size: int) -> np.ndarray:
+def _number_list(m: DescriptionMapping, name: str, size: int) -> np.ndarray:
     values = m.number_list(name)
     if values.size != size:
         raise RobotDescriptionError(
@@ -197,18 +195,19 @@ def _number_list(m: _Mapping, name: str, size: int) -> np.ndarray:
     return values
 
 
-def _points(m: _Mapping, name: str) -> np.ndarray:
+def _points(m: DescriptionMapping, name: str) -> np.ndarray:
     """The two points (2, 3) of a pair [m]."""
     value = m.get(name)
     path = m._path(name)
     if not isinstance(value, list) or len(value) != 2:
-        raise RobotDescriptionError(f'{path}: must be a list of 2 points, got {_describe(value)}')
+        raise RobotDescriptionError(
+            f'{path}: must be a list of 2 points, got {describe_value(value)}')
     points = np.zeros((2, 3))
     for i, point in enumerate(value):
         if not isinstance(point, list) or len(point) != 3:
             raise RobotDescriptionError(
-                f'{path}[{i}]: must be a list of 3 numbers, got {_describe(point)}')
-        points[i] = [_check_number(v, f'{path}[{i}][{j}]', False, None)
+                f'{path}[{i}]: must be a list of 3 numbers, got {describe_value(point)}')
+        points[i] = [check_number(v, f'{path}[{i}][{j}]', False, None)
                      for j, v in enumerate(point)]
     return points
 

@@ -62,6 +62,43 @@ class RobotDescriptionError(ValueError):
     """A robot description that cannot be used; the message names the key."""
 
 
+# The robot kinds: a description's top-level ``kind`` key, and what the kind is. Each kind
+# has its loader (tendon robots here; ``pcr_robot``, ``bellows_robot``, ...); every loader
+# starts with :func:`check_kind`, so a file of another kind fails with one clear line.
+TENDON_ROBOT = 'tendon_robot'
+ROBOT_KINDS = {
+    TENDON_ROBOT: 'a tendon-driven continuum robot',
+    'pcr_6rus': 'a 6-RUS parallel continuum robot',
+    'bellows': 'a bellows-actuated continuum robot',
+    'rolling_joint_snake': 'a rolling-joint snake robot',
+}
+
+
+def description_kind(data: Any) -> str:
+    """The ``kind`` of a description as read from YAML; ``tendon_robot`` when absent."""
+    kind = data.get('kind', TENDON_ROBOT) if isinstance(data, Mapping) else TENDON_ROBOT
+    if not isinstance(kind, str) or kind not in ROBOT_KINDS:
+        raise RobotDescriptionError(
+            f'kind: must be one of {sorted(ROBOT_KINDS)}, got {describe_value(kind)}')
+    return kind
+
+
+def check_kind(data: Any, expected: str) -> None:
+    """Raise unless the description ``data`` is of kind ``expected``, naming both kinds.
+
+    Only a tendon robot may leave ``kind`` out.
+    """
+    if expected != TENDON_ROBOT and isinstance(data, Mapping) and 'kind' not in data:
+        raise RobotDescriptionError(
+            f'kind: required key is missing (kind: {expected} for {ROBOT_KINDS[expected]})')
+    kind = description_kind(data)
+    if kind != expected:
+        wanted = f'kind {expected}' + (' (or no kind)' if expected == TENDON_ROBOT else '')
+        raise RobotDescriptionError(
+            f'kind: {kind} is {ROBOT_KINDS[kind]}; this takes {ROBOT_KINDS[expected]}, '
+            f'{wanted}')
+
+
 def vertebrae_required(model: str) -> str:
     """Why ``model`` refuses a robot without vertebrae, and what works instead."""
     return (f'vertebrae: the {model} needs vertebra discs (its tendons act on the rod only '
@@ -401,10 +438,12 @@ def load_description(path: str | Path, from_dict: Callable[[Any], Any]) -> Any:
 
 def robot_from_dict(data: Any) -> Robot:
     """Build a validated :class:`Robot` from plain data in the YAML schema."""
-    top = _Mapping(data, '', required=('name', 'rod', 'tendons'),
-                   optional=('base', 'gravity', 'vertebrae', 'tip_load'))
+    check_kind(data, TENDON_ROBOT)
+    top = DescriptionMapping(data, '', required=('name', 'rod', 'tendons'),
+                             optional=('kind', 'base', 'gravity', 'vertebrae', 'tip_load'))
+    top.get('kind')
     name = top.string('name')
-    base = _load_base(top.mapping('base', default={}))
+    base = load_base(top.mapping('base', default={}))
     gravity = top.vector('gravity', default=(0.0, 0.0, -9.80665))
     rod = _load_rod(top.mapping('rod'))
     vertebrae = top.mapping('vertebrae', default={'count': 0})
@@ -422,7 +461,7 @@ def robot_from_dict(data: Any) -> Robot:
                  disc_thickness=disc_thickness)
 
 
-def _load_base(m: '_Mapping') -> Base:
+def load_base(m: 'DescriptionMapping') -> Base:
     frame_id = m.string('frame_id', default='base_link')
     position = m.vector('position', default=(0.0, 0.0, 0.0))
     direction = m.unit_vector('direction', default=(1.0, 0.0, 0.0))
@@ -435,7 +474,7 @@ def _load_base(m: '_Mapping') -> Base:
     return Base(frame_id=frame_id, position=position, direction=direction, normal=normal)
 
 
-def _load_rod(m: '_Mapping') -> Rod:
+def _load_rod(m: 'DescriptionMapping') -> Rod:
     rod = Rod(
         length=m.number('length', positive=True, minimum=ROD_LENGTH[0],
                         maximum=ROD_LENGTH[1]),
@@ -454,7 +493,7 @@ def _load_rod(m: '_Mapping') -> Rod:
     return rod
 
 
-def _load_damping(m: '_Mapping') -> Damping:
+def _load_damping(m: 'DescriptionMapping') -> Damping:
     given = [key for key in ('ratio', 'rate') if key in m]
     if len(given) != 1:
         raise RobotDescriptionError(
@@ -472,7 +511,7 @@ def _load_damping(m: '_Mapping') -> Damping:
     return damping
 
 
-def _load_discs(m: '_Mapping', tendons: tuple[Tendon, ...]) -> tuple[float, float]:
+def _load_discs(m: 'DescriptionMapping', tendons: tuple[Tendon, ...]) -> tuple[float, float]:
     """Disc radius (default: outermost tendon hole + DISC_MARGIN) and thickness [m]."""
     outermost = max(max(t.offset, t.end_offset) for t in tendons)
     radius = m.number('radius', default=outermost + DISC_MARGIN, positive=True)
@@ -481,7 +520,7 @@ def _load_discs(m: '_Mapping', tendons: tuple[Tendon, ...]) -> tuple[float, floa
     return radius, thickness
 
 
-def _load_vertebrae(m: '_Mapping', length: float) -> tuple[np.ndarray, float]:
+def _load_vertebrae(m: 'DescriptionMapping', length: float) -> tuple[np.ndarray, float]:
     mass = m.number('mass', default=0.0, minimum=0.0)
     if 'positions' in m:
         for key in ('count', 'first', 'last'):
@@ -513,15 +552,15 @@ def _load_vertebrae(m: '_Mapping', length: float) -> tuple[np.ndarray, float]:
 def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tendon, ...]:
     if not isinstance(data, list) or not data:
         raise RobotDescriptionError(
-            f'tendons: must be a non-empty list, got {_describe(data)}')
+            f'tendons: must be a non-empty list, got {describe_value(data)}')
     if len(data) > MAX_TENDONS:
         raise RobotDescriptionError(f'tendons: at most {MAX_TENDONS}, got {len(data)}')
     tendons = []
     for i, item in enumerate(data):
         key = f'tendons[{i}]'
-        m = _Mapping(item, key, required=('name', 'offset', 'angle'),
-                     optional=('end', 'routing', 'turns', 'end_offset', 'compliance',
-                               'max_tension'))
+        m = DescriptionMapping(item, key, required=('name', 'offset', 'angle'),
+                               optional=('end', 'routing', 'turns', 'end_offset', 'compliance',
+                                         'max_tension'))
         name = m.string('name')
         offset = m.number('offset', positive=True, minimum=MIN_SIZE)
         angle = math.radians(m.number('angle'))
@@ -558,7 +597,7 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
     return tuple(tendons)
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
     return f'{type(value).__name__} {_short(value)}' if value is not None else 'nothing'
 
 
@@ -571,7 +610,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + '...'
 
 
-class _Mapping:
+class DescriptionMapping:
     """A YAML mapping read key by key; unknown keys are rejected by :meth:`finish`."""
 
     def __init__(self, data: Any, key: str, required: Sequence[str] = (),
@@ -581,7 +620,7 @@ class _Mapping:
             data = {}
         if not isinstance(data, Mapping):
             raise RobotDescriptionError(
-                f'{key or "robot description"}: must be a mapping, got {_describe(data)}')
+                f'{key or "robot description"}: must be a mapping, got {describe_value(data)}')
         self.data = dict(data)
         self.known = set(required) | set(optional)
         self.required = set(required)
@@ -601,7 +640,7 @@ class _Mapping:
         self.known.add(name)
         return self.data.get(name, default)
 
-    def mapping(self, name: str, default: Any = None) -> '_Mapping':
+    def mapping(self, name: str, default: Any = None) -> 'DescriptionMapping':
         optional = {
             'base': ('frame_id', 'position', 'direction', 'normal'),
             'rod': ('length', 'radius', 'density', 'youngs_modulus', 'shear_modulus',
@@ -612,13 +651,13 @@ class _Mapping:
             'tip_load': ('force', 'moment'),
         }[name]
         value = self.get(name, default)
-        return _Mapping(value, self._path(name), optional=optional)
+        return DescriptionMapping(value, self._path(name), optional=optional)
 
     def string(self, name: str, default: str | None = None) -> str:
         value = self.get(name, default)
         if not isinstance(value, str) or not value:
             raise RobotDescriptionError(
-                f'{self._path(name)}: must be a non-empty string, got {_describe(value)}')
+                f'{self._path(name)}: must be a non-empty string, got {describe_value(value)}')
         return value
 
     def number(self, name: str, default: float | None = None, positive: bool = False,
@@ -626,7 +665,7 @@ class _Mapping:
         value = self.get(name, default)
         if name not in self.data and default is None:
             raise RobotDescriptionError(f'{self._path(name)}: required key is missing')
-        value = _check_number(value, self._path(name), positive, minimum)
+        value = check_number(value, self._path(name), positive, minimum)
         if maximum is not None and value > maximum:
             raise RobotDescriptionError(f'{self._path(name)}: must be <= {maximum:g}, '
                                         f'got {value:g}')
@@ -639,7 +678,7 @@ class _Mapping:
             raise RobotDescriptionError(f'{self._path(name)}: required key is missing')
         if isinstance(value, bool) or not isinstance(value, int):
             raise RobotDescriptionError(
-                f'{self._path(name)}: must be an integer, got {_describe(value)}')
+                f'{self._path(name)}: must be an integer, got {describe_value(value)}')
         if value < minimum:
             raise RobotDescriptionError(
                 f'{self._path(name)}: must be >= {minimum}, got {_short(value)}')
@@ -652,33 +691,33 @@ class _Mapping:
         value = self.get(name, default)
         if not isinstance(value, bool):
             raise RobotDescriptionError(
-                f'{self._path(name)}: must be true or false, got {_describe(value)}')
+                f'{self._path(name)}: must be true or false, got {describe_value(value)}')
         return value
 
     def choice(self, name: str, choices: Sequence[str], default: str) -> str:
         value = self.get(name, default)
         if value not in choices:
             raise RobotDescriptionError(
-                f'{self._path(name)}: must be one of {list(choices)}, got {_describe(value)}')
+                f'{self._path(name)}: must be one of {list(choices)}, got {describe_value(value)}')
         return value
 
     def number_list(self, name: str, max_length: int = MAX_LIST_LENGTH) -> np.ndarray:
         value = self.get(name)
         if not isinstance(value, list) or not value:
-            raise RobotDescriptionError(
-                f'{self._path(name)}: must be a non-empty list of numbers, got {_describe(value)}')
+            raise RobotDescriptionError(f'{self._path(name)}: must be a non-empty list of '
+                                        f'numbers, got {describe_value(value)}')
         if len(value) > max_length:
             raise RobotDescriptionError(
                 f'{self._path(name)}: at most {max_length} numbers, got {len(value)}')
-        return np.array([_check_number(v, f'{self._path(name)}[{i}]', False, None)
+        return np.array([check_number(v, f'{self._path(name)}[{i}]', False, None)
                          for i, v in enumerate(value)])
 
     def vector(self, name: str, default: Sequence[float]) -> np.ndarray:
         value = self.get(name, list(default))
         if not isinstance(value, list) or len(value) != 3:
             raise RobotDescriptionError(
-                f'{self._path(name)}: must be a list of 3 numbers, got {_describe(value)}')
-        return np.array([_check_number(v, f'{self._path(name)}[{i}]', False, None)
+                f'{self._path(name)}: must be a list of 3 numbers, got {describe_value(value)}')
+        return np.array([check_number(v, f'{self._path(name)}[{i}]', False, None)
                          for i, v in enumerate(value)])
 
     def unit_vector(self, name: str, default: Sequence[float]) -> np.ndarray:
@@ -695,9 +734,9 @@ class _Mapping:
                 f'{self._path(unknown[0])}: unknown key (known keys: {sorted(self.known)})')
 
 
-def _check_number(value: Any, path: str, positive: bool, minimum: float | None) -> float:
+def check_number(value: Any, path: str, positive: bool, minimum: float | None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RobotDescriptionError(f'{path}: must be a number, got {_describe(value)}')
+        raise RobotDescriptionError(f'{path}: must be a number, got {describe_value(value)}')
     try:
         value = float(value)
     except OverflowError:

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Speed and step-size accuracy of the CC Lagrange dynamics (core/cc_dynamics.py).
+
+Speed: real-time factor (simulated / wall time) of ``CCDynamics.simulate`` at the
+default 5 ms step, for a step response from rest (an input step at t = 0, then
+``--duration`` s), on
+- the default tendon robot (``config/robot.yaml``: 1 section, 4 tendons, 14 masses),
+- the same rod split into 3 tendon sections (anchors at 0.075, 0.15 and 0.25 m, 3 tendons
+  each; built here from the default file),
+- the Bionic Handling Assistant (``config/bionic_handling_assistant.yaml``: 3 bellows
+  sections).
+Models are timed in interleaved blocks so that load from other processes hits them alike;
+the best block estimates the cost, the median shows the noise. numba runs in one thread.
+
+Accuracy: the largest tip distance over 2 s between dt = 5 ms and a dt = 0.25 ms
+reference, for the timed step (35 % of the input range) and for a smaller one (10 %).
+
+The last line printed with --json is one JSON object.
+
+    python benchmarks/bench_cc_dynamics.py --json
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from machine import machine_info
+from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.core.cc_dynamics import CCDynamics, DEFAULT_TIME_STEP, load_cc_dynamics
+from tendon_robot_sim.core.robot import load_robot, robot_from_dict
+
+# The seed (Hadzic & Haeseli): forward Euler, 0.52 s per 0.5 ms step, i.e. 16.6 min of
+# computing per simulated second.
+SEED_REAL_TIME_FACTOR = 1.0 / (16.6 * 60.0)
+TARGETS = {'tendon_1_section': 100.0, 'tendon_3_sections': 10.0, 'bha_3_sections': 10.0}
+
+
+def three_section_tendon_robot():
+    data = load_robot(default_robot_file()).to_dict()
+    data['tendons'] = [
+        {'name': f's{j}_t{i}', 'offset': 0.015, 'angle': 120.0 * i + 40.0 * j, 'end': end,
+         'max_tension': 20.0}
+        for j, end in enumerate((0.075, 0.15, 0.25)) for i in range(3)]
+    return CCDynamics.from_tendon_robot(robot_from_dict(data))
+
+
+def step_inputs(model, fraction: float = 0.35):
+    """``fraction`` of each actuator's range on every third actuator, the others at minimum."""
+    low, high = model.input_range.T
+    return np.where(np.arange(len(model.input_names)) % 3 == 0,
+                    low + fraction * (high - low), low)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--duration', type=float, default=5.0,
+                        help='simulated seconds per block (default 5)')
+    parser.add_argument('--repeats', type=int, default=7, help='blocks per model (default 7)')
+    parser.add_argument('--json', action='store_true', help='print one JSON line at the end')
+    args = parser.parse_args()
+    models = {
+        'tendon_1_section': load_cc_dynamics(default_robot_file()),
+        'tendon_3_sections': three_section_tendon_robot(),
+        'bha_3_sections': load_cc_dynamics(share_dir() / 'config'
+                                           / 'bionic_handling_assistant.yaml'),
+    }
+    for model in models.values():        # compile (or load the cache) and warm up
+        model.simulate(step_inputs(model), 0.05)
+    times = {name: [] for name in models}
+    order = list(models)
+    for _ in tqdm(range(args.repeats), desc='timing', disable=not sys.stderr.isatty(),
+                  file=sys.stderr):
+        for name in order:
+            model = models[name]
+            start = time.perf_counter()
+            model.simulate(step_inputs(model), args.duration)
+            times[name].append(time.perf_counter() - start)
+        order.reverse()
+    result = {'duration': args.duration, 'dt': DEFAULT_TIME_STEP, 'repeats': args.repeats,
+              'seed_real_time_factor': SEED_REAL_TIME_FACTOR, 'models': {}}
+    for name, model in models.items():
+        errors = {}
+        for fraction in (0.35, 0.1):
+            inputs = step_inputs(model, fraction)
+            coarse = model.simulate(inputs, 2.0)
+            fine = model.simulate(inputs, 2.0, dt=DEFAULT_TIME_STEP / 20, record_every=20)
+            gap = np.linalg.norm(coarse.tip_positions() - fine.tip_positions(), axis=1)
+            errors[fraction] = 1e3 * float(gap.max())
+        best, median = min(times[name]), statistics.median(times[name])
+        result['models'][name] = {
+            'sections': model.n_sections, 'inputs': len(model.input_names),
+            'masses': int(np.count_nonzero(model.model[2])),
+            'real_time_factor_best': args.duration / best,
+            'real_time_factor_median': args.duration / median,
+            'us_per_step_best': best / round(args.duration / DEFAULT_TIME_STEP) * 1e6,
+            'target_real_time_factor': TARGETS[name],
+            'tip_error_vs_dt_0.25ms_mm': errors[0.35],
+            'tip_error_vs_dt_0.25ms_small_step_mm': errors[0.1],
+            'speedup_over_seed_median': args.duration / median / SEED_REAL_TIME_FACTOR,
+        }
+    result['machine'] = machine_info('numpy', 'numba', 'scipy')
+    for name, row in result['models'].items():
+        print(f'{name:18s} real time x {row["real_time_factor_best"]:6.1f} best, '
+              f'{row["real_time_factor_median"]:6.1f} median (target '
+              f'{row["target_real_time_factor"]:g}); {row["us_per_step_best"]:.0f} us/step; '
+              f'tip error at 5 ms {row["tip_error_vs_dt_0.25ms_mm"]:.3g} mm '
+              f'({row["tip_error_vs_dt_0.25ms_small_step_mm"]:.3g} mm for the small step)')
+    print(f'load average (1 min) {result["machine"]["load_average_1min"]:.2f}; '
+          f'seed: {SEED_REAL_TIME_FACTOR:.2g} x real time')
+    if args.json:
+        print(json.dumps(result))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

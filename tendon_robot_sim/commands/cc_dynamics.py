@@ -1,0 +1,107 @@
+"""``tendon-robot-sim cc-dynamics``: the multi-section constant-curvature Lagrange dynamics.
+
+    tendon-robot-sim cc-dynamics --tensions t0=3 --duration 2 --plot
+    tendon-robot-sim cc-dynamics --robot config/bionic_handling_assistant.yaml \
+        --pressures p1=1e5,p5=6e4 --duration 3 --plot bha.png --json
+
+Starts the robot at rest under gravity (static equilibrium with all inputs 0) and applies
+constant inputs from t = 0: tendon tensions (N) for a tendon robot description, bellows
+pressures (Pa, gauge) for a ``kind: bellows`` one. Prints
+the final state of each section (length l, bending angle theta, direction phi), the tip,
+the actuator lengths and the real-time factor. ``--plot`` writes a PNG of the tip over
+time and of the backbone at six times. With ``--json`` the last line on stdout is one
+JSON object: ``robot``, ``kind``, ``inputs`` (by name), ``duration``, ``dt`` (s),
+``sections`` (list of {``length`` m, ``theta`` rad, ``phi`` rad}), ``tip_position`` (m,
+world frame), ``actuator_lengths`` (m, by name), ``wall_time`` (s) and
+``real_time_factor``.
+"""
+
+import argparse
+import json
+import math
+import time
+
+import numpy as np
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.core.cc_dynamics import (CCDynamicsError, DEFAULT_TIME_STEP,
+                                               load_cc_dynamics, plot_trajectory)
+from tendon_robot_sim.core.robot import RobotDescriptionError
+
+DEFAULT_PLOT = 'cc_dynamics.png'
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'cc-dynamics', help='constant-curvature Lagrange dynamics (elephant-trunk model)',
+        description='Simulate a multi-section constant-curvature robot (Falkenhahn 2015 '
+                    'Lagrange model) under constant tensions or pressures.')
+    parser.add_argument('--robot', default=None, metavar='FILE',
+                        help='robot description YAML: a tendon robot or a kind: bellows robot '
+                             '(default: the package config/robot.yaml)')
+    inputs = parser.add_mutually_exclusive_group(required=True)
+    inputs.add_argument('--tensions', metavar='T',
+                        help="tendon tensions in N: one per tendon ('0,3,0,0') or by name "
+                             "('t1=3', others 0)")
+    inputs.add_argument('--pressures', metavar='P',
+                        help="bellows gauge pressures in Pa: one per bellows or by name "
+                             "('p1=1e5', others 0)")
+    parser.add_argument('--duration', type=float, default=2.0, metavar='S',
+                        help='simulated time in s (default 2)')
+    parser.add_argument('--dt', type=float, default=DEFAULT_TIME_STEP, metavar='S',
+                        help=f'time step in s (default {DEFAULT_TIME_STEP})')
+    parser.add_argument('--plot', nargs='?', const=DEFAULT_PLOT, default=None, metavar='PNG',
+                        help=f'write a plot of the run (default file {DEFAULT_PLOT})')
+    parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = args.robot or default_robot_file()
+    try:
+        model = load_cc_dynamics(path)
+    except (RobotDescriptionError, CCDynamicsError) as error:
+        raise CommandError(' '.join(str(error).split())) from None
+    option = '--pressures' if model.kind == 'pressure' else '--tensions'
+    given = args.pressures if args.pressures is not None else args.tensions
+    if (args.pressures is not None) != (model.kind == 'pressure'):
+        raise CommandError(f'{path}: the actuators of {model.name} take {model.kind}s; '
+                           f'use {option}')
+    values = parse_values(given, option)
+    try:
+        inputs = model.input_vector(values, option)
+        # start at rest under gravity alone, so that the run shows the step response
+        rest = model.equilibrium(np.zeros_like(inputs))
+        start = time.perf_counter()
+        run = model.simulate(inputs, args.duration, dt=args.dt, x0=rest)
+        wall = time.perf_counter() - start
+    except CCDynamicsError as error:
+        raise CommandError(str(error)) from None
+
+    np.set_printoptions(precision=6, suppress=True)
+    final = run.x[-1]
+    sections = [{'length': float(length), 'theta': math.hypot(ux, uy),
+                 'phi': math.atan2(uy, ux) if ux or uy else 0.0}
+                for length, ux, uy in final.reshape(-1, 3)]
+    tip = model.frames(final)[-1][1]
+    lengths = run.actuator_lengths[-1]
+    print(f'robot {model.name}: {model.n_sections} CC section(s), {model.kind} inputs, '
+          f'{run.times[-1]:.3g} s in {wall:.3g} s ({run.times[-1] / wall:.1f} x real time)')
+    for j, section in enumerate(sections):
+        print(f'section {j}: l {section["length"]:.6g} m, theta {section["theta"]:.6g} rad, '
+              f'phi {section["phi"]:.6g} rad')
+    print(f'tip position [m]:     {tip}')
+    print(f'actuator lengths [m]: {lengths}')
+    if args.plot:
+        plot_trajectory(run, args.plot)
+        print(f'wrote {args.plot}')
+    if args.json:
+        print(json.dumps({
+            'robot': model.name, 'kind': model.kind,
+            'inputs': dict(zip(model.input_names, inputs.tolist())),
+            'duration': float(run.times[-1]), 'dt': args.dt, 'sections': sections,
+            'tip_position': tip.tolist(),
+            'actuator_lengths': dict(zip(model.input_names, lengths.tolist())),
+            'wall_time': wall, 'real_time_factor': float(run.times[-1] / wall)}))
+    return 0

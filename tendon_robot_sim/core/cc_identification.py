@@ -1,0 +1,221 @@
+"""Parameter identification of a bellows robot's CC dynamics (the seed's procedure).
+
+Stiffnesses from static points (seed, "Parameter identification - stiffnesses": at rest
+q' = q'' = 0 and the Lagrange equations become linear in the stiffnesses): for each
+measured point (pressures p, bellows lengths q) the section coordinates are
+x = lengths^+ q, and for section j
+
+    sum_i k_i B_i^T (B_i x_j - q0_i) + k_b (0, u_x, u_y) = (G p + Q_g(x))_j - k_c (l - l0) e_l,
+
+three equations linear in (k_1 .. k_m, k_b) per point: linear least squares over all
+points, with 95 % confidence intervals from the residual variance (Student t). The spline
+spring k_c is held at its described value: for bellows spaced evenly around the spline,
+equal bellows springs act exactly like k_c plus k_b (sum_i B_i^T B_i has no other
+direction), so static points cannot separate k_c from the bellows.
+
+Damping from step responses (seed, "Parameter identification - damping coefficient"):
+the bellows damper (one value per section, shared by its bellows) and the spline damper of
+every section by nonlinear least squares on the simulated bellows lengths of a recorded
+run (log-scaled, scipy ``least_squares``), intervals from the Jacobian.
+
+Masses, areas, offsets and rest lengths are taken from the description. No ROS imports.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, replace
+import math
+from pathlib import Path
+
+import numpy as np
+
+from tendon_robot_sim.core.bellows_robot import BellowsRobot
+from tendon_robot_sim.core.cc_dynamics import CCDynamics
+
+LENGTH_SUFFIX = '_length'
+TIME_COLUMN = 'time'
+
+
+class IdentificationError(ValueError):
+    """Data that cannot identify the parameters; the message says why."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Identified parameters of a bellows robot."""
+
+    robot: BellowsRobot            # the description with the identified values
+    names: tuple[str, ...]         # 'section.parameter' or 'section.bellows.parameter'
+    values: np.ndarray             # (p,) SI units
+    intervals: np.ndarray          # (p, 2) 95 % confidence intervals
+    rms_before: float              # residual RMS with the initial values (N or m)
+    rms_after: float
+    unit: str                      # unit of the residuals: 'N' (statics) or 'm' (lengths)
+
+    def summary(self) -> str:
+        lines = [f'{name}: {value:.6g} (95 % interval {low:.6g} .. {high:.6g})'
+                 for name, value, (low, high) in zip(self.names, self.values, self.intervals)]
+        lines.append(f'RMS residual: {self.rms_before:.4g} {self.unit} before, '
+                     f'{self.rms_after:.4g} {self.unit} after')
+        return '\n'.join(lines)
+
+
+def read_samples(path: str | Path, robot: BellowsRobot
+                 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """Samples of a CSV: per bellows a pressure column named as the bellows [Pa] and a
+    length column ``<name>_length`` [m], and for a recorded run a ``time`` column [s].
+
+    Returns (times or None, pressures (k, m), lengths (k, m)).
+    """
+    names = robot.actuator_names
+    try:
+        with open(path, newline='') as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as error:
+        raise IdentificationError(f'{path}: cannot read: {error.strerror}') from None
+    if not rows:
+        raise IdentificationError(f'{path}: no rows')
+    columns = names + [n + LENGTH_SUFFIX for n in names]
+    missing = [c for c in columns if c not in rows[0]]
+    if missing:
+        raise IdentificationError(f'{path}: missing columns {missing}')
+    if TIME_COLUMN in rows[0]:
+        columns.append(TIME_COLUMN)
+    values = np.empty((len(rows), len(columns)))
+    for r, row in enumerate(rows):
+        for c, column in enumerate(columns):
+            try:
+                values[r, c] = float(row[column])
+            except (TypeError, ValueError):
+                raise IdentificationError(
+                    f'{path}: row {r + 2}, column {column}: not a number: {row[column]!r}'
+                ) from None
+    m = len(names)
+    times = values[:, 2 * m] if TIME_COLUMN in columns else None
+    return times, values[:, :m], values[:, m:2 * m]
+
+
+def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.ndarray
+                       ) -> Estimate:
+    """Bellows and bending stiffnesses from static points (linear least squares).
+
+    Parameters
+    ----------
+    pressures, lengths : arrays (k, m)
+        Gauge pressures [Pa] and measured bellows lengths [m] of k static points, bellows in
+        description order.
+    """
+    from scipy.stats import t as student_t
+
+    model = CCDynamics.from_bellows_robot(robot)
+    pressures, lengths = _points(model, pressures, lengths)
+    to_x = np.linalg.pinv(model.lengths)
+    names, values, intervals, sections = [], [], [], []
+    before, after = [], []
+    row = 0
+    for j, section in enumerate(robot.sections):
+        m = len(section.bellows)
+        B = model.lengths[row:row + m, 3 * j:3 * j + 3]
+        q0 = np.array([b.rest_length for b in section.bellows])
+        design, target = [], []
+        for p, q in zip(pressures, lengths):
+            x = to_x @ q
+            xs = x[3 * j:3 * j + 3]
+            columns = [B[i] * (B[i] @ xs - q0[i]) for i in range(m)]
+            columns.append(np.array([0.0, xs[1], xs[2]]))
+            design.append(np.column_stack(columns))
+            load = model.model[4] @ p + model.lagrange_terms(x, np.zeros_like(x))[2]
+            load[3 * j] -= section.spline_stiffness * (xs[0] - section.length)
+            target.append(load[3 * j:3 * j + 3])
+        design, target = np.vstack(design), np.concatenate(target)
+        initial = np.array([b.stiffness for b in section.bellows]
+                           + [section.bending_stiffness])
+        dof = design.shape[0] - design.shape[1]
+        if dof <= 0 or np.linalg.matrix_rank(design) < design.shape[1]:
+            raise IdentificationError(
+                f'{section.name}: {len(pressures)} static points do not determine the '
+                f'{design.shape[1]} stiffnesses; add points with other pressure combinations')
+        k, *_ = np.linalg.lstsq(design, target, rcond=None)
+        residual = design @ k - target
+        variance = residual @ residual / dof
+        sigma = np.sqrt(np.diag(variance * np.linalg.inv(design.T @ design)))
+        half = student_t.ppf(0.975, dof) * sigma
+        before.append(design @ initial - target)
+        after.append(residual)
+        names += [f'{section.name}.{b.name}.stiffness' for b in section.bellows]
+        names.append(f'{section.name}.bending_stiffness')
+        values.append(k)
+        intervals.append(np.column_stack((k - half, k + half)))
+        bellows = tuple(replace(b, stiffness=float(v)) for b, v in zip(section.bellows, k))
+        sections.append(replace(section, bellows=bellows, bending_stiffness=float(k[m])))
+        row += m
+    return Estimate(replace(robot, sections=tuple(sections)), tuple(names),
+                    np.concatenate(values), np.vstack(intervals), _rms(before), _rms(after), 'N')
+
+
+def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarray,
+                     lengths: np.ndarray) -> Estimate:
+    """Per section a bellows damper (shared by its bellows) and the spline damper, from a
+    recorded run starting at rest: ``pressures`` held from each sample to the next,
+    ``lengths`` measured at ``times`` (uniform steps, s)."""
+    from scipy.optimize import least_squares
+    from scipy.stats import t as student_t
+
+    times = np.asarray(times, float)
+    steps = np.diff(times)
+    if times.ndim != 1 or times.size < 3 or np.ptp(steps) > 1e-6 * steps.mean():
+        raise IdentificationError('times: need at least 3 uniformly spaced samples')
+    dt = float(steps.mean())
+    model = CCDynamics.from_bellows_robot(robot)
+    pressures, lengths = _points(model, pressures, lengths)
+    initial = np.array([v for s in robot.sections
+                        for v in (s.bellows[0].damping, s.spline_damping)])
+    if np.any(initial <= 0.0):
+        raise IdentificationError('damping: the description needs positive dampers to '
+                                  'start from (the fit scales them)')
+
+    def robot_at(z):
+        values = initial * np.exp(z)
+        return replace(robot, sections=tuple(
+            replace(s, spline_damping=float(values[2 * j + 1]),
+                    bellows=tuple(replace(b, damping=float(values[2 * j])) for b in s.bellows))
+            for j, s in enumerate(robot.sections)))
+
+    def residual(z):
+        trial = CCDynamics.from_bellows_robot(robot_at(z))
+        x0 = trial.equilibrium(pressures[0])
+        run = trial.simulate(lambda t: pressures[min(int(round(t / dt)), len(times) - 1)],
+                             dt * (len(times) - 1), dt=dt, x0=x0)
+        return (run.actuator_lengths - lengths).ravel()
+
+    start = residual(np.zeros(initial.size))
+    fit = least_squares(residual, np.zeros(initial.size), diff_step=1e-2)
+    dof = fit.fun.size - initial.size
+    variance = fit.fun @ fit.fun / dof
+    sigma_z = np.sqrt(np.diag(variance * np.linalg.pinv(fit.jac.T @ fit.jac)))
+    half = student_t.ppf(0.975, dof) * sigma_z
+    values = initial * np.exp(fit.x)
+    names = tuple(n for s in robot.sections
+                  for n in (f'{s.name}.bellows_damping', f'{s.name}.spline_damping'))
+    return Estimate(robot_at(fit.x), names, values,
+                    np.column_stack((values * np.exp(-half), values * np.exp(half))),
+                    _rms([start]), _rms([fit.fun]), 'm')
+
+
+def _points(model: CCDynamics, pressures, lengths) -> tuple[np.ndarray, np.ndarray]:
+    pressures = np.atleast_2d(np.asarray(pressures, float))
+    lengths = np.atleast_2d(np.asarray(lengths, float))
+    m = len(model.input_names)
+    if pressures.shape[1] != m or lengths.shape != pressures.shape:
+        raise IdentificationError(f'pressures, lengths: need (k, {m}) arrays (bellows '
+                                  f'{model.input_names}), got {pressures.shape}, '
+                                  f'{lengths.shape}')
+    if not (np.all(np.isfinite(pressures)) and np.all(np.isfinite(lengths))):
+        raise IdentificationError('pressures, lengths: must be finite')
+    return pressures, lengths
+
+
+def _rms(parts) -> float:
+    values = np.concatenate([np.ravel(p) for p in parts])
+    return float(math.sqrt(np.mean(values ** 2)))

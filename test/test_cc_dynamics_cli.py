@@ -1,0 +1,63 @@
+"""``tendon-robot-sim cc-dynamics``: one real subprocess, the rest in-process through main()."""
+
+import json
+import math
+import os
+from pathlib import Path
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tendon_robot_sim.cli import main
+from tendon_robot_sim.core.robot import load_robot
+
+ROOT = Path(__file__).resolve().parent.parent
+BHA = str(ROOT / 'config' / 'bionic_handling_assistant.yaml')
+
+
+def test_tendon_run_settles_at_the_bent_rod_and_plots(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    plot = tmp_path / 'run.png'
+    result = subprocess.run(
+        [sys.executable, '-m', 'tendon_robot_sim.cli', 'cc-dynamics', '--tensions', 't1=2',
+         '--duration', '40', '--plot', str(plot), '--json'],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary['duration'] == pytest.approx(40.0)
+    assert plot.stat().st_size > 10_000
+    # settled (nu = 0.1 1/s damps the swing by e^-2 in 40 s: check the bending out of
+    # the gravity plane, which the bent Kirchhoff rod gives as theta = T r L / E I)
+    robot = load_robot(ROOT / 'config' / 'robot.yaml')
+    tendon, rod = robot.tendons[1], robot.rod
+    section = summary['sections'][0]
+    sideways = section['theta'] * math.sin(section['phi'])
+    assert sideways == pytest.approx(2.0 * tendon.offset * rod.length / rod.bending_stiffness,
+                                     rel=0.05)
+
+
+def test_bellows_run_json(capsys):
+    assert main(['cc-dynamics', '--robot', BHA, '--pressures', 'p1=1e5,p5=6e4',
+                 '--duration', '0.2', '--json']) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary['kind'] == 'pressure' and len(summary['sections']) == 3
+    assert summary['inputs']['p5'] == 6e4
+    # pressure lengthens its bellows beyond the unpressurised opposite ones
+    lengths = summary['actuator_lengths']
+    assert lengths['p1'] > max(lengths['p2'], lengths['p3'])
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--pressures', '1e5'], 'take tensions; use --tensions'),
+    (['--robot', BHA, '--tensions', '1'], 'take pressures; use --pressures'),
+    (['--tensions', 't1=30'], r't1 = 30 N is outside \[0, 20\] N'),
+    (['--robot', BHA, '--pressures', 'p1=1e5', '--duration', '-1'], 'duration: must be > 0'),
+    (['--robot', 'missing.yaml', '--tensions', '1'], 'missing.yaml: cannot read'),
+])
+def test_bad_input_messages(args, message, capsys):
+    assert main(['cc-dynamics', *args]) == 2
+    error = capsys.readouterr().err
+    assert error.count('\n') == 1
+    assert re.search(message, error), error

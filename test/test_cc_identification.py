@@ -1,0 +1,135 @@
+"""Identification of the bellows robot's CC dynamics from synthetic experiments."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.cli import main
+from tendon_robot_sim.core.bellows_robot import load_bellows_robot
+from tendon_robot_sim.core.cc_dynamics import CCDynamics
+from tendon_robot_sim.core.cc_identification import (
+    IdentificationError, identify_damping, identify_stiffness, read_samples)
+
+BHA = load_bellows_robot(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
+
+
+def with_stiffness(robot, factor):
+    """Hidden truth: bellows stiffnesses scaled unevenly, bending stiffness by 1.2 factor
+    (the spline stiffness is known, see identify_stiffness)."""
+    return replace(robot, sections=tuple(
+        replace(s, bending_stiffness=s.bending_stiffness * factor * 1.2,
+                bellows=tuple(replace(b, stiffness=b.stiffness * factor * (0.9 + 0.1 * i))
+                              for i, b in enumerate(s.bellows)))
+        for s in robot.sections))
+
+
+def with_damping(robot, factor):
+    """Hidden truth: every damper scaled by ``factor``."""
+    return replace(robot, sections=tuple(
+        replace(s, spline_damping=s.spline_damping * factor,
+                bellows=tuple(replace(b, damping=b.damping * factor) for b in s.bellows))
+        for s in robot.sections))
+
+
+def static_points(robot, count=14, noise=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    model = CCDynamics.from_bellows_robot(robot)
+    pressures = rng.uniform(0.0, 1e5, (count, 9)) * (rng.random((count, 9)) < 0.6)
+    lengths = np.array([model.lengths @ model.equilibrium(p) for p in pressures])
+    return pressures, lengths + rng.normal(0.0, noise, lengths.shape)
+
+
+def truth_values(robot):
+    return np.array([v for s in robot.sections
+                     for v in [b.stiffness for b in s.bellows] + [s.bending_stiffness]])
+
+
+def test_stiffnesses_from_exact_static_points_are_exact():
+    truth = with_stiffness(BHA, 1.3)
+    estimate = identify_stiffness(BHA, *static_points(truth))
+    np.testing.assert_allclose(estimate.values, truth_values(truth), rtol=1e-6)
+    assert estimate.rms_after < 1e-6 * estimate.rms_before
+
+
+def test_stiffness_intervals_cover_the_truth_with_noisy_lengths():
+    truth = with_stiffness(BHA, 0.8)
+    estimate = identify_stiffness(BHA, *static_points(truth, count=30, noise=2e-4, seed=4))
+    low, high = estimate.intervals.T
+    inside = (low <= truth_values(truth)) & (truth_values(truth) <= high)
+    assert inside.mean() >= 0.75           # 95 % intervals: most of the 12 cover
+    assert np.all(high - low > 0.0)
+    assert 'section1.p1.stiffness' in estimate.summary()
+
+
+def test_too_few_points_are_rejected():
+    with pytest.raises(IdentificationError, match='do not determine'):
+        identify_stiffness(BHA, *static_points(BHA, count=1))
+
+
+def test_dampers_from_a_step_response():
+    truth = with_damping(BHA, 1.6)
+    model = CCDynamics.from_bellows_robot(truth)
+    dt, count = 0.01, 80
+    step = np.where(np.arange(9) % 4 == 0, 8e4, 0.0)
+    pressures = np.array([np.zeros(9)] * 5 + [step] * (count - 5))
+    run = model.simulate(lambda t: pressures[min(int(round(t / dt)), count - 1)],
+                         dt * (count - 1), dt=dt, x0=model.equilibrium(np.zeros(9)))
+    estimate = identify_damping(BHA, run.times, pressures, run.actuator_lengths)
+    expected = np.array([v for s in truth.sections
+                         for v in (s.bellows[0].damping, s.spline_damping)])
+    np.testing.assert_allclose(estimate.values, expected, rtol=0.02)
+    assert estimate.rms_after < 0.01 * estimate.rms_before
+
+
+def test_samples_csv(tmp_path):
+    pressures, lengths = static_points(BHA, count=3)
+    names = BHA.actuator_names
+    rows = [','.join(names + [n + '_length' for n in names])]
+    rows += [','.join(f'{v:.17g}' for v in np.concatenate((p, q)))
+             for p, q in zip(pressures, lengths)]
+    path = tmp_path / 'points.csv'
+    path.write_text('\n'.join(rows) + '\n')
+    times, read_p, read_q = read_samples(path, BHA)
+    assert times is None
+    np.testing.assert_array_equal(read_p, pressures)
+    np.testing.assert_array_equal(read_q, lengths)
+    path.write_text('p1,p2\n1,2\n')
+    with pytest.raises(IdentificationError, match='missing columns'):
+        read_samples(path, BHA)
+
+
+def write_csv(path, pressures, lengths, times=None):
+    names = BHA.actuator_names
+    header = names + [n + '_length' for n in names] + (['time'] if times is not None else [])
+    rows = [','.join(header)]
+    for i, (p, q) in enumerate(zip(pressures, lengths)):
+        extra = [times[i]] if times is not None else []
+        rows.append(','.join(f'{v:.17g}' for v in np.concatenate((p, q, extra))))
+    path.write_text('\n'.join(rows) + '\n')
+
+
+def test_calibrate_command_identifies_a_bellows_robot(tmp_path, capsys):
+    truth = with_damping(with_stiffness(BHA, 1.2), 1.5)
+    write_csv(tmp_path / 'points.csv', *static_points(truth, count=12))
+    model = CCDynamics.from_bellows_robot(truth)
+    dt, count = 0.01, 60
+    pressures = np.array([np.zeros(9)] * 3 + [np.full(9, 3e4) * (np.arange(9) % 2)] * (count - 3))
+    run = model.simulate(lambda t: pressures[min(int(round(t / dt)), count - 1)],
+                         dt * (count - 1), dt=dt, x0=model.equilibrium(np.zeros(9)))
+    write_csv(tmp_path / 'step.csv', pressures, run.actuator_lengths, run.times)
+    out = tmp_path / 'calibrated.yaml'
+    path = str(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
+    assert main(['calibrate', str(tmp_path / 'points.csv'), '--robot', path,
+                 '--fit', 'stiffness,damping', '--step-response', str(tmp_path / 'step.csv'),
+                 '--out', str(out)]) == 0
+    assert 'section1.p1.stiffness' in capsys.readouterr().out
+    calibrated = load_bellows_robot(out)
+    np.testing.assert_allclose(truth_values(calibrated), truth_values(truth), rtol=1e-5)
+    for got, want in zip(calibrated.sections, truth.sections):
+        assert got.bellows[0].damping == pytest.approx(want.bellows[0].damping, rel=0.02)
+        assert got.spline_damping == pytest.approx(want.spline_damping, rel=0.05)
+    assert main(['calibrate', str(tmp_path / 'points.csv'), '--robot', path,
+                 '--fit', 'damping', '--out', str(out)]) == 2
+    assert '--step-response' in capsys.readouterr().err
