@@ -18,8 +18,8 @@ from typing import Any, Callable, Mapping
 
 from tendon_robot_sim import PACKAGE_NAME, share_dir
 from tendon_robot_sim.core.pcr_robot import KIND as PCR
-from tendon_robot_sim.core.robot import RobotDescriptionError
-from tendon_robot_sim.core.sim_model import description_kind, TENDON
+from tendon_robot_sim.core.robot import (description_kind, read_yaml, RobotDescriptionError,
+                                         TENDON_ROBOT)
 
 
 @dataclass(frozen=True)
@@ -153,9 +153,9 @@ def robot_kind(robot: str) -> str | None:
     """The kind of the robot file a ``robot`` launch argument names ('': the default tendon
     robot); None when the file cannot be read (the nodes report that themselves)."""
     if not robot:
-        return TENDON
+        return TENDON_ROBOT
     try:
-        return description_kind(robot)
+        return description_kind(read_yaml(robot))
     except RobotDescriptionError:
         return None
 
@@ -166,12 +166,12 @@ ROBOT_STATE_PUBLISHER = NodeEntry(
     # Publishes the fixed frames of the URDF on /tf_static; tip_link hangs on a
     # floating joint, which it ignores, so the simulator's /tf owns that frame.
     file_parameters={'robot_description': ShareFile('urdf/tendon_robot.urdf')},
-    parameters={'use_sim_time': Arg('use_sim_time')}, kinds=(TENDON,))
+    parameters={'use_sim_time': Arg('use_sim_time')}, kinds=(TENDON_ROBOT,))
 
 RVIZ_NODE = NodeEntry(
     name='rviz2', package='rviz2', executable='rviz2',
     arguments=('-d', ShareFile('rviz/sim.rviz')),
-    parameters={'use_sim_time': Arg('use_sim_time')}, condition='rviz', kinds=(TENDON,))
+    parameters={'use_sim_time': Arg('use_sim_time')}, condition='rviz', kinds=(TENDON_ROBOT,))
 # the parallel robot's view: rods, cranks and platform from the markers, no URDF
 PCR_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', ShareFile('rviz/pcr.rviz')), kinds=(PCR,))
 
@@ -188,7 +188,7 @@ TENSION_CONTROLLER = NodeEntry(
     module='tendon_robot_sim.nodes.tension_controller_node',
     parameter_files=(ShareFile('config/controller.yaml'),),
     parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time')},
-    kinds=(TENDON,))
+    kinds=(TENDON_ROBOT,))
 
 CONTROLLER = LaunchArgument(
     'controller', 'tension', 'the controller that publishes tendon/setpoint: tension '
@@ -203,7 +203,7 @@ DISPLACEMENT_CONTROLLER = NodeEntry(
     # simulation: tensions from statics feed-forward and feedback on tendon/state
     parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time'),
                 'output': 'tension'},
-    equals=(CONTROLLER.name, 'displacement'), kinds=(TENDON,))
+    equals=(CONTROLLER.name, 'displacement'), kinds=(TENDON_ROBOT,))
 
 MOTOR_PORT = LaunchArgument(
     'motor_port', '/dev/ttyUSB0', 'motor driver port: device path, socket://host:port, or the '

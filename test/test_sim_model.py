@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.model_registry import (create_model, load_any_description,
+from tendon_robot_sim.core.model_registry import (create_model, file_kind, load_any_description,
                                                   ModelConfigurationError, ModelOptions)
 from tendon_robot_sim.core.pcr_robot import default_pcr_file
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
-from tendon_robot_sim.core.sim_model import (Cylinder, description_kind, InputError, LineList,
-                                             named_values, Polyline, require_kind, TENDON)
+from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError, TENDON_ROBOT
+from tendon_robot_sim.core.sim_model import (Cylinder, InputError, LineList, named_values,
+                                             Polyline)
 from tendon_robot_sim.core.statics import StaticsSolver
 
 
@@ -25,11 +25,11 @@ def robot():
 
 def test_the_tendon_robot_defaults_to_dynamics_and_refuses_an_unknown_mode():
     kind, mode, model = create_model(default_robot_file())
-    assert (kind, mode, model.timed) == (TENDON, 'dynamic', True)
+    assert (kind, mode, model.timed) == (TENDON_ROBOT, 'dynamic', True)
     assert model.dt > 0.0 and model.inputs.fields == {'effort': 'tension [N]'}
     with pytest.raises(ModelConfigurationError,
                        match=r"mode: must be one of \['dynamic', 'quasi_static'\] for a "
-                             r"tendon robot, got 'kinematic'"):
+                             r"tendon-driven continuum robot, got 'kinematic'"):
         create_model(default_robot_file(), 'kinematic')
 
 
@@ -100,20 +100,15 @@ def test_named_values_change_the_named_inputs_and_name_the_problem():
             named_values(values, np.ones(3), names, 'position')
 
 
-def test_kind_of_a_file_and_refusal_of_other_kinds(tmp_path):
-    assert description_kind(default_robot_file()) == TENDON
+def test_kind_of_a_file_and_kinds_without_a_model(tmp_path):
+    assert file_kind(default_robot_file()) == TENDON_ROBOT
+    assert file_kind(default_pcr_file()) == 'pcr_6rus'
     odd = tmp_path / 'odd.yaml'
     odd.write_text('kind: hexapod\nname: x\n')
-    assert description_kind(odd) == 'hexapod'
-    with pytest.raises(RobotDescriptionError, match=r"kind: must be one of .* got 'hexapod'"):
-        load_any_description(odd)
-    with pytest.raises(ModelConfigurationError, match=r"kind: must be one of .* got 'hexapod'"):
-        create_model(odd)
-    require_kind(default_robot_file(), (TENDON,), 'the tension controller')
-    with pytest.raises(RobotDescriptionError, match='pcr_6rus.yaml: a pcr_6rus robot; the '
-                                                    'tension controller works with tendon '
-                                                    'robots only'):
-        require_kind(default_pcr_file(), (TENDON,), 'the tension controller')
+    for call in (file_kind, load_any_description, create_model):
+        with pytest.raises((RobotDescriptionError, ModelConfigurationError),
+                           match=r"odd.yaml: kind: must be one of .* got str 'hexapod'"):
+            call(odd)
 
 
 def test_parallel_robot_takes_motor_angles_and_reports_the_platform_and_rods():

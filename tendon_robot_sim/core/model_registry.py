@@ -1,7 +1,8 @@
 """Which simulation model serves a robot description: (kind, mode) -> factory.
 
-A description file's top-level ``kind`` picks the robot kind (none: a tendon robot,
-:data:`~tendon_robot_sim.core.sim_model.TENDON`) and with it the loader; the simulator
+A description file's top-level ``kind`` picks the robot kind
+(:data:`~tendon_robot_sim.core.robot.ROBOT_KINDS`; none: a tendon robot) and with it the
+loader; the simulator
 node's ``mode`` picks one of the kind's models (empty: the kind's first, its default).
 Adding a kind or a model is an entry in :data:`LOADERS` and :data:`MODELS`.
 """
@@ -14,8 +15,9 @@ from typing import Any, Callable
 
 from tendon_robot_sim.core import pcr_robot
 from tendon_robot_sim.core.pcr_model import PcrStatics
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
-from tendon_robot_sim.core.sim_model import description_kind, InputError, SimModel, TENDON
+from tendon_robot_sim.core.robot import (description_kind, load_robot, read_yaml, ROBOT_KINDS,
+                                         RobotDescriptionError, TENDON_ROBOT)
+from tendon_robot_sim.core.sim_model import InputError, SimModel
 from tendon_robot_sim.core.statics import StaticsError
 from tendon_robot_sim.core.tendon_models import TendonDynamics, TendonStatics
 
@@ -30,12 +32,12 @@ class ModelOptions:
 
 # kind -> loader of its description file
 LOADERS: dict[str, Callable[[Path], Any]] = {
-    TENDON: load_robot,
+    TENDON_ROBOT: load_robot,
     pcr_robot.KIND: pcr_robot.load_pcr_robot,
 }
 # kind -> {mode: factory(description, options)}; the first mode of a kind is its default.
 MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], SimModel]]] = {
-    TENDON: {
+    TENDON_ROBOT: {
         'dynamic': lambda robot, o: TendonDynamics(robot, dt=o.dt),
         'quasi_static': lambda robot, o: TendonStatics(robot, o.statics_model),
     },
@@ -57,11 +59,21 @@ def load_any_description(path: str | Path) -> tuple[str, Any]:
     RobotDescriptionError
         The file is bad or its kind unknown; one line naming the file and the key.
     """
-    kind = description_kind(path)
+    kind = file_kind(path)
     if kind not in LOADERS:
-        raise RobotDescriptionError(f'{path}: kind: must be one of {sorted(LOADERS)}, '
-                                    f'got {kind!r}')
+        raise RobotDescriptionError(f'{path}: kind: {kind} is {ROBOT_KINDS[kind]}, which '
+                                    f'has no simulation model yet (models: {sorted(LOADERS)})')
     return kind, LOADERS[kind](path)
+
+
+def file_kind(path: str | Path) -> str:
+    """The ``kind`` of the description in ``path``; RobotDescriptionError names the file."""
+    try:
+        return description_kind(read_yaml(path))
+    except RobotDescriptionError as error:
+        message = str(error)
+        raise RobotDescriptionError(
+            message if message.startswith(str(path)) else f'{path}: {message}') from None
 
 
 def create_model(path: str | Path, mode: str = '', options: ModelOptions = ModelOptions()
@@ -74,12 +86,12 @@ def create_model(path: str | Path, mode: str = '', options: ModelOptions = Model
         The file is bad, the kind has no such mode, or the model refuses the robot.
     """
     try:
-        kind = description_kind(path)
+        kind = file_kind(path)
         modes = MODELS.get(kind, {})
         mode = mode or next(iter(modes), '')
         if modes and mode not in modes:
             raise ModelConfigurationError(
-                f'mode: must be one of {list(modes)} for a {kind} robot, got {mode!r}')
+                f'mode: must be one of {list(modes)} for {ROBOT_KINDS[kind]}, got {mode!r}')
         kind, description = load_any_description(path)
         return kind, mode, modes[mode](description, options)
     except (RobotDescriptionError, InputError, StaticsError) as error:

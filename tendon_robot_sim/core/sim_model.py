@@ -12,15 +12,9 @@ maps (robot kind, mode) to the model that serves it. This module imports no ROS.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
-
-from tendon_robot_sim.core.robot import read_yaml, RobotDescriptionError
-
-# The kind of a description without a ``kind`` key.
-TENDON = 'tendon'
 
 Color = tuple[float, float, float, float]   # r, g, b, a in [0, 1]
 
@@ -173,27 +167,6 @@ class SimModel:
             The model takes no tip wrench, or cannot carry this one.
         """
         raise InputError('wrench: this model takes no external tip wrench')
-
-
-def description_kind(path: str | Path) -> str:
-    """The top-level ``kind`` of the description in ``path`` (:data:`TENDON` if none).
-
-    Raises
-    ------
-    RobotDescriptionError
-        The file cannot be read or parsed.
-    """
-    data = read_yaml(path)
-    return data.get('kind', TENDON) if isinstance(data, dict) else TENDON
-
-
-def require_kind(path: str | Path, kinds: tuple[str, ...], user: str) -> None:
-    """RobotDescriptionError, in one line, unless the description is of one of ``kinds``;
-    ``user`` names who refuses it ('the tension controller')."""
-    kind = description_kind(path)
-    if kind not in kinds:
-        raise RobotDescriptionError(
-            f'{path}: a {kind} robot; {user} works with {" or ".join(kinds)} robots only')
 
 
 def named_values(values: Mapping[str, float] | Sequence[float], previous: np.ndarray,

@@ -38,7 +38,6 @@ from std_msgs.msg import Header
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
-from tendon_robot_sim.core.sim_model import require_kind, TENDON
 from tendon_robot_sim.core.simulator import InputError
 from tendon_robot_sim.core.statics import ConvergenceError, MODELS, StaticsError, StaticsSolver
 from tendon_robot_sim.ros import topics
@@ -96,9 +95,7 @@ class DisplacementControllerNode(Node):
             self.config = declare(self, PARAMS)
             config = self.config
             check_displacement_range(config.min_displacement, config.max_displacement)
-            robot_file = config.robot_file or default_robot_file()
-            require_kind(robot_file, (TENDON,), 'the displacement controller')
-            self.robot = load_robot(robot_file)
+            self.robot = load_robot(config.robot_file or default_robot_file())
             self.max_tensions = self.robot.max_tensions
             check_pretension(config.min_tension, self.robot)
             self.names = self.robot.tendon_names

@@ -41,7 +41,6 @@ from std_msgs.msg import Header
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
-from tendon_robot_sim.core.sim_model import require_kind, TENDON
 from tendon_robot_sim.core.simulator import InputError
 from tendon_robot_sim.core.statics import MODELS, StaticsError
 from tendon_robot_sim.core.tension_distribution import DistributionError
@@ -99,9 +98,7 @@ class TensionControllerNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         try:
             self.config = declare(self, PARAMS)
-            robot_file = self.config.robot_file or default_robot_file()
-            require_kind(robot_file, (TENDON,), 'the tension controller')
-            self.robot = load_robot(robot_file)
+            self.robot = load_robot(self.config.robot_file or default_robot_file())
             self.max_tensions = self.robot.max_tensions
             check_pretension(self.config.min_tension, self.robot)
             self.tip_controller = TipController(self.robot, self.config.statics_model,
