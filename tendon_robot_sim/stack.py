@@ -20,6 +20,7 @@ from tendon_robot_sim import PACKAGE_NAME, share_dir
 from tendon_robot_sim.core.pcr_robot import KIND as PCR
 from tendon_robot_sim.core.robot import (description_kind, read_yaml, RobotDescriptionError,
                                          TENDON_ROBOT)
+from tendon_robot_sim.core.rolling_joint_snake import KIND as SNAKE
 
 
 @dataclass(frozen=True)
@@ -144,9 +145,10 @@ USE_SIM_TIME = LaunchArgument(
 MODE = LaunchArgument(
     'mode', '', "simulator model; empty: the robot kind's default. Tendon robot: dynamic "
     '(PyElastica rod dynamics, the default) or quasi_static (statics solver: equilibrium on '
-    'each setpoint, also accepts displacement setpoints); pcr_6rus: quasi_static')
-RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz (rviz/pcr.rviz for a '
-                      'pcr_6rus robot)', kind=bool)
+    'each setpoint, also accepts displacement setpoints); pcr_6rus: quasi_static; '
+    'rolling_joint_snake: dynamic')
+RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz (rviz/pcr.rviz, '
+                      'rviz/snake.rviz for a pcr_6rus or rolling_joint_snake robot)', kind=bool)
 
 
 def robot_kind(robot: str) -> str | None:
@@ -172,8 +174,10 @@ RVIZ_NODE = NodeEntry(
     name='rviz2', package='rviz2', executable='rviz2',
     arguments=('-d', ShareFile('rviz/sim.rviz')),
     parameters={'use_sim_time': Arg('use_sim_time')}, condition='rviz', kinds=(TENDON_ROBOT,))
-# the parallel robot's view: rods, cranks and platform from the markers, no URDF
+# the views of the other kinds: everything from the markers and /tf, no URDF
 PCR_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', ShareFile('rviz/pcr.rviz')), kinds=(PCR,))
+SNAKE_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', ShareFile('rviz/snake.rviz')),
+                          kinds=(SNAKE,))
 
 SIMULATOR = NodeEntry(
     name='simulator', package=PACKAGE_NAME, executable='simulator_node',
@@ -188,7 +192,7 @@ TENSION_CONTROLLER = NodeEntry(
     module='tendon_robot_sim.nodes.tension_controller_node',
     parameter_files=(ShareFile('config/controller.yaml'),),
     parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time')},
-    kinds=(TENDON_ROBOT,))
+    kinds=(TENDON_ROBOT, SNAKE))
 
 CONTROLLER = LaunchArgument(
     'controller', 'tension', 'the controller that publishes tendon/setpoint: tension '
@@ -241,7 +245,8 @@ STACKS: dict[str, Stack] = {
                     'robot_state_publisher, RViz',
         arguments=(ROBOT, MODE, CONTROLLER, RVIZ, USE_SIM_TIME, NAMESPACE),
         nodes=(SIMULATOR, _tension_controller_chosen(TENSION_CONTROLLER),
-               DISPLACEMENT_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE, PCR_RVIZ_NODE),
+               DISPLACEMENT_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE, PCR_RVIZ_NODE,
+               SNAKE_RVIZ_NODE),
     ),
     'hardware': Stack(
         name='hardware',

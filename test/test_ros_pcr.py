@@ -100,11 +100,11 @@ def test_bad_setpoints_are_rejected_and_the_last_equilibrium_stays(pcr):
     good = position(probe.latest('tip/pose'))
     bad = [
         (JointState(name=['motor_1'], effort=[1.0]), 'it has efforts but no position'),
-        (angles(motor_7=1.0), "unknown name 'motor_7'"),
+        (angles(motor_7=1.0), "unknown motor 'motor_7'"),
         (angles(motor_2=95.0), 'motor_angles[1]: must be within the motor limits'),
-        (JointState(position=[0.0] * 5), 'expected 6 values'),
+        (JointState(position=[0.0] * 5), 'has 5 values without names; give one per motor'),
         (JointState(position=[0.0] * 7), 'position: has 7 entries; the robot has 6 motors'),
-        (JointState(name=['motor_1'], position=[math.nan]), 'must be finite'),
+        (JointState(name=['motor_1'], position=[math.nan]), 'non-finite motor angle'),
     ]
     for msg, problem in bad:
         probe.setpoint_pub.publish(msg)
@@ -127,11 +127,12 @@ def test_reset_returns_to_motor_angles_zero(pcr):
                        atol=TIP_TOLERANCE)
 
 
-@pytest.mark.parametrize('node', [TensionControllerNode, DisplacementControllerNode])
-def test_tendon_controllers_refuse_the_parallel_robot(pcr, node):
-    with pytest.raises(ConfigurationError,
-                       match='pcr_6rus.yaml: kind: pcr_6rus is a 6-RUS parallel continuum '
-                             'robot; this takes a tendon-driven continuum robot') as error:
+@pytest.mark.parametrize('node, refusal', [
+    (TensionControllerNode, 'the tension controller drives tendons or cables only'),
+    (DisplacementControllerNode, 'this takes a tendon-driven continuum robot')])
+def test_tendon_controllers_refuse_the_parallel_robot(pcr, node, refusal):
+    with pytest.raises(ConfigurationError, match='pcr_6rus.yaml: kind: pcr_6rus is a 6-RUS '
+                                                 f'parallel continuum robot; {refusal}') as error:
         construct_alone(lambda context: node(context=context, parameter_overrides=[
             Parameter('robot_file', value=str(default_pcr_file()))]))
     assert '\n' not in str(error.value)

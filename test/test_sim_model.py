@@ -8,7 +8,7 @@ state carries the shape of the model's own result.
 import numpy as np
 import pytest
 
-from tendon_robot_sim import default_robot_file
+from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.model_registry import (create_model, file_kind, load_any_description,
                                                   ModelConfigurationError, ModelOptions)
 from tendon_robot_sim.core.pcr_robot import default_pcr_file
@@ -91,13 +91,16 @@ def test_a_tip_wrench_resolves_the_last_setpoint_until_reset(robot):
 
 def test_named_values_change_the_named_inputs_and_name_the_problem():
     names = ('a', 'b', 'c')
-    assert named_values({'b': 2.0}, np.ones(3), names, 'position').tolist() == [1.0, 2.0, 1.0]
-    assert named_values([4.0, 5.0, 6.0], np.ones(3), names, 'position').tolist() == [4, 5, 6]
-    for values, problem in (({'d': 1.0}, "position: unknown name 'd'"),
-                            ([1.0], 'position: expected 3 values'),
-                            ({'a': np.nan}, 'position: must be finite')):
+
+    def apply(values):
+        return named_values(values, np.ones(3), names, 'position', 'angle', 'motor')
+    assert apply({'b': 2.0}).tolist() == [1.0, 2.0, 1.0]
+    assert apply([4.0, 5.0, 6.0]).tolist() == [4.0, 5.0, 6.0]
+    for values, problem in (({'d': 1.0}, r"name: unknown motor 'd'; known motors: \['a', "),
+                            ([1.0], 'position: has 1 values without names; give one per motor'),
+                            ({'a': np.nan}, r"position: non-finite angle for \['a'\]")):
         with pytest.raises(InputError, match=problem):
-            named_values(values, np.ones(3), names, 'position')
+            apply(values)
 
 
 def test_kind_of_a_file_and_kinds_without_a_model(tmp_path):
@@ -143,3 +146,40 @@ def test_parallel_robot_takes_motor_angles_and_reports_the_platform_and_rods():
     model.reset()
     assert np.allclose(model.state().tip.position, PcrSolver(robot).forward(np.zeros(6)).position,
                        rtol=0.0, atol=1e-9)
+
+
+def test_snake_model_takes_cable_tensions_within_the_limits_and_stops_at_the_joint_limits():
+    from tendon_robot_sim.core.rolling_joint_snake import load_snake
+    from tendon_robot_sim.core.snake_dynamics import SnakeDynamics
+    path = share_dir() / 'config' / 'rolling_joint_snake.yaml'
+    snake = load_snake(path)
+    kind, mode, model = create_model(path)
+    assert (kind, mode, model.timed, model.inputs.names) == (
+        'rolling_joint_snake', 'dynamic', True, tuple(snake.cable_names))
+    for values, problem in (
+            ({'cable2': snake.max_tension + 1.0}, r'effort\[cable2\]: must be within \[0, max_'),
+            ({'cable1': -1.0}, r'effort\[cable1\]: must be within'),
+            ({'rope': 1.0}, "unknown cable 'rope'")):
+        with pytest.raises(InputError, match=problem):
+            model.apply('effort', values)
+    # before any stop: the same trajectory as the dynamics integrated directly
+    tensions = np.array([1.0, 9.0, 1.0, 1.0])
+    model.apply('effort', list(tensions))
+    model.advance(0.05)
+    t = np.linspace(0.0, 0.05, 51)
+    q, _ = SnakeDynamics(snake).simulate(t, np.tile(tensions, (t.size, 1)), np.zeros(6),
+                                         np.zeros(6))
+    assert np.all(np.abs(q) < snake.joint_limit), 'premise: no stop within 50 ms'
+    assert np.allclose(model.q, q[-1, 0], rtol=0.0, atol=1e-9)
+    # slack cables: the snake falls onto its stops and stays within them
+    model.apply('effort', [0.0] * 4)
+    model.advance(1.0)
+    assert np.isclose(model.state().time, 1.05)
+    assert np.max(np.abs(model.q)) == pytest.approx(snake.joint_limit, abs=1e-12)
+    state = model.state()
+    assert len(state.frames) == snake.n_joints
+    assert np.array_equal(state.tip.position, state.frames[-1].position)
+    model.reset()
+    assert np.allclose(model.state().tip.position, [snake.n_joints * snake.link.height, 0, 0],
+                       rtol=0.0, atol=1e-12)
+    assert model.state().effort.tolist() == [snake.pretension] * 4

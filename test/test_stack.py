@@ -173,22 +173,25 @@ def test_a_parallel_robot_file_runs_the_simulator_and_its_own_rviz_view_only():
     assert [p.entry.name for p in launcher.processes if p.entry.name != 'rviz2'] == ['simulator']
     for name in ('tension_controller', 'robot_state_publisher'):
         assert f'{name}: skipped (not for a pcr_6rus robot)' in launcher.skipped
-    (view,) = [e for e in STACKS['sim'].nodes if e.executable == 'rviz2' and e.serves('pcr_6rus')]
-    assert view.arguments == ('-d', ShareFile('rviz/pcr.rviz'))
     # a file that cannot be read has no kind: every node is planned and reports it itself
     assert 'tension_controller' in {p.entry.name for p in StackLauncher(
         'sim', {'robot': 'missing.yaml'}).processes}
 
 
-def test_pcr_rviz_config_shows_the_markers_and_platform_the_simulator_publishes():
-    from tendon_robot_sim.core.model_registry import create_model
-    from tendon_robot_sim.core.pcr_robot import default_pcr_file
-    config = yaml.safe_load((share_dir() / 'rviz' / 'pcr.rviz').read_text())
+@pytest.mark.parametrize('robot, view', [('pcr_6rus.yaml', 'pcr.rviz'),
+                                         ('rolling_joint_snake.yaml', 'snake.rviz')])
+def test_rviz_config_of_another_kind_shows_the_markers_its_model_publishes(robot, view):
+    from tendon_robot_sim.core.model_registry import create_model, file_kind
+    path = share_dir() / 'config' / robot
+    (entry,) = [e for e in STACKS['sim'].nodes
+                if e.executable == 'rviz2' and e.serves(file_kind(path))]
+    assert entry.arguments == ('-d', ShareFile(f'rviz/{view}'))
+    config = yaml.safe_load((share_dir() / 'rviz' / view).read_text())
     manager = config['Visualization Manager']
-    _, _, model = create_model(default_pcr_file())
+    _, _, model = create_model(path)
     assert manager['Global Options']['Fixed Frame'] == model.base_frame
     displays = {d['Class'].split('/')[-1]: d for d in manager['Displays']}
-    assert 'RobotModel' not in displays, 'the parallel robot has no URDF'
+    assert 'RobotModel' not in displays, 'no URDF for this kind'
     markers = displays['MarkerArray']
     assert set(markers['Namespaces']) == {m.ns for m in model.state().markers}
     for kind, topic in (('MarkerArray', topics.BACKBONE_MARKERS), ('Pose', topics.TIP_POSE)):

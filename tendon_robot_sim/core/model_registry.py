@@ -13,11 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from tendon_robot_sim.core import pcr_robot
+import numpy as np
+
+from tendon_robot_sim.core import pcr_robot, rolling_joint_snake as snake
 from tendon_robot_sim.core.pcr_model import PcrStatics
 from tendon_robot_sim.core.robot import (description_kind, load_robot, read_yaml, ROBOT_KINDS,
                                          RobotDescriptionError, TENDON_ROBOT)
 from tendon_robot_sim.core.sim_model import InputError, SimModel
+from tendon_robot_sim.core.snake_model import SnakeDynamicsModel
 from tendon_robot_sim.core.statics import StaticsError
 from tendon_robot_sim.core.tendon_models import TendonDynamics, TendonStatics
 
@@ -34,6 +37,7 @@ class ModelOptions:
 LOADERS: dict[str, Callable[[Path], Any]] = {
     TENDON_ROBOT: load_robot,
     pcr_robot.KIND: pcr_robot.load_pcr_robot,
+    snake.KIND: snake.load_snake,
 }
 # kind -> {mode: factory(description, options)}; the first mode of a kind is its default.
 MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], SimModel]]] = {
@@ -44,7 +48,48 @@ MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], SimModel]]] = {
     pcr_robot.KIND: {
         'quasi_static': lambda robot, o: PcrStatics(robot),
     },
+    snake.KIND: {
+        'dynamic': lambda robot, o: SnakeDynamicsModel(robot, dt=o.dt),
+    },
 }
+
+
+@dataclass(frozen=True)
+class Actuation:
+    """What a tension controller needs of a robot pulled by tendons or cables."""
+
+    names: tuple[str, ...]            # tendons or cables, in order
+    max_tensions: np.ndarray          # (n,) N
+    base_frame: str
+    base_position: np.ndarray         # (3,) m, base frame origin in the world
+    reach: float                      # m, length of the robot from its base
+    statics_robot: Any = None         # description a TipController takes; None: no statics
+
+
+# kind -> actuation of its description, for the kinds driven by tensions.
+ACTUATIONS: dict[str, Callable[[Any], Actuation]] = {
+    TENDON_ROBOT: lambda robot: Actuation(
+        tuple(robot.tendon_names), robot.max_tensions, robot.base.frame_id,
+        robot.base.position, robot.rod.length, statics_robot=robot),
+    snake.KIND: lambda robot: Actuation(
+        tuple(robot.cable_names), np.full(len(robot.cables), robot.max_tension),
+        SnakeDynamicsModel.base_frame, np.zeros(3), robot.n_joints * robot.link.height),
+}
+
+
+def load_actuation(path: str | Path, user: str) -> tuple[str, Actuation]:
+    """(kind, actuation) of the description in ``path``.
+
+    Raises
+    ------
+    RobotDescriptionError
+        The file is bad, or its kind is not driven by tensions (``user`` refuses it).
+    """
+    kind, description = load_any_description(path)
+    if kind not in ACTUATIONS:
+        raise RobotDescriptionError(f'{path}: kind: {kind} is {ROBOT_KINDS[kind]}; {user} '
+                                    'drives tendons or cables only')
+    return kind, ACTUATIONS[kind](description)
 
 
 class ModelConfigurationError(ValueError):

@@ -47,7 +47,7 @@ class PcrStatics(SimModel):
         self.reset()
 
     def apply(self, field, values) -> None:
-        q1 = named_values(values, self._q1, self.inputs.names, field)
+        q1 = named_values(values, self._q1, self.inputs.names, field, 'motor angle', 'motor')
         self._solve(q1, self._wrench)
 
     def _solve(self, q1: np.ndarray, wrench: tuple) -> None:

@@ -17,6 +17,9 @@ from typing import Mapping, Sequence
 import numpy as np
 
 Color = tuple[float, float, float, float]   # r, g, b, a in [0, 1]
+# Colours of the inputs' lines in RViz (tendons, cables), cycled by index: matplotlib tab10.
+INPUT_COLORS = ((0.12, 0.47, 0.71, 1.0), (1.0, 0.50, 0.05, 1.0), (0.17, 0.63, 0.17, 1.0),
+                (0.84, 0.15, 0.16, 1.0), (0.58, 0.40, 0.74, 1.0), (0.55, 0.34, 0.29, 1.0))
 
 
 class InputError(ValueError):
@@ -81,6 +84,18 @@ class LineList:
     points: np.ndarray
     colors: Sequence[Color]
     width: float
+
+    @classmethod
+    def of_paths(cls, ns: str, paths: Sequence[np.ndarray], width: float) -> 'LineList':
+        """The segments between consecutive points of each path (3, j), path i coloured
+        ``INPUT_COLORS[i]`` (cycled): one line per tendon or cable."""
+        starts = [path[:, :-1] for path in paths]
+        points = np.empty((3, 2 * sum(s.shape[1] for s in starts)))
+        points[:, 0::2] = np.concatenate(starts, axis=1)
+        points[:, 1::2] = np.concatenate([path[:, 1:] for path in paths], axis=1)
+        colors = [INPUT_COLORS[i % len(INPUT_COLORS)] for i, s in enumerate(starts)
+                  for _ in range(s.shape[1])]
+        return cls(ns, points, colors, width)
 
 
 Marker = Polyline | Cylinder | LineList
@@ -170,26 +185,29 @@ class SimModel:
 
 
 def named_values(values: Mapping[str, float] | Sequence[float], previous: np.ndarray,
-                 names: Sequence[str], field: str) -> np.ndarray:
-    """``previous`` with ``values`` applied, as :meth:`SimModel.apply` takes them.
+                 names: Sequence[str], field: str, quantity: str, noun: str) -> np.ndarray:
+    """``previous`` (one value per input ``names``) with ``values`` applied: a mapping
+    changes only the inputs it names, an unnamed list must give every one.
 
     Raises
     ------
     InputError
-        An unknown name, a list of the wrong length, or a non-finite value.
+        An unknown name, a list of the wrong length, or a non-finite value; the message
+        names ``field`` (``effort``, ``position``), the ``quantity`` and the ``noun``.
     """
+    names = list(names)
     result = np.array(previous, dtype=float)
     if isinstance(values, Mapping):
         for name, value in values.items():
             if name not in names:
-                raise InputError(f'{field}: unknown name {name!r} (known: {", ".join(names)})')
-            result[list(names).index(name)] = value
+                raise InputError(f'name: unknown {noun} {name!r}; known {noun}s: {names}')
+            result[names.index(name)] = value
     elif len(values) != len(names):
-        raise InputError(f'{field}: expected {len(names)} values (one per name '
-                         f'{", ".join(names)}), got {len(values)}')
+        raise InputError(f'{field}: has {len(values)} values without names; give one per '
+                         f'{noun} {names} or name them')
     else:
         result[:] = values
     bad = [n for n, v in zip(names, result) if not np.isfinite(v)]
     if bad:
-        raise InputError(f'{field}: must be finite, got {result.tolist()} ({bad})')
+        raise InputError(f'{field}: non-finite {quantity} for {bad}')
     return result

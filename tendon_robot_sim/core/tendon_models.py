@@ -17,9 +17,6 @@ from tendon_robot_sim.core.sim_model import (Cylinder, InputError, Inputs, LineL
 from tendon_robot_sim.core.simulator import TendonSimulator
 from tendon_robot_sim.core.statics import ConvergenceError, StaticsInputError, StaticsSolver
 
-# Tendon colours in RViz, cycled by tendon index (matplotlib tab10, RGB).
-TENDON_COLORS = ((0.12, 0.47, 0.71), (1.0, 0.50, 0.05), (0.17, 0.63, 0.17),
-                 (0.84, 0.15, 0.16), (0.58, 0.40, 0.74), (0.55, 0.34, 0.29))
 BACKBONE_COLOR = (0.8, 0.8, 0.75, 1.0)
 DISC_COLOR = (0.95, 0.95, 0.95, 0.8)
 TENDON_WIDTH = 0.001   # m, line width of the tendons in RViz
@@ -36,21 +33,13 @@ def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
         Cylinder('vertebrae', Pose(shape.vertebra_positions[:, i], q), 2.0 * robot.disc_radius,
                  robot.disc_thickness, DISC_COLOR)
         for i, q in enumerate(shape.vertebra_orientations))
-    starts, ends, colors = [], [], []
-    for index, path in enumerate(shape.tendon_paths):
-        starts.append(path[:, :-1])
-        ends.append(path[:, 1:])
-        colors += [TENDON_COLORS[index % len(TENDON_COLORS)] + (1.0,)] * (path.shape[1] - 1)
-    segments = np.empty((3, 2 * len(colors)))
-    segments[:, 0::2] = np.concatenate(starts, axis=1)
-    segments[:, 1::2] = np.concatenate(ends, axis=1)
     return ModelState(
         time=time, position=shape.tendon_displacements, effort=shape.tensions,
         tip=Pose(shape.tip_position, shape.tip_orientation),
         frames=tuple(Pose(shape.vertebra_positions[:, i], q)
                      for i, q in enumerate(shape.vertebra_orientations)),
         markers=(Polyline('backbone', shape.centerline, 2.0 * robot.rod.radius, BACKBONE_COLOR),
-                 *discs, LineList('tendons', segments, colors, TENDON_WIDTH)))
+                 *discs, LineList.of_paths('tendons', shape.tendon_paths, TENDON_WIDTH)))
 
 
 class TendonDynamics(SimModel):

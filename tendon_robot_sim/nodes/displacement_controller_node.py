@@ -38,11 +38,11 @@ from std_msgs.msg import Header
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.core.sim_model import named_values
 from tendon_robot_sim.core.simulator import InputError
 from tendon_robot_sim.core.statics import ConvergenceError, MODELS, StaticsError, StaticsSolver
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import (displacements_from_joint_state, updated_command,
-                                           wrench_from_msg)
+from tendon_robot_sim.ros.messages import displacements_from_joint_state, wrench_from_msg
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_pretension,
                                              ConfigurationError, declare, on_parameters_set,
                                              Param)
@@ -143,8 +143,8 @@ class DisplacementControllerNode(Node):
     def _on_command(self, msg) -> None:
         try:
             values = displacements_from_joint_state(msg, len(self.names))
-            command = updated_command(self.command, values, self.robot, 'position',
-                                      'displacement')
+            command = named_values(values, self.command, self.names, 'position',
+                                   'displacement', 'tendon')
         except InputError as error:
             self._warn(f'rejected displacement command: {error}')
             return

@@ -6,8 +6,10 @@ tension mode (the start)
     Subscribes ``tendon/command/tension`` (JointState ``effort``, N). A command naming
     some tendons changes only those (all start at ``min_tension``). Each value is
     clamped to [``min_tension``, ``max_tension``] (``max_tension`` from the robot
-    description) with a throttled warning.
-tip-position mode
+    description) with a throttled warning. The robot may be any kind pulled by tensions
+    (:data:`~tendon_robot_sim.core.model_registry.ACTUATIONS`: tendon robots, the
+    rolling-joint snake's cables).
+tip-position mode (robots with a statics model: tendon robots)
     A ``tip/target`` (PointStamped, base frame, m) switches to it; the next tension
     command switches back. Every period, the step of
     :class:`~tendon_robot_sim.core.tip_control.TipController` on the statics model
@@ -40,14 +42,15 @@ from rclpy.node import Node
 from std_msgs.msg import Header
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.core.model_registry import load_actuation
+from tendon_robot_sim.core.robot import ROBOT_KINDS, RobotDescriptionError
+from tendon_robot_sim.core.sim_model import named_values
 from tendon_robot_sim.core.simulator import InputError
 from tendon_robot_sim.core.statics import MODELS, StaticsError
 from tendon_robot_sim.core.tension_distribution import DistributionError
 from tendon_robot_sim.core.tip_control import TipController
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import (tensions_from_joint_state, updated_command,
-                                           wrench_from_msg)
+from tendon_robot_sim.ros.messages import tensions_from_joint_state, wrench_from_msg
 from tendon_robot_sim.ros.parameters import (check_pretension, ConfigurationError, declare,
                                              on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import run_node
@@ -98,20 +101,23 @@ class TensionControllerNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         try:
             self.config = declare(self, PARAMS)
-            self.robot = load_robot(self.config.robot_file or default_robot_file())
-            self.max_tensions = self.robot.max_tensions
-            check_pretension(self.config.min_tension, self.robot)
-            self.tip_controller = TipController(self.robot, self.config.statics_model,
-                                                self.config.min_tension)
+            kind, self.actuation = load_actuation(
+                self.config.robot_file or default_robot_file(), 'the tension controller')
+            self.max_tensions = self.actuation.max_tensions
+            check_pretension(self.config.min_tension, self.actuation)
+            statics = self.actuation.statics_robot
+            self.tip_controller = (None if statics is None else TipController(
+                statics, self.config.statics_model, self.config.min_tension))
         except RobotDescriptionError as error:
             self.destroy_node()
             raise ConfigurationError(str(error)) from None
         except ConfigurationError:
             self.destroy_node()
             raise
-        self.names = self.robot.tendon_names
+        self.names = list(self.actuation.names)
+        self.no_statics = f'{ROBOT_KINDS[kind]} has no statics model: tension mode only'
         self.min_tension = self.config.min_tension
-        self.workspace_radius = WORKSPACE_RADIUS * self.robot.rod.length   # m
+        self.workspace_radius = WORKSPACE_RADIUS * self.actuation.reach   # m
         self.command = np.full(len(self.names), self.min_tension)   # N, wanted, limited
         self.setpoint = self.command.copy()                          # N, published
         self.target = None          # (3,) m, base frame; not None in tip-position mode
@@ -145,7 +151,8 @@ class TensionControllerNode(Node):
     def _on_command(self, msg) -> None:
         try:
             values = tensions_from_joint_state(msg, len(self.names))
-            command = updated_command(self.command, values, self.robot, 'effort', 'tension')
+            command = named_values(values, self.command, self.names, 'effort', 'tension',
+                                   'tendon')
         except InputError as error:
             self._warn(f'rejected tension command: {error}')
             return
@@ -161,14 +168,17 @@ class TensionControllerNode(Node):
         self.command = clamped
 
     def _on_target(self, msg) -> None:
+        if self.tip_controller is None:
+            self._warn(f'rejected tip target: {self.no_statics}')
+            return
         point = np.array([msg.point.x, msg.point.y, msg.point.z])
         frame = msg.header.frame_id
         if not np.all(np.isfinite(point)):
             self._warn(f'rejected tip target: point: non-finite {point.tolist()}')
             return
-        if frame not in ('', self.robot.base.frame_id):
+        if frame not in ('', self.actuation.base_frame):
             self._warn(f'rejected tip target: header.frame_id: {frame!r} is not the base '
-                       f'frame {self.robot.base.frame_id!r}')
+                       f'frame {self.actuation.base_frame!r}')
             return
         if not self._in_workspace(point):
             self._warn(f'rejected tip target: point: {point.tolist()} m is farther than '
@@ -179,8 +189,10 @@ class TensionControllerNode(Node):
         self.target = point
 
     def _on_wrench(self, msg) -> None:
+        if self.tip_controller is None:
+            return     # the load only matters to a statics model, and there is none
         try:
-            force, moment = wrench_from_msg(msg, self.robot.base.frame_id)
+            force, moment = wrench_from_msg(msg, self.actuation.base_frame)
             self.tip_controller.solver.set_tip_load(force, moment)
         except InputError as error:
             self._warn(f'rejected tip wrench: {error}')
@@ -196,7 +208,7 @@ class TensionControllerNode(Node):
 
     def _in_workspace(self, point: np.ndarray) -> bool:
         # Component-wise first: the norm of 1e308-sized values overflows.
-        offset = point - self.robot.base.position
+        offset = point - self.actuation.base_position
         return bool(np.all(np.abs(offset) <= self.workspace_radius)
                     and np.linalg.norm(offset) <= self.workspace_radius)
 

@@ -10,7 +10,6 @@ from std_msgs.msg import ColorRGBA, Header
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from tendon_robot_sim.core.robot import Robot
 from tendon_robot_sim.core.sim_model import (Cylinder, InputError, LineList, Marker as Shape,
                                              ModelState, Polyline, Pose as ModelPose)
 
@@ -73,36 +72,6 @@ def displacements_from_joint_state(msg: JointState,
     """Displacements (m, pulled in past the base) carried by the ``position`` field of a
     displacement setpoint; like :func:`tensions_from_joint_state`."""
     return joint_values(msg, 'position', n_tendons)
-
-
-def updated_command(previous: np.ndarray, values: dict[str, float] | list[float], robot: Robot,
-                    field: str, quantity: str) -> np.ndarray:
-    """``previous`` (one value per tendon) with ``values`` applied, as the controllers take them.
-
-    A mapping changes only the tendons it names; an unnamed list must give every tendon.
-
-    Raises
-    ------
-    InputError
-        An unknown name, a list of the wrong length, or a non-finite value; the
-        message names ``field`` (``effort`` or ``position``) and the ``quantity``.
-    """
-    command = np.array(previous, dtype=float)
-    if isinstance(values, dict):
-        for name, value in values.items():
-            try:
-                command[robot.tendon_index(name)] = value
-            except KeyError as error:
-                raise InputError(f'name: {error.args[0]}') from None
-    elif len(values) != len(command):
-        raise InputError(f'{field}: has {len(values)} values without names; give one per '
-                         f'tendon {robot.tendon_names} or name them')
-    else:
-        command[:] = values
-    bad = [n for n, c in zip(robot.tendon_names, command) if not np.isfinite(c)]
-    if bad:
-        raise InputError(f'{field}: non-finite {quantity} for {bad}')
-    return command
 
 
 def joint_values(msg: JointState, field: str, count: int,
