@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from tendon_robot_sim import PACKAGE_NAME, share_dir
+from tendon_robot_sim.core.bellows_robot import KIND as BELLOWS
 from tendon_robot_sim.core.pcr_robot import KIND as PCR
 from tendon_robot_sim.core.robot import (description_kind, read_yaml, RobotDescriptionError,
                                          TENDON_ROBOT)
@@ -144,11 +145,13 @@ USE_SIM_TIME = LaunchArgument(
     'on simulated time (use it when the simulation is slower than real time)', kind=bool)
 MODE = LaunchArgument(
     'mode', '', "simulator model; empty: the robot kind's default. Tendon robot: dynamic "
-    '(PyElastica rod dynamics, the default) or quasi_static (statics solver: equilibrium on '
-    'each setpoint, also accepts displacement setpoints); pcr_6rus: quasi_static; '
-    'rolling_joint_snake: dynamic')
+    '(PyElastica rod dynamics, the default), quasi_static (statics solver: equilibrium on '
+    'each setpoint, also accepts displacement setpoints) or cc_dynamic (constant-curvature '
+    'Lagrange dynamics); pcr_6rus: quasi_static; rolling_joint_snake: dynamic; bellows: '
+    'cc_dynamic')
 RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz (rviz/pcr.rviz, '
-                      'rviz/snake.rviz for a pcr_6rus or rolling_joint_snake robot)', kind=bool)
+                      'rviz/snake.rviz, rviz/cc.rviz for a pcr_6rus, rolling_joint_snake, '
+                      'bellows robot)', kind=bool)
 
 
 def robot_kind(robot: str) -> str | None:
@@ -178,6 +181,7 @@ RVIZ_NODE = NodeEntry(
 PCR_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', ShareFile('rviz/pcr.rviz')), kinds=(PCR,))
 SNAKE_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', ShareFile('rviz/snake.rviz')),
                           kinds=(SNAKE,))
+CC_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', ShareFile('rviz/cc.rviz')), kinds=(BELLOWS,))
 
 SIMULATOR = NodeEntry(
     name='simulator', package=PACKAGE_NAME, executable='simulator_node',
@@ -246,7 +250,7 @@ STACKS: dict[str, Stack] = {
         arguments=(ROBOT, MODE, CONTROLLER, RVIZ, USE_SIM_TIME, NAMESPACE),
         nodes=(SIMULATOR, _tension_controller_chosen(TENSION_CONTROLLER),
                DISPLACEMENT_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE, PCR_RVIZ_NODE,
-               SNAKE_RVIZ_NODE),
+               SNAKE_RVIZ_NODE, CC_RVIZ_NODE),
     ),
     'hardware': Stack(
         name='hardware',

@@ -28,8 +28,9 @@ def test_the_tendon_robot_defaults_to_dynamics_and_refuses_an_unknown_mode():
     assert (kind, mode, model.timed) == (TENDON_ROBOT, 'dynamic', True)
     assert model.dt > 0.0 and model.inputs.fields == {'effort': 'tension [N]'}
     with pytest.raises(ModelConfigurationError,
-                       match=r"mode: must be one of \['dynamic', 'quasi_static'\] for a "
-                             r"tendon-driven continuum robot, got 'kinematic'"):
+                       match=r"mode: must be one of \['dynamic', 'quasi_static'\] or "
+                             r"\['cc_dynamic'\] \(constant curvature\) for a tendon-driven "
+                             r"continuum robot, got 'kinematic'"):
         create_model(default_robot_file(), 'kinematic')
 
 
@@ -96,7 +97,7 @@ def test_named_values_change_the_named_inputs_and_name_the_problem():
         return named_values(values, np.ones(3), names, 'position', 'angle', 'motor')
     assert apply({'b': 2.0}).tolist() == [1.0, 2.0, 1.0]
     assert apply([4.0, 5.0, 6.0]).tolist() == [4.0, 5.0, 6.0]
-    for values, problem in (({'d': 1.0}, r"name: unknown motor 'd'; known motors: \['a', "),
+    for values, problem in (({'d': 1.0}, r"name: unknown motor 'd'; known: \['a', "),
                             ([1.0], 'position: has 1 values without names; give one per motor'),
                             ({'a': np.nan}, r"position: non-finite angle for \['a'\]")):
         with pytest.raises(InputError, match=problem):
@@ -183,3 +184,24 @@ def test_snake_model_takes_cable_tensions_within_the_limits_and_stops_at_the_joi
     assert np.allclose(model.state().tip.position, [snake.n_joints * snake.link.height, 0, 0],
                        rtol=0.0, atol=1e-12)
     assert model.state().effort.tolist() == [snake.pretension] * 4
+
+
+def test_cc_model_takes_inputs_within_their_range_and_starts_straight():
+    bha = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
+    kind, mode, model = create_model(bha)
+    assert (kind, mode, model.timed) == ('bellows', 'cc_dynamic', True)
+    assert model.inputs.fields == {'effort': 'pressure [Pa]'}
+    name = model.inputs.names[0]
+    high = model.model.input_range[0, 1]
+    with pytest.raises(InputError, match=f'effort: {name} = .* Pa is outside'):
+        model.apply('effort', {name: high + 1.0})
+    with pytest.raises(InputError, match="name: unknown bellows 'p0'"):
+        model.apply('effort', {'p0': 1.0})
+    state = model.state()
+    assert state.effort.tolist() == [0.0] * len(model.inputs.names)
+    assert np.allclose(state.position, 0.0) and len(state.frames) == model.model.n_sections
+    # straight at rest: the tip lies along the base direction, one arc per section
+    length = model.model.rest_lengths.sum()
+    assert np.allclose(state.tip.position, model.model.base_position
+                       + length * model.model.base_rotation[:, 2], rtol=0.0, atol=1e-12)
+    assert [m.ns for m in state.markers] == ['sections'] * model.model.n_sections

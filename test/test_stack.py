@@ -179,7 +179,8 @@ def test_a_parallel_robot_file_runs_the_simulator_and_its_own_rviz_view_only():
 
 
 @pytest.mark.parametrize('robot, view', [('pcr_6rus.yaml', 'pcr.rviz'),
-                                         ('rolling_joint_snake.yaml', 'snake.rviz')])
+                                         ('rolling_joint_snake.yaml', 'snake.rviz'),
+                                         ('bionic_handling_assistant.yaml', 'cc.rviz')])
 def test_rviz_config_of_another_kind_shows_the_markers_its_model_publishes(robot, view):
     from tendon_robot_sim.core.model_registry import create_model, file_kind
     path = share_dir() / 'config' / robot

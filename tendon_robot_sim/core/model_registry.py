@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tendon_robot_sim.core import pcr_robot, rolling_joint_snake as snake
+from tendon_robot_sim.core import bellows_robot, pcr_robot, rolling_joint_snake as snake
+from tendon_robot_sim.core.cc_model import CCDynamicsModel
 from tendon_robot_sim.core.pcr_model import PcrStatics
 from tendon_robot_sim.core.robot import (description_kind, load_robot, read_yaml, ROBOT_KINDS,
                                          RobotDescriptionError, TENDON_ROBOT)
@@ -38,18 +39,25 @@ LOADERS: dict[str, Callable[[Path], Any]] = {
     TENDON_ROBOT: load_robot,
     pcr_robot.KIND: pcr_robot.load_pcr_robot,
     snake.KIND: snake.load_snake,
+    bellows_robot.KIND: bellows_robot.load_bellows_robot,
 }
+# The constant-curvature model serves several kinds (tendon robots, bellows robots).
+CC_MODE = 'cc_dynamic'
 # kind -> {mode: factory(description, options)}; the first mode of a kind is its default.
 MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], SimModel]]] = {
     TENDON_ROBOT: {
         'dynamic': lambda robot, o: TendonDynamics(robot, dt=o.dt),
         'quasi_static': lambda robot, o: TendonStatics(robot, o.statics_model),
+        CC_MODE: lambda robot, o: CCDynamicsModel.of_tendon_robot(robot, dt=o.dt),
     },
     pcr_robot.KIND: {
         'quasi_static': lambda robot, o: PcrStatics(robot),
     },
     snake.KIND: {
         'dynamic': lambda robot, o: SnakeDynamicsModel(robot, dt=o.dt),
+    },
+    bellows_robot.KIND: {
+        CC_MODE: lambda robot, o: CCDynamicsModel.of_bellows_robot(robot, dt=o.dt),
     },
 }
 
@@ -135,9 +143,17 @@ def create_model(path: str | Path, mode: str = '', options: ModelOptions = Model
         modes = MODELS.get(kind, {})
         mode = mode or next(iter(modes), '')
         if modes and mode not in modes:
-            raise ModelConfigurationError(
-                f'mode: must be one of {list(modes)} for {ROBOT_KINDS[kind]}, got {mode!r}')
+            raise ModelConfigurationError(f'mode: must be one of {_mode_list(modes)} for '
+                                          f'{ROBOT_KINDS[kind]}, got {mode!r}')
         kind, description = load_any_description(path)
         return kind, mode, modes[mode](description, options)
     except (RobotDescriptionError, InputError, StaticsError) as error:
         raise ModelConfigurationError(str(error)) from None
+
+
+def _mode_list(modes) -> str:
+    """The modes of a kind for an error message: its own models, then the
+    constant-curvature one that several kinds share."""
+    own = [m for m in modes if m != CC_MODE]
+    shared = [f"{[CC_MODE]} (constant curvature)"] if CC_MODE in modes else []
+    return ' or '.join(([str(own)] if own else []) + shared)

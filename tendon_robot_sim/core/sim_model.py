@@ -193,14 +193,15 @@ def named_values(values: Mapping[str, float] | Sequence[float], previous: np.nda
     ------
     InputError
         An unknown name, a list of the wrong length, or a non-finite value; the message
-        names ``field`` (``effort``, ``position``), the ``quantity`` and the ``noun``.
+        names ``field`` (``effort``, ``position``), the ``quantity`` and the ``noun`` (one
+        input: 'tendon', 'motor').
     """
     names = list(names)
     result = np.array(previous, dtype=float)
     if isinstance(values, Mapping):
         for name, value in values.items():
             if name not in names:
-                raise InputError(f'name: unknown {noun} {name!r}; known {noun}s: {names}')
+                raise InputError(f'name: unknown {noun} {name!r}; known: {names}')
             result[names.index(name)] = value
     elif len(values) != len(names):
         raise InputError(f'{field}: has {len(values)} values without names; give one per '

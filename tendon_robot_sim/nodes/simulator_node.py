@@ -15,10 +15,16 @@ tendon robot, ``quasi_static``
     model ``statics_model``), one solved on receipt of each setpoint: tensions
     (``effort``, N) or, when ``effort`` is empty, displacements (``position``, m pulled
     in; the tensions are solved for and must stay within ``max_tension``).
+tendon robot or ``kind: bellows``, ``cc_dynamic``
+    Constant-curvature Lagrange dynamics (:class:`~tendon_robot_sim.core.cc_dynamics.
+    CCDynamics`) driven by tensions (``effort``, N) or bellows pressures (``effort``, Pa).
 ``kind: pcr_6rus``, ``quasi_static`` (its only mode)
     The forward kinetostatics of the parallel robot (:class:`~tendon_robot_sim.core.pcr.
     PcrSolver`) for motor angles (``position``, rad, names ``motor_1`` .. ``motor_6``);
     the tip is the platform.
+``kind: rolling_joint_snake``, ``dynamic`` (its only mode)
+    The snake's Newton-Euler forward dynamics (:class:`~tendon_robot_sim.core.
+    snake_dynamics.SnakeDynamics`) driven by cable tensions (``effort``, N).
 
 A model that is not timed (quasi_static) solves each setpoint on receipt; a setpoint
 it rejects or cannot solve is reported and the last equilibrium stays published.
@@ -27,7 +33,8 @@ false), wall-clock stamps, velocity 0. ``~/reset`` returns to its rest equilibri
 while paused, setpoints are ignored (not applied later) and a tip wrench waits until
 the node runs again.
 
-The publishing timer runs in every mode; a timed model (``dynamic``) has two timers on
+The publishing timer runs in every mode; a timed model (``dynamic``, ``cc_dynamic``) has
+two timers on
 the steady clock (so the node never waits for a ``/clock`` it publishes itself):
 
 * physics, at ``physics_rate``: advances the simulation so that simulated time
@@ -90,7 +97,8 @@ PARAMS = (
           + '. dynamic = Cosserat rod dynamics (PyElastica) driven by tendon tensions; '
           'quasi_static = the static equilibrium of each setpoint, solved on receipt '
           '(tendon robot: statics_model, tensions or displacements; pcr_6rus: forward '
-          'kinetostatics of motor angles)'),
+          'kinetostatics of motor angles); cc_dynamic = constant-curvature Lagrange dynamics '
+          'driven by tensions or bellows pressures'),
     Param('statics_model', 'discrete', '', 'model of mode quasi_static: discrete = static '
           'twin of the dynamic model (tendons straight between vertebrae), cosserat = '
           'Rucker & Webster rod with continuously routed tendons, kirchhoff = the same '

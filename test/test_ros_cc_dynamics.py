@@ -1,0 +1,90 @@
+"""The simulator node in mode cc_dynamic, over real DDS (loopback, see conftest.py).
+
+The node integrates the constant-curvature Lagrange dynamics (physics tested in
+test_cc_dynamics.py) at constant setpoints. Here: the one launch argument ``mode`` switches a
+tendon robot from the Cosserat model to this one behind the same topics, and a bellows robot
+runs on pressures; the settled tip is checked against the model's independent static
+equilibrium (damped Newton on the static force, no time integration).
+"""
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+
+from ros_helpers import position, Probe, spin_until
+from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.core.bellows_robot import load_bellows_robot
+from tendon_robot_sim.core.cc_dynamics import CCDynamics
+from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+
+BHA_FILE = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
+# The tip approaches the equilibrium as exp(-t / tau) (damping ratio 0.1 of the first
+# bending mode: tau about 0.6 s for the default robot, simulated); after 8 s it is within
+# about 1e-5 m, while a wrong tendon or input unit misses by centimetres.
+SETTLED = 1e-4   # m
+
+
+@pytest.fixture(scope='module')
+def ros():
+    rclpy.init()
+    yield
+    rclpy.try_shutdown()
+
+
+def run_until_settled(ros, namespace, parameters, setpoint, expected):
+    """Run a simulator fast (10 x real time) with ``setpoint`` applied; the tip pose, the
+    state, and the /tf frames once the tip is within SETTLED of ``expected``."""
+    simulator = SimulatorNode(namespace=namespace, parameter_overrides=parameters + [
+        Parameter('real_time_factor', value=10.0),
+        Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe(namespace=namespace)
+    executor = rclpy.executors.SingleThreadedExecutor()
+    for node in (simulator, probe):
+        executor.add_node(node)
+    try:
+        spin_until(executor, lambda: probe.latest('tip/pose')
+                   and probe.setpoint_pub.get_subscription_count() >= 1, 'the simulator')
+        probe.setpoint_pub.publish(setpoint)
+        spin_until(executor, lambda: np.linalg.norm(
+            position(probe.latest('tip/pose')) - expected) < SETTLED,
+            f'the tip settling at {expected}', timeout=60.0)
+        return probe.latest('tip/pose'), probe.latest('tendon/state'), probe.latest('/tf'), probe
+    finally:
+        executor.shutdown()
+        simulator.destroy_node()
+
+
+def test_mode_cc_dynamic_runs_a_tendon_robot_on_the_constant_curvature_model(ros):
+    robot = load_robot(default_robot_file())
+    model = CCDynamics.from_tendon_robot(robot)
+    tensions = np.array([2.0, 0.0, 0.0, 0.0])
+    expected = model.frames(model.equilibrium(tensions))[-1][1]
+    tip, state, tf, probe = run_until_settled(
+        ros, 'cc', [Parameter('mode', value='cc_dynamic')],
+        JointState(name=['t0'], effort=[2.0]), expected)
+    assert list(state.name) == robot.tendon_names and state.effort.tolist() == tensions.tolist()
+    assert state.position[0] > 1e-3, 'tendon t0 pulled in'
+    frames = {t.child_frame_id for t in tf.transforms}
+    assert frames == {'tip_link', 'vertebra_0'}, 'one section: its end is the tip'
+    assert tip.header.frame_id == robot.base.frame_id
+    probe.destroy_node()
+
+
+def test_a_bellows_robot_runs_on_pressures(ros):
+    robot = load_bellows_robot(BHA_FILE)
+    model = CCDynamics.from_bellows_robot(robot)
+    pressures = np.zeros(len(robot.actuator_names))
+    pressures[0] = 50e3       # Pa, first bellows of the base section
+    expected = model.frames(model.equilibrium(pressures))[-1][1]
+    tip, state, tf, probe = run_until_settled(
+        ros, 'bha', [Parameter('robot_file', value=str(BHA_FILE))],
+        JointState(name=[robot.actuator_names[0]], effort=[50e3]), expected)
+    assert state.effort.tolist() == pressures.tolist()
+    assert {t.child_frame_id for t in tf.transforms} == {
+        'tip_link', 'vertebra_0', 'vertebra_1', 'vertebra_2'}
+    rest = model.frames(model.equilibrium(np.zeros_like(pressures)))[-1][1]
+    assert np.linalg.norm(position(tip) - rest) > 0.01, 'the pressure moved the tip'
+    probe.destroy_node()
