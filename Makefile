@@ -4,13 +4,18 @@ PYTHON := $(VENV)/bin/python
 # DDS stays on loopback, on a domain of this run's own (Kilted ignores ROS_LOCALHOST_ONLY).
 ROS_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( $$$$ % 100 + 1 ))
 
-.PHONY: setup demo report test bench clean
+.PHONY: setup demo demo-snake report test bench clean
 
 setup:
 	@bash scripts/setup.sh
 
 demo: setup
 	$(ROS_ENV) $(PYTHON) -m tendon_robot_sim.cli demo
+
+# The same scripted demo on the rolling-joint snake: each cable pulled in turn (20 N).
+demo-snake: setup
+	$(ROS_ENV) $(PYTHON) -m tendon_robot_sim.cli demo --robot config/rolling_joint_snake.yaml \
+	    --tension 20 --out demo_output/snake
 
 # Example validation report: a synthetic experiment (hidden E and G), calibrated, then validated.
 report: setup

@@ -1,5 +1,9 @@
 """``tendon-robot-sim demo``: the simulation stack at work, without RViz.
 
+Any robot the tension controller drives: a tendon robot (the default) or, with
+``--robot config/rolling_joint_snake.yaml``, the rolling-joint snake (cables; no
+tip-target step, the snake has no statics model).
+
 Starts the ``sim`` stack headless through the local launcher (simulated time on
 ``/clock``), pulls each tendon in turn (``--tension`` N for ``--hold`` simulated
 seconds, then releases it), then sends a tip target (the tip of the statics model
@@ -34,7 +38,8 @@ import yaml
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError
-from tendon_robot_sim.core.robot import load_robot, Robot, RobotDescriptionError
+from tendon_robot_sim.core.model_registry import load_actuation
+from tendon_robot_sim.core.robot import Robot, RobotDescriptionError
 from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 
@@ -68,17 +73,20 @@ def register(subparsers) -> None:
 def run(args) -> int:
     robot_file = args.robot or default_robot_file()
     try:
-        robot = load_robot(robot_file)
+        _, actuation = load_actuation(robot_file, 'the demo')
     except RobotDescriptionError as error:
         raise CommandError(str(error)) from None
+    robot = actuation.statics_robot     # a tendon robot; None: no statics, no tip target
     if args.elements is not None:
+        if robot is None:
+            raise CommandError('--elements: only a tendon robot has Cosserat elements')
         try:
             robot = robot.with_changes(elements=args.elements)
         except RobotDescriptionError as error:
             raise CommandError(f'--elements: {error}') from None
-    if not (np.isfinite(args.tension) and 0.0 < args.tension <= robot.max_tensions.min()):
-        raise CommandError(f'--tension: must be in (0, {robot.max_tensions.min():g}] N (the '
-                           f'smallest max_tension of the robot), got {args.tension:g}')
+    if not (np.isfinite(args.tension) and 0.0 < args.tension <= actuation.max_tensions.min()):
+        raise CommandError(f'--tension: must be in (0, {actuation.max_tensions.min():g}] N '
+                           f'(the smallest max_tension of the robot), got {args.tension:g}')
     if not (np.isfinite(args.hold) and 0.0 < args.hold <= 60.0):
         raise CommandError(f'--hold: must be in (0, 60] s, got {args.hold:g}')
     if not (np.isfinite(args.target_hold) and 0.0 < args.target_hold <= 60.0):
@@ -87,10 +95,14 @@ def run(args) -> int:
     bag = out / 'bag'
     out.mkdir(parents=True, exist_ok=True)
     demo_robot = out / 'robot.yaml'
-    demo_robot.write_text(
-        f'# simulated by tendon-robot-sim demo: {robot_file}, rod.elements = '
-        f'{robot.rod.elements}\n' + yaml.safe_dump(robot.to_dict(), sort_keys=False))
-    print(f'robot: {robot.name!r} from {robot_file}, rod.elements = {robot.rod.elements}')
+    if robot is None:
+        demo_robot.write_text(Path(robot_file).read_text())
+        print(f'robot: {robot_file}')
+    else:
+        demo_robot.write_text(
+            f'# simulated by tendon-robot-sim demo: {robot_file}, rod.elements = '
+            f'{robot.rod.elements}\n' + yaml.safe_dump(robot.to_dict(), sort_keys=False))
+        print(f'robot: {robot.name!r} from {robot_file}, rod.elements = {robot.rod.elements}')
     if bag.exists():
         if not (bag / 'metadata.yaml').exists() and any(bag.iterdir()):
             raise CommandError(f'{bag}: exists and is not a bag from an earlier demo; '
@@ -100,8 +112,8 @@ def run(args) -> int:
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 
     from tendon_robot_sim.ros.demo import demo_phases
-    target = demo_target(robot, args.tension)
-    phases = demo_phases(robot.tendon_names, args.tension, target)
+    target = None if robot is None else demo_target(robot, args.tension)
+    phases = demo_phases(actuation.names, args.tension, target)
     log_path = out / 'stack.log'
     with open(log_path, 'w') as log:
         try:
@@ -117,10 +129,11 @@ def run(args) -> int:
 
     rows = _table(snapshots)
     print(_format_table(rows))
-    reached = snapshots[-1].tip_position
-    print(f'tip target [mm]: x {target[0] * 1e3:.1f}, y {target[1] * 1e3:.1f}, '
-          f'z {target[2] * 1e3:.1f}; reached {np.linalg.norm(reached - target) * 1e3:.2f} mm '
-          f'from it')
+    if target is not None:
+        reached = snapshots[-1].tip_position
+        print(f'tip target [mm]: x {target[0] * 1e3:.1f}, y {target[1] * 1e3:.1f}, '
+              f'z {target[2] * 1e3:.1f}; reached {np.linalg.norm(reached - target) * 1e3:.2f} '
+              'mm from it')
     with open(out / 'tip_positions.csv', 'w', newline='') as f:
         writer = csv.writer(f)
         writer.writerow(['step', 'phase', 'time_s', 'tip_x_m', 'tip_y_m', 'tip_z_m'])

@@ -8,7 +8,9 @@ The model itself has no damping and ends where a joint leaves its rolling surfac
 (|theta| = 2 alpha); there the links' rims meet, which this adapter adds as a perfectly
 inelastic end stop: the joint is held at the limit and its outward rate set to zero.
 Rest: straight and still, every cable at the description's pretension (under gravity the
-snake then sags onto its stops until the cables hold it).
+snake then sags onto its stops until the cables hold it). Markers use the tendon robot's
+namespaces, so every consumer reads them alike: ``backbone`` (the line through the link
+vertices), ``vertebrae`` (one cylinder per link), ``tendons`` (the cables through the holes).
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ class SnakeDynamicsModel(SimModel):
         link = snake.link
         centre = np.array([-link.height / 2.0, 0.0, 0.0])   # link frame: distal vertex
         discs = tuple(
-            Cylinder('links', Pose(o + R @ centre, q), 2.0 * link.radius_of_curvature
+            Cylinder('vertebrae', Pose(o + R @ centre, q), 2.0 * link.radius_of_curvature
                      * math.sin(link.contact_angle), link.height, LINK_COLOR)
             for o, R, q in zip(origins[1:], rotations, rotation_to_quaternion(rotations @ Z_TO_X)))
         # each cable: link n-1's hole, link n's hole across joint n, on to the next joint
@@ -108,8 +110,8 @@ class SnakeDynamicsModel(SimModel):
             time=self.time, position=self._rest_lengths - self._cable_lengths(self.q),
             effort=self._tensions.copy(), tip=Pose(origins[-1], quaternions[-1]),
             frames=tuple(Pose(o, q) for o, q in zip(origins[1:], quaternions)),
-            markers=(Polyline('axis', origins.T, AXIS_WIDTH, AXIS_COLOR), *discs,
-                     LineList.of_paths('cables', cables, CABLE_WIDTH)))
+            markers=(Polyline('backbone', origins.T, AXIS_WIDTH, AXIS_COLOR), *discs,
+                     LineList.of_paths('tendons', cables, CABLE_WIDTH)))
 
     def reset(self) -> None:
         self.time = 0.0
