@@ -8,9 +8,9 @@ together; without gravity (target: within 1 % of the length L) and with gravity 
 Dynamics: the free swing of the straight robot released under gravity, in the CC model
 and in the PyElastica simulator (``TendonSimulator``); the first natural frequency from
 the tip's zero crossings about its mean, and for the CC model also from the eigenvalues
-of its linearisation about the sagged equilibrium. Twice: the robot as described, and
-like for like without damping and without vertebra masses (the simulator gives the
-vertebrae weight but no inertia; the CC model gives them both).
+of its linearisation about the sagged equilibrium. Twice: the robot as described (both
+models give the vertebrae weight and inertia, and damp as ``rod.damping`` says), and
+without damping.
 
 The last line printed with --json is one JSON object; --plot writes a PNG of the two
 swings and of the static tips.
@@ -156,12 +156,11 @@ def main() -> int:
     show = sys.stderr.isatty()
     curves, swing = dynamics(robot, args.duration, show)
     data = robot.to_dict()
-    data['rod']['damping'] = 0.0
-    data['vertebrae']['mass'] = 0.0
-    _, like_for_like = dynamics(robot_from_dict(data), args.duration, show)
+    data['rod']['damping'] = {'ratio': 0.0}
+    _, undamped = dynamics(robot_from_dict(data), args.duration, show)
     result = {'robot': robot.name, 'length_m': robot.rod.length,
               'statics': statics(robot, show), 'dynamics': swing,
-              'dynamics_undamped_rod_only': like_for_like,
+              'dynamics_undamped': undamped,
               'machine': machine_info('numpy', 'numba', 'pyelastica')}
     if args.plot:
         plot(args.plot, result, curves)
@@ -169,7 +168,7 @@ def main() -> int:
         s = result['statics'][label]
         print(f'statics {label:10s}: CC vs cosserat tip, max {s["max_error_mm"]:.3g} mm '
               f'({s["max_error_percent_of_length"]:.3g} % of L), mean {s["mean_error_mm"]:.3g} mm')
-    for label in ('dynamics', 'dynamics_undamped_rod_only'):
+    for label in ('dynamics', 'dynamics_undamped'):
         d = result[label]
         print(f'{label}: first frequency CC {d["cc_first_frequency_hz_swing"]:.3g} Hz (swing), '
               f'{d["cc_first_frequency_hz_linear"]:.3g} Hz (linearised); PyElastica '
