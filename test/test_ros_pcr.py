@@ -78,7 +78,7 @@ def test_motor_angles_move_the_platform_where_the_solver_puts_it(pcr):
                            if m.transforms[0].header.stamp == tip.header.stamp],
                   'the /tf message published with that tip pose')[0]
     (platform,) = tf.transforms
-    assert (platform.header.frame_id, platform.child_frame_id) == ('base_link', 'platform')
+    assert (platform.header.frame_id, platform.child_frame_id) == ('base_link', 'tip_link')
     t = platform.transform.translation
     assert [t.x, t.y, t.z] == position(tip).tolist()
     markers = wait_for(lambda: pcr.probe.since('backbone/markers', time.monotonic() - 0.5),

@@ -34,7 +34,6 @@ class PcrStatics(SimModel):
 
     rest = 'the equilibrium at motor angles 0'
     base_frame = BASE_FRAME
-    tip_frame = 'platform'
 
     def __init__(self, robot: PcrRobot):
         self.robot = robot

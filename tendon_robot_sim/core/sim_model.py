@@ -124,8 +124,8 @@ class SimModel:
     Attributes
     ----------
     inputs : Inputs
-    base_frame, tip_frame : str
-        Frame ids of the base (every pose is relative to it) and of the tip.
+    base_frame : str
+        Frame id of the base: every pose is relative to it.
     timed : bool
         True: :meth:`advance` moves simulated time on; False: :meth:`apply` solves.
     dt : float or None
@@ -138,7 +138,6 @@ class SimModel:
 
     inputs: Inputs
     base_frame: str = 'base_link'
-    tip_frame: str = 'tip_link'
     timed: bool = False
     dt: float | None = None
     rest: str = ''

@@ -116,9 +116,9 @@ PARAMS = (
     Param('publish_clock', False, '', 'publish simulated time on /clock and stamp messages '
           'with it, for nodes with use_sim_time; dynamic mode only (quasi_static has no '
           'simulated time, stamps with the wall clock and refuses true)'),
-    Param('tip_frame', '', '', "frame id of the tip; empty: the model's (tip_link; "
-          'platform for pcr_6rus); the parent is the base frame of the robot description '
-          '(base.frame_id; base_link for pcr_6rus)'),
+    Param('tip_frame', 'tip_link', '', 'frame id of the tip (pcr_6rus: the platform); the '
+          'parent is the base frame of the robot description (base.frame_id; base_link for '
+          'pcr_6rus and rolling_joint_snake)'),
     Param('vertebra_frame_prefix', 'vertebra_', '', 'vertebra (or link) i is published as '
           'frame <prefix><i>, i = 0 nearest the base'),
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints to apply (effort = '
@@ -168,7 +168,6 @@ class SimulatorNode(Node):
                 f'parameter publish_clock: mode {self.mode} has no simulated time to publish '
                 'on /clock; set it false (launch argument use_sim_time:=false)')
         self.base_frame = self.model.base_frame
-        self.tip_frame = config.tip_frame or self.model.tip_frame
         self.real_time_factor = config.real_time_factor
         on_parameters_set(self, self._on_parameters_set)
 
@@ -370,7 +369,7 @@ class SimulatorNode(Node):
         self.state_pub.publish(joint_state_msg(self.model.inputs.names, state.position,
                                                velocity, state.effort, stamp))
         self.tip_pub.publish(tip_pose_msg(state.tip, self.base_frame, stamp))
-        self.tf_pub.publish(transforms_msg(state, self.base_frame, self.tip_frame,
+        self.tf_pub.publish(transforms_msg(state, self.base_frame, self.config.tip_frame,
                                            self.config.vertebra_frame_prefix, stamp))
         self.marker_pub.publish(markers_msg(state.markers, self.base_frame, stamp))
 
