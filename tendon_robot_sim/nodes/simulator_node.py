@@ -34,8 +34,8 @@ while paused, setpoints are ignored (not applied later) and a tip wrench waits u
 the node runs again.
 
 The publishing timer runs in every mode; a timed model (``dynamic``, ``cc_dynamic``) has
-two timers on
-the steady clock (so the node never waits for a ``/clock`` it publishes itself):
+two timers on the steady clock (so the node never waits for a ``/clock`` it publishes
+itself):
 
 * physics, at ``physics_rate``: advances the simulation so that simulated time
   follows the wall clock times ``real_time_factor``. A tick stops after
