@@ -301,3 +301,29 @@ def test_robot_without_discs_runs_on_the_cosserat_model_and_is_refused_where_dis
                                                      'use the cosserat or kirchhoff statics'):
             construct_alone(lambda context: SimulatorNode(context=context, parameter_overrides=[
                 Parameter('robot_file', value=steel_file), Parameter('mode', value=mode)]))
+
+
+def test_a_tip_wrench_sent_while_paused_takes_effect_on_resume(qs):
+    probe = qs.probe
+    publisher = probe.create_publisher(WrenchStamped, topics.TIP_WRENCH.name,
+                                       topics.TIP_WRENCH.qos)
+    wait_for(lambda: publisher.get_subscription_count() >= 1, 'the simulator on tip/wrench')
+    settle(qs, tensions(t2=1.0), efforts_are([0.0, 0.0, 1.0, 0.0]))
+    before = position(probe.latest('tip/pose'))
+    force = (0.0, 0.05, 0.0)
+    assert call(probe, SetBool, '/simulator/pause', SetBool.Request(data=True)).success
+    try:
+        publisher.publish(WrenchStamped(wrench=Wrench(force=Vector3(x=force[0], y=force[1],
+                                                                    z=force[2]))))
+        after = time.monotonic() + 0.3
+        wait_for(lambda: len(probe.since('tip/pose', after)) >= 3, 'tip poses while paused')
+        assert all(position(tip).tolist() == before.tolist()
+                   for tip in probe.since('tip/pose', after - 0.3))
+    finally:
+        assert call(probe, SetBool, '/simulator/pause', SetBool.Request(data=False)).success
+    expected = qs.reference.solve_tensions({'t2': 1.0}, tip_force=force)
+    try:
+        wait_for(lambda: np.allclose(position(probe.latest('tip/pose')), expected.tip_position,
+                                     rtol=0.0, atol=TIP_TOLERANCE), 'the loaded equilibrium')
+    finally:
+        assert call(probe, Trigger, '/simulator/reset', Trigger.Request()).success
