@@ -11,6 +11,7 @@ maps (robot kind, mode) to the model that serves it. This module imports no ROS.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -118,7 +119,7 @@ class ModelState:
     markers: tuple[Marker, ...] = field(default=())
 
 
-class SimModel:
+class SimModel(ABC):
     """The interface; see the module docstring. Subclasses set the attributes.
 
     Attributes
@@ -143,6 +144,7 @@ class SimModel:
     rest: str = ''
     summary: str = ''
 
+    @abstractmethod
     def apply(self, field: str, values: Mapping[str, float] | Sequence[float]) -> None:
         """Take the values of JointState ``field``: a mapping {name: value} changes the
         named inputs, a list gives every input in order. A static model solves here.
@@ -152,7 +154,6 @@ class SimModel:
         InputError
             Naming the field and the problem; the model is unchanged.
         """
-        raise NotImplementedError
 
     def advance(self, duration: float) -> None:
         """Advance a timed model by ``duration`` [s] (whole steps of ``dt``).
@@ -164,12 +165,13 @@ class SimModel:
         """
         raise NotImplementedError(f'{type(self).__name__} is not timed')
 
+    @abstractmethod
     def state(self) -> ModelState:
-        raise NotImplementedError
+        """The current state; its arrays may be the model's own: read them only."""
 
+    @abstractmethod
     def reset(self) -> None:
         """Back to rest, with the description's inputs and external load."""
-        raise NotImplementedError
 
     def set_tip_wrench(self, force: np.ndarray, moment: np.ndarray) -> None:
         """External force [N] and moment [N m] at the tip, base frame, until
