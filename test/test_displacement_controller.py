@@ -8,20 +8,19 @@ argument ``controller`` chooses which controller publishes ``tendon/setpoint``.
 """
 
 from pathlib import Path
-import threading
 import time
 
 from geometry_msgs.msg import Vector3, Wrench, WrenchStamped
 import numpy as np
 import pytest
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 import yaml
 
-from ros_helpers import construct_alone, Probe, small_robot_dict, wait_for, warning_containing
+from ros_helpers import (construct_alone, Probe, small_robot_dict, spinning, wait_for,
+                         warning_containing)
 from tendon_robot_sim.core.robot import robot_from_dict
 from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.launcher import StackLauncher
@@ -38,7 +37,6 @@ MAX_DISPLACEMENT = 0.02   # m, the default
 @pytest.fixture(scope='module')
 def stack(robot_file):
     rclpy.init()
-    executor = SingleThreadedExecutor()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('robot_file', value=str(robot_file)),
         Parameter('real_time_factor', value=100.0),
@@ -55,29 +53,19 @@ def stack(robot_file):
         Parameter('warning_throttle_period', value=0.0)])
     probe, hw_probe = Probe(), Probe(namespace='hw')
     nodes = (simulator, controller, position_controller, probe, hw_probe)
-    for node in nodes:
-        executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    ns = type('Stack', (), {})()
-    ns.controller, ns.position_controller, ns.probe, ns.hw_probe = (
-        controller, position_controller, probe, hw_probe)
-    ns.robot = robot_from_dict(small_robot_dict())
-    ns.command_pub = probe.create_publisher(
-        JointState, topics.TENDON_DISPLACEMENT_COMMAND.name, topics.COMMAND_QOS)
-    ns.hw_command_pub = hw_probe.create_publisher(
-        JointState, topics.TENDON_DISPLACEMENT_COMMAND.name, topics.COMMAND_QOS)
-    wait_for(lambda: probe.latest('tendon/state') and hw_probe.latest('tendon/setpoint')
-             and ns.command_pub.get_subscription_count() >= 1
-             and ns.hw_command_pub.get_subscription_count() >= 1, 'the stack to come up')
-    try:
+    with spinning(*nodes):
+        ns = type('Stack', (), {})()
+        ns.controller, ns.position_controller, ns.probe, ns.hw_probe = (
+            controller, position_controller, probe, hw_probe)
+        ns.robot = robot_from_dict(small_robot_dict())
+        ns.command_pub = probe.create_publisher(
+            JointState, topics.TENDON_DISPLACEMENT_COMMAND.name, topics.COMMAND_QOS)
+        ns.hw_command_pub = hw_probe.create_publisher(
+            JointState, topics.TENDON_DISPLACEMENT_COMMAND.name, topics.COMMAND_QOS)
+        wait_for(lambda: probe.latest('tendon/state') and hw_probe.latest('tendon/setpoint')
+                 and ns.command_pub.get_subscription_count() >= 1
+                 and ns.hw_command_pub.get_subscription_count() >= 1, 'the stack to come up')
         yield ns
-    finally:
-        executor.shutdown()
-        thread.join(timeout=10.0)
-        for node in nodes:
-            node.destroy_node()
-        rclpy.try_shutdown()
 
 
 def send(publisher, names, values) -> None:

@@ -8,7 +8,6 @@ test_ros_launcher.py.
 """
 
 import math
-import threading
 import time
 
 from geometry_msgs.msg import Vector3, Wrench, WrenchStamped
@@ -24,8 +23,8 @@ from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 
 from ros_helpers import (call, construct_alone, hole_direction, logs_containing, MAX_TENSION,
-                         position, Probe, spin_for, spin_until, stamp_seconds, wait_for,
-                         warning_containing)
+                         position, Probe, spin_for, spin_until, spinning, stamp_seconds,
+                         wait_for, warning_containing)
 from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import TendonSimulator
@@ -40,7 +39,6 @@ from tendon_robot_sim.ros.parameters import ConfigurationError
 def stack(robot_file):
     """Simulator (publishing /clock, as fast as it can) + controller + probe, spinning."""
     rclpy.init()
-    executor = SingleThreadedExecutor()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('robot_file', value=str(robot_file)),
         Parameter('publish_clock', value=True),
@@ -50,23 +48,13 @@ def stack(robot_file):
         Parameter('robot_file', value=str(robot_file)),
         Parameter('warning_throttle_period', value=0.0)])
     probe = Probe()
-    for node in (simulator, controller, probe):
-        executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    ns = type('Stack', (), {})()
-    ns.simulator, ns.controller, ns.probe, ns.executor = simulator, controller, probe, executor
-    ns.robot = load_robot(robot_file)
-    wait_for(lambda: probe.latest('tip/pose') and probe.latest('/clock')
-             and probe.command_pub.get_subscription_count() >= 1, 'the stack to come up')
-    try:
+    with spinning(simulator, controller, probe) as executor:
+        ns = type('Stack', (), {})()
+        ns.simulator, ns.controller, ns.probe, ns.executor = simulator, controller, probe, executor
+        ns.robot = load_robot(robot_file)
+        wait_for(lambda: probe.latest('tip/pose') and probe.latest('/clock')
+                 and probe.command_pub.get_subscription_count() >= 1, 'the stack to come up')
         yield ns
-    finally:
-        executor.shutdown()
-        thread.join(timeout=10.0)
-        for node in (simulator, controller, probe):
-            node.destroy_node()
-        rclpy.try_shutdown()
 
 
 def command(stack, **tensions) -> None:

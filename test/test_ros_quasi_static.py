@@ -8,7 +8,6 @@ good state kept after a bad setpoint. The robot is the default robot.
 """
 
 import math
-import threading
 import time
 
 from geometry_msgs.msg import Vector3, Wrench, WrenchStamped
@@ -22,7 +21,7 @@ from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 
 from ros_helpers import (call, construct_alone, hole_direction, position, Probe, spin_until,
-                         stamp_seconds, wait_for, warning_containing)
+                         spinning, stamp_seconds, wait_for, warning_containing)
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import ConvergenceError, StaticsSolver
@@ -42,29 +41,18 @@ TENSION_TOLERANCE = 1e-6   # N, solved tensions of a displacement setpoint (~1e-
 def qs():
     """A quasi-static simulator (discrete model, default robot) and a probe, spinning."""
     rclpy.init()
-    executor = SingleThreadedExecutor()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('mode', value='quasi_static'),
         Parameter('warning_throttle_period', value=0.0)])
     probe = Probe()
-    for node in (simulator, probe):
-        executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    ns = type('QuasiStatic', (), {})()
-    ns.simulator, ns.probe, ns.executor = simulator, probe, executor
-    ns.robot = load_robot(default_robot_file())
-    ns.reference = StaticsSolver(ns.robot, 'discrete')
-    wait_for(lambda: probe.latest('tip/pose')
-             and probe.setpoint_pub.get_subscription_count() >= 1, 'the simulator to come up')
-    try:
+    with spinning(simulator, probe) as executor:
+        ns = type('QuasiStatic', (), {})()
+        ns.simulator, ns.probe, ns.executor = simulator, probe, executor
+        ns.robot = load_robot(default_robot_file())
+        ns.reference = StaticsSolver(ns.robot, 'discrete')
+        wait_for(lambda: probe.latest('tip/pose')
+                 and probe.setpoint_pub.get_subscription_count() >= 1, 'the simulator to come up')
         yield ns
-    finally:
-        executor.shutdown()
-        thread.join(timeout=10.0)
-        for node in (simulator, probe):
-            node.destroy_node()
-        rclpy.try_shutdown()
 
 
 def settle(qs, msg: JointState, accepted) -> tuple:

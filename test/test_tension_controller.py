@@ -6,19 +6,17 @@ the default robot with 5 vertebrae and 5 N tendons. Tip targets come from indepe
 StaticsSolver equilibria (reachable: made by tensions within the limits).
 """
 
-import threading
 import time
 
 from geometry_msgs.msg import Point, PointStamped
 import numpy as np
 import pytest
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
-from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, wait_for,
+from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, spinning, wait_for,
                          warning_containing)
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import StaticsSolver
@@ -35,7 +33,6 @@ TIP_TOLERANCE = 2e-3    # m
 @pytest.fixture(scope='module')
 def stack(robot_file):
     rclpy.init()
-    executor = SingleThreadedExecutor()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('robot_file', value=str(robot_file)),
         Parameter('mode', value='quasi_static'),
@@ -55,25 +52,15 @@ def stack(robot_file):
     target_pub = probe.create_publisher(PointStamped, topics.TIP_TARGET.name,
                                         topics.TIP_TARGET.qos)
     nodes = (simulator, controller, sensorless, probe)
-    for node in nodes:
-        executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    ns = type('Stack', (), {})()
-    ns.controller, ns.probe, ns.target_pub = controller, probe, target_pub
-    ns.sensorless = sensorless
-    ns.robot = load_robot(robot_file)
-    wait_for(lambda: probe.latest('tip/pose') and probe.latest('tendon/setpoint')
-             and probe.command_pub.get_subscription_count() >= 1
-             and target_pub.get_subscription_count() >= 1, 'the stack to come up')
-    try:
+    with spinning(*nodes):
+        ns = type('Stack', (), {})()
+        ns.controller, ns.probe, ns.target_pub = controller, probe, target_pub
+        ns.sensorless = sensorless
+        ns.robot = load_robot(robot_file)
+        wait_for(lambda: probe.latest('tip/pose') and probe.latest('tendon/setpoint')
+                 and probe.command_pub.get_subscription_count() >= 1
+                 and target_pub.get_subscription_count() >= 1, 'the stack to come up')
         yield ns
-    finally:
-        executor.shutdown()
-        thread.join(timeout=10.0)
-        for node in nodes:
-            node.destroy_node()
-        rclpy.try_shutdown()
 
 
 def command(stack, **tensions) -> None:
