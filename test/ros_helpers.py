@@ -177,10 +177,11 @@ def construct_alone(make_node):
 
 
 @contextmanager
-def spinning(*nodes: Node):
+def spinning(*nodes: Node, context: rclpy.Context | None = None):
     """Spin ``nodes`` in a thread of their own while the block runs; then stop the thread,
-    destroy the nodes and shut rclpy down (for module fixtures that called rclpy.init())."""
-    executor = SingleThreadedExecutor()
+    destroy the nodes and shut their context down (the default one: for module fixtures
+    that called rclpy.init())."""
+    executor = SingleThreadedExecutor(context=context)
     for node in nodes:
         executor.add_node(node)
     thread = threading.Thread(target=executor.spin, daemon=True)
@@ -192,4 +193,4 @@ def spinning(*nodes: Node):
         thread.join(timeout=10.0)
         for node in nodes:
             node.destroy_node()
-        rclpy.try_shutdown()
+        rclpy.try_shutdown(context=context)

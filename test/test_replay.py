@@ -19,7 +19,7 @@ from rclpy.serialization import serialize_message
 from rosbags.typesys import get_types_from_msg
 from sensor_msgs.msg import JointState
 
-from ros_helpers import position, wait_for
+from ros_helpers import position, spinning, wait_for
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.bag import BagError, BagWriter, OfferedQos
@@ -182,17 +182,8 @@ def spinning_node(name, setup):
     rclpy.init(context=context)
     node = rclpy.create_node(name, context=context)
     setup(node)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    try:
+    with spinning(node, context=context):
         yield node
-    finally:
-        executor.shutdown()
-        thread.join(5.0)
-        node.destroy_node()
-        context.try_shutdown()
 
 
 def _simulation_bag(path):
