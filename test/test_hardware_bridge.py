@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -104,9 +105,10 @@ def rig(tmp_path):
         yield rig
 
 
-def bridge_on(rig, context, watchdog=WATCHDOG) -> HardwareBridgeNode:
-    """The bridge on the emulator's ports, with the limits of these tests."""
-    return HardwareBridgeNode(context=context, parameter_overrides=[
+def bridge_on(rig, context, watchdog=WATCHDOG, active=True) -> HardwareBridgeNode:
+    """The bridge on the emulator's ports, with the limits of these tests; ``active``:
+    configured and activated (through its own calls, before anything spins it)."""
+    bridge = HardwareBridgeNode(context=context, parameter_overrides=[
         Parameter('motor_port', value=rig.path('motors')),
         Parameter('sensor_port', value=rig.path('sensor')),
         Parameter('min_tension', value=MIN_TENSION),
@@ -116,6 +118,10 @@ def bridge_on(rig, context, watchdog=WATCHDOG) -> HardwareBridgeNode:
         Parameter('diagnostics_rate', value=5.0),
         Parameter('ack_timeout', value=0.05),
         Parameter('warning_throttle_period', value=0.0)])
+    if active:
+        assert bridge.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        assert bridge.trigger_activate() == TransitionCallbackReturn.SUCCESS
+    return bridge
 
 
 @pytest.fixture

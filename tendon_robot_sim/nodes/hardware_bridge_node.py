@@ -1,5 +1,15 @@
 """Hardware bridge: ROS topics <-> tendon motor driver and laser tip sensor (serial).
 
+A managed (lifecycle) node. It starts unconfigured, with no port open.
+``configure`` opens the motor driver port and the tip sensor port (a port that
+cannot be opened fails the transition with an error naming it; the node stays
+unconfigured and ``configure`` can be retried). ``activate`` starts sending
+setpoints to the motors and publishing ``tendon/state`` and ``tip/measured``.
+``deactivate`` commands the safe state and holds it (setpoints are ignored).
+``cleanup`` closes the ports, ``shutdown`` (from any state) and ``on_error``
+leave the hardware in the safe state and close the ports; so does the end of
+the process (Ctrl-C). ``diagnostics`` are published while configured.
+
 Subscribes ``tendon/setpoint`` (JointState naming every tendon once: ``effort``
 = tensions [N] for tension mode, or ``position`` = displacements [m] for
 displacement mode, not both). Each setpoint is checked (finite, known names,
@@ -24,7 +34,9 @@ Safety: if no valid setpoint arrives for ``watchdog_timeout`` the bridge
 commands the safe state (every tendon at ``min_tension``, tension mode, in one
 step: relaxing is the safe direction). ``~/stop`` (std_srvs/Trigger) commands
 the safe state at once, in one frame for all tendons, and ignores setpoints
-until ``~/resume``. The same safe command goes out when the node shuts down.
+until ``~/resume``: a latch on top of the lifecycle, which neither
+``activate`` nor a reconfiguration releases. The same safe command goes out
+on ``deactivate``, ``cleanup`` and when the node shuts down.
 The commanded state, safe state included, is re-sent (with a new sequence
 number, after the driver's backed-off retries) until the device acknowledges
 it; a command not acknowledged within ``delivery_timeout`` turns the motor
@@ -45,7 +57,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped
 import numpy as np
 from rclpy.clock import Clock, ClockType
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.time import Time
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
@@ -109,6 +121,8 @@ PARAMS = (
           'are ramped; the safe state is not)', range=(0.01, 10000.0)),
     Param('max_displacement_rate', 0.01, 'm/s', 'fastest change of a commanded displacement',
           range=(1e-5, 10.0)),
+    Param('open_timeout', 2.0, 's', 'configure fails when a port is not open after this long',
+          range=(0.01, 60.0)),
     Param('reconnect_backoff', 2.0, 's', 'longest wait between attempts to reopen a lost port '
           '(starts at 0.05 s, doubles)', range=(0.05, 60.0)),
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints in'),
@@ -143,7 +157,7 @@ class _RosLogHandler(logging.Handler):
             self.handleError(record)
 
 
-class HardwareBridgeNode(Node):
+class HardwareBridgeNode(LifecycleNode):
     """Bridge between the ROS topics and the serial devices of the real robot."""
 
     def __init__(self, **kwargs):
@@ -154,24 +168,18 @@ class HardwareBridgeNode(Node):
             self.mount = sensor_mount(config.urdf_file or share_dir() / 'urdf/tendon_robot.urdf',
                                       self.robot.base.frame_id, config.sensor_frame)
             self._check_limits()
-            link = dict(read_timeout=0.01, backoff=(0.05, config.reconnect_backoff))
-            # No blind re-send after a reconnect: the bridge ramps from what the device reports.
-            self.motors = MotorDriver(config.motor_port, len(self.robot.tendons),
-                                      config.motor_device, ack_timeout=config.ack_timeout,
-                                      max_retries=config.max_retries, resend_on_reconnect=False,
-                                      baudrate=config.motor_baudrate, **link)
-            self.sensor = TipSensorDriver(config.sensor_port, config.sensor_device,
-                                          baudrate=config.sensor_baudrate, **link) \
-                if config.sensor_port else None
         except (RobotDescriptionError, MountingError, ValueError) as error:
             self.destroy_node()
             raise ConfigurationError(str(error)) from None
         self.names = self.robot.tendon_names
         self.max_tensions = self.robot.max_tensions
         self.safe_command = (motor.TENSION, np.full(len(self.names), config.min_tension))
+        self.motors: MotorDriver | None = None     # open from configure to cleanup
+        self.sensor: TipSensorDriver | None = None
 
+        self._active = False
         self._setpoint: tuple[str, np.ndarray] | None = None   # newest valid, clamped
-        self._setpoint_time = time.monotonic()   # watchdog: start counting at once
+        self._setpoint_time = time.monotonic()   # watchdog: counts from activation
         self._output: tuple[str, np.ndarray] | None = None   # the ramp; None: restart it
         self._ramp_after = -np.inf   # a restarted ramp starts from a status newer than this
         self._tick = time.monotonic()
@@ -191,12 +199,10 @@ class HardwareBridgeNode(Node):
         self._log_handler = _RosLogHandler(self.get_logger())
         DRIVER_LOGGER.addHandler(self._log_handler)
         DRIVER_LOGGER.setLevel(logging.INFO)
-        self.motors.start()
-        if self.sensor is not None:
-            self.sensor.start()
-        self.state_pub = self.create_publisher(
+        # Lifecycle publishers: silent unless active.
+        self.state_pub = self.create_lifecycle_publisher(
             topics.TENDON_STATE.msg_type, config.state_topic, topics.TENDON_STATE.qos)
-        self.tip_pub = self.create_publisher(
+        self.tip_pub = self.create_lifecycle_publisher(
             topics.TIP_MEASURED.msg_type, config.tip_topic, topics.TIP_MEASURED.qos)
         self.diagnostics_pub = self.create_publisher(
             topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name, topics.DIAGNOSTICS.qos)
@@ -206,13 +212,112 @@ class HardwareBridgeNode(Node):
         self.stop_srv = self.create_service(Trigger, '~/stop', self._on_stop)
         self.resume_srv = self.create_service(Trigger, '~/resume', self._on_resume)
         # The steady clock: use_sim_time or a /clock that stops must not freeze the watchdog.
+        # The timers run while the ports are open (configure to cleanup).
         steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.command_timer = self.create_timer(1.0 / config.command_rate, self._on_command_timer,
-                                               clock=steady)
-        self.state_timer = self.create_timer(1.0 / config.state_rate, self._on_state_timer,
-                                             clock=steady)
-        self.diagnostics_timer = self.create_timer(1.0 / config.diagnostics_rate,
-                                                   self._publish_diagnostics, clock=steady)
+        self.timers_while_configured = [
+            self.create_timer(1.0 / config.command_rate, self._on_command_timer, clock=steady),
+            self.create_timer(1.0 / config.state_rate, self._on_state_timer, clock=steady),
+            self.create_timer(1.0 / config.diagnostics_rate, self._publish_diagnostics,
+                              clock=steady)]
+        for timer in self.timers_while_configured:
+            timer.cancel()   # not the autostart argument: Humble's create_timer lacks it
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """
+        Open the motor driver port and the tip sensor port.
+
+        A port that cannot be opened fails the transition with an error naming it; the
+        other port is closed again and the node stays unconfigured.
+        """
+        c = self.config
+        link = dict(read_timeout=0.01, backoff=(0.05, c.reconnect_backoff))
+        try:
+            # No blind re-send after a reconnect: the bridge ramps from what the device reports.
+            self.motors = MotorDriver(c.motor_port, len(self.names), c.motor_device,
+                                      ack_timeout=c.ack_timeout, max_retries=c.max_retries,
+                                      resend_on_reconnect=False, baudrate=c.motor_baudrate,
+                                      **link)
+            self.sensor = TipSensorDriver(c.sensor_port, c.sensor_device,
+                                          baudrate=c.sensor_baudrate, **link) \
+                if c.sensor_port else None
+        except ValueError as error:
+            self._close_ports()
+            self.get_logger().error(f'configure failed: {error}')
+            return TransitionCallbackReturn.FAILURE
+        for what, driver, port in (('motor driver', self.motors, c.motor_port),
+                                   ('tip sensor', self.sensor, c.sensor_port)):
+            if driver is None:
+                continue
+            problem = _open(driver, c.open_timeout)
+            if problem:
+                self._close_ports()
+                self.get_logger().error(f'configure failed: cannot open the {what} port '
+                                        f'{port!r} ({problem}); still unconfigured, '
+                                        'configure again to retry')
+                return TransitionCallbackReturn.FAILURE
+        self._reconnects = 0
+        self._sent = self._sent_seq = self._waiting_since = None
+        self._last_status_stamp = -np.inf
+        for timer in self.timers_while_configured:
+            timer.reset()
+        self.get_logger().info(f'configured: motor driver on {c.motor_port}'
+                               + (f', tip sensor on {c.sensor_port}' if c.sensor_port else ''))
+        return super().on_configure(state)
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Start following setpoints (ramped from the device's state) and publishing."""
+        self._setpoint = None
+        self._setpoint_time = time.monotonic()   # the watchdog counts from here
+        self._output = None
+        self._ramp_after = time.monotonic()
+        self._watchdog_tripped = False
+        self._active = True
+        self.get_logger().info('active: following setpoints'
+                               + (' once ~/resume releases ~/stop' if self._stopped else ''))
+        return super().on_activate(state)
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Command the safe state and hold it; setpoints are ignored until activated."""
+        self._active = False
+        self._setpoint = None
+        self._command(self.safe_command, time.monotonic())
+        self.get_logger().info('inactive: safe state commanded '
+                               f'({self.config.min_tension:g} N on every tendon)')
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Close the ports (the safe state goes out first)."""
+        self._close_ports()
+        return super().on_cleanup(state)
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Leave the hardware in the safe state and close the ports, from any state."""
+        self._active = False
+        self._close_ports()
+        return super().on_shutdown(state)
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Leave the hardware safe after a failed transition; back to unconfigured."""
+        self._active = False
+        self._close_ports()
+        return super().on_error(state)
+
+    def _close_ports(self) -> None:
+        """Stop the timers, send the safe state if a port is open, close both ports."""
+        for timer in self.timers_while_configured:
+            timer.cancel()
+        self._release_hardware()
+
+    def _release_hardware(self) -> None:
+        """Send the safe state if the motor port is open, then close both ports; idempotent."""
+        motors, self.motors = self.motors, None
+        sensor, self.sensor = self.sensor, None
+        if motors is not None:
+            motors.stop(final_tensions=self.safe_command[1])
+        if sensor is not None:
+            sensor.stop()
 
     def _check_limits(self) -> None:
         c = self.config
@@ -228,8 +333,8 @@ class HardwareBridgeNode(Node):
     # ------------------------------------------------------------------ setpoints
 
     def _on_setpoint(self, msg) -> None:
-        if self._stopped:
-            return   # ~/stop holds the safe state until ~/resume
+        if self._stopped or not self._active:
+            return   # ~/stop holds the safe state until ~/resume; inactive, deactivate holds it
         try:
             mode, values = self._parse_setpoint(msg)
         except SetpointError as error:
@@ -289,6 +394,10 @@ class HardwareBridgeNode(Node):
         now = time.monotonic()
         dt, self._tick = min(now - self._tick, 2.0 / self.config.command_rate), now
         self._track_link()
+        if not self._active:
+            if self._sent is not None:
+                self._command(self.safe_command, now)   # held until delivered (deactivate)
+            return
         if self._stopped or now - self._setpoint_time > self.config.watchdog_timeout:
             if not self._stopped and not self._watchdog_tripped:
                 self._watchdog_tripped = True
@@ -369,10 +478,13 @@ class HardwareBridgeNode(Node):
     def _on_stop(self, request, response):
         self._stopped = True
         self._setpoint = None
+        response.success = True
+        if self.motors is None:
+            response.message = 'no port open (unconfigured): stopped until ~/resume'
+            return response
         self._command(self.safe_command, time.monotonic())
         self.get_logger().warning('stop: every tendon relaxed to the safe state; setpoints are '
                                   'ignored until ~/resume')
-        response.success = True
         response.message = f'safe state commanded: {self.config.min_tension:g} N on every tendon'
         return response
 
@@ -464,11 +576,14 @@ class HardwareBridgeNode(Node):
         age = time.monotonic() - self._setpoint_time
         if self._stopped:
             level, message = DiagnosticStatus.WARN, 'stopped by ~/stop: safe state'
+        elif not self._active:
+            level, message = DiagnosticStatus.WARN, 'inactive (lifecycle): safe state'
         elif self._watchdog_tripped:
             level, message = DiagnosticStatus.WARN, 'watchdog: no setpoint, safe state'
         else:
             level, message = DiagnosticStatus.OK, 'following setpoints'
-        values = [('stopped', self._stopped), ('watchdog_tripped', self._watchdog_tripped),
+        values = [('active', self._active), ('stopped', self._stopped),
+                  ('watchdog_tripped', self._watchdog_tripped),
                   ('setpoint_age', f'{age:.3f}'), ('rejected_setpoints', self._rejected),
                   ('clamped_setpoints', self._clamped),
                   ('last_sent', '' if self._sent is None else
@@ -485,18 +600,28 @@ class HardwareBridgeNode(Node):
             self.get_logger().warning(text)
 
     def destroy_node(self) -> None:
-        motors = getattr(self, 'motors', None)
-        if motors is not None:
-            # Leave the robot relaxed (if the constructor got that far).
-            safe = getattr(self, 'safe_command', None)
-            motors.stop(final_tensions=None if safe is None else safe[1])
-        sensor = getattr(self, 'sensor', None)
-        if sensor is not None:
-            sensor.stop()
+        if hasattr(self, 'safe_command'):   # the constructor got that far
+            # Leave the robot relaxed from any state; not through a transition: after
+            # Ctrl-C the context (and with it the timers) is already shut down.
+            self._release_hardware()
         handler = getattr(self, '_log_handler', None)
         if handler is not None:
             DRIVER_LOGGER.removeHandler(handler)
         super().destroy_node()
+
+
+def _open(driver: MotorDriver | TipSensorDriver, timeout: float) -> str:
+    """Start ``driver`` and wait for its first attempt to open the port: '' or why it failed."""
+    driver.start()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        link = driver.link.statistics()
+        if link.state == CONNECTED:
+            return ''
+        if link.connect_failures:
+            return link.last_error
+        time.sleep(0.005)
+    return f'not open after {timeout:g} s'
 
 
 def _same(a: tuple[str, np.ndarray] | None, b: tuple[str, np.ndarray] | None) -> bool:
