@@ -13,6 +13,10 @@ files and one generated parameter file (launch-argument values, file contents
 such as ``robot_description``, ``--param`` overrides), in that order, so later
 values win as with ``ros2 launch``.
 
+Managed (lifecycle) nodes are brought to active as ``ros2 launch`` does with
+``ChangeState`` events: through their ``change_state`` service (configure, then
+activate), unless the launch argument ``autostart`` is false.
+
 Children run in their own sessions; the launcher forwards SIGINT/SIGTERM to
 them, waits for them to exit, and escalates to SIGTERM then SIGKILL after a
 timeout. If one node exits on its own, the others are stopped too.
@@ -27,13 +31,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Callable, Mapping, Sequence
 
 import yaml
 
 import tendon_robot_sim
-from tendon_robot_sim.stack import get_stack, NodeEntry, robot_kind, typed_value
+from tendon_robot_sim.stack import AUTOSTART, get_stack, NodeEntry, robot_kind, typed_value
 
 # Seconds a node gets to exit after SIGINT, then again after SIGTERM.
 STOP_TIMEOUT = 5.0
@@ -106,6 +111,8 @@ class StackLauncher:
         self.overrides = self._parameter_overrides(parameters)
         self._tmp = tempfile.TemporaryDirectory(prefix='tendon_robot_sim_launch_')
         self.processes, self.skipped = self._plan()
+        self._stopping = threading.Event()
+        self._starters: list[threading.Thread] = []
 
     # ------------------------------------------------------------------ planning
 
@@ -166,11 +173,14 @@ class StackLauncher:
             return [sys.executable, '-m', entry.module]
         return None
 
+    def _namespace(self) -> str:
+        namespace = self.values.get('namespace', '').strip('/')
+        return f'/{namespace}' if namespace else ''
+
     def _ros_arguments(self, entry: NodeEntry) -> list[str]:
         args = ['--ros-args', '-r', f'__node:={entry.name}']
-        namespace = self.values.get('namespace', '')
-        if namespace:
-            args += ['-r', f'__ns:=/{namespace.strip("/")}']
+        if self._namespace():
+            args += ['-r', f'__ns:={self._namespace()}']
         sources = entry.resolved_parameters(lambda arg: self.values[arg.name])
         values = next((s for s in sources if isinstance(s, dict)), {})
         values.update(self.overrides.get(None, {}))
@@ -204,6 +214,26 @@ class StackLauncher:
             node.process = subprocess.Popen(node.command, env=env, stdout=self.stdout,
                                             stderr=self.stderr, start_new_session=True)
             self.note(f'{node.entry.name}: started (pid {node.process.pid})')
+        for node in self._autostarted():
+            starter = threading.Thread(target=self._bring_to_active, args=(node.entry,),
+                                       daemon=True)
+            starter.start()
+            self._starters.append(starter)
+
+    def _autostarted(self) -> list[NodeProcess]:
+        """The managed nodes to bring to active (all of them, unless autostart:=false)."""
+        if not self.values.get(AUTOSTART.name, True):
+            return []
+        return [n for n in self.processes if n.entry.lifecycle]
+
+    def _bring_to_active(self, entry: NodeEntry) -> None:
+        from tendon_robot_sim.ros.lifecycle import bring_to_active
+        target = f'{self._namespace()}/{entry.name}'
+        problem = bring_to_active(target, cancelled=self._stopping.is_set)
+        if self._stopping.is_set():
+            return
+        self.note(f'{entry.name}: ' + (f'not active: {problem}; retry with `ros2 lifecycle '
+                                       f'set {target} configure`' if problem else 'active'))
 
     def running(self) -> list[NodeProcess]:
         return [n for n in self.processes if n.process is not None and n.process.poll() is None]
@@ -214,6 +244,9 @@ class StackLauncher:
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> int:
         """Stop every node (SIGINT, then SIGTERM, then SIGKILL); 0 if all exited cleanly."""
+        self._stopping.set()
+        for starter in self._starters:
+            starter.join(timeout)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
             alive = self.running()
             if not alive:
@@ -270,4 +303,7 @@ class StackLauncher:
     def describe(self) -> str:
         """The planned command lines and skipped nodes, one per line."""
         lines = [' '.join(n.command) for n in self.processes]
+        lines += [f'# {n.entry.name}: managed node, brought to active (configure, activate) '
+                  f'through {self._namespace()}/{n.entry.name}/change_state'
+                  for n in self._autostarted()]
         return '\n'.join(lines + [f'# {text}' for text in self.skipped])

@@ -67,7 +67,8 @@ class NodeEntry:
     ``condition`` names a bool launch argument that must be true; ``equals`` =
     (argument, value): the node runs only when that launch argument has that value.
     ``kinds``: the robot kinds (the ``kind`` of the ``robot`` file) the node serves;
-    empty: every kind.
+    empty: every kind. ``lifecycle``: a managed node, configured and activated
+    when the launch argument ``autostart`` is true (and left unconfigured when false).
     """
 
     name: str
@@ -82,6 +83,7 @@ class NodeEntry:
     condition: str | None = None
     equals: tuple[str, str] | None = None
     kinds: tuple[str, ...] = ()
+    lifecycle: bool = False
 
     def __post_init__(self):
         if self.condition and self.equals:
@@ -218,13 +220,18 @@ MOTOR_PORT = LaunchArgument(
     'path tendon-robot-sim emulate printed')
 SENSOR_PORT = LaunchArgument(
     'sensor_port', '/dev/ttyUSB1', 'tip sensor port; empty: no tip sensor')
+AUTOSTART = LaunchArgument(
+    'autostart', 'true', 'true: bring the managed (lifecycle) nodes to active (configure opens '
+    'the ports, activate follows setpoints); false: leave them unconfigured, for `ros2 '
+    'lifecycle set`', kind=bool)
 
 HARDWARE_BRIDGE = NodeEntry(
     name='hardware_bridge', package=PACKAGE_NAME, executable='hardware_bridge_node',
     module='tendon_robot_sim.nodes.hardware_bridge_node',
     parameter_files=(ShareFile('config/hardware.yaml'),),
     parameters={'robot_file': Arg('robot'), 'motor_port': Arg('motor_port'),
-                'sensor_port': Arg('sensor_port')})
+                'sensor_port': Arg('sensor_port')},
+    lifecycle=True)
 
 
 def _on_wall_clock(entry: NodeEntry) -> NodeEntry:
@@ -256,7 +263,7 @@ STACKS: dict[str, Stack] = {
         name='hardware',
         description='real robot: hardware bridge (serial motor driver and tip sensor), tension '
                     'or displacement controller, robot_state_publisher, RViz',
-        arguments=(ROBOT, MOTOR_PORT, SENSOR_PORT, CONTROLLER, RVIZ, NAMESPACE),
+        arguments=(ROBOT, MOTOR_PORT, SENSOR_PORT, CONTROLLER, RVIZ, NAMESPACE, AUTOSTART),
         # the tip is measured by the laser (tip/measured), not simulated (tip/pose)
         nodes=(HARDWARE_BRIDGE, _with_parameters(
                    _on_wall_clock(_tension_controller_chosen(TENSION_CONTROLLER)),
@@ -296,7 +303,7 @@ def launch_description(stack_name: str):
     from launch.actions import DeclareLaunchArgument
     from launch.conditions import IfCondition
     from launch.substitutions import LaunchConfiguration, PythonExpression
-    from launch_ros.actions import Node
+    from launch_ros.actions import LifecycleNode, Node
     from launch_ros.parameter_descriptions import ParameterValue
 
     stack = get_stack(stack_name)
@@ -323,13 +330,42 @@ def launch_description(stack_name: str):
         for name in entry.file_parameters:
             # a file's text stays a string (launch would otherwise parse it as YAML)
             parameters[-1][name] = ParameterValue(parameters[-1][name], value_type=str)
-        actions.append(Node(
+        node = (LifecycleNode if entry.lifecycle else Node)(
             package=entry.package, executable=entry.executable, name=entry.name,
             namespace=LaunchConfiguration(NAMESPACE.name) if namespaced else None,
             parameters=parameters,
             remappings=list(entry.remappings), arguments=entry.resolved_arguments(),
-            condition=condition, output='screen'))
+            condition=condition, output='screen')
+        actions.append(node)
+        if entry.lifecycle:
+            actions += _autostart(node)
     return LaunchDescription(actions)
+
+
+def _autostart(node) -> list:
+    """
+    Return the launch actions that bring the LifecycleNode ``node`` to active.
+
+    With ``autostart:=true``: request configure at start and activate once configure
+    has succeeded (configuring -> inactive; not after a deactivate).
+    """
+    from launch.actions import EmitEvent, RegisterEventHandler
+    from launch.conditions import IfCondition
+    from launch.events import matches_action
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.event_handlers import OnStateTransition
+    from launch_ros.events.lifecycle import ChangeState
+    from lifecycle_msgs.msg import Transition
+
+    def change_state(transition: int, **kwargs):
+        return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(node),
+                                           transition_id=transition), **kwargs)
+
+    autostart = IfCondition(LaunchConfiguration(AUTOSTART.name))
+    return [RegisterEventHandler(OnStateTransition(
+                target_lifecycle_node=node, start_state='configuring', goal_state='inactive',
+                entities=[change_state(Transition.TRANSITION_ACTIVATE)]), condition=autostart),
+            change_state(Transition.TRANSITION_CONFIGURE, condition=autostart)]
 
 
 def _serving(entry: NodeEntry, condition):
