@@ -1,23 +1,28 @@
 """Hardware bridge node against the emulated devices: real rclpy, real pseudo-terminals."""
 
 import math
+import os
 import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
+from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.srv import ChangeState, GetState
 import numpy as np
 import pytest
+from rcl_interfaces.msg import Log
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_rosout_default
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 import yaml
 
-from ros_helpers import spin_until
+from ros_helpers import call, spin_until, spinning
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import StaticsSolver
@@ -453,3 +458,123 @@ def test_a_restarted_bridge_is_obeyed_by_the_device_that_kept_its_state(rig):
             probe.destroy_node()
             bridge.destroy_node()
             rclpy.try_shutdown(context=context)
+
+
+# ---------------------------------------------------------------- lifecycle (managed node)
+
+def openers(path: str) -> int:
+    """Descriptors of this process open on the terminal behind ``path``: 1 is the
+    emulator's own, each further one a port the bridge holds open."""
+    device = os.path.realpath(path)
+    count = 0
+    for fd in os.listdir('/proc/self/fd'):
+        try:
+            count += os.readlink(f'/proc/self/fd/{fd}') == device
+        except OSError:
+            pass   # closed meanwhile
+    return count
+
+
+def change_state(node: Node, transition: int) -> bool:
+    request = ChangeState.Request(transition=Transition(id=transition))
+    return call(node, ChangeState, '/hardware_bridge/change_state', request).success
+
+
+def lifecycle_state(node: Node) -> str:
+    response = call(node, GetState, '/hardware_bridge/get_state', GetState.Request())
+    return response.current_state.label
+
+
+def quiet_for(rig, seconds: float) -> bool:
+    """Whether the motors receive nothing for ``seconds``."""
+    received = rig.motor.counts['received']
+    time.sleep(seconds)
+    return rig.motor.counts['received'] == received
+
+
+def test_lifecycle_transitions_open_drive_hold_and_close_the_ports(rig):
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    bridge = bridge_on(rig, context, active=False)
+    probe = Probe(context)
+    ports = [rig.path('motors'), rig.path('sensor')]
+    wanted = (2.0, 0.5, 0.5, 0.5)
+    safe = (MIN_TENSION,) * 4
+    with spinning(bridge, probe, context=context):
+        probe.setpoint = tensions(**dict(zip(NAMES, wanted)))   # streamed from now on
+        assert lifecycle_state(probe) == 'unconfigured'
+        assert [openers(p) for p in ports] == [1, 1] and quiet_for(rig, 0.3)
+
+        assert change_state(probe, Transition.TRANSITION_CONFIGURE)
+        assert lifecycle_state(probe) == 'inactive'
+        assert [openers(p) for p in ports] == [2, 2]
+        assert quiet_for(rig, 0.3), 'a setpoint went out while inactive'
+        assert not probe.states and not probe.tips, 'published while inactive'
+        assert wait_for(lambda: probe.diagnostic('safety'), what='diagnostics while inactive')[
+            'message'].startswith('inactive')
+
+        assert change_state(probe, Transition.TRANSITION_ACTIVATE)
+        wait_for(lambda: applied_tensions(rig) == wanted, what='the setpoint once active')
+        wait_for(lambda: probe.states and probe.tips, what='state and tip once active')
+
+        # ~/stop latches across deactivate/activate: only ~/resume releases it.
+        assert probe.call(probe.stop).success
+        wait_for(lambda: applied_tensions(rig) == safe, what='the safe state on ~/stop')
+        assert change_state(probe, Transition.TRANSITION_DEACTIVATE)
+        assert change_state(probe, Transition.TRANSITION_ACTIVATE)
+        assert quiet_for(rig, 0.3) and applied_tensions(rig) == safe, 'activate undid ~/stop'
+        assert probe.call(probe.resume).success
+        wait_for(lambda: applied_tensions(rig) == wanted, what='the setpoint after ~/resume')
+
+        assert change_state(probe, Transition.TRANSITION_DEACTIVATE)
+        assert lifecycle_state(probe) == 'inactive'
+        wait_for(lambda: applied_tensions(rig) == safe, what='the safe state on deactivate')
+        states = len(probe.states)
+        assert quiet_for(rig, 0.3), 'a setpoint went out after deactivate'
+        assert len(probe.states) <= states + 1, 'still publishing after deactivate'
+
+        assert change_state(probe, Transition.TRANSITION_CLEANUP)
+        assert lifecycle_state(probe) == 'unconfigured'
+        assert [openers(p) for p in ports] == [1, 1]
+        probe.setpoint = None
+
+
+def test_shutdown_from_active_relaxes_and_closes(rig):
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    bridge = bridge_on(rig, context, watchdog=10.0)   # configured and active
+    probe = Probe(context)
+    wanted = (3.0, 0.5, 0.5, 0.5)
+    with spinning(bridge, probe, context=context):
+        probe.setpoint = tensions(**dict(zip(NAMES, wanted)))
+        wait_for(lambda: applied_tensions(rig) == wanted, what='the setpoint')
+        assert change_state(probe, Transition.TRANSITION_ACTIVE_SHUTDOWN)
+        assert lifecycle_state(probe) == 'finalized'
+        assert applied_tensions(rig) == (MIN_TENSION,) * 4
+        assert openers(rig.path('motors')) == openers(rig.path('sensor')) == 1
+        probe.setpoint = None
+
+
+def test_a_port_that_cannot_be_opened_fails_configure_and_configure_can_be_retried(
+        rig, tmp_path):
+    late = tmp_path / 'sensor_later'   # the tip sensor is not plugged in yet
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    bridge = HardwareBridgeNode(context=context, parameter_overrides=[
+        Parameter('motor_port', value=rig.path('motors')),
+        Parameter('sensor_port', value=str(late))])
+    logs: list[Log] = []
+    listener = Node('log_listener', context=context)
+    listener.create_subscription(Log, '/rosout', logs.append, qos_profile_rosout_default)
+    with spinning(bridge, listener, context=context):
+        assert not change_state(listener, Transition.TRANSITION_CONFIGURE)
+        assert lifecycle_state(listener) == 'unconfigured'
+        error = wait_for(lambda: [log for log in logs if log.level == Log.ERROR
+                                  and log.name == 'hardware_bridge'], what='the error log')
+        assert f"cannot open the tip sensor port '{late}'" in error[0].msg
+        # the motor port, opened first, was closed again
+        assert openers(rig.path('motors')) == 1
+        late.symlink_to(os.path.realpath(rig.path('sensor')))
+        assert change_state(listener, Transition.TRANSITION_CONFIGURE)
+        assert lifecycle_state(listener) == 'inactive'
+        assert openers(rig.path('motors')) == openers(rig.path('sensor')) == 2
