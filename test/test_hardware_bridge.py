@@ -2,6 +2,10 @@
 
 import math
 import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -23,6 +27,7 @@ from std_srvs.srv import Trigger
 import yaml
 
 from ros_helpers import call, spin_until, spinning
+import tendon_robot_sim
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import StaticsSolver
@@ -475,9 +480,9 @@ def openers(path: str) -> int:
     return count
 
 
-def change_state(node: Node, transition: int) -> bool:
+def change_state(node: Node, transition: int, bridge: str = '/hardware_bridge') -> bool:
     request = ChangeState.Request(transition=Transition(id=transition))
-    return call(node, ChangeState, '/hardware_bridge/change_state', request).success
+    return call(node, ChangeState, f'{bridge}/change_state', request).success
 
 
 def lifecycle_state(node: Node) -> str:
@@ -578,3 +583,77 @@ def test_a_port_that_cannot_be_opened_fails_configure_and_configure_can_be_retri
         assert change_state(listener, Transition.TRANSITION_CONFIGURE)
         assert lifecycle_state(listener) == 'inactive'
         assert openers(rig.path('motors')) == openers(rig.path('sensor')) == 2
+
+
+# ---------------------------------------------------------------- Ctrl-C
+
+SIGINT_RUNS = 20
+SIGINT_BATCH = 10   # bridge processes alive at once
+
+
+def start_bridge_process(name: str, motor_port: str, log: Path) -> subprocess.Popen:
+    """The bridge as ``ros2 run`` starts it: its own process, from this source tree."""
+    env = dict(os.environ)
+    root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
+    with open(log, 'w') as out:
+        return subprocess.Popen(
+            [sys.executable, '-m', 'tendon_robot_sim.nodes.hardware_bridge_node', '--ros-args',
+             '-r', f'__node:={name}', '-p', f'motor_port:={motor_port}', '-p', 'sensor_port:=""',
+             '-p', f'min_tension:={MIN_TENSION}'],
+            env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
+    """20 active bridges, each Ctrl-C'd while following a 20 Hz setpoint stream at a
+    random moment: every one exits 0 and its device received the safe state last."""
+    rng = np.random.default_rng(6)
+    wanted = (2.0, 0.5, 0.5, 0.5)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    probe = Probe(context)
+    probe.setpoint = tensions(**dict(zip(NAMES, wanted)))   # every bridge listens to it
+    failures = []
+    with spinning(probe, context=context):
+        for first in range(0, SIGINT_RUNS, SIGINT_BATCH):
+            runs = range(first, min(first + SIGINT_BATCH, SIGINT_RUNS))
+            rigs = {i: EmulatedRig(ROBOT, sensor_mount(share_dir() / 'urdf/tendon_robot.urdf'),
+                                   PtyEndpoint(str(tmp_path / f'motors{i}')), None,
+                                   time_constant=0.02).start() for i in runs}
+            bridges = {i: start_bridge_process(f'bridge_{i}', rigs[i].path('motors'),
+                                               tmp_path / f'bridge_{i}.log') for i in runs}
+            clients = {i: probe.create_client(ChangeState, f'/bridge_{i}/change_state')
+                       for i in runs}
+            try:
+                # Ten processes starting at once on a loaded machine: a generous deadline.
+                wait_for(lambda: all(c.service_is_ready() for c in clients.values()),
+                         timeout=60.0, what='the bridges to come up')
+                for transition in (Transition.TRANSITION_CONFIGURE,
+                                   Transition.TRANSITION_ACTIVATE):
+                    futures = {i: c.call_async(ChangeState.Request(
+                        transition=Transition(id=transition))) for i, c in clients.items()}
+                    wait_for(lambda: all(f.done() for f in futures.values()), timeout=20.0,
+                             what=f'transition {transition}')
+                    assert all(f.result().success for f in futures.values()), transition
+                for i in runs:
+                    wait_for(lambda: applied_tensions(rigs[i]) == wanted,
+                             what=f'bridge {i} to follow the setpoints')
+                for i in runs:
+                    time.sleep(rng.uniform(0.0, 0.03))   # at different phases of the timers
+                    bridges[i].send_signal(signal.SIGINT)
+                codes = {i: bridges[i].wait(timeout=20.0) for i in runs}
+            finally:
+                for client in clients.values():
+                    probe.destroy_client(client)
+                for i in runs:
+                    if bridges[i].poll() is None:
+                        bridges[i].kill()
+                    rigs[i].stop()
+            for i in runs:
+                relaxed = applied_tensions(rigs[i]) == (MIN_TENSION,) * 4
+                if codes[i] != 0 or not relaxed:
+                    failures.append(f'run {i}: exit code {codes[i]}, last command '
+                                    f'{last_applied(rigs[i])}\n'
+                                    + (tmp_path / f'bridge_{i}.log').read_text())
+        probe.setpoint = None
+    assert not failures, '\n'.join(failures)

@@ -3,6 +3,7 @@
 import pytest
 import rclpy
 from rclpy.node import Node
+from std_msgs.msg import String
 
 from tendon_robot_sim.ros.runner import run_node
 
@@ -35,3 +36,30 @@ def test_an_error_while_running_is_raised():
         run_node(lambda: FailingNode(RuntimeError('a real bug'), shut_down_first=False),
                  'failing', [])
     assert not rclpy.ok()            # shut down all the same
+
+
+class InterruptedConstruction(Node):
+    """Has its context shut down half-way through its constructor, as Ctrl-C does when it
+    lands between rclpy.init() and the first spin; the next entity it creates fails."""
+
+    def __init__(self):
+        super().__init__('interrupted')
+        rclpy.shutdown(context=self.context)
+        self.create_publisher(String, 'after_ctrl_c', 10)
+
+
+class BrokenConstruction(Node):
+    def __init__(self):
+        super().__init__('broken')
+        raise RuntimeError('a real bug in a constructor')
+
+
+def test_ctrl_c_during_construction_is_a_clean_exit():
+    assert run_node(InterruptedConstruction, 'interrupted', []) == 0
+    assert not rclpy.ok()
+
+
+def test_an_error_in_a_constructor_with_the_context_up_is_raised():
+    with pytest.raises(RuntimeError, match='a real bug in a constructor'):
+        run_node(BrokenConstruction, 'broken', [])
+    assert not rclpy.ok()

@@ -14,8 +14,8 @@ def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
     file) is reported as one fatal log line under ``name`` and gives exit code 1.
-    An error out of the executor once the context is shut down (Ctrl-C) is rclpy's
-    shutdown race, not a failure: exit code 0.
+    An error out of the constructor or the executor once the context is shut down
+    (Ctrl-C) is rclpy's shutdown race, not a failure: exit code 0.
     """
     rclpy.init(args=args)
     try:
@@ -24,6 +24,14 @@ def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
         rclpy.logging.get_logger(name).fatal(f'cannot start: {error}')
         rclpy.try_shutdown()
         return 1
+    except Exception:
+        # Ctrl-C while the node is being built: the signal handler shuts the context down
+        # under the constructor, whose next call into rcl fails ('context is invalid').
+        interrupted = not rclpy.ok()
+        rclpy.try_shutdown()
+        if interrupted:
+            return 0
+        raise
     try:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
