@@ -1,7 +1,11 @@
 """Hardware stack: hardware bridge, tension controller, robot_state_publisher, RViz.
 
     ros2 launch tendon_robot_sim hardware.launch.py [motor_port:=PORT] [sensor_port:=PORT]
-        [robot:=FILE] [rviz:=true|false] [namespace:=NS]
+        [robot:=FILE] [rviz:=true|false] [namespace:=NS] [autostart:=true|false]
+
+The hardware bridge is a LifecycleNode: configured and activated at start (ChangeState events),
+or left unconfigured with ``autostart:=false`` (then ``ros2 lifecycle set /hardware_bridge
+configure`` and ``activate``).
 
 Against the emulator: ``tendon-robot-sim emulate --motors pty:/tmp/tdcr_motors --sensor
 pty:/tmp/tdcr_sensor``, then ``motor_port:=/tmp/tdcr_motors sensor_port:=/tmp/tdcr_sensor``.
