@@ -90,12 +90,13 @@ def wait_for(condition, what: str, timeout: float = TIMEOUT):
         time.sleep(0.02)
 
 
-def call(node: Node, srv_type, name: str, request):
+def call(node: Node, srv_type, name: str, request, timeout: float = 10.0):
+    """Call the service ``name`` from ``node`` (which another thread spins); its response."""
     client = node.create_client(srv_type, name)
     try:
-        assert client.wait_for_service(timeout_sec=10.0), f'service {name} not available'
+        assert client.wait_for_service(timeout_sec=timeout), f'service {name} not available'
         future = client.call_async(request)
-        wait_for(future.done, f'response of {name}', timeout=10.0)
+        wait_for(future.done, f'response of {name}', timeout=timeout)
         return future.result()
     finally:
         node.destroy_client(client)

@@ -11,7 +11,7 @@ import time
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
-from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.msg import Transition, TransitionEvent
 from lifecycle_msgs.srv import ChangeState, GetState
 import numpy as np
 import pytest
@@ -505,6 +505,11 @@ def test_lifecycle_transitions_open_drive_hold_and_close_the_ports(rig):
     ports = [rig.path('motors'), rig.path('sensor')]
     wanted = (2.0, 0.5, 0.5, 0.5)
     safe = (MIN_TENSION,) * 4
+    # What launch_ros's OnStateTransition matches on (hardware.launch.py activates on
+    # configuring -> inactive, which a deactivate must not produce).
+    transitions: list[tuple[str, str]] = []
+    probe.create_subscription(TransitionEvent, '/hardware_bridge/transition_event', lambda e:
+                              transitions.append((e.start_state.label, e.goal_state.label)), 10)
     with spinning(bridge, probe, context=context):
         probe.setpoint = tensions(**dict(zip(NAMES, wanted)))   # streamed from now on
         assert lifecycle_state(probe) == 'unconfigured'
@@ -542,6 +547,10 @@ def test_lifecycle_transitions_open_drive_hold_and_close_the_ports(rig):
         assert lifecycle_state(probe) == 'unconfigured'
         assert [openers(p) for p in ports] == [1, 1]
         probe.setpoint = None
+        wait_for(lambda: transitions[-1:] == [('cleaningup', 'unconfigured')],
+                 what='the transition events')
+    assert transitions.count(('configuring', 'inactive')) == 1, transitions
+    assert transitions.count(('deactivating', 'inactive')) == 2, transitions
 
 
 def test_shutdown_from_active_relaxes_and_closes(rig):

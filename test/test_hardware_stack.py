@@ -9,13 +9,16 @@ import os
 from pathlib import Path
 import subprocess
 import sys
+import time
 
 from geometry_msgs.msg import PointStamped
+from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.srv import ChangeState, GetState
 import numpy as np
 import rclpy
 from sensor_msgs.msg import JointState
 
-from ros_helpers import interrupt, spin_until
+from ros_helpers import call, interrupt, spin_until, spinning, TIMEOUT, wait_for
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
@@ -26,21 +29,31 @@ from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
 
 
-def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp_path):
-    robot = load_robot(default_robot_file())
-    rig = EmulatedRig(robot, sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf'),
-                      PtyEndpoint(str(tmp_path / 'motors')), PtyEndpoint(str(tmp_path / 'sensor')),
-                      time_constant=0.02).start()
+def start_rig(directory: Path) -> EmulatedRig:
+    return EmulatedRig(load_robot(default_robot_file()),
+                       sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf'),
+                       PtyEndpoint(str(directory / 'motors')),
+                       PtyEndpoint(str(directory / 'sensor')), time_constant=0.02).start()
+
+
+def launch_hardware(rig: EmulatedRig, log: Path, *arguments: str) -> subprocess.Popen:
+    """``tendon-robot-sim launch hardware`` on the rig's ports, output to ``log``."""
     env = dict(os.environ)
     root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
-    log = tmp_path / 'launch.log'
     with open(log, 'w') as out:
-        launcher = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'hardware',
              '--arg', f'motor_port:={rig.path("motors")}',
-             '--arg', f'sensor_port:={rig.path("sensor")}', '--arg', 'rviz:=false'],
+             '--arg', f'sensor_port:={rig.path("sensor")}', '--arg', 'rviz:=false', *arguments],
             env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp_path):
+    robot = load_robot(default_robot_file())
+    rig = start_rig(tmp_path)
+    log = tmp_path / 'launch.log'
+    launcher = launch_hardware(rig, log)
     rclpy.init()
     node = rclpy.create_node('hardware_probe')
     try:
@@ -74,5 +87,34 @@ def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp
         finally:
             rig.stop()
     assert code == 0, log.read_text()
+    # The launcher brought the managed bridge to active through its change_state service.
+    assert '[launch] hardware_bridge: active' in log.read_text()
     # On shutdown the bridge leaves every tendon at the pretension.
     assert rig.motor.applied[-1] == motor.SetTensions(rig.motor.applied[-1].seq, (0.5,) * 4)
+
+
+def test_autostart_false_leaves_the_bridge_unconfigured_until_asked(tmp_path):
+    rig = start_rig(tmp_path)
+    log = tmp_path / 'launch.log'
+    launcher = launch_hardware(rig, log, '--arg', 'autostart:=false')
+    rclpy.init()
+    node = rclpy.create_node('lifecycle_probe')
+    try:
+        with spinning(node):
+            state = call(node, GetState, '/hardware_bridge/get_state', GetState.Request(),
+                         timeout=TIMEOUT)
+            assert state.current_state.label == 'unconfigured'
+            time.sleep(0.5)   # the controller streams setpoints all along
+            assert rig.motor.counts['received'] == 0, 'a command reached unconfigured motors'
+            for transition in (Transition.TRANSITION_CONFIGURE, Transition.TRANSITION_ACTIVATE):
+                assert call(node, ChangeState, '/hardware_bridge/change_state',
+                            ChangeState.Request(transition=Transition(id=transition))).success
+            # active: the controller's setpoints (the pretension, nothing commanded) go out
+            wait_for(lambda: rig.motor.applied, 'the motors to receive the setpoints')
+    finally:
+        try:
+            code = interrupt(launcher)
+        finally:
+            rig.stop()
+    assert code == 0, log.read_text()
+    assert 'hardware_bridge: active' not in log.read_text()

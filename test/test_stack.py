@@ -200,3 +200,13 @@ def test_rviz_config_of_another_kind_shows_the_markers_its_model_publishes(robot
         assert subscription['Value'] == topic.name
         assert subscription['Reliability Policy'].replace(' ', '_').upper() == \
             topic.subscription_qos.reliability.name
+
+
+def test_the_hardware_bridge_is_managed_and_autostart_false_leaves_it_to_the_user():
+    (bridge,) = [e for e in STACKS['hardware'].nodes if e.name == 'hardware_bridge']
+    assert bridge.lifecycle
+    assert not any(e.lifecycle for e in STACKS['hardware'].nodes if e is not bridge)
+    activated = '# hardware_bridge: managed node, brought to active (configure, activate) ' \
+        'through /arm/hardware_bridge/change_state'
+    assert activated in StackLauncher('hardware', {'namespace': 'arm'}).describe().splitlines()
+    assert 'change_state' not in StackLauncher('hardware', {'autostart': 'false'}).describe()
