@@ -221,7 +221,7 @@ class StackLauncher:
             self._starters.append(starter)
 
     def _autostarted(self) -> list[NodeProcess]:
-        """The managed nodes to bring to active (all of them, unless autostart:=false)."""
+        """Return the managed nodes to bring to active (all of them, unless autostart:=false)."""
         if not self.values.get(AUTOSTART.name, True):
             return []
         return [n for n in self.processes if n.entry.lifecycle]

@@ -116,8 +116,11 @@ def rig(tmp_path):
 
 
 def bridge_on(rig, context, watchdog=WATCHDOG, active=True) -> HardwareBridgeNode:
-    """The bridge on the emulator's ports, with the limits of these tests; ``active``:
-    configured and activated (through its own calls, before anything spins it)."""
+    """
+    Return the bridge on the emulator's ports, with the limits of these tests.
+
+    ``active``: configured and activated (through its own calls, before anything spins it).
+    """
     bridge = HardwareBridgeNode(context=context, parameter_overrides=[
         Parameter('motor_port', value=rig.path('motors')),
         Parameter('sensor_port', value=rig.path('sensor')),
@@ -468,8 +471,11 @@ def test_a_restarted_bridge_is_obeyed_by_the_device_that_kept_its_state(rig):
 # ---------------------------------------------------------------- lifecycle (managed node)
 
 def openers(path: str) -> int:
-    """Descriptors of this process open on the terminal behind ``path``: 1 is the
-    emulator's own, each further one a port the bridge holds open."""
+    """
+    Count the descriptors of this process open on the terminal behind ``path``.
+
+    1 is the emulator's own; each further one is a port the bridge holds open.
+    """
     device = os.path.realpath(path)
     count = 0
     for fd in os.listdir('/proc/self/fd'):
@@ -601,7 +607,7 @@ SIGINT_BATCH = 10   # bridge processes alive at once
 
 
 def start_bridge_process(name: str, motor_port: str, log: Path) -> subprocess.Popen:
-    """The bridge as ``ros2 run`` starts it: its own process, from this source tree."""
+    """Start the bridge as ``ros2 run`` does: its own process, from this source tree."""
     env = dict(os.environ)
     root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
@@ -614,8 +620,11 @@ def start_bridge_process(name: str, motor_port: str, log: Path) -> subprocess.Po
 
 
 def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
-    """20 active bridges, each Ctrl-C'd while following a 20 Hz setpoint stream at a
-    random moment: every one exits 0 and its device received the safe state last."""
+    """
+    Ctrl-C 20 active bridges, each at a random moment while it follows a setpoint stream.
+
+    Every one must exit 0, and its device must have applied the safe state last.
+    """
     rng = np.random.default_rng(6)
     wanted = (2.0, 0.5, 0.5, 0.5)
     context = rclpy.Context()

@@ -39,8 +39,12 @@ def test_an_error_while_running_is_raised():
 
 
 class InterruptedConstruction(Node):
-    """Has its context shut down half-way through its constructor, as Ctrl-C does when it
-    lands between rclpy.init() and the first spin; the next entity it creates fails."""
+    """
+    Shut its context down half-way through its constructor.
+
+    As Ctrl-C does when it lands between rclpy.init() and the first spin: the next entity
+    the constructor creates fails.
+    """
 
     def __init__(self):
         super().__init__('interrupted')

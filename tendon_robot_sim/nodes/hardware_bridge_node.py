@@ -232,7 +232,7 @@ class HardwareBridgeNode(LifecycleNode):
         other port is closed again and the node stays unconfigured.
         """
         c = self.config
-        link = dict(read_timeout=0.01, backoff=(0.05, c.reconnect_backoff))
+        link = {'read_timeout': 0.01, 'backoff': (0.05, c.reconnect_backoff)}
         try:
             # No blind re-send after a reconnect: the bridge ramps from what the device reports.
             self.motors = MotorDriver(c.motor_port, len(self.names), c.motor_device,
