@@ -621,12 +621,16 @@ def start_bridge_process(name: str, motor_port: str, log: Path) -> subprocess.Po
 
 def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
     """
-    Ctrl-C 20 active bridges, each at a random moment while it follows a setpoint stream.
+    Ctrl-C 20 bridge processes: unconfigured, inactive, or active following setpoints.
 
-    Every one must exit 0, and its device must have applied the safe state last.
+    Every one must exit 0. The device of a configured one must have applied the safe state
+    last; an unconfigured one never opened its port, so its device received nothing.
     """
     rng = np.random.default_rng(6)
     wanted = (2.0, 0.5, 0.5, 0.5)
+    states = ('unconfigured', 'inactive', 'active')
+    goal = {i: states[i % 3] for i in range(SIGINT_RUNS)}
+    name = {i: f'bridge_{os.getpid()}_{i}' for i in range(SIGINT_RUNS)}   # no stale graph
     context = rclpy.Context()
     rclpy.init(context=context)
     probe = Probe(context)
@@ -638,24 +642,26 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
             rigs = {i: EmulatedRig(ROBOT, sensor_mount(share_dir() / 'urdf/tendon_robot.urdf'),
                                    PtyEndpoint(str(tmp_path / f'motors{i}')), None,
                                    time_constant=0.02).start() for i in runs}
-            bridges = {i: start_bridge_process(f'bridge_{i}', rigs[i].path('motors'),
+            bridges = {i: start_bridge_process(name[i], rigs[i].path('motors'),
                                                tmp_path / f'bridge_{i}.log') for i in runs}
-            clients = {i: probe.create_client(ChangeState, f'/bridge_{i}/change_state')
+            clients = {i: probe.create_client(ChangeState, f'/{name[i]}/change_state')
                        for i in runs}
             try:
                 # Ten processes starting at once on a loaded machine: a generous deadline.
                 wait_for(lambda: all(c.service_is_ready() for c in clients.values()),
                          timeout=60.0, what='the bridges to come up')
-                for transition in (Transition.TRANSITION_CONFIGURE,
-                                   Transition.TRANSITION_ACTIVATE):
-                    futures = {i: c.call_async(ChangeState.Request(
-                        transition=Transition(id=transition))) for i, c in clients.items()}
-                    wait_for(lambda: all(f.done() for f in futures.values()), timeout=20.0,
+                for transition, wanted_by in ((Transition.TRANSITION_CONFIGURE, states[1:]),
+                                              (Transition.TRANSITION_ACTIVATE, states[2:])):
+                    futures = [clients[i].call_async(ChangeState.Request(
+                        transition=Transition(id=transition))) for i in runs
+                        if goal[i] in wanted_by]
+                    wait_for(lambda: all(f.done() for f in futures), timeout=20.0,
                              what=f'transition {transition}')
-                    assert all(f.result().success for f in futures.values()), transition
+                    assert all(f.result().success for f in futures), transition
                 for i in runs:
-                    wait_for(lambda: applied_tensions(rigs[i]) == wanted,
-                             what=f'bridge {i} to follow the setpoints')
+                    if goal[i] == 'active':
+                        wait_for(lambda: applied_tensions(rigs[i]) == wanted,
+                                 what=f'bridge {i} to follow the setpoints')
                 for i in runs:
                     time.sleep(rng.uniform(0.0, 0.03))   # at different phases of the timers
                     bridges[i].send_signal(signal.SIGINT)
@@ -668,9 +674,12 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
                         bridges[i].kill()
                     rigs[i].stop()
             for i in runs:
-                relaxed = applied_tensions(rigs[i]) == (MIN_TENSION,) * 4
-                if codes[i] != 0 or not relaxed:
-                    failures.append(f'run {i}: exit code {codes[i]}, last command '
+                if goal[i] == 'unconfigured':
+                    left_safe = rigs[i].motor.counts['received'] == 0
+                else:
+                    left_safe = applied_tensions(rigs[i]) == (MIN_TENSION,) * 4
+                if codes[i] != 0 or not left_safe:
+                    failures.append(f'run {i} ({goal[i]}): exit code {codes[i]}, last command '
                                     f'{last_applied(rigs[i])}\n'
                                     + (tmp_path / f'bridge_{i}.log').read_text())
         probe.setpoint = None

@@ -1,5 +1,9 @@
 """run_node: the main() of every node, and how it ends."""
 
+import os
+import signal
+import time
+
 import pytest
 import rclpy
 from rclpy.node import Node
@@ -67,3 +71,33 @@ def test_an_error_in_a_constructor_with_the_context_up_is_raised():
     with pytest.raises(RuntimeError, match='a real bug in a constructor'):
         run_node(BrokenConstruction, 'broken', [])
     assert not rclpy.ok()
+
+
+class CtrlCWhileRelaxing(Node):
+    """
+    Get Ctrl-C while it cleans up, after the context is already shut down.
+
+    Where Python's KeyboardInterrupt for a Ctrl-C lands when it comes after rclpy's
+    handler has ended the spin (or when Ctrl-C is pressed twice).
+    """
+
+    relaxed = False
+
+    def __init__(self):
+        super().__init__('ctrl_c_while_relaxing')
+        self.create_timer(0.01, lambda: rclpy.shutdown(context=self.context))
+
+    def destroy_node(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)   # the signal is handled in here
+        CtrlCWhileRelaxing.relaxed = True   # e.g. the safe state sent
+        super().destroy_node()
+
+
+def test_ctrl_c_during_destroy_node_does_not_cut_it_short():
+    try:
+        code = run_node(CtrlCWhileRelaxing, 'ctrl_c_while_relaxing', [])
+    except KeyboardInterrupt:
+        pytest.fail('a KeyboardInterrupt cut destroy_node() short')
+    assert code == 0 and CtrlCWhileRelaxing.relaxed
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # restored

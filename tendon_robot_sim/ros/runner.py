@@ -1,5 +1,6 @@
 """The body of every node's ``main()``: start, spin, always shut down cleanly."""
 
+import signal
 from typing import Callable
 
 import rclpy
@@ -16,8 +17,26 @@ def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
     file) is reported as one fatal log line under ``name`` and gives exit code 1.
     An error out of the constructor or the executor once the context is shut down
     (Ctrl-C) is rclpy's shutdown race, not a failure: exit code 0.
+
+    Ctrl-C is left to rclpy's signal handler, which shuts the context down and so ends
+    the spin. Python's own KeyboardInterrupt is switched off while the node lives: raised
+    at whatever line runs when the signal lands, it could cut ``destroy_node()`` short
+    (before a bridge has left the hardware safe) or escape every handler (exit code -2).
     """
-    rclpy.init(args=args)
+    interrupted: list[int] = []
+    # Before rclpy.init(): rclpy's handler calls the Python handler it finds installed.
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
+    try:
+        rclpy.init(args=args)
+        if interrupted:   # Ctrl-C before rclpy's handler was there to shut the context down
+            rclpy.try_shutdown()
+            return 0
+        return _run(make_node, name)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run(make_node: Callable[[], Node], name: str) -> int:
     try:
         node = make_node()
     except ConfigurationError as error:
