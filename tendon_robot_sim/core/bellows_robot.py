@@ -18,8 +18,9 @@ as for tendon holes):
   [kg m^2] about the arc frame's axes there (rotational kinetic energy; default 0, as the
   seed neglects it);
 - ``bellows``: for each bellows its hole ``offset`` [m] and ``angle`` [rad] (or
-  ``angle_deg`` [deg]), effective ``area`` [m^2] (force = p A), length ``stiffness`` [N/m], ``damping`` [N s/m], spring
-  ``rest_length`` [m] (default: the section length) and pressure range [Pa, gauge].
+  ``angle_deg`` [deg]), effective ``area`` [m^2] (force = p A), length ``stiffness``
+  [N/m], ``damping`` [N s/m], spring ``rest_length`` [m] (default: the section length) and
+  pressure range [Pa, gauge].
 
 The file is read and checked with the helpers of :mod:`tendon_robot_sim.core.robot`
 (same error messages: one line naming the key). No ROS imports.
