@@ -199,6 +199,8 @@ def test_missing_file_names_it(tmp_path):
                                  r"or 'angle_deg' in degrees\)$"),
     ({'tendons__0__angle_deg': 90.0}, r"^tendons\[0\].angle: give the angle once, in radians "
                                       r"under 'angle' or in degrees under 'angle_deg', not both$"),
+    ({'tendons__1__angle': 90.0}, r'^tendons\[1\].angle: 90 rad is more than a full turn; angles '
+                                  r'are radians \(REP 103\): for degrees write angle_deg: 90$'),
     ({'tendons__0__routing': 'zigzag'},
      r"^tendons\[0\].routing: must be one of \['parallel', 'helical', 'tapered'\], "
      r"got str 'zigzag'$"),

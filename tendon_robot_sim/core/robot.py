@@ -728,13 +728,24 @@ class DescriptionMapping:
         if key is None:
             return default
         value = self.number(key)
-        return math.radians(value) if key != name else value
+        return math.radians(value) if key != name else self._check_radians(name, value)
 
     def angle_list(self, name: str, size: int) -> np.ndarray:
         """Read ``size`` angles [rad], under ``name`` in radians or ``name_deg`` in degrees."""
         key = self._angle_key(name, required=True)
         values = self.number_list(key, size=size)
-        return np.radians(values) if key != name else values
+        return np.radians(values) if key != name else self._check_radians(name, values)
+
+    def _check_radians(self, name: str, value: Any) -> Any:
+        # Files of earlier versions gave degrees under the bare key: refuse what cannot be
+        # meant as radians rather than read 90 degrees as 90 rad.
+        if np.max(np.abs(value)) > 2.0 * math.pi:
+            shown = (f'{value:g}' if np.ndim(value) == 0
+                     else '[' + ', '.join(f'{v:g}' for v in value) + ']')
+            raise RobotDescriptionError(
+                f'{self._path(name)}: {shown} rad is more than a full turn; angles are '
+                f'radians (REP 103): for degrees write {name}_deg: {shown}')
+        return value
 
     def _angle_key(self, name: str, required: bool) -> str | None:
         degrees = f'{name}_deg'
