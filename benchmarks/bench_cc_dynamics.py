@@ -43,7 +43,7 @@ TARGETS = {'tendon_1_section': 100.0, 'tendon_3_sections': 10.0, 'bha_3_sections
 def three_section_tendon_robot():
     data = load_robot(default_robot_file()).to_dict()
     data['tendons'] = [
-        {'name': f's{j}_t{i}', 'offset': 0.015, 'angle': 120.0 * i + 40.0 * j, 'end': end,
+        {'name': f's{j}_t{i}', 'offset': 0.015, 'angle_deg': 120.0 * i + 40.0 * j, 'end': end,
          'max_tension': 20.0}
         for j, end in enumerate((0.075, 0.15, 0.25)) for i in range(3)]
     return CCDynamics.from_tendon_robot(robot_from_dict(data))

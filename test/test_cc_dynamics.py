@@ -130,7 +130,8 @@ def bellows_potential(data: dict, x: np.ndarray, pressures: np.ndarray) -> float
         energy += 0.5 * section['spline_stiffness'] * (length - section['length']) ** 2
         energy += 0.5 * section['bending_stiffness'] * theta ** 2
         for bellows in section['bellows']:
-            q = length - bellows['offset'] * theta * math.cos(phi - math.radians(bellows['angle']))
+            angle = math.radians(bellows['angle_deg'])
+            q = length - bellows['offset'] * theta * math.cos(phi - angle)
             rest = bellows.get('rest_length', section['length'])
             energy += 0.5 * bellows['stiffness'] * (q - rest) ** 2
             energy -= pressures[i] * bellows['area'] * q
@@ -340,8 +341,8 @@ def test_tendons_anchored_at_different_sections_bend_only_the_sections_they_cros
     robot = load_robot(default_robot_file())
     data = robot.to_dict()
     data['gravity'] = [0.0, 0.0, 0.0]
-    data['tendons'] = [{'name': 'inner', 'offset': 0.015, 'angle': 0.0, 'end': 0.1},
-                       {'name': 'outer', 'offset': 0.012, 'angle': 90.0, 'end': 0.25}]
+    data['tendons'] = [{'name': 'inner', 'offset': 0.015, 'angle_deg': 0.0, 'end': 0.1},
+                       {'name': 'outer', 'offset': 0.012, 'angle_deg': 90.0, 'end': 0.25}]
     model = CCDynamics.from_tendon_robot(robot_from_dict(data))
     assert model.n_sections == 2
     np.testing.assert_allclose(model.rest_lengths, [0.1, 0.15])

@@ -108,7 +108,7 @@ def test_bad_input_messages(coarse_robot, capsys, args, message):
     ('name: x\nrod: {}\nvertebrae: {count: 1}\ntendons: []\n',
      'rod.length: required key is missing'),
     ('name: x\nrod: {length: 1, radius: 0.01, density: 1, youngs_modulus: 1, shear_modulus: 1}\n'
-     'vertebrae: {count: 1}\ntendons: [{name: a, offset: -0.01, angle: 0}]\n',
+     'vertebrae: {count: 1}\ntendons: [{name: a, offset: -0.01, angle_deg: 0}]\n',
      'tendons[0].offset: must be > 0, got -0.01'),
 ])
 def test_bad_robot_file_messages(tmp_path, capsys, text, message):

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def make_robot(angles, offsets=None, base=None, gravity=(0.0, 0.0, 0.0), end=None):
     data = DEFAULT.to_dict()
     offsets = offsets or [0.015] * len(angles)
-    data['tendons'] = [{'name': f't{i}', 'offset': r, 'angle': a}
+    data['tendons'] = [{'name': f't{i}', 'offset': r, 'angle_deg': a}
                        for i, (a, r) in enumerate(zip(angles, offsets))]
     if end is not None:
         for tendon in data['tendons']:

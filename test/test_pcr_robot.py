@@ -47,7 +47,10 @@ def test_round_trip_through_plain_data():
     (('rods', 'poisson_ratio', 0.7), 'rods.poisson_ratio: must be < 0.5, got 0.7'),
     (('rods', 'length', -1), 'rods.length: must be > 0, got -1'),
     (('rods', 'stiffness', 3), 'rods.stiffness: unknown key'),
-    (('motors', 'limits', [90, -20]), 'motors.limits: lower limit must be below the upper'),
+    (('motors', 'limits', [1.5, -0.3]), 'motors.limits: lower limit must be below the upper'),
+    (('motors', 'limits', [-20, 90]), 'motors.limits: [-20, 90] rad is more than a full turn; '
+                                      'angles are radians (REP 103): for degrees write '
+                                      'limits_deg: [-20, 90]'),
     (('motors', 'pair', [[0, 0, 0]]), 'motors.pair: must be a list of 2 points'),
     (('platform', 'pair', [[0, 0], [1, 1, 0]]), 'platform.pair[0]: must be a list of 3 numbers'),
     (('platform', 'mass', 'heavy'), 'platform.mass: must be a number'),

@@ -25,7 +25,7 @@ name: test
 rod: {length: 0.2, radius: 0.005, density: 1000, youngs_modulus: 1e6, shear_modulus: 4e5}
 vertebrae: {count: 4}
 tendons:
-  - {name: a, offset: 0.01, angle: 0}
+  - {name: a, offset: 0.01, angle_deg: 0}
 """
 
 
@@ -62,6 +62,19 @@ def test_default_robot_values():
     assert_allclose(robot.max_tensions, 20.0)
     assert_allclose(robot.gravity, [0.0, 0.0, -9.80665])
     assert_allclose(robot.tip_load.force, 0.0)
+
+
+def test_angles_are_radians_unless_the_key_says_degrees(tmp_path):
+    """REP 103: a bare ``angle`` is radians; degrees only under ``angle_deg``."""
+    in_radians = load_robot(write(tmp_path, MINIMAL.replace('angle_deg: 0', 'angle: 1.5'),
+                                  'radians.yaml'))
+    in_degrees = load_robot(write(tmp_path, MINIMAL.replace('angle_deg: 0', 'angle_deg: 90')))
+    assert in_radians.tendons[0].angle == 1.5
+    assert in_degrees.tendons[0].angle == pytest.approx(math.pi / 2, abs=1e-15)
+    # the description written back is radians under the bare key and loads to the same robot
+    written = in_degrees.to_dict()['tendons'][0]
+    assert 'angle_deg' not in written
+    assert robot_from_dict(in_degrees.to_dict()).tendons[0].angle == in_degrees.tendons[0].angle
 
 
 def test_base_frame_is_right_handed():
@@ -115,10 +128,10 @@ def test_parallel_hole_is_constant():
 
 
 @pytest.mark.parametrize('tendon', [
-    {'name': 'h', 'offset': 0.01, 'angle': 30, 'routing': 'helical', 'turns': 1.5},
-    {'name': 't', 'offset': 0.01, 'angle': 30, 'routing': 'tapered', 'end_offset': 0.004,
+    {'name': 'h', 'offset': 0.01, 'angle_deg': 30, 'routing': 'helical', 'turns': 1.5},
+    {'name': 't', 'offset': 0.01, 'angle_deg': 30, 'routing': 'tapered', 'end_offset': 0.004,
      'end': 0.125},
-    {'name': 'b', 'offset': 0.012, 'angle': -45, 'routing': 'helical', 'turns': -0.5,
+    {'name': 'b', 'offset': 0.012, 'angle_deg': -45, 'routing': 'helical', 'turns': -0.5,
      'end_offset': 0.006},
 ])
 def test_hole_path_and_derivatives(tendon):
@@ -182,7 +195,12 @@ def test_missing_file_names_it(tmp_path):
 @pytest.mark.parametrize('changes, message', [
     ({'tendons__2__offset': -0.01}, r'^tendons\[2\].offset: must be > 0, got -0.01$'),
     ({'tendons__1__colour': 'red'}, r'^tendons\[1\].colour: unknown key'),
-    ({'tendons__0__angle': ...}, r'^tendons\[0\].angle: required key is missing$'),
+    ({'tendons__0__angle': ...}, r"^tendons\[0\].angle: required key is missing \(radians; "
+                                 r"or 'angle_deg' in degrees\)$"),
+    ({'tendons__0__angle_deg': 90.0}, r"^tendons\[0\].angle: give the angle once, in radians "
+                                      r"under 'angle' or in degrees under 'angle_deg', not both$"),
+    ({'tendons__1__angle': 90.0}, r'^tendons\[1\].angle: 90 rad is more than a full turn; angles '
+                                  r'are radians \(REP 103\): for degrees write angle_deg: 90$'),
     ({'tendons__0__routing': 'zigzag'},
      r"^tendons\[0\].routing: must be one of \['parallel', 'helical', 'tapered'\], "
      r"got str 'zigzag'$"),

@@ -103,7 +103,7 @@ def test_opposite_tendons_with_equal_tension_keep_the_rod_straight():
 
 @pytest.mark.parametrize('angle', [0.0, 90.0, 135.0, 270.0])
 def test_pulling_a_tendon_bends_the_tip_towards_its_side(angle):
-    robot = make_robot(10, tendons=[{'name': 'pull', 'offset': 0.015, 'angle': angle}])
+    robot = make_robot(10, tendons=[{'name': 'pull', 'offset': 0.015, 'angle_deg': angle}])
     sim = TendonSimulator(robot)
     sim.set_tensions([1.0])
     tip = sim.advance(0.2).tip_position - robot.base.position
@@ -155,8 +155,8 @@ def test_state_is_consistent():
 
 def test_tendon_displacements_at_rest_and_compliance():
     robot = make_robot(10, tendons=[
-        {'name': 'a', 'offset': 0.015, 'angle': 0.0, 'compliance': 0.001},
-        {'name': 'b', 'offset': 0.01, 'angle': 90.0, 'end': 0.125, 'routing': 'helical',
+        {'name': 'a', 'offset': 0.015, 'angle_deg': 0.0, 'compliance': 0.001},
+        {'name': 'b', 'offset': 0.01, 'angle_deg': 90.0, 'end': 0.125, 'routing': 'helical',
          'turns': 0.25}])
     sim = TendonSimulator(robot)
     state = sim.state()

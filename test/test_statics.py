@@ -29,7 +29,7 @@ def make_robot(gravity=(0.0, 0.0, -9.80665), mass=0.002, count=10, tendons=None,
 
 def single_tendon_robot():
     return make_robot(gravity=(0.0, 0.0, 0.0), mass=0.0,
-                      tendons=[{'name': 'a', 'offset': 0.015, 'angle': 0.0}])
+                      tendons=[{'name': 'a', 'offset': 0.015, 'angle_deg': 0.0}])
 
 
 # --------------------------------------------------------------------------- closed forms
@@ -125,7 +125,7 @@ def test_pushed_out_tendon_goes_slack(model):
 
 @pytest.mark.parametrize('model', ['cosserat', 'kirchhoff', 'discrete'])
 def test_helical_turn_with_equal_tensions_keeps_the_tip_on_the_axis(model):
-    tendons = [{'name': f't{i}', 'offset': 0.015, 'angle': 90.0 * i, 'routing': 'helical',
+    tendons = [{'name': f't{i}', 'offset': 0.015, 'angle_deg': 90.0 * i, 'routing': 'helical',
                 'turns': 1.0} for i in range(4)]
     robot = make_robot(gravity=(0.0, 0.0, 0.0), tendons=tendons)
     result = StaticsSolver(robot, model).solve_tensions([4.0] * 4)
@@ -139,8 +139,9 @@ def test_helical_turn_with_equal_tensions_keeps_the_tip_on_the_axis(model):
 
 
 def test_user_routing_function_matches_the_built_in_helix():
-    tendons = [{'name': 'h', 'offset': 0.012, 'angle': 30.0, 'routing': 'helical', 'turns': 0.5},
-               {'name': 'p', 'offset': 0.015, 'angle': 200.0}]
+    tendons = [{'name': 'h', 'offset': 0.012, 'angle_deg': 30.0, 'routing': 'helical',
+                'turns': 0.5},
+               {'name': 'p', 'offset': 0.015, 'angle_deg': 200.0}]
     robot = make_robot(tendons=tendons)
     helix = robot.tendons[0]
     calls = []

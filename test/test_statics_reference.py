@@ -58,12 +58,12 @@ def test_parallel_tendons_with_gravity_and_tip_force(model, constitutive):
 
 def test_helical_tapered_multi_section_tendons_by_displacement_with_compliance():
     tendons = [
-        {'name': 'a', 'offset': 0.015, 'angle': 0.0, 'routing': 'helical', 'turns': 0.5,
+        {'name': 'a', 'offset': 0.015, 'angle_deg': 0.0, 'routing': 'helical', 'turns': 0.5,
          'compliance': 1e-3},
-        {'name': 'b', 'offset': 0.015, 'angle': 180.0, 'routing': 'helical', 'turns': 0.5,
+        {'name': 'b', 'offset': 0.015, 'angle_deg': 180.0, 'routing': 'helical', 'turns': 0.5,
          'compliance': 1e-3},
         # ends at mid-length: its termination load splits the robot in two sections
-        {'name': 'c', 'offset': 0.012, 'angle': 90.0, 'end': 0.125, 'routing': 'tapered',
+        {'name': 'c', 'offset': 0.012, 'angle_deg': 90.0, 'end': 0.125, 'routing': 'tapered',
          'end_offset': 0.006},
     ]
     robot = robot_with({'count': 4, 'first': 0.0625, 'last': 0.25, 'mass': 0.0}, tendons)
@@ -72,7 +72,7 @@ def test_helical_tapered_multi_section_tendons_by_displacement_with_compliance()
 
 
 def test_discrete_model_with_vertebra_weights_and_a_short_tendon():
-    tendons = [{'name': 'a', 'offset': 0.015, 'angle': 0.0},
-               {'name': 'b', 'offset': 0.015, 'angle': 90.0, 'end': 0.125}]
+    tendons = [{'name': 'a', 'offset': 0.015, 'angle_deg': 0.0},
+               {'name': 'b', 'offset': 0.015, 'angle_deg': 90.0, 'end': 0.125}]
     robot = robot_with({'count': 4, 'first': 0.0625, 'last': 0.25, 'mass': 0.004}, tendons)
     compare(robot, 'discrete', tensions=[2.0, 1.0])

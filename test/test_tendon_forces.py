@@ -39,11 +39,11 @@ def make_robot(elements=10, gravity=(0.0, 0.0, 0.0), mass=0.0, tendons=None, ver
 
 # Holes that move from vertebra to vertebra, anchors at the tip and in the middle.
 MIXED_TENDONS = [
-    {'name': 'straight', 'offset': 0.015, 'angle': 30.0},
-    {'name': 'helix', 'offset': 0.012, 'angle': 0.0, 'routing': 'helical', 'turns': 0.5},
-    {'name': 'taper', 'offset': 0.015, 'angle': 200.0, 'routing': 'tapered',
+    {'name': 'straight', 'offset': 0.015, 'angle_deg': 30.0},
+    {'name': 'helix', 'offset': 0.012, 'angle_deg': 0.0, 'routing': 'helical', 'turns': 0.5},
+    {'name': 'taper', 'offset': 0.015, 'angle_deg': 200.0, 'routing': 'tapered',
      'end_offset': 0.006, 'end': 0.15},
-    {'name': 'short', 'offset': 0.01, 'angle': 270.0, 'end': 0.1},
+    {'name': 'short', 'offset': 0.01, 'angle_deg': 270.0, 'end': 0.1},
 ]
 TILTED_BASE = {'position': [0.1, -0.2, 0.3], 'direction': [0.0, 1.0, 1.0],
                'normal': [1.0, 0.0, 0.0]}
@@ -134,7 +134,7 @@ def test_tendon_loads_are_internal(seed):
 @pytest.mark.parametrize('angle', [0.0, 45.0, 90.0, 180.0, 300.0])
 def test_straight_rod_parallel_tendon_loads_only_the_anchor(angle):
     tension, offset = 2.0, 0.015
-    robot = make_robot(10, tendons=[{'name': 't', 'offset': offset, 'angle': angle}])
+    robot = make_robot(10, tendons=[{'name': 't', 'offset': offset, 'angle_deg': angle}])
     rod = straight_rod(robot)
     forces, torques, layout = kernel_loads(robot, rod, [tension])
     tip_node, tip_element = robot.rod.elements, robot.rod.elements - 1
@@ -152,7 +152,7 @@ def test_straight_rod_parallel_tendon_loads_only_the_anchor(angle):
 
 
 def test_vertebrae_beyond_the_anchor_are_not_loaded():
-    robot = make_robot(20, tendons=[{'name': 'half', 'offset': 0.015, 'angle': 60.0,
+    robot = make_robot(20, tendons=[{'name': 'half', 'offset': 0.015, 'angle_deg': 60.0,
                                      'end': 0.125}])
     rod = deformed_rod(robot, 7)
     forces, torques, layout = kernel_loads(robot, rod, [3.0])
@@ -180,7 +180,7 @@ def test_anchor_load_on_a_deformed_rod_uses_the_mean_frame_and_shares_the_moment
     """Written out for one anchor: hole x_k + Q.T h with Q halfway between the elements at
     node k; moment r x F shared by elements k - 1 and k (only k - 1 at the tip)."""
     tension, offset, angle = 2.0, 0.015, math.radians(40.0)
-    robot = make_robot(20, tendons=[{'name': 't', 'offset': offset, 'angle': 40.0,
+    robot = make_robot(20, tendons=[{'name': 't', 'offset': offset, 'angle_deg': 40.0,
                                      'end': end}])
     rod = deformed_rod(robot, 11)
     forces, torques, _ = kernel_loads(robot, rod, [tension])
@@ -200,7 +200,7 @@ def test_anchor_load_on_a_deformed_rod_uses_the_mean_frame_and_shares_the_moment
 def test_the_first_vertebra_turns_with_the_rod_and_loses_no_moment():
     """Vertebra 1 sits on node 1 next to the clamped element 0: its frame is halfway to
     element 1 and all of its hole moment goes to element 1."""
-    robot = make_robot(10, tendons=[{'name': 't', 'offset': 0.015, 'angle': 0.0}])
+    robot = make_robot(10, tendons=[{'name': 't', 'offset': 0.015, 'angle_deg': 0.0}])
     rod = deformed_rod(robot, 12)
     forces, torques, layout = kernel_loads(robot, rod, [2.0])
     assert layout.nodes[0] == 1
@@ -244,7 +244,7 @@ def test_tip_load_force_at_last_node_and_moment_in_local_frame():
 def test_helical_holes_are_taken_per_vertebra():
     """On a straight rod each vertebra is pulled along the chords between its helical holes."""
     tension = 2.0
-    robot = make_robot(10, tendons=[{'name': 'helix', 'offset': 0.015, 'angle': 0.0,
+    robot = make_robot(10, tendons=[{'name': 'helix', 'offset': 0.015, 'angle_deg': 0.0,
                                      'routing': 'helical', 'turns': 1.0}], base=TILTED_BASE)
     rod = straight_rod(robot)
     forces, torques, layout = kernel_loads(robot, rod, [tension])

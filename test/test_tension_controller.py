@@ -128,9 +128,14 @@ def test_unreachable_tip_target_stops_at_the_boundary_within_limits(stack):
     after = time.monotonic()
     target(stack, goal)
     warning_containing(stack.probe, 'tension_controller', 'out of reach')
-    time.sleep(2.0)
-    tips = [position(m) for m in stack.probe.since('tip/pose', time.monotonic() - 0.5)]
-    assert tips and np.ptp(np.array(tips), axis=0).max() < 1e-3, 'the tip did not stop'
+
+    def resting_tips():
+        # the last half second of tips, once they stay within 1 mm (a loaded machine
+        # simulates slower, so wait for the rest rather than for a fixed time)
+        tips = [position(m) for m in stack.probe.since('tip/pose', time.monotonic() - 0.5)]
+        return tips if len(tips) > 2 and np.ptp(np.array(tips), axis=0).max() < 1e-3 else None
+
+    tips = wait_for(resting_tips, 'the tip to stop at the boundary')
     setpoints = np.array([m.effort.tolist() for m in stack.probe.since('tendon/setpoint', after)])
     assert setpoints.min() >= MIN_TENSION and setpoints.max() <= MAX_TENSION
     assert setpoints[-1].max() == MAX_TENSION       # pulled to the limit: the boundary

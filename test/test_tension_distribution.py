@@ -39,7 +39,7 @@ def random_robot(rng, n=4):
     data = load_robot(default_robot_file()).to_dict()
     angles = np.sort(rng.uniform(0.0, 360.0, n))
     data['tendons'] = [{'name': f't{i}', 'offset': float(rng.uniform(0.005, 0.02)),
-                        'angle': float(a), 'routing': 'parallel',
+                        'angle_deg': float(a), 'routing': 'parallel',
                         'max_tension': float(rng.uniform(5.0, 20.0))}
                        for i, a in enumerate(angles)]
     return robot_from_dict(data)

@@ -82,8 +82,8 @@ def test_planar_robot_controls_its_one_in_plane_direction():
     no tension can reach, instead of reporting every step infeasible."""
     data = load_robot(default_robot_file()).to_dict()
     data['vertebrae'] = {'positions': [0.05, 0.10, 0.15, 0.20, 0.25], 'mass': 0.002}
-    data['tendons'] = [{'name': 'up', 'offset': 0.015, 'angle': 0.0, 'max_tension': 5.0},
-                       {'name': 'down', 'offset': 0.015, 'angle': 180.0, 'max_tension': 5.0}]
+    data['tendons'] = [{'name': 'up', 'offset': 0.015, 'angle_deg': 0.0, 'max_tension': 5.0},
+                       {'name': 'down', 'offset': 0.015, 'angle_deg': 180.0, 'max_tension': 5.0}]
     robot = robot_from_dict(data)
     controller = TipController(robot, model='discrete', min_tension=MIN_TENSION)
     np.testing.assert_allclose(controller.projection, [robot.base.normal], atol=1e-15)

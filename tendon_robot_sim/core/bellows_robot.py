@@ -17,9 +17,10 @@ as for tendon holes):
   section at its centre of gravity), each optionally with an ``inertia`` [Ixx, Iyy, Izz]
   [kg m^2] about the arc frame's axes there (rotational kinetic energy; default 0, as the
   seed neglects it);
-- ``bellows``: for each bellows its hole ``offset`` [m] and ``angle`` [deg], effective
-  ``area`` [m^2] (force = p A), length ``stiffness`` [N/m], ``damping`` [N s/m], spring
-  ``rest_length`` [m] (default: the section length) and pressure range [Pa, gauge].
+- ``bellows``: for each bellows its hole ``offset`` [m] and ``angle`` [rad] (or
+  ``angle_deg`` [deg]), effective ``area`` [m^2] (force = p A), length ``stiffness``
+  [N/m], ``damping`` [N s/m], spring ``rest_length`` [m] (default: the section length) and
+  pressure range [Pa, gauge].
 
 The file is read and checked with the helpers of :mod:`tendon_robot_sim.core.robot`
 (same error messages: one line naming the key). No ROS imports.
@@ -85,7 +86,7 @@ class BellowsRobot:
         return [b.name for s in self.sections for b in s.bellows]
 
     def to_dict(self) -> dict[str, Any]:
-        """The description as plain data, in the YAML schema (angles in degrees)."""
+        """The description as plain data, in the YAML schema (angles in radians)."""
         return {
             'kind': KIND, 'name': self.name,
             'base': {'frame_id': self.base.frame_id, 'position': self.base.position.tolist(),
@@ -98,7 +99,7 @@ class BellowsRobot:
                 'masses': [{'fraction': float(f), 'mass': float(m), 'inertia': i.tolist()}
                            for f, m, i in zip(s.mass_fractions, s.masses, s.inertias)],
                 'bellows': [{'name': b.name, 'offset': b.offset,
-                             'angle': math.degrees(b.angle), 'area': b.area,
+                             'angle': b.angle, 'area': b.area,
                              'stiffness': b.stiffness, 'damping': b.damping,
                              'rest_length': b.rest_length, 'min_pressure': b.min_pressure,
                              'max_pressure': b.max_pressure} for b in s.bellows],
@@ -194,13 +195,13 @@ def _load_section(data: Any, key: str) -> BellowsSection:
 
 
 def _load_bellows(data: Any, key: str, length: float) -> Bellows:
-    m = DescriptionMapping(data, key, required=('name', 'offset', 'angle', 'area', 'stiffness',
+    m = DescriptionMapping(data, key, required=('name', 'offset', 'area', 'stiffness',
                                                 'max_pressure'),
                            optional=('damping', 'rest_length', 'min_pressure'))
     bellows = Bellows(
         name=m.string('name'),
         offset=m.number('offset', positive=True),
-        angle=math.radians(m.number('angle')),
+        angle=m.angle('angle'),
         area=m.number('area', positive=True),
         stiffness=m.number('stiffness', minimum=0.0),
         damping=m.number('damping', default=0.0, minimum=0.0),

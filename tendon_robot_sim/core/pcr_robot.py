@@ -3,8 +3,8 @@
 Loaded from YAML (see ``config/pcr_6rus.yaml``) into frozen, validated dataclasses with
 the YAML reading and checking helpers of :mod:`tendon_robot_sim.core.robot`; a bad file
 raises :class:`~tendon_robot_sim.core.robot.RobotDescriptionError` naming the key, e.g.
-``rods.poisson_ratio: must be < 0.5, got 0.7``. SI units; angles in degrees in the file,
-radians in code.
+``rods.poisson_ratio: must be < 0.5, got 0.7``. SI units; angles in radians
+(REP 103), or in degrees under keys ending in ``_deg`` (``pair_angles_deg``, ``limits_deg``).
 
 Frames
 ------
@@ -88,7 +88,7 @@ class PcrRobot:
         return pcr_robot_from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
-        """The description as plain data in the YAML schema (angles in degrees)."""
+        """The description as plain data in the YAML schema (angles in radians)."""
         rods = self.rods
         return {
             'kind': KIND, 'name': self.name, 'compat': self.compat,
@@ -97,9 +97,9 @@ class PcrRobot:
                      'youngs_modulus': rods.youngs_modulus, 'poisson_ratio': rods.poisson_ratio,
                      'density': rods.density, 'precurvature_radius': rods.precurvature_radius},
             'motors': {'pair': self.motor_positions[:2].tolist(),
-                       'pair_angles': [math.degrees(a) for a in self._pair_angles()],
+                       'pair_angles': self._pair_angles(),
                        'crank_length': self.crank_length,
-                       'limits': np.degrees(self.motor_limits).tolist()},
+                       'limits': self.motor_limits.tolist()},
             'platform': {'pair': self.joint_positions[:2].tolist(),
                          'mass': self.platform_mass},
             'load': {'force': self.load_force.tolist(), 'moment': self.load_moment.tolist()},
@@ -139,15 +139,14 @@ def pcr_robot_from_dict(data: Any) -> PcrRobot:
         'length', 'radius', 'youngs_modulus', 'poisson_ratio', 'density',
         'precurvature_radius')))
     motors = DescriptionMapping(top.get('motors'), 'motors',
-                                required=('pair', 'pair_angles', 'crank_length', 'limits'))
-    pair_angles = _number_list(motors, 'pair_angles', 3)
-    rotations = np.array([_rotation_z(math.radians(a)) for a in pair_angles])
+                                required=('pair', 'crank_length'))
+    rotations = np.array([_rotation_z(a) for a in motors.angle_list('pair_angles', 3)])
     motor_pair = _points(motors, 'pair')
     crank = motors.number('crank_length', positive=True)
-    limits = np.radians(_number_list(motors, 'limits', 2))
+    limits = motors.angle_list('limits', 2)
     if not limits[0] < limits[1]:
         raise RobotDescriptionError(
-            f'motors.limits: lower limit must be below the upper, got {np.degrees(limits)}')
+            f'motors.limits: lower limit must be below the upper, got {np.degrees(limits)} deg')
     motors.finish()
     platform = DescriptionMapping(top.get('platform'), 'platform', required=('pair',),
                                   optional=('mass',))
@@ -185,14 +184,6 @@ def _load_rods(m: DescriptionMapping) -> PcrRods:
         raise RobotDescriptionError(
             f'rods.radius: must be smaller than rods.length ({rods.length}), got {rods.radius}')
     return rods
-
-
-def _number_list(m: DescriptionMapping, name: str, size: int) -> np.ndarray:
-    values = m.number_list(name)
-    if values.size != size:
-        raise RobotDescriptionError(
-            f'{m._path(name)}: must be a list of {size} numbers, got {values.size}')
-    return values
 
 
 def _points(m: DescriptionMapping, name: str) -> np.ndarray:

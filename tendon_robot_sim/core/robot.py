@@ -2,7 +2,8 @@
 
 A robot is described in YAML (see ``config/robot.yaml``) and loaded into frozen,
 validated dataclasses. Every quantity is SI: metres, kilograms, seconds, newtons,
-pascals; angles in the file are degrees, angles in code are radians.
+pascals; angles are radians (REP 103): a file may give an angle in degrees only under a key
+that says so (``angle_deg`` instead of ``angle``).
 
 Frames
 ------
@@ -367,7 +368,7 @@ class Robot:
         return robot_from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
-        """The description as plain data, in the YAML schema (angles in degrees)."""
+        """The description as plain data, in the YAML schema (angles in radians)."""
         data = {
             'name': self.name,
             'base': {
@@ -392,7 +393,7 @@ class Robot:
             },
             'tendons': [
                 {
-                    'name': t.name, 'offset': t.offset, 'angle': math.degrees(t.angle),
+                    'name': t.name, 'offset': t.offset, 'angle': t.angle,
                     'end': t.end, 'routing': t.routing, 'turns': t.turns,
                     'end_offset': t.end_offset, 'compliance': t.compliance,
                     'max_tension': t.max_tension,
@@ -558,12 +559,12 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
     tendons = []
     for i, item in enumerate(data):
         key = f'tendons[{i}]'
-        m = DescriptionMapping(item, key, required=('name', 'offset', 'angle'),
+        m = DescriptionMapping(item, key, required=('name', 'offset'),
                                optional=('end', 'routing', 'turns', 'end_offset', 'compliance',
                                          'max_tension'))
         name = m.string('name')
         offset = m.number('offset', positive=True, minimum=MIN_SIZE)
-        angle = math.radians(m.number('angle'))
+        angle = m.angle('angle')
         end = m.number('end', default=length, positive=True)
         routing = m.choice('routing', ROUTINGS, default='parallel')
         turns = m.number('turns', default=0.0)
@@ -701,16 +702,64 @@ class DescriptionMapping:
                 f'{self._path(name)}: must be one of {list(choices)}, got {describe_value(value)}')
         return value
 
-    def number_list(self, name: str, max_length: int = MAX_LIST_LENGTH) -> np.ndarray:
+    def number_list(self, name: str, max_length: int = MAX_LIST_LENGTH,
+                    size: int | None = None) -> np.ndarray:
         value = self.get(name)
         if not isinstance(value, list) or not value:
             raise RobotDescriptionError(f'{self._path(name)}: must be a non-empty list of '
                                         f'numbers, got {describe_value(value)}')
+        if size is not None and len(value) != size:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be a list of {size} numbers, got {len(value)}')
         if len(value) > max_length:
             raise RobotDescriptionError(
                 f'{self._path(name)}: at most {max_length} numbers, got {len(value)}')
         return np.array([check_number(v, f'{self._path(name)}[{i}]', False, None)
                          for i, v in enumerate(value)])
+
+    def angle(self, name: str, default: float | None = None) -> float:
+        """
+        Read an angle [rad]: radians under ``name``, or degrees under ``name_deg``.
+
+        REP 103 makes radians the unit of angles, so a bare key is radians; degrees must say
+        so in the key. Exactly one of the two keys may be given.
+        """
+        key = self._angle_key(name, required=default is None)
+        if key is None:
+            return default
+        value = self.number(key)
+        return math.radians(value) if key != name else self._check_radians(name, value)
+
+    def angle_list(self, name: str, size: int) -> np.ndarray:
+        """Read ``size`` angles [rad], under ``name`` in radians or ``name_deg`` in degrees."""
+        key = self._angle_key(name, required=True)
+        values = self.number_list(key, size=size)
+        return np.radians(values) if key != name else self._check_radians(name, values)
+
+    def _check_radians(self, name: str, value: Any) -> Any:
+        # Files of earlier versions gave degrees under the bare key: refuse what cannot be
+        # meant as radians rather than read 90 degrees as 90 rad.
+        if np.max(np.abs(value)) > 2.0 * math.pi:
+            shown = (f'{value:g}' if np.ndim(value) == 0
+                     else '[' + ', '.join(f'{v:g}' for v in value) + ']')
+            raise RobotDescriptionError(
+                f'{self._path(name)}: {shown} rad is more than a full turn; angles are '
+                f'radians (REP 103): for degrees write {name}_deg: {shown}')
+        return value
+
+    def _angle_key(self, name: str, required: bool) -> str | None:
+        degrees = f'{name}_deg'
+        self.known.update((name, degrees))
+        given = [key for key in (name, degrees) if key in self.data]
+        if len(given) == 2:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: give the angle once, in radians under {name!r} or in '
+                f'degrees under {degrees!r}, not both')
+        if not given and required:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: required key is missing (radians; or {degrees!r} in '
+                f'degrees)')
+        return given[0] if given else None
 
     def vector(self, name: str, default: Sequence[float]) -> np.ndarray:
         value = self.get(name, list(default))

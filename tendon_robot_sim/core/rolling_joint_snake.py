@@ -127,8 +127,7 @@ def snake_from_dict(data: Any) -> RollingJointSnake:
     joints = _load_joints(top.get('joints'))
     link = _load_link(DescriptionMapping(
         top.get('link'), 'link',
-        required=('height', 'radius_of_curvature', 'contact_angle', 'contact_offset', 'mass',
-                  'inertia')))
+        required=('height', 'radius_of_curvature', 'contact_offset', 'mass', 'inertia')))
     cables = _load_cables(top.get('cables'), link)
     snake = RollingJointSnake(
         name=name, gravity=gravity, joints=joints, link=link, cables=cables,
@@ -159,11 +158,12 @@ def _load_joints(data: Any) -> tuple[str, ...]:
 def _load_link(m: DescriptionMapping) -> Link:
     height = m.number('height', positive=True)
     radius = m.number('radius_of_curvature', positive=True)
-    alpha = m.number('contact_angle', positive=True)
-    if alpha >= 90.0:
-        raise RobotDescriptionError(f'link.contact_angle: must be < 90 deg, got {alpha:g}')
+    alpha = m.angle('contact_angle')
+    if not 0.0 < alpha < math.pi / 2:
+        raise RobotDescriptionError(f'link.contact_angle: must be in (0, 90) deg, got '
+                                    f'{math.degrees(alpha):g} deg')
     inertia = m.vector('inertia', default=(0.0, 0.0, 0.0))
-    link = Link(height=height, radius_of_curvature=radius, contact_angle=math.radians(alpha),
+    link = Link(height=height, radius_of_curvature=radius, contact_angle=alpha,
                 contact_offset=m.number('contact_offset', positive=True),
                 mass=m.number('mass', positive=True), inertia=inertia)
     m.finish()
@@ -189,9 +189,9 @@ def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
     cables = []
     for i, item in enumerate(data):
         key = f'cables[{i}]'
-        m = DescriptionMapping(item, key, required=('name', 'offset', 'angle'))
+        m = DescriptionMapping(item, key, required=('name', 'offset'))
         cable = Cable(name=m.string('name'), offset=m.number('offset', positive=True),
-                      angle=math.radians(m.number('angle')))
+                      angle=m.angle('angle'))
         m.finish()
         reach = float(np.max(np.abs(cable.lateral)))
         if reach >= half_width:
