@@ -96,18 +96,21 @@ def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp
 def test_autostart_false_leaves_the_bridge_unconfigured_until_asked(tmp_path):
     rig = start_rig(tmp_path)
     log = tmp_path / 'launch.log'
-    launcher = launch_hardware(rig, log, '--arg', 'autostart:=false')
+    # A namespace of its own: no service of an earlier bridge of this name answers instead.
+    bridge = f'/autostart_{os.getpid()}/hardware_bridge'
+    launcher = launch_hardware(rig, log, '--arg', 'autostart:=false',
+                               '--namespace', bridge.split('/')[1])
     rclpy.init()
     node = rclpy.create_node('lifecycle_probe')
     try:
         with spinning(node):
-            state = call(node, GetState, '/hardware_bridge/get_state', GetState.Request(),
+            state = call(node, GetState, f'{bridge}/get_state', GetState.Request(),
                          timeout=TIMEOUT)
             assert state.current_state.label == 'unconfigured'
             time.sleep(0.5)   # the controller streams setpoints all along
             assert rig.motor.counts['received'] == 0, 'a command reached unconfigured motors'
             for transition in (Transition.TRANSITION_CONFIGURE, Transition.TRANSITION_ACTIVATE):
-                assert call(node, ChangeState, '/hardware_bridge/change_state',
+                assert call(node, ChangeState, f'{bridge}/change_state',
                             ChangeState.Request(transition=Transition(id=transition))).success
             # active: the controller's setpoints (the pretension, nothing commanded) go out
             wait_for(lambda: rig.motor.applied, 'the motors to receive the setpoints')

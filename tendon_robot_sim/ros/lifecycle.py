@@ -2,7 +2,8 @@
 Drive a managed (lifecycle) node from outside, through its standard services.
 
 What ``ros2 lifecycle set`` and launch_ros's ``ChangeState`` events do, for the local
-launcher: call ``<node>/change_state`` with configure, then activate.
+launcher: ask ``<node>/get_state``, then call ``<node>/change_state`` with configure
+and activate.
 """
 
 import os
@@ -10,28 +11,30 @@ import time
 from typing import Callable
 
 from lifecycle_msgs.msg import Transition
-from lifecycle_msgs.srv import ChangeState
+from lifecycle_msgs.srv import ChangeState, GetState
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
 POLL_PERIOD = 0.05   # s: how often a wait looks at ``cancelled``
+STATE_ANSWER_TIMEOUT = 1.0   # s: then get_state is asked again
 
 
 def bring_to_active(target: str, timeout: float = 30.0,
                     cancelled: Callable[[], bool] = lambda: False) -> str:
     """
-    Configure, then activate, the managed node ``target`` through ``change_state``.
+    Configure, then activate, the managed node ``target`` through its services.
 
     Runs in a context of its own (no signal handlers: the caller owns them), so it
-    may run in any thread.
+    may run in any thread. A node already inactive is only activated; one already
+    active is left as it is.
 
     Parameters
     ----------
     target : str
         Fully qualified node name, e.g. ``/arm/hardware_bridge``.
     timeout : float
-        Longest wait [s] for the service to appear, and for each answer.
+        Longest wait [s] for the node to answer, and for each transition.
     cancelled : callable() -> bool
         Polled while waiting; true: give up at once.
 
@@ -42,24 +45,40 @@ def bring_to_active(target: str, timeout: float = 30.0,
 
     """
     context = rclpy.Context()
-    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+    rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(f'lifecycle_starter_{os.getpid()}', context=context,
                              start_parameter_services=False)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     try:
-        client = node.create_client(ChangeState, f'{target}/change_state')
-        if not _wait(lambda: client.wait_for_service(timeout_sec=POLL_PERIOD), timeout,
-                     cancelled):
-            return f'{target}/change_state: no service after {timeout:g} s'
-        for label, transition in (('configure', Transition.TRANSITION_CONFIGURE),
-                                  ('activate', Transition.TRANSITION_ACTIVATE)):
-            future = client.call_async(ChangeState.Request(transition=Transition(id=transition)))
-            if not _wait(lambda: executor.spin_once(timeout_sec=POLL_PERIOD) or future.done(),
-                         timeout, cancelled):
-                return f'{label}: no answer from {target} after {timeout:g} s'
-            if not future.result().success:
-                return f'{label} failed (the node logs why); it stays as it was'
+        get_state = node.create_client(GetState, f'{target}/get_state')
+        change_state = node.create_client(ChangeState, f'{target}/change_state')
+        # The graph may still list the services of an earlier node of that name, and a
+        # request sent before the node itself is matched is lost: get_state, which may be
+        # asked again, is asked until the node answers; a transition is requested once.
+        deadline = time.monotonic() + timeout
+        state = None
+        while state is None:
+            if cancelled() or time.monotonic() > deadline:
+                return f'{target}: no answer to get_state after {timeout:g} s'
+            if get_state.wait_for_service(timeout_sec=POLL_PERIOD):
+                state = _call(executor, get_state, GetState.Request(), STATE_ANSWER_TIMEOUT,
+                              cancelled)
+        label = state.current_state.label
+        if label == 'active':
+            return ''
+        if label not in ('unconfigured', 'inactive'):
+            return f'{target} is {label}'
+        steps = [('configure', Transition.TRANSITION_CONFIGURE)] if label == 'unconfigured' \
+            else []
+        for name, transition in steps + [('activate', Transition.TRANSITION_ACTIVATE)]:
+            response = _call(executor, change_state,
+                             ChangeState.Request(transition=Transition(id=transition)),
+                             timeout, cancelled)
+            if response is None:
+                return f'{name}: no answer from {target} after {timeout:g} s'
+            if not response.success:
+                return f'{name} failed (the node logs why)'
         return ''
     finally:
         executor.shutdown()
@@ -67,10 +86,13 @@ def bring_to_active(target: str, timeout: float = 30.0,
         context.try_shutdown()
 
 
-def _wait(done: Callable[[], bool], timeout: float, cancelled: Callable[[], bool]) -> bool:
-    """Call ``done()`` (which may block up to POLL_PERIOD) until true, cancelled or timed out."""
+def _call(executor, client, request, timeout: float, cancelled: Callable[[], bool]):
+    """Return the response to ``request``, or None after ``timeout`` [s] or when cancelled."""
+    future = client.call_async(request)
     deadline = time.monotonic() + timeout
-    while not cancelled() and time.monotonic() < deadline:
-        if done():
-            return True
-    return False
+    while not future.done():
+        if cancelled() or time.monotonic() > deadline:
+            client.remove_pending_request(future)
+            return None
+        executor.spin_once(timeout_sec=POLL_PERIOD)
+    return future.result()
