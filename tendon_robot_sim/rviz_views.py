@@ -46,6 +46,7 @@ def prefixed_view(text: str, frame_prefix: str) -> str:
     -------
     str
         The config as YAML (comments are not kept).
+
     """
     if not frame_prefix:
         return text
@@ -95,6 +96,7 @@ def urdf_without_links(text: str, links: tuple[str, ...]) -> str:
     ------
     ValueError
         A name of ``links`` is not a link of the URDF, or another link hangs from it.
+
     """
     robot = ElementTree.fromstring(text)
     names = {link.get('name') for link in robot.findall('link')}

@@ -59,7 +59,7 @@ class ShareFile:
         return share_dir() / self.path
 
     def text(self) -> str:
-        """Return the file's text (a ``file_parameters`` value)."""
+        """Return the contents of the file, as a ``file_parameters`` value."""
         return self.resolve().read_text()
 
 
@@ -136,7 +136,8 @@ class NodeEntry:
         return not self.kinds or kind is None or kind in self.kinds
 
     def resolved_parameters(self, value_of: Callable[[FromArguments], Any]) -> list:
-        """Parameter files (absolute paths), then one dict of the other parameters.
+        """
+        Return the parameter files (absolute paths), then one dict of the other parameters.
 
         ``value_of`` turns a :class:`FromArguments` (an :class:`Arg`, the frame
         prefix) into the value the consumer needs: a typed value for the local
