@@ -19,7 +19,7 @@ from rclpy.qos import qos_profile_rosout_default
 from std_msgs.msg import Header
 import yaml
 
-from ros_helpers import interrupt, launch_stack, spin_until
+from ros_helpers import construct_alone, interrupt, launch_stack, spin_until
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.launcher import StackLauncher
@@ -54,14 +54,25 @@ def test_every_node_that_names_frames_gets_the_stack_prefix(stack):
             arguments = {a.name: a.default for a in stack.arguments} | {'namespace': 'left_arm'}
             values = entry.resolved_parameters(lambda value: value.of(arguments))[-1]
             assert values['frame_prefix'] == 'left_arm/'
-    # what the local launcher hands the processes it starts
-    launcher = StackLauncher(stack.name, {'namespace': 'left_arm', 'rviz': 'false'})
-    for process in launcher.processes:
-        command = process.command
-        generated = command[len(command) - 1 - command[::-1].index('--params-file') + 1]
-        with open(generated) as f:
-            parameters = yaml.safe_load(f)['/**']['ros__parameters']
-        assert parameters.get('frame_prefix') == 'left_arm/', process.entry.name
+    # what the local launcher hands the processes it starts; no namespace: no prefix
+    for namespace, prefix in (('left_arm', 'left_arm/'), ('', '')):
+        launcher = StackLauncher(stack.name, {'namespace': namespace, 'rviz': 'false'})
+        for process in launcher.processes:
+            command = process.command
+            generated = command[len(command) - 1 - command[::-1].index('--params-file') + 1]
+            with open(generated) as f:
+                parameters = yaml.safe_load(f)['/**']['ros__parameters']
+            assert parameters.get('frame_prefix') == prefix, process.entry.name
+
+
+@pytest.mark.parametrize('prefix', ['/left_arm/', 'left arm/'])
+def test_a_node_refuses_a_prefix_that_cannot_start_a_frame_id(prefix):
+    from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+    from tendon_robot_sim.ros.parameters import ConfigurationError
+    with pytest.raises(ConfigurationError, match='parameter frame_prefix: .* must not start '
+                                                 'with / or contain blanks'):
+        construct_alone(lambda context: SimulatorNode(context=context, parameter_overrides=[
+            Parameter('frame_prefix', value=prefix)]))
 
 
 def rviz_views():

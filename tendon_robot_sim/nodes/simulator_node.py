@@ -158,6 +158,7 @@ class SimulatorNode(Node):
 
     def _configure(self) -> None:
         self.config = config = declare(self, PARAMS)
+        check_frame_prefix(config.frame_prefix)
         robot_file = config.robot_file or str(default_robot_file())
         try:
             kind, self.mode, self.model = create_model(
@@ -169,7 +170,6 @@ class SimulatorNode(Node):
             raise ConfigurationError(
                 f'parameter publish_clock: mode {self.mode} has no simulated time to publish '
                 'on /clock; set it false (launch argument use_sim_time:=false)')
-        check_frame_prefix(config.frame_prefix)
         # every frame id the node publishes or accepts carries the prefix
         self.base_frame = config.frame_prefix + self.model.base_frame
         self.tip_frame = config.frame_prefix + config.tip_frame
