@@ -21,8 +21,9 @@ import xml.etree.ElementTree as ElementTree
 
 import yaml
 
-#: Where derived views are written (they are small and named by their content).
-GENERATED_DIR = Path(tempfile.gettempdir()) / 'tendon_robot_sim_views'
+#: Where derived views are written (they are small and named by their content); one folder
+#: per user, so that nobody writes into a folder another user created.
+GENERATED_DIR = Path(tempfile.gettempdir()) / f'tendon_robot_sim_views_{os.getuid()}'
 
 
 def prefixed_view(text: str, frame_prefix: str) -> str:
