@@ -2,6 +2,7 @@
 
     ros2 launch tendon_robot_sim hardware.launch.py [motor_port:=PORT] [sensor_port:=PORT]
         [robot:=FILE] [rviz:=true|false] [namespace:=NS]
+        [frame_prefix:=PREFIX]
 
 Against the emulator: ``tendon-robot-sim emulate --motors pty:/tmp/tdcr_motors --sensor
 pty:/tmp/tdcr_sensor``, then ``motor_port:=/tmp/tdcr_motors sensor_port:=/tmp/tdcr_sensor``.
