@@ -1,7 +1,8 @@
 """Hardware stack: hardware bridge, tension controller, robot_state_publisher, RViz.
 
     ros2 launch tendon_robot_sim hardware.launch.py [motor_port:=PORT] [sensor_port:=PORT]
-        [robot:=FILE] [rviz:=true|false] [namespace:=NS] [autostart:=true|false]
+        [robot:=FILE] [rviz:=true|false] [namespace:=NS]
+        [frame_prefix:=PREFIX] [autostart:=true|false]
 
 The hardware bridge is a LifecycleNode: configured and activated at start (ChangeState events),
 or left unconfigured with ``autostart:=false`` (then ``ros2 lifecycle set /hardware_bridge

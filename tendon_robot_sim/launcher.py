@@ -38,7 +38,8 @@ from typing import Callable, Mapping, Sequence
 import yaml
 
 import tendon_robot_sim
-from tendon_robot_sim.stack import AUTOSTART, get_stack, NodeEntry, robot_kind, typed_value
+from tendon_robot_sim.stack import (AUTOSTART, FromArguments, get_stack, NodeEntry, robot_kind,
+                                    typed_value)
 
 # Seconds a node gets to exit after SIGINT, then again after SIGTERM.
 STOP_TIMEOUT = 5.0
@@ -161,9 +162,12 @@ class StackLauncher:
                                f'package {entry.package!r} not found (ROS not sourced or the '
                                'package not installed)')
                 continue
-            processes.append(NodeProcess(entry, program + entry.resolved_arguments()
+            processes.append(NodeProcess(entry, program + entry.resolved_arguments(self._value)
                                          + self._ros_arguments(entry)))
         return processes, skipped
+
+    def _value(self, value: FromArguments):
+        return value.of(self.values)
 
     def _program(self, entry: NodeEntry) -> list[str] | None:
         installed = installed_executable(entry.package, entry.executable)
@@ -181,7 +185,7 @@ class StackLauncher:
         args = ['--ros-args', '-r', f'__node:={entry.name}']
         if self._namespace():
             args += ['-r', f'__ns:={self._namespace()}']
-        sources = entry.resolved_parameters(lambda arg: self.values[arg.name])
+        sources = entry.resolved_parameters(self._value)
         values = next((s for s in sources if isinstance(s, dict)), {})
         values.update(self.overrides.get(None, {}))
         values.update(self.overrides.get(entry.name, {}))

@@ -22,13 +22,31 @@ from tendon_robot_sim.core.pcr_robot import KIND as PCR
 from tendon_robot_sim.core.robot import (description_kind, read_yaml, RobotDescriptionError,
                                          TENDON_ROBOT)
 from tendon_robot_sim.core.rolling_joint_snake import KIND as SNAKE
+from tendon_robot_sim.rviz_views import prefixed_view_file, urdf_without_links
+
+
+class FromArguments:
+    """
+    A parameter value or command-line argument given by the launch arguments.
+
+    :meth:`of` computes it from the argument values (the local launcher's typed
+    values, or the strings ``ros2 launch`` holds: the rules read string arguments only).
+    """
+
+    def of(self, values: Mapping[str, Any]) -> Any:
+        """Return the value for the launch argument ``values``."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
-class Arg:
+class Arg(FromArguments):
     """A parameter value taken from the launch argument ``name``."""
 
     name: str
+
+    def of(self, values: Mapping[str, Any]) -> Any:
+        """Return the value of the launch argument ``name``."""
+        return values[self.name]
 
 
 @dataclass(frozen=True)
@@ -39,6 +57,21 @@ class ShareFile:
 
     def resolve(self) -> Path:
         return share_dir() / self.path
+
+    def text(self) -> str:
+        """Return the contents of the file, as a ``file_parameters`` value."""
+        return self.resolve().read_text()
+
+
+@dataclass(frozen=True)
+class UrdfWithout(ShareFile):
+    """A URDF of the share folder whose text leaves some links out."""
+
+    links: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """Return the URDF text without ``links`` and their joints."""
+        return urdf_without_links(super().text(), self.links)
 
 
 @dataclass(frozen=True)
@@ -104,21 +137,25 @@ class NodeEntry:
         """Whether the node runs for a robot of ``kind`` (None: not known, it runs)."""
         return not self.kinds or kind is None or kind in self.kinds
 
-    def resolved_parameters(self, value_of: Callable[[Arg], Any]) -> list:
-        """Parameter files (absolute paths), then one dict of the other parameters.
-
-        ``value_of`` turns an :class:`Arg` into the value the consumer needs: a
-        typed value for the local launcher, a substitution for ``ros2 launch``.
+    def resolved_parameters(self, value_of: Callable[[FromArguments], Any]) -> list:
         """
-        values = {name: value_of(value) if isinstance(value, Arg) else value
+        Return the parameter files (absolute paths), then one dict of the other parameters.
+
+        ``value_of`` turns a :class:`FromArguments` (an :class:`Arg`, the frame
+        prefix) into the value the consumer needs: a typed value for the local
+        launcher, a substitution for ``ros2 launch``.
+        """
+        values = {name: value_of(value) if isinstance(value, FromArguments) else value
                   for name, value in self.parameters.items()}
-        values.update({name: shared.resolve().read_text()
-                       for name, shared in self.file_parameters.items()})
+        values.update({name: shared.text() for name, shared in self.file_parameters.items()})
         files: list = [str(f.resolve()) for f in self.parameter_files]
         return files + ([values] if values else [])
 
-    def resolved_arguments(self) -> list[str]:
-        return [str(a.resolve()) if isinstance(a, ShareFile) else a for a in self.arguments]
+    def resolved_arguments(self, value_of: Callable[[FromArguments], Any]) -> list:
+        """Command-line arguments: share files as absolute paths, ``value_of`` the rest."""
+        return [str(a.resolve()) if isinstance(a, ShareFile)
+                else value_of(a) if isinstance(a, FromArguments) else a
+                for a in self.arguments]
 
 
 @dataclass(frozen=True)
@@ -153,7 +190,48 @@ MODE = LaunchArgument(
     'cc_dynamic')
 RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz (rviz/pcr.rviz, '
                       'rviz/snake.rviz, rviz/cc.rviz for a pcr_6rus, rolling_joint_snake, '
-                      'bellows robot)', kind=bool)
+                      'bellows robot; the hardware stack: rviz/hardware.rviz), its fixed '
+                      'frame under the frame prefix', kind=bool)
+FRAME_PREFIX = LaunchArgument(
+    'frame_prefix', '', 'prepended to every frame id of the stack (our nodes, '
+    "robot_state_publisher's frame_prefix, the RViz view), e.g. left_arm/ for "
+    "left_arm/base_link; empty: '<namespace>/' when a namespace is given, none without one")
+
+
+def frame_prefix(values: Mapping[str, Any]) -> str:
+    """
+    Return the frame prefix of a stack started with the launch argument ``values``.
+
+    An explicit ``frame_prefix`` wins. Otherwise a namespace gives ``'<namespace>/'``
+    (the usual ROS convention: ``left_arm/base_link`` for ``namespace:=left_arm``), so
+    that stacks in different namespaces never share a frame name on ``/tf``; without a
+    namespace there is no prefix and the frames keep their plain names.
+    """
+    given = values.get(FRAME_PREFIX.name, '')
+    if given:
+        return given
+    namespace = values.get(NAMESPACE.name, '').strip('/')
+    return f'{namespace}/' if namespace else ''
+
+
+@dataclass(frozen=True)
+class FramePrefix(FromArguments):
+    """The frame prefix (:func:`frame_prefix`) as a parameter value."""
+
+    def of(self, values: Mapping[str, Any]) -> str:
+        """Return :func:`frame_prefix` of ``values``."""
+        return frame_prefix(values)
+
+
+@dataclass(frozen=True)
+class RvizView(FromArguments):
+    """An RViz config of the share folder with its frames under the frame prefix."""
+
+    view: ShareFile
+
+    def of(self, values: Mapping[str, Any]) -> str:
+        """Return the path of the view for the frame prefix of ``values``."""
+        return str(prefixed_view_file(self.view.resolve(), frame_prefix(values)))
 
 
 def robot_kind(robot: str) -> str | None:
@@ -173,17 +251,20 @@ ROBOT_STATE_PUBLISHER = NodeEntry(
     # Publishes the fixed frames of the URDF on /tf_static; tip_link hangs on a
     # floating joint, which it ignores, so the simulator's /tf owns that frame.
     file_parameters={'robot_description': ShareFile('urdf/tendon_robot.urdf')},
-    parameters={'use_sim_time': Arg('use_sim_time')}, kinds=(TENDON_ROBOT,))
+    parameters={'use_sim_time': Arg('use_sim_time'), 'frame_prefix': FramePrefix()},
+    kinds=(TENDON_ROBOT,))
 
 RVIZ_NODE = NodeEntry(
     name='rviz2', package='rviz2', executable='rviz2',
-    arguments=('-d', ShareFile('rviz/sim.rviz')),
+    arguments=('-d', RvizView(ShareFile('rviz/sim.rviz'))),
     parameters={'use_sim_time': Arg('use_sim_time')}, condition='rviz', kinds=(TENDON_ROBOT,))
 # the views of the other kinds: everything from the markers and /tf, no URDF
-PCR_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', ShareFile('rviz/pcr.rviz')), kinds=(PCR,))
-SNAKE_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', ShareFile('rviz/snake.rviz')),
+PCR_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', RvizView(ShareFile('rviz/pcr.rviz'))),
+                        kinds=(PCR,))
+SNAKE_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', RvizView(ShareFile('rviz/snake.rviz'))),
                           kinds=(SNAKE,))
-CC_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', ShareFile('rviz/cc.rviz')), kinds=(BELLOWS,))
+CC_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', RvizView(ShareFile('rviz/cc.rviz'))),
+                       kinds=(BELLOWS,))
 
 SIMULATOR = NodeEntry(
     name='simulator', package=PACKAGE_NAME, executable='simulator_node',
@@ -191,13 +272,14 @@ SIMULATOR = NodeEntry(
     parameter_files=(ShareFile('config/sim.yaml'),),
     # The simulator is the clock source: it never runs on sim time itself.
     parameters={'robot_file': Arg('robot'), 'mode': Arg('mode'),
-                'publish_clock': Arg('use_sim_time')})
+                'publish_clock': Arg('use_sim_time'), 'frame_prefix': FramePrefix()})
 
 TENSION_CONTROLLER = NodeEntry(
     name='tension_controller', package=PACKAGE_NAME, executable='tension_controller_node',
     module='tendon_robot_sim.nodes.tension_controller_node',
     parameter_files=(ShareFile('config/controller.yaml'),),
-    parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time')},
+    parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time'),
+                'frame_prefix': FramePrefix()},
     kinds=(TENDON_ROBOT, SNAKE))
 
 CONTROLLER = LaunchArgument(
@@ -212,7 +294,7 @@ DISPLACEMENT_CONTROLLER = NodeEntry(
     parameter_files=(ShareFile('config/displacement_controller.yaml'),),
     # simulation: tensions from statics feed-forward and feedback on tendon/state
     parameters={'robot_file': Arg('robot'), 'use_sim_time': Arg('use_sim_time'),
-                'output': 'tension'},
+                'frame_prefix': FramePrefix(), 'output': 'tension'},
     equals=(CONTROLLER.name, 'displacement'), kinds=(TENDON_ROBOT,))
 
 MOTOR_PORT = LaunchArgument(
@@ -230,8 +312,17 @@ HARDWARE_BRIDGE = NodeEntry(
     module='tendon_robot_sim.nodes.hardware_bridge_node',
     parameter_files=(ShareFile('config/hardware.yaml'),),
     parameters={'robot_file': Arg('robot'), 'motor_port': Arg('motor_port'),
-                'sensor_port': Arg('sensor_port')},
+                'sensor_port': Arg('sensor_port'), 'frame_prefix': FramePrefix()},
     lifecycle=True)
+
+# Nothing in the hardware stack publishes tip_link (the laser measures a position only,
+# on tip/measured): its robot description leaves the link out and its view shows the point.
+HARDWARE_ROBOT_STATE_PUBLISHER = replace(
+    ROBOT_STATE_PUBLISHER,
+    file_parameters={'robot_description': UrdfWithout('urdf/tendon_robot.urdf',
+                                                      links=('tip_link',))})
+HARDWARE_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', RvizView(ShareFile(
+    'rviz/hardware.rviz'))))
 
 
 def _on_wall_clock(entry: NodeEntry) -> NodeEntry:
@@ -254,7 +345,7 @@ STACKS: dict[str, Stack] = {
         name='sim',
         description='simulated robot: simulator, tension or displacement controller, '
                     'robot_state_publisher, RViz',
-        arguments=(ROBOT, MODE, CONTROLLER, RVIZ, USE_SIM_TIME, NAMESPACE),
+        arguments=(ROBOT, MODE, CONTROLLER, RVIZ, USE_SIM_TIME, NAMESPACE, FRAME_PREFIX),
         nodes=(SIMULATOR, _tension_controller_chosen(TENSION_CONTROLLER),
                DISPLACEMENT_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE, PCR_RVIZ_NODE,
                SNAKE_RVIZ_NODE, CC_RVIZ_NODE),
@@ -263,14 +354,16 @@ STACKS: dict[str, Stack] = {
         name='hardware',
         description='real robot: hardware bridge (serial motor driver and tip sensor), tension '
                     'or displacement controller, robot_state_publisher, RViz',
-        arguments=(ROBOT, MOTOR_PORT, SENSOR_PORT, CONTROLLER, RVIZ, NAMESPACE, AUTOSTART),
+        arguments=(ROBOT, MOTOR_PORT, SENSOR_PORT, CONTROLLER, RVIZ, NAMESPACE, FRAME_PREFIX,
+                   AUTOSTART),
         # the tip is measured by the laser (tip/measured), not simulated (tip/pose)
         nodes=(HARDWARE_BRIDGE, _with_parameters(
                    _on_wall_clock(_tension_controller_chosen(TENSION_CONTROLLER)),
                    tip_feedback='point'),
                # position-controlled motors: the displacements go to the motors as they are
                _with_parameters(_on_wall_clock(DISPLACEMENT_CONTROLLER), output='position'),
-               _on_wall_clock(ROBOT_STATE_PUBLISHER), _on_wall_clock(RVIZ_NODE)),
+               _on_wall_clock(HARDWARE_ROBOT_STATE_PUBLISHER),
+               _on_wall_clock(HARDWARE_RVIZ_NODE)),
     ),
 }
 
@@ -308,9 +401,14 @@ def launch_description(stack_name: str):
 
     stack = get_stack(stack_name)
 
-    def value_of(arg: Arg) -> ParameterValue:
-        return ParameterValue(LaunchConfiguration(arg.name),
-                              value_type=stack.argument(arg.name).kind)
+    def substitution_of(value: FromArguments):
+        if isinstance(value, Arg):
+            return LaunchConfiguration(value.name)
+        return _computed(value, stack)
+
+    def value_of(value: FromArguments) -> ParameterValue:
+        kind = stack.argument(value.name).kind if isinstance(value, Arg) else str
+        return ParameterValue(substitution_of(value), value_type=kind)
 
     actions: list = [
         DeclareLaunchArgument(a.name, default_value=a.default, description=a.description,
@@ -334,7 +432,8 @@ def launch_description(stack_name: str):
             package=entry.package, executable=entry.executable, name=entry.name,
             namespace=LaunchConfiguration(NAMESPACE.name) if namespaced else None,
             parameters=parameters,
-            remappings=list(entry.remappings), arguments=entry.resolved_arguments(),
+            remappings=list(entry.remappings),
+            arguments=entry.resolved_arguments(substitution_of),
             condition=condition, output='screen')
         actions.append(node)
         if entry.lifecycle:
@@ -366,6 +465,21 @@ def _autostart(node) -> list:
                 target_lifecycle_node=node, start_state='configuring', goal_state='inactive',
                 entities=[change_state(Transition.TRANSITION_ACTIVATE)]), condition=autostart),
             change_state(Transition.TRANSITION_CONFIGURE, condition=autostart)]
+
+
+def _computed(value: FromArguments, stack: Stack):
+    """Return a launch substitution performing ``value.of`` on the stack's argument strings."""
+    from launch import Substitution
+    from launch.substitutions import LaunchConfiguration
+
+    class Computed(Substitution):
+        def describe(self) -> str:
+            return f'{type(value).__name__} of the launch arguments'
+
+        def perform(self, context) -> str:
+            return value.of({a.name: LaunchConfiguration(a.name).perform(context)
+                             for a in stack.arguments})
+    return Computed()
 
 
 def _serving(entry: NodeEntry, condition):

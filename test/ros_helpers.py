@@ -2,9 +2,11 @@
 
 from contextlib import contextmanager
 import math
+import os
 from pathlib import Path
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -17,10 +19,12 @@ from rclpy.qos import qos_profile_rosout_default
 from sensor_msgs.msg import JointState
 import yaml
 
+import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.ros import topics
 
+ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent   # the source tree
 TIMEOUT = 30.0          # s wall, for anything that needs simulated time to pass
 MAX_TENSION = 5.0       # N, of the tendons of small_robot_dict()
 
@@ -130,6 +134,20 @@ def spin_until(spinner, condition, what: str, timeout: float = TIMEOUT):
         if time.monotonic() > deadline:
             raise AssertionError(f'timed out after {timeout:g} s waiting for {what}')
         spin_once(timeout_sec=0.02)
+
+
+def launch_stack(log: Path, stack: str, *arguments: str) -> subprocess.Popen:
+    """
+    Start ``tendon-robot-sim launch STACK ARGUMENTS`` from the source tree, output to ``log``.
+
+    As a user types it in the source tree: relative files resolve against it.
+    """
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
+    with open(log, 'w') as out:
+        return subprocess.Popen(
+            [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', stack, *arguments],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
 def interrupt(process, timeout: float = 20.0) -> int:

@@ -5,35 +5,23 @@ the command-line tool, exactly as a user would.
 """
 
 import os
-from pathlib import Path
 import re
-import subprocess
-import sys
 import time
 
 import rclpy
 from rclpy.parameter_client import AsyncParameterClient
 from sensor_msgs.msg import JointState
 
-from ros_helpers import interrupt, spin_until
-import tendon_robot_sim
+from ros_helpers import interrupt, launch_stack, spin_until
 from tendon_robot_sim.ros import topics
 
 NAMESPACE = 'launched'
 PUBLISH_RATE = 20.0   # Hz, given with --param to check that overrides reach the node
 
 
-ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent
-
-
-def launch(log: Path, *arguments: str) -> subprocess.Popen:
+def launch(log, *arguments: str):
     """``tendon-robot-sim launch sim ARGUMENTS`` from the source tree, output to ``log``."""
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
-    with open(log, 'w') as out:
-        return subprocess.Popen(
-            [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'sim', *arguments],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    return launch_stack(log, 'sim', *arguments)
 
 
 def test_launch_command_runs_the_sim_stack_and_stops_it_on_sigint(tmp_path):
@@ -109,7 +97,8 @@ def test_launch_command_brings_up_the_parallel_robot_from_a_relative_robot_file(
                                          topics.COMMAND_QOS)
         spin_until(node, lambda: states and tips and setpoint.get_subscription_count() >= 1,
                    'the launched parallel robot')
-        assert tips[-1].header.frame_id == 'base_link'
+        # in a namespace the frames carry it as their prefix
+        assert tips[-1].header.frame_id == 'pcr/base_link'
         setpoint.publish(JointState(name=['motor_3'], position=[0.2]))
         spin_until(node, lambda: states[-1].position.tolist() == [0.0, 0.0, 0.2, 0.0, 0.0, 0.0],
                    'tendon/state reporting motor 3 at 0.2 rad')

@@ -14,7 +14,7 @@ from tendon_robot_sim import PACKAGE_NAME, share_dir
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.nodes.simulator_node import PARAMS as SIMULATOR_PARAMS
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.stack import Arg, ShareFile, STACKS
+from tendon_robot_sim.stack import Arg, FramePrefix, RvizView, ShareFile, STACKS
 
 ROOT = Path(__file__).resolve().parent.parent
 OUR_NODES = [(stack, entry) for stack in STACKS.values() for entry in stack.nodes
@@ -50,7 +50,8 @@ def test_every_file_a_stack_names_exists_and_every_stack_has_its_launch_file():
     for stack in STACKS.values():
         for entry in stack.nodes:
             shared = (list(entry.parameter_files) + list(entry.file_parameters.values())
-                      + [a for a in entry.arguments if isinstance(a, ShareFile)])
+                      + [a for a in entry.arguments if isinstance(a, ShareFile)]
+                      + [a.view for a in entry.arguments if isinstance(a, RvizView)])
             for item in shared:
                 assert item.resolve().is_file(), f'{stack.name}/{entry.name}: {item.path}'
         launch_file = share_dir() / 'launch' / f'{stack.name}.launch.py'
@@ -128,10 +129,12 @@ def test_local_launcher_refuses_bad_arguments(arguments, parameters, message):
 
 def test_robot_state_publisher_gets_the_urdf_text():
     (entry,) = [e for e in STACKS['sim'].nodes if e.executable == 'robot_state_publisher']
-    files_and_values = entry.resolved_parameters(lambda arg: f'<{arg.name}>')
+    files_and_values = entry.resolved_parameters(
+        lambda value: f'<{value.name}>' if isinstance(value, Arg) else value)
     values = files_and_values[-1]
     assert values['robot_description'] == (share_dir() / 'urdf/tendon_robot.urdf').read_text()
     assert values['use_sim_time'] == '<use_sim_time>'
+    assert values['frame_prefix'] == FramePrefix()
 
 
 def test_rviz_config_shows_the_topics_the_simulator_publishes():
@@ -186,7 +189,7 @@ def test_rviz_config_of_another_kind_shows_the_markers_its_model_publishes(robot
     path = share_dir() / 'config' / robot
     (entry,) = [e for e in STACKS['sim'].nodes
                 if e.executable == 'rviz2' and e.serves(file_kind(path))]
-    assert entry.arguments == ('-d', ShareFile(f'rviz/{view}'))
+    assert entry.arguments == ('-d', RvizView(ShareFile(f'rviz/{view}')))
     config = yaml.safe_load((share_dir() / 'rviz' / view).read_text())
     manager = config['Visualization Manager']
     _, _, model = create_model(path)

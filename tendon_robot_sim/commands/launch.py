@@ -28,6 +28,9 @@ def register(subparsers) -> None:
                         help='robot description YAML of any kind (launch argument robot)')
     parser.add_argument('--namespace', metavar='NS',
                         help='namespace of all nodes (launch argument namespace)')
+    parser.add_argument('--frame-prefix', metavar='PREFIX',
+                        help="prepended to every frame id, e.g. left_arm/ (launch argument "
+                             "frame_prefix; default: '<namespace>/' in a namespace)")
     parser.add_argument('--arg', action='append', default=[], metavar='NAME:=VALUE',
                         help='a launch argument, e.g. rviz:=false or use_sim_time:=true')
     parser.add_argument('--param', action='append', default=[], metavar='[NODE:]NAME:=VALUE',
@@ -39,7 +42,7 @@ def register(subparsers) -> None:
 
 
 def launch_arguments(args) -> dict[str, str]:
-    """Launch argument values from ``--arg``, ``--robot`` and ``--namespace``."""
+    """Launch argument values from ``--arg``, ``--robot``, ``--namespace``, ``--frame-prefix``."""
     try:
         values = dict(parse_assignment(text, 'launch argument') for text in args.arg)
     except LaunchError as error:
@@ -52,6 +55,8 @@ def launch_arguments(args) -> dict[str, str]:
         values['robot'] = str(args.robot.resolve())
     if args.namespace is not None:
         values['namespace'] = args.namespace
+    if args.frame_prefix is not None:
+        values['frame_prefix'] = args.frame_prefix
     return values
 
 

@@ -43,9 +43,9 @@ from tendon_robot_sim.core.simulator import InputError
 from tendon_robot_sim.core.statics import ConvergenceError, MODELS, StaticsError, StaticsSolver
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import displacements_from_joint_state, wrench_from_msg
-from tendon_robot_sim.ros.parameters import (check_displacement_range, check_pretension,
-                                             ConfigurationError, declare, on_parameters_set,
-                                             Param)
+from tendon_robot_sim.ros.parameters import (check_displacement_range, check_frame_prefix,
+                                             check_pretension, ConfigurationError, declare,
+                                             FRAME_PREFIX, on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'displacement_controller'
@@ -83,6 +83,7 @@ PARAMS = (
           'frame) that the feed-forward statics model carries (output tension)'),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
           'rejected or clamped commands or a failed statics solve', range=(0.0, 60.0)),
+    FRAME_PREFIX,
 )
 
 
@@ -95,7 +96,10 @@ class DisplacementControllerNode(Node):
             self.config = declare(self, PARAMS)
             config = self.config
             check_displacement_range(config.min_displacement, config.max_displacement)
+            check_frame_prefix(config.frame_prefix)
             self.robot = load_robot(config.robot_file or default_robot_file())
+            # the frame tip/wrench must be in
+            self.base_frame = config.frame_prefix + self.robot.base.frame_id
             self.max_tensions = self.robot.max_tensions
             check_pretension(config.min_tension, self.robot)
             self.names = self.robot.tendon_names
@@ -175,7 +179,7 @@ class DisplacementControllerNode(Node):
 
     def _on_wrench(self, msg) -> None:
         try:
-            self.solver.set_tip_load(*wrench_from_msg(msg, self.robot.base.frame_id))
+            self.solver.set_tip_load(*wrench_from_msg(msg, self.base_frame))
         except InputError as error:
             self._warn(f'rejected tip wrench: {error}')
             return

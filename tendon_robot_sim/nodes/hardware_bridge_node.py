@@ -73,8 +73,9 @@ from tendon_robot_sim.protocol.link import CONNECTED
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import joint_state_msg, point_msg
-from tendon_robot_sim.ros.parameters import (check_displacement_range, check_pretension,
-                                             ConfigurationError, declare, Param)
+from tendon_robot_sim.ros.parameters import (check_displacement_range, check_frame_prefix,
+                                             check_pretension, ConfigurationError, declare,
+                                             FRAME_PREFIX, Param)
 from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'hardware_bridge'
@@ -86,6 +87,7 @@ PARAMS = (
     Param('urdf_file', '', '', 'URDF giving the pose of sensor_frame in the base frame; '
           'empty: the package urdf/tendon_robot.urdf'),
     Param('sensor_frame', 'tip_sensor_link', '', 'URDF link of the tip sensor'),
+    FRAME_PREFIX,
     Param('motor_port', '/dev/ttyUSB0', '', 'motor driver port: device path, '
           'socket://host:port or loop://'),
     Param('motor_baudrate', 115200, 'baud', 'motor driver line speed', range=(1200, 4000000)),
@@ -164,6 +166,7 @@ class HardwareBridgeNode(LifecycleNode):
         super().__init__(NODE_NAME, **kwargs)
         try:
             self.config = config = declare(self, PARAMS)
+            check_frame_prefix(config.frame_prefix)
             self.robot = load_robot(config.robot_file or default_robot_file())
             self.mount = sensor_mount(config.urdf_file or share_dir() / 'urdf/tendon_robot.urdf',
                                       self.robot.base.frame_id, config.sensor_frame)
@@ -510,7 +513,7 @@ class HardwareBridgeNode(LifecycleNode):
                 self.names, status.displacements, status.velocities, status.tensions, stamp))
         if self.sensor is None:
             return
-        frame = self.robot.base.frame_id
+        frame = self.config.frame_prefix + self.robot.base.frame_id
         for sample, rx_time in self.sensor.measurements():
             if not sample.valid:
                 continue

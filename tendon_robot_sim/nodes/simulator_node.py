@@ -1,7 +1,8 @@
 """ROS 2 node that simulates a robot of any kind behind the same topics.
 
 Subscribes ``tendon/setpoint`` and publishes ``tendon/state``, ``tip/pose``,
-``backbone/markers``, ``/tf`` and, when ``publish_clock`` is set, ``/clock``.
+``backbone/markers``, ``/tf`` and, when ``publish_clock`` is set, ``/clock``; every
+frame id in them starts with ``frame_prefix``.
 Services ``~/reset`` (std_srvs/Trigger) and ``~/pause`` (std_srvs/SetBool).
 The robot file's ``kind`` and the ``mode`` parameter choose the model
 (:mod:`tendon_robot_sim.core.model_registry`), which the node drives only through
@@ -71,8 +72,8 @@ from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg,
                                            time_msg, tip_pose_msg, transforms_msg,
                                            wrench_from_msg)
-from tendon_robot_sim.ros.parameters import (ConfigurationError, declare, on_parameters_set,
-                                             Param)
+from tendon_robot_sim.ros.parameters import (check_frame_prefix, ConfigurationError, declare,
+                                             FRAME_PREFIX, on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'simulator'
@@ -121,6 +122,7 @@ PARAMS = (
           'pcr_6rus and rolling_joint_snake)'),
     Param('vertebra_frame_prefix', 'vertebra_', '', 'vertebra (or link) i is published as '
           'frame <prefix><i>, i = 0 nearest the base'),
+    FRAME_PREFIX,
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints to apply (effort = '
           'tension; in mode quasi_static, position = displacement when effort is empty; '
           'pcr_6rus: position = motor angle)'),
@@ -156,6 +158,7 @@ class SimulatorNode(Node):
 
     def _configure(self) -> None:
         self.config = config = declare(self, PARAMS)
+        check_frame_prefix(config.frame_prefix)
         robot_file = config.robot_file or str(default_robot_file())
         try:
             kind, self.mode, self.model = create_model(
@@ -167,7 +170,10 @@ class SimulatorNode(Node):
             raise ConfigurationError(
                 f'parameter publish_clock: mode {self.mode} has no simulated time to publish '
                 'on /clock; set it false (launch argument use_sim_time:=false)')
-        self.base_frame = self.model.base_frame
+        # every frame id the node publishes or accepts carries the prefix
+        self.base_frame = config.frame_prefix + self.model.base_frame
+        self.tip_frame = config.frame_prefix + config.tip_frame
+        self.vertebra_frame_prefix = config.frame_prefix + config.vertebra_frame_prefix
         self.real_time_factor = config.real_time_factor
         on_parameters_set(self, self._on_parameters_set)
 
@@ -369,8 +375,8 @@ class SimulatorNode(Node):
         self.state_pub.publish(joint_state_msg(self.model.inputs.names, state.position,
                                                velocity, state.effort, stamp))
         self.tip_pub.publish(tip_pose_msg(state.tip, self.base_frame, stamp))
-        self.tf_pub.publish(transforms_msg(state, self.base_frame, self.config.tip_frame,
-                                           self.config.vertebra_frame_prefix, stamp))
+        self.tf_pub.publish(transforms_msg(state, self.base_frame, self.tip_frame,
+                                           self.vertebra_frame_prefix, stamp))
         self.marker_pub.publish(markers_msg(state.markers, self.base_frame, stamp))
 
 

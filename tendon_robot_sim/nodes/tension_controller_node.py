@@ -26,13 +26,13 @@ Either way, the setpoint moves towards the wanted tensions by at most ``rate_lim
 stream for the actuators to hold, never outside [``min_tension``, ``max_tension``].
 
 A command with unknown names, non-finite values, or a wrong number of values, and a
-non-finite target, one in another frame than the robot's base frame (an empty
-``frame_id`` means the base frame) or one farther from the base than
-:data:`WORKSPACE_RADIUS` backbone lengths, are rejected as a whole with a throttled
-warning; a measured tip that far away is ignored. While the target is out of reach, a
-throttled warning says how far the tip is from it. Any failure of the model in a
-control step is caught: the step is skipped with a throttled warning and the tensions
-are held, so the node keeps publishing.
+non-finite target, one in another frame than the robot's base frame (the description's
+base frame under ``frame_prefix``; an empty ``frame_id`` means the base frame) or one
+farther from the base than :data:`WORKSPACE_RADIUS` backbone lengths, are rejected as a
+whole with a throttled warning; a measured tip that far away is ignored. While the
+target is out of reach, a throttled warning says how far the tip is from it. Any failure
+of the model in a control step is caught: the step is skipped with a throttled warning
+and the tensions are held, so the node keeps publishing.
 """
 
 import math
@@ -51,7 +51,8 @@ from tendon_robot_sim.core.tension_distribution import DistributionError
 from tendon_robot_sim.core.tip_control import TipController
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import tensions_from_joint_state, wrench_from_msg
-from tendon_robot_sim.ros.parameters import (check_pretension, ConfigurationError, declare,
+from tendon_robot_sim.ros.parameters import (check_frame_prefix, check_pretension,
+                                             ConfigurationError, declare, FRAME_PREFIX,
                                              on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import run_node
 
@@ -91,6 +92,7 @@ PARAMS = (
           'period', range=(0.0001, 0.1), read_only=False),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
           'rejected or clamped commands or an unreachable target', range=(0.0, 60.0)),
+    FRAME_PREFIX,
 )
 
 
@@ -101,6 +103,7 @@ class TensionControllerNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         try:
             self.config = declare(self, PARAMS)
+            check_frame_prefix(self.config.frame_prefix)
             kind, self.actuation = load_actuation(
                 self.config.robot_file or default_robot_file(), 'the tension controller')
             self.max_tensions = self.actuation.max_tensions
@@ -115,6 +118,8 @@ class TensionControllerNode(Node):
             self.destroy_node()
             raise
         self.names = list(self.actuation.names)
+        # the frame tip/target and tip/wrench must be in: the robot's base, prefixed
+        self.base_frame = self.config.frame_prefix + self.actuation.base_frame
         self.no_statics = f'{ROBOT_KINDS[kind]} has no statics model: tension mode only'
         self.min_tension = self.config.min_tension
         self.workspace_radius = WORKSPACE_RADIUS * self.actuation.reach   # m
@@ -176,9 +181,9 @@ class TensionControllerNode(Node):
         if not np.all(np.isfinite(point)):
             self._warn(f'rejected tip target: point: non-finite {point.tolist()}')
             return
-        if frame not in ('', self.actuation.base_frame):
+        if frame not in ('', self.base_frame):
             self._warn(f'rejected tip target: header.frame_id: {frame!r} is not the base '
-                       f'frame {self.actuation.base_frame!r}')
+                       f'frame {self.base_frame!r}')
             return
         if not self._in_workspace(point):
             self._warn(f'rejected tip target: point: {point.tolist()} m is farther than '
@@ -192,7 +197,7 @@ class TensionControllerNode(Node):
         if self.tip_controller is None:
             return     # the load only matters to a statics model, and there is none
         try:
-            force, moment = wrench_from_msg(msg, self.actuation.base_frame)
+            force, moment = wrench_from_msg(msg, self.base_frame)
             self.tip_controller.solver.set_tip_load(force, moment)
         except InputError as error:
             self._warn(f'rejected tip wrench: {error}')

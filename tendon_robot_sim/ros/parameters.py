@@ -90,6 +90,26 @@ def on_parameters_set(node: Node, callback: Callable[[list], None]) -> None:
     node.add_on_set_parameters_callback(accept)
 
 
+#: Shared by every node that names frames: the launch argument frame_prefix sets it on all of
+#: them at once, so the frames they publish and the frames they accept agree.
+FRAME_PREFIX = Param(
+    'frame_prefix', '', '', "prepended to every frame id of the robot (left_arm/ gives "
+    "left_arm/base_link), in /tf and in message headers alike, so that several robots share "
+    "/tf; the same prefix robot_state_publisher gets; empty: none")
+
+
+def check_frame_prefix(prefix: str) -> None:
+    """
+    Raise ConfigurationError unless ``prefix`` can start a tf2 frame id.
+
+    tf2 refuses frame ids with a leading slash, and a blank would hide in every name.
+    """
+    if prefix.startswith('/') or any(c.isspace() for c in prefix):
+        raise ConfigurationError(
+            f'parameter frame_prefix: {prefix!r} must not start with / or contain blanks '
+            "(tf2 frame ids); e.g. 'left_arm/'")
+
+
 def check_pretension(min_tension: float, robot) -> None:
     """ConfigurationError unless ``min_tension`` [N] is at most every tendon's max_tension."""
     lowest = float(robot.max_tensions.min())
