@@ -60,8 +60,8 @@ def wait_for(condition, timeout=5.0, what='condition'):
 class Probe(Node):
     """Plays the controller (a setpoint stream at 20 Hz) and records what the bridge says."""
 
-    def __init__(self, context):
-        super().__init__('probe', context=context)
+    def __init__(self, context, namespace: str = ''):
+        super().__init__('probe', context=context, namespace=namespace)
         self.setpoint: JointState | None = None   # streamed while not None
         self.published: list[tuple[float, JointState]] = []
         self.states: list[JointState] = []
@@ -115,13 +115,14 @@ def rig(tmp_path):
         yield rig
 
 
-def bridge_on(rig, context, watchdog=WATCHDOG, active=True) -> HardwareBridgeNode:
+def bridge_on(rig, context, watchdog=WATCHDOG, active=True,
+              namespace: str = '') -> HardwareBridgeNode:
     """
     Return the bridge on the emulator's ports, with the limits of these tests.
 
     ``active``: configured and activated (through its own calls, before anything spins it).
     """
-    bridge = HardwareBridgeNode(context=context, parameter_overrides=[
+    bridge = HardwareBridgeNode(context=context, namespace=namespace, parameter_overrides=[
         Parameter('motor_port', value=rig.path('motors')),
         Parameter('sensor_port', value=rig.path('sensor')),
         Parameter('min_tension', value=MIN_TENSION),
@@ -486,13 +487,23 @@ def openers(path: str) -> int:
     return count
 
 
-def change_state(node: Node, transition: int, bridge: str = '/hardware_bridge') -> bool:
+def own_namespace(test: str) -> str:
+    """
+    Return a namespace for the nodes of one test.
+
+    The graph may still list the services of a bridge of an earlier test (or run); a
+    request must reach the bridge of this one.
+    """
+    return f'{test}_{os.getpid()}'
+
+
+def change_state(node: Node, transition: int, bridge: str) -> bool:
     request = ChangeState.Request(transition=Transition(id=transition))
     return call(node, ChangeState, f'{bridge}/change_state', request).success
 
 
-def lifecycle_state(node: Node) -> str:
-    response = call(node, GetState, '/hardware_bridge/get_state', GetState.Request())
+def lifecycle_state(node: Node, bridge: str) -> str:
+    response = call(node, GetState, f'{bridge}/get_state', GetState.Request())
     return response.current_state.label
 
 
@@ -506,51 +517,53 @@ def quiet_for(rig, seconds: float) -> bool:
 def test_lifecycle_transitions_open_drive_hold_and_close_the_ports(rig):
     context = rclpy.Context()
     rclpy.init(context=context)
-    bridge = bridge_on(rig, context, active=False)
-    probe = Probe(context)
+    namespace = own_namespace('lifecycle')
+    bridge_node = bridge_on(rig, context, active=False, namespace=namespace)
+    bridge = bridge_node.get_fully_qualified_name()
+    probe = Probe(context, namespace)
     ports = [rig.path('motors'), rig.path('sensor')]
     wanted = (2.0, 0.5, 0.5, 0.5)
     safe = (MIN_TENSION,) * 4
     # What launch_ros's OnStateTransition matches on (hardware.launch.py activates on
     # configuring -> inactive, which a deactivate must not produce).
     transitions: list[tuple[str, str]] = []
-    probe.create_subscription(TransitionEvent, '/hardware_bridge/transition_event', lambda e:
+    probe.create_subscription(TransitionEvent, f'{bridge}/transition_event', lambda e:
                               transitions.append((e.start_state.label, e.goal_state.label)), 10)
-    with spinning(bridge, probe, context=context):
+    with spinning(bridge_node, probe, context=context):
         probe.setpoint = tensions(**dict(zip(NAMES, wanted)))   # streamed from now on
-        assert lifecycle_state(probe) == 'unconfigured'
+        assert lifecycle_state(probe, bridge) == 'unconfigured'
         assert [openers(p) for p in ports] == [1, 1] and quiet_for(rig, 0.3)
 
-        assert change_state(probe, Transition.TRANSITION_CONFIGURE)
-        assert lifecycle_state(probe) == 'inactive'
+        assert change_state(probe, Transition.TRANSITION_CONFIGURE, bridge)
+        assert lifecycle_state(probe, bridge) == 'inactive'
         assert [openers(p) for p in ports] == [2, 2]
         assert quiet_for(rig, 0.3), 'a setpoint went out while inactive'
         assert not probe.states and not probe.tips, 'published while inactive'
         assert wait_for(lambda: probe.diagnostic('safety'), what='diagnostics while inactive')[
             'message'].startswith('inactive')
 
-        assert change_state(probe, Transition.TRANSITION_ACTIVATE)
+        assert change_state(probe, Transition.TRANSITION_ACTIVATE, bridge)
         wait_for(lambda: applied_tensions(rig) == wanted, what='the setpoint once active')
         wait_for(lambda: probe.states and probe.tips, what='state and tip once active')
 
         # ~/stop latches across deactivate/activate: only ~/resume releases it.
         assert probe.call(probe.stop).success
         wait_for(lambda: applied_tensions(rig) == safe, what='the safe state on ~/stop')
-        assert change_state(probe, Transition.TRANSITION_DEACTIVATE)
-        assert change_state(probe, Transition.TRANSITION_ACTIVATE)
+        assert change_state(probe, Transition.TRANSITION_DEACTIVATE, bridge)
+        assert change_state(probe, Transition.TRANSITION_ACTIVATE, bridge)
         assert quiet_for(rig, 0.3) and applied_tensions(rig) == safe, 'activate undid ~/stop'
         assert probe.call(probe.resume).success
         wait_for(lambda: applied_tensions(rig) == wanted, what='the setpoint after ~/resume')
 
-        assert change_state(probe, Transition.TRANSITION_DEACTIVATE)
-        assert lifecycle_state(probe) == 'inactive'
+        assert change_state(probe, Transition.TRANSITION_DEACTIVATE, bridge)
+        assert lifecycle_state(probe, bridge) == 'inactive'
         wait_for(lambda: applied_tensions(rig) == safe, what='the safe state on deactivate')
         states = len(probe.states)
         assert quiet_for(rig, 0.3), 'a setpoint went out after deactivate'
         assert len(probe.states) <= states + 1, 'still publishing after deactivate'
 
-        assert change_state(probe, Transition.TRANSITION_CLEANUP)
-        assert lifecycle_state(probe) == 'unconfigured'
+        assert change_state(probe, Transition.TRANSITION_CLEANUP, bridge)
+        assert lifecycle_state(probe, bridge) == 'unconfigured'
         assert [openers(p) for p in ports] == [1, 1]
         probe.setpoint = None
         wait_for(lambda: transitions[-1:] == [('cleaningup', 'unconfigured')],
@@ -562,14 +575,16 @@ def test_lifecycle_transitions_open_drive_hold_and_close_the_ports(rig):
 def test_shutdown_from_active_relaxes_and_closes(rig):
     context = rclpy.Context()
     rclpy.init(context=context)
-    bridge = bridge_on(rig, context, watchdog=10.0)   # configured and active
-    probe = Probe(context)
+    namespace = own_namespace('shutdown')
+    bridge_node = bridge_on(rig, context, watchdog=10.0, namespace=namespace)   # active
+    bridge = bridge_node.get_fully_qualified_name()
+    probe = Probe(context, namespace)
     wanted = (3.0, 0.5, 0.5, 0.5)
-    with spinning(bridge, probe, context=context):
+    with spinning(bridge_node, probe, context=context):
         probe.setpoint = tensions(**dict(zip(NAMES, wanted)))
         wait_for(lambda: applied_tensions(rig) == wanted, what='the setpoint')
-        assert change_state(probe, Transition.TRANSITION_ACTIVE_SHUTDOWN)
-        assert lifecycle_state(probe) == 'finalized'
+        assert change_state(probe, Transition.TRANSITION_ACTIVE_SHUTDOWN, bridge)
+        assert lifecycle_state(probe, bridge) == 'finalized'
         assert applied_tensions(rig) == (MIN_TENSION,) * 4
         assert openers(rig.path('motors')) == openers(rig.path('sensor')) == 1
         probe.setpoint = None
@@ -580,23 +595,26 @@ def test_a_port_that_cannot_be_opened_fails_configure_and_configure_can_be_retri
     late = tmp_path / 'sensor_later'   # the tip sensor is not plugged in yet
     context = rclpy.Context()
     rclpy.init(context=context)
-    bridge = HardwareBridgeNode(context=context, parameter_overrides=[
-        Parameter('motor_port', value=rig.path('motors')),
-        Parameter('sensor_port', value=str(late))])
+    bridge_node = HardwareBridgeNode(
+        context=context, namespace=own_namespace('retry'), parameter_overrides=[
+            Parameter('motor_port', value=rig.path('motors')),
+            Parameter('sensor_port', value=str(late))])
     logs: list[Log] = []
     listener = Node('log_listener', context=context)
     listener.create_subscription(Log, '/rosout', logs.append, qos_profile_rosout_default)
-    with spinning(bridge, listener, context=context):
-        assert not change_state(listener, Transition.TRANSITION_CONFIGURE)
-        assert lifecycle_state(listener) == 'unconfigured'
+    bridge = bridge_node.get_fully_qualified_name()
+    with spinning(bridge_node, listener, context=context):
+        assert not change_state(listener, Transition.TRANSITION_CONFIGURE, bridge)
+        assert lifecycle_state(listener, bridge) == 'unconfigured'
         error = wait_for(lambda: [log for log in logs if log.level == Log.ERROR
-                                  and log.name == 'hardware_bridge'], what='the error log')
+                                  and log.name.endswith('hardware_bridge')],
+                         what='the error log')
         assert f"cannot open the tip sensor port '{late}'" in error[0].msg
         # the motor port, opened first, was closed again
         assert openers(rig.path('motors')) == 1
         late.symlink_to(os.path.realpath(rig.path('sensor')))
-        assert change_state(listener, Transition.TRANSITION_CONFIGURE)
-        assert lifecycle_state(listener) == 'inactive'
+        assert change_state(listener, Transition.TRANSITION_CONFIGURE, bridge)
+        assert lifecycle_state(listener, bridge) == 'inactive'
         assert openers(rig.path('motors')) == openers(rig.path('sensor')) == 2
 
 
