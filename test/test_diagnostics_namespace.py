@@ -3,6 +3,7 @@
 from diagnostic_msgs.msg import DiagnosticArray
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 
 from ros_helpers import spin_until
@@ -26,6 +27,8 @@ def test_namespaced_bridge_publishes_absolute_diagnostics(tmp_path):
             Parameter('motor_port', value=rig.path('motors')),
             Parameter('sensor_port', value=rig.path('sensor')),
             Parameter('diagnostics_rate', value=10.0)])
+        # configured (ports open): diagnostics are published, inactive or active
+        assert bridge.trigger_configure() == TransitionCallbackReturn.SUCCESS
         # the aggregator's way: /diagnostics, default QoS, outside the robot's namespace
         aggregator = rclpy.create_node('aggregator', context=context)
         arrays: list[DiagnosticArray] = []

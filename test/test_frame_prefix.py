@@ -14,6 +14,7 @@ import pytest
 from rcl_interfaces.msg import Log
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_rosout_default
 from std_msgs.msg import Header
@@ -232,6 +233,8 @@ def test_the_hardware_bridge_stamps_the_measured_tip_in_its_prefixed_base_frame(
             Parameter('motor_port', value=rig.path('motors')),
             Parameter('sensor_port', value=rig.path('sensor')),
             Parameter('frame_prefix', value='left_arm/')])
+        for transition in (bridge.trigger_configure, bridge.trigger_activate):
+            assert transition() == TransitionCallbackReturn.SUCCESS   # active: publishing
         probe = rclpy.create_node('tip_probe', context=context)
         tips = []
         probe.create_subscription(PointStamped, '/left_arm/tip/measured', tips.append,
