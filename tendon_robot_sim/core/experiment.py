@@ -155,24 +155,76 @@ def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_T
     if command_tolerance is None:
         command_tolerance = (STATE_TOLERANCE if recording.command_topic == STATE_TOPIC
                              else COMMAND_TOLERANCE)
-    values, times = recording.commands, recording.command_times
-    tip_times, tip_points = recording.tip_times, recording.tips
-    # piecewise-constant command stretches [begin, end)
-    segments = []
+    tension = recording.kind == 'tension'
+    return [Hold(tensions=stretch.command if tension else None,
+                 displacements=None if tension else stretch.command, tip=stretch.settled,
+                 duration=stretch.duration, samples=stretch.samples, start=stretch.start)
+            for stretch in steady_stretches(recording.command_times, recording.commands,
+                                            recording.tip_times, recording.tips, hold_time,
+                                            tip_tolerance, command_tolerance)]
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """
+    A steady stretch of a recording: constant command, settled measurement.
+
+    Times in s from the recording start; command and measurement in their own units.
+    """
+
+    command: np.ndarray    # (n,) mean command over the stretch
+    settled: np.ndarray    # (d,) mean measurement over the settled part
+    start: float           # s, first settled sample
+    duration: float        # s, of the settled part (one sample period added)
+    samples: int           # measurement samples averaged
+
+
+def steady_stretches(command_times: np.ndarray, commands: np.ndarray,
+                     sample_times: np.ndarray, samples: np.ndarray, hold_time: float,
+                     tolerance: float, command_tolerance: float) -> list[Stretch]:
+    """
+    Find the stretches where the commands stay constant and the measurement settles.
+
+    A stretch begins where a command differs by more than ``command_tolerance`` from the
+    first command of the previous stretch (any component). Its settled part is the last
+    run of samples that all stay within ``tolerance`` (Euclidean norm) of the median of the
+    stretch's last quarter; a stretch counts if that part lasts ``hold_time`` or longer.
+
+    Parameters
+    ----------
+    command_times : array (k,)
+        Increasing times of the commands [s].
+    commands : array (k, n)
+        Commands (tensions, displacements, pressures ...).
+    sample_times : array (j,)
+        Increasing times of the measurement [s].
+    samples : array (j, d)
+        Measurement (tip position, actuator lengths ...).
+    hold_time, tolerance, command_tolerance : float
+        Shortest settled part [s]; largest excursion of the measurement in it (its unit);
+        largest change of a command within the stretch (its unit).
+
+    Returns
+    -------
+    list of Stretch
+        In time order.
+    """
+    segments = []   # piecewise-constant command stretches [begin, end)
     begin = 0
-    for i in range(1, len(values) + 1):
-        if i == len(values) or np.max(np.abs(values[i] - values[begin])) > command_tolerance:
-            end_time = times[i] if i < len(values) else np.inf
-            segments.append((times[begin], end_time, values[begin:i].mean(axis=0)))
+    for i in range(1, len(commands) + 1):
+        if (i == len(commands)
+                or np.max(np.abs(commands[i] - commands[begin])) > command_tolerance):
+            end_time = command_times[i] if i < len(commands) else np.inf
+            segments.append((command_times[begin], end_time, commands[begin:i].mean(axis=0)))
             begin = i
-    holds = []
+    stretches = []
     for begin_time, end_time, vector in segments:
-        inside = (tip_times >= begin_time) & (tip_times < end_time)
-        stamps, points = tip_times[inside], tip_points[inside]
+        inside = (sample_times >= begin_time) & (sample_times < end_time)
+        stamps, points = sample_times[inside], samples[inside]
         if stamps.size < 2:
             continue
         settled = np.median(points[-max(1, stamps.size // 4):], axis=0)
-        far = np.flatnonzero(np.linalg.norm(points - settled, axis=1) > tip_tolerance)
+        far = np.flatnonzero(np.linalg.norm(points - settled, axis=1) > tolerance)
         first = far[-1] + 1 if far.size else 0
         if stamps.size - first < 2:
             continue
@@ -180,12 +232,10 @@ def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_T
         duration = stamps[-1] - stamps[first] + period
         if duration < hold_time - 1e-9:
             continue
-        tension = recording.kind == 'tension'
-        holds.append(Hold(
-            tensions=vector if tension else None, displacements=None if tension else vector,
-            tip=points[first:].mean(axis=0), duration=float(duration),
-            samples=int(stamps.size - first), start=float(stamps[first])))
-    return holds
+        stretches.append(Stretch(command=vector, settled=points[first:].mean(axis=0),
+                                 start=float(stamps[first]), duration=float(duration),
+                                 samples=int(stamps.size - first)))
+    return stretches
 
 
 def holds_from_messages(messages: Iterable, tendon_names: Sequence[str],
@@ -199,23 +249,44 @@ def holds_from_messages(messages: Iterable, tendon_names: Sequence[str],
 
 def _command(msg, names: list[str], state: bool, where: str) -> tuple[str, np.ndarray]:
     """(kind, values in robot order) of one JointState command."""
+    if state or len(msg.effort):
+        return 'tension', joint_field(msg, names, 'effort', where)
+    return 'displacement', joint_field(msg, names, 'position', where)
+
+
+def joint_field(msg, names: Sequence[str], field: str, where: str,
+                noun: str = 'tendon') -> np.ndarray:
+    """
+    Return one field of a JointState message in the order of ``names``.
+
+    Parameters
+    ----------
+    msg : sensor_msgs/msg/JointState
+        As deserialized from a bag (or an rclpy message).
+    names : sequence of str
+        Joints wanted, each of which the message must name.
+    field : str
+        ``'position'``, ``'velocity'`` or ``'effort'``.
+    where, noun : str
+        Prefix of error messages (file, topic, time); what a joint is called in them.
+
+    Returns
+    -------
+    numpy.ndarray (len(names),)
+        Finite values; an :class:`ExperimentError` otherwise.
+    """
     msg_names = list(msg.name)
-    effort = np.asarray(msg.effort, dtype=float)
-    position = np.asarray(msg.position, dtype=float)
-    if state or effort.size:
-        kind, data, field = 'tension', effort, 'effort'
-    else:
-        kind, data, field = 'displacement', position, 'position'
+    data = np.asarray(getattr(msg, field), dtype=float)
     if data.size != len(msg_names):
         raise ExperimentError(f'{where}: {len(msg_names)} names but {data.size} {field} values')
     vector = np.empty(len(names))
     for i, name in enumerate(names):
         if name not in msg_names:
-            raise ExperimentError(f'{where}: tendon {name!r} missing (names: {msg_names})')
+            raise ExperimentError(f'{where}: {noun} {name!r} missing (names: {msg_names})')
         vector[i] = data[msg_names.index(name)]
     if not np.all(np.isfinite(vector)):
         raise ExperimentError(f'{where}: {field} is not finite: {vector.tolist()}')
-    return kind, vector
+    return vector
 
 
 def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
