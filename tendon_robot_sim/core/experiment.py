@@ -208,6 +208,7 @@ def steady_stretches(command_times: np.ndarray, commands: np.ndarray,
     -------
     list of Stretch
         In time order.
+
     """
     segments = []   # piecewise-constant command stretches [begin, end)
     begin = 0
@@ -274,6 +275,7 @@ def joint_field(msg, names: Sequence[str], field: str, where: str,
     -------
     numpy.ndarray (len(names),)
         Finite values; an :class:`ExperimentError` otherwise.
+
     """
     msg_names = list(msg.name)
     data = np.asarray(getattr(msg, field), dtype=float)
@@ -392,11 +394,16 @@ def read_recording(path: str | Path, robot: Robot) -> Recording:
         raise ExperimentError(str(error)) from None
 
 
+def is_csv(path: str | Path) -> bool:
+    """Tell a CSV file (suffix ``.csv``, any case) from a bag (anything else)."""
+    return Path(path).suffix.lower() == '.csv'
+
+
 def load_recording(path: str | Path, robot: Robot, hold_time: float = DEFAULT_HOLD_TIME,
                    tip_tolerance: float = DEFAULT_TIP_TOLERANCE) -> list[Hold]:
     """Holds of a CSV file (suffix ``.csv``) or a rosbag2 bag (anything else)."""
     path = Path(path)
-    if path.suffix.lower() == '.csv':
+    if is_csv(path):
         return read_holds_csv(path, robot)
     holds = holds_from_recording(read_recording(path, robot), hold_time, tip_tolerance)
     if not holds:
