@@ -217,22 +217,24 @@ def static_points(run: Run, hold_time: float, length_tolerance: float,
 def response_from_rest(run: Run, hold_time: float, length_tolerance: float,
                        pressure_tolerance: float = PRESSURE_TOLERANCE) -> Run:
     """
-    Return the run from the last sample of its first static point on.
+    Return the first step response of a run: from rest until the pressures change again.
 
-    The damping fit starts the model at rest, at the equilibrium of the first pressures:
-    the most settled sample before the first pressure step is the best start. Parameters
-    as :func:`static_points`; times start again at 0.
+    It begins with the last sample of the first static point (the most settled one: the
+    damping fit starts the model at the equilibrium of the first pressures) and ends with
+    the last sample before the next pressure change, or with the run. Parameters as
+    :func:`static_points`; times start again at 0.
     """
     starts, _, _ = static_points(run, hold_time, length_tolerance, pressure_tolerance)
     first = int(np.searchsorted(run.times, starts[0]))
-    changed = np.flatnonzero(np.max(np.abs(run.pressures[first:] - run.pressures[first]),
-                                    axis=1) > pressure_tolerance)
-    if not changed.size:
+    steps = np.flatnonzero(np.max(np.abs(np.diff(run.pressures[first:], axis=0)), axis=1)
+                           > pressure_tolerance)
+    if not steps.size:
         raise IdentificationError(f'{run.source}: no pressure step after the first static '
                                   f'point (at {starts[0]:.3f} s): nothing to fit dampers to')
-    begin = first + int(changed[0]) - 1
-    return replace(run, times=run.times[begin:] - run.times[begin],
-                   pressures=run.pressures[begin:], lengths=run.lengths[begin:])
+    begin = first + int(steps[0])
+    end = first + int(steps[1]) + 1 if steps.size > 1 else len(run.times)
+    return replace(run, times=run.times[begin:end] - run.times[begin],
+                   pressures=run.pressures[begin:end], lengths=run.lengths[begin:end])
 
 
 def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.ndarray
@@ -298,7 +300,7 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
     """
     Fit per section a bellows damper (shared by its bellows) and the spline damper.
 
-    The run starts at rest (the equilibrium of its first pressures). The model is
+    The run starts at rest, at the coordinates of its first lengths. The model is
     integrated with steps of ``dt`` from the first sample time, the pressures held from
     each sample to the next, and its lengths are interpolated linearly at the sample times
     (exact when the samples lie on the integration grid, as the simulator's do).
@@ -312,8 +314,9 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
     pressures, lengths : arrays (k, m)
         Gauge pressures [Pa] and measured bellows lengths [m], bellows in description order.
     dt : float, optional
-        Integration step [s]; default the sample step of uniform samples, else the
-        simulator's step (:data:`~tendon_robot_sim.core.cc_dynamics.DEFAULT_TIME_STEP`).
+        Integration step [s]; default the simulator's step (:data:`~tendon_robot_sim.core.
+        cc_dynamics.DEFAULT_TIME_STEP`), for uniform samples shortened to a whole fraction
+        of their step.
 
     Returns
     -------
@@ -329,8 +332,9 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
     if times.ndim != 1 or times.size < 3 or not np.all(steps > 0.0):
         raise IdentificationError('times: need at least 3 increasing samples')
     if dt is None:
-        dt = (float(steps.mean()) if np.ptp(steps) <= 1e-6 * steps.mean()
-              else DEFAULT_TIME_STEP)
+        dt = DEFAULT_TIME_STEP
+        if np.ptp(steps) <= 1e-6 * steps.mean():   # uniform: put every sample on the grid
+            dt = steps.mean() / math.ceil(steps.mean() / DEFAULT_TIME_STEP - 1e-9)
     elapsed = times - times[0]
     grid_steps = max(1, int(math.ceil(elapsed[-1] / dt - 1e-6)))
     # the sample whose pressures hold at each grid time (a sample on the grid holds from it)
@@ -343,6 +347,11 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
         raise IdentificationError('damping: the description needs positive dampers to '
                                   'start from (the fit scales them)')
 
+    # At rest at the first sample: its lengths give the coordinates exactly (linear map);
+    # starting there rather than at the equilibrium of the first pressures keeps a robot
+    # that has not quite settled, or stiffnesses not yet identified, out of the residuals.
+    x0 = np.linalg.pinv(model.lengths) @ lengths[0]
+
     def robot_at(z):
         values = initial * np.exp(z)
         return replace(robot, sections=tuple(
@@ -352,7 +361,6 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
 
     def residual(z):
         trial = CCDynamics.from_bellows_robot(robot_at(z))
-        x0 = trial.equilibrium(pressures[0])
         run = trial.simulate(lambda t: pressures[held[min(int(round(t / dt)), grid_steps - 1)]],
                              dt * grid_steps, dt=dt, x0=x0)
         simulated = run.actuator_lengths

@@ -188,7 +188,8 @@ def steady_stretches(command_times: np.ndarray, commands: np.ndarray,
     A stretch begins where a command differs by more than ``command_tolerance`` from the
     first command of the previous stretch (any component). Its settled part is the last
     run of samples that all stay within ``tolerance`` (Euclidean norm) of the median of the
-    stretch's last quarter; a stretch counts if that part lasts ``hold_time`` or longer.
+    stretch's last quarter (in time); a stretch counts if that part lasts ``hold_time`` or
+    longer.
 
     Parameters
     ----------
@@ -224,7 +225,9 @@ def steady_stretches(command_times: np.ndarray, commands: np.ndarray,
         stamps, points = sample_times[inside], samples[inside]
         if stamps.size < 2:
             continue
-        settled = np.median(points[-max(1, stamps.size // 4):], axis=0)
+        # by time, not by count: a recording may sample the transient more densely
+        settled = np.median(points[stamps >= stamps[-1] - 0.25 * (stamps[-1] - stamps[0])],
+                            axis=0)
         far = np.flatnonzero(np.linalg.norm(points - settled, axis=1) > tolerance)
         first = far[-1] + 1 if far.size else 0
         if stamps.size - first < 2:
