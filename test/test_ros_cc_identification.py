@@ -6,7 +6,7 @@ conftest.py); a BagRecorder records its ``tendon/state`` while pressure steps dr
 through three static points; ``tendon-robot-sim calibrate`` on that bag, started from the
 shipped description, must find the hidden values. Each step is set while the simulator is
 paused, so that it takes effect exactly at a recorded sample (a step timed one 5 ms sample
-late biases the dampers by 20 to 40 %), and the first second after it is recorded finely
+late biases the dampers by 20 to 40 %), and the first half second after it is recorded finely
 (5 ms of simulated time per sample, at half real time); the holds run at 10 x real time.
 """
 
@@ -35,7 +35,7 @@ NAMESPACE = 'bha_ident'
 STEPS = (np.array([6e4, 0.0, 2e4, 0.0, 5e4, 0.0, 3e4, 0.0, 6e4]),
          np.array([0.0, 5e4, 4e4, 6e4, 0.0, 3e4, 0.0, 6e4, 0.0]))
 HOLD = 6.0           # s simulated per static point: the lengths settle within 0.2 mm in 4 s
-FINE = 1.0           # s simulated after a step, sampled every 5 ms (the axial transients)
+FINE = 0.5           # s simulated after a step, sampled every 5 ms (the axial transients)
 FAST, SLOW = 10.0, 0.5   # real-time factors of the holds and of the fine part
 
 
@@ -113,13 +113,13 @@ def test_calibrate_identifies_the_hidden_stiffnesses_and_dampers_from_the_bag(
     calibrated = load_bellows_robot(out)
     for got, want in zip(calibrated.sections, truth.sections):
         # Static points settled to 0.2 mm of bellows lengths deflected by centimetres: the
-        # stiffnesses within 1 % (measured: 0.02 %); the shipped values are 20 % off, and a
+        # stiffnesses within 1 % (measured: up to 0.04 %); the shipped values are 20 % off, and a
         # wrong length origin (contraction vs length) or unit is off by far more.
         for b_got, b_want in zip(got.bellows, want.bellows):
             assert b_got.stiffness == pytest.approx(b_want.stiffness, rel=0.01)
         assert got.bending_stiffness == pytest.approx(want.bending_stiffness, rel=0.01)
         # The dampers start 3 x off, and a step timed one 5 ms sample off misses them by 20
         # to 40 %: the bellows dampers within 2 %, the spline dampers (axial motion only, seen
-        # in the fast transient alone) within 5 % (measured: 0.02 % and 0.2 %).
+        # in the fast transient alone) within 5 % (measured: up to 0.1 % and 0.7 %).
         assert got.bellows[0].damping == pytest.approx(want.bellows[0].damping, rel=0.02)
         assert got.spline_damping == pytest.approx(want.spline_damping, rel=0.05)

@@ -173,7 +173,8 @@ def read_run(path: str | Path, robot: BellowsRobot) -> Run:
         raise IdentificationError(str(error)) from None
     if len(stamps) < 2:
         raise IdentificationError(f'{path}: {wanted[0]} has {len(stamps)} sample(s) with '
-                                  'distinct stamps; a run needs more')
+                                  'distinct header stamps; a run needs more (are the '
+                                  'messages stamped with the time of measurement?)')
     straight = CCDynamics.from_bellows_robot(robot).straight_lengths
     return Run(str(path), (np.array(stamps) - stamps[0]) * 1e-9, np.array(pressures),
                straight - np.array(contractions))
