@@ -47,8 +47,11 @@ def truth_values(robot):
 
 
 def sampled_run(model, pressures, dt):
-    """A run from rest, pressures[k] held over [k dt, (k + 1) dt), simulated at the
-    simulator's 5 ms step (the step the damping fit integrates with) and sampled every dt."""
+    """
+    Simulate a run from rest, pressures[k] held over [k dt, (k + 1) dt), sampled every dt.
+
+    Integrated at the simulator's 5 ms step, the step the damping fit integrates with.
+    """
     steps = int(round(dt / 0.005))
     return model.simulate(lambda t: pressures[min(int(t / dt + 1e-9), len(pressures) - 1)],
                           dt * (len(pressures) - 1), dt=dt / steps,

@@ -60,7 +60,7 @@ def register(subparsers) -> None:
     add_recording_options(parser)
     parser.add_argument('--fit', required=True, metavar='NAMES',
                         help=f'comma-separated parameters to fit: {", ".join(FITTABLE)} '
-                             '(e.g. t1.offset)')
+                             f'(e.g. t1.offset); bellows robots: {", ".join(BELLOWS_FITS)}')
     parser.add_argument('--bounds', default=None, metavar='NAME=LOW:HIGH,...',
                         help='bounds in SI units (default: initial / 10 .. initial x 10)')
     parser.add_argument('--out', required=True, metavar='FILE',
