@@ -66,9 +66,11 @@ def register(subparsers) -> None:
     parser.add_argument('--out', required=True, metavar='FILE',
                         help='calibrated robot description YAML to write')
     parser.add_argument('--step-response', default=None, metavar='BAG_OR_CSV',
-                        help='bellows robots, --fit damping: a recorded run (bag: from its '
-                             'first static point; CSV: from rest, columns time, pressures, '
-                             'lengths) to fit the dampers to (default: the recording, if a bag)')
+                        help='bellows robots, --fit damping: a recorded run to fit the '
+                             'dampers to (bag: its first step response, from the end of its '
+                             'first static point until the pressures change again; CSV: from '
+                             'rest, columns time, pressures, lengths; default: the recording, '
+                             'if a bag)')
     parser.set_defaults(func=run)
 
 
