@@ -28,7 +28,8 @@ the straight robot at rest, as the simulator publishes it in ``mode: cc_dynamic`
 stamp = time of the measurement). :func:`read_run` reads such a bag,
 :func:`static_points` finds its static points (pressures steady, lengths settled: the hold
 detection of :func:`tendon_robot_sim.core.experiment.steady_stretches`) and
-:func:`response_from_rest` cuts the run to start at the first of them for the damping fit.
+:func:`response_from_rest` cuts out its first step response, from the end of the first
+static point, for the damping fit.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import numpy as np
 from tendon_robot_sim.core.bellows_robot import BellowsRobot
 from tendon_robot_sim.core.cc_dynamics import CCDynamics, DEFAULT_TIME_STEP
 from tendon_robot_sim.core.experiment import (ExperimentError, joint_field, STATE_TOPIC,
-                                              steady_stretches)
+                                              steady_stretches, topic_matches)
 
 LENGTH_SUFFIX = '_length'
 TIME_COLUMN = 'time'
@@ -148,8 +149,7 @@ def read_run(path: str | Path, robot: BellowsRobot) -> Run:
     names = robot.actuator_names
     try:
         topics = bag_topics(path)
-        wanted = [t for t in topics if t.lstrip('/') == STATE_TOPIC
-                  or t.endswith('/' + STATE_TOPIC)]
+        wanted = [t for t in topics if topic_matches(t, STATE_TOPIC)]
         if len(wanted) != 1:
             raise IdentificationError(
                 f'{path}: needs one {STATE_TOPIC} topic (sensor_msgs/JointState, effort = '

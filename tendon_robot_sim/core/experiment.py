@@ -69,7 +69,8 @@ class Hold:
         return self.tensions if self.tensions is not None else self.displacements
 
 
-def _topic_matches(topic: str, name: str) -> bool:
+def topic_matches(topic: str, name: str) -> bool:
+    """Tell whether bag topic ``topic`` is ``name`` (relative) in any namespace."""
     topic = topic.lstrip('/')
     return topic == name or topic.endswith('/' + name)
 
@@ -99,11 +100,11 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
     names = list(tendon_names)
     setpoints, states, tips = [], [], []
     for topic, stamp, msg in messages:
-        if _topic_matches(topic, SETPOINT_TOPIC):
+        if topic_matches(topic, SETPOINT_TOPIC):
             setpoints.append((stamp, msg))
-        elif _topic_matches(topic, STATE_TOPIC):
+        elif topic_matches(topic, STATE_TOPIC):
             states.append((stamp, msg))
-        elif _topic_matches(topic, TIP_TOPIC):
+        elif topic_matches(topic, TIP_TOPIC):
             tips.append((stamp, (msg.point.x, msg.point.y, msg.point.z)))
     commands, topic = (setpoints, SETPOINT_TOPIC) if setpoints else (states, STATE_TOPIC)
     if not commands:
