@@ -280,6 +280,16 @@ class CCDynamics:
         x[0::3] = self.rest_lengths
         return x
 
+    @property
+    def straight_lengths(self) -> np.ndarray:
+        """
+        Return the actuator lengths (m,) [m] of the straight robot at rest.
+
+        The zero of the joint ``position`` the simulator publishes: an actuator's position
+        is how much shorter than this it is (a tendon pulled in, a bellows contracted).
+        """
+        return self.lengths @ self.rest_state
+
     def input_vector(self, values: Sequence[float] | dict, field: str = 'inputs') -> np.ndarray:
         """Inputs (one per actuator, or a mapping name -> value, others 0), range-checked."""
         if isinstance(values, dict):
