@@ -39,8 +39,15 @@ the actuation G u (pressures or tensions u).
 
 The integrator is the 2-stage, L-stable, stiffly accurate SDIRK method of order 2
 (Alexander 1977, gamma = 1 - 1/sqrt 2), with a simplified Newton iteration on a
-finite-difference Jacobian computed once per step. L-stability damps the stiff axial
-modes (a fixed-step implicit midpoint rule would keep them ringing).
+finite-difference Jacobian kept across steps while the iteration converges fast.
+L-stability damps the stiff axial modes (a fixed-step implicit midpoint rule would keep
+them ringing).
+
+Speed: the right-hand side is a few thousand flops on 3 x 3 arrays, so numba's
+reference counting of arrays (an atomic operation per array view, per call) cost three
+quarters of its time. The kernels below the integrator therefore run without numba's
+runtime (``_nrt=False``: they must not allocate; scratch arrays come in as
+:class:`LagrangeWork` and :class:`Work`), and the small helpers are inlined.
 """
 
 from collections import namedtuple
@@ -108,7 +115,11 @@ def sinc_functions(t):
 
 @njit(cache=True, _nrt=False)
 def rate_function(t):
-    """e(t) = (theta - sin theta) / theta^3 = (1 - f) / t of t = theta^2; exact at t = 0."""
+    """
+    Return e(t) = (theta - sin theta) / theta^3 = (1 - f) / t of t = theta^2.
+
+    Exact at t = 0 (Taylor series below SERIES_LIMIT).
+    """
     if t < SERIES_LIMIT:
         value = 0.0
         for k in range(_E_COEF.size - 1, -1, -1):
@@ -165,7 +176,8 @@ def _matmul(A, B, out):
 
 @njit(cache=True, inline='always', _nrt=False)
 def arc_rotation(xs, vs, R, R_g, R_h):
-    """Rotation of a section's end, R = I + f K + g K^2, with R_g (3, 3, 3) and R_h.
+    """
+    Write the rotation of a section's end, R = I + f K + g K^2, with R_g (3, 3, 3) and R_h.
 
     K = [[0, 0, u_x], [0, 0, u_y], [-u_x, -u_y, 0]] and
     K^2 = -[[u_x^2, u_x u_y, 0], [u_x u_y, u_y^2, 0], [0, 0, t]] are written out entry by
@@ -199,7 +211,11 @@ def arc_rotation(xs, vs, R, R_g, R_h):
 
 @njit(cache=True, _nrt=False)
 def _skew_entry(i, j, a, b):
-    """Entry (i, j) of [[0, 0, a], [0, 0, b], [-a, -b, 0]], the skew matrix of (-b, a, 0)."""
+    """
+    Return entry (i, j) of [[0, 0, a], [0, 0, b], [-a, -b, 0]].
+
+    That is the skew matrix of (-b, a, 0).
+    """
     if j == 2 and i < 2:
         return a if i == 0 else b
     if i == 2 and j < 2:
@@ -209,7 +225,8 @@ def _skew_entry(i, j, a, b):
 
 @njit(cache=True, _nrt=False)
 def _minus_sym_entry(i, j, a1, a2, b1, b2, scale):
-    """Entry (i, j) of -scale/2 (a b^T + b a^T) on the (x, y) block, -scale (a . b) at (z, z).
+    """
+    Return entry (i, j) of -scale/2 (a b^T + b a^T) (x, y block), -scale (a . b) (z, z).
 
     K(a) K(b) + K(b) K(a) = scale * this for the in-plane skew matrices K of
     :func:`_skew_entry`.
@@ -223,8 +240,8 @@ def _minus_sym_entry(i, j, a1, a2, b1, b2, scale):
     return -0.5 * scale * (a_i * b_j + b_i * a_j)
 
 
-# Scratch arrays of lagrange_terms (N = 3n coordinates), so that the right-hand side of
-# the integrator allocates nothing (allocations were a tenth of its cost).
+# Scratch arrays of lagrange_terms (N = 3n coordinates): the kernels run without numba's
+# runtime and cannot allocate.
 LagrangeWork = namedtuple('LagrangeWork', [
     'Rb',       # (3, 3) rotation of the current section's base, world frame
     'Rb_g',     # (N, 3, 3) its gradient by each coordinate
@@ -253,7 +270,7 @@ LagrangeWork = namedtuple('LagrangeWork', [
 
 @njit(cache=True)
 def lagrange_work(N):
-    """Scratch arrays of :func:`lagrange_terms` for N generalised coordinates."""
+    """Return the scratch arrays of :func:`lagrange_terms` for N generalised coordinates."""
     return LagrangeWork(
         np.zeros((3, 3)), np.zeros((N, 3, 3)), np.zeros((3, 3)), np.zeros((3, 3)),
         np.zeros((N, 3)), np.zeros((N, 3)), np.zeros(3), np.zeros(3), np.zeros((3, 3)),
@@ -349,7 +366,7 @@ def lagrange_terms(x, v, model, M, c, q_gravity, q_spin, work):
 
 @njit(cache=True, _nrt=False)
 def _copy(source, out):
-    """out[...] = source for arrays of one shape (without numba's runtime)."""
+    """Copy ``source`` into ``out``, an array of the same shape, without numba's runtime."""
     flat_out = out.reshape(out.size)
     flat_source = source.reshape(source.size)
     for i in range(out.size):
@@ -366,7 +383,8 @@ def _vee_of_product(A, B, out):
 
 @njit(cache=True, inline='always', _nrt=False)
 def _add_rotation(xs, vs, j, k, model, v, o, M, c, q_spin, work):
-    """Rotation of lumped mass k of section j (o = 3 j) with its arc frame.
+    """
+    Add the terms of the rotation of lumped mass k of section j (o = 3 j) with its arc frame.
 
     With the body angular velocity w = J_w x' (w^ = R^T R') of the arc frame at the mass,
     adds J_w^T I J_w to M and J_w^T (I w'_h + w x I w) to c, w'_h = vee(R^T R'') at
@@ -413,7 +431,7 @@ def _add_rotation(xs, vs, j, k, model, v, o, M, c, q_spin, work):
 
 @njit(cache=True, _nrt=False)
 def _add_inertia(xs, vs, sigma, inertia, o, M, c, work):
-    """The rotational inertia part of :func:`_add_rotation`, with J_w and w in ``work``."""
+    """Add the rotational inertia terms of :func:`_add_rotation` (J_w and w in ``work``)."""
     n = o + 3
     xs_s, vs_s, Rl, Rl_g, Rl_h = work.xs_s, work.vs_s, work.Rl, work.Rl_g, work.Rl_h
     J_w, w = work.J_w, work.w
@@ -482,14 +500,15 @@ Work = namedtuple('Work', [
 
 @njit(cache=True)
 def make_work(N):
-    """Scratch arrays of :func:`acceleration` and :func:`integrate` for N coordinates."""
+    """Return the scratch arrays of :func:`acceleration` and the integrator, N coordinates."""
     return Work(lagrange_work(N), np.zeros((N, N)), np.zeros((2, N)),
                 np.zeros((2 * N, 2 * N)), np.zeros((8, 2 * N)))
 
 
 @njit(cache=True, _nrt=False)
 def acceleration(x, v, inputs, model, work, out):
-    """Write x'' (3n,) of the Lagrange equations for actuation ``inputs`` (Pa or N) into out.
+    """
+    Write x'' (3n,) of the Lagrange equations for actuation ``inputs`` (Pa or N) into out.
 
     ``work``: a :class:`Work` (its M, terms and lagrange are overwritten).
     """
@@ -532,7 +551,7 @@ def _cholesky_solve(M, Q):
 
 @njit(cache=True, _nrt=False)
 def _rhs(y, inputs, model, work, out):
-    """out = f(y) = (x', x'') for the state y = (x, x')."""
+    """Write f(y) = (x', x'') for the state y = (x, x') into out."""
     N = y.size // 2
     for i in range(N):
         out[i] = y[N + i]
@@ -541,7 +560,8 @@ def _rhs(y, inputs, model, work, out):
 
 @njit(cache=True)
 def _iteration_matrix(y, hg, inputs, model, work, f0, W):
-    """W = (I - hg J)^-1 with J = df/dy by forward differences (2 * 3n + 1 evaluations).
+    """
+    Write W = (I - hg J)^-1, J = df/dy by forward differences (2 * 3n + 1 evaluations).
 
     Also writes f(y) into f0.
     """
@@ -562,7 +582,7 @@ def _iteration_matrix(y, hg, inputs, model, work, f0, W):
 
 @njit(cache=True)
 def _add_matvec(A, x, scale, out):
-    """out += scale A x."""
+    """Add scale A x to out."""
     for i in range(out.size):
         total = 0.0
         for k in range(x.size):
@@ -594,7 +614,8 @@ def _solve_stage(Y, base, hg, W, inputs, model, atol, rtol, max_iterations, work
 
 @njit(cache=True)
 def sdirk_step(y, h, inputs, model, W, f_y, atol, rtol, max_iterations, work):
-    """One SDIRK2 step of h [s] on y = (x, x'), in place, with W = (I - h GAMMA J)^-1.
+    """
+    Take one SDIRK2 step of h [s] on y = (x, x'), in place, with W = (I - h GAMMA J)^-1.
 
     ``f_y``: f(y) under ``inputs``; overwritten with f at the new y (the last stage's).
     Returns the larger Newton iteration count of the two stages, or -1 on failure.
