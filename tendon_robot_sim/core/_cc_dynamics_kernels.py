@@ -494,7 +494,9 @@ Work = namedtuple('Work', [
     'M',          # (N, N) mass matrix, then its Cholesky factor
     'terms',      # (2, N) velocity-product term c, force of the spin dampers
     'A',          # (2N, 2N) iteration matrix I - h gamma df/dy
-    'vectors',    # (8, 2N) f(y), f of a stage, stage values, Newton corrections (sdirk_step)
+    'vectors',    # (6, 2N) stages Y1, Y2, the second stage's base, f(Y1) (sdirk_step);
+                  #   f and the residual of a Newton iteration (_solve_stage), or a shifted
+                  #   state and its f (_iteration_matrix)
 ])
 
 
@@ -502,7 +504,7 @@ Work = namedtuple('Work', [
 def make_work(N):
     """Return the scratch arrays of :func:`acceleration` and the integrator, N coordinates."""
     return Work(lagrange_work(N), np.zeros((N, N)), np.zeros((2, N)),
-                np.zeros((2 * N, 2 * N)), np.zeros((8, 2 * N)))
+                np.zeros((2 * N, 2 * N)), np.zeros((6, 2 * N)))
 
 
 @njit(cache=True, _nrt=False)
@@ -568,7 +570,7 @@ def _iteration_matrix(y, hg, inputs, model, work, f0, W):
     n = y.size
     _rhs(y, inputs, model, work, f0)
     A = work.A
-    z, fz = work.vectors[6], work.vectors[7]
+    z, fz = work.vectors[4], work.vectors[5]
     z[:] = y
     for col in range(n):
         step = FD_STEP * max(1.0, abs(y[col]))
@@ -593,7 +595,7 @@ def _add_matvec(A, x, scale, out):
 @njit(cache=True)
 def _solve_stage(Y, base, hg, W, inputs, model, atol, rtol, max_iterations, work):
     """Simplified Newton on Y = base + hg f(Y), in place; iterations used, -1 if failed."""
-    f, residual = work.vectors[6], work.vectors[7]
+    f, residual = work.vectors[4], work.vectors[5]
     for iteration in range(1, max_iterations + 1):
         _rhs(Y, inputs, model, work, f)
         for i in range(Y.size):
@@ -621,7 +623,7 @@ def sdirk_step(y, h, inputs, model, W, f_y, atol, rtol, max_iterations, work):
     Returns the larger Newton iteration count of the two stages, or -1 on failure.
     """
     hg = h * GAMMA
-    Y1, Y2, base, F1 = work.vectors[1], work.vectors[2], work.vectors[3], work.vectors[4]
+    Y1, Y2, base, F1 = work.vectors[0], work.vectors[1], work.vectors[2], work.vectors[3]
     # predictors: one linearly implicit (Rosenbrock) step, i.e. the first Newton
     # iteration from y, with the f(y) known from the step before
     Y1[:] = y
@@ -659,9 +661,9 @@ def integrate(y0, h, inputs, model, record_every, atol, rtol, max_iterations):
     states = np.full((n_steps // record_every + 1, y0.size), np.nan)
     work = make_work(y0.size // 2)
     y = y0.copy()
-    z = np.empty_like(y)
-    f_y = work.vectors[0]                 # f(y) under the step's inputs
-    f_z = np.empty_like(y)
+    f_y = np.empty_like(y)                # f(y) under the step's inputs
+    z = np.empty_like(y)                  # trial step from y
+    f_z = np.empty_like(y)                # f(z)
     states[0] = y
     W = np.eye(y.size)
     W_step = 0.0                          # substep length W was made for; 0: none
