@@ -197,7 +197,7 @@ def test_arc_point_and_rotation_match_section_pose(theta, sigma):
     p, p_g, p_h = np.zeros(3), np.zeros((3, 3)), np.zeros(3)
     kernels.arc_point(xs, vs, sigma, p, p_g, p_h)
     R, R_g, R_h = np.zeros((3, 3)), np.zeros((3, 3, 3)), np.zeros((3, 3))
-    kernels.arc_rotation(xs, vs, R, R_g, R_h, np.zeros((9, 3, 3)))
+    kernels.arc_rotation(xs, vs, R, R_g, R_h)
 
     def pose(x):
         th, ph = math.hypot(x[1], x[2]), math.atan2(x[2], x[1])

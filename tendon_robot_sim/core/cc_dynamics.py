@@ -315,8 +315,11 @@ class CCDynamics:
 
     def acceleration(self, x: np.ndarray, v: np.ndarray, inputs: np.ndarray) -> np.ndarray:
         """x'' (3n,) at state (x, x') under ``inputs`` (Pa or N)."""
-        return kernels.acceleration(np.asarray(x, float), np.asarray(v, float),
-                                    np.asarray(inputs, float), self.model)
+        x = np.asarray(x, float)
+        out = np.empty_like(x)
+        kernels.acceleration(x, np.asarray(v, float), np.asarray(inputs, float), self.model,
+                             kernels.make_work(x.size), out)
+        return out
 
     def lagrange_terms(self, x: np.ndarray, v: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -325,7 +328,7 @@ class CCDynamics:
         N = 3 * self.n_sections
         M, c, q_gravity, q_spin = np.empty((N, N)), np.empty(N), np.empty(N), np.empty(N)
         kernels.lagrange_terms(np.asarray(x, float), np.asarray(v, float), self.model,
-                               M, c, q_gravity, q_spin)
+                               M, c, q_gravity, q_spin, kernels.lagrange_work(N))
         return M, c, q_gravity, q_spin
 
     def static_force(self, x: np.ndarray, inputs: np.ndarray) -> np.ndarray:
