@@ -48,6 +48,10 @@ reference counting of arrays (an atomic operation per array view, per call) cost
 quarters of its time. The kernels below the integrator therefore run without numba's
 runtime (``_nrt=False``: they must not allocate; scratch arrays come in as
 :class:`LagrangeWork` and :class:`Work`), and the small helpers are inlined.
+
+Divisions follow IEEE rules (``error_model='numpy'``): a trial state far off (a step too
+long) gives inf or NaN instead of an exception, and the Newton test rejects it, so the
+step is split or refused with :class:`~tendon_robot_sim.core.cc_dynamics.CCDynamicsError`.
 """
 
 from collections import namedtuple
@@ -81,7 +85,7 @@ FAST_NEWTON = 5
 #  spin_damping (n, k) N m s/rad)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def _series(coef, t):
     """Value and first two t-derivatives of sum coef[k] t^k (Horner)."""
     value = 0.0
@@ -94,7 +98,7 @@ def _series(coef, t):
     return value, first, second
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def sinc_functions(t):
     """f, f1, f2, g, g1, g2 of t = theta^2 (see the module symbols); exact at t = 0."""
     if t < SERIES_LIMIT:
@@ -113,7 +117,7 @@ def sinc_functions(t):
     return f, f1, f2, g, g1, g2
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def rate_function(t):
     """
     Return e(t) = (theta - sin theta) / theta^3 = (1 - f) / t of t = theta^2.
@@ -129,7 +133,7 @@ def rate_function(t):
     return (th - math.sin(th)) / (t * th)
 
 
-@njit(cache=True, inline='always', _nrt=False)
+@njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def arc_point(xs, vs, sigma, p, p_g, p_h):
     """Point at fraction ``sigma`` of a section's arc, in the section's base frame.
 
@@ -166,7 +170,7 @@ def arc_point(xs, vs, sigma, p, p_g, p_h):
     p_h[2] = sigma * (2.0 * dl * Pd2 + l * Pdd2)
 
 
-@njit(cache=True, inline='always', _nrt=False)
+@njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def _matmul(A, B, out):
     """out = A B for 3 x 3 arrays (BLAS calls cost more than the arithmetic here)."""
     for i in range(3):
@@ -174,7 +178,7 @@ def _matmul(A, B, out):
             out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
 
 
-@njit(cache=True, inline='always', _nrt=False)
+@njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def arc_rotation(xs, vs, R, R_g, R_h):
     """
     Write the rotation of a section's end, R = I + f K + g K^2, with R_g (3, 3, 3) and R_h.
@@ -209,7 +213,7 @@ def arc_rotation(xs, vs, R, R_g, R_h):
                          + (g2 * td * td + g1 * tdd) * K2 + 2.0 * g1 * td * K2d + g * K2dd)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def _skew_entry(i, j, a, b):
     """
     Return entry (i, j) of [[0, 0, a], [0, 0, b], [-a, -b, 0]].
@@ -223,7 +227,7 @@ def _skew_entry(i, j, a, b):
     return 0.0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def _minus_sym_entry(i, j, a1, a2, b1, b2, scale):
     """
     Return entry (i, j) of -scale/2 (a b^T + b a^T) (x, y block), -scale (a . b) (z, z).
@@ -268,7 +272,7 @@ LagrangeWork = namedtuple('LagrangeWork', [
 ])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model='numpy')
 def lagrange_work(N):
     """Return the scratch arrays of :func:`lagrange_terms` for N generalised coordinates."""
     return LagrangeWork(
@@ -279,7 +283,7 @@ def lagrange_work(N):
         np.zeros(3), np.zeros(3), np.zeros((N, 3)), np.zeros(3))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def lagrange_terms(x, v, model, M, c, q_gravity, q_spin, work):
     """Mass matrix M (3n, 3n), velocity-product term c (3n,), gravity force (3n,) and the
     force of the dampers on the masses' angular velocities (3n,).
@@ -364,7 +368,7 @@ def lagrange_terms(x, v, model, M, c, q_gravity, q_spin, work):
             M[a, b] = M[b, a]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def _copy(source, out):
     """Copy ``source`` into ``out``, an array of the same shape, without numba's runtime."""
     flat_out = out.reshape(out.size)
@@ -373,7 +377,7 @@ def _copy(source, out):
         flat_out[i] = flat_source[i]
 
 
-@njit(cache=True, inline='always', _nrt=False)
+@njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def _vee_of_product(A, B, out):
     """out = vee of the skew part of A^T B (3 x 3 arrays); (A^T B)_ij = sum_k A_ki B_kj."""
     for i, (r, s) in enumerate(((2, 1), (0, 2), (1, 0))):
@@ -381,7 +385,7 @@ def _vee_of_product(A, B, out):
                         - A[0, s] * B[0, r] - A[1, s] * B[1, r] - A[2, s] * B[2, r])
 
 
-@njit(cache=True, inline='always', _nrt=False)
+@njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def _add_rotation(xs, vs, j, k, model, v, o, M, c, q_spin, work):
     """
     Add the terms of the rotation of lumped mass k of section j (o = 3 j) with its arc frame.
@@ -429,7 +433,7 @@ def _add_rotation(xs, vs, j, k, model, v, o, M, c, q_spin, work):
         _add_inertia(xs, vs, sigma, inertias[j, k], o, M, c, work)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def _add_inertia(xs, vs, sigma, inertia, o, M, c, work):
     """Add the rotational inertia terms of :func:`_add_rotation` (J_w and w in ``work``)."""
     n = o + 3
@@ -466,7 +470,7 @@ def _add_inertia(xs, vs, sigma, inertia, o, M, c, work):
                         + J_w[a, 2] * inertia[2] * J_w[b, 2])
 
 
-@njit(cache=True, inline='always', _nrt=False)
+@njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h):
     """Point pb + Rb pl of section o // 3 in the world: rows 0..o+2 of its gradient J
     and its second time derivative h = pb'' + Rb'' pl + 2 Rb' pl' + Rb pl'' (in place)."""
@@ -500,14 +504,14 @@ Work = namedtuple('Work', [
 ])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model='numpy')
 def make_work(N):
     """Return the scratch arrays of :func:`acceleration` and the integrator, N coordinates."""
     return Work(lagrange_work(N), np.zeros((N, N)), np.zeros((2, N)),
                 np.zeros((2 * N, 2 * N)), np.zeros((6, 2 * N)))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def acceleration(x, v, inputs, model, work, out):
     """
     Write x'' (3n,) of the Lagrange equations for actuation ``inputs`` (Pa or N) into out.
@@ -527,7 +531,7 @@ def acceleration(x, v, inputs, model, work, out):
     _cholesky_solve(M, out)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def _cholesky_solve(M, Q):
     """Q <- M^-1 Q for a symmetric positive definite M (overwritten by its factor L)."""
     N = Q.size
@@ -551,7 +555,7 @@ def _cholesky_solve(M, Q):
         Q[i] /= M[i, i]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, error_model='numpy', _nrt=False)
 def _rhs(y, inputs, model, work, out):
     """Write f(y) = (x', x'') for the state y = (x, x') into out."""
     N = y.size // 2
@@ -560,7 +564,7 @@ def _rhs(y, inputs, model, work, out):
     acceleration(y[:N], y[N:], inputs, model, work, out[N:])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model='numpy')
 def _iteration_matrix(y, hg, inputs, model, work, f0, W):
     """
     Write W = (I - hg J)^-1, J = df/dy by forward differences (2 * 3n + 1 evaluations).
@@ -579,10 +583,13 @@ def _iteration_matrix(y, hg, inputs, model, work, f0, W):
         for i in range(n):
             A[i, col] = (1.0 if i == col else 0.0) - hg * (fz[i] - f0[i]) / step
         z[col] = y[col]
-    W[:, :] = np.linalg.inv(A)
+    if np.all(np.isfinite(A)):
+        W[:, :] = np.linalg.inv(A)
+    else:                                 # no Jacobian here: W = NaN fails the step
+        W[:, :] = np.nan
 
 
-@njit(cache=True)
+@njit(cache=True, error_model='numpy')
 def _add_matvec(A, x, scale, out):
     """Add scale A x to out."""
     for i in range(out.size):
@@ -592,7 +599,7 @@ def _add_matvec(A, x, scale, out):
         out[i] += scale * total
 
 
-@njit(cache=True)
+@njit(cache=True, error_model='numpy')
 def _solve_stage(Y, base, hg, W, inputs, model, atol, rtol, max_iterations, work):
     """Simplified Newton on Y = base + hg f(Y), in place; iterations used, -1 if failed."""
     f, residual = work.vectors[4], work.vectors[5]
@@ -606,7 +613,9 @@ def _solve_stage(Y, base, hg, W, inputs, model, atol, rtol, max_iterations, work
             for k in range(Y.size):
                 dY -= W[i, k] * residual[k]
             Y[i] += dY
-            size = max(size, abs(dY) / (atol + rtol * abs(Y[i])))
+            scaled = abs(dY) / (atol + rtol * abs(Y[i]))
+            if not scaled <= size:        # (written so that a NaN propagates; max() drops it)
+                size = scaled
         if not math.isfinite(size):
             return -1
         if size <= 1.0:
@@ -614,7 +623,7 @@ def _solve_stage(Y, base, hg, W, inputs, model, atol, rtol, max_iterations, work
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model='numpy')
 def sdirk_step(y, h, inputs, model, W, f_y, atol, rtol, max_iterations, work):
     """
     Take one SDIRK2 step of h [s] on y = (x, x'), in place, with W = (I - h GAMMA J)^-1.
@@ -645,7 +654,7 @@ def sdirk_step(y, h, inputs, model, W, f_y, atol, rtol, max_iterations, work):
     return max(first, second)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model='numpy')
 def integrate(y0, h, inputs, model, record_every, atol, rtol, max_iterations):
     """Integrate len(inputs) steps of h [s], inputs held per step (zero-order hold).
 
