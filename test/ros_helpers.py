@@ -53,8 +53,8 @@ def stamp_seconds(stamp) -> float:
 class Probe(Node):
     """Publishes commands and setpoints; keeps everything it receives, with receive times."""
 
-    def __init__(self, namespace: str = ''):
-        super().__init__('probe', namespace=namespace)
+    def __init__(self, namespace: str = '', **kwargs):
+        super().__init__('probe', namespace=namespace, **kwargs)
         self.received = {t.name: [] for t in topics.TOPICS}
         for topic in topics.TOPICS:
             self.create_subscription(topic.msg_type, topic.name, self._keeper(topic.name),

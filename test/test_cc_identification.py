@@ -46,6 +46,18 @@ def truth_values(robot):
                      for v in [b.stiffness for b in s.bellows] + [s.bending_stiffness]])
 
 
+def sampled_run(model, pressures, dt):
+    """
+    Simulate a run from rest, pressures[k] held over [k dt, (k + 1) dt), sampled every dt.
+
+    Integrated at the simulator's 5 ms step, the step the damping fit integrates with.
+    """
+    steps = int(round(dt / 0.005))
+    return model.simulate(lambda t: pressures[min(int(t / dt + 1e-9), len(pressures) - 1)],
+                          dt * (len(pressures) - 1), dt=dt / steps,
+                          x0=model.equilibrium(np.zeros(9)), record_every=steps)
+
+
 def test_stiffnesses_from_exact_static_points_are_exact():
     truth = with_stiffness(BHA, 1.3)
     estimate = identify_stiffness(BHA, *static_points(truth))
@@ -74,8 +86,7 @@ def test_dampers_from_a_step_response():
     dt, count = 0.01, 80
     step = np.where(np.arange(9) % 4 == 0, 8e4, 0.0)
     pressures = np.array([np.zeros(9)] * 5 + [step] * (count - 5))
-    run = model.simulate(lambda t: pressures[min(int(round(t / dt)), count - 1)],
-                         dt * (count - 1), dt=dt, x0=model.equilibrium(np.zeros(9)))
+    run = sampled_run(model, pressures, dt)
     estimate = identify_damping(BHA, run.times, pressures, run.actuator_lengths)
     expected = np.array([v for s in truth.sections
                          for v in (s.bellows[0].damping, s.spline_damping)])
@@ -116,8 +127,7 @@ def test_calibrate_command_identifies_a_bellows_robot(tmp_path, capsys):
     model = CCDynamics.from_bellows_robot(truth)
     dt, count = 0.01, 60
     pressures = np.array([np.zeros(9)] * 3 + [np.full(9, 3e4) * (np.arange(9) % 2)] * (count - 3))
-    run = model.simulate(lambda t: pressures[min(int(round(t / dt)), count - 1)],
-                         dt * (count - 1), dt=dt, x0=model.equilibrium(np.zeros(9)))
+    run = sampled_run(model, pressures, dt)
     write_csv(tmp_path / 'step.csv', pressures, run.actuator_lengths, run.times)
     out = tmp_path / 'calibrated.yaml'
     path = str(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
@@ -133,3 +143,28 @@ def test_calibrate_command_identifies_a_bellows_robot(tmp_path, capsys):
     assert main(['calibrate', str(tmp_path / 'points.csv'), '--robot', path,
                  '--fit', 'damping', '--out', str(out)]) == 2
     assert '--step-response' in capsys.readouterr().err
+
+
+def test_a_bag_without_tendon_state_is_refused_naming_the_topic(tmp_path, capsys):
+    # A real rosbag2 bag of the commanded pressures only: what a recording of the setpoint
+    # topic alone gives; identification needs the measured state.
+    from rosbags.typesys import get_typestore
+    from tendon_robot_sim.core.bag import BagWriter, DEFAULT_STORE, OfferedQos
+
+    store = get_typestore(DEFAULT_STORE)
+    types = store.types
+    stamp = types['builtin_interfaces/msg/Time'](sec=1, nanosec=0)
+    msg = types['sensor_msgs/msg/JointState'](
+        header=types['std_msgs/msg/Header'](stamp=stamp, frame_id=''),
+        name=BHA.actuator_names, position=np.zeros(0), velocity=np.zeros(0),
+        effort=np.full(9, 5e4))
+    bag = tmp_path / 'setpoints_only'
+    with BagWriter(bag) as writer:
+        writer.add_topic('/tendon/setpoint', 'sensor_msgs/msg/JointState', OfferedQos())
+        writer.write('/tendon/setpoint', 10**9,
+                     bytes(store.serialize_cdr(msg, 'sensor_msgs/msg/JointState')))
+    path = str(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
+    assert main(['calibrate', str(bag), '--robot', path, '--fit', 'stiffness',
+                 '--out', str(tmp_path / 'out.yaml')]) == 2
+    error = capsys.readouterr().err
+    assert 'needs one tendon/state topic' in error and "'/tendon/setpoint'" in error

@@ -1,4 +1,5 @@
-"""``tendon-robot-sim calibrate``: fit robot parameters to a recorded experiment.
+"""
+``tendon-robot-sim calibrate``: fit robot parameters to a recorded experiment.
 
     tendon-robot-sim calibrate demo_output/synthetic_bag --robot config/robot.yaml \
         --fit youngs_modulus,shear_modulus --out calibrated.yaml
@@ -18,10 +19,16 @@ The model solves run on all local cores (``--workers``) or on a Dask cluster
 
 For a bellows robot (``--robot`` a ``kind: bellows`` file) the constant-curvature
 dynamics is identified as in the elephant-trunk seed: ``--fit stiffness`` fits the bellows
-and bending stiffnesses to the static points of the CSV (linear least squares), ``--fit
-damping`` the dampers to the run in ``--step-response`` (columns ``time``, pressures, lengths;
-see :mod:`tendon_robot_sim.core.cc_identification`):
+and bending stiffnesses to the static points of the recording (linear least squares), ``--fit
+damping`` the dampers to the run in ``--step-response`` (default: the recording itself when
+it is a bag). A bag holds ``tendon/state`` (pressures as effort [Pa], contractions as
+position [m]); its static points are the holds (``--hold-time``, ``--tip-tolerance`` on the
+bellows lengths) and the damping run starts at the first of them. A CSV holds static points
+(pressures, lengths) or, for ``--step-response``, a run with a ``time`` column; see
+:mod:`tendon_robot_sim.core.cc_identification`:
 
+    tendon-robot-sim calibrate bha_bag --robot config/bionic_handling_assistant.yaml \
+        --fit stiffness,damping --out calibrated_bha.yaml
     tendon-robot-sim calibrate points.csv --robot config/bionic_handling_assistant.yaml \
         --fit stiffness,damping --step-response step.csv --out calibrated_bha.yaml
 """
@@ -31,13 +38,15 @@ import argparse
 import yaml
 
 from tendon_robot_sim.commands import CommandError
-from tendon_robot_sim.commands.validate import (add_recording_options, load_inputs,
-                                                load_trajectory, MODEL_ERRORS)
+from tendon_robot_sim.commands.validate import (add_recording_options, check_hold_options,
+                                                load_inputs, load_trajectory, MODEL_ERRORS)
 from tendon_robot_sim.core.bellows_robot import is_bellows_description, load_bellows_robot
 from tendon_robot_sim.core.calibration import calibrate, FITTABLE
 from tendon_robot_sim.core.cc_dynamics import CCDynamicsError
-from tendon_robot_sim.core.cc_identification import (IdentificationError, identify_damping,
-                                                     identify_stiffness, read_samples)
+from tendon_robot_sim.core.cc_identification import (
+    IdentificationError, identify_damping, identify_stiffness, read_run, read_samples,
+    response_from_rest, static_points)
+from tendon_robot_sim.core.experiment import is_csv
 from tendon_robot_sim.core.robot import RobotDescriptionError
 
 BELLOWS_FITS = ('stiffness', 'damping')
@@ -51,14 +60,17 @@ def register(subparsers) -> None:
     add_recording_options(parser)
     parser.add_argument('--fit', required=True, metavar='NAMES',
                         help=f'comma-separated parameters to fit: {", ".join(FITTABLE)} '
-                             '(e.g. t1.offset)')
+                             f'(e.g. t1.offset); bellows robots: {", ".join(BELLOWS_FITS)}')
     parser.add_argument('--bounds', default=None, metavar='NAME=LOW:HIGH,...',
                         help='bounds in SI units (default: initial / 10 .. initial x 10)')
     parser.add_argument('--out', required=True, metavar='FILE',
                         help='calibrated robot description YAML to write')
-    parser.add_argument('--step-response', default=None, metavar='CSV',
-                        help='bellows robots, --fit damping: a recorded run from rest (time, '
-                             'pressures, lengths) to fit the dampers to')
+    parser.add_argument('--step-response', default=None, metavar='BAG_OR_CSV',
+                        help='bellows robots, --fit damping: a recorded run to fit the '
+                             'dampers to (bag: its first step response, from the end of its '
+                             'first static point until the pressures change again; CSV: from '
+                             'rest, columns time, pressures, lengths; default: the recording, '
+                             'if a bag)')
     parser.set_defaults(func=run)
 
 
@@ -117,22 +129,41 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
     unknown = [name for name in fit if name not in BELLOWS_FITS]
     if unknown or not fit:
         raise CommandError(f'--fit: a bellows robot fits {list(BELLOWS_FITS)}, got {fit}')
-    if 'damping' in fit and not args.step_response:
-        raise CommandError('--fit damping: give the recorded run with --step-response CSV')
+    check_hold_options(args)
+    response = args.step_response or (None if is_csv(args.recording) else args.recording)
+    if 'damping' in fit and not response:
+        raise CommandError('--fit damping: give the recorded run with --step-response '
+                           '(a bag or CSV)')
+    runs = {}   # bags read, by path: the recording may also be the step response
+
+    def run_of(path):
+        if path not in runs:
+            runs[path] = read_run(path, robot)
+        return runs[path]
+
     try:
         robot = load_bellows_robot(args.robot)
         if 'stiffness' in fit:
-            _, pressures, lengths = read_samples(args.recording, robot)
+            if is_csv(args.recording):
+                _, pressures, lengths = read_samples(args.recording, robot)
+            else:
+                _, pressures, lengths = static_points(run_of(args.recording), args.hold_time,
+                                                      args.tip_tolerance)
             estimate = identify_stiffness(robot, pressures, lengths)
             print(f'stiffnesses from {len(pressures)} static points of {args.recording}:')
             print(estimate.summary())
             robot = estimate.robot
         if 'damping' in fit:
-            times, pressures, lengths = read_samples(args.step_response, robot)
-            if times is None:
-                raise CommandError(f'--step-response: {args.step_response} has no time column')
+            if is_csv(response):
+                times, pressures, lengths = read_samples(response, robot)
+                if times is None:
+                    raise CommandError(f'--step-response: {response} has no time column')
+            else:
+                run = response_from_rest(run_of(response), args.hold_time, args.tip_tolerance)
+                times, pressures, lengths = run.times, run.pressures, run.lengths
             estimate = identify_damping(robot, times, pressures, lengths)
-            print(f'dampers from the run in {args.step_response} ({len(times)} samples):')
+            print(f'dampers from the run in {response} ({len(times)} samples over '
+                  f'{times[-1] - times[0]:.3g} s):')
             print(estimate.summary())
             robot = estimate.robot
     except (RobotDescriptionError, IdentificationError, CCDynamicsError) as error:

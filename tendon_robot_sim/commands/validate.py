@@ -20,7 +20,7 @@ from tendon_robot_sim.commands import add_scheduler_options, CommandError, sched
 from tendon_robot_sim.core.calibration import CalibrationError, PREDICT_MODELS, \
     replay_dynamic, validate, write_report
 from tendon_robot_sim.core.experiment import DEFAULT_HOLD_TIME, DEFAULT_TIP_TOLERANCE, \
-    ExperimentError, load_recording, read_recording
+    ExperimentError, is_csv, load_recording, read_recording
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.core.simulator import InputError, SimulationDiverged
 from tendon_robot_sim.core.statics import StaticsError
@@ -41,19 +41,25 @@ def add_recording_options(parser) -> None:
                              f'(default {DEFAULT_HOLD_TIME:g})')
     parser.add_argument('--tip-tolerance', type=float, default=DEFAULT_TIP_TOLERANCE,
                         metavar='M', help=f'bag: largest tip excursion in a hold in m '
-                                          f'(default {DEFAULT_TIP_TOLERANCE:g})')
+                                          f'(bellows robots: of the bellows lengths; '
+                                          f'default {DEFAULT_TIP_TOLERANCE:g})')
     parser.add_argument('--workers', type=int, default=None, metavar='N',
                         help='local processes for the model solves (default: all cores; '
                              '1: none)')
     add_scheduler_options(parser)
 
 
-def load_inputs(args: argparse.Namespace):
-    """(robot, holds) of the parsed options; user errors as CommandError."""
+def check_hold_options(args: argparse.Namespace) -> None:
+    """Refuse a hold time or tolerance that is not positive (a CommandError naming it)."""
     for option in ('hold_time', 'tip_tolerance'):
         if not getattr(args, option) > 0.0:
             raise CommandError(f'--{option.replace("_", "-")}: must be > 0, got '
                                f'{getattr(args, option)}')
+
+
+def load_inputs(args: argparse.Namespace):
+    """(robot, holds) of the parsed options; user errors as CommandError."""
+    check_hold_options(args)
     if args.workers is not None and args.workers < 1:
         raise CommandError(f'--workers: must be >= 1, got {args.workers}')
     args.scheduler = scheduler_of(args)
@@ -69,7 +75,7 @@ def load_trajectory(args: argparse.Namespace):
     """(robot, Recording) of the parsed options (a bag); user errors as CommandError."""
     if args.workers is not None and args.workers < 1:
         raise CommandError(f'--workers: must be >= 1, got {args.workers}')
-    if str(args.recording).lower().endswith('.csv'):
+    if is_csv(args.recording):
         raise CommandError(f'{args.recording}: a CSV file holds steady tips only; fitting '
                            f'the damping needs a recorded trajectory (a bag)')
     try:
@@ -98,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     trajectory = None
     try:
         result = validate(robot, holds, args.model, args.workers, args.scheduler)
-        if args.model == 'dynamic' and not args.recording.lower().endswith('.csv'):
+        if args.model == 'dynamic' and not is_csv(args.recording):
             trajectory = replay_dynamic(robot, read_recording(args.recording, robot),
                                         progress=True)
     except ExperimentError as error:

@@ -280,6 +280,16 @@ class CCDynamics:
         x[0::3] = self.rest_lengths
         return x
 
+    @property
+    def straight_lengths(self) -> np.ndarray:
+        """
+        Return the actuator lengths (m,) [m] of the straight robot at rest.
+
+        The zero of the joint ``position`` the simulator publishes: an actuator's position
+        is how much shorter than this it is (a tendon pulled in, a bellows contracted).
+        """
+        return self.lengths @ self.rest_state
+
     def input_vector(self, values: Sequence[float] | dict, field: str = 'inputs') -> np.ndarray:
         """Inputs (one per actuator, or a mapping name -> value, others 0), range-checked."""
         if isinstance(values, dict):
@@ -305,8 +315,11 @@ class CCDynamics:
 
     def acceleration(self, x: np.ndarray, v: np.ndarray, inputs: np.ndarray) -> np.ndarray:
         """x'' (3n,) at state (x, x') under ``inputs`` (Pa or N)."""
-        return kernels.acceleration(np.asarray(x, float), np.asarray(v, float),
-                                    np.asarray(inputs, float), self.model)
+        x = np.asarray(x, float)
+        out = np.empty_like(x)
+        kernels.acceleration(x, np.asarray(v, float), np.asarray(inputs, float), self.model,
+                             kernels.make_work(x.size), out)
+        return out
 
     def lagrange_terms(self, x: np.ndarray, v: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -315,7 +328,7 @@ class CCDynamics:
         N = 3 * self.n_sections
         M, c, q_gravity, q_spin = np.empty((N, N)), np.empty(N), np.empty(N), np.empty(N)
         kernels.lagrange_terms(np.asarray(x, float), np.asarray(v, float), self.model,
-                               M, c, q_gravity, q_spin)
+                               M, c, q_gravity, q_spin, kernels.lagrange_work(N))
         return M, c, q_gravity, q_spin
 
     def static_force(self, x: np.ndarray, inputs: np.ndarray) -> np.ndarray:

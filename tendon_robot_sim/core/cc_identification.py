@@ -1,4 +1,5 @@
-"""Parameter identification of a bellows robot's CC dynamics (the seed's procedure).
+"""
+Parameter identification of a bellows robot's CC dynamics (the seed's procedure).
 
 Stiffnesses from static points (seed, "Parameter identification - stiffnesses": at rest
 q' = q'' = 0 and the Lagrange equations become linear in the stiffnesses): for each
@@ -19,6 +20,16 @@ every section by nonlinear least squares on the simulated bellows lengths of a r
 run (log-scaled, scipy ``least_squares``), intervals from the Jacobian.
 
 Masses, areas, offsets and rest lengths are taken from the description. No ROS imports.
+
+Sources: a CSV file (:func:`read_samples`) or a rosbag2 bag of ``tendon/state``
+(sensor_msgs/JointState, one joint per bellows named as in the description: ``effort`` =
+gauge pressure [Pa], ``position`` = contraction [m], how much shorter the bellows is than on
+the straight robot at rest, as the simulator publishes it in ``mode: cc_dynamic``; header
+stamp = time of the measurement). :func:`read_run` reads such a bag,
+:func:`static_points` finds its static points (pressures steady, lengths settled: the hold
+detection of :func:`tendon_robot_sim.core.experiment.steady_stretches`) and
+:func:`response_from_rest` cuts out its first step response, from the end of the first
+static point, for the damping fit.
 """
 
 from __future__ import annotations
@@ -31,10 +42,15 @@ from pathlib import Path
 import numpy as np
 
 from tendon_robot_sim.core.bellows_robot import BellowsRobot
-from tendon_robot_sim.core.cc_dynamics import CCDynamics
+from tendon_robot_sim.core.cc_dynamics import CCDynamics, DEFAULT_TIME_STEP
+from tendon_robot_sim.core.experiment import (ExperimentError, joint_field, STATE_TOPIC,
+                                              steady_stretches, topic_matches)
 
 LENGTH_SUFFIX = '_length'
 TIME_COLUMN = 'time'
+# Measured pressures within this of a stretch's first sample are the same input [Pa]:
+# 1 % of the bellows' working pressure of about 1 bar.
+PRESSURE_TOLERANCE = 1e3
 
 
 class IdentificationError(ValueError):
@@ -96,6 +112,132 @@ def read_samples(path: str | Path, robot: BellowsRobot
     return times, values[:, :m], values[:, m:2 * m]
 
 
+@dataclass(frozen=True)
+class Run:
+    """
+    Pressures and bellows lengths over time, as recorded on ``tendon/state``.
+
+    Bellows in description order; times in s from the first sample.
+    """
+
+    source: str              # the bag, for messages
+    times: np.ndarray        # (k,) s, increasing
+    pressures: np.ndarray    # (k, m) Pa, gauge
+    lengths: np.ndarray      # (k, m) m
+
+
+def read_run(path: str | Path, robot: BellowsRobot) -> Run:
+    """
+    Read the bellows' pressures and lengths from the ``tendon/state`` of a rosbag2 bag.
+
+    Parameters
+    ----------
+    path : path
+        Bag folder, ``.mcap`` or ``.db3`` file; the topic may carry a namespace.
+    robot : BellowsRobot
+        Names the bellows and gives the straight lengths the contractions count from.
+
+    Returns
+    -------
+    Run
+        Times from the header stamps; of samples with equal stamps (a simulator that is
+        paused keeps publishing its state) the last one, whose pressures hold from then on.
+
+    """
+    from tendon_robot_sim.core.bag import bag_topics, BagError, read_messages
+
+    names = robot.actuator_names
+    try:
+        topics = bag_topics(path)
+        wanted = [t for t in topics if topic_matches(t, STATE_TOPIC)]
+        if len(wanted) != 1:
+            raise IdentificationError(
+                f'{path}: needs one {STATE_TOPIC} topic (sensor_msgs/JointState, effort = '
+                f'pressure [Pa], position = contraction [m] per bellows), found '
+                f'{wanted or "none"} among {sorted(topics)}')
+        stamps, pressures, contractions = [], [], []
+        for _, _, msg in read_messages(path, wanted):
+            stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+            where = f'{path}: {wanted[0]} stamped {stamp * 1e-9:.9f} s'
+            if stamps and stamp < stamps[-1]:
+                raise IdentificationError(f'{where}: header stamps go back in time (from '
+                                          f'{stamps[-1] * 1e-9:.9f} s)')
+            if stamps and stamp == stamps[-1]:
+                stamps.pop()
+                pressures.pop()
+                contractions.pop()
+            stamps.append(stamp)
+            pressures.append(joint_field(msg, names, 'effort', where, 'bellows'))
+            contractions.append(joint_field(msg, names, 'position', where, 'bellows'))
+    except (BagError, ExperimentError) as error:
+        raise IdentificationError(str(error)) from None
+    if len(stamps) < 2:
+        raise IdentificationError(f'{path}: {wanted[0]} has {len(stamps)} sample(s) with '
+                                  'distinct header stamps; a run needs more (are the '
+                                  'messages stamped with the time of measurement?)')
+    straight = CCDynamics.from_bellows_robot(robot).straight_lengths
+    return Run(str(path), (np.array(stamps) - stamps[0]) * 1e-9, np.array(pressures),
+               straight - np.array(contractions))
+
+
+def static_points(run: Run, hold_time: float, length_tolerance: float,
+                  pressure_tolerance: float = PRESSURE_TOLERANCE
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """
+    Find the static points of a run: pressures steady and lengths settled.
+
+    Parameters
+    ----------
+    run : Run
+        Recorded pressures and lengths (:func:`read_run`).
+    hold_time : float
+        Shortest settled stretch [s].
+    length_tolerance : float
+        Largest excursion of the bellows lengths (norm over all bellows) in it [m].
+    pressure_tolerance : float
+        Largest pressure change within a stretch [Pa].
+
+    Returns
+    -------
+    starts : array (k,)
+        Start of each settled stretch [s from the run's start].
+    pressures, lengths : arrays (k, m)
+        Mean pressures [Pa] and mean settled lengths [m] of each.
+
+    """
+    stretches = steady_stretches(run.times, run.pressures, run.times, run.lengths, hold_time,
+                                 length_tolerance, pressure_tolerance)
+    if not stretches:
+        raise IdentificationError(
+            f'{run.source}: no static points (pressures within {pressure_tolerance:g} Pa '
+            f'and lengths within {length_tolerance * 1e3:g} mm for {hold_time:g} s)')
+    return (np.array([s.start for s in stretches]), np.array([s.command for s in stretches]),
+            np.array([s.settled for s in stretches]))
+
+
+def response_from_rest(run: Run, hold_time: float, length_tolerance: float,
+                       pressure_tolerance: float = PRESSURE_TOLERANCE) -> Run:
+    """
+    Return the first step response of a run: from rest until the pressures change again.
+
+    It begins with the last sample of the first static point (the most settled one: the
+    damping fit starts the model at the equilibrium of the first pressures) and ends with
+    the last sample before the next pressure change, or with the run. Parameters as
+    :func:`static_points`; times start again at 0.
+    """
+    starts, _, _ = static_points(run, hold_time, length_tolerance, pressure_tolerance)
+    first = int(np.searchsorted(run.times, starts[0]))
+    steps = np.flatnonzero(np.max(np.abs(np.diff(run.pressures[first:], axis=0)), axis=1)
+                           > pressure_tolerance)
+    if not steps.size:
+        raise IdentificationError(f'{run.source}: no pressure step after the first static '
+                                  f'point (at {starts[0]:.3f} s): nothing to fit dampers to')
+    begin = first + int(steps[0])
+    end = first + int(steps[1]) + 1 if steps.size > 1 else len(run.times)
+    return replace(run, times=run.times[begin:end] - run.times[begin],
+                   pressures=run.pressures[begin:end], lengths=run.lengths[begin:end])
+
+
 def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.ndarray
                        ) -> Estimate:
     """Bellows and bending stiffnesses from static points (linear least squares).
@@ -155,18 +297,49 @@ def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.n
 
 
 def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarray,
-                     lengths: np.ndarray) -> Estimate:
-    """Per section a bellows damper (shared by its bellows) and the spline damper, from a
-    recorded run starting at rest: ``pressures`` held from each sample to the next,
-    ``lengths`` measured at ``times`` (uniform steps, s)."""
+                     lengths: np.ndarray, dt: float | None = None) -> Estimate:
+    """
+    Fit per section a bellows damper (shared by its bellows) and the spline damper.
+
+    The run starts at rest, at the coordinates of its first lengths. The model is
+    integrated with steps of ``dt`` from the first sample time, the pressures held from
+    each sample to the next, and its lengths are interpolated linearly at the sample times
+    (exact when the samples lie on the integration grid, as the simulator's do).
+
+    Parameters
+    ----------
+    robot : BellowsRobot
+        Description with the dampers to start from (positive).
+    times : array (k,)
+        Increasing sample times [s].
+    pressures, lengths : arrays (k, m)
+        Gauge pressures [Pa] and measured bellows lengths [m], bellows in description order.
+    dt : float, optional
+        Integration step [s]; default the simulator's step (:data:`~tendon_robot_sim.core.
+        cc_dynamics.DEFAULT_TIME_STEP`), for uniform samples shortened to a whole fraction
+        of their step.
+
+    Returns
+    -------
+    Estimate
+        The dampers with 95 % intervals (from the Jacobian, on their logarithms).
+
+    """
     from scipy.optimize import least_squares
     from scipy.stats import t as student_t
 
     times = np.asarray(times, float)
     steps = np.diff(times)
-    if times.ndim != 1 or times.size < 3 or np.ptp(steps) > 1e-6 * steps.mean():
-        raise IdentificationError('times: need at least 3 uniformly spaced samples')
-    dt = float(steps.mean())
+    if times.ndim != 1 or times.size < 3 or not np.all(steps > 0.0):
+        raise IdentificationError('times: need at least 3 increasing samples')
+    if dt is None:
+        dt = DEFAULT_TIME_STEP
+        if np.ptp(steps) <= 1e-6 * steps.mean():   # uniform: put every sample on the grid
+            dt = steps.mean() / math.ceil(steps.mean() / DEFAULT_TIME_STEP - 1e-9)
+    elapsed = times - times[0]
+    grid_steps = max(1, int(math.ceil(elapsed[-1] / dt - 1e-6)))
+    # the sample whose pressures hold at each grid time (a sample on the grid holds from it)
+    held = np.searchsorted(elapsed, np.arange(grid_steps) * dt + 1e-6 * dt, 'right') - 1
     model = CCDynamics.from_bellows_robot(robot)
     pressures, lengths = _points(model, pressures, lengths)
     initial = np.array([v for s in robot.sections
@@ -174,6 +347,11 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
     if np.any(initial <= 0.0):
         raise IdentificationError('damping: the description needs positive dampers to '
                                   'start from (the fit scales them)')
+
+    # At rest at the first sample: its lengths give the coordinates exactly (linear map);
+    # starting there rather than at the equilibrium of the first pressures keeps a robot
+    # that has not quite settled, or stiffnesses not yet identified, out of the residuals.
+    x0 = np.linalg.pinv(model.lengths) @ lengths[0]
 
     def robot_at(z):
         values = initial * np.exp(z)
@@ -184,10 +362,12 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
 
     def residual(z):
         trial = CCDynamics.from_bellows_robot(robot_at(z))
-        x0 = trial.equilibrium(pressures[0])
-        run = trial.simulate(lambda t: pressures[min(int(round(t / dt)), len(times) - 1)],
-                             dt * (len(times) - 1), dt=dt, x0=x0)
-        return (run.actuator_lengths - lengths).ravel()
+        run = trial.simulate(lambda t: pressures[held[min(int(round(t / dt)), grid_steps - 1)]],
+                             dt * grid_steps, dt=dt, x0=x0)
+        simulated = run.actuator_lengths
+        at_samples = np.column_stack([np.interp(elapsed, run.times, simulated[:, i])
+                                      for i in range(simulated.shape[1])])
+        return (at_samples - lengths).ravel()
 
     start = residual(np.zeros(initial.size))
     fit = least_squares(residual, np.zeros(initial.size), diff_step=1e-2)

@@ -46,7 +46,6 @@ class CCDynamicsModel(SimModel):
                                           f'(effort, {unit})')
         self.summary = (f'constant-curvature Lagrange dynamics, {model.n_sections} '
                         f'section(s), dt {self.dt:.3g} s')
-        self._rest_lengths = model.lengths @ model.rest_state
         self.reset()
 
     @classmethod
@@ -90,7 +89,7 @@ class CCDynamicsModel(SimModel):
                      self.width, INPUT_COLORS[j % len(INPUT_COLORS)])
             for j in range(self.model.n_sections))
         return ModelState(
-            time=self.time, position=self._rest_lengths - self.model.lengths @ self.x,
+            time=self.time, position=self.model.straight_lengths - self.model.lengths @ self.x,
             effort=self._inputs.copy(), tip=Pose(frames[-1][1], quaternions[-1]),
             frames=tuple(Pose(p, q) for (_, p), q in zip(frames, quaternions)), markers=arcs)
 

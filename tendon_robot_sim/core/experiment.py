@@ -69,7 +69,8 @@ class Hold:
         return self.tensions if self.tensions is not None else self.displacements
 
 
-def _topic_matches(topic: str, name: str) -> bool:
+def topic_matches(topic: str, name: str) -> bool:
+    """Tell whether bag topic ``topic`` is ``name`` (relative) in any namespace."""
     topic = topic.lstrip('/')
     return topic == name or topic.endswith('/' + name)
 
@@ -99,11 +100,11 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
     names = list(tendon_names)
     setpoints, states, tips = [], [], []
     for topic, stamp, msg in messages:
-        if _topic_matches(topic, SETPOINT_TOPIC):
+        if topic_matches(topic, SETPOINT_TOPIC):
             setpoints.append((stamp, msg))
-        elif _topic_matches(topic, STATE_TOPIC):
+        elif topic_matches(topic, STATE_TOPIC):
             states.append((stamp, msg))
-        elif _topic_matches(topic, TIP_TOPIC):
+        elif topic_matches(topic, TIP_TOPIC):
             tips.append((stamp, (msg.point.x, msg.point.y, msg.point.z)))
     commands, topic = (setpoints, SETPOINT_TOPIC) if setpoints else (states, STATE_TOPIC)
     if not commands:
@@ -155,24 +156,80 @@ def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_T
     if command_tolerance is None:
         command_tolerance = (STATE_TOLERANCE if recording.command_topic == STATE_TOPIC
                              else COMMAND_TOLERANCE)
-    values, times = recording.commands, recording.command_times
-    tip_times, tip_points = recording.tip_times, recording.tips
-    # piecewise-constant command stretches [begin, end)
-    segments = []
+    tension = recording.kind == 'tension'
+    return [Hold(tensions=stretch.command if tension else None,
+                 displacements=None if tension else stretch.command, tip=stretch.settled,
+                 duration=stretch.duration, samples=stretch.samples, start=stretch.start)
+            for stretch in steady_stretches(recording.command_times, recording.commands,
+                                            recording.tip_times, recording.tips, hold_time,
+                                            tip_tolerance, command_tolerance)]
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """
+    A steady stretch of a recording: constant command, settled measurement.
+
+    Times in s from the recording start; command and measurement in their own units.
+    """
+
+    command: np.ndarray    # (n,) mean command over the stretch
+    settled: np.ndarray    # (d,) mean measurement over the settled part
+    start: float           # s, first settled sample
+    duration: float        # s, of the settled part (one sample period added)
+    samples: int           # measurement samples averaged
+
+
+def steady_stretches(command_times: np.ndarray, commands: np.ndarray,
+                     sample_times: np.ndarray, samples: np.ndarray, hold_time: float,
+                     tolerance: float, command_tolerance: float) -> list[Stretch]:
+    """
+    Find the stretches where the commands stay constant and the measurement settles.
+
+    A stretch begins where a command differs by more than ``command_tolerance`` from the
+    first command of the previous stretch (any component). Its settled part is the last
+    run of samples that all stay within ``tolerance`` (Euclidean norm) of the median of the
+    stretch's last quarter (in time); a stretch counts if that part lasts ``hold_time`` or
+    longer.
+
+    Parameters
+    ----------
+    command_times : array (k,)
+        Increasing times of the commands [s].
+    commands : array (k, n)
+        Commands (tensions, displacements, pressures ...).
+    sample_times : array (j,)
+        Increasing times of the measurement [s].
+    samples : array (j, d)
+        Measurement (tip position, actuator lengths ...).
+    hold_time, tolerance, command_tolerance : float
+        Shortest settled part [s]; largest excursion of the measurement in it (its unit);
+        largest change of a command within the stretch (its unit).
+
+    Returns
+    -------
+    list of Stretch
+        In time order.
+
+    """
+    segments = []   # piecewise-constant command stretches [begin, end)
     begin = 0
-    for i in range(1, len(values) + 1):
-        if i == len(values) or np.max(np.abs(values[i] - values[begin])) > command_tolerance:
-            end_time = times[i] if i < len(values) else np.inf
-            segments.append((times[begin], end_time, values[begin:i].mean(axis=0)))
+    for i in range(1, len(commands) + 1):
+        if (i == len(commands)
+                or np.max(np.abs(commands[i] - commands[begin])) > command_tolerance):
+            end_time = command_times[i] if i < len(commands) else np.inf
+            segments.append((command_times[begin], end_time, commands[begin:i].mean(axis=0)))
             begin = i
-    holds = []
+    stretches = []
     for begin_time, end_time, vector in segments:
-        inside = (tip_times >= begin_time) & (tip_times < end_time)
-        stamps, points = tip_times[inside], tip_points[inside]
+        inside = (sample_times >= begin_time) & (sample_times < end_time)
+        stamps, points = sample_times[inside], samples[inside]
         if stamps.size < 2:
             continue
-        settled = np.median(points[-max(1, stamps.size // 4):], axis=0)
-        far = np.flatnonzero(np.linalg.norm(points - settled, axis=1) > tip_tolerance)
+        # by time, not by count: a recording may sample the transient more densely
+        settled = np.median(points[stamps >= stamps[-1] - 0.25 * (stamps[-1] - stamps[0])],
+                            axis=0)
+        far = np.flatnonzero(np.linalg.norm(points - settled, axis=1) > tolerance)
         first = far[-1] + 1 if far.size else 0
         if stamps.size - first < 2:
             continue
@@ -180,12 +237,10 @@ def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_T
         duration = stamps[-1] - stamps[first] + period
         if duration < hold_time - 1e-9:
             continue
-        tension = recording.kind == 'tension'
-        holds.append(Hold(
-            tensions=vector if tension else None, displacements=None if tension else vector,
-            tip=points[first:].mean(axis=0), duration=float(duration),
-            samples=int(stamps.size - first), start=float(stamps[first])))
-    return holds
+        stretches.append(Stretch(command=vector, settled=points[first:].mean(axis=0),
+                                 start=float(stamps[first]), duration=float(duration),
+                                 samples=int(stamps.size - first)))
+    return stretches
 
 
 def holds_from_messages(messages: Iterable, tendon_names: Sequence[str],
@@ -199,23 +254,45 @@ def holds_from_messages(messages: Iterable, tendon_names: Sequence[str],
 
 def _command(msg, names: list[str], state: bool, where: str) -> tuple[str, np.ndarray]:
     """(kind, values in robot order) of one JointState command."""
+    if state or len(msg.effort):
+        return 'tension', joint_field(msg, names, 'effort', where)
+    return 'displacement', joint_field(msg, names, 'position', where)
+
+
+def joint_field(msg, names: Sequence[str], field: str, where: str,
+                noun: str = 'tendon') -> np.ndarray:
+    """
+    Return one field of a JointState message in the order of ``names``.
+
+    Parameters
+    ----------
+    msg : sensor_msgs/msg/JointState
+        As deserialized from a bag (or an rclpy message).
+    names : sequence of str
+        Joints wanted, each of which the message must name.
+    field : str
+        ``'position'``, ``'velocity'`` or ``'effort'``.
+    where, noun : str
+        Prefix of error messages (file, topic, time); what a joint is called in them.
+
+    Returns
+    -------
+    numpy.ndarray (len(names),)
+        Finite values; an :class:`ExperimentError` otherwise.
+
+    """
     msg_names = list(msg.name)
-    effort = np.asarray(msg.effort, dtype=float)
-    position = np.asarray(msg.position, dtype=float)
-    if state or effort.size:
-        kind, data, field = 'tension', effort, 'effort'
-    else:
-        kind, data, field = 'displacement', position, 'position'
+    data = np.asarray(getattr(msg, field), dtype=float)
     if data.size != len(msg_names):
         raise ExperimentError(f'{where}: {len(msg_names)} names but {data.size} {field} values')
     vector = np.empty(len(names))
     for i, name in enumerate(names):
         if name not in msg_names:
-            raise ExperimentError(f'{where}: tendon {name!r} missing (names: {msg_names})')
+            raise ExperimentError(f'{where}: {noun} {name!r} missing (names: {msg_names})')
         vector[i] = data[msg_names.index(name)]
     if not np.all(np.isfinite(vector)):
         raise ExperimentError(f'{where}: {field} is not finite: {vector.tolist()}')
-    return kind, vector
+    return vector
 
 
 def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
@@ -321,11 +398,16 @@ def read_recording(path: str | Path, robot: Robot) -> Recording:
         raise ExperimentError(str(error)) from None
 
 
+def is_csv(path: str | Path) -> bool:
+    """Tell a CSV file (suffix ``.csv``, any case) from a bag (anything else)."""
+    return Path(path).suffix.lower() == '.csv'
+
+
 def load_recording(path: str | Path, robot: Robot, hold_time: float = DEFAULT_HOLD_TIME,
                    tip_tolerance: float = DEFAULT_TIP_TOLERANCE) -> list[Hold]:
     """Holds of a CSV file (suffix ``.csv``) or a rosbag2 bag (anything else)."""
     path = Path(path)
-    if path.suffix.lower() == '.csv':
+    if is_csv(path):
         return read_holds_csv(path, robot)
     holds = holds_from_recording(read_recording(path, robot), hold_time, tip_tolerance)
     if not holds:
