@@ -11,7 +11,8 @@ from tendon_robot_sim.ros.parameters import ConfigurationError
 
 
 def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
-    """Spin the node ``make_node()`` until Ctrl-C or shutdown; the process exit code.
+    """
+    Spin the node ``make_node()`` until Ctrl-C or shutdown; return the process exit code.
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
     file) is reported as one fatal log line under ``name`` and gives exit code 1.
