@@ -1,5 +1,21 @@
 #!/usr/bin/env python3
-"""Speed of the rolling-joint snake's dynamics on one core.
+
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Speed of the rolling-joint snake's dynamics on one core.
 
 Inverse dynamics with the tension optimisation (37) for every joint: trajectory steps per
 second over the seed's 12.6 s trajectories at 5 ms (all steps of a trajectory solved

@@ -1,5 +1,21 @@
 #!/usr/bin/env python3
-"""The CC Lagrange dynamics against the project's Cosserat models (default tendon robot).
+
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The CC Lagrange dynamics against the project's Cosserat models (default tendon robot).
 
 Statics: steady tips of the CC model (its static equilibrium, x' = x'' = 0) against the
 ``cosserat`` shooting statics, for each tendon alone at 1 to 8 N and for two tendons
