@@ -1,4 +1,19 @@
-"""Numba kernels of the constant-curvature Lagrange dynamics (:mod:`.cc_dynamics`).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Numba kernels of the constant-curvature Lagrange dynamics (:mod:`.cc_dynamics`).
 
 The model and its sources are documented in :mod:`tendon_robot_sim.core.cc_dynamics`;
 the tests check these kernels against finite differences of
@@ -103,7 +118,8 @@ def sinc_functions(t):
 
 @njit(cache=True)
 def arc_point(xs, vs, sigma, p, p_g, p_h):
-    """Point at fraction ``sigma`` of a section's arc, in the section's base frame.
+    """
+    Point at fraction ``sigma`` of a section's arc, in the section's base frame.
 
     xs = (l, u_x, u_y), vs = their rates. Writes p (3,) [m], p_g (3, 3) (row a = dp/dx_a)
     and p_h (3,) [m/s^2] (second time derivative with x'' = 0).
@@ -155,7 +171,8 @@ def _add_matvec(A, x, scale, out):
 
 @njit(cache=True)
 def arc_rotation(xs, vs, R, R_g, R_h, scratch):
-    """Rotation of a section's end, R = I + f K + g K^2, with R_g (3, 3, 3) and R_h.
+    """
+    Rotation of a section's end, R = I + f K + g K^2, with R_g (3, 3, 3) and R_h.
 
     K = [[0, 0, u_x], [0, 0, u_y], [-u_x, -u_y, 0]] and
     K^2 = -[[u_x^2, u_x u_y, 0], [u_x u_y, u_y^2, 0], [0, 0, t]] are written out with
@@ -205,8 +222,10 @@ def _skew_xy(a, b, out):
 
 @njit(cache=True)
 def _minus_sym(a1, a2, b1, b2, scale, out):
-    """out = -scale/2 (a b^T + b a^T) on the (x, y) block and -scale (a . b) at (z, z):
-    K(a) K(b) + K(b) K(a) = scale * out for the in-plane skew matrices K of ``_skew_xy``."""
+    """
+    out = -scale/2 (a b^T + b a^T) on the (x, y) block and -scale (a . b) at (z, z):
+    K(a) K(b) + K(b) K(a) = scale * out for the in-plane skew matrices K of ``_skew_xy``.
+    """
     out[0, 0] = -0.5 * scale * 2.0 * a1 * b1
     out[0, 1] = -0.5 * scale * (a1 * b2 + a2 * b1)
     out[1, 0] = out[0, 1]
@@ -216,7 +235,8 @@ def _minus_sym(a1, a2, b1, b2, scale, out):
 
 @njit(cache=True)
 def lagrange_terms(x, v, model, M, c, q_gravity, q_spin):
-    """Mass matrix M (3n, 3n), velocity-product term c (3n,), gravity force (3n,) and the
+    """
+    Mass matrix M (3n, 3n), velocity-product term c (3n,), gravity force (3n,) and the
     force of the dampers on the masses' angular velocities (3n,).
 
     Walks the sections from the base, carrying the base frame of each section (its
@@ -313,7 +333,8 @@ def _vee_of_product(A, B, out):
 @njit(cache=True)
 def _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, sigma, inertia, spin_damping, v, o, M, c,
                   q_spin, work):
-    """Rotation of a lumped mass at fraction ``sigma`` of section o // 3 with its arc frame.
+    """
+    Rotation of a lumped mass at fraction ``sigma`` of section o // 3 with its arc frame.
 
     ``inertia`` (3,) [kg m^2]: principal moments about the arc frame's axes there. With the
     body angular velocity w = J_w x' (w^ = R^T R'), adds J_w^T I J_w to M and
@@ -365,8 +386,10 @@ def _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, sigma, inertia, spin_damping, v,
 
 @njit(cache=True)
 def _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h):
-    """Point pb + Rb pl of section o // 3 in the world: rows 0..o+2 of its gradient J
-    and its second time derivative h = pb'' + Rb'' pl + 2 Rb' pl' + Rb pl'' (in place)."""
+    """
+    Point pb + Rb pl of section o // 3 in the world: rows 0..o+2 of its gradient J
+    and its second time derivative h = pb'' + Rb'' pl + 2 Rb' pl' + Rb pl'' (in place).
+    """
     for col in range(o):
         for i in range(3):
             J[col, i] = pb_g[col, i] + (Rb_g[col, i, 0] * pl[0] + Rb_g[col, i, 1] * pl[1]
@@ -468,7 +491,8 @@ def _solve_stage(Y, base, hg, W, inputs, model, atol, rtol, max_iterations):
 
 @njit(cache=True)
 def sdirk_step(y, h, inputs, model, W, atol, rtol, max_iterations):
-    """One SDIRK2 step of h [s] on y = (x, x'), in place, with W = (I - h GAMMA J)^-1.
+    """
+    One SDIRK2 step of h [s] on y = (x, x'), in place, with W = (I - h GAMMA J)^-1.
 
     Returns the larger Newton iteration count of the two stages, or -1 on failure.
     """
@@ -491,7 +515,8 @@ def sdirk_step(y, h, inputs, model, W, atol, rtol, max_iterations):
 
 @njit(cache=True)
 def integrate(y0, h, inputs, model, record_every, atol, rtol, max_iterations):
-    """Integrate len(inputs) steps of h [s], inputs held per step (zero-order hold).
+    """
+    Integrate len(inputs) steps of h [s], inputs held per step (zero-order hold).
 
     The Jacobian (and W) is kept while the Newton iterations converge fast (at most
     FAST_NEWTON iterations); it is renewed when they slow down or fail. A step that

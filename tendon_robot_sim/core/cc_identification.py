@@ -1,4 +1,19 @@
-"""Parameter identification of a bellows robot's CC dynamics (the seed's procedure).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Parameter identification of a bellows robot's CC dynamics (the seed's procedure).
 
 Stiffnesses from static points (seed, "Parameter identification - stiffnesses": at rest
 q' = q'' = 0 and the Lagrange equations become linear in the stiffnesses): for each
@@ -63,7 +78,8 @@ class Estimate:
 
 def read_samples(path: str | Path, robot: BellowsRobot
                  ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-    """Samples of a CSV: per bellows a pressure column named as the bellows [Pa] and a
+    """
+    Samples of a CSV: per bellows a pressure column named as the bellows [Pa] and a
     length column ``<name>_length`` [m], and for a recorded run a ``time`` column [s].
 
     Returns (times or None, pressures (k, m), lengths (k, m)).
@@ -98,13 +114,15 @@ def read_samples(path: str | Path, robot: BellowsRobot
 
 def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.ndarray
                        ) -> Estimate:
-    """Bellows and bending stiffnesses from static points (linear least squares).
+    """
+    Bellows and bending stiffnesses from static points (linear least squares).
 
     Parameters
     ----------
     pressures, lengths : arrays (k, m)
         Gauge pressures [Pa] and measured bellows lengths [m] of k static points, bellows in
         description order.
+
     """
     from scipy.stats import t as student_t
 
@@ -156,9 +174,11 @@ def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.n
 
 def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarray,
                      lengths: np.ndarray) -> Estimate:
-    """Per section a bellows damper (shared by its bellows) and the spline damper, from a
+    """
+    Per section a bellows damper (shared by its bellows) and the spline damper, from a
     recorded run starting at rest: ``pressures`` held from each sample to the next,
-    ``lengths`` measured at ``times`` (uniform steps, s)."""
+    ``lengths`` measured at ``times`` (uniform steps, s).
+    """
     from scipy.optimize import least_squares
     from scipy.stats import t as student_t
 

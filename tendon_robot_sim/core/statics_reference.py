@@ -1,4 +1,19 @@
-"""Plain numpy/scipy reference of the statics models, for tests of the fast solver.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Plain numpy/scipy reference of the statics models, for tests of the fast solver.
 
 Same physics as :mod:`tendon_robot_sim.core.statics`, written independently of its numba
 kernels:
@@ -63,12 +78,14 @@ def solve_reference(robot: Robot, model: str = 'cosserat', *, tensions=None,
                     constitutive: str | None = None,
                     shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT,
                     routing=None, rtol: float = 1e-10) -> ReferenceResult:
-    """Solve one equilibrium with scipy; give exactly one of tensions or displacements.
+    """
+    Solve one equilibrium with scipy; give exactly one of tensions or displacements.
 
     Raises
     ------
     StaticsError
         If scipy's root finder does not converge.
+
     """
     if (tensions is None) == (displacements is None):
         raise ValueError('give exactly one of tensions and displacements')
