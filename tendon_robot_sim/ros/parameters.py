@@ -1,4 +1,19 @@
-"""Node parameters declared from one table per node.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Node parameters declared from one table per node.
 
 Each node lists its parameters as :class:`Param` entries; :func:`declare` turns
 them into ``declare_parameter`` calls with a ``ParameterDescriptor`` (description
@@ -51,13 +66,15 @@ class Param:
 
 
 def declare(node: Node, params: Sequence[Param]) -> SimpleNamespace:
-    """Declare ``params`` on ``node`` and return their values as attributes.
+    """
+    Declare ``params`` on ``node`` and return their values as attributes.
 
     Raises
     ------
     ConfigurationError
         A value (from a parameter file or ``-p``) is out of range or not one of the
         choices; the message names the parameter, the value and what is allowed.
+
     """
     values = {}
     for param in params:
@@ -75,7 +92,8 @@ def declare(node: Node, params: Sequence[Param]) -> SimpleNamespace:
 
 
 def on_parameters_set(node: Node, callback: Callable[[list], None]) -> None:
-    """Call ``callback(parameters)`` after live parameters were set (ranges already checked).
+    """
+    Call ``callback(parameters)`` after live parameters were set (ranges already checked).
 
     Post-set callbacks exist from Iron on; Humble has only the on-set callback, which
     runs before the values are stored: there ``callback`` runs in it and accepts them.

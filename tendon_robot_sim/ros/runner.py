@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """The body of every node's ``main()``: start, spin, always shut down cleanly."""
 
 from typing import Callable
@@ -10,7 +24,8 @@ from tendon_robot_sim.ros.parameters import ConfigurationError
 
 
 def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
-    """Spin the node ``make_node()`` until Ctrl-C or shutdown; the process exit code.
+    """
+    Spin the node ``make_node()`` until Ctrl-C or shutdown; the process exit code.
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
     file) is reported as one fatal log line under ``name`` and gives exit code 1.
