@@ -1,4 +1,19 @@
-"""The one definition of the ROS stacks: which nodes run, with what.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The one definition of the ROS stacks: which nodes run, with what.
 
 Both ``launch/*.launch.py`` (through :func:`launch_description`, for ``ros2
 launch``) and the local launcher (``tendon-robot-sim launch``, see
@@ -58,7 +73,8 @@ class LaunchArgument:
 
 @dataclass(frozen=True)
 class NodeEntry:
-    """One node of a stack.
+    """
+    One node of a stack.
 
     ``parameters`` come after the files (later wins); a value may be an
     :class:`Arg`. ``file_parameters`` maps a parameter to a :class:`ShareFile`
@@ -88,8 +104,10 @@ class NodeEntry:
             raise ValueError(f'node {self.name}: give condition or equals, not both')
 
     def skip_reason(self, values: Mapping[str, Any], kind: str | None = None) -> str | None:
-        """Why the node does not run with the launch argument ``values`` and a robot of
-        ``kind`` (None: not known); None: it runs."""
+        """
+        Why the node does not run with the launch argument ``values`` and a robot of
+        ``kind`` (None: not known); None: it runs.
+        """
         if self.condition and not values[self.condition]:
             return f'{self.condition}:=false'
         if self.equals and values[self.equals[0]] != self.equals[1]:
@@ -103,7 +121,8 @@ class NodeEntry:
         return not self.kinds or kind is None or kind in self.kinds
 
     def resolved_parameters(self, value_of: Callable[[Arg], Any]) -> list:
-        """Parameter files (absolute paths), then one dict of the other parameters.
+        """
+        Parameter files (absolute paths), then one dict of the other parameters.
 
         ``value_of`` turns an :class:`Arg` into the value the consumer needs: a
         typed value for the local launcher, a substitution for ``ros2 launch``.
@@ -155,8 +174,10 @@ RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz (rviz/pcr.r
 
 
 def robot_kind(robot: str) -> str | None:
-    """The kind of the robot file a ``robot`` launch argument names ('': the default tendon
-    robot); None when the file cannot be read (the nodes report that themselves)."""
+    """
+    The kind of the robot file a ``robot`` launch argument names ('': the default tendon
+    robot); None when the file cannot be read (the nodes report that themselves).
+    """
     if not robot:
         return TENDON_ROBOT
     try:
@@ -277,12 +298,14 @@ def get_stack(name: str) -> Stack:
 
 
 def typed_value(argument: LaunchArgument, text: str) -> Any:
-    """The value of a launch argument as a parameter of type ``argument.kind``.
+    """
+    The value of a launch argument as a parameter of type ``argument.kind``.
 
     Raises
     ------
     ValueError
         ``text`` is not one of the argument's choices.
+
     """
     if argument.choices and text not in argument.choices:
         raise ValueError(f'launch argument {argument.name}: must be one of '
