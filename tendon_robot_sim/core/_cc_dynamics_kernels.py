@@ -156,7 +156,7 @@ def arc_point(xs, vs, sigma, p, p_g, p_h):
 
 @njit(cache=True)
 def _matmul(A, B, out):
-    """out = A B for 3 x 3 arrays (BLAS calls cost more than the arithmetic here)."""
+    """Set out = A B for 3 x 3 arrays (BLAS calls cost more than the arithmetic here)."""
     for i in range(3):
         for j in range(3):
             out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
@@ -164,7 +164,7 @@ def _matmul(A, B, out):
 
 @njit(cache=True)
 def _add_matvec(A, x, scale, out):
-    """out += scale A x for a 3 x 3 A."""
+    """Add scale A x to out, for a 3 x 3 A."""
     for i in range(3):
         out[i] += scale * (A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2])
 
@@ -213,7 +213,7 @@ def arc_rotation(xs, vs, R, R_g, R_h, scratch):
 
 @njit(cache=True)
 def _skew_xy(a, b, out):
-    """out = [[0, 0, a], [0, 0, b], [-a, -b, 0]]: the skew matrix of (-b, a, 0)."""
+    """Set out = [[0, 0, a], [0, 0, b], [-a, -b, 0]]: the skew matrix of (-b, a, 0)."""
     out[0, 2] = a
     out[1, 2] = b
     out[2, 0] = -a
@@ -223,8 +223,9 @@ def _skew_xy(a, b, out):
 @njit(cache=True)
 def _minus_sym(a1, a2, b1, b2, scale, out):
     """
-    out = -scale/2 (a b^T + b a^T) on the (x, y) block and -scale (a . b) at (z, z):
-    K(a) K(b) + K(b) K(a) = scale * out for the in-plane skew matrices K of ``_skew_xy``.
+    Set out = -scale/2 (a b^T + b a^T) on the (x, y) block and -scale (a . b) at (z, z).
+
+    Then K(a) K(b) + K(b) K(a) = scale * out for the in-plane skew matrices K of ``_skew_xy``.
     """
     out[0, 0] = -0.5 * scale * 2.0 * a1 * b1
     out[0, 1] = -0.5 * scale * (a1 * b2 + a2 * b1)
@@ -236,8 +237,10 @@ def _minus_sym(a1, a2, b1, b2, scale, out):
 @njit(cache=True)
 def lagrange_terms(x, v, model, M, c, q_gravity, q_spin):
     """
-    Mass matrix M (3n, 3n), velocity-product term c (3n,), gravity force (3n,) and the
-    force of the dampers on the masses' angular velocities (3n,).
+    Compute the mass matrix, velocity products, gravity and spin-damper forces.
+
+    Mass matrix M (3n, 3n), velocity-product term c (3n,), gravity force (3n,) and the force of
+    the dampers on the masses' angular velocities (3n,).
 
     Walks the sections from the base, carrying the base frame of each section (its
     rotation, and the gradient and second time derivative of its rotation and origin;
@@ -324,7 +327,7 @@ def lagrange_terms(x, v, model, M, c, q_gravity, q_spin):
 
 @njit(cache=True)
 def _vee_of_product(A, B, out):
-    """out = vee of the skew part of A^T B (3 x 3 arrays); (A^T B)_ij = sum_k A_ki B_kj."""
+    """Set out = vee of the skew part of A^T B (3 x 3 arrays); (A^T B)_ij = sum_k A_ki B_kj."""
     for i, (r, s) in enumerate(((2, 1), (0, 2), (1, 0))):
         out[i] = 0.5 * (A[0, r] * B[0, s] + A[1, r] * B[1, s] + A[2, r] * B[2, s]
                         - A[0, s] * B[0, r] - A[1, s] * B[1, r] - A[2, s] * B[2, r])
@@ -387,8 +390,10 @@ def _add_rotation(Rb, Rb_g, Rb_h, Rb_d, xs, vs, sigma, inertia, spin_damping, v,
 @njit(cache=True)
 def _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h):
     """
-    Point pb + Rb pl of section o // 3 in the world: rows 0..o+2 of its gradient J
-    and its second time derivative h = pb'' + Rb'' pl + 2 Rb' pl' + Rb pl'' (in place).
+    Compose the world point pb + Rb pl of section o // 3 with its derivatives (in place).
+
+    Rows 0..o+2 of its gradient J and its second time derivative h = pb'' + Rb'' pl + 2 Rb' pl'
+    + Rb pl''.
     """
     for col in range(o):
         for i in range(3):
@@ -410,7 +415,7 @@ def _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h
 
 @njit(cache=True)
 def acceleration(x, v, inputs, model):
-    """x'' (3n,) of the Lagrange equations for actuation ``inputs`` (Pa or N)."""
+    """Return x'' (3n,) of the Lagrange equations for actuation ``inputs`` (Pa or N)."""
     G, b, K, D, nu = model[4], model[5], model[6], model[7], model[8]
     N = x.size
     M = np.empty((N, N))

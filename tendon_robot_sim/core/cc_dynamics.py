@@ -193,7 +193,7 @@ class CCDynamics:
 
     @classmethod
     def from_tendon_robot(cls, robot: Robot) -> 'CCDynamics':
-        """The CC model of a tendon robot with parallel tendons (``config/robot.yaml``)."""
+        """Build the CC model of a tendon robot with parallel tendons (``config/robot.yaml``)."""
         bad = [t.name for t in robot.tendons if t.routing != 'parallel']
         if bad:
             raise CCDynamicsError(
@@ -253,7 +253,7 @@ class CCDynamics:
 
     @classmethod
     def from_bellows_robot(cls, robot: BellowsRobot) -> 'CCDynamics':
-        """The CC model of a bellows robot (``kind: bellows``)."""
+        """Build the CC model of a bellows robot (``kind: bellows``)."""
         n = len(robot.sections)
         names = robot.actuator_names
         lengths = np.zeros((len(names), 3 * n))
@@ -292,13 +292,13 @@ class CCDynamics:
 
     @property
     def rest_state(self) -> np.ndarray:
-        """x (3n,) of the straight robot with every section at its rest length."""
+        """Return x (3n,) of the straight robot with every section at its rest length."""
         x = np.zeros(3 * self.n_sections)
         x[0::3] = self.rest_lengths
         return x
 
     def input_vector(self, values: Sequence[float] | dict, field: str = 'inputs') -> np.ndarray:
-        """Inputs (one per actuator, or a mapping name -> value, others 0), range-checked."""
+        """Return the range-checked inputs (one per actuator, or name -> value, others 0)."""
         if isinstance(values, dict):
             u = np.zeros(len(self.input_names))
             for name, value in values.items():
@@ -321,15 +321,16 @@ class CCDynamics:
     # ---------------------------------------------------------------- equations
 
     def acceleration(self, x: np.ndarray, v: np.ndarray, inputs: np.ndarray) -> np.ndarray:
-        """x'' (3n,) at state (x, x') under ``inputs`` (Pa or N)."""
+        """Return x'' (3n,) at state (x, x') under ``inputs`` (Pa or N)."""
         return kernels.acceleration(np.asarray(x, float), np.asarray(v, float),
                                     np.asarray(inputs, float), self.model)
 
     def lagrange_terms(self, x: np.ndarray, v: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """
-        M(x) (3n, 3n) kg (m or rad based), velocity products c(x, x'), gravity force,
-        force of the spin dampers.
+        Return M(x), c(x, x'), the gravity force and the force of the spin dampers.
+
+        M(x) (3n, 3n) kg (m or rad based), velocity products c(x, x').
         """
         N = 3 * self.n_sections
         M, c, q_gravity, q_spin = np.empty((N, N)), np.empty(N), np.empty(N), np.empty(N)
@@ -345,7 +346,7 @@ class CCDynamics:
 
     def equilibrium(self, inputs: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray:
         """
-        x (3n,) of the static equilibrium under ``inputs`` (x' = x'' = 0).
+        Return x (3n,) of the static equilibrium under ``inputs`` (x' = x'' = 0).
 
         The seed's identification idea: at rest the Lagrange equations are the static
         model. Damped Newton from ``guess`` (default: rest state); if that fails, by
@@ -366,8 +367,9 @@ class CCDynamics:
 
     def _static_newton(self, inputs: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, bool]:
         """
-        Damped Newton on the static force; the residual is divided by the diagonal
-        stiffness (so it is in m and rad). Returns (x, converged).
+        Run damped Newton on the static force; return (x, converged).
+
+        The residual is divided by the diagonal stiffness (so it is in m and rad).
         """
         scale = np.diag(self.model[6]).copy()      # N/m, N m/rad
         scale[scale == 0.0] = 1.0
@@ -506,8 +508,10 @@ def _padded_inertias(inertias: Sequence[np.ndarray]) -> np.ndarray:
 
 def load_cc_dynamics(path: str | Path) -> CCDynamics:
     """
-    The CC dynamics of the robot in ``path``: a ``kind: bellows`` file or a tendon
-    robot description (no ``kind``). Errors name the file and the key.
+    Load the CC dynamics of the robot in ``path``.
+
+    A ``kind: bellows`` file or a tendon robot description (no ``kind``). Errors name the file
+    and the key.
     """
     data = read_yaml(path)
     try:

@@ -57,8 +57,10 @@ CHUNK = 50
 def cylinder_samples(radius: float = RADIUS, heights=HEIGHTS,
                      per_height: int = PER_HEIGHT) -> np.ndarray:
     """
-    Positions (len(heights) * per_height, 3) [m]: at each height a sunflower lattice
-    (point k at radius R sqrt((k + 1/2) / n), angle k x golden angle) on the disc.
+    Return positions (len(heights) * per_height, 3) [m] on sunflower lattices.
+
+    At each height a sunflower lattice (point k at radius R sqrt((k + 1/2) / n), angle k x
+    golden angle) on the disc.
     """
     k = np.arange(per_height)
     r = radius * np.sqrt((k + 0.5) / per_height)
@@ -92,8 +94,9 @@ def _solve_samples(task) -> np.ndarray:
 @dataclass(frozen=True)
 class Workspace:
     """
-    Inverse solves over sampled platform positions and orientations at one load:
-    sample k is position k % p at orientation k // p (p positions, o orientations).
+    Inverse solves over sampled platform positions and orientations at one load.
+
+    Sample k is position k % p at orientation k // p (p positions, o orientations).
     """
 
     positions: np.ndarray      # (n, 3) m
@@ -121,8 +124,9 @@ class Workspace:
 
     def summary(self) -> dict:
         """
-        Counts and solve-time statistics (ms; all samples, and the converged ones)
-        as plain data.
+        Return counts and solve-time statistics as plain data.
+
+        Times in ms; over all samples, and over the converged ones.
         """
         times = self.solve_times * 1e3
         ok = times[self.converged] if self.converged.any() else np.full(1, np.nan)
@@ -138,8 +142,10 @@ class Workspace:
 
     def write_csv(self, path: str | Path) -> None:
         """
-        One row per sample: position [m], orientation [rad], valid, converged, motor
-        angles [deg], residual, solve time [ms].
+        Write one CSV row per sample.
+
+        Position [m], orientation [rad], valid, converged, motor angles [deg], residual, solve
+        time [ms].
         """
         with open(path, 'w', newline='') as handle:
             writer = csv.writer(handle)
@@ -155,8 +161,10 @@ class Workspace:
 
     def plot(self, path: str | Path, title: str = '') -> None:
         """
-        PNG like the paper's Fig. 6: (a) reachable positions in 3D, (b) the range of
-        the motor angles over the valid samples at each height, per motor.
+        Plot a PNG like the paper's Fig. 6.
+
+        (a) reachable positions in 3D, (b) the range of the motor angles over the valid samples
+        at each height, per motor.
         """
         import matplotlib
         matplotlib.use('Agg')
@@ -203,11 +211,12 @@ def workspace(robot: PcrRobot, positions: np.ndarray, orientations=((0.0, 0.0, 0
               scheduler: Scheduler | str | None = None, chunk: int = CHUNK,
               progress: bool = True) -> Workspace:
     """
-    Solve the inverse kinetostatics at each position (p, 3) [m] and each platform
-    orientation (o, 3) (roll, pitch, yaw) [rad] under a wrench (default: the description's
-    load), on ``workers`` local processes (None: all cores; 1: this process) or a Dask
-    cluster (``scheduler`` address). ``progress`` shows a tqdm bar over the samples on
-    stderr.
+    Solve the inverse kinetostatics at each position and platform orientation.
+
+    Positions (p, 3) [m], orientations (o, 3) (roll, pitch, yaw) [rad], under a wrench
+    (default: the description's load), on ``workers`` local processes (None: all cores; 1: this
+    process) or a Dask cluster (``scheduler`` address). ``progress`` shows a tqdm bar over the
+    samples on stderr.
     """
     from tqdm import tqdm
     positions = np.asarray(positions, dtype=float).reshape(-1, 3)

@@ -95,8 +95,9 @@ class Cylinder:
 @dataclass(frozen=True)
 class LineList:
     """
-    Separate segments: ``points`` (3, 2 k) [m] as start, end pairs, ``colors`` one per
-    segment, ``width`` [m].
+    Separate segments: ``points`` (3, 2 k) [m] as start, end pairs.
+
+    ``colors`` one per segment, ``width`` [m].
     """
 
     ns: str
@@ -107,8 +108,9 @@ class LineList:
     @classmethod
     def of_paths(cls, ns: str, paths: Sequence[np.ndarray], width: float) -> 'LineList':
         """
-        The segments between consecutive points of each path (3, j), path i coloured
-        ``INPUT_COLORS[i]`` (cycled): one line per tendon or cable.
+        Build the segments between consecutive points of each path (3, j).
+
+        Path i is coloured ``INPUT_COLORS[i]`` (cycled): one line per tendon or cable.
         """
         starts = [path[:, :-1] for path in paths]
         points = np.empty((3, 2 * sum(s.shape[1] for s in starts)))
@@ -170,8 +172,10 @@ class SimModel(ABC):
     @abstractmethod
     def apply(self, field: str, values: Mapping[str, float] | Sequence[float]) -> None:
         """
-        Take the values of JointState ``field``: a mapping {name: value} changes the
-        named inputs, a list gives every input in order. A static model solves here.
+        Take the values of JointState ``field``.
+
+        A mapping {name: value} changes the named inputs, a list gives every input in order. A
+        static model solves here.
 
         Raises
         ------
@@ -194,7 +198,7 @@ class SimModel(ABC):
 
     @abstractmethod
     def state(self) -> ModelState:
-        """The current state; its arrays may be the model's own: read them only."""
+        """Return the current state; its arrays may be the model's own: read them only."""
 
     @abstractmethod
     def reset(self) -> None:
@@ -202,8 +206,9 @@ class SimModel(ABC):
 
     def set_tip_wrench(self, force: np.ndarray, moment: np.ndarray) -> None:
         """
-        External force [N] and moment [N m] at the tip, base frame, until
-        :meth:`reset`. A static model solves the current inputs under it.
+        Set the external force [N] and moment [N m] at the tip, base frame, until :meth:`reset`.
+
+        A static model solves the current inputs under it.
 
         Raises
         ------
@@ -217,8 +222,9 @@ class SimModel(ABC):
 def named_values(values: Mapping[str, float] | Sequence[float], previous: np.ndarray,
                  names: Sequence[str], field: str, quantity: str, noun: str) -> np.ndarray:
     """
-    ``previous`` (one value per input ``names``) with ``values`` applied: a mapping
-    changes only the inputs it names, an unnamed list must give every one.
+    Return ``previous`` (one value per input ``names``) with ``values`` applied.
+
+    A mapping changes only the inputs it names, an unnamed list must give every one.
 
     Raises
     ------

@@ -146,8 +146,9 @@ class ConvergenceError(StaticsError):
 def stiffness_matrices(rod: Rod, shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT
                        ) -> tuple[np.ndarray, np.ndarray]:
     """
-    Diagonals of Kse = diag(alpha G A, alpha G A, E A) [N] and
-    Kbt = diag(E I, E I, G J) [N m^2].
+    Return the diagonals of Kse and Kbt.
+
+    Kse = diag(alpha G A, alpha G A, E A) [N] and Kbt = diag(E I, E I, G J) [N m^2].
     """
     area, inertia = rod.area, rod.second_moment
     Kse = np.array([shear_coefficient * rod.shear_modulus * area,
@@ -296,7 +297,7 @@ class StaticsSolver:
             step = DEFAULT_STEPS[model]
         if model == 'kirchhoff' and constitutive != 'linear':
             raise StaticsInputError(
-                "constitutive: the kirchhoff model is inextensible, where the laws coincide; "
+                'constitutive: the kirchhoff model is inextensible, where the laws coincide; '
                 "leave it at 'linear'")
         for name, value, low in (('shear_coefficient', shear_coefficient, 0.0),
                                  ('step', step, 0.0), ('tolerance', tolerance, 0.0)):
@@ -555,8 +556,9 @@ class StaticsSolver:
 
     def set_tip_load(self, force, moment) -> None:
         """
-        Replace ``robot.tip_load`` as the default tip force [N] and moment [N m] of
-        later solves (world frame), e.g. from a run-time ``tip/wrench``.
+        Replace ``robot.tip_load`` as the default tip force and moment of later solves.
+
+        Force [N] and moment [N m] in the world frame, e.g. from a run-time ``tip/wrench``.
         """
         self._tip_load = np.concatenate((_vector3(force, 'tip_force'),
                                          _vector3(moment, 'tip_moment')))
@@ -571,9 +573,10 @@ class StaticsSolver:
 
     def _cold_guess(self, tau: np.ndarray, tip: np.ndarray, x: np.ndarray) -> None:
         """
-        Scaled base wrench x[0:6] of the straight robot carrying its loads (the tip
-        conditions of R&W Eqs. 18-20 moved to the base): n(0) = external forces - sum tau d3,
-        m(0) = their moments about the base - sum tau r_i x d3.
+        Write the scaled base wrench x[0:6] of the straight robot carrying its loads.
+
+        The tip conditions of R&W Eqs. 18-20 moved to the base: n(0) = external forces - sum
+        tau d3, m(0) = their moments about the base - sum tau r_i x d3.
         """
         robot, pl = self.robot, self._plan
         L = robot.rod.length
@@ -596,10 +599,11 @@ class StaticsSolver:
 
     def _natural_state(self, tip: np.ndarray):
         """
-        Solve the robot with slack tendons (zero tension) and tip load ``tip``, using the
-        tension mode's buffers but not its warm-start memory. Returns the displacements
-        at which each tendon just becomes taut, l* - l, and the scaled base wrench; None if
-        that solve fails.
+        Solve the robot with slack tendons (zero tension) and tip load ``tip``.
+
+        Uses the tension mode's buffers but not its warm-start memory. Returns the
+        displacements at which each tendon just becomes taut, l* - l, and the scaled base
+        wrench; None if that solve fails.
         """
         state = self._modes[kernels.TENSION]
         zero = np.zeros(self.n_tendons)
@@ -620,10 +624,12 @@ class StaticsSolver:
 
     def _solve(self, mode: int, tau_in, q, tip, start: float) -> StaticsResult:
         """
-        Warm start from the last solution (first with the secant prediction, then
-        without); then a cold start; then continuation in CONTINUATION_STEPS equal steps,
-        each warm-started from the last: a strongly curled robot is out of reach of
-        Newton's method from the straight guess.
+        Solve from a warm start, a cold start, then by continuation.
+
+        Warm start from the last solution (first with the secant prediction, then without);
+        then a cold start; then continuation in CONTINUATION_STEPS equal steps, each
+        warm-started from the last: a strongly curled robot is out of reach of Newton's method
+        from the straight guess.
 
         Tension mode starts from the straight robot and scales tensions and tip load
         from 0. Displacement mode starts from the robot with slack tendons under the same
@@ -759,8 +765,10 @@ def _routing_functions(robot: Robot, routing: Mapping[str, RoutingFunction] | No
 
 def _checked_routing(name: str, fn: RoutingFunction, end: float) -> RoutingFunction:
     """
-    Wrap a user routing function: shapes and finiteness on every call, and once, that
-    r_s and r_ss are the derivatives of r and r_s (central differences).
+    Wrap a user routing function in checks.
+
+    Shapes and finiteness on every call, and once, that r_s and r_ss are the derivatives of r
+    and r_s (central differences).
     """
     field = f'routing[{name}]'
 
