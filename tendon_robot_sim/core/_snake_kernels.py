@@ -45,9 +45,10 @@ def _rotation(axis, theta):
 def _chain(q, qd, qdd, axes, planes, radius, height, center_of_mass, proximal_holes,
            distal_holes, mass, inertia, gravity):
     """
-    The chain at one state, world frame: contacts, joint axes, normals, centres of mass
-    (N, 3); link force m (a_C - g) and moment I wd + w x I w (N, 3); inertias (N, 3, 3);
-    proximal and distal holes of joint n (N, C, 3).
+    Evaluate the chain at one state, world frame.
+
+    Contacts, joint axes, normals, centres of mass (N, 3); link force m (a_C - g) and moment I
+    wd + w x I w (N, 3); inertias (N, 3, 3); proximal and distal holes of joint n (N, C, 3).
     """
     N, C = q.shape[0], proximal_holes.shape[1]
     x = np.array([1.0, 0.0, 0.0])
@@ -105,7 +106,7 @@ def _chain(q, qd, qdd, axes, planes, radius, height, center_of_mass, proximal_ho
 def accelerations(q, qd, tensions, axes, planes, radius, height, center_of_mass,
                   proximal_holes, distal_holes, mass, inertia, gravity):
     """
-    qdd (N,) [rad/s^2] of the snake at (q, qd) (N,) under segment tensions (N, C) [N].
+    Return qdd (N,) [rad/s^2] of the snake at (q, qd) (N,) under segment tensions (N, C) [N].
 
     axes, planes : (N, 3) joint axes a and in-plane directions b = a x x (link frames);
     radius, height : R, H [m]; center_of_mass : (3,) link frame; proximal_holes,
@@ -145,8 +146,9 @@ def accelerations(q, qd, tensions, axes, planes, radius, height, center_of_mass,
 @njit(cache=True)
 def _vertex_lp(a, b, G, h, vertices, tolerance):
     """
-    min sum(T) s.t. a.T = b, G T <= h for 4 tensions, by its vertices (see
-    SnakeDynamics.solve_lp); returns T (4,) and whether it is feasible.
+    Minimize sum(T) s.t. a.T = b, G T <= h for 4 tensions, by its vertices.
+
+    See SnakeDynamics.solve_lp; returns T (4,) and whether it is feasible.
     """
     C = a.shape[0]
     norm = np.sqrt(a @ a)
@@ -280,8 +282,9 @@ def inverse_step(q, qd, qdd, axes, planes, radius, height, center_of_mass, proxi
 def integrate(t, tensions, q0, qd0, substeps, axes, planes, radius, height, center_of_mass,
               proximal_holes, distal_holes, mass, inertia, gravity):
     """
-    RK4 from (q0, qd0) (N,) over the sample times t (K,) under tensions (K, N, C),
-    linear between samples; returns q, qd (K, N) at the samples.
+    Integrate by RK4 from (q0, qd0) (N,) over the sample times t (K,).
+
+    Under tensions (K, N, C), linear between samples; returns q, qd (K, N) at the samples.
     """
     K, N = t.shape[0], q0.shape[0]
     q_out, qd_out = np.empty((K, N)), np.empty((K, N))

@@ -128,7 +128,7 @@ class BagWriter:
         self._connections = {}
         self.counts: dict[str, int] = {}
 
-    def open(self) -> 'BagWriter':
+    def open(self) -> 'BagWriter':  # noqa: A003 (named as rosbags' Writer.open)
         self._writer.open()
         return self
 
@@ -181,7 +181,7 @@ def _absolute(topic: str) -> str:
 
 @contextmanager
 def _open_bag(path: str | Path) -> Iterator[AnyReader]:
-    """An open ``AnyReader`` of ``path``; any failure of rosbags becomes a BagError."""
+    """Open ``path`` as an ``AnyReader``; any failure of rosbags becomes a BagError."""
     path = Path(path)
     if not path.exists():
         raise BagError(f'{path}: no such bag (file or folder)')
@@ -226,8 +226,9 @@ def _describe(error: Exception) -> str:
 
 def bag_topics(path: str | Path) -> dict[str, str]:
     """
-    Topics of the bag at ``path`` and their message types, e.g.
-    ``{'/tendon/state': 'sensor_msgs/msg/JointState'}``.
+    Return the topics of the bag at ``path`` and their message types.
+
+    For example ``{'/tendon/state': 'sensor_msgs/msg/JointState'}``.
     """
     with _open_bag(path) as reader:
         return {connection.topic: connection.msgtype for connection in reader.connections}
@@ -235,8 +236,9 @@ def bag_topics(path: str | Path) -> dict[str, str]:
 
 def offered_qos_of(path: str | Path) -> dict[str, OfferedQos]:
     """
-    The first offered QoS profile recorded for each topic of the bag (topics recorded
-    without one are left out).
+    Return the first offered QoS profile recorded for each topic of the bag.
+
+    Topics recorded without one are left out.
     """
     result = {}
     with _open_bag(path) as reader:
@@ -251,7 +253,7 @@ def offered_qos_of(path: str | Path) -> dict[str, OfferedQos]:
 
 
 def _stored(reader: AnyReader, path: Path, topics: Iterable[str] | None):
-    """(connection, stamp_ns, data) of ``reader`` in time order, failures as BagError."""
+    """Yield (connection, stamp_ns, data) of ``reader`` in time order, failures as BagError."""
     wanted = None if topics is None else {_absolute(t) for t in topics}
     connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
     if not connections:

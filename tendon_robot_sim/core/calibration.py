@@ -140,8 +140,9 @@ def _replay_task(task) -> np.ndarray:
 
 class Evaluator:
     """
-    Runs batches of independent solves (holds; also :mod:`.pcr_workspace` samples)
-    serially, on local processes or on a Dask cluster.
+    Run batches of independent solves serially, on local processes or on a Dask cluster.
+
+    The solves are holds; also :mod:`.pcr_workspace` samples.
 
     Parameters
     ----------
@@ -176,8 +177,9 @@ class Evaluator:
 
     def imap(self, tasks: list, function=_solve_chunk):
         """
-        ``function(task)`` of each task (a picklable module-level function), yielded in
-        task order as they finish (for progress bars).
+        Yield ``function(task)`` of each task in task order as they finish (for progress bars).
+
+        ``function`` is a picklable module-level function.
         """
         if self._client is not None:
             for future in self._client.map(function, tasks, pure=False):
@@ -188,12 +190,12 @@ class Evaluator:
             for task in tasks:
                 yield function(task)
 
-    def map(self, tasks: list, function=_solve_chunk) -> list:
+    def map(self, tasks: list, function=_solve_chunk) -> list:  # noqa: A003 (as Pool.map)
         return list(self.imap(tasks, function))
 
     def replay_many(self, robots: Sequence[Robot], recording: Recording,
                     settle_time: float) -> list[np.ndarray]:
-        """Simulated tips (j, 3) of :func:`replay_dynamic` for each robot, in parallel."""
+        """Return the simulated tips (j, 3) of :func:`replay_dynamic` per robot, in parallel."""
         return self.map([(robot.to_dict(), recording, settle_time) for robot in robots],
                         _replay_task)
 
@@ -248,7 +250,7 @@ class _ErrorStatistics:
         return float(self.errors.mean())
 
     @property
-    def max(self) -> float:
+    def max(self) -> float:  # noqa: A003 (next to mean and rms)
         return float(self.errors.max())
 
     @property
@@ -311,8 +313,9 @@ def validate(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
 def write_report(directory: str | Path, validation: Validation, source: str = '',
                  trajectory: Trajectory | None = None) -> Path:
     """
-    Write ``report.md``, ``tips.png`` and ``error_vs_tension.png`` into ``directory``;
-    with a ``trajectory`` (:func:`replay_dynamic`) also ``trajectory.png``.
+    Write ``report.md``, ``tips.png`` and ``error_vs_tension.png`` into ``directory``.
+
+    With a ``trajectory`` (:func:`replay_dynamic`) also ``trajectory.png``.
     """
     import matplotlib
     matplotlib.use('Agg')
@@ -474,7 +477,7 @@ def _plot_trajectory(path: Path, trajectory: Trajectory) -> None:
 
 
 def _settle_time(robot: Robot) -> float:
-    """Simulated seconds of a replay's settling: 8 time constants of the first mode."""
+    """Return the simulated seconds of a replay's settling: 8 time constants of the first mode."""
     from tendon_robot_sim.core.modal import mass_proportional_damping
 
     rate = mass_proportional_damping(robot)   # c: every mode decays as exp(-c t / 2)
@@ -494,7 +497,7 @@ def _tendon_parameter(robot: Robot, name: str) -> int | None:
 
 
 def parameter_value(robot: Robot, name: str) -> float:
-    """Current value of a fittable parameter (SI units)."""
+    """Return the current value of a fittable parameter (SI units)."""
     index = _tendon_parameter(robot, name)
     if index is not None:
         return float(robot.tendons[index].offset)
@@ -512,7 +515,7 @@ def parameter_value(robot: Robot, name: str) -> float:
 
 def with_parameters(robot: Robot, values: dict[str, float]) -> Robot:
     """
-    A copy of ``robot`` with fittable parameters replaced.
+    Return a copy of ``robot`` with fittable parameters replaced.
 
     A tendon's offset moves its hole along its whole length (``end_offset`` too when
     the routing is parallel, which needs them equal).

@@ -79,8 +79,10 @@ class Estimate:
 def read_samples(path: str | Path, robot: BellowsRobot
                  ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """
-    Samples of a CSV: per bellows a pressure column named as the bellows [Pa] and a
-    length column ``<name>_length`` [m], and for a recorded run a ``time`` column [s].
+    Read the samples of a CSV file.
+
+    Per bellows a pressure column named as the bellows [Pa] and a length column
+    ``<name>_length`` [m], and for a recorded run a ``time`` column [s].
 
     Returns (times or None, pressures (k, m), lengths (k, m)).
     """
@@ -119,6 +121,8 @@ def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.n
 
     Parameters
     ----------
+    robot : BellowsRobot
+        The description the CC model is built from.
     pressures, lengths : arrays (k, m)
         Gauge pressures [Pa] and measured bellows lengths [m] of k static points, bellows in
         description order.
@@ -175,8 +179,9 @@ def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.n
 def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarray,
                      lengths: np.ndarray) -> Estimate:
     """
-    Per section a bellows damper (shared by its bellows) and the spline damper, from a
-    recorded run starting at rest: ``pressures`` held from each sample to the next,
+    Identify per section a bellows damper (shared by its bellows) and the spline damper.
+
+    From a recorded run starting at rest: ``pressures`` held from each sample to the next,
     ``lengths`` measured at ``times`` (uniform steps, s).
     """
     from scipy.optimize import least_squares

@@ -80,7 +80,7 @@ class Hold:
 
     @property
     def commands(self) -> np.ndarray:
-        """The tensions or, in displacement mode, the displacements."""
+        """Return the tensions or, in displacement mode, the displacements."""
         return self.tensions if self.tensions is not None else self.displacements
 
 
@@ -153,6 +153,8 @@ def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_T
 
     Parameters
     ----------
+    recording : Recording
+        The command and tip series, e.g. from :func:`read_recording`.
     hold_time : float
         Shortest steady stretch that counts as a hold [s].
     tip_tolerance : float
@@ -237,7 +239,7 @@ def _command(msg, names: list[str], state: bool, where: str) -> tuple[str, np.nd
 
 
 def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
-    """Holds from a CSV file (see the module docstring); errors name file, line and column."""
+    """Read holds from a CSV file (see the module docstring); errors name file, line and column."""
     path = Path(path)
     names = robot.tendon_names
     try:
@@ -304,7 +306,7 @@ def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
 
 
 def _csv_rows(handle, path: Path) -> Iterator[list[str]]:
-    """The rows of a CSV file; a binary or malformed file is an ExperimentError."""
+    """Yield the rows of a CSV file; a binary or malformed file is an ExperimentError."""
     reader = csv.reader(handle)
     try:
         yield from reader
@@ -329,7 +331,7 @@ def write_holds_csv(path: str | Path, robot: Robot, holds: Sequence[Hold]) -> No
 
 
 def read_recording(path: str | Path, robot: Robot) -> Recording:
-    """The command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``)."""
+    """Read the command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``)."""
     from tendon_robot_sim.core.bag import BagError, read_messages
     try:
         return recording_from_messages(
@@ -341,7 +343,7 @@ def read_recording(path: str | Path, robot: Robot) -> Recording:
 
 def load_recording(path: str | Path, robot: Robot, hold_time: float = DEFAULT_HOLD_TIME,
                    tip_tolerance: float = DEFAULT_TIP_TOLERANCE) -> list[Hold]:
-    """Holds of a CSV file (suffix ``.csv``) or a rosbag2 bag (anything else)."""
+    """Load the holds of a CSV file (suffix ``.csv``) or a rosbag2 bag (anything else)."""
     path = Path(path)
     if path.suffix.lower() == '.csv':
         return read_holds_csv(path, robot)
@@ -357,8 +359,10 @@ def load_recording(path: str | Path, robot: Robot, hold_time: float = DEFAULT_HO
 
 def experiment_tendons(robot: Robot) -> tuple[int, int]:
     """
-    (vertical-plane, horizontal-plane) tendon indices: the hole most against gravity
-    (pulling lifts the tip) and the hole most perpendicular to gravity.
+    Return the (vertical-plane, horizontal-plane) tendon indices.
+
+    The hole most against gravity (pulling lifts the tip) and the hole most perpendicular to
+    gravity.
     """
     g = robot.gravity / np.linalg.norm(robot.gravity)
     along = np.array([robot.base.rotation @ np.array([math.cos(t.angle), math.sin(t.angle), 0.0])
@@ -368,7 +372,7 @@ def experiment_tendons(robot: Robot) -> tuple[int, int]:
 
 def experiment_plan(robot: Robot) -> list[tuple[str, np.ndarray]]:
     """
-    The seed's three experiments as (label, tensions) holds.
+    Return the seed's three experiments as (label, tensions) holds.
 
     1. self weight only; 2. the horizontal-plane tendon at 25, 50, 75 % of 8 N (capped
     at its max_tension); 3. ten holds with increasing tensions on the vertical-plane

@@ -93,8 +93,10 @@ class PcrRobot:
 
     def with_changes(self, **changes: Any) -> 'PcrRobot':
         """
-        A copy with top-level fields (``compat``, ``gravity``, ...) or rod fields
-        (``youngs_modulus``, ``precurvature_radius``, ...) replaced; validated again.
+        Return a copy with top-level or rod fields replaced; validated again.
+
+        Top-level fields are ``compat``, ``gravity``, ...; rod fields ``youngs_modulus``,
+        ``precurvature_radius``, ...
         """
         data = self.to_dict()
         for key, value in changes.items():
@@ -105,7 +107,7 @@ class PcrRobot:
         return pcr_robot_from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
-        """The description as plain data in the YAML schema (angles in degrees)."""
+        """Return the description as plain data in the YAML schema (angles in degrees)."""
         rods = self.rods
         return {
             'kind': KIND, 'name': self.name, 'compat': self.compat,
@@ -128,7 +130,7 @@ class PcrRobot:
 
 
 def default_pcr_file() -> Path:
-    """The package's parallel robot description, ``config/pcr_6rus.yaml``."""
+    """Return the package's parallel robot description, ``config/pcr_6rus.yaml``."""
     return share_dir() / 'config' / 'pcr_6rus.yaml'
 
 
@@ -215,7 +217,7 @@ def _number_list(m: DescriptionMapping, name: str, size: int) -> np.ndarray:
 
 
 def _points(m: DescriptionMapping, name: str) -> np.ndarray:
-    """The two points (2, 3) of a pair [m]."""
+    """Return the two points (2, 3) of a pair [m]."""
     value = m.get(name)
     path = m._path(name)
     if not isinstance(value, list) or len(value) != 2:

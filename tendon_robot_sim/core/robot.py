@@ -90,7 +90,7 @@ ROBOT_KINDS = {
 
 
 def description_kind(data: Any) -> str:
-    """The ``kind`` of a description as read from YAML; ``tendon_robot`` when absent."""
+    """Return the ``kind`` of a description as read from YAML; ``tendon_robot`` when absent."""
     kind = data.get('kind', TENDON_ROBOT) if isinstance(data, Mapping) else TENDON_ROBOT
     if not isinstance(kind, str) or kind not in ROBOT_KINDS:
         raise RobotDescriptionError(
@@ -125,8 +125,9 @@ def vertebrae_required(model: str) -> str:
 
 class _Loader(yaml.SafeLoader):
     """
-    SafeLoader that also reads ``16.6e6`` as a float (YAML 1.2; 1.1 makes it a string),
-    refuses aliases and nesting deeper than :data:`MAX_DEPTH`.
+    SafeLoader that also reads ``16.6e6`` as a float (YAML 1.2; 1.1 makes it a string).
+
+    It refuses aliases and nesting deeper than :data:`MAX_DEPTH`.
     """
 
     def compose_node(self, parent, index):
@@ -216,9 +217,10 @@ class Damping:
 
 class CircularSection:
     """
-    Section properties of a uniform rod of circular cross-section: a base for the
-    dataclasses that have ``radius`` [m], ``density`` [kg/m^3] and ``youngs_modulus``
-    [Pa] (:class:`Rod`, the parallel robot's rods).
+    Section properties of a uniform rod of circular cross-section.
+
+    A base for the dataclasses that have ``radius`` [m], ``density`` [kg/m^3] and
+    ``youngs_modulus`` [Pa] (:class:`Rod`, the parallel robot's rods).
     """
 
     radius: float
@@ -247,7 +249,7 @@ class CircularSection:
 
     @property
     def linear_density(self) -> float:
-        """rho A [kg/m]."""
+        """Linear density rho A [kg/m]."""
         return self.density * self.area
 
 
@@ -387,13 +389,13 @@ class Robot:
         raise KeyError(f'unknown tendon {name!r}; known tendons: {self.tendon_names}')
 
     def with_changes(self, **rod_changes: Any) -> 'Robot':
-        """A copy with some rod fields replaced, in the YAML schema (calibration, tests)."""
+        """Return a copy with some rod fields replaced, in the YAML schema (calibration, tests)."""
         data = self.to_dict()
         data['rod'].update(rod_changes)
         return robot_from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
-        """The description as plain data, in the YAML schema (angles in degrees)."""
+        """Return the description as plain data, in the YAML schema (angles in degrees)."""
         data = {
             'name': self.name,
             'base': {

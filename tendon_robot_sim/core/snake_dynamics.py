@@ -132,7 +132,7 @@ class InverseDynamics:
 def seed_trajectory(snake: RollingJointSnake, which: str, duration: float = 12.6,
                     dt: float = 0.005):
     """
-    The seed's study: theta_n = (pi/18) sin(t/2) on the pan joints, tilt joints or both.
+    Return the seed's study: theta_n = (pi/18) sin(t/2) on the pan joints, tilt joints or both.
 
     Returns
     -------
@@ -177,7 +177,7 @@ class SnakeDynamics:
 
     def joint_torques(self, q, qd, qdd) -> np.ndarray:
         """
-        tau (K, N) [N m]: moment about joint n's contact line the cables must supply.
+        Return tau (K, N) [N m]: moment about joint n's contact line the cables must supply.
 
         The z row of the balance of links n..N (inertia and gravity, no external load).
         """
@@ -207,8 +207,9 @@ class SnakeDynamics:
 
     def accelerations(self, q, qd, tensions) -> np.ndarray:
         """
-        qdd (K, N) [rad/s^2] under segment tensions (K, N, C) [N] (numpy path, the
-        reference of the kernel behind :meth:`acceleration` and :meth:`simulate`).
+        Return qdd (K, N) [rad/s^2] under segment tensions (K, N, C) [N] (numpy path).
+
+        The reference of the kernel behind :meth:`acceleration` and :meth:`simulate`.
         """
         q, qd = np.atleast_2d(q), np.atleast_2d(qd)
         tensions = np.broadcast_to(tensions, q.shape + (len(self.snake.cables),))
@@ -218,20 +219,20 @@ class SnakeDynamics:
         return np.linalg.solve(self.mass_matrix(q), (drive - bias)[..., None])[..., 0]
 
     def _model(self) -> tuple:
-        """The snake as the arguments of the numba kernels."""
+        """Return the snake as the arguments of the numba kernels."""
         link = self.snake.link
         return (self.snake.joint_axes, self.kinematics.b, link.radius_of_curvature,
                 link.height, link.center_of_mass, self.kinematics.proximal_hole_local,
                 self.kinematics.distal_hole_local, link.mass, link.inertia, self.snake.gravity)
 
     def acceleration(self, q, qd, tensions) -> np.ndarray:
-        """qdd (N,) of one state (N,) under segment tensions (N, C): the numba kernel."""
+        """Return qdd (N,) of one state (N,) under segment tensions (N, C): the numba kernel."""
         return _snake_kernels.accelerations(np.asarray(q, dtype=float),
                                             np.asarray(qd, dtype=float),
                                             np.asarray(tensions, dtype=float), *self._model())
 
     def energy(self, q, qd) -> np.ndarray:
-        """Kinetic plus gravitational energy (K,) [J] (zero at the base height)."""
+        """Return the kinetic plus gravitational energy [J], (K,), zero at the base height."""
         s = self.kinematics.state(q, qd)
         link = self.snake.link
         R = s.rotations[:, 1:]
@@ -245,7 +246,7 @@ class SnakeDynamics:
 
     def inverse(self, t, q, qd, qdd, tensions=None) -> InverseDynamics:
         """
-        Minimum tensions of problem (37) along a trajectory, joint N to 1 at each step.
+        Compute the minimum tensions of problem (37) along a trajectory, joint N to 1 at each step.
 
         With ``tensions`` given instead (e.g. a motion from :meth:`simulate` and the
         accelerations :meth:`accelerations` gives under those tensions), the contact and
@@ -254,8 +255,12 @@ class SnakeDynamics:
 
         Parameters
         ----------
-        t : (K,) s;  q, qd, qdd : (K, N) rad, rad/s, rad/s^2
-        tensions : (K, N, C) N, optional
+        t : array (K,)
+            Sample times [s].
+        q, qd, qdd : arrays (K, N)
+            Joint angles [rad], rates [rad/s] and accelerations [rad/s^2].
+        tensions : array (K, N, C), optional
+            Segment tensions [N].
 
         Raises
         ------
@@ -427,7 +432,7 @@ class SnakeDynamics:
 
     def solve_lp(self, a, b, G, h, guesses=None):
         """
-        min sum(T) s.t. a.T = b and G T <= h, for K problems at once, by vertices.
+        Minimize sum(T) s.t. a.T = b and G T <= h, for K problems at once, by vertices.
 
         A vertex is a set of C - 1 rows of G held with equality. Each guessed vertex is
         tried first and accepted where it is feasible and optimal (KKT: the objective's
@@ -436,8 +441,11 @@ class SnakeDynamics:
 
         Parameters
         ----------
-        a : (K, C);  b : (K,);  G : (K, M, C);  h : (K, M)
-            The polytope must be bounded (it is: pretension <= T <= max_tension).
+        a, b : arrays (K, C) and (K,)
+            The equality a.T = b of each problem.
+        G, h : arrays (K, M, C) and (K, M)
+            The inequalities G T <= h. The polytope must be bounded (it is:
+            pretension <= T <= max_tension).
         guesses : (P, C - 1) int, optional
             Row sets to try first.
 
