@@ -48,7 +48,7 @@ import numpy as np
 
 def rod_arrays(block) -> tuple:
     """
-    The arrays of a PyElastica rod memory block that :func:`advance_rod` reads and writes.
+    Return the arrays of a PyElastica rod memory block that :func:`advance_rod` reads and writes.
 
     ``block`` is the (single-rod) ``MemoryBlockCosseratRod`` of a finalized system
     (``next(system.final_systems())``); the tuple holds views, so the system sees
@@ -75,12 +75,17 @@ def advance_rod(n_steps, dt, rod, clamp_position, clamp_director, gravity, decay
     Parameters
     ----------
     n_steps : int
-    dt : float [s]
+        Number of steps.
+    dt : float
+        Time step [s].
     rod : tuple
         :func:`rod_arrays` of the system's memory block.
-    clamp_position : (3,) position of node 0, world [m].
-    clamp_director : (3, 3) directors of element 0 (rows d1 d2 d3).
-    gravity : (3,) [m/s^2], world.
+    clamp_position : array (3,)
+        Position of node 0, world [m].
+    clamp_director : array (3, 3)
+        Directors of element 0 (rows d1 d2 d3).
+    gravity : array (3,)
+        Gravitational acceleration, world [m/s^2].
     decay : float
         Per-step factor exp(-c dt) of the mass-proportional damper (1 = undamped).
     tendons : tuple
@@ -88,7 +93,10 @@ def advance_rod(n_steps, dt, rod, clamp_position, clamp_director, gravity, decay
         before the output arrays (``TendonForces.kernel_arguments``).
     check_every : int
         Steps between divergence checks and tip samples.
-    origin : (3,) base position [m]; limit : float, largest distance of a node from it [m].
+    origin : array (3,)
+        Base position [m].
+    limit : float
+        Largest distance of a node from ``origin`` [m].
     tip_samples : (n_steps // check_every, 3)
         Receives the tip position after every ``check_every``-th step [m].
 

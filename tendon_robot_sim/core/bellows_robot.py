@@ -100,7 +100,7 @@ class BellowsRobot:
         return [b.name for s in self.sections for b in s.bellows]
 
     def to_dict(self) -> dict[str, Any]:
-        """The description as plain data, in the YAML schema (angles in degrees)."""
+        """Return the description as plain data, in the YAML schema (angles in degrees)."""
         return {
             'kind': KIND, 'name': self.name,
             'base': {'frame_id': self.base.frame_id, 'position': self.base.position.tolist(),
@@ -122,7 +122,7 @@ class BellowsRobot:
 
 
 def is_bellows_description(path: str | Path) -> bool:
-    """True if the YAML file at ``path`` says ``kind: bellows`` (errors: see read_yaml)."""
+    """Tell whether the YAML file at ``path`` says ``kind: bellows`` (errors: see read_yaml)."""
     data = read_yaml(path)
     try:
         return description_kind(data) == KIND

@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-The constant-curvature Lagrange dynamics behind the
-:class:`~tendon_robot_sim.core.sim_model.SimModel` interface (``cc_dynamic``).
+Constant-curvature Lagrange dynamics as a SimModel (``cc_dynamic``).
+
+The model sits behind the :class:`~tendon_robot_sim.core.sim_model.SimModel` interface.
 
 One model for tendon robots (``effort`` = tension, N) and bellows robots (``kind: bellows``,
 ``effort`` = gauge pressure, Pa): :class:`~tendon_robot_sim.core.cc_dynamics.CCDynamics`

@@ -92,7 +92,7 @@ class CCState:
 
     @property
     def tip_orientation(self) -> np.ndarray:
-        """Unit quaternion [qx, qy, qz, qw] of ``tip_rotation``."""
+        """Return the unit quaternion [qx, qy, qz, qw] of ``tip_rotation``."""
         return rotation_to_quaternion(self.tip_rotation)
 
     def to_dict(self) -> dict:
@@ -181,7 +181,7 @@ class ConstantCurvature:
 
     def from_angles(self, theta: float, phi: float) -> CCState:
         """
-        The CC state with bending angle ``theta`` (rad, any sign) and direction ``phi``.
+        Return the CC state with bending angle ``theta`` (rad, any sign) and direction ``phi``.
 
         A planar robot takes only phi in its plane (``plane`` or ``plane + pi``).
         """
@@ -221,7 +221,7 @@ class ConstantCurvature:
     def inverse_tip(self, tip_position: Sequence[float], tolerance: float = TIP_TOLERANCE
                     ) -> CCState:
         """
-        The CC state whose tip is at ``tip_position`` (m, world frame).
+        Return the CC state whose tip is at ``tip_position`` (m, world frame).
 
         The tip of a CC robot lies in the plane through the base axis at angle phi,
         so phi is the direction of the target around the axis; theta is the bending

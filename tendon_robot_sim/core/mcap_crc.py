@@ -79,8 +79,9 @@ def _records(data: bytes | bytearray) -> Iterator[tuple[int, int, int]]:
 
 def _chunk_records(data, content: int) -> tuple[bytes | None, int]:
     """
-    (uncompressed records of the chunk at ``content`` or None if the codec is
-    unavailable, offset of its crc field).
+    Return the uncompressed records of the chunk at ``content`` and its crc field's offset.
+
+    The records are None if the codec is unavailable.
     """
     (_, _, size, _) = _CHUNK_HEAD.unpack_from(data, content)
     position = content + _CHUNK_HEAD.size
@@ -110,7 +111,7 @@ def _chunk_records(data, content: int) -> tuple[bytes | None, int]:
 
 
 def _checksums(data) -> list[tuple[str, int, int]]:
-    """(what, offset of the stored crc, computed crc) of every checksum in ``data``."""
+    """Return (what, offset of the stored crc, computed crc) of every checksum in ``data``."""
     found = []
     for opcode, position, content in _records(data):
         if opcode == OP_CHUNK:

@@ -51,7 +51,7 @@ LINKS = 200
 
 def bending_frequencies(robot: Robot, count: int = 2) -> np.ndarray:
     """
-    The ``count`` lowest in-plane bending natural frequencies omega [rad/s].
+    Return the ``count`` lowest in-plane bending natural frequencies omega [rad/s].
 
     Small vibrations about the rest shape under ``robot.gravity`` (no tendon
     tension, no tip load), in the plane of the base direction and gravity (any

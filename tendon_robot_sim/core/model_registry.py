@@ -139,7 +139,7 @@ def load_any_description(path: str | Path) -> tuple[str, Any]:
 
 
 def file_kind(path: str | Path) -> str:
-    """The ``kind`` of the description in ``path``; RobotDescriptionError names the file."""
+    """Return the ``kind`` of the description in ``path``; RobotDescriptionError names the file."""
     try:
         return description_kind(read_yaml(path))
     except RobotDescriptionError as error:
@@ -174,9 +174,10 @@ def create_model(path: str | Path, mode: str = '', options: ModelOptions = Model
 
 def _mode_list(modes) -> str:
     """
-    The modes of a kind for an error message: its own models, then the
-    constant-curvature one that several kinds share.
+    List the modes of a kind for an error message.
+
+    Its own models, then the constant-curvature one that several kinds share.
     """
     own = [m for m in modes if m != CC_MODE]
-    shared = [f"{[CC_MODE]} (constant curvature)"] if CC_MODE in modes else []
+    shared = [f'{[CC_MODE]} (constant curvature)'] if CC_MODE in modes else []
     return ' or '.join(([str(own)] if own else []) + shared)

@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-The 6-RUS parallel continuum robot behind the
-:class:`~tendon_robot_sim.core.sim_model.SimModel` interface (``quasi_static``).
+The 6-RUS parallel continuum robot as a SimModel (``quasi_static``).
+
+The model sits behind the :class:`~tendon_robot_sim.core.sim_model.SimModel` interface.
 
 Motor angles q1 (JointState ``position``, rad) in; each setpoint is solved by the
 forward kinetostatics (:meth:`~tendon_robot_sim.core.pcr.PcrSolver.forward`) under the

@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-Plain numpy/scipy reference of the parallel robot's kinetostatics, for tests of the
-fast solver (:mod:`tendon_robot_sim.core.pcr`).
+Plain numpy/scipy reference of the parallel robot's kinetostatics.
+
+For tests of the fast solver (:mod:`tendon_robot_sim.core.pcr`).
 
 The paper's own numerical method, written independently of the numba kernels:
 
@@ -108,10 +109,11 @@ class PcrReference:
 
     def inverse(self, pose, wrench) -> np.ndarray:
         """
-        Joint angles q (6, 3) [rad] (q1, q2, q3 per rod) that hold the platform at
-        pose [x, y, z, roll, pitch, yaw] under wrench [F, M] (world). Raises StaticsError
-        if root does not converge. (Forward solves are checked against this: the motor
-        angles it returns must bring the fast forward solver back to the pose.)
+        Return the joint angles q (6, 3) [rad] (q1, q2, q3 per rod) that hold the platform.
+
+        The platform is at pose [x, y, z, roll, pitch, yaw] under wrench [F, M] (world). Raises
+        StaticsError if root does not converge. (Forward solves are checked against this: the
+        motor angles it returns must bring the fast forward solver back to the pose.)
         """
         pose = np.asarray(pose, dtype=float)
         wrench = np.asarray(wrench, dtype=float)

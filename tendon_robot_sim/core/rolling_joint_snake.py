@@ -224,6 +224,6 @@ def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
 
 
 def _short(value: Any) -> str:
-    """A value for an error message, cut to one short line."""
+    """Format a value for an error message, cut to one short line."""
     text = ' '.join(repr(value).split())
     return text if len(text) <= 80 else text[:77] + '...'

@@ -199,7 +199,7 @@ def add_vertebra_discs(rod, robot: Robot, layout: TendonLayout) -> None:
 def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
                      tip_wrench: np.ndarray | None = None):
     """
-    The finalized PyElastica system of ``robot`` and its rod, straight, at rest.
+    Build the finalized PyElastica system of ``robot`` and its rod, straight, at rest.
 
     The rod carries the vertebra discs (:func:`add_vertebra_discs`), is clamped at
     node 0 / element 0 (``OneEndFixedBC``), has its end joints softened
@@ -340,7 +340,7 @@ class TendonSimulator:
 
     @property
     def tensions(self) -> np.ndarray:
-        """A copy of the applied tensions [N], (n_tendons,)."""
+        """Return a copy of the applied tensions [N], (n_tendons,)."""
         return self._tensions.copy()
 
     def set_tensions(self, tensions) -> None:
@@ -383,7 +383,7 @@ class TendonSimulator:
 
     @property
     def tip_load(self) -> tuple[np.ndarray, np.ndarray]:
-        """Copies of the applied tip force [N] and moment [N m], world frame."""
+        """Return copies of the applied tip force [N] and moment [N m], world frame."""
         return self._tip_wrench[0].copy(), self._tip_wrench[1].copy()
 
     def set_tip_load(self, force, moment=(0.0, 0.0, 0.0)) -> None:
@@ -550,7 +550,7 @@ class TendonSimulator:
     # ------------------------------------------------------------------ output
 
     def state(self) -> SimState:
-        """The current :class:`SimState` (arrays are copies)."""
+        """Return the current :class:`SimState` (arrays are copies)."""
         rod, layout = self._rod, self._layout
         position = rod.position_collection.copy()
         director = rod.director_collection
@@ -584,7 +584,7 @@ class TendonSimulator:
 
 def rotation_to_quaternion(rotation: np.ndarray) -> np.ndarray:
     """
-    Unit quaternions [qx, qy, qz, qw] (qw >= 0) of rotation matrices (..., 3, 3).
+    Return unit quaternions [qx, qy, qz, qw] (qw >= 0) of rotation matrices (..., 3, 3).
 
     Shepperd's method: of the four ways to get the quaternion from the matrix,
     each matrix uses the one dividing by its largest component (well conditioned).
@@ -613,6 +613,6 @@ def rotation_to_quaternion(rotation: np.ndarray) -> np.ndarray:
 
 
 def _is_real(value) -> bool:
-    """A real number (bool and strings excluded)."""
+    """Tell whether ``value`` is a real number (bool and strings excluded)."""
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_))

@@ -59,7 +59,7 @@ X = np.array([1.0, 0.0, 0.0])
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a x b over the last axis (3,) of broadcastable arrays (numpy.cross costs ~10 us)."""
+    """Return a x b over the last axis (3,) of broadcastable arrays (numpy.cross costs ~10 us)."""
     return np.stack((a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
                      a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
                      a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]), axis=-1)
@@ -110,7 +110,7 @@ class ChainState:
 
     def cable_levers(self) -> np.ndarray:
         """
-        lambda (K, N, C) [m]: moment of segment n's unit pull on link n about joint n.
+        Return lambda (K, N, C) [m]: moment of segment n's unit pull on link n about joint n.
 
         Equals -dl/dtheta_n, the generalised force of a unit tension on joint n.
         """

@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-The rolling-joint snake behind the :class:`~tendon_robot_sim.core.sim_model.SimModel`
-interface (``dynamic``).
+The rolling-joint snake as a SimModel (``dynamic``).
+
+The model sits behind the :class:`~tendon_robot_sim.core.sim_model.SimModel` interface.
 
 Cable tensions (JointState ``effort``, N, one per whole cable, within [0, ``max_tension``]
 of the description) drive the forward dynamics of

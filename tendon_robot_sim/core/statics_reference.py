@@ -69,7 +69,7 @@ def hat(x: np.ndarray) -> np.ndarray:
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a x b = a^ b (numpy.cross is slow for single 3-vectors)."""
+    """Return a x b = a^ b (numpy.cross is slow for single 3-vectors)."""
     return hat(a) @ b
 
 
@@ -113,7 +113,7 @@ class _Rod:
         self.force_scale, self.moment_scale = EI / L ** 2, EI / L
 
     def strain(self, nb: np.ndarray) -> np.ndarray:
-        """v with nb = Kse (v - e3) [/ |v|] (the pyelastica law by fixed-point iteration)."""
+        """Return v with nb = Kse (v - e3) [/ |v|] (pyelastica law by fixed-point iteration)."""
         w = nb / self.Kse
         if self.law == 'linear':
             return E3 + w

@@ -258,12 +258,18 @@ def tendon_wrench_numpy(position: np.ndarray, director: np.ndarray, layout: Tend
 
     Parameters
     ----------
-    position : (3, n_nodes) node positions, world [m].
-    director : (3, 3, n_elems) directors, rows d1 d2 d3 (world -> local).
-    layout : vertebra nodes and holes.
-    tensions : (n_tendons,) [N].
-    weight : (3,) weight of one vertebra, world [N].
-    tip_force, tip_moment : (3,) tip wrench, world [N], [N m].
+    position : array (3, n_nodes)
+        Node positions, world [m].
+    director : array (3, 3, n_elems)
+        Directors, rows d1 d2 d3 (world -> local).
+    layout : TendonLayout
+        Vertebra nodes and holes.
+    tensions : array (n_tendons,)
+        Tendon tensions [N].
+    weight : array (3,)
+        Weight of one vertebra, world [N].
+    tip_force, tip_moment : arrays (3,)
+        Tip wrench, world [N], [N m].
 
     Returns
     -------

@@ -39,7 +39,7 @@ TENDON_WIDTH = 0.001   # m, line width of the tendons in RViz
 
 def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
     """
-    A :class:`ModelState` of a SimState or StaticsResult ``shape`` of ``robot``.
+    Return a :class:`ModelState` of a SimState or StaticsResult ``shape`` of ``robot``.
 
     Markers: ``backbone`` (as wide as the rod), one ``vertebrae`` disc per vertebra
     (axis along its d3, radius and thickness from the description), ``tendons``: one
@@ -93,8 +93,10 @@ class TendonDynamics(SimModel):
 
 class TendonStatics(SimModel):
     """
-    Static equilibria: tensions (``effort``, N) or displacements (``position``, m
-    pulled in) solved on receipt; a rejected setpoint keeps the last equilibrium.
+    Static equilibria, solved on receipt of a setpoint.
+
+    Tensions (``effort``, N) or displacements (``position``, m pulled in); a rejected setpoint
+    keeps the last equilibrium.
     """
 
     rest = 'the zero-tension equilibrium'

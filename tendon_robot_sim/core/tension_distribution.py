@@ -61,7 +61,7 @@ class Distribution:
 
 def moment_matrix(robot: Robot) -> np.ndarray:
     """
-    A (2, n): bending moment [N m] in the (d1, d2) plane of the base per newton.
+    Return A (2, n): bending moment [N m] in the (d1, d2) plane of the base per newton.
 
     Tendon i with hole offset r_i at angle a_i (from d1 towards d2) contributes
     ``T_i r_i (cos a_i, sin a_i, 0) x e3 = T_i r_i (sin a_i, -cos a_i, 0)``.

@@ -104,7 +104,7 @@ class TipController:
 
     def step(self, tensions, measured, target, gain: float, max_step: float) -> TipStep:
         """
-        New tensions moving the tip from ``measured`` towards ``target`` (base frame, m).
+        Return new tensions moving the tip from ``measured`` towards ``target`` (base frame, m).
 
         ``gain`` (0, 1] is the fraction of the error corrected per step; the step is at most
         ``max_step`` m long (in the controlled plane).

@@ -50,7 +50,7 @@ class Field:
 
     name: str
     parse: Callable[[str], Any]
-    format: Callable[[Any], str]
+    format: Callable[[Any], str]  # noqa: A003 (a field, as str.format)
     description: str
 
 

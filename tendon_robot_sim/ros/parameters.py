@@ -44,7 +44,7 @@ class Param:
     default: Any                 # its type is the parameter type
     unit: str                    # SI unit, '' for none
     description: str
-    range: tuple | None = None   # inclusive (low, high), numbers only
+    range: tuple | None = None  # inclusive (low, high), numbers only  # noqa: A003
     read_only: bool = True       # False only where a live change is handled
     choices: tuple = ()          # allowed values of a string parameter
 
