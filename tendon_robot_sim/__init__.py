@@ -50,5 +50,5 @@ def share_dir() -> Path:
 
 
 def default_robot_file() -> Path:
-    """The default robot description, ``config/robot.yaml``."""
+    """Return the default robot description, ``config/robot.yaml``."""
     return share_dir() / 'config' / 'robot.yaml'

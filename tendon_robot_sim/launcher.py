@@ -285,6 +285,6 @@ class StackLauncher:
         self.stop()
 
     def describe(self) -> str:
-        """The planned command lines and skipped nodes, one per line."""
+        """Return the planned command lines and skipped nodes, one per line."""
         lines = [' '.join(n.command) for n in self.processes]
         return '\n'.join(lines + [f'# {text}' for text in self.skipped])

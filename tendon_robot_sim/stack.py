@@ -105,8 +105,9 @@ class NodeEntry:
 
     def skip_reason(self, values: Mapping[str, Any], kind: str | None = None) -> str | None:
         """
-        Why the node does not run with the launch argument ``values`` and a robot of
-        ``kind`` (None: not known); None: it runs.
+        Tell why the node does not run with the launch argument ``values``; None: it runs.
+
+        ``kind`` is the robot's kind (None: not known).
         """
         if self.condition and not values[self.condition]:
             return f'{self.condition}:=false'
@@ -175,8 +176,10 @@ RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz (rviz/pcr.r
 
 def robot_kind(robot: str) -> str | None:
     """
-    The kind of the robot file a ``robot`` launch argument names ('': the default tendon
-    robot); None when the file cannot be read (the nodes report that themselves).
+    Return the kind of the robot file a ``robot`` launch argument names.
+
+    '': the default tendon robot; None when the file cannot be read (the nodes report that
+    themselves).
     """
     if not robot:
         return TENDON_ROBOT
@@ -290,7 +293,7 @@ STACKS: dict[str, Stack] = {
 
 
 def get_stack(name: str) -> Stack:
-    """The stack called ``name``; KeyError names the known ones."""
+    """Return the stack called ``name``; KeyError names the known ones."""
     try:
         return STACKS[name]
     except KeyError:
@@ -299,7 +302,7 @@ def get_stack(name: str) -> Stack:
 
 def typed_value(argument: LaunchArgument, text: str) -> Any:
     """
-    The value of a launch argument as a parameter of type ``argument.kind``.
+    Return the value of a launch argument as a parameter of type ``argument.kind``.
 
     Raises
     ------
@@ -314,7 +317,7 @@ def typed_value(argument: LaunchArgument, text: str) -> Any:
 
 
 def launch_description(stack_name: str):
-    """A ``launch.LaunchDescription`` of the stack, for ``launch/<stack>.launch.py``."""
+    """Return a ``launch.LaunchDescription`` of the stack, for ``launch/<stack>.launch.py``."""
     from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument
     from launch.conditions import IfCondition
@@ -356,7 +359,7 @@ def launch_description(stack_name: str):
 
 
 def _serving(entry: NodeEntry, condition):
-    """A launch condition: ``condition`` (None: true) and the robot file's kind served."""
+    """Return a launch condition: ``condition`` (None: true) and the robot file's kind served."""
     from launch import Condition
     from launch.substitutions import LaunchConfiguration
 

@@ -63,8 +63,9 @@ def add_scheduler_options(parser) -> None:
 
 def scheduler_of(args):
     """
-    The :class:`~tendon_robot_sim.core.calibration.Scheduler` of the parsed options, or
-    None; CommandError for a bad address or an incomplete set of TLS files.
+    Return the :class:`~tendon_robot_sim.core.calibration.Scheduler` of the options, or None.
+
+    CommandError for a bad address or an incomplete set of TLS files.
     """
     from tendon_robot_sim.core.calibration import CalibrationError, Scheduler
 

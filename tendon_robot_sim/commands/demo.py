@@ -163,8 +163,10 @@ def run(args) -> int:
 
 def demo_target(robot: Robot, tension: float) -> np.ndarray:
     """
-    Tip target of the demo [m, base frame]: the statics tip (discrete model) with the
-    first two tendons at ``tension`` N and the others slack, so it is reachable.
+    Return the tip target of the demo [m, base frame].
+
+    The statics tip (discrete model) with the first two tendons at ``tension`` N and the others
+    slack, so it is reachable.
     """
     tensions = np.zeros(len(robot.tendons))
     tensions[:2] = tension

@@ -108,7 +108,7 @@ def _load(path):
 
 
 def read_trajectory(path: Path, n_joints: int):
-    """t (K,), q, qd, qdd (K, N) from a CSV file; rates from a cubic spline through q."""
+    """Read t (K,), q, qd, qdd (K, N) from a CSV file; rates from a cubic spline through q."""
     try:
         with open(path, newline='') as file:
             rows = list(csv.reader(file))

@@ -328,7 +328,7 @@ class HardwareBridgeNode(Node):
             self._ramp_after = time.monotonic()
 
     def _ramp(self, target: tuple[str, np.ndarray], dt: float) -> tuple[str, np.ndarray] | None:
-        """The next command on the way to ``target``, or None until the ramp has a start."""
+        """Return the next command on the way to ``target``, or None until the ramp has a start."""
         mode, values = target
         if self._output is None or self._output[0] != mode:
             start = self._ramp_start(mode)
@@ -519,7 +519,11 @@ def _same(a: tuple[str, np.ndarray] | None, b: tuple[str, np.ndarray] | None) ->
 
 
 def _stamp(now_ros: Time, age: float) -> TimeMsg:
-    """The ROS time ``age`` [s] before ``now_ros``; simulated time may be near 0, so not below."""
+    """
+    Return the ROS time ``age`` [s] before ``now_ros``.
+
+    Simulated time may be near 0, so not below.
+    """
     return Time(nanoseconds=max(0, now_ros.nanoseconds - round(age * 1e9)),
                 clock_type=now_ros.clock_type).to_msg()
 

@@ -210,7 +210,11 @@ class MotorDriver:
         self.protocol.encode(build(0, self._values(values)))
 
     def delivery(self, seq: int) -> str:
-        """What became of command ``seq``: PENDING, DELIVERED, REJECTED, GIVEN_UP or SUPERSEDED."""
+        """
+        Tell what became of command ``seq``.
+
+        PENDING, DELIVERED, REJECTED, GIVEN_UP or SUPERSEDED.
+        """
         with self._lock:
             if self._pending is not None:
                 return PENDING if self._pending.seq == seq else SUPERSEDED

@@ -78,6 +78,10 @@ def sensor_mount(urdf: str | Path, base_frame: str = 'base_link',
     urdf : str or Path
         A URDF file, or the URDF text itself (``robot_description``) when it
         starts with ``<``.
+    base_frame : str
+        The link the returned pose is relative to.
+    sensor_frame : str
+        The link of the sensor, reached from ``base_frame`` through fixed joints only.
 
     Raises
     ------

@@ -111,7 +111,7 @@ class DemoDriver(Node):
         self.markers = msg
 
     def now(self) -> float:
-        """Simulated time [s] (0 until the first /clock message)."""
+        """Return the simulated time [s] (0 until the first /clock message)."""
         return self.get_clock().now().nanoseconds * 1e-9
 
     def command(self, tensions: dict[str, float]) -> None:
@@ -119,7 +119,7 @@ class DemoDriver(Node):
             name=list(tensions), effort=[float(v) for v in tensions.values()]))
 
     def send(self, phase: Phase) -> None:
-        """The phase's tip target, or else its tensions."""
+        """Send the phase's tip target, or else its tensions."""
         if phase.target is None:
             self.command(phase.tensions)
         else:
@@ -134,7 +134,7 @@ class DemoDriver(Node):
         return float(np.linalg.norm(np.array([p.x, p.y, p.z]) - np.asarray(target)))
 
     def snapshot(self, phase: Phase) -> Snapshot:
-        """The latest tip pose and markers as arrays."""
+        """Return the latest tip pose and markers as arrays."""
         by_ns = {}
         for marker in self.markers.markers:
             by_ns.setdefault(marker.ns, []).append(marker)

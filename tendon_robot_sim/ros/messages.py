@@ -29,7 +29,7 @@ from tendon_robot_sim.core.sim_model import (Cylinder, InputError, LineList, Mar
 
 
 def time_msg(seconds: float) -> Time:
-    """A ``builtin_interfaces/Time`` from seconds (>= 0)."""
+    """Return a ``builtin_interfaces/Time`` from seconds (>= 0)."""
     nanoseconds = int(round(seconds * 1e9))
     return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
@@ -88,8 +88,9 @@ def tensions_from_joint_state(msg: JointState, n_tendons: int) -> dict[str, floa
 def displacements_from_joint_state(msg: JointState,
                                    n_tendons: int) -> dict[str, float] | list[float]:
     """
-    Displacements (m, pulled in past the base) carried by the ``position`` field of a
-    displacement setpoint; like :func:`tensions_from_joint_state`.
+    Return the displacements carried by the ``position`` field of a displacement setpoint.
+
+    Displacements in m, pulled in past the base; like :func:`tensions_from_joint_state`.
     """
     return joint_values(msg, 'position', n_tendons)
 
@@ -97,8 +98,9 @@ def displacements_from_joint_state(msg: JointState,
 def joint_values(msg: JointState, field: str, count: int,
                  noun: str = 'tendons') -> dict[str, float] | list[float]:
     """
-    The values of ``field`` of a setpoint for ``count`` inputs (``noun``): a mapping
-    {name: value} when the message has names, else the list; see
+    Return the values of ``field`` of a setpoint for ``count`` inputs (``noun``).
+
+    A mapping {name: value} when the message has names, else the list; see
     :func:`tensions_from_joint_state`.
     """
     raw = getattr(msg, field)
@@ -120,8 +122,10 @@ def joint_values(msg: JointState, field: str, count: int,
 def joint_state_msg(names: Sequence[str], position: np.ndarray, velocity: np.ndarray,
                     effort: np.ndarray, stamp: Time) -> JointState:
     """
-    ``tendon/state``: per input the position (tendon displacement [m], motor angle
-    [rad]), velocity and effort (tension [N]; empty when the model has none).
+    Build a ``tendon/state`` message.
+
+    Per input the position (tendon displacement [m], motor angle [rad]), velocity and effort
+    (tension [N]; empty when the model has none).
     """
     return JointState(header=Header(stamp=stamp), name=list(names),
                       position=position.tolist(), velocity=velocity.tolist(),
@@ -154,7 +158,8 @@ def transforms_msg(state: ModelState, base_frame: str, tip_frame: str, frame_pre
 
 def markers_msg(shapes: Sequence[Shape], frame_id: str, stamp: Time) -> MarkerArray:
     """
-    ``backbone/markers``: one marker per shape, numbered within its namespace:
+    Build a ``backbone/markers`` message: one marker per shape, numbered within its namespace.
+
     Polyline -> LINE_STRIP, Cylinder -> CYLINDER, LineList -> LINE_LIST (per-point colours).
     """
     header = Header(stamp=stamp, frame_id=frame_id)

@@ -109,7 +109,7 @@ def on_parameters_set(node: Node, callback: Callable[[list], None]) -> None:
 
 
 def check_pretension(min_tension: float, robot) -> None:
-    """ConfigurationError unless ``min_tension`` [N] is at most every tendon's max_tension."""
+    """Raise ConfigurationError unless ``min_tension`` [N] is at most every max_tension."""
     lowest = float(robot.max_tensions.min())
     if min_tension > lowest:
         raise ConfigurationError(
@@ -118,7 +118,7 @@ def check_pretension(min_tension: float, robot) -> None:
 
 
 def check_displacement_range(min_displacement: float, max_displacement: float) -> None:
-    """ConfigurationError unless ``min_displacement`` [m] is below ``max_displacement``."""
+    """Raise ConfigurationError unless ``min_displacement`` [m] is below ``max_displacement``."""
     if min_displacement >= max_displacement:
         raise ConfigurationError(
             f'parameter min_displacement: {min_displacement:g} m must be below '
@@ -131,7 +131,7 @@ def _rclpy_reason(error: Exception) -> str:
 
 
 def markdown_table(params: Sequence[Param]) -> str:
-    """The parameters as a Markdown table for the README."""
+    """Return the parameters as a Markdown table for the README."""
     lines = ['| name | type | default | unit | range | live | description |',
              '| --- | --- | --- | --- | --- | --- | --- |']
     for p in params:

@@ -33,15 +33,16 @@ from tendon_robot_sim.ros.topics import Topic, TOPICS, type_name
 
 
 def offered_qos(profile: QoSProfile) -> OfferedQos:
-    """The bag's description of an rclpy QoS profile."""
+    """Return the bag's description of an rclpy QoS profile."""
     return OfferedQos(reliability=profile.reliability.name.lower(),
                       durability=profile.durability.name.lower(), depth=profile.depth)
 
 
 class BagRecorder(Node):
     """
-    Record ``topics`` (default: every topic of the stack) into a new bag at ``path``
-    (``storage``: ``'mcap'`` or ``'sqlite3'``).
+    Record ``topics`` (default: every topic of the stack) into a new bag at ``path``.
+
+    ``storage`` is ``'mcap'`` or ``'sqlite3'``.
 
     Timestamps are wall-clock receive times (as ``ros2 bag record`` without
     ``--use-sim-time``). Call :meth:`close` to finish the bag.

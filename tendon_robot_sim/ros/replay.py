@@ -71,7 +71,7 @@ def ament_prefixes() -> list[Path]:
 
 def message_class(msgtype: str) -> type:
     """
-    The rclpy message class of ``pkg/msg/Name`` of an installed interface package.
+    Return the rclpy message class of ``pkg/msg/Name`` of an installed interface package.
 
     Raises
     ------
@@ -113,9 +113,10 @@ def _installed_class(package: str, name: str, msgtype: str) -> type:
 
 class BagPlayer(Node):
     """
-    Publishers for the topics of the bag at ``path`` (``topics``: names to keep, with or
-    without the leading ``/``; default all; ``exclude``: names not to publish; ``remap``:
-    recorded name -> name to publish on), and :meth:`play` to publish them.
+    Publishers for the topics of the bag at ``path``, and :meth:`play` to publish them.
+
+    ``topics``: names to keep, with or without the leading ``/``; default all; ``exclude``:
+    names not to publish; ``remap``: recorded name -> name to publish on.
 
     Raises :class:`~tendon_robot_sim.core.bag.BagError` for an unreadable bag, a
     topic the bag does not hold, or a bag with nothing that can be published.
@@ -179,7 +180,8 @@ class BagPlayer(Node):
 
     def play(self, stop: Callable[[], bool] = lambda: False) -> bool:
         """
-        Publish one pass through the bag with the recorded spacing divided by ``rate``;
+        Publish one pass through the bag with the recorded spacing divided by ``rate``.
+
         False if ``stop()`` became true before the end.
         """
         start_wall = start_stamp = None

@@ -84,7 +84,7 @@ class Topic:
 
     @property
     def subscription_qos(self) -> QoSProfile:
-        """The QoS our own subscribers request: sensor data best effort, the rest as offered."""
+        """Return the QoS our subscribers request: sensor data best effort, the rest as offered."""
         return SENSOR_SUBSCRIPTION_QOS if self.sensor_data else self.qos
 
 
@@ -148,8 +148,9 @@ ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS,)
 
 def find_topic(name: str) -> Topic | None:
     """
-    The topic of the table called ``name`` (resolved or not: a leading ``/`` is
-    ignored), or None.
+    Return the topic of the table called ``name``, or None.
+
+    ``name`` may be resolved or not: a leading ``/`` is ignored.
     """
     for topic in ALL_TOPICS:
         if topic.name.lstrip('/') == name.lstrip('/'):
