@@ -42,13 +42,12 @@ import statistics
 import sys
 import time
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.cc_dynamics import CCDynamics, DEFAULT_TIME_STEP, load_cc_dynamics
 from tendon_robot_sim.core.robot import load_robot, robot_from_dict
+from tqdm import tqdm
 
 # The seed (Hadzic & Haeseli): forward Euler, 0.52 s per 0.5 ms step, i.e. 16.6 min of
 # computing per simulated second.

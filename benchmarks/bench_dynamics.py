@@ -39,13 +39,12 @@ import statistics
 import sys
 import time
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import STEPPERS, TendonSimulator
+from tqdm import tqdm
 
 # Targets of issue 11 (one core of the project's machine).
 TARGETS = {'compiled_rtf_at_50': 2.0, 'compiled_rtf_at_10': 8.0, 'speedup_at_10': 3.0}
@@ -147,7 +146,7 @@ def main(argv=None) -> int:
               f"({run['pyelastica_real_time_factor_best']:.2f}), speed-up {run['speedup']:.1f}; "
               f"tip error {case['error_mm']:.2f} mm = {case['error_percent_of_length']:.3f} % "
               f"of L{'' if case['steady'] else ' (NOT steady)'}")
-    print(f"load average (1 min) {load_before:.2f} before, "
+    print(f'load average (1 min) {load_before:.2f} before, '
           f"{result['machine']['load_average_1min']:.2f} after")
     if args.json:
         print(json.dumps(result))

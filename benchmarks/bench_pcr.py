@@ -46,13 +46,12 @@ import statistics
 import sys
 import time
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim.core.pcr import DEFAULT_STEPS, helix, PcrSolver
 from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.core.pcr_workspace import cylinder_samples, workspace
+from tqdm import tqdm
 
 LOAD = (0.0, 0.0, -5.0)      # N, the paper's helix load
 SEED_SOLVE_S = 3.82          # seed: mean time per inverse solve of its workspace estimate

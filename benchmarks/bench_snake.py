@@ -41,13 +41,12 @@ import statistics
 import sys
 import time
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim.commands.snake import default_snake_file
 from tendon_robot_sim.core.rolling_joint_snake import load_snake
 from tendon_robot_sim.core.snake_dynamics import seed_trajectory, SnakeDynamics
+from tqdm import tqdm
 
 
 def timed(run, repeats: int, desc: str, show: bool) -> list[float]:
@@ -109,7 +108,7 @@ def main(argv=None) -> int:
         print(f"inverse dynamics, {which}: {figures['steps_per_second']:.0f} steps/s "
               f"(median {figures['median_steps_per_second']:.0f}); target >= 1000")
     for label, figures in forward.items():
-        print(f"forward dynamics, RK4 at {label}: real-time factor "
+        print(f'forward dynamics, RK4 at {label}: real-time factor '
               f"{figures['real_time_factor']:.1f} "
               f"(median {figures['median_real_time_factor']:.1f})"
               f", round trip {figures['round_trip_error_rad']:.2g} rad; target >= 10")

@@ -43,13 +43,12 @@ import statistics
 import sys
 import time
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import DEFAULT_STEPS, MODELS, StaticsSolver
+from tqdm import tqdm
 
 TENSIONS = np.array([3.0, 2.0, 0.0, 1.0])   # N, cold-solve and accuracy case
 RATE = 1000.0                                # Hz, warm-solve stream

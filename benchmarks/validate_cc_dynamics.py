@@ -38,15 +38,14 @@ import argparse
 import json
 import sys
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.cc_dynamics import CCDynamics
 from tendon_robot_sim.core.robot import load_robot, robot_from_dict
 from tendon_robot_sim.core.simulator import TendonSimulator
 from tendon_robot_sim.core.statics import StaticsSolver
+from tqdm import tqdm
 
 
 def with_gravity(robot, gravity):

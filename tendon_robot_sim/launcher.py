@@ -45,10 +45,9 @@ import tempfile
 import time
 from typing import Callable, Mapping, Sequence
 
-import yaml
-
 import tendon_robot_sim
 from tendon_robot_sim.stack import get_stack, NodeEntry, robot_kind, typed_value
+import yaml
 
 # Seconds a node gets to exit after SIGINT, then again after SIGTERM.
 STOP_TIMEOUT = 5.0

@@ -43,8 +43,6 @@ see :mod:`tendon_robot_sim.core.cc_identification`):
 
 import argparse
 
-import yaml
-
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.commands.validate import (add_recording_options, load_inputs,
                                                 load_trajectory, MODEL_ERRORS)
@@ -54,6 +52,7 @@ from tendon_robot_sim.core.cc_dynamics import CCDynamicsError
 from tendon_robot_sim.core.cc_identification import (IdentificationError, identify_damping,
                                                      identify_stiffness, read_samples)
 from tendon_robot_sim.core.robot import RobotDescriptionError
+import yaml
 
 BELLOWS_FITS = ('stiffness', 'damping')
 

@@ -60,7 +60,7 @@ def register(subparsers) -> None:
                         help="tendon tensions in N: one per tendon ('0,3,0,0') or by name "
                              "('t1=3', others 0)")
     inputs.add_argument('--pressures', metavar='P',
-                        help="bellows gauge pressures in Pa: one per bellows or by name "
+                        help='bellows gauge pressures in Pa: one per bellows or by name '
                              "('p1=1e5', others 0)")
     parser.add_argument('--duration', type=float, default=2.0, metavar='S',
                         help='simulated time in s (default 2)')

@@ -49,14 +49,13 @@ import shutil
 import subprocess
 
 import numpy as np
-import yaml
-
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.core.model_registry import load_actuation
 from tendon_robot_sim.core.robot import Robot, RobotDescriptionError
 from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
+import yaml
 
 # Wall seconds the stack may take to start, and the simulation may stand still.
 STARTUP_TIMEOUT = 60.0

@@ -85,13 +85,13 @@ def register(subparsers) -> None:
         action.add_argument('--robot', default=None, metavar='FILE',
                             help='kind: pcr_6rus description (default: config/pcr_6rus.yaml)')
         action.add_argument('--compat', choices=COMPAT, default=None,
-                            help='model: the paper\'s, or the authors\' published code '
-                                 '(default: the description\'s compat)')
+                            help="model: the paper's, or the authors' published code "
+                                 "(default: the description's compat)")
         action.add_argument('--force', default=None, metavar='FX,FY,FZ',
                             help='external force at the platform centre in N, world frame '
-                                 '(default: the description\'s load)')
+                                 "(default: the description's load)")
         action.add_argument('--moment', default=None, metavar='MX,MY,MZ',
-                            help='external moment in N m (default: the description\'s load)')
+                            help="external moment in N m (default: the description's load)")
         action.add_argument('--json', action='store_true',
                             help='end the output with one JSON line')
     parser.set_defaults(func=run)

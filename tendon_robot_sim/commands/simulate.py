@@ -30,12 +30,11 @@ import math
 import sys
 import time
 
-from tqdm import tqdm
-
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError, parse_values
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.core.simulator import InputError, SimulationDiverged, TendonSimulator
+from tqdm import tqdm
 
 # Simulated seconds between progress-bar updates.
 CHUNK = 0.05

@@ -75,7 +75,7 @@ def register(subparsers) -> None:
                               'three one after the other, or a CSV file (time, then one '
                               'angle column per joint, rad)')
     inverse.add_argument('--duration', type=float, default=12.6,
-                         help="seed trajectories: length in s (default 12.6)")
+                         help='seed trajectories: length in s (default 12.6)')
     inverse.add_argument('--dt', type=float, default=0.005,
                          help="seed trajectories: time step in s (default 0.005, the seed's)")
     inverse.add_argument('--out', default='snake_output', metavar='DIR',

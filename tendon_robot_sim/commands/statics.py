@@ -55,7 +55,7 @@ def register(subparsers) -> None:
                              "('t1=2.0,t3=0.5', others 0)")
     inputs.add_argument('--displacements', metavar='Q',
                         help='tendon displacements in m, pulled in past the base (positive '
-                             "pulls, negative lets out): one per tendon or by name")
+                             'pulls, negative lets out): one per tendon or by name')
     parser.add_argument('--tip-force', metavar='FX,FY,FZ', default=None,
                         help='external tip force in N, world frame (default: robot tip_load)')
     parser.add_argument('--tip-moment', metavar='MX,MY,MZ', default=None,

@@ -69,7 +69,7 @@ def register(subparsers) -> None:
                         help="holds: the seed's three experiments (statics); step: a tension "
                              'step response (dynamic model)')
     parser.add_argument('--damping-ratio', type=float, default=None, metavar='ZETA',
-                        help=f"true damping ratio of the first mode (step; default: the "
+                        help=f'true damping ratio of the first mode (step; default: the '
                              f"file's x {DAMPING_FACTOR})")
     parser.add_argument('--vertebra-mass', type=float, default=None, metavar='KG',
                         help="true mass of each vertebra in kg (default: the file's)")

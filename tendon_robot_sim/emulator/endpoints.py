@@ -228,7 +228,7 @@ class SerialEndpoint(Endpoint):
 
     def __init__(self, url: str, baudrate: int = 115200):
         self.path = url
-        self._open_args = dict(baudrate=baudrate, timeout=0.0, write_timeout=0.0)
+        self._open_args = {'baudrate': baudrate, 'timeout': 0.0, 'write_timeout': 0.0}
         self._port = serial.serial_for_url(url, **self._open_args)
 
     def read(self, timeout: float) -> bytes:

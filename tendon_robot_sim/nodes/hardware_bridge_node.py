@@ -169,7 +169,7 @@ class HardwareBridgeNode(Node):
             self.mount = sensor_mount(config.urdf_file or share_dir() / 'urdf/tendon_robot.urdf',
                                       self.robot.base.frame_id, config.sensor_frame)
             self._check_limits()
-            link = dict(read_timeout=0.01, backoff=(0.05, config.reconnect_backoff))
+            link = {'read_timeout': 0.01, 'backoff': (0.05, config.reconnect_backoff)}
             # No blind re-send after a reconnect: the bridge ramps from what the device reports.
             self.motors = MotorDriver(config.motor_port, len(self.robot.tendons),
                                       config.motor_device, ack_timeout=config.ack_timeout,

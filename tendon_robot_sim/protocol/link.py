@@ -121,8 +121,8 @@ class SerialLink:
         self._on_message = on_message
         self._on_connect = on_connect
         self._poll_outgoing = poll_outgoing
-        self._open_args = dict(baudrate=baudrate, timeout=read_timeout,
-                               write_timeout=write_timeout)
+        self._open_args = {'baudrate': baudrate, 'timeout': read_timeout,
+                           'write_timeout': write_timeout}
         self._backoff = backoff
         self._stats = LinkStatistics()
         self._lock = threading.Lock()

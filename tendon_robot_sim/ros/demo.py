@@ -77,7 +77,7 @@ def demo_phases(tendon_names: Sequence[str], tension: float,
 
     With a ``target`` (m, base frame), a last phase moves the tip to it.
     """
-    zero = {name: 0.0 for name in tendon_names}
+    zero = dict.fromkeys(tendon_names, 0.0)
     phases = [Phase('rest', dict(zero))]
     for name in tendon_names:
         phases.append(Phase(f'{name} {tension:g} N', {**zero, name: tension}))

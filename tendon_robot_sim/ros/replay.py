@@ -159,7 +159,7 @@ class BagPlayer(Node):
                 msg_class, remap.get(topic, topic), self._qos(topic, offered.get(topic)))
         for topic, why in self.skipped.items():
             self.get_logger().warning(f'not replaying {topic}: {why}')
-        self.counts = {topic: 0 for topic in self.classes}
+        self.counts = dict.fromkeys(self.classes, 0)
 
     @staticmethod
     def _qos(topic: str, offered) -> QoSProfile:
