@@ -287,9 +287,9 @@ def _rhs_rod(law, mat, y, dy):
     """
     Write dy/ds of a bare Cosserat rod into dy.
 
-    Discrete model between vertebrae, rods of a parallel robot; y = p, R, n, m (world frame): v
-    and u - u* from the constitutive law (u* the rest curvature), n_s = -rho A g, m_s = -p_s x
-    n.
+    Discrete model between vertebrae, rods of a parallel robot; y = p, R, n, m (world frame):
+    v and u - u* from the constitutive law (u* the rest curvature), n_s = -rho A g,
+    m_s = -p_s x n.
     """
     n0, n1, n2 = y[12], y[13], y[14]
     m0, m1, m2 = y[15], y[16], y[17]
@@ -601,8 +601,8 @@ def _orthonormalize(y, row):
     """
     Replace R = y[3:12] (row-major) by its nearest rotation and copy it to row.
 
-    To round-off for the ~1e-8 drift of RK4, by one Newton-Schulz step R <- R (3 I - R^T R) /
-    2.
+    One Newton-Schulz step, R <- R (3 I - R^T R) / 2, is exact to round-off for the ~1e-8
+    drift of RK4.
     """
     R = y[3:12]
     S = row[3:12]   # scratch for R^T R, then the result

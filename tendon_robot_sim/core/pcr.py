@@ -117,8 +117,8 @@ def rest_chord(robot: PcrRobot) -> np.ndarray:
     """
     Return the tip of the stress-free rod in its base frame [m].
 
-    c = [0, -r (1 - cos phi), r sin phi] with phi = L / r (u* = [1/r, 0, 0] turns d3 towards
-    -d2).
+    c = [0, -r (1 - cos phi), r sin phi] with phi = L / r
+    (u* = [1/r, 0, 0] turns d3 towards -d2).
     """
     r = 1.0 / robot.precurvature
     phi = robot.rods.length / r
@@ -502,8 +502,8 @@ def compression_sweep(solver: PcrSolver, forces, position=(0.0, 0.0, 0.4)):
     """
     Run inverse solves at ``position`` under increasing downward forces [N].
 
-    Each is warm-started from the last, as in the paper's axial stiffness study (Sec. 4, Fig.
-    4a).
+    Each is warm-started from the last, as in the paper's axial stiffness study
+    (Sec. 4, Fig. 4a).
 
     Returns
     -------
