@@ -4,7 +4,7 @@ PYTHON := $(VENV)/bin/python
 # DDS stays on loopback, on a domain of this run's own (Kilted ignores ROS_LOCALHOST_ONLY).
 ROS_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( $$$$ % 100 + 1 ))
 
-.PHONY: setup demo demo-snake report test bench clean
+.PHONY: setup demo demo-snake report test lint bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -29,6 +29,12 @@ report: setup
 
 test: setup
 	$(ROS_ENV) $(PYTHON) -m pytest -q
+
+# The ament linters over the whole package, as colcon test runs them (ament_copyright is not
+# installable from this machine's index; test_package_xml.py checks the license headers).
+lint: setup
+	$(VENV)/bin/ament_flake8 .
+	$(VENV)/bin/ament_pep257 .
 
 bench: setup
 	$(PYTHON) benchmarks/bench_dynamics.py --json

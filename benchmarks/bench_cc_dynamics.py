@@ -1,5 +1,21 @@
 #!/usr/bin/env python3
-"""Speed and step-size accuracy of the CC Lagrange dynamics (core/cc_dynamics.py).
+
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Speed and step-size accuracy of the CC Lagrange dynamics (core/cc_dynamics.py).
 
 Speed: real-time factor (simulated / wall time) of ``CCDynamics.simulate`` at the
 default 5 ms step, for a step response from rest (an input step at t = 0, then
@@ -26,13 +42,12 @@ import statistics
 import sys
 import time
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.cc_dynamics import CCDynamics, DEFAULT_TIME_STEP, load_cc_dynamics
 from tendon_robot_sim.core.robot import load_robot, robot_from_dict
+from tqdm import tqdm
 
 # The seed (Hadzic & Haeseli): forward Euler, 0.52 s per 0.5 ms step, i.e. 16.6 min of
 # computing per simulated second.

@@ -1,5 +1,21 @@
 #!/usr/bin/env python3
-"""Real-time factor and discretisation error of the dynamic simulator, per resolution.
+
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Real-time factor and discretisation error of the dynamic simulator, per resolution.
 
 Speed: for each element count, ``TendonSimulator.advance`` with both steppers
 (``compiled``: one numba call per advance; ``pyelastica``: ``PositionVerlet.step`` per
@@ -23,13 +39,12 @@ import statistics
 import sys
 import time
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import STEPPERS, TendonSimulator
+from tqdm import tqdm
 
 # Targets of issue 11 (one core of the project's machine).
 TARGETS = {'compiled_rtf_at_50': 2.0, 'compiled_rtf_at_10': 8.0, 'speedup_at_10': 3.0}
@@ -131,7 +146,7 @@ def main(argv=None) -> int:
               f"({run['pyelastica_real_time_factor_best']:.2f}), speed-up {run['speedup']:.1f}; "
               f"tip error {case['error_mm']:.2f} mm = {case['error_percent_of_length']:.3f} % "
               f"of L{'' if case['steady'] else ' (NOT steady)'}")
-    print(f"load average (1 min) {load_before:.2f} before, "
+    print(f'load average (1 min) {load_before:.2f} before, '
           f"{result['machine']['load_average_1min']:.2f} after")
     if args.json:
         print(json.dumps(result))

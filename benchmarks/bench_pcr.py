@@ -1,5 +1,21 @@
 #!/usr/bin/env python3
-"""Speed of the 6-RUS parallel continuum robot's kinetostatics (tendon_robot_sim.core.pcr).
+
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Speed of the 6-RUS parallel continuum robot's kinetostatics (tendon_robot_sim.core.pcr).
 
 Targets of issue 15, next to the seed's figure (3.82 s, sd 1.15 s, per inverse solve over a
 4000-sample workspace, scipy shooting):
@@ -30,13 +46,12 @@ import statistics
 import sys
 import time
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim.core.pcr import DEFAULT_STEPS, helix, PcrSolver
 from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.core.pcr_workspace import cylinder_samples, workspace
+from tqdm import tqdm
 
 LOAD = (0.0, 0.0, -5.0)      # N, the paper's helix load
 SEED_SOLVE_S = 3.82          # seed: mean time per inverse solve of its workspace estimate

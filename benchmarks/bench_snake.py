@@ -1,5 +1,21 @@
 #!/usr/bin/env python3
-"""Speed of the rolling-joint snake's dynamics on one core.
+
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Speed of the rolling-joint snake's dynamics on one core.
 
 Inverse dynamics with the tension optimisation (37) for every joint: trajectory steps per
 second over the seed's 12.6 s trajectories at 5 ms (all steps of a trajectory solved
@@ -25,13 +41,12 @@ import statistics
 import sys
 import time
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim.commands.snake import default_snake_file
 from tendon_robot_sim.core.rolling_joint_snake import load_snake
 from tendon_robot_sim.core.snake_dynamics import seed_trajectory, SnakeDynamics
+from tqdm import tqdm
 
 
 def timed(run, repeats: int, desc: str, show: bool) -> list[float]:
@@ -93,7 +108,7 @@ def main(argv=None) -> int:
         print(f"inverse dynamics, {which}: {figures['steps_per_second']:.0f} steps/s "
               f"(median {figures['median_steps_per_second']:.0f}); target >= 1000")
     for label, figures in forward.items():
-        print(f"forward dynamics, RK4 at {label}: real-time factor "
+        print(f'forward dynamics, RK4 at {label}: real-time factor '
               f"{figures['real_time_factor']:.1f} "
               f"(median {figures['median_real_time_factor']:.1f})"
               f", round trip {figures['round_trip_error_rad']:.2g} rad; target >= 10")

@@ -1,5 +1,21 @@
 #!/usr/bin/env python3
-"""Speed and accuracy of the shooting-method statics solver (tendon_robot_sim.core.statics).
+
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Speed and accuracy of the shooting-method statics solver (tendon_robot_sim.core.statics).
 
 For the default robot (4 tendons, gravity) in the ``cosserat`` and ``discrete`` models
 (``--models`` to change):
@@ -27,13 +43,12 @@ import statistics
 import sys
 import time
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import DEFAULT_STEPS, MODELS, StaticsSolver
+from tqdm import tqdm
 
 TENSIONS = np.array([3.0, 2.0, 0.0, 1.0])   # N, cold-solve and accuracy case
 RATE = 1000.0                                # Hz, warm-solve stream

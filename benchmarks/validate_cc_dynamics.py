@@ -1,5 +1,21 @@
 #!/usr/bin/env python3
-"""The CC Lagrange dynamics against the project's Cosserat models (default tendon robot).
+
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The CC Lagrange dynamics against the project's Cosserat models (default tendon robot).
 
 Statics: steady tips of the CC model (its static equilibrium, x' = x'' = 0) against the
 ``cosserat`` shooting statics, for each tendon alone at 1 to 8 N and for two tendons
@@ -22,15 +38,14 @@ import argparse
 import json
 import sys
 
-import numpy as np
-from tqdm import tqdm
-
 from machine import machine_info
+import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.cc_dynamics import CCDynamics
 from tendon_robot_sim.core.robot import load_robot, robot_from_dict
 from tendon_robot_sim.core.simulator import TendonSimulator
 from tendon_robot_sim.core.statics import StaticsSolver
+from tqdm import tqdm
 
 
 def with_gravity(robot, gravity):

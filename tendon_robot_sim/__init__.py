@@ -1,4 +1,19 @@
-"""tendon_robot_sim: simulation and control of tendon-driven continuum robots.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+tendon_robot_sim: simulation and control of tendon-driven continuum robots.
 
 Layout: ``core/`` (robot description, physics, control math), ``protocol/``
 (serial device protocols and drivers), ``commands/`` (the ``tendon-robot-sim``
@@ -13,7 +28,8 @@ PACKAGE_NAME = 'tendon_robot_sim'
 
 
 def share_dir() -> Path:
-    """Folder holding config/, launch/, urdf/, rviz/.
+    """
+    Folder holding config/, launch/, urdf/, rviz/.
 
     Installed with colcon/ament (the ament index has an entry for the package, on
     ``AMENT_PREFIX_PATH``), its ``share/tendon_robot_sim``, also with ``--symlink-install``;
@@ -34,5 +50,5 @@ def share_dir() -> Path:
 
 
 def default_robot_file() -> Path:
-    """The default robot description, ``config/robot.yaml``."""
+    """Return the default robot description, ``config/robot.yaml``."""
     return share_dir() / 'config' / 'robot.yaml'

@@ -1,4 +1,19 @@
-"""Local launcher: start a stack of :mod:`tendon_robot_sim.stack` as subprocesses.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Local launcher: start a stack of :mod:`tendon_robot_sim.stack` as subprocesses.
 
 For machines without ``ros2 launch``. Each node becomes one process:
 
@@ -34,8 +49,6 @@ import tempfile
 import threading
 import time
 from typing import Callable, Mapping, Sequence
-
-import yaml
 
 import tendon_robot_sim
 from tendon_robot_sim.stack import (AUTOSTART, FromArguments, get_stack, NodeEntry, robot_kind,
@@ -82,7 +95,8 @@ def installed_executable(package: str, executable: str) -> Path | None:
 
 
 class StackLauncher:
-    """Start, watch and stop the processes of one stack.
+    """
+    Start, watch and stop the processes of one stack.
 
     Parameters
     ----------
@@ -97,6 +111,7 @@ class StackLauncher:
         Where the children write (``subprocess`` conventions); default: inherited.
     note : callable
         Receives one-line notes (skipped nodes, exits); default: print to stderr.
+
     """
 
     def __init__(self, stack_name: str, arguments: Mapping[str, str] | None = None,
@@ -305,7 +320,7 @@ class StackLauncher:
         self.stop()
 
     def describe(self) -> str:
-        """The planned command lines and skipped nodes, one per line."""
+        """Return the planned command lines and skipped nodes, one per line."""
         lines = [' '.join(n.command) for n in self.processes]
         lines += [f'# {n.entry.name}: managed node, brought to active (configure, activate) '
                   f'through {self._namespace()}/{n.entry.name}/change_state'

@@ -1,4 +1,19 @@
-"""The one definition of the ROS stacks: which nodes run, with what.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The one definition of the ROS stacks: which nodes run, with what.
 
 Both ``launch/*.launch.py`` (through :func:`launch_description`, for ``ros2
 launch``) and the local launcher (``tendon-robot-sim launch``, see
@@ -91,7 +106,8 @@ class LaunchArgument:
 
 @dataclass(frozen=True)
 class NodeEntry:
-    """One node of a stack.
+    """
+    One node of a stack.
 
     ``parameters`` come after the files (later wins); a value may be an
     :class:`Arg`. ``file_parameters`` maps a parameter to a :class:`ShareFile`
@@ -123,8 +139,11 @@ class NodeEntry:
             raise ValueError(f'node {self.name}: give condition or equals, not both')
 
     def skip_reason(self, values: Mapping[str, Any], kind: str | None = None) -> str | None:
-        """Why the node does not run with the launch argument ``values`` and a robot of
-        ``kind`` (None: not known); None: it runs."""
+        """
+        Tell why the node does not run with the launch argument ``values``; None: it runs.
+
+        ``kind`` is the robot's kind (None: not known).
+        """
         if self.condition and not values[self.condition]:
             return f'{self.condition}:=false'
         if self.equals and values[self.equals[0]] != self.equals[1]:
@@ -235,8 +254,12 @@ class RvizView(FromArguments):
 
 
 def robot_kind(robot: str) -> str | None:
-    """The kind of the robot file a ``robot`` launch argument names ('': the default tendon
-    robot); None when the file cannot be read (the nodes report that themselves)."""
+    """
+    Return the kind of the robot file a ``robot`` launch argument names.
+
+    '': the default tendon robot; None when the file cannot be read (the nodes report that
+    themselves).
+    """
     if not robot:
         return TENDON_ROBOT
     try:
@@ -369,7 +392,7 @@ STACKS: dict[str, Stack] = {
 
 
 def get_stack(name: str) -> Stack:
-    """The stack called ``name``; KeyError names the known ones."""
+    """Return the stack called ``name``; KeyError names the known ones."""
     try:
         return STACKS[name]
     except KeyError:
@@ -377,12 +400,14 @@ def get_stack(name: str) -> Stack:
 
 
 def typed_value(argument: LaunchArgument, text: str) -> Any:
-    """The value of a launch argument as a parameter of type ``argument.kind``.
+    """
+    Return the value of a launch argument as a parameter of type ``argument.kind``.
 
     Raises
     ------
     ValueError
         ``text`` is not one of the argument's choices.
+
     """
     if argument.choices and text not in argument.choices:
         raise ValueError(f'launch argument {argument.name}: must be one of '
@@ -391,7 +416,7 @@ def typed_value(argument: LaunchArgument, text: str) -> Any:
 
 
 def launch_description(stack_name: str):
-    """A ``launch.LaunchDescription`` of the stack, for ``launch/<stack>.launch.py``."""
+    """Return a ``launch.LaunchDescription`` of the stack, for ``launch/<stack>.launch.py``."""
     from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument
     from launch.conditions import IfCondition
@@ -483,7 +508,7 @@ def _computed(value: FromArguments, stack: Stack):
 
 
 def _serving(entry: NodeEntry, condition):
-    """A launch condition: ``condition`` (None: true) and the robot file's kind served."""
+    """Return a launch condition: ``condition`` (None: true) and the robot file's kind served."""
     from launch import Condition
     from launch.substitutions import LaunchConfiguration
 

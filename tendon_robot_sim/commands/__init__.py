@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Subcommands of ``tendon-robot-sim`` (see :mod:`tendon_robot_sim.cli`) and what they share."""
 
 
@@ -6,7 +20,8 @@ class CommandError(Exception):
 
 
 def parse_values(text: str, option: str):
-    """Per-tendon values of a command-line option, by position or by name.
+    """
+    Per-tendon values of a command-line option, by position or by name.
 
     ``'0,2,0,0'`` -> [0.0, 2.0, 0.0, 0.0]; ``'t1=2,t3=1'`` -> {'t1': 2.0, 't3': 1.0}.
     Raises :class:`CommandError` naming ``option`` and the bad item.
@@ -47,8 +62,11 @@ def add_scheduler_options(parser) -> None:
 
 
 def scheduler_of(args):
-    """The :class:`~tendon_robot_sim.core.calibration.Scheduler` of the parsed options, or
-    None; CommandError for a bad address or an incomplete set of TLS files."""
+    """
+    Return the :class:`~tendon_robot_sim.core.calibration.Scheduler` of the options, or None.
+
+    CommandError for a bad address or an incomplete set of TLS files.
+    """
     from tendon_robot_sim.core.calibration import CalibrationError, Scheduler
 
     tls = (args.tls_ca_file, args.tls_cert, args.tls_key)

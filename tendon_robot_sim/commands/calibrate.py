@@ -35,8 +35,6 @@ bellows lengths) and the damping run starts at the first of them. A CSV holds st
 
 import argparse
 
-import yaml
-
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.commands.validate import (add_recording_options, check_hold_options,
                                                 load_inputs, load_trajectory, MODEL_ERRORS)
@@ -48,6 +46,7 @@ from tendon_robot_sim.core.cc_identification import (
     response_from_rest, static_points)
 from tendon_robot_sim.core.experiment import is_csv
 from tendon_robot_sim.core.robot import RobotDescriptionError
+import yaml
 
 BELLOWS_FITS = ('stiffness', 'damping')
 

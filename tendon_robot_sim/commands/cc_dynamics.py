@@ -1,4 +1,19 @@
-"""``tendon-robot-sim cc-dynamics``: the multi-section constant-curvature Lagrange dynamics.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim cc-dynamics``: the multi-section constant-curvature Lagrange dynamics.
 
     tendon-robot-sim cc-dynamics --tensions t0=3 --duration 2 --plot
     tendon-robot-sim cc-dynamics --robot config/bionic_handling_assistant.yaml \
@@ -45,7 +60,7 @@ def register(subparsers) -> None:
                         help="tendon tensions in N: one per tendon ('0,3,0,0') or by name "
                              "('t1=3', others 0)")
     inputs.add_argument('--pressures', metavar='P',
-                        help="bellows gauge pressures in Pa: one per bellows or by name "
+                        help='bellows gauge pressures in Pa: one per bellows or by name '
                              "('p1=1e5', others 0)")
     parser.add_argument('--duration', type=float, default=2.0, metavar='S',
                         help='simulated time in s (default 2)')

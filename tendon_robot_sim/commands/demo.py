@@ -1,4 +1,19 @@
-"""``tendon-robot-sim demo``: the simulation stack at work, without RViz.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim demo``: the simulation stack at work, without RViz.
 
 Any robot the tension controller drives: a tendon robot (the default) or, with
 ``--robot config/rolling_joint_snake.yaml``, the rolling-joint snake (cables; no
@@ -34,14 +49,13 @@ import shutil
 import subprocess
 
 import numpy as np
-import yaml
-
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.core.model_registry import load_actuation
 from tendon_robot_sim.core.robot import Robot, RobotDescriptionError
 from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
+import yaml
 
 # Wall seconds the stack may take to start, and the simulation may stand still.
 STARTUP_TIMEOUT = 60.0
@@ -147,8 +161,12 @@ def run(args) -> int:
 
 
 def demo_target(robot: Robot, tension: float) -> np.ndarray:
-    """Tip target of the demo [m, base frame]: the statics tip (discrete model) with the
-    first two tendons at ``tension`` N and the others slack, so it is reachable."""
+    """
+    Return the tip target of the demo [m, base frame].
+
+    The statics tip (discrete model) with the first two tendons at ``tension`` N and the others
+    slack, so it is reachable.
+    """
     tensions = np.zeros(len(robot.tendons))
     tensions[:2] = tension
     return StaticsSolver(robot, 'discrete').solve_tensions(tensions).tip_position
@@ -273,7 +291,8 @@ def _draw(snapshots, out: Path) -> list[Path]:
 
 
 def _draw_robot(ax, snapshot, view: tuple[int, ...]) -> None:
-    """Backbone, disc rims, tendons and tip, in the coordinates ``view`` (2 or 3 of x y z).
+    """
+    Backbone, disc rims, tendons and tip, in the coordinates ``view`` (2 or 3 of x y z).
 
     Rims and the segments of one colour are joined into one line broken by NaN
     columns: a few artists draw much faster than one per segment.

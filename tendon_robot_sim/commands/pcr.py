@@ -1,4 +1,19 @@
-"""``tendon-robot-sim pcr``: kinetostatics of the 6-RUS parallel continuum robot.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim pcr``: kinetostatics of the 6-RUS parallel continuum robot.
 
     tendon-robot-sim pcr ik --position 0.05,0,0.45 --orientation 0,0,10 --force 0,0,-5
     tendon-robot-sim pcr fk --motor-angles 10,10,12,12,8,8 --force 0,0,-5 --json
@@ -70,13 +85,13 @@ def register(subparsers) -> None:
         action.add_argument('--robot', default=None, metavar='FILE',
                             help='kind: pcr_6rus description (default: config/pcr_6rus.yaml)')
         action.add_argument('--compat', choices=COMPAT, default=None,
-                            help='model: the paper\'s, or the authors\' published code '
-                                 '(default: the description\'s compat)')
+                            help="model: the paper's, or the authors' published code "
+                                 "(default: the description's compat)")
         action.add_argument('--force', default=None, metavar='FX,FY,FZ',
                             help='external force at the platform centre in N, world frame '
-                                 '(default: the description\'s load)')
+                                 "(default: the description's load)")
         action.add_argument('--moment', default=None, metavar='MX,MY,MZ',
-                            help='external moment in N m (default: the description\'s load)')
+                            help="external moment in N m (default: the description's load)")
         action.add_argument('--json', action='store_true',
                             help='end the output with one JSON line')
     parser.set_defaults(func=run)

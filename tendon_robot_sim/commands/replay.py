@@ -1,4 +1,19 @@
-"""``tendon-robot-sim replay``: publish a bag's messages with their recorded timing.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim replay``: publish a bag's messages with their recorded timing.
 
 For machines without ``ros2 bag play``: a
 :class:`~tendon_robot_sim.ros.replay.BagPlayer` publishes every topic of the bag
@@ -160,7 +175,8 @@ def run(args) -> int:
 
 
 class _HardwareGuard:
-    """CommandError while a hardware bridge subscribes to the replayed setpoints.
+    """
+    CommandError while a hardware bridge subscribes to the replayed setpoints.
 
     Checked before every message and during every wait, so a bridge that appears
     mid-replay stops it before its next setpoint.

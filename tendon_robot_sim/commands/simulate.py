@@ -1,4 +1,19 @@
-"""``tendon-robot-sim simulate``: run the dynamic model and report the tip pose.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim simulate``: run the dynamic model and report the tip pose.
 
     tendon-robot-sim simulate --tensions 0,2,0,0 --duration 1.5
     tendon-robot-sim simulate --robot my_robot.yaml --tensions t1=2.0 --until-steady --json
@@ -15,12 +30,11 @@ import math
 import sys
 import time
 
-from tqdm import tqdm
-
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError, parse_values
 from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.core.simulator import InputError, SimulationDiverged, TendonSimulator
+from tqdm import tqdm
 
 # Simulated seconds between progress-bar updates.
 CHUNK = 0.05

@@ -1,4 +1,19 @@
-"""``tendon-robot-sim snake``: the rolling-joint snake (``config/rolling_joint_snake.yaml``).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim snake``: the rolling-joint snake (``config/rolling_joint_snake.yaml``).
 
     tendon-robot-sim snake inverse --trajectory pan --plot
     tendon-robot-sim snake inverse --trajectory all --plot --json
@@ -60,7 +75,7 @@ def register(subparsers) -> None:
                               'three one after the other, or a CSV file (time, then one '
                               'angle column per joint, rad)')
     inverse.add_argument('--duration', type=float, default=12.6,
-                         help="seed trajectories: length in s (default 12.6)")
+                         help='seed trajectories: length in s (default 12.6)')
     inverse.add_argument('--dt', type=float, default=0.005,
                          help="seed trajectories: time step in s (default 0.005, the seed's)")
     inverse.add_argument('--out', default='snake_output', metavar='DIR',
@@ -93,7 +108,7 @@ def _load(path):
 
 
 def read_trajectory(path: Path, n_joints: int):
-    """t (K,), q, qd, qdd (K, N) from a CSV file; rates from a cubic spline through q."""
+    """Read t (K,), q, qd, qdd (K, N) from a CSV file; rates from a cubic spline through q."""
     try:
         with open(path, newline='') as file:
             rows = list(csv.reader(file))

@@ -1,4 +1,19 @@
-"""``tendon-robot-sim statics``: solve the static equilibrium and report the tip pose.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim statics``: solve the static equilibrium and report the tip pose.
 
     tendon-robot-sim statics --tensions 0,2,0,0
     tendon-robot-sim statics --model discrete --displacements t0=0.004 --json
@@ -40,7 +55,7 @@ def register(subparsers) -> None:
                              "('t1=2.0,t3=0.5', others 0)")
     inputs.add_argument('--displacements', metavar='Q',
                         help='tendon displacements in m, pulled in past the base (positive '
-                             "pulls, negative lets out): one per tendon or by name")
+                             'pulls, negative lets out): one per tendon or by name')
     parser.add_argument('--tip-force', metavar='FX,FY,FZ', default=None,
                         help='external tip force in N, world frame (default: robot tip_load)')
     parser.add_argument('--tip-moment', metavar='MX,MY,MZ', default=None,

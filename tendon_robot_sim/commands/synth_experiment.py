@@ -1,4 +1,19 @@
-"""``tendon-robot-sim synth-experiment``: a synthetic recording of the seed's experiments.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim synth-experiment``: a synthetic recording of the seed's experiments.
 
     tendon-robot-sim synth-experiment demo_output/synthetic_bag
     tendon-robot-sim synth-experiment out_bag --youngs-modulus 19e6 --shear-modulus 6.5e6 \
@@ -54,7 +69,7 @@ def register(subparsers) -> None:
                         help="holds: the seed's three experiments (statics); step: a tension "
                              'step response (dynamic model)')
     parser.add_argument('--damping-ratio', type=float, default=None, metavar='ZETA',
-                        help=f"true damping ratio of the first mode (step; default: the "
+                        help=f'true damping ratio of the first mode (step; default: the '
                              f"file's x {DAMPING_FACTOR})")
     parser.add_argument('--vertebra-mass', type=float, default=None, metavar='KG',
                         help="true mass of each vertebra in kg (default: the file's)")

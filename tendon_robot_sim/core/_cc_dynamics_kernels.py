@@ -1,4 +1,19 @@
-"""Numba kernels of the constant-curvature Lagrange dynamics (:mod:`.cc_dynamics`).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Numba kernels of the constant-curvature Lagrange dynamics (:mod:`.cc_dynamics`).
 
 The model and its sources are documented in :mod:`tendon_robot_sim.core.cc_dynamics`;
 the tests check these kernels against finite differences of
@@ -135,7 +150,8 @@ def rate_function(t):
 
 @njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def arc_point(xs, vs, sigma, p, p_g, p_h):
-    """Point at fraction ``sigma`` of a section's arc, in the section's base frame.
+    """
+    Point at fraction ``sigma`` of a section's arc, in the section's base frame.
 
     xs = (l, u_x, u_y), vs = their rates. Writes p (3,) [m], p_g (3, 3) (row a = dp/dx_a)
     and p_h (3,) [m/s^2] (second time derivative with x'' = 0).
@@ -172,7 +188,7 @@ def arc_point(xs, vs, sigma, p, p_g, p_h):
 
 @njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def _matmul(A, B, out):
-    """out = A B for 3 x 3 arrays (BLAS calls cost more than the arithmetic here)."""
+    """Set out = A B for 3 x 3 arrays (BLAS calls cost more than the arithmetic here)."""
     for i in range(3):
         for j in range(3):
             out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
@@ -379,7 +395,7 @@ def _copy(source, out):
 
 @njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def _vee_of_product(A, B, out):
-    """out = vee of the skew part of A^T B (3 x 3 arrays); (A^T B)_ij = sum_k A_ki B_kj."""
+    """Set out = vee of the skew part of A^T B (3 x 3 arrays); (A^T B)_ij = sum_k A_ki B_kj."""
     for i, (r, s) in enumerate(((2, 1), (0, 2), (1, 0))):
         out[i] = 0.5 * (A[0, r] * B[0, s] + A[1, r] * B[1, s] + A[2, r] * B[2, s]
                         - A[0, s] * B[0, r] - A[1, s] * B[1, r] - A[2, s] * B[2, r])
@@ -472,8 +488,12 @@ def _add_inertia(xs, vs, sigma, inertia, o, M, c, work):
 
 @njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h):
-    """Point pb + Rb pl of section o // 3 in the world: rows 0..o+2 of its gradient J
-    and its second time derivative h = pb'' + Rb'' pl + 2 Rb' pl' + Rb pl'' (in place)."""
+    """
+    Compose the world point pb + Rb pl of section o // 3 with its derivatives (in place).
+
+    Rows 0..o+2 of its gradient J and its second time derivative h = pb'' + Rb'' pl + 2 Rb' pl'
+    + Rb pl''.
+    """
     for col in range(o):
         for i in range(3):
             J[col, i] = pb_g[col, i] + (Rb_g[col, i, 0] * pl[0] + Rb_g[col, i, 1] * pl[1]
@@ -656,7 +676,8 @@ def sdirk_step(y, h, inputs, model, W, f_y, atol, rtol, max_iterations, work):
 
 @njit(cache=True, error_model='numpy')
 def integrate(y0, h, inputs, model, record_every, atol, rtol, max_iterations):
-    """Integrate len(inputs) steps of h [s], inputs held per step (zero-order hold).
+    """
+    Integrate len(inputs) steps of h [s], inputs held per step (zero-order hold).
 
     The Jacobian (and W) is kept while the Newton iterations converge fast (at most
     FAST_NEWTON iterations); it is renewed when they slow down or fail. A step that

@@ -1,4 +1,19 @@
-"""Compiled time stepping of the clamped, damped, tendon-loaded Cosserat rod.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Compiled time stepping of the clamped, damped, tendon-loaded Cosserat rod.
 
 :func:`advance_rod` advances the rod of :func:`~tendon_robot_sim.core.simulator.build_rod_system`
 by many position-Verlet steps in one numba call. It composes PyElastica 1.0's own
@@ -32,7 +47,8 @@ import numpy as np
 
 
 def rod_arrays(block) -> tuple:
-    """The arrays of a PyElastica rod memory block that :func:`advance_rod` reads and writes.
+    """
+    Return the arrays of a PyElastica rod memory block that :func:`advance_rod` reads and writes.
 
     ``block`` is the (single-rod) ``MemoryBlockCosseratRod`` of a finalized system
     (``next(system.final_systems())``); the tuple holds views, so the system sees
@@ -53,17 +69,23 @@ def rod_arrays(block) -> tuple:
 @njit(cache=True)
 def advance_rod(n_steps, dt, rod, clamp_position, clamp_director, gravity, decay, tendons,
                 check_every, origin, limit, tip_samples):
-    """Advance the rod ``n_steps`` position-Verlet steps of ``dt`` [s], in place.
+    """
+    Advance the rod ``n_steps`` position-Verlet steps of ``dt`` [s], in place.
 
     Parameters
     ----------
     n_steps : int
-    dt : float [s]
+        Number of steps.
+    dt : float
+        Time step [s].
     rod : tuple
         :func:`rod_arrays` of the system's memory block.
-    clamp_position : (3,) position of node 0, world [m].
-    clamp_director : (3, 3) directors of element 0 (rows d1 d2 d3).
-    gravity : (3,) [m/s^2], world.
+    clamp_position : array (3,)
+        Position of node 0, world [m].
+    clamp_director : array (3, 3)
+        Directors of element 0 (rows d1 d2 d3).
+    gravity : array (3,)
+        Gravitational acceleration, world [m/s^2].
     decay : float
         Per-step factor exp(-c dt) of the mass-proportional damper (1 = undamped).
     tendons : tuple
@@ -71,7 +93,10 @@ def advance_rod(n_steps, dt, rod, clamp_position, clamp_director, gravity, decay
         before the output arrays (``TendonForces.kernel_arguments``).
     check_every : int
         Steps between divergence checks and tip samples.
-    origin : (3,) base position [m]; limit : float, largest distance of a node from it [m].
+    origin : array (3,)
+        Base position [m].
+    limit : float
+        Largest distance of a node from ``origin`` [m].
     tip_samples : (n_steps // check_every, 3)
         Receives the tip position after every ``check_every``-th step [m].
 
@@ -81,6 +106,7 @@ def advance_rod(n_steps, dt, rod, clamp_position, clamp_director, gravity, decay
         Steps done: ``n_steps``, or fewer when a check found a bad node.
     node : int
         The first node non-finite or farther than ``limit`` from ``origin``, else -1.
+
     """
     (position, director, velocity, omega, v_w, dvdt_dwdt, acceleration, alpha, volume,
      lengths, tangents, radius, rest_lengths, rest_voronoi_lengths, dilatation,
@@ -154,7 +180,8 @@ def first_bad_node(position, origin, limit):
 
 @njit(cache=True)
 def _vertebra_director(director, k, q):
-    """Write the directors of the vertebra on node ``k`` into ``q`` (3, 3).
+    """
+    Write the directors of the vertebra on node ``k`` into ``q`` (3, 3).
 
     Same maths as ``tendon_forces.vertebra_directors``, written out without
     temporaries (this runs for every vertebra at every step):
@@ -185,7 +212,8 @@ def _vertebra_director(director, k, q):
 
 @njit(cache=True)
 def _add_hole_load(k, rx, ry, rz, fx, fy, fz, director, external_forces, external_torques):
-    """Add force F (world) at the world offset r from node k of a vertebra's hole.
+    """
+    Add force F (world) at the world offset r from node k of a vertebra's hole.
 
     The moment r x F is shared by the free elements meeting at node k (see the
     notes of :mod:`~tendon_robot_sim.core.tendon_forces`), each getting its share in
@@ -210,7 +238,8 @@ def _add_hole_load(k, rx, ry, rz, fx, fy, fz, director, external_forces, externa
 @njit(cache=True)
 def tendon_wrench_kernel(position, director, nodes, holes, base_holes, anchors, tensions,
                          weight, tip_force, tip_moment, external_forces, external_torques):
-    """Add all loads of ``TendonForces``; same maths as ``tendon_wrench_numpy``.
+    """
+    Add all loads of ``TendonForces``; same maths as ``tendon_wrench_numpy``.
 
     Shapes as in ``tendon_wrench_numpy``; ``nodes`` (k,), ``holes``
     (n_tendons, 3, k), ``base_holes`` (n_tendons, 3), ``anchors`` (n_tendons,).

@@ -1,4 +1,19 @@
-"""Numba kernel of the rolling-joint snake's forward dynamics (one state at a time).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Numba kernel of the rolling-joint snake's forward dynamics (one state at a time).
 
 The same equations as :class:`~tendon_robot_sim.core.snake_dynamics.SnakeDynamics`
 (kinematics of :mod:`~tendon_robot_sim.core.snake_kinematics`, M qdd = lambda T - tau),
@@ -29,9 +44,12 @@ def _rotation(axis, theta):
 @njit(cache=True)
 def _chain(q, qd, qdd, axes, planes, radius, height, center_of_mass, proximal_holes,
            distal_holes, mass, inertia, gravity):
-    """The chain at one state, world frame: contacts, joint axes, normals, centres of mass
-    (N, 3); link force m (a_C - g) and moment I wd + w x I w (N, 3); inertias (N, 3, 3);
-    proximal and distal holes of joint n (N, C, 3)."""
+    """
+    Evaluate the chain at one state, world frame.
+
+    Contacts, joint axes, normals, centres of mass (N, 3); link force m (a_C - g) and moment I
+    wd + w x I w (N, 3); inertias (N, 3, 3); proximal and distal holes of joint n (N, C, 3).
+    """
     N, C = q.shape[0], proximal_holes.shape[1]
     x = np.array([1.0, 0.0, 0.0])
     Rp = np.eye(3)
@@ -87,7 +105,8 @@ def _chain(q, qd, qdd, axes, planes, radius, height, center_of_mass, proximal_ho
 @njit(cache=True)
 def accelerations(q, qd, tensions, axes, planes, radius, height, center_of_mass,
                   proximal_holes, distal_holes, mass, inertia, gravity):
-    """qdd (N,) [rad/s^2] of the snake at (q, qd) (N,) under segment tensions (N, C) [N].
+    """
+    Return qdd (N,) [rad/s^2] of the snake at (q, qd) (N,) under segment tensions (N, C) [N].
 
     axes, planes : (N, 3) joint axes a and in-plane directions b = a x x (link frames);
     radius, height : R, H [m]; center_of_mass : (3,) link frame; proximal_holes,
@@ -126,8 +145,11 @@ def accelerations(q, qd, tensions, axes, planes, radius, height, center_of_mass,
 
 @njit(cache=True)
 def _vertex_lp(a, b, G, h, vertices, tolerance):
-    """min sum(T) s.t. a.T = b, G T <= h for 4 tensions, by its vertices (see
-    SnakeDynamics.solve_lp); returns T (4,) and whether it is feasible."""
+    """
+    Minimize sum(T) s.t. a.T = b, G T <= h for 4 tensions, by its vertices.
+
+    See SnakeDynamics.solve_lp; returns T (4,) and whether it is feasible.
+    """
     C = a.shape[0]
     norm = np.sqrt(a @ a)
     v = a.copy()
@@ -183,7 +205,8 @@ def _vertex_lp(a, b, G, h, vertices, tolerance):
 def inverse_step(q, qd, qdd, axes, planes, radius, height, center_of_mass, proximal_holes,
                  distal_holes, mass, inertia, gravity, w, mu, f_min, pretension,
                  max_tension, vertices, feasibility_tolerance, active_tolerance):
-    """Minimum tensions of (37) at one step, joint N to 1, for 4 cables.
+    """
+    Minimum tensions of (37) at one step, joint N to 1, for 4 cables.
 
     Returns tensions (N, 4), normal forces (N, 2), friction (N, 2, 2) ((y, z) in f3 at c1,
     c2), active (N, 4) per group (contact, friction, pretension, max_tension) and feasible
@@ -258,8 +281,11 @@ def inverse_step(q, qd, qdd, axes, planes, radius, height, center_of_mass, proxi
 @njit(cache=True)
 def integrate(t, tensions, q0, qd0, substeps, axes, planes, radius, height, center_of_mass,
               proximal_holes, distal_holes, mass, inertia, gravity):
-    """RK4 from (q0, qd0) (N,) over the sample times t (K,) under tensions (K, N, C),
-    linear between samples; returns q, qd (K, N) at the samples."""
+    """
+    Integrate by RK4 from (q0, qd0) (N,) over the sample times t (K,).
+
+    Under tensions (K, N, C), linear between samples; returns q, qd (K, N) at the samples.
+    """
     K, N = t.shape[0], q0.shape[0]
     q_out, qd_out = np.empty((K, N)), np.empty((K, N))
     q, qd = q0.copy(), qd0.copy()

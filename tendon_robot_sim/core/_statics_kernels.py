@@ -1,4 +1,19 @@
-"""Numba kernels of the shooting-method statics solver (:mod:`tendon_robot_sim.core.statics`).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Numba kernels of the shooting-method statics solver (:mod:`tendon_robot_sim.core.statics`).
 
 The models and their equations are documented in :mod:`tendon_robot_sim.core.statics`;
 :mod:`tendon_robot_sim.core.statics_reference` solves the same problems with plain
@@ -107,7 +122,7 @@ Work = namedtuple('Work', [
 
 @_kernel
 def _cross(a, b, out):
-    """out = a x b (out may alias a or b)."""
+    """Set out = a x b (out may alias a or b)."""
     a0, a1, a2 = a[0], a[1], a[2]
     b0, b1, b2 = b[0], b[1], b[2]
     out[0] = a1 * b2 - a2 * b1
@@ -117,8 +132,11 @@ def _cross(a, b, out):
 
 @_kernel
 def _gauss_solve(A, b):
-    """Solve A x = b (n = b.size) by Gaussian elimination with partial pivoting; A is
-    overwritten and x is returned in b. False if A is singular."""
+    """
+    Solve A x = b (n = b.size) by Gaussian elimination with partial pivoting.
+
+    A is overwritten and x is returned in b. False if A is singular.
+    """
     n = b.size
     for c in range(n):
         piv = c
@@ -150,8 +168,11 @@ def _gauss_solve(A, b):
 
 @_kernel
 def _inverse3(A, i0, j0, out):
-    """out = inverse of the 3x3 block A[i0:i0 + 3, j0:j0 + 3] by the adjugate (NaN/inf if
-    singular)."""
+    """
+    Set out = inverse of the 3x3 block A[i0:i0 + 3, j0:j0 + 3] by the adjugate.
+
+    NaN/inf if singular.
+    """
     a00, a01, a02 = A[i0, j0], A[i0, j0 + 1], A[i0, j0 + 2]
     a10, a11, a12 = A[i0 + 1, j0], A[i0 + 1, j0 + 1], A[i0 + 1, j0 + 2]
     a20, a21, a22 = A[i0 + 2, j0], A[i0 + 2, j0 + 1], A[i0 + 2, j0 + 2]
@@ -172,7 +193,7 @@ def _inverse3(A, i0, j0, out):
 
 @_kernel
 def _rotate_by(Q, th, out, E):
-    """out = Q exp(th^) by Rodrigues' formula (out may alias Q; E is 3x3 scratch)."""
+    """Set out = Q exp(th^) by Rodrigues' formula (out may alias Q; E is 3x3 scratch)."""
     a = math.sqrt(th[0] * th[0] + th[1] * th[1] + th[2] * th[2])
     if a < 1e-12:
         s1, c1 = 1.0, 0.5
@@ -201,7 +222,8 @@ def _rotate_by(Q, th, out, E):
 
 @_kernel
 def _dilatation(w0, w1, w2, law):
-    """Dilatation e = |v| for the strain v = e3 + e w, w = Kse^-1 nb.
+    """
+    Dilatation e = |v| for the strain v = e3 + e w, w = Kse^-1 nb.
 
     LINEAR (Rucker & Webster Sec. II): nb = Kse (v - e3), so v = e3 + w and e is taken
     as 1 (it does not enter the law). PYELASTICA (Gazzola et al. 2018, PyElastica 1.0):
@@ -262,9 +284,13 @@ def _kinematics(y, v0, v1, v2, u0, u1, u2, dy):
 
 @_kernel
 def _rhs_rod(law, mat, y, dy):
-    """Bare Cosserat rod (discrete model between vertebrae, rods of a parallel robot),
-    y = p, R, n, m (world frame): v and u - u* from the constitutive law (u* the rest
-    curvature), n_s = -rho A g, m_s = -p_s x n."""
+    """
+    Write dy/ds of a bare Cosserat rod into dy.
+
+    Discrete model between vertebrae, rods of a parallel robot; y = p, R, n, m (world frame):
+    v and u - u* from the constitutive law (u* the rest curvature), n_s = -rho A g,
+    m_s = -p_s x n.
+    """
     n0, n1, n2 = y[12], y[13], y[14]
     m0, m1, m2 = y[15], y[16], y[17]
     # R^T n / Kse and R^T m / Kbt
@@ -290,8 +316,10 @@ def _rhs_rod(law, mat, y, dy):
 
 @_kernel
 def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M):
-    """Rod with tendons routed along it (R&W Eqs. 15-17); y = p, R, v (Cosserat) or nb
-    (Kirchhoff), u, tendon lengths.
+    """
+    Write dy/ds of a rod with tendons routed along it into dy (R&W Eqs. 15-17).
+
+    y = p, R, v (Cosserat) or nb (Kirchhoff), u, tendon lengths.
 
     Sums over the tendons (Eq. 15), with pb = u x r + r_s + v:
     A_i = -tau (pb^)^2 / |pb|^3, G_i = -A_i r^, H_i = r^ G_i = -r^ A_i r^,
@@ -447,8 +475,11 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M):
 
 @_kernel
 def _rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M):
-    """Integrate n classical RK4 steps of size h from y (in place), writing each step to
-    traj[row + 1 ...]; rt[pt + i] holds the routing at s + i h / 2."""
+    """
+    Integrate n classical RK4 steps of size h from y (in place).
+
+    Each step is written to traj[row + 1 ...]; rt[pt + i] holds the routing at s + i h / 2.
+    """
     ny = y.size
     dy, acc, yt = st[0], st[1], st[2]
     kirchhoff = model == KIRCHHOFF
@@ -478,11 +509,14 @@ def _rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M):
 
 @_kernel
 def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
-    """Cosserat/Kirchhoff shooting residual: integrate from the guessed base wrench to the
-    tip, applying point loads at segment ends: vertebra weights and tendon terminations
-    (R&W Eqs. 18-20: F_i = -tau pb/|pb|, L_i = r x F_i), also at interior ends of
-    multi-section robots. F[0:6] is the tip force and moment imbalance in the tip body
-    frame, scaled. Scratch: wk[36:57]."""
+    """
+    Compute the Cosserat/Kirchhoff shooting residual of a continuous robot.
+
+    Integrate from the guessed base wrench to the tip, applying point loads at segment ends:
+    vertebra weights and tendon terminations (R&W Eqs. 18-20: F_i = -tau pb/|pb|, L_i = r x
+    F_i), also at interior ends of multi-section robots. F[0:6] is the tip force and moment
+    imbalance in the tip body frame, scaled. Scratch: wk[36:57].
+    """
     y = w.y[0]
     wk = w.wk
     mat = pl.mat
@@ -564,8 +598,12 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
 
 @_kernel
 def _orthonormalize(y, row):
-    """Replace R = y[3:12] (row-major) by its nearest rotation, to round-off for the ~1e-8
-    drift of RK4, by one Newton-Schulz step R <- R (3 I - R^T R) / 2; copy it to row."""
+    """
+    Replace R = y[3:12] (row-major) by its nearest rotation and copy it to row.
+
+    One Newton-Schulz step, R <- R (3 I - R^T R) / 2, is exact to round-off for the ~1e-8
+    drift of RK4.
+    """
     R = y[3:12]
     S = row[3:12]   # scratch for R^T R, then the result
     for a in range(3):
@@ -582,9 +620,12 @@ def _orthonormalize(y, row):
 
 @_kernel
 def _bay_error(ys, yend, P, Q, e, ds):
-    """Fixed-point error of a bay (into e, returns its max norm): integrated minus guessed
-    pose of vertebra j + 1 in the frame of vertebra j: position / ds, and the axial
-    vector of skew(Q^T Q_integrated)."""
+    """
+    Write the fixed-point error of a bay into e and return its max norm.
+
+    The error is the integrated minus the guessed pose of vertebra j + 1 in the frame of
+    vertebra j: position / ds, and the axial vector of skew(Q^T Q_integrated).
+    """
     # P_int = R_j^T (p_end - p_j)
     for i in range(3):
         acc = 0.0
@@ -617,8 +658,10 @@ def _bay_error(ys, yend, P, Q, e, ds):
 
 @_kernel
 def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
-    """Discrete model: integrate bay k, from vertebra j (0: the base) to the next one,
-    starting from w.y[1] (the state after the loads of vertebra j known so far).
+    """
+    Integrate bay k of the discrete model, from vertebra j (0: the base) to the next one.
+
+    Start from w.y[1] (the state after the loads of vertebra j known so far).
 
     Tendons passing vertebra j pull it towards their next hole, which sits on the
     downstream vertebra. The pose (P, Q) of that vertebra relative to vertebra j is found
@@ -779,7 +822,8 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
 
 @_kernel
 def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
-    """Discrete (vertebra) model shooting residual.
+    """
+    Discrete (vertebra) model shooting residual.
 
     The backbone between vertebrae is a bare Cosserat rod; at vertebra j each tendon
     applies tau (unit vector to its next hole) - tau (unit vector from its previous hole),
@@ -851,7 +895,8 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
 
 @_kernel
 def _residual(pl, mode, tau_in, q, tip, x, F, traj, tau, lengths, bays, w):
-    """Scaled shooting residual F(x) (size 6, or 6 + nt in displacement mode).
+    """
+    Scaled shooting residual F(x) (size 6, or 6 + nt in displacement mode).
 
     Unknowns x: base internal force nb(0) and moment mb(0) (body frame, scaled), and in
     displacement mode one variable z per tendon holding tension (z > 0) or slack (z < 0),
@@ -887,9 +932,12 @@ def _residual(pl, mode, tau_in, q, tip, x, F, traj, tau, lengths, bays, w):
 
 @_kernel
 def _fd_step(x):
-    """Finite-difference step for unknown x: relative, and towards larger |x| so that a
-    tension/slack unknown stays on its side of the kink at 0 (one-sided derivative of the
-    branch it is on)."""
+    """
+    Return the finite-difference step for unknown x.
+
+    Relative, and towards larger |x| so that a tension/slack unknown stays on its side of the
+    kink at 0 (one-sided derivative of the branch it is on).
+    """
     step = FD_STEP * max(1.0, abs(x))
     return step if x >= 0.0 else -step
 
@@ -908,8 +956,11 @@ def _norm(a, p):
 
 @_kernel
 def _broyden(J, F, Fn, dx, alpha):
-    """Good Broyden update after the step s = alpha dx took F to Fn:
-    J += ((Fn - F) - J s) s^T / (s^T s)."""
+    """
+    Apply the good Broyden update after the step s = alpha dx took F to Fn.
+
+    J += ((Fn - F) - J s) s^T / (s^T s).
+    """
     n = F.size
     ss = alpha * alpha * _norm(dx, 2) ** 2
     for r in range(n):
@@ -924,7 +975,8 @@ def _broyden(J, F, Fn, dx, alpha):
 @_kernel
 def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
           w, info):
-    """Damped Newton iteration with Broyden updates on the shooting residual.
+    """
+    Damped Newton iteration with Broyden updates on the shooting residual.
 
     The Jacobian J (kept by the caller between solves: warm start) is rebuilt by forward
     differences when it is missing or when a step fails to halve ||F||; between rebuilds,
@@ -1040,7 +1092,10 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
 
 @_kernel
 def poses(traj, frame_rows, path_rows, path_holes, quats, points):
-    """Outputs of a solution trajectory traj (rows, ny), rows holding p, R (row-major):
+    """
+    Write the frame quaternions and path points of a solution trajectory.
+
+    traj (rows, ny) has rows holding p, R (row-major); the outputs are:
 
     quats (k, 4): unit quaternions [qx, qy, qz, qw], qw >= 0, of R at frame_rows (k,), by
     Shepperd's method (the largest of 4 q_i^2 picks the formulas);
@@ -1123,8 +1178,11 @@ PcrWork = namedtuple('PcrWork', [
 
 @_kernel
 def _rotate_axis(Q, axis, angle, out):
-    """out = Q Rot_axis(angle) (axis 0, 1, 2 = x, y, z; out may alias Q): columns j, k
-    after the axis turn to c Q_j + s Q_k and c Q_k - s Q_j."""
+    """
+    Set out = Q Rot_axis(angle) (axis 0, 1, 2 = x, y, z; out may alias Q).
+
+    Columns j, k after the axis turn to c Q_j + s Q_k and c Q_k - s Q_j.
+    """
     j, k = (axis + 1) % 3, (axis + 2) % 3
     c, s = math.cos(angle), math.sin(angle)
     for i in range(3):
@@ -1147,7 +1205,8 @@ def _platform_rotation(roll, pitch, yaw, R):
 
 @_kernel
 def _pcr_rod(pl, i, x, target, traj, w, out):
-    """Integrate rod i from its base (paper, Sec. 3.1) into traj; out = p(L), n(L), m(L).
+    """
+    Integrate rod i from its base (paper, Sec. 3.1) into traj; out = p(L), n(L), m(L).
 
     p0 = p_M + R_M [0, l1 cos q1, l1 sin q1]; R0 = R_M Rx(q1) Ry(q2) Rx(q3) (DFKI2024:
     R_M Ry(q2) Rx(q3)); m(0) = m_z R0 e3 (universal joint: no moment about its two axes;
@@ -1186,8 +1245,11 @@ def _pcr_rod(pl, i, x, target, traj, w, out):
 
 @_kernel
 def _pcr_assemble(pl, x, target, wrench, out, Re, F):
-    """Residual F (42) from the rod ends out (6, 9) and the pose (paper, Eqs. 3-5), with
-    m_i(L) in the world frame (zero iff R_e^T m_i(L) is); DFKI2024 leaves p_e x F out."""
+    """
+    Assemble the residual F (42) from the rod ends out (6, 9) and the pose (paper, Eqs. 3-5).
+
+    m_i(L) is taken in the world frame (zero iff R_e^T m_i(L) is); DFKI2024 leaves p_e x F out.
+    """
     L, fs, ms = pl.scale[2], pl.scale[0], pl.scale[1]
     if pl.inverse:
         pe0, pe1, pe2 = target[0], target[1], target[2]
@@ -1225,8 +1287,11 @@ def _pcr_assemble(pl, x, target, wrench, out, Re, F):
 
 @_kernel
 def _pcr_residual(pl, x, target, wrench, traj, w, F):
-    """Integrate the six rods (trajectories into traj (6, steps + 1, 18)) and assemble F;
-    False if F is not finite."""
+    """
+    Integrate the six rods and assemble F; False if F is not finite.
+
+    The trajectories go into traj (6, steps + 1, 18).
+    """
     for i in range(6):
         _pcr_rod(pl, i, x, target, traj[i], w, w.out[i])
     _pcr_assemble(pl, x, target, wrench, w.out, w.M[0], F)
@@ -1238,9 +1303,12 @@ def _pcr_residual(pl, x, target, wrench, traj, w, F):
 
 @_kernel
 def _pcr_jacobian(pl, x, target, wrench, F, J, w):
-    """Forward-difference Jacobian using the block structure: a rod unknown moves only its
-    own rod, so its column costs one rod integration (42 instead of 6 x 42), and a pose
-    unknown none. w.out must hold the rod ends at x."""
+    """
+    Compute the forward-difference Jacobian using the block structure.
+
+    A rod unknown moves only its own rod, so its column costs one rod integration (42 instead
+    of 6 x 42), and a pose unknown none. w.out must hold the rod ends at x.
+    """
     k = 7 if pl.inverse else 6
     Fd = w.vec[1]
     for c in range(x.size):
@@ -1264,7 +1332,8 @@ def _pcr_jacobian(pl, x, target, wrench, F, J, w):
 
 @_kernel
 def pcr_solve(pl, target, wrench, x, J, jac_ok, tol, max_iter, traj, w, info):
-    """Damped Newton iteration on the coupled shooting residual of the parallel robot.
+    """
+    Damped Newton iteration on the coupled shooting residual of the parallel robot.
 
     The Jacobian J (kept by the caller: warm start) is reused, with good-Broyden updates
     after each step, while each step at least halves ||F||_2, and rebuilt

@@ -1,4 +1,19 @@
-"""Write and read rosbag2 bags (CDR messages) without ROS, with ``rosbags``.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Write and read rosbag2 bags (CDR messages) without ROS, with ``rosbags``.
 
 The messages arrive already serialized (CDR bytes, e.g. from an rclpy ``raw``
 subscription or ``rclpy.serialization.serialize_message``); this module only
@@ -86,7 +101,8 @@ STORAGE_PLUGINS = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}
 
 
 class BagWriter:
-    """A rosbag2 bag of serialized messages; use as a context manager.
+    """
+    A rosbag2 bag of serialized messages; use as a context manager.
 
     Parameters
     ----------
@@ -96,6 +112,7 @@ class BagWriter:
         Type store giving message definitions and type hashes.
     storage : str
         ``'mcap'`` (the default of ``ros2 bag record`` since Iron) or ``'sqlite3'``.
+
     """
 
     def __init__(self, path: str | Path, store: Stores = DEFAULT_STORE, storage: str = 'mcap'):
@@ -111,7 +128,7 @@ class BagWriter:
         self._connections = {}
         self.counts: dict[str, int] = {}
 
-    def open(self) -> 'BagWriter':
+    def open(self) -> 'BagWriter':  # noqa: A003 (named as rosbags' Writer.open)
         self._writer.open()
         return self
 
@@ -164,7 +181,7 @@ def _absolute(topic: str) -> str:
 
 @contextmanager
 def _open_bag(path: str | Path) -> Iterator[AnyReader]:
-    """An open ``AnyReader`` of ``path``; any failure of rosbags becomes a BagError."""
+    """Open ``path`` as an ``AnyReader``; any failure of rosbags becomes a BagError."""
     path = Path(path)
     if not path.exists():
         raise BagError(f'{path}: no such bag (file or folder)')
@@ -208,15 +225,21 @@ def _describe(error: Exception) -> str:
 
 
 def bag_topics(path: str | Path) -> dict[str, str]:
-    """Topics of the bag at ``path`` and their message types, e.g.
-    ``{'/tendon/state': 'sensor_msgs/msg/JointState'}``."""
+    """
+    Return the topics of the bag at ``path`` and their message types.
+
+    For example ``{'/tendon/state': 'sensor_msgs/msg/JointState'}``.
+    """
     with _open_bag(path) as reader:
         return {connection.topic: connection.msgtype for connection in reader.connections}
 
 
 def offered_qos_of(path: str | Path) -> dict[str, OfferedQos]:
-    """The first offered QoS profile recorded for each topic of the bag (topics recorded
-    without one are left out)."""
+    """
+    Return the first offered QoS profile recorded for each topic of the bag.
+
+    Topics recorded without one are left out.
+    """
     result = {}
     with _open_bag(path) as reader:
         for connection in reader.connections:
@@ -230,7 +253,7 @@ def offered_qos_of(path: str | Path) -> dict[str, OfferedQos]:
 
 
 def _stored(reader: AnyReader, path: Path, topics: Iterable[str] | None):
-    """(connection, stamp_ns, data) of ``reader`` in time order, failures as BagError."""
+    """Yield (connection, stamp_ns, data) of ``reader`` in time order, failures as BagError."""
     wanted = None if topics is None else {_absolute(t) for t in topics}
     connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
     if not connections:
@@ -247,7 +270,8 @@ def _stored(reader: AnyReader, path: Path, topics: Iterable[str] | None):
 
 
 def read_raw(path: str | Path, topics: Iterable[str] | None = None) -> Iterator[RawMessage]:
-    """Yield the stored messages of the bag at ``path`` in time order, not deserialized.
+    """
+    Yield the stored messages of the bag at ``path`` in time order, not deserialized.
 
     ``topics``: names to keep, with or without the leading ``/`` (default: all);
     a name the bag lacks yields nothing. Raises :class:`BagError` naming the file
@@ -259,7 +283,8 @@ def read_raw(path: str | Path, topics: Iterable[str] | None = None) -> Iterator[
 
 
 def read_messages(path: str | Path, topics: Iterable[str] | None = None):
-    """Yield ``(topic, stamp_ns, msg)`` in time order from a rosbag2 bag.
+    """
+    Yield ``(topic, stamp_ns, msg)`` in time order from a rosbag2 bag.
 
     ``path`` is a bag folder (``metadata.yaml`` with ``.mcap`` or ``.db3`` files) or a
     bare ``.mcap`` / ``.db3`` file; ``msg`` is deserialized by rosbags, with the

@@ -1,4 +1,19 @@
-"""Description of a bellows-actuated continuum robot (``kind: bellows``).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Description of a bellows-actuated continuum robot (``kind: bellows``).
 
 The robot kind of the elephant-trunk model (Falkenhahn et al. 2015, "Dynamic Modeling
 of Bellows-Actuated Continuum Robots Using the Euler-Lagrange Formalism", IEEE T-RO
@@ -108,7 +123,7 @@ class BellowsRobot:
 
 
 def is_bellows_description(path: str | Path) -> bool:
-    """True if the YAML file at ``path`` says ``kind: bellows`` (errors: see read_yaml)."""
+    """Tell whether the YAML file at ``path`` says ``kind: bellows`` (errors: see read_yaml)."""
     data = read_yaml(path)
     try:
         return description_kind(data) == KIND

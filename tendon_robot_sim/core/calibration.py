@@ -1,4 +1,19 @@
-"""Predict, validate and calibrate against measured holds (:mod:`.experiment`).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Predict, validate and calibrate against measured holds (:mod:`.experiment`).
 
 * :func:`predict` solves each hold's equilibrium with one model: ``cosserat``,
   ``kirchhoff`` or ``discrete`` (statics solver, milliseconds per hold) or
@@ -78,7 +93,8 @@ def _solve_chunk(task) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Scheduler:
-    """A Dask scheduler to solve on: its address and, for ``tls://``, the TLS files.
+    """
+    A Dask scheduler to solve on: its address and, for ``tls://``, the TLS files.
 
     Dask moves tasks and results as pickles, and unpickling runs code: over plain
     ``tcp://`` whoever can reach the scheduler or sit on the path can run code in this
@@ -123,8 +139,10 @@ def _replay_task(task) -> np.ndarray:
 
 
 class Evaluator:
-    """Runs batches of independent solves (holds; also :mod:`.pcr_workspace` samples)
-    serially, on local processes or on a Dask cluster.
+    """
+    Run batches of independent solves serially, on local processes or on a Dask cluster.
+
+    The solves are holds; also :mod:`.pcr_workspace` samples.
 
     Parameters
     ----------
@@ -133,6 +151,7 @@ class Evaluator:
     scheduler : Scheduler, str or None
         Dask scheduler (an address ``tcp://host:8786`` stands for ``Scheduler(address)``);
         overrides ``workers``. See :class:`Scheduler` on what plain tcp:// exposes.
+
     """
 
     def __init__(self, workers: int | None = None, scheduler: Scheduler | str | None = None):
@@ -157,8 +176,11 @@ class Evaluator:
             self._pool = ProcessPoolExecutor(self.workers)
 
     def imap(self, tasks: list, function=_solve_chunk):
-        """``function(task)`` of each task (a picklable module-level function), yielded in
-        task order as they finish (for progress bars)."""
+        """
+        Yield ``function(task)`` of each task in task order as they finish (for progress bars).
+
+        ``function`` is a picklable module-level function.
+        """
         if self._client is not None:
             for future in self._client.map(function, tasks, pure=False):
                 yield future.result()
@@ -168,12 +190,12 @@ class Evaluator:
             for task in tasks:
                 yield function(task)
 
-    def map(self, tasks: list, function=_solve_chunk) -> list:
+    def map(self, tasks: list, function=_solve_chunk) -> list:  # noqa: A003 (as Pool.map)
         return list(self.imap(tasks, function))
 
     def replay_many(self, robots: Sequence[Robot], recording: Recording,
                     settle_time: float) -> list[np.ndarray]:
-        """Simulated tips (j, 3) of :func:`replay_dynamic` for each robot, in parallel."""
+        """Return the simulated tips (j, 3) of :func:`replay_dynamic` per robot, in parallel."""
         return self.map([(robot.to_dict(), recording, settle_time) for robot in robots],
                         _replay_task)
 
@@ -228,7 +250,7 @@ class _ErrorStatistics:
         return float(self.errors.mean())
 
     @property
-    def max(self) -> float:
+    def max(self) -> float:  # noqa: A003 (next to mean and rms)
         return float(self.errors.max())
 
     @property
@@ -290,8 +312,11 @@ def validate(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
 
 def write_report(directory: str | Path, validation: Validation, source: str = '',
                  trajectory: Trajectory | None = None) -> Path:
-    """Write ``report.md``, ``tips.png`` and ``error_vs_tension.png`` into ``directory``;
-    with a ``trajectory`` (:func:`replay_dynamic`) also ``trajectory.png``."""
+    """
+    Write ``report.md``, ``tips.png`` and ``error_vs_tension.png`` into ``directory``.
+
+    With a ``trajectory`` (:func:`replay_dynamic`) also ``trajectory.png``.
+    """
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot as plt
@@ -385,7 +410,8 @@ class Trajectory(_ErrorStatistics):
 
 def replay_dynamic(robot: Robot, recording: Recording, max_settle: float = DYNAMIC_MAX_TIME,
                    progress: bool = False, settle_time: float | None = None) -> Trajectory:
-    """Replay a recording's tension series through the dynamic simulator.
+    """
+    Replay a recording's tension series through the dynamic simulator.
 
     The simulator first settles under the first command (the real robot was at rest
     when the recording started): until steady, at most ``max_settle`` s of simulated
@@ -451,7 +477,7 @@ def _plot_trajectory(path: Path, trajectory: Trajectory) -> None:
 
 
 def _settle_time(robot: Robot) -> float:
-    """Simulated seconds of a replay's settling: 8 time constants of the first mode."""
+    """Return the simulated seconds of a replay's settling: 8 time constants of the first mode."""
     from tendon_robot_sim.core.modal import mass_proportional_damping
 
     rate = mass_proportional_damping(robot)   # c: every mode decays as exp(-c t / 2)
@@ -471,7 +497,7 @@ def _tendon_parameter(robot: Robot, name: str) -> int | None:
 
 
 def parameter_value(robot: Robot, name: str) -> float:
-    """Current value of a fittable parameter (SI units)."""
+    """Return the current value of a fittable parameter (SI units)."""
     index = _tendon_parameter(robot, name)
     if index is not None:
         return float(robot.tendons[index].offset)
@@ -488,7 +514,8 @@ def parameter_value(robot: Robot, name: str) -> float:
 
 
 def with_parameters(robot: Robot, values: dict[str, float]) -> Robot:
-    """A copy of ``robot`` with fittable parameters replaced.
+    """
+    Return a copy of ``robot`` with fittable parameters replaced.
 
     A tendon's offset moves its hole along its whole length (``end_offset`` too when
     the routing is parallel, which needs them equal).
@@ -538,7 +565,8 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
               bounds: dict[str, tuple[float, float]] | None = None, model: str = 'discrete',
               workers: int | None = None, scheduler: Scheduler | str | None = None,
               progress: bool = True, recording: Recording | None = None) -> Calibration:
-    """Least-squares fit of rod parameters to the measured tips.
+    """
+    Least-squares fit of rod parameters to the measured tips.
 
     Parameters
     ----------
@@ -562,6 +590,7 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
         settles for the same simulated time: 8 time constants 1 / (zeta omega_1) of the
         initial robot's first mode (at most ``DYNAMIC_MAX_TIME``), so that
         the residuals are smooth in the parameters.
+
     """
     from scipy.optimize import least_squares
     from scipy.stats import t as student_t

@@ -1,4 +1,19 @@
-"""Multi-section constant-curvature Lagrange dynamics (the elephant-trunk model).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Multi-section constant-curvature Lagrange dynamics (the elephant-trunk model).
 
 Sources: V. Falkenhahn et al. 2015, "Dynamic Modeling of Bellows-Actuated Continuum
 Robots Using the Euler-Lagrange Formalism", IEEE T-RO 31(6) (Falkenhahn 2017, DOI
@@ -104,7 +119,8 @@ class CCTrajectory:
 
 
 class CCDynamics:
-    """The Lagrange dynamics of a multi-section CC robot; build it with a factory.
+    """
+    The Lagrange dynamics of a multi-section CC robot; build it with a factory.
 
     Parameters
     ----------
@@ -138,6 +154,7 @@ class CCDynamics:
     spin_damping : array (n, k), optional
         Dampers [N m s/rad] on the angular velocity of each lumped mass's arc frame;
         default 0.
+
     """
 
     def __init__(self, name: str, areas: np.ndarray | None, input_names: Sequence[str],
@@ -176,7 +193,7 @@ class CCDynamics:
 
     @classmethod
     def from_tendon_robot(cls, robot: Robot) -> 'CCDynamics':
-        """The CC model of a tendon robot with parallel tendons (``config/robot.yaml``)."""
+        """Build the CC model of a tendon robot with parallel tendons (``config/robot.yaml``)."""
         bad = [t.name for t in robot.tendons if t.routing != 'parallel']
         if bad:
             raise CCDynamicsError(
@@ -236,7 +253,7 @@ class CCDynamics:
 
     @classmethod
     def from_bellows_robot(cls, robot: BellowsRobot) -> 'CCDynamics':
-        """The CC model of a bellows robot (``kind: bellows``)."""
+        """Build the CC model of a bellows robot (``kind: bellows``)."""
         n = len(robot.sections)
         names = robot.actuator_names
         lengths = np.zeros((len(names), 3 * n))
@@ -275,7 +292,7 @@ class CCDynamics:
 
     @property
     def rest_state(self) -> np.ndarray:
-        """x (3n,) of the straight robot with every section at its rest length."""
+        """Return x (3n,) of the straight robot with every section at its rest length."""
         x = np.zeros(3 * self.n_sections)
         x[0::3] = self.rest_lengths
         return x
@@ -291,7 +308,7 @@ class CCDynamics:
         return self.lengths @ self.rest_state
 
     def input_vector(self, values: Sequence[float] | dict, field: str = 'inputs') -> np.ndarray:
-        """Inputs (one per actuator, or a mapping name -> value, others 0), range-checked."""
+        """Return the range-checked inputs (one per actuator, or name -> value, others 0)."""
         if isinstance(values, dict):
             u = np.zeros(len(self.input_names))
             for name, value in values.items():
@@ -323,8 +340,11 @@ class CCDynamics:
 
     def lagrange_terms(self, x: np.ndarray, v: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """M(x) (3n, 3n) kg (m or rad based), velocity products c(x, x'), gravity force,
-        force of the spin dampers."""
+        """
+        Return M(x), c(x, x'), the gravity force and the force of the spin dampers.
+
+        M(x) (3n, 3n) kg (m or rad based), velocity products c(x, x').
+        """
         N = 3 * self.n_sections
         M, c, q_gravity, q_spin = np.empty((N, N)), np.empty(N), np.empty(N), np.empty(N)
         kernels.lagrange_terms(np.asarray(x, float), np.asarray(v, float), self.model,
@@ -338,7 +358,8 @@ class CCDynamics:
         return G @ inputs + b - K @ x + q_gravity
 
     def equilibrium(self, inputs: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray:
-        """x (3n,) of the static equilibrium under ``inputs`` (x' = x'' = 0).
+        """
+        Return x (3n,) of the static equilibrium under ``inputs`` (x' = x'' = 0).
 
         The seed's identification idea: at rest the Lagrange equations are the static
         model. Damped Newton from ``guess`` (default: rest state); if that fails, by
@@ -358,8 +379,11 @@ class CCDynamics:
         return x
 
     def _static_newton(self, inputs: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, bool]:
-        """Damped Newton on the static force; the residual is divided by the diagonal
-        stiffness (so it is in m and rad). Returns (x, converged)."""
+        """
+        Run damped Newton on the static force; return (x, converged).
+
+        The residual is divided by the diagonal stiffness (so it is in m and rad).
+        """
         scale = np.diag(self.model[6]).copy()      # N/m, N m/rad
         scale[scale == 0.0] = 1.0
 
@@ -395,7 +419,8 @@ class CCDynamics:
         return x, bool(np.max(np.abs(r)) <= STATIC_TOLERANCE)
 
     def natural_frequencies(self, x: np.ndarray, inputs: np.ndarray) -> np.ndarray:
-        """Undamped natural frequencies [Hz], ascending, of small motions about x.
+        """
+        Undamped natural frequencies [Hz], ascending, of small motions about x.
 
         Linearises the static force by central differences: K_t = -dQ/dx, then
         solves K_t phi = omega^2 M phi.
@@ -418,7 +443,8 @@ class CCDynamics:
     def simulate(self, inputs: np.ndarray | Callable[[float], np.ndarray], duration: float,
                  dt: float = DEFAULT_TIME_STEP, x0: np.ndarray | None = None,
                  v0: np.ndarray | None = None, record_every: int = 1) -> CCTrajectory:
-        """Integrate from (x0, v0) (default: rest) for ``duration`` s with steps of ``dt``.
+        """
+        Integrate from (x0, v0) (default: rest) for ``duration`` s with steps of ``dt``.
 
         ``inputs``: constant (m,) or a function of time returning (m,), evaluated at the
         start of each step and held over it. Raises :class:`CCDynamicsError` if a step
@@ -494,8 +520,12 @@ def _padded_inertias(inertias: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def load_cc_dynamics(path: str | Path) -> CCDynamics:
-    """The CC dynamics of the robot in ``path``: a ``kind: bellows`` file or a tendon
-    robot description (no ``kind``). Errors name the file and the key."""
+    """
+    Load the CC dynamics of the robot in ``path``.
+
+    A ``kind: bellows`` file or a tendon robot description (no ``kind``). Errors name the file
+    and the key.
+    """
     data = read_yaml(path)
     try:
         if isinstance(data, dict) and data.get('kind') == BELLOWS:

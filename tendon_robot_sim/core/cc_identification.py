@@ -79,8 +79,11 @@ class Estimate:
 
 def read_samples(path: str | Path, robot: BellowsRobot
                  ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-    """Samples of a CSV: per bellows a pressure column named as the bellows [Pa] and a
-    length column ``<name>_length`` [m], and for a recorded run a ``time`` column [s].
+    """
+    Read the samples of a CSV file.
+
+    Per bellows a pressure column named as the bellows [Pa] and a length column
+    ``<name>_length`` [m], and for a recorded run a ``time`` column [s].
 
     Returns (times or None, pressures (k, m), lengths (k, m)).
     """
@@ -240,13 +243,17 @@ def response_from_rest(run: Run, hold_time: float, length_tolerance: float,
 
 def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.ndarray
                        ) -> Estimate:
-    """Bellows and bending stiffnesses from static points (linear least squares).
+    """
+    Bellows and bending stiffnesses from static points (linear least squares).
 
     Parameters
     ----------
+    robot : BellowsRobot
+        The description the CC model is built from.
     pressures, lengths : arrays (k, m)
         Gauge pressures [Pa] and measured bellows lengths [m] of k static points, bellows in
         description order.
+
     """
     from scipy.stats import t as student_t
 

@@ -1,4 +1,19 @@
-"""Constant-curvature (CC) kinematics: the fast model of a single-section robot.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Constant-curvature (CC) kinematics: the fast model of a single-section robot.
 
 Assumptions: every tendon is routed parallel to the backbone at radius ``r_i``
 and angle ``a_i`` (robot description), all tendons are anchored at the same arc
@@ -77,7 +92,7 @@ class CCState:
 
     @property
     def tip_orientation(self) -> np.ndarray:
-        """Unit quaternion [qx, qy, qz, qw] of ``tip_rotation``."""
+        """Return the unit quaternion [qx, qy, qz, qw] of ``tip_rotation``."""
         return rotation_to_quaternion(self.tip_rotation)
 
     def to_dict(self) -> dict:
@@ -88,7 +103,8 @@ class CCState:
 
 
 def section_pose(theta: float, phi: float, length: float) -> tuple[np.ndarray, np.ndarray]:
-    """Pose (R, p) of the end of a CC arc of ``length`` in the frame of its base.
+    """
+    Pose (R, p) of the end of a CC arc of ``length`` in the frame of its base.
 
     The rotation is the seed's ^wH_h rotation; the position
     ((1 - cos theta) cos phi, (1 - cos theta) sin phi, sin theta) * length / theta
@@ -108,7 +124,8 @@ def section_pose(theta: float, phi: float, length: float) -> tuple[np.ndarray, n
 
 
 class ConstantCurvature:
-    """CC forward and inverse kinematics of ``robot``.
+    """
+    CC forward and inverse kinematics of ``robot``.
 
     A planar robot (every hole on one line through the backbone,
     :attr:`Robot.bending_directions`) bends only in the plane of that line and the
@@ -118,6 +135,7 @@ class ConstantCurvature:
     ------
     ConstantCurvatureError
         A tendon is not routed parallel, or the tendons end at different arc lengths.
+
     """
 
     def __init__(self, robot: Robot):
@@ -146,7 +164,8 @@ class ConstantCurvature:
     # ------------------------------------------------------------------ forward
 
     def forward(self, displacements: Sequence[float] | Mapping[str, float]) -> CCState:
-        """Displacements (m, one per tendon or a mapping, others 0) -> CC state.
+        """
+        Displacements (m, one per tendon or a mapping, others 0) -> CC state.
 
         Least squares over the tendons; ``residual`` says how far the input is from
         a consistent (CC) set of displacements.
@@ -161,7 +180,8 @@ class ConstantCurvature:
                        state.tip_rotation, state.displacements, residual)
 
     def from_angles(self, theta: float, phi: float) -> CCState:
-        """The CC state with bending angle ``theta`` (rad, any sign) and direction ``phi``.
+        """
+        Return the CC state with bending angle ``theta`` (rad, any sign) and direction ``phi``.
 
         A planar robot takes only phi in its plane (``plane`` or ``plane + pi``).
         """
@@ -200,7 +220,8 @@ class ConstantCurvature:
 
     def inverse_tip(self, tip_position: Sequence[float], tolerance: float = TIP_TOLERANCE
                     ) -> CCState:
-        """The CC state whose tip is at ``tip_position`` (m, world frame).
+        """
+        Return the CC state whose tip is at ``tip_position`` (m, world frame).
 
         The tip of a CC robot lies in the plane through the base axis at angle phi,
         so phi is the direction of the target around the axis; theta is the bending
@@ -213,6 +234,7 @@ class ConstantCurvature:
         UnreachableError
             The closest CC tip is farther than ``tolerance`` (m) from the target;
             the error carries that closest state.
+
         """
         target = np.asarray(tip_position, dtype=float)
         if target.shape != (3,) or not np.all(np.isfinite(target)):

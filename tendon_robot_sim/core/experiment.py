@@ -1,4 +1,19 @@
-"""Recorded experiments as quasi-static holds, and synthetic experiments to test with.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Recorded experiments as quasi-static holds, and synthetic experiments to test with.
 
 A *hold* is a stretch of a recording where the tendon commands stay constant and
 the measured tip stays put for at least ``hold_time`` seconds: one static
@@ -65,7 +80,7 @@ class Hold:
 
     @property
     def commands(self) -> np.ndarray:
-        """The tensions or, in displacement mode, the displacements."""
+        """Return the tensions or, in displacement mode, the displacements."""
         return self.tensions if self.tensions is not None else self.displacements
 
 
@@ -90,7 +105,8 @@ class Recording:
 
 def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
                             source: str = 'recording') -> Recording:
-    """Command and tip series of a time-ordered stream of ``(topic, stamp_ns, msg)``.
+    """
+    Command and tip series of a time-ordered stream of ``(topic, stamp_ns, msg)``.
 
     Commands: ``tendon/setpoint`` (``effort``, or ``position`` when effort is empty),
     or ``tendon/state`` ``effort`` when the stream has no setpoints; tips:
@@ -133,10 +149,13 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
 def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_TIME,
                          tip_tolerance: float = DEFAULT_TIP_TOLERANCE,
                          command_tolerance: float | None = None) -> list[Hold]:
-    """Find the quasi-static holds of a recording.
+    """
+    Find the quasi-static holds of a recording.
 
     Parameters
     ----------
+    recording : Recording
+        The command and tip series, e.g. from :func:`read_recording`.
     hold_time : float
         Shortest steady stretch that counts as a hold [s].
     tip_tolerance : float
@@ -152,6 +171,7 @@ def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_T
     -------
     list of Hold
         In time order; the tip is the mean over the steady part of each hold.
+
     """
     if command_tolerance is None:
         command_tolerance = (STATE_TOLERANCE if recording.command_topic == STATE_TOPIC
@@ -296,7 +316,7 @@ def joint_field(msg, names: Sequence[str], field: str, where: str,
 
 
 def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
-    """Holds from a CSV file (see the module docstring); errors name file, line and column."""
+    """Read holds from a CSV file (see the module docstring); errors name file, line and column."""
     path = Path(path)
     names = robot.tendon_names
     try:
@@ -363,7 +383,7 @@ def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
 
 
 def _csv_rows(handle, path: Path) -> Iterator[list[str]]:
-    """The rows of a CSV file; a binary or malformed file is an ExperimentError."""
+    """Yield the rows of a CSV file; a binary or malformed file is an ExperimentError."""
     reader = csv.reader(handle)
     try:
         yield from reader
@@ -388,7 +408,7 @@ def write_holds_csv(path: str | Path, robot: Robot, holds: Sequence[Hold]) -> No
 
 
 def read_recording(path: str | Path, robot: Robot) -> Recording:
-    """The command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``)."""
+    """Read the command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``)."""
     from tendon_robot_sim.core.bag import BagError, read_messages
     try:
         return recording_from_messages(
@@ -405,7 +425,7 @@ def is_csv(path: str | Path) -> bool:
 
 def load_recording(path: str | Path, robot: Robot, hold_time: float = DEFAULT_HOLD_TIME,
                    tip_tolerance: float = DEFAULT_TIP_TOLERANCE) -> list[Hold]:
-    """Holds of a CSV file (suffix ``.csv``) or a rosbag2 bag (anything else)."""
+    """Load the holds of a CSV file (suffix ``.csv``) or a rosbag2 bag (anything else)."""
     path = Path(path)
     if is_csv(path):
         return read_holds_csv(path, robot)
@@ -420,8 +440,12 @@ def load_recording(path: str | Path, robot: Robot, hold_time: float = DEFAULT_HO
 
 
 def experiment_tendons(robot: Robot) -> tuple[int, int]:
-    """(vertical-plane, horizontal-plane) tendon indices: the hole most against gravity
-    (pulling lifts the tip) and the hole most perpendicular to gravity."""
+    """
+    Return the (vertical-plane, horizontal-plane) tendon indices.
+
+    The hole most against gravity (pulling lifts the tip) and the hole most perpendicular to
+    gravity.
+    """
     g = robot.gravity / np.linalg.norm(robot.gravity)
     along = np.array([robot.base.rotation @ np.array([math.cos(t.angle), math.sin(t.angle), 0.0])
                       for t in robot.tendons]) @ g
@@ -429,7 +453,8 @@ def experiment_tendons(robot: Robot) -> tuple[int, int]:
 
 
 def experiment_plan(robot: Robot) -> list[tuple[str, np.ndarray]]:
-    """The seed's three experiments as (label, tensions) holds.
+    """
+    Return the seed's three experiments as (label, tensions) holds.
 
     1. self weight only; 2. the horizontal-plane tendon at 25, 50, 75 % of 8 N (capped
     at its max_tension); 3. ten holds with increasing tensions on the vertical-plane
@@ -455,7 +480,8 @@ def experiment_plan(robot: Robot) -> list[tuple[str, np.ndarray]]:
 def synth_experiment(path: str | Path, robot_true: Robot, noise: float = 2e-4, seed: int = 0,
                      rate: float = 50.0, hold_duration: float = 3.0, transition: float = 0.5,
                      model: str = 'discrete') -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """Simulate the seed's experiments on ``robot_true`` and write them as a bag.
+    """
+    Simulate the seed's experiments on ``robot_true`` and write them as a bag.
 
     The bag looks like a hardware recording: ``tendon/setpoint`` (JointState, effort
     in N, at ``rate``) and ``tip/measured`` (PointStamped in the base frame, at
@@ -469,6 +495,7 @@ def synth_experiment(path: str | Path, robot_true: Robot, noise: float = 2e-4, s
     -------
     list of (label, tensions (n,), noiseless tip (3,))
         The holds as simulated (the truth behind the bag).
+
     """
     _check_noise(noise)
     solver = StaticsSolver(robot_true, model)
@@ -498,7 +525,8 @@ def synth_experiment(path: str | Path, robot_true: Robot, noise: float = 2e-4, s
 def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.0,
                         noise: float = 2e-4, seed: int = 0, rate: float = 50.0,
                         before: float = 0.5, after: float = 3.0) -> tuple[np.ndarray, list]:
-    """Simulate a tension step with the dynamic model and write it as a bag.
+    """
+    Simulate a tension step with the dynamic model and write it as a bag.
 
     The robot rests under zero tension (settled until its tip moves slower than
     0.01 mm/s), then the vertical-plane tendon (:func:`experiment_tendons`) steps to
@@ -512,6 +540,7 @@ def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.
     -------
     step : (n,) the tensions after the step [N]
     samples : list of (time s, tensions (n,), noiseless tip (3,))
+
     """
     from tqdm import tqdm
 
@@ -544,7 +573,8 @@ def _check_noise(noise: float) -> None:
 
 
 def _write_bag(path: str | Path, robot: Robot, samples, noise: float, seed: int) -> None:
-    """Write (time s, tensions, noiseless tip) samples as a hardware-like bag.
+    """
+    Write (time s, tensions, noiseless tip) samples as a hardware-like bag.
 
     ``tendon/setpoint`` (JointState, effort in N) and ``tip/measured`` (PointStamped,
     base frame, with Gaussian noise of standard deviation ``noise`` [m] per axis,

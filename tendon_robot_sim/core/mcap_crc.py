@@ -1,4 +1,19 @@
-"""CRC-32 checksums of MCAP files: fill them in after writing, verify them before reading.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+CRC-32 checksums of MCAP files: fill them in after writing, verify them before reading.
 
 MCAP (https://mcap.dev/spec) keeps three kinds of optional CRC-32 (the IEEE polynomial
 of :func:`zlib.crc32`; 0 means "not computed"):
@@ -63,8 +78,11 @@ def _records(data: bytes | bytearray) -> Iterator[tuple[int, int, int]]:
 
 
 def _chunk_records(data, content: int) -> tuple[bytes | None, int]:
-    """(uncompressed records of the chunk at ``content`` or None if the codec is
-    unavailable, offset of its crc field)."""
+    """
+    Return the uncompressed records of the chunk at ``content`` and its crc field's offset.
+
+    The records are None if the codec is unavailable.
+    """
     (_, _, size, _) = _CHUNK_HEAD.unpack_from(data, content)
     position = content + _CHUNK_HEAD.size
     (name_length,) = struct.unpack_from('<I', data, position)
@@ -93,7 +111,7 @@ def _chunk_records(data, content: int) -> tuple[bytes | None, int]:
 
 
 def _checksums(data) -> list[tuple[str, int, int]]:
-    """(what, offset of the stored crc, computed crc) of every checksum in ``data``."""
+    """Return (what, offset of the stored crc, computed crc) of every checksum in ``data``."""
     found = []
     for opcode, position, content in _records(data):
         if opcode == OP_CHUNK:
@@ -127,7 +145,8 @@ def seal(path: str | Path) -> None:
 
 
 def verify(path: str | Path) -> int:
-    """Check every CRC of the MCAP file at ``path`` that is not 0; the number checked.
+    """
+    Check every CRC of the MCAP file at ``path`` that is not 0; the number checked.
 
     A file too short to hold a header and a footer is left to the MCAP reader to report.
 
@@ -136,6 +155,7 @@ def verify(path: str | Path) -> int:
     McapCrcError
         Naming the first part of the file whose checksum does not match, or what is
         malformed.
+
     """
     data = Path(path).read_bytes()
     if len(data) < 2 * len(MAGIC) + 2 * _RECORD_HEAD.size:

@@ -1,4 +1,19 @@
-"""Small bending vibrations of the robot about its rest shape under gravity.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Small bending vibrations of the robot about its rest shape under gravity.
 
 An independent (not PyElastica) model of the planar elastica: a Hencky bar chain of
 N rigid links of length h = L / N joined by rotational springs E I / h (2 E I / h at
@@ -35,7 +50,8 @@ LINKS = 200
 
 
 def bending_frequencies(robot: Robot, count: int = 2) -> np.ndarray:
-    """The ``count`` lowest in-plane bending natural frequencies omega [rad/s].
+    """
+    Return the ``count`` lowest in-plane bending natural frequencies omega [rad/s].
 
     Small vibrations about the rest shape under ``robot.gravity`` (no tendon
     tension, no tip load), in the plane of the base direction and gravity (any
@@ -90,7 +106,8 @@ def bending_frequencies(robot: Robot, count: int = 2) -> np.ndarray:
 
 
 def mass_proportional_damping(robot: Robot) -> float:
-    """Rate c [1/s] of the damper that damps every velocity as dv/dt = -c v.
+    """
+    Rate c [1/s] of the damper that damps every velocity as dv/dt = -c v.
 
     Mass-proportional (Rayleigh) damping gives mode i the damping ratio
     zeta_i = c / (2 omega_i), so ``rod.damping: {ratio: zeta}`` is

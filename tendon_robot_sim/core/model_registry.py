@@ -1,4 +1,19 @@
-"""Which simulation model serves a robot description: (kind, mode) -> factory.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Which simulation model serves a robot description: (kind, mode) -> factory.
 
 A description file's top-level ``kind`` picks the robot kind
 (:data:`~tendon_robot_sim.core.robot.ROBOT_KINDS`; none: a tendon robot) and with it the
@@ -86,12 +101,14 @@ ACTUATIONS: dict[str, Callable[[Any], Actuation]] = {
 
 
 def load_actuation(path: str | Path, user: str) -> tuple[str, Actuation]:
-    """(kind, actuation) of the description in ``path``.
+    """
+    (kind, actuation) of the description in ``path``.
 
     Raises
     ------
     RobotDescriptionError
         The file is bad, or its kind is not driven by tensions (``user`` refuses it).
+
     """
     kind, description = load_any_description(path)
     if kind not in ACTUATIONS:
@@ -105,12 +122,14 @@ class ModelConfigurationError(ValueError):
 
 
 def load_any_description(path: str | Path) -> tuple[str, Any]:
-    """(kind, validated description) of the file in ``path``.
+    """
+    (kind, validated description) of the file in ``path``.
 
     Raises
     ------
     RobotDescriptionError
         The file is bad or its kind unknown; one line naming the file and the key.
+
     """
     kind = file_kind(path)
     if kind not in LOADERS:
@@ -120,7 +139,7 @@ def load_any_description(path: str | Path) -> tuple[str, Any]:
 
 
 def file_kind(path: str | Path) -> str:
-    """The ``kind`` of the description in ``path``; RobotDescriptionError names the file."""
+    """Return the ``kind`` of the description in ``path``; RobotDescriptionError names the file."""
     try:
         return description_kind(read_yaml(path))
     except RobotDescriptionError as error:
@@ -131,12 +150,14 @@ def file_kind(path: str | Path) -> str:
 
 def create_model(path: str | Path, mode: str = '', options: ModelOptions = ModelOptions()
                  ) -> tuple[str, str, SimModel]:
-    """(kind, mode, model) for the description in ``path``; ``mode`` '': the kind's default.
+    """
+    (kind, mode, model) for the description in ``path``; ``mode`` '': the kind's default.
 
     Raises
     ------
     ModelConfigurationError
         The file is bad, the kind has no such mode, or the model refuses the robot.
+
     """
     try:
         kind = file_kind(path)
@@ -152,8 +173,11 @@ def create_model(path: str | Path, mode: str = '', options: ModelOptions = Model
 
 
 def _mode_list(modes) -> str:
-    """The modes of a kind for an error message: its own models, then the
-    constant-curvature one that several kinds share."""
+    """
+    List the modes of a kind for an error message.
+
+    Its own models, then the constant-curvature one that several kinds share.
+    """
     own = [m for m in modes if m != CC_MODE]
-    shared = [f"{[CC_MODE]} (constant curvature)"] if CC_MODE in modes else []
+    shared = [f'{[CC_MODE]} (constant curvature)'] if CC_MODE in modes else []
     return ' or '.join(([str(own)] if own else []) + shared)

@@ -1,4 +1,19 @@
-"""Kinetostatics of the 6-RUS parallel continuum robot (seed pcr_6rus_cosserat_kinetostatics).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Kinetostatics of the 6-RUS parallel continuum robot (seed pcr_6rus_cosserat_kinetostatics).
 
 Rodrigues, Yu, Stoeffler, Kumar, "Kinetostatic Analysis for 6RUS Parallel Continuum Robot
 using Cosserat Rod Theory" ("the paper"). Six pre-curved Cosserat rods (Eqs. 1-2, linear
@@ -99,8 +114,12 @@ class PcrResult:
 
 
 def rest_chord(robot: PcrRobot) -> np.ndarray:
-    """Tip of the stress-free rod in its base frame, c = [0, -r (1 - cos phi), r sin phi]
-    with phi = L / r [m] (u* = [1/r, 0, 0] turns d3 towards -d2)."""
+    """
+    Return the tip of the stress-free rod in its base frame [m].
+
+    c = [0, -r (1 - cos phi), r sin phi] with phi = L / r
+    (u* = [1/r, 0, 0] turns d3 towards -d2).
+    """
     r = 1.0 / robot.precurvature
     phi = robot.rods.length / r
     return np.array([0.0, -r * (1.0 - math.cos(phi)), r * math.sin(phi)])
@@ -128,10 +147,13 @@ def crank_tips(robot: PcrRobot, q1: np.ndarray) -> np.ndarray:
 
 
 def _joint_angles(robot: PcrRobot, q1: np.ndarray, chords: np.ndarray) -> np.ndarray:
-    """q2, q3 (6, 2) that turn the rest chord c onto the world chords (6, 3):
+    """
+    Return q2, q3 (6, 2) that turn the rest chord c onto the world chords (6, 3).
+
     Ry(q2) Rx(q3) c = d, d the chord in the crank frame (paper) or motor frame (dfki2024).
     Rx(q3) c has y = -a cos q3 - b sin q3 (c = [0, -a, b]) and z >= 0 on the branch taken;
-    Ry(q2) [0, y, z] = [z sin q2, y, z cos q2]."""
+    Ry(q2) [0, y, z] = [z sin q2, y, z cos q2].
+    """
     c = rest_chord(robot)
     a, b = -c[1], c[2]
     length = math.hypot(a, b)
@@ -147,7 +169,8 @@ def _joint_angles(robot: PcrRobot, q1: np.ndarray, chords: np.ndarray) -> np.nda
 
 
 def rigid_inverse(robot: PcrRobot, position, orientation=(0.0, 0.0, 0.0)) -> np.ndarray:
-    """Inverse kinematics of the rigid-link 6-RUS robot whose links are the stress-free rods.
+    """
+    Inverse kinematics of the rigid-link 6-RUS robot whose links are the stress-free rods.
 
     |C_i - p0(q1)| = |c| (c: :func:`rest_chord`) is, in the motor frame with
     d = R_M^T (C_i - p_M): d_y cos q1 + d_z sin q1 = (|d|^2 + l1^2 - |c|^2) / (2 l1); the
@@ -171,9 +194,12 @@ def rigid_inverse(robot: PcrRobot, position, orientation=(0.0, 0.0, 0.0)) -> np.
 
 
 def rigid_forward(robot: PcrRobot, motor_angles, guess=None) -> np.ndarray:
-    """Forward kinematics of the rigid-link robot (links: stress-free rods): pose
-    [x, y, z, roll, pitch, yaw] with |p_e + R_e C_i - p0_i| = |c| for all six legs, by
-    damped Newton from ``guess`` (default: centred, level, 0.4 m up). NaN if it fails."""
+    """
+    Solve the forward kinematics of the rigid-link robot (links: stress-free rods).
+
+    Return the pose [x, y, z, roll, pitch, yaw] with |p_e + R_e C_i - p0_i| = |c| for all six
+    legs, by damped Newton from ``guess`` (default: centred, level, 0.4 m up). NaN if it fails.
+    """
     q1 = np.asarray(motor_angles, dtype=float)
     tips = crank_tips(robot, q1)
     chord = np.linalg.norm(rest_chord(robot))
@@ -203,11 +229,14 @@ def rigid_forward(robot: PcrRobot, motor_angles, guess=None) -> np.ndarray:
 
 
 class _Memory:
-    """Warm-start memory of one kind of solve (inverse or forward): the unknowns ``x`` and
-    Jacobian ``J`` being iterated, those of the last solution (``x_last``, ``J_last``) with
-    its inputs ``u`` (target and wrench, 12), and ``S``, a secant estimate of dx/du
-    (good-Broyden updates from consecutive solutions) that predicts the next start,
-    x_last + S (u_new - u): along a path the start is then second-order close."""
+    """
+    Warm-start memory of one kind of solve (inverse or forward).
+
+    The unknowns ``x`` and Jacobian ``J`` being iterated, those of the last solution
+    (``x_last``, ``J_last``) with its inputs ``u`` (target and wrench, 12), and ``S``, a secant
+    estimate of dx/du (good-Broyden updates from consecutive solutions) that predicts the next
+    start, x_last + S (u_new - u): along a path the start is then second-order close.
+    """
 
     def __init__(self):
         self.x = np.zeros(42)
@@ -243,7 +272,8 @@ class _Memory:
 
 
 class PcrSolver:
-    """Inverse and forward kinetostatics of one parallel robot (see the module docstring).
+    """
+    Inverse and forward kinetostatics of one parallel robot (see the module docstring).
 
     Parameters
     ----------
@@ -256,6 +286,7 @@ class PcrSolver:
         (E I / L^2), moments / (E I / L).
     max_iterations : int
         Newton iterations per attempt.
+
     """
 
     def __init__(self, robot: PcrRobot, steps: int = DEFAULT_STEPS,
@@ -305,7 +336,8 @@ class PcrSolver:
 
     def inverse(self, position, orientation=(0.0, 0.0, 0.0), force=None,
                 moment=None) -> PcrResult:
-        """Motor angles (and everything else) that hold the platform at a pose.
+        """
+        Motor angles (and everything else) that hold the platform at a pose.
 
         Parameters
         ----------
@@ -320,6 +352,7 @@ class PcrSolver:
         Raises
         ------
         StaticsInputError, ConvergenceError
+
         """
         start = time.perf_counter()
         target = np.concatenate((_vector3(position, 'position'),
@@ -328,8 +361,11 @@ class PcrSolver:
         return self._solve(True, target, wrench, start)
 
     def forward(self, motor_angles, force=None, moment=None) -> PcrResult:
-        """Platform pose (and everything else) for motor angles q1 (6,) [rad] under a
-        wrench (as in :meth:`inverse`). Angles outside the motor limits are rejected."""
+        """
+        Solve for the platform pose (and everything else) at motor angles q1 (6,) [rad].
+
+        The wrench is given as in :meth:`inverse`. Angles outside the motor limits are rejected.
+        """
         start = time.perf_counter()
         q1 = np.asarray(motor_angles, dtype=float)
         if q1.shape != (6,) or not np.all(np.isfinite(q1)):
@@ -356,9 +392,11 @@ class PcrSolver:
 
     def _cold_guess(self, inverse: bool, target: np.ndarray, wrench: np.ndarray,
                     x: np.ndarray) -> bool:
-        """Unknowns of the rigid-link solution with each rod carrying a sixth of the load
-        and its own weight, n(0) = F / 6 + rho A g L; False if the rigid robot cannot
-        reach."""
+        """
+        Return the unknowns of the rigid-link solution, or False if the rigid robot cannot reach.
+
+        Each rod carries a sixth of the load and its own weight, n(0) = F / 6 + rho A g L.
+        """
         robot = self.robot
         if inverse:
             q = rigid_inverse(robot, target[:3], target[3:])
@@ -391,8 +429,11 @@ class PcrSolver:
         return self._info[3] == kernels.CONVERGED
 
     def _solve(self, inverse: bool, target, wrench, start) -> PcrResult:
-        """Warm start (predicted, then from the last solution), else cold starts with
-        load continuation (see the module docstring)."""
+        """
+        Solve from a warm start (predicted, then from the last solution), else from cold starts.
+
+        The cold starts use load continuation (see the module docstring).
+        """
         memory = self._memory[inverse]
         x = memory.x
         u = np.concatenate((target, wrench))
@@ -458,8 +499,11 @@ class PcrSolver:
 
 
 def compression_sweep(solver: PcrSolver, forces, position=(0.0, 0.0, 0.4)):
-    """Inverse solves at ``position`` under increasing downward forces (N, each warm-started
-    from the last), as in the paper's axial stiffness study (Sec. 4, Fig. 4a).
+    """
+    Run inverse solves at ``position`` under increasing downward forces [N].
+
+    Each is warm-started from the last, as in the paper's axial stiffness study
+    (Sec. 4, Fig. 4a).
 
     Returns
     -------
@@ -467,6 +511,7 @@ def compression_sweep(solver: PcrSolver, forces, position=(0.0, 0.0, 0.4)):
         One per force up to the first that fails.
     error : ConvergenceError or None
         Why the sweep stopped (its message names the force), None if every force converged.
+
     """
     results = []
     for force in forces:
@@ -479,9 +524,12 @@ def compression_sweep(solver: PcrSolver, forces, position=(0.0, 0.0, 0.4)):
 
 def helix(points: int = 500, radius: float = 0.25, heights=(0.40, 0.55),
           turns: float = 2.0) -> np.ndarray:
-    """Platform positions (points, 3) [m] along the paper's helical trajectory (Sec. 4,
-    Fig. 5a): radius 0.25 m, z from 0.40 to 0.55 m. The paper does not give the number of
-    turns; 2 by default."""
+    """
+    Return platform positions (points, 3) [m] along the paper's helical trajectory.
+
+    Sec. 4, Fig. 5a: radius 0.25 m, z from 0.40 to 0.55 m. The paper does not give the number
+    of turns; 2 by default.
+    """
     t = np.linspace(0.0, 1.0, points)
     angle = 2.0 * np.pi * turns * t
     return np.column_stack((radius * np.cos(angle), radius * np.sin(angle),

@@ -1,5 +1,21 @@
-"""The 6-RUS parallel continuum robot behind the
-:class:`~tendon_robot_sim.core.sim_model.SimModel` interface (``quasi_static``).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The 6-RUS parallel continuum robot as a SimModel (``quasi_static``).
+
+The model sits behind the :class:`~tendon_robot_sim.core.sim_model.SimModel` interface.
 
 Motor angles q1 (JointState ``position``, rad) in; each setpoint is solved by the
 forward kinetostatics (:meth:`~tendon_robot_sim.core.pcr.PcrSolver.forward`) under the

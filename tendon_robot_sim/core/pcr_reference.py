@@ -1,5 +1,21 @@
-"""Plain numpy/scipy reference of the parallel robot's kinetostatics, for tests of the
-fast solver (:mod:`tendon_robot_sim.core.pcr`).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Plain numpy/scipy reference of the parallel robot's kinetostatics.
+
+For tests of the fast solver (:mod:`tendon_robot_sim.core.pcr`).
 
 The paper's own numerical method, written independently of the numba kernels:
 
@@ -92,10 +108,13 @@ class PcrReference:
         return E
 
     def inverse(self, pose, wrench) -> np.ndarray:
-        """Joint angles q (6, 3) [rad] (q1, q2, q3 per rod) that hold the platform at
-        pose [x, y, z, roll, pitch, yaw] under wrench [F, M] (world). Raises StaticsError
-        if root does not converge. (Forward solves are checked against this: the motor
-        angles it returns must bring the fast forward solver back to the pose.)"""
+        """
+        Return the joint angles q (6, 3) [rad] (q1, q2, q3 per rod) that hold the platform.
+
+        The platform is at pose [x, y, z, roll, pitch, yaw] under wrench [F, M] (world). Raises
+        StaticsError if root does not converge. (Forward solves are checked against this: the
+        motor angles it returns must bring the fast forward solver back to the pose.)
+        """
         pose = np.asarray(pose, dtype=float)
         wrench = np.asarray(wrench, dtype=float)
         q = rigid_inverse(self.robot, pose[:3], pose[3:])

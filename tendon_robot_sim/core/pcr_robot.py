@@ -1,4 +1,19 @@
-"""Description of a 6-RUS parallel continuum robot (``kind: pcr_6rus``).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Description of a 6-RUS parallel continuum robot (``kind: pcr_6rus``).
 
 Loaded from YAML (see ``config/pcr_6rus.yaml``) into frozen, validated dataclasses with
 the YAML reading and checking helpers of :mod:`tendon_robot_sim.core.robot`; a bad file
@@ -77,8 +92,12 @@ class PcrRobot:
         return 1.0 / r
 
     def with_changes(self, **changes: Any) -> 'PcrRobot':
-        """A copy with top-level fields (``compat``, ``gravity``, ...) or rod fields
-        (``youngs_modulus``, ``precurvature_radius``, ...) replaced; validated again."""
+        """
+        Return a copy with top-level or rod fields replaced; validated again.
+
+        Top-level fields are ``compat``, ``gravity``, ...; rod fields ``youngs_modulus``,
+        ``precurvature_radius``, ...
+        """
         data = self.to_dict()
         for key, value in changes.items():
             target = data['rods'] if key in data['rods'] else data
@@ -111,17 +130,19 @@ class PcrRobot:
 
 
 def default_pcr_file() -> Path:
-    """The package's parallel robot description, ``config/pcr_6rus.yaml``."""
+    """Return the package's parallel robot description, ``config/pcr_6rus.yaml``."""
     return share_dir() / 'config' / 'pcr_6rus.yaml'
 
 
 def load_pcr_robot(path: str | Path) -> PcrRobot:
-    """Load and validate a ``kind: pcr_6rus`` description file.
+    """
+    Load and validate a ``kind: pcr_6rus`` description file.
 
     Raises
     ------
     RobotDescriptionError
         With one message naming the file, the key and the problem.
+
     """
     return load_description(path, pcr_robot_from_dict)
 
@@ -187,7 +208,7 @@ def _load_rods(m: DescriptionMapping) -> PcrRods:
 
 
 def _points(m: DescriptionMapping, name: str) -> np.ndarray:
-    """The two points (2, 3) of a pair [m]."""
+    """Return the two points (2, 3) of a pair [m]."""
     value = m.get(name)
     path = m._path(name)
     if not isinstance(value, list) or len(value) != 2:

@@ -1,4 +1,19 @@
-"""Reachable workspace of the 6-RUS parallel continuum robot (paper, Sec. 4, Fig. 6).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Reachable workspace of the 6-RUS parallel continuum robot (paper, Sec. 4, Fig. 6).
 
 Platform positions sampled in a cylinder (``cylinder_samples``: a sunflower lattice of
 ``per_height`` points on the disc at each height, so samples spread evenly and the run
@@ -41,8 +56,12 @@ CHUNK = 50
 
 def cylinder_samples(radius: float = RADIUS, heights=HEIGHTS,
                      per_height: int = PER_HEIGHT) -> np.ndarray:
-    """Positions (len(heights) * per_height, 3) [m]: at each height a sunflower lattice
-    (point k at radius R sqrt((k + 1/2) / n), angle k x golden angle) on the disc."""
+    """
+    Return positions (len(heights) * per_height, 3) [m] on sunflower lattices.
+
+    At each height a sunflower lattice (point k at radius R sqrt((k + 1/2) / n), angle k x
+    golden angle) on the disc.
+    """
     k = np.arange(per_height)
     r = radius * np.sqrt((k + 0.5) / per_height)
     angle = k * math.pi * (3.0 - math.sqrt(5.0))
@@ -74,8 +93,11 @@ def _solve_samples(task) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Workspace:
-    """Inverse solves over sampled platform positions and orientations at one load:
-    sample k is position k % p at orientation k // p (p positions, o orientations)."""
+    """
+    Inverse solves over sampled platform positions and orientations at one load.
+
+    Sample k is position k % p at orientation k // p (p positions, o orientations).
+    """
 
     positions: np.ndarray      # (n, 3) m
     orientations: np.ndarray   # (n, 3) rad, roll, pitch, yaw
@@ -101,8 +123,11 @@ class Workspace:
         return self.valid.reshape(self.n_orientations, -1).all(axis=0)
 
     def summary(self) -> dict:
-        """Counts and solve-time statistics (ms; all samples, and the converged ones)
-        as plain data."""
+        """
+        Return counts and solve-time statistics as plain data.
+
+        Times in ms; over all samples, and over the converged ones.
+        """
         times = self.solve_times * 1e3
         ok = times[self.converged] if self.converged.any() else np.full(1, np.nan)
         return {'samples': int(self.positions.shape[0]), 'valid': int(self.valid.sum()),
@@ -116,8 +141,12 @@ class Workspace:
                 'wall_time_s': self.wall_time}
 
     def write_csv(self, path: str | Path) -> None:
-        """One row per sample: position [m], orientation [rad], valid, converged, motor
-        angles [deg], residual, solve time [ms]."""
+        """
+        Write one CSV row per sample.
+
+        Position [m], orientation [rad], valid, converged, motor angles [deg], residual, solve
+        time [ms].
+        """
         with open(path, 'w', newline='') as handle:
             writer = csv.writer(handle)
             writer.writerow(['x', 'y', 'z', 'roll', 'pitch', 'yaw', 'valid', 'converged']
@@ -131,8 +160,12 @@ class Workspace:
                                 + [f'{res:.3g}', f'{t * 1e3:.4g}'])
 
     def plot(self, path: str | Path, title: str = '') -> None:
-        """PNG like the paper's Fig. 6: (a) reachable positions in 3D, (b) the range of
-        the motor angles over the valid samples at each height, per motor."""
+        """
+        Plot a PNG like the paper's Fig. 6.
+
+        (a) reachable positions in 3D, (b) the range of the motor angles over the valid samples
+        at each height, per motor.
+        """
         import matplotlib
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
@@ -177,11 +210,14 @@ def workspace(robot: PcrRobot, positions: np.ndarray, orientations=((0.0, 0.0, 0
               force=None, moment=None, workers: int | None = None,
               scheduler: Scheduler | str | None = None, chunk: int = CHUNK,
               progress: bool = True) -> Workspace:
-    """Solve the inverse kinetostatics at each position (p, 3) [m] and each platform
-    orientation (o, 3) (roll, pitch, yaw) [rad] under a wrench (default: the description's
-    load), on ``workers`` local processes (None: all cores; 1: this process) or a Dask
-    cluster (``scheduler`` address). ``progress`` shows a tqdm bar over the samples on
-    stderr."""
+    """
+    Solve the inverse kinetostatics at each position and platform orientation.
+
+    Positions (p, 3) [m], orientations (o, 3) (roll, pitch, yaw) [rad], under a wrench
+    (default: the description's load), on ``workers`` local processes (None: all cores; 1: this
+    process) or a Dask cluster (``scheduler`` address). ``progress`` shows a tqdm bar over the
+    samples on stderr.
+    """
     from tqdm import tqdm
     positions = np.asarray(positions, dtype=float).reshape(-1, 3)
     orientations = np.asarray(orientations, dtype=float).reshape(-1, 3)

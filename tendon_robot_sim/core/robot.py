@@ -1,4 +1,19 @@
-"""Robot description: the one source of truth for geometry and material.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Robot description: the one source of truth for geometry and material.
 
 A robot is described in YAML (see ``config/robot.yaml``) and loaded into frozen,
 validated dataclasses. Every quantity is SI: metres, kilograms, seconds, newtons,
@@ -76,7 +91,7 @@ ROBOT_KINDS = {
 
 
 def description_kind(data: Any) -> str:
-    """The ``kind`` of a description as read from YAML; ``tendon_robot`` when absent."""
+    """Return the ``kind`` of a description as read from YAML; ``tendon_robot`` when absent."""
     kind = data.get('kind', TENDON_ROBOT) if isinstance(data, Mapping) else TENDON_ROBOT
     if not isinstance(kind, str) or kind not in ROBOT_KINDS:
         raise RobotDescriptionError(
@@ -85,7 +100,8 @@ def description_kind(data: Any) -> str:
 
 
 def check_kind(data: Any, expected: str) -> None:
-    """Raise unless the description ``data`` is of kind ``expected``, naming both kinds.
+    """
+    Raise unless the description ``data`` is of kind ``expected``, naming both kinds.
 
     Only a tendon robot may leave ``kind`` out.
     """
@@ -109,8 +125,11 @@ def vertebrae_required(model: str) -> str:
 
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads ``16.6e6`` as a float (YAML 1.2; 1.1 makes it a string),
-    refuses aliases and nesting deeper than :data:`MAX_DEPTH`."""
+    """
+    SafeLoader that also reads ``16.6e6`` as a float (YAML 1.2; 1.1 makes it a string).
+
+    It refuses aliases and nesting deeper than :data:`MAX_DEPTH`.
+    """
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
@@ -183,7 +202,8 @@ class Base:
 
 @dataclass(frozen=True)
 class Damping:
-    """Mass-proportional damping of the dynamic model: exactly one field is set.
+    """
+    Mass-proportional damping of the dynamic model: exactly one field is set.
 
     Every velocity decays as dv/dt = -c v, which gives bending mode i the damping
     ratio c / (2 omega_i) (see :mod:`tendon_robot_sim.core.modal`).
@@ -197,9 +217,12 @@ class Damping:
 
 
 class CircularSection:
-    """Section properties of a uniform rod of circular cross-section: a base for the
-    dataclasses that have ``radius`` [m], ``density`` [kg/m^3] and ``youngs_modulus``
-    [Pa] (:class:`Rod`, the parallel robot's rods)."""
+    """
+    Section properties of a uniform rod of circular cross-section.
+
+    A base for the dataclasses that have ``radius`` [m], ``density`` [kg/m^3] and
+    ``youngs_modulus`` [Pa] (:class:`Rod`, the parallel robot's rods).
+    """
 
     radius: float
     density: float
@@ -227,7 +250,7 @@ class CircularSection:
 
     @property
     def linear_density(self) -> float:
-        """rho A [kg/m]."""
+        """Linear density rho A [kg/m]."""
         return self.density * self.area
 
 
@@ -247,7 +270,8 @@ class Rod(CircularSection):
 
 @dataclass(frozen=True)
 class Tendon:
-    """One tendon: its hole path in the cross-section and its limits.
+    """
+    One tendon: its hole path in the cross-section and its limits.
 
     The hole at arc length s (0 <= s <= end) is at radius
     ``rho(s) = offset + (end_offset - offset) s / end`` and angle
@@ -265,7 +289,8 @@ class Tendon:
     max_tension: float    # N
 
     def hole(self, s: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Hole position r(s) and its derivatives r_s, r_ss in body coordinates.
+        """
+        Hole position r(s) and its derivatives r_s, r_ss in body coordinates.
 
         Parameters
         ----------
@@ -277,6 +302,7 @@ class Tendon:
         r, r_s, r_ss : arrays (3,) or (3, k)
             Position [m], first derivative [-] and second derivative [1/m]
             of the hole with respect to s, in the (d1, d2, d3) frame (z = 0).
+
         """
         s = np.asarray(s, dtype=float)
         rho_s = (self.end_offset - self.offset) / self.end
@@ -322,7 +348,8 @@ class Robot:
 
     @property
     def disc_inertia(self) -> tuple[float, float]:
-        """Rotary inertia of one disc about a diameter and about its axis [kg m^2].
+        """
+        Rotary inertia of one disc about a diameter and about its axis [kg m^2].
 
         Thin cylinder: m (3 r^2 + t^2) / 12 and m r^2 / 2.
         """
@@ -339,7 +366,8 @@ class Robot:
 
     @property
     def bending_directions(self) -> np.ndarray:
-        """Directions the tendons can bend the rod towards, in the base cross-section.
+        """
+        Directions the tendons can bend the rod towards, in the base cross-section.
 
         Rows are orthonormal (d1, d2) components: d1 and d2 when the holes at the base span
         the cross-section; one row, the line of the holes pointing to the first tendon's
@@ -362,7 +390,7 @@ class Robot:
         raise KeyError(f'unknown tendon {name!r}; known tendons: {self.tendon_names}')
 
     def with_changes(self, **rod_changes: Any) -> 'Robot':
-        """A copy with some rod fields replaced, in the YAML schema (calibration, tests)."""
+        """Return a copy with some rod fields replaced, in the YAML schema (calibration, tests)."""
         data = self.to_dict()
         data['rod'].update(rod_changes)
         return robot_from_dict(data)
@@ -414,12 +442,14 @@ class Robot:
 
 
 def load_robot(path: str | Path) -> Robot:
-    """Load and validate a robot description file.
+    """
+    Load and validate a robot description file.
 
     Raises
     ------
     RobotDescriptionError
         With one message naming the file, the key and the problem.
+
     """
     return load_description(path, robot_from_dict)
 

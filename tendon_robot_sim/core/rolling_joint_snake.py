@@ -1,4 +1,19 @@
-"""Description of a tendon-actuated rolling-joint snake (``kind: rolling_joint_snake``).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Description of a tendon-actuated rolling-joint snake (``kind: rolling_joint_snake``).
 
 The robot of the seed rolling_joint_snake_newton_euler: N saddle-shaped links rolling on
 each other without pins, pan and tilt joints in a given order, cables through holes in
@@ -104,12 +119,14 @@ class RollingJointSnake:
 
 
 def load_snake(path: str | Path) -> RollingJointSnake:
-    """Load and validate a rolling-joint snake description file.
+    """
+    Load and validate a rolling-joint snake description file.
 
     Raises
     ------
     RobotDescriptionError
         With one message naming the file, the key and the problem.
+
     """
     return load_description(path, snake_from_dict)
 
@@ -207,6 +224,6 @@ def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
 
 
 def _short(value: Any) -> str:
-    """A value for an error message, cut to one short line."""
+    """Format a value for an error message, cut to one short line."""
     text = ' '.join(repr(value).split())
     return text if len(text) <= 80 else text[:77] + '...'

@@ -1,4 +1,19 @@
-"""What the simulator node needs from a model of a robot, whatever its kind.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What the simulator node needs from a model of a robot, whatever its kind.
 
 A :class:`SimModel` takes named inputs from one or two fields of a
 ``sensor_msgs/JointState`` setpoint (:class:`Inputs`), is advanced in time
@@ -33,7 +48,8 @@ class SimulationDiverged(RuntimeError):
 
 @dataclass(frozen=True)
 class Inputs:
-    """What a setpoint carries for a model.
+    """
+    What a setpoint carries for a model.
 
     ``fields`` maps the JointState fields the model takes, in order of preference (a
     setpoint uses the first one that is not empty), to the quantity and unit, e.g.
@@ -78,8 +94,11 @@ class Cylinder:
 
 @dataclass(frozen=True)
 class LineList:
-    """Separate segments: ``points`` (3, 2 k) [m] as start, end pairs, ``colors`` one per
-    segment, ``width`` [m]."""
+    """
+    Separate segments: ``points`` (3, 2 k) [m] as start, end pairs.
+
+    ``colors`` one per segment, ``width`` [m].
+    """
 
     ns: str
     points: np.ndarray
@@ -88,8 +107,11 @@ class LineList:
 
     @classmethod
     def of_paths(cls, ns: str, paths: Sequence[np.ndarray], width: float) -> 'LineList':
-        """The segments between consecutive points of each path (3, j), path i coloured
-        ``INPUT_COLORS[i]`` (cycled): one line per tendon or cable."""
+        """
+        Build the segments between consecutive points of each path (3, j).
+
+        Path i is coloured ``INPUT_COLORS[i]`` (cycled): one line per tendon or cable.
+        """
         starts = [path[:, :-1] for path in paths]
         points = np.empty((3, 2 * sum(s.shape[1] for s in starts)))
         points[:, 0::2] = np.concatenate(starts, axis=1)
@@ -104,7 +126,8 @@ Marker = Polyline | Cylinder | LineList
 
 @dataclass(frozen=True)
 class ModelState:
-    """A snapshot of the model, base frame, SI units.
+    """
+    A snapshot of the model, base frame, SI units.
 
     ``position`` and ``effort`` have one entry per input name (``effort`` may be empty
     when the model has no force at its inputs); ``frames`` are the numbered bodies along
@@ -120,7 +143,8 @@ class ModelState:
 
 
 class SimModel(ABC):
-    """The interface; see the module docstring. Subclasses set the attributes.
+    """
+    The interface; see the module docstring. Subclasses set the attributes.
 
     Attributes
     ----------
@@ -135,6 +159,7 @@ class SimModel(ABC):
         Where :meth:`reset` returns, for people ('the zero-tension equilibrium').
     summary : str
         One line on the model for the start-up log.
+
     """
 
     inputs: Inputs
@@ -146,49 +171,60 @@ class SimModel(ABC):
 
     @abstractmethod
     def apply(self, field: str, values: Mapping[str, float] | Sequence[float]) -> None:
-        """Take the values of JointState ``field``: a mapping {name: value} changes the
-        named inputs, a list gives every input in order. A static model solves here.
+        """
+        Take the values of JointState ``field``.
+
+        A mapping {name: value} changes the named inputs, a list gives every input in order. A
+        static model solves here.
 
         Raises
         ------
         InputError
             Naming the field and the problem; the model is unchanged.
+
         """
 
     def advance(self, duration: float) -> None:
-        """Advance a timed model by ``duration`` [s] (whole steps of ``dt``).
+        """
+        Advance a timed model by ``duration`` [s] (whole steps of ``dt``).
 
         Raises
         ------
         SimulationDiverged
             The state is invalid until :meth:`reset`.
+
         """
         raise NotImplementedError(f'{type(self).__name__} is not timed')
 
     @abstractmethod
     def state(self) -> ModelState:
-        """The current state; its arrays may be the model's own: read them only."""
+        """Return the current state; its arrays may be the model's own: read them only."""
 
     @abstractmethod
     def reset(self) -> None:
         """Back to rest, with the description's inputs and external load."""
 
     def set_tip_wrench(self, force: np.ndarray, moment: np.ndarray) -> None:
-        """External force [N] and moment [N m] at the tip, base frame, until
-        :meth:`reset`. A static model solves the current inputs under it.
+        """
+        Set the external force [N] and moment [N m] at the tip, base frame, until :meth:`reset`.
+
+        A static model solves the current inputs under it.
 
         Raises
         ------
         InputError
             The model takes no tip wrench, or cannot carry this one.
+
         """
         raise InputError('wrench: this model takes no external tip wrench')
 
 
 def named_values(values: Mapping[str, float] | Sequence[float], previous: np.ndarray,
                  names: Sequence[str], field: str, quantity: str, noun: str) -> np.ndarray:
-    """``previous`` (one value per input ``names``) with ``values`` applied: a mapping
-    changes only the inputs it names, an unnamed list must give every one.
+    """
+    Return ``previous`` (one value per input ``names``) with ``values`` applied.
+
+    A mapping changes only the inputs it names, an unnamed list must give every one.
 
     Raises
     ------
@@ -196,6 +232,7 @@ def named_values(values: Mapping[str, float] | Sequence[float], previous: np.nda
         An unknown name, a list of the wrong length, or a non-finite value; the message
         names ``field`` (``effort``, ``position``), the ``quantity`` and the ``noun`` (one
         input: 'tendon', 'motor').
+
     """
     names = list(names)
     result = np.array(previous, dtype=float)

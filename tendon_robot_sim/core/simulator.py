@@ -1,4 +1,19 @@
-"""Dynamic simulation of a tendon-driven continuum robot with PyElastica 1.0.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Dynamic simulation of a tendon-driven continuum robot with PyElastica 1.0.
 
 :class:`TendonSimulator` builds a Cosserat rod from a :class:`~tendon_robot_sim.core.robot.Robot`
 (vertebra discs with mass and inertia, clamped at the base, gravity,
@@ -54,7 +69,8 @@ HISTORY_SPAN = 1.0
 
 @dataclass(frozen=True)
 class SimState:
-    """Snapshot of the robot; everything in the base (world) frame, SI units.
+    """
+    Snapshot of the robot; everything in the base (world) frame, SI units.
 
     Attributes
     ----------
@@ -76,6 +92,7 @@ class SimState:
         Length pulled in past the base [m], positive when pulling:
         ``rest_length - current_length + rest_length * compliance * tension``,
         where rest_length is the path length on the straight rod.
+
     """
 
     time: float
@@ -94,7 +111,8 @@ class SimState:
 
 
 def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
-    """Largest stable position-Verlet time step of the undamped discrete rod [s].
+    """
+    Largest stable position-Verlet time step of the undamped discrete rod [s].
 
     Verlet is stable while omega_max dt <= 2, with omega_max the highest
     natural frequency of the discretised rod, found in its zig-zag modes (signs
@@ -137,7 +155,8 @@ class _System(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):
 
 
 def soften_end_joints(rod) -> None:
-    """Give the first and last bending joints the stiffness of their real domains.
+    """
+    Give the first and last bending joints the stiffness of their real domains.
 
     PyElastica bends a rod only at its n - 1 interior nodes, each standing for
     one element length l, so the half elements at the clamp (element 0 keeps the
@@ -156,7 +175,8 @@ def soften_end_joints(rod) -> None:
 
 
 def add_vertebra_discs(rod, robot: Robot, layout: TendonLayout) -> None:
-    """Add the mass and rotary inertia of the vertebra discs to ``rod``, before ``finalize()``.
+    """
+    Add the mass and rotary inertia of the vertebra discs to ``rod``, before ``finalize()``.
 
     Each disc's mass goes to its node; its rotary inertia (thin cylinder,
     :attr:`Robot.disc_inertia`: about a diameter for d1 and d2, about its axis for d3)
@@ -178,7 +198,8 @@ def add_vertebra_discs(rod, robot: Robot, layout: TendonLayout) -> None:
 
 def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
                      tip_wrench: np.ndarray | None = None):
-    """The finalized PyElastica system of ``robot`` and its rod, straight, at rest.
+    """
+    Build the finalized PyElastica system of ``robot`` and its rod, straight, at rest.
 
     The rod carries the vertebra discs (:func:`add_vertebra_discs`), is clamped at
     node 0 / element 0 (``OneEndFixedBC``), has its end joints softened
@@ -221,7 +242,8 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
 
 
 class TendonSimulator:
-    """PyElastica simulation of one tendon-driven robot.
+    """
+    PyElastica simulation of one tendon-driven robot.
 
     Parameters
     ----------
@@ -241,6 +263,7 @@ class TendonSimulator:
     ------
     InputError
         For a bad ``dt`` or ``safety_factor``, or a rod too coarse for its vertebrae.
+
     """
 
     def __init__(self, robot: Robot, dt: float | None = None, safety_factor: float = 0.9,
@@ -302,7 +325,8 @@ class TendonSimulator:
                               maxlen=math.ceil(HISTORY_SPAN / (CHECK_EVERY * self.dt)) + 2)
 
     def reset(self) -> None:
-        """Back to the initial straight state at t = 0 with zero tensions.
+        """
+        Back to the initial straight state at t = 0 with zero tensions.
 
         The tip load returns to the description's ``tip_load``.
 
@@ -316,11 +340,12 @@ class TendonSimulator:
 
     @property
     def tensions(self) -> np.ndarray:
-        """A copy of the applied tensions [N], (n_tendons,)."""
+        """Return a copy of the applied tensions [N], (n_tendons,)."""
         return self._tensions.copy()
 
     def set_tensions(self, tensions) -> None:
-        """Set the tendon tensions [N].
+        """
+        Set the tendon tensions [N].
 
         Parameters
         ----------
@@ -332,6 +357,7 @@ class TendonSimulator:
         ------
         InputError
             Naming the value and the problem; nothing is changed then.
+
         """
         new = self._tensions.copy()
         if isinstance(tensions, Mapping):
@@ -357,16 +383,18 @@ class TendonSimulator:
 
     @property
     def tip_load(self) -> tuple[np.ndarray, np.ndarray]:
-        """Copies of the applied tip force [N] and moment [N m], world frame."""
+        """Return copies of the applied tip force [N] and moment [N m], world frame."""
         return self._tip_wrench[0].copy(), self._tip_wrench[1].copy()
 
     def set_tip_load(self, force, moment=(0.0, 0.0, 0.0)) -> None:
-        """Set the external tip force [N] and moment [N m], world (base) frame.
+        """
+        Set the external tip force [N] and moment [N m], world (base) frame.
 
         Raises
         ------
         InputError
             Unless both are 3 finite numbers; nothing is changed then.
+
         """
         wrench = np.empty((2, 3))
         for row, (name, value) in enumerate((('force', force), ('moment', moment))):
@@ -396,7 +424,8 @@ class TendonSimulator:
     # ------------------------------------------------------------------ stepping
 
     def advance(self, duration: float) -> SimState:
-        """Step ``round(duration / dt)`` time steps and return the new state.
+        """
+        Step ``round(duration / dt)`` time steps and return the new state.
 
         Raises
         ------
@@ -406,6 +435,7 @@ class TendonSimulator:
             When a node position becomes non-finite or farther than
             2 rod lengths from the base (checked every few steps and at the end).
             The state is then invalid until :meth:`reset`.
+
         """
         if not (_is_real(duration) and math.isfinite(duration) and duration >= 0.0):
             raise InputError(f'duration: must be a finite number >= 0 s, got {duration!r}')
@@ -465,7 +495,8 @@ class TendonSimulator:
         raise SimulationDiverged(f'{self._diverged}; call reset() to start again')
 
     def is_steady(self, speed_tolerance: float = 1e-3, window: float = 0.1) -> bool:
-        """Whether the tip has come to rest.
+        """
+        Whether the tip has come to rest.
 
         The tip's mean speed over the last ``window`` seconds and over the
         ``window`` before it must both be below ``speed_tolerance`` [m/s]; the
@@ -495,7 +526,8 @@ class TendonSimulator:
     def run_until_steady(self, max_time: float, check_interval: float = 0.05,
                          speed_tolerance: float = 1e-3, window: float = 0.1,
                          progress: Callable[[float], None] | None = None) -> SimState:
-        """Advance in chunks of ``check_interval`` [s] until steady or ``max_time`` [s] more.
+        """
+        Advance in chunks of ``check_interval`` [s] until steady or ``max_time`` [s] more.
 
         ``progress``, if given, is called after each chunk with the simulated
         time of that chunk [s]. Whether the end state is steady is
@@ -518,7 +550,7 @@ class TendonSimulator:
     # ------------------------------------------------------------------ output
 
     def state(self) -> SimState:
-        """The current :class:`SimState` (arrays are copies)."""
+        """Return the current :class:`SimState` (arrays are copies)."""
         rod, layout = self._rod, self._layout
         position = rod.position_collection.copy()
         director = rod.director_collection
@@ -551,7 +583,8 @@ class TendonSimulator:
 
 
 def rotation_to_quaternion(rotation: np.ndarray) -> np.ndarray:
-    """Unit quaternions [qx, qy, qz, qw] (qw >= 0) of rotation matrices (..., 3, 3).
+    """
+    Return unit quaternions [qx, qy, qz, qw] (qw >= 0) of rotation matrices (..., 3, 3).
 
     Shepperd's method: of the four ways to get the quaternion from the matrix,
     each matrix uses the one dividing by its largest component (well conditioned).
@@ -580,6 +613,6 @@ def rotation_to_quaternion(rotation: np.ndarray) -> np.ndarray:
 
 
 def _is_real(value) -> bool:
-    """A real number (bool and strings excluded)."""
+    """Tell whether ``value`` is a real number (bool and strings excluded)."""
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_))

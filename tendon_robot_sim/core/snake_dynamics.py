@@ -1,4 +1,19 @@
-"""Newton-Euler dynamics of the rolling-joint snake: minimum cable tensions and simulation.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Newton-Euler dynamics of the rolling-joint snake: minimum cable tensions and simulation.
 
 Inverse dynamics (seed, Sections 3.2-3.5). Given q, qd, qdd the kinematics propagate base
 to tip; then for n = N..1 the balance of link n (Newton (25)/(28), Euler (27)/(30)) is
@@ -116,11 +131,13 @@ class InverseDynamics:
 
 def seed_trajectory(snake: RollingJointSnake, which: str, duration: float = 12.6,
                     dt: float = 0.005):
-    """The seed's study: theta_n = (pi/18) sin(t/2) on the pan joints, tilt joints or both.
+    """
+    Return the seed's study: theta_n = (pi/18) sin(t/2) on the pan joints, tilt joints or both.
 
     Returns
     -------
     t : (K,) s;  q, qd, qdd : (K, N) rad, rad/s, rad/s^2
+
     """
     types = {'pan': ('pan',), 'tilt': ('tilt',), 'both': ('pan', 'tilt')}
     if which not in types:
@@ -159,7 +176,8 @@ class SnakeDynamics:
         return force, moment
 
     def joint_torques(self, q, qd, qdd) -> np.ndarray:
-        """tau (K, N) [N m]: moment about joint n's contact line the cables must supply.
+        """
+        Return tau (K, N) [N m]: moment about joint n's contact line the cables must supply.
 
         The z row of the balance of links n..N (inertia and gravity, no external load).
         """
@@ -188,8 +206,11 @@ class SnakeDynamics:
                 + np.einsum('kjna,kjab,kjmb->knm', Jw, inertia, Jw))
 
     def accelerations(self, q, qd, tensions) -> np.ndarray:
-        """qdd (K, N) [rad/s^2] under segment tensions (K, N, C) [N] (numpy path, the
-        reference of the kernel behind :meth:`acceleration` and :meth:`simulate`)."""
+        """
+        Return qdd (K, N) [rad/s^2] under segment tensions (K, N, C) [N] (numpy path).
+
+        The reference of the kernel behind :meth:`acceleration` and :meth:`simulate`.
+        """
         q, qd = np.atleast_2d(q), np.atleast_2d(qd)
         tensions = np.broadcast_to(tensions, q.shape + (len(self.snake.cables),))
         levers = self.kinematics.state(q).cable_levers()
@@ -198,20 +219,20 @@ class SnakeDynamics:
         return np.linalg.solve(self.mass_matrix(q), (drive - bias)[..., None])[..., 0]
 
     def _model(self) -> tuple:
-        """The snake as the arguments of the numba kernels."""
+        """Return the snake as the arguments of the numba kernels."""
         link = self.snake.link
         return (self.snake.joint_axes, self.kinematics.b, link.radius_of_curvature,
                 link.height, link.center_of_mass, self.kinematics.proximal_hole_local,
                 self.kinematics.distal_hole_local, link.mass, link.inertia, self.snake.gravity)
 
     def acceleration(self, q, qd, tensions) -> np.ndarray:
-        """qdd (N,) of one state (N,) under segment tensions (N, C): the numba kernel."""
+        """Return qdd (N,) of one state (N,) under segment tensions (N, C): the numba kernel."""
         return _snake_kernels.accelerations(np.asarray(q, dtype=float),
                                             np.asarray(qd, dtype=float),
                                             np.asarray(tensions, dtype=float), *self._model())
 
     def energy(self, q, qd) -> np.ndarray:
-        """Kinetic plus gravitational energy (K,) [J] (zero at the base height)."""
+        """Return the kinetic plus gravitational energy [J], (K,), zero at the base height."""
         s = self.kinematics.state(q, qd)
         link = self.snake.link
         R = s.rotations[:, 1:]
@@ -224,7 +245,8 @@ class SnakeDynamics:
     # ----------------------------------------------------------------- inverse dynamics
 
     def inverse(self, t, q, qd, qdd, tensions=None) -> InverseDynamics:
-        """Minimum tensions of problem (37) along a trajectory, joint N to 1 at each step.
+        """
+        Compute the minimum tensions of problem (37) along a trajectory, joint N to 1 at each step.
 
         With ``tensions`` given instead (e.g. a motion from :meth:`simulate` and the
         accelerations :meth:`accelerations` gives under those tensions), the contact and
@@ -233,13 +255,18 @@ class SnakeDynamics:
 
         Parameters
         ----------
-        t : (K,) s;  q, qd, qdd : (K, N) rad, rad/s, rad/s^2
-        tensions : (K, N, C) N, optional
+        t : array (K,)
+            Sample times [s].
+        q, qd, qdd : arrays (K, N)
+            Joint angles [rad], rates [rad/s] and accelerations [rad/s^2].
+        tensions : array (K, N, C), optional
+            Segment tensions [N].
 
         Raises
         ------
         SnakeDynamicsError
             If a joint angle leaves the rolling surfaces (|theta| > 2 alpha).
+
         """
         start = _time.perf_counter()
         t = np.atleast_1d(np.asarray(t, dtype=float))
@@ -308,7 +335,8 @@ class SnakeDynamics:
                                _time.perf_counter() - start)
 
     def inverse_step(self, t: float, q, qd, qdd) -> InverseDynamics:
-        """:meth:`inverse` at one step (N,), with the numba kernel when there are 4 cables.
+        """
+        :meth:`inverse` at one step (N,), with the numba kernel when there are 4 cables.
 
         For a controller asking for the next step's tensions: the numpy path's cost is
         per call, not per step. Infeasible steps go through :meth:`inverse` to name the
@@ -339,7 +367,8 @@ class SnakeDynamics:
                 f'beyond the rolling surfaces (2 alpha = {self.snake.joint_limit:.4g} rad)')
 
     def inequality_rows(self, s0, sg, m0, mg, w):
-        """Rows G (K, 8 + 2C, C) and bounds h (K, 8 + 2C) of (31), (34)-(36): G T <= h.
+        """
+        Rows G (K, 8 + 2C, C) and bounds h (K, 8 + 2C) of (31), (34)-(36): G T <= h.
 
         The contact quantities are affine in the tensions, value = c - g T.
         """
@@ -402,7 +431,8 @@ class SnakeDynamics:
         return h, G, problems
 
     def solve_lp(self, a, b, G, h, guesses=None):
-        """min sum(T) s.t. a.T = b and G T <= h, for K problems at once, by vertices.
+        """
+        Minimize sum(T) s.t. a.T = b and G T <= h, for K problems at once, by vertices.
 
         A vertex is a set of C - 1 rows of G held with equality. Each guessed vertex is
         tried first and accepted where it is feasible and optimal (KKT: the objective's
@@ -411,8 +441,11 @@ class SnakeDynamics:
 
         Parameters
         ----------
-        a : (K, C);  b : (K,);  G : (K, M, C);  h : (K, M)
-            The polytope must be bounded (it is: pretension <= T <= max_tension).
+        a, b : arrays (K, C) and (K,)
+            The equality a.T = b of each problem.
+        G, h : arrays (K, M, C) and (K, M)
+            The inequalities G T <= h. The polytope must be bounded (it is:
+            pretension <= T <= max_tension).
         guesses : (P, C - 1) int, optional
             Row sets to try first.
 
@@ -420,6 +453,7 @@ class SnakeDynamics:
         -------
         T : (K, C), NaN where the problem is infeasible.
         found : list of tuples, the row sets optimal somewhere (for the next guesses).
+
         """
         K, C = a.shape
         # T = T0 + Z y with Z (K, C, C-1) an orthonormal basis of a's null space
@@ -467,7 +501,8 @@ class SnakeDynamics:
     # ----------------------------------------------------------------- simulation
 
     def simulate(self, t, tensions, q0, qd0, substeps: int = 1):
-        """Integrate the forward dynamics (RK4, numba kernel) under sampled tensions.
+        """
+        Integrate the forward dynamics (RK4, numba kernel) under sampled tensions.
 
         Parameters
         ----------
@@ -484,6 +519,7 @@ class SnakeDynamics:
         Returns
         -------
         q, qd : (K, B, N)
+
         """
         t = np.asarray(t, dtype=float)
         q = np.atleast_2d(np.asarray(q0, dtype=float)).copy()

@@ -1,4 +1,19 @@
-"""Kinematics of the rolling-joint snake: link poses, velocities, accelerations, cables.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Kinematics of the rolling-joint snake: link poses, velocities, accelerations, cables.
 
 Rolling joint n (seed, Section 2.2; frames f1..f5 of Kim et al. 2018). Link n-1's distal
 surface and link n's proximal surface are circular arcs of the same radius R in the joint
@@ -44,7 +59,7 @@ X = np.array([1.0, 0.0, 0.0])
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a x b over the last axis (3,) of broadcastable arrays (numpy.cross costs ~10 us)."""
+    """Return a x b over the last axis (3,) of broadcastable arrays (numpy.cross costs ~10 us)."""
     return np.stack((a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
                      a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
                      a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]), axis=-1)
@@ -81,7 +96,8 @@ class ChainState:
         return self.origins[:, -1]
 
     def cable_segments(self) -> tuple[np.ndarray, np.ndarray]:
-        """Lengths (K, N, C) [m] and unit directions (K, N, C, 3) of the cable segments.
+        """
+        Lengths (K, N, C) [m] and unit directions (K, N, C, 3) of the cable segments.
 
         Segment n of a cable runs from link n's proximal hole to link n-1's distal hole;
         its direction is that of the pull on link n (seed (14)-(16)). The two holes are
@@ -93,7 +109,8 @@ class ChainState:
         return length, e
 
     def cable_levers(self) -> np.ndarray:
-        """lambda (K, N, C) [m]: moment of segment n's unit pull on link n about joint n.
+        """
+        Return lambda (K, N, C) [m]: moment of segment n's unit pull on link n about joint n.
 
         Equals -dl/dtheta_n, the generalised force of a unit tension on joint n.
         """
@@ -126,7 +143,8 @@ class SnakeKinematics:
         return c * X + s * self.b[n], -s * X + c * self.b[n]
 
     def relative(self, n: int, theta: np.ndarray):
-        """Joint n (0-based) at angles (K,): R_rel, r, r', r'', contact point, normal.
+        """
+        Joint n (0-based) at angles (K,): R_rel, r, r', r'', contact point, normal.
 
         All in link n-1's frame; r is link n's origin, primes are d/dtheta.
         """
@@ -140,12 +158,14 @@ class SnakeKinematics:
         return rotation(self.a[n], theta), r, r1, r2, contact, u_half
 
     def state(self, q, qd=None, qdd=None) -> ChainState:
-        """Poses (and with qd, qdd: velocities and accelerations) at K samples.
+        """
+        Poses (and with qd, qdd: velocities and accelerations) at K samples.
 
         Parameters
         ----------
         q, qd, qdd : array (K, N) or (N,)
             Joint angles [rad], rates [rad/s], accelerations [rad/s^2].
+
         """
         q = np.atleast_2d(np.asarray(q, dtype=float))
         K, N = q.shape

@@ -1,5 +1,21 @@
-"""The rolling-joint snake behind the :class:`~tendon_robot_sim.core.sim_model.SimModel`
-interface (``dynamic``).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The rolling-joint snake as a SimModel (``dynamic``).
+
+The model sits behind the :class:`~tendon_robot_sim.core.sim_model.SimModel` interface.
 
 Cable tensions (JointState ``effort``, N, one per whole cable, within [0, ``max_tension``]
 of the description) drive the forward dynamics of

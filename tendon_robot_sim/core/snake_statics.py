@@ -1,4 +1,19 @@
-"""Statics of the rolling-joint snake by virtual work: an energy view of the chain.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Statics of the rolling-joint snake by virtual work: an energy view of the chain.
 
 At rest the rolling joints do no work and the contact forces none either (rolling without
 slipping), so a virtual change dq of the joint angles balances the work of the cables
@@ -32,12 +47,14 @@ def potential_energy(snake: RollingJointSnake, kinematics: SnakeKinematics, q) -
 
 
 def static_tensions(snake: RollingJointSnake, q) -> list[Distribution]:
-    """Minimum tensions holding the snake still at joint angles q (N,), per segment.
+    """
+    Minimum tensions holding the snake still at joint angles q (N,), per segment.
 
     Returns
     -------
     list of N :class:`~tendon_robot_sim.core.tension_distribution.Distribution`
         Segment n's tensions (C,) [N] and whether the bounds allow them.
+
     """
     kinematics = SnakeKinematics(snake)
     q = np.asarray(q, dtype=float)

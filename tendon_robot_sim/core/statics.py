@@ -1,4 +1,19 @@
-"""Static equilibrium of tendon-driven continuum robots by the shooting method.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Static equilibrium of tendon-driven continuum robots by the shooting method.
 
 Three models of the same robot description (:mod:`tendon_robot_sim.core.robot`):
 
@@ -110,7 +125,8 @@ class StaticsInputError(StaticsError, ValueError):
 
 
 class ConvergenceError(StaticsError):
-    """The shooting method did not converge.
+    """
+    The shooting method did not converge.
 
     Attributes
     ----------
@@ -118,6 +134,7 @@ class ConvergenceError(StaticsError):
         Scaled residual (max norm) of the last iterate.
     iterations : int
         Newton iterations of all attempts (warm, cold, continuation).
+
     """
 
     def __init__(self, message: str, residual: float, iterations: int):
@@ -128,8 +145,11 @@ class ConvergenceError(StaticsError):
 
 def stiffness_matrices(rod: Rod, shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """Diagonals of Kse = diag(alpha G A, alpha G A, E A) [N] and
-    Kbt = diag(E I, E I, G J) [N m^2]."""
+    """
+    Return the diagonals of Kse and Kbt.
+
+    Kse = diag(alpha G A, alpha G A, E A) [N] and Kbt = diag(E I, E I, G J) [N m^2].
+    """
     area, inertia = rod.area, rod.second_moment
     Kse = np.array([shear_coefficient * rod.shear_modulus * area,
                     shear_coefficient * rod.shear_modulus * area,
@@ -141,7 +161,8 @@ def stiffness_matrices(rod: Rod, shear_coefficient: float = PYELASTICA_SHEAR_COE
 
 @dataclass(frozen=True)
 class StaticsResult:
-    """One static equilibrium. Frames: world = base frame of the robot; SI units.
+    """
+    One static equilibrium. Frames: world = base frame of the robot; SI units.
 
     Field names follow :class:`tendon_robot_sim.core.simulator.SimState` where they mean
     the same thing, so a quasi-static node can publish the same content.
@@ -194,7 +215,8 @@ class StaticsResult:
 
 
 class _ModeState:
-    """Warm-start memory of one input mode and its buffers.
+    """
+    Warm-start memory of one input mode and its buffers.
 
     After a solve: the unknowns ``x`` and Jacobian ``J`` (also kept as ``x_last``,
     ``J_last``), the inputs ``u`` (tensions or displacements, tip force and moment) and
@@ -218,7 +240,8 @@ class _ModeState:
 
 
 class StaticsSolver:
-    """Shooting-method statics of one robot in one model.
+    """
+    Shooting-method statics of one robot in one model.
 
     Parameters
     ----------
@@ -255,6 +278,7 @@ class StaticsSolver:
         Reference arc length of each backbone point of a solution (RK4 grid) [m].
     Kse, Kbt : ndarray (3,)
         Stiffness diagonals [N], [N m^2].
+
     """
 
     def __init__(self, robot: Robot, model: str = 'cosserat', *, constitutive: str | None = None,
@@ -273,7 +297,7 @@ class StaticsSolver:
             step = DEFAULT_STEPS[model]
         if model == 'kirchhoff' and constitutive != 'linear':
             raise StaticsInputError(
-                "constitutive: the kirchhoff model is inextensible, where the laws coincide; "
+                'constitutive: the kirchhoff model is inextensible, where the laws coincide; '
                 "leave it at 'linear'")
         for name, value, low in (('shear_coefficient', shear_coefficient, 0.0),
                                  ('step', step, 0.0), ('tolerance', tolerance, 0.0)):
@@ -447,7 +471,8 @@ class StaticsSolver:
         self._bays.flags[:] = False
 
     def solve_tensions(self, tensions, tip_force=None, tip_moment=None) -> StaticsResult:
-        """Equilibrium for given tendon tensions.
+        """
+        Equilibrium for given tendon tensions.
 
         Parameters
         ----------
@@ -460,6 +485,7 @@ class StaticsSolver:
         Raises
         ------
         StaticsInputError, ConvergenceError
+
         """
         start = time.perf_counter()
         tau = self._tendon_vector(tensions, 'tensions', tension=True)
@@ -468,7 +494,8 @@ class StaticsSolver:
 
     def solve_displacements(self, displacements, tip_force=None, tip_moment=None
                             ) -> StaticsResult:
-        """Equilibrium for given tendon displacements (the tensions are solved for).
+        """
+        Equilibrium for given tendon displacements (the tensions are solved for).
 
         Parameters
         ----------
@@ -478,6 +505,7 @@ class StaticsSolver:
         tip_force, tip_moment : (3,), optional
             N and N m in the world frame; default ``robot.tip_load`` or what
             :meth:`set_tip_load` set.
+
         """
         start = time.perf_counter()
         q = self._tendon_vector(displacements, 'displacements', tension=False)
@@ -527,8 +555,11 @@ class StaticsSolver:
         return out
 
     def set_tip_load(self, force, moment) -> None:
-        """Replace ``robot.tip_load`` as the default tip force [N] and moment [N m] of
-        later solves (world frame), e.g. from a run-time ``tip/wrench``."""
+        """
+        Replace ``robot.tip_load`` as the default tip force and moment of later solves.
+
+        Force [N] and moment [N m] in the world frame, e.g. from a run-time ``tip/wrench``.
+        """
         self._tip_load = np.concatenate((_vector3(force, 'tip_force'),
                                          _vector3(moment, 'tip_moment')))
 
@@ -541,9 +572,12 @@ class StaticsSolver:
         return tip
 
     def _cold_guess(self, tau: np.ndarray, tip: np.ndarray, x: np.ndarray) -> None:
-        """Scaled base wrench x[0:6] of the straight robot carrying its loads (the tip
-        conditions of R&W Eqs. 18-20 moved to the base): n(0) = external forces - sum tau d3,
-        m(0) = their moments about the base - sum tau r_i x d3."""
+        """
+        Write the scaled base wrench x[0:6] of the straight robot carrying its loads.
+
+        The tip conditions of R&W Eqs. 18-20 moved to the base: n(0) = external forces - sum
+        tau d3, m(0) = their moments about the base - sum tau r_i x d3.
+        """
         robot, pl = self.robot, self._plan
         L = robot.rod.length
         R0 = pl.R0
@@ -564,10 +598,13 @@ class StaticsSolver:
                    / self._plan.scale[0, 3:6])
 
     def _natural_state(self, tip: np.ndarray):
-        """Solve the robot with slack tendons (zero tension) and tip load ``tip``, using the
-        tension mode's buffers but not its warm-start memory. Returns the displacements
-        at which each tendon just becomes taut, l* - l, and the scaled base wrench; None if
-        that solve fails."""
+        """
+        Solve the robot with slack tendons (zero tension) and tip load ``tip``.
+
+        Uses the tension mode's buffers but not its warm-start memory. Returns the
+        displacements at which each tendon just becomes taut, l* - l, and the scaled base
+        wrench; None if that solve fails.
+        """
         state = self._modes[kernels.TENSION]
         zero = np.zeros(self.n_tendons)
         for steps in (1,) + CONTINUATION_STEPS:
@@ -586,10 +623,13 @@ class StaticsSolver:
         return self._info[3] == kernels.CONVERGED
 
     def _solve(self, mode: int, tau_in, q, tip, start: float) -> StaticsResult:
-        """Warm start from the last solution (first with the secant prediction, then
-        without); then a cold start; then continuation in CONTINUATION_STEPS equal steps,
-        each warm-started from the last: a strongly curled robot is out of reach of
-        Newton's method from the straight guess.
+        """
+        Solve from a warm start, a cold start, then by continuation.
+
+        Warm start from the last solution (first with the secant prediction, then without);
+        then a cold start; then continuation in CONTINUATION_STEPS equal steps, each
+        warm-started from the last: a strongly curled robot is out of reach of Newton's method
+        from the straight guess.
 
         Tension mode starts from the straight robot and scales tensions and tip load
         from 0. Displacement mode starts from the robot with slack tendons under the same
@@ -724,8 +764,12 @@ def _routing_functions(robot: Robot, routing: Mapping[str, RoutingFunction] | No
 
 
 def _checked_routing(name: str, fn: RoutingFunction, end: float) -> RoutingFunction:
-    """Wrap a user routing function: shapes and finiteness on every call, and once, that
-    r_s and r_ss are the derivatives of r and r_s (central differences)."""
+    """
+    Wrap a user routing function in checks.
+
+    Shapes and finiteness on every call, and once, that r_s and r_ss are the derivatives of r
+    and r_s (central differences).
+    """
     field = f'routing[{name}]'
 
     def evaluate(s: np.ndarray):

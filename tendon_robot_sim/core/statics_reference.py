@@ -1,4 +1,19 @@
-"""Plain numpy/scipy reference of the statics models, for tests of the fast solver.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Plain numpy/scipy reference of the statics models, for tests of the fast solver.
 
 Same physics as :mod:`tendon_robot_sim.core.statics`, written independently of its numba
 kernels:
@@ -54,7 +69,7 @@ def hat(x: np.ndarray) -> np.ndarray:
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a x b = a^ b (numpy.cross is slow for single 3-vectors)."""
+    """Return a x b = a^ b (numpy.cross is slow for single 3-vectors)."""
     return hat(a) @ b
 
 
@@ -63,12 +78,14 @@ def solve_reference(robot: Robot, model: str = 'cosserat', *, tensions=None,
                     constitutive: str | None = None,
                     shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT,
                     routing=None, rtol: float = 1e-10) -> ReferenceResult:
-    """Solve one equilibrium with scipy; give exactly one of tensions or displacements.
+    """
+    Solve one equilibrium with scipy; give exactly one of tensions or displacements.
 
     Raises
     ------
     StaticsError
         If scipy's root finder does not converge.
+
     """
     if (tensions is None) == (displacements is None):
         raise ValueError('give exactly one of tensions and displacements')
@@ -96,7 +113,7 @@ class _Rod:
         self.force_scale, self.moment_scale = EI / L ** 2, EI / L
 
     def strain(self, nb: np.ndarray) -> np.ndarray:
-        """v with nb = Kse (v - e3) [/ |v|] (the pyelastica law by fixed-point iteration)."""
+        """Return v with nb = Kse (v - e3) [/ |v|] (pyelastica law by fixed-point iteration)."""
         w = nb / self.Kse
         if self.law == 'linear':
             return E3 + w

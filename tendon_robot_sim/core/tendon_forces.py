@@ -1,4 +1,19 @@
-"""Tendon, vertebra-weight and tip loads on a PyElastica Cosserat rod.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Tendon, vertebra-weight and tip loads on a PyElastica Cosserat rod.
 
 One :class:`TendonForces` forcing object loads the rod with every tendon of a
 robot, the weight of the vertebrae and the external tip wrench. It follows the
@@ -59,7 +74,8 @@ from tendon_robot_sim.core.robot import Robot, vertebrae_required
 
 @dataclass(frozen=True)
 class TendonLayout:
-    """Where the vertebrae and tendon holes are on a discretised rod.
+    """
+    Where the vertebrae and tendon holes are on a discretised rod.
 
     Attributes
     ----------
@@ -74,6 +90,7 @@ class TendonLayout:
         Hole of each tendon in the base plate, world frame [m].
     anchors : int array (n_tendons,)
         Index (into the vertebrae) of each tendon's anchor vertebra.
+
     """
 
     nodes: np.ndarray
@@ -84,13 +101,15 @@ class TendonLayout:
 
     @classmethod
     def from_robot(cls, robot: Robot, n_elements: int | None = None) -> 'TendonLayout':
-        """Place the vertebrae of ``robot`` on a rod of ``n_elements`` (default rod.elements).
+        """
+        Place the vertebrae of ``robot`` on a rod of ``n_elements`` (default rod.elements).
 
         Raises
         ------
         ValueError
             If the rod is too coarse to give each vertebra its own node, or a
             tendon has no vertebra to anchor to.
+
         """
         n_elements = robot.rod.elements if n_elements is None else n_elements
         s = robot.vertebra_positions
@@ -114,7 +133,8 @@ class TendonLayout:
                    base_holes=base_holes, anchors=anchors)
 
     def hole_positions(self, position: np.ndarray, director: np.ndarray) -> np.ndarray:
-        """World position of every vertebra hole, shape (n_tendons, 3, k) [m].
+        """
+        World position of every vertebra hole, shape (n_tendons, 3, k) [m].
 
         ``position`` is the rod's (3, n_nodes) node positions, ``director`` its
         (3, 3, n_elems) directors. Entries past a tendon's anchor are the
@@ -140,7 +160,8 @@ class TendonLayout:
 
 
 class TendonForces(NoForces):
-    """All tendons, the vertebra weights and the tip wrench as one PyElastica forcing.
+    """
+    All tendons, the vertebra weights and the tip wrench as one PyElastica forcing.
 
     Use it as ``simulator.add_forcing_to(rod).using(TendonForces, robot=robot,
     tensions=tensions)``. See the module docstring for the model.
@@ -172,6 +193,7 @@ class TendonForces(NoForces):
     no-op. PyElastica calls both at the same time and state in ``synchronize``
     and only then uses the external loads (the dynamic step), so the order does
     not matter; one call halves the Python and numba dispatch cost per stage.
+
     """
 
     def __init__(self, robot: Robot, tensions: np.ndarray, n_elements: int | None = None,
@@ -204,7 +226,8 @@ class TendonForces(NoForces):
 
 
 def vertebra_directors(director: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-    """Directors (rows d1 d2 d3, world -> local) of the vertebrae on ``nodes``, (3, 3, k).
+    """
+    Directors (rows d1 d2 d3, world -> local) of the vertebrae on ``nodes``, (3, 3, k).
 
     The midpoint of the rotation from element k - 1 to element k,
     Q = D^(1/2) Q_(k-1) with D = Q_k Q_(k-1).T; the last node takes the last element's.
@@ -230,21 +253,29 @@ def vertebra_directors(director: np.ndarray, nodes: np.ndarray) -> np.ndarray:
 def tendon_wrench_numpy(position: np.ndarray, director: np.ndarray, layout: TendonLayout,
                         tensions: np.ndarray, weight: np.ndarray, tip_force: np.ndarray,
                         tip_moment: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Loads of :class:`TendonForces` in plain numpy (reference for the kernel).
+    """
+    Load of :class:`TendonForces` in plain numpy (reference for the kernel).
 
     Parameters
     ----------
-    position : (3, n_nodes) node positions, world [m].
-    director : (3, 3, n_elems) directors, rows d1 d2 d3 (world -> local).
-    layout : vertebra nodes and holes.
-    tensions : (n_tendons,) [N].
-    weight : (3,) weight of one vertebra, world [N].
-    tip_force, tip_moment : (3,) tip wrench, world [N], [N m].
+    position : array (3, n_nodes)
+        Node positions, world [m].
+    director : array (3, 3, n_elems)
+        Directors, rows d1 d2 d3 (world -> local).
+    layout : TendonLayout
+        Vertebra nodes and holes.
+    tensions : array (n_tendons,)
+        Tendon tensions [N].
+    weight : array (3,)
+        Weight of one vertebra, world [N].
+    tip_force, tip_moment : arrays (3,)
+        Tip wrench, world [N], [N m].
 
     Returns
     -------
     forces : (3, n_nodes) world frame [N]
     torques : (3, n_elems) local frame of each element [N m]
+
     """
     n_tendons, _, n_vertebrae = layout.holes.shape
     holes = layout.hole_positions(position, director)                   # (j, 3, k)

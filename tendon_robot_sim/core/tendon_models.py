@@ -1,4 +1,19 @@
-"""The tendon robot behind the :class:`~tendon_robot_sim.core.sim_model.SimModel` interface.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The tendon robot behind the :class:`~tendon_robot_sim.core.sim_model.SimModel` interface.
 
 ``dynamic``: :class:`~tendon_robot_sim.core.simulator.TendonSimulator` (Cosserat rod
 dynamics) driven by tensions. ``quasi_static``: one
@@ -23,7 +38,8 @@ TENDON_WIDTH = 0.001   # m, line width of the tendons in RViz
 
 
 def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
-    """A :class:`ModelState` of a SimState or StaticsResult ``shape`` of ``robot``.
+    """
+    Return a :class:`ModelState` of a SimState or StaticsResult ``shape`` of ``robot``.
 
     Markers: ``backbone`` (as wide as the rod), one ``vertebrae`` disc per vertebra
     (axis along its d3, radius and thickness from the description), ``tendons``: one
@@ -76,8 +92,12 @@ class TendonDynamics(SimModel):
 
 
 class TendonStatics(SimModel):
-    """Static equilibria: tensions (``effort``, N) or displacements (``position``, m
-    pulled in) solved on receipt; a rejected setpoint keeps the last equilibrium."""
+    """
+    Static equilibria, solved on receipt of a setpoint.
+
+    Tensions (``effort``, N) or displacements (``position``, m pulled in); a rejected setpoint
+    keeps the last equilibrium.
+    """
 
     rest = 'the zero-tension equilibrium'
 

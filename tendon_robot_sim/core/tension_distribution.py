@@ -1,4 +1,19 @@
-"""Minimum-tension distribution among antagonistic tendons (ROS-free).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Minimum-tension distribution among antagonistic tendons (ROS-free).
 
 A tendon can only pull, and n tendons produce fewer independent effects (two bending
 moments, or two tip directions) than there are tendons, so the tensions achieving a
@@ -45,7 +60,8 @@ class Distribution:
 
 
 def moment_matrix(robot: Robot) -> np.ndarray:
-    """A (2, n): bending moment [N m] in the (d1, d2) plane of the base per newton.
+    """
+    Return A (2, n): bending moment [N m] in the (d1, d2) plane of the base per newton.
 
     Tendon i with hole offset r_i at angle a_i (from d1 towards d2) contributes
     ``T_i r_i (cos a_i, sin a_i, 0) x e3 = T_i r_i (sin a_i, -cos a_i, 0)``.
@@ -55,7 +71,8 @@ def moment_matrix(robot: Robot) -> np.ndarray:
 
 
 def distribute(A, b, lower, upper, tolerance: float = 1e-9) -> Distribution:
-    """Tensions minimising their sum subject to ``A T = b`` and ``lower <= T <= upper``.
+    """
+    Tensions minimising their sum subject to ``A T = b`` and ``lower <= T <= upper``.
 
     Parameters
     ----------
@@ -72,6 +89,7 @@ def distribute(A, b, lower, upper, tolerance: float = 1e-9) -> Distribution:
     ------
     DistributionError
         Shapes do not match, values are not finite, or a lower bound exceeds its upper.
+
     """
     A = np.atleast_2d(np.asarray(A, dtype=float))
     m, n = A.shape

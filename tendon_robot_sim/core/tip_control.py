@@ -1,4 +1,19 @@
-"""Tip-position control step from tensions (ROS-free).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Tip-position control step from tensions (ROS-free).
 
 One control period of :class:`TipController`:
 
@@ -44,7 +59,8 @@ class TipStep:
 
 
 class TipController:
-    """Tip-position control of one robot on its statics model.
+    """
+    Tip-position control of one robot on its statics model.
 
     Parameters
     ----------
@@ -54,6 +70,7 @@ class TipController:
         Statics model of the Jacobian (see :class:`StaticsSolver`), default 'discrete'.
     min_tension : float
         Pretension [N], the lower tension bound of every tendon.
+
     """
 
     def __init__(self, robot: Robot, model: str = 'discrete', min_tension: float = 0.0):
@@ -86,7 +103,8 @@ class TipController:
         return tip, J
 
     def step(self, tensions, measured, target, gain: float, max_step: float) -> TipStep:
-        """New tensions moving the tip from ``measured`` towards ``target`` (base frame, m).
+        """
+        Return new tensions moving the tip from ``measured`` towards ``target`` (base frame, m).
 
         ``gain`` (0, 1] is the fraction of the error corrected per step; the step is at most
         ``max_step`` m long (in the controlled plane).

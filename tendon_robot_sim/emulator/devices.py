@@ -1,4 +1,19 @@
-"""Emulated devices: the tendon motor driver and the laser tip sensor.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Emulated devices: the tendon motor driver and the laser tip sensor.
 
 Each device speaks the same protocol module as the bridge
 (:mod:`tendon_robot_sim.protocol.motor`, :mod:`~tendon_robot_sim.protocol.laser`)
@@ -38,7 +53,8 @@ LOG_LENGTH = 10000
 
 
 class MotorDriverDevice:
-    """One motor per tendon, each in tension or displacement mode.
+    """
+    One motor per tendon, each in tension or displacement mode.
 
     Tension mode: the motor servoes the tendon tension to the setpoint.
     Displacement mode: it servoes the tendon displacement; the tension that
@@ -62,6 +78,7 @@ class MotorDriverDevice:
         ``(reason, fields or message)`` of the last frames that were NAK'ed.
     counts : dict
         How many commands were received, applied and rejected in all.
+
     """
 
     def __init__(self, plant: Plant, device: str = motor.TdcrMotorV1.name,
@@ -219,7 +236,8 @@ def _targets(message: Any, channels: int) -> tuple[list[int] | None, np.ndarray,
 
 
 class LaserSensorDevice:
-    """A laser tracker that reports the plant's tip in its own frame.
+    """
+    A laser tracker that reports the plant's tip in its own frame.
 
     Parameters
     ----------
@@ -235,6 +253,7 @@ class LaserSensorDevice:
         Signal quality reported with valid samples, 0..1.
     seed : int
         Seed of the noise and dropout generator (reproducible runs).
+
     """
 
     def __init__(self, plant: Plant, mount: SensorMount, device: str = laser.TdcrLaserV1.name,
@@ -272,7 +291,8 @@ class LaserSensorDevice:
 
 @dataclass
 class Faults:
-    """Per-frame probabilities of damage to what a device sends (seeded).
+    """
+    Per-frame probabilities of damage to what a device sends (seeded).
 
     ``drop_byte`` removes one byte between ``$`` and ``*`` and ``corrupt_checksum``
     changes the checksum: both make exactly one bad-checksum frame. ``garbage``
@@ -366,21 +386,24 @@ class DeviceThread:
         self.endpoint.close()
 
     def disconnect(self, down_time: float = 0.0) -> None:
-        """Break the link (from any thread) for ``down_time`` [s], as if unplugged.
+        """
+        Break the link (from any thread) for ``down_time`` [s], as if unplugged.
 
         The device keeps its state (setpoints, last sequence number) meanwhile.
         """
         self._down_time = down_time
 
     def corrupt_next_input(self, count: int) -> None:
-        """Damage the next ``count`` reads from the host, as line noise would.
+        """
+        Damage the next ``count`` reads from the host, as line noise would.
 
         The first byte after a ``$`` flips, so the device sees a bad checksum.
         """
         self._corrupt_input = count
 
     def noise_burst(self, duration: float, replies: bool = False) -> None:
-        """Spoil every frame from the host for the next ``duration`` [s], as line noise would.
+        """
+        Spoil every frame from the host for the next ``duration`` [s], as line noise would.
 
         Each frame read gets a bad checksum (so the device NAKs it at once); with
         ``replies`` the frames the device sends meanwhile are spoilt too.

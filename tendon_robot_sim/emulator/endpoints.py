@@ -1,4 +1,19 @@
-"""The device side of a serial line: pseudo-terminal, TCP server or real port.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The device side of a serial line: pseudo-terminal, TCP server or real port.
 
 An endpoint is what an emulated device reads from and writes to; ``path`` is
 what the host (the bridge) opens with :func:`serial.serial_for_url`.
@@ -66,7 +81,8 @@ class Endpoint(abc.ABC):
 
 
 class PtyEndpoint(Endpoint):
-    """A pseudo-terminal; the host opens the slave side.
+    """
+    A pseudo-terminal; the host opens the slave side.
 
     The emulator keeps its own slave descriptor open, in raw mode: the terminal
     then survives the host closing and reopening it, and the line discipline
@@ -204,14 +220,15 @@ class TcpEndpoint(Endpoint):
 
 
 class SerialEndpoint(Endpoint):
-    """A port opened with :func:`serial.serial_for_url` (e.g. one end of a null modem).
+    """
+    A port opened with :func:`serial.serial_for_url` (e.g. one end of a null modem).
 
     ``path`` is this port, not the host's: the host opens the other end of the cable.
     """
 
     def __init__(self, url: str, baudrate: int = 115200):
         self.path = url
-        self._open_args = dict(baudrate=baudrate, timeout=0.0, write_timeout=0.0)
+        self._open_args = {'baudrate': baudrate, 'timeout': 0.0, 'write_timeout': 0.0}
         self._port = serial.serial_for_url(url, **self._open_args)
 
     def read(self, timeout: float) -> bytes:
@@ -242,12 +259,14 @@ class SerialEndpoint(Endpoint):
 
 
 def open_endpoint(spec: str) -> Endpoint:
-    """Open an endpoint from a port specification (see the module docstring).
+    """
+    Open an endpoint from a port specification (see the module docstring).
 
     Raises
     ------
     ValueError
         The specification cannot be used; the message says why.
+
     """
     try:
         if spec == 'pty':

@@ -1,4 +1,19 @@
-"""The emulated robot: where the tip goes and how far each tendon is pulled in.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The emulated robot: where the tip goes and how far each tendon is pulled in.
 
 The emulator needs two answers, fast enough to give them at every status tick
 (50 Hz): for given tensions, the tip position and tendon displacements; and
@@ -24,7 +39,8 @@ PLANT_TOLERANCE = 1e-7
 
 
 class Plant:
-    """Quasi-static robot shared by the emulated devices (thread-safe).
+    """
+    Quasi-static robot shared by the emulated devices (thread-safe).
 
     Parameters
     ----------
@@ -32,6 +48,7 @@ class Plant:
         What to model (geometry, material, gravity, tendon limits).
     model : str
         Statics model (see :mod:`tendon_robot_sim.core.statics`).
+
     """
 
     def __init__(self, robot: Robot, model: str = 'cosserat'):
@@ -48,7 +65,8 @@ class Plant:
         self.apply(np.zeros(self.n_tendons))
 
     def apply(self, tensions: np.ndarray) -> bool:
-        """Load the tendons with ``tensions`` (n,) [N] and solve for the new shape.
+        """
+        Load the tendons with ``tensions`` (n,) [N] and solve for the new shape.
 
         Returns False, keeping the previous shape, if the solver does not converge.
         """
@@ -82,7 +100,8 @@ class Plant:
             return self._displacements.copy()
 
     def tensions_for(self, displacements: np.ndarray) -> np.ndarray | None:
-        """(n,) tensions [N] that hold the tendons at ``displacements`` (n,) [m].
+        """
+        (n,) tensions [N] that hold the tendons at ``displacements`` (n,) [m].
 
         A tendon asked to push goes slack (0 N). None if the solver does not converge
         (the displacements are out of reach).

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """The emulated test rig: one plant, the motor driver and the tip sensor on their ports."""
 
 from __future__ import annotations
@@ -16,7 +30,8 @@ logger = logging.getLogger(__name__)
 
 
 class EmulatedRig:
-    """Motor driver and tip sensor emulators sharing one plant, each in its own thread.
+    """
+    Motor driver and tip sensor emulators sharing one plant, each in its own thread.
 
     Parameters
     ----------
@@ -38,6 +53,7 @@ class EmulatedRig:
         Seed of the sensor noise; the fault injectors use ``seed + 1`` and ``seed + 2``.
     faults : Faults or None
         Damage to the frames both devices send (its own seed is replaced as above).
+
     """
 
     def __init__(self, robot: Robot, mount: SensorMount, motors: Endpoint | None,

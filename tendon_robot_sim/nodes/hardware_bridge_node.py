@@ -1,4 +1,19 @@
-"""Hardware bridge: ROS topics <-> tendon motor driver and laser tip sensor (serial).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Hardware bridge: ROS topics <-> tendon motor driver and laser tip sensor (serial).
 
 A managed (lifecycle) node. It starts unconfigured, with no port open.
 ``configure`` opens the motor driver port and the tip sensor port (a port that
@@ -425,7 +440,7 @@ class HardwareBridgeNode(LifecycleNode):
             self._ramp_after = time.monotonic()
 
     def _ramp(self, target: tuple[str, np.ndarray], dt: float) -> tuple[str, np.ndarray] | None:
-        """The next command on the way to ``target``, or None until the ramp has a start."""
+        """Return the next command on the way to ``target``, or None until the ramp has a start."""
         mode, values = target
         if self._output is None or self._output[0] != mode:
             start = self._ramp_start(mode)
@@ -632,7 +647,11 @@ def _same(a: tuple[str, np.ndarray] | None, b: tuple[str, np.ndarray] | None) ->
 
 
 def _stamp(now_ros: Time, age: float) -> TimeMsg:
-    """The ROS time ``age`` [s] before ``now_ros``; simulated time may be near 0, so not below."""
+    """
+    Return the ROS time ``age`` [s] before ``now_ros``.
+
+    Simulated time may be near 0, so not below.
+    """
     return Time(nanoseconds=max(0, now_ros.nanoseconds - round(age * 1e9)),
                 clock_type=now_ros.clock_type).to_msg()
 

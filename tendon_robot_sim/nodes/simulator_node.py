@@ -1,4 +1,19 @@
-"""ROS 2 node that simulates a robot of any kind behind the same topics.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+ROS 2 node that simulates a robot of any kind behind the same topics.
 
 Subscribes ``tendon/setpoint`` and publishes ``tendon/state``, ``tip/pose``,
 ``backbone/markers``, ``/tf`` and, when ``publish_clock`` is set, ``/clock``; every
@@ -139,13 +154,15 @@ PARAMS = (
 
 
 class SimulatorNode(Node):
-    """The simulation as a node; ``kwargs`` go to :class:`rclpy.node.Node`.
+    """
+    The simulation as a node; ``kwargs`` go to :class:`rclpy.node.Node`.
 
     Raises
     ------
     ConfigurationError
         A parameter is invalid or the robot file cannot be used; the node is
         destroyed before the error propagates.
+
     """
 
     def __init__(self, **kwargs):

@@ -1,4 +1,19 @@
-"""ROS-free drivers: the tendon motor driver and the laser tip sensor.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+ROS-free drivers: the tendon motor driver and the laser tip sensor.
 
 Both run on a :class:`~tendon_robot_sim.protocol.link.SerialLink` (one I/O thread
 each); their public methods only take a lock, so a ROS timer can call them
@@ -98,7 +113,8 @@ SUPERSEDED = 'superseded'  # a newer command replaced it
 
 
 class MotorDriver:
-    """Tendon motor driver on a serial link.
+    """
+    Tendon motor driver on a serial link.
 
     Parameters
     ----------
@@ -116,6 +132,7 @@ class MotorDriver:
         Re-send the last command once after a reconnect (see the module docstring).
     **link_options
         Passed to :class:`SerialLink` (baudrate, read_timeout, backoff ...).
+
     """
 
     def __init__(self, url: str, channels: int, device: str = motor.TdcrMotorV1.name,
@@ -146,7 +163,8 @@ class MotorDriver:
         return self
 
     def stop(self, final_tensions: Sequence[float] | None = None, timeout: float = 0.3) -> None:
-        """Stop the I/O thread, first sending ``final_tensions`` [N] if connected.
+        """
+        Stop the I/O thread, first sending ``final_tensions`` [N] if connected.
 
         Waits up to ``timeout`` [s] for the device to acknowledge the final command.
         """
@@ -164,12 +182,14 @@ class MotorDriver:
     # ------------------------------------------------------------------ commands
 
     def command_tensions(self, tensions: Sequence[float]) -> int:
-        """Queue tension mode for every channel [N]; returns the sequence number.
+        """
+        Queue tension mode for every channel [N]; returns the sequence number.
 
         Raises
         ------
         FieldError
             If a value cannot go on the wire (NaN, negative, too large): nothing is queued.
+
         """
         return self._queue(lambda seq: motor.SetTensions(seq, self._values(tensions)))
 
@@ -190,7 +210,11 @@ class MotorDriver:
         self.protocol.encode(build(0, self._values(values)))
 
     def delivery(self, seq: int) -> str:
-        """What became of command ``seq``: PENDING, DELIVERED, REJECTED, GIVEN_UP or SUPERSEDED."""
+        """
+        Tell what became of command ``seq``.
+
+        PENDING, DELIVERED, REJECTED, GIVEN_UP or SUPERSEDED.
+        """
         with self._lock:
             if self._pending is not None:
                 return PENDING if self._pending.seq == seq else SUPERSEDED
@@ -320,7 +344,8 @@ class SensorStatistics:
 
 
 class TipSensorDriver:
-    """Laser tip sensor on a serial link; measurements wait in a bounded queue.
+    """
+    Laser tip sensor on a serial link; measurements wait in a bounded queue.
 
     Parameters
     ----------
@@ -332,6 +357,7 @@ class TipSensorDriver:
         Measurements kept between two polls; older ones are dropped and counted.
     **link_options
         Passed to :class:`SerialLink`.
+
     """
 
     def __init__(self, url: str, device: str = TdcrLaserV1.name, queue_length: int = 100,
@@ -356,7 +382,8 @@ class TipSensorDriver:
         return self.link.connected
 
     def measurements(self) -> list[tuple[TipMeasurement, float]]:
-        """Return the measurements since the last call, oldest first.
+        """
+        Return the measurements since the last call, oldest first.
 
         Each comes with its receive time (``time.monotonic()`` [s]); invalid ones are
         included (``valid`` is False).

@@ -1,4 +1,19 @@
-"""Sentence tables: the fields of each sentence, their wire format and SI units.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Sentence tables: the fields of each sentence, their wire format and SI units.
 
 A device protocol is a table of :class:`Sentence` rows. Each row ties a sentence
 name to a message dataclass and lists its fields in wire order; the dataclass has
@@ -26,7 +41,8 @@ INT32 = (-2 ** 31, 2 ** 31 - 1)
 
 @dataclass(frozen=True)
 class Field:
-    """One field: how its text becomes a value and back.
+    """
+    One field: how its text becomes a value and back.
 
     ``parse`` and ``format`` raise ``ValueError`` with a message that does not
     name the field; :class:`Sentence` prefixes the sentence and field name.
@@ -34,7 +50,7 @@ class Field:
 
     name: str
     parse: Callable[[str], Any]
-    format: Callable[[Any], str]
+    format: Callable[[Any], str]  # noqa: A003 (a field, as str.format)
     description: str
 
 
@@ -55,7 +71,8 @@ def integer(name: str, low: int, high: int, description: str) -> Field:
 
 def scaled(name: str, per_unit: float, unit: str, si_unit: str, description: str,
            low: int = INT32[0], high: int = INT32[1]) -> Field:
-    """Make a field holding an SI value sent as an integer count of ``unit``.
+    """
+    Make a field holding an SI value sent as an integer count of ``unit``.
 
     ``per_unit`` is the count per SI unit.
 
@@ -124,7 +141,8 @@ def optional(field: Field) -> Field:
 
 @dataclass(frozen=True)
 class Sentence:
-    """A table row: sentence ``name`` <-> ``message`` dataclass.
+    """
+    A table row: sentence ``name`` <-> ``message`` dataclass.
 
     ``fields`` are the message attributes in wire order. When ``repeated`` is
     given, the last attribute is a tuple sent as 1 to ``max_repeat`` trailing

@@ -1,4 +1,19 @@
-r"""Line framing shared by the tendon motor driver and the laser tip sensor.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""
+Line framing shared by the tendon motor driver and the laser tip sensor.
 
 A frame is one line of printable ASCII, NMEA style::
 
@@ -68,13 +83,15 @@ def checksum(body: bytes) -> int:
 
 
 def encode_frame(fields: Sequence[str]) -> bytes:
-    r"""Frame ``fields`` (sentence name first) as ``$f0,f1,...*HH\r\n``.
+    r"""
+    Frame ``fields`` (sentence name first) as ``$f0,f1,...*HH\r\n``.
 
     Raises
     ------
     FramingError
         If the sentence name is not 2-8 upper-case letters or digits, or a field
         holds a reserved character (``$ * ,``) or anything but printable ASCII.
+
     """
     if not fields or not _SENTENCE.fullmatch(fields[0]):
         raise FramingError(
@@ -92,12 +109,14 @@ def encode_frame(fields: Sequence[str]) -> bytes:
 
 
 def parse_frame(line: bytes) -> tuple[str, ...]:
-    r"""Fields of one complete frame ``$...*HH[\r]\n``, sentence name first.
+    r"""
+    Fields of one complete frame ``$...*HH[\r]\n``, sentence name first.
 
     Raises
     ------
     FramingError, ChecksumError
         Naming what is wrong with the line.
+
     """
     if len(line) > MAX_FRAME_LENGTH:
         raise FramingError(f'frame: {len(line)} bytes is longer than {MAX_FRAME_LENGTH}')
@@ -129,7 +148,8 @@ def parse_frame(line: bytes) -> tuple[str, ...]:
 
 @dataclass
 class DecoderCounters:
-    """What a :class:`FrameDecoder` has seen since it was made.
+    """
+    What a :class:`FrameDecoder` has seen since it was made.
 
     Every byte fed ends up in exactly one of ``bytes_accepted`` (good frames),
     ``bytes_dropped`` (garbage and bad frames) or the pending partial frame.
@@ -143,7 +163,8 @@ class DecoderCounters:
 
 
 class FrameDecoder:
-    r"""Cut a byte stream into frames, keeping a partial frame between calls.
+    r"""
+    Cut a byte stream into frames, keeping a partial frame between calls.
 
     Examples
     --------
@@ -154,6 +175,7 @@ class FrameDecoder:
     [('ACK', '1')]
     >>> decoder.counters.bytes_dropped
     5
+
     """
 
     def __init__(self, max_frame_length: int = MAX_FRAME_LENGTH):
@@ -171,7 +193,8 @@ class FrameDecoder:
         self._drop(len(self._buffer))
 
     def feed(self, data: bytes) -> list[tuple[str, ...] | ProtocolError]:
-        """Add received bytes; return the frames they complete, in order.
+        """
+        Add received bytes; return the frames they complete, in order.
 
         Each item is either the field tuple of a good frame or the
         :class:`ProtocolError` a bad frame raised (already counted).

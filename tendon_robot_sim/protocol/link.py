@@ -1,4 +1,19 @@
-"""A serial link that keeps itself connected: one I/O thread per device.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A serial link that keeps itself connected: one I/O thread per device.
 
 :class:`SerialLink` opens its port with :func:`serial.serial_for_url`, so a device
 path (``/dev/ttyUSB0``), a TCP bridge (``socket://host:port``) and a loopback
@@ -50,7 +65,8 @@ class LinkStatistics:
 
 
 class SerialLink:
-    """Keep one device connected, decode what it sends, write what the owner queues.
+    """
+    Keep one device connected, decode what it sends, write what the owner queues.
 
     Parameters
     ----------
@@ -82,6 +98,7 @@ class SerialLink:
     ------
     ValueError
         If ``url`` names an unknown scheme (checked without opening the port).
+
     """
 
     def __init__(self, url: str, protocol: Any, on_message: Callable[[Any, float], None],
@@ -104,8 +121,8 @@ class SerialLink:
         self._on_message = on_message
         self._on_connect = on_connect
         self._poll_outgoing = poll_outgoing
-        self._open_args = dict(baudrate=baudrate, timeout=read_timeout,
-                               write_timeout=write_timeout)
+        self._open_args = {'baudrate': baudrate, 'timeout': read_timeout,
+                           'write_timeout': write_timeout}
         self._backoff = backoff
         self._stats = LinkStatistics()
         self._lock = threading.Lock()

@@ -1,4 +1,19 @@
-"""Where the tip sensor sits: its frame in the base frame, read from the URDF.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Where the tip sensor sits: its frame in the base frame, read from the URDF.
 
 The laser sensor reports the tip in its own frame (``tip_sensor_link``). The
 URDF (``urdf/tendon_robot.urdf``) is the one place that says where that frame
@@ -55,19 +70,25 @@ class SensorMount:
 
 def sensor_mount(urdf: str | Path, base_frame: str = 'base_link',
                  sensor_frame: str = 'tip_sensor_link') -> SensorMount:
-    """Compose the fixed joints from ``base_frame`` down to ``sensor_frame``.
+    """
+    Compose the fixed joints from ``base_frame`` down to ``sensor_frame``.
 
     Parameters
     ----------
     urdf : str or Path
         A URDF file, or the URDF text itself (``robot_description``) when it
         starts with ``<``.
+    base_frame : str
+        The link the returned pose is relative to.
+    sensor_frame : str
+        The link of the sensor, reached from ``base_frame`` through fixed joints only.
 
     Raises
     ------
     MountingError
         The file cannot be read, a joint on the way is not fixed, or the chain
         does not reach ``base_frame``.
+
     """
     text = str(urdf)
     source = 'robot_description'

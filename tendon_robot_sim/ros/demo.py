@@ -1,4 +1,19 @@
-"""The scripted part of ``tendon-robot-sim demo``: command tensions, watch the robot.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The scripted part of ``tendon-robot-sim demo``: command tensions, watch the robot.
 
 :class:`DemoDriver` runs on simulated time (``use_sim_time``), publishes
 ``tendon/command/tension`` or ``tip/target`` and keeps the latest ``tip/pose`` and
@@ -28,7 +43,8 @@ TARGET_TOLERANCE = 1e-3
 
 @dataclass(frozen=True)
 class Phase:
-    """Hold these commanded tensions [N] (every tendon named) for a while.
+    """
+    Hold these commanded tensions [N] (every tendon named) for a while.
 
     With a ``target`` (m, base frame) the phase sends that tip target instead of
     tensions: the tension controller then moves the tip there (tip-position mode).
@@ -56,11 +72,12 @@ class Snapshot:
 
 def demo_phases(tendon_names: Sequence[str], tension: float,
                 target: Sequence[float] | None = None) -> list[Phase]:
-    """Rest, then for each tendon in turn: pull it with ``tension`` N, release all.
+    """
+    Rest, then for each tendon in turn: pull it with ``tension`` N, release all.
 
     With a ``target`` (m, base frame), a last phase moves the tip to it.
     """
-    zero = {name: 0.0 for name in tendon_names}
+    zero = dict.fromkeys(tendon_names, 0.0)
     phases = [Phase('rest', dict(zero))]
     for name in tendon_names:
         phases.append(Phase(f'{name} {tension:g} N', {**zero, name: tension}))
@@ -94,7 +111,7 @@ class DemoDriver(Node):
         self.markers = msg
 
     def now(self) -> float:
-        """Simulated time [s] (0 until the first /clock message)."""
+        """Return the simulated time [s] (0 until the first /clock message)."""
         return self.get_clock().now().nanoseconds * 1e-9
 
     def command(self, tensions: dict[str, float]) -> None:
@@ -102,7 +119,7 @@ class DemoDriver(Node):
             name=list(tensions), effort=[float(v) for v in tensions.values()]))
 
     def send(self, phase: Phase) -> None:
-        """The phase's tip target, or else its tensions."""
+        """Send the phase's tip target, or else its tensions."""
         if phase.target is None:
             self.command(phase.tensions)
         else:
@@ -117,7 +134,7 @@ class DemoDriver(Node):
         return float(np.linalg.norm(np.array([p.x, p.y, p.z]) - np.asarray(target)))
 
     def snapshot(self, phase: Phase) -> Snapshot:
-        """The latest tip pose and markers as arrays."""
+        """Return the latest tip pose and markers as arrays."""
         by_ns = {}
         for marker in self.markers.markers:
             by_ns.setdefault(marker.ns, []).append(marker)
@@ -145,7 +162,8 @@ def _points(points) -> np.ndarray:
 
 def wait_until(executor: Executor, condition: Callable[[], bool], timeout: float,
                alive: Callable[[], None]) -> bool:
-    """Spin until ``condition()`` or ``timeout`` wall seconds (False then).
+    """
+    Spin until ``condition()`` or ``timeout`` wall seconds (False then).
 
     ``alive()`` is called in between and raises if the stack has died.
     """
@@ -161,7 +179,8 @@ def wait_until(executor: Executor, condition: Callable[[], bool], timeout: float
 def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], hold: float,
                alive: Callable[[], None], progress: Callable[[float, str], None],
                wall_timeout: float, target_hold: float = 0.0) -> list[Snapshot]:
-    """Command each phase and hold it for ``hold`` simulated seconds.
+    """
+    Command each phase and hold it for ``hold`` simulated seconds.
 
     A tip-target phase is held for at least ``hold`` and at most ``target_hold``
     simulated seconds, until the tip is within ``TARGET_TOLERANCE`` of the target.

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Conversions between simulator state (numpy, SI, base frame) and ROS messages."""
 
 from typing import Sequence
@@ -7,15 +21,14 @@ from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, TransformSta
 import numpy as np
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA, Header
+from tendon_robot_sim.core.sim_model import (Cylinder, InputError, LineList, Marker as Shape,
+                                             ModelState, Polyline, Pose as ModelPose)
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from tendon_robot_sim.core.sim_model import (Cylinder, InputError, LineList, Marker as Shape,
-                                             ModelState, Polyline, Pose as ModelPose)
-
 
 def time_msg(seconds: float) -> Time:
-    """A ``builtin_interfaces/Time`` from seconds (>= 0)."""
+    """Return a ``builtin_interfaces/Time`` from seconds (>= 0)."""
     nanoseconds = int(round(seconds * 1e9))
     return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
@@ -30,13 +43,15 @@ def point_msg(p: np.ndarray) -> Point:
 
 
 def wrench_from_msg(msg, base_frame: str) -> tuple[np.ndarray, np.ndarray]:
-    """Tip force [N] and moment [N m] of a ``tip/wrench`` WrenchStamped, base frame.
+    """
+    Tip force [N] and moment [N m] of a ``tip/wrench`` WrenchStamped, base frame.
 
     Raises
     ------
     InputError
         Naming the field: a ``header.frame_id`` other than the base frame (empty
         means the base frame) or a non-finite component.
+
     """
     frame = msg.header.frame_id
     if frame not in ('', base_frame):
@@ -52,7 +67,8 @@ def wrench_from_msg(msg, base_frame: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tensions_from_joint_state(msg: JointState, n_tendons: int) -> dict[str, float] | list[float]:
-    """Tensions (N) carried by the ``effort`` field of a tension command or setpoint.
+    """
+    Tensions (N) carried by the ``effort`` field of a tension command or setpoint.
 
     With names: a mapping ``{name: N}`` (the receiver checks names and values).
     Without names: the efforts in tendon order (the receiver checks the count).
@@ -63,22 +79,29 @@ def tensions_from_joint_state(msg: JointState, n_tendons: int) -> dict[str, floa
         More names or values than the robot's ``n_tendons`` (checked before anything
         else, so a huge message costs nothing), ``effort`` and ``name`` disagree in
         length, or a name appears twice.
+
     """
     return joint_values(msg, 'effort', n_tendons)
 
 
 def displacements_from_joint_state(msg: JointState,
                                    n_tendons: int) -> dict[str, float] | list[float]:
-    """Displacements (m, pulled in past the base) carried by the ``position`` field of a
-    displacement setpoint; like :func:`tensions_from_joint_state`."""
+    """
+    Return the displacements carried by the ``position`` field of a displacement setpoint.
+
+    Displacements in m, pulled in past the base; like :func:`tensions_from_joint_state`.
+    """
     return joint_values(msg, 'position', n_tendons)
 
 
 def joint_values(msg: JointState, field: str, count: int,
                  noun: str = 'tendons') -> dict[str, float] | list[float]:
-    """The values of ``field`` of a setpoint for ``count`` inputs (``noun``): a mapping
-    {name: value} when the message has names, else the list; see
-    :func:`tensions_from_joint_state`."""
+    """
+    Return the values of ``field`` of a setpoint for ``count`` inputs (``noun``).
+
+    A mapping {name: value} when the message has names, else the list; see
+    :func:`tensions_from_joint_state`.
+    """
     raw = getattr(msg, field)
     for name, items in (('name', msg.name), (field, raw)):
         if len(items) > count:
@@ -97,8 +120,12 @@ def joint_values(msg: JointState, field: str, count: int,
 
 def joint_state_msg(names: Sequence[str], position: np.ndarray, velocity: np.ndarray,
                     effort: np.ndarray, stamp: Time) -> JointState:
-    """``tendon/state``: per input the position (tendon displacement [m], motor angle
-    [rad]), velocity and effort (tension [N]; empty when the model has none)."""
+    """
+    Build a ``tendon/state`` message.
+
+    Per input the position (tendon displacement [m], motor angle [rad]), velocity and effort
+    (tension [N]; empty when the model has none).
+    """
     return JointState(header=Header(stamp=stamp), name=list(names),
                       position=position.tolist(), velocity=velocity.tolist(),
                       effort=effort.tolist())
@@ -129,8 +156,11 @@ def transforms_msg(state: ModelState, base_frame: str, tip_frame: str, frame_pre
 
 
 def markers_msg(shapes: Sequence[Shape], frame_id: str, stamp: Time) -> MarkerArray:
-    """``backbone/markers``: one marker per shape, numbered within its namespace:
-    Polyline -> LINE_STRIP, Cylinder -> CYLINDER, LineList -> LINE_LIST (per-point colours)."""
+    """
+    Build a ``backbone/markers`` message: one marker per shape, numbered within its namespace.
+
+    Polyline -> LINE_STRIP, Cylinder -> CYLINDER, LineList -> LINE_LIST (per-point colours).
+    """
     header = Header(stamp=stamp, frame_id=frame_id)
     counts: dict[str, int] = {}
     markers = []

@@ -1,4 +1,19 @@
-"""Node parameters declared from one table per node.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Node parameters declared from one table per node.
 
 Each node lists its parameters as :class:`Param` entries; :func:`declare` turns
 them into ``declare_parameter`` calls with a ``ParameterDescriptor`` (description
@@ -29,7 +44,7 @@ class Param:
     default: Any                 # its type is the parameter type
     unit: str                    # SI unit, '' for none
     description: str
-    range: tuple | None = None   # inclusive (low, high), numbers only
+    range: tuple | None = None  # inclusive (low, high), numbers only  # noqa: A003
     read_only: bool = True       # False only where a live change is handled
     choices: tuple = ()          # allowed values of a string parameter
 
@@ -51,13 +66,15 @@ class Param:
 
 
 def declare(node: Node, params: Sequence[Param]) -> SimpleNamespace:
-    """Declare ``params`` on ``node`` and return their values as attributes.
+    """
+    Declare ``params`` on ``node`` and return their values as attributes.
 
     Raises
     ------
     ConfigurationError
         A value (from a parameter file or ``-p``) is out of range or not one of the
         choices; the message names the parameter, the value and what is allowed.
+
     """
     values = {}
     for param in params:
@@ -75,7 +92,8 @@ def declare(node: Node, params: Sequence[Param]) -> SimpleNamespace:
 
 
 def on_parameters_set(node: Node, callback: Callable[[list], None]) -> None:
-    """Call ``callback(parameters)`` after live parameters were set (ranges already checked).
+    """
+    Call ``callback(parameters)`` after live parameters were set (ranges already checked).
 
     Post-set callbacks exist from Iron on; Humble has only the on-set callback, which
     runs before the values are stored: there ``callback`` runs in it and accepts them.
@@ -111,7 +129,7 @@ def check_frame_prefix(prefix: str) -> None:
 
 
 def check_pretension(min_tension: float, robot) -> None:
-    """ConfigurationError unless ``min_tension`` [N] is at most every tendon's max_tension."""
+    """Raise ConfigurationError unless ``min_tension`` [N] is at most every max_tension."""
     lowest = float(robot.max_tensions.min())
     if min_tension > lowest:
         raise ConfigurationError(
@@ -120,7 +138,7 @@ def check_pretension(min_tension: float, robot) -> None:
 
 
 def check_displacement_range(min_displacement: float, max_displacement: float) -> None:
-    """ConfigurationError unless ``min_displacement`` [m] is below ``max_displacement``."""
+    """Raise ConfigurationError unless ``min_displacement`` [m] is below ``max_displacement``."""
     if min_displacement >= max_displacement:
         raise ConfigurationError(
             f'parameter min_displacement: {min_displacement:g} m must be below '
@@ -133,7 +151,7 @@ def _rclpy_reason(error: Exception) -> str:
 
 
 def markdown_table(params: Sequence[Param]) -> str:
-    """The parameters as a Markdown table for the README."""
+    """Return the parameters as a Markdown table for the README."""
     lines = ['| name | type | default | unit | range | live | description |',
              '| --- | --- | --- | --- | --- | --- | --- |']
     for p in params:

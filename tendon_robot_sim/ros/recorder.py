@@ -1,4 +1,19 @@
-"""A node that records topics of the stack into a rosbag2 bag (MCAP or sqlite3).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A node that records topics of the stack into a rosbag2 bag (MCAP or sqlite3).
 
 Subscriptions are ``raw``: rclpy hands over the CDR bytes exactly as published,
 so nothing is deserialized and serialized again. Each topic is requested with
@@ -18,14 +33,16 @@ from tendon_robot_sim.ros.topics import Topic, TOPICS, type_name
 
 
 def offered_qos(profile: QoSProfile) -> OfferedQos:
-    """The bag's description of an rclpy QoS profile."""
+    """Return the bag's description of an rclpy QoS profile."""
     return OfferedQos(reliability=profile.reliability.name.lower(),
                       durability=profile.durability.name.lower(), depth=profile.depth)
 
 
 class BagRecorder(Node):
-    """Record ``topics`` (default: every topic of the stack) into a new bag at ``path``
-    (``storage``: ``'mcap'`` or ``'sqlite3'``).
+    """
+    Record ``topics`` (default: every topic of the stack) into a new bag at ``path``.
+
+    ``storage`` is ``'mcap'`` or ``'sqlite3'``.
 
     Timestamps are wall-clock receive times (as ``ros2 bag record`` without
     ``--use-sim-time``). Call :meth:`close` to finish the bag.

@@ -1,4 +1,19 @@
-"""A node that publishes a bag's messages again with their recorded timing.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A node that publishes a bag's messages again with their recorded timing.
 
 The stored CDR bytes are published as they are (``Publisher.publish(bytes)``), so
 nothing is deserialized; rclpy still needs each topic's message class for its
@@ -55,13 +70,15 @@ def ament_prefixes() -> list[Path]:
 
 
 def message_class(msgtype: str) -> type:
-    """The rclpy message class of ``pkg/msg/Name`` of an installed interface package.
+    """
+    Return the rclpy message class of ``pkg/msg/Name`` of an installed interface package.
 
     Raises
     ------
     ImportError
         If ``msgtype`` is not a message type that an installed ROS interface package
         declares in the ament index; nothing is imported then.
+
     """
     match = _MSGTYPE.fullmatch(msgtype)
     if match is None:
@@ -95,9 +112,11 @@ def _installed_class(package: str, name: str, msgtype: str) -> type:
 
 
 class BagPlayer(Node):
-    """Publishers for the topics of the bag at ``path`` (``topics``: names to keep, with or
-    without the leading ``/``; default all; ``exclude``: names not to publish; ``remap``:
-    recorded name -> name to publish on), and :meth:`play` to publish them.
+    """
+    Publishers for the topics of the bag at ``path``, and :meth:`play` to publish them.
+
+    ``topics``: names to keep, with or without the leading ``/``; default all; ``exclude``:
+    names not to publish; ``remap``: recorded name -> name to publish on.
 
     Raises :class:`~tendon_robot_sim.core.bag.BagError` for an unreadable bag, a
     topic the bag does not hold, or a bag with nothing that can be published.
@@ -140,7 +159,7 @@ class BagPlayer(Node):
                 msg_class, remap.get(topic, topic), self._qos(topic, offered.get(topic)))
         for topic, why in self.skipped.items():
             self.get_logger().warning(f'not replaying {topic}: {why}')
-        self.counts = {topic: 0 for topic in self.classes}
+        self.counts = dict.fromkeys(self.classes, 0)
 
     @staticmethod
     def _qos(topic: str, offered) -> QoSProfile:
@@ -160,8 +179,11 @@ class BagPlayer(Node):
                 for info in self.get_subscriptions_info_by_topic(name)]
 
     def play(self, stop: Callable[[], bool] = lambda: False) -> bool:
-        """Publish one pass through the bag with the recorded spacing divided by ``rate``;
-        False if ``stop()`` became true before the end."""
+        """
+        Publish one pass through the bag with the recorded spacing divided by ``rate``.
+
+        False if ``stop()`` became true before the end.
+        """
         start_wall = start_stamp = None
         for message in read_raw(self.path, self.classes):
             if start_stamp is None:

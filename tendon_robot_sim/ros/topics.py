@@ -1,4 +1,19 @@
-"""The topics of the stack: one table of names, message types and QoS.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The topics of the stack: one table of names, message types and QoS.
 
 Names are relative so that a namespace moves the whole stack; ``/tf`` and
 ``/clock`` are absolute because every ROS tool expects them there. Every node,
@@ -69,7 +84,7 @@ class Topic:
 
     @property
     def subscription_qos(self) -> QoSProfile:
-        """The QoS our own subscribers request: sensor data best effort, the rest as offered."""
+        """Return the QoS our subscribers request: sensor data best effort, the rest as offered."""
         return SENSOR_SUBSCRIPTION_QOS if self.sensor_data else self.qos
 
 
@@ -132,8 +147,11 @@ ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS,)
 
 
 def find_topic(name: str) -> Topic | None:
-    """The topic of the table called ``name`` (resolved or not: a leading ``/`` is
-    ignored), or None."""
+    """
+    Return the topic of the table called ``name``, or None.
+
+    ``name`` may be resolved or not: a leading ``/`` is ignored.
+    """
     for topic in ALL_TOPICS:
         if topic.name.lstrip('/') == name.lstrip('/'):
             return topic
