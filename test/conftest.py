@@ -12,6 +12,6 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
 
 @pytest.fixture(scope='module')
 def robot_file(tmp_path_factory):
-    """A small, fast robot file (test/ros_helpers.py small_robot_dict) for the node tests."""
+    """Write a small, fast robot file (test/ros_helpers.py small_robot_dict) for the node tests."""
     from ros_helpers import write_small_robot   # here: ROS-free tests never import rclpy
     return write_small_robot(tmp_path_factory.mktemp('robot'))

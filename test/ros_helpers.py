@@ -26,7 +26,7 @@ MAX_TENSION = 5.0       # N, of the tendons of small_robot_dict()
 
 
 def small_robot_dict() -> dict:
-    """The default robot with 5 vertebrae, 10 elements and 5 N tendons: fast to simulate."""
+    """Return the default robot with 5 vertebrae, 10 elements and 5 N tendons: fast to simulate."""
     data = load_robot(default_robot_file()).to_dict()
     data['rod']['elements'] = 10
     data['vertebrae'] = {'positions': [0.05, 0.10, 0.15, 0.20, 0.25], 'mass': 0.002}
@@ -102,7 +102,7 @@ def call(node: Node, srv_type, name: str, request):
 
 
 def logs_containing(probe: Probe, logger: str, text: str, level=Log.WARN) -> list:
-    """The /rosout messages ``probe`` received from ``logger`` at ``level`` containing ``text``."""
+    """Return what ``probe`` got on /rosout from ``logger`` at ``level`` containing ``text``."""
     return [log for log in probe.logs
             if log.name == logger and log.level == level and text in log.msg]
 
@@ -152,7 +152,7 @@ def spin_for(executor, seconds: float) -> None:
 
 
 def hole_direction(robot, name: str) -> np.ndarray:
-    """Unit vector from the axis to the tendon's hole at the base, base frame."""
+    """Return the unit vector from the axis to the tendon's hole at the base, base frame."""
     tendon = robot.tendons[robot.tendon_index(name)]
     return robot.base.rotation @ np.array([math.cos(tendon.angle), math.sin(tendon.angle), 0.0])
 
@@ -178,9 +178,12 @@ def construct_alone(make_node):
 
 @contextmanager
 def spinning(*nodes: Node, context: rclpy.Context | None = None):
-    """Spin ``nodes`` in a thread of their own while the block runs; then stop the thread,
-    destroy the nodes and shut their context down (the default one: for module fixtures
-    that called rclpy.init())."""
+    """
+    Spin ``nodes`` in a thread of their own while the block runs.
+
+    Then stop the thread, destroy the nodes and shut their context down (the default one: for
+    module fixtures that called rclpy.init()).
+    """
     executor = SingleThreadedExecutor(context=context)
     for node in nodes:
         executor.add_node(node)

@@ -59,8 +59,12 @@ def _ros2_bag_record_qos(reliability):
 
 
 def _write_ros2_layout(path, plugin):
-    """A bag as `ros2 bag record` (Kilted) writes it: metadata.yaml version 9, one storage
-    file, type hashes, message definitions and offered QoS, CDR bytes as rmw sends them."""
+    """
+    Write a bag as `ros2 bag record` (Kilted) writes it.
+
+    It has metadata.yaml version 9, one storage file, type hashes, message definitions and offered
+    QoS, and CDR bytes as rmw sends them.
+    """
     typestore = get_typestore(DEFAULT_STORE)
     with Writer(path, version=9, storage_plugin=plugin) as writer:
         connections = {topic: writer.add_connection(
@@ -183,8 +187,12 @@ def test_what_is_not_a_bag_raises_bag_error_naming_it(good_bags, tmp_path):
 
 
 def test_bit_flips_in_an_mcap_bag_are_detected(good_bags, tmp_path):
-    """Every single-bit flip in the storage file of one of our bags, at 300 seeded places
-    (the audit found 199 of 300 flipped bags read back changed data without an error)."""
+    """
+    Every single-bit flip in the storage file of one of our bags is detected.
+
+    The flips are at 300 seeded places (the audit found 199 of 300 flipped bags read back changed
+    data without an error).
+    """
     (storage,) = (good_bags / 'mcap').glob('*.mcap')
     good = storage.read_bytes()
     expected = list(read_raw(good_bags / 'mcap'))

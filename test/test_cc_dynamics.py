@@ -24,8 +24,12 @@ BHA_FILE = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
 
 
 def bha_data(damping: float = 1.0, inertia: bool = False) -> dict:
-    """The BHA description with all dampers scaled by ``damping``; with ``inertia``, each
-    mass gets a rotational inertia (a disc of radius 0.06 m, thickness 0.03 m)."""
+    """
+    Return the BHA description with all dampers scaled by ``damping``.
+
+    With ``inertia``, each mass gets a rotational inertia (a disc of radius 0.06 m, thickness 0.03
+    m).
+    """
     data = copy.deepcopy(read_yaml(BHA_FILE))
     for section in data['sections']:
         section['spline_damping'] *= damping
@@ -143,7 +147,7 @@ def gravity_potential(model: CCDynamics, x) -> float:
 
 
 def kinetic(model: CCDynamics, x, v, step=1e-6) -> float:
-    """Translational and rotational kinetic energy by central differences."""
+    """Return the translational and rotational kinetic energy by central differences."""
     rates = (positions(model, x + step * v) - positions(model, x - step * v)) / (2 * step)
     w = body_rate(model, x, v, step)
     return 0.5 * float(np.einsum('jk,jki,jki->', model.model[2], rates, rates)

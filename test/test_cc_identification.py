@@ -16,8 +16,11 @@ BHA = load_bellows_robot(share_dir() / 'config' / 'bionic_handling_assistant.yam
 
 
 def with_stiffness(robot, factor):
-    """Hidden truth: bellows stiffnesses scaled unevenly, bending stiffness by 1.2 factor
-    (the spline stiffness is known, see identify_stiffness)."""
+    """
+    Return the hidden truth: bellows stiffnesses scaled unevenly, bending stiffness by 1.2 factor.
+
+    The spline stiffness is known (see identify_stiffness).
+    """
     return replace(robot, sections=tuple(
         replace(s, bending_stiffness=s.bending_stiffness * factor * 1.2,
                 bellows=tuple(replace(b, stiffness=b.stiffness * factor * (0.9 + 0.1 * i))

@@ -24,7 +24,7 @@ def simulate(*args, timeout=120):
 
 @pytest.fixture(scope='module')
 def coarse_robot(tmp_path_factory):
-    """The default robot on 10 elements, damping ratio 0.3: runs are short and settle fast."""
+    """Write the default robot on 10 elements, damping ratio 0.3: short runs that settle fast."""
     data = load_robot(default_robot_file()).with_changes(
         elements=10, damping={'ratio': 0.3}).to_dict()
     path = tmp_path_factory.mktemp('robot') / 'coarse.yaml'

@@ -119,8 +119,12 @@ def test_small_curvature_is_continuous_through_zero():
 
 @pytest.mark.parametrize('angles', [[0.0, 120.0, 240.0], [0.0, 90.0, 180.0, 270.0]])
 def test_matches_the_kirchhoff_statics_for_one_pulled_tendon(angles):
-    """One parallel tendon, no gravity, rigid tendons: the Kirchhoff rod bends into an
-    exact arc, so CC from the solver's own tendon displacements gives the solver's tip."""
+    """
+    One parallel tendon, no gravity, rigid tendons: CC gives the Kirchhoff solver's tip.
+
+    The Kirchhoff rod bends into an exact arc, so CC from the solver's own tendon displacements
+    gives the solver's tip.
+    """
     robot = make_robot(angles, base=TILTED_BASE)
     tensions = [0.0] * len(angles)
     tensions[1] = 0.8
@@ -169,8 +173,12 @@ def test_robots_outside_the_model_are_rejected(change, message):
 
 
 def planar_arc_tip(robot, signed_theta):
-    """Closed-form tip of a circular arc bent by ``signed_theta`` towards d1 (the first hole,
-    at angle 0) of the planar robot: a circle of radius L / theta in the (d1, d3) plane."""
+    """
+    Return the closed-form tip of the planar robot bent into an arc by ``signed_theta``.
+
+    The arc bends towards d1 (the first hole, at angle 0): a circle of radius L / theta in the (d1,
+    d3) plane.
+    """
     L = robot.rod.length
     d1, d3 = robot.base.normal, robot.base.direction
     return robot.base.position + (L / signed_theta) * (

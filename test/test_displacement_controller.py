@@ -79,9 +79,12 @@ def measured(stack) -> np.ndarray:
 
 
 def test_simulated_tendons_reach_the_commanded_displacements(stack):
-    """A reachable goal: the tendon displacements of the Cosserat statics (another model
-    than the controller's discrete feed-forward) for t0 holding the rod up against
-    gravity and t1 bending it sideways; t2 and t3 slack, at their geometric value."""
+    """
+    A reachable goal: the tendon displacements of the Cosserat statics.
+
+    They come from another model than the controller's discrete feed-forward, for t0 holding the
+    rod up against gravity and t1 bending it sideways; t2 and t3 slack, at their geometric value.
+    """
     goal = StaticsSolver(stack.robot, 'cosserat').solve_tensions(
         [1.0, 1.2, 0.0, 0.0]).tendon_displacements
     assert goal[1] > 0.002 and goal[3] < -0.002   # a real bend
@@ -112,8 +115,11 @@ def test_unreachable_displacements_hold_max_tension_with_a_warning(stack):
 
 
 def test_tip_wrench_reaches_the_feed_forward_model(stack):
-    """The tension-output controller re-solves its feed-forward under a tip/wrench; the
-    position-output one (the hardware stack's) does not listen."""
+    """
+    The tension-output controller re-solves its feed-forward under a tip/wrench.
+
+    The position-output one (the hardware stack's) does not listen.
+    """
     publisher = stack.probe.create_publisher(WrenchStamped, topics.TIP_WRENCH.name,
                                              topics.TIP_WRENCH.qos)
     wait_for(lambda: publisher.get_subscription_count() == 2,

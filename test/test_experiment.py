@@ -82,8 +82,11 @@ def test_command_missing_a_tendon_is_an_error(robot):
 
 
 def test_synthetic_bag_has_the_three_experiments(robot, tmp_path):
-    """The bag holds the 15 planned holds; each hold tip is the statics solution of the
-    true robot plus the mean of 150 noise samples."""
+    """
+    The bag holds the 15 planned holds.
+
+    Each hold tip is the statics solution of the true robot plus the mean of 150 noise samples.
+    """
     truth_robot = robot.with_changes(youngs_modulus=2.0e7)
     synth_experiment(tmp_path / 'bag', truth_robot, noise=1e-4, seed=3)
     holds = load_recording(tmp_path / 'bag', robot)
@@ -142,8 +145,11 @@ def test_missing_bag_is_a_clear_error(robot, tmp_path):
 
 
 def test_holds_from_measured_tensions_average_the_noise(robot):
-    """Without setpoints the holds come from tendon/state efforts, which are noisy:
-    +-0.01 N stays one hold (STATE_TOLERANCE 0.05 N); its tension is the mean."""
+    """
+    Without setpoints the holds come from tendon/state efforts, which are noisy.
+
+    A noise of +-0.01 N stays one hold (STATE_TOLERANCE 0.05 N); its tension is the mean.
+    """
     names = robot.tendon_names
     rng = np.random.default_rng(4)
     messages = []

@@ -105,7 +105,7 @@ def rig(tmp_path):
 
 
 def bridge_on(rig, context, watchdog=WATCHDOG) -> HardwareBridgeNode:
-    """The bridge on the emulator's ports, with the limits of these tests."""
+    """Create the bridge on the emulator's ports, with the limits of these tests."""
     return HardwareBridgeNode(context=context, parameter_overrides=[
         Parameter('motor_port', value=rig.path('motors')),
         Parameter('sensor_port', value=rig.path('sensor')),
@@ -120,7 +120,7 @@ def bridge_on(rig, context, watchdog=WATCHDOG) -> HardwareBridgeNode:
 
 @pytest.fixture
 def ros(rig):
-    """The bridge on the emulator's ports and a probe, spinning in a background thread."""
+    """Spin the bridge on the emulator's ports and a probe in a background thread."""
     context = rclpy.Context()
     rclpy.init(context=context)
     bridge = bridge_on(rig, context)
@@ -311,8 +311,12 @@ def test_stop_relaxes_every_tendon_until_resume(rig, ros):
 
 
 def largest_steps(rig) -> tuple[float, float]:
-    """Largest rise of a tension [N] and largest change of a displacement [m] from one
-    applied command to the next of the same mode (falling tensions are the safe direction)."""
+    """
+    Return the largest rise of a tension [N] and change of a displacement [m].
+
+    Steps are from one applied command to the next of the same mode (falling tensions are the safe
+    direction).
+    """
     rise = move = 0.0
     commands = list(rig.motor.applied)
     for a, b in zip(commands, commands[1:]):
@@ -425,8 +429,11 @@ def test_a_robot_whose_limits_the_wire_cannot_carry_is_refused(tmp_path):
 
 
 def test_a_restarted_bridge_is_obeyed_by_the_device_that_kept_its_state(rig):
-    """The emulator outlives a bridge that died without its shutdown command (a crash);
-    the next bridge's first setpoint must not be taken for a repeat of the last one."""
+    """
+    The emulator outlives a bridge that died without its shutdown command (a crash).
+
+    The next bridge's first setpoint must not be taken for a repeat of the last one.
+    """
     for session, wanted in enumerate(((2.0, 0.5, 0.5, 0.5), (3.0, 0.5, 0.5, 0.5))):
         context = rclpy.Context()
         rclpy.init(context=context)

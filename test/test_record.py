@@ -35,8 +35,11 @@ def _start(out, *options):
 
 
 def _publish(node, publishers, count):
-    """Publish ``count`` messages on each of ``publishers`` once the recorder listens to
-    all of them; the values sent, per topic."""
+    """
+    Publish ``count`` messages on each of ``publishers`` once the recorder listens to all of them.
+
+    Return the values sent, per topic.
+    """
     wait_for(lambda: all(p.get_subscription_count() >= 1 for p in publishers.values()),
              'the recorder to subscribe', timeout=15.0)
     # The publisher has matched the recorder's subscription; the recorder's side of the

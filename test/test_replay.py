@@ -176,8 +176,11 @@ def test_bad_arguments_are_refused(bag, tmp_path, capsys):
 
 @contextmanager
 def spinning_node(name, setup):
-    """A node called ``name`` in a context of its own, set up by ``setup(node)`` and spun in
-    a background thread while the block runs."""
+    """
+    Spin a node called ``name``, in a context of its own, in a background thread.
+
+    The node is set up by ``setup(node)`` and spins while the block runs.
+    """
     context = rclpy.Context()
     rclpy.init(context=context)
     node = rclpy.create_node(name, context=context)
@@ -187,8 +190,11 @@ def spinning_node(name, setup):
 
 
 def _simulation_bag(path):
-    """An experiment: setpoints of 0 N then 2 N on t0, the measured tip, and a recorded
-    tip/pose (x = 99 m) that a replay into simulation must not publish."""
+    """
+    Write an experiment: setpoints of 0 N then 2 N on t0, the measured tip, a recorded tip/pose.
+
+    The recorded tip/pose (x = 99 m) is what a replay into simulation must not publish.
+    """
     names = load_robot(default_robot_file()).tendon_names
     measured = PointStamped()
     measured.point.x = 0.123

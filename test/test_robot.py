@@ -30,7 +30,7 @@ tendons:
 
 
 def data(**changes):
-    """The default robot as plain data with top-level or dotted keys replaced."""
+    """Return the default robot as plain data with top-level or dotted keys replaced."""
     d = DEFAULT.to_dict()
     for key, value in changes.items():
         target = d
@@ -248,8 +248,11 @@ def test_base_vectors_are_normalised():
 
 
 def _variant(text: str, pattern: str, replacement: str) -> str:
-    """``text`` with the one match of the regular expression ``pattern`` replaced; a default
-    file that no longer matches fails here, instead of leaving a harmless file to test."""
+    """
+    Return ``text`` with the one match of the regular expression ``pattern`` replaced.
+
+    A default file that no longer matches fails here, instead of leaving a harmless file to test.
+    """
     changed, count = re.subn(pattern, replacement, text)
     assert count == 1, f'{pattern!r} matches {count} times in the default robot file'
     return changed

@@ -35,8 +35,12 @@ def ros():
 
 
 def run_until_settled(ros, namespace, parameters, setpoint, expected):
-    """Run a simulator fast (10 x real time) with ``setpoint`` applied; the tip pose, the
-    state, and the /tf frames once the tip is within SETTLED of ``expected``."""
+    """
+    Run a simulator fast (10 x real time) with ``setpoint`` applied until the tip settles.
+
+    Return the tip pose, the state, and the /tf frames once the tip is within SETTLED of
+    ``expected``.
+    """
     simulator = SimulatorNode(namespace=namespace, parameter_overrides=parameters + [
         Parameter('real_time_factor', value=10.0),
         Parameter('warning_throttle_period', value=0.0)])

@@ -37,7 +37,7 @@ from tendon_robot_sim.ros.parameters import ConfigurationError
 
 @pytest.fixture(scope='module')
 def stack(robot_file):
-    """Simulator (publishing /clock, as fast as it can) + controller + probe, spinning."""
+    """Spin a simulator (publishing /clock, as fast as it can), a controller and a probe."""
     rclpy.init()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('robot_file', value=str(robot_file)),

@@ -33,7 +33,7 @@ TIP_TOLERANCE = 1e-8   # m
 
 @pytest.fixture(scope='module')
 def pcr():
-    """A simulator on the parallel robot (its default mode) and a probe, spinning."""
+    """Spin a simulator on the parallel robot (its default mode) and a probe."""
     rclpy.init()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('robot_file', value=str(default_pcr_file())),

@@ -39,7 +39,7 @@ TENSION_TOLERANCE = 1e-6   # N, solved tensions of a displacement setpoint (~1e-
 
 @pytest.fixture(scope='module')
 def qs():
-    """A quasi-static simulator (discrete model, default robot) and a probe, spinning."""
+    """Spin a quasi-static simulator (discrete model, default robot) and a probe."""
     rclpy.init()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('mode', value='quasi_static'),
@@ -56,8 +56,11 @@ def qs():
 
 
 def settle(qs, msg: JointState, accepted) -> tuple:
-    """Publish ``msg``; once a ``tendon/state`` satisfies ``accepted``, return it and a
-    tip pose published after it."""
+    """
+    Publish ``msg`` and wait for a ``tendon/state`` that satisfies ``accepted``.
+
+    Return that state and a tip pose published after it.
+    """
     qs.probe.setpoint_pub.publish(msg)
     wait_for(lambda: (lambda s: s is not None and accepted(s))(qs.probe.latest('tendon/state')),
              f'a tendon state accepting {msg.name} effort={list(msg.effort)} '

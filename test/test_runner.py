@@ -8,9 +8,12 @@ from tendon_robot_sim.ros.runner import run_node
 
 
 class FailingNode(Node):
-    """Raises ``error`` from a timer callback, after shutting its context down if asked:
-    what rclpy's executor does when Ctrl-C lands while it builds a wait set or takes a
-    message."""
+    """
+    A node that raises ``error`` from a timer callback, after shutting its context down if asked.
+
+    This is what rclpy's executor does when Ctrl-C lands while it builds a wait set or takes a
+    message.
+    """
 
     def __init__(self, error: Exception, shut_down_first: bool):
         super().__init__('failing')

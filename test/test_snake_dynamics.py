@@ -1,5 +1,9 @@
-"""Rolling-joint snake dynamics: minimum tensions against HiGHS, the balance of every link,
-the seed's figure 2, virtual-work statics, and forward dynamics (round trip, energy)."""
+"""
+Rolling-joint snake dynamics.
+
+Tested: minimum tensions against HiGHS, the balance of every link, the seed's figure 2,
+virtual-work statics, and forward dynamics (round trip, energy).
+"""
 
 import dataclasses
 
@@ -22,7 +26,7 @@ RNG = np.random.default_rng(7)
 
 @pytest.fixture(scope='module')
 def study():
-    """The seed's three simulations (5 ms steps, 12.6 s)."""
+    """Return the seed's three simulations (5 ms steps, 12.6 s)."""
     return {which: (seed_trajectory(SNAKE, which),
                     DYN.inverse(*seed_trajectory(SNAKE, which)))
             for which in ('pan', 'tilt', 'both')}
@@ -32,7 +36,7 @@ def study():
 
 
 def random_problems(dynamics, K):
-    """LPs of the form of (37) with random contact wrenches and cable directions."""
+    """Return LPs of the form of (37) with random contact wrenches and cable directions."""
     C = len(dynamics.snake.cables)
     s0 = RNG.normal(0, 2, (K, 3))
     s0[:, 0] = RNG.uniform(-2, 6, K)

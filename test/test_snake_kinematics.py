@@ -1,5 +1,8 @@
-"""Rolling-joint snake: description loader and kinematics against closed forms and finite
-differences of the poses."""
+"""
+Rolling-joint snake: description loader and kinematics.
+
+Both are checked against closed forms and finite differences of the poses.
+"""
 
 import math
 

@@ -21,7 +21,7 @@ DEFAULT = load_robot(default_robot_file())
 
 def make_robot(elements=10, gravity=(0.0, 0.0, 0.0), mass=0.0, tendons=None, vertebrae=None,
                tip_load=None, base=None):
-    """The default robot with some fields replaced (no gravity, massless vertebrae)."""
+    """Return the default robot with some fields replaced (no gravity, massless vertebrae)."""
     data = DEFAULT.to_dict()
     data['rod']['elements'] = elements
     data['gravity'] = list(gravity)
@@ -58,7 +58,7 @@ def straight_rod(robot):
 
 
 def deformed_rod(robot, seed):
-    """A rod with random node positions and random rotations of its elements."""
+    """Return a rod with random node positions and random rotations of its elements."""
     rod = straight_rod(robot)
     rng = np.random.default_rng(seed)
     rod.position_collection += rng.normal(0.0, 0.02, rod.position_collection.shape)
@@ -177,8 +177,12 @@ def midpoint_directors(rod, k):
 
 @pytest.mark.parametrize('end', [0.125, 0.25])
 def test_anchor_load_on_a_deformed_rod_uses_the_mean_frame_and_shares_the_moment(end):
-    """Written out for one anchor: hole x_k + Q.T h with Q halfway between the elements at
-    node k; moment r x F shared by elements k - 1 and k (only k - 1 at the tip)."""
+    """
+    Written out for one anchor: the hole in the mean frame, the moment shared.
+
+    Hole x_k + Q.T h with Q halfway between the elements at node k; moment r x F shared by elements
+    k - 1 and k (only k - 1 at the tip).
+    """
     tension, offset, angle = 2.0, 0.015, math.radians(40.0)
     robot = make_robot(20, tendons=[{'name': 't', 'offset': offset, 'angle': 40.0,
                                      'end': end}])
@@ -198,8 +202,11 @@ def test_anchor_load_on_a_deformed_rod_uses_the_mean_frame_and_shares_the_moment
 
 
 def test_the_first_vertebra_turns_with_the_rod_and_loses_no_moment():
-    """Vertebra 1 sits on node 1 next to the clamped element 0: its frame is halfway to
-    element 1 and all of its hole moment goes to element 1."""
+    """
+    Vertebra 1 sits on node 1 next to the clamped element 0.
+
+    Its frame is halfway to element 1 and all of its hole moment goes to element 1.
+    """
     robot = make_robot(10, tendons=[{'name': 't', 'offset': 0.015, 'angle': 0.0}])
     rod = deformed_rod(robot, 12)
     forces, torques, layout = kernel_loads(robot, rod, [2.0])

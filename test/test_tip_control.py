@@ -77,9 +77,12 @@ def test_min_tension_must_fit_below_max_tension(robot):
 
 
 def test_planar_robot_controls_its_one_in_plane_direction():
-    """Two antagonistic tendons bend the rod only in the (d3, d1) plane: the controller
-    controls the one in-plane direction d1 and ignores the target's off-plane part, which
-    no tension can reach, instead of reporting every step infeasible."""
+    """
+    Two antagonistic tendons bend the rod only in the (d3, d1) plane.
+
+    The controller controls the one in-plane direction d1 and ignores the target's off-plane part,
+    which no tension can reach, instead of reporting every step infeasible.
+    """
     data = load_robot(default_robot_file()).to_dict()
     data['vertebrae'] = {'positions': [0.05, 0.10, 0.15, 0.20, 0.25], 'mass': 0.002}
     data['tendons'] = [{'name': 'up', 'offset': 0.015, 'angle': 0.0, 'max_tension': 5.0},
