@@ -15,11 +15,10 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import qos_profile_rosout_default
 from sensor_msgs.msg import JointState
-import yaml
-
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.ros import topics
+import yaml
 
 TIMEOUT = 30.0          # s wall, for anything that needs simulated time to pass
 MAX_TENSION = 5.0       # N, of the tendons of small_robot_dict()

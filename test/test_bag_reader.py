@@ -11,11 +11,10 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
-from tf2_msgs.msg import TFMessage
-
 from tendon_robot_sim.core import mcap_crc
 from tendon_robot_sim.core.bag import (bag_topics, BagError, BagWriter, DEFAULT_STORE,
                                        offered_qos_of, OfferedQos, read_messages, read_raw)
+from tf2_msgs.msg import TFMessage
 
 
 def _state(i):
@@ -125,7 +124,7 @@ def test_bags_are_read_in_time_order_with_ros_attributes(tmp_path, layout):
         [topic for topic, _, _ in sorted(SENT, key=lambda item: item[1])
          if topic in ('/tip/measured', '/tf')]
     assert list(read_messages(bag, topics=['no/such/topic'])) == []
-    raw = [m for m in read_raw(bag, topics=['tendon/state'])]
+    raw = list(read_raw(bag, topics=['tendon/state']))
     # the stored bytes as they were (padding bytes may differ between serializations)
     assert [deserialize_message(m.data, JointState) for m in raw] == \
         [msg for topic, _, msg in SENT if topic == '/tendon/state']

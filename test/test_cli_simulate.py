@@ -7,11 +7,10 @@ import subprocess
 import sys
 
 import pytest
-import yaml
-
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.robot import load_robot
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 

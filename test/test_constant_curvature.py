@@ -15,14 +15,13 @@ import sys
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
-import yaml
-
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.constant_curvature import (
     ConstantCurvature, ConstantCurvatureError, UnreachableError)
 from tendon_robot_sim.core.robot import load_robot, robot_from_dict
 from tendon_robot_sim.core.statics import StaticsSolver
+import yaml
 
 DEFAULT = load_robot(default_robot_file())
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,8 +16,6 @@ import pytest
 from rclpy.serialization import deserialize_message
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import get_typestore
-import yaml
-
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands.demo import demo_target
@@ -25,6 +23,7 @@ from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.demo import demo_phases
+import yaml
 
 HOLD = 0.2       # s of simulated time per step
 TENSION = 2.0    # N

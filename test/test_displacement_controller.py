@@ -15,12 +15,10 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
-import yaml
-
 from ros_helpers import (construct_alone, Probe, small_robot_dict, spinning, wait_for,
                          warning_containing)
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from tendon_robot_sim.core.robot import robot_from_dict
 from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.launcher import StackLauncher
@@ -28,6 +26,7 @@ from tendon_robot_sim.nodes.displacement_controller_node import DisplacementCont
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
+import yaml
 
 RATE = 50.0          # Hz, of the position-mode controller
 RATE_LIMIT = 0.01    # m/s, of the position-mode controller

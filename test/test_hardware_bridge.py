@@ -12,11 +12,9 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from ros_helpers import spin_until
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
-import yaml
-
-from ros_helpers import spin_until
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import StaticsSolver
@@ -28,6 +26,7 @@ from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
+import yaml
 
 ROBOT = load_robot(default_robot_file())
 NAMES = ROBOT.tendon_names
@@ -407,7 +406,7 @@ def test_noise_bursts_around_the_watchdog_delay_the_safe_state_by_less_than_half
         wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, timeout=3.0,
                  what='the safe state')
         delays.append(time.monotonic() - trip)
-    print(f"safe-state delays after the trip [s]: {np.round(delays, 3).tolist()}")
+    print(f'safe-state delays after the trip [s]: {np.round(delays, 3).tolist()}')
     assert max(delays) < 0.5, delays
     assert rig.motor.counts['rejected'] > 0, 'no burst hit a command'
 

@@ -13,9 +13,8 @@ import sys
 from geometry_msgs.msg import PointStamped
 import numpy as np
 import rclpy
-from sensor_msgs.msg import JointState
-
 from ros_helpers import interrupt, spin_until
+from sensor_msgs.msg import JointState
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot

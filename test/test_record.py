@@ -8,9 +8,8 @@ import time
 from geometry_msgs.msg import PointStamped
 import pytest
 import rclpy
-from sensor_msgs.msg import JointState
-
 from ros_helpers import wait_for
+from sensor_msgs.msg import JointState
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.bag import bag_topics, read_messages
 from tendon_robot_sim.ros import topics

@@ -16,10 +16,9 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from rclpy.serialization import serialize_message
+from ros_helpers import position, spinning, wait_for
 from rosbags.typesys import get_types_from_msg
 from sensor_msgs.msg import JointState
-
-from ros_helpers import position, spinning, wait_for
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.bag import BagError, BagWriter, OfferedQos

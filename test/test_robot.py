@@ -160,7 +160,7 @@ def test_minimal_file_gets_defaults(tmp_path):
     ('name: [unclosed', r'robot.yaml: not valid YAML'),
     ('- just\n- a list', r'robot.yaml: robot description: must be a mapping, got list'),
     ('', r'robot.yaml: robot description: must be a mapping, got nothing'),
-    (MINIMAL + 'colour: red\n', r"robot.yaml: colour: unknown key \(known keys: \["),
+    (MINIMAL + 'colour: red\n', r'robot.yaml: colour: unknown key \(known keys: \['),
     (MINIMAL.replace('length:', 'lenght:'), r'robot.yaml: rod.length: required key is missing'),
     (MINIMAL.replace('name: test\n', ''), r'robot.yaml: name: required key is missing'),
     (MINIMAL.replace('offset: 0.01', 'offset: -0.01'),

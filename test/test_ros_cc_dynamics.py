@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-
 from ros_helpers import position, Probe, spin_until
+from sensor_msgs.msg import JointState
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.bellows_robot import load_bellows_robot
 from tendon_robot_sim.core.cc_dynamics import CCDynamics

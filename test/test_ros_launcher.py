@@ -13,9 +13,8 @@ import time
 
 import rclpy
 from rclpy.parameter_client import AsyncParameterClient
-from sensor_msgs.msg import JointState
-
 from ros_helpers import interrupt, spin_until
+from sensor_msgs.msg import JointState
 import tendon_robot_sim
 from tendon_robot_sim.ros import topics
 

@@ -17,14 +17,13 @@ from rcl_interfaces.msg import Log
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from ros_helpers import (call, construct_alone, hole_direction, logs_containing, MAX_TENSION,
+                         position, Probe, spin_for, spin_until, spinning, stamp_seconds,
+                         wait_for, warning_containing)
 from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
-
-from ros_helpers import (call, construct_alone, hole_direction, logs_containing, MAX_TENSION,
-                         position, Probe, spin_for, spin_until, spinning, stamp_seconds,
-                         wait_for, warning_containing)
 from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import TendonSimulator

@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_srvs.srv import Trigger
-
 from ros_helpers import (call, construct_alone, position, Probe, spinning, wait_for,
                          warning_containing)
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
 from tendon_robot_sim.core.pcr import PcrSolver, platform_rotation
 from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.nodes.displacement_controller_node import DisplacementControllerNode

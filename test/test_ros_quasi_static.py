@@ -16,12 +16,11 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from ros_helpers import (call, construct_alone, hole_direction, position, Probe, spin_until,
+                         spinning, stamp_seconds, wait_for, warning_containing)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
-
-from ros_helpers import (call, construct_alone, hole_direction, position, Probe, spin_until,
-                         spinning, stamp_seconds, wait_for, warning_containing)
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import ConvergenceError, StaticsSolver

@@ -16,11 +16,10 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_srvs.srv import SetBool, Trigger
-
 from ros_helpers import (call, logs_containing, position, Probe, spin_until, spinning,
                          wait_for, warning_containing)
+from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.core.rolling_joint_snake import load_snake
 from tendon_robot_sim.core.snake_kinematics import SnakeKinematics

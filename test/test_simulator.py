@@ -215,7 +215,7 @@ def test_rotation_to_quaternion_matches_scipy():
     ([0.0, float('nan'), 0.0, 0.0], r'^tensions\[1\]: must be finite, got nan$'),
     ([float('inf'), 0.0, 0.0, 0.0], r'^tensions\[0\]: must be finite, got inf$'),
     ([0.0, 0.0, 0.0, 25.0], r"^tensions\[3\]: must be <= max_tension 20.0 N of tendon 't3', "
-                            r"got 25.0$"),
+                            r'got 25.0$'),
     ([1.0, 2.0, 3.0], r'^tensions: expected 4 values \(one per tendon t0, t1, t2, t3\), got 3$'),
     ([1.0] * 5, r'^tensions: expected 4 values .* got 5$'),
     (['1', 0, 0, 0], r"^tensions\[0\]: must be a number, got '1'$"),

@@ -57,7 +57,7 @@ def setting(section, key, value):
     (without('kind'), 'kind: required key is missing'),
     (lambda d: d.update(joints=['pan', 'roll']), 'joints[1]: must be one of'),
     (lambda d: d.update(joints=[]), 'joints: must be a list of 1 to 1000'),
-    (lambda d: d.update(joints=['pan'] * 1001), "joints: must be a list of 1 to 1000 of "
+    (lambda d: d.update(joints=['pan'] * 1001), 'joints: must be a list of 1 to 1000 of '
                                                 "['pan', 'tilt'], got ['pan', 'pan',"),
     (lambda d: d.update(cables=d['cables'] * 2), 'cables: must be a list of 2 to 6 cables'),
     (setting('link', 'height', -0.03), 'link.height: must be > 0'),

@@ -13,11 +13,10 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
-
 from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, spinning, wait_for,
                          warning_containing)
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
