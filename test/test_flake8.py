@@ -12,6 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
+import importlib.util
+
 from ament_flake8.main import main_with_errors
 import pytest
 
@@ -23,3 +25,18 @@ def test_flake8() -> None:
     assert rc == 0, \
         'Found %d code style errors / warnings:\n' % len(errors) + \
         '\n'.join(errors)
+
+
+@pytest.mark.flake8
+@pytest.mark.linter
+def test_flake8_has_the_plugins_of_ament_flake8() -> None:
+    """
+    Find the flake8 plugins that make ament_flake8's checks (docstrings, import order, quotes).
+
+    flake8 runs without a missing plugin and reports none of its codes, so test_flake8 would
+    pass with a weaker check; the ros-ament-flake8 wheel declares none of them as dependencies.
+    """
+    plugins = ['flake8_builtins', 'flake8_comprehensions', 'flake8_docstrings',
+               'flake8_import_order', 'flake8_quotes']
+    missing = [name for name in plugins if importlib.util.find_spec(name) is None]
+    assert missing == [], f'flake8 plugins missing: {missing} (see requirements/python.txt)'
