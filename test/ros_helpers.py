@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Helpers of the ROS node tests: a probe node that records every topic, waits, service calls."""
 
 from contextlib import contextmanager
@@ -112,7 +126,8 @@ def warning_containing(probe: Probe, logger: str, text: str, level=Log.WARN):
 
 
 def spin_until(spinner, condition, what: str, timeout: float = TIMEOUT):
-    """Spin ``spinner`` (an executor, or a node) in this thread until ``condition()`` is true.
+    """
+    Spin ``spinner`` (an executor, or a node) in this thread until ``condition()`` is true.
 
     Returns the condition's value. Nodes a test adds for itself are spun this way, not by a
     fixture's executor thread: destroying a node while another thread's executor waits on
@@ -131,7 +146,8 @@ def spin_until(spinner, condition, what: str, timeout: float = TIMEOUT):
 
 
 def interrupt(process, timeout: float = 20.0) -> int:
-    """Ctrl-C ``process`` (a subprocess.Popen) as a user would; its exit code.
+    """
+    Ctrl-C ``process`` (a subprocess.Popen) as a user would; its exit code.
 
     A process still running after ``timeout`` seconds is killed and the timeout raised.
     """
@@ -162,7 +178,8 @@ def position(msg) -> np.ndarray:
 
 
 def construct_alone(make_node):
-    """``make_node(context)`` in a context of its own, shut down afterwards.
+    """
+    ``make_node(context)`` in a context of its own, shut down afterwards.
 
     For nodes expected to fail in their constructor: their entities are created and
     destroyed away from the context that the tests' executor thread is spinning.

@@ -1,4 +1,19 @@
-"""Constant-curvature kinematics (tendon_robot_sim.core.constant_curvature).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Constant-curvature kinematics (tendon_robot_sim.core.constant_curvature).
 
 References: the elephant-trunk transform ^wH_h as written in
 ../shared/seeds/elephant_trunk_cc_kinematics_dynamics.txt, the arc-length formula

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Holds from recordings and CSV files, and the synthetic experiment bag."""
 
 import math
@@ -40,7 +54,8 @@ def _tip(stamp_ns, p):
 
 
 def test_hold_excludes_the_settling_transient_and_short_holds(robot):
-    """A step at t = 2 s; the tip settles exponentially (tau 0.2 s) to a new point.
+    """
+    A step at t = 2 s; the tip settles exponentially (tau 0.2 s) to a new point.
 
     The hold starts when the tip is within the tolerance (1 mm) of the settled point,
     and the 0.5 s stretch at the end, shorter than hold_time, is no hold.

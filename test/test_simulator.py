@@ -1,4 +1,19 @@
-"""TendonSimulator: physics against closed forms, input checking, divergence, reset.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+TendonSimulator: physics against closed forms, input checking, divergence, reset.
 
 Analytic cases run coarse rods (10-20 elements) with a damping ratio of 0.5 in the
 first bending mode, which settles them in under a simulated second. Tolerances are
@@ -349,7 +364,8 @@ def test_reset_restores_the_initial_state_exactly():
 
 
 def test_compiled_stepper_follows_pyelastica_position_verlet():
-    """advance_rod composes PyElastica's kernels: same trajectory as PositionVerlet.step.
+    """
+    advance_rod composes PyElastica's kernels: same trajectory as PositionVerlet.step.
 
     Both run the same arithmetic, differently compiled; 1e-10 m over 20 000 steps
     (1.1 s, the rod swinging up under two tendons with discs, gravity and damping)
