@@ -61,14 +61,24 @@ YEARS = r'\d{4}(?:-\d{4})?'
 COPYRIGHT_LINE = re.compile(rf'Copyright(?: \(c\))? {YEARS}(?:, ?{YEARS})*,? \S.*', re.IGNORECASE)
 
 
-def imported_top_level_names() -> set[str]:
+def imported_top_level_names(paths=None) -> set[str]:
+    """
+    Return the top-level modules that ``paths`` import (default: the package and launch files).
+
+    ``pytest.importorskip('name')`` counts as an import.
+    """
+    if paths is None:
+        paths = [*(ROOT / 'tendon_robot_sim').rglob('*.py'), *(ROOT / 'launch').glob('*.py')]
     names = set()
-    for path in [*(ROOT / 'tendon_robot_sim').rglob('*.py'), *(ROOT / 'launch').glob('*.py')]:
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names.update(alias.name.split('.')[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 names.add(node.module.split('.')[0])
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr == 'importorskip' and isinstance(node.args[0], ast.Constant)):
+                names.add(node.args[0].value.split('.')[0])
     return names
 
 
@@ -92,6 +102,17 @@ def test_declared_ros_packages_are_used():
     # started as processes by the stack definition, not imported
     launched = {'robot_state_publisher', 'rviz2'}
     assert declared - imported - launched == set()
+
+
+def test_every_ament_linter_the_tests_run_is_a_test_depend():
+    """Declare the linters as ros2 pkg create does, so colcon test finds them installed."""
+    declared = {e.text for e in ElementTree.parse(ROOT / 'package.xml').getroot()
+                if e.tag in ('test_depend', 'depend', 'exec_depend')}
+    linters = {name for name in imported_top_level_names((ROOT / 'test').glob('*.py'))
+               if name.startswith('ament_')}
+    assert linters >= {'ament_copyright', 'ament_flake8', 'ament_pep257'}
+    missing = linters - declared
+    assert missing == set(), f'missing <test_depend> in package.xml: {missing}'
 
 
 def words(text: str) -> str:
