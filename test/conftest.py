@@ -1,6 +1,21 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Test-wide settings: DDS stays on this machine, on a domain of this run's own."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -9,9 +24,35 @@ os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 # A domain per run so parallel runs on one machine never see each other's topics.
 os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
 
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+# The marks of the linter tests as `ros2 pkg create` generates them (colcon test selects by them).
+LINTER_MARKS = {
+    'linter': 'a code style check of the whole package (ament linters)',
+    'copyright': 'ament_copyright: license headers and LICENSE',
+    'flake8': 'ament_flake8: code style',
+    'pep257': 'ament_pep257: docstring style',
+}
+
+
+def pytest_configure(config):
+    for name, description in LINTER_MARKS.items():
+        config.addinivalue_line('markers', f'{name}: {description}')
+
+
+@pytest.fixture(autouse=True)
+def linters_run_in_the_package_root(request, monkeypatch):
+    """
+    Run the linter tests from the package root, whatever directory pytest was started in.
+
+    The generated linter tests check the current directory (as colcon test runs them), so
+    ``pytest test/test_flake8.py`` from elsewhere would check the wrong tree.
+    """
+    if request.node.get_closest_marker('linter') is not None:
+        monkeypatch.chdir(PACKAGE_ROOT)
+
 
 @pytest.fixture(scope='module')
 def robot_file(tmp_path_factory):
-    """A small, fast robot file (test/ros_helpers.py small_robot_dict) for the node tests."""
+    """Write a small, fast robot file (test/ros_helpers.py small_robot_dict) for the node tests."""
     from ros_helpers import write_small_robot   # here: ROS-free tests never import rclpy
     return write_small_robot(tmp_path_factory.mktemp('robot'))

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Helpers of the ROS node tests: a probe node that records every topic, waits, service calls."""
 
 from contextlib import contextmanager
@@ -23,6 +37,7 @@ import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.ros import topics
+import yaml
 
 ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent   # the source tree
 TIMEOUT = 30.0          # s wall, for anything that needs simulated time to pass
@@ -30,7 +45,7 @@ MAX_TENSION = 5.0       # N, of the tendons of small_robot_dict()
 
 
 def small_robot_dict() -> dict:
-    """The default robot with 5 vertebrae, 10 elements and 5 N tendons: fast to simulate."""
+    """Return the default robot with 5 vertebrae, 10 elements and 5 N tendons: fast to simulate."""
     data = load_robot(default_robot_file()).to_dict()
     data['rod']['elements'] = 10
     data['vertebrae'] = {'positions': [0.05, 0.10, 0.15, 0.20, 0.25], 'mass': 0.002}
@@ -107,7 +122,7 @@ def call(node: Node, srv_type, name: str, request, timeout: float = 10.0):
 
 
 def logs_containing(probe: Probe, logger: str, text: str, level=Log.WARN) -> list:
-    """The /rosout messages ``probe`` received from ``logger`` at ``level`` containing ``text``."""
+    """Return what ``probe`` got on /rosout from ``logger`` at ``level`` containing ``text``."""
     return [log for log in probe.logs
             if log.name == logger and log.level == level and text in log.msg]
 
@@ -118,7 +133,8 @@ def warning_containing(probe: Probe, logger: str, text: str, level=Log.WARN):
 
 
 def spin_until(spinner, condition, what: str, timeout: float = TIMEOUT):
-    """Spin ``spinner`` (an executor, or a node) in this thread until ``condition()`` is true.
+    """
+    Spin ``spinner`` (an executor, or a node) in this thread until ``condition()`` is true.
 
     Returns the condition's value. Nodes a test adds for itself are spun this way, not by a
     fixture's executor thread: destroying a node while another thread's executor waits on
@@ -151,7 +167,8 @@ def launch_stack(log: Path, stack: str, *arguments: str) -> subprocess.Popen:
 
 
 def interrupt(process, timeout: float = 20.0) -> int:
-    """Ctrl-C ``process`` (a subprocess.Popen) as a user would; its exit code.
+    """
+    Ctrl-C ``process`` (a subprocess.Popen) as a user would; its exit code.
 
     A process still running after ``timeout`` seconds is killed and the timeout raised.
     """
@@ -171,7 +188,7 @@ def spin_for(executor, seconds: float) -> None:
 
 
 def hole_direction(robot, name: str) -> np.ndarray:
-    """Unit vector from the axis to the tendon's hole at the base, base frame."""
+    """Return the unit vector from the axis to the tendon's hole at the base, base frame."""
     tendon = robot.tendons[robot.tendon_index(name)]
     return robot.base.rotation @ np.array([math.cos(tendon.angle), math.sin(tendon.angle), 0.0])
 
@@ -182,7 +199,8 @@ def position(msg) -> np.ndarray:
 
 
 def construct_alone(make_node):
-    """``make_node(context)`` in a context of its own, shut down afterwards.
+    """
+    ``make_node(context)`` in a context of its own, shut down afterwards.
 
     For nodes expected to fail in their constructor: their entities are created and
     destroyed away from the context that the tests' executor thread is spinning.
@@ -197,9 +215,12 @@ def construct_alone(make_node):
 
 @contextmanager
 def spinning(*nodes: Node, context: rclpy.Context | None = None):
-    """Spin ``nodes`` in a thread of their own while the block runs; then stop the thread,
-    destroy the nodes and shut their context down (the default one: for module fixtures
-    that called rclpy.init())."""
+    """
+    Spin ``nodes`` in a thread of their own while the block runs.
+
+    Then stop the thread, destroy the nodes and shut their context down (the default one: for
+    module fixtures that called rclpy.init()).
+    """
     executor = SingleThreadedExecutor(context=context)
     for node in nodes:
         executor.add_node(node)

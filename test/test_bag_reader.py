@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """tendon_robot_sim.core.bag readers: our bags, `ros2 bag record` layouts, damaged bags."""
 
 import shutil
@@ -11,11 +25,10 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
-from tf2_msgs.msg import TFMessage
-
 from tendon_robot_sim.core import mcap_crc
 from tendon_robot_sim.core.bag import (bag_topics, BagError, BagWriter, DEFAULT_STORE,
                                        offered_qos_of, OfferedQos, read_messages, read_raw)
+from tf2_msgs.msg import TFMessage
 
 
 def _state(i):
@@ -59,8 +72,12 @@ def _ros2_bag_record_qos(reliability):
 
 
 def _write_ros2_layout(path, plugin):
-    """A bag as `ros2 bag record` (Kilted) writes it: metadata.yaml version 9, one storage
-    file, type hashes, message definitions and offered QoS, CDR bytes as rmw sends them."""
+    """
+    Write a bag as `ros2 bag record` (Kilted) writes it.
+
+    It has metadata.yaml version 9, one storage file, type hashes, message definitions and offered
+    QoS, and CDR bytes as rmw sends them.
+    """
     typestore = get_typestore(DEFAULT_STORE)
     with Writer(path, version=9, storage_plugin=plugin) as writer:
         connections = {topic: writer.add_connection(
@@ -121,7 +138,7 @@ def test_bags_are_read_in_time_order_with_ros_attributes(tmp_path, layout):
         [topic for topic, _, _ in sorted(SENT, key=lambda item: item[1])
          if topic in ('/tip/measured', '/tf')]
     assert list(read_messages(bag, topics=['no/such/topic'])) == []
-    raw = [m for m in read_raw(bag, topics=['tendon/state'])]
+    raw = list(read_raw(bag, topics=['tendon/state']))
     # the stored bytes as they were (padding bytes may differ between serializations)
     assert [deserialize_message(m.data, JointState) for m in raw] == \
         [msg for topic, _, msg in SENT if topic == '/tendon/state']
@@ -183,8 +200,12 @@ def test_what_is_not_a_bag_raises_bag_error_naming_it(good_bags, tmp_path):
 
 
 def test_bit_flips_in_an_mcap_bag_are_detected(good_bags, tmp_path):
-    """Every single-bit flip in the storage file of one of our bags, at 300 seeded places
-    (the audit found 199 of 300 flipped bags read back changed data without an error)."""
+    """
+    Every single-bit flip in the storage file of one of our bags is detected.
+
+    The flips are at 300 seeded places (the audit found 199 of 300 flipped bags read back changed
+    data without an error).
+    """
     (storage,) = (good_bags / 'mcap').glob('*.mcap')
     good = storage.read_bytes()
     expected = list(read_raw(good_bags / 'mcap'))

@@ -1,4 +1,19 @@
-"""Calibration and validation against synthetic experiments with hidden parameters.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Calibration and validation against synthetic experiments with hidden parameters.
 
 The expectations are the hidden moduli the bag was made with and the injected
 noise level, never numbers computed by the code under test.
@@ -89,8 +104,12 @@ def test_calibration_of_a_tendon_offset_and_the_vertebra_mass(robot, tmp_path):
 
 
 def test_validation_error_matches_the_injected_noise(robot, hidden, holds):
-    """With the true robot the error is the noise of a hold mean: |N(0, s^2 I3)| with
-    s = NOISE / sqrt(SAMPLES), whose mean is s sqrt(8 / pi); with E x 1.3 it is far larger."""
+    """
+    With the true robot the error is the noise of a hold mean; with E x 1.3 it is far larger.
+
+    The noise of a hold mean is |N(0, s^2 I3)| with s = NOISE / sqrt(SAMPLES), whose mean is s
+    sqrt(8 / pi).
+    """
     expected = NOISE / math.sqrt(SAMPLES) * math.sqrt(8.0 / math.pi)
     result = validate(hidden, holds)
     assert 0.6 * expected < result.mean < 1.6 * expected
@@ -204,10 +223,13 @@ def test_validation_on_a_tls_dask_cluster(robot, hidden, holds, tmp_path, capsys
 
 
 def test_dynamic_replay_follows_the_recorded_commands(robot, holds, tmp_path):
-    """0.5 s at rest, then 2 N on t1 from t = 0.5 s for 2 s (50 Hz, tips at rest from a
-    separate simulator run each). The replay matches the rest tip before the step, has
-    barely moved 20 ms after it, and has settled on the 2 N tip at the end (damping ratio
-    0.5, so that 2 s are enough)."""
+    """
+    A replay follows 0.5 s at rest, then 2 N on t1 from t = 0.5 s for 2 s (50 Hz).
+
+    The tips at rest come from a separate simulator run each. The replay matches the rest tip
+    before the step, has barely moved 20 ms after it, and has settled on the 2 N tip at the end
+    (damping ratio 0.5, so that 2 s are enough).
+    """
     robot = robot.with_changes(damping={'ratio': 0.5})
     steady = []
     for tensions in ([0, 0, 0, 0], [0, 2, 0, 0]):
@@ -233,9 +255,13 @@ def test_dynamic_replay_follows_the_recorded_commands(robot, holds, tmp_path):
 
 
 def test_damping_is_identified_from_a_step_response(tmp_path):
-    """A 2 N step on t0 simulated on a 10-element robot with a hidden damping ratio of
-    0.15: fitting the damping alone (from the file's 0.1) to the replayed trajectory
-    brings the true value inside a narrow 95 % interval and the error down to the noise."""
+    """
+    The damping ratio fitted to a 2 N step response is the hidden one, within the noise.
+
+    A 2 N step on t0 is simulated on a 10-element robot with a hidden damping ratio of 0.15:
+    fitting the damping alone (from the file's 0.1) to the replayed trajectory brings the true
+    value inside a narrow 95 % interval and the error down to the noise.
+    """
     robot = load_robot(default_robot_file()).with_changes(elements=10)
     truth = robot.with_changes(damping={'ratio': 0.15})
     step, samples = synth_step_response(tmp_path / 'step', truth, noise=2e-4, seed=5,

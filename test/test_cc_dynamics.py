@@ -1,4 +1,19 @@
-"""CC Lagrange dynamics (core/cc_dynamics.py, core/_cc_dynamics_kernels.py).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+CC Lagrange dynamics (core/cc_dynamics.py, core/_cc_dynamics_kernels.py).
 
 References are independent of the kernels: positions come from
 constant_curvature.section_pose chained in plain numpy, derivatives from finite
@@ -24,8 +39,12 @@ BHA_FILE = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
 
 
 def bha_data(damping: float = 1.0, inertia: bool = False) -> dict:
-    """The BHA description with all dampers scaled by ``damping``; with ``inertia``, each
-    mass gets a rotational inertia (a disc of radius 0.06 m, thickness 0.03 m)."""
+    """
+    Return the BHA description with all dampers scaled by ``damping``.
+
+    With ``inertia``, each mass gets a rotational inertia (a disc of radius 0.06 m, thickness 0.03
+    m).
+    """
     data = copy.deepcopy(read_yaml(BHA_FILE))
     for section in data['sections']:
         section['spline_damping'] *= damping
@@ -144,7 +163,7 @@ def gravity_potential(model: CCDynamics, x) -> float:
 
 
 def kinetic(model: CCDynamics, x, v, step=1e-6) -> float:
-    """Translational and rotational kinetic energy by central differences."""
+    """Return the translational and rotational kinetic energy by central differences."""
     rates = (positions(model, x + step * v) - positions(model, x - step * v)) / (2 * step)
     w = body_rate(model, x, v, step)
     return 0.5 * float(np.einsum('jk,jki,jki->', model.model[2], rates, rates)

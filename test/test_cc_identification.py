@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Identification of the bellows robot's CC dynamics from synthetic experiments."""
 
 from dataclasses import replace
@@ -16,8 +30,11 @@ BHA = load_bellows_robot(share_dir() / 'config' / 'bionic_handling_assistant.yam
 
 
 def with_stiffness(robot, factor):
-    """Hidden truth: bellows stiffnesses scaled unevenly, bending stiffness by 1.2 factor
-    (the spline stiffness is known, see identify_stiffness)."""
+    """
+    Return the hidden truth: bellows stiffnesses scaled unevenly, bending stiffness by 1.2 factor.
+
+    The spline stiffness is known (see identify_stiffness).
+    """
     return replace(robot, sections=tuple(
         replace(s, bending_stiffness=s.bending_stiffness * factor * 1.2,
                 bellows=tuple(replace(b, stiffness=b.stiffness * factor * (0.9 + 0.1 * i))

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """``tendon-robot-sim simulate`` run as a real subprocess."""
 
 import json
@@ -7,11 +21,10 @@ import subprocess
 import sys
 
 import pytest
-import yaml
-
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.robot import load_robot
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,7 +37,7 @@ def simulate(*args, timeout=120):
 
 @pytest.fixture(scope='module')
 def coarse_robot(tmp_path_factory):
-    """The default robot on 10 elements, damping ratio 0.3: runs are short and settle fast."""
+    """Write the default robot on 10 elements, damping ratio 0.3: short runs that settle fast."""
     data = load_robot(default_robot_file()).with_changes(
         elements=10, damping={'ratio': 0.3}).to_dict()
     path = tmp_path_factory.mktemp('robot') / 'coarse.yaml'

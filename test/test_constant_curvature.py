@@ -1,4 +1,19 @@
-"""Constant-curvature kinematics (tendon_robot_sim.core.constant_curvature).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Constant-curvature kinematics (tendon_robot_sim.core.constant_curvature).
 
 References: the elephant-trunk transform ^wH_h as written in
 ../shared/seeds/elephant_trunk_cc_kinematics_dynamics.txt, the arc-length formula
@@ -15,14 +30,13 @@ import sys
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
-import yaml
-
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.constant_curvature import (
     ConstantCurvature, ConstantCurvatureError, UnreachableError)
 from tendon_robot_sim.core.robot import load_robot, robot_from_dict
 from tendon_robot_sim.core.statics import StaticsSolver
+import yaml
 
 DEFAULT = load_robot(default_robot_file())
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,8 +133,12 @@ def test_small_curvature_is_continuous_through_zero():
 
 @pytest.mark.parametrize('angles', [[0.0, 120.0, 240.0], [0.0, 90.0, 180.0, 270.0]])
 def test_matches_the_kirchhoff_statics_for_one_pulled_tendon(angles):
-    """One parallel tendon, no gravity, rigid tendons: the Kirchhoff rod bends into an
-    exact arc, so CC from the solver's own tendon displacements gives the solver's tip."""
+    """
+    One parallel tendon, no gravity, rigid tendons: CC gives the Kirchhoff solver's tip.
+
+    The Kirchhoff rod bends into an exact arc, so CC from the solver's own tendon displacements
+    gives the solver's tip.
+    """
     robot = make_robot(angles, base=TILTED_BASE)
     tensions = [0.0] * len(angles)
     tensions[1] = 0.8
@@ -169,8 +187,12 @@ def test_robots_outside_the_model_are_rejected(change, message):
 
 
 def planar_arc_tip(robot, signed_theta):
-    """Closed-form tip of a circular arc bent by ``signed_theta`` towards d1 (the first hole,
-    at angle 0) of the planar robot: a circle of radius L / theta in the (d1, d3) plane."""
+    """
+    Return the closed-form tip of the planar robot bent into an arc by ``signed_theta``.
+
+    The arc bends towards d1 (the first hole, at angle 0): a circle of radius L / theta in the (d1,
+    d3) plane.
+    """
     L = robot.rod.length
     d1, d3 = robot.base.normal, robot.base.direction
     return robot.base.position + (L / signed_theta) * (

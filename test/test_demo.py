@@ -1,4 +1,19 @@
-"""`tendon-robot-sim demo`: the stack runs headless and the bag it writes reads back.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+`tendon-robot-sim demo`: the stack runs headless and the bag it writes reads back.
 
 Short holds and a 10-element rod keep it quick; the bag is checked with
 ``rosbags`` (metadata, type definitions, QoS) and every message is
@@ -16,8 +31,6 @@ import pytest
 from rclpy.serialization import deserialize_message
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import get_typestore
-import yaml
-
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands.demo import demo_target
@@ -25,6 +38,7 @@ from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.demo import demo_phases
+import yaml
 
 HOLD = 0.2       # s of simulated time per step
 TENSION = 2.0    # N

@@ -1,4 +1,19 @@
-"""Robots without vertebra discs: tendons routed continuously along the backbone.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Robots without vertebra discs: tendons routed continuously along the backbone.
 
 The description's ``vertebrae`` key is optional; the cosserat and kirchhoff statics and
 what is built on them (calibration, validation, tip control) work without it, and the
@@ -49,10 +64,14 @@ def test_a_tendon_anchors_at_any_arc_length_without_discs():
 
 @pytest.mark.parametrize('model', ['cosserat', 'kirchhoff'])
 def test_tendon_anchored_mid_way_bends_an_arc_then_the_rod_runs_straight(model):
-    """Without gravity, one parallel tendon anchored at s = a carries the wrench -T d3,
-    T r d2 on every cross-section of [0, a) and nothing beyond: an arc of curvature
-    T r / (E I) (stretch v3 = 1 - T / (E A) in the linear cosserat law, 1 in kirchhoff)
-    up to a, then a straight segment along the arc's end tangent."""
+    """
+    A tendon anchored at s = a bends an arc up to a, then the rod runs straight.
+
+    Without gravity, one parallel tendon anchored at s = a carries the wrench -T d3, T r d2 on
+    every cross-section of [0, a) and nothing beyond: an arc of curvature T r / (E I) (stretch v3 =
+    1 - T / (E A) in the linear cosserat law, 1 in kirchhoff) up to a, then a straight segment
+    along the arc's end tangent.
+    """
     data = STEEL.to_dict()
     data['gravity'] = [0.0, 0.0, 0.0]
     anchor, T, r = 0.3, 12.0, STEEL.tendons[0].offset

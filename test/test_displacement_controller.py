@@ -1,4 +1,19 @@
-"""Displacement controller node over real DDS, driving the dynamic simulator.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Displacement controller node over real DDS, driving the dynamic simulator.
 
 One executor spins the simulator (dynamic, the small robot of test_ros_nodes), a
 displacement controller with output tension feeding it, a second displacement
@@ -15,12 +30,10 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
-import yaml
-
 from ros_helpers import (construct_alone, Probe, small_robot_dict, spinning, wait_for,
                          warning_containing)
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from tendon_robot_sim.core.robot import robot_from_dict
 from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.launcher import StackLauncher
@@ -28,6 +41,7 @@ from tendon_robot_sim.nodes.displacement_controller_node import DisplacementCont
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
+import yaml
 
 RATE = 50.0          # Hz, of the position-mode controller
 RATE_LIMIT = 0.01    # m/s, of the position-mode controller
@@ -79,9 +93,12 @@ def measured(stack) -> np.ndarray:
 
 
 def test_simulated_tendons_reach_the_commanded_displacements(stack):
-    """A reachable goal: the tendon displacements of the Cosserat statics (another model
-    than the controller's discrete feed-forward) for t0 holding the rod up against
-    gravity and t1 bending it sideways; t2 and t3 slack, at their geometric value."""
+    """
+    A reachable goal: the tendon displacements of the Cosserat statics.
+
+    They come from another model than the controller's discrete feed-forward, for t0 holding the
+    rod up against gravity and t1 bending it sideways; t2 and t3 slack, at their geometric value.
+    """
     goal = StaticsSolver(stack.robot, 'cosserat').solve_tensions(
         [1.0, 1.2, 0.0, 0.0]).tendon_displacements
     assert goal[1] > 0.002 and goal[3] < -0.002   # a real bend
@@ -112,8 +129,11 @@ def test_unreachable_displacements_hold_max_tension_with_a_warning(stack):
 
 
 def test_tip_wrench_reaches_the_feed_forward_model(stack):
-    """The tension-output controller re-solves its feed-forward under a tip/wrench; the
-    position-output one (the hardware stack's) does not listen."""
+    """
+    The tension-output controller re-solves its feed-forward under a tip/wrench.
+
+    The position-output one (the hardware stack's) does not listen.
+    """
     publisher = stack.probe.create_publisher(WrenchStamped, topics.TIP_WRENCH.name,
                                              topics.TIP_WRENCH.qos)
     wait_for(lambda: publisher.get_subscription_count() == 2,

@@ -1,4 +1,19 @@
-"""How the dynamic model moves: natural frequencies, damping, the stock-rod option.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+How the dynamic model moves: natural frequencies, damping, the stock-rod option.
 
 The simulator's free vibrations about the sagged rest shape of the default robot are
 compared with an independent modal model (core/modal.py: a bar chain linearised about
@@ -33,7 +48,8 @@ def variant(gravity=(0.0, 0.0, -9.80665), mass=None, **rod):
 
 
 def released_tip(sim, duration):
-    """Tip z [m] every SAMPLE s for ``duration`` after the load set on ``sim`` is removed.
+    """
+    Tip z [m] every SAMPLE s for ``duration`` after the load set on ``sim`` is removed.
 
     At rest first: a tip slower than 0.1 mm/s swings by micrometres, against
     tens of millimetres after the release.
@@ -88,7 +104,8 @@ def test_modal_model_sees_the_sag_stiffen_the_first_mode():
 
 
 def test_free_vibration_matches_the_modal_model():
-    """First two frequencies of the default robot within 2 % of the modal model.
+    """
+    First two frequencies of the default robot within 2 % of the modal model.
 
     Released from a 0.3 N pull on t0 (a bend of nearly constant curvature, which
     excites the second mode too); damping ratio 0.2 so that it settles quickly; the

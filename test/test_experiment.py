@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Holds from recordings and CSV files, and the synthetic experiment bag."""
 
 import math
@@ -40,7 +54,8 @@ def _tip(stamp_ns, p):
 
 
 def test_hold_excludes_the_settling_transient_and_short_holds(robot):
-    """A step at t = 2 s; the tip settles exponentially (tau 0.2 s) to a new point.
+    """
+    A step at t = 2 s; the tip settles exponentially (tau 0.2 s) to a new point.
 
     The hold starts when the tip is within the tolerance (1 mm) of the settled point,
     and the 0.5 s stretch at the end, shorter than hold_time, is no hold.
@@ -82,8 +97,11 @@ def test_command_missing_a_tendon_is_an_error(robot):
 
 
 def test_synthetic_bag_has_the_three_experiments(robot, tmp_path):
-    """The bag holds the 15 planned holds; each hold tip is the statics solution of the
-    true robot plus the mean of 150 noise samples."""
+    """
+    The bag holds the 15 planned holds.
+
+    Each hold tip is the statics solution of the true robot plus the mean of 150 noise samples.
+    """
     truth_robot = robot.with_changes(youngs_modulus=2.0e7)
     synth_experiment(tmp_path / 'bag', truth_robot, noise=1e-4, seed=3)
     holds = load_recording(tmp_path / 'bag', robot)
@@ -142,8 +160,11 @@ def test_missing_bag_is_a_clear_error(robot, tmp_path):
 
 
 def test_holds_from_measured_tensions_average_the_noise(robot):
-    """Without setpoints the holds come from tendon/state efforts, which are noisy:
-    +-0.01 N stays one hold (STATE_TOLERANCE 0.05 N); its tension is the mean."""
+    """
+    Without setpoints the holds come from tendon/state efforts, which are noisy.
+
+    A noise of +-0.01 N stays one hold (STATE_TOLERANCE 0.05 N); its tension is the mean.
+    """
     names = robot.tendon_names
     rng = np.random.default_rng(4)
     messages = []

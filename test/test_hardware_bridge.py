@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Hardware bridge node against the emulated devices: real rclpy, real pseudo-terminals."""
 
 import math
@@ -39,6 +53,7 @@ from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
+import yaml
 
 ROBOT = load_robot(default_robot_file())
 NAMES = ROBOT.tendon_names
@@ -140,7 +155,7 @@ def bridge_on(rig, context, watchdog=WATCHDOG, active=True,
 
 @pytest.fixture
 def ros(rig):
-    """The bridge on the emulator's ports and a probe, spinning in a background thread."""
+    """Spin the bridge on the emulator's ports and a probe in a background thread."""
     context = rclpy.Context()
     rclpy.init(context=context)
     bridge = bridge_on(rig, context)
@@ -331,8 +346,12 @@ def test_stop_relaxes_every_tendon_until_resume(rig, ros):
 
 
 def largest_steps(rig) -> tuple[float, float]:
-    """Largest rise of a tension [N] and largest change of a displacement [m] from one
-    applied command to the next of the same mode (falling tensions are the safe direction)."""
+    """
+    Return the largest rise of a tension [N] and change of a displacement [m].
+
+    Steps are from one applied command to the next of the same mode (falling tensions are the safe
+    direction).
+    """
     rise = move = 0.0
     commands = list(rig.motor.applied)
     for a, b in zip(commands, commands[1:]):
@@ -423,7 +442,7 @@ def test_noise_bursts_around_the_watchdog_delay_the_safe_state_by_less_than_half
         wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, timeout=3.0,
                  what='the safe state')
         delays.append(time.monotonic() - trip)
-    print(f"safe-state delays after the trip [s]: {np.round(delays, 3).tolist()}")
+    print(f'safe-state delays after the trip [s]: {np.round(delays, 3).tolist()}')
     assert max(delays) < 0.5, delays
     assert rig.motor.counts['rejected'] > 0, 'no burst hit a command'
 
@@ -445,8 +464,11 @@ def test_a_robot_whose_limits_the_wire_cannot_carry_is_refused(tmp_path):
 
 
 def test_a_restarted_bridge_is_obeyed_by_the_device_that_kept_its_state(rig):
-    """The emulator outlives a bridge that died without its shutdown command (a crash);
-    the next bridge's first setpoint must not be taken for a repeat of the last one."""
+    """
+    The emulator outlives a bridge that died without its shutdown command (a crash).
+
+    The next bridge's first setpoint must not be taken for a repeat of the last one.
+    """
     for session, wanted in enumerate(((2.0, 0.5, 0.5, 0.5), (3.0, 0.5, 0.5, 0.5))):
         context = rclpy.Context()
         rclpy.init(context=context)

@@ -1,4 +1,19 @@
-"""Kinetostatics of the 6-RUS parallel continuum robot (tendon_robot_sim.core.pcr).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Kinetostatics of the 6-RUS parallel continuum robot (tendon_robot_sim.core.pcr).
 
 Checked against the independent scipy path (pcr_reference), the rigid-link robot (exact
 without gravity and load, the limit of stiff rods), the robot's symmetry, the wrench
@@ -67,9 +82,12 @@ def test_forward_of_inverse_returns_the_pose(compat, pose, force):
 
 
 def test_whole_robot_wrench_balance(solver):
-    """Base wrenches of the six rods carry the platform wrench and the rods' weight:
-    sum n_i(0) = F + 6 rho A L g, sum (p0_i x n_i(0) + m_i(0)) = p_e x F + M +
-    sum integral p_i ds x rho A g (Simpson on the rod shapes)."""
+    """
+    Base wrenches of the six rods carry the platform wrench and the rods' weight.
+
+    Forces: sum n_i(0) = F + 6 rho A L g; moments: sum (p0_i x n_i(0) + m_i(0)) = p_e x F + M + sum
+    integral p_i ds x rho A g (Simpson on the rod shapes).
+    """
     result = solver.inverse(POSE[:3], POSE[3:], WRENCH[:3], WRENCH[3:])
     rods = ROBOT.rods
     f = rods.linear_density * ROBOT.gravity
@@ -107,8 +125,11 @@ def test_symmetric_poses_give_symmetric_motor_angles(solver):
 
 
 def test_without_gravity_and_load_the_rods_keep_their_rest_shape():
-    """Stress-free rods are the rigid links of rigid_inverse: exact, not a limit (up to
-    the RK4 discretisation of the rest arc)."""
+    """
+    Stress-free rods are the rigid links of rigid_inverse.
+
+    This is exact, not a limit (up to the RK4 discretisation of the rest arc).
+    """
     robot = ROBOT.with_changes(gravity=[0.0, 0.0, 0.0])
     result = PcrSolver(robot).inverse(POSE[:3], POSE[3:])
     assert_allclose(result.motor_angles, rigid_inverse(robot, POSE[:3], POSE[3:])[:, 0],
@@ -118,8 +139,11 @@ def test_without_gravity_and_load_the_rods_keep_their_rest_shape():
 
 
 def test_stiff_rods_tend_to_the_rigid_link_robot():
-    """Under gravity and load, the motor angles approach the rigid-link inverse
-    kinematics as 1/E (deflection ~ load / stiffness)."""
+    """
+    Under gravity and load, the motor angles approach the rigid-link inverse kinematics as 1/E.
+
+    The deflection goes as load / stiffness.
+    """
     rigid = rigid_inverse(ROBOT, POSE[:3], POSE[3:])[:, 0]
     errors = []
     for factor in (1.0, 10.0, 100.0):
@@ -169,8 +193,11 @@ def test_unreachable_pose_raises_with_its_residual(solver):
 
 
 def test_compression_sweep_stops_near_the_papers_maximum(solver):
-    """Paper, Sec. 4: forces sampled from 10 to 300 N at the rest height 0.4 m converge up
-    to 267 N. The same samples, then 1 N steps from the last one that converged."""
+    """
+    Paper, Sec. 4: forces sampled from 10 to 300 N at the rest height 0.4 m converge up to 267 N.
+
+    Here: the same samples, then 1 N steps from the last one that converged.
+    """
     solver.reset()
     results, error = compression_sweep(solver, np.arange(10.0, 301.0, 10.0))
     last = -results[-1].force[2]
@@ -185,8 +212,11 @@ def test_compression_sweep_stops_near_the_papers_maximum(solver):
 
 
 def test_helix_forward_round_trip():
-    """Paper, Sec. 4 and Fig. 5: forward kinetostatics along the helix (500 points, 5 N)
-    returns the inverse solution's positions; the paper reports errors of ~1e-7 m."""
+    """
+    Forward kinetostatics along the helix returns the inverse solution's positions.
+
+    Paper, Sec. 4 and Fig. 5: 500 points, 5 N; the paper reports errors of ~1e-7 m.
+    """
     ik, fk = PcrSolver(ROBOT), PcrSolver(ROBOT)
     load = [0.0, 0.0, -5.0]
     errors = []

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """``tendon-robot-sim record``: a real recorder process, a real publisher, the bag read back."""
 
 import signal
@@ -8,9 +22,8 @@ import time
 from geometry_msgs.msg import PointStamped
 import pytest
 import rclpy
-from sensor_msgs.msg import JointState
-
 from ros_helpers import wait_for
+from sensor_msgs.msg import JointState
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.bag import bag_topics, read_messages
 from tendon_robot_sim.ros import topics
@@ -35,8 +48,11 @@ def _start(out, *options):
 
 
 def _publish(node, publishers, count):
-    """Publish ``count`` messages on each of ``publishers`` once the recorder listens to
-    all of them; the values sent, per topic."""
+    """
+    Publish ``count`` messages on each of ``publishers`` once the recorder listens to all of them.
+
+    Return the values sent, per topic.
+    """
     wait_for(lambda: all(p.get_subscription_count() >= 1 for p in publishers.values()),
              'the recorder to subscribe', timeout=15.0)
     # The publisher has matched the recorder's subscription; the recorder's side of the

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Replay of bags: real publishers and a real subscriber over DDS, timing measured on arrival."""
 
 from contextlib import contextmanager
@@ -16,10 +30,9 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from rclpy.serialization import serialize_message
+from ros_helpers import position, spinning, wait_for
 from rosbags.typesys import get_types_from_msg
 from sensor_msgs.msg import JointState
-
-from ros_helpers import position, spinning, wait_for
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.bag import BagError, BagWriter, OfferedQos
@@ -176,8 +189,11 @@ def test_bad_arguments_are_refused(bag, tmp_path, capsys):
 
 @contextmanager
 def spinning_node(name, setup):
-    """A node called ``name`` in a context of its own, set up by ``setup(node)`` and spun in
-    a background thread while the block runs."""
+    """
+    Spin a node called ``name``, in a context of its own, in a background thread.
+
+    The node is set up by ``setup(node)`` and spins while the block runs.
+    """
     context = rclpy.Context()
     rclpy.init(context=context)
     node = rclpy.create_node(name, context=context)
@@ -187,8 +203,11 @@ def spinning_node(name, setup):
 
 
 def _simulation_bag(path):
-    """An experiment: setpoints of 0 N then 2 N on t0, the measured tip, and a recorded
-    tip/pose (x = 99 m) that a replay into simulation must not publish."""
+    """
+    Write an experiment: setpoints of 0 N then 2 N on t0, the measured tip, a recorded tip/pose.
+
+    The recorded tip/pose (x = 99 m) is what a replay into simulation must not publish.
+    """
     names = load_robot(default_robot_file()).tendon_names
     measured = PointStamped()
     measured.point.x = 0.123

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Robot description loader: the default file, derived values, and clear errors."""
 
 import math
@@ -30,7 +44,7 @@ tendons:
 
 
 def data(**changes):
-    """The default robot as plain data with top-level or dotted keys replaced."""
+    """Return the default robot as plain data with top-level or dotted keys replaced."""
     d = DEFAULT.to_dict()
     for key, value in changes.items():
         target = d
@@ -173,7 +187,7 @@ def test_minimal_file_gets_defaults(tmp_path):
     ('name: [unclosed', r'robot.yaml: not valid YAML'),
     ('- just\n- a list', r'robot.yaml: robot description: must be a mapping, got list'),
     ('', r'robot.yaml: robot description: must be a mapping, got nothing'),
-    (MINIMAL + 'colour: red\n', r"robot.yaml: colour: unknown key \(known keys: \["),
+    (MINIMAL + 'colour: red\n', r'robot.yaml: colour: unknown key \(known keys: \['),
     (MINIMAL.replace('length:', 'lenght:'), r'robot.yaml: rod.length: required key is missing'),
     (MINIMAL.replace('name: test\n', ''), r'robot.yaml: name: required key is missing'),
     (MINIMAL.replace('offset: 0.01', 'offset: -0.01'),
@@ -266,8 +280,11 @@ def test_base_vectors_are_normalised():
 
 
 def _variant(text: str, pattern: str, replacement: str) -> str:
-    """``text`` with the one match of the regular expression ``pattern`` replaced; a default
-    file that no longer matches fails here, instead of leaving a harmless file to test."""
+    """
+    Return ``text`` with the one match of the regular expression ``pattern`` replaced.
+
+    A default file that no longer matches fails here, instead of leaving a harmless file to test.
+    """
     changed, count = re.subn(pattern, replacement, text)
     assert count == 1, f'{pattern!r} matches {count} times in the default robot file'
     return changed

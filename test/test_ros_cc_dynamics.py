@@ -1,4 +1,19 @@
-"""The simulator node in mode cc_dynamic, over real DDS (loopback, see conftest.py).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulator node in mode cc_dynamic, over real DDS (loopback, see conftest.py).
 
 The node integrates the constant-curvature Lagrange dynamics (physics tested in
 test_cc_dynamics.py) at constant setpoints. Here: the one launch argument ``mode`` switches a
@@ -11,9 +26,8 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-
 from ros_helpers import position, Probe, spin_until
+from sensor_msgs.msg import JointState
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.bellows_robot import load_bellows_robot
 from tendon_robot_sim.core.cc_dynamics import CCDynamics
@@ -35,8 +49,12 @@ def ros():
 
 
 def run_until_settled(ros, namespace, parameters, setpoint, expected):
-    """Run a simulator fast (10 x real time) with ``setpoint`` applied; the tip pose, the
-    state, and the /tf frames once the tip is within SETTLED of ``expected``."""
+    """
+    Run a simulator fast (10 x real time) with ``setpoint`` applied until the tip settles.
+
+    Return the tip pose, the state, and the /tf frames once the tip is within SETTLED of
+    ``expected``.
+    """
     simulator = SimulatorNode(namespace=namespace, parameter_overrides=parameters + [
         Parameter('real_time_factor', value=10.0),
         Parameter('warning_throttle_period', value=0.0)])

@@ -1,4 +1,19 @@
-"""Simulator and tension controller nodes over real DDS (loopback, see conftest.py).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Simulator and tension controller nodes over real DDS (loopback, see conftest.py).
 
 Both nodes and a probe node run in one executor on a background thread; the
 tests publish commands and read what the probe received. The robot is the
@@ -17,14 +32,13 @@ from rcl_interfaces.msg import Log
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from ros_helpers import (call, construct_alone, hole_direction, logs_containing, MAX_TENSION,
+                         position, Probe, spin_for, spin_until, spinning, stamp_seconds,
+                         wait_for, warning_containing)
 from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
-
-from ros_helpers import (call, construct_alone, hole_direction, logs_containing, MAX_TENSION,
-                         position, Probe, spin_for, spin_until, spinning, stamp_seconds,
-                         wait_for, warning_containing)
 from tendon_robot_sim.core.bag import DEFAULT_STORE
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.simulator import TendonSimulator
@@ -37,7 +51,7 @@ from tendon_robot_sim.ros.parameters import ConfigurationError
 
 @pytest.fixture(scope='module')
 def stack(robot_file):
-    """Simulator (publishing /clock, as fast as it can) + controller + probe, spinning."""
+    """Spin a simulator (publishing /clock, as fast as it can), a controller and a probe."""
     rclpy.init()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('robot_file', value=str(robot_file)),

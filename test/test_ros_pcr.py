@@ -1,4 +1,19 @@
-"""The simulator node with the 6-RUS parallel robot, over real DDS (loopback, see conftest.py).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulator node with the 6-RUS parallel robot, over real DDS (loopback, see conftest.py).
 
 The node solves the forward kinetostatics of each motor-angle setpoint and publishes the
 platform on the topics of the tendon robot. The tests check the plumbing against an
@@ -14,11 +29,10 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_srvs.srv import Trigger
-
 from ros_helpers import (call, construct_alone, position, Probe, spinning, wait_for,
                          warning_containing)
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
 from tendon_robot_sim.core.pcr import PcrSolver, platform_rotation
 from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.nodes.displacement_controller_node import DisplacementControllerNode
@@ -33,7 +47,7 @@ TIP_TOLERANCE = 1e-8   # m
 
 @pytest.fixture(scope='module')
 def pcr():
-    """A simulator on the parallel robot (its default mode) and a probe, spinning."""
+    """Spin a simulator on the parallel robot (its default mode) and a probe."""
     rclpy.init()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('robot_file', value=str(default_pcr_file())),

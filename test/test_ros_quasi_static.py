@@ -1,4 +1,19 @@
-"""The simulator node in mode quasi_static, over real DDS (loopback, see conftest.py).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulator node in mode quasi_static, over real DDS (loopback, see conftest.py).
 
 The node solves the static equilibrium of each setpoint and publishes it on the
 topics of the dynamic mode. The tests check the plumbing against independent
@@ -16,12 +31,11 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from ros_helpers import (call, construct_alone, hole_direction, position, Probe, spin_until,
+                         spinning, stamp_seconds, wait_for, warning_containing)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
-
-from ros_helpers import (call, construct_alone, hole_direction, position, Probe, spin_until,
-                         spinning, stamp_seconds, wait_for, warning_containing)
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import ConvergenceError, StaticsSolver
@@ -39,7 +53,7 @@ TENSION_TOLERANCE = 1e-6   # N, solved tensions of a displacement setpoint (~1e-
 
 @pytest.fixture(scope='module')
 def qs():
-    """A quasi-static simulator (discrete model, default robot) and a probe, spinning."""
+    """Spin a quasi-static simulator (discrete model, default robot) and a probe."""
     rclpy.init()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('mode', value='quasi_static'),
@@ -56,8 +70,11 @@ def qs():
 
 
 def settle(qs, msg: JointState, accepted) -> tuple:
-    """Publish ``msg``; once a ``tendon/state`` satisfies ``accepted``, return it and a
-    tip pose published after it."""
+    """
+    Publish ``msg`` and wait for a ``tendon/state`` that satisfies ``accepted``.
+
+    Return that state and a tip pose published after it.
+    """
     qs.probe.setpoint_pub.publish(msg)
     wait_for(lambda: (lambda s: s is not None and accepted(s))(qs.probe.latest('tendon/state')),
              f'a tendon state accepting {msg.name} effort={list(msg.effort)} '

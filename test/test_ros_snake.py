@@ -1,4 +1,19 @@
-"""The simulator node with the rolling-joint snake, over real DDS (loopback, see conftest.py).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulator node with the rolling-joint snake, over real DDS (loopback, see conftest.py).
 
 The node runs the snake's forward dynamics under the cable tensions of the latest
 setpoint. The dynamics are tested in test_snake_dynamics.py and test_sim_model.py; here
@@ -16,11 +31,10 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_srvs.srv import SetBool, Trigger
-
 from ros_helpers import (call, logs_containing, position, Probe, spin_until, spinning,
                          wait_for, warning_containing)
+from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.core.rolling_joint_snake import load_snake
 from tendon_robot_sim.core.snake_kinematics import SnakeKinematics

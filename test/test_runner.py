@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """run_node: the main() of every node, and how it ends."""
 
 import os
@@ -13,9 +27,12 @@ from tendon_robot_sim.ros.runner import run_node
 
 
 class FailingNode(Node):
-    """Raises ``error`` from a timer callback, after shutting its context down if asked:
-    what rclpy's executor does when Ctrl-C lands while it builds a wait set or takes a
-    message."""
+    """
+    A node that raises ``error`` from a timer callback, after shutting its context down if asked.
+
+    This is what rclpy's executor does when Ctrl-C lands while it builds a wait set or takes a
+    message.
+    """
 
     def __init__(self, error: Exception, shut_down_first: bool):
         super().__init__('failing')

@@ -1,4 +1,19 @@
-"""TendonSimulator: physics against closed forms, input checking, divergence, reset.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+TendonSimulator: physics against closed forms, input checking, divergence, reset.
 
 Analytic cases run coarse rods (10-20 elements) with a damping ratio of 0.5 in the
 first bending mode, which settles them in under a simulated second. Tolerances are
@@ -215,7 +230,7 @@ def test_rotation_to_quaternion_matches_scipy():
     ([0.0, float('nan'), 0.0, 0.0], r'^tensions\[1\]: must be finite, got nan$'),
     ([float('inf'), 0.0, 0.0, 0.0], r'^tensions\[0\]: must be finite, got inf$'),
     ([0.0, 0.0, 0.0, 25.0], r"^tensions\[3\]: must be <= max_tension 20.0 N of tendon 't3', "
-                            r"got 25.0$"),
+                            r'got 25.0$'),
     ([1.0, 2.0, 3.0], r'^tensions: expected 4 values \(one per tendon t0, t1, t2, t3\), got 3$'),
     ([1.0] * 5, r'^tensions: expected 4 values .* got 5$'),
     (['1', 0, 0, 0], r"^tensions\[0\]: must be a number, got '1'$"),
@@ -349,7 +364,8 @@ def test_reset_restores_the_initial_state_exactly():
 
 
 def test_compiled_stepper_follows_pyelastica_position_verlet():
-    """advance_rod composes PyElastica's kernels: same trajectory as PositionVerlet.step.
+    """
+    advance_rod composes PyElastica's kernels: same trajectory as PositionVerlet.step.
 
     Both run the same arithmetic, differently compiled; 1e-10 m over 20 000 steps
     (1.1 s, the rod swinging up under two tendons with discs, gravity and damping)

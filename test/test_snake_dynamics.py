@@ -1,5 +1,23 @@
-"""Rolling-joint snake dynamics: minimum tensions against HiGHS, the balance of every link,
-the seed's figure 2, virtual-work statics, and forward dynamics (round trip, energy)."""
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Rolling-joint snake dynamics.
+
+Tested: minimum tensions against HiGHS, the balance of every link, the seed's figure 2,
+virtual-work statics, and forward dynamics (round trip, energy).
+"""
 
 import dataclasses
 
@@ -22,7 +40,7 @@ RNG = np.random.default_rng(7)
 
 @pytest.fixture(scope='module')
 def study():
-    """The seed's three simulations (5 ms steps, 12.6 s)."""
+    """Return the seed's three simulations (5 ms steps, 12.6 s)."""
     return {which: (seed_trajectory(SNAKE, which),
                     DYN.inverse(*seed_trajectory(SNAKE, which)))
             for which in ('pan', 'tilt', 'both')}
@@ -32,7 +50,7 @@ def study():
 
 
 def random_problems(dynamics, K):
-    """LPs of the form of (37) with random contact wrenches and cable directions."""
+    """Return LPs of the form of (37) with random contact wrenches and cable directions."""
     C = len(dynamics.snake.cables)
     s0 = RNG.normal(0, 2, (K, 3))
     s0[:, 0] = RNG.uniform(-2, 6, K)

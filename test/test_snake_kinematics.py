@@ -1,5 +1,22 @@
-"""Rolling-joint snake: description loader and kinematics against closed forms and finite
-differences of the poses."""
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Rolling-joint snake: description loader and kinematics.
+
+Both are checked against closed forms and finite differences of the poses.
+"""
 
 import math
 
@@ -54,7 +71,7 @@ def setting(section, key, value):
     (without('kind'), 'kind: required key is missing'),
     (lambda d: d.update(joints=['pan', 'roll']), 'joints[1]: must be one of'),
     (lambda d: d.update(joints=[]), 'joints: must be a list of 1 to 1000'),
-    (lambda d: d.update(joints=['pan'] * 1001), "joints: must be a list of 1 to 1000 of "
+    (lambda d: d.update(joints=['pan'] * 1001), 'joints: must be a list of 1 to 1000 of '
                                                 "['pan', 'tilt'], got ['pan', 'pan',"),
     (lambda d: d.update(cables=d['cables'] * 2), 'cables: must be a list of 2 to 6 cables'),
     (setting('link', 'height', -0.03), 'link.height: must be > 0'),

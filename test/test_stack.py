@@ -1,4 +1,19 @@
-"""The stack definition, launch files, parameter files and RViz config agree.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The stack definition, launch files, parameter files and RViz config agree.
 
 Nothing is started here: the running stack is tested in test_ros_launcher.py.
 """
@@ -8,8 +23,6 @@ import importlib
 from pathlib import Path
 
 import pytest
-import yaml
-
 from tendon_robot_sim import PACKAGE_NAME, share_dir
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.nodes.simulator_node import PARAMS as SIMULATOR_PARAMS

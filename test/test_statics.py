@@ -1,4 +1,19 @@
-"""Statics solver (tendon_robot_sim.core.statics): closed forms, invariants, inputs.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Statics solver (tendon_robot_sim.core.statics): closed forms, invariants, inputs.
 
 The fast (numba) path against the independent scipy reference is in
 test_statics_reference.py, against the dynamic simulator in test_statics_simulator.py.
@@ -38,14 +53,20 @@ def single_tendon_robot():
 @pytest.mark.parametrize('model, law', [('cosserat', 'linear'), ('cosserat', 'pyelastica'),
                                         ('kirchhoff', 'linear')])
 def test_single_tendon_gives_the_exact_circular_arc(model, law):
-    """One parallel tendon, no gravity: every cross-section carries the same wrench,
-    compression -T d3 and bending moment T r d2 (cut the robot anywhere: the tendon's pull
-    T at offset r balances the backbone), so curvature and strain are uniform: an exact
-    arc of curvature kappa = u2 per unit reference length and stretch v3.
+    """
+    One parallel tendon, no gravity: the rod bends into an exact circular arc.
+
+    Every cross-section carries the same wrench, compression -T d3 and bending moment T r d2 (cut
+    the robot anywhere: the tendon's pull T at offset r balances the backbone), so curvature and
+    strain are uniform: an exact arc of curvature kappa = u2 per unit reference length and stretch
+    v3.
+
     linear: kappa = T r / (E I), v3 = 1 - T / (E A); pyelastica: n3 = E A (v3 - 1) / v3
     = -T gives v3 = E A / (E A + T), m2 = E I kappa / v3^3 = T r; kirchhoff: v3 = 1.
-    Shear plays no part (no shear force), so the arc is exact for every model; the test
-    measures the RK4 error of the rotations at a half-circle bend."""
+
+    Shear plays no part (no shear force), so the arc is exact for every model; the test measures
+    the RK4 error of the rotations at a half-circle bend.
+    """
     robot = single_tendon_robot()
     T, r = 10.0, 0.015
     EA = robot.rod.youngs_modulus * robot.rod.area
@@ -169,8 +190,12 @@ def test_user_routing_with_a_wrong_derivative_is_rejected():
 
 
 def test_discrete_model_converges_to_cosserat_as_vertebrae_get_denser():
-    """Same constitutive law and loads; straight tendon segments between holes approach
-    the continuous routing with an error O(spacing^2)."""
+    """
+    The discrete model converges to Cosserat as the vertebrae get denser.
+
+    Same constitutive law and loads; straight tendon segments between holes approach the continuous
+    routing with an error O(spacing^2).
+    """
     errors = []
     for count in (25, 50):
         robot = make_robot(gravity=(0.0, 0.0, 0.0), mass=0.0, count=count)
@@ -187,8 +212,12 @@ def test_discrete_model_converges_to_cosserat_as_vertebrae_get_denser():
 
 
 def test_discrete_base_wrench_balances_the_loads():
-    """Whole-robot force balance: the backbone force at the base plus the pull of the
-    tendons' first segments (towards the base holes) carries all weights and the tip load."""
+    """
+    Whole-robot force balance of the discrete model.
+
+    The backbone force at the base plus the pull of the tendons' first segments (towards the base
+    holes) carries all weights and the tip load.
+    """
     robot = DEFAULT
     tip_force = np.array([0.01, -0.02, 0.03])
     result = StaticsSolver(robot, 'discrete').solve_tensions([2.0, 0.0, 1.0, 3.0], tip_force)

@@ -1,4 +1,19 @@
-"""TendonForces: numba kernel against the plain-numpy path, and closed-form invariants.
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+TendonForces: numba kernel against the plain-numpy path, and closed-form invariants.
 
 The rods are real PyElastica CosseratRods, straight or deformed by writing their
 positions and directors; no time stepping happens here.
@@ -21,7 +36,7 @@ DEFAULT = load_robot(default_robot_file())
 
 def make_robot(elements=10, gravity=(0.0, 0.0, 0.0), mass=0.0, tendons=None, vertebrae=None,
                tip_load=None, base=None):
-    """The default robot with some fields replaced (no gravity, massless vertebrae)."""
+    """Return the default robot with some fields replaced (no gravity, massless vertebrae)."""
     data = DEFAULT.to_dict()
     data['rod']['elements'] = elements
     data['gravity'] = list(gravity)
@@ -58,7 +73,7 @@ def straight_rod(robot):
 
 
 def deformed_rod(robot, seed):
-    """A rod with random node positions and random rotations of its elements."""
+    """Return a rod with random node positions and random rotations of its elements."""
     rod = straight_rod(robot)
     rng = np.random.default_rng(seed)
     rod.position_collection += rng.normal(0.0, 0.02, rod.position_collection.shape)
@@ -177,8 +192,12 @@ def midpoint_directors(rod, k):
 
 @pytest.mark.parametrize('end', [0.125, 0.25])
 def test_anchor_load_on_a_deformed_rod_uses_the_mean_frame_and_shares_the_moment(end):
-    """Written out for one anchor: hole x_k + Q.T h with Q halfway between the elements at
-    node k; moment r x F shared by elements k - 1 and k (only k - 1 at the tip)."""
+    """
+    Written out for one anchor: the hole in the mean frame, the moment shared.
+
+    Hole x_k + Q.T h with Q halfway between the elements at node k; moment r x F shared by elements
+    k - 1 and k (only k - 1 at the tip).
+    """
     tension, offset, angle = 2.0, 0.015, math.radians(40.0)
     robot = make_robot(20, tendons=[{'name': 't', 'offset': offset, 'angle_deg': 40.0,
                                      'end': end}])

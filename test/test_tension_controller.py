@@ -1,4 +1,19 @@
-"""Tension controller node with the quasi-static simulator, over real DDS (loopback).
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Tension controller node with the quasi-static simulator, over real DDS (loopback).
 
 The simulator (mode quasi_static, discrete model) solves the equilibrium of every
 setpoint; the controller, a probe and the simulator spin in one executor. The robot is
@@ -13,11 +28,10 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
-
 from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, spinning, wait_for,
                          warning_containing)
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode

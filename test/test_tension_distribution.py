@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Minimum-tension distribution against a brute-force vertex enumeration (no LP)."""
 
 import itertools
@@ -13,7 +27,8 @@ from tendon_robot_sim.core.tension_distribution import (distribute, Distribution
 
 
 def brute_force_minimum(A, b, lower, upper):
-    """Least sum(T) over the vertices of {A T = b, lower <= T <= upper}, or None.
+    """
+    Least sum(T) over the vertices of {A T = b, lower <= T <= upper}, or None.
 
     A vertex of the polytope has at least n - m tensions at a bound; the remaining m
     follow from the equalities. The LP optimum lies at a vertex.

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Tip-position control step iterated on the quasi-static model (no ROS)."""
 
 import numpy as np
@@ -77,9 +91,12 @@ def test_min_tension_must_fit_below_max_tension(robot):
 
 
 def test_planar_robot_controls_its_one_in_plane_direction():
-    """Two antagonistic tendons bend the rod only in the (d3, d1) plane: the controller
-    controls the one in-plane direction d1 and ignores the target's off-plane part, which
-    no tension can reach, instead of reporting every step infeasible."""
+    """
+    Two antagonistic tendons bend the rod only in the (d3, d1) plane.
+
+    The controller controls the one in-plane direction d1 and ignores the target's off-plane part,
+    which no tension can reach, instead of reporting every step infeasible.
+    """
     data = load_robot(default_robot_file()).to_dict()
     data['vertebrae'] = {'positions': [0.05, 0.10, 0.15, 0.20, 0.25], 'mass': 0.002}
     data['tendons'] = [{'name': 'up', 'offset': 0.015, 'angle_deg': 0.0, 'max_tension': 5.0},
