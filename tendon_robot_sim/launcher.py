@@ -53,6 +53,7 @@ from typing import Callable, Mapping, Sequence
 import tendon_robot_sim
 from tendon_robot_sim.stack import (AUTOSTART, FromArguments, get_stack, NodeEntry, robot_kind,
                                     typed_value)
+import yaml
 
 # Seconds a node gets to exit after SIGINT, then again after SIGTERM.
 STOP_TIMEOUT = 5.0

@@ -31,8 +31,6 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import qos_profile_rosout_default
 from sensor_msgs.msg import JointState
-import yaml
-
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.core.robot import load_robot

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """
 Stacks in different namespaces do not collide on /tf: every frame carries a prefix.
 
@@ -17,16 +31,15 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_rosout_default
-from std_msgs.msg import Header
-import yaml
-
 from ros_helpers import construct_alone, interrupt, launch_stack, spin_until
+from std_msgs.msg import Header
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.launcher import StackLauncher
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.rviz_views import prefixed_view, urdf_without_links
 from tendon_robot_sim.stack import frame_prefix, FramePrefix, RvizView, STACKS
+import yaml
 
 URDF = share_dir() / 'urdf' / 'tendon_robot.urdf'
 

@@ -36,11 +36,9 @@ from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_rosout_default
+from ros_helpers import call, spin_until, spinning
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
-import yaml
-
-from ros_helpers import call, spin_until, spinning
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot

@@ -31,9 +31,8 @@ from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 import numpy as np
 import rclpy
-from sensor_msgs.msg import JointState
-
 from ros_helpers import call, interrupt, spin_until, spinning, TIMEOUT, wait_for
+from sensor_msgs.msg import JointState
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.core.robot import load_robot

@@ -209,9 +209,9 @@ def test_missing_file_names_it(tmp_path):
 @pytest.mark.parametrize('changes, message', [
     ({'tendons__2__offset': -0.01}, r'^tendons\[2\].offset: must be > 0, got -0.01$'),
     ({'tendons__1__colour': 'red'}, r'^tendons\[1\].colour: unknown key'),
-    ({'tendons__0__angle': ...}, r"^tendons\[0\].angle: required key is missing \(radians; "
+    ({'tendons__0__angle': ...}, r'^tendons\[0\].angle: required key is missing \(radians; '
                                  r"or 'angle_deg' in degrees\)$"),
-    ({'tendons__0__angle_deg': 90.0}, r"^tendons\[0\].angle: give the angle once, in radians "
+    ({'tendons__0__angle_deg': 90.0}, r'^tendons\[0\].angle: give the angle once, in radians '
                                       r"under 'angle' or in degrees under 'angle_deg', not both$"),
     ({'tendons__1__angle': 90.0}, r'^tendons\[1\].angle: 90 rad is more than a full turn; angles '
                                   r'are radians \(REP 103\): for degrees write angle_deg: 90$'),

@@ -1,3 +1,17 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """
 Identify a bellows robot from a real rosbag2 bag of the simulator node (mode cc_dynamic).
 
@@ -16,17 +30,16 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
+from ros_helpers import call, Probe, spinning, stamp_seconds, wait_for
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
-import yaml
-
-from ros_helpers import call, Probe, spinning, stamp_seconds, wait_for
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.core.bellows_robot import load_bellows_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.recorder import BagRecorder
+import yaml
 
 BHA_FILE = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
 NAMESPACE = 'bha_ident'

@@ -25,9 +25,8 @@ import time
 
 import rclpy
 from rclpy.parameter_client import AsyncParameterClient
-from sensor_msgs.msg import JointState
-
 from ros_helpers import interrupt, launch_stack, spin_until
+from sensor_msgs.msg import JointState
 from tendon_robot_sim.ros import topics
 
 NAMESPACE = 'launched'

@@ -28,6 +28,7 @@ from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.nodes.simulator_node import PARAMS as SIMULATOR_PARAMS
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.stack import Arg, FramePrefix, RvizView, ShareFile, STACKS
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 OUR_NODES = [(stack, entry) for stack in STACKS.values() for entry in stack.nodes

@@ -217,8 +217,12 @@ def test_anchor_load_on_a_deformed_rod_uses_the_mean_frame_and_shares_the_moment
 
 
 def test_the_first_vertebra_turns_with_the_rod_and_loses_no_moment():
-    """Vertebra 1 sits on node 1 next to the clamped element 0: its frame is halfway to
-    element 1 and all of its hole moment goes to element 1."""
+    """
+    Check the first vertebra, the one next to the clamp.
+
+    Vertebra 1 sits on node 1 next to the clamped element 0: its frame is halfway to
+    element 1 and all of its hole moment goes to element 1.
+    """
     robot = make_robot(10, tendons=[{'name': 't', 'offset': 0.015, 'angle_deg': 0.0}])
     rod = deformed_rod(robot, 12)
     forces, torques, layout = kernel_loads(robot, rod, [2.0])

@@ -44,7 +44,7 @@ def register(subparsers) -> None:
     parser.add_argument('--namespace', metavar='NS',
                         help='namespace of all nodes (launch argument namespace)')
     parser.add_argument('--frame-prefix', metavar='PREFIX',
-                        help="prepended to every frame id, e.g. left_arm/ (launch argument "
+                        help='prepended to every frame id, e.g. left_arm/ (launch argument '
                              "frame_prefix; default: '<namespace>/' in a namespace)")
     parser.add_argument('--arg', action='append', default=[], metavar='NAME:=VALUE',
                         help='a launch argument, e.g. rviz:=false or use_sim_time:=true')

@@ -301,7 +301,10 @@ def lagrange_work(N):
 
 @njit(cache=True, error_model='numpy', _nrt=False)
 def lagrange_terms(x, v, model, M, c, q_gravity, q_spin, work):
-    """Mass matrix M (3n, 3n), velocity-product term c (3n,), gravity force (3n,) and the
+    """
+    Write the Lagrange terms of the state (x, x') into M, c, q_gravity and q_spin.
+
+    Mass matrix M (3n, 3n), velocity-product term c (3n,), gravity force (3n,) and the
     force of the dampers on the masses' angular velocities (3n,).
 
     Walks the sections from the base, carrying the base frame of each section (its

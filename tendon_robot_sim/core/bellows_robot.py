@@ -101,7 +101,7 @@ class BellowsRobot:
         return [b.name for s in self.sections for b in s.bellows]
 
     def to_dict(self) -> dict[str, Any]:
-        """The description as plain data, in the YAML schema (angles in radians)."""
+        """Return the description as plain data, in the YAML schema (angles in radians)."""
         return {
             'kind': KIND, 'name': self.name,
             'base': {'frame_id': self.base.frame_id, 'position': self.base.position.tolist(),

@@ -331,7 +331,7 @@ class CCDynamics:
     # ---------------------------------------------------------------- equations
 
     def acceleration(self, x: np.ndarray, v: np.ndarray, inputs: np.ndarray) -> np.ndarray:
-        """x'' (3n,) at state (x, x') under ``inputs`` (Pa or N)."""
+        """Return the accelerations x'' (3n,) at state (x, x') under ``inputs`` (Pa or N)."""
         x = np.asarray(x, float)
         out = np.empty_like(x)
         kernels.acceleration(x, np.asarray(v, float), np.asarray(inputs, float), self.model,

@@ -107,7 +107,7 @@ class PcrRobot:
         return pcr_robot_from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
-        """The description as plain data in the YAML schema (angles in radians)."""
+        """Return the description as plain data in the YAML schema (angles in radians)."""
         rods = self.rods
         return {
             'kind': KIND, 'name': self.name, 'compat': self.compat,

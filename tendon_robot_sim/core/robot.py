@@ -396,7 +396,7 @@ class Robot:
         return robot_from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
-        """The description as plain data, in the YAML schema (angles in radians)."""
+        """Return the description as plain data, in the YAML schema (angles in radians)."""
         data = {
             'name': self.name,
             'base': {

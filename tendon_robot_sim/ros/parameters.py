@@ -111,9 +111,9 @@ def on_parameters_set(node: Node, callback: Callable[[list], None]) -> None:
 #: Shared by every node that names frames: the launch argument frame_prefix sets it on all of
 #: them at once, so the frames they publish and the frames they accept agree.
 FRAME_PREFIX = Param(
-    'frame_prefix', '', '', "prepended to every frame id of the robot (left_arm/ gives "
-    "left_arm/base_link), in /tf and in message headers alike, so that several robots share "
-    "/tf; the same prefix robot_state_publisher gets; empty: none")
+    'frame_prefix', '', '', 'prepended to every frame id of the robot (left_arm/ gives '
+    'left_arm/base_link), in /tf and in message headers alike, so that several robots share '
+    '/tf; the same prefix robot_state_publisher gets; empty: none')
 
 
 def check_frame_prefix(prefix: str) -> None:
