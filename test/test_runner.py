@@ -118,3 +118,28 @@ def test_ctrl_c_during_destroy_node_does_not_cut_it_short():
         pytest.fail('a KeyboardInterrupt cut destroy_node() short')
     assert code == 0 and CtrlCWhileRelaxing.relaxed
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # restored
+
+
+class SignalledWhileSpinning(Node):
+    """Send itself ``signum`` from a timer callback; record the context at destroy_node()."""
+
+    context_ok_at_destroy = None
+
+    def __init__(self, signum: int):
+        super().__init__('signalled_while_spinning')
+        self.create_timer(0.01, lambda: os.kill(os.getpid(), signum))
+
+    def destroy_node(self):
+        SignalledWhileSpinning.context_ok_at_destroy = self.context.ok()
+        super().destroy_node()
+
+
+@pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_ends_the_spin_and_the_node_is_destroyed_before_the_context(signum):
+    # With rclpy's own handler the context was shut down from another thread at the
+    # moment of the signal, racing the executor and destroy_node().
+    SignalledWhileSpinning.context_ok_at_destroy = None
+    assert run_node(lambda: SignalledWhileSpinning(signum), 'signalled', []) == 0
+    assert SignalledWhileSpinning.context_ok_at_destroy is True
+    assert not rclpy.ok()
+    assert signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL)

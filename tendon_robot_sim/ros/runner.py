@@ -18,40 +18,46 @@ import signal
 from typing import Callable
 
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from tendon_robot_sim.ros.parameters import ConfigurationError
+
+# Longest wait of the executor between two looks at the Ctrl-C flag [s].
+SPIN_PERIOD = 0.05
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
     """
-    Spin the node ``make_node()`` until Ctrl-C or shutdown; return the process exit code.
+    Spin the node ``make_node()`` until Ctrl-C, SIGTERM or shutdown; return the exit code.
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
     file) is reported as one fatal log line under ``name`` and gives exit code 1.
-    An error out of the constructor or the executor once the context is shut down
-    (Ctrl-C) is rclpy's shutdown race, not a failure: exit code 0.
 
-    Ctrl-C is left to rclpy's signal handler, which shuts the context down and so ends
-    the spin. Python's own KeyboardInterrupt is switched off while the node lives: raised
-    at whatever line runs when the signal lands, it could cut ``destroy_node()`` short
-    (before a bridge has left the hardware safe) or escape every handler (exit code -2).
+    Ctrl-C and SIGTERM are handled here, in the main thread, not by rclpy's signal
+    handler: they only set a flag that the spin loop reads, then the node is destroyed
+    and the context shut down in that order, by this thread alone. rclpy's handler shuts
+    the context down from its own thread at whatever moment the signal lands, which races
+    the executor ('RCLError: failed to initialize wait set'), the constructor, and
+    ``destroy_node()`` (a bridge leaving the hardware safe); now and then a process did
+    not exit at all. Python's KeyboardInterrupt is off while the node lives for the same
+    reason. An error out of the constructor or the executor once the context is shut
+    down by somebody else (``rclpy.shutdown()``) still counts as a clean exit.
     """
-    interrupted: list[int] = []
-    # Before rclpy.init(): rclpy's handler calls the Python handler it finds installed.
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
+    stop: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: stop.append(signum))
+                for signum in STOP_SIGNALS}
     try:
-        rclpy.init(args=args)
-        if interrupted:   # Ctrl-C before rclpy's handler was there to shut the context down
-            rclpy.try_shutdown()
-            return 0
-        return _run(make_node, name)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        return _run(make_node, name, stop)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
-def _run(make_node: Callable[[], Node], name: str) -> int:
+def _run(make_node: Callable[[], Node], name: str, stop: list[int]) -> int:
     try:
         node = make_node()
     except ConfigurationError as error:
@@ -59,25 +65,28 @@ def _run(make_node: Callable[[], Node], name: str) -> int:
         rclpy.try_shutdown()
         return 1
     except Exception:
-        # Ctrl-C while the node is being built: the signal handler shuts the context down
-        # under the constructor, whose next call into rcl fails ('context is invalid').
-        interrupted = not rclpy.ok()
+        # The context shut down under the constructor: its next call into rcl fails
+        # ('context is invalid').
+        shut_down = not rclpy.ok()
         rclpy.try_shutdown()
-        if interrupted:
+        if shut_down:
             return 0
         raise
+    executor = SingleThreadedExecutor(context=node.context)
     try:
-        rclpy.spin(node)
+        executor.add_node(node)
+        while not stop and node.context.ok():
+            executor.spin_once(timeout_sec=SPIN_PERIOD)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception:
-        # Ctrl-C shuts the context down from the signal handler while the executor may be
-        # building its wait set ('RCLError: failed to initialize wait set') or taking a
-        # message ('RuntimeError: Unable to convert call argument'): a clean shutdown that
-        # lost the race. With the context still up, the error is real.
+        # Shut down by somebody else while the executor built its wait set ('failed to
+        # initialize wait set') or took a message ('Unable to convert call argument'):
+        # a clean shutdown that lost the race. With the context still up, the error is real.
         if node.context.ok():
             raise
     finally:
+        executor.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
