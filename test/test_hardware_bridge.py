@@ -345,23 +345,26 @@ def test_stop_relaxes_every_tendon_until_resume(rig, ros):
 
 def largest_steps(rig) -> tuple[float, float]:
     """
-    Return the largest rise of a tension [N] and change of a displacement [m].
+    Return the largest rise of a tension [N] and change of a displacement [m] per command.
 
     Steps are from one applied command to the next of the same mode (falling tensions are the safe
-    direction).
+    direction), divided by the commands the bridge queued from one to the other: under load the
+    driver replaces a command not yet written by the newer one (its sequence number counts
+    both), so the device may see two ramp steps at once, never more than the ramp made.
     """
     rise = move = 0.0
     commands = list(rig.motor.applied)
     for a, b in zip(commands, commands[1:]):
+        queued = max(1, (b.seq - a.seq) % (motor.SEQ_MAX + 1))
         if isinstance(a, motor.SetTensions) and isinstance(b, motor.SetTensions):
-            rise = max(rise, max(np.subtract(b.tensions, a.tensions)))
+            rise = max(rise, max(np.subtract(b.tensions, a.tensions)) / queued)
         elif isinstance(a, motor.SetDisplacements) and isinstance(b, motor.SetDisplacements):
-            move = max(move, max(abs(np.subtract(b.displacements, a.displacements))))
+            move = max(move, max(abs(np.subtract(b.displacements, a.displacements))) / queued)
     return rise, move
 
 
-# Defaults of max_tension_rate and max_displacement_rate over two command periods (a late
-# timer tick may take two), plus the wire's resolution.
+# Defaults of max_tension_rate and max_displacement_rate over two command periods (the
+# bridge's ramp step after a late timer tick is capped there), plus the wire's resolution.
 MAX_RISE = 10.0 * 2 / 100.0 + 1e-3
 MAX_MOVE = 0.01 * 2 / 100.0 + 1e-6
 
