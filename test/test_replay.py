@@ -298,10 +298,11 @@ def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_pat
     def subscribe(node):
         node.create_subscription(JointState, topics.TENDON_SETPOINT.name, received.append,
                                  topics.TENDON_SETPOINT.qos)
-    # The replay runs as users run it, a process of its own (whose graph is fresh).
-    # (2 s for discovery: the check, and the delivery, need the bridge discovered.)
+    # The replay runs as users run it, a process of its own (whose graph is fresh). The
+    # check, and the delivery, need the bridge discovered: 6 s of --delay, since 2 s were
+    # too few on a loaded machine (once for each of the runs below).
     command = [sys.executable, '-m', 'tendon_robot_sim.cli', 'replay', str(bag), '--delay',
-               '2.0']
+               '6.0']
     env = {**os.environ, 'PYTHONPATH': str(ROOT)}
     # Stands for the bridge: what the replay can see of it is its name and subscription.
     with spinning_node('hardware_bridge', subscribe):
@@ -317,9 +318,8 @@ def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_pat
         time.sleep(0.3)
         assert received == []
         # Allowed, the replay publishes after its --delay whether or not it has matched the
-        # bridge yet (as ros2 bag play does): on a loaded machine 2 s of discovery were too
-        # few once, so this run gives it 6 s.
-        allowed = command[:-1] + ['6.0'] + onto_bridge + ['--allow-hardware']
+        # bridge yet (as ros2 bag play does).
+        allowed = command + onto_bridge + ['--allow-hardware']
         result = subprocess.run(allowed, capture_output=True, text=True, env=env, timeout=60)
         assert result.returncode == 0, result.stderr
         wait_for(lambda: len(received) == 5, 'the allowed setpoints', timeout=5.0)
