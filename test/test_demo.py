@@ -40,7 +40,7 @@ from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.demo import demo_phases
 import yaml
 
-HOLD = 0.2       # s of simulated time per step
+HOLD = 0.5       # s of simulated time per step (0.2 s: a ramp of 0.15 s left no margin)
 TENSION = 2.0    # N
 TIP_TOLERANCE = 2e-3    # m, of the tip-target step
 
