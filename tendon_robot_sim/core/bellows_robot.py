@@ -50,9 +50,9 @@ from typing import Any
 
 import numpy as np
 
-from tendon_robot_sim.core.robot import (Base, check_kind, description_kind, DescriptionMapping,
-                                         load_base, load_description, read_yaml,
-                                         RobotDescriptionError)
+from tendon_robot_sim.core.robot import (Base, check_kind, describe_value, description_kind,
+                                         DescriptionMapping, load_base, load_description,
+                                         read_yaml, RobotDescriptionError)
 
 KIND = 'bellows'
 
@@ -147,7 +147,8 @@ def bellows_robot_from_dict(data: Any) -> BellowsRobot:
     gravity = top.vector('gravity', default=(0.0, 0.0, -9.80665))
     items = top.get('sections')
     if not isinstance(items, list) or not items:
-        raise RobotDescriptionError(f'sections: must be a non-empty list, got {items!r}')
+        raise RobotDescriptionError(
+            f'sections: must be a non-empty list, got {describe_value(items)}')
     sections = tuple(_load_section(item, f'sections[{i}]') for i, item in enumerate(items))
     top.finish()
     names = [n for s in sections for n in [s.name] + [b.name for b in s.bellows]]

@@ -621,18 +621,26 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         tendons.append(Tendon(name=name, offset=offset, angle=angle, end=min(end, length),
                               routing=routing, turns=turns, end_offset=end_offset,
                               compliance=compliance, max_tension=max_tension))
-    names = [t.name for t in tendons]
-    for i, name in enumerate(names):
-        if names.index(name) != i:
-            raise RobotDescriptionError(f'tendons[{i}].name: duplicate tendon name {name!r}')
+    check_unique_names([t.name for t in tendons], 'tendons', 'tendon')
     return tuple(tendons)
 
 
+def check_unique_names(names: Sequence[str], key: str, what: str) -> None:
+    """
+    Raise naming the first repeated name of the list ``key`` (e.g. ``tendons[3].name``).
+
+    ``what`` names an item in the message: ``duplicate tendon name 't0'``.
+    """
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise RobotDescriptionError(f'{key}[{i}].name: duplicate {what} name {name!r}')
+
+
 def describe_value(value: Any) -> str:
-    return f'{type(value).__name__} {_short(value)}' if value is not None else 'nothing'
+    return f'{type(value).__name__} {short_repr(value)}' if value is not None else 'nothing'
 
 
-def _short(value: Any) -> str:
+def short_repr(value: Any) -> str:
     """``repr(value)``, cut to 80 characters: error messages stay one readable line."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
         # (repr refuses integers of more than 4300 digits)
@@ -712,10 +720,10 @@ class DescriptionMapping:
                 f'{self._path(name)}: must be an integer, got {describe_value(value)}')
         if value < minimum:
             raise RobotDescriptionError(
-                f'{self._path(name)}: must be >= {minimum}, got {_short(value)}')
+                f'{self._path(name)}: must be >= {minimum}, got {short_repr(value)}')
         if maximum is not None and value > maximum:
             raise RobotDescriptionError(
-                f'{self._path(name)}: must be <= {maximum}, got {_short(value)}')
+                f'{self._path(name)}: must be <= {maximum}, got {short_repr(value)}')
         return value
 
     def boolean(self, name: str, default: bool) -> bool:
@@ -819,7 +827,7 @@ def check_number(value: Any, path: str, positive: bool, minimum: float | None) -
     try:
         value = float(value)
     except OverflowError:
-        raise RobotDescriptionError(f'{path}: must be finite, got {_short(value)}') from None
+        raise RobotDescriptionError(f'{path}: must be finite, got {short_repr(value)}') from None
     if not math.isfinite(value):
         raise RobotDescriptionError(f'{path}: must be finite, got {value}')
     if positive and value <= 0.0:

@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 
 from tendon_robot_sim.core.robot import (
-    check_kind, DescriptionMapping, load_description, MAX_LIST_LENGTH, RobotDescriptionError)
+    check_kind, check_unique_names, DescriptionMapping, load_description, MAX_LIST_LENGTH,
+    RobotDescriptionError, short_repr)
 
 KIND = 'rolling_joint_snake'
 # The minimum-tension LP enumerates C(8 + 2C, C - 1) vertices per joint and step: 560 for
@@ -164,11 +165,11 @@ def _load_joints(data: Any) -> tuple[str, ...]:
     if not isinstance(data, list) or not data or len(data) > MAX_LIST_LENGTH:
         raise RobotDescriptionError(
             f'joints: must be a list of 1 to {MAX_LIST_LENGTH} of {list(JOINT_TYPES)}, '
-            f'got {_short(data)}')
+            f'got {short_repr(data)}')
     for i, joint in enumerate(data):
         if joint not in JOINT_TYPES:
             raise RobotDescriptionError(
-                f'joints[{i}]: must be one of {list(JOINT_TYPES)}, got {_short(joint)}')
+                f'joints[{i}]: must be one of {list(JOINT_TYPES)}, got {short_repr(joint)}')
     return tuple(data)
 
 
@@ -199,7 +200,7 @@ def _load_link(m: DescriptionMapping) -> Link:
 def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
     if not isinstance(data, list) or not 2 <= len(data) <= MAX_CABLES:
         raise RobotDescriptionError(
-            f'cables: must be a list of 2 to {MAX_CABLES} cables, got {_short(data)}')
+            f'cables: must be a list of 2 to {MAX_CABLES} cables, got {short_repr(data)}')
     # A hole opens on the rolling surfaces of both joint types, so it must lie within the
     # arcs' half-width R sin(alpha) in y and in z.
     half_width = link.radius_of_curvature * math.sin(link.contact_angle)
@@ -216,14 +217,5 @@ def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
                 f'{key}.offset: the hole ({reach:g} m off the axis) lies outside the rolling '
                 f'surface (half-width R sin(alpha) = {half_width:g} m)')
         cables.append(cable)
-    names = [c.name for c in cables]
-    for i, name in enumerate(names):
-        if names.index(name) != i:
-            raise RobotDescriptionError(f'cables[{i}].name: duplicate cable name {name!r}')
+    check_unique_names([c.name for c in cables], 'cables', 'cable')
     return tuple(cables)
-
-
-def _short(value: Any) -> str:
-    """Format a value for an error message, cut to one short line."""
-    text = ' '.join(repr(value).split())
-    return text if len(text) <= 80 else text[:77] + '...'
