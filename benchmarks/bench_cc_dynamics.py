@@ -15,7 +15,7 @@
 # limitations under the License.
 
 """
-Speed and step-size accuracy of the CC Lagrange dynamics (core/cc_dynamics.py).
+Speed and step-size accuracy of the CC Lagrange dynamics (models/trunk/dynamics.py).
 
 Speed: real-time factor (simulated / wall time) of ``CCDynamics.simulate`` at the
 default 5 ms step, for a step response from rest (an input step at t = 0, then
@@ -45,8 +45,8 @@ import time
 from machine import machine_info
 import numpy as np
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.core.cc_dynamics import CCDynamics, DEFAULT_TIME_STEP, load_cc_dynamics
-from tendon_robot_sim.core.robot import load_robot, robot_from_dict
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
+from tendon_robot_sim.models.trunk.dynamics import CCDynamics, DEFAULT_TIME_STEP, load_cc_dynamics
 from tqdm import tqdm
 
 # The seed (Hadzic & Haeseli): forward Euler, 0.52 s per 0.5 ms step, i.e. 16.6 min of

@@ -42,8 +42,8 @@ import time
 from machine import machine_info
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.robot import load_robot
-from tendon_robot_sim.core.simulator import STEPPERS, TendonSimulator
+from tendon_robot_sim.models.rod.dynamics import STEPPERS, TendonSimulator
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tqdm import tqdm
 
 # Targets of issue 11 (one core of the project's machine).

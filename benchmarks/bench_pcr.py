@@ -15,7 +15,9 @@
 # limitations under the License.
 
 """
-Speed of the 6-RUS parallel continuum robot's kinetostatics (tendon_robot_sim.core.pcr).
+Speed of the 6-RUS parallel continuum robot's kinetostatics.
+
+The model: tendon_robot_sim.models.pcr.kinetostatics.
 
 Targets of issue 15, next to the seed's figure (3.82 s, sd 1.15 s, per inverse solve over a
 4000-sample workspace, scipy shooting):
@@ -48,9 +50,9 @@ import time
 
 from machine import machine_info
 import numpy as np
-from tendon_robot_sim.core.pcr import DEFAULT_STEPS, helix, PcrSolver
-from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
-from tendon_robot_sim.core.pcr_workspace import cylinder_samples, workspace
+from tendon_robot_sim.models.pcr.kinetostatics import DEFAULT_STEPS, helix, PcrSolver
+from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
+from tendon_robot_sim.models.pcr.workspace import cylinder_samples, workspace
 from tqdm import tqdm
 
 LOAD = (0.0, 0.0, -5.0)      # N, the paper's helix load

@@ -44,8 +44,8 @@ import time
 from machine import machine_info
 import numpy as np
 from tendon_robot_sim.commands.snake import default_snake_file
-from tendon_robot_sim.core.rolling_joint_snake import load_snake
-from tendon_robot_sim.core.snake_dynamics import seed_trajectory, SnakeDynamics
+from tendon_robot_sim.models.snake.dynamics import seed_trajectory, SnakeDynamics
+from tendon_robot_sim.models.snake.robot import load_snake
 from tqdm import tqdm
 
 

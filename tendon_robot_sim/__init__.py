@@ -15,9 +15,11 @@
 """
 tendon_robot_sim: simulation and control of tendon-driven continuum robots.
 
-Layout: ``core/`` (robot description, physics, control math), ``protocol/``
-(serial device protocols and drivers), ``commands/`` (the ``tendon-robot-sim``
-command-line tool) import without rclpy; only ``nodes/`` and ``ros/`` import rclpy.
+Layout (docs/architecture.md): ``models/`` (robot descriptions and models, one
+subpackage per robot kind), ``control/`` (control math), ``experiment/`` (bags,
+calibration, identification), ``protocol/`` (serial device protocols and drivers) and
+``commands/`` (the ``tendon-robot-sim`` command-line tool) import without rclpy; only
+``nodes/`` and ``ros/`` import rclpy.
 """
 
 from pathlib import Path

@@ -33,7 +33,7 @@ from rclpy.qos import qos_profile_rosout_default
 from sensor_msgs.msg import JointState
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 import yaml
 

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""tendon_robot_sim.core.bag readers: our bags, `ros2 bag record` layouts, damaged bags."""
+"""tendon_robot_sim.experiment.bag readers: our bags, `ros2 bag record` layouts, damaged bags."""
 
 import shutil
 
@@ -20,19 +20,19 @@ from geometry_msgs.msg import PointStamped, TransformStamped
 import numpy as np
 import pytest
 from rclpy.serialization import deserialize_message, serialize_message
-from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, \
-    QosTime
+from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
+                                QosTime)
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
-from tendon_robot_sim.core import mcap_crc
-from tendon_robot_sim.core.bag import (bag_topics, BagError, BagWriter, DEFAULT_STORE,
-                                       offered_qos_of, OfferedQos, read_messages, read_raw)
+from tendon_robot_sim.experiment import mcap_crc
+from tendon_robot_sim.experiment.bag import (bag_topics, BagError, BagWriter, DEFAULT_STORE,
+                                             offered_qos_of, OfferedQos, read_messages, read_raw)
 from tf2_msgs.msg import TFMessage
 
 
 def _state(i):
-    # every sequence filled: see the note in core/bag.py on empty ones
+    # every sequence filled: see the note in experiment/bag.py on empty ones
     return JointState(name=['t0', 't1'], position=[0.001 * i, 0.0], velocity=[0.0, 0.1],
                       effort=[float(i), 0.5])
 

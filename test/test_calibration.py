@@ -27,13 +27,13 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import cli, default_robot_file
-from tendon_robot_sim.core.calibration import (calibrate, CalibrationError, replay_dynamic,
-                                               validate, with_parameters, write_report)
-from tendon_robot_sim.core.experiment import (load_recording, read_recording, Recording,
-                                              synth_experiment, synth_step_response,
-                                              write_holds_csv)
-from tendon_robot_sim.core.robot import load_robot
-from tendon_robot_sim.core.simulator import TendonSimulator
+from tendon_robot_sim.experiment.calibration import (calibrate, CalibrationError, replay_dynamic,
+                                                     validate, with_parameters, write_report)
+from tendon_robot_sim.experiment.experiment import (load_recording, read_recording, Recording,
+                                                    synth_experiment, synth_step_response,
+                                                    write_holds_csv)
+from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+from tendon_robot_sim.models.tendon_robot import load_robot
 
 NOISE = 2e-4          # m, per axis and sample
 SAMPLES = 150         # tip samples per hold: 3 s at 50 Hz

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-CC Lagrange dynamics (core/cc_dynamics.py, core/_cc_dynamics_kernels.py).
+CC Lagrange dynamics (models/trunk/dynamics.py, models/trunk/_kernels.py).
 
 References are independent of the kernels: positions come from
 constant_curvature.section_pose chained in plain numpy, derivatives from finite
@@ -28,12 +28,12 @@ import pytest
 from scipy import optimize
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.core import _cc_dynamics_kernels as kernels
-from tendon_robot_sim.core.bellows_robot import bellows_robot_from_dict
-from tendon_robot_sim.core.cc_dynamics import CCDynamics, CCDynamicsError, load_cc_dynamics
-from tendon_robot_sim.core.constant_curvature import section_pose
-from tendon_robot_sim.core.robot import (load_robot, read_yaml, robot_from_dict,
-                                         RobotDescriptionError)
+from tendon_robot_sim.models.rod.constant_curvature import section_pose
+from tendon_robot_sim.models.tendon_robot import (load_robot, read_yaml, robot_from_dict,
+                                                  RobotDescriptionError)
+from tendon_robot_sim.models.trunk import _kernels as kernels
+from tendon_robot_sim.models.trunk.dynamics import CCDynamics, CCDynamicsError, load_cc_dynamics
+from tendon_robot_sim.models.trunk.robot import bellows_robot_from_dict
 
 BHA_FILE = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
 

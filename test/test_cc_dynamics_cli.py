@@ -25,7 +25,7 @@ import sys
 import pytest
 
 from tendon_robot_sim.cli import main
-from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.models.tendon_robot import load_robot
 
 ROOT = Path(__file__).resolve().parent.parent
 BHA = str(ROOT / 'config' / 'bionic_handling_assistant.yaml')

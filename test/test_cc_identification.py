@@ -21,10 +21,10 @@ import pytest
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.cli import main
-from tendon_robot_sim.core.bellows_robot import load_bellows_robot
-from tendon_robot_sim.core.cc_dynamics import CCDynamics
-from tendon_robot_sim.core.cc_identification import (
-    IdentificationError, identify_damping, identify_stiffness, read_samples)
+from tendon_robot_sim.experiment.identification import (IdentificationError, identify_damping,
+                                                        identify_stiffness, read_samples)
+from tendon_robot_sim.models.trunk.dynamics import CCDynamics
+from tendon_robot_sim.models.trunk.robot import load_bellows_robot
 
 BHA = load_bellows_robot(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
 
@@ -166,7 +166,7 @@ def test_a_bag_without_tendon_state_is_refused_naming_the_topic(tmp_path, capsys
     # A real rosbag2 bag of the commanded pressures only: what a recording of the setpoint
     # topic alone gives; identification needs the measured state.
     from rosbags.typesys import get_typestore
-    from tendon_robot_sim.core.bag import BagWriter, DEFAULT_STORE, OfferedQos
+    from tendon_robot_sim.experiment.bag import BagWriter, DEFAULT_STORE, OfferedQos
 
     store = get_typestore(DEFAULT_STORE)
     types = store.types

@@ -27,8 +27,8 @@ import pytest
 
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.commands.snake import default_snake_file
-from tendon_robot_sim.core.rolling_joint_snake import load_snake
-from tendon_robot_sim.core.snake_dynamics import seed_trajectory, SnakeDynamics
+from tendon_robot_sim.models.snake.dynamics import seed_trajectory, SnakeDynamics
+from tendon_robot_sim.models.snake.robot import load_snake
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAKE = load_snake(default_snake_file())

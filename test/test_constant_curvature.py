@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Constant-curvature kinematics (tendon_robot_sim.core.constant_curvature).
+Constant-curvature kinematics (tendon_robot_sim.models.rod.constant_curvature).
 
 References: the elephant-trunk transform ^wH_h as written in
 ../shared/seeds/elephant_trunk_cc_kinematics_dynamics.txt, the arc-length formula
@@ -32,10 +32,11 @@ import pytest
 from scipy.spatial.transform import Rotation
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
-from tendon_robot_sim.core.constant_curvature import (
-    ConstantCurvature, ConstantCurvatureError, UnreachableError)
-from tendon_robot_sim.core.robot import load_robot, robot_from_dict
-from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvature,
+                                                            ConstantCurvatureError,
+                                                            UnreachableError)
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 import yaml
 
 DEFAULT = load_robot(default_robot_file())

@@ -34,8 +34,8 @@ from rosbags.typesys import get_typestore
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands.demo import demo_target
-from tendon_robot_sim.core.bag import DEFAULT_STORE
-from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.experiment.bag import DEFAULT_STORE
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.demo import demo_phases
 import yaml

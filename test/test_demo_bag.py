@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""tendon_robot_sim.core.bag: bags of rclpy-serialized messages read back with rosbags."""
+"""tendon_robot_sim.experiment.bag: bags of rclpy-serialized messages read back with rosbags."""
 
 import pytest
 from rclpy.serialization import serialize_message
@@ -20,11 +20,11 @@ from rosbags.rosbag2 import Reader
 from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
 
-from tendon_robot_sim.core.bag import BagError, BagWriter, DEFAULT_STORE, OfferedQos
+from tendon_robot_sim.experiment.bag import BagError, BagWriter, DEFAULT_STORE, OfferedQos
 
 
 def test_serialized_messages_read_back_with_their_qos_and_type(tmp_path):
-    # every sequence filled, as in tendon/state: see the note in core/bag.py on empty ones
+    # every sequence filled, as in tendon/state: see the note in experiment/bag.py on empty ones
     sent = [JointState(name=['t0', 't1'], position=[0.001 * i, -0.002], velocity=[0.0, 0.1],
                        effort=[float(i), 0.5]) for i in range(3)]
     with BagWriter(tmp_path / 'bag') as bag:

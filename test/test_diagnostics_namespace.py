@@ -22,9 +22,9 @@ from rclpy.parameter import Parameter
 
 from ros_helpers import spin_until
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.hardware_bridge_node import HardwareBridgeNode
 from tendon_robot_sim.protocol.mounting import sensor_mount
 

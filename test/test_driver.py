@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.core.robot import load_robot
-from tendon_robot_sim.core.statics import StaticsSolver
 from tendon_robot_sim.emulator.devices import Faults, MotorDriverDevice
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint, TcpEndpoint
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import DELIVERED, GIVEN_UP, MotorDriver, TipSensorDriver
 from tendon_robot_sim.protocol.framing import encode_frame

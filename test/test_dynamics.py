@@ -16,7 +16,7 @@
 How the dynamic model moves: natural frequencies, damping, the stock-rod option.
 
 The simulator's free vibrations about the sagged rest shape of the default robot are
-compared with an independent modal model (core/modal.py: a bar chain linearised about
+compared with an independent modal model (models/modal.py: a bar chain linearised about
 its own rest shape), which is itself checked against Euler-Bernoulli closed forms.
 """
 
@@ -30,9 +30,9 @@ from scipy.optimize import brentq, least_squares
 from scipy.signal import argrelextrema
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.modal import bending_frequencies, mass_proportional_damping
-from tendon_robot_sim.core.robot import load_robot, robot_from_dict
-from tendon_robot_sim.core.simulator import build_rod_system, TendonSimulator
+from tendon_robot_sim.models.modal import bending_frequencies, mass_proportional_damping
+from tendon_robot_sim.models.rod.dynamics import build_rod_system, TendonSimulator
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 DEFAULT = load_robot(default_robot_file())
 SAMPLE = 0.002      # s between tip samples

@@ -21,10 +21,11 @@ import pytest
 from rosbags.typesys import get_typestore, Stores
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.experiment import (ExperimentError, holds_from_messages,
-                                              load_recording, read_holds_csv, synth_experiment)
-from tendon_robot_sim.core.robot import load_robot
-from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.experiment.experiment import (ExperimentError, holds_from_messages,
+                                                    load_recording, read_holds_csv,
+                                                    synth_experiment)
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot
 
 STORE = get_typestore(Stores.ROS2_KILTED)
 JointState = STORE.types['sensor_msgs/msg/JointState']

@@ -34,8 +34,8 @@ from rclpy.qos import qos_profile_rosout_default
 from ros_helpers import construct_alone, interrupt, launch_stack, spin_until
 from std_msgs.msg import Header
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.launcher import StackLauncher
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.rviz_views import prefixed_view, urdf_without_links
 from tendon_robot_sim.stack import frame_prefix, FramePrefix, RvizView, STACKS

@@ -35,9 +35,9 @@ from ros_helpers import call, interrupt, spin_until, spinning, TIMEOUT, wait_for
 from sensor_msgs.msg import JointState
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.core.robot import load_robot
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Kinetostatics of the 6-RUS parallel continuum robot (tendon_robot_sim.core.pcr).
+Kinetostatics of the 6-RUS parallel continuum robot (tendon_robot_sim.models.pcr.kinetostatics).
 
 Checked against the independent scipy path (pcr_reference), the rigid-link robot (exact
 without gravity and load, the limit of stiff rods), the robot's symmetry, the wrench
@@ -26,11 +26,11 @@ import numpy as np
 from numpy.testing import assert_allclose
 import pytest
 
-from tendon_robot_sim.core.pcr import (
-    compression_sweep, helix, PcrSolver, rigid_forward, rigid_inverse)
-from tendon_robot_sim.core.pcr_reference import PcrReference
-from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
-from tendon_robot_sim.core.statics import ConvergenceError, StaticsInputError
+from tendon_robot_sim.models.pcr.kinetostatics import (compression_sweep, helix, PcrSolver,
+                                                       rigid_forward, rigid_inverse)
+from tendon_robot_sim.models.pcr.reference import PcrReference
+from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
+from tendon_robot_sim.models.rod.statics import ConvergenceError, StaticsInputError
 
 ROBOT = load_pcr_robot(default_pcr_file())
 # an off-axis, tilted pose under a general wrench

@@ -23,8 +23,8 @@ import sys
 
 import numpy as np
 
-from tendon_robot_sim.core.pcr import PcrSolver
-from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
+from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
+from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 
 ROOT = Path(__file__).resolve().parent.parent
 ROBOT = load_pcr_robot(default_pcr_file())

@@ -18,9 +18,9 @@ import numpy as np
 from numpy.testing import assert_allclose
 import pytest
 
-from tendon_robot_sim.core.pcr import PcrSolver
-from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
-from tendon_robot_sim.core.pcr_workspace import cylinder_samples, workspace
+from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
+from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
+from tendon_robot_sim.models.pcr.workspace import cylinder_samples, workspace
 
 ROBOT = load_pcr_robot(default_pcr_file())
 

@@ -20,9 +20,9 @@ from hypothesis import example, given, settings, strategies as st
 import pytest
 
 from tendon_robot_sim.protocol import laser, motor
-from tendon_robot_sim.protocol.framing import (
-    checksum, ChecksumError, encode_frame, FieldError, FrameDecoder, FramingError,
-    MAX_FRAME_LENGTH, parse_frame, ProtocolError, UnknownSentenceError)
+from tendon_robot_sim.protocol.framing import (checksum, ChecksumError, encode_frame, FieldError,
+                                               FrameDecoder, FramingError, MAX_FRAME_LENGTH,
+                                               parse_frame, ProtocolError, UnknownSentenceError)
 
 MOTOR = motor.motor_device('tdcr-motor-v1')
 LASER = laser.sensor_device('tdcr-laser-v1')

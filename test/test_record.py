@@ -25,7 +25,7 @@ import rclpy
 from ros_helpers import wait_for
 from sensor_msgs.msg import JointState
 from tendon_robot_sim.cli import main
-from tendon_robot_sim.core.bag import bag_topics, read_messages
+from tendon_robot_sim.experiment.bag import bag_topics, read_messages
 from tendon_robot_sim.ros import topics
 
 

@@ -35,9 +35,9 @@ from rosbags.typesys import get_types_from_msg
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
-from tendon_robot_sim.core.bag import BagError, BagWriter, OfferedQos
-from tendon_robot_sim.core.robot import load_robot
-from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.experiment.bag import BagError, BagWriter, OfferedQos
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.replay import BagPlayer
 

@@ -29,9 +29,9 @@ from rclpy.parameter import Parameter
 from ros_helpers import position, Probe, spin_until
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.core.bellows_robot import load_bellows_robot
-from tendon_robot_sim.core.cc_dynamics import CCDynamics
-from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.trunk.dynamics import CCDynamics
+from tendon_robot_sim.models.trunk.robot import load_bellows_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 
 BHA_FILE = share_dir() / 'config' / 'bionic_handling_assistant.yaml'

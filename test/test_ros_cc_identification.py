@@ -35,7 +35,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.cli import main
-from tendon_robot_sim.core.bellows_robot import load_bellows_robot
+from tendon_robot_sim.models.trunk.robot import load_bellows_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.recorder import BagRecorder

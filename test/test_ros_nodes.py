@@ -33,16 +33,16 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from ros_helpers import (call, construct_alone, hole_direction, logs_containing, MAX_TENSION,
-                         position, Probe, spin_for, spin_until, spinning, stamp_seconds,
-                         wait_for, warning_containing)
+                         position, Probe, spin_for, spin_until, spinning, stamp_seconds, wait_for,
+                         warning_containing)
 from rosbags.typesys import get_typestore
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
-from tendon_robot_sim.core.bag import DEFAULT_STORE
-from tendon_robot_sim.core.robot import load_robot
-from tendon_robot_sim.core.simulator import TendonSimulator
-from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.experiment.bag import DEFAULT_STORE
+from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.ros import topics

@@ -19,10 +19,9 @@ import rclpy
 from rclpy.parameter import Parameter
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_pretension,
-                                             ConfigurationError, declare, on_parameters_set,
-                                             Param)
+                                             ConfigurationError, declare, on_parameters_set, Param)
 
 PARAMS = (Param('gain', 1.0, '1/s', 'a live gain', range=(0.0, 10.0), read_only=False),)
 

@@ -33,8 +33,8 @@ from ros_helpers import (call, construct_alone, position, Probe, spinning, wait_
                          warning_containing)
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
-from tendon_robot_sim.core.pcr import PcrSolver, platform_rotation
-from tendon_robot_sim.core.pcr_robot import default_pcr_file, load_pcr_robot
+from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver, platform_rotation
+from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.nodes.displacement_controller_node import DisplacementControllerNode
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode

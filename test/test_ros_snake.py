@@ -31,13 +31,13 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
-from ros_helpers import (call, logs_containing, position, Probe, spin_until, spinning,
-                         wait_for, warning_containing)
+from ros_helpers import (call, logs_containing, position, Probe, spin_until, spinning, wait_for,
+                         warning_containing)
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.core.rolling_joint_snake import load_snake
-from tendon_robot_sim.core.snake_kinematics import SnakeKinematics
+from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
+from tendon_robot_sim.models.snake.robot import load_snake
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.ros import topics

@@ -24,13 +24,13 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.core.model_registry import (create_model, file_kind, load_any_description,
-                                                  ModelConfigurationError, ModelOptions)
-from tendon_robot_sim.core.pcr_robot import default_pcr_file
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError, TENDON_ROBOT
-from tendon_robot_sim.core.sim_model import (Cylinder, InputError, LineList, named_values,
-                                             Polyline)
-from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.models.pcr.robot import default_pcr_file
+from tendon_robot_sim.models.registry import (create_model, file_kind, load_any_description,
+                                              ModelConfigurationError, ModelOptions)
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.sim_model import (Cylinder, InputError, LineList, named_values,
+                                               Polyline)
+from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError, TENDON_ROBOT
 
 
 @pytest.fixture(scope='module')
@@ -131,8 +131,8 @@ def test_kind_of_a_file_and_kinds_without_a_model(tmp_path):
 
 
 def test_parallel_robot_takes_motor_angles_and_reports_the_platform_and_rods():
-    from tendon_robot_sim.core.pcr import PcrSolver, platform_rotation
-    from tendon_robot_sim.core.pcr_robot import load_pcr_robot
+    from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver, platform_rotation
+    from tendon_robot_sim.models.pcr.robot import load_pcr_robot
     kind, mode, model = create_model(default_pcr_file())
     assert (kind, mode, model.timed) == ('pcr_6rus', 'quasi_static', False)
     assert model.inputs.fields == {'position': 'motor angle q1 [rad]'}
@@ -165,8 +165,8 @@ def test_parallel_robot_takes_motor_angles_and_reports_the_platform_and_rods():
 
 
 def test_snake_model_takes_cable_tensions_within_the_limits_and_stops_at_the_joint_limits():
-    from tendon_robot_sim.core.rolling_joint_snake import load_snake
-    from tendon_robot_sim.core.snake_dynamics import SnakeDynamics
+    from tendon_robot_sim.models.snake.dynamics import SnakeDynamics
+    from tendon_robot_sim.models.snake.robot import load_snake
     path = share_dir() / 'config' / 'rolling_joint_snake.yaml'
     snake = load_snake(path)
     kind, mode, model = create_model(path)

@@ -27,11 +27,11 @@ import pytest
 from scipy.optimize import linprog
 
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.core import _snake_kernels
-from tendon_robot_sim.core.rolling_joint_snake import load_snake
-from tendon_robot_sim.core.snake_dynamics import (
-    FEASIBILITY_TOLERANCE, seed_trajectory, SnakeDynamics, SnakeDynamicsError)
-from tendon_robot_sim.core.snake_statics import static_tensions
+from tendon_robot_sim.models.snake import _kernels as _snake_kernels
+from tendon_robot_sim.models.snake.dynamics import (FEASIBILITY_TOLERANCE, seed_trajectory,
+                                                    SnakeDynamics, SnakeDynamicsError)
+from tendon_robot_sim.models.snake.robot import load_snake
+from tendon_robot_sim.models.snake.statics import static_tensions
 
 SNAKE = load_snake(share_dir() / 'config' / 'rolling_joint_snake.yaml')
 DYN = SnakeDynamics(SNAKE)

@@ -185,7 +185,7 @@ def test_launch_file_loads_with_ros_launch():
 
 
 def test_a_parallel_robot_file_runs_the_simulator_and_its_own_rviz_view_only():
-    from tendon_robot_sim.core.pcr_robot import default_pcr_file
+    from tendon_robot_sim.models.pcr.robot import default_pcr_file
     launcher = StackLauncher('sim', {'robot': str(default_pcr_file())})
     assert [p.entry.name for p in launcher.processes if p.entry.name != 'rviz2'] == ['simulator']
     for name in ('tension_controller', 'robot_state_publisher'):
@@ -199,7 +199,7 @@ def test_a_parallel_robot_file_runs_the_simulator_and_its_own_rviz_view_only():
                                          ('rolling_joint_snake.yaml', 'snake.rviz'),
                                          ('bionic_handling_assistant.yaml', 'cc.rviz')])
 def test_rviz_config_of_another_kind_shows_the_markers_its_model_publishes(robot, view):
-    from tendon_robot_sim.core.model_registry import create_model, file_kind
+    from tendon_robot_sim.models.registry import create_model, file_kind
     path = share_dir() / 'config' / robot
     (entry,) = [e for e in STACKS['sim'].nodes
                 if e.executable == 'rviz2' and e.serves(file_kind(path))]

@@ -32,8 +32,8 @@ from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, spinning
                          warning_containing)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
-from tendon_robot_sim.core.robot import load_robot
-from tendon_robot_sim.core.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.ros import topics

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.robot import load_robot, robot_from_dict
-from tendon_robot_sim.core.tension_distribution import (distribute, DistributionError,
-                                                        moment_matrix)
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
+from tendon_robot_sim.models.tension_distribution import (distribute, DistributionError,
+                                                          moment_matrix)
 
 
 def brute_force_minimum(A, b, lower, upper):

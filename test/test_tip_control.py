@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.robot import load_robot, robot_from_dict
-from tendon_robot_sim.core.statics import StaticsSolver
-from tendon_robot_sim.core.tension_distribution import DistributionError
-from tendon_robot_sim.core.tip_control import TipController
+from tendon_robot_sim.control.tip_control import TipController
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
+from tendon_robot_sim.models.tension_distribution import DistributionError
 
 MIN_TENSION = 0.2   # N
 

@@ -21,7 +21,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.core.robot import load_robot
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.simulator_node import PARAMS as SIMULATOR_PARAMS
 
 URDF = share_dir() / 'urdf' / 'tendon_robot.urdf'

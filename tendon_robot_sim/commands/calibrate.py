@@ -39,7 +39,7 @@ it is a bag). A bag holds ``tendon/state`` (pressures as effort [Pa], contractio
 position [m]); its static points are the holds (``--hold-time``, ``--tip-tolerance`` on the
 bellows lengths) and the damping run starts at the first of them. A CSV holds static points
 (pressures, lengths) or, for ``--step-response``, a run with a ``time`` column; see
-:mod:`tendon_robot_sim.core.cc_identification`:
+:mod:`tendon_robot_sim.experiment.identification`:
 
     tendon-robot-sim calibrate bha_bag --robot config/bionic_handling_assistant.yaml \
         --fit stiffness,damping --out calibrated_bha.yaml
@@ -52,14 +52,14 @@ import argparse
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.commands.validate import (add_recording_options, check_hold_options,
                                                 load_inputs, load_trajectory, MODEL_ERRORS)
-from tendon_robot_sim.core.bellows_robot import is_bellows_description, load_bellows_robot
-from tendon_robot_sim.core.calibration import calibrate, FITTABLE
-from tendon_robot_sim.core.cc_dynamics import CCDynamicsError
-from tendon_robot_sim.core.cc_identification import (
-    IdentificationError, identify_damping, identify_stiffness, read_run, read_samples,
-    response_from_rest, static_points)
-from tendon_robot_sim.core.experiment import is_csv
-from tendon_robot_sim.core.robot import RobotDescriptionError
+from tendon_robot_sim.experiment.calibration import calibrate, FITTABLE
+from tendon_robot_sim.experiment.experiment import is_csv
+from tendon_robot_sim.experiment.identification import (IdentificationError, identify_damping,
+                                                        identify_stiffness, read_run, read_samples,
+                                                        response_from_rest, static_points)
+from tendon_robot_sim.models.tendon_robot import RobotDescriptionError
+from tendon_robot_sim.models.trunk.dynamics import CCDynamicsError
+from tendon_robot_sim.models.trunk.robot import is_bellows_description, load_bellows_robot
 import yaml
 
 BELLOWS_FITS = ('stiffness', 'damping')

@@ -40,9 +40,9 @@ import numpy as np
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError, parse_values
-from tendon_robot_sim.core.cc_dynamics import (CCDynamicsError, DEFAULT_TIME_STEP,
-                                               load_cc_dynamics, plot_trajectory)
-from tendon_robot_sim.core.robot import RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import RobotDescriptionError
+from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_TIME_STEP,
+                                                    load_cc_dynamics, plot_trajectory)
 
 DEFAULT_PLOT = 'cc_dynamics.png'
 

@@ -26,10 +26,10 @@ import time
 
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.commands import CommandError
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.emulator.devices import Faults
 from tendon_robot_sim.emulator.endpoints import open_endpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 
 

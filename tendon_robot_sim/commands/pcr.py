@@ -24,7 +24,8 @@
 Angles on the command line are degrees (orientation: roll, pitch, yaw with R_e = Rz Ry Rx);
 forces N, moments N m, positions m, world frame. ``ik`` and ``fk`` print the pose, the
 motor and universal-joint angles and the rod base wrenches; with ``--json`` the last line
-is one JSON object (:meth:`tendon_robot_sim.core.pcr.PcrResult.to_dict`: SI units, angles
+is one JSON object
+(:meth:`tendon_robot_sim.models.pcr.kinetostatics.PcrResult.to_dict`: SI units, angles
 in rad, plus ``motor_angles_deg``). ``workspace`` solves the inverse problem over a
 cylinder of platform positions (default: the paper's 16 heights x 250 points) on all
 local cores or a Dask cluster, with a progress bar, and writes ``workspace.csv`` and
@@ -43,13 +44,13 @@ import numpy as np
 from tendon_robot_sim.commands import (add_scheduler_options, CommandError, parse_values,
                                        scheduler_of)
 from tendon_robot_sim.commands.statics import parse_vector
-from tendon_robot_sim.core.calibration import CalibrationError
-from tendon_robot_sim.core.pcr import PcrSolver
-from tendon_robot_sim.core.pcr_robot import COMPAT, default_pcr_file, load_pcr_robot
-from tendon_robot_sim.core.pcr_workspace import (
-    cylinder_samples, HEIGHTS, PER_HEIGHT, RADIUS, workspace)
-from tendon_robot_sim.core.robot import RobotDescriptionError
-from tendon_robot_sim.core.statics import StaticsError
+from tendon_robot_sim.experiment.calibration import CalibrationError
+from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
+from tendon_robot_sim.models.pcr.robot import COMPAT, default_pcr_file, load_pcr_robot
+from tendon_robot_sim.models.pcr.workspace import (cylinder_samples, HEIGHTS, PER_HEIGHT, RADIUS,
+                                                   workspace)
+from tendon_robot_sim.models.rod.statics import StaticsError
+from tendon_robot_sim.models.tendon_robot import RobotDescriptionError
 
 
 def register(subparsers) -> None:

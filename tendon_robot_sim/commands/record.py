@@ -34,7 +34,7 @@ import signal
 import time
 
 from tendon_robot_sim.commands import CommandError
-from tendon_robot_sim.core.bag import BagError, STORAGE_PLUGINS
+from tendon_robot_sim.experiment.bag import BagError, STORAGE_PLUGINS
 
 
 def register(subparsers) -> None:

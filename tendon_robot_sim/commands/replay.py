@@ -49,8 +49,8 @@ import time
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError
-from tendon_robot_sim.core.bag import BagError
-from tendon_robot_sim.core.statics import MODELS
+from tendon_robot_sim.experiment.bag import BagError
+from tendon_robot_sim.models.rod.statics import MODELS
 
 # Wall seconds the simulator may take to subscribe to the replayed setpoints.
 SIMULATOR_TIMEOUT = 10.0

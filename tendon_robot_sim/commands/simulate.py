@@ -32,8 +32,8 @@ import time
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError, parse_values
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
-from tendon_robot_sim.core.simulator import InputError, SimulationDiverged, TendonSimulator
+from tendon_robot_sim.models.rod.dynamics import InputError, SimulationDiverged, TendonSimulator
+from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
 from tqdm import tqdm
 
 # Simulated seconds between progress-bar updates.

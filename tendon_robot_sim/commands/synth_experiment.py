@@ -38,13 +38,13 @@ import math
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError
-from tendon_robot_sim.core.bag import BagError
-from tendon_robot_sim.core.calibration import with_parameters
-from tendon_robot_sim.core.experiment import (ExperimentError, synth_experiment,
-                                              synth_step_response)
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
-from tendon_robot_sim.core.simulator import SimulationDiverged
-from tendon_robot_sim.core.statics import StaticsError
+from tendon_robot_sim.experiment.bag import BagError
+from tendon_robot_sim.experiment.calibration import with_parameters
+from tendon_robot_sim.experiment.experiment import (ExperimentError, synth_experiment,
+                                                    synth_step_response)
+from tendon_robot_sim.models.rod.dynamics import SimulationDiverged
+from tendon_robot_sim.models.rod.statics import StaticsError
+from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
 
 # Default hidden moduli relative to the robot file's.
 YOUNGS_FACTOR = 1.15

@@ -32,13 +32,14 @@ import argparse
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import add_scheduler_options, CommandError, scheduler_of
-from tendon_robot_sim.core.calibration import CalibrationError, PREDICT_MODELS, \
-    replay_dynamic, validate, write_report
-from tendon_robot_sim.core.experiment import DEFAULT_HOLD_TIME, DEFAULT_TIP_TOLERANCE, \
-    ExperimentError, is_csv, load_recording, read_recording
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
-from tendon_robot_sim.core.simulator import InputError, SimulationDiverged
-from tendon_robot_sim.core.statics import StaticsError
+from tendon_robot_sim.experiment.calibration import (CalibrationError, PREDICT_MODELS,
+                                                     replay_dynamic, validate, write_report)
+from tendon_robot_sim.experiment.experiment import (DEFAULT_HOLD_TIME, DEFAULT_TIP_TOLERANCE,
+                                                    ExperimentError, is_csv, load_recording,
+                                                    read_recording)
+from tendon_robot_sim.models.rod.dynamics import InputError, SimulationDiverged
+from tendon_robot_sim.models.rod.statics import StaticsError
+from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
 
 
 def add_recording_options(parser) -> None:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from tendon_robot_sim.core.robot import Robot
-from tendon_robot_sim.emulator.devices import (
-    DeviceThread, Faults, LaserSensorDevice, MotorDriverDevice)
+from tendon_robot_sim.emulator.devices import (DeviceThread, Faults, LaserSensorDevice,
+                                               MotorDriverDevice)
 from tendon_robot_sim.emulator.endpoints import Endpoint
 from tendon_robot_sim.emulator.plant import Plant
+from tendon_robot_sim.models.tendon_robot import Robot
 from tendon_robot_sim.protocol.mounting import SensorMount
 
 logger = logging.getLogger(__name__)

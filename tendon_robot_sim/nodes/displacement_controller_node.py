@@ -38,7 +38,7 @@ tension (simulation, or force-controlled motors)
     solve that does not converge keeps the previous feed-forward, with a throttled
     warning.
 
-The constant-curvature model (:mod:`tendon_robot_sim.core.constant_curvature`) is
+The constant-curvature model (:mod:`tendon_robot_sim.models.rod.constant_curvature`) is
 not the solver's initial guess: :class:`StaticsSolver` takes none and warm-starts
 from its previous solution, which is closer than a CC arc under gravity.
 
@@ -52,10 +52,11 @@ from rclpy.node import Node
 from std_msgs.msg import Header
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.robot import load_robot, RobotDescriptionError
-from tendon_robot_sim.core.sim_model import named_values
-from tendon_robot_sim.core.simulator import InputError
-from tendon_robot_sim.core.statics import ConvergenceError, MODELS, StaticsError, StaticsSolver
+from tendon_robot_sim.models.rod.dynamics import InputError
+from tendon_robot_sim.models.rod.statics import (ConvergenceError, MODELS, StaticsError,
+                                                 StaticsSolver)
+from tendon_robot_sim.models.sim_model import named_values
+from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import displacements_from_joint_state, wrench_from_msg
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_frame_prefix,

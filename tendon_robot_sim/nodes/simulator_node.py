@@ -20,27 +20,27 @@ Subscribes ``tendon/setpoint`` and publishes ``tendon/state``, ``tip/pose``,
 frame id in them starts with ``frame_prefix``.
 Services ``~/reset`` (std_srvs/Trigger) and ``~/pause`` (std_srvs/SetBool).
 The robot file's ``kind`` and the ``mode`` parameter choose the model
-(:mod:`tendon_robot_sim.core.model_registry`), which the node drives only through
-:class:`~tendon_robot_sim.core.sim_model.SimModel`:
+(:mod:`tendon_robot_sim.models.registry`), which the node drives only through
+:class:`~tendon_robot_sim.models.sim_model.SimModel`:
 
 tendon robot, ``dynamic`` (its default)
-    Cosserat rod dynamics (:class:`~tendon_robot_sim.core.simulator.TendonSimulator`)
+    Cosserat rod dynamics (:class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator`)
     driven by the tensions of the latest setpoint (``effort``, N).
 tendon robot, ``quasi_static``
-    A sequence of static equilibria (:class:`~tendon_robot_sim.core.statics.StaticsSolver`,
+    A sequence of static equilibria (:class:`~tendon_robot_sim.models.rod.statics.StaticsSolver`,
     model ``statics_model``), one solved on receipt of each setpoint: tensions
     (``effort``, N) or, when ``effort`` is empty, displacements (``position``, m pulled
     in; the tensions are solved for and must stay within ``max_tension``).
 tendon robot or ``kind: bellows``, ``cc_dynamic``
-    Constant-curvature Lagrange dynamics (:class:`~tendon_robot_sim.core.cc_dynamics.
+    Constant-curvature Lagrange dynamics (:class:`~tendon_robot_sim.models.trunk.dynamics.
     CCDynamics`) driven by tensions (``effort``, N) or bellows pressures (``effort``, Pa).
 ``kind: pcr_6rus``, ``quasi_static`` (its only mode)
-    The forward kinetostatics of the parallel robot (:class:`~tendon_robot_sim.core.pcr.
-    PcrSolver`) for motor angles (``position``, rad, names ``motor_1`` .. ``motor_6``);
-    the tip is the platform.
+    The forward kinetostatics of the parallel robot
+    (:class:`~tendon_robot_sim.models.pcr.kinetostatics.PcrSolver`) for motor
+    angles (``position``, rad, names ``motor_1`` .. ``motor_6``); the tip is the platform.
 ``kind: rolling_joint_snake``, ``dynamic`` (its only mode)
-    The snake's Newton-Euler forward dynamics (:class:`~tendon_robot_sim.core.
-    snake_dynamics.SnakeDynamics`) driven by cable tensions (``effort``, N).
+    The snake's Newton-Euler forward dynamics (:class:`~tendon_robot_sim.models.snake.dynamics.
+    SnakeDynamics`) driven by cable tensions (``effort``, N).
 
 A model that is not timed (quasi_static) solves each setpoint on receipt; a setpoint
 it rejects or cannot solve is reported and the last equilibrium stays published.
@@ -79,14 +79,13 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import SetBool, Trigger
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.model_registry import (create_model, ModelConfigurationError,
-                                                  ModelOptions, MODELS)
-from tendon_robot_sim.core.sim_model import InputError, SimulationDiverged
-from tendon_robot_sim.core.statics import MODELS as STATICS_MODELS
+from tendon_robot_sim.models.registry import (create_model, ModelConfigurationError, ModelOptions,
+                                              MODELS)
+from tendon_robot_sim.models.rod.statics import MODELS as STATICS_MODELS
+from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg,
-                                           time_msg, tip_pose_msg, transforms_msg,
-                                           wrench_from_msg)
+from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg, time_msg,
+                                           tip_pose_msg, transforms_msg, wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, ConfigurationError, declare,
                                              FRAME_PREFIX, on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import run_node

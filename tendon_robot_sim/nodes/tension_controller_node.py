@@ -22,12 +22,12 @@ tension mode (the start)
     some tendons changes only those (all start at ``min_tension``). Each value is
     clamped to [``min_tension``, ``max_tension``] (``max_tension`` from the robot
     description) with a throttled warning. The robot may be any kind pulled by tensions
-    (:data:`~tendon_robot_sim.core.model_registry.ACTUATIONS`: tendon robots, the
+    (:data:`~tendon_robot_sim.models.registry.ACTUATIONS`: tendon robots, the
     rolling-joint snake's cables).
 tip-position mode (robots with a statics model: tendon robots)
     A ``tip/target`` (PointStamped, base frame, m) switches to it; the next tension
     command switches back. Every period, the step of
-    :class:`~tendon_robot_sim.core.tip_control.TipController` on the statics model
+    :class:`~tendon_robot_sim.control.tip_control.TipController` on the statics model
     (``statics_model``) moves the measured tip (``tip_feedback``: ``pose`` =
     ``tip/pose`` of the simulator, ``point`` = ``tip/measured`` of the hardware tip
     sensor) by ``tip_gain`` of the error, at most ``tip_max_step``, in the two
@@ -57,13 +57,13 @@ from rclpy.node import Node
 from std_msgs.msg import Header
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.core.model_registry import load_actuation
-from tendon_robot_sim.core.robot import ROBOT_KINDS, RobotDescriptionError
-from tendon_robot_sim.core.sim_model import named_values
-from tendon_robot_sim.core.simulator import InputError
-from tendon_robot_sim.core.statics import MODELS, StaticsError
-from tendon_robot_sim.core.tension_distribution import DistributionError
-from tendon_robot_sim.core.tip_control import TipController
+from tendon_robot_sim.control.tip_control import TipController
+from tendon_robot_sim.models.registry import load_actuation
+from tendon_robot_sim.models.rod.dynamics import InputError
+from tendon_robot_sim.models.rod.statics import MODELS, StaticsError
+from tendon_robot_sim.models.sim_model import named_values
+from tendon_robot_sim.models.tendon_robot import ROBOT_KINDS, RobotDescriptionError
+from tendon_robot_sim.models.tension_distribution import DistributionError
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import tensions_from_joint_state, wrench_from_msg
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, check_pretension,

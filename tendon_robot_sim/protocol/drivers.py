@@ -58,8 +58,7 @@ import numpy as np
 
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.framing import MessageError
-from tendon_robot_sim.protocol.laser import (
-    COUNT_MAX, sensor_device, TdcrLaserV1, TipMeasurement)
+from tendon_robot_sim.protocol.laser import COUNT_MAX, sensor_device, TdcrLaserV1, TipMeasurement
 from tendon_robot_sim.protocol.link import LinkStatistics, SerialLink
 
 logger = logging.getLogger(__name__)

@@ -32,8 +32,8 @@ from numbers import Real
 import re
 from typing import Any, Callable, Iterable, Sequence
 
-from tendon_robot_sim.protocol.framing import (
-    encode_frame, FieldError, FrameDecoder, UnknownSentenceError)
+from tendon_robot_sim.protocol.framing import (encode_frame, FieldError, FrameDecoder,
+                                               UnknownSentenceError)
 
 _INTEGER = re.compile(r'-?[0-9]{1,10}')
 INT32 = (-2 ** 31, 2 ** 31 - 1)

@@ -30,8 +30,8 @@ import logging
 
 import numpy as np
 
-from tendon_robot_sim.protocol.fields import (
-    choice, Field, integer, scaled, Sentence, SentenceTable)
+from tendon_robot_sim.protocol.fields import (choice, Field, integer, scaled, Sentence,
+                                              SentenceTable)
 
 logger = logging.getLogger(__name__)
 

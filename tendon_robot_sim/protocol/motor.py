@@ -32,8 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 import logging
 
-from tendon_robot_sim.protocol.fields import (
-    choice, Field, hex_flags, integer, optional, scaled, Sentence, SentenceTable)
+from tendon_robot_sim.protocol.fields import (choice, Field, hex_flags, integer, optional, scaled,
+                                              Sentence, SentenceTable)
 
 logger = logging.getLogger(__name__)
 

@@ -15,5 +15,6 @@
 """
 ROS 2 helpers shared by the nodes: topic table and QoS, parameters, messages.
 
-Only ``nodes/`` and this package import rclpy; ``core/`` stays ROS-free.
+Only ``nodes/`` and this package import rclpy; ``models/``, ``control/``,
+``experiment/`` and ``protocol/`` stay ROS-free.
 """

@@ -21,8 +21,8 @@ from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, TransformSta
 import numpy as np
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA, Header
-from tendon_robot_sim.core.sim_model import (Cylinder, InputError, LineList, Marker as Shape,
-                                             ModelState, Polyline, Pose as ModelPose)
+from tendon_robot_sim.models.sim_model import (Cylinder, InputError, LineList, Marker as Shape,
+                                               ModelState, Polyline, Pose as ModelPose)
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 

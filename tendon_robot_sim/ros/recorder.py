@@ -28,7 +28,7 @@ from typing import Sequence
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
-from tendon_robot_sim.core.bag import BagWriter, OfferedQos
+from tendon_robot_sim.experiment.bag import BagWriter, OfferedQos
 from tendon_robot_sim.ros.topics import Topic, TOPICS, type_name
 
 

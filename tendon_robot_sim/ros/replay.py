@@ -46,7 +46,7 @@ from typing import Callable, Iterable
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from tendon_robot_sim.core.bag import bag_topics, BagError, offered_qos_of, read_raw
+from tendon_robot_sim.experiment.bag import bag_topics, BagError, offered_qos_of, read_raw
 from tendon_robot_sim.ros import topics as stack_topics
 from tendon_robot_sim.ros.topics import COMMAND_QOS, find_topic
 
@@ -118,7 +118,7 @@ class BagPlayer(Node):
     ``topics``: names to keep, with or without the leading ``/``; default all; ``exclude``:
     names not to publish; ``remap``: recorded name -> name to publish on.
 
-    Raises :class:`~tendon_robot_sim.core.bag.BagError` for an unreadable bag, a
+    Raises :class:`~tendon_robot_sim.experiment.bag.BagError` for an unreadable bag, a
     topic the bag does not hold, or a bag with nothing that can be published.
     """
 

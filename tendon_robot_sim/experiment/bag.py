@@ -1,0 +1,306 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Write and read rosbag2 bags (CDR messages) without ROS, with ``rosbags``.
+
+The messages arrive already serialized (CDR bytes, e.g. from an rclpy ``raw``
+subscription or ``rclpy.serialization.serialize_message``); this module only
+stores them. What ``ros2 bag play`` needs besides the bytes:
+
+* ``metadata.yaml`` (rosbag2 format version 9) listing each topic with its type,
+  serialization format ``cdr``, offered QoS profiles and type hash (RIHS01);
+* in the MCAP file, each type's full message definition (schema encoding
+  ``ros2msg``). Both come from the ``rosbags`` type store of the ROS
+  distribution the messages were built with (:data:`DEFAULT_STORE`).
+
+Bag timestamps are receive times in nanoseconds since the epoch.
+
+Note on the bytes: what a ``raw`` subscription delivers is exactly the CDR
+message. ``rclpy.serialization.serialize_message`` (Kilted wheels) returns 8
+extra trailing bytes for messages with an empty float64 sequence (e.g. a
+``JointState`` without velocities); ROS deserializers ignore them but
+``rosbags``' ``deserialize_cdr`` rejects the size. Record from subscriptions,
+as :class:`tendon_robot_sim.ros.recorder.BagRecorder` does.
+
+Reading (:func:`read_messages`, :func:`read_raw`, :func:`bag_topics`) accepts
+the bags of this project and those of ``ros2 bag record``: a bag folder
+(``metadata.yaml`` with MCAP or sqlite3 ``.db3`` files) or a bare ``.mcap`` /
+``.db3`` file. Message types come from the definitions stored in the bag, or
+from :data:`DEFAULT_STORE` when a bag stores none.
+
+Integrity: MCAP files written here get their CRC-32 checksums filled in, and every
+MCAP file's non-zero checksums are verified before it is read (see
+:mod:`tendon_robot_sim.experiment.mcap_crc` for what that does and does not cover); a
+mismatch is a :class:`BagError`.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, NamedTuple
+
+from rosbags.highlevel import AnyReader
+from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
+                                QosTime)
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import get_typestore, Stores
+
+from tendon_robot_sim.experiment import mcap_crc
+
+# The message definitions of ROS 2 Kilted, the distribution of the rclpy
+# wheels this project runs on; a type hash that differs from the publisher's
+# makes `ros2 bag play` refuse the topic.
+DEFAULT_STORE = Stores.ROS2_KILTED
+BAG_FORMAT_VERSION = 9
+
+
+class BagError(ValueError):
+    """A bag cannot be written as asked or read; the message names the topic or file."""
+
+
+@dataclass(frozen=True)
+class OfferedQos:
+    """The QoS a topic's publisher offered, as ``ros2 bag play`` re-offers it."""
+
+    reliability: str = 'reliable'     # 'reliable' | 'best_effort'
+    durability: str = 'volatile'      # 'volatile' | 'transient_local'
+    depth: int = 10                   # history depth (keep_last)
+
+    def to_rosbags(self) -> Qos:
+        try:
+            reliability = QosReliability[self.reliability.upper()]
+            durability = QosDurability[self.durability.upper()]
+        except KeyError as error:
+            raise BagError(f'offered QoS: unknown policy value {error.args[0].lower()!r}; '
+                           'reliability is reliable|best_effort, durability is '
+                           'volatile|transient_local') from None
+        # Zero durations mean "not set" (infinite) in rosbag2's QoS metadata.
+        zero = QosTime(sec=0, nsec=0)
+        return Qos(history=QosHistory.KEEP_LAST, depth=self.depth, reliability=reliability,
+                   durability=durability, deadline=zero, lifespan=zero,
+                   liveliness=QosLiveliness.AUTOMATIC, liveliness_lease_duration=zero,
+                   avoid_ros_namespace_conventions=False)
+
+
+# Storage formats of rosbag2, by the names `ros2 bag record --storage` uses.
+STORAGE_PLUGINS = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}
+
+
+class BagWriter:
+    """
+    A rosbag2 bag of serialized messages; use as a context manager.
+
+    Parameters
+    ----------
+    path : path
+        Bag folder to create; it must not exist.
+    store : rosbags.typesys.Stores
+        Type store giving message definitions and type hashes.
+    storage : str
+        ``'mcap'`` (the default of ``ros2 bag record`` since Iron) or ``'sqlite3'``.
+
+    """
+
+    def __init__(self, path: str | Path, store: Stores = DEFAULT_STORE, storage: str = 'mcap'):
+        self.path = Path(path)
+        if storage not in STORAGE_PLUGINS:
+            raise BagError(f'{self.path}: unknown storage {storage!r}; use one of '
+                           f'{", ".join(STORAGE_PLUGINS)}')
+        if self.path.exists():
+            raise BagError(f'{self.path}: exists already; a bag is written into a new folder')
+        self.typestore = get_typestore(store)
+        self._writer = Writer(self.path, version=BAG_FORMAT_VERSION,
+                              storage_plugin=STORAGE_PLUGINS[storage])
+        self._connections = {}
+        self.counts: dict[str, int] = {}
+
+    def open(self) -> 'BagWriter':  # noqa: A003 (named as rosbags' Writer.open)
+        self._writer.open()
+        return self
+
+    def add_topic(self, topic: str, msgtype: str, qos: OfferedQos) -> None:
+        """Register ``topic`` of type ``msgtype`` (``pkg/msg/Name``) before writing to it."""
+        if topic in self._connections:
+            raise BagError(f'topic {topic}: added twice')
+        if msgtype not in self.typestore.fielddefs:
+            raise BagError(f'topic {topic}: message type {msgtype!r} is not in the type store')
+        self._connections[topic] = self._writer.add_connection(
+            topic, msgtype, typestore=self.typestore, serialization_format='cdr',
+            offered_qos_profiles=[qos.to_rosbags()])
+        self.counts[topic] = 0
+
+    def write(self, topic: str, timestamp_ns: int, data: bytes) -> None:
+        """Store one serialized (CDR) message of ``topic`` received at ``timestamp_ns``."""
+        try:
+            connection = self._connections[topic]
+        except KeyError:
+            raise BagError(f'topic {topic}: not added (known: {sorted(self._connections)})') \
+                from None
+        self._writer.write(connection, timestamp_ns, data)
+        self.counts[topic] += 1
+
+    def close(self) -> None:
+        """Finish the storage file, fill in its checksums and write ``metadata.yaml``."""
+        self._writer.close()
+        for mcap in self.path.glob('*.mcap'):
+            mcap_crc.seal(mcap)
+
+    def __enter__(self) -> 'BagWriter':
+        return self.open()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class RawMessage(NamedTuple):
+    """One message of a bag as stored: CDR bytes of type ``msgtype``."""
+
+    topic: str          # resolved name, e.g. '/tendon/state'
+    msgtype: str        # e.g. 'sensor_msgs/msg/JointState'
+    stamp_ns: int       # bag timestamp (receive time), ns
+    data: bytes         # serialized message (CDR)
+
+
+def _absolute(topic: str) -> str:
+    return topic if topic.startswith('/') else '/' + topic
+
+
+@contextmanager
+def _open_bag(path: str | Path) -> Iterator[AnyReader]:
+    """Open ``path`` as an ``AnyReader``; any failure of rosbags becomes a BagError."""
+    path = Path(path)
+    if not path.exists():
+        raise BagError(f'{path}: no such bag (file or folder)')
+    if path.is_dir() and not (path / 'metadata.yaml').exists():
+        raise BagError(f'{path}: not a rosbag2 bag folder: metadata.yaml is missing')
+    if path.is_file() and path.suffix not in ('.mcap', '.db3'):
+        raise BagError(f'{path}: not a rosbag2 bag: a bag is a folder with metadata.yaml or '
+                       'a .mcap or .db3 file')
+    mcaps = sorted(path.glob('*.mcap')) if path.is_dir() else [path] * (path.suffix == '.mcap')
+    for mcap in mcaps:
+        try:
+            mcap_crc.verify(mcap)
+        except (mcap_crc.McapCrcError, OSError) as error:
+            raise BagError(f'{mcap}: {error}') from None
+    try:
+        reader = AnyReader([path], default_typestore=get_typestore(DEFAULT_STORE))
+        reader.open()
+    except Exception as error:   # rosbags raises many kinds on a damaged bag
+        raise BagError(f'{path}: cannot open the bag ({_describe(error)})') from None
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
+# What rosbags' terse messages mean for a user.
+_HINTS = {
+    'File end magic is invalid': 'the MCAP file ends early: truncated, or its recorder did '
+                                 'not close it',
+    'File magic is invalid': 'not an MCAP file',
+    'database disk image is malformed': 'the sqlite3 file is damaged or truncated',
+    'file is not a database': 'not an sqlite3 file',
+}
+
+
+def _describe(error: Exception) -> str:
+    text = str(error).strip() or 'no details'
+    hints = [hint for key, hint in _HINTS.items() if key in text]
+    return f'{hints[0]}; {type(error).__name__}: {text}' if hints else \
+        f'{type(error).__name__}: {text}'
+
+
+def bag_topics(path: str | Path) -> dict[str, str]:
+    """
+    Return the topics of the bag at ``path`` and their message types.
+
+    For example ``{'/tendon/state': 'sensor_msgs/msg/JointState'}``.
+    """
+    with _open_bag(path) as reader:
+        return {connection.topic: connection.msgtype for connection in reader.connections}
+
+
+def offered_qos_of(path: str | Path) -> dict[str, OfferedQos]:
+    """
+    Return the first offered QoS profile recorded for each topic of the bag.
+
+    Topics recorded without one are left out.
+    """
+    result = {}
+    with _open_bag(path) as reader:
+        for connection in reader.connections:
+            profiles = getattr(connection.ext, 'offered_qos_profiles', None) or []
+            if profiles and connection.topic not in result:
+                qos = profiles[0]
+                result[connection.topic] = OfferedQos(
+                    reliability=qos.reliability.name.lower(),
+                    durability=qos.durability.name.lower(), depth=max(int(qos.depth), 1))
+    return result
+
+
+def _stored(reader: AnyReader, path: Path, topics: Iterable[str] | None):
+    """Yield (connection, stamp_ns, data) of ``reader`` in time order, failures as BagError."""
+    wanted = None if topics is None else {_absolute(t) for t in topics}
+    connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
+    if not connections:
+        return
+    messages = reader.messages(connections=connections)
+    while True:
+        try:
+            connection, stamp, data = next(messages)
+        except StopIteration:
+            return
+        except Exception as error:   # damaged chunk, truncated file, bad index ...
+            raise BagError(f'{path}: cannot read the messages ({_describe(error)})') from None
+        yield connection, stamp, data
+
+
+def read_raw(path: str | Path, topics: Iterable[str] | None = None) -> Iterator[RawMessage]:
+    """
+    Yield the stored messages of the bag at ``path`` in time order, not deserialized.
+
+    ``topics``: names to keep, with or without the leading ``/`` (default: all);
+    a name the bag lacks yields nothing. Raises :class:`BagError` naming the file
+    and the problem for a missing, corrupt or truncated bag.
+    """
+    with _open_bag(path) as reader:
+        for connection, stamp, data in _stored(reader, Path(path), topics):
+            yield RawMessage(connection.topic, connection.msgtype, stamp, bytes(data))
+
+
+def read_messages(path: str | Path, topics: Iterable[str] | None = None):
+    """
+    Yield ``(topic, stamp_ns, msg)`` in time order from a rosbag2 bag.
+
+    ``path`` is a bag folder (``metadata.yaml`` with ``.mcap`` or ``.db3`` files) or a
+    bare ``.mcap`` / ``.db3`` file; ``msg`` is deserialized by rosbags, with the
+    attributes of the ROS message (``msg.effort``, ``msg.point.x``,
+    ``msg.header.stamp.sec`` ...; sequences of numbers are numpy arrays).
+    ``topics``: names to keep, with or without the leading ``/`` (default: all);
+    a name the bag lacks yields nothing. Raises :class:`BagError` naming the file
+    and the problem for a missing, corrupt or truncated bag, or a message that
+    does not deserialize.
+    """
+    with _open_bag(path) as reader:
+        for connection, stamp, data in _stored(reader, Path(path), topics):
+            try:
+                msg = reader.deserialize(data, connection.msgtype)
+            except Exception as error:
+                raise BagError(f'{path}: message of {connection.topic} at {stamp} ns does not '
+                               f'deserialize as {connection.msgtype} ({_describe(error)})') \
+                    from None
+            yield connection.topic, stamp, msg

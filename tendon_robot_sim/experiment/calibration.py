@@ -1,0 +1,692 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Predict, validate and calibrate against measured holds (:mod:`.experiment`).
+
+* :func:`predict` solves each hold's equilibrium with one model: ``cosserat``,
+  ``kirchhoff`` or ``discrete`` (statics solver, milliseconds per hold) or
+  ``dynamic`` (PyElastica run until steady, seconds per hold; tensions only).
+* :func:`validate` compares predictions with the measured tips; :func:`write_report`
+  writes the Markdown summary and PNG plots.
+* :func:`replay_dynamic` feeds a recording's whole tension series to the dynamic
+  simulator and compares the simulated tip with the measured one over time.
+* :func:`calibrate` fits robot parameters (:data:`FITTABLE`: ``youngs_modulus``,
+  ``shear_modulus``, ``density``, ``radius``, ``vertebra_mass``, ``<tendon>.offset``,
+  ``damping``) by :func:`scipy.optimize.least_squares` on the tip residuals of the
+  holds, or, given a ``recording`` (model ``dynamic``; needed for ``damping``, which has
+  no static effect), on the tip residuals of its replay over time, in log-scaled
+  parameters z = ln(p / p0), with bounds. Confidence: the covariance s^2 (J^T J)^-1
+  of z at the solution, s^2 = RSS / (m - p), m residuals, p parameters; 95 %
+  intervals p exp(+-t_{0.975, m-p} sigma_z).
+
+The independent solves of one evaluation (all parameter sets of a finite-difference
+Jacobian times chunks of holds) run in parallel: on local processes
+(:class:`concurrent.futures.ProcessPoolExecutor`, each worker builds its own
+solvers; numba kernels come from the on-disk cache) or on a Dask cluster
+(``distributed.Client(address)``); ``workers=1`` solves in this process.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+import math
+import os
+from pathlib import Path
+import sys
+from typing import Sequence
+
+import numpy as np
+
+from tendon_robot_sim.experiment.experiment import Hold, Recording
+from tendon_robot_sim.models.rod.statics import MODELS, StaticsSolver
+from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
+
+PREDICT_MODELS = MODELS + ('dynamic',)
+# Rod fields the statics depend on (length does not fit: the vertebrae are placed by arc
+# length), the vertebra mass, the hole offset of a tendon as '<tendon name>.offset', and
+# the damping (its ratio or rate, as the description gives it; dynamic replays only).
+ROD_PARAMETERS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
+FITTABLE = ROD_PARAMETERS + ('vertebra_mass', '<tendon>.offset', 'damping')
+# Longest simulated time per hold of the dynamic model [s].
+DYNAMIC_MAX_TIME = 20.0
+
+
+class CalibrationError(ValueError):
+    """Bad calibration input; the message names the option and the problem."""
+
+
+# --------------------------------------------------------------------------- prediction
+
+
+def _solve_chunk(task) -> np.ndarray:
+    """Worker: tips (k, 3) of a chunk of holds for one robot. Picklable, module level."""
+    robot_data, model, commands, modes = task
+    robot = robot_from_dict(robot_data)
+    tips = np.empty((len(commands), 3))
+    if model == 'dynamic':
+        from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+        simulator = TendonSimulator(robot)
+        for i, values in enumerate(commands):
+            simulator.reset()
+            simulator.set_tensions(values)
+            tips[i] = simulator.run_until_steady(DYNAMIC_MAX_TIME).tip_position
+        return tips
+    solver = StaticsSolver(robot, model)
+    for i, (values, mode) in enumerate(zip(commands, modes)):
+        solve = solver.solve_tensions if mode == 'tension' else solver.solve_displacements
+        tips[i] = solve(values).tip_position
+    return tips
+
+
+@dataclass(frozen=True)
+class Scheduler:
+    """
+    A Dask scheduler to solve on: its address and, for ``tls://``, the TLS files.
+
+    Dask moves tasks and results as pickles, and unpickling runs code: over plain
+    ``tcp://`` whoever can reach the scheduler or sit on the path can run code in this
+    process and on the workers. Use ``tcp://`` on a trusted network only (or over an
+    SSH tunnel); otherwise ``tls://`` with certificates, which authenticates both
+    ends and encrypts the traffic.
+    """
+
+    address: str                  # tcp://host:port, tls://host:port or inproc://...
+    ca_file: str | None = None    # PEM; None for tls://: Dask's configuration decides
+    cert_file: str | None = None  # this client's certificate (PEM)
+    key_file: str | None = None   # its private key (PEM)
+
+    def __post_init__(self):
+        scheme, _, rest = self.address.partition('://')
+        host, _, port = rest.rpartition(':')
+        # inproc://: a scheduler in this very process (LocalCluster(processes=False)).
+        if not (scheme in ('tcp', 'tls') and host and port.isdigit()
+                or scheme == 'inproc' and rest):
+            raise CalibrationError(f'scheduler: {self.address!r} is not tcp://HOST:PORT or '
+                                   'tls://HOST:PORT')
+        files = (self.ca_file, self.cert_file, self.key_file)
+        if scheme == 'tcp' and any(files):
+            raise CalibrationError('scheduler: TLS files need a tls:// address')
+
+    def security(self):
+        """``distributed.Security`` for the connection (None for tcp://)."""
+        if not self.address.startswith('tls://'):
+            return None
+        from distributed.security import Security
+        if self.ca_file is None:
+            return Security()   # the distributed.comm.tls.* settings of Dask's config
+        return Security(tls_ca_file=self.ca_file, tls_client_cert=self.cert_file,
+                        tls_client_key=self.key_file, require_encryption=True)
+
+
+def _replay_task(task) -> np.ndarray:
+    """Worker: the simulated tips of one replay. Picklable, module level."""
+    robot_data, recording, settle_time = task
+    return replay_dynamic(robot_from_dict(robot_data), recording,
+                          settle_time=settle_time).simulated
+
+
+class Evaluator:
+    """
+    Run batches of independent solves serially, on local processes or on a Dask cluster.
+
+    The solves are holds; also :mod:`.pcr_workspace` samples.
+
+    Parameters
+    ----------
+    workers : int or None
+        Local processes; None = all cores (``os.cpu_count()``); 1 = in this process.
+    scheduler : Scheduler, str or None
+        Dask scheduler (an address ``tcp://host:8786`` stands for ``Scheduler(address)``);
+        overrides ``workers``. See :class:`Scheduler` on what plain tcp:// exposes.
+
+    """
+
+    def __init__(self, workers: int | None = None, scheduler: Scheduler | str | None = None):
+        if workers is not None and (not isinstance(workers, int) or workers < 1):
+            raise CalibrationError(f'workers: must be an integer >= 1, got {workers!r}')
+        self.workers = workers or os.cpu_count() or 1
+        self.scheduler = scheduler
+        self._client = None
+        self._pool = None
+        if scheduler is not None:
+            if isinstance(scheduler, str):
+                scheduler = Scheduler(scheduler)
+            import distributed
+            try:
+                self._client = distributed.Client(scheduler.address, timeout=10,
+                                                  security=scheduler.security())
+            except (OSError, TimeoutError, ValueError, TypeError, AssertionError) as error:
+                raise CalibrationError(f'scheduler: cannot connect to {scheduler.address!r}: '
+                                       f'{type(error).__name__}: {error}') from None
+            self.workers = max(1, sum(self._client.nthreads().values()))
+        elif self.workers > 1:
+            self._pool = ProcessPoolExecutor(self.workers)
+
+    def imap(self, tasks: list, function=_solve_chunk):
+        """
+        Yield ``function(task)`` of each task in task order as they finish (for progress bars).
+
+        ``function`` is a picklable module-level function.
+        """
+        if self._client is not None:
+            for future in self._client.map(function, tasks, pure=False):
+                yield future.result()
+        elif self._pool is not None:
+            yield from self._pool.map(function, tasks)
+        else:
+            for task in tasks:
+                yield function(task)
+
+    def map(self, tasks: list, function=_solve_chunk) -> list:  # noqa: A003 (as Pool.map)
+        return list(self.imap(tasks, function))
+
+    def replay_many(self, robots: Sequence[Robot], recording: Recording,
+                    settle_time: float) -> list[np.ndarray]:
+        """Return the simulated tips (j, 3) of :func:`replay_dynamic` per robot, in parallel."""
+        return self.map([(robot.to_dict(), recording, settle_time) for robot in robots],
+                        _replay_task)
+
+    def predict_many(self, robots: Sequence[Robot], holds: Sequence[Hold],
+                     model: str) -> list[np.ndarray]:
+        """Predicted tips (m, 3) of ``holds`` for each robot, solved in parallel."""
+        if model not in PREDICT_MODELS:
+            raise CalibrationError(f'model: must be one of {list(PREDICT_MODELS)}, '
+                                   f'got {model!r}')
+        modes = ['tension' if h.tensions is not None else 'displacement' for h in holds]
+        if model == 'dynamic' and 'displacement' in modes:
+            raise CalibrationError('model: dynamic takes tensions only; these holds are '
+                                   'displacements (use cosserat or discrete)')
+        commands = [np.asarray(h.commands, dtype=float) for h in holds]
+        chunks = max(1, min(len(holds), math.ceil(self.workers / len(robots))))
+        bounds = np.linspace(0, len(holds), chunks + 1).astype(int)
+        tasks = [(robot.to_dict(), model, commands[a:b], modes[a:b])
+                 for robot in robots for a, b in zip(bounds[:-1], bounds[1:])]
+        results = self.map(tasks)
+        return [np.vstack(results[k * chunks:(k + 1) * chunks]) for k in range(len(robots))]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+        if self._client is not None:
+            self._client.close()
+
+    def __enter__(self) -> 'Evaluator':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def predict(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
+            workers: int | None = 1, scheduler: Scheduler | str | None = None) -> np.ndarray:
+    """Predicted tip (m, 3) [m, base frame] of each hold."""
+    with Evaluator(workers, scheduler) as evaluator:
+        return evaluator.predict_many([robot], holds, model)[0]
+
+
+# --------------------------------------------------------------------------- validation
+
+
+class _ErrorStatistics:
+    """Mean, max and RMS of ``self.errors`` (m)."""
+
+    errors: np.ndarray
+
+    @property
+    def mean(self) -> float:
+        return float(self.errors.mean())
+
+    @property
+    def max(self) -> float:  # noqa: A003 (next to mean and rms)
+        return float(self.errors.max())
+
+    @property
+    def rms(self) -> float:
+        return float(np.sqrt(np.mean(self.errors ** 2)))
+
+
+@dataclass(frozen=True)
+class Validation(_ErrorStatistics):
+    """Per-hold comparison of measured and predicted tips. Lengths in m."""
+
+    model: str
+    robot: Robot
+    holds: tuple[Hold, ...]
+    predicted: np.ndarray      # (m, 3) m
+    errors: np.ndarray         # (m,) m, |predicted - measured|
+
+    @property
+    def errors_percent(self) -> np.ndarray:
+        """Errors in % of the rod length."""
+        return 100.0 * self.errors / self.robot.rod.length
+
+    def table(self) -> str:
+        """Markdown table: one row per hold."""
+        names = self.robot.tendon_names
+        unit = 'N' if self.holds[0].tensions is not None else 'm'
+        head = (['hold'] + [f'{n} [{unit}]' for n in names]
+                + ['measured tip [mm]', 'predicted tip [mm]', 'error [mm]', 'error [% L]'])
+        rows = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+        for i, hold in enumerate(self.holds):
+            cells = ([str(i + 1)] + [f'{v:.4g}' for v in hold.commands]
+                     + [_mm(hold.tip), _mm(self.predicted[i]), f'{self.errors[i] * 1e3:.3f}',
+                        f'{self.errors_percent[i]:.3f}'])
+            rows.append('| ' + ' | '.join(cells) + ' |')
+        return '\n'.join(rows)
+
+    def summary(self) -> str:
+        length = self.robot.rod.length
+        return (f'{len(self.holds)} holds, model {self.model}: tip error mean '
+                f'{self.mean * 1e3:.3f} mm ({100 * self.mean / length:.3f} % of L), max '
+                f'{self.max * 1e3:.3f} mm ({100 * self.max / length:.3f} %), RMS '
+                f'{self.rms * 1e3:.3f} mm ({100 * self.rms / length:.3f} %)')
+
+
+def _mm(point: np.ndarray) -> str:
+    return '(' + ', '.join(f'{v * 1e3:.2f}' for v in point) + ')'
+
+
+def validate(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
+             workers: int | None = 1, scheduler: Scheduler | str | None = None) -> Validation:
+    """Predict every hold and compare with the measured tip."""
+    if not holds:
+        raise CalibrationError('holds: none to validate')
+    predicted = predict(robot, holds, model, workers, scheduler)
+    measured = np.array([h.tip for h in holds])
+    return Validation(model=model, robot=robot, holds=tuple(holds), predicted=predicted,
+                      errors=np.linalg.norm(predicted - measured, axis=1))
+
+
+def write_report(directory: str | Path, validation: Validation, source: str = '',
+                 trajectory: Trajectory | None = None) -> Path:
+    """
+    Write ``report.md``, ``tips.png`` and ``error_vs_tension.png`` into ``directory``.
+
+    With a ``trajectory`` (:func:`replay_dynamic`) also ``trajectory.png``.
+    """
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    measured = np.array([h.tip for h in validation.holds]) * 1e3
+    predicted = validation.predicted * 1e3
+    index = np.arange(1, len(validation.holds) + 1)
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    for axis, (a, b, label) in zip(axes, ((0, 1, 'x-y (top)'), (0, 2, 'x-z (side)'),
+                                          (1, 2, 'y-z (front)'))):
+        axis.plot(measured[:, a], measured[:, b], 'o', mfc='none', label='measured')
+        axis.plot(predicted[:, a], predicted[:, b], 'x', label=f'predicted ({validation.model})')
+        for i, point in enumerate(measured):
+            axis.annotate(str(index[i]), point[[a, b]], fontsize=7, xytext=(3, 3),
+                          textcoords='offset points')
+        axis.set_xlabel('xyz'[a] + ' [mm]')
+        axis.set_ylabel('xyz'[b] + ' [mm]')
+        axis.set_title(label)
+        axis.set_aspect('equal', adjustable='datalim')
+        axis.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle('tip per hold, base frame')
+    fig.tight_layout()
+    fig.savefig(directory / 'tips.png', dpi=110)
+    plt.close(fig)
+
+    fig, axis = plt.subplots(figsize=(6, 4))
+    commands = np.array([h.commands for h in validation.holds])
+    total = commands.sum(axis=1)
+    axis.plot(total, validation.errors * 1e3, 'o')
+    for i in range(len(index)):
+        axis.annotate(str(index[i]), (total[i], validation.errors[i] * 1e3), fontsize=7,
+                      xytext=(3, 3), textcoords='offset points')
+    unit = 'N' if validation.holds[0].tensions is not None else 'm'
+    kind = 'tension' if unit == 'N' else 'displacement'
+    axis.set_xlabel(f'sum of tendon {kind}s [{unit}]')
+    axis.set_ylabel('tip error [mm]')
+    axis.set_title(f'tip error per hold ({validation.model})')
+    axis.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(directory / 'error_vs_tension.png', dpi=110)
+    plt.close(fig)
+
+    rod = validation.robot.rod
+    text = [f'# Validation report: {validation.robot.name}', '']
+    if source:
+        text += [f'Recording: `{source}`', '']
+    text += [f'Model: `{validation.model}`; E = {rod.youngs_modulus:.6g} Pa, '
+             f'G = {rod.shear_modulus:.6g} Pa, L = {rod.length:g} m.', '',
+             validation.summary() + '.', '',
+             '| | mm | % of length |', '|---|---|---|',
+             f'| mean | {validation.mean * 1e3:.3f} | {100 * validation.mean / rod.length:.3f} |',
+             f'| max | {validation.max * 1e3:.3f} | {100 * validation.max / rod.length:.3f} |',
+             f'| RMS | {validation.rms * 1e3:.3f} | {100 * validation.rms / rod.length:.3f} |',
+             '', '## Holds', '', validation.table(), '', '## Plots', '',
+             '![measured and predicted tips](tips.png)', '',
+             '![error vs tension](error_vs_tension.png)', '']
+    if trajectory is not None:
+        _plot_trajectory(directory / 'trajectory.png', trajectory)
+        text += ['## Dynamic replay of the whole recording', '',
+                 f'The dynamic simulator settled {trajectory.settle_time:.2f} s under the '
+                 'first command, then followed the recorded tensions.', '',
+                 trajectory.summary() + '.', '',
+                 '![tip over time](trajectory.png)', '']
+    path = directory / 'report.md'
+    path.write_text('\n'.join(text))
+    return path
+
+
+# --------------------------------------------------------------------------- replay
+
+
+@dataclass(frozen=True)
+class Trajectory(_ErrorStatistics):
+    """Measured and simulated tip over a recording. Times in s, lengths in m."""
+
+    times: np.ndarray        # (j,) s from the recording start (tip sample times)
+    measured: np.ndarray     # (j, 3) m
+    simulated: np.ndarray    # (j, 3) m
+    errors: np.ndarray       # (j,) m
+    settle_time: float       # s simulated before the recording starts (first command)
+
+    def summary(self) -> str:
+        return (f'dynamic replay of {self.times[-1] - self.times[0]:.1f} s: tip error over '
+                f'time mean {self.mean * 1e3:.3f} mm, max {self.max * 1e3:.3f} mm, RMS '
+                f'{self.rms * 1e3:.3f} mm')
+
+
+def replay_dynamic(robot: Robot, recording: Recording, max_settle: float = DYNAMIC_MAX_TIME,
+                   progress: bool = False, settle_time: float | None = None) -> Trajectory:
+    """
+    Replay a recording's tension series through the dynamic simulator.
+
+    The simulator first settles under the first command (the real robot was at rest
+    when the recording started): until steady, at most ``max_settle`` s of simulated
+    time, or exactly ``settle_time`` s when given (calibration: every parameter set
+    starts the same way, so the residuals are smooth in the parameters). Then it
+    applies each command at its recorded time; the simulated tip is taken at the time
+    of each tip sample.
+    """
+    from tqdm import tqdm
+
+    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+
+    if recording.kind != 'tension':
+        raise CalibrationError('model: the dynamic replay takes tensions; this recording '
+                               'has displacement setpoints')
+    simulator = TendonSimulator(robot)
+    simulator.set_tensions(recording.commands[0])
+    if settle_time is None:
+        simulator.run_until_steady(max_settle)
+    else:
+        simulator.advance(settle_time)
+    offset = simulator.time - recording.command_times[0]
+    simulated = np.empty_like(recording.tips)
+    command = 0
+    times = recording.command_times
+    for j, sample_time in enumerate(tqdm(recording.tip_times, desc='dynamic replay',
+                                         unit='sample', file=sys.stderr,
+                                         disable=not progress)):
+        while command + 1 < len(times) and times[command + 1] <= sample_time:
+            command += 1
+            simulator.advance(max(0.0, times[command] + offset - simulator.time))
+            simulator.set_tensions(recording.commands[command])
+        simulated[j] = simulator.advance(
+            max(0.0, sample_time + offset - simulator.time)).tip_position
+    return Trajectory(times=recording.tip_times, measured=recording.tips, simulated=simulated,
+                      errors=np.linalg.norm(simulated - recording.tips, axis=1),
+                      settle_time=float(offset + recording.command_times[0]))
+
+
+def _plot_trajectory(path: Path, trajectory: Trajectory) -> None:
+    from matplotlib import pyplot as plt
+
+    fig, axes = plt.subplots(4, 1, figsize=(9, 8), sharex=True)
+    for k, axis in enumerate(axes[:3]):
+        axis.plot(trajectory.times, trajectory.measured[:, k] * 1e3, '.', ms=2,
+                  label='measured')
+        axis.plot(trajectory.times, trajectory.simulated[:, k] * 1e3, '-', lw=1,
+                  label='simulated (dynamic)')
+        axis.set_ylabel('xyz'[k] + ' [mm]')
+        axis.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=8)
+    axes[3].plot(trajectory.times, trajectory.errors * 1e3, '-', lw=1)
+    axes[3].set_ylabel('error [mm]')
+    axes[3].set_xlabel('time [s]')
+    axes[3].grid(True, alpha=0.3)
+    fig.suptitle('tip over time, base frame')
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+def _settle_time(robot: Robot) -> float:
+    """Return the simulated seconds of a replay's settling: 8 time constants of the first mode."""
+    from tendon_robot_sim.models.modal import mass_proportional_damping
+
+    rate = mass_proportional_damping(robot)   # c: every mode decays as exp(-c t / 2)
+    return DYNAMIC_MAX_TIME if rate <= 0.0 else min(DYNAMIC_MAX_TIME, 16.0 / rate)
+
+
+def _tendon_parameter(robot: Robot, name: str) -> int | None:
+    """Index of the tendon of a '<tendon>.offset' parameter; None for other names."""
+    tendon, dot, field = name.rpartition('.')
+    if not dot:
+        return None
+    if field != 'offset' or tendon not in robot.tendon_names:
+        raise CalibrationError(f'fit: unknown parameter {name!r}; fittable: '
+                               f'{list(ROD_PARAMETERS)}, vertebra_mass, damping, or '
+                               f'<tendon>.offset with a tendon of {robot.tendon_names}')
+    return robot.tendon_index(tendon)
+
+
+def parameter_value(robot: Robot, name: str) -> float:
+    """Return the current value of a fittable parameter (SI units)."""
+    index = _tendon_parameter(robot, name)
+    if index is not None:
+        return float(robot.tendons[index].offset)
+    if name == 'vertebra_mass':
+        if not robot.vertebra_positions.size:
+            raise CalibrationError('fit: vertebra_mass: this robot has no vertebrae to weigh')
+        return float(robot.vertebra_mass)
+    if name == 'damping':
+        damping = robot.rod.damping
+        return float(damping.ratio if damping.ratio is not None else damping.rate)
+    if name in ROD_PARAMETERS:
+        return float(getattr(robot.rod, name))
+    raise CalibrationError(f'fit: unknown parameter {name!r}; fittable: {list(FITTABLE)}')
+
+
+def with_parameters(robot: Robot, values: dict[str, float]) -> Robot:
+    """
+    Return a copy of ``robot`` with fittable parameters replaced.
+
+    A tendon's offset moves its hole along its whole length (``end_offset`` too when
+    the routing is parallel, which needs them equal).
+    """
+    data = robot.to_dict()
+    for name, value in values.items():
+        index = _tendon_parameter(robot, name)
+        if index is not None:
+            tendon = data['tendons'][index]
+            if tendon['routing'] == 'parallel':
+                tendon['end_offset'] = float(value)
+            tendon['offset'] = float(value)
+        elif name == 'vertebra_mass':
+            data['vertebrae']['mass'] = float(value)
+        elif name == 'damping':      # the ratio or the rate, whichever the robot gives
+            data['rod']['damping'] = {next(iter(data['rod']['damping'])): float(value)}
+        else:
+            data['rod'][name] = float(value)
+    return robot_from_dict(data)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Result of :func:`calibrate`."""
+
+    robot: Robot                       # the calibrated robot
+    names: tuple[str, ...]             # fitted parameters
+    initial: np.ndarray                # (p,) initial values
+    values: np.ndarray                 # (p,) fitted values
+    intervals: np.ndarray              # (p, 2) 95 % confidence intervals
+    rms_before: float                  # m, RMS tip error with the initial values
+    rms_after: float                   # m
+    evaluations: int                   # residual evaluations (parameter sets solved)
+
+    def summary(self) -> str:
+        lines = []
+        for name, start, value, (low, high) in zip(self.names, self.initial, self.values,
+                                                   self.intervals):
+            lines.append(f'{name}: {value:.6g} (95 % interval {low:.6g} .. {high:.6g}; '
+                         f'initial {start:.6g})')
+        lines.append(f'RMS tip error: {self.rms_before * 1e3:.3f} mm before, '
+                     f'{self.rms_after * 1e3:.3f} mm after')
+        return '\n'.join(lines)
+
+
+def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs_modulus',),
+              bounds: dict[str, tuple[float, float]] | None = None, model: str = 'discrete',
+              workers: int | None = None, scheduler: Scheduler | str | None = None,
+              progress: bool = True, recording: Recording | None = None) -> Calibration:
+    """
+    Least-squares fit of rod parameters to the measured tips.
+
+    Parameters
+    ----------
+    robot : Robot
+        Initial guess; its values scale the parameters.
+    holds : sequence of Hold
+        The steady tips to fit (ignored when ``recording`` is given).
+    fit : sequence of str
+        Parameters to fit (:data:`FITTABLE`), e.g. ``['youngs_modulus', 't1.offset']``.
+    bounds : dict {name: (low, high)}, optional
+        In the field's unit; default (initial / 10, initial x 10).
+    model : str
+        A statics model (``cosserat``, ``kirchhoff``, ``discrete``) or ``dynamic``.
+    workers, scheduler
+        See :class:`Evaluator`.
+    progress : bool
+        A tqdm bar on stderr over residual evaluations.
+    recording : Recording, optional
+        Fit the whole tip trajectory of this (tension) recording instead of the holds,
+        replayed by :func:`replay_dynamic` (model ``dynamic``). Each replay first
+        settles for the same simulated time: 8 time constants 1 / (zeta omega_1) of the
+        initial robot's first mode (at most ``DYNAMIC_MAX_TIME``), so that
+        the residuals are smooth in the parameters.
+
+    """
+    from scipy.optimize import least_squares
+    from scipy.stats import t as student_t
+    from tqdm import tqdm
+
+    names = tuple(fit)
+    if not names:
+        raise CalibrationError('fit: name at least one parameter')
+    initial = np.array([parameter_value(robot, name) for name in names])
+    if len(set(names)) != len(names):
+        raise CalibrationError(f'fit: a parameter is given twice: {list(names)}')
+    bounds = dict(bounds or {})
+    for name in bounds:
+        if name not in names:
+            raise CalibrationError(f'bounds: {name!r} is not fitted ({list(names)})')
+    low = np.empty(len(names))
+    high = np.empty(len(names))
+    for i, name in enumerate(names):
+        lo, hi = bounds.get(name, (initial[i] / 10.0, initial[i] * 10.0))
+        if not (0.0 < lo < hi and lo <= initial[i] <= hi):
+            raise CalibrationError(f'bounds: {name} needs 0 < low <= initial ({initial[i]:g}) '
+                                   f'<= high, got ({lo:g}, {hi:g})')
+        low[i], high[i] = math.log(lo / initial[i]), math.log(hi / initial[i])
+    if recording is not None:
+        if model != 'dynamic':
+            raise CalibrationError(f'model: fitting a trajectory needs model dynamic, got '
+                                   f'{model!r}')
+        measured = recording.tips.ravel()
+        settle_time = _settle_time(robot)
+    else:
+        if 'damping' in names:
+            raise CalibrationError('fit: damping has no static effect; fit it to a '
+                                   'recorded trajectory (model dynamic, a step response)')
+        measured = np.array([h.tip for h in holds]).ravel()
+    m = measured.size
+    if m <= len(names):
+        raise CalibrationError(f'holds: {m // 3} tips give {m} residuals, too few for '
+                               f'{len(names)} parameters')
+
+    def robot_at(z: np.ndarray) -> Robot:
+        return with_parameters(robot, dict(zip(names, initial * np.exp(z))))
+
+    cache = {}
+    step = 1e-4   # forward-difference step in z (relative change of the parameter)
+
+    def evaluate(zs: list[np.ndarray]) -> list[np.ndarray]:
+        missing = [z for z in zs if z.tobytes() not in cache]
+        if missing:
+            robots = [robot_at(z) for z in missing]
+            tips = (evaluator.replay_many(robots, recording, settle_time) if recording
+                    is not None else evaluator.predict_many(robots, holds, model))
+            for z, t in zip(missing, tips):
+                cache[z.tobytes()] = t.ravel() - measured
+            bar.update(len(missing))
+        return [cache[z.tobytes()] for z in zs]
+
+    def residual(z):
+        return evaluate([np.asarray(z, dtype=float)])[0]
+
+    def jacobian(z):
+        z = np.asarray(z, dtype=float)
+        shifted = []
+        for j in range(len(z)):
+            zj = z.copy()
+            # step into the bounds
+            zj[j] += step if zj[j] + step <= high[j] else -step
+            shifted.append(zj)
+        values = evaluate([z] + shifted)
+        return np.column_stack([(v - values[0]) / (s[j] - z[j])
+                                for j, (v, s) in enumerate(zip(values[1:], shifted))])
+
+    with Evaluator(workers, scheduler) as evaluator:
+        bar = tqdm(desc='calibrate (parameter sets)', unit='set', file=sys.stderr,
+                   disable=not progress)
+        try:
+            z0 = np.zeros(len(names))
+            rms_before = float(np.sqrt(np.mean(residual(z0) ** 2) * 3))
+            solution = least_squares(residual, z0, jac=jacobian, bounds=(low, high),
+                                     x_scale=1.0, xtol=1e-10, ftol=1e-12, gtol=1e-12)
+            J = jacobian(solution.x)
+        finally:
+            bar.close()
+    r = residual(solution.x)
+    dof = m - len(names)
+    s2 = float(r @ r) / dof
+    try:
+        covariance = s2 * np.linalg.inv(J.T @ J)
+    except np.linalg.LinAlgError:
+        raise CalibrationError(f'fit: the holds do not determine {list(names)} (singular '
+                               'Jacobian); add holds that excite them') from None
+    sigma = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    values = initial * np.exp(solution.x)
+    quantile = float(student_t.ppf(0.975, dof))
+    intervals = np.column_stack((values * np.exp(-quantile * sigma),
+                                 values * np.exp(quantile * sigma)))
+    return Calibration(robot=robot_at(solution.x), names=names, initial=initial, values=values,
+                       intervals=intervals, rms_before=rms_before,
+                       rms_after=float(np.sqrt(np.mean(r ** 2) * 3)),
+                       evaluations=len(cache))

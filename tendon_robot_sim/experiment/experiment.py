@@ -1,0 +1,613 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Recorded experiments as quasi-static holds, and synthetic experiments to test with.
+
+A *hold* is a stretch of a recording where the tendon commands stay constant and
+the measured tip stays put for at least ``hold_time`` seconds: one static
+equilibrium to compare a model with (seed "TendonForces", "Physical
+experimentation / validation"). Sources:
+
+* a rosbag2 bag (:func:`tendon_robot_sim.experiment.bag.read_messages`; MCAP or sqlite3,
+  written by this project or by ``ros2 bag record``) with ``tendon/setpoint``
+  (sensor_msgs/JointState: ``effort`` = tensions in N, or ``position`` = displacements
+  in m) - or, when the bag has no setpoints, ``tendon/state`` (its ``effort``) - and
+  ``tip/measured`` (geometry_msgs/PointStamped, base frame, m);
+* a CSV file of holds: one column per tendon named as the tendon (tension, N) or
+  ``<name>_displacement`` (m), and ``tip_x, tip_y, tip_z`` (m, base frame).
+
+Times are the bag's receive stamps. No ROS installation is needed.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+import math
+from pathlib import Path
+import sys
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import Robot
+
+SETPOINT_TOPIC = 'tendon/setpoint'
+STATE_TOPIC = 'tendon/state'
+TIP_TOPIC = 'tip/measured'
+TIP_COLUMNS = ('tip_x', 'tip_y', 'tip_z')
+DISPLACEMENT_SUFFIX = '_displacement'
+# Defaults of hold detection: shortest steady stretch [s], largest tip excursion [m].
+DEFAULT_HOLD_TIME = 1.0
+DEFAULT_TIP_TOLERANCE = 0.002
+# Setpoints equal within this are the same command [N or m]; measured tensions
+# (tendon/state) within STATE_TOLERANCE [N].
+COMMAND_TOLERANCE = 1e-9
+STATE_TOLERANCE = 0.05
+# Synthetic recordings: the tip sensor reports this long after the setpoint [s]; a
+# step response starts from rest, settled for at most this long [s].
+TIP_DELAY = 0.001
+STEP_SETTLE_TIME = 30.0
+
+
+class ExperimentError(ValueError):
+    """A recording or CSV that cannot be used; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Hold:
+    """One quasi-static hold: constant commands, steady tip. SI units, base frame."""
+
+    tensions: np.ndarray | None        # (n,) N per tendon (robot order), or None
+    displacements: np.ndarray | None   # (n,) m per tendon, or None
+    tip: np.ndarray                    # (3,) m, measured tip, mean over the steady part
+    duration: float                    # s, length of the steady part (0 for CSV rows)
+    samples: int                       # tip samples averaged (1 for CSV rows)
+    start: float = 0.0                 # s, start of the steady part from the recording start
+
+    @property
+    def commands(self) -> np.ndarray:
+        """Return the tensions or, in displacement mode, the displacements."""
+        return self.tensions if self.tensions is not None else self.displacements
+
+
+def topic_matches(topic: str, name: str) -> bool:
+    """Tell whether bag topic ``topic`` is ``name`` (relative) in any namespace."""
+    topic = topic.lstrip('/')
+    return topic == name or topic.endswith('/' + name)
+
+
+@dataclass(frozen=True)
+class Recording:
+    """The command and tip time series of a recording; times in s from its start."""
+
+    kind: str                    # 'tension' (N) or 'displacement' (m)
+    source: str                  # for error messages: the file
+    command_topic: str           # SETPOINT_TOPIC or STATE_TOPIC
+    command_times: np.ndarray    # (k,) s, increasing
+    commands: np.ndarray         # (k, n) per tendon, robot order
+    tip_times: np.ndarray        # (j,) s, increasing
+    tips: np.ndarray             # (j, 3) m, base frame
+
+
+def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
+                            source: str = 'recording') -> Recording:
+    """
+    Command and tip series of a time-ordered stream of ``(topic, stamp_ns, msg)``.
+
+    Commands: ``tendon/setpoint`` (``effort``, or ``position`` when effort is empty),
+    or ``tendon/state`` ``effort`` when the stream has no setpoints; tips:
+    ``tip/measured``. Topics may carry a namespace. Every command must name every
+    tendon of ``tendon_names``.
+    """
+    names = list(tendon_names)
+    setpoints, states, tips = [], [], []
+    for topic, stamp, msg in messages:
+        if topic_matches(topic, SETPOINT_TOPIC):
+            setpoints.append((stamp, msg))
+        elif topic_matches(topic, STATE_TOPIC):
+            states.append((stamp, msg))
+        elif topic_matches(topic, TIP_TOPIC):
+            tips.append((stamp, (msg.point.x, msg.point.y, msg.point.z)))
+    commands, topic = (setpoints, SETPOINT_TOPIC) if setpoints else (states, STATE_TOPIC)
+    if not commands:
+        raise ExperimentError(f'{source}: no {SETPOINT_TOPIC} or {STATE_TOPIC} messages')
+    if not tips:
+        raise ExperimentError(f'{source}: no {TIP_TOPIC} messages')
+    start_ns = min(commands[0][0], tips[0][0])
+    kind = None
+    values = []
+    for stamp, msg in commands:
+        msg_kind, vector = _command(msg, names, topic == STATE_TOPIC, f'{source}: {topic} '
+                                    f'at {(stamp - start_ns) * 1e-9:.3f} s')
+        if kind is None:
+            kind = msg_kind
+        elif msg_kind != kind:
+            raise ExperimentError(f'{source}: {topic} mixes tensions and displacements')
+        values.append(vector)
+    return Recording(
+        kind=kind, source=source, command_topic=topic,
+        command_times=np.array([s - start_ns for s, _ in commands], dtype=float) * 1e-9,
+        commands=np.array(values),
+        tip_times=np.array([s - start_ns for s, _ in tips], dtype=float) * 1e-9,
+        tips=np.array([p for _, p in tips], dtype=float))
+
+
+def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_TIME,
+                         tip_tolerance: float = DEFAULT_TIP_TOLERANCE,
+                         command_tolerance: float | None = None) -> list[Hold]:
+    """
+    Find the quasi-static holds of a recording.
+
+    Parameters
+    ----------
+    recording : Recording
+        The command and tip series, e.g. from :func:`read_recording`.
+    hold_time : float
+        Shortest steady stretch that counts as a hold [s].
+    tip_tolerance : float
+        A stretch is steady while every tip sample stays within this distance [m] of
+        the median of the last quarter of the stretch (the settled tip).
+    command_tolerance : float, optional
+        Commands within this of the first command of a stretch are the same command
+        [N or m]; default :data:`COMMAND_TOLERANCE` for setpoints and
+        :data:`STATE_TOLERANCE` for measured tensions (``tendon/state``). A hold's
+        command is the mean over its stretch.
+
+    Returns
+    -------
+    list of Hold
+        In time order; the tip is the mean over the steady part of each hold.
+
+    """
+    if command_tolerance is None:
+        command_tolerance = (STATE_TOLERANCE if recording.command_topic == STATE_TOPIC
+                             else COMMAND_TOLERANCE)
+    tension = recording.kind == 'tension'
+    return [Hold(tensions=stretch.command if tension else None,
+                 displacements=None if tension else stretch.command, tip=stretch.settled,
+                 duration=stretch.duration, samples=stretch.samples, start=stretch.start)
+            for stretch in steady_stretches(recording.command_times, recording.commands,
+                                            recording.tip_times, recording.tips, hold_time,
+                                            tip_tolerance, command_tolerance)]
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """
+    A steady stretch of a recording: constant command, settled measurement.
+
+    Times in s from the recording start; command and measurement in their own units.
+    """
+
+    command: np.ndarray    # (n,) mean command over the stretch
+    settled: np.ndarray    # (d,) mean measurement over the settled part
+    start: float           # s, first settled sample
+    duration: float        # s, of the settled part (one sample period added)
+    samples: int           # measurement samples averaged
+
+
+def steady_stretches(command_times: np.ndarray, commands: np.ndarray,
+                     sample_times: np.ndarray, samples: np.ndarray, hold_time: float,
+                     tolerance: float, command_tolerance: float) -> list[Stretch]:
+    """
+    Find the stretches where the commands stay constant and the measurement settles.
+
+    A stretch begins where a command differs by more than ``command_tolerance`` from the
+    first command of the previous stretch (any component). Its settled part is the last
+    run of samples that all stay within ``tolerance`` (Euclidean norm) of the median of the
+    stretch's last quarter (in time); a stretch counts if that part lasts ``hold_time`` or
+    longer.
+
+    Parameters
+    ----------
+    command_times : array (k,)
+        Increasing times of the commands [s].
+    commands : array (k, n)
+        Commands (tensions, displacements, pressures ...).
+    sample_times : array (j,)
+        Increasing times of the measurement [s].
+    samples : array (j, d)
+        Measurement (tip position, actuator lengths ...).
+    hold_time, tolerance, command_tolerance : float
+        Shortest settled part [s]; largest excursion of the measurement in it (its unit);
+        largest change of a command within the stretch (its unit).
+
+    Returns
+    -------
+    list of Stretch
+        In time order.
+
+    """
+    segments = []   # piecewise-constant command stretches [begin, end)
+    begin = 0
+    for i in range(1, len(commands) + 1):
+        if (i == len(commands)
+                or np.max(np.abs(commands[i] - commands[begin])) > command_tolerance):
+            end_time = command_times[i] if i < len(commands) else np.inf
+            segments.append((command_times[begin], end_time, commands[begin:i].mean(axis=0)))
+            begin = i
+    stretches = []
+    for begin_time, end_time, vector in segments:
+        inside = (sample_times >= begin_time) & (sample_times < end_time)
+        stamps, points = sample_times[inside], samples[inside]
+        if stamps.size < 2:
+            continue
+        # by time, not by count: a recording may sample the transient more densely
+        settled = np.median(points[stamps >= stamps[-1] - 0.25 * (stamps[-1] - stamps[0])],
+                            axis=0)
+        far = np.flatnonzero(np.linalg.norm(points - settled, axis=1) > tolerance)
+        first = far[-1] + 1 if far.size else 0
+        if stamps.size - first < 2:
+            continue
+        period = (stamps[-1] - stamps[first]) / (stamps.size - first - 1)
+        duration = stamps[-1] - stamps[first] + period
+        if duration < hold_time - 1e-9:
+            continue
+        stretches.append(Stretch(command=vector, settled=points[first:].mean(axis=0),
+                                 start=float(stamps[first]), duration=float(duration),
+                                 samples=int(stamps.size - first)))
+    return stretches
+
+
+def holds_from_messages(messages: Iterable, tendon_names: Sequence[str],
+                        hold_time: float = DEFAULT_HOLD_TIME,
+                        tip_tolerance: float = DEFAULT_TIP_TOLERANCE,
+                        source: str = 'recording') -> list[Hold]:
+    """:func:`holds_from_recording` of :func:`recording_from_messages`."""
+    return holds_from_recording(recording_from_messages(messages, tendon_names, source),
+                                hold_time, tip_tolerance)
+
+
+def _command(msg, names: list[str], state: bool, where: str) -> tuple[str, np.ndarray]:
+    """(kind, values in robot order) of one JointState command."""
+    if state or len(msg.effort):
+        return 'tension', joint_field(msg, names, 'effort', where)
+    return 'displacement', joint_field(msg, names, 'position', where)
+
+
+def joint_field(msg, names: Sequence[str], field: str, where: str,
+                noun: str = 'tendon') -> np.ndarray:
+    """
+    Return one field of a JointState message in the order of ``names``.
+
+    Parameters
+    ----------
+    msg : sensor_msgs/msg/JointState
+        As deserialized from a bag (or an rclpy message).
+    names : sequence of str
+        Joints wanted, each of which the message must name.
+    field : str
+        ``'position'``, ``'velocity'`` or ``'effort'``.
+    where, noun : str
+        Prefix of error messages (file, topic, time); what a joint is called in them.
+
+    Returns
+    -------
+    numpy.ndarray (len(names),)
+        Finite values; an :class:`ExperimentError` otherwise.
+
+    """
+    msg_names = list(msg.name)
+    data = np.asarray(getattr(msg, field), dtype=float)
+    if data.size != len(msg_names):
+        raise ExperimentError(f'{where}: {len(msg_names)} names but {data.size} {field} values')
+    vector = np.empty(len(names))
+    for i, name in enumerate(names):
+        if name not in msg_names:
+            raise ExperimentError(f'{where}: {noun} {name!r} missing (names: {msg_names})')
+        vector[i] = data[msg_names.index(name)]
+    if not np.all(np.isfinite(vector)):
+        raise ExperimentError(f'{where}: {field} is not finite: {vector.tolist()}')
+    return vector
+
+
+def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
+    """Read holds from a CSV file (see the module docstring); errors name file, line and column."""
+    path = Path(path)
+    names = robot.tendon_names
+    try:
+        handle = path.open(newline='', encoding='utf-8')
+    except OSError as error:
+        raise ExperimentError(f'{path}: cannot read: {error.strerror}') from None
+    with handle:
+        reader = _csv_rows(handle, path)
+        header = [cell.strip() for cell in next(reader, [])]
+        if not header:
+            raise ExperimentError(f'{path}: empty file; expected a header line')
+        tension_cols = [c for c in header if c in names]
+        displacement_cols = [c for c in header if c.endswith(DISPLACEMENT_SUFFIX)
+                             and c[:-len(DISPLACEMENT_SUFFIX)] in names]
+        known = set(tension_cols) | set(displacement_cols) | set(TIP_COLUMNS)
+        for column in header:
+            if column not in known:
+                raise ExperimentError(
+                    f'{path}: line 1: unknown column {column!r}; expected the tendon names '
+                    f'{names} (tension, N) or <name>{DISPLACEMENT_SUFFIX} (m), and '
+                    f'{", ".join(TIP_COLUMNS)} (m)')
+        if len(set(header)) != len(header):
+            raise ExperimentError(f'{path}: line 1: a column is given twice: {header}')
+        for column in TIP_COLUMNS:
+            if column not in header:
+                raise ExperimentError(f'{path}: line 1: column {column!r} missing')
+        if tension_cols and displacement_cols:
+            raise ExperimentError(f'{path}: line 1: give tensions or displacements, not both')
+        displacement = bool(displacement_cols)
+        wanted = [n + DISPLACEMENT_SUFFIX if displacement else n for n in names]
+        for column in wanted:
+            if column not in header:
+                raise ExperimentError(f'{path}: line 1: column {column!r} missing (one column '
+                                      f'per tendon: {wanted})')
+        holds = []
+        for line, row in enumerate(reader, start=2):
+            if not row or all(not cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise ExperimentError(f'{path}: line {line}: {len(row)} values, '
+                                      f'header has {len(header)} columns')
+            values = {}
+            for column, cell in zip(header, row):
+                try:
+                    values[column] = float(cell)
+                except ValueError:
+                    raise ExperimentError(f'{path}: line {line}, column {column!r}: '
+                                          f'{cell!r} is not a number') from None
+                if not math.isfinite(values[column]):
+                    raise ExperimentError(f'{path}: line {line}, column {column!r}: '
+                                          f'{cell!r} is not finite')
+            commands = np.array([values[c] for c in wanted])
+            if not displacement and np.any(commands < 0):
+                column = wanted[int(np.argmax(commands < 0))]
+                raise ExperimentError(f'{path}: line {line}, column {column!r}: '
+                                      f'a tension must be >= 0 N, got {values[column]}')
+            holds.append(Hold(tensions=None if displacement else commands,
+                              displacements=commands if displacement else None,
+                              tip=np.array([values[c] for c in TIP_COLUMNS]),
+                              duration=0.0, samples=1))
+    if not holds:
+        raise ExperimentError(f'{path}: no data lines after the header')
+    return holds
+
+
+def _csv_rows(handle, path: Path) -> Iterator[list[str]]:
+    """Yield the rows of a CSV file; a binary or malformed file is an ExperimentError."""
+    reader = csv.reader(handle)
+    try:
+        yield from reader
+    except UnicodeDecodeError as error:
+        raise ExperimentError(f'{path}: not UTF-8 text (byte {error.start} of a block): '
+                              'is it a CSV file?') from None
+    except csv.Error as error:
+        raise ExperimentError(f'{path}: line {reader.line_num + 1}: not CSV: {error}') \
+            from None
+
+
+def write_holds_csv(path: str | Path, robot: Robot, holds: Sequence[Hold]) -> None:
+    """Write holds in the format :func:`read_holds_csv` reads."""
+    displacement = holds[0].tensions is None
+    columns = [n + DISPLACEMENT_SUFFIX if displacement else n for n in robot.tendon_names]
+    with Path(path).open('w', newline='') as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns + list(TIP_COLUMNS))
+        for hold in holds:
+            writer.writerow([repr(float(v)) for v in hold.commands]
+                            + [repr(float(v)) for v in hold.tip])
+
+
+def read_recording(path: str | Path, robot: Robot) -> Recording:
+    """Read the command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``)."""
+    from tendon_robot_sim.experiment.bag import BagError, read_messages
+    try:
+        return recording_from_messages(
+            read_messages(path, [SETPOINT_TOPIC, STATE_TOPIC, TIP_TOPIC]), robot.tendon_names,
+            source=str(path))
+    except BagError as error:
+        raise ExperimentError(str(error)) from None
+
+
+def is_csv(path: str | Path) -> bool:
+    """Tell a CSV file (suffix ``.csv``, any case) from a bag (anything else)."""
+    return Path(path).suffix.lower() == '.csv'
+
+
+def load_recording(path: str | Path, robot: Robot, hold_time: float = DEFAULT_HOLD_TIME,
+                   tip_tolerance: float = DEFAULT_TIP_TOLERANCE) -> list[Hold]:
+    """Load the holds of a CSV file (suffix ``.csv``) or a rosbag2 bag (anything else)."""
+    path = Path(path)
+    if is_csv(path):
+        return read_holds_csv(path, robot)
+    holds = holds_from_recording(read_recording(path, robot), hold_time, tip_tolerance)
+    if not holds:
+        raise ExperimentError(f'{path}: no holds (commands constant and tip within '
+                              f'{tip_tolerance * 1e3:g} mm for {hold_time:g} s)')
+    return holds
+
+
+# --------------------------------------------------------------------------- synthetic
+
+
+def experiment_tendons(robot: Robot) -> tuple[int, int]:
+    """
+    Return the (vertical-plane, horizontal-plane) tendon indices.
+
+    The hole most against gravity (pulling lifts the tip) and the hole most perpendicular to
+    gravity.
+    """
+    g = robot.gravity / np.linalg.norm(robot.gravity)
+    along = np.array([robot.base.rotation @ np.array([math.cos(t.angle), math.sin(t.angle), 0.0])
+                      for t in robot.tendons]) @ g
+    return int(np.argmin(along)), int(np.argmin(np.abs(along)))
+
+
+def experiment_plan(robot: Robot) -> list[tuple[str, np.ndarray]]:
+    """
+    Return the seed's three experiments as (label, tensions) holds.
+
+    1. self weight only; 2. the horizontal-plane tendon at 25, 50, 75 % of 8 N (capped
+    at its max_tension); 3. ten holds with increasing tensions on the vertical-plane
+    and the horizontal-plane tendon together (up to 4 N and 6 N, capped).
+    """
+    vertical, horizontal = experiment_tendons(robot)
+    limits = robot.max_tensions
+    n = len(robot.tendons)
+    plan = [('1: self weight', np.zeros(n))]
+    for tension in (2.0, 4.0, 6.0):
+        tau = np.zeros(n)
+        tau[horizontal] = min(tension, limits[horizontal])
+        plan.append((f'2: {robot.tendons[horizontal].name} {tau[horizontal]:g} N', tau))
+    plan.append(('1: self weight', np.zeros(n)))
+    for k in range(1, 11):
+        tau = np.zeros(n)
+        tau[vertical] = min(k * 4.0 / 10.0, limits[vertical])
+        tau[horizontal] = min(k * 6.0 / 10.0, limits[horizontal])
+        plan.append((f'3.{k}', tau))
+    return plan
+
+
+def synth_experiment(path: str | Path, robot_true: Robot, noise: float = 2e-4, seed: int = 0,
+                     rate: float = 50.0, hold_duration: float = 3.0, transition: float = 0.5,
+                     model: str = 'discrete') -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """
+    Simulate the seed's experiments on ``robot_true`` and write them as a bag.
+
+    The bag looks like a hardware recording: ``tendon/setpoint`` (JointState, effort
+    in N, at ``rate``) and ``tip/measured`` (PointStamped in the base frame, at
+    ``rate``, with Gaussian noise of standard deviation ``noise`` [m] per axis). Each
+    hold of :func:`experiment_plan` lasts ``hold_duration`` [s]; between holds the
+    tensions ramp linearly over ``transition`` [s] and the tip follows the static
+    equilibrium of each ramp sample. Tips come from the statics solver, model
+    ``model`` (default ``discrete``, the static twin of the dynamic simulator).
+
+    Returns
+    -------
+    list of (label, tensions (n,), noiseless tip (3,))
+        The holds as simulated (the truth behind the bag).
+
+    """
+    _check_noise(noise)
+    solver = StaticsSolver(robot_true, model)
+    plan = experiment_plan(robot_true)
+    dt = 1.0 / rate
+    samples = []   # (time s, tensions, tip)
+    truth = []
+    previous = None
+    time = 0.0
+    for label, tensions in plan:
+        if previous is not None:
+            steps = max(1, int(round(transition / dt)))
+            for k in range(1, steps):
+                tau = previous + (tensions - previous) * k / steps
+                samples.append((time, tau, solver.solve_tensions(tau).tip_position))
+                time += dt
+        tip = solver.solve_tensions(tensions).tip_position
+        truth.append((label, tensions.copy(), tip.copy()))
+        for _ in range(int(round(hold_duration / dt))):
+            samples.append((time, tensions, tip))
+            time += dt
+        previous = tensions
+    _write_bag(path, robot_true, samples, noise, seed)
+    return truth
+
+
+def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.0,
+                        noise: float = 2e-4, seed: int = 0, rate: float = 50.0,
+                        before: float = 0.5, after: float = 3.0) -> tuple[np.ndarray, list]:
+    """
+    Simulate a tension step with the dynamic model and write it as a bag.
+
+    The robot rests under zero tension (settled until its tip moves slower than
+    0.01 mm/s), then the vertical-plane tendon (:func:`experiment_tendons`) steps to
+    ``tension`` [N] (capped at its max_tension) at ``before`` [s] and holds it for
+    ``after`` [s]: the free response that identifies the damping (and, through the
+    frequency, the vertebra mass). Setpoints and tips at ``rate`` [Hz] as in
+    :func:`synth_experiment`; each tip is the simulated one 1 ms after its setpoint,
+    when the bag stamps it.
+
+    Returns
+    -------
+    step : (n,) the tensions after the step [N]
+    samples : list of (time s, tensions (n,), noiseless tip (3,))
+
+    """
+    from tqdm import tqdm
+
+    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+
+    _check_noise(noise)
+    vertical, _ = experiment_tendons(robot_true)
+    step = np.zeros(len(robot_true.tendons))
+    step[vertical] = min(tension, robot_true.max_tensions[vertical])
+    simulator = TendonSimulator(robot_true)
+    simulator.run_until_steady(STEP_SETTLE_TIME, speed_tolerance=1e-5)
+    start = simulator.time
+    samples = []
+    count = int(round((before + after) * rate))
+    for k in tqdm(range(count), desc='step response', unit='sample', file=sys.stderr,
+                  disable=not sys.stderr.isatty()):
+        time = k / rate
+        tensions = step if time >= before - 1e-9 else np.zeros_like(step)
+        simulator.advance(max(0.0, start + time - simulator.time))
+        simulator.set_tensions(tensions)
+        tip = simulator.advance(max(0.0, start + time + TIP_DELAY - simulator.time))
+        samples.append((time, tensions, tip.tip_position))
+    _write_bag(path, robot_true, samples, noise, seed)
+    return step, samples
+
+
+def _check_noise(noise: float) -> None:
+    if not (noise >= 0.0 and math.isfinite(noise)):
+        raise ExperimentError(f'noise: must be a finite number >= 0 m, got {noise!r}')
+
+
+def _write_bag(path: str | Path, robot: Robot, samples, noise: float, seed: int) -> None:
+    """
+    Write (time s, tensions, noiseless tip) samples as a hardware-like bag.
+
+    ``tendon/setpoint`` (JointState, effort in N) and ``tip/measured`` (PointStamped,
+    base frame, with Gaussian noise of standard deviation ``noise`` [m] per axis,
+    stamped TIP_DELAY after its setpoint).
+    """
+    from tendon_robot_sim.experiment.bag import BagWriter, OfferedQos
+
+    rng = np.random.default_rng(seed)
+    names = robot.tendon_names
+    t0_ns = 1_700_000_000 * 10 ** 9
+    with BagWriter(path) as bag:
+        store = bag.typestore
+        JointState = store.types['sensor_msgs/msg/JointState']
+        PointStamped = store.types['geometry_msgs/msg/PointStamped']
+        Point = store.types['geometry_msgs/msg/Point']
+        Header = store.types['std_msgs/msg/Header']
+        Time = store.types['builtin_interfaces/msg/Time']
+        bag.add_topic('/' + SETPOINT_TOPIC, 'sensor_msgs/msg/JointState', OfferedQos())
+        bag.add_topic('/' + TIP_TOPIC, 'geometry_msgs/msg/PointStamped',
+                      OfferedQos(depth=5))
+        empty = np.zeros(0)
+        for time, tensions, tip in samples:
+            stamp_ns = t0_ns + int(round(time * 1e9))
+            stamp = Time(sec=stamp_ns // 10 ** 9, nanosec=stamp_ns % 10 ** 9)
+            setpoint = JointState(header=Header(stamp=stamp, frame_id=''), name=names,
+                                  position=empty, velocity=empty,
+                                  effort=np.asarray(tensions, dtype=float))
+            bag.write('/' + SETPOINT_TOPIC, stamp_ns,
+                      store.serialize_cdr(setpoint, 'sensor_msgs/msg/JointState'))
+            measured = tip + rng.normal(0.0, noise, 3)
+            point = PointStamped(header=Header(stamp=stamp, frame_id=robot.base.frame_id),
+                                 point=Point(x=float(measured[0]), y=float(measured[1]),
+                                             z=float(measured[2])))
+            # the sensor reports a little after the setpoint it sees the effect of
+            bag.write('/' + TIP_TOPIC, stamp_ns + int(round(TIP_DELAY * 1e9)),
+                      store.serialize_cdr(point, 'geometry_msgs/msg/PointStamped'))

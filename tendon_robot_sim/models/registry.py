@@ -1,0 +1,185 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Which simulation model serves a robot description: (kind, mode) -> factory.
+
+A description file's top-level ``kind`` picks the robot kind
+(:data:`~tendon_robot_sim.models.tendon_robot.ROBOT_KINDS`; none: a tendon robot) and with it the
+loader; the simulator
+node's ``mode`` picks one of the kind's models (empty: the kind's first, its default).
+Adding a kind or a model is an entry in :data:`LOADERS` and :data:`MODELS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from tendon_robot_sim.models.pcr import robot as pcr_robot
+from tendon_robot_sim.models.pcr.model import PcrStatics
+from tendon_robot_sim.models.rod.model import TendonDynamics, TendonStatics
+from tendon_robot_sim.models.rod.statics import StaticsError
+from tendon_robot_sim.models.sim_model import InputError, SimModel
+from tendon_robot_sim.models.snake import robot as snake
+from tendon_robot_sim.models.snake.model import SnakeDynamicsModel
+from tendon_robot_sim.models.tendon_robot import (description_kind, load_robot, read_yaml,
+                                                  ROBOT_KINDS, RobotDescriptionError, TENDON_ROBOT)
+from tendon_robot_sim.models.trunk import robot as bellows_robot
+from tendon_robot_sim.models.trunk.model import CCDynamicsModel
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """Settings of the node that some models take."""
+
+    dt: float | None = None              # s, time step of a timed model; None: its own
+    statics_model: str = 'discrete'      # tendon robot, quasi_static
+
+
+# kind -> loader of its description file
+LOADERS: dict[str, Callable[[Path], Any]] = {
+    TENDON_ROBOT: load_robot,
+    pcr_robot.KIND: pcr_robot.load_pcr_robot,
+    snake.KIND: snake.load_snake,
+    bellows_robot.KIND: bellows_robot.load_bellows_robot,
+}
+# The constant-curvature model serves several kinds (tendon robots, bellows robots).
+CC_MODE = 'cc_dynamic'
+# kind -> {mode: factory(description, options)}; the first mode of a kind is its default.
+MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], SimModel]]] = {
+    TENDON_ROBOT: {
+        'dynamic': lambda robot, o: TendonDynamics(robot, dt=o.dt),
+        'quasi_static': lambda robot, o: TendonStatics(robot, o.statics_model),
+        CC_MODE: lambda robot, o: CCDynamicsModel.of_tendon_robot(robot, dt=o.dt),
+    },
+    pcr_robot.KIND: {
+        'quasi_static': lambda robot, o: PcrStatics(robot),
+    },
+    snake.KIND: {
+        'dynamic': lambda robot, o: SnakeDynamicsModel(robot, dt=o.dt),
+    },
+    bellows_robot.KIND: {
+        CC_MODE: lambda robot, o: CCDynamicsModel.of_bellows_robot(robot, dt=o.dt),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Actuation:
+    """What a tension controller needs of a robot pulled by tendons or cables."""
+
+    names: tuple[str, ...]            # tendons or cables, in order
+    max_tensions: np.ndarray          # (n,) N
+    base_frame: str
+    base_position: np.ndarray         # (3,) m, base frame origin in the world
+    reach: float                      # m, length of the robot from its base
+    statics_robot: Any = None         # description a TipController takes; None: no statics
+
+
+# kind -> actuation of its description, for the kinds driven by tensions.
+ACTUATIONS: dict[str, Callable[[Any], Actuation]] = {
+    TENDON_ROBOT: lambda robot: Actuation(
+        tuple(robot.tendon_names), robot.max_tensions, robot.base.frame_id,
+        robot.base.position, robot.rod.length, statics_robot=robot),
+    snake.KIND: lambda robot: Actuation(
+        tuple(robot.cable_names), np.full(len(robot.cables), robot.max_tension),
+        SnakeDynamicsModel.base_frame, np.zeros(3), robot.n_joints * robot.link.height),
+}
+
+
+def load_actuation(path: str | Path, user: str) -> tuple[str, Actuation]:
+    """
+    (kind, actuation) of the description in ``path``.
+
+    Raises
+    ------
+    RobotDescriptionError
+        The file is bad, or its kind is not driven by tensions (``user`` refuses it).
+
+    """
+    kind, description = load_any_description(path)
+    if kind not in ACTUATIONS:
+        raise RobotDescriptionError(f'{path}: kind: {kind} is {ROBOT_KINDS[kind]}; {user} '
+                                    'drives tendons or cables only')
+    return kind, ACTUATIONS[kind](description)
+
+
+class ModelConfigurationError(ValueError):
+    """No model can be built for this file and mode; the message says why."""
+
+
+def load_any_description(path: str | Path) -> tuple[str, Any]:
+    """
+    (kind, validated description) of the file in ``path``.
+
+    Raises
+    ------
+    RobotDescriptionError
+        The file is bad or its kind unknown; one line naming the file and the key.
+
+    """
+    kind = file_kind(path)
+    if kind not in LOADERS:
+        raise RobotDescriptionError(f'{path}: kind: {kind} is {ROBOT_KINDS[kind]}, which '
+                                    f'has no simulation model yet (models: {sorted(LOADERS)})')
+    return kind, LOADERS[kind](path)
+
+
+def file_kind(path: str | Path) -> str:
+    """Return the ``kind`` of the description in ``path``; RobotDescriptionError names the file."""
+    try:
+        return description_kind(read_yaml(path))
+    except RobotDescriptionError as error:
+        message = str(error)
+        raise RobotDescriptionError(
+            message if message.startswith(str(path)) else f'{path}: {message}') from None
+
+
+def create_model(path: str | Path, mode: str = '', options: ModelOptions = ModelOptions()
+                 ) -> tuple[str, str, SimModel]:
+    """
+    (kind, mode, model) for the description in ``path``; ``mode`` '': the kind's default.
+
+    Raises
+    ------
+    ModelConfigurationError
+        The file is bad, the kind has no such mode, or the model refuses the robot.
+
+    """
+    try:
+        kind = file_kind(path)
+        modes = MODELS.get(kind, {})
+        mode = mode or next(iter(modes), '')
+        if modes and mode not in modes:
+            raise ModelConfigurationError(f'mode: must be one of {_mode_list(modes)} for '
+                                          f'{ROBOT_KINDS[kind]}, got {mode!r}')
+        kind, description = load_any_description(path)
+        return kind, mode, modes[mode](description, options)
+    except (RobotDescriptionError, InputError, StaticsError) as error:
+        raise ModelConfigurationError(str(error)) from None
+
+
+def _mode_list(modes) -> str:
+    """
+    List the modes of a kind for an error message.
+
+    Its own models, then the constant-curvature one that several kinds share.
+    """
+    own = [m for m in modes if m != CC_MODE]
+    shared = [f'{[CC_MODE]} (constant curvature)'] if CC_MODE in modes else []
+    return ' or '.join(([str(own)] if own else []) + shared)

@@ -1,0 +1,620 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Dynamic simulation of a tendon-driven continuum robot with PyElastica 1.0.
+
+:class:`TendonSimulator` builds a Cosserat rod from a
+:class:`~tendon_robot_sim.models.tendon_robot.Robot`
+(vertebra discs with mass and inertia, clamped at the base, gravity,
+mass-proportional damping, one
+:class:`~tendon_robot_sim.models.rod.tendon_forces.TendonForces` for all tendons; see
+:func:`build_rod_system`), steps it with position Verlet (compiled, or PyElastica's
+``PositionVerlet.step`` as the reference) at a time step derived
+from the stability bound (:func:`stable_time_step`), watches for divergence and
+reports a :class:`SimState`. It imports no ROS.
+
+Frames: the world frame is the robot's base frame (``robot.base.frame_id``);
+every position, rotation and velocity in a :class:`SimState` is expressed in it.
+Rotations are 3x3 matrices whose columns are the material axes d1, d2, d3;
+quaternions are [qx, qy, qz, qw] with qw >= 0.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+import logging
+import math
+from typing import Callable, Mapping
+
+import elastica as ea
+import numpy as np
+
+from tendon_robot_sim.models.modal import mass_proportional_damping
+from tendon_robot_sim.models.rod._dynamics_kernels import advance_rod, first_bad_node, rod_arrays
+from tendon_robot_sim.models.rod.tendon_forces import (TendonForces, TendonLayout,
+                                                       vertebra_directors)
+# InputError and SimulationDiverged are the errors of every simulation model
+from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
+from tendon_robot_sim.models.tendon_robot import Robot
+
+logger = logging.getLogger(__name__)
+
+# PyElastica 1.0 multiplies the shear stiffness G A by this Timoshenko correction
+# (elastica/rod/factory_function.py, Kaneko 1975 for Poisson's ratio 0.5);
+# bending E I and torsion G J are used as given.
+PYELASTICA_SHEAR_CORRECTION = 27.0 / 28.0
+# A node farther than this many rod lengths from the base means the run has blown up.
+RUNAWAY_LENGTHS = 2.0
+# Steps between divergence checks: cheap enough to be negligible, soon enough that
+# an unstable run is caught within a few steps of its first NaN or runaway.
+CHECK_EVERY = 10
+# How TendonSimulator steps: one numba call per advance() (_dynamics_kernels.advance_rod),
+# or PyElastica's PositionVerlet.step per step (the reference).
+STEPPERS = ('compiled', 'pyelastica')
+# Seconds of tip-position history kept for is_steady() (sampled about every
+# CHECK_EVERY steps, however advance() is called).
+HISTORY_SPAN = 1.0
+
+
+@dataclass(frozen=True)
+class SimState:
+    """
+    Snapshot of the robot; everything in the base (world) frame, SI units.
+
+    Attributes
+    ----------
+    time : float
+        Simulation time [s].
+    tip_position : (3,) [m]
+    tip_orientation : (4,) quaternion [qx, qy, qz, qw] of the tip frame (columns d1 d2 d3).
+    tip_rotation : (3, 3) columns d1, d2, d3 of the tip (last element).
+    tip_velocity : (3,) [m/s]
+    centerline : (3, n_nodes) backbone node positions [m].
+    vertebra_positions : (3, k) centre of each vertebra disc [m].
+    vertebra_rotations : (k, 3, 3) columns d1 d2 d3 of each disc.
+    vertebra_orientations : (k, 4) quaternions [qx, qy, qz, qw].
+    tendon_paths : tuple of (3, j) arrays
+        Per tendon: base hole, then the hole of each vertebra up to its anchor [m].
+    tensions : (n_tendons,) currently applied tensions [N].
+    tendon_lengths : (n_tendons,) path length from base hole to anchor [m].
+    tendon_displacements : (n_tendons,)
+        Length pulled in past the base [m], positive when pulling:
+        ``rest_length - current_length + rest_length * compliance * tension``,
+        where rest_length is the path length on the straight rod.
+
+    """
+
+    time: float
+    tip_position: np.ndarray
+    tip_orientation: np.ndarray
+    tip_rotation: np.ndarray
+    tip_velocity: np.ndarray
+    centerline: np.ndarray
+    vertebra_positions: np.ndarray
+    vertebra_rotations: np.ndarray
+    vertebra_orientations: np.ndarray
+    tendon_paths: tuple
+    tensions: np.ndarray
+    tendon_lengths: np.ndarray
+    tendon_displacements: np.ndarray
+
+
+def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
+    """
+    Largest stable position-Verlet time step of the undamped discrete rod [s].
+
+    Verlet is stable while omega_max dt <= 2, with omega_max the highest
+    natural frequency of the discretised rod, found in its zig-zag modes (signs
+    alternating element to element). With element length l = L / n, density rho,
+    area A, second moment I, a = 2 / l and alpha the shear correction
+    (:data:`PYELASTICA_SHEAR_CORRECTION`):
+
+    * axial: a chain of masses rho A l and springs E A / l gives
+      omega^2 = 4 E / (rho l^2) (twist likewise 4 G / (rho l^2));
+    * shear coupled with bending: node displacement w and element rotation
+      theta alternating give the shear strain a w + theta and curvature a theta,
+      so with M = diag(rho A l, rho I l) and
+      K = l [[alpha G A a^2, alpha G A a], [alpha G A a, alpha G A + E I a^2]]
+      omega^2 is the largest eigenvalue of M^-1 K:
+      omega^2 = tr/2 + sqrt(tr^2/4 - det), tr = (alpha G (a^2 + A/I) + E a^2) / rho,
+      det = alpha G E a^4 / rho^2. Its alpha G A / (rho I) = 4 alpha G / (rho r^2)
+      part is the rotational shear mode: for a thick rod (r ~ l) it bounds dt
+      whatever the number of elements.
+
+    dt_max = 2 / omega_max. Checked against PyElastica without damping: stable at
+    dt_max, blown up at 1.03 dt_max (10 and 50 elements, default robot). It is
+    the bound of the bare rod: the vertebra discs only add mass and inertia, which
+    lowers every frequency, and the mass-proportional damper (light for these
+    modes) does not stretch it noticeably, so it holds for any disc and damping.
+    """
+    rod = robot.rod
+    n_elements = rod.elements if n_elements is None else n_elements
+    a = 2.0 / (rod.length / n_elements)
+    alpha_g = PYELASTICA_SHEAR_CORRECTION * rod.shear_modulus
+    e = rod.youngs_modulus
+    trace = (alpha_g * (a * a + rod.area / rod.second_moment) + e * a * a) / rod.density
+    det = alpha_g * e * a ** 4 / rod.density ** 2
+    shear_bending = trace / 2.0 + math.sqrt(max(trace * trace / 4.0 - det, 0.0))
+    axial = a * a * max(e, rod.shear_modulus) / rod.density
+    return 2.0 / math.sqrt(max(shear_bending, axial))
+
+
+class _System(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):
+    """PyElastica system collection with the modules the simulator uses."""
+
+
+def soften_end_joints(rod) -> None:
+    """
+    Give the first and last bending joints the stiffness of their real domains.
+
+    PyElastica bends a rod only at its n - 1 interior nodes, each standing for
+    one element length l, so the half elements at the clamp (element 0 keeps the
+    clamped directors) and at the free end never bend: bending is missing over
+    [0, l/2] and [L - l/2, L], an O(l) error (a cantilever under its own weight
+    deflects 2 l / L too little: 18 % with 10 elements). Joint 0 (node 1) stands
+    for [0, 3l/2] and the last joint for [L - 3l/2, L]; scaling their bend/twist
+    stiffness by l / (1.5 l) = 2/3 restores the full bending length and makes the
+    error O(l^2) (4 % of the deflection with 10 elements, 1 % with 20; see
+    test_simulator.py). Call before ``finalize()``.
+    """
+    domain = rod.rest_voronoi_lengths.copy()
+    domain[0] += 0.5 * rod.rest_lengths[0]
+    domain[-1] += 0.5 * rod.rest_lengths[-1]     # the same joint when n = 2
+    rod.bend_matrix *= rod.rest_voronoi_lengths / domain
+
+
+def add_vertebra_discs(rod, robot: Robot, layout: TendonLayout) -> None:
+    """
+    Add the mass and rotary inertia of the vertebra discs to ``rod``, before ``finalize()``.
+
+    Each disc's mass goes to its node; its rotary inertia (thin cylinder,
+    :attr:`Robot.disc_inertia`: about a diameter for d1 and d2, about its axis for d3)
+    is shared equally by the free elements next to the node: elements k-1 and k,
+    only k when k-1 is the clamped element 0, only k-1 at the tip.
+    PyElastica keeps the inverse inertia too, so both are updated.
+    """
+    diameter, axis = robot.disc_inertia
+    inertia = np.diag((diameter, diameter, axis))
+    n_elems = rod.n_elems
+    for k in layout.nodes:
+        rod.mass[k] += robot.vertebra_mass
+        elements = [e for e in (k - 1, k) if 0 < e < n_elems]
+        for e in elements:
+            rod.mass_second_moment_of_inertia[:, :, e] += inertia / len(elements)
+    rod.inv_mass_second_moment_of_inertia[:] = np.linalg.inv(
+        rod.mass_second_moment_of_inertia.transpose(2, 0, 1)).transpose(1, 2, 0)
+
+
+def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
+                     tip_wrench: np.ndarray | None = None):
+    """
+    Build the finalized PyElastica system of ``robot`` and its rod, straight, at rest.
+
+    The rod carries the vertebra discs (:func:`add_vertebra_discs`), is clamped at
+    node 0 / element 0 (``OneEndFixedBC``), has its end joints softened
+    (:func:`soften_end_joints`) when ``rod.end_joint_correction`` is on, is loaded by
+    gravity (which weighs the discs too) and by one :class:`TendonForces` reading
+    the shared ``tensions`` [N] and ``tip_wrench`` (default ``robot.tip_load``)
+    arrays, and is damped by ``AnalyticalLinearDamper``'s
+    uniform protocol: every velocity times exp(-c dt) per step, c from
+    :func:`~tendon_robot_sim.models.modal.mass_proportional_damping`.
+    """
+    spec = robot.rod
+    system = _System()
+    rod = ea.CosseratRod.straight_rod(
+        spec.elements,
+        start=robot.base.position.copy(),
+        # copies: PyElastica normalises ``normal`` in place
+        direction=robot.base.direction.copy(),
+        normal=robot.base.normal.copy(),
+        base_length=spec.length,
+        base_radius=spec.radius,
+        density=spec.density,
+        youngs_modulus=spec.youngs_modulus,
+        shear_modulus=spec.shear_modulus,
+    )
+    add_vertebra_discs(rod, robot, TendonLayout.from_robot(robot))
+    if spec.end_joint_correction:
+        soften_end_joints(rod)
+    system.append(rod)
+    system.constrain(rod).using(
+        ea.OneEndFixedBC, constrained_position_idx=(0,), constrained_director_idx=(0,))
+    system.add_forcing_to(rod).using(ea.GravityForces, acc_gravity=robot.gravity.copy())
+    system.add_forcing_to(rod).using(TendonForces, robot=robot, tensions=tensions,
+                                     vertebra_weight=False, tip_wrench=tip_wrench)
+    rate = mass_proportional_damping(robot)
+    if rate > 0.0:
+        system.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=rate,
+                                 time_step=dt)
+    system.finalize()
+    return system, rod
+
+
+class TendonSimulator:
+    """
+    PyElastica simulation of one tendon-driven robot.
+
+    Parameters
+    ----------
+    robot : Robot
+        The robot description (geometry, material, tendons, loads).
+    dt : float, optional
+        Time step [s]. Default: ``safety_factor * stable_time_step(robot)``.
+    safety_factor : float
+        Fraction (0, 1] of the stability bound used when ``dt`` is not given.
+    stepper : {'compiled', 'pyelastica'}
+        ``compiled`` advances many steps in one numba call
+        (:func:`~tendon_robot_sim.models.rod._dynamics_kernels.advance_rod`);
+        ``pyelastica`` calls ``PositionVerlet.step`` of the same system once per
+        step (the reference it is tested against, several times slower).
+
+    Raises
+    ------
+    InputError
+        For a bad ``dt`` or ``safety_factor``, or a rod too coarse for its vertebrae.
+
+    """
+
+    def __init__(self, robot: Robot, dt: float | None = None, safety_factor: float = 0.9,
+                 stepper: str = 'compiled'):
+        if stepper not in STEPPERS:
+            raise InputError(f'stepper: must be one of {list(STEPPERS)}, got {stepper!r}')
+        self.stepper = stepper
+        self.robot = robot
+        self.tendon_names = robot.tendon_names
+        self.n_tendons = len(robot.tendons)
+        self.stable_dt = stable_time_step(robot)
+        if not (_is_real(safety_factor) and 0.0 < safety_factor <= 1.0):
+            raise InputError(f'safety_factor: must be in (0, 1], got {safety_factor!r}')
+        if dt is None:
+            dt = safety_factor * self.stable_dt
+        elif not (_is_real(dt) and math.isfinite(dt) and dt > 0.0):
+            raise InputError(f'dt: must be a finite number > 0, got {dt!r}')
+        elif dt > self.stable_dt:
+            logger.warning('dt = %.3g s is above the stability bound %.3g s; the run may '
+                           'diverge', dt, self.stable_dt)
+        self.dt = float(dt)
+        try:
+            self._layout = TendonLayout.from_robot(robot)
+        except ValueError as error:
+            raise InputError(str(error)) from None
+        off = np.abs(self._layout.mismatch).max()
+        if off > 1e-6:
+            logger.warning('vertebrae are up to %.3g m away from their nodes; choose '
+                           'rod.elements so that they fall on nodes', off)
+        # Shared with TendonForces: written in place, never rebound.
+        self._tensions = np.zeros(self.n_tendons)
+        self._tip_wrench = np.zeros((2, 3))
+        self._build()
+        self._rest_lengths = self._layout.path_lengths(self._layout.tendon_paths(
+            self._rod.position_collection, self._rod.director_collection))
+
+    # ------------------------------------------------------------------ set-up
+
+    def _build(self) -> None:
+        """Create the PyElastica system in its initial straight state at t = 0."""
+        self._tip_wrench[:] = (self.robot.tip_load.force, self.robot.tip_load.moment)
+        self._system, self._rod = build_rod_system(self.robot, self.dt, self._tensions,
+                                                   self._tip_wrench)
+        self._stepper = ea.PositionVerlet()
+        block = next(self._system.final_systems())
+        forcing = TendonForces(self.robot, self._tensions, vertebra_weight=False,
+                               tip_wrench=self._tip_wrench)
+        # advance_rod's arguments after (n_steps, dt), all views of the system's state
+        self._compiled = (
+            rod_arrays(block), block.position_collection[:, 0].copy(),
+            block.director_collection[:, :, 0].copy(), self.robot.gravity.copy(),
+            math.exp(-mass_proportional_damping(self.robot) * self.dt), forcing.kernel_arguments,
+            CHECK_EVERY, self.robot.base.position.copy(),
+            RUNAWAY_LENGTHS * self.robot.rod.length)
+        self.time = 0.0
+        self._steps = 0
+        self._diverged: str | None = None
+        self._history = deque([(0.0, self._rod.position_collection[:, -1].copy())],
+                              maxlen=math.ceil(HISTORY_SPAN / (CHECK_EVERY * self.dt)) + 2)
+
+    def reset(self) -> None:
+        """
+        Back to the initial straight state at t = 0 with zero tensions.
+
+        The tip load returns to the description's ``tip_load``.
+
+        The PyElastica system is rebuilt, so no state (memory blocks, damper,
+        constraint) survives from the previous run; the compiled kernels are reused.
+        """
+        self._tensions[:] = 0.0
+        self._build()
+
+    # ------------------------------------------------------------------ inputs
+
+    @property
+    def tensions(self) -> np.ndarray:
+        """Return a copy of the applied tensions [N], (n_tendons,)."""
+        return self._tensions.copy()
+
+    def set_tensions(self, tensions) -> None:
+        """
+        Set the tendon tensions [N].
+
+        Parameters
+        ----------
+        tensions : sequence of n_tendons numbers, or mapping {tendon name: number}
+            A mapping changes only the tendons it names. Each value must be
+            finite, >= 0 and <= the tendon's ``max_tension``.
+
+        Raises
+        ------
+        InputError
+            Naming the value and the problem; nothing is changed then.
+
+        """
+        new = self._tensions.copy()
+        if isinstance(tensions, Mapping):
+            for name, value in tensions.items():
+                if name not in self.tendon_names:
+                    raise InputError(f'tensions: unknown tendon {name!r} '
+                                     f'(known: {", ".join(self.tendon_names)})')
+                index = self.tendon_names.index(name)
+                new[index] = self._check_tension(value, index, f'tensions[{name!r}]')
+        else:
+            if isinstance(tensions, (str, bytes)) or not hasattr(tensions, '__len__'):
+                raise InputError('tensions: must be a sequence of numbers or a mapping '
+                                 f'{{tendon name: number}}, got {type(tensions).__name__}')
+            values = list(np.ravel(tensions)) if isinstance(tensions, np.ndarray) \
+                else list(tensions)
+            if len(values) != self.n_tendons:
+                raise InputError(
+                    f'tensions: expected {self.n_tendons} values (one per tendon '
+                    f'{", ".join(self.tendon_names)}), got {len(values)}')
+            for index, value in enumerate(values):
+                new[index] = self._check_tension(value, index, f'tensions[{index}]')
+        self._tensions[:] = new
+
+    @property
+    def tip_load(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return copies of the applied tip force [N] and moment [N m], world frame."""
+        return self._tip_wrench[0].copy(), self._tip_wrench[1].copy()
+
+    def set_tip_load(self, force, moment=(0.0, 0.0, 0.0)) -> None:
+        """
+        Set the external tip force [N] and moment [N m], world (base) frame.
+
+        Raises
+        ------
+        InputError
+            Unless both are 3 finite numbers; nothing is changed then.
+
+        """
+        wrench = np.empty((2, 3))
+        for row, (name, value) in enumerate((('force', force), ('moment', moment))):
+            values = list(np.ravel(value)) if hasattr(value, '__len__') and not isinstance(
+                value, (str, bytes)) else None
+            if values is None or len(values) != 3 or not all(_is_real(v) for v in values):
+                raise InputError(f'tip {name}: must be 3 numbers, got {value!r}')
+            if not all(math.isfinite(v) for v in values):
+                raise InputError(f'tip {name}: must be finite, got {values}')
+            wrench[row] = values
+        self._tip_wrench[:] = wrench
+
+    def _check_tension(self, value, index: int, field: str) -> float:
+        if not _is_real(value):
+            raise InputError(f'{field}: must be a number, got {value!r}')
+        value = float(value)
+        if not math.isfinite(value):
+            raise InputError(f'{field}: must be finite, got {value}')
+        if value < 0.0:
+            raise InputError(f'{field}: must be >= 0, got {value}')
+        limit = self.robot.tendons[index].max_tension
+        if value > limit:
+            raise InputError(f'{field}: must be <= max_tension {limit} N of tendon '
+                             f'{self.tendon_names[index]!r}, got {value}')
+        return value
+
+    # ------------------------------------------------------------------ stepping
+
+    def advance(self, duration: float) -> SimState:
+        """
+        Step ``round(duration / dt)`` time steps and return the new state.
+
+        Raises
+        ------
+        InputError
+            If ``duration`` is not a finite number >= 0.
+        SimulationDiverged
+            When a node position becomes non-finite or farther than
+            2 rod lengths from the base (checked every few steps and at the end).
+            The state is then invalid until :meth:`reset`.
+
+        """
+        if not (_is_real(duration) and math.isfinite(duration) and duration >= 0.0):
+            raise InputError(f'duration: must be a finite number >= 0 s, got {duration!r}')
+        if self._diverged:
+            raise SimulationDiverged(f'{self._diverged} (call reset() before advancing)')
+        n_steps = round(duration / self.dt)
+        if self.stepper == 'compiled':
+            self._advance_compiled(n_steps)
+        else:
+            self._advance_pyelastica(n_steps)
+        self._steps += n_steps
+        return self.state()
+
+    def _advance_compiled(self, n_steps: int) -> None:
+        samples = np.empty((n_steps // CHECK_EVERY, 3))
+        done, node = advance_rod(n_steps, self.dt, *self._compiled, samples)
+        start = self.time
+        self.time = start + done * self.dt
+        for i in range(done // CHECK_EVERY):
+            self._record_tip(start + (i + 1) * CHECK_EVERY * self.dt, samples[i])
+        self._record_tip(self.time, self._rod.position_collection[:, -1])
+        if node >= 0:
+            self._fail(node, done, self.time, RUNAWAY_LENGTHS * self.robot.rod.length)
+
+    def _advance_pyelastica(self, n_steps: int) -> None:
+        system, stepper, dt = self._system, self._stepper, self.dt
+        position = self._rod.position_collection
+        origin = self.robot.base.position
+        limit = RUNAWAY_LENGTHS * self.robot.rod.length
+        time = self.time
+        try:
+            for step in range(1, n_steps + 1):
+                time = stepper.step(system, time, dt)
+                if step % CHECK_EVERY == 0 or step == n_steps:
+                    node = first_bad_node(position, origin, limit)
+                    if node >= 0:
+                        self._fail(node, step, time, limit)
+                    self._record_tip(time, position[:, -1])
+        finally:
+            self.time = float(time)
+
+    def _record_tip(self, time: float, tip: np.ndarray) -> None:
+        """Keep a tip sample for is_steady(), about every CHECK_EVERY steps."""
+        if time - self._history[-1][0] >= (CHECK_EVERY - 0.5) * self.dt:
+            self._history.append((float(time), tip.copy()))
+
+    def _fail(self, node: int, step: int, time: float, limit: float) -> None:
+        p = self._rod.position_collection[:, node]
+        if np.all(np.isfinite(p)):
+            what = (f'node {node} is {np.linalg.norm(p - self.robot.base.position):.3g} m from '
+                    f'the base (limit {RUNAWAY_LENGTHS:g} rod lengths = {limit:g} m)')
+        else:
+            what = f'node {node} has a non-finite position {p.tolist()}'
+        self._diverged = (
+            f'simulation diverged at t = {time:.6g} s (step {self._steps + step}): {what}; '
+            f'dt = {self.dt:.3g} s, stability bound {self.stable_dt:.3g} s')
+        raise SimulationDiverged(f'{self._diverged}; call reset() to start again')
+
+    def is_steady(self, speed_tolerance: float = 1e-3, window: float = 0.1) -> bool:
+        """
+        Whether the tip has come to rest.
+
+        The tip's mean speed over the last ``window`` seconds and over the
+        ``window`` before it must both be below ``speed_tolerance`` [m/s]; the
+        second window catches the turning points of a slow oscillation. Mean
+        speeds (displacement / window) rather than the instantaneous velocity,
+        because the weakly damped axial modes keep a micrometre-sized,
+        kilohertz tip vibration alive long after the shape has settled.
+        False until 2 windows have been simulated since the start or reset().
+        A window shorter than 2 tip samples (``2 * CHECK_EVERY * dt``) is lengthened.
+        """
+        if not (_is_real(window) and 0.0 < window <= HISTORY_SPAN / 2.0):
+            raise InputError(f'window: must be in (0, {HISTORY_SPAN / 2.0:g}] s, got {window!r}')
+        # at least two tip samples per window
+        window = max(window, 2 * CHECK_EVERY * self.dt)
+        times = np.fromiter((sample[0] for sample in self._history), float,
+                            len(self._history))
+        if times[-1] - times[0] < 2.0 * window - 0.5 * self.dt:
+            return False
+        # nearest samples to t - window and t - 2 window
+        now = times[-1]
+        indices = [np.abs(times - (now - m * window)).argmin() for m in (0, 1, 2)]
+        tips = [self._history[i][1] for i in indices]
+        speeds = [np.linalg.norm(tips[m] - tips[m + 1])
+                  / (times[indices[m]] - times[indices[m + 1]]) for m in (0, 1)]
+        return bool(max(speeds) < speed_tolerance)
+
+    def run_until_steady(self, max_time: float, check_interval: float = 0.05,
+                         speed_tolerance: float = 1e-3, window: float = 0.1,
+                         progress: Callable[[float], None] | None = None) -> SimState:
+        """
+        Advance in chunks of ``check_interval`` [s] until steady or ``max_time`` [s] more.
+
+        ``progress``, if given, is called after each chunk with the simulated
+        time of that chunk [s]. Whether the end state is steady is
+        :meth:`is_steady` (with the same tolerances).
+        """
+        for name, value in (('max_time', max_time), ('check_interval', check_interval)):
+            if not (_is_real(value) and math.isfinite(value) and value > 0.0):
+                raise InputError(f'{name}: must be a finite number > 0 s, got {value!r}')
+        end = self.time + max_time
+        while self.time < end - 0.5 * self.dt:
+            chunk = min(check_interval, end - self.time)
+            start = self.time
+            self.advance(chunk)
+            if progress is not None:
+                progress(self.time - start)
+            if self.is_steady(speed_tolerance, window):
+                break
+        return self.state()
+
+    # ------------------------------------------------------------------ output
+
+    def state(self) -> SimState:
+        """Return the current :class:`SimState` (arrays are copies)."""
+        rod, layout = self._rod, self._layout
+        position = rod.position_collection.copy()
+        director = rod.director_collection
+        # directors rows d1 d2 d3 -> rotation matrices with columns d1 d2 d3
+        vertebra_rotations = np.transpose(vertebra_directors(director, layout.nodes),
+                                          (2, 1, 0)).copy()
+        tip_rotation = director[:, :, -1].T.copy()
+        quaternions = rotation_to_quaternion(
+            np.concatenate((vertebra_rotations, tip_rotation[np.newaxis])))
+        paths = layout.tendon_paths(position, director)
+        lengths = layout.path_lengths(paths)
+        compliance = np.array([t.compliance for t in self.robot.tendons])
+        tensions = self._tensions.copy()
+        return SimState(
+            time=self.time,
+            tip_position=position[:, -1].copy(),
+            tip_orientation=quaternions[-1],
+            tip_rotation=tip_rotation,
+            tip_velocity=rod.velocity_collection[:, -1].copy(),
+            centerline=position,
+            vertebra_positions=position[:, layout.nodes].copy(),
+            vertebra_rotations=vertebra_rotations,
+            vertebra_orientations=quaternions[:-1],
+            tendon_paths=paths,
+            tensions=tensions,
+            tendon_lengths=lengths,
+            tendon_displacements=(self._rest_lengths - lengths
+                                  + self._rest_lengths * compliance * tensions),
+        )
+
+
+def rotation_to_quaternion(rotation: np.ndarray) -> np.ndarray:
+    """
+    Return unit quaternions [qx, qy, qz, qw] (qw >= 0) of rotation matrices (..., 3, 3).
+
+    Shepperd's method: of the four ways to get the quaternion from the matrix,
+    each matrix uses the one dividing by its largest component (well conditioned).
+    Vectorised because scipy's Rotation costs most of a state() call.
+    """
+    m = np.asarray(rotation, dtype=float)
+    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
+    # 4 q_i^2 for i = x, y, z, w
+    squares = np.stack((1.0 + m00 - m11 - m22, 1.0 - m00 + m11 - m22,
+                        1.0 - m00 - m11 + m22, 1.0 + m00 + m11 + m22), axis=-1)
+    s01, s02, s12 = m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0], \
+        m[..., 1, 2] + m[..., 2, 1]
+    d21, d02, d10 = m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], \
+        m[..., 1, 0] - m[..., 0, 1]
+    # row i: 4 q_i times (qx, qy, qz, qw)
+    candidates = np.stack((
+        np.stack((squares[..., 0], s01, s02, d21), axis=-1),
+        np.stack((s01, squares[..., 1], s12, d02), axis=-1),
+        np.stack((s02, s12, squares[..., 2], d10), axis=-1),
+        np.stack((d21, d02, d10, squares[..., 3]), axis=-1),
+    ), axis=-2)
+    best = np.argmax(squares, axis=-1)[..., np.newaxis, np.newaxis]
+    q = np.take_along_axis(candidates, best, axis=-2)[..., 0, :]
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(q[..., 3:] < 0.0, -q, q)
+
+
+def _is_real(value) -> bool:
+    """Tell whether ``value`` is a real number (bool and strings excluded)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))

@@ -1,0 +1,150 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The tendon robot behind the :class:`~tendon_robot_sim.models.sim_model.SimModel` interface.
+
+``dynamic``: :class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` (Cosserat rod
+dynamics) driven by tensions. ``quasi_static``: one
+:class:`~tendon_robot_sim.models.rod.statics.StaticsSolver` equilibrium per setpoint, of
+tensions or of displacements (whose solved tensions must stay within ``max_tension``).
+Both report the same shape: backbone, vertebra discs, tendon paths.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+from tendon_robot_sim.models.rod.statics import ConvergenceError, StaticsInputError, StaticsSolver
+from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
+                                               Polyline, Pose, SimModel)
+from tendon_robot_sim.models.tendon_robot import Robot
+
+BACKBONE_COLOR = (0.8, 0.8, 0.75, 1.0)
+DISC_COLOR = (0.95, 0.95, 0.95, 0.8)
+TENDON_WIDTH = 0.001   # m, line width of the tendons in RViz
+
+
+def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
+    """
+    Return a :class:`ModelState` of a SimState or StaticsResult ``shape`` of ``robot``.
+
+    Markers: ``backbone`` (as wide as the rod), one ``vertebrae`` disc per vertebra
+    (axis along its d3, radius and thickness from the description), ``tendons``: one
+    segment between consecutive holes of each tendon, coloured per tendon.
+    """
+    discs = tuple(
+        Cylinder('vertebrae', Pose(shape.vertebra_positions[:, i], q), 2.0 * robot.disc_radius,
+                 robot.disc_thickness, DISC_COLOR)
+        for i, q in enumerate(shape.vertebra_orientations))
+    return ModelState(
+        time=time, position=shape.tendon_displacements, effort=shape.tensions,
+        tip=Pose(shape.tip_position, shape.tip_orientation),
+        frames=tuple(Pose(shape.vertebra_positions[:, i], q)
+                     for i, q in enumerate(shape.vertebra_orientations)),
+        markers=(Polyline('backbone', shape.centerline, 2.0 * robot.rod.radius, BACKBONE_COLOR),
+                 *discs, LineList.of_paths('tendons', shape.tendon_paths, TENDON_WIDTH)))
+
+
+class TendonDynamics(SimModel):
+    """Cosserat rod dynamics driven by tendon tensions (``effort``, N)."""
+
+    timed = True
+    rest = 'the initial straight state with zero tension'
+
+    def __init__(self, robot: Robot, dt: float | None = None):
+        self.robot = robot
+        self.base_frame = robot.base.frame_id
+        self.sim = TendonSimulator(robot, dt=dt)
+        self.dt = self.sim.dt
+        self.summary = f'dt {self.dt:.3g} s'
+        self.inputs = Inputs(
+            robot.tendon_names, {'effort': 'tension [N]'}, 'tendons',
+            hint='displacement setpoints need mode:=quasi_static (or a displacement '
+                 "controller); in mode 'dynamic' this simulator applies tensions (effort, N)")
+
+    def apply(self, field, values) -> None:
+        self.sim.set_tensions(values)
+
+    def advance(self, duration: float) -> None:
+        self.sim.advance(duration)
+
+    def state(self) -> ModelState:
+        return tendon_model_state(self.robot, self.sim.state(), self.sim.time)
+
+    def reset(self) -> None:
+        self.sim.reset()
+
+    def set_tip_wrench(self, force, moment) -> None:
+        self.sim.set_tip_load(force, moment)
+
+
+class TendonStatics(SimModel):
+    """
+    Static equilibria, solved on receipt of a setpoint.
+
+    Tensions (``effort``, N) or displacements (``position``, m pulled in); a rejected setpoint
+    keeps the last equilibrium.
+    """
+
+    rest = 'the zero-tension equilibrium'
+
+    def __init__(self, robot: Robot, model: str):
+        self.robot = robot
+        self.base_frame = robot.base.frame_id
+        self.solver = StaticsSolver(robot, model=model)
+        self.summary = f'{model} statics'
+        self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
+                                                  'position': 'displacement [m], pulled in'},
+                             'tendons')
+        self._zero = ('effort', np.zeros(len(robot.tendons)))
+        # where reset() returns: zero tension (sagging under gravity)
+        self._rest = self.solver.solve_tensions(self._zero[1])
+        self.reset()
+
+    def apply(self, field, values) -> None:
+        try:
+            if field == 'position':
+                shape = self.solver.solve_displacements(values)
+                # Position control must not pull harder than the tendons allow (what
+                # TendonSimulator.set_tensions enforces for tension setpoints).
+                over = np.flatnonzero(shape.tensions > self.robot.max_tensions)
+                if over.size:
+                    i = over[0]
+                    raise InputError(
+                        f'position[{self.robot.tendon_names[i]}]: the equilibrium needs '
+                        f'{shape.tensions[i]:.4g} N, above max_tension = '
+                        f'{self.robot.max_tensions[i]:g} N')
+            else:
+                shape = self.solver.solve_tensions(values)
+        except StaticsInputError as error:
+            raise InputError(str(error)) from None
+        except ConvergenceError as error:
+            raise InputError(f'{error}; still publishing the last equilibrium '
+                             f'(scaled residual {error.residual:.3g})') from None
+        self._shape = shape
+        self._last = (field, values)
+
+    def state(self) -> ModelState:
+        return tendon_model_state(self.robot, self._shape)
+
+    def reset(self) -> None:
+        self.solver.set_tip_load(self.robot.tip_load.force, self.robot.tip_load.moment)
+        self._shape = self._rest
+        self._last = self._zero
+
+    def set_tip_wrench(self, force, moment) -> None:
+        self.solver.set_tip_load(force, moment)
+        self.apply(*self._last)    # the last setpoint (none yet: zero tension) under the load

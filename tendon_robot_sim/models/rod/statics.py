@@ -1,0 +1,803 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Static equilibrium of tendon-driven continuum robots by the shooting method.
+
+Three models of the same robot description (:mod:`tendon_robot_sim.models.tendon_robot`):
+
+``cosserat``
+    Rucker & Webster 2011 ("Statics and Dynamics of Continuum Robots With General
+    Tendon Routing and External Loading", IEEE T-RO 27(6)): a Cosserat rod (shear and
+    extension) with tendons routed continuously along general paths r_i(s). The tendons
+    load the backbone with distributed wrenches, so the ODE is implicit in (v_s, u_s);
+    each step solves the 6x6 system of Eq. (16) built from the sums of Eq. (15).
+    Tendon terminations are point loads (Eqs. 18-20), applied wherever a tendon ends.
+``kirchhoff``
+    The same with v = e3 (no shear, no extension): the state holds n^b instead of v
+    and each step solves the 3x3 system of Eq. (17).
+``discrete``
+    The static twin of the dynamic PyElastica model
+    (:mod:`tendon_robot_sim.models.rod.dynamics`, seed "TendonForces"): tendons are straight
+    between the holes of consecutive vertebrae and load the backbone only at the
+    vertebrae, with force tau (unit vector to the next hole) - tau (unit vector from the
+    previous hole) (the first segment starts at the base hole at s = 0), the moment of
+    that force about the backbone (hole offset in the vertebra's own frame x force) and
+    the vertebra weight. Between vertebrae the backbone is a bare Cosserat rod with self
+    weight. The next hole is downstream of the vertebra it loads, so each bay is solved
+    for its end pose by a small Newton iteration inside the shooting residual.
+
+Constitutive law
+----------------
+Kse = diag(alpha G A, alpha G A, E A) and Kbt = diag(E I, E I, G J), with the shear
+coefficient alpha = 27/28 that PyElastica 1.0 uses (``elastica/rod/factory_function.py``:
+Kaneko's Timoshenko correction for Poisson ratio 0.5) in every model, so models can be
+compared with each other and with the simulator. ``constitutive='linear'`` is the
+Rucker & Webster law n^b = Kse (v - e3), m^b = Kbt u; ``'pyelastica'`` is what the
+PyElastica discretisation converges to, n^b = Kse (v - e3) / e and m^b = Kbt u / e^3
+with e = |v| the dilatation (Gazzola et al. 2018). The two differ only through
+extension, by about 3 x axial strain in bending stiffness. Default: ``'pyelastica'``
+for ``discrete`` (it must agree with the simulator), ``'linear'`` for ``cosserat``;
+``kirchhoff`` is inextensible (e = 1), where the two coincide.
+
+Loads
+-----
+Self weight rho A g per unit (reference) length, and the vertebra weights
+``vertebra_mass * gravity`` as point forces at the vertebra arc lengths in all three
+models (the vertebrae of the default robot weigh about as much as the rod); a robot
+description with ``vertebrae.mass: 0`` drops them. External tip force and moment come
+from ``robot.tip_load`` (world frame) unless given per solve.
+
+Tendon inputs
+-------------
+Tensions, or displacements q (length pulled in past the base, positive when pulling)
+with compliance C (1/N) and slack, after Till's displacement-control example: the
+tendon length l above the base satisfies ``l + slack + q = l* (1 + C tau)``, with
+``tau >= 0``, ``slack >= 0`` and one of them zero; l* is the rest length, the tendon's
+path length from its base hole (s = 0) to its anchor in the straight configuration
+(continuous curve for ``cosserat``/``kirchhoff``, polyline through the holes for
+``discrete``). In tension mode the displacement is ``l* - l + l* C tau`` (the same
+formula as the simulator's ``tendon_displacements``).
+
+Numerics
+--------
+Fixed-step RK4 (``DEFAULT_STEPS``) with segments split at vertebrae and tendon ends,
+and a damped Newton/Broyden iteration with finite-difference Jacobians on the scaled
+shooting residual, all numba-compiled in :mod:`tendon_robot_sim.models.rod._statics_kernels`.
+The solver keeps the last solution and Jacobian of each input mode and starts the next
+solve from them, moved by a secant estimate of how the solution follows the inputs
+(warm start: two residual evaluations for a 1 kHz stream of slowly varying tensions).
+Failing that it starts cold from the straight robot, then continues in 4 and 16 load
+steps, before raising :class:`ConvergenceError`.
+:mod:`tendon_robot_sim.models.rod.statics_reference` solves the same models with scipy.
+
+Against the simulator (default robot, gravity, 3 N and 2 N on two tendons) the
+``discrete`` tip agrees within 0.12 % of the length at 50 elements (0.23 % at 30); with
+the ``linear`` law it would be 0.45 %, and ``cosserat`` (continuous tendons) is 0.5 %.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import time
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from tendon_robot_sim.models.rod import _statics_kernels as kernels
+from tendon_robot_sim.models.tendon_robot import POSITION_TOLERANCE, Robot, Rod, vertebrae_required
+
+MODELS = ('cosserat', 'kirchhoff', 'discrete')
+CONSTITUTIVE_LAWS = ('linear', 'pyelastica')
+# PyElastica 1.0 shear coefficient (elastica/rod/factory_function.py, alpha_c).
+PYELASTICA_SHEAR_COEFFICIENT = 27.0 / 28.0
+# Largest RK4 step [m] per model: for the default robot the tip is within 1e-6 m of a
+# converged fine-step solution up to full tension on one tendon (a full curl), within
+# 1e-7 m at moderate tensions (benchmarks/bench_statics.py measures it). The discrete
+# model's bays, loaded by the tendon chords at both ends, need the finer step.
+DEFAULT_STEPS = {'cosserat': 0.005, 'kirchhoff': 0.005, 'discrete': 0.0025}
+DEFAULT_TOLERANCE = 1e-7
+# Load continuation after a failed cold start: numbers of equal load steps tried.
+CONTINUATION_STEPS = (4, 16)
+
+# A routing function: s (k,) [m] -> r, r_s, r_ss, each (3, k), body frame (like Tendon.hole).
+RoutingFunction = Callable[[np.ndarray], tuple]
+
+
+class StaticsError(Exception):
+    """Base class of the statics solver's errors."""
+
+
+class StaticsInputError(StaticsError, ValueError):
+    """A bad argument; the message names it and the problem."""
+
+
+class ConvergenceError(StaticsError):
+    """
+    The shooting method did not converge.
+
+    Attributes
+    ----------
+    residual : float
+        Scaled residual (max norm) of the last iterate.
+    iterations : int
+        Newton iterations of all attempts (warm, cold, continuation).
+
+    """
+
+    def __init__(self, message: str, residual: float, iterations: int):
+        super().__init__(message)
+        self.residual = residual
+        self.iterations = iterations
+
+
+def stiffness_matrices(rod: Rod, shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """
+    Return the diagonals of Kse and Kbt.
+
+    Kse = diag(alpha G A, alpha G A, E A) [N] and Kbt = diag(E I, E I, G J) [N m^2].
+    """
+    area, inertia = rod.area, rod.second_moment
+    Kse = np.array([shear_coefficient * rod.shear_modulus * area,
+                    shear_coefficient * rod.shear_modulus * area,
+                    rod.youngs_modulus * area])
+    Kbt = np.array([rod.youngs_modulus * inertia, rod.youngs_modulus * inertia,
+                    rod.shear_modulus * rod.polar_moment])
+    return Kse, Kbt
+
+
+@dataclass(frozen=True)
+class StaticsResult:
+    """
+    One static equilibrium. Frames: world = base frame of the robot; SI units.
+
+    Field names follow :class:`tendon_robot_sim.models.rod.dynamics.SimState` where they mean
+    the same thing, so a quasi-static node can publish the same content.
+    """
+
+    model: str
+    arc_lengths: np.ndarray            # (k,) m, reference arc length of each backbone point
+    centerline: np.ndarray             # (3, k) m, backbone positions p(s)
+    rotations: np.ndarray              # (k, 3, 3) R(s): columns d1 d2 d3
+    tip_position: np.ndarray           # (3,) m
+    tip_rotation: np.ndarray           # (3, 3)
+    tip_orientation: np.ndarray        # (4,) quaternion [qx, qy, qz, qw]
+    vertebra_positions: np.ndarray     # (3, j) m, vertebra centres
+    vertebra_rotations: np.ndarray     # (j, 3, 3)
+    vertebra_orientations: np.ndarray  # (j, 4) quaternions [qx, qy, qz, qw]
+    tendon_paths: tuple                # per tendon (3, i) m: base hole, vertebra holes
+    #                                    up to the anchor (polyline, also for cosserat)
+    base_force: np.ndarray             # (3,) N, backbone internal force n(0+), world frame:
+    #                                    what the backbone exerts on the base (tendons not
+    #                                    included; cut the robot just above the base)
+    base_moment: np.ndarray            # (3,) N m, backbone internal moment m(0+) about p(0)
+    tensions: np.ndarray               # (n,) N
+    tendon_lengths: np.ndarray         # (n,) m, path length from base hole to anchor
+    tendon_displacements: np.ndarray   # (n,) m, pulled in past the base (positive = pulling)
+    slack: np.ndarray                  # (n,) m, tendon length not taken up (displacement mode)
+    converged: bool
+    residual: float                    # scaled residual (max norm), see StaticsSolver
+    iterations: int                    # Newton iterations
+    evaluations: int                   # shooting residual evaluations (integrations)
+    solve_time: float                  # s, wall time of the solve call
+
+    def to_dict(self) -> dict:
+        """Summary as plain JSON-ready data (lists and numbers)."""
+        return {
+            'model': self.model,
+            'tip_position': self.tip_position.tolist(),
+            'tip_orientation': self.tip_orientation.tolist(),
+            'tensions': self.tensions.tolist(),
+            'displacements': self.tendon_displacements.tolist(),
+            'tendon_lengths': self.tendon_lengths.tolist(),
+            'slack': self.slack.tolist(),
+            'base_force': self.base_force.tolist(),
+            'base_moment': self.base_moment.tolist(),
+            'converged': self.converged,
+            'residual': self.residual,
+            'iterations': self.iterations,
+            'evaluations': self.evaluations,
+            'solve_time_ms': self.solve_time * 1e3,
+        }
+
+
+class _ModeState:
+    """
+    Warm-start memory of one input mode and its buffers.
+
+    After a solve: the unknowns ``x`` and Jacobian ``J`` (also kept as ``x_last``,
+    ``J_last``), the inputs ``u`` (tensions or displacements, tip force and moment) and
+    ``S``, a secant estimate of dx/du (good-Broyden updates from consecutive solves)
+    that predicts the next start point, x_last + S (u_new - u).
+    """
+
+    def __init__(self, nx: int, ny: int, nt: int, rows: int):
+        self.x = np.zeros(nx)
+        self.J = np.zeros((nx, nx))
+        self.jac_ok = np.zeros(1, dtype=np.bool_)
+        self.solved = False
+        self.x_last = np.zeros(nx)
+        self.J_last = np.zeros((nx, nx))
+        self.u = np.zeros(nt + 6)
+        self.S = np.zeros((nx, nt + 6))
+        self.work = kernels.Work(
+            y=np.zeros((3, ny)), st=np.zeros((3, ny)), wk=np.zeros(112), K=np.zeros((6, 6)),
+            M=np.zeros((4, 3, 3)), hp=np.zeros((nt, 3)), vec=np.zeros((5, nx)),
+            Jc=np.zeros((nx, nx)), traj=np.zeros((rows, ny)))
+
+
+class StaticsSolver:
+    """
+    Shooting-method statics of one robot in one model.
+
+    Parameters
+    ----------
+    robot : Robot
+        The robot description (geometry, material, gravity, vertebrae, tendons).
+    model : {'cosserat', 'kirchhoff', 'discrete'}
+        See the module docstring.
+    constitutive : {'linear', 'pyelastica'}, optional
+        Constitutive law; default 'pyelastica' for 'discrete', 'linear' otherwise.
+    shear_coefficient : float
+        alpha in Kse = diag(alpha G A, alpha G A, E A); default PyElastica's 27/28.
+    step : float, optional
+        Largest RK4 step [m]; segments between vertebrae/tendon ends are split evenly.
+        Default ``DEFAULT_STEPS[model]``.
+    routing : mapping {tendon name: callable}, optional
+        Replaces ``Tendon.hole`` of the named tendons: ``f(s) -> (r, r_s, r_ss)`` with s
+        an array (k,) of arc lengths in [0, end] [m] and each output (3, k) in the body
+        frame [m, -, 1/m]. Checked against finite differences of itself.
+        Not used by 'discrete' beyond the hole positions at the vertebrae.
+    tolerance : float
+        Newton tolerance on the scaled residual (max norm): tip force error / (E I / L^2),
+        moment error / (E I / L), length error / (length change per newton of a tendon at
+        zero load x E I / L^2). The default 1e-7 leaves the tip ~1e-8 m from the exact
+        solution of the discretised model; below ~1e-10 the discrete model's bay
+        iterations set a floor.
+    max_iterations : int
+        Newton iterations per attempt.
+
+    Attributes
+    ----------
+    rest_lengths : ndarray (n,)
+        l* of each tendon [m].
+    arc_lengths : ndarray (k,)
+        Reference arc length of each backbone point of a solution (RK4 grid) [m].
+    Kse, Kbt : ndarray (3,)
+        Stiffness diagonals [N], [N m^2].
+
+    """
+
+    def __init__(self, robot: Robot, model: str = 'cosserat', *, constitutive: str | None = None,
+                 shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT,
+                 step: float | None = None,
+                 routing: Mapping[str, RoutingFunction] | None = None,
+                 tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 100):
+        if model not in MODELS:
+            raise StaticsInputError(f'model: must be one of {list(MODELS)}, got {model!r}')
+        if constitutive is None:
+            constitutive = 'pyelastica' if model == 'discrete' else 'linear'
+        if constitutive not in CONSTITUTIVE_LAWS:
+            raise StaticsInputError(
+                f'constitutive: must be one of {list(CONSTITUTIVE_LAWS)}, got {constitutive!r}')
+        if step is None:
+            step = DEFAULT_STEPS[model]
+        if model == 'kirchhoff' and constitutive != 'linear':
+            raise StaticsInputError(
+                'constitutive: the kirchhoff model is inextensible, where the laws coincide; '
+                "leave it at 'linear'")
+        for name, value, low in (('shear_coefficient', shear_coefficient, 0.0),
+                                 ('step', step, 0.0), ('tolerance', tolerance, 0.0)):
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > low):
+                raise StaticsInputError(
+                    f'{name}: must be a finite number > {low:g}, got {value!r}')
+        if not isinstance(max_iterations, int) or max_iterations < 1:
+            raise StaticsInputError(
+                f'max_iterations: must be an integer >= 1, got {max_iterations!r}')
+        if model == 'discrete' and robot.vertebra_positions.size == 0:
+            raise StaticsInputError(vertebrae_required('discrete statics'))
+        self.robot = robot
+        self.model = model
+        self.constitutive = constitutive
+        self.tolerance = float(tolerance)
+        self.max_iterations = max_iterations
+        self.tendon_names = robot.tendon_names
+        self.n_tendons = len(robot.tendons)
+        self.Kse, self.Kbt = stiffness_matrices(robot.rod, shear_coefficient)
+        self._max_tensions = robot.max_tensions
+        self._holes_fn = _routing_functions(robot, routing)
+        self.set_tip_load(robot.tip_load.force, robot.tip_load.moment)
+        self._build(float(step))
+        nt = self.n_tendons
+        ny = 18 if model == 'discrete' else 18 + nt
+        rows = self._arc.size
+        self._modes = {kernels.TENSION: _ModeState(6, ny, nt, rows),
+                       kernels.DISPLACEMENT: _ModeState(6 + nt, ny, nt, rows)}
+        self._traj = np.zeros((rows, ny))
+        self._tau = np.zeros(nt)
+        self._lengths = np.zeros(nt)
+        self._info = np.zeros(4)
+        self._empty = np.zeros(nt)
+
+    # ------------------------------------------------------------------ set-up
+
+    def _build(self, step: float) -> None:
+        """Segments, RK4 grid, routing samples, point loads and scales (the kernel Plan)."""
+        robot, rod = self.robot, self.robot.rod
+        L = rod.length
+        nt = self.n_tendons
+        vertebrae = robot.vertebra_positions
+        ends = np.array([t.end for t in robot.tendons])
+        breaks = list(vertebrae) + [L] + ([] if self.model == 'discrete' else list(ends))
+        seg_end = []
+        for b in sorted(breaks):
+            if not seg_end or b - seg_end[-1] > POSITION_TOLERANCE:
+                seg_end.append(b)
+        seg_end = np.array(seg_end)
+        seg_start = np.concatenate(([0.0], seg_end[:-1]))
+        seg_n = np.maximum(1, np.ceil((seg_end - seg_start) / step - 1e-9)).astype(np.int64)
+        seg_h = (seg_end - seg_start) / seg_n
+        seg_pt = np.concatenate(([0], np.cumsum(2 * seg_n + 1)[:-1])).astype(np.int64)
+        seg_row = np.concatenate(([0], np.cumsum(seg_n)[:-1])).astype(np.int64)
+        nseg = seg_end.size
+
+        def near(a, b):
+            return abs(a - b) <= POSITION_TOLERANCE
+
+        active = np.array([[seg_end[k] <= ends[t] + POSITION_TOLERANCE for t in range(nt)]
+                           for k in range(nseg)], dtype=np.bool_)
+        tendon_ends = np.array([[near(seg_end[k], ends[t]) for t in range(nt)]
+                                for k in range(nseg)], dtype=np.bool_)
+        vert_index = np.zeros(nseg, dtype=np.int64)
+        for j, s in enumerate(vertebrae):
+            vert_index[int(np.argmin(np.abs(seg_end - s)))] = j + 1
+        end_mass = np.where(vert_index > 0, robot.vertebra_mass, 0.0)
+        anchor = np.array([vert_index[k] for t in range(nt)
+                           for k in range(nseg) if tendon_ends[k, t]], dtype=np.int64)
+
+        # routing samples at s, s + h/2, ..., s + n h of every segment
+        points = np.concatenate([seg_start[k] + seg_h[k] * np.arange(2 * seg_n[k] + 1) / 2.0
+                                 for k in range(nseg)])
+        points = np.minimum(points, L)
+        rt = np.zeros((points.size, nt, 9))
+        rest = np.zeros(nt)
+        for t in range(nt):
+            mask = np.zeros(points.size, dtype=bool)
+            for k in range(nseg):
+                if active[k, t]:
+                    mask[seg_pt[k]:seg_pt[k] + 2 * seg_n[k] + 1] = True
+            r, r_s, r_ss = self._holes(t, points[mask])
+            rt[mask, t, 0:3] = r.T
+            rt[mask, t, 3:6] = r_s.T
+            rt[mask, t, 6:9] = r_ss.T
+        # hole of each tendon at the base and at each vertebra up to its anchor
+        holes = np.zeros((vertebrae.size + 1, nt, 3))
+        for t in range(nt):
+            s = np.concatenate(([0.0], vertebrae[vertebrae <= ends[t] + POSITION_TOLERANCE]))
+            holes[:s.size, t] = self._holes(t, np.minimum(s, ends[t]))[0].T
+        if self.model == 'discrete':
+            for t in range(nt):
+                chords = np.diff(holes[:anchor[t] + 1, t], axis=0)
+                chords[:, 2] += np.diff(np.concatenate(([0.0], vertebrae[:anchor[t]])))
+                rest[t] = np.linalg.norm(chords, axis=1).sum()
+        else:
+            # Simpson on the RK4 grid: what the integrator gives for the straight rod
+            for t in range(nt):
+                for k in range(nseg):
+                    if not active[k, t]:
+                        continue
+                    sl = slice(seg_pt[k], seg_pt[k] + 2 * seg_n[k] + 1)
+                    f = np.linalg.norm(rt[sl, t, 3:6] + np.array([0.0, 0.0, 1.0]), axis=1)
+                    rest[t] += seg_h[k] / 6.0 * (f[0:-1:2] + 4.0 * f[1::2] + f[2::2]).sum()
+
+        EI = rod.bending_stiffness
+        force_scale, moment_scale = EI / L ** 2, EI / L
+        # length change per newton of a tendon at zero load (bending + compression +
+        # stretch): makes the tension/slack unknown equally sensitive on both sides of 0
+        radius2 = np.array([np.mean(np.sum(rt[rt[:, t, 0:3].any(axis=1), t, 0:2] ** 2, axis=1))
+                            if rt[:, t, 0:3].any() else 0.0 for t in range(nt)])
+        compliance = np.array([t.compliance for t in robot.tendons])
+        slack = rest * (radius2 / EI + 1.0 / self.Kse[2] + compliance)
+        x_scale = np.concatenate(([force_scale] * 3, [moment_scale] * 3, [force_scale] * nt))
+        f_scale = np.concatenate(([force_scale] * 3, [moment_scale] * 3, slack * force_scale))
+        mat = np.concatenate((self.Kse, self.Kbt, rod.linear_density * robot.gravity,
+                              robot.gravity, robot.base.position, np.zeros(3))).astype(float)
+        # per segment: steps, first routing sample, first trajectory row, vertebra at its
+        # end and at its start (Plan.seg columns)
+        seg = np.column_stack((seg_n, seg_pt, seg_row, vert_index,
+                               np.concatenate(([0], vert_index[:-1])))).astype(np.int64)
+        self._plan = kernels.Plan(
+            model=MODELS.index(self.model), law=CONSTITUTIVE_LAWS.index(self.constitutive),
+            nt=nt, seg=seg, seg_h=seg_h, rt=rt, active=active, ends=tendon_ends, end_mass=end_mass,
+            holes=holes, anchor=anchor, mat=mat, R0=robot.base.rotation.astype(float),
+            scale=np.vstack((x_scale, f_scale)), tendon=np.vstack((slack, rest, compliance)))
+        nv = vertebrae.size + 1 if self.model == 'discrete' else 0
+        self._bays = kernels.Bays(P=np.zeros((nv, 3)), Q=np.zeros((nv, 3, 3)),
+                                  J=np.zeros((nv, 6, 6)), flags=np.zeros((2, nv), dtype=np.bool_))
+        self._arc = np.concatenate(([0.0], np.concatenate(
+            [seg_start[k] + seg_h[k] * np.arange(1, seg_n[k] + 1) for k in range(nseg)])))
+        self._vertebra_rows = np.array([seg_row[k] + seg_n[k] for k in range(nseg)
+                                        if vert_index[k] > 0], dtype=np.int64)
+        # rows and body-frame holes of each tendon path (base, vertebrae up to the anchor),
+        # all tendons concatenated
+        path_rows, path_holes, sizes = [], [], []
+        for t in range(nt):
+            rows = [0] + [int(r) for r, s in zip(self._vertebra_rows, vertebrae)
+                          if s <= ends[t] + POSITION_TOLERANCE]
+            s = [0.0] + [s for s in vertebrae if s <= ends[t] + POSITION_TOLERANCE]
+            if not near(s[-1], ends[t]):
+                k = int(np.argmin(np.abs(seg_end - ends[t])))
+                rows.append(int(seg_row[k] + seg_n[k]))
+                s.append(ends[t])
+            path_rows += rows
+            path_holes.append(self._holes(t, np.array(s))[0].T)
+            sizes.append(len(rows))
+        self._path_rows = np.array(path_rows)
+        self._path_holes = np.concatenate(path_holes)
+        ends = np.cumsum(sizes)
+        self._path_slices = list(zip(ends - sizes, ends))
+        self._frame_rows = np.concatenate(([self._arc.size - 1], self._vertebra_rows))
+        self.rest_lengths = rest.copy()
+        self.arc_lengths = self._arc.copy()
+        self._slack_scale = slack
+
+    def _holes(self, t: int, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self._holes_fn[t](s)
+
+    # ------------------------------------------------------------------ public API
+
+    def reset(self) -> None:
+        """Forget the warm-start memory: the next solve starts cold."""
+        for state in self._modes.values():
+            self._forget(state)
+
+    def _forget(self, state: _ModeState) -> None:
+        state.solved = False
+        state.jac_ok[0] = False
+        state.S[:] = 0.0
+        self._bays.flags[:] = False
+
+    def solve_tensions(self, tensions, tip_force=None, tip_moment=None) -> StaticsResult:
+        """
+        Equilibrium for given tendon tensions.
+
+        Parameters
+        ----------
+        tensions : sequence (n,) or mapping {name: N}
+            N, finite, 0 <= tension <= max_tension; a mapping leaves unnamed tendons at 0.
+        tip_force, tip_moment : (3,), optional
+            N and N m in the world frame; default ``robot.tip_load`` or what
+            :meth:`set_tip_load` set.
+
+        Raises
+        ------
+        StaticsInputError, ConvergenceError
+
+        """
+        start = time.perf_counter()
+        tau = self._tendon_vector(tensions, 'tensions', tension=True)
+        tip = self._tip(tip_force, tip_moment)
+        return self._solve(kernels.TENSION, tau, self._empty, tip, start)
+
+    def solve_displacements(self, displacements, tip_force=None, tip_moment=None
+                            ) -> StaticsResult:
+        """
+        Equilibrium for given tendon displacements (the tensions are solved for).
+
+        Parameters
+        ----------
+        displacements : sequence (n,) or mapping {name: m}
+            Length of each tendon pulled in past the base [m], positive when pulling;
+            a negative value pushes tendon out, which goes slack (tension 0).
+        tip_force, tip_moment : (3,), optional
+            N and N m in the world frame; default ``robot.tip_load`` or what
+            :meth:`set_tip_load` set.
+
+        """
+        start = time.perf_counter()
+        q = self._tendon_vector(displacements, 'displacements', tension=False)
+        tip = self._tip(tip_force, tip_moment)
+        return self._solve(kernels.DISPLACEMENT, self._empty, q, tip, start)
+
+    # ------------------------------------------------------------------ internals
+
+    def _tendon_vector(self, values, field: str, tension: bool) -> np.ndarray:
+        names = self.tendon_names
+        if isinstance(values, Mapping):
+            out = np.zeros(self.n_tendons)
+            for name, value in values.items():
+                if name not in names:
+                    raise StaticsInputError(
+                        f'{field}: unknown tendon {name!r}; known tendons: {names}')
+                out[names.index(name)] = _number(value, f'{field}[{name}]')
+            labels = names
+        else:
+            if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+                raise StaticsInputError(
+                    f'{field}: must be a sequence of {self.n_tendons} numbers or a mapping '
+                    f'{{tendon name: value}}, got {type(values).__name__}')
+            if len(values) != self.n_tendons:
+                raise StaticsInputError(
+                    f'{field}: expected {self.n_tendons} values (one per tendon: '
+                    f'{", ".join(names)}), got {len(values)}')
+            try:   # fast path for a sequence of plain numbers
+                out = np.asarray(values)
+                valid = (out.shape == (self.n_tendons,) and out.dtype.kind in 'iuf'
+                         and bool(np.all(np.isfinite(out))))
+            except (TypeError, ValueError):
+                valid = False
+            if valid:
+                out = out.astype(float)
+            else:   # find the culprit for the message
+                out = np.array([_number(v, f'{field}[{i}]') for i, v in enumerate(values)])
+            labels = list(range(self.n_tendons))
+        if tension and not (np.all(out >= 0.0) and np.all(out <= self._max_tensions)):
+            for label, value, limit in zip(labels, out, self._max_tensions):
+                if value < 0.0:
+                    raise StaticsInputError(
+                        f'{field}[{label}]: must be >= 0 N (a tendon cannot push), got {value:g}')
+                if value > limit:
+                    raise StaticsInputError(
+                        f'{field}[{label}]: must be <= max_tension = {limit:g} N, got {value:g}')
+        return out
+
+    def set_tip_load(self, force, moment) -> None:
+        """
+        Replace ``robot.tip_load`` as the default tip force and moment of later solves.
+
+        Force [N] and moment [N m] in the world frame, e.g. from a run-time ``tip/wrench``.
+        """
+        self._tip_load = np.concatenate((_vector3(force, 'tip_force'),
+                                         _vector3(moment, 'tip_moment')))
+
+    def _tip(self, force, moment) -> np.ndarray:
+        tip = self._tip_load.copy()
+        if force is not None:
+            tip[0:3] = _vector3(force, 'tip_force')
+        if moment is not None:
+            tip[3:6] = _vector3(moment, 'tip_moment')
+        return tip
+
+    def _cold_guess(self, tau: np.ndarray, tip: np.ndarray, x: np.ndarray) -> None:
+        """
+        Write the scaled base wrench x[0:6] of the straight robot carrying its loads.
+
+        The tip conditions of R&W Eqs. 18-20 moved to the base: n(0) = external forces - sum
+        tau d3, m(0) = their moments about the base - sum tau r_i x d3.
+        """
+        robot, pl = self.robot, self._plan
+        L = robot.rod.length
+        R0 = pl.R0
+        d3 = R0[:, 2]
+        rod_weight = robot.rod.linear_density * L * robot.gravity
+        vert_weight = robot.vertebra_mass * robot.gravity
+        force = tip[0:3] + rod_weight + vert_weight * robot.vertebra_positions.size
+        moment = (tip[3:6] + np.cross(L * d3, tip[0:3]) + np.cross(0.5 * L * d3, rod_weight)
+                  + sum(np.cross(s * d3, vert_weight) for s in robot.vertebra_positions))
+        x[0:6] = np.concatenate((R0.T @ force, R0.T @ moment)) / pl.scale[0, 0:6]
+        self._add_tendon_guess(tau, x)
+
+    def _add_tendon_guess(self, tau: np.ndarray, x: np.ndarray) -> None:
+        """Add to the scaled base wrench x[0:6] what tensions tau add on a straight robot."""
+        pull = np.array([0.0, 0.0, 1.0])
+        x[0:3] -= tau.sum() * pull / self._plan.scale[0, 0:3]
+        x[3:6] -= (sum(T * np.cross(self._plan.holes[0, t], pull) for t, T in enumerate(tau))
+                   / self._plan.scale[0, 3:6])
+
+    def _natural_state(self, tip: np.ndarray):
+        """
+        Solve the robot with slack tendons (zero tension) and tip load ``tip``.
+
+        Uses the tension mode's buffers but not its warm-start memory. Returns the
+        displacements at which each tendon just becomes taut, l* - l, and the scaled base
+        wrench; None if that solve fails.
+        """
+        state = self._modes[kernels.TENSION]
+        zero = np.zeros(self.n_tendons)
+        for steps in (1,) + CONTINUATION_STEPS:
+            state.jac_ok[0] = False
+            self._cold_guess(zero, tip / steps, state.x)
+            if all(self._run(kernels.TENSION, state, zero, self._empty, tip * k / steps)
+                   for k in range(1, steps + 1)):
+                return self._plan.tendon[kernels.TENDON_REST] - self._lengths, state.x[0:6].copy()
+        return None
+
+    def _run(self, mode: int, state: _ModeState, tau_in, q, tip) -> bool:
+        kernels.solve(self._plan, mode, tau_in, q, tip, state.x, state.J, state.jac_ok,
+                      self.tolerance, self.max_iterations, self._traj, self._tau,
+                      self._lengths, self._bays, state.work, self._info)
+        self._totals += self._info[1:3]
+        return self._info[3] == kernels.CONVERGED
+
+    def _solve(self, mode: int, tau_in, q, tip, start: float) -> StaticsResult:
+        """
+        Solve from a warm start, a cold start, then by continuation.
+
+        Warm start from the last solution (first with the secant prediction, then without);
+        then a cold start; then continuation in CONTINUATION_STEPS equal steps, each
+        warm-started from the last: a strongly curled robot is out of reach of Newton's method
+        from the straight guess.
+
+        Tension mode starts from the straight robot and scales tensions and tip load
+        from 0. Displacement mode starts from the robot with slack tendons under the same
+        tip load, whose displacements q0 make each tendon just taut, guesses tensions
+        (q - q0) / (tendon compliance at zero load) and moves the displacements from q0.
+        """
+        state = self._modes[mode]
+        u = np.concatenate((tau_in if mode == kernels.TENSION else q, tip))
+        self._totals = np.zeros(2)
+
+        def warm(predict: bool) -> bool:
+            state.x[:] = state.x_last + (state.S @ (u - state.u) if predict else 0.0)
+            state.J[:] = state.J_last
+            state.jac_ok[0] = True
+            return self._run(mode, state, tau_in, q, tip)
+
+        converged = state.solved and (warm(True) or warm(False))
+        if converged:
+            du = u - state.u
+            if du @ du > 0.0:
+                dx = state.x - state.x_last
+                state.S += np.outer(dx - state.S @ du, du) / (du @ du)
+        natural = None
+        if not converged and mode == kernels.DISPLACEMENT:
+            natural = self._natural_state(tip)
+        for steps in (1,) + CONTINUATION_STEPS:
+            if converged:
+                break
+            self._forget(state)
+            if mode == kernels.TENSION:
+                self._cold_guess(tau_in / steps, tip / steps, state.x)
+                path = [(tau_in * k / steps, q, tip * k / steps) for k in range(1, steps + 1)]
+            elif natural is not None:
+                q0, wrench = natural
+                z = (q0 + (q - q0) / steps - q0) / self._slack_scale
+                state.x[0:6] = wrench
+                self._add_tendon_guess(np.maximum(z, 0.0), state.x)
+                state.x[6:] = z / self._plan.scale[0, 6:]
+                path = [(tau_in, q0 + (q - q0) * k / steps, tip) for k in range(1, steps + 1)]
+            else:
+                break
+            converged = all(self._run(mode, state, *inputs) for inputs in path)
+        residual, status = self._info[0], self._info[3]
+        totals = self._totals
+        if not converged:
+            state.solved = False
+            reason = ('did not converge in %d iterations' % self._info[1]
+                      if status == kernels.MAX_ITERATIONS
+                      else 'failed (non-finite state or no descent direction)')
+            raise ConvergenceError(
+                f'{self.model} statics {reason}, also with continuation: scaled residual '
+                f'{residual:.3g} (tolerance {self.tolerance:g}); inputs may be out of reach '
+                f'(tensions {np.round(self._tau, 4).tolist()} N)', residual, int(totals[0]))
+        state.solved = True
+        state.u[:] = u
+        state.x_last[:] = state.x
+        state.J_last[:] = state.J
+        return self._result(mode, q, state.x, float(residual), int(totals[0]), int(totals[1]),
+                            start)
+
+    def _result(self, mode, q, x, residual, iterations, evaluations, start) -> StaticsResult:
+        pl = self._plan
+        traj = self._traj
+        centerline = traj[:, 0:3].T.copy()
+        rotations = traj[:, 3:12].reshape(-1, 3, 3).copy()
+        rows = self._vertebra_rows
+        quats = np.empty((self._frame_rows.size, 4))     # tip, then vertebrae
+        points = np.empty((3, self._path_rows.size))     # all tendon paths
+        kernels.poses(traj, self._frame_rows, self._path_rows, self._path_holes, quats, points)
+        tau = self._tau.copy()
+        lengths = self._lengths.copy()
+        x_scale = pl.scale[0]
+        slack_scale, rest, compliance = pl.tendon
+        if mode == kernels.TENSION:
+            slack = np.zeros_like(tau)
+            displacements = rest - lengths + rest * compliance * tau
+        else:
+            slack = np.maximum(-x[6:], 0.0) * x_scale[6:] * slack_scale
+            displacements = q.copy()
+        return StaticsResult(
+            model=self.model, arc_lengths=self._arc.copy(), centerline=centerline,
+            rotations=rotations, tip_position=centerline[:, -1].copy(),
+            tip_rotation=rotations[-1].copy(), tip_orientation=quats[0],
+            vertebra_positions=centerline[:, rows], vertebra_rotations=rotations[rows],
+            vertebra_orientations=quats[1:],
+            tendon_paths=tuple(points[:, a:b] for a, b in self._path_slices),
+            base_force=pl.R0 @ (x[0:3] * x_scale[0:3]),
+            base_moment=pl.R0 @ (x[3:6] * x_scale[3:6]),
+            tensions=tau, tendon_lengths=lengths, tendon_displacements=displacements,
+            slack=slack, converged=True, residual=residual, iterations=iterations,
+            evaluations=evaluations, solve_time=time.perf_counter() - start)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _number(value, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise StaticsInputError(f'{field}: must be a number, got {type(value).__name__} {value!r}')
+    value = float(value)
+    if not math.isfinite(value):
+        raise StaticsInputError(f'{field}: must be finite, got {value}')
+    return value
+
+
+def _vector3(value, field: str) -> np.ndarray:
+    try:
+        items = list(value)
+    except TypeError:
+        raise StaticsInputError(f'{field}: must be 3 numbers, got {value!r}') from None
+    if len(items) != 3:
+        raise StaticsInputError(f'{field}: must be 3 numbers, got {len(items)}')
+    return np.array([_number(v, f'{field}[{i}]') for i, v in enumerate(items)])
+
+
+def _routing_functions(robot: Robot, routing: Mapping[str, RoutingFunction] | None) -> list:
+    """Hole functions per tendon: ``Tendon.hole`` unless ``routing`` overrides it."""
+    routing = dict(routing or {})
+    functions = []
+    for tendon in robot.tendons:
+        fn = routing.pop(tendon.name, None)
+        if fn is None:
+            functions.append(tendon.hole)
+            continue
+        if not callable(fn):
+            raise StaticsInputError(f'routing[{tendon.name}]: must be callable, got {fn!r}')
+        functions.append(_checked_routing(tendon.name, fn, tendon.end))
+    if routing:
+        raise StaticsInputError(f'routing: unknown tendon {next(iter(routing))!r}; '
+                                f'known tendons: {robot.tendon_names}')
+    return functions
+
+
+def _checked_routing(name: str, fn: RoutingFunction, end: float) -> RoutingFunction:
+    """
+    Wrap a user routing function in checks.
+
+    Shapes and finiteness on every call, and once, that r_s and r_ss are the derivatives of r
+    and r_s (central differences).
+    """
+    field = f'routing[{name}]'
+
+    def evaluate(s: np.ndarray):
+        s = np.asarray(s, dtype=float)
+        try:
+            out = fn(s)
+            r, r_s, r_ss = (np.broadcast_to(np.asarray(a, dtype=float), (3, s.size))
+                            for a in out)
+        except StaticsInputError:
+            raise
+        except Exception as error:  # the user's function: report what it did
+            raise StaticsInputError(
+                f'{field}: must map s (k,) to (r, r_s, r_ss), each (3, k): {error}') from None
+        for label, a in (('r', r), ('r_s', r_s), ('r_ss', r_ss)):
+            if not np.all(np.isfinite(a)):
+                raise StaticsInputError(f'{field}: {label} is not finite for some s in [0, {end}]')
+        return r, r_s, r_ss
+
+    delta = 1e-6 * end
+    s = np.linspace(2 * delta, end - 2 * delta, 9)
+    r, r_s, r_ss = evaluate(s)
+    r_p, r_s_p, _ = evaluate(s + delta)
+    r_m, r_s_m, _ = evaluate(s - delta)
+    for label, value, estimate in (('r_s', r_s, (r_p - r_m) / (2 * delta)),
+                                   ('r_ss', r_ss, (r_s_p - r_s_m) / (2 * delta))):
+        error = np.max(np.abs(value - estimate))
+        if error > 1e-5 * (1.0 + np.max(np.abs(value)) + np.max(np.abs(r)) / end ** 2):
+            raise StaticsInputError(
+                f'{field}: {label} is not the derivative of the function before it '
+                f'(off by {error:.3g} from finite differences)')
+    return evaluate
