@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from tendon_robot_sim import PACKAGE_NAME, share_dir
+from tendon_robot_sim.models.description import (description_kind, read_yaml,
+                                                 RobotDescriptionError, TENDON_ROBOT)
 from tendon_robot_sim.models.pcr.robot import KIND as PCR
 from tendon_robot_sim.models.snake.robot import KIND as SNAKE
-from tendon_robot_sim.models.tendon_robot import (description_kind, read_yaml,
-                                                  RobotDescriptionError, TENDON_ROBOT)
 from tendon_robot_sim.models.trunk.robot import KIND as BELLOWS
 from tendon_robot_sim.rviz_views import prefixed_view_file, urdf_without_links
 

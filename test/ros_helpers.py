@@ -21,7 +21,6 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
@@ -35,6 +34,7 @@ import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.spinner import BackgroundSpinner
 import yaml
 
 ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent   # the source tree
@@ -222,13 +222,11 @@ def spinning(*nodes: Node, context: rclpy.Context | None = None):
     executor = SingleThreadedExecutor(context=context)
     for node in nodes:
         executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
+    spinner = BackgroundSpinner(executor)
     try:
         yield executor
     finally:
-        executor.shutdown()
-        thread.join(timeout=10.0)
+        spinner.stop()
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown(context=context)

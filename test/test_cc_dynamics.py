@@ -28,9 +28,9 @@ import pytest
 from scipy import optimize
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.models.rod.constant_curvature import section_pose
-from tendon_robot_sim.models.tendon_robot import (load_robot, read_yaml, robot_from_dict,
-                                                  RobotDescriptionError)
+from tendon_robot_sim.models.description import read_yaml, RobotDescriptionError
+from tendon_robot_sim.models.geometry import section_pose
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 from tendon_robot_sim.models.trunk import _kernels as kernels
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics, CCDynamicsError, load_cc_dynamics
 from tendon_robot_sim.models.trunk.robot import bellows_robot_from_dict

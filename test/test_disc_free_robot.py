@@ -32,9 +32,11 @@ from tendon_robot_sim import cli, share_dir
 from tendon_robot_sim.control.tip_control import TipController
 from tendon_robot_sim.experiment.calibration import calibrate, CalibrationError, validate
 from tendon_robot_sim.experiment.experiment import load_recording, synth_experiment
+from tendon_robot_sim.models.cosserat import StaticsInputError
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics import InputError, TendonSimulator
-from tendon_robot_sim.models.rod.statics import StaticsInputError, StaticsSolver
-from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict, RobotDescriptionError
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 STEEL_FILE = share_dir() / 'config' / 'steel_rod_robot.yaml'
 STEEL = load_robot(STEEL_FILE)

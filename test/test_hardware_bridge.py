@@ -20,7 +20,6 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -51,6 +50,7 @@ from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
+from tendon_robot_sim.ros.spinner import BackgroundSpinner
 import yaml
 
 ROBOT = load_robot(default_robot_file())
@@ -161,11 +161,9 @@ def ros(rig):
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(bridge)
     executor.add_node(probe)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
+    spinner = BackgroundSpinner(executor)
     yield bridge, probe
-    executor.shutdown()
-    spinner.join(5.0)
+    spinner.stop()
     probe.destroy_node()
     bridge.destroy_node()
     rclpy.try_shutdown(context=context)

@@ -26,11 +26,11 @@ import numpy as np
 from numpy.testing import assert_allclose
 import pytest
 
+from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.pcr.kinetostatics import (compression_sweep, helix, PcrSolver,
                                                        rigid_forward, rigid_inverse)
 from tendon_robot_sim.models.pcr.reference import PcrReference
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
-from tendon_robot_sim.models.rod.statics import ConvergenceError, StaticsInputError
 
 ROBOT = load_pcr_robot(default_pcr_file())
 # an off-axis, tilted pose under a general wrench

@@ -20,8 +20,9 @@ import numpy as np
 from numpy.testing import assert_allclose
 import pytest
 
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot, pcr_robot_from_dict
-from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import load_robot
 
 ROBOT = load_pcr_robot(default_pcr_file())
 

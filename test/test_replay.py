@@ -20,7 +20,6 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 from geometry_msgs.msg import PointStamped, PoseStamped
@@ -40,6 +39,7 @@ from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.replay import BagPlayer
+from tendon_robot_sim.ros.spinner import BackgroundSpinner
 
 # Irregular gaps between messages [s], alternating between two topics; 0.99 s in all.
 GAPS = [0.03, 0.08, 0.05, 0.12, 0.04, 0.10, 0.06, 0.09, 0.03, 0.11, 0.07, 0.05, 0.08, 0.08]
@@ -88,15 +88,13 @@ class Listener:
                                       topics.TIP_TARGET.qos)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.spinner = BackgroundSpinner(self.executor)
 
     def _keep(self, value):
         self.arrivals.append((time.monotonic(), int(value)))
 
     def close(self):
-        self.executor.shutdown()
-        self.thread.join(5.0)
+        self.spinner.stop()
         self.node.destroy_node()
         self.context.try_shutdown()
 

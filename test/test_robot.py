@@ -23,8 +23,8 @@ from numpy.testing import assert_allclose
 import pytest
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.tendon_robot import (Damping, load_robot, robot_from_dict,
-                                                  RobotDescriptionError)
+from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import Damping, load_robot, robot_from_dict
 
 DEFAULT = load_robot(default_robot_file())
 

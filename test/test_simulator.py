@@ -29,9 +29,10 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.dynamics import (InputError, PYELASTICA_SHEAR_CORRECTION,
-                                                  rotation_to_quaternion, SimulationDiverged,
-                                                  stable_time_step, TendonSimulator)
+                                                  SimulationDiverged, stable_time_step,
+                                                  TendonSimulator)
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 DEFAULT = load_robot(default_robot_file())

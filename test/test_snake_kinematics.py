@@ -25,9 +25,9 @@ from numpy.testing import assert_allclose
 import pytest
 
 from tendon_robot_sim import share_dir
+from tendon_robot_sim.models.description import read_yaml, RobotDescriptionError
 from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
 from tendon_robot_sim.models.snake.robot import load_snake, snake_from_dict
-from tendon_robot_sim.models.tendon_robot import read_yaml, RobotDescriptionError
 
 SNAKE_FILE = share_dir() / 'config' / 'rolling_joint_snake.yaml'
 SNAKE = load_snake(SNAKE_FILE)

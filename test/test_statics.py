@@ -25,8 +25,9 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.rod.statics import (ConvergenceError, StaticsInputError,
-                                                 StaticsSolver, stiffness_matrices)
+from tendon_robot_sim.models.cosserat import (ConvergenceError, StaticsInputError,
+                                              stiffness_matrices)
+from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 DEFAULT = load_robot(default_robot_file())

@@ -63,11 +63,11 @@ def add_scheduler_options(parser) -> None:
 
 def scheduler_of(args):
     """
-    Return the :class:`~tendon_robot_sim.experiment.calibration.Scheduler` of the options, or None.
+    Return the :class:`~tendon_robot_sim.parallel.Scheduler` of the options, or None.
 
     CommandError for a bad address or an incomplete set of TLS files.
     """
-    from tendon_robot_sim.experiment.calibration import CalibrationError, Scheduler
+    from tendon_robot_sim.parallel import ParallelError, Scheduler
 
     tls = (args.tls_ca_file, args.tls_cert, args.tls_key)
     if args.scheduler is None:
@@ -79,5 +79,5 @@ def scheduler_of(args):
         raise CommandError('--tls-ca-file, --tls-cert and --tls-key go together')
     try:
         return Scheduler(args.scheduler, *tls)
-    except CalibrationError as error:
+    except ParallelError as error:
         raise CommandError(f'--{error}') from None

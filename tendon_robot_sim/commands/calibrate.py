@@ -57,7 +57,7 @@ from tendon_robot_sim.experiment.experiment import is_csv
 from tendon_robot_sim.experiment.identification import (IdentificationError, identify_damping,
                                                         identify_stiffness, read_run, read_samples,
                                                         response_from_rest, static_points)
-from tendon_robot_sim.models.tendon_robot import RobotDescriptionError
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.trunk.dynamics import CCDynamicsError
 from tendon_robot_sim.models.trunk.robot import is_bellows_description, load_bellows_robot
 import yaml

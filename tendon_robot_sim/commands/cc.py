@@ -35,9 +35,10 @@ import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError, parse_values
 from tendon_robot_sim.commands.statics import parse_vector
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvature,
                                                             ConstantCurvatureError)
-from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import load_robot
 
 
 def register(subparsers) -> None:

@@ -40,7 +40,7 @@ import numpy as np
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError, parse_values
-from tendon_robot_sim.models.tendon_robot import RobotDescriptionError
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_TIME_STEP,
                                                     load_cc_dynamics, plot_trajectory)
 

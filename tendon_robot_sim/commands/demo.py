@@ -52,9 +52,10 @@ import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
 from tendon_robot_sim.models.rod.statics import StaticsSolver
-from tendon_robot_sim.models.tendon_robot import Robot, RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import Robot
 import yaml
 
 # Wall seconds the stack may take to start, and the simulation may stand still.

@@ -29,7 +29,8 @@ from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.emulator.devices import Faults
 from tendon_robot_sim.emulator.endpoints import open_endpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
-from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 
 

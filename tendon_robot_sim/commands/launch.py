@@ -23,8 +23,8 @@ from pathlib import Path
 
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.launcher import LaunchError, parse_assignment, StackLauncher
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_any_description
-from tendon_robot_sim.models.tendon_robot import RobotDescriptionError
 from tendon_robot_sim.stack import STACKS
 
 

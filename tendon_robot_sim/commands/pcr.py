@@ -44,13 +44,13 @@ import numpy as np
 from tendon_robot_sim.commands import (add_scheduler_options, CommandError, parse_values,
                                        scheduler_of)
 from tendon_robot_sim.commands.statics import parse_vector
-from tendon_robot_sim.experiment.calibration import CalibrationError
+from tendon_robot_sim.models.cosserat import StaticsError
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import COMPAT, default_pcr_file, load_pcr_robot
 from tendon_robot_sim.models.pcr.workspace import (cylinder_samples, HEIGHTS, PER_HEIGHT, RADIUS,
                                                    workspace)
-from tendon_robot_sim.models.rod.statics import StaticsError
-from tendon_robot_sim.models.tendon_robot import RobotDescriptionError
+from tendon_robot_sim.parallel import ParallelError
 
 
 def register(subparsers) -> None:
@@ -174,7 +174,7 @@ def _workspace(args, robot, force, moment) -> int:
     try:
         result = workspace(robot, positions, orientations, force, moment, args.workers,
                            scheduler_of(args))
-    except CalibrationError as error:
+    except ParallelError as error:
         raise CommandError(str(error)) from None
     result.write_csv(out / 'workspace.csv')
     result.plot(out / 'workspace.png', f'{robot.name} ({robot.compat} model), platform '

@@ -44,7 +44,6 @@ import math
 import os
 from pathlib import Path
 import signal
-import threading
 import time
 
 from tendon_robot_sim import default_robot_file
@@ -210,6 +209,7 @@ class _Simulation:
 
         from tendon_robot_sim.nodes.simulator_node import SimulatorNode
         from tendon_robot_sim.ros.parameters import ConfigurationError
+        from tendon_robot_sim.ros.spinner import BackgroundSpinner
 
         try:
             self.node = SimulatorNode(parameter_overrides=[
@@ -221,10 +221,8 @@ class _Simulation:
             raise CommandError(f'--simulate: {error}') from None
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.spinner = BackgroundSpinner(self.executor)
 
     def close(self) -> None:
-        self.executor.shutdown()
-        self.thread.join(timeout=10.0)
+        self.spinner.stop()
         self.node.destroy_node()

@@ -32,8 +32,9 @@ import time
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics import InputError, SimulationDiverged, TendonSimulator
-from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tqdm import tqdm
 
 # Simulated seconds between progress-bar updates.

@@ -45,10 +45,10 @@ from scipy.interpolate import CubicSpline
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.snake.dynamics import (GROUPS, InverseDynamics, seed_trajectory,
                                                     SnakeDynamics, SnakeDynamicsError)
 from tendon_robot_sim.models.snake.robot import load_snake
-from tendon_robot_sim.models.tendon_robot import RobotDescriptionError
 
 SEED_TRAJECTORIES = ('pan', 'tilt', 'both')
 # Line colours of the seed's figure 2 (cable 1 black, 2 blue, 3 red), then matplotlib's.

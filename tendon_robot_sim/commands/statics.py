@@ -33,9 +33,10 @@ import numpy as np
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import CommandError, parse_values
-from tendon_robot_sim.models.rod.statics import (CONSTITUTIVE_LAWS, MODELS, StaticsError,
-                                                 StaticsSolver)
-from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.models.cosserat import StaticsError
+from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.rod.statics import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot
 
 
 def register(subparsers) -> None:

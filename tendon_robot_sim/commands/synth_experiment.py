@@ -42,9 +42,10 @@ from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.experiment.calibration import with_parameters
 from tendon_robot_sim.experiment.experiment import (ExperimentError, synth_experiment,
                                                     synth_step_response)
+from tendon_robot_sim.models.cosserat import StaticsError
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics import SimulationDiverged
-from tendon_robot_sim.models.rod.statics import StaticsError
-from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import load_robot
 
 # Default hidden moduli relative to the robot file's.
 YOUNGS_FACTOR = 1.15

@@ -37,9 +37,11 @@ from tendon_robot_sim.experiment.calibration import (CalibrationError, PREDICT_M
 from tendon_robot_sim.experiment.experiment import (DEFAULT_HOLD_TIME, DEFAULT_TIP_TOLERANCE,
                                                     ExperimentError, is_csv, load_recording,
                                                     read_recording)
+from tendon_robot_sim.models.cosserat import StaticsError
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics import InputError, SimulationDiverged
-from tendon_robot_sim.models.rod.statics import StaticsError
-from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.parallel import ParallelError
 
 
 def add_recording_options(parser) -> None:
@@ -101,7 +103,7 @@ def load_trajectory(args: argparse.Namespace):
         raise CommandError(' '.join(str(error).split())) from None
 
 
-MODEL_ERRORS = (CalibrationError, StaticsError, InputError, SimulationDiverged)
+MODEL_ERRORS = (CalibrationError, ParallelError, StaticsError, InputError, SimulationDiverged)
 
 
 def register(subparsers) -> None:

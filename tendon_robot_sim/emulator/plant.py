@@ -29,7 +29,8 @@ import threading
 
 import numpy as np
 
-from tendon_robot_sim.models.rod.statics import ConvergenceError, StaticsSolver
+from tendon_robot_sim.models.cosserat import ConvergenceError
+from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot
 
 logger = logging.getLogger(__name__)

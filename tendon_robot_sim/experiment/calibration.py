@@ -32,18 +32,14 @@ Predict, validate and calibrate against measured holds (:mod:`.experiment`).
   intervals p exp(+-t_{0.975, m-p} sigma_z).
 
 The independent solves of one evaluation (all parameter sets of a finite-difference
-Jacobian times chunks of holds) run in parallel: on local processes
-(:class:`concurrent.futures.ProcessPoolExecutor`, each worker builds its own
-solvers; numba kernels come from the on-disk cache) or on a Dask cluster
-(``distributed.Client(address)``); ``workers=1`` solves in this process.
+Jacobian times chunks of holds) run in parallel: on local processes or on a Dask cluster
+(:mod:`tendon_robot_sim.parallel`); ``workers=1`` solves in this process.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 import math
-import os
 from pathlib import Path
 import sys
 from typing import Sequence
@@ -53,6 +49,7 @@ import numpy as np
 from tendon_robot_sim.experiment.experiment import Hold, Recording
 from tendon_robot_sim.models.rod.statics import MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
+from tendon_robot_sim.parallel import Pool, Scheduler
 
 PREDICT_MODELS = MODELS + ('dynamic',)
 # Rod fields the statics depend on (length does not fit: the vertebrae are placed by arc
@@ -91,46 +88,6 @@ def _solve_chunk(task) -> np.ndarray:
     return tips
 
 
-@dataclass(frozen=True)
-class Scheduler:
-    """
-    A Dask scheduler to solve on: its address and, for ``tls://``, the TLS files.
-
-    Dask moves tasks and results as pickles, and unpickling runs code: over plain
-    ``tcp://`` whoever can reach the scheduler or sit on the path can run code in this
-    process and on the workers. Use ``tcp://`` on a trusted network only (or over an
-    SSH tunnel); otherwise ``tls://`` with certificates, which authenticates both
-    ends and encrypts the traffic.
-    """
-
-    address: str                  # tcp://host:port, tls://host:port or inproc://...
-    ca_file: str | None = None    # PEM; None for tls://: Dask's configuration decides
-    cert_file: str | None = None  # this client's certificate (PEM)
-    key_file: str | None = None   # its private key (PEM)
-
-    def __post_init__(self):
-        scheme, _, rest = self.address.partition('://')
-        host, _, port = rest.rpartition(':')
-        # inproc://: a scheduler in this very process (LocalCluster(processes=False)).
-        if not (scheme in ('tcp', 'tls') and host and port.isdigit()
-                or scheme == 'inproc' and rest):
-            raise CalibrationError(f'scheduler: {self.address!r} is not tcp://HOST:PORT or '
-                                   'tls://HOST:PORT')
-        files = (self.ca_file, self.cert_file, self.key_file)
-        if scheme == 'tcp' and any(files):
-            raise CalibrationError('scheduler: TLS files need a tls:// address')
-
-    def security(self):
-        """``distributed.Security`` for the connection (None for tcp://)."""
-        if not self.address.startswith('tls://'):
-            return None
-        from distributed.security import Security
-        if self.ca_file is None:
-            return Security()   # the distributed.comm.tls.* settings of Dask's config
-        return Security(tls_ca_file=self.ca_file, tls_client_cert=self.cert_file,
-                        tls_client_key=self.key_file, require_encryption=True)
-
-
 def _replay_task(task) -> np.ndarray:
     """Worker: the simulated tips of one replay. Picklable, module level."""
     robot_data, recording, settle_time = task
@@ -138,60 +95,13 @@ def _replay_task(task) -> np.ndarray:
                           settle_time=settle_time).simulated
 
 
-class Evaluator:
+class Evaluator(Pool):
     """
-    Run batches of independent solves serially, on local processes or on a Dask cluster.
+    A :class:`~tendon_robot_sim.parallel.Pool` that predicts holds and replays recordings.
 
-    The solves are holds; also :mod:`.pcr_workspace` samples.
-
-    Parameters
-    ----------
-    workers : int or None
-        Local processes; None = all cores (``os.cpu_count()``); 1 = in this process.
-    scheduler : Scheduler, str or None
-        Dask scheduler (an address ``tcp://host:8786`` stands for ``Scheduler(address)``);
-        overrides ``workers``. See :class:`Scheduler` on what plain tcp:// exposes.
-
+    The solves of one evaluation (all parameter sets of a finite-difference Jacobian times
+    chunks of holds) are independent tasks; see the pool for ``workers`` and ``scheduler``.
     """
-
-    def __init__(self, workers: int | None = None, scheduler: Scheduler | str | None = None):
-        if workers is not None and (not isinstance(workers, int) or workers < 1):
-            raise CalibrationError(f'workers: must be an integer >= 1, got {workers!r}')
-        self.workers = workers or os.cpu_count() or 1
-        self.scheduler = scheduler
-        self._client = None
-        self._pool = None
-        if scheduler is not None:
-            if isinstance(scheduler, str):
-                scheduler = Scheduler(scheduler)
-            import distributed
-            try:
-                self._client = distributed.Client(scheduler.address, timeout=10,
-                                                  security=scheduler.security())
-            except (OSError, TimeoutError, ValueError, TypeError, AssertionError) as error:
-                raise CalibrationError(f'scheduler: cannot connect to {scheduler.address!r}: '
-                                       f'{type(error).__name__}: {error}') from None
-            self.workers = max(1, sum(self._client.nthreads().values()))
-        elif self.workers > 1:
-            self._pool = ProcessPoolExecutor(self.workers)
-
-    def imap(self, tasks: list, function=_solve_chunk):
-        """
-        Yield ``function(task)`` of each task in task order as they finish (for progress bars).
-
-        ``function`` is a picklable module-level function.
-        """
-        if self._client is not None:
-            for future in self._client.map(function, tasks, pure=False):
-                yield future.result()
-        elif self._pool is not None:
-            yield from self._pool.map(function, tasks)
-        else:
-            for task in tasks:
-                yield function(task)
-
-    def map(self, tasks: list, function=_solve_chunk) -> list:  # noqa: A003 (as Pool.map)
-        return list(self.imap(tasks, function))
 
     def replay_many(self, robots: Sequence[Robot], recording: Recording,
                     settle_time: float) -> list[np.ndarray]:
@@ -214,20 +124,8 @@ class Evaluator:
         bounds = np.linspace(0, len(holds), chunks + 1).astype(int)
         tasks = [(robot.to_dict(), model, commands[a:b], modes[a:b])
                  for robot in robots for a, b in zip(bounds[:-1], bounds[1:])]
-        results = self.map(tasks)
+        results = self.map(tasks, _solve_chunk)
         return [np.vstack(results[k * chunks:(k + 1) * chunks]) for k in range(len(robots))]
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-        if self._client is not None:
-            self._client.close()
-
-    def __enter__(self) -> 'Evaluator':
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def predict(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',

@@ -16,7 +16,7 @@
 Which simulation model serves a robot description: (kind, mode) -> factory.
 
 A description file's top-level ``kind`` picks the robot kind
-(:data:`~tendon_robot_sim.models.tendon_robot.ROBOT_KINDS`; none: a tendon robot) and with it the
+(:data:`~tendon_robot_sim.models.description.ROBOT_KINDS`; none: a tendon robot) and with it the
 loader; the simulator
 node's ``mode`` picks one of the kind's models (empty: the kind's first, its default).
 Adding a kind or a model is an entry in :data:`LOADERS` and :data:`MODELS`.
@@ -30,15 +30,16 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tendon_robot_sim.models.cosserat import StaticsError
+from tendon_robot_sim.models.description import (description_kind, read_yaml, ROBOT_KINDS,
+                                                 RobotDescriptionError, TENDON_ROBOT)
 from tendon_robot_sim.models.pcr import robot as pcr_robot
 from tendon_robot_sim.models.pcr.model import PcrStatics
 from tendon_robot_sim.models.rod.model import TendonDynamics, TendonStatics
-from tendon_robot_sim.models.rod.statics import StaticsError
 from tendon_robot_sim.models.sim_model import InputError, SimModel
 from tendon_robot_sim.models.snake import robot as snake
 from tendon_robot_sim.models.snake.model import SnakeDynamicsModel
-from tendon_robot_sim.models.tendon_robot import (description_kind, load_robot, read_yaml,
-                                                  ROBOT_KINDS, RobotDescriptionError, TENDON_ROBOT)
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.models.trunk import robot as bellows_robot
 from tendon_robot_sim.models.trunk.model import CCDynamicsModel
 

@@ -78,7 +78,8 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.models.tendon_robot import load_robot, RobotDescriptionError
+from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import (DELIVERED, MotorDriver, PENDING, REJECTED,
                                                TipSensorDriver)

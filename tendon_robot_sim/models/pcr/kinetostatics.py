@@ -29,7 +29,7 @@ platform (spherical joints). Boundary conditions (Sec. 3.1):
 Inverse kinetostatics: pose (p_e, roll/pitch/yaw of R_e = Rz Ry Rx) and wrench -> q1, q2,
 q3, base wrenches, rod shapes (unknowns per rod: n(0), m_z, q1, q2, q3). Forward: q1 and
 wrench -> pose and the rest (per rod n(0), m_z, q2, q3; and the pose). 42 x 42 either
-way, solved by :func:`~tendon_robot_sim.models.rod._statics_kernels.pcr_solve`: fixed-step RK4
+way, solved by :func:`~tendon_robot_sim.models.pcr._kernels.pcr_solve`: fixed-step RK4
 (the statics kernels' ``_rk4`` and ``_rhs_rod``), Newton with a finite-difference
 Jacobian that integrates only the rod whose unknown moved (the block structure: 42 rod
 integrations per Jacobian instead of 252).
@@ -43,7 +43,7 @@ branch of the last solution; ``reset()`` before unrelated solves, as the workspa
 failing that from the rigid-link solution (:func:`rigid_inverse`, :func:`rigid_forward`:
 each rod replaced by its stress-free arc, exact without gravity and load), then in 4 and
 16 load steps (gravity and wrench scaled up together from zero), before raising
-:class:`~tendon_robot_sim.models.rod.statics.ConvergenceError` with the residual.
+:class:`~tendon_robot_sim.models.cosserat.ConvergenceError` with the residual.
 :mod:`tendon_robot_sim.models.pcr.reference` solves the same problem with scipy.
 """
 
@@ -55,10 +55,11 @@ import time
 
 import numpy as np
 
+from tendon_robot_sim.models.cosserat import (ConvergenceError, StaticsInputError,
+                                              stiffness_matrices)
+from tendon_robot_sim.models.cosserat import vector3
+from tendon_robot_sim.models.pcr import _kernels as kernels
 from tendon_robot_sim.models.pcr.robot import PcrRobot
-from tendon_robot_sim.models.rod import _statics_kernels as kernels
-from tendon_robot_sim.models.rod.statics import (_vector3, ConvergenceError, StaticsInputError,
-                                                 stiffness_matrices)
 
 # RK4 steps per rod: the motor angles are within ~1e-7 rad of the converged
 # discretisation (tests compare with the adaptive scipy path).
@@ -355,8 +356,8 @@ class PcrSolver:
 
         """
         start = time.perf_counter()
-        target = np.concatenate((_vector3(position, 'position'),
-                                 _vector3(orientation, 'orientation')))
+        target = np.concatenate((vector3(position, 'position'),
+                                 vector3(orientation, 'orientation')))
         wrench = self._wrench(force, moment)
         return self._solve(True, target, wrench, start)
 
@@ -385,9 +386,9 @@ class PcrSolver:
     def _wrench(self, force, moment) -> np.ndarray:
         robot = self.robot
         wrench = np.empty(6)
-        wrench[:3] = robot.load_force if force is None else _vector3(force, 'force')
+        wrench[:3] = robot.load_force if force is None else vector3(force, 'force')
         wrench[:3] += robot.platform_mass * robot.gravity
-        wrench[3:] = robot.load_moment if moment is None else _vector3(moment, 'moment')
+        wrench[3:] = robot.load_moment if moment is None else vector3(moment, 'moment')
         return wrench
 
     def _cold_guess(self, inverse: bool, target: np.ndarray, wrench: np.ndarray,

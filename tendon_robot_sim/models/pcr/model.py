@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
+from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.pcr.kinetostatics import crank_tips, PcrSolver
 from tendon_robot_sim.models.pcr.robot import PcrRobot
-from tendon_robot_sim.models.rod.dynamics import rotation_to_quaternion
-from tendon_robot_sim.models.rod.statics import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
                                                named_values, Polyline, Pose, SimModel)
 

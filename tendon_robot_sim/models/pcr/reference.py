@@ -40,10 +40,10 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import root
 from scipy.spatial.transform import Rotation
 
+from tendon_robot_sim.models.cosserat import StaticsError, stiffness_matrices
+from tendon_robot_sim.models.geometry import hat
 from tendon_robot_sim.models.pcr.kinetostatics import crank_tips, rigid_inverse
 from tendon_robot_sim.models.pcr.robot import PcrRobot
-from tendon_robot_sim.models.rod.statics import StaticsError, stiffness_matrices
-from tendon_robot_sim.models.rod.statics_reference import hat
 
 E3 = np.array([0.0, 0.0, 1.0])
 

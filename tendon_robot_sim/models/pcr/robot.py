@@ -17,7 +17,7 @@ Description of a 6-RUS parallel continuum robot (``kind: pcr_6rus``).
 
 Loaded from YAML (see ``config/pcr_6rus.yaml``) into frozen, validated dataclasses with
 the YAML reading and checking helpers of :mod:`tendon_robot_sim.models.tendon_robot`; a bad file
-raises :class:`~tendon_robot_sim.models.tendon_robot.RobotDescriptionError` naming the key, e.g.
+raises :class:`~tendon_robot_sim.models.description.RobotDescriptionError` naming the key, e.g.
 ``rods.poisson_ratio: must be < 0.5, got 0.7``. SI units; angles in radians
 (REP 103), or in degrees under keys ending in ``_deg`` (``pair_angles_deg``, ``limits_deg``).
 
@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.models.tendon_robot import (check_kind, check_number, CircularSection,
-                                                  describe_value, DescriptionMapping,
-                                                  load_description, RobotDescriptionError)
+from tendon_robot_sim.models.description import (check_kind, check_number, CircularSection,
+                                                 describe_value, DescriptionMapping,
+                                                 load_description, RobotDescriptionError)
 
 KIND = 'pcr_6rus'
 COMPAT = ('paper', 'dfki2024')

@@ -26,7 +26,7 @@ limits, and a position is reachable when it is valid at every orientation asked 
 (with one orientation, the paper's reachable workspace; with several, the workspace of
 all of them). The paper's estimate: 16 heights from 0.40 to 0.70 m x 250 points = 4000
 samples. Samples are solved in chunks on local processes or a Dask cluster
-(:class:`~tendon_robot_sim.experiment.calibration.Evaluator`), with a tqdm progress bar.
+(:class:`~tendon_robot_sim.parallel.Pool`), with a tqdm progress bar.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ import time
 
 import numpy as np
 
-from tendon_robot_sim.experiment.calibration import Evaluator, Scheduler
+from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import pcr_robot_from_dict, PcrRobot
-from tendon_robot_sim.models.rod.statics import ConvergenceError
+from tendon_robot_sim.parallel import Pool, Scheduler
 
 # The paper's sampling (Sec. 4): 16 heights x 250 points. Its cylinder radius is not
 # given; 0.45 m contains every position the rigid-link robot reaches within the motor
@@ -231,10 +231,10 @@ def workspace(robot: PcrRobot, positions: np.ndarray, orientations=((0.0, 0.0, 0
     tasks = [(data, positions[a:b], orientations[a:b], force, moment)
              for a, b in zip(bounds[:-1], bounds[1:])]
     rows = []
-    with Evaluator(workers, scheduler) as evaluator, \
+    with Pool(workers, scheduler) as pool, \
             tqdm(total=len(positions), desc='pcr workspace', unit='sample', file=sys.stderr,
                  disable=not progress) as bar:
-        for block in evaluator.imap(tasks, _solve_samples):
+        for block in pool.imap(tasks, _solve_samples):
             rows.append(block)
             bar.update(len(block))
     rows = np.vstack(rows)

@@ -19,26 +19,9 @@ The models and their equations are documented in :mod:`tendon_robot_sim.models.r
 :mod:`tendon_robot_sim.models.rod.statics_reference` solves the same problems with plain
 numpy/scipy so tests can compare. Everything below runs in nopython mode, so a whole
 solve (Newton iterations, finite-difference Jacobians, fixed-step RK4 integrations)
-pays the Python call overhead once.
+pays the Python call overhead once. The rod itself (constitutive law, ODEs, RK4) and its
+symbols are in :mod:`tendon_robot_sim.models._cosserat_kernels`.
 
-Symbols (Rucker & Webster 2011, "Statics and Dynamics of Continuum Robots With General
-Tendon Routing and External Loading", IEEE T-RO 27(6); Till's ContinuumRobotExamples):
-
-=========  ===============================================================  ==========
-``p``      backbone position, world frame                                    m
-``R``      backbone orientation, columns d1 d2 d3, stored row-major          -
-``v``      shear/extension strain, body frame (p_s = R v)                    -
-``u``      curvature/twist, body frame (R_s = R u^)                          1/m
-``n, m``   internal force and moment (``nb``, ``mb`` in the body frame)      N, N m
-``Kse``    diagonal of the shear/extension stiffness                         N
-``Kbt``    diagonal of the bending/torsion stiffness                         N m^2
-``tau``    tendon tensions                                                   N
-``r``      tendon hole in the cross-section, body frame (``rs``, ``rss``:    m, -, 1/m
-           first and second derivatives with respect to s)
-``pb``     tendon tangent pb_si = u x r + r_s + v, body frame (R&W Eq. 15)   -
-=========  ===============================================================  ==========
-
-``s`` is the arc length of the undeformed rod (reference arc length) throughout.
 Unknowns and residuals are scaled (``Plan.scale``) to be dimensionless and of order
 one; the Newton tolerance is on the scaled residual.
 
@@ -50,17 +33,15 @@ only ``solve`` (and ``poses``, for outputs) is called from Python.
 from collections import namedtuple
 import math
 
-from numba import njit
+from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, DISCRETE, FAILED,
+                                                       FD_STEP, force_from_strain, MAT_GRAVITY,
+                                                       MAT_KBT, MAT_P0, MAX_ITERATIONS, rk4,
+                                                       strain_from_force)
+from tendon_robot_sim.models._numerics import broyden, cross, gauss_solve, kernel, norm, rotate_by
 
-COSSERAT, KIRCHHOFF, DISCRETE = 0, 1, 2
-LINEAR, PYELASTICA = 0, 1
+# Plan.seg columns; Plan.tendon rows; what a solve is given (tensions or displacements)
 TENSION, DISPLACEMENT = 0, 1
-# solve() status codes
-CONVERGED, MAX_ITERATIONS, FAILED = 0, 1, 2
 
-# Relative finite-difference step of the Jacobians: residuals are smooth to ~1e-13,
-# so 1e-7 balances truncation against round-off (both ~1e-7 relative in J).
-FD_STEP = 1e-7
 # A vertebra pose (discrete model) is converged when it moves less than this, relative
 # to the bay length (position) or in radians (rotation): round-off is ~1e-15.
 BAY_TOLERANCE = 1e-11
@@ -68,12 +49,8 @@ BAY_MAX_ITERATIONS = 40
 
 # Plan.seg columns; Plan.mat slices; Plan.tendon rows
 SEG_N, SEG_PT, SEG_ROW, SEG_VERT, SEG_FROM = 0, 1, 2, 3, 4
-MAT_KSE, MAT_KBT, MAT_RHOAG, MAT_GRAVITY, MAT_P0, MAT_USTAR = 0, 3, 6, 9, 12, 15
 TENDON_SLACK, TENDON_REST, TENDON_COMPLIANCE = 0, 1, 2
 
-# error_model='numpy': a division by zero gives inf/NaN (caught by the finiteness checks)
-# instead of compiling exception-raising branches into every division.
-_kernel = njit(cache=True, error_model='numpy')
 
 Plan = namedtuple('Plan', [
     'model',      # COSSERAT | KIRCHHOFF | DISCRETE
@@ -117,397 +94,10 @@ Work = namedtuple('Work', [
 ])
 
 
-# --------------------------------------------------------------------------- small algebra
-
-
-@_kernel
-def _cross(a, b, out):
-    """Set out = a x b (out may alias a or b)."""
-    a0, a1, a2 = a[0], a[1], a[2]
-    b0, b1, b2 = b[0], b[1], b[2]
-    out[0] = a1 * b2 - a2 * b1
-    out[1] = a2 * b0 - a0 * b2
-    out[2] = a0 * b1 - a1 * b0
-
-
-@_kernel
-def _gauss_solve(A, b):
-    """
-    Solve A x = b (n = b.size) by Gaussian elimination with partial pivoting.
-
-    A is overwritten and x is returned in b. False if A is singular.
-    """
-    n = b.size
-    for c in range(n):
-        piv = c
-        big = abs(A[c, c])
-        for r in range(c + 1, n):
-            if abs(A[r, c]) > big:
-                big = abs(A[r, c])
-                piv = r
-        if not big > 0.0 or not math.isfinite(big):
-            return False
-        if piv != c:
-            for k in range(c, n):
-                A[c, k], A[piv, k] = A[piv, k], A[c, k]
-            b[c], b[piv] = b[piv], b[c]
-        inv = 1.0 / A[c, c]
-        for r in range(c + 1, n):
-            f = A[r, c] * inv
-            if f != 0.0:
-                for k in range(c + 1, n):
-                    A[r, k] -= f * A[c, k]
-                b[r] -= f * b[c]
-    for c in range(n - 1, -1, -1):
-        acc = b[c]
-        for k in range(c + 1, n):
-            acc -= A[c, k] * b[k]
-        b[c] = acc / A[c, c]
-    return True
-
-
-@_kernel
-def _inverse3(A, i0, j0, out):
-    """
-    Set out = inverse of the 3x3 block A[i0:i0 + 3, j0:j0 + 3] by the adjugate.
-
-    NaN/inf if singular.
-    """
-    a00, a01, a02 = A[i0, j0], A[i0, j0 + 1], A[i0, j0 + 2]
-    a10, a11, a12 = A[i0 + 1, j0], A[i0 + 1, j0 + 1], A[i0 + 1, j0 + 2]
-    a20, a21, a22 = A[i0 + 2, j0], A[i0 + 2, j0 + 1], A[i0 + 2, j0 + 2]
-    c00 = a11 * a22 - a12 * a21
-    c01 = a12 * a20 - a10 * a22
-    c02 = a10 * a21 - a11 * a20
-    inv = 1.0 / (a00 * c00 + a01 * c01 + a02 * c02)
-    out[0, 0] = c00 * inv
-    out[1, 0] = c01 * inv
-    out[2, 0] = c02 * inv
-    out[0, 1] = (a02 * a21 - a01 * a22) * inv
-    out[1, 1] = (a00 * a22 - a02 * a20) * inv
-    out[2, 1] = (a01 * a20 - a00 * a21) * inv
-    out[0, 2] = (a01 * a12 - a02 * a11) * inv
-    out[1, 2] = (a02 * a10 - a00 * a12) * inv
-    out[2, 2] = (a00 * a11 - a01 * a10) * inv
-
-
-@_kernel
-def _rotate_by(Q, th, out, E):
-    """Set out = Q exp(th^) by Rodrigues' formula (out may alias Q; E is 3x3 scratch)."""
-    a = math.sqrt(th[0] * th[0] + th[1] * th[1] + th[2] * th[2])
-    if a < 1e-12:
-        s1, c1 = 1.0, 0.5
-    else:
-        s1 = math.sin(a) / a
-        c1 = (1.0 - math.cos(a)) / (a * a)
-    # E = I + s1 th^ + c1 th^ th^, with th^ th^ = th th^T - |th|^2 I
-    for i in range(3):
-        for j in range(3):
-            E[i, j] = c1 * th[i] * th[j]
-        E[i, i] += 1.0 - c1 * a * a
-    E[0, 1] -= s1 * th[2]
-    E[1, 0] += s1 * th[2]
-    E[0, 2] += s1 * th[1]
-    E[2, 0] -= s1 * th[1]
-    E[1, 2] -= s1 * th[0]
-    E[2, 1] += s1 * th[0]
-    for i in range(3):
-        q0, q1, q2 = Q[i, 0], Q[i, 1], Q[i, 2]
-        for j in range(3):
-            out[i, j] = q0 * E[0, j] + q1 * E[1, j] + q2 * E[2, j]
-
-
-# --------------------------------------------------------------------------- constitutive law
-
-
-@_kernel
-def _dilatation(w0, w1, w2, law):
-    """
-    Dilatation e = |v| for the strain v = e3 + e w, w = Kse^-1 nb.
-
-    LINEAR (Rucker & Webster Sec. II): nb = Kse (v - e3), so v = e3 + w and e is taken
-    as 1 (it does not enter the law). PYELASTICA (Gazzola et al. 2018, PyElastica 1.0):
-    nb = Kse (v - e3) / e with e = |v|; |e3 + e w| = e gives
-    e = 1 / (sqrt(1 - w1^2 - w2^2) - w3). NaN if no such strain exists.
-    """
-    if law == LINEAR:
-        return 1.0
-    c = 1.0 - w0 * w0 - w1 * w1
-    if not c > 0.0:
-        return math.nan
-    den = math.sqrt(c) - w2
-    if not den > 0.0:
-        return math.nan
-    return 1.0 / den
-
-
-@_kernel
-def strain_from_force(nb, mat, law, v):
-    """Strain v (3,) from the body-frame internal force nb; returns the dilatation e."""
-    w0 = nb[0] / mat[MAT_KSE]
-    w1 = nb[1] / mat[MAT_KSE + 1]
-    w2 = nb[2] / mat[MAT_KSE + 2]
-    e = _dilatation(w0, w1, w2, law)
-    v[0] = e * w0
-    v[1] = e * w1
-    v[2] = 1.0 + e * w2
-    return e
-
-
-@_kernel
-def force_from_strain(v, mat, law, nb):
-    """Body-frame internal force nb from the strain v; returns the dilatation e."""
-    e = 1.0
-    if law == PYELASTICA:
-        e = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    nb[0] = mat[MAT_KSE] * v[0] / e
-    nb[1] = mat[MAT_KSE + 1] * v[1] / e
-    nb[2] = mat[MAT_KSE + 2] * (v[2] - 1.0) / e
-    return e
-
-
-# --------------------------------------------------------------------------- ODE right-hand sides
-#
-# Written with scalar locals: array views and small calls cost more than the arithmetic.
-
-
-@_kernel
-def _kinematics(y, v0, v1, v2, u0, u1, u2, dy):
-    """p_s = R v and R_s = R u^ (row i of R u^ is row i of R x u)."""
-    for i in range(3):
-        ri0, ri1, ri2 = y[3 + 3 * i], y[4 + 3 * i], y[5 + 3 * i]
-        dy[i] = ri0 * v0 + ri1 * v1 + ri2 * v2
-        dy[3 + 3 * i] = ri1 * u2 - ri2 * u1
-        dy[4 + 3 * i] = ri2 * u0 - ri0 * u2
-        dy[5 + 3 * i] = ri0 * u1 - ri1 * u0
-
-
-@_kernel
-def _rhs_rod(law, mat, y, dy):
-    """
-    Write dy/ds of a bare Cosserat rod into dy.
-
-    Discrete model between vertebrae, rods of a parallel robot; y = p, R, n, m (world frame):
-    v and u - u* from the constitutive law (u* the rest curvature), n_s = -rho A g,
-    m_s = -p_s x n.
-    """
-    n0, n1, n2 = y[12], y[13], y[14]
-    m0, m1, m2 = y[15], y[16], y[17]
-    # R^T n / Kse and R^T m / Kbt
-    w0 = (y[3] * n0 + y[6] * n1 + y[9] * n2) / mat[MAT_KSE]
-    w1 = (y[4] * n0 + y[7] * n1 + y[10] * n2) / mat[MAT_KSE + 1]
-    w2 = (y[5] * n0 + y[8] * n1 + y[11] * n2) / mat[MAT_KSE + 2]
-    e = _dilatation(w0, w1, w2, law)
-    e3 = e * e * e
-    _kinematics(y, e * w0, e * w1, 1.0 + e * w2,
-                e3 * (y[3] * m0 + y[6] * m1 + y[9] * m2) / mat[MAT_KBT] + mat[MAT_USTAR],
-                e3 * (y[4] * m0 + y[7] * m1 + y[10] * m2) / mat[MAT_KBT + 1]
-                + mat[MAT_USTAR + 1],
-                e3 * (y[5] * m0 + y[8] * m1 + y[11] * m2) / mat[MAT_KBT + 2]
-                + mat[MAT_USTAR + 2], dy)
-    p0, p1, p2 = dy[0], dy[1], dy[2]
-    dy[12] = -mat[MAT_RHOAG]
-    dy[13] = -mat[MAT_RHOAG + 1]
-    dy[14] = -mat[MAT_RHOAG + 2]
-    dy[15] = -(p1 * n2 - p2 * n1)
-    dy[16] = -(p2 * n0 - p0 * n2)
-    dy[17] = -(p0 * n1 - p1 * n0)
-
-
-@_kernel
-def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M):
-    """
-    Write dy/ds of a rod with tendons routed along it into dy (R&W Eqs. 15-17).
-
-    y = p, R, v (Cosserat) or nb (Kirchhoff), u, tendon lengths.
-
-    Sums over the tendons (Eq. 15), with pb = u x r + r_s + v:
-    A_i = -tau (pb^)^2 / |pb|^3, G_i = -A_i r^, H_i = r^ G_i = -r^ A_i r^,
-    a_i = A_i (u x (pb + r_s) + r_ss), b_i = r x a_i; |pb| is the tendon length per
-    unit s. Cosserat (Eq. 16): [[Kn + A, G], [Km + G^T, Ku + H]] [v_s; u_s] =
-    [-u x nb - R^T rho A g - a; -u x mb - v x nb - b], solved by block elimination; for
-    the LINEAR law Kn = Kse, Ku = Kbt, Km = 0, the PYELASTICA law uses the derivatives
-    of nb = Kse (v - e3)/|v| and mb = Kbt u/|v|^3 (Kn = dnb/dv, Km = dmb/dv,
-    Ku = dmb/du). Kirchhoff (Eq. 17), v = e3: (Kbt + H) u_s = -u x Kbt u - e3 x nb - b,
-    nb_s = -u x nb - G u_s - a - R^T rho A g. Scratch: K (6, 6), M (4, 3, 3).
-    """
-    u0, u1, u2 = y[15], y[16], y[17]
-    Kse0, Kse1, Kse2 = mat[MAT_KSE], mat[MAT_KSE + 1], mat[MAT_KSE + 2]
-    Kbt0, Kbt1, Kbt2 = mat[MAT_KBT], mat[MAT_KBT + 1], mat[MAT_KBT + 2]
-    if kirchhoff:
-        v0, v1, v2 = 0.0, 0.0, 1.0
-        nb0, nb1, nb2 = y[12], y[13], y[14]
-        e = 1.0
-    else:
-        v0, v1, v2 = y[12], y[13], y[14]
-        e = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2) if law == PYELASTICA else 1.0
-        nb0, nb1, nb2 = Kse0 * v0 / e, Kse1 * v1 / e, Kse2 * (v2 - 1.0) / e
-    e3 = e * e * e
-    mb0, mb1, mb2 = Kbt0 * u0 / e3, Kbt1 * u1 / e3, Kbt2 * u2 / e3
-    # K: Cosserat 6x6 matrix of Eq. (16); Kirchhoff Kbt + H in K[0:3, 0:3], G in K[0:3, 3:6]
-    for i in range(6):
-        for j in range(6):
-            K[i, j] = 0.0
-    if kirchhoff or law == LINEAR:
-        K[0, 0], K[1, 1], K[2, 2] = (Kbt0, Kbt1, Kbt2) if kirchhoff else (Kse0, Kse1, Kse2)
-        if not kirchhoff:
-            K[3, 3], K[4, 4], K[5, 5] = Kbt0, Kbt1, Kbt2
-    else:
-        nb = (nb0, nb1, nb2)
-        mb = (mb0, mb1, mb2)
-        v = (v0, v1, v2)
-        for i in range(3):
-            for j in range(3):
-                K[i, j] = -nb[i] * v[j] / (e * e)
-                K[3 + i, j] = -3.0 * mb[i] * v[j] / (e * e)
-        K[0, 0] += Kse0 / e
-        K[1, 1] += Kse1 / e
-        K[2, 2] += Kse2 / e
-        K[3, 3], K[4, 4], K[5, 5] = Kbt0 / e3, Kbt1 / e3, Kbt2 / e3
-    A, G, H = M[0], M[1], M[2]          # A_i, G_i, H_i of the current tendon
-    a0 = a1 = a2 = b0 = b1 = b2 = 0.0
-    for t in range(act.size):
-        if not act[t]:
-            dy[18 + t] = 0.0
-            continue
-        rr = rt[t]
-        r0, r1, r2 = rr[0], rr[1], rr[2]
-        s0, s1, s2 = rr[3], rr[4], rr[5]
-        # pb = u x r + r_s + v
-        pb0 = u1 * r2 - u2 * r1 + s0 + v0
-        pb1 = u2 * r0 - u0 * r2 + s1 + v1
-        pb2 = u0 * r1 - u1 * r0 + s2 + v2
-        pb_norm2 = pb0 * pb0 + pb1 * pb1 + pb2 * pb2
-        nrm = math.sqrt(pb_norm2)
-        dy[18 + t] = nrm
-        if tau[t] == 0.0:
-            continue
-        c = tau[t] / (pb_norm2 * nrm)
-        A[0, 0] = c * (pb_norm2 - pb0 * pb0)
-        A[1, 1] = c * (pb_norm2 - pb1 * pb1)
-        A[2, 2] = c * (pb_norm2 - pb2 * pb2)
-        A[0, 1] = A[1, 0] = -c * pb0 * pb1
-        A[0, 2] = A[2, 0] = -c * pb0 * pb2
-        A[1, 2] = A[2, 1] = -c * pb1 * pb2
-        for i in range(3):
-            # row i of G = r x row i of A
-            G[i, 0] = r1 * A[i, 2] - r2 * A[i, 1]
-            G[i, 1] = r2 * A[i, 0] - r0 * A[i, 2]
-            G[i, 2] = r0 * A[i, 1] - r1 * A[i, 0]
-        for j in range(3):
-            # column j of H = r x column j of G
-            H[0, j] = r1 * G[2, j] - r2 * G[1, j]
-            H[1, j] = r2 * G[0, j] - r0 * G[2, j]
-            H[2, j] = r0 * G[1, j] - r1 * G[0, j]
-        # a_i = A (u x (pb + r_s) + r_ss)
-        q0, q1, q2 = pb0 + s0, pb1 + s1, pb2 + s2
-        w0 = u1 * q2 - u2 * q1 + rr[6]
-        w1 = u2 * q0 - u0 * q2 + rr[7]
-        w2 = u0 * q1 - u1 * q0 + rr[8]
-        ai0 = A[0, 0] * w0 + A[0, 1] * w1 + A[0, 2] * w2
-        ai1 = A[1, 0] * w0 + A[1, 1] * w1 + A[1, 2] * w2
-        ai2 = A[2, 0] * w0 + A[2, 1] * w1 + A[2, 2] * w2
-        a0 += ai0
-        a1 += ai1
-        a2 += ai2
-        b0 += r1 * ai2 - r2 * ai1
-        b1 += r2 * ai0 - r0 * ai2
-        b2 += r0 * ai1 - r1 * ai0
-        for i in range(3):
-            for j in range(3):
-                if kirchhoff:
-                    K[i, j] += H[i, j]
-                    K[i, 3 + j] += G[i, j]
-                else:
-                    K[i, j] += A[i, j]
-                    K[i, 3 + j] += G[i, j]
-                    K[3 + j, i] += G[i, j]
-                    K[3 + i, 3 + j] += H[i, j]
-    # R^T rho A g
-    g0, g1, g2 = mat[MAT_RHOAG], mat[MAT_RHOAG + 1], mat[MAT_RHOAG + 2]
-    f0 = y[3] * g0 + y[6] * g1 + y[9] * g2
-    f1 = y[4] * g0 + y[7] * g1 + y[10] * g2
-    f2 = y[5] * g0 + y[8] * g1 + y[11] * g2
-    # c = -u x mb - v x nb - b
-    c0 = -(u1 * mb2 - u2 * mb1) - (v1 * nb2 - v2 * nb1) - b0
-    c1 = -(u2 * mb0 - u0 * mb2) - (v2 * nb0 - v0 * nb2) - b1
-    c2 = -(u0 * mb1 - u1 * mb0) - (v0 * nb1 - v1 * nb0) - b2
-    # -u x nb - a - R^T rho A g (d of Eq. 16; the Kirchhoff nb_s without -G u_s)
-    d0 = -(u1 * nb2 - u2 * nb1) - a0 - f0
-    d1 = -(u2 * nb0 - u0 * nb2) - a1 - f1
-    d2 = -(u0 * nb1 - u1 * nb0) - a2 - f2
-    Pi, X = M[2], M[3]
-    if kirchhoff:
-        _inverse3(K, 0, 0, Pi)
-        us0 = Pi[0, 0] * c0 + Pi[0, 1] * c1 + Pi[0, 2] * c2
-        us1 = Pi[1, 0] * c0 + Pi[1, 1] * c1 + Pi[1, 2] * c2
-        us2 = Pi[2, 0] * c0 + Pi[2, 1] * c1 + Pi[2, 2] * c2
-        dy[12] = d0 - (K[0, 3] * us0 + K[0, 4] * us1 + K[0, 5] * us2)
-        dy[13] = d1 - (K[1, 3] * us0 + K[1, 4] * us1 + K[1, 5] * us2)
-        dy[14] = d2 - (K[2, 3] * us0 + K[2, 4] * us1 + K[2, 5] * us2)
-    else:
-        # block elimination: X = P^-1 G, S = D - C X, u_s = S^-1 (c - C P^-1 d),
-        # v_s = P^-1 d - X u_s
-        _inverse3(K, 0, 0, Pi)
-        for i in range(3):
-            for j in range(3):
-                X[i, j] = Pi[i, 0] * K[0, 3 + j] + Pi[i, 1] * K[1, 3 + j] + Pi[i, 2] * K[2, 3 + j]
-        y0 = Pi[0, 0] * d0 + Pi[0, 1] * d1 + Pi[0, 2] * d2
-        y1 = Pi[1, 0] * d0 + Pi[1, 1] * d1 + Pi[1, 2] * d2
-        y2 = Pi[2, 0] * d0 + Pi[2, 1] * d1 + Pi[2, 2] * d2
-        c0 -= K[3, 0] * y0 + K[3, 1] * y1 + K[3, 2] * y2
-        c1 -= K[4, 0] * y0 + K[4, 1] * y1 + K[4, 2] * y2
-        c2 -= K[5, 0] * y0 + K[5, 1] * y1 + K[5, 2] * y2
-        for i in range(3):
-            for j in range(3):
-                K[3 + i, 3 + j] -= (K[3 + i, 0] * X[0, j] + K[3 + i, 1] * X[1, j]
-                                    + K[3 + i, 2] * X[2, j])
-        _inverse3(K, 3, 3, Pi)
-        us0 = Pi[0, 0] * c0 + Pi[0, 1] * c1 + Pi[0, 2] * c2
-        us1 = Pi[1, 0] * c0 + Pi[1, 1] * c1 + Pi[1, 2] * c2
-        us2 = Pi[2, 0] * c0 + Pi[2, 1] * c1 + Pi[2, 2] * c2
-        dy[12] = y0 - (X[0, 0] * us0 + X[0, 1] * us1 + X[0, 2] * us2)
-        dy[13] = y1 - (X[1, 0] * us0 + X[1, 1] * us1 + X[1, 2] * us2)
-        dy[14] = y2 - (X[2, 0] * us0 + X[2, 1] * us1 + X[2, 2] * us2)
-    dy[15], dy[16], dy[17] = us0, us1, us2
-    _kinematics(y, v0, v1, v2, u0, u1, u2, dy)
-
-
-@_kernel
-def _rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M):
-    """
-    Integrate n classical RK4 steps of size h from y (in place).
-
-    Each step is written to traj[row + 1 ...]; rt[pt + i] holds the routing at s + i h / 2.
-    """
-    ny = y.size
-    dy, acc, yt = st[0], st[1], st[2]
-    kirchhoff = model == KIRCHHOFF
-    for step in range(n):
-        for i in range(ny):
-            yt[i] = y[i]
-            acc[i] = 0.0
-        for stage in range(4):
-            # stages at s, s + h/2, s + h/2, s + h with weights 1, 2, 2, 1
-            if model == DISCRETE:
-                _rhs_rod(law, mat, yt, dy)
-            else:
-                _rhs_tendons(kirchhoff, law, mat, yt, rt[pt + 2 * step + (stage + 1) // 2],
-                             act, tau, dy, K, M)
-            weight = 1.0 if stage == 0 or stage == 3 else 2.0
-            advance = h if stage == 2 else 0.5 * h
-            for i in range(ny):
-                acc[i] += weight * dy[i]
-                yt[i] = y[i] + advance * dy[i]
-        for i in range(ny):
-            y[i] += h / 6.0 * acc[i]
-            traj[row + step + 1, i] = y[i]
-
-
 # --------------------------------------------------------------------------- shooting residuals
 
 
-@_kernel
+@kernel
 def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
     """
     Compute the Cosserat/Kirchhoff shooting residual of a continuous robot.
@@ -557,14 +147,14 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
             for t in range(nt):
                 if pl.ends[k - 1, t] and tau[t] > 0.0:
                     r = pl.rt[last, t, 0:3]
-                    _cross(y[15:18], r, pb)
+                    cross(y[15:18], r, pb)
                     for i in range(3):
                         pb[i] += pl.rt[last, t, 3 + i] + v[i]
                     c = -tau[t] / math.sqrt(pb[0] * pb[0] + pb[1] * pb[1] + pb[2] * pb[2])
                     for i in range(3):
                         pb[i] *= c
                         fb[i] += pb[i]
-                    _cross(r, pb, tmp)
+                    cross(r, pb, tmp)
                     for i in range(3):
                         mm[i] += tmp[i]
             for i in range(3):
@@ -584,8 +174,8 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
         if k == 0:
             for i in range(y.size):
                 traj[0, i] = y[i]
-        _rk4(pl.model, pl.law, mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT],
-             pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M)
+        rk4(pl.model, pl.law, mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT],
+            pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M)
     for i in range(3):
         F[i] = (nb[i] - (y[3 + i] * tip[0] + y[6 + i] * tip[1] + y[9 + i] * tip[2])) \
             / pl.scale[1, i]
@@ -596,7 +186,7 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
     return True
 
 
-@_kernel
+@kernel
 def _orthonormalize(y, row):
     """
     Replace R = y[3:12] (row-major) by its nearest rotation and copy it to row.
@@ -618,7 +208,7 @@ def _orthonormalize(y, row):
         row[3 + i] = y[3 + i]
 
 
-@_kernel
+@kernel
 def _bay_error(ys, yend, P, Q, e, ds):
     """
     Write the fixed-point error of a bay into e and return its max norm.
@@ -656,7 +246,7 @@ def _bay_error(ys, yend, P, Q, e, ds):
     return m if math.isfinite(m) else math.inf
 
 
-@_kernel
+@kernel
 def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
     """
     Integrate bay k of the discrete model, from vertebra j (0: the base) to the next one.
@@ -720,12 +310,12 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
             c = tau[t] / math.sqrt(hn[0] * hn[0] + hn[1] * hn[1] + hn[2] * hn[2])
             for i in range(3):
                 f[i] = c * hn[i]
-            _cross(rw, f, tmp)
+            cross(rw, f, tmp)
             for i in range(3):
                 yc[12 + i] -= f[i]
                 yc[15 + i] -= tmp[i]
-        _rk4(pl.model, pl.law, pl.mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT], n, h,
-             pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M)
+        rk4(pl.model, pl.law, pl.mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT], n, h,
+            pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M)
         # RK4 leaves R orthogonal only to ~1e-8; the vertebra's holes (and the pose (P, Q)
         # they are matched with) need a rotation, so project it onto SO(3)
         _orthonormalize(yc, trc[pl.seg[k, SEG_ROW] + n])
@@ -788,7 +378,7 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
                 d[i] = -e[i]
                 for col in range(6):
                     A[i, col] = J[i, col]
-            if not _gauss_solve(A, d):
+            if not gauss_solve(A, d):
                 if fresh:
                     break
                 bays.flags[1, j] = False
@@ -798,7 +388,7 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
             for i in range(3):
                 P[i] = Pa[i] + lam * d[i] * ds
                 tmp[i] = lam * d[3 + i]
-            _rotate_by(Qa, tmp, Q, E)
+            rotate_by(Qa, tmp, Q, E)
             continue
         # probe pose: accepted guess moved by one finite-difference step along `probe`
         for i in range(3):
@@ -814,13 +404,13 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
                     Q2[i, col] = Qa[i, col]
         else:
             tmp[probe - 3] = FD_STEP
-            _rotate_by(Qa, tmp, Q2, E)
+            rotate_by(Qa, tmp, Q2, E)
     bays.flags[0, j] = False
     bays.flags[1, j] = False
     return False
 
 
-@_kernel
+@kernel
 def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     """
     Discrete (vertebra) model shooting residual.
@@ -879,7 +469,7 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
                 for i in range(3):
                     fi[i] = -tau[t] * h[i] / dl
                     fw[i] += fi[i]
-                _cross(rw, fi, h)
+                cross(rw, fi, h)
                 for i in range(3):
                     mw[i] += h[i]
             for i in range(3):
@@ -893,7 +483,7 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     return True
 
 
-@_kernel
+@kernel
 def _residual(pl, mode, tau_in, q, tip, x, F, traj, tau, lengths, bays, w):
     """
     Scaled shooting residual F(x) (size 6, or 6 + nt in displacement mode).
@@ -930,7 +520,7 @@ def _residual(pl, mode, tau_in, q, tip, x, F, traj, tau, lengths, bays, w):
     return True
 
 
-@_kernel
+@kernel
 def _fd_step(x):
     """
     Return the finite-difference step for unknown x.
@@ -942,37 +532,7 @@ def _fd_step(x):
     return step if x >= 0.0 else -step
 
 
-@_kernel
-def _norm(a, p):
-    """Euclidean (p = 2) or max (p = 0) norm of a."""
-    acc = 0.0
-    for i in range(a.size):
-        if p == 2:
-            acc += a[i] * a[i]
-        else:
-            acc = max(acc, abs(a[i]))
-    return math.sqrt(acc) if p == 2 else acc
-
-
-@_kernel
-def _broyden(J, F, Fn, dx, alpha):
-    """
-    Apply the good Broyden update after the step s = alpha dx took F to Fn.
-
-    J += ((Fn - F) - J s) s^T / (s^T s).
-    """
-    n = F.size
-    ss = alpha * alpha * _norm(dx, 2) ** 2
-    for r in range(n):
-        js = 0.0
-        for c in range(n):
-            js += J[r, c] * alpha * dx[c]
-        corr = (Fn[r] - F[r] - js) / ss if ss > 0.0 else 0.0
-        for c in range(n):
-            J[r, c] += corr * alpha * dx[c]
-
-
-@_kernel
+@kernel
 def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
           w, info):
     """
@@ -1030,12 +590,12 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
             first = False
             for r in range(n):
                 F[r] = Fn[r]
-            f2 = _norm(F, 2)
-            fnorm = _norm(F, 0)
+            f2 = norm(F, 2)
+            fnorm = norm(F, 0)
         else:
-            fn2 = _norm(Fn, 2) if ok else math.inf
+            fn2 = norm(Fn, 2) if ok else math.inf
             if fn2 <= (1.0 - 1e-4 * alpha) * f2:
-                _broyden(J, F, Fn, dx, alpha)     # accept
+                broyden(J, F, Fn, dx, alpha)     # accept
                 if fn2 > 0.5 * f2:
                     jac_ok[0] = False
                 fresh = False
@@ -1043,7 +603,7 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
                     x[r] = xn[r]
                     F[r] = Fn[r]
                 f2 = fn2
-                fnorm = _norm(F, 0)
+                fnorm = norm(F, 0)
             elif fresh and alpha > 1e-6:
                 alpha *= 0.5
                 for r in range(n):
@@ -1071,7 +631,7 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
             dx[r] = -F[r]
             for c in range(n):
                 Jc[r, c] = J[r, c]
-        if not _gauss_solve(Jc, dx):
+        if not gauss_solve(Jc, dx):
             if fresh:
                 status = FAILED
                 break
@@ -1090,7 +650,7 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
     info[3] = status
 
 
-@_kernel
+@kernel
 def poses(traj, frame_rows, path_rows, path_holes, quats, points):
     """
     Write the frame quaternions and path points of a solution trajectory.
@@ -1130,292 +690,3 @@ def poses(traj, frame_rows, path_rows, path_holes, quats, points):
         for i in range(3):
             points[i, k] = row[i] + row[3 + 3 * i] * h[0] + row[4 + 3 * i] * h[1] \
                 + row[5 + 3 * i] * h[2]
-
-
-# --------------------------------------------------------------------------- parallel robot
-#
-# 6-RUS parallel continuum robot (:mod:`tendon_robot_sim.models.pcr.kinetostatics`): six
-# bare Cosserat rods (_rhs_rod with rest curvature, integrated by _rk4) coupled through the
-# platform. Unknowns per rod (scaled): base force n(0) / force scale (world, 3), moment
-# m_z(0) / moment scale, then q1, q2, q3 (inverse) or q2, q3 (forward, where the pose p_e /
-# L and roll, pitch, yaw follow the 36 rod unknowns). Residual: per rod (p_e + R_e C_i -
-# p_i(L)) / L and m_i(L) / moment scale (spherical joint), then the platform balance (Eq.
-# 3), force and moment about the origin, scaled.
-
-PAPER, DFKI2024 = 0, 1
-# Largest Newton step of an angle [rad] or of the platform position [L]: keeps a cold
-# start on the branch of its guess.
-PCR_MAX_STEP = 0.3
-
-PcrPlan = namedtuple('PcrPlan', [
-    'inverse',   # True: motor angles are unknowns (inverse), False: the pose (forward)
-    'compat',    # PAPER | DFKI2024 (see pcr.py)
-    'mat',       # (18,) as Plan.mat; p0 unused
-    'motor_p',   # (6, 3) motor positions, world [m]
-    'motor_R',   # (6, 3, 3) motor frames
-    'crank',     # crank length l1 [m]
-    'joints',    # (6, 3) platform joints C_i, platform frame [m]
-    'steps',     # RK4 steps per rod
-    'h',         # RK4 step [m]
-    'scale',     # (3,) force [N], moment [N m], length [m] of one unit
-])
-
-PcrWork = namedtuple('PcrWork', [
-    'y',       # (18,) rod state
-    'st',      # (3, 18) RK4 scratch
-    'K',       # (6, 6) _rk4 scratch
-    'M',       # (4, 3, 3) _rk4 scratch; M[0] R_e
-    'rt',      # (1, 1, 9) _rk4 routing (unused by bare rods)
-    'act',     # (1,) _rk4 tendon flags (unused)
-    'tau',     # (1,) _rk4 tensions (unused)
-    'out',     # (6, 9) p(L), n(L), m(L) of each rod at the current iterate
-    'keep',    # (9,) saved rod end during a finite-difference probe
-    'vec',     # (4, nx) F, F of a trial or probe, trial x, step
-    'Jc',      # (nx, nx) copy of the Jacobian for the linear solve
-    'traj',    # (steps + 1, 18) trajectory of probe integrations
-])
-
-
-@_kernel
-def _rotate_axis(Q, axis, angle, out):
-    """
-    Set out = Q Rot_axis(angle) (axis 0, 1, 2 = x, y, z; out may alias Q).
-
-    Columns j, k after the axis turn to c Q_j + s Q_k and c Q_k - s Q_j.
-    """
-    j, k = (axis + 1) % 3, (axis + 2) % 3
-    c, s = math.cos(angle), math.sin(angle)
-    for i in range(3):
-        qj, qk = Q[i, j], Q[i, k]
-        out[i, axis] = Q[i, axis]
-        out[i, j] = c * qj + s * qk
-        out[i, k] = c * qk - s * qj
-
-
-@_kernel
-def _platform_rotation(roll, pitch, yaw, R):
-    """R_e = Rz(yaw) Ry(pitch) Rx(roll)."""
-    for i in range(3):
-        for j in range(3):
-            R[i, j] = 1.0 if i == j else 0.0
-    _rotate_axis(R, 2, yaw, R)
-    _rotate_axis(R, 1, pitch, R)
-    _rotate_axis(R, 0, roll, R)
-
-
-@_kernel
-def _pcr_rod(pl, i, x, target, traj, w, out):
-    """
-    Integrate rod i from its base (paper, Sec. 3.1) into traj; out = p(L), n(L), m(L).
-
-    p0 = p_M + R_M [0, l1 cos q1, l1 sin q1]; R0 = R_M Rx(q1) Ry(q2) Rx(q3) (DFKI2024:
-    R_M Ry(q2) Rx(q3)); m(0) = m_z R0 e3 (universal joint: no moment about its two axes;
-    DFKI2024: m_z e3, world).
-    """
-    k = 7 if pl.inverse else 6
-    b = k * i
-    q1 = x[b + 4] if pl.inverse else target[i]
-    q2, q3 = x[b + k - 2], x[b + k - 1]
-    y = w.y
-    RM, R0 = pl.motor_R[i], w.M[1]
-    c1, s1 = pl.crank * math.cos(q1), pl.crank * math.sin(q1)
-    for a in range(3):
-        y[a] = pl.motor_p[i, a] + RM[a, 1] * c1 + RM[a, 2] * s1
-    if pl.compat == PAPER:
-        _rotate_axis(RM, 0, q1, R0)
-        _rotate_axis(R0, 1, q2, R0)
-    else:
-        _rotate_axis(RM, 1, q2, R0)
-    _rotate_axis(R0, 0, q3, R0)
-    fs, ms = pl.scale[0], pl.scale[1]
-    for a in range(3):
-        for col in range(3):
-            y[3 + 3 * a + col] = R0[a, col]
-        y[12 + a] = x[b + a] * fs
-        y[15 + a] = x[b + 3] * ms * (R0[a, 2] if pl.compat == PAPER else (1.0 if a == 2 else 0.0))
-    for a in range(18):
-        traj[0, a] = y[a]
-    _rk4(DISCRETE, LINEAR, pl.mat, w.rt, w.act, w.tau, 0, pl.steps, pl.h, 0, y, traj, w.st,
-         w.K, w.M)
-    for a in range(3):
-        out[a] = y[a]
-        out[3 + a] = y[12 + a]
-        out[6 + a] = y[15 + a]
-
-
-@_kernel
-def _pcr_assemble(pl, x, target, wrench, out, Re, F):
-    """
-    Assemble the residual F (42) from the rod ends out (6, 9) and the pose (paper, Eqs. 3-5).
-
-    m_i(L) is taken in the world frame (zero iff R_e^T m_i(L) is); DFKI2024 leaves p_e x F out.
-    """
-    L, fs, ms = pl.scale[2], pl.scale[0], pl.scale[1]
-    if pl.inverse:
-        pe0, pe1, pe2 = target[0], target[1], target[2]
-        _platform_rotation(target[3], target[4], target[5], Re)
-    else:
-        pe0, pe1, pe2 = x[36] * L, x[37] * L, x[38] * L
-        _platform_rotation(x[39], x[40], x[41], Re)
-    sf0 = -wrench[0]
-    sf1 = -wrench[1]
-    sf2 = -wrench[2]
-    sm0 = -wrench[3]
-    sm1 = -wrench[4]
-    sm2 = -wrench[5]
-    if pl.compat == PAPER:
-        sm0 -= pe1 * wrench[2] - pe2 * wrench[1]
-        sm1 -= pe2 * wrench[0] - pe0 * wrench[2]
-        sm2 -= pe0 * wrench[1] - pe1 * wrench[0]
-    for i in range(6):
-        o = out[i]
-        C = pl.joints[i]
-        F[6 * i] = (pe0 + Re[0, 0] * C[0] + Re[0, 1] * C[1] + Re[0, 2] * C[2] - o[0]) / L
-        F[6 * i + 1] = (pe1 + Re[1, 0] * C[0] + Re[1, 1] * C[1] + Re[1, 2] * C[2] - o[1]) / L
-        F[6 * i + 2] = (pe2 + Re[2, 0] * C[0] + Re[2, 1] * C[1] + Re[2, 2] * C[2] - o[2]) / L
-        for a in range(3):
-            F[6 * i + 3 + a] = o[6 + a] / ms
-        sf0 += o[3]
-        sf1 += o[4]
-        sf2 += o[5]
-        sm0 += o[1] * o[5] - o[2] * o[4] + o[6]
-        sm1 += o[2] * o[3] - o[0] * o[5] + o[7]
-        sm2 += o[0] * o[4] - o[1] * o[3] + o[8]
-    F[36], F[37], F[38] = sf0 / fs, sf1 / fs, sf2 / fs
-    F[39], F[40], F[41] = sm0 / ms, sm1 / ms, sm2 / ms
-
-
-@_kernel
-def _pcr_residual(pl, x, target, wrench, traj, w, F):
-    """
-    Integrate the six rods and assemble F; False if F is not finite.
-
-    The trajectories go into traj (6, steps + 1, 18).
-    """
-    for i in range(6):
-        _pcr_rod(pl, i, x, target, traj[i], w, w.out[i])
-    _pcr_assemble(pl, x, target, wrench, w.out, w.M[0], F)
-    for r in range(F.size):
-        if not math.isfinite(F[r]):
-            return False
-    return True
-
-
-@_kernel
-def _pcr_jacobian(pl, x, target, wrench, F, J, w):
-    """
-    Compute the forward-difference Jacobian using the block structure.
-
-    A rod unknown moves only its own rod, so its column costs one rod integration (42 instead
-    of 6 x 42), and a pose unknown none. w.out must hold the rod ends at x.
-    """
-    k = 7 if pl.inverse else 6
-    Fd = w.vec[1]
-    for c in range(x.size):
-        xc = x[c]
-        step = FD_STEP * max(1.0, abs(xc))
-        x[c] = xc + step
-        if c < 6 * k:
-            i = c // k
-            for a in range(9):
-                w.keep[a] = w.out[i, a]
-            _pcr_rod(pl, i, x, target, w.traj, w, w.out[i])
-            _pcr_assemble(pl, x, target, wrench, w.out, w.M[0], Fd)
-            for a in range(9):
-                w.out[i, a] = w.keep[a]
-        else:
-            _pcr_assemble(pl, x, target, wrench, w.out, w.M[0], Fd)
-        x[c] = xc
-        for r in range(x.size):
-            J[r, c] = (Fd[r] - F[r]) / step
-
-
-@_kernel
-def pcr_solve(pl, target, wrench, x, J, jac_ok, tol, max_iter, traj, w, info):
-    """
-    Damped Newton iteration on the coupled shooting residual of the parallel robot.
-
-    The Jacobian J (kept by the caller: warm start) is reused, with good-Broyden updates
-    after each step, while each step at least halves ||F||_2, and rebuilt
-    (:func:`_pcr_jacobian`) otherwise; with a fresh Jacobian a
-    failing step is halved (Armijo on ||F||_2). Angle and position steps are capped at
-    PCR_MAX_STEP. On return x holds the last accepted iterate, traj (6, steps + 1, 18) its
-    rod trajectories, info = [||F||_inf, iterations, rod integrations, status].
-    """
-    n = x.size
-    k = 7 if pl.inverse else 6
-    F, Fn, xn, dx = w.vec[0], w.vec[1], w.vec[2], w.vec[3]
-    status = MAX_ITERATIONS
-    rods = 6
-    it = 0
-    fnorm = math.inf
-    if not _pcr_residual(pl, x, target, wrench, traj, w, F):
-        status = FAILED
-    else:
-        f2 = _norm(F, 2)
-        fnorm = _norm(F, 0)
-        at_x = True     # traj and w.out belong to x
-        fresh = False
-        while status == MAX_ITERATIONS:
-            if fnorm <= tol:
-                status = CONVERGED
-                break
-            if it >= max_iter:
-                break
-            it += 1
-            if not jac_ok[0]:
-                if not at_x:
-                    _pcr_residual(pl, x, target, wrench, traj, w, F)
-                    rods += 6
-                    at_x = True
-                _pcr_jacobian(pl, x, target, wrench, F, J, w)
-                rods += 6 * k
-                jac_ok[0] = True
-                fresh = True
-            for r in range(n):
-                dx[r] = -F[r]
-                for c in range(n):
-                    w.Jc[r, c] = J[r, c]
-            if not _gauss_solve(w.Jc, dx):
-                if fresh:
-                    status = FAILED
-                jac_ok[0] = False
-                continue
-            big = 0.0
-            for r in range(n):
-                if r >= 6 * k or r % k >= 4:
-                    big = max(big, abs(dx[r]))
-            alpha = min(1.0, PCR_MAX_STEP / big) if big > 0.0 else 1.0
-            while True:
-                for r in range(n):
-                    xn[r] = x[r] + alpha * dx[r]
-                ok = _pcr_residual(pl, xn, target, wrench, traj, w, Fn)
-                rods += 6
-                at_x = False
-                fn2 = _norm(Fn, 2) if ok else math.inf
-                if fn2 <= (1.0 - 1e-4 * alpha) * f2:
-                    if fn2 > 0.5 * f2:
-                        jac_ok[0] = False
-                    _broyden(J, F, Fn, dx, alpha)
-                    for r in range(n):
-                        x[r] = xn[r]
-                        F[r] = Fn[r]
-                    at_x = True
-                    f2 = fn2
-                    fnorm = _norm(F, 0)
-                    fresh = False
-                    break
-                if not fresh:
-                    jac_ok[0] = False
-                    break
-                alpha *= 0.5
-                if alpha < 1e-6:
-                    status = FAILED
-                    break
-        if not at_x:
-            _pcr_residual(pl, x, target, wrench, traj, w, F)
-            rods += 6
-    info[0] = fnorm
-    info[1] = it
-    info[2] = rods
-    info[3] = status

@@ -51,7 +51,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from tendon_robot_sim.models.rod.dynamics import rotation_to_quaternion
+from tendon_robot_sim.models.geometry import rotation_to_quaternion, section_pose
 from tendon_robot_sim.models.tendon_robot import Robot
 
 # Default distance [m] between a target tip and the closest CC tip for it to count
@@ -100,27 +100,6 @@ class CCState:
                 'tip_position': self.tip_position.tolist(),
                 'tip_orientation': self.tip_orientation.tolist(),
                 'displacements': self.displacements.tolist(), 'residual': self.residual}
-
-
-def section_pose(theta: float, phi: float, length: float) -> tuple[np.ndarray, np.ndarray]:
-    """
-    Pose (R, p) of the end of a CC arc of ``length`` in the frame of its base.
-
-    The rotation is the seed's ^wH_h rotation; the position
-    ((1 - cos theta) cos phi, (1 - cos theta) sin phi, sin theta) * length / theta
-    is evaluated as length * (theta/2 sinc^2(theta/2) (cos phi, sin phi), sinc(theta)),
-    finite at theta = 0 (straight: (0, 0, length)).
-    """
-    c, s = math.cos(phi), math.sin(phi)
-    ct, st = math.cos(theta), math.sin(theta)
-    rotation = np.array([
-        [c * c * (ct - 1.0) + 1.0, s * c * (ct - 1.0), c * st],
-        [s * c * (ct - 1.0), c * c * (1.0 - ct) + ct, s * st],
-        [-c * st, -s * st, ct]])
-    # np.sinc(x) = sin(pi x) / (pi x)
-    lateral = length * 0.5 * theta * np.sinc(theta / (2.0 * math.pi)) ** 2   # (1-cos)/kappa
-    axial = length * np.sinc(theta / math.pi)                                # sin/kappa
-    return rotation, np.array([lateral * c, lateral * s, axial])
 
 
 class ConstantCurvature:

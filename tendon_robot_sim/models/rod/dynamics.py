@@ -42,6 +42,7 @@ from typing import Callable, Mapping
 import elastica as ea
 import numpy as np
 
+from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod._dynamics_kernels import advance_rod, first_bad_node, rod_arrays
 from tendon_robot_sim.models.rod.tendon_forces import (TendonForces, TendonLayout,
@@ -582,36 +583,6 @@ class TendonSimulator:
             tendon_displacements=(self._rest_lengths - lengths
                                   + self._rest_lengths * compliance * tensions),
         )
-
-
-def rotation_to_quaternion(rotation: np.ndarray) -> np.ndarray:
-    """
-    Return unit quaternions [qx, qy, qz, qw] (qw >= 0) of rotation matrices (..., 3, 3).
-
-    Shepperd's method: of the four ways to get the quaternion from the matrix,
-    each matrix uses the one dividing by its largest component (well conditioned).
-    Vectorised because scipy's Rotation costs most of a state() call.
-    """
-    m = np.asarray(rotation, dtype=float)
-    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
-    # 4 q_i^2 for i = x, y, z, w
-    squares = np.stack((1.0 + m00 - m11 - m22, 1.0 - m00 + m11 - m22,
-                        1.0 - m00 - m11 + m22, 1.0 + m00 + m11 + m22), axis=-1)
-    s01, s02, s12 = m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0], \
-        m[..., 1, 2] + m[..., 2, 1]
-    d21, d02, d10 = m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], \
-        m[..., 1, 0] - m[..., 0, 1]
-    # row i: 4 q_i times (qx, qy, qz, qw)
-    candidates = np.stack((
-        np.stack((squares[..., 0], s01, s02, d21), axis=-1),
-        np.stack((s01, squares[..., 1], s12, d02), axis=-1),
-        np.stack((s02, s12, squares[..., 2], d10), axis=-1),
-        np.stack((d21, d02, d10, squares[..., 3]), axis=-1),
-    ), axis=-2)
-    best = np.argmax(squares, axis=-1)[..., np.newaxis, np.newaxis]
-    q = np.take_along_axis(candidates, best, axis=-2)[..., 0, :]
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    return np.where(q[..., 3:] < 0.0, -q, q)
 
 
 def _is_real(value) -> bool:

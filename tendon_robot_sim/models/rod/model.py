@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.rod.dynamics import TendonSimulator
-from tendon_robot_sim.models.rod.statics import ConvergenceError, StaticsInputError, StaticsSolver
+from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
                                                Polyline, Pose, SimModel)
 from tendon_robot_sim.models.tendon_robot import Robot

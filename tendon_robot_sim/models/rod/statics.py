@@ -96,13 +96,15 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
+                                              PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
+                                              stiffness_matrices, vector3)
+from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod import _statics_kernels as kernels
-from tendon_robot_sim.models.tendon_robot import POSITION_TOLERANCE, Robot, Rod, vertebrae_required
+from tendon_robot_sim.models.tendon_robot import Robot, vertebrae_required
 
 MODELS = ('cosserat', 'kirchhoff', 'discrete')
 CONSTITUTIVE_LAWS = ('linear', 'pyelastica')
-# PyElastica 1.0 shear coefficient (elastica/rod/factory_function.py, alpha_c).
-PYELASTICA_SHEAR_COEFFICIENT = 27.0 / 28.0
 # Largest RK4 step [m] per model: for the default robot the tip is within 1e-6 m of a
 # converged fine-step solution up to full tension on one tendon (a full curl), within
 # 1e-7 m at moderate tensions (benchmarks/bench_statics.py measures it). The discrete
@@ -114,49 +116,6 @@ CONTINUATION_STEPS = (4, 16)
 
 # A routing function: s (k,) [m] -> r, r_s, r_ss, each (3, k), body frame (like Tendon.hole).
 RoutingFunction = Callable[[np.ndarray], tuple]
-
-
-class StaticsError(Exception):
-    """Base class of the statics solver's errors."""
-
-
-class StaticsInputError(StaticsError, ValueError):
-    """A bad argument; the message names it and the problem."""
-
-
-class ConvergenceError(StaticsError):
-    """
-    The shooting method did not converge.
-
-    Attributes
-    ----------
-    residual : float
-        Scaled residual (max norm) of the last iterate.
-    iterations : int
-        Newton iterations of all attempts (warm, cold, continuation).
-
-    """
-
-    def __init__(self, message: str, residual: float, iterations: int):
-        super().__init__(message)
-        self.residual = residual
-        self.iterations = iterations
-
-
-def stiffness_matrices(rod: Rod, shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """
-    Return the diagonals of Kse and Kbt.
-
-    Kse = diag(alpha G A, alpha G A, E A) [N] and Kbt = diag(E I, E I, G J) [N m^2].
-    """
-    area, inertia = rod.area, rod.second_moment
-    Kse = np.array([shear_coefficient * rod.shear_modulus * area,
-                    shear_coefficient * rod.shear_modulus * area,
-                    rod.youngs_modulus * area])
-    Kbt = np.array([rod.youngs_modulus * inertia, rod.youngs_modulus * inertia,
-                    rod.shear_modulus * rod.polar_moment])
-    return Kse, Kbt
 
 
 @dataclass(frozen=True)
@@ -522,7 +481,7 @@ class StaticsSolver:
                 if name not in names:
                     raise StaticsInputError(
                         f'{field}: unknown tendon {name!r}; known tendons: {names}')
-                out[names.index(name)] = _number(value, f'{field}[{name}]')
+                out[names.index(name)] = finite_number(value, f'{field}[{name}]')
             labels = names
         else:
             if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
@@ -542,7 +501,7 @@ class StaticsSolver:
             if valid:
                 out = out.astype(float)
             else:   # find the culprit for the message
-                out = np.array([_number(v, f'{field}[{i}]') for i, v in enumerate(values)])
+                out = np.array([finite_number(v, f'{field}[{i}]') for i, v in enumerate(values)])
             labels = list(range(self.n_tendons))
         if tension and not (np.all(out >= 0.0) and np.all(out <= self._max_tensions)):
             for label, value, limit in zip(labels, out, self._max_tensions):
@@ -560,15 +519,15 @@ class StaticsSolver:
 
         Force [N] and moment [N m] in the world frame, e.g. from a run-time ``tip/wrench``.
         """
-        self._tip_load = np.concatenate((_vector3(force, 'tip_force'),
-                                         _vector3(moment, 'tip_moment')))
+        self._tip_load = np.concatenate((vector3(force, 'tip_force'),
+                                         vector3(moment, 'tip_moment')))
 
     def _tip(self, force, moment) -> np.ndarray:
         tip = self._tip_load.copy()
         if force is not None:
-            tip[0:3] = _vector3(force, 'tip_force')
+            tip[0:3] = vector3(force, 'tip_force')
         if moment is not None:
-            tip[3:6] = _vector3(moment, 'tip_moment')
+            tip[3:6] = vector3(moment, 'tip_moment')
         return tip
 
     def _cold_guess(self, tau: np.ndarray, tip: np.ndarray, x: np.ndarray) -> None:
@@ -724,25 +683,6 @@ class StaticsSolver:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _number(value, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise StaticsInputError(f'{field}: must be a number, got {type(value).__name__} {value!r}')
-    value = float(value)
-    if not math.isfinite(value):
-        raise StaticsInputError(f'{field}: must be finite, got {value}')
-    return value
-
-
-def _vector3(value, field: str) -> np.ndarray:
-    try:
-        items = list(value)
-    except TypeError:
-        raise StaticsInputError(f'{field}: must be 3 numbers, got {value!r}') from None
-    if len(items) != 3:
-        raise StaticsInputError(f'{field}: must be 3 numbers, got {len(items)}')
-    return np.array([_number(v, f'{field}[{i}]') for i, v in enumerate(items)])
 
 
 def _routing_functions(robot: Robot, routing: Mapping[str, RoutingFunction] | None) -> list:

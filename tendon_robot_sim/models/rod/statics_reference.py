@@ -42,9 +42,12 @@ from scipy.integrate import quad, solve_ivp
 from scipy.optimize import root
 from scipy.spatial.transform import Rotation
 
-from tendon_robot_sim.models.rod.statics import (_routing_functions, PYELASTICA_SHEAR_COEFFICIENT,
-                                                 StaticsError, stiffness_matrices)
-from tendon_robot_sim.models.tendon_robot import POSITION_TOLERANCE, Robot
+from tendon_robot_sim.models.cosserat import (PYELASTICA_SHEAR_COEFFICIENT, StaticsError,
+                                              stiffness_matrices)
+from tendon_robot_sim.models.description import POSITION_TOLERANCE
+from tendon_robot_sim.models.geometry import hat
+from tendon_robot_sim.models.rod.statics import _routing_functions
+from tendon_robot_sim.models.tendon_robot import Robot
 
 E3 = np.array([0.0, 0.0, 1.0])
 
@@ -61,11 +64,6 @@ class ReferenceResult:
     rest_lengths: np.ndarray     # (n,) m
     base_force: np.ndarray       # (3,) N, world
     base_moment: np.ndarray      # (3,) N m, world
-
-
-def hat(x: np.ndarray) -> np.ndarray:
-    """Skew-symmetric matrix x^ with x^ y = x cross y."""
-    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:

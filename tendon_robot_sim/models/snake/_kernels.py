@@ -24,7 +24,7 @@ on 3-vectors. Tests compare it with the numpy path.
 from numba import njit
 import numpy as np
 
-from tendon_robot_sim.models.rod._statics_kernels import _cross as _cross_into
+from tendon_robot_sim.models._numerics import cross as _cross_into
 
 
 @njit(cache=True)

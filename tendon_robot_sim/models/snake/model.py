@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from tendon_robot_sim.models.rod.dynamics import rotation_to_quaternion
+from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
                                                named_values, Polyline, Pose, SimModel,
                                                SimulationDiverged)

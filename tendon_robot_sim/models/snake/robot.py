@@ -19,7 +19,7 @@ The robot of the seed rolling_joint_snake_newton_euler: N saddle-shaped links ro
 each other without pins, pan and tilt joints in a given order, cables through holes in
 every link (see ``config/rolling_joint_snake.yaml``). Loaded into frozen, validated
 dataclasses with the description helpers of :mod:`tendon_robot_sim.models.tendon_robot`; a bad
-file raises :class:`~tendon_robot_sim.models.tendon_robot.RobotDescriptionError` naming the key.
+file raises :class:`~tendon_robot_sim.models.description.RobotDescriptionError` naming the key.
 
 Frames
 ------
@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from tendon_robot_sim.models.tendon_robot import (check_kind, check_unique_names,
-                                                  DescriptionMapping, load_description,
-                                                  MAX_LIST_LENGTH, RobotDescriptionError,
-                                                  short_repr)
+from tendon_robot_sim.models.description import (check_kind, check_unique_names,
+                                                 DescriptionMapping, load_description,
+                                                 MAX_LIST_LENGTH, RobotDescriptionError,
+                                                 short_repr)
 
 KIND = 'rolling_joint_snake'
 # The minimum-tension LP enumerates C(8 + 2C, C - 1) vertices per joint and step: 560 for

@@ -17,7 +17,7 @@ Numba kernels of the constant-curvature Lagrange dynamics (:mod:`.cc_dynamics`).
 
 The model and its sources are documented in :mod:`tendon_robot_sim.models.trunk.dynamics`;
 the tests check these kernels against finite differences of
-:func:`tendon_robot_sim.models.rod.constant_curvature.section_pose` and against an energy
+:func:`tendon_robot_sim.models.geometry.section_pose` and against an energy
 minimisation written with plain numpy/scipy.
 
 Symbols

@@ -23,7 +23,7 @@ Robots Using the Euler-Lagrange Formalism", IEEE T-RO 31(6) (Falkenhahn 2017, DO
 Model
 -----
 n sections in series, each a constant-curvature (CC) arc whose pose is
-:func:`tendon_robot_sim.models.rod.constant_curvature.section_pose`. Each section has actuators
+:func:`tendon_robot_sim.models.geometry.section_pose`. Each section has actuators
 (bellows or tendons) parallel to its centre spline at radius r_i and angle a_i; the
 length of actuator i is
 
@@ -68,10 +68,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from tendon_robot_sim.models.description import (POSITION_TOLERANCE, read_yaml,
+                                                 RobotDescriptionError)
+from tendon_robot_sim.models.geometry import section_pose
 from tendon_robot_sim.models.modal import mass_proportional_damping
-from tendon_robot_sim.models.rod.constant_curvature import section_pose
-from tendon_robot_sim.models.tendon_robot import (POSITION_TOLERANCE, read_yaml, Robot,
-                                                  robot_from_dict, RobotDescriptionError)
+from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 from tendon_robot_sim.models.trunk import _kernels as kernels
 from tendon_robot_sim.models.trunk.robot import (bellows_robot_from_dict, BellowsRobot,
                                                  KIND as BELLOWS)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tendon_robot_sim.models.rod.dynamics import rotation_to_quaternion
+from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.sim_model import (INPUT_COLORS, InputError, Inputs, ModelState,
                                                named_values, Polyline, Pose, SimModel,
                                                SimulationDiverged)

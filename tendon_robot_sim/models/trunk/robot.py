@@ -50,10 +50,10 @@ from typing import Any
 
 import numpy as np
 
-from tendon_robot_sim.models.tendon_robot import (Base, check_kind, describe_value,
-                                                  description_kind, DescriptionMapping, load_base,
-                                                  load_description, read_yaml,
-                                                  RobotDescriptionError)
+from tendon_robot_sim.models.description import (Base, check_kind, describe_value,
+                                                 description_kind, DescriptionMapping, load_base,
+                                                 load_description, read_yaml,
+                                                 RobotDescriptionError)
 
 KIND = 'bellows'
 

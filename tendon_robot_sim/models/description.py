@@ -1,0 +1,443 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""
+Robot descriptions: the loader, its checks and its errors, shared by every robot kind.
+
+A robot is described in YAML (``config/*.yaml``) and loaded into frozen, validated
+dataclasses by its kind's loader (:mod:`tendon_robot_sim.models.tendon_robot`,
+:mod:`~tendon_robot_sim.models.trunk.robot`, :mod:`~tendon_robot_sim.models.snake.robot`,
+:mod:`~tendon_robot_sim.models.pcr.robot`). Every quantity is SI: metres, kilograms,
+seconds, newtons, pascals; angles are radians (REP 103): a file may give an angle in
+degrees only under a key that says so (``angle_deg`` instead of ``angle``).
+
+A bad file raises :class:`RobotDescriptionError` with one message that names the key and
+the problem, e.g. ``tendons[2].offset: must be > 0, got -0.01``. Hostile files too: the
+file size, the nesting depth and the list lengths are bounded (the constants below), YAML
+aliases are refused (an alias bomb expands exponentially), and any other failure while
+loading becomes the same one-line error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+from pathlib import Path
+import re
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import yaml
+
+# Positions along a backbone (anchors, vertebrae, section ends) are compared with this
+# tolerance [m].
+POSITION_TOLERANCE = 1e-9
+# Bounds against hostile or mistyped files: far beyond any real robot, small enough that
+# loading and simulating cannot exhaust memory or time.
+MAX_FILE_BYTES = 1_000_000
+MAX_DEPTH = 20             # nesting of mappings and lists (a description needs 4)
+MAX_LIST_LENGTH = 1000     # numbers in any one list of a description
+
+
+class RobotDescriptionError(ValueError):
+    """A robot description that cannot be used; the message names the key."""
+
+
+# The robot kinds: a description's top-level ``kind`` key, and what the kind is. Each kind
+# has its loader (models/tendon_robot.py, models/<kind>/robot.py); every loader starts
+# with :func:`check_kind`, so a file of another kind fails with one clear line.
+TENDON_ROBOT = 'tendon_robot'
+ROBOT_KINDS = {
+    TENDON_ROBOT: 'a tendon-driven continuum robot',
+    'pcr_6rus': 'a 6-RUS parallel continuum robot',
+    'bellows': 'a bellows-actuated continuum robot',
+    'rolling_joint_snake': 'a rolling-joint snake robot',
+}
+
+
+def description_kind(data: Any) -> str:
+    """Return the ``kind`` of a description as read from YAML; ``tendon_robot`` when absent."""
+    kind = data.get('kind', TENDON_ROBOT) if isinstance(data, Mapping) else TENDON_ROBOT
+    if not isinstance(kind, str) or kind not in ROBOT_KINDS:
+        raise RobotDescriptionError(
+            f'kind: must be one of {sorted(ROBOT_KINDS)}, got {describe_value(kind)}')
+    return kind
+
+
+def check_kind(data: Any, expected: str) -> None:
+    """
+    Raise unless the description ``data`` is of kind ``expected``, naming both kinds.
+
+    Only a tendon robot may leave ``kind`` out.
+    """
+    if expected != TENDON_ROBOT and isinstance(data, Mapping) and 'kind' not in data:
+        raise RobotDescriptionError(
+            f'kind: required key is missing (kind: {expected} for {ROBOT_KINDS[expected]})')
+    kind = description_kind(data)
+    if kind != expected:
+        wanted = f'kind {expected}' + (' (or no kind)' if expected == TENDON_ROBOT else '')
+        raise RobotDescriptionError(
+            f'kind: {kind} is {ROBOT_KINDS[kind]}; this takes {ROBOT_KINDS[expected]}, '
+            f'{wanted}')
+
+
+class _Loader(yaml.SafeLoader):
+    """
+    SafeLoader that also reads ``16.6e6`` as a float (YAML 1.2; 1.1 makes it a string).
+
+    It refuses aliases and nesting deeper than :data:`MAX_DEPTH`.
+    """
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, 'aliases (*name) are not allowed in a robot description',
+                self.peek_event().start_mark)
+        self._depth = getattr(self, '_depth', 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f'nested deeper than {MAX_DEPTH} levels',
+                    self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+_Loader.add_implicit_resolver(
+    'tag:yaml.org,2002:float',
+    re.compile(r'^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$'),
+    list('-+0123456789.'))
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Parse a YAML file with :class:`_Loader`; errors name the file."""
+    path = Path(path)
+    try:
+        with open(path, 'rb') as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise RobotDescriptionError(f'{path}: cannot read: {error.strerror}') from None
+    if len(data) > MAX_FILE_BYTES:
+        raise RobotDescriptionError(f'{path}: larger than {MAX_FILE_BYTES} bytes')
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        raise RobotDescriptionError(f'{path}: not UTF-8 text (byte {error.start})') from None
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as error:
+        raise RobotDescriptionError(f'{path}: not valid YAML: {_one_line(error)}') from None
+    except (RecursionError, MemoryError, ValueError, OverflowError) as error:
+        raise RobotDescriptionError(f'{path}: cannot parse: {type(error).__name__}: '
+                                    f'{_one_line(error)}') from None
+
+
+def _one_line(error: Exception) -> str:
+    return ' '.join(str(error).split())[:500]
+
+
+@dataclass(frozen=True)
+class Base:
+    """Clamped base of the rod: pose of s = 0 in the world frame."""
+
+    frame_id: str
+    position: np.ndarray    # (3,) m
+    direction: np.ndarray   # (3,) unit, d3 at s = 0
+    normal: np.ndarray      # (3,) unit, d1 at s = 0
+
+    @property
+    def binormal(self) -> np.ndarray:
+        """d2 = d3 x d1 at s = 0 (unit)."""
+        return np.cross(self.direction, self.normal)
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """R (3x3) whose columns are d1, d2, d3 of the base: body -> world."""
+        return np.column_stack((self.normal, self.binormal, self.direction))
+
+
+class CircularSection:
+    """
+    Section properties of a uniform rod of circular cross-section.
+
+    A base for the dataclasses that have ``radius`` [m], ``density`` [kg/m^3] and
+    ``youngs_modulus`` [Pa] (:class:`Rod`, the parallel robot's rods).
+    """
+
+    radius: float
+    density: float
+    youngs_modulus: float
+
+    @property
+    def area(self) -> float:
+        """Cross-section area A = pi r^2 [m^2]."""
+        return math.pi * self.radius ** 2
+
+    @property
+    def second_moment(self) -> float:
+        """Second moment of area I = pi r^4 / 4 [m^4] (about d1 or d2)."""
+        return math.pi * self.radius ** 4 / 4.0
+
+    @property
+    def polar_moment(self) -> float:
+        """Polar moment J = 2 I [m^4] (about d3)."""
+        return 2.0 * self.second_moment
+
+    @property
+    def bending_stiffness(self) -> float:
+        """E I [N m^2]."""
+        return self.youngs_modulus * self.second_moment
+
+    @property
+    def linear_density(self) -> float:
+        """Linear density rho A [kg/m]."""
+        return self.density * self.area
+
+
+def load_description(path: str | Path, from_dict: Callable[[Any], Any]) -> Any:
+    """``from_dict`` of the YAML in ``path``; a RobotDescriptionError names the file."""
+    data = read_yaml(path)
+    try:
+        return from_dict(data)
+    except RobotDescriptionError as error:
+        raise RobotDescriptionError(f'{path}: {error}') from None
+    except (ArithmeticError, MemoryError, RecursionError, TypeError, ValueError) as error:
+        # A check above missed a case: still one line naming the file, never a traceback.
+        raise RobotDescriptionError(f'{path}: cannot load: {type(error).__name__}: '
+                                    f'{_one_line(error)}') from None
+
+
+def load_base(m: 'DescriptionMapping') -> Base:
+    frame_id = m.string('frame_id', default='base_link')
+    position = m.vector('position', default=(0.0, 0.0, 0.0))
+    direction = m.unit_vector('direction', default=(1.0, 0.0, 0.0))
+    normal = m.unit_vector('normal', default=(0.0, 0.0, 1.0))
+    if abs(float(direction @ normal)) > 1e-6:
+        raise RobotDescriptionError(
+            f'base.normal: must be perpendicular to base.direction, '
+            f'got dot product {float(direction @ normal):.3g}')
+    m.finish()
+    return Base(frame_id=frame_id, position=position, direction=direction, normal=normal)
+
+
+def check_unique_names(names: Sequence[str], key: str, what: str) -> None:
+    """
+    Raise naming the first repeated name of the list ``key`` (e.g. ``tendons[3].name``).
+
+    ``what`` names an item in the message: ``duplicate tendon name 't0'``.
+    """
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise RobotDescriptionError(f'{key}[{i}].name: duplicate {what} name {name!r}')
+
+
+def describe_value(value: Any) -> str:
+    return f'{type(value).__name__} {short_repr(value)}' if value is not None else 'nothing'
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)``, cut to 80 characters: error messages stay one readable line."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        # (repr refuses integers of more than 4300 digits)
+        return f'an integer of about {round(value.bit_length() * math.log10(2))} digits'
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + '...'
+
+
+class DescriptionMapping:
+    """A YAML mapping read key by key; unknown keys are rejected by :meth:`finish`."""
+
+    def __init__(self, data: Any, key: str, required: Sequence[str] = (),
+                 optional: Sequence[str] = ()):
+        self.key = key
+        if data is None and not required:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise RobotDescriptionError(
+                f'{key or "robot description"}: must be a mapping, got {describe_value(data)}')
+        self.data = dict(data)
+        self.known = set(required) | set(optional)
+        self.required = set(required)
+        for name in required:
+            if name not in self.data:
+                raise RobotDescriptionError(f'{self._path(name)}: required key is missing')
+        self.seen: set[str] = set()
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.data
+
+    def _path(self, name: str) -> str:
+        return f'{self.key}.{name}' if self.key else name
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self.seen.add(name)
+        self.known.add(name)
+        return self.data.get(name, default)
+
+    def mapping(self, name: str, default: Any = None) -> 'DescriptionMapping':
+        optional = {
+            'base': ('frame_id', 'position', 'direction', 'normal'),
+            'rod': ('length', 'radius', 'density', 'youngs_modulus', 'shear_modulus',
+                    'elements', 'damping', 'end_joint_correction'),
+            'damping': ('ratio', 'rate'),
+            'vertebrae': ('count', 'first', 'last', 'positions', 'mass', 'radius',
+                          'thickness'),
+            'tip_load': ('force', 'moment'),
+        }[name]
+        value = self.get(name, default)
+        return DescriptionMapping(value, self._path(name), optional=optional)
+
+    def string(self, name: str, default: str | None = None) -> str:
+        value = self.get(name, default)
+        if not isinstance(value, str) or not value:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be a non-empty string, got {describe_value(value)}')
+        return value
+
+    def number(self, name: str, default: float | None = None, positive: bool = False,
+               minimum: float | None = None, maximum: float | None = None) -> float:
+        value = self.get(name, default)
+        if name not in self.data and default is None:
+            raise RobotDescriptionError(f'{self._path(name)}: required key is missing')
+        value = check_number(value, self._path(name), positive, minimum)
+        if maximum is not None and value > maximum:
+            raise RobotDescriptionError(f'{self._path(name)}: must be <= {maximum:g}, '
+                                        f'got {value:g}')
+        return value
+
+    def integer(self, name: str, default: int | None = None, minimum: int = 0,
+                maximum: int | None = None) -> int:
+        value = self.get(name, default)
+        if value is None:
+            raise RobotDescriptionError(f'{self._path(name)}: required key is missing')
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be an integer, got {describe_value(value)}')
+        if value < minimum:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be >= {minimum}, got {short_repr(value)}')
+        if maximum is not None and value > maximum:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be <= {maximum}, got {short_repr(value)}')
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.get(name, default)
+        if not isinstance(value, bool):
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be true or false, got {describe_value(value)}')
+        return value
+
+    def choice(self, name: str, choices: Sequence[str], default: str) -> str:
+        value = self.get(name, default)
+        if value not in choices:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be one of {list(choices)}, got {describe_value(value)}')
+        return value
+
+    def number_list(self, name: str, max_length: int = MAX_LIST_LENGTH,
+                    size: int | None = None) -> np.ndarray:
+        value = self.get(name)
+        if not isinstance(value, list) or not value:
+            raise RobotDescriptionError(f'{self._path(name)}: must be a non-empty list of '
+                                        f'numbers, got {describe_value(value)}')
+        if size is not None and len(value) != size:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be a list of {size} numbers, got {len(value)}')
+        if len(value) > max_length:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: at most {max_length} numbers, got {len(value)}')
+        return np.array([check_number(v, f'{self._path(name)}[{i}]', False, None)
+                         for i, v in enumerate(value)])
+
+    def angle(self, name: str, default: float | None = None) -> float:
+        """
+        Read an angle [rad]: radians under ``name``, or degrees under ``name_deg``.
+
+        REP 103 makes radians the unit of angles, so a bare key is radians; degrees must say
+        so in the key. Exactly one of the two keys may be given.
+        """
+        key = self._angle_key(name, required=default is None)
+        if key is None:
+            return default
+        value = self.number(key)
+        return math.radians(value) if key != name else self._check_radians(name, value)
+
+    def angle_list(self, name: str, size: int) -> np.ndarray:
+        """Read ``size`` angles [rad], under ``name`` in radians or ``name_deg`` in degrees."""
+        key = self._angle_key(name, required=True)
+        values = self.number_list(key, size=size)
+        return np.radians(values) if key != name else self._check_radians(name, values)
+
+    def _check_radians(self, name: str, value: Any) -> Any:
+        # Files of earlier versions gave degrees under the bare key: refuse what cannot be
+        # meant as radians rather than read 90 degrees as 90 rad.
+        if np.max(np.abs(value)) > 2.0 * math.pi:
+            shown = (f'{value:g}' if np.ndim(value) == 0
+                     else '[' + ', '.join(f'{v:g}' for v in value) + ']')
+            raise RobotDescriptionError(
+                f'{self._path(name)}: {shown} rad is more than a full turn; angles are '
+                f'radians (REP 103): for degrees write {name}_deg: {shown}')
+        return value
+
+    def _angle_key(self, name: str, required: bool) -> str | None:
+        degrees = f'{name}_deg'
+        self.known.update((name, degrees))
+        given = [key for key in (name, degrees) if key in self.data]
+        if len(given) == 2:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: give the angle once, in radians under {name!r} or in '
+                f'degrees under {degrees!r}, not both')
+        if not given and required:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: required key is missing (radians; or {degrees!r} in '
+                f'degrees)')
+        return given[0] if given else None
+
+    def vector(self, name: str, default: Sequence[float]) -> np.ndarray:
+        value = self.get(name, list(default))
+        if not isinstance(value, list) or len(value) != 3:
+            raise RobotDescriptionError(
+                f'{self._path(name)}: must be a list of 3 numbers, got {describe_value(value)}')
+        return np.array([check_number(v, f'{self._path(name)}[{i}]', False, None)
+                         for i, v in enumerate(value)])
+
+    def unit_vector(self, name: str, default: Sequence[float]) -> np.ndarray:
+        v = self.vector(name, default)
+        norm = float(np.linalg.norm(v))
+        if norm == 0.0:
+            raise RobotDescriptionError(f'{self._path(name)}: must be a non-zero vector')
+        return v / norm
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.data) - self.known)
+        if unknown:
+            raise RobotDescriptionError(
+                f'{self._path(unknown[0])}: unknown key (known keys: {sorted(self.known)})')
+
+
+def check_number(value: Any, path: str, positive: bool, minimum: float | None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RobotDescriptionError(f'{path}: must be a number, got {describe_value(value)}')
+    try:
+        value = float(value)
+    except OverflowError:
+        raise RobotDescriptionError(f'{path}: must be finite, got {short_repr(value)}') from None
+    if not math.isfinite(value):
+        raise RobotDescriptionError(f'{path}: must be finite, got {value}')
+    if positive and value <= 0.0:
+        raise RobotDescriptionError(f'{path}: must be > 0, got {value:g}')
+    if minimum is not None and value < minimum:
+        raise RobotDescriptionError(f'{path}: must be >= {minimum:g}, got {value:g}')
+    return value

@@ -1,0 +1,139 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""
+The layout keeps its rules: imports point one way, robot kinds stay apart, modules stay small.
+
+Every import statement of the package is read (module level and inside functions alike: a
+lazy import is still a dependency), so a new module cannot break the rules unnoticed.
+docs/architecture.md explains the layers.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / 'tendon_robot_sim'
+ROBOT_KINDS = ('rod', 'trunk', 'snake', 'pcr')
+# What each area may import from the package ('root' is tendon_robot_sim/__init__.py).
+# Areas not listed (commands, cli) may import anything.
+ALLOWED = {
+    'root': set(),
+    'parallel': set(),
+    'models': {'models', 'parallel', 'root'},
+    'control': {'models', 'control', 'root'},
+    'experiment': {'models', 'experiment', 'parallel', 'root'},
+    'protocol': {'protocol', 'root'},
+    'emulator': {'emulator', 'protocol', 'models', 'root'},
+    'ros': {'ros', 'models', 'control', 'experiment', 'protocol', 'parallel', 'root'},
+    'nodes': {'nodes', 'ros', 'models', 'control', 'experiment', 'protocol', 'parallel', 'root'},
+    'stack': {'stack', 'rviz_views', 'ros', 'models', 'root'},
+    'rviz_views': {'rviz_views', 'root'},
+    'launcher': {'launcher', 'stack', 'rviz_views', 'ros', 'models', 'root'},
+}
+# The ROS-free core: none of these may import rclpy or a ROS message package.
+ROS_FREE = ('root', 'parallel', 'models', 'control', 'experiment', 'protocol', 'emulator')
+ROS_MODULES = ('rclpy', 'rosidl_runtime_py', 'builtin_interfaces', 'std_msgs', 'sensor_msgs',
+               'geometry_msgs', 'visualization_msgs', 'diagnostic_msgs', 'tf2_msgs',
+               'rosgraph_msgs', 'lifecycle_msgs', 'std_srvs', 'launch', 'launch_ros')
+MAX_LINES = 800
+
+
+def modules():
+    """Yield (dotted name inside the package, path) of every module of the package."""
+    for path in sorted(PACKAGE.rglob('*.py')):
+        parts = path.relative_to(PACKAGE).with_suffix('').parts
+        if parts[-1] == '__init__':
+            parts = parts[:-1]
+        yield '.'.join(parts), path
+
+
+def imports(path: Path) -> set[str]:
+    """Return every module a file imports, absolute, wherever the import stands."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f'{path}: relative import of {node.module}'
+            found.add(node.module)
+            found.update(f'{node.module}.{alias.name}' for alias in node.names)
+    return found
+
+
+def area(name: str) -> str:
+    """Return the area of a module: its first package level, 'root' for the package."""
+    return name.split('.')[0] if name else 'root'
+
+
+def kind(name: str) -> str | None:
+    """Return the robot kind whose subpackage holds ``name``, or None."""
+    parts = name.split('.')
+    return parts[1] if len(parts) > 1 and parts[0] == 'models' and parts[1] in ROBOT_KINDS \
+        else None
+
+
+def internal(target: str) -> str | None:
+    """Return ``target`` as a name inside the package, or None for another package."""
+    if target == 'tendon_robot_sim':
+        return ''
+    if target.startswith('tendon_robot_sim.'):
+        name = target[len('tendon_robot_sim.'):]
+        # 'from tendon_robot_sim import share_dir' names a function of the root module
+        return name if (PACKAGE / name.split('.')[0]).exists() or \
+            (PACKAGE / f'{name.split(".")[0]}.py').exists() else ''
+    return None
+
+
+MODULES = list(modules())
+
+
+@pytest.mark.parametrize('name, path', MODULES, ids=[name or 'root' for name, _ in MODULES])
+def test_imports_point_one_way(name, path):
+    allowed = ALLOWED.get(area(name))
+    for target in imports(path):
+        inside = internal(target)
+        if inside is None:
+            if area(name) in ROS_FREE:
+                assert target.split('.')[0] not in ROS_MODULES, (
+                    f'{name} imports {target}: the core stays ROS-free')
+            continue
+        if allowed is not None:
+            assert area(inside) in allowed, (
+                f'{name} imports {target}: {area(name)} may import only {sorted(allowed)}')
+        if kind(name) is not None and kind(inside) is not None:
+            assert kind(inside) == kind(name), (
+                f'{name} imports {target}: one robot kind never imports another; move the '
+                'shared piece into models/')
+
+
+@pytest.mark.parametrize('name, path', MODULES, ids=[name or 'root' for name, _ in MODULES])
+def test_no_module_is_too_long(name, path):
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_LINES, f'{path.name}: {lines} lines; split it by idea'
+
+
+def test_every_robot_kind_has_its_room():
+    for robot_kind in ROBOT_KINDS:
+        room = PACKAGE / 'models' / robot_kind
+        assert (room / 'robot.py').exists() or robot_kind == 'rod', robot_kind
+        assert (room / 'model.py').exists(), f'models/{robot_kind}: no model.py (SimModel)'
+
+
+def test_the_checker_sees_a_violation(tmp_path):
+    """The walker finds lazy imports too (a test that cannot fail protects nothing)."""
+    module = tmp_path / 'lazy.py'
+    module.write_text('def f():\n    from tendon_robot_sim.models.rod import statics\n')
+    assert 'tendon_robot_sim.models.rod' in imports(module)
+    assert kind(internal('tendon_robot_sim.models.rod.statics')) == 'rod'
