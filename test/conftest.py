@@ -45,7 +45,7 @@ def linters_run_in_the_package_root(request, monkeypatch):
     Run the linter tests from the package root, whatever directory pytest was started in.
 
     The generated linter tests check the current directory (as colcon test runs them), so
-    ``pytest test/test_flake8.py`` from elsewhere would check the wrong tree.
+    ``pytest test/package/test_flake8.py`` from elsewhere would check the wrong tree.
     """
     if request.node.get_closest_marker('linter') is not None:
         monkeypatch.chdir(PACKAGE_ROOT)

@@ -169,7 +169,7 @@ def soften_end_joints(rod) -> None:
     for [0, 3l/2] and the last joint for [L - 3l/2, L]; scaling their bend/twist
     stiffness by l / (1.5 l) = 2/3 restores the full bending length and makes the
     error O(l^2) (4 % of the deflection with 10 elements, 1 % with 20; see
-    test_simulator.py). Call before ``finalize()``.
+    test/models/rod/test_simulator.py). Call before ``finalize()``.
     """
     domain = rod.rest_voronoi_lengths.copy()
     domain[0] += 0.5 * rod.rest_lengths[0]

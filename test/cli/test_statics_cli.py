@@ -28,7 +28,7 @@ from tendon_robot_sim.cli import main
 from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args):

@@ -44,7 +44,7 @@ from tendon_robot_sim.ros.spinner import BackgroundSpinner
 # Irregular gaps between messages [s], alternating between two topics; 0.99 s in all.
 GAPS = [0.03, 0.08, 0.05, 0.12, 0.04, 0.10, 0.06, 0.09, 0.03, 0.11, 0.07, 0.05, 0.08, 0.08]
 T0 = 1_700_000_000_000_000_000      # bag stamps are epoch times [ns]
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _message(i):

@@ -26,7 +26,7 @@ import pytest
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.protocol.drivers import MotorDriver, TipSensorDriver
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def wait_for(condition, timeout=10.0, what='condition'):

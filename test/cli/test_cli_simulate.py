@@ -26,7 +26,7 @@ from tendon_robot_sim.cli import main
 from tendon_robot_sim.models.tendon_robot import load_robot
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def simulate(*args, timeout=120):

@@ -30,7 +30,7 @@ from tendon_robot_sim.commands.snake import default_snake_file
 from tendon_robot_sim.models.snake.dynamics import seed_trajectory, SnakeDynamics
 from tendon_robot_sim.models.snake.robot import load_snake
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SNAKE = load_snake(default_snake_file())
 
 

@@ -30,7 +30,7 @@ from tendon_robot_sim.ros import topics
 from tendon_robot_sim.stack import Arg, FramePrefix, RvizView, ShareFile, STACKS
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUR_NODES = [(stack, entry) for stack in STACKS.values() for entry in stack.nodes
              if entry.package == PACKAGE_NAME]
 

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Import names that are ROS packages (rosdep key = the name); others map to python3-* keys.
 ROS_PREFIXES = ('rclpy', 'rcl_interfaces', 'builtin_interfaces', 'ament_index_python',
                 'launch', 'launch_ros')
@@ -108,7 +108,7 @@ def test_every_ament_linter_the_tests_run_is_a_test_depend():
     """Declare the linters as ros2 pkg create does, so colcon test finds them installed."""
     declared = {e.text for e in ElementTree.parse(ROOT / 'package.xml').getroot()
                 if e.tag in ('test_depend', 'depend', 'exec_depend')}
-    linters = {name for name in imported_top_level_names((ROOT / 'test').glob('*.py'))
+    linters = {name for name in imported_top_level_names((ROOT / 'test').rglob('*.py'))
                if name.startswith('ament_')}
     assert linters >= {'ament_copyright', 'ament_flake8', 'ament_pep257'}
     missing = linters - declared

@@ -27,7 +27,7 @@ import pytest
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.models.tendon_robot import load_robot
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BHA = str(ROOT / 'config' / 'bionic_handling_assistant.yaml')
 
 

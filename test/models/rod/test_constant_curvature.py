@@ -40,7 +40,7 @@ from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 import yaml
 
 DEFAULT = load_robot(default_robot_file())
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def make_robot(angles, offsets=None, base=None, gravity=(0.0, 0.0, 0.0), end=None):
