@@ -19,7 +19,7 @@ Speed of the 6-RUS parallel continuum robot's kinetostatics.
 
 The model: tendon_robot_sim.models.pcr.kinetostatics.
 
-Targets of issue 15, next to the seed's figure (3.82 s, sd 1.15 s, per inverse solve over a
+Targets of issue 15, next to Rodrigues et al.'s figure (3.82 s, sd 1.15 s, per inverse solve over a
 4000-sample workspace, scipy shooting):
 
 * warm inverse solves along the paper's helix (radius 0.25 m, z 0.40 to 0.55 m, 500 points,
@@ -29,7 +29,7 @@ Targets of issue 15, next to the seed's figure (3.82 s, sd 1.15 s, per inverse s
   ``inverse`` call -- target >= 500/s;
 * cold inverse solve (``reset()`` first: rigid-link start, full Jacobian) at the helix
   points: median -- target <= 50 ms;
-* the seed's workspace, 16 heights 0.40 to 0.70 m x 250 points, on all local cores:
+* the paper's workspace, 16 heights 0.40 to 0.70 m x 250 points, on all local cores:
   wall time -- target <= 2 min;
 * rod integrations per Jacobian: structured (one rod per column) vs the 6 x 42 a plain
   finite-difference Jacobian of the coupled residual would need;
@@ -56,7 +56,8 @@ from tendon_robot_sim.models.pcr.workspace import cylinder_samples, workspace
 from tqdm import tqdm
 
 LOAD = (0.0, 0.0, -5.0)      # N, the paper's helix load
-SEED_SOLVE_S = 3.82          # seed: mean time per inverse solve of its workspace estimate
+# Rodrigues et al. 2024: mean time per inverse solve of their workspace estimate [s]
+PAPER_SOLVE_S = 3.82
 
 
 def bench(robot, cold_repeats: int, workers, skip_workspace: bool) -> dict:
@@ -110,7 +111,7 @@ def bench(robot, cold_repeats: int, workers, skip_workspace: bool) -> dict:
         summary = result.summary()
         out['workspace'] = {**summary, 'workers': workers or 'all cores',
                             'speedup_vs_seed_per_solve':
-                                SEED_SOLVE_S / (summary['converged_solve_ms_mean'] * 1e-3)}
+                                PAPER_SOLVE_S / (summary['converged_solve_ms_mean'] * 1e-3)}
     return out
 
 
@@ -136,7 +137,7 @@ def main(argv=None) -> int:
         w = r['workspace']
         print(f'workspace: {w["samples"]} samples, {w["valid"]} valid, in '
               f'{w["wall_time_s"]:.1f} s; converged solves {w["converged_solve_ms_mean"]:.2f} '
-              f'ms mean (sd {w["converged_solve_ms_sd"]:.2f}) vs the seed\'s 3820 ms (sd 1150)')
+              f'ms mean (sd {w["converged_solve_ms_sd"]:.2f}) vs the paper\'s 3820 ms (sd 1150)')
     summary = {'benchmark': 'pcr', 'robot': robot.name, **r,
                'machine': machine_info('numpy', 'numba', 'scipy')}
     if args.json:

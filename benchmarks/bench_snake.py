@@ -18,13 +18,13 @@
 Speed of the rolling-joint snake's dynamics on one core.
 
 Inverse dynamics with the tension optimisation (37) for every joint: trajectory steps per
-second over the seed's 12.6 s trajectories at 5 ms (all steps of a trajectory solved
-together, as ``snake inverse`` does), and one step at a time (``inverse_step``, numba,
-as a controller asking for the next step's tensions would). Target: >= 1000 steps/s
-(5 x real time at 5 ms steps).
+second over the 12.6 s trajectories of D'Antuono et al. 2023 at 5 ms (all steps of a
+trajectory solved together, as ``snake inverse`` does), and one step at a time
+(``inverse_step``, numba, as a controller asking for the next step's tensions would).
+Target: >= 1000 steps/s (5 x real time at 5 ms steps).
 
 Forward dynamics: real-time factor (simulated / wall time) of RK4 under the tensions of
-the inverse dynamics, at the seed's 5 ms (the step of the round-trip test) and at 1 ms.
+the inverse dynamics, at the paper's 5 ms (the step of the round-trip test) and at 1 ms.
 Target: >= 10.
 
 Each figure is timed in several repeats; the best estimates the cost, the median shows
@@ -44,7 +44,7 @@ import time
 from machine import machine_info
 import numpy as np
 from tendon_robot_sim.commands.snake import default_snake_file
-from tendon_robot_sim.models.snake.dynamics import seed_trajectory, SnakeDynamics
+from tendon_robot_sim.models.snake.dynamics import SnakeDynamics, study_trajectory
 from tendon_robot_sim.models.snake.robot import load_snake
 from tqdm import tqdm
 
@@ -75,13 +75,13 @@ def main(argv=None) -> int:
 
     inverse = {}
     for which in ('pan', 'tilt', 'both'):
-        t, q, qd, qdd = seed_trajectory(snake, which)
+        t, q, qd, qdd = study_trajectory(snake, which)
         dynamics.inverse(t, q, qd, qdd)            # warm up
         times = timed(lambda: dynamics.inverse(t, q, qd, qdd), args.repeats,
                       f'inverse {which}', show)
         inverse[which] = {'steps': int(t.size), 'steps_per_second': t.size / min(times),
                           'median_steps_per_second': t.size / statistics.median(times)}
-    t, q, qd, qdd = seed_trajectory(snake, 'both')
+    t, q, qd, qdd = study_trajectory(snake, 'both')
     n = min(args.single_steps, t.size)
     dynamics.inverse_step(t[0], q[0], qd[0], qdd[0])      # compile
     times = timed(lambda: [dynamics.inverse_step(t[k], q[k], qd[k], qdd[k]) for k in range(n)],

@@ -31,13 +31,13 @@ calibrated robot description.
 The model solves run on all local cores (``--workers``) or on a Dask cluster
 (``--scheduler``); a progress bar on stderr counts the parameter sets solved.
 
-For a bellows robot (``--robot`` a ``kind: bellows`` file) the constant-curvature
-dynamics is identified as in the elephant-trunk seed: ``--fit stiffness`` fits the bellows
-and bending stiffnesses to the static points of the recording (linear least squares), ``--fit
-damping`` the dampers to the run in ``--step-response`` (default: the recording itself when
-it is a bag). A bag holds ``tendon/state`` (pressures as effort [Pa], contractions as
-position [m]); its static points are the holds (``--hold-time``, ``--tip-tolerance`` on the
-bellows lengths) and the damping run starts at the first of them. A CSV holds static points
+For a bellows robot (``--robot`` a ``kind: bellows`` file) the constant-curvature dynamics
+is identified as Hadzic & Häseli do: ``--fit stiffness`` fits the bellows and bending
+stiffnesses to the static points of the recording (linear least squares), ``--fit damping``
+the dampers to the run in ``--step-response`` (default: the recording itself when it is a
+bag). A bag holds ``tendon/state`` (pressures as effort [Pa], contractions as position [m]);
+its static points are the holds (``--hold-time``, ``--tip-tolerance`` on the bellows
+lengths) and the damping run starts at the first of them. A CSV holds static points
 (pressures, lengths) or, for ``--step-response``, a run with a ``time`` column; see
 :mod:`tendon_robot_sim.experiment.identification`:
 

@@ -20,14 +20,15 @@
     tendon-robot-sim snake inverse --trajectory my_motion.csv --out runs/a
     tendon-robot-sim snake forward --tensions 1.5,3.5,1,1 --duration 2 --json
 
-``inverse``: the minimum cable tensions (Newton-Euler, problem (37) of the seed) along the
-seed's trajectories (theta = (pi/18) sin(t/2) on the pan joints, the tilt joints, both, or
-all three) or a CSV file with a ``time`` column and one column of joint angles [rad] per
-joint. Writes ``OUT/tensions_<trajectory>.csv`` (time, angles, every segment's tensions,
-normal and friction forces (y, z in the contact frame f3) at both contact points of every
-joint, the active constraints per joint, infeasibility) and with ``--plot`` ``OUT/tensions.png``
-(base tensions over time, like the seed's figure 2). Infeasible steps are listed with
-their time, joint and constraint. With ``--json`` the last line is one JSON object.
+``inverse``: the minimum cable tensions (Newton-Euler, problem (37) of D'Antuono et al.
+2023) along the paper's trajectories (theta = (pi/18) sin(t/2) on the pan joints, the tilt
+joints, both, or all three) or a CSV file with a ``time`` column and one column of joint
+angles [rad] per joint. Writes ``OUT/tensions_<trajectory>.csv`` (time, angles, every
+segment's tensions, normal and friction forces (y, z in the contact frame f3) at both
+contact points of every joint, the active constraints per joint, infeasibility) and with
+``--plot`` ``OUT/tensions.png`` (base tensions over time, like the paper's figure 2).
+Infeasible steps are listed with their time, joint and constraint. With ``--json`` the last
+line is one JSON object.
 
 ``forward``: integrate the forward dynamics from rest (or given angles) under constant
 cable tensions (one per cable, the same along the cable) and report the final pose, and
@@ -46,12 +47,12 @@ from scipy.interpolate import CubicSpline
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import CommandError, parse_values
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.snake.dynamics import (GROUPS, InverseDynamics, seed_trajectory,
-                                                    SnakeDynamics, SnakeDynamicsError)
+from tendon_robot_sim.models.snake.dynamics import (GROUPS, InverseDynamics, SnakeDynamics,
+                                                    SnakeDynamicsError, study_trajectory)
 from tendon_robot_sim.models.snake.robot import load_snake
 
-SEED_TRAJECTORIES = ('pan', 'tilt', 'both')
-# Line colours of the seed's figure 2 (cable 1 black, 2 blue, 3 red), then matplotlib's.
+STUDY_TRAJECTORIES = ('pan', 'tilt', 'both')
+# Line colours of the paper's figure 2 (cable 1 black, 2 blue, 3 red), then matplotlib's.
 CABLE_COLOURS = ('black', 'tab:blue', 'tab:red', 'tab:green', 'tab:orange', 'tab:purple')
 
 
@@ -71,13 +72,14 @@ def register(subparsers) -> None:
     inverse.add_argument('--robot', default=None, metavar='FILE',
                          help='snake description YAML (default: config/rolling_joint_snake.yaml)')
     inverse.add_argument('--trajectory', required=True, metavar='pan|tilt|both|all|FILE.csv',
-                         help="the seed's motion of the pan joints, the tilt joints, both, all "
-                              'three one after the other, or a CSV file (time, then one '
-                              'angle column per joint, rad)')
+                         help="the motion of D'Antuono et al. 2023 on the pan joints, the "
+                              'tilt joints, both, all three one after the other, or a CSV '
+                              'file (time, then one angle column per joint, rad)')
     inverse.add_argument('--duration', type=float, default=12.6,
-                         help='seed trajectories: length in s (default 12.6)')
+                         help="the paper's trajectories: length in s (default 12.6)")
     inverse.add_argument('--dt', type=float, default=0.005,
-                         help="seed trajectories: time step in s (default 0.005, the seed's)")
+                         help="the paper's trajectories: time step in s (default 0.005, "
+                              "the paper's)")
     inverse.add_argument('--out', default='snake_output', metavar='DIR',
                          help='folder for the CSV files and the plot (default snake_output)')
     inverse.add_argument('--plot', action='store_true',
@@ -184,11 +186,11 @@ def plot(path: Path, snake, results: dict) -> None:
 def run_inverse(args: argparse.Namespace) -> int:
     snake = _load(args.robot)
     dynamics = SnakeDynamics(snake)
-    if args.trajectory in SEED_TRAJECTORIES + ('all',):
+    if args.trajectory in STUDY_TRAJECTORIES + ('all',):
         if args.duration <= 0 or args.dt <= 0:
             raise CommandError('--duration and --dt: must be > 0')
-        names = SEED_TRAJECTORIES if args.trajectory == 'all' else (args.trajectory,)
-        trajectories = {n: seed_trajectory(snake, n, args.duration, args.dt) for n in names}
+        names = STUDY_TRAJECTORIES if args.trajectory == 'all' else (args.trajectory,)
+        trajectories = {n: study_trajectory(snake, n, args.duration, args.dt) for n in names}
     else:
         path = Path(args.trajectory)
         trajectories = {path.stem: read_trajectory(path, snake.n_joints)}

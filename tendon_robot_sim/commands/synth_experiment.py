@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-``tendon-robot-sim synth-experiment``: a synthetic recording of the seed's experiments.
+``tendon-robot-sim synth-experiment``: a synthetic recording of validation experiments.
 
     tendon-robot-sim synth-experiment demo_output/synthetic_bag
     tendon-robot-sim synth-experiment out_bag --youngs-modulus 19e6 --shear-modulus 6.5e6 \
@@ -23,14 +23,15 @@
 ``--experiment step`` instead records a tension step on the vertical-plane tendon,
 simulated with the dynamic model (rest, then the step at 0.5 s, 3 s of response), which
 ``calibrate --model dynamic --fit damping`` identifies the damping (and vertebra mass)
-from, as the elephant-trunk seed does. Default true damping ratio: the file's x 1.5.
+from, as Hadzic & Häseli do for the elephant trunk. Default true damping ratio: the file's x 1.5.
 
-Simulates experiments 1-3 of the seed (self weight; a horizontal-plane tendon at 2, 4 and
-6 N; ten holds with increasing tensions on a vertical-plane and a horizontal-plane
-tendon) on the robot with hidden "true" moduli, with the ``discrete`` statics model,
-adds Gaussian noise to the tip and writes a rosbag2 bag (MCAP) as the hardware stack
-records it: ``tendon/setpoint`` and ``tip/measured`` at 50 Hz, holds of 3 s, ramps of
-0.5 s. Default true moduli: the robot file's E x 1.15 and G x 0.9 (printed).
+Simulates experiments 1-3 of Tuzlaci's TendonForces validation (self weight; a
+horizontal-plane tendon at 2, 4 and 6 N; ten holds with increasing tensions on a
+vertical-plane and a horizontal-plane tendon) on the robot with hidden "true" moduli, with
+the ``discrete`` statics model, adds Gaussian noise to the tip and writes a rosbag2 bag
+(MCAP) as the hardware stack records it: ``tendon/setpoint`` and ``tip/measured`` at 50 Hz,
+holds of 3 s, ramps of 0.5 s. Default true moduli: the robot file's E x 1.15 and G x 0.9
+(printed).
 """
 
 import argparse
@@ -56,8 +57,9 @@ DAMPING_FACTOR = 1.5
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        'synth-experiment', help="write a synthetic bag of the seed's three experiments",
-        description="Simulate the seed's three validation experiments on a robot with hidden "
+        'synth-experiment', help='write a synthetic bag of three validation experiments (Tuzlaci)',
+        description="Simulate Tuzlaci's three TendonForces validation experiments on a robot "
+                    'with hidden '
                     'moduli, add tip noise and write a rosbag2 bag like a hardware recording.')
     parser.add_argument('out', metavar='OUT_BAG', help='bag folder to create')
     parser.add_argument('--robot', default=None, metavar='FILE',
@@ -67,7 +69,7 @@ def register(subparsers) -> None:
     parser.add_argument('--shear-modulus', type=float, default=None, metavar='G',
                         help=f"true shear modulus in Pa (default: the file's x {SHEAR_FACTOR})")
     parser.add_argument('--experiment', choices=('holds', 'step'), default='holds',
-                        help="holds: the seed's three experiments (statics); step: a tension "
+                        help="holds: Tuzlaci's three experiments (statics); step: a tension "
                              'step response (dynamic model)')
     parser.add_argument('--damping-ratio', type=float, default=None, metavar='ZETA',
                         help=f'true damping ratio of the first mode (step; default: the '

@@ -17,7 +17,7 @@ Recorded experiments as quasi-static holds, and synthetic experiments to test wi
 
 A *hold* is a stretch of a recording where the tendon commands stay constant and
 the measured tip stays put for at least ``hold_time`` seconds: one static
-equilibrium to compare a model with (seed "TendonForces", "Physical
+equilibrium to compare a model with (Tuzlaci, "TendonForces", section "Physical
 experimentation / validation"). Sources:
 
 * a rosbag2 bag (:func:`tendon_robot_sim.experiment.bag.read_messages`; MCAP or sqlite3,
@@ -454,7 +454,7 @@ def experiment_tendons(robot: Robot) -> tuple[int, int]:
 
 def experiment_plan(robot: Robot) -> list[tuple[str, np.ndarray]]:
     """
-    Return the seed's three experiments as (label, tensions) holds.
+    Return Tuzlaci's three validation experiments as (label, tensions) holds.
 
     1. self weight only; 2. the horizontal-plane tendon at 25, 50, 75 % of 8 N (capped
     at its max_tension); 3. ten holds with increasing tensions on the vertical-plane
@@ -481,7 +481,7 @@ def synth_experiment(path: str | Path, robot_true: Robot, noise: float = 2e-4, s
                      rate: float = 50.0, hold_duration: float = 3.0, transition: float = 0.5,
                      model: str = 'discrete') -> list[tuple[str, np.ndarray, np.ndarray]]:
     """
-    Simulate the seed's experiments on ``robot_true`` and write them as a bag.
+    Simulate Tuzlaci's validation experiments on ``robot_true`` and write them as a bag.
 
     The bag looks like a hardware recording: ``tendon/setpoint`` (JointState, effort
     in N, at ``rate``) and ``tip/measured`` (PointStamped in the base frame, at

@@ -13,9 +13,9 @@
 # limitations under the License.
 
 """
-Parameter identification of a bellows robot's CC dynamics (the seed's procedure).
+Parameter identification of a bellows robot's CC dynamics (Hadzic & Häseli's procedure).
 
-Stiffnesses from static points (seed, "Parameter identification - stiffnesses": at rest
+Stiffnesses from static points (Hadzic & Häseli, "Parameter identification - stiffnesses": at rest
 q' = q'' = 0 and the Lagrange equations become linear in the stiffnesses): for each
 measured point (pressures p, bellows lengths q) the section coordinates are
 x = lengths^+ q, and for section j
@@ -28,7 +28,8 @@ spring k_c is held at its described value: for bellows spaced evenly around the 
 equal bellows springs act exactly like k_c plus k_b (sum_i B_i^T B_i has no other
 direction), so static points cannot separate k_c from the bellows.
 
-Damping from step responses (seed, "Parameter identification - damping coefficient"):
+Damping from step responses (Hadzic & Häseli, "Parameter identification - damping
+coefficient"):
 the bellows damper (one value per section, shared by its bellows) and the spline damper of
 every section by nonlinear least squares on the simulated bellows lengths of a recorded
 run (log-scaled, scipy ``least_squares``), intervals from the Jacobian.

@@ -27,7 +27,7 @@ import pytest
 
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.commands.snake import default_snake_file
-from tendon_robot_sim.models.snake.dynamics import seed_trajectory, SnakeDynamics
+from tendon_robot_sim.models.snake.dynamics import SnakeDynamics, study_trajectory
 from tendon_robot_sim.models.snake.robot import load_snake
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ def test_inverse_writes_csv_plot_and_json(tmp_path):
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert set(report['trajectories']) == {'pan', 'tilt', 'both'}
     assert (tmp_path / 'tensions.png').stat().st_size > 10_000
-    t, q, qd, qdd = seed_trajectory(SNAKE, 'tilt', 2.0, 0.05)
+    t, q, qd, qdd = study_trajectory(SNAKE, 'tilt', 2.0, 0.05)
     expected = SnakeDynamics(SNAKE).inverse(t, q, qd, qdd)
     summary = report['trajectories']['tilt']
     assert summary['steps'] == t.size and summary['feasible']
@@ -70,7 +70,7 @@ def test_inverse_writes_csv_plot_and_json(tmp_path):
 
 
 def test_inverse_from_a_csv_file(tmp_path, capsys):
-    t, q, qd, qdd = seed_trajectory(SNAKE, 'both', 6.0, 0.01)
+    t, q, qd, qdd = study_trajectory(SNAKE, 'both', 6.0, 0.01)
     path = tmp_path / 'motion.csv'
     with open(path, 'w', newline='') as file:
         writer = csv.writer(file)

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Kinetostatics of the 6-RUS parallel continuum robot (seed pcr_6rus_cosserat_kinetostatics).
+Kinetostatics of the 6-RUS parallel continuum robot (Rodrigues et al. 2024).
 
 Rodrigues, Yu, Stoeffler, Kumar, "Kinetostatic Analysis for 6RUS Parallel Continuum Robot
 using Cosserat Rod Theory" ("the paper"). Six pre-curved Cosserat rods (Eqs. 1-2, linear

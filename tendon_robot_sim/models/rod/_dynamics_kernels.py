@@ -273,7 +273,7 @@ def tendon_wrench_kernel(position, director, nodes, holes, base_holes, anchors, 
         # Walk the tendon from the base plate (part of the clamp, so its share of the
         # first segment is not applied). Segment i runs from hole i-1 to hole i with
         # pull T u_i; vertebra i gets -T u_i + T u_(i+1), the anchor only -T u_i.
-        # (The seed's delta formula writes Rot_{n+1} on both holes; each hole
+        # (Tuzlaci's delta formula writes Rot_{n+1} on both holes; each hole
         # belongs to its own vertebra, so each uses its own directors.)
         px = base_holes[j, 0]
         py = base_holes[j, 1]

@@ -29,7 +29,8 @@ Three models of the same robot description (:mod:`tendon_robot_sim.models.tendon
     and each step solves the 3x3 system of Eq. (17).
 ``discrete``
     The static twin of the dynamic PyElastica model
-    (:mod:`tendon_robot_sim.models.rod.dynamics`, seed "TendonForces"): tendons are straight
+    (:mod:`tendon_robot_sim.models.rod.dynamics`, Tuzlaci's "TendonForces"): tendons are
+    straight
     between the holes of consecutive vertebrae and load the backbone only at the
     vertebrae, with force tau (unit vector to the next hole) - tau (unit vector from the
     previous hole) (the first segment starts at the base hole at s = 0), the moment of

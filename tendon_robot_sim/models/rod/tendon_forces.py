@@ -178,7 +178,7 @@ class TendonForces(NoForces):
     n_elements : int, optional
         Elements of the rod (default ``robot.rod.elements``).
     vertebra_weight : bool
-        Apply the vertebra weights (the seed's W_n). False when the vertebra masses
+        Apply the vertebra weights (Tuzlaci's W_n). False when the vertebra masses
         are part of the rod's nodal masses, so that ``GravityForces`` weighs them
         (the simulator: :func:`~tendon_robot_sim.models.rod.dynamics.add_vertebra_discs`).
     tip_wrench : float64 array (2, 3), optional

@@ -15,17 +15,18 @@
 """
 Newton-Euler dynamics of the rolling-joint snake: minimum cable tensions and simulation.
 
-Inverse dynamics (seed, Sections 3.2-3.5). Given q, qd, qdd the kinematics propagate base
-to tip; then for n = N..1 the balance of link n (Newton (25)/(28), Euler (27)/(30)) is
+Inverse dynamics (D'Antuono et al. 2023, Sections 3.2-3.5). Given q, qd, qdd the kinematics
+propagate base to tip; then for n = N..1 the balance of link n (Newton (25)/(28), Euler
+(27)/(30)) is
 
     sum_k T_nk e_nk + F_c1 + F_c2 = m (a_C - g) - F_distal
     sum_k (h_1nk - p_c) x T_nk e_nk + sum_i (p_ci - p_c) x F_ci = M_in + ... - M_distal
 
 with moments about the contact point p_c of joint n, T_nk the tension of cable k between
-links n-1 and n (the seed's F_T,1,n,k; segment 1 leaves the base), F_distal, M_distal the
+links n-1 and n (the paper's F_T,1,n,k; segment 1 leaves the base), F_distal, M_distal the
 wrench of link n+1 (contacts and segment n+1) on link n. In the contact frame f3 (x the
 normal, z the joint axis, y = z x x) the two contact points sit at p_c -+ w z. The contact
-wrench has no moment about z (seed (32)-(33): normal forces along x, friction in y-z), so
+wrench has no moment about z (Eqs. (32)-(33): normal forces along x, friction in y-z), so
 the z row is one equation on the tensions alone,
 
     sum_k lambda_nk T_nk = tau_n,     lambda_nk = z . ((h_1nk - p_c) x e_nk),
@@ -48,7 +49,7 @@ step does not depend on another step), or of one step in a numba kernel
 (:meth:`SnakeDynamics.inverse_step`). Tests compare both with scipy's HiGHS, which is not
 used here because a call costs 1 to 3 ms, six calls a step (about 50 to 170 steps/s).
 
-The tension in a cable may differ from segment to segment in the seed's model (the holes
+The tension in a cable may differ from segment to segment in the paper's model (the holes
 take the difference); a snake with 4 motors and frictionless holes has one tension per
 cable along its whole length: :meth:`SnakeDynamics.simulate` takes either.
 
@@ -81,7 +82,7 @@ FEASIBILITY_TOLERANCE = 1e-7
 ACTIVE_TOLERANCE = 1e-6
 # Tension or force [N] by which given tensions may break a constraint and still count as
 # keeping it: a simulated motion riding on a limit (as minimum tensions do) strays from it
-# by integration error (below 1e-6 N for the seed's trajectories at 5 ms steps).
+# by integration error (below 1e-6 N for the paper's trajectories at 5 ms steps).
 CHECK_TOLERANCE = 1e-4
 # Floats of the largest array of a vertex enumeration (steps x vertices x rows): 4 MB,
 # the fastest of 2, 4, 8 and 32 MB on this VM (the arrays stay in the CPU's caches).
@@ -129,10 +130,12 @@ class InverseDynamics:
         return not self.infeasible
 
 
-def seed_trajectory(snake: RollingJointSnake, which: str, duration: float = 12.6,
-                    dt: float = 0.005):
+def study_trajectory(snake: RollingJointSnake, which: str, duration: float = 12.6,
+                     dt: float = 0.005):
     """
-    Return the seed's study: theta_n = (pi/18) sin(t/2) on the pan joints, tilt joints or both.
+    Return the study of D'Antuono et al. 2023: theta_n = (pi/18) sin(t/2) on some joints.
+
+    The pan joints, the tilt joints or both.
 
     Returns
     -------

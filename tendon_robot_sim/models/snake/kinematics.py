@@ -15,11 +15,11 @@
 """
 Kinematics of the rolling-joint snake: link poses, velocities, accelerations, cables.
 
-Rolling joint n (seed, Section 2.2; frames f1..f5 of Kim et al. 2018). Link n-1's distal
-surface and link n's proximal surface are circular arcs of the same radius R in the joint
-plane (x, b), b = a x x, a the joint axis. In link n-1's frame (origin f1 at the distal
-vertex) the centre of its arc is f2 = -R x; rolling without slipping by theta turns the
-line of centres by theta/2, so
+Rolling joint n (D'Antuono et al. 2023, Section 2.2; frames f1..f5 of Kim et al. 2018). Link
+n-1's distal surface and link n's proximal surface are circular arcs of the same radius R in
+the joint plane (x, b), b = a x x, a the joint axis. In link n-1's frame (origin f1 at the
+distal vertex) the centre of its arc is f2 = -R x; rolling without slipping by theta turns
+the line of centres by theta/2, so
 
     contact point   f3 = -R x + R u(theta/2)                    (x axis of f3: u(theta/2))
     link n's centre f4 = -R x + 2 R u(theta/2)
@@ -27,19 +27,19 @@ line of centres by theta/2, so
 
 with u(phi) = cos(phi) x + sin(phi) b. The material points of both links at f3 have the
 same velocity, so link n turns about the contact line at the rate theta_dot relative to
-link n-1 (the seed's rotation about the instantaneous contact point).
+link n-1 (the paper's rotation about the instantaneous contact point).
 
-Velocities and accelerations propagate base to tip (seed (2)-(13)) in the world frame, with
+Velocities and accelerations propagate base to tip (Eqs. (2)-(13)) in the world frame, with
 the relative translation r(theta) differentiated exactly:
 
     v_n = v_{n-1} + w_{n-1} x rho + R_{n-1} r' qd
     a_n = a_{n-1} + wd_{n-1} x rho + w_{n-1} x (w_{n-1} x rho)
           + 2 w_{n-1} x (R_{n-1} r' qd) + R_{n-1} (r'' qd^2 + r' qdd),    rho = R_{n-1} r
 
-(the seed's (11) writes the same with vectors fixed in the links; the contact point slides
+(the paper's Eq. (11) writes the same with vectors fixed in the links; the contact point slides
 along both surfaces at R qd / 2, which the exact derivative of r(theta) includes).
 
-Cables run straight between holes (seed (14)-(15)); the hole of a cable opens on the
+Cables run straight between holes (Eqs. (14)-(15)); the hole of a cable opens on the
 rolling surface, so segment n of a cable with in-plane offset beta (and rho = sqrt(R^2 -
 beta^2)) has the length l = 2 R - 2 rho cos(theta/2) - 2 beta sin(theta/2).
 
@@ -100,7 +100,7 @@ class ChainState:
         Lengths (K, N, C) [m] and unit directions (K, N, C, 3) of the cable segments.
 
         Segment n of a cable runs from link n's proximal hole to link n-1's distal hole;
-        its direction is that of the pull on link n (seed (14)-(16)). The two holes are
+        its direction is that of the pull on link n (Eqs. (14)-(16)). The two holes are
         mirror images in the tangent plane at the contact, so every segment of joint n is
         along -normal, also at zero length (a hole on the contact line at theta = 0).
         """
@@ -210,8 +210,8 @@ class SnakeKinematics:
             v = v + cross(w, rho) + dr
             acc = (acc + cross(wd, rho) + cross(w, cross(w, rho))
                    + 2.0 * cross(w, dr) + ddr)
-            wd = wd + t2 * A + t1 * cross(w, A)               # seed (3), (7)
-            w = w + t1 * A                                       # seed (2), (6)
+            wd = wd + t2 * A + t1 * cross(w, A)               # Eqs. (3), (7)
+            w = w + t1 * A                                       # Eqs. (2), (6)
             arm = np.einsum('kij,j->ki', rotations[:, n + 1], d_c)
             omega[:, n], omega_dot[:, n] = w, wd
             v_c[:, n] = v + cross(w, arm)                                     # (12)

@@ -42,7 +42,7 @@ from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, Lin
 from tendon_robot_sim.models.snake.dynamics import SnakeDynamics
 from tendon_robot_sim.models.snake.robot import RollingJointSnake
 
-# RK4 step [s]: the seed integrates at 5 ms; 1 ms keeps the end stops within a few
+# RK4 step [s]: D'Antuono et al. 2023 integrate at 5 ms; 1 ms keeps the end stops within a few
 # milliradians and is the largest step the simulator node accepts.
 DEFAULT_DT = 1e-3
 # RK4 steps per kernel call: a joint on its stop interrupts a call at its first step.

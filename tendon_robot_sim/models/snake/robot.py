@@ -15,7 +15,8 @@
 """
 Description of a tendon-actuated rolling-joint snake (``kind: rolling_joint_snake``).
 
-The robot of the seed rolling_joint_snake_newton_euler: N saddle-shaped links rolling on
+The robot of D'Antuono et al., "Dynamic model of a tendon-actuated snake robot using the
+Newton-Euler formulation" (IFAC 2023): N saddle-shaped links rolling on
 each other without pins, pan and tilt joints in a given order, cables through holes in
 every link (see ``config/rolling_joint_snake.yaml``). Loaded into frozen, validated
 dataclasses with the description helpers of :mod:`tendon_robot_sim.models.tendon_robot`; a bad
@@ -25,8 +26,8 @@ Frames
 ------
 World = base frame: x along the straight snake, z up. Link n's frame sits at the vertex
 of its distal rolling surface (link 0, the fixed base, at the world origin), x along the
-link axis towards the tip, so the centre of mass is at ``(-H/2, 0, 0)`` (the seed's
-d_{C_n,n}). A cable hole at ``angle`` (from the link y axis towards z) and radial
+link axis towards the tip, so the centre of mass is at ``(-H/2, 0, 0)`` (the
+paper's d_{C_n,n}). A cable hole at ``angle`` (from the link y axis towards z) and radial
 ``offset`` sits at ``offset * (0, cos angle, sin angle)`` across the link axis.
 """
 
@@ -66,7 +67,7 @@ class Link:
 
     @property
     def center_of_mass(self) -> np.ndarray:
-        """(3,) m, in the link frame (the seed's d_{C_n,n} = [-H/2, 0, 0])."""
+        """(3,) m, in the link frame (the paper's d_{C_n,n} = [-H/2, 0, 0])."""
         return np.array([-self.height / 2.0, 0.0, 0.0])
 
 

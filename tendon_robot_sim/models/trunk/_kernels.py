@@ -44,7 +44,7 @@ Symbols
 =========  ===============================================================  ==========
 
 With these, the Lagrange equations of point masses m_k at positions p_k(x) are
-(Falkenhahn 2015; the seed's "d/dt dT/dq'" slide)
+(Falkenhahn 2015; Hadzic & Häseli's "d/dt dT/dq'")
 
     M(x) x'' + c(x, x') = Q,   M = sum m_k J_k^T J_k,   c = sum m_k J_k^T h_k,
 

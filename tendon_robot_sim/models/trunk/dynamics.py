@@ -17,8 +17,9 @@ Multi-section constant-curvature Lagrange dynamics (the elephant-trunk model).
 
 Sources: V. Falkenhahn et al. 2015, "Dynamic Modeling of Bellows-Actuated Continuum
 Robots Using the Euler-Lagrange Formalism", IEEE T-RO 31(6) (Falkenhahn 2017, DOI
-10.18419/opus-9226), as implemented in the seed elephant_trunk_cc_kinematics_dynamics
-(Hadzic & Haeseli, ETH): M(q) q'' + Omega(q, q') q' + N(q, q') = tau(p).
+10.18419/opus-9226), as implemented by Hadzic & Häseli ("Implementation of Kinematics and
+Dynamics of an Elephant Trunk like Robotic Arm", bachelor thesis, ETH Zurich):
+M(q) q'' + Omega(q, q') q' + N(q, q') = tau(p).
 
 Model
 -----
@@ -30,16 +31,16 @@ length of actuator i is
     q_i = l - r_i theta cos(phi - a_i) = l - r_i (cos a_i u_x + sin a_i u_y),
 
 linear in the section's coordinates x = (l, u_x, u_y), u = theta (cos phi, sin phi). For
-three actuators q = B x with B constant and invertible, so x are the seed's muscle-length
+three actuators q = B x with B constant and invertible, so x are their muscle-length
 coordinates after a constant linear change (the Lagrange equations keep their form); x
 also serves a 4-tendon section, whose 4 lengths are not independent. In x the CC
 kinematics is analytic (functions of theta^2 only), so theta -> 0 needs no special case:
 the kernels sum series below theta = 2 (:mod:`._cc_dynamics_kernels`).
 
-Energies and forces, per section (seed's slides "Dynamic model", Falkenhahn 2015 Sec. III):
+Energies and forces, per section (Hadzic & Häseli, "Dynamic model"; Falkenhahn 2015 Sec. III):
 
 - kinetic: T = 1/2 sum m_k |p_k'|^2 of lumped masses on the arcs, plus, where a mass has
-  an ``inertia``, 1/2 w^T I w of its rotation with the arc frame (the seed neglects it);
+  an ``inertia``, 1/2 w^T I w of its rotation with the arc frame (they neglect it);
 - potential: gravity -m_k g . p_k, actuator springs k_i (q_i - q0_i)^2 / 2, the centre
   spline spring k_c (l - l0)^2 / 2 and the bending energy k_b theta^2 / 2 (M_bend = k_b theta);
 - dissipation: actuator dampers d_i q_i', spline damper d_c l', and a mass-proportional
@@ -151,7 +152,8 @@ class CCDynamics:
         nu [1/s]: force -nu M(x) x'.
     inertias : array (n, k, 3), optional
         Principal moments of inertia [kg m^2] of the lumped masses about the axes of the
-        arc frame at each (rotational kinetic energy); default 0 (neglected, as in the seed).
+        arc frame at each (rotational kinetic energy); default 0 (neglected, as
+        by Hadzic & Häseli).
     spin_damping : array (n, k), optional
         Dampers [N m s/rad] on the angular velocity of each lumped mass's arc frame;
         default 0.
@@ -362,7 +364,7 @@ class CCDynamics:
         """
         Return x (3n,) of the static equilibrium under ``inputs`` (x' = x'' = 0).
 
-        The seed's identification idea: at rest the Lagrange equations are the static
+        Hadzic & Häseli's identification idea: at rest the Lagrange equations are the static
         model. Damped Newton from ``guess`` (default: rest state); if that fails, by
         continuation from zero inputs in CONTINUATION_STEPS load steps.
         """

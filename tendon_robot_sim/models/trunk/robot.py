@@ -25,13 +25,13 @@ as for tendon holes):
 
 - ``length``: rest length l0 of the centre spline [m];
 - ``spline_stiffness``, ``spline_damping``: spring and damper of the centre spline,
-  F = k (l - l0) + d l' [N/m, N s/m] (the seed's F_spr,spline);
+  F = k (l - l0) + d l' [N/m, N s/m] (Hadzic & Häseli's F_spr,spline);
 - ``bending_stiffness``: M_bend(theta) = k_b theta, i.e. bending energy k_b theta^2 / 2
-  [N m/rad] (the seed's bending moment, linear);
-- ``masses``: lumped masses [kg] at fractions of the arc (the seed lumps one mass per
+  [N m/rad] (their bending moment, linear);
+- ``masses``: lumped masses [kg] at fractions of the arc (Hadzic & Häseli lump one mass per
   section at its centre of gravity), each optionally with an ``inertia`` [Ixx, Iyy, Izz]
-  [kg m^2] about the arc frame's axes there (rotational kinetic energy; default 0, as the
-  seed neglects it);
+  [kg m^2] about the arc frame's axes there (rotational kinetic energy; default 0, as
+  they neglect it);
 - ``bellows``: for each bellows its hole ``offset`` [m] and ``angle`` [rad] (or
   ``angle_deg`` [deg]), effective ``area`` [m^2] (force = p A), length ``stiffness``
   [N/m], ``damping`` [N s/m], spring ``rest_length`` [m] (default: the section length) and

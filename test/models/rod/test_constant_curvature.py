@@ -16,7 +16,7 @@
 Constant-curvature kinematics (tendon_robot_sim.models.rod.constant_curvature).
 
 References: the elephant-trunk transform ^wH_h as written in
-../shared/seeds/elephant_trunk_cc_kinematics_dynamics.txt, the arc-length formula
+Hadzic & Häseli's kinematic model, the arc-length formula
 q_i = r_i theta cos(phi - a_i) evaluated by hand, and the Kirchhoff statics solver.
 """
 
@@ -57,8 +57,8 @@ def make_robot(angles, offsets=None, base=None, gravity=(0.0, 0.0, 0.0), end=Non
     return robot_from_dict(data)
 
 
-def seed_transform(theta, phi, kappa):
-    """^wH_h of the seed (Falkenhahn), typed in from the slide."""
+def falkenhahn_transform(theta, phi, kappa):
+    """^wH_h of Hadzic & Häseli (after Falkenhahn), typed in from the slide."""
     c, s, ct, st = math.cos(phi), math.sin(phi), math.cos(theta), math.sin(theta)
     return np.array([
         [c ** 2 * (ct - 1) + 1, s * c * (ct - 1), c * st, c * (1 - ct) / kappa],
@@ -100,7 +100,7 @@ def test_three_tendons_match_the_seed_matrix_form():
     frame = robot.base.rotation
     for theta, phi in ((0.3, 0.2), (1.7, -2.0), (3.0, 2.5)):
         state = cc.from_angles(theta, phi)
-        H = seed_transform(theta, phi, theta / robot.rod.length)
+        H = falkenhahn_transform(theta, phi, theta / robot.rod.length)
         np.testing.assert_allclose(frame.T @ state.tip_rotation, H[:3, :3], atol=1e-14)
         np.testing.assert_allclose(frame.T @ (state.tip_position - robot.base.position),
                                    H[:3, 3], atol=1e-14)
@@ -156,7 +156,7 @@ def test_section_shorter_than_the_rod_continues_straight():
     robot = make_robot([0.0, 120.0, 240.0], end=0.15)
     cc = ConstantCurvature(robot)
     state = cc.from_angles(1.0, 0.4)
-    section = robot.base.rotation @ seed_transform(1.0, 0.4, 1.0 / 0.15)[:3, 3]
+    section = robot.base.rotation @ falkenhahn_transform(1.0, 0.4, 1.0 / 0.15)[:3, 3]
     np.testing.assert_allclose(state.tip_position,
                                section + 0.10 * state.tip_rotation[:, 2], atol=1e-14)
     assert state.kappa == pytest.approx(1.0 / 0.15)
@@ -271,7 +271,7 @@ def test_cli_forward_then_inverse_round_trip(tmp_path):
     assert forward['theta'] == pytest.approx(theta, abs=1e-12)
     assert forward['phi'] == pytest.approx(phi, abs=1e-12)
     assert forward['kappa'] == pytest.approx(theta / robot.rod.length, abs=1e-12)
-    H = seed_transform(theta, phi, theta / robot.rod.length)
+    H = falkenhahn_transform(theta, phi, theta / robot.rod.length)
     frame = robot.base.rotation
     np.testing.assert_allclose(forward['tip_position'],
                                robot.base.position + frame @ H[:3, 3], atol=1e-12)

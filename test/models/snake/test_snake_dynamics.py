@@ -15,7 +15,7 @@
 """
 Rolling-joint snake dynamics.
 
-Tested: minimum tensions against HiGHS, the balance of every link, the seed's figure 2,
+Tested: minimum tensions against HiGHS, the balance of every link, the paper's figure 2,
 virtual-work statics, and forward dynamics (round trip, energy).
 """
 
@@ -28,8 +28,8 @@ from scipy.optimize import linprog
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.snake import _kernels as _snake_kernels
-from tendon_robot_sim.models.snake.dynamics import (FEASIBILITY_TOLERANCE, seed_trajectory,
-                                                    SnakeDynamics, SnakeDynamicsError)
+from tendon_robot_sim.models.snake.dynamics import (FEASIBILITY_TOLERANCE, SnakeDynamics,
+                                                    SnakeDynamicsError, study_trajectory)
 from tendon_robot_sim.models.snake.robot import load_snake
 from tendon_robot_sim.models.snake.statics import static_tensions
 
@@ -40,9 +40,9 @@ RNG = np.random.default_rng(7)
 
 @pytest.fixture(scope='module')
 def study():
-    """Return the seed's three simulations (5 ms steps, 12.6 s)."""
-    return {which: (seed_trajectory(SNAKE, which),
-                    DYN.inverse(*seed_trajectory(SNAKE, which)))
+    """Return the paper's three simulations (5 ms steps, 12.6 s)."""
+    return {which: (study_trajectory(SNAKE, which),
+                    DYN.inverse(*study_trajectory(SNAKE, which)))
             for which in ('pan', 'tilt', 'both')}
 
 
@@ -148,7 +148,8 @@ def test_figure_2_of_the_seed(study):
     assert np.all(pan.argmax(axis=1) == 1)
     # tilt only: cables 1 and 3 are equal
     assert_allclose(tilt[:, 0], tilt[:, 2], atol=1e-9)
-    # both: the peak of cable 2 is higher than in the tilt-only motion (seed: by almost 43 %)
+    # both: the peak of cable 2 is higher than in the tilt-only motion (D'Antuono et al.: by
+    # almost 43 %)
     assert both[:, 1].max() > 1.05 * tilt[:, 1].max()
 
 
@@ -185,7 +186,7 @@ def test_one_step_kernel_matches_the_trajectory_solver(study):
 def test_infeasible_steps_are_reported_with_time_and_constraint():
     slippery = SnakeDynamics(dataclasses.replace(SNAKE, friction_coefficient=0.01,
                                                  max_tension=10.0))
-    t, q, qd, qdd = seed_trajectory(SNAKE, 'tilt', duration=1.0, dt=0.1)
+    t, q, qd, qdd = study_trajectory(SNAKE, 'tilt', duration=1.0, dt=0.1)
     result = slippery.inverse(t, q, qd, qdd)
     assert not result.feasible
     assert {p.constraint for p in result.infeasible} == {'friction'}
