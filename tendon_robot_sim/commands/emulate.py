@@ -38,7 +38,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         'emulate', help='emulate the motor driver and the tip sensor on serial ports',
         description='Emulate the tendon motor driver and the laser tip sensor '
-                    '(docs/serial_protocol.md) on pseudo-terminals, TCP ports or serial '
+                    '(docs/hardware.md) on pseudo-terminals, TCP ports or serial '
                     'devices, backed by the quasi-static model of the robot. PORT is pty (a '
                     'new pseudo-terminal, its path is printed), pty:LINK (the same plus a '
                     'symlink LINK that survives --disconnect-every), tcp:[HOST:]PORT (the '

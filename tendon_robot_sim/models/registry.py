@@ -16,10 +16,10 @@
 Which simulation model serves a robot description: (kind, mode) -> factory.
 
 A description file's top-level ``kind`` picks the robot kind
-(:data:`~tendon_robot_sim.models.description.ROBOT_KINDS`; none: a tendon robot) and with it the
-loader; the simulator
-node's ``mode`` picks one of the kind's models (empty: the kind's first, its default).
-Adding a kind or a model is an entry in :data:`LOADERS` and :data:`MODELS`.
+(:data:`~tendon_robot_sim.models.description.ROBOT_KINDS`; none: a tendon robot) and with it
+the loader; the simulator node's ``mode`` picks one of the kind's models (empty: the kind's
+first, its default). Adding a kind or a model is an entry in :data:`LOADERS` and
+:data:`MODELS`.
 """
 
 from __future__ import annotations

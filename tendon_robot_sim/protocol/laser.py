@@ -20,7 +20,7 @@ A measurement is the tip position in the sensor's own frame (``tip_sensor_link``
 in the URDF) with a signal quality and a valid flag; the bridge transforms it to
 the base frame. Another sensor is supported by one more class in
 :data:`SENSOR_DEVICES` (parameter ``sensor_device``). Wire format:
-``docs/serial_protocol.md``.
+``docs/hardware.md`` (Serial protocols).
 """
 
 from __future__ import annotations

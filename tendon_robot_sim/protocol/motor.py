@@ -20,7 +20,7 @@ them into bytes and back. Supporting another motor driver means writing one more
 class with ``encode(message) -> bytes``, ``decoder()`` and ``decode(fields)`` and
 adding it to :data:`MOTOR_DEVICES`; the bridge picks it by name (parameter
 ``motor_device``). The wire format of ``tdcr-motor-v1`` is documented in
-``docs/serial_protocol.md``.
+``docs/hardware.md`` (Serial protocols).
 
 Units in code: displacement [m] (tendon length pulled in past the base, positive
 when pulling), velocity [m/s], tension [N]. Channels are numbered from 0 in the

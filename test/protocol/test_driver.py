@@ -212,8 +212,8 @@ def test_setpoints_issued_while_unplugged_arrive_once_after_reconnect(rig, motor
 
 
 def test_the_device_answers_the_documented_wire_bytes():
-    # Bytes from docs/serial_protocol.md, checksums computed by hand (XOR of the body): the
-    # emulator is held to the document, not to the driver's own encoder.
+    # Bytes from docs/hardware.md (Serial protocols), checksums computed by hand (XOR of the
+    # body): the emulator is held to the document, not to the driver's own encoder.
     device = MotorDriverDevice(Plant(ROBOT))
     assert device.receive(b'$TENA,41,2000,500,500,500*00\r\n') == [b'$ACK,41*60\r\n']
     assert device.applied[-1] == motor.SetTensions(41, (2.0, 0.5, 0.5, 0.5))

@@ -83,7 +83,7 @@ def test_a_missing_file_is_named(tmp_path):
 
 
 def test_documented_frames_are_valid_and_every_sentence_is_documented():
-    doc = (Path(__file__).resolve().parents[2] / 'docs' / 'serial_protocol.md').read_text()
+    doc = (Path(__file__).resolve().parents[2] / 'docs' / 'hardware.md').read_text()
     examples = re.findall(r'\$[A-Z0-9]+,[^*\s]*\*[0-9A-F]{2}', doc)
     assert len(examples) >= 4
     for frame in examples:   # all of them motor driver frames
