@@ -24,18 +24,48 @@ as one line.
 
 import argparse
 import importlib
+import os
+import re
 import sys
 
-from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERNAL,
+                                       EXIT_INTERRUPTED)
 
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
             'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake')
 
 
+EXIT_CODES = f"""exit codes: 0 done; 1 no result for a valid input (diverged, not converged,
+infeasible, unreachable); {EXIT_BAD_INPUT} bad input (an argument, file or field; the message
+names it); {EXIT_INTERNAL} internal error (a bug: please report it);
+{EXIT_INTERRUPTED} interrupted (Ctrl-C). Errors are one line on stderr."""
+
+
+class Parser(argparse.ArgumentParser):
+    """
+    argparse with one-line errors and negative numbers as values.
+
+    argparse takes ``-0.3,-0.3`` for an option (it knows only lone negative numbers), so
+    ``--motor-angles -0.3,-0.3`` failed with "expected one argument": here any word that
+    starts with a minus sign and a digit is a value. No option of ours starts with a digit.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r'^-\.?\d')
+
+    def error(self, message: str):
+        """Print one line naming the argument and the problem, then exit 2."""
+        self.exit(EXIT_BAD_INPUT, f'{self.prog}: error: {message} (see --help)\n')
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog='tendon-robot-sim',
-        description='Simulate and control tendon-driven continuum robots.')
+        description='Simulate and control continuum robots: tendon-driven rods, '
+                    'constant-curvature trunks, rolling-joint snakes, parallel continuum '
+                    'robots.',
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     subparsers = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
     for name in COMMANDS:
         importlib.import_module(f'tendon_robot_sim.commands.{name}').register(subparsers)
@@ -43,14 +73,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:     # --help, or a usage error already printed as one line
+        return int(done.code or 0)
     try:
         return int(args.func(args) or 0)
     except CommandError as error:
-        print(f'tendon-robot-sim {args.command}: error: {error}', file=sys.stderr)
-        return 2
+        print(f'tendon-robot-sim {args.command}: error: {_one_line(error)}', file=sys.stderr)
+        return error.exit_code
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as error:   # noqa: B902 (the last line of defence: never a traceback)
+        if os.environ.get('TENDON_ROBOT_SIM_TRACEBACK'):
+            raise
+        print(f'tendon-robot-sim: internal error: {type(error).__name__}: {_one_line(error)} '
+              '(a bug: please report it; TENDON_ROBOT_SIM_TRACEBACK=1 shows the traceback)',
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _one_line(error: Exception) -> str:
+    return ' '.join(str(error).split())
 
 
 if __name__ == '__main__':

@@ -14,9 +14,88 @@
 
 """Subcommands of ``tendon-robot-sim`` (see :mod:`tendon_robot_sim.cli`) and what they share."""
 
+import argparse
+import math
+
+# Exit codes of every command (docs/cli.md): scripts can tell a bad input from a result that
+# does not exist.
+EXIT_OK = 0
+EXIT_NO_RESULT = 1     # the input was valid, the result does not exist: diverged, not
+#                        converged, infeasible, unreachable
+EXIT_BAD_INPUT = 2     # a bad argument, file or field (argparse's own code for usage errors)
+EXIT_INTERNAL = 70     # a bug: an error the command did not foresee (EX_SOFTWARE)
+EXIT_INTERRUPTED = 130
+
 
 class CommandError(Exception):
-    """A user error: printed to stderr as one line, exit code 2."""
+    """A user error: printed to stderr as one line naming the argument, exit code 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class NoResultError(CommandError):
+    """A valid input without a result (diverged, infeasible, unreachable): exit code 1."""
+
+    exit_code = EXIT_NO_RESULT
+
+
+def command_error(error: Exception) -> CommandError:
+    """
+    Return the one-line CommandError of an error a command caught.
+
+    A valid input without a result (not converged, diverged, unreachable, infeasible) gives
+    a :class:`NoResultError` (exit 1); anything else a bad input (exit 2).
+    """
+    from tendon_robot_sim.models.cosserat import ConvergenceError
+    from tendon_robot_sim.models.rod.constant_curvature import UnreachableError
+    from tendon_robot_sim.models.sim_model import SimulationDiverged
+    from tendon_robot_sim.models.snake.dynamics import SnakeDivergedError
+    from tendon_robot_sim.models.trunk.dynamics import CCNoSolutionError
+
+    no_result = (ConvergenceError, UnreachableError, SimulationDiverged, SnakeDivergedError,
+                 CCNoSolutionError)
+    kind = NoResultError if isinstance(error, no_result) else CommandError
+    return kind(' '.join(str(error).split()))
+
+
+def _number(text: str, check, requirement: str, kind=float):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+    if not math.isfinite(value) or not check(value):
+        raise argparse.ArgumentTypeError(f'must be {requirement}, got {text}')
+    return value
+
+
+def finite(text: str) -> float:
+    """Argument type: a finite number."""
+    return _number(text, lambda v: True, 'finite')
+
+
+def positive(text: str) -> float:
+    """Argument type: a finite number > 0."""
+    return _number(text, lambda v: v > 0, 'a finite number > 0')
+
+
+def non_negative(text: str) -> float:
+    """Argument type: a finite number >= 0."""
+    return _number(text, lambda v: v >= 0, 'a finite number >= 0')
+
+
+def probability(text: str) -> float:
+    """Argument type: a number in [0, 1]."""
+    return _number(text, lambda v: 0 <= v <= 1, 'within [0, 1]')
+
+
+def positive_int(text: str) -> int:
+    """Argument type: a whole number >= 1."""
+    return _number(text, lambda v: v >= 1, 'a whole number >= 1', int)
+
+
+def non_negative_int(text: str) -> int:
+    """Argument type: a whole number >= 0."""
+    return _number(text, lambda v: v >= 0, 'a whole number >= 0', int)
 
 
 def parse_values(text: str, option: str):
@@ -37,6 +116,8 @@ def parse_values(text: str, option: str):
             value = float(number)
         except ValueError:
             raise CommandError(f'{option}: item {index} ({item!r}) is not a number') from None
+        if not math.isfinite(value):
+            raise CommandError(f'{option}: item {index} ({item!r}) must be finite')
         key = name.strip() if all(named) else index
         if key in values:
             raise CommandError(f'{option}: tendon {key!r} is given twice')

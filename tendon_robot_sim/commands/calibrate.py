@@ -48,10 +48,11 @@ lengths) and the damping run starts at the first of them. A CSV holds static poi
 """
 
 import argparse
+import math
 
-from tendon_robot_sim.commands import CommandError
-from tendon_robot_sim.commands.validate import (add_recording_options, check_hold_options,
-                                                load_inputs, load_trajectory, MODEL_ERRORS)
+from tendon_robot_sim.commands import command_error, CommandError
+from tendon_robot_sim.commands.validate import (add_recording_options, load_inputs,
+                                                load_trajectory, MODEL_ERRORS)
 from tendon_robot_sim.experiment.calibration import calibrate, FITTABLE
 from tendon_robot_sim.experiment.experiment import is_csv
 from tendon_robot_sim.experiment.identification import (IdentificationError, identify_damping,
@@ -96,9 +97,13 @@ def parse_bounds(text):
         name, _, span = item.partition('=')
         low, _, high = span.partition(':')
         try:
-            bounds[name.strip()] = (float(low), float(high))
+            low, high = float(low), float(high)
         except ValueError:
             raise CommandError(f'--bounds: {item!r} is not NAME=LOW:HIGH') from None
+        if not (math.isfinite(low) and math.isfinite(high) and 0 < low < high):
+            raise CommandError(f'--bounds: {name.strip()}: need finite 0 < LOW < HIGH, got '
+                               f'{span!r}')
+        bounds[name.strip()] = (low, high)
     return bounds
 
 
@@ -107,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         bellows = args.robot is not None and is_bellows_description(args.robot)
     except RobotDescriptionError as error:
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
     if bellows:
         return run_bellows(args, fit)
     bounds = parse_bounds(args.bounds)
@@ -126,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         result = calibrate(robot, holds, fit, bounds, args.model, args.workers,
                            args.scheduler, recording=recording)
     except MODEL_ERRORS as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
     try:
         with open(args.out, 'w') as handle:
             yaml.safe_dump(result.robot.to_dict(), handle, sort_keys=False)
@@ -142,7 +147,6 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
     unknown = [name for name in fit if name not in BELLOWS_FITS]
     if unknown or not fit:
         raise CommandError(f'--fit: a bellows robot fits {list(BELLOWS_FITS)}, got {fit}')
-    check_hold_options(args)
     response = args.step_response or (None if is_csv(args.recording) else args.recording)
     if 'damping' in fit and not response:
         raise CommandError('--fit damping: give the recorded run with --step-response '
@@ -180,7 +184,7 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
             print(estimate.summary())
             robot = estimate.robot
     except (RobotDescriptionError, IdentificationError, CCDynamicsError) as error:
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
     try:
         with open(args.out, 'w') as handle:
             yaml.safe_dump(robot.to_dict(), handle, sort_keys=False)

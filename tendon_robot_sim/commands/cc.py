@@ -33,7 +33,7 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.commands import command_error, parse_values
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvature,
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             state = cc.forward(parse_values(args.displacements, '--displacements'))
     except (RobotDescriptionError, ConstantCurvatureError) as error:
         # one line: YAML parser messages span several
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
 
     np.set_printoptions(precision=6, suppress=True)
     print(f'robot {robot.name}, constant curvature (section {cc.section_length} m)')

@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.commands import command_error, CommandError, parse_values, positive
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_TIME_STEP,
                                                     load_cc_dynamics, plot_trajectory)
@@ -62,9 +62,9 @@ def register(subparsers) -> None:
     inputs.add_argument('--pressures', metavar='P',
                         help='bellows gauge pressures in Pa: one per bellows or by name '
                              "('p1=1e5', others 0)")
-    parser.add_argument('--duration', type=float, default=2.0, metavar='S',
+    parser.add_argument('--duration', type=positive, default=2.0, metavar='S',
                         help='simulated time in s (default 2)')
-    parser.add_argument('--dt', type=float, default=DEFAULT_TIME_STEP, metavar='S',
+    parser.add_argument('--dt', type=positive, default=DEFAULT_TIME_STEP, metavar='S',
                         help=f'time step in s (default {DEFAULT_TIME_STEP})')
     parser.add_argument('--plot', nargs='?', const=DEFAULT_PLOT, default=None, metavar='PNG',
                         help=f'write a plot of the run (default file {DEFAULT_PLOT})')
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         model = load_cc_dynamics(path)
     except (RobotDescriptionError, CCDynamicsError) as error:
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
     option = '--pressures' if model.kind == 'pressure' else '--tensions'
     given = args.pressures if args.pressures is not None else args.tensions
     if (args.pressures is not None) != (model.kind == 'pressure'):
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         run = model.simulate(inputs, args.duration, dt=args.dt, x0=rest)
         wall = time.perf_counter() - start
     except CCDynamicsError as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
 
     np.set_printoptions(precision=6, suppress=True)
     final = run.x[-1]

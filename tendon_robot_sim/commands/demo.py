@@ -50,7 +50,7 @@ import subprocess
 
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.commands import command_error, CommandError, positive, positive_int
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
@@ -73,13 +73,13 @@ def register(subparsers) -> None:
                         help='output folder (bag, PNGs, table, log)')
     parser.add_argument('--robot', type=Path, default=None,
                         help='robot description YAML (default: the package config/robot.yaml)')
-    parser.add_argument('--tension', type=float, default=2.0,
+    parser.add_argument('--tension', type=positive, default=2.0,
                         help='tension of the pulled tendon in each step [N]')
-    parser.add_argument('--hold', type=float, default=1.0,
+    parser.add_argument('--hold', type=positive, default=1.0,
                         help='simulated time each step is held [s]')
-    parser.add_argument('--target-hold', type=float, default=5.0,
+    parser.add_argument('--target-hold', type=positive, default=5.0,
                         help='longest simulated time the tip-target step is held [s]')
-    parser.add_argument('--elements', type=int, default=None,
+    parser.add_argument('--elements', type=positive_int, default=None,
                         help='Cosserat elements of the rod (default: rod.elements of the robot '
                              'file); fewer run faster, at some loss of accuracy')
     parser.set_defaults(func=run)
@@ -90,7 +90,7 @@ def run(args) -> int:
     try:
         _, actuation = load_actuation(robot_file, 'the demo')
     except RobotDescriptionError as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
     robot = actuation.statics_robot     # a tendon robot; None: no statics, no tip target
     if args.elements is not None:
         if robot is None:
@@ -138,7 +138,7 @@ def run(args) -> int:
                 stdout=log, stderr=subprocess.STDOUT,
                 note=lambda text: print(f'[launch] {text}', file=log, flush=True))
         except LaunchError as error:
-            raise CommandError(str(error)) from None
+            raise command_error(error) from None
         snapshots, counts = _record(launcher, bag, phases, args.hold, args.target_hold,
                                     log_path)
 

@@ -20,12 +20,12 @@ the bridge (``motor_port``, ``sensor_port``). Commanded tensions move the emulat
 robot (quasi-static model), so the sensor reports where the tip goes.
 """
 
-import math
 from pathlib import Path
 import time
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.commands import (command_error, CommandError, non_negative, non_negative_int,
+                                       positive, probability)
 from tendon_robot_sim.emulator.devices import Faults
 from tendon_robot_sim.emulator.endpoints import open_endpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
@@ -52,55 +52,44 @@ def register(subparsers) -> None:
     parser.add_argument('--urdf', metavar='FILE', type=Path,
                         help='URDF placing tip_sensor_link (default: the package '
                              'urdf/tendon_robot.urdf)')
-    parser.add_argument('--status-rate', type=float, default=50.0, metavar='HZ',
+    parser.add_argument('--status-rate', type=positive, default=50.0, metavar='HZ',
                         help='motor status rate (default: 50)')
-    parser.add_argument('--sensor-rate', type=float, default=50.0, metavar='HZ',
+    parser.add_argument('--sensor-rate', type=positive, default=50.0, metavar='HZ',
                         help='tip measurement rate (default: 50)')
-    parser.add_argument('--time-constant', type=float, default=0.05, metavar='S',
+    parser.add_argument('--time-constant', type=non_negative, default=0.05, metavar='S',
                         help='first-order lag of the motor tensions (default: 0.05)')
-    parser.add_argument('--noise', type=float, default=0.0002, metavar='M',
+    parser.add_argument('--noise', type=non_negative, default=0.0002, metavar='M',
                         help='tip sensor noise, standard deviation per axis (default: 0.0002)')
-    parser.add_argument('--dropout', type=float, default=0.0, metavar='P',
+    parser.add_argument('--dropout', type=probability, default=0.0, metavar='P',
                         help='probability of a "no target" sample (default: 0)')
-    parser.add_argument('--seed', type=int, default=0,
+    parser.add_argument('--seed', type=non_negative_int, default=0,
                         help='seed of the noise and the faults (default: 0)')
-    parser.add_argument('--duration', type=float, default=0.0, metavar='S',
+    parser.add_argument('--duration', type=non_negative, default=0.0, metavar='S',
                         help='stop after S seconds (default: 0, run until Ctrl-C)')
     faults = parser.add_argument_group(
         'fault injection', 'probabilities per frame a device sends (default: 0)')
-    faults.add_argument('--drop-byte', type=float, default=0.0, metavar='P',
+    faults.add_argument('--drop-byte', type=probability, default=0.0, metavar='P',
                         help='lose one byte of the frame body (a bad checksum)')
-    faults.add_argument('--corrupt-checksum', type=float, default=0.0, metavar='P',
+    faults.add_argument('--corrupt-checksum', type=probability, default=0.0, metavar='P',
                         help='send a wrong checksum')
-    faults.add_argument('--garbage', type=float, default=0.0, metavar='P',
+    faults.add_argument('--garbage', type=probability, default=0.0, metavar='P',
                         help='send 1-16 bytes of line noise before the frame')
-    faults.add_argument('--split', type=float, default=0.0, metavar='P',
+    faults.add_argument('--split', type=probability, default=0.0, metavar='P',
                         help='send the frame in two pieces 2 ms apart')
-    faults.add_argument('--disconnect-every', type=float, default=0.0, metavar='S',
+    faults.add_argument('--disconnect-every', type=non_negative, default=0.0, metavar='S',
                         help='break both links every S seconds (default: 0, never)')
-    faults.add_argument('--down-time', type=float, default=0.5, metavar='S',
+    faults.add_argument('--down-time', type=non_negative, default=0.5, metavar='S',
                         help='how long a broken link stays down (default: 0.5)')
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    for name in ('status_rate', 'sensor_rate'):
-        if not (math.isfinite(getattr(args, name)) and getattr(args, name) > 0.0):
-            raise CommandError(f'--{name.replace("_", "-")}: must be a finite number > 0 Hz, '
-                               f'got {getattr(args, name)}')
-    for name in ('time_constant', 'noise', 'duration', 'disconnect_every', 'down_time'):
-        if not (math.isfinite(getattr(args, name)) and getattr(args, name) >= 0.0):
-            raise CommandError(f'--{name.replace("_", "-")}: must be a finite number >= 0, '
-                               f'got {getattr(args, name)}')
-    for name in ('drop_byte', 'corrupt_checksum', 'garbage', 'split', 'dropout'):
-        if not 0.0 <= getattr(args, name) <= 1.0:
-            raise CommandError(f'--{name.replace("_", "-")}: must be a probability in [0, 1]')
     try:
         robot = load_robot(args.robot or default_robot_file())
         mount = sensor_mount(args.urdf or share_dir() / 'urdf' / 'tendon_robot.urdf',
                              robot.base.frame_id)
     except (RobotDescriptionError, MountingError) as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
     endpoints = {}
     try:
         for device, spec in (('motors', args.motors), ('sensor', args.sensor)):

@@ -21,7 +21,7 @@ processes (see :mod:`tendon_robot_sim.launcher`) and stops them on Ctrl-C.
 
 from pathlib import Path
 
-from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.commands import command_error
 from tendon_robot_sim.launcher import LaunchError, parse_assignment, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_any_description
@@ -61,12 +61,12 @@ def launch_arguments(args) -> dict[str, str]:
     try:
         values = dict(parse_assignment(text, 'launch argument') for text in args.arg)
     except LaunchError as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
     if args.robot is not None:
         try:
             load_any_description(args.robot)
         except RobotDescriptionError as error:
-            raise CommandError(str(error)) from None
+            raise command_error(error) from None
         values['robot'] = str(args.robot.resolve())
     if args.namespace is not None:
         values['namespace'] = args.namespace
@@ -79,7 +79,7 @@ def run(args) -> int:
     try:
         launcher = StackLauncher(args.stack, launch_arguments(args), args.param)
     except LaunchError as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
     if args.dry_run:
         print(launcher.describe())
         return 0

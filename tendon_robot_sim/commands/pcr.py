@@ -15,14 +15,17 @@
 """
 ``tendon-robot-sim pcr``: kinetostatics of the 6-RUS parallel continuum robot.
 
-    tendon-robot-sim pcr ik --position 0.05,0,0.45 --orientation 0,0,10 --force 0,0,-5
-    tendon-robot-sim pcr fk --motor-angles 10,10,12,12,8,8 --force 0,0,-5 --json
+    tendon-robot-sim pcr ik --position 0.05,0,0.45 --orientation-deg 0,0,10 --force 0,0,-5
+    tendon-robot-sim pcr fk --motor-angles-deg 10,10,12,12,8,8 --force 0,0,-5 --json
+    tendon-robot-sim pcr ik --position 0,0,0.5 --json | tendon-robot-sim pcr fk --from-json -
     tendon-robot-sim pcr workspace --out pcr_workspace --workers 2
-    tendon-robot-sim pcr workspace --orientations '0,0,0;0,0,20;0,0,-20' --per-height 100
+    tendon-robot-sim pcr workspace --orientations-deg '0,0,0;0,0,20;0,0,-20' --per-height 100
     tendon-robot-sim pcr workspace --scheduler tcp://cluster:8786 --heights 0.4:0.7:16
 
-Angles on the command line are degrees (orientation: roll, pitch, yaw with R_e = Rz Ry Rx);
-forces N, moments N m, positions m, world frame. ``ik`` and ``fk`` print the pose, the
+Angles on the command line are degrees, and their options say so (``-deg``; orientation:
+roll, pitch, yaw with R_e = Rz Ry Rx); the JSON is SI (radians), and ``fk --from-json``
+reads the motor angles of an ``ik --json`` result as they are. Forces N, moments N m,
+positions m, world frame. ``ik`` and ``fk`` print the pose, the
 motor and universal-joint angles and the rod base wrenches; with ``--json`` the last line
 is one JSON object
 (:meth:`tendon_robot_sim.models.pcr.kinetostatics.PcrResult.to_dict`: SI units, angles
@@ -30,7 +33,7 @@ in rad, plus ``motor_angles_deg``). ``workspace`` solves the inverse problem ove
 cylinder of platform positions (default: the paper's 16 heights x 250 points) on all
 local cores or a Dask cluster, with a progress bar, and writes ``workspace.csv`` and
 ``workspace.png`` (the paper's Fig. 6; a position counts as reachable when it is valid at
-every orientation of ``--orientations``) into ``--out``. The solve time of ``ik``/``fk`` is
+every orientation of ``--orientations-deg``) into ``--out``. The solve time of ``ik``/``fk`` is
 that of a cold solve after one that loaded the compiled kernels.
 """
 
@@ -38,11 +41,12 @@ import argparse
 import json
 import math
 from pathlib import Path
+import sys
 
 import numpy as np
 
-from tendon_robot_sim.commands import (add_scheduler_options, CommandError, parse_values,
-                                       scheduler_of)
+from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
+                                       parse_values, positive, positive_int, scheduler_of)
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -62,22 +66,26 @@ def register(subparsers) -> None:
     ik = actions.add_parser('ik', help='platform pose and wrench -> motor angles')
     ik.add_argument('--position', required=True, metavar='X,Y,Z',
                     help='platform centre in m, world frame')
-    ik.add_argument('--orientation', default='0,0,0', metavar='ROLL,PITCH,YAW',
+    ik.add_argument('--orientation-deg', default='0,0,0', metavar='ROLL,PITCH,YAW',
                     help='platform orientation in deg (R_e = Rz Ry Rx; default level)')
     fk = actions.add_parser('fk', help='motor angles and wrench -> platform pose')
-    fk.add_argument('--motor-angles', required=True, metavar='Q1,...,Q6',
-                    help='the six motor angles in deg')
+    angles = fk.add_mutually_exclusive_group(required=True)
+    angles.add_argument('--motor-angles-deg', metavar='Q1,...,Q6',
+                        help='the six motor angles in deg')
+    angles.add_argument('--from-json', metavar='FILE',
+                        help="the motor angles of an 'ik --json' result: its last JSON line "
+                             "('motor_angles', rad), from FILE or - for standard input")
     ws = actions.add_parser('workspace', help='reachable workspace (PNG + CSV)')
     ws.add_argument('--heights', default=f'{HEIGHTS[0]:g}:{HEIGHTS[-1]:g}:{HEIGHTS.size}',
                     metavar='LOW:HIGH:N', help='platform heights in m (default %(default)s)')
-    ws.add_argument('--per-height', type=int, default=PER_HEIGHT, metavar='N',
+    ws.add_argument('--per-height', type=positive_int, default=PER_HEIGHT, metavar='N',
                     help='samples per height (default %(default)s)')
-    ws.add_argument('--radius', type=float, default=RADIUS, metavar='M',
+    ws.add_argument('--radius', type=positive, default=RADIUS, metavar='M',
                     help='cylinder radius in m (default %(default)s)')
-    ws.add_argument('--orientations', default='0,0,0', metavar='R,P,Y;R,P,Y...',
+    ws.add_argument('--orientations-deg', default='0,0,0', metavar='R,P,Y;R,P,Y...',
                     help='platform orientations in deg, each position solved at each; a '
                          'position is reachable when valid at all (default level)')
-    ws.add_argument('--workers', type=int, default=None, metavar='N',
+    ws.add_argument('--workers', type=positive_int, default=None, metavar='N',
                     help='local processes (default: all cores; 1: none)')
     add_scheduler_options(ws)
     ws.add_argument('--out', default='pcr_workspace', metavar='DIR',
@@ -105,6 +113,30 @@ def _degrees(text: str, option: str, count: int) -> np.ndarray:
     return np.radians(values)
 
 
+def _json_motor_angles(source: str) -> np.ndarray:
+    """Motor angles [rad] of the last JSON line of an ``ik --json`` output (file or -)."""
+    try:
+        text = sys.stdin.read() if source == '-' else Path(source).read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise CommandError(f'--from-json: cannot read {source}: '
+                           f'{getattr(error, "strerror", None) or error}') from None
+    for line in reversed(text.splitlines()):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and 'motor_angles' in data:
+            values = data['motor_angles']
+            if (isinstance(values, list) and len(values) == 6
+                    and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                            and math.isfinite(v) for v in values)):
+                return np.array(values, dtype=float)
+            raise CommandError(f'--from-json: motor_angles must be 6 finite numbers (rad), '
+                               f'got {str(values)[:80]}')
+    raise CommandError(f"--from-json: {source} has no JSON line with 'motor_angles' (the last "
+                       "line of 'tendon-robot-sim pcr ik --json')")
+
+
 def _heights(text: str) -> np.ndarray:
     try:
         low, high, count = text.split(':')
@@ -128,17 +160,19 @@ def run(args: argparse.Namespace) -> int:
         solver = PcrSolver(robot)
         if args.action == 'ik':
             position = parse_vector(args.position, '--position')
-            orientation = _degrees(args.orientation, '--orientation', 3)
+            orientation = _degrees(args.orientation_deg, '--orientation-deg', 3)
             inputs = (position, orientation, force, moment)
             solve = solver.inverse
         else:
-            inputs = (_degrees(args.motor_angles, '--motor-angles', 6), force, moment)
+            motor_angles = (_json_motor_angles(args.from_json) if args.from_json is not None
+                            else _degrees(args.motor_angles_deg, '--motor-angles-deg', 6))
+            inputs = (motor_angles, force, moment)
             solve = solver.forward
         solve(*inputs)       # loads (or compiles) the kernels
         solver.reset()
         result = solve(*inputs)
     except (RobotDescriptionError, StaticsError) as error:
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
     np.set_printoptions(precision=6, suppress=True)
     print(f'robot {robot.name} ({robot.compat} model), {args.action}')
     print(f'platform position [m]:     {result.position}')
@@ -157,15 +191,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _workspace(args, robot, force, moment) -> int:
-    if args.per_height < 1:
-        raise CommandError(f'--per-height: must be >= 1, got {args.per_height}')
-    if not args.radius > 0.0:
-        raise CommandError(f'--radius: must be > 0, got {args.radius}')
-    if args.workers is not None and args.workers < 1:
-        raise CommandError(f'--workers: must be >= 1, got {args.workers}')
     positions = cylinder_samples(args.radius, _heights(args.heights), args.per_height)
-    orientations = [_degrees(item, '--orientations', 3)
-                    for item in args.orientations.split(';')]
+    orientations = [_degrees(item, '--orientations-deg', 3)
+                    for item in args.orientations_deg.split(';')]
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -175,7 +203,7 @@ def _workspace(args, robot, force, moment) -> int:
         result = workspace(robot, positions, orientations, force, moment, args.workers,
                            scheduler_of(args))
     except ParallelError as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
     result.write_csv(out / 'workspace.csv')
     result.plot(out / 'workspace.png', f'{robot.name} ({robot.compat} model), platform '
                 f'orientations {np.round(np.degrees(orientations), 2).tolist()} deg')

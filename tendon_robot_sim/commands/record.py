@@ -33,7 +33,7 @@ from pathlib import Path
 import signal
 import time
 
-from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.commands import command_error, CommandError, non_negative
 from tendon_robot_sim.experiment.bag import BagError, STORAGE_PLUGINS
 
 
@@ -50,7 +50,7 @@ def register(subparsers) -> None:
                         help='topic names to record (default: all of the contract, see above)')
     parser.add_argument('--storage', choices=tuple(STORAGE_PLUGINS), default='mcap',
                         help='storage format of the bag')
-    parser.add_argument('--duration', type=float, default=0.0, metavar='S',
+    parser.add_argument('--duration', type=non_negative, default=0.0, metavar='S',
                         help='stop after S seconds (0: until Ctrl-C)')
     parser.set_defaults(func=run)
 
@@ -95,7 +95,7 @@ def run(args) -> int:
         try:
             recorder = BagRecorder(args.out, chosen, storage=args.storage)
         except BagError as error:
-            raise CommandError(str(error)) from None
+            raise command_error(error) from None
         executor.add_node(recorder)
         print(f'recording {len(chosen)} topics to {args.out} ({args.storage}): '
               + ', '.join(recorder.subscriptions_by_topic)

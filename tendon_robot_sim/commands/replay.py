@@ -47,7 +47,7 @@ import signal
 import time
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.commands import command_error, CommandError, non_negative, positive
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.models.rod.statics import MODELS
 
@@ -67,13 +67,13 @@ def register(subparsers) -> None:
                     'and publish its tip on tip/pose next to the recorded tip/measured.',
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument('bag', type=Path, metavar='BAG', help='bag folder or .mcap/.db3 file')
-    parser.add_argument('--rate', type=float, default=1.0,
+    parser.add_argument('--rate', type=positive, default=1.0,
                         help='playback speed: 2 plays twice as fast')
     parser.add_argument('--loop', action='store_true',
                         help='start again at the end, until Ctrl-C')
     parser.add_argument('--topics', nargs='+', metavar='T', default=None,
                         help='topics to publish (default: all of the bag)')
-    parser.add_argument('--delay', type=float, default=0.5, metavar='S',
+    parser.add_argument('--delay', type=non_negative, default=0.5, metavar='S',
                         help='wait S wall seconds after creating the publishers, so that '
                              'subscribers discover them before the first message')
     parser.add_argument('--setpoint-topic', default=DEFAULT_SETPOINT_TOPIC, metavar='T',
@@ -122,7 +122,7 @@ def run(args) -> int:
                                exclude=SIMULATOR_OUTPUTS if args.simulate else (),
                                remap={TENDON_SETPOINT.name: args.setpoint_topic})
         except BagError as error:
-            raise CommandError(str(error)) from None
+            raise command_error(error) from None
         setpoint = '/' + TENDON_SETPOINT.name
         if args.simulate:
             if setpoint not in player.publishers_by_topic:
@@ -154,7 +154,7 @@ def run(args) -> int:
             try:
                 complete = player.play(stop=lambda: bool(stop) or guard.check())
             except BagError as error:
-                raise CommandError(str(error)) from None
+                raise command_error(error) from None
             passes += complete
             if not args.loop or not any(player.counts.values()):
                 break       # once, or a loop over nothing

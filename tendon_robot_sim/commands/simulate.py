@@ -26,12 +26,11 @@ to stderr when it is a terminal.
 
 import argparse
 import json
-import math
 import sys
 import time
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.commands import command_error, parse_values, positive
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics import InputError, SimulationDiverged, TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -52,13 +51,13 @@ def register(subparsers) -> None:
                         help="tendon tensions in N: one per tendon ('0,2,0,0') or by name "
                              "('t1=2.0,t3=0.5', others 0); default all 0")
     until = parser.add_mutually_exclusive_group()
-    until.add_argument('--duration', type=float, default=1.0, metavar='S',
+    until.add_argument('--duration', type=positive, default=1.0, metavar='S',
                        help='simulated time in s (default 1.0)')
     until.add_argument('--until-steady', action='store_true',
                        help='run until the tip is at rest (see --max-time)')
-    parser.add_argument('--max-time', type=float, default=10.0, metavar='S',
+    parser.add_argument('--max-time', type=positive, default=10.0, metavar='S',
                         help='with --until-steady: most simulated time in s (default 10)')
-    parser.add_argument('--dt', type=float, default=None, metavar='S',
+    parser.add_argument('--dt', type=positive, default=None, metavar='S',
                         help='time step in s (default: from the stability bound)')
     parser.add_argument('--json', action='store_true',
                         help='end the output with one JSON line')
@@ -66,10 +65,6 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for option in ('duration', 'max_time'):
-        value = getattr(args, option)
-        if not (math.isfinite(value) and value > 0.0):
-            raise CommandError(f'--{option.replace("_", "-")}: must be > 0 s, got {value}')
     path = args.robot or default_robot_file()
     try:
         robot = load_robot(path)
@@ -78,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             sim.set_tensions(parse_values(args.tensions, '--tensions'))
     except (RobotDescriptionError, InputError) as error:
         # one line: YAML parser messages span several
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
 
     total = args.max_time if args.until_steady else args.duration
     start = time.perf_counter()
@@ -97,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                     state = sim.advance(min(CHUNK, end - sim.time))
                     bar.update(sim.time - before)
     except SimulationDiverged as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
     wall = time.perf_counter() - start
     steady = sim.is_steady()
 

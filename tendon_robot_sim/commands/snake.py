@@ -45,10 +45,12 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.commands import (command_error, CommandError, NoResultError, parse_values,
+                                       positive)
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.snake.dynamics import (GROUPS, InverseDynamics, SnakeDynamics,
-                                                    SnakeDynamicsError, study_trajectory)
+from tendon_robot_sim.models.snake.dynamics import (GROUPS, InverseDynamics, SnakeDivergedError,
+                                                    SnakeDynamics, SnakeDynamicsError,
+                                                    study_trajectory)
 from tendon_robot_sim.models.snake.robot import load_snake
 
 STUDY_TRAJECTORIES = ('pan', 'tilt', 'both')
@@ -75,9 +77,9 @@ def register(subparsers) -> None:
                          help="the motion of D'Antuono et al. 2023 on the pan joints, the "
                               'tilt joints, both, all three one after the other, or a CSV '
                               'file (time, then one angle column per joint, rad)')
-    inverse.add_argument('--duration', type=float, default=12.6,
+    inverse.add_argument('--duration', type=positive, default=12.6,
                          help="the paper's trajectories: length in s (default 12.6)")
-    inverse.add_argument('--dt', type=float, default=0.005,
+    inverse.add_argument('--dt', type=positive, default=0.005,
                          help="the paper's trajectories: time step in s (default 0.005, "
                               "the paper's)")
     inverse.add_argument('--out', default='snake_output', metavar='DIR',
@@ -96,8 +98,8 @@ def register(subparsers) -> None:
                          help="one tension per cable in N ('1.5,3.5,1,1') or by name")
     forward.add_argument('--angles', default=None, metavar='Q',
                          help='initial joint angles in rad, one per joint (default 0)')
-    forward.add_argument('--duration', type=float, default=2.0, help='s (default 2)')
-    forward.add_argument('--dt', type=float, default=0.001, help='RK4 step in s (default 1 ms)')
+    forward.add_argument('--duration', type=positive, default=2.0, help='s (default 2)')
+    forward.add_argument('--dt', type=positive, default=0.001, help='RK4 step in s (default 1 ms)')
     forward.add_argument('--json', action='store_true', help='end with one JSON line')
     forward.set_defaults(func=run_forward)
 
@@ -106,26 +108,46 @@ def _load(path):
     try:
         return load_snake(path or default_snake_file())
     except RobotDescriptionError as error:
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
 
 
 def read_trajectory(path: Path, n_joints: int):
     """Read t (K,), q, qd, qdd (K, N) from a CSV file; rates from a cubic spline through q."""
     try:
-        with open(path, newline='') as file:
+        with open(path, newline='', encoding='utf-8') as file:
             rows = list(csv.reader(file))
     except OSError as error:
         raise CommandError(f'{path}: cannot read: {error.strerror}') from None
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise CommandError(f'{path}: not a CSV text file (binary?): '
+                           f'{" ".join(str(error).split())[:120]}') from None
     if not rows or not rows[0] or rows[0][0].strip() != 'time':
         raise CommandError(f'{path}: the first row must be a header starting with "time"')
     if len(rows[0]) != n_joints + 1:
         raise CommandError(f'{path}: {len(rows[0]) - 1} angle columns, the snake has '
                            f'{n_joints} joints')
-    try:
-        data = np.array([[float(v) for v in row] for row in rows[1:] if row], dtype=float)
-    except ValueError as error:
-        raise CommandError(f'{path}: not a number: {error}') from None
-    if data.shape[0] < 4 or data.shape[1] != n_joints + 1:
+    header = [name.strip() for name in rows[0]]
+    data = []
+    for number, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise CommandError(f'{path}: row {number}: {len(row)} values, the header has '
+                               f'{len(header)}')
+        values = []
+        for column, text in zip(header, row):
+            try:
+                value = float(text)
+            except ValueError:
+                raise CommandError(f'{path}: row {number}, column {column}: {text!r} is not a '
+                                   'number') from None
+            if not np.isfinite(value):
+                raise CommandError(f'{path}: row {number}, column {column}: must be finite, '
+                                   f'got {text.strip()}')
+            values.append(value)
+        data.append(values)
+    data = np.array(data, dtype=float).reshape(-1, len(header))
+    if data.shape[0] < 4:
         raise CommandError(f'{path}: needs at least 4 rows of {n_joints + 1} numbers')
     t = data[:, 0]
     if np.any(np.diff(t) <= 0):
@@ -187,8 +209,6 @@ def run_inverse(args: argparse.Namespace) -> int:
     snake = _load(args.robot)
     dynamics = SnakeDynamics(snake)
     if args.trajectory in STUDY_TRAJECTORIES + ('all',):
-        if args.duration <= 0 or args.dt <= 0:
-            raise CommandError('--duration and --dt: must be > 0')
         names = STUDY_TRAJECTORIES if args.trajectory == 'all' else (args.trajectory,)
         trajectories = {n: study_trajectory(snake, n, args.duration, args.dt) for n in names}
     else:
@@ -201,7 +221,7 @@ def run_inverse(args: argparse.Namespace) -> int:
         try:
             result = dynamics.inverse(t, q, qd, qdd)
         except SnakeDynamicsError as error:
-            raise CommandError(f'{name}: {error}') from None
+            raise CommandError(f'--trajectory {name}: {error}') from None
         results[name] = result
         csv_path = out / f'tensions_{name}.csv'
         write_csv(csv_path, snake, result)
@@ -230,7 +250,26 @@ def run_inverse(args: argparse.Namespace) -> int:
         print(f'plot: {report["plot"]}')
     if args.json:
         print(json.dumps(report))
+    infeasible = {name: len(r.infeasible) for name, r in results.items() if r.infeasible}
+    if infeasible:
+        steps = ', '.join(f'{n} steps of {name}' for name, n in infeasible.items())
+        raise NoResultError(f'no feasible tensions at {steps} (each listed above with its time, '
+                            'joint and broken constraint; all in the CSV)')
     return 0
+
+
+def _stable_step(dynamics: SnakeDynamics, tensions: np.ndarray, q0: np.ndarray,
+                 args: argparse.Namespace) -> str:
+    """Say which smaller RK4 step stays finite over the whole run, halving up to 2^-8."""
+    for k in range(1, 9):
+        dt = args.dt / 2 ** k
+        t = np.arange(0.0, args.duration + dt / 2, dt)
+        try:
+            dynamics.simulate(t, np.tile(tensions, (t.size, 1)), q0, np.zeros_like(q0))
+        except SnakeDivergedError:
+            continue
+        return f'--dt {dt:.3g} stays stable over {args.duration:g} s'
+    return f'no step down to {args.dt / 2 ** 8:.3g} s stays stable: the tensions are too high'
 
 
 def run_forward(args: argparse.Namespace) -> int:
@@ -257,11 +296,14 @@ def run_forward(args: argparse.Namespace) -> int:
         if np.abs(q0).max() > snake.joint_limit:
             raise CommandError(f'--angles: must be within +-{snake.joint_limit:.4g} rad '
                                f'(2 alpha, the rolling surfaces)')
-    if args.duration <= 0 or args.dt <= 0:
-        raise CommandError('--duration and --dt: must be > 0')
     dynamics = SnakeDynamics(snake)
     t = np.arange(0.0, args.duration + args.dt / 2, args.dt)
-    q, qd = dynamics.simulate(t, np.tile(tensions, (t.size, 1)), q0, np.zeros_like(q0))
+    try:
+        q, qd = dynamics.simulate(t, np.tile(tensions, (t.size, 1)), q0, np.zeros_like(q0))
+    except SnakeDivergedError as error:
+        raise NoResultError(f'--dt: {args.dt:g} s diverges at t = {error.time:.3f} s under '
+                            f'these tensions; {_stable_step(dynamics, tensions, q0, args)}'
+                            ) from None
     q, qd = q[:, 0], qd[:, 0]
     np.set_printoptions(precision=6, suppress=True)
     print(f'{snake.name}: {args.duration:g} s under tensions {tensions} N')

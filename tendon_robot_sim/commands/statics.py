@@ -32,7 +32,7 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import CommandError, parse_values
+from tendon_robot_sim.commands import command_error, CommandError, parse_values
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.statics import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         result = solve(values, tip_force, tip_moment)
     except (RobotDescriptionError, StaticsError) as error:
         # one line: YAML parser messages span several
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
 
     np.set_printoptions(precision=6, suppress=True)
     print(f'robot {robot.name}, model {args.model} ({solver.constitutive} law)')

@@ -38,7 +38,8 @@ import argparse
 import math
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.commands import (command_error, CommandError, non_negative, non_negative_int,
+                                       positive)
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.experiment.calibration import with_parameters
 from tendon_robot_sim.experiment.experiment import (ExperimentError, synth_experiment,
@@ -64,23 +65,23 @@ def register(subparsers) -> None:
     parser.add_argument('out', metavar='OUT_BAG', help='bag folder to create')
     parser.add_argument('--robot', default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
-    parser.add_argument('--youngs-modulus', type=float, default=None, metavar='E',
+    parser.add_argument('--youngs-modulus', type=positive, default=None, metavar='E',
                         help=f"true Young's modulus in Pa (default: the file's x {YOUNGS_FACTOR})")
-    parser.add_argument('--shear-modulus', type=float, default=None, metavar='G',
+    parser.add_argument('--shear-modulus', type=positive, default=None, metavar='G',
                         help=f"true shear modulus in Pa (default: the file's x {SHEAR_FACTOR})")
     parser.add_argument('--experiment', choices=('holds', 'step'), default='holds',
                         help="holds: Tuzlaci's three experiments (statics); step: a tension "
                              'step response (dynamic model)')
-    parser.add_argument('--damping-ratio', type=float, default=None, metavar='ZETA',
+    parser.add_argument('--damping-ratio', type=positive, default=None, metavar='ZETA',
                         help=f'true damping ratio of the first mode (step; default: the '
                              f"file's x {DAMPING_FACTOR})")
-    parser.add_argument('--vertebra-mass', type=float, default=None, metavar='KG',
+    parser.add_argument('--vertebra-mass', type=non_negative, default=None, metavar='KG',
                         help="true mass of each vertebra in kg (default: the file's)")
-    parser.add_argument('--tension', type=float, default=2.0, metavar='N',
+    parser.add_argument('--tension', type=positive, default=2.0, metavar='N',
                         help='tension of the step in N (step; default 2)')
-    parser.add_argument('--noise', type=float, default=2e-4, metavar='M',
+    parser.add_argument('--noise', type=non_negative, default=2e-4, metavar='M',
                         help='tip noise, standard deviation per axis in m (default 0.0002)')
-    parser.add_argument('--seed', type=int, default=0, metavar='S',
+    parser.add_argument('--seed', type=non_negative_int, default=0, metavar='S',
                         help='random seed of the noise (default 0)')
     parser.set_defaults(func=run)
 
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         robot = load_robot(args.robot or default_robot_file())
     except RobotDescriptionError as error:
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
     # a step response keeps the file's moduli unless told (they are what the holds identify)
     holds = args.experiment == 'holds'
     youngs = args.youngs_modulus or robot.rod.youngs_modulus * (YOUNGS_FACTOR if holds else 1.0)
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         truth_robot = with_parameters(robot.with_changes(**changes),
                                       {'vertebra_mass': mass})
     except RobotDescriptionError as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
     print(f'hidden true parameters: youngs_modulus {youngs:.6g} Pa, shear_modulus '
           f'{shear:.6g} Pa, vertebra_mass {mass:.6g} kg'
           + (f', damping ratio {changes["damping"]["ratio"]:.6g}'
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             step, samples = synth_step_response(args.out, truth_robot, args.tension,
                                                 noise=args.noise, seed=args.seed)
         except (BagError, ExperimentError, SimulationDiverged) as error:
-            raise CommandError(str(error)) from None
+            raise command_error(error) from None
         print(f'  step to {step.tolist()} N at 0.5 s; tip at the end '
               f'{[round(v, 6) for v in samples[-1][2].tolist()]} m')
         print(f'wrote {args.out} ({len(samples)} samples, dynamic model)')
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         truth = synth_experiment(args.out, truth_robot, noise=args.noise, seed=args.seed)
     except (BagError, ExperimentError, StaticsError) as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
     for label, tensions, tip in truth:
         print(f'  hold {label:16s} tensions {tensions.tolist()} N -> tip '
               f'{[round(v, 6) for v in tip.tolist()]} m')

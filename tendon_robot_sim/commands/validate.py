@@ -31,7 +31,8 @@ computing per recorded second on the default robot).
 import argparse
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import add_scheduler_options, CommandError, scheduler_of
+from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
+                                       positive, positive_int, scheduler_of)
 from tendon_robot_sim.experiment.calibration import (CalibrationError, PREDICT_MODELS,
                                                      replay_dynamic, validate, write_report)
 from tendon_robot_sim.experiment.experiment import (DEFAULT_HOLD_TIME, DEFAULT_TIP_TOLERANCE,
@@ -54,30 +55,21 @@ def add_recording_options(parser) -> None:
                         help='discrete (default): static twin of the dynamic simulator; '
                              'cosserat, kirchhoff: continuous tendons; dynamic: PyElastica '
                              'until steady (seconds per hold, tensions only)')
-    parser.add_argument('--hold-time', type=float, default=DEFAULT_HOLD_TIME, metavar='S',
+    parser.add_argument('--hold-time', type=positive, default=DEFAULT_HOLD_TIME, metavar='S',
                         help=f'bag: shortest steady stretch of a hold in s '
                              f'(default {DEFAULT_HOLD_TIME:g})')
-    parser.add_argument('--tip-tolerance', type=float, default=DEFAULT_TIP_TOLERANCE,
+    parser.add_argument('--tip-tolerance', type=positive, default=DEFAULT_TIP_TOLERANCE,
                         metavar='M', help=f'bag: largest tip excursion in a hold in m '
                                           f'(bellows robots: of the bellows lengths; '
                                           f'default {DEFAULT_TIP_TOLERANCE:g})')
-    parser.add_argument('--workers', type=int, default=None, metavar='N',
+    parser.add_argument('--workers', type=positive_int, default=None, metavar='N',
                         help='local processes for the model solves (default: all cores; '
                              '1: none)')
     add_scheduler_options(parser)
 
 
-def check_hold_options(args: argparse.Namespace) -> None:
-    """Refuse a hold time or tolerance that is not positive (a CommandError naming it)."""
-    for option in ('hold_time', 'tip_tolerance'):
-        if not getattr(args, option) > 0.0:
-            raise CommandError(f'--{option.replace("_", "-")}: must be > 0, got '
-                               f'{getattr(args, option)}')
-
-
 def load_inputs(args: argparse.Namespace):
     """(robot, holds) of the parsed options; user errors as CommandError."""
-    check_hold_options(args)
     if args.workers is not None and args.workers < 1:
         raise CommandError(f'--workers: must be >= 1, got {args.workers}')
     args.scheduler = scheduler_of(args)
@@ -85,7 +77,7 @@ def load_inputs(args: argparse.Namespace):
         robot = load_robot(args.robot or default_robot_file())
         holds = load_recording(args.recording, robot, args.hold_time, args.tip_tolerance)
     except (RobotDescriptionError, ExperimentError) as error:
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
     return robot, holds
 
 
@@ -100,7 +92,7 @@ def load_trajectory(args: argparse.Namespace):
         robot = load_robot(args.robot or default_robot_file())
         return robot, read_recording(args.recording, robot)
     except (RobotDescriptionError, ExperimentError) as error:
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
 
 
 MODEL_ERRORS = (CalibrationError, ParallelError, StaticsError, InputError, SimulationDiverged)
@@ -126,9 +118,9 @@ def run(args: argparse.Namespace) -> int:
             trajectory = replay_dynamic(robot, read_recording(args.recording, robot),
                                         progress=True)
     except ExperimentError as error:
-        raise CommandError(' '.join(str(error).split())) from None
+        raise command_error(error) from None
     except MODEL_ERRORS as error:
-        raise CommandError(str(error)) from None
+        raise command_error(error) from None
     path = write_report(args.report, result, source=str(args.recording),
                         trajectory=trajectory)
     print(result.table())

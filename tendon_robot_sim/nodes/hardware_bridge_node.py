@@ -579,7 +579,8 @@ class HardwareBridgeNode(LifecycleNode):
             values += [(f'mode {name}', m) for name, m in zip(self.names, status.modes)]
             if faults and level != DiagnosticStatus.ERROR:
                 level, message = DiagnosticStatus.ERROR, f'motor faults: {faults}'
-        return _status(f'{NODE_NAME}: motor driver', self.config.motor_port, level, message,
+        return _status(f'{self.get_fully_qualified_name()}: motor driver',
+                       self.config.motor_port, level, message,
                        values)
 
     def _sensor_diagnostics(self) -> DiagnosticStatus:
@@ -588,7 +589,8 @@ class HardwareBridgeNode(LifecycleNode):
         values = _link_values(link) + [
             ('samples', samples.samples), ('invalid', samples.invalid), ('lost', samples.lost),
             ('overflow', samples.overflow)]
-        return _status(f'{NODE_NAME}: tip sensor', self.config.sensor_port, level, message,
+        return _status(f'{self.get_fully_qualified_name()}: tip sensor',
+                       self.config.sensor_port, level, message,
                        values)
 
     def _safety_diagnostics(self) -> DiagnosticStatus:
@@ -607,7 +609,9 @@ class HardwareBridgeNode(LifecycleNode):
                   ('clamped_setpoints', self._clamped),
                   ('last_sent', '' if self._sent is None else
                    f'{self._sent[0]} {np.round(self._sent[1], 6).tolist()}')]
-        return _status(f'{NODE_NAME}: safety', '', level, message, values)
+        # the safety state governs the motors: their port identifies the robot
+        return _status(f'{self.get_fully_qualified_name()}: safety', self.config.motor_port,
+                       level, message, values)
 
     # ------------------------------------------------------------------ helpers
 

@@ -15,11 +15,11 @@
 """
 Node parameters declared from one table per node.
 
-Each node lists its parameters as :class:`Param` entries; :func:`declare` turns
-them into ``declare_parameter`` calls with a ``ParameterDescriptor`` (description
-with the unit, range, read-only flag, allowed choices) and returns the values.
-The same tables print the README parameter tables (:func:`markdown_table`), so
-documentation and code cannot drift apart.
+Each node lists its parameters as :class:`Param` entries; :func:`declare` turns them into
+``declare_parameter`` calls with a ``ParameterDescriptor`` (description with the unit,
+range, read-only flag, allowed choices) and returns the values. The same tables print the
+parameter tables of docs/ros_interface.md (:func:`markdown_table`), so documentation and
+code cannot drift apart.
 """
 
 from dataclasses import dataclass
@@ -151,7 +151,7 @@ def _rclpy_reason(error: Exception) -> str:
 
 
 def markdown_table(params: Sequence[Param]) -> str:
-    """Return the parameters as a Markdown table for the README."""
+    """Return the parameters as a Markdown table for docs/ros_interface.md."""
     lines = ['| name | type | default | unit | range | live | description |',
              '| --- | --- | --- | --- | --- | --- | --- |']
     for p in params:

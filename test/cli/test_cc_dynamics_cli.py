@@ -67,7 +67,8 @@ def test_bellows_run_json(capsys):
     (['--pressures', '1e5'], 'take tensions; use --tensions'),
     (['--robot', BHA, '--tensions', '1'], 'take pressures; use --pressures'),
     (['--tensions', 't1=30'], r't1 = 30 N is outside \[0, 20\] N'),
-    (['--robot', BHA, '--pressures', 'p1=1e5', '--duration', '-1'], 'duration: must be > 0'),
+    (['--robot', BHA, '--pressures', 'p1=1e5', '--duration', '-1'],
+     'argument --duration: must be a finite number > 0'),
     (['--robot', 'missing.yaml', '--tensions', '1'], 'missing.yaml: cannot read'),
 ])
 def test_bad_input_messages(args, message, capsys):

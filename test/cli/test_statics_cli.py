@@ -72,7 +72,7 @@ def test_bad_input_exits_non_zero_with_one_line():
 @pytest.mark.parametrize('args, message', [
     (['--tensions', '1,-2,0,0'], r'tensions[1]: must be >= 0 N'),
     (['--tensions', '1,x,0,0'], "--tensions: item 1 ('x') is not a number"),
-    (['--displacements', '0,0,0,nan'], 'displacements[3]: must be finite'),
+    (['--displacements', '0,0,0,nan'], "--displacements: item 3 ('nan') must be finite"),
     (['--tensions', '0,0,0,0', '--tip-force', '1,2'], '--tip-force: must be 3 numbers'),
     (['--tensions', '0,0,0,0', '--robot', '/nonexistent.yaml'], 'cannot read'),
 ])

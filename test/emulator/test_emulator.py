@@ -81,10 +81,10 @@ def test_emulate_prints_its_ports_and_pulling_a_tendon_moves_the_measured_tip():
 @pytest.mark.parametrize('argv, message', [
     (['--motors', 'tcp:not-a-port'], "--motors: port 'tcp:not-a-port'"),
     (['--sensor', '/nonexistent/tty'], "--sensor: port '/nonexistent/tty'"),
-    (['--garbage', '2'], '--garbage: must be a probability in [0, 1]'),
-    (['--status-rate', '0'], '--status-rate: must be a finite number > 0 Hz'),
-    (['--status-rate', 'nan'], '--status-rate: must be a finite number > 0 Hz, got nan'),
-    (['--time-constant', 'inf'], '--time-constant: must be a finite number >= 0'),
+    (['--garbage', '2'], 'argument --garbage: must be within [0, 1], got 2'),
+    (['--status-rate', '0'], 'argument --status-rate: must be a finite number > 0, got 0'),
+    (['--status-rate', 'nan'], 'argument --status-rate: must be a finite number > 0, got nan'),
+    (['--time-constant', 'inf'], 'argument --time-constant: must be a finite number >= 0'),
 ])
 def test_emulate_rejects_bad_arguments_with_one_line(argv, message, capsys):
     assert main(['emulate', '--duration', '0.1', *argv]) == 2

@@ -35,7 +35,7 @@ README = (ROOT / 'README.md').read_text()
 ROS_INTERFACE = (ROOT / 'docs' / 'ros_interface.md').read_text()
 # The pages the README must link: one per concern.
 PAGES = ('tendon_robot', 'trunk', 'snake', 'pcr', 'ros_interface', 'hardware', 'experiments',
-         'performance', 'architecture', 'references', 'development')
+         'performance', 'architecture', 'references', 'development', 'cli')
 MARKDOWN = [ROOT / 'README.md', *sorted((ROOT / 'docs').glob('*.md'))]
 LINK = re.compile(r'\]\(([^)\s]+)\)')
 

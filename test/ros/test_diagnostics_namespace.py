@@ -52,8 +52,16 @@ def test_namespaced_bridge_publishes_absolute_diagnostics(tmp_path):
         try:
             spin_until(executor, lambda: arrays and arrays[-1].status, 'a diagnostic array',
                        timeout=15.0)
-            names = [status.name for status in arrays[-1].status]
-            assert names and all(name.startswith('hardware_bridge') for name in names), names
+            statuses = {status.name: status.hardware_id for status in arrays[-1].status}
+            # named as diagnostic_updater names them: the node's fully qualified name first,
+            # so two robots' bridges never share a status name
+            assert set(statuses) == {'/left_arm/hardware_bridge: motor driver',
+                                     '/left_arm/hardware_bridge: tip sensor',
+                                     '/left_arm/hardware_bridge: safety'}, statuses
+            # and every status says which device it speaks of: its port
+            assert statuses['/left_arm/hardware_bridge: tip sensor'] == rig.path('sensor')
+            assert statuses['/left_arm/hardware_bridge: motor driver'] == rig.path('motors')
+            assert statuses['/left_arm/hardware_bridge: safety'] == rig.path('motors')
         finally:
             executor.shutdown()
             for node in (bridge, aggregator):

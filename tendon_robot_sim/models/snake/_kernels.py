@@ -26,6 +26,11 @@ import numpy as np
 
 from tendon_robot_sim.models._numerics import cross as _cross_into
 
+# A state beyond these is a runaway integration, whatever the snake (the rolling surfaces end
+# at 2 alpha < pi): joint angle [rad], joint rate [rad/s].
+RUNAWAY_ANGLE = 100.0
+RUNAWAY_RATE = 1e8
+
 
 @njit(cache=True)
 def _cross(a, b):
@@ -285,6 +290,8 @@ def integrate(t, tensions, q0, qd0, substeps, axes, planes, radius, height, cent
     Integrate by RK4 from (q0, qd0) (N,) over the sample times t (K,).
 
     Under tensions (K, N, C), linear between samples; returns q, qd (K, N) at the samples.
+    A runaway state (|q| >= RUNAWAY_ANGLE, |qd| >= RUNAWAY_RATE or not finite: the step is
+    too large) ends the integration; the samples from there on are NaN.
     """
     K, N = t.shape[0], q0.shape[0]
     q_out, qd_out = np.empty((K, N)), np.empty((K, N))
@@ -296,6 +303,9 @@ def integrate(t, tensions, q0, qd0, substeps, axes, planes, radius, height, cent
         h = (t[i + 1] - t[i]) / substeps
         change = tensions[i + 1] - tensions[i]
         for j in range(substeps):
+            if not (np.abs(q).max() < RUNAWAY_ANGLE and np.abs(qd).max() < RUNAWAY_RATE):
+                q_out[i + 1:], qd_out[i + 1:] = np.nan, np.nan
+                return q_out, qd_out
             f = j / substeps
             T_a = tensions[i] + f * change
             T_m = tensions[i] + (f + 0.5 / substeps) * change

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
+import math
 import time as _time
 
 import numpy as np
@@ -91,6 +92,24 @@ VERTEX_BUDGET = 500_000
 
 class SnakeDynamicsError(ValueError):
     """Inputs of the snake dynamics are inconsistent; the message names the field."""
+
+
+class SnakeDivergedError(SnakeDynamicsError):
+    """The forward integration ran away (non-finite or absurd state): the step is too large."""
+
+    def __init__(self, message: str, time: float):
+        super().__init__(message)
+        self.time = time    # s, first sample of the runaway
+
+
+def _check_finite(**arrays) -> None:
+    """Raise SnakeDynamicsError naming the first argument that holds NaN or infinity."""
+    for name, value in arrays.items():
+        value = np.asarray(value, dtype=float)
+        if not np.all(np.isfinite(value)):
+            index = np.unravel_index(np.argmin(np.isfinite(value)), value.shape)
+            raise SnakeDynamicsError(f'{name}: must be finite, got {value[index]} at index '
+                                     f'{tuple(int(i) for i in index)}')
 
 
 @dataclass(frozen=True)
@@ -272,6 +291,8 @@ class SnakeDynamics:
 
         """
         start = _time.perf_counter()
+        _check_finite(t=t, q=q, qd=qd, qdd=qdd,
+                      **({} if tensions is None else {'tensions': tensions}))
         t = np.atleast_1d(np.asarray(t, dtype=float))
         q = np.atleast_2d(q)
         self._check_limits(t, q)
@@ -346,6 +367,7 @@ class SnakeDynamics:
         constraint.
         """
         start = _time.perf_counter()
+        _check_finite(t=t, q=q, qd=qd, qdd=qdd)
         q, qd, qdd = (np.asarray(v, dtype=float) for v in (q, qd, qdd))
         if len(self.snake.cables) != 4:
             return self.inverse([t], q[None], qd[None], qdd[None])
@@ -523,7 +545,14 @@ class SnakeDynamics:
         -------
         q, qd : (K, B, N)
 
+        Raises
+        ------
+        SnakeDivergedError
+            If the state runs away (``_kernels.RUNAWAY_ANGLE``, ``RUNAWAY_RATE``): the
+            RK4 step (sample interval / substeps) is too large for these tensions.
+
         """
+        _check_finite(t=t, tensions=tensions, q0=q0, qd0=qd0)
         t = np.asarray(t, dtype=float)
         q = np.atleast_2d(np.asarray(q0, dtype=float)).copy()
         qd = np.atleast_2d(np.asarray(qd0, dtype=float)).copy()
@@ -538,8 +567,15 @@ class SnakeDynamics:
         tensions = np.ascontiguousarray(tensions)
         runs = [_snake_kernels.integrate(t, tensions, q[b], qd[b], substeps, *self._model())
                 for b in range(B)]
-        return (np.stack([r[0] for r in runs], axis=1),
-                np.stack([r[1] for r in runs], axis=1))
+        q, qd = (np.stack([r[0] for r in runs], axis=1), np.stack([r[1] for r in runs], axis=1))
+        runaway = ~(np.isfinite(q) & np.isfinite(qd)
+                    & (np.abs(q) < _snake_kernels.RUNAWAY_ANGLE))
+        if runaway.any():
+            k = int(np.argmax(runaway.any(axis=(1, 2))))
+            step = float(np.min(np.diff(t))) / substeps if t.size > 1 else math.nan
+            raise SnakeDivergedError(f'dt: the RK4 step of {step:.3g} s diverges at t = '
+                                     f'{t[k]:.3f} s under these tensions', float(t[k]))
+        return q, qd
 
 
 def _solve_square(rows: np.ndarray, rhs: np.ndarray):

@@ -39,7 +39,7 @@ from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
                                                named_values, Polyline, Pose, SimModel,
                                                SimulationDiverged)
-from tendon_robot_sim.models.snake.dynamics import SnakeDynamics
+from tendon_robot_sim.models.snake.dynamics import SnakeDivergedError, SnakeDynamics
 from tendon_robot_sim.models.snake.robot import RollingJointSnake
 
 # RK4 step [s]: D'Antuono et al. 2023 integrate at 5 ms; 1 ms keeps the end stops within a few
@@ -94,11 +94,14 @@ class SnakeDynamicsModel(SimModel):
         limit = self.snake.joint_limit
         while steps > 0:
             n = min(steps, STEPS_PER_CALL)
-            q, qd = self.dynamics.simulate(self.dt * np.arange(n + 1),
-                                           np.tile(self._tensions, (n + 1, 1)), self.q, self.qd)
+            try:
+                q, qd = self.dynamics.simulate(self.dt * np.arange(n + 1),
+                                               np.tile(self._tensions, (n + 1, 1)), self.q,
+                                               self.qd)
+            except SnakeDivergedError as error:
+                raise SimulationDiverged(f'snake state ran away at t = '
+                                         f'{self.time + error.time:.4f} s ({error})') from None
             q, qd = q[:, 0], qd[:, 0]
-            if not np.all(np.isfinite(q) & np.isfinite(qd)):
-                raise SimulationDiverged(f'snake state not finite at t = {self.time:.4f} s')
             beyond = np.flatnonzero(np.any(np.abs(q) > limit, axis=1))
             k = beyond[0] if beyond.size else n
             self.q, self.qd = q[k].copy(), qd[k].copy()

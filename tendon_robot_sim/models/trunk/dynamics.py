@@ -98,6 +98,10 @@ class CCDynamicsError(ValueError):
     """A robot or an input the constant-curvature dynamics cannot take."""
 
 
+class CCNoSolutionError(CCDynamicsError):
+    """A valid input without a result: the integration or the static equilibrium failed."""
+
+
 @dataclass(frozen=True)
 class CCTrajectory:
     """A simulated run: states at ``times``."""
@@ -377,8 +381,8 @@ class CCDynamics:
         for fraction in np.linspace(0.0, 1.0, CONTINUATION_STEPS + 1)[1:]:
             x, converged = self._static_newton(fraction * inputs, x)
             if not converged:
-                raise CCDynamicsError(f'no static equilibrium found (continuation stalled at '
-                                      f'{fraction:.0%} of the inputs)')
+                raise CCNoSolutionError(f'no static equilibrium found (continuation stalled '
+                                        f'at {fraction:.0%} of the inputs)')
         return x
 
     def _static_newton(self, inputs: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -468,8 +472,10 @@ class CCDynamics:
         states, done, jacobians, split = kernels.integrate(
             y0, float(dt), table, self.model, int(record_every), ATOL, RTOL, MAX_ITERATIONS)
         if done < steps:
-            raise CCDynamicsError(f'integration failed at t = {done * dt:.4g} s (step {done}): '
-                                  'the implicit stages did not converge; try a smaller dt')
+            raise CCNoSolutionError(
+                f'dt: integration failed at t = {done * dt:.4g} s (step {done}): the implicit '
+                f'stages did not converge even in 32 substeps of {dt / 32:.3g} s; try a dt '
+                f'below {dt / 32:.3g} s')
         recorded = np.arange(states.shape[0]) * record_every
         held = table[np.minimum(recorded, steps - 1)]
         return CCTrajectory(self, recorded * dt, states[:, :N], states[:, N:], held,
