@@ -143,4 +143,4 @@ def test_bad_arguments_are_refused(tmp_path, capsys):
     assert main(['record', str(tmp_path), '--duration', '1']) == 2
     assert 'exists already' in capsys.readouterr().err
     assert main(['record', str(tmp_path / 'b'), '--duration', '-1']) == 2
-    assert '--duration: must be >= 0 s' in capsys.readouterr().err
+    assert 'argument --duration: must be a finite number >= 0, got -1' in capsys.readouterr().err
