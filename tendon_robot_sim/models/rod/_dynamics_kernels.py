@@ -34,7 +34,8 @@ clamp (``OneEndFixedBC``), gravity, the mass-proportional damper
    tau = B (kappa - kappa0), and the element couples
    Delta(tau / E^3) + A((kappa x tau) D0 / E^3) + (Q t x n) l0
    + (J omega / e) x omega + (J omega / e^2) de/dt (:func:`_bend_twist`);
-4. external loads: gravity m g, tendons, vertebra weights and the tip wrench;
+4. external loads: gravity m g, tendons, vertebra weights and the tip wrench
+   (:func:`_external_loads`);
 5. v += dt a, omega += dt alpha, clamp rates, times exp(-c dt) (:func:`_update_rates`);
 6. kinematic half step.
 
@@ -45,7 +46,10 @@ PyElastica's kernels wherever that costs nothing; where it saves time a division
 becomes a multiplication by a reciprocal, the compiler may fuse multiply-adds
 (``fastmath={'contract'}``, nothing that assumes finite numbers: the divergence check
 needs its NaNs) and the small rotations are evaluated by series exact to rounding
-(:func:`_rodrigues_factors`, :func:`_angle_over_sine`). So the two paths differ by
+(:func:`_rodrigues_factors`, :func:`_angle_over_sine`). Every helper is inlined at numba
+level (``inline='always'``): a call between compiled functions increments and decrements
+the reference count of each array argument, atomic operations that cost more than a
+vertebra's tendon load. So the two paths differ by
 rounding only; ``TendonSimulator(stepper='pyelastica')`` runs PyElastica's own
 ``PositionVerlet.step`` on the same system, which tests compare against.
 
@@ -134,18 +138,12 @@ def advance_rod(n_steps, dt, rod, work, gravity, decay, tendons, check_every, or
     (position, director, velocity, omega, mass, inertia, inv_inertia, rest_lengths,
      rest_voronoi_lengths, shear_matrix, rest_sigma, bend_matrix, rest_kappa) = rod
     n_nodes = position.shape[1]
-    force = work[_FORCE:_FORCE + 3]
-    torque = work[_TORQUE:_TORQUE + 3]      # (its last column is not used)
     half = 0.5 * dt
     for step in range(1, n_steps + 1):
         _kinematic_half_step(half, position, director, velocity, omega)
         _shear_stretch(position, director, rest_lengths, shear_matrix, rest_sigma, work)
         _bend_twist(director, rest_voronoi_lengths, bend_matrix, rest_kappa, work)
-        for k in range(n_nodes):
-            for a in range(3):
-                force[a, k] = gravity[a] * mass[k]
-        torque[:] = 0.0
-        tendon_wrench_kernel(position, director, *tendons, force, torque)
+        _external_loads(position, director, mass, gravity, tendons, work)
         _update_rates(dt, decay, position, velocity, omega, mass, inertia, inv_inertia,
                       rest_lengths, work)
         _kinematic_half_step(half, position, director, velocity, omega)
@@ -158,7 +156,7 @@ def advance_rod(n_steps, dt, rod, work, gravity, decay, tendons, check_every, or
     return n_steps, first_bad_node(position, origin, limit)
 
 
-@njit(cache=True, error_model='numpy', fastmath={'contract'})
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def _kinematic_half_step(h, position, director, velocity, omega):
     """
     Move every node and element but the clamp's: x += h v, Q <- R Q, R = exp(-h [omega]x).
@@ -194,7 +192,7 @@ def _kinematic_half_step(h, position, director, velocity, omega):
             director[2, b, e] = r20 * q0 + r21 * q1 + r22 * q2
 
 
-@njit(cache=True, error_model='numpy', fastmath={'contract'})
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def _rodrigues_factors(h, square):
     """
     sin(theta) / |omega| and (1 - cos(theta)) / |omega|^2 for theta = h |omega|.
@@ -223,7 +221,7 @@ _ANGLE_OVER_SINE = (1.0, 1.0 / 3.0, 2.0 / 15.0, 2.0 / 35.0, 8.0 / 315.0, 8.0 / 6
                     16.0 / 3003.0, 16.0 / 6435.0)
 
 
-@njit(cache=True, error_model='numpy', fastmath={'contract'})
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def _angle_over_sine(cosine):
     """
     Return theta / sin(theta) for theta = acos(cosine) in [0, pi), as ``_inv_rotate``.
@@ -243,7 +241,7 @@ def _angle_over_sine(cosine):
     return theta / np.sin(theta)
 
 
-@njit(cache=True, error_model='numpy', fastmath={'contract'})
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def _shear_stretch(position, director, rest_lengths, shear_matrix, rest_sigma, work):
     """
     Element lengths, dilatations, local tangents, stresses and Q.T n / e into ``work``.
@@ -287,7 +285,7 @@ def _shear_stretch(position, director, rest_lengths, shear_matrix, rest_sigma, w
                                    + director[2, a, e] * n2) * inverse
 
 
-@njit(cache=True, error_model='numpy', fastmath={'contract'})
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def _bend_twist(director, rest_voronoi_lengths, bend_matrix, rest_kappa, work):
     """
     Curvature, couple and their two Voronoi terms into ``work``, per interior node.
@@ -334,7 +332,22 @@ def _bend_twist(director, rest_voronoi_lengths, bend_matrix, rest_kappa, work):
         work[_TRANSPORT + 2, k] = (kappa0 * tau1 - kappa1 * tau0) * rest * inv_cube
 
 
-@njit(cache=True, error_model='numpy', fastmath={'contract'})
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
+def _external_loads(position, director, mass, gravity, tendons, work):
+    """Gravity m g, then the tendons, vertebra weights and tip wrench into ``work``."""
+    force = work[_FORCE:_FORCE + 3]
+    torque = work[_TORQUE:_TORQUE + 3]      # (its last column is not used)
+    for k in range(position.shape[1]):
+        for a in range(3):
+            force[a, k] = gravity[a] * mass[k]
+    torque[:] = 0.0
+    (nodes, holes, base_holes, anchors, tensions, weight, tip_force, tip_moment, q, offsets,
+     moments) = tendons
+    tendon_wrench_kernel(position, director, nodes, holes, base_holes, anchors, tensions,
+                         weight, tip_force, tip_moment, q, offsets, moments, force, torque)
+
+
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def _update_rates(dt, decay, position, velocity, omega, mass, inertia, inv_inertia,
                   rest_lengths, work):
     """
@@ -402,7 +415,7 @@ def _update_rates(dt, decay, position, velocity, omega, mass, inertia, inv_inert
             velocity[a, k] = (velocity[a, k] + step * (inner + work[_FORCE + a, k])) * decay
 
 
-@njit(cache=True, error_model='numpy', fastmath={'contract'})
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def first_bad_node(position, origin, limit):
     """Index of the first node non-finite or farther than ``limit`` from ``origin``, else -1."""
     limit2 = limit * limit
@@ -417,7 +430,7 @@ def first_bad_node(position, origin, limit):
     return -1
 
 
-@njit(cache=True, error_model='numpy', fastmath={'contract'})
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def _vertebra_director(director, k, q):
     """
     Write the directors of the vertebra on node ``k`` into ``q`` (3, 3).
@@ -434,9 +447,10 @@ def _vertebra_director(director, k, q):
             q[r, c] = director[r, 0, b] * director[c, 0, a] \
                 + director[r, 1, b] * director[c, 1, a] + director[r, 2, b] * director[c, 2, a]
     cos_half = 0.5 * np.sqrt(1.0 + q[0, 0] + q[1, 1] + q[2, 2])
-    s0 = (q[2, 1] - q[1, 2]) / (4.0 * cos_half)
-    s1 = (q[0, 2] - q[2, 0]) / (4.0 * cos_half)
-    s2 = (q[1, 0] - q[0, 1]) / (4.0 * cos_half)
+    inverse = 0.25 / cos_half
+    s0 = (q[2, 1] - q[1, 2]) * inverse
+    s1 = (q[0, 2] - q[2, 0]) * inverse
+    s2 = (q[1, 0] - q[0, 1]) * inverse
     f = 1.0 / (1.0 + cos_half)
     diagonal = 1.0 - (s0 * s0 + s1 * s1 + s2 * s2) * f
     h00, h01, h02 = diagonal + s0 * s0 * f, -s2 + s0 * s1 * f, s1 + s0 * s2 * f
@@ -449,7 +463,7 @@ def _vertebra_director(director, k, q):
         q[2, c] = h20 * x + h21 * y + h22 * z
 
 
-@njit(cache=True, error_model='numpy', fastmath={'contract'})
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def _add_hole_force(i, k, rx, ry, rz, fx, fy, fz, moments, external_forces):
     """Add force F (world) at the world offset r from node k of vertebra i; r x F to moments."""
     external_forces[0, k] += fx
@@ -460,7 +474,7 @@ def _add_hole_force(i, k, rx, ry, rz, fx, fy, fz, moments, external_forces):
     moments[2, i] += rx * fy - ry * fx
 
 
-@njit(cache=True, error_model='numpy', fastmath={'contract'})
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def tendon_wrench_kernel(position, director, nodes, holes, base_holes, anchors, tensions,
                          weight, tip_force, tip_moment, q, offsets, moments, external_forces,
                          external_torques):
