@@ -242,6 +242,14 @@ def _angle_over_sine(cosine):
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
+def _matvec(matrix, e, x, y, z):
+    """Return matrix[:, :, e] @ (x, y, z) as three numbers."""
+    return (matrix[0, 0, e] * x + matrix[0, 1, e] * y + matrix[0, 2, e] * z,
+            matrix[1, 0, e] * x + matrix[1, 1, e] * y + matrix[1, 2, e] * z,
+            matrix[2, 0, e] * x + matrix[2, 1, e] * y + matrix[2, 2, e] * z)
+
+
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
 def _shear_stretch(position, director, rest_lengths, shear_matrix, rest_sigma, work):
     """
     Element lengths, dilatations, local tangents, stresses and Q.T n / e into ``work``.
@@ -264,18 +272,14 @@ def _shear_stretch(position, director, rest_lengths, shear_matrix, rest_sigma, w
         dilatation = length / rest_lengths[e]
         work[_LENGTH, e] = length
         work[_DILATATION, e] = dilatation
-        t0 = director[0, 0, e] * dx + director[0, 1, e] * dy + director[0, 2, e] * dz
-        t1 = director[1, 0, e] * dx + director[1, 1, e] * dy + director[1, 2, e] * dz
-        t2 = director[2, 0, e] * dx + director[2, 1, e] * dy + director[2, 2, e] * dz
+        t0, t1, t2 = _matvec(director, e, dx, dy, dz)
         work[_TANGENT, e] = t0
         work[_TANGENT + 1, e] = t1
         work[_TANGENT + 2, e] = t2
         s0 = dilatation * t0 - rest_sigma[0, e]
         s1 = dilatation * t1 - rest_sigma[1, e]
         s2 = (dilatation * t2 - 1.0) - rest_sigma[2, e]
-        n0 = shear_matrix[0, 0, e] * s0 + shear_matrix[0, 1, e] * s1 + shear_matrix[0, 2, e] * s2
-        n1 = shear_matrix[1, 0, e] * s0 + shear_matrix[1, 1, e] * s1 + shear_matrix[1, 2, e] * s2
-        n2 = shear_matrix[2, 0, e] * s0 + shear_matrix[2, 1, e] * s1 + shear_matrix[2, 2, e] * s2
+        n0, n1, n2 = _matvec(shear_matrix, e, s0, s1, s2)
         work[_STRESS, e] = n0
         work[_STRESS + 1, e] = n1
         work[_STRESS + 2, e] = n2
@@ -318,10 +322,7 @@ def _bend_twist(director, rest_voronoi_lengths, bend_matrix, rest_kappa, work):
         x0 = kappa0 - rest_kappa[0, k]
         x1 = kappa1 - rest_kappa[1, k]
         x2 = kappa2 - rest_kappa[2, k]
-        b = bend_matrix
-        tau0 = b[0, 0, k] * x0 + b[0, 1, k] * x1 + b[0, 2, k] * x2
-        tau1 = b[1, 0, k] * x0 + b[1, 1, k] * x1 + b[1, 2, k] * x2
-        tau2 = b[2, 0, k] * x0 + b[2, 1, k] * x1 + b[2, 2, k] * x2
+        tau0, tau1, tau2 = _matvec(bend_matrix, k, x0, x1, x2)
         voronoi = 0.5 * (work[_LENGTH, j] + work[_LENGTH, k]) / rest
         inv_cube = 1.0 / (voronoi * voronoi * voronoi)
         work[_COUPLE, k] = tau0 * inv_cube
@@ -373,9 +374,10 @@ def _update_rates(dt, decay, position, velocity, omega, mass, inertia, inv_inert
         w0 = omega[0, e]
         w1 = omega[1, e]
         w2 = omega[2, e]
-        j0 = (inertia[0, 0, e] * w0 + inertia[0, 1, e] * w1 + inertia[0, 2, e] * w2) * inverse
-        j1 = (inertia[1, 0, e] * w0 + inertia[1, 1, e] * w1 + inertia[1, 2, e] * w2) * inverse
-        j2 = (inertia[2, 0, e] * w0 + inertia[2, 1, e] * w1 + inertia[2, 2, e] * w2) * inverse
+        j0, j1, j2 = _matvec(inertia, e, w0, w1, w2)
+        j0 *= inverse
+        j1 *= inverse
+        j2 *= inverse
         t0 = work[_TANGENT, e]
         t1 = work[_TANGENT + 1, e]
         t2 = work[_TANGENT + 2, e]
@@ -400,11 +402,11 @@ def _update_rates(dt, decay, position, velocity, omega, mass, inertia, inv_inert
         c0 += work[_TORQUE, e]
         c1 += work[_TORQUE + 1, e]
         c2 += work[_TORQUE + 2, e]
-        g = inv_inertia
         step = dt * dilatation
-        omega[0, e] = (w0 + step * (g[0, 0, e] * c0 + g[0, 1, e] * c1 + g[0, 2, e] * c2)) * decay
-        omega[1, e] = (w1 + step * (g[1, 0, e] * c0 + g[1, 1, e] * c1 + g[1, 2, e] * c2)) * decay
-        omega[2, e] = (w2 + step * (g[2, 0, e] * c0 + g[2, 1, e] * c1 + g[2, 2, e] * c2)) * decay
+        a0, a1, a2 = _matvec(inv_inertia, e, c0, c1, c2)
+        omega[0, e] = (w0 + step * a0) * decay
+        omega[1, e] = (w1 + step * a1) * decay
+        omega[2, e] = (w2 + step * a2) * decay
     for k in range(1, n_elems + 1):
         step = dt / mass[k]
         for a in range(3):
