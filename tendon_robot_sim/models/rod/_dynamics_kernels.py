@@ -166,8 +166,8 @@ def _kinematic_half_step(h, position, director, velocity, omega):
     theta = h |omega|, written with omega itself (:func:`_rodrigues_factors`); Q's rows
     d1 d2 d3 turn with the element.
     """
-    for k in range(1, position.shape[1]):
-        for a in range(3):
+    for a in range(3):
+        for k in range(1, position.shape[1]):
             position[a, k] += h * velocity[a, k]
     for e in range(1, director.shape[2]):
         w0 = omega[0, e]
@@ -338,8 +338,8 @@ def _external_loads(position, director, mass, gravity, tendons, work):
     """Gravity m g, then the tendons, vertebra weights and tip wrench into ``work``."""
     force = work[_FORCE:_FORCE + 3]
     torque = work[_TORQUE:_TORQUE + 3]      # (its last column is not used)
-    for k in range(position.shape[1]):
-        for a in range(3):
+    for a in range(3):
+        for k in range(position.shape[1]):
             force[a, k] = gravity[a] * mass[k]
     torque[:] = 0.0
     (nodes, holes, base_holes, anchors, tensions, weight, tip_force, tip_moment, q, offsets,
