@@ -44,7 +44,8 @@ import numpy as np
 
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
-from tendon_robot_sim.models.rod._dynamics_kernels import advance_rod, first_bad_node, rod_arrays
+from tendon_robot_sim.models.rod._dynamics_kernels import (advance_rod, first_bad_node,
+                                                           rod_arrays, rod_work)
 from tendon_robot_sim.models.rod.tendon_forces import (TendonForces, TendonLayout,
                                                        vertebra_directors)
 # InputError and SimulationDiverged are the errors of every simulation model
@@ -62,8 +63,9 @@ RUNAWAY_LENGTHS = 2.0
 # Steps between divergence checks: cheap enough to be negligible, soon enough that
 # an unstable run is caught within a few steps of its first NaN or runaway.
 CHECK_EVERY = 10
-# How TendonSimulator steps: one numba call per advance() (_dynamics_kernels.advance_rod),
-# or PyElastica's PositionVerlet.step per step (the reference).
+# How TendonSimulator steps: one allocation-free numba call per advance()
+# (_dynamics_kernels.advance_rod), or PyElastica's PositionVerlet.step per step (the reference).
+# The first is the default.
 STEPPERS = ('compiled', 'pyelastica')
 # Seconds of tip-position history kept for is_steady() (sampled about every
 # CHECK_EVERY steps, however advance() is called).
@@ -257,8 +259,9 @@ class TendonSimulator:
     safety_factor : float
         Fraction (0, 1] of the stability bound used when ``dt`` is not given.
     stepper : {'compiled', 'pyelastica'}
-        ``compiled`` advances many steps in one numba call
-        (:func:`~tendon_robot_sim.models.rod._dynamics_kernels.advance_rod`);
+        ``compiled`` advances many steps in one allocation-free numba call
+        (:func:`~tendon_robot_sim.models.rod._dynamics_kernels.advance_rod`, the same
+        discretisation written out element by element);
         ``pyelastica`` calls ``PositionVerlet.step`` of the same system once per
         step (the reference it is tested against, several times slower).
 
@@ -314,10 +317,10 @@ class TendonSimulator:
         block = next(self._system.final_systems())
         forcing = TendonForces(self.robot, self._tensions, vertebra_weight=False,
                                tip_wrench=self._tip_wrench)
-        # advance_rod's arguments after (n_steps, dt), all views of the system's state
+        # advance_rod's arguments after (n_steps, dt): views of the system's state (built
+        # with the clamp's pose at node 0 / element 0), scratch, loads and checks
         self._compiled = (
-            rod_arrays(block), block.position_collection[:, 0].copy(),
-            block.director_collection[:, :, 0].copy(), self.robot.gravity.copy(),
+            rod_arrays(block), rod_work(self._rod.n_elems), self.robot.gravity.copy(),
             math.exp(-mass_proportional_damping(self.robot) * self.dt), forcing.kernel_arguments,
             CHECK_EVERY, self.robot.base.position.copy(),
             RUNAWAY_LENGTHS * self.robot.rod.length)

@@ -213,10 +213,12 @@ class TendonForces(NoForces):
                              f'{tip_wrench.dtype} {tip_wrench.shape}')
         self.tip_force, self.tip_moment = tip_wrench     # views: see changes in place
         # the kernel's arguments between (position, director) and the outputs, looked up
-        # once (this runs every step); the simulator's compiled stepper passes them on
+        # once (this runs every step), with its scratch arrays; the simulator's compiled
+        # stepper passes them on
         self.kernel_arguments = (layout.nodes, layout.holes, layout.base_holes,
                                  layout.anchors, self.tensions, self.weight, self.tip_force,
-                                 self.tip_moment)
+                                 self.tip_moment, np.empty((3, 3)), np.empty(layout.holes.shape),
+                                 np.empty((3, layout.nodes.size)))
 
     def apply_forces(self, system, time: np.float64 = np.float64(0.0)) -> None:
         """Add tendon, weight and tip forces and torques to ``system`` (see class notes)."""
