@@ -119,8 +119,49 @@ class _StaticsAdapter:
         self.solver.reset()
 
 
+class _CCAdapter:
+    """
+    Tendon robot, constant-curvature kinematics: tendon displacements [m] -> arc.
+
+    One section (Webster & Jones 2010, "Design and Kinematic Modeling of Constant
+    Curvature Continuum Robots: A Review"), straight beyond the tendon anchors. The box
+    pulls each tendon from 0 to r_i pi / 2 (its displacement at a quarter-turn bend
+    towards it); a set of displacements no single arc has is fitted by least squares and
+    its misfit [m] is the residual.
+    """
+
+    POINTS = 21     # backbone points along the section (and the rod's tip beyond it)
+
+    def __init__(self, path: str):
+        from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
+        from tendon_robot_sim.models.tendon_robot import load_robot
+        self.robot = load_robot(path)
+        self.model = ConstantCurvature(self.robot)
+        self.names = tuple(f'displacement_{name}' for name in self.robot.tendon_names)
+        self.low = np.zeros(len(self.names))
+        self.high = np.array([t.offset for t in self.robot.tendons]) * math.pi / 2.0
+        self.unit = 'm'
+
+    def solve(self, u: np.ndarray):
+        """Return tip position, rotation, backbone points (k, 3), residual."""
+        from tendon_robot_sim.models.geometry import section_pose
+        state = self.model.forward(u)
+        base = self.robot.base
+        section = self.model.section_length
+        points = [base.position + base.rotation @ section_pose(
+            state.theta * f, state.phi, section * f)[1]
+            for f in np.linspace(0.0, 1.0, self.POINTS)]
+        if self.model.length > section:
+            points.append(state.tip_position)
+        return state.tip_position, state.tip_rotation, np.vstack(points), state.residual
+
+    def reset(self) -> None:
+        """Nothing to forget: the kinematics are closed-form."""
+
+
 # model -> (adapter, what it solves)
 ADAPTERS = {
+    'cc': (_CCAdapter, 'tendon robot constant-curvature kinematics (displacements -> arc)'),
     'statics': (_StaticsAdapter, 'tendon robot shooting statics (tensions -> shape)'),
     'pcr': (_PcrAdapter, '6-RUS parallel robot forward kinetostatics (motor angles -> pose)'),
 }

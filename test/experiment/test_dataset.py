@@ -30,6 +30,7 @@ from tendon_robot_sim.experiment.dataset import (build_dataset, DatasetError, mo
                                                  sample_inputs)
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
+from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
 from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 
@@ -137,6 +138,24 @@ def test_statics_rows_match_a_direct_solve(tmp_path):
             break
     else:
         pytest.fail('no statics sample converged')
+
+
+def test_cc_rows_match_the_kinematics(tmp_path):
+    out = tmp_path / 'cc'
+    build_dataset(ROBOT, 'cc', out, samples=5, sampler='lhs', chunk_size=2, workers=1,
+                  progress=False)
+    rows = _check_complete(out.with_suffix('.parquet'), 5)
+    robot = load_robot(ROBOT)
+    kinematics = ConstantCurvature(robot)
+    for row in rows:
+        state = kinematics.forward([row[f'displacement_{n}'] for n in robot.tendon_names])
+        assert row['converged'] and row['residual'] == pytest.approx(state.residual)
+        np.testing.assert_allclose([row['tip_x'], row['tip_y'], row['tip_z']],
+                                   state.tip_position, rtol=0.0, atol=1e-12)
+        points = np.array(row['backbone']).reshape(-1, 3)
+        # the arc starts at the base and ends at the tip
+        np.testing.assert_allclose(points[0], robot.base.position, atol=1e-12)
+        np.testing.assert_allclose(points[-1], state.tip_position, atol=1e-12)
 
 
 def test_a_changed_setting_does_not_mix_into_a_started_run(tmp_path):
