@@ -53,12 +53,13 @@ def rate(robot, model, samples, chunk, folder, name, **pool) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--model', default='pcr', choices=('pcr', 'statics', 'cc'))
+    parser.add_argument('--model', default='pcr', choices=('pcr', 'statics', 'cc', 'snake'))
     parser.add_argument('--samples', type=int, default=400)
     parser.add_argument('--chunk-size', type=int, default=20)
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args(argv)
-    robot = str(default_pcr_file() if args.model == 'pcr' else CONFIG / 'robot.yaml')
+    robot = str({'pcr': default_pcr_file(), 'snake': CONFIG / 'rolling_joint_snake.yaml'}
+                .get(args.model, CONFIG / 'robot.yaml'))
     out = {}
     with tempfile.TemporaryDirectory() as folder:
         run = (robot, args.model, args.samples, args.chunk_size, folder)

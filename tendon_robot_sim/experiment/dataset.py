@@ -45,6 +45,7 @@ import numpy as np
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.parallel import Pool
+import yaml
 
 SAMPLERS = ('uniform', 'lhs', 'csv')
 # Morton code bits per input: 63 bits shared by up to 12 inputs (>= 5 bits each).
@@ -159,8 +160,38 @@ class _CCAdapter:
         """Nothing to forget: the kinematics are closed-form."""
 
 
+class _SnakeAdapter:
+    """
+    Rolling-joint snake, kinematics: joint angles [rad] -> link frames.
+
+    The snake's shape is set by its joint angles (each within +-2 alpha, where the contact
+    would leave the rolling surfaces); the backbone points are the link frame origins
+    from the base, the tip the last link's distal vertex. Closed form: residual 0.
+    """
+
+    def __init__(self, path: str):
+        from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
+        from tendon_robot_sim.models.snake.robot import load_snake
+        self.robot = load_snake(path)
+        self.model = SnakeKinematics(self.robot)
+        n = self.robot.n_joints
+        self.names = tuple(f'theta_{j + 1}' for j in range(n))
+        self.low = np.full(n, -self.robot.joint_limit)
+        self.high = np.full(n, self.robot.joint_limit)
+        self.unit = 'rad'
+
+    def solve(self, u: np.ndarray):
+        """Return tip position, rotation, backbone points (k, 3), residual."""
+        state = self.model.state(u)
+        return state.origins[0, -1], state.rotations[0, -1], state.origins[0], 0.0
+
+    def reset(self) -> None:
+        """Nothing to forget: the kinematics are closed-form."""
+
+
 # model -> (adapter, what it solves)
 ADAPTERS = {
+    'snake': (_SnakeAdapter, 'rolling-joint snake kinematics (joint angles -> links)'),
     'cc': (_CCAdapter, 'tendon robot constant-curvature kinematics (displacements -> arc)'),
     'statics': (_StaticsAdapter, 'tendon robot shooting statics (tensions -> shape)'),
     'pcr': (_PcrAdapter, '6-RUS parallel robot forward kinetostatics (motor angles -> pose)'),
@@ -383,7 +414,11 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         pq.write_table(table, output.with_suffix('.parquet'))
         converged = np.asarray(table.column('converged'))
         summary.update(converged=int(converged.sum()), failed=int((~converged).sum()))
-        robot = json.loads(json.dumps(adapter.robot.to_dict(), default=_plain))
+        # the validated description in the YAML schema; the file as read for a kind
+        # without one (the snake)
+        to_dict = getattr(adapter.robot, 'to_dict', None)
+        robot = json.loads(json.dumps(to_dict() if to_dict else yaml.safe_load(text),
+                                      default=_plain))
         _write_json(output.with_suffix('.json'), {
             'robot': robot, 'robot_file': str(robot_path),
             'model': model, 'model_description': ADAPTERS[model][1],

@@ -32,10 +32,13 @@ from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
 from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
+from tendon_robot_sim.models.snake.robot import load_snake
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 PCR = default_pcr_file()
-ROBOT = default_pcr_file().parent / 'robot.yaml'
+CONFIG = default_pcr_file().parent
+ROBOT = CONFIG / 'robot.yaml'
 # the platform pose of a solve warm-started along the chunk and of a cold one differ by
 # what the 1e-10 scaled residual leaves: ~1e-10 rod lengths; 1e-8 m protects against a
 # row holding another sample's solution (they differ by millimetres)
@@ -156,6 +159,23 @@ def test_cc_rows_match_the_kinematics(tmp_path):
         # the arc starts at the base and ends at the tip
         np.testing.assert_allclose(points[0], robot.base.position, atol=1e-12)
         np.testing.assert_allclose(points[-1], state.tip_position, atol=1e-12)
+
+
+def test_snake_rows_match_the_kinematics(tmp_path):
+    path = CONFIG / 'rolling_joint_snake.yaml'
+    out = tmp_path / 'snake'
+    build_dataset(path, 'snake', out, samples=4, chunk_size=2, workers=1, progress=False)
+    rows = _check_complete(out.with_suffix('.parquet'), 4)
+    snake = load_snake(path)
+    kinematics = SnakeKinematics(snake)
+    for row in rows:
+        q = [row[f'theta_{j + 1}'] for j in range(snake.n_joints)]
+        assert all(abs(v) <= snake.joint_limit for v in q)
+        state = kinematics.state(q)
+        np.testing.assert_allclose([row['tip_x'], row['tip_y'], row['tip_z']],
+                                   state.tip_position[0], rtol=0.0, atol=1e-12)
+        np.testing.assert_allclose(np.reshape(row['backbone'], (-1, 3)), state.origins[0],
+                                   atol=1e-12)
 
 
 def test_a_changed_setting_does_not_mix_into_a_started_run(tmp_path):
