@@ -19,8 +19,8 @@ Speed of the 6-RUS parallel continuum robot's kinetostatics.
 
 The model: tendon_robot_sim.models.pcr.kinetostatics.
 
-Targets of issue 15, next to Rodrigues et al.'s figure (3.82 s, sd 1.15 s, per inverse solve over a
-4000-sample workspace, scipy shooting):
+Targets of issues 15 and 24 (>= 5000 warm solves per CPU second), next to Rodrigues et
+al.'s figure (3.82 s, sd 1.15 s, per inverse solve over a 4000-sample workspace, scipy shooting):
 
 * warm inverse solves along the paper's helix (radius 0.25 m, z 0.40 to 0.55 m, 500 points,
   5 N load), each warm-started from the previous point: solves per second over the whole
@@ -31,8 +31,10 @@ Targets of issue 15, next to Rodrigues et al.'s figure (3.82 s, sd 1.15 s, per i
   points: median -- target <= 50 ms;
 * the paper's workspace, 16 heights 0.40 to 0.70 m x 250 points, on all local cores:
   wall time -- target <= 2 min;
-* rod integrations per Jacobian: structured (one rod per column) vs the 6 x 42 a plain
-  finite-difference Jacobian of the coupled residual would need;
+* rod integrations per Jacobian: exact, one integration of each rod with its 7 tangents
+  (issue 24: the rods' variational equations), vs 42 for structured finite differences
+  (one rod per column) and 6 x 42 for plain finite differences of the coupled residual;
+  between exact Jacobians the solver updates each rod's block by Broyden steps;
 * accuracy: motor angles at the default RK4 steps vs 4 x as many.
 
 Numba compilation (cached after the first run) is excluded and reported as
@@ -67,12 +69,13 @@ def bench(robot, cold_repeats: int, workers, skip_workspace: bool) -> dict:
     solver.inverse(points[0], force=LOAD)
     first_call = time.perf_counter() - start
 
-    warm, evaluations = [], []
+    warm, evaluations, iterations = [], [], []
     run_start, cpu_start = time.perf_counter(), time.process_time()
     for p in tqdm(points, desc='warm (helix)', file=sys.stderr, leave=False, disable=None):
         result = solver.inverse(p, force=LOAD)
         warm.append(result.solve_time)
         evaluations.append(result.evaluations)
+        iterations.append(result.iterations)
     run_time = time.perf_counter() - run_start
     cpu_time = time.process_time() - cpu_start
 
@@ -101,7 +104,10 @@ def bench(robot, cold_repeats: int, workers, skip_workspace: bool) -> dict:
         'cold_ms_median': statistics.median(cold) * 1e3,
         'cold_ms_max': max(cold) * 1e3,
         'cold_rod_integrations_median': float(np.median(cold_evaluations)),
-        'rod_integrations_per_jacobian': {'structured': 6 * 7, 'plain': 6 * 6 * 7},
+        'rod_integrations_per_jacobian': {'variational (6 rods x 7 tangents)': 6,
+                                          'structured differences': 6 * 7,
+                                          'plain differences': 6 * 6 * 7},
+        'warm_iterations_mean': float(np.mean(iterations)),
         'rk4_steps_per_rod': DEFAULT_STEPS,
         'motor_angle_error_rad': error,
     }

@@ -33,6 +33,8 @@ from tendon_robot_sim import cli
 ROOT = Path(__file__).resolve().parents[2]
 BAD, NO_RESULT = 2, 1
 PCR = str(ROOT / 'config' / 'pcr_6rus.yaml')
+ROBOT = str(ROOT / 'config' / 'robot.yaml')
+DATASET = ['dataset', '--robot', ROBOT, '--output', '{out}/d', '--model']
 SNAKE = str(ROOT / 'config' / 'rolling_joint_snake.yaml')
 BHA = str(ROOT / 'config' / 'bionic_handling_assistant.yaml')
 
@@ -144,6 +146,15 @@ CASES = [
       '{out}/r.yaml'], BAD, '--bounds'),
     (['calibrate', '{holds}', '--fit', 'youngs_modulus', '--bounds',
       'youngs_modulus=nan:1e7', '--out', '{out}/r.yaml'], BAD, '--bounds: youngs_modulus'),
+    # dataset: counts, a sampler without its file, a model of another kind, a bad scheduler
+    (['dataset', '--robot', '{missing}', '--model', 'cc', '--output', '{out}/d'], BAD,
+     '--robot: no such file'),
+    ([*DATASET, 'cc', '--samples', '0'], BAD, 'argument --samples: must be a whole number >= 1'),
+    ([*DATASET, 'cc', '--chunk-size', 'nan'], BAD, 'argument --chunk-size'),
+    ([*DATASET, 'cc', '--sampler', 'csv'], BAD, '--csv: --sampler csv needs'),
+    ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}'], BAD, 'binary'),
+    ([*DATASET, 'pcr'], BAD, 'kind: required key is missing'),
+    ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
 ]
 
 

@@ -16,21 +16,25 @@
 Numba kernels of the 6-RUS parallel continuum robot's kinetostatics.
 
 The model and its equations: :mod:`tendon_robot_sim.models.pcr.kinetostatics`.
-Six bare Cosserat rods (:mod:`tendon_robot_sim.models._cosserat_kernels`: ``_rhs_rod`` with
-rest curvature, integrated by ``rk4``) coupled through the platform, solved by Newton's
-method with a structured finite-difference Jacobian; only ``pcr_solve`` is called from
-Python.
+Six bare Cosserat rods (the LINEAR law of ``_rhs_rod`` in
+:mod:`tendon_robot_sim.models._cosserat_kernels`, with rest curvature) coupled through the
+platform, solved by Newton's method. The rods are integrated here by :func:`rod_rk4` (the
+same classical RK4 as the shared ``rk4``) together with their variational equations, so
+each rod's block of the Jacobian is the exact derivative of the discrete residual; the
+plain residual goes through the same kernel so that the two belong to one discrete map.
+Only ``pcr_solve`` is called from Python.
 """
 
 from collections import namedtuple
 import math
 
-from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, DISCRETE, FAILED, FD_STEP,
-                                                       LINEAR, MAX_ITERATIONS, rk4)
-from tendon_robot_sim.models._numerics import broyden, gauss_solve, kernel, norm
+from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, FAILED, FD_STEP, MAT_KBT,
+                                                       MAT_KSE, MAT_RHOAG, MAT_USTAR,
+                                                       MAX_ITERATIONS)
+from tendon_robot_sim.models._numerics import gauss_solve, kernel, norm
 
 # 6-RUS parallel continuum robot (:mod:`tendon_robot_sim.models.pcr.kinetostatics`): six
-# bare Cosserat rods (_rhs_rod with rest curvature, integrated by rk4) coupled through the
+# bare Cosserat rods (rest curvature, integrated by rod_rk4) coupled through the
 # platform. Unknowns per rod (scaled): base force n(0) / force scale (world, 3), moment
 # m_z(0) / moment scale, then q1, q2, q3 (inverse) or q2, q3 (forward, where the pose p_e /
 # L and roll, pitch, yaw follow the 36 rod unknowns). Residual: per rod (p_e + R_e C_i -
@@ -58,17 +62,140 @@ PcrPlan = namedtuple('PcrPlan', [
 PcrWork = namedtuple('PcrWork', [
     'y',       # (18,) rod state
     'st',      # (3, 18) RK4 scratch
-    'K',       # (6, 6) rk4 scratch
-    'M',       # (4, 3, 3) rk4 scratch; M[0] R_e
-    'rt',      # (1, 1, 9) rk4 routing (unused by bare rods)
-    'act',     # (1,) rk4 tendon flags (unused)
-    'tau',     # (1,) rk4 tensions (unused)
-    'out',     # (6, 9) p(L), n(L), m(L) of each rod at the current iterate
-    'keep',    # (9,) saved rod end during a finite-difference probe
+    'M',       # (4, 3, 3) scratch; M[0] R_e, M[1] R0, M[2] R in rod_rk4, M[3] dR0
+    'vec3',    # (2, 3) rod_rk4 scratch: v, u
+    'T',       # (15, 7) tangents dp, dR, dm of the rod unknowns (rod_rk4)
+    'dn',      # (3, 7) their constant dn
+    'tan',     # (3, 15, 7) rod_rk4 scratch of the tangents
+    'out',     # (6, 9) p(L), n(L), m(L) of each rod at the last integration
+    'outx',    # (6, 9) the same at the current iterate x
     'vec',     # (4, nx) F, F of a trial or probe, trial x, step
     'Jc',      # (nx, nx) copy of the Jacobian for the linear solve
-    'traj',    # (steps + 1, 18) trajectory of probe integrations
+    'traj',    # (steps + 1, 18) trajectory of Jacobian integrations
 ])
+
+
+# --------------------------------------------------------------------------- rod and its tangents
+
+
+@kernel
+def _rod_rates(mat, y, R, v, u, dy):
+    """
+    Write dy/ds of the bare rod (``_rhs_rod``, LINEAR law) into dy.
+
+    y = p, R (row-major), n, m; v = e3 + R^T n / Kse, u = u* + R^T m / Kbt; p_s = R v,
+    R_s = R u^, n_s = -rho A g, m_s = -p_s x n. R (3, 3), v and u (scratch) keep R, the
+    strain and the curvature for :func:`_tangent_rates`.
+    """
+    r00, r01, r02, r10, r11, r12 = y[3], y[4], y[5], y[6], y[7], y[8]
+    r20, r21, r22 = y[9], y[10], y[11]
+    n0, n1, n2, m0, m1, m2 = y[12], y[13], y[14], y[15], y[16], y[17]
+    v0 = (r00 * n0 + r10 * n1 + r20 * n2) / mat[MAT_KSE]
+    v1 = (r01 * n0 + r11 * n1 + r21 * n2) / mat[MAT_KSE + 1]
+    v2 = 1.0 + (r02 * n0 + r12 * n1 + r22 * n2) / mat[MAT_KSE + 2]
+    u0 = (r00 * m0 + r10 * m1 + r20 * m2) / mat[MAT_KBT] + mat[MAT_USTAR]
+    u1 = (r01 * m0 + r11 * m1 + r21 * m2) / mat[MAT_KBT + 1] + mat[MAT_USTAR + 1]
+    u2 = (r02 * m0 + r12 * m1 + r22 * m2) / mat[MAT_KBT + 2] + mat[MAT_USTAR + 2]
+    ps0 = r00 * v0 + r01 * v1 + r02 * v2
+    ps1 = r10 * v0 + r11 * v1 + r12 * v2
+    ps2 = r20 * v0 + r21 * v1 + r22 * v2
+    dy[0], dy[1], dy[2] = ps0, ps1, ps2
+    dy[3], dy[4], dy[5] = r01 * u2 - r02 * u1, r02 * u0 - r00 * u2, r00 * u1 - r01 * u0
+    dy[6], dy[7], dy[8] = r11 * u2 - r12 * u1, r12 * u0 - r10 * u2, r10 * u1 - r11 * u0
+    dy[9], dy[10], dy[11] = r21 * u2 - r22 * u1, r22 * u0 - r20 * u2, r20 * u1 - r21 * u0
+    dy[12], dy[13], dy[14] = -mat[MAT_RHOAG], -mat[MAT_RHOAG + 1], -mat[MAT_RHOAG + 2]
+    dy[15] = -(ps1 * n2 - ps2 * n1)
+    dy[16] = -(ps2 * n0 - ps0 * n2)
+    dy[17] = -(ps0 * n1 - ps1 * n0)
+    R[0, 0], R[0, 1], R[0, 2] = r00, r01, r02
+    R[1, 0], R[1, 1], R[1, 2] = r10, r11, r12
+    R[2, 0], R[2, 1], R[2, 2] = r20, r21, r22
+    v[0], v[1], v[2] = v0, v1, v2
+    u[0], u[1], u[2] = u0, u1, u2
+
+
+@kernel
+def _tangent_rates(mat, y, R, v, u, dy, T, dn, nc, dT):
+    """
+    Write the rates of the rod's tangents T (15, nc) into dT.
+
+    The variational equations of :func:`_rod_rates`, evaluated after it at the same y.
+    Column c of T is dp, dR (row-major), dm; its dn[:, c] is constant (n_s does not depend
+    on y): dv = (dR^T n + R^T dn) / Kse, du = (dR^T m + R^T dm) / Kbt,
+    dp_s = dR v + R dv, dR_s = dR u^ + R du^, dm_s = -(dp_s x n + p_s x dn).
+    """
+    n0, n1, n2, m0, m1, m2 = y[12], y[13], y[14], y[15], y[16], y[17]
+    for c in range(nc):
+        e0, e1, e2 = dn[0, c], dn[1, c], dn[2, c]
+        dv = (T[3, c] * n0 + T[6, c] * n1 + T[9, c] * n2
+              + R[0, 0] * e0 + R[1, 0] * e1 + R[2, 0] * e2) / mat[MAT_KSE]
+        dv1 = (T[4, c] * n0 + T[7, c] * n1 + T[10, c] * n2
+               + R[0, 1] * e0 + R[1, 1] * e1 + R[2, 1] * e2) / mat[MAT_KSE + 1]
+        dv2 = (T[5, c] * n0 + T[8, c] * n1 + T[11, c] * n2
+               + R[0, 2] * e0 + R[1, 2] * e1 + R[2, 2] * e2) / mat[MAT_KSE + 2]
+        du0 = (T[3, c] * m0 + T[6, c] * m1 + T[9, c] * m2
+               + R[0, 0] * T[12, c] + R[1, 0] * T[13, c] + R[2, 0] * T[14, c]) / mat[MAT_KBT]
+        du1 = (T[4, c] * m0 + T[7, c] * m1 + T[10, c] * m2
+               + R[0, 1] * T[12, c] + R[1, 1] * T[13, c] + R[2, 1] * T[14, c]) / mat[MAT_KBT + 1]
+        du2 = (T[5, c] * m0 + T[8, c] * m1 + T[11, c] * m2
+               + R[0, 2] * T[12, c] + R[1, 2] * T[13, c] + R[2, 2] * T[14, c]) / mat[MAT_KBT + 2]
+        for a in range(3):
+            r = 3 + 3 * a
+            dT[a, c] = (T[r, c] * v[0] + T[r + 1, c] * v[1] + T[r + 2, c] * v[2]
+                        + R[a, 0] * dv + R[a, 1] * dv1 + R[a, 2] * dv2)
+            dT[r, c] = (T[r + 1, c] * u[2] - T[r + 2, c] * u[1]
+                        + R[a, 1] * du2 - R[a, 2] * du1)
+            dT[r + 1, c] = (T[r + 2, c] * u[0] - T[r, c] * u[2]
+                            + R[a, 2] * du0 - R[a, 0] * du2)
+            dT[r + 2, c] = (T[r, c] * u[1] - T[r + 1, c] * u[0]
+                            + R[a, 0] * du1 - R[a, 1] * du0)
+        q0, q1, q2 = dT[0, c], dT[1, c], dT[2, c]
+        dT[12, c] = -(q1 * n2 - q2 * n1 + dy[1] * e2 - dy[2] * e1)
+        dT[13, c] = -(q2 * n0 - q0 * n2 + dy[2] * e0 - dy[0] * e2)
+        dT[14, c] = -(q0 * n1 - q1 * n0 + dy[0] * e1 - dy[1] * e0)
+
+
+@kernel
+def rod_rk4(mat, steps, h, y, traj, T, dn, nc, w):
+    """
+    Integrate the bare rod (y, 18) and nc tangents (T, (15, nc)) by RK4 steps of h.
+
+    The tangents follow the variational equations through the same RK4 stages, so T at
+    the end is the exact derivative of the discrete RK4 map (forward-mode differentiation
+    of an explicit Runge-Kutta scheme is that scheme applied to the variational
+    equations). Each step's y goes to traj[step + 1]. w: RodWork scratch.
+    """
+    dy, acc, yt = w.st[0], w.st[1], w.st[2]
+    Tt, dT, accT = w.tan[0], w.tan[1], w.tan[2]
+    R, v, u = w.M[2], w.vec3[0], w.vec3[1]
+    for step in range(steps):
+        for i in range(18):
+            yt[i] = y[i]
+            acc[i] = 0.0
+        for i in range(15):
+            for c in range(nc):
+                Tt[i, c] = T[i, c]
+                accT[i, c] = 0.0
+        for stage in range(4):
+            # stages at s, s + h/2, s + h/2, s + h with weights 1, 2, 2, 1
+            _rod_rates(mat, yt, R, v, u, dy)
+            if nc > 0:
+                _tangent_rates(mat, yt, R, v, u, dy, Tt, dn, nc, dT)
+            weight = 1.0 if stage == 0 or stage == 3 else 2.0
+            advance = h if stage == 2 else 0.5 * h
+            for i in range(18):
+                acc[i] += weight * dy[i]
+                yt[i] = y[i] + advance * dy[i]
+            for i in range(15):
+                for c in range(nc):
+                    accT[i, c] += weight * dT[i, c]
+                    Tt[i, c] = T[i, c] + advance * dT[i, c]
+        for i in range(18):
+            y[i] += h / 6.0 * acc[i]
+            traj[step + 1, i] = y[i]
+        for i in range(15):
+            for c in range(nc):
+                T[i, c] += h / 6.0 * accT[i, c]
 
 
 @kernel
@@ -99,13 +226,73 @@ def _platform_rotation(roll, pitch, yaw, R):
 
 
 @kernel
-def _pcr_rod(pl, i, x, target, traj, w, out):
+def _axis_derivative(Q, axis, out):
+    """Set out = Q e_axis^ = d/dt [Q Rot_axis(t)] at t = 0 (see :func:`_rotate_axis`)."""
+    j, k = (axis + 1) % 3, (axis + 2) % 3
+    for i in range(3):
+        out[i, axis] = 0.0
+        out[i, j] = Q[i, k]
+        out[i, k] = -Q[i, j]
+
+
+@kernel
+def _rod_tangents(pl, i, x, b, k, q1, q2, q3, w):
+    """
+    Set the tangents (w.T, w.dn) of rod i's base state to its k unknowns x[b:b + k].
+
+    n(0) = x[b:b + 3] fs; m(0) = x[b + 3] ms R0 e3 (DFKI2024: e3); the angles move p0
+    (q1 only) and R0 (each factor of R0 = R_M Rx(q1) Ry(q2) Rx(q3) differentiated in
+    turn; DFKI2024: R_M Ry(q2) Rx(q3)) and, through R0 e3, m(0).
+    """
+    T, dn, R0, D, A = w.T, w.dn, w.M[1], w.M[3], w.M[2]
+    RM = pl.motor_R[i]
+    fs, ms = pl.scale[0], pl.scale[1]
+    paper = pl.compat == PAPER
+    for c in range(k):
+        for r in range(15):
+            T[r, c] = 0.0
+        for a in range(3):
+            dn[a, c] = 0.0
+    for a in range(3):
+        dn[a, a] = fs
+        T[12 + a, 3] = ms * (R0[a, 2] if paper else (1.0 if a == 2 else 0.0))
+    for c in range(4, k):
+        angle = c - (k - 3)         # 0, 1, 2: q1, q2, q3 (forward: q2, q3)
+        if angle == 0:
+            for a in range(3):
+                T[a, c] = pl.crank * (RM[a, 2] * math.cos(q1) - RM[a, 1] * math.sin(q1))
+            if not paper:
+                continue
+            _rotate_axis(RM, 0, q1, A)
+            _axis_derivative(A, 0, D)
+            _rotate_axis(D, 1, q2, D)
+            _rotate_axis(D, 0, q3, D)
+        elif angle == 1:
+            if paper:
+                _rotate_axis(RM, 0, q1, A)
+                _rotate_axis(A, 1, q2, A)
+            else:
+                _rotate_axis(RM, 1, q2, A)
+            _axis_derivative(A, 1, D)
+            _rotate_axis(D, 0, q3, D)
+        else:
+            _axis_derivative(R0, 0, D)
+        for a in range(3):
+            for col in range(3):
+                T[3 + 3 * a + col, c] = D[a, col]
+            if paper:
+                T[12 + a, c] = x[b + 3] * ms * D[a, 2]
+
+
+@kernel
+def _pcr_rod(pl, i, x, target, traj, w, out, tangents):
     """
     Integrate rod i from its base (paper, Sec. 3.1) into traj; out = p(L), n(L), m(L).
 
     p0 = p_M + R_M [0, l1 cos q1, l1 sin q1]; R0 = R_M Rx(q1) Ry(q2) Rx(q3) (DFKI2024:
     R_M Ry(q2) Rx(q3)); m(0) = m_z R0 e3 (universal joint: no moment about its two axes;
-    DFKI2024: m_z e3, world).
+    DFKI2024: m_z e3, world). With ``tangents``, w.T and w.dn end as the derivatives of
+    p(L), R(L), m(L) and n(L) with respect to the rod's unknowns (columns as in x).
     """
     k = 7 if pl.inverse else 6
     b = k * i
@@ -130,8 +317,11 @@ def _pcr_rod(pl, i, x, target, traj, w, out):
         y[15 + a] = x[b + 3] * ms * (R0[a, 2] if pl.compat == PAPER else (1.0 if a == 2 else 0.0))
     for a in range(18):
         traj[0, a] = y[a]
-    rk4(DISCRETE, LINEAR, pl.mat, w.rt, w.act, w.tau, 0, pl.steps, pl.h, 0, y, traj, w.st,
-        w.K, w.M)
+    nc = 0
+    if tangents:
+        nc = k
+        _rod_tangents(pl, i, x, b, k, q1, q2, q3, w)
+    rod_rk4(pl.mat, pl.steps, pl.h, y, traj, w.T, w.dn, nc, w)
     for a in range(3):
         out[a] = y[a]
         out[3 + a] = y[12 + a]
@@ -188,7 +378,7 @@ def _pcr_residual(pl, x, target, wrench, traj, w, F):
     The trajectories go into traj (6, steps + 1, 18).
     """
     for i in range(6):
-        _pcr_rod(pl, i, x, target, traj[i], w, w.out[i])
+        _pcr_rod(pl, i, x, target, traj[i], w, w.out[i], False)
     _pcr_assemble(pl, x, target, wrench, w.out, w.M[0], F)
     for r in range(F.size):
         if not math.isfinite(F[r]):
@@ -197,49 +387,108 @@ def _pcr_residual(pl, x, target, wrench, traj, w, F):
 
 
 @kernel
-def _pcr_jacobian(pl, x, target, wrench, F, J, w):
+def _pcr_blocks(pl, x, target, w, B):
     """
-    Compute the forward-difference Jacobian using the block structure.
+    Set B (6, 9, k) to the exact derivatives of each rod end (p, n, m)(L) by its k unknowns.
 
-    A rod unknown moves only its own rod, so its column costs one rod integration (42 instead
-    of 6 x 42), and a pose unknown none. w.out must hold the rod ends at x.
+    A rod's unknowns move only its own rod end: one integration of the rod with its k
+    tangents (:func:`rod_rk4`) gives its block, the derivatives of the discrete RK4 map.
+    Also sets w.out to the rod ends at x (not traj).
     """
     k = 7 if pl.inverse else 6
-    Fd = w.vec[1]
+    T, dn = w.T, w.dn
+    for i in range(6):
+        _pcr_rod(pl, i, x, target, w.traj, w, w.out[i], True)
+        for c in range(k):
+            for a in range(3):
+                B[i, a, c] = T[a, c]
+                B[i, 3 + a, c] = dn[a, c]
+                B[i, 6 + a, c] = T[12 + a, c]
+
+
+@kernel
+def _block_broyden(B, k, x, xn, out, outn):
+    """
+    Apply a good-Broyden update to each rod's block after the step x -> xn.
+
+    The rod ends moved from out to outn (6, 9): B_i += (d_i - B_i s_i) s_i^T / (s_i^T s_i)
+    with s_i the step of rod i's k unknowns. Six rank-one secants per step (one per
+    rod) keep the blocks close to the derivatives; n(L) = n(0) - rho A g L is linear
+    and its rows stay exact.
+    """
+    for i in range(6):
+        b = k * i
+        ss = 0.0
+        for c in range(k):
+            ss += (xn[b + c] - x[b + c]) ** 2
+        if not ss > 0.0:
+            continue
+        for r in range(9):
+            corr = outn[i, r] - out[i, r]
+            for c in range(k):
+                corr -= B[i, r, c] * (xn[b + c] - x[b + c])
+            corr /= ss
+            for c in range(k):
+                B[i, r, c] += corr * (xn[b + c] - x[b + c])
+
+
+@kernel
+def _pcr_jacobian(pl, x, target, wrench, F, B, out, J, w):
+    """
+    Assemble the Jacobian J of F at x from the rod blocks B and the rod ends out at x.
+
+    The rod rows are -dp/L and dm/ms, the platform rows dn/fs and d(p x n + m)/ms
+    (:func:`_pcr_assemble` differentiated); a pose unknown (forward) moves no rod, its
+    column is a forward difference of the assembly alone.
+    """
+    k = 7 if pl.inverse else 6
+    L, fs, ms = pl.scale[2], pl.scale[0], pl.scale[1]
     for c in range(x.size):
+        for r in range(x.size):
+            J[r, c] = 0.0
+    for i in range(6):
+        o, Bi = out[i], B[i]
+        for c in range(k):
+            col = k * i + c
+            dp0, dp1, dp2 = Bi[0, c], Bi[1, c], Bi[2, c]
+            e0, e1, e2 = Bi[3, c], Bi[4, c], Bi[5, c]
+            for a in range(3):
+                J[6 * i + a, col] = -Bi[a, c] / L
+                J[6 * i + 3 + a, col] = Bi[6 + a, c] / ms
+                J[36 + a, col] = Bi[3 + a, c] / fs
+            J[39, col] = (dp1 * o[5] - dp2 * o[4] + o[1] * e2 - o[2] * e1 + Bi[6, c]) / ms
+            J[40, col] = (dp2 * o[3] - dp0 * o[5] + o[2] * e0 - o[0] * e2 + Bi[7, c]) / ms
+            J[41, col] = (dp0 * o[4] - dp1 * o[3] + o[0] * e1 - o[1] * e0 + Bi[8, c]) / ms
+    Fd = w.vec[1]
+    for c in range(6 * k, x.size):
         xc = x[c]
         step = FD_STEP * max(1.0, abs(xc))
         x[c] = xc + step
-        if c < 6 * k:
-            i = c // k
-            for a in range(9):
-                w.keep[a] = w.out[i, a]
-            _pcr_rod(pl, i, x, target, w.traj, w, w.out[i])
-            _pcr_assemble(pl, x, target, wrench, w.out, w.M[0], Fd)
-            for a in range(9):
-                w.out[i, a] = w.keep[a]
-        else:
-            _pcr_assemble(pl, x, target, wrench, w.out, w.M[0], Fd)
+        _pcr_assemble(pl, x, target, wrench, out, w.M[0], Fd)
         x[c] = xc
         for r in range(x.size):
             J[r, c] = (Fd[r] - F[r]) / step
 
 
 @kernel
-def pcr_solve(pl, target, wrench, x, J, jac_ok, tol, max_iter, traj, w, info):
+def pcr_solve(pl, target, wrench, x, B, jac_ok, tol, max_iter, traj, w, info):
     """
     Damped Newton iteration on the coupled shooting residual of the parallel robot.
 
-    The Jacobian J (kept by the caller: warm start) is reused, with good-Broyden updates
-    after each step, while each step at least halves ||F||_2, and rebuilt
-    (:func:`_pcr_jacobian`) otherwise; with a fresh Jacobian a
+    The Jacobian is assembled at each iterate from the rod blocks B (6, 9, 7): the
+    derivatives of each rod end by its own unknowns, kept by the caller (warm start).
+    They are computed exactly (:func:`_pcr_blocks`) when jac_ok is False, and otherwise
+    follow each step by a good-Broyden update per rod (:func:`_block_broyden`); they are
+    recomputed after a step that does not reduce ||F||_2 ten-fold. With fresh blocks a
     failing step is halved (Armijo on ||F||_2). Angle and position steps are capped at
     PCR_MAX_STEP. On return x holds the last accepted iterate, traj (6, steps + 1, 18) its
-    rod trajectories, info = [||F||_inf, iterations, rod integrations, status].
+    rod trajectories, info = [||F||_inf, iterations, rod integrations, status] (an
+    integration with tangents counts as one).
     """
     n = x.size
     k = 7 if pl.inverse else 6
     F, Fn, xn, dx = w.vec[0], w.vec[1], w.vec[2], w.vec[3]
+    outx = w.outx
     status = MAX_ITERATIONS
     rods = 6
     it = 0
@@ -247,9 +496,12 @@ def pcr_solve(pl, target, wrench, x, J, jac_ok, tol, max_iter, traj, w, info):
     if not _pcr_residual(pl, x, target, wrench, traj, w, F):
         status = FAILED
     else:
+        for i in range(6):
+            for a in range(9):
+                outx[i, a] = w.out[i, a]
         f2 = norm(F, 2)
         fnorm = norm(F, 0)
-        at_x = True     # traj and w.out belong to x
+        at_x = True     # traj belongs to x
         fresh = False
         while status == MAX_ITERATIONS:
             if fnorm <= tol:
@@ -259,18 +511,13 @@ def pcr_solve(pl, target, wrench, x, J, jac_ok, tol, max_iter, traj, w, info):
                 break
             it += 1
             if not jac_ok[0]:
-                if not at_x:
-                    _pcr_residual(pl, x, target, wrench, traj, w, F)
-                    rods += 6
-                    at_x = True
-                _pcr_jacobian(pl, x, target, wrench, F, J, w)
-                rods += 6 * k
+                _pcr_blocks(pl, x, target, w, B)
+                rods += 6
                 jac_ok[0] = True
                 fresh = True
+            _pcr_jacobian(pl, x, target, wrench, F, B, outx, w.Jc, w)
             for r in range(n):
                 dx[r] = -F[r]
-                for c in range(n):
-                    w.Jc[r, c] = J[r, c]
             if not gauss_solve(w.Jc, dx):
                 if fresh:
                     status = FAILED
@@ -289,12 +536,15 @@ def pcr_solve(pl, target, wrench, x, J, jac_ok, tol, max_iter, traj, w, info):
                 at_x = False
                 fn2 = norm(Fn, 2) if ok else math.inf
                 if fn2 <= (1.0 - 1e-4 * alpha) * f2:
-                    if fn2 > 0.5 * f2:
+                    if fn2 > 0.1 * f2:
                         jac_ok[0] = False
-                    broyden(J, F, Fn, dx, alpha)
+                    _block_broyden(B, k, x, xn, outx, w.out)
                     for r in range(n):
                         x[r] = xn[r]
                         F[r] = Fn[r]
+                    for i in range(6):
+                        for a in range(9):
+                            outx[i, a] = w.out[i, a]
                     at_x = True
                     f2 = fn2
                     fnorm = norm(F, 0)

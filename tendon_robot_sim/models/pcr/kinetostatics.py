@@ -29,16 +29,18 @@ platform (spherical joints). Boundary conditions (Sec. 3.1):
 Inverse kinetostatics: pose (p_e, roll/pitch/yaw of R_e = Rz Ry Rx) and wrench -> q1, q2,
 q3, base wrenches, rod shapes (unknowns per rod: n(0), m_z, q1, q2, q3). Forward: q1 and
 wrench -> pose and the rest (per rod n(0), m_z, q2, q3; and the pose). 42 x 42 either
-way, solved by :func:`~tendon_robot_sim.models.pcr._kernels.pcr_solve`: fixed-step RK4
-(the statics kernels' ``_rk4`` and ``_rhs_rod``), Newton with a finite-difference
-Jacobian that integrates only the rod whose unknown moved (the block structure: 42 rod
-integrations per Jacobian instead of 252).
+way, solved by :func:`~tendon_robot_sim.models.pcr._kernels.pcr_solve`: fixed-step RK4,
+Newton with a Jacobian assembled from each rod's block (the derivatives of its end p, n, m
+by its own unknowns: the block structure). A block is computed exactly by integrating the
+rod's variational equations along with it (one integration with 7 tangents per rod instead
+of 7 finite-difference probes), and between those follows each Newton step by a
+good-Broyden update of its own (six rank-one secants per step).
 
 ``compat: dfki2024`` reproduces the authors' published code instead: precurvature 1/0.3,
 R0 = R_M Ry(q2) Rx(q3), m(0) = m_z e3 (world), and no p_e x F in Eq. 3.
 
 A solve starts from the last solution of its kind, moved by a secant prediction of how
-the solution follows the inputs, with the last Jacobian (warm start: it stays on the
+the solution follows the inputs, with the last Jacobian blocks (warm start: it stays on the
 branch of the last solution; ``reset()`` before unrelated solves, as the workspace does);
 failing that from the rigid-link solution (:func:`rigid_inverse`, :func:`rigid_forward`:
 each rod replaced by its stress-free arc, exact without gravity and load), then in 4 and
@@ -233,18 +235,19 @@ class _Memory:
     """
     Warm-start memory of one kind of solve (inverse or forward).
 
-    The unknowns ``x`` and Jacobian ``J`` being iterated, those of the last solution
-    (``x_last``, ``J_last``) with its inputs ``u`` (target and wrench, 12), and ``S``, a secant
-    estimate of dx/du (good-Broyden updates from consecutive solutions) that predicts the next
-    start, x_last + S (u_new - u): along a path the start is then second-order close.
+    The unknowns ``x`` and Jacobian blocks ``B`` (6, 9, 7) being iterated, those of the last
+    solution (``x_last``, ``B_last``) with its inputs ``u`` (target and wrench, 12), and
+    ``S``, a secant estimate of dx/du (good-Broyden updates from consecutive solutions) that
+    predicts the next start, x_last + S (u_new - u): along a path the start is then
+    second-order close.
     """
 
     def __init__(self):
         self.x = np.zeros(42)
-        self.J = np.zeros((42, 42))
+        self.B = np.zeros((6, 9, 7))
         self.jac_ok = np.zeros(1, dtype=np.bool_)
         self.x_last = np.zeros(42)
-        self.J_last = np.zeros((42, 42))
+        self.B_last = np.zeros((6, 9, 7))
         self.u = np.zeros(12)
         self.S = np.zeros((42, 12))
         self.solved = False
@@ -257,7 +260,7 @@ class _Memory:
     def restore(self, u: np.ndarray | None) -> None:
         """Start from the last solution, moved by the secant prediction for inputs u."""
         self.x[:] = self.x_last if u is None else self.x_last + self.S @ (u - self.u)
-        self.J[:] = self.J_last
+        self.B[:] = self.B_last
         self.jac_ok[0] = True
 
     def keep(self, u: np.ndarray) -> None:
@@ -269,7 +272,7 @@ class _Memory:
         self.solved = True
         self.u[:] = u
         self.x_last[:] = self.x
-        self.J_last[:] = self.J
+        self.B_last[:] = self.B
 
 
 class PcrSolver:
@@ -309,9 +312,9 @@ class PcrSolver:
         self._traj = np.zeros((6, steps + 1, 18))
         self._info = np.zeros(4)
         self._work = kernels.PcrWork(
-            y=np.zeros(18), st=np.zeros((3, 18)), K=np.zeros((6, 6)), M=np.zeros((4, 3, 3)),
-            rt=np.zeros((1, 1, 9)), act=np.zeros(1, dtype=np.bool_), tau=np.zeros(1),
-            out=np.zeros((6, 9)), keep=np.zeros(9), vec=np.zeros((4, 42)),
+            y=np.zeros(18), st=np.zeros((3, 18)), M=np.zeros((4, 3, 3)), vec3=np.zeros((2, 3)),
+            T=np.zeros((15, 7)), dn=np.zeros((3, 7)), tan=np.zeros((3, 15, 7)),
+            out=np.zeros((6, 9)), outx=np.zeros((6, 9)), vec=np.zeros((4, 42)),
             Jc=np.zeros((42, 42)), traj=np.zeros((steps + 1, 18)))
         self._memory = {kind: _Memory() for kind in (True, False)}
         self._plans = {kind: self._plan(kind) for kind in (True, False)}
@@ -423,7 +426,7 @@ class PcrSolver:
         return True
 
     def _run(self, plan, target, wrench, memory) -> bool:
-        kernels.pcr_solve(plan, target, wrench, memory.x, memory.J, memory.jac_ok,
+        kernels.pcr_solve(plan, target, wrench, memory.x, memory.B, memory.jac_ok,
                           self.tolerance, self.max_iterations, self._traj, self._work,
                           self._info)
         self._totals += self._info[1:3]
@@ -483,18 +486,19 @@ class PcrSolver:
         else:
             pose = np.concatenate((x[36:39] * self.scale[2], x[39:42]))
             q1 = target.copy()
-        traj = self._traj
+        # one copy of the trajectories, the result's arrays are views into it
+        traj = self._traj.copy()
         low, high = robot.motor_limits
         return PcrResult(
             position=pose[:3].copy(), orientation=pose[3:].copy(),
             rotation=platform_rotation(pose[3:]), motor_angles=q1,
-            joint_angles=blocks[:, k - 2:].copy(), base_positions=traj[:, 0, 0:3].copy(),
-            base_rotations=traj[:, 0, 3:12].reshape(6, 3, 3).copy(),
-            base_forces=traj[:, 0, 12:15].copy(), base_moments=traj[:, 0, 15:18].copy(),
-            tip_forces=traj[:, -1, 12:15].copy(), arc_lengths=self.arc_lengths.copy(),
-            centerlines=traj[:, :, 0:3].transpose(0, 2, 1).copy(),
+            joint_angles=blocks[:, k - 2:].copy(), base_positions=traj[:, 0, 0:3],
+            base_rotations=traj[:, 0, 3:12].reshape(6, 3, 3),
+            base_forces=traj[:, 0, 12:15], base_moments=traj[:, 0, 15:18],
+            tip_forces=traj[:, -1, 12:15], arc_lengths=self.arc_lengths.copy(),
+            centerlines=traj[:, :, 0:3].transpose(0, 2, 1),
             force=wrench[:3].copy(), moment=wrench[3:].copy(),
-            within_limits=bool(np.all((q1 >= low) & (q1 <= high))),
+            within_limits=bool(low <= q1.min() and q1.max() <= high),
             residual=float(self._info[0]), iterations=int(self._totals[0]),
             evaluations=int(self._totals[1]), solve_time=time.perf_counter() - start)
 

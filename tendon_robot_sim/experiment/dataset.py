@@ -1,0 +1,446 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Datasets of (actuation -> shape) samples, solved on local cores or a Dask cluster.
+
+A generic driver samples a model's actuation box (uniform, Latin hypercube, or rows of a
+CSV file), orders the samples along a Morton (Z-order) curve so that consecutive samples
+are close, cuts that order into chunks, and solves each chunk on a worker
+(:class:`~tendon_robot_sim.parallel.Pool`), each sample warm-started from the one before
+it. The model is reached through a small adapter per model (:data:`ADAPTERS`): its
+inputs and their box, one solve, its description.
+
+Output ``NAME.parquet`` (one row per sample, in sample order) and ``NAME.json`` (the robot
+description, the model and the sampling). While running, each finished chunk is written
+to ``NAME.parts/part-NNNNN.parquet`` and listed in ``NAME.parts/manifest.json``: a killed
+run started again with the same settings solves only the chunks not listed. A sample
+whose solve fails is kept, flagged ``converged = False`` with NaN outputs, its residual
+and the error message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+import tempfile
+import time
+
+import numpy as np
+
+from tendon_robot_sim.models.cosserat import ConvergenceError
+from tendon_robot_sim.models.geometry import rotation_to_quaternion
+from tendon_robot_sim.parallel import Pool
+import yaml
+
+SAMPLERS = ('uniform', 'lhs', 'csv')
+# Morton code bits per input: 63 bits shared by up to 12 inputs (>= 5 bits each).
+MORTON_BITS = 63
+MANIFEST = 'manifest.json'
+
+
+class DatasetError(ValueError):
+    """A bad dataset setting or output; the message names the field and the problem."""
+
+
+# --------------------------------------------------------------------------- adapters
+
+
+class _PcrAdapter:
+    """
+    6-RUS parallel robot, forward kinetostatics: motor angles q1 [rad] -> platform.
+
+    The forward problem has more than one equilibrium: a warm start from a sample far
+    away can land on another branch (a platform folded below the motors) than the cold
+    start from the rigid-link robot, which keeps the working mode. Samples further than
+    WARM_STEP from the last one start cold; along a dense curve order most are closer.
+    """
+
+    WARM_STEP = np.radians(5.0)
+
+    def __init__(self, path: str):
+        from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
+        from tendon_robot_sim.models.pcr.robot import load_pcr_robot
+        self.robot = load_pcr_robot(path)
+        self.solver = PcrSolver(self.robot)
+        self.names = tuple(f'q1_{i + 1}' for i in range(6))
+        self.low = np.full(6, self.robot.motor_limits[0])
+        self.high = np.full(6, self.robot.motor_limits[1])
+        self.unit = 'rad'
+        self.last = None
+
+    def solve(self, u: np.ndarray):
+        """Return tip position, rotation, backbone points (k, 3), residual."""
+        if self.last is None or np.max(np.abs(u - self.last)) > self.WARM_STEP:
+            self.solver.reset()
+        self.last = None
+        r = self.solver.forward(u)
+        self.last = np.array(u)
+        return r.position, r.rotation, r.centerlines.transpose(0, 2, 1).reshape(-1, 3), \
+            r.residual
+
+    def reset(self) -> None:
+        self.solver.reset()
+        self.last = None
+
+
+class _StaticsAdapter:
+    """Tendon robot, shooting statics: tendon tensions [N] -> backbone."""
+
+    def __init__(self, path: str, statics_model: str = 'discrete'):
+        from tendon_robot_sim.models.rod.statics import StaticsSolver
+        from tendon_robot_sim.models.tendon_robot import load_robot
+        self.robot = load_robot(path)
+        self.solver = StaticsSolver(self.robot, statics_model)
+        self.names = tuple(f'tension_{name}' for name in self.robot.tendon_names)
+        self.low = np.zeros(len(self.names))
+        self.high = np.asarray(self.robot.max_tensions, dtype=float)
+        self.unit = 'N'
+
+    def solve(self, u: np.ndarray):
+        """Return tip position, rotation, backbone points (k, 3), residual."""
+        r = self.solver.solve_tensions(u)
+        return r.tip_position, r.tip_rotation, r.centerline.T, r.residual
+
+    def reset(self) -> None:
+        self.solver.reset()
+
+
+class _CCAdapter:
+    """
+    Tendon robot, constant-curvature kinematics: tendon displacements [m] -> arc.
+
+    One section (Webster & Jones 2010, "Design and Kinematic Modeling of Constant
+    Curvature Continuum Robots: A Review"), straight beyond the tendon anchors. The box
+    pulls each tendon from 0 to r_i pi / 2 (its displacement at a quarter-turn bend
+    towards it); a set of displacements no single arc has is fitted by least squares and
+    its misfit [m] is the residual.
+    """
+
+    POINTS = 21     # backbone points along the section (and the rod's tip beyond it)
+
+    def __init__(self, path: str):
+        from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
+        from tendon_robot_sim.models.tendon_robot import load_robot
+        self.robot = load_robot(path)
+        self.model = ConstantCurvature(self.robot)
+        self.names = tuple(f'displacement_{name}' for name in self.robot.tendon_names)
+        self.low = np.zeros(len(self.names))
+        self.high = np.array([t.offset for t in self.robot.tendons]) * math.pi / 2.0
+        self.unit = 'm'
+
+    def solve(self, u: np.ndarray):
+        """Return tip position, rotation, backbone points (k, 3), residual."""
+        from tendon_robot_sim.models.geometry import section_pose
+        state = self.model.forward(u)
+        base = self.robot.base
+        section = self.model.section_length
+        points = [base.position + base.rotation @ section_pose(
+            state.theta * f, state.phi, section * f)[1]
+            for f in np.linspace(0.0, 1.0, self.POINTS)]
+        if self.model.length > section:
+            points.append(state.tip_position)
+        return state.tip_position, state.tip_rotation, np.vstack(points), state.residual
+
+    def reset(self) -> None:
+        """Nothing to forget: the kinematics are closed-form."""
+
+
+class _SnakeAdapter:
+    """
+    Rolling-joint snake, kinematics: joint angles [rad] -> link frames.
+
+    The snake's shape is set by its joint angles (each within +-2 alpha, where the contact
+    would leave the rolling surfaces); the backbone points are the link frame origins
+    from the base, the tip the last link's distal vertex. Closed form: residual 0.
+    """
+
+    def __init__(self, path: str):
+        from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
+        from tendon_robot_sim.models.snake.robot import load_snake
+        self.robot = load_snake(path)
+        self.model = SnakeKinematics(self.robot)
+        n = self.robot.n_joints
+        self.names = tuple(f'theta_{j + 1}' for j in range(n))
+        self.low = np.full(n, -self.robot.joint_limit)
+        self.high = np.full(n, self.robot.joint_limit)
+        self.unit = 'rad'
+
+    def solve(self, u: np.ndarray):
+        """Return tip position, rotation, backbone points (k, 3), residual."""
+        state = self.model.state(u)
+        return state.origins[0, -1], state.rotations[0, -1], state.origins[0], 0.0
+
+    def reset(self) -> None:
+        """Nothing to forget: the kinematics are closed-form."""
+
+
+# model -> (adapter, what it solves)
+ADAPTERS = {
+    'snake': (_SnakeAdapter, 'rolling-joint snake kinematics (joint angles -> links)'),
+    'cc': (_CCAdapter, 'tendon robot constant-curvature kinematics (displacements -> arc)'),
+    'statics': (_StaticsAdapter, 'tendon robot shooting statics (tensions -> shape)'),
+    'pcr': (_PcrAdapter, '6-RUS parallel robot forward kinetostatics (motor angles -> pose)'),
+}
+# per worker process: adapters by (model, description hash), so a worker builds each once
+_CACHE: dict = {}
+
+
+def _adapter(model: str, text: str, path: str | Path | None = None):
+    key = (model, hashlib.sha256(text.encode()).hexdigest())
+    if key not in _CACHE and path is not None:
+        _CACHE[key] = ADAPTERS[model][0](str(path))
+    if key not in _CACHE:
+        # the loaders read files: a worker on another machine gets the description's text
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / 'robot.yaml'
+            path.write_text(text)
+            _CACHE[key] = ADAPTERS[model][0](str(path))
+    return _CACHE[key]
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+def sample_inputs(low, high, samples: int, sampler: str, random_state: int = 0,
+                  csv_path: str | None = None, names=()) -> np.ndarray:
+    """
+    Return (samples, d) inputs within [low, high].
+
+    ``uniform``: independent uniform draws; ``lhs``: a Latin hypercube (scipy.stats.qmc);
+    ``csv``: the rows of ``csv_path`` (a header naming the inputs, any order; ``samples``
+    ignored), each checked against the box.
+    """
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    if sampler == 'csv':
+        return _read_csv(csv_path, names, low, high)
+    if sampler not in SAMPLERS:
+        raise DatasetError(f'sampler: must be one of {list(SAMPLERS)}, got {sampler!r}')
+    if not isinstance(samples, int) or samples < 1:
+        raise DatasetError(f'samples: must be an integer >= 1, got {samples!r}')
+    if sampler == 'uniform':
+        unit = np.random.default_rng(random_state).random((samples, low.size))
+    else:
+        from scipy.stats import qmc
+        unit = qmc.LatinHypercube(d=low.size, rng=np.random.default_rng(random_state)) \
+            .random(samples)
+    return low + unit * (high - low)
+
+
+def _read_csv(path, names, low, high) -> np.ndarray:
+    if not path:
+        raise DatasetError('csv: the csv sampler needs a file (--csv FILE)')
+    try:
+        with open(path) as handle:
+            header = [h.strip() for h in handle.readline().strip().split(',')]
+            rows = np.loadtxt(handle, delimiter=',', ndmin=2)
+    except (OSError, ValueError) as error:
+        raise DatasetError(f'csv: cannot read {path}: {error}') from None
+    missing = [n for n in names if n not in header]
+    if missing:
+        raise DatasetError(f'csv: {path} has no column {missing[0]!r} (columns needed: '
+                           f'{", ".join(names)})')
+    if rows.shape[0] == 0 or rows.shape[1] != len(header):
+        raise DatasetError(f'csv: {path} needs {len(header)} numbers per row')
+    u = rows[:, [header.index(n) for n in names]]
+    bad = ~(np.isfinite(u) & (u >= low) & (u <= high))
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise DatasetError(f'csv: {path} row {r + 2}: {names[c]} = {u[r, c]:g} is outside '
+                           f'[{low[c]:g}, {high[c]:g}]')
+    return u
+
+
+def morton_order(u: np.ndarray, low, high) -> np.ndarray:
+    """
+    Return the permutation that sorts the samples (n, d) along a Morton (Z-order) curve.
+
+    Each input, scaled to [0, 1] over the box, is quantised to floor(63 / d) bits and the
+    bits are interleaved; neighbours along the curve are neighbours in the box (mostly).
+    """
+    n, d = u.shape
+    bits = max(1, MORTON_BITS // d)
+    span = np.where(np.asarray(high) > np.asarray(low), np.asarray(high) - low, 1.0)
+    q = np.clip((u - low) / span, 0.0, 1.0)
+    q = np.minimum((q * (1 << bits)).astype(np.uint64), np.uint64((1 << bits) - 1))
+    code = np.zeros(n, dtype=np.uint64)
+    for b in range(bits - 1, -1, -1):
+        for j in range(d):
+            code = (code << np.uint64(1)) | ((q[:, j] >> np.uint64(b)) & np.uint64(1))
+    return np.argsort(code, kind='stable')
+
+
+# --------------------------------------------------------------------------- solving
+
+
+def solve_chunk(task) -> dict:
+    """
+    Solve one chunk on a worker: samples in curve order, each from the one before.
+
+    ``task`` = (model, description text, chunk id, sample ids, inputs (m, d)). Returns the
+    chunk's columns (plain arrays, picklable).
+    """
+    model, text, chunk, ids, inputs = task
+    adapter = _adapter(model, text)
+    adapter.reset()         # a chunk starts cold: its result never depends on the last chunk
+    m = len(ids)
+    tip = np.full((m, 7), np.nan)
+    residual = np.full(m, np.nan)
+    converged = np.zeros(m, dtype=bool)
+    errors = [''] * m
+    backbone = [None] * m
+    times = np.zeros(m)
+    for row, u in enumerate(inputs):
+        start = time.perf_counter()
+        try:
+            position, rotation, points, residual[row] = adapter.solve(u)
+            tip[row, :3] = position
+            tip[row, 3:] = rotation_to_quaternion(rotation)
+            backbone[row] = np.asarray(points, dtype=float).ravel()
+            converged[row] = True
+        except (ConvergenceError, ValueError, ArithmeticError) as error:
+            residual[row] = getattr(error, 'residual', math.inf)
+            errors[row] = f'{type(error).__name__}: {error}'
+            adapter.reset()
+        times[row] = time.perf_counter() - start
+    return {'chunk': chunk, 'sample': np.asarray(ids), 'inputs': np.asarray(inputs),
+            'tip': tip, 'backbone': backbone, 'residual': residual, 'converged': converged,
+            'error': errors, 'solve_time': times}
+
+
+def _table(names, part: dict):
+    import pyarrow as pa
+    columns = {'sample': pa.array(part['sample'], pa.int64())}
+    for j, name in enumerate(names):
+        columns[name] = pa.array(part['inputs'][:, j])
+    for j, name in enumerate(('tip_x', 'tip_y', 'tip_z', 'tip_qx', 'tip_qy', 'tip_qz',
+                              'tip_qw')):
+        columns[name] = pa.array(part['tip'][:, j])
+    # null where the solve failed
+    columns['backbone'] = pa.array(part['backbone'], pa.list_(pa.float64()))
+    columns['residual'] = pa.array(part['residual'])
+    columns['converged'] = pa.array(part['converged'])
+    columns['error'] = pa.array(part['error'], pa.string())
+    columns['solve_time_s'] = pa.array(part['solve_time'])
+    return pa.table(columns)
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Write JSON atomically (a killed run never leaves half a manifest)."""
+    tmp = path.with_suffix('.tmp')
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+
+
+def build_dataset(robot_path: str | Path, model: str, output: str | Path, samples: int = 1000,
+                  sampler: str = 'uniform', random_state: int = 0, csv_path: str | None = None,
+                  chunk_size: int = 50, workers: int | None = None, scheduler=None,
+                  max_chunks: int | None = None, progress: bool = True) -> dict:
+    """
+    Sample, solve and write a dataset (see the module docstring); resumes a killed run.
+
+    ``output`` is the path without suffix. ``max_chunks``: solve at most that many chunks in
+    this call, then stop (the rest on the next call). Returns a summary: samples, solved
+    in this call, converged, failed, chunks done and total, wall time, complete.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from tqdm import tqdm
+    if model not in ADAPTERS:
+        raise DatasetError(f'model: must be one of {sorted(ADAPTERS)}, got {model!r}')
+    if not isinstance(chunk_size, int) or chunk_size < 1:
+        raise DatasetError(f'chunk_size: must be an integer >= 1, got {chunk_size!r}')
+    text = Path(robot_path).read_text()
+    adapter = _adapter(model, text, robot_path)
+    u = sample_inputs(adapter.low, adapter.high, samples, sampler, random_state, csv_path,
+                      adapter.names)
+    order = morton_order(u, adapter.low, adapter.high)
+    chunks = [order[i:i + chunk_size] for i in range(0, order.size, chunk_size)]
+    output = Path(output)
+    parts = output.parent / (output.name + '.parts')
+    settings = {'model': model, 'robot_sha256': hashlib.sha256(text.encode()).hexdigest(),
+                'samples': int(u.shape[0]), 'sampler': sampler, 'random_state': random_state,
+                'inputs_sha256': hashlib.sha256(u.tobytes()).hexdigest(),
+                'chunk_size': chunk_size}
+    manifest_path = parts / MANIFEST
+    done = []
+    if manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text())
+        if manifest['settings'] != settings:
+            raise DatasetError(f'output: {parts} holds a run with other settings; choose '
+                               'another --output or delete it')
+        done = [c for c in manifest['done'] if (parts / f'part-{c:05d}.parquet').exists()]
+    parts.mkdir(parents=True, exist_ok=True)
+    _write_json(manifest_path, {'settings': settings, 'done': done})
+    todo = [c for c in range(len(chunks)) if c not in set(done)][:max_chunks]
+    tasks = [(model, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]
+    start = time.perf_counter()
+    solved = 0
+    bar = tqdm(total=u.shape[0], initial=sum(chunks[c].size for c in done), unit='sample',
+               desc=f'dataset {model}', disable=not progress)
+    with Pool(workers, scheduler) as pool:
+        for part in pool.imap(tasks, solve_chunk):
+            c = part['chunk']
+            tmp = parts / f'part-{c:05d}.tmp'
+            pq.write_table(_table(adapter.names, part), tmp)
+            os.replace(tmp, parts / f'part-{c:05d}.parquet')
+            done.append(c)
+            _write_json(manifest_path, {'settings': settings, 'done': done})
+            solved += len(part['sample'])
+            bar.update(len(part['sample']))
+    bar.close()
+    wall = time.perf_counter() - start
+    complete = len(done) == len(chunks)
+    summary = {'samples': int(u.shape[0]), 'solved_now': solved, 'chunks_done': len(done),
+               'chunks': len(chunks), 'wall_time_s': wall, 'complete': complete}
+    if complete:
+        table = pa.concat_tables([pq.read_table(parts / f'part-{c:05d}.parquet')
+                                  for c in range(len(chunks))])
+        table = table.sort_by('sample')
+        pq.write_table(table, output.with_suffix('.parquet'))
+        converged = np.asarray(table.column('converged'))
+        summary.update(converged=int(converged.sum()), failed=int((~converged).sum()))
+        # the validated description in the YAML schema; the file as read for a kind
+        # without one (the snake)
+        to_dict = getattr(adapter.robot, 'to_dict', None)
+        robot = json.loads(json.dumps(to_dict() if to_dict else yaml.safe_load(text),
+                                      default=_plain))
+        _write_json(output.with_suffix('.json'), {
+            'robot': robot, 'robot_file': str(robot_path),
+            'model': model, 'model_description': ADAPTERS[model][1],
+            'inputs': list(adapter.names), 'input_unit': adapter.unit,
+            'input_low': adapter.low.tolist(), 'input_high': adapter.high.tolist(),
+            'sampler': sampler, 'random_state': random_state, 'samples': int(u.shape[0]),
+            'order': 'Morton (Z-order) curve, chunks of consecutive samples, each sample '
+                     'warm-started from the one before it',
+            'chunk_size': chunk_size,
+            'columns': {'sample': 'index of the sample', 'tip_x..tip_z': 'm, base frame',
+                        'tip_qx..tip_qw': 'tip orientation quaternion',
+                        'backbone': 'backbone points x, y, z [m] flattened (parallel '
+                                    'robot: the six rods one after the other)',
+                        'residual': 'scaled solver residual (max norm)',
+                        'converged': 'False: outputs NaN, see error'},
+            'converged': summary['converged'], 'failed': summary['failed']})
+        for c in range(len(chunks)):
+            (parts / f'part-{c:05d}.parquet').unlink()
+        manifest_path.unlink()
+        parts.rmdir()
+    return summary
+
+
+def _plain(value):
+    return value.tolist() if isinstance(value, np.ndarray) else str(value)

@@ -1,0 +1,209 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Datasets of (actuation -> shape) samples (tendon_robot_sim.experiment.dataset).
+
+Small runs in this process, on 2 local processes and on a 2-worker Dask cluster over TCP,
+each stopped part-way and resumed; rows checked against direct solves of the models.
+"""
+
+import json
+import math
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from tendon_robot_sim.experiment.dataset import (build_dataset, DatasetError, morton_order,
+                                                 sample_inputs)
+from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
+from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
+from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
+from tendon_robot_sim.models.snake.robot import load_snake
+from tendon_robot_sim.models.tendon_robot import load_robot
+
+PCR = default_pcr_file()
+CONFIG = default_pcr_file().parent
+ROBOT = CONFIG / 'robot.yaml'
+# the platform pose of a solve warm-started along the chunk and of a cold one differ by
+# what the 1e-10 scaled residual leaves: ~1e-10 rod lengths; 1e-8 m protects against a
+# row holding another sample's solution (they differ by millimetres)
+POSITION = 1e-8
+
+
+def _rows(path):
+    return pq.read_table(path).to_pylist()
+
+
+def _check_complete(path, samples):
+    rows = _rows(path)
+    assert [r['sample'] for r in rows] == list(range(samples))
+    return rows
+
+
+def _check_row_against_a_direct_solve(row):
+    q1 = np.array([row[f'q1_{i + 1}'] for i in range(6)])
+    solver = PcrSolver(load_pcr_robot(PCR))
+    if not row['converged']:
+        assert math.isnan(row['tip_x']) and row['backbone'] is None and row['error']
+        return
+    direct = solver.forward(q1)
+    np.testing.assert_allclose([row['tip_x'], row['tip_y'], row['tip_z']], direct.position,
+                               rtol=0.0, atol=POSITION)
+    points = np.array(row['backbone']).reshape(6, -1, 3)
+    np.testing.assert_allclose(points[:, -1], direct.centerlines[:, :, -1], atol=POSITION)
+
+
+def _partial_then_resume(tmp_path, **pool):
+    out = tmp_path / 'pcr'
+    # the whole motor box: some samples converge, the rest are out of reach (kept, flagged)
+    first = build_dataset(PCR, 'pcr', out, samples=12, sampler='lhs', chunk_size=4,
+                          max_chunks=1, progress=False, **pool)
+    assert first['solved_now'] == 4 and not first['complete']
+    assert not out.with_suffix('.parquet').exists()
+    second = build_dataset(PCR, 'pcr', out, samples=12, sampler='lhs', chunk_size=4,
+                           progress=False, **pool)
+    # nothing solved twice, nothing lost
+    assert second['solved_now'] == 8 and second['complete']
+    assert second['converged'] + second['failed'] == 12
+    rows = _check_complete(out.with_suffix('.parquet'), 12)
+    assert not (tmp_path / 'pcr.parts').exists()
+    return rows
+
+
+@pytest.fixture(scope='module')
+def in_process(tmp_path_factory):
+    return _partial_then_resume(tmp_path_factory.mktemp('local'), workers=1)
+
+
+def test_in_process_run_resumes_and_matches_direct_solves(in_process):
+    converged = [r for r in in_process if r['converged']]
+    failed = [r for r in in_process if not r['converged']]
+    assert converged and failed     # the motor box holds both
+    _check_row_against_a_direct_solve(converged[0])
+    _check_row_against_a_direct_solve(failed[0])
+
+
+def _same_results(a, b):
+    for ra, rb in zip(a, b):
+        assert ra['converged'] == rb['converged']
+        if ra['converged']:
+            np.testing.assert_allclose(ra['backbone'], rb['backbone'], rtol=0.0, atol=1e-9)
+
+
+def test_two_local_workers_give_the_same_rows(in_process, tmp_path):
+    _same_results(in_process, _partial_then_resume(tmp_path, workers=2))
+
+
+def test_two_worker_tcp_cluster_gives_the_same_rows(in_process, tmp_path):
+    distributed = pytest.importorskip('distributed')
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host='127.0.0.1', dashboard_address=None) as cluster:
+        rows = _partial_then_resume(tmp_path, scheduler=cluster.scheduler_address)
+    _same_results(in_process, rows)
+
+
+def test_sidecar_describes_robot_and_model(tmp_path):
+    out = tmp_path / 'one'
+    build_dataset(PCR, 'pcr', out, samples=2, chunk_size=2, workers=1, progress=False)
+    sidecar = json.loads(out.with_suffix('.json').read_text())
+    assert sidecar['model'] == 'pcr' and sidecar['robot']['kind'] == 'pcr_6rus'
+    assert sidecar['inputs'] == [f'q1_{i + 1}' for i in range(6)]
+    assert sidecar['converged'] + sidecar['failed'] == 2
+
+
+def test_statics_rows_match_a_direct_solve(tmp_path):
+    out = tmp_path / 'statics'
+    build_dataset(ROBOT, 'statics', out, samples=3, chunk_size=3, workers=1,
+                  progress=False)
+    rows = _check_complete(out.with_suffix('.parquet'), 3)
+    robot = load_robot(ROBOT)
+    names = [f'tension_{n}' for n in robot.tendon_names]
+    for row in rows:
+        if row['converged']:
+            direct = StaticsSolver(robot, 'discrete').solve_tensions([row[n] for n in names])
+            np.testing.assert_allclose([row['tip_x'], row['tip_y'], row['tip_z']],
+                                       direct.tip_position, rtol=0.0, atol=1e-6)
+            break
+    else:
+        pytest.fail('no statics sample converged')
+
+
+def test_cc_rows_match_the_kinematics(tmp_path):
+    out = tmp_path / 'cc'
+    build_dataset(ROBOT, 'cc', out, samples=5, sampler='lhs', chunk_size=2, workers=1,
+                  progress=False)
+    rows = _check_complete(out.with_suffix('.parquet'), 5)
+    robot = load_robot(ROBOT)
+    kinematics = ConstantCurvature(robot)
+    for row in rows:
+        state = kinematics.forward([row[f'displacement_{n}'] for n in robot.tendon_names])
+        assert row['converged'] and row['residual'] == pytest.approx(state.residual)
+        np.testing.assert_allclose([row['tip_x'], row['tip_y'], row['tip_z']],
+                                   state.tip_position, rtol=0.0, atol=1e-12)
+        points = np.array(row['backbone']).reshape(-1, 3)
+        # the arc starts at the base and ends at the tip
+        np.testing.assert_allclose(points[0], robot.base.position, atol=1e-12)
+        np.testing.assert_allclose(points[-1], state.tip_position, atol=1e-12)
+
+
+def test_snake_rows_match_the_kinematics(tmp_path):
+    path = CONFIG / 'rolling_joint_snake.yaml'
+    out = tmp_path / 'snake'
+    build_dataset(path, 'snake', out, samples=4, chunk_size=2, workers=1, progress=False)
+    rows = _check_complete(out.with_suffix('.parquet'), 4)
+    snake = load_snake(path)
+    kinematics = SnakeKinematics(snake)
+    for row in rows:
+        q = [row[f'theta_{j + 1}'] for j in range(snake.n_joints)]
+        assert all(abs(v) <= snake.joint_limit for v in q)
+        state = kinematics.state(q)
+        np.testing.assert_allclose([row['tip_x'], row['tip_y'], row['tip_z']],
+                                   state.tip_position[0], rtol=0.0, atol=1e-12)
+        np.testing.assert_allclose(np.reshape(row['backbone'], (-1, 3)), state.origins[0],
+                                   atol=1e-12)
+
+
+def test_a_changed_setting_does_not_mix_into_a_started_run(tmp_path):
+    out = tmp_path / 'pcr'
+    build_dataset(PCR, 'pcr', out, samples=4, chunk_size=2, max_chunks=1, workers=1,
+                  progress=False)
+    with pytest.raises(DatasetError, match='other settings'):
+        build_dataset(PCR, 'pcr', out, samples=6, chunk_size=2, workers=1, progress=False)
+
+
+def test_latin_hypercube_has_one_sample_per_stratum():
+    u = sample_inputs(np.zeros(3), np.full(3, 2.0), 10, 'lhs', 3)
+    for column in u.T:
+        assert sorted(np.floor(column / 0.2).astype(int)) == list(range(10))
+
+
+def test_morton_order_keeps_neighbours_close():
+    u = sample_inputs(np.zeros(2), np.ones(2), 400, 'uniform', 1)
+    ordered = u[morton_order(u, np.zeros(2), np.ones(2))]
+    step = np.linalg.norm(np.diff(ordered, axis=0), axis=1).mean()
+    assert step < 0.3 * np.linalg.norm(np.diff(u, axis=0), axis=1).mean()
+
+
+def test_csv_inputs_are_checked_against_the_box(tmp_path):
+    path = tmp_path / 'u.csv'
+    path.write_text('b,a\n1.0,0.5\n0.2,0.1\n')
+    u = sample_inputs([0, 0], [1, 1], 0, 'csv', csv_path=str(path), names=('a', 'b'))
+    np.testing.assert_array_equal(u, [[0.5, 1.0], [0.1, 0.2]])
+    path.write_text('a,b\n0.5,3.0\n')
+    with pytest.raises(DatasetError, match=r'row 2: b = 3 is outside \[0, 1\]'):
+        sample_inputs([0, 0], [1, 1], 0, 'csv', csv_path=str(path), names=('a', 'b'))
