@@ -22,6 +22,8 @@ tension and watches the measured tip come back in the base frame.
 
 import os
 from pathlib import Path
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -135,3 +137,40 @@ def test_autostart_false_leaves_the_bridge_unconfigured_until_asked(tmp_path):
             rig.stop()
     assert code == 0, log.read_text()
     assert 'hardware_bridge: active' not in log.read_text()
+
+
+def started_pids(log: Path) -> dict[str, int]:
+    """``{node: pid}`` from the launcher's 'NAME: started (pid N)' notes."""
+    found = re.findall(r'\[launch\] (\w+): started \(pid (\d+)\)', log.read_text())
+    return {name: int(pid) for name, pid in found}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_sighup_takes_the_whole_stack_down_and_the_robot_relaxed(tmp_path):
+    # The terminal of `tendon-robot-sim launch hardware` closes (an SSH link drops).
+    rig = start_rig(tmp_path)
+    log = tmp_path / 'launch.log'
+    launcher = launch_hardware(rig, log)
+    try:
+        wait_for(lambda: '[launch] hardware_bridge: active' in log.read_text(),
+                 'the bridge to become active', timeout=60.0)
+        wait_for(lambda: rig.motor.applied, 'the motors to receive the setpoints')
+        children = started_pids(log)
+        assert {'hardware_bridge', 'tension_controller'} <= set(children), log.read_text()
+        launcher.send_signal(signal.SIGHUP)
+        code = launcher.wait(timeout=20.0)
+        survivors = [name for name, pid in children.items() if alive(pid)]
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+        rig.stop()
+    assert not survivors, f'{survivors} outlived the launcher\n{log.read_text()}'
+    assert code == 0, log.read_text()
+    assert rig.motor.applied[-1] == motor.SetTensions(rig.motor.applied[-1].seq, (0.5,) * 4)
