@@ -24,6 +24,7 @@ as one line.
 
 import argparse
 import importlib
+import os
 import sys
 
 from tendon_robot_sim.commands import CommandError
@@ -50,7 +51,11 @@ def main(argv=None) -> int:
         print(f'tendon-robot-sim {args.command}: error: {error}', file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return 130
+        # Ctrl-C, possibly in the middle of a numba compile, whose teardown at interpreter
+        # exit took 1.5-2 s under load: nothing is left to clean up, leave at once.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
 
 
 if __name__ == '__main__':
