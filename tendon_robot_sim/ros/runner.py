@@ -74,7 +74,7 @@ class _StopRequest:
             signal.pthread_kill(self._main, signum)
 
     def acknowledge(self) -> None:
-        """The main thread stops now: from here on no signal interrupts it."""
+        """Mark that the main thread stops now: from here on no signal interrupts it."""
         self.seen = True
         if self._timer is not None:
             self._timer.cancel()

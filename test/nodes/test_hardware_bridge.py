@@ -727,8 +727,8 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
                 else:
                     left_safe = applied_tensions(rigs[i]) == (MIN_TENSION,) * 4
                 if codes[i] != 0 or not left_safe:
-                    failures.append(f'run {i} ({goal[i]}, {stop_signal[i].name}): exit code {codes[i]}, last command '
-                                    f'{last_applied(rigs[i])}\n'
+                    failures.append(f'run {i} ({goal[i]}, {stop_signal[i].name}): exit code '
+                                    f'{codes[i]}, last command {last_applied(rigs[i])}\n'
                                     + (tmp_path / f'bridge_{i}.log').read_text())
         probe.setpoint = None
     assert not failures, '\n'.join(failures)

@@ -28,8 +28,8 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point, PointStamped
 import numpy as np
 import pytest
-import rclpy
 from rcl_interfaces.msg import Log
+import rclpy
 from rclpy.parameter import Parameter
 from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, spinning, wait_for,
                          warning_containing)
