@@ -45,6 +45,8 @@ class _StopRequest:
     to the main thread again, and this time the handler raises KeyboardInterrupt there, so
     the compile is abandoned and the node is destroyed (a bridge leaves the hardware safe).
     Once the loop has seen the flag nothing is raised: the clean-up runs undisturbed.
+    After such a forced interrupt :func:`run_node` ends the process itself, once the node
+    is destroyed and the context shut down.
     """
 
     def __init__(self):
@@ -137,8 +139,9 @@ def _run(make_node: Callable[[], Node], name: str, stop: _StopRequest) -> int:
         if shut_down:
             return 0
         raise
-    executor = SingleThreadedExecutor(context=node.context)
+    executor = None
     try:
+        executor = SingleThreadedExecutor(context=node.context)
         executor.add_node(node)
         while not stop and node.context.ok():
             executor.spin_once(timeout_sec=SPIN_PERIOD)
@@ -152,7 +155,8 @@ def _run(make_node: Callable[[], Node], name: str, stop: _StopRequest) -> int:
             raise
     finally:
         stop.acknowledge()
-        executor.shutdown(timeout_sec=1.0)
+        if executor is not None:
+            executor.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
