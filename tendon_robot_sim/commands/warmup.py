@@ -25,8 +25,11 @@ cache. Where the package folder is read-only (a shared colcon install) the cache
 
 import argparse
 import os
+from pathlib import Path
 import sys
 import time
+
+from tendon_robot_sim.commands import CommandError
 
 
 def register(subparsers) -> None:
@@ -39,11 +42,26 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+def check_cache_dir(cache: str) -> None:
+    """Raise CommandError unless numba can create and write the folder ``cache``."""
+    existing = Path(cache).absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise CommandError(f'NUMBA_CACHE_DIR {cache}: {existing} is not a folder; the '
+                           'compiled kernels could not be kept')
+    if not os.access(existing, os.W_OK):
+        raise CommandError(f'NUMBA_CACHE_DIR {cache}: {existing} is not writable; the '
+                           'compiled kernels could not be kept')
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from tendon_robot_sim.models.warmup import tasks
 
+    if os.environ.get('NUMBA_CACHE_DIR'):
+        check_cache_dir(os.environ['NUMBA_CACHE_DIR'])
     work = list(tasks())
     start = time.perf_counter()
     with tqdm(work, desc='compiling kernels', unit='model', file=sys.stderr) as bar:
