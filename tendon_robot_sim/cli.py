@@ -32,7 +32,8 @@ from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERN
                                        EXIT_INTERRUPTED)
 
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
-            'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'dataset')
+            'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'dataset',
+            'warmup')
 
 
 EXIT_CODES = f"""exit codes: 0 done; 1 no result for a valid input (diverged, not converged,
@@ -83,7 +84,11 @@ def main(argv=None) -> int:
         print(f'tendon-robot-sim {args.command}: error: {_one_line(error)}', file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        # Ctrl-C, possibly in the middle of a numba compile, whose teardown at interpreter
+        # exit took 1.5-2 s under load: nothing is left to clean up, leave at once.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
     except Exception as error:   # noqa: B902 (the last line of defence: never a traceback)
         if os.environ.get('TENDON_ROBOT_SIM_TRACEBACK'):
             raise

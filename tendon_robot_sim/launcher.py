@@ -32,9 +32,12 @@ Managed (lifecycle) nodes are brought to active as ``ros2 launch`` does with
 ``ChangeState`` events: through their ``change_state`` service (configure, then
 activate), unless the launch argument ``autostart`` is false.
 
-Children run in their own sessions; the launcher forwards SIGINT/SIGTERM to
-them, waits for them to exit, and escalates to SIGTERM then SIGKILL after a
-timeout. If one node exits on its own, the others are stopped too.
+Children run in their own sessions; on SIGINT, SIGTERM or SIGHUP (the terminal
+closing) the launcher sends SIGINT to them, waits for them to exit, and escalates
+to SIGTERM then SIGKILL after a timeout. If one node exits on its own, the others
+are stopped too. On Linux each child also gets SIGTERM from the kernel when the
+launcher dies without a chance to stop them (SIGKILL): no node lives on as an
+orphan still driving a port.
 """
 
 from __future__ import annotations
@@ -58,6 +61,30 @@ import yaml
 # Seconds a node gets to exit after SIGINT, then again after SIGTERM.
 STOP_TIMEOUT = 5.0
 POLL_PERIOD = 0.1   # s
+# What stops the launcher, and with it every node it started.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+PR_SET_PDEATHSIG = 1   # prctl(2) option, <linux/prctl.h>
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """
+    Return a ``preexec_fn`` that makes the kernel send the child SIGTERM when we die.
+
+    PR_SET_PDEATHSIG covers what no handler can: the launcher killed with SIGKILL. The
+    nodes treat SIGTERM like Ctrl-C (a bridge leaves the hardware safe). Linux only;
+    elsewhere None (no such guarantee).
+    """
+    if not sys.platform.startswith('linux'):
+        return None
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    parent = os.getpid()
+
+    def preexec() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:   # the launcher died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+    return preexec
 
 
 class LaunchError(Exception):
@@ -232,7 +259,8 @@ class StackLauncher:
         for node in self.processes:
             env = from_source if node.command[0] == sys.executable else None
             node.process = subprocess.Popen(node.command, env=env, stdout=self.stdout,
-                                            stderr=self.stderr, start_new_session=True)
+                                            stderr=self.stderr, start_new_session=True,
+                                            preexec_fn=_die_with_parent())
             self.note(f'{node.entry.name}: started (pid {node.process.pid})')
         for node in self._autostarted():
             starter = threading.Thread(target=self._bring_to_active, args=(node.entry,),
@@ -293,7 +321,7 @@ class StackLauncher:
         def on_signal(signum, frame):
             requested.append(signum)
 
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
         failed = False
         try:
             self.start()

@@ -35,6 +35,17 @@ tip-position mode (robots with a statics model: tendon robots)
     inextensible backbone; a planar robot controls the one direction of its plane), with
     the least tension sum within the tension limits.
     An unreachable target ends at the closest reachable tip with a throttled warning.
+    A measured tip older than ``feedback_timeout`` (the sensor silent, or sending only
+    rejected samples) pauses the loop: the tensions are held where the last fresh
+    feedback put them, with a throttled warning, until fresh samples return. Holding,
+    rather than switching to the statics model's open-loop tensions for the target,
+    keeps the robot still when it cannot be observed; the model's tensions differ from
+    the closed-loop ones by the model error (unknown loads, friction) and would move it.
+
+The controller's state goes out on ``/diagnostics`` once a second and at every change
+(status ``tension_controller: tip feedback``): OK in tension mode and with fresh
+feedback, WARN while a target waits for feedback; values ``mode``, ``feedback_age``
+(s, ``none`` before the first sample) and ``feedback_timeout``.
 
 Either way, the setpoint moves towards the wanted tensions by at most ``rate_limit``
 / ``rate`` per period and is published as the full vector at ``rate``: a steady
@@ -51,7 +62,9 @@ and the tensions are held, so the node keeps publishing.
 """
 
 import math
+import time
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
 from rclpy.node import Node
 from std_msgs.msg import Header
@@ -77,6 +90,12 @@ TIP_FEEDBACK = {'pose': topics.TIP_POSE, 'point': topics.TIP_MEASURED}
 # Targets and measured tips farther from the base than this many backbone lengths are not
 # positions of this robot: the arithmetic of the step would overflow long before.
 WORKSPACE_RADIUS = 2.0
+DIAGNOSTICS_PERIOD = 1.0   # s between two diagnostics messages when nothing changes
+# (level, message) of the controller's state on /diagnostics
+TENSION_MODE = (DiagnosticStatus.OK, 'tension mode')
+CLOSED_LOOP = (DiagnosticStatus.OK, 'tip-position mode: closed loop')
+PAUSED = (DiagnosticStatus.WARN, 'tip-position mode: no fresh tip feedback, loop paused, '
+          'tensions held')
 # What a control step can raise from the model on odd (yet finite) inputs.
 MODEL_ERRORS = (StaticsError, DistributionError, ArithmeticError, ValueError,
                 np.linalg.LinAlgError)
@@ -106,6 +125,9 @@ PARAMS = (
           range=(0.01, 1.0), read_only=False),
     Param('tip_max_step', 0.005, 'm', 'largest tip displacement asked for per control '
           'period', range=(0.0001, 0.1), read_only=False),
+    Param('feedback_timeout', 0.5, 's', 'a measured tip older than this pauses the '
+          'tip-position loop (the tensions are held) until fresh samples return',
+          range=(0.01, 60.0), read_only=False),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
           'rejected or clamped commands or an unreachable target', range=(0.0, 60.0)),
     FRAME_PREFIX,
@@ -143,6 +165,8 @@ class TensionControllerNode(Node):
         self.setpoint = self.command.copy()                          # N, published
         self.target = None          # (3,) m, base frame; not None in tip-position mode
         self.measured = None        # (3,) m, latest measured tip
+        self.measured_at = None     # time.monotonic() of its arrival
+        self.reported = None        # (level, message) of the last diagnostics published
         on_parameters_set(self, self._on_parameters_set)
         self.setpoint_pub = self.create_publisher(
             topics.TENDON_SETPOINT.msg_type, self.config.setpoint_topic,
@@ -159,7 +183,11 @@ class TensionControllerNode(Node):
         feedback = TIP_FEEDBACK[self.config.tip_feedback]
         self.tip_sub = self.create_subscription(
             feedback.msg_type, feedback.name, self._on_tip, feedback.subscription_qos)
+        self.diagnostics_pub = self.create_publisher(
+            topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name, topics.DIAGNOSTICS.qos)
         self.timer = self.create_timer(1.0 / self.config.rate, self._on_timer)
+        self.diagnostics_timer = self.create_timer(DIAGNOSTICS_PERIOD,
+                                                   self._publish_diagnostics)
 
     # ------------------------------------------------------------------ inputs
 
@@ -222,7 +250,7 @@ class TensionControllerNode(Node):
         p = msg.pose.position if self.config.tip_feedback == 'pose' else msg.point
         point = np.array([p.x, p.y, p.z])
         if np.all(np.isfinite(point)) and self._in_workspace(point):
-            self.measured = point
+            self.measured, self.measured_at = point, time.monotonic()
         else:
             self._warn(f'ignored measured tip {point.tolist()} m: not finite or farther '
                        f'than {self.workspace_radius:g} m from the base')
@@ -237,11 +265,20 @@ class TensionControllerNode(Node):
 
     def _on_timer(self) -> None:
         if self.target is not None:
+            age = self._feedback_age()
             if self.measured is None:
                 self._warn(f'tip target: no measured tip on {self.tip_sub.topic_name} yet; '
                            f'holding the tensions')
+            elif age > self.config.feedback_timeout:
+                self._warn(f'tip feedback on {self.tip_sub.topic_name} is {age:.2f} s old '
+                           f'(feedback_timeout {self.config.feedback_timeout:g} s): '
+                           f'tip-position loop paused, holding the tensions')
             else:
                 self._tip_step()
+        if self._state() != self.reported:
+            if self.reported == PAUSED and self._state() == CLOSED_LOOP:
+                self.get_logger().info('fresh tip feedback: tip-position loop resumed')
+            self._publish_diagnostics()
         largest = self.config.rate_limit / self.config.rate
         self.setpoint = np.clip(
             self.setpoint + np.clip(self.command - self.setpoint, -largest, largest),
@@ -264,6 +301,29 @@ class TensionControllerNode(Node):
                        f'tension limits: holding the closest reachable tip, {distance:.3g} m '
                        f'away')
         self.command = step.tensions
+
+    def _feedback_age(self) -> float:
+        """Seconds since the last accepted measured tip (inf: none yet)."""
+        return math.inf if self.measured_at is None else time.monotonic() - self.measured_at
+
+    def _state(self) -> tuple[bytes, str]:
+        """(diagnostic level, message) of the control loop."""
+        if self.target is None:
+            return TENSION_MODE
+        return PAUSED if self._feedback_age() > self.config.feedback_timeout else CLOSED_LOOP
+
+    def _publish_diagnostics(self) -> None:
+        level, message = self.reported = self._state()
+        age = self._feedback_age()
+        values = [('mode', 'tension' if self.target is None else 'tip-position'),
+                  ('feedback_age', 'none' if math.isinf(age) else f'{age:.3f}'),
+                  ('feedback_timeout', f'{self.config.feedback_timeout:g}')]
+        self.diagnostics_pub.publish(DiagnosticArray(
+            header=Header(stamp=self.get_clock().now().to_msg()),
+            status=[DiagnosticStatus(level=level, name=f'{NODE_NAME}: tip feedback',
+                                     message=message,
+                                     hardware_id=self.get_fully_qualified_name(),
+                                     values=[KeyValue(key=k, value=v) for k, v in values])]))
 
     def _warn(self, message: str) -> None:
         self.get_logger().warning(message,

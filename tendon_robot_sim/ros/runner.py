@@ -11,10 +11,12 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-
 """The body of every node's ``main()``: start, spin, always shut down cleanly."""
 
+import os
 import signal
+import sys
+import threading
 from typing import Callable
 
 import rclpy
@@ -26,40 +28,105 @@ from tendon_robot_sim.ros.parameters import ConfigurationError
 
 # Longest wait of the executor between two looks at the Ctrl-C flag [s].
 SPIN_PERIOD = 0.05
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# Ctrl-C, `kill`, and the terminal closing (an SSH link dropping) all stop a node the same way.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Time the main thread gets to come back to the spin loop after a stop signal before the
+# signal is raised as KeyboardInterrupt wherever it is (a numba compile of 20-30 s) [s].
+INTERRUPT_AFTER = 0.2
+
+
+class _StopRequest:
+    """
+    The stop signals of one run: a flag the spin loop reads, and a forced interrupt.
+
+    The handler only records the signal. If the main thread has not come back to the spin
+    loop ``INTERRUPT_AFTER`` seconds later (it is inside the node's constructor or a
+    callback, e.g. compiling a numba kernel on the first start), a timer sends the signal
+    to the main thread again, and this time the handler raises KeyboardInterrupt there, so
+    the compile is abandoned and the node is destroyed (a bridge leaves the hardware safe).
+    Once the loop has seen the flag nothing is raised: the clean-up runs undisturbed.
+    After such a forced interrupt :func:`run_node` ends the process itself, once the node
+    is destroyed and the context shut down.
+    """
+
+    def __init__(self):
+        self.signals: list[int] = []
+        self.seen = False
+        self.forced = False
+        self._main = threading.get_ident()
+        self._timer = None
+
+    def __bool__(self) -> bool:
+        return bool(self.signals)
+
+    def handle(self, signum, frame) -> None:
+        if self.seen:
+            return
+        if self.forced:
+            raise KeyboardInterrupt   # the timer's reminder: the main thread is busy
+        self.signals.append(signum)
+        if self._timer is None:
+            self._timer = threading.Timer(INTERRUPT_AFTER, self._remind, args=(signum,))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _remind(self, signum: int) -> None:
+        if not self.seen:
+            self.forced = True
+            signal.pthread_kill(self._main, signum)
+
+    def acknowledge(self) -> None:
+        """Mark that the main thread stops now: from here on no signal interrupts it."""
+        self.seen = True
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
     """
-    Spin the node ``make_node()`` until Ctrl-C, SIGTERM or shutdown; return the exit code.
+    Spin the node ``make_node()`` until a stop signal or shutdown; return the exit code.
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
     file) is reported as one fatal log line under ``name`` and gives exit code 1.
 
-    Ctrl-C and SIGTERM are handled here, in the main thread, not by rclpy's signal
-    handler: they only set a flag that the spin loop reads, then the node is destroyed
-    and the context shut down in that order, by this thread alone. rclpy's handler shuts
-    the context down from its own thread at whatever moment the signal lands, which races
-    the executor ('RCLError: failed to initialize wait set'), the constructor, and
-    ``destroy_node()`` (a bridge leaving the hardware safe); now and then a process did
-    not exit at all. Python's KeyboardInterrupt is off while the node lives for the same
-    reason. An error out of the constructor or the executor once the context is shut
-    down by somebody else (``rclpy.shutdown()``) still counts as a clean exit.
+    Ctrl-C, SIGTERM and SIGHUP are handled here, in the main thread, not by rclpy's
+    signal handler: they only set a flag that the spin loop reads, then the node is
+    destroyed and the context shut down in that order, by this thread alone. rclpy's
+    handler shuts the context down from its own thread at whatever moment the signal
+    lands, which races the executor ('RCLError: failed to initialize wait set'), the
+    constructor, and ``destroy_node()`` (a bridge leaving the hardware safe); now and then
+    a process did not exit at all. Python's KeyboardInterrupt is off while the node spins
+    for the same reason; only a constructor or callback that keeps the main thread away
+    from the spin loop for longer than ``INTERRUPT_AFTER`` is interrupted (see
+    :class:`_StopRequest`). An error out of the constructor or the executor once the
+    context is shut down by somebody else (``rclpy.shutdown()``) still counts as a clean
+    exit.
     """
-    stop: list[int] = []
-    previous = {signum: signal.signal(signum, lambda signum, frame: stop.append(signum))
-                for signum in STOP_SIGNALS}
+    stop = _StopRequest()
+    previous = {signum: signal.signal(signum, stop.handle) for signum in STOP_SIGNALS}
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-        return _run(make_node, name, stop)
+        code = _run(make_node, name, stop)
     finally:
+        stop.acknowledge()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    if stop.forced:
+        # The node is destroyed and the context shut down; what is left is an abandoned
+        # numba compile, whose teardown at interpreter exit took 1.5-2 s under load.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
-def _run(make_node: Callable[[], Node], name: str, stop: list[int]) -> int:
+def _run(make_node: Callable[[], Node], name: str, stop: _StopRequest) -> int:
     try:
         node = make_node()
+    except KeyboardInterrupt:
+        stop.acknowledge()
+        rclpy.try_shutdown()
+        return 0
     except ConfigurationError as error:
         rclpy.logging.get_logger(name).fatal(f'cannot start: {error}')
         rclpy.try_shutdown()
@@ -72,8 +139,9 @@ def _run(make_node: Callable[[], Node], name: str, stop: list[int]) -> int:
         if shut_down:
             return 0
         raise
-    executor = SingleThreadedExecutor(context=node.context)
+    executor = None
     try:
+        executor = SingleThreadedExecutor(context=node.context)
         executor.add_node(node)
         while not stop and node.context.ok():
             executor.spin_once(timeout_sec=SPIN_PERIOD)
@@ -86,7 +154,9 @@ def _run(make_node: Callable[[], Node], name: str, stop: list[int]) -> int:
         if node.context.ok():
             raise
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        stop.acknowledge()
+        if executor is not None:
+            executor.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0

@@ -155,6 +155,8 @@ CASES = [
     ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}'], BAD, 'binary'),
     ([*DATASET, 'pcr'], BAD, 'kind: required key is missing'),
     ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
+    # warmup takes no arguments (its cache folder check: test/cli/test_warmup_cli.py)
+    (['warmup', '--fast'], BAD, 'unrecognized arguments: --fast'),
 ]
 
 

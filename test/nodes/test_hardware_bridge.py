@@ -665,15 +665,19 @@ def start_bridge_process(name: str, motor_port: str, log: Path) -> subprocess.Po
 
 def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
     """
-    Ctrl-C 20 bridge processes: unconfigured, inactive, or active following setpoints.
+    Stop 20 bridge processes: unconfigured, inactive, or active following setpoints.
 
-    Every one must exit 0. The device of a configured one must have applied the safe state
-    last; an unconfigured one never opened its port, so its device received nothing.
+    Stopped with Ctrl-C, SIGTERM or SIGHUP (the terminal closing), every combination of
+    state and signal among them. Every one must exit 0. The device of a configured one
+    must have applied the safe state last; an unconfigured one never opened its port, so
+    its device received nothing.
     """
     rng = np.random.default_rng(6)
     wanted = (2.0, 0.5, 0.5, 0.5)
     states = ('unconfigured', 'inactive', 'active')
     goal = {i: states[i % 3] for i in range(SIGINT_RUNS)}
+    stop_signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    stop_signal = {i: stop_signals[i // 3 % 3] for i in range(SIGINT_RUNS)}
     name = {i: f'bridge_{os.getpid()}_{i}' for i in range(SIGINT_RUNS)}   # no stale graph
     context = rclpy.Context()
     rclpy.init(context=context)
@@ -708,7 +712,7 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
                                  what=f'bridge {i} to follow the setpoints')
                 for i in runs:
                     time.sleep(rng.uniform(0.0, 0.03))   # at different phases of the timers
-                    bridges[i].send_signal(signal.SIGINT)
+                    bridges[i].send_signal(stop_signal[i])
                 codes = {i: bridges[i].wait(timeout=20.0) for i in runs}
             finally:
                 for client in clients.values():
@@ -723,8 +727,8 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
                 else:
                     left_safe = applied_tensions(rigs[i]) == (MIN_TENSION,) * 4
                 if codes[i] != 0 or not left_safe:
-                    failures.append(f'run {i} ({goal[i]}): exit code {codes[i]}, last command '
-                                    f'{last_applied(rigs[i])}\n'
+                    failures.append(f'run {i} ({goal[i]}, {stop_signal[i].name}): exit code '
+                                    f'{codes[i]}, last command {last_applied(rigs[i])}\n'
                                     + (tmp_path / f'bridge_{i}.log').read_text())
         probe.setpoint = None
     assert not failures, '\n'.join(failures)

@@ -22,6 +22,8 @@ tension and watches the measured tip come back in the base frame.
 
 import os
 from pathlib import Path
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -30,6 +32,7 @@ from geometry_msgs.msg import PointStamped
 from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 import numpy as np
+import pytest
 import rclpy
 from ros_helpers import call, interrupt, spin_until, spinning, TIMEOUT, wait_for
 from sensor_msgs.msg import JointState
@@ -135,3 +138,44 @@ def test_autostart_false_leaves_the_bridge_unconfigured_until_asked(tmp_path):
             rig.stop()
     assert code == 0, log.read_text()
     assert 'hardware_bridge: active' not in log.read_text()
+
+
+def started_pids(log: Path) -> dict[str, int]:
+    """``{node: pid}`` from the launcher's 'NAME: started (pid N)' notes."""
+    found = re.findall(r'\[launch\] (\w+): started \(pid (\d+)\)', log.read_text())
+    return {name: int(pid) for name, pid in found}
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (an exited one nobody reaped yet does not)."""
+    try:
+        state = Path(f'/proc/{pid}/stat').read_text().rpartition(')')[2].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ('Z', 'X')
+
+
+@pytest.mark.parametrize('signum, code', [(signal.SIGHUP, 0), (signal.SIGKILL, -signal.SIGKILL)],
+                         ids=['SIGHUP', 'SIGKILL'])
+def test_the_stack_dies_with_the_launcher_and_the_robot_relaxed(tmp_path, signum, code):
+    # SIGHUP: the terminal of `tendon-robot-sim launch hardware` closes (an SSH link drops);
+    # the launcher stops its nodes. SIGKILL: it has no say; the kernel sends them SIGTERM.
+    rig = start_rig(tmp_path)
+    log = tmp_path / 'launch.log'
+    launcher = launch_hardware(rig, log)
+    try:
+        wait_for(lambda: '[launch] hardware_bridge: active' in log.read_text(),
+                 'the bridge to become active', timeout=60.0)
+        wait_for(lambda: rig.motor.applied, 'the motors to receive the setpoints')
+        children = started_pids(log)
+        assert {'hardware_bridge', 'tension_controller'} <= set(children), log.read_text()
+        launcher.send_signal(signum)
+        assert launcher.wait(timeout=20.0) == code, log.read_text()
+        gone = wait_for(lambda: not [n for n, pid in children.items() if alive(pid)],
+                        'every node to exit', timeout=20.0)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+        rig.stop()
+    assert gone
+    assert rig.motor.applied[-1] == motor.SetTensions(rig.motor.applied[-1].seq, (0.5,) * 4)

@@ -21,11 +21,14 @@ the default robot with 5 vertebrae and 5 N tendons. Tip targets come from indepe
 StaticsSolver equilibria (reachable: made by tensions within the limits).
 """
 
+import threading
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point, PointStamped
 import numpy as np
 import pytest
+from rcl_interfaces.msg import Log
 import rclpy
 from rclpy.parameter import Parameter
 from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, spinning, wait_for,
@@ -193,6 +196,86 @@ def test_a_joint_state_with_10000_names_does_not_stall_the_setpoint_stream(stack
     arrivals = [after] + [t for t, _ in stack.probe.received['tendon/setpoint'] if t > after]
     # 50 Hz: a gap of more than 0.25 s means the callback stalled the executor.
     assert max(np.diff(arrivals)) < 0.25
+
+
+def feedback_state(diagnostics: list, controller: str) -> tuple[int, str] | None:
+    """(level, message) of the newest 'tip feedback' status of ``controller`` on /diagnostics."""
+    for array in reversed(diagnostics):
+        for status in array.status:
+            if status.hardware_id == controller and status.name.endswith('tip feedback'):
+                return ord(status.level), status.message
+    return None
+
+
+def test_stale_tip_feedback_pauses_the_loop_until_fresh_samples_return(robot_file):
+    """
+    A tip sensor that goes silent stops the tip-position loop; the tensions are held.
+
+    The measured tip is kept at rest while the target is elsewhere, so a live loop pulls
+    harder every period (what happened with the last good tip kept forever).
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    controller = TensionControllerNode(context=context, namespace='stale', parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('tip_feedback', value='point'),
+        Parameter('min_tension', value=MIN_TENSION),
+        Parameter('feedback_timeout', value=0.3),
+        Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe(context=context)
+    tip_pub = probe.create_publisher(PointStamped, '/stale/tip/measured', topics.TIP_MEASURED.qos)
+    target_pub = probe.create_publisher(PointStamped, '/stale/tip/target', topics.TIP_TARGET.qos)
+    diagnostics = []
+    probe.create_subscription(DiagnosticArray, topics.DIAGNOSTICS.name, diagnostics.append,
+                              topics.DIAGNOSTICS.qos)
+    robot = load_robot(robot_file)
+    rest = StaticsSolver(robot, 'discrete').solve_tensions([MIN_TENSION] * 4).tip_position
+    goal = StaticsSolver(robot, 'discrete').solve_tensions(
+        [1.5, MIN_TENSION, MIN_TENSION, 2.5]).tip_position
+    sensing = threading.Event()
+
+    def sensor():   # 50 Hz while ``sensing`` is set
+        while not stopped.is_set():
+            if sensing.is_set():
+                tip_pub.publish(PointStamped(header=Header(frame_id='base_link'),
+                                             point=Point(x=rest[0], y=rest[1], z=rest[2])))
+            time.sleep(0.02)
+
+    stopped = threading.Event()
+    feeder = threading.Thread(target=sensor, daemon=True)
+    name = '/stale/tension_controller'
+    with spinning(controller, probe, context=context):
+        feeder.start()
+        try:
+            wait_for(lambda: tip_pub.get_subscription_count() >= 1
+                     and target_pub.get_subscription_count() >= 1, 'the controller')
+            sensing.set()
+            wait_for(lambda: controller.measured is not None, 'the first measured tip')
+            target_pub.publish(PointStamped(header=Header(frame_id='base_link'),
+                                            point=Point(x=goal[0], y=goal[1], z=goal[2])))
+            wait_for(lambda: feedback_state(diagnostics, name) == (0, 'tip-position mode: '
+                                                                   'closed loop'),
+                     'the closed loop on /diagnostics')
+            wait_for(lambda: controller.command.max() > MIN_TENSION + 0.2, 'the loop to pull')
+            # The sensor goes silent.
+            sensing.clear()
+            warning_containing(probe, 'stale.tension_controller', 'tip-position loop paused')
+            wait_for(lambda: feedback_state(diagnostics, name)[0] == 1,
+                     'WARN on /diagnostics')
+            assert 'loop paused' in feedback_state(diagnostics, name)[1]
+            held = controller.command.copy()
+            time.sleep(1.0)   # 50 control periods without feedback
+            assert controller.command.tolist() == held.tolist()
+            # Fresh samples: the loop resumes and pulls on.
+            sensing.set()
+            warning_containing(probe, 'stale.tension_controller', 'tip-position loop resumed',
+                               level=Log.INFO)
+            wait_for(lambda: np.abs(controller.command - held).max() > 0.05,
+                     'the loop to act again')
+            assert feedback_state(diagnostics, name)[0] == 0
+        finally:
+            stopped.set()
+            feeder.join()
 
 
 # (Tests that read the controller's warnings come before this one: a node of the same name

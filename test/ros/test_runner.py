@@ -134,7 +134,7 @@ class SignalledWhileSpinning(Node):
         super().destroy_node()
 
 
-@pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_stop_signal_ends_the_spin_and_the_node_is_destroyed_before_the_context(signum):
     # With rclpy's own handler the context was shut down from another thread at the
     # moment of the signal, racing the executor and destroy_node().

@@ -1,0 +1,78 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Compile ahead: run every model once so numba compiles (and caches) all its kernels.
+
+A kernel compiles on its first call for the argument types of that call, 20-30 s for the
+rod's dynamics and statics on a laptop; with ``cache=True`` the machine code is written
+to numba's cache (next to the sources, or ``NUMBA_CACHE_DIR``, see
+:func:`tendon_robot_sim.numba_cache_dir`) and later processes load it in well under a
+second. Calling the models as the simulator node and the commands do (same constructors,
+same argument types) compiles exactly the signatures they will ask for: the rod dynamics
+(``advance_rod``), the rod statics of every formulation (solve, poses), the parallel
+robot (``pcr_solve``), the snake and the constant-curvature trunk kernels.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.models.pcr import robot as pcr_robot
+from tendon_robot_sim.models.registry import create_model, ModelOptions, MODELS
+from tendon_robot_sim.models.rod.statics import MODELS as STATICS_MODELS
+from tendon_robot_sim.models.sim_model import InputError, SimModel
+from tendon_robot_sim.models.snake import robot as snake
+from tendon_robot_sim.models.trunk import robot as bellows_robot
+
+# kind -> the shipped description its models are warmed on (config/)
+DESCRIPTIONS = {
+    'tendon_robot': 'robot.yaml',
+    pcr_robot.KIND: 'pcr_6rus.yaml',
+    snake.KIND: 'rolling_joint_snake.yaml',
+    bellows_robot.KIND: 'bionic_handling_assistant.yaml',
+}
+STEPS = 3   # time steps a timed model takes: the first compiles, the others check the cache
+
+
+def tasks() -> Iterator[tuple[str, Callable[[], None]]]:
+    """Yield (label, warm) for every model of every kind: ``warm()`` compiles its kernels."""
+    for kind, modes in MODELS.items():
+        path = share_dir() / 'config' / DESCRIPTIONS[kind]
+        for mode in modes:
+            statics = STATICS_MODELS if (kind, mode) == ('tendon_robot', 'quasi_static') else (
+                ModelOptions.statics_model,)
+            for statics_model in statics:
+                label = f'{kind} {mode}' + (f' ({statics_model})' if len(statics) > 1 else '')
+                yield label, _warmer(path, mode, ModelOptions(statics_model=statics_model))
+
+
+def _warmer(path: Path, mode: str, options: ModelOptions) -> Callable[[], None]:
+    return lambda: exercise(create_model(path, mode, options)[2])
+
+
+def exercise(model: SimModel) -> None:
+    """Build-time solves done, take one setpoint of every field, step, report the state."""
+    for field in model.inputs.fields:
+        try:
+            model.apply(field, np.zeros(len(model.inputs.names)))
+        except InputError:
+            pass   # the kernels compiled before the model refused the values
+    if model.timed:
+        model.advance(STEPS * model.dt)
+    model.state()

@@ -1,0 +1,84 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Ctrl-C during the first start, while numba compiles the kernels (20-30 s), ends the process.
+
+Each process gets an empty numba cache of its own, so it must compile; the signal is sent
+while it does, and the process must be gone within 2 s.
+"""
+
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+
+from ros_helpers import wait_for
+import tendon_robot_sim
+
+ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent
+EXIT_WITHIN = 2.0   # s after the signal: the promise to the user (issue 24)
+
+
+def start_cold(arguments: list[str], cache: Path, log: Path) -> subprocess.Popen:
+    """``python ARGUMENTS`` from this source tree with an empty numba cache."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
+    with open(log, 'w') as out:
+        return subprocess.Popen([sys.executable, *arguments], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+
+
+def seconds_to_exit(process: subprocess.Popen, signum: int) -> float:
+    start = time.monotonic()
+    process.send_signal(signum)
+    try:
+        process.wait(timeout=30.0)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return time.monotonic() - start
+
+
+def compiled(cache: Path, kernel: str) -> list[str]:
+    """Names of the cached compiled kernels whose name contains ``kernel``."""
+    return sorted(p.name for p in cache.rglob('*.nbc') if kernel in p.name)
+
+
+def test_ctrl_c_while_the_simulator_node_compiles(tmp_path):
+    cache, log = tmp_path / 'numba', tmp_path / 'node.log'
+    node = start_cold(['-m', 'tendon_robot_sim.nodes.simulator_node'], cache, log)
+    # The constructor is done (it logs its mode); the first physics tick compiles the rod.
+    wait_for(lambda: 'simulating a' in log.read_text(), 'the node to start', timeout=60.0)
+    time.sleep(2.0)
+    assert node.poll() is None, log.read_text()
+    took = seconds_to_exit(node, signal.SIGINT)
+    assert took < EXIT_WITHIN, log.read_text()
+    assert node.returncode == 0, log.read_text()
+    # It was compiling: the rod step, once compiled to the end, is in the cache.
+    assert not compiled(cache, 'advance_rod'), compiled(cache, '')
+
+
+def test_ctrl_c_while_a_command_compiles(tmp_path):
+    cache, log = tmp_path / 'numba', tmp_path / 'statics.log'
+    command = start_cold(['-m', 'tendon_robot_sim.cli', 'statics', '--tensions', '0,2,0,0'],
+                         cache, log)
+    time.sleep(8.0)   # imports done, the statics kernels compiling (~30 s cold)
+    assert command.poll() is None, log.read_text()
+    took = seconds_to_exit(command, signal.SIGINT)
+    assert took < EXIT_WITHIN, log.read_text()
+    assert command.returncode == 130, log.read_text()
+    assert 'tip position' not in log.read_text()   # interrupted, not finished
