@@ -209,8 +209,8 @@ def parse_channels(entries: Any, where: str = 'dynamixel.channels') -> list[Serv
     Read the channels from a YAML list of mappings, in tendon order.
 
     ChannelError names a bad field. Each entry: ``id`` (0..252), ``pulley_radius``
-    [m] > 0, ``direction`` (+1/-1), ``current_limit`` [A] > 0, and ``calibration``: ``{gain: N/A, offset: N}`` or
-    ``{table: [[A, N], ...]}`` (optional ``residual`` [N]).
+    [m] > 0, ``direction`` (+1/-1), ``current_limit`` [A] > 0, and ``calibration``:
+    ``{gain: N/A, offset: N}`` or ``{table: [[A, N], ...]}`` (optional ``residual`` [N]).
     """
     if not isinstance(entries, list) or not entries:
         raise ChannelError(f'{where}: must be a non-empty list of channel mappings')
