@@ -21,6 +21,7 @@ import logging
 
 from tendon_robot_sim.emulator.devices import (DeviceThread, Faults, LaserSensorDevice,
                                                MotorDriverDevice)
+from tendon_robot_sim.emulator.dynamixel import DynamixelChain
 from tendon_robot_sim.emulator.endpoints import Endpoint
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import Robot
@@ -53,16 +54,22 @@ class EmulatedRig:
         Seed of the sensor noise; the fault injectors use ``seed + 1`` and ``seed + 2``.
     faults : Faults or None
         Damage to the frames both devices send (its own seed is replaced as above).
+    motor_device : str
+        ``tdcr-motor-v1`` (the package's motor driver) or ``dynamixel`` (a chain of
+        X-series servos, IDs 1..n; ``status_rate`` is then the rate of its mechanics).
 
     """
 
     def __init__(self, robot: Robot, mount: SensorMount, motors: Endpoint | None,
                  sensor: Endpoint | None, status_rate: float = 50.0, sensor_rate: float = 50.0,
                  time_constant: float = 0.05, noise: float = 0.0, dropout: float = 0.0,
-                 seed: int = 0, faults: Faults | None = None):
+                 seed: int = 0, faults: Faults | None = None,
+                 motor_device: str = 'tdcr-motor-v1'):
         self.plant = Plant(robot)
         faults = faults or Faults()
-        self.motor = MotorDriverDevice(self.plant, time_constant=time_constant)
+        self.motor = (DynamixelChain(self.plant, time_constant=time_constant)
+                      if motor_device == 'dynamixel'
+                      else MotorDriverDevice(self.plant, time_constant=time_constant))
         self.sensor = LaserSensorDevice(self.plant, mount, noise=noise, dropout=dropout,
                                         seed=seed)
         self.threads: dict[str, DeviceThread] = {}

@@ -61,6 +61,8 @@ logger = logging.getLogger(__name__)
 
 #: Consecutive failed cycles after which a servo counts as lost.
 MAX_FAILED_CYCLES = 5
+#: Tries of one configuration write (a status packet lost to noise is not a fault).
+WRITE_ATTEMPTS = 3
 
 
 class BusError(RuntimeError):
@@ -152,8 +154,9 @@ class DynamixelBus:
         return self._link.state == CONNECTED
 
     @property
-    def link(self) -> 'DynamixelBus':
-        return self   # the bridge reads link.statistics() of every motor device
+    def link(self) -> '_LinkView':
+        """Return the link counters alone, as :class:`SerialLink` gives them."""
+        return _LinkView(self)
 
     def enable(self, safe_tensions: Sequence[float]) -> None:
         """Activate: take the displacement zero, command ``safe_tensions`` [N], torque on."""
@@ -303,7 +306,10 @@ class DynamixelBus:
         address, size = item
         write = {1: self._handler.write1ByteTxRx, 2: self._handler.write2ByteTxRx,
                  4: self._handler.write4ByteTxRx}[size]
-        result, error = write(self._port, servo_id, address, dxl.unsigned(value, size))
+        for _ in range(WRITE_ATTEMPTS):
+            result, error = write(self._port, servo_id, address, dxl.unsigned(value, size))
+            if result == sdk.COMM_SUCCESS:
+                break
         if result != sdk.COMM_SUCCESS or error & 0x7F:
             raise BusError(f'servo ID {servo_id}: writing {value} at address {address} failed '
                            f'({self._handler.getTxRxResult(result) if result else error})')
@@ -437,3 +443,11 @@ class DynamixelBus:
                 except OSError:
                     break
         self._close('stopped')
+
+
+@dataclass(frozen=True)
+class _LinkView:
+    bus: DynamixelBus
+
+    def statistics(self) -> LinkStatistics:
+        return self.bus.statistics()[0]
