@@ -81,10 +81,12 @@ from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
-from tendon_robot_sim.protocol.devices import DYNAMIXEL, motor_bus, MOTOR_DEVICES, MotorBus
-from tendon_robot_sim.protocol.drivers import DELIVERED, PENDING, REJECTED, TipSensorDriver
+from tendon_robot_sim.protocol.devices import (DYNAMIXEL, motor_bus, MOTOR_DEVICES, MotorBus,
+                                               SENSOR_DEVICES, tip_sensor, TipSensor)
+from tendon_robot_sim.protocol.drivers import DELIVERED, PENDING, REJECTED
 from tendon_robot_sim.protocol.framing import ProtocolError
-from tendon_robot_sim.protocol.laser import SENSOR_DEVICES, TdcrLaserV1
+from tendon_robot_sim.protocol.keyence import Heads
+from tendon_robot_sim.protocol.laser import TdcrLaserV1
 from tendon_robot_sim.protocol.link import CONNECTED
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 from tendon_robot_sim.ros import topics
@@ -119,8 +121,17 @@ PARAMS = (
           'instead of holding the pretension'),
     Param('sensor_port', '/dev/ttyUSB1', '', 'tip sensor port; empty: no tip sensor'),
     Param('sensor_baudrate', 115200, 'baud', 'tip sensor line speed', range=(1200, 4000000)),
-    Param('sensor_device', TdcrLaserV1.name, '', 'tip sensor protocol',
-          choices=tuple(SENSOR_DEVICES)),
+    Param('sensor_device', TdcrLaserV1.name, '', 'tip sensor protocol: tdcr-laser-v1 '
+          '(streaming) or keyence-lkg (LK-G style, polled at state_rate)',
+          choices=SENSOR_DEVICES),
+    Param('sensor_timeout', 0.05, 's', 'keyence-lkg: wait for the answer to one request',
+          range=(0.001, 1.0)),
+    Param('keyence_axes', [1, 2], '', 'keyence-lkg: sensor-frame axis (0 x, 1 y, 2 z) that '
+          'head 1 and head 2 measure'),
+    Param('keyence_signs', [1, 1], '', 'keyence-lkg: +1 if a head reads positive towards +axis'),
+    Param('keyence_offsets', [0.0, 0.0], 'm', 'keyence-lkg: coordinate where each head reads 0'),
+    Param('keyence_third', 0.11, 'm', 'keyence-lkg: the unmeasured coordinate of the tip '
+          '(along the robot; 0.11 m: the default URDF and robot)'),
     Param('min_tension', 0.5, 'N', 'pretension: lowest tension ever commanded, and the '
           'safe state of every tendon', range=(0.0, 1000.0)),
     Param('min_displacement', -0.01, 'm', 'lowest displacement ever commanded',
@@ -208,7 +219,7 @@ class HardwareBridgeNode(LifecycleNode):
         self.max_tensions = self.robot.max_tensions
         self.safe_command = (motor.TENSION, np.full(len(self.names), config.min_tension))
         self.motors: MotorBus | None = None     # open from configure to cleanup
-        self.sensor: TipSensorDriver | None = None
+        self.sensor: TipSensor | None = None
 
         self._active = False
         self._setpoint: tuple[str, np.ndarray] | None = None   # newest valid, clamped
@@ -275,8 +286,10 @@ class HardwareBridgeNode(LifecycleNode):
                 c.ack_timeout, c.max_retries, c.command_rate,
                 c.dynamixel_file or share_dir() / 'config' / 'dynamixel.yaml',
                 c.safe_torque_off, **link)
-            self.sensor = TipSensorDriver(c.sensor_port, c.sensor_device,
-                                          baudrate=c.sensor_baudrate, **link) \
+            heads = Heads(tuple(c.keyence_axes), tuple(c.keyence_signs),
+                          tuple(c.keyence_offsets), c.keyence_third)
+            self.sensor = tip_sensor(c.sensor_device, c.sensor_port, c.sensor_baudrate,
+                                     c.state_rate, c.sensor_timeout, heads, **link) \
                 if c.sensor_port else None
         except ValueError as error:
             self._close_ports()
@@ -703,7 +716,7 @@ class HardwareBridgeNode(LifecycleNode):
         super().destroy_node()
 
 
-def _open(driver: MotorBus | TipSensorDriver, timeout: float) -> str:
+def _open(driver: MotorBus | TipSensor, timeout: float) -> str:
     """Start ``driver`` and wait for its first attempt to open the port: '' or why it failed."""
     driver.start()
     deadline = time.monotonic() + timeout

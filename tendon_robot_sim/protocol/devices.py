@@ -19,7 +19,10 @@ One small interface per device role, so the bridge drives every device the same 
 streaming protocol, :class:`~tendon_robot_sim.protocol.drivers.MotorDriver`) or
 ``dynamixel`` (X-series servos through ROBOTIS's SDK,
 :class:`~tendon_robot_sim.protocol.dynamixel_bus.DynamixelBus`). Both satisfy
-:class:`MotorBus`; the watchdog, ramps, safe state, delivery tracking and
+:class:`MotorBus`. ``sensor_device`` picks the tip sensor: ``tdcr-laser-v1``
+(streaming, :class:`~tendon_robot_sim.protocol.drivers.TipSensorDriver`) or
+``keyence-lkg`` (polled, :class:`~tendon_robot_sim.protocol.keyence.KeyenceSensor`),
+both :class:`TipSensor`. The watchdog, ramps, safe state, delivery tracking and
 diagnostics stay in the bridge above it.
 """
 
@@ -28,15 +31,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
-from tendon_robot_sim.protocol import dynamixel as dxl
-from tendon_robot_sim.protocol.drivers import CommandStatistics, MotorDriver, MotorStatus
+from tendon_robot_sim.protocol import dynamixel as dxl, keyence
+from tendon_robot_sim.protocol.drivers import (CommandStatistics, MotorDriver, MotorStatus,
+                                               SensorStatistics, TipSensorDriver)
 from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus
+from tendon_robot_sim.protocol.laser import TdcrLaserV1, TipMeasurement
 from tendon_robot_sim.protocol.link import LinkStatistics
 import yaml
 
 DYNAMIXEL = 'dynamixel'
 TDCR_MOTOR_V1 = 'tdcr-motor-v1'
 MOTOR_DEVICES = (TDCR_MOTOR_V1, DYNAMIXEL)
+SENSOR_DEVICES = (TdcrLaserV1.name, keyence.NAME)
 
 
 class MotorBus(Protocol):
@@ -123,3 +129,38 @@ def motor_bus(device: str, port: str, max_tensions: Sequence[float], baudrate: i
     return MotorDriver(port, len(max_tensions), device, ack_timeout=ack_timeout,
                        max_retries=max_retries, resend_on_reconnect=False, baudrate=baudrate,
                        read_timeout=read_timeout, backoff=backoff)
+
+
+class TipSensor(Protocol):
+    """
+    The tip sensor as the bridge sees it.
+
+    configure = ``start``, read = ``measurements`` (tip in the sensor frame, each
+    with its receive time), close = ``stop``.
+    """
+
+    link: Any   # has statistics() -> LinkStatistics
+    connected: bool
+
+    def start(self) -> Any:
+        """Open the port in the background."""
+
+    def stop(self) -> None:
+        """Close the port."""
+
+    def measurements(self) -> list[tuple[TipMeasurement, float]]:
+        """Return the samples since the last call (invalid ones too), oldest first."""
+
+    def statistics(self) -> tuple[LinkStatistics, SensorStatistics]:
+        """Return the link and sample counters."""
+
+
+def tip_sensor(device: str, port: str, baudrate: int, rate: float, timeout: float,
+               heads: keyence.Heads, backoff: tuple[float, float],
+               read_timeout: float) -> TipSensor:
+    """Build the tip sensor ``device`` (not started); ValueError names a bad setting."""
+    if device == keyence.NAME:
+        return keyence.KeyenceSensor(port, heads, rate=rate, timeout=timeout,
+                                     baudrate=baudrate, backoff=backoff)
+    return TipSensorDriver(port, device, baudrate=baudrate, backoff=backoff,
+                           read_timeout=read_timeout)

@@ -51,7 +51,7 @@ from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import (CommandStatistics, DELIVERED, GIVEN_UP,
                                                MotorStatus, PENDING, SUPERSEDED)
 from tendon_robot_sim.protocol.fields import FieldError
-from tendon_robot_sim.protocol.link import CONNECTED, DISCONNECTED, LinkStatistics
+from tendon_robot_sim.protocol.link import CONNECTED, DISCONNECTED, LinkStatistics, LinkView
 
 logger = logging.getLogger(__name__)
 
@@ -154,9 +154,9 @@ class DynamixelBus:
         return self._link.state == CONNECTED
 
     @property
-    def link(self) -> '_LinkView':
+    def link(self) -> LinkView:
         """Return the link counters alone, as :class:`SerialLink` gives them."""
-        return _LinkView(self)
+        return LinkView(self)
 
     def enable(self, safe_tensions: Sequence[float]) -> None:
         """Activate: take the displacement zero, command ``safe_tensions`` [N], torque on."""
@@ -443,11 +443,3 @@ class DynamixelBus:
                 except OSError:
                     break
         self._close('stopped')
-
-
-@dataclass(frozen=True)
-class _LinkView:
-    bus: DynamixelBus
-
-    def statistics(self) -> LinkStatistics:
-        return self.bus.statistics()[0]

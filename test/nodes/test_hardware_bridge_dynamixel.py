@@ -12,7 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The hardware bridge on the emulated Dynamixel chain: real rclpy, ROBOTIS's SDK, a pty."""
+"""
+The hardware bridge on emulated real devices: real rclpy, ROBOTIS's SDK, pseudo-terminals.
+
+The motors are a Dynamixel X-series chain (Protocol 2.0), the tip sensor an LK-G
+style laser controller (RS-232C command/response).
+"""
 
 from dataclasses import replace
 import time
@@ -42,7 +47,8 @@ OVERLOAD = 1 << 5
 def rig(tmp_path):
     with EmulatedRig(ROBOT, sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf'),
                      PtyEndpoint(str(tmp_path / 'motors')), PtyEndpoint(str(tmp_path / 'sensor')),
-                     status_rate=200.0, time_constant=0.02, motor_device='dynamixel') as rig:
+                     status_rate=200.0, time_constant=0.02, motor_device='dynamixel',
+                     sensor_device='keyence-lkg') as rig:
         yield rig
 
 
@@ -55,6 +61,7 @@ def ros(rig):
         Parameter('motor_baudrate', value=1000000),
         Parameter('motor_port', value=rig.path('motors')),
         Parameter('sensor_port', value=rig.path('sensor')),
+        Parameter('sensor_device', value='keyence-lkg'),
         Parameter('min_tension', value=MIN_TENSION),
         Parameter('watchdog_timeout', value=0.5),
         Parameter('diagnostics_rate', value=5.0),
@@ -97,7 +104,20 @@ def test_tension_setpoints_drive_the_servos_and_an_overload_stops_until_resume(r
     wait_for(lambda: probe.states and np.allclose(probe.states[-1].effort, wanted, atol=0.3),
              what='tendon/state to follow')
     assert np.argmax(probe.states[-1].position) == 0   # the pulled tendon was drawn in
+    # The laser's two heads see the tip's lateral coordinates (y, z of the sensor frame).
     wait_for(lambda: probe.tips, what='the tip')
+    wait_for(lambda: np.allclose(probe.states[-1].velocity, 0.0, atol=1e-4), what='rest')
+    time.sleep(0.2)
+    tip = probe.tips[-1].point
+    # Compared in the sensor frame: the unmeasured coordinate is a constant (keyence_third).
+    measured = bridge.mount.to_sensor(np.array([tip.x, tip.y, tip.z]))
+    np.testing.assert_allclose(measured[1:], bridge.mount.to_sensor(rig.plant.tip_position)[1:],
+                               atol=2e-6)   # the heads' 0.1 um digits, and the wire
+    # A head out of range: invalid samples, counted on the sensor's diagnostics.
+    rig.sensor.blind(0)
+    wait_for(lambda: int(probe.diagnostic('tip sensor').get('invalid', 0)) > 3,
+             what='invalid samples counted')
+    rig.sensor.blind(0, False)
 
     chain.set_hardware_error(3, OVERLOAD)
     motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and d['level'] == b'\x02'
