@@ -29,7 +29,7 @@ import sys
 from tendon_robot_sim.commands import CommandError
 
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
-            'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake')
+            'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'hardware')
 
 
 def build_parser() -> argparse.ArgumentParser:

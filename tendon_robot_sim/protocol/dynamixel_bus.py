@@ -61,7 +61,7 @@ logger = logging.getLogger(__name__)
 
 #: Consecutive failed cycles after which a servo counts as lost.
 MAX_FAILED_CYCLES = 5
-#: Tries of one configuration write (a status packet lost to noise is not a fault).
+#: Tries of one configuration write or read (a status packet lost to noise is not a fault).
 WRITE_ATTEMPTS = 3
 
 
@@ -443,3 +443,61 @@ class DynamixelBus:
                 except OSError:
                     break
         self._close('stopped')
+
+
+# ------------------------------------------------------------------ tools (hardware command)
+
+
+def scan(url: str, baudrates: Sequence[int]) -> dict[int, dict[int, tuple[int, int]]]:
+    """
+    Broadcast-ping ``url`` at each rate: {baud: {ID: (model number, firmware)}}.
+
+    Raises BusError when the port cannot be opened (naming it).
+    """
+    found = {}
+    handler = sdk.PacketHandler(2.0)
+    for baud in baudrates:
+        port = sdk.PortHandler(url)
+        try:
+            if not port.openPort() or not port.setBaudRate(baud):
+                raise BusError(f'cannot open {url} at {baud} baud')
+        except (OSError, ValueError) as error:   # SerialException: an OSError
+            raise BusError(f'cannot open {url}: {error}') from None
+        try:
+            answers, result = handler.broadcastPing(port)
+        finally:
+            port.closePort()
+        if result == sdk.COMM_SUCCESS and answers:
+            found[baud] = {i: (model, firmware) for i, (model, firmware) in answers.items()}
+    return found
+
+
+def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_current: int,
+                     samples: int = 20, settle: float = 0.3) -> float:
+    """
+    Drive ``channel`` at ``goal_current`` [units]; return the mean Present Current [A].
+
+    The mean is over ``samples`` reads after ``settle`` [s], with the channel's direction
+    applied (current control, as configured by the bridge). The torque is switched off
+    again before returning. BusError names what failed.
+    """
+    bus = DynamixelBus(url, [channel], [np.inf], baudrate=baudrate)
+    bus._connect()
+    try:
+        bus._write(channel.servo_id, dxl.GOAL_CURRENT, goal_current)
+        bus._set_torque(True)
+        time.sleep(settle)
+        currents = []
+        for _ in range(samples):
+            for _ in range(WRITE_ATTEMPTS):   # a status lost to noise is read again
+                value, result, _ = bus._handler.read2ByteTxRx(bus._port, channel.servo_id,
+                                                              dxl.PRESENT_CURRENT[0])
+                if result == sdk.COMM_SUCCESS:
+                    break
+            if result != sdk.COMM_SUCCESS:
+                raise BusError(f'servo ID {channel.servo_id}: reading Present Current failed '
+                               f'({bus._handler.getTxRxResult(result)})')
+            currents.append(channel.direction * dxl.signed(value, 2) * dxl.CURRENT_UNIT)
+        return float(np.mean(currents))
+    finally:
+        bus._shutdown()
