@@ -146,7 +146,8 @@ PARAMS = (
           'published from what the devices reported', range=(1.0, 1000.0)),
     Param('diagnostics_rate', 1.0, 'Hz', 'diagnostics publish rate', range=(0.1, 10.0)),
     Param('stale_timeout', 0.5, 's', 'a connected link that sent nothing valid for this long '
-          'is reported stale (WARN)', range=(0.01, 60.0)),
+          'is reported stale (WARN); dynamixel: a servo silent this long is lost (ERROR, stop)',
+          range=(0.01, 60.0)),
     Param('ack_timeout', 0.1, 's', 'wait for the motor driver to acknowledge a command before '
           're-sending it', range=(0.001, 10.0)),
     Param('max_retries', 3, '', 're-sends of one unacknowledged command (after 1, 2, 4 ... '
@@ -285,7 +286,7 @@ class HardwareBridgeNode(LifecycleNode):
                 c.motor_device, c.motor_port, self.max_tensions, c.motor_baudrate,
                 c.ack_timeout, c.max_retries, c.command_rate,
                 c.dynamixel_file or share_dir() / 'config' / 'dynamixel.yaml',
-                c.safe_torque_off, **link)
+                c.safe_torque_off, c.stale_timeout, **link)
             heads = Heads(tuple(c.keyence_axes), tuple(c.keyence_signs),
                           tuple(c.keyence_offsets), c.keyence_third)
             self.sensor = tip_sensor(c.sensor_device, c.sensor_port, c.sensor_baudrate,

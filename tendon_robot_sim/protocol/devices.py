@@ -114,7 +114,7 @@ def load_dynamixel_channels(path: str | Path) -> list[dxl.ServoChannel]:
 
 def motor_bus(device: str, port: str, max_tensions: Sequence[float], baudrate: int,
               ack_timeout: float, max_retries: int, cycle_rate: float,
-              dynamixel_file: str | Path, torque_off_when_safe: bool,
+              dynamixel_file: str | Path, torque_off_when_safe: bool, lost_after: float,
               backoff: tuple[float, float], read_timeout: float) -> MotorBus:
     """Build the motor device ``device`` (not started); ValueError names a bad setting."""
     if device == DYNAMIXEL:
@@ -124,7 +124,7 @@ def motor_bus(device: str, port: str, max_tensions: Sequence[float], baudrate: i
                                    f'{len(max_tensions)} tendons')
         return DynamixelBus(port, channels, max_tensions, baudrate=baudrate,
                             cycle_rate=cycle_rate, torque_off_when_safe=torque_off_when_safe,
-                            backoff=backoff)
+                            backoff=backoff, lost_after=lost_after)
     # No blind re-send after a reconnect: the bridge ramps from what the device reports.
     return MotorDriver(port, len(max_tensions), device, ack_timeout=ack_timeout,
                        max_retries=max_retries, resend_on_reconnect=False, baudrate=baudrate,

@@ -59,7 +59,7 @@ logger = logging.getLogger(__name__)
 # termios.error (not an OSError) or an IndexError on a truncated packet; whatever it is,
 # the I/O thread must survive it, report it and reconnect, so it catches any Exception.
 
-#: Consecutive failed cycles after which a servo counts as lost.
+#: Consecutive failed cycles after which a servo counts as lost (if ``lost_after`` passed too).
 MAX_FAILED_CYCLES = 5
 #: Tries of one configuration write or read (a status packet lost to noise is not a fault).
 WRITE_ATTEMPTS = 3
@@ -99,13 +99,17 @@ class DynamixelBus:
         :meth:`disable` switches the torque off instead of holding the safe command.
     backoff : (float, float)
         First and longest wait between attempts to (re)connect [s].
+    lost_after : float
+        A servo whose state is missing for this long (and ``MAX_FAILED_CYCLES`` cycles) is
+        lost [s].
 
     """
 
     def __init__(self, url: str, channels: Sequence[dxl.ServoChannel],
                  max_tensions: Sequence[float], baudrate: int = 1000000,
                  cycle_rate: float = 100.0, torque_off_when_safe: bool = False,
-                 backoff: tuple[float, float] = (0.05, 2.0), name: str = 'motors'):
+                 backoff: tuple[float, float] = (0.05, 2.0), lost_after: float = 0.1,
+                 name: str = 'motors'):
         if baudrate not in dxl.SDK_BAUD_RATES:
             raise ValueError(f'motor_baudrate: {baudrate} is not a rate the Dynamixel SDK '
                              f'opens; use one of {dxl.SDK_BAUD_RATES}')
@@ -118,7 +122,8 @@ class DynamixelBus:
         self.max_tensions = np.asarray(max_tensions, dtype=float)
         self.period = 1.0 / cycle_rate
         self.torque_off_when_safe = torque_off_when_safe
-        self.backoff = backoff
+        self.backoff, self.lost_after = backoff, lost_after
+        self._last_good = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f'dynamixel-{name}', daemon=True)
@@ -286,7 +291,7 @@ class DynamixelBus:
                                        dxl.STATE_LENGTH)
         for servo_id in self.ids:
             self._read.addParam(servo_id)
-        self._failures = 0
+        self._failures, self._last_good = 0, time.monotonic()
         self._read_state()
         with self._lock:
             reconnect = self._link.connects > 0
@@ -386,11 +391,12 @@ class DynamixelBus:
                 self._link.bad_checksum += result == sdk.COMM_RX_CORRUPT
                 self._link.parse_errors += result != sdk.COMM_RX_CORRUPT
             self._failures += 1
-            if self._failures >= MAX_FAILED_CYCLES:
+            if (self._failures >= MAX_FAILED_CYCLES
+                    and now - self._last_good > self.lost_after):
                 raise BusError(f'servo ID {missing} lost: {self._failures} bus cycles without '
                                f'its state ({self._handler.getTxRxResult(result)})')
             return False
-        self._failures = 0
+        self._failures, self._last_good = 0, now
         get = self._read.getData
         base = dxl.INDIRECT_DATA_1[0]
         errors = np.array([get(i, base, 1) for i in self.ids], dtype=int)
