@@ -14,11 +14,9 @@
 
 """The Dynamixel bus driver (ROBOTIS's SDK) against the emulated servo chain over a pty."""
 
-import time
-
 import numpy as np
 import pytest
-
+from ros_helpers import wait_for
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.emulator.devices import DeviceThread
 from tendon_robot_sim.emulator.dynamixel import DynamixelChain, EmulatedServo
@@ -35,16 +33,6 @@ MAX = [20.0] * 4
 # The emulated servos' true calibration: 100 N/A, pulley 15 mm (EmulatedServo defaults).
 CHANNELS = [dxl.ServoChannel(k + 1, 0.015, 1, dxl.CurrentCalibration(100.0, 0.0))
             for k in range(4)]
-
-
-def wait_for(condition, timeout=5.0, what='condition'):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.01)
-    raise AssertionError(f'timed out after {timeout} s waiting for {what}')
 
 
 @pytest.fixture(scope='module')

@@ -14,11 +14,9 @@
 
 """LK-G style laser controller: the manual's value format, and the poller against the emulator."""
 
-import time
-
 import numpy as np
 import pytest
-
+from ros_helpers import wait_for
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.emulator.devices import DeviceThread
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
@@ -27,16 +25,6 @@ from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import keyence
 from tendon_robot_sim.protocol.mounting import sensor_mount
-
-
-def wait_for(condition, timeout=5.0, what='condition'):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.01)
-    raise AssertionError(f'timed out after {timeout} s waiting for {what}')
 
 
 # The LK-G user manual's measurement value format examples (display -> output).
