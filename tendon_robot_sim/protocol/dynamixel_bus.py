@@ -270,7 +270,10 @@ class DynamixelBus:
         if not self._port.openPort() or not self._port.setBaudRate(self.baudrate):
             raise BusError(f'cannot open {self.url} at {self.baudrate} baud')
         for channel in self.channels:
-            model, result, error = self._handler.ping(self._port, channel.servo_id)
+            for _ in range(WRITE_ATTEMPTS):
+                model, result, error = self._handler.ping(self._port, channel.servo_id)
+                if result == sdk.COMM_SUCCESS:
+                    break
             if result != sdk.COMM_SUCCESS:
                 raise BusError(f'servo ID {channel.servo_id} does not answer on {self.url} '
                                f'({self._handler.getTxRxResult(result)})')

@@ -14,6 +14,8 @@
 
 """The Dynamixel bus driver (ROBOTIS's SDK) against the emulated servo chain over a pty."""
 
+import time
+
 import numpy as np
 import pytest
 from ros_helpers import wait_for
@@ -87,13 +89,15 @@ def test_a_missing_servo_or_a_wrong_model_refuses_configure_naming_the_id(rig, b
     _, thread = rig([EmulatedServo(1), EmulatedServo(2), EmulatedServo(3),
                      EmulatedServo(5, model=350)])
     bus = buses(thread.endpoint.path, CHANNELS, MAX)
-    wait_for(lambda: bus.statistics()[0].connect_failures, what='a failed configure')
-    assert 'servo ID 4 does not answer' in bus.statistics()[0].last_error
+    wait_for(lambda: 'servo ID 4 does not answer' in bus.statistics()[0].last_error,
+             what='configure to fail naming servo 4')
+    assert not bus.connected
     _, thread = rig([EmulatedServo(1), EmulatedServo(2), EmulatedServo(3),
                      EmulatedServo(4, model=350)])
     bus = buses(thread.endpoint.path, CHANNELS, MAX)
-    wait_for(lambda: bus.statistics()[0].connect_failures, what='a failed configure')
-    assert 'servo ID 4 is model 350' in bus.statistics()[0].last_error
+    wait_for(lambda: 'servo ID 4 is model 350' in bus.statistics()[0].last_error,
+             what='configure to fail naming servo 4')
+    assert not bus.connected
 
 
 def test_overload_and_a_lost_servo_are_faults_naming_the_servo_and_the_bus_recovers(rig, buses):
@@ -107,6 +111,8 @@ def test_overload_and_a_lost_servo_are_faults_naming_the_servo_and_the_bus_recov
     assert bus.fault() == 'servo ID 3: overload error'
     assert bus.status().faults.tolist() == [0, 0, 1 << 5, 0]
     chain.set_hardware_error(3, 0)
+    wait_for(lambda: not bus.status().faults.any(), what='the alarm to clear')
+    time.sleep(0.05)   # a cycle that read the alarm before it cleared has ended
     bus.clear_fault()
     chain.silence(2)
     wait_for(lambda: not bus.connected, what='the lost servo')
