@@ -240,6 +240,7 @@ class DynamixelBus:
 
     def _run(self) -> None:
         wait = self.backoff[0]
+        next_cycle = time.monotonic()
         while not self._stop.is_set():
             if not self.connected:
                 try:
@@ -252,7 +253,6 @@ class DynamixelBus:
                     self._stop.wait(wait)
                     wait = min(2 * wait, self.backoff[1])
                     continue
-            start = time.monotonic()
             try:
                 self._cycle()
             except BusError as error:   # a servo lost, or refusing a write (after an alarm)
@@ -261,7 +261,11 @@ class DynamixelBus:
             except Exception as error:   # the port vanished: see _SDK_FAILURES
                 self._lost(f'port {self.url}: {type(error).__name__}: {error}')
                 continue
-            self._stop.wait(max(0.0, self.period - (time.monotonic() - start)))
+            # On a fixed grid: a late cycle is followed by a short wait, so the rate holds
+            # on average; after a stall the grid restarts instead of bursting to catch up.
+            now = time.monotonic()
+            next_cycle = max(next_cycle + self.period, now)
+            self._stop.wait(next_cycle - now)
         self._shutdown()
 
     def _connect(self) -> None:
