@@ -325,6 +325,13 @@ MOTOR_PORT = LaunchArgument(
     'path tendon-robot-sim emulate printed')
 SENSOR_PORT = LaunchArgument(
     'sensor_port', '/dev/ttyUSB1', 'tip sensor port; empty: no tip sensor')
+MOTOR_DEVICE = LaunchArgument(
+    'motor_device', 'tdcr-motor-v1', "motors: tdcr-motor-v1 (the package's protocol) or "
+    'dynamixel (X-series servos on a U2D2, config/dynamixel.yaml)',
+    choices=('tdcr-motor-v1', 'dynamixel'))
+SENSOR_DEVICE = LaunchArgument(
+    'sensor_device', 'tdcr-laser-v1', "tip sensor: tdcr-laser-v1 (the package's protocol) or "
+    'keyence-lkg (LK-G style controller, RS-232C)', choices=('tdcr-laser-v1', 'keyence-lkg'))
 AUTOSTART = LaunchArgument(
     'autostart', 'true', 'true: bring the managed (lifecycle) nodes to active (configure opens '
     'the ports, activate follows setpoints); false: leave them unconfigured, for `ros2 '
@@ -335,7 +342,8 @@ HARDWARE_BRIDGE = NodeEntry(
     module='tendon_robot_sim.nodes.hardware_bridge_node',
     parameter_files=(ShareFile('config/hardware.yaml'),),
     parameters={'robot_file': Arg('robot'), 'motor_port': Arg('motor_port'),
-                'sensor_port': Arg('sensor_port'), 'frame_prefix': FramePrefix()},
+                'sensor_port': Arg('sensor_port'), 'motor_device': Arg('motor_device'),
+                'sensor_device': Arg('sensor_device'), 'frame_prefix': FramePrefix()},
     lifecycle=True)
 
 # Nothing in the hardware stack publishes tip_link (the laser measures a position only,
@@ -377,8 +385,8 @@ STACKS: dict[str, Stack] = {
         name='hardware',
         description='real robot: hardware bridge (serial motor driver and tip sensor), tension '
                     'or displacement controller, robot_state_publisher, RViz',
-        arguments=(ROBOT, MOTOR_PORT, SENSOR_PORT, CONTROLLER, RVIZ, NAMESPACE, FRAME_PREFIX,
-                   AUTOSTART),
+        arguments=(ROBOT, MOTOR_PORT, SENSOR_PORT, MOTOR_DEVICE, SENSOR_DEVICE, CONTROLLER,
+                   RVIZ, NAMESPACE, FRAME_PREFIX, AUTOSTART),
         # the tip is measured by the laser (tip/measured), not simulated (tip/pose)
         nodes=(HARDWARE_BRIDGE, _with_parameters(
                    _on_wall_clock(_tension_controller_chosen(TENSION_CONTROLLER)),

@@ -33,6 +33,9 @@ from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 
+MOTOR_KINDS = ('tdcr-motor-v1', 'dynamixel')
+SENSOR_KINDS = ('tdcr-laser-v1', 'keyence-lkg')
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -42,7 +45,11 @@ def register(subparsers) -> None:
                     'devices, backed by the quasi-static model of the robot. PORT is pty (a '
                     'new pseudo-terminal, its path is printed), pty:LINK (the same plus a '
                     'symlink LINK that survives --disconnect-every), tcp:[HOST:]PORT (the '
-                    'bridge opens socket://HOST:PORT), none, or a serial device to open.')
+                    'bridge opens socket://HOST:PORT), none, or a serial device to open. A '
+                    'prefix picks the device: dynamixel:PORT (X-series servos, Protocol 2.0, '
+                    'IDs 1..n) or tdcr-motor-v1:PORT for --motors, keyence-lkg:PORT (LK-G '
+                    'style controller, heads on y and z of the sensor frame) or '
+                    'tdcr-laser-v1:PORT for --sensor.')
     parser.add_argument('--motors', metavar='PORT', default='pty',
                         help='motor driver port (default: pty)')
     parser.add_argument('--sensor', metavar='PORT', default='pty',
@@ -90,9 +97,12 @@ def run(args) -> int:
                              robot.base.frame_id)
     except (RobotDescriptionError, MountingError) as error:
         raise command_error(error) from None
-    endpoints = {}
+    endpoints, kinds = {}, {}
     try:
-        for device, spec in (('motors', args.motors), ('sensor', args.sensor)):
+        for device, spec, known in (('motors', args.motors, MOTOR_KINDS),
+                                    ('sensor', args.sensor, SENSOR_KINDS)):
+            kind, _, rest = spec.partition(':')
+            kinds[device], spec = (kind, rest) if kind in known else (known[0], spec)
             endpoints[device] = None if spec == 'none' else open_endpoint(spec)
     except ValueError as error:
         for endpoint in endpoints.values():
@@ -104,7 +114,8 @@ def run(args) -> int:
         sensor_rate=args.sensor_rate, time_constant=args.time_constant, noise=args.noise,
         dropout=args.dropout, seed=args.seed,
         faults=Faults(drop_byte=args.drop_byte, corrupt_checksum=args.corrupt_checksum,
-                      garbage=args.garbage, split=args.split))
+                      garbage=args.garbage, split=args.split),
+        motor_device=kinds['motors'], sensor_device=kinds['sensor'])
     with rig:
         for device in rig.threads:
             print(f'{device}: {rig.path(device)}', flush=True)
@@ -122,6 +133,10 @@ def run(args) -> int:
         except KeyboardInterrupt:
             pass
     counts = rig.motor.counts
-    print(f'done: {counts["received"]} commands received, {counts["applied"]} applied, '
-          f'{counts["rejected"]} rejected; {rig.sensor.samples} tip samples sent', flush=True)
+    if kinds['motors'] == 'dynamixel':
+        print(f'done: {counts["instructions"]} instruction packets, {counts["bad_crc"]} with a '
+              f'bad CRC, {counts["replies"]} status packets', flush=True)
+    else:
+        print(f'done: {counts["received"]} commands received, {counts["applied"]} applied, '
+              f'{counts["rejected"]} rejected', flush=True)
     return 0

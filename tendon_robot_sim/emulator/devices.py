@@ -169,6 +169,10 @@ class MotorDriverDevice:
 
     def step(self, now: float) -> list[bytes]:
         """Advance the motors to ``now`` [s]; returns one status frame per channel."""
+        return [self.protocol.encode(s) for s in self.advance(now)]
+
+    def advance(self, now: float) -> list[motor.ChannelStatus]:
+        """Advance the motors to ``now`` [s]; returns the status of every channel."""
         with self._lock:
             dt = 0.0 if self._time is None else max(0.0, now - self._time)
             self._time = now
@@ -197,7 +201,7 @@ class MotorDriverDevice:
                 channel=i, mode=self.modes[i], displacement=float(self.displacements[i]),
                 velocity=float(self.velocities[i]), tension=float(self.tensions[i]),
                 faults=int(self.faults[i])) for i in range(self.channels)]
-        return [self.protocol.encode(s) for s in statuses]
+        return statuses
 
     def _target_tensions(self) -> tuple[np.ndarray, np.ndarray]:
         """Tension each motor servoes to [N], and which channels cannot reach their target."""
@@ -215,6 +219,12 @@ class MotorDriverDevice:
 
     def _in_displacement(self) -> np.ndarray:
         return np.array([m == motor.DISPLACEMENT for m in self.modes])
+
+    def set_targets(self, modes: list[str], targets: np.ndarray) -> None:
+        """Servo every channel to ``targets`` (N or m per ``modes``), as a command would."""
+        with self._lock:
+            self.modes = list(modes)
+            self.targets = np.asarray(targets, dtype=float).copy()
 
     def inject_fault(self, channel: int, flags: int) -> None:
         """Raise fault ``flags`` on ``channel`` from the next status on (0 clears)."""
@@ -334,12 +344,13 @@ class FaultInjector:
     def write(self, frame: bytes) -> None:
         faults, rng, counts = self.faults, self.rng, self.counts
         counts.frames += 1
-        star = frame.rindex(b'*')
+        # The damage below knows the NMEA-style frames; binary frames pass with no faults set.
         if rng.random() < faults.drop_byte:
-            i = int(rng.integers(1, star))
+            i = int(rng.integers(1, frame.rindex(b'*')))
             frame = frame[:i] + frame[i + 1:]
             counts.dropped_bytes += 1
         elif rng.random() < faults.corrupt_checksum:
+            star = frame.rindex(b'*')
             wrong = int(frame[star + 1:star + 3], 16) ^ int(rng.integers(1, 256))
             frame = frame[:star + 1] + b'%02X' % wrong + frame[star + 3:]
             counts.corrupted_checksums += 1

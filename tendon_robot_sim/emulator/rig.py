@@ -21,7 +21,9 @@ import logging
 
 from tendon_robot_sim.emulator.devices import (DeviceThread, Faults, LaserSensorDevice,
                                                MotorDriverDevice)
+from tendon_robot_sim.emulator.dynamixel import DynamixelChain
 from tendon_robot_sim.emulator.endpoints import Endpoint
+from tendon_robot_sim.emulator.keyence import KeyenceController
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import Robot
 from tendon_robot_sim.protocol.mounting import SensorMount
@@ -53,18 +55,29 @@ class EmulatedRig:
         Seed of the sensor noise; the fault injectors use ``seed + 1`` and ``seed + 2``.
     faults : Faults or None
         Damage to the frames both devices send (its own seed is replaced as above).
+    motor_device : str
+        ``tdcr-motor-v1`` (the package's motor driver) or ``dynamixel`` (a chain of
+        X-series servos, IDs 1..n; ``status_rate`` is then the rate of its mechanics).
+    sensor_device : str
+        ``tdcr-laser-v1`` (streams at ``sensor_rate``) or ``keyence-lkg`` (an LK-G
+        style controller answering ``M0``; heads on y and z of the sensor frame).
 
     """
 
     def __init__(self, robot: Robot, mount: SensorMount, motors: Endpoint | None,
                  sensor: Endpoint | None, status_rate: float = 50.0, sensor_rate: float = 50.0,
                  time_constant: float = 0.05, noise: float = 0.0, dropout: float = 0.0,
-                 seed: int = 0, faults: Faults | None = None):
+                 seed: int = 0, faults: Faults | None = None,
+                 motor_device: str = 'tdcr-motor-v1', sensor_device: str = 'tdcr-laser-v1'):
         self.plant = Plant(robot)
         faults = faults or Faults()
-        self.motor = MotorDriverDevice(self.plant, time_constant=time_constant)
-        self.sensor = LaserSensorDevice(self.plant, mount, noise=noise, dropout=dropout,
-                                        seed=seed)
+        self.motor = (DynamixelChain(self.plant, time_constant=time_constant)
+                      if motor_device == 'dynamixel'
+                      else MotorDriverDevice(self.plant, time_constant=time_constant))
+        self.sensor = (KeyenceController(self.plant, mount, noise=noise * 1e3, seed=seed)
+                       if sensor_device == 'keyence-lkg'
+                       else LaserSensorDevice(self.plant, mount, noise=noise, dropout=dropout,
+                                              seed=seed))
         self.threads: dict[str, DeviceThread] = {}
         if motors is not None:
             self.threads['motors'] = DeviceThread(

@@ -81,10 +81,12 @@ from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
-from tendon_robot_sim.protocol.drivers import (DELIVERED, MotorDriver, PENDING, REJECTED,
-                                               TipSensorDriver)
+from tendon_robot_sim.protocol.devices import (DYNAMIXEL, motor_bus, MOTOR_DEVICES, MotorBus,
+                                               SENSOR_DEVICES, tip_sensor, TipSensor)
+from tendon_robot_sim.protocol.drivers import DELIVERED, PENDING, REJECTED
 from tendon_robot_sim.protocol.framing import ProtocolError
-from tendon_robot_sim.protocol.laser import SENSOR_DEVICES, TdcrLaserV1
+from tendon_robot_sim.protocol.keyence import Heads
+from tendon_robot_sim.protocol.laser import TdcrLaserV1
 from tendon_robot_sim.protocol.link import CONNECTED
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 from tendon_robot_sim.ros import topics
@@ -92,6 +94,7 @@ from tendon_robot_sim.ros.messages import joint_state_msg, point_msg
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_frame_prefix,
                                              check_pretension, ConfigurationError, declare,
                                              FRAME_PREFIX, Param)
+from tendon_robot_sim.ros.plausibility import Plausibility, tension_problem, tip_problem
 from tendon_robot_sim.ros.runner import run_node
 
 NODE_NAME = 'hardware_bridge'
@@ -106,13 +109,29 @@ PARAMS = (
     FRAME_PREFIX,
     Param('motor_port', '/dev/ttyUSB0', '', 'motor driver port: device path, '
           'socket://host:port or loop://'),
-    Param('motor_baudrate', 115200, 'baud', 'motor driver line speed', range=(1200, 4000000)),
-    Param('motor_device', motor.TdcrMotorV1.name, '', 'motor driver protocol',
-          choices=tuple(motor.MOTOR_DEVICES)),
+    Param('motor_baudrate', 115200, 'baud', 'motor driver line speed (dynamixel: 57600 .. '
+          '4000000, a rate the Dynamixel SDK opens)', range=(1200, 4500000)),
+    Param('motor_device', motor.TdcrMotorV1.name, '', 'motor protocol: tdcr-motor-v1 (the '
+          "package's own, docs/hardware.md) or dynamixel (X-series servos, Protocol 2.0)",
+          choices=MOTOR_DEVICES),
+    Param('dynamixel_file', '', '', 'servo ID, pulley, direction, current limit and '
+          'current -> tension calibration per tendon (motor_device dynamixel); empty: the '
+          'package config/dynamixel.yaml'),
+    Param('safe_torque_off', False, '', 'dynamixel: deactivate switches the servo torque off '
+          'instead of holding the pretension'),
     Param('sensor_port', '/dev/ttyUSB1', '', 'tip sensor port; empty: no tip sensor'),
     Param('sensor_baudrate', 115200, 'baud', 'tip sensor line speed', range=(1200, 4000000)),
-    Param('sensor_device', TdcrLaserV1.name, '', 'tip sensor protocol',
-          choices=tuple(SENSOR_DEVICES)),
+    Param('sensor_device', TdcrLaserV1.name, '', 'tip sensor protocol: tdcr-laser-v1 '
+          '(streaming) or keyence-lkg (LK-G style, polled at state_rate)',
+          choices=SENSOR_DEVICES),
+    Param('sensor_timeout', 0.05, 's', 'keyence-lkg: wait for the answer to one request',
+          range=(0.001, 1.0)),
+    Param('keyence_axes', [1, 2], '', 'keyence-lkg: sensor-frame axis (0 x, 1 y, 2 z) that '
+          'head 1 and head 2 measure'),
+    Param('keyence_signs', [1, 1], '', 'keyence-lkg: +1 if a head reads positive towards +axis'),
+    Param('keyence_offsets', [0.0, 0.0], 'm', 'keyence-lkg: coordinate where each head reads 0'),
+    Param('keyence_third', 0.11, 'm', 'keyence-lkg: the unmeasured coordinate of the tip '
+          '(along the robot; 0.11 m: the default URDF and robot)'),
     Param('min_tension', 0.5, 'N', 'pretension: lowest tension ever commanded, and the '
           'safe state of every tendon', range=(0.0, 1000.0)),
     Param('min_displacement', -0.01, 'm', 'lowest displacement ever commanded',
@@ -127,7 +146,8 @@ PARAMS = (
           'published from what the devices reported', range=(1.0, 1000.0)),
     Param('diagnostics_rate', 1.0, 'Hz', 'diagnostics publish rate', range=(0.1, 10.0)),
     Param('stale_timeout', 0.5, 's', 'a connected link that sent nothing valid for this long '
-          'is reported stale (WARN)', range=(0.01, 60.0)),
+          'is reported stale (WARN); dynamixel: a servo silent this long is lost (ERROR, stop)',
+          range=(0.01, 60.0)),
     Param('ack_timeout', 0.1, 's', 'wait for the motor driver to acknowledge a command before '
           're-sending it', range=(0.001, 10.0)),
     Param('max_retries', 3, '', 're-sends of one unacknowledged command (after 1, 2, 4 ... '
@@ -143,6 +163,12 @@ PARAMS = (
           range=(0.01, 60.0)),
     Param('reconnect_backoff', 2.0, 's', 'longest wait between attempts to reopen a lost port '
           '(starts at 0.05 s, doubles)', range=(0.05, 60.0)),
+    Param('tension_margin', 0.2, '', 'a reported tension outside [-margin, 1 + margin] x '
+          'max_tension is implausible (an invalid sample)', range=(0.0, 10.0)),
+    Param('workspace_margin', 0.2, '', 'a tip farther than (1 + margin) x the rod length from '
+          'the base is implausible (an invalid sample)', range=(0.0, 10.0)),
+    Param('implausible_timeout', 0.5, 's', 'implausible readings for this long: ERROR and the '
+          'safe state (latched until ~/resume)', range=(0.01, 60.0)),
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints in'),
     Param('state_topic', topics.TENDON_STATE.name, '', 'tendon state out'),
     Param('tip_topic', topics.TIP_MEASURED.name, '', 'measured tip position out'),
@@ -193,8 +219,8 @@ class HardwareBridgeNode(LifecycleNode):
         self.names = self.robot.tendon_names
         self.max_tensions = self.robot.max_tensions
         self.safe_command = (motor.TENSION, np.full(len(self.names), config.min_tension))
-        self.motors: MotorDriver | None = None     # open from configure to cleanup
-        self.sensor: TipSensorDriver | None = None
+        self.motors: MotorBus | None = None     # open from configure to cleanup
+        self.sensor: TipSensor | None = None
 
         self._active = False
         self._setpoint: tuple[str, np.ndarray] | None = None   # newest valid, clamped
@@ -209,6 +235,9 @@ class HardwareBridgeNode(LifecycleNode):
         self._resends = 0
         self._watchdog_tripped = False
         self._stopped = False
+        self._fault = ''   # the device fault that latched the stop
+        self._plausible = {'motors': Plausibility(config.implausible_timeout),
+                           'sensor': Plausibility(config.implausible_timeout)}
         self._rejected = 0
         self._clamped = 0
         self._last_status_stamp = -np.inf
@@ -253,13 +282,15 @@ class HardwareBridgeNode(LifecycleNode):
         c = self.config
         link = {'read_timeout': 0.01, 'backoff': (0.05, c.reconnect_backoff)}
         try:
-            # No blind re-send after a reconnect: the bridge ramps from what the device reports.
-            self.motors = MotorDriver(c.motor_port, len(self.names), c.motor_device,
-                                      ack_timeout=c.ack_timeout, max_retries=c.max_retries,
-                                      resend_on_reconnect=False, baudrate=c.motor_baudrate,
-                                      **link)
-            self.sensor = TipSensorDriver(c.sensor_port, c.sensor_device,
-                                          baudrate=c.sensor_baudrate, **link) \
+            self.motors = motor_bus(
+                c.motor_device, c.motor_port, self.max_tensions, c.motor_baudrate,
+                c.ack_timeout, c.max_retries, c.command_rate,
+                c.dynamixel_file or share_dir() / 'config' / 'dynamixel.yaml',
+                c.safe_torque_off, c.stale_timeout, **link)
+            heads = Heads(tuple(c.keyence_axes), tuple(c.keyence_signs),
+                          tuple(c.keyence_offsets), c.keyence_third)
+            self.sensor = tip_sensor(c.sensor_device, c.sensor_port, c.sensor_baudrate,
+                                     c.state_rate, c.sensor_timeout, heads, **link) \
                 if c.sensor_port else None
         except ValueError as error:
             self._close_ports()
@@ -293,6 +324,7 @@ class HardwareBridgeNode(LifecycleNode):
         self._ramp_after = time.monotonic()
         self._watchdog_tripped = False
         self._active = True
+        self.motors.enable(self.safe_command[1])
         self.get_logger().info('active: following setpoints'
                                + (' once ~/resume releases ~/stop' if self._stopped else ''))
         return super().on_activate(state)
@@ -302,6 +334,7 @@ class HardwareBridgeNode(LifecycleNode):
         self._active = False
         self._setpoint = None
         self._command(self.safe_command, time.monotonic())
+        self.motors.disable()
         self.get_logger().info('inactive: safe state commanded '
                                f'({self.config.min_tension:g} N on every tendon)')
         return super().on_deactivate(state)
@@ -344,7 +377,7 @@ class HardwareBridgeNode(LifecycleNode):
         check_pretension(c.min_tension, self.robot)
         too_high = {t.name: t.max_tension for t in self.robot.tendons
                     if t.max_tension > motor.MAX_WIRE_TENSION}
-        if too_high:
+        if too_high and c.motor_device != DYNAMIXEL:
             raise ConfigurationError(
                 f'robot_file: max_tension {too_high} N exceeds what {c.motor_device} can '
                 f'command ({motor.MAX_WIRE_TENSION:g} N)')
@@ -413,6 +446,7 @@ class HardwareBridgeNode(LifecycleNode):
         now = time.monotonic()
         dt, self._tick = min(now - self._tick, 2.0 / self.config.command_rate), now
         self._track_link()
+        self._check_fault()
         if not self._active:
             if self._sent is not None:
                 self._command(self.safe_command, now)   # held until delivered (deactivate)
@@ -431,6 +465,20 @@ class HardwareBridgeNode(LifecycleNode):
             command = self._ramp(self._setpoint, dt)
             if command is not None:
                 self._command(command, now)
+
+    def _check_fault(self) -> None:
+        """Latch the stop on a device fault (a servo's hardware error, a lost servo)."""
+        fault = self.motors.fault()
+        now = time.monotonic()
+        for device, check in self._plausible.items():
+            if not fault and check.sustained(now):
+                fault = f'{device}: {check.last} for more than {check.hold:g} s'
+        if fault and fault != self._fault:
+            self._fault = fault
+            self._stopped = True
+            self._setpoint = None
+            self.get_logger().error(f'motor fault: {fault}; safe state commanded, setpoints '
+                                    'ignored until ~/resume')
 
     def _track_link(self) -> None:
         """Restart the ramp from the device's report after a reconnect."""
@@ -459,8 +507,8 @@ class HardwareBridgeNode(LifecycleNode):
     def _ramp_start(self, mode: str) -> np.ndarray | None:
         """Where the device is in ``mode`` (its status, within the limits), if it said lately."""
         status = self.motors.status()
-        if status is None or status.oldest <= self._ramp_after:
-            return None
+        if status is None or status.oldest <= self._ramp_after or self._implausible(status):
+            return None   # never from a reading that cannot be physical
         if mode == motor.TENSION:
             return np.clip(status.tensions, self.config.min_tension, self.max_tensions)
         return np.clip(status.displacements, self.config.min_displacement,
@@ -509,6 +557,9 @@ class HardwareBridgeNode(LifecycleNode):
 
     def _on_resume(self, request, response):
         was_stopped, self._stopped = self._stopped, False
+        self._fault = ''
+        if self.motors is not None:
+            self.motors.clear_fault()   # one that persists is reported and latched again
         self._setpoint = None
         self._setpoint_time = time.monotonic()
         response.success = True
@@ -524,19 +575,32 @@ class HardwareBridgeNode(LifecycleNode):
         status = self.motors.status()
         if status is not None and status.stamp > self._last_status_stamp:
             self._last_status_stamp = status.stamp
-            stamp = _stamp(now_ros, now - status.stamp)
-            self.state_pub.publish(joint_state_msg(
-                self.names, status.displacements, status.velocities, status.tensions, stamp))
+            if self._plausible['motors'].update(self._implausible(status), now):
+                self.state_pub.publish(joint_state_msg(
+                    self.names, status.displacements, status.velocities, status.tensions,
+                    _stamp(now_ros, now - status.stamp)))
+            else:
+                self._warn('implausible motors', f'motors: {self._plausible["motors"].last}; '
+                           'not published')
         if self.sensor is None:
             return
         frame = self.config.frame_prefix + self.robot.base.frame_id
+        reach = (1.0 + self.config.workspace_margin) * self.robot.rod.length
         for sample, rx_time in self.sensor.measurements():
             if not sample.valid:
                 continue
+            tip = self.mount.to_base(sample.position)
+            if not self._plausible['sensor'].update(tip_problem(tip, reach), now):
+                self._warn('implausible sensor', f'tip sensor: {self._plausible["sensor"].last}'
+                           '; not published')
+                continue
             stamp = _stamp(now_ros, now - rx_time)
-            self.tip_pub.publish(PointStamped(
-                header=Header(stamp=stamp, frame_id=frame),
-                point=point_msg(self.mount.to_base(sample.position))))
+            self.tip_pub.publish(PointStamped(header=Header(stamp=stamp, frame_id=frame),
+                                              point=point_msg(tip)))
+
+    def _implausible(self, status) -> str:
+        return tension_problem(status.tensions, self.max_tensions, self.config.tension_margin,
+                               self.names)
 
     # ------------------------------------------------------------------ diagnostics
 
@@ -573,15 +637,16 @@ class HardwareBridgeNode(LifecycleNode):
             ('retransmits', commands.retransmits), ('ack_timeouts', commands.ack_timeouts),
             ('last_acked_seq', commands.last_acked_seq), ('resends', self._resends)]
         if status is not None:
-            faults = {name: motor.fault_names(int(f))
+            faults = {name: self.motors.fault_names(int(f))
                       for name, f in zip(self.names, status.faults) if f}
             values += [(f'faults {name}', ', '.join(f)) for name, f in faults.items()]
             values += [(f'mode {name}', m) for name, m in zip(self.names, status.modes)]
             if faults and level != DiagnosticStatus.ERROR:
                 level, message = DiagnosticStatus.ERROR, f'motor faults: {faults}'
-        return _status(f'{self.get_fully_qualified_name()}: motor driver',
-                       self.config.motor_port, level, message,
-                       values)
+        level, message = self._plausibility_level('motors', level, message, values)
+        if self._fault:
+            level, message = DiagnosticStatus.ERROR, f'fault, stopped: {self._fault}'
+        return self._status('motor driver', self._motor_id(), level, message, values)
 
     def _sensor_diagnostics(self) -> DiagnosticStatus:
         link, samples = self.sensor.statistics()
@@ -589,9 +654,9 @@ class HardwareBridgeNode(LifecycleNode):
         values = _link_values(link) + [
             ('samples', samples.samples), ('invalid', samples.invalid), ('lost', samples.lost),
             ('overflow', samples.overflow)]
-        return _status(f'{self.get_fully_qualified_name()}: tip sensor',
-                       self.config.sensor_port, level, message,
-                       values)
+        level, message = self._plausibility_level('sensor', level, message, values)
+        return self._status('tip sensor', f'{self.config.sensor_device} on '
+                            f'{self.config.sensor_port}', level, message, values)
 
     def _safety_diagnostics(self) -> DiagnosticStatus:
         age = time.monotonic() - self._setpoint_time
@@ -609,9 +674,28 @@ class HardwareBridgeNode(LifecycleNode):
                   ('clamped_setpoints', self._clamped),
                   ('last_sent', '' if self._sent is None else
                    f'{self._sent[0]} {np.round(self._sent[1], 6).tolist()}')]
-        # the safety state governs the motors: their port identifies the robot
-        return _status(f'{self.get_fully_qualified_name()}: safety', self.config.motor_port,
-                       level, message, values)
+        # The safety status guards the motors: it names them, so two robots are told apart.
+        return self._status('safety', self._motor_id(), level, message, values)
+
+    def _plausibility_level(self, device: str, level: bytes, message: str,
+                            values: list) -> tuple[bytes, str]:
+        """WARN while ``device`` reports implausible readings (ERROR comes with the stop)."""
+        check = self._plausible[device]
+        values.append(('implausible', check.count))
+        if check.since is not None and level == DiagnosticStatus.OK:
+            return DiagnosticStatus.WARN, check.last
+        return level, message
+
+    def _motor_id(self) -> str:
+        return f'{self.config.motor_device} on {self.config.motor_port}'
+
+    def _status(self, name: str, hardware_id: str, level: bytes, message: str,
+                values: list[tuple[str, object]]) -> DiagnosticStatus:
+        # '<node>: <status>' as diagnostic_updater names them, with the namespace: two
+        # bridges in two namespaces never publish the same name.
+        return DiagnosticStatus(level=level, name=f'{self.get_fully_qualified_name()}: {name}',
+                                message=message, hardware_id=hardware_id,
+                                values=[KeyValue(key=k, value=str(v)) for k, v in values])
 
     # ------------------------------------------------------------------ helpers
 
@@ -633,7 +717,7 @@ class HardwareBridgeNode(LifecycleNode):
         super().destroy_node()
 
 
-def _open(driver: MotorDriver | TipSensorDriver, timeout: float) -> str:
+def _open(driver: MotorBus | TipSensor, timeout: float) -> str:
     """Start ``driver`` and wait for its first attempt to open the port: '' or why it failed."""
     driver.start()
     deadline = time.monotonic() + timeout
@@ -674,12 +758,6 @@ def _link_values(link) -> list[tuple[str, object]]:
             ('frames_sent', link.frames_sent), ('reconnects', link.reconnects),
             ('connect_failures', link.connect_failures), ('last_rx_age', f'{age:.3f}'),
             ('last_error', link.last_error)]
-
-
-def _status(name: str, hardware_id: str, level: bytes, message: str,
-            values: list[tuple[str, object]]) -> DiagnosticStatus:
-    return DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
-                            values=[KeyValue(key=k, value=str(v)) for k, v in values])
 
 
 def main(args=None) -> int:

@@ -178,6 +178,23 @@ class MotorDriver:
     def connected(self) -> bool:
         return self.link.connected
 
+    # The streaming device has no torque switch and reports its faults in every status.
+    def enable(self, safe_tensions: Sequence[float]) -> None:
+        """Activate: nothing to switch on; the owner's commands drive the device."""
+
+    def disable(self) -> None:
+        """Deactivate: nothing to switch off; the owner commands the safe state."""
+
+    def fault(self) -> str:
+        """Return '': the device's faults arrive as flags in its status (``fault_names``)."""
+        return ''
+
+    def clear_fault(self) -> None:
+        """Nothing is latched here."""
+
+    def fault_names(self, bits: int) -> list[str]:
+        return motor.fault_names(bits)
+
     # ------------------------------------------------------------------ commands
 
     def command_tensions(self, tensions: Sequence[float]) -> int:

@@ -64,6 +64,16 @@ class LinkStatistics:
     last_error: str = ''
 
 
+@dataclass(frozen=True)
+class LinkView:
+    """The link counters of a device whose ``statistics()`` returns them first."""
+
+    device: Any
+
+    def statistics(self) -> LinkStatistics:
+        return self.device.statistics()[0]
+
+
 class SerialLink:
     """
     Keep one device connected, decode what it sends, write what the owner queues.

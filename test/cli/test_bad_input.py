@@ -157,6 +157,24 @@ CASES = [
     ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
     # warmup takes no arguments (its cache folder check: test/cli/test_warmup_cli.py)
     (['warmup', '--fast'], BAD, 'unrecognized arguments: --fast'),
+    # hardware: a port that is not there, baud rates the SDK does not open, currents
+    (['hardware', 'scan', '--port', '{missing}', '--baud', '57600'], BAD, 'cannot open'),
+    (['hardware', 'scan', '--port', '{missing}', '--baud', '12345'], BAD, 'not among the rates'),
+    (['hardware', 'scan', '--port', '{missing}', '--baud', 'nan'], BAD, '--baud: item 0'),
+    (['hardware', 'calibrate-tension', '--port', '{missing}', '--baud', '-1'], BAD,
+     'argument --baud'),
+    (['hardware', 'calibrate-tension', '--port', '{missing}', '--currents', '0.1'], BAD,
+     'at least two steps'),
+    (['hardware', 'calibrate-tension', '--port', '{missing}', '--currents', '0.1,-1'], BAD,
+     '--currents: numbers > 0'),
+    (['hardware', 'calibrate-tension', '--port', '{missing}', '--currents', '0.1,inf'], BAD,
+     '--currents: item 1'),
+    (['hardware', 'calibrate-tension', '--port', '{missing}', '--currents', '0.1,9'], BAD,
+     'above the current_limit'),
+    (['hardware', 'calibrate-tension', '--port', '{missing}', '--config', '{binary}'], BAD,
+     '--config'),
+    (['hardware', 'calibrate-tension', '--port', '{missing}', '--config', '{list}'], BAD,
+     '--config'),
 ]
 
 

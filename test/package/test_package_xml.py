@@ -25,7 +25,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # Import names that are ROS packages (rosdep key = the name); others map to python3-* keys.
 ROS_PREFIXES = ('rclpy', 'rcl_interfaces', 'builtin_interfaces', 'ament_index_python',
-                'launch', 'launch_ros')
+                'launch', 'launch_ros', 'dynamixel_sdk')
 PYTHON_KEYS = {'numpy': 'python3-numpy', 'scipy': 'python3-scipy', 'yaml': 'python3-yaml',
                'serial': 'python3-serial', 'matplotlib': 'python3-matplotlib',
                'tqdm': 'python3-tqdm', 'numba': 'python3-numba'}

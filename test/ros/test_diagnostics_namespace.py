@@ -52,16 +52,17 @@ def test_namespaced_bridge_publishes_absolute_diagnostics(tmp_path):
         try:
             spin_until(executor, lambda: arrays and arrays[-1].status, 'a diagnostic array',
                        timeout=15.0)
-            statuses = {status.name: status.hardware_id for status in arrays[-1].status}
-            # named as diagnostic_updater names them: the node's fully qualified name first,
-            # so two robots' bridges never share a status name
-            assert set(statuses) == {'/left_arm/hardware_bridge: motor driver',
-                                     '/left_arm/hardware_bridge: tip sensor',
-                                     '/left_arm/hardware_bridge: safety'}, statuses
-            # and every status says which device it speaks of: its port
-            assert statuses['/left_arm/hardware_bridge: tip sensor'] == rig.path('sensor')
-            assert statuses['/left_arm/hardware_bridge: motor driver'] == rig.path('motors')
-            assert statuses['/left_arm/hardware_bridge: safety'] == rig.path('motors')
+            statuses = arrays[-1].status
+            # '<fully qualified node name>: <status>', as diagnostic_updater names them, so a
+            # second robot's bridge in another namespace cannot publish the same names.
+            assert sorted(s.name for s in statuses) == [
+                '/left_arm/hardware_bridge: motor driver', '/left_arm/hardware_bridge: safety',
+                '/left_arm/hardware_bridge: tip sensor']
+            # ... and every status says which device it is about (issue 22, item 7).
+            ids = {s.name.rpartition(': ')[2]: s.hardware_id for s in statuses}
+            assert ids == {'motor driver': f'tdcr-motor-v1 on {rig.path("motors")}',
+                           'safety': f'tdcr-motor-v1 on {rig.path("motors")}',
+                           'tip sensor': f'tdcr-laser-v1 on {rig.path("sensor")}'}
         finally:
             executor.shutdown()
             for node in (bridge, aggregator):

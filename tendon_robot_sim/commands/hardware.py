@@ -1,0 +1,159 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim hardware``: tools for the real tendon servos (Dynamixel X-series).
+
+``scan`` broadcast-pings a port at the usual baud rates and lists every servo's
+ID, model and firmware (as Dynamixel Wizard's scan does). ``calibrate-tension``
+fits the current -> tension calibration of each channel from load-cell readings
+and writes it, with the fit's RMS residual, into the Dynamixel bus file.
+"""
+
+import math
+from pathlib import Path
+import sys
+
+import numpy as np
+
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.commands import (CommandError, parse_values,
+                                       positive_int)
+from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.devices import load_dynamixel_channels
+from tendon_robot_sim.protocol.dynamixel_bus import BusError, hold_and_measure, scan
+import yaml
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser('hardware', help='scan for and calibrate the tendon servos',
+                                   description='Tools for Dynamixel X-series tendon servos '
+                                               '(Protocol 2.0) on a U2D2 or another port.')
+    tools = parser.add_subparsers(dest='tool', required=True, metavar='TOOL')
+    found = tools.add_parser('scan', help='list the servos on a port',
+                             description='Broadcast-ping PORT at each baud rate and list the '
+                                         'servos that answer: ID, model, firmware.')
+    found.add_argument('--port', required=True, help='serial port (/dev/ttyUSB0)')
+    found.add_argument('--baud', default=','.join(str(b) for b in dxl.SDK_BAUD_RATES),
+                       help='comma-separated baud rates to try (default: %(default)s)')
+    found.set_defaults(func=run_scan)
+    fit = tools.add_parser(
+        'calibrate-tension', help='fit current -> tension per channel from a load cell',
+        description='For each channel: drive the servo at each --currents value (current '
+                    'control) with the tendon tied to a load cell, ask for the load cell '
+                    'reading [N] (one answer per line on stdin, or from --answers FILE), fit '
+                    'tension = gain * current + offset, and write gain, offset and the RMS '
+                    'residual into the Dynamixel bus file.')
+    fit.add_argument('--port', required=True, help='serial port (/dev/ttyUSB0)')
+    fit.add_argument('--baud', type=positive_int, default=1000000,
+                     help='baud rate (default: 1000000)')
+    fit.add_argument('--config', type=Path, default=None, metavar='FILE',
+                     help='Dynamixel bus file to update (default: the package '
+                          'config/dynamixel.yaml; give your own copy)')
+    fit.add_argument('--currents', default='0.02,0.05,0.1,0.15', metavar='A,A,...',
+                     help='goal currents of the steps [A] (default: %(default)s)')
+    fit.add_argument('--answers', type=Path, default=None, metavar='FILE',
+                     help='load cell readings [N], one per line, in the order asked '
+                          '(default: stdin)')
+    fit.set_defaults(func=run_calibrate)
+
+
+def _positive_numbers(text: str, option: str) -> list[float]:
+    """Return the comma-separated numbers of ``option``, each > 0, or raise CommandError."""
+    values = parse_values(text, option)
+    if isinstance(values, dict):
+        raise CommandError(f'{option}: numbers, not name=value pairs, got {text!r}')
+    if not all(v > 0 for v in values):
+        raise CommandError(f'{option}: numbers > 0, got {text!r}')
+    return values
+
+
+def run_scan(args) -> int:
+    bauds = [int(b) for b in _positive_numbers(args.baud, '--baud')]
+    unknown = [b for b in bauds if b not in dxl.SDK_BAUD_RATES]
+    if unknown:
+        raise CommandError(f'--baud: {unknown} not among the rates the SDK opens '
+                           f'{list(dxl.SDK_BAUD_RATES)}')
+    try:
+        found = scan(args.port, bauds)
+    except BusError as error:
+        raise CommandError(f'--port: {error}') from None
+    if not found:
+        raise CommandError(f'no Dynamixel answered on {args.port} at {bauds} baud '
+                           '(power, wiring, Protocol 2.0?)')
+    for baud, servos in found.items():
+        for servo_id, (model, firmware) in sorted(servos.items()):
+            print(f'{baud} baud: ID {servo_id:3d}  {dxl.MODELS.get(model, "unknown model")} '
+                  f'(model number {model})  firmware {firmware}')
+    return 0
+
+
+def run_calibrate(args) -> int:
+    currents = _positive_numbers(args.currents, '--currents')
+    if len(currents) < 2:
+        raise CommandError('--currents: at least two steps to fit a line')
+    config = args.config or share_dir() / 'config' / 'dynamixel.yaml'
+    try:
+        channels = load_dynamixel_channels(config)
+        data = yaml.safe_load(Path(config).read_text())
+    except dxl.ChannelError as error:
+        raise CommandError(f'--config: {error}') from None
+    too_high = [c for c in currents if c > min(ch.current_limit for ch in channels)]
+    if too_high:
+        raise CommandError(f'--currents: {too_high} A above the current_limit of a channel')
+    try:
+        answers = (args.answers.read_text() if args.answers else sys.stdin.read()).split('\n')
+    except (OSError, UnicodeDecodeError) as error:
+        raise CommandError(f'--answers: cannot read: {error}') from None
+    answers = iter(a for a in answers if a.strip())
+    for k, channel in enumerate(channels):
+        measured, loads = [], []
+        for amps in currents:
+            try:
+                measured.append(hold_and_measure(args.port, args.baud, channel,
+                                                 round(channel.direction * amps
+                                                       / dxl.CURRENT_UNIT)))
+            except BusError as error:
+                raise CommandError(f'--port: {error}') from None
+            print(f'channel {k} (servo ID {channel.servo_id}) at {amps:g} A: load cell '
+                  'reading [N]? ', end='', flush=True)
+            loads.append(_answer(next(answers, None), k, amps))
+            print(f'{loads[-1]:g}')
+        gain, offset = np.polyfit(measured, loads, 1)
+        residual = float(np.sqrt(np.mean((np.polyval([gain, offset], measured) - loads) ** 2)))
+        if not gain > 0.0:
+            raise CommandError(f'channel {k}: the tension does not rise with the current '
+                               f'(gain {gain:g} N/A): check the load cell and direction')
+        data['channels'][k]['calibration'] = {'gain': round(float(gain), 6),
+                                              'offset': round(float(offset), 6),
+                                              'residual': round(residual, 6)}
+        print(f'channel {k}: tension = {gain:.4g} N/A x current + {offset:.4g} N, '
+              f'RMS residual {residual:.3g} N')
+    Path(config).write_text(yaml.safe_dump(data, sort_keys=False))
+    print(f'written to {config}')
+    return 0
+
+
+def _answer(line, channel: int, amps: float) -> float:
+    if line is None:
+        raise CommandError(f'answers: none left for channel {channel} at {amps:g} A')
+    try:
+        value = float(line)
+    except ValueError:
+        raise CommandError(f'answers: channel {channel} at {amps:g} A: {line.strip()!r} is '
+                           'not a number of newtons') from None
+    if not math.isfinite(value) or value < 0.0:
+        raise CommandError(f'answers: channel {channel} at {amps:g} A: {value} is not a '
+                           'tension >= 0 N')
+    return value

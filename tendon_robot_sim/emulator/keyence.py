@@ -1,0 +1,85 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+An emulated laser displacement controller, Keyence LK-G style, on the rig's tip.
+
+Answers ``M0<CR>`` with ``M0,<value 1>,<value 2><CR>`` (see
+:mod:`tendon_robot_sim.protocol.keyence`): each head reads the plant's tip along
+its axis of the sensor frame, ``+FFFFFFF``/``-FFFFFFF`` beyond its measuring range.
+Any other command gets ``ER,<command>,00`` (command error); it sends nothing unasked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tendon_robot_sim.emulator.plant import Plant
+from tendon_robot_sim.protocol import keyence
+from tendon_robot_sim.protocol.mounting import SensorMount
+
+
+class KeyenceController:
+    """
+    Two heads measuring the plant's tip, each within +- ``measuring_range`` [mm].
+
+    250 mm is the LK-G500's range.
+
+    ``blind(head)`` puts a head out of range (a target lost), ``blind(head, False)``
+    back in; ``noise`` is the standard deviation of each reading [mm].
+    """
+
+    def __init__(self, plant: Plant, mount: SensorMount,
+                 heads: keyence.Heads = keyence.Heads(), measuring_range: float = 250.0,
+                 noise: float = 0.0, seed: int = 0):
+        self.plant, self.mount, self.heads = plant, mount, heads
+        self.measuring_range, self.noise = measuring_range, noise
+        self.rng = np.random.default_rng(seed)
+        self.blinded = [False, False]
+        self.buffer = b''
+        self.answered = 0
+        self.errors = 0
+
+    def blind(self, head: int, out_of_range: bool = True) -> None:
+        self.blinded[head] = out_of_range
+
+    def receive(self, data: bytes) -> list[bytes]:
+        """Answer every complete command line."""
+        self.buffer += data
+        replies = []
+        while b'\r' in self.buffer:
+            line, self.buffer = self.buffer.split(b'\r', 1)
+            command = line.strip().upper()
+            if command == keyence.MEASURE:
+                replies.append(b'M0,' + b','.join(v.encode() for v in self._values()) + b'\r')
+                self.answered += 1
+            else:
+                self.errors += 1
+                replies.append(b'ER,' + command[:2] + b',00\r')
+        return replies
+
+    def _values(self) -> list[str]:
+        readings = self.heads.readings(self.mount.to_sensor(self.plant.tip_position))
+        out = []
+        for head, mm in enumerate(readings):
+            mm += self.rng.normal(0.0, self.noise) if self.noise > 0.0 else 0.0
+            if self.blinded[head] or abs(mm) > self.measuring_range:
+                out.append(('-' if mm < 0 else '+') + keyence.OUT_OF_RANGE)
+            else:
+                out.append(keyence.format_value(mm))
+        return out
+
+    def step(self, now: float) -> list[bytes]:
+        """Nothing: the controller only answers."""
+        return []

@@ -1,0 +1,166 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+One small interface per device role, so the bridge drives every device the same way.
+
+``motor_device`` picks the tendon motors: ``tdcr-motor-v1`` (the package's
+streaming protocol, :class:`~tendon_robot_sim.protocol.drivers.MotorDriver`) or
+``dynamixel`` (X-series servos through ROBOTIS's SDK,
+:class:`~tendon_robot_sim.protocol.dynamixel_bus.DynamixelBus`). Both satisfy
+:class:`MotorBus`. ``sensor_device`` picks the tip sensor: ``tdcr-laser-v1``
+(streaming, :class:`~tendon_robot_sim.protocol.drivers.TipSensorDriver`) or
+``keyence-lkg`` (polled, :class:`~tendon_robot_sim.protocol.keyence.KeyenceSensor`),
+both :class:`TipSensor`. The watchdog, ramps, safe state, delivery tracking and
+diagnostics stay in the bridge above it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+from tendon_robot_sim.protocol import dynamixel as dxl, keyence
+from tendon_robot_sim.protocol.drivers import (CommandStatistics, MotorDriver, MotorStatus,
+                                               SensorStatistics, TipSensorDriver)
+from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus
+from tendon_robot_sim.protocol.laser import TdcrLaserV1, TipMeasurement
+from tendon_robot_sim.protocol.link import LinkStatistics
+import yaml
+
+DYNAMIXEL = 'dynamixel'
+TDCR_MOTOR_V1 = 'tdcr-motor-v1'
+MOTOR_DEVICES = (TDCR_MOTOR_V1, DYNAMIXEL)
+SENSOR_DEVICES = (TdcrLaserV1.name, keyence.NAME)
+
+
+class MotorBus(Protocol):
+    """
+    The tendon motors as the bridge sees them.
+
+    configure = ``start`` (opens the port, checks the devices; its link reports
+    CONNECTED or the reason it is not), enable/safe state = ``enable`` /
+    ``disable``, command = ``command_tensions`` / ``command_displacements``
+    (with ``delivery`` of each), read = ``status``, close = ``stop``.
+    """
+
+    link: Any   # has statistics() -> LinkStatistics
+
+    connected: bool
+
+    def start(self) -> Any:
+        """Open the port and check the devices in the background."""
+
+    def stop(self, final_tensions: Sequence[float] | None = None,
+             timeout: float = 0.3) -> None:
+        """Leave the motors safe and close the port."""
+
+    def enable(self, safe_tensions: Sequence[float]) -> None:
+        """Activate (torque on holding ``safe_tensions`` [N] until commanded)."""
+
+    def disable(self) -> None:
+        """Deactivate."""
+
+    def command_tensions(self, tensions: Sequence[float]) -> int:
+        """Queue tensions [N]; return the command's sequence number."""
+
+    def command_displacements(self, displacements: Sequence[float]) -> int:
+        """Queue displacements [m]; return the command's sequence number."""
+
+    def check_command(self, mode: str, values: Sequence[float]) -> None:
+        """Raise a ProtocolError if the command cannot go to the device."""
+
+    def delivery(self, seq: int) -> str:
+        """Return what became of command ``seq`` (drivers.PENDING ...)."""
+
+    def status(self) -> MotorStatus | None:
+        """Return the newest state of every channel."""
+
+    def statistics(self) -> tuple[LinkStatistics, CommandStatistics]:
+        """Return the link and command counters."""
+
+    def fault(self) -> str:
+        """Return why the motors must be stopped ('' if nothing)."""
+
+    def clear_fault(self) -> None:
+        """Forget the fault (the next reading raises it again if it persists)."""
+
+    def fault_names(self, bits: int) -> list[str]:
+        """Return the names of the fault ``bits`` of a status."""
+
+
+def load_dynamixel_channels(path: str | Path) -> list[dxl.ServoChannel]:
+    """Read the ``channels`` of a Dynamixel bus file; ChannelError names what is wrong."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise dxl.ChannelError(f'dynamixel_file: cannot read {path}: '
+                               f'{str(error).splitlines()[0]}') from None
+    if not isinstance(data, dict) or 'channels' not in data:
+        raise dxl.ChannelError(f'dynamixel_file: {path} must be a mapping with channels')
+    return dxl.parse_channels(data['channels'], f'{path}: channels')
+
+
+def motor_bus(device: str, port: str, max_tensions: Sequence[float], baudrate: int,
+              ack_timeout: float, max_retries: int, cycle_rate: float,
+              dynamixel_file: str | Path, torque_off_when_safe: bool, lost_after: float,
+              backoff: tuple[float, float], read_timeout: float) -> MotorBus:
+    """Build the motor device ``device`` (not started); ValueError names a bad setting."""
+    if device == DYNAMIXEL:
+        channels = load_dynamixel_channels(dynamixel_file)
+        if len(channels) != len(max_tensions):
+            raise dxl.ChannelError(f'dynamixel_file: {len(channels)} channels for '
+                                   f'{len(max_tensions)} tendons')
+        return DynamixelBus(port, channels, max_tensions, baudrate=baudrate,
+                            cycle_rate=cycle_rate, torque_off_when_safe=torque_off_when_safe,
+                            backoff=backoff, lost_after=lost_after)
+    # No blind re-send after a reconnect: the bridge ramps from what the device reports.
+    return MotorDriver(port, len(max_tensions), device, ack_timeout=ack_timeout,
+                       max_retries=max_retries, resend_on_reconnect=False, baudrate=baudrate,
+                       read_timeout=read_timeout, backoff=backoff)
+
+
+class TipSensor(Protocol):
+    """
+    The tip sensor as the bridge sees it.
+
+    configure = ``start``, read = ``measurements`` (tip in the sensor frame, each
+    with its receive time), close = ``stop``.
+    """
+
+    link: Any   # has statistics() -> LinkStatistics
+    connected: bool
+
+    def start(self) -> Any:
+        """Open the port in the background."""
+
+    def stop(self) -> None:
+        """Close the port."""
+
+    def measurements(self) -> list[tuple[TipMeasurement, float]]:
+        """Return the samples since the last call (invalid ones too), oldest first."""
+
+    def statistics(self) -> tuple[LinkStatistics, SensorStatistics]:
+        """Return the link and sample counters."""
+
+
+def tip_sensor(device: str, port: str, baudrate: int, rate: float, timeout: float,
+               heads: keyence.Heads, backoff: tuple[float, float],
+               read_timeout: float) -> TipSensor:
+    """Build the tip sensor ``device`` (not started); ValueError names a bad setting."""
+    if device == keyence.NAME:
+        return keyence.KeyenceSensor(port, heads, rate=rate, timeout=timeout,
+                                     baudrate=baudrate, backoff=backoff)
+    return TipSensorDriver(port, device, baudrate=baudrate, backoff=backoff,
+                           read_timeout=read_timeout)

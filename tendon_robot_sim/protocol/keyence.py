@@ -1,0 +1,245 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Laser displacement controller, Keyence LK-G style: RS-232C command/response.
+
+From the LK-G user manual, chapter RS-232C: every command and response ends with
+CR. The host sends ``M0`` (measured values of both outputs) and the controller
+answers ``M0,<value 1>,<value 2>``; a value is a sign (``+``/``-``) and seven
+characters, right-aligned with leading zeros and a decimal point whose place
+depends on the settings (``+01.2345`` mm); out of range is ``+FFFFFFF`` or
+``-FFFFFFF``. A command it cannot execute gets ``ER,<command>,<code>`` (00
+command error, 01 status error, 20 command length error, 21 parameter count
+error, 22 invalid parameter, 88 timeout, 99 other).
+
+Two heads on orthogonal axes of the sensor frame give the tip there
+(:class:`Heads`); :class:`KeyenceSensor` polls the controller at a rate, with a
+timeout per request, and offers the same methods as
+:class:`~tendon_robot_sim.protocol.drivers.TipSensorDriver`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+import logging
+import termios
+import threading
+import time
+
+import numpy as np
+import serial
+
+from tendon_robot_sim.protocol.drivers import SensorStatistics
+from tendon_robot_sim.protocol.laser import COUNT_MAX, TipMeasurement
+from tendon_robot_sim.protocol.link import CONNECTED, DISCONNECTED, LinkStatistics, LinkView
+
+logger = logging.getLogger(__name__)
+
+NAME = 'keyence-lkg'
+MEASURE = b'M0'
+OUT_OF_RANGE = 'FFFFFFF'
+ERROR_CODES = {'00': 'command error', '01': 'status error', '20': 'command length error',
+               '21': 'parameter count error', '22': 'invalid parameter error',
+               '88': 'timeout error', '99': 'other error'}
+
+
+class KeyenceError(ValueError):
+    """A response that is not a measurement; the message says what it was."""
+
+
+def format_value(mm: float | None, decimals: int = 4) -> str:
+    """Write ``mm`` as the controller does: sign and 7 characters; None: out of range."""
+    if mm is None:
+        return '+' + OUT_OF_RANGE
+    digits = f'{abs(mm):0{7}.{decimals}f}'
+    if len(digits) > 7:
+        return ('+' if mm >= 0 else '-') + OUT_OF_RANGE
+    return ('+' if mm >= 0 else '-') + digits
+
+
+def parse_value(text: str) -> float | None:
+    """Read a value [mm]; None when out of range. KeyenceError if malformed."""
+    if len(text) != 8 or text[0] not in '+-':
+        raise KeyenceError(f'value {text!r}: not a sign and 7 characters')
+    if text[1:] == OUT_OF_RANGE:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise KeyenceError(f'value {text!r}: not a number') from None
+
+
+def parse_measurement(line: bytes) -> tuple[float | None, float | None]:
+    """Both heads' values [mm] (None: out of range) from an ``M0`` response line (no CR)."""
+    try:
+        text = line.decode('ascii')
+    except UnicodeDecodeError:
+        raise KeyenceError(f'response {line!r}: not ASCII') from None
+    parts = text.split(',')
+    if parts[0].upper() == 'ER' and len(parts) == 3:
+        raise KeyenceError(f'controller error {parts[2]} '
+                           f'({ERROR_CODES.get(parts[2], "unknown code")}) for {parts[1]}')
+    if parts[0].upper() != 'M0' or len(parts) != 3:
+        raise KeyenceError(f'response {text!r}: expected M0,<value 1>,<value 2>')
+    return parse_value(parts[1]), parse_value(parts[2])
+
+
+@dataclass(frozen=True)
+class Heads:
+    """
+    Where the two heads look: sensor-frame axis (0 x, 1 y, 2 z), sign and offset [m] each.
+
+    Head k reads ``sign_k * (tip[axis_k] - offset_k)`` [mm x 1e3]; the coordinate
+    along the third axis is not measured and is reported as ``third`` [m].
+    """
+
+    axes: tuple[int, int] = (1, 2)
+    signs: tuple[int, int] = (1, 1)
+    offsets: tuple[float, float] = (0.0, 0.0)
+    third: float = 0.11
+
+    def __post_init__(self):
+        if not len(self.axes) == len(self.signs) == len(self.offsets) == 2:
+            raise ValueError('keyence_axes, keyence_signs, keyence_offsets: two values each '
+                             '(one per head)')
+        if sorted(self.axes) not in ([0, 1], [0, 2], [1, 2]):
+            raise ValueError(f'keyence_axes: two different axes of 0, 1, 2, got {self.axes}')
+        if any(s not in (1, -1) for s in self.signs):
+            raise ValueError(f'keyence_signs: each +1 or -1, got {self.signs}')
+
+    def tip(self, values_mm: tuple[float, float]) -> np.ndarray:
+        """Tip in the sensor frame [m] from both heads' readings [mm]."""
+        tip = np.full(3, self.third)
+        for axis, sign, offset, value in zip(self.axes, self.signs, self.offsets, values_mm):
+            tip[axis] = offset + sign * value * 1e-3
+        return tip
+
+    def readings(self, tip: np.ndarray) -> tuple[float, float]:
+        """Return what the heads read [mm] for a tip in the sensor frame [m]."""
+        return tuple(sign * (tip[axis] - offset) * 1e3 for axis, sign, offset
+                     in zip(self.axes, self.signs, self.offsets))
+
+
+class KeyenceSensor:
+    """
+    Poll an LK-G style controller for the tip; measurements wait in a bounded queue.
+
+    A request unanswered within ``timeout`` [s] is counted (``lost``) and polled
+    again; a head out of range gives an invalid sample. The port is reopened with
+    back-off when it fails.
+    """
+
+    def __init__(self, url: str, heads: Heads, rate: float = 50.0, timeout: float = 0.05,
+                 baudrate: int = 115200, queue_length: int = 100,
+                 backoff: tuple[float, float] = (0.05, 2.0), name: str = 'tip_sensor'):
+        self.url, self.heads, self.period, self.timeout = url, heads, 1.0 / rate, timeout
+        self.baudrate, self.backoff, self.name = baudrate, backoff, name
+        self._lock = threading.Lock()
+        self._queue: deque[tuple[TipMeasurement, float]] = deque(maxlen=queue_length)
+        self._counts = SensorStatistics()
+        self._link = LinkStatistics()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f'keyence-{name}', daemon=True)
+        self._count = 0
+
+    def start(self) -> 'KeyenceSensor':
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(2.0)
+
+    @property
+    def connected(self) -> bool:
+        return self._link.state == CONNECTED
+
+    @property
+    def link(self) -> 'KeyenceSensor':
+        """Return self: :meth:`statistics` of the link view gives the link counters."""
+        return LinkView(self)
+
+    def measurements(self) -> list[tuple[TipMeasurement, float]]:
+        """Return the measurements since the last call (receive time, monotonic s)."""
+        with self._lock:
+            out = list(self._queue)
+            self._queue.clear()
+        return out
+
+    def statistics(self) -> tuple[LinkStatistics, SensorStatistics]:
+        with self._lock:
+            return replace(self._link), replace(self._counts)
+
+    def _run(self) -> None:
+        wait = self.backoff[0]
+        port = None
+        while not self._stop.is_set():
+            try:
+                if port is None:
+                    port = serial.serial_for_url(self.url, baudrate=self.baudrate,
+                                                 timeout=self.timeout)
+                    with self._lock:
+                        self._link.reconnects += self._link.connects > 0
+                        self._link.connects += 1
+                        self._link.state, self._link.last_error = CONNECTED, ''
+                    wait = self.backoff[0]
+                start = time.monotonic()
+                self._poll(port)
+                self._stop.wait(max(0.0, self.period - (time.monotonic() - start)))
+            except (OSError, serial.SerialException, termios.error) as error:
+                # termios.error (not an OSError): the terminal vanished under tcflush
+                with self._lock:
+                    self._link.state, self._link.last_error = DISCONNECTED, str(error)
+                    self._link.connect_failures += port is None
+                if port is not None:
+                    port.close()
+                    port = None
+                self._stop.wait(wait)
+                wait = min(2 * wait, self.backoff[1])
+        if port is not None:
+            port.close()
+        with self._lock:
+            self._link.state = DISCONNECTED
+
+    def _poll(self, port) -> None:
+        port.reset_input_buffer()
+        port.write(MEASURE + b'\r')
+        with self._lock:
+            self._link.frames_sent += 1
+        line = port.read_until(b'\r')
+        now = time.monotonic()
+        with self._lock:
+            self._link.bytes_received += len(line)
+            if not line.endswith(b'\r'):
+                self._counts.lost += 1   # no answer within the timeout
+                self._link.bytes_dropped += len(line)
+                return
+            try:
+                values = parse_measurement(line[:-1])
+            except KeyenceError as error:
+                self._link.parse_errors += 1
+                self._link.last_error = str(error)
+                return
+            self._link.frames_ok += 1
+            self._link.last_rx_time = now
+            valid = None not in values
+            tip = self.heads.tip(values) if valid else np.zeros(3)
+            self._counts.samples += 1
+            self._counts.invalid += not valid
+            self._counts.overflow += len(self._queue) == self._queue.maxlen
+            self._queue.append((TipMeasurement(self._count, *(float(v) for v in tip),
+                                               quality=1.0 if valid else 0.0, valid=valid), now))
+            self._count = (self._count + 1) % (COUNT_MAX + 1)

@@ -1,0 +1,101 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""``tendon-robot-sim hardware scan`` and ``calibrate-tension`` against the emulated servos."""
+
+import shutil
+
+import numpy as np
+import pytest
+from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.cli import main
+from tendon_robot_sim.emulator.devices import DeviceThread
+from tendon_robot_sim.emulator.dynamixel import DynamixelChain, EmulatedServo
+from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+from tendon_robot_sim.emulator.plant import Plant
+from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.protocol.devices import load_dynamixel_channels
+import yaml
+
+pytest.importorskip('dynamixel_sdk')
+
+
+@pytest.fixture(scope='module')
+def plant():
+    return Plant(load_robot(default_robot_file()))
+
+
+@pytest.fixture
+def chain(plant, tmp_path):
+    # Servo 3 is an XM540-W270 with older firmware; each has its own true calibration.
+    servos = [EmulatedServo(1, gain=80.0, offset=0.3), EmulatedServo(2, gain=95.0),
+              EmulatedServo(3, model=1120, firmware=41, gain=110.0, offset=-0.2),
+              EmulatedServo(4, gain=100.0)]
+    chain = DynamixelChain(plant, servos)
+    thread = DeviceThread(chain, PtyEndpoint(str(tmp_path / 'u2d2')), 200.0).start()
+    yield chain, thread.endpoint.path
+    thread.stop()
+
+
+def test_scan_lists_every_servo_with_model_and_firmware(chain, capsys):
+    _, port = chain
+    assert main(['hardware', 'scan', '--port', port, '--baud', '57600']) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ['57600 baud: ID   1  XM430-W350 (model number 1020)  firmware 46',
+                   '57600 baud: ID   2  XM430-W350 (model number 1020)  firmware 46',
+                   '57600 baud: ID   3  XM540-W270 (model number 1120)  firmware 41',
+                   '57600 baud: ID   4  XM430-W350 (model number 1020)  firmware 46']
+
+
+def test_calibrate_tension_fits_each_servos_true_calibration_and_writes_it(
+        chain, tmp_path, capsys):
+    servos, port = chain[0].servos, chain[1]
+    config = tmp_path / 'dynamixel.yaml'
+    shutil.copy(share_dir() / 'config' / 'dynamixel.yaml', config)
+    currents = [0.02, 0.05, 0.1, 0.15]
+    # The load cell's readings: each servo's true calibration at the current it is driven
+    # with (quantised to the control table's 2.69 mA), plus 10 mN of reading noise.
+    rng = np.random.default_rng(1)
+    readings = [s.gain * round(a / 2.69e-3) * 2.69e-3 + s.offset + rng.normal(0.0, 0.01)
+                for s in servos for a in currents]
+    answers = tmp_path / 'answers.txt'
+    answers.write_text('\n'.join(f'{r:.4f}' for r in readings) + '\n')
+    assert main(['hardware', 'calibrate-tension', '--port', port, '--config', str(config),
+                 '--currents', ','.join(map(str, currents)), '--answers', str(answers)]) == 0
+    channels = load_dynamixel_channels(config)
+    for servo, channel in zip(servos, channels):
+        # The emulated servo reports the goal current it holds: the fit recovers gain and
+        # offset up to the 10 mN noise over a 0.13 A span.
+        assert channel.calibration.gain == pytest.approx(servo.gain, rel=2e-3)
+        assert channel.calibration.offset == pytest.approx(servo.offset, abs=0.02)
+        assert channel.calibration.residual < 0.02
+    assert 'written to' in capsys.readouterr().out
+
+
+def test_scan_of_a_port_where_nothing_answers_is_an_error(chain, capsys):
+    chain[0].silence(1), chain[0].silence(2), chain[0].silence(3), chain[0].silence(4)
+    assert main(['hardware', 'scan', '--port', chain[1], '--baud', '1000000']) == 2
+    assert 'no Dynamixel answered' in capsys.readouterr().err
+
+
+def test_calibrate_refuses_bad_answers(chain, tmp_path, capsys):
+    config = tmp_path / 'dynamixel.yaml'
+    shutil.copy(share_dir() / 'config' / 'dynamixel.yaml', config)
+    answers = tmp_path / 'answers.txt'
+    answers.write_text('1.0\nlots\n')
+    assert main(['hardware', 'calibrate-tension', '--port', chain[1], '--config', str(config),
+                 '--currents', '0.02,0.05', '--answers', str(answers)]) == 2
+    assert "'lots' is not a number" in capsys.readouterr().err
+    assert yaml.safe_load(config.read_text())['channels'][0]['calibration'] == {
+        'gain': 100.0, 'offset': 0.0}   # nothing written

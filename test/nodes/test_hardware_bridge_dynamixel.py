@@ -1,0 +1,223 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The hardware bridge on emulated real devices: real rclpy, ROBOTIS's SDK, pseudo-terminals.
+
+The motors are a Dynamixel X-series chain (Protocol 2.0), the tip sensor an LK-G
+style laser controller (RS-232C command/response).
+"""
+
+from dataclasses import replace
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.lifecycle import TransitionCallbackReturn
+from rclpy.parameter import Parameter
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.nodes.hardware_bridge_node import HardwareBridgeNode
+from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.mounting import sensor_mount
+from tendon_robot_sim.ros.spinner import BackgroundSpinner
+from test_hardware_bridge import MIN_TENSION, Probe, ROBOT, tensions, wait_for
+
+pytest.importorskip('dynamixel_sdk')
+
+OVERLOAD = 1 << 5
+
+
+@pytest.fixture
+def rig(tmp_path):
+    with EmulatedRig(ROBOT, sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf'),
+                     PtyEndpoint(str(tmp_path / 'motors')), PtyEndpoint(str(tmp_path / 'sensor')),
+                     status_rate=200.0, time_constant=0.02, motor_device='dynamixel',
+                     sensor_device='keyence-lkg') as rig:
+        yield rig
+
+
+@pytest.fixture
+def ros(rig):
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    bridge = HardwareBridgeNode(context=context, parameter_overrides=[
+        Parameter('motor_device', value='dynamixel'),
+        Parameter('motor_baudrate', value=1000000),
+        Parameter('motor_port', value=rig.path('motors')),
+        Parameter('sensor_port', value=rig.path('sensor')),
+        Parameter('sensor_device', value='keyence-lkg'),
+        Parameter('min_tension', value=MIN_TENSION),
+        Parameter('watchdog_timeout', value=0.5),
+        Parameter('diagnostics_rate', value=5.0),
+        Parameter('reconnect_backoff', value=0.2),
+        Parameter('warning_throttle_period', value=0.0)])
+    assert bridge.trigger_configure() == TransitionCallbackReturn.SUCCESS
+    chain = rig.motor
+    # configure: current control, the configured Current Limit (0.5 A), torque still off.
+    assert [s.get(dxl.OPERATING_MODE) for s in chain.servos] == [dxl.CURRENT_MODE] * 4
+    assert [s.get(dxl.CURRENT_LIMIT) for s in chain.servos] == [int(0.5 / dxl.CURRENT_UNIT)] * 4
+    assert not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos)
+    assert bridge.trigger_activate() == TransitionCallbackReturn.SUCCESS
+    probe = Probe(context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(bridge)
+    executor.add_node(probe)
+    spinner = BackgroundSpinner(executor)
+    yield bridge, probe
+    spinner.stop()
+    probe.destroy_node()
+    bridge.destroy_node()
+    rclpy.try_shutdown(context=context)
+
+
+def goal_tensions(chain) -> np.ndarray:
+    """Tensions the servos' Goal Currents ask for, by the emulated servos' true calibration."""
+    return np.array([s.gain * s.get(dxl.GOAL_CURRENT, signed=True) * dxl.CURRENT_UNIT
+                     for s in chain.servos])
+
+
+def test_tension_setpoints_drive_the_servos_and_an_overload_stops_until_resume(rig, ros):
+    bridge, probe = ros
+    chain = rig.motor
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
+    probe.setpoint = tensions(t0=3.0, t1=0.5, t2=1.0, t3=0.5)
+    wanted = [3.0, 0.5, 1.0, 0.5]
+    # One current unit (2.69 mA) is 0.27 N through the 100 N/A calibration.
+    wait_for(lambda: np.allclose(goal_tensions(chain), wanted, atol=0.14), timeout=10.0,
+             what='the goal currents')
+    wait_for(lambda: probe.states and np.allclose(probe.states[-1].effort, wanted, atol=0.3),
+             what='tendon/state to follow')
+    assert np.argmax(probe.states[-1].position) == 0   # the pulled tendon was drawn in
+    # The laser's two heads see the tip's lateral coordinates (y, z of the sensor frame).
+    wait_for(lambda: probe.tips, what='the tip')
+    wait_for(lambda: np.allclose(probe.states[-1].velocity, 0.0, atol=1e-4), what='rest')
+    time.sleep(0.2)
+    tip = probe.tips[-1].point
+    # Compared in the sensor frame: the unmeasured coordinate is a constant (keyence_third).
+    measured = bridge.mount.to_sensor(np.array([tip.x, tip.y, tip.z]))
+    np.testing.assert_allclose(measured[1:], bridge.mount.to_sensor(rig.plant.tip_position)[1:],
+                               atol=2e-6)   # the heads' 0.1 um digits, and the wire
+    # A head out of range: invalid samples, counted on the sensor's diagnostics.
+    rig.sensor.blind(0)
+    wait_for(lambda: int(probe.diagnostic('tip sensor').get('invalid', 0)) > 3,
+             what='invalid samples counted')
+    rig.sensor.blind(0, False)
+
+    chain.set_hardware_error(3, OVERLOAD)
+    motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and d['level'] == b'\x02'
+                      and d, what='the motor ERROR')
+    assert 'servo ID 3: overload error' in motors['message']
+    assert motors['faults t2'] == 'overload error'
+    safety = wait_for(lambda: (d := probe.diagnostic('safety')) and d['stopped'] == 'True' and d,
+                      what='the stop latch')
+    assert safety['level'] == b'\x01'
+    # Safe state: pretension on the servos that still hold torque; the overloaded one is off.
+    wait_for(lambda: np.allclose(goal_tensions(chain)[[0, 1, 3]], MIN_TENSION, atol=0.14),
+             what='the safe state')
+    assert not chain.servos[2].get(dxl.TORQUE_ENABLE)
+
+
+def test_a_lost_servo_is_a_fault_and_the_bridge_recovers_after_resume(rig, ros):
+    bridge, probe = ros
+    chain = rig.motor
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
+    probe.setpoint = tensions(t0=2.0, t1=0.5, t2=0.5, t3=0.5)
+    wait_for(lambda: np.allclose(goal_tensions(chain), [2, .5, .5, .5], atol=0.14),
+             timeout=10.0, what='the goal currents')
+    chain.silence(2)
+    motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and 'lost' in d['message']
+                      and d, what='the lost servo')
+    assert motors['level'] == b'\x02' and 'servo ID 2 lost' in motors['message']
+    chain.silence(2, False)
+    # Back: the bus reconfigures and the servos hold the safe state until ~/resume.
+    wait_for(lambda: np.allclose(goal_tensions(chain), MIN_TENSION, atol=0.14), timeout=10.0,
+             what='the safe state after the servo came back')
+    assert probe.call(probe.resume).success
+    wait_for(lambda: np.allclose(goal_tensions(chain), [2, .5, .5, .5], atol=0.14),
+             timeout=10.0, what='setpoints followed again')
+
+
+# ------------------------------------------------------------------ issue 22, item 14
+# (on the package's own devices: their wire carries any value, so they can lie freely)
+
+
+@pytest.fixture
+def lying_rig(tmp_path):
+    with EmulatedRig(ROBOT, sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf'),
+                     PtyEndpoint(str(tmp_path / 'motors')), PtyEndpoint(str(tmp_path / 'sensor')),
+                     time_constant=0.02) as rig:
+        yield rig
+
+
+def test_implausible_readings_are_not_published_warn_and_when_sustained_stop(lying_rig):
+    rig = lying_rig
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    bridge = HardwareBridgeNode(context=context, parameter_overrides=[
+        Parameter('motor_port', value=rig.path('motors')),
+        Parameter('sensor_port', value=rig.path('sensor')),
+        Parameter('min_tension', value=MIN_TENSION),
+        Parameter('diagnostics_rate', value=5.0),
+        Parameter('implausible_timeout', value=1.0),
+        Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe(context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(bridge)
+    executor.add_node(probe)
+    try:
+        # 900 N on a tendon rated 20 N, well-formed and without a fault flag.
+        advance = type(rig.motor).advance
+        rig.motor.advance = lambda now: [replace(s, tension=900.0) if s.channel == 0 else s
+                                         for s in advance(rig.motor, now)]
+        assert bridge.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        assert bridge.trigger_activate() == TransitionCallbackReturn.SUCCESS
+        spinner = BackgroundSpinner(executor)
+        probe.setpoint = tensions(t0=2.0, t1=0.5, t2=0.5, t3=0.5)
+        motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and
+                          d['level'] == b'\x01' and d, what='the WARN')
+        assert 'implausible tension t0 900 N' in motors['message']
+        assert probe.states == []   # never published
+        assert not rig.motor.applied   # and no ramp starts from 900 N
+        motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and
+                          d['level'] == b'\x02' and d, what='the ERROR')
+        assert 'for more than 1 s' in motors['message']
+        assert probe.diagnostic('safety')['stopped'] == 'True'
+        # The device tells the truth again: after ~/resume the ramp starts from it.
+        rig.motor.advance = lambda now: advance(rig.motor, now)
+        wait_for(lambda: probe.states, what='plausible states')
+        assert probe.call(probe.resume).success
+        safe = (MIN_TENSION,) * 4
+
+        def ramped():
+            return [c.tensions for c in rig.motor.applied if c.tensions != safe]
+        wait_for(ramped, what='a ramped command')
+        assert ramped()[0][0] < 1.0   # from the device's 0.5 N, not from 900 N capped at 19.9
+        # A tip 2147 m away: not published, a WARN on the sensor.
+        rig.sensor.plant = SimpleNamespace(tip_position=np.array([2147.0, 0.0, 0.0]))
+        sensor = wait_for(lambda: (d := probe.diagnostic('tip sensor')) and
+                          d['level'] == b'\x01' and d, what='the sensor WARN')
+        assert 'implausible tip' in sensor['message']
+        count = len(probe.tips)
+        time.sleep(0.3)
+        assert all(abs(t.point.x) < 1.0 for t in probe.tips[max(count - 1, 0):])
+        spinner.stop()
+    finally:
+        probe.destroy_node()
+        bridge.destroy_node()
+        rclpy.try_shutdown(context=context)

@@ -1,0 +1,135 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The Dynamixel bus driver (ROBOTIS's SDK) against the emulated servo chain over a pty."""
+
+import time
+
+import numpy as np
+import pytest
+from ros_helpers import wait_for
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.emulator.devices import DeviceThread
+from tendon_robot_sim.emulator.dynamixel import DynamixelChain, EmulatedServo
+from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+from tendon_robot_sim.emulator.plant import Plant
+from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.drivers import DELIVERED
+
+pytest.importorskip('dynamixel_sdk')
+from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus  # noqa: E402
+
+MAX = [20.0] * 4
+# The emulated servos' true calibration: 100 N/A, pulley 15 mm (EmulatedServo defaults).
+CHANNELS = [dxl.ServoChannel(k + 1, 0.015, 1, dxl.CurrentCalibration(100.0, 0.0))
+            for k in range(4)]
+
+
+@pytest.fixture(scope='module')
+def plant():
+    return Plant(load_robot(default_robot_file()))
+
+
+@pytest.fixture
+def rig(plant, tmp_path):
+    def make(servos=None):
+        chain = DynamixelChain(plant, servos)
+        # A link that survives the port vanishing, as a udev name would.
+        endpoint = PtyEndpoint(str(tmp_path / f'dynamixel{len(made)}'))
+        thread = DeviceThread(chain, endpoint, 200.0, name='dynamixel').start()
+        made.append(thread)
+        return chain, thread
+    made = []
+    yield make
+    for thread in made:
+        thread.stop()
+
+
+@pytest.fixture
+def buses():
+    made = []
+    yield lambda *args, **kwargs: made.append(DynamixelBus(*args, **kwargs).start()) or made[-1]
+    for bus in made:
+        bus.stop()
+
+
+def test_configure_enable_and_tension_commands_reach_the_servos(rig, buses):
+    chain, thread = rig()
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, cycle_rate=100.0)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    assert [s.get(dxl.OPERATING_MODE) for s in chain.servos] == [dxl.CURRENT_MODE] * 4
+    assert not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos)
+    bus.enable([0.5] * 4)
+    seq = bus.command_tensions([3.0, 0.5, 0.5, 0.5])
+    wait_for(lambda: bus.delivery(seq) == DELIVERED, what='delivery')
+    assert all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos)
+    # Goal Current from the calibration: 3 N / 100 N/A = 30 mA = 11 units of 2.69 mA.
+    assert chain.servos[0].get(dxl.GOAL_CURRENT, signed=True) == round(0.03 / dxl.CURRENT_UNIT)
+    status = wait_for(lambda: (s := bus.status()) is not None and abs(s.tensions[0] - 3) < 0.3
+                      and s, what='the tension to settle')
+    # Tension read back through the calibration, within one current unit (0.27 N).
+    np.testing.assert_allclose(status.tensions, [3.0, 0.5, 0.5, 0.5], atol=0.27)
+    # Displacement from the zero taken at activation: the pulled tendon was drawn in.
+    assert status.displacements[0] > 1e-4 and bus.fault() == ''
+
+
+def test_a_missing_servo_or_a_wrong_model_refuses_configure_naming_the_id(rig, buses):
+    _, thread = rig([EmulatedServo(1), EmulatedServo(2), EmulatedServo(3),
+                     EmulatedServo(5, model=350)])
+    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    wait_for(lambda: 'servo ID 4 does not answer' in bus.statistics()[0].last_error,
+             what='configure to fail naming servo 4')
+    assert not bus.connected
+    _, thread = rig([EmulatedServo(1), EmulatedServo(2), EmulatedServo(3),
+                     EmulatedServo(4, model=350)])
+    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    wait_for(lambda: 'servo ID 4 is model 350' in bus.statistics()[0].last_error,
+             what='configure to fail naming servo 4')
+    assert not bus.connected
+
+
+def test_overload_and_a_lost_servo_are_faults_naming_the_servo_and_the_bus_recovers(rig, buses):
+    chain, thread = rig()
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
+    chain.set_hardware_error(3, 1 << 5)
+    wait_for(bus.fault, what='the overload')
+    assert bus.fault() == 'servo ID 3: overload error'
+    assert bus.status().faults.tolist() == [0, 0, 1 << 5, 0]
+    chain.set_hardware_error(3, 0)
+    wait_for(lambda: not bus.status().faults.any(), what='the alarm to clear')
+    time.sleep(0.05)   # a cycle that read the alarm before it cleared has ended
+    bus.clear_fault()
+    chain.silence(2)
+    wait_for(lambda: not bus.connected, what='the lost servo')
+    assert bus.fault().startswith('servo ID 2 lost')
+    chain.silence(2, False)
+    wait_for(lambda: bus.connected, what='the bus to come back')
+    assert bus.statistics()[0].reconnects == 1
+
+
+def test_a_crc_burst_is_counted_and_the_port_vanishing_and_coming_back_reconnects(rig, buses):
+    chain, thread = rig()
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    chain.corrupt_replies(2)
+    wait_for(lambda: bus.statistics()[0].bad_checksum >= 1, what='the bad CRC')
+    assert bus.connected and bus.fault() == ''
+    thread.disconnect(0.5)
+    wait_for(lambda: not bus.connected, what='the port loss')
+    assert 'port' in bus.statistics()[0].last_error or 'lost' in bus.statistics()[0].last_error
+    wait_for(lambda: bus.connected, timeout=10.0, what='the port to come back')

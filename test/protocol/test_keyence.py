@@ -1,0 +1,84 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""LK-G style laser controller: the manual's value format, and the poller against the emulator."""
+
+import numpy as np
+import pytest
+from ros_helpers import wait_for
+from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.emulator.devices import DeviceThread
+from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+from tendon_robot_sim.emulator.keyence import KeyenceController
+from tendon_robot_sim.emulator.plant import Plant
+from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.protocol import keyence
+from tendon_robot_sim.protocol.mounting import sensor_mount
+
+
+# The LK-G user manual's measurement value format examples (display -> output).
+MANUAL = [(1.2345, 4, '+01.2345'), (-0.0120, 4, '-00.0120'), (1234.56, 2, '+1234.56'),
+          (-1.2, 1, '-00001.2')]
+
+
+@pytest.mark.parametrize('mm, decimals, text', MANUAL)
+def test_values_are_written_and_read_as_in_the_manual(mm, decimals, text):
+    assert keyence.format_value(mm, decimals) == text
+    assert keyence.parse_value(text) == pytest.approx(mm)
+
+
+def test_out_of_range_errors_and_malformed_responses():
+    assert keyence.parse_measurement(b'M0,+FFFFFFF,-00.0120') == (None, pytest.approx(-0.012))
+    assert keyence.parse_measurement(b'M0,-FFFFFFF,+01.2345')[0] is None
+    with pytest.raises(keyence.KeyenceError, match='controller error 00 .command error. for M1'):
+        keyence.parse_measurement(b'ER,M1,00')
+    for bad in (b'M0,+01.2345', b'M0,+1.2345,+01.2345', b'M0,+0x.2345,+01.2345', b'\xff'):
+        with pytest.raises(keyence.KeyenceError):
+            keyence.parse_measurement(bad)
+    with pytest.raises(ValueError, match='keyence_axes'):
+        keyence.Heads(axes=(1, 1))
+
+
+@pytest.fixture(scope='module')
+def plant():
+    return Plant(load_robot(default_robot_file()))
+
+
+def test_the_poller_reads_the_tip_and_counts_out_of_range_and_silence(plant, tmp_path):
+    mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
+    heads = keyence.Heads(axes=(1, 2), signs=(1, -1), offsets=(0.001, 0.0))
+    controller = KeyenceController(plant, mount, heads)
+    assert controller.receive(b'M1\r') == [b'ER,M1,00\r']
+    thread = DeviceThread(controller, PtyEndpoint(str(tmp_path / 'lkg')), 100.0).start()
+    sensor = keyence.KeyenceSensor(thread.endpoint.path, heads, rate=50.0,
+                                   backoff=(0.05, 0.2)).start()
+    try:
+        samples = wait_for(sensor.measurements, what='samples')
+        tip = mount.to_sensor(plant.tip_position)
+        sample = samples[-1][0]
+        assert sample.valid
+        # Two heads, micrometre resolution (4 decimals of mm); the third axis is not measured.
+        np.testing.assert_allclose(sample.position[1:], tip[1:], atol=1e-6)
+        controller.blind(1)
+        wait_for(lambda: any(not s.valid for s, _ in sensor.measurements()), what='invalid')
+        assert sensor.statistics()[1].invalid >= 1
+        controller.blind(1, False)
+        thread.disconnect(0.5)
+        wait_for(lambda: not sensor.connected or sensor.statistics()[1].lost,
+                 what='the loss to show')
+        wait_for(lambda: sensor.connected and sensor.measurements(), timeout=10.0,
+                 what='the sensor to come back')
+    finally:
+        sensor.stop()
+        thread.stop()
