@@ -31,6 +31,13 @@ the best block estimates the cost, the median shows the noise. numba runs in one
 Accuracy: the largest tip distance over 2 s between dt = 5 ms and a dt = 0.25 ms
 reference, for the timed step (35 % of the input range) and for a smaller one (10 %).
 
+Energy: the Bionic Handling Assistant without dampers, released from rest under a
+pressure step (60, 40 and 80 kPa on one bellows per section), 10 s at the default step
+with each integrator: the largest |E(t) - E(0)| over the largest kinetic energy. E is
+1/2 x'^T M(x) x' plus the potential, the line integral of the static forces (gravity,
+springs, pressures) from the start (8-point Gauss-Legendre); test_cc_dynamics.py checks
+the same figure with energies built from the description alone.
+
 The last line printed with --json is one JSON object.
 
     python benchmarks/bench_cc_dynamics.py --json
@@ -45,8 +52,11 @@ import time
 from machine import machine_info
 import numpy as np
 from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.models.description import read_yaml
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
-from tendon_robot_sim.models.trunk.dynamics import CCDynamics, DEFAULT_TIME_STEP, load_cc_dynamics
+from tendon_robot_sim.models.trunk.dynamics import (CCDynamics, DEFAULT_TIME_STEP,
+                                                    load_cc_dynamics, SCHEMES)
+from tendon_robot_sim.models.trunk.robot import bellows_robot_from_dict
 from tqdm import tqdm
 
 # Hadzic & Häseli's implementation: forward Euler, 0.52 s per 0.5 ms step, i.e. 16.6 min of
@@ -62,6 +72,30 @@ def three_section_tendon_robot():
          'max_tension': 20.0}
         for j, end in enumerate((0.075, 0.15, 0.25)) for i in range(3)]
     return CCDynamics.from_tendon_robot(robot_from_dict(data))
+
+
+def energy_drift(scheme: str, duration: float = 10.0) -> float:
+    """Largest energy error of the undamped BHA over ``duration`` s, per kinetic-energy swing."""
+    data = read_yaml(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
+    for section in data['sections']:
+        section['spline_damping'] = 0.0
+        for bellows in section['bellows']:
+            bellows['damping'] = 0.0
+    model = CCDynamics.from_bellows_robot(bellows_robot_from_dict(data))
+    pressures = np.zeros(len(model.input_names))
+    pressures[[0, 4, 8]] = 6e4, 4e4, 8e4
+    run = model.simulate(pressures, duration, record_every=4, scheme=scheme)
+    nodes, weights = np.polynomial.legendre.leggauss(8)
+    x0 = run.x[0]
+
+    def potential(x):                    # -integral of the static forces from x0 to x
+        return -sum(0.5 * w * model.static_force(x0 + 0.5 * (s + 1) * (x - x0), pressures)
+                    @ (x - x0) for s, w in zip(nodes, weights))
+
+    kinetic = np.array([0.5 * v @ model.lagrange_terms(x, v)[0] @ v
+                        for x, v in zip(run.x, run.v)])
+    energy = kinetic + np.array([potential(x) for x in run.x])
+    return float(np.max(np.abs(energy - energy[0])) / kinetic.max())
 
 
 def step_inputs(model, fraction: float = 0.35):
@@ -118,6 +152,7 @@ def main() -> int:
             'tip_error_vs_dt_0.25ms_small_step_mm': errors[0.1],
             'speedup_over_seed_median': args.duration / median / THESIS_REAL_TIME_FACTOR,
         }
+    result['energy_drift_bha_10s'] = {scheme: energy_drift(scheme) for scheme in SCHEMES}
     result['machine'] = machine_info('numpy', 'numba', 'scipy')
     for name, row in result['models'].items():
         print(f'{name:18s} real time x {row["real_time_factor_best"]:6.1f} best, '
@@ -125,6 +160,9 @@ def main() -> int:
               f'{row["target_real_time_factor"]:g}); {row["us_per_step_best"]:.0f} us/step; '
               f'tip error at 5 ms {row["tip_error_vs_dt_0.25ms_mm"]:.3g} mm '
               f'({row["tip_error_vs_dt_0.25ms_small_step_mm"]:.3g} mm for the small step)')
+    print('energy error of the undamped BHA over 10 s at 5 ms, per kinetic-energy swing: '
+          + ', '.join(f'{scheme} {100 * drift:.2f} %'
+                      for scheme, drift in result['energy_drift_bha_10s'].items()))
     print(f'load average (1 min) {result["machine"]["load_average_1min"]:.2f}; '
           f'Hadzic & Häseli: {THESIS_REAL_TIME_FACTOR:.2g} x real time')
     if args.json:

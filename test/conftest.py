@@ -16,6 +16,7 @@
 
 import os
 from pathlib import Path
+import signal
 
 import pytest
 
@@ -23,6 +24,13 @@ import pytest
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 # A domain per run so parallel runs on one machine never see each other's topics.
 os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
+
+# A shell starts background jobs (`make test &`, some CI runners) with SIGINT ignored, and the
+# ignore is inherited through exec: the tests that press Ctrl-C on a node or a command would
+# then find it ignored. Give this process Python's own handler, so its children start with
+# the default one, as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 # The marks of the linter tests as `ros2 pkg create` generates them (colcon test selects by them).

@@ -41,8 +41,9 @@ import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import command_error, CommandError, parse_values, positive
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_TIME_STEP,
-                                                    load_cc_dynamics, plot_trajectory)
+from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_SCHEME,
+                                                    DEFAULT_TIME_STEP, load_cc_dynamics,
+                                                    plot_trajectory, SCHEMES)
 
 DEFAULT_PLOT = 'cc_dynamics.png'
 
@@ -66,6 +67,11 @@ def register(subparsers) -> None:
                         help='simulated time in s (default 2)')
     parser.add_argument('--dt', type=positive, default=DEFAULT_TIME_STEP, metavar='S',
                         help=f'time step in s (default {DEFAULT_TIME_STEP})')
+    parser.add_argument('--scheme', choices=sorted(SCHEMES), default=DEFAULT_SCHEME,
+                        help='integrator: gauss (order 4, adds no damping: the energy of an '
+                             'undamped robot is kept) or sdirk2 (L-stable: damps the stiff '
+                             'modes, and part of the slow ones; faster on stiff robots) '
+                             '(default %(default)s)')
     parser.add_argument('--plot', nargs='?', const=DEFAULT_PLOT, default=None, metavar='PNG',
                         help=f'write a plot of the run (default file {DEFAULT_PLOT})')
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
@@ -89,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         # start at rest under gravity alone, so that the run shows the step response
         rest = model.equilibrium(np.zeros_like(inputs))
         start = time.perf_counter()
-        run = model.simulate(inputs, args.duration, dt=args.dt, x0=rest)
+        run = model.simulate(inputs, args.duration, dt=args.dt, x0=rest, scheme=args.scheme)
         wall = time.perf_counter() - start
     except CCDynamicsError as error:
         raise command_error(error) from None

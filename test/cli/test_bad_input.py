@@ -70,6 +70,7 @@ CASES = [
     (['cc', '--displacements', 'inf,0,0,0'], BAD, '--displacements'),
     (['cc', '--tip', '0.2,0,0', '--robot', '{list}'], BAD, 'list.yaml'),
     # constant-curvature dynamics
+    (['cc-dynamics', '--scheme', 'rk4'], BAD, "argument --scheme: invalid choice: 'rk4'"),
     (['cc-dynamics', '--tensions', 't0=nan'], BAD, '--tensions'),
     (['cc-dynamics', '--tensions', 't0=-2'], BAD, 't0'),
     (['cc-dynamics', '--tensions', 't0=2', '--dt', '0'], BAD, 'argument --dt'),

@@ -52,11 +52,7 @@ J_k = dp_k/dx (3 x 3n), h_k = p_k'' - J_k x''. Q gathers gravity (sum m_k J_k^T 
 linear springs and dampers (b - K x - D x'), the mass-proportional damping -nu M x' and
 the actuation G u (pressures or tensions u).
 
-The integrator is the 2-stage, L-stable, stiffly accurate SDIRK method of order 2
-(Alexander 1977, gamma = 1 - 1/sqrt 2), with a simplified Newton iteration on a
-finite-difference Jacobian kept across steps while the iteration converges fast.
-L-stability damps the stiff axial modes (a fixed-step implicit midpoint rule would keep
-them ringing).
+The integrators are in :mod:`tendon_robot_sim.models.trunk._integrator`.
 
 Speed: the right-hand side is a few thousand flops on 3 x 3 arrays, so numba's
 reference counting of arrays (an atomic operation per array view, per call) cost three
@@ -86,13 +82,8 @@ _G_COEF = np.array([(-1.0) ** k / _FACTORIALS[2 * k + 2] for k in range(_SERIES_
 # e(t) = sum (-t)^k / (2k+3)!
 _E_COEF = np.array([(-1.0) ** k / _FACTORIALS[2 * k + 3] for k in range(_SERIES_TERMS)])
 
-# Relative finite-difference step of the integrator's Jacobian (smooth right-hand side).
+# Relative finite-difference step of Jacobians of the smooth right-hand side.
 FD_STEP = 1e-7
-GAMMA = 1.0 - 1.0 / math.sqrt(2.0)
-# Substep halvings tried when the Newton iteration of a step does not converge.
-MAX_HALVINGS = 5
-# Newton iterations per stage above which the Jacobian is renewed for the next step.
-FAST_NEWTON = 5
 
 # model tuple layout (built by cc_dynamics.CCDynamics.model):
 # (base_R (3, 3), fractions (n, k), masses (n, k) kg, gravity (3,) m/s^2,
@@ -489,6 +480,16 @@ def _add_inertia(xs, vs, sigma, inertia, o, M, c, work):
                         + J_w[a, 2] * inertia[2] * J_w[b, 2])
 
 
+@njit(cache=True, error_model='numpy')
+def add_matvec(A, x, scale, out):
+    """Add scale A x to out."""
+    for i in range(out.size):
+        total = 0.0
+        for k in range(x.size):
+            total += A[i, k] * x[k]
+        out[i] += scale * total
+
+
 @njit(cache=True, error_model='numpy', inline='always', _nrt=False)
 def _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h):
     """
@@ -506,13 +507,13 @@ def _compose_point(Rb, Rb_g, Rb_h, Rb_d, pb_g, pb_h, pl, pl_g, pl_h, vs, o, J, h
             J[o + a, i] = Rb[i, 0] * pl_g[a, 0] + Rb[i, 1] * pl_g[a, 1] + Rb[i, 2] * pl_g[a, 2]
     for i in range(3):
         h[i] = pb_h[i]
-    _add_matvec(Rb_h, pl, 1.0, h)
+    add_matvec(Rb_h, pl, 1.0, h)
     # 2 Rb' pl', pl' = sum_a pl_g[a] vs[a]
     for a in range(3):
         for i in range(3):
             h[i] += 2.0 * vs[a] * (Rb_d[i, 0] * pl_g[a, 0] + Rb_d[i, 1] * pl_g[a, 1]
                                    + Rb_d[i, 2] * pl_g[a, 2])
-    _add_matvec(Rb, pl_h, 1.0, h)
+    add_matvec(Rb, pl_h, 1.0, h)
 
 
 # Scratch arrays of the integrator (N = 3n coordinates, state y = (x, x') of size 2N).
@@ -520,7 +521,7 @@ Work = namedtuple('Work', [
     'lagrange',   # LagrangeWork
     'M',          # (N, N) mass matrix, then its Cholesky factor
     'terms',      # (2, N) velocity-product term c, force of the spin dampers
-    'A',          # (2N, 2N) iteration matrix I - h gamma df/dy
+    'A',          # (2N, 2N) iteration matrix I - h gamma df/dy (_integrator)
     'vectors',    # (6, 2N) stages Y1, Y2, the second stage's base, f(Y1) (sdirk_step);
                   #   f and the residual of a Newton iteration (_solve_stage), or a shifted
                   #   state and its f (_iteration_matrix)
@@ -576,171 +577,3 @@ def _cholesky_solve(M, Q):
         for k in range(i + 1, N):
             Q[i] -= M[k, i] * Q[k]
         Q[i] /= M[i, i]
-
-
-@njit(cache=True, error_model='numpy', _nrt=False)
-def _rhs(y, inputs, model, work, out):
-    """Write f(y) = (x', x'') for the state y = (x, x') into out."""
-    N = y.size // 2
-    for i in range(N):
-        out[i] = y[N + i]
-    acceleration(y[:N], y[N:], inputs, model, work, out[N:])
-
-
-@njit(cache=True, error_model='numpy')
-def _iteration_matrix(y, hg, inputs, model, work, f0, W):
-    """
-    Write W = (I - hg J)^-1, J = df/dy by forward differences (2 * 3n + 1 evaluations).
-
-    Also writes f(y) into f0.
-    """
-    n = y.size
-    _rhs(y, inputs, model, work, f0)
-    A = work.A
-    z, fz = work.vectors[4], work.vectors[5]
-    z[:] = y
-    for col in range(n):
-        step = FD_STEP * max(1.0, abs(y[col]))
-        z[col] = y[col] + step
-        _rhs(z, inputs, model, work, fz)
-        for i in range(n):
-            A[i, col] = (1.0 if i == col else 0.0) - hg * (fz[i] - f0[i]) / step
-        z[col] = y[col]
-    if np.all(np.isfinite(A)):
-        W[:, :] = np.linalg.inv(A)
-    else:                                 # no Jacobian here: W = NaN fails the step
-        W[:, :] = np.nan
-
-
-@njit(cache=True, error_model='numpy')
-def _add_matvec(A, x, scale, out):
-    """Add scale A x to out."""
-    for i in range(out.size):
-        total = 0.0
-        for k in range(x.size):
-            total += A[i, k] * x[k]
-        out[i] += scale * total
-
-
-@njit(cache=True, error_model='numpy')
-def _solve_stage(Y, base, hg, W, inputs, model, atol, rtol, max_iterations, work):
-    """Simplified Newton on Y = base + hg f(Y), in place; iterations used, -1 if failed."""
-    f, residual = work.vectors[4], work.vectors[5]
-    for iteration in range(1, max_iterations + 1):
-        _rhs(Y, inputs, model, work, f)
-        for i in range(Y.size):
-            residual[i] = Y[i] - base[i] - hg * f[i]
-        size = 0.0                        # max of |dY| / (atol + rtol |Y|)
-        for i in range(Y.size):
-            dY = 0.0
-            for k in range(Y.size):
-                dY -= W[i, k] * residual[k]
-            Y[i] += dY
-            scaled = abs(dY) / (atol + rtol * abs(Y[i]))
-            if not scaled <= size:        # (written so that a NaN propagates; max() drops it)
-                size = scaled
-        if not math.isfinite(size):
-            return -1
-        if size <= 1.0:
-            return iteration
-    return -1
-
-
-@njit(cache=True, error_model='numpy')
-def sdirk_step(y, h, inputs, model, W, f_y, atol, rtol, max_iterations, work):
-    """
-    Take one SDIRK2 step of h [s] on y = (x, x'), in place, with W = (I - h GAMMA J)^-1.
-
-    ``f_y``: f(y) under ``inputs``; overwritten with f at the new y (the last stage's).
-    Returns the larger Newton iteration count of the two stages, or -1 on failure.
-    """
-    hg = h * GAMMA
-    Y1, Y2, base, F1 = work.vectors[0], work.vectors[1], work.vectors[2], work.vectors[3]
-    # predictors: one linearly implicit (Rosenbrock) step, i.e. the first Newton
-    # iteration from y, with the f(y) known from the step before
-    Y1[:] = y
-    _add_matvec(W, f_y, hg, Y1)
-    first = _solve_stage(Y1, y, hg, W, inputs, model, atol, rtol, max_iterations, work)
-    if first < 0:
-        return -1
-    for i in range(y.size):
-        F1[i] = (Y1[i] - y[i]) / hg       # f(Y1), exact at the stage solution
-        base[i] = y[i] + (h - hg) * F1[i]
-    Y2[:] = base
-    _add_matvec(W, F1, hg, Y2)
-    second = _solve_stage(Y2, base, hg, W, inputs, model, atol, rtol, max_iterations, work)
-    if second < 0:
-        return -1
-    for i in range(y.size):
-        f_y[i] = (Y2[i] - base[i]) / hg   # f(Y2), exact at the stage solution
-        y[i] = Y2[i]                      # stiffly accurate: y_n+1 is the last stage
-    return max(first, second)
-
-
-@njit(cache=True, error_model='numpy')
-def integrate(y0, h, inputs, model, record_every, atol, rtol, max_iterations):
-    """
-    Integrate len(inputs) steps of h [s], inputs held per step (zero-order hold).
-
-    The Jacobian (and W) is kept while the Newton iterations converge fast (at most
-    FAST_NEWTON iterations); it is renewed when they slow down or fail. A step that
-    fails with a fresh Jacobian is retried as 2, 4, ... 2^MAX_HALVINGS substeps; if
-    that fails too, integration stops.
-
-    Returns (states (len(inputs) // record_every + 1, 2 * 3n), steps done, Jacobians
-    computed, steps split into substeps).
-    """
-    n_steps = inputs.shape[0]
-    states = np.full((n_steps // record_every + 1, y0.size), np.nan)
-    work = make_work(y0.size // 2)
-    y = y0.copy()
-    f_y = np.empty_like(y)                # f(y) under the step's inputs
-    z = np.empty_like(y)                  # trial step from y
-    f_z = np.empty_like(y)                # f(z)
-    states[0] = y
-    W = np.eye(y.size)
-    W_step = 0.0                          # substep length W was made for; 0: none
-    known = False                         # f_y holds f(y) under inputs[i]
-    jacobians = 0
-    split = 0
-    for i in range(n_steps):
-        if known and i > 0:
-            for k in range(inputs.shape[1]):
-                known = known and inputs[i, k] == inputs[i - 1, k]
-        substeps = 1
-        fresh = False
-        while True:
-            hs = h / substeps
-            if W_step != hs:
-                _iteration_matrix(y, hs * GAMMA, inputs[i], model, work, f_y, W)
-                W_step = hs
-                fresh = True
-                known = True
-                jacobians += 1
-            elif not known:
-                _rhs(y, inputs[i], model, work, f_y)
-                known = True
-            z[:] = y
-            f_z[:] = f_y
-            worst = 0
-            for _ in range(substeps):
-                worst = sdirk_step(z, hs, inputs[i], model, W, f_z, atol, rtol,
-                                   max_iterations, work)
-                if worst < 0:
-                    break
-            if worst >= 0:
-                y[:] = z
-                f_y[:] = f_z
-                if worst > FAST_NEWTON:
-                    W_step = 0.0
-                break
-            W_step = 0.0
-            if fresh:
-                substeps *= 2
-                if substeps > 2 ** MAX_HALVINGS:
-                    return states, i, jacobians, split
-        if substeps > 1:
-            split += 1
-        if (i + 1) % record_every == 0:
-            states[(i + 1) // record_every] = y
-    return states, n_steps, jacobians, split

@@ -35,7 +35,7 @@ three actuators q = B x with B constant and invertible, so x are their muscle-le
 coordinates after a constant linear change (the Lagrange equations keep their form); x
 also serves a 4-tendon section, whose 4 lengths are not independent. In x the CC
 kinematics is analytic (functions of theta^2 only), so theta -> 0 needs no special case:
-the kernels sum series below theta = 2 (:mod:`._cc_dynamics_kernels`).
+the kernels sum series below theta = 2 (:mod:`._kernels`).
 
 Energies and forces, per section (Hadzic & Häseli, "Dynamic model"; Falkenhahn 2015 Sec. III):
 
@@ -74,13 +74,18 @@ from tendon_robot_sim.models.description import (POSITION_TOLERANCE, read_yaml,
 from tendon_robot_sim.models.geometry import section_pose
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
-from tendon_robot_sim.models.trunk import _kernels as kernels
+from tendon_robot_sim.models.trunk import _integrator as integrator, _kernels as kernels
 from tendon_robot_sim.models.trunk.robot import (bellows_robot_from_dict, BellowsRobot,
                                                  KIND as BELLOWS)
 
-# Default time step [s]: the integrator is L-stable; 5 ms resolves the bending modes of
-# the default robots (first modes below 10 Hz) and damps the stiff axial ones.
+# Default time step [s]: 5 ms resolves the bending modes of the default robots (first
+# modes below 10 Hz); there the Gauss-Legendre integrator keeps the energy of the undamped
+# robot within 1 % of its kinetic-energy swing over 10 s (test_cc_dynamics.py).
 DEFAULT_TIME_STEP = 5e-3
+# The integrators (see _integrator): 'gauss' adds no damping of its own (the default);
+# 'sdirk2' is L-stable, damping the stiff modes within a step and part of the slow ones.
+SCHEMES = {'gauss': integrator.GAUSS, 'sdirk2': integrator.SDIRK2}
+DEFAULT_SCHEME = 'gauss'
 # Newton tolerance of each implicit stage: |dY| <= ATOL + RTOL |Y| (m, rad, m/s, rad/s);
 # far below the error of a 5 ms step (0.1 mm and more, benchmarks/bench_cc_dynamics.py),
 # while 1e-10 costs about twice the iterations.
@@ -449,14 +454,17 @@ class CCDynamics:
 
     def simulate(self, inputs: np.ndarray | Callable[[float], np.ndarray], duration: float,
                  dt: float = DEFAULT_TIME_STEP, x0: np.ndarray | None = None,
-                 v0: np.ndarray | None = None, record_every: int = 1) -> CCTrajectory:
+                 v0: np.ndarray | None = None, record_every: int = 1,
+                 scheme: str = DEFAULT_SCHEME) -> CCTrajectory:
         """
         Integrate from (x0, v0) (default: rest) for ``duration`` s with steps of ``dt``.
 
         ``inputs``: constant (m,) or a function of time returning (m,), evaluated at the
-        start of each step and held over it. Raises :class:`CCDynamicsError` if a step
-        fails even when split into 2^5 substeps.
+        start of each step and held over it. ``scheme``: a key of :data:`SCHEMES`. Raises
+        :class:`CCDynamicsError` if a step fails even when split into 2^5 substeps.
         """
+        if scheme not in SCHEMES:
+            raise CCDynamicsError(f'scheme: {scheme!r} is not one of {sorted(SCHEMES)}')
         for name, value in (('duration', duration), ('dt', dt)):
             if not (math.isfinite(value) and value > 0.0):
                 raise CCDynamicsError(f'{name}: must be > 0 s, got {value}')
@@ -469,8 +477,9 @@ class CCDynamics:
         N = 3 * self.n_sections
         y0 = np.concatenate((self.rest_state if x0 is None else np.asarray(x0, float),
                              np.zeros(N) if v0 is None else np.asarray(v0, float)))
-        states, done, jacobians, split = kernels.integrate(
-            y0, float(dt), table, self.model, int(record_every), ATOL, RTOL, MAX_ITERATIONS)
+        states, done, jacobians, split = integrator.integrate(
+            y0, float(dt), table, self.model, int(record_every), ATOL, RTOL, MAX_ITERATIONS,
+            SCHEMES[scheme])
         if done < steps:
             raise CCNoSolutionError(
                 f'dt: integration failed at t = {done * dt:.4g} s (step {done}): the implicit '
