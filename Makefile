@@ -4,7 +4,7 @@ PYTHON := $(VENV)/bin/python
 # DDS stays on loopback, on a domain of this run's own (Kilted ignores ROS_LOCALHOST_ONLY).
 ROS_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( $$$$ % 100 + 1 ))
 
-.PHONY: setup demo demo-snake report test lint bench clean
+.PHONY: setup demo demo-snake demo-hardware report test lint bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -16,6 +16,10 @@ demo: setup
 demo-snake: setup
 	$(ROS_ENV) $(PYTHON) -m tendon_robot_sim.cli demo --robot config/rolling_joint_snake.yaml \
 	    --tension 20 --out demo_output/snake
+
+# The hardware stack on emulated Dynamixel servos and an LK-G style laser (no hardware needed).
+demo-hardware: setup
+	$(ROS_ENV) $(PYTHON) -m tendon_robot_sim.cli demo --hardware dynamixel
 
 # Example validation report: a synthetic experiment (hidden E and G), calibrated, then validated.
 report: setup

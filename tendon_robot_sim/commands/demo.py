@@ -51,6 +51,7 @@ import subprocess
 import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import command_error, CommandError, positive, positive_int
+from tendon_robot_sim.commands.demo_hardware import DEVICES, run_hardware
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
@@ -69,8 +70,9 @@ def register(subparsers) -> None:
         description='Start the sim stack headless, pull each tendon in turn, record all '
                     'topics to a rosbag2 bag, print tip positions and draw each step as PNG.',
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument('--out', type=Path, default=Path('demo_output'),
-                        help='output folder (bag, PNGs, table, log)')
+    parser.add_argument('--out', type=Path, default=None,
+                        help='output folder (bag, PNGs, table, log; default demo_output, with '
+                             '--hardware demo_output/hardware)')
     parser.add_argument('--robot', type=Path, default=None,
                         help='robot description YAML (default: the package config/robot.yaml)')
     parser.add_argument('--tension', type=positive, default=2.0,
@@ -79,6 +81,11 @@ def register(subparsers) -> None:
                         help='simulated time each step is held [s]')
     parser.add_argument('--target-hold', type=positive, default=5.0,
                         help='longest simulated time the tip-target step is held [s]')
+    parser.add_argument('--hardware', choices=sorted(DEVICES), default=None,
+                        help='run the hardware stack on emulated devices instead: dynamixel '
+                             '(Dynamixel X-series servos and an LK-G style laser) or tdcr (the '
+                             "package's own motor driver and laser); --hold is then wall-clock "
+                             'time, and the output goes to demo_output/hardware by default')
     parser.add_argument('--elements', type=positive_int, default=None,
                         help='Cosserat elements of the rod (default: rod.elements of the robot '
                              'file); fewer run faster, at some loss of accuracy')
@@ -106,7 +113,14 @@ def run(args) -> int:
         raise CommandError(f'--hold: must be in (0, 60] s, got {args.hold:g}')
     if not (np.isfinite(args.target_hold) and 0.0 < args.target_hold <= 60.0):
         raise CommandError(f'--target-hold: must be in (0, 60] s, got {args.target_hold:g}')
-    out = args.out
+    if args.hardware is not None:
+        if robot is None:
+            raise CommandError('--hardware: the hardware stack drives a tendon robot')
+        if args.elements is not None:
+            raise CommandError('--elements: the hardware demo has no simulated rod')
+        args.out = args.out or Path('demo_output') / 'hardware'
+        return run_hardware(args, robot, robot_file)
+    out = args.out or Path('demo_output')
     bag = out / 'bag'
     out.mkdir(parents=True, exist_ok=True)
     demo_robot = out / 'robot.yaml'
@@ -180,7 +194,7 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
     from rclpy.executors import SingleThreadedExecutor
     from tqdm import tqdm
 
-    from tendon_robot_sim.ros.demo import DemoDriver, run_phases, wait_until
+    from tendon_robot_sim.ros.demo import DemoDriver, run_phases, shut_down, wait_until
     from tendon_robot_sim.ros.recorder import BagRecorder
 
     def alive() -> None:
@@ -225,13 +239,7 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
                 raise CommandError(f'{error}; see {log_path}') from None
         counts = recorder.counts
     finally:
-        executor.shutdown()
-        for node in nodes:
-            if isinstance(node, BagRecorder):
-                node.close()
-            node.destroy_node()
-        rclpy.try_shutdown()
-        launcher.stop()
+        shut_down(executor, nodes, launcher)
     return snapshots, counts
 
 

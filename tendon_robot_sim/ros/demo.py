@@ -18,7 +18,8 @@ The scripted part of ``tendon-robot-sim demo``: command tensions, watch the robo
 :class:`DemoDriver` runs on simulated time (``use_sim_time``), publishes
 ``tendon/command/tension`` or ``tip/target`` and keeps the latest ``tip/pose`` and
 ``backbone/markers``; :func:`run_phases` holds each :class:`Phase` for a span of
-simulated time and snapshots the robot at its end.
+simulated time and snapshots the robot at its end. :class:`HardwareDemoDriver` is its
+wall-clock peer for the hardware stack: it keeps the measured tip and tendon state.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import time
 from typing import Callable, Sequence
 
 import numpy as np
+import rclpy
 from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -156,8 +158,56 @@ class DemoDriver(Node):
                         tendon_segments=segments, tendon_colors=colors)
 
 
+class HardwareDemoDriver(Node):
+    """
+    Publishes tension commands; records ``tip/measured`` and ``tendon/state`` with their time.
+
+    ``tips``: (t [s, wall clock since start], x, y, z [m, base frame]) per sample;
+    ``tensions``: (t, tension per tendon [N]) per ``tendon/state``.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__('demo_driver', **kwargs)
+        self.command_pub = self.create_publisher(
+            topics.TENDON_COMMAND.msg_type, topics.TENDON_COMMAND.name, topics.TENDON_COMMAND.qos)
+        self.start = time.monotonic()
+        self.tips: list[tuple[float, float, float, float]] = []
+        self.tensions: list[tuple[float, ...]] = []
+        self.create_subscription(topics.TIP_MEASURED.msg_type, topics.TIP_MEASURED.name,
+                                 self._on_tip, topics.TIP_MEASURED.subscription_qos)
+        self.create_subscription(topics.TENDON_STATE.msg_type, topics.TENDON_STATE.name,
+                                 self._on_state, topics.TENDON_STATE.subscription_qos)
+
+    def now(self) -> float:
+        """Return the wall-clock time since the driver started [s]."""
+        return time.monotonic() - self.start
+
+    def _on_tip(self, msg) -> None:
+        self.tips.append((self.now(), msg.point.x, msg.point.y, msg.point.z))
+
+    def _on_state(self, msg) -> None:
+        self.tensions.append((self.now(), *msg.effort))
+
+    def command(self, tensions: dict[str, float]) -> None:
+        self.command_pub.publish(topics.TENDON_COMMAND.msg_type(
+            name=list(tensions), effort=[float(v) for v in tensions.values()]))
+
+
 def _points(points) -> np.ndarray:
     return np.array([[p.x, p.y, p.z] for p in points]).reshape(-1, 3).T
+
+
+def shut_down(executor: Executor, nodes: Sequence[Node], launcher) -> None:
+    """Stop spinning, close the bags, destroy ``nodes``, end rclpy, then stop the stack."""
+    from tendon_robot_sim.ros.recorder import BagRecorder
+
+    executor.shutdown()
+    for node in nodes:
+        if isinstance(node, BagRecorder):
+            node.close()
+        node.destroy_node()
+    rclpy.try_shutdown()
+    launcher.stop()         # a hardware bridge leaves the robot in its safe state
 
 
 def wait_until(executor: Executor, condition: Callable[[], bool], timeout: float,

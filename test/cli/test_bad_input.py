@@ -176,6 +176,12 @@ CASES = [
      '--config'),
     (['hardware', 'calibrate-tension', '--port', '{missing}', '--config', '{list}'], BAD,
      '--config'),
+    # demo --hardware: an unknown device, a robot the hardware stack does not drive
+    (['demo', '--hardware', 'servo'], BAD, "argument --hardware: invalid choice: 'servo'"),
+    (['demo', '--hardware', 'dynamixel', '--robot', SNAKE], BAD,
+     '--hardware: the hardware stack drives a tendon robot'),
+    (['demo', '--hardware', 'dynamixel', '--elements', '5'], BAD,
+     '--elements: the hardware demo has no simulated rod'),
 ]
 
 

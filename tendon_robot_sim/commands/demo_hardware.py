@@ -1,0 +1,191 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim demo --hardware DEVICES``: the hardware stack on emulated devices.
+
+The devices are emulated on pseudo-terminals, as a bench would have them on serial ports:
+``dynamixel`` is a chain of Dynamixel X-series servos (Protocol 2.0, one per tendon, spoken
+to through ROBOTIS's ``dynamixel-sdk``) and an LK-G style laser controller; ``tdcr`` the
+package's own streaming motor driver and laser. The ``hardware`` stack (bridge, tension
+controller, robot_state_publisher) runs through the local launcher on them; the demo pulls
+each tendon in turn for ``--hold`` wall-clock seconds, records the stack's topics into a
+rosbag2 bag, prints the measured tip at the end of each step and plots the measured tip and
+tensions over time. Output folder (``--out``, default ``demo_output/hardware``)::
+
+    bag/                rosbag2 bag (tendon/command/tension, setpoint, state, tip/measured)
+    measurements.png    measured tip and tensions over time, the steps marked
+    tip_positions.csv   the printed table
+    stack.log           output of the stack's nodes
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.launcher import LaunchError, StackLauncher
+from tendon_robot_sim.models.tendon_robot import Robot
+
+# --hardware: (motor_device, sensor_device) of the bridge and the emulator
+DEVICES = {'dynamixel': ('dynamixel', 'keyence-lkg'),
+           'tdcr': ('tdcr-motor-v1', 'tdcr-laser-v1')}
+STARTUP_TIMEOUT = 60.0
+# s: the emulated servos follow their goal with this time constant
+TIME_CONSTANT = 0.05
+
+
+def run_hardware(args, robot: Robot, robot_file: Path) -> int:
+    """Run the hardware demo of ``robot`` (a tendon robot) on emulated ``args.hardware``."""
+    from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+    from tendon_robot_sim.emulator.rig import EmulatedRig
+    from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
+
+    motor_device, sensor_device = DEVICES[args.hardware]
+    out = args.out
+    bag = out / 'bag'
+    out.mkdir(parents=True, exist_ok=True)
+    if bag.exists():
+        if not (bag / 'metadata.yaml').exists() and any(bag.iterdir()):
+            raise CommandError(f'{bag}: exists and is not a bag from an earlier demo; '
+                               'choose another --out')
+        shutil.rmtree(bag)
+    try:
+        mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', robot.base.frame_id)
+    except MountingError as error:
+        raise CommandError(str(error)) from None
+    ports = Path(tempfile.mkdtemp(prefix='tendon_robot_sim_demo_'))
+    rig = EmulatedRig(robot, mount, PtyEndpoint(str(ports / 'motors')),
+                      PtyEndpoint(str(ports / 'sensor')), time_constant=TIME_CONSTANT,
+                      motor_device=motor_device, sensor_device=sensor_device)
+    print(f'robot: {robot.name!r} from {robot_file}; emulated {motor_device} on '
+          f'{ports / "motors"}, {sensor_device} on {ports / "sensor"}')
+    log_path = out / 'stack.log'
+    try:
+        rig.start()
+        with open(log_path, 'w') as log:
+            try:
+                launcher = StackLauncher(
+                    'hardware', {'robot': str(Path(robot_file).resolve()), 'rviz': 'false',
+                                 'motor_port': rig.path('motors'),
+                                 'sensor_port': rig.path('sensor'),
+                                 'motor_device': motor_device, 'sensor_device': sensor_device},
+                    stdout=log, stderr=subprocess.STDOUT,
+                    note=lambda text: print(f'[launch] {text}', file=log, flush=True))
+            except LaunchError as error:
+                raise CommandError(str(error)) from None
+            steps, driver, counts = _drive(launcher, bag, robot, args.tension, args.hold,
+                                           log_path)
+    finally:
+        rig.stop()
+        shutil.rmtree(ports, ignore_errors=True)
+    rows = [[i, label, round(t, 3), *np.round(tip, 5).tolist()]
+            for i, (label, t, tip) in enumerate(steps)]
+    print(f'{"step":>4}  {"phase":<14} {"t [s]":>7}  {"tip x [mm]":>10} {"tip y [mm]":>10} '
+          f'{"tip z [mm]":>10}')
+    for step, label, t, x, y, z in rows:
+        print(f'{step:>4}  {label:<14} {t:>7.2f}  {x * 1e3:>10.1f} {y * 1e3:>10.1f} '
+              f'{z * 1e3:>10.1f}')
+    with open(out / 'tip_positions.csv', 'w', newline='') as f:
+        writer = csv.writer(f)
+        writer.writerow(['step', 'phase', 'time_s', 'tip_x_m', 'tip_y_m', 'tip_z_m'])
+        writer.writerows(rows)
+    _plot(driver, steps, robot, out / 'measurements.png')
+    print(f'\nbag: {bag} ({sum(counts.values())} messages: '
+          + ', '.join(f'{topic} {n}' for topic, n in counts.items()) + ')')
+    print(f'plot: {out / "measurements.png"}')
+    return 0
+
+
+def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hold: float,
+           log_path: Path):
+    """Run the stack, pull each tendon in turn and record; (steps, driver, counts)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from tqdm import tqdm
+
+    from tendon_robot_sim.ros import topics
+    from tendon_robot_sim.ros.demo import (demo_phases, HardwareDemoDriver, shut_down,
+                                           wait_until)
+    from tendon_robot_sim.ros.recorder import BagRecorder
+
+    def alive() -> None:
+        for node in launcher.exited():
+            raise CommandError(f'node {node.entry.name} exited with code '
+                               f'{node.process.returncode}; see {log_path}')
+
+    phases = demo_phases([t.name for t in robot.tendons], tension)
+    rclpy.init()
+    executor = SingleThreadedExecutor()
+    nodes = []
+    try:
+        launcher.start()
+        recorder = BagRecorder(bag, (topics.TENDON_COMMAND, topics.TENDON_SETPOINT,
+                                     topics.TENDON_STATE, topics.TIP_MEASURED))
+        driver = HardwareDemoDriver()
+        nodes += [recorder, driver]
+        for node in nodes:
+            executor.add_node(node)
+        # Ready: the bridge is active (state and tip flow) and the controller and the
+        # recorder both listen to commands.
+        if not wait_until(executor, lambda: (driver.tips and driver.tensions and
+                                             driver.command_pub.get_subscription_count() >= 2),
+                          STARTUP_TIMEOUT, alive):
+            raise CommandError(f'the hardware stack did not come up within '
+                               f'{STARTUP_TIMEOUT:g} s; see {log_path}')
+        steps = []
+        for phase in tqdm(phases, desc='steps', unit='step'):
+            driver.command(phase.tensions)
+            end = driver.now() + hold
+            wait_until(executor, lambda: driver.now() >= end, hold + 1.0, alive)
+            t, *tip = driver.tips[-1]
+            steps.append((phase.label, t, np.array(tip)))
+        counts = recorder.counts
+    finally:
+        shut_down(executor, nodes, launcher)
+    return steps, driver, counts
+
+
+def _plot(driver, steps, robot: Robot, path: Path) -> None:
+    """Measured tip (x, y, z) and tendon tensions over time, each step's last tip marked."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    tips = np.array(driver.tips)
+    tensions = np.array(driver.tensions)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    for k, axis in enumerate('xyz'):     # from the first sample: the moves, not the offsets
+        top.plot(tips[:, 0], (tips[:, 1 + k] - tips[0, 1 + k]) * 1e3, label=f'tip {axis}')
+    for k, tendon in enumerate(robot.tendons):
+        bottom.plot(tensions[:, 0], tensions[:, 1 + k], label=tendon.name)
+    for label, t, _ in steps:
+        for ax in (top, bottom):
+            ax.axvline(t, color='0.8', lw=0.8)
+        top.annotate(label, (t, top.get_ylim()[1]), rotation=90, fontsize=7, ha='right',
+                     va='top')
+    top.set_ylabel('measured tip - first sample [mm]')
+    bottom.set_ylabel('measured tension [N]')
+    bottom.set_xlabel('time [s]')
+    for ax in (top, bottom):
+        ax.legend(fontsize=7, loc='upper left')
+    fig.suptitle('hardware demo on emulated devices: tip/measured and tendon/state')
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
