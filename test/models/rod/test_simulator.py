@@ -403,7 +403,7 @@ def test_series_of_the_rotations_match_the_library_functions():
 
     theta / sin(theta) from cos(theta) (the curvature; the series below 0.14 rad) and
     sin(theta) / |omega|, (1 - cos(theta)) / |omega|^2 with theta = h |omega| (the
-    kinematic rotation; the series below 0.05 rad), from a nanoradian to 3 rad:
+    kinematic rotation; the series below 0.1 rad), from a nanoradian to 3 rad:
     equal to rounding (near pi, theta / sin(theta) from a rounded cosine loses 3 digits).
     """
     theta = np.geomspace(1e-9, 3.0, 500)
