@@ -60,6 +60,9 @@ MAX_LENGTH = 1024
 READ_ONLY = {*range(0, 7), dxl.HARDWARE_ERROR_STATUS[0], *range(120, 148)}
 #: Hardware Error Status bits that switch the torque off (Shutdown, address 63, default).
 SHUTDOWN = 0x34
+# m: a tendon this close to a current-based position goal has reached it (a position unit of
+# a 15 mm pulley is 23 um)
+POSITION_TOLERANCE = 5e-5
 
 
 def crc16(data: bytes) -> int:
@@ -172,6 +175,7 @@ class EmulatedServo:
         self.model, self.firmware = model, firmware
         self.pulley_radius, self.direction = pulley_radius, direction
         self.gain, self.offset, self.zero = gain, offset, zero
+        self._displacement = self._tension = 0.0    # of the tendon, last step [m], [N]
         self.table = bytearray(dxl.TABLE_SIZE)
         self.silent = False
         self._id = servo_id
@@ -249,6 +253,7 @@ class EmulatedServo:
 
     def set_position(self, displacement: float, velocity: float = 0.0) -> None:
         """Present Position/Velocity from the tendon's displacement [m] and velocity [m/s]."""
+        self._displacement = displacement
         angle = self.direction * displacement / self.pulley_radius
         self._put(dxl.PRESENT_POSITION, self.zero + round(angle / dxl.POSITION_UNIT))
         rate = self.direction * velocity / self.pulley_radius
@@ -267,13 +272,25 @@ class EmulatedServo:
         if mode == dxl.EXTENDED_POSITION_MODE:
             angle = (self.get(dxl.GOAL_POSITION, signed=True) - self.zero) * dxl.POSITION_UNIT
             return motor.DISPLACEMENT, self.direction * angle * self.pulley_radius
-        if mode in (dxl.CURRENT_MODE, dxl.CURRENT_BASED_POSITION_MODE):
+        if mode == dxl.CURRENT_MODE:
             current = self.direction * self.get(dxl.GOAL_CURRENT, signed=True) * dxl.CURRENT_UNIT
             return motor.TENSION, max(0.0, self.gain * current + self.offset)
+        if mode == dxl.CURRENT_BASED_POSITION_MODE:
+            # towards Goal Position with at most |Goal Current|: the tendon is pulled with that
+            # current's tension until it reaches the goal, then held there while holding it
+            # takes no more (a servo at its goal backs off when the bound drops below the load)
+            current = abs(self.get(dxl.GOAL_CURRENT, signed=True)) * dxl.CURRENT_UNIT
+            tension = max(0.0, self.gain * current + self.offset)
+            angle = (self.get(dxl.GOAL_POSITION, signed=True) - self.zero) * dxl.POSITION_UNIT
+            goal = self.direction * angle * self.pulley_radius
+            if self._displacement >= goal - POSITION_TOLERANCE and self._tension <= tension:
+                return motor.DISPLACEMENT, goal
+            return motor.TENSION, tension
         return motor.TENSION, 0.0   # the modes a tendon servo does not use hold no tension
 
     def set_current(self, tension: float) -> None:
         """Present Current [units] that holds ``tension`` [N] (0 with torque off)."""
+        self._tension = tension
         if not self.get(dxl.TORQUE_ENABLE):
             self._put(dxl.PRESENT_CURRENT, 0)
             return

@@ -100,8 +100,8 @@ class MotorBus(Protocol):
         """Return the names of the fault ``bits`` of a status."""
 
 
-def load_dynamixel_channels(path: str | Path) -> list[dxl.ServoChannel]:
-    """Read the ``channels`` of a Dynamixel bus file; ChannelError names what is wrong."""
+def load_dynamixel_bus(path: str | Path) -> tuple[list[dxl.ServoChannel], dxl.BusSettings]:
+    """Read a Dynamixel bus file: ``channels`` and settings; ChannelError names what is wrong."""
     try:
         data = yaml.safe_load(Path(path).read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
@@ -109,7 +109,16 @@ def load_dynamixel_channels(path: str | Path) -> list[dxl.ServoChannel]:
                                f'{str(error).splitlines()[0]}') from None
     if not isinstance(data, dict) or 'channels' not in data:
         raise dxl.ChannelError(f'dynamixel_file: {path} must be a mapping with channels')
-    return dxl.parse_channels(data['channels'], f'{path}: channels')
+    unknown = set(data) - {'channels', 'tension_mode', 'travel_limit'}
+    if unknown:
+        raise dxl.ChannelError(f'dynamixel_file: {path}: unknown keys {sorted(unknown)}')
+    return (dxl.parse_channels(data['channels'], f'{path}: channels'),
+            dxl.parse_bus_settings(data, f'{path}'))
+
+
+def load_dynamixel_channels(path: str | Path) -> list[dxl.ServoChannel]:
+    """Read the ``channels`` of a Dynamixel bus file; ChannelError names what is wrong."""
+    return load_dynamixel_bus(path)[0]
 
 
 def motor_bus(device: str, port: str, max_tensions: Sequence[float], baudrate: int,
@@ -118,13 +127,13 @@ def motor_bus(device: str, port: str, max_tensions: Sequence[float], baudrate: i
               backoff: tuple[float, float], read_timeout: float) -> MotorBus:
     """Build the motor device ``device`` (not started); ValueError names a bad setting."""
     if device == DYNAMIXEL:
-        channels = load_dynamixel_channels(dynamixel_file)
+        channels, settings = load_dynamixel_bus(dynamixel_file)
         if len(channels) != len(max_tensions):
             raise dxl.ChannelError(f'dynamixel_file: {len(channels)} channels for '
                                    f'{len(max_tensions)} tendons')
         return DynamixelBus(port, channels, max_tensions, baudrate=baudrate,
                             cycle_rate=cycle_rate, torque_off_when_safe=torque_off_when_safe,
-                            backoff=backoff, lost_after=lost_after)
+                            backoff=backoff, lost_after=lost_after, settings=settings)
     # No blind re-send after a reconnect: the bridge ramps from what the device reports.
     return MotorDriver(port, len(max_tensions), device, ack_timeout=ack_timeout,
                        max_retries=max_retries, resend_on_reconnect=False, baudrate=baudrate,

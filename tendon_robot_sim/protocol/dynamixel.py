@@ -62,6 +62,11 @@ TABLE_SIZE = 265
 CURRENT_MODE = 0
 EXTENDED_POSITION_MODE = 4
 CURRENT_BASED_POSITION_MODE = 5
+#: The bus file's ``tension_mode``: the Operating Mode that holds tensions. In current-based
+#: position control the Goal Current bounds the current (the tension) while the servo heads
+#: for a Goal Position ``travel_limit`` beyond the activation zero: a tendon that snaps or
+#: slips off its pulley does not spin the servo on.
+TENSION_MODES = {'current': CURRENT_MODE, 'current_based_position': CURRENT_BASED_POSITION_MODE}
 
 #: Units of the control table.
 CURRENT_UNIT = 2.69e-3             # A per unit of Goal/Present Current and Current Limit
@@ -202,6 +207,32 @@ class ServoChannel:
     def velocity(self, present_velocity: int) -> float:
         """Tendon velocity [m/s] from Present Velocity [units]."""
         return self.direction * self.pulley_radius * present_velocity * VELOCITY_UNIT
+
+
+@dataclass(frozen=True)
+class BusSettings:
+    """Settings of the whole bus file: the tension mode and its travel limit [m]."""
+
+    tension_mode: str = 'current'
+    travel_limit: float = 0.02    # m of tendon drawn in beyond the activation zero
+
+    @property
+    def operating_mode(self) -> int:
+        """Return the Operating Mode of tension control."""
+        return TENSION_MODES[self.tension_mode]
+
+
+def parse_bus_settings(data: Mapping, where: str) -> BusSettings:
+    """Read ``tension_mode`` and ``travel_limit`` of a bus file; ChannelError names a bad one."""
+    mode = data.get('tension_mode', BusSettings.tension_mode)
+    if mode not in TENSION_MODES:
+        raise ChannelError(f'{where}.tension_mode: must be one of {sorted(TENSION_MODES)}, '
+                           f'got {mode!r}')
+    travel = data.get('travel_limit', BusSettings.travel_limit)
+    if (isinstance(travel, bool) or not isinstance(travel, (int, float))
+            or not (math.isfinite(travel) and travel > 0.0)):
+        raise ChannelError(f'{where}.travel_limit: must be > 0 m, got {travel!r}')
+    return BusSettings(mode, float(travel))
 
 
 def parse_channels(entries: Any, where: str = 'dynamixel.channels') -> list[ServoChannel]:

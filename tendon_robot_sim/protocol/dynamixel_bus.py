@@ -102,6 +102,9 @@ class DynamixelBus:
     lost_after : float
         A servo whose state is missing for this long (and ``MAX_FAILED_CYCLES`` cycles) is
         lost [s].
+    settings : BusSettings
+        The tension mode: current control, or current-based position control towards
+        ``travel_limit`` [m] beyond the zero taken at activation.
 
     """
 
@@ -109,7 +112,7 @@ class DynamixelBus:
                  max_tensions: Sequence[float], baudrate: int = 1000000,
                  cycle_rate: float = 100.0, torque_off_when_safe: bool = False,
                  backoff: tuple[float, float] = (0.05, 2.0), lost_after: float = 0.1,
-                 name: str = 'motors'):
+                 name: str = 'motors', settings: dxl.BusSettings = dxl.BusSettings()):
         if baudrate not in dxl.SDK_BAUD_RATES:
             raise ValueError(f'motor_baudrate: {baudrate} is not a rate the Dynamixel SDK '
                              f'opens; use one of {dxl.SDK_BAUD_RATES}')
@@ -123,6 +126,7 @@ class DynamixelBus:
         self.period = 1.0 / cycle_rate
         self.torque_off_when_safe = torque_off_when_safe
         self.backoff, self.lost_after = backoff, lost_after
+        self.settings = settings
         self._last_good = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -285,7 +289,7 @@ class DynamixelBus:
                 raise BusError(f'servo ID {channel.servo_id} is model {model}, not an '
                                f'X-series tendon servo ({sorted(dxl.MODELS)})')
             self._write(channel.servo_id, dxl.TORQUE_ENABLE, 0)
-            self._write(channel.servo_id, dxl.OPERATING_MODE, dxl.CURRENT_MODE)
+            self._write(channel.servo_id, dxl.OPERATING_MODE, self.settings.operating_mode)
             self._write(channel.servo_id, dxl.CURRENT_LIMIT, channel.current_limit_units)
             address = dxl.INDIRECT_ADDRESS_1[0]
             for item_address, size in dxl.STATE_ITEMS:
@@ -326,6 +330,14 @@ class DynamixelBus:
             raise BusError(f'servo ID {servo_id}: writing {value} at address {address} failed '
                            f'({self._handler.getTxRxResult(result) if result else error})')
 
+    def _write_travel_limits(self) -> None:
+        """Current-based position: Goal Position travel_limit beyond each zero (else nothing)."""
+        if self.settings.operating_mode != dxl.CURRENT_BASED_POSITION_MODE:
+            return
+        for channel, zero in zip(self.channels, self._zero):
+            self._write(channel.servo_id, dxl.GOAL_POSITION,
+                        channel.goal_position(self.settings.travel_limit, int(zero)))
+
     def _set_torque(self, on: bool) -> None:
         for servo_id in self.ids:
             self._write(servo_id, dxl.TORQUE_ENABLE, int(on))
@@ -338,6 +350,8 @@ class DynamixelBus:
         start = time.perf_counter()
         if take_zero:
             self._zero = self._positions.copy()
+            if self._mode == motor.TENSION:
+                self._write_travel_limits()
         if enabled and not self._torque:
             # The goal first: the torque comes on holding it, never the last session's goal.
             if goal is not None:
@@ -366,18 +380,23 @@ class DynamixelBus:
             # Operating Mode is in the EEPROM area: torque off, switch, torque back on.
             torque = self._torque
             self._set_torque(False)
-            operating = dxl.CURRENT_MODE if mode == motor.TENSION else dxl.EXTENDED_POSITION_MODE
+            operating = (self.settings.operating_mode if mode == motor.TENSION
+                         else dxl.EXTENDED_POSITION_MODE)
             for servo_id in self.ids:
                 self._write(servo_id, dxl.OPERATING_MODE, operating)
             item = dxl.GOAL_CURRENT if mode == motor.TENSION else dxl.GOAL_POSITION
             self._write_goals = sdk.GroupSyncWrite(self._port, self._handler, *item)
             self._mode = mode
+            if mode == motor.TENSION:
+                self._write_travel_limits()
             self._set_torque(torque)
         size = self._write_goals.data_length
         self._write_goals.clearParam()
         for k, channel in enumerate(self.channels):
             if mode == motor.TENSION:
                 value = channel.goal_current(float(values[k]), float(self.max_tensions[k]))
+                if self.settings.operating_mode == dxl.CURRENT_BASED_POSITION_MODE:
+                    value = abs(value)    # a bound on the current; the Goal Position pulls
             else:
                 value = channel.goal_position(float(values[k]), int(self._zero[k]))
             self._write_goals.addParam(channel.servo_id,

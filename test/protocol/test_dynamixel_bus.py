@@ -26,6 +26,7 @@ from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.devices import DYNAMIXEL, motor_bus
 from tendon_robot_sim.protocol.drivers import DELIVERED
 
 pytest.importorskip('dynamixel_sdk')
@@ -133,3 +134,45 @@ def test_a_crc_burst_is_counted_and_the_port_vanishing_and_coming_back_reconnect
     wait_for(lambda: not bus.connected, what='the port loss')
     assert 'port' in bus.statistics()[0].last_error or 'lost' in bus.statistics()[0].last_error
     wait_for(lambda: bus.connected, timeout=10.0, what='the port to come back')
+
+
+def test_current_based_position_holds_a_pulled_tendon_at_its_travel_limit(rig, buses):
+    """Tension mode current_based_position: the Goal Current bounds, a Goal Position stops."""
+    chain, thread = rig()
+    travel = 0.005     # m; 3 N would draw tendon t0 in by about 12 mm
+    bus = buses(thread.endpoint.path, CHANNELS, MAX,
+                settings=dxl.BusSettings('current_based_position', travel))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    assert [s.get(dxl.OPERATING_MODE) for s in chain.servos] == [
+        dxl.CURRENT_BASED_POSITION_MODE] * 4
+    bus.enable([0.5] * 4)
+    seq = bus.command_tensions([3.0, 0.5, 0.5, 0.5])
+    wait_for(lambda: bus.delivery(seq) == DELIVERED, what='delivery')
+    servo = chain.servos[0]
+    assert servo.get(dxl.GOAL_CURRENT, signed=True) == round(0.03 / dxl.CURRENT_UNIT)
+    status = wait_for(lambda: (s := bus.status()) is not None
+                      and abs(s.displacements[0] - travel) < 1e-4 and s,
+                      what='t0 to reach its travel limit')
+    time.sleep(0.3)
+    status = bus.status()
+    assert abs(status.displacements[0] - travel) < 1e-4        # held there
+    # ... at its Goal Position, which the bus set the travel (in units of a 15 mm pulley)
+    # beyond the zero it took at activation
+    goal = servo.get(dxl.GOAL_POSITION, signed=True)
+    assert abs(servo.get(dxl.PRESENT_POSITION, signed=True) - goal) <= 3
+    assert status.tensions[0] < 2.5                             # less than the 3 N asked for
+    # A bound below what holding there takes: the servo gives way, the tendon pays out.
+    seq = bus.command_tensions([0.5] * 4)
+    wait_for(lambda: bus.delivery(seq) == DELIVERED, what='delivery')
+    wait_for(lambda: bus.status().displacements[0] < travel - 2e-3, what='t0 to pay out')
+    assert bus.fault() == ''
+
+
+def test_the_bridge_builds_the_bus_with_the_tension_mode_of_its_file(tmp_path):
+    path = tmp_path / 'bus.yaml'
+    path.write_text('tension_mode: current_based_position\ntravel_limit: 0.01\nchannels:\n'
+                    + ''.join(f'  - {{id: {k + 1}, pulley_radius: 0.015}}\n' for k in range(4)))
+    bus = motor_bus(DYNAMIXEL, '/dev/null', MAX, 1000000, ack_timeout=0.1, max_retries=3,
+                    cycle_rate=100.0, dynamixel_file=path, torque_off_when_safe=False,
+                    lost_after=0.1, backoff=(0.05, 2.0), read_timeout=0.1)
+    assert bus.settings == dxl.BusSettings('current_based_position', 0.01)

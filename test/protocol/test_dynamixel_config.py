@@ -1,0 +1,59 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The Dynamixel bus file: what it may say, and one-line errors naming what it must not."""
+
+import pytest
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.devices import load_dynamixel_bus
+
+CHANNEL = '{id: 1, pulley_radius: 0.015, direction: 1, current_limit: 0.5}'
+
+
+def test_the_package_file_is_current_control_with_four_channels():
+    channels, settings = load_dynamixel_bus(share_dir() / 'config' / 'dynamixel.yaml')
+    assert [c.servo_id for c in channels] == [1, 2, 3, 4]
+    assert settings == dxl.BusSettings('current', 0.02)
+    assert settings.operating_mode == dxl.CURRENT_MODE
+
+
+def test_current_based_position_with_its_travel_limit(tmp_path):
+    path = tmp_path / 'bus.yaml'
+    path.write_text(f'tension_mode: current_based_position\ntravel_limit: 0.03\n'
+                    f'channels: [{CHANNEL}]\n')
+    _, settings = load_dynamixel_bus(path)
+    assert settings.operating_mode == dxl.CURRENT_BASED_POSITION_MODE
+    assert settings.travel_limit == 0.03
+
+
+@pytest.mark.parametrize('text, message', [
+    ('tension_mode: torque\nchannels: [CH]',
+     "tension_mode: must be one of ['current', 'current_based_position'], got 'torque'"),
+    ('travel_limit: -0.01\nchannels: [CH]', 'travel_limit: must be > 0 m, got -0.01'),
+    ('travel_limit: .nan\nchannels: [CH]', 'travel_limit: must be > 0 m, got nan'),
+    ('travel_limit: yes\nchannels: [CH]', 'travel_limit: must be > 0 m, got True'),
+    ('speed: 3\nchannels: [CH]', "unknown keys ['speed']"),
+    ('channels: []', 'channels: must be a non-empty list'),
+    ('channels: [{id: 300, pulley_radius: 0.01}]', 'channels[0].id: must be an integer in'),
+    ('channels: [{id: 1, pulley_radius: 0}]', 'channels[0].pulley_radius: must be > 0 m'),
+    ('channels: [{id: 1}]', 'channels[0].pulley_radius: missing'),
+    ('- 1\n- 2', 'must be a mapping with channels'),
+])
+def test_a_bad_bus_file_is_refused_naming_the_field(tmp_path, text, message):
+    path = tmp_path / 'bus.yaml'
+    path.write_text(text.replace('CH', CHANNEL))
+    with pytest.raises(dxl.ChannelError) as error:
+        load_dynamixel_bus(path)
+    assert message in str(error.value) and '\n' not in str(error.value)
