@@ -63,6 +63,8 @@ logger = logging.getLogger(__name__)
 MAX_FAILED_CYCLES = 5
 #: Tries of one configuration write or read (a status packet lost to noise is not a fault).
 WRITE_ATTEMPTS = 3
+# Cycles a late bus may run back to back to get back onto its grid (see DynamixelBus._run).
+CATCH_UP_CYCLES = 5
 
 
 class BusError(RuntimeError):
@@ -266,9 +268,11 @@ class DynamixelBus:
                 self._lost(f'port {self.url}: {type(error).__name__}: {error}')
                 continue
             # On a fixed grid: a late cycle is followed by a short wait, so the rate holds
-            # on average; after a stall the grid restarts instead of bursting to catch up.
+            # on average. After a stall of up to CATCH_UP_CYCLES periods the cycles run back
+            # to back until the grid is reached again (goals are absolute, so a quick run of
+            # them moves nothing twice); after a longer one the grid restarts there.
             now = time.monotonic()
-            next_cycle = max(next_cycle + self.period, now)
+            next_cycle = max(next_cycle + self.period, now - CATCH_UP_CYCLES * self.period)
             self._stop.wait(next_cycle - now)
         self._shutdown()
 
