@@ -60,9 +60,10 @@ MAX_LENGTH = 1024
 READ_ONLY = {*range(0, 7), dxl.HARDWARE_ERROR_STATUS[0], *range(120, 148)}
 #: Hardware Error Status bits that switch the torque off (Shutdown, address 63, default).
 SHUTDOWN = 0x34
-# m: a tendon this close to a current-based position goal has reached it (a position unit of
-# a 15 mm pulley is 23 um)
-POSITION_TOLERANCE = 5e-5
+# N/m: gain of the emulated position loop of current-based position control (per mechanics
+# step; a tendon of the default robot draws in about 5 mm per N, so the loop halves the
+# position error each step)
+POSITION_GAIN = 100.0
 
 
 def crc16(data: bytes) -> int:
@@ -276,16 +277,16 @@ class EmulatedServo:
             current = self.direction * self.get(dxl.GOAL_CURRENT, signed=True) * dxl.CURRENT_UNIT
             return motor.TENSION, max(0.0, self.gain * current + self.offset)
         if mode == dxl.CURRENT_BASED_POSITION_MODE:
-            # towards Goal Position with at most |Goal Current|: the tendon is pulled with that
-            # current's tension until it reaches the goal, then held there while holding it
-            # takes no more (a servo at its goal backs off when the bound drops below the load)
+            # A position loop whose current is bounded by |Goal Current|: it pulls harder
+            # while the tendon is short of the Goal Position and eases off beyond it, never
+            # above the bound, so the tendon stops at the goal when holding it there takes
+            # less than the bound, and pays out when the bound drops below the load.
             current = abs(self.get(dxl.GOAL_CURRENT, signed=True)) * dxl.CURRENT_UNIT
-            tension = max(0.0, self.gain * current + self.offset)
+            bound = max(0.0, self.gain * current + self.offset)
             angle = (self.get(dxl.GOAL_POSITION, signed=True) - self.zero) * dxl.POSITION_UNIT
             goal = self.direction * angle * self.pulley_radius
-            if self._displacement >= goal - POSITION_TOLERANCE and self._tension <= tension:
-                return motor.DISPLACEMENT, goal
-            return motor.TENSION, tension
+            wanted = self._tension + POSITION_GAIN * (goal - self._displacement)
+            return motor.TENSION, min(bound, max(0.0, wanted))
         return motor.TENSION, 0.0   # the modes a tendon servo does not use hold no tension
 
     def set_current(self, tension: float) -> None:
