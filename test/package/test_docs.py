@@ -24,6 +24,7 @@ import re
 
 import pytest
 
+from tendon_robot_sim import cli
 from tendon_robot_sim.nodes import (displacement_controller_node, hardware_bridge_node,
                                     simulator_node, tension_controller_node)
 from tendon_robot_sim.ros import topics
@@ -33,6 +34,7 @@ from tendon_robot_sim.stack import STACKS
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / 'README.md').read_text()
 ROS_INTERFACE = (ROOT / 'docs' / 'ros_interface.md').read_text()
+CLI = (ROOT / 'docs' / 'cli.md').read_text()
 # The pages the README must link: one per concern.
 PAGES = ('tendon_robot', 'trunk', 'snake', 'pcr', 'ros_interface', 'hardware', 'experiments',
          'performance', 'architecture', 'references', 'development', 'cli')
@@ -65,6 +67,15 @@ def test_every_launch_argument_is_documented(stack):
                                    ROS_INTERFACE.index('## Topics')]
     for argument in stack.arguments:
         assert f'{argument.name}:=' in launch_section, argument.name
+
+
+def test_every_command_is_in_the_command_table():
+    table = [line.split('|')[1] for line in CLI.splitlines() if line.startswith('| `')]
+    listed = {name for cell in table for name in re.findall(r'`([a-z -]+)`', cell)}
+    for action in cli.build_parser()._subparsers._group_actions:
+        for name, sub in action.choices.items():
+            assert name in listed or any(entry.startswith(f'{name} ') for entry in listed), (
+                f'docs/cli.md: command {name!r} is not in the table')
 
 
 def test_the_readme_is_a_front_door():
