@@ -98,6 +98,15 @@ def non_negative_int(text: str) -> int:
     return _number(text, lambda v: v >= 0, 'a whole number >= 0', int)
 
 
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Help that shows an option's default, unless the help says it or there is none."""
+
+    def _get_help_string(self, action):
+        if '(default' in (action.help or '') or action.default in (None, False):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def parse_values(text: str, option: str):
     """
     Per-tendon values of a command-line option, by position or by name.

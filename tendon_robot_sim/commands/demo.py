@@ -40,7 +40,6 @@ ROS imports happen inside :func:`run`, so the command-line tool loads without rc
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 from pathlib import Path
@@ -50,7 +49,8 @@ import subprocess
 
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, CommandError, positive, positive_int
+from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
+                                       positive, positive_int)
 from tendon_robot_sim.commands.demo_hardware import DEVICES, run_hardware
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -69,7 +69,7 @@ def register(subparsers) -> None:
         'demo', help='run the simulation stack headless with a scripted tension sequence',
         description='Start the sim stack headless, pull each tendon in turn, record all '
                     'topics to a rosbag2 bag, print tip positions and draw each step as PNG.',
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=DefaultsHelpFormatter)
     parser.add_argument('--out', type=Path, default=None,
                         help='output folder (bag, PNGs, table, log; default demo_output, with '
                              '--hardware demo_output/hardware)')

@@ -26,14 +26,14 @@ ROS imports happen inside :func:`run`, so the command-line tool loads without rc
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 from pathlib import Path
 import signal
 import time
 
-from tendon_robot_sim.commands import command_error, CommandError, non_negative
+from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
+                                       non_negative)
 from tendon_robot_sim.experiment.bag import BagError, STORAGE_PLUGINS
 
 
@@ -43,7 +43,7 @@ def register(subparsers) -> None:
         description='Record topics of the stack to a rosbag2 bag until Ctrl-C or --duration. '
                     'Default topics: the simulation stack contract plus the tip measurement, '
                     'the tip target and the displacement command.',
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=DefaultsHelpFormatter)
     parser.add_argument('out', type=Path, metavar='OUT_BAG',
                         help='bag folder to create (must not exist)')
     parser.add_argument('--topics', nargs='+', metavar='T', default=None,

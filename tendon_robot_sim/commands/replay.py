@@ -39,7 +39,6 @@ ROS imports happen inside :func:`run`, so the command-line tool loads without rc
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 from pathlib import Path
@@ -47,7 +46,8 @@ import signal
 import time
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, CommandError, non_negative, positive
+from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
+                                       non_negative, positive)
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.models.rod.statics import MODELS
 
@@ -65,7 +65,7 @@ def register(subparsers) -> None:
                     'recorded topics, with the recorded spacing divided by --rate; with '
                     '--simulate, drive a quasi-static simulation with the recorded setpoints '
                     'and publish its tip on tip/pose next to the recorded tip/measured.',
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=DefaultsHelpFormatter)
     parser.add_argument('bag', type=Path, metavar='BAG', help='bag folder or .mcap/.db3 file')
     parser.add_argument('--rate', type=positive, default=1.0,
                         help='playback speed: 2 plays twice as fast')

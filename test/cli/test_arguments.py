@@ -90,3 +90,15 @@ def test_a_parse_error_is_one_line(capsys):
     assert cli.main(['snake', 'forward', '--tensions', '1,1,1,1', '--dt', '-1']) == 2
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'argument --dt: must be a finite number > 0, got -1' in err
+
+
+COMMANDS = list(subparsers(cli.build_parser()))
+
+
+@pytest.mark.parametrize('words, parser', COMMANDS, ids=[' '.join(w) for w, _ in COMMANDS])
+def test_help_states_each_default_once_and_never_none(words, parser):
+    """``--help`` says an option's default once, in words or as a value, never 'None'."""
+    for action in parser._actions:
+        text = parser._get_formatter()._expand_help(action) if action.help else ''
+        assert '(default: None)' not in text and text.count('(default') <= 1, (
+            f'{" ".join(words)} {action.option_strings}: {text}')
