@@ -144,7 +144,7 @@ def test_demo_runs_the_rolling_joint_snake_and_pulling_cable_2_lifts_it(tmp_path
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
     result = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'demo', '--out', str(out),
-         '--robot', 'config/rolling_joint_snake.yaml', '--hold', '1', '--tension', '20'],
+         '--robot', 'config/rolling_joint_snake.yaml', '--hold', str(HOLD), '--tension', '20'],
         cwd=root, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr + (out / 'stack.log').read_text()
     with open(out / 'tip_positions.csv') as f:
