@@ -277,10 +277,8 @@ class DynamixelBus:
         self._shutdown()
 
     def _connect(self) -> None:
-        self._port = sdk.PortHandler(self.url)
+        self._port = open_port(self.url, self.baudrate)
         self._handler = sdk.PacketHandler(2.0)
-        if not self._port.openPort() or not self._port.setBaudRate(self.baudrate):
-            raise BusError(f'cannot open {self.url} at {self.baudrate} baud')
         for channel in self.channels:
             for _ in range(WRITE_ATTEMPTS):
                 model, result, error = self._handler.ping(self._port, channel.servo_id)
@@ -481,6 +479,17 @@ class DynamixelBus:
         self._close('stopped')
 
 
+def open_port(url: str, baudrate: int):
+    """Open the SDK's port on ``url`` at ``baudrate``; BusError names a port that does not open."""
+    port = sdk.PortHandler(url)
+    try:
+        if port.openPort() and port.setBaudRate(baudrate):
+            return port
+    except (OSError, ValueError) as error:   # SerialException: an OSError
+        raise BusError(f'cannot open {url}: {error}') from None
+    raise BusError(f'cannot open {url} at {baudrate} baud')
+
+
 # ------------------------------------------------------------------ tools (hardware command)
 
 
@@ -493,12 +502,7 @@ def scan(url: str, baudrates: Sequence[int]) -> dict[int, dict[int, tuple[int, i
     found = {}
     handler = sdk.PacketHandler(2.0)
     for baud in baudrates:
-        port = sdk.PortHandler(url)
-        try:
-            if not port.openPort() or not port.setBaudRate(baud):
-                raise BusError(f'cannot open {url} at {baud} baud')
-        except (OSError, ValueError) as error:   # SerialException: an OSError
-            raise BusError(f'cannot open {url}: {error}') from None
+        port = open_port(url, baud)
         try:
             answers, result = handler.broadcastPing(port)
         finally:
@@ -518,8 +522,8 @@ def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_cu
     again before returning. BusError names what failed.
     """
     bus = DynamixelBus(url, [channel], [np.inf], baudrate=baudrate)
-    bus._connect()
     try:
+        bus._connect()
         bus._write(channel.servo_id, dxl.GOAL_CURRENT, goal_current)
         bus._set_torque(True)
         time.sleep(settle)

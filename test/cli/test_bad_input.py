@@ -176,6 +176,13 @@ CASES = [
      '--config'),
     (['hardware', 'calibrate-tension', '--port', '{missing}', '--config', '{list}'], BAD,
      '--config'),
+    (['hardware', 'calibrate-tension', '--port', '{missing}', '--answers', '{empty}'], BAD,
+     '--port: cannot open'),
+    # a file that is not a serial port
+    (['hardware', 'scan', '--port', '/dev/null', '--baud', '57600'], BAD,
+     '--port: cannot open /dev/null'),
+    (['hardware', 'calibrate-tension', '--port', '/dev/null', '--answers', '{empty}'], BAD,
+     '--port: cannot open /dev/null'),
     # demo --hardware: an unknown device, a robot the hardware stack does not drive
     (['demo', '--hardware', 'servo'], BAD, "argument --hardware: invalid choice: 'servo'"),
     (['demo', '--hardware', 'dynamixel', '--robot', SNAKE], BAD,
