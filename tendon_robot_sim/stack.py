@@ -149,7 +149,7 @@ class NodeEntry:
         if self.equals and values[self.equals[0]] != self.equals[1]:
             return f'{self.equals[0]}:={values[self.equals[0]]}'
         if not self.serves(kind):
-            return f'not for a {kind} robot'
+            return f'for {" or ".join(self.kinds)} robots; this one is a {kind}'
         return None
 
     def serves(self, kind: str | None) -> bool:

@@ -122,4 +122,5 @@ def test_launch_command_brings_up_the_parallel_robot_from_a_relative_robot_file(
         code = interrupt(launcher)
     text = log.read_text()
     assert code == 0, text
-    assert 'tension_controller: skipped (not for a pcr_6rus robot)' in text
+    assert ('tension_controller: skipped (for tendon_robot or rolling_joint_snake robots; '
+            'this one is a pcr_6rus)') in text
