@@ -90,6 +90,10 @@ def main(argv=None) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_INTERRUPTED)
+    except MemoryError as error:   # a size no check foresaw: the arguments ask too much
+        print(f'tendon-robot-sim {args.command}: error: out of memory ({_one_line(error)}); '
+              'ask for fewer samples or steps', file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as error:   # noqa: B902 (the last line of defence: never a traceback)
         if os.environ.get('TENDON_ROBOT_SIM_TRACEBACK'):
             raise

@@ -27,6 +27,10 @@ EXIT_INTERNAL = 70     # a bug: an error the command did not foresee (EX_SOFTWAR
 EXIT_INTERRUPTED = 130
 
 
+#: Most time steps a run may take when it keeps every step in memory (a few GB at most).
+MAX_STEPS = 10_000_000
+
+
 class CommandError(Exception):
     """A user error: printed to stderr as one line naming the argument, exit code 2."""
 
@@ -105,6 +109,15 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if '(default' in (action.help or '') or action.default in (None, False):
             return action.help
         return super()._get_help_string(action)
+
+
+def check_steps(duration: float, dt: float) -> None:
+    """Refuse a ``--duration`` that takes more than :data:`MAX_STEPS` steps of ``--dt``."""
+    steps = duration / dt
+    if steps > MAX_STEPS:
+        raise CommandError(f'--duration: {duration:g} s in steps of --dt {dt:g} s is '
+                           f'{steps:.3g} steps, more than the {MAX_STEPS:.0e} a run keeps in '
+                           'memory; shorten --duration or lengthen --dt')
 
 
 def parse_values(text: str, option: str):

@@ -39,7 +39,8 @@ import time
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, CommandError, parse_values, positive
+from tendon_robot_sim.commands import (check_steps, command_error, CommandError, parse_values,
+                                       positive)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_SCHEME,
                                                     DEFAULT_TIME_STEP, load_cc_dynamics,
@@ -90,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f'{path}: the actuators of {model.name} take {model.kind}s; '
                            f'use {option}')
     values = parse_values(given, option)
+    check_steps(args.duration, args.dt)
     try:
         inputs = model.input_vector(values, option)
         # start at rest under gravity alone, so that the run shows the step response

@@ -45,8 +45,8 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.commands import (command_error, CommandError, NoResultError, parse_values,
-                                       positive)
+from tendon_robot_sim.commands import (check_steps, command_error, CommandError, MAX_STEPS,
+                                       NoResultError, parse_values, positive)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.snake.dynamics import (GROUPS, InverseDynamics, SnakeDivergedError,
                                                     SnakeDynamics, SnakeDynamicsError,
@@ -210,6 +210,7 @@ def run_inverse(args: argparse.Namespace) -> int:
     dynamics = SnakeDynamics(snake)
     if args.trajectory in STUDY_TRAJECTORIES + ('all',):
         names = STUDY_TRAJECTORIES if args.trajectory == 'all' else (args.trajectory,)
+        check_steps(args.duration, args.dt)
         trajectories = {n: study_trajectory(snake, n, args.duration, args.dt) for n in names}
     else:
         path = Path(args.trajectory)
@@ -263,6 +264,9 @@ def _stable_step(dynamics: SnakeDynamics, tensions: np.ndarray, q0: np.ndarray,
     """Say which smaller RK4 step stays finite over the whole run, halving up to 2^-8."""
     for k in range(1, 9):
         dt = args.dt / 2 ** k
+        if args.duration / dt > MAX_STEPS:
+            return (f'no step down to {2 * dt:.3g} s stays stable, and a smaller one would '
+                    f'take more than {MAX_STEPS:.0e} steps')
         t = np.arange(0.0, args.duration + dt / 2, dt)
         try:
             dynamics.simulate(t, np.tile(tensions, (t.size, 1)), q0, np.zeros_like(q0))
@@ -296,6 +300,7 @@ def run_forward(args: argparse.Namespace) -> int:
         if np.abs(q0).max() > snake.joint_limit:
             raise CommandError(f'--angles: must be within +-{snake.joint_limit:.4g} rad '
                                f'(2 alpha, the rolling surfaces)')
+    check_steps(args.duration, args.dt)
     dynamics = SnakeDynamics(snake)
     t = np.arange(0.0, args.duration + args.dt / 2, args.dt)
     try:

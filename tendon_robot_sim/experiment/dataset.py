@@ -51,6 +51,9 @@ SAMPLERS = ('uniform', 'lhs', 'csv')
 # Morton code bits per input: 63 bits shared by up to 12 inputs (>= 5 bits each).
 MORTON_BITS = 63
 MANIFEST = 'manifest.json'
+# The sampler draws and orders every sample up front: 10^8 samples of 6 inputs take about
+# 5 GB. Larger datasets: several runs with different random states.
+MAX_SAMPLES = 100_000_000
 
 
 class DatasetError(ValueError):
@@ -232,6 +235,10 @@ def sample_inputs(low, high, samples: int, sampler: str, random_state: int = 0,
         raise DatasetError(f'sampler: must be one of {list(SAMPLERS)}, got {sampler!r}')
     if not isinstance(samples, int) or samples < 1:
         raise DatasetError(f'samples: must be an integer >= 1, got {samples!r}')
+    if samples > MAX_SAMPLES:
+        raise DatasetError(f'samples: {samples} is more than the {MAX_SAMPLES:.0e} one run '
+                           'draws up front; build larger datasets in several runs with '
+                           'different random states')
     if sampler == 'uniform':
         unit = np.random.default_rng(random_state).random((samples, low.size))
     else:

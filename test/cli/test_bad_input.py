@@ -76,6 +76,10 @@ CASES = [
     (['cc-dynamics', '--tensions', 't0=2', '--dt', '0'], BAD, 'argument --dt'),
     (['cc-dynamics', '--tensions', 't0=2', '--duration', '-1'], BAD, 'argument --duration'),
     (['cc-dynamics', '--tensions', 't0=1e12'], BAD, 't0'),
+    # absurd run lengths: more steps than a run keeps in memory
+    (['cc-dynamics', '--tensions', 't0=1', '--duration', '1e12'], BAD,
+     '--duration: 1e+12 s in steps of --dt 0.005 s'),
+    (['cc-dynamics', '--tensions', 't0=1', '--dt', '1e-12'], BAD, 'lengthen --dt'),
     (['cc-dynamics', '--pressures', 'p1=1e5'], BAD, 'take tensions; use --tensions'),
     (['cc-dynamics', '--pressures', 'p1=1e5', '--robot', BHA, '--dt', '0.5',
       '--duration', '1'], NO_RESULT, 'dt'),
@@ -90,6 +94,10 @@ CASES = [
     (['snake', 'forward', '--tensions', '60,1,1,1', '--dt', '0.01'], NO_RESULT,
      '--dt 0.005 stays stable'),
     (['snake', 'forward', '--tensions', '1,1,1,1', '--dt', '0'], BAD, 'argument --dt'),
+    (['snake', 'forward', '--tensions', '1,1,1,1', '--duration', '1e12'], BAD,
+     'shorten --duration'),
+    (['snake', 'inverse', '--trajectory', 'pan', '--duration', '1e9', '--out', '{out}'], BAD,
+     'shorten --duration'),
     (['snake', 'inverse', '--trajectory', '{nan_csv}', '--out', '{out}'], BAD,
      'row 3, column theta2: must be finite'),
     (['snake', 'inverse', '--trajectory', '{missing}', '--out', '{out}'], BAD, 'cannot read'),
@@ -110,6 +118,9 @@ CASES = [
     (['pcr', 'fk', '--motor-angles-deg', '10,10,12,12,8,100'], BAD, 'motor limits'),
     (['pcr', 'fk', '--from-json', '{empty}'], BAD, '--from-json'),
     (['pcr', 'workspace', '--heights', '0.7:0.4:3', '--out', '{out}'], BAD, '--heights'),
+    (['pcr', 'workspace', '--heights', '0.4:inf:3', '--out', '{out}'], BAD, 'need finite'),
+    (['pcr', 'workspace', '--heights', '0.4:0.7:100000', '--per-height', '100000', '--out',
+      '{out}'], BAD, '1e+10 solves'),
     (['pcr', 'workspace', '--per-height', '0', '--out', '{out}'], BAD, 'argument --per-height'),
     (['pcr', 'workspace', '--radius', 'nan', '--out', '{out}'], BAD, 'argument --radius'),
     (['pcr', 'workspace', '--scheduler', 'http://x:1', '--out', '{out}'], BAD,
@@ -151,6 +162,7 @@ CASES = [
     (['dataset', '--robot', '{missing}', '--model', 'cc', '--output', '{out}/d'], BAD,
      '--robot: no such file'),
     ([*DATASET, 'cc', '--samples', '0'], BAD, 'argument --samples: must be a whole number >= 1'),
+    ([*DATASET, 'cc', '--samples', '1000000000000'], BAD, 'several runs'),
     ([*DATASET, 'cc', '--chunk-size', 'nan'], BAD, 'argument --chunk-size'),
     ([*DATASET, 'cc', '--sampler', 'csv'], BAD, '--csv: --sampler csv needs'),
     ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}'], BAD, 'binary'),
@@ -262,3 +274,15 @@ def test_every_command_has_rows():
     covered = {' '.join(argv[:2]) for argv, _, _ in CASES} | {argv[0] for argv, _, _ in CASES}
     missing = [name for name in commands(cli.build_parser()) if name not in covered]
     assert missing == [], f'commands without bad-input rows: {missing}'
+
+
+def test_running_out_of_memory_is_bad_input_in_one_line(monkeypatch, capsys):
+    """A size no check foresaw ends as exit 2 with one line, not as an internal error."""
+    from tendon_robot_sim.commands import warmup
+
+    def ask_too_much(args):
+        raise MemoryError('Unable to allocate 29.1 TiB for an array')
+    monkeypatch.setattr(warmup, 'run', ask_too_much)
+    assert cli.main(['warmup']) == BAD
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'warmup: error: out of memory (Unable to allocate' in err
