@@ -64,6 +64,7 @@ CASES = [
     (['statics', '--tensions', '-3,0,0,0'], BAD, 'tensions'),
     (['statics', '--tensions', '1,0,0,0', '--robot', '{binary}'], BAD, 'not UTF-8'),
     # constant curvature
+    (['cc', '--displacements', '1e9,0,0,0'], BAD, 'more than the section length'),
     (['cc', '--tip', 'nan,0,0.2'], BAD, '--tip'),
     (['cc', '--tip', '5,0,0'], NO_RESULT, 'reach'),
     (['cc', '--displacements', '0.1,0.1'], BAD, 'displacements'),

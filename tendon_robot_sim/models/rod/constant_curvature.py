@@ -267,6 +267,15 @@ class ConstantCurvature:
         bad = [n for n, v in zip(self.names, q) if not math.isfinite(v)]
         if bad:
             raise ConstantCurvatureError(f'displacements: non-finite value for {bad}')
+        # A tendon's path is L - q long: pulled by more than L, its hole would have crossed
+        # the centre of curvature (kappa r > 1), which no arc allows; let out by as much,
+        # the tendon opposite would have.
+        too_far = [(n, v) for n, v in zip(self.names, q) if abs(v) > self.section_length]
+        if too_far:
+            name, value = too_far[0]
+            raise ConstantCurvatureError(
+                f'displacements: {name} = {value:g} m is more than the section length '
+                f'{self.section_length:g} m a tendon can be pulled or let out')
         return q
 
 

@@ -94,7 +94,7 @@ def test_inverse_of_forward_returns_the_displacements(angles, offsets):
         np.testing.assert_allclose(tip.tip_position, state.tip_position, atol=1e-9)
 
 
-def test_three_tendons_match_the_seed_matrix_form():
+def test_three_tendons_match_the_published_matrix_form():
     robot = make_robot([0.0, 120.0, 240.0])   # base: x along the rod, d1 = z (default)
     cc = ConstantCurvature(robot)
     frame = robot.base.rotation
@@ -246,6 +246,12 @@ def test_bad_inputs_are_rejected():
         cc.forward([0.0, math.nan, 0.0])
     with pytest.raises(ConstantCurvatureError, match='unknown tendon'):
         cc.forward({'x': 0.01})
+    # a tendon path L - q shorter than nothing: its hole past the centre of curvature
+    length = cc.section_length
+    with pytest.raises(ConstantCurvatureError, match='t1 = .* more than the section length'):
+        cc.forward([0.0, 1.01 * length, 0.0])
+    with pytest.raises(ConstantCurvatureError, match='t0 = .* more than the section length'):
+        cc.forward({'t0': -1.01 * length})
     with pytest.raises(ConstantCurvatureError, match='tip_position'):
         cc.inverse_tip([0.0, 0.0])
 

@@ -142,7 +142,7 @@ def test_tensions_and_contacts_keep_the_constraints(study):
         assert result.active['pretension'].any()
 
 
-def test_figure_2_of_the_seed(study):
+def test_figure_2_of_the_paper(study):
     pan, tilt, both = (study[w][1].base_tensions for w in ('pan', 'tilt', 'both'))
     # pan only: cable 2, the one holding the weight, carries the largest tension throughout
     assert np.all(pan.argmax(axis=1) == 1)
