@@ -530,7 +530,7 @@ def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.
 
     The robot rests under zero tension (settled until its tip moves slower than
     0.01 mm/s), then the vertical-plane tendon (:func:`experiment_tendons`) steps to
-    ``tension`` [N] (capped at its max_tension) at ``before`` [s] and holds it for
+    ``tension`` [N] (at most its max_tension) at ``before`` [s] and holds it for
     ``after`` [s]: the free response that identifies the damping (and, through the
     frequency, the vertebra mass). Setpoints and tips at ``rate`` [Hz] as in
     :func:`synth_experiment`; each tip is the simulated one 1 ms after its setpoint,
@@ -548,8 +548,12 @@ def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.
 
     _check_noise(noise)
     vertical, _ = experiment_tendons(robot_true)
+    limit = robot_true.max_tensions[vertical]
+    if not (math.isfinite(tension) and 0.0 < tension <= limit):
+        raise ExperimentError(f'tension: must be within (0, {limit:g}] N, the max_tension of '
+                              f'tendon {robot_true.tendon_names[vertical]!r}, got {tension:g}')
     step = np.zeros(len(robot_true.tendons))
-    step[vertical] = min(tension, robot_true.max_tensions[vertical])
+    step[vertical] = tension
     simulator = TendonSimulator(robot_true)
     simulator.run_until_steady(STEP_SETTLE_TIME, speed_tolerance=1e-5)
     start = simulator.time

@@ -145,6 +145,8 @@ CASES = [
     (['synth-experiment', '{out}', '--youngs-modulus', '-1'], BAD, 'argument --youngs-modulus'),
     (['synth-experiment', '{out}', '--noise', 'nan'], BAD, 'argument --noise'),
     (['synth-experiment', '{out}', '--robot', '{binary}'], BAD, 'not UTF-8'),
+    (['synth-experiment', '{out}/step', '--experiment', 'step', '--tension', '1e9'], BAD,
+     "the max_tension of tendon 't0'"),
     (['validate', '{missing}', '--report', '{out}'], BAD, 'missing'),
     (['validate', '{binary}', '--report', '{out}'], BAD, 'binary'),
     (['validate', '{nan_holds}', '--report', '{out}'], BAD, 'holds.csv'),
