@@ -204,6 +204,22 @@ def test_joint_beyond_the_rolling_surface_is_an_error():
         DYN.inverse([0.0], q, q * 0, q * 0)
 
 
+@pytest.mark.parametrize('field', ['q', 'qd', 'qdd'])
+def test_a_non_finite_joint_vector_is_refused_naming_it(field):
+    """The API refuses NaN and infinity itself, rather than returning NaN tensions."""
+    vectors = {name: np.zeros(SNAKE.n_joints) for name in ('q', 'qd', 'qdd')}
+    vectors[field][2] = np.nan
+    with pytest.raises(SnakeDynamicsError,
+                       match=fr'^{field}: must be finite, got nan at index \(2,\)'):
+        DYN.inverse_step(0.0, vectors['q'], vectors['qd'], vectors['qdd'])
+    vectors[field][2] = np.inf
+    with pytest.raises(SnakeDynamicsError, match=f'^{field}: must be finite, got inf'):
+        DYN.inverse([0.0], *(v[None] for v in vectors.values()))
+    with pytest.raises(SnakeDynamicsError, match='tensions: must be finite'):
+        DYN.simulate([0.0, 0.01], np.full((2, len(SNAKE.cables)), np.nan),
+                     np.zeros(SNAKE.n_joints), np.zeros(SNAKE.n_joints))
+
+
 # ------------------------------------------------------------------ forward dynamics
 
 
