@@ -109,7 +109,7 @@ def load_dynamixel_bus(path: str | Path) -> tuple[list[dxl.ServoChannel], dxl.Bu
                                f'{str(error).splitlines()[0]}') from None
     if not isinstance(data, dict) or 'channels' not in data:
         raise dxl.ChannelError(f'dynamixel_file: {path} must be a mapping with channels')
-    unknown = set(data) - {'channels', 'tension_mode', 'travel_limit'}
+    unknown = set(data) - {'channels', 'tension_mode', 'travel_limit', 'min_firmware'}
     if unknown:
         raise dxl.ChannelError(f'dynamixel_file: {path}: unknown keys {sorted(unknown)}')
     return (dxl.parse_channels(data['channels'], f'{path}: channels'),

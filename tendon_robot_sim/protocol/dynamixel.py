@@ -211,10 +211,13 @@ class ServoChannel:
 
 @dataclass(frozen=True)
 class BusSettings:
-    """Settings of the whole bus file: the tension mode and its travel limit [m]."""
+    """Settings of the whole bus file: the tension mode, its travel limit [m], min firmware."""
 
     tension_mode: str = 'current'
     travel_limit: float = 0.02    # m of tendon drawn in beyond the activation zero
+    # Oldest Firmware Version (control table address 6) configure accepts; 0: any. Pin the
+    # version a rig was verified with, so that a replaced servo is not taken unnoticed.
+    min_firmware: int = 0
 
     @property
     def operating_mode(self) -> int:
@@ -223,7 +226,7 @@ class BusSettings:
 
 
 def parse_bus_settings(data: Mapping, where: str) -> BusSettings:
-    """Read ``tension_mode`` and ``travel_limit`` of a bus file; ChannelError names a bad one."""
+    """Read ``tension_mode``, ``travel_limit``, ``min_firmware``; ChannelError names a bad one."""
     mode = data.get('tension_mode', BusSettings.tension_mode)
     if mode not in TENSION_MODES:
         raise ChannelError(f'{where}.tension_mode: must be one of {sorted(TENSION_MODES)}, '
@@ -232,7 +235,11 @@ def parse_bus_settings(data: Mapping, where: str) -> BusSettings:
     if (isinstance(travel, bool) or not isinstance(travel, (int, float))
             or not (math.isfinite(travel) and travel > 0.0)):
         raise ChannelError(f'{where}.travel_limit: must be > 0 m, got {travel!r}')
-    return BusSettings(mode, float(travel))
+    firmware = data.get('min_firmware', BusSettings.min_firmware)
+    if isinstance(firmware, bool) or not isinstance(firmware, int) or not 0 <= firmware <= 255:
+        raise ChannelError(f'{where}.min_firmware: must be an integer in [0, 255], got '
+                           f'{firmware!r}')
+    return BusSettings(mode, float(travel), firmware)
 
 
 def parse_channels(entries: Any, where: str = 'dynamixel.channels') -> list[ServoChannel]:

@@ -124,6 +124,7 @@ class DynamixelBus:
         self.url, self.baudrate, self.name = url, baudrate, name
         self.channels = list(channels)
         self.ids = [c.servo_id for c in self.channels]
+        self.firmware: dict[int, int] = {}    # ID -> Firmware Version, read at configure
         self.max_tensions = np.asarray(max_tensions, dtype=float)
         self.period = 1.0 / cycle_rate
         self.torque_off_when_safe = torque_off_when_safe
@@ -290,6 +291,12 @@ class DynamixelBus:
             if model not in dxl.MODELS:
                 raise BusError(f'servo ID {channel.servo_id} is model {model}, not an '
                                f'X-series tendon servo ({sorted(dxl.MODELS)})')
+            firmware = self._read_byte(channel.servo_id, dxl.FIRMWARE_VERSION)
+            if firmware < self.settings.min_firmware:
+                raise BusError(f'servo ID {channel.servo_id} has firmware v{firmware}, older '
+                               f'than the min_firmware v{self.settings.min_firmware} of the bus '
+                               'file')
+            self.firmware[channel.servo_id] = firmware
             self._write(channel.servo_id, dxl.TORQUE_ENABLE, 0)
             self._write(channel.servo_id, dxl.OPERATING_MODE, self.settings.operating_mode)
             self._write(channel.servo_id, dxl.CURRENT_LIMIT, channel.current_limit_units)
@@ -317,8 +324,17 @@ class DynamixelBus:
             # Back after a loss: the servos start from the safe command, the owner ramps on.
             self._write_goal(*safe)
             self._set_torque(True)
-        logger.info('%s: %d servos ready on %s (IDs %s)', self.name, len(self.ids), self.url,
-                    self.ids)
+        logger.info('%s: %d servos ready on %s (%s)', self.name, len(self.ids), self.url,
+                    ', '.join(f'ID {i} firmware v{f}' for i, f in self.firmware.items()))
+
+    def _read_byte(self, servo_id: int, item: tuple[int, int]) -> int:
+        """Read a 1-byte control table item, retried like a write; BusError names the servo."""
+        for _ in range(WRITE_ATTEMPTS):
+            value, result, error = self._handler.read1ByteTxRx(self._port, servo_id, item[0])
+            if result == sdk.COMM_SUCCESS and not error & 0x7F:
+                return value
+        raise BusError(f'servo ID {servo_id}: reading address {item[0]} failed '
+                       f'({self._handler.getTxRxResult(result) if result else error})')
 
     def _write(self, servo_id: int, item: tuple[int, int], value: int) -> None:
         address, size = item

@@ -101,6 +101,21 @@ def test_a_missing_servo_or_a_wrong_model_refuses_configure_naming_the_id(rig, b
     assert not bus.connected
 
 
+def test_configure_reads_each_firmware_and_refuses_one_older_than_the_bus_file_asks(rig, buses):
+    servos = [EmulatedServo(1), EmulatedServo(2, firmware=37), EmulatedServo(3),
+              EmulatedServo(4, firmware=52)]
+    _, thread = rig(servos)
+    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    wait_for(lambda: bus.connected, what='the bus to connect with any firmware')
+    assert bus.firmware == {1: 46, 2: 37, 3: 46, 4: 52}
+    _, thread = rig(servos)
+    bus = buses(thread.endpoint.path, CHANNELS, MAX,
+                settings=dxl.BusSettings(min_firmware=38))
+    wait_for(lambda: 'servo ID 2 has firmware v37, older than the min_firmware v38'
+             in bus.statistics()[0].last_error, what='configure to fail naming servo 2')
+    assert not bus.connected
+
+
 def test_overload_and_a_lost_servo_are_faults_naming_the_servo_and_the_bus_recovers(rig, buses):
     chain, thread = rig()
     bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2))

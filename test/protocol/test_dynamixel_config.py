@@ -36,6 +36,9 @@ def test_current_based_position_with_its_travel_limit(tmp_path):
     _, settings = load_dynamixel_bus(path)
     assert settings.operating_mode == dxl.CURRENT_BASED_POSITION_MODE
     assert settings.travel_limit == 0.03
+    assert settings.min_firmware == 0
+    path.write_text(f'min_firmware: 38\nchannels: [{CHANNEL}]\n')
+    assert load_dynamixel_bus(path)[1].min_firmware == 38
 
 
 @pytest.mark.parametrize('text, message', [
@@ -44,6 +47,8 @@ def test_current_based_position_with_its_travel_limit(tmp_path):
     ('travel_limit: -0.01\nchannels: [CH]', 'travel_limit: must be > 0 m, got -0.01'),
     ('travel_limit: .nan\nchannels: [CH]', 'travel_limit: must be > 0 m, got nan'),
     ('travel_limit: yes\nchannels: [CH]', 'travel_limit: must be > 0 m, got True'),
+    ('min_firmware: 300\nchannels: [CH]', 'min_firmware: must be an integer in [0, 255], got 300'),
+    ('min_firmware: 38.5\nchannels: [CH]', 'min_firmware: must be an integer in [0, 255]'),
     ('speed: 3\nchannels: [CH]', "unknown keys ['speed']"),
     ('channels: []', 'channels: must be a non-empty list'),
     ('channels: [{id: 300, pulley_radius: 0.01}]', 'channels[0].id: must be an integer in'),
