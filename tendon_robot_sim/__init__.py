@@ -24,6 +24,8 @@ calibration, identification), ``protocol/`` (serial device protocols and drivers
 
 import os
 from pathlib import Path
+import signal
+import sys
 
 __version__ = '0.1.0'
 
@@ -77,3 +79,33 @@ def share_dir() -> Path:
 def default_robot_file() -> Path:
     """Return the default robot description, ``config/robot.yaml``."""
     return share_dir() / 'config' / 'robot.yaml'
+
+
+def stop_signals() -> tuple[int, ...]:
+    """
+    Return the signals that stop a node or the launcher: SIGINT, SIGTERM and SIGHUP.
+
+    SIGHUP only when it is not ignored: a process started under ``nohup`` asked to outlive
+    its terminal, and its children inherit the request.
+    """
+    hangup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
+    return (signal.SIGINT, signal.SIGTERM, *hangup)
+
+
+def quiet_lost_interrupts() -> None:
+    """
+    Print nothing for a Ctrl-C that lands in a callback from C and is lost there.
+
+    numba's compiler calls back into Python through ctypes, which cannot pass an exception
+    on: a KeyboardInterrupt raised there would be printed as "Exception ignored ...
+    Traceback". The caller notes the signal itself and treats what follows as the stop.
+    """
+    if getattr(sys.unraisablehook, 'quiet_interrupts', False):
+        return
+    default = sys.unraisablehook
+
+    def hook(unraisable):
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            default(unraisable)
+    hook.quiet_interrupts = True
+    sys.unraisablehook = hook

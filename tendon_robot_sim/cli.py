@@ -26,8 +26,11 @@ import argparse
 import importlib
 import os
 import re
+import signal
 import sys
+import threading
 
+from tendon_robot_sim import quiet_lost_interrupts
 from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERNAL,
                                        EXIT_INTERRUPTED)
 
@@ -74,33 +77,69 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class CtrlC:
+    """
+    Ctrl-C of a command: KeyboardInterrupt, as Python's own handler, and a note of it.
+
+    numba's compiler calls back into Python through ctypes, which swallows an exception
+    raised in a callback: a KeyboardInterrupt that lands there is lost, and the compile
+    fails with an unrelated error right after. The note makes that error an interruption.
+    """
+
+    def __init__(self):
+        self.pressed = False
+
+    def handle(self, signum, frame) -> None:
+        self.pressed = True
+        raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as done:     # --help, or a usage error already printed as one line
         return int(done.code or 0)
+    ctrl_c = CtrlC()
+    # Only in place of Python's own handler: not where Ctrl-C is ignored (a background job)
+    # or a caller handles it, and signals can only be handled in the main thread.
+    previous = signal.getsignal(signal.SIGINT)
+    ours = (previous is signal.default_int_handler
+            and threading.current_thread() is threading.main_thread())
+    if ours:
+        signal.signal(signal.SIGINT, ctrl_c.handle)
+        quiet_lost_interrupts()
     try:
         return int(args.func(args) or 0)
     except CommandError as error:
         print(f'tendon-robot-sim {args.command}: error: {_one_line(error)}', file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
-        # Ctrl-C, possibly in the middle of a numba compile, whose teardown at interpreter
-        # exit took 1.5-2 s under load: nothing is left to clean up, leave at once.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(EXIT_INTERRUPTED)
+        _interrupted()
     except MemoryError as error:   # a size no check foresaw: the arguments ask too much
         print(f'tendon-robot-sim {args.command}: error: out of memory ({_one_line(error)}); '
               'ask for fewer samples or steps', file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as error:   # noqa: B902 (the last line of defence: never a traceback)
+        if ctrl_c.pressed:    # a KeyboardInterrupt lost in a callback, surfacing as this
+            _interrupted()
         if os.environ.get('TENDON_ROBOT_SIM_TRACEBACK'):
             raise
         print(f'tendon-robot-sim: internal error: {type(error).__name__}: {_one_line(error)} '
               '(a bug: please report it; TENDON_ROBOT_SIM_TRACEBACK=1 shows the traceback)',
               file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _interrupted() -> None:
+    """Leave at once with the interrupted exit code."""
+    # Ctrl-C, possibly in the middle of a numba compile, whose teardown at interpreter exit
+    # took 1.5-2 s under load: nothing is left to clean up.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def _one_line(error: Exception) -> str:

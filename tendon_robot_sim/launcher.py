@@ -33,11 +33,11 @@ Managed (lifecycle) nodes are brought to active as ``ros2 launch`` does with
 activate), unless the launch argument ``autostart`` is false.
 
 Children run in their own sessions; on SIGINT, SIGTERM or SIGHUP (the terminal
-closing) the launcher sends SIGINT to them, waits for them to exit, and escalates
-to SIGTERM then SIGKILL after a timeout. If one node exits on its own, the others
-are stopped too. On Linux each child also gets SIGTERM from the kernel when the
-launcher dies without a chance to stop them (SIGKILL): no node lives on as an
-orphan still driving a port.
+closing; not under ``nohup``) the launcher sends SIGINT to them, waits for them to
+exit, and escalates to SIGTERM then SIGKILL after a timeout. If one node exits on
+its own, the others are stopped too. On Linux each child also gets SIGTERM from the
+kernel when the launcher dies without a chance to stop them (SIGKILL): no node lives
+on as an orphan still driving a port.
 """
 
 from __future__ import annotations
@@ -61,8 +61,6 @@ import yaml
 # Seconds a node gets to exit after SIGINT, then again after SIGTERM.
 STOP_TIMEOUT = 5.0
 POLL_PERIOD = 0.1   # s
-# What stops the launcher, and with it every node it started.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PR_SET_PDEATHSIG = 1   # prctl(2) option, <linux/prctl.h>
 
 
@@ -321,7 +319,8 @@ class StackLauncher:
         def on_signal(signum, frame):
             requested.append(signum)
 
-        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+        previous = {sig: signal.signal(sig, on_signal)
+                    for sig in tendon_robot_sim.stop_signals()}
         failed = False
         try:
             self.start()

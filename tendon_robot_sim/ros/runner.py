@@ -24,14 +24,15 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from tendon_robot_sim import quiet_lost_interrupts, stop_signals
 from tendon_robot_sim.ros.parameters import ConfigurationError
 
 # Longest wait of the executor between two looks at the Ctrl-C flag [s].
 SPIN_PERIOD = 0.05
-# Ctrl-C, `kill`, and the terminal closing (an SSH link dropping) all stop a node the same way.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-# Time the main thread gets to come back to the spin loop after a stop signal before the
-# signal is raised as KeyboardInterrupt wherever it is (a numba compile of 20-30 s) [s].
+# Ctrl-C, `kill`, and the terminal closing (an SSH link dropping) all stop a node the same way
+# (tendon_robot_sim.stop_signals). Time the main thread gets to come back to the spin loop
+# after a stop signal before the signal is raised as KeyboardInterrupt wherever it is (a numba
+# compile of 20-30 s) [s].
 INTERRUPT_AFTER = 0.2
 
 
@@ -74,6 +75,10 @@ class _StopRequest:
         if not self.seen:
             self.forced = True
             signal.pthread_kill(self._main, signum)
+            # again until it lands: one raised in a callback from C (numba's compiler) is lost
+            self._timer = threading.Timer(INTERRUPT_AFTER, self._remind, args=(signum,))
+            self._timer.daemon = True
+            self._timer.start()
 
     def acknowledge(self) -> None:
         """Mark that the main thread stops now: from here on no signal interrupts it."""
@@ -103,7 +108,8 @@ def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
     exit.
     """
     stop = _StopRequest()
-    previous = {signum: signal.signal(signum, stop.handle) for signum in STOP_SIGNALS}
+    previous = {signum: signal.signal(signum, stop.handle) for signum in stop_signals()}
+    quiet_lost_interrupts()
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         code = _run(make_node, name, stop)
@@ -133,8 +139,10 @@ def _run(make_node: Callable[[], Node], name: str, stop: _StopRequest) -> int:
         return 1
     except Exception:
         # The context shut down under the constructor: its next call into rcl fails
-        # ('context is invalid').
-        shut_down = not rclpy.ok()
+        # ('context is invalid'). Or a stop signal's KeyboardInterrupt landed in a callback
+        # from C (numba compiling) that lost it, and the compile failed instead.
+        shut_down = not rclpy.ok() or bool(stop)
+        stop.acknowledge()
         rclpy.try_shutdown()
         if shut_down:
             return 0

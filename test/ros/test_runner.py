@@ -139,7 +139,41 @@ def test_a_stop_signal_ends_the_spin_and_the_node_is_destroyed_before_the_contex
     # With rclpy's own handler the context was shut down from another thread at the
     # moment of the signal, racing the executor and destroy_node().
     SignalledWhileSpinning.context_ok_at_destroy = None
-    assert run_node(lambda: SignalledWhileSpinning(signum), 'signalled', []) == 0
-    assert SignalledWhileSpinning.context_ok_at_destroy is True
-    assert not rclpy.ok()
-    assert signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL)
+    before = signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT
+                           else signal.SIG_DFL)   # as from a terminal, not under nohup
+    try:
+        assert run_node(lambda: SignalledWhileSpinning(signum), 'signalled', []) == 0
+        assert SignalledWhileSpinning.context_ok_at_destroy is True
+        assert not rclpy.ok()
+        assert signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL)
+    finally:
+        signal.signal(signum, before)
+
+
+class HungUpThenInterrupted(Node):
+    """Send itself SIGHUP, and SIGINT 0.3 s later; count the callbacks in between."""
+
+    ticks_after_hangup = 0
+
+    def __init__(self):
+        super().__init__('hung_up_then_interrupted')
+        self.start = time.monotonic()
+        os.kill(os.getpid(), signal.SIGHUP)
+        self.create_timer(0.01, self.tick)
+
+    def tick(self):
+        HungUpThenInterrupted.ticks_after_hangup += 1
+        if time.monotonic() - self.start > 0.3:
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_a_node_started_under_nohup_outlives_the_hangup():
+    """SIGHUP ignored when the node starts (nohup): it spins on, and stops on Ctrl-C."""
+    HungUpThenInterrupted.ticks_after_hangup = 0
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert run_node(HungUpThenInterrupted, 'hung_up_then_interrupted', []) == 0
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    assert HungUpThenInterrupted.ticks_after_hangup >= 10
