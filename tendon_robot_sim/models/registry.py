@@ -19,7 +19,7 @@ A description file's top-level ``kind`` picks the robot kind
 (:data:`~tendon_robot_sim.models.description.ROBOT_KINDS`; none: a tendon robot) and with it
 the loader; the simulator node's ``mode`` picks one of the kind's models (empty: the kind's
 first, its default). Adding a kind or a model is an entry in :data:`LOADERS` and
-:data:`MODELS`.
+:data:`MODELS` (a factory that imports its model when it builds it).
 """
 
 from __future__ import annotations
@@ -34,14 +34,10 @@ from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import (description_kind, read_yaml, ROBOT_KINDS,
                                                  RobotDescriptionError, TENDON_ROBOT)
 from tendon_robot_sim.models.pcr import robot as pcr_robot
-from tendon_robot_sim.models.pcr.model import PcrStatics
-from tendon_robot_sim.models.rod.model import TendonDynamics, TendonStatics
 from tendon_robot_sim.models.sim_model import InputError, SimModel
 from tendon_robot_sim.models.snake import robot as snake
-from tendon_robot_sim.models.snake.model import SnakeDynamicsModel
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.models.trunk import robot as bellows_robot
-from tendon_robot_sim.models.trunk.model import CCDynamicsModel
 
 
 @dataclass(frozen=True)
@@ -61,21 +57,56 @@ LOADERS: dict[str, Callable[[Path], Any]] = {
 }
 # The constant-curvature model serves several kinds (tendon robots, bellows robots).
 CC_MODE = 'cc_dynamic'
+
+
+# The factories import their model when they build it: a node loads the one model it runs
+# (its numba kernels, and PyElastica only for the rod's dynamics), which is most of the time
+# to a node's first tip pose once the kernels are cached (docs/performance.md, First start).
+def _tendon_dynamics(robot, o: ModelOptions) -> SimModel:
+    from tendon_robot_sim.models.rod.model import TendonDynamics
+    return TendonDynamics(robot, dt=o.dt)
+
+
+def _tendon_statics(robot, o: ModelOptions) -> SimModel:
+    from tendon_robot_sim.models.rod.model import TendonStatics
+    return TendonStatics(robot, o.statics_model)
+
+
+def _tendon_cc_dynamics(robot, o: ModelOptions) -> SimModel:
+    from tendon_robot_sim.models.trunk.model import CCDynamicsModel
+    return CCDynamicsModel.of_tendon_robot(robot, dt=o.dt)
+
+
+def _pcr_statics(robot, o: ModelOptions) -> SimModel:
+    from tendon_robot_sim.models.pcr.model import PcrStatics
+    return PcrStatics(robot)
+
+
+def _snake_dynamics(robot, o: ModelOptions) -> SimModel:
+    from tendon_robot_sim.models.snake.model import SnakeDynamicsModel
+    return SnakeDynamicsModel(robot, dt=o.dt)
+
+
+def _bellows_cc_dynamics(robot, o: ModelOptions) -> SimModel:
+    from tendon_robot_sim.models.trunk.model import CCDynamicsModel
+    return CCDynamicsModel.of_bellows_robot(robot, dt=o.dt)
+
+
 # kind -> {mode: factory(description, options)}; the first mode of a kind is its default.
 MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], SimModel]]] = {
     TENDON_ROBOT: {
-        'dynamic': lambda robot, o: TendonDynamics(robot, dt=o.dt),
-        'quasi_static': lambda robot, o: TendonStatics(robot, o.statics_model),
-        CC_MODE: lambda robot, o: CCDynamicsModel.of_tendon_robot(robot, dt=o.dt),
+        'dynamic': _tendon_dynamics,
+        'quasi_static': _tendon_statics,
+        CC_MODE: _tendon_cc_dynamics,
     },
     pcr_robot.KIND: {
-        'quasi_static': lambda robot, o: PcrStatics(robot),
+        'quasi_static': _pcr_statics,
     },
     snake.KIND: {
-        'dynamic': lambda robot, o: SnakeDynamicsModel(robot, dt=o.dt),
+        'dynamic': _snake_dynamics,
     },
     bellows_robot.KIND: {
-        CC_MODE: lambda robot, o: CCDynamicsModel.of_bellows_robot(robot, dt=o.dt),
+        CC_MODE: _bellows_cc_dynamics,
     },
 }
 
@@ -99,7 +130,7 @@ ACTUATIONS: dict[str, Callable[[Any], Actuation]] = {
         robot.base.position, robot.rod.length, statics_robot=robot),
     snake.KIND: lambda robot: Actuation(
         tuple(robot.cable_names), np.full(len(robot.cables), robot.max_tension),
-        SnakeDynamicsModel.base_frame, np.zeros(3), robot.n_joints * robot.link.height),
+        snake.BASE_FRAME, np.zeros(3), robot.n_joints * robot.link.height),
 }
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import numpy as np
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
-from tendon_robot_sim.models.rod.dynamics import TendonSimulator
 from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
                                                Polyline, Pose, SimModel)
@@ -68,6 +67,9 @@ class TendonDynamics(SimModel):
     def __init__(self, robot: Robot, dt: float | None = None):
         self.robot = robot
         self.base_frame = robot.base.frame_id
+        # Here, not at the top: importing PyElastica takes 0.3 s (2 s on a loaded core) of
+        # the quasi-static mode's start, which does not use it.
+        from tendon_robot_sim.models.rod.dynamics import TendonSimulator
         self.sim = TendonSimulator(robot, dt=dt)
         self.dt = self.sim.dt
         self.summary = f'dt {self.dt:.3g} s'

@@ -40,7 +40,7 @@ from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, Lin
                                                named_values, Polyline, Pose, SimModel,
                                                SimulationDiverged)
 from tendon_robot_sim.models.snake.dynamics import SnakeDivergedError, SnakeDynamics
-from tendon_robot_sim.models.snake.robot import RollingJointSnake
+from tendon_robot_sim.models.snake.robot import BASE_FRAME, RollingJointSnake
 
 # RK4 step [s]: D'Antuono et al. 2023 integrate at 5 ms; 1 ms keeps the end stops within a few
 # milliradians and is the largest step the simulator node accepts.
@@ -60,7 +60,7 @@ class SnakeDynamicsModel(SimModel):
 
     timed = True
     rest = 'the straight snake at rest with every cable at its pretension'
-    base_frame = 'base_link'
+    base_frame = BASE_FRAME
 
     def __init__(self, snake: RollingJointSnake, dt: float | None = None):
         self.snake = snake

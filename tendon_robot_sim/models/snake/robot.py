@@ -46,6 +46,8 @@ from tendon_robot_sim.models.description import (check_kind, check_unique_names,
                                                  short_repr)
 
 KIND = 'rolling_joint_snake'
+# Frame the simulator reports the snake in (/tf base_link -> vertebra_<i>, tip/pose).
+BASE_FRAME = 'base_link'
 # The minimum-tension LP enumerates C(8 + 2C, C - 1) vertices per joint and step: 560 for
 # 4 cables, 15 504 for 6; more would exhaust memory and time.
 MAX_CABLES = 6
