@@ -291,7 +291,7 @@ class DynamixelBus:
             if model not in dxl.MODELS:
                 raise BusError(f'servo ID {channel.servo_id} is model {model}, not an '
                                f'X-series tendon servo ({sorted(dxl.MODELS)})')
-            firmware = self._read_byte(channel.servo_id, dxl.FIRMWARE_VERSION)
+            firmware = self._read_item(channel.servo_id, dxl.FIRMWARE_VERSION)
             if firmware < self.settings.min_firmware:
                 raise BusError(f'servo ID {channel.servo_id} has firmware v{firmware}, older '
                                f'than the min_firmware v{self.settings.min_firmware} of the bus '
@@ -327,13 +327,16 @@ class DynamixelBus:
         logger.info('%s: %d servos ready on %s (%s)', self.name, len(self.ids), self.url,
                     ', '.join(f'ID {i} firmware v{f}' for i, f in self.firmware.items()))
 
-    def _read_byte(self, servo_id: int, item: tuple[int, int]) -> int:
-        """Read a 1-byte control table item, retried like a write; BusError names the servo."""
-        for _ in range(WRITE_ATTEMPTS):
-            value, result, error = self._handler.read1ByteTxRx(self._port, servo_id, item[0])
+    def _read_item(self, servo_id: int, item: tuple[int, int]) -> int:
+        """Read a control table item (unsigned), retried like a write; BusError names it."""
+        address, size = item
+        read = {1: self._handler.read1ByteTxRx, 2: self._handler.read2ByteTxRx,
+                4: self._handler.read4ByteTxRx}[size]
+        for _ in range(WRITE_ATTEMPTS):   # a status lost to noise is read again
+            value, result, error = read(self._port, servo_id, address)
             if result == sdk.COMM_SUCCESS and not error & 0x7F:
                 return value
-        raise BusError(f'servo ID {servo_id}: reading address {item[0]} failed '
+        raise BusError(f'servo ID {servo_id}: reading address {address} failed '
                        f'({self._handler.getTxRxResult(result) if result else error})')
 
     def _write(self, servo_id: int, item: tuple[int, int], value: int) -> None:
@@ -545,14 +548,7 @@ def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_cu
         time.sleep(settle)
         currents = []
         for _ in range(samples):
-            for _ in range(WRITE_ATTEMPTS):   # a status lost to noise is read again
-                value, result, _ = bus._handler.read2ByteTxRx(bus._port, channel.servo_id,
-                                                              dxl.PRESENT_CURRENT[0])
-                if result == sdk.COMM_SUCCESS:
-                    break
-            if result != sdk.COMM_SUCCESS:
-                raise BusError(f'servo ID {channel.servo_id}: reading Present Current failed '
-                               f'({bus._handler.getTxRxResult(result)})')
+            value = bus._read_item(channel.servo_id, dxl.PRESENT_CURRENT)
             currents.append(channel.direction * dxl.signed(value, 2) * dxl.CURRENT_UNIT)
         return float(np.mean(currents))
     finally:
