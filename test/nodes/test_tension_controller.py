@@ -272,7 +272,9 @@ def test_stale_tip_feedback_pauses_the_loop_until_fresh_samples_return(robot_fil
                                level=Log.INFO)
             wait_for(lambda: np.abs(controller.command - held).max() > 0.05,
                      'the loop to act again')
-            assert feedback_state(diagnostics, name)[0] == 0
+            # The controller's own state flips before the probe has taken the
+            # /diagnostics message that says so off DDS; wait for it, as for WARN.
+            wait_for(lambda: feedback_state(diagnostics, name)[0] == 0, 'OK on /diagnostics')
         finally:
             stopped.set()
             feeder.join()
