@@ -35,10 +35,10 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.spinner import BackgroundSpinner
+from waiting import TIMEOUT, wait_for
 import yaml
 
 ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent   # the source tree
-TIMEOUT = 30.0          # s wall, for anything that needs simulated time to pass
 MAX_TENSION = 5.0       # N, of the tendons of small_robot_dict()
 
 
@@ -96,17 +96,6 @@ class Probe(Node):
         return stamp_seconds(clock.clock) if clock is not None else 0.0
 
 
-def wait_for(condition, what: str, timeout: float = TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f'timed out after {timeout:g} s waiting for {what}')
-        time.sleep(0.02)
-
-
 def call(node: Node, srv_type, name: str, request, timeout: float = 10.0):
     """Call the service ``name`` from ``node`` (which another thread spins); its response."""
     client = node.create_client(srv_type, name)
@@ -140,14 +129,7 @@ def spin_until(spinner, condition, what: str, timeout: float = TIMEOUT):
     """
     spin_once = (spinner.spin_once if hasattr(spinner, 'spin_once')
                  else lambda timeout_sec: rclpy.spin_once(spinner, timeout_sec=timeout_sec))
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f'timed out after {timeout:g} s waiting for {what}')
-        spin_once(timeout_sec=0.02)
+    return wait_for(condition, what, timeout, between=lambda: spin_once(timeout_sec=0.02))
 
 
 def launch_stack(log: Path, stack: str, *arguments: str) -> subprocess.Popen:

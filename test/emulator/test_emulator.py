@@ -25,18 +25,9 @@ import pytest
 
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.protocol.drivers import MotorDriver, TipSensorDriver
+from waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def wait_for(condition, timeout=10.0, what='condition'):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.01)
-    raise AssertionError(f'timed out after {timeout} s waiting for {what}')
 
 
 def test_emulate_prints_its_ports_and_pulling_a_tendon_moves_the_measured_tip():

@@ -51,6 +51,7 @@ from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
 from tendon_robot_sim.ros.spinner import BackgroundSpinner
+from waiting import wait_for
 import yaml
 
 ROBOT = load_robot(default_robot_file())
@@ -58,16 +59,6 @@ NAMES = ROBOT.tendon_names
 MIN_TENSION = 0.5        # N, the bridge's pretension in these tests
 WATCHDOG = 0.4           # s
 LIMITS = (-0.01, 0.02)   # m, displacement limits
-
-
-def wait_for(condition, timeout=5.0, what='condition'):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.005)
-    raise AssertionError(f'timed out after {timeout} s waiting for {what}')
 
 
 class Probe(Node):

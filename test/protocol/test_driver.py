@@ -30,20 +30,11 @@ from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import DELIVERED, GIVEN_UP, MotorDriver, TipSensorDriver
 from tendon_robot_sim.protocol.framing import encode_frame
 from tendon_robot_sim.protocol.mounting import sensor_mount
+from waiting import wait_for
 
 ROBOT = load_robot(default_robot_file())
 MOUNT = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf')
 N = len(ROBOT.tendons)
-
-
-def wait_for(condition, timeout=5.0, what='condition'):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.005)
-    raise AssertionError(f'timed out after {timeout} s waiting for {what}')
 
 
 @pytest.fixture(params=['pty', 'tcp'])

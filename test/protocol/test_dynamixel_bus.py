@@ -18,7 +18,6 @@ import time
 
 import numpy as np
 import pytest
-from ros_helpers import wait_for
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.emulator.devices import DeviceThread
 from tendon_robot_sim.emulator.dynamixel import DynamixelChain, EmulatedServo
@@ -31,6 +30,7 @@ from tendon_robot_sim.protocol.drivers import DELIVERED
 
 pytest.importorskip('dynamixel_sdk')
 from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus  # noqa: E402
+from waiting import wait_for  # noqa: E402
 
 MAX = [20.0] * 4
 # The emulated servos' true calibration: 100 N/A, pulley 15 mm (EmulatedServo defaults).

@@ -16,7 +16,6 @@
 
 import numpy as np
 import pytest
-from ros_helpers import wait_for
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.emulator.devices import DeviceThread
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
@@ -25,6 +24,7 @@ from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import keyence
 from tendon_robot_sim.protocol.mounting import sensor_mount
+from waiting import wait_for
 
 
 # The LK-G user manual's measurement value format examples (display -> output).
