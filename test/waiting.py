@@ -19,12 +19,13 @@ import time
 TIMEOUT = 30.0   # s wall: generous, so a loaded 2-core CI machine fails only on a real hang
 
 
-def wait_for(condition, what: str = 'condition', timeout: float = TIMEOUT, between=None):
+def wait_for(condition, what: str = 'condition', timeout: float = TIMEOUT, period: float = 0.005,
+             between=None):
     """
     Call ``condition()`` until it returns something true, and return that.
 
-    ``between()`` runs between two calls (default: sleep 5 ms; a ROS test spins its node
-    there). Raises AssertionError naming ``what`` when ``timeout`` s (wall) pass first.
+    ``between()`` runs between two calls (default: sleep ``period`` s; a ROS test spins its
+    node there). Raises AssertionError naming ``what`` when ``timeout`` s (wall) pass first.
     """
     deadline = time.monotonic() + timeout
     while True:
@@ -34,6 +35,6 @@ def wait_for(condition, what: str = 'condition', timeout: float = TIMEOUT, betwe
         if time.monotonic() > deadline:
             raise AssertionError(f'timed out after {timeout:g} s waiting for {what}')
         if between is None:
-            time.sleep(0.005)
+            time.sleep(period)
         else:
             between()

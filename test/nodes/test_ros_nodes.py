@@ -72,15 +72,32 @@ def stack(robot_file):
 
 
 def command(stack, **tensions) -> None:
+    """Command ``tensions`` (N by tendon name, 0 N for the others); wait for the controller."""
     names = stack.robot.tendon_names
-    values = {name: tensions.get(name, 0.0) for name in names}
-    stack.probe.command_pub.publish(JointState(name=list(values), effort=list(values.values())))
+    values = [tensions.get(name, 0.0) for name in names]
+    stack.probe.command_pub.publish(JointState(name=names, effort=values))
+    wait_for(lambda: stack.controller.command.tolist() == values,
+             f'the controller to take {values}')
 
 
 def hold(stack, seconds: float) -> None:
     """Wait until ``seconds`` more simulated time has passed."""
     end = stack.probe.sim_time() + seconds
     wait_for(lambda: stack.probe.sim_time() >= end, f'{seconds} s of simulated time')
+
+
+def settle(stack, seconds: float = 3.0) -> None:
+    """
+    Wait for the controller's ramp to reach the command, then hold ``seconds`` of simulated time.
+
+    The ramp runs on the wall clock and the simulation 10 to 20 times faster, so a hold alone
+    could end before the tensions are there. The rod swings at about 2 Hz; 3 s let the swing
+    die down (after 1 s the tip could still be anywhere between half and one and a half times
+    its final deflection).
+    """
+    controller = stack.controller
+    wait_for(lambda: np.array_equal(controller.setpoint, controller.command), 'the ramp')
+    hold(stack, seconds)
 
 
 def effort(probe: Probe, index: int) -> float | None:
@@ -90,10 +107,10 @@ def effort(probe: Probe, index: int) -> float | None:
 
 def test_tension_bends_the_tip_towards_the_tendon_and_is_reported(stack):
     command(stack)
-    hold(stack, 1.0)
+    settle(stack)
     rest = position(stack.probe.latest('tip/pose'))
     command(stack, t1=2.0)
-    hold(stack, 1.2)
+    settle(stack)
     moved = position(stack.probe.latest('tip/pose')) - rest
     towards_t1 = moved @ hole_direction(stack.robot, 't1')
     across = moved @ hole_direction(stack.robot, 't0')
@@ -121,20 +138,22 @@ def test_tip_wrench_lifts_the_tip_and_reaches_the_controller_model(stack):
     wait_for(lambda: publisher.get_subscription_count() >= 2,
              'the simulator and the controller on tip/wrench')
     command(stack)
-    hold(stack, 0.5)
+    settle(stack)
     rest = position(probe.latest('tip/pose'))
     force = (0.0, 0.0, 0.1)             # N, up: about the weight of the robot
     try:
         publisher.publish(wrench_msg(force))
-        hold(stack, 1.5)
-        lifted = position(probe.latest('tip/pose')) - rest
-        assert lifted[2] > 0.02, f'tip moved {lifted} m under an upward tip force'
+        # The wrench may wait in the executor's queue behind many simulation steps, so a
+        # hold of simulated time would not say when it arrived: wait for its effect.
+        wait_for(lambda: position(probe.latest('tip/pose'))[2] > rest[2] + 0.02,
+                 'the tip to lift by 2 cm under an upward tip force')
         # the tension controller's statics model carries the same load
-        model = stack.controller.tip_controller.solver.solve_tensions(np.zeros(4))
         expected = StaticsSolver(stack.robot, stack.controller.config.statics_model)
-        np.testing.assert_allclose(model.tip_position,
-                                   expected.solve_tensions(np.zeros(4), tip_force=force)
-                                   .tip_position, atol=1e-7)
+        loaded = expected.solve_tensions(np.zeros(4), tip_force=force).tip_position
+        model = stack.controller.tip_controller.solver
+        wait_for(lambda: np.allclose(model.solve_tensions(np.zeros(4)).tip_position, loaded,
+                                     rtol=0.0, atol=1e-7),
+                 "the controller's model to carry the tip force")
         for bad, problem in ((wrench_msg((0.0, math.nan, 0.0)), 'wrench.force: non-finite'),
                              (wrench_msg(force, 'world'),
                               "header.frame_id: 'world' is not the base frame")):
@@ -214,7 +233,10 @@ def test_markers_have_one_point_per_node_and_one_disc_per_vertebra(stack):
 def test_bad_setpoints_are_rejected_with_a_warning_and_the_node_keeps_publishing(stack):
     probe = stack.probe
     command(stack, t0=1.0)
-    wait_for(lambda: effort(probe, 0) == 1.0, 'tension 1 N on t0')
+    # The ramp down from an earlier command can pass through 1 N: wait for the ramp's end.
+    wait_for(lambda: np.array_equal(stack.controller.setpoint, [1.0, 0.0, 0.0, 0.0]), 'the ramp')
+    wait_for(lambda: probe.latest('tendon/state').effort.tolist() == [1.0, 0.0, 0.0, 0.0],
+             'tension 1 N on t0')
     bad = [
         (JointState(name=['bogus'], effort=[1.0]), "unknown tendon 'bogus'"),
         (JointState(name=['t0'], effort=[math.nan]), 'must be finite'),
@@ -245,7 +267,8 @@ def test_bad_setpoints_are_rejected_with_a_warning_and_the_node_keeps_publishing
 
 def test_controller_clamps_and_rejects_commands(stack):
     probe = stack.probe
-    command(stack, t3=MAX_TENSION + 25.0)
+    probe.command_pub.publish(JointState(name=stack.robot.tendon_names,
+                                         effort=[0.0, 0.0, 0.0, MAX_TENSION + 25.0]))
     warning_containing(probe, 'tension_controller', 'clamped')
     wait_for(lambda: effort(probe, 3) == MAX_TENSION,
              'the clamped tension on t3')
