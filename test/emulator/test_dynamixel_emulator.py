@@ -97,8 +97,14 @@ def test_a_bad_crc_gets_the_crc_error_and_a_hardware_error_sets_the_alert_bit(pl
 
 
 @pytest.fixture
-def bus(plant):
+def bus(plant, monkeypatch):
     """Serve an emulated chain on a pty; yield it with the SDK's port on the other side."""
+    # A real servo answers within its Return Delay Time; the emulated chain is a thread of
+    # this process and can wait for the GIL behind other threads on a loaded machine. An
+    # answer later than the SDK's timeout (2 x 16 ms latency allowance + 2 ms) would be
+    # read as the answer to the next instruction to the same servo: allow 100 ms (a timeout
+    # of about 0.2 s).
+    monkeypatch.setattr(sdk.port_handler, 'LATENCY_TIMER', 100)
     chain = DynamixelChain(plant)
     thread = DeviceThread(chain, PtyEndpoint(), 200.0, name='dynamixel').start()
     port = sdk.PortHandler(thread.endpoint.path)
@@ -118,14 +124,15 @@ def test_the_sdk_pings_reads_and_writes_the_emulated_servos(bus):
     assert result == sdk.COMM_SUCCESS and sorted(ids) == [1, 2, 3, 4]
     assert ids[2] == [1020, 46]
     # Operating Mode is EEPROM: refused with torque on, accepted with torque off.
-    assert handler.write1ByteTxRx(port, 2, dxl.TORQUE_ENABLE[0], 1)[:2] == (
-        sdk.COMM_SUCCESS, 0)
-    assert handler.write1ByteTxRx(port, 2, dxl.OPERATING_MODE[0], 0)[1] == 0x07
-    assert handler.write1ByteTxRx(port, 2, dxl.TORQUE_ENABLE[0], 0)[1] == 0
-    assert handler.write1ByteTxRx(port, 2, dxl.OPERATING_MODE[0], 0)[1] == 0
-    assert handler.read1ByteTxRx(port, 2, dxl.OPERATING_MODE[0])[0] == 0
+    # (communication result, error byte): a timeout would read as error 0.
+    ok = sdk.COMM_SUCCESS
+    assert handler.write1ByteTxRx(port, 2, dxl.TORQUE_ENABLE[0], 1) == (ok, 0)
+    assert handler.write1ByteTxRx(port, 2, dxl.OPERATING_MODE[0], 0) == (ok, 0x07)
+    assert handler.write1ByteTxRx(port, 2, dxl.TORQUE_ENABLE[0], 0) == (ok, 0)
+    assert handler.write1ByteTxRx(port, 2, dxl.OPERATING_MODE[0], 0) == (ok, 0)
+    assert handler.read1ByteTxRx(port, 2, dxl.OPERATING_MODE[0]) == (0, ok, 0)
     # A Goal Current above the Current Limit is refused (Data Limit Error).
-    assert handler.write2ByteTxRx(port, 2, dxl.GOAL_CURRENT[0], 1194)[1] == 0x06
+    assert handler.write2ByteTxRx(port, 2, dxl.GOAL_CURRENT[0], 1194) == (ok, 0x06)
 
 
 def test_sync_write_of_goal_currents_pulls_the_tendons_and_sync_read_reports_them(bus):
