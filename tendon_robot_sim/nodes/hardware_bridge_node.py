@@ -90,6 +90,7 @@ from tendon_robot_sim.protocol.laser import TdcrLaserV1
 from tendon_robot_sim.protocol.link import CONNECTED
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.lifecycle import reported
 from tendon_robot_sim.ros.messages import joint_state_msg, point_msg
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_frame_prefix,
                                              check_pretension, ConfigurationError, declare,
@@ -272,6 +273,7 @@ class HardwareBridgeNode(LifecycleNode):
 
     # ------------------------------------------------------------------ lifecycle
 
+    @reported
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         """
         Open the motor driver port and the tip sensor port.
@@ -316,6 +318,7 @@ class HardwareBridgeNode(LifecycleNode):
                                + (f', tip sensor on {c.sensor_port}' if c.sensor_port else ''))
         return super().on_configure(state)
 
+    @reported
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Start following setpoints (ramped from the device's state) and publishing."""
         self._setpoint = None
@@ -329,6 +332,7 @@ class HardwareBridgeNode(LifecycleNode):
                                + (' once ~/resume releases ~/stop' if self._stopped else ''))
         return super().on_activate(state)
 
+    @reported
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Command the safe state and hold it; setpoints are ignored until activated."""
         self._active = False
@@ -339,17 +343,20 @@ class HardwareBridgeNode(LifecycleNode):
                                f'({self.config.min_tension:g} N on every tendon)')
         return super().on_deactivate(state)
 
+    @reported
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Close the ports (the safe state goes out first)."""
         self._close_ports()
         return super().on_cleanup(state)
 
+    @reported
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Leave the hardware in the safe state and close the ports, from any state."""
         self._active = False
         self._close_ports()
         return super().on_shutdown(state)
 
+    @reported
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Leave the hardware safe after a failed transition; back to unconfigured."""
         self._active = False

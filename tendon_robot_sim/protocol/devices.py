@@ -64,7 +64,7 @@ class MotorBus(Protocol):
 
     def stop(self, final_tensions: Sequence[float] | None = None,
              timeout: float = 0.3) -> None:
-        """Leave the motors safe and close the port."""
+        """Leave the motors safe and close the port; also on a bus never started."""
 
     def enable(self, safe_tensions: Sequence[float]) -> None:
         """Activate (torque on holding ``safe_tensions`` [N] until commanded)."""
@@ -155,7 +155,7 @@ class TipSensor(Protocol):
         """Open the port in the background."""
 
     def stop(self) -> None:
-        """Close the port."""
+        """Close the port; also on a sensor never started."""
 
     def measurements(self) -> list[tuple[TipMeasurement, float]]:
         """Return the samples since the last call (invalid ones too), oldest first."""

@@ -159,7 +159,8 @@ class DynamixelBus:
     def stop(self, final_tensions: Sequence[float] | None = None, timeout: float = 0.3) -> None:
         """Stop the I/O thread: torque off on every servo (cleanup), close the port."""
         self._stop.set()
-        self._thread.join(max(timeout, 4 * self.period) + 1.0)
+        if self._thread.is_alive():   # also called on a bus never started
+            self._thread.join(max(timeout, 4 * self.period) + 1.0)
 
     @property
     def connected(self) -> bool:

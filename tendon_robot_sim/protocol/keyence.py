@@ -161,7 +161,8 @@ class KeyenceSensor:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(2.0)
+        if self._thread.is_alive():   # also called on a sensor never started
+            self._thread.join(2.0)
 
     @property
     def connected(self) -> bool:

@@ -13,13 +13,14 @@
 # limitations under the License.
 
 """
-Drive a managed (lifecycle) node from outside, through its standard services.
+Managed (lifecycle) nodes: transition callbacks that report their errors, and driving a node.
 
-What ``ros2 lifecycle set`` and launch_ros's ``ChangeState`` events do, for the local
-launcher: ask ``<node>/get_state``, then call ``<node>/change_state`` with configure
-and activate.
+:func:`reported` wraps a node's transition callbacks. :func:`bring_to_active` does what
+``ros2 lifecycle set`` and launch_ros's ``ChangeState`` events do, for the local launcher:
+ask ``<node>/get_state``, then call ``<node>/change_state`` with configure and activate.
 """
 
+import functools
 import os
 import time
 from typing import Callable
@@ -28,10 +29,32 @@ from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.signals import SignalHandlerOptions
 
 POLL_PERIOD = 0.05   # s: how often a wait looks at ``cancelled``
 STATE_ANSWER_TIMEOUT = 1.0   # s: then get_state is asked again
+
+
+def reported(callback: Callable) -> Callable:
+    """
+    Wrap a transition callback (``on_configure`` ...) so that an unexpected error is logged.
+
+    rclpy turns an exception in a transition callback into ERROR without a word, and the
+    node goes to ``on_error`` and back to unconfigured: the user would see only "configure
+    failed". Here the error is logged in one line under the node's name, then ERROR.
+    """
+    transition = callback.__name__.removeprefix('on_')
+
+    @functools.wraps(callback)
+    def guarded(node, state):
+        try:
+            return callback(node, state)
+        except Exception as error:   # noqa: B902 (any error: rclpy would swallow it)
+            node.get_logger().error(f'{transition} failed: internal error, '
+                                    f'{type(error).__name__}: {error} (please report it)')
+            return TransitionCallbackReturn.ERROR
+    return guarded
 
 
 def bring_to_active(target: str, timeout: float = 30.0,

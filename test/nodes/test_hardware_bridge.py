@@ -635,6 +635,65 @@ def test_a_port_that_cannot_be_opened_fails_configure_and_configure_can_be_retri
         assert openers(rig.path('motors')) == openers(rig.path('sensor')) == 2
 
 
+@pytest.mark.parametrize('motor_device, sensor_device', [
+    ('tdcr-motor-v1', 'keyence-lkg'), ('dynamixel', 'tdcr-laser-v1'),
+    ('dynamixel', 'keyence-lkg')])
+def test_a_missing_motor_port_is_named_whatever_the_devices(tmp_path, motor_device,
+                                                            sensor_device):
+    """
+    The motor port is opened first; when it fails, the tip sensor was never started.
+
+    Closing that never-started sensor (or bus) raised, and rclpy turned the exception into
+    a silent ERROR: the launcher said "configure failed (the node logs why)" and nothing
+    was logged. Now the missing port is named, for every pair of devices.
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    missing = tmp_path / 'motors'
+    bridge_node = HardwareBridgeNode(
+        context=context, namespace=own_namespace('missing'), parameter_overrides=[
+            Parameter('motor_port', value=str(missing)),
+            Parameter('motor_device', value=motor_device),
+            Parameter('sensor_port', value=str(tmp_path / 'sensor')),
+            Parameter('sensor_device', value=sensor_device)])
+    logs: list[Log] = []
+    listener = Node('log_listener', context=context)
+    listener.create_subscription(Log, '/rosout', logs.append, qos_profile_rosout_default)
+    bridge = bridge_node.get_fully_qualified_name()
+    with spinning(bridge_node, listener, context=context):
+        assert not change_state(listener, Transition.TRANSITION_CONFIGURE, bridge)
+        assert lifecycle_state(listener, bridge) == 'unconfigured'
+        errors = wait_for(lambda: [log.msg for log in logs if log.level == Log.ERROR
+                                   and log.name == bridge.lstrip('/').replace('/', '.')],
+                          what='the error log')
+        assert len(errors) == 1
+        assert errors[0].startswith(
+            f"configure failed: cannot open the motor driver port '{missing}' (")
+
+
+def test_an_unexpected_error_in_a_transition_is_logged_not_swallowed(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError('the device factory broke')
+
+    monkeypatch.setattr('tendon_robot_sim.nodes.hardware_bridge_node.motor_bus', broken)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    bridge_node = HardwareBridgeNode(
+        context=context, namespace=own_namespace('broken'),
+        parameter_overrides=[Parameter('motor_port', value='/dev/null')])
+    logs: list[Log] = []
+    listener = Node('log_listener', context=context)
+    listener.create_subscription(Log, '/rosout', logs.append, qos_profile_rosout_default)
+    bridge = bridge_node.get_fully_qualified_name()
+    with spinning(bridge_node, listener, context=context):
+        assert not change_state(listener, Transition.TRANSITION_CONFIGURE, bridge)
+        assert lifecycle_state(listener, bridge) == 'unconfigured'
+        errors = wait_for(lambda: [log.msg for log in logs if log.level == Log.ERROR],
+                          what='the error log')
+        assert errors == ['configure failed: internal error, RuntimeError: the device factory '
+                          'broke (please report it)']
+
+
 # ---------------------------------------------------------------- Ctrl-C
 
 SIGINT_RUNS = 20
