@@ -21,11 +21,12 @@ tip-target step, the snake has no statics model).
 
 Starts the ``sim`` stack headless through the local launcher (simulated time on
 ``/clock``), pulls each tendon in turn (``--tension`` N for ``--hold`` simulated
-seconds, then releases it), then sends a tip target (the tip of the statics model
-with the first two tendons at ``--tension``: reachable by construction) and holds
-it until the tip is within 1 mm or for ``--target-hold`` simulated seconds,
-records every topic of the stack into a rosbag2 bag, prints the tip position at
-the end of each step and draws the backbone of each step as a PNG. Output folder
+seconds once the simulator has the tensions, then releases it), then sends a tip
+target (the tip of the statics model with the first two tendons at ``--tension``:
+reachable by construction) and holds it until the tip is within 1 mm or for
+``--target-hold`` simulated seconds, records every topic of the stack into a
+rosbag2 bag, prints the tip position at the end of each step and draws the
+backbone of each step as a PNG. Output folder
 (``--out``, default ``demo_output/``)::
 
     robot.yaml         the robot simulated (the robot file, with --elements if given)
@@ -78,7 +79,8 @@ def register(subparsers) -> None:
     parser.add_argument('--tension', type=positive, default=2.0,
                         help='tension of the pulled tendon in each step [N]')
     parser.add_argument('--hold', type=positive, default=1.0,
-                        help='simulated time each step is held [s]')
+                        help='simulated time each step is held, from when the simulator has '
+                             'its tensions [s]')
     parser.add_argument('--target-hold', type=positive, default=5.0,
                         help='longest simulated time the tip-target step is held [s]')
     parser.add_argument('--hardware', choices=sorted(DEVICES), default=None,

@@ -101,13 +101,19 @@ class DemoDriver(Node):
             topics.TIP_TARGET.msg_type, topics.TIP_TARGET.name, topics.TIP_TARGET.qos)
         self.tip_pose = None
         self.markers = None
+        self.state = None
         self.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name,
                                  self._on_tip_pose, topics.TIP_POSE.subscription_qos)
         self.create_subscription(topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name,
                                  self._on_markers, topics.BACKBONE_MARKERS.subscription_qos)
+        self.create_subscription(topics.TENDON_STATE.msg_type, topics.TENDON_STATE.name,
+                                 self._on_state, topics.TENDON_STATE.subscription_qos)
 
     def _on_tip_pose(self, msg) -> None:
         self.tip_pose = msg
+
+    def _on_state(self, msg) -> None:
+        self.state = msg
 
     def _on_markers(self, msg) -> None:
         self.markers = msg
@@ -129,6 +135,14 @@ class DemoDriver(Node):
             self.target_pub.publish(topics.TIP_TARGET.msg_type(
                 header=Header(stamp=self.get_clock().now().to_msg()),
                 point=point_msg(np.array(phase.target))))
+
+    def applied(self, tensions: dict[str, float]) -> bool:
+        """Whether the simulator's latest ``tendon/state`` carries ``tensions`` [N]."""
+        if self.state is None:
+            return False
+        effort = dict(zip(self.state.name, self.state.effort))
+        return all(name in effort and abs(effort[name] - value) <= 1e-9
+                   for name, value in tensions.items())
 
     def tip_distance(self, target: Sequence[float]) -> float:
         """Distance of the latest tip pose from ``target`` [m]."""
@@ -232,8 +246,12 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
     """
     Command each phase and hold it for ``hold`` simulated seconds.
 
-    A tip-target phase is held for at least ``hold`` and at most ``target_hold``
-    simulated seconds, until the tip is within ``TARGET_TOLERANCE`` of the target.
+    The hold of a tension phase counts from the first ``tendon/state`` that carries its
+    tensions (the controller ramps them, and on a loaded machine the simulation can run
+    ahead of the controller), or from ``hold`` simulated seconds after the command when
+    none does. A tip-target phase is held for at least ``hold`` and at most
+    ``target_hold`` simulated seconds, until the tip is within ``TARGET_TOLERANCE`` of
+    the target.
 
     ``progress(seconds, label)`` is called with the simulated time advanced since the
     last call. Raises TimeoutError when the simulation stops advancing for
@@ -244,13 +262,19 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
         driver.send(phase)
         start = last = driver.now()
         end = start + (hold if phase.target is None else max(hold, target_hold))
+        waiting = phase.target is None   # for the tensions to arrive
 
         def held() -> bool:
             if phase.target is not None and driver.now() >= start + hold:
                 return driver.tip_distance(phase.target) < TARGET_TOLERANCE
             return False
         # a timer on sim time would be simpler, but a stalled /clock must not hang the demo
-        while driver.now() < end and not held():
+        while waiting or driver.now() < end and not held():
+            if waiting and (driver.applied(phase.tensions) or driver.now() >= end):
+                waiting = False
+                end += driver.now() - start   # the hold starts now
+                start = last = driver.now()
+                continue
             before = time.monotonic()
             advanced = wait_until(executor, lambda: driver.now() > last, wall_timeout, alive)
             if not advanced:
@@ -258,7 +282,8 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
                     f'phase {phase.label!r}: simulated time stood still at {last:.3f} s for '
                     f'{time.monotonic() - before:.0f} s')
             now = driver.now()
-            progress(min(now, end) - min(last, end), phase.label)
+            if not waiting:
+                progress(min(now, end) - min(last, end), phase.label)
             last = now
         if last < end:      # a tip-target phase that ended early: fill its share
             progress(end - last, phase.label)
