@@ -753,7 +753,7 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
                     futures = [clients[i].call_async(ChangeState.Request(
                         transition=Transition(id=transition))) for i in runs
                         if goal[i] in wanted_by]
-                    wait_for(lambda: all(f.done() for f in futures), timeout=20.0,
+                    wait_for(lambda: all(f.done() for f in futures), timeout=60.0,
                              what=f'transition {transition}')
                     assert all(f.result().success for f in futures), transition
                 for i in runs:
