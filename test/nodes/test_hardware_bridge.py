@@ -14,6 +14,7 @@
 
 """Hardware bridge node against the emulated devices: real rclpy, real pseudo-terminals."""
 
+from contextlib import contextmanager
 import math
 import os
 from pathlib import Path
@@ -607,26 +608,39 @@ def test_shutdown_from_active_relaxes_and_closes(rig):
         probe.setpoint = None
 
 
-def test_a_port_that_cannot_be_opened_fails_configure_and_configure_can_be_retried(
-        rig, tmp_path):
-    late = tmp_path / 'sensor_later'   # the tip sensor is not plugged in yet
+@contextmanager
+def configure_refused(test: str, parameters: list[Parameter]):
+    """
+    Start a bridge in a namespace of its own, ask it to configure and expect a refusal.
+
+    Yields (a listener node, the bridge's name, the bridge's error log messages) while both
+    spin; the bridge is unconfigured.
+    """
     context = rclpy.Context()
     rclpy.init(context=context)
-    bridge_node = HardwareBridgeNode(
-        context=context, namespace=own_namespace('retry'), parameter_overrides=[
-            Parameter('motor_port', value=rig.path('motors')),
-            Parameter('sensor_port', value=str(late))])
+    bridge_node = HardwareBridgeNode(context=context, namespace=own_namespace(test),
+                                     parameter_overrides=parameters)
     logs: list[Log] = []
     listener = Node('log_listener', context=context)
     listener.create_subscription(Log, '/rosout', logs.append, qos_profile_rosout_default)
     bridge = bridge_node.get_fully_qualified_name()
+    logger = bridge.lstrip('/').replace('/', '.')
     with spinning(bridge_node, listener, context=context):
         assert not change_state(listener, Transition.TRANSITION_CONFIGURE, bridge)
         assert lifecycle_state(listener, bridge) == 'unconfigured'
-        error = wait_for(lambda: [log for log in logs if log.level == Log.ERROR
-                                  and log.name.endswith('hardware_bridge')],
-                         what='the error log')
-        assert f"cannot open the tip sensor port '{late}'" in error[0].msg
+        errors = wait_for(lambda: [log.msg for log in logs
+                                   if log.level == Log.ERROR and log.name == logger],
+                          what='the error log')
+        yield listener, bridge, errors
+
+
+def test_a_port_that_cannot_be_opened_fails_configure_and_configure_can_be_retried(
+        rig, tmp_path):
+    late = tmp_path / 'sensor_later'   # the tip sensor is not plugged in yet
+    with configure_refused('retry', [Parameter('motor_port', value=rig.path('motors')),
+                                     Parameter('sensor_port', value=str(late))]) as (
+            listener, bridge, errors):
+        assert f"cannot open the tip sensor port '{late}'" in errors[0]
         # the motor port, opened first, was closed again
         assert openers(rig.path('motors')) == 1
         late.symlink_to(os.path.realpath(rig.path('sensor')))
@@ -647,25 +661,12 @@ def test_a_missing_motor_port_is_named_whatever_the_devices(tmp_path, motor_devi
     a silent ERROR: the launcher said "configure failed (the node logs why)" and nothing
     was logged. Now the missing port is named, for every pair of devices.
     """
-    context = rclpy.Context()
-    rclpy.init(context=context)
     missing = tmp_path / 'motors'
-    bridge_node = HardwareBridgeNode(
-        context=context, namespace=own_namespace('missing'), parameter_overrides=[
+    with configure_refused('missing', [
             Parameter('motor_port', value=str(missing)),
             Parameter('motor_device', value=motor_device),
             Parameter('sensor_port', value=str(tmp_path / 'sensor')),
-            Parameter('sensor_device', value=sensor_device)])
-    logs: list[Log] = []
-    listener = Node('log_listener', context=context)
-    listener.create_subscription(Log, '/rosout', logs.append, qos_profile_rosout_default)
-    bridge = bridge_node.get_fully_qualified_name()
-    with spinning(bridge_node, listener, context=context):
-        assert not change_state(listener, Transition.TRANSITION_CONFIGURE, bridge)
-        assert lifecycle_state(listener, bridge) == 'unconfigured'
-        errors = wait_for(lambda: [log.msg for log in logs if log.level == Log.ERROR
-                                   and log.name == bridge.lstrip('/').replace('/', '.')],
-                          what='the error log')
+            Parameter('sensor_device', value=sensor_device)]) as (_, _, errors):
         assert len(errors) == 1
         assert errors[0].startswith(
             f"configure failed: cannot open the motor driver port '{missing}' (")
@@ -676,20 +677,8 @@ def test_an_unexpected_error_in_a_transition_is_logged_not_swallowed(monkeypatch
         raise RuntimeError('the device factory broke')
 
     monkeypatch.setattr('tendon_robot_sim.nodes.hardware_bridge_node.motor_bus', broken)
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    bridge_node = HardwareBridgeNode(
-        context=context, namespace=own_namespace('broken'),
-        parameter_overrides=[Parameter('motor_port', value='/dev/null')])
-    logs: list[Log] = []
-    listener = Node('log_listener', context=context)
-    listener.create_subscription(Log, '/rosout', logs.append, qos_profile_rosout_default)
-    bridge = bridge_node.get_fully_qualified_name()
-    with spinning(bridge_node, listener, context=context):
-        assert not change_state(listener, Transition.TRANSITION_CONFIGURE, bridge)
-        assert lifecycle_state(listener, bridge) == 'unconfigured'
-        errors = wait_for(lambda: [log.msg for log in logs if log.level == Log.ERROR],
-                          what='the error log')
+    with configure_refused('broken', [Parameter('motor_port', value='/dev/null')]) as (
+            _, _, errors):
         assert errors == ['configure failed: internal error, RuntimeError: the device factory '
                           'broke (please report it)']
 
