@@ -97,14 +97,27 @@ class Probe(Node):
         return stamp_seconds(clock.clock) if clock is not None else 0.0
 
 
-def call(node: Node, srv_type, name: str, request, timeout: float = 10.0):
-    """Call the service ``name`` from ``node`` (which another thread spins); its response."""
+def call(node: Node, srv_type, name: str, request, timeout: float = 10.0,
+         again_after: float | None = None):
+    """
+    Call the service ``name`` from ``node`` (which another thread spins); its response.
+
+    ``again_after`` [s]: send the request again when no answer came for that long. Only for
+    a query (get_state): a request sent before the server has matched this client is lost,
+    as ``ros.lifecycle.bring_to_active`` knows too.
+    """
     client = node.create_client(srv_type, name)
     try:
         assert client.wait_for_service(timeout_sec=timeout), f'service {name} not available'
-        future = client.call_async(request)
-        wait_for(future.done, f'response of {name}', timeout=timeout)
-        return future.result()
+        sent = [time.monotonic(), client.call_async(request)]
+
+        def pause() -> None:
+            if again_after is not None and time.monotonic() - sent[0] > again_after:
+                client.remove_pending_request(sent[1])
+                sent[:] = [time.monotonic(), client.call_async(request)]
+            time.sleep(0.02)
+        waiting.wait_for(lambda: sent[1].done(), f'response of {name}', timeout, between=pause)
+        return sent[1].result()
     finally:
         node.destroy_client(client)
 

@@ -521,7 +521,7 @@ def change_state(node: Node, transition: int, bridge: str) -> bool:
 
 
 def lifecycle_state(node: Node, bridge: str) -> str:
-    response = call(node, GetState, f'{bridge}/get_state', GetState.Request())
+    response = call(node, GetState, f'{bridge}/get_state', GetState.Request(), again_after=1.0)
     return response.current_state.label
 
 
@@ -662,7 +662,9 @@ def test_a_missing_motor_port_is_named_whatever_the_devices(tmp_path, motor_devi
     was logged. Now the missing port is named, for every pair of devices.
     """
     missing = tmp_path / 'motors'
-    with configure_refused('missing', [
+    # a namespace per device pair: a late /rosout line of the pair before is not this one's
+    pair = f'missing_{motor_device}_{sensor_device}'.replace('-', '_')
+    with configure_refused(pair, [
             Parameter('motor_port', value=str(missing)),
             Parameter('motor_device', value=motor_device),
             Parameter('sensor_port', value=str(tmp_path / 'sensor')),

@@ -122,7 +122,7 @@ def test_autostart_false_leaves_the_bridge_unconfigured_until_asked(tmp_path):
     try:
         with spinning(node):
             state = call(node, GetState, f'{bridge}/get_state', GetState.Request(),
-                         timeout=TIMEOUT)
+                         timeout=TIMEOUT, again_after=1.0)
             assert state.current_state.label == 'unconfigured'
             time.sleep(0.5)   # the controller streams setpoints all along
             assert rig.motor.counts['received'] == 0, 'a command reached unconfigured motors'
