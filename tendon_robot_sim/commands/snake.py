@@ -68,6 +68,8 @@ from tendon_robot_sim.models.snake.statics import equilibrium
 from tendon_robot_sim.models.snake.study import figure_2
 
 STUDY_TRAJECTORIES = ('pan', 'tilt', 'both')
+# The paper's study: one period of theta = (pi/18) sin(t/2) [s], in steps of [s].
+PAPER_DURATION, PAPER_STEP = 12.6, 0.005
 # Line colours of the paper's figure 2 (cable 1 black, 2 blue, 3 red), then matplotlib's.
 CABLE_COLOURS = ('black', 'tab:blue', 'tab:red', 'tab:green', 'tab:orange', 'tab:purple')
 
@@ -91,9 +93,9 @@ def register(subparsers) -> None:
                          help="the motion of D'Antuono et al. 2023 on the pan joints, the "
                               'tilt joints, both, all three one after the other, or a CSV '
                               'file (time, then one angle column per joint, rad)')
-    inverse.add_argument('--duration', type=positive, default=12.6,
+    inverse.add_argument('--duration', type=positive, default=PAPER_DURATION,
                          help="the paper's trajectories: length in s (default 12.6)")
-    inverse.add_argument('--dt', type=positive, default=0.005,
+    inverse.add_argument('--dt', type=positive, default=PAPER_STEP,
                          help="the paper's trajectories: time step in s (default 0.005, "
                               "the paper's)")
     inverse.add_argument('--out', default='snake_output', metavar='DIR',
@@ -105,8 +107,11 @@ def register(subparsers) -> None:
     inverse.set_defaults(func=run_inverse)
 
     forward = actions.add_parser(
-        'forward', help='simulate the snake under constant cable tensions',
-        description='Integrate the forward dynamics (RK4) under constant cable tensions.')
+        'forward', help='simulate the snake under cable tensions (and a tip wrench)',
+        description='Integrate the forward dynamics (RK4) from rest under cable tensions, '
+                    'stepped or ramped. A motion that breaks a contact or friction constraint '
+                    'is reported up to that step and exits 1: the real snake would slip or its '
+                    'links lift off each other there.')
     forward.add_argument('--robot', default=None, metavar='FILE',
                          help='snake description YAML (default: config/rolling_joint_snake.yaml)')
     forward.add_argument('--tensions', required=True, metavar='T',
@@ -324,7 +329,7 @@ def run_inverse(args: argparse.Namespace) -> int:
             'solve_time': result.solve_time, 'csv': str(csv_path)}
     report = {'robot': snake.name, 'load': _wrench_json(loads), 'trajectories': summary}
     if args.trajectory == 'all' and len(snake.cables) == 4:
-        report['figure_2'] = _print_figure_2(snake, trajectories['pan'][0], results)
+        report['figure_2'] = _print_figure_2(snake, trajectories['pan'][0], results, args)
     if args.plot:
         report['plot'] = str(out / 'tensions.png')
         plot(out / 'tensions.png', snake, results)
@@ -339,11 +344,14 @@ def run_inverse(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_figure_2(snake, time, results) -> list:
+def _print_figure_2(snake, time, results, args) -> list:
     """Print the trends of the paper's figure 2 beside ours; return them for the JSON."""
     trends = figure_2(time, {name: r.base_tensions for name, r in results.items()},
                       snake.cable_names)
-    print("figure 2 of D'Antuono et al. 2023 (base tensions), paper | here:")
+    run = ('' if (args.duration, args.dt) == (PAPER_DURATION, PAPER_STEP) else
+           f" (this run: {args.duration:g} s in steps of {args.dt:g} s; the paper's: "
+           f'{PAPER_DURATION:g} s in steps of {PAPER_STEP:g} s)')
+    print(f"figure 2 of D'Antuono et al. 2023 (base tensions), paper | here{run}:")
     for trend in trends:
         print(f'  {trend.name}: {trend.paper} | {trend.here}'
               + ('' if trend.agrees else '  (differs: docs/snake.md says why)'))

@@ -52,6 +52,9 @@ def test_inverse_writes_csv_plot_and_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert set(report['trajectories']) == {'pan', 'tilt', 'both'}
+    # the trends of the paper's figure 2, beside ours (test_snake_figure2.py checks them)
+    assert [row['paper'] for row in report['figure_2']][3] == '+43 % ("almost 43 %")'
+    assert "this run: 2 s in steps of 0.05 s; the paper's: 12.6 s" in proc.stdout
     assert (tmp_path / 'tensions.png').stat().st_size > 10_000
     t, q, qd, qdd = study_trajectory(SNAKE, 'tilt', 2.0, 0.05)
     expected = SnakeDynamics(SNAKE).inverse(t, q, qd, qdd)
