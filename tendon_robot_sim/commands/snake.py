@@ -18,7 +18,8 @@
     tendon-robot-sim snake inverse --trajectory pan --plot
     tendon-robot-sim snake inverse --trajectory all --plot --json
     tendon-robot-sim snake inverse --trajectory my_motion.csv --out runs/a
-    tendon-robot-sim snake forward --tensions 1.5,3.5,1,1 --duration 2 --json
+    tendon-robot-sim snake inverse --trajectory tilt --tip-wrench 0,0,-0.2,0,0,0
+    tendon-robot-sim snake forward --from 1.5,3.5,1,1 --tensions 1.5,4.5,1,1 --ramp 1 --json
 
 ``inverse``: the minimum cable tensions (Newton-Euler, problem (37) of D'Antuono et al.
 2023) along the paper's trajectories (theta = (pi/18) sin(t/2) on the pan joints, the tilt
@@ -27,13 +28,22 @@ angles [rad] per joint. Writes ``OUT/tensions_<trajectory>.csv`` (time, angles, 
 segment's tensions, normal and friction forces (y, z in the contact frame f3) at both
 contact points of every joint, the active constraints per joint, infeasibility) and with
 ``--plot`` ``OUT/tensions.png`` (base tensions over time, like the paper's figure 2).
-Infeasible steps are listed with their time, joint and constraint. With ``--json`` the last
-line is one JSON object.
+Infeasible steps are listed with their time, joint and constraint; with ``all``, the trends of
+the paper's figure 2 are compared with its text. With ``--json`` the last line is one JSON
+object.
 
-``forward``: integrate the forward dynamics from rest (or given angles) under constant
-cable tensions (one per cable, the same along the cable) and report the final pose, and
-the steps where the motion would need the contacts to pull, slip or carry less than the
-minimum contact force (the model holds the links together regardless).
+``forward``: integrate the forward dynamics from rest (straight, given angles, or the pose
+that the ``--from`` tensions hold) under cable tensions (one per cable, the same along the
+cable), stepped or ramped to ``--tensions``, and report the final pose and the pose the final
+tensions hold at rest. The motion is checked step by step: where it would need a contact to
+pull, slip or carry less than the minimum contact force (the model holds the links together
+and rolling regardless), or a joint leaves its rolling surfaces, the model no longer describes
+the robot: the command reports the last valid state and exits 1.
+
+Both take ``--tip-wrench FX,FY,FZ,MX,MY,MZ`` (N, N m): an external force and moment at the
+tip (the distal vertex of the last link; ``--wrench-link`` puts it on another link's distal
+vertex), in the world frame (x out of the wall along the straight snake, z up) or with
+``--wrench-frame link`` in the loaded link's own frame, turning with it.
 """
 
 import argparse
@@ -46,14 +56,20 @@ from scipy.interpolate import CubicSpline
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, MAX_STEPS,
-                                       NoResultError, parse_values, positive)
+                                       non_negative, NoResultError, parse_values, positive,
+                                       positive_int)
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.snake.dynamics import (GROUPS, InverseDynamics, SnakeDivergedError,
-                                                    SnakeDynamics, SnakeDynamicsError,
-                                                    study_trajectory)
+from tendon_robot_sim.models.snake.dynamics import (BROKEN_MEANING, GROUPS, InverseDynamics,
+                                                    SnakeDivergedError, SnakeDynamics,
+                                                    SnakeDynamicsError, study_trajectory)
+from tendon_robot_sim.models.snake.loads import check, FRAMES, LinkWrench, LoadError
 from tendon_robot_sim.models.snake.robot import load_snake
+from tendon_robot_sim.models.snake.statics import equilibrium
+from tendon_robot_sim.models.snake.study import figure_2
 
 STUDY_TRAJECTORIES = ('pan', 'tilt', 'both')
+# The paper's study: one period of theta = (pi/18) sin(t/2) [s], in steps of [s].
+PAPER_DURATION, PAPER_STEP = 12.6, 0.005
 # Line colours of the paper's figure 2 (cable 1 black, 2 blue, 3 red), then matplotlib's.
 CABLE_COLOURS = ('black', 'tab:blue', 'tab:red', 'tab:green', 'tab:orange', 'tab:purple')
 
@@ -77,9 +93,9 @@ def register(subparsers) -> None:
                          help="the motion of D'Antuono et al. 2023 on the pan joints, the "
                               'tilt joints, both, all three one after the other, or a CSV '
                               'file (time, then one angle column per joint, rad)')
-    inverse.add_argument('--duration', type=positive, default=12.6,
+    inverse.add_argument('--duration', type=positive, default=PAPER_DURATION,
                          help="the paper's trajectories: length in s (default 12.6)")
-    inverse.add_argument('--dt', type=positive, default=0.005,
+    inverse.add_argument('--dt', type=positive, default=PAPER_STEP,
                          help="the paper's trajectories: time step in s (default 0.005, "
                               "the paper's)")
     inverse.add_argument('--out', default='snake_output', metavar='DIR',
@@ -87,21 +103,85 @@ def register(subparsers) -> None:
     inverse.add_argument('--plot', action='store_true',
                          help='also write OUT/tensions.png (base tensions over time)')
     inverse.add_argument('--json', action='store_true', help='end with one JSON line')
+    add_wrench_options(inverse)
     inverse.set_defaults(func=run_inverse)
 
     forward = actions.add_parser(
-        'forward', help='simulate the snake under constant cable tensions',
-        description='Integrate the forward dynamics (RK4) under constant cable tensions.')
+        'forward', help='simulate the snake under cable tensions (and a tip wrench)',
+        description='Integrate the forward dynamics (RK4) from rest under cable tensions, '
+                    'stepped or ramped. A motion that breaks a contact or friction constraint '
+                    'is reported up to that step and exits 1: the real snake would slip or its '
+                    'links lift off each other there.')
     forward.add_argument('--robot', default=None, metavar='FILE',
                          help='snake description YAML (default: config/rolling_joint_snake.yaml)')
     forward.add_argument('--tensions', required=True, metavar='T',
-                         help="one tension per cable in N ('1.5,3.5,1,1') or by name")
-    forward.add_argument('--angles', default=None, metavar='Q',
-                         help='initial joint angles in rad, one per joint (default 0)')
+                         help="one tension per cable in N ('1.5,3.5,1,1') or by name (others "
+                              'at the pretension)')
+    start = forward.add_mutually_exclusive_group()
+    start.add_argument('--from', dest='start', default=None, metavar='T0',
+                       help='start at rest in the pose these cable tensions hold (their static '
+                            'equilibrium, under the --tip-wrench too) instead of straight')
+    start.add_argument('--angles', default=None, metavar='Q',
+                       help='initial joint angles in rad, one per joint (default 0: straight)')
+    forward.add_argument('--ramp', type=non_negative, default=0.0, metavar='S',
+                         help='s: move the tensions linearly from the --from tensions (else '
+                              'the pretension) to --tensions over this time (default 0: a '
+                              'step at t = 0)')
     forward.add_argument('--duration', type=positive, default=2.0, help='s (default 2)')
     forward.add_argument('--dt', type=positive, default=0.001, help='RK4 step in s (default 1 ms)')
     forward.add_argument('--json', action='store_true', help='end with one JSON line')
+    add_wrench_options(forward)
     forward.set_defaults(func=run_forward)
+
+
+def add_wrench_options(parser) -> None:
+    """``--tip-wrench``, ``--wrench-frame``, ``--wrench-link`` (read by :func:`_loads`)."""
+    parser.add_argument('--tip-wrench', default=None, metavar='FX,FY,FZ,MX,MY,MZ',
+                        help='external force (N) and moment (N m, about the same point) at the '
+                             'tip: the distal vertex of the last link (default: none)')
+    parser.add_argument('--wrench-frame', choices=FRAMES, default='world',
+                        help='world: fixed directions, x out of the wall along the straight '
+                             "snake, z up (a payload's weight); link: the loaded link's own "
+                             'frame, x along it, turning with it (default world)')
+    parser.add_argument('--wrench-link', type=positive_int, default=None, metavar='N',
+                        help='put the wrench on the distal vertex of link N instead (1 = next '
+                             'to the base; default: the last link, the tip)')
+
+
+def _loads(snake, args) -> tuple:
+    """Return the --tip-wrench as a tuple of LinkWrench (empty without one)."""
+    if args.tip_wrench is None:
+        if args.wrench_link is not None or args.wrench_frame != 'world':
+            raise CommandError('--tip-wrench: --wrench-link and --wrench-frame need a '
+                               '--tip-wrench')
+        return ()
+    values = parse_values(args.tip_wrench, '--tip-wrench')
+    if not isinstance(values, list) or len(values) != 6:
+        raise CommandError(f'--tip-wrench: must be 6 numbers FX,FY,FZ,MX,MY,MZ (N, N m), got '
+                           f'{args.tip_wrench!r}')
+    link = snake.n_joints if args.wrench_link is None else args.wrench_link
+    try:
+        return check(snake, [LinkWrench(link, np.array(values[:3]), np.array(values[3:]),
+                                        args.wrench_frame)])
+    except LoadError as error:
+        option = '--wrench-link' if error.field == 'link' else '--tip-wrench'
+        raise CommandError(f'{option}: {error.problem if error.field == "link" else error}'
+                           ) from None
+
+
+def _describe(snake, loads) -> str:
+    """' under ... at the tip (world frame)' for the first output line; '' without loads."""
+    if not loads:
+        return ''
+    (load,) = loads
+    where = 'the tip' if load.link == snake.n_joints else f'the distal vertex of link {load.link}'
+    return (f'; {np.array2string(load.force, precision=4)} N, '
+            f'{np.array2string(load.moment, precision=4)} N m at {where} ({load.frame} frame)')
+
+
+def _wrench_json(loads):
+    return [{'link': w.link, 'frame': w.frame, 'force': w.force.tolist(),
+             'moment': w.moment.tolist()} for w in loads]
 
 
 def _load(path):
@@ -207,6 +287,7 @@ def plot(path: Path, snake, results: dict) -> None:
 
 def run_inverse(args: argparse.Namespace) -> int:
     snake = _load(args.robot)
+    loads = _loads(snake, args)
     dynamics = SnakeDynamics(snake)
     if args.trajectory in STUDY_TRAJECTORIES + ('all',):
         names = STUDY_TRAJECTORIES if args.trajectory == 'all' else (args.trajectory,)
@@ -217,10 +298,12 @@ def run_inverse(args: argparse.Namespace) -> int:
         trajectories = {path.stem: read_trajectory(path, snake.n_joints)}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if loads:
+        print(f'external load{_describe(snake, loads)[1:]}')
     results, summary = {}, {}
     for name, (t, q, qd, qdd) in trajectories.items():
         try:
-            result = dynamics.inverse(t, q, qd, qdd)
+            result = dynamics.inverse(t, q, qd, qdd, loads=loads)
         except SnakeDynamicsError as error:
             raise CommandError(f'--trajectory {name}: {error}') from None
         results[name] = result
@@ -244,7 +327,9 @@ def run_inverse(args: argparse.Namespace) -> int:
                            for p in result.infeasible[:100]],
             'active_fraction': {g: float(result.active[g].mean()) for g in GROUPS},
             'solve_time': result.solve_time, 'csv': str(csv_path)}
-    report = {'robot': snake.name, 'trajectories': summary}
+    report = {'robot': snake.name, 'load': _wrench_json(loads), 'trajectories': summary}
+    if args.trajectory == 'all' and len(snake.cables) == 4:
+        report['figure_2'] = _print_figure_2(snake, trajectories['pan'][0], results, args)
     if args.plot:
         report['plot'] = str(out / 'tensions.png')
         plot(out / 'tensions.png', snake, results)
@@ -259,7 +344,46 @@ def run_inverse(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stable_step(dynamics: SnakeDynamics, tensions: np.ndarray, q0: np.ndarray,
+def _print_figure_2(snake, time, results, args) -> list:
+    """Print the trends of the paper's figure 2 beside ours; return them for the JSON."""
+    trends = figure_2(time, {name: r.base_tensions for name, r in results.items()},
+                      snake.cable_names)
+    run = ('' if (args.duration, args.dt) == (PAPER_DURATION, PAPER_STEP) else
+           f" (this run: {args.duration:g} s in steps of {args.dt:g} s; the paper's: "
+           f'{PAPER_DURATION:g} s in steps of {PAPER_STEP:g} s)')
+    print(f"figure 2 of D'Antuono et al. 2023 (base tensions), paper | here{run}:")
+    for trend in trends:
+        print(f'  {trend.name}: {trend.paper} | {trend.here}'
+              + ('' if trend.agrees else '  (differs: docs/snake.md says why)'))
+    return [{'trend': t.name, 'paper': t.paper, 'here': t.here, 'agrees': t.agrees}
+            for t in trends]
+
+
+def _cable_tensions(snake, text: str, option: str) -> np.ndarray:
+    """One tension per cable [N] from ``1.5,3.5,1,1`` or ``cable2=3`` (others: pretension)."""
+    values = parse_values(text, option)
+    if isinstance(values, dict):
+        unknown = sorted(set(values) - set(snake.cable_names))
+        if unknown:
+            raise CommandError(f'{option}: unknown cable {unknown[0]!r}; cables: '
+                               f'{snake.cable_names}')
+        values = [values.get(c, snake.pretension) for c in snake.cable_names]
+    if len(values) != len(snake.cables):
+        raise CommandError(f'{option}: {len(values)} values, the snake has '
+                           f'{len(snake.cables)} cables')
+    tensions = np.array(values)
+    if tensions.min() < 0 or tensions.max() > snake.max_tension:
+        raise CommandError(f'{option}: must be within [0, {snake.max_tension:g}] N')
+    return tensions
+
+
+def _tension_profile(t: np.ndarray, start: np.ndarray, end: np.ndarray, ramp: float):
+    """Tensions (K, C) at the times t: from ``start`` to ``end`` linearly over ``ramp`` s."""
+    share = np.clip(t / ramp, 0.0, 1.0) if ramp > 0 else np.ones_like(t)
+    return start + share[:, None] * (end - start)
+
+
+def _stable_step(dynamics: SnakeDynamics, profile, q0: np.ndarray, loads,
                  args: argparse.Namespace) -> str:
     """Say which smaller RK4 step stays finite over the whole run, halving up to 2^-8."""
     for k in range(1, 9):
@@ -269,29 +393,15 @@ def _stable_step(dynamics: SnakeDynamics, tensions: np.ndarray, q0: np.ndarray,
                     f'take more than {MAX_STEPS:.0e} steps')
         t = np.arange(0.0, args.duration + dt / 2, dt)
         try:
-            dynamics.simulate(t, np.tile(tensions, (t.size, 1)), q0, np.zeros_like(q0))
+            dynamics.simulate(t, profile(t), q0, np.zeros_like(q0), loads=loads)
         except SnakeDivergedError:
             continue
         return f'--dt {dt:.3g} stays stable over {args.duration:g} s'
     return f'no step down to {args.dt / 2 ** 8:.3g} s stays stable: the tensions are too high'
 
 
-def run_forward(args: argparse.Namespace) -> int:
-    snake = _load(args.robot)
-    values = parse_values(args.tensions, '--tensions')
-    if isinstance(values, dict):
-        unknown = sorted(set(values) - set(snake.cable_names))
-        if unknown:
-            raise CommandError(f'--tensions: unknown cable {unknown[0]!r}; cables: '
-                               f'{snake.cable_names}')
-        values = [values.get(c, snake.pretension) for c in snake.cable_names]
-    if len(values) != len(snake.cables):
-        raise CommandError(f'--tensions: {len(values)} values, the snake has '
-                           f'{len(snake.cables)} cables')
-    tensions = np.array(values)
-    if tensions.min() < 0 or tensions.max() > snake.max_tension:
-        raise CommandError(f'--tensions: must be within [0, {snake.max_tension:g}] N')
-    q0 = np.zeros(snake.n_joints)
+def _start(snake, args, loads):
+    """Return the initial joint angles (N,) and the tensions the run starts from (C,)."""
     if args.angles is not None:
         angles = parse_values(args.angles, '--angles')
         if isinstance(angles, dict) or len(angles) != snake.n_joints:
@@ -300,43 +410,133 @@ def run_forward(args: argparse.Namespace) -> int:
         if np.abs(q0).max() > snake.joint_limit:
             raise CommandError(f'--angles: must be within +-{snake.joint_limit:.4g} rad '
                                f'(2 alpha, the rolling surfaces)')
+        return q0, np.full(len(snake.cables), snake.pretension)
+    if args.start is None:
+        return np.zeros(snake.n_joints), np.full(len(snake.cables), snake.pretension)
+    tensions = _cable_tensions(snake, args.start, '--from')
+    rest = equilibrium(snake, tensions, loads)
+    if not rest.stable:
+        why = ('no pose balances them' if not rest.found else
+               'the pose that balances them leaves the rolling surfaces' if not rest.within
+               else 'the pose that balances them is unstable')
+        raise NoResultError(f'--from: these tensions hold the snake nowhere: {why}')
+    held = _held(SnakeDynamics(snake), rest.q, tensions, loads)
+    if held.infeasible:
+        raise NoResultError(f'--from: the real snake cannot rest where these tensions balance '
+                            f'it: the {held.infeasible[0].constraint} constraint of joint '
+                            f'{held.infeasible[0].joint} breaks there')
+    return rest.q, tensions
+
+
+def _held(dynamics, q, tensions, loads) -> InverseDynamics:
+    """Check by Newton-Euler that whole-cable tensions hold the snake at rest at q."""
+    snake = dynamics.snake
+    zero = np.zeros((1, snake.n_joints))
+    return dynamics.inverse([0.0], q[None], zero, zero, loads=loads, tensions=np.broadcast_to(
+        tensions, (1, snake.n_joints, len(snake.cables))))
+
+
+def _validity(dynamics, t, q, qd, profile, loads):
+    """
+    Check the motion: first invalid sample (t.size if none), check, problem, its meaning.
+
+    A sample is invalid where a joint leaves its rolling surfaces or the motion breaks a
+    constraint of (37) (contact, friction, tension bounds).
+    """
+    snake = dynamics.snake
+    outside = np.flatnonzero(np.any(np.abs(q) > snake.joint_limit, axis=1))
+    inside = int(outside[0]) if outside.size else t.size
+    segments = np.broadcast_to(profile[:inside, None, :],
+                               (inside, snake.n_joints, len(snake.cables)))
+    check = dynamics.inverse(t[:inside], q[:inside], qd[:inside],
+                             dynamics.accelerations(q[:inside], qd[:inside], segments, loads),
+                             tensions=segments, loads=loads)
+    if check.infeasible:
+        first = check.infeasible[0]
+        return int(np.searchsorted(t, first.time)), check, str(first), BROKEN_MEANING
+    if inside < t.size:
+        joint = int(np.argmax(np.abs(q[inside]) > snake.joint_limit)) + 1
+        return inside, check, (f't = {t[inside]:.3f} s, joint {joint}: leaves its rolling '
+                               f'surfaces (|theta| > {snake.joint_limit:.3f} rad)'), (
+            "the links' rims meet there, which the model does not describe (the simulator "
+            'node stops the joint at that limit)')
+    return t.size, check, None, None
+
+
+def run_forward(args: argparse.Namespace) -> int:
+    snake = _load(args.robot)
+    tensions = _cable_tensions(snake, args.tensions, '--tensions')
+    loads = _loads(snake, args)
+    q0, start = _start(snake, args, loads)
     check_steps(args.duration, args.dt)
     dynamics = SnakeDynamics(snake)
     t = np.arange(0.0, args.duration + args.dt / 2, args.dt)
+
+    def profile(times):
+        return _tension_profile(times, start, tensions, args.ramp)
+
     try:
-        q, qd = dynamics.simulate(t, np.tile(tensions, (t.size, 1)), q0, np.zeros_like(q0))
+        q, qd = dynamics.simulate(t, profile(t), q0, np.zeros_like(q0), loads=loads)
     except SnakeDivergedError as error:
         raise NoResultError(f'--dt: {args.dt:g} s diverges at t = {error.time:.3f} s under '
-                            f'these tensions; {_stable_step(dynamics, tensions, q0, args)}'
+                            f'these tensions; {_stable_step(dynamics, profile, q0, loads, args)}'
                             ) from None
     q, qd = q[:, 0], qd[:, 0]
     np.set_printoptions(precision=6, suppress=True)
-    print(f'{snake.name}: {args.duration:g} s under tensions {tensions} N')
-    # the model assumes rolling contact: check it where the joints are on their surfaces
-    outside = np.flatnonzero(np.any(np.abs(q) > snake.joint_limit, axis=1))
-    inside = int(outside[0]) if outside.size else t.size
-    if inside < t.size:
-        print(f'warning: a joint leaves the rolling surfaces at t = {t[inside]:.3f} s '
-              f'(|theta| > {snake.joint_limit:.3f} rad); the model no longer holds')
-    segments = np.broadcast_to(tensions, (inside, snake.n_joints, len(snake.cables)))
-    check = dynamics.inverse(t[:inside], q[:inside], qd[:inside],
-                             dynamics.accelerations(q[:inside], qd[:inside], segments),
-                             tensions=segments)
-    for problem in check.infeasible[:5]:
-        print(f'warning: {problem}')
+    chain = dynamics.kinematics
+    change = (f', ramped from {start} N over {args.ramp:g} s' if args.ramp > 0 else
+              f', stepped from {start} N at t = 0' if args.start is not None else '')
+    print(f'{snake.name}: {args.duration:g} s under tensions {tensions} N{change}'
+          f'{_describe(snake, loads)}')
+    if args.start is not None:
+        print(f'start: at rest in the pose that {start} N hold, tip at '
+              f'{chain.state(q0).tip_position[0]} m')
+    end, check, problem, meaning = _validity(dynamics, t, q, qd, profile(t), loads)
+    for broken in check.infeasible[:5]:
+        print(f'warning: {broken}')
     if len(check.infeasible) > 5:
         print(f'warning: {len(check.infeasible) - 5} more steps break a constraint')
-    tip = dynamics.kinematics.state(q[-1]).tip_position[0]
-    print(f'joint angles [rad]: {q[-1]}')
-    print(f'joint rates [rad/s]: {qd[-1]}')
-    print(f'tip position [m]:   {tip}')
+    report = {'robot': snake.name, 'duration': args.duration, 'tensions': tensions.tolist(),
+              'from': start.tolist(), 'ramp': args.ramp, 'load': _wrench_json(loads),
+              'time': None, 'q': None, 'qd': None, 'tip_position': None, 'valid_until': None}
+    if end > 0:
+        last = end - 1
+        tip = chain.state(q[last]).tip_position[0]
+        print(('' if end == t.size else f'the last valid state, t = {t[last]:.3f} s:\n')
+              + f'joint angles [rad]: {q[last]}\njoint rates [rad/s]: {qd[last]}\n'
+              f'tip position [m]:   {tip}')
+        report.update(time=float(t[last]), q=q[last].tolist(), qd=qd[last].tolist(),
+                      tip_position=tip.tolist(), valid_until=float(t[last]))
+    report.update({'broken_steps': len(check.infeasible),
+                   'broken': [{'time': p.time, 'joint': p.joint, 'constraint': p.constraint}
+                              for p in check.infeasible[:100]],
+                   'problem': problem})
+    if problem is None:
+        report['rest'] = _report_rest(dynamics, tensions, loads, q[-1], qd[-1])
     if args.json:
-        print(json.dumps({'robot': snake.name, 'time': float(t[-1]),
-                          'tensions': tensions.tolist(), 'q': q[-1].tolist(),
-                          'qd': qd[-1].tolist(), 'tip_position': tip.tolist(),
-                          'left_the_surfaces_at': float(t[inside]) if inside < t.size else None,
-                          'broken_steps': len(check.infeasible),
-                          'broken': [{'time': p.time, 'joint': p.joint,
-                                      'constraint': p.constraint}
-                                     for p in check.infeasible[:100]]}))
+        print(json.dumps(report))
+    if problem is not None:
+        raise NoResultError(f"the motion stops being the robot's at {problem}: {meaning}")
     return 0
+
+
+def _report_rest(dynamics, tensions, loads, q_end, qd_end) -> dict | None:
+    """Print and return where the final tensions hold the snake at rest, and if they can."""
+    snake = dynamics.snake
+    rest = equilibrium(snake, tensions, loads, q0=q_end)
+    if not rest.stable:
+        print('at rest: the final tensions hold the snake in no stable pose on the rolling '
+              'surfaces')
+        return None
+    held = _held(dynamics, rest.q, tensions, loads)
+    tip = dynamics.kinematics.state(rest.q).tip_position[0]
+    end = dynamics.kinematics.state(q_end).tip_position[0]
+    print(f'at rest the final tensions hold the tip at {tip} m'
+          + (', every constraint kept' if held.feasible else
+             f', but breaking the {held.infeasible[0].constraint} constraint at joint '
+             f'{held.infeasible[0].joint}: the real snake cannot rest there')
+          + f'; the motion ends {1e3 * np.linalg.norm(end - tip):.1f} mm from it, joints moving '
+            f'at up to {np.abs(qd_end).max():.3g} rad/s (the model has no damping)')
+    return {'q': rest.q.tolist(), 'tip_position': tip.tolist(), 'holds': held.feasible,
+            'broken': [{'joint': p.joint, 'constraint': p.constraint}
+                       for p in held.infeasible]}

@@ -18,6 +18,7 @@ import csv
 import json
 import os
 from pathlib import Path
+import shlex
 import subprocess
 import sys
 
@@ -28,7 +29,10 @@ import pytest
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.commands.snake import default_snake_file
 from tendon_robot_sim.models.snake.dynamics import SnakeDynamics, study_trajectory
+from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
+from tendon_robot_sim.models.snake.loads import LinkWrench
 from tendon_robot_sim.models.snake.robot import load_snake
+from tendon_robot_sim.models.snake.statics import equilibrium
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAKE = load_snake(default_snake_file())
@@ -48,6 +52,9 @@ def test_inverse_writes_csv_plot_and_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert set(report['trajectories']) == {'pan', 'tilt', 'both'}
+    # the trends of the paper's figure 2, beside ours (test_snake_figure2.py checks them)
+    assert [row['paper'] for row in report['figure_2']][3] == '+43 % ("almost 43 %")'
+    assert "this run: 2 s in steps of 0.05 s; the paper's: 12.6 s" in proc.stdout
     assert (tmp_path / 'tensions.png').stat().st_size > 10_000
     t, q, qd, qdd = study_trajectory(SNAKE, 'tilt', 2.0, 0.05)
     expected = SnakeDynamics(SNAKE).inverse(t, q, qd, qdd)
@@ -99,13 +106,112 @@ def test_bad_trajectory_files_are_one_line_errors(tmp_path, capsys, text, messag
     assert message in capsys.readouterr().err
 
 
-def test_forward_reports_the_final_pose(capsys):
-    assert main(['snake', 'forward', '--tensions', 'cable2=3', '--duration', '0.2',
-                 '--json']) == 0
-    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+def run_json(argv, capsys):
+    """Exit code, the JSON report (last line of stdout) and stderr of a command."""
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, json.loads(out.out.strip().splitlines()[-1]), out.err
+
+
+def test_forward_stops_where_the_motion_breaks_a_constraint(capsys):
+    code, report, err = run_json(['snake', 'forward', '--tensions', 'cable2=3', '--duration',
+                                  '0.2', '--json'], capsys)
     assert report['tensions'] == [SNAKE.pretension, 3.0, SNAKE.pretension, SNAKE.pretension]
-    assert len(report['q']) == SNAKE.n_joints and report['time'] == pytest.approx(0.2)
-    # 3 N on the upper cable does not hold the snake's weight: it falls, contacts open
-    assert report['broken_steps'] > 0 and report['broken'][0]['joint'] == 1
+    # 3 N on the upper cable does not hold the snake's weight: it falls, the base joint opens
+    assert code == 1 and report['broken'][0]['joint'] == 1
+    assert report['broken'][0]['constraint'] == 'contact'
+    assert report['valid_until'] == pytest.approx(report['broken'][0]['time'] - 0.001)
+    assert 'its links would lift off each other (contact)' in err and err.count('\n') == 1
+    # the last valid state is the simulated one at that time
+    t = np.arange(0.0, report['valid_until'] + 5e-4, 0.001)
+    q, _ = SnakeDynamics(SNAKE).simulate(t, np.tile(report['tensions'], (t.size, 1)),
+                                         np.zeros(6), np.zeros(6))
+    assert_allclose(report['q'], q[-1, 0], atol=1e-12)
     assert main(['snake', 'forward', '--tensions', '1,2']) == 2
     assert '2 values, the snake has 4 cables' in capsys.readouterr().err
+
+
+def tour_line(path: Path) -> list:
+    """Return the ``snake forward`` example of a page, as argv."""
+    lines = [line for line in path.read_text().splitlines()
+             if line.startswith('tendon-robot-sim snake forward')]
+    assert len(lines) == 1, path
+    return shlex.split(lines[0].split('#')[0])[1:]
+
+
+def test_the_tour_example_stays_physical_and_ends_near_the_pose_its_tensions_hold(capsys):
+    argv = tour_line(ROOT / 'README.md')
+    assert argv == tour_line(ROOT / 'docs' / 'snake.md')
+    code, report, _ = run_json(argv, capsys)
+    assert code == 0 and report['broken_steps'] == 0 and report['problem'] is None
+    assert report['rest']['holds'] and report['time'] == pytest.approx(report['duration'])
+    dynamics = SnakeDynamics(SNAKE)
+    start, end = np.array(report['from']), np.array(report['tensions'])
+    # the start is at rest in the Newton-Euler dynamics under the --from tensions ...
+    rest = equilibrium(SNAKE, start)
+    zero = np.zeros((1, 6))
+    assert np.abs(dynamics.accelerations(rest.q[None], zero, np.tile(start, (1, 6, 1)))
+                  ).max() < 1e-3
+    # ... and from there the ramp of the tensions, integrated here, gives the reported motion
+    t = np.arange(0.0, report['duration'] + 5e-4, 0.001)
+    share = np.minimum(t / report['ramp'], 1.0)[:, None]
+    q, qd = dynamics.simulate(t, start + share * (end - start), rest.q, np.zeros(6))
+    assert_allclose(report['q'], q[-1, 0], atol=1e-9)
+    # as docs/snake.md says: the tip rises 34 mm and ends 6 mm from the pose the final
+    # tensions hold (the model has no damping)
+    held = SnakeKinematics(SNAKE).state(rest.q).tip_position[0]
+    assert 1e3 * (report['tip_position'][2] - held[2]) == pytest.approx(34.0, abs=0.5)
+    distance = np.linalg.norm(np.subtract(report['rest']['tip_position'],
+                                          report['tip_position']))
+    assert 1e3 * distance == pytest.approx(6.0, abs=0.5)
+
+
+def test_the_old_tour_example_is_a_step_the_real_snake_would_slip_in(capsys):
+    """From straight, a step to 1.5,3.5,1,1 whips the light distal links: joint 2 slips."""
+    code, report, err = run_json(['snake', 'forward', '--tensions', '1.5,3.5,1,1',
+                                  '--duration', '0.1', '--json'], capsys)
+    assert code == 1 and report['problem'] == 't = 0.041 s, joint 2: friction constraint broken'
+    t = np.arange(0.0, 0.0205, 0.001)
+    _, qd = SnakeDynamics(SNAKE).simulate(t, np.tile([1.5, 3.5, 1.0, 1.0], (t.size, 1)),
+                                          np.zeros(6), np.zeros(6))
+    assert abs(qd[-1, 0, 3]) == pytest.approx(17.0, abs=0.5)     # rad/s, joint 4 after 20 ms
+    # the same tensions hold the snake at rest with every constraint kept
+    rest = equilibrium(SNAKE, [1.5, 3.5, 1.0, 1.0])
+    zero = np.zeros((1, 6))
+    held = SnakeDynamics(SNAKE).inverse([0.0], rest.q[None], zero, zero,
+                                        tensions=np.tile([1.5, 3.5, 1.0, 1.0], (1, 6, 1)))
+    assert rest.stable and held.feasible
+
+
+def test_inverse_under_a_tip_wrench_in_either_frame(tmp_path, capsys):
+    t, q, qd, qdd = study_trajectory(SNAKE, 'tilt', 2.0, 0.05)
+    for extra, load in (
+            ([], LinkWrench(6, np.array([0.0, 0.1, -0.3]), np.array([0.0, 0.01, 0.0]))),
+            (['--wrench-frame', 'link', '--wrench-link', '4'],
+             LinkWrench(4, np.array([0.0, 0.1, -0.3]), np.array([0.0, 0.01, 0.0]), 'link'))):
+        code, report, _ = run_json(
+            ['snake', 'inverse', '--trajectory', 'tilt', '--duration', '2', '--dt', '0.05',
+             '--out', str(tmp_path), '--tip-wrench', '0,0.1,-0.3,0,0.01,0', '--json'] + extra,
+            capsys)
+        assert code == 0
+        assert report['load'] == [{'link': load.link, 'frame': load.frame,
+                                   'force': load.force.tolist(), 'moment': load.moment.tolist()}]
+        expected = SnakeDynamics(SNAKE).inverse(t, q, qd, qdd, loads=[load]).base_tensions
+        assert_allclose(list(report['trajectories']['tilt']['peak_base_tensions'].values()),
+                        expected.max(axis=0), rtol=1e-12)
+    bare = SnakeDynamics(SNAKE).inverse(t, q, qd, qdd).base_tensions
+    assert expected[:, 1].max() > bare[:, 1].max() + 0.5, 'premise: the load matters'
+
+
+def test_forward_from_the_pose_held_under_a_tip_wrench(capsys):
+    code, report, _ = run_json(['snake', 'forward', '--from', '1.5,4,1,1', '--tensions',
+                                '1.5,4,1,1', '--tip-wrench', '0,0,-0.1,0,0,0', '--duration',
+                                '0.05', '--json'], capsys)
+    load = LinkWrench(6, np.array([0.0, 0.0, -0.1]), np.zeros(3))
+    rest = equilibrium(SNAKE, [1.5, 4.0, 1.0, 1.0], [load])
+    # started at rest where the tensions hold it under the load, it stays there
+    assert code == 0 and report['broken_steps'] == 0
+    assert_allclose(report['q'], rest.q, atol=1e-6)
+    assert_allclose(report['rest']['q'], rest.q, atol=1e-6)
+    unloaded = equilibrium(SNAKE, [1.5, 4.0, 1.0, 1.0])
+    assert np.abs(rest.q - unloaded.q).max() > 0.05, 'premise: the load bends the snake'

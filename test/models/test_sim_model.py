@@ -202,6 +202,38 @@ def test_snake_model_takes_cable_tensions_within_the_limits_and_stops_at_the_joi
     assert model.state().effort.tolist() == [snake.pretension] * 4
 
 
+def test_snake_model_carries_a_tip_wrench_until_reset():
+    from tendon_robot_sim.models.snake.dynamics import SnakeDynamics
+    from tendon_robot_sim.models.snake.loads import LinkWrench
+    from tendon_robot_sim.models.snake.robot import load_snake
+    path = share_dir() / 'config' / 'rolling_joint_snake.yaml'
+    snake = load_snake(path)
+    _, _, model = create_model(path)
+    tensions = np.array([1.0, 9.0, 1.0, 1.0])
+    force, moment = np.array([0.0, 0.2, -0.5]), np.array([0.0, 0.01, 0.0])
+    model.apply('effort', list(tensions))
+    model.set_tip_wrench(force, moment)
+    model.advance(0.05)
+    t = np.linspace(0.0, 0.05, 51)
+    dynamics = SnakeDynamics(snake)
+    q, _ = dynamics.simulate(t, np.tile(tensions, (t.size, 1)), np.zeros(6), np.zeros(6),
+                             loads=[LinkWrench(6, force, moment)])
+    bare, _ = dynamics.simulate(t, np.tile(tensions, (t.size, 1)), np.zeros(6), np.zeros(6))
+    assert np.all(np.abs(q) < snake.joint_limit), 'premise: no stop within 50 ms'
+    assert np.abs(q[-1, 0] - bare[-1, 0]).max() > 1e-3, 'premise: the wrench moves the snake'
+    assert np.allclose(model.q, q[-1, 0], rtol=0.0, atol=1e-9)
+    for bad, problem in (((np.array([0.0, 0.0, -1e4]), np.zeros(3)),
+                          r'wrench.force: 1e\+04 N is more than the 4 cables'),
+                         ((np.zeros(3), np.array([np.nan, 0.0, 0.0])),
+                          r'wrench.torque: must be 3 finite numbers')):
+        with pytest.raises(InputError, match=problem):
+            model.set_tip_wrench(*bad)
+    model.reset()       # back to rest without the wrench: as the unloaded dynamics
+    model.apply('effort', list(tensions))
+    model.advance(0.05)
+    assert np.allclose(model.q, bare[-1, 0], rtol=0.0, atol=1e-9)
+
+
 def test_cc_model_takes_inputs_within_their_range_and_starts_straight():
     bha = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
     kind, mode, model = create_model(bha)

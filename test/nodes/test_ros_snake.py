@@ -25,7 +25,7 @@ against its direction.
 import math
 import time
 
-from geometry_msgs.msg import Point, PointStamped
+from geometry_msgs.msg import Point, PointStamped, Vector3, Wrench, WrenchStamped
 import numpy as np
 import pytest
 import rclpy
@@ -34,6 +34,7 @@ from rclpy.parameter import Parameter
 from ros_helpers import (call, logs_containing, position, Probe, spin_until, spinning, wait_for,
                          warning_containing)
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
@@ -130,6 +131,30 @@ def test_pulling_the_upper_cable_lifts_the_tip_and_limits_apply(snake):
         probe.setpoint_pub.publish(msg)
         warning_containing(probe, 'simulator', problem)
     assert probe.latest('tendon/state').effort.tolist() == [1.0, 25.0, 1.0, 1.0]
+
+
+def test_a_tip_wrench_reaches_the_snake_in_the_base_frame_and_a_bad_one_is_rejected(snake):
+    """
+    An upward force at the tip lifts it above the base: with every cable at its pretension.
+
+    Starting straight and at rest, the snake alone can only sink (its energy only drops at the
+    end stops), so a tip above +5 cm is the wrench's work, in the base frame's +z.
+    """
+    probe = snake.probe
+    wrench = probe.create_publisher(WrenchStamped, topics.TIP_WRENCH.name, topics.TIP_WRENCH.qos)
+    assert call(probe, Trigger, '/simulator/reset', Trigger.Request()).success
+    since = time.monotonic()
+    wrench.publish(WrenchStamped(header=Header(frame_id='base_link'),
+                                 wrench=Wrench(force=Vector3(z=2.0))))
+    wait_for(lambda: any(position(m)[2] > 0.05 for m in probe.since('tip/pose', since)),
+             'the tip lifted above the base by the upward tip force')
+    for msg, problem in (
+            (WrenchStamped(header=Header(frame_id='tip_link')), "header.frame_id: 'tip_link'"),
+            (WrenchStamped(wrench=Wrench(force=Vector3(z=-1e4))),
+             'wrench.force: 1e+04 N is more than the 4 cables can hold together')):
+        wrench.publish(msg)
+        warning_containing(probe, 'simulator', problem)
+    assert call(probe, Trigger, '/simulator/reset', Trigger.Request()).success
 
 
 def test_tension_controller_drives_the_snake_within_its_limits_in_tension_mode_only(snake):

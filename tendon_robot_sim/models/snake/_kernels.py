@@ -16,7 +16,8 @@
 Numba kernel of the rolling-joint snake's forward dynamics (one state at a time).
 
 The same equations as :class:`~tendon_robot_sim.models.snake.dynamics.SnakeDynamics`
-(kinematics of :mod:`~tendon_robot_sim.models.snake.kinematics`, M qdd = lambda T - tau),
+(kinematics of :mod:`~tendon_robot_sim.models.snake.kinematics`, M qdd = lambda T - tau, with
+the external loads of :mod:`~tendon_robot_sim.models.snake.loads`),
 written out for one state so that a live simulation is not bound by numpy's per-call cost
 on 3-vectors. Tests compare it with the numpy path.
 """
@@ -48,12 +49,14 @@ def _rotation(axis, theta):
 
 @njit(cache=True)
 def _chain(q, qd, qdd, axes, planes, radius, height, center_of_mass, proximal_holes,
-           distal_holes, mass, inertia, gravity):
+           distal_holes, mass, inertia, gravity, load_links, load_in_link, load_vectors):
     """
     Evaluate the chain at one state, world frame.
 
-    Contacts, joint axes, normals, centres of mass (N, 3); link force m (a_C - g) and moment I
-    wd + w x I w (N, 3); inertias (N, 3, 3); proximal and distal holes of joint n (N, C, 3).
+    Contacts, joint axes, normals, centres of mass (N, 3); link force m (a_C - g) - F and
+    moment I wd + w x I w - M - (p - p_C) x F (N, 3) with the external loads (see
+    :func:`~tendon_robot_sim.models.snake.loads.pack`); inertias (N, 3, 3); proximal and
+    distal holes of joint n (N, C, 3).
     """
     N, C = q.shape[0], proximal_holes.shape[1]
     x = np.array([1.0, 0.0, 0.0])
@@ -69,6 +72,8 @@ def _chain(q, qd, qdd, axes, planes, radius, height, center_of_mass, proximal_ho
     force = np.empty((N, 3))
     moment = np.empty((N, 3))
     inertias = np.empty((N, 3, 3))
+    rotations = np.empty((N, 3, 3))
+    origins = np.empty((N, 3))
     proximal = np.empty((N, C, 3))
     distal = np.empty((N, C, 3))
     for n in range(N):
@@ -103,25 +108,36 @@ def _chain(q, qd, qdd, axes, planes, radius, height, center_of_mass, proximal_ho
         inertias[n] = inertia_w
         force[n] = mass * (a_c - gravity)
         moment[n] = inertia_w @ wd + _cross(w, inertia_w @ w)
+        rotations[n], origins[n] = Rn, on
         Rp, op = Rn, on
+    for i in range(load_links.shape[0]):
+        n = load_links[i]
+        R = rotations[n]
+        F, M = load_vectors[i, 0], load_vectors[i, 1]
+        if load_in_link[i]:
+            F, M = R @ F, R @ M
+        force[n] = force[n] - F
+        moment[n] = moment[n] - M - _cross(origins[n] + R @ load_vectors[i, 2] - centers[n], F)
     return contacts, world_axes, normals, centers, force, moment, inertias, proximal, distal
 
 
 @njit(cache=True)
 def accelerations(q, qd, tensions, axes, planes, radius, height, center_of_mass,
-                  proximal_holes, distal_holes, mass, inertia, gravity):
+                  proximal_holes, distal_holes, mass, inertia, gravity, load_links, load_in_link,
+                  load_vectors):
     """
     Return qdd (N,) [rad/s^2] of the snake at (q, qd) (N,) under segment tensions (N, C) [N].
 
     axes, planes : (N, 3) joint axes a and in-plane directions b = a x x (link frames);
     radius, height : R, H [m]; center_of_mass : (3,) link frame; proximal_holes,
     distal_holes : (N, C, 3) of joint n, in links n and n-1; mass [kg]; inertia : (3,)
-    principal [kg m^2]; gravity : (3,).
+    principal [kg m^2]; gravity : (3,); load_links, load_in_link, load_vectors : the external
+    loads (:func:`~tendon_robot_sim.models.snake.loads.pack`).
     """
     N, C = q.shape[0], tensions.shape[1]
     contacts, world_axes, normals, centers, force, moment, inertias, proximal, _ = _chain(
         q, qd, np.zeros(N), axes, planes, radius, height, center_of_mass, proximal_holes,
-        distal_holes, mass, inertia, gravity)
+        distal_holes, mass, inertia, gravity, load_links, load_in_link, load_vectors)
     # tau_n = a_n . sum_{j >= n} (moment_j + (p_Cj - p_cn) x force_j); the cables of
     # segment n pull link n along -normal
     rhs = np.empty(N)
@@ -208,8 +224,9 @@ def _vertex_lp(a, b, G, h, vertices, tolerance):
 
 @njit(cache=True)
 def inverse_step(q, qd, qdd, axes, planes, radius, height, center_of_mass, proximal_holes,
-                 distal_holes, mass, inertia, gravity, w, mu, f_min, pretension,
-                 max_tension, vertices, feasibility_tolerance, active_tolerance):
+                 distal_holes, mass, inertia, gravity, load_links, load_in_link, load_vectors, w,
+                 mu, f_min, pretension, max_tension, vertices, feasibility_tolerance,
+                 active_tolerance):
     """
     Minimum tensions of (37) at one step, joint N to 1, for 4 cables.
 
@@ -220,7 +237,7 @@ def inverse_step(q, qd, qdd, axes, planes, radius, height, center_of_mass, proxi
     N, C = q.shape[0], proximal_holes.shape[1]
     contacts, world_axes, normals, centers, force, moment, _, proximal, distal = _chain(
         q, qd, qdd, axes, planes, radius, height, center_of_mass, proximal_holes,
-        distal_holes, mass, inertia, gravity)
+        distal_holes, mass, inertia, gravity, load_links, load_in_link, load_vectors)
     tensions = np.empty((N, C))
     normal = np.empty((N, 2))
     friction = np.empty((N, 2, 2))
@@ -285,7 +302,8 @@ def inverse_step(q, qd, qdd, axes, planes, radius, height, center_of_mass, proxi
 
 @njit(cache=True)
 def integrate(t, tensions, q0, qd0, substeps, axes, planes, radius, height, center_of_mass,
-              proximal_holes, distal_holes, mass, inertia, gravity):
+              proximal_holes, distal_holes, mass, inertia, gravity, load_links, load_in_link,
+              load_vectors):
     """
     Integrate by RK4 from (q0, qd0) (N,) over the sample times t (K,).
 
@@ -298,7 +316,7 @@ def integrate(t, tensions, q0, qd0, substeps, axes, planes, radius, height, cent
     q, qd = q0.copy(), qd0.copy()
     q_out[0], qd_out[0] = q, qd
     model = (axes, planes, radius, height, center_of_mass, proximal_holes, distal_holes, mass,
-             inertia, gravity)
+             inertia, gravity, load_links, load_in_link, load_vectors)
     for i in range(K - 1):
         h = (t[i + 1] - t[i]) / substeps
         change = tensions[i + 1] - tensions[i]

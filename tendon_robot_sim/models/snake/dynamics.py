@@ -59,7 +59,13 @@ Forward dynamics: the same chain with the rolling constraints, generalised coord
 
 with M from the Jacobians of the links (link j turns about the contact line of every joint
 n <= j at qd_n) and tau from the Newton-Euler recursion above; tau_n(q, qd, qdd) is the
-z row (the moment about joint n of the links n..N). Units: N, m, s, rad.
+z row (the moment about joint n of the links n..N).
+
+External loads (:class:`~tendon_robot_sim.models.snake.loads.LinkWrench`, the paper's
+"external loads": a force and moment on any link, in the world or the link frame) enter every
+method through ``loads``: they are subtracted from the links' m (a_C - g) and I wd + w x I w,
+so the inverse, the minimum tensions, the contact forces and the forward dynamics all see
+them. Units: N, m, s, rad.
 """
 
 from __future__ import annotations
@@ -71,7 +77,7 @@ import time as _time
 
 import numpy as np
 
-from tendon_robot_sim.models.snake import _kernels as _snake_kernels
+from tendon_robot_sim.models.snake import _kernels as _snake_kernels, loads as _loads
 from tendon_robot_sim.models.snake.kinematics import ChainState, cross, SnakeKinematics
 from tendon_robot_sim.models.snake.robot import RollingJointSnake
 
@@ -85,6 +91,12 @@ ACTIVE_TOLERANCE = 1e-6
 # keeping it: a simulated motion riding on a limit (as minimum tensions do) strays from it
 # by integration error (below 1e-6 N for the paper's trajectories at 5 ms steps).
 CHECK_TOLERANCE = 1e-4
+# What a constraint of (37) that given tensions break means for a simulated motion (users read
+# it: commands print it).
+BROKEN_MEANING = ('a broken constraint means that the real snake would slip (friction), its links '
+                  'would lift off each other (contact) or a cable would leave its limits there, '
+                  'while the model keeps the links rolling: its motion from that step on is not '
+                  "the robot's")
 # Floats of the largest array of a vertex enumeration (steps x vertices x rows): 4 MB,
 # the fastest of 2, 4, 8 and 32 MB on this VM (the arrays stay in the CPU's caches).
 VERTEX_BUDGET = 500_000
@@ -110,6 +122,14 @@ def _check_finite(**arrays) -> None:
             index = np.unravel_index(np.argmin(np.isfinite(value)), value.shape)
             raise SnakeDynamicsError(f'{name}: must be finite, got {value[index]} at index '
                                      f'{tuple(int(i) for i in index)}')
+
+
+def _checked(snake: RollingJointSnake, loads) -> tuple:
+    """Return the loads as a tuple; raise SnakeDynamicsError naming the field of a bad one."""
+    try:
+        return _loads.check(snake, loads)
+    except _loads.LoadError as error:
+        raise SnakeDynamicsError(f'loads: {error}') from None
 
 
 @dataclass(frozen=True)
@@ -187,24 +207,29 @@ class SnakeDynamics:
 
     # ----------------------------------------------------------------- Newton-Euler
 
-    def _link_wrenches(self, s: ChainState):
-        """Force m (a_C - g) (K, N, 3) and moment I wd + w x I w (K, N, 3) of each link."""
+    def _link_wrenches(self, s: ChainState, loads=()):
+        """
+        Force (K, N, 3) and moment about the centre of mass (K, N, 3) the joints give each link.
+
+        m (a_C - g) - F and I wd + w x I w - M - (p - p_C) x F with the loads' F, M at p.
+        """
         link = self.snake.link
         force = link.mass * (s.center_acceleration - self.snake.gravity)
         R = s.rotations[:, 1:]
         inertia = np.einsum('knij,j,knlj->knil', R, link.inertia, R)       # R I R^T
         moment = (np.einsum('knij,knj->kni', inertia, s.omega_dot)
                   + cross(s.omega, np.einsum('knij,knj->kni', inertia, s.omega)))
+        _loads.apply(force, moment, s, loads)
         return force, moment
 
-    def joint_torques(self, q, qd, qdd) -> np.ndarray:
+    def joint_torques(self, q, qd, qdd, loads=()) -> np.ndarray:
         """
         Return tau (K, N) [N m]: moment about joint n's contact line the cables must supply.
 
-        The z row of the balance of links n..N (inertia and gravity, no external load).
+        The z row of the balance of links n..N (inertia, gravity and the external loads).
         """
         s = self.kinematics.state(q, qd, qdd)
-        force, moment = self._link_wrenches(s)
+        force, moment = self._link_wrenches(s, _checked(self.snake, loads))
         # wrench of links j >= n about the origin, summed from the tip
         F = np.cumsum(force[:, ::-1], axis=1)[:, ::-1]
         M = np.cumsum((moment + cross(s.centers, force))[:, ::-1], axis=1)[:, ::-1]
@@ -227,7 +252,7 @@ class SnakeDynamics:
         return (link.mass * np.einsum('kjna,kjma->knm', Jv, Jv)
                 + np.einsum('kjna,kjab,kjmb->knm', Jw, inertia, Jw))
 
-    def accelerations(self, q, qd, tensions) -> np.ndarray:
+    def accelerations(self, q, qd, tensions, loads=()) -> np.ndarray:
         """
         Return qdd (K, N) [rad/s^2] under segment tensions (K, N, C) [N] (numpy path).
 
@@ -237,21 +262,23 @@ class SnakeDynamics:
         tensions = np.broadcast_to(tensions, q.shape + (len(self.snake.cables),))
         levers = self.kinematics.state(q).cable_levers()
         drive = np.einsum('knc,knc->kn', levers, tensions)
-        bias = self.joint_torques(q, qd, np.zeros_like(q))
+        bias = self.joint_torques(q, qd, np.zeros_like(q), loads)
         return np.linalg.solve(self.mass_matrix(q), (drive - bias)[..., None])[..., 0]
 
-    def _model(self) -> tuple:
-        """Return the snake as the arguments of the numba kernels."""
+    def _model(self, loads=()) -> tuple:
+        """Return the snake and the loads as the arguments of the numba kernels."""
         link = self.snake.link
         return (self.snake.joint_axes, self.kinematics.b, link.radius_of_curvature,
                 link.height, link.center_of_mass, self.kinematics.proximal_hole_local,
-                self.kinematics.distal_hole_local, link.mass, link.inertia, self.snake.gravity)
+                self.kinematics.distal_hole_local, link.mass, link.inertia, self.snake.gravity,
+                *_loads.pack(_checked(self.snake, loads)))
 
-    def acceleration(self, q, qd, tensions) -> np.ndarray:
+    def acceleration(self, q, qd, tensions, loads=()) -> np.ndarray:
         """Return qdd (N,) of one state (N,) under segment tensions (N, C): the numba kernel."""
         return _snake_kernels.accelerations(np.asarray(q, dtype=float),
                                             np.asarray(qd, dtype=float),
-                                            np.asarray(tensions, dtype=float), *self._model())
+                                            np.asarray(tensions, dtype=float),
+                                            *self._model(loads))
 
     def energy(self, q, qd) -> np.ndarray:
         """Return the kinetic plus gravitational energy [J], (K,), zero at the base height."""
@@ -266,7 +293,7 @@ class SnakeDynamics:
 
     # ----------------------------------------------------------------- inverse dynamics
 
-    def inverse(self, t, q, qd, qdd, tensions=None) -> InverseDynamics:
+    def inverse(self, t, q, qd, qdd, tensions=None, loads=()) -> InverseDynamics:
         """
         Compute the minimum tensions of problem (37) along a trajectory, joint N to 1 at each step.
 
@@ -283,11 +310,14 @@ class SnakeDynamics:
             Joint angles [rad], rates [rad/s] and accelerations [rad/s^2].
         tensions : array (K, N, C), optional
             Segment tensions [N].
+        loads : iterable of :class:`~tendon_robot_sim.models.snake.loads.LinkWrench`
+            External loads, constant over the trajectory.
 
         Raises
         ------
         SnakeDynamicsError
-            If a joint angle leaves the rolling surfaces (|theta| > 2 alpha).
+            If a joint angle leaves the rolling surfaces (|theta| > 2 alpha), or a load is
+            not one.
 
         """
         start = _time.perf_counter()
@@ -300,7 +330,7 @@ class SnakeDynamics:
         K, N = q.shape
         C = len(self.snake.cables)
         given = None if tensions is None else np.broadcast_to(tensions, (K, N, C))
-        force, moment = self._link_wrenches(s)
+        force, moment = self._link_wrenches(s, _checked(self.snake, loads))
         _, e = s.cable_segments()
         levers = s.cable_levers()
         tensions = np.empty((K, N, C))
@@ -358,7 +388,7 @@ class SnakeDynamics:
         return InverseDynamics(t, q, tensions, normal, friction, active, tuple(problems),
                                _time.perf_counter() - start)
 
-    def inverse_step(self, t: float, q, qd, qdd) -> InverseDynamics:
+    def inverse_step(self, t: float, q, qd, qdd, loads=()) -> InverseDynamics:
         """
         :meth:`inverse` at one step (N,), with the numba kernel when there are 4 cables.
 
@@ -370,15 +400,15 @@ class SnakeDynamics:
         _check_finite(t=t, q=q, qd=qd, qdd=qdd)
         q, qd, qdd = (np.asarray(v, dtype=float) for v in (q, qd, qdd))
         if len(self.snake.cables) != 4:
-            return self.inverse([t], q[None], qd[None], qdd[None])
+            return self.inverse([t], q[None], qd[None], qdd[None], loads=loads)
         self._check_limits(np.array([t]), q[None])
         snake = self.snake
         tensions, normal, friction, active, feasible = _snake_kernels.inverse_step(
-            q, qd, qdd, *self._model(), snake.link.contact_offset, snake.friction_coefficient,
-            snake.min_contact_force, snake.pretension, snake.max_tension, self.vertices,
-            FEASIBILITY_TOLERANCE, ACTIVE_TOLERANCE)
+            q, qd, qdd, *self._model(loads), snake.link.contact_offset,
+            snake.friction_coefficient, snake.min_contact_force, snake.pretension,
+            snake.max_tension, self.vertices, FEASIBILITY_TOLERANCE, ACTIVE_TOLERANCE)
         if not feasible.all():
-            return self.inverse([t], q[None], qd[None], qdd[None])
+            return self.inverse([t], q[None], qd[None], qdd[None], loads=loads)
         return InverseDynamics(np.array([t]), q[None], tensions[None], normal[None],
                                friction[None],
                                {g: active[None, :, i] for i, g in enumerate(GROUPS)}, (),
@@ -525,7 +555,7 @@ class SnakeDynamics:
 
     # ----------------------------------------------------------------- simulation
 
-    def simulate(self, t, tensions, q0, qd0, substeps: int = 1):
+    def simulate(self, t, tensions, q0, qd0, substeps: int = 1, loads=()):
         """
         Integrate the forward dynamics (RK4, numba kernel) under sampled tensions.
 
@@ -540,6 +570,8 @@ class SnakeDynamics:
             Initial state; B independent runs share the time grid (B = 1 if 1-D).
         substeps : int
             RK4 steps per sample interval.
+        loads : iterable of :class:`~tendon_robot_sim.models.snake.loads.LinkWrench`
+            External loads, constant.
 
         Returns
         -------
@@ -565,7 +597,8 @@ class SnakeDynamics:
             raise SnakeDynamicsError(f'tensions: shape {tensions.shape}, expected '
                                      f'({t.size}, {N}, {C}) or ({t.size}, {C})')
         tensions = np.ascontiguousarray(tensions)
-        runs = [_snake_kernels.integrate(t, tensions, q[b], qd[b], substeps, *self._model())
+        model = self._model(loads)
+        runs = [_snake_kernels.integrate(t, tensions, q[b], qd[b], substeps, *model)
                 for b in range(B)]
         q, qd = (np.stack([r[0] for r in runs], axis=1), np.stack([r[1] for r in runs], axis=1))
         runaway = ~(np.isfinite(q) & np.isfinite(qd)

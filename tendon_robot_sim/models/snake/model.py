@@ -23,9 +23,11 @@ of the description) drive the forward dynamics of
 The model itself has no damping and ends where a joint leaves its rolling surfaces
 (|theta| = 2 alpha); there the links' rims meet, which this adapter adds as a perfectly
 inelastic end stop: the joint is held at the limit and its outward rate set to zero.
-Rest: straight and still, every cable at the description's pretension (under gravity the
-snake then sags onto its stops until the cables hold it). Markers use the tendon robot's
-namespaces, so every consumer reads them alike: ``backbone`` (the line through the link
+Rest: straight and still, every cable at the description's pretension, no external load
+(under gravity the snake then sags onto its stops until the cables hold it). A tip wrench
+(:meth:`SnakeDynamicsModel.set_tip_wrench`, base frame) acts at the tip, the distal vertex of
+the last link, until the next one or :meth:`~SnakeDynamicsModel.reset`. Markers use the tendon
+robot's namespaces, so every consumer reads them alike: ``backbone`` (the line through the link
 vertices), ``vertebrae`` (one cylinder per link), ``tendons`` (the cables through the holes).
 """
 
@@ -40,6 +42,7 @@ from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, Lin
                                                named_values, Polyline, Pose, SimModel,
                                                SimulationDiverged)
 from tendon_robot_sim.models.snake.dynamics import SnakeDivergedError, SnakeDynamics
+from tendon_robot_sim.models.snake.loads import check, LinkWrench, LoadError
 from tendon_robot_sim.models.snake.robot import BASE_FRAME, RollingJointSnake
 
 # RK4 step [s]: D'Antuono et al. 2023 integrate at 5 ms; 1 ms keeps the end stops within a few
@@ -97,7 +100,7 @@ class SnakeDynamicsModel(SimModel):
             try:
                 q, qd = self.dynamics.simulate(self.dt * np.arange(n + 1),
                                                np.tile(self._tensions, (n + 1, 1)), self.q,
-                                               self.qd)
+                                               self.qd, loads=self._loads)
             except SnakeDivergedError as error:
                 raise SimulationDiverged(f'snake state ran away at t = '
                                          f'{self.time + error.time:.4f} s ({error})') from None
@@ -137,3 +140,11 @@ class SnakeDynamicsModel(SimModel):
         self.q = np.zeros(self.snake.n_joints)
         self.qd = np.zeros(self.snake.n_joints)
         self._tensions = np.full(len(self.snake.cables), self.snake.pretension)
+        self._loads = ()
+
+    def set_tip_wrench(self, force, moment) -> None:
+        try:
+            self._loads = check(self.snake, [LinkWrench.at_tip(self.snake, force, moment)])
+        except LoadError as error:     # the fields of geometry_msgs/Wrench
+            field = {'moment': 'torque'}.get(error.field, error.field)
+            raise InputError(f'wrench.{field}: {error.problem}') from None
