@@ -63,6 +63,7 @@ from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import (CommandStatistics, DELIVERED, GIVEN_UP,
                                                MotorStatus, PENDING, ServoState, SUPERSEDED)
+from tendon_robot_sim.protocol.dynamixel_setup import BusError, ServoAccess, WRITE_ATTEMPTS
 from tendon_robot_sim.protocol.fields import FieldError
 from tendon_robot_sim.protocol.link import CONNECTED, DISCONNECTED, LinkStatistics, LinkView
 
@@ -74,8 +75,6 @@ logger = logging.getLogger(__name__)
 
 #: Consecutive failed cycles after which a servo counts as lost (if ``lost_after`` passed too).
 MAX_FAILED_CYCLES = 5
-#: Tries of one configuration write or read (a status packet lost to noise is not a fault).
-WRITE_ATTEMPTS = 3
 # Cycles a late bus may run back to back to get back onto its grid (see DynamixelBus._run).
 CATCH_UP_CYCLES = 5
 #: Longest wait for a rebooted servo to answer again [s].
@@ -83,10 +82,6 @@ REBOOT_TIME = 2.0
 #: Where each item of the state block starts in it [bytes].
 _OFFSET = {item: sum(size for _, size in dxl.STATE_ITEMS[:k])
            for k, item in enumerate(dxl.STATE_ITEMS)}
-
-
-class BusError(RuntimeError):
-    """The bus cannot be used as configured; the message names the servo."""
 
 
 @dataclass
@@ -184,7 +179,7 @@ class DynamixelBus:
         self._status: MotorStatus | None = None
         self._fault = ''
         self._cycle_time = 0.0    # s of Python per cycle, last cycle
-        self._port = self._handler = None
+        self._port = self._handler = self._servos = None
 
     # ------------------------------------------------------------------ owner side
 
@@ -356,6 +351,7 @@ class DynamixelBus:
     def _connect(self) -> None:
         self._port = open_port(self.url, self.baudrate)
         self._handler = sdk.PacketHandler(2.0)
+        self._servos = ServoAccess(self._port, self._handler)
         self._configure()
         with self._lock:
             reconnect = self._link.connects > 0
@@ -373,7 +369,10 @@ class DynamixelBus:
     def _configure(self) -> None:
         """Check and set up every servo (torque off); the zero is unknown until enabled."""
         for k, channel in enumerate(self.channels):
-            self._configure_servo(k, channel)
+            found = self._servos.configure(channel, self.settings, self.url)
+            self.models[channel.servo_id] = found.model
+            self.firmware[channel.servo_id] = found.firmware
+            self._limits[k] = found.current_limit
         self._torque, self._mode, self._ram_pending = False, motor.TENSION, False
         self._zero = None
         self._write_goals = sdk.GroupSyncWrite(self._port, self._handler, *dxl.GOAL_CURRENT)
@@ -384,127 +383,17 @@ class DynamixelBus:
         self._failures, self._last_good, self._missed = 0, time.monotonic(), {}
         self._read_state()
 
-    def _configure_servo(self, k: int, channel: dxl.ServoChannel) -> None:
-        """Check one servo's model and firmware, then write (and read back) its settings."""
-        servo_id, settings = channel.servo_id, self.settings
-        for _ in range(WRITE_ATTEMPTS):
-            number, result, error = self._handler.ping(self._port, servo_id)
-            if result == sdk.COMM_SUCCESS:
-                break
-        if result != sdk.COMM_SUCCESS:
-            raise BusError(f'servo ID {servo_id} does not answer on {self.url} '
-                           f'({self._handler.getTxRxResult(result)})')
-        model = dxl.MODELS.get(number)
-        if model is None:
-            raise BusError(f'servo ID {servo_id} is model {number}, not an X-series tendon '
-                           f'servo ({sorted(dxl.MODELS)})')
-        if model.current_limit is None:
-            raise BusError(f'servo ID {servo_id} is an {model.name} (model {number}): it has '
-                           'no current control (no Current Limit, no Goal Current), so it '
-                           'cannot hold a tension; use an XM430, XH430 or XM540')
-        firmware = self._read_item(servo_id, dxl.FIRMWARE_VERSION)
-        if firmware < settings.min_firmware:
-            raise BusError(f'servo ID {servo_id} has firmware v{firmware}, older than the '
-                           f'min_firmware v{settings.min_firmware} of the bus file')
-        if settings.bus_watchdog_units and firmware < dxl.BUS_WATCHDOG_FIRMWARE:
-            raise BusError(f'servo ID {servo_id} has firmware v{firmware}, which has no Bus '
-                           f'Watchdog (v{dxl.BUS_WATCHDOG_FIRMWARE} and later): it would keep '
-                           'pulling if this host died; update its firmware (Dynamixel Wizard '
-                           '2.0), or set bus_watchdog: 0 in the bus file to run without it')
-        limit = channel.current_limit_units
-        limit = model.current_limit if limit is None else limit
-        if limit > model.current_limit:
-            raise BusError(f'servo ID {servo_id} ({model.name}): current_limit '
-                           f'{channel.current_limit:g} A ({limit} units) is above its Current '
-                           f'Limit range, at most {model.current_limit} units '
-                           f'({model.current_limit * dxl.CURRENT_UNIT:.3f} A)')
-        self.models[servo_id], self.firmware[servo_id] = model, firmware
-        self._limits[k] = limit
-        self._write(servo_id, dxl.TORQUE_ENABLE, 0)
-        items = dict(channel.control_table)
-        if firmware < dxl.DRIVE_MODE_FIRMWARE:
-            del items['drive_mode']   # none before v38: nothing can reverse the servo
-        else:
-            self._write(servo_id, dxl.BUS_WATCHDOG, 0)   # an expired one: goals writable
-            drive = self._read_item(servo_id, dxl.DRIVE_MODE)
-            if drive != items['drive_mode']:
-                logger.warning('%s: servo ID %d: Drive Mode was %d%s; set to %d as the bus '
-                               'file says', self.name, servo_id, drive,
-                               ' (Reverse)' if drive & dxl.DRIVE_REVERSE else '',
-                               items['drive_mode'])
-        self._write_checked(servo_id, dxl.OPERATING_MODE, settings.operating_mode,
-                            'Operating Mode')
-        self._write_checked(servo_id, dxl.CURRENT_LIMIT, limit, 'current_limit')
-        for name, value in sorted(items.items()):   # after Operating Mode, which resets some
-            item = dxl.SETTABLE[name]
-            self._write_checked(servo_id, (item.address, item.size), value,
-                                f'control_table.{name}')
-        addresses = [a + i for a, size in dxl.STATE_ITEMS for i in range(size)]
-        self._write_block(servo_id, dxl.INDIRECT_ADDRESS_1[0],
-                          b''.join(a.to_bytes(2, 'little') for a in addresses), 'indirect map')
-        if settings.bus_watchdog_units:
-            self._write_checked(servo_id, dxl.BUS_WATCHDOG, settings.bus_watchdog_units,
-                                'bus_watchdog')
-
-    def _read_item(self, servo_id: int, item: tuple[int, int]) -> int:
-        """Read a control table item (unsigned), retried like a write; BusError names it."""
-        address, size = item
-        for _ in range(WRITE_ATTEMPTS):   # a status lost to noise is read again
-            data, result, error = self._handler.readTxRx(self._port, servo_id, address, size)
-            if result == sdk.COMM_SUCCESS and not error & 0x7F:
-                return int.from_bytes(bytes(data), 'little')
-        raise BusError(f'servo ID {servo_id}: reading address {address} failed '
-                       f'({self._why(result, error)})')
-
-    def _write(self, servo_id: int, item: tuple[int, int], value: int) -> None:
-        address, size = item
-        self._write_bytes(servo_id, address, dxl.unsigned(value, size).to_bytes(size, 'little'),
-                          f'{value} at address {address}')
-
-    def _write_bytes(self, servo_id: int, address: int, data: bytes, what: str) -> None:
-        for _ in range(WRITE_ATTEMPTS):
-            result, error = self._handler.writeTxRx(self._port, servo_id, address, len(data),
-                                                    list(data))
-            if result == sdk.COMM_SUCCESS:
-                break
-        if result != sdk.COMM_SUCCESS or error & 0x7F:
-            raise BusError(f'servo ID {servo_id}: writing {what} failed '
-                           f'({self._why(result, error)})')
-
-    def _write_checked(self, servo_id: int, item: tuple[int, int], value: int,
-                       what: str) -> None:
-        """Write ``value`` and read it back; BusError names ``what`` if it did not take."""
-        self._write(servo_id, item, value)
-        read = self._read_item(servo_id, item)
-        if read != dxl.unsigned(value, item[1]):
-            raise BusError(f'servo ID {servo_id}: {what}: wrote {value}, reads '
-                           f'{dxl.signed(read, item[1]) if value < 0 else read}')
-
-    def _write_block(self, servo_id: int, address: int, data: bytes, what: str) -> None:
-        """Write ``data`` from ``address`` and read it back; BusError names ``what``."""
-        self._write_bytes(servo_id, address, data, what)
-        read, result, error = self._handler.readTxRx(self._port, servo_id, address, len(data))
-        if result != sdk.COMM_SUCCESS or bytes(read) != data:
-            raise BusError(f'servo ID {servo_id}: {what}: does not read back as written '
-                           f'({self._why(result, error)})')
-
-    def _why(self, result: int, error: int) -> str:
-        """Name an SDK result or a status packet's error number."""
-        if result != sdk.COMM_SUCCESS:
-            return self._handler.getTxRxResult(result)
-        return dxl.STATUS_ERRORS.get(error & 0x7F, f'error {error & 0x7F}')
-
     def _write_travel_limits(self) -> None:
         """Current-based position: Goal Position travel_limit beyond each zero (else nothing)."""
         if self.settings.operating_mode != dxl.CURRENT_BASED_POSITION_MODE:
             return
         for channel, zero in zip(self.channels, self._zero):
-            self._write(channel.servo_id, dxl.GOAL_POSITION,
-                        channel.goal_position(self.settings.travel_limit, int(zero)))
+            self._servos.write(channel.servo_id, dxl.GOAL_POSITION,
+                               channel.goal_position(self.settings.travel_limit, int(zero)))
 
     def _set_torque(self, on: bool) -> None:
         for servo_id in self.ids:
-            self._write(servo_id, dxl.TORQUE_ENABLE, int(on))
+            self._servos.write(servo_id, dxl.TORQUE_ENABLE, int(on))
         self._torque = on
 
     def _cycle(self) -> None:
@@ -557,8 +446,9 @@ class DynamixelBus:
                 for name, value in channel.control_table:
                     item = dxl.SETTABLE[name]
                     if not item.eeprom:
-                        self._write_checked(channel.servo_id, (item.address, item.size), value,
-                                            f'control_table.{name}')
+                        self._servos.write_checked(channel.servo_id,
+                                                   (item.address, item.size), value,
+                                                   f'control_table.{name}')
             self._ram_pending = False
         if mode == motor.TENSION:
             self._write_travel_limits()
@@ -583,7 +473,7 @@ class DynamixelBus:
         operating = (self.settings.operating_mode if mode == motor.TENSION
                      else dxl.EXTENDED_POSITION_MODE)
         for servo_id in self.ids:
-            self._write_checked(servo_id, dxl.OPERATING_MODE, operating, 'Operating Mode')
+            self._servos.write_checked(servo_id, dxl.OPERATING_MODE, operating, 'Operating Mode')
         item = dxl.GOAL_CURRENT if mode == motor.TENSION else dxl.GOAL_POSITION
         self._write_goals = sdk.GroupSyncWrite(self._port, self._handler, *item)
         self._mode = mode
@@ -711,7 +601,7 @@ class DynamixelBus:
                         break
                 if result != sdk.COMM_SUCCESS:
                     raise BusError(f'servo ID {servo_id}: REBOOT failed '
-                                   f'({self._why(result, error)})')
+                                   f'({self._servos.why(result, error)})')
             deadline = time.monotonic() + REBOOT_TIME
             for servo_id in request.ids:
                 while self._handler.ping(self._port, servo_id)[1] != sdk.COMM_SUCCESS:
@@ -745,7 +635,7 @@ class DynamixelBus:
         with self._lock:
             self._link.state = DISCONNECTED
             self._link.last_error = why
-            self._status = None
+            self._status = self._servo_read = None
         if self._port is not None and self._port.is_open:
             try:
                 self._port.closePort()

@@ -29,7 +29,8 @@ import dynamixel_sdk as sdk
 import numpy as np
 
 from tendon_robot_sim.protocol import dynamixel as dxl
-from tendon_robot_sim.protocol.dynamixel_bus import BusError, DynamixelBus, open_port
+from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus, open_port
+from tendon_robot_sim.protocol.dynamixel_setup import BusError
 
 
 def scan(url: str, baudrates: Sequence[int]) -> dict[int, dict[int, tuple[int, int]]]:
@@ -68,12 +69,12 @@ def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_cu
         if abs(goal_current) > bus._limits[0]:
             raise BusError(f'servo ID {channel.servo_id}: {abs(goal_current)} units of current '
                            f'above its Current Limit {bus._limits[0]}')
-        bus._write(channel.servo_id, dxl.GOAL_CURRENT, goal_current)
+        bus._servos.write(channel.servo_id, dxl.GOAL_CURRENT, goal_current)
         bus._set_torque(True)
         currents = []
         settled = time.monotonic() + settle
         while len(currents) < samples:
-            value = bus._read_item(channel.servo_id, dxl.PRESENT_CURRENT)
+            value = bus._servos.read(channel.servo_id, dxl.PRESENT_CURRENT)
             if time.monotonic() >= settled:
                 currents.append(channel.direction * dxl.signed(value, 2) * dxl.CURRENT_UNIT)
         return float(np.mean(currents))
