@@ -238,6 +238,10 @@ class DynamixelBus:
                 return False, 'no servo reports a hardware error: nothing rebooted'
             request = self._reboot = _Reboot(ids)
         if not request.done.wait(timeout):
+            with self._lock:
+                if self._reboot is request:   # never taken: withdrawn, it must not run later
+                    self._reboot = None
+                    return False, f'the bus did not take the reboot within {timeout:g} s'
             return False, (f'reboot of servo ID {", ".join(map(str, ids))} not finished after '
                            f'{timeout:g} s; the motor diagnostics say how it ends')
         return request.ok, request.message
@@ -636,6 +640,10 @@ class DynamixelBus:
             self._link.state = DISCONNECTED
             self._link.last_error = why
             self._status = self._servo_read = None
+            request, self._reboot = self._reboot, None   # asked of a bus that is gone
+        if request is not None:
+            request.message = f'not rebooted: the bus closed ({why})'
+            request.done.set()
         if self._port is not None and self._port.is_open:
             try:
                 self._port.closePort()
