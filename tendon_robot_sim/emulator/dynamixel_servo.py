@@ -38,7 +38,9 @@ What it follows, page by page of the e-Manual:
   than its value (20 ms units) makes it read -1 and the servo stop; goal items then refuse
   writes with Data Range Error until 0 is written to it. The page does not say what
   "stop" is in each mode: here the current stops (current control: the tendon goes
-  slack) and the position modes hold where the servo was;
+  slack) and the position modes hold where the servo was. The interval is judged at each
+  mechanics step, after the instructions waiting on the port are read, so an emulator
+  thread that waited for the GIL does not blame the host;
 * Reboot, and a power cycle: the RAM (torque, the indirect map) back at its initial
   values, the EEPROM kept, Present Position within one turn again;
 * Shutdown (63): a Hardware Error Status bit of its default 52 switches the torque off
@@ -210,7 +212,8 @@ class EmulatedServo:
 
     def instruction(self, now: float) -> None:
         """Note an instruction to this servo at ``now`` [s]: the Bus Watchdog restarts."""
-        self.check_watchdog(now)
+        # Not judged here: an emulator thread that waited for the GIL reads late what the
+        # host sent in time. check_watchdog runs at each step, after the port is read.
         self._last_instruction = now
 
     def read(self, address: int, length: int) -> tuple[int, bytes]:

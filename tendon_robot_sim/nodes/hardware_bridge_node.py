@@ -202,12 +202,13 @@ class HardwareBridgeNode(LifecycleNode):
             raise ConfigurationError(str(error)) from None
         self.names = self.robot.tendon_names
         self.core = BridgeCore(BridgeSettings(
-            tuple(self.names), self.robot.max_tensions, config.min_tension,
-            config.min_displacement, config.max_displacement, config.watchdog_timeout,
-            config.command_rate, config.max_tension_rate, config.max_displacement_rate,
-            config.delivery_timeout, config.stale_timeout, config.tension_margin,
-            config.implausible_timeout,
-            (1.0 + config.workspace_margin) * self.robot.rod.length), self.mount)
+            names=tuple(self.names), max_tensions=self.robot.max_tensions,
+            reach=(1.0 + config.workspace_margin) * self.robot.rod.length,
+            **{name: getattr(config, name) for name in (
+                'min_tension', 'min_displacement', 'max_displacement', 'watchdog_timeout',
+                'command_rate', 'max_tension_rate', 'max_displacement_rate',
+                'delivery_timeout', 'stale_timeout', 'tension_margin', 'implausible_timeout')}),
+            self.mount)
         self._servo_states: tuple = ()
         self._warned: dict[str, float] = {}
 
