@@ -31,6 +31,7 @@ setup(
         ('share/' + package_name + '/config', glob('config/*.yaml')),
         ('share/' + package_name + '/urdf', glob('urdf/*')),
         ('share/' + package_name + '/rviz', glob('rviz/*.rviz')),
+        ('share/' + package_name + '/udev', glob('udev/*.rules')),
     ],
     install_requires=['setuptools'],
     zip_safe=True,

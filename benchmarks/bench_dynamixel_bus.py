@@ -16,7 +16,7 @@
 Bus cycle of the Dynamixel tendon servos, ROBOTIS's SDK against the emulated chain on a pty.
 
 1. Full cycles per second (GroupSyncWrite of 4 Goal Currents + GroupSyncRead of the 4
-   servos' 11-byte state block) at 1 Mbps and 4 Mbps, and the host CPU time per cycle
+   servos' 14-byte state block) at 1 Mbps and 4 Mbps, and the host CPU time per cycle
    (``time.thread_time`` of the polling thread: the SDK polls the port, so this is the
    time Python spends, waiting included).
 2. The bridge's bus driver (:class:`DynamixelBus`) at its 100 Hz command rate with 4 and

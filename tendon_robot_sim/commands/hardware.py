@@ -32,7 +32,8 @@ from tendon_robot_sim.commands import (CommandError, parse_values,
                                        positive_int)
 from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol.devices import load_dynamixel_channels
-from tendon_robot_sim.protocol.dynamixel_bus import BusError, hold_and_measure, scan
+from tendon_robot_sim.protocol.dynamixel_bus import BusError
+from tendon_robot_sim.protocol.dynamixel_tools import hold_and_measure, scan
 import yaml
 
 
@@ -94,7 +95,8 @@ def run_scan(args) -> int:
                            '(power, wiring, Protocol 2.0?)')
     for baud, servos in found.items():
         for servo_id, (model, firmware) in sorted(servos.items()):
-            print(f'{baud} baud: ID {servo_id:3d}  {dxl.MODELS.get(model, "unknown model")} '
+            known = dxl.MODELS.get(model)
+            print(f'{baud} baud: ID {servo_id:3d}  {known.name if known else "unknown model"} '
                   f'(model number {model})  firmware {firmware}')
     return 0
 
@@ -109,7 +111,8 @@ def run_calibrate(args) -> int:
         data = yaml.safe_load(Path(config).read_text())
     except dxl.ChannelError as error:
         raise CommandError(f'--config: {error}') from None
-    too_high = [c for c in currents if c > min(ch.current_limit for ch in channels)]
+    limits = [ch.current_limit for ch in channels if ch.current_limit is not None]
+    too_high = [c for c in currents if limits and c > min(limits)]
     if too_high:
         raise CommandError(f'--currents: {too_high} A above the current_limit of a channel')
     try:

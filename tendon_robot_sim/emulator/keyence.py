@@ -17,7 +17,9 @@ An emulated laser displacement controller, Keyence LK-G style, on the rig's tip.
 
 Answers ``M0<CR>`` with ``M0,<value 1>,<value 2><CR>`` (see
 :mod:`tendon_robot_sim.protocol.keyence`): each head reads the plant's tip along
-its axis of the sensor frame, ``+FFFFFFF``/``-FFFFFFF`` beyond its measuring range.
+its axis of the sensor frame, ``+FFFFFFF``/``-FFFFFFF`` beyond its measuring range and
+``XXXXXXXX`` in alarm (the LK-G manual, "Measurement value format", page 5-6: the display
+shows ``-------``).
 Any other command gets ``ER,<command>,00`` (command error); it sends nothing unasked.
 """
 
@@ -37,7 +39,8 @@ class KeyenceController:
     250 mm is the LK-G500's range.
 
     ``blind(head)`` puts a head out of range (a target lost), ``blind(head, False)``
-    back in; ``noise`` is the standard deviation of each reading [mm].
+    back in; ``alarm(head)`` makes it report the alarm value, ``alarm(head, False)``
+    stops it; ``noise`` is the standard deviation of each reading [mm].
     """
 
     def __init__(self, plant: Plant, mount: SensorMount,
@@ -47,12 +50,16 @@ class KeyenceController:
         self.measuring_range, self.noise = measuring_range, noise
         self.rng = np.random.default_rng(seed)
         self.blinded = [False, False]
+        self.alarms = [False, False]
         self.buffer = b''
         self.answered = 0
         self.errors = 0
 
     def blind(self, head: int, out_of_range: bool = True) -> None:
         self.blinded[head] = out_of_range
+
+    def alarm(self, head: int, on: bool = True) -> None:
+        self.alarms[head] = on
 
     def receive(self, data: bytes) -> list[bytes]:
         """Answer every complete command line."""
@@ -74,7 +81,9 @@ class KeyenceController:
         out = []
         for head, mm in enumerate(readings):
             mm += self.rng.normal(0.0, self.noise) if self.noise > 0.0 else 0.0
-            if self.blinded[head] or abs(mm) > self.measuring_range:
+            if self.alarms[head]:
+                out.append(keyence.ALARM)
+            elif self.blinded[head] or abs(mm) > self.measuring_range:
                 out.append(('-' if mm < 0 else '+') + keyence.OUT_OF_RANGE)
             else:
                 out.append(keyence.format_value(mm))

@@ -23,7 +23,7 @@ streaming protocol, :class:`~tendon_robot_sim.protocol.drivers.MotorDriver`) or
 (streaming, :class:`~tendon_robot_sim.protocol.drivers.TipSensorDriver`) or
 ``keyence-lkg`` (polled, :class:`~tendon_robot_sim.protocol.keyence.KeyenceSensor`),
 both :class:`TipSensor`. The watchdog, ramps, safe state, delivery tracking and
-diagnostics stay in the bridge above it.
+diagnostics stay above it, in :mod:`tendon_robot_sim.hardware.bridge`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any, Protocol, Sequence
 
 from tendon_robot_sim.protocol import dynamixel as dxl, keyence
 from tendon_robot_sim.protocol.drivers import (CommandStatistics, MotorDriver, MotorStatus,
-                                               SensorStatistics, TipSensorDriver)
+                                               SensorStatistics, ServoState, TipSensorDriver)
 from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus
 from tendon_robot_sim.protocol.laser import TdcrLaserV1, TipMeasurement
 from tendon_robot_sim.protocol.link import LinkStatistics
@@ -96,6 +96,15 @@ class MotorBus(Protocol):
     def clear_fault(self) -> None:
         """Forget the fault (the next reading raises it again if it persists)."""
 
+    def recover(self) -> None:
+        """Bring back motors a fault took down (re-taking their zero), once enabled."""
+
+    def reboot(self, timeout: float) -> tuple[bool, str]:
+        """Reboot the motors in hardware error, check them as configure does: (done, what)."""
+
+    def servo_states(self) -> list[ServoState]:
+        """Return each servo's own state (torque, hardware error); [] if it has none."""
+
     def fault_names(self, bits: int) -> list[str]:
         """Return the names of the fault ``bits`` of a status."""
 
@@ -109,10 +118,12 @@ def load_dynamixel_bus(path: str | Path) -> tuple[list[dxl.ServoChannel], dxl.Bu
                                f'{str(error).splitlines()[0]}') from None
     if not isinstance(data, dict) or 'channels' not in data:
         raise dxl.ChannelError(f'dynamixel_file: {path} must be a mapping with channels')
-    unknown = set(data) - {'channels', 'tension_mode', 'travel_limit', 'min_firmware'}
+    unknown = set(data) - {'channels', 'tension_mode', 'travel_limit', 'min_firmware',
+                           'bus_watchdog', 'control_table'}
     if unknown:
         raise dxl.ChannelError(f'dynamixel_file: {path}: unknown keys {sorted(unknown)}')
-    return (dxl.parse_channels(data['channels'], f'{path}: channels'),
+    items = dxl.parse_control_table(data.get('control_table', {}), f'{path}: control_table')
+    return (dxl.parse_channels(data['channels'], f'{path}: channels', items),
             dxl.parse_bus_settings(data, f'{path}'))
 
 

@@ -77,6 +77,21 @@ class MotorStatus:
     oldest: float                 # time.monotonic() of the oldest channel report [s]
 
 
+@dataclass(frozen=True)
+class ServoState:
+    """One servo's own state, for a motor with a torque switch and a control table."""
+
+    channel: int          # tendon index
+    servo_id: int
+    model: str            # e.g. 'XM430-W350'
+    firmware: int
+    torque: bool          # Torque Enable as last read
+    hardware_error: int   # Hardware Error Status bits as last read
+    bus_watchdog: int     # -1: expired, 0: off, else armed (20 ms units)
+    mode: str             # motor.TENSION or motor.DISPLACEMENT
+    fault: str            # why this servo is down ('' if it is not)
+
+
 @dataclass
 class CommandStatistics:
     """Command delivery counters of a :class:`MotorDriver` (a snapshot when returned)."""
@@ -191,6 +206,17 @@ class MotorDriver:
 
     def clear_fault(self) -> None:
         """Nothing is latched here."""
+
+    def recover(self) -> None:
+        """Nothing to bring back: the device takes the owner's next command as it comes."""
+
+    def reboot(self, timeout: float) -> tuple[bool, str]:
+        """Return (False, why): the streaming protocol has no reboot instruction."""
+        return False, f'{self.protocol.name} has no reboot instruction'
+
+    def servo_states(self) -> list[ServoState]:
+        """Return []: the streaming device reports per channel in its status only."""
+        return []
 
     def fault_names(self, bits: int) -> list[str]:
         return motor.fault_names(bits)

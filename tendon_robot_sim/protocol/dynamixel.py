@@ -35,43 +35,77 @@ from typing import Any, Mapping
 
 import numpy as np
 
-# ------------------------------------------------------------------ control table (XM430-W350)
+# ------------------------------------------------------------------ control table (X-series)
 
-#: (address, size in bytes) of the control-table items this package uses.
+#: (address, size in bytes) of the control-table items this package uses (e-Manual, the
+#: control tables of the XM430-W350, XM540-W270, XH430-W350 and XL430-W250 pages).
 MODEL_NUMBER = (0, 2)
 FIRMWARE_VERSION = (6, 1)
 ID = (7, 1)
 BAUD_RATE = (8, 1)
+RETURN_DELAY_TIME = (9, 1)
+DRIVE_MODE = (10, 1)
 OPERATING_MODE = (11, 1)
+TEMPERATURE_LIMIT = (31, 1)
+PWM_LIMIT = (36, 2)
 CURRENT_LIMIT = (38, 2)
+SHUTDOWN = (63, 1)
 TORQUE_ENABLE = (64, 1)
+STATUS_RETURN_LEVEL = (68, 1)
+REGISTERED_INSTRUCTION = (69, 1)
 HARDWARE_ERROR_STATUS = (70, 1)
+BUS_WATCHDOG = (98, 1)
+GOAL_PWM = (100, 2)
 GOAL_CURRENT = (102, 2)
+PROFILE_ACCELERATION = (108, 4)
+PROFILE_VELOCITY = (112, 4)
 GOAL_POSITION = (116, 4)
-PRESENT_CURRENT = (126, 2)
+PRESENT_CURRENT = (126, 2)    # Present Load (0.1 %) on the XL430-W250
 PRESENT_VELOCITY = (128, 4)
 PRESENT_POSITION = (132, 4)
 INDIRECT_ADDRESS_1 = (168, 2)   # Indirect Address 1 .. 28: 2 bytes each
 INDIRECT_DATA_1 = (224, 1)      # Indirect Data 1 .. 28: 1 byte each
-INDIRECT_COUNT = 28
+INDIRECT_ADDRESS_29 = (578, 2)  # Indirect Address 29 .. 56 (Protocol 2.0 only)
+INDIRECT_DATA_29 = (634, 1)     # Indirect Data 29 .. 56
+INDIRECT_COUNT = 28             # in each of the two blocks
 #: First address of the RAM area; EEPROM items (below) can be written with torque off only.
 RAM_START = 64
-TABLE_SIZE = 265
+#: One past the last address (Indirect Data 56 is 661).
+TABLE_SIZE = 662
 
-#: Operating Mode values.
+#: Operating Mode values (the X-series Operating Mode page: 0, 1, 3, 4, 5, 16 exist).
 CURRENT_MODE = 0
+VELOCITY_MODE = 1
+POSITION_MODE = 3
 EXTENDED_POSITION_MODE = 4
 CURRENT_BASED_POSITION_MODE = 5
+PWM_MODE = 16
+OPERATING_MODES = (CURRENT_MODE, VELOCITY_MODE, POSITION_MODE, EXTENDED_POSITION_MODE,
+                   CURRENT_BASED_POSITION_MODE, PWM_MODE)
 #: The bus file's ``tension_mode``: the Operating Mode that holds tensions. In current-based
 #: position control the Goal Current bounds the current (the tension) while the servo heads
 #: for a Goal Position ``travel_limit`` beyond the activation zero: a tendon that snaps or
 #: slips off its pulley does not spin the servo on.
 TENSION_MODES = {'current': CURRENT_MODE, 'current_based_position': CURRENT_BASED_POSITION_MODE}
 
+#: Drive Mode bits (Drive Mode page): 0 Reverse, 1 slave of a dual joint (X540), 2
+#: time-based profile, 3 Torque On by Goal Update (firmware 45 and later).
+DRIVE_REVERSE, DRIVE_SLAVE, DRIVE_TIME_PROFILE, DRIVE_TORQUE_ON_BY_GOAL = 0x01, 0x02, 0x04, 0x08
+#: Firmware from which Drive Mode and Bus Watchdog exist (their pages: "from firmware v38").
+DRIVE_MODE_FIRMWARE = BUS_WATCHDOG_FIRMWARE = 38
+#: Bus Watchdog unit [s], largest value, and the value it reads once it expired (-1).
+BUS_WATCHDOG_UNIT = 0.02
+BUS_WATCHDOG_MAX = 127
+BUS_WATCHDOG_EXPIRED = 0xFF
+#: Status Return Level the bus needs (a status for every instruction) and reads as a marker.
+STATUS_RETURN_ALL = 2
+
 #: Units of the control table.
 CURRENT_UNIT = 2.69e-3             # A per unit of Goal/Present Current and Current Limit
 VELOCITY_UNIT = 0.229 * 2 * math.pi / 60   # rad/s per unit of Present Velocity (0.229 rev/min)
 POSITION_UNIT = 2 * math.pi / 4096       # rad per unit of Present/Goal Position
+#: Goal Position range of the extended and current-based position modes (+-256 turns).
+EXTENDED_POSITION_RANGE = 1048575
 
 #: Baud Rate (address 8) value -> bits per second.
 BAUD_RATES = {0: 9600, 1: 57600, 2: 115200, 3: 1000000, 4: 2000000, 5: 3000000, 6: 4000000,
@@ -82,15 +116,96 @@ SDK_BAUD_RATES = (57600, 115200, 1000000, 2000000, 3000000, 4000000)
 #: Hardware Error Status bits.
 HARDWARE_ERRORS = {0: 'input voltage error', 2: 'overheating error', 3: 'motor encoder error',
                    4: 'electrical shock error', 5: 'overload error'}
-#: Status packet error byte: bit 7 is the alert (a Hardware Error Status bit is set).
+#: Status packet error byte: bit 7 is the alert (a Hardware Error Status bit is set), bits
+#: 0..6 the error number (Protocol 2.0 page, Status Packet).
 ALERT = 0x80
+RESULT_FAIL, INSTRUCTION_ERROR, CRC_ERROR, DATA_RANGE_ERROR = 0x01, 0x02, 0x03, 0x04
+DATA_LENGTH_ERROR, DATA_LIMIT_ERROR, ACCESS_ERROR = 0x05, 0x06, 0x07
+STATUS_ERRORS = {RESULT_FAIL: 'Result Fail', INSTRUCTION_ERROR: 'Instruction Error',
+                 CRC_ERROR: 'CRC Error', DATA_RANGE_ERROR: 'Data Range Error',
+                 DATA_LENGTH_ERROR: 'Data Length Error', DATA_LIMIT_ERROR: 'Data Limit Error',
+                 ACCESS_ERROR: 'Access Error'}
 
-#: Model numbers of the X-series servos a tendon channel accepts.
-MODELS = {1020: 'XM430-W350', 1030: 'XM430-W210', 1120: 'XM540-W270', 1130: 'XM540-W150',
-          1000: 'XH430-W350', 1010: 'XH430-W210', 1060: 'XL430-W250'}
 
-#: Block the bridge reads from every servo each cycle, mapped into Indirect Data 1..11.
-STATE_ITEMS = (HARDWARE_ERROR_STATUS, PRESENT_CURRENT, PRESENT_VELOCITY, PRESENT_POSITION)
+@dataclass(frozen=True)
+class Model:
+    """
+    What differs between the X-series models a tendon channel may meet (their e-Manual pages).
+
+    ``current_limit``: the largest Current Limit (38) [units], also its initial value; None
+    for a model without current control (no Current Limit, no Goal Current). ``drive_bits``:
+    the Drive Mode bits it has. ``reverse_current``: Reverse (Drive Mode bit 0) inverts the
+    current too, not only the position. ``temperature_limit``: initial Temperature Limit
+    (31) [deg C].
+    """
+
+    name: str
+    current_limit: int | None
+    drive_bits: int
+    reverse_current: bool
+    temperature_limit: int
+
+
+_X430 = DRIVE_REVERSE | DRIVE_TIME_PROFILE | DRIVE_TORQUE_ON_BY_GOAL
+_X540 = _X430 | DRIVE_SLAVE
+#: The one table of X-series model limits, by model number.
+MODELS = {1020: Model('XM430-W350', 1193, _X430, False, 80),
+          1030: Model('XM430-W210', 1193, _X430, False, 80),
+          1000: Model('XH430-W350', 648, _X430, False, 80),
+          1010: Model('XH430-W210', 648, _X430, False, 80),
+          1120: Model('XM540-W270', 2047, _X540, True, 80),
+          1130: Model('XM540-W150', 2047, _X540, True, 80),
+          1060: Model('XL430-W250', None, _X430, False, 72)}
+
+
+@dataclass(frozen=True)
+class Item:
+    """A control-table item a bus file may set: address, size [bytes] and range."""
+
+    address: int
+    size: int
+    low: int
+    high: int
+
+    @property
+    def eeprom(self) -> bool:
+        """Return True for the EEPROM area (written with torque off, kept over a reboot)."""
+        return self.address < RAM_START
+
+
+#: Control-table items a bus file's ``control_table`` may set, with the ranges of their
+#: pages. The bridge writes each at configure (RAM items again after every Operating Mode
+#: switch, which resets them) and reads it back.
+SETTABLE = {
+    'return_delay_time': Item(9, 1, 0, 254),      # 2 us
+    'drive_mode': Item(10, 1, 0, 13),
+    'temperature_limit': Item(31, 1, 0, 100),     # deg C
+    'pwm_limit': Item(36, 2, 0, 885),             # 0.113 %
+    'velocity_limit': Item(44, 4, 0, 1023),       # 0.229 rev/min
+    'velocity_i_gain': Item(76, 2, 0, 16383),
+    'velocity_p_gain': Item(78, 2, 0, 16383),
+    'position_d_gain': Item(80, 2, 0, 16383),
+    'position_i_gain': Item(82, 2, 0, 16383),
+    'position_p_gain': Item(84, 2, 0, 16383),
+    'feedforward_2nd_gain': Item(88, 2, 0, 16383),
+    'feedforward_1st_gain': Item(90, 2, 0, 16383),
+    'profile_acceleration': Item(108, 4, 0, 32767),
+    'profile_velocity': Item(112, 4, 0, 32767),
+}
+#: Items the bridge sets itself, and the bus-file key that sets each.
+OWNED = {'operating_mode': 'tension_mode', 'current_limit': 'current_limit (per channel)',
+         'bus_watchdog': 'bus_watchdog', 'torque_enable': 'the lifecycle',
+         'goal_current': 'setpoints', 'goal_position': 'setpoints and travel_limit'}
+#: Drive Mode bits a bus file may ask for: Reverse would invert the position (and on an X540
+#: the current) behind the channel's ``direction``; a slave follows its master, not the bus;
+#: Torque On by Goal Update would switch the torque on before the goal is complete.
+DRIVE_MODE_ALLOWED = DRIVE_TIME_PROFILE
+
+#: Block the bridge reads from every servo each cycle, mapped into Indirect Data 1..14: the
+#: Status Return Level (always 2: a marker that the map is there), Torque Enable and Bus
+#: Watchdog (a servo that lost power or whose watchdog expired), then its state.
+STATE_ITEMS = (STATUS_RETURN_LEVEL, TORQUE_ENABLE, BUS_WATCHDOG, HARDWARE_ERROR_STATUS,
+               PRESENT_CURRENT, PRESENT_VELOCITY, PRESENT_POSITION)
 STATE_LENGTH = sum(size for _, size in STATE_ITEMS)
 
 
@@ -172,24 +287,30 @@ class CurrentCalibration:
 
 @dataclass(frozen=True)
 class ServoChannel:
-    """One tendon pulled by one servo."""
+    """
+    One tendon pulled by one servo.
+
+    ``current_limit`` [A] is written to Current Limit at configure (None: the model's own
+    largest); ``control_table`` holds the (name, value) pairs of :data:`SETTABLE` the bus
+    file sets for this servo, Drive Mode always among them.
+    """
 
     servo_id: int
     pulley_radius: float            # m
     direction: int = 1              # +1: a positive angle pulls the tendon in
     calibration: CurrentCalibration = CurrentCalibration()
-    current_limit: float = 3.209    # A, written to Current Limit (XM430-W350 default 1193)
+    current_limit: float | None = None    # A
+    control_table: tuple[tuple[str, int], ...] = (('drive_mode', 0),)
 
     @property
-    def current_limit_units(self) -> int:
-        """Return the Current Limit value of the control table."""
-        return int(self.current_limit / CURRENT_UNIT)
+    def current_limit_units(self) -> int | None:
+        """Return the Current Limit value the bus file asks for (None: the model's largest)."""
+        return None if self.current_limit is None else int(self.current_limit / CURRENT_UNIT)
 
-    def goal_current(self, tension: float, max_tension: float) -> int:
-        """Goal Current [units] for ``tension`` [N], clamped to max_tension and the limit."""
+    def goal_current(self, tension: float, max_tension: float, limit: int) -> int:
+        """Goal Current [units] for ``tension`` [N], within max_tension and ``limit`` [units]."""
         amps = float(self.calibration.current(min(max(tension, 0.0), max_tension)))
         units = round(self.direction * amps / CURRENT_UNIT)
-        limit = self.current_limit_units
         return max(-limit, min(limit, units))
 
     def tension(self, present_current: int) -> float:
@@ -211,44 +332,94 @@ class ServoChannel:
 
 @dataclass(frozen=True)
 class BusSettings:
-    """Settings of the whole bus file: the tension mode, its travel limit [m], min firmware."""
+    """
+    Settings of the whole bus file.
+
+    The tension mode, its travel limit [m], the oldest firmware accepted, and the Bus
+    Watchdog [s] each servo arms (0: off; then firmware older than v38 is accepted).
+    """
 
     tension_mode: str = 'current'
     travel_limit: float = 0.02    # m of tendon drawn in beyond the activation zero
     # Oldest Firmware Version (control table address 6) configure accepts; 0: any. Pin the
     # version a rig was verified with, so that a replaced servo is not taken unnoticed.
     min_firmware: int = 0
+    # The same 0.5 s as the bridge's own watchdog_timeout: a dead host relaxes the robot
+    # as soon as a silent controller does.
+    bus_watchdog: float = 0.5
 
     @property
     def operating_mode(self) -> int:
         """Return the Operating Mode of tension control."""
         return TENSION_MODES[self.tension_mode]
 
+    @property
+    def bus_watchdog_units(self) -> int:
+        """Return the Bus Watchdog value [20 ms units] (0: off)."""
+        return round(self.bus_watchdog / BUS_WATCHDOG_UNIT)
+
+
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
 
 def parse_bus_settings(data: Mapping, where: str) -> BusSettings:
-    """Read ``tension_mode``, ``travel_limit``, ``min_firmware``; ChannelError names a bad one."""
+    """Read the bus file's top-level settings; ChannelError names a bad one."""
     mode = data.get('tension_mode', BusSettings.tension_mode)
     if mode not in TENSION_MODES:
         raise ChannelError(f'{where}.tension_mode: must be one of {sorted(TENSION_MODES)}, '
                            f'got {mode!r}')
     travel = data.get('travel_limit', BusSettings.travel_limit)
-    if (isinstance(travel, bool) or not isinstance(travel, (int, float))
-            or not (math.isfinite(travel) and travel > 0.0)):
+    if not _number(travel) or not (math.isfinite(travel) and travel > 0.0):
         raise ChannelError(f'{where}.travel_limit: must be > 0 m, got {travel!r}')
     firmware = data.get('min_firmware', BusSettings.min_firmware)
     if isinstance(firmware, bool) or not isinstance(firmware, int) or not 0 <= firmware <= 255:
         raise ChannelError(f'{where}.min_firmware: must be an integer in [0, 255], got '
                            f'{firmware!r}')
-    return BusSettings(mode, float(travel), firmware)
+    watchdog = data.get('bus_watchdog', BusSettings.bus_watchdog)
+    longest = BUS_WATCHDOG_MAX * BUS_WATCHDOG_UNIT
+    if not _number(watchdog) or not (watchdog == 0 or BUS_WATCHDOG_UNIT <= watchdog <= longest):
+        raise ChannelError(f'{where}.bus_watchdog: must be 0 (off) or {BUS_WATCHDOG_UNIT:g} .. '
+                           f'{longest:g} s, got {watchdog!r}')
+    return BusSettings(mode, float(travel), firmware, float(watchdog))
 
 
-def parse_channels(entries: Any, where: str = 'dynamixel.channels') -> list[ServoChannel]:
+def parse_control_table(entry: Any, where: str) -> dict[str, int]:
+    """Read a ``control_table`` mapping of :data:`SETTABLE` items; ChannelError names a bad one."""
+    if not isinstance(entry, Mapping):
+        raise ChannelError(f'{where}: must be a mapping of control-table items')
+    items = {}
+    for name, value in entry.items():
+        if name in OWNED:
+            raise ChannelError(f'{where}.{name}: set by {OWNED[name]}, not here')
+        if name not in SETTABLE:
+            raise ChannelError(f'{where}.{name}: not an item the bus file sets; settable: '
+                               f'{sorted(SETTABLE)}')
+        item = SETTABLE[name]
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or not item.low <= value <= item.high:
+            raise ChannelError(f'{where}.{name}: must be an integer in [{item.low}, '
+                               f'{item.high}], got {value!r}')
+        if name == 'drive_mode' and value & ~DRIVE_MODE_ALLOWED:
+            raise ChannelError(f'{where}.drive_mode: only bit 2 (4, time-based profile) may be '
+                               f'set, got {value}: Reverse (1) would invert the servo behind '
+                               "the channel's direction, a dual-joint slave (2) ignores the "
+                               'bus, Torque On by Goal Update (8) would switch the torque on '
+                               'before the goal is written')
+        items[name] = value
+    return items
+
+
+def parse_channels(entries: Any, where: str = 'dynamixel.channels',
+                   control_table: Mapping[str, int] | None = None) -> list[ServoChannel]:
     """
     Read the channels from a YAML list of mappings, in tendon order.
 
     ChannelError names a bad field. Each entry: ``id`` (0..252), ``pulley_radius``
-    [m] > 0, ``direction`` (+1/-1), ``current_limit`` [A] > 0, and ``calibration``:
-    ``{gain: N/A, offset: N}`` or ``{table: [[A, N], ...]}`` (optional ``residual`` [N]).
+    [m] > 0, ``direction`` (+1/-1), ``current_limit`` [A] > 0 (default: the model's
+    largest), ``calibration``: ``{gain: N/A, offset: N}`` or ``{table: [[A, N], ...]}``
+    (optional ``residual`` [N]), and ``control_table`` (items of :data:`SETTABLE`, over
+    the bus file's own ``control_table``, given here as ``control_table``).
     """
     if not isinstance(entries, list) or not entries:
         raise ChannelError(f'{where}: must be a non-empty list of channel mappings')
@@ -258,7 +429,7 @@ def parse_channels(entries: Any, where: str = 'dynamixel.channels') -> list[Serv
         if not isinstance(entry, Mapping):
             raise ChannelError(f'{at}: must be a mapping')
         unknown = set(entry) - {'id', 'pulley_radius', 'direction', 'calibration',
-                                'current_limit'}
+                                'current_limit', 'control_table'}
         if unknown:
             raise ChannelError(f'{at}: unknown keys {sorted(unknown)}')
         try:
@@ -275,11 +446,15 @@ def parse_channels(entries: Any, where: str = 'dynamixel.channels') -> list[Serv
         direction = entry.get('direction', 1)
         if direction not in (1, -1):
             raise ChannelError(f'{at}.direction: must be 1 or -1, got {direction!r}')
-        limit = entry.get('current_limit', ServoChannel.current_limit)
-        if not isinstance(limit, (int, float)) or not (math.isfinite(limit) and limit > 0.0):
+        limit = entry.get('current_limit')
+        if limit is not None and not (_number(limit) and math.isfinite(limit) and limit > 0):
             raise ChannelError(f'{at}.current_limit: must be > 0 A, got {limit!r}')
         calibration = _calibration(entry.get('calibration', {}), f'{at}.calibration')
-        channels.append(ServoChannel(servo_id, radius, direction, calibration, float(limit)))
+        items = {'drive_mode': 0, **(control_table or {}),
+                 **parse_control_table(entry.get('control_table', {}), f'{at}.control_table')}
+        channels.append(ServoChannel(servo_id, radius, direction, calibration,
+                                     None if limit is None else float(limit),
+                                     tuple(sorted(items.items()))))
     ids = [c.servo_id for c in channels]
     if len(set(ids)) != len(ids):
         raise ChannelError(f'{where}: servo IDs must be distinct, got {ids}')

@@ -17,19 +17,32 @@ Tendon servos on one Dynamixel bus, driven through ROBOTIS's ``dynamixel_sdk``.
 
 A peer of :class:`~tendon_robot_sim.protocol.drivers.MotorDriver` (the same
 methods, see :class:`~tendon_robot_sim.protocol.devices.MotorBus`), for a
-register-polled bus instead of a streaming device. One I/O thread owns the
-port and runs one bus transaction per cycle (``cycle_rate``): a GroupSyncWrite
-of the newest goals (Goal Current in tension mode, Goal Position in
-displacement mode), then a GroupSyncRead of the state block every servo maps
-into Indirect Data 1..11 (Hardware Error Status, Present Current, Present
-Velocity, Present Position), so an alarm is seen in the same cycle.
+register-polled bus instead of a streaming device. One I/O thread owns the port
+and runs one bus transaction per cycle (``cycle_rate``): a GroupSyncWrite of the
+newest goals (Goal Current in tension mode, Goal Position in displacement mode),
+then a GroupSyncRead of the state block every servo maps into Indirect Data 1..14
+(:data:`~tendon_robot_sim.protocol.dynamixel.STATE_ITEMS`), so an alarm, a reset and
+an expired Bus Watchdog are seen in the same cycle as the state.
 
-Connecting (and reconnecting) pings every ID, checks the model number, and with
-torque off sets Operating Mode, Current Limit and the indirect map; a missing or
-wrong servo fails it with a message naming the ID. After :meth:`enable` (the
-bridge's activate) a reconnect puts the servos back at the last safe command
-before the torque goes on. :meth:`fault` reports a Hardware Error Status bit or
-a servo that stopped answering, naming it: the bridge latches its stop on it.
+Configure (connecting, and again after a loss or a reboot) pings every ID, checks
+the model (:data:`~tendon_robot_sim.protocol.dynamixel.MODELS`: one with current
+control, a Current Limit within its range) and the firmware (``min_firmware``; v38
+for the Bus Watchdog), then with the torque off sets Drive Mode, Operating Mode,
+Current Limit and the bus file's control-table items, maps the state block and
+arms the Bus Watchdog, reading each back; a servo that fails names itself.
+
+The torque comes on in one place only, :meth:`DynamixelBus._torque_on`: Operating
+Mode first (a switch resets Goal Current to Current Limit and the profiles to 0),
+then the control-table items the switch reset, the travel limit and the goal, read
+back, and Torque Enable last.
+
+Faults (:meth:`DynamixelBus.fault`): a Hardware Error Status bit (the others keep
+holding), and a servo that went down: silent, reset (a power cycle: its RAM, the
+indirect map included, back at its initial values), its Bus Watchdog expired, or
+its torque switched off by something else. A servo that went down is configured
+again, and the torque stays off on every servo and the displacement zero is
+forgotten (no status) until the owner calls :meth:`DynamixelBus.recover`: the zero
+and the travel limits are then taken again. Nothing re-enables the torque by itself.
 
 Delivery: a sync write is not acknowledged on Protocol 2.0; a goal counts as
 delivered when the sync read that follows it succeeds for every servo.
@@ -37,7 +50,7 @@ delivered when the sync read that follows it succeeds for every servo.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 import logging
 import threading
 import time
@@ -49,7 +62,8 @@ import numpy as np
 from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import (CommandStatistics, DELIVERED, GIVEN_UP,
-                                               MotorStatus, PENDING, SUPERSEDED)
+                                               MotorStatus, PENDING, ServoState, SUPERSEDED)
+from tendon_robot_sim.protocol.dynamixel_setup import BusError, ServoAccess, WRITE_ATTEMPTS
 from tendon_robot_sim.protocol.fields import FieldError
 from tendon_robot_sim.protocol.link import CONNECTED, DISCONNECTED, LinkStatistics, LinkView
 
@@ -61,14 +75,13 @@ logger = logging.getLogger(__name__)
 
 #: Consecutive failed cycles after which a servo counts as lost (if ``lost_after`` passed too).
 MAX_FAILED_CYCLES = 5
-#: Tries of one configuration write or read (a status packet lost to noise is not a fault).
-WRITE_ATTEMPTS = 3
 # Cycles a late bus may run back to back to get back onto its grid (see DynamixelBus._run).
 CATCH_UP_CYCLES = 5
-
-
-class BusError(RuntimeError):
-    """The bus cannot be used as configured; the message names the servo."""
+#: Longest wait for a rebooted servo to answer again [s].
+REBOOT_TIME = 2.0
+#: Where each item of the state block starts in it [bytes].
+_OFFSET = {item: sum(size for _, size in dxl.STATE_ITEMS[:k])
+           for k, item in enumerate(dxl.STATE_ITEMS)}
 
 
 @dataclass
@@ -79,6 +92,16 @@ class _Goal:
     written: bool = False
     delivered: bool = False
     failed: bool = False
+
+
+@dataclass
+class _Reboot:
+    """An owner's request to reboot servos, answered by the I/O thread."""
+
+    ids: list[int]
+    done: threading.Event = field(default_factory=threading.Event)
+    ok: bool = False
+    message: str = ''
 
 
 class DynamixelBus:
@@ -105,8 +128,9 @@ class DynamixelBus:
         A servo whose state is missing for this long (and ``MAX_FAILED_CYCLES`` cycles) is
         lost [s].
     settings : BusSettings
-        The tension mode: current control, or current-based position control towards
-        ``travel_limit`` [m] beyond the zero taken at activation.
+        The tension mode (current control, or current-based position control towards
+        ``travel_limit`` [m] beyond the zero taken at activation), the oldest firmware
+        accepted and the Bus Watchdog [s].
 
     """
 
@@ -125,6 +149,7 @@ class DynamixelBus:
         self.channels = list(channels)
         self.ids = [c.servo_id for c in self.channels]
         self.firmware: dict[int, int] = {}    # ID -> Firmware Version, read at configure
+        self.models: dict[int, dxl.Model] = {}   # ID -> model, read at configure
         self.max_tensions = np.asarray(max_tensions, dtype=float)
         self.period = 1.0 / cycle_rate
         self.torque_off_when_safe = torque_off_when_safe
@@ -140,15 +165,21 @@ class DynamixelBus:
         self._goal: _Goal | None = None
         self._safe: tuple[str, np.ndarray] | None = None
         self._enabled = False
+        self._down = False      # a fault took the servos down: torque off until recover()
+        self._servo_faults: dict[int, str] = {}   # ID -> why it went down
+        self._reboot: _Reboot | None = None
         self._torque = False
         self._mode: str | None = None
-        self._zero = np.zeros(len(self.ids), dtype=int)
+        self._ram_pending = False   # RAM items of the bus file to write before torque on
+        self._limits = [0] * len(self.ids)   # Current Limit [units] per channel
+        self._zero: np.ndarray | None = None   # Present Position at activation; None: unknown
         self._zero_pending = False
         self._positions = np.zeros(len(self.ids), dtype=int)
+        self._servo_read: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._status: MotorStatus | None = None
         self._fault = ''
         self._cycle_time = 0.0    # s of Python per cycle, last cycle
-        self._port = self._handler = None
+        self._port = self._handler = self._servos = None
 
     # ------------------------------------------------------------------ owner side
 
@@ -182,6 +213,38 @@ class DynamixelBus:
         """Deactivate: torque off if so configured (else the owner commands the safe state)."""
         with self._lock:
             self._enabled = not self.torque_off_when_safe
+
+    def recover(self) -> None:
+        """After servos went down: torque on again (once enabled), re-taking zero and limits."""
+        with self._lock:
+            if self._down:
+                self._down = False
+                self._zero_pending = True
+                self._servo_faults.clear()
+
+    def reboot(self, timeout: float) -> tuple[bool, str]:
+        """
+        Reboot the servos that report a hardware error, then configure them again.
+
+        The torque goes off on every servo first and stays off until :meth:`recover`.
+        Returns (done, what happened) within ``timeout`` [s].
+        """
+        with self._lock:
+            read = self._servo_read
+            if not self.connected or read is None:
+                return False, f'the bus on {self.url} is not connected'
+            ids = [i for i, error in zip(self.ids, read[1]) if error]
+            if not ids:
+                return False, 'no servo reports a hardware error: nothing rebooted'
+            request = self._reboot = _Reboot(ids)
+        if not request.done.wait(timeout):
+            with self._lock:
+                if self._reboot is request:   # never taken: withdrawn, it must not run later
+                    self._reboot = None
+                    return False, f'the bus did not take the reboot within {timeout:g} s'
+            return False, (f'reboot of servo ID {", ".join(map(str, ids))} not finished after '
+                           f'{timeout:g} s; the motor diagnostics say how it ends')
+        return request.ok, request.message
 
     def command_tensions(self, tensions: Sequence[float]) -> int:
         """Queue tension mode for every servo [N]; returns the sequence number."""
@@ -220,15 +283,26 @@ class DynamixelBus:
             return GIVEN_UP if goal.failed else PENDING
 
     def status(self) -> MotorStatus | None:
+        """Return the newest state of every channel; None while the zero is not known."""
         with self._lock:
             return self._status
+
+    def servo_states(self) -> list[ServoState]:
+        """Return each servo's torque, hardware error and Bus Watchdog as last read."""
+        with self._lock:
+            read, faults, mode = self._servo_read, dict(self._servo_faults), self._mode
+        if read is None:
+            return []
+        return [ServoState(k, i, self.models[i].name, self.firmware[i], bool(read[0][k]),
+                           int(read[1][k]), int(read[2][k]), mode or motor.TENSION,
+                           faults.get(i, '')) for k, i in enumerate(self.ids)]
 
     def statistics(self) -> tuple[LinkStatistics, CommandStatistics]:
         with self._lock:
             return replace(self._link), replace(self._commands)
 
     def fault(self) -> str:
-        """Why the servos must not be trusted ('' if nothing): a hardware error or a lost servo."""
+        """Why the servos must not be trusted ('' if nothing): a hardware error, a servo down."""
         with self._lock:
             return self._fault
 
@@ -263,7 +337,7 @@ class DynamixelBus:
                     continue
             try:
                 self._cycle()
-            except BusError as error:   # a servo lost, or refusing a write (after an alarm)
+            except BusError as error:   # a servo lost, down, or refusing a write
                 self._lost(str(error))
                 continue
             except Exception as error:   # the port vanished: see _SDK_FAILURES
@@ -281,110 +355,73 @@ class DynamixelBus:
     def _connect(self) -> None:
         self._port = open_port(self.url, self.baudrate)
         self._handler = sdk.PacketHandler(2.0)
-        for channel in self.channels:
-            for _ in range(WRITE_ATTEMPTS):
-                model, result, error = self._handler.ping(self._port, channel.servo_id)
-                if result == sdk.COMM_SUCCESS:
-                    break
-            if result != sdk.COMM_SUCCESS:
-                raise BusError(f'servo ID {channel.servo_id} does not answer on {self.url} '
-                               f'({self._handler.getTxRxResult(result)})')
-            if model not in dxl.MODELS:
-                raise BusError(f'servo ID {channel.servo_id} is model {model}, not an '
-                               f'X-series tendon servo ({sorted(dxl.MODELS)})')
-            firmware = self._read_item(channel.servo_id, dxl.FIRMWARE_VERSION)
-            if firmware < self.settings.min_firmware:
-                raise BusError(f'servo ID {channel.servo_id} has firmware v{firmware}, older '
-                               f'than the min_firmware v{self.settings.min_firmware} of the bus '
-                               'file')
-            self.firmware[channel.servo_id] = firmware
-            self._write(channel.servo_id, dxl.TORQUE_ENABLE, 0)
-            self._write(channel.servo_id, dxl.OPERATING_MODE, self.settings.operating_mode)
-            self._write(channel.servo_id, dxl.CURRENT_LIMIT, channel.current_limit_units)
-            address = dxl.INDIRECT_ADDRESS_1[0]
-            for item_address, size in dxl.STATE_ITEMS:
-                for k in range(size):
-                    self._write(channel.servo_id, (address, 2), item_address + k)
-                    address += 2
-        self._torque, self._mode = False, motor.TENSION
-        self._write_goals = sdk.GroupSyncWrite(self._port, self._handler, *dxl.GOAL_CURRENT)
-        self._read = sdk.GroupSyncRead(self._port, self._handler, dxl.INDIRECT_DATA_1[0],
-                                       dxl.STATE_LENGTH)
-        for servo_id in self.ids:
-            self._read.addParam(servo_id)
-        self._failures, self._last_good = 0, time.monotonic()
-        self._read_state()
+        self._servos = ServoAccess(self._port, self._handler)
+        self._configure()
         with self._lock:
             reconnect = self._link.connects > 0
             self._link.connects += 1
             self._link.reconnects += reconnect
             self._link.state = CONNECTED
             self._link.last_error = ''
-            enabled, safe = self._enabled, self._safe
-        if enabled and safe is not None:
-            # Back after a loss: the servos start from the safe command, the owner ramps on.
-            self._write_goal(*safe)
-            self._set_torque(True)
         logger.info('%s: %d servos ready on %s (%s)', self.name, len(self.ids), self.url,
-                    ', '.join(f'ID {i} firmware v{f}' for i, f in self.firmware.items()))
+                    ', '.join(f'ID {i} {self.models[i].name} firmware v{f}'
+                              for i, f in self.firmware.items()))
+        if not self.settings.bus_watchdog_units:
+            logger.warning('%s: bus_watchdog is 0: if this host dies or the USB link drops, '
+                           'every servo keeps its last goal', self.name)
 
-    def _read_item(self, servo_id: int, item: tuple[int, int]) -> int:
-        """Read a control table item (unsigned), retried like a write; BusError names it."""
-        address, size = item
-        read = {1: self._handler.read1ByteTxRx, 2: self._handler.read2ByteTxRx,
-                4: self._handler.read4ByteTxRx}[size]
-        for _ in range(WRITE_ATTEMPTS):   # a status lost to noise is read again
-            value, result, error = read(self._port, servo_id, address)
-            if result == sdk.COMM_SUCCESS and not error & 0x7F:
-                return value
-        raise BusError(f'servo ID {servo_id}: reading address {address} failed '
-                       f'({self._handler.getTxRxResult(result) if result else error})')
-
-    def _write(self, servo_id: int, item: tuple[int, int], value: int) -> None:
-        address, size = item
-        write = {1: self._handler.write1ByteTxRx, 2: self._handler.write2ByteTxRx,
-                 4: self._handler.write4ByteTxRx}[size]
-        for _ in range(WRITE_ATTEMPTS):
-            result, error = write(self._port, servo_id, address, dxl.unsigned(value, size))
-            if result == sdk.COMM_SUCCESS:
-                break
-        if result != sdk.COMM_SUCCESS or error & 0x7F:
-            raise BusError(f'servo ID {servo_id}: writing {value} at address {address} failed '
-                           f'({self._handler.getTxRxResult(result) if result else error})')
+    def _configure(self) -> None:
+        """Check and set up every servo (torque off); the zero is unknown until enabled."""
+        for k, channel in enumerate(self.channels):
+            found = self._servos.configure(channel, self.settings, self.url)
+            self.models[channel.servo_id] = found.model
+            self.firmware[channel.servo_id] = found.firmware
+            self._limits[k] = found.current_limit
+        self._torque, self._mode, self._ram_pending = False, motor.TENSION, False
+        self._zero = None
+        self._write_goals = sdk.GroupSyncWrite(self._port, self._handler, *dxl.GOAL_CURRENT)
+        self._read = sdk.GroupSyncRead(self._port, self._handler, dxl.INDIRECT_DATA_1[0],
+                                       dxl.STATE_LENGTH)
+        for servo_id in self.ids:
+            self._read.addParam(servo_id)
+        self._failures, self._last_good, self._missed = 0, time.monotonic(), {}
+        self._read_state()
 
     def _write_travel_limits(self) -> None:
         """Current-based position: Goal Position travel_limit beyond each zero (else nothing)."""
         if self.settings.operating_mode != dxl.CURRENT_BASED_POSITION_MODE:
             return
         for channel, zero in zip(self.channels, self._zero):
-            self._write(channel.servo_id, dxl.GOAL_POSITION,
-                        channel.goal_position(self.settings.travel_limit, int(zero)))
+            self._servos.write(channel.servo_id, dxl.GOAL_POSITION,
+                               channel.goal_position(self.settings.travel_limit, int(zero)))
 
     def _set_torque(self, on: bool) -> None:
         for servo_id in self.ids:
-            self._write(servo_id, dxl.TORQUE_ENABLE, int(on))
+            self._servos.write(servo_id, dxl.TORQUE_ENABLE, int(on))
         self._torque = on
 
     def _cycle(self) -> None:
         with self._lock:
-            goal, enabled = self._goal, self._enabled
-            take_zero, self._zero_pending = enabled and self._zero_pending, False
+            goal, enabled, reboot = self._goal, self._enabled, self._reboot
+            torque = enabled and not self._down
+            take_zero = torque and (self._zero_pending or self._zero is None)
+            self._zero_pending &= not take_zero
+            self._reboot = None
         start = time.perf_counter()
+        if reboot is not None:
+            self._reboot_servos(reboot)
+            return
         if take_zero:
             self._zero = self._positions.copy()
-            if self._mode == motor.TENSION:
-                self._write_travel_limits()
-        if enabled and not self._torque:
-            # The goal first: the torque comes on holding it, never the last session's goal.
+        if torque and not self._torque:
+            self._torque_on(*((goal.mode, goal.values) if goal is not None else self._safe))
             if goal is not None:
-                self._write_goal(goal.mode, goal.values)
                 goal.written = True
-            elif self._safe is not None:
-                self._write_goal(*self._safe)
-            self._set_torque(True)
-        elif not enabled and self._torque:
+        elif not torque and self._torque:
             self._set_torque(False)
-        if enabled and goal is not None and not goal.written:
+        elif take_zero and self._mode == motor.TENSION:
+            self._write_travel_limits()   # a new zero under torque: the limits follow it
+        if torque and goal is not None and not goal.written:
             self._write_goal(goal.mode, goal.values)
             goal.written = True
         ok = self._read_state()
@@ -397,31 +434,81 @@ class DynamixelBus:
                     self._commands.last_ack_time = time.monotonic()
         self._cycle_time = time.perf_counter() - start
 
+    def _torque_on(self, mode: str, values: np.ndarray) -> None:
+        """
+        Switch the torque on holding ``values`` in ``mode``; every path that does comes here.
+
+        A change of Operating Mode resets Goal Current to Current Limit and the profiles to
+        0 (Operating Mode page), so the mode goes first, then the control-table items it
+        reset, the travel limit and the goal (read back), and Torque Enable last: the
+        torque never comes on under a reset value or an earlier session's goal.
+        """
+        if mode != self._mode:
+            self._switch_mode(mode)
+        if self._ram_pending:
+            for channel in self.channels:
+                for name, value in channel.control_table:
+                    item = dxl.SETTABLE[name]
+                    if not item.eeprom:
+                        self._servos.write_checked(channel.servo_id,
+                                                   (item.address, item.size), value,
+                                                   f'control_table.{name}')
+            self._ram_pending = False
+        if mode == motor.TENSION:
+            self._write_travel_limits()
+        units = self._goal_units(mode, values)
+        item = dxl.GOAL_CURRENT if mode == motor.TENSION else dxl.GOAL_POSITION
+        for _ in range(WRITE_ATTEMPTS):   # a sync write has no status: read the goal back
+            self._sync_write(units)
+            read = sdk.GroupSyncRead(self._port, self._handler, *item)
+            for servo_id in self.ids:
+                read.addParam(servo_id)
+            if read.txRxPacket() == sdk.COMM_SUCCESS:
+                back = [dxl.signed(read.getData(i, *item), item[1]) for i in self.ids]
+                if back == units:
+                    break
+        else:
+            raise BusError(f'servo ID {self.ids}: the goal {units} does not read back before '
+                           'the torque comes on; torque left off')
+        self._set_torque(True)
+
+    def _switch_mode(self, mode: str) -> None:
+        """Write the Operating Mode of ``mode`` (torque off: it is in the EEPROM area)."""
+        operating = (self.settings.operating_mode if mode == motor.TENSION
+                     else dxl.EXTENDED_POSITION_MODE)
+        for servo_id in self.ids:
+            self._servos.write_checked(servo_id, dxl.OPERATING_MODE, operating, 'Operating Mode')
+        item = dxl.GOAL_CURRENT if mode == motor.TENSION else dxl.GOAL_POSITION
+        self._write_goals = sdk.GroupSyncWrite(self._port, self._handler, *item)
+        self._mode = mode
+        self._ram_pending = True
+
     def _write_goal(self, mode: str, values: np.ndarray) -> None:
         if mode != self._mode:
-            # Operating Mode is in the EEPROM area: torque off, switch, torque back on.
-            torque = self._torque
-            self._set_torque(False)
-            operating = (self.settings.operating_mode if mode == motor.TENSION
-                         else dxl.EXTENDED_POSITION_MODE)
-            for servo_id in self.ids:
-                self._write(servo_id, dxl.OPERATING_MODE, operating)
-            item = dxl.GOAL_CURRENT if mode == motor.TENSION else dxl.GOAL_POSITION
-            self._write_goals = sdk.GroupSyncWrite(self._port, self._handler, *item)
-            self._mode = mode
-            if mode == motor.TENSION:
-                self._write_travel_limits()
-            self._set_torque(torque)
-        size = self._write_goals.data_length
-        self._write_goals.clearParam()
+            self._set_torque(False)   # Operating Mode is in the EEPROM area
+            self._torque_on(mode, values)
+            return
+        self._sync_write(self._goal_units(mode, values))
+
+    def _goal_units(self, mode: str, values: np.ndarray) -> list[int]:
+        """Goal Current or Goal Position [units] of every servo for ``values`` [N or m]."""
+        units = []
         for k, channel in enumerate(self.channels):
             if mode == motor.TENSION:
-                value = channel.goal_current(float(values[k]), float(self.max_tensions[k]))
+                value = channel.goal_current(float(values[k]), float(self.max_tensions[k]),
+                                             self._limits[k])
                 if self.settings.operating_mode == dxl.CURRENT_BASED_POSITION_MODE:
                     value = abs(value)    # a bound on the current; the Goal Position pulls
             else:
                 value = channel.goal_position(float(values[k]), int(self._zero[k]))
-            self._write_goals.addParam(channel.servo_id,
+            units.append(value)
+        return units
+
+    def _sync_write(self, units: list[int]) -> None:
+        size = self._write_goals.data_length
+        self._write_goals.clearParam()
+        for servo_id, value in zip(self.ids, units):
+            self._write_goals.addParam(servo_id,
                                        list(dxl.unsigned(value, size).to_bytes(size, 'little')))
         result = self._write_goals.txPacket()
         with self._lock:
@@ -434,24 +521,41 @@ class DynamixelBus:
         result = self._read.txRxPacket()
         now = time.monotonic()
         if result != sdk.COMM_SUCCESS:
+            # The SDK stops at the first servo that does not answer. Under load another one
+            # answers late now and then: the servo named is the one that failed most often.
             missing = next((i for i in self.ids if not self._read.data_dict[i]), self.ids[0])
+            self._missed[missing] = self._missed.get(missing, 0) + 1
             with self._lock:
                 self._link.bad_checksum += result == sdk.COMM_RX_CORRUPT
                 self._link.parse_errors += result != sdk.COMM_RX_CORRUPT
             self._failures += 1
             if (self._failures >= MAX_FAILED_CYCLES
                     and now - self._last_good > self.lost_after):
-                raise BusError(f'servo ID {missing} lost: {self._failures} bus cycles without '
-                               f'its state ({self._handler.getTxRxResult(result)})')
+                missing = max(self._missed, key=self._missed.get)
+                why = (f'lost: {self._failures} bus cycles without its state '
+                       f'({self._handler.getTxRxResult(result)})')
+                with self._lock:
+                    self._servo_faults[missing] = why
+                raise BusError(f'servo ID {missing} {why}')
             return False
-        self._failures, self._last_good = 0, now
-        get = self._read.getData
-        base = dxl.INDIRECT_DATA_1[0]
-        errors = np.array([get(i, base, 1) for i in self.ids], dtype=int)
-        current = np.array([dxl.signed(get(i, base + 1, 2), 2) for i in self.ids])
-        velocity = np.array([dxl.signed(get(i, base + 3, 4), 4) for i in self.ids])
-        self._positions = np.array([dxl.signed(get(i, base + 7, 4), 4) for i in self.ids])
-        status = MotorStatus(
+        self._failures, self._last_good, self._missed = 0, now, {}
+
+        def column(item, signed=False):
+            offset, size = _OFFSET[item], item[1]
+            values = [int.from_bytes(bytes(self._read.data_dict[i][offset:offset + size]),
+                                     'little') for i in self.ids]
+            return np.array([dxl.signed(v, size) if signed else v for v in values])
+        errors = column(dxl.HARDWARE_ERROR_STATUS)
+        torque, watchdog = column(dxl.TORQUE_ENABLE), column(dxl.BUS_WATCHDOG, signed=True)
+        self._positions = column(dxl.PRESENT_POSITION, signed=True)
+        down = self._down_servos(column(dxl.STATUS_RETURN_LEVEL), torque, watchdog, errors)
+        with self._lock:
+            self._servo_read = (torque, errors, watchdog)
+            self._servo_faults.update(down)
+        if down:
+            raise BusError('; '.join(f'servo ID {i}: {why}' for i, why in down.items()))
+        current, velocity = column(dxl.PRESENT_CURRENT, True), column(dxl.PRESENT_VELOCITY, True)
+        status = None if self._zero is None else MotorStatus(
             modes=(self._mode,) * len(self.ids),
             displacements=np.array([c.displacement(p, z) for c, p, z
                                     in zip(self.channels, self._positions, self._zero)]),
@@ -469,10 +573,65 @@ class DynamixelBus:
                 logger.error('%s: hardware error: %s', self.name, self._fault)
         return True
 
+    def _down_servos(self, marker: np.ndarray, torque: np.ndarray, watchdog: np.ndarray,
+                     errors: np.ndarray) -> dict[int, str]:
+        """Return {ID: why} for the servos that lost what configure and enable set."""
+        armed = self.settings.bus_watchdog_units
+        down = {}
+        for k, servo_id in enumerate(self.ids):
+            if marker[k] != dxl.STATUS_RETURN_ALL:
+                # A lost indirect map reads its initial Indirect Data: 0, not the marker.
+                down[servo_id] = ('reset (a power cycle?): its RAM, the indirect map included, '
+                                  'is back at its initial values and its torque is off')
+            elif watchdog[k] == -1:
+                down[servo_id] = (f'its Bus Watchdog expired (no instruction for more than '
+                                  f'{self.settings.bus_watchdog:g} s): it stopped')
+            elif armed and self.firmware[servo_id] >= dxl.BUS_WATCHDOG_FIRMWARE \
+                    and watchdog[k] != armed:
+                down[servo_id] = (f'reset (a power cycle?): its Bus Watchdog reads '
+                                  f'{watchdog[k]}, not {armed}')
+            elif self._torque and not torque[k] and not errors[k]:
+                down[servo_id] = 'its torque went off without a hardware error (a power cycle?)'
+        return down
+
+    def _reboot_servos(self, request: _Reboot) -> None:
+        """Reboot ``request.ids`` (every torque off first), then configure every servo again."""
+        try:
+            self._set_torque(False)
+            for servo_id in request.ids:
+                for _ in range(WRITE_ATTEMPTS):
+                    result, error = self._handler.reboot(self._port, servo_id)
+                    if result == sdk.COMM_SUCCESS:
+                        break
+                if result != sdk.COMM_SUCCESS:
+                    raise BusError(f'servo ID {servo_id}: REBOOT failed '
+                                   f'({self._servos.why(result, error)})')
+            deadline = time.monotonic() + REBOOT_TIME
+            for servo_id in request.ids:
+                while self._handler.ping(self._port, servo_id)[1] != sdk.COMM_SUCCESS:
+                    if time.monotonic() > deadline:
+                        raise BusError(f'servo ID {servo_id} does not answer {REBOOT_TIME:g} s '
+                                       'after its reboot')
+            with self._lock:
+                self._down = self._down or self._enabled
+            self._configure()   # the same checks as configure, on every servo
+        except BusError as error:
+            request.message = f'reboot of servo ID {request.ids}: {error}'
+            request.done.set()
+            raise
+        request.ok = True
+        request.message = (f'rebooted servo ID {", ".join(map(str, request.ids))} and '
+                           'configured every servo again (model, firmware, settings read back); '
+                           'torque off until ~/resume')
+        logger.info('%s: %s', self.name, request.message)
+        request.done.set()
+
     def _lost(self, why: str) -> None:
         with self._lock:
-            if 'servo ID' in why and not self._fault:
+            if not self._fault and ('servo ID' in why or self._enabled):
                 self._fault = why
+            # The servos come back torque off, their zero unknown, until the owner recovers.
+            self._down = self._down or self._enabled
         logger.error('%s: %s; reconnecting', self.name, why)
         self._close(why)
 
@@ -480,7 +639,11 @@ class DynamixelBus:
         with self._lock:
             self._link.state = DISCONNECTED
             self._link.last_error = why
-            self._status = None
+            self._status = self._servo_read = None
+            request, self._reboot = self._reboot, None   # asked of a bus that is gone
+        if request is not None:
+            request.message = f'not rebooted: the bus closed ({why})'
+            request.done.set()
         if self._port is not None and self._port.is_open:
             try:
                 self._port.closePort()
@@ -508,49 +671,3 @@ def open_port(url: str, baudrate: int):
     except (OSError, ValueError) as error:   # SerialException: an OSError
         raise BusError(f'cannot open {url}: {error}') from None
     raise BusError(f'cannot open {url} at {baudrate} baud')
-
-
-# ------------------------------------------------------------------ tools (hardware command)
-
-
-def scan(url: str, baudrates: Sequence[int]) -> dict[int, dict[int, tuple[int, int]]]:
-    """
-    Broadcast-ping ``url`` at each rate: {baud: {ID: (model number, firmware)}}.
-
-    Raises BusError when the port cannot be opened (naming it).
-    """
-    found = {}
-    handler = sdk.PacketHandler(2.0)
-    for baud in baudrates:
-        port = open_port(url, baud)
-        try:
-            answers, result = handler.broadcastPing(port)
-        finally:
-            port.closePort()
-        if result == sdk.COMM_SUCCESS and answers:
-            found[baud] = {i: (model, firmware) for i, (model, firmware) in answers.items()}
-    return found
-
-
-def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_current: int,
-                     samples: int = 20, settle: float = 0.3) -> float:
-    """
-    Drive ``channel`` at ``goal_current`` [units]; return the mean Present Current [A].
-
-    The mean is over ``samples`` reads after ``settle`` [s], with the channel's direction
-    applied (current control, as configured by the bridge). The torque is switched off
-    again before returning. BusError names what failed.
-    """
-    bus = DynamixelBus(url, [channel], [np.inf], baudrate=baudrate)
-    try:
-        bus._connect()
-        bus._write(channel.servo_id, dxl.GOAL_CURRENT, goal_current)
-        bus._set_torque(True)
-        time.sleep(settle)
-        currents = []
-        for _ in range(samples):
-            value = bus._read_item(channel.servo_id, dxl.PRESENT_CURRENT)
-            currents.append(channel.direction * dxl.signed(value, 2) * dxl.CURRENT_UNIT)
-        return float(np.mean(currents))
-    finally:
-        bus._shutdown()

@@ -20,9 +20,12 @@ CR. The host sends ``M0`` (measured values of both outputs) and the controller
 answers ``M0,<value 1>,<value 2>``; a value is a sign (``+``/``-``) and seven
 characters, right-aligned with leading zeros and a decimal point whose place
 depends on the settings (``+01.2345`` mm); out of range is ``+FFFFFFF`` or
-``-FFFFFFF``. A command it cannot execute gets ``ER,<command>,<code>`` (00
-command error, 01 status error, 20 command length error, 21 parameter count
-error, 22 invalid parameter, 88 timeout, 99 other).
+``-FFFFFFF``, and ``XXXXXXXX`` (eight characters, no sign) is what the display
+shows as ``-------`` (an alarm, no target: "Measurement value format", page 5-6).
+Each of these is an invalid sample of that head, not a fault of the link. A
+command it cannot execute gets ``ER,<command>,<code>`` (00 command error, 01
+status error, 20 command length error, 21 parameter count error, 22 invalid
+parameter, 88 timeout, 99 other).
 
 Two heads on orthogonal axes of the sensor frame give the tip there
 (:class:`Heads`); :class:`KeyenceSensor` polls the controller at a rate, with a
@@ -51,6 +54,8 @@ logger = logging.getLogger(__name__)
 NAME = 'keyence-lkg'
 MEASURE = b'M0'
 OUT_OF_RANGE = 'FFFFFFF'
+#: The whole value when the display shows ``-------`` (alarm, no target).
+ALARM = 'XXXXXXXX'
 ERROR_CODES = {'00': 'command error', '01': 'status error', '20': 'command length error',
                '21': 'parameter count error', '22': 'invalid parameter error',
                '88': 'timeout error', '99': 'other error'}
@@ -71,7 +76,9 @@ def format_value(mm: float | None, decimals: int = 4) -> str:
 
 
 def parse_value(text: str) -> float | None:
-    """Read a value [mm]; None when out of range. KeyenceError if malformed."""
+    """Read a value [mm]; None when out of range or in alarm. KeyenceError if malformed."""
+    if text == ALARM:
+        return None
     if len(text) != 8 or text[0] not in '+-':
         raise KeyenceError(f'value {text!r}: not a sign and 7 characters')
     if text[1:] == OUT_OF_RANGE:
@@ -138,8 +145,8 @@ class KeyenceSensor:
     Poll an LK-G style controller for the tip; measurements wait in a bounded queue.
 
     A request unanswered within ``timeout`` [s] is counted (``lost``) and polled
-    again; a head out of range gives an invalid sample. The port is reopened with
-    back-off when it fails.
+    again; a head out of range or in alarm gives an invalid sample. The port is
+    reopened with back-off when it fails.
     """
 
     def __init__(self, url: str, heads: Heads, rate: float = 50.0, timeout: float = 0.05,

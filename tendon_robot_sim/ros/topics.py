@@ -136,6 +136,11 @@ DIAGNOSTICS = Topic(
     QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE),
     'hardware bridge', 'link health of the motor driver and the tip sensor, safety state')
+# Each servo's own state: few messages, each a change that matters, like /diagnostics; but
+# relative, so that it moves with the stack's namespace.
+TENDON_SERVOS = Topic(
+    'tendon/servos', DiagnosticArray, DIAGNOSTICS.qos, 'hardware bridge (dynamixel)',
+    'one status per servo, named after its tendon: torque, hardware error, bus watchdog')
 
 # The topic contract of the simulation stack (what the demo records).
 TOPICS = (TENDON_COMMAND, TENDON_SETPOINT, TENDON_STATE, TIP_POSE, BACKBONE_MARKERS, TF, CLOCK)
@@ -143,7 +148,7 @@ TOPICS = (TENDON_COMMAND, TENDON_SETPOINT, TENDON_STATE, TIP_POSE, BACKBONE_MARK
 EXPERIMENT_TOPICS = TOPICS + (
     TIP_MEASURED, TIP_TARGET, TENDON_DISPLACEMENT_COMMAND, TIP_WRENCH)
 # Every topic of this table.
-ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS,)
+ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS, TENDON_SERVOS)
 
 
 def find_topic(name: str) -> Topic | None:

@@ -28,7 +28,7 @@ from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol.devices import load_dynamixel_channels
 import yaml
 
-pytest.importorskip('dynamixel_sdk')
+sdk = pytest.importorskip('dynamixel_sdk')
 
 
 @pytest.fixture(scope='module')
@@ -37,7 +37,10 @@ def plant():
 
 
 @pytest.fixture
-def chain(plant, tmp_path):
+def chain(plant, tmp_path, monkeypatch):
+    # The emulated chain answers from a thread of this process, behind the GIL: allow it
+    # 100 ms (test/protocol/conftest.py says why).
+    monkeypatch.setattr(sdk.port_handler, 'LATENCY_TIMER', 100)
     # Servo 3 is an XM540-W270 with older firmware; each has its own true calibration.
     servos = [EmulatedServo(1, gain=80.0, offset=0.3), EmulatedServo(2, gain=95.0),
               EmulatedServo(3, model=1120, firmware=41, gain=110.0, offset=-0.2),

@@ -82,3 +82,30 @@ def test_the_poller_reads_the_tip_and_counts_out_of_range_and_silence(plant, tmp
     finally:
         sensor.stop()
         thread.stop()
+
+
+def test_the_alarm_value_is_an_invalid_sample_not_a_link_error(plant, tmp_path):
+    """
+    LK-G user manual, "Measurement value format" (page 5-6): ``-------`` -> ``XXXXXXXX``.
+
+    An alarm (no target) is an invalid sample of that head, like ``+FFFFFFF``; the link is
+    not to blame (no parse error), and the other head's value still reads.
+    """
+    assert keyence.parse_value('XXXXXXXX') is None
+    assert keyence.parse_measurement(b'M0,XXXXXXXX,+01.2345') == (None, pytest.approx(1.2345))
+    mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
+    controller = KeyenceController(plant, mount)
+    controller.alarm(0)
+    assert controller.receive(b'M0\r')[0].startswith(b'M0,XXXXXXXX,')
+    thread = DeviceThread(controller, PtyEndpoint(str(tmp_path / 'lkg')), 100.0).start()
+    sensor = keyence.KeyenceSensor(thread.endpoint.path, keyence.Heads(), rate=50.0).start()
+    try:
+        wait_for(lambda: sensor.statistics()[1].invalid >= 3, what='invalid samples')
+        link, samples = sensor.statistics()
+        assert link.parse_errors == 0 and link.last_error == ''
+        assert samples.invalid == samples.samples
+        controller.alarm(0, False)
+        wait_for(lambda: any(s.valid for s, _ in sensor.measurements()), what='valid again')
+    finally:
+        sensor.stop()
+        thread.stop()

@@ -1,0 +1,391 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+One emulated Dynamixel X-series servo: its control table, as the ROBOTIS e-Manual describes it.
+
+What it follows, page by page of the e-Manual:
+
+* the control tables of the XM430-W350, XM540-W270, XH430-W350 and XL430-W250 pages:
+  every item from 0 to 661 with its size, access and range, the initial values of the
+  EEPROM area (Return Delay Time 250, Temperature Limit 80 or 72, Current Limit of the
+  model ...) and of the RAM area, Indirect Address/Data 1-28 and 29-56; a model without
+  current control (XL430-W250) has no Current Limit (38) nor Goal Current (102), and its
+  126 is Present Load;
+* Protocol 2.0, Status Packet: Access Error for an item that is read-only, undefined, or
+  in the EEPROM area while the torque is on; Data Length Error for a write that cuts an
+  item; Data Range Error for a value outside its item's range; Data Limit Error for a Goal
+  Current beyond Current Limit (a Current Limit below the present Goal Current is taken:
+  the page describes no refusal, and the current then stays within the new limit);
+* Operating Mode: only 0, 1, 3, 4, 5 and 16 exist (XL430: 1, 3, 4, 16); a change resets
+  Goal PWM and Goal Current to PWM Limit and Current Limit, the profiles to 0 and the
+  gains to their initial values;
+* Drive Mode: Reverse inverts Goal and Present Position (on an X540 the current too);
+  Torque On by Goal Update (firmware 45 and later) switches the torque on when a goal is
+  written with the torque off;
+* Bus Watchdog (firmware 38 and later): with the torque on, an instruction interval longer
+  than its value (20 ms units) makes it read -1 and the servo stop; goal items then refuse
+  writes with Data Range Error until 0 is written to it. The page does not say what
+  "stop" is in each mode: here the current stops (current control: the tendon goes
+  slack) and the position modes hold where the servo was. The interval is judged at each
+  mechanics step, after the instructions waiting on the port are read, so an emulator
+  thread that waited for the GIL does not blame the host;
+* Reboot, and a power cycle: the RAM (torque, the indirect map) back at its initial
+  values, the EEPROM kept, Present Position within one turn again;
+* Shutdown (63): a Hardware Error Status bit of its default 52 switches the torque off
+  until a reboot.
+
+It does not delay its replies by the Return Delay Time.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+import time
+
+from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol import motor
+
+# N/m: gain of the emulated position loop of current-based position control (per mechanics
+# step; a tendon of the default robot draws in about 5 mm per N, so the loop halves the
+# position error each step)
+POSITION_GAIN = 100.0
+#: Hardware Error Status bits that switch the torque off (Shutdown, address 63, default).
+SHUTDOWN = 0x34
+#: Firmware from which Torque On by Goal Update (Drive Mode bit 3) works.
+TORQUE_ON_BY_GOAL_FIRMWARE = 45
+#: Entries kept in a servo's log of what it held with the torque on.
+LOG_LENGTH = 10000
+
+# The items of the X-series control table: (address, size, writable, low, high); a range of
+# None is checked elsewhere (it depends on another item) or not at all (read-only).
+_ITEMS = [
+    (0, 2, False, None, None), (2, 4, False, None, None), (6, 1, False, None, None),
+    (7, 1, True, 0, 252), (8, 1, True, 0, 7), (9, 1, True, 0, 254),
+    (10, 1, True, None, None), (11, 1, True, None, None), (12, 1, True, 0, 255),
+    (13, 1, True, 1, 2), (20, 4, True, -1044479, 1044479), (24, 4, True, 0, 1023),
+    (31, 1, True, 0, 100), (32, 2, True, 95, 300), (34, 2, True, 60, 300),
+    (36, 2, True, 0, 885), (38, 2, True, None, None), (44, 4, True, 0, 1023),
+    (48, 4, True, 0, 4095), (52, 4, True, 0, 4095), (63, 1, True, 0, 255),
+    (64, 1, True, 0, 1), (65, 1, True, 0, 1), (68, 1, True, 0, 2), (69, 1, False, None, None),
+    (70, 1, False, None, None), (76, 2, True, 0, 16383), (78, 2, True, 0, 16383),
+    (80, 2, True, 0, 16383), (82, 2, True, 0, 16383), (84, 2, True, 0, 16383),
+    (88, 2, True, 0, 16383), (90, 2, True, 0, 16383), (98, 1, True, 0, dxl.BUS_WATCHDOG_MAX),
+    (100, 2, True, None, None), (102, 2, True, None, None), (104, 4, True, None, None),
+    (108, 4, True, 0, 32767), (112, 4, True, 0, 32767), (116, 4, True, None, None),
+    (120, 2, False, None, None), (122, 1, False, None, None), (123, 1, False, None, None),
+    (124, 2, False, None, None), (126, 2, False, None, None), (128, 4, False, None, None),
+    (132, 4, False, None, None), (136, 4, False, None, None), (140, 4, False, None, None),
+    (144, 2, False, None, None), (146, 1, False, None, None),
+    *((a, 2, True, 64, dxl.TABLE_SIZE - 1) for a in range(168, 224, 2)),
+    *((a, 1, True, 0, 255) for a in range(224, 252)),
+    *((a, 2, True, 64, dxl.TABLE_SIZE - 1) for a in range(578, 634, 2)),
+    *((a, 1, True, 0, 255) for a in range(634, 662)),
+]
+#: Goal items, read-only while the Bus Watchdog reads -1.
+_GOALS = (dxl.GOAL_PWM[0], dxl.GOAL_CURRENT[0], 104, dxl.GOAL_POSITION[0])
+#: The Operating Modes a model without current control has.
+_NO_CURRENT_MODES = (dxl.VELOCITY_MODE, dxl.POSITION_MODE, dxl.EXTENDED_POSITION_MODE,
+                     dxl.PWM_MODE)
+#: RAM values an Operating Mode switch sets back (its page: the gains to their initial values).
+_GAINS = {76: 1920, 78: 100, 80: 0, 82: 0, 84: 800, 88: 0, 90: 0}
+
+
+class EmulatedServo:
+    """
+    One X-series servo: its control table and the tendon it pulls.
+
+    ``model`` is a model number of :data:`~tendon_robot_sim.protocol.dynamixel.MODELS`
+    (another answers pings as that number, with the XM430-W350's table); ``gain`` [N/A]
+    and ``offset`` [N] are the true current -> tension relation, ``pulley_radius`` [m] and
+    ``direction`` the tendon's winding, ``zero`` the Present Position [units] of the
+    unloaded tendon at the first power-on, ``drive_mode`` its Drive Mode from the factory
+    (or from whoever used it last).
+
+    ``held`` logs, after every instruction that leaves the torque on, what the servo then
+    holds: (Operating Mode, Goal Current, Goal Position), when it changed.
+    """
+
+    def __init__(self, servo_id: int, model: int = 1020, firmware: int = 46,
+                 pulley_radius: float = 0.015, direction: int = 1, gain: float = 100.0,
+                 offset: float = 0.0, zero: int = 2048, drive_mode: int = 0):
+        self.model, self.firmware = model, firmware
+        self.spec = dxl.MODELS.get(model, dxl.MODELS[1020])
+        self.pulley_radius, self.direction = pulley_radius, direction
+        self.gain, self.offset, self.zero = gain, offset, zero
+        self._displacement = self._tension = 0.0    # of the tendon, last step [m], [N]
+        self._turns_lost = 0      # Present Position units a restart forgot (whole turns)
+        self._stopped_at = 0.0    # displacement where an expired Bus Watchdog stopped it [m]
+        self._last_instruction = time.monotonic()
+        self._registered: tuple[int, bytes] | None = None   # REG_WRITE waiting for ACTION
+        current_items = (dxl.CURRENT_LIMIT[0], dxl.GOAL_CURRENT[0])
+        self.items = {a: (size, writable, low, high) for a, size, writable, low, high in _ITEMS
+                      if self.spec.current_limit or a not in current_items}
+        self._byte_item = {a + i: a for a, (size, *_) in self.items.items() for i in range(size)}
+        self.held: deque[tuple[int, int, int]] = deque(maxlen=LOG_LENGTH)
+        self.table = bytearray(dxl.TABLE_SIZE)
+        self.silent = False
+        self.off_until: float | None = None   # powered off until then (time.monotonic() s)
+        self._id = servo_id
+        self._factory(drive_mode)
+        self.reset()
+
+    def _factory(self, drive_mode: int) -> None:
+        """Fill the EEPROM area as it leaves the factory (the Initial Value column)."""
+        for item, value in ((dxl.ID, self._id), (dxl.BAUD_RATE, 1), (dxl.RETURN_DELAY_TIME, 250),
+                            (dxl.DRIVE_MODE, drive_mode), (dxl.OPERATING_MODE, 3), ((12, 1), 255),
+                            ((13, 1), 2), ((24, 4), 10),
+                            (dxl.TEMPERATURE_LIMIT, self.spec.temperature_limit),
+                            ((32, 2), 160), ((34, 2), 95), (dxl.PWM_LIMIT, 885),
+                            ((44, 4), 200), ((48, 4), 4095), (dxl.SHUTDOWN, SHUTDOWN)):
+            self._put(item, value)
+        if self.spec.current_limit:
+            self._put(dxl.CURRENT_LIMIT, self.spec.current_limit)
+
+    def reset(self) -> None:
+        """Set the RAM area as at power-on (REBOOT too); the EEPROM area keeps its values."""
+        self.table[dxl.RAM_START:] = bytes(dxl.TABLE_SIZE - dxl.RAM_START)
+        self._put(dxl.MODEL_NUMBER, self.model)
+        self._put(dxl.FIRMWARE_VERSION, self.firmware)
+        self._put(dxl.STATUS_RETURN_LEVEL, dxl.STATUS_RETURN_ALL)
+        for address, value in _GAINS.items():
+            self._put((address, 2), value)
+        self._put(dxl.GOAL_PWM, self.get(dxl.PWM_LIMIT))
+        if self.spec.current_limit:
+            self._put(dxl.GOAL_CURRENT, self.get(dxl.CURRENT_LIMIT))
+        for k in range(dxl.INDIRECT_COUNT):   # Indirect Address n = its own Indirect Data
+            self._put((dxl.INDIRECT_ADDRESS_1[0] + 2 * k, 2), dxl.INDIRECT_DATA_1[0] + k)
+            self._put((dxl.INDIRECT_ADDRESS_29[0] + 2 * k, 2), dxl.INDIRECT_DATA_29[0] + k)
+        self._registered = None
+        self.set_position(self._displacement)
+        self._put(dxl.GOAL_POSITION, self.get(dxl.PRESENT_POSITION, signed=True))
+
+    def restart(self) -> None:
+        """Power on again (after REBOOT or a power cycle): the multi-turn count is lost."""
+        absolute = self.get(dxl.PRESENT_POSITION, signed=True) * self._reverse() \
+            + self._turns_lost
+        self._turns_lost = absolute // 4096 * 4096   # Present Position back within one turn
+        self.table[dxl.HARDWARE_ERROR_STATUS[0]] = 0
+        self.reset()
+
+    @property
+    def servo_id(self) -> int:
+        """Return the ID in the control table (address 7)."""
+        return self.table[dxl.ID[0]]
+
+    def get(self, item: tuple[int, int], signed: bool = False) -> int:
+        address, size = item
+        value = int.from_bytes(self.table[address:address + size], 'little')
+        return dxl.signed(value, size) if signed else value
+
+    def _put(self, item: tuple[int, int], value: int) -> None:
+        address, size = item
+        self.table[address:address + size] = dxl.unsigned(int(value), size).to_bytes(
+            size, 'little')
+
+    def _resolve(self, address: int) -> int:
+        """Return the address an access to ``address`` reaches (Indirect Data -> its target)."""
+        for data, table in ((dxl.INDIRECT_DATA_1[0], dxl.INDIRECT_ADDRESS_1[0]),
+                            (dxl.INDIRECT_DATA_29[0], dxl.INDIRECT_ADDRESS_29[0])):
+            if 0 <= address - data < dxl.INDIRECT_COUNT:
+                return self.get((table + 2 * (address - data), 2))
+        return address
+
+    def _reverse(self, current: bool = False) -> int:
+        """-1 in Reverse mode (for the current only on a model whose current it inverts)."""
+        reverse = self.get(dxl.DRIVE_MODE) & dxl.DRIVE_REVERSE and (
+            not current or self.spec.reverse_current)
+        return -1 if reverse else 1
+
+    # ------------------------------------------------------------------ instructions
+
+    def instruction(self, now: float) -> None:
+        """Note an instruction to this servo at ``now`` [s]: the Bus Watchdog restarts."""
+        # Not judged here: an emulator thread that waited for the GIL reads late what the
+        # host sent in time. check_watchdog runs at each step, after the port is read.
+        self._last_instruction = now
+
+    def read(self, address: int, length: int) -> tuple[int, bytes]:
+        """(error number, data) of a READ of ``length`` bytes from ``address``."""
+        if length < 1 or address + length > dxl.TABLE_SIZE:
+            return dxl.ACCESS_ERROR, b''
+        return 0, bytes(self.table[self._resolve(a)] for a in range(address, address + length))
+
+    def write(self, address: int, data: bytes) -> int:
+        """WRITE ``data`` at ``address``; returns the error number (0: written)."""
+        if not data or address + len(data) > dxl.TABLE_SIZE:
+            return dxl.DATA_LENGTH_ERROR
+        targets = [self._resolve(a) for a in range(address, address + len(data))]
+        if any(t not in self._byte_item for t in targets):
+            return dxl.ACCESS_ERROR   # an address the model does not define
+        touched = {self._byte_item[t] for t in targets}
+        torque = self.table[dxl.TORQUE_ENABLE[0]]
+        if any(not self.items[a][1] or (a < dxl.RAM_START and torque) for a in touched):
+            return dxl.ACCESS_ERROR
+        indirect = targets != list(range(address, address + len(data)))
+        if not indirect and (address != self._byte_item[address]
+                             or sum(self.items[a][0] for a in touched) != len(data)):
+            return dxl.DATA_LENGTH_ERROR   # a write that cuts an item
+        new = bytearray(self.table)
+        for t, byte in zip(targets, data):
+            new[t] = byte
+        error = self._check(new, touched)
+        if error:
+            return error
+        self._commit(new, touched)
+        return 0
+
+    def _check(self, new: bytearray, touched: set[int]) -> int:
+        """Return the error number of the table ``new`` after writing the items ``touched``."""
+        def value(address: int, signed: bool = False) -> int:
+            size = self.items[address][0]
+            raw = int.from_bytes(new[address:address + size], 'little')
+            return dxl.signed(raw, size) if signed else raw
+        for address in sorted(touched):
+            size, _, low, high = self.items[address]
+            if low is not None and not low <= value(address, signed=low < 0) <= high:
+                return dxl.DATA_RANGE_ERROR
+        if self.get(dxl.BUS_WATCHDOG) == dxl.BUS_WATCHDOG_EXPIRED and touched & set(_GOALS):
+            return dxl.DATA_RANGE_ERROR   # goals are read-only until the watchdog is cleared
+        modes = dxl.OPERATING_MODES if self.spec.current_limit else _NO_CURRENT_MODES
+        if value(dxl.OPERATING_MODE[0]) not in modes:
+            return dxl.DATA_RANGE_ERROR
+        if value(dxl.DRIVE_MODE[0]) & ~self.spec.drive_bits:
+            return dxl.DATA_RANGE_ERROR
+        if self.spec.current_limit:
+            if value(dxl.CURRENT_LIMIT[0]) > self.spec.current_limit:
+                return dxl.DATA_RANGE_ERROR
+            if dxl.GOAL_CURRENT[0] in touched and \
+                    abs(value(dxl.GOAL_CURRENT[0], True)) > value(dxl.CURRENT_LIMIT[0]):
+                return dxl.DATA_LIMIT_ERROR
+        if dxl.GOAL_POSITION[0] in touched:
+            goal, mode = value(dxl.GOAL_POSITION[0], True), value(dxl.OPERATING_MODE[0])
+            if mode == dxl.POSITION_MODE and not value(52) <= goal <= value(48):
+                return dxl.DATA_LIMIT_ERROR
+            if abs(goal) > dxl.EXTENDED_POSITION_RANGE:
+                return dxl.DATA_RANGE_ERROR
+        if new[dxl.TORQUE_ENABLE[0]] and self.get(dxl.HARDWARE_ERROR_STATUS) & SHUTDOWN:
+            return dxl.RESULT_FAIL   # torque stays off until REBOOT
+        return 0
+
+    def _commit(self, new: bytearray, touched: set[int]) -> None:
+        mode_changed = new[dxl.OPERATING_MODE[0]] != self.table[dxl.OPERATING_MODE[0]]
+        self.table[:] = new
+        if mode_changed:   # Operating Mode page: goals, profiles and gains are reset
+            self._put(dxl.GOAL_PWM, self.get(dxl.PWM_LIMIT))
+            if self.spec.current_limit:
+                self._put(dxl.GOAL_CURRENT, self.get(dxl.CURRENT_LIMIT))
+            self._put(dxl.PROFILE_ACCELERATION, 0)
+            self._put(dxl.PROFILE_VELOCITY, 0)
+            for address, gain in _GAINS.items():
+                self._put((address, 2), gain)
+        if (touched & set(_GOALS) and not self.get(dxl.TORQUE_ENABLE)
+                and self.get(dxl.DRIVE_MODE) & dxl.DRIVE_TORQUE_ON_BY_GOAL
+                and self.firmware >= TORQUE_ON_BY_GOAL_FIRMWARE):
+            self._put(dxl.TORQUE_ENABLE, 1)   # Drive Mode: Torque On by Goal Update
+        self.log_held()
+
+    def register(self, address: int, data: bytes) -> int:
+        """Keep a write for ACTION (REG WRITE); returns the error number."""
+        if not data or address + len(data) > dxl.TABLE_SIZE:
+            return dxl.DATA_LENGTH_ERROR
+        self._registered = (address, bytes(data))
+        self._put(dxl.REGISTERED_INSTRUCTION, 1)
+        return 0
+
+    def action(self) -> int:
+        """Do the registered write (ACTION); Instruction Error if none was registered."""
+        if self._registered is None:
+            return dxl.INSTRUCTION_ERROR
+        (address, data), self._registered = self._registered, None
+        self._put(dxl.REGISTERED_INSTRUCTION, 0)
+        return self.write(address, data)
+
+    def error_byte(self, error: int) -> int:
+        return error | (dxl.ALERT if self.get(dxl.HARDWARE_ERROR_STATUS) else 0)
+
+    def log_held(self) -> None:
+        """Log what the servo holds if its torque is on (and it changed)."""
+        if self.get(dxl.TORQUE_ENABLE):
+            held = (self.get(dxl.OPERATING_MODE), self.get(dxl.GOAL_CURRENT, signed=True),
+                    self.get(dxl.GOAL_POSITION, signed=True))
+            if not self.held or self.held[-1] != held:
+                self.held.append(held)
+
+    # ------------------------------------------------------------------ the motor
+
+    def check_watchdog(self, now: float) -> None:
+        """Expire the Bus Watchdog if the torque is on and no instruction came for its time."""
+        armed = self.get(dxl.BUS_WATCHDOG)
+        if (self.get(dxl.TORQUE_ENABLE) and 0 < armed <= dxl.BUS_WATCHDOG_MAX
+                and now - self._last_instruction > armed * dxl.BUS_WATCHDOG_UNIT):
+            self._put(dxl.BUS_WATCHDOG, dxl.BUS_WATCHDOG_EXPIRED)
+            self._stopped_at = self._displacement
+
+    def set_position(self, displacement: float, velocity: float = 0.0) -> None:
+        """Present Position/Velocity from the tendon's displacement [m] and velocity [m/s]."""
+        self._displacement = displacement
+        angle = self.direction * displacement / self.pulley_radius
+        absolute = self.zero + round(angle / dxl.POSITION_UNIT)
+        self._put(dxl.PRESENT_POSITION, self._reverse() * (absolute - self._turns_lost))
+        rate = self.direction * velocity / self.pulley_radius
+        self._put(dxl.PRESENT_VELOCITY, self._reverse() * round(rate / dxl.VELOCITY_UNIT))
+
+    def set_hardware_error(self, bits: int) -> None:
+        self._put(dxl.HARDWARE_ERROR_STATUS, bits)
+        if bits & SHUTDOWN:
+            self._put(dxl.TORQUE_ENABLE, 0)
+
+    def _goal_displacement(self) -> float:
+        """Return the displacement [m] Goal Position asks for."""
+        absolute = self._reverse() * self.get(dxl.GOAL_POSITION, signed=True) + self._turns_lost
+        return self.direction * (absolute - self.zero) * dxl.POSITION_UNIT * self.pulley_radius
+
+    def target(self) -> tuple[str, float]:
+        """(mode, target) the servo drives its tendon to: tension [N] or displacement [m]."""
+        if not self.get(dxl.TORQUE_ENABLE) or self.off_until is not None:
+            return motor.TENSION, 0.0   # back-drivable: the tendon goes slack
+        mode = self.get(dxl.OPERATING_MODE)
+        stopped = self.get(dxl.BUS_WATCHDOG) == dxl.BUS_WATCHDOG_EXPIRED
+        if mode == dxl.EXTENDED_POSITION_MODE:
+            return motor.DISPLACEMENT, self._stopped_at if stopped else self._goal_displacement()
+        if not self.spec.current_limit:
+            return motor.TENSION, 0.0
+        limit = self.get(dxl.CURRENT_LIMIT)
+        goal = max(-limit, min(limit, self.get(dxl.GOAL_CURRENT, signed=True)))
+        if mode == dxl.CURRENT_MODE:
+            if stopped:
+                return motor.TENSION, 0.0   # no current: the tendon goes slack
+            current = self.direction * self._reverse(current=True) * goal * dxl.CURRENT_UNIT
+            return motor.TENSION, max(0.0, self.gain * current + self.offset)
+        if mode == dxl.CURRENT_BASED_POSITION_MODE:
+            # A position loop whose current is bounded by |Goal Current|: it pulls harder
+            # while the tendon is short of the Goal Position and eases off beyond it, never
+            # above the bound, so the tendon stops at the goal when holding it there takes
+            # less than the bound, and pays out when the bound drops below the load.
+            bound = max(0.0, self.gain * abs(goal) * dxl.CURRENT_UNIT + self.offset)
+            aim = self._stopped_at if stopped else self._goal_displacement()
+            wanted = self._tension + POSITION_GAIN * (aim - self._displacement)
+            return motor.TENSION, min(bound, max(0.0, wanted))
+        return motor.TENSION, 0.0   # the modes a tendon servo does not use hold no tension
+
+    def set_current(self, tension: float) -> None:
+        """Present Current [units] that holds ``tension`` [N] (0 with torque off)."""
+        self._tension = tension
+        if not self.get(dxl.TORQUE_ENABLE) or not self.spec.current_limit:
+            self._put(dxl.PRESENT_CURRENT, 0)
+            return
+        amps = (tension - self.offset) / self.gain
+        sign = self.direction * self._reverse(current=True)
+        self._put(dxl.PRESENT_CURRENT, round(sign * amps / dxl.CURRENT_UNIT))

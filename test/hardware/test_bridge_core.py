@@ -1,0 +1,177 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The hardware bridge's logic without ROS: the package's motor driver and the emulator on a pty.
+
+The command timer is :meth:`BridgeCore.tick`, called here between the polls of each wait.
+"""
+
+from dataclasses import replace
+import re
+import time
+
+import numpy as np
+import pytest
+from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.hardware.bridge import (BridgeCore, BridgeSettings, ERROR, OK,
+                                              SetpointError, start_device, WARN)
+from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.protocol import motor
+from tendon_robot_sim.protocol.drivers import MotorDriver
+from tendon_robot_sim.protocol.mounting import sensor_mount
+from waiting import wait_for
+
+ROBOT = load_robot(default_robot_file())
+NAMES = ROBOT.tendon_names
+PRETENSION = 0.5   # N
+WATCHDOG = 0.3     # s
+
+
+@pytest.fixture
+def core(tmp_path):
+    """Yield (a started core on the package's motor driver, the emulated rig behind it)."""
+    mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf')
+    with EmulatedRig(ROBOT, mount, PtyEndpoint(str(tmp_path / 'motors')), None,
+                     time_constant=0.02) as rig:
+        settings = BridgeSettings(
+            tuple(NAMES), ROBOT.max_tensions, PRETENSION, -0.01, 0.02, WATCHDOG, 100.0, 10.0,
+            0.01, 0.5, 0.5, 0.2, 0.5, 1.2 * ROBOT.rod.length)
+        bridge = BridgeCore(settings, mount)
+        motors = MotorDriver(rig.path('motors'), len(NAMES), ack_timeout=0.05,
+                             resend_on_reconnect=False)
+        bridge.attach(motors, None)
+        assert start_device(motors, 2.0) == ''
+        try:
+            yield bridge, rig
+        finally:
+            bridge.release()
+
+
+def ticking(bridge, events=None):
+    """Return a ``between`` for wait_for that runs the command timer every 10 ms."""
+    def tick():
+        found = bridge.tick(time.monotonic())
+        if events is not None:
+            events.extend(found)
+        time.sleep(0.01)
+    return tick
+
+
+def following(bridge, rig, effort) -> None:
+    """Activate ``bridge``, give it ``effort`` [N] and wait until the device applied it."""
+    bridge.activate(time.monotonic())
+    bridge.accept(NAMES, effort, [], time.monotonic())
+    wait_for(lambda: applied(rig) == tuple(effort), what='the setpoint',
+             between=ticking(bridge))
+
+
+def applied(rig):
+    command = rig.motor.applied[-1] if rig.motor.applied else None
+    return command.tensions if isinstance(command, motor.SetTensions) else None
+
+
+def test_an_out_of_range_setpoint_is_rejected_whole_and_the_last_valid_one_kept(core):
+    """Issue 29 item 10: rejected with a reason, never clamped onto the wire."""
+    bridge, rig = core
+    following(bridge, rig, [2.0, 0.5, 0.5, 0.5])
+    for effort, position, message in (
+            ([1e12, 0.5, 0.5, 0.5], [], 't0 1e+12 N (limits 0.5 .. 20 N)'),
+            ([-1.0, 0.5, 0.5, 0.5], [], 't0 -1 N (limits 0.5 .. 20 N)'),
+            ([], [0.5, 0.0, 0.0, 0.0], 't0 0.5 m (limits -0.01 .. 0.02 m)')):
+        with pytest.raises(SetpointError, match=re.escape(message)) as error:
+            bridge.accept(NAMES, effort, position, time.monotonic())
+        assert error.value.kind == 'out of range'
+    # A controller streaming bad setpoints between good ones: only the good ones go out.
+    for k in range(20):
+        fed = time.monotonic()
+        bridge.accept(NAMES, [2.0, 0.5, 0.5, 0.5], [], fed)
+        with pytest.raises(SetpointError):
+            bridge.accept(NAMES, [1e12, 0.5, 0.5, 0.5], [], time.monotonic())
+        bridge.tick(time.monotonic())
+        time.sleep(0.01)
+    assert max(max(c.tensions) for c in rig.motor.received) <= 2.0
+    assert bridge.rejected == 23
+    # Bad setpoints alone do not feed the watchdog.
+
+    def bad_and_tick():
+        with pytest.raises(SetpointError):
+            bridge.accept(NAMES, [1e12, 0.5, 0.5, 0.5], [], time.monotonic())
+        ticking(bridge)()
+    wait_for(lambda: applied(rig) == (PRETENSION,) * 4, what='the safe state',
+             between=bad_and_tick)
+    assert time.monotonic() - fed >= WATCHDOG
+    # A tension between 0 and the pretension means relaxed: the pretension, no rejection.
+    bridge.accept(NAMES, [0.2, 0.5, 0.5, 0.5], [], time.monotonic())
+    assert bridge.setpoint[1].tolist() == [PRETENSION, 0.5, 0.5, 0.5]
+
+
+def test_setpoints_are_ramped_from_the_device_and_the_watchdog_relaxes_in_one_step(core):
+    bridge, rig = core
+    bridge.activate(time.monotonic())
+    wanted = (4.0, 0.5, 0.5, 0.5)
+    events = []
+    start = time.monotonic()
+    bridge.accept(NAMES, list(wanted), [], start)
+
+    fed = [start]
+
+    def feed():   # a controller streaming, and the command timer
+        fed[0] = time.monotonic()
+        bridge.accept(NAMES, list(wanted), [], fed[0])
+        ticking(bridge, events)()
+    wait_for(lambda: applied(rig) == wanted, what='the ramp', between=feed)
+    rises = np.diff([c.tensions[0] for c in rig.motor.applied])
+    assert rises.max() <= 10.0 * 2 / 100.0 + 1e-3    # 10 N/s, at most two periods a step
+    assert time.monotonic() - start > (4.0 - 0.5) / 10.0 * 0.9
+    wait_for(lambda: applied(rig) == (PRETENSION,) * 4, what='the safe state',
+             between=ticking(bridge, events))
+    assert WATCHDOG <= time.monotonic() - fed[0] < WATCHDOG + 0.3
+    assert [e.kind for e in events if e.level == 'warning'] == ['watchdog']
+    assert bridge.safety_diagnostics(time.monotonic()).level == WARN
+
+
+def test_stop_latches_until_resume_and_a_lasting_implausible_reading_latches_a_fault(core):
+    bridge, rig = core
+    following(bridge, rig, [1.0, 0.5, 0.5, 0.5])
+    assert bridge.stop(time.monotonic()).startswith('safe state commanded')
+    wait_for(lambda: applied(rig) == (PRETENSION,) * 4, what='the safe state',
+             between=ticking(bridge))
+    bridge.accept(NAMES, [3.0, 0.5, 0.5, 0.5], [], time.monotonic())   # ignored: stopped
+    assert bridge.setpoint is None
+    assert bridge.resume(time.monotonic()).startswith('resumed')
+    # 900 N on a tendon rated 20 N: not a status to publish, and after 0.5 s a fault.
+    advance = type(rig.motor).advance
+    rig.motor.advance = lambda now: [replace(s, tension=900.0) if s.channel == 0 else s
+                                     for s in advance(rig.motor, now)]
+    events, published = [], []
+
+    def sample_and_tick():
+        status, found = bridge.motor_status(time.monotonic())
+        published.append(status)
+        events.extend(found)
+        ticking(bridge, events)()
+    wait_for(lambda: bridge.fault, what='the fault', between=sample_and_tick)
+    assert bridge.stopped and 'implausible tension t0 900 N' in bridge.fault
+    assert all(s is None or s.tensions[0] < 20.0 for s in published)   # never 900 N
+    assert [e.level for e in events].count('error') == 1
+    motors = bridge.motor_diagnostics(time.monotonic())
+    assert motors.level == ERROR and motors.message.startswith('fault, stopped')
+    rig.motor.advance = lambda now: advance(rig.motor, now)
+    wait_for(lambda: bridge.motor_status(time.monotonic())[0] is not None,
+             what='plausible again', between=ticking(bridge))
+    bridge.resume(time.monotonic())
+    assert bridge.motor_diagnostics(time.monotonic()).level == OK

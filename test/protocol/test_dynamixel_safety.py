@@ -1,0 +1,253 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The Dynamixel bus on a real bench (issue 28): what the e-Manual says a servo does, handled.
+
+ROBOTIS's SDK against the emulated chain over a pseudo-terminal; the emulated servos follow
+the e-Manual pages each test names (test/emulator/test_dynamixel_control_table.py checks
+them against it).
+"""
+
+import time
+
+import numpy as np
+import pytest
+from tendon_robot_sim.emulator.dynamixel import EmulatedServo
+from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.drivers import DELIVERED
+
+pytest.importorskip('dynamixel_sdk')
+from test_dynamixel_bus import CHANNELS, MAX  # noqa: E402
+from waiting import wait_for  # noqa: E402
+
+
+def delivered(bus, seq):
+    wait_for(lambda: bus.delivery(seq) == DELIVERED, what=f'command {seq} delivered')
+
+
+def test_at_a_mode_switch_the_torque_never_comes_on_under_a_goal_not_commanded(rig, buses):
+    """
+    Operating Mode page: a switch resets Goal Current to Current Limit and the profiles to 0.
+
+    Every state a servo holds with its torque on, through tension -> displacement -> tension,
+    is one the bus commanded: never Current Limit (1193 units, 3.2 A) on a tendon, never the
+    Goal Position of before the switch.
+    """
+    chain, thread = rig()
+    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_tensions([3.0, 0.5, 0.5, 0.5]))
+    displacements = [[0.004, 0.0, 0.0, 0.0], [0.006, 0.001, 0.0, 0.0]]
+    for d in displacements:
+        delivered(bus, bus.command_displacements(d))
+    delivered(bus, bus.command_tensions([2.0, 0.5, 0.5, 0.5]))
+    zero = bus._zero
+    for k, servo in enumerate(chain.servos):
+        currents = {round(t / 100.0 / dxl.CURRENT_UNIT) for t in (0.5, 3.0, 2.0)}
+        positions = {CHANNELS[k].goal_position(d[k], int(zero[k])) for d in displacements}
+        for mode, current, position in servo.held:
+            if mode == dxl.CURRENT_MODE:
+                assert current in currents, (k, servo.held)
+            else:
+                assert mode == dxl.EXTENDED_POSITION_MODE and position in positions, (
+                    k, servo.held)
+        assert [m for m, _, _ in servo.held].count(dxl.EXTENDED_POSITION_MODE) >= 1
+
+
+def test_a_power_cycled_servo_is_a_fault_and_comes_back_only_through_recover(rig, buses):
+    """
+    Control table (RAM initial values; Present Position within one turn after a power-on).
+
+    A short outage, behind a running bus: the servo is named, every torque goes off and
+    stays off, no displacement is reported; recover() takes a new zero. A long one (a
+    reconnect) ends the same way.
+    """
+    servos = [EmulatedServo(1), EmulatedServo(2, zero=2048 + 3 * 4096), EmulatedServo(3),
+              EmulatedServo(4)]
+    chain, thread = rig(servos)
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_tensions([0.5, 2.0, 0.5, 0.5]))
+    wait_for(lambda: (s := bus.status()) and s.displacements[1] > 1e-3, what='t1 drawn in')
+    for down_time in (0.0, 1.0):
+        chain.power_cycle(2, down_time)
+        wait_for(lambda: 'servo ID 2' in bus.fault(), what='the fault')
+        assert 'reset' in bus.fault() or 'lost' in bus.fault()
+        wait_for(lambda: bus.statistics()[0].state == 'connected' and not any(
+            s.get(dxl.TORQUE_ENABLE) for s in servos), timeout=10.0, what='configured again')
+        time.sleep(0.2)
+        assert not any(s.get(dxl.TORQUE_ENABLE) for s in servos), 'torque came back by itself'
+        assert bus.status() is None, 'a displacement from a zero that is gone'
+        assert servos[1].get(dxl.INDIRECT_ADDRESS_1) == dxl.STATUS_RETURN_LEVEL[0]
+        bus.clear_fault()
+        bus.recover()
+        wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in servos), what='torque on')
+        status = wait_for(bus.status, what='a status from the new zero')
+        # From the new zero: the few mm 2 N draw in, not whole turns (94 mm each).
+        assert abs(status.displacements[1]) < 0.01
+        delivered(bus, bus.command_tensions([0.5, 2.0, 0.5, 0.5]))
+        assert bus.fault() == ''
+
+
+def test_a_dead_host_leaves_the_tendons_relaxed_by_the_servos_own_watchdog(rig, buses):
+    """
+    Bus Watchdog page: armed at configure; a host that stops sending stops every servo.
+
+    In current control the stopped servo holds no current: the tendon goes slack.
+    """
+    chain, thread = rig()
+    settings = dxl.BusSettings(bus_watchdog=0.3)
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, settings=settings)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    assert [s.get(dxl.BUS_WATCHDOG) for s in chain.servos] == [15] * 4
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_tensions([3.0, 0.5, 0.5, 0.5]))
+    wait_for(lambda: abs(bus.status().tensions[0] - 3.0) < 0.3, what='3 N on t0')
+    bus._shutdown = lambda: None   # the host dies: no torque off, no goodbye
+    bus.stop()
+    wait_for(lambda: all(s.get(dxl.BUS_WATCHDOG, signed=True) == -1 for s in chain.servos),
+             what='every watchdog to expire')
+    wait_for(lambda: chain.mechanics.tensions[0] < 0.05, what='t0 relaxed')
+
+
+def test_a_stalled_host_finds_the_watchdog_expired_and_stops_with_the_servo_named(rig, buses):
+    """Bus Watchdog page: -1 after the interval; the bus reports it and the torque stays off."""
+    chain, thread = rig()
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2),
+                settings=dxl.BusSettings(bus_watchdog=0.3))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
+    with bus._lock:   # the I/O thread waits here: no instruction for 1 s
+        time.sleep(1.0)
+    wait_for(lambda: 'Bus Watchdog expired' in bus.fault(), what='the expired watchdog')
+    wait_for(lambda: bus.connected, what='configured again')
+    assert [s.get(dxl.BUS_WATCHDOG) for s in chain.servos] == [15] * 4   # cleared, re-armed
+    assert not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos)
+
+
+def test_firmware_without_bus_watchdog_is_refused_unless_the_bus_file_turns_it_off(rig, buses):
+    """Bus Watchdog page: 'available from firmware v38'."""
+    def servos():
+        return [EmulatedServo(1), EmulatedServo(2, firmware=37), EmulatedServo(3),
+                EmulatedServo(4)]
+    _, thread = rig(servos())
+    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    wait_for(lambda: 'servo ID 2 has firmware v37, which has no Bus Watchdog'
+             in bus.statistics()[0].last_error, what='configure to refuse servo 2')
+    assert not bus.connected
+    chain, thread = rig(servos())
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, settings=dxl.BusSettings(bus_watchdog=0))
+    wait_for(lambda: bus.connected, what='the bus to connect without a watchdog')
+    assert [s.get(dxl.BUS_WATCHDOG) for s in chain.servos] == [0] * 4
+
+
+@pytest.mark.parametrize('model, limit, message', [
+    (1060, None, 'servo ID 4 is an XL430-W250 (model 1060): it has no current control'),
+    (1000, 3.209, 'servo ID 4 (XH430-W350): current_limit 3.209 A (1192 units) is above its '
+                  'Current Limit range, at most 648 units (1.743 A)'),
+])
+def test_a_model_that_cannot_hold_the_tension_is_refused_naming_servo_and_model(
+        rig, buses, model, limit, message):
+    """XL430-W250 page: no Current Limit (38) nor Goal Current (102); XH430: 0 ~ 648."""
+    _, thread = rig([EmulatedServo(1), EmulatedServo(2), EmulatedServo(3),
+                     EmulatedServo(4, model=model)])
+    channels = [*CHANNELS[:3], dxl.ServoChannel(4, 0.015, current_limit=limit)]
+    bus = buses(thread.endpoint.path, channels, MAX)
+    wait_for(lambda: message in bus.statistics()[0].last_error, what='configure to refuse')
+    assert not bus.connected
+
+
+def test_an_xh430_without_a_current_limit_in_the_bus_file_gets_its_own_largest(rig, buses):
+    """XH430-W350 page: Current Limit 0 ~ 648."""
+    chain, thread = rig([EmulatedServo(k, model=1000) for k in (1, 2, 3, 4)])
+    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    assert [s.get(dxl.CURRENT_LIMIT) for s in chain.servos] == [648] * 4
+
+
+def test_a_servo_left_in_reverse_is_set_to_the_bus_files_drive_mode(rig, buses):
+    """Drive Mode page: Reverse inverts Goal/Present Position; the channel's direction rules."""
+    servos = [EmulatedServo(1, drive_mode=dxl.DRIVE_REVERSE), EmulatedServo(2),
+              EmulatedServo(3), EmulatedServo(4)]
+    chain, thread = rig(servos)
+    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    assert servos[0].get(dxl.DRIVE_MODE) == 0
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_tensions([3.0, 0.5, 0.5, 0.5]))
+    status = wait_for(lambda: (s := bus.status()) and s.displacements[0] > 1e-3 and s,
+                      what='t0 drawn in, positive as the direction convention says')
+    assert np.argmax(status.displacements) == 0
+
+
+def test_control_table_items_of_the_bus_file_are_written_checked_and_kept_over_switches(
+        rig, buses):
+    """Operating Mode page (the profiles reset at a switch); Return Delay Time, profiles."""
+    chain, thread = rig()
+    items = (('drive_mode', 0), ('position_p_gain', 900), ('profile_velocity', 50),
+             ('return_delay_time', 0))
+    channels = [dxl.ServoChannel(c.servo_id, 0.015, control_table=items) for c in CHANNELS]
+    bus = buses(thread.endpoint.path, channels, MAX)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    for servo in chain.servos:
+        assert (servo.get(dxl.RETURN_DELAY_TIME), servo.get((84, 2)),
+                servo.get(dxl.PROFILE_VELOCITY)) == (0, 900, 50)
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_displacements([0.002, 0.0, 0.0, 0.0]))
+    # The switch reset them; they were written again before the torque came on.
+    assert all(s.get(dxl.PROFILE_VELOCITY) == 50 and s.get((84, 2)) == 900
+               for s in chain.servos)
+
+
+class ForgetfulServo(EmulatedServo):
+    """A servo that answers a write of Return Delay Time without keeping it."""
+
+    def write(self, address, data):
+        return 0 if address == dxl.RETURN_DELAY_TIME[0] else super().write(address, data)
+
+
+def test_an_item_that_does_not_read_back_as_written_refuses_configure(rig, buses):
+    _, thread = rig([ForgetfulServo(1), EmulatedServo(2), EmulatedServo(3), EmulatedServo(4)])
+    channels = [dxl.ServoChannel(c.servo_id, 0.015,
+                                 control_table=(('drive_mode', 0), ('return_delay_time', 0)))
+                for c in CHANNELS]
+    bus = buses(thread.endpoint.path, channels, MAX)
+    wait_for(lambda: 'servo ID 1: control_table.return_delay_time: wrote 0, reads 250'
+             in bus.statistics()[0].last_error, what='configure to refuse')
+
+
+def test_reboot_of_a_servo_in_hardware_error_checks_it_again_and_waits_for_recover(rig, buses):
+    """Protocol 2.0 page, Reboot; Shutdown: the torque of a servo in error stays off."""
+    chain, thread = rig()
+    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
+    assert bus.reboot(5.0) == (False, 'no servo reports a hardware error: nothing rebooted')
+    chain.set_hardware_error(3, 1 << 5)
+    wait_for(bus.fault, what='the overload')
+    done, message = bus.reboot(5.0)
+    assert done and message.startswith('rebooted servo ID 3'), message
+    assert chain.servos[2].get(dxl.HARDWARE_ERROR_STATUS) == 0
+    assert chain.servos[2].get(dxl.INDIRECT_ADDRESS_1) == dxl.STATUS_RETURN_LEVEL[0]
+    time.sleep(0.2)
+    assert not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos)
+    bus.clear_fault()
+    bus.recover()
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
+    assert bus.fault() == ''
