@@ -45,7 +45,7 @@ from tendon_robot_sim.commands import (command_error, CommandError, NoResultErro
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.pcr.kinetostatics import helix, PcrSolver
+from tendon_robot_sim.models.pcr.kinetostatics import helix, PcrSolver, rigid_inverse
 from tendon_robot_sim.models.pcr.robot import COMPAT, default_pcr_file, load_pcr_robot
 from tendon_robot_sim.models.pcr.stiffness import stiffness, stiffness_by_differences
 from tendon_robot_sim.models.pcr.studies import (compression_study, helix_study,
@@ -219,8 +219,29 @@ def _stiffness(args, robot) -> int:
 
 
 def _branches(sweep, unit: str, scale: float = 1.0) -> list[str]:
-    return [b.describe(unit, scale) + ('' if b.index else ' (from the first sample)')
-            for b in sweep.branches]
+    return [b.describe(unit, scale) for b in sweep.branches]
+
+
+def _check_reach(robot, positions, yaws, option: str) -> None:
+    """
+    Raise NoResultError before any work when the rigid-link robot reaches none of the poses.
+
+    A cold solve starts from the rigid-link solution and gives up where there is none
+    (docs/pcr.md), so no sample of such a study could be solved.
+    """
+    for position, yaw in zip(positions, yaws):
+        if np.all(np.isfinite(rigid_inverse(robot, position, (0.0, 0.0, yaw)))):
+            return
+    raise NoResultError(f'{option}: out of reach of the robot at every sample (even of its '
+                        'rigid-link version)')
+
+
+def _unsolved(values, solved, unit: str) -> None:
+    if not solved.all():
+        missing = ', '.join(f'{v:g}' for v in values[~solved][:12])
+        more = ', ...' if (~solved).sum() > 12 else ''
+        print(f'no solution found at {missing}{more} {unit}: no branch followed reaches them '
+              'and cold starts find none')
 
 
 def _sweep(args, robot) -> int:
@@ -231,6 +252,7 @@ def _sweep(args, robot) -> int:
             raise CommandError(f'--yaw: within [-{MAX_YAW_DEG:g}, {MAX_YAW_DEG:g}] deg, got '
                                f'{args.yaw!r}')
         out = output_folder(args.out, '--out', ('rotation.csv', 'rotation.png'))
+        _check_reach(robot, [position] * yaws.size, np.radians(yaws), '--position')
         sweep = rotation_sweep(robot, np.radians(yaws), position)
         if not sweep.converged.any():
             raise NoResultError(f'--yaw: no inverse solution at any yaw of {args.yaw!r}')
@@ -245,6 +267,7 @@ def _sweep(args, robot) -> int:
                    'unstable_from_deg': float(unstable[0]) if unstable.size else None}
         print(f'{summary["solved"]} of {yaws.size} yaw angles solved; '
               + '; '.join(_branches(sweep, 'deg', 180.0 / math.pi)))
+        _unsolved(yaws, sweep.converged, 'deg')
         if unstable.size:
             print(f'unstable with the motors held from {unstable[0]:g} deg (sampled)')
         print(f'wrote {out / "rotation.csv"} and {out / "rotation.png"}')
@@ -254,6 +277,7 @@ def _sweep(args, robot) -> int:
             raise CommandError(f'--force: downward forces within [0, {MAX_FORCE:g}] N, got '
                                f'{args.force!r}')
         out = output_folder(args.out, '--out', ('compression.csv', 'compression.png'))
+        _check_reach(robot, [position], [0.0], '--position')
         study = compression_study(robot, forces, position)
         if not study.inverse.converged.any():
             raise NoResultError(f'--force: no inverse solution at any force of {args.force!r}')
@@ -270,6 +294,7 @@ def _sweep(args, robot) -> int:
                    'held_fitted_stiffness': study.fitted_stiffness}
         print(f'{summary["solved"]} of {forces.size} forces solved (motors hold the platform); '
               + '; '.join(_branches(study.inverse, 'N')))
+        _unsolved(forces, study.inverse.converged, 'N')
         print(f'largest force with a solution: {study.largest_force:.2f} N')
         if held.branches:
             print(f'motors held at their unloaded angles: solved up to '
@@ -285,6 +310,7 @@ def _trajectory(args, robot) -> int:
     force = np.asarray(parse_vector(args.force, '--force'))
     points = helix(args.points, args.radius, (low, high), args.turns)
     out = output_folder(args.out, '--out', ('helix.csv', 'helix.png'))
+    _check_reach(robot, points, np.zeros(len(points)), '--helix')
     study = helix_study(robot, points, force)
     errors = study.errors
     solved = np.isfinite(errors)

@@ -579,30 +579,6 @@ class PcrSolver:
             evaluations=int(self._totals[1]), solve_time=time.perf_counter() - start)
 
 
-def compression_sweep(solver: PcrSolver, forces, position=(0.0, 0.0, 0.4)):
-    """
-    Run inverse solves at ``position`` under increasing downward forces [N].
-
-    Each is warm-started from the last, as in the paper's axial stiffness study
-    (Sec. 4, Fig. 4a).
-
-    Returns
-    -------
-    results : list of PcrResult
-        One per force up to the first that fails.
-    error : ConvergenceError or None
-        Why the sweep stopped (its message names the force), None if every force converged.
-
-    """
-    results = []
-    for force in forces:
-        try:
-            results.append(solver.inverse(position, force=(0.0, 0.0, -float(force))))
-        except ConvergenceError as error:
-            return results, error
-    return results, None
-
-
 def helix(points: int = 500, radius: float = 0.25, heights=(0.40, 0.55),
           turns: float = 1.0) -> np.ndarray:
     """

@@ -74,10 +74,10 @@ class Branch:
     high_end: bool = False     # False: it was followed to the sweep's bound only
 
     def describe(self, unit: str, scale: float = 1.0) -> str:
-        def bound(value, end):
-            return f'{value * scale:.2f}{"" if end else " (sweep bound)"}'
-        return (f'branch {self.index}: {bound(self.low, self.low_end)} to '
-                f'{bound(self.high, self.high_end)} {unit}')
+        """One line: its range; '(end)' where it ends, else where the sweep starts or stops."""
+        low = f'{self.low * scale:.2f}' + (' (end)' if self.low_end else '')
+        high = f'{self.high * scale:.2f}' + (' (end)' if self.high_end else '')
+        return f'branch {self.index}: {low} to {high} {unit}'
 
 
 @dataclass
