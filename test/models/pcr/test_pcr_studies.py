@@ -60,6 +60,25 @@ def reference_residual(reference: PcrReference, result) -> float:
         (result.force, result.moment))))))
 
 
+def square_root_law(measure, distances=(1.28, 0.32, 0.08)) -> list:
+    """
+    Return the ratios of ``measure(d)`` at the distances d from the end of a branch.
+
+    At a fold (limit point) a quantity that vanishes there (rcond of the Jacobian, a
+    tangent stiffness) goes as the square root of the distance: a quarter of the distance,
+    half the value (1.5 to 3: not yet asymptotic at 1.28, and the end is located to 0.01 deg
+    or N). A regular point keeps its value (ratio 1); a simple crossing of a singularity
+    goes linearly (ratio 4).
+    """
+    values = [measure(d) for d in distances]
+    return [a / b for a, b in zip(values, values[1:])]
+
+
+def rcond(solver) -> float:
+    singular = np.linalg.svd(solver.jacobians(True)[0], compute_uv=False)
+    return singular[-1] / singular[0]
+
+
 @pytest.fixture(scope='module')
 def reference():
     return PcrReference(ROBOT)
@@ -111,17 +130,15 @@ def test_rotation_branch_ends_at_a_fold_and_a_second_branch_fills_the_gap(past_9
     assert all(past_90.branch[i] == 1 for i in gap)
     for i in gap:      # solutions of the paper's equations, by the scipy path
         assert reference_residual(reference, past_90.results[i]) < RESIDUAL
-    # a fold where the first branch ends: dE/dx turns singular as the square root of the
-    # distance to the end (a quarter of the distance, half the rcond; 2.34 and 2.15 measured,
-    # tending to 2): a regular point keeps its rcond (ratio 1), a simple crossing of a
-    # singularity would go linearly (ratio 4)
-    solver, rcond = PcrSolver(ROBOT), []
-    for distance in (1.28, 0.32, 0.08):
+    # a fold where the first branch ends: dE/dx turns singular (2.34 and 2.15 measured)
+    solver = PcrSolver(ROBOT)
+
+    def near_end(distance):
         for yaw in np.linspace(math.radians(90.0), first.high - math.radians(distance), 20):
             solver.inverse([0, 0, 0.4], [0, 0, yaw], cold=False)
-        singular = np.linalg.svd(solver.jacobians(True)[0], compute_uv=False)
-        rcond.append(singular[-1] / singular[0])
-    assert 1.7 < rcond[0] / rcond[1] < 2.6 and 1.7 < rcond[1] / rcond[2] < 2.6, rcond
+        return rcond(solver)
+    ratios = square_root_law(near_end)
+    assert all(1.5 < r < 3.0 for r in ratios), ratios
     # and no solution on it a little beyond (warm only: the same branch)
     with pytest.raises(Exception, match='no solution near the last one'):
         solver.inverse([0, 0, 0.4], [0, 0, first.high + math.radians(0.05)], cold=False)
@@ -135,8 +152,17 @@ def test_compression_reaches_the_papers_largest_force(compression, reference):
     at_200 = compression.inverse.results[19]
     assert at_200.force[2] == -200.0 and compression.inverse.branch[19] == 1
     assert reference_residual(reference, at_200) < RESIDUAL
-    rcond = compression.inverse.data['rcond']
-    assert rcond[14] < 0.1 * rcond[0]               # 150 N: near the first branch's fold
+    # the first branch ends at a fold: rcond of dE/dx goes to zero (2.65, 2.36 measured)
+    solver = PcrSolver(ROBOT)
+
+    def near_end(distance):
+        for f in np.linspace(140.0, first.high - distance, 20):
+            solver.inverse([0, 0, 0.4], force=[0, 0, -f], cold=False)
+        return rcond(solver)
+    ratios = square_root_law(near_end)
+    assert all(1.5 < r < 3.0 for r in ratios), ratios
+    # held by their motors at these poses, stable at 50 N, not at 60 N
+    assert list(compression.inverse.data['stable'][4:6]) == [1.0, 0.0]
 
 
 def test_held_compression_reproduces_the_papers_axial_stiffness(compression, reference):
@@ -149,12 +175,28 @@ def test_held_compression_reproduces_the_papers_axial_stiffness(compression, ref
     assert_allclose(at_100.motor_angles, compression.held_motor_angles, atol=0.0)
     assert reference_residual(reference, at_100) < RESIDUAL
     # the tangent stiffness is the limit of the secant: F / drop at 0.01 N
+    q0 = compression.held_motor_angles
     solver = PcrSolver(ROBOT)
     solver.inverse([0, 0, 0.4])
     solver.hold_motors()
-    tangent = stiffness(solver, compression.held_motor_angles).axial
-    drop = 0.4 - solver.forward(compression.held_motor_angles, [0, 0, -0.01]).position[2]
+    tangent = stiffness(solver, q0).axial
+    drop = 0.4 - solver.forward(q0, [0, 0, -0.01]).position[2]
     assert_allclose(0.01 / drop, tangent, rtol=1e-4)
+    # unstable at 60 N in a sideways mode: shift and tilt, no height or yaw in it
+    for f in np.linspace(0.0, 60.0, 61):
+        held_60 = stiffness(solver, q0, [0, 0, -f])
+    values, vectors = np.linalg.eigh(0.5 * (held_60.matrix + held_60.matrix.T))
+    assert values[0] < 0.0 and np.max(np.abs(vectors[[2, 5], 0])) < 1e-6
+    # the limit load is a fold: the tangent axial stiffness goes to zero (1.81, 1.83 measured)
+    end, last = held.branches[0].high, [60.0]
+
+    def near_end(distance):
+        for f in np.arange(last[0], end - distance, 0.5).tolist() + [end - distance]:
+            solver.forward(q0, [0, 0, -f], cold=False)
+        last[0] = end - distance
+        return stiffness(solver, q0, [0, 0, -last[0]]).axial
+    ratios = square_root_law(near_end)
+    assert all(1.5 < r < 3.0 for r in ratios), ratios
 
 
 def test_helix_forward_of_inverse_returns_the_path(helix):
@@ -193,9 +235,10 @@ def test_docs_tables_are_what_the_code_computes(rotation, past_90, compression,
     q0 = rest.motor_angles
     tangents = [stiffness(solver, q0, [0, 0, -f]).axial for f in (0.0, 1.0, 10.0)]
     drop_1 = 0.4 - solver.forward(q0, [0, 0, -1.0]).position[2]
-    for f in np.linspace(10.0, 100.0, 91):        # follow the held branch to 100 N
+    for f in np.linspace(10.0, 110.0, 101):       # follow the held branch to 110 N
         solver.forward(q0, [0, 0, -f])
-    tangents.append(stiffness(solver, q0, [0, 0, -100.0]).axial)
+        if f in (100.0, 110.0):
+            tangents.append(stiffness(solver, q0, [0, 0, -f]).axial)
     onset = PcrSolver(ROBOT)          # stability with the motors held, either side of 51.4 N
     onset.inverse([0, 0, 0.4])
     onset.hold_motors()
@@ -216,9 +259,9 @@ def test_docs_tables_are_what_the_code_computes(rotation, past_90, compression,
         "the same with the authors' code's choices (`--compat dfki2024`: r = 0.3 m, ...)":
             ([compression_dfki.fitted_stiffness], 0.006),
         'the same fit with an intercept': ([intercept], 0.006),
-        'tangent axial stiffness at 0 N / 1 N / 10 N / 100 N':
-            ([0, 1, 10, 100], 0.0),
-        'secant axial stiffness F/drop at 1 N / 10 N / 100 N': ([1, 10, 100], 0.0),
+        'tangent axial stiffness at 0 N / 1 N / 10 N / 100 N / 110 N':
+            ([0, 1, 10, 100, 110], 0.0),
+        'secant axial stiffness F/drop at 1 N / 10 N / 100 N / 110 N': ([1, 10, 100, 110], 0.0),
         'limit load with the motors held (no solution beyond)':
             ([compression.held.branches[0].high], 0.02),
         'stable with the motors held up to': ([51.4], 0.0),
@@ -244,11 +287,10 @@ def test_docs_tables_are_what_the_code_computes(rotation, past_90, compression,
     for label, (values, tolerance) in expected.items():
         package = rows[label][2]
         if label.startswith('tangent axial'):
-            assert_allclose(_numbers(package)[-4:], tangents, atol=0.006, err_msg=label)
+            assert_allclose(_numbers(package), tangents, atol=0.006, err_msg=label)
         elif label.startswith('secant axial'):
-            secants = [1.0 / drop_1, 10.0 / _drop(compression, 10.0),
-                       100.0 / _drop(compression, 100.0)]
-            assert_allclose(_numbers(package)[-3:], secants, atol=0.006, err_msg=label)
+            secants = [1.0 / drop_1] + [f / _drop(compression, f) for f in (10.0, 100.0, 110.0)]
+            assert_allclose(_numbers(package), secants, atol=0.006, err_msg=label)
         elif label.startswith('stable with'):
             assert stable_51 == [True, False] and _numbers(package) == values, package
         else:
