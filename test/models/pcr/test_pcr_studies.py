@@ -119,6 +119,14 @@ def test_rotation_to_90_deg_is_one_branch_and_60_deg_is_the_scipy_solution(rotat
     q = reference.inverse([0.0, 0.0, 0.4, 0.0, 0.0, math.radians(60.0)], np.zeros(6))
     assert_allclose(at_60.motor_angles, q[:, 0], atol=1e-6)      # RK4: ~1.5e-7 rad
     assert_allclose(at_60.joint_angles, q[:, 1:], atol=1e-6)
+    # held there: K_zz above 1300 N/m, but z couples with the yaw and k_z = 1 / C_zz is 303
+    solver = PcrSolver(ROBOT)
+    solver.inverse([0, 0, 0.4], [0, 0, rotation.values[30]])
+    solver.hold_motors()
+    held = stiffness(solver, at_60.motor_angles)
+    assert held.matrix[2, 2] > 1300.0 and held.axial < 0.25 * held.matrix[2, 2]
+    assert abs(held.matrix[2, 5]) > 0.1 * math.sqrt(held.matrix[2, 2] * held.matrix[5, 5])
+    assert_allclose(held.axial, rotation.data['axial_stiffness'][30], rtol=1e-9)
 
 
 def test_rotation_branch_ends_at_a_fold_and_a_second_branch_fills_the_gap(past_90, reference):
