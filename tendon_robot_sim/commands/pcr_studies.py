@@ -93,8 +93,8 @@ def add_parsers(actions) -> None:
     sw.add_argument('--out', default='pcr_sweep', metavar='DIR',
                     help='folder for rotation.* or compression.* (default %(default)s)')
     tr = actions.add_parser('trajectory', help='follow the helix: FK(IK) error (CSV + PNG)')
-    tr.add_argument('--helix', action='store_true', required=True,
-                    help="the paper's helix (Fig. 5; the only path so far)")
+    tr.add_argument('--helix', action='store_true',
+                    help="the paper's helix (Fig. 5): the default, and so far the only path")
     tr.add_argument('--radius', type=positive, default=0.25, metavar='M',
                     help='helix radius in m (default %(default)s)')
     tr.add_argument('--heights', default='0.4:0.55', metavar='LOW:HIGH',

@@ -174,8 +174,6 @@ CASES = [
     (['pcr', 'trajectory', '--helix', '--heights', '0.4:0.5:3', '--out', '{out}'], BAD,
      '--heights: must be LOW:HIGH'),
     (['pcr', 'trajectory', '--helix', '--force', '0,0', '--out', '{out}'], BAD, '--force'),
-    (['pcr', 'trajectory', '--out', '{out}'], BAD, 'the following arguments are required: '
-     '--helix'),
     (['pcr', 'trajectory', '--helix', '--points', '100000', '--out', '/proc/pcr_helix'], BAD,
      '--out: cannot write to /proc/pcr_helix'),
     (['pcr', 'trajectory', '--helix', '--points', '5', '--radius', '3', '--out', '{out}'],
