@@ -175,7 +175,10 @@ def follow(make_solve: Callable, values, max_step: float, resolution: float,
         if i == 0:
             continue
         back = back or make_solve()
-        again = back(value, True, reset=True)
+        try:
+            again = back(value, True, reset=True)
+        except ConvergenceError:
+            continue
         if np.max(np.abs(again.motor_angles - result.motor_angles)) > 1e-8:
             continue         # another solution than the forward pass found: no backward pass
         reached = value
