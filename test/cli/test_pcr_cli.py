@@ -135,8 +135,8 @@ def test_stiffness_by_both_methods_is_the_models(capsys):
     np.testing.assert_allclose(numeric['compliance'], exact['compliance'], rtol=0,
                                atol=1e-4 * np.max(np.abs(exact['compliance'])))
     held = _last_json(Run(capsys, 'stiffness', '--motor-angles-deg',
-                              ','.join(f'{q:.12f}' for q in np.degrees(q1)),
-                              '--force', '0.5,-0.3,-5', '--json'))
+                          ','.join(f'{q:.12f}' for q in np.degrees(q1)),
+                          '--force', '0.5,-0.3,-5', '--json'))
     np.testing.assert_allclose(held['position'], [0.03, -0.02, 0.45], atol=1e-6)
     np.testing.assert_allclose(held['axial_stiffness'], exact['axial_stiffness'], rtol=1e-6)
 
