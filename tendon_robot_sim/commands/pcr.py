@@ -21,6 +21,7 @@
     tendon-robot-sim pcr workspace --out pcr_workspace --workers 2
     tendon-robot-sim pcr workspace --orientations-deg '0,0,0;0,0,20;0,0,-20' --per-height 100
     tendon-robot-sim pcr workspace --scheduler tcp://cluster:8786 --heights 0.4:0.7:16
+    tendon-robot-sim pcr stiffness | sweep --yaw 0:90:46 | trajectory --helix (pcr_studies)
 
 Angles on the command line are degrees, and their options say so (``-deg``; orientation:
 roll, pitch, yaw with R_e = Rz Ry Rx); the JSON is SI (radians), and ``fk --from-json``
@@ -46,7 +47,8 @@ import sys
 import numpy as np
 
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       parse_values, positive, positive_int, scheduler_of)
+                                       parse_values, pcr_studies, positive, positive_int,
+                                       scheduler_of)
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -62,7 +64,8 @@ MAX_WORKSPACE_SOLVES = 10_000_000
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        'pcr', help='6-RUS parallel continuum robot: inverse/forward kinetostatics, workspace',
+        'pcr', help='6-RUS parallel continuum robot: inverse/forward kinetostatics, workspace, '
+                    "stiffness, the paper's studies",
         description='Kinetostatics of the 6-RUS parallel continuum robot (Cosserat rods, '
                     'shooting method).')
     actions = parser.add_subparsers(dest='action', required=True, metavar='ACTION')
@@ -93,6 +96,7 @@ def register(subparsers) -> None:
     add_scheduler_options(ws)
     ws.add_argument('--out', default='pcr_workspace', metavar='DIR',
                     help='folder for workspace.csv and workspace.png (default %(default)s)')
+    pcr_studies.add_parsers(actions)
     for action in (ik, fk, ws):
         action.add_argument('--robot', default=None, metavar='FILE',
                             help='kind: pcr_6rus description (default: config/pcr_6rus.yaml)')
@@ -152,6 +156,8 @@ def _heights(text: str) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action in pcr_studies.ACTIONS:
+        return pcr_studies.run(args)
     force = parse_vector(args.force, '--force')
     moment = parse_vector(args.moment, '--moment')
     try:

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``tendon-robot-sim pcr`` command line, run as a real subprocess."""
+"""``tendon-robot-sim pcr`` command line: as a real subprocess, or in this process (faster)."""
 
 import csv
 import json
@@ -101,3 +101,94 @@ def test_ik_json_feeds_fk_as_it_is(tmp_path):
     proc = run_cli('fk', '--from-json', str(tmp_path / 'nothing.txt'))
     assert proc.returncode == 2 and proc.stderr.count('\n') == 1
     assert '--from-json: cannot read' in proc.stderr
+
+
+class Run:
+    """A command run in this process (fast: the kernels stay loaded), like a subprocess."""
+
+    def __init__(self, capsys, *args):
+        from tendon_robot_sim import cli
+        self.returncode = cli.main(['pcr', *args])
+        captured = capsys.readouterr()
+        self.stdout, self.stderr = captured.out, captured.err
+
+
+def _last_json(proc):
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_stiffness_by_both_methods_is_the_models(capsys):
+    from tendon_robot_sim.models.pcr.stiffness import stiffness
+    pose = ['--position', '0.03,-0.02,0.45', '--orientation-deg', '3,-2,6', '--force',
+            '0.5,-0.3,-5']
+    exact = _last_json(Run(capsys, 'stiffness', *pose, '--json'))
+    solver = PcrSolver(ROBOT)
+    q1 = solver.inverse([0.03, -0.02, 0.45], np.radians([3, -2, 6]),
+                        [0.5, -0.3, -5]).motor_angles
+    solver.hold_motors()
+    K = stiffness(solver, q1, [0.5, -0.3, -5]).matrix
+    np.testing.assert_allclose(exact['stiffness'], K, rtol=0, atol=1e-9 * np.max(np.abs(K)))
+    assert exact['method'] == 'variational' and exact['stable'] is True
+    numeric = _last_json(Run(capsys, 'stiffness', *pose, '--method', 'differences', '--json'))
+    # central differences: ~1e-6 of each column (test_pcr_stiffness.py)
+    np.testing.assert_allclose(numeric['compliance'], exact['compliance'], rtol=0,
+                               atol=1e-4 * np.max(np.abs(exact['compliance'])))
+    held = _last_json(Run(capsys, 'stiffness', '--motor-angles-deg',
+                          ','.join(f'{q:.12f}' for q in np.degrees(q1)),
+                          '--force', '0.5,-0.3,-5', '--json'))
+    np.testing.assert_allclose(held['position'], [0.03, -0.02, 0.45], atol=1e-6)
+    np.testing.assert_allclose(held['axial_stiffness'], exact['axial_stiffness'], rtol=1e-6)
+
+
+def test_yaw_sweep_across_the_end_of_a_branch_writes_csv_and_png(tmp_path, capsys):
+    """
+    The branch from 92 deg ends at 95.07 deg; a cold start finds another at 104 deg.
+
+    Cold starts find nothing at 96 to 102 deg; the second branch, followed backwards from
+    104 deg, fills them.
+    """
+    proc = Run(capsys, 'sweep', '--yaw', '92:104:7', '--out', str(tmp_path / 's'), '--json')
+    summary = _last_json(proc)
+    assert 'pcr sweep --yaw' in proc.stderr                   # the progress bar
+    with open(tmp_path / 's' / 'rotation.csv') as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r['yaw_deg'] for r in rows] == ['92', '94', '96', '98', '100', '102', '104']
+    assert [r['branch'] for r in rows] == ['0', '0', '1', '1', '1', '1', '1']
+    assert [r['start'] for r in rows] == ['cold', 'warm'] + ['backward'] * 4 + ['cold']
+    assert summary['solved'] == 7 and len(summary['branches']) == 2
+    assert 95.0 < summary['branches'][0][1] < 95.15 and summary['branches'][0][3] is True
+    # a row is what an inverse solve gives, followed from 92 deg in this process
+    solver = PcrSolver(ROBOT)
+    for yaw in np.linspace(92.0, 94.0, 5):
+        q = solver.inverse([0, 0, 0.4], np.radians([0, 0, yaw])).motor_angles
+    np.testing.assert_allclose([float(rows[1][f'q1_{i}_deg']) for i in range(1, 7)],
+                               np.degrees(q), atol=1e-6)
+    assert (tmp_path / 's' / 'rotation.png').stat().st_size > 20000
+
+
+def test_force_sweep_and_helix_write_csv_and_png(tmp_path, capsys):
+    summary = _last_json(Run(capsys, 'sweep', '--force', '100:120:3', '--out',
+                             str(tmp_path / 'f'), '--json'))
+    with open(tmp_path / 'f' / 'compression.csv') as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r['held_branch'] for r in rows] == ['0', '0', '-1']   # held: ends at 119 N
+    assert 118.0 < summary['held_limit_force'] < 120.0
+    np.testing.assert_allclose(float(rows[0]['held_secant_N_per_m']),
+                               100.0 / float(rows[0]['held_drop_m']), rtol=1e-8)
+    assert (tmp_path / 'f' / 'compression.png').stat().st_size > 20000
+    summary = _last_json(Run(capsys, 'trajectory', '--helix', '--points', '40', '--out',
+                             str(tmp_path / 'h'), '--json'))
+    assert summary['solved'] == summary['points'] == 40 and summary['max_error_m'] < 1e-10
+    with open(tmp_path / 'h' / 'helix.csv') as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 40 and float(rows[-1]['z_ref']) == 0.55
+    assert (tmp_path / 'h' / 'helix.png').stat().st_size > 20000
+
+
+def test_a_sweep_without_any_solution_exits_1_after_its_progress_bar(tmp_path):
+    """Reachable by the rigid links, but beyond the largest force (268 N): no result, exit 1."""
+    proc = run_cli('sweep', '--force', '400:500:2', '--out', str(tmp_path / 'n'))
+    assert proc.returncode == 1 and 'Traceback' not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "tendon-robot-sim pcr: error: --force: no inverse solution at any force of '400:500:2'")

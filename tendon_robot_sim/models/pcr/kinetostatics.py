@@ -60,6 +60,7 @@ import numpy as np
 from tendon_robot_sim.models.cosserat import (ConvergenceError, StaticsInputError,
                                               stiffness_matrices)
 from tendon_robot_sim.models.cosserat import vector3
+from tendon_robot_sim.models.geometry import hat
 from tendon_robot_sim.models.pcr import _kernels as kernels
 from tendon_robot_sim.models.pcr.robot import PcrRobot
 
@@ -339,7 +340,7 @@ class PcrSolver:
     # ------------------------------------------------------------------ public API
 
     def inverse(self, position, orientation=(0.0, 0.0, 0.0), force=None,
-                moment=None) -> PcrResult:
+                moment=None, cold: bool = True) -> PcrResult:
         """
         Motor angles (and everything else) that hold the platform at a pose.
 
@@ -352,6 +353,10 @@ class PcrSolver:
         force, moment : (3,), optional
             External wrench at p_e [N, N m], world frame; default the description's load.
             The platform weight is added to the force.
+        cold : bool
+            Fall back to cold starts when the warm start fails (default). False: warm
+            starts only (but a first solve is cold), and a failure keeps the last solution
+            for the next warm start (to follow one branch of solutions to where it ends).
 
         Raises
         ------
@@ -362,13 +367,14 @@ class PcrSolver:
         target = np.concatenate((vector3(position, 'position'),
                                  vector3(orientation, 'orientation')))
         wrench = self._wrench(force, moment)
-        return self._solve(True, target, wrench, start)
+        return self._solve(True, target, wrench, start, cold)
 
-    def forward(self, motor_angles, force=None, moment=None) -> PcrResult:
+    def forward(self, motor_angles, force=None, moment=None, cold: bool = True) -> PcrResult:
         """
         Solve for the platform pose (and everything else) at motor angles q1 (6,) [rad].
 
-        The wrench is given as in :meth:`inverse`. Angles outside the motor limits are rejected.
+        The wrench and ``cold`` are as in :meth:`inverse`. Angles outside the motor limits are
+        rejected.
         """
         start = time.perf_counter()
         q1 = np.asarray(motor_angles, dtype=float)
@@ -382,7 +388,70 @@ class PcrSolver:
                     f'motor_angles[{i}]: must be within the motor limits '
                     f'[{math.degrees(low):g}, {math.degrees(high):g}] deg, got '
                     f'{math.degrees(q):.4g} deg')
-        return self._solve(False, q1, self._wrench(force, moment), start)
+        return self._solve(False, q1, self._wrench(force, moment), start, cold)
+
+    def hold_motors(self) -> PcrResult:
+        """
+        Return the last inverse solution solved again as a forward one: motors held, same load.
+
+        The forward solve starts from the inverse solution itself (the same rod unknowns,
+        the pose as unknowns), so it returns the same equilibrium: a cold forward solve
+        at those motor angles may find another assembly of the robot. Afterwards
+        :meth:`jacobians` (forward) and warm forward solves continue from it.
+        StaticsInputError if there is no inverse solution yet or its motor angles are
+        outside the motor limits.
+        """
+        inverse, forward = self._memory[True], self._memory[False]
+        if not inverse.solved:
+            raise StaticsInputError('hold_motors: no inverse solution yet')
+        rods = inverse.x_last.reshape(6, 7)
+        keep = [0, 1, 2, 3, 5, 6]            # n(0), m_z, q2, q3: all but q1
+        forward.forget()
+        forward.x_last[:36] = rods[:, keep].ravel()
+        forward.x_last[36:39] = inverse.u[:3] / self.scale[2]
+        forward.x_last[39:42] = inverse.u[3:6]
+        forward.B_last[:, :, :6] = inverse.B_last[:, :, keep]
+        forward.u[:6] = rods[:, 4]
+        forward.u[6:] = inverse.u[6:]
+        forward.solved = True
+        force = inverse.u[6:9] - self.robot.platform_mass * self.robot.gravity
+        return self.forward(rods[:, 4], force, inverse.u[9:12], cold=False)
+
+    def jacobians(self, inverse: bool) -> tuple[np.ndarray, np.ndarray]:
+        """
+        Return the derivatives of the residual E at the last solution of a kind (42, 42), (42, 6).
+
+        dE/dx by the unknowns x (scaled as in the kernels: forces / force scale, moments /
+        moment scale, the platform position / L, angles in rad; the forward problem's pose
+        is x[36:39] L = p_e and x[39:42] = roll, pitch, yaw), its rod columns exact from the
+        variational equations (the Newton iteration's own Jacobian, freshly computed), and
+        dE/dw by the external wrench w = [F, M] (world frame, at p_e; Eq. 3 is linear in
+        it). With dE/dx regular, dx/dw = -(dE/dx)^-1 dE/dw (implicit function theorem);
+        dE/dx is singular at a fold of the solutions (a limit point). StaticsInputError if
+        there is no solution of that kind yet.
+        """
+        memory = self._memory[inverse]
+        if not memory.solved:
+            kind = 'inverse' if inverse else 'forward'
+            raise StaticsInputError(f'jacobians: no {kind} solution yet')
+        plan, work = self._plans[inverse], self._work
+        x = memory.x_last.copy()
+        k = 7 if inverse else 6
+        target, wrench = memory.u[:6], memory.u[6:]
+        E = np.zeros(42)
+        kernels._pcr_residual(plan, x, target, wrench, np.zeros_like(self._traj), work, E)
+        blocks = np.zeros((6, 9, 7))
+        kernels._pcr_blocks(plan, x, target, work, blocks)
+        dEdx = np.zeros((42, 42))
+        kernels._pcr_jacobian(plan, x, target, wrench, E, blocks, work.out, dEdx, work)
+        force_scale, moment_scale = self.scale[0], self.scale[1]
+        dEdw = np.zeros((42, 6))
+        dEdw[36:39, 0:3] = -np.eye(3) / force_scale
+        dEdw[39:42, 3:6] = -np.eye(3) / moment_scale
+        if self.robot.compat == 'paper':   # - p_e x F in the moment balance
+            pe = target[:3] if inverse else x[6 * k:6 * k + 3] * self.scale[2]
+            dEdw[39:42, 0:3] = -hat(pe) / moment_scale
+        return dEdx, dEdw
 
     # ------------------------------------------------------------------ internals
 
@@ -432,11 +501,12 @@ class PcrSolver:
         self._totals += self._info[1:3]
         return self._info[3] == kernels.CONVERGED
 
-    def _solve(self, inverse: bool, target, wrench, start) -> PcrResult:
+    def _solve(self, inverse: bool, target, wrench, start, cold: bool = True) -> PcrResult:
         """
         Solve from a warm start (predicted, then from the last solution), else from cold starts.
 
-        The cold starts use load continuation (see the module docstring).
+        The cold starts use load continuation (see the module docstring); without ``cold``,
+        a failed warm start leaves the memory of the last solution as it was.
         """
         memory = self._memory[inverse]
         x = memory.x
@@ -451,6 +521,12 @@ class PcrSolver:
         converged = memory.solved and (warm(True) or warm(False))
         residual = self._info[0] if memory.solved else math.inf
         reach = ''
+        if not (converged or cold or not memory.solved):
+            memory.restore(None)
+            raise ConvergenceError(
+                f'pcr {"inverse" if inverse else "forward"} kinetostatics: no solution near '
+                f'the last one (warm start only): scaled residual {residual:.3g}',
+                float(residual), int(self._totals[0]))
         for steps in (1,) + CONTINUATION_STEPS:
             if converged:
                 break
@@ -503,37 +579,13 @@ class PcrSolver:
             evaluations=int(self._totals[1]), solve_time=time.perf_counter() - start)
 
 
-def compression_sweep(solver: PcrSolver, forces, position=(0.0, 0.0, 0.4)):
-    """
-    Run inverse solves at ``position`` under increasing downward forces [N].
-
-    Each is warm-started from the last, as in the paper's axial stiffness study
-    (Sec. 4, Fig. 4a).
-
-    Returns
-    -------
-    results : list of PcrResult
-        One per force up to the first that fails.
-    error : ConvergenceError or None
-        Why the sweep stopped (its message names the force), None if every force converged.
-
-    """
-    results = []
-    for force in forces:
-        try:
-            results.append(solver.inverse(position, force=(0.0, 0.0, -float(force))))
-        except ConvergenceError as error:
-            return results, error
-    return results, None
-
-
 def helix(points: int = 500, radius: float = 0.25, heights=(0.40, 0.55),
-          turns: float = 2.0) -> np.ndarray:
+          turns: float = 1.0) -> np.ndarray:
     """
     Return platform positions (points, 3) [m] along the paper's helical trajectory.
 
-    Sec. 4, Fig. 5a: radius 0.25 m, z from 0.40 to 0.55 m. The paper does not give the number
-    of turns; 2 by default.
+    Sec. 4, Fig. 5a: radius 0.25 m, z from 0.40 to 0.55 m; the paper does not give the number
+    of turns, the authors' code (``helicalTraj``: t from 0 to 2 pi, 500 points) makes one.
     """
     t = np.linspace(0.0, 1.0, points)
     angle = 2.0 * np.pi * turns * t

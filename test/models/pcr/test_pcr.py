@@ -17,7 +17,7 @@ Kinetostatics of the 6-RUS parallel continuum robot (tendon_robot_sim.models.pcr
 
 Checked against the independent scipy path (pcr_reference), the rigid-link robot (exact
 without gravity and load, the limit of stiff rods), the robot's symmetry, the wrench
-balance of the whole robot, round trips, and the paper's own figures.
+balance of the whole robot and round trips; the paper's studies: test_pcr_studies.py.
 """
 
 import math
@@ -27,8 +27,7 @@ from numpy.testing import assert_allclose
 import pytest
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
-from tendon_robot_sim.models.pcr.kinetostatics import (compression_sweep, helix, PcrSolver,
-                                                       rigid_forward, rigid_inverse)
+from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver, rigid_forward, rigid_inverse
 from tendon_robot_sim.models.pcr.reference import PcrReference
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 
@@ -192,39 +191,3 @@ def test_unreachable_pose_raises_with_its_residual(solver):
     with pytest.raises(ConvergenceError, match=r'wrench \[0.0, 0.0, -400.0') as info:
         solver.inverse([0, 0, 0.4], force=[0, 0, -400])
     assert info.value.residual > solver.tolerance
-
-
-def test_compression_sweep_stops_near_the_papers_maximum(solver):
-    """
-    Paper, Sec. 4: forces sampled from 10 to 300 N at the rest height 0.4 m converge up to 267 N.
-
-    Here: the same samples, then 1 N steps from the last one that converged.
-    """
-    solver.reset()
-    results, error = compression_sweep(solver, np.arange(10.0, 301.0, 10.0))
-    last = -results[-1].force[2]
-    assert error is not None and f'{-(last + 10.0)}' in str(error)
-    results, error = compression_sweep(solver, last + np.arange(1.0, 10.0))
-    last = -results[-1].force[2]
-    assert 262.0 <= last <= 272.0
-    assert f'{-(last + 1.0)}' in str(error)
-    # the motors hold the platform up: angles rise with the load, within their limits
-    q = [r.motor_angles[0] for r in results]
-    assert np.all(np.diff(q) > 0) and results[-1].within_limits
-
-
-def test_helix_forward_round_trip():
-    """
-    Forward kinetostatics along the helix returns the inverse solution's positions.
-
-    Paper, Sec. 4 and Fig. 5: 500 points, 5 N; the paper reports errors of ~1e-7 m.
-    """
-    ik, fk = PcrSolver(ROBOT), PcrSolver(ROBOT)
-    load = [0.0, 0.0, -5.0]
-    errors = []
-    for p in helix():
-        q1 = ik.inverse(p, force=load).motor_angles
-        result = fk.forward(q1, force=load)
-        errors.append(max(np.max(np.abs(result.position - p)),
-                          np.max(np.abs(result.orientation))))
-    assert max(errors) < 1e-6
