@@ -63,6 +63,8 @@ CASES = [
     (['statics', '--tensions', '1,0,0,0', '--tip-moment', '0,0'], BAD, '--tip-moment'),
     (['statics', '--tensions', '-3,0,0,0'], BAD, 'tensions'),
     (['statics', '--tensions', '1,0,0,0', '--robot', '{binary}'], BAD, 'not UTF-8'),
+    (['statics', '--displacements', '0.001,0,0,0', '--robot', '{mm_reference}'], BAD,
+     'tendons[0].reference_length: must be within 0.5 to 2 times'),
     # constant curvature
     (['cc', '--displacements', '1e9,0,0,0'], BAD, 'more than the section length'),
     (['cc', '--tip', 'nan,0,0.2'], BAD, '--tip'),
@@ -217,6 +219,8 @@ def files(tmp_path_factory):
         'binary': ('binary.bin', bytes(range(256)) * 4),
         'list': ('list.yaml', '- 1\n- 2\n'),
         'nan_rod': ('nan_rod.yaml', robot.replace('youngs_modulus:', 'youngs_modulus: .nan #')),
+        'mm_reference': ('mm_reference.yaml', robot.replace(
+            'angle_deg: 0.0,', 'angle_deg: 0.0, reference_length: 250,')),
         'nan_csv': ('nan.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
                     + '0,0,0,0,0,0,0\n0.1,0,nan,0,0,0,0\n' + '0.2,0,0,0,0,0,0\n' * 3),
         'steep_csv': ('steep.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
