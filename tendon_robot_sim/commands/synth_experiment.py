@@ -50,6 +50,7 @@ records pressures, muscle lengths (noise ``--length-noise``) and tip (``--noise`
 
 import argparse
 import math
+import os
 from pathlib import Path
 
 from tendon_robot_sim import default_robot_file
@@ -133,12 +134,15 @@ def register(subparsers) -> None:
 
 
 def check_new_output(path: str) -> None:
-    """Refuse, before any work, an output that exists or a folder that does not."""
-    target = Path(path)
+    """Refuse, before any work, an output that exists or a place where none can be made."""
+    target = Path(path).absolute()
     if target.exists():
         raise CommandError(f'OUT_BAG: {path} exists already; name a new bag or file')
-    if not target.absolute().parent.is_dir():
-        raise CommandError(f'OUT_BAG: {target.absolute().parent} is not a folder')
+    folder = target.parent           # missing folders are made, as rosbag2 does
+    while not folder.exists():
+        folder = folder.parent
+    if not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
+        raise CommandError(f'OUT_BAG: cannot write in {folder}')
 
 
 def run(args: argparse.Namespace) -> int:

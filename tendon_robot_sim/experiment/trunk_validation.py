@@ -325,6 +325,7 @@ def write_run(path: str | Path, robot: BellowsRobot, run: Run) -> None:
     """
     names = robot.actuator_names
     if Path(path).suffix.lower() == '.csv':
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         header = [TIME_COLUMNS[0]] + names + [n + LENGTH_SUFFIX for n in names] + \
             list(TIP_COLUMNS)
         table = np.column_stack((run.times, run.pressures, run.lengths, run.tips))
