@@ -136,8 +136,10 @@ MODEL_ERRORS = (CalibrationError, ParallelError, StaticsError, InputError, Simul
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         'validate', help='compare a model with the holds of a recorded experiment',
-        description='Find the quasi-static holds of a recording, predict each tip with a '
-                    'model and report the error (Markdown + PNG).')
+        description='Find the quasi-static holds of a recording, predict each tip with one '
+                    'or more models and report the error (Markdown + PNG); for a bellows robot '
+                    '(kind: bellows), compare its kinematic and dynamic models with a recorded '
+                    "run, with Hadzic & Häseli's metrics.")
     add_recording_options(parser, several_models=True)
     parser.add_argument('--report', required=True, metavar='DIR',
                         help='folder for report.md, tips.png and error_vs_tension.png')
