@@ -21,7 +21,9 @@ demo-snake: setup
 demo-hardware: setup
 	$(ROS_ENV) $(PYTHON) -m tendon_robot_sim.cli demo --hardware dynamixel
 
-# Example validation report: a synthetic experiment (hidden E and G), calibrated, then validated.
+# Example validation report: a synthetic experiment (the dynamic model of a robot with hidden
+# E and G and twisted discs, tip noise), calibrated, then three statics models side by side,
+# each calibrated first (docs/experiments.md, "Calibrate and validate").
 report: setup
 	rm -rf demo_output/synthetic_bag demo_output/report
 	mkdir -p demo_output
@@ -29,7 +31,8 @@ report: setup
 	$(PYTHON) -m tendon_robot_sim.cli calibrate demo_output/synthetic_bag \
 	    --fit youngs_modulus,shear_modulus --out demo_output/calibrated_robot.yaml
 	$(PYTHON) -m tendon_robot_sim.cli validate demo_output/synthetic_bag \
-	    --robot demo_output/calibrated_robot.yaml --report demo_output/report
+	    --model discrete,cosserat,kirchhoff --fit youngs_modulus,shear_modulus \
+	    --report demo_output/report
 
 test: setup
 	$(ROS_ENV) $(PYTHON) -m pytest -q

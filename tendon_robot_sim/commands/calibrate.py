@@ -38,7 +38,7 @@ the dampers to the run in ``--step-response`` (default: the recording itself whe
 bag). A bag holds ``tendon/state`` (pressures as effort [Pa], contractions as position [m]);
 its static points are the holds (``--hold-time``, ``--tip-tolerance`` on the bellows
 lengths) and the damping run starts at the first of them. A CSV holds static points
-(pressures, lengths) or, for ``--step-response``, a run with a ``time`` column; see
+(pressures, lengths) or, for ``--step-response``, a run with a ``t`` (or ``time``) column; see
 :mod:`tendon_robot_sim.experiment.identification`:
 
     tendon-robot-sim calibrate bha_bag --robot config/bionic_handling_assistant.yaml \
@@ -83,7 +83,7 @@ def register(subparsers) -> None:
                         help='bellows robots, --fit damping: a recorded run to fit the '
                              'dampers to (bag: its first step response, from the end of its '
                              'first static point until the pressures change again; CSV: from '
-                             'rest, columns time, pressures, lengths; default: the recording, '
+                             'rest, columns t, pressures, lengths; default: the recording, '
                              'if a bag)')
     parser.set_defaults(func=run)
 
@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         return run_bellows(args, fit)
     bounds = parse_bounds(args.bounds)
     recording = None
+    args.model = args.model or 'discrete'
     if args.model == 'dynamic' and 'damping' in fit:
         robot, recording = load_trajectory(args)
         holds = []
@@ -144,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
 
 def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
     """Identify the CC dynamics of a bellows robot (stiffnesses, then dampers)."""
+    if args.model is not None:
+        raise CommandError('--model: a bellows robot is identified with its constant-curvature '
+                           'dynamics; leave --model out')
     unknown = [name for name in fit if name not in BELLOWS_FITS]
     if unknown or not fit:
         raise CommandError(f'--fit: a bellows robot fits {list(BELLOWS_FITS)}, got {fit}')

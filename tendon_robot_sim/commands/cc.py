@@ -17,6 +17,8 @@
 
     tendon-robot-sim cc --displacements t0=0.004,t2=-0.004
     tendon-robot-sim cc --tip 0.2,0,0.12 --json
+    tendon-robot-sim cc --robot config/bionic_handling_assistant.yaml \
+        --muscle-lengths p1=0.23,p5=0.25 --json
 
 Forward: tendon displacements (m) -> bending angle theta, direction phi, curvature
 kappa and tip pose. Inverse: a tip position (m, base frame) -> the CC arc through it
@@ -25,6 +27,12 @@ stdout is one JSON object with ``theta`` (rad), ``phi`` (rad), ``kappa`` (1/m),
 ``tip_position`` [x, y, z] (m), ``tip_orientation`` [qx, qy, qz, qw],
 ``displacements`` (m) and ``residual`` (m, forward only: how far the given
 displacements are from a constant-curvature set).
+
+A bellows robot (``kind: bellows``) takes ``--muscle-lengths`` (m): Hadzic & Häseli's
+kinematic model gives each section's arc (centre-spline ``length`` m, ``theta``, ``phi``
+rad, ``kappa`` 1/m) and the tip; its JSON has ``sections``, ``tip_position``,
+``tip_orientation``, ``muscle_lengths`` (the constant-curvature lengths, by name) and
+``residual`` (m).
 """
 
 import argparse
@@ -33,20 +41,24 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, parse_values
+from tendon_robot_sim.commands import command_error, CommandError, parse_values
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvature,
                                                             ConstantCurvatureError)
 from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.trunk.kinematics import BellowsKinematics, BellowsKinematicsError
+from tendon_robot_sim.models.trunk.robot import is_bellows_description, load_bellows_robot
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         'cc', help='constant-curvature kinematics: displacements <-> tip pose',
-        description='Constant-curvature kinematics of a single-section robot with parallel '
-                    'tendons (no gravity, rigid tendons): forward from tendon displacements '
-                    'or inverse from a tip position.')
+        description='Constant-curvature kinematics (no gravity, no loads): of a '
+                    'single-section robot with parallel rigid tendons, forward from tendon '
+                    'displacements or inverse from a tip position; of a bellows robot '
+                    '(kind: bellows), forward from its muscle lengths.')
     parser.add_argument('--robot', default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
     inputs = parser.add_mutually_exclusive_group(required=True)
@@ -55,12 +67,25 @@ def register(subparsers) -> None:
                              "('0.004,0,-0.004,0') or by name ('t0=0.004', others 0)")
     inputs.add_argument('--tip', metavar='X,Y,Z',
                         help='desired tip position in m, base frame')
+    inputs.add_argument('--muscle-lengths', metavar='Q',
+                        help='bellows robots: muscle (bellows) lengths in m, one per bellows '
+                             "('0.24,0.25,...') or by name ('p1=0.24', others at their "
+                             "section's rest length)")
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     path = args.robot or default_robot_file()
+    try:
+        bellows = is_bellows_description(path)
+    except RobotDescriptionError as error:
+        raise command_error(error) from None
+    if bellows:
+        return run_bellows(args, path)
+    if args.muscle_lengths is not None:
+        raise CommandError(f'--muscle-lengths: {path} is a tendon robot; give --displacements '
+                           'or --tip (muscle lengths are for kind: bellows robots)')
     tip = parse_vector(args.tip, '--tip')
     try:
         robot = load_robot(path)
@@ -84,4 +109,32 @@ def run(args: argparse.Namespace) -> int:
               f'fit, residual {state.residual:.3g} m')
     if args.json:
         print(json.dumps({'robot': robot.name, **state.to_dict()}))
+    return 0
+
+
+def run_bellows(args: argparse.Namespace, path) -> int:
+    """Kinematics of a bellows robot from its muscle lengths."""
+    if args.muscle_lengths is None:
+        given = '--tip' if args.tip is not None else '--displacements'
+        raise CommandError(f'{given}: {path} is a bellows robot; give its --muscle-lengths')
+    try:
+        robot = load_bellows_robot(path)
+        kinematics = BellowsKinematics(robot)
+        pose = kinematics.forward(parse_values(args.muscle_lengths, '--muscle-lengths'),
+                                  '--muscle-lengths')
+    except (RobotDescriptionError, BellowsKinematicsError) as error:
+        raise command_error(error) from None
+    np.set_printoptions(precision=6, suppress=True)
+    print(f'robot {robot.name}, constant curvature from muscle lengths '
+          f'({len(robot.sections)} sections)')
+    for j, arc in enumerate(pose.sections):
+        print(f'section {j}: l {arc.length:.6g} m, theta {arc.theta:.6g} rad, '
+              f'phi {arc.phi:.6g} rad, kappa {arc.kappa:.6g} 1/m')
+    print(f'tip position [m]:     {pose.tip_position}')
+    print(f'tip orientation:      {rotation_to_quaternion(pose.tip_rotation)}  [qx qy qz qw]')
+    if pose.residual > 1e-9:
+        print(f'note: the muscle lengths are not constant-curvature consistent; least-squares '
+              f'fit, residual {pose.residual:.3g} m')
+    if args.json:
+        print(json.dumps({'robot': robot.name, **pose.to_dict(kinematics.names)}))
     return 0

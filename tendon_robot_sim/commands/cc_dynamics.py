@@ -18,6 +18,8 @@
     tendon-robot-sim cc-dynamics --tensions t0=3 --duration 2 --plot
     tendon-robot-sim cc-dynamics --robot config/bionic_handling_assistant.yaml \
         --pressures p1=1e5,p5=6e4 --duration 3 --plot bha.png --json
+    tendon-robot-sim cc-dynamics --robot config/bionic_handling_assistant.yaml \
+        --pressures-csv config/bha_pressure_steps.csv --plot steps.png
 
 Starts the robot at rest under gravity (static equilibrium with all inputs 0) and applies
 constant inputs from t = 0: tendon tensions (N) for a tendon robot description, bellows
@@ -29,6 +31,12 @@ JSON object: ``robot``, ``kind``, ``inputs`` (by name), ``duration``, ``dt`` (s)
 ``sections`` (list of {``length`` m, ``theta`` rad, ``phi`` rad}), ``tip_position`` (m,
 world frame), ``actuator_lengths`` (m, by name), ``wall_time`` (s) and
 ``real_time_factor``.
+
+``--tensions-csv`` / ``--pressures-csv`` take the inputs over time from a CSV file
+(:mod:`tendon_robot_sim.experiment.input_profile`: a column ``t`` in s and one per actuator,
+linear between rows, a step where two rows share a time): the run starts at rest under the
+profile's inputs at t = 0 and lasts until its last row unless ``--duration`` says otherwise;
+``inputs`` in the JSON are then the last ones and ``profile`` names the file.
 """
 
 import argparse
@@ -41,6 +49,7 @@ import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, parse_values,
                                        positive)
+from tendon_robot_sim.experiment.input_profile import ProfileError, read_profile
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_SCHEME,
                                                     DEFAULT_TIME_STEP, load_cc_dynamics,
@@ -64,8 +73,14 @@ def register(subparsers) -> None:
     inputs.add_argument('--pressures', metavar='P',
                         help='bellows gauge pressures in Pa: one per bellows or by name '
                              "('p1=1e5', others 0)")
-    parser.add_argument('--duration', type=positive, default=2.0, metavar='S',
-                        help='simulated time in s (default 2)')
+    inputs.add_argument('--tensions-csv', metavar='CSV',
+                        help='tendon tensions over time: a column t (s) and one per tendon (N), '
+                             'linear between rows, a step where two rows share a time')
+    inputs.add_argument('--pressures-csv', metavar='CSV',
+                        help='bellows pressures over time: a column t (s) and one per bellows '
+                             '(Pa), linear between rows, a step where two rows share a time')
+    parser.add_argument('--duration', type=positive, default=None, metavar='S',
+                        help="simulated time in s (default 2, or a profile's last time)")
     parser.add_argument('--dt', type=positive, default=DEFAULT_TIME_STEP, metavar='S',
                         help=f'time step in s (default {DEFAULT_TIME_STEP})')
     parser.add_argument('--scheme', choices=sorted(SCHEMES), default=DEFAULT_SCHEME,
@@ -86,21 +101,30 @@ def run(args: argparse.Namespace) -> int:
     except (RobotDescriptionError, CCDynamicsError) as error:
         raise command_error(error) from None
     option = '--pressures' if model.kind == 'pressure' else '--tensions'
-    given = args.pressures if args.pressures is not None else args.tensions
-    if (args.pressures is not None) != (model.kind == 'pressure'):
+    pressures = args.pressures is not None or args.pressures_csv is not None
+    if pressures != (model.kind == 'pressure'):
         raise CommandError(f'{path}: the actuators of {model.name} take {model.kind}s; '
-                           f'use {option}')
-    values = parse_values(given, option)
-    check_steps(args.duration, args.dt)
+                           f'use {option} or {option}-csv')
+    profile = read_inputs_profile(args, model)
+    duration = args.duration or (profile.end if profile else 2.0)
+    if duration <= 0.0:
+        raise CommandError(f'{option}-csv: the profile ends at t = 0 s; give --duration')
+    check_steps(duration, args.dt)
     try:
-        inputs = model.input_vector(values, option)
-        # start at rest under gravity alone, so that the run shows the step response
-        rest = model.equilibrium(np.zeros_like(inputs))
+        if profile is None:
+            inputs = model.input_vector(parse_values(args.pressures or args.tensions, option),
+                                        option)
+            # start at rest under gravity alone, so that the run shows the step response
+            rest = model.equilibrium(np.zeros_like(inputs))
+        else:
+            inputs = profile.at
+            rest = model.equilibrium(profile.at(0.0))
         start = time.perf_counter()
-        run = model.simulate(inputs, args.duration, dt=args.dt, x0=rest, scheme=args.scheme)
+        run = model.simulate(inputs, duration, dt=args.dt, x0=rest, scheme=args.scheme)
         wall = time.perf_counter() - start
     except CCDynamicsError as error:
         raise command_error(error) from None
+    inputs = run.inputs[-1]
 
     np.set_printoptions(precision=6, suppress=True)
     final = run.x[-1]
@@ -124,7 +148,20 @@ def run(args: argparse.Namespace) -> int:
             'robot': model.name, 'kind': model.kind,
             'inputs': dict(zip(model.input_names, inputs.tolist())),
             'duration': float(run.times[-1]), 'dt': args.dt, 'sections': sections,
+            **({'profile': profile.source} if profile else {}),
             'tip_position': tip.tolist(),
             'actuator_lengths': dict(zip(model.input_names, lengths.tolist())),
             'wall_time': wall, 'real_time_factor': float(run.times[-1] / wall)}))
     return 0
+
+
+def read_inputs_profile(args: argparse.Namespace, model):
+    """Return the :class:`InputProfile` of ``--tensions-csv``/``--pressures-csv``, or None."""
+    path = args.pressures_csv or args.tensions_csv
+    if path is None:
+        return None
+    quantity, unit = ('pressure', 'Pa') if model.kind == 'pressure' else ('tension', 'N')
+    try:
+        return read_profile(path, model.input_names, model.input_range, quantity, unit)
+    except ProfileError as error:
+        raise CommandError(f'--{quantity}s-csv: {error}') from None

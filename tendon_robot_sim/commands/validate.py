@@ -18,6 +18,10 @@
     tendon-robot-sim validate demo_output/synthetic_bag --robot config/robot.yaml \
         --report demo_output/report
     tendon-robot-sim validate holds.csv --model cosserat --report report
+    tendon-robot-sim validate demo_output/synthetic_bag --model discrete,cosserat,kirchhoff \
+        --fit youngs_modulus,shear_modulus --report demo_output/report
+    tendon-robot-sim validate bha_bag --robot config/bionic_handling_assistant.yaml \
+        --report bha_report
 
 Finds the quasi-static holds of a bag (``tendon/setpoint`` or ``tendon/state`` constant
 and ``tip/measured`` steady for ``--hold-time``) or reads a CSV of holds, predicts each
@@ -26,6 +30,19 @@ hold's tip with the model, prints the error summary and writes ``report.md``,
 dynamic`` and a bag it also replays the whole tension series through the dynamic
 simulator and reports the tip error over time (``trajectory.png``; about 0.6 s of
 computing per recorded second on the default robot).
+
+Several models (``--model discrete,cosserat,kirchhoff``) are validated on the same holds and
+compared side by side; the report says which is closest to the data. ``--fit NAMES`` first
+calibrates those parameters for each model on the holds (as ``calibrate`` does), so that each
+model is compared at its best.
+
+A bellows robot (``--robot`` a ``kind: bellows`` file) is validated on a recorded run (a bag
+of ``tendon/state`` and ``tip/measured``, or a CSV file with ``t``, the pressures,
+``<name>_length`` and ``tip_x, tip_y, tip_z``) with Hadzic & Häseli's metrics: the tip error
+of the kinematic model (tip from the measured muscle lengths) and the muscle-length and tip
+errors of the dynamic model (driven by the measured pressures), mean and standard deviation
+(:mod:`tendon_robot_sim.experiment.trunk_validation`); report ``report.md``,
+``lengths.png``, ``tip.png``.
 """
 
 import argparse
@@ -33,8 +50,9 @@ import argparse
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
                                        positive, positive_int, scheduler_of)
-from tendon_robot_sim.experiment.calibration import (CalibrationError, PREDICT_MODELS,
-                                                     replay_dynamic, validate, write_report)
+from tendon_robot_sim.experiment.calibration import (calibrate, CalibrationError, closest,
+                                                     FITTABLE, PREDICT_MODELS, replay_dynamic,
+                                                     validate, write_report)
 from tendon_robot_sim.experiment.experiment import (DEFAULT_HOLD_TIME, DEFAULT_TIP_TOLERANCE,
                                                     ExperimentError, is_csv, load_recording,
                                                     read_recording)
@@ -42,19 +60,25 @@ from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.trunk.robot import is_bellows_description
 from tendon_robot_sim.parallel import ParallelError
 
 
-def add_recording_options(parser) -> None:
-    """Options shared by validate and calibrate."""
+def add_recording_options(parser, several_models: bool = False) -> None:
+    """Options shared by validate and calibrate (validate: ``--model`` takes a list)."""
     parser.add_argument('recording', metavar='BAG_OR_CSV',
                         help='rosbag2 bag (folder, .mcap or .db3) or CSV file of holds')
     parser.add_argument('--robot', default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
-    parser.add_argument('--model', choices=PREDICT_MODELS, default='discrete',
+    parser.add_argument('--model', default=None,
+                        choices=None if several_models else PREDICT_MODELS,
+                        metavar='MODEL[,MODEL...]' if several_models else None,
                         help='discrete (default): static twin of the dynamic simulator; '
                              'cosserat, kirchhoff: continuous tendons; dynamic: PyElastica '
-                             'until steady (seconds per hold, tensions only)')
+                             'until steady (seconds per hold, tensions only)'
+                             + ('; several, comma-separated: compared side by side'
+                                if several_models else '')
+                             + '; not for bellows robots')
     parser.add_argument('--hold-time', type=positive, default=DEFAULT_HOLD_TIME, metavar='S',
                         help=f'bag: shortest steady stretch of a hold in s '
                              f'(default {DEFAULT_HOLD_TIME:g})')
@@ -66,6 +90,17 @@ def add_recording_options(parser) -> None:
                         help='local processes for the model solves (default: all cores; '
                              '1: none)')
     add_scheduler_options(parser)
+
+
+def model_names(args: argparse.Namespace) -> list[str]:
+    """Return the models of ``--model`` (default discrete); CommandError for an unknown one."""
+    names = [m.strip() for m in (args.model or 'discrete').split(',')]
+    for name in names:
+        if name not in PREDICT_MODELS:
+            raise CommandError(f'--model: {name!r} is not one of {", ".join(PREDICT_MODELS)}')
+    if len(set(names)) != len(names):
+        raise CommandError(f'--model: a model is named twice: {args.model}')
+    return names
 
 
 def load_inputs(args: argparse.Namespace):
@@ -101,34 +136,87 @@ MODEL_ERRORS = (CalibrationError, ParallelError, StaticsError, InputError, Simul
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         'validate', help='compare a model with the holds of a recorded experiment',
-        description='Find the quasi-static holds of a recording, predict each tip with a '
-                    'model and report the error (Markdown + PNG).')
-    add_recording_options(parser)
+        description='Find the quasi-static holds of a recording, predict each tip with one '
+                    'or more models and report the error (Markdown + PNG); for a bellows robot '
+                    '(kind: bellows), compare its kinematic and dynamic models with a recorded '
+                    "run, with Hadzic & Häseli's metrics.")
+    add_recording_options(parser, several_models=True)
     parser.add_argument('--report', required=True, metavar='DIR',
                         help='folder for report.md, tips.png and error_vs_tension.png')
+    parser.add_argument('--fit', default=None, metavar='NAMES',
+                        help='calibrate these parameters for each model on the holds first '
+                             f'(as calibrate --fit: {", ".join(FITTABLE)} but damping)')
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    robot, holds = load_inputs(args)
-    trajectory = None
     try:
-        result = validate(robot, holds, args.model, args.workers, args.scheduler)
-        if args.model == 'dynamic' and not is_csv(args.recording):
-            trajectory = replay_dynamic(robot, read_recording(args.recording, robot),
-                                        progress=True)
+        bellows = args.robot is not None and is_bellows_description(args.robot)
+    except RobotDescriptionError as error:
+        raise command_error(error) from None
+    if bellows:
+        return run_bellows(args)
+    models = model_names(args)
+    fit = [name.strip() for name in (args.fit or '').split(',') if name.strip()]
+    if args.fit is not None and not fit:
+        raise CommandError('--fit: name at least one parameter')
+    robot, holds = load_inputs(args)
+    trajectory, results, fits = None, [], []
+    try:
+        for model in models:
+            fitted = robot
+            if fit:
+                print(f'calibrating {", ".join(fit)} with model {model}')
+                fits.append(calibrate(robot, holds, fit, model=model, workers=args.workers,
+                                      scheduler=args.scheduler))
+                fitted = fits[-1].robot
+                print(fits[-1].summary())
+            results.append(validate(fitted, holds, model, args.workers, args.scheduler))
+            if model == 'dynamic' and not is_csv(args.recording):
+                trajectory = replay_dynamic(fitted, read_recording(args.recording, robot),
+                                            progress=True)
     except ExperimentError as error:
         raise command_error(error) from None
     except MODEL_ERRORS as error:
         raise command_error(error) from None
-    path = write_report(args.report, result, source=str(args.recording),
-                        trajectory=trajectory)
-    print(result.table())
-    print(result.summary())
+    path = write_report(args.report, results, source=str(args.recording),
+                        trajectory=trajectory, fits=fits or None)
+    for result in results:
+        print(result.table())
+        print(result.summary())
+    if len(results) > 1:
+        print(closest(results))
     if trajectory is not None:
         print(trajectory.summary())
-    elif args.model == 'dynamic':
+    elif 'dynamic' in models:
         print('a CSV of holds has no time series: no dynamic replay')
     plots = ['tips.png', 'error_vs_tension.png'] + (['trajectory.png'] if trajectory else [])
     print(f'wrote {path} and ' + ', '.join(str(path.parent / name) for name in plots))
+    return 0
+
+
+def run_bellows(args: argparse.Namespace) -> int:
+    """Validate a bellows robot's kinematic and dynamic models on a recorded run."""
+    from tendon_robot_sim.experiment.identification import (IdentificationError, read_run,
+                                                            read_run_csv)
+    from tendon_robot_sim.experiment.trunk_validation import (validate_bellows,
+                                                              write_bellows_report)
+    from tendon_robot_sim.models.trunk.dynamics import CCDynamicsError
+    from tendon_robot_sim.models.trunk.robot import load_bellows_robot
+
+    for given, option in ((args.model, '--model'), (args.fit, '--fit')):
+        if given is not None:
+            raise CommandError(f'{option}: a bellows robot is validated with its kinematic and '
+                               'dynamic models together, as Hadzic & Häseli do; leave '
+                               f'{option} out')
+    try:
+        robot = load_bellows_robot(args.robot)
+        run = (read_run_csv if is_csv(args.recording) else read_run)(args.recording, robot)
+        result = validate_bellows(robot, run)
+    except (RobotDescriptionError, IdentificationError, CCDynamicsError) as error:
+        raise command_error(error) from None
+    path = write_bellows_report(args.report, result)
+    print(result.summary())
+    plots = ', '.join(str(path.parent / name) for name in ('lengths.png', 'tip.png'))
+    print(f'wrote {path} and {plots}')
     return 0

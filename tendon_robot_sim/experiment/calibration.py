@@ -208,28 +208,50 @@ def validate(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
                       errors=np.linalg.norm(predicted - measured, axis=1))
 
 
-def write_report(directory: str | Path, validation: Validation, source: str = '',
-                 trajectory: Trajectory | None = None) -> Path:
+def closest(validations: Sequence[Validation]) -> str:
+    """
+    Say which model is closest to the data (lowest RMS tip error) and by how much.
+
+    One line, e.g. ``closest to the data: discrete (RMS 0.23 mm); then cosserat 0.59 mm
+    (2.6 x), kirchhoff 0.93 mm (4.1 x)``.
+    """
+    ranked = sorted(validations, key=lambda v: v.rms)
+    best = ranked[0]
+    rest = ', '.join(f'{v.model} {v.rms * 1e3:.3g} mm ({v.rms / best.rms:.2g} x)'
+                     for v in ranked[1:])
+    return (f'closest to the data: {best.model} (RMS tip error {best.rms * 1e3:.3g} mm)'
+            + (f'; then {rest}' if rest else ''))
+
+
+def write_report(directory: str | Path, validation: Validation | Sequence[Validation],
+                 source: str = '', trajectory: Trajectory | None = None,
+                 fits: Sequence[Calibration] | None = None) -> Path:
     """
     Write ``report.md``, ``tips.png`` and ``error_vs_tension.png`` into ``directory``.
 
-    With a ``trajectory`` (:func:`replay_dynamic`) also ``trajectory.png``.
+    ``validation``: one model's, or several models' on the same holds, compared side by
+    side (the report says which is closest to the data); ``fits``: the calibration that gave
+    each model its robot, if any. With a ``trajectory`` (:func:`replay_dynamic`) also
+    ``trajectory.png``.
     """
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot as plt
 
+    validations = [validation] if isinstance(validation, Validation) else list(validation)
+    best = min(validations, key=lambda v: v.rms)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    measured = np.array([h.tip for h in validation.holds]) * 1e3
-    predicted = validation.predicted * 1e3
-    index = np.arange(1, len(validation.holds) + 1)
+    measured = np.array([h.tip for h in best.holds]) * 1e3
+    index = np.arange(1, len(best.holds) + 1)
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
     for axis, (a, b, label) in zip(axes, ((0, 1, 'x-y (top)'), (0, 2, 'x-z (side)'),
                                           (1, 2, 'y-z (front)'))):
         axis.plot(measured[:, a], measured[:, b], 'o', mfc='none', label='measured')
-        axis.plot(predicted[:, a], predicted[:, b], 'x', label=f'predicted ({validation.model})')
+        for v, marker in zip(validations, 'x+1234'):
+            predicted = v.predicted * 1e3
+            axis.plot(predicted[:, a], predicted[:, b], marker, label=f'predicted ({v.model})')
         for i, point in enumerate(measured):
             axis.annotate(str(index[i]), point[[a, b]], fontsize=7, xytext=(3, 3),
                           textcoords='offset points')
@@ -245,34 +267,52 @@ def write_report(directory: str | Path, validation: Validation, source: str = ''
     plt.close(fig)
 
     fig, axis = plt.subplots(figsize=(6, 4))
-    commands = np.array([h.commands for h in validation.holds])
+    commands = np.array([h.commands for h in best.holds])
     total = commands.sum(axis=1)
-    axis.plot(total, validation.errors * 1e3, 'o')
+    for v in validations:
+        axis.plot(total, v.errors * 1e3, 'o', label=v.model)
     for i in range(len(index)):
-        axis.annotate(str(index[i]), (total[i], validation.errors[i] * 1e3), fontsize=7,
+        axis.annotate(str(index[i]), (total[i], best.errors[i] * 1e3), fontsize=7,
                       xytext=(3, 3), textcoords='offset points')
-    unit = 'N' if validation.holds[0].tensions is not None else 'm'
+    unit = 'N' if best.holds[0].tensions is not None else 'm'
     kind = 'tension' if unit == 'N' else 'displacement'
     axis.set_xlabel(f'sum of tendon {kind}s [{unit}]')
     axis.set_ylabel('tip error [mm]')
-    axis.set_title(f'tip error per hold ({validation.model})')
+    axis.set_title('tip error per hold (' + ', '.join(v.model for v in validations) + ')')
     axis.grid(True, alpha=0.3)
+    if len(validations) > 1:
+        axis.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(directory / 'error_vs_tension.png', dpi=110)
     plt.close(fig)
 
-    rod = validation.robot.rod
-    text = [f'# Validation report: {validation.robot.name}', '']
+    rod = best.robot.rod
+    text = [f'# Validation report: {best.robot.name}', '']
     if source:
         text += [f'Recording: `{source}`', '']
-    text += [f'Model: `{validation.model}`; E = {rod.youngs_modulus:.6g} Pa, '
+    if len(validations) > 1:
+        text += ['## Models side by side', '',
+                 '| model | E [Pa] | G [Pa] | mean [mm] | max [mm] | RMS [mm] | RMS [% of L] |',
+                 '|---|---|---|---|---|---|---|']
+        for v in validations:
+            text.append(f'| `{v.model}` | {v.robot.rod.youngs_modulus:.6g} | '
+                        f'{v.robot.rod.shear_modulus:.6g} | {v.mean * 1e3:.3f} | '
+                        f'{v.max * 1e3:.3f} | {v.rms * 1e3:.3f} | '
+                        f'{100 * v.rms / rod.length:.3f} |')
+        text += ['', closest(validations)[0].upper() + closest(validations)[1:] + '.', '']
+        if fits:
+            text += [f'Each model was first calibrated on these holds ({", ".join(fits[0].names)}'
+                     ', from the robot file): its error is its best fit, a lower bound of what '
+                     'it predicts for new holds.', '']
+        text += [f'The holds below are those of the closest model, `{best.model}`.', '']
+    text += [f'Model: `{best.model}`; E = {rod.youngs_modulus:.6g} Pa, '
              f'G = {rod.shear_modulus:.6g} Pa, L = {rod.length:g} m.', '',
-             validation.summary() + '.', '',
+             best.summary() + '.', '',
              '| | mm | % of length |', '|---|---|---|',
-             f'| mean | {validation.mean * 1e3:.3f} | {100 * validation.mean / rod.length:.3f} |',
-             f'| max | {validation.max * 1e3:.3f} | {100 * validation.max / rod.length:.3f} |',
-             f'| RMS | {validation.rms * 1e3:.3f} | {100 * validation.rms / rod.length:.3f} |',
-             '', '## Holds', '', validation.table(), '', '## Plots', '',
+             f'| mean | {best.mean * 1e3:.3f} | {100 * best.mean / rod.length:.3f} |',
+             f'| max | {best.max * 1e3:.3f} | {100 * best.max / rod.length:.3f} |',
+             f'| RMS | {best.rms * 1e3:.3f} | {100 * best.rms / rod.length:.3f} |',
+             '', '## Holds', '', best.table(), '', '## Plots', '',
              '![measured and predicted tips](tips.png)', '',
              '![error vs tension](error_vs_tension.png)', '']
     if trajectory is not None:

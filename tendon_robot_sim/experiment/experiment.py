@@ -43,7 +43,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from tendon_robot_sim.models.rod.statics import StaticsSolver
-from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 
 SETPOINT_TOPIC = 'tendon/setpoint'
 STATE_TOPIC = 'tendon/state'
@@ -487,39 +487,44 @@ def synth_experiment(path: str | Path, robot_true: Robot, noise: float = 2e-4, s
     in N, at ``rate``) and ``tip/measured`` (PointStamped in the base frame, at
     ``rate``, with Gaussian noise of standard deviation ``noise`` [m] per axis). Each
     hold of :func:`experiment_plan` lasts ``hold_duration`` [s]; between holds the
-    tensions ramp linearly over ``transition`` [s] and the tip follows the static
-    equilibrium of each ramp sample. Tips come from the statics solver, model
-    ``model`` (default ``discrete``, the static twin of the dynamic simulator).
+    tensions ramp linearly over ``transition`` [s]. ``model``: a statics model
+    (``discrete``, the default, the static twin of the dynamic simulator; ``cosserat``,
+    ``kirchhoff``), whose tip follows the static equilibrium of every sample, or
+    ``dynamic``: the dynamic simulator, settled at rest, then driven through the whole
+    experiment in time (each tip 1 ms after its setpoint, as the bag stamps it), so that
+    the holds show the swing and settling of a real recording.
 
     Returns
     -------
     list of (label, tensions (n,), noiseless tip (3,))
-        The holds as simulated (the truth behind the bag).
+        The holds as simulated (the truth behind the bag): the static tip, or with model
+        ``dynamic`` the tip at the end of the hold.
 
     """
     _check_noise(noise)
-    solver = StaticsSolver(robot_true, model)
     plan = experiment_plan(robot_true)
     dt = 1.0 / rate
-    samples = []   # (time s, tensions, tip)
-    truth = []
+    schedule = []   # (time s, tensions); the holds' last samples
+    ends = []
     previous = None
-    time = 0.0
     for label, tensions in plan:
         if previous is not None:
             steps = max(1, int(round(transition / dt)))
-            for k in range(1, steps):
-                tau = previous + (tensions - previous) * k / steps
-                samples.append((time, tau, solver.solve_tensions(tau).tip_position))
-                time += dt
-        tip = solver.solve_tensions(tensions).tip_position
-        truth.append((label, tensions.copy(), tip.copy()))
-        for _ in range(int(round(hold_duration / dt))):
-            samples.append((time, tensions, tip))
-            time += dt
+            schedule += [(None, previous + (tensions - previous) * k / steps)
+                         for k in range(1, steps)]
+        schedule += [(None, tensions)] * int(round(hold_duration / dt))
+        ends.append(len(schedule) - 1)
         previous = tensions
+    schedule = [(k * dt, tensions) for k, (_, tensions) in enumerate(schedule)]
+    if model == 'dynamic':
+        tips = _simulate_timeline(robot_true, schedule, 'synthetic experiment')
+    else:
+        solver = StaticsSolver(robot_true, model)
+        tips = [solver.solve_tensions(tau).tip_position for _, tau in schedule]
+    samples = [(t, tau, tip) for (t, tau), tip in zip(schedule, tips)]
     _write_bag(path, robot_true, samples, noise, seed)
-    return truth
+    return [(label, tensions.copy(), tips[end].copy())
+            for (label, tensions), end in zip(plan, ends)]
 
 
 def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.0,
@@ -542,10 +547,6 @@ def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.
     samples : list of (time s, tensions (n,), noiseless tip (3,))
 
     """
-    from tqdm import tqdm
-
-    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
-
     _check_noise(noise)
     vertical, _ = experiment_tendons(robot_true)
     limit = robot_true.max_tensions[vertical]
@@ -554,21 +555,55 @@ def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.
                               f'tendon {robot_true.tendon_names[vertical]!r}, got {tension:g}')
     step = np.zeros(len(robot_true.tendons))
     step[vertical] = tension
-    simulator = TendonSimulator(robot_true)
-    simulator.run_until_steady(STEP_SETTLE_TIME, speed_tolerance=1e-5)
-    start = simulator.time
-    samples = []
-    count = int(round((before + after) * rate))
-    for k in tqdm(range(count), desc='step response', unit='sample', file=sys.stderr,
-                  disable=not sys.stderr.isatty()):
-        time = k / rate
-        tensions = step if time >= before - 1e-9 else np.zeros_like(step)
-        simulator.advance(max(0.0, start + time - simulator.time))
-        simulator.set_tensions(tensions)
-        tip = simulator.advance(max(0.0, start + time + TIP_DELAY - simulator.time))
-        samples.append((time, tensions, tip.tip_position))
+    schedule = [(k / rate, step if k / rate >= before - 1e-9 else np.zeros_like(step))
+                for k in range(int(round((before + after) * rate)))]
+    tips = _simulate_timeline(robot_true, schedule, 'step response')
+    samples = [(t, tau, tip) for (t, tau), tip in zip(schedule, tips)]
     _write_bag(path, robot_true, samples, noise, seed)
     return step, samples
+
+
+def _simulate_timeline(robot: Robot, schedule: list, label: str) -> list[np.ndarray]:
+    """
+    Return the dynamic simulator's tip TIP_DELAY after each (time s, tensions) setpoint.
+
+    The robot first rests under zero tension (settled until its tip moves slower than
+    0.01 mm/s, at most STEP_SETTLE_TIME s); each setpoint holds until the next.
+    """
+    from tqdm import tqdm
+
+    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+
+    simulator = TendonSimulator(robot)
+    simulator.run_until_steady(STEP_SETTLE_TIME, speed_tolerance=1e-5)
+    start = simulator.time
+    tips = []
+    for time, tensions in tqdm(schedule, desc=label, unit='sample', file=sys.stderr,
+                               disable=not sys.stderr.isatty()):
+        simulator.advance(max(0.0, start + time - simulator.time))
+        simulator.set_tensions(tensions)
+        tips.append(simulator.advance(
+            max(0.0, start + time + TIP_DELAY - simulator.time)).tip_position.copy())
+    return tips
+
+
+def with_disc_twist(robot: Robot, degrees: float) -> Robot:
+    """
+    Return ``robot`` with its discs twisted about the backbone, ``degrees`` in all at the tip.
+
+    Each disc is turned in proportion to its arc length, as when discs glued on by hand
+    creep round a little each: every tendon's holes follow a helix of ``degrees`` / 360
+    more turns (a parallel tendon becomes helical). An effect the robot file does not
+    describe, for synthetic experiments.
+    """
+    if degrees == 0.0:
+        return robot
+    data = robot.to_dict()
+    for tendon in data['tendons']:
+        # a tendon ending early turns by the twist at its anchor
+        tendon['turns'] += degrees / 360.0 * tendon['end'] / robot.rod.length
+        tendon['routing'] = 'helical' if tendon['routing'] == 'parallel' else tendon['routing']
+    return robot_from_dict(data)
 
 
 def _check_noise(noise: float) -> None:

@@ -49,20 +49,22 @@ static point, for the damping fit.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, replace
 import math
 from pathlib import Path
 
 import numpy as np
 
+from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.experiment.experiment import (ExperimentError, joint_field, STATE_TOPIC,
-                                                    steady_stretches, topic_matches)
+                                                    steady_stretches, TIP_COLUMNS, TIP_TOPIC,
+                                                    topic_matches)
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics, DEFAULT_TIME_STEP
 from tendon_robot_sim.models.trunk.robot import BellowsRobot
 
 LENGTH_SUFFIX = '_length'
-TIME_COLUMN = 'time'
+# The time column of a CSV run: 't' (as in input profiles) or 'time'.
+TIME_COLUMNS = ('t', 'time')
 # Measured pressures within this of a stretch's first sample are the same input [Pa]:
 # 1 % of the bellows' working pressure of about 1 bar.
 PRESSURE_TOLERANCE = 1e3
@@ -98,36 +100,56 @@ def read_samples(path: str | Path, robot: BellowsRobot
     Read the samples of a CSV file.
 
     Per bellows a pressure column named as the bellows [Pa] and a length column
-    ``<name>_length`` [m], and for a recorded run a ``time`` column [s].
+    ``<name>_length`` [m], and for a recorded run a time column ``t`` (or ``time``) [s].
 
     Returns (times or None, pressures (k, m), lengths (k, m)).
     """
     names = robot.actuator_names
+    table = _read_table(path, names + [n + LENGTH_SUFFIX for n in names])
+    time = next((table[c] for c in TIME_COLUMNS if c in table), None)
+    return (time, np.column_stack([table[n] for n in names]),
+            np.column_stack([table[n + LENGTH_SUFFIX] for n in names]))
+
+
+def read_run_csv(path: str | Path, robot: BellowsRobot) -> Run:
+    """
+    Read a recorded run from a CSV file: :func:`read_samples` with its time column required.
+
+    Optional columns ``tip_x, tip_y, tip_z`` [m, world frame] give the measured tip at the
+    same times. Times must increase.
+    """
+    times, pressures, lengths = read_samples(path, robot)
+    if times is None:
+        raise IdentificationError(f'{path}: column {TIME_COLUMNS[0]!r} (time, s) missing: a '
+                                  'run needs its sample times')
+    if times.size < 2 or np.any(np.diff(times) <= 0.0):
+        raise IdentificationError(f'{path}: column {TIME_COLUMNS[0]!r}: times must increase, '
+                                  f'at least two samples')
+    table = _read_table(path, [])
+    tips = None
+    if any(c in table for c in TIP_COLUMNS):
+        missing = [c for c in TIP_COLUMNS if c not in table]
+        if missing:
+            raise IdentificationError(f'{path}: column {missing[0]!r} missing (the tip needs '
+                                      f'{", ".join(TIP_COLUMNS)}, m)')
+        tips = np.column_stack([table[c] for c in TIP_COLUMNS])
+    return Run(str(path), times - times[0], pressures, lengths,
+               None if tips is None else times - times[0], tips)
+
+
+def _read_table(path: str | Path, required: list[str]) -> dict[str, np.ndarray]:
+    """Return the columns of a CSV file by name; errors name file, line, column."""
     try:
-        with open(path, newline='') as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as error:
-        raise IdentificationError(f'{path}: cannot read: {error.strerror}') from None
-    if not rows:
-        raise IdentificationError(f'{path}: no rows')
-    columns = names + [n + LENGTH_SUFFIX for n in names]
-    missing = [c for c in columns if c not in rows[0]]
+        table = read_table(path)
+    except TableError as error:
+        raise IdentificationError(str(error)) from None
+    missing = [c for c in required if c not in table.header]
     if missing:
         raise IdentificationError(f'{path}: missing columns {missing}')
-    if TIME_COLUMN in rows[0]:
-        columns.append(TIME_COLUMN)
-    values = np.empty((len(rows), len(columns)))
-    for r, row in enumerate(rows):
-        for c, column in enumerate(columns):
-            try:
-                values[r, c] = float(row[column])
-            except (TypeError, ValueError):
-                raise IdentificationError(
-                    f'{path}: row {r + 2}, column {column}: not a number: {row[column]!r}'
-                ) from None
-    m = len(names)
-    times = values[:, 2 * m] if TIME_COLUMN in columns else None
-    return times, values[:, :m], values[:, m:2 * m]
+    if sum(c in table.header for c in TIME_COLUMNS) > 1:
+        raise IdentificationError(f'{path}: line 1: give one time column, '
+                                  f'{TIME_COLUMNS[0]!r} or {TIME_COLUMNS[1]!r}')
+    return {column: table.column(column) for column in table.header}
 
 
 @dataclass(frozen=True)
@@ -135,13 +157,16 @@ class Run:
     """
     Pressures and bellows lengths over time, as recorded on ``tendon/state``.
 
-    Bellows in description order; times in s from the first sample.
+    Bellows in description order; times in s from the first sample. A recording with a
+    ``tip/measured`` topic (or CSV tip columns) also has the measured tip.
     """
 
     source: str              # the bag, for messages
     times: np.ndarray        # (k,) s, increasing
     pressures: np.ndarray    # (k, m) Pa, gauge
     lengths: np.ndarray      # (k, m) m
+    tip_times: np.ndarray | None = None   # (j,) s, increasing, same origin as ``times``
+    tips: np.ndarray | None = None        # (j, 3) m, measured tip, world (base) frame
 
 
 def read_run(path: str | Path, robot: BellowsRobot) -> Run:
@@ -160,6 +185,8 @@ def read_run(path: str | Path, robot: BellowsRobot) -> Run:
     Run
         Times from the header stamps; of samples with equal stamps (a simulator that is
         paused keeps publishing its state) the last one, whose pressures hold from then on.
+        With a ``tip/measured`` topic (geometry_msgs/PointStamped, world frame) also the
+        measured tip, its times from its header stamps on the same clock.
 
     """
     from tendon_robot_sim.experiment.bag import bag_topics, BagError, read_messages
@@ -173,9 +200,13 @@ def read_run(path: str | Path, robot: BellowsRobot) -> Run:
                 f'{path}: needs one {STATE_TOPIC} topic (sensor_msgs/JointState, effort = '
                 f'pressure [Pa], position = contraction [m] per bellows), found '
                 f'{wanted or "none"} among {sorted(topics)}')
-        stamps, pressures, contractions = [], [], []
-        for _, _, msg in read_messages(path, wanted):
+        tip_topics = [t for t in topics if topic_matches(t, TIP_TOPIC)][:1]
+        stamps, pressures, contractions, tips = [], [], [], {}
+        for topic, _, msg in read_messages(path, wanted + tip_topics):
             stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+            if topic in tip_topics:     # the last of equal stamps, as for the state
+                tips[stamp] = (msg.point.x, msg.point.y, msg.point.z)
+                continue
             where = f'{path}: {wanted[0]} stamped {stamp * 1e-9:.9f} s'
             if stamps and stamp < stamps[-1]:
                 raise IdentificationError(f'{where}: header stamps go back in time (from '
@@ -194,8 +225,11 @@ def read_run(path: str | Path, robot: BellowsRobot) -> Run:
                                   'distinct header stamps; a run needs more (are the '
                                   'messages stamped with the time of measurement?)')
     straight = CCDynamics.from_bellows_robot(robot).straight_lengths
+    tip_stamps = sorted(tips)
     return Run(str(path), (np.array(stamps) - stamps[0]) * 1e-9, np.array(pressures),
-               straight - np.array(contractions))
+               straight - np.array(contractions),
+               (np.array(tip_stamps) - stamps[0]) * 1e-9 if tips else None,
+               np.array([tips[k] for k in tip_stamps], dtype=float) if tips else None)
 
 
 def static_points(run: Run, hold_time: float, length_tolerance: float,
@@ -354,14 +388,6 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
     steps = np.diff(times)
     if times.ndim != 1 or times.size < 3 or not np.all(steps > 0.0):
         raise IdentificationError('times: need at least 3 increasing samples')
-    if dt is None:
-        dt = DEFAULT_TIME_STEP
-        if np.ptp(steps) <= 1e-6 * steps.mean():   # uniform: put every sample on the grid
-            dt = steps.mean() / math.ceil(steps.mean() / DEFAULT_TIME_STEP - 1e-9)
-    elapsed = times - times[0]
-    grid_steps = max(1, int(math.ceil(elapsed[-1] / dt - 1e-6)))
-    # the sample whose pressures hold at each grid time (a sample on the grid holds from it)
-    held = np.searchsorted(elapsed, np.arange(grid_steps) * dt + 1e-6 * dt, 'right') - 1
     model = CCDynamics.from_bellows_robot(robot)
     pressures, lengths = _points(model, pressures, lengths)
     initial = np.array([v for s in robot.sections
@@ -384,12 +410,8 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
 
     def residual(z):
         trial = CCDynamics.from_bellows_robot(robot_at(z))
-        run = trial.simulate(lambda t: pressures[held[min(int(round(t / dt)), grid_steps - 1)]],
-                             dt * grid_steps, dt=dt, x0=x0)
-        simulated = run.actuator_lengths
-        at_samples = np.column_stack([np.interp(elapsed, run.times, simulated[:, i])
-                                      for i in range(simulated.shape[1])])
-        return (at_samples - lengths).ravel()
+        x = simulate_samples(trial, times, pressures, x0, dt)
+        return (x @ trial.lengths.T - lengths).ravel()
 
     start = residual(np.zeros(initial.size))
     fit = least_squares(residual, np.zeros(initial.size), diff_step=1e-2)
@@ -403,6 +425,34 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
     return Estimate(robot_at(fit.x), names, values,
                     np.column_stack((values * np.exp(-half), values * np.exp(half))),
                     _rms([start]), _rms([fit.fun]), 'm')
+
+
+def simulate_samples(model: CCDynamics, times: np.ndarray, pressures: np.ndarray,
+                     x0: np.ndarray, dt: float | None = None) -> np.ndarray:
+    """
+    Return the model's coordinates x (k, 3n) at the sample ``times`` of a recorded run.
+
+    The model starts from ``x0`` at rest at the first sample and is integrated with steps of
+    ``dt`` [s], the recorded pressures (k, m) [Pa] held from each sample to the next; x is
+    interpolated linearly at the sample times (exact when the samples lie on the integration
+    grid, as the simulator's do). ``dt``: default the simulator's step
+    (:data:`~tendon_robot_sim.models.trunk.dynamics.DEFAULT_TIME_STEP`), for uniform samples
+    shortened to a whole fraction of their step.
+    """
+    times = np.asarray(times, float)
+    steps = np.diff(times)
+    if dt is None:
+        dt = DEFAULT_TIME_STEP
+        if np.ptp(steps) <= 1e-6 * steps.mean():   # uniform: put every sample on the grid
+            dt = steps.mean() / math.ceil(steps.mean() / DEFAULT_TIME_STEP - 1e-9)
+    elapsed = times - times[0]
+    grid_steps = max(1, int(math.ceil(elapsed[-1] / dt - 1e-6)))
+    # the sample whose pressures hold at each grid time (a sample on the grid holds from it)
+    held = np.searchsorted(elapsed, np.arange(grid_steps) * dt + 1e-6 * dt, 'right') - 1
+    run = model.simulate(lambda t: pressures[held[min(int(round(t / dt)), grid_steps - 1)]],
+                         dt * grid_steps, dt=dt, x0=x0)
+    return np.column_stack([np.interp(elapsed, run.times, run.x[:, i])
+                            for i in range(run.x.shape[1])])
 
 
 def _points(model: CCDynamics, pressures, lengths) -> tuple[np.ndarray, np.ndarray]:

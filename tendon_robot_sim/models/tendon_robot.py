@@ -59,6 +59,10 @@ PLANAR_TOLERANCE = 1e-9
 # Default damping ratio of the first bending mode: silicone rubber has a loss factor of
 # about 0.2 (ratio = loss factor / 2); identify it from a step response for a real rod.
 DEFAULT_DAMPING_RATIO = 0.1
+# A tendon's reference length l*_i may differ from its path on the straight rod by at most
+# these factors: pulled in or paid out by half its path, a tendon is not a tendon any more,
+# and 1000 times is a length in mm given as m.
+REFERENCE_LENGTH_FACTORS = (0.5, 2.0)
 # Default vertebra disc: this far beyond the outermost tendon hole [m], and this thick [m].
 DISC_MARGIN = 0.003
 DEFAULT_DISC_THICKNESS = 0.002
@@ -121,6 +125,16 @@ class Tendon:
     end_offset: float     # m, hole radius at the anchor
     compliance: float     # 1/N, tendon strain per newton
     max_tension: float    # N
+    # m, Till's l*_i: the unstretched length above the base plate at zero displacement;
+    # None: the tendon's path on the straight rod (each statics model measures its own)
+    reference_length: float | None = None
+
+    def straight_path_length(self, points: int = 201) -> float:
+        """Length [m] of the hole path from the base to the anchor on the straight rod."""
+        s = np.linspace(0.0, self.end, points)
+        r_s = self.hole(s)[1]
+        speed = np.sqrt(r_s[0] ** 2 + r_s[1] ** 2 + 1.0)
+        return float(np.sum(0.5 * (speed[1:] + speed[:-1]) * np.diff(s)))
 
     def hole(self, s: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """
@@ -216,6 +230,16 @@ class Robot:
         first = self.tendons[0].angle
         return np.array([[math.cos(first), math.sin(first)]])
 
+    def reference_lengths(self, straight: np.ndarray) -> np.ndarray:
+        """
+        Return each tendon's l*_i [m]: its ``reference_length``, else ``straight``.
+
+        ``straight`` (n,) [m]: the paths on the straight rod as the calling model measures
+        them (continuous curve or polyline through the holes).
+        """
+        return np.array([s if t.reference_length is None else t.reference_length
+                         for t, s in zip(self.tendons, straight)], dtype=float)
+
     def tendon_index(self, name: str) -> int:
         """Index of the tendon called ``name``; KeyError names the known ones."""
         for i, tendon in enumerate(self.tendons):
@@ -259,6 +283,8 @@ class Robot:
                     'end': t.end, 'routing': t.routing, 'turns': t.turns,
                     'end_offset': t.end_offset, 'compliance': t.compliance,
                     'max_tension': t.max_tension,
+                    **({} if t.reference_length is None
+                       else {'reference_length': t.reference_length}),
                 }
                 for t in self.tendons
             ],
@@ -399,7 +425,7 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         key = f'tendons[{i}]'
         m = DescriptionMapping(item, key, required=('name', 'offset'),
                                optional=('end', 'routing', 'turns', 'end_offset', 'compliance',
-                                         'max_tension'))
+                                         'max_tension', 'reference_length'))
         name = m.string('name')
         offset = m.number('offset', positive=True, minimum=MIN_SIZE)
         angle = m.angle('angle')
@@ -409,6 +435,8 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         end_offset = m.number('end_offset', default=offset, minimum=0.0)
         compliance = m.number('compliance', default=0.0, minimum=0.0)
         max_tension = m.number('max_tension', default=20.0, positive=True)
+        reference_length = (m.number('reference_length', positive=True)
+                            if 'reference_length' in m else None)
         m.finish()
         if end > length + POSITION_TOLERANCE:
             raise RobotDescriptionError(
@@ -426,8 +454,22 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         if routing == 'tapered' and end_offset == offset:
             raise RobotDescriptionError(
                 f'{key}.end_offset: tapered routing needs end_offset != offset')
-        tendons.append(Tendon(name=name, offset=offset, angle=angle, end=min(end, length),
-                              routing=routing, turns=turns, end_offset=end_offset,
-                              compliance=compliance, max_tension=max_tension))
+        tendon = Tendon(name=name, offset=offset, angle=angle, end=min(end, length),
+                        routing=routing, turns=turns, end_offset=end_offset,
+                        compliance=compliance, max_tension=max_tension,
+                        reference_length=reference_length)
+        if reference_length is not None:
+            _check_reference_length(tendon, key)
+        tendons.append(tendon)
     check_unique_names([t.name for t in tendons], 'tendons', 'tendon')
     return tuple(tendons)
+
+
+def _check_reference_length(tendon: Tendon, key: str) -> None:
+    """Refuse an l*_i no tendon of this path can have (a unit mistake: mm for m)."""
+    straight = tendon.straight_path_length()
+    low, high = REFERENCE_LENGTH_FACTORS
+    if not low * straight <= tendon.reference_length <= high * straight:
+        raise RobotDescriptionError(
+            f"{key}.reference_length: must be within {low:g} to {high:g} times the tendon's "
+            f'path on the straight rod ({straight:.6g} m), got {tendon.reference_length:g} m')

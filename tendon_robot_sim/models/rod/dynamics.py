@@ -303,8 +303,9 @@ class TendonSimulator:
         self._tensions = np.zeros(self.n_tendons)
         self._tip_wrench = np.zeros((2, 3))
         self._build()
-        self._rest_lengths = self._layout.path_lengths(self._layout.tendon_paths(
-            self._rod.position_collection, self._rod.director_collection))
+        self._rest_lengths = robot.reference_lengths(self._layout.path_lengths(
+            self._layout.tendon_paths(self._rod.position_collection,
+                                      self._rod.director_collection)))
 
     # ------------------------------------------------------------------ set-up
 

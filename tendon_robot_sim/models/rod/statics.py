@@ -65,11 +65,12 @@ Tendon inputs
 Tensions, or displacements q (length pulled in past the base, positive when pulling)
 with compliance C (1/N) and slack, after Till's displacement-control example: the
 tendon length l above the base satisfies ``l + slack + q = l* (1 + C tau)``, with
-``tau >= 0``, ``slack >= 0`` and one of them zero; l* is the rest length, the tendon's
-path length from its base hole (s = 0) to its anchor in the straight configuration
-(continuous curve for ``cosserat``/``kirchhoff``, polyline through the holes for
-``discrete``). In tension mode the displacement is ``l* - l + l* C tau`` (the same
-formula as the simulator's ``tendon_displacements``).
+``tau >= 0``, ``slack >= 0`` and one of them zero; l* is the tendon's reference length:
+its ``reference_length`` in the description, by default its path length from its base
+hole (s = 0) to its anchor in the straight configuration (continuous curve for
+``cosserat``/``kirchhoff``, polyline through the holes for ``discrete``). In tension mode
+the displacement is ``l* - l + l* C tau`` (the same formula as the simulator's
+``tendon_displacements``).
 
 Numerics
 --------
@@ -370,6 +371,7 @@ class StaticsSolver:
         radius2 = np.array([np.mean(np.sum(rt[rt[:, t, 0:3].any(axis=1), t, 0:2] ** 2, axis=1))
                             if rt[:, t, 0:3].any() else 0.0 for t in range(nt)])
         compliance = np.array([t.compliance for t in robot.tendons])
+        rest = robot.reference_lengths(rest)
         slack = rest * (radius2 / EI + 1.0 / self.Kse[2] + compliance)
         x_scale = np.concatenate(([force_scale] * 3, [moment_scale] * 3, [force_scale] * nt))
         f_scale = np.concatenate(([force_scale] * 3, [moment_scale] * 3, slack * force_scale))
@@ -410,7 +412,7 @@ class StaticsSolver:
         ends = np.cumsum(sizes)
         self._path_slices = list(zip(ends - sizes, ends))
         self._frame_rows = np.concatenate(([self._arc.size - 1], self._vertebra_rows))
-        self.rest_lengths = rest.copy()
+        self.rest_lengths = self._plan.tendon[kernels.TENDON_REST].copy()
         self.arc_lengths = self._arc.copy()
         self._slack_scale = slack
 

@@ -134,7 +134,7 @@ class _Rod:
 
     def solve(self, tensions, displacements) -> ReferenceResult:
         nt = len(self.robot.tendons)
-        self.rest = self.rest_lengths()
+        self.rest = self.robot.reference_lengths(self.rest_lengths())
         mode_displacement = displacements is not None
         q = np.asarray(displacements if mode_displacement else np.zeros(nt), dtype=float)
         tau_given = None if mode_displacement else np.asarray(tensions, dtype=float)

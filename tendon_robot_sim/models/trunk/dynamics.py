@@ -75,6 +75,7 @@ from tendon_robot_sim.models.geometry import section_pose
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 from tendon_robot_sim.models.trunk import _integrator as integrator, _kernels as kernels
+from tendon_robot_sim.models.trunk.kinematics import chain_frames, section_matrix
 from tendon_robot_sim.models.trunk.robot import (bellows_robot_from_dict, BellowsRobot,
                                                  KIND as BELLOWS)
 
@@ -223,9 +224,8 @@ class CCDynamics:
         n = section_lengths.size
         rod = robot.rod
         lengths = np.zeros((len(robot.tendons), 3 * n))
-        for i, tendon in enumerate(robot.tendons):
-            row = (1.0, -tendon.offset * math.cos(tendon.angle),
-                   -tendon.offset * math.sin(tendon.angle))
+        rows = section_matrix([t.offset for t in robot.tendons], [t.angle for t in robot.tendons])
+        for i, (tendon, row) in enumerate(zip(robot.tendons, rows)):
             for j in range(n):
                 if bounds[j + 1] <= tendon.end + POSITION_TOLERANCE:
                     lengths[i, 3 * j:3 * j + 3] = row
@@ -275,8 +275,8 @@ class CCDynamics:
         row = 0
         for j, section in enumerate(robot.sections):
             o = slice(3 * j, 3 * j + 3)
-            B = np.array([[1.0, -b.offset * math.cos(b.angle), -b.offset * math.sin(b.angle)]
-                          for b in section.bellows])
+            B = section_matrix([b.offset for b in section.bellows],
+                               [b.angle for b in section.bellows])
             k = np.array([b.stiffness for b in section.bellows])
             d = np.array([b.damping for b in section.bellows])
             q0 = np.array([b.rest_length for b in section.bellows])
@@ -494,14 +494,7 @@ class CCDynamics:
 
     def frames(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """World pose (R (3, 3), p (3,)) of the end of every section, base outwards."""
-        R, p = self.base_rotation, self.base_position
-        out = []
-        for length, ux, uy in np.asarray(x, float).reshape(-1, 3):
-            Rl, pl = section_pose(math.hypot(ux, uy), math.atan2(uy, ux), length)
-            p = p + R @ pl
-            R = R @ Rl
-            out.append((R, p))
-        return out
+        return chain_frames(self.base_rotation, self.base_position, x)
 
     def backbone(self, x: np.ndarray, points: int = 20) -> np.ndarray:
         """(n * points + 1, 3) m: points along the centre splines, world frame."""

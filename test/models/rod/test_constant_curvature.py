@@ -27,6 +27,7 @@ from pathlib import Path
 import subprocess
 import sys
 
+from constant_curvature_helpers import falkenhahn_transform
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -55,16 +56,6 @@ def make_robot(angles, offsets=None, base=None, gravity=(0.0, 0.0, 0.0), end=Non
         data['base'] = base
     data['gravity'] = list(gravity)
     return robot_from_dict(data)
-
-
-def falkenhahn_transform(theta, phi, kappa):
-    """^wH_h of Hadzic & Häseli (after Falkenhahn), typed in from the slide."""
-    c, s, ct, st = math.cos(phi), math.sin(phi), math.cos(theta), math.sin(theta)
-    return np.array([
-        [c ** 2 * (ct - 1) + 1, s * c * (ct - 1), c * st, c * (1 - ct) / kappa],
-        [s * c * (ct - 1), c ** 2 * (1 - ct) + ct, s * st, s * (1 - ct) / kappa],
-        [-c * st, -s * st, ct, st / kappa],
-        [0, 0, 0, 1]])
 
 
 TILTED_BASE = {'frame_id': 'base_link', 'position': [0.1, -0.2, 0.3],

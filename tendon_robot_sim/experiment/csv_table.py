@@ -1,0 +1,96 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""A CSV file of numbers under a header line, read with one-line errors. No ROS imports."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+import math
+from pathlib import Path
+
+import numpy as np
+
+# Data rows a table may have: a 1 kHz recording of 15 minutes.
+MAX_ROWS = 1_000_000
+
+
+class TableError(ValueError):
+    """A file that is not a table of numbers; the message names the file, line and column."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """The columns of a CSV file: names from its header, finite numbers below."""
+
+    path: Path
+    header: tuple[str, ...]
+    lines: np.ndarray      # (k,) the file's line number of each data row (1 = the header)
+    values: np.ndarray     # (k, len(header))
+
+    def column(self, name: str) -> np.ndarray:
+        return self.values[:, self.header.index(name)]
+
+    def where(self, row: int, name: str) -> str:
+        """Return the place of a cell in messages: ``path: line N, column 'name'``."""
+        return f'{self.path}: line {self.lines[row]}, column {name!r}'
+
+
+def read_table(path: str | Path) -> Table:
+    """
+    Read a table: a header line of distinct names, then rows of finite numbers.
+
+    Blank lines are skipped. Raises :class:`TableError` for a missing or unreadable file,
+    binary or malformed text, no header or no rows, a repeated column, a row of the wrong
+    length, or a cell that is not a finite number.
+    """
+    path = Path(path)
+    try:
+        with path.open(newline='', encoding='utf-8') as handle:
+            reader = csv.reader(handle)
+            rows = []
+            for row in reader:
+                if any(cell.strip() for cell in row):
+                    rows.append((reader.line_num, row))
+                if len(rows) > MAX_ROWS + 1:
+                    raise TableError(f'{path}: more than {MAX_ROWS} rows')
+    except OSError as error:
+        raise TableError(f'{path}: cannot read: {error.strerror}') from None
+    except UnicodeDecodeError:
+        raise TableError(f'{path}: not UTF-8 text: is it a CSV file?') from None
+    except csv.Error as error:
+        raise TableError(f'{path}: not CSV: {error}') from None
+    if not rows:
+        raise TableError(f'{path}: empty; expected a header line')
+    header = tuple(cell.strip() for cell in rows[0][1])
+    if len(set(header)) != len(header):
+        raise TableError(f'{path}: line 1: a column is given twice: {list(header)}')
+    if len(rows) < 2:
+        raise TableError(f'{path}: no rows after the header')
+    values = np.empty((len(rows) - 1, len(header)))
+    for r, (line, row) in enumerate(rows[1:]):
+        if len(row) != len(header):
+            raise TableError(f'{path}: line {line}: {len(row)} values, the header has '
+                             f'{len(header)} columns')
+        for c, (column, cell) in enumerate(zip(header, row)):
+            try:
+                values[r, c] = float(cell)
+            except ValueError:
+                raise TableError(f'{path}: line {line}, column {column!r}: {cell.strip()!r} '
+                                 'is not a number') from None
+            if not math.isfinite(values[r, c]):
+                raise TableError(f'{path}: line {line}, column {column!r}: must be finite, '
+                                 f'got {cell.strip()}')
+    return Table(path, header, np.array([line for line, _ in rows[1:]]), values)

@@ -1,0 +1,120 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Actuator inputs over time from a CSV file: the steps and ramps of an experiment.
+
+Format: a header line with a column ``t`` (time, s) and one column per actuator, named as
+in the robot description (a tendon's tension in N, a bellows' gauge pressure in Pa); an
+actuator without a column stays at 0. Rows in non-decreasing ``t``. Between two rows the
+inputs change linearly (a ramp, as Hadzic & Häseli's "linear pressure" runs); two rows at
+the same time make a step (the second row holds from that time on, as their "steps" runs);
+before the first row the first row holds, after the last row the last.
+
+    t,p1,p5
+    0,0,0
+    1,0,0
+    1,80000,0
+    3,80000,0
+    5,0,60000
+
+No ROS imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from tendon_robot_sim.experiment.csv_table import read_table, TableError
+
+TIME_COLUMN = 't'
+
+
+class ProfileError(ValueError):
+    """A profile file that cannot be used; the message names the file, line and column."""
+
+
+@dataclass(frozen=True)
+class InputProfile:
+    """Piecewise-linear inputs over time (see the module docstring)."""
+
+    source: str              # the file, for messages
+    names: tuple[str, ...]   # every actuator of the robot, in its order
+    times: np.ndarray        # (k,) s, non-decreasing
+    values: np.ndarray       # (k, m) N or Pa, actuators in ``names`` order
+
+    @property
+    def end(self) -> float:
+        """Return the time of the last row [s]."""
+        return float(self.times[-1])
+
+    def at(self, t: float) -> np.ndarray:
+        """Return the inputs (m,) at time ``t`` [s]."""
+        i = int(np.searchsorted(self.times, t, side='right')) - 1   # last row at or before t
+        if i < 0:
+            return self.values[0].copy()
+        if i + 1 == len(self.times):
+            return self.values[-1].copy()
+        t0, t1 = self.times[i], self.times[i + 1]
+        w = (t - t0) / (t1 - t0)       # t1 > t0: the last of rows at equal times was taken
+        return (1.0 - w) * self.values[i] + w * self.values[i + 1]
+
+
+def read_profile(path: str | Path, names: Sequence[str], limits: np.ndarray,
+                 quantity: str = 'tension', unit: str = 'N') -> InputProfile:
+    """
+    Read an input profile for actuators ``names`` with allowed ranges ``limits`` (m, 2).
+
+    Errors name the file, the line and the column: a missing or unreadable file, an unknown
+    or repeated column, a cell that is not a finite number, times that go back, a value
+    outside its actuator's range (``quantity`` and ``unit`` word it).
+    """
+    names = tuple(names)
+    try:
+        table = read_table(path)
+    except TableError as error:
+        raise ProfileError(str(error)) from None
+    for column in table.header:
+        if column != TIME_COLUMN and column not in names:
+            raise ProfileError(f'{path}: line 1: unknown column {column!r}; expected '
+                               f'{TIME_COLUMN!r} (s) and actuators of {list(names)} '
+                               f'({quantity}, {unit})')
+    if TIME_COLUMN not in table.header:
+        raise ProfileError(f'{path}: line 1: column {TIME_COLUMN!r} (time, s) missing')
+    if len(table.header) < 2:
+        raise ProfileError(f'{path}: line 1: no actuator column; name one of {list(names)}')
+    times = table.column(TIME_COLUMN)
+    for k, t in enumerate(times):
+        if t < 0.0 or (k and t < times[k - 1]):
+            raise ProfileError(f'{table.where(k, TIME_COLUMN)}: times must be >= 0 s and not '
+                               f'decrease, got {t:g} s')
+    values = np.zeros((len(times), len(names)))
+    for i, name in enumerate(names):
+        low, high = limits[i]
+        if name not in table.header:
+            if not low <= 0.0 <= high:
+                raise ProfileError(f'{path}: line 1: column {name!r} missing, and 0 {unit} is '
+                                   f'outside its {quantity} range [{low:g}, {high:g}] {unit}')
+            continue
+        values[:, i] = table.column(name)
+        outside = np.flatnonzero((values[:, i] < low) | (values[:, i] > high))
+        if outside.size:
+            k = outside[0]
+            raise ProfileError(f'{table.where(k, name)}: {values[k, i]:g} {unit} is outside '
+                               f'the {quantity} range [{low:g}, {high:g}] {unit}')
+    return InputProfile(str(path), names, times, values)
