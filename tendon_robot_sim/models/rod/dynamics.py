@@ -33,11 +33,9 @@ quaternions are [qx, qy, qz, qw] with qw >= 0.
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass
 import logging
 import math
-from typing import Callable, Mapping
+from typing import Mapping
 
 import elastica as ea
 import numpy as np
@@ -46,11 +44,13 @@ from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod._dynamics_kernels import (advance_rod, first_bad_node,
                                                            rod_arrays, rod_work)
+# SimState is the state of both rod simulators (re-exported here)
+from tendon_robot_sim.models.rod.simulation import is_real, Settling, SimState  # noqa: F401
 from tendon_robot_sim.models.rod.tendon_forces import (TendonForces, TendonLayout,
                                                        vertebra_directors)
 # InputError and SimulationDiverged are the errors of every simulation model
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
-from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
 logger = logging.getLogger(__name__)
 
@@ -67,52 +67,6 @@ CHECK_EVERY = 10
 # (_dynamics_kernels.advance_rod), or PyElastica's PositionVerlet.step per step (the reference).
 # The first is the default.
 STEPPERS = ('compiled', 'pyelastica')
-# Seconds of tip-position history kept for is_steady() (sampled about every
-# CHECK_EVERY steps, however advance() is called).
-HISTORY_SPAN = 1.0
-
-
-@dataclass(frozen=True)
-class SimState:
-    """
-    Snapshot of the robot; everything in the base (world) frame, SI units.
-
-    Attributes
-    ----------
-    time : float
-        Simulation time [s].
-    tip_position : (3,) [m]
-    tip_orientation : (4,) quaternion [qx, qy, qz, qw] of the tip frame (columns d1 d2 d3).
-    tip_rotation : (3, 3) columns d1, d2, d3 of the tip (last element).
-    tip_velocity : (3,) [m/s]
-    centerline : (3, n_nodes) backbone node positions [m].
-    vertebra_positions : (3, k) centre of each vertebra disc [m].
-    vertebra_rotations : (k, 3, 3) columns d1 d2 d3 of each disc.
-    vertebra_orientations : (k, 4) quaternions [qx, qy, qz, qw].
-    tendon_paths : tuple of (3, j) arrays
-        Per tendon: base hole, then the hole of each vertebra up to its anchor [m].
-    tensions : (n_tendons,) currently applied tensions [N].
-    tendon_lengths : (n_tendons,) path length from base hole to anchor [m].
-    tendon_displacements : (n_tendons,)
-        Length pulled in past the base [m], positive when pulling:
-        ``rest_length - current_length + rest_length * compliance * tension``,
-        where rest_length is the path length on the straight rod.
-
-    """
-
-    time: float
-    tip_position: np.ndarray
-    tip_orientation: np.ndarray
-    tip_rotation: np.ndarray
-    tip_velocity: np.ndarray
-    centerline: np.ndarray
-    vertebra_positions: np.ndarray
-    vertebra_rotations: np.ndarray
-    vertebra_orientations: np.ndarray
-    tendon_paths: tuple
-    tensions: np.ndarray
-    tendon_lengths: np.ndarray
-    tendon_displacements: np.ndarray
 
 
 def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
@@ -153,6 +107,21 @@ def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
     shear_bending = trace / 2.0 + math.sqrt(max(trace * trace / 4.0 - det, 0.0))
     axial = a * a * max(e, rod.shear_modulus) / rod.density
     return 2.0 / math.sqrt(max(shear_bending, axial))
+
+
+def explicit_refuses(robot: Robot) -> str:
+    """
+    Why this (explicit) simulator cannot model ``robot``; '' when it can.
+
+    It damps mass-proportionally only and has no drag: the Kelvin-Voigt form of
+    ``rod.damping`` and ``rod.drag`` need the implicit integrator.
+    """
+    if robot.rod.damping.kelvin_voigt:
+        return ('rod.damping: the explicit integrator damps mass-proportionally only (ratio or '
+                'rate); shear_extension/bending_torsion need the implicit integrator')
+    if any(robot.rod.drag):
+        return 'rod.drag: the explicit integrator has no air drag; use the implicit integrator'
+    return ''
 
 
 class _System(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):
@@ -246,7 +215,7 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
     return system, rod
 
 
-class TendonSimulator:
+class TendonSimulator(Settling):
     """
     PyElastica simulation of one tendon-driven robot.
 
@@ -277,15 +246,18 @@ class TendonSimulator:
         if stepper not in STEPPERS:
             raise InputError(f'stepper: must be one of {list(STEPPERS)}, got {stepper!r}')
         self.stepper = stepper
+        refused = explicit_refuses(robot)
+        if refused:
+            raise InputError(refused)
         self.robot = robot
         self.tendon_names = robot.tendon_names
         self.n_tendons = len(robot.tendons)
         self.stable_dt = stable_time_step(robot)
-        if not (_is_real(safety_factor) and 0.0 < safety_factor <= 1.0):
+        if not (is_real(safety_factor) and 0.0 < safety_factor <= 1.0):
             raise InputError(f'safety_factor: must be in (0, 1], got {safety_factor!r}')
         if dt is None:
             dt = safety_factor * self.stable_dt
-        elif not (_is_real(dt) and math.isfinite(dt) and dt > 0.0):
+        elif not (is_real(dt) and math.isfinite(dt) and dt > 0.0):
             raise InputError(f'dt: must be a finite number > 0, got {dt!r}')
         elif dt > self.stable_dt:
             logger.warning('dt = %.3g s is above the stability bound %.3g s; the run may '
@@ -327,8 +299,9 @@ class TendonSimulator:
         self.time = 0.0
         self._steps = 0
         self._diverged: str | None = None
-        self._history = deque([(0.0, self._rod.position_collection[:, -1].copy())],
-                              maxlen=math.ceil(HISTORY_SPAN / (CHECK_EVERY * self.dt)) + 2)
+        # tip samples for is_steady(): about every CHECK_EVERY steps, however advance() is called
+        self.sample_period = CHECK_EVERY * self.dt
+        self._start_history(0.0, self._rod.position_collection[:, -1])
 
     def reset(self) -> None:
         """
@@ -406,7 +379,7 @@ class TendonSimulator:
         for row, (name, value) in enumerate((('force', force), ('moment', moment))):
             values = list(np.ravel(value)) if hasattr(value, '__len__') and not isinstance(
                 value, (str, bytes)) else None
-            if values is None or len(values) != 3 or not all(_is_real(v) for v in values):
+            if values is None or len(values) != 3 or not all(is_real(v) for v in values):
                 raise InputError(f'tip {name}: must be 3 numbers, got {value!r}')
             if not all(math.isfinite(v) for v in values):
                 raise InputError(f'tip {name}: must be finite, got {values}')
@@ -414,7 +387,7 @@ class TendonSimulator:
         self._tip_wrench[:] = wrench
 
     def _check_tension(self, value, index: int, field: str) -> float:
-        if not _is_real(value):
+        if not is_real(value):
             raise InputError(f'{field}: must be a number, got {value!r}')
         value = float(value)
         if not math.isfinite(value):
@@ -443,7 +416,7 @@ class TendonSimulator:
             The state is then invalid until :meth:`reset`.
 
         """
-        if not (_is_real(duration) and math.isfinite(duration) and duration >= 0.0):
+        if not (is_real(duration) and math.isfinite(duration) and duration >= 0.0):
             raise InputError(f'duration: must be a finite number >= 0 s, got {duration!r}')
         if self._diverged:
             raise SimulationDiverged(f'{self._diverged} (call reset() before advancing)')
@@ -483,11 +456,6 @@ class TendonSimulator:
         finally:
             self.time = float(time)
 
-    def _record_tip(self, time: float, tip: np.ndarray) -> None:
-        """Keep a tip sample for is_steady(), about every CHECK_EVERY steps."""
-        if time - self._history[-1][0] >= (CHECK_EVERY - 0.5) * self.dt:
-            self._history.append((float(time), tip.copy()))
-
     def _fail(self, node: int, step: int, time: float, limit: float) -> None:
         p = self._rod.position_collection[:, node]
         if np.all(np.isfinite(p)):
@@ -499,59 +467,6 @@ class TendonSimulator:
             f'simulation diverged at t = {time:.6g} s (step {self._steps + step}): {what}; '
             f'dt = {self.dt:.3g} s, stability bound {self.stable_dt:.3g} s')
         raise SimulationDiverged(f'{self._diverged}; call reset() to start again')
-
-    def is_steady(self, speed_tolerance: float = 1e-3, window: float = 0.1) -> bool:
-        """
-        Whether the tip has come to rest.
-
-        The tip's mean speed over the last ``window`` seconds and over the
-        ``window`` before it must both be below ``speed_tolerance`` [m/s]; the
-        second window catches the turning points of a slow oscillation. Mean
-        speeds (displacement / window) rather than the instantaneous velocity,
-        because the weakly damped axial modes keep a micrometre-sized,
-        kilohertz tip vibration alive long after the shape has settled.
-        False until 2 windows have been simulated since the start or reset().
-        A window shorter than 2 tip samples (``2 * CHECK_EVERY * dt``) is lengthened.
-        """
-        if not (_is_real(window) and 0.0 < window <= HISTORY_SPAN / 2.0):
-            raise InputError(f'window: must be in (0, {HISTORY_SPAN / 2.0:g}] s, got {window!r}')
-        # at least two tip samples per window
-        window = max(window, 2 * CHECK_EVERY * self.dt)
-        times = np.fromiter((sample[0] for sample in self._history), float,
-                            len(self._history))
-        if times[-1] - times[0] < 2.0 * window - 0.5 * self.dt:
-            return False
-        # nearest samples to t - window and t - 2 window
-        now = times[-1]
-        indices = [np.abs(times - (now - m * window)).argmin() for m in (0, 1, 2)]
-        tips = [self._history[i][1] for i in indices]
-        speeds = [np.linalg.norm(tips[m] - tips[m + 1])
-                  / (times[indices[m]] - times[indices[m + 1]]) for m in (0, 1)]
-        return bool(max(speeds) < speed_tolerance)
-
-    def run_until_steady(self, max_time: float, check_interval: float = 0.05,
-                         speed_tolerance: float = 1e-3, window: float = 0.1,
-                         progress: Callable[[float], None] | None = None) -> SimState:
-        """
-        Advance in chunks of ``check_interval`` [s] until steady or ``max_time`` [s] more.
-
-        ``progress``, if given, is called after each chunk with the simulated
-        time of that chunk [s]. Whether the end state is steady is
-        :meth:`is_steady` (with the same tolerances).
-        """
-        for name, value in (('max_time', max_time), ('check_interval', check_interval)):
-            if not (_is_real(value) and math.isfinite(value) and value > 0.0):
-                raise InputError(f'{name}: must be a finite number > 0 s, got {value!r}')
-        end = self.time + max_time
-        while self.time < end - 0.5 * self.dt:
-            chunk = min(check_interval, end - self.time)
-            start = self.time
-            self.advance(chunk)
-            if progress is not None:
-                progress(self.time - start)
-            if self.is_steady(speed_tolerance, window):
-                break
-        return self.state()
 
     # ------------------------------------------------------------------ output
 
@@ -569,6 +484,7 @@ class TendonSimulator:
         paths = layout.tendon_paths(position, director)
         lengths = layout.path_lengths(paths)
         compliance = np.array([t.compliance for t in self.robot.tendons])
+        motor = np.array([t.motor_distance for t in self.robot.tendons])
         tensions = self._tensions.copy()
         return SimState(
             time=self.time,
@@ -583,12 +499,6 @@ class TendonSimulator:
             tendon_paths=paths,
             tensions=tensions,
             tendon_lengths=lengths,
-            tendon_displacements=(self._rest_lengths - lengths
-                                  + self._rest_lengths * compliance * tensions),
+            tendon_displacements=tendon_displacements(self._rest_lengths, lengths, tensions,
+                                                      compliance, motor),
         )
-
-
-def _is_real(value) -> bool:
-    """Tell whether ``value`` is a real number (bool and strings excluded)."""
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_))

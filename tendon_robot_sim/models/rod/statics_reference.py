@@ -47,7 +47,7 @@ from tendon_robot_sim.models.cosserat import (PYELASTICA_SHEAR_COEFFICIENT, Stat
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.geometry import hat
 from tendon_robot_sim.models.rod.statics import _routing_functions
-from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
 E3 = np.array([0.0, 0.0, 1.0])
 
@@ -107,6 +107,7 @@ class _Rod:
         self.rhoAg = robot.rod.linear_density * robot.gravity
         self.ends = np.array([t.end for t in robot.tendons])
         self.compliance = np.array([t.compliance for t in robot.tendons])
+        self.motor = np.array([t.motor_distance for t in robot.tendons])
         EI, L = robot.rod.bending_stiffness, robot.rod.length
         self.force_scale, self.moment_scale = EI / L ** 2, EI / L
 
@@ -147,7 +148,10 @@ class _Rod:
             if mode_displacement:
                 tau = x[-nt:] * self.force_scale
                 F, lengths = self.residual(x[:-nt], tau)
-                slack = self.rest * (1.0 + self.compliance * tau) - q - lengths
+                # the motor's unstretched tendon, stretched, spans the motor distance, the
+                # path and the slack
+                slack = ((self.rest + self.motor - q) * (1.0 + self.compliance * tau)
+                         - lengths - self.motor)
                 a, b = tau / self.force_scale, slack / self.robot.rod.length * 1e3
                 return np.concatenate((F, a + b - np.sqrt(a * a + b * b)))
             return self.residual(x, tau_given)[0]
@@ -163,7 +167,7 @@ class _Rod:
         nb0 = x[0:3] * self.force_scale
         mb0 = x[3:6] * self.moment_scale
         if not mode_displacement:
-            q = self.rest - lengths + self.rest * self.compliance * tau
+            q = tendon_displacements(self.rest, lengths, tau, self.compliance, self.motor)
         return ReferenceResult(tip_position=p, tip_rotation=R, tensions=tau,
                                tendon_lengths=lengths, displacements=q, rest_lengths=self.rest,
                                base_force=self.R0 @ nb0, base_moment=self.R0 @ mb0)
