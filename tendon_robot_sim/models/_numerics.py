@@ -77,6 +77,46 @@ def gauss_solve(A, b):
 
 
 @kernel
+def invert(A, W):
+    """
+    Replace A (n, n) by its inverse (Gauss-Jordan, partial pivoting); W (n, n) is scratch.
+
+    False if A is singular (A is then garbage).
+    """
+    n = A.shape[0]
+    for r in range(n):
+        for c in range(n):
+            W[r, c] = 1.0 if r == c else 0.0
+    for c in range(n):
+        piv = c
+        big = abs(A[c, c])
+        for r in range(c + 1, n):
+            if abs(A[r, c]) > big:
+                big = abs(A[r, c])
+                piv = r
+        if not big > 0.0 or not math.isfinite(big):
+            return False
+        if piv != c:
+            for k in range(n):
+                A[c, k], A[piv, k] = A[piv, k], A[c, k]
+                W[c, k], W[piv, k] = W[piv, k], W[c, k]
+        inv = 1.0 / A[c, c]
+        for k in range(n):
+            A[c, k] *= inv
+            W[c, k] *= inv
+        for r in range(n):
+            f = A[r, c]
+            if r != c and f != 0.0:
+                for k in range(n):
+                    A[r, k] -= f * A[c, k]
+                    W[r, k] -= f * W[c, k]
+    for r in range(n):
+        for c in range(n):
+            A[r, c] = W[r, c]
+    return True
+
+
+@kernel
 def inverse3(A, i0, j0, out):
     """
     Set out = inverse of the 3x3 block A[i0:i0 + 3, j0:j0 + 3] by the adjugate.
@@ -155,3 +195,32 @@ def broyden(J, F, Fn, dx, alpha):
         corr = (Fn[r] - F[r] - js) / ss if ss > 0.0 else 0.0
         for c in range(n):
             J[r, c] += corr * alpha * dx[c]
+
+
+@kernel
+def broyden_inverse(H, F, Fn, dx, alpha, Hy, sH):
+    """
+    Apply the good Broyden update to an inverse Jacobian H after s = alpha dx took F to Fn.
+
+    The Sherman-Morrison form of :func:`broyden`: H += (s - H y) s^T H / (s^T H y),
+    y = Fn - F; O(n^2) where updating J and solving costs O(n^3). Hy, sH: (n,) scratch.
+    """
+    n = F.size
+    den = 0.0
+    for r in range(n):
+        acc = 0.0
+        for c in range(n):
+            acc += H[r, c] * (Fn[c] - F[c])
+        Hy[r] = acc
+        den += alpha * dx[r] * acc
+    if not abs(den) > 0.0:
+        return
+    for c in range(n):
+        acc = 0.0
+        for r in range(n):
+            acc += alpha * dx[r] * H[r, c]
+        sH[c] = acc
+    for r in range(n):
+        corr = (alpha * dx[r] - Hy[r]) / den
+        for c in range(n):
+            H[r, c] += corr * sH[c]

@@ -97,35 +97,43 @@ def _recenter(pl, x, xs, E, th):
             th[i] = x[r + i] * sc[3 + i]
         rotate_by(pl.node_R[j], th, pl.node_R[j], E)
         for i in range(3):
-            xs[1, r + i] -= x[r + i]
+            for h in range(1, xs.shape[0]):
+                xs[h, r + i] -= x[r + i]
             xs[0, r + i] = 0.0
             x[r + i] = 0.0
 
 
 @kernel
+def _predict(xs, x):
+    """Predict x of the next step from those of the last three, xs[0:3] (quadratic)."""
+    for r in range(x.size):
+        x[r] = 3.0 * xs[0, r] - 3.0 * xs[1, r] + xs[2, r]
+
+
+@kernel
 def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, traj, tau,
-          lengths, bays, w, info, blend):
+          lengths, bays, w, info, blend, stats):
     """
     Solve one time step from the predicted x; on failure by continuation in the inputs.
 
-    Predictor: linear extrapolation of the last two steps, plus the axial load of changed
+    Predictor: quadratic extrapolation of the last three steps, plus the axial load of changed
     tensions (:func:`_load_axially`). Continuation: the inputs move from ``last`` (tensions,
     displacement inputs and tip wrench of the last step) to the new ones in
     CONTINUATION_STEPS equal parts, each solved from the last. Returns True when converged.
     """
-    nx = x.size
     nt = tau.size
     jump = _tension_jump(pl, modes, last, tau_in)
-    for r in range(nx):
-        x[r] = 2.0 * xs[0, r] - xs[1, r]
+    _predict(xs, x)
     _load_axially(pl, x, jump)
     solve(pl, modes, tau_in, q_in, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
           w, info)
+    stats[0] += info[1]
+    stats[1] += info[2]
     if info[3] == CONVERGED:
         return True
+    stats[2] += 1
     for parts in CONTINUATION_STEPS:
-        for r in range(nx):
-            x[r] = 2.0 * xs[0, r] - xs[1, r]
+        _predict(xs, x)
         for k in range(1, parts + 1):
             f = k / parts
             for t in range(nt):
@@ -137,6 +145,8 @@ def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, t
             jac_ok[0] = False
             solve(pl, modes, blend[0:nt], blend[nt:2 * nt], blend[2 * nt:], x, J, jac_ok, tol,
                   max_iter, traj, tau, lengths, bays, w, info)
+            stats[0] += info[1]
+            stats[1] += info[2]
             if info[3] != CONVERGED:
                 break
         if info[3] == CONVERGED:
@@ -146,18 +156,19 @@ def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, t
 
 @kernel
 def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, traj, tau,
-            lengths, bays, w, info, bdf, Zold, Zt, max_tension, iq, good, record):
+            lengths, bays, w, info, bdf, Zold, Zt, max_tension, iq, good, record, stats):
     """
     Take one time step per row of tau_in, q_in, tip ((n, nt), (n, nt), (n, 6)).
 
-    x: the unknowns of the last step, xs (2, nx): x of the last two steps (predictor, see
+    x: the unknowns of the last step, xs (3, nx): x of the last three steps (predictor, see
     :func:`_step`); last (2 nt + 6): the tensions, displacement inputs and tip wrench of the last
     step; bdf = (c0, c1 + d1 c0, c2, d1);
     Zold, Zt: z and its rate at the last step; pl.dyn.Zh: the history of the next step. After
     each converged step the history moves on: Zt = c0 Z + Zh, Zh = (c1 + d1 c0) Z + c2 Zold +
     d1 Zh, Zold = Z. ``iq``: column of q in the state. ``good`` gets the trajectory of each
     converged step (traj also holds those of failed tries), ``record`` (n, 15 + 2 nt) the tip
-    and tendons of each step (REC_*).
+    and tendons of each step (REC_*). ``stats`` accumulates Newton iterations, residual
+    evaluations and steps that needed continuation.
 
     Returns (steps taken, status, tendon over its limit or -1). A step that fails leaves x,
     xs, ``last`` and the history as they were after the last good step.
@@ -173,7 +184,7 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
     E, th = np.empty((3, 3)), np.empty(3)
     for i in range(tau_in.shape[0]):
         if not _step(pl, modes, last, tau_in[i], q_in[i], tip[i], x, xs, J, jac_ok, tol,
-                     max_iter, traj, tau, lengths, bays, w, info, blend):
+                     max_iter, traj, tau, lengths, bays, w, info, blend, stats):
             for r in range(nx):
                 x[r] = xs[0, r]
             return i, NOT_CONVERGED, -1
@@ -184,10 +195,12 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
                 return i, OVER_TENSION, t
         # the predictor's velocity leaves out the jump the inputs made
         jump = _tension_jump(pl, modes, last, tau_in[i])
+        for h in range(xs.shape[0] - 1, 0, -1):
+            for r in range(nx):
+                xs[h, r] = xs[h - 1, r]
+            _load_axially(pl, xs[h], jump)
         for r in range(nx):
-            xs[1, r] = xs[0, r]
             xs[0, r] = x[r]
-        _load_axially(pl, xs[1], jump)
         _recenter(pl, x, xs, E, th)
         for t in range(nt):
             last[t] = tau[t]

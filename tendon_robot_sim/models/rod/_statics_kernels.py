@@ -38,7 +38,8 @@ from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc
                                                        MAT_P0, MAX_ITERATIONS, PYELASTICA, rk4,
                                                        viscous_curvature, viscous_strain,
                                                        viscous_wrench, Z_Q, Z_U, Z_V, Z_W)
-from tendon_robot_sim.models._numerics import broyden, cross, gauss_solve, kernel, norm, rotate_by
+from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
+                                               kernel, norm, rotate_by)
 
 # Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
 NODE_SIZE = 18
@@ -666,9 +667,11 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     """
     Damped Newton iteration with Broyden updates on the shooting residual.
 
-    The Jacobian J (kept by the caller between solves: warm start) is rebuilt by forward
-    differences when it is missing or when a step fails to halve ||F||; between rebuilds,
-    good-Broyden rank-one updates keep it current. A step with a stale Jacobian that does
+    The Jacobian is rebuilt by forward differences when it is missing or when a step fails to
+    halve ||F||, and inverted; J holds that inverse (kept by the caller between solves: warm
+    start), and between rebuilds good-Broyden rank-one updates of the inverse keep it
+    current (O(n^2) a step: the implicit dynamics' multiple shooting has 40 or more
+    unknowns). A step with a stale Jacobian that does
     not decrease ||F|| triggers a rebuild; with a fresh one, backtracking halves the step
     (Armijo condition on ||F||_2). Each pass of the loop evaluates the residual once, at
     the point ``probe`` selects: < 0 a Newton trial point, >= 0 a finite-difference probe
@@ -709,6 +712,9 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
                 xn[probe] = x[probe] + _fd_step(x[probe])
                 continue
             probe = -1
+            if not invert(J, Jc):
+                status = FAILED
+                break
             jac_ok[0] = True
             fresh = True
         elif first:
@@ -723,7 +729,7 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
         else:
             fn2 = norm(Fn, 2) if ok else math.inf
             if fn2 <= (1.0 - 1e-4 * alpha) * f2:
-                broyden(J, F, Fn, dx, alpha)     # accept
+                broyden_inverse(J, F, Fn, dx, alpha, Fd, Jc[0])     # accept
                 if fn2 > 0.5 * f2:
                     jac_ok[0] = False
                 fresh = False
@@ -756,19 +762,10 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
             break
         it += 1
         for r in range(n):
-            dx[r] = -F[r]
+            acc = 0.0
             for c in range(n):
-                Jc[r, c] = J[r, c]
-        if not gauss_solve(Jc, dx):
-            if fresh:
-                status = FAILED
-                break
-            jac_ok[0] = False
-            probe = 0
-            for r in range(n):
-                xn[r] = x[r]
-            xn[0] = x[0] + _fd_step(x[0])
-            continue
+                acc -= J[r, c] * F[c]
+            dx[r] = acc
         alpha = 1.0
         for r in range(n):
             xn[r] = x[r] + dx[r]

@@ -36,8 +36,10 @@ in) with the tendon's compliance, motor distance and slack
 (:func:`~tendon_robot_sim.models.tendon_robot.tendon_displacements`); a slack tendon carries no
 tension.
 
-Spatial resolution: ``rod.elements`` RK4 steps over the length (split at discs and tendon
-ends); each RK4 stage keeps its own history, so the scheme is fourth order in arc length.
+Spatial resolution: ``steps`` RK4 steps over the length (split at discs, tendon ends and
+shooting nodes), by default DEFAULT_STEPS or one per MAX_STEP of length, whichever is more;
+each RK4 stage keeps its own history, so the scheme is fourth order in arc length (the
+explicit model's ``rod.elements`` do not apply: its scheme is of second order).
 The run starts at rest in the static equilibrium of its inputs. It imports neither PyElastica
 nor ROS.
 """
@@ -61,6 +63,11 @@ from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
 DEFAULT_DT = 0.002            # s
+# Default spatial resolution: RK4 steps over the rod, and the longest step [m]. 20 steps put
+# the nitinol robot's tip within 0.01 mm of 100 steps (a 0.3 s tension ramp at dt = 2 ms), and
+# 12 steps Till's example within 0.01 mm of 48 (benchmarks/bench_implicit.py measures both).
+DEFAULT_STEPS = 20
+MAX_STEP = 0.025
 # BDF-alpha is A-stable for alpha in [-1/2, 0]: -1/2 the trapezoidal rule (no numerical
 # damping), 0 BDF2 (damps what dt does not resolve)
 ALPHA_RANGE = (-0.5, 0.0)
@@ -75,7 +82,7 @@ DT_HALVINGS = 6
 # exp(lambda L) in accuracy and, far sooner, Newton's method its basin: the nitinol robot at
 # dt = 2 ms has lambda L ~ 7. The integration restarts from unknowns at nodes no more than
 # NODE_SPACING / lambda apart.
-NODE_SPACING = 2.0
+NODE_SPACING = 3.0
 TENSION, DISPLACEMENT = kernels.TENSION, kernels.DISPLACEMENT
 
 
@@ -115,7 +122,7 @@ class _Unknowns:
 
     def __init__(self, nx: int, ny: int, nt: int, rows: int):
         self.x = np.zeros(nx)
-        self.xs = np.zeros((2, nx))          # x of the last two steps (predictor)
+        self.xs = np.zeros((3, nx))          # x of the last three steps (predictor)
         self.J = np.zeros((nx, nx))
         self.jac_ok = np.zeros(1, dtype=np.bool_)
         self.work = kernels.Work(
@@ -138,8 +145,8 @@ class ImplicitSimulator(Settling):
         BDF-alpha parameter in [-0.5, 0]: 0 is BDF2, -0.5 the trapezoidal rule.
     model : {'discrete', 'cosserat', 'kirchhoff'}, optional
         Default: ``discrete`` with discs, ``cosserat`` without.
-    elements : int, optional
-        RK4 steps over the rod length; default ``rod.elements``.
+    steps : int, optional
+        RK4 steps over the rod length; default DEFAULT_STEPS or one per MAX_STEP.
     tolerance : float
         Newton tolerance on the scaled shooting residual of each step.
 
@@ -151,7 +158,7 @@ class ImplicitSimulator(Settling):
     """
 
     def __init__(self, robot: Robot, dt: float | None = None, alpha: float = 0.0,
-                 model: str | None = None, elements: int | None = None,
+                 model: str | None = None, steps: int | None = None,
                  tolerance: float = DEFAULT_TOLERANCE):
         dt = DEFAULT_DT if dt is None else dt
         if not (is_real(dt) and math.isfinite(dt) and dt > 0.0):
@@ -160,18 +167,19 @@ class ImplicitSimulator(Settling):
             raise InputError(f'alpha: must be in [{ALPHA_RANGE[0]}, {ALPHA_RANGE[1]}] '
                              f'(0: BDF2, -0.5: trapezoidal), got {alpha!r}')
         model = model or ('discrete' if robot.vertebra_positions.size else 'cosserat')
-        elements = robot.rod.elements if elements is None else elements
-        if not isinstance(elements, int) or elements < 1:
-            raise InputError(f'elements: must be an integer >= 1, got {elements!r}')
+        if steps is None:
+            steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / MAX_STEP))
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+            raise InputError(f'steps: must be an integer >= 1, got {steps!r}')
         node_positions = shooting_nodes(robot, model, float(dt), float(alpha))
         try:
             self.statics = StaticsSolver(
-                robot, model, step=robot.rod.length / elements, tolerance=tolerance,
+                robot, model, step=robot.rod.length / steps, tolerance=tolerance,
                 breaks=node_positions if model != 'discrete' else ())
         except StaticsInputError as error:
             raise InputError(str(error)) from None
         self.robot, self.model, self.dt, self.alpha = robot, model, float(dt), float(alpha)
-        self.elements = elements
+        self.steps = steps
         self.tendon_names = robot.tendon_names
         self.n_tendons = nt = len(robot.tendons)
         self.sample_period = self.dt
@@ -217,6 +225,9 @@ class ImplicitSimulator(Settling):
         self._Zold = np.zeros((rows, Z_SIZE))
         self._Zt = np.zeros((rows, Z_SIZE))
         self._unknowns: dict[tuple, _Unknowns] = {}
+        # Newton iterations, residual evaluations (integrations of the rod), steps solved by
+        # continuation, since the start
+        self.stats = np.zeros(3)
         self._bays = {id(p): self._new_bays()
                       for p in (self._plan, self._static_plan, self._single_plan)}
         self.reset()
@@ -525,7 +536,7 @@ class ImplicitSimulator(Settling):
             unknowns.J,
             unknowns.jac_ok, self._tolerance, MAX_ITERATIONS, self._traj, self._tau,
             self._lengths, self._bays[id(self._plan)], unknowns.work, self._info, self._bdf,
-            self._Zold, self._Zt, self._max_tensions, self._iq, self._good, record)
+            self._Zold, self._Zt, self._max_tensions, self._iq, self._good, record, self.stats)
         start = self.time
         for i in range(done):
             self._record_tip(start + (i + 1) * self.dt, record[i, 0:3])
@@ -582,7 +593,7 @@ class ImplicitSimulator(Settling):
         for k in range(1, DT_HALVINGS + 1):
             dt = self.dt / 2 ** k
             self._respace(dt)
-            unknowns.xs[1] = unknowns.xs[0]
+            unknowns.xs[1:] = unknowns.xs[0]
             unknowns.jac_ok[0] = False
             n = 2 ** k
             done, status, _ = stepper.advance(
@@ -592,7 +603,8 @@ class ImplicitSimulator(Settling):
                 unknowns.xs, unknowns.J, unknowns.jac_ok, self._tolerance, MAX_ITERATIONS,
                 self._traj, self._tau, self._lengths, self._bays[id(self._plan)], unknowns.work,
                 self._info, self._bdf, self._Zold, self._Zt, self._max_tensions, self._iq,
-                np.empty_like(self._good), np.empty((n, stepper.REC_TAU + 2 * self.n_tendons)))
+                np.empty_like(self._good), np.empty((n, stepper.REC_TAU + 2 * self.n_tendons)),
+                np.zeros(3))
             (self._plan.dyn.Zh[:], self._Zold[:], self._Zt[:], unknowns.x[:], unknowns.xs[:],
              self._bdf[:], self._plan.node_R[:]) = saved
             if status == stepper.DONE:
@@ -651,8 +663,8 @@ class ImplicitSimulator(Settling):
     def summary(self) -> str:
         """One line on the integrator."""
         scheme = 'BDF2' if self.alpha == 0.0 else f'BDF-alpha {self.alpha:g}'
-        return (f'implicit ({scheme}, {self.model}, {self.elements} RK4 steps), '
-                f'dt {self.dt:.3g} s')
+        return (f'implicit ({scheme}, {self.model}, {self.steps} RK4 steps, '
+                f'{self.shooting_intervals} shooting intervals), dt {self.dt:.3g} s')
 
 
 __all__ = ['ImplicitSimulator', 'MODELS', 'StepFailed', 'TensionLimitExceeded']
