@@ -41,6 +41,20 @@ def cross(a, b, out):
 
 
 @kernel
+def _pivot(A, c, n):
+    """Row of the largest |A[r, c]|, c <= r < n (partial pivoting); -1 if A is singular there."""
+    piv = c
+    big = abs(A[c, c])
+    for r in range(c + 1, n):
+        if abs(A[r, c]) > big:
+            big = abs(A[r, c])
+            piv = r
+    if not big > 0.0 or not math.isfinite(big):
+        return -1
+    return piv
+
+
+@kernel
 def gauss_solve(A, b):
     """
     Solve A x = b (n = b.size) by Gaussian elimination with partial pivoting.
@@ -49,13 +63,8 @@ def gauss_solve(A, b):
     """
     n = b.size
     for c in range(n):
-        piv = c
-        big = abs(A[c, c])
-        for r in range(c + 1, n):
-            if abs(A[r, c]) > big:
-                big = abs(A[r, c])
-                piv = r
-        if not big > 0.0 or not math.isfinite(big):
+        piv = _pivot(A, c, n)
+        if piv < 0:
             return False
         if piv != c:
             for k in range(c, n):
@@ -88,13 +97,8 @@ def invert(A, W):
         for c in range(n):
             W[r, c] = 1.0 if r == c else 0.0
     for c in range(n):
-        piv = c
-        big = abs(A[c, c])
-        for r in range(c + 1, n):
-            if abs(A[r, c]) > big:
-                big = abs(A[r, c])
-                piv = r
-        if not big > 0.0 or not math.isfinite(big):
+        piv = _pivot(A, c, n)
+        if piv < 0:
             return False
         if piv != c:
             for k in range(n):

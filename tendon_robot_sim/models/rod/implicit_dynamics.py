@@ -46,6 +46,7 @@ nor ROS.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
 from typing import Mapping
 
@@ -107,6 +108,19 @@ def shooting_nodes(robot: Robot, model: str, dt: float, alpha: float) -> list[fl
     if not discs.size:
         return []
     return sorted({float(discs[np.argmin(np.abs(discs - s))]) for s in targets})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The rod on the RK4 grid: rows per point, base frame and body frame, SI units."""
+
+    arc_lengths: np.ndarray         # (k,) m, reference arc length
+    positions: np.ndarray           # (k, 3) m, p
+    rotations: np.ndarray           # (k, 3, 3) R, columns d1 d2 d3
+    strains: np.ndarray             # (k, 3) v (body; e3 for the Kirchhoff rod)
+    curvatures: np.ndarray          # (k, 3) u [1/m] (body)
+    velocities: np.ndarray          # (k, 3) q [m/s] (body)
+    angular_velocities: np.ndarray  # (k, 3) w [1/s] (body)
 
 
 class StepFailed(SimulationDiverged):
@@ -219,8 +233,9 @@ class ImplicitSimulator(Settling):
         self._grid = self.statics.arc_lengths.size
         self._traj = np.zeros((self._grid, self._ny))
         self._good = np.zeros((self._grid, self._ny))   # the last good step
-        self._tau = np.zeros(nt)
+        self._tau = np.zeros(nt)                # of the last good step
         self._lengths = np.zeros(nt)
+        self._scratch = np.zeros((2, nt))       # tensions and lengths of the steps' tries
         self._info = np.zeros(4)
         self._Zold = np.zeros((rows, Z_SIZE))
         self._Zt = np.zeros((rows, Z_SIZE))
@@ -296,29 +311,41 @@ class ImplicitSimulator(Settling):
 
         The tendons given are displacement-controlled from now on: their tensions are solved
         for, never negative (a tendon paid out goes slack). With ``check`` a displacement
-        whose static equilibrium would need more than ``max_tension`` is refused (InputError
-        naming the tendon); the check is skipped while tendons of both kinds are commanded
-        (steps above the limit are refused then, :class:`TensionLimitExceeded`).
+        whose static equilibrium (under the other inputs) would need more than
+        ``max_tension`` is refused (InputError naming the tendon); a step of a run that needs
+        more is refused too (:class:`TensionLimitExceeded`).
         """
         values, given = self._values(displacements, 'displacements')
         modes = self._modes.copy()
         modes[given] = DISPLACEMENT
         commands = self._commands[DISPLACEMENT].copy()
         commands[given] = values[given]
-        if check and np.all(modes == DISPLACEMENT):
-            try:
-                result = self.statics.solve_displacements(commands, *self._tip_load)
-            except (StaticsInputError, ConvergenceError) as error:
-                raise InputError(f'displacements: {error}') from None
-            over = np.flatnonzero(result.tensions > self._max_tensions)
+        if check:
+            tensions = self._static_tensions(modes, commands)
+            over = np.flatnonzero((modes == DISPLACEMENT) & (tensions > self._max_tensions))
             if over.size:
                 i = over[0]
                 raise InputError(
                     f'displacements[{self.tendon_names[i]!r}]: the equilibrium needs '
-                    f'{result.tensions[i]:.4g} N, above max_tension = '
-                    f'{self._max_tensions[i]:g} N; refused')
+                    f'{tensions[i]:.4g} N, above max_tension = {self._max_tensions[i]:g} N; '
+                    'refused')
         self._commands[DISPLACEMENT][:] = commands
         self._modes[:] = modes
+
+    def _static_tensions(self, modes: np.ndarray, displacements: np.ndarray) -> np.ndarray:
+        """Tensions [N] of the static equilibrium of these inputs; the state is left alone."""
+        saved = (self._modes.copy(), self._commands[DISPLACEMENT].copy(), self._traj.copy(),
+                 self._tau.copy(), self._lengths.copy())
+        self._modes[:], self._commands[DISPLACEMENT][:] = modes, displacements
+        try:
+            single = self._unknowns_for(modes, self._single_plan)
+            kept = single.x.copy()
+            self._static_solve()
+            return self._tau.copy()
+        finally:
+            single.x[:] = kept
+            (self._modes[:], self._commands[DISPLACEMENT][:], self._traj[:], self._tau[:],
+             self._lengths[:]) = saved
 
     def _values(self, values, field: str) -> tuple[np.ndarray, np.ndarray]:
         """(values, which tendons they give) of a sequence or a {name: value} mapping."""
@@ -385,27 +412,25 @@ class ImplicitSimulator(Settling):
 
         """
         modes = self._modes
-        single = self._unknowns_for(modes, self._single_plan)
-        single.x[:] = self._static_unknowns()
         # the statics through the dynamic path (c0 = 0, no history) in one piece, then with
         # the nodes where it passes: z at every point
-        self._solve(self._single_plan, single)
-        if self._info[3] != kernels.CONVERGED:
-            raise InputError('the static equilibrium of the inputs at t = 0 was not found '
-                             f'(scaled residual {self._info[0]:.3g})')
+        solution = self._static_solve().copy()   # (the same unknowns when there are no nodes)
         unknowns = self._unknowns_for(modes)
         nodes = self._static_plan.nodes.size
         for j, row in enumerate(self._node_rows):
             self._static_plan.node_R[j] = self._traj[row, 3:12].reshape(3, 3)
         unknowns.x[:] = 0.0
-        unknowns.x[:single.x.size] = single.x
+        unknowns.x[:solution.size] = solution
         defects = np.zeros(unknowns.x.size)
-        kernels._residual(self._static_plan, modes, self._commands[TENSION],
-                          self._commands[DISPLACEMENT], np.concatenate(self._tip_load),
-                          unknowns.x, defects, self._traj, self._tau, self._lengths,
-                          self._bays[id(self._static_plan)], unknowns.work)
-        if nodes:
-            unknowns.x[-kernels.NODE_SIZE * nodes:] = defects[-kernels.NODE_SIZE * nodes:]
+        for j in range(nodes):
+            # node j takes the propagated state (a defect against 0), which is right once the
+            # nodes before it are
+            kernels._residual(self._static_plan, modes, self._commands[TENSION],
+                              self._commands[DISPLACEMENT], np.concatenate(self._tip_load),
+                              unknowns.x, defects, self._traj, self._tau, self._lengths,
+                              self._bays[id(self._static_plan)], unknowns.work)
+            first = unknowns.x.size - kernels.NODE_SIZE * (nodes - j)
+            unknowns.x[first:first + kernels.NODE_SIZE] = defects[first:first + kernels.NODE_SIZE]
         self._solve(self._static_plan, unknowns)
         if self._info[3] != kernels.CONVERGED:
             raise InputError('the static equilibrium of the inputs at t = 0 was not found '
@@ -427,8 +452,50 @@ class ImplicitSimulator(Settling):
         self._start_history(0.0, self._traj[-1, 0:3])
         self._failed: str | None = None
 
+    def _static_solve(self) -> np.ndarray:
+        """
+        Solve the static equilibrium of the inputs on the single plan; return its unknowns.
+
+        From the statics solver's answer; tendons of both kinds: from its answer with the
+        displacement-controlled tendons slack, then by continuation of their displacements
+        (from those of that answer) in 1, 4 or 16 steps.
+
+        Raises
+        ------
+        InputError
+            Not found.
+
+        """
+        modes = self._modes
+        single = self._unknowns_for(modes, self._single_plan)
+        single.x[:] = self._static_unknowns()
+        target = self._commands[DISPLACEMENT].copy()
+        mixed = np.any(modes == TENSION) and np.any(modes == DISPLACEMENT)
+        start = (self._current_displacements(np.full_like(modes, TENSION)) if mixed
+                 else target)
+        guess = single.x.copy()
+        try:
+            for parts in (1, 4, 16):
+                single.x[:] = guess
+                for k in range(1, parts + 1):
+                    self._commands[DISPLACEMENT][:] = start + (target - start) * k / parts
+                    self._solve(self._single_plan, single)
+                    if self._info[3] != kernels.CONVERGED:
+                        break
+                if self._info[3] == kernels.CONVERGED:
+                    return single.x
+        finally:
+            self._commands[DISPLACEMENT][:] = target
+        raise InputError('the static equilibrium of the inputs was not found (scaled residual '
+                         f'{self._info[0]:.3g}); are they out of reach?')
+
     def _static_unknowns(self) -> np.ndarray:
-        """Unknowns of the static equilibrium of the inputs, from the statics solver."""
+        """
+        Unknowns of the static equilibrium of the inputs, from the statics solver.
+
+        With tendons of both kinds: that of the tensions, the others slack; the tendons'
+        tensions and lengths are left in ``_tau`` and ``_lengths``.
+        """
         modes, tension, q = self._modes, self._commands[TENSION], self._commands[DISPLACEMENT]
         try:
             if np.all(modes == DISPLACEMENT):
@@ -438,6 +505,7 @@ class ImplicitSimulator(Settling):
                                                      *self._tip_load)
         except (StaticsInputError, ConvergenceError) as error:
             raise InputError(f'the static equilibrium of the inputs at t = 0: {error}') from None
+        self._tau[:], self._lengths[:] = result.tensions, result.tendon_lengths
         pl = self._plan
         R0 = pl.R0
         x = [*(R0.T @ result.base_force / pl.scale[0, 0:3]),
@@ -479,6 +547,9 @@ class ImplicitSimulator(Settling):
         """
         Step ``round(duration / dt)`` time steps under the current inputs; return the state.
 
+        Tensions apply from the first step; a displacement moves from where it is to the new
+        command linearly over the steps of this call.
+
         Raises
         ------
         InputError
@@ -492,8 +563,12 @@ class ImplicitSimulator(Settling):
         if not (is_real(duration) and math.isfinite(duration) and duration >= 0.0):
             raise InputError(f'duration: must be a finite number >= 0 s, got {duration!r}')
         n = round(duration / self.dt)
-        self._step(np.repeat(self._commands[TENSION][None], n, axis=0),
-                   np.repeat(self._commands[DISPLACEMENT][None], n, axis=0))
+        # a motor does not jump: a new displacement is reached by a ramp over this advance
+        # (an inextensible tendon would need an infinite tension to follow a jump)
+        was = self._current_displacements(self._solved_modes)
+        ramp = (np.arange(1, n + 1) / n)[:, None]
+        q = was + (self._commands[DISPLACEMENT] - was) * ramp
+        self._step(np.repeat(self._commands[TENSION][None], n, axis=0), q)
         return self.state()
 
     def follow(self, values: np.ndarray, field: str) -> np.ndarray:
@@ -533,10 +608,10 @@ class ImplicitSimulator(Settling):
         tip = np.repeat(np.concatenate(self._tip_load)[None], n, axis=0)
         done, status, tendon = stepper.advance(
             self._plan, self._modes, self._last, tau_in, q_in, tip, unknowns.x, unknowns.xs,
-            unknowns.J,
-            unknowns.jac_ok, self._tolerance, MAX_ITERATIONS, self._traj, self._tau,
-            self._lengths, self._bays[id(self._plan)], unknowns.work, self._info, self._bdf,
-            self._Zold, self._Zt, self._max_tensions, self._iq, self._good, record, self.stats)
+            unknowns.J, unknowns.jac_ok, self._tolerance, MAX_ITERATIONS, self._traj,
+            self._scratch[0], self._scratch[1], self._bays[id(self._plan)], unknowns.work,
+            self._info, self._bdf, self._Zold, self._Zt, self._max_tensions, self._iq,
+            self._good, record, self.stats)
         start = self.time
         for i in range(done):
             self._record_tip(start + (i + 1) * self.dt, record[i, 0:3])
@@ -601,8 +676,9 @@ class ImplicitSimulator(Settling):
                 np.repeat(q_in[None], n, axis=0),
                 np.repeat(np.concatenate(self._tip_load)[None], n, axis=0), unknowns.x,
                 unknowns.xs, unknowns.J, unknowns.jac_ok, self._tolerance, MAX_ITERATIONS,
-                self._traj, self._tau, self._lengths, self._bays[id(self._plan)], unknowns.work,
-                self._info, self._bdf, self._Zold, self._Zt, self._max_tensions, self._iq,
+                self._traj, self._scratch[0], self._scratch[1], self._bays[id(self._plan)],
+                unknowns.work, self._info, self._bdf, self._Zold, self._Zt, self._max_tensions,
+                self._iq,
                 np.empty_like(self._good), np.empty((n, stepper.REC_TAU + 2 * self.n_tendons)),
                 np.zeros(3))
             (self._plan.dyn.Zh[:], self._Zold[:], self._Zt[:], unknowns.x[:], unknowns.xs[:],
@@ -640,6 +716,24 @@ class ImplicitSimulator(Settling):
         controlled = modes == DISPLACEMENT
         displacements[controlled] = self._q_last[controlled]
         return displacements
+
+    def profile(self) -> Profile:
+        """
+        Return the rod along its arc length after the last good step (continuous models).
+
+        The discrete model keeps internal forces, not strains, in its state: InputError.
+        """
+        if self.model == 'discrete':
+            raise InputError('profile: the discrete model keeps internal forces, not strains; '
+                             'use model cosserat or kirchhoff')
+        g = self._good
+        strains = np.tile([0.0, 0.0, 1.0], (g.shape[0], 1)) if self.model == 'kirchhoff' \
+            else g[:, 12:15].copy()
+        return Profile(arc_lengths=self.statics.arc_lengths.copy(), positions=g[:, 0:3].copy(),
+                       rotations=g[:, 3:12].reshape(-1, 3, 3).copy(), strains=strains,
+                       curvatures=g[:, 15:18].copy(),
+                       velocities=g[:, self._iq:self._iq + 3].copy(),
+                       angular_velocities=g[:, self._iq + 3:self._iq + 6].copy())
 
     def record_poses(self, record: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Tip positions (n, 3) [m] and quaternions (n, 4) [qx, qy, qz, qw] of a record."""
