@@ -22,8 +22,9 @@ robot has them, as point masses), written independently of the numba kernels:
 * the BDF-alpha coefficients computed here (Till, Aloi & Rucker, "Real-time dynamics of soft
   and continuum robots based on Cosserat rod models", IJRR 2019);
 * the rod equations of Till's tendon-robot dynamics example in matrix form (hat operators,
-  ``numpy.linalg.solve`` of the 6x6 system), integrated by classical RK4 on a fine grid of its
-  own (an adaptive integrator would make the shooting residual rough at its tolerance), with
+  ``numpy.linalg.solve`` of the 6x6 system, the tendon terms of the statics' reference),
+  integrated by classical RK4 on a fine grid of its own (an adaptive integrator would make
+  the shooting residual rough at its tolerance), with
   the history terms as cubic splines of arc length through that grid instead of values kept
   at every RK4 stage;
 * single shooting solved by ``scipy.optimize.root`` instead of multiple shooting with the
@@ -43,6 +44,7 @@ from scipy.optimize import root
 from tendon_robot_sim.models.cosserat import PYELASTICA_SHEAR_COEFFICIENT, stiffness_matrices
 from tendon_robot_sim.models.geometry import hat
 from tendon_robot_sim.models.modal import mass_proportional_damping
+from tendon_robot_sim.models.rod.statics_reference import tendon_sums
 from tendon_robot_sim.models.tendon_robot import Robot
 
 E3 = np.array([0.0, 0.0, 1.0])
@@ -78,6 +80,7 @@ class ImplicitReference:
         self.disc_mass = robot.vertebra_mass
         diameter, axis = robot.disc_inertia
         self.disc_J = np.diag([diameter, diameter, axis])
+        self.holes = [t.hole for t in robot.tendons]
         self.ends = np.array([t.end for t in robot.tendons])
         self.compliance = np.array([t.compliance for t in robot.tendons])
         self.motor = np.array([t.motor_distance for t in robot.tendons])
@@ -124,21 +127,8 @@ class ImplicitReference:
         v_t, u_t = c0 * v + zh[0:3], c0 * u + zh[3:6]
         q_t, w_t = c0 * q + zh[6:9], c0 * w + zh[9:12]
         nb, mb = self._wrench(v, u, zh)
-        A = np.zeros((3, 3))
-        G = np.zeros((3, 3))
-        H = np.zeros((3, 3))
-        a = np.zeros(3)
-        b = np.zeros(3)
-        lengths_s = np.zeros(len(tau))
-        for i in np.flatnonzero(active):
-            r, r_s, r_ss = self.robot.tendons[i].hole(s)
-            pb = hat(u) @ r + r_s + v
-            lengths_s[i] = np.linalg.norm(pb)
-            A_i = -tau[i] * hat(pb) @ hat(pb) / lengths_s[i] ** 3
-            G_i = -A_i @ hat(r)
-            a_i = A_i @ (hat(u) @ (pb + r_s) + r_ss)
-            A, G, H = A + A_i, G + G_i, H + hat(r) @ G_i
-            a, b = a + a_i, b + hat(r) @ a_i
+        # the tendons' distributed load: as in the statics' reference (R&W Eq. 15)
+        A, G, H, a, b, lengths_s = tendon_sums(self.holes, s, u, v, tau, active)
         force = (-hat(u) @ nb - R.T @ (self.rhoA * self.g) - a
                  + self.rhoA * (hat(w) @ q + q_t + self.rate * q) + self.C @ (q * np.abs(q))
                  - self.Bse @ zh[12:15])

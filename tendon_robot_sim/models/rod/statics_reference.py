@@ -187,6 +187,36 @@ class _Rod:
         return np.concatenate((nb / self.force_scale, mb / self.moment_scale))
 
 
+def tendon_sums(holes, s: float, u: np.ndarray, v: np.ndarray, tau: np.ndarray, active):
+    """
+    Return the tendon terms of Rucker & Webster's Eq. (15) at arc length s.
+
+    (A, G, H, a, b, |pb| per tendon) for the tendons ``active`` with tensions tau, their hole
+    functions ``holes`` (s array -> r, r_s, r_ss, each (3, k), body frame): pb = u x r + r_s + v,
+    A_i = -tau (pb^)^2 / |pb|^3, G_i = -A_i r^, H_i = r^ G_i, a_i = A_i (u x (pb + r_s) + r_ss),
+    b_i = r x a_i, summed.
+    """
+    A = np.zeros((3, 3))
+    G = np.zeros((3, 3))
+    H = np.zeros((3, 3))
+    a = np.zeros(3)
+    b = np.zeros(3)
+    lengths_s = np.zeros(len(tau))
+    for i in np.flatnonzero(active):
+        r, r_s, r_ss = (c[:, 0] for c in holes[i](np.array([s])))
+        pb_si = cross(u, r) + r_s + v
+        lengths_s[i] = np.linalg.norm(pb_si)
+        A_i = -tau[i] * hat(pb_si) @ hat(pb_si) / lengths_s[i] ** 3
+        G_i = -A_i @ hat(r)
+        a_i = A_i @ (cross(u, pb_si + r_s) + r_ss)
+        A += A_i
+        G += G_i
+        H += hat(r) @ G_i
+        a += a_i
+        b += cross(r, a_i)
+    return A, G, H, a, b, lengths_s
+
+
 class _Continuous(_Rod):
     """Cosserat or Kirchhoff rod with continuously routed tendons (R&W 2011)."""
 
@@ -205,24 +235,7 @@ class _Continuous(_Rod):
             v = y[12:15]
             nb = self.force(v)
         mb = self.moment(u, v)
-        A = np.zeros((3, 3))
-        G = np.zeros((3, 3))
-        H = np.zeros((3, 3))
-        a = np.zeros(3)
-        b = np.zeros(3)
-        lengths_s = np.zeros(len(tau))
-        for i in np.flatnonzero(active):
-            r, r_s, r_ss = (c[:, 0] for c in self.holes[i](np.array([s])))
-            pb_si = cross(u, r) + r_s + v
-            lengths_s[i] = np.linalg.norm(pb_si)
-            A_i = -tau[i] * hat(pb_si) @ hat(pb_si) / lengths_s[i] ** 3
-            G_i = -A_i @ hat(r)
-            a_i = A_i @ (cross(u, pb_si + r_s) + r_ss)
-            A += A_i
-            G += G_i
-            H += hat(r) @ G_i
-            a += a_i
-            b += cross(r, a_i)
+        A, G, H, a, b, lengths_s = tendon_sums(self.holes, s, u, v, tau, active)
         d = -cross(u, nb) - R.T @ self.rhoAg - a
         c = -cross(u, mb) - cross(v, nb) - b
         if kirchhoff:

@@ -23,12 +23,10 @@ data/README.md says); the explicit (PyElastica-checked) model and the shooting s
 package's own, each tested elsewhere against independent references.
 """
 
-import math
 from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.optimize import least_squares
 
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.models.cosserat import stiffness_matrices
@@ -38,6 +36,7 @@ from tendon_robot_sim.models.rod.implicit_reference import ImplicitReference
 from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.sim_model import InputError
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
+from vibration import two_modes
 
 DATA = Path(__file__).parent / 'data'
 CONFIG = share_dir() / 'config'
@@ -193,24 +192,6 @@ def test_trapezoidal_rule_without_damping_keeps_the_energy():
     assert _energy(damped, robot) < 0.9 * energies[0]
 
 
-def _two_modes(t, z):
-    """Frequencies [Hz] of the two damped modes that make up z(t) (least squares)."""
-    dt = t[1] - t[0]
-    spectrum = np.abs(np.fft.rfft((z - z.mean()) * np.hanning(z.size), 16 * z.size))
-    frequency = 2 * np.pi * np.fft.rfftfreq(16 * z.size, dt)
-    first = frequency[np.argmax(spectrum)]
-    second = frequency[np.argmax(np.where(frequency > 3 * first, spectrum, 0.0))]
-
-    def residual(p):
-        w1, s1, a1, b1, w2, s2, a2, b2, c = p
-        return (np.exp(-s1 * t) * (a1 * np.cos(w1 * t) + b1 * np.sin(w1 * t))
-                + np.exp(-s2 * t) * (a2 * np.cos(w2 * t) + b2 * np.sin(w2 * t)) + c - z)
-    p = least_squares(residual, [first, 3.0, np.ptp(z) / 2, 0.0, second, 3.0,
-                                 np.ptp(z) / 20, 0.0, z.mean()]).x
-    assert np.abs(residual(p)).max() < 0.03 * np.ptp(z)          # two modes are all of it
-    return np.hypot(p[[0, 4]], p[[1, 5]]) / (2 * math.pi)
-
-
 def test_default_robot_agrees_with_the_explicit_model():
     """
     Silicone robot (discs, discrete model): two frequencies within 1 %, settled tip 0.2 mm.
@@ -228,13 +209,15 @@ def test_default_robot_agrees_with_the_explicit_model():
     implicit.set_tensions([0.0] * 4)
     record = implicit.follow(np.zeros((1500, 4)), 'tension')
     t = 0.001 * np.arange(1, 1501)
-    ours = _two_modes(t[1::2], record[1::2, 2])
+    ours, misfit = two_modes(t[1::2], record[1::2, 2])
+    assert misfit < 0.03                                         # two modes are all of it
     explicit = TendonSimulator(robot)
     explicit.set_tensions({'t0': 0.3})
     explicit.run_until_steady(20.0, speed_tolerance=1e-4)
     explicit.set_tensions([0.0] * 4)
     z = np.array([explicit.advance(sample).tip_position[2] for _ in range(750)])
-    theirs = _two_modes(sample * np.arange(1, 751), z)
+    theirs, misfit = two_modes(sample * np.arange(1, 751), z)
+    assert misfit < 0.03
     np.testing.assert_allclose(ours, theirs, rtol=0.01)
     tensions = [2.0, 1.0, 0.0, 0.0]
     implicit.set_tensions(tensions)
