@@ -236,7 +236,7 @@ def test_missing_file_names_it(tmp_path):
     ({'rod__damping': {'ratio': -0.1}}, r'^rod.damping.ratio: must be >= 0, got -0.1$'),
     ({'rod__damping': {'ratio': 1.0}}, r'^rod.damping.ratio: must be < 1 '),
     ({'rod__damping': {'ratio': 0.1, 'rate': 2.0}},
-     r"^rod.damping: give exactly one of ratio .*, rate \(1/s\) or the Kelvin-Voigt "
+     r'^rod.damping: give exactly one of ratio .*, rate \(1/s\) or the Kelvin-Voigt '
      r"coefficients .*, got \['rate', 'ratio'\]$"),
     # the Kelvin-Voigt form (implicit dynamics), drag and the tendons' motor side
     ({'rod__damping': {'ratio': 0.1, 'bending_torsion': [1e-3] * 3}},
@@ -252,7 +252,8 @@ def test_missing_file_names_it(tmp_path):
     ({'rod__drag': [0.0, 1e300, 0.0]}, r'^rod.drag\[1\]: must be in \[0, 1e\+06\]'),
     ({'tendons__0__motor_distance': -0.1},
      r'^tendons\[0\].motor_distance: must be >= 0, got -0.1$'),
-    ({'tendons__1__compliance': float('nan')}, r'^tendons\[1\].compliance: must be finite, got nan$'),
+    ({'tendons__1__compliance': float('nan')},
+     r'^tendons\[1\].compliance: must be finite, got nan$'),
     ({'tendons__1__compliance': 5.0}, r'^tendons\[1\].compliance: must be <= 1, got 5$'),
     ({'rod__damping': {'zeta': 0.1}}, r'^rod.damping: give exactly one of ratio'),
     ({'rod__damping': {'rate': -1}}, r'^rod.damping.rate: must be >= 0, got -1$'),

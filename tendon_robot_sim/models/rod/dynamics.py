@@ -44,8 +44,10 @@ from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod._dynamics_kernels import (advance_rod, first_bad_node,
                                                            rod_arrays, rod_work)
-# SimState is the state of both rod simulators (re-exported here)
-from tendon_robot_sim.models.rod.simulation import is_real, Settling, SimState  # noqa: F401
+# SimState is the state of both rod simulators, stable_time_step the explicit one's bound
+# (re-exported here)
+from tendon_robot_sim.models.rod.simulation import (explicit_refuses, is_real,  # noqa: F401
+                                                    Settling, SimState, stable_time_step)
 from tendon_robot_sim.models.rod.tendon_forces import (TendonForces, TendonLayout,
                                                        vertebra_directors)
 # InputError and SimulationDiverged are the errors of every simulation model
@@ -67,61 +69,6 @@ CHECK_EVERY = 10
 # (_dynamics_kernels.advance_rod), or PyElastica's PositionVerlet.step per step (the reference).
 # The first is the default.
 STEPPERS = ('compiled', 'pyelastica')
-
-
-def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
-    """
-    Largest stable position-Verlet time step of the undamped discrete rod [s].
-
-    Verlet is stable while omega_max dt <= 2, with omega_max the highest
-    natural frequency of the discretised rod, found in its zig-zag modes (signs
-    alternating element to element). With element length l = L / n, density rho,
-    area A, second moment I, a = 2 / l and alpha the shear correction
-    (:data:`PYELASTICA_SHEAR_CORRECTION`):
-
-    * axial: a chain of masses rho A l and springs E A / l gives
-      omega^2 = 4 E / (rho l^2) (twist likewise 4 G / (rho l^2));
-    * shear coupled with bending: node displacement w and element rotation
-      theta alternating give the shear strain a w + theta and curvature a theta,
-      so with M = diag(rho A l, rho I l) and
-      K = l [[alpha G A a^2, alpha G A a], [alpha G A a, alpha G A + E I a^2]]
-      omega^2 is the largest eigenvalue of M^-1 K:
-      omega^2 = tr/2 + sqrt(tr^2/4 - det), tr = (alpha G (a^2 + A/I) + E a^2) / rho,
-      det = alpha G E a^4 / rho^2. Its alpha G A / (rho I) = 4 alpha G / (rho r^2)
-      part is the rotational shear mode: for a thick rod (r ~ l) it bounds dt
-      whatever the number of elements.
-
-    dt_max = 2 / omega_max. Checked against PyElastica without damping: stable at
-    dt_max, blown up at 1.03 dt_max (10 and 50 elements, default robot). It is
-    the bound of the bare rod: the vertebra discs only add mass and inertia, which
-    lowers every frequency, and the mass-proportional damper (light for these
-    modes) does not stretch it noticeably, so it holds for any disc and damping.
-    """
-    rod = robot.rod
-    n_elements = rod.elements if n_elements is None else n_elements
-    a = 2.0 / (rod.length / n_elements)
-    alpha_g = PYELASTICA_SHEAR_CORRECTION * rod.shear_modulus
-    e = rod.youngs_modulus
-    trace = (alpha_g * (a * a + rod.area / rod.second_moment) + e * a * a) / rod.density
-    det = alpha_g * e * a ** 4 / rod.density ** 2
-    shear_bending = trace / 2.0 + math.sqrt(max(trace * trace / 4.0 - det, 0.0))
-    axial = a * a * max(e, rod.shear_modulus) / rod.density
-    return 2.0 / math.sqrt(max(shear_bending, axial))
-
-
-def explicit_refuses(robot: Robot) -> str:
-    """
-    Why this (explicit) simulator cannot model ``robot``; '' when it can.
-
-    It damps mass-proportionally only and has no drag: the Kelvin-Voigt form of
-    ``rod.damping`` and ``rod.drag`` need the implicit integrator.
-    """
-    if robot.rod.damping.kelvin_voigt:
-        return ('rod.damping: the explicit integrator damps mass-proportionally only (ratio or '
-                'rate); shear_extension/bending_torsion need the implicit integrator')
-    if any(robot.rod.drag):
-        return 'rod.drag: the explicit integrator has no air drag; use the implicit integrator'
-    return ''
 
 
 class _System(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):

@@ -13,12 +13,13 @@
 # limitations under the License.
 
 """
-What the rod's two dynamic simulators share: their state and when the tip is at rest.
+What the rod's two dynamic simulators share: their state, when the tip is at rest, which to use.
 
 :class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` (explicit, PyElastica) and
 :class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator` (implicit, BDF-alpha
-and shooting) report a :class:`SimState` and settle through :class:`Settling`. This module
-imports neither PyElastica nor numba.
+and shooting) report a :class:`SimState` and settle through :class:`Settling`;
+:func:`choose_integrator` picks one for a robot. This module imports neither PyElastica nor
+numba.
 """
 
 from __future__ import annotations
@@ -30,10 +31,17 @@ from typing import Callable
 
 import numpy as np
 
+from tendon_robot_sim.models.cosserat import PYELASTICA_SHEAR_COEFFICIENT
 from tendon_robot_sim.models.sim_model import InputError
+from tendon_robot_sim.models.tendon_robot import Robot
 
 # Seconds of tip-position history kept for is_steady().
 HISTORY_SPAN = 1.0
+INTEGRATORS = ('auto', 'implicit', 'explicit')
+# ``auto`` takes the implicit integrator when the explicit one's stable step would be shorter
+# than this [s]: its compiled step costs about 0.1 us per element (5.5 us at 50 elements,
+# docs/performance.md), so below 10 us it cannot keep real time at the default resolution.
+AUTO_STABLE_STEP = 10e-6
 
 
 @dataclass(frozen=True)
@@ -153,6 +161,97 @@ class Settling:
             if self.is_steady(speed_tolerance, window):
                 break
         return self.state()
+
+
+def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
+    """
+    Largest stable position-Verlet time step of the undamped discrete rod [s].
+
+    Verlet is stable while omega_max dt <= 2, with omega_max the highest
+    natural frequency of the discretised rod, found in its zig-zag modes (signs
+    alternating element to element). With element length l = L / n, density rho,
+    area A, second moment I, a = 2 / l and alpha the shear correction
+    (:data:`PYELASTICA_SHEAR_CORRECTION`):
+
+    * axial: a chain of masses rho A l and springs E A / l gives
+      omega^2 = 4 E / (rho l^2) (twist likewise 4 G / (rho l^2));
+    * shear coupled with bending: node displacement w and element rotation
+      theta alternating give the shear strain a w + theta and curvature a theta,
+      so with M = diag(rho A l, rho I l) and
+      K = l [[alpha G A a^2, alpha G A a], [alpha G A a, alpha G A + E I a^2]]
+      omega^2 is the largest eigenvalue of M^-1 K:
+      omega^2 = tr/2 + sqrt(tr^2/4 - det), tr = (alpha G (a^2 + A/I) + E a^2) / rho,
+      det = alpha G E a^4 / rho^2. Its alpha G A / (rho I) = 4 alpha G / (rho r^2)
+      part is the rotational shear mode: for a thick rod (r ~ l) it bounds dt
+      whatever the number of elements.
+
+    dt_max = 2 / omega_max. Checked against PyElastica without damping: stable at
+    dt_max, blown up at 1.03 dt_max (10 and 50 elements, default robot). It is
+    the bound of the bare rod: the vertebra discs only add mass and inertia, which
+    lowers every frequency, and the mass-proportional damper (light for these
+    modes) does not stretch it noticeably, so it holds for any disc and damping.
+    """
+    rod = robot.rod
+    n_elements = rod.elements if n_elements is None else n_elements
+    a = 2.0 / (rod.length / n_elements)
+    alpha_g = PYELASTICA_SHEAR_COEFFICIENT * rod.shear_modulus
+    e = rod.youngs_modulus
+    trace = (alpha_g * (a * a + rod.area / rod.second_moment) + e * a * a) / rod.density
+    det = alpha_g * e * a ** 4 / rod.density ** 2
+    shear_bending = trace / 2.0 + math.sqrt(max(trace * trace / 4.0 - det, 0.0))
+    axial = a * a * max(e, rod.shear_modulus) / rod.density
+    return 2.0 / math.sqrt(max(shear_bending, axial))
+
+
+def explicit_refuses(robot: Robot) -> str:
+    """
+    Why the explicit simulator cannot model ``robot``; '' when it can.
+
+    It damps mass-proportionally only and has no drag: the Kelvin-Voigt form of
+    ``rod.damping`` and ``rod.drag`` need the implicit integrator; and it loads the rod with
+    its tendons only at the discs.
+    """
+    if not robot.vertebra_positions.size:
+        return ('vertebrae: the explicit dynamic model needs vertebra discs (its tendons act on '
+                'the rod only at the discs) and this robot has none; the implicit integrator '
+                'routes them continuously (integrator implicit or auto)')
+    if robot.rod.damping.kelvin_voigt:
+        return ('rod.damping: the explicit integrator damps mass-proportionally only (ratio or '
+                'rate); shear_extension/bending_torsion need the implicit integrator')
+    if any(robot.rod.drag):
+        return 'rod.drag: the explicit integrator has no air drag; use the implicit integrator'
+    return ''
+
+
+def choose_integrator(robot: Robot, integrator: str = 'auto') -> tuple[str, str]:
+    """
+    Return ('implicit' or 'explicit', why) for ``robot``.
+
+    ``auto``: implicit when the explicit integrator cannot take the robot
+    (:func:`explicit_refuses`) or its stable step is below AUTO_STABLE_STEP, explicit otherwise.
+
+    Raises
+    ------
+    InputError
+        An unknown ``integrator``, or ``explicit`` for a robot it cannot take.
+
+    """
+    if integrator not in INTEGRATORS:
+        raise InputError(f'integrator: must be one of {list(INTEGRATORS)}, got {integrator!r}')
+    refused = explicit_refuses(robot)
+    if integrator == 'explicit':
+        if refused:
+            raise InputError(f'{refused} (integrator: explicit)')
+        return 'explicit', 'asked for'
+    if integrator == 'implicit':
+        return 'implicit', 'asked for'
+    if refused:
+        return 'implicit', refused.split(':', 1)[0] + ' needs it'
+    step = stable_time_step(robot)
+    if step < AUTO_STABLE_STEP:
+        return 'implicit', (f'the explicit stable step would be {step * 1e6:.3g} us, below '
+                            f'{AUTO_STABLE_STEP * 1e6:g} us')
+    return 'explicit', f'stable step {step * 1e6:.3g} us'
 
 
 def is_real(value) -> bool:
