@@ -70,7 +70,7 @@ CASES = [
      'not allowed with argument --tensions'),
     (['simulate', '--displacements-csv', '{far_inputs}', '--integrator', 'explicit'], BAD,
      'the explicit integrator takes tensions only'),
-    (['simulate', '--robot', '{compliant_nitinol}', '--displacements-csv', '{far_inputs}'], BAD,
+    (['simulate', '--robot', '{soft_nitinol}', '--displacements-csv', '{far_inputs}'], BAD,
      "displacements['t0']: the equilibrium needs 15"),
     (['simulate', '--robot', NITINOL, '--tensions', 't0=8', '--dt', '0.05', '--duration',
       '0.5'], NO_RESULT, 'converges over this step'),
@@ -250,9 +250,8 @@ def files(tmp_path_factory):
         'tx_inputs': ('tx_inputs.csv', 't,t0,tx\n0,0,0\n1,1,1\n'),
         'back_inputs': ('back_inputs.csv', 't,t0\n0,0\n1,1\n0.5,1\n'),
         'far_inputs': ('far_inputs.csv', 't,t1\n0,0.01\n1,0.01\n'),
-        'compliant_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()
-                              .replace('max_tension: 10.0}', 'max_tension: 10.0, '
-                                       'compliance: 0.001}')),
+        'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()
+                         .replace('compliance: 1.0e-4', 'compliance: 1.0e-3')),
     }
     paths = {'missing': str(folder / 'missing.yaml'), 'out': str(folder / 'out')}
     for key, (name, content) in contents.items():
