@@ -544,7 +544,7 @@ def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.
     """
     from tqdm import tqdm
 
-    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+    from tendon_robot_sim.models.rod.simulation import dynamic_simulator
 
     _check_noise(noise)
     vertical, _ = experiment_tendons(robot_true)
@@ -554,8 +554,8 @@ def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.
                               f'tendon {robot_true.tendon_names[vertical]!r}, got {tension:g}')
     step = np.zeros(len(robot_true.tendons))
     step[vertical] = tension
-    simulator = TendonSimulator(robot_true)
-    simulator.run_until_steady(STEP_SETTLE_TIME, speed_tolerance=1e-5)
+    simulator = dynamic_simulator(robot_true)    # explicit or implicit, as the robot needs
+    simulator.come_to_rest(STEP_SETTLE_TIME)
     start = simulator.time
     samples = []
     count = int(round((before + after) * rate))

@@ -452,6 +452,10 @@ class ImplicitSimulator(Settling):
         self._start_history(0.0, self._traj[-1, 0:3])
         self._failed: str | None = None
 
+    def come_to_rest(self, duration: float = 0.0, exact: bool = False) -> None:
+        """Put the robot at rest in the static equilibrium of its inputs (t = 0 again)."""
+        self.place_at_rest()
+
     def _static_solve(self) -> np.ndarray:
         """
         Solve the static equilibrium of the inputs on the single plan; return its unknowns.

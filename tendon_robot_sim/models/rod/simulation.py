@@ -138,6 +138,18 @@ class Settling:
                   / (times[indices[m]] - times[indices[m + 1]]) for m in (0, 1)]
         return bool(max(speeds) < speed_tolerance)
 
+    def come_to_rest(self, duration: float, exact: bool = False) -> None:
+        """
+        Let the robot come to rest under its inputs: until steady, at most ``duration`` [s].
+
+        ``exact``: run exactly ``duration`` (replays of a calibration start alike). The implicit
+        simulator puts the robot at rest in its static equilibrium instead.
+        """
+        if exact:
+            self.advance(duration)
+        else:
+            self.run_until_steady(duration, speed_tolerance=1e-5)
+
     def run_until_steady(self, max_time: float, check_interval: float = 0.05,
                          speed_tolerance: float = 1e-3, window: float = 0.1,
                          progress: Callable[[float], None] | None = None) -> SimState:
@@ -252,6 +264,22 @@ def choose_integrator(robot: Robot, integrator: str = 'auto') -> tuple[str, str]
         return 'implicit', (f'the explicit stable step would be {step * 1e6:.3g} us, below '
                             f'{AUTO_STABLE_STEP * 1e6:g} us')
     return 'explicit', f'stable step {step * 1e6:.3g} us'
+
+
+def dynamic_simulator(robot: Robot, integrator: str = 'auto', dt: float | None = None):
+    """
+    Return the simulator :func:`choose_integrator` picks for ``robot``, at rest at t = 0.
+
+    A :class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` or an
+    :class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator`; both take
+    tensions, advance, settle and report a :class:`SimState`.
+    """
+    kind, _ = choose_integrator(robot, integrator)
+    if kind == 'implicit':
+        from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
+        return ImplicitSimulator(robot, dt=dt)
+    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+    return TendonSimulator(robot, dt=dt)
 
 
 def is_real(value) -> bool:
