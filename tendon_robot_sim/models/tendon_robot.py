@@ -115,7 +115,7 @@ class Damping:
 
     @property
     def kelvin_voigt(self) -> bool:
-        """True for the Kelvin-Voigt form (no mass-proportional part)."""
+        """Tell whether this is the Kelvin-Voigt form (no mass-proportional part)."""
         return self.shear_extension is not None
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ one; the Newton tolerance is on the scaled residual.
 
 Compile time matters as much as run time here (numba re-optimises every callee inside
 each caller): functions take few, plain arrays, big pieces have one call site, and
-only ``solve`` (and ``poses``, for outputs) is called from Python.
+only ``solve`` is called from Python (and ``_cosserat_kernels.poses``, for outputs).
 """
 
 from collections import namedtuple
@@ -773,45 +773,3 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     info[1] = it
     info[2] = nev
     info[3] = status
-
-
-@kernel
-def poses(traj, frame_rows, path_rows, path_holes, quats, points):
-    """
-    Write the frame quaternions and path points of a solution trajectory.
-
-    traj (rows, ny) has rows holding p, R (row-major); the outputs are:
-
-    quats (k, 4): unit quaternions [qx, qy, qz, qw], qw >= 0, of R at frame_rows (k,), by
-    Shepperd's method (the largest of 4 q_i^2 picks the formulas);
-    points (3, j): p + R h at path_rows (j,) for body-frame offsets path_holes (j, 3).
-    """
-    for k in range(frame_rows.size):
-        m = traj[frame_rows[k], 3:12]
-        dw = 1.0 + m[0] + m[4] + m[8]
-        dx = 1.0 + m[0] - m[4] - m[8]
-        dy = 1.0 - m[0] + m[4] - m[8]
-        dz = 1.0 - m[0] - m[4] + m[8]
-        a, b, c = m[7] - m[5], m[2] - m[6], m[3] - m[1]
-        e, f, g = m[1] + m[3], m[2] + m[6], m[5] + m[7]
-        if dw >= dx and dw >= dy and dw >= dz:
-            x, y, z, w = a, b, c, dw
-        elif dx >= dy and dx >= dz:
-            x, y, z, w = dx, e, f, a
-        elif dy >= dz:
-            x, y, z, w = e, dy, g, b
-        else:
-            x, y, z, w = f, g, dz, c
-        norm = math.sqrt(x * x + y * y + z * z + w * w)
-        if w < 0.0:
-            norm = -norm
-        quats[k, 0] = x / norm
-        quats[k, 1] = y / norm
-        quats[k, 2] = z / norm
-        quats[k, 3] = w / norm
-    for k in range(path_rows.size):
-        row = traj[path_rows[k]]
-        h = path_holes[k]
-        for i in range(3):
-            points[i, k] = row[i] + row[3 + 3 * i] * h[0] + row[4 + 3 * i] * h[1] \
-                + row[5 + 3 * i] * h[2]

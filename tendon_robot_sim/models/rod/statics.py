@@ -99,7 +99,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, Z_SIZE
+from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
                                               stiffness_matrices, vector3)
@@ -702,7 +702,7 @@ class StaticsSolver:
         rows = self._vertebra_rows
         quats = np.empty((self._frame_rows.size, 4))     # tip, then vertebrae
         points = np.empty((3, self._path_rows.size))     # all tendon paths
-        kernels.poses(traj, self._frame_rows, self._path_rows, self._path_holes, quats, points)
+        poses(traj, self._frame_rows, self._path_rows, self._path_holes, quats, points)
         return Shape(centerline=centerline, rotations=rotations, tip_orientation=quats[0],
                      vertebra_positions=centerline[:, rows], vertebra_rotations=rotations[rows],
                      vertebra_orientations=quats[1:],
