@@ -555,7 +555,7 @@ def synth_step_response(path: str | Path, robot_true: Robot, tension: float = 2.
     step = np.zeros(len(robot_true.tendons))
     step[vertical] = tension
     simulator = dynamic_simulator(robot_true)    # explicit or implicit, as the robot needs
-    simulator.come_to_rest(STEP_SETTLE_TIME)
+    simulator.come_to_rest(STEP_SETTLE_TIME, speed_tolerance=1e-5)
     start = simulator.time
     samples = []
     count = int(round((before + after) * rate))

@@ -59,7 +59,7 @@ from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod import _implicit_kernels as stepper
 from tendon_robot_sim.models.rod import _statics_kernels as kernels
 from tendon_robot_sim.models.rod.simulation import is_real, Settling, SimState
-from tendon_robot_sim.models.rod.statics import MODELS, StaticsSolver
+from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
@@ -452,7 +452,8 @@ class ImplicitSimulator(Settling):
         self._start_history(0.0, self._traj[-1, 0:3])
         self._failed: str | None = None
 
-    def come_to_rest(self, duration: float = 0.0, exact: bool = False) -> None:
+    def come_to_rest(self, duration: float = 0.0, exact: bool = False,
+                     speed_tolerance: float = 0.0) -> None:
         """Put the robot at rest in the static equilibrium of its inputs (t = 0 again)."""
         self.place_at_rest()
 
@@ -765,4 +766,4 @@ class ImplicitSimulator(Settling):
                 f'{self.shooting_intervals} shooting intervals), dt {self.dt:.3g} s')
 
 
-__all__ = ['ImplicitSimulator', 'MODELS', 'StepFailed', 'TensionLimitExceeded']
+__all__ = ['ImplicitSimulator', 'StepFailed', 'TensionLimitExceeded']

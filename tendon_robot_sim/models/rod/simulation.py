@@ -138,7 +138,8 @@ class Settling:
                   / (times[indices[m]] - times[indices[m + 1]]) for m in (0, 1)]
         return bool(max(speeds) < speed_tolerance)
 
-    def come_to_rest(self, duration: float, exact: bool = False) -> None:
+    def come_to_rest(self, duration: float, exact: bool = False,
+                     speed_tolerance: float = 1e-3) -> None:
         """
         Let the robot come to rest under its inputs: until steady, at most ``duration`` [s].
 
@@ -148,7 +149,7 @@ class Settling:
         if exact:
             self.advance(duration)
         else:
-            self.run_until_steady(duration, speed_tolerance=1e-5)
+            self.run_until_steady(duration, speed_tolerance=speed_tolerance)
 
     def run_until_steady(self, max_time: float, check_interval: float = 0.05,
                          speed_tolerance: float = 1e-3, window: float = 0.1,
