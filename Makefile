@@ -45,6 +45,7 @@ lint: setup
 
 bench: setup
 	$(PYTHON) benchmarks/bench_dynamics.py --json
+	$(PYTHON) benchmarks/bench_implicit.py --json
 	$(PYTHON) benchmarks/bench_statics.py --json
 	$(PYTHON) benchmarks/bench_pcr.py --json
 	$(PYTHON) benchmarks/bench_snake.py --json

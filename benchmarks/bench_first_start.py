@@ -48,6 +48,8 @@ CONFIG = share_dir() / 'config'
 # case -> simulator parameters (robot file, mode)
 CASES = {
     'tendon_robot dynamic': ('robot.yaml', 'dynamic'),
+    'tendon_robot dynamic, nitinol (implicit)': ('nitinol_robot.yaml', 'dynamic'),
+    'tendon_robot dynamic, steel (implicit)': ('steel_rod_robot.yaml', 'dynamic'),
     'tendon_robot quasi_static': ('robot.yaml', 'quasi_static'),
     'tendon_robot cc_dynamic': ('robot.yaml', 'cc_dynamic'),
     'rolling_joint_snake dynamic': ('rolling_joint_snake.yaml', 'dynamic'),

@@ -53,7 +53,7 @@ import math
 from tendon_robot_sim.commands import command_error, CommandError
 from tendon_robot_sim.commands.validate import (add_recording_options, load_inputs,
                                                 load_trajectory, MODEL_ERRORS)
-from tendon_robot_sim.experiment.calibration import calibrate, FITTABLE
+from tendon_robot_sim.experiment.calibration import calibrate, DYNAMIC_PARAMETERS, FITTABLE
 from tendon_robot_sim.experiment.experiment import is_csv
 from tendon_robot_sim.experiment.identification import (IdentificationError, identify_damping,
                                                         identify_stiffness, read_run, read_samples,
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     bounds = parse_bounds(args.bounds)
     recording = None
     args.model = args.model or 'discrete'
-    if args.model == 'dynamic' and 'damping' in fit:
+    if args.model == 'dynamic' and set(fit) & set(DYNAMIC_PARAMETERS):
         robot, recording = load_trajectory(args)
         holds = []
         print(f'{len(recording.tip_times)} tip samples over '

@@ -12,108 +12,254 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""
+r"""
 ``tendon-robot-sim simulate``: run the dynamic model and report the tip pose.
 
     tendon-robot-sim simulate --tensions 0,2,0,0 --duration 1.5
     tendon-robot-sim simulate --robot my_robot.yaml --tensions t1=2.0 --until-steady --json
+    tendon-robot-sim simulate --robot config/till_tendon_robot.yaml --dt 0.05 \\
+        --displacements-csv config/till_tendon_robot_displacements.csv --trajectory-out tip.csv
 
-With ``--json`` the last line on stdout is one JSON object with ``tip_position``
-[x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``sim_time``
-(s), ``wall_time`` (s), ``real_time_factor`` and ``steady``. A progress bar goes
+``--integrator`` picks the explicit (PyElastica) or the implicit (BDF-alpha and shooting) model;
+``auto`` (the default) the one the robot needs (``choose_integrator``). Inputs over time come from
+a CSV file with a column ``t`` [s] and one column per tendon (by name; a tendon not named stays at
+0), linearly interpolated: tensions [N], or displacements [m] pulled in (implicit only). Such a
+run starts at rest in the static equilibrium of the inputs at t = 0 (the explicit model settles
+there first), ``--duration`` defaulting to the file's last time. ``--trajectory-out`` writes
+``t,x,y,z,qx,qy,qz,qw`` (tip in the base frame), then ``tension_<name>`` [N] and
+``displacement_<name>`` [m] per tendon: every step of the implicit model, every millisecond of
+the explicit one. With ``--json`` the last line on stdout is one JSON object with
+``tip_position`` [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``sim_time``
+(s), ``wall_time`` (s), ``real_time_factor``, ``steady`` and ``integrator``. A progress bar goes
 to stderr when it is a terminal.
 """
 
 import argparse
+import csv
 import json
+from pathlib import Path
 import sys
 import time
 
+import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, parse_values, positive
+from tendon_robot_sim.commands import (check_steps, command_error, CommandError, NoResultError,
+                                       parse_values, positive)
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.rod.dynamics import InputError, SimulationDiverged, TendonSimulator
+from tendon_robot_sim.models.geometry import rotation_to_quaternion
+from tendon_robot_sim.models.rod.simulation import choose_integrator, INTEGRATORS
+from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tqdm import tqdm
 
 # Simulated seconds between progress-bar updates.
 CHUNK = 0.05
+# Explicit model: simulated seconds between trajectory rows and input updates.
+EXPLICIT_SAMPLE = 1e-3
+# Explicit model with an input file: longest settling under the inputs at t = 0 [s].
+SETTLE_TIME = 20.0
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         'simulate', help='run the dynamic simulation and print the tip pose',
-        description='Simulate the robot under constant tendon tensions (PyElastica) and '
-                    'print the tip pose.')
+        description='Simulate the robot (explicit PyElastica or implicit Cosserat dynamics) under '
+                    'constant tensions or inputs over time, and print the tip pose.')
     parser.add_argument('--robot', default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
-    parser.add_argument('--tensions', default=None, metavar='T',
+    parser.add_argument('--integrator', choices=INTEGRATORS, default='auto',
+                        help='explicit (PyElastica position Verlet, tensions only), implicit '
+                             '(BDF2 with shooting in arc length) or auto: implicit for robots '
+                             'without discs, with Kelvin-Voigt damping or drag, or stiff ones '
+                             '(default auto)')
+    inputs = parser.add_mutually_exclusive_group()
+    inputs.add_argument('--tensions', default=None, metavar='T',
                         help="tendon tensions in N: one per tendon ('0,2,0,0') or by name "
-                             "('t1=2.0,t3=0.5', others 0); default all 0")
+                             "('t1=2.0,t3=0.5', others 0), from t = 0; default all 0")
+    inputs.add_argument('--tensions-csv', default=None, metavar='FILE',
+                        help='tensions over time: columns t [s] and tendon names [N]')
+    inputs.add_argument('--displacements-csv', default=None, metavar='FILE',
+                        help='displacements over time: columns t [s] and tendon names [m], '
+                             'positive when pulled in (implicit integrator)')
     until = parser.add_mutually_exclusive_group()
-    until.add_argument('--duration', type=positive, default=1.0, metavar='S',
-                       help='simulated time in s (default 1.0)')
+    until.add_argument('--duration', type=positive, default=None, metavar='S',
+                       help="simulated time in s (default 1.0, or the input file's last time)")
     until.add_argument('--until-steady', action='store_true',
                        help='run until the tip is at rest (see --max-time)')
     parser.add_argument('--max-time', type=positive, default=10.0, metavar='S',
                         help='with --until-steady: most simulated time in s (default 10)')
     parser.add_argument('--dt', type=positive, default=None, metavar='S',
-                        help='time step in s (default: from the stability bound)')
+                        help='time step in s (default: explicit, from the stability bound; '
+                             'implicit, 2 ms)')
+    parser.add_argument('--trajectory-out', default=None, metavar='FILE.csv',
+                        help='write the tip and the tendons over time to this CSV file')
     parser.add_argument('--json', action='store_true',
                         help='end the output with one JSON line')
     parser.set_defaults(func=run)
+
+
+def read_inputs(path: str, option: str, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """
+    Read an input file: times (k,) [s], strictly increasing, and values (k, n) per tendon.
+
+    Raises :class:`CommandError` naming the option, the file and the row or column.
+    """
+    try:
+        with open(path, newline='', encoding='utf-8') as file:
+            rows = [row for row in csv.reader(file) if row]
+    except OSError as error:
+        raise CommandError(f'{option}: {path}: cannot read: {error.strerror}') from None
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise CommandError(f'{option}: {path}: not a CSV text file (binary?): '
+                           f'{" ".join(str(error).split())[:120]}') from None
+    header = [name.strip() for name in rows[0]] if rows else []
+    if not header or header[0] != 't':
+        raise CommandError(f'{option}: {path}: the first row must be a header starting with t')
+    for name in header[1:]:
+        if name not in names:
+            raise CommandError(f'{option}: {path}: column {name!r} is not a tendon (tendons: '
+                               f'{", ".join(names)})')
+    if len(set(header)) != len(header):
+        raise CommandError(f'{option}: {path}: a column is given twice')
+    data = np.zeros((len(rows) - 1, len(names) + 1))
+    columns = [0] + [names.index(name) + 1 for name in header[1:]]
+    for number, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise CommandError(f'{option}: {path}: row {number} has {len(row)} values, the '
+                               f'header {len(header)}')
+        for column, name, text in zip(columns, header, row):
+            try:
+                value = float(text)
+            except ValueError:
+                raise CommandError(f'{option}: {path}: row {number}, column {name}: '
+                                   f'{text.strip()!r} is not a number') from None
+            if not np.isfinite(value):
+                raise CommandError(f'{option}: {path}: row {number}, column {name}: must be '
+                                   f'finite, got {text.strip()}')
+            data[number - 2, column] = value
+    if data.shape[0] < 2:
+        raise CommandError(f'{option}: {path}: needs at least 2 rows of values')
+    if data[0, 0] != 0.0 or np.any(np.diff(data[:, 0]) <= 0.0):
+        raise CommandError(f'{option}: {path}: t must start at 0 and increase strictly')
+    return data[:, 0], data[:, 1:]
+
+
+def interpolate(times: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Interpolate the inputs (m, n) at the times ``at`` (m,), linearly; held after the end."""
+    return np.column_stack([np.interp(at, times, column) for column in values.T])
+
+
+class Trajectory:
+    """Rows of the ``--trajectory-out`` file, written when the run ends (however it ends)."""
+
+    def __init__(self, path: str | None, names: list[str]):
+        self.path = Path(path) if path else None
+        self.header = (['t', 'x', 'y', 'z', 'qx', 'qy', 'qz', 'qw']
+                       + [f'tension_{n}' for n in names] + [f'displacement_{n}' for n in names])
+        self.rows = []
+        if self.path is not None:
+            try:   # fail before the run, not after it
+                with open(self.path, 'w'):
+                    pass
+            except OSError as error:
+                raise CommandError(f'--trajectory-out: {self.path}: cannot write: '
+                                   f'{error.strerror}') from None
+
+    def add(self, t, positions, quaternions, tensions, displacements) -> None:
+        if self.path is not None:
+            self.rows.append(np.column_stack((t, positions, quaternions, tensions,
+                                              displacements)))
+
+    def write(self) -> None:
+        if self.path is None:
+            return
+        rows = np.vstack(self.rows) if self.rows else np.zeros((0, len(self.header)))
+        np.savetxt(self.path, rows, delimiter=',', header=','.join(self.header), comments='',
+                   fmt='%.10g')
 
 
 def run(args: argparse.Namespace) -> int:
     path = args.robot or default_robot_file()
     try:
         robot = load_robot(path)
-        sim = TendonSimulator(robot, dt=args.dt)
-        if args.tensions is not None:
+        # displacements over time need the implicit integrator: auto takes it for them
+        asked = ('implicit' if args.displacements_csv and args.integrator == 'auto'
+                 else args.integrator)
+        integrator, why = choose_integrator(robot, asked)
+        series = field = None
+        if args.tensions_csv or args.displacements_csv:
+            option = '--tensions-csv' if args.tensions_csv else '--displacements-csv'
+            field = 'tension' if args.tensions_csv else 'displacement'
+            if field == 'displacement' and integrator == 'explicit':
+                raise CommandError('--displacements-csv: the explicit integrator takes tensions '
+                                   'only; use --integrator implicit (or auto)')
+            series = read_inputs(args.tensions_csv or args.displacements_csv, option,
+                                 robot.tendon_names)
+        duration = args.duration or (series[0][-1] if series is not None else 1.0)
+        total = args.max_time if args.until_steady else duration
+        if integrator == 'implicit':
+            from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
+            sim = ImplicitSimulator(robot, dt=args.dt)
+        else:
+            from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+            sim = TendonSimulator(robot, dt=args.dt)
+        check_steps(total, sim.dt)
+        trajectory = Trajectory(args.trajectory_out, robot.tendon_names)
+        if series is not None:
+            start = series[1][0]
+            if field == 'tension':
+                sim.set_tensions(start)
+            else:
+                sim.set_displacements(start)
+        elif args.tensions is not None:
             sim.set_tensions(parse_values(args.tensions, '--tensions'))
     except (RobotDescriptionError, InputError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None
 
-    total = args.max_time if args.until_steady else args.duration
-    start = time.perf_counter()
+    begin = time.perf_counter()
     try:
         with tqdm(total=round(total, 6), unit='s', desc='simulating', file=sys.stderr,
                   disable=None, leave=False,
                   bar_format='{l_bar}{bar}| {n:.2f}/{total:.2f} s sim [{elapsed}]') as bar:
-            if args.until_steady:
-                state = sim.run_until_steady(args.max_time, check_interval=CHUNK,
-                                             progress=bar.update)
+            if integrator == 'implicit':
+                origin = _run_implicit(sim, args, series, field, duration, trajectory, bar,
+                                       _named(robot, args.tensions))
             else:
-                end = args.duration
-                state = sim.state()
-                while sim.time < end - 0.5 * sim.dt:
-                    before = sim.time
-                    state = sim.advance(min(CHUNK, end - sim.time))
-                    bar.update(sim.time - before)
-    except SimulationDiverged as error:
-        raise command_error(error) from None
-    wall = time.perf_counter() - start
+                origin = _run_explicit(sim, args, series, duration, trajectory, bar)
+    except (SimulationDiverged, InputError) as error:
+        trajectory.write()
+        kept = (f'; the trajectory up to then is in {trajectory.path}' if trajectory.path
+                else '')
+        kind = NoResultError if isinstance(error, SimulationDiverged) else CommandError
+        raise kind(' '.join(str(error).split()) + kept) from None
+    trajectory.write()
+    wall = time.perf_counter() - begin
+    state = sim.state()
     steady = sim.is_steady()
-
+    sim_time = state.time - origin
     result = {
         'robot': robot.name,
-        'elements': robot.rod.elements,
+        'integrator': integrator,
+        'elements': robot.rod.elements if integrator == 'explicit' else sim.steps,
         'dt': sim.dt,
         'tensions': state.tensions.tolist(),
         'tip_position': state.tip_position.tolist(),
         'tip_orientation': state.tip_orientation.tolist(),
         'tendon_displacements': state.tendon_displacements.tolist(),
-        'sim_time': state.time,
+        'sim_time': sim_time,
         'wall_time': wall,
-        'real_time_factor': state.time / wall if wall > 0 else None,
+        'real_time_factor': sim_time / wall if wall > 0 else None,
         'steady': steady,
+        'trajectory_out': str(trajectory.path) if trajectory.path else None,
     }
     tensions_text = ', '.join(f'{name} {value:g}' for name, value in
                               zip(sim.tendon_names, state.tensions))
-    print(f'robot {robot.name}: {robot.rod.elements} elements, dt {sim.dt:.3g} s; '
+    resolution = (f'{robot.rod.elements} elements' if integrator == 'explicit'
+                  else f'{sim.steps} RK4 steps')
+    print(f'robot {robot.name}: {integrator} integrator ({why}), {resolution}, dt {sim.dt:.3g} s; '
           f'tensions [N]: {tensions_text}')
-    print(f'simulated {state.time:.3f} s in {wall:.2f} s wall time '
+    print(f'simulated {sim_time:.3f} s in {wall:.2f} s wall time '
           f'(real-time factor {result["real_time_factor"]:.2f}); '
           f'steady: {"yes" if steady else "no"}')
     x, y, z = state.tip_position
@@ -123,6 +269,77 @@ def run(args: argparse.Namespace) -> int:
     displacements = zip(sim.tendon_names, state.tendon_displacements)
     print('tendon displacements [mm]: '
           + ', '.join(f'{name} {1e3 * d:.3f}' for name, d in displacements))
+    if trajectory.path:
+        print(f'trajectory: {trajectory.path}')
     if args.json:
         print(json.dumps(result))
     return 0
+
+
+def _named(robot, tensions: str | None) -> np.ndarray:
+    """Return --tensions as a vector (the simulator's set_tensions has checked them)."""
+    values = parse_values(tensions, '--tensions') if tensions is not None else []
+    if isinstance(values, dict):
+        return np.array([values.get(name, 0.0) for name in robot.tendon_names])
+    return np.array(values, dtype=float) if len(values) else np.zeros(len(robot.tendons))
+
+
+def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant) -> float:
+    """Run the implicit model; returns the simulated time the run starts at (0)."""
+    if series is not None:
+        sim.place_at_rest()
+    first = sim.state()
+    trajectory.add(0.0, first.tip_position[None], first.tip_orientation[None],
+                   first.tensions[None], first.tendon_displacements[None])
+    if args.until_steady:
+        sim.run_until_steady(args.max_time, check_interval=CHUNK, progress=bar.update)
+        return 0.0
+    steps = round(duration / sim.dt)
+    per_chunk = max(1, round(CHUNK / sim.dt))
+    for begin in range(0, steps, per_chunk):
+        t = sim.dt * np.arange(begin + 1, min(begin + per_chunk, steps) + 1)
+        if series is not None:
+            values = interpolate(*series, t)
+            record = sim.follow(values, field)
+        else:
+            values = np.tile(constant, (t.size, 1))
+            record = sim.follow(values, 'tension')
+        positions, quaternions = sim.record_poses(record)
+        tensions, displacements = sim.record_tendons(
+            record, values if field == 'displacement' else None)
+        trajectory.add(t, positions, quaternions, tensions, displacements)
+        bar.update(t.size * sim.dt)
+    return 0.0
+
+
+def _run_explicit(sim, args, series, duration, trajectory, bar) -> float:
+    """Run the explicit model; returns the simulated time the run starts at."""
+    if series is not None:       # start at rest under the inputs at t = 0
+        sim.run_until_steady(SETTLE_TIME, speed_tolerance=1e-4)
+    origin = sim.time
+    if args.until_steady:
+        sim.run_until_steady(args.max_time, check_interval=CHUNK, progress=bar.update)
+        return origin
+    # a row (and an input update) about every millisecond when asked for, else progress chunks
+    period = EXPLICIT_SAMPLE if trajectory.path or series is not None else CHUNK
+    per_sample = max(1, round(period / sim.dt))
+    steps = round(duration / sim.dt)
+    _sample(sim, origin, trajectory)
+    for done in range(0, steps, per_sample):
+        n = min(per_sample, steps - done)
+        before = sim.time
+        if series is not None:
+            sim.set_tensions(interpolate(*series, np.array([(done + n) * sim.dt]))[0])
+        sim.advance(n * sim.dt)
+        _sample(sim, origin, trajectory)
+        bar.update(sim.time - before)
+    return origin
+
+
+def _sample(sim, origin: float, trajectory: Trajectory) -> None:
+    if trajectory.path is None:
+        return
+    state = sim.state()
+    trajectory.add(state.time - origin, state.tip_position[None],
+                   rotation_to_quaternion(state.tip_rotation[None]), state.tensions[None],
+                   state.tendon_displacements[None])

@@ -24,9 +24,10 @@ Predict, validate and calibrate against measured holds (:mod:`.experiment`).
   simulator and compares the simulated tip with the measured one over time.
 * :func:`calibrate` fits robot parameters (:data:`FITTABLE`: ``youngs_modulus``,
   ``shear_modulus``, ``density``, ``radius``, ``vertebra_mass``, ``<tendon>.offset``,
-  ``damping``) by :func:`scipy.optimize.least_squares` on the tip residuals of the
-  holds, or, given a ``recording`` (model ``dynamic``; needed for ``damping``, which has
-  no static effect), on the tip residuals of its replay over time, in log-scaled
+  ``damping``, ``bending_torsion``, ``shear_extension``, ``drag``) by
+  :func:`scipy.optimize.least_squares` on the tip residuals of the
+  holds, or, given a ``recording`` (model ``dynamic``; needed for the damping and the drag,
+  which have no static effect), on the tip residuals of its replay over time, in log-scaled
   parameters z = ln(p / p0), with bounds. Confidence: the covariance s^2 (J^T J)^-1
   of z at the solution, s^2 = RSS / (m - p), m residuals, p parameters; 95 %
   intervals p exp(+-t_{0.975, m-p} sigma_z).
@@ -56,7 +57,11 @@ PREDICT_MODELS = MODELS + ('dynamic',)
 # length), the vertebra mass, the hole offset of a tendon as '<tendon name>.offset', and
 # the damping (its ratio or rate, as the description gives it; dynamic replays only).
 ROD_PARAMETERS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
-FITTABLE = ROD_PARAMETERS + ('vertebra_mass', '<tendon>.offset', 'damping')
+# Dynamic parameters, fitted to a recorded trajectory only: the mass-proportional damping,
+# the Kelvin-Voigt coefficients and the drag (one value for all three components of a key,
+# scaling them together; the implicit integrator replays robots that have them).
+DYNAMIC_PARAMETERS = ('damping', 'bending_torsion', 'shear_extension', 'drag')
+FITTABLE = ROD_PARAMETERS + ('vertebra_mass', '<tendon>.offset') + DYNAMIC_PARAMETERS
 # Longest simulated time per hold of the dynamic model [s].
 DYNAMIC_MAX_TIME = 20.0
 
@@ -74,8 +79,8 @@ def _solve_chunk(task) -> np.ndarray:
     robot = robot_from_dict(robot_data)
     tips = np.empty((len(commands), 3))
     if model == 'dynamic':
-        from tendon_robot_sim.models.rod.dynamics import TendonSimulator
-        simulator = TendonSimulator(robot)
+        from tendon_robot_sim.models.rod.simulation import dynamic_simulator
+        simulator = dynamic_simulator(robot)
         for i, values in enumerate(commands):
             simulator.reset()
             simulator.set_tensions(values)
@@ -360,17 +365,17 @@ def replay_dynamic(robot: Robot, recording: Recording, max_settle: float = DYNAM
     """
     from tqdm import tqdm
 
-    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+    from tendon_robot_sim.models.rod.simulation import dynamic_simulator
 
     if recording.kind != 'tension':
         raise CalibrationError('model: the dynamic replay takes tensions; this recording '
                                'has displacement setpoints')
-    simulator = TendonSimulator(robot)
+    simulator = dynamic_simulator(robot)
     simulator.set_tensions(recording.commands[0])
     if settle_time is None:
-        simulator.run_until_steady(max_settle)
+        simulator.come_to_rest(max_settle)
     else:
-        simulator.advance(settle_time)
+        simulator.come_to_rest(settle_time, exact=True)
     offset = simulator.time - recording.command_times[0]
     simulated = np.empty_like(recording.tips)
     command = 0
@@ -434,6 +439,13 @@ def _tendon_parameter(robot: Robot, name: str) -> int | None:
     return robot.tendon_index(tendon)
 
 
+def _vector_parameter(robot: Robot, name: str):
+    """Return the three values of a Kelvin-Voigt key or of the drag; None without that form."""
+    if name == 'drag':
+        return robot.rod.drag
+    return getattr(robot.rod.damping, name)
+
+
 def parameter_value(robot: Robot, name: str) -> float:
     """Return the current value of a fittable parameter (SI units)."""
     index = _tendon_parameter(robot, name)
@@ -445,7 +457,16 @@ def parameter_value(robot: Robot, name: str) -> float:
         return float(robot.vertebra_mass)
     if name == 'damping':
         damping = robot.rod.damping
+        if damping.kelvin_voigt:
+            raise CalibrationError('fit: damping: this robot has the Kelvin-Voigt form; fit '
+                                   'bending_torsion or shear_extension')
         return float(damping.ratio if damping.ratio is not None else damping.rate)
+    if name in ('bending_torsion', 'shear_extension', 'drag'):
+        values = _vector_parameter(robot, name)
+        if values is None:
+            raise CalibrationError(f'fit: {name}: this robot has no Kelvin-Voigt damping '
+                                   '(rod.damping: {shear_extension, bending_torsion})')
+        return float(values[0])
     if name in ROD_PARAMETERS:
         return float(getattr(robot.rod, name))
     raise CalibrationError(f'fit: unknown parameter {name!r}; fittable: {list(FITTABLE)}')
@@ -470,6 +491,12 @@ def with_parameters(robot: Robot, values: dict[str, float]) -> Robot:
             data['vertebrae']['mass'] = float(value)
         elif name == 'damping':      # the ratio or the rate, whichever the robot gives
             data['rod']['damping'] = {next(iter(data['rod']['damping'])): float(value)}
+        elif name in ('bending_torsion', 'shear_extension', 'drag'):
+            # the three components together, in their proportions
+            old = np.asarray(_vector_parameter(robot, name), dtype=float)
+            new = old * (value / old[0]) if old[0] > 0.0 else np.full(3, float(value))
+            target = data['rod'] if name == 'drag' else data['rod']['damping']
+            target[name] = new.tolist()
         else:
             data['rod'][name] = float(value)
     return robot_from_dict(data)
@@ -559,8 +586,9 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
         measured = recording.tips.ravel()
         settle_time = _settle_time(robot)
     else:
-        if 'damping' in names:
-            raise CalibrationError('fit: damping has no static effect; fit it to a '
+        dynamic = [name for name in names if name in DYNAMIC_PARAMETERS]
+        if dynamic:
+            raise CalibrationError(f'fit: {dynamic[0]} has no static effect; fit it to a '
                                    'recorded trajectory (model dynamic, a step response)')
         measured = np.array([h.tip for h in holds]).ravel()
     m = measured.size

@@ -568,14 +568,15 @@ def _simulate_timeline(robot: Robot, schedule: list, label: str) -> list[np.ndar
     Return the dynamic simulator's tip TIP_DELAY after each (time s, tensions) setpoint.
 
     The robot first rests under zero tension (settled until its tip moves slower than
-    0.01 mm/s, at most STEP_SETTLE_TIME s); each setpoint holds until the next.
+    0.01 mm/s, at most STEP_SETTLE_TIME s, or placed in its static equilibrium by the
+    implicit integrator); each setpoint holds until the next.
     """
     from tqdm import tqdm
 
-    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+    from tendon_robot_sim.models.rod.simulation import dynamic_simulator
 
-    simulator = TendonSimulator(robot)
-    simulator.run_until_steady(STEP_SETTLE_TIME, speed_tolerance=1e-5)
+    simulator = dynamic_simulator(robot)    # explicit or implicit, as the robot needs
+    simulator.come_to_rest(STEP_SETTLE_TIME, speed_tolerance=1e-5)
     start = simulator.time
     tips = []
     for time, tensions in tqdm(schedule, desc=label, unit='sample', file=sys.stderr,

@@ -18,7 +18,8 @@ Numba kernels of the Cosserat rod shared by the rod statics and the parallel rob
 The tendon robot's shooting solver (:mod:`tendon_robot_sim.models.rod._statics_kernels`)
 and the 6-RUS parallel robot's (:mod:`tendon_robot_sim.models.pcr._kernels`) integrate
 the same rod: the constitutive laws, the ODE right-hand sides (a bare rod, or a rod
-loaded by routed tendons) and a fixed-step RK4 over one segment.
+loaded by routed tendons) and a fixed-step RK4 over one segment; ``poses`` turns a solution's
+trajectory into frames and tendon paths.
 
 Symbols (Rucker & Webster 2011, "Statics and Dynamics of Continuum Robots With General
 Tendon Routing and External Loading", IEEE T-RO 27(6); Till's ContinuumRobotExamples):
@@ -39,8 +40,20 @@ Tendon Routing and External Loading", IEEE T-RO 27(6); Till's ContinuumRobotExam
 
 ``s`` is the arc length of the undeformed rod (reference arc length) throughout.
 
+Dynamics (J. Till, V. Aloi, D. C. Rucker, "Real-time dynamics of soft and continuum robots
+based on Cosserat rod models", IJRR 2019): with ``Dyn.on`` the same right-hand sides are
+those of one implicit time step. The state then also holds the body-frame linear and
+angular velocities ``q`` and ``w``; every time derivative is the BDF-alpha formula
+x_t = c0 x + x_h, with the history x_h of the evaluation point (row) known from the
+previous steps. Added to the statics: the viscous (Kelvin-Voigt) wrench n_v = Bse v_t,
+m_v = Bbt u_t, the inertia rho A (q_t + w x q) and rho J w_t + w x rho J w, square-law
+drag C q|q| and mass-proportional damping c rho A q, c rho J w (body frame), and the
+compatibility equations q_s = v_t - u x q + w x v, w_s = u_t - u x w. Each evaluation
+writes its z = (v, u, q, w, v_s, u_s) to ``Dyn.Z[row]``: what the next history is made of.
+
 """
 
+from collections import namedtuple
 import math
 
 from tendon_robot_sim.models._numerics import inverse3, kernel
@@ -54,6 +67,22 @@ CONVERGED, MAX_ITERATIONS, FAILED = 0, 1, 2
 FD_STEP = 1e-7
 # Slices of the material vector (Plan.mat, PcrPlan.mat)
 MAT_KSE, MAT_KBT, MAT_RHOAG, MAT_GRAVITY, MAT_P0, MAT_USTAR = 0, 3, 6, 9, 12, 15
+# Slices of Dyn.coef: c0 [1/s], rho A [kg/m], rho J diagonal [kg m], Bse [N s],
+# Bbt [N m^2 s], drag C [kg/m^2], mass-proportional damping rate c [1/s], disc inertia
+# diagonal [kg m^2] (each disc's mass is Plan.end_mass)
+DYN_C0, DYN_RHOA, DYN_RHOJ, DYN_BSE, DYN_BBT, DYN_DRAG, DYN_RATE, DYN_DISC_J = (
+    0, 1, 2, 5, 8, 11, 14, 15)
+DYN_SIZE = 18
+# Columns of a row of Dyn.Z and Dyn.Zh: v, u, q, w, v_s, u_s
+Z_V, Z_U, Z_Q, Z_W, Z_VS, Z_US = 0, 3, 6, 9, 12, 15
+Z_SIZE = 18
+
+Dyn = namedtuple('Dyn', [
+    'on',      # bool: one implicit time step (False: statics; the arrays are not read)
+    'coef',    # (DYN_SIZE,) see DYN_*
+    'Zh',      # (rows, Z_SIZE) history terms x_h of each evaluation point
+    'Z',       # (rows, Z_SIZE) z of each evaluation point at the last evaluation
+])
 
 
 # --------------------------------------------------------------------------- constitutive law
@@ -106,6 +135,139 @@ def force_from_strain(v, mat, law, nb):
 
 
 @kernel
+def viscous_strain(n0, n1, n2, mat, law, dyn, row):
+    """
+    Return (e, v0, v1, v2): the strain of the body force nb = N(v) + Bse (c0 v + v_h).
+
+    N is the elastic law (:func:`force_from_strain`); without dynamics this is
+    :func:`strain_from_force`. The LINEAR law is diagonal; the PYELASTICA law with Bse needs
+    Newton's method (3x3, from the elastic strain of nb).
+    """
+    Kse0, Kse1, Kse2 = mat[MAT_KSE], mat[MAT_KSE + 1], mat[MAT_KSE + 2]
+    b0 = b1 = b2 = c0 = h0 = h1 = h2 = 0.0
+    if dyn.on:
+        c0 = dyn.coef[DYN_C0]
+        b0, b1, b2 = dyn.coef[DYN_BSE], dyn.coef[DYN_BSE + 1], dyn.coef[DYN_BSE + 2]
+        h0, h1, h2 = dyn.Zh[row, Z_V], dyn.Zh[row, Z_V + 1], dyn.Zh[row, Z_V + 2]
+    if law == LINEAR:
+        return (1.0, (n0 - b0 * h0) / (Kse0 + c0 * b0), (n1 - b1 * h1) / (Kse1 + c0 * b1),
+                (n2 + Kse2 - b2 * h2) / (Kse2 + c0 * b2))
+    w0, w1, w2 = n0 / Kse0, n1 / Kse1, n2 / Kse2
+    e = _dilatation(w0, w1, w2, law)
+    v0, v1, v2 = e * w0, e * w1, 1.0 + e * w2
+    if b0 == 0.0 and b1 == 0.0 and b2 == 0.0:
+        return e, v0, v1, v2
+    for _ in range(30):
+        # G(v) = Kse (v - e3) / e + Bse (c0 v + v_h) - nb, A = dG/dv; v -= A^-1 G
+        e = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+        g0 = Kse0 * v0 / e + b0 * (c0 * v0 + h0) - n0
+        g1 = Kse1 * v1 / e + b1 * (c0 * v1 + h1) - n1
+        g2 = Kse2 * (v2 - 1.0) / e + b2 * (c0 * v2 + h2) - n2
+        f0, f1, f2 = Kse0 * v0 / e ** 3, Kse1 * v1 / e ** 3, Kse2 * (v2 - 1.0) / e ** 3
+        a00, a01, a02 = Kse0 / e + c0 * b0 - f0 * v0, -f0 * v1, -f0 * v2
+        a10, a11, a12 = -f1 * v0, Kse1 / e + c0 * b1 - f1 * v1, -f1 * v2
+        a20, a21, a22 = -f2 * v0, -f2 * v1, Kse2 / e + c0 * b2 - f2 * v2
+        c00, c01, c02 = a11 * a22 - a12 * a21, a12 * a20 - a10 * a22, a10 * a21 - a11 * a20
+        det = a00 * c00 + a01 * c01 + a02 * c02
+        d0 = (c00 * g0 + (a02 * a21 - a01 * a22) * g1 + (a01 * a12 - a02 * a11) * g2) / det
+        d1 = (c01 * g0 + (a00 * a22 - a02 * a20) * g1 + (a02 * a10 - a00 * a12) * g2) / det
+        d2 = (c02 * g0 + (a01 * a20 - a00 * a21) * g1 + (a00 * a11 - a01 * a10) * g2) / det
+        v0, v1, v2 = v0 - d0, v1 - d1, v2 - d2
+        if not abs(d0) + abs(d1) + abs(d2) > 1e-15:
+            break
+    return math.sqrt(v0 * v0 + v1 * v1 + v2 * v2), v0, v1, v2
+
+
+@kernel
+def viscous_curvature(m, e, mat, dyn, row, u):
+    """
+    Curvature u (3,) of the body moment m = Kbt u / e^3 + Bbt (c0 u + u_h).
+
+    e: the dilatation (1 for the LINEAR law and the Kirchhoff rod).
+    """
+    e3 = e * e * e
+    for i in range(3):
+        stiffness = mat[MAT_KBT + i] / e3
+        if dyn.on:
+            b = dyn.coef[DYN_BBT + i]
+            u[i] = (m[i] - b * dyn.Zh[row, Z_U + i]) / (stiffness + dyn.coef[DYN_C0] * b)
+        else:
+            u[i] = m[i] / stiffness
+
+
+@kernel
+def viscous_wrench(kirchhoff, v, u, e, mat, law, dyn, row, nb, mb):
+    """
+    Body force nb and moment mb of the strains v, u, their viscous parts included.
+
+    The Kirchhoff rod (v = e3) keeps nb: there the force is a state, not a strain.
+    """
+    if not kirchhoff:
+        force_from_strain(v, mat, law, nb)
+    for i in range(3):
+        mb[i] = mat[MAT_KBT + i] * u[i] / (e * e * e)
+        if dyn.on:
+            c0 = dyn.coef[DYN_C0]
+            if not kirchhoff:
+                nb[i] += dyn.coef[DYN_BSE + i] * (c0 * v[i] + dyn.Zh[row, Z_V + i])
+            mb[i] += dyn.coef[DYN_BBT + i] * (c0 * u[i] + dyn.Zh[row, Z_U + i])
+
+
+@kernel
+def disc_inertia(dyn, mass, row, q, w, f, m):
+    """
+    Add to f and m (body frame) the load a disc of ``mass`` puts on the rod.
+
+    The disc rides on the backbone with velocities q, w: it needs m (q_t + w x q) and
+    J w_t + w x J w (J its inertia diagonal) and the damper takes c m q, c J w (mass
+    proportional); the rod supplies both, so it feels their opposite. ``row`` is the history
+    point of the disc (the end of its segment).
+    """
+    co, zh = dyn.coef, dyn.Zh[row]
+    c0, c = co[DYN_C0], co[DYN_RATE]
+    J0, J1, J2 = co[DYN_DISC_J], co[DYN_DISC_J + 1], co[DYN_DISC_J + 2]
+    q0, q1, q2, w0, w1, w2 = q[0], q[1], q[2], w[0], w[1], w[2]
+    f[0] -= mass * (c0 * q0 + zh[Z_Q] + w1 * q2 - w2 * q1 + c * q0)
+    f[1] -= mass * (c0 * q1 + zh[Z_Q + 1] + w2 * q0 - w0 * q2 + c * q1)
+    f[2] -= mass * (c0 * q2 + zh[Z_Q + 2] + w0 * q1 - w1 * q0 + c * q2)
+    m[0] -= J0 * (c0 * w0 + zh[Z_W] + c * w0) + w1 * J2 * w2 - w2 * J1 * w1
+    m[1] -= J1 * (c0 * w1 + zh[Z_W + 1] + c * w1) + w2 * J0 * w0 - w0 * J2 * w2
+    m[2] -= J2 * (c0 * w2 + zh[Z_W + 2] + c * w2) + w0 * J1 * w1 - w1 * J0 * w0
+
+
+@kernel
+def _inertia_terms(dyn, row, v0, v1, v2, u0, u1, u2, q0, q1, q2, w0, w1, w2):
+    """
+    Return the dynamic terms of one evaluation point (12 floats, body frame).
+
+    f = rho A (q_t + w x q) + C q|q| + c rho A q: what the rod's internal force must supply
+    beyond statics; l = rho J w_t + w x rho J w + c rho J w, likewise for the moment;
+    q_s = v_t - u x q + w x v and w_s = u_t - u x w (compatibility). Also writes v, u, q, w
+    to Dyn.Z[row].
+    """
+    co, zh, z = dyn.coef, dyn.Zh[row], dyn.Z[row]
+    c0, rhoA, c = co[DYN_C0], co[DYN_RHOA], co[DYN_RATE]
+    J0, J1, J2 = co[DYN_RHOJ], co[DYN_RHOJ + 1], co[DYN_RHOJ + 2]
+    C0, C1, C2 = co[DYN_DRAG], co[DYN_DRAG + 1], co[DYN_DRAG + 2]
+    z[0], z[1], z[2], z[3], z[4], z[5] = v0, v1, v2, u0, u1, u2
+    z[6], z[7], z[8], z[9], z[10], z[11] = q0, q1, q2, w0, w1, w2
+    vt0, vt1, vt2 = c0 * v0 + zh[0], c0 * v1 + zh[1], c0 * v2 + zh[2]
+    ut0, ut1, ut2 = c0 * u0 + zh[3], c0 * u1 + zh[4], c0 * u2 + zh[5]
+    return (rhoA * (c0 * q0 + zh[6] + w1 * q2 - w2 * q1 + c * q0) + C0 * q0 * abs(q0),
+            rhoA * (c0 * q1 + zh[7] + w2 * q0 - w0 * q2 + c * q1) + C1 * q1 * abs(q1),
+            rhoA * (c0 * q2 + zh[8] + w0 * q1 - w1 * q0 + c * q2) + C2 * q2 * abs(q2),
+            J0 * (c0 * w0 + zh[9] + c * w0) + w1 * J2 * w2 - w2 * J1 * w1,
+            J1 * (c0 * w1 + zh[10] + c * w1) + w2 * J0 * w0 - w0 * J2 * w2,
+            J2 * (c0 * w2 + zh[11] + c * w2) + w0 * J1 * w1 - w1 * J0 * w0,
+            vt0 - (u1 * q2 - u2 * q1) + (w1 * v2 - w2 * v1),
+            vt1 - (u2 * q0 - u0 * q2) + (w2 * v0 - w0 * v2),
+            vt2 - (u0 * q1 - u1 * q0) + (w0 * v1 - w1 * v0),
+            ut0 - (u1 * w2 - u2 * w1),
+            ut1 - (u2 * w0 - u0 * w2),
+            ut2 - (u0 * w1 - u1 * w0))
+
+
+@kernel
 def _kinematics(y, v0, v1, v2, u0, u1, u2, dy):
     """p_s = R v and R_s = R u^ (row i of R u^ is row i of R x u)."""
     for i in range(3):
@@ -117,28 +279,37 @@ def _kinematics(y, v0, v1, v2, u0, u1, u2, dy):
 
 
 @kernel
-def _rhs_rod(law, mat, y, dy):
+def _rhs_rod(law, mat, y, dy, dyn, row):
     """
     Write dy/ds of a bare Cosserat rod into dy.
 
-    Discrete model between vertebrae, rods of a parallel robot; y = p, R, n, m (world frame):
-    v and u - u* from the constitutive law (u* the rest curvature), n_s = -rho A g,
-    m_s = -p_s x n.
+    Discrete model between vertebrae, rods of a parallel robot; y = p, R, n, m (world frame),
+    then q, w (body) with dynamics: v and u - u* from the constitutive law (u* the rest
+    curvature, viscous parts included), n_s = -rho A g + R f, m_s = -p_s x n + R l with the
+    dynamic terms f, l of :func:`_inertia_terms` (zero in statics).
     """
     n0, n1, n2 = y[12], y[13], y[14]
     m0, m1, m2 = y[15], y[16], y[17]
-    # R^T n / Kse and R^T m / Kbt
-    w0 = (y[3] * n0 + y[6] * n1 + y[9] * n2) / mat[MAT_KSE]
-    w1 = (y[4] * n0 + y[7] * n1 + y[10] * n2) / mat[MAT_KSE + 1]
-    w2 = (y[5] * n0 + y[8] * n1 + y[11] * n2) / mat[MAT_KSE + 2]
-    e = _dilatation(w0, w1, w2, law)
+    # R^T n and R^T m
+    e, v0, v1, v2 = viscous_strain(y[3] * n0 + y[6] * n1 + y[9] * n2,
+                                   y[4] * n0 + y[7] * n1 + y[10] * n2,
+                                   y[5] * n0 + y[8] * n1 + y[11] * n2, mat, law, dyn, row)
     e3 = e * e * e
-    _kinematics(y, e * w0, e * w1, 1.0 + e * w2,
-                e3 * (y[3] * m0 + y[6] * m1 + y[9] * m2) / mat[MAT_KBT] + mat[MAT_USTAR],
-                e3 * (y[4] * m0 + y[7] * m1 + y[10] * m2) / mat[MAT_KBT + 1]
-                + mat[MAT_USTAR + 1],
-                e3 * (y[5] * m0 + y[8] * m1 + y[11] * m2) / mat[MAT_KBT + 2]
-                + mat[MAT_USTAR + 2], dy)
+    mb0 = y[3] * m0 + y[6] * m1 + y[9] * m2
+    mb1 = y[4] * m0 + y[7] * m1 + y[10] * m2
+    mb2 = y[5] * m0 + y[8] * m1 + y[11] * m2
+    if dyn.on:
+        c0, co, zh = dyn.coef[DYN_C0], dyn.coef, dyn.Zh[row]
+        K0, K1, K2 = mat[MAT_KBT] / e3, mat[MAT_KBT + 1] / e3, mat[MAT_KBT + 2] / e3
+        B0, B1, B2 = co[DYN_BBT], co[DYN_BBT + 1], co[DYN_BBT + 2]
+        u0 = (mb0 + K0 * mat[MAT_USTAR] - B0 * zh[Z_U]) / (K0 + c0 * B0)
+        u1 = (mb1 + K1 * mat[MAT_USTAR + 1] - B1 * zh[Z_U + 1]) / (K1 + c0 * B1)
+        u2 = (mb2 + K2 * mat[MAT_USTAR + 2] - B2 * zh[Z_U + 2]) / (K2 + c0 * B2)
+    else:
+        u0 = e3 * mb0 / mat[MAT_KBT] + mat[MAT_USTAR]
+        u1 = e3 * mb1 / mat[MAT_KBT + 1] + mat[MAT_USTAR + 1]
+        u2 = e3 * mb2 / mat[MAT_KBT + 2] + mat[MAT_USTAR + 2]
+    _kinematics(y, v0, v1, v2, u0, u1, u2, dy)
     p0, p1, p2 = dy[0], dy[1], dy[2]
     dy[12] = -mat[MAT_RHOAG]
     dy[13] = -mat[MAT_RHOAG + 1]
@@ -146,14 +317,22 @@ def _rhs_rod(law, mat, y, dy):
     dy[15] = -(p1 * n2 - p2 * n1)
     dy[16] = -(p2 * n0 - p0 * n2)
     dy[17] = -(p0 * n1 - p1 * n0)
+    if dyn.on:
+        f0, f1, f2, l0, l1, l2, qs0, qs1, qs2, ws0, ws1, ws2 = _inertia_terms(
+            dyn, row, v0, v1, v2, u0, u1, u2, y[18], y[19], y[20], y[21], y[22], y[23])
+        for i in range(3):
+            dy[12 + i] += y[3 + 3 * i] * f0 + y[4 + 3 * i] * f1 + y[5 + 3 * i] * f2
+            dy[15 + i] += y[3 + 3 * i] * l0 + y[4 + 3 * i] * l1 + y[5 + 3 * i] * l2
+        dyn.Z[row, Z_VS:] = 0.0
+        dy[18], dy[19], dy[20], dy[21], dy[22], dy[23] = qs0, qs1, qs2, ws0, ws1, ws2
 
 
 @kernel
-def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M):
+def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row):
     """
     Write dy/ds of a rod with tendons routed along it into dy (R&W Eqs. 15-17).
 
-    y = p, R, v (Cosserat) or nb (Kirchhoff), u, tendon lengths.
+    y = p, R, v (Cosserat) or nb (Kirchhoff), u, tendon lengths, then q, w with dynamics.
 
     Sums over the tendons (Eq. 15), with pb = u x r + r_s + v:
     A_i = -tau (pb^)^2 / |pb|^3, G_i = -A_i r^, H_i = r^ G_i = -r^ A_i r^,
@@ -164,6 +343,10 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M):
     of nb = Kse (v - e3)/|v| and mb = Kbt u/|v|^3 (Kn = dnb/dv, Km = dmb/dv,
     Ku = dmb/du). Kirchhoff (Eq. 17), v = e3: (Kbt + H) u_s = -u x Kbt u - e3 x nb - b,
     nb_s = -u x nb - G u_s - a - R^T rho A g. Scratch: K (6, 6), M (4, 3, 3).
+    Dynamics (Till et al. 2019): nb and mb gain Bse v_t and Bbt u_t; their s-derivatives
+    c0 Bse v_s + Bse v_sh (likewise Bbt) put c0 Bse, c0 Bbt on the diagonal of K and
+    -Bse v_sh, -Bbt u_sh on the right; the f, l of :func:`_inertia_terms` join the force and
+    moment right-hand sides.
     """
     u0, u1, u2 = y[15], y[16], y[17]
     Kse0, Kse1, Kse2 = mat[MAT_KSE], mat[MAT_KSE + 1], mat[MAT_KSE + 2]
@@ -178,6 +361,18 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M):
         nb0, nb1, nb2 = Kse0 * v0 / e, Kse1 * v1 / e, Kse2 * (v2 - 1.0) / e
     e3 = e * e * e
     mb0, mb1, mb2 = Kbt0 * u0 / e3, Kbt1 * u1 / e3, Kbt2 * u2 / e3
+    nt = act.size
+    # BDF-alpha coefficient and history of this point (a statics Dyn has one dummy row)
+    co, zh = dyn.coef, dyn.Zh[row if dyn.on else 0]
+    cz = co[DYN_C0]
+    if dyn.on:
+        if not kirchhoff:
+            nb0 += co[DYN_BSE] * (cz * v0 + zh[Z_V])
+            nb1 += co[DYN_BSE + 1] * (cz * v1 + zh[Z_V + 1])
+            nb2 += co[DYN_BSE + 2] * (cz * v2 + zh[Z_V + 2])
+        mb0 += co[DYN_BBT] * (cz * u0 + zh[Z_U])
+        mb1 += co[DYN_BBT + 1] * (cz * u1 + zh[Z_U + 1])
+        mb2 += co[DYN_BBT + 2] * (cz * u2 + zh[Z_U + 2])
     # K: Cosserat 6x6 matrix of Eq. (16); Kirchhoff Kbt + H in K[0:3, 0:3], G in K[0:3, 3:6]
     for i in range(6):
         for j in range(6):
@@ -198,9 +393,16 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M):
         K[1, 1] += Kse1 / e
         K[2, 2] += Kse2 / e
         K[3, 3], K[4, 4], K[5, 5] = Kbt0 / e3, Kbt1 / e3, Kbt2 / e3
+    if dyn.on:
+        for i in range(3):
+            if kirchhoff:
+                K[i, i] += cz * co[DYN_BBT + i]
+            else:
+                K[i, i] += cz * co[DYN_BSE + i]
+                K[3 + i, 3 + i] += cz * co[DYN_BBT + i]
     A, G, H = M[0], M[1], M[2]          # A_i, G_i, H_i of the current tendon
     a0 = a1 = a2 = b0 = b1 = b2 = 0.0
-    for t in range(act.size):
+    for t in range(nt):
         if not act[t]:
             dy[18 + t] = 0.0
             continue
@@ -270,6 +472,20 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M):
     d0 = -(u1 * nb2 - u2 * nb1) - a0 - f0
     d1 = -(u2 * nb0 - u0 * nb2) - a1 - f1
     d2 = -(u0 * nb1 - u1 * nb0) - a2 - f2
+    if dyn.on:
+        fd0, fd1, fd2, l0, l1, l2, qs0, qs1, qs2, ws0, ws1, ws2 = _inertia_terms(
+            dyn, row, v0, v1, v2, u0, u1, u2, y[18 + nt], y[19 + nt], y[20 + nt],
+            y[21 + nt], y[22 + nt], y[23 + nt])
+        d0 += fd0
+        d1 += fd1
+        d2 += fd2
+        c0 += l0 - co[DYN_BBT] * zh[Z_US]
+        c1 += l1 - co[DYN_BBT + 1] * zh[Z_US + 1]
+        c2 += l2 - co[DYN_BBT + 2] * zh[Z_US + 2]
+        if not kirchhoff:
+            d0 -= co[DYN_BSE] * zh[Z_VS]
+            d1 -= co[DYN_BSE + 1] * zh[Z_VS + 1]
+            d2 -= co[DYN_BSE + 2] * zh[Z_VS + 2]
     Pi, X = M[2], M[3]
     if kirchhoff:
         inverse3(K, 0, 0, Pi)
@@ -305,14 +521,25 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M):
         dy[14] = y2 - (X[2, 0] * us0 + X[2, 1] * us1 + X[2, 2] * us2)
     dy[15], dy[16], dy[17] = us0, us1, us2
     _kinematics(y, v0, v1, v2, u0, u1, u2, dy)
+    if dyn.on:
+        z = dyn.Z[row]
+        for i in range(3):
+            # v_s (the Kirchhoff rod's is 0: dy holds nb_s there)
+            z[Z_VS + i] = 0.0 if kirchhoff else dy[12 + i]
+            z[Z_US + i] = dy[15 + i]
+        dy[18 + nt], dy[19 + nt], dy[20 + nt] = qs0, qs1, qs2
+        dy[21 + nt], dy[22 + nt], dy[23 + nt] = ws0, ws1, ws2
 
 
 @kernel
-def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M):
+def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M, dyn, zr):
     """
     Integrate n classical RK4 steps of size h from y (in place).
 
     Each step is written to traj[row + 1 ...]; rt[pt + i] holds the routing at s + i h / 2.
+    With dynamics, stage j of step i is evaluation point zr + 4 i + j of the history: each
+    stage keeps its own history, so the scheme is RK4 in arc length of the time-discretised
+    equations (their time derivatives are linear combinations of states at the same stage).
     """
     ny = y.size
     dy, acc, yt = st[0], st[1], st[2]
@@ -323,11 +550,12 @@ def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M):
             acc[i] = 0.0
         for stage in range(4):
             # stages at s, s + h/2, s + h/2, s + h with weights 1, 2, 2, 1
+            zrow = zr + 4 * step + stage
             if model == DISCRETE:
-                _rhs_rod(law, mat, yt, dy)
+                _rhs_rod(law, mat, yt, dy, dyn, zrow)
             else:
                 _rhs_tendons(kirchhoff, law, mat, yt, rt[pt + 2 * step + (stage + 1) // 2],
-                             act, tau, dy, K, M)
+                             act, tau, dy, K, M, dyn, zrow)
             weight = 1.0 if stage == 0 or stage == 3 else 2.0
             advance = h if stage == 2 else 0.5 * h
             for i in range(ny):
@@ -336,3 +564,45 @@ def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M):
         for i in range(ny):
             y[i] += h / 6.0 * acc[i]
             traj[row + step + 1, i] = y[i]
+
+
+@kernel
+def poses(traj, frame_rows, path_rows, path_holes, quats, points):
+    """
+    Write the frame quaternions and path points of a solution trajectory.
+
+    traj (rows, ny) has rows holding p, R (row-major); the outputs are:
+
+    quats (k, 4): unit quaternions [qx, qy, qz, qw], qw >= 0, of R at frame_rows (k,), by
+    Shepperd's method (the largest of 4 q_i^2 picks the formulas);
+    points (3, j): p + R h at path_rows (j,) for body-frame offsets path_holes (j, 3).
+    """
+    for k in range(frame_rows.size):
+        m = traj[frame_rows[k], 3:12]
+        dw = 1.0 + m[0] + m[4] + m[8]
+        dx = 1.0 + m[0] - m[4] - m[8]
+        dy = 1.0 - m[0] + m[4] - m[8]
+        dz = 1.0 - m[0] - m[4] + m[8]
+        a, b, c = m[7] - m[5], m[2] - m[6], m[3] - m[1]
+        e, f, g = m[1] + m[3], m[2] + m[6], m[5] + m[7]
+        if dw >= dx and dw >= dy and dw >= dz:
+            x, y, z, w = a, b, c, dw
+        elif dx >= dy and dx >= dz:
+            x, y, z, w = dx, e, f, a
+        elif dy >= dz:
+            x, y, z, w = e, dy, g, b
+        else:
+            x, y, z, w = f, g, dz, c
+        norm = math.sqrt(x * x + y * y + z * z + w * w)
+        if w < 0.0:
+            norm = -norm
+        quats[k, 0] = x / norm
+        quats[k, 1] = y / norm
+        quats[k, 2] = z / norm
+        quats[k, 3] = w / norm
+    for k in range(path_rows.size):
+        row = traj[path_rows[k]]
+        h = path_holes[k]
+        for i in range(3):
+            points[i, k] = row[i] + row[3 + 3 * i] * h[0] + row[4 + 3 * i] * h[1] \
+                + row[5 + 3 * i] * h[2]

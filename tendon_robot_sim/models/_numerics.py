@@ -41,6 +41,20 @@ def cross(a, b, out):
 
 
 @kernel
+def _pivot(A, c, n):
+    """Row of the largest |A[r, c]|, c <= r < n (partial pivoting); -1 if A is singular there."""
+    piv = c
+    big = abs(A[c, c])
+    for r in range(c + 1, n):
+        if abs(A[r, c]) > big:
+            big = abs(A[r, c])
+            piv = r
+    if not big > 0.0 or not math.isfinite(big):
+        return -1
+    return piv
+
+
+@kernel
 def gauss_solve(A, b):
     """
     Solve A x = b (n = b.size) by Gaussian elimination with partial pivoting.
@@ -49,13 +63,8 @@ def gauss_solve(A, b):
     """
     n = b.size
     for c in range(n):
-        piv = c
-        big = abs(A[c, c])
-        for r in range(c + 1, n):
-            if abs(A[r, c]) > big:
-                big = abs(A[r, c])
-                piv = r
-        if not big > 0.0 or not math.isfinite(big):
+        piv = _pivot(A, c, n)
+        if piv < 0:
             return False
         if piv != c:
             for k in range(c, n):
@@ -73,6 +82,41 @@ def gauss_solve(A, b):
         for k in range(c + 1, n):
             acc -= A[c, k] * b[k]
         b[c] = acc / A[c, c]
+    return True
+
+
+@kernel
+def invert(A, W):
+    """
+    Replace A (n, n) by its inverse (Gauss-Jordan, partial pivoting); W (n, n) is scratch.
+
+    False if A is singular (A is then garbage).
+    """
+    n = A.shape[0]
+    for r in range(n):
+        for c in range(n):
+            W[r, c] = 1.0 if r == c else 0.0
+    for c in range(n):
+        piv = _pivot(A, c, n)
+        if piv < 0:
+            return False
+        if piv != c:
+            for k in range(n):
+                A[c, k], A[piv, k] = A[piv, k], A[c, k]
+                W[c, k], W[piv, k] = W[piv, k], W[c, k]
+        inv = 1.0 / A[c, c]
+        for k in range(n):
+            A[c, k] *= inv
+            W[c, k] *= inv
+        for r in range(n):
+            f = A[r, c]
+            if r != c and f != 0.0:
+                for k in range(n):
+                    A[r, k] -= f * A[c, k]
+                    W[r, k] -= f * W[c, k]
+    for r in range(n):
+        for c in range(n):
+            A[r, c] = W[r, c]
     return True
 
 
@@ -155,3 +199,32 @@ def broyden(J, F, Fn, dx, alpha):
         corr = (Fn[r] - F[r] - js) / ss if ss > 0.0 else 0.0
         for c in range(n):
             J[r, c] += corr * alpha * dx[c]
+
+
+@kernel
+def broyden_inverse(H, F, Fn, dx, alpha, Hy, sH):
+    """
+    Apply the good Broyden update to an inverse Jacobian H after s = alpha dx took F to Fn.
+
+    The Sherman-Morrison form of :func:`broyden`: H += (s - H y) s^T H / (s^T H y),
+    y = Fn - F; O(n^2) where updating J and solving costs O(n^3). Hy, sH: (n,) scratch.
+    """
+    n = F.size
+    den = 0.0
+    for r in range(n):
+        acc = 0.0
+        for c in range(n):
+            acc += H[r, c] * (Fn[c] - F[c])
+        Hy[r] = acc
+        den += alpha * dx[r] * acc
+    if not abs(den) > 0.0:
+        return
+    for c in range(n):
+        acc = 0.0
+        for r in range(n):
+            acc += alpha * dx[r] * H[r, c]
+        sH[c] = acc
+    for r in range(n):
+        corr = (alpha * dx[r] - Hy[r]) / den
+        for c in range(n):
+            H[r, c] += corr * sH[c]

@@ -289,8 +289,8 @@ class DescriptionMapping:
         optional = {
             'base': ('frame_id', 'position', 'direction', 'normal'),
             'rod': ('length', 'radius', 'density', 'youngs_modulus', 'shear_modulus',
-                    'elements', 'damping', 'end_joint_correction'),
-            'damping': ('ratio', 'rate'),
+                    'elements', 'damping', 'end_joint_correction', 'drag'),
+            'damping': ('ratio', 'rate', 'shear_extension', 'bending_torsion'),
             'vertebrae': ('count', 'first', 'last', 'positions', 'mass', 'radius',
                           'thickness'),
             'tip_load': ('force', 'moment'),

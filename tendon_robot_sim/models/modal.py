@@ -112,9 +112,11 @@ def mass_proportional_damping(robot: Robot) -> float:
     Mass-proportional (Rayleigh) damping gives mode i the damping ratio
     zeta_i = c / (2 omega_i), so ``rod.damping: {ratio: zeta}`` is
     c = 2 zeta omega_1 with omega_1 from :func:`bending_frequencies`, and
-    ``{rate: c}`` is c itself.
+    ``{rate: c}`` is c itself; the Kelvin-Voigt form has no mass-proportional part (0).
     """
     damping = robot.rod.damping
+    if damping.kelvin_voigt:
+        return 0.0          # material damping instead (implicit dynamics)
     if damping.rate is not None:
         return damping.rate
     return 2.0 * damping.ratio * float(bending_frequencies(robot, 1)[0])

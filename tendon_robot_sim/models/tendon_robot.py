@@ -66,6 +66,28 @@ REFERENCE_LENGTH_FACTORS = (0.5, 2.0)
 # Default vertebra disc: this far beyond the outermost tendon hole [m], and this thick [m].
 DISC_MARGIN = 0.003
 DEFAULT_DISC_THICKNESS = 0.002
+# Largest Kelvin-Voigt coefficients [N s], [N m^2 s], drag coefficient [kg/m^2] and motor
+# distance [m] a description may give: far beyond any rod (steel: ~1e-3 N m^2 s), they keep
+# mistyped exponents out of the implicit solver.
+MAX_SHEAR_EXTENSION_DAMPING = 1e9
+MAX_BENDING_TORSION_DAMPING = 1e6
+MAX_DRAG = 1e6
+MAX_MOTOR_DISTANCE = 100.0
+MAX_COMPLIANCE = 1.0         # 1/N: a tendon that doubles its length under 1 N
+
+
+def tendon_displacements(rest_lengths, lengths, tensions, compliance, motor_distance):
+    """
+    Length of tendon each motor has taken in [m], positive when pulling.
+
+    The motor has reeled in q of unstretched tendon, so the unstretched tendon between the motor
+    and the anchor is l* + d - q long (l* the rest length from the base hole to the anchor, d the
+    ``motor_distance``) and, stretched by the tension tau with compliance C, spans the motor
+    distance plus the path l: l + d = (l* + d - q)(1 + C tau), as in Till's displacement-control
+    examples (ContinuumRobotExamples). Arrays (n,) or broadcastable; SI units.
+    """
+    return rest_lengths + motor_distance - (lengths + motor_distance) / (
+        1.0 + compliance * tensions)
 
 
 def vertebrae_required(model: str) -> str:
@@ -79,16 +101,31 @@ def vertebrae_required(model: str) -> str:
 @dataclass(frozen=True)
 class Damping:
     """
-    Mass-proportional damping of the dynamic model: exactly one field is set.
+    Damping of the dynamic models, in one of three forms.
 
-    Every velocity decays as dv/dt = -c v, which gives bending mode i the damping
-    ratio c / (2 omega_i) (see :mod:`tendon_robot_sim.models.modal`).
+    Mass-proportional (``ratio`` or ``rate``): every velocity decays as dv/dt = -c v, which
+    gives bending mode i the damping ratio c / (2 omega_i) (see
+    :mod:`tendon_robot_sim.models.modal`). Kelvin-Voigt (``shear_extension`` and
+    ``bending_torsion``, the implicit integrator only): viscous internal force and moment
+    n_v = Bse v_t, m_v = Bbt u_t in the body frame, Bse = diag(shear_extension),
+    Bbt = diag(bending_torsion) (Till, Aloi & Rucker, "Real-time dynamics of soft and
+    continuum robots based on Cosserat rod models", 2019).
     """
 
     ratio: float | None = None   # zeta of the first bending mode, dimensionless
     rate: float | None = None    # c, 1/s
+    shear_extension: tuple[float, float, float] | None = None   # Bse diagonal, N s
+    bending_torsion: tuple[float, float, float] | None = None   # Bbt diagonal, N m^2 s
 
-    def to_dict(self) -> dict[str, float]:
+    @property
+    def kelvin_voigt(self) -> bool:
+        """Tell whether this is the Kelvin-Voigt form (no mass-proportional part)."""
+        return self.shear_extension is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.kelvin_voigt:
+            return {'shear_extension': list(self.shear_extension),
+                    'bending_torsion': list(self.bending_torsion)}
         return {'ratio': self.ratio} if self.ratio is not None else {'rate': self.rate}
 
 
@@ -104,6 +141,8 @@ class Rod(CircularSection):
     elements: int            # number of Cosserat elements in the dynamic model
     damping: Damping         # of the dynamic model
     end_joint_correction: bool = True   # soften the end joints (simulator.soften_end_joints)
+    drag: tuple[float, float, float] = (0.0, 0.0, 0.0)   # C, kg/m^2: force per length
+    #                                     -C q|q| (body frame, per component; implicit only)
 
 
 @dataclass(frozen=True)
@@ -125,6 +164,7 @@ class Tendon:
     end_offset: float     # m, hole radius at the anchor
     compliance: float     # 1/N, tendon strain per newton
     max_tension: float    # N
+    motor_distance: float = 0.0   # m of tendon between the motor and its base hole
     # m, Till's l*_i: the unstretched length above the base plate at zero displacement;
     # None: the tendon's path on the straight rod (each statics model measures its own)
     reference_length: float | None = None
@@ -270,6 +310,7 @@ class Robot:
                 'shear_modulus': self.rod.shear_modulus, 'elements': self.rod.elements,
                 'damping': self.rod.damping.to_dict(),
                 'end_joint_correction': self.rod.end_joint_correction,
+                'drag': list(self.rod.drag),
             },
             'vertebrae': {
                 'positions': self.vertebra_positions.tolist(),
@@ -282,7 +323,7 @@ class Robot:
                     'name': t.name, 'offset': t.offset, 'angle': t.angle,
                     'end': t.end, 'routing': t.routing, 'turns': t.turns,
                     'end_offset': t.end_offset, 'compliance': t.compliance,
-                    'max_tension': t.max_tension,
+                    'max_tension': t.max_tension, 'motor_distance': t.motor_distance,
                     **({} if t.reference_length is None
                        else {'reference_length': t.reference_length}),
                 }
@@ -350,6 +391,7 @@ def _load_rod(m: 'DescriptionMapping') -> Rod:
         elements=m.integer('elements', default=50, minimum=2, maximum=MAX_ELEMENTS),
         damping=_load_damping(m.mapping('damping', default={'ratio': DEFAULT_DAMPING_RATIO})),
         end_joint_correction=m.boolean('end_joint_correction', default=True),
+        drag=_bounded_vector(m, 'drag', MAX_DRAG),
     )
     m.finish()
     if rod.radius >= rod.length:
@@ -360,11 +402,19 @@ def _load_rod(m: 'DescriptionMapping') -> Rod:
 
 def _load_damping(m: 'DescriptionMapping') -> Damping:
     given = [key for key in ('ratio', 'rate') if key in m]
-    if len(given) != 1:
+    viscous = [key for key in ('shear_extension', 'bending_torsion') if key in m]
+    if len(given) + bool(viscous) != 1:
         raise RobotDescriptionError(
             f'rod.damping: give exactly one of ratio (damping ratio of the first bending '
-            f'mode) or rate (1/s), got {sorted(m.data) or "neither"}')
-    if given[0] == 'ratio':
+            f'mode), rate (1/s) or the Kelvin-Voigt coefficients shear_extension (N s) and '
+            f'bending_torsion (N m^2 s), got {sorted(m.data) or "none"}')
+    if viscous:
+        damping = Damping(
+            shear_extension=tuple(_bounded_vector(m, 'shear_extension',
+                                                  MAX_SHEAR_EXTENSION_DAMPING)),
+            bending_torsion=tuple(_bounded_vector(m, 'bending_torsion',
+                                                  MAX_BENDING_TORSION_DAMPING)))
+    elif given[0] == 'ratio':
         damping = Damping(ratio=m.number('ratio', minimum=0.0))
         if damping.ratio >= 1.0:
             raise RobotDescriptionError(
@@ -374,6 +424,16 @@ def _load_damping(m: 'DescriptionMapping') -> Damping:
         damping = Damping(rate=m.number('rate', minimum=0.0))
     m.finish()
     return damping
+
+
+def _bounded_vector(m: 'DescriptionMapping', name: str, maximum: float) -> tuple:
+    """Read 3 numbers in [0, maximum] under ``name`` (default zeros), naming the bad one."""
+    values = m.vector(name, default=(0.0, 0.0, 0.0))
+    for i, value in enumerate(values):
+        if not 0.0 <= value <= maximum:
+            raise RobotDescriptionError(
+                f'{m.key}.{name}[{i}]: must be in [0, {maximum:g}], got {value:g}')
+    return tuple(float(v) for v in values)
 
 
 def _load_discs(m: 'DescriptionMapping', tendons: tuple[Tendon, ...]) -> tuple[float, float]:
@@ -425,7 +485,8 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         key = f'tendons[{i}]'
         m = DescriptionMapping(item, key, required=('name', 'offset'),
                                optional=('end', 'routing', 'turns', 'end_offset', 'compliance',
-                                         'max_tension', 'reference_length'))
+                                         'max_tension', 'motor_distance',
+                                         'reference_length'))
         name = m.string('name')
         offset = m.number('offset', positive=True, minimum=MIN_SIZE)
         angle = m.angle('angle')
@@ -433,8 +494,10 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         routing = m.choice('routing', ROUTINGS, default='parallel')
         turns = m.number('turns', default=0.0)
         end_offset = m.number('end_offset', default=offset, minimum=0.0)
-        compliance = m.number('compliance', default=0.0, minimum=0.0)
+        compliance = m.number('compliance', default=0.0, minimum=0.0, maximum=MAX_COMPLIANCE)
         max_tension = m.number('max_tension', default=20.0, positive=True)
+        motor_distance = m.number('motor_distance', default=0.0, minimum=0.0,
+                                  maximum=MAX_MOTOR_DISTANCE)
         reference_length = (m.number('reference_length', positive=True)
                             if 'reference_length' in m else None)
         m.finish()
@@ -457,7 +520,7 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         tendon = Tendon(name=name, offset=offset, angle=angle, end=min(end, length),
                         routing=routing, turns=turns, end_offset=end_offset,
                         compliance=compliance, max_tension=max_tension,
-                        reference_length=reference_length)
+                        motor_distance=motor_distance, reference_length=reference_length)
         if reference_length is not None:
             _check_reference_length(tendon, key)
         tendons.append(tendon)

@@ -20,8 +20,9 @@ rod's dynamics and statics on a laptop; with ``cache=True`` the machine code is 
 to numba's cache (next to the sources, or ``NUMBA_CACHE_DIR``, see
 :func:`tendon_robot_sim.numba_cache_dir`) and later processes load it in well under a
 second. Calling the models as the simulator node and the commands do (same constructors,
-same argument types) compiles exactly the signatures they will ask for: the rod dynamics
-(``advance_rod``), the rod statics of every formulation (solve, poses), the parallel
+same argument types) compiles exactly the signatures they will ask for: the rod dynamics,
+explicit (``advance_rod``) and implicit (``advance``), the rod statics of every formulation
+(solve, poses), the parallel
 robot (``pcr_solve``), the snake and the constant-curvature trunk kernels.
 """
 
@@ -55,11 +56,15 @@ def tasks() -> Iterator[tuple[str, Callable[[], None]]]:
     for kind, modes in MODELS.items():
         path = share_dir() / 'config' / DESCRIPTIONS[kind]
         for mode in modes:
-            statics = STATICS_MODELS if (kind, mode) == ('tendon_robot', 'quasi_static') else (
-                ModelOptions.statics_model,)
-            for statics_model in statics:
-                label = f'{kind} {mode}' + (f' ({statics_model})' if len(statics) > 1 else '')
-                yield label, _warmer(path, mode, ModelOptions(statics_model=statics_model))
+            if (kind, mode) == ('tendon_robot', 'quasi_static'):
+                variants = [(m, ModelOptions(statics_model=m)) for m in STATICS_MODELS]
+            elif (kind, mode) == ('tendon_robot', 'dynamic'):
+                variants = [(i, ModelOptions(integrator=i)) for i in ('explicit', 'implicit')]
+            else:
+                variants = [('', ModelOptions())]
+            for variant, options in variants:
+                label = f'{kind} {mode}' + (f' ({variant})' if variant else '')
+                yield label, _warmer(path, mode, options)
 
 
 def _warmer(path: Path, mode: str, options: ModelOptions) -> Callable[[], None]:

@@ -24,8 +24,12 @@ The robot file's ``kind`` and the ``mode`` parameter choose the model
 :class:`~tendon_robot_sim.models.sim_model.SimModel`:
 
 tendon robot, ``dynamic`` (its default)
-    Cosserat rod dynamics (:class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator`)
-    driven by the tensions of the latest setpoint (``effort``, N).
+    Cosserat rod dynamics, ``integrator`` explicit
+    (:class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator`, PyElastica) driven by the
+    tensions of the latest setpoint (``effort``, N), or implicit
+    (:class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator`, BDF-alpha and
+    shooting), driven per tendon by a tension (``effort``) or a displacement (``position``, m
+    pulled in); ``auto`` takes the implicit one for stiff robots and robots without discs.
 tendon robot, ``quasi_static``
     A sequence of static equilibria (:class:`~tendon_robot_sim.models.rod.statics.StaticsSolver`,
     model ``statics_model``), one solved on receipt of each setpoint: tensions
@@ -109,7 +113,7 @@ PARAMS = (
           'config/robot.yaml'),
     Param('mode', '', '', 'simulation model of the robot kind; empty: the first listed. '
           + '; '.join(f'{kind}: {", ".join(modes)}' for kind, modes in MODELS.items())
-          + '. dynamic = Cosserat rod dynamics (PyElastica) driven by tendon tensions; '
+          + '. dynamic = Cosserat rod dynamics (see integrator); '
           'quasi_static = the static equilibrium of each setpoint, solved on receipt '
           '(tendon robot: statics_model, tensions or displacements; pcr_6rus: forward '
           'kinetostatics of motor angles); cc_dynamic = constant-curvature Lagrange dynamics '
@@ -118,8 +122,14 @@ PARAMS = (
           'twin of the dynamic model (tendons straight between vertebrae), cosserat = '
           'Rucker & Webster rod with continuously routed tendons, kirchhoff = the same '
           'without shear and extension', choices=STATICS_MODELS),
-    Param('dt', 0.0, 's', 'physics time step; 0: the simulator chooses a stable step '
-          '(dynamic mode)', range=(0.0, 1e-3)),
+    Param('integrator', 'auto', '', 'time integration of mode dynamic (tendon robot): '
+          'explicit = PyElastica position Verlet at its stability step (tensions only), '
+          'implicit = BDF2 with shooting in arc length at dt (tensions or displacements), '
+          'auto = implicit when the robot has no discs, Kelvin-Voigt damping or drag, or an '
+          'explicit stable step below 10 us (stiff backbones), explicit otherwise',
+          choices=('auto', 'implicit', 'explicit')),
+    Param('dt', 0.0, 's', 'physics time step; 0: the model chooses (explicit: 0.9 of the '
+          'stability bound; implicit: 2 ms)', range=(0.0, 0.1)),
     Param('physics_rate', 50.0, 'Hz', 'rate of the physics timer that advances the '
           'simulation to match the wall clock (dynamic mode)', range=(1.0, 1000.0)),
     Param('real_time_factor', 1.0, '', 'target simulated seconds per wall-clock second '
@@ -179,7 +189,8 @@ class SimulatorNode(Node):
         try:
             kind, self.mode, self.model = create_model(
                 robot_file, config.mode, ModelOptions(dt=config.dt or None,
-                                                      statics_model=config.statics_model))
+                                                      statics_model=config.statics_model,
+                                                      integrator=config.integrator))
         except ModelConfigurationError as error:
             raise ConfigurationError(str(error)) from None
         if not self.model.timed and config.publish_clock:

@@ -37,6 +37,8 @@ ROBOT = str(ROOT / 'config' / 'robot.yaml')
 DATASET = ['dataset', '--robot', ROBOT, '--output', '{out}/d', '--model']
 SNAKE = str(ROOT / 'config' / 'rolling_joint_snake.yaml')
 BHA = str(ROOT / 'config' / 'bionic_handling_assistant.yaml')
+STEEL = str(ROOT / 'config' / 'steel_rod_robot.yaml')
+NITINOL = str(ROOT / 'config' / 'nitinol_robot.yaml')
 
 # (argv, exit code, text the one error line must contain). {name} stands for a file of
 # FILES, written for the test.
@@ -55,6 +57,25 @@ CASES = [
     (['simulate', '--robot', '{list}'], BAD, 'list.yaml'),
     (['simulate', '--robot', '{nan_rod}'], BAD, 'rod.youngs_modulus'),
     (['simulate', '--robot', PCR], BAD, 'kind'),
+    # simulate: integrators, inputs over time, trajectory output
+    (['simulate', '--integrator', 'rk4'], BAD, "argument --integrator: invalid choice: 'rk4'"),
+    (['simulate', '--robot', STEEL, '--integrator', 'explicit'], BAD,
+     'explicit dynamic model needs vertebra discs'),
+    (['simulate', '--tensions-csv', '{missing}'], BAD, '--tensions-csv: '),
+    (['simulate', '--displacements-csv', '{binary}'], BAD, 'not a CSV text file'),
+    (['simulate', '--tensions-csv', '{nan_inputs}'], BAD, 'row 3, column t1: must be finite'),
+    (['simulate', '--tensions-csv', '{tx_inputs}'], BAD, "column 'tx' is not a tendon"),
+    (['simulate', '--tensions-csv', '{back_inputs}'], BAD, 't must start at 0 and increase'),
+    (['simulate', '--tensions', '1,0,0,0', '--tensions-csv', '{tx_inputs}'], BAD,
+     'not allowed with argument --tensions'),
+    (['simulate', '--displacements-csv', '{far_inputs}', '--integrator', 'explicit'], BAD,
+     'the explicit integrator takes tensions only'),
+    (['simulate', '--robot', '{soft_nitinol}', '--displacements-csv', '{far_inputs}'], BAD,
+     "displacements['t0']: the equilibrium needs 15"),
+    (['simulate', '--robot', NITINOL, '--tensions', 't0=8', '--dt', '0.05', '--duration',
+      '0.5'], NO_RESULT, 'converges over this step'),
+    (['simulate', '--trajectory-out', '{out}/missing/dir/t.csv'], BAD,
+     '--trajectory-out: '),
     # statics
     (['statics', '--tensions', 'nan,0,0,0'], BAD, '--tensions'),
     (['statics', '--displacements', '0,0,inf,0'], BAD, '--displacements'),
@@ -385,6 +406,12 @@ def files(tmp_path_factory):
         'bellows_run_no_tip': ('bellows_run.csv', 't,' + ','.join(
             [f'p{i}' for i in range(1, 10)] + [f'p{i}_length' for i in range(1, 10)])
             + '\n0' + ',0' * 9 + ',0.25' * 9 + '\n0.005' + ',0' * 9 + ',0.25' * 9 + '\n'),
+        'nan_inputs': ('nan_inputs.csv', 't,t0,t1\n0,0,0\n0.5,1,nan\n'),
+        'tx_inputs': ('tx_inputs.csv', 't,t0,tx\n0,0,0\n1,1,1\n'),
+        'back_inputs': ('back_inputs.csv', 't,t0\n0,0\n1,1\n0.5,1\n'),
+        'far_inputs': ('far_inputs.csv', 't,t1\n0,0.01\n1,0.01\n'),
+        'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()
+                         .replace('compliance: 1.0e-4', 'compliance: 1.0e-3')),
     }
     paths = {'missing': str(folder / 'missing.yaml'), 'out': str(folder / 'out')}
     for key, (name, content) in contents.items():

@@ -20,6 +20,7 @@ from pathlib import Path
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
@@ -136,3 +137,48 @@ def test_bad_robot_file_messages(tmp_path, capsys, text, message):
     assert out == ''
     assert err.startswith(f'tendon-robot-sim simulate: error: {path}: {message}')
     assert err.count('\n') == 1
+
+
+def test_displacements_over_time_write_the_trajectory(tmp_path, capsys):
+    """
+    Till's example for 5 s in-process: the trajectory file has the documented columns.
+
+    The run starts at rest in the static equilibrium of the inputs at t = 0 (the tendon
+    already carries tension: the rod hangs sideways) and follows Till's own trajectory
+    (test/models/rod/data) within 0.5 mm.
+    """
+    out = tmp_path / 'tip.csv'
+    assert main(['simulate', '--robot', str(ROOT / 'config' / 'till_tendon_robot.yaml'),
+                 '--dt', '0.05', '--duration', '5', '--displacements-csv',
+                 str(ROOT / 'config' / 'till_tendon_robot_displacements.csv'),
+                 '--trajectory-out', str(out), '--json']) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary['integrator'] == 'implicit' and summary['real_time_factor'] > 0
+    assert summary['sim_time'] == pytest.approx(5.0)
+    assert out.read_text().splitlines()[0] == ('t,x,y,z,qx,qy,qz,qw,tension_t0,'
+                                               'displacement_t0')
+    rows = np.loadtxt(out, delimiter=',', skiprows=1)
+    np.testing.assert_allclose(rows[:, 0], 0.05 * np.arange(101), atol=1e-9)
+    assert rows[0, 8] > 1.0                                # at rest, but taut
+    ramp = np.interp(rows[:, 0], [0, 3.652, 3.967, 17.63], [0, 0, 0.01619, 0.01619])
+    np.testing.assert_allclose(rows[:, 9], ramp, atol=1e-12)
+    reference = np.loadtxt(ROOT / 'test' / 'models' / 'rod' / 'data' /
+                           'till_tendon_robot_tip.csv', delimiter=',', skiprows=1)
+    assert np.abs(rows[:, 1:4] - reference[:101, 1:4]).max() < 0.5e-3
+    np.testing.assert_allclose(np.linalg.norm(rows[:, 4:8], axis=1), 1.0, atol=1e-9)
+
+
+def test_tensions_over_time_on_the_explicit_model(coarse_robot, tmp_path, capsys):
+    """The explicit model settles under the inputs at t = 0, then writes a row per ms."""
+    inputs = tmp_path / 'tensions.csv'
+    inputs.write_text('t,t1\n0,0.5\n0.02,1.5\n')
+    out = tmp_path / 'tip.csv'
+    assert main(['simulate', '--robot', str(coarse_robot), '--tensions-csv', str(inputs),
+                 '--trajectory-out', str(out), '--json']) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary['integrator'] == 'explicit'
+    assert summary['sim_time'] == pytest.approx(0.02, abs=1e-4)
+    rows = np.loadtxt(out, delimiter=',', skiprows=1)
+    assert rows.shape[1] == 8 + 8 and 20 <= rows.shape[0] <= 22   # ~1 ms apart, whole steps
+    np.testing.assert_allclose(rows[[0, -1], 9], [0.5, 1.5], atol=0.01)   # tension_t1
+    assert np.linalg.norm(rows[1, 1:4] - rows[0, 1:4]) < 1e-4      # at rest at first

@@ -353,7 +353,7 @@ def test_parameters_have_ranges_and_read_only_flags(stack):
     assert simulator.real_time_factor == 50.0
     (descriptor,) = simulator.describe_parameters(['dt'])
     assert descriptor.read_only and '[s]' in descriptor.description
-    assert descriptor.floating_point_range[0].to_value == 1e-3
+    assert descriptor.floating_point_range[0].to_value == 0.1      # implicit steps too
 
 
 def test_unknown_mode_is_refused_with_the_allowed_ones(stack):

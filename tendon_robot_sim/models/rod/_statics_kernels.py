@@ -27,17 +27,22 @@ one; the Newton tolerance is on the scaled residual.
 
 Compile time matters as much as run time here (numba re-optimises every callee inside
 each caller): functions take few, plain arrays, big pieces have one call site, and
-only ``solve`` (and ``poses``, for outputs) is called from Python.
+only ``solve`` is called from Python (and ``_cosserat_kernels.poses``, for outputs).
 """
 
 from collections import namedtuple
 import math
 
-from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, DISCRETE, FAILED,
-                                                       FD_STEP, force_from_strain, MAT_GRAVITY,
-                                                       MAT_KBT, MAT_P0, MAX_ITERATIONS, rk4,
-                                                       strain_from_force)
-from tendon_robot_sim.models._numerics import broyden, cross, gauss_solve, kernel, norm, rotate_by
+from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc_inertia,
+                                                       DISCRETE, FAILED, FD_STEP, MAT_GRAVITY,
+                                                       MAT_P0, MAX_ITERATIONS, PYELASTICA, rk4,
+                                                       viscous_curvature, viscous_strain,
+                                                       viscous_wrench, Z_Q, Z_U, Z_V, Z_W)
+from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
+                                               kernel, norm, rotate_by)
+
+# Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
+NODE_SIZE = 18
 
 # Plan.seg columns; Plan.tendon rows; what a solve is given (tensions or displacements)
 TENSION, DISPLACEMENT = 0, 1
@@ -49,7 +54,7 @@ BAY_MAX_ITERATIONS = 40
 
 # Plan.seg columns; Plan.mat slices; Plan.tendon rows
 SEG_N, SEG_PT, SEG_ROW, SEG_VERT, SEG_FROM = 0, 1, 2, 3, 4
-TENDON_SLACK, TENDON_REST, TENDON_COMPLIANCE = 0, 1, 2
+TENDON_SLACK, TENDON_REST, TENDON_COMPLIANCE, TENDON_MOTOR = 0, 1, 2, 3
 
 
 Plan = namedtuple('Plan', [
@@ -70,8 +75,15 @@ Plan = namedtuple('Plan', [
     'R0',         # (3, 3) base orientation
     'scale',      # (2, 6 + nt) physical value of one unit of each unknown (N, N m, N) and
                   #   of each residual (N, N m, m)
-    'tendon',     # (3, nt) slack length per newton of negative tendon unknown [m/N],
-                  #   rest length l* [m], compliance C [1/N]
+    'tendon',     # (4, nt) slack length per newton of negative tendon unknown [m/N],
+                  #   rest length l* [m], compliance C [1/N], motor distance d [m]
+    'dyn',        # _cosserat_kernels.Dyn: one implicit time step, or statics (on False);
+                  #   evaluation points (history rows) per segment k from z_row(pl, k)
+    'nodes',      # (M,) segments at whose start the integration restarts from unknowns
+                  #   (multiple shooting; none in statics): see _restart
+    'node_R',     # (M, 3, 3) reference rotation of each node (its unknown turns it)
+    'node_scale',  # (18,) physical value of one unit of a node unknown and of its defect:
+                  #   p [m], rotation [rad], force [N], moment [N m], q [m/s], w [1/s]
 ])
 
 Bays = namedtuple('Bays', [
@@ -98,23 +110,82 @@ Work = namedtuple('Work', [
 
 
 @kernel
+def z_row(pl, k):
+    """
+    Return the first history row (evaluation point) of segment k.
+
+    A segment of n RK4 steps has 4 n stage points, then one for its end (point loads).
+    """
+    return 4 * pl.seg[k, SEG_ROW] + k
+
+
+@kernel
+def _restart(pl, j, x, F, y, f, m, iq, w):
+    """
+    Multiple shooting: at node j, write the defect of the propagated state, then take the node's.
+
+    The integration restarts at the start of segment pl.nodes[j] from unknowns (scaled by
+    pl.node_scale): position p, a rotation th of the node's reference, R = node_R exp(th^),
+    the force f and moment m (the model's own: body nb, mb for continuous robots, world n, m
+    for the discrete model), and the velocities q, w (state columns iq, iq + 3). The unknowns
+    are the 18 of node j among the last 18 M of x, and their defects (propagated - node; the
+    rotation's is the axial vector of skew(R_node^T R)) the same entries of F. Tendon lengths
+    run on: they feed nothing back. Scratch: M[2], M[3], wk[108:111].
+    """
+    k0 = x.size - NODE_SIZE * (pl.nodes.size - j)
+    sc = pl.node_scale
+    Rn, E, th = w.M[3], w.M[2], w.wk[108:111]
+    for i in range(3):
+        th[i] = x[k0 + 3 + i] * sc[3 + i]
+    rotate_by(pl.node_R[j], th, Rn, E)
+    # rotation defect from the propagated R (rows of y[3:12]) and the node's
+    s01 = s10 = s02 = s20 = s12 = s21 = 0.0
+    for a in range(3):
+        s01 += Rn[a, 0] * y[4 + 3 * a]
+        s10 += Rn[a, 1] * y[3 + 3 * a]
+        s02 += Rn[a, 0] * y[5 + 3 * a]
+        s20 += Rn[a, 2] * y[3 + 3 * a]
+        s12 += Rn[a, 1] * y[5 + 3 * a]
+        s21 += Rn[a, 2] * y[4 + 3 * a]
+    F[k0 + 3] = 0.5 * (s21 - s12) / sc[3]
+    F[k0 + 4] = 0.5 * (s02 - s20) / sc[4]
+    F[k0 + 5] = 0.5 * (s10 - s01) / sc[5]
+    for i in range(3):
+        F[k0 + i] = y[i] / sc[i] - x[k0 + i]
+        F[k0 + 6 + i] = f[i] / sc[6 + i] - x[k0 + 6 + i]
+        F[k0 + 9 + i] = m[i] / sc[9 + i] - x[k0 + 9 + i]
+        F[k0 + 12 + i] = y[iq + i] / sc[12 + i] - x[k0 + 12 + i]
+        F[k0 + 15 + i] = y[iq + 3 + i] / sc[15 + i] - x[k0 + 15 + i]
+        y[i] = x[k0 + i] * sc[i]
+        f[i] = x[k0 + 6 + i] * sc[6 + i]
+        m[i] = x[k0 + 9 + i] * sc[9 + i]
+        y[iq + i] = x[k0 + 12 + i] * sc[12 + i]
+        y[iq + 3 + i] = x[k0 + 15 + i] * sc[15 + i]
+        for col in range(3):
+            y[3 + 3 * i + col] = Rn[i, col]
+
+
+@kernel
 def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
     """
     Compute the Cosserat/Kirchhoff shooting residual of a continuous robot.
 
     Integrate from the guessed base wrench to the tip, applying point loads at segment ends:
     vertebra weights and tendon terminations (R&W Eqs. 18-20: F_i = -tau pb/|pb|, L_i = r x
-    F_i), also at interior ends of multi-section robots. F[0:6] is the tip force and moment
-    imbalance in the tip body frame, scaled. Scratch: wk[36:57].
+    F_i), also at interior ends of multi-section robots; with dynamics also the discs'
+    inertia, and the wrench includes its viscous part. F[0:6] is the tip force and moment
+    imbalance in the tip body frame, scaled; with nodes (multiple shooting) their defects
+    end F (:func:`_restart`). Scratch: wk[36:57].
     """
     y = w.y[0]
     wk = w.wk
-    mat = pl.mat
+    mat, dyn = pl.mat, pl.dyn
     nb, mb, fb, mm = wk[36:39], wk[39:42], wk[42:45], wk[45:48]
     tmp, pb, v = wk[48:51], wk[51:54], wk[54:57]
-    Kbt, g = mat[MAT_KBT:MAT_KBT + 3], mat[MAT_GRAVITY:MAT_GRAVITY + 3]
+    g = mat[MAT_GRAVITY:MAT_GRAVITY + 3]
     cosserat = pl.model == COSSERAT
     nt = pl.nt
+    iq = 18 + nt          # q, w in the state (dynamics)
     for i in range(3):
         y[i] = mat[MAT_P0 + i]
         nb[i] = x[i] * pl.scale[0, i]
@@ -123,14 +194,20 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
             y[3 + 3 * i + j] = pl.R0[i, j]
     for t in range(nt):
         y[18 + t] = 0.0
+    if dyn.on:
+        for i in range(6):
+            y[iq + i] = 0.0      # the base does not move
     nseg = pl.seg_h.size
+    node = 0              # next multiple-shooting node
     for k in range(nseg + 1):
         if k > 0:
             # body wrench just before the end of segment k - 1, minus its point loads
+            end = z_row(pl, k - 1) + 4 * pl.seg[k - 1, SEG_N]
             if cosserat:
                 for i in range(3):
                     v[i] = y[12 + i]
-                e = force_from_strain(v, mat, pl.law, nb)
+                e = (math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+                     if pl.law == PYELASTICA else 1.0)
             else:
                 v[0] = 0.0
                 v[1] = 0.0
@@ -138,11 +215,21 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
                 e = 1.0
                 for i in range(3):
                     nb[i] = y[12 + i]
+            viscous_wrench(not cosserat, v, y[15:18], e, mat, pl.law, dyn, end, nb, mb)
             for i in range(3):
-                mb[i] = Kbt[i] * y[15 + i] / (e * e * e)
                 fb[i] = pl.end_mass[k - 1] * (y[3 + i] * g[0] + y[6 + i] * g[1]
                                               + y[9 + i] * g[2])
                 mm[i] = 0.0
+            if dyn.on:
+                z = dyn.Z[end]
+                for i in range(3):
+                    z[Z_V + i] = v[i]
+                    z[Z_U + i] = y[15 + i]
+                    z[Z_Q + i] = y[iq + i]
+                    z[Z_W + i] = y[iq + 3 + i]
+                if pl.end_mass[k - 1] > 0.0:
+                    disc_inertia(dyn, pl.end_mass[k - 1], end, y[iq:iq + 3], y[iq + 3:iq + 6],
+                                 fb, mm)
             last = pl.seg[k - 1, SEG_PT] + 2 * pl.seg[k - 1, SEG_N]
             for t in range(nt):
                 if pl.ends[k - 1, t] and tau[t] > 0.0:
@@ -162,20 +249,25 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
                 mb[i] -= mm[i]
         if k == nseg:
             break
-        # state variables for the body wrench (nb, mb)
+        if node < pl.nodes.size and pl.nodes[node] == k:
+            _restart(pl, node, x, F, y, nb, mb, iq, w)
+            node += 1
+        # state variables for the body wrench (nb, mb), with the history of the first stage
+        start = z_row(pl, k)
         if cosserat:
-            e = strain_from_force(nb, mat, pl.law, y[12:15])
-            for i in range(3):
-                y[15 + i] = e * e * e * mb[i] / Kbt[i]
+            e, y[12], y[13], y[14] = viscous_strain(nb[0], nb[1], nb[2], mat, pl.law, dyn,
+                                                    start)
         else:
+            e = 1.0
             for i in range(3):
                 y[12 + i] = nb[i]
-                y[15 + i] = mb[i] / Kbt[i]
+        viscous_curvature(mb, e, mat, dyn, start, y[15:18])
         if k == 0:
             for i in range(y.size):
                 traj[0, i] = y[i]
         rk4(pl.model, pl.law, mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT],
-            pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M)
+            pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M, dyn,
+            start)
     for i in range(3):
         F[i] = (nb[i] - (y[3 + i] * tip[0] + y[6 + i] * tip[1] + y[9 + i] * tip[2])) \
             / pl.scale[1, i]
@@ -315,7 +407,7 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
                 yc[12 + i] -= f[i]
                 yc[15 + i] -= tmp[i]
         rk4(pl.model, pl.law, pl.mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT], n, h,
-            pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M)
+            pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M, pl.dyn, z_row(pl, k))
         # RK4 leaves R orthogonal only to ~1e-8; the vertebra's holes (and the pose (P, Q)
         # they are matched with) need a rotation, so project it onto SO(3)
         _orthonormalize(yc, trc[pl.seg[k, SEG_ROW] + n])
@@ -419,15 +511,20 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     applies tau (unit vector to its next hole) - tau (unit vector from its previous hole),
     the moment of that force about the backbone, and the vertebra weight. The "to the
     next hole" part is resolved with the bay after the vertebra (``_bay_solve``); the
-    rest is applied here. F[0:6] is the tip force and moment imbalance, world frame,
-    scaled. Scratch: wk[36:57].
+    rest is applied here; with dynamics also the discs' inertia (the state then holds q, w
+    after the world-frame n, m). F[0:6] is the tip force and moment imbalance, world frame,
+    scaled. Scratch: wk[36:57], wk[102:108].
     """
     y, ys = w.y[0], w.y[1]
     wk = w.wk
     nb, mb, fw, mw = wk[36:39], wk[39:42], wk[42:45], wk[45:48]
     h, rw, fi = wk[48:51], wk[51:54], wk[54:57]
-    mat = pl.mat
+    fd, ld = wk[102:105], wk[105:108]
+    mat, dyn = pl.mat, pl.dyn
     nt = pl.nt
+    if dyn.on:
+        for i in range(6):
+            y[18 + i] = 0.0      # the base does not move
     for i in range(3):
         nb[i] = x[i] * pl.scale[0, i]
         mb[i] = x[3 + i] * pl.scale[0, 3 + i]
@@ -445,17 +542,42 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
                                             + pl.R0[i, 2] * pl.holes[0, t, 2])
     for i in range(y.size):
         traj[0, i] = y[i]
+    node = 0              # next multiple-shooting node
     for k in range(pl.seg_h.size):
+        if node < pl.nodes.size and pl.nodes[node] == k:
+            _restart(pl, node, x, F, y, y[12:15], y[15:18], 18, w)
+            node += 1
+            # the tendons leave the node's vertebra from its holes
+            j = pl.seg[k, SEG_FROM]
+            for t in range(nt):
+                if pl.anchor[t] > j:
+                    hj = pl.holes[j, t]
+                    for i in range(3):
+                        w.hp[t, i] = y[i] + (y[3 + 3 * i] * hj[0] + y[4 + 3 * i] * hj[1]
+                                             + y[5 + 3 * i] * hj[2])
         for i in range(y.size):
             ys[i] = y[i]
         if not _bay_solve(pl, k, pl.seg[k, SEG_FROM], tau, y, traj, bays, w):
             return False
         j = pl.seg[k, SEG_VERT]
+        end = z_row(pl, k) + 4 * pl.seg[k, SEG_N]
+        if dyn.on:
+            for i in range(3):
+                dyn.Z[end, Z_Q + i] = y[18 + i]
+                dyn.Z[end, Z_W + i] = y[21 + i]
         if j == 0:
             continue
         for i in range(3):
             fw[i] = pl.end_mass[k] * mat[MAT_GRAVITY + i]
             mw[i] = 0.0
+        if dyn.on and pl.end_mass[k] > 0.0:
+            for i in range(3):
+                fd[i] = 0.0
+                ld[i] = 0.0
+            disc_inertia(dyn, pl.end_mass[k], end, y[18:21], y[21:24], fd, ld)
+            for i in range(3):
+                fw[i] += y[3 + 3 * i] * fd[0] + y[4 + 3 * i] * fd[1] + y[5 + 3 * i] * fd[2]
+                mw[i] += y[3 + 3 * i] * ld[0] + y[4 + 3 * i] * ld[1] + y[5 + 3 * i] * ld[2]
         for t in range(nt):
             if pl.anchor[t] < j:
                 continue
@@ -484,36 +606,43 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
 
 
 @kernel
-def _residual(pl, mode, tau_in, q, tip, x, F, traj, tau, lengths, bays, w):
+def _residual(pl, modes, tau_in, q, tip, x, F, traj, tau, lengths, bays, w):
     """
-    Scaled shooting residual F(x) (size 6, or 6 + nt in displacement mode).
+    Scaled shooting residual F(x): 6, then one per tendon in displacement mode.
 
-    Unknowns x: base internal force nb(0) and moment mb(0) (body frame, scaled), and in
-    displacement mode one variable z per tendon holding tension (z > 0) or slack (z < 0),
-    after Till's displacement-control example: tau = max(z, 0), slack = max(-z, 0) * (slack
-    length per newton). The length residual is l + slack + q - l* (1 + C tau): tendon
-    length above the base plus slack plus pulled-in displacement equals the stretched
-    rest length. Fills tau and lengths; False if the state became non-finite.
+    ``modes`` (nt,): TENSION (tau_in[t] given) or DISPLACEMENT (q[t] given) per tendon.
+    Unknowns x: base internal force nb(0) and moment mb(0) (body frame, scaled), then one
+    variable z per displacement-mode tendon, in tendon order, holding tension (z > 0) or
+    slack (z < 0), after Till's displacement-control example: tau = max(z, 0),
+    slack = max(-z, 0) * (slack length per newton). The length residual is
+    l + d + slack - (l* + d - q)(1 + C tau): the tendon spans the motor distance d and its path
+    l (plus the slack), and is the motor's unstretched length l* + d - q stretched by C tau
+    (:func:`tendon_robot_sim.models.tendon_robot.tendon_displacements`). Fills tau and lengths;
+    False if the state became non-finite.
     """
     nt = pl.nt
+    i = 6
     for t in range(nt):
-        if mode == TENSION:
+        if modes[t] == TENSION:
             tau[t] = tau_in[t]
         else:
-            tau[t] = max(x[6 + t], 0.0) * pl.scale[0, 6 + t]
+            tau[t] = max(x[i], 0.0) * pl.scale[0, 6 + t]
+            i += 1
     if pl.model == DISCRETE:
         ok = _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w)
     else:
         ok = _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w)
     if not ok:
         return False
-    if mode == DISPLACEMENT:
-        for t in range(nt):
-            slack = max(-x[6 + t], 0.0) * pl.scale[0, 6 + t] * pl.tendon[TENDON_SLACK, t]
-            rest = pl.tendon[TENDON_REST, t]
-            F[6 + t] = (lengths[t] + slack + q[t]
-                        - rest * (1.0 + pl.tendon[TENDON_COMPLIANCE, t] * tau[t])) \
-                / pl.scale[1, 6 + t]
+    i = 6
+    for t in range(nt):
+        if modes[t] == TENSION:
+            continue
+        slack = max(-x[i], 0.0) * pl.scale[0, 6 + t] * pl.tendon[TENDON_SLACK, t]
+        d = pl.tendon[TENDON_MOTOR, t]
+        F[i] = (lengths[t] + d + slack - (pl.tendon[TENDON_REST, t] + d - q[t])
+                * (1.0 + pl.tendon[TENDON_COMPLIANCE, t] * tau[t])) / pl.scale[1, 6 + t]
+        i += 1
     for i in range(x.size):
         if not math.isfinite(F[i]):
             return False
@@ -533,14 +662,16 @@ def _fd_step(x):
 
 
 @kernel
-def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
+def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
           w, info):
     """
     Damped Newton iteration with Broyden updates on the shooting residual.
 
-    The Jacobian J (kept by the caller between solves: warm start) is rebuilt by forward
-    differences when it is missing or when a step fails to halve ||F||; between rebuilds,
-    good-Broyden rank-one updates keep it current. A step with a stale Jacobian that does
+    The Jacobian is rebuilt by forward differences when it is missing or when a step fails to
+    halve ||F||, and inverted; J holds that inverse (kept by the caller between solves: warm
+    start), and between rebuilds good-Broyden rank-one updates of the inverse keep it
+    current (O(n^2) a step: the implicit dynamics' multiple shooting has 40 or more
+    unknowns). A step with a stale Jacobian that does
     not decrease ||F|| triggers a rebuild; with a fresh one, backtracking halves the step
     (Armijo condition on ||F||_2). Each pass of the loop evaluates the residual once, at
     the point ``probe`` selects: < 0 a Newton trial point, >= 0 a finite-difference probe
@@ -567,7 +698,7 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
         nev += 1
         # one call site: numba compiles the whole shooting code into each
         Fx, trx = (Fn, traj) if probe < 0 else (Fd, w.traj)
-        ok = _residual(pl, mode, tau_in, q, tip, xn, Fx, trx, tau, lengths, bays, w)
+        ok = _residual(pl, modes, tau_in, q, tip, xn, Fx, trx, tau, lengths, bays, w)
         if probe >= 0:
             if not ok:
                 status = FAILED
@@ -581,6 +712,9 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
                 xn[probe] = x[probe] + _fd_step(x[probe])
                 continue
             probe = -1
+            if not invert(J, Jc):
+                status = FAILED
+                break
             jac_ok[0] = True
             fresh = True
         elif first:
@@ -595,7 +729,7 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
         else:
             fn2 = norm(Fn, 2) if ok else math.inf
             if fn2 <= (1.0 - 1e-4 * alpha) * f2:
-                broyden(J, F, Fn, dx, alpha)     # accept
+                broyden_inverse(J, F, Fn, dx, alpha, Fd, Jc[0])     # accept
                 if fn2 > 0.5 * f2:
                     jac_ok[0] = False
                 fresh = False
@@ -628,19 +762,10 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
             break
         it += 1
         for r in range(n):
-            dx[r] = -F[r]
+            acc = 0.0
             for c in range(n):
-                Jc[r, c] = J[r, c]
-        if not gauss_solve(Jc, dx):
-            if fresh:
-                status = FAILED
-                break
-            jac_ok[0] = False
-            probe = 0
-            for r in range(n):
-                xn[r] = x[r]
-            xn[0] = x[0] + _fd_step(x[0])
-            continue
+                acc -= J[r, c] * F[c]
+            dx[r] = acc
         alpha = 1.0
         for r in range(n):
             xn[r] = x[r] + dx[r]
@@ -648,45 +773,3 @@ def solve(pl, mode, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, leng
     info[1] = it
     info[2] = nev
     info[3] = status
-
-
-@kernel
-def poses(traj, frame_rows, path_rows, path_holes, quats, points):
-    """
-    Write the frame quaternions and path points of a solution trajectory.
-
-    traj (rows, ny) has rows holding p, R (row-major); the outputs are:
-
-    quats (k, 4): unit quaternions [qx, qy, qz, qw], qw >= 0, of R at frame_rows (k,), by
-    Shepperd's method (the largest of 4 q_i^2 picks the formulas);
-    points (3, j): p + R h at path_rows (j,) for body-frame offsets path_holes (j, 3).
-    """
-    for k in range(frame_rows.size):
-        m = traj[frame_rows[k], 3:12]
-        dw = 1.0 + m[0] + m[4] + m[8]
-        dx = 1.0 + m[0] - m[4] - m[8]
-        dy = 1.0 - m[0] + m[4] - m[8]
-        dz = 1.0 - m[0] - m[4] + m[8]
-        a, b, c = m[7] - m[5], m[2] - m[6], m[3] - m[1]
-        e, f, g = m[1] + m[3], m[2] + m[6], m[5] + m[7]
-        if dw >= dx and dw >= dy and dw >= dz:
-            x, y, z, w = a, b, c, dw
-        elif dx >= dy and dx >= dz:
-            x, y, z, w = dx, e, f, a
-        elif dy >= dz:
-            x, y, z, w = e, dy, g, b
-        else:
-            x, y, z, w = f, g, dz, c
-        norm = math.sqrt(x * x + y * y + z * z + w * w)
-        if w < 0.0:
-            norm = -norm
-        quats[k, 0] = x / norm
-        quats[k, 1] = y / norm
-        quats[k, 2] = z / norm
-        quats[k, 3] = w / norm
-    for k in range(path_rows.size):
-        row = traj[path_rows[k]]
-        h = path_holes[k]
-        for i in range(3):
-            points[i, k] = row[i] + row[3 + 3 * i] * h[0] + row[4 + 3 * i] * h[1] \
-                + row[5 + 3 * i] * h[2]

@@ -33,11 +33,9 @@ quaternions are [qx, qy, qz, qw] with qw >= 0.
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass
 import logging
 import math
-from typing import Callable, Mapping
+from typing import Mapping
 
 import elastica as ea
 import numpy as np
@@ -46,11 +44,15 @@ from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod._dynamics_kernels import (advance_rod, first_bad_node,
                                                            rod_arrays, rod_work)
+# SimState is the state of both rod simulators, stable_time_step the explicit one's bound
+# (re-exported here)
+from tendon_robot_sim.models.rod.simulation import (explicit_refuses, is_real,  # noqa: F401
+                                                    Settling, SimState, stable_time_step)
 from tendon_robot_sim.models.rod.tendon_forces import (TendonForces, TendonLayout,
                                                        vertebra_directors)
 # InputError and SimulationDiverged are the errors of every simulation model
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
-from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
 logger = logging.getLogger(__name__)
 
@@ -67,92 +69,6 @@ CHECK_EVERY = 10
 # (_dynamics_kernels.advance_rod), or PyElastica's PositionVerlet.step per step (the reference).
 # The first is the default.
 STEPPERS = ('compiled', 'pyelastica')
-# Seconds of tip-position history kept for is_steady() (sampled about every
-# CHECK_EVERY steps, however advance() is called).
-HISTORY_SPAN = 1.0
-
-
-@dataclass(frozen=True)
-class SimState:
-    """
-    Snapshot of the robot; everything in the base (world) frame, SI units.
-
-    Attributes
-    ----------
-    time : float
-        Simulation time [s].
-    tip_position : (3,) [m]
-    tip_orientation : (4,) quaternion [qx, qy, qz, qw] of the tip frame (columns d1 d2 d3).
-    tip_rotation : (3, 3) columns d1, d2, d3 of the tip (last element).
-    tip_velocity : (3,) [m/s]
-    centerline : (3, n_nodes) backbone node positions [m].
-    vertebra_positions : (3, k) centre of each vertebra disc [m].
-    vertebra_rotations : (k, 3, 3) columns d1 d2 d3 of each disc.
-    vertebra_orientations : (k, 4) quaternions [qx, qy, qz, qw].
-    tendon_paths : tuple of (3, j) arrays
-        Per tendon: base hole, then the hole of each vertebra up to its anchor [m].
-    tensions : (n_tendons,) currently applied tensions [N].
-    tendon_lengths : (n_tendons,) path length from base hole to anchor [m].
-    tendon_displacements : (n_tendons,)
-        Length pulled in past the base [m], positive when pulling:
-        ``rest_length - current_length + rest_length * compliance * tension``,
-        where rest_length is the path length on the straight rod.
-
-    """
-
-    time: float
-    tip_position: np.ndarray
-    tip_orientation: np.ndarray
-    tip_rotation: np.ndarray
-    tip_velocity: np.ndarray
-    centerline: np.ndarray
-    vertebra_positions: np.ndarray
-    vertebra_rotations: np.ndarray
-    vertebra_orientations: np.ndarray
-    tendon_paths: tuple
-    tensions: np.ndarray
-    tendon_lengths: np.ndarray
-    tendon_displacements: np.ndarray
-
-
-def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
-    """
-    Largest stable position-Verlet time step of the undamped discrete rod [s].
-
-    Verlet is stable while omega_max dt <= 2, with omega_max the highest
-    natural frequency of the discretised rod, found in its zig-zag modes (signs
-    alternating element to element). With element length l = L / n, density rho,
-    area A, second moment I, a = 2 / l and alpha the shear correction
-    (:data:`PYELASTICA_SHEAR_CORRECTION`):
-
-    * axial: a chain of masses rho A l and springs E A / l gives
-      omega^2 = 4 E / (rho l^2) (twist likewise 4 G / (rho l^2));
-    * shear coupled with bending: node displacement w and element rotation
-      theta alternating give the shear strain a w + theta and curvature a theta,
-      so with M = diag(rho A l, rho I l) and
-      K = l [[alpha G A a^2, alpha G A a], [alpha G A a, alpha G A + E I a^2]]
-      omega^2 is the largest eigenvalue of M^-1 K:
-      omega^2 = tr/2 + sqrt(tr^2/4 - det), tr = (alpha G (a^2 + A/I) + E a^2) / rho,
-      det = alpha G E a^4 / rho^2. Its alpha G A / (rho I) = 4 alpha G / (rho r^2)
-      part is the rotational shear mode: for a thick rod (r ~ l) it bounds dt
-      whatever the number of elements.
-
-    dt_max = 2 / omega_max. Checked against PyElastica without damping: stable at
-    dt_max, blown up at 1.03 dt_max (10 and 50 elements, default robot). It is
-    the bound of the bare rod: the vertebra discs only add mass and inertia, which
-    lowers every frequency, and the mass-proportional damper (light for these
-    modes) does not stretch it noticeably, so it holds for any disc and damping.
-    """
-    rod = robot.rod
-    n_elements = rod.elements if n_elements is None else n_elements
-    a = 2.0 / (rod.length / n_elements)
-    alpha_g = PYELASTICA_SHEAR_CORRECTION * rod.shear_modulus
-    e = rod.youngs_modulus
-    trace = (alpha_g * (a * a + rod.area / rod.second_moment) + e * a * a) / rod.density
-    det = alpha_g * e * a ** 4 / rod.density ** 2
-    shear_bending = trace / 2.0 + math.sqrt(max(trace * trace / 4.0 - det, 0.0))
-    axial = a * a * max(e, rod.shear_modulus) / rod.density
-    return 2.0 / math.sqrt(max(shear_bending, axial))
 
 
 class _System(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):
@@ -246,7 +162,7 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
     return system, rod
 
 
-class TendonSimulator:
+class TendonSimulator(Settling):
     """
     PyElastica simulation of one tendon-driven robot.
 
@@ -277,15 +193,18 @@ class TendonSimulator:
         if stepper not in STEPPERS:
             raise InputError(f'stepper: must be one of {list(STEPPERS)}, got {stepper!r}')
         self.stepper = stepper
+        refused = explicit_refuses(robot)
+        if refused:
+            raise InputError(refused)
         self.robot = robot
         self.tendon_names = robot.tendon_names
         self.n_tendons = len(robot.tendons)
         self.stable_dt = stable_time_step(robot)
-        if not (_is_real(safety_factor) and 0.0 < safety_factor <= 1.0):
+        if not (is_real(safety_factor) and 0.0 < safety_factor <= 1.0):
             raise InputError(f'safety_factor: must be in (0, 1], got {safety_factor!r}')
         if dt is None:
             dt = safety_factor * self.stable_dt
-        elif not (_is_real(dt) and math.isfinite(dt) and dt > 0.0):
+        elif not (is_real(dt) and math.isfinite(dt) and dt > 0.0):
             raise InputError(f'dt: must be a finite number > 0, got {dt!r}')
         elif dt > self.stable_dt:
             logger.warning('dt = %.3g s is above the stability bound %.3g s; the run may '
@@ -328,8 +247,9 @@ class TendonSimulator:
         self.time = 0.0
         self._steps = 0
         self._diverged: str | None = None
-        self._history = deque([(0.0, self._rod.position_collection[:, -1].copy())],
-                              maxlen=math.ceil(HISTORY_SPAN / (CHECK_EVERY * self.dt)) + 2)
+        # tip samples for is_steady(): about every CHECK_EVERY steps, however advance() is called
+        self.sample_period = CHECK_EVERY * self.dt
+        self._start_history(0.0, self._rod.position_collection[:, -1])
 
     def reset(self) -> None:
         """
@@ -407,7 +327,7 @@ class TendonSimulator:
         for row, (name, value) in enumerate((('force', force), ('moment', moment))):
             values = list(np.ravel(value)) if hasattr(value, '__len__') and not isinstance(
                 value, (str, bytes)) else None
-            if values is None or len(values) != 3 or not all(_is_real(v) for v in values):
+            if values is None or len(values) != 3 or not all(is_real(v) for v in values):
                 raise InputError(f'tip {name}: must be 3 numbers, got {value!r}')
             if not all(math.isfinite(v) for v in values):
                 raise InputError(f'tip {name}: must be finite, got {values}')
@@ -415,7 +335,7 @@ class TendonSimulator:
         self._tip_wrench[:] = wrench
 
     def _check_tension(self, value, index: int, field: str) -> float:
-        if not _is_real(value):
+        if not is_real(value):
             raise InputError(f'{field}: must be a number, got {value!r}')
         value = float(value)
         if not math.isfinite(value):
@@ -444,7 +364,7 @@ class TendonSimulator:
             The state is then invalid until :meth:`reset`.
 
         """
-        if not (_is_real(duration) and math.isfinite(duration) and duration >= 0.0):
+        if not (is_real(duration) and math.isfinite(duration) and duration >= 0.0):
             raise InputError(f'duration: must be a finite number >= 0 s, got {duration!r}')
         if self._diverged:
             raise SimulationDiverged(f'{self._diverged} (call reset() before advancing)')
@@ -484,11 +404,6 @@ class TendonSimulator:
         finally:
             self.time = float(time)
 
-    def _record_tip(self, time: float, tip: np.ndarray) -> None:
-        """Keep a tip sample for is_steady(), about every CHECK_EVERY steps."""
-        if time - self._history[-1][0] >= (CHECK_EVERY - 0.5) * self.dt:
-            self._history.append((float(time), tip.copy()))
-
     def _fail(self, node: int, step: int, time: float, limit: float) -> None:
         p = self._rod.position_collection[:, node]
         if np.all(np.isfinite(p)):
@@ -500,59 +415,6 @@ class TendonSimulator:
             f'simulation diverged at t = {time:.6g} s (step {self._steps + step}): {what}; '
             f'dt = {self.dt:.3g} s, stability bound {self.stable_dt:.3g} s')
         raise SimulationDiverged(f'{self._diverged}; call reset() to start again')
-
-    def is_steady(self, speed_tolerance: float = 1e-3, window: float = 0.1) -> bool:
-        """
-        Whether the tip has come to rest.
-
-        The tip's mean speed over the last ``window`` seconds and over the
-        ``window`` before it must both be below ``speed_tolerance`` [m/s]; the
-        second window catches the turning points of a slow oscillation. Mean
-        speeds (displacement / window) rather than the instantaneous velocity,
-        because the weakly damped axial modes keep a micrometre-sized,
-        kilohertz tip vibration alive long after the shape has settled.
-        False until 2 windows have been simulated since the start or reset().
-        A window shorter than 2 tip samples (``2 * CHECK_EVERY * dt``) is lengthened.
-        """
-        if not (_is_real(window) and 0.0 < window <= HISTORY_SPAN / 2.0):
-            raise InputError(f'window: must be in (0, {HISTORY_SPAN / 2.0:g}] s, got {window!r}')
-        # at least two tip samples per window
-        window = max(window, 2 * CHECK_EVERY * self.dt)
-        times = np.fromiter((sample[0] for sample in self._history), float,
-                            len(self._history))
-        if times[-1] - times[0] < 2.0 * window - 0.5 * self.dt:
-            return False
-        # nearest samples to t - window and t - 2 window
-        now = times[-1]
-        indices = [np.abs(times - (now - m * window)).argmin() for m in (0, 1, 2)]
-        tips = [self._history[i][1] for i in indices]
-        speeds = [np.linalg.norm(tips[m] - tips[m + 1])
-                  / (times[indices[m]] - times[indices[m + 1]]) for m in (0, 1)]
-        return bool(max(speeds) < speed_tolerance)
-
-    def run_until_steady(self, max_time: float, check_interval: float = 0.05,
-                         speed_tolerance: float = 1e-3, window: float = 0.1,
-                         progress: Callable[[float], None] | None = None) -> SimState:
-        """
-        Advance in chunks of ``check_interval`` [s] until steady or ``max_time`` [s] more.
-
-        ``progress``, if given, is called after each chunk with the simulated
-        time of that chunk [s]. Whether the end state is steady is
-        :meth:`is_steady` (with the same tolerances).
-        """
-        for name, value in (('max_time', max_time), ('check_interval', check_interval)):
-            if not (_is_real(value) and math.isfinite(value) and value > 0.0):
-                raise InputError(f'{name}: must be a finite number > 0 s, got {value!r}')
-        end = self.time + max_time
-        while self.time < end - 0.5 * self.dt:
-            chunk = min(check_interval, end - self.time)
-            start = self.time
-            self.advance(chunk)
-            if progress is not None:
-                progress(self.time - start)
-            if self.is_steady(speed_tolerance, window):
-                break
-        return self.state()
 
     # ------------------------------------------------------------------ output
 
@@ -570,6 +432,7 @@ class TendonSimulator:
         paths = layout.tendon_paths(position, director)
         lengths = layout.path_lengths(paths)
         compliance = np.array([t.compliance for t in self.robot.tendons])
+        motor = np.array([t.motor_distance for t in self.robot.tendons])
         tensions = self._tensions.copy()
         return SimState(
             time=self.time,
@@ -584,12 +447,6 @@ class TendonSimulator:
             tendon_paths=paths,
             tensions=tensions,
             tendon_lengths=lengths,
-            tendon_displacements=(self._rest_lengths - lengths
-                                  + self._rest_lengths * compliance * tensions),
+            tendon_displacements=tendon_displacements(self._rest_lengths, lengths, tensions,
+                                                      compliance, motor),
         )
-
-
-def _is_real(value) -> bool:
-    """Tell whether ``value`` is a real number (bool and strings excluded)."""
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_))

@@ -15,8 +15,8 @@
 """
 The tendon robot behind the :class:`~tendon_robot_sim.models.sim_model.SimModel` interface.
 
-``dynamic``: :class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` (Cosserat rod
-dynamics) driven by tensions. ``quasi_static``: one
+``dynamic``: Cosserat rod dynamics, explicit (PyElastica, tensions) or implicit (BDF-alpha
+and shooting, tensions or displacements). ``quasi_static``: one
 :class:`~tendon_robot_sim.models.rod.statics.StaticsSolver` equilibrium per setpoint, of
 tensions or of displacements (whose solved tensions must stay within ``max_tension``).
 Both report the same shape: backbone, vertebra discs, tendon paths.
@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
+from tendon_robot_sim.models.rod.simulation import choose_integrator
 from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
                                                Polyline, Pose, SimModel)
@@ -59,27 +60,48 @@ def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
 
 
 class TendonDynamics(SimModel):
-    """Cosserat rod dynamics driven by tendon tensions (``effort``, N)."""
+    """
+    Cosserat rod dynamics, explicit or implicit (:func:`~.simulation.choose_integrator`).
+
+    Explicit: :class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` (PyElastica,
+    tensions). Implicit: :class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator`
+    (BDF-alpha and shooting): tensions (``effort``, N) or displacements (``position``, m pulled
+    in) per tendon, as the setpoint names them; a displacement whose equilibrium would need more
+    than ``max_tension`` is refused.
+    """
 
     timed = True
-    rest = 'the initial straight state with zero tension'
 
-    def __init__(self, robot: Robot, dt: float | None = None):
+    def __init__(self, robot: Robot, dt: float | None = None, integrator: str = 'auto'):
         self.robot = robot
         self.base_frame = robot.base.frame_id
+        self.integrator, why = choose_integrator(robot, integrator)
         # Here, not at the top: importing PyElastica takes 0.3 s (2 s on a loaded core) of
-        # the quasi-static mode's start, which does not use it.
-        from tendon_robot_sim.models.rod.dynamics import TendonSimulator
-        self.sim = TendonSimulator(robot, dt=dt)
+        # the start of the models that do not use it.
+        if self.integrator == 'implicit':
+            from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
+            self.sim = ImplicitSimulator(robot, dt=dt)
+            self.summary = f'{self.sim.summary} ({why})'
+            self.rest = 'the zero-tension equilibrium, at rest'
+            self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
+                                                      'position': 'displacement [m], pulled in'},
+                                 'tendons')
+        else:
+            from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+            self.sim = TendonSimulator(robot, dt=dt)
+            self.summary = f'explicit, dt {self.sim.dt:.3g} s ({why})'
+            self.rest = 'the initial straight state with zero tension'
+            self.inputs = Inputs(
+                robot.tendon_names, {'effort': 'tension [N]'}, 'tendons',
+                hint='displacement setpoints need the implicit integrator (integrator:=implicit) '
+                     'or mode:=quasi_static; the explicit integrator applies tensions (effort, N)')
         self.dt = self.sim.dt
-        self.summary = f'dt {self.dt:.3g} s'
-        self.inputs = Inputs(
-            robot.tendon_names, {'effort': 'tension [N]'}, 'tendons',
-            hint='displacement setpoints need mode:=quasi_static (or a displacement '
-                 "controller); in mode 'dynamic' this simulator applies tensions (effort, N)")
 
     def apply(self, field, values) -> None:
-        self.sim.set_tensions(values)
+        if field == 'position':
+            self.sim.set_displacements(values)
+        else:
+            self.sim.set_tensions(values)
 
     def advance(self, duration: float) -> None:
         self.sim.advance(duration)

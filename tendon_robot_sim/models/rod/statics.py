@@ -62,15 +62,16 @@ from ``robot.tip_load`` (world frame) unless given per solve.
 
 Tendon inputs
 -------------
-Tensions, or displacements q (length pulled in past the base, positive when pulling)
-with compliance C (1/N) and slack, after Till's displacement-control example: the
-tendon length l above the base satisfies ``l + slack + q = l* (1 + C tau)``, with
-``tau >= 0``, ``slack >= 0`` and one of them zero; l* is the tendon's reference length:
-its ``reference_length`` in the description, by default its path length from its base
+Tensions, or displacements q (unstretched length the motor has pulled in past the base,
+positive when pulling) with compliance C (1/N) and slack, after Till's displacement-control
+example: the tendon length l above the base satisfies
+``l + d + slack = (l* + d - q)(1 + C tau)``, with ``tau >= 0``, ``slack >= 0`` and one of them
+zero; d is the tendon's ``motor_distance`` (motor to base hole), l* is the tendon's reference
+length: its ``reference_length`` in the description, by default its path length from its base
 hole (s = 0) to its anchor in the straight configuration (continuous curve for
-``cosserat``/``kirchhoff``, polyline through the holes for ``discrete``). In tension mode
-the displacement is ``l* - l + l* C tau`` (the same formula as the simulator's
-``tendon_displacements``).
+``cosserat``/``kirchhoff``, polyline through the holes for ``discrete``). In tension mode the
+displacement is ``l* + d - (l + d) / (1 + C tau)`` (the same formula as the simulators',
+:func:`~tendon_robot_sim.models.tendon_robot.tendon_displacements`).
 
 Numerics
 --------
@@ -98,12 +99,14 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
                                               stiffness_matrices, vector3)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod import _statics_kernels as kernels
-from tendon_robot_sim.models.tendon_robot import Robot, vertebrae_required
+from tendon_robot_sim.models.tendon_robot import (Robot, tendon_displacements,
+                                                  vertebrae_required)
 
 MODELS = ('cosserat', 'kirchhoff', 'discrete')
 CONSTITUTIVE_LAWS = ('linear', 'pyelastica')
@@ -118,6 +121,19 @@ CONTINUATION_STEPS = (4, 16)
 
 # A routing function: s (k,) [m] -> r, r_s, r_ss, each (3, k), body frame (like Tendon.hole).
 RoutingFunction = Callable[[np.ndarray], tuple]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Poses along a solution (base frame, SI units), as in :class:`StaticsResult`."""
+
+    centerline: np.ndarray             # (3, k) m
+    rotations: np.ndarray              # (k, 3, 3)
+    tip_orientation: np.ndarray        # (4,) quaternion [qx, qy, qz, qw]
+    vertebra_positions: np.ndarray     # (3, j) m
+    vertebra_rotations: np.ndarray     # (j, 3, 3)
+    vertebra_orientations: np.ndarray  # (j, 4)
+    tendon_paths: tuple                # per tendon (3, i) m
 
 
 @dataclass(frozen=True)
@@ -217,6 +233,8 @@ class StaticsSolver:
     step : float, optional
         Largest RK4 step [m]; segments between vertebrae/tendon ends are split evenly.
         Default ``DEFAULT_STEPS[model]``.
+    breaks : sequence of float
+        More arc lengths [m] where segments end (the implicit dynamics' shooting nodes).
     routing : mapping {tendon name: callable}, optional
         Replaces ``Tendon.hole`` of the named tendons: ``f(s) -> (r, r_s, r_ss)`` with s
         an array (k,) of arc lengths in [0, end] [m] and each output (3, k) in the body
@@ -244,7 +262,7 @@ class StaticsSolver:
 
     def __init__(self, robot: Robot, model: str = 'cosserat', *, constitutive: str | None = None,
                  shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT,
-                 step: float | None = None,
+                 step: float | None = None, breaks: Sequence[float] = (),
                  routing: Mapping[str, RoutingFunction] | None = None,
                  tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 100):
         if model not in MODELS:
@@ -281,12 +299,15 @@ class StaticsSolver:
         self._max_tensions = robot.max_tensions
         self._holes_fn = _routing_functions(robot, routing)
         self.set_tip_load(robot.tip_load.force, robot.tip_load.moment)
-        self._build(float(step))
+        self._build(float(step), breaks)
         nt = self.n_tendons
         ny = 18 if model == 'discrete' else 18 + nt
         rows = self._arc.size
         self._modes = {kernels.TENSION: _ModeState(6, ny, nt, rows),
                        kernels.DISPLACEMENT: _ModeState(6 + nt, ny, nt, rows)}
+        # the kernels take the input mode per tendon
+        self._tendon_modes = {kernels.TENSION: np.full(nt, kernels.TENSION),
+                              kernels.DISPLACEMENT: np.full(nt, kernels.DISPLACEMENT)}
         self._traj = np.zeros((rows, ny))
         self._tau = np.zeros(nt)
         self._lengths = np.zeros(nt)
@@ -295,14 +316,15 @@ class StaticsSolver:
 
     # ------------------------------------------------------------------ set-up
 
-    def _build(self, step: float) -> None:
+    def _build(self, step: float, extra_breaks: Sequence[float]) -> None:
         """Segments, RK4 grid, routing samples, point loads and scales (the kernel Plan)."""
         robot, rod = self.robot, self.robot.rod
         L = rod.length
         nt = self.n_tendons
         vertebrae = robot.vertebra_positions
         ends = np.array([t.end for t in robot.tendons])
-        breaks = list(vertebrae) + [L] + ([] if self.model == 'discrete' else list(ends))
+        breaks = (list(vertebrae) + [L] + ([] if self.model == 'discrete' else list(ends))
+                  + [b for b in extra_breaks if 0.0 < b < L])
         seg_end = []
         for b in sorted(breaks):
             if not seg_end or b - seg_end[-1] > POSITION_TOLERANCE:
@@ -372,6 +394,7 @@ class StaticsSolver:
                             if rt[:, t, 0:3].any() else 0.0 for t in range(nt)])
         compliance = np.array([t.compliance for t in robot.tendons])
         rest = robot.reference_lengths(rest)
+        motor = np.array([t.motor_distance for t in robot.tendons])
         slack = rest * (radius2 / EI + 1.0 / self.Kse[2] + compliance)
         x_scale = np.concatenate(([force_scale] * 3, [moment_scale] * 3, [force_scale] * nt))
         f_scale = np.concatenate(([force_scale] * 3, [moment_scale] * 3, slack * force_scale))
@@ -385,7 +408,12 @@ class StaticsSolver:
             model=MODELS.index(self.model), law=CONSTITUTIVE_LAWS.index(self.constitutive),
             nt=nt, seg=seg, seg_h=seg_h, rt=rt, active=active, ends=tendon_ends, end_mass=end_mass,
             holes=holes, anchor=anchor, mat=mat, R0=robot.base.rotation.astype(float),
-            scale=np.vstack((x_scale, f_scale)), tendon=np.vstack((slack, rest, compliance)))
+            scale=np.vstack((x_scale, f_scale)),
+            tendon=np.vstack((slack, rest, compliance, motor)),
+            dyn=Dyn(on=False, coef=np.zeros(DYN_SIZE), Zh=np.zeros((1, Z_SIZE)),
+                    Z=np.zeros((1, Z_SIZE))),
+            nodes=np.zeros(0, dtype=np.int64), node_R=np.zeros((0, 3, 3)),
+            node_scale=np.zeros(kernels.NODE_SIZE))
         nv = vertebrae.size + 1 if self.model == 'discrete' else 0
         self._bays = kernels.Bays(P=np.zeros((nv, 3)), Q=np.zeros((nv, 3, 3)),
                                   J=np.zeros((nv, 6, 6)), flags=np.zeros((2, nv), dtype=np.bool_))
@@ -578,7 +606,8 @@ class StaticsSolver:
         return None
 
     def _run(self, mode: int, state: _ModeState, tau_in, q, tip) -> bool:
-        kernels.solve(self._plan, mode, tau_in, q, tip, state.x, state.J, state.jac_ok,
+        kernels.solve(self._plan, self._tendon_modes[mode], tau_in, q, tip, state.x, state.J,
+                      state.jac_ok,
                       self.tolerance, self.max_iterations, self._traj, self._tau,
                       self._lengths, self._bays, state.work, self._info)
         self._totals += self._info[1:3]
@@ -652,32 +681,54 @@ class StaticsSolver:
         return self._result(mode, q, state.x, float(residual), int(totals[0]), int(totals[1]),
                             start)
 
-    def _result(self, mode, q, x, residual, iterations, evaluations, start) -> StaticsResult:
-        pl = self._plan
-        traj = self._traj
+    def kernel_plan(self, **fields) -> kernels.Plan:
+        """
+        Return this solver's kernel plan (grid, routing, scales) with ``fields`` replaced.
+
+        The implicit dynamics (:mod:`tendon_robot_sim.models.rod.implicit_dynamics`) solves its
+        time steps with this solver's kernels on the same grid: ``dyn``, and for multiple
+        shooting ``nodes``, ``node_R``, ``node_scale`` (see ``_statics_kernels.Plan``).
+        """
+        return self._plan._replace(**fields)
+
+    def shape(self, traj: np.ndarray) -> Shape:
+        """
+        Poses of a solution trajectory of this solver's grid (rows of p, R, ...).
+
+        Also of the implicit dynamics (:mod:`tendon_robot_sim.models.rod.implicit_dynamics`),
+        which integrates on the same grid with more state columns.
+        """
         centerline = traj[:, 0:3].T.copy()
         rotations = traj[:, 3:12].reshape(-1, 3, 3).copy()
         rows = self._vertebra_rows
         quats = np.empty((self._frame_rows.size, 4))     # tip, then vertebrae
         points = np.empty((3, self._path_rows.size))     # all tendon paths
-        kernels.poses(traj, self._frame_rows, self._path_rows, self._path_holes, quats, points)
+        poses(traj, self._frame_rows, self._path_rows, self._path_holes, quats, points)
+        return Shape(centerline=centerline, rotations=rotations, tip_orientation=quats[0],
+                     vertebra_positions=centerline[:, rows], vertebra_rotations=rotations[rows],
+                     vertebra_orientations=quats[1:],
+                     tendon_paths=tuple(points[:, a:b] for a, b in self._path_slices))
+
+    def _result(self, mode, q, x, residual, iterations, evaluations, start) -> StaticsResult:
+        pl = self._plan
+        shape = self.shape(self._traj)
         tau = self._tau.copy()
         lengths = self._lengths.copy()
         x_scale = pl.scale[0]
-        slack_scale, rest, compliance = pl.tendon
+        slack_scale, rest, compliance, motor = pl.tendon
         if mode == kernels.TENSION:
             slack = np.zeros_like(tau)
-            displacements = rest - lengths + rest * compliance * tau
+            displacements = tendon_displacements(rest, lengths, tau, compliance, motor)
         else:
             slack = np.maximum(-x[6:], 0.0) * x_scale[6:] * slack_scale
             displacements = q.copy()
         return StaticsResult(
-            model=self.model, arc_lengths=self._arc.copy(), centerline=centerline,
-            rotations=rotations, tip_position=centerline[:, -1].copy(),
-            tip_rotation=rotations[-1].copy(), tip_orientation=quats[0],
-            vertebra_positions=centerline[:, rows], vertebra_rotations=rotations[rows],
-            vertebra_orientations=quats[1:],
-            tendon_paths=tuple(points[:, a:b] for a, b in self._path_slices),
+            model=self.model, arc_lengths=self._arc.copy(), centerline=shape.centerline,
+            rotations=shape.rotations, tip_position=shape.centerline[:, -1].copy(),
+            tip_rotation=shape.rotations[-1].copy(), tip_orientation=shape.tip_orientation,
+            vertebra_positions=shape.vertebra_positions,
+            vertebra_rotations=shape.vertebra_rotations,
+            vertebra_orientations=shape.vertebra_orientations, tendon_paths=shape.tendon_paths,
             base_force=pl.R0 @ (x[0:3] * x_scale[0:3]),
             base_moment=pl.R0 @ (x[3:6] * x_scale[3:6]),
             tensions=tau, tendon_lengths=lengths, tendon_displacements=displacements,

@@ -47,7 +47,7 @@ from tendon_robot_sim.models.cosserat import (PYELASTICA_SHEAR_COEFFICIENT, Stat
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.geometry import hat
 from tendon_robot_sim.models.rod.statics import _routing_functions
-from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
 E3 = np.array([0.0, 0.0, 1.0])
 
@@ -107,6 +107,7 @@ class _Rod:
         self.rhoAg = robot.rod.linear_density * robot.gravity
         self.ends = np.array([t.end for t in robot.tendons])
         self.compliance = np.array([t.compliance for t in robot.tendons])
+        self.motor = np.array([t.motor_distance for t in robot.tendons])
         EI, L = robot.rod.bending_stiffness, robot.rod.length
         self.force_scale, self.moment_scale = EI / L ** 2, EI / L
 
@@ -147,7 +148,10 @@ class _Rod:
             if mode_displacement:
                 tau = x[-nt:] * self.force_scale
                 F, lengths = self.residual(x[:-nt], tau)
-                slack = self.rest * (1.0 + self.compliance * tau) - q - lengths
+                # the motor's unstretched tendon, stretched, spans the motor distance, the
+                # path and the slack
+                slack = ((self.rest + self.motor - q) * (1.0 + self.compliance * tau)
+                         - lengths - self.motor)
                 a, b = tau / self.force_scale, slack / self.robot.rod.length * 1e3
                 return np.concatenate((F, a + b - np.sqrt(a * a + b * b)))
             return self.residual(x, tau_given)[0]
@@ -163,7 +167,7 @@ class _Rod:
         nb0 = x[0:3] * self.force_scale
         mb0 = x[3:6] * self.moment_scale
         if not mode_displacement:
-            q = self.rest - lengths + self.rest * self.compliance * tau
+            q = tendon_displacements(self.rest, lengths, tau, self.compliance, self.motor)
         return ReferenceResult(tip_position=p, tip_rotation=R, tensions=tau,
                                tendon_lengths=lengths, displacements=q, rest_lengths=self.rest,
                                base_force=self.R0 @ nb0, base_moment=self.R0 @ mb0)
@@ -181,6 +185,36 @@ class _Rod:
         mb = self.R0.T @ moment - sum(T * cross(f(np.array([0.0]))[0][:, 0], E3)
                                       for T, f in zip(tau, self.holes))
         return np.concatenate((nb / self.force_scale, mb / self.moment_scale))
+
+
+def tendon_sums(holes, s: float, u: np.ndarray, v: np.ndarray, tau: np.ndarray, active):
+    """
+    Return the tendon terms of Rucker & Webster's Eq. (15) at arc length s.
+
+    (A, G, H, a, b, |pb| per tendon) for the tendons ``active`` with tensions tau, their hole
+    functions ``holes`` (s array -> r, r_s, r_ss, each (3, k), body frame): pb = u x r + r_s + v,
+    A_i = -tau (pb^)^2 / |pb|^3, G_i = -A_i r^, H_i = r^ G_i, a_i = A_i (u x (pb + r_s) + r_ss),
+    b_i = r x a_i, summed.
+    """
+    A = np.zeros((3, 3))
+    G = np.zeros((3, 3))
+    H = np.zeros((3, 3))
+    a = np.zeros(3)
+    b = np.zeros(3)
+    lengths_s = np.zeros(len(tau))
+    for i in np.flatnonzero(active):
+        r, r_s, r_ss = (c[:, 0] for c in holes[i](np.array([s])))
+        pb_si = cross(u, r) + r_s + v
+        lengths_s[i] = np.linalg.norm(pb_si)
+        A_i = -tau[i] * hat(pb_si) @ hat(pb_si) / lengths_s[i] ** 3
+        G_i = -A_i @ hat(r)
+        a_i = A_i @ (cross(u, pb_si + r_s) + r_ss)
+        A += A_i
+        G += G_i
+        H += hat(r) @ G_i
+        a += a_i
+        b += cross(r, a_i)
+    return A, G, H, a, b, lengths_s
 
 
 class _Continuous(_Rod):
@@ -201,24 +235,7 @@ class _Continuous(_Rod):
             v = y[12:15]
             nb = self.force(v)
         mb = self.moment(u, v)
-        A = np.zeros((3, 3))
-        G = np.zeros((3, 3))
-        H = np.zeros((3, 3))
-        a = np.zeros(3)
-        b = np.zeros(3)
-        lengths_s = np.zeros(len(tau))
-        for i in np.flatnonzero(active):
-            r, r_s, r_ss = (c[:, 0] for c in self.holes[i](np.array([s])))
-            pb_si = cross(u, r) + r_s + v
-            lengths_s[i] = np.linalg.norm(pb_si)
-            A_i = -tau[i] * hat(pb_si) @ hat(pb_si) / lengths_s[i] ** 3
-            G_i = -A_i @ hat(r)
-            a_i = A_i @ (cross(u, pb_si + r_s) + r_ss)
-            A += A_i
-            G += G_i
-            H += hat(r) @ G_i
-            a += a_i
-            b += cross(r, a_i)
+        A, G, H, a, b, lengths_s = tendon_sums(self.holes, s, u, v, tau, active)
         d = -cross(u, nb) - R.T @ self.rhoAg - a
         c = -cross(u, mb) - cross(v, nb) - b
         if kirchhoff:

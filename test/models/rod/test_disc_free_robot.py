@@ -97,8 +97,8 @@ def test_models_that_need_discs_refuse_with_one_message_naming_the_ones_that_wor
                                                 r'vertebra discs .* this robot has none; '
                                                 + re.escape(WORKING_MODELS)):
         StaticsSolver(STEEL, 'discrete')
-    with pytest.raises(InputError, match=r'^vertebrae: the dynamic model needs vertebra discs'
-                                         r'.*' + re.escape(WORKING_MODELS)):
+    with pytest.raises(InputError, match=r'^vertebrae: the explicit dynamic model needs '
+                                         r'vertebra discs .* the implicit integrator routes'):
         TendonSimulator(STEEL)
 
 

@@ -181,8 +181,9 @@ def test_tendon_displacements_at_rest_and_compliance():
     assert state.tendon_lengths[1] > 0.125           # a helix is longer than its rod
     assert_allclose(state.tendon_displacements, 0.0, atol=1e-15)
     sim.set_tensions([2.0, 0.0])
-    # straight rod, before any step: only the tendon's own stretch 0.25 m * 0.001/N * 2 N
-    assert_allclose(sim.state().tendon_displacements, [0.0005, 0.0], atol=1e-15)
+    # straight rod, before any step: only the tendon's own stretch; the motor has taken in
+    # the unstretched length the 0.25 m path no longer needs, 0.25 - 0.25 / (1 + 0.001/N * 2 N)
+    assert_allclose(sim.state().tendon_displacements, [0.25 - 0.25 / 1.002, 0.0], atol=1e-15)
 
 
 def test_state_arrays_are_copies():

@@ -115,14 +115,16 @@ def test_tension_displacement_round_trip_with_compliance(model):
     solver = StaticsSolver(robot, model)
     tensions = np.array([3.0, 1.0, 0.0, 0.5])
     forward = solver.solve_tensions(tensions, tip_force=[0.0, 0.02, 0.0])
-    # compliance stretches each tendon by l* C tau: it enters the displacement
+    # compliance: the motor's unstretched tendon l* - q, stretched by C tau, spans the path l
     back = StaticsSolver(robot, model).solve_displacements(
         forward.tendon_displacements, tip_force=[0.0, 0.02, 0.0])
     np.testing.assert_allclose(back.tensions, tensions, rtol=1e-6, atol=1e-6 * tensions.max())
     np.testing.assert_allclose(back.tip_position, forward.tip_position, atol=1e-8)
     stiff = StaticsSolver(make_robot(), model).solve_tensions(tensions, [0.0, 0.02, 0.0])
+    stretch = 2e-3 * tensions
     np.testing.assert_allclose(forward.tendon_displacements - stiff.tendon_displacements,
-                               solver.rest_lengths * 2e-3 * tensions, rtol=1e-6, atol=1e-9)
+                               forward.tendon_lengths * stretch / (1 + stretch), rtol=1e-6,
+                               atol=1e-9)
 
 
 @pytest.mark.parametrize('model', ['cosserat', 'kirchhoff', 'discrete'])

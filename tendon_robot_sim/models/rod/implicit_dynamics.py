@@ -1,0 +1,771 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Implicit Cosserat rod dynamics of a tendon robot: BDF-alpha in time, shooting in arc length.
+
+J. Till, V. Aloi, D. C. Rucker, "Real-time dynamics of soft and continuum robots based on
+Cosserat rod models", IJRR 2019. The Cosserat PDEs (states p, R, v, u and the body-frame
+velocities q, w) are discretised in time by BDF-alpha, x_t = c0 x + x_h, the history x_h known
+from earlier steps (:mod:`~tendon_robot_sim.models.rod._implicit_kernels`). Each time step is then
+a boundary value problem in arc length, solved by shooting with the statics solver's kernels
+(:class:`~tendon_robot_sim.models.rod.statics.StaticsSolver`: its grid, residuals, RK4 and
+Newton/Broyden iteration, with the dynamic terms switched on). The step is set by the accuracy
+wanted, not by the stiffness: a nitinol or steel backbone runs at milliseconds per step where
+the explicit model (:mod:`~tendon_robot_sim.models.rod.dynamics`) needs sub-microsecond steps.
+
+Model: the statics model the robot calls for, ``discrete`` (tendons straight between the discs,
+point loads there, the pyelastica constitutive law) with discs, ``cosserat`` (tendons routed
+continuously, a distributed load; linear law) without; ``kirchhoff`` on request. Discs add
+their mass and rotary inertia at their arc length. Loads: gravity, tip wrench, tendons;
+damping: mass-proportional (``rod.damping`` ratio/rate: every velocity decays as dv/dt = -c v,
+as in the explicit model) or Kelvin-Voigt (``shear_extension``, ``bending_torsion``), and
+square-law drag (``rod.drag``). Inputs per tendon: a tension, or a displacement (length pulled
+in) with the tendon's compliance, motor distance and slack
+(:func:`~tendon_robot_sim.models.tendon_robot.tendon_displacements`); a slack tendon carries no
+tension.
+
+Spatial resolution: ``steps`` RK4 steps over the length (split at discs, tendon ends and
+shooting nodes), by default DEFAULT_STEPS or one per MAX_STEP of length, whichever is more;
+each RK4 stage keeps its own history, so the scheme is fourth order in arc length (the
+explicit model's ``rod.elements`` do not apply: its scheme is of second order).
+The run starts at rest in the static equilibrium of its inputs. It imports neither PyElastica
+nor ROS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+from typing import Mapping
+
+import numpy as np
+
+from tendon_robot_sim.models._cosserat_kernels import Dyn, Z_SIZE
+from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
+from tendon_robot_sim.models.geometry import rotation_to_quaternion
+from tendon_robot_sim.models.modal import mass_proportional_damping
+from tendon_robot_sim.models.rod import _implicit_kernels as stepper
+from tendon_robot_sim.models.rod import _statics_kernels as kernels
+from tendon_robot_sim.models.rod.simulation import is_real, Settling, SimState
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
+from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
+
+DEFAULT_DT = 0.002            # s
+# Default spatial resolution: RK4 steps over the rod, and the longest step [m]. 20 steps put
+# the nitinol robot's tip within 0.01 mm of 100 steps (a 0.3 s tension ramp at dt = 2 ms), and
+# 12 steps Till's example within 0.01 mm of 48 (benchmarks/bench_implicit.py measures both).
+DEFAULT_STEPS = 20
+MAX_STEP = 0.025
+# BDF-alpha is A-stable for alpha in [-1/2, 0]: -1/2 the trapezoidal rule (no numerical
+# damping), 0 BDF2 (damps what dt does not resolve)
+ALPHA_RANGE = (-0.5, 0.0)
+# Newton tolerance on the scaled residual (statics.StaticsSolver: forces in E I / L^2, moments
+# in E I / L): Till's example stops at about the same (a sum of squares of 1e-12 on residuals
+# in N, N m and m). The nitinol robot's tip then stays within 0.3 um of runs converged to 1e-9
+# over a second of swinging, and each step takes a fifth fewer rod integrations than at 1e-7.
+DEFAULT_TOLERANCE = 1e-5
+MAX_ITERATIONS = 30
+# Halvings of dt tried when a step does not converge, to say which dt would
+DT_HALVINGS = 6
+# Multiple shooting: a time step's BVP grows and decays like exp(+-lambda s), lambda =
+# (rho A c0^2 / (E I))^(1/4) / sqrt(2) for bending, so one shooting over the whole rod loses
+# exp(lambda L) in accuracy and, far sooner, Newton's method its basin: the nitinol robot at
+# dt = 2 ms has lambda L ~ 7. The integration restarts from unknowns at nodes no more than
+# NODE_SPACING / lambda apart.
+NODE_SPACING = 3.0
+TENSION, DISPLACEMENT = kernels.TENSION, kernels.DISPLACEMENT
+
+
+def shooting_nodes(robot: Robot, model: str, dt: float, alpha: float) -> list[float]:
+    """
+    Arc lengths [m] where the implicit step restarts its integration (multiple shooting).
+
+    Intervals of at most NODE_SPACING / lambda (see NODE_SPACING), with the discs' mass
+    spread over the rod; the discrete model puts its nodes on discs (whose bays its tendons
+    span), continuous models anywhere.
+    """
+    rod = robot.rod
+    c0 = stepper.bdf_coefficients(dt, alpha)[0]
+    mass = rod.linear_density + robot.vertebra_mass * robot.vertebra_positions.size / rod.length
+    lam = (mass * c0 * c0 / rod.bending_stiffness) ** 0.25 / math.sqrt(2.0)
+    intervals = math.ceil(lam * rod.length / NODE_SPACING)
+    targets = rod.length * np.arange(1, intervals) / intervals
+    if model != 'discrete':
+        return targets.tolist()
+    # the vertebra at which each bay starts (not the last, at the tip)
+    discs = robot.vertebra_positions[robot.vertebra_positions < rod.length - 1e-9]
+    if not discs.size:
+        return []
+    return sorted({float(discs[np.argmin(np.abs(discs - s))]) for s in targets})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The rod on the RK4 grid: rows per point, base frame and body frame, SI units."""
+
+    arc_lengths: np.ndarray         # (k,) m, reference arc length
+    positions: np.ndarray           # (k, 3) m, p
+    rotations: np.ndarray           # (k, 3, 3) R, columns d1 d2 d3
+    strains: np.ndarray             # (k, 3) v (body; e3 for the Kirchhoff rod)
+    curvatures: np.ndarray          # (k, 3) u [1/m] (body)
+    velocities: np.ndarray          # (k, 3) q [m/s] (body)
+    angular_velocities: np.ndarray  # (k, 3) w [1/s] (body)
+
+
+class StepFailed(SimulationDiverged):
+    """A time step could not be taken; the state is the last good step's, time included."""
+
+
+class TensionLimitExceeded(StepFailed):
+    """A displacement needed a tension above its tendon's ``max_tension``."""
+
+
+class _Unknowns:
+    """Shooting unknowns, their history and Jacobian for one set of input modes."""
+
+    def __init__(self, nx: int, ny: int, nt: int, rows: int):
+        self.x = np.zeros(nx)
+        self.xs = np.zeros((3, nx))          # x of the last three steps (predictor)
+        self.J = np.zeros((nx, nx))
+        self.jac_ok = np.zeros(1, dtype=np.bool_)
+        self.work = kernels.Work(
+            y=np.zeros((3, ny)), st=np.zeros((3, ny)), wk=np.zeros(112), K=np.zeros((6, 6)),
+            M=np.zeros((4, 3, 3)), hp=np.zeros((nt, 3)), vec=np.zeros((5, nx)),
+            Jc=np.zeros((nx, nx)), traj=np.zeros((rows, ny)))
+
+
+class ImplicitSimulator(Settling):
+    """
+    Implicit dynamics of one tendon robot (see the module docstring).
+
+    Parameters
+    ----------
+    robot : Robot
+        The robot description.
+    dt : float, optional
+        Time step [s], default ``DEFAULT_DT``.
+    alpha : float
+        BDF-alpha parameter in [-0.5, 0]: 0 is BDF2, -0.5 the trapezoidal rule.
+    model : {'discrete', 'cosserat', 'kirchhoff'}, optional
+        Default: ``discrete`` with discs, ``cosserat`` without.
+    steps : int, optional
+        RK4 steps over the rod length; default DEFAULT_STEPS or one per MAX_STEP.
+    tolerance : float
+        Newton tolerance on the scaled shooting residual of each step.
+
+    Raises
+    ------
+    InputError
+        For a bad argument, or a robot the model cannot take.
+
+    """
+
+    def __init__(self, robot: Robot, dt: float | None = None, alpha: float = 0.0,
+                 model: str | None = None, steps: int | None = None,
+                 tolerance: float = DEFAULT_TOLERANCE):
+        dt = DEFAULT_DT if dt is None else dt
+        if not (is_real(dt) and math.isfinite(dt) and dt > 0.0):
+            raise InputError(f'dt: must be a finite number > 0 s, got {dt!r}')
+        if not (is_real(alpha) and ALPHA_RANGE[0] <= alpha <= ALPHA_RANGE[1]):
+            raise InputError(f'alpha: must be in [{ALPHA_RANGE[0]}, {ALPHA_RANGE[1]}] '
+                             f'(0: BDF2, -0.5: trapezoidal), got {alpha!r}')
+        model = model or ('discrete' if robot.vertebra_positions.size else 'cosserat')
+        if steps is None:
+            steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / MAX_STEP))
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+            raise InputError(f'steps: must be an integer >= 1, got {steps!r}')
+        node_positions = shooting_nodes(robot, model, float(dt), float(alpha))
+        try:
+            self.statics = StaticsSolver(
+                robot, model, step=robot.rod.length / steps, tolerance=tolerance,
+                breaks=node_positions if model != 'discrete' else ())
+        except StaticsInputError as error:
+            raise InputError(str(error)) from None
+        self.robot, self.model, self.dt, self.alpha = robot, model, float(dt), float(alpha)
+        self.steps = steps
+        self.tendon_names = robot.tendon_names
+        self.n_tendons = nt = len(robot.tendons)
+        self.sample_period = self.dt
+        self._tolerance = tolerance
+        self._max_tensions = robot.max_tensions
+        self._compliance = np.array([t.compliance for t in robot.tendons])
+        self._motor = np.array([t.motor_distance for t in robot.tendons])
+        self._rest = self.statics.rest_lengths
+
+        seg = self.statics.kernel_plan().seg
+        rows = int(4 * seg[:, kernels.SEG_N].sum() + seg.shape[0])
+        starts = self.statics.arc_lengths[seg[:, kernels.SEG_ROW]]
+        nodes = np.array([int(np.argmin(np.abs(starts - s))) for s in node_positions],
+                         dtype=np.int64)
+        self._node_rows = seg[nodes, kernels.SEG_ROW]
+        coef = self._coefficients(robot)
+        rod = robot.rod
+        node_scale = np.repeat([rod.length, 1.0, rod.bending_stiffness / rod.length ** 2,
+                                rod.bending_stiffness / rod.length, rod.length / self.dt,
+                                1.0 / self.dt], 3)
+
+        def plan(c0: float, shooting_nodes: np.ndarray):
+            dyn = Dyn(on=True, coef=coef.copy(), Zh=np.zeros((rows, Z_SIZE)),
+                      Z=np.zeros((rows, Z_SIZE)))
+            dyn.coef[0] = c0
+            return self.statics.kernel_plan(dyn=dyn, nodes=shooting_nodes,
+                                            node_R=np.zeros((shooting_nodes.size, 3, 3)),
+                                            node_scale=node_scale)
+        # the time steps; the statics on the same path (c0 = 0, no history), with the same
+        # nodes and in one piece (where its cold start is well conditioned)
+        self._plan = plan(0.0, nodes)
+        self._static_plan = plan(0.0, nodes)
+        self._single_plan = plan(0.0, nodes[:0])
+        self.shooting_intervals = nodes.size + 1
+        self._ny = (18 if model == 'discrete' else 18 + nt) + 6
+        self._iq = self._ny - 6                     # column of q in the state
+        self._grid = self.statics.arc_lengths.size
+        self._traj = np.zeros((self._grid, self._ny))
+        self._good = np.zeros((self._grid, self._ny))   # the last good step
+        self._tau = np.zeros(nt)                # of the last good step
+        self._lengths = np.zeros(nt)
+        self._scratch = np.zeros((2, nt))       # tensions and lengths of the steps' tries
+        self._info = np.zeros(4)
+        self._Zold = np.zeros((rows, Z_SIZE))
+        self._Zt = np.zeros((rows, Z_SIZE))
+        self._unknowns: dict[tuple, _Unknowns] = {}
+        # Newton iterations, residual evaluations (integrations of the rod), steps solved by
+        # continuation, since the start
+        self.stats = np.zeros(3)
+        self._bays = {id(p): self._new_bays()
+                      for p in (self._plan, self._static_plan, self._single_plan)}
+        self.reset()
+
+    # ------------------------------------------------------------------ set-up
+
+    def _coefficients(self, robot: Robot) -> np.ndarray:
+        """Dyn.coef of this robot (c0 is set per step)."""
+        rod = robot.rod
+        damping = rod.damping
+        bse = damping.shear_extension if damping.kelvin_voigt else (0.0, 0.0, 0.0)
+        bbt = damping.bending_torsion if damping.kelvin_voigt else (0.0, 0.0, 0.0)
+        rho_j = rod.density * np.array([rod.second_moment, rod.second_moment, rod.polar_moment])
+        disc = robot.disc_inertia
+        return np.concatenate(([0.0, rod.linear_density], rho_j, bse, bbt, rod.drag,
+                               [mass_proportional_damping(robot)],
+                               [disc[0], disc[0], disc[1]])).astype(float)
+
+    def _new_bays(self) -> kernels.Bays:
+        nv = self.robot.vertebra_positions.size + 1 if self.model == 'discrete' else 0
+        return kernels.Bays(P=np.zeros((nv, 3)), Q=np.zeros((nv, 3, 3)),
+                            J=np.zeros((nv, 6, 6)), flags=np.zeros((2, nv), dtype=np.bool_))
+
+    def _unknowns_for(self, modes: np.ndarray, plan=None) -> _Unknowns:
+        plan = self._plan if plan is None else plan
+        key = (tuple(modes.tolist()), plan.nodes.size)
+        if key not in self._unknowns:
+            nx = 6 + int(np.sum(modes == DISPLACEMENT)) + kernels.NODE_SIZE * plan.nodes.size
+            self._unknowns[key] = _Unknowns(nx, self._ny, self.n_tendons, self._grid)
+        return self._unknowns[key]
+
+    # ------------------------------------------------------------------ inputs
+
+    @property
+    def tensions(self) -> np.ndarray:
+        """Tensions [N] of the last step (solved ones for displacement-controlled tendons)."""
+        return self._tau.copy()
+
+    @property
+    def modes(self) -> list[str]:
+        """Input of each tendon: 'tension' or 'displacement'."""
+        return ['tension' if m == TENSION else 'displacement' for m in self._modes]
+
+    def set_tensions(self, tensions) -> None:
+        """
+        Command tensions [N]: a sequence (every tendon) or a mapping {name: N} (those named).
+
+        The tendons given are tension-controlled from now on. Each value finite, >= 0 and
+        <= its ``max_tension``; InputError names the first bad one and nothing changes.
+        """
+        values, given = self._values(tensions, 'tensions')
+        for i in np.flatnonzero(given):
+            value = values[i]
+            if value < 0.0:
+                raise InputError(f'tensions[{self.tendon_names[i]!r}]: must be >= 0 N (a '
+                                 f'tendon cannot push), got {value:g}')
+            if value > self._max_tensions[i]:
+                raise InputError(f'tensions[{self.tendon_names[i]!r}]: must be <= max_tension '
+                                 f'{self._max_tensions[i]:g} N, got {value:g}')
+        self._commands[TENSION][given] = values[given]
+        self._modes[given] = TENSION
+
+    def set_displacements(self, displacements, check: bool = True) -> None:
+        """
+        Command displacements [m] pulled in (negative: paid out), like :meth:`set_tensions`.
+
+        The tendons given are displacement-controlled from now on: their tensions are solved
+        for, never negative (a tendon paid out goes slack). With ``check`` a displacement
+        whose static equilibrium (under the other inputs) would need more than
+        ``max_tension`` is refused (InputError naming the tendon); a step of a run that needs
+        more is refused too (:class:`TensionLimitExceeded`).
+        """
+        values, given = self._values(displacements, 'displacements')
+        modes = self._modes.copy()
+        modes[given] = DISPLACEMENT
+        commands = self._commands[DISPLACEMENT].copy()
+        commands[given] = values[given]
+        if check:
+            tensions = self._static_tensions(modes, commands)
+            over = np.flatnonzero((modes == DISPLACEMENT) & (tensions > self._max_tensions))
+            if over.size:
+                i = over[0]
+                raise InputError(
+                    f'displacements[{self.tendon_names[i]!r}]: the equilibrium needs '
+                    f'{tensions[i]:.4g} N, above max_tension = {self._max_tensions[i]:g} N; '
+                    'refused')
+        self._commands[DISPLACEMENT][:] = commands
+        self._modes[:] = modes
+
+    def _static_tensions(self, modes: np.ndarray, displacements: np.ndarray) -> np.ndarray:
+        """Tensions [N] of the static equilibrium of these inputs; the state is left alone."""
+        saved = (self._modes.copy(), self._commands[DISPLACEMENT].copy(), self._traj.copy(),
+                 self._tau.copy(), self._lengths.copy())
+        self._modes[:], self._commands[DISPLACEMENT][:] = modes, displacements
+        try:
+            single = self._unknowns_for(modes, self._single_plan)
+            kept = single.x.copy()
+            self._static_solve()
+            return self._tau.copy()
+        finally:
+            single.x[:] = kept
+            (self._modes[:], self._commands[DISPLACEMENT][:], self._traj[:], self._tau[:],
+             self._lengths[:]) = saved
+
+    def _values(self, values, field: str) -> tuple[np.ndarray, np.ndarray]:
+        """(values, which tendons they give) of a sequence or a {name: value} mapping."""
+        out = np.zeros(self.n_tendons)
+        given = np.zeros(self.n_tendons, dtype=bool)
+        if isinstance(values, Mapping):
+            items = []
+            for name, value in values.items():
+                if name not in self.tendon_names:
+                    raise InputError(f'{field}: unknown tendon {name!r} (known: '
+                                     f'{", ".join(self.tendon_names)})')
+                items.append((self.tendon_names.index(name), value, f'{field}[{name!r}]'))
+        else:
+            if isinstance(values, (str, bytes)) or not hasattr(values, '__len__'):
+                raise InputError(f'{field}: must be a sequence of numbers or a mapping '
+                                 f'{{tendon name: number}}, got {type(values).__name__}')
+            values = list(np.ravel(values)) if isinstance(values, np.ndarray) else list(values)
+            if len(values) != self.n_tendons:
+                raise InputError(f'{field}: expected {self.n_tendons} values (one per tendon '
+                                 f'{", ".join(self.tendon_names)}), got {len(values)}')
+            items = [(i, v, f'{field}[{i}]') for i, v in enumerate(values)]
+        for i, value, label in items:
+            if not is_real(value) or not math.isfinite(value):
+                raise InputError(f'{label}: must be a finite number, got {value!r}')
+            out[i] = float(value)
+            given[i] = True
+        return out, given
+
+    @property
+    def tip_load(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return copies of the applied tip force [N] and moment [N m], world frame."""
+        return self._tip_load[0].copy(), self._tip_load[1].copy()
+
+    def set_tip_load(self, force, moment=(0.0, 0.0, 0.0)) -> None:
+        """Set the external tip force [N] and moment [N m], world frame (3 finite numbers each)."""
+        wrench = []
+        for name, value in (('force', force), ('moment', moment)):
+            items = list(np.ravel(value)) if hasattr(value, '__len__') and not isinstance(
+                value, (str, bytes)) else None
+            if items is None or len(items) != 3 or not all(
+                    is_real(v) and math.isfinite(v) for v in items):
+                raise InputError(f'tip {name}: must be 3 finite numbers, got {value!r}')
+            wrench.append(np.array(items, dtype=float))
+        self._tip_load = tuple(wrench)
+
+    # ------------------------------------------------------------------ start
+
+    def reset(self) -> None:
+        """Back to t = 0 at rest in the zero-tension equilibrium, the description's tip load."""
+        self._modes = np.full(self.n_tendons, TENSION)
+        self._commands = {TENSION: np.zeros(self.n_tendons),
+                          DISPLACEMENT: np.zeros(self.n_tendons)}
+        self._tip_load = (self.robot.tip_load.force.copy(), self.robot.tip_load.moment.copy())
+        self.place_at_rest()
+
+    def place_at_rest(self) -> None:
+        """
+        Put the robot at rest in the static equilibrium of the current inputs, at t = 0.
+
+        Raises
+        ------
+        InputError
+            The equilibrium cannot be found, or needs a tension above ``max_tension``.
+
+        """
+        modes = self._modes
+        # the statics through the dynamic path (c0 = 0, no history) in one piece, then with
+        # the nodes where it passes: z at every point
+        solution = self._static_solve().copy()   # (the same unknowns when there are no nodes)
+        unknowns = self._unknowns_for(modes)
+        nodes = self._static_plan.nodes.size
+        for j, row in enumerate(self._node_rows):
+            self._static_plan.node_R[j] = self._traj[row, 3:12].reshape(3, 3)
+        unknowns.x[:] = 0.0
+        unknowns.x[:solution.size] = solution
+        defects = np.zeros(unknowns.x.size)
+        for j in range(nodes):
+            # node j takes the propagated state (a defect against 0), which is right once the
+            # nodes before it are
+            kernels._residual(self._static_plan, modes, self._commands[TENSION],
+                              self._commands[DISPLACEMENT], np.concatenate(self._tip_load),
+                              unknowns.x, defects, self._traj, self._tau, self._lengths,
+                              self._bays[id(self._static_plan)], unknowns.work)
+            first = unknowns.x.size - kernels.NODE_SIZE * (nodes - j)
+            unknowns.x[first:first + kernels.NODE_SIZE] = defects[first:first + kernels.NODE_SIZE]
+        self._solve(self._static_plan, unknowns)
+        if self._info[3] != kernels.CONVERGED:
+            raise InputError('the static equilibrium of the inputs at t = 0 was not found '
+                             f'with shooting nodes (scaled residual {self._info[0]:.3g})')
+        self._plan.node_R[:] = self._static_plan.node_R
+        self._check_limits(0.0)
+        unknowns.xs[:] = unknowns.x
+        unknowns.jac_ok[0] = False
+        self._last = np.concatenate((self._tau, self._commands[DISPLACEMENT],
+                                     *self._tip_load))
+        self._solved_modes = modes.copy()
+        self._q_last = self._commands[DISPLACEMENT].copy()
+        Z = self._static_plan.dyn.Z
+        self._Zold[:] = Z
+        self._Zt[:] = 0.0
+        self._respace(self.dt)
+        self._good[:] = self._traj
+        self.time = 0.0
+        self._start_history(0.0, self._traj[-1, 0:3])
+        self._failed: str | None = None
+
+    def come_to_rest(self, duration: float = 0.0, exact: bool = False,
+                     speed_tolerance: float = 0.0) -> None:
+        """Put the robot at rest in the static equilibrium of its inputs (t = 0 again)."""
+        self.place_at_rest()
+
+    def _static_solve(self) -> np.ndarray:
+        """
+        Solve the static equilibrium of the inputs on the single plan; return its unknowns.
+
+        From the statics solver's answer; tendons of both kinds: from its answer with the
+        displacement-controlled tendons slack, then by continuation of their displacements
+        (from those of that answer) in 1, 4 or 16 steps.
+
+        Raises
+        ------
+        InputError
+            Not found.
+
+        """
+        modes = self._modes
+        single = self._unknowns_for(modes, self._single_plan)
+        single.x[:] = self._static_unknowns()
+        target = self._commands[DISPLACEMENT].copy()
+        mixed = np.any(modes == TENSION) and np.any(modes == DISPLACEMENT)
+        start = (self._current_displacements(np.full_like(modes, TENSION)) if mixed
+                 else target)
+        guess = single.x.copy()
+        try:
+            for parts in (1, 4, 16):
+                single.x[:] = guess
+                for k in range(1, parts + 1):
+                    self._commands[DISPLACEMENT][:] = start + (target - start) * k / parts
+                    self._solve(self._single_plan, single)
+                    if self._info[3] != kernels.CONVERGED:
+                        break
+                if self._info[3] == kernels.CONVERGED:
+                    return single.x
+        finally:
+            self._commands[DISPLACEMENT][:] = target
+        raise InputError('the static equilibrium of the inputs was not found (scaled residual '
+                         f'{self._info[0]:.3g}); are they out of reach?')
+
+    def _static_unknowns(self) -> np.ndarray:
+        """
+        Unknowns of the static equilibrium of the inputs, from the statics solver.
+
+        With tendons of both kinds: that of the tensions, the others slack; the tendons'
+        tensions and lengths are left in ``_tau`` and ``_lengths``.
+        """
+        modes, tension, q = self._modes, self._commands[TENSION], self._commands[DISPLACEMENT]
+        try:
+            if np.all(modes == DISPLACEMENT):
+                result = self.statics.solve_displacements(q, *self._tip_load)
+            else:   # tendons under displacement control start slack (then the dynamic path)
+                result = self.statics.solve_tensions(np.where(modes == TENSION, tension, 0.0),
+                                                     *self._tip_load)
+        except (StaticsInputError, ConvergenceError) as error:
+            raise InputError(f'the static equilibrium of the inputs at t = 0: {error}') from None
+        self._tau[:], self._lengths[:] = result.tensions, result.tendon_lengths
+        pl = self._plan
+        R0 = pl.R0
+        x = [*(R0.T @ result.base_force / pl.scale[0, 0:3]),
+             *(R0.T @ result.base_moment / pl.scale[0, 3:6])]
+        slack_scale = pl.tendon[kernels.TENDON_SLACK]
+        for t in np.flatnonzero(modes == DISPLACEMENT):
+            scale = pl.scale[0, 6 + t]
+            x.append(result.tensions[t] / scale if result.tensions[t] > 0.0
+                     else -result.slack[t] / (scale * slack_scale[t]))
+        return np.array(x)
+
+    def _respace(self, dt: float) -> None:
+        """History for steps of dt from z and its rate at the last step (Zold, Zt)."""
+        c0, c1, c2, d1 = stepper.bdf_coefficients(dt, self.alpha)
+        # z one step back, z - dt z_t, stands in for the step before
+        self._plan.dyn.Zh[:] = (c1 + c2) * self._Zold - c2 * dt * self._Zt + d1 * self._Zt
+        self._bdf = np.array([c0, c1 + d1 * c0, c2, d1])
+
+    def _solve(self, plan, unknowns: _Unknowns) -> None:
+        """One shooting solve of ``plan`` from unknowns.x with the current inputs."""
+        tip = np.concatenate(self._tip_load)
+        kernels.solve(plan, self._modes, self._commands[TENSION], self._commands[DISPLACEMENT],
+                      tip, unknowns.x, unknowns.J, unknowns.jac_ok, self._tolerance,
+                      MAX_ITERATIONS, self._traj, self._tau, self._lengths,
+                      self._bays[id(plan)], unknowns.work, self._info)
+
+    def _check_limits(self, time: float) -> None:
+        over = np.flatnonzero((self._modes == DISPLACEMENT) & (self._tau > self._max_tensions))
+        if over.size:
+            i = over[0]
+            raise InputError(
+                f'displacements[{self.tendon_names[i]!r}]: at t = {time:.6g} s the robot needs '
+                f'{self._tau[i]:.4g} N of it, above max_tension = {self._max_tensions[i]:g} N; '
+                'refused')
+
+    # ------------------------------------------------------------------ stepping
+
+    def advance(self, duration: float) -> SimState:
+        """
+        Step ``round(duration / dt)`` time steps under the current inputs; return the state.
+
+        Tensions apply from the first step; a displacement moves from where it is to the new
+        command linearly over the steps of this call.
+
+        Raises
+        ------
+        InputError
+            If ``duration`` is not a finite number >= 0.
+        StepFailed
+            A step did not converge (the message says which dt would), or needed a tension above
+            ``max_tension`` (:class:`TensionLimitExceeded`); the state stays at the last good
+            step, and after a failed convergence :meth:`reset` is needed.
+
+        """
+        if not (is_real(duration) and math.isfinite(duration) and duration >= 0.0):
+            raise InputError(f'duration: must be a finite number >= 0 s, got {duration!r}')
+        n = round(duration / self.dt)
+        # a motor does not jump: a new displacement is reached by a ramp over this advance
+        # (an inextensible tendon would need an infinite tension to follow a jump)
+        was = self._current_displacements(self._solved_modes)
+        ramp = (np.arange(1, n + 1) / n)[:, None]
+        q = was + (self._commands[DISPLACEMENT] - was) * ramp
+        self._step(np.repeat(self._commands[TENSION][None], n, axis=0), q)
+        return self.state()
+
+    def follow(self, values: np.ndarray, field: str) -> np.ndarray:
+        """
+        Take one step per row of ``values`` (n, n_tendons): the inputs at the step's end time.
+
+        ``field``: 'tension' [N] or 'displacement' [m] for every tendon. Returns the record
+        (n, 15 + 2 n_tendons) of the steps: tip position, rotation (row-major) and body-frame
+        velocity, then the tensions and tendon lengths (``_implicit_kernels.REC_*``). Raises
+        like :meth:`advance`; a tension input is checked against ``max_tension``, a
+        displacement step above it is refused.
+        """
+        values = np.asarray(values, dtype=float)
+        if values.ndim != 2 or values.shape[1] != self.n_tendons:
+            raise InputError(f'{field}: expected rows of {self.n_tendons} values')
+        if not np.all(np.isfinite(values)):
+            raise InputError(f'{field}: must be finite')
+        if field == 'tension':
+            self.set_tensions(values.max(axis=0))      # checks the range
+            self.set_tensions(values.min(axis=0))
+            self.set_tensions(values[-1])
+            return self._step(values, np.zeros_like(values))
+        self.set_displacements(values[-1], check=False)
+        return self._step(np.zeros_like(values), values)
+
+    def _step(self, tau_in: np.ndarray, q_in: np.ndarray) -> np.ndarray:
+        if self._failed:
+            raise StepFailed(f'{self._failed} (call reset() before advancing)')
+        n = tau_in.shape[0]
+        nt = self.n_tendons
+        record = np.empty((n, stepper.REC_TAU + 2 * nt))
+        if n == 0:
+            return record
+        if not np.array_equal(self._modes, self._solved_modes):
+            self._switch_modes()
+        unknowns = self._unknowns_for(self._modes)
+        tip = np.repeat(np.concatenate(self._tip_load)[None], n, axis=0)
+        done, status, tendon = stepper.advance(
+            self._plan, self._modes, self._last, tau_in, q_in, tip, unknowns.x, unknowns.xs,
+            unknowns.J, unknowns.jac_ok, self._tolerance, MAX_ITERATIONS, self._traj,
+            self._scratch[0], self._scratch[1], self._bays[id(self._plan)], unknowns.work,
+            self._info, self._bdf, self._Zold, self._Zt, self._max_tensions, self._iq,
+            self._good, record, self.stats)
+        start = self.time
+        for i in range(done):
+            self._record_tip(start + (i + 1) * self.dt, record[i, 0:3])
+        self.time = start + done * self.dt
+        if done:
+            self._tau[:] = record[done - 1, stepper.REC_TAU:stepper.REC_TAU + nt]
+            self._lengths[:] = record[done - 1, stepper.REC_TAU + nt:]
+            self._q_last = q_in[done - 1].copy()
+        if status == stepper.OVER_TENSION:
+            name = self.tendon_names[tendon]
+            raise TensionLimitExceeded(
+                f'displacements[{name!r}]: the step to t = {self.time + self.dt:.6g} s needs '
+                f'more than max_tension = {self._max_tensions[tendon]:g} N of tendon {name!r}; '
+                f'refused (the state stays at t = {self.time:.6g} s)')
+        if status == stepper.NOT_CONVERGED:
+            self._failed = (f'the implicit step from t = {self.time:.6g} s did not converge '
+                            f'with dt = {self.dt:g} s; ' + self._smaller_dt(
+                                unknowns, tau_in[done], q_in[done]))
+            raise StepFailed(self._failed)
+        return record
+
+    def _switch_modes(self) -> None:
+        """
+        Carry the last step over to new input modes: unknowns and last inputs.
+
+        A tendon now under displacement control starts from its tension (or zero slack), the
+        base wrench is kept; the predictor starts without a velocity.
+        """
+        old = self._unknowns_for(self._solved_modes)
+        new = self._unknowns_for(self._modes)
+        pl = self._plan
+        z = [self._tau[t] / pl.scale[0, 6 + t]
+             for t in np.flatnonzero(self._modes == DISPLACEMENT)]
+        nodes = kernels.NODE_SIZE * pl.nodes.size
+        new.x[:] = np.concatenate((old.x[0:6], z, old.x[old.x.size - nodes:]))
+        new.xs[:] = new.x
+        new.jac_ok[0] = False
+        nt = self.n_tendons
+        self._last[0:nt] = self._tau
+        self._last[nt:2 * nt] = self._current_displacements(self._solved_modes)
+        self._solved_modes = self._modes.copy()
+
+    def _smaller_dt(self, unknowns: _Unknowns, tau_in: np.ndarray, q_in: np.ndarray) -> str:
+        """
+        Which dt converges over the failed step: halve dt up to DT_HALVINGS times.
+
+        Each try starts from the last good step with its history re-spaced for the smaller
+        step; everything is put back afterwards.
+        """
+        saved = (self._plan.dyn.Zh.copy(), self._Zold.copy(), self._Zt.copy(),
+                 unknowns.x.copy(), unknowns.xs.copy(), self._bdf.copy(),
+                 self._plan.node_R.copy())
+        answer = None
+        for k in range(1, DT_HALVINGS + 1):
+            dt = self.dt / 2 ** k
+            self._respace(dt)
+            unknowns.xs[1:] = unknowns.xs[0]
+            unknowns.jac_ok[0] = False
+            n = 2 ** k
+            done, status, _ = stepper.advance(
+                self._plan, self._modes, self._last.copy(), np.repeat(tau_in[None], n, axis=0),
+                np.repeat(q_in[None], n, axis=0),
+                np.repeat(np.concatenate(self._tip_load)[None], n, axis=0), unknowns.x,
+                unknowns.xs, unknowns.J, unknowns.jac_ok, self._tolerance, MAX_ITERATIONS,
+                self._traj, self._scratch[0], self._scratch[1], self._bays[id(self._plan)],
+                unknowns.work, self._info, self._bdf, self._Zold, self._Zt, self._max_tensions,
+                self._iq,
+                np.empty_like(self._good), np.empty((n, stepper.REC_TAU + 2 * self.n_tendons)),
+                np.zeros(3))
+            (self._plan.dyn.Zh[:], self._Zold[:], self._Zt[:], unknowns.x[:], unknowns.xs[:],
+             self._bdf[:], self._plan.node_R[:]) = saved
+            if status == stepper.DONE:
+                answer = dt
+                break
+        if answer is None:
+            return (f'neither does any dt down to {self.dt / 2 ** DT_HALVINGS:g} s: the inputs '
+                    'may be out of reach')
+        return f'dt = {answer:g} s converges over this step (choose dt <= {answer:g} s)'
+
+    # ------------------------------------------------------------------ output
+
+    def state(self) -> SimState:
+        """Return the state after the last good step (arrays are copies)."""
+        shape = self.statics.shape(self._good)
+        tip_rotation = shape.rotations[-1]
+        q_tip = self._good[-1, self._iq:self._iq + 3]
+        displacements = self._current_displacements(self._solved_modes)
+        return SimState(
+            time=self.time, tip_position=shape.centerline[:, -1].copy(),
+            tip_orientation=shape.tip_orientation, tip_rotation=tip_rotation.copy(),
+            tip_velocity=tip_rotation @ q_tip, centerline=shape.centerline,
+            vertebra_positions=shape.vertebra_positions,
+            vertebra_rotations=shape.vertebra_rotations,
+            vertebra_orientations=shape.vertebra_orientations, tendon_paths=shape.tendon_paths,
+            tensions=self._tau.copy(), tendon_lengths=self._lengths.copy(),
+            tendon_displacements=displacements)
+
+    def _current_displacements(self, modes: np.ndarray) -> np.ndarray:
+        """Displacements [m] at the last step: the inputs, or those of the tensions."""
+        displacements = tendon_displacements(self._rest, self._lengths, self._tau,
+                                             self._compliance, self._motor)
+        controlled = modes == DISPLACEMENT
+        displacements[controlled] = self._q_last[controlled]
+        return displacements
+
+    def profile(self) -> Profile:
+        """
+        Return the rod along its arc length after the last good step (continuous models).
+
+        The discrete model keeps internal forces, not strains, in its state: InputError.
+        """
+        if self.model == 'discrete':
+            raise InputError('profile: the discrete model keeps internal forces, not strains; '
+                             'use model cosserat or kirchhoff')
+        g = self._good
+        strains = np.tile([0.0, 0.0, 1.0], (g.shape[0], 1)) if self.model == 'kirchhoff' \
+            else g[:, 12:15].copy()
+        return Profile(arc_lengths=self.statics.arc_lengths.copy(), positions=g[:, 0:3].copy(),
+                       rotations=g[:, 3:12].reshape(-1, 3, 3).copy(), strains=strains,
+                       curvatures=g[:, 15:18].copy(),
+                       velocities=g[:, self._iq:self._iq + 3].copy(),
+                       angular_velocities=g[:, self._iq + 3:self._iq + 6].copy())
+
+    def record_poses(self, record: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Tip positions (n, 3) [m] and quaternions (n, 4) [qx, qy, qz, qw] of a record."""
+        rotations = record[:, stepper.REC_R:stepper.REC_R + 9].reshape(-1, 3, 3)
+        return record[:, 0:3].copy(), rotation_to_quaternion(rotations)
+
+    def record_tendons(self, record: np.ndarray, q_in: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """Tensions (n, nt) [N] and displacements (n, nt) [m] of a record."""
+        nt = self.n_tendons
+        tau = record[:, stepper.REC_TAU:stepper.REC_TAU + nt]
+        lengths = record[:, stepper.REC_TAU + nt:]
+        displacements = tendon_displacements(self._rest, lengths, tau, self._compliance,
+                                             self._motor)
+        if q_in is not None:
+            controlled = self._modes == DISPLACEMENT
+            displacements[:, controlled] = q_in[:, controlled]
+        return tau.copy(), displacements
+
+    @property
+    def summary(self) -> str:
+        """One line on the integrator."""
+        scheme = 'BDF2' if self.alpha == 0.0 else f'BDF-alpha {self.alpha:g}'
+        return (f'implicit ({scheme}, {self.model}, {self.steps} RK4 steps, '
+                f'{self.shooting_intervals} shooting intervals), dt {self.dt:.3g} s')
+
+
+__all__ = ['ImplicitSimulator', 'StepFailed', 'TensionLimitExceeded']

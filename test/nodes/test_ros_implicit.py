@@ -1,0 +1,88 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulator node in mode dynamic on robots the explicit integrator cannot serve.
+
+A nitinol backbone (explicit stable step 0.26 us) and a steel rod without discs: ``integrator``
+``auto`` takes the implicit model for both, over real DDS (loopback, see conftest.py). The
+model itself is tested in test/models/rod/test_implicit_dynamics.py; here: the parameter, the
+topics, tension and displacement setpoints, the rest the robot comes to (that of the statics
+for tensions; of the model's own static solve for a displacement next to tensions, which the
+statics solver does not take).
+"""
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+from ros_helpers import position, Probe, spinning, wait_for
+from sensor_msgs.msg import JointState
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
+from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+
+# The damped robot comes to rest at the static equilibrium (the implicit model's own RK4 grid
+# is within micrometres of the statics'; tests/models/rod); plumbing errors are centimetres.
+REST_TOLERANCE = 0.5e-3     # m
+# At rest: this many tip poses in a row within REST_TOLERANCE (half a second at 50 Hz: longer
+# than the slower robot's first period, so a swing through the target does not pass)
+REST_POSES = 25
+
+
+def resting(probe, target) -> bool:
+    """Whether the last REST_POSES tip poses are all within REST_TOLERANCE of ``target``."""
+    poses = probe.received['tip/pose'][-REST_POSES:]
+    return len(poses) == REST_POSES and all(
+        np.linalg.norm(position(msg) - target) < REST_TOLERANCE for _, msg in poses)
+
+
+@pytest.mark.parametrize('robot_file, model', [('nitinol_robot.yaml', 'discrete'),
+                                               ('steel_rod_robot.yaml', 'cosserat')])
+def test_dynamic_mode_runs_the_implicit_integrator(robot_file, model):
+    path = share_dir() / 'config' / robot_file
+    robot = load_robot(path)
+    name = robot.tendon_names[0]
+    rclpy.init()
+    simulator = SimulatorNode(parameter_overrides=[
+        Parameter('robot_file', value=str(path)), Parameter('publish_clock', value=True),
+        Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe()
+    with spinning(simulator, probe):
+        assert simulator.model.integrator == 'implicit'
+        assert simulator.model.summary.startswith('implicit (BDF2')
+        wait_for(lambda: probe.latest('tip/pose')
+                 and probe.setpoint_pub.get_subscription_count() >= 1, 'the simulator to come up')
+
+        # a tension: the robot swings and comes to rest at the statics' equilibrium
+        expected = StaticsSolver(robot, model).solve_tensions({name: 1.0}).tip_position
+        probe.setpoint_pub.publish(JointState(name=[name], effort=[1.0]))
+        wait_for(lambda: resting(probe, expected), 'the tip to come to rest under 1 N')
+        assert probe.latest('tendon/state').effort[0] == pytest.approx(1.0)
+        assert probe.sim_time() > 0.1
+
+        # a displacement of t0, the others still at 0 N: it is held there, with a tension
+        probe.setpoint_pub.publish(JointState(name=[name], position=[0.004]))
+        wait_for(lambda: abs(probe.latest('tendon/state').position[0] - 0.004) < 1e-9,
+                 'the displacement setpoint to be followed')
+        rest = ImplicitSimulator(robot)           # where the model itself says it rests
+        rest.set_displacements({name: 0.004})
+        rest.place_at_rest()
+        held = rest.state()
+        wait_for(lambda: resting(probe, held.tip_position),
+                 'the tip to come to rest at the displacement')
+        assert probe.latest('tendon/state').effort[0] == pytest.approx(held.tensions[0], abs=0.02)
+        assert held.tensions[0] > 0.5
