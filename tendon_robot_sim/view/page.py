@@ -1,0 +1,397 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The view page: a viser server with the robot's markers, its frames, the controls and a plot.
+
+:class:`ViewPage` holds what the page shows and is fed message by message (from ROS
+callbacks, or from a bag's timeline); :meth:`ViewPage.render` sends the scene, at most at
+the rate its caller calls it, and :meth:`ViewPage.refresh` the plot and the texts, more
+rarely. Everything is in the frame of the markers (the stack's base frame, REP 103: z up);
+the camera of a new page frames the robot. Thread-safe: ROS callbacks, the caller's timers
+and viser's callback threads all go through one lock.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+import threading
+from typing import Callable, Sequence
+
+import numpy as np
+from tendon_robot_sim.view.inputs import Command
+from tendon_robot_sim.view.markers import MarkerScene
+from tendon_robot_sim.view.panels import CommandPanel, HardwarePanel, PlaybackPanel, TargetPanel
+from tendon_robot_sim.view.scene import SceneRenderer
+import viser
+import viser.uplot
+
+# The camera looks at the robot from this direction (base frame): from -y, a little from
+# the front and above, so the default robot (along +x, bending in y and z) shows its length.
+VIEW_DIRECTION = np.array([0.35, -1.0, 0.45])
+FIELD_OF_VIEW = np.radians(50.0)   # vertical
+FILL = 1.15        # the robot fills the view up to this margin
+UP = np.array([0.0, 0.0, 1.0])   # REP 103: z up
+ASPECT = 1.6       # width / height of a page whose size is not known yet
+PANEL_WIDTH = 400  # px of the page's width that the control panel covers, on the right
+DEFAULT_SIZE = 0.25   # m: the scale of frames before a marker tells the robot's size
+LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
+SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
+                 '#e377c2', '#7f7f7f', '#bcbd22')
+
+
+@dataclass(frozen=True)
+class Plotted:
+    """What the plot shows of ``tendon/state``: the JointState ``field`` and its label."""
+
+    field: str = 'effort'
+    label: str = 'tension [N]'
+
+
+class History:
+    """Samples (time [s], values) of the last ``window`` seconds."""
+
+    def __init__(self, window: float):
+        self.window = window
+        self.samples: deque[tuple[float, np.ndarray]] = deque()
+
+    def add(self, t: float, values: np.ndarray) -> None:
+        if self.samples and t < self.samples[-1][0]:
+            self.samples.clear()    # time went back (a bag seeked back): start again
+        self.samples.append((t, np.asarray(values, dtype=float)))
+        while self.samples and self.samples[0][0] < t - self.window:
+            self.samples.popleft()
+
+    def arrays(self, now: float, width: int) -> tuple[np.ndarray, ...]:
+        """Return (seconds before ``now``, then one array per value), ``width`` values."""
+        rows = [(t, v) for t, v in self.samples if len(v) == width]
+        if not rows:
+            return (np.zeros(0),) + tuple(np.zeros(0) for _ in range(width))
+        times = np.array([t for t, _ in rows]) - now
+        values = np.array([v for _, v in rows])
+        return (times,) + tuple(values[:, i] for i in range(width))
+
+
+def in_namespace(name: str, hardware_id: str, namespace: str) -> bool:
+    """
+    Tell whether a ``/diagnostics`` status comes from a node of ``namespace``.
+
+    A status is named ``<node>: <what>`` (the hardware bridge with its namespace,
+    ``/left_arm/hardware_bridge: safety``), or names the node in ``hardware_id`` (the
+    tension controller); the node's namespace must be ``namespace`` exactly.
+    """
+    node = name.partition(': ')[0]
+    if not node.startswith('/'):
+        node = hardware_id
+    if not node.startswith('/'):
+        return False
+    return node.rpartition('/')[0] == namespace.rstrip('/')
+
+
+def camera_pose(points: np.ndarray, aspect: float, fov: float = FIELD_OF_VIEW,
+                reserved: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """
+    Return (camera position, look-at point) [m] in which ``points`` (n, 3) fill the view.
+
+    The camera looks along -:data:`VIEW_DIRECTION` at the middle of the points' box, from
+    the nearest distance at which every point lies within the vertical field of view ``fov``
+    [rad] and the horizontal one of the image ``aspect`` (width / height), with a margin;
+    ``reserved`` is the fraction of the width on the right that the control panel covers:
+    the robot fills the rest, centred in it.
+    """
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    centre = 0.5 * (lo + hi)
+    back = VIEW_DIRECTION / np.linalg.norm(VIEW_DIRECTION)    # from the centre to the camera
+    right = np.cross(-back, UP)
+    right /= np.linalg.norm(right)
+    up = np.cross(right, -back)
+    tan_v = np.tan(0.5 * fov) / FILL
+    tan_h = tan_v * aspect * (1.0 - reserved)
+    offsets = points - centre
+    # a point at depth (d - o.back) is in view when |o.right| <= tan_h (d - o.back), likewise up
+    distance = max(np.max(np.abs(offsets @ right) / tan_h + offsets @ back),
+                   np.max(np.abs(offsets @ up) / tan_v + offsets @ back), 0.05)
+    # move the camera right, so that the robot sits in the middle of the part left free
+    shift = reserved * distance * np.tan(0.5 * fov) * aspect * right
+    return centre + distance * back + shift, centre + shift
+
+
+class ViewPage:
+    """
+    The page on ``http://host:port``; ``heading`` (Markdown) says what it shows or drives.
+
+    ``command`` (None: no sliders) and ``send_command(name, value)``; ``send_target(point)``
+    with ``check_target(point)`` (None: no tip target); ``plotted`` says which state field
+    the plot shows. ``port`` 0 takes a free port (:attr:`port` tells which).
+    """
+
+    def __init__(self, heading: str, *, host: str = '127.0.0.1', port: int = 8080,
+                 command: Command | None = None,
+                 send_command: Callable[[str, float], None] | None = None,
+                 send_target: Callable[[np.ndarray], None] | None = None,
+                 check_target: Callable[[np.ndarray], str | None] | None = None,
+                 plotted: Plotted = Plotted(), plot_window: float = 10.0,
+                 title: str = 'tendon_robot_sim'):
+        self.lock = threading.RLock()
+        self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
+        self.port = self.server.get_port()
+        self.server.gui.configure_theme(control_width='large', show_share_button=False)
+        self.server.scene.set_up_direction('+z')
+        self.server.initial_camera.fov = float(FIELD_OF_VIEW)
+        self.markers = MarkerScene()
+        self.renderer = SceneRenderer(self.server.scene)
+        self.plotted = plotted
+        self._dirty = False
+        self._framed = False
+        self._size = DEFAULT_SIZE
+        self.frames_drawn = 0
+        self.heading = self.server.gui.add_markdown(heading, order=0.0)
+        self.diagnostics = self.server.gui.add_markdown('', order=0.1)
+        self.base = self.server.scene.add_frame('/base', axes_length=0.1, axes_radius=0.002)
+        self.tip = self.server.scene.add_frame('/tip', axes_length=0.04, axes_radius=0.0015,
+                                               visible=False)
+        self.measured = self.server.scene.add_icosphere('/tip_measured', radius=0.004,
+                                                        color=(20, 160, 60), visible=False)
+        self.target = self.server.scene.add_icosphere('/tip_target', radius=0.005,
+                                                      color=(220, 30, 30), visible=False)
+        self.tip_position = self.measured_position = self.target_position = None
+        self._tip_wxyz = np.array([1.0, 0.0, 0.0, 0.0])
+        self._commands_shown = False   # the sliders start at the first state's values
+        self.reset_view = self.server.gui.add_button('Frame the robot', order=0.2)
+        self.reset_view.on_click(lambda event: self.frame_camera(everyone=False,
+                                                                 client=event.client))
+        self.commands = (CommandPanel(self.server.gui, command, send_command)
+                         if command is not None and send_command is not None else None)
+        self.targets = (TargetPanel(self.server.gui, self.server.scene, 0.3 * DEFAULT_SIZE,
+                                    send_target, check_target or (lambda point: None))
+                        if send_target is not None else None)
+        if self.targets is not None:
+            self.targets.at_tip.on_click(lambda event: self._target_at_tip())
+        self.hardware: HardwarePanel | None = None
+        self.playback: PlaybackPanel | None = None
+        self.state_history = History(plot_window)
+        self.error_history = History(plot_window)
+        self._state_names: tuple[str, ...] = ()
+        self._state_values = np.zeros(0)
+        self._plot_folder = self.server.gui.add_folder(f'Last {plot_window:g} s', order=10.0)
+        self.state_plot = self.error_plot = None
+        self.server.on_client_connect(self._on_connect)
+
+    # ------------------------------------------------------------------ inputs
+
+    def show_markers(self, markers: Sequence, snapshot: bool = False) -> None:
+        """Take one ``MarkerArray``'s markers; ``snapshot``: they replace all before."""
+        with self.lock:
+            (self.markers.replace if snapshot else self.markers.apply)(markers)
+            self._dirty = True
+
+    def show_tip(self, position, orientation_wxyz) -> None:
+        """Take the model's tip pose (``tip/pose``), base frame; the next render draws it."""
+        with self.lock:
+            self.tip_position = np.asarray(position, dtype=float)
+            self._tip_wxyz = np.asarray(orientation_wxyz, dtype=float)
+            self._dirty = True
+
+    def show_measured(self, position) -> None:
+        """Take the measured tip (``tip/measured``), base frame."""
+        with self.lock:
+            self.measured_position = np.asarray(position, dtype=float)
+            self._dirty = True
+
+    def show_target(self, position) -> None:
+        """Take a tip target seen on ``tip/target`` (from this page or anybody)."""
+        with self.lock:
+            self.target_position = np.asarray(position, dtype=float)
+            self._dirty = True
+
+    def show_state(self, t: float, names: Sequence[str], position: Sequence[float],
+                   effort: Sequence[float]) -> None:
+        """One ``tendon/state`` at time ``t`` [s]; the plot shows the ``plotted`` field."""
+        values = np.asarray(effort if self.plotted.field == 'effort' else position,
+                            dtype=float)
+        with self.lock:
+            if self.commands is not None and not self._commands_shown:
+                shown = effort if self.commands.command.field == 'effort' else position
+                if len(shown) == len(names):
+                    self._commands_shown = True
+                    self.commands.show(dict(zip(names, map(float, shown))))
+            if len(values) == len(names):
+                self._state_names = tuple(names)
+                self._state_values = values
+                self.state_history.add(t, values)
+            tip = self.measured_position if self.measured_position is not None \
+                else self.tip_position
+            if tip is not None and self.target_position is not None:
+                self.error_history.add(t, [1e3 * np.linalg.norm(tip - self.target_position)])
+
+    def show_diagnostics(self, statuses: Sequence[tuple[int, str, str]]) -> None:
+        """Show (level, name, message) of the stack's ``/diagnostics`` statuses."""
+        lines = [f'- **{LEVELS.get(level, level)}** {name}: {message}'
+                 for level, name, message in statuses]
+        with self.lock:
+            self.diagnostics.content = '\n'.join(lines)
+
+    def show_command(self, values: dict[str, float]) -> None:
+        """Show a command seen on the graph on the sliders (nothing is sent)."""
+        if self.commands is not None:
+            with self.lock:
+                self.commands.show(values)
+
+    # ------------------------------------------------------------------ panels
+
+    def set_command(self, command: Command, send: Callable[[str, float], None]) -> None:
+        """Add the sliders of ``command`` (once its bounds are known)."""
+        with self.lock:
+            if self.commands is None:
+                self.commands = CommandPanel(self.server.gui, command, send)
+
+    def add_hardware(self, bridge: str, call: Callable[[str], None]) -> HardwarePanel:
+        with self.lock:
+            if self.hardware is None:
+                self.hardware = HardwarePanel(self.server.gui, bridge, call)
+            return self.hardware
+
+    def add_playback(self, duration: float, seek, play, speed) -> PlaybackPanel:
+        with self.lock:
+            self.playback = PlaybackPanel(self.server.gui, duration, seek, play, speed)
+            return self.playback
+
+    # ------------------------------------------------------------------ output
+
+    def render(self) -> bool:
+        """Send the scene if a marker changed since the last call; True if it did."""
+        with self.lock:
+            if not self._dirty:
+                return False
+            self._dirty = False
+            with self.server.atomic():
+                self.renderer.draw(self.markers)
+                self._draw_frames()
+            self.frames_drawn += 1
+            if not self._framed and self.markers.bounds() is not None:
+                self._framed = True
+                self._resize()
+                self.frame_camera(everyone=True)
+            return True
+
+    def _draw_frames(self) -> None:
+        for handle, position in ((self.tip, self.tip_position),
+                                 (self.measured, self.measured_position),
+                                 (self.target, self.target_position)):
+            if position is not None:
+                handle.position = position
+                handle.visible = True
+        self.tip.wxyz = self._tip_wxyz
+        if self.targets is not None and not self.targets.gizmo.visible:
+            start = self.target_position if self.target_position is not None \
+                else self.tip_position
+            if start is not None:
+                self.targets.place(start)   # where a drag starts; nothing is sent
+
+    def refresh(self, now: float) -> None:
+        """Update the plot and the live values to time ``now`` [s]."""
+        with self.lock:
+            names, values = self._state_names, self._state_values
+            if self.commands is not None and len(names):
+                self.commands.show_live(names, values, self.commands.command.unit,
+                                        self.commands.command.quantity)
+            if names:
+                self._plot_state(now, names)
+            if self.error_history.samples:
+                self._plot_error(now)
+
+    def _plot_state(self, now: float, names: Sequence[str]) -> None:
+        data = self.state_history.arrays(now, len(names))
+        if self.state_plot is None or len(self.state_plot.data) != len(data):
+            if self.state_plot is not None:
+                self.state_plot.remove()
+            series = (viser.uplot.Series(label='s'),) + tuple(
+                viser.uplot.Series(label=name, stroke=SERIES_COLORS[i % len(SERIES_COLORS)],
+                                   width=2)
+                for i, name in enumerate(names))
+            with self._plot_folder:
+                self.state_plot = self.server.gui.add_uplot(
+                    data, series, title=self.plotted.label, aspect=2.0,
+                    scales={'x': viser.uplot.Scale(time=False, auto=True)})
+            return
+        self.state_plot.data = data
+
+    def _plot_error(self, now: float) -> None:
+        data = self.error_history.arrays(now, 1)
+        if self.error_plot is None:
+            series = (viser.uplot.Series(label='s'),
+                      viser.uplot.Series(label='tip error', stroke='#d62728', width=2))
+            with self._plot_folder:
+                self.error_plot = self.server.gui.add_uplot(
+                    data, series, title='tip error [mm]', aspect=2.0,
+                    scales={'x': viser.uplot.Scale(time=False, auto=True)})
+            return
+        self.error_plot.data = data
+
+    def frame_camera(self, everyone: bool, client=None) -> None:
+        """Point the camera of every page (or ``client``'s) at the robot, filling the view."""
+        with self.lock:
+            points = self.markers.points()
+            if not len(points):
+                return
+            clients = list(self.server.get_clients().values()) if everyone else [client]
+            if everyone:
+                position, look_at = camera_pose(points, ASPECT)
+                self.server.initial_camera.position = position
+                self.server.initial_camera.look_at = look_at
+                self.server.initial_camera.up = UP
+            for each in clients:
+                if each is None:
+                    continue
+                width, height = each.camera.image_width, each.camera.image_height
+                position, look_at = camera_pose(
+                    points, width / height if width and height else ASPECT,
+                    each.camera.fov or FIELD_OF_VIEW,
+                    reserved=min(PANEL_WIDTH / width, 0.5) if width else 0.0)
+                # position first: viser moves look_at along with a new position
+                each.camera.up_direction = UP
+                each.camera.position = position
+                each.camera.look_at = look_at
+
+    def _resize(self) -> None:
+        """Scale the frames and the gizmo to the robot, once its size is known."""
+        lo, hi = self.markers.bounds()
+        self._size = max(float(np.linalg.norm(hi - lo)), 0.02)
+        self.base.axes_length = 0.25 * self._size
+        self.base.axes_radius = 0.006 * self._size
+        self.tip.axes_length = 0.12 * self._size
+        self.tip.axes_radius = 0.004 * self._size
+        for sphere in (self.measured, self.target):
+            sphere.radius = 0.015 * self._size
+        if self.targets is not None:
+            self.targets.gizmo.scale = 0.3 * self._size
+
+    def _target_at_tip(self) -> None:
+        with self.lock:
+            tip = self.measured_position if self.measured_position is not None \
+                else self.tip_position
+            if tip is not None and self.targets is not None:
+                self.targets.place(tip)
+
+    def _on_connect(self, client) -> None:
+        if self._framed:
+            self.frame_camera(everyone=False, client=client)
+
+    def clients(self) -> int:
+        """Return how many pages are open."""
+        return len(self.server.get_clients())
+
+    def close(self) -> None:
+        self.server.stop()
