@@ -125,11 +125,15 @@ class ViewNode(Node):
             self.workspace_radius = WORKSPACE_RADIUS * actuation.reach
         self.frame_id = ''     # the markers' frame (the stack's base frame) once seen
         plotted = Plotted(self.limits.field, f'{self.limits.quantity} [{self.limits.unit}]')
-        self.page = ViewPage(
-            self._heading(kind, description), host=config.host, port=config.port,
-            command=self.command, send_command=self._send_command,
-            send_target=self._send_target if steer_tip else None,
-            check_target=self._check_target, plotted=plotted, plot_window=config.plot_window)
+        try:
+            self.page = ViewPage(
+                self._heading(kind, description), host=config.host, port=config.port,
+                command=self.command, send_command=self._send_command,
+                send_target=self._send_target if steer_tip else None,
+                check_target=self._check_target, plotted=plotted,
+                plot_window=config.plot_window)
+        except ValueError as error:
+            raise ConfigurationError(f'parameter {error}') from None
         self.statuses: dict[str, tuple[int, str, str]] = {}
         self._subscribe()
         steady = Clock(clock_type=ClockType.STEADY_TIME)

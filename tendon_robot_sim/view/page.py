@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+import socket
 import threading
 from typing import Callable, Sequence
 
@@ -82,6 +83,22 @@ class History:
         times = np.array([t for t, _ in rows]) - now
         values = np.array([v for _, v in rows])
         return (times,) + tuple(values[:, i] for i in range(width))
+
+
+def check_host(host: str) -> None:
+    """
+    Raise ValueError unless a web page can be served on the address ``host``.
+
+    viser tries port after port on an address it cannot bind and never starts: the address
+    is tried here first, on a free port.
+    """
+    try:
+        family = socket.getaddrinfo(host, None)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+    except (OSError, UnicodeError) as error:
+        raise ValueError(f'host: cannot serve on {host!r} ({error.strerror or error})') \
+            from None
 
 
 def in_namespace(name: str, hardware_id: str, namespace: str) -> bool:
@@ -145,6 +162,7 @@ class ViewPage:
                  plotted: Plotted = Plotted(), plot_window: float = 10.0,
                  title: str = 'tendon_robot_sim'):
         self.lock = threading.RLock()
+        check_host(host)
         self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
         self.port = self.server.get_port()
         self.server.gui.configure_theme(control_width='large', show_share_button=False)
@@ -323,8 +341,7 @@ class ViewPage:
                 for i, name in enumerate(names))
             with self._plot_folder:
                 self.state_plot = self.server.gui.add_uplot(
-                    data, series, title=self.plotted.label, aspect=2.0,
-                    scales={'x': viser.uplot.Scale(time=False, auto=True)})
+                    data, series, title=self.plotted.label, aspect=2.0, scales=self._scales())
             return
         self.state_plot.data = data
 
@@ -335,10 +352,14 @@ class ViewPage:
                       viser.uplot.Series(label='tip error', stroke='#d62728', width=2))
             with self._plot_folder:
                 self.error_plot = self.server.gui.add_uplot(
-                    data, series, title='tip error [mm]', aspect=2.0,
-                    scales={'x': viser.uplot.Scale(time=False, auto=True)})
+                    data, series, title='tip error [mm]', aspect=2.0, scales=self._scales())
             return
         self.error_plot.data = data
+
+    def _scales(self) -> dict:
+        # x: seconds before now, the whole window
+        window = self.state_history.window
+        return {'x': viser.uplot.Scale(time=False, auto=False, range=(-window, 0.0))}
 
     def frame_camera(self, everyone: bool, client=None) -> None:
         """Point the camera of every page (or ``client``'s) at the robot, filling the view."""
