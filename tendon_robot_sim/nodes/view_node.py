@@ -261,7 +261,7 @@ class ViewNode(Node):
     def _call_bridge(self, service: str) -> None:
         client = self.bridge_clients[service]
         future = client.call_async(Trigger.Request())
-        future.add_done_callback(lambda done: self.page.hardware.show_answer(
+        future.add_done_callback(lambda done: self.page.show_answer(
             client.srv_name, done.result().message if done.result() is not None
             else 'no answer'))
 

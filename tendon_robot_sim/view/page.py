@@ -19,13 +19,17 @@ The view page: a viser server with the robot's markers, its frames, the controls
 callbacks, or from a bag's timeline); :meth:`ViewPage.render` sends the scene, at most at
 the rate its caller calls it, and :meth:`ViewPage.refresh` the plot and the texts, more
 rarely. Everything is in the frame of the markers (the stack's base frame, REP 103: z up);
-the camera of a new page frames the robot. Thread-safe: ROS callbacks, the caller's timers
-and viser's callback threads all go through one lock.
+the camera of a new page frames the robot. Thread-safe: the ``show_*`` methods only store what
+they are given (under one lock), and everything that talks to viser runs in viser's own
+event-loop thread (:meth:`ViewPage.in_loop`; the page's callbacks are coroutines, which
+viser runs there): viser 1.1 pulses an ``asyncio.Event`` from the calling thread, which
+races the loop ("deque mutated during iteration") when called from another thread.
 """
 
 from __future__ import annotations
 
 from collections import deque
+import concurrent.futures
 from dataclasses import dataclass
 import socket
 import threading
@@ -48,6 +52,7 @@ UP = np.array([0.0, 0.0, 1.0])   # REP 103: z up
 ASPECT = 1.6       # width / height of a page whose size is not known yet
 PANEL_WIDTH = 400  # px of the page's width that the control panel covers, on the right
 DEFAULT_SIZE = 0.25   # m: the scale of frames before a marker tells the robot's size
+LOOP_TIMEOUT = 10.0   # s
 LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
 SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
                  '#e377c2', '#7f7f7f', '#bcbd22')
@@ -165,47 +170,86 @@ class ViewPage:
         check_host(host)
         self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
         self.port = self.server.get_port()
-        self.server.gui.configure_theme(control_width='large', show_share_button=False)
-        self.server.scene.set_up_direction('+z')
-        self.server.initial_camera.fov = float(FIELD_OF_VIEW)
+        self._loop = self.server.get_event_loop()
+        self._loop_thread = None      # viser's event-loop thread, once known
         self.markers = MarkerScene()
-        self.renderer = SceneRenderer(self.server.scene)
         self.plotted = plotted
         self._dirty = False
         self._framed = False
-        self._size = DEFAULT_SIZE
         self.frames_drawn = 0
-        self.heading = self.server.gui.add_markdown(heading, order=0.0)
-        self.diagnostics = self.server.gui.add_markdown('', order=0.1)
-        self.base = self.server.scene.add_frame('/base', axes_length=0.1, axes_radius=0.002)
-        self.tip = self.server.scene.add_frame('/tip', axes_length=0.04, axes_radius=0.0015,
-                                               visible=False)
-        self.measured = self.server.scene.add_icosphere('/tip_measured', radius=0.004,
-                                                        color=(20, 160, 60), visible=False)
-        self.target = self.server.scene.add_icosphere('/tip_target', radius=0.005,
-                                                      color=(220, 30, 30), visible=False)
         self.tip_position = self.measured_position = self.target_position = None
         self._tip_wxyz = np.array([1.0, 0.0, 0.0, 0.0])
         self._commands_shown = False   # the sliders start at the first state's values
-        self.reset_view = self.server.gui.add_button('Frame the robot', order=0.2)
-        self.reset_view.on_click(lambda event: self.frame_camera(everyone=False,
-                                                                 client=event.client))
-        self.commands = (CommandPanel(self.server.gui, command, send_command)
-                         if command is not None and send_command is not None else None)
-        self.targets = (TargetPanel(self.server.gui, self.server.scene, 0.3 * DEFAULT_SIZE,
-                                    send_target, check_target or (lambda point: None))
-                        if send_target is not None else None)
-        if self.targets is not None:
-            self.targets.at_tip.on_click(lambda event: self._target_at_tip())
-        self.hardware: HardwarePanel | None = None
-        self.playback: PlaybackPanel | None = None
+        self._mirrored: dict[str, float] = {}   # commands seen on the graph, to show
+        self._statuses: Sequence[tuple[int, str, str]] = ()
+        self._answer: tuple[str, str] | None = None
+        self._playback_shown: tuple[float, bool, str] | None = None
         self.state_history = History(plot_window)
         self.error_history = History(plot_window)
         self._state_names: tuple[str, ...] = ()
         self._state_values = np.zeros(0)
-        self._plot_folder = self.server.gui.add_folder(f'Last {plot_window:g} s', order=10.0)
-        self.state_plot = self.error_plot = None
+        self.commands: CommandPanel | None = None
+        self.targets: TargetPanel | None = None
+        self.hardware: HardwarePanel | None = None
+        self.playback: PlaybackPanel | None = None
+        self.in_loop(self._build, heading, command, send_command, send_target, check_target,
+                     plot_window)
         self.server.on_client_connect(self._on_connect)
+
+    def _build(self, heading, command, send_command, send_target, check_target,
+               plot_window) -> None:
+        server = self.server
+        server.gui.configure_theme(control_width='large', show_share_button=False)
+        server.scene.set_up_direction('+z')
+        server.initial_camera.fov = float(FIELD_OF_VIEW)
+        self.renderer = SceneRenderer(server.scene)
+        self.heading = server.gui.add_markdown(heading, order=0.0)
+        self.diagnostics = server.gui.add_markdown('', order=0.1)
+        self.base = server.scene.add_frame('/base', axes_length=0.1, axes_radius=0.002)
+        self.tip = server.scene.add_frame('/tip', axes_length=0.04, axes_radius=0.0015,
+                                          visible=False)
+        self.measured = server.scene.add_icosphere('/tip_measured', radius=0.004,
+                                                   color=(20, 160, 60), visible=False)
+        self.target = server.scene.add_icosphere('/tip_target', radius=0.005,
+                                                 color=(220, 30, 30), visible=False)
+        self.reset_view = server.gui.add_button('Frame the robot', order=0.2)
+
+        async def frame(event) -> None:
+            self.frame_camera(everyone=False, client=event.client)
+        self.reset_view.on_click(frame)
+        if command is not None and send_command is not None:
+            self.commands = CommandPanel(server.gui, command, send_command)
+        if send_target is not None:
+            self.targets = TargetPanel(server.gui, server.scene, 0.3 * DEFAULT_SIZE,
+                                       send_target, check_target or (lambda point: None))
+
+            async def at_tip(event) -> None:
+                self._target_at_tip()
+            self.targets.at_tip.on_click(at_tip)
+        self._plot_folder = server.gui.add_folder(f'Last {plot_window:g} s', order=10.0)
+        self.state_plot = self.error_plot = None
+
+    def in_loop(self, function: Callable, *args):
+        """
+        Run ``function(*args)`` in viser's event-loop thread, wait, and return its result.
+
+        None when the server has stopped (its loop closed, or gone for ``LOOP_TIMEOUT``).
+        """
+        if threading.current_thread() is self._loop_thread:
+            return function(*args)
+        done = concurrent.futures.Future()
+
+        def run() -> None:
+            self._loop_thread = threading.current_thread()
+            try:
+                done.set_result(function(*args))
+            except BaseException as error:   # noqa: B902 (handed to the waiting thread)
+                done.set_exception(error)
+        try:
+            self._loop.call_soon_threadsafe(run)
+            return done.result(timeout=LOOP_TIMEOUT)
+        except (RuntimeError, concurrent.futures.TimeoutError):   # the page has stopped
+            return None
 
     # ------------------------------------------------------------------ inputs
 
@@ -236,7 +280,7 @@ class ViewPage:
 
     def show_state(self, t: float, names: Sequence[str], position: Sequence[float],
                    effort: Sequence[float]) -> None:
-        """One ``tendon/state`` at time ``t`` [s]; the plot shows the ``plotted`` field."""
+        """Take one ``tendon/state`` at time ``t`` [s]; the plot shows the ``plotted`` field."""
         values = np.asarray(effort if self.plotted.field == 'effort' else position,
                             dtype=float)
         with self.lock:
@@ -244,7 +288,7 @@ class ViewPage:
                 shown = effort if self.commands.command.field == 'effort' else position
                 if len(shown) == len(names):
                     self._commands_shown = True
-                    self.commands.show(dict(zip(names, map(float, shown))))
+                    self._mirrored.update(zip(names, map(float, shown)))
             if len(values) == len(names):
                 self._state_names = tuple(names)
                 self._state_values = values
@@ -255,41 +299,56 @@ class ViewPage:
                 self.error_history.add(t, [1e3 * np.linalg.norm(tip - self.target_position)])
 
     def show_diagnostics(self, statuses: Sequence[tuple[int, str, str]]) -> None:
-        """Show (level, name, message) of the stack's ``/diagnostics`` statuses."""
-        lines = [f'- **{LEVELS.get(level, level)}** {name}: {message}'
-                 for level, name, message in statuses]
+        """Take (level, name, message) of the stack's ``/diagnostics`` statuses."""
         with self.lock:
-            self.diagnostics.content = '\n'.join(lines)
+            self._statuses = tuple(statuses)
 
     def show_command(self, values: dict[str, float]) -> None:
-        """Show a command seen on the graph on the sliders (nothing is sent)."""
-        if self.commands is not None:
-            with self.lock:
-                self.commands.show(values)
+        """Take a command seen on the graph: the sliders show it (nothing is sent)."""
+        with self.lock:
+            self._mirrored.update(values)
+
+    def show_answer(self, service: str, text: str) -> None:
+        """Take the answer of the hardware bridge's ``service``."""
+        with self.lock:
+            self._answer = (service, text)
+
+    def show_playback(self, t: float, playing: bool, status: str) -> None:
+        """Take the playback's time [s], whether it plays, and a line about it."""
+        with self.lock:
+            self._playback_shown = (t, playing, status)
 
     # ------------------------------------------------------------------ panels
 
     def set_command(self, command: Command, send: Callable[[str, float], None]) -> None:
         """Add the sliders of ``command`` (once its bounds are known)."""
-        with self.lock:
-            if self.commands is None:
-                self.commands = CommandPanel(self.server.gui, command, send)
+        def add() -> None:
+            with self.lock:
+                if self.commands is None:
+                    self.commands = CommandPanel(self.server.gui, command, send)
+        self.in_loop(add)
 
-    def add_hardware(self, bridge: str, call: Callable[[str], None]) -> HardwarePanel:
-        with self.lock:
-            if self.hardware is None:
-                self.hardware = HardwarePanel(self.server.gui, bridge, call)
-            return self.hardware
+    def add_hardware(self, bridge: str, call: Callable[[str], None]) -> None:
+        """Add the Stop and Resume buttons of the hardware bridge ``bridge``."""
+        def add() -> None:
+            with self.lock:
+                if self.hardware is None:
+                    self.hardware = HardwarePanel(self.server.gui, bridge, call)
+        self.in_loop(add)
 
-    def add_playback(self, duration: float, seek, play, speed) -> PlaybackPanel:
-        with self.lock:
-            self.playback = PlaybackPanel(self.server.gui, duration, seek, play, speed)
-            return self.playback
+    def add_playback(self, duration: float, seek, play, speed) -> None:
+        def add() -> None:
+            with self.lock:
+                self.playback = PlaybackPanel(self.server.gui, duration, seek, play, speed)
+        self.in_loop(add)
 
     # ------------------------------------------------------------------ output
 
     def render(self) -> bool:
-        """Send the scene if a marker changed since the last call; True if it did."""
+        """Send the scene if something changed since the last call; True if it did."""
+        return bool(self.in_loop(self._render))
+
+    def _render(self) -> bool:
         with self.lock:
             if not self._dirty:
                 return False
@@ -298,7 +357,7 @@ class ViewPage:
                 self.renderer.draw(self.markers)
                 self._draw_frames()
             self.frames_drawn += 1
-            if not self._framed and self.markers.bounds() is not None:
+            if not self._framed and len(self.markers.points()):
                 self._framed = True
                 self._resize()
                 self.frame_camera(everyone=True)
@@ -319,14 +378,26 @@ class ViewPage:
                 self.targets.place(start)   # where a drag starts; nothing is sent
 
     def refresh(self, now: float) -> None:
-        """Update the plot and the live values to time ``now`` [s]."""
+        """Update the plot, the live values and the texts to time ``now`` [s]."""
+        self.in_loop(self._refresh, now)
+
+    def _refresh(self, now: float) -> None:
         with self.lock:
-            names, values = self._state_names, self._state_values
-            if self.commands is not None and len(names):
-                self.commands.show_live(names, values, self.commands.command.unit,
-                                        self.commands.command.quantity)
-            if names:
-                self._plot_state(now, names)
+            self.diagnostics.content = '\n'.join(
+                f'- **{LEVELS.get(level, level)}** {name}: {message}'
+                for level, name, message in self._statuses)
+            if self.commands is not None:
+                self.commands.show(self._mirrored)
+                self._mirrored = {}
+                if self._state_names:
+                    self.commands.show_live(self._state_names, self._state_values,
+                                            self.plotted.label)
+            if self.hardware is not None and self._answer is not None:
+                self.hardware.show_answer(*self._answer)
+            if self.playback is not None and self._playback_shown is not None:
+                self.playback.show(*self._playback_shown)
+            if self._state_names:
+                self._plot_state(now, self._state_names)
             if self.error_history.samples:
                 self._plot_error(now)
 
@@ -406,9 +477,10 @@ class ViewPage:
             if tip is not None and self.targets is not None:
                 self.targets.place(tip)
 
-    def _on_connect(self, client) -> None:
-        if self._framed:
-            self.frame_camera(everyone=False, client=client)
+    async def _on_connect(self, client) -> None:
+        with self.lock:
+            if self._framed:
+                self.frame_camera(everyone=False, client=client)
 
     def clients(self) -> int:
         """Return how many pages are open."""

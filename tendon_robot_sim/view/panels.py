@@ -19,7 +19,9 @@ Every control is shared by all tabs (viser keeps one state per server): a second
 the same values and moves the same sliders, so two tabs never command different things. A
 control sends only on a user's action in a page (``event.client`` set); values the view
 itself shows (a state arriving, another tab's move mirrored) never send anything, and a
-page that closes sends nothing.
+page that closes sends nothing. The callbacks are coroutines: viser runs them in its
+event-loop thread, the one thread that may change the page (:class:`~tendon_robot_sim.view.
+page.ViewPage`).
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ class CommandPanel:
             self.live = gui.add_markdown('')
 
     def _mover(self, name: str):
-        def moved(event) -> None:
+        async def moved(event) -> None:
             if event.client is None:
                 return   # shown by the view, not moved by a user
             self._send(event, name, event.target.value)
@@ -87,7 +89,7 @@ class CommandPanel:
         self.sent += 1
         self.send(name, value)
 
-    def _all_lowest(self, event) -> None:
+    async def _all_lowest(self, event) -> None:
         for name, low in zip(self.command.names, self.command.low):
             self.sliders[name].value = float(low)
             self._send(event, name, float(low))
@@ -99,11 +101,11 @@ class CommandPanel:
             if slider is not None and np.isfinite(value):
                 slider.value = float(min(max(value, slider.min), slider.max))
 
-    def show_live(self, names, values, unit: str, quantity: str) -> None:
-        """Show the state of each input (``tendon/state``) under the sliders."""
+    def show_live(self, names, values, label: str) -> None:
+        """Show the state of each input (``tendon/state``, ``label``) under the sliders."""
         cells = ' | '.join(f'{n}' for n in names)
         row = ' | '.join(f'{v:.4g}' for v in values)
-        self.live.content = (f'now ({quantity} [{unit}], tendon/state)\n\n| {cells} |\n'
+        self.live.content = (f'now ({label}, tendon/state)\n\n| {cells} |\n'
                              f'|{"---|" * len(names)}\n| {row} |')
 
 
@@ -126,7 +128,7 @@ class TargetPanel:
         self.gizmo.on_update(self._dragged)
         self.folder = gui.add_folder('Tip target (tip/target)', order=2.0)
         with self.folder:
-            self.field = gui.add_vector3('target [m]', (0.0, 0.0, 0.0), step=0.001,
+            self.field = gui.add_vector3('target [m]', (0.0, 0.0, 0.0), step=0.0001,
                                          hint='tip position in the base frame')
             self.send_button = gui.add_button('Send target', hint='publish the position '
                                               'above on tip/target: the tension controller '
@@ -142,7 +144,7 @@ class TargetPanel:
         self.gizmo.visible = True
         self.field.value = tuple(round(float(v), 6) for v in point)
 
-    def _dragged(self, event) -> None:
+    async def _dragged(self, event) -> None:
         if event.client is None:
             return
         point = np.array(event.target.position, dtype=float)
@@ -152,7 +154,7 @@ class TargetPanel:
             self._last_sent = now
             self._send(event, point)
 
-    def _clicked(self, event) -> None:
+    async def _clicked(self, event) -> None:
         point = np.array(self.field.value, dtype=float)
         self.gizmo.position = tuple(float(v) for v in point)
         self.gizmo.visible = True
@@ -178,9 +180,14 @@ class HardwarePanel:
             self.resume = gui.add_button('Resume', color='green', hint=f'{bridge}/resume: '
                                          'follow setpoints again')
             self.answer = gui.add_markdown('')
-        self.stop.on_click(lambda event: call('stop') if event.client is not None else None)
-        self.resume.on_click(lambda event: call('resume') if event.client is not None
-                             else None)
+
+        async def stop(event) -> None:
+            call('stop')
+
+        async def resume(event) -> None:
+            call('resume')
+        self.stop.on_click(stop)
+        self.resume.on_click(resume)
 
     def show_answer(self, service: str, text: str) -> None:
         self.answer.content = f'`{service}`: {text}'
@@ -198,10 +205,19 @@ class PlaybackPanel:
             self.play = gui.add_button('Play', hint='play or pause the bag')
             self.speed = gui.add_dropdown('speed', SPEEDS, initial_value='1')
             self.status = gui.add_markdown('paused at the start')
-        self.time.on_update(lambda event: seek(event.target.value)
-                            if event.client is not None else None)
-        self.play.on_click(lambda event: play(self.play.label == 'Play'))
-        self.speed.on_update(lambda event: speed(float(event.target.value)))
+
+        async def moved(event) -> None:
+            if event.client is not None:   # a user's move, not the clock's
+                seek(event.target.value)
+
+        async def clicked(event) -> None:
+            play(self.play.label == 'Play')
+
+        async def chosen(event) -> None:
+            speed(float(event.target.value))
+        self.time.on_update(moved)
+        self.play.on_click(clicked)
+        self.speed.on_update(chosen)
 
     def show(self, t: float, playing: bool, status: str) -> None:
         self.time.value = round(float(t), 2)

@@ -157,7 +157,7 @@ class BagPlayback:
         self.lock = threading.Lock()
         self.shown_t = None      # bag time shown last
         self._fed = {}           # name -> messages fed to the page's history
-        self.panel = page.add_playback(timeline.duration, self._seek, self._play, self._speed)
+        page.add_playback(timeline.duration, self._seek, self._play, self._speed)
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -184,8 +184,8 @@ class BagPlayback:
                 self.show(t)
             if now - last_refresh >= self.refresh_period:
                 last_refresh = now
+                self.page.show_playback(t, playing, self._status(t, playing))
                 self.page.refresh(t)
-                self.panel.show(t, playing, self._status(t, playing))
 
     def _status(self, t: float, playing: bool) -> str:
         if playing:

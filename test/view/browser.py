@@ -1,0 +1,138 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A real headless browser for the view's tests: Debian's chromium through chromedriver.
+
+One browser serves a test module (:func:`start_browser`); :func:`screenshot` returns the
+page as an RGB array and keeps the PNG in ``test_artifacts/view/`` (git-ignored) for people
+to look at; :func:`project` maps base-frame points to the pixels of a page's camera, so a
+test checks that the robot is drawn where it must be, not only that something is.
+Without chromium the tests skip with a note, except in CI (``CI`` set), where they fail:
+``make setup`` installs it there.
+"""
+
+import io
+import os
+from pathlib import Path
+import shutil
+import tempfile
+
+import numpy as np
+from PIL import Image
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+import waiting
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / 'test_artifacts' / 'view'
+WINDOW = (1400, 900)
+# Flags for a headless chromium on a machine without a GPU or a network (software WebGL).
+FLAGS = ('--headless=new', '--no-sandbox', '--use-angle=swiftshader',
+         '--enable-unsafe-swiftshader', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+         '--disable-dev-shm-usage', f'--window-size={WINDOW[0]},{WINDOW[1]}')
+BACKGROUND = 235    # a pixel with every channel above this is the page's white background
+
+
+def require_browser() -> tuple[str, str]:
+    """Return the paths of chromium and chromedriver; skip without them (fail in CI)."""
+    chromium = shutil.which('chromium') or shutil.which('chromium-browser')
+    driver = shutil.which('chromedriver')
+    if chromium and driver:
+        return chromium, driver
+    message = ('chromium and chromedriver are needed for the browser tests (make setup '
+               'installs them as root; else apt-get install chromium chromium-driver)')
+    if os.environ.get('CI'):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def start_browser(profile: Path):
+    """Start a headless chromium with a fresh profile in ``profile``."""
+    chromium, driver = require_browser()
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in FLAGS + (f'--user-data-dir={profile}',):
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=Service(driver))
+
+
+def open_page(browser, page, timeout: float = 60.0):
+    """Load ``page`` (a ViewPage) in ``browser``'s current tab; wait until it is connected."""
+    before = set(page.server.get_clients())
+    browser.get(f'http://127.0.0.1:{page.port}/')
+    clients = waiting.wait_for(lambda: set(page.server.get_clients()) - before,
+                               'the page to connect to the view', timeout)
+    client = page.server.get_clients()[min(clients)]
+    # the camera reports the page's size once the canvas exists
+    waiting.wait_for(lambda: client.camera.image_width > 0, 'the page to report its camera',
+                     timeout)
+    close_notifications(browser)
+    return client
+
+
+def close_notifications(browser) -> None:
+    """Close viser's notices (software WebGL): they cover a corner of the scene."""
+    for button in browser.find_elements(By.CSS_SELECTOR, '.mantine-Notification-closeButton'):
+        try:
+            button.click()
+        except Exception:   # noqa: B902 (a notice that closed itself meanwhile)
+            pass
+
+
+def screenshot(browser, name: str) -> np.ndarray:
+    """Return the page as (height, width, 3) uint8 and keep it as test_artifacts/view/NAME.png."""
+    png = browser.get_screenshot_as_png()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / f'{name}.png').write_bytes(png)
+    return np.asarray(Image.open(io.BytesIO(png)).convert('RGB'))
+
+
+def drawn(image: np.ndarray) -> np.ndarray:
+    """Return a mask of the pixels that are not the white background."""
+    return np.any(image < BACKGROUND, axis=2)
+
+
+def project(points: np.ndarray, camera) -> np.ndarray:
+    """
+    Return the pixels (n, 2) (column, row) of base-frame ``points`` (n, 3) in ``camera``'s image.
+
+    viser's camera: ``wxyz``/``position`` of the camera frame in the world (OpenCV axes: z
+    forward, x right, y down), ``fov`` the vertical field of view.
+    """
+    w, x, y, z = camera.wxyz
+    rotation = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    local = (np.asarray(points) - camera.position) @ rotation
+    focal = 0.5 * camera.image_height / np.tan(0.5 * camera.fov)
+    return np.stack([focal * local[:, 0] / local[:, 2] + 0.5 * camera.image_width,
+                     focal * local[:, 1] / local[:, 2] + 0.5 * camera.image_height], axis=1)
+
+
+def drawn_near(mask: np.ndarray, pixels: np.ndarray, radius: int = 3) -> np.ndarray:
+    """Return, per pixel (column, row), whether the mask has a drawn pixel within ``radius``."""
+    height, width = mask.shape
+    near = []
+    for column, row in np.round(pixels).astype(int):
+        rows = slice(max(row - radius, 0), min(row + radius + 1, height))
+        columns = slice(max(column - radius, 0), min(column + radius + 1, width))
+        near.append(bool(mask[rows, columns].any()))
+    return np.array(near)
+
+
+def profile_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix='tendon_robot_sim_chromium_'))
