@@ -92,6 +92,8 @@ class Timeline:
 
     def latest(self, name: str, t: float):
         """Return the newest message of ``name`` at or before ``t`` [s], deserialized, or None."""
+        if name not in self.messages:
+            return None
         i = self.index(name, t)
         return self.message(name, i - 1) if i else None
 
@@ -197,15 +199,14 @@ class BagPlayback:
     def show(self, t: float) -> None:
         """Show the bag at time ``t`` [s]: scene, tip frames and the plot's history."""
         timeline, page = self.timeline, self.page
-        markers = timeline.latest('backbone/markers', t) if 'backbone/markers' in \
-            timeline.messages else None
+        markers = timeline.latest('backbone/markers', t)
         if markers is not None:
             page.show_markers(markers.markers, snapshot=True)
         for name, show in (('tip/pose', lambda m: page.show_tip(
                                _xyz(m.pose.position), _wxyz(m.pose.orientation))),
                            ('tip/measured', lambda m: page.show_measured(_xyz(m.point))),
                            ('tip/target', lambda m: page.show_target(_xyz(m.point)))):
-            message = timeline.latest(name, t) if name in timeline.messages else None
+            message = timeline.latest(name, t)
             if message is not None:
                 show(message)
         self._feed_states(t)
