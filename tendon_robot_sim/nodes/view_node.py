@@ -124,6 +124,7 @@ class ViewNode(Node):
             self.base_position = actuation.base_position
             self.workspace_radius = WORKSPACE_RADIUS * actuation.reach
         self.frame_id = ''     # the markers' frame (the stack's base frame) once seen
+        self.markers_received = 0
         plotted = Plotted(self.limits.field, f'{self.limits.quantity} [{self.limits.unit}]')
         try:
             self.page = ViewPage(
@@ -182,6 +183,7 @@ class ViewNode(Node):
     # ------------------------------------------------------------------ in
 
     def _on_markers(self, msg) -> None:
+        self.markers_received += 1
         if msg.markers:
             self.frame_id = msg.markers[-1].header.frame_id
         self.page.show_markers(msg.markers)

@@ -84,9 +84,9 @@ def _wxyz(q) -> np.ndarray:
     return wxyz / norm if norm > 0.0 else np.array([1.0, 0.0, 0.0, 0.0])
 
 
-def _rgb(color) -> np.ndarray:
-    rgb = np.array([color.r, color.g, color.b], dtype=float)
-    return np.round(np.clip(rgb, 0.0, 1.0) * 255.0).astype(np.uint8)
+def _rgb(colors: np.ndarray) -> np.ndarray:
+    """Colours (..., 3) in [0, 1] -> uint8."""
+    return np.round(np.clip(colors, 0.0, 1.0) * 255.0).astype(np.uint8)
 
 
 def primitive(marker) -> Lines | Solid | None:
@@ -104,16 +104,19 @@ def primitive(marker) -> Lines | Solid | None:
     if marker.type in SOLIDS:
         scale = _vector(marker.scale)
         _check_finite(marker, position, wxyz, scale)
-        return Solid(SOLIDS[marker.type], position, wxyz, scale, _rgb(marker.color),
-                     float(np.clip(marker.color.a, 0.0, 1.0)))
+        color = marker.color
+        return Solid(SOLIDS[marker.type], position, wxyz, scale,
+                     _rgb(np.array([color.r, color.g, color.b])),
+                     float(np.clip(color.a, 0.0, 1.0)))
     if marker.type not in LINES:
         return None
     points = np.array([(p.x, p.y, p.z) for p in marker.points], dtype=float).reshape(-1, 3)
     _check_finite(marker, position, wxyz, points)
     if marker.colors and len(marker.colors) == len(marker.points):
-        colors = np.array([_rgb(c) for c in marker.colors], dtype=np.uint8).reshape(-1, 3)
+        colors = _rgb(np.array([(c.r, c.g, c.b) for c in marker.colors]).reshape(-1, 3))
     else:
-        colors = np.tile(_rgb(marker.color), (len(points), 1))
+        color = marker.color
+        colors = np.tile(_rgb(np.array([color.r, color.g, color.b])), (len(points), 1))
     if marker.type == LINE_STRIP:
         ends = np.stack([np.arange(len(points) - 1), np.arange(1, len(points))], axis=1)
         ends = ends.reshape(-1, 2) if len(points) > 1 else np.zeros((0, 2), dtype=int)
@@ -164,10 +167,22 @@ class MarkerScene:
             self.frame_id = marker.header.frame_id
             self.items[key] = shape
 
-    def replace(self, markers) -> None:
-        """Show only ``markers`` (a full snapshot, as the simulator publishes them)."""
-        self.items.clear()
-        self.apply(markers)
+    def apply_all(self, arrays) -> None:
+        """
+        Apply several ``MarkerArray``'s markers, oldest first, converting only what shows.
+
+        When every marker only adds (as the simulator publishes), only the newest marker of
+        each key is converted: the result is that of applying them all.
+        """
+        if any(marker.action != ADD for markers in arrays for marker in markers):
+            for markers in arrays:
+                self.apply(markers)
+            return
+        newest = {}
+        for markers in arrays:
+            for marker in markers:
+                newest[(marker.ns, int(marker.id))] = marker
+        self.apply(newest.values())
 
     def lines(self) -> dict[Key, Lines]:
         return {key: item for key, item in self.items.items() if isinstance(item, Lines)}

@@ -173,6 +173,7 @@ class ViewPage:
         self._loop = self.server.get_event_loop()
         self._loop_thread = None      # viser's event-loop thread, once known
         self.markers = MarkerScene()
+        self._pending: list[Sequence] = []   # marker arrays received since the last render
         self.plotted = plotted
         self._dirty = False
         self._framed = False
@@ -256,7 +257,10 @@ class ViewPage:
     def show_markers(self, markers: Sequence, snapshot: bool = False) -> None:
         """Take one ``MarkerArray``'s markers; ``snapshot``: they replace all before."""
         with self.lock:
-            (self.markers.replace if snapshot else self.markers.apply)(markers)
+            if snapshot:
+                self._pending.clear()
+                self.markers.items.clear()
+            self._pending.append(markers)   # converted when drawn: skipped ones cost nothing
             self._dirty = True
 
     def show_tip(self, position, orientation_wxyz) -> None:
@@ -353,6 +357,8 @@ class ViewPage:
             if not self._dirty:
                 return False
             self._dirty = False
+            self.markers.apply_all(self._pending)
+            self._pending = []
             with self.server.atomic():
                 self.renderer.draw(self.markers)
                 self._draw_frames()

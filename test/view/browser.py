@@ -26,48 +26,27 @@ Without chromium the tests skip with a note, except in CI (``CI`` set), where th
 import io
 import os
 from pathlib import Path
-import shutil
-import tempfile
 
 import numpy as np
 from PIL import Image
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from tendon_robot_sim.view import headless
 import waiting
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / 'test_artifacts' / 'view'
-WINDOW = (1400, 900)
-# Flags for a headless chromium on a machine without a GPU or a network (software WebGL).
-FLAGS = ('--headless=new', '--no-sandbox', '--use-angle=swiftshader',
-         '--enable-unsafe-swiftshader', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
-         '--disable-dev-shm-usage', f'--window-size={WINDOW[0]},{WINDOW[1]}')
 BACKGROUND = 235    # a pixel with every channel above this is the page's white background
 
 
-def require_browser() -> tuple[str, str]:
-    """Return the paths of chromium and chromedriver; skip without them (fail in CI)."""
-    chromium = shutil.which('chromium') or shutil.which('chromium-browser')
-    driver = shutil.which('chromedriver')
-    if chromium and driver:
-        return chromium, driver
-    message = ('chromium and chromedriver are needed for the browser tests (make setup '
-               'installs them as root; else apt-get install chromium chromium-driver)')
-    if os.environ.get('CI'):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-def start_browser(profile: Path):
-    """Start a headless chromium with a fresh profile in ``profile``."""
-    chromium, driver = require_browser()
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in FLAGS + (f'--user-data-dir={profile}',):
-        options.add_argument(flag)
-    return webdriver.Chrome(options=options, service=Service(driver))
+def start_browser():
+    """Start the headless chromium; skip without it (fail in CI: make setup installs it)."""
+    if headless.browser_paths() is None:
+        message = ('chromium and chromedriver are needed for the browser tests (make setup '
+                   'installs them as root; else apt-get install chromium chromium-driver)')
+        if os.environ.get('CI'):
+            pytest.fail(message)
+        pytest.skip(message)
+    return headless.start_browser()
 
 
 def open_page(browser, page, timeout: float = 60.0):
@@ -132,7 +111,3 @@ def drawn_near(mask: np.ndarray, pixels: np.ndarray, radius: int = 3) -> np.ndar
         columns = slice(max(column - radius, 0), min(column + radius + 1, width))
         near.append(bool(mask[rows, columns].any()))
     return np.array(near)
-
-
-def profile_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix='tendon_robot_sim_chromium_'))

@@ -23,8 +23,7 @@ its pixels must be drawn. They stay in test_artifacts/view/ for people to look a
 
 from types import SimpleNamespace
 
-from browser import (drawn, drawn_near, open_page, profile_dir, project, screenshot,
-                     start_browser)
+from browser import drawn, drawn_near, open_page, project, screenshot, start_browser
 from geometry_msgs.msg import PointStamped
 import numpy as np
 import pytest
@@ -49,7 +48,7 @@ DRAWN = 0.9    # share of the backbone's projected points that must be drawn (ed
 
 @pytest.fixture(scope='module')
 def browser():
-    driver = start_browser(profile_dir())
+    driver = start_browser()
     yield driver
     driver.quit()
 
