@@ -377,11 +377,12 @@ class ViewPage:
                 handle.position = position
                 handle.visible = True
         self.tip.wxyz = self._tip_wxyz
-        if self.targets is not None and not self.targets.gizmo.visible:
+        if self.targets is not None and not self.targets.touched:
+            # until a user takes it, the gizmo sits on the target, else follows the tip
             start = self.target_position if self.target_position is not None \
                 else self.tip_position
             if start is not None:
-                self.targets.place(start)   # where a drag starts; nothing is sent
+                self.targets.place(start, field=not self.targets.gizmo.visible)
 
     def refresh(self, now: float) -> None:
         """Update the plot, the live values and the texts to time ``now`` [s]."""

@@ -126,6 +126,11 @@ class TargetPanel:
             '/tip_target_gizmo', scale=size, disable_rotations=True, depth_test=False,
             visible=False)
         self.gizmo.on_update(self._dragged)
+        self.touched = False    # a user took the gizmo: it stops following the tip
+
+        async def taken(event) -> None:
+            self.touched = True
+        self.gizmo.on_drag_start(taken)
         self.folder = gui.add_folder('Tip target (tip/target)', order=2.0)
         with self.folder:
             self.field = gui.add_vector3('target [m]', (0.0, 0.0, 0.0), step=0.0001,
@@ -138,23 +143,26 @@ class TargetPanel:
                                          'sent) where the tip is now')
         self.tip = None
 
-    def place(self, point: np.ndarray) -> None:
-        """Put the gizmo and the field at ``point`` without sending."""
+    def place(self, point: np.ndarray, field: bool = True) -> None:
+        """Put the gizmo (and the ``field``) at ``point`` without sending."""
         self.gizmo.position = tuple(float(v) for v in point)
         self.gizmo.visible = True
-        self.field.value = tuple(round(float(v), 6) for v in point)
+        if field:
+            self.field.value = tuple(round(float(v), 4) for v in point)
 
     async def _dragged(self, event) -> None:
         if event.client is None:
             return
+        self.touched = True
         point = np.array(event.target.position, dtype=float)
-        self.field.value = tuple(round(float(v), 6) for v in point)
+        self.field.value = tuple(round(float(v), 4) for v in point)
         now = time.monotonic()
         if event.phase == 'end' or now - self._last_sent >= TARGET_PERIOD:
             self._last_sent = now
             self._send(event, point)
 
     async def _clicked(self, event) -> None:
+        self.touched = True
         point = np.array(self.field.value, dtype=float)
         self.gizmo.position = tuple(float(v) for v in point)
         self.gizmo.visible = True
