@@ -27,7 +27,7 @@ from pathlib import Path
 import shutil
 import tempfile
 
-WINDOW = (1400, 900)
+WINDOW = (1000, 700)
 FLAGS = ('--headless=new', '--no-sandbox', '--use-angle=swiftshader',
          '--enable-unsafe-swiftshader', '--disable-background-networking',
          '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',

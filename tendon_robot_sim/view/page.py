@@ -33,6 +33,7 @@ import concurrent.futures
 from dataclasses import dataclass
 import socket
 import threading
+import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -51,6 +52,8 @@ FILL = 1.15        # the robot fills the view up to this margin
 UP = np.array([0.0, 0.0, 1.0])   # REP 103: z up
 ASPECT = 1.6       # width / height of a page whose size is not known yet
 PANEL_WIDTH = 400  # px of the page's width that the control panel covers, on the right
+CAMERA_TOLERANCE = 1e-4   # m: a camera this close to where it settled was not moved
+CAMERA_SETTLE = 1.0       # s a page takes to move its camera where the view put it
 DEFAULT_SIZE = 0.25   # m: the scale of frames before a marker tells the robot's size
 LOOP_TIMEOUT = 10.0   # s
 LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
@@ -104,6 +107,30 @@ def check_host(host: str) -> None:
     except (OSError, UnicodeError) as error:
         raise ValueError(f'host: cannot serve on {host!r} ({error.strerror or error})') \
             from None
+
+
+def _reserved(width: int) -> float:
+    """Return the share of a page ``width`` px wide that the control panel covers."""
+    return min(PANEL_WIDTH / width, 0.5) if width else 0.0
+
+
+def project(points: np.ndarray, camera) -> np.ndarray:
+    """
+    Return the pixels (n, 2) (column, row) of base-frame ``points`` (n, 3) in ``camera``'s image.
+
+    ``camera``: viser's camera of a page, ``wxyz``/``position`` of the camera frame in the
+    world (OpenCV axes: z forward, x right, y down), ``fov`` vertical, ``image_width`` and
+    ``image_height`` in px.
+    """
+    w, x, y, z = camera.wxyz
+    rotation = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    local = (np.asarray(points) - camera.position) @ rotation
+    focal = 0.5 * camera.image_height / np.tan(0.5 * camera.fov)
+    depth = np.maximum(local[:, 2], 1e-9)     # behind the camera: far outside the image
+    return np.stack([focal * local[:, 0] / depth + 0.5 * camera.image_width,
+                     focal * local[:, 1] / depth + 0.5 * camera.image_height], axis=1)
 
 
 def in_namespace(name: str, hardware_id: str, namespace: str) -> bool:
@@ -185,6 +212,9 @@ class ViewPage:
         self._statuses: Sequence[tuple[int, str, str]] = ()
         self._answer: tuple[str, str] | None = None
         self._playback_shown: tuple[float, bool, str] | None = None
+        # client id -> [when framed, camera pose once settled, points framed], while the view
+        # follows the robot with that page's camera
+        self._following: dict[int, list] = {}
         self.state_history = History(plot_window)
         self.error_history = History(plot_window)
         self._state_names: tuple[str, ...] = ()
@@ -407,6 +437,7 @@ class ViewPage:
                 self._plot_state(now, self._state_names)
             if self.error_history.samples:
                 self._plot_error(now)
+            self._follow()
 
     def _plot_state(self, now: float, names: Sequence[str]) -> None:
         data = self.state_history.arrays(now, len(names))
@@ -439,10 +470,16 @@ class ViewPage:
         window = self.state_history.window
         return {'x': viser.uplot.Scale(time=False, auto=False, range=(-window, 0.0))}
 
-    def frame_camera(self, everyone: bool, client=None) -> None:
-        """Point the camera of every page (or ``client``'s) at the robot, filling the view."""
+    def frame_camera(self, everyone: bool, client=None, points: np.ndarray | None = None
+                     ) -> None:
+        """
+        Point the camera of every page (or ``client``'s) at the robot, filling the view.
+
+        ``points`` (n, 3) to frame; default: the markers' outline. The camera then follows
+        the robot (:meth:`_follow`) until the user moves it.
+        """
         with self.lock:
-            points = self.markers.points()
+            points = self.markers.points() if points is None else points
             if not len(points):
                 return
             clients = list(self.server.get_clients().values()) if everyone else [client]
@@ -457,12 +494,44 @@ class ViewPage:
                 width, height = each.camera.image_width, each.camera.image_height
                 position, look_at = camera_pose(
                     points, width / height if width and height else ASPECT,
-                    each.camera.fov or FIELD_OF_VIEW,
-                    reserved=min(PANEL_WIDTH / width, 0.5) if width else 0.0)
+                    each.camera.fov or FIELD_OF_VIEW, reserved=_reserved(width))
                 # position first: viser moves look_at along with a new position
                 each.camera.up_direction = UP
                 each.camera.position = position
                 each.camera.look_at = look_at
+                self._following[each.client_id] = [time.monotonic(), None, points]
+
+    def _follow(self) -> None:
+        """
+        Frame again the pages whose camera the robot left, unless their user moved it.
+
+        A page whose camera is where the view put it, while part of the robot is outside the
+        view beside the panel, is framed on what it framed before and the robot now: the
+        camera only backs off, and never moves once the user has moved it.
+        """
+        points = self.markers.points()
+        if not len(points):
+            return
+        for client_id, each in self.server.get_clients().items():
+            framed = self._following.get(client_id)
+            camera = each.camera
+            if framed is None or not camera.image_width:
+                continue
+            since, settled, before = framed
+            if time.monotonic() - since < CAMERA_SETTLE:
+                continue     # the page is still moving its camera where the view put it
+            pose = np.concatenate([camera.position, camera.look_at])
+            if settled is None:
+                framed[1] = pose
+            elif not np.allclose(pose, settled, atol=CAMERA_TOLERANCE):
+                del self._following[client_id]     # the user moved it: theirs from now on
+                continue
+            pixels = project(points, camera)
+            free = camera.image_width * (1.0 - _reserved(camera.image_width))
+            if (pixels[:, 0].min() < 0 or pixels[:, 0].max() > free or pixels[:, 1].min() < 0
+                    or pixels[:, 1].max() > camera.image_height):
+                self.frame_camera(everyone=False, client=each,
+                                  points=np.concatenate([before, points]))
 
     def _resize(self) -> None:
         """Scale the frames and the gizmo to the robot, once its size is known."""

@@ -17,7 +17,7 @@ A real headless browser for the view's tests: Debian's chromium through chromedr
 
 One browser serves a test module (:func:`start_browser`); :func:`screenshot` returns the
 page as an RGB array and keeps the PNG in ``test_artifacts/view/`` (git-ignored) for people
-to look at; :func:`project` maps base-frame points to the pixels of a page's camera, so a
+to look at; ``project`` (the page's own) maps base-frame points to the pixels of a camera, so a
 test checks that the robot is drawn where it must be, not only that something is.
 Without chromium the tests skip with a note, except in CI (``CI`` set), where they fail:
 ``make setup`` installs it there.
@@ -32,6 +32,7 @@ from PIL import Image
 import pytest
 from selenium.webdriver.common.by import By
 from tendon_robot_sim.view import headless
+from tendon_robot_sim.view.page import project  # noqa: F401 (the tests' projection too)
 import waiting
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / 'test_artifacts' / 'view'
@@ -49,7 +50,7 @@ def start_browser():
     return headless.start_browser()
 
 
-def open_page(browser, page, timeout: float = 60.0):
+def open_page(browser, page, timeout: float = 120.0):
     """Load ``page`` (a ViewPage) in ``browser``'s current tab; wait until it is connected."""
     before = set(page.server.get_clients())
     browser.get(f'http://127.0.0.1:{page.port}/')
@@ -83,23 +84,6 @@ def screenshot(browser, name: str) -> np.ndarray:
 def drawn(image: np.ndarray) -> np.ndarray:
     """Return a mask of the pixels that are not the white background."""
     return np.any(image < BACKGROUND, axis=2)
-
-
-def project(points: np.ndarray, camera) -> np.ndarray:
-    """
-    Return the pixels (n, 2) (column, row) of base-frame ``points`` (n, 3) in ``camera``'s image.
-
-    viser's camera: ``wxyz``/``position`` of the camera frame in the world (OpenCV axes: z
-    forward, x right, y down), ``fov`` the vertical field of view.
-    """
-    w, x, y, z = camera.wxyz
-    rotation = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-    local = (np.asarray(points) - camera.position) @ rotation
-    focal = 0.5 * camera.image_height / np.tan(0.5 * camera.fov)
-    return np.stack([focal * local[:, 0] / local[:, 2] + 0.5 * camera.image_width,
-                     focal * local[:, 1] / local[:, 2] + 0.5 * camera.image_height], axis=1)
 
 
 def drawn_near(mask: np.ndarray, pixels: np.ndarray, radius: int = 3) -> np.ndarray:

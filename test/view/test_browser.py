@@ -30,7 +30,8 @@ import pytest
 import rclpy
 from rclpy.parameter import Parameter
 from recorded import write_bag
-from ros_helpers import MAX_TENSION, Probe, spinning, wait_for
+import ros_helpers
+from ros_helpers import MAX_TENSION, Probe, spinning
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -42,8 +43,14 @@ from tendon_robot_sim.view.markers import Lines
 from tendon_robot_sim.view.page import PANEL_WIDTH, ViewPage
 from tendon_robot_sim.view.playback import BagPlayback, Timeline
 
+# What a browser does is slow on a loaded 2-core machine (a page load took 40 s at load 12).
+BROWSER_TIMEOUT = 120.0   # s
 DRAWN = 0.9    # share of the backbone's projected points that must be drawn (edges of discs
 #                and the tip frame may hide a few)
+
+
+def wait_for(condition, what: str, timeout: float = BROWSER_TIMEOUT):
+    return ros_helpers.wait_for(condition, what, timeout)
 
 
 @pytest.fixture(scope='module')
