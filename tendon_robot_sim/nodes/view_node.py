@@ -73,8 +73,8 @@ PARAMS = (
           'the robot)'),
     Param('port', 8080, '', 'port of the web page; taken: the next free one (logged); 0: '
           'any free port', range=(0, 65535)),
-    Param('scene_rate', 50.0, 'Hz', 'most scene updates sent to the page per second (the '
-          'newest markers; the simulator publishes at 50 Hz)', range=(1.0, 200.0)),
+    Param('scene_rate', 40.0, 'Hz', 'most scene updates sent to the page per second (the '
+          'newest markers, of the 50 Hz the simulator publishes)', range=(1.0, 200.0)),
     Param('refresh_rate', 5.0, 'Hz', 'updates per second of the plot, the live values and '
           'the diagnostics', range=(0.5, 50.0)),
     Param('plot_window', 10.0, 's', 'the plot shows the last seconds of tendon/state and '

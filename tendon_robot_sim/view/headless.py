@@ -17,8 +17,7 @@ A headless chromium for the view's tests and benchmark, driven by ``selenium``.
 
 Debian's ``chromium`` and ``chromedriver`` (``make setup`` installs them as root). The
 flags make it run without a GPU, a display or a network: software WebGL (SwiftShader),
-no background traffic, a fresh profile. ``performance_log`` records the DevTools network
-events, among them every websocket frame the page receives.
+no background traffic, a fresh profile.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ def browser_paths() -> tuple[str, str] | None:
     return (chromium, driver) if chromium and driver else None
 
 
-def start_browser(profile: Path | None = None, performance_log: bool = False):
+def start_browser(profile: Path | None = None):
     """
     Start a headless chromium with a fresh profile (in ``profile``, else a temporary folder).
 
@@ -63,6 +62,4 @@ def start_browser(profile: Path | None = None, performance_log: bool = False):
     profile = profile or Path(tempfile.mkdtemp(prefix='tendon_robot_sim_chromium_'))
     for flag in FLAGS + (f'--user-data-dir={profile}',):
         options.add_argument(flag)
-    if performance_log:
-        options.set_capability('goog:loggingPrefs', {'performance': 'ALL'})
     return webdriver.Chrome(options=options, service=Service(paths[1]))

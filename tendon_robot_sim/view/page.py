@@ -403,10 +403,11 @@ class ViewPage:
         for handle, position in ((self.tip, self.tip_position),
                                  (self.measured, self.measured_position),
                                  (self.target, self.target_position)):
-            if position is not None:
+            if position is not None and not np.array_equal(handle.position, position):
                 handle.position = position
                 handle.visible = True
-        self.tip.wxyz = self._tip_wxyz
+        if not np.array_equal(self.tip.wxyz, self._tip_wxyz):
+            self.tip.wxyz = self._tip_wxyz
         if self.targets is not None and not self.targets.touched:
             # until a user takes it, the gizmo sits on the target, else follows the tip
             start = self.target_position if self.target_position is not None \

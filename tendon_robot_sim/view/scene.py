@@ -51,57 +51,71 @@ class SceneRenderer:
         self.root = root
         self._lines: dict[Key, object] = {}
         self._solids: dict[tuple[str, str], object] = {}
+        self._shown: dict[int, Lines | SolidBatch] = {}   # id(handle) -> what it shows
 
     def draw(self, markers: MarkerScene) -> None:
         """Create, update or remove nodes so that the scene shows ``markers``."""
         lines = markers.lines()
         for key in set(self._lines) - set(lines):
-            self._lines.pop(key).remove()
+            self._remove(self._lines.pop(key))
         for key, item in lines.items():
             self._draw_lines(key, item)
         solids = markers.solids()
         for key in set(self._solids) - set(solids):
-            self._solids.pop(key).remove()
+            self._remove(self._solids.pop(key))
         for key, batch in solids.items():
             self._draw_solids(key, batch)
 
     def _draw_lines(self, key: Key, item: Lines) -> None:
         handle = self._lines.get(key)
         if handle is not None and len(handle.points) != len(item.points):
-            handle.remove()   # a new segment count: a new node (arrays keep their shape)
+            self._remove(handle)   # a new segment count: a new node (arrays keep their shape)
             handle = None
         if handle is None:
-            self._lines[key] = self.scene.add_line_segments(
+            handle = self._lines[key] = self.scene.add_line_segments(
                 node_name(self.root, key[0], key[1]), item.points, item.colors,
                 thickness=max(item.width, 1e-4), position=item.position, wxyz=item.wxyz)
+            self._shown[id(handle)] = item
             return
-        handle.points = item.points
-        handle.colors = item.colors
-        handle.thickness = max(item.width, 1e-4)
-        handle.position = item.position
-        handle.wxyz = item.wxyz
+        # only what changed: viser's own checks cost more than these comparisons
+        shown, self._shown[id(handle)] = self._shown[id(handle)], item
+        if not np.array_equal(shown.points, item.points):
+            handle.points = item.points
+        if not np.array_equal(shown.colors, item.colors):
+            handle.colors = item.colors
+        if shown.width != item.width:
+            handle.thickness = max(item.width, 1e-4)
+        if not np.array_equal(shown.position, item.position):
+            handle.position = item.position
+        if not np.array_equal(shown.wxyz, item.wxyz):
+            handle.wxyz = item.wxyz
 
     def _draw_solids(self, key: tuple[str, str], batch: SolidBatch) -> None:
         handle = self._solids.get(key)
         if handle is not None and len(handle.batched_positions) != len(batch.positions):
-            handle.remove()
+            self._remove(handle)
             handle = None
         if handle is None:
             mesh = _UNIT_MESHES[batch.shape]
-            self._solids[key] = self.scene.add_batched_meshes_simple(
+            handle = self._solids[key] = self.scene.add_batched_meshes_simple(
                 node_name(self.root, key[0], f'{key[1]}s'), mesh.vertices, mesh.faces,
                 batched_wxyzs=batch.wxyzs, batched_positions=batch.positions,
                 batched_scales=batch.scales, batched_colors=batch.colors,
                 batched_opacities=batch.opacities, lod='off')
+            self._shown[id(handle)] = batch
             return
-        handle.batched_positions = batch.positions
-        handle.batched_wxyzs = batch.wxyzs
-        handle.batched_scales = batch.scales.astype(np.float32)
-        handle.batched_colors = batch.colors
-        handle.batched_opacities = batch.opacities.astype(np.float32)
+        shown, self._shown[id(handle)] = self._shown[id(handle)], batch
+        if not np.array_equal(shown.positions, batch.positions):
+            handle.batched_positions = batch.positions
+        if not np.array_equal(shown.wxyzs, batch.wxyzs):
+            handle.batched_wxyzs = batch.wxyzs
+        if not np.array_equal(shown.scales, batch.scales):
+            handle.batched_scales = batch.scales.astype(np.float32)
+        if not np.array_equal(shown.colors, batch.colors):
+            handle.batched_colors = batch.colors
+        if not np.array_equal(shown.opacities, batch.opacities):
+            handle.batched_opacities = batch.opacities.astype(np.float32)
 
-    def clear(self) -> None:
-        for handle in [*self._lines.values(), *self._solids.values()]:
-            handle.remove()
-        self._lines.clear()
-        self._solids.clear()
+    def _remove(self, handle) -> None:
+        self._shown.pop(id(handle), None)
+        handle.remove()
