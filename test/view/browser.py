@@ -64,6 +64,12 @@ def open_page(browser, page, timeout: float = 120.0):
     return client
 
 
+def click(browser, element) -> None:
+    """Scroll ``element`` to the middle of its panel and click it, as a user would."""
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+    element.click()
+
+
 def close_notifications(browser) -> None:
     """Close viser's notices (software WebGL): they cover a corner of the scene."""
     for button in browser.find_elements(By.CSS_SELECTOR, '.mantine-Notification-closeButton'):

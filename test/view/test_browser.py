@@ -16,14 +16,17 @@
 The view in a real browser (headless chromium): what a user sees and what the page sends.
 
 One module-wide stack (a quasi-static simulator, the tension controller and the view node,
-real rclpy nodes over DDS) and one browser. The screenshots are checked where the robot
+real rclpy nodes over DDS, and a probe that serves a hardware bridge's ~/stop and ~/resume)
+and one browser. The screenshots are checked where the robot
 must be: the backbone of the latest markers is projected through the page's own camera and
 its pixels must be drawn. They stay in test_artifacts/view/ for people to look at.
 """
 
 from types import SimpleNamespace
 
-from browser import drawn, drawn_near, open_page, project, screenshot, start_browser
+from browser import (click, drawn, drawn_near, open_page, project, screenshot,
+                     start_browser)
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped
 import numpy as np
 import pytest
@@ -35,6 +38,7 @@ from ros_helpers import MAX_TENSION, Probe, spinning
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from std_srvs.srv import Trigger
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.nodes.view_node import ViewNode
@@ -71,8 +75,21 @@ def live(robot_file):
     targets = []
     probe.create_subscription(PointStamped, topics.TIP_TARGET.name, targets.append,
                               topics.TIP_TARGET.qos)
+    # the services of a hardware bridge (its own tests cover what they do): calls recorded
+    calls = []
+
+    def service(name):
+        def answer(request, response):
+            calls.append(name)
+            response.success, response.message = True, f'{name} done'
+            return response
+        return probe.create_service(Trigger, f'hardware_bridge/{name}', answer)
+    services = [service('stop'), service('resume')]
+    diagnostics = probe.create_publisher(DiagnosticArray, topics.DIAGNOSTICS.name,
+                                         topics.DIAGNOSTICS.qos)
     with spinning(simulator, controller, view, probe):
-        yield SimpleNamespace(view=view, page=view.page, probe=probe, targets=targets)
+        yield SimpleNamespace(view=view, page=view.page, probe=probe, targets=targets,
+                              calls=calls, services=services, diagnostics=diagnostics)
 
 
 def backbone(page) -> np.ndarray:
@@ -159,7 +176,7 @@ def test_a_slider_commands_a_tension_and_the_robot_moves(live, browser):
 
 def fill(field, value: float) -> None:
     """Type ``value`` into a number field as a user would: erase what is there, then type."""
-    field.click()
+    click(field.parent, field)
     field.send_keys(Keys.END)
     # backspaces, not select-all: typing '-' over a selected negative number flips its sign
     field.send_keys(Keys.BACKSPACE * (len(field.get_attribute('value')) + 2))
@@ -177,11 +194,33 @@ def test_the_tip_target_is_set_in_the_page(live, browser):
         fill(field, value)
     wait_for(lambda: np.allclose(live.page.targets.field.value, goal, atol=1e-4),
              'the page to take the target')
-    browser.find_element(By.XPATH, "//button[normalize-space()='Send target']").click()
+    click(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Send target']"))
     sent = wait_for(lambda: live.targets, 'a tip target')[-1]
     assert [sent.point.x, sent.point.y, sent.point.z] == pytest.approx(goal.tolist(), abs=1e-4)
     assert sent.header.frame_id == live.view.frame_id == 'base_link'
     screenshot(browser, 'live_tip_target')
+
+
+def test_the_bridge_is_stopped_and_resumed_and_its_state_shown(live, browser):
+    body = browser.find_element(By.TAG_NAME, 'body')
+    status = DiagnosticStatus(level=DiagnosticStatus.WARN, name='/hardware_bridge: safety',
+                              message='stopped by ~/stop: safe state', hardware_id='motors')
+    elsewhere = DiagnosticStatus(level=DiagnosticStatus.OK, name='/right/hardware_bridge: '
+                                 'safety', message='right arm', hardware_id='motors')
+
+    def shown():
+        live.diagnostics.publish(DiagnosticArray(status=[status, elsewhere]))
+        return 'WARN /hardware_bridge: safety: stopped by ~/stop' in body.text
+    wait_for(shown, "the bridge's diagnostics in the page")
+    assert 'right arm' not in body.text     # another namespace's robot is not this page's
+    stop = wait_for(lambda: browser.find_elements(By.XPATH, "//button[normalize-space()='Stop']"),
+                    'the Stop button')[0]
+    click(browser, stop)
+    wait_for(lambda: live.calls == ['stop'], 'the call of hardware_bridge/stop')
+    wait_for(lambda: 'stop done' in body.text, 'the answer in the page')
+    click(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Resume']"))
+    wait_for(lambda: live.calls == ['stop', 'resume'], 'the call of hardware_bridge/resume')
+    screenshot(browser, 'live_hardware')
 
 
 def test_a_second_tab_shows_the_same_and_closing_sends_nothing(live, browser):
@@ -196,9 +235,19 @@ def test_a_second_tab_shows_the_same_and_closing_sends_nothing(live, browser):
              == pytest.approx(MAX_TENSION), 'the second tab showing t1 at max_tension')
     screenshot(browser, 'live_second_tab')
     browser.close()
+    # a blank tab keeps the session; the first page's tab is closed too (a page navigated
+    # away from may linger in the back-forward cache with its connection)
     browser.switch_to.window(first)
-    browser.get('about:blank')
-    wait_for(lambda: live.page.clients() == 0, 'both pages closed')
+    browser.switch_to.new_window('tab')
+    blank = browser.current_window_handle
+    browser.switch_to.window(first)
+    browser.close()
+    browser.switch_to.window(blank)
+    try:
+        wait_for(lambda: live.page.clients() == 0, 'both pages closed')
+    except AssertionError as error:
+        raise AssertionError(f'{error}; tabs {browser.window_handles}, clients '
+                             f'{list(live.page.server.get_clients())}') from None
     assert (live.page.commands.sent, live.page.targets.sent) == sent
     assert len(live.probe.received[topics.TENDON_COMMAND.name]) == commands
 
@@ -214,7 +263,7 @@ def test_a_bag_plays_to_its_end_in_the_page(browser, tmp_path, robot_file):
         client = open_page(browser, page)
         wait_for(lambda: shows_backbone(browser, page, client, 'bag_start'),
                  "the bag's first backbone drawn")
-        browser.find_element(By.XPATH, "//button[normalize-space()='Play']").click()
+        click(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Play']"))
         wait_for(lambda: 'at the end' in browser.find_element(By.TAG_NAME, 'body').text,
                  'the page saying the bag played to its end')
         assert playback.shown_t == pytest.approx(playback.timeline.duration)
