@@ -391,6 +391,19 @@ HARDWARE_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', RvizView(ShareFile(
     'rviz/hardware.rviz'))))
 
 
+# The view's robot on hardware: nothing there draws the backbone, so with view:=true a
+# quasi-static simulator solves the shape of the measured tensions (tendon/state effort, 50 Hz
+# from the bridge, 0.2 ms a solve) and draws it on backbone/markers. Its own state and tip go
+# under model/ and its frames are model_*, so nothing it says passes for a measurement.
+HARDWARE_MODEL = replace(
+    SIMULATOR, name='model', parameter_files=(),
+    parameters={**SIMULATOR.parameters, 'mode': 'quasi_static', 'publish_clock': False,
+                'setpoint_topic': 'tendon/state', 'state_topic': 'model/tendon/state',
+                'tip_pose_topic': 'model/tip/pose', 'tip_frame': 'model_tip_link',
+                'vertebra_frame_prefix': 'model_vertebra_'},
+    condition=VIEW.name)
+
+
 def _on_wall_clock(entry: NodeEntry) -> NodeEntry:
     """``entry`` with use_sim_time fixed to false: real hardware has no simulated clock."""
     return _with_parameters(entry, use_sim_time=False)
@@ -430,7 +443,7 @@ STACKS: dict[str, Stack] = {
                # position-controlled motors: the displacements go to the motors as they are
                _with_parameters(_on_wall_clock(DISPLACEMENT_CONTROLLER), output='position'),
                _on_wall_clock(HARDWARE_ROBOT_STATE_PUBLISHER),
-               _on_wall_clock(HARDWARE_RVIZ_NODE), _on_wall_clock(VIEW_NODE)),
+               _on_wall_clock(HARDWARE_RVIZ_NODE), _on_wall_clock(VIEW_NODE), HARDWARE_MODEL),
     ),
 }
 

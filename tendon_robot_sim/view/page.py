@@ -410,8 +410,8 @@ class ViewPage:
             self.tip.wxyz = self._tip_wxyz
         if self.targets is not None and not self.targets.touched:
             # until a user takes it, the gizmo sits on the target, else follows the tip
-            start = self.target_position if self.target_position is not None \
-                else self.tip_position
+            start = next((p for p in (self.target_position, self.measured_position,
+                                      self.tip_position) if p is not None), None)
             if start is not None:
                 self.targets.place(start, field=not self.targets.gizmo.visible)
 
