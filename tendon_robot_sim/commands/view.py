@@ -132,23 +132,28 @@ def _play(args, limits) -> int:
     plotted = Plotted(limits.field, f'{limits.quantity} [{limits.unit}]')
     heading = (f'**Bag `{args.bag.name}`**: {timeline.duration:.2f} s, played back here '
                'only: nothing is published')
-    try:
-        page = ViewPage(heading, host=args.host, port=args.port, plotted=plotted)
-    except ValueError as error:
-        raise CommandError(f'--{error}') from None
+    # Ctrl-C, SIGTERM and a closing terminal end the playback between two frames, from the
+    # moment the page exists
     stop = []
     previous = {sig: signal.signal(sig, lambda number, frame: stop.append(number))
                 for sig in stop_signals()}
-    playback = BagPlayback(page, timeline)
+    page = playback = None
     try:
+        try:
+            page = ViewPage(heading, host=args.host, port=args.port, plotted=plotted)
+        except ValueError as error:
+            raise CommandError(f'--{error}') from None
+        playback = BagPlayback(page, timeline)
         playback.show(0.0)
         print(f'playing {args.bag} ({timeline.duration:.2f} s) on '
               f'http://{args.host}:{page.port}; Ctrl-C stops', flush=True)
         while not stop:
             time.sleep(0.1)
     finally:
-        playback.stop()
-        page.close()
+        if playback is not None:
+            playback.stop()
+        if page is not None:
+            page.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0

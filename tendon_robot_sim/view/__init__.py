@@ -25,5 +25,6 @@ rclpy messages and the ones ``rosbags`` deserializes are drawn alike.
 * :mod:`~tendon_robot_sim.view.scene`: primitives -> viser scene nodes;
 * :mod:`~tendon_robot_sim.view.inputs`: what the sliders command, and the check before sending;
 * :mod:`~tendon_robot_sim.view.page`: the page: scene, frames, panels, plot;
-* :mod:`~tendon_robot_sim.view.playback`: a bag's timeline and its clock.
+* :mod:`~tendon_robot_sim.view.playback`: a bag's timeline and its clock;
+* :mod:`~tendon_robot_sim.view.headless`: the headless chromium of the tests and the benchmark.
 """

@@ -148,7 +148,7 @@ CASES = [
     (['view', '--host', 'no.such.host.invalid'], BAD, '--host'),
     (['view', '--namespace', '1arm'], BAD, '--namespace'),
     (['view', '--robot', '{binary}'], BAD, 'not UTF-8'),
-    (['view', '--controller', 'position'], BAD, "argument --controller: invalid choice"),
+    (['view', '--controller', 'position'], BAD, 'argument --controller: invalid choice'),
     # experiments
     (['synth-experiment', '{out}', '--youngs-modulus', '-1'], BAD, 'argument --youngs-modulus'),
     (['synth-experiment', '{out}', '--noise', 'nan'], BAD, 'argument --noise'),
