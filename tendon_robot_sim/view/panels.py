@@ -26,6 +26,7 @@ page.ViewPage`).
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable
 
@@ -208,8 +209,10 @@ class PlaybackPanel:
                  play: Callable[[bool], None], speed: Callable[[float], None]):
         self.folder = gui.add_folder('Playback', order=0.5)
         with self.folder:
-            self.time = gui.add_slider('time [s]', min=0.0, max=max(duration, 1e-3),
-                                       step=0.01, initial_value=0.0)
+            # the end rounded up to the slider's step, so that the last message is in reach
+            end = max(math.ceil(duration * 100.0) / 100.0, 0.01)
+            self.time = gui.add_slider('time [s]', min=0.0, max=end, step=0.01,
+                                       initial_value=0.0)
             self.play = gui.add_button('Play', hint='play or pause the bag')
             self.speed = gui.add_dropdown('speed', SPEEDS, initial_value='1')
             self.status = gui.add_markdown('paused at the start')
