@@ -128,10 +128,6 @@ class TargetPanel:
             visible=False)
         self.gizmo.on_update(self._dragged)
         self.touched = False    # a user took the gizmo: it stops following the tip
-
-        async def taken(event) -> None:
-            self.touched = True
-        self.gizmo.on_drag_start(taken)
         self.folder = gui.add_folder('Tip target (tip/target)', order=2.0)
         with self.folder:
             self.field = gui.add_vector3('target [m]', (0.0, 0.0, 0.0), step=0.0001,
@@ -154,7 +150,9 @@ class TargetPanel:
     async def _dragged(self, event) -> None:
         if event.client is None:
             return
-        self.touched = True
+        self.touched = True     # from the grab ('start') on, the gizmo is the user's
+        if event.phase == 'start':
+            return
         point = np.array(event.target.position, dtype=float)
         self.field.value = tuple(round(float(v), 4) for v in point)
         now = time.monotonic()
