@@ -222,3 +222,13 @@ def test_a_bag_timeline_holds_the_shown_topics_in_time_order(tmp_path):
         Timeline(tmp_path / 'bag', namespace='left_arm', progress=False)
     with pytest.raises(BagError, match='no such bag'):
         Timeline(Path(tmp_path / 'missing'), progress=False)
+
+
+@pytest.mark.parametrize('stack, extra', [('sim', {'view'}), ('hardware', {'view', 'model'})])
+def test_view_true_adds_the_view_to_a_stack(stack, extra):
+    from tendon_robot_sim.launcher import StackLauncher
+
+    def planned(arguments):
+        return {node.entry.name for node in StackLauncher(stack, arguments).processes}
+    assert planned({'view': 'true'}) - planned({}) == extra
+    assert not extra & planned({'view': 'false'})
