@@ -49,6 +49,7 @@ setup(
             'displacement_controller_node = '
             'tendon_robot_sim.nodes.displacement_controller_node:main',
             'hardware_bridge_node = tendon_robot_sim.nodes.hardware_bridge_node:main',
+            'view_node = tendon_robot_sim.nodes.view_node:main',
         ],
     },
 )

@@ -17,7 +17,10 @@ Hardware stack: hardware bridge, tension controller, robot_state_publisher, RViz
 
     ros2 launch tendon_robot_sim hardware.launch.py [motor_port:=PORT] [sensor_port:=PORT]
         [robot:=FILE] [rviz:=true|false] [namespace:=NS]
-        [frame_prefix:=PREFIX] [autostart:=true|false]
+        [frame_prefix:=PREFIX] [autostart:=true|false] [view:=true|false]
+
+``view:=true`` serves the browser view on http://127.0.0.1:8080 (docs/viewer.md), with a
+quasi-static ``model`` node that draws the shape of the measured tensions.
 
 The hardware bridge is a LifecycleNode: configured and activated at start (ChangeState events),
 or left unconfigured with ``autostart:=false`` (then ``ros2 lifecycle set /hardware_bridge

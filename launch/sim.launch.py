@@ -13,11 +13,13 @@
 # limitations under the License.
 
 """
-Simulation stack: simulator, tension controller, robot_state_publisher, RViz.
+Simulation stack: simulator, tension controller, robot_state_publisher, RViz, browser view.
 
     ros2 launch tendon_robot_sim sim.launch.py [robot:=FILE] [mode:=dynamic|quasi_static]
         [rviz:=true|false] [use_sim_time:=true|false] [namespace:=NS]
-        [frame_prefix:=PREFIX]
+        [frame_prefix:=PREFIX] [view:=true|false]
+
+``view:=true`` serves the browser view on http://127.0.0.1:8080 (docs/viewer.md).
 
 Nodes, parameter files and launch arguments are defined once, in
 ``tendon_robot_sim/stack.py`` (``STACKS['sim']``); ``tendon-robot-sim launch sim``

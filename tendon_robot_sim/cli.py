@@ -37,7 +37,7 @@ from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERN
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
             'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'dataset',
             'warmup',
-            'hardware')
+            'hardware', 'view')
 
 
 EXIT_CODES = f"""exit codes: 0 done; 1 no result for a valid input (diverged, not converged,

@@ -320,6 +320,41 @@ DISPLACEMENT_CONTROLLER = NodeEntry(
                 'frame_prefix': FramePrefix(), 'output': 'tension'},
     equals=(CONTROLLER.name, 'displacement'), kinds=(TENDON_ROBOT,))
 
+VIEW = LaunchArgument(
+    'view', 'false', 'true: start the browser view (tendon-robot-sim view, viser) with the stack: '
+    'a page on http://127.0.0.1:8080 that draws the robot and steers it with sliders and a tip '
+    'target (docs/viewer.md)', kind=bool)
+
+
+def view_drive(values: Mapping[str, Any]) -> str:
+    """
+    Return what the view's sliders command in a stack started with the launch ``values``.
+
+    The controller the stack runs for the robot's kind (``controller``: tension or
+    displacement), else ``setpoint``: the simulator's own input, for the kinds no controller
+    serves (the parallel robot's motor angles, a bellows robot's pressures).
+    """
+    kind = robot_kind(values.get(ROBOT.name, ''))
+    controller = values.get(CONTROLLER.name, 'tension')
+    entry = TENSION_CONTROLLER if controller == 'tension' else DISPLACEMENT_CONTROLLER
+    return controller if entry.serves(kind) else 'setpoint'
+
+
+@dataclass(frozen=True)
+class ViewDrive(FromArguments):
+    """The view's ``drive`` parameter (:func:`view_drive`)."""
+
+    def of(self, values: Mapping[str, Any]) -> str:
+        return view_drive(values)
+
+
+VIEW_NODE = NodeEntry(
+    name='view', package=PACKAGE_NAME, executable='view_node',
+    module='tendon_robot_sim.nodes.view_node',
+    parameters={'robot_file': Arg('robot'), 'drive': ViewDrive(),
+                'use_sim_time': Arg('use_sim_time')},
+    condition=VIEW.name)
+
 MOTOR_PORT = LaunchArgument(
     'motor_port', '/dev/ttyUSB0', 'motor driver port: device path, socket://host:port, or the '
     'path tendon-robot-sim emulate printed')
@@ -356,6 +391,19 @@ HARDWARE_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', RvizView(ShareFile(
     'rviz/hardware.rviz'))))
 
 
+# The view's robot on hardware: nothing there draws the backbone, so with view:=true a
+# quasi-static simulator solves the shape of the measured tensions (tendon/state effort, 50 Hz
+# from the bridge, 0.2 ms a solve) and draws it on backbone/markers. Its own state and tip go
+# under model/ and its frames are model_*, so nothing it says passes for a measurement.
+HARDWARE_MODEL = replace(
+    SIMULATOR, name='model', parameter_files=(),
+    parameters={**SIMULATOR.parameters, 'mode': 'quasi_static', 'publish_clock': False,
+                'setpoint_topic': 'tendon/state', 'state_topic': 'model/tendon/state',
+                'tip_pose_topic': 'model/tip/pose', 'tip_frame': 'model_tip_link',
+                'vertebra_frame_prefix': 'model_vertebra_'},
+    condition=VIEW.name)
+
+
 def _on_wall_clock(entry: NodeEntry) -> NodeEntry:
     """``entry`` with use_sim_time fixed to false: real hardware has no simulated clock."""
     return _with_parameters(entry, use_sim_time=False)
@@ -376,17 +424,18 @@ STACKS: dict[str, Stack] = {
         name='sim',
         description='simulated robot: simulator, tension or displacement controller, '
                     'robot_state_publisher, RViz',
-        arguments=(ROBOT, MODE, CONTROLLER, RVIZ, USE_SIM_TIME, NAMESPACE, FRAME_PREFIX),
+        arguments=(ROBOT, MODE, CONTROLLER, RVIZ, USE_SIM_TIME, NAMESPACE, FRAME_PREFIX,
+                   VIEW),
         nodes=(SIMULATOR, _tension_controller_chosen(TENSION_CONTROLLER),
                DISPLACEMENT_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE, PCR_RVIZ_NODE,
-               SNAKE_RVIZ_NODE, CC_RVIZ_NODE),
+               SNAKE_RVIZ_NODE, CC_RVIZ_NODE, VIEW_NODE),
     ),
     'hardware': Stack(
         name='hardware',
         description='real robot: hardware bridge (serial motor driver and tip sensor), tension '
                     'or displacement controller, robot_state_publisher, RViz',
         arguments=(ROBOT, MOTOR_PORT, SENSOR_PORT, MOTOR_DEVICE, SENSOR_DEVICE, CONTROLLER,
-                   RVIZ, NAMESPACE, FRAME_PREFIX, AUTOSTART),
+                   RVIZ, NAMESPACE, FRAME_PREFIX, AUTOSTART, VIEW),
         # the tip is measured by the laser (tip/measured), not simulated (tip/pose)
         nodes=(HARDWARE_BRIDGE, _with_parameters(
                    _on_wall_clock(_tension_controller_chosen(TENSION_CONTROLLER)),
@@ -394,7 +443,7 @@ STACKS: dict[str, Stack] = {
                # position-controlled motors: the displacements go to the motors as they are
                _with_parameters(_on_wall_clock(DISPLACEMENT_CONTROLLER), output='position'),
                _on_wall_clock(HARDWARE_ROBOT_STATE_PUBLISHER),
-               _on_wall_clock(HARDWARE_RVIZ_NODE)),
+               _on_wall_clock(HARDWARE_RVIZ_NODE), _on_wall_clock(VIEW_NODE), HARDWARE_MODEL),
     ),
 }
 

@@ -135,6 +135,67 @@ ACTUATIONS: dict[str, Callable[[Any], Actuation]] = {
 }
 
 
+@dataclass(frozen=True)
+class InputLimits:
+    """
+    The inputs a setpoint of the simulator carries for a robot, with their bounds.
+
+    ``field`` is the JointState field (``effort``, ``position``), ``quantity`` and ``unit``
+    what it holds (``tension``, ``N``); ``low`` and ``high`` (n,) are the description's
+    bounds of each input, in that unit. What the browser view's sliders may command.
+    """
+
+    names: tuple[str, ...]
+    field: str
+    quantity: str
+    unit: str
+    low: np.ndarray
+    high: np.ndarray
+
+
+def _tensions(names, max_tensions) -> InputLimits:
+    high = np.broadcast_to(np.asarray(max_tensions, dtype=float), (len(names),)).copy()
+    return InputLimits(tuple(names), 'effort', 'tension', 'N', np.zeros(len(names)), high)
+
+
+def _bellows_pressures(robot) -> InputLimits:
+    bellows = [b for section in robot.sections for b in section.bellows]
+    return InputLimits(tuple(b.name for b in bellows), 'effort', 'pressure', 'Pa',
+                       np.array([b.min_pressure for b in bellows]),
+                       np.array([b.max_pressure for b in bellows]))
+
+
+def _motor_angles(robot) -> InputLimits:
+    n = len(pcr_robot.MOTOR_NAMES)
+    low, high = robot.motor_limits
+    return InputLimits(pcr_robot.MOTOR_NAMES, 'position', 'motor angle', 'rad',
+                       np.full(n, low), np.full(n, high))
+
+
+# kind -> the simulator's inputs of its description with their bounds (the kind's default
+# model; a tendon robot in mode cc_dynamic takes the same tensions).
+INPUT_LIMITS: dict[str, Callable[[Any], InputLimits]] = {
+    TENDON_ROBOT: lambda robot: _tensions(robot.tendon_names, robot.max_tensions),
+    pcr_robot.KIND: _motor_angles,
+    snake.KIND: lambda robot: _tensions(robot.cable_names, robot.max_tension),
+    bellows_robot.KIND: _bellows_pressures,
+}
+
+
+def input_limits(path: str | Path) -> tuple[str, InputLimits]:
+    """
+    (kind, input limits) of the description in ``path``.
+
+    Raises
+    ------
+    RobotDescriptionError
+        The file is bad or its kind unknown.
+
+    """
+    kind, description = load_any_description(path)
+    return kind, INPUT_LIMITS[kind](description)
+
+
 def load_actuation(path: str | Path, user: str) -> tuple[str, Actuation]:
     """
     (kind, actuation) of the description in ``path``.

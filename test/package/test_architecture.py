@@ -37,16 +37,17 @@ ALLOWED = {
     'protocol': {'protocol', 'root'},
     'hardware': {'hardware', 'protocol', 'root'},
     'emulator': {'emulator', 'protocol', 'models', 'root'},
+    'view': {'view', 'models', 'experiment', 'root'},
     'ros': {'ros', 'models', 'control', 'experiment', 'protocol', 'parallel', 'root'},
     'nodes': {'nodes', 'ros', 'models', 'control', 'experiment', 'protocol', 'hardware',
-              'parallel', 'root'},
+              'parallel', 'root', 'view'},
     'stack': {'stack', 'rviz_views', 'ros', 'models', 'root'},
     'rviz_views': {'rviz_views', 'root'},
     'launcher': {'launcher', 'stack', 'rviz_views', 'ros', 'models', 'root'},
 }
 # The ROS-free core: none of these may import rclpy or a ROS message package.
 ROS_FREE = ('root', 'parallel', 'models', 'control', 'experiment', 'protocol', 'hardware',
-            'emulator')
+            'emulator', 'view')
 ROS_MODULES = ('rclpy', 'rosidl_runtime_py', 'builtin_interfaces', 'std_msgs', 'sensor_msgs',
                'geometry_msgs', 'visualization_msgs', 'diagnostic_msgs', 'tf2_msgs',
                'rosgraph_msgs', 'lifecycle_msgs', 'std_srvs', 'launch', 'launch_ros')

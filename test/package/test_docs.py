@@ -26,7 +26,7 @@ import pytest
 
 from tendon_robot_sim import cli
 from tendon_robot_sim.nodes import (displacement_controller_node, hardware_bridge_node,
-                                    simulator_node, tension_controller_node)
+                                    simulator_node, tension_controller_node, view_node)
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import markdown_table
 from tendon_robot_sim.stack import STACKS
@@ -37,13 +37,13 @@ ROS_INTERFACE = (ROOT / 'docs' / 'ros_interface.md').read_text()
 CLI = (ROOT / 'docs' / 'cli.md').read_text()
 # The pages the README must link: one per concern.
 PAGES = ('tendon_robot', 'trunk', 'snake', 'pcr', 'ros_interface', 'hardware', 'experiments',
-         'performance', 'architecture', 'references', 'development', 'cli')
+         'performance', 'architecture', 'references', 'development', 'cli', 'viewer')
 MARKDOWN = [ROOT / 'README.md', *sorted((ROOT / 'docs').glob('*.md'))]
 LINK = re.compile(r'\]\(([^)\s]+)\)')
 
 
 @pytest.mark.parametrize('node', [simulator_node, tension_controller_node,
-                                  displacement_controller_node, hardware_bridge_node],
+                                  displacement_controller_node, hardware_bridge_node, view_node],
                          ids=lambda module: module.NODE_NAME)
 def test_parameter_table_is_the_one_the_code_declares(node):
     assert markdown_table(node.PARAMS) in ROS_INTERFACE, (

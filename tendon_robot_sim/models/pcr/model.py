@@ -32,7 +32,7 @@ import numpy as np
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.pcr.kinetostatics import crank_tips, PcrSolver
-from tendon_robot_sim.models.pcr.robot import PcrRobot
+from tendon_robot_sim.models.pcr.robot import MOTOR_NAMES, PcrRobot
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
                                                named_values, Polyline, Pose, SimModel)
 
@@ -57,7 +57,7 @@ class PcrStatics(SimModel):
         low, high = np.degrees(robot.motor_limits)
         self.summary = f'forward kinetostatics, motor limits {low:g} .. {high:g} deg'
         self.inputs = Inputs(
-            tuple(f'motor_{i + 1}' for i in range(6)), {'position': 'motor angle q1 [rad]'},
+            MOTOR_NAMES, {'position': 'motor angle q1 [rad]'},
             'motors', hint='the parallel robot takes motor angles (position, rad)')
         self.reset()
 

@@ -45,6 +45,8 @@ from tendon_robot_sim.models.description import (check_kind, check_number, Circu
                                                  load_description, RobotDescriptionError)
 
 KIND = 'pcr_6rus'
+# The motors' names in setpoints and tendon/state, in the order of motor_positions.
+MOTOR_NAMES = tuple(f'motor_{i + 1}' for i in range(6))
 COMPAT = ('paper', 'dfki2024')
 # The authors' code hard-codes the precurvature radius (issue 15).
 DFKI2024_PRECURVATURE_RADIUS = 0.3

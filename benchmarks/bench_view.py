@@ -1,0 +1,122 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Speed of the browser view: scene updates per second and the view's share of one core.
+
+    python benchmarks/bench_view.py --json [--seconds 20] [--robot FILE]
+
+Starts the simulation stack (``tendon-robot-sim launch sim --arg rviz:=false``: the dynamic
+rod of the default robot, 50 elements, markers at 50 Hz) in a subprocess, the view node in
+this process, and a headless chromium (the page open, as a user has it). Over ``--seconds``
+it counts the marker messages the view received and the scene updates it sent to the open
+page, and the CPU time of this process (the view node with its web server and DDS; the idle
+selenium client besides). The page receives in a web worker, whose websocket frames
+DevTools does not report: the updates are counted where they are sent. The last line with
+--json is one JSON object with the figures and the machine's load.
+Targets (issue 31): >= 30 backbone updates per second, < 15 % of one core.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+from machine import machine_info
+
+WARMUP = 3.0        # s after the page shows the robot, before measuring
+START_TIMEOUT = 300.0   # s: a first start compiles nothing (warmup), but a loaded machine
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def wait(condition, what: str, timeout: float = START_TIMEOUT):
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            raise SystemExit(f'bench_view: timed out waiting for {what}')
+        time.sleep(0.1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--seconds', type=float, default=20.0, help='measuring window')
+    parser.add_argument('--robot', default='', help='robot file (default: config/robot.yaml)')
+    parser.add_argument('--json', action='store_true', help='print the result as JSON')
+    args = parser.parse_args()
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
+
+    import rclpy
+    from rclpy.parameter import Parameter
+    from tendon_robot_sim.nodes.view_node import ViewNode
+    from tendon_robot_sim.ros.spinner import BackgroundSpinner
+    from tendon_robot_sim.view.headless import start_browser
+
+    command = [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'sim',
+               '--arg', 'rviz:=false'] + (['--robot', args.robot] if args.robot else [])
+    stack = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    rclpy.init()
+    overrides = [Parameter('port', value=0)] + (
+        [Parameter('robot_file', value=os.path.abspath(args.robot))] if args.robot else [])
+    view = ViewNode(parameter_overrides=overrides)
+    executor = rclpy.executors.SingleThreadedExecutor()
+    executor.add_node(view)
+    spinner = BackgroundSpinner(executor)
+    browser = start_browser()
+    try:
+        wait(lambda: view.page.frames_drawn > 0, 'the first markers of the stack')
+        browser.get(f'http://127.0.0.1:{view.page.port}/')
+        wait(lambda: view.page.clients() > 0, 'the page to connect')
+        time.sleep(WARMUP)
+        load_before = os.getloadavg()[0]
+        drawn, markers = view.page.frames_drawn, view.markers_received
+        cpu, start = cpu_seconds(), time.monotonic()
+        time.sleep(args.seconds)
+        cpu, wall = cpu_seconds() - cpu, time.monotonic() - start
+        drawn, markers = view.page.frames_drawn - drawn, view.markers_received - markers
+        result = {
+            'benchmark': 'view', 'robot': args.robot or 'config/robot.yaml (50 elements)',
+            'seconds': round(wall, 2),
+            'markers_received_per_s': round(markers / wall, 1),
+            'scene_updates_sent_per_s': round(drawn / wall, 1),
+            'view_cpu_share_of_one_core': round(cpu / wall, 3),
+            'targets': {'scene_updates_per_s': 30, 'cpu_share': 0.15},
+            'load_average_1min_before': load_before,
+            'machine': machine_info('viser', 'rclpy'),
+        }
+    finally:
+        browser.quit()
+        spinner.stop()
+        view.destroy_node()
+        rclpy.try_shutdown()
+        stack.send_signal(2)
+        stack.wait(timeout=30)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f'{key}: {value}')
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

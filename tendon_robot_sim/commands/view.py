@@ -1,0 +1,159 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim view``: the robot in a web page, live from a stack or from a bag.
+
+Live (the default): runs the view node (:mod:`tendon_robot_sim.nodes.view_node`) in the
+stack's namespace, whose page draws what the stack publishes and steers it with sliders and
+a tip target. What the sliders command follows the stack definition
+(:func:`tendon_robot_sim.stack.view_drive`): the controller the stack runs for the robot's
+kind (``--controller``, as the launch argument), else the simulator's own setpoint;
+``--watch`` publishes nothing. ``--bag``: plays a recorded bag in the page (time slider,
+play/pause, speed) without ROS; nothing is published.
+
+Both serve ``http://127.0.0.1:8080`` unless ``--host``/``--port`` say otherwise; Ctrl-C stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+import re
+import signal
+import time
+
+from tendon_robot_sim import default_robot_file, stop_signals
+from tendon_robot_sim.commands import command_error, CommandError, DefaultsHelpFormatter
+from tendon_robot_sim.experiment.bag import BagError
+from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.registry import input_limits
+
+# ROS names (REP 144): namespace tokens of letters, digits and underscores.
+_NAMESPACE = re.compile(r'/?([A-Za-z_][A-Za-z0-9_]*/?)*')
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a port number') from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f'must be 0 .. 65535, got {port}')
+    return port
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'view', help='the robot in a web page: live from a stack, or a bag played back',
+        description='Serve a web page (viser) that draws the robot of a running stack from '
+                    'its markers and steers it: one slider per input (within the robot '
+                    "description's limits), a draggable tip target, a plot of the last "
+                    'seconds, Stop/Resume of a hardware bridge. With --bag, play a recorded '
+                    'bag in the page instead (nothing is published). Open the printed '
+                    'address in a browser; Ctrl-C stops.',
+        formatter_class=DefaultsHelpFormatter)
+    parser.add_argument('--bag', type=Path, default=None, metavar='BAG',
+                        help='play this bag (folder, .mcap or .db3) instead of a live stack')
+    parser.add_argument('--host', default='127.0.0.1',
+                        help='address to serve on: 127.0.0.1 is this machine only; 0.0.0.0 '
+                             'exposes the page (and the robot) to the network: prefer an SSH '
+                             'tunnel (ssh -L 8080:localhost:8080 HOST)')
+    parser.add_argument('--port', type=_port, default=8080,
+                        help='port of the page (taken: the next free one; 0: any free port)')
+    parser.add_argument('--namespace', default='', metavar='NS',
+                        help="the stack's namespace (launch argument namespace); with --bag "
+                             'the namespace of the recorded topics')
+    parser.add_argument('--robot', type=Path, default=None, metavar='FILE',
+                        help='robot description of the stack: its inputs and their limits '
+                             '(default: the package config/robot.yaml)')
+    parser.add_argument('--controller', choices=('tension', 'displacement'), default='tension',
+                        help="the stack's controller (launch argument controller): what the "
+                             'sliders command')
+    parser.add_argument('--watch', action='store_true',
+                        help='no sliders and no tip target: publish nothing')
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if not _NAMESPACE.fullmatch(args.namespace):
+        raise CommandError(f'--namespace: {args.namespace!r} is not a ROS namespace (letters, '
+                           'digits, _ and /; a name does not start with a digit)')
+    robot = args.robot or default_robot_file()
+    try:
+        kind, limits = input_limits(robot)
+    except RobotDescriptionError as error:
+        raise command_error(error) from None
+    from tendon_robot_sim.view.page import check_host
+    try:
+        check_host(args.host)
+    except ValueError as error:
+        raise CommandError(f'--{error}') from None
+    if args.bag is not None:
+        return _play(args, limits)
+    return _live(args, robot)
+
+
+def _live(args, robot: Path) -> int:
+    from tendon_robot_sim.stack import CONTROLLER, ROBOT, view_drive
+
+    drive = 'none' if args.watch else view_drive({ROBOT.name: str(robot),
+                                                  CONTROLLER.name: args.controller})
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    from tendon_robot_sim.nodes import view_node
+
+    ros_args = ['--ros-args', '-p', f'robot_file:={Path(robot).resolve()}', '-p',
+                f'drive:={drive}', '-p', f'host:={args.host}', '-p', f'port:={args.port}']
+    if args.namespace.strip('/'):
+        ros_args += ['-r', f'__ns:=/{args.namespace.strip("/")}']
+    return view_node.main(ros_args)   # 1 when it cannot start: its log line says why
+
+
+def _play(args, limits) -> int:
+    from tendon_robot_sim.view.page import Plotted, ViewPage
+    from tendon_robot_sim.view.playback import BagPlayback, Timeline
+
+    try:
+        timeline = Timeline(args.bag, args.namespace)
+    except BagError as error:
+        raise command_error(error) from None
+    plotted = Plotted(limits.field, f'{limits.quantity} [{limits.unit}]')
+    heading = (f'**Bag `{args.bag.name}`**: {timeline.duration:.2f} s, played back here '
+               'only: nothing is published')
+    # Ctrl-C, SIGTERM and a closing terminal end the playback between two frames, from the
+    # moment the page exists
+    stop = []
+    previous = {sig: signal.signal(sig, lambda number, frame: stop.append(number))
+                for sig in stop_signals()}
+    page = playback = None
+    try:
+        try:
+            page = ViewPage(heading, host=args.host, port=args.port, plotted=plotted)
+        except ValueError as error:
+            raise CommandError(f'--{error}') from None
+        playback = BagPlayback(page, timeline)
+        playback.show(0.0)
+        print(f'playing {args.bag} ({timeline.duration:.2f} s) on '
+              f'http://{args.host}:{page.port}; Ctrl-C stops', flush=True)
+        while not stop:
+            time.sleep(0.1)
+    finally:
+        if playback is not None:
+            playback.stop()
+        if page is not None:
+            page.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0

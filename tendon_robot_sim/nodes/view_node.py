@@ -1,0 +1,281 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The browser view of a running stack: a web page (viser) that draws and steers the robot.
+
+Subscribes (sensor-data QoS for measurements, REP 2003) ``backbone/markers``,
+``tip/pose``, ``tip/measured``, ``tendon/state``, ``tip/target``, ``/diagnostics`` and the
+topic its sliders command, and serves a page on ``http://host:port`` with the robot's
+markers, the tip frames, a plot of the last seconds, one slider per input and, with the
+tension controller, a draggable tip target. What the sliders command is the ``drive``
+(:mod:`tendon_robot_sim.view.inputs`): ``tendon/command/tension`` (effort, N, within the
+description's ``max_tension``), ``tendon/command/displacement`` (position, m, within the
+running displacement controller's ``min_displacement`` .. ``max_displacement``, asked for
+through its parameter service), ``tendon/setpoint`` in the robot's own input (motor angles,
+pressures) or nothing. Publishers are reliable; only a user's move in a page publishes, so
+a page that closes (or the view that stops) leaves the robot as it is: a hardware bridge's
+watchdog still governs. When the hardware bridge's ``~/stop`` service exists, the page
+offers Stop and Resume. The page logic is ROS-free (:mod:`tendon_robot_sim.view`).
+"""
+
+import time
+
+from geometry_msgs.msg import Point
+import numpy as np
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.parameter_client import AsyncParameterClient
+from std_msgs.msg import Header
+from std_srvs.srv import Trigger
+
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.registry import (ACTUATIONS, INPUT_LIMITS, load_any_description)
+from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
+from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.view.inputs import command_of, DRIVES
+from tendon_robot_sim.view.page import in_namespace, Plotted, ViewPage
+
+NODE_NAME = 'view'
+# What each drive's sliders publish on.
+DRIVE_TOPICS = {'tension': topics.TENDON_COMMAND,
+                'displacement': topics.TENDON_DISPLACEMENT_COMMAND,
+                'setpoint': topics.TENDON_SETPOINT}
+DRIVE_NOTES = {'tension': 'the tension controller', 'displacement':
+               'the displacement controller', 'setpoint': 'the simulator, no controller',
+               'none': 'nothing: watching only'}
+LOOKUP_PERIOD = 1.0   # s between two looks for the bridge's services and the limits
+
+PARAMS = (
+    Param('robot_file', '', '', 'robot description YAML file (inputs and their limits: '
+          'max_tension, pressures, motor angles); empty: the package default '
+          'config/robot.yaml'),
+    Param('drive', 'tension', '', 'what the sliders command: tension = tendon/command/'
+          'tension (the tension controller; also the tip target), displacement = tendon/'
+          'command/displacement (the displacement controller), setpoint = tendon/setpoint '
+          "in the robot's own input (no controller: a parallel or bellows robot), none = "
+          'watch only', choices=DRIVES),
+    Param('host', '127.0.0.1', '', 'address the web page is served on; 127.0.0.1: this '
+          'machine only (0.0.0.0 exposes it to the network: anyone who reaches it can move '
+          'the robot)'),
+    Param('port', 8080, '', 'port of the web page; taken: the next free one (logged); 0: '
+          'any free port', range=(0, 65535)),
+    Param('scene_rate', 40.0, 'Hz', 'most scene updates sent to the page per second (the '
+          'newest markers, of the 50 Hz the simulator publishes)', range=(1.0, 200.0)),
+    Param('refresh_rate', 5.0, 'Hz', 'updates per second of the plot, the live values and '
+          'the diagnostics', range=(0.5, 50.0)),
+    Param('plot_window', 10.0, 's', 'the plot shows the last seconds of tendon/state and '
+          'the tip error', range=(1.0, 600.0)),
+    Param('displacement_controller', 'displacement_controller', '', 'node (in this '
+          'namespace) whose min_displacement and max_displacement bound the displacement '
+          'sliders'),
+    Param('hardware_bridge', 'hardware_bridge', '', 'node (in this namespace) whose ~/stop '
+          'and ~/resume the page offers once they exist'),
+)
+
+
+class ViewNode(Node):
+    """The page of one stack (this node's namespace); ``kwargs`` go to rclpy's Node."""
+
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        try:
+            self._configure()
+        except ConfigurationError:
+            self.destroy_node()
+            raise
+
+    def _configure(self) -> None:
+        self.config = config = declare(self, PARAMS)
+        robot_file = config.robot_file or str(default_robot_file())
+        try:
+            kind, description = load_any_description(robot_file)
+        except RobotDescriptionError as error:
+            raise ConfigurationError(str(error)) from None
+        self.limits = INPUT_LIMITS[kind](description)
+        try:
+            self.command = command_of(config.drive, self.limits)
+        except ValueError as error:
+            raise ConfigurationError(f'parameter {error}') from None
+        actuation = ACTUATIONS[kind](description) if kind in ACTUATIONS else None
+        steer_tip = (config.drive == 'tension' and actuation is not None
+                     and actuation.statics_robot is not None)
+        self.command_pub = (self.create_publisher(
+            DRIVE_TOPICS[config.drive].msg_type, DRIVE_TOPICS[config.drive].name,
+            DRIVE_TOPICS[config.drive].qos) if config.drive in DRIVE_TOPICS else None)
+        self.target_pub = (self.create_publisher(
+            topics.TIP_TARGET.msg_type, topics.TIP_TARGET.name, topics.TIP_TARGET.qos)
+            if steer_tip else None)
+        if steer_tip:
+            from tendon_robot_sim.nodes.tension_controller_node import WORKSPACE_RADIUS
+            self.base_position = actuation.base_position
+            self.workspace_radius = WORKSPACE_RADIUS * actuation.reach
+        self.frame_id = ''     # the markers' frame (the stack's base frame) once seen
+        self.markers_received = 0
+        plotted = Plotted(self.limits.field, f'{self.limits.quantity} [{self.limits.unit}]')
+        try:
+            self.page = ViewPage(
+                self._heading(kind, description), host=config.host, port=config.port,
+                command=self.command, send_command=self._send_command,
+                send_target=self._send_target if steer_tip else None,
+                check_target=self._check_target, plotted=plotted,
+                plot_window=config.plot_window)
+        except ValueError as error:
+            raise ConfigurationError(f'parameter {error}') from None
+        self.statuses: dict[str, tuple[int, str, str]] = {}
+        self._subscribe()
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(1.0 / config.scene_rate, self.page.render, clock=steady)
+        self.create_timer(1.0 / config.refresh_rate, self._refresh, clock=steady)
+        self.limits_client = self.bridge_clients = None
+        if config.drive == 'displacement':
+            self.limits_client = AsyncParameterClient(self, config.displacement_controller)
+        self.bridge_clients = {service: self.create_client(
+            Trigger, f'{config.hardware_bridge}/{service}') for service in ('stop', 'resume')}
+        self._asked_limits = False
+        self.create_timer(LOOKUP_PERIOD, self._look_around, clock=steady)
+        if config.port and self.page.port != config.port:
+            self.get_logger().warning(f'port {config.port} is taken: serving on '
+                                      f'{self.page.port}')
+        self.get_logger().info(
+            f'view of {self.get_namespace()} on http://{config.host}:{self.page.port} '
+            f'(drive {config.drive}: {DRIVE_NOTES[config.drive]})')
+
+    def _heading(self, kind: str, description) -> str:
+        namespace = self.get_namespace()
+        name = getattr(description, 'name', kind)
+        lines = [f'**Stack `{namespace}`**: robot {name} ({kind})']
+        if self.command_pub is not None:
+            lines.append(f'sliders -> `{self.command_pub.topic_name}` '
+                         f'({DRIVE_NOTES[self.config.drive]})')
+        else:
+            lines.append('watching only: nothing is published')
+        if self.target_pub is not None:
+            lines.append(f'tip target -> `{self.target_pub.topic_name}`')
+        return '  \n'.join(lines)
+
+    def _subscribe(self) -> None:
+        for topic, callback in ((topics.BACKBONE_MARKERS, self._on_markers),
+                                (topics.TIP_POSE, self._on_tip),
+                                (topics.TIP_MEASURED, self._on_measured),
+                                (topics.TENDON_STATE, self._on_state),
+                                (topics.TIP_TARGET, self._on_target),
+                                (topics.DIAGNOSTICS, self._on_diagnostics)):
+            self.create_subscription(topic.msg_type, topic.name, callback,
+                                     topic.subscription_qos)
+        if self.command_pub is not None:
+            topic = DRIVE_TOPICS[self.config.drive]
+            self.create_subscription(topic.msg_type, topic.name, self._on_command, topic.qos)
+
+    # ------------------------------------------------------------------ in
+
+    def _on_markers(self, msg) -> None:
+        self.markers_received += 1
+        if msg.markers:
+            self.frame_id = msg.markers[-1].header.frame_id
+        self.page.show_markers(msg.markers)
+
+    def _on_tip(self, msg) -> None:
+        p, q = msg.pose.position, msg.pose.orientation
+        self.page.show_tip((p.x, p.y, p.z), (q.w, q.x, q.y, q.z))
+
+    def _on_measured(self, msg) -> None:
+        self.page.show_measured((msg.point.x, msg.point.y, msg.point.z))
+
+    def _on_target(self, msg) -> None:
+        self.page.show_target((msg.point.x, msg.point.y, msg.point.z))
+
+    def _on_state(self, msg) -> None:
+        self.page.show_state(time.monotonic(), msg.name, msg.position, msg.effort)
+
+    def _on_command(self, msg) -> None:
+        values = getattr(msg, self.command.field) if self.command is not None else ()
+        if msg.name and len(values) == len(msg.name):
+            self.page.show_command(dict(zip(msg.name, map(float, values))))
+
+    def _on_diagnostics(self, msg) -> None:
+        for status in msg.status:
+            if in_namespace(status.name, status.hardware_id, self.get_namespace()):
+                # the level is a byte in rclpy's DiagnosticStatus
+                level = ord(status.level) if isinstance(status.level, bytes) else status.level
+                self.statuses[status.name] = (int(level), status.name, status.message)
+
+    # ------------------------------------------------------------------ out
+
+    def _send_command(self, name: str, value: float) -> None:
+        """Publish one input's checked value (a user moved its slider)."""
+        msg = DRIVE_TOPICS[self.config.drive].msg_type(
+            header=Header(stamp=self.get_clock().now().to_msg()), name=[name])
+        setattr(msg, self.command.field, [value])
+        self.command_pub.publish(msg)
+
+    def _check_target(self, point: np.ndarray) -> str | None:
+        if not np.all(np.isfinite(point)):
+            return f'{point.tolist()} is not a position'
+        if np.linalg.norm(point - self.base_position) > self.workspace_radius:
+            return (f'{np.round(point, 4).tolist()} m is farther than '
+                    f'{self.workspace_radius:g} m from the base')
+        return None
+
+    def _send_target(self, point: np.ndarray) -> None:
+        self.target_pub.publish(topics.TIP_TARGET.msg_type(
+            header=Header(stamp=self.get_clock().now().to_msg(), frame_id=self.frame_id),
+            point=Point(x=float(point[0]), y=float(point[1]), z=float(point[2]))))
+
+    def _refresh(self) -> None:
+        self.page.show_diagnostics(sorted(self.statuses.values(), key=lambda s: s[1]))
+        self.page.refresh(time.monotonic())
+
+    def _look_around(self) -> None:
+        """Offer Stop/Resume once the bridge serves them; ask the displacement limits."""
+        if self.page.hardware is None and self.bridge_clients['stop'].service_is_ready():
+            self.page.add_hardware(self.bridge_clients['stop'].srv_name.rpartition('/')[0],
+                                   self._call_bridge)
+        if (self.limits_client is not None and not self._asked_limits
+                and self.limits_client.services_are_ready()):
+            self._asked_limits = True
+            self.limits_client.get_parameters(['min_displacement', 'max_displacement'],
+                                              self._on_limits)
+
+    def _on_limits(self, future) -> None:
+        values = [v.double_value for v in future.result().values]
+        if len(values) != 2 or not values[0] < values[1]:
+            self._asked_limits = False   # ask again
+            return
+        self.command = command_of('displacement', self.limits, tuple(values))
+        self.page.set_command(self.command, self._send_command)
+        self.get_logger().info(f'displacement sliders: {values[0]:g} .. {values[1]:g} m '
+                               f'({self.config.displacement_controller})')
+
+    def _call_bridge(self, service: str) -> None:
+        client = self.bridge_clients[service]
+        future = client.call_async(Trigger.Request())
+        future.add_done_callback(lambda done: self.page.show_answer(
+            client.srv_name, done.result().message if done.result() is not None
+            else 'no answer'))
+
+    def destroy_node(self) -> None:
+        if hasattr(self, 'page'):
+            self.page.close()
+        super().destroy_node()
+
+
+def main(args=None) -> int:
+    return run_node(ViewNode, NODE_NAME, args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

@@ -1,0 +1,224 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``visualization_msgs/Marker`` messages as drawable primitives, for any robot kind.
+
+One generic reading of the marker types the nodes publish (``LINE_STRIP``, ``LINE_LIST``,
+``CYLINDER``; also ``SPHERE`` and ``CUBE``), keyed by (namespace, id) as RViz keys them, with
+the ``ADD``, ``DELETE`` and ``DELETEALL`` actions. Coordinates stay in the marker's frame
+(the stack's base frame): a line marker's points are relative to its pose, a solid is
+centred on its pose with its size in ``scale`` (m). Colours become 8-bit RGB plus an
+opacity. No ROS import: the fields are read by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# visualization_msgs/Marker constants (the message definition).
+CUBE, SPHERE, CYLINDER, LINE_STRIP, LINE_LIST = 1, 2, 3, 4, 5
+ADD, DELETE, DELETEALL = 0, 2, 3
+SOLIDS = {CUBE: 'cube', SPHERE: 'sphere', CYLINDER: 'cylinder'}
+LINES = (LINE_STRIP, LINE_LIST)
+
+Key = tuple[str, int]   # (namespace, id)
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Segments ``points`` (k, 2, 3) [m] in the frame of ``position``/``wxyz``, RGB per end."""
+
+    points: np.ndarray     # (k, 2, 3) float32
+    colors: np.ndarray     # (k, 2, 3) uint8
+    width: float           # m
+    position: np.ndarray   # (3,) m
+    wxyz: np.ndarray       # (4,) unit quaternion, scalar first
+
+
+@dataclass(frozen=True)
+class Solid:
+    """A cube, sphere or cylinder (axis z) of size ``scale`` [m] centred at ``position``."""
+
+    shape: str             # 'cube' | 'sphere' | 'cylinder'
+    position: np.ndarray   # (3,) m
+    wxyz: np.ndarray       # (4,)
+    scale: np.ndarray      # (3,) m: diameters x, y and height z (a cylinder)
+    color: np.ndarray      # (3,) uint8
+    opacity: float
+
+
+@dataclass(frozen=True)
+class SolidBatch:
+    """The solids of one shape in one namespace, ordered by id: one instanced mesh."""
+
+    shape: str
+    positions: np.ndarray  # (n, 3)
+    wxyzs: np.ndarray      # (n, 4)
+    scales: np.ndarray     # (n, 3)
+    colors: np.ndarray     # (n, 3) uint8
+    opacities: np.ndarray  # (n,)
+
+
+def _vector(v) -> np.ndarray:
+    return np.array([v.x, v.y, v.z], dtype=float)
+
+
+def _wxyz(q) -> np.ndarray:
+    """ROS quaternion (x, y, z, w) -> (w, x, y, z), normalised; identity when zero."""
+    wxyz = np.array([q.w, q.x, q.y, q.z], dtype=float)
+    norm = np.linalg.norm(wxyz)
+    return wxyz / norm if norm > 0.0 else np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def _rgb(colors: np.ndarray) -> np.ndarray:
+    """Colours (..., 3) in [0, 1] -> uint8."""
+    return np.round(np.clip(colors, 0.0, 1.0) * 255.0).astype(np.uint8)
+
+
+def primitive(marker) -> Lines | Solid | None:
+    """
+    Return the primitive of an ADD marker; None for a type not drawn.
+
+    Raises
+    ------
+    ValueError
+        A non-finite coordinate, size or orientation (the message names the marker).
+
+    """
+    position = _vector(marker.pose.position)
+    wxyz = _wxyz(marker.pose.orientation)
+    if marker.type in SOLIDS:
+        scale = _vector(marker.scale)
+        _check_finite(marker, position, wxyz, scale)
+        color = marker.color
+        return Solid(SOLIDS[marker.type], position, wxyz, scale,
+                     _rgb(np.array([color.r, color.g, color.b])),
+                     float(np.clip(color.a, 0.0, 1.0)))
+    if marker.type not in LINES:
+        return None
+    points = np.array([(p.x, p.y, p.z) for p in marker.points], dtype=float).reshape(-1, 3)
+    _check_finite(marker, position, wxyz, points)
+    if marker.colors and len(marker.colors) == len(marker.points):
+        colors = _rgb(np.array([(c.r, c.g, c.b) for c in marker.colors]).reshape(-1, 3))
+    else:
+        color = marker.color
+        colors = np.tile(_rgb(np.array([color.r, color.g, color.b])), (len(points), 1))
+    if marker.type == LINE_STRIP:
+        ends = np.stack([np.arange(len(points) - 1), np.arange(1, len(points))], axis=1)
+        ends = ends.reshape(-1, 2) if len(points) > 1 else np.zeros((0, 2), dtype=int)
+    else:   # LINE_LIST: pairs, an odd last point is dropped (as RViz does)
+        ends = np.arange(len(points) // 2 * 2).reshape(-1, 2)
+    return Lines(points[ends].astype(np.float32), colors[ends], float(marker.scale.x),
+                 position, wxyz)
+
+
+def _check_finite(marker, *arrays: np.ndarray) -> None:
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        raise ValueError(f'marker {marker.ns!r}/{marker.id}: non-finite pose, scale or point')
+
+
+class MarkerScene:
+    """
+    The markers drawn now, as RViz keeps them: by (namespace, id), changed by actions.
+
+    ``frame_id`` is the frame of the latest marker (the stack's base frame); ``skipped``
+    names the marker types met that are not drawn, ``rejected`` counts markers with
+    non-finite values (left out, the previous one of that key stays).
+    """
+
+    def __init__(self):
+        self.items: dict[Key, Lines | Solid] = {}
+        self.frame_id = ''
+        self.skipped: set[int] = set()
+        self.rejected = 0
+
+    def apply(self, markers) -> None:
+        """Apply the markers of one ``MarkerArray`` in order."""
+        for marker in markers:
+            if marker.action == DELETEALL:
+                self.items.clear()
+                continue
+            key = (marker.ns, int(marker.id))
+            if marker.action == DELETE:
+                self.items.pop(key, None)
+                continue
+            try:
+                shape = primitive(marker)
+            except ValueError:
+                self.rejected += 1
+                continue
+            if shape is None:
+                self.skipped.add(int(marker.type))
+                continue
+            self.frame_id = marker.header.frame_id
+            self.items[key] = shape
+
+    def apply_all(self, arrays) -> None:
+        """
+        Apply several ``MarkerArray``'s markers, oldest first, converting only what shows.
+
+        When every marker only adds (as the simulator publishes), only the newest marker of
+        each key is converted: the result is that of applying them all.
+        """
+        if any(marker.action != ADD for markers in arrays for marker in markers):
+            for markers in arrays:
+                self.apply(markers)
+            return
+        newest = {}
+        for markers in arrays:
+            for marker in markers:
+                newest[(marker.ns, int(marker.id))] = marker
+        self.apply(newest.values())
+
+    def lines(self) -> dict[Key, Lines]:
+        return {key: item for key, item in self.items.items() if isinstance(item, Lines)}
+
+    def solids(self) -> dict[tuple[str, str], SolidBatch]:
+        """Return the solids grouped by (namespace, shape), each group ordered by id."""
+        groups: dict[tuple[str, str], list[Solid]] = {}
+        for (ns, _), item in sorted(self.items.items()):
+            if isinstance(item, Solid):
+                groups.setdefault((ns, item.shape), []).append(item)
+        return {key: SolidBatch(
+            key[1], np.array([s.position for s in solids]), np.array([s.wxyz for s in solids]),
+            np.array([s.scale for s in solids]), np.array([s.color for s in solids]),
+            np.array([s.opacity for s in solids])) for key, solids in groups.items()}
+
+    def points(self) -> np.ndarray:
+        """Return (n, 3) points [m] that outline every marker (line ends, solids' boxes)."""
+        points = [np.zeros((0, 3))]
+        for item in self.items.values():
+            if isinstance(item, Lines):
+                rotated = rotate(item.wxyz, item.points.reshape(-1, 3).astype(float))
+                points.append(rotated + item.position)
+            else:
+                corners = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5)
+                                    for z in (-0.5, 0.5)]) * item.scale
+                points.append(rotate(item.wxyz, corners) + item.position)
+        return np.concatenate(points)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Return the corners (lo, hi) [m] of a box holding every marker, or None when empty."""
+        points = self.points()
+        return (points.min(axis=0), points.max(axis=0)) if len(points) else None
+
+
+def rotate(wxyz: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Rotate ``points`` (n, 3) by the unit quaternion ``wxyz``."""
+    w, v = wxyz[0], wxyz[1:]
+    t = 2.0 * np.cross(v, points)
+    return points + w * t + np.cross(v, t)

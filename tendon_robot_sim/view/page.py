@@ -1,0 +1,567 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The view page: a viser server with the robot's markers, its frames, the controls and a plot.
+
+:class:`ViewPage` holds what the page shows and is fed message by message (from ROS
+callbacks, or from a bag's timeline); :meth:`ViewPage.render` sends the scene, at most at
+the rate its caller calls it, and :meth:`ViewPage.refresh` the plot and the texts, more
+rarely. Everything is in the frame of the markers (the stack's base frame, REP 103: z up);
+the camera of a new page frames the robot. Thread-safe: the ``show_*`` methods only store what
+they are given (under one lock), and everything that talks to viser runs in viser's own
+event-loop thread (:meth:`ViewPage.in_loop`; the page's callbacks are coroutines, which
+viser runs there): viser 1.1 pulses an ``asyncio.Event`` from the calling thread, which
+races the loop ("deque mutated during iteration") when called from another thread.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+import concurrent.futures
+from dataclasses import dataclass
+import socket
+import threading
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+from tendon_robot_sim.view.inputs import Command
+from tendon_robot_sim.view.markers import MarkerScene
+from tendon_robot_sim.view.panels import CommandPanel, HardwarePanel, PlaybackPanel, TargetPanel
+from tendon_robot_sim.view.scene import SceneRenderer
+import viser
+import viser.uplot
+
+# The camera looks at the robot from this direction (base frame): from -y, a little from
+# the front and above, so the default robot (along +x, bending in y and z) shows its length.
+VIEW_DIRECTION = np.array([0.35, -1.0, 0.45])
+FIELD_OF_VIEW = np.radians(50.0)   # vertical
+FILL = 1.15        # the robot fills the view up to this margin
+UP = np.array([0.0, 0.0, 1.0])   # REP 103: z up
+ASPECT = 1.6       # width / height of a page whose size is not known yet
+PANEL_WIDTH = 400  # px of the page's width that the control panel covers, on the right
+CAMERA_TOLERANCE = 1e-4   # m: a camera this close to where it settled was not moved
+CAMERA_SETTLE = 1.0       # s a page takes to move its camera where the view put it
+DEFAULT_SIZE = 0.25   # m: the scale of frames before a marker tells the robot's size
+LOOP_TIMEOUT = 10.0   # s
+LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
+SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
+                 '#e377c2', '#7f7f7f', '#bcbd22')
+
+
+@dataclass(frozen=True)
+class Plotted:
+    """What the plot shows of ``tendon/state``: the JointState ``field`` and its label."""
+
+    field: str = 'effort'
+    label: str = 'tension [N]'
+
+
+class History:
+    """Samples (time [s], values) of the last ``window`` seconds."""
+
+    def __init__(self, window: float):
+        self.window = window
+        self.samples: deque[tuple[float, np.ndarray]] = deque()
+
+    def add(self, t: float, values: np.ndarray) -> None:
+        if self.samples and t < self.samples[-1][0]:
+            self.samples.clear()    # time went back (a bag seeked back): start again
+        self.samples.append((t, np.asarray(values, dtype=float)))
+        while self.samples and self.samples[0][0] < t - self.window:
+            self.samples.popleft()
+
+    def arrays(self, now: float, width: int) -> tuple[np.ndarray, ...]:
+        """Return (seconds before ``now``, then one array per value), ``width`` values."""
+        rows = [(t, v) for t, v in self.samples if len(v) == width]
+        if not rows:
+            return (np.zeros(0),) + tuple(np.zeros(0) for _ in range(width))
+        times = np.array([t for t, _ in rows]) - now
+        values = np.array([v for _, v in rows])
+        return (times,) + tuple(values[:, i] for i in range(width))
+
+
+def check_host(host: str) -> None:
+    """
+    Raise ValueError unless a web page can be served on the address ``host``.
+
+    viser tries port after port on an address it cannot bind and never starts: the address
+    is tried here first, on a free port.
+    """
+    try:
+        family = socket.getaddrinfo(host, None)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+    except (OSError, UnicodeError) as error:
+        raise ValueError(f'host: cannot serve on {host!r} ({error.strerror or error})') \
+            from None
+
+
+def _reserved(width: int) -> float:
+    """Return the share of a page ``width`` px wide that the control panel covers."""
+    return min(PANEL_WIDTH / width, 0.5) if width else 0.0
+
+
+def project(points: np.ndarray, camera) -> np.ndarray:
+    """
+    Return the pixels (n, 2) (column, row) of base-frame ``points`` (n, 3) in ``camera``'s image.
+
+    ``camera``: viser's camera of a page, ``wxyz``/``position`` of the camera frame in the
+    world (OpenCV axes: z forward, x right, y down), ``fov`` vertical, ``image_width`` and
+    ``image_height`` in px.
+    """
+    w, x, y, z = camera.wxyz
+    rotation = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    local = (np.asarray(points) - camera.position) @ rotation
+    focal = 0.5 * camera.image_height / np.tan(0.5 * camera.fov)
+    depth = np.maximum(local[:, 2], 1e-9)     # behind the camera: far outside the image
+    return np.stack([focal * local[:, 0] / depth + 0.5 * camera.image_width,
+                     focal * local[:, 1] / depth + 0.5 * camera.image_height], axis=1)
+
+
+def in_namespace(name: str, hardware_id: str, namespace: str) -> bool:
+    """
+    Tell whether a ``/diagnostics`` status comes from a node of ``namespace``.
+
+    A status is named ``<node>: <what>`` (the hardware bridge with its namespace,
+    ``/left_arm/hardware_bridge: safety``), or names the node in ``hardware_id`` (the
+    tension controller); the node's namespace must be ``namespace`` exactly.
+    """
+    node = name.partition(': ')[0]
+    if not node.startswith('/'):
+        node = hardware_id
+    if not node.startswith('/'):
+        return False
+    return node.rpartition('/')[0] == namespace.rstrip('/')
+
+
+def camera_pose(points: np.ndarray, aspect: float, fov: float = FIELD_OF_VIEW,
+                reserved: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """
+    Return (camera position, look-at point) [m] in which ``points`` (n, 3) fill the view.
+
+    The camera looks along -:data:`VIEW_DIRECTION` at the middle of the points' box, from
+    the nearest distance at which every point lies within the vertical field of view ``fov``
+    [rad] and the horizontal one of the image ``aspect`` (width / height), with a margin;
+    ``reserved`` is the fraction of the width on the right that the control panel covers:
+    the robot fills the rest, centred in it.
+    """
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    centre = 0.5 * (lo + hi)
+    back = VIEW_DIRECTION / np.linalg.norm(VIEW_DIRECTION)    # from the centre to the camera
+    right = np.cross(-back, UP)
+    right /= np.linalg.norm(right)
+    up = np.cross(right, -back)
+    tan_v = np.tan(0.5 * fov) / FILL
+    tan_h = tan_v * aspect * (1.0 - reserved)
+    offsets = points - centre
+    # a point at depth (d - o.back) is in view when |o.right| <= tan_h (d - o.back), likewise up
+    distance = max(np.max(np.abs(offsets @ right) / tan_h + offsets @ back),
+                   np.max(np.abs(offsets @ up) / tan_v + offsets @ back), 0.05)
+    # move the camera right, so that the robot sits in the middle of the part left free
+    shift = reserved * distance * np.tan(0.5 * fov) * aspect * right
+    return centre + distance * back + shift, centre + shift
+
+
+class ViewPage:
+    """
+    The page on ``http://host:port``; ``heading`` (Markdown) says what it shows or drives.
+
+    ``command`` (None: no sliders) and ``send_command(name, value)``; ``send_target(point)``
+    with ``check_target(point)`` (None: no tip target); ``plotted`` says which state field
+    the plot shows. ``port`` 0 takes a free port (:attr:`port` tells which).
+    """
+
+    def __init__(self, heading: str, *, host: str = '127.0.0.1', port: int = 8080,
+                 command: Command | None = None,
+                 send_command: Callable[[str, float], None] | None = None,
+                 send_target: Callable[[np.ndarray], None] | None = None,
+                 check_target: Callable[[np.ndarray], str | None] | None = None,
+                 plotted: Plotted = Plotted(), plot_window: float = 10.0,
+                 title: str = 'tendon_robot_sim'):
+        self.lock = threading.RLock()
+        check_host(host)
+        self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
+        self.port = self.server.get_port()
+        self._loop = self.server.get_event_loop()
+        self._loop_thread = None      # viser's event-loop thread, once known
+        self.markers = MarkerScene()
+        self._pending: list[Sequence] = []   # marker arrays received since the last render
+        self.plotted = plotted
+        self._dirty = False
+        self._framed = False
+        self.frames_drawn = 0
+        self.tip_position = self.measured_position = self.target_position = None
+        self._tip_wxyz = np.array([1.0, 0.0, 0.0, 0.0])
+        self._commands_shown = False   # the sliders start at the first state's values
+        self._mirrored: dict[str, float] = {}   # commands seen on the graph, to show
+        self._statuses: Sequence[tuple[int, str, str]] = ()
+        self._answer: tuple[str, str] | None = None
+        self._playback_shown: tuple[float, bool, str] | None = None
+        # client id -> [when framed, camera pose once settled, points framed], while the view
+        # follows the robot with that page's camera
+        self._following: dict[int, list] = {}
+        self.state_history = History(plot_window)
+        self.error_history = History(plot_window)
+        self._state_names: tuple[str, ...] = ()
+        self._state_values = np.zeros(0)
+        self.commands: CommandPanel | None = None
+        self.targets: TargetPanel | None = None
+        self.hardware: HardwarePanel | None = None
+        self.playback: PlaybackPanel | None = None
+        self.in_loop(self._build, heading, command, send_command, send_target, check_target,
+                     plot_window)
+        self.server.on_client_connect(self._on_connect)
+
+    def _build(self, heading, command, send_command, send_target, check_target,
+               plot_window) -> None:
+        server = self.server
+        server.gui.configure_theme(control_width='large', show_share_button=False)
+        server.scene.set_up_direction('+z')
+        server.initial_camera.fov = float(FIELD_OF_VIEW)
+        self.renderer = SceneRenderer(server.scene)
+        self.heading = server.gui.add_markdown(heading, order=0.0)
+        self.diagnostics = server.gui.add_markdown('', order=0.1)
+        self.base = server.scene.add_frame('/base', axes_length=0.1, axes_radius=0.002)
+        self.tip = server.scene.add_frame('/tip', axes_length=0.04, axes_radius=0.0015,
+                                          visible=False)
+        self.measured = server.scene.add_icosphere('/tip_measured', radius=0.004,
+                                                   color=(20, 160, 60), visible=False)
+        self.target = server.scene.add_icosphere('/tip_target', radius=0.005,
+                                                 color=(220, 30, 30), visible=False)
+        self.reset_view = server.gui.add_button('Frame the robot', order=0.2)
+
+        async def frame(event) -> None:
+            self.frame_camera(everyone=False, client=event.client)
+        self.reset_view.on_click(frame)
+        if command is not None and send_command is not None:
+            self.commands = CommandPanel(server.gui, command, send_command)
+        if send_target is not None:
+            self.targets = TargetPanel(server.gui, server.scene, 0.3 * DEFAULT_SIZE,
+                                       send_target, check_target or (lambda point: None))
+
+            async def at_tip(event) -> None:
+                self._target_at_tip()
+            self.targets.at_tip.on_click(at_tip)
+        self._plot_folder = server.gui.add_folder(f'Last {plot_window:g} s', order=10.0)
+        self.state_plot = self.error_plot = None
+
+    def in_loop(self, function: Callable, *args):
+        """
+        Run ``function(*args)`` in viser's event-loop thread, wait, and return its result.
+
+        None when the server has stopped (its loop closed, or gone for ``LOOP_TIMEOUT``).
+        """
+        if threading.current_thread() is self._loop_thread:
+            return function(*args)
+        done = concurrent.futures.Future()
+
+        def run() -> None:
+            self._loop_thread = threading.current_thread()
+            try:
+                done.set_result(function(*args))
+            except BaseException as error:   # noqa: B902 (handed to the waiting thread)
+                done.set_exception(error)
+        try:
+            self._loop.call_soon_threadsafe(run)
+            return done.result(timeout=LOOP_TIMEOUT)
+        except (RuntimeError, concurrent.futures.TimeoutError):   # the page has stopped
+            return None
+
+    # ------------------------------------------------------------------ inputs
+
+    def show_markers(self, markers: Sequence, snapshot: bool = False) -> None:
+        """Take one ``MarkerArray``'s markers; ``snapshot``: they replace all before."""
+        with self.lock:
+            if snapshot:
+                self._pending.clear()
+                self.markers.items.clear()
+            self._pending.append(markers)   # converted when drawn: skipped ones cost nothing
+            self._dirty = True
+
+    def show_tip(self, position, orientation_wxyz) -> None:
+        """Take the model's tip pose (``tip/pose``), base frame; the next render draws it."""
+        with self.lock:
+            self.tip_position = np.asarray(position, dtype=float)
+            self._tip_wxyz = np.asarray(orientation_wxyz, dtype=float)
+            self._dirty = True
+
+    def show_measured(self, position) -> None:
+        """Take the measured tip (``tip/measured``), base frame."""
+        with self.lock:
+            self.measured_position = np.asarray(position, dtype=float)
+            self._dirty = True
+
+    def show_target(self, position) -> None:
+        """Take a tip target seen on ``tip/target`` (from this page or anybody)."""
+        with self.lock:
+            self.target_position = np.asarray(position, dtype=float)
+            self._dirty = True
+
+    def show_state(self, t: float, names: Sequence[str], position: Sequence[float],
+                   effort: Sequence[float]) -> None:
+        """Take one ``tendon/state`` at time ``t`` [s]; the plot shows the ``plotted`` field."""
+        values = np.asarray(effort if self.plotted.field == 'effort' else position,
+                            dtype=float)
+        with self.lock:
+            if self.commands is not None and not self._commands_shown:
+                shown = effort if self.commands.command.field == 'effort' else position
+                if len(shown) == len(names):
+                    self._commands_shown = True
+                    self._mirrored.update(zip(names, map(float, shown)))
+            if len(values) == len(names):
+                self._state_names = tuple(names)
+                self._state_values = values
+                self.state_history.add(t, values)
+            tip = self.measured_position if self.measured_position is not None \
+                else self.tip_position
+            if tip is not None and self.target_position is not None:
+                self.error_history.add(t, [1e3 * np.linalg.norm(tip - self.target_position)])
+
+    def show_diagnostics(self, statuses: Sequence[tuple[int, str, str]]) -> None:
+        """Take (level, name, message) of the stack's ``/diagnostics`` statuses."""
+        with self.lock:
+            self._statuses = tuple(statuses)
+
+    def show_command(self, values: dict[str, float]) -> None:
+        """Take a command seen on the graph: the sliders show it (nothing is sent)."""
+        with self.lock:
+            self._mirrored.update(values)
+
+    def show_answer(self, service: str, text: str) -> None:
+        """Take the answer of the hardware bridge's ``service``."""
+        with self.lock:
+            self._answer = (service, text)
+
+    def show_playback(self, t: float, playing: bool, status: str) -> None:
+        """Take the playback's time [s], whether it plays, and a line about it."""
+        with self.lock:
+            self._playback_shown = (t, playing, status)
+
+    # ------------------------------------------------------------------ panels
+
+    def set_command(self, command: Command, send: Callable[[str, float], None]) -> None:
+        """Add the sliders of ``command`` (once its bounds are known)."""
+        def add() -> None:
+            with self.lock:
+                if self.commands is None:
+                    self.commands = CommandPanel(self.server.gui, command, send)
+        self.in_loop(add)
+
+    def add_hardware(self, bridge: str, call: Callable[[str], None]) -> None:
+        """Add the Stop and Resume buttons of the hardware bridge ``bridge``."""
+        def add() -> None:
+            with self.lock:
+                if self.hardware is None:
+                    self.hardware = HardwarePanel(self.server.gui, bridge, call)
+        self.in_loop(add)
+
+    def add_playback(self, duration: float, seek, play, speed) -> None:
+        def add() -> None:
+            with self.lock:
+                self.playback = PlaybackPanel(self.server.gui, duration, seek, play, speed)
+        self.in_loop(add)
+
+    # ------------------------------------------------------------------ output
+
+    def render(self) -> bool:
+        """Send the scene if something changed since the last call; True if it did."""
+        return bool(self.in_loop(self._render))
+
+    def _render(self) -> bool:
+        with self.lock:
+            if not self._dirty:
+                return False
+            self._dirty = False
+            self.markers.apply_all(self._pending)
+            self._pending = []
+            with self.server.atomic():
+                self.renderer.draw(self.markers)
+                self._draw_frames()
+            self.frames_drawn += 1
+            if not self._framed and len(self.markers.points()):
+                self._framed = True
+                self._resize()
+                self.frame_camera(everyone=True)
+            return True
+
+    def _draw_frames(self) -> None:
+        for handle, position in ((self.tip, self.tip_position),
+                                 (self.measured, self.measured_position),
+                                 (self.target, self.target_position)):
+            if position is not None and not np.array_equal(handle.position, position):
+                handle.position = position
+                handle.visible = True
+        if not np.array_equal(self.tip.wxyz, self._tip_wxyz):
+            self.tip.wxyz = self._tip_wxyz
+        if self.targets is not None and not self.targets.touched:
+            # until a user takes it, the gizmo sits on the target, else follows the tip
+            start = next((p for p in (self.target_position, self.measured_position,
+                                      self.tip_position) if p is not None), None)
+            if start is not None:
+                self.targets.place(start, field=not self.targets.gizmo.visible)
+
+    def refresh(self, now: float) -> None:
+        """Update the plot, the live values and the texts to time ``now`` [s]."""
+        self.in_loop(self._refresh, now)
+
+    def _refresh(self, now: float) -> None:
+        with self.lock:
+            self.diagnostics.content = '\n'.join(
+                f'- **{LEVELS.get(level, level)}** {name}: {message}'
+                for level, name, message in self._statuses)
+            if self.commands is not None:
+                self.commands.show(self._mirrored)
+                self._mirrored = {}
+                if self._state_names:
+                    self.commands.show_live(self._state_names, self._state_values,
+                                            self.plotted.label)
+            if self.hardware is not None and self._answer is not None:
+                self.hardware.show_answer(*self._answer)
+            if self.playback is not None and self._playback_shown is not None:
+                self.playback.show(*self._playback_shown)
+            if self._state_names:
+                self._plot_state(now, self._state_names)
+            if self.error_history.samples:
+                self._plot_error(now)
+            self._follow()
+
+    def _plot_state(self, now: float, names: Sequence[str]) -> None:
+        data = self.state_history.arrays(now, len(names))
+        if self.state_plot is None or len(self.state_plot.data) != len(data):
+            if self.state_plot is not None:
+                self.state_plot.remove()
+            series = (viser.uplot.Series(label='s'),) + tuple(
+                viser.uplot.Series(label=name, stroke=SERIES_COLORS[i % len(SERIES_COLORS)],
+                                   width=2)
+                for i, name in enumerate(names))
+            with self._plot_folder:
+                self.state_plot = self.server.gui.add_uplot(
+                    data, series, title=self.plotted.label, aspect=2.0, scales=self._scales())
+            return
+        self.state_plot.data = data
+
+    def _plot_error(self, now: float) -> None:
+        data = self.error_history.arrays(now, 1)
+        if self.error_plot is None:
+            series = (viser.uplot.Series(label='s'),
+                      viser.uplot.Series(label='tip error', stroke='#d62728', width=2))
+            with self._plot_folder:
+                self.error_plot = self.server.gui.add_uplot(
+                    data, series, title='tip error [mm]', aspect=2.0, scales=self._scales())
+            return
+        self.error_plot.data = data
+
+    def _scales(self) -> dict:
+        # x: seconds before now, the whole window
+        window = self.state_history.window
+        return {'x': viser.uplot.Scale(time=False, auto=False, range=(-window, 0.0))}
+
+    def frame_camera(self, everyone: bool, client=None, points: np.ndarray | None = None
+                     ) -> None:
+        """
+        Point the camera of every page (or ``client``'s) at the robot, filling the view.
+
+        ``points`` (n, 3) to frame; default: the markers' outline. The camera then follows
+        the robot (:meth:`_follow`) until the user moves it.
+        """
+        with self.lock:
+            points = self.markers.points() if points is None else points
+            if not len(points):
+                return
+            clients = list(self.server.get_clients().values()) if everyone else [client]
+            if everyone:
+                position, look_at = camera_pose(points, ASPECT)
+                self.server.initial_camera.position = position
+                self.server.initial_camera.look_at = look_at
+                self.server.initial_camera.up = UP
+            for each in clients:
+                if each is None:
+                    continue
+                width, height = each.camera.image_width, each.camera.image_height
+                position, look_at = camera_pose(
+                    points, width / height if width and height else ASPECT,
+                    each.camera.fov or FIELD_OF_VIEW, reserved=_reserved(width))
+                # position first: viser moves look_at along with a new position
+                each.camera.up_direction = UP
+                each.camera.position = position
+                each.camera.look_at = look_at
+                self._following[each.client_id] = [time.monotonic(), None, points]
+
+    def _follow(self) -> None:
+        """
+        Frame again the pages whose camera the robot left, unless their user moved it.
+
+        A page whose camera is where the view put it, while part of the robot is outside the
+        view beside the panel, is framed on what it framed before and the robot now: the
+        camera only backs off, and never moves once the user has moved it.
+        """
+        points = self.markers.points()
+        if not len(points):
+            return
+        for client_id, each in self.server.get_clients().items():
+            framed = self._following.get(client_id)
+            camera = each.camera
+            if framed is None or not camera.image_width:
+                continue
+            since, settled, before = framed
+            if time.monotonic() - since < CAMERA_SETTLE:
+                continue     # the page is still moving its camera where the view put it
+            pose = np.concatenate([camera.position, camera.look_at])
+            if settled is None:
+                framed[1] = pose
+            elif not np.allclose(pose, settled, atol=CAMERA_TOLERANCE):
+                del self._following[client_id]     # the user moved it: theirs from now on
+                continue
+            pixels = project(points, camera)
+            free = camera.image_width * (1.0 - _reserved(camera.image_width))
+            if (pixels[:, 0].min() < 0 or pixels[:, 0].max() > free or pixels[:, 1].min() < 0
+                    or pixels[:, 1].max() > camera.image_height):
+                self.frame_camera(everyone=False, client=each,
+                                  points=np.concatenate([before, points]))
+
+    def _resize(self) -> None:
+        """Scale the frames and the gizmo to the robot, once its size is known."""
+        lo, hi = self.markers.bounds()
+        self._size = max(float(np.linalg.norm(hi - lo)), 0.02)
+        self.base.axes_length = 0.25 * self._size
+        self.base.axes_radius = 0.006 * self._size
+        self.tip.axes_length = 0.12 * self._size
+        self.tip.axes_radius = 0.004 * self._size
+        for sphere in (self.measured, self.target):
+            sphere.radius = 0.015 * self._size
+        if self.targets is not None:
+            self.targets.gizmo.scale = 0.3 * self._size
+
+    def _target_at_tip(self) -> None:
+        with self.lock:
+            tip = self.measured_position if self.measured_position is not None \
+                else self.tip_position
+            if tip is not None and self.targets is not None:
+                self.targets.place(tip)
+
+    async def _on_connect(self, client) -> None:
+        with self.lock:
+            if self._framed:
+                self.frame_camera(everyone=False, client=client)
+
+    def clients(self) -> int:
+        """Return how many pages are open."""
+        return len(self.server.get_clients())
+
+    def close(self) -> None:
+        self.server.stop()

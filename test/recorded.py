@@ -1,0 +1,56 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""A real rosbag2 bag of a simulated robot: what the simulator publishes, as it publishes it."""
+
+from pathlib import Path
+
+import numpy as np
+from rclpy.serialization import serialize_message
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.experiment.bag import BagWriter, OfferedQos
+from tendon_robot_sim.models.registry import create_model
+from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.messages import joint_state_msg, markers_msg, time_msg, tip_pose_msg
+
+PERIOD = 0.02    # s between two recorded states (the simulator's 50 Hz)
+RECORDED = (topics.BACKBONE_MARKERS, topics.TIP_POSE, topics.TENDON_STATE)
+
+
+def write_bag(path: Path, tensions: np.ndarray, robot=None) -> list:
+    """
+    Write the quasi-static robot's answer to each row of ``tensions`` (N), one per PERIOD.
+
+    Returns the model states, in order. The bag holds backbone/markers, tip/pose and
+    tendon/state, serialized by rclpy as the simulator's publishers send them.
+    """
+    _, _, model = create_model(robot or default_robot_file(), 'quasi_static')
+    states = []
+    with BagWriter(path) as bag:
+        for topic in RECORDED:
+            bag.add_topic('/' + topic.name, topics.type_name(topic.msg_type), OfferedQos())
+        for i, row in enumerate(tensions):
+            model.apply('effort', list(row))
+            state = model.state()
+            states.append(state)
+            stamp = time_msg(1.0 + i * PERIOD)
+            frame = model.base_frame
+            messages = (markers_msg(state.markers, frame, stamp),
+                        tip_pose_msg(state.tip, frame, stamp),
+                        joint_state_msg(model.inputs.names, state.position,
+                                        np.zeros_like(state.position), state.effort, stamp))
+            for topic, message in zip(RECORDED, messages):
+                bag.write('/' + topic.name, int((1.0 + i * PERIOD) * 1e9),
+                          serialize_message(message))
+    return states

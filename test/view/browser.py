@@ -1,0 +1,103 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A real headless browser for the view's tests: Debian's chromium through chromedriver.
+
+One browser serves a test module (:func:`start_browser`); :func:`screenshot` returns the
+page as an RGB array and keeps the PNG in ``test_artifacts/view/`` (git-ignored) for people
+to look at; ``project`` (the page's own) maps base-frame points to the pixels of a camera, so a
+test checks that the robot is drawn where it must be, not only that something is.
+Without chromium the tests skip with a note, except in CI (``CI`` set), where they fail:
+``make setup`` installs it there.
+"""
+
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+import pytest
+from selenium.webdriver.common.by import By
+from tendon_robot_sim.view import headless
+from tendon_robot_sim.view.page import project  # noqa: F401 (the tests' projection too)
+import waiting
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / 'test_artifacts' / 'view'
+BACKGROUND = 235    # a pixel with every channel above this is the page's white background
+
+
+def start_browser():
+    """Start the headless chromium; skip without it (fail in CI: make setup installs it)."""
+    if headless.browser_paths() is None:
+        message = ('chromium and chromedriver are needed for the browser tests (make setup '
+                   'installs them as root; else apt-get install chromium chromium-driver)')
+        if os.environ.get('CI'):
+            pytest.fail(message)
+        pytest.skip(message)
+    return headless.start_browser()
+
+
+def open_page(browser, page, timeout: float = 120.0):
+    """Load ``page`` (a ViewPage) in ``browser``'s current tab; wait until it is connected."""
+    before = set(page.server.get_clients())
+    browser.get(f'http://127.0.0.1:{page.port}/')
+    clients = waiting.wait_for(lambda: set(page.server.get_clients()) - before,
+                               'the page to connect to the view', timeout)
+    client = page.server.get_clients()[min(clients)]
+    # the camera reports the page's size once the canvas exists
+    waiting.wait_for(lambda: client.camera.image_width > 0, 'the page to report its camera',
+                     timeout)
+    close_notifications(browser)
+    return client
+
+
+def click(browser, element) -> None:
+    """Scroll ``element`` to the middle of its panel and click it, as a user would."""
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+    element.click()
+
+
+def close_notifications(browser) -> None:
+    """Close viser's notices (software WebGL): they cover a corner of the scene."""
+    for button in browser.find_elements(By.CSS_SELECTOR, '.mantine-Notification-closeButton'):
+        try:
+            button.click()
+        except Exception:   # noqa: B902 (a notice that closed itself meanwhile)
+            pass
+
+
+def screenshot(browser, name: str) -> np.ndarray:
+    """Return the page as (height, width, 3) uint8 and keep it as test_artifacts/view/NAME.png."""
+    png = browser.get_screenshot_as_png()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / f'{name}.png').write_bytes(png)
+    return np.asarray(Image.open(io.BytesIO(png)).convert('RGB'))
+
+
+def drawn(image: np.ndarray) -> np.ndarray:
+    """Return a mask of the pixels that are not the white background."""
+    return np.any(image < BACKGROUND, axis=2)
+
+
+def drawn_near(mask: np.ndarray, pixels: np.ndarray, radius: int = 3) -> np.ndarray:
+    """Return, per pixel (column, row), whether the mask has a drawn pixel within ``radius``."""
+    height, width = mask.shape
+    near = []
+    for column, row in np.round(pixels).astype(int):
+        rows = slice(max(row - radius, 0), min(row + radius + 1, height))
+        columns = slice(max(column - radius, 0), min(column + radius + 1, width))
+        near.append(bool(mask[rows, columns].any()))
+    return np.array(near)

@@ -1,0 +1,275 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The view in a real browser (headless chromium): what a user sees and what the page sends.
+
+One module-wide stack (a quasi-static simulator, the tension controller and the view node,
+real rclpy nodes over DDS, and a probe that serves a hardware bridge's ~/stop and ~/resume)
+and one browser. The screenshots are checked where the robot
+must be: the backbone of the latest markers is projected through the page's own camera and
+its pixels must be drawn. They stay in test_artifacts/view/ for people to look at.
+"""
+
+from types import SimpleNamespace
+
+from browser import (click, drawn, drawn_near, open_page, project, screenshot,
+                     start_browser)
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import PointStamped
+import numpy as np
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+from recorded import write_bag
+import ros_helpers
+from ros_helpers import MAX_TENSION, Probe, spinning
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from std_srvs.srv import Trigger
+from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
+from tendon_robot_sim.nodes.view_node import ViewNode
+from tendon_robot_sim.ros import topics
+from tendon_robot_sim.view.markers import Lines
+from tendon_robot_sim.view.page import PANEL_WIDTH, ViewPage
+from tendon_robot_sim.view.playback import BagPlayback, Timeline
+
+# What a browser does is slow on a loaded 2-core machine (a page load took 40 s at load 12).
+BROWSER_TIMEOUT = 120.0   # s
+DRAWN = 0.9    # share of the backbone's projected points that must be drawn (edges of discs
+#                and the tip frame may hide a few)
+
+
+def wait_for(condition, what: str, timeout: float = BROWSER_TIMEOUT):
+    return ros_helpers.wait_for(condition, what, timeout)
+
+
+@pytest.fixture(scope='module')
+def browser():
+    driver = start_browser()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope='module')
+def live(robot_file):
+    rclpy.init()
+    robot = Parameter('robot_file', value=str(robot_file))
+    simulator = SimulatorNode(parameter_overrides=[robot, Parameter('mode', value='quasi_static')])
+    controller = TensionControllerNode(parameter_overrides=[robot])
+    view = ViewNode(parameter_overrides=[robot, Parameter('port', value=0)])
+    probe = Probe()
+    targets = []
+    probe.create_subscription(PointStamped, topics.TIP_TARGET.name, targets.append,
+                              topics.TIP_TARGET.qos)
+    # the services of a hardware bridge (its own tests cover what they do): calls recorded
+    calls = []
+
+    def service(name):
+        def answer(request, response):
+            calls.append(name)
+            response.success, response.message = True, f'{name} done'
+            return response
+        return probe.create_service(Trigger, f'hardware_bridge/{name}', answer)
+    services = [service('stop'), service('resume')]
+    diagnostics = probe.create_publisher(DiagnosticArray, topics.DIAGNOSTICS.name,
+                                         topics.DIAGNOSTICS.qos)
+    with spinning(simulator, controller, view, probe):
+        yield SimpleNamespace(view=view, page=view.page, probe=probe, targets=targets,
+                              calls=calls, services=services, diagnostics=diagnostics)
+
+
+def backbone(page) -> np.ndarray:
+    """Return the points (n, 3) of the line markers the page draws now (backbone first)."""
+    with page.lock:
+        lines = sorted(page.markers.lines().items(), key=lambda item: item[0][0] != 'backbone')
+        item: Lines = lines[0][1]
+        return np.concatenate([item.points[:, 0], item.points[-1:, 1]]).astype(float)
+
+
+def free(pixels: np.ndarray, camera) -> np.ndarray:
+    """Return the pixels inside the scene's free part (not under the control panel)."""
+    inside = ((pixels[:, 0] >= 0) & (pixels[:, 0] < camera.image_width - PANEL_WIDTH)
+              & (pixels[:, 1] >= 0) & (pixels[:, 1] < camera.image_height))
+    return pixels[inside]
+
+
+def shows_backbone(browser, page, client, name: str):
+    """Return (image, backbone pixels) once the page draws the current backbone; else None."""
+    points = backbone(page)
+    pixels = free(project(points, client.camera), client.camera)
+    image = screenshot(browser, name)
+    if len(pixels) >= 0.8 * len(points) and \
+            drawn_near(drawn(image), pixels).mean() >= DRAWN:
+        return image, pixels
+    return None
+
+
+def thumb(browser, label: str):
+    """Return the slider thumb in the row labelled ``label``."""
+    row = browser.find_element(
+        By.XPATH, f"//label[text()='{label}']/ancestor::div[.//*[@role='slider']][1]")
+    return row.find_element(By.CSS_SELECTOR, '[role=slider]')
+
+
+def commands_of(probe, name: str) -> list:
+    return [msg for _, msg in probe.received[topics.TENDON_COMMAND.name]
+            if list(msg.name) == [name]]
+
+
+def test_the_page_shows_the_robot_filling_the_view(live, browser):
+    wait_for(lambda: live.page.frames_drawn > 0, 'the first markers drawn')
+    client = open_page(browser, live.page)
+    image, pixels = wait_for(lambda: shows_backbone(browser, live.page, client, 'live_start'),
+                             'the backbone drawn where the camera sees it')
+    # framed: the robot spans most of the free part of the view
+    span = pixels.max(axis=0) - pixels.min(axis=0)
+    assert max(span[0] / (client.camera.image_width - PANEL_WIDTH),
+               span[1] / client.camera.image_height) > 0.5
+    # and what is drawn is the robot: the free view is mostly background
+    assert drawn(image)[:, :client.camera.image_width - PANEL_WIDTH].mean() < 0.5
+    text = browser.find_element(By.TAG_NAME, 'body').text
+    assert 'Stack /' in text and '/tendon/command/tension' in text
+
+
+def test_a_slider_commands_a_tension_and_the_robot_moves(live, browser):
+    client = next(iter(live.page.server.get_clients().values()))
+    before_image, before = wait_for(
+        lambda: shows_backbone(browser, live.page, client, 'live_before_slider'),
+        'the backbone drawn')
+    slider = live.page.commands.sliders['t1']
+    track = browser.find_element(
+        By.XPATH, "//label[text()='t1 [N]']/ancestor::div[.//*[@role='slider']][1]"
+        "//*[contains(@class, 'mantine-Slider-track')]")
+    ActionChains(browser).move_to_element_with_offset(
+        track, -track.size['width'] // 10, 0).click().perform()
+    moved = wait_for(lambda: commands_of(live.probe, 't1'), 'a command for t1')[-1]
+    assert 0.0 < moved.effort[0] < MAX_TENSION
+    assert moved.effort[0] == pytest.approx(slider.value, abs=1e-9)
+    # End: the slider's end is the description's max_tension, never beyond
+    thumb(browser, 't1 [N]').send_keys(Keys.END)
+    last = wait_for(lambda: [m for m in commands_of(live.probe, 't1')
+                             if m.effort[0] == pytest.approx(MAX_TENSION)], 'max tension')[-1]
+    assert list(last.effort) == [pytest.approx(MAX_TENSION)]
+    assert max(m.effort[0] for m in commands_of(live.probe, 't1')) <= MAX_TENSION
+    # the robot bends: the new backbone is drawn where the camera sees it, its tip elsewhere
+
+    def bent():
+        shown = shows_backbone(browser, live.page, client, 'live_after_slider')
+        return shown if shown and np.abs(shown[1][-1] - before[-1]).max() > 10 else None
+    image, after = wait_for(bent, 'the bent backbone drawn')
+    assert np.count_nonzero(drawn(image) != drawn(before_image)) > 200
+
+
+def fill(field, value: float) -> None:
+    """Type ``value`` into a number field as a user would: erase what is there, then type."""
+    click(field.parent, field)
+    field.send_keys(Keys.END)
+    # backspaces, not select-all: typing '-' over a selected negative number flips its sign
+    field.send_keys(Keys.BACKSPACE * (len(field.get_attribute('value')) + 2))
+    field.send_keys(f'{value:.4f}')
+
+
+def test_the_tip_target_is_set_in_the_page(live, browser):
+    tip = live.page.tip_position
+    goal = tip + np.array([0.0, 0.01, 0.01])
+    row = browser.find_element(
+        By.XPATH, "//label[text()='target [m]']/ancestor::div[.//input][1]")
+    fields = row.find_elements(By.CSS_SELECTOR, 'input.mantine-NumberInput-input')
+    assert len(fields) == 3
+    for field, value in zip(fields, goal):
+        fill(field, value)
+    wait_for(lambda: np.allclose(live.page.targets.field.value, goal, atol=1e-4),
+             'the page to take the target')
+    click(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Send target']"))
+    sent = wait_for(lambda: live.targets, 'a tip target')[-1]
+    assert [sent.point.x, sent.point.y, sent.point.z] == pytest.approx(goal.tolist(), abs=1e-4)
+    assert sent.header.frame_id == live.view.frame_id == 'base_link'
+    screenshot(browser, 'live_tip_target')
+
+
+def test_the_bridge_is_stopped_and_resumed_and_its_state_shown(live, browser):
+    body = browser.find_element(By.TAG_NAME, 'body')
+    status = DiagnosticStatus(level=DiagnosticStatus.WARN, name='/hardware_bridge: safety',
+                              message='stopped by ~/stop: safe state', hardware_id='motors')
+    elsewhere = DiagnosticStatus(level=DiagnosticStatus.OK, name='/right/hardware_bridge: '
+                                 'safety', message='right arm', hardware_id='motors')
+
+    def shown():
+        live.diagnostics.publish(DiagnosticArray(status=[status, elsewhere]))
+        return 'WARN /hardware_bridge: safety: stopped by ~/stop' in body.text
+    wait_for(shown, "the bridge's diagnostics in the page")
+    assert 'right arm' not in body.text     # another namespace's robot is not this page's
+    stop = wait_for(lambda: browser.find_elements(By.XPATH, "//button[normalize-space()='Stop']"),
+                    'the Stop button')[0]
+    click(browser, stop)
+    wait_for(lambda: live.calls == ['stop'], 'the call of hardware_bridge/stop')
+    wait_for(lambda: 'stop done' in body.text, 'the answer in the page')
+    click(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Resume']"))
+    wait_for(lambda: live.calls == ['stop', 'resume'], 'the call of hardware_bridge/resume')
+    screenshot(browser, 'live_hardware')
+
+
+def test_a_second_tab_shows_the_same_and_closing_sends_nothing(live, browser):
+    sent = (live.page.commands.sent, live.page.targets.sent)
+    commands = len(live.probe.received[topics.TENDON_COMMAND.name])
+    first = browser.current_window_handle
+    browser.switch_to.new_window('tab')
+    open_page(browser, live.page)
+    assert live.page.clients() == 2
+    # the second tab shows the first one's slider where it was left (the max tension)
+    wait_for(lambda: float(thumb(browser, 't1 [N]').get_attribute('aria-valuenow'))
+             == pytest.approx(MAX_TENSION), 'the second tab showing t1 at max_tension')
+    screenshot(browser, 'live_second_tab')
+    browser.close()
+    # a blank tab keeps the session; the first page's tab is closed too (a page navigated
+    # away from may linger in the back-forward cache with its connection)
+    browser.switch_to.window(first)
+    browser.switch_to.new_window('tab')
+    blank = browser.current_window_handle
+    browser.switch_to.window(first)
+    browser.close()
+    browser.switch_to.window(blank)
+    try:
+        wait_for(lambda: live.page.clients() == 0, 'both pages closed')
+    except AssertionError as error:
+        raise AssertionError(f'{error}; tabs {browser.window_handles}, clients '
+                             f'{list(live.page.server.get_clients())}') from None
+    assert (live.page.commands.sent, live.page.targets.sent) == sent
+    assert len(live.probe.received[topics.TENDON_COMMAND.name]) == commands
+
+
+def test_a_bag_plays_to_its_end_in_the_page(browser, tmp_path, robot_file):
+    tensions = np.zeros((50, 4))
+    tensions[:, 1] = np.linspace(0.0, MAX_TENSION, 50)
+    states = write_bag(tmp_path / 'bag', tensions, robot_file)
+    page = ViewPage('bag', port=0)
+    playback = BagPlayback(page, Timeline(tmp_path / 'bag', progress=False))
+    try:
+        playback.show(0.0)
+        client = open_page(browser, page)
+        wait_for(lambda: shows_backbone(browser, page, client, 'bag_start'),
+                 "the bag's first backbone drawn")
+        click(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Play']"))
+        wait_for(lambda: 'at the end' in browser.find_element(By.TAG_NAME, 'body').text,
+                 'the page saying the bag played to its end')
+        assert playback.shown_t == pytest.approx(playback.timeline.duration)
+        np.testing.assert_allclose(page.tip_position, states[-1].tip.position, atol=1e-9)
+        wait_for(lambda: shows_backbone(browser, page, client, 'bag_end'),
+                 'the last backbone of the bag drawn')
+    finally:
+        playback.stop()
+        page.close()

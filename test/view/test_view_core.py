@@ -1,0 +1,234 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The view's ROS-free parts: markers of every robot kind, slider bounds, camera, playback."""
+
+from pathlib import Path
+
+from geometry_msgs.msg import Point
+import numpy as np
+import pytest
+from recorded import write_bag
+from std_msgs.msg import ColorRGBA
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.experiment.bag import BagError
+from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.registry import create_model, input_limits
+from tendon_robot_sim.ros.messages import markers_msg, time_msg
+from tendon_robot_sim.stack import view_drive
+from tendon_robot_sim.view.inputs import command_of, nice_step
+from tendon_robot_sim.view.markers import (DELETE, DELETEALL, LINE_LIST, Lines, MarkerScene,
+                                           primitive, Solid)
+from tendon_robot_sim.view.page import camera_pose, FIELD_OF_VIEW, History, in_namespace
+from tendon_robot_sim.view.playback import PlaybackClock, Timeline
+from visualization_msgs.msg import Marker
+
+CONFIG = share_dir() / 'config'
+KINDS = {'tendon_robot': 'robot.yaml', 'pcr_6rus': 'pcr_6rus.yaml',
+         'rolling_joint_snake': 'rolling_joint_snake.yaml',
+         'bellows': 'bionic_handling_assistant.yaml'}
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_every_kind_is_drawn_from_its_markers_alone(kind):
+    """The simulator's markers of each kind become primitives; none is skipped or rejected."""
+    _, _, model = create_model(CONFIG / KINDS[kind])
+    state = model.state()
+    scene = MarkerScene()
+    scene.apply(markers_msg(state.markers, 'base_link', time_msg(0.0)).markers)
+    assert not scene.skipped and not scene.rejected
+    assert len(scene.items) == len(state.markers)
+    # every model point is drawn: the lines hold the polylines' points, in the base frame
+    drawn = scene.points()
+    for shape in state.markers:
+        points = getattr(shape, 'points', None)
+        if points is not None:
+            distance = np.linalg.norm(drawn[:, None, :] - points.T[None], axis=2).min(axis=0)
+            assert distance.max() < 1e-6     # m; float32 of a robot under 1 m: ~1e-8
+
+
+def _marker(kind, points=(), colors=(), action=Marker.ADD, ns='n', mid=0):
+    marker = Marker(type=kind, action=action, ns=ns, id=mid)
+    marker.header.frame_id = 'base_link'
+    marker.pose.orientation.w = 1.0
+    marker.scale.x, marker.scale.y, marker.scale.z = 0.01, 0.02, 0.03
+    marker.color = ColorRGBA(r=1.0, g=0.5, b=0.0, a=1.0)
+    marker.points = [Point(x=float(x), y=float(y), z=float(z)) for x, y, z in points]
+    marker.colors = [ColorRGBA(r=r, g=g, b=b, a=1.0) for r, g, b in colors]
+    return marker
+
+
+def test_line_markers_become_segments_with_their_colours():
+    strip = primitive(_marker(Marker.LINE_STRIP, [(0, 0, 0), (1, 0, 0), (1, 1, 0)]))
+    assert isinstance(strip, Lines)
+    np.testing.assert_array_equal(strip.points, [[[0, 0, 0], [1, 0, 0]], [[1, 0, 0], [1, 1, 0]]])
+    assert (strip.colors == [255, 128, 0]).all() and strip.width == pytest.approx(0.01)
+    pairs = primitive(_marker(LINE_LIST, [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 1, 1), (5, 5, 5)],
+                              colors=[(1, 0, 0), (1, 0, 0), (0, 0, 1), (0, 0, 1), (0, 1, 0)]))
+    # pairs, the odd last point left out as RViz does; one colour per end
+    np.testing.assert_array_equal(pairs.points[1], [[0, 1, 0], [0, 1, 1]])
+    assert len(pairs.points) == 2
+    np.testing.assert_array_equal(pairs.colors[1], [[0, 0, 255], [0, 0, 255]])
+
+
+def test_a_cylinder_keeps_its_pose_size_and_axis():
+    marker = _marker(Marker.CYLINDER)
+    marker.pose.position.x = 0.1
+    marker.pose.orientation.x, marker.pose.orientation.w = np.sin(0.25), np.cos(0.25)
+    solid = primitive(marker)
+    assert isinstance(solid, Solid) and solid.shape == 'cylinder'
+    np.testing.assert_allclose(solid.wxyz, [np.cos(0.25), np.sin(0.25), 0, 0])
+    np.testing.assert_allclose(solid.scale, [0.01, 0.02, 0.03])
+    np.testing.assert_allclose(solid.position, [0.1, 0, 0])
+
+
+def test_actions_and_bad_markers_are_handled_as_rviz_does():
+    scene = MarkerScene()
+    line = _marker(Marker.LINE_STRIP, [(0, 0, 0), (1, 0, 0)])
+    scene.apply([line, _marker(Marker.SPHERE, ns='s'), _marker(Marker.TEXT_VIEW_FACING, ns='t')])
+    assert set(scene.items) == {('n', 0), ('s', 0)} and scene.skipped == {Marker.TEXT_VIEW_FACING}
+    bad = _marker(Marker.LINE_STRIP, [(np.nan, 0, 0), (1, 0, 0)])
+    scene.apply([bad])
+    assert scene.rejected == 1 and scene.items[('n', 0)].points[0, 0, 0] == 0.0   # kept
+    scene.apply([_marker(Marker.SPHERE, ns='s', action=DELETE)])
+    assert set(scene.items) == {('n', 0)}
+    scene.apply([_marker(Marker.SPHERE, action=DELETEALL)])
+    assert not scene.items
+
+
+def test_the_sliders_stop_at_the_descriptions_limits():
+    kind, limits = input_limits(CONFIG / 'robot.yaml')
+    command = command_of('tension', limits)
+    assert command.field == 'effort'
+    np.testing.assert_array_equal(command.high, [20.0] * 4)        # max_tension of the file
+    assert command.checked('t1', 20.0) == 20.0
+    assert command.checked('t1', 20.0 + 1e-12) == 20.0             # a float step's rounding
+    for name, value in (('t1', 20.001), ('t1', -0.1), ('t1', float('nan')), ('t9', 1.0)):
+        with pytest.raises(ValueError, match='t1|t9'):
+            command.checked(name, value)
+    assert command_of('displacement', limits) is None              # until the limits come
+    shifted = command_of('displacement', limits, (-0.01, 0.02))
+    assert shifted.field == 'position' and shifted.checked('t0', 0.02) == 0.02
+    with pytest.raises(ValueError):
+        shifted.checked('t0', 0.021)
+    _, pcr = input_limits(CONFIG / 'pcr_6rus.yaml')
+    angles = command_of('setpoint', pcr)
+    assert angles.field == 'position' and angles.unit == 'rad'
+    np.testing.assert_allclose([angles.low[0], angles.high[0]], np.radians([-20.0, 90.0]))
+    with pytest.raises(ValueError, match='tensions|pressures|motor'):
+        command_of('tension', pcr)
+    _, bellows = input_limits(CONFIG / 'bionic_handling_assistant.yaml')
+    assert bellows.unit == 'Pa' and bellows.high.max() == pytest.approx(1.2e5)
+    assert nice_step(0.02) == 0.02 and nice_step(0.037) == 0.05 and nice_step(120.0) == 100.0
+
+
+def test_a_bad_robot_file_is_refused(tmp_path):
+    path = tmp_path / 'bad.yaml'
+    path.write_text('kind: no_such_kind\n')
+    with pytest.raises(RobotDescriptionError, match='bad.yaml'):
+        input_limits(path)
+
+
+@pytest.mark.parametrize('robot, controller, drive', [
+    ('', 'tension', 'tension'), ('', 'displacement', 'displacement'),
+    ('rolling_joint_snake.yaml', 'tension', 'tension'),
+    ('rolling_joint_snake.yaml', 'displacement', 'setpoint'),
+    ('pcr_6rus.yaml', 'tension', 'setpoint'),
+    ('bionic_handling_assistant.yaml', 'tension', 'setpoint')])
+def test_the_sliders_drive_the_controller_the_stack_runs_for_the_kind(robot, controller, drive):
+    values = {'robot': str(CONFIG / robot) if robot else '', 'controller': controller}
+    assert view_drive(values) == drive
+
+
+def test_the_camera_sees_every_point_and_the_robot_fills_the_view():
+    points = np.array([[0, 0, 0], [0.25, 0, 0], [0.2, 0.05, -0.03], [0.1, -0.02, 0.01]])
+    for aspect, reserved in ((1.6, 0.0), (1400 / 757, 400 / 1400)):
+        position, look_at = camera_pose(points, aspect, FIELD_OF_VIEW, reserved)
+        forward = (look_at - position) / np.linalg.norm(look_at - position)
+        right = np.cross(forward, [0, 0, 1.0])
+        right /= np.linalg.norm(right)
+        up = np.cross(right, forward)
+        depth = (points - position) @ forward
+        scale = depth * np.tan(0.5 * FIELD_OF_VIEW)
+        x = (points - position) @ right / scale     # in [-aspect, aspect]
+        y = (points - position) @ up / scale        # in [-1, 1]
+        # the free part, left of the panel: x in [-aspect, aspect (1 - 2 reserved)]
+        middle, half = -aspect * reserved, aspect * (1.0 - reserved)
+        across = np.abs(x - middle) / half
+        assert np.all(across <= 1.0) and np.all(np.abs(y) <= 1.0)
+        # filling: a point is near the margin of the view (1 / FILL = 0.87 of the half-width;
+        # a little less beside the panel, where the shift is set at the centre's depth)
+        assert max(across.max(), np.abs(y).max()) > 0.75
+
+
+def test_diagnostics_are_the_stacks_own():
+    assert in_namespace('/left_arm/hardware_bridge: safety', '', '/left_arm')
+    assert not in_namespace('/left_arm/hardware_bridge: safety', '', '/')
+    assert in_namespace('/hardware_bridge: safety', '', '/')
+    assert in_namespace('tension_controller: tip feedback', '/tension_controller', '/')
+    assert not in_namespace('tension_controller: tip feedback', '/right/tension_controller', '/')
+    assert not in_namespace('other: x', 'some device', '/')
+
+
+def test_the_history_keeps_the_last_seconds():
+    history = History(2.0)
+    for t in np.arange(0.0, 5.0, 0.5):
+        history.add(t, [t, 2 * t])
+    times, first, second = history.arrays(4.5, 2)
+    np.testing.assert_allclose(times, [-2.0, -1.5, -1.0, -0.5, 0.0])
+    np.testing.assert_allclose(second, 2 * first)
+    history.add(1.0, [0, 0])            # time went back (a bag seeked back): a new start
+    assert len(history.samples) == 1
+
+
+def test_the_playback_clock_plays_pauses_seeks_and_stops_at_the_end():
+    clock = PlaybackClock(2.0)
+    assert clock.time(10.0) == 0.0
+    clock.play(10.0)
+    assert clock.time(10.5) == pytest.approx(0.5)
+    clock.set_speed(4.0, 10.5)
+    assert clock.time(10.75) == pytest.approx(1.5)
+    assert clock.time(11.0) == 2.0 and not clock.playing and clock.at_end(11.0)
+    clock.play(12.0)                    # from the end: again from the start
+    assert clock.time(12.0) == 0.0
+    clock.pause(12.1)
+    clock.seek(5.0, 13.0)
+    assert clock.time(20.0) == 2.0
+
+
+def test_a_bag_timeline_holds_the_shown_topics_in_time_order(tmp_path):
+    tensions = np.zeros((5, 4))
+    tensions[:, 1] = np.linspace(0.0, 2.0, 5)
+    states = write_bag(tmp_path / 'bag', tensions)
+    timeline = Timeline(tmp_path / 'bag', progress=False)
+    assert timeline.duration == pytest.approx(4 * 0.02)
+    last = timeline.latest('tip/pose', timeline.duration)
+    assert [last.pose.position.x, last.pose.position.y, last.pose.position.z] == \
+        pytest.approx(states[-1].tip.position.tolist())
+    assert timeline.latest('tendon/state', 0.03).effort[1] == pytest.approx(0.5)
+    assert timeline.latest('tip/target', 1.0) is None
+    with pytest.raises(BagError, match='left_arm'):
+        Timeline(tmp_path / 'bag', namespace='left_arm', progress=False)
+    with pytest.raises(BagError, match='no such bag'):
+        Timeline(Path(tmp_path / 'missing'), progress=False)
+
+
+@pytest.mark.parametrize('stack, extra', [('sim', {'view'}), ('hardware', {'view', 'model'})])
+def test_view_true_adds_the_view_to_a_stack(stack, extra):
+    from tendon_robot_sim.launcher import StackLauncher
+
+    def planned(arguments):
+        return {node.entry.name for node in StackLauncher(stack, arguments).processes}
+    assert planned({'view': 'true'}) - planned({}) == extra
+    assert not extra & planned({'view': 'false'})

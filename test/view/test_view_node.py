@@ -1,0 +1,65 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The view node over DDS, without a browser: its limits, its namespace, bad parameters."""
+
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+from ros_helpers import construct_alone, spinning, wait_for
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.nodes.displacement_controller_node import DisplacementControllerNode
+from tendon_robot_sim.nodes.view_node import ViewNode
+from tendon_robot_sim.ros.parameters import ConfigurationError
+
+
+@pytest.fixture(scope='module')
+def displacement_stack(robot_file):
+    rclpy.init()
+    robot = Parameter('robot_file', value=str(robot_file))
+    controller = DisplacementControllerNode(namespace='left_arm', parameter_overrides=[
+        robot, Parameter('min_displacement', value=-0.004),
+        Parameter('max_displacement', value=0.015)])
+    view = ViewNode(namespace='left_arm', parameter_overrides=[
+        robot, Parameter('drive', value='displacement'), Parameter('port', value=0)])
+    with spinning(controller, view):
+        yield view
+
+
+def test_displacement_sliders_take_the_running_controllers_limits(displacement_stack):
+    view = displacement_stack
+    command = wait_for(lambda: view.page.commands and view.page.commands.command,
+                       "the displacement controller's limits")
+    assert command.field == 'position' and command.unit == 'm'
+    assert command.low.tolist() == [-0.004] * 4 and command.high.tolist() == [0.015] * 4
+    slider = view.page.commands.sliders['t0']
+    assert (slider.min, slider.max) == (-0.004, 0.015)
+    # the page says which stack it drives, with the topic resolved in its namespace
+    assert '**Stack `/left_arm`**' in view.page.heading.content
+    assert '`/left_arm/tendon/command/displacement`' in view.page.heading.content
+    with pytest.raises(ValueError, match='0.016'):
+        command.checked('t0', 0.016)
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ([Parameter('drive', value='tension'),
+      Parameter('robot_file', value=str(share_dir() / 'config' / 'pcr_6rus.yaml'))],
+     'parameter drive: tension needs a robot pulled by tendons'),
+    ([Parameter('drive', value='fast')], 'parameter drive: must be one of'),
+    ([Parameter('host', value='no.such.host.invalid')], 'parameter host: cannot serve on'),
+    ([Parameter('robot_file', value='/no/such/robot.yaml')], 'robot.yaml')])
+def test_bad_parameters_stop_the_view_with_a_clear_message(overrides, message):
+    with pytest.raises(ConfigurationError, match=message):
+        construct_alone(lambda context: ViewNode(context=context, parameter_overrides=[
+            Parameter('port', value=0), *overrides]))
