@@ -102,6 +102,19 @@ def non_negative_int(text: str) -> int:
     return _number(text, lambda v: v >= 0, 'a whole number >= 0', int)
 
 
+def worker_count(text: str) -> int:
+    """
+    Argument type of every ``--workers``: local processes, 1 .. MAX_WORKERS.
+
+    The pool runs at most as many as there are cores and tasks
+    (:class:`~tendon_robot_sim.parallel.Pool`); a count beyond any machine is refused here,
+    before anything starts.
+    """
+    from tendon_robot_sim.parallel import MAX_WORKERS
+    return _number(text, lambda v: 1 <= v <= MAX_WORKERS,
+                   f'a whole number in [1, {MAX_WORKERS}] (at most the cores run)', int)
+
+
 class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Help that shows an option's default, unless the help says it or there is none."""
 
