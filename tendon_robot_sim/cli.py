@@ -32,7 +32,7 @@ import threading
 
 from tendon_robot_sim import quiet_lost_interrupts
 from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERNAL,
-                                       EXIT_INTERRUPTED)
+                                       EXIT_INTERRUPTED, OutputPath)
 
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
             'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'dataset',
@@ -95,8 +95,10 @@ class CtrlC:
 
 
 def main(argv=None) -> int:
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
+        _check_outputs(parser, args)
     except SystemExit as done:     # --help, or a usage error already printed as one line
         return int(done.code or 0)
     ctrl_c = CtrlC()
@@ -131,6 +133,31 @@ def main(argv=None) -> int:
     finally:
         if ours:
             signal.signal(signal.SIGINT, previous)
+
+
+def _chosen(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:
+    """Return the parser of the command (and sub-command) that ``args`` chose."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return _chosen(action.choices[getattr(args, action.dest)], args)
+    return parser
+
+
+def _check_outputs(parser: argparse.ArgumentParser, args) -> None:
+    """
+    Check every output path of the command before it starts, also those argparse left as given.
+
+    argparse applies an option's type to what the user typed and to a text default, not to
+    the ``const`` of an option whose value is optional (``--plot`` alone).
+    """
+    command = _chosen(parser, args)
+    for action in command._actions:
+        value = getattr(args, action.dest, None)
+        if isinstance(action.type, OutputPath) and isinstance(value, str):
+            try:
+                setattr(args, action.dest, action.type(value))
+            except argparse.ArgumentTypeError as error:
+                command.error(str(argparse.ArgumentError(action, str(error))))
 
 
 def _interrupted() -> None:

@@ -15,7 +15,11 @@
 """Subcommands of ``tendon-robot-sim`` (see :mod:`tendon_robot_sim.cli`) and what they share."""
 
 import argparse
+import errno
 import math
+import os
+from pathlib import Path
+import tempfile
 
 # Exit codes of every command (docs/cli.md): scripts can tell a bad input from a result that
 # does not exist.
@@ -113,6 +117,104 @@ def worker_count(text: str) -> int:
     from tendon_robot_sim.parallel import MAX_WORKERS
     return _number(text, lambda v: 1 <= v <= MAX_WORKERS,
                    f'a whole number in [1, {MAX_WORKERS}] (at most the cores run)', int)
+
+
+class OutputPath:
+    """
+    Argument type of every path a command writes: checked when parsed, before any work.
+
+    ``kind`` is what the command makes there: ``'folder'`` (created if missing, may exist),
+    ``'new folder'`` (must not exist: a bag), ``'file'`` (written or overwritten, in an
+    existing folder) or ``'prefix'`` (``PATH`` + suffixes, e.g. ``PATH.parquet``); folders
+    are created with their parents. A file with ``suffixes``
+    gets the first when it has none (``--plot myplot`` writes ``myplot.png``) and must have
+    one of them otherwise. The check creates and removes a probe in the folder that would
+    hold the output, so a folder nobody may write (``/proc``, ``/sys``, a read-only mount,
+    even for root), a file where a folder is needed and a folder where a file is needed are
+    all refused with exit 2 naming the option. ``cli.main`` applies the type also to values
+    argparse leaves unconverted (an optional value's ``const``).
+    """
+
+    KINDS = ('folder', 'new folder', 'file', 'prefix')
+
+    def __init__(self, kind: str, suffixes: tuple[str, ...] = ()):
+        if kind not in self.KINDS:
+            raise ValueError(f'kind: one of {self.KINDS}, got {kind!r}')
+        self.kind = kind
+        self.suffixes = suffixes
+
+    def __repr__(self) -> str:          # argparse names the type in some messages
+        return f'{self.kind} to write'
+
+    def __call__(self, text: str) -> Path:
+        try:
+            return self.check(text)
+        except CommandError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    def check(self, text) -> Path:
+        """Return the path to write; CommandError (exit 2) says why it cannot be written."""
+        text = str(text)
+        if not text.strip():
+            raise CommandError('an empty path')
+        path = Path(text)
+        if self.kind in ('file', 'prefix') and (text.endswith(os.sep) or path.is_dir()):
+            example = path / ('dataset' if self.kind == 'prefix' else
+                              'out' + (self.suffixes[0] if self.suffixes else ''))
+            raise CommandError(f'{text} is a folder; give a file name in it, e.g. {example}')
+        if self.kind == 'file' and self.suffixes:
+            if not path.suffix:
+                path = path.with_name(path.name + self.suffixes[0])
+            elif path.suffix.lower() not in self.suffixes:
+                raise CommandError(f'{text}: must end in {" or ".join(self.suffixes)}')
+        if self.kind == 'new folder' and (path.exists() or path.is_symlink()):
+            raise CommandError(f'{text} exists already; give a new folder to create')
+        if self.kind == 'folder' and path.exists() and not path.is_dir():
+            raise CommandError(f'{text} is a file, not a folder')
+        if self.kind == 'file' and path.exists():
+            _probe_file(path)
+        if self.kind == 'file' and not path.parent.is_dir():
+            what = 'is a file, not a folder' if path.parent.exists() else 'does not exist'
+            raise CommandError(f'{path.parent} {what}; the file goes into an existing folder')
+        # the folder that will hold the output, or its nearest existing ancestor
+        holder = path if self.kind == 'folder' and path.is_dir() else path.parent
+        while not holder.exists() and holder != holder.parent:
+            if holder.is_symlink():
+                raise CommandError(f'{holder} is a broken link')
+            holder = holder.parent
+        if not holder.is_dir():
+            raise CommandError(f'{holder} is a file, not a folder')
+        _probe_folder(holder)
+        return path
+
+
+def _probe_folder(folder: Path) -> None:
+    """Create and remove a folder in ``folder``; CommandError if that fails."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix='.tendon_robot_sim_probe_', dir=folder))
+    except OSError as error:
+        reason = 'not a place to write files' if error.errno == errno.ENOENT else error.strerror
+        raise CommandError(f'cannot write in {folder.absolute()}: {reason}') from None
+
+
+def _probe_file(path: Path) -> None:
+    """Open an existing file for writing without changing it; CommandError if that fails."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+    except OSError as error:
+        raise CommandError(f'cannot write {path}: {error.strerror}') from None
+
+
+def check_output(path, option: str, kind: str, suffixes: tuple[str, ...] = ()) -> Path:
+    """:class:`OutputPath` for a path a command computes: CommandError names ``option``."""
+    try:
+        return OutputPath(kind, suffixes).check(path)
+    except CommandError as error:
+        raise CommandError(f'{option}: {error}') from None
+
+
+#: What matplotlib writes, PNG first: the plots of every command.
+PLOT_SUFFIXES = ('.png', '.pdf', '.svg')
 
 
 class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

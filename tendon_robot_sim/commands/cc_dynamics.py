@@ -39,8 +39,8 @@ import time
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (check_steps, command_error, CommandError, parse_values,
-                                       positive)
+from tendon_robot_sim.commands import (check_steps, command_error, CommandError, OutputPath,
+                                       parse_values, PLOT_SUFFIXES, positive)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_SCHEME,
                                                     DEFAULT_TIME_STEP, load_cc_dynamics,
@@ -74,6 +74,7 @@ def register(subparsers) -> None:
                              'modes, and part of the slow ones; faster on stiff robots) '
                              '(default %(default)s)')
     parser.add_argument('--plot', nargs='?', const=DEFAULT_PLOT, default=None, metavar='PNG',
+                        type=OutputPath('file', PLOT_SUFFIXES),
                         help=f'write a plot of the run (default file {DEFAULT_PLOT})')
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
     parser.set_defaults(func=run)

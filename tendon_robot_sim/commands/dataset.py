@@ -30,7 +30,7 @@ import json
 from pathlib import Path
 
 from tendon_robot_sim.commands import (add_scheduler_options, CommandError, non_negative_int,
-                                       positive_int, scheduler_of, worker_count)
+                                       OutputPath, positive_int, scheduler_of, worker_count)
 from tendon_robot_sim.experiment.dataset import (ADAPTERS, build_dataset, DatasetError,
                                                  SAMPLERS)
 from tendon_robot_sim.models.cosserat import StaticsError
@@ -66,7 +66,7 @@ def register(subparsers) -> None:
                         help='local processes (default: all cores; 1: none; at most the '
                              'cores and the tasks run)')
     add_scheduler_options(parser)
-    parser.add_argument('--output', default='dataset', metavar='PATH',
+    parser.add_argument('--output', default='dataset', metavar='PATH', type=OutputPath('prefix'),
                         help='writes PATH.parquet and PATH.json (default %(default)s)')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     parser.set_defaults(func=run)

@@ -50,8 +50,8 @@ import subprocess
 
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
-                                       positive, positive_int)
+from tendon_robot_sim.commands import (check_output, command_error, CommandError,
+                                       DefaultsHelpFormatter, OutputPath, positive, positive_int)
 from tendon_robot_sim.commands.demo_hardware import DEVICES, run_hardware
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -71,7 +71,7 @@ def register(subparsers) -> None:
         description='Start the sim stack headless, pull each tendon in turn, record all '
                     'topics to a rosbag2 bag, print tip positions and draw each step as PNG.',
         formatter_class=DefaultsHelpFormatter)
-    parser.add_argument('--out', type=Path, default=None,
+    parser.add_argument('--out', type=OutputPath('folder'), default=None,
                         help='output folder (bag, PNGs, table, log; default demo_output, with '
                              '--hardware demo_output/hardware)')
     parser.add_argument('--robot', type=Path, default=None,
@@ -120,9 +120,9 @@ def run(args) -> int:
             raise CommandError('--hardware: the hardware stack drives a tendon robot')
         if args.elements is not None:
             raise CommandError('--elements: the hardware demo has no simulated rod')
-        args.out = args.out or Path('demo_output') / 'hardware'
+        args.out = args.out or check_output('demo_output/hardware', '--out', 'folder')
         return run_hardware(args, robot, robot_file)
-    out = args.out or Path('demo_output')
+    out = args.out or check_output('demo_output', '--out', 'folder')
     bag = out / 'bag'
     out.mkdir(parents=True, exist_ok=True)
     demo_robot = out / 'robot.yaml'

@@ -46,8 +46,8 @@ import sys
 import numpy as np
 
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       parse_values, positive, positive_int, scheduler_of,
-                                       worker_count)
+                                       OutputPath, parse_values, positive, positive_int,
+                                       scheduler_of, worker_count)
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -93,7 +93,7 @@ def register(subparsers) -> None:
                     help='local processes (default: all cores; 1: none; at most the cores and '
                          'the tasks run)')
     add_scheduler_options(ws)
-    ws.add_argument('--out', default='pcr_workspace', metavar='DIR',
+    ws.add_argument('--out', default='pcr_workspace', metavar='DIR', type=OutputPath('folder'),
                     help='folder for workspace.csv and workspace.png (default %(default)s)')
     for action in (ik, fk, ws):
         action.add_argument('--robot', default=None, metavar='FILE',

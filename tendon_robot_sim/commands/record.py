@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
 import signal
 import time
 
 from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
-                                       non_negative)
+                                       non_negative, OutputPath)
 from tendon_robot_sim.experiment.bag import BagError, STORAGE_PLUGINS
 
 
@@ -44,7 +43,7 @@ def register(subparsers) -> None:
                     'Default topics: the simulation stack contract plus the tip measurement, '
                     'the tip target and the displacement command.',
         formatter_class=DefaultsHelpFormatter)
-    parser.add_argument('out', type=Path, metavar='OUT_BAG',
+    parser.add_argument('out', type=OutputPath('new folder'), metavar='OUT_BAG',
                         help='bag folder to create (must not exist)')
     parser.add_argument('--topics', nargs='+', metavar='T', default=None,
                         help='topic names to record (default: all of the contract, see above)')
@@ -73,8 +72,6 @@ def _select(names):
 def run(args) -> int:
     if not (math.isfinite(args.duration) and args.duration >= 0.0):
         raise CommandError(f'--duration: must be >= 0 s (0: until Ctrl-C), got {args.duration:g}')
-    if args.out.exists():
-        raise CommandError(f'{args.out}: exists already; the bag is written into a new folder')
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 
     import rclpy

@@ -46,7 +46,7 @@ from scipy.interpolate import CubicSpline
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, MAX_STEPS,
-                                       NoResultError, parse_values, positive)
+                                       NoResultError, OutputPath, parse_values, positive)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.snake.dynamics import (GROUPS, InverseDynamics, SnakeDivergedError,
                                                     SnakeDynamics, SnakeDynamicsError,
@@ -82,7 +82,7 @@ def register(subparsers) -> None:
     inverse.add_argument('--dt', type=positive, default=0.005,
                          help="the paper's trajectories: time step in s (default 0.005, "
                               "the paper's)")
-    inverse.add_argument('--out', default='snake_output', metavar='DIR',
+    inverse.add_argument('--out', default='snake_output', metavar='DIR', type=OutputPath('folder'),
                          help='folder for the CSV files and the plot (default snake_output)')
     inverse.add_argument('--plot', action='store_true',
                          help='also write OUT/tensions.png (base tensions over time)')

@@ -39,7 +39,7 @@ import math
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (command_error, CommandError, non_negative, non_negative_int,
-                                       positive)
+                                       OutputPath, positive)
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.experiment.calibration import with_parameters
 from tendon_robot_sim.experiment.experiment import (ExperimentError, synth_experiment,
@@ -62,7 +62,8 @@ def register(subparsers) -> None:
         description="Simulate Tuzlaci's three TendonForces validation experiments on a robot "
                     'with hidden '
                     'moduli, add tip noise and write a rosbag2 bag like a hardware recording.')
-    parser.add_argument('out', metavar='OUT_BAG', help='bag folder to create')
+    parser.add_argument('out', type=OutputPath('new folder'), metavar='OUT_BAG',
+                        help='bag folder to create')
     parser.add_argument('--robot', default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
     parser.add_argument('--youngs-modulus', type=positive, default=None, metavar='E',

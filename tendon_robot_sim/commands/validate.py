@@ -32,7 +32,7 @@ import argparse
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       positive, scheduler_of, worker_count)
+                                       OutputPath, positive, scheduler_of, worker_count)
 from tendon_robot_sim.experiment.calibration import (CalibrationError, PREDICT_MODELS,
                                                      replay_dynamic, validate, write_report)
 from tendon_robot_sim.experiment.experiment import (DEFAULT_HOLD_TIME, DEFAULT_TIP_TOLERANCE,
@@ -100,7 +100,7 @@ def register(subparsers) -> None:
         description='Find the quasi-static holds of a recording, predict each tip with a '
                     'model and report the error (Markdown + PNG).')
     add_recording_options(parser)
-    parser.add_argument('--report', required=True, metavar='DIR',
+    parser.add_argument('--report', required=True, metavar='DIR', type=OutputPath('folder'),
                         help='folder for report.md, tips.png and error_vs_tension.png')
     parser.set_defaults(func=run)
 
