@@ -25,8 +25,8 @@ milliseconds.
 
 from pathlib import Path
 
+from cli_commands import actions
 import pytest
-
 from tendon_robot_sim import cli
 from tendon_robot_sim.commands import OutputPath
 
@@ -43,16 +43,6 @@ REQUIRED = {
 OUTPUT_NAMES = ('out', 'output', 'report', 'plot', 'save', 'log')
 
 
-def parsers(parser, prefix=()):
-    """Yield (command words, parser) of every command and sub-command."""
-    subparsers = [a for a in parser._actions if a.__class__.__name__ == '_SubParsersAction']
-    if not subparsers:
-        yield prefix, parser
-    for action in subparsers:
-        for name, sub in action.choices.items():
-            yield from parsers(sub, prefix + (name,))
-
-
 def looks_like_output(action) -> bool:
     if action.nargs == 0:     # a flag, e.g. --plot of a command that knows where
         return False
@@ -61,8 +51,7 @@ def looks_like_output(action) -> bool:
             or str(action.metavar or '').startswith('OUT'))
 
 
-ALL = [(' '.join(words), action) for words, parser in parsers(cli.build_parser())
-       for action in parser._actions]
+ALL = list(actions())
 OUTPUTS = [(command, action) for command, action in ALL if isinstance(action.type, OutputPath)]
 
 

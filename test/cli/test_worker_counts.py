@@ -28,32 +28,20 @@ import signal
 import subprocess
 import sys
 
+from cli_commands import actions
 import pytest
-
 from tendon_robot_sim import cli, parallel
 from tendon_robot_sim.commands import worker_count
 from tendon_robot_sim.parallel import MAX_WORKERS, ParallelError, Pool
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from waiting import wait_for  # noqa: E402
+from waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def parsers(parser, prefix=()):
-    """Yield (command words, parser) of every command and sub-command."""
-    subparsers = [a for a in parser._actions if a.__class__.__name__ == '_SubParsersAction']
-    if not subparsers:
-        yield prefix, parser
-    for action in subparsers:
-        for name, sub in action.choices.items():
-            yield from parsers(sub, prefix + (name,))
-
-
 def options_named(option: str):
     """(command words, action) of every option ``option`` of every command."""
-    return [(words, action) for words, parser in parsers(cli.build_parser())
-            for action in parser._actions if option in action.option_strings]
+    return [(tuple(words.split()), action) for words, action in actions()
+            if option in action.option_strings]
 
 
 WORKER_OPTIONS = options_named('--workers')
