@@ -34,6 +34,8 @@ from tendon_robot_sim import quiet_lost_interrupts
 from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERNAL,
                                        EXIT_INTERRUPTED, OutputPath)
 
+# Seconds between two deliveries of a Ctrl-C that has not ended the command yet.
+INTERRUPT_AGAIN = 0.2
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
             'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'dataset',
             'warmup',
@@ -79,19 +81,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 class CtrlC:
     """
-    Ctrl-C of a command: KeyboardInterrupt, as Python's own handler, and a note of it.
+    Ctrl-C of a command: KeyboardInterrupt, as Python's own handler, until it lands.
 
     numba's compiler calls back into Python through ctypes, which swallows an exception
-    raised in a callback: a KeyboardInterrupt that lands there is lost, and the compile
-    fails with an unrelated error right after. The note makes that error an interruption.
+    raised in a callback: a KeyboardInterrupt that lands there is lost, and the compile ran
+    on for 20-30 s after Ctrl-C. A lost one is delivered again INTERRUPT_AGAIN seconds later
+    (:func:`~tendon_robot_sim.quiet_lost_interrupts` sees it lost), as often as needed, and
+    an error the lost interrupt leaves behind also counts as the interruption. An interrupt
+    that lands is not repeated: the command's clean-up (``finally``) runs undisturbed.
     """
 
     def __init__(self):
         self.pressed = False
+        self._main = threading.main_thread().ident
 
     def handle(self, signum, frame) -> None:
         self.pressed = True
         raise KeyboardInterrupt
+
+    def lost(self) -> None:
+        again = threading.Timer(INTERRUPT_AGAIN, signal.pthread_kill,
+                                (self._main, signal.SIGINT))
+        again.daemon = True
+        again.start()
 
 
 def main(argv=None) -> int:
@@ -109,7 +121,7 @@ def main(argv=None) -> int:
             and threading.current_thread() is threading.main_thread())
     if ours:
         signal.signal(signal.SIGINT, ctrl_c.handle)
-        quiet_lost_interrupts()
+        quiet_lost_interrupts(on_lost=ctrl_c.lost)
     try:
         return int(args.func(args) or 0)
     except CommandError as error:
@@ -132,6 +144,7 @@ def main(argv=None) -> int:
         return EXIT_INTERNAL
     finally:
         if ours:
+            quiet_lost_interrupts(on_lost=None)
             signal.signal(signal.SIGINT, previous)
 
 

@@ -181,14 +181,16 @@ class Pool:
     def map(self, tasks: list, function) -> list:  # noqa: A003 (as Pool.map)
         return list(self.imap(tasks, function))
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """Stop the workers; ``wait=False``: at once, dropping the tasks not finished."""
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.shutdown(wait=wait, cancel_futures=not wait)
         if self._client is not None:
             self._client.close()
 
     def __enter__(self) -> 'Pool':
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, value, traceback) -> None:
+        # after an error or Ctrl-C, the running tasks' results are of no use: do not wait
+        self.close(wait=kind is None)

@@ -19,7 +19,10 @@ import errno
 import math
 import os
 from pathlib import Path
+import signal
 import tempfile
+
+from tendon_robot_sim import EXIT_INTERRUPTED  # noqa: F401 (an exit code of commands)
 
 # Exit codes of every command (docs/cli.md): scripts can tell a bad input from a result that
 # does not exist.
@@ -28,7 +31,42 @@ EXIT_NO_RESULT = 1     # the input was valid, the result does not exist: diverge
 #                        converged, infeasible, unreachable
 EXIT_BAD_INPUT = 2     # a bad argument, file or field (argparse's own code for usage errors)
 EXIT_INTERNAL = 70     # a bug: an error the command did not foresee (EX_SOFTWARE)
-EXIT_INTERRUPTED = 130
+# EXIT_INTERRUPTED = 130 (imported above): Ctrl-C stopped a computation (see StopSignals)
+
+
+class StopSignals:
+    """
+    Ctrl-C, SIGTERM and SIGHUP as a request to stop, for a command that runs until stopped.
+
+    Inside ``with StopSignals() as stop:`` the signals only set ``stop`` (true once one
+    came); the command ends its loop, closes what it made (a bag, the ports) and exits 0.
+    The convention of every command (docs/cli.md): a command that runs until stopped
+    (``launch``, ``record``, ``replay``, ``emulate``, with or without ``--duration`` or
+    ``--loop``) ends normally when stopped, exit 0, as ``ros2 launch``, ``ros2 bag record``
+    and the nodes do: what it made is complete. A computation, or ``demo``, stopped before
+    its end has no result: exit 130 (``cli.main``). SIGHUP only where it is not ignored
+    (``nohup``).
+    """
+
+    def __init__(self):
+        self.received: list[int] = []
+        self._previous = {}
+
+    def __enter__(self) -> 'StopSignals':
+        from tendon_robot_sim import stop_signals
+        self._previous = {signum: signal.signal(signum, self._note)
+                          for signum in stop_signals()}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _note(self, signum, frame) -> None:
+        self.received.append(signum)
+
+    def __bool__(self) -> bool:
+        return bool(self.received)
 
 
 #: Most time steps a run may take when it keeps every step in memory (a few GB at most).

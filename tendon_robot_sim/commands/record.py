@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import time
 
 from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
-                                       non_negative, OutputPath)
+                                       non_negative, OutputPath, StopSignals)
 from tendon_robot_sim.experiment.bag import BagError, STORAGE_PLUGINS
 
 
@@ -73,21 +72,27 @@ def run(args) -> int:
     if not (math.isfinite(args.duration) and args.duration >= 0.0):
         raise CommandError(f'--duration: must be >= 0 s (0: until Ctrl-C), got {args.duration:g}')
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    chosen = _select(args.topics)
+    # Ctrl-C, SIGTERM and SIGHUP end the loop, then the bag is closed.
+    with StopSignals() as stop:
+        counts = _record(args, chosen, stop)
+    print(f'bag: {args.out} ({sum(counts.values())} messages: '
+          + ', '.join(f'{topic} {n}' for topic, n in counts.items()) + ')', flush=True)
+    return 0
 
+
+def _record(args, chosen, stop) -> dict:
+    """Record until ``stop`` or the end of --duration; return the messages per topic."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
     from tendon_robot_sim.ros.recorder import BagRecorder
 
-    chosen = _select(args.topics)
-    # Our own handlers: Ctrl-C and SIGTERM both end the loop, then the bag is closed.
-    stop = []
-    previous = {sig: signal.signal(sig, lambda number, frame: stop.append(number))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     recorder = None
+    counts = {}
     try:
         try:
             recorder = BagRecorder(args.out, chosen, storage=args.storage)
@@ -108,8 +113,4 @@ def run(args) -> int:
             counts = recorder.counts
             recorder.destroy_node()
         rclpy.try_shutdown()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    print(f'bag: {args.out} ({sum(counts.values())} messages: '
-          + ', '.join(f'{topic} {n}' for topic, n in counts.items()) + ')', flush=True)
-    return 0
+    return counts
