@@ -194,6 +194,11 @@ _Loader.add_implicit_resolver(
     list('-+0123456789.'))
 
 
+def yaml_value(text: str) -> Any:
+    """Parse YAML text as the descriptions are (``1e9`` a number, as YAML 1.2 and rcl read it)."""
+    return yaml.load(text, Loader=_Loader)
+
+
 def read_yaml(path: str | Path) -> Any:
     """Parse a YAML file with :class:`_Loader`; errors name the file."""
     path = Path(path)

@@ -195,15 +195,26 @@ def create_model(path: str | Path, mode: str = '', options: ModelOptions = Model
     """
     try:
         kind = file_kind(path)
-        modes = MODELS.get(kind, {})
-        mode = mode or next(iter(modes), '')
-        if modes and mode not in modes:
-            raise ModelConfigurationError(f'mode: must be one of {_mode_list(modes)} for '
-                                          f'{ROBOT_KINDS[kind]}, got {mode!r}')
+        mode = check_mode(kind, mode)
         kind, description = load_any_description(path)
-        return kind, mode, modes[mode](description, options)
+        return kind, mode, MODELS[kind][mode](description, options)
     except (RobotDescriptionError, InputError, StaticsError) as error:
         raise ModelConfigurationError(str(error)) from None
+
+
+def check_mode(kind: str, mode: str) -> str:
+    """
+    Return the model ``mode`` of a robot ``kind`` ('': the kind's default).
+
+    ModelConfigurationError names the modes of the kind; the simulator node and the local
+    launcher (before it starts anything) both ask here.
+    """
+    modes = MODELS.get(kind, {})
+    mode = mode or next(iter(modes), '')
+    if modes and mode not in modes:
+        raise ModelConfigurationError(f'mode: must be one of {_mode_list(modes)} for '
+                                      f'{ROBOT_KINDS[kind]}, got {mode!r}')
+    return mode
 
 
 def _mode_list(modes) -> str:
