@@ -106,7 +106,53 @@ class CtrlC:
         again.start()
 
 
+class ClosedPipeTolerant:
+    """
+    Standard output (or error) that outlives its reader: ``... | head -1`` loses nothing.
+
+    A reader that closes the pipe early made every later ``print`` raise BrokenPipeError,
+    which ended the command half-way as an internal error (exit 70), before the files it
+    still had to write. Once the pipe is closed, the rest of the printout goes nowhere
+    (the descriptor is pointed at /dev/null, so that Python's own flush at exit is quiet
+    too) and the command carries on to its end and its own exit code.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._reader_gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError, AttributeError):   # not a file descriptor: a test's
+            self._stream = open(os.devnull, 'w')       # noqa: SIM115 (lives with stdout)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv=None) -> int:
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ClosedPipeTolerant(sys.stdout), ClosedPipeTolerant(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -264,8 +264,19 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def check_steps(duration: float, dt: float) -> None:
-    """Refuse a ``--duration`` that takes more than :data:`MAX_STEPS` steps of ``--dt``."""
+def check_steps(duration: float, dt: float, kept: bool = True) -> None:
+    """
+    Refuse a ``--duration`` that takes not one step of ``--dt``, or too many to keep.
+
+    A step longer than the run ran no step at all, and reported the start as the result
+    ('2 s under tensions' with time 0). ``kept``: the run keeps every step in memory, so
+    at most :data:`MAX_STEPS`.
+    """
+    if dt > duration:
+        raise CommandError(f'--dt: {dt:g} s is longer than --duration {duration:g} s: not one '
+                           'step would run')
+    if not kept:
+        return
     steps = duration / dt
     if steps > MAX_STEPS:
         raise CommandError(f'--duration: {duration:g} s in steps of --dt {dt:g} s is '

@@ -30,7 +30,8 @@ import json
 from pathlib import Path
 
 from tendon_robot_sim.commands import (add_scheduler_options, CommandError, non_negative_int,
-                                       OutputPath, positive_int, scheduler_of, worker_count)
+                                       NoResultError, OutputPath, positive_int, scheduler_of,
+                                       worker_count)
 from tendon_robot_sim.experiment.dataset import (ADAPTERS, build_dataset, DatasetError,
                                                  SAMPLERS)
 from tendon_robot_sim.models.cosserat import StaticsError
@@ -94,4 +95,7 @@ def run(args: argparse.Namespace) -> int:
               'the same command again to go on')
     if args.json:
         print(json.dumps(summary))
+    if summary['complete'] and not summary['converged']:
+        raise NoResultError(f'no sample of {summary["samples"]} converged (all kept, flagged '
+                            f'and with their error in {args.output}.parquet)')
     return 0

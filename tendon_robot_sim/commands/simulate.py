@@ -30,7 +30,7 @@ import sys
 import time
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, parse_values, positive
+from tendon_robot_sim.commands import check_steps, command_error, parse_values, positive
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics import InputError, SimulationDiverged, TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -38,6 +38,8 @@ from tqdm import tqdm
 
 # Simulated seconds between progress-bar updates.
 CHUNK = 0.05
+# Wall seconds beyond which a run says how long it will take.
+LONG_RUN = 30.0
 
 
 def register(subparsers) -> None:
@@ -64,6 +66,34 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+def _announcing_long_runs(bar, total: float, start: float):
+    """
+    Return ``bar.update`` that also says, once, how long a long run will take.
+
+    The bar shows only on a terminal; a run of hours (``--duration 1e9``) must not be
+    silent elsewhere: after the first CHUNK, one line on stderr gives the expected wall time.
+    """
+    update = bar.update
+    done = []      # simulated seconds so far (a bar off a terminal counts nothing)
+
+    def announcing(seconds: float) -> None:
+        update(seconds)
+        if not done and seconds > 0:
+            done.append(seconds)
+            speed = seconds / (time.perf_counter() - start)
+            if total / speed > LONG_RUN:
+                print(f'simulating {total:g} s takes about {_duration(total / speed)} at '
+                      f'{speed:.3g} x real time; Ctrl-C stops', file=sys.stderr, flush=True)
+    return announcing
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (('years', 3.156e7), ('days', 86400.0), ('h', 3600.0), ('min', 60.0)):
+        if seconds >= size:
+            return f'{seconds / size:.3g} {unit}'
+    return f'{seconds:.3g} s'
+
+
 def run(args: argparse.Namespace) -> int:
     path = args.robot or default_robot_file()
     try:
@@ -76,11 +106,13 @@ def run(args: argparse.Namespace) -> int:
         raise command_error(error) from None
 
     total = args.max_time if args.until_steady else args.duration
+    check_steps(total, sim.dt, kept=False)
     start = time.perf_counter()
     try:
         with tqdm(total=round(total, 6), unit='s', desc='simulating', file=sys.stderr,
                   disable=None, leave=False,
                   bar_format='{l_bar}{bar}| {n:.2f}/{total:.2f} s sim [{elapsed}]') as bar:
+            bar.update = _announcing_long_runs(bar, total, start)
             if args.until_steady:
                 state = sim.run_until_steady(args.max_time, check_interval=CHUNK,
                                              progress=bar.update)

@@ -32,7 +32,7 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, CommandError, parse_values
+from tendon_robot_sim.commands import command_error, CommandError, NoResultError, parse_values
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.statics import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
@@ -96,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
     except (RobotDescriptionError, StaticsError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None
+    beyond = result.beyond_limits(robot)
+    if beyond:     # displacements only: tensions beyond the limits are refused as input
+        raise NoResultError(f'--displacements{beyond}; no equilibrium within the limits')
 
     np.set_printoptions(precision=6, suppress=True)
     print(f'robot {robot.name}, model {args.model} ({solver.constitutive} law)')
