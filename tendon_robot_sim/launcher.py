@@ -33,8 +33,9 @@ Managed (lifecycle) nodes are brought to active as ``ros2 launch`` does with
 activate), unless the launch argument ``autostart`` is false.
 
 Children run in their own sessions; on SIGINT, SIGTERM or SIGHUP (the terminal
-closing; not under ``nohup``) the launcher sends SIGINT to them, waits for them to
-exit, and escalates to SIGTERM then SIGKILL after a timeout. If one node exits on
+closing; not under ``nohup``) the launcher sends SIGTERM to them (our nodes take it as
+Ctrl-C; unlike SIGINT it also ends a node still starting Python quietly), waits for
+them to exit, and escalates to SIGKILL after a timeout. If one node exits on
 its own, the others are stopped too. On Linux each child also gets SIGTERM from the
 kernel when the launcher dies without a chance to stop them (SIGKILL): no node lives
 on as an orphan still driving a port.
@@ -64,7 +65,7 @@ from tendon_robot_sim.stack import (AUTOSTART, FromArguments, get_stack, NodeEnt
                                     robot_kind, typed_value)
 import yaml
 
-# Seconds a node gets to exit after SIGINT, then again after SIGTERM.
+# Seconds a node gets to exit after SIGTERM, before SIGKILL.
 STOP_TIMEOUT = 5.0
 POLL_PERIOD = 0.1   # s
 PR_SET_PDEATHSIG = 1   # prctl(2) option, <linux/prctl.h>
@@ -374,11 +375,18 @@ class StackLauncher:
                 if n.process is not None and n.process.poll() is not None]
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> int:
-        """Stop every node (SIGINT, then SIGTERM, then SIGKILL); 0 if all exited cleanly."""
+        """
+        Stop every node (SIGTERM, then SIGKILL); 0 if all exited cleanly.
+
+        SIGTERM, not SIGINT: every node of ours takes it as it takes Ctrl-C (the bridge
+        leaves the hardware safe), and it also ends a node that is still starting Python
+        (its site module, the ROS wheels' bootstrap, before any of our code): SIGINT there
+        ended in "Fatal Python error" and a traceback when a stack was stopped at once.
+        """
         self._stopping.set()
         for starter in self._starters:
             starter.join(timeout)
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        for sig in (signal.SIGTERM, signal.SIGKILL):
             alive = self.running()
             if not alive:
                 break
@@ -392,10 +400,13 @@ class StackLauncher:
                     self.note(f'{node.entry.name}: still running {timeout:g} s after '
                               f'{signal.Signals(sig).name}')
         self._tmp.cleanup()
-        codes = [n.process.wait() for n in self.processes if n.process is not None]
-        # A node stopped by our SIGINT/SIGTERM exits 0 or with -SIGINT/-SIGTERM.
+        # A node stopped by our SIGTERM exits 0, or with -SIGTERM while starting.
         clean = (0, -signal.SIGINT, -signal.SIGTERM)
-        return 0 if all(code in clean for code in codes) else 1
+        failed = [n for n in self.processes
+                  if n.process is not None and n.process.wait() not in clean]
+        for node in failed:
+            self.note(f'{node.entry.name}: stopped with exit code {node.process.returncode}')
+        return 1 if failed else 0
 
     def run(self) -> int:
         """Start, wait for Ctrl-C/SIGTERM or for a node to exit, stop everything."""
