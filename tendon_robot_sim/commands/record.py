@@ -101,7 +101,7 @@ def _record(args, chosen, stop) -> dict:
         executor.add_node(recorder)
         print(f'recording {len(chosen)} topics to {args.out} ({args.storage}): '
               + ', '.join(recorder.subscriptions_by_topic)
-              + ('; Ctrl-C stops' if not args.duration else f'; for {args.duration:g} s'),
+              + '; Ctrl-C stops' + (f' (else {args.duration:g} s)' if args.duration else ''),
               flush=True)
         end = time.monotonic() + args.duration if args.duration else math.inf
         while not stop and time.monotonic() < end:

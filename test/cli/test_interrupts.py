@@ -176,7 +176,7 @@ def bag(tmp_path_factory):
 UNTIL_STOPPED = {
     'record SIGINT': (['record', '{tmp}/new_bag'], 'Ctrl-C stops', signal.SIGINT),
     'record --duration SIGTERM': (['record', '{tmp}/new_bag', '--duration', '600'],
-                                  'for 600 s', signal.SIGTERM),
+                                  'Ctrl-C stops (else 600 s)', signal.SIGTERM),
     'replay --loop SIGINT': (['replay', '{bag}', '--loop', '--delay', '0'], 'Ctrl-C stops',
                              signal.SIGINT),
     'replay SIGHUP': (['replay', '{bag}', '--delay', '0'], 'Ctrl-C stops', signal.SIGHUP),
