@@ -48,6 +48,7 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, MAX_STEPS,
                                        NoResultError, OutputPath, parse_values, positive)
 from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.plotting import legend_beside
 from tendon_robot_sim.models.snake.dynamics import (GROUPS, InverseDynamics, SnakeDivergedError,
                                                     SnakeDynamics, SnakeDynamicsError,
                                                     study_trajectory)
@@ -197,7 +198,7 @@ def plot(path: Path, snake, results: dict) -> None:
         ax.set_title(f'{name} motion' + ('' if result.feasible else
                                          f' ({len(result.infeasible)} infeasible, grey)'))
         ax.grid(alpha=0.3)
-        ax.legend(loc='upper right', fontsize='small', ncol=len(snake.cables))
+        legend_beside(ax, fontsize='small')     # not over the curves
     axes[-1, 0].set_xlabel('time [s]')
     fig.suptitle(f'{snake.name}: minimum cable tensions')
     fig.tight_layout()
