@@ -29,6 +29,7 @@ import re
 import signal
 import sys
 import threading
+import warnings
 
 from tendon_robot_sim import quiet_lost_interrupts
 from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERNAL,
@@ -147,7 +148,11 @@ def main(argv=None) -> int:
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = ClosedPipeTolerant(sys.stdout), ClosedPipeTolerant(sys.stderr)
     try:
-        return _main(argv)
+        with warnings.catch_warnings():
+            # numpy's overflow and invalid-value notes are no errors of the user's: a result
+            # they spoil is refused by its own check, in one line (errors are one line)
+            warnings.simplefilter('ignore', RuntimeWarning)
+            return _main(argv)
     finally:
         sys.stdout, sys.stderr = streams
 

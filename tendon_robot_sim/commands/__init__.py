@@ -71,6 +71,8 @@ class StopSignals:
 
 #: Most time steps a run may take when it keeps every step in memory (a few GB at most).
 MAX_STEPS = 10_000_000
+#: Most time steps of any run: about 100 days at the fastest step of any model.
+MAX_RUN_STEPS = 1e12
 
 
 class CommandError(Exception):
@@ -142,6 +144,17 @@ def positive_int(text: str) -> int:
 def non_negative_int(text: str) -> int:
     """Argument type: a whole number >= 0."""
     return _number(text, lambda v: v >= 0, 'a whole number >= 0', int)
+
+
+#: Shortest and longest time step of any run [s]: below a nanosecond no model steps, above an
+#: hour none is stable; 1e-300 s overflowed a step count into an internal error.
+TIME_STEP = (1e-9, 3600.0)
+
+
+def time_step(text: str) -> float:
+    """Argument type of every ``--dt``: a time step in [1 ns, 1 h]."""
+    return _number(text, lambda v: TIME_STEP[0] <= v <= TIME_STEP[1],
+                   f'a time step within [{TIME_STEP[0]:g}, {TIME_STEP[1]:g}] s')
 
 
 def worker_count(text: str) -> int:
@@ -275,9 +288,13 @@ def check_steps(duration: float, dt: float, kept: bool = True) -> None:
     if dt > duration:
         raise CommandError(f'--dt: {dt:g} s is longer than --duration {duration:g} s: not one '
                            'step would run')
-    if not kept:
-        return
     steps = duration / dt
+    if not kept:
+        if steps > MAX_RUN_STEPS:
+            raise CommandError(f'--duration: {duration:g} s in steps of {dt:g} s is '
+                               f'{steps:.3g} steps, more than any run takes ({MAX_RUN_STEPS:.0e}, '
+                               'about 100 days); shorten --duration or lengthen --dt')
+        return
     if steps > MAX_STEPS:
         raise CommandError(f'--duration: {duration:g} s in steps of --dt {dt:g} s is '
                            f'{steps:.3g} steps, more than the {MAX_STEPS:.0e} a run keeps in '

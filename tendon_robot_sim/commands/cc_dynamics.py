@@ -40,7 +40,7 @@ import numpy as np
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, OutputPath,
-                                       parse_values, PLOT_SUFFIXES, positive)
+                                       parse_values, PLOT_SUFFIXES, positive, time_step)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_SCHEME,
                                                     DEFAULT_TIME_STEP, load_cc_dynamics,
@@ -66,7 +66,7 @@ def register(subparsers) -> None:
                              "('p1=1e5', others 0)")
     parser.add_argument('--duration', type=positive, default=2.0, metavar='S',
                         help='simulated time in s (default 2)')
-    parser.add_argument('--dt', type=positive, default=DEFAULT_TIME_STEP, metavar='S',
+    parser.add_argument('--dt', type=time_step, default=DEFAULT_TIME_STEP, metavar='S',
                         help=f'time step in s (default {DEFAULT_TIME_STEP})')
     parser.add_argument('--scheme', choices=sorted(SCHEMES), default=DEFAULT_SCHEME,
                         help='integrator: gauss (order 4, adds no damping: the energy of an '

@@ -30,7 +30,8 @@ import sys
 import time
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import check_steps, command_error, parse_values, positive
+from tendon_robot_sim.commands import (check_steps, command_error, parse_values, positive,
+                                       time_step)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics import InputError, SimulationDiverged, TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -59,7 +60,7 @@ def register(subparsers) -> None:
                        help='run until the tip is at rest (see --max-time)')
     parser.add_argument('--max-time', type=positive, default=10.0, metavar='S',
                         help='with --until-steady: most simulated time in s (default 10)')
-    parser.add_argument('--dt', type=positive, default=None, metavar='S',
+    parser.add_argument('--dt', type=time_step, default=None, metavar='S',
                         help='time step in s (default: from the stability bound)')
     parser.add_argument('--json', action='store_true',
                         help='end the output with one JSON line')

@@ -46,7 +46,8 @@ from scipy.interpolate import CubicSpline
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, MAX_STEPS,
-                                       NoResultError, OutputPath, parse_values, positive)
+                                       NoResultError, OutputPath, parse_values, positive,
+                                       time_step)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.plotting import legend_beside
 from tendon_robot_sim.models.snake.dynamics import (GROUPS, InverseDynamics, SnakeDivergedError,
@@ -80,7 +81,7 @@ def register(subparsers) -> None:
                               'file (time, then one angle column per joint, rad)')
     inverse.add_argument('--duration', type=positive, default=12.6,
                          help="the paper's trajectories: length in s (default 12.6)")
-    inverse.add_argument('--dt', type=positive, default=0.005,
+    inverse.add_argument('--dt', type=time_step, default=0.005,
                          help="the paper's trajectories: time step in s (default 0.005, "
                               "the paper's)")
     inverse.add_argument('--out', default='snake_output', metavar='DIR', type=OutputPath('folder'),
@@ -100,7 +101,8 @@ def register(subparsers) -> None:
     forward.add_argument('--angles', default=None, metavar='Q',
                          help='initial joint angles in rad, one per joint (default 0)')
     forward.add_argument('--duration', type=positive, default=2.0, help='s (default 2)')
-    forward.add_argument('--dt', type=positive, default=0.001, help='RK4 step in s (default 1 ms)')
+    forward.add_argument('--dt', type=time_step, default=0.001,
+                         help='RK4 step in s (default 1 ms)')
     forward.add_argument('--json', action='store_true', help='end with one JSON line')
     forward.set_defaults(func=run_forward)
 

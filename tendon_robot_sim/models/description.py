@@ -114,9 +114,13 @@ def key_of(path: str) -> str:
     return re.sub(r'(\[\d+\])+$', '', path.rpartition('.')[2])
 
 
-def check_range(value: float, path: str) -> None:
-    """Raise unless ``value`` is within the physical range of its key (:data:`PHYSICAL_RANGES`)."""
-    key = key_of(path)
+def check_range(value: float, path: str, key: str | None = None) -> None:
+    """
+    Raise unless ``value`` is within the physical range of its key (:data:`PHYSICAL_RANGES`).
+
+    ``key``: the key of the range, if not the last name of ``path``.
+    """
+    key = key or key_of(path)
     bounds = DEGREES if key.endswith('_deg') else PHYSICAL_RANGES.get(key)
     if bounds is None:
         return

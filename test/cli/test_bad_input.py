@@ -80,7 +80,7 @@ CASES = [
     # absurd run lengths: more steps than a run keeps in memory
     (['cc-dynamics', '--tensions', 't0=1', '--duration', '1e12'], BAD,
      '--duration: 1e+12 s in steps of --dt 0.005 s'),
-    (['cc-dynamics', '--tensions', 't0=1', '--dt', '1e-12'], BAD, 'lengthen --dt'),
+    (['cc-dynamics', '--tensions', 't0=1', '--dt', '1e-12'], BAD, 'argument --dt: must be a time'),
     (['cc-dynamics', '--pressures', 'p1=1e5'], BAD, 'take tensions; use --tensions'),
     (['cc-dynamics', '--pressures', 'p1=1e5', '--robot', BHA, '--dt', '0.5',
       '--duration', '1'], NO_RESULT, 'dt'),
@@ -111,7 +111,8 @@ CASES = [
     # parallel continuum robot
     (['pcr', 'ik', '--position', 'nan,0,0.5'], BAD, '--position'),
     (['pcr', 'ik', '--position', '0,0,5'], NO_RESULT, ''),
-    (['pcr', 'ik', '--position', '0,0,0.5', '--force', '0,0,-1e9'], NO_RESULT, ''),
+    (['pcr', 'ik', '--position', '0,0,0.5', '--force', '0,0,-1e9'], BAD, '--force[2]: must be'),
+    (['pcr', 'ik', '--position', '0,0,0.5', '--force', '0,0,-1e5'], NO_RESULT, ''),
     (['pcr', 'ik', '--position', '0,0,0.5', '--orientation-deg', '0,0'], BAD,
      '--orientation-deg'),
     (['pcr', 'ik', '--position', '0,0,0.5', '--robot', '{list}'], BAD, 'list.yaml'),

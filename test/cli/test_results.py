@@ -33,6 +33,7 @@ import sys
 from cli_commands import parsers
 import pytest
 from tendon_robot_sim import cli
+from tendon_robot_sim.commands import time_step
 
 ROOT = Path(__file__).resolve().parents[2]
 ROBOT = str(ROOT / 'config' / 'robot.yaml')
@@ -91,7 +92,25 @@ def test_a_step_longer_than_the_run_is_refused_not_reported_as_a_result(command,
     assert code == 2 and '--dt: 10 s is longer than --duration 2 s' in err, err
 
 
+@pytest.mark.parametrize('command', stepped_commands())
+def test_every_time_step_has_the_one_bounded_type(command):
+    (parser,) = [p for words, p in parsers() if ' '.join(words) == command]
+    (dt,) = [a for a in parser._actions if '--dt' in a.option_strings]
+    assert dt.type is time_step, f'{command} --dt: use type=commands.time_step'
+
+
 @pytest.mark.parametrize('argv, code, text', [
+    # a step of 1e-300 s overflowed a step count; 1 ns .. 1 h
+    (['simulate', '--dt', '1e-300'], 2, 'argument --dt: must be a time step within'),
+    (['snake', 'forward', '--tensions', '1,1,1,1', '--dt', '1e9'], 2, 'argument --dt'),
+    # more steps than any run takes, even one that keeps none
+    (['simulate', '--dt', '1e-9', '--duration', '1e6'], 2, 'more than any run takes'),
+    # a load or position beyond the physical range of its description key: bad input, not a
+    # solve that does not converge
+    (['statics', '--tensions', '1,0,0,0', '--tip-force', '1e300,0,0'], 2,
+     '--tip-force[0]: must be within [-100000, 100000] N'),
+    (['pcr', 'ik', '--position', '0,0,0.5', '--force', '0,0,1e300'], 2, '--force[2]'),
+    (['cc', '--tip', '1e300,0,0'], 2, '--tip[0]: must be within [-1000, 1000] m'),
     # 326 N of a 20 N tendon, the rod coiled: no equilibrium within the limits
     (['statics', '--displacements', 't0=0.2'], 1,
      '--displacements[t0]: the equilibrium needs 326 N, above max_tension = 20 N'),
