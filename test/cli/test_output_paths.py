@@ -121,7 +121,8 @@ def test_a_path_that_cannot_be_written_is_refused_naming_the_option(
     err = capsys.readouterr().err
     lines = err.splitlines()
     name = action.option_strings[-1] if action.option_strings else action.metavar
-    assert len(lines) == 1 and f'argument {name}: ' in lines[0] and text in lines[0], err
+    assert len(lines) == 1 and f'argument {name}: ' in lines[0] and text in lines[0], (
+        f'{err} (a command with other required arguments needs them in REQUIRED)')
     # nothing was lost or left behind
     assert Path(places['file']).read_text() == 'keep me\n'
     assert sorted(p.name for p in Path(places['folder']).parent.iterdir()) == [
