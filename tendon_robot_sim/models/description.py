@@ -79,8 +79,9 @@ PHYSICAL_RANGES: dict[str, tuple[float, float, str, str] | None] = {
     'turns': (-1e3, 1e3, 'revolutions', 'at most 1000 turns'),
     'fraction': (0.0, 1.0, '', 'a fraction of the section'),
     # materials
-    'youngs_modulus': (1e3, 1e12, 'Pa', 'from a soft hydrogel to diamond'),
-    'shear_modulus': (1e2, 1e12, 'Pa', 'from a soft hydrogel to diamond'),
+    # up to 100 x diamond: the nearly rigid rods of a rigid-limit study
+    'youngs_modulus': (1e3, 1e14, 'Pa', 'from a soft hydrogel to a nearly rigid rod'),
+    'shear_modulus': (1e2, 1e14, 'Pa', 'from a soft hydrogel to a nearly rigid rod'),
     'poisson_ratio': (0.0, 0.5, '', 'of an isotropic material'),
     'density': (1.0, 3e4, 'kg/m^3', 'from an aerogel to the densest metals'),
     # masses and inertias
