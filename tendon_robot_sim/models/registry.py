@@ -198,8 +198,20 @@ def create_model(path: str | Path, mode: str = '', options: ModelOptions = Model
         mode = check_mode(kind, mode)
         kind, description = load_any_description(path)
         return kind, mode, MODELS[kind][mode](description, options)
-    except (RobotDescriptionError, InputError, StaticsError) as error:
+    except _refusals() as error:
         raise ModelConfigurationError(str(error)) from None
+
+
+def _refusals() -> tuple[type[Exception], ...]:
+    """
+    Return the errors with which a model refuses a description it cannot simulate.
+
+    Each kind's own (the constant-curvature model refuses helical tendons): a node that
+    starts with such a file reports it in one line instead of a traceback.
+    """
+    from tendon_robot_sim.models.snake.dynamics import SnakeDynamicsError
+    from tendon_robot_sim.models.trunk.dynamics import CCDynamicsError
+    return (RobotDescriptionError, InputError, StaticsError, CCDynamicsError, SnakeDynamicsError)
 
 
 def check_mode(kind: str, mode: str) -> str:

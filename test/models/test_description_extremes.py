@@ -16,14 +16,15 @@ The class "physical extremes of every description key": refused by the loader, o
 
 Enforced in one place, ``models.description.check_number``, which every number of every
 kind's description passes and which applies ``PHYSICAL_RANGES`` by the key's name. The table
-is built from the shipped descriptions of the four kinds: every numeric key (the first item of
-a list of mappings stands for the others) is set to 1e-30, 1e30, -1e30 and 0 (the loader must
-load it or refuse it with one line naming the key), and to the two ends of its range, where
-every model of the kind (``models.registry.create_model``, what the simulator node and the
-commands build on) must start, step and take an input, or refuse with one of the documented
-errors (a bad description, an input it cannot take, a diverging run), never another
-exception: a Young's modulus of 1e-30 Pa once reached PyElastica and ended in an internal
-error. A new key in a shipped file needs its range.
+is built from the shipped descriptions of the four kinds, and from those with the optional
+keys they leave out: every numeric key (the first item of a list of mappings stands for the
+others) is set to 1e-30, 1e30, -1e30 and 0 (the loader must load it or refuse it with one
+line naming the key), and to the two ends of its range, where every model of the kind
+(``models.registry.create_model``, what the simulator node and the commands build on) must
+start, step and take an input, or refuse with one of the documented errors (a bad
+description, an input it cannot take, a diverging run), never another exception: a Young's
+modulus of 1e-30 Pa once reached PyElastica and ended in an internal error. A new key in a
+shipped file needs its range.
 """
 
 import copy
@@ -78,6 +79,21 @@ def bounds_of(path: str):
 
 
 SHIPPED = {name: yaml.safe_load((ROOT / 'config' / name).read_text()) for name in DESCRIPTIONS}
+
+
+def with_optional_keys() -> dict:
+    """Return the shipped descriptions with the optional keys they leave out, each given."""
+    robot = copy.deepcopy(SHIPPED['robot.yaml'])
+    robot['rod']['damping'] = {'rate': 5.0}
+    robot['tendons'][0].update(routing='helical', turns=0.5, end_offset=0.012, compliance=1e-3,
+                               end=0.25)
+    bellows = copy.deepcopy(SHIPPED['bionic_handling_assistant.yaml'])
+    bellows['sections'][0]['masses'][0]['inertia'] = [1e-4, 1e-4, 1e-4]
+    bellows['sections'][0]['bellows'][0].update(rest_length=0.25, min_pressure=-5e4)
+    return {'robot.yaml+optional': robot, 'bionic_handling_assistant.yaml+optional': bellows}
+
+
+SHIPPED.update(with_optional_keys())
 LEAVES = [(name, path) for name, data in SHIPPED.items() for path in numeric_leaves(data)]
 
 
