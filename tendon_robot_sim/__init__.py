@@ -92,20 +92,53 @@ def stop_signals() -> tuple[int, ...]:
     return (signal.SIGINT, signal.SIGTERM, *hangup)
 
 
-def quiet_lost_interrupts() -> None:
+def quiet_lost_interrupts(on_lost=None) -> None:
     """
     Print nothing for a Ctrl-C that lands in a callback from C and is lost there.
 
     numba's compiler calls back into Python through ctypes, which cannot pass an exception
     on: a KeyboardInterrupt raised there would be printed as "Exception ignored ...
-    Traceback". The caller notes the signal itself and treats what follows as the stop.
+    Traceback", and the compile runs on (20-30 s). The caller notes the signal itself and
+    treats what follows as the stop; ``on_lost()``, if given, is called (in the thread of
+    the callback) each time an interrupt is lost, e.g. to deliver it again.
     """
-    if getattr(sys.unraisablehook, 'quiet_interrupts', False):
-        return
-    default = sys.unraisablehook
+    hook = sys.unraisablehook
+    if not getattr(hook, 'quiet_interrupts', False):
+        default = hook
 
-    def hook(unraisable):
-        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
-            default(unraisable)
-    hook.quiet_interrupts = True
-    sys.unraisablehook = hook
+        def hook(unraisable):
+            if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+                default(unraisable)
+            elif hook.on_lost is not None:
+                hook.on_lost()
+        hook.quiet_interrupts = True
+        sys.unraisablehook = hook
+    hook.on_lost = on_lost
+
+
+def exit_quietly_on_interrupt(code: int) -> None:
+    """
+    End the process with ``code`` and no traceback when Ctrl-C reaches the top level.
+
+    Before a node or a command installs its handler (while Python imports numpy, rclpy,
+    the models: a second or more), Ctrl-C raises KeyboardInterrupt wherever the import is,
+    and Python printed its traceback. Every entry point imports this package first, so the
+    hook is in place from the first moment Python runs our code; nothing is running yet
+    that would need cleaning up. An interactive session keeps Python's own behaviour.
+    """
+    default = getattr(sys.excepthook, 'original', sys.excepthook)   # ours: replaced
+
+    def hook(kind, value, traceback):
+        if issubclass(kind, KeyboardInterrupt) and not (hasattr(sys, 'ps1')
+                                                        or sys.flags.interactive):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        default(kind, value, traceback)
+    hook.original = default
+    sys.excepthook = hook
+
+
+#: Exit code of a command interrupted by Ctrl-C (128 + SIGINT, the shell's own).
+EXIT_INTERRUPTED = 130
+exit_quietly_on_interrupt(EXIT_INTERRUPTED)

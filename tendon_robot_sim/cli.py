@@ -29,11 +29,14 @@ import re
 import signal
 import sys
 import threading
+import warnings
 
 from tendon_robot_sim import quiet_lost_interrupts
 from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERNAL,
-                                       EXIT_INTERRUPTED)
+                                       EXIT_INTERRUPTED, OutputPath)
 
+# Seconds between two deliveries of a Ctrl-C that has not ended the command yet.
+INTERRUPT_AGAIN = 0.2
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
             'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'dataset',
             'warmup',
@@ -79,24 +82,86 @@ def build_parser() -> argparse.ArgumentParser:
 
 class CtrlC:
     """
-    Ctrl-C of a command: KeyboardInterrupt, as Python's own handler, and a note of it.
+    Ctrl-C of a command: KeyboardInterrupt, as Python's own handler, until it lands.
 
     numba's compiler calls back into Python through ctypes, which swallows an exception
-    raised in a callback: a KeyboardInterrupt that lands there is lost, and the compile
-    fails with an unrelated error right after. The note makes that error an interruption.
+    raised in a callback: a KeyboardInterrupt that lands there is lost, and the compile ran
+    on for 20-30 s after Ctrl-C. A lost one is delivered again INTERRUPT_AGAIN seconds later
+    (:func:`~tendon_robot_sim.quiet_lost_interrupts` sees it lost), as often as needed, and
+    an error the lost interrupt leaves behind also counts as the interruption. An interrupt
+    that lands is not repeated: the command's clean-up (``finally``) runs undisturbed.
     """
 
     def __init__(self):
         self.pressed = False
+        self._main = threading.main_thread().ident
 
     def handle(self, signum, frame) -> None:
         self.pressed = True
         raise KeyboardInterrupt
 
+    def lost(self) -> None:
+        again = threading.Timer(INTERRUPT_AGAIN, signal.pthread_kill,
+                                (self._main, signal.SIGINT))
+        again.daemon = True
+        again.start()
+
+
+class ClosedPipeTolerant:
+    """
+    Standard output (or error) that outlives its reader: ``... | head -1`` loses nothing.
+
+    A reader that closes the pipe early made every later ``print`` raise BrokenPipeError,
+    which ended the command half-way as an internal error (exit 70), before the files it
+    still had to write. Once the pipe is closed, the rest of the printout goes nowhere
+    (the descriptor is pointed at /dev/null, so that Python's own flush at exit is quiet
+    too) and the command carries on to its end and its own exit code.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._reader_gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError, AttributeError):   # not a file descriptor: a test's
+            self._stream = open(os.devnull, 'w')       # noqa: SIM115 (lives with stdout)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
 
 def main(argv=None) -> int:
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ClosedPipeTolerant(sys.stdout), ClosedPipeTolerant(sys.stderr)
     try:
-        args = build_parser().parse_args(argv)
+        with warnings.catch_warnings():
+            # numpy's overflow and invalid-value notes are no errors of the user's: a result
+            # they spoil is refused by its own check, in one line (errors are one line)
+            warnings.simplefilter('ignore', RuntimeWarning)
+            return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        _check_outputs(parser, args)
     except SystemExit as done:     # --help, or a usage error already printed as one line
         return int(done.code or 0)
     ctrl_c = CtrlC()
@@ -107,7 +172,7 @@ def main(argv=None) -> int:
             and threading.current_thread() is threading.main_thread())
     if ours:
         signal.signal(signal.SIGINT, ctrl_c.handle)
-        quiet_lost_interrupts()
+        quiet_lost_interrupts(on_lost=ctrl_c.lost)
     try:
         return int(args.func(args) or 0)
     except CommandError as error:
@@ -130,7 +195,33 @@ def main(argv=None) -> int:
         return EXIT_INTERNAL
     finally:
         if ours:
+            quiet_lost_interrupts(on_lost=None)
             signal.signal(signal.SIGINT, previous)
+
+
+def _chosen(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:
+    """Return the parser of the command (and sub-command) that ``args`` chose."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return _chosen(action.choices[getattr(args, action.dest)], args)
+    return parser
+
+
+def _check_outputs(parser: argparse.ArgumentParser, args) -> None:
+    """
+    Check every output path of the command before it starts, also those argparse left as given.
+
+    argparse applies an option's type to what the user typed and to a text default, not to
+    the ``const`` of an option whose value is optional (``--plot`` alone).
+    """
+    command = _chosen(parser, args)
+    for action in command._actions:
+        value = getattr(args, action.dest, None)
+        if isinstance(action.type, OutputPath) and isinstance(value, str):
+            try:
+                setattr(args, action.dest, action.type(value))
+            except argparse.ArgumentTypeError as error:
+                command.error(str(argparse.ArgumentError(action, str(error))))
 
 
 def _interrupted() -> None:

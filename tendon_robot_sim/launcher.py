@@ -33,8 +33,9 @@ Managed (lifecycle) nodes are brought to active as ``ros2 launch`` does with
 activate), unless the launch argument ``autostart`` is false.
 
 Children run in their own sessions; on SIGINT, SIGTERM or SIGHUP (the terminal
-closing; not under ``nohup``) the launcher sends SIGINT to them, waits for them to
-exit, and escalates to SIGTERM then SIGKILL after a timeout. If one node exits on
+closing; not under ``nohup``) the launcher sends SIGTERM to them (our nodes take it as
+Ctrl-C; unlike SIGINT it also ends a node still starting Python quietly), waits for
+them to exit, and escalates to SIGKILL after a timeout. If one node exits on
 its own, the others are stopped too. On Linux each child also gets SIGTERM from the
 kernel when the launcher dies without a chance to stop them (SIGKILL): no node lives
 on as an orphan still driving a port.
@@ -43,6 +44,7 @@ on as an orphan still driving a port.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import importlib
 import os
 from pathlib import Path
 import signal
@@ -54,11 +56,16 @@ import time
 from typing import Callable, Mapping, Sequence
 
 import tendon_robot_sim
-from tendon_robot_sim.stack import (AUTOSTART, FromArguments, get_stack, NodeEntry, robot_kind,
-                                    typed_value)
+from tendon_robot_sim.models.description import (RobotDescriptionError, TENDON_ROBOT,
+                                                 yaml_value)
+from tendon_robot_sim.models.registry import (check_mode, load_any_description,
+                                              ModelConfigurationError)
+from tendon_robot_sim.ros.parameters import ConfigurationError
+from tendon_robot_sim.stack import (AUTOSTART, FromArguments, get_stack, NodeEntry, ROBOT,
+                                    robot_kind, typed_value)
 import yaml
 
-# Seconds a node gets to exit after SIGINT, then again after SIGTERM.
+# Seconds a node gets to exit after SIGTERM, before SIGKILL.
 STOP_TIMEOUT = 5.0
 POLL_PERIOD = 0.1   # s
 PR_SET_PDEATHSIG = 1   # prctl(2) option, <linux/prctl.h>
@@ -106,6 +113,36 @@ def parse_assignment(text: str, what: str) -> tuple[str, str]:
     return name, value
 
 
+def _parameter_table(entry: NodeEntry) -> dict | None:
+    """Return {name: Param} of one of our nodes (its module's PARAMS); None for others."""
+    if entry.module is None:
+        return None
+    module = importlib.import_module(entry.module)
+    return {param.name: param for param in getattr(module, 'PARAMS', ())}
+
+
+def _file_parameters(entry: NodeEntry) -> dict:
+    """Return the values the node's parameter files give it (``/**/<node>`` sections)."""
+    values = {}
+    for shared in entry.parameter_files:
+        data = yaml.safe_load(shared.resolve().read_text()) or {}
+        for key, section in data.items():
+            if key.rpartition('/')[2] in (entry.name, '**') and isinstance(section, dict):
+                values.update(section.get('ros__parameters') or {})
+    return values
+
+
+def _check_robot_and_mode(node: str, values: Mapping) -> None:
+    """Raise LaunchError unless the robot file loads and the mode suits the robot's kind."""
+    robot = values.get('robot_file') or ''
+    try:
+        kind = load_any_description(robot)[0] if robot else TENDON_ROBOT
+        if 'mode' in values:
+            check_mode(kind, values['mode'])
+    except (RobotDescriptionError, ModelConfigurationError) as error:
+        raise LaunchError(f'node {node}: {error}') from None
+
+
 def installed_executable(package: str, executable: str) -> Path | None:
     """``<prefix>/lib/<package>/<executable>`` of an ament install (what ``ros2 run`` runs)."""
     try:
@@ -151,6 +188,7 @@ class StackLauncher:
         self.note = note or (lambda text: print(f'[launch] {text}', file=sys.stderr))
         self.values = self._argument_values(arguments or {})
         self.overrides = self._parameter_overrides(parameters)
+        self._check_parameters()
         self._tmp = tempfile.TemporaryDirectory(prefix='tendon_robot_sim_launch_')
         self.processes, self.skipped = self._plan()
         self._stopping = threading.Event()
@@ -165,6 +203,13 @@ class StackLauncher:
                 raise LaunchError(f'launch argument {name!r}: stack {self.stack.name!r} has '
                                   f'{sorted(values)}')
             values[name] = text
+        if values.get(ROBOT.name):
+            # the nodes may run elsewhere: a path relative to here, made absolute
+            values[ROBOT.name] = os.path.abspath(values[ROBOT.name])
+            try:
+                load_any_description(values[ROBOT.name])
+            except RobotDescriptionError as error:
+                raise LaunchError(f'launch argument robot: {error}') from None
         typed = {}
         for argument in self.stack.arguments:
             try:
@@ -182,12 +227,53 @@ class StackLauncher:
             if sep and node not in names:
                 raise LaunchError(f'parameter {text!r}: no node {node!r} in stack '
                                   f'{self.stack.name!r} (nodes: {sorted(names)})')
-            try:
-                parsed = yaml.safe_load(value) if value else ''
+            try:   # YAML as rcl reads it: 1e9 is a number
+                parsed = yaml_value(value) if value else ''
             except yaml.YAMLError:
                 parsed = value
             overrides.setdefault(node or None, {})[name] = parsed
         return overrides
+
+    def _check_parameters(self) -> None:
+        """
+        Check every parameter of every node that will run, before anything starts.
+
+        What each node would refuse when it starts (parameters of its table: names, types,
+        ranges, choices; its robot file; the model mode of the robot's kind), from its
+        parameter files, the launch arguments and ``--param``, is refused here as one
+        LaunchError: a stack never starts half. A double takes an integer (the value
+        written for the node is the double).
+        """
+        kind = robot_kind(self.values.get(ROBOT.name, ''))
+        given = self.overrides.get(None, {})
+        unknown = set(given)
+        for entry in self.stack.nodes:
+            table = _parameter_table(entry)
+            if table is None or entry.skip_reason(self.values, kind):
+                continue
+            unknown -= set(table)
+            values = _file_parameters(entry)
+            values.update(next((s for s in entry.resolved_parameters(self._value)
+                                if isinstance(s, dict)), {}))
+            own = self.overrides.get(entry.name, {})
+            for name in own:
+                if name not in table:
+                    raise LaunchError(f'parameter {entry.name}:{name}: node {entry.name} has '
+                                      f'no such parameter; it has {sorted(table)}')
+            values.update({k: v for k, v in given.items() if k in table}, **own)
+            for name, value in values.items():
+                try:
+                    checked = table[name].check(value) if name in table else value
+                except ConfigurationError as error:
+                    raise LaunchError(f'node {entry.name}: {error}') from None
+                for source in (given, own):   # the node gets the checked value
+                    if name in source:
+                        source[name] = checked
+                values[name] = checked
+            _check_robot_and_mode(entry.name, values)
+        if unknown:
+            raise LaunchError(f'parameter {sorted(unknown)[0]}: no node of stack '
+                              f'{self.stack.name!r} has it')
 
     def _plan(self) -> tuple[list[NodeProcess], list[str]]:
         processes, skipped = [], []
@@ -289,11 +375,18 @@ class StackLauncher:
                 if n.process is not None and n.process.poll() is not None]
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> int:
-        """Stop every node (SIGINT, then SIGTERM, then SIGKILL); 0 if all exited cleanly."""
+        """
+        Stop every node (SIGTERM, then SIGKILL); 0 if all exited cleanly.
+
+        SIGTERM, not SIGINT: every node of ours takes it as it takes Ctrl-C (the bridge
+        leaves the hardware safe), and it also ends a node that is still starting Python
+        (its site module, the ROS wheels' bootstrap, before any of our code): SIGINT there
+        ended in "Fatal Python error" and a traceback when a stack was stopped at once.
+        """
         self._stopping.set()
         for starter in self._starters:
             starter.join(timeout)
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        for sig in (signal.SIGTERM, signal.SIGKILL):
             alive = self.running()
             if not alive:
                 break
@@ -307,10 +400,13 @@ class StackLauncher:
                     self.note(f'{node.entry.name}: still running {timeout:g} s after '
                               f'{signal.Signals(sig).name}')
         self._tmp.cleanup()
-        codes = [n.process.wait() for n in self.processes if n.process is not None]
-        # A node stopped by our SIGINT/SIGTERM exits 0 or with -SIGINT/-SIGTERM.
+        # A node stopped by our SIGTERM exits 0, or with -SIGTERM while starting.
         clean = (0, -signal.SIGINT, -signal.SIGTERM)
-        return 0 if all(code in clean for code in codes) else 1
+        failed = [n for n in self.processes
+                  if n.process is not None and n.process.wait() not in clean]
+        for node in failed:
+            self.note(f'{node.entry.name}: stopped with exit code {node.process.returncode}')
+        return 1 if failed else 0
 
     def run(self) -> int:
         """Start, wait for Ctrl-C/SIGTERM or for a node to exit, stop everything."""

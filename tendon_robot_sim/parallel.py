@@ -20,6 +20,12 @@ other sweep hand a list of picklable tasks and a module-level function to a
 (:class:`concurrent.futures.ProcessPoolExecutor`; each worker builds its own solvers,
 numba kernels come from the on-disk cache); with a :class:`Scheduler`, on a Dask
 cluster (``distributed.Client(address)``). Imports nothing else of the package.
+
+Local workers are bounded: never more than the cores this process may run on, nor more than
+the tasks of a batch, and a count beyond :data:`MAX_WORKERS` is refused; a count of 100000
+once forked until the machine ran out of memory. No worker outlives this process, whatever
+ends it (SIGKILL included): each asks the kernel for SIGKILL when its parent dies
+(``PR_SET_PDEATHSIG``, Linux) and leaves Ctrl-C to the parent, which stops them.
 """
 
 from __future__ import annotations
@@ -27,6 +33,13 @@ from __future__ import annotations
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 import os
+import signal
+import sys
+
+#: Most local worker processes a pool accepts: beyond any machine's cores, so a larger count
+#: is a typo or an attack (a fork bomb), not a request.
+MAX_WORKERS = 1024
+PR_SET_PDEATHSIG = 1   # prctl(2) option, <linux/prctl.h>
 
 
 class ParallelError(ValueError):
@@ -73,6 +86,42 @@ class Scheduler:
                         tls_client_key=self.key_file, require_encryption=True)
 
 
+def usable_cores() -> int:
+    """Return the cores this process may run on (its CPU affinity; all cores elsewhere)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:   # not Linux
+        return os.cpu_count() or 1
+
+
+def check_workers(workers) -> None:
+    """Raise ParallelError unless ``workers`` is None or a whole number in [1, MAX_WORKERS]."""
+    if workers is None:
+        return
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ParallelError(f'workers: must be an integer >= 1, got {workers!r}')
+    if workers > MAX_WORKERS:
+        raise ParallelError(f'workers: at most {MAX_WORKERS} local processes, got {workers} '
+                            f'(this machine runs {usable_cores()} at a time)')
+
+
+def _worker_start(parent: int) -> None:
+    """
+    Start a worker process: die with the parent, and leave Ctrl-C to it.
+
+    ``PR_SET_PDEATHSIG`` makes the kernel SIGKILL the worker when the parent dies, by any
+    signal; if the parent died before the request took effect, the worker ends now. Ctrl-C
+    reaches every process of the terminal's group: the parent alone handles it (the workers
+    would each print a KeyboardInterrupt traceback) and ends them.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith('linux'):
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 class Pool:
     """
     Run batches of independent tasks serially, on local processes or on a Dask cluster.
@@ -80,7 +129,9 @@ class Pool:
     Parameters
     ----------
     workers : int or None
-        Local processes; None = all cores (``os.cpu_count()``); 1 = in this process.
+        Local processes; None = all cores (:func:`usable_cores`); 1 = in this process. At
+        most the cores and the tasks of a batch run; more than :data:`MAX_WORKERS` is
+        refused.
     scheduler : Scheduler, str or None
         Dask scheduler (an address ``tcp://host:8786`` stands for ``Scheduler(address)``);
         overrides ``workers``. See :class:`Scheduler` on what plain tcp:// exposes.
@@ -88,9 +139,8 @@ class Pool:
     """
 
     def __init__(self, workers: int | None = None, scheduler: Scheduler | str | None = None):
-        if workers is not None and (not isinstance(workers, int) or workers < 1):
-            raise ParallelError(f'workers: must be an integer >= 1, got {workers!r}')
-        self.workers = workers or os.cpu_count() or 1
+        check_workers(workers)
+        self.workers = min(workers or usable_cores(), usable_cores())
         self.scheduler = scheduler
         self._client = None
         self._pool = None
@@ -105,8 +155,6 @@ class Pool:
                 raise ParallelError(f'scheduler: cannot connect to {scheduler.address!r}: '
                                     f'{type(error).__name__}: {error}') from None
             self.workers = max(1, sum(self._client.nthreads().values()))
-        elif self.workers > 1:
-            self._pool = ProcessPoolExecutor(self.workers)
 
     def imap(self, tasks: list, function):
         """
@@ -114,10 +162,17 @@ class Pool:
 
         ``function`` is a picklable module-level function.
         """
+        tasks = list(tasks)
         if self._client is not None:
             for future in self._client.map(function, tasks, pure=False):
                 yield future.result()
-        elif self._pool is not None:
+            return
+        if self._pool is None and min(self.workers, len(tasks)) > 1:
+            # started on the first batch, as many processes as it has tasks at most
+            self._pool = ProcessPoolExecutor(min(self.workers, len(tasks)),
+                                             initializer=_worker_start,
+                                             initargs=(os.getpid(),))
+        if self._pool is not None:
             yield from self._pool.map(function, tasks)
         else:
             for task in tasks:
@@ -126,14 +181,16 @@ class Pool:
     def map(self, tasks: list, function) -> list:  # noqa: A003 (as Pool.map)
         return list(self.imap(tasks, function))
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """Stop the workers; ``wait=False``: at once, dropping the tasks not finished."""
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.shutdown(wait=wait, cancel_futures=not wait)
         if self._client is not None:
             self._client.close()
 
     def __enter__(self) -> 'Pool':
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, value, traceback) -> None:
+        # after an error or Ctrl-C, the running tasks' results are of no use: do not wait
+        self.close(wait=kind is None)

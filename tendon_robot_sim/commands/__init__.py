@@ -15,7 +15,14 @@
 """Subcommands of ``tendon-robot-sim`` (see :mod:`tendon_robot_sim.cli`) and what they share."""
 
 import argparse
+import errno
 import math
+import os
+from pathlib import Path
+import signal
+import tempfile
+
+from tendon_robot_sim import EXIT_INTERRUPTED  # noqa: F401 (an exit code of commands)
 
 # Exit codes of every command (docs/cli.md): scripts can tell a bad input from a result that
 # does not exist.
@@ -24,11 +31,48 @@ EXIT_NO_RESULT = 1     # the input was valid, the result does not exist: diverge
 #                        converged, infeasible, unreachable
 EXIT_BAD_INPUT = 2     # a bad argument, file or field (argparse's own code for usage errors)
 EXIT_INTERNAL = 70     # a bug: an error the command did not foresee (EX_SOFTWARE)
-EXIT_INTERRUPTED = 130
+# EXIT_INTERRUPTED = 130 (imported above): Ctrl-C stopped a computation (see StopSignals)
+
+
+class StopSignals:
+    """
+    Ctrl-C, SIGTERM and SIGHUP as a request to stop, for a command that runs until stopped.
+
+    Inside ``with StopSignals() as stop:`` the signals only set ``stop`` (true once one
+    came); the command ends its loop, closes what it made (a bag, the ports) and exits 0.
+    The convention of every command (docs/cli.md): a command that runs until stopped
+    (``launch``, ``record``, ``replay``, ``emulate``, with or without ``--duration`` or
+    ``--loop``) ends normally when stopped, exit 0, as ``ros2 launch``, ``ros2 bag record``
+    and the nodes do: what it made is complete. A computation, or ``demo``, stopped before
+    its end has no result: exit 130 (``cli.main``). SIGHUP only where it is not ignored
+    (``nohup``).
+    """
+
+    def __init__(self):
+        self.received: list[int] = []
+        self._previous = {}
+
+    def __enter__(self) -> 'StopSignals':
+        from tendon_robot_sim import stop_signals
+        self._previous = {signum: signal.signal(signum, self._note)
+                          for signum in stop_signals()}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _note(self, signum, frame) -> None:
+        self.received.append(signum)
+
+    def __bool__(self) -> bool:
+        return bool(self.received)
 
 
 #: Most time steps a run may take when it keeps every step in memory (a few GB at most).
 MAX_STEPS = 10_000_000
+#: Most time steps of any run: about 100 days at the fastest step of any model.
+MAX_RUN_STEPS = 1e12
 
 
 class CommandError(Exception):
@@ -102,6 +146,128 @@ def non_negative_int(text: str) -> int:
     return _number(text, lambda v: v >= 0, 'a whole number >= 0', int)
 
 
+#: Shortest and longest time step of any run [s]: below a nanosecond no model steps, above an
+#: hour none is stable; 1e-300 s overflowed a step count into an internal error.
+TIME_STEP = (1e-9, 3600.0)
+
+
+def time_step(text: str) -> float:
+    """Argument type of every ``--dt``: a time step in [1 ns, 1 h]."""
+    return _number(text, lambda v: TIME_STEP[0] <= v <= TIME_STEP[1],
+                   f'a time step within [{TIME_STEP[0]:g}, {TIME_STEP[1]:g}] s')
+
+
+def worker_count(text: str) -> int:
+    """
+    Argument type of every ``--workers``: local processes, 1 .. MAX_WORKERS.
+
+    The pool runs at most as many as there are cores and tasks
+    (:class:`~tendon_robot_sim.parallel.Pool`); a count beyond any machine is refused here,
+    before anything starts.
+    """
+    from tendon_robot_sim.parallel import MAX_WORKERS
+    return _number(text, lambda v: 1 <= v <= MAX_WORKERS,
+                   f'a whole number in [1, {MAX_WORKERS}] (at most the cores run)', int)
+
+
+class OutputPath:
+    """
+    Argument type of every path a command writes: checked when parsed, before any work.
+
+    ``kind`` is what the command makes there: ``'folder'`` (created if missing, may exist),
+    ``'new folder'`` (must not exist: a bag), ``'file'`` (written or overwritten, in an
+    existing folder) or ``'prefix'`` (``PATH`` + suffixes, e.g. ``PATH.parquet``); folders
+    are created with their parents. A file with ``suffixes``
+    gets the first when it has none (``--plot myplot`` writes ``myplot.png``) and must have
+    one of them otherwise. The check creates and removes a probe in the folder that would
+    hold the output, so a folder nobody may write (``/proc``, ``/sys``, a read-only mount,
+    even for root), a file where a folder is needed and a folder where a file is needed are
+    all refused with exit 2 naming the option. ``cli.main`` applies the type also to values
+    argparse leaves unconverted (an optional value's ``const``).
+    """
+
+    KINDS = ('folder', 'new folder', 'file', 'prefix')
+
+    def __init__(self, kind: str, suffixes: tuple[str, ...] = ()):
+        if kind not in self.KINDS:
+            raise ValueError(f'kind: one of {self.KINDS}, got {kind!r}')
+        self.kind = kind
+        self.suffixes = suffixes
+
+    def __repr__(self) -> str:          # argparse names the type in some messages
+        return f'{self.kind} to write'
+
+    def __call__(self, text: str) -> Path:
+        try:
+            return self.check(text)
+        except CommandError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    def check(self, text) -> Path:
+        """Return the path to write; CommandError (exit 2) says why it cannot be written."""
+        text = str(text)
+        if not text.strip():
+            raise CommandError('an empty path')
+        path = Path(text)
+        if self.kind in ('file', 'prefix') and (text.endswith(os.sep) or path.is_dir()):
+            example = path / ('dataset' if self.kind == 'prefix' else
+                              'out' + (self.suffixes[0] if self.suffixes else ''))
+            raise CommandError(f'{text} is a folder; give a file name in it, e.g. {example}')
+        if self.kind == 'file' and self.suffixes:
+            if not path.suffix:
+                path = path.with_name(path.name + self.suffixes[0])
+            elif path.suffix.lower() not in self.suffixes:
+                raise CommandError(f'{text}: must end in {" or ".join(self.suffixes)}')
+        if self.kind == 'new folder' and (path.exists() or path.is_symlink()):
+            raise CommandError(f'{text} exists already; give a new folder to create')
+        if self.kind == 'folder' and path.exists() and not path.is_dir():
+            raise CommandError(f'{text} is a file, not a folder')
+        if self.kind == 'file' and path.exists():
+            _probe_file(path)
+        if self.kind == 'file' and not path.parent.is_dir():
+            what = 'is a file, not a folder' if path.parent.exists() else 'does not exist'
+            raise CommandError(f'{path.parent} {what}; the file goes into an existing folder')
+        # the folder that will hold the output, or its nearest existing ancestor
+        holder = path if self.kind == 'folder' and path.is_dir() else path.parent
+        while not holder.exists() and holder != holder.parent:
+            if holder.is_symlink():
+                raise CommandError(f'{holder} is a broken link')
+            holder = holder.parent
+        if not holder.is_dir():
+            raise CommandError(f'{holder} is a file, not a folder')
+        _probe_folder(holder)
+        return path
+
+
+def _probe_folder(folder: Path) -> None:
+    """Create and remove a folder in ``folder``; CommandError if that fails."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix='.tendon_robot_sim_probe_', dir=folder))
+    except OSError as error:
+        reason = 'not a place to write files' if error.errno == errno.ENOENT else error.strerror
+        raise CommandError(f'cannot write in {folder.absolute()}: {reason}') from None
+
+
+def _probe_file(path: Path) -> None:
+    """Open an existing file for writing without changing it; CommandError if that fails."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+    except OSError as error:
+        raise CommandError(f'cannot write {path}: {error.strerror}') from None
+
+
+def check_output(path, option: str, kind: str, suffixes: tuple[str, ...] = ()) -> Path:
+    """:class:`OutputPath` for a path a command computes: CommandError names ``option``."""
+    try:
+        return OutputPath(kind, suffixes).check(path)
+    except CommandError as error:
+        raise CommandError(f'{option}: {error}') from None
+
+
+#: What matplotlib writes, PNG first: the plots of every command.
+PLOT_SUFFIXES = ('.png', '.pdf', '.svg')
+
+
 class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Help that shows an option's default, unless the help says it or there is none."""
 
@@ -111,9 +277,24 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def check_steps(duration: float, dt: float) -> None:
-    """Refuse a ``--duration`` that takes more than :data:`MAX_STEPS` steps of ``--dt``."""
+def check_steps(duration: float, dt: float, kept: bool = True) -> None:
+    """
+    Refuse a ``--duration`` that takes not one step of ``--dt``, or too many to keep.
+
+    A step longer than the run ran no step at all, and reported the start as the result
+    ('2 s under tensions' with time 0). ``kept``: the run keeps every step in memory, so
+    at most :data:`MAX_STEPS`.
+    """
+    if dt > duration:
+        raise CommandError(f'--dt: {dt:g} s is longer than --duration {duration:g} s: not one '
+                           'step would run')
     steps = duration / dt
+    if not kept:
+        if steps > MAX_RUN_STEPS:
+            raise CommandError(f'--duration: {duration:g} s in steps of {dt:g} s is '
+                               f'{steps:.3g} steps, more than any run takes ({MAX_RUN_STEPS:.0e}, '
+                               'about 100 days); shorten --duration or lengthen --dt')
+        return
     if steps > MAX_STEPS:
         raise CommandError(f'--duration: {duration:g} s in steps of --dt {dt:g} s is '
                            f'{steps:.3g} steps, more than the {MAX_STEPS:.0e} a run keeps in '

@@ -50,7 +50,7 @@ lengths) and the damping run starts at the first of them. A CSV holds static poi
 import argparse
 import math
 
-from tendon_robot_sim.commands import command_error, CommandError
+from tendon_robot_sim.commands import command_error, CommandError, OutputPath
 from tendon_robot_sim.commands.validate import (add_recording_options, load_inputs,
                                                 load_trajectory, MODEL_ERRORS)
 from tendon_robot_sim.experiment.calibration import calibrate, DYNAMIC_PARAMETERS, FITTABLE
@@ -77,7 +77,7 @@ def register(subparsers) -> None:
                              f'(e.g. t1.offset); bellows robots: {", ".join(BELLOWS_FITS)}')
     parser.add_argument('--bounds', default=None, metavar='NAME=LOW:HIGH,...',
                         help='bounds in SI units (default: initial / 10 .. initial x 10)')
-    parser.add_argument('--out', required=True, metavar='FILE',
+    parser.add_argument('--out', required=True, metavar='FILE', type=OutputPath('file'),
                         help='calibrated robot description YAML to write')
     parser.add_argument('--step-response', default=None, metavar='BAG_OR_CSV',
                         help='bellows robots, --fit damping: a recorded run to fit the '

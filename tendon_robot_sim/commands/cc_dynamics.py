@@ -47,8 +47,8 @@ import time
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (check_steps, command_error, CommandError, parse_values,
-                                       positive)
+from tendon_robot_sim.commands import (check_steps, command_error, CommandError, OutputPath,
+                                       parse_values, PLOT_SUFFIXES, positive, time_step)
 from tendon_robot_sim.experiment.input_profile import ProfileError, read_profile
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_SCHEME,
@@ -81,7 +81,7 @@ def register(subparsers) -> None:
                              '(Pa), linear between rows, a step where two rows share a time')
     parser.add_argument('--duration', type=positive, default=None, metavar='S',
                         help="simulated time in s (default 2, or a profile's last time)")
-    parser.add_argument('--dt', type=positive, default=DEFAULT_TIME_STEP, metavar='S',
+    parser.add_argument('--dt', type=time_step, default=DEFAULT_TIME_STEP, metavar='S',
                         help=f'time step in s (default {DEFAULT_TIME_STEP})')
     parser.add_argument('--scheme', choices=sorted(SCHEMES), default=DEFAULT_SCHEME,
                         help='integrator: gauss (order 4, adds no damping: the energy of an '
@@ -89,6 +89,7 @@ def register(subparsers) -> None:
                              'modes, and part of the slow ones; faster on stiff robots) '
                              '(default %(default)s)')
     parser.add_argument('--plot', nargs='?', const=DEFAULT_PLOT, default=None, metavar='PNG',
+                        type=OutputPath('file', PLOT_SUFFIXES),
                         help=f'write a plot of the run (default file {DEFAULT_PLOT})')
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
     parser.set_defaults(func=run)

@@ -30,7 +30,8 @@ import json
 from pathlib import Path
 
 from tendon_robot_sim.commands import (add_scheduler_options, CommandError, non_negative_int,
-                                       positive_int, scheduler_of)
+                                       NoResultError, OutputPath, positive_int, scheduler_of,
+                                       worker_count)
 from tendon_robot_sim.experiment.dataset import (ADAPTERS, build_dataset, DatasetError,
                                                  SAMPLERS)
 from tendon_robot_sim.models.cosserat import StaticsError
@@ -62,10 +63,11 @@ def register(subparsers) -> None:
                         help='samples per task and per part file (default %(default)s)')
     parser.add_argument('--max-chunks', type=positive_int, default=None, metavar='N',
                         help='stop after N chunks (the next run goes on from there)')
-    parser.add_argument('--workers', type=positive_int, default=None, metavar='N',
-                        help='local processes (default: all cores; 1: none)')
+    parser.add_argument('--workers', type=worker_count, default=None, metavar='N',
+                        help='local processes (default: all cores; 1: none; at most the '
+                             'cores and the tasks run)')
     add_scheduler_options(parser)
-    parser.add_argument('--output', default='dataset', metavar='PATH',
+    parser.add_argument('--output', default='dataset', metavar='PATH', type=OutputPath('prefix'),
                         help='writes PATH.parquet and PATH.json (default %(default)s)')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     parser.set_defaults(func=run)
@@ -93,4 +95,7 @@ def run(args: argparse.Namespace) -> int:
               'the same command again to go on')
     if args.json:
         print(json.dumps(summary))
+    if summary['complete'] and not summary['converged']:
+        raise NoResultError(f'no sample of {summary["samples"]} converged (all kept, flagged '
+                            f'and with their error in {args.output}.parquet)')
     return 0

@@ -21,11 +21,13 @@ tip-target step, the snake has no statics model).
 
 Starts the ``sim`` stack headless through the local launcher (simulated time on
 ``/clock``), pulls each tendon in turn (``--tension`` N for ``--hold`` simulated
-seconds once the simulator has the tensions, then releases it), then sends a tip
+seconds once the simulator has the tensions, then on until the tip has settled, at most
+``--settle`` s more, then releases it, alike), then sends a tip
 target (the tip of the statics model with the first two tendons at ``--tension``:
 reachable by construction) and holds it until the tip is within 1 mm or for
 ``--target-hold`` simulated seconds, records every topic of the stack into a
-rosbag2 bag, prints the tip position at the end of each step and draws the
+rosbag2 bag, prints the tip position at the end of each step (and whether the tip was
+at rest or still moving then) and draws the
 backbone of each step as a PNG. Output folder
 (``--out``, default ``demo_output/``)::
 
@@ -50,8 +52,9 @@ import subprocess
 
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
-                                       positive, positive_int)
+from tendon_robot_sim.commands import (check_output, command_error, CommandError,
+                                       DefaultsHelpFormatter, non_negative, OutputPath, positive,
+                                       positive_int)
 from tendon_robot_sim.commands.demo_hardware import DEVICES, run_hardware
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -71,7 +74,7 @@ def register(subparsers) -> None:
         description='Start the sim stack headless, pull each tendon in turn, record all '
                     'topics to a rosbag2 bag, print tip positions and draw each step as PNG.',
         formatter_class=DefaultsHelpFormatter)
-    parser.add_argument('--out', type=Path, default=None,
+    parser.add_argument('--out', type=OutputPath('folder'), default=None,
                         help='output folder (bag, PNGs, table, log; default demo_output, with '
                              '--hardware demo_output/hardware)')
     parser.add_argument('--robot', type=Path, default=None,
@@ -83,6 +86,10 @@ def register(subparsers) -> None:
                              'its tensions [s]')
     parser.add_argument('--target-hold', type=positive, default=5.0,
                         help='longest simulated time the tip-target step is held [s]')
+    parser.add_argument('--settle', type=non_negative, default=3.0,
+                        help='after --hold, hold a tension step on until the tip has settled '
+                             '(within 1 mm over 0.5 s), for at most this much more simulated '
+                             'time [s]; a row read while the tip still moves says so')
     parser.add_argument('--hardware', choices=sorted(DEVICES), default=None,
                         help='run the hardware stack on emulated devices instead: dynamixel '
                              '(Dynamixel X-series servos and an LK-G style laser) or tdcr (the '
@@ -120,9 +127,9 @@ def run(args) -> int:
             raise CommandError('--hardware: the hardware stack drives a tendon robot')
         if args.elements is not None:
             raise CommandError('--elements: the hardware demo has no simulated rod')
-        args.out = args.out or Path('demo_output') / 'hardware'
+        args.out = args.out or check_output('demo_output/hardware', '--out', 'folder')
         return run_hardware(args, robot, robot_file)
-    out = args.out or Path('demo_output')
+    out = args.out or check_output('demo_output', '--out', 'folder')
     bag = out / 'bag'
     out.mkdir(parents=True, exist_ok=True)
     demo_robot = out / 'robot.yaml'
@@ -156,7 +163,7 @@ def run(args) -> int:
         except LaunchError as error:
             raise command_error(error) from None
         snapshots, counts = _record(launcher, bag, phases, args.hold, args.target_hold,
-                                    log_path)
+                                    log_path, args.settle)
 
     rows = _table(snapshots)
     print(_format_table(rows))
@@ -167,7 +174,8 @@ def run(args) -> int:
               'mm from it')
     with open(out / 'tip_positions.csv', 'w', newline='') as f:
         writer = csv.writer(f)
-        writer.writerow(['step', 'phase', 'time_s', 'tip_x_m', 'tip_y_m', 'tip_z_m'])
+        writer.writerow(['step', 'phase', 'time_s', 'tip_x_m', 'tip_y_m', 'tip_z_m',
+                         'tip_spread_m', 'settled'])
         writer.writerows(rows)
     pictures = _draw(snapshots, out)
     print(f'\nbag: {bag} ({sum(counts.values())} messages: '
@@ -190,7 +198,7 @@ def demo_target(robot: Robot, tension: float) -> np.ndarray:
 
 
 def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold: float,
-            log_path: Path):
+            log_path: Path, settle: float = 0.0):
     """Run the stack, drive the phases and record; (snapshots, messages per topic)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -236,7 +244,7 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
                 bar.update(min(seconds, bar.total - bar.n))   # no round-off overshoot
             try:
                 snapshots = run_phases(executor, driver, phases, hold, alive, progress,
-                                       STALL_TIMEOUT, target_hold)
+                                       STALL_TIMEOUT, target_hold, settle)
             except TimeoutError as error:
                 raise CommandError(f'{error}; see {log_path}') from None
         counts = recorder.counts
@@ -246,16 +254,20 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
 
 
 def _table(snapshots) -> list[list]:
-    return [[i, s.phase.label, round(s.time, 3), *np.round(s.tip_position, 5).tolist()]
-            for i, s in enumerate(snapshots)]
+    return [[i, s.phase.label, round(s.time, 3), *np.round(s.tip_position, 5).tolist(),
+             round(min(s.tip_spread, 99.0), 5), s.settled] for i, s in enumerate(snapshots)]
 
 
 def _format_table(rows) -> str:
     lines = [f'{"step":>4}  {"phase":<14} {"t_sim [s]":>9}  {"tip x [mm]":>10} '
-             f'{"tip y [mm]":>10} {"tip z [mm]":>10}']
-    for step, label, t, x, y, z in rows:
+             f'{"tip y [mm]":>10} {"tip z [mm]":>10}  tip']
+    for step, label, t, x, y, z, spread, settled in rows:
+        state = 'at rest' if settled else f'still moving, +-{spread * 1e3:.1f} mm'
         lines.append(f'{step:>4}  {label:<14} {t:>9.2f}  {x * 1e3:>10.1f} {y * 1e3:>10.1f} '
-                     f'{z * 1e3:>10.1f}')
+                     f'{z * 1e3:>10.1f}  {state}')
+    if not all(settled for *_, settled in rows):
+        lines.append('a row whose tip still moves is no rest position: hold longer (--hold, '
+                     '--settle)')
     return '\n'.join(lines)
 
 

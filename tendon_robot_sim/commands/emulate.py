@@ -25,7 +25,7 @@ import time
 
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.commands import (command_error, CommandError, non_negative, non_negative_int,
-                                       positive, probability)
+                                       positive, probability, StopSignals)
 from tendon_robot_sim.emulator.devices import Faults
 from tendon_robot_sim.emulator.endpoints import open_endpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
@@ -116,22 +116,20 @@ def run(args) -> int:
         faults=Faults(drop_byte=args.drop_byte, corrupt_checksum=args.corrupt_checksum,
                       garbage=args.garbage, split=args.split),
         motor_device=kinds['motors'], sensor_device=kinds['sensor'])
-    with rig:
+    # Ctrl-C, SIGTERM and SIGHUP end the loop; the ports and links are closed.
+    with rig, StopSignals() as stop:
         for device in rig.threads:
             print(f'{device}: {rig.path(device)}', flush=True)
         print('emulating; Ctrl-C stops', flush=True)
         start = time.monotonic()
         next_disconnect = start + args.disconnect_every
-        try:
-            while not args.duration or time.monotonic() - start < args.duration:
-                time.sleep(0.05)
-                if args.disconnect_every and time.monotonic() >= next_disconnect:
-                    next_disconnect += args.disconnect_every
-                    for device in rig.threads:
-                        rig.disconnect(device, args.down_time)
-                    print(f'links broken for {args.down_time:g} s', flush=True)
-        except KeyboardInterrupt:
-            pass
+        while not stop and (not args.duration or time.monotonic() - start < args.duration):
+            time.sleep(0.05)
+            if args.disconnect_every and time.monotonic() >= next_disconnect:
+                next_disconnect += args.disconnect_every
+                for device in rig.threads:
+                    rig.disconnect(device, args.down_time)
+                print(f'links broken for {args.down_time:g} s', flush=True)
     counts = rig.motor.counts
     if kinds['motors'] == 'dynamixel':
         print(f'done: {counts["instructions"]} instruction packets, {counts["bad_crc"]} with a '

@@ -28,8 +28,7 @@ import sys
 import numpy as np
 
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.commands import (CommandError, parse_values,
-                                       positive_int)
+from tendon_robot_sim.commands import check_output, CommandError, parse_values, positive_int
 from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol.devices import load_dynamixel_channels
 from tendon_robot_sim.protocol.dynamixel_bus import BusError
@@ -106,6 +105,7 @@ def run_calibrate(args) -> int:
     if len(currents) < 2:
         raise CommandError('--currents: at least two steps to fit a line')
     config = args.config or share_dir() / 'config' / 'dynamixel.yaml'
+    check_output(config, '--config', 'file')     # written at the end: writable now
     try:
         channels = load_dynamixel_channels(config)
         data = yaml.safe_load(Path(config).read_text())

@@ -37,7 +37,9 @@ def register(subparsers) -> None:
         description='Start the nodes of a stack as local processes, from the same stack '
                     'definition as launch/<stack>.launch.py; Ctrl-C stops them all. '
                     'robot_state_publisher and rviz2 are skipped with a note when not '
-                    f'installed. Launch arguments: {arguments}.')
+                    'installed. Every launch argument and --param is checked against the '
+                    "stack definition and the nodes' parameter tables before anything "
+                    f'starts. Launch arguments: {arguments}.')
     parser.add_argument('stack', choices=sorted(STACKS), help='which stack')
     parser.add_argument('--robot', metavar='FILE', type=Path,
                         help='robot description YAML of any kind (launch argument robot)')
@@ -52,7 +54,8 @@ def register(subparsers) -> None:
                         help='a node parameter (YAML value), for NODE only or for every '
                              'node, e.g. simulator:publish_rate:=20')
     parser.add_argument('--dry-run', action='store_true',
-                        help='print the command lines and exit')
+                        help='check every launch argument and parameter as the real launch '
+                             'does, print the command lines and exit')
     parser.set_defaults(func=run)
 
 

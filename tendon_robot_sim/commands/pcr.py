@@ -47,8 +47,8 @@ import sys
 import numpy as np
 
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       parse_values, pcr_studies, positive, positive_int,
-                                       scheduler_of)
+                                       OutputPath, parse_values, pcr_studies, positive,
+                                       positive_int, scheduler_of, worker_count)
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -91,10 +91,11 @@ def register(subparsers) -> None:
     ws.add_argument('--orientations-deg', default='0,0,0', metavar='R,P,Y;R,P,Y...',
                     help='platform orientations in deg, each position solved at each; a '
                          'position is reachable when valid at all (default level)')
-    ws.add_argument('--workers', type=positive_int, default=None, metavar='N',
-                    help='local processes (default: all cores; 1: none)')
+    ws.add_argument('--workers', type=worker_count, default=None, metavar='N',
+                    help='local processes (default: all cores; 1: none; at most the cores and '
+                         'the tasks run)')
     add_scheduler_options(ws)
-    ws.add_argument('--out', default='pcr_workspace', metavar='DIR',
+    ws.add_argument('--out', default='pcr_workspace', metavar='DIR', type=OutputPath('folder'),
                     help='folder for workspace.csv and workspace.png (default %(default)s)')
     pcr_studies.add_parsers(actions)
     for action in (ik, fk, ws):

@@ -36,12 +36,12 @@ import argparse
 import json
 import math
 from pathlib import Path
-import tempfile
 
 import numpy as np
 
-from tendon_robot_sim.commands import (command_error, CommandError, NoResultError,
-                                       parse_values, positive, positive_int)
+from tendon_robot_sim.commands import (check_output, command_error, CommandError,
+                                       NoResultError, OutputPath, parse_values, positive,
+                                       positive_int)
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -90,7 +90,7 @@ def add_parsers(actions) -> None:
                       help='downward forces in N at the platform centre (the paper: 10:300:30)')
     sw.add_argument('--position', default=REST, metavar='X,Y,Z',
                     help='platform centre in m (default %(default)s, the rest height)')
-    sw.add_argument('--out', default='pcr_sweep', metavar='DIR',
+    sw.add_argument('--out', default='pcr_sweep', metavar='DIR', type=OutputPath('folder'),
                     help='folder for rotation.* or compression.* (default %(default)s)')
     tr = actions.add_parser('trajectory', help='follow the helix: FK(IK) error (CSV + PNG)')
     tr.add_argument('--helix', action='store_true',
@@ -105,7 +105,7 @@ def add_parsers(actions) -> None:
                     help='points along the helix (default %(default)s)')
     tr.add_argument('--force', default='0,0,-5', metavar='FX,FY,FZ',
                     help="force at the platform centre in N (default %(default)s, the paper's)")
-    tr.add_argument('--out', default='pcr_trajectory', metavar='DIR',
+    tr.add_argument('--out', default='pcr_trajectory', metavar='DIR', type=OutputPath('folder'),
                     help='folder for helix.csv and helix.png (default %(default)s)')
     for action in (st, sw, tr):
         action.add_argument('--robot', default=None, metavar='FILE',
@@ -117,19 +117,10 @@ def add_parsers(actions) -> None:
                             help='end the output with one JSON line')
 
 
-def output_folder(path: str, option: str, names) -> Path:
-    """Create the folder ``path`` and make sure ``names`` can be written in it (CommandError)."""
-    folder = Path(path)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as error:
-        raise CommandError(f'{option}: cannot write to {path}: '
-                           f'{error.strerror or error}') from None
+def output_folder(folder: Path, option: str, names) -> Path:
+    """Return ``folder`` (checked by :class:`OutputPath`) once none of ``names`` is a folder."""
     for name in names:
-        if (folder / name).is_dir():
-            raise CommandError(f'{option}: {folder / name} is a folder, not a file')
+        check_output(folder / name, option, 'file')
     return folder
 
 

@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
-import signal
 import time
 
 from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
-                                       non_negative)
+                                       non_negative, OutputPath, StopSignals)
 from tendon_robot_sim.experiment.bag import BagError, STORAGE_PLUGINS
 
 
@@ -44,7 +42,7 @@ def register(subparsers) -> None:
                     'Default topics: the simulation stack contract plus the tip measurement, '
                     'the tip target and the displacement command.',
         formatter_class=DefaultsHelpFormatter)
-    parser.add_argument('out', type=Path, metavar='OUT_BAG',
+    parser.add_argument('out', type=OutputPath('new folder'), metavar='OUT_BAG',
                         help='bag folder to create (must not exist)')
     parser.add_argument('--topics', nargs='+', metavar='T', default=None,
                         help='topic names to record (default: all of the contract, see above)')
@@ -73,24 +71,28 @@ def _select(names):
 def run(args) -> int:
     if not (math.isfinite(args.duration) and args.duration >= 0.0):
         raise CommandError(f'--duration: must be >= 0 s (0: until Ctrl-C), got {args.duration:g}')
-    if args.out.exists():
-        raise CommandError(f'{args.out}: exists already; the bag is written into a new folder')
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    chosen = _select(args.topics)
+    # Ctrl-C, SIGTERM and SIGHUP end the loop, then the bag is closed.
+    with StopSignals() as stop:
+        counts = _record(args, chosen, stop)
+    print(f'bag: {args.out} ({sum(counts.values())} messages: '
+          + ', '.join(f'{topic} {n}' for topic, n in counts.items()) + ')', flush=True)
+    return 0
 
+
+def _record(args, chosen, stop) -> dict:
+    """Record until ``stop`` or the end of --duration; return the messages per topic."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
     from tendon_robot_sim.ros.recorder import BagRecorder
 
-    chosen = _select(args.topics)
-    # Our own handlers: Ctrl-C and SIGTERM both end the loop, then the bag is closed.
-    stop = []
-    previous = {sig: signal.signal(sig, lambda number, frame: stop.append(number))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     recorder = None
+    counts = {}
     try:
         try:
             recorder = BagRecorder(args.out, chosen, storage=args.storage)
@@ -99,7 +101,7 @@ def run(args) -> int:
         executor.add_node(recorder)
         print(f'recording {len(chosen)} topics to {args.out} ({args.storage}): '
               + ', '.join(recorder.subscriptions_by_topic)
-              + ('; Ctrl-C stops' if not args.duration else f'; for {args.duration:g} s'),
+              + '; Ctrl-C stops' + (f' (else {args.duration:g} s)' if args.duration else ''),
               flush=True)
         end = time.monotonic() + args.duration if args.duration else math.inf
         while not stop and time.monotonic() < end:
@@ -111,8 +113,4 @@ def run(args) -> int:
             counts = recorder.counts
             recorder.destroy_node()
         rclpy.try_shutdown()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    print(f'bag: {args.out} ({sum(counts.values())} messages: '
-          + ', '.join(f'{topic} {n}' for topic, n in counts.items()) + ')', flush=True)
-    return 0
+    return counts

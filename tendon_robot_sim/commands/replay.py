@@ -42,12 +42,11 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-import signal
 import time
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
-                                       non_negative, positive)
+                                       non_negative, positive, StopSignals)
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.models.rod.statics import MODELS
 
@@ -103,17 +102,23 @@ def run(args) -> int:
     if not args.simulate and (args.robot is not None or args.model != 'discrete'):
         raise CommandError('--robot and --model apply to --simulate only')
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    # Ctrl-C, SIGTERM and SIGHUP end the replay between two messages.
+    with StopSignals() as stop:
+        counts, passes = _replay(args, stop)
+    print(f'published {sum(counts.values())} messages in {passes} complete '
+          f'pass{"es" if passes != 1 else ""}: '
+          + ', '.join(f'{topic} {n}' for topic, n in counts.items()), flush=True)
+    return 0
 
+
+def _replay(args, stop) -> tuple[dict, int]:
+    """Publish the bag until it ends or ``stop``; (messages per topic, complete passes)."""
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
     from tendon_robot_sim.ros.replay import BagPlayer, SIMULATOR_OUTPUTS
     from tendon_robot_sim.ros.topics import TENDON_SETPOINT
 
-    # Our own handlers: Ctrl-C and SIGTERM both end the replay between two messages.
-    stop = []
-    previous = {sig: signal.signal(sig, lambda number, frame: stop.append(number))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     player = simulation = None
     try:
@@ -156,8 +161,12 @@ def run(args) -> int:
             except BagError as error:
                 raise command_error(error) from None
             passes += complete
-            if not args.loop or not any(player.counts.values()):
-                break       # once, or a loop over nothing
+            if complete and not any(player.counts.values()):
+                # a bag of no messages: nothing was replayed, which is not a replay
+                raise CommandError(f'{args.bag}: holds no messages on '
+                                   f'{", ".join(player.publishers_by_topic)}: nothing to replay')
+            if not args.loop:
+                break
         counts = dict(player.counts)
     finally:
         if simulation is not None:
@@ -165,12 +174,7 @@ def run(args) -> int:
         if player is not None:
             player.destroy_node()
         rclpy.try_shutdown()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    print(f'published {sum(counts.values())} messages in {passes} complete '
-          f'pass{"es" if passes != 1 else ""}: '
-          + ', '.join(f'{topic} {n}' for topic, n in counts.items()), flush=True)
-    return 0
+    return counts, passes
 
 
 class _HardwareGuard:

@@ -23,7 +23,9 @@ r"""
 ``--integrator`` picks the explicit (PyElastica) or the implicit (BDF-alpha and shooting) model;
 ``auto`` (the default) the one the robot needs (``choose_integrator``). Inputs over time come from
 a CSV file with a column ``t`` [s] and one column per tendon (by name; a tendon not named stays at
-0), linearly interpolated: tensions [N], or displacements [m] pulled in (implicit only). Such a
+0), linear between rows (two rows at one time make a step; the format of
+:mod:`~tendon_robot_sim.experiment.input_profile`): tensions [N], or displacements [m] pulled
+in (implicit only). Such a
 run starts at rest in the static equilibrium of the inputs at t = 0 (the explicit model settles
 there first), ``--duration`` defaulting to the file's last time. ``--trajectory-out`` writes
 ``t,x,y,z,qx,qy,qz,qw`` (tip in the base frame), then ``tension_<name>`` [N] and
@@ -35,16 +37,15 @@ to stderr when it is a terminal.
 """
 
 import argparse
-import csv
 import json
-from pathlib import Path
 import sys
 import time
 
 import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, NoResultError,
-                                       parse_values, positive)
+                                       OutputPath, parse_values, positive, time_step)
+from tendon_robot_sim.experiment.input_profile import InputProfile, ProfileError, read_profile
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.simulation import choose_integrator, INTEGRATORS
@@ -58,6 +59,8 @@ CHUNK = 0.05
 EXPLICIT_SAMPLE = 1e-3
 # Explicit model with an input file: longest settling under the inputs at t = 0 [s].
 SETTLE_TIME = 20.0
+# Wall seconds beyond which a run says how long it will take.
+LONG_RUN = 30.0
 
 
 def register(subparsers) -> None:
@@ -77,7 +80,8 @@ def register(subparsers) -> None:
                         help="tendon tensions in N: one per tendon ('0,2,0,0') or by name "
                              "('t1=2.0,t3=0.5', others 0), from t = 0; default all 0")
     inputs.add_argument('--tensions-csv', default=None, metavar='FILE',
-                        help='tensions over time: columns t [s] and tendon names [N]')
+                        help='tensions over time: columns t [s] and tendon names [N], '
+                             'linear between rows, a step where two rows share a time')
     inputs.add_argument('--displacements-csv', default=None, metavar='FILE',
                         help='displacements over time: columns t [s] and tendon names [m], '
                              'positive when pulled in (implicit integrator)')
@@ -88,82 +92,49 @@ def register(subparsers) -> None:
                        help='run until the tip is at rest (see --max-time)')
     parser.add_argument('--max-time', type=positive, default=10.0, metavar='S',
                         help='with --until-steady: most simulated time in s (default 10)')
-    parser.add_argument('--dt', type=positive, default=None, metavar='S',
+    parser.add_argument('--dt', type=time_step, default=None, metavar='S',
                         help='time step in s (default: explicit, from the stability bound; '
                              'implicit, 2 ms)')
     parser.add_argument('--trajectory-out', default=None, metavar='FILE.csv',
+                        type=OutputPath('file', ('.csv',)),
                         help='write the tip and the tendons over time to this CSV file')
     parser.add_argument('--json', action='store_true',
                         help='end the output with one JSON line')
     parser.set_defaults(func=run)
 
 
-def read_inputs(path: str, option: str, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def read_inputs(path: str, option: str, robot, field: str) -> InputProfile:
     """
-    Read an input file: times (k,) [s], strictly increasing, and values (k, n) per tendon.
+    Read an input file: tensions within [0, max_tension] N, or displacements within a rod
+    length [m] either way.
 
-    Raises :class:`CommandError` naming the option, the file and the row or column.
+    Raises :class:`CommandError` naming the option, the file, the line and the column.
     """
+    if field == 'tension':
+        limits = np.column_stack((np.zeros(len(robot.tendons)), robot.max_tensions))
+        unit = 'N'
+    else:
+        limits = np.tile([-robot.rod.length, robot.rod.length], (len(robot.tendons), 1))
+        unit = 'm'
     try:
-        with open(path, newline='', encoding='utf-8') as file:
-            rows = [row for row in csv.reader(file) if row]
-    except OSError as error:
-        raise CommandError(f'{option}: {path}: cannot read: {error.strerror}') from None
-    except (UnicodeDecodeError, csv.Error) as error:
-        raise CommandError(f'{option}: {path}: not a CSV text file (binary?): '
-                           f'{" ".join(str(error).split())[:120]}') from None
-    header = [name.strip() for name in rows[0]] if rows else []
-    if not header or header[0] != 't':
-        raise CommandError(f'{option}: {path}: the first row must be a header starting with t')
-    for name in header[1:]:
-        if name not in names:
-            raise CommandError(f'{option}: {path}: column {name!r} is not a tendon (tendons: '
-                               f'{", ".join(names)})')
-    if len(set(header)) != len(header):
-        raise CommandError(f'{option}: {path}: a column is given twice')
-    data = np.zeros((len(rows) - 1, len(names) + 1))
-    columns = [0] + [names.index(name) + 1 for name in header[1:]]
-    for number, row in enumerate(rows[1:], start=2):
-        if len(row) != len(header):
-            raise CommandError(f'{option}: {path}: row {number} has {len(row)} values, the '
-                               f'header {len(header)}')
-        for column, name, text in zip(columns, header, row):
-            try:
-                value = float(text)
-            except ValueError:
-                raise CommandError(f'{option}: {path}: row {number}, column {name}: '
-                                   f'{text.strip()!r} is not a number') from None
-            if not np.isfinite(value):
-                raise CommandError(f'{option}: {path}: row {number}, column {name}: must be '
-                                   f'finite, got {text.strip()}')
-            data[number - 2, column] = value
-    if data.shape[0] < 2:
-        raise CommandError(f'{option}: {path}: needs at least 2 rows of values')
-    if data[0, 0] != 0.0 or np.any(np.diff(data[:, 0]) <= 0.0):
-        raise CommandError(f'{option}: {path}: t must start at 0 and increase strictly')
-    return data[:, 0], data[:, 1:]
+        return read_profile(path, robot.tendon_names, limits, quantity=field, unit=unit)
+    except ProfileError as error:
+        raise CommandError(f'{option}: {error}') from None
 
 
-def interpolate(times: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """Interpolate the inputs (m, n) at the times ``at`` (m,), linearly; held after the end."""
-    return np.column_stack([np.interp(at, times, column) for column in values.T])
+def inputs_at(profile: InputProfile, times: np.ndarray) -> np.ndarray:
+    """Return the profile's inputs (m, n) at the times (m,) [s]."""
+    return np.array([profile.at(t) for t in times])
 
 
 class Trajectory:
     """Rows of the ``--trajectory-out`` file, written when the run ends (however it ends)."""
 
-    def __init__(self, path: str | None, names: list[str]):
-        self.path = Path(path) if path else None
+    def __init__(self, path, names: list[str]):
+        self.path = path          # checked when parsed (OutputPath), before the run
         self.header = (['t', 'x', 'y', 'z', 'qx', 'qy', 'qz', 'qw']
                        + [f'tension_{n}' for n in names] + [f'displacement_{n}' for n in names])
         self.rows = []
-        if self.path is not None:
-            try:   # fail before the run, not after it
-                with open(self.path, 'w'):
-                    pass
-            except OSError as error:
-                raise CommandError(f'--trajectory-out: {self.path}: cannot write: '
-                                   f'{error.strerror}') from None
 
     def add(self, t, positions, quaternions, tensions, displacements) -> None:
         if self.path is not None:
@@ -176,6 +147,34 @@ class Trajectory:
         rows = np.vstack(self.rows) if self.rows else np.zeros((0, len(self.header)))
         np.savetxt(self.path, rows, delimiter=',', header=','.join(self.header), comments='',
                    fmt='%.10g')
+
+
+def _announcing_long_runs(bar, total: float, start: float):
+    """
+    Return ``bar.update`` that also says, once, how long a long run will take.
+
+    The bar shows only on a terminal; a run of hours (``--duration 1e9``) must not be
+    silent elsewhere: after the first CHUNK, one line on stderr gives the expected wall time.
+    """
+    update = bar.update
+    done = []      # simulated seconds so far (a bar off a terminal counts nothing)
+
+    def announcing(seconds: float) -> None:
+        update(seconds)
+        if not done and seconds > 0:
+            done.append(seconds)
+            speed = seconds / (time.perf_counter() - start)
+            if total / speed > LONG_RUN:
+                print(f'simulating {total:g} s takes about {_duration(total / speed)} at '
+                      f'{speed:.3g} x real time; Ctrl-C stops', file=sys.stderr, flush=True)
+    return announcing
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (('years', 3.156e7), ('days', 86400.0), ('h', 3600.0), ('min', 60.0)):
+        if seconds >= size:
+            return f'{seconds / size:.3g} {unit}'
+    return f'{seconds:.3g} s'
 
 
 def run(args: argparse.Namespace) -> int:
@@ -193,9 +192,11 @@ def run(args: argparse.Namespace) -> int:
             if field == 'displacement' and integrator == 'explicit':
                 raise CommandError('--displacements-csv: the explicit integrator takes tensions '
                                    'only; use --integrator implicit (or auto)')
-            series = read_inputs(args.tensions_csv or args.displacements_csv, option,
-                                 robot.tendon_names)
-        duration = args.duration or (series[0][-1] if series is not None else 1.0)
+            series = read_inputs(args.tensions_csv or args.displacements_csv, option, robot,
+                                 field)
+        duration = args.duration or (series.end if series is not None else 1.0)
+        if duration <= 0.0:
+            raise CommandError(f'{option}: the file ends at t = 0 s; give --duration')
         total = args.max_time if args.until_steady else duration
         if integrator == 'implicit':
             from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
@@ -203,10 +204,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             from tendon_robot_sim.models.rod.dynamics import TendonSimulator
             sim = TendonSimulator(robot, dt=args.dt)
-        check_steps(total, sim.dt)
+        # a trajectory file keeps a row per step (implicit) or per millisecond (explicit)
+        check_steps(total, sim.dt, kept=args.trajectory_out is not None)
         trajectory = Trajectory(args.trajectory_out, robot.tendon_names)
         if series is not None:
-            start = series[1][0]
+            start = series.at(0.0)
             if field == 'tension':
                 sim.set_tensions(start)
             else:
@@ -222,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
         with tqdm(total=round(total, 6), unit='s', desc='simulating', file=sys.stderr,
                   disable=None, leave=False,
                   bar_format='{l_bar}{bar}| {n:.2f}/{total:.2f} s sim [{elapsed}]') as bar:
+            bar.update = _announcing_long_runs(bar, total, begin)
             if integrator == 'implicit':
                 origin = _run_implicit(sim, args, series, field, duration, trajectory, bar,
                                        _named(robot, args.tensions))
@@ -299,7 +302,7 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
     for begin in range(0, steps, per_chunk):
         t = sim.dt * np.arange(begin + 1, min(begin + per_chunk, steps) + 1)
         if series is not None:
-            values = interpolate(*series, t)
+            values = inputs_at(series, t)
             record = sim.follow(values, field)
         else:
             values = np.tile(constant, (t.size, 1))
@@ -329,7 +332,7 @@ def _run_explicit(sim, args, series, duration, trajectory, bar) -> float:
         n = min(per_sample, steps - done)
         before = sim.time
         if series is not None:
-            sim.set_tensions(interpolate(*series, np.array([(done + n) * sim.dt]))[0])
+            sim.set_tensions(series.at((done + n) * sim.dt))
         sim.advance(n * sim.dt)
         _sample(sim, origin, trajectory)
         bar.update(sim.time - before)

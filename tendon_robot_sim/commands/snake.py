@@ -56,9 +56,10 @@ from scipy.interpolate import CubicSpline
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, MAX_STEPS,
-                                       non_negative, NoResultError, parse_values, positive,
-                                       positive_int)
+                                       non_negative, NoResultError, OutputPath, parse_values,
+                                       positive, positive_int, time_step)
 from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.plotting import legend_beside
 from tendon_robot_sim.models.snake.dynamics import (BROKEN_MEANING, GROUPS, InverseDynamics,
                                                     SnakeDivergedError, SnakeDynamics,
                                                     SnakeDynamicsError, study_trajectory)
@@ -95,10 +96,10 @@ def register(subparsers) -> None:
                               'file (time, then one angle column per joint, rad)')
     inverse.add_argument('--duration', type=positive, default=PAPER_DURATION,
                          help="the paper's trajectories: length in s (default 12.6)")
-    inverse.add_argument('--dt', type=positive, default=PAPER_STEP,
+    inverse.add_argument('--dt', type=time_step, default=PAPER_STEP,
                          help="the paper's trajectories: time step in s (default 0.005, "
                               "the paper's)")
-    inverse.add_argument('--out', default='snake_output', metavar='DIR',
+    inverse.add_argument('--out', default='snake_output', metavar='DIR', type=OutputPath('folder'),
                          help='folder for the CSV files and the plot (default snake_output)')
     inverse.add_argument('--plot', action='store_true',
                          help='also write OUT/tensions.png (base tensions over time)')
@@ -128,7 +129,8 @@ def register(subparsers) -> None:
                               'the pretension) to --tensions over this time (default 0: a '
                               'step at t = 0)')
     forward.add_argument('--duration', type=positive, default=2.0, help='s (default 2)')
-    forward.add_argument('--dt', type=positive, default=0.001, help='RK4 step in s (default 1 ms)')
+    forward.add_argument('--dt', type=time_step, default=0.001,
+                         help='RK4 step in s (default 1 ms)')
     forward.add_argument('--json', action='store_true', help='end with one JSON line')
     add_wrench_options(forward)
     forward.set_defaults(func=run_forward)
@@ -277,7 +279,7 @@ def plot(path: Path, snake, results: dict) -> None:
         ax.set_title(f'{name} motion' + ('' if result.feasible else
                                          f' ({len(result.infeasible)} infeasible, grey)'))
         ax.grid(alpha=0.3)
-        ax.legend(loc='upper right', fontsize='small', ncol=len(snake.cables))
+        legend_beside(ax, fontsize='small')     # not over the curves
     axes[-1, 0].set_xlabel('time [s]')
     fig.suptitle(f'{snake.name}: minimum cable tensions')
     fig.tight_layout()

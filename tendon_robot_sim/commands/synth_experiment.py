@@ -50,12 +50,10 @@ records pressures, muscle lengths (noise ``--length-noise``) and tip (``--noise`
 
 import argparse
 import math
-import os
-from pathlib import Path
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (command_error, CommandError, finite, non_negative,
-                                       non_negative_int, positive)
+                                       non_negative_int, OutputPath, positive)
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.experiment.calibration import with_parameters
 from tendon_robot_sim.experiment.experiment import (ExperimentError, synth_experiment,
@@ -92,8 +90,8 @@ def register(subparsers) -> None:
         description="Simulate Tuzlaci's three TendonForces validation experiments on a robot "
                     'with hidden moduli and twisted discs, add tip noise and write a rosbag2 '
                     'bag like a hardware recording; or a pressure profile on a bellows robot.')
-    parser.add_argument('out', metavar='OUT_BAG', help='bag folder to create (bellows robots: '
-                                                       'or a .csv file)')
+    parser.add_argument('out', type=OutputPath('new folder'), metavar='OUT_BAG',
+                        help='bag folder to create (bellows robots: or a .csv file)')
     parser.add_argument('--robot', default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
     parser.add_argument('--youngs-modulus', type=positive, default=None, metavar='E',
@@ -133,18 +131,6 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def check_new_output(path: str) -> None:
-    """Refuse, before any work, an output that exists or a place where none can be made."""
-    target = Path(path).absolute()
-    if target.exists():
-        raise CommandError(f'OUT_BAG: {path} exists already; name a new bag or file')
-    folder = target.parent           # missing folders are made, as rosbag2 does
-    while not folder.exists():
-        folder = folder.parent
-    if not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
-        raise CommandError(f'OUT_BAG: cannot write in {folder}')
-
-
 def run(args: argparse.Namespace) -> int:
     path = args.robot or default_robot_file()
     try:
@@ -158,7 +144,6 @@ def run(args: argparse.Namespace) -> int:
             kind = 'a tendon robot' if bellows else 'a bellows robot'
             raise CommandError(f'{option}: only for {kind}; {path} is '
                                f'{"a bellows robot" if bellows else "a tendon robot"}')
-    check_new_output(args.out)
     if bellows:
         return run_bellows(args, path)
     return run_tendon(args, path)
@@ -166,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_tendon(args: argparse.Namespace, path) -> int:
     """Simulate Tuzlaci's experiments, or a step response, on a hidden tendon robot."""
-    if args.out.lower().endswith('.csv'):
+    if args.out.suffix.lower() == '.csv':
         raise CommandError('OUT_BAG: a tendon robot experiment is written as a bag, not CSV')
     try:
         robot = load_robot(path)

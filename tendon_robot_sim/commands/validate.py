@@ -49,7 +49,7 @@ import argparse
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       positive, positive_int, scheduler_of)
+                                       OutputPath, positive, scheduler_of, worker_count)
 from tendon_robot_sim.experiment.calibration import (calibrate, CalibrationError, closest,
                                                      FITTABLE, PREDICT_MODELS, replay_dynamic,
                                                      validate, write_report)
@@ -86,7 +86,7 @@ def add_recording_options(parser, several_models: bool = False) -> None:
                         metavar='M', help=f'bag: largest tip excursion in a hold in m '
                                           f'(bellows robots: of the bellows lengths; '
                                           f'default {DEFAULT_TIP_TOLERANCE:g})')
-    parser.add_argument('--workers', type=positive_int, default=None, metavar='N',
+    parser.add_argument('--workers', type=worker_count, default=None, metavar='N',
                         help='local processes for the model solves (default: all cores; '
                              '1: none)')
     add_scheduler_options(parser)
@@ -105,8 +105,6 @@ def model_names(args: argparse.Namespace) -> list[str]:
 
 def load_inputs(args: argparse.Namespace):
     """(robot, holds) of the parsed options; user errors as CommandError."""
-    if args.workers is not None and args.workers < 1:
-        raise CommandError(f'--workers: must be >= 1, got {args.workers}')
     args.scheduler = scheduler_of(args)
     try:
         robot = load_robot(args.robot or default_robot_file())
@@ -118,8 +116,6 @@ def load_inputs(args: argparse.Namespace):
 
 def load_trajectory(args: argparse.Namespace):
     """(robot, Recording) of the parsed options (a bag); user errors as CommandError."""
-    if args.workers is not None and args.workers < 1:
-        raise CommandError(f'--workers: must be >= 1, got {args.workers}')
     if is_csv(args.recording):
         raise CommandError(f'{args.recording}: a CSV file holds steady tips only; fitting '
                            f'the damping needs a recorded trajectory (a bag)')
@@ -141,7 +137,7 @@ def register(subparsers) -> None:
                     '(kind: bellows), compare its kinematic and dynamic models with a recorded '
                     "run, with Hadzic & Häseli's metrics.")
     add_recording_options(parser, several_models=True)
-    parser.add_argument('--report', required=True, metavar='DIR',
+    parser.add_argument('--report', required=True, metavar='DIR', type=OutputPath('folder'),
                         help='folder for report.md, tips.png and error_vs_tension.png')
     parser.add_argument('--fit', default=None, metavar='NAMES',
                         help='calibrate these parameters for each model on the holds first '

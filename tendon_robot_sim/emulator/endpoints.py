@@ -102,6 +102,11 @@ class PtyEndpoint(Endpoint):
         if self.link is not None:
             # Replace the link atomically: the host never sees a missing path.
             temporary = self.link.with_name(self.link.name + '.new')
+            for path in (self.link, temporary):
+                if path.exists() and not path.is_symlink():
+                    os.close(self._master)    # a file of the user's: never replaced
+                    os.close(self._slave)
+                    raise FileExistsError(f'{path} exists and is not a link; give a new path')
             temporary.unlink(missing_ok=True)
             temporary.symlink_to(self.tty_name)
             temporary.replace(self.link)
@@ -277,5 +282,5 @@ def open_endpoint(spec: str) -> Endpoint:
             host, _, port = spec[4:].rpartition(':')
             return TcpEndpoint(host or '127.0.0.1', int(port))
         return SerialEndpoint(spec)
-    except (OSError, serial.SerialException, ValueError) as error:
+    except (OSError, OverflowError, serial.SerialException, ValueError) as error:
         raise ValueError(f'port {spec!r}: {error}') from None

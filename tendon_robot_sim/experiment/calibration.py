@@ -48,6 +48,7 @@ from typing import Sequence
 import numpy as np
 
 from tendon_robot_sim.experiment.experiment import Hold, Recording
+from tendon_robot_sim.models.plotting import legend_beside
 from tendon_robot_sim.models.rod.statics import MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 from tendon_robot_sim.parallel import Pool, Scheduler
@@ -265,7 +266,7 @@ def write_report(directory: str | Path, validation: Validation | Sequence[Valida
         axis.set_title(label)
         axis.set_aspect('equal', adjustable='datalim')
         axis.grid(True, alpha=0.3)
-    axes[0].legend(fontsize=8)
+    legend_beside(axes[0], fontsize=8)     # not over the points
     fig.suptitle('tip per hold, base frame')
     fig.tight_layout()
     fig.savefig(directory / 'tips.png', dpi=110)
@@ -405,7 +406,7 @@ def _plot_trajectory(path: Path, trajectory: Trajectory) -> None:
                   label='simulated (dynamic)')
         axis.set_ylabel('xyz'[k] + ' [mm]')
         axis.grid(True, alpha=0.3)
-    axes[0].legend(fontsize=8)
+    legend_beside(axes[0], fontsize=8)     # not over the points
     axes[3].plot(trajectory.times, trajectory.errors * 1e3, '-', lw=1)
     axes[3].set_ylabel('error [mm]')
     axes[3].set_xlabel('time [s]')

@@ -418,7 +418,7 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         table = pa.concat_tables([pq.read_table(parts / f'part-{c:05d}.parquet')
                                   for c in range(len(chunks))])
         table = table.sort_by('sample')
-        pq.write_table(table, output.with_suffix('.parquet'))
+        pq.write_table(table, output.parent / (output.name + '.parquet'))
         converged = np.asarray(table.column('converged'))
         summary.update(converged=int(converged.sum()), failed=int((~converged).sum()))
         # the validated description in the YAML schema; the file as read for a kind
@@ -426,7 +426,8 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         to_dict = getattr(adapter.robot, 'to_dict', None)
         robot = json.loads(json.dumps(to_dict() if to_dict else yaml.safe_load(text),
                                       default=_plain))
-        _write_json(output.with_suffix('.json'), {
+        # PATH + suffix: with_suffix would turn run.v2 into run.parquet
+        _write_json(output.parent / (output.name + '.json'), {
             'robot': robot, 'robot_file': str(robot_path),
             'model': model, 'model_description': ADAPTERS[model][1],
             'inputs': list(adapter.names), 'input_unit': adapter.unit,

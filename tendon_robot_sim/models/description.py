@@ -53,6 +53,85 @@ class RobotDescriptionError(ValueError):
     """A robot description that cannot be used; the message names the key."""
 
 
+# The physical range of every number a description holds, by its key (the last name of its
+# path: rod.youngs_modulus -> youngs_modulus, gravity[2] -> gravity), in the key's SI unit:
+# far beyond any real robot, but not so far that a model is asked for the impossible (a
+# Young's modulus of 1e-30 Pa once reached the models and broke them). check_number applies
+# it to every number of every kind's description; test/models/test_description_extremes.py
+# requires an entry for every numeric key of the shipped files. An angle in radians is
+# checked by DescriptionMapping.angle (at most a full turn, None here); in degrees
+# (``*_deg``) by DEGREES.
+LENGTH = (0.0, 100.0, 'm', 'up to 100 m')
+STIFFNESS = (0.0, 1e9, 'N/m', 'up to a steel bar')
+PHYSICAL_RANGES: dict[str, tuple[float, float, str, str] | None] = {
+    # geometry
+    'length': LENGTH, 'rest_length': LENGTH, 'height': LENGTH, 'first': LENGTH,
+    'last': LENGTH, 'positions': LENGTH, 'end': LENGTH, 'crank_length': LENGTH,
+    'radius_of_curvature': LENGTH, 'precurvature_radius': (0.0, 1e6, 'm', 'up to 1000 km'),
+    'radius': (0.0, 10.0, 'm', 'up to 10 m'), 'thickness': (0.0, 10.0, 'm', 'up to 10 m'),
+    'offset': (0.0, 10.0, 'm', 'up to 10 m'), 'end_offset': (0.0, 10.0, 'm', 'up to 10 m'),
+    'contact_offset': (0.0, 10.0, 'm', 'up to 10 m'),
+    'area': (0.0, 100.0, 'm^2', 'up to 100 m^2'),
+    'position': (-1e3, 1e3, 'm', 'within 1 km of the world origin'),
+    'pair': (-100.0, 100.0, 'm', 'within 100 m of the base centre'),
+    'direction': (-1e6, 1e6, '', 'a direction, normalised when loaded'),
+    'normal': (-1e6, 1e6, '', 'a direction, normalised when loaded'),
+    'turns': (-1e3, 1e3, 'revolutions', 'at most 1000 turns'),
+    'fraction': (0.0, 1.0, '', 'a fraction of the section'),
+    # materials
+    # up to 100 x diamond: the nearly rigid rods of a rigid-limit study
+    'youngs_modulus': (1e3, 1e14, 'Pa', 'from a soft hydrogel to a nearly rigid rod'),
+    'shear_modulus': (1e2, 1e14, 'Pa', 'from a soft hydrogel to a nearly rigid rod'),
+    'poisson_ratio': (0.0, 0.5, '', 'of an isotropic material'),
+    'density': (1.0, 3e4, 'kg/m^3', 'from an aerogel to the densest metals'),
+    # masses and inertias
+    'mass': (0.0, 1e3, 'kg', 'up to a tonne'),
+    'inertia': (0.0, 1e3, 'kg m^2', 'up to a tonne at a metre'),
+    # loads, actuation and stiffness
+    'gravity': (-100.0, 100.0, 'm/s^2', "up to ten times the Earth's"),
+    'force': (-1e5, 1e5, 'N', 'up to 10 tonnes-force'),
+    'moment': (-1e4, 1e4, 'N m', 'up to 10 tonnes-force at a metre'),
+    'max_tension': (0.0, 1e5, 'N', 'up to 10 tonnes-force'),
+    'pretension': (0.0, 1e5, 'N', 'up to 10 tonnes-force'),
+    'min_contact_force': (0.0, 1e5, 'N', 'up to 10 tonnes-force'),
+    'compliance': (0.0, 1.0, '1/N', 'at most a strain of 1 per newton'),
+    'friction_coefficient': (0.0, 10.0, '', 'of any pair of materials'),
+    'max_pressure': (-1e5, 1e8, 'Pa', 'gauge, from vacuum to 1000 bar'),
+    'min_pressure': (-1e5, 1e8, 'Pa', 'gauge, from vacuum to 1000 bar'),
+    'stiffness': STIFFNESS, 'spline_stiffness': STIFFNESS,
+    'bending_stiffness': (0.0, 1e6, 'N m/rad', 'up to a steel beam'),
+    'damping': (0.0, 1e6, 'N s/m', "up to a car's shock absorber x 1000"),
+    'spline_damping': (0.0, 1e6, 'N s/m', "up to a car's shock absorber x 1000"),
+    'ratio': (0.0, 1.0, '', 'a damping ratio'),
+    'rate': (0.0, 1e6, '1/s', 'a decay rate'),
+    # angles in radians: DescriptionMapping.angle
+    'angle': None, 'contact_angle': None, 'limits': None, 'pair_angles': None,
+}
+DEGREES = (-360.0, 360.0, 'deg', 'at most a full turn')
+
+
+def key_of(path: str) -> str:
+    """Return the key of a path in a description: ``tendons[2].offset`` -> ``offset``."""
+    return re.sub(r'(\[\d+\])+$', '', path.rpartition('.')[2])
+
+
+def check_range(value: float, path: str, key: str | None = None) -> None:
+    """
+    Raise unless ``value`` is within the physical range of its key (:data:`PHYSICAL_RANGES`).
+
+    ``key``: the key of the range, if not the last name of ``path``.
+    """
+    key = key or key_of(path)
+    bounds = DEGREES if key.endswith('_deg') else PHYSICAL_RANGES.get(key)
+    if bounds is None:
+        return
+    low, high, unit, why = bounds
+    if not low <= value <= high:
+        raise RobotDescriptionError(
+            f'{path}: must be within [{low:g}, {high:g}]{" " + unit if unit else ""} ({why}), '
+            f'got {value:g}')
+
+
 # The robot kinds: a description's top-level ``kind`` key, and what the kind is. Each kind
 # has its loader (models/tendon_robot.py, models/<kind>/robot.py); every loader starts
 # with :func:`check_kind`, so a file of another kind fails with one clear line.
@@ -118,6 +197,11 @@ _Loader.add_implicit_resolver(
     'tag:yaml.org,2002:float',
     re.compile(r'^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$'),
     list('-+0123456789.'))
+
+
+def yaml_value(text: str) -> Any:
+    """Parse YAML text as the descriptions are (``1e9`` a number, as YAML 1.2 and rcl read it)."""
+    return yaml.load(text, Loader=_Loader)
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -440,4 +524,5 @@ def check_number(value: Any, path: str, positive: bool, minimum: float | None) -
         raise RobotDescriptionError(f'{path}: must be > 0, got {value:g}')
     if minimum is not None and value < minimum:
         raise RobotDescriptionError(f'{path}: must be >= {minimum:g}, got {value:g}')
+    check_range(value, path)
     return value

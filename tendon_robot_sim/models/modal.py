@@ -41,8 +41,9 @@ into the rate of the simulator's mass-proportional damper.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import eigh, solve
+from scipy.linalg import eigh, LinAlgError, solve
 
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.tendon_robot import Robot
 
 # Links of the chain: the first two frequencies converge to about 1e-5 relative.
@@ -74,22 +75,23 @@ def bending_frequencies(robot: Robot, count: int = 2) -> np.ndarray:
     stiffness = np.diag(spring + np.append(spring[1:], 0.0)) \
         - np.diag(spring[1:], 1) - np.diag(spring[1:], -1)
 
-    def gradient_hessian(theta):
-        # d/dtheta_i of -sum_k m_k g . p_k = -h M_i g . (-sin, cos)
+    def gradient_hessian(theta, load=1.0):
+        # d/dtheta_i of -sum_k m_k g . p_k = -h M_i g . (-sin, cos), gravity times load
         sin, cos = np.sin(theta), np.cos(theta)
-        gradient = stiffness @ theta - h * outboard * (-g[0] * sin + g[1] * cos)
-        hessian = stiffness + np.diag(h * outboard * (g[0] * cos + g[1] * sin))
+        gradient = stiffness @ theta - load * h * outboard * (-g[0] * sin + g[1] * cos)
+        hessian = stiffness + np.diag(load * h * outboard * (g[0] * cos + g[1] * sin))
         return gradient, hessian
 
-    theta = np.zeros(n)
-    for _ in range(50):
-        gradient, hessian = gradient_hessian(theta)
-        step = solve(hessian, -gradient, assume_a='sym')
-        theta += step
-        if np.abs(step).max() < 1e-13:
-            break
-    else:
-        raise RuntimeError('bending_frequencies: no rest shape found (Newton did not converge)')
+    # Newton from the straight rod; a heavy or soft rod that sags far is reached by raising
+    # gravity in steps from the rest shape of the step before.
+    theta = _rest_shape(gradient_hessian, np.zeros(n), 1.0)
+    for load in (np.linspace(0.05, 1.0, 20) if theta is None else ()):
+        theta = _rest_shape(gradient_hessian, np.zeros(n) if theta is None else theta, load)
+        if theta is None:
+            raise RobotDescriptionError(
+                'rod.damping.ratio: the damping comes from the first bending mode about the '
+                'rest shape under gravity, and no rest shape was found (the rod does not hold '
+                'its own weight); give rod.damping.rate [1/s] instead')
     _, hessian = gradient_hessian(theta)
 
     inertia = h * h * np.cos(theta[:, None] - theta[None, :]) \
@@ -102,7 +104,27 @@ def bending_frequencies(robot: Robot, count: int = 2) -> np.ndarray:
             for j in links:
                 inertia[i, j] += disc / len(links) ** 2
     omega2 = eigh(hessian, inertia, eigvals_only=True, subset_by_index=(0, count - 1))
+    if not omega2[0] > 0.0:
+        raise RobotDescriptionError(
+            'rod.damping.ratio: the damping comes from the first bending mode about the rest '
+            'shape under gravity, and that shape is unstable (the rod buckles under its own '
+            'weight): no mode to damp; give rod.damping.rate [1/s] instead')
     return np.sqrt(omega2)
+
+
+def _rest_shape(gradient_hessian, theta: np.ndarray, load: float) -> np.ndarray | None:
+    """Newton's method on grad V = 0 from ``theta`` under ``load`` x gravity; None: no root."""
+    theta = theta.copy()
+    for _ in range(50):
+        gradient, hessian = gradient_hessian(theta, load)
+        try:
+            step = solve(hessian, -gradient, assume_a='sym')
+        except (LinAlgError, ValueError):    # singular, or not finite
+            return None
+        theta += step
+        if np.abs(step).max() < 1e-13:
+            return theta
+    return None
 
 
 def mass_proportional_damping(robot: Robot) -> float:

@@ -257,15 +257,38 @@ def create_model(path: str | Path, mode: str = '', options: ModelOptions = Model
     """
     try:
         kind = file_kind(path)
-        modes = MODELS.get(kind, {})
-        mode = mode or next(iter(modes), '')
-        if modes and mode not in modes:
-            raise ModelConfigurationError(f'mode: must be one of {_mode_list(modes)} for '
-                                          f'{ROBOT_KINDS[kind]}, got {mode!r}')
+        mode = check_mode(kind, mode)
         kind, description = load_any_description(path)
-        return kind, mode, modes[mode](description, options)
-    except (RobotDescriptionError, InputError, StaticsError) as error:
+        return kind, mode, MODELS[kind][mode](description, options)
+    except _refusals() as error:
         raise ModelConfigurationError(str(error)) from None
+
+
+def _refusals() -> tuple[type[Exception], ...]:
+    """
+    Return the errors with which a model refuses a description it cannot simulate.
+
+    Each kind's own (the constant-curvature model refuses helical tendons): a node that
+    starts with such a file reports it in one line instead of a traceback.
+    """
+    from tendon_robot_sim.models.snake.dynamics import SnakeDynamicsError
+    from tendon_robot_sim.models.trunk.dynamics import CCDynamicsError
+    return (RobotDescriptionError, InputError, StaticsError, CCDynamicsError, SnakeDynamicsError)
+
+
+def check_mode(kind: str, mode: str) -> str:
+    """
+    Return the model ``mode`` of a robot ``kind`` ('': the kind's default).
+
+    ModelConfigurationError names the modes of the kind; the simulator node and the local
+    launcher (before it starts anything) both ask here.
+    """
+    modes = MODELS.get(kind, {})
+    mode = mode or next(iter(modes), '')
+    if modes and mode not in modes:
+        raise ModelConfigurationError(f'mode: must be one of {_mode_list(modes)} for '
+                                      f'{ROBOT_KINDS[kind]}, got {mode!r}')
+    return mode
 
 
 def _mode_list(modes) -> str:

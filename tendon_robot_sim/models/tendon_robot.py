@@ -460,6 +460,9 @@ def _load_vertebrae(m: 'DescriptionMapping', length: float) -> tuple[np.ndarray,
         else:
             last = m.number('last', default=length, positive=True)
             first = m.number('first', default=last / count, positive=True)
+            if last > length + POSITION_TOLERANCE:
+                raise RobotDescriptionError(
+                    f'vertebrae.last: must be <= rod.length ({length}), got {last}')
             if count > 1 and first >= last:
                 raise RobotDescriptionError(
                     f'vertebrae.first: must be < vertebrae.last ({last}) when count > 1, '
@@ -505,8 +508,9 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
             raise RobotDescriptionError(
                 f'{key}.end: must be <= rod.length ({length}), got {end}')
         if vertebrae.size and np.min(np.abs(vertebrae - end)) > 1e-6:
+            given = '' if 'end' in m else ' (default: rod.length)'
             raise RobotDescriptionError(
-                f'{key}.end: a tendon is anchored at a vertebra; no vertebra at {end} m '
+                f'{key}.end{given}: a tendon is anchored at a vertebra; no vertebra at {end} m '
                 f'(vertebrae at {np.round(vertebrae, 6).tolist()})')
         if routing == 'parallel' and (turns != 0.0 or end_offset != offset):
             raise RobotDescriptionError(

@@ -64,6 +64,7 @@ from tendon_robot_sim.ros.parameters import (check_displacement_range, check_fra
                                              check_pretension, ConfigurationError, declare,
                                              FRAME_PREFIX, on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'displacement_controller'
 OUTPUTS = ('tension', 'position')
@@ -99,7 +100,8 @@ PARAMS = (
     Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
           'frame) that the feed-forward statics model carries (output tension)'),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
-          'rejected or clamped commands or a failed statics solve', range=(0.0, 60.0)),
+          'rejected or clamped commands or a failed statics solve, per kind of fault (one '
+          'kind never hides another)', range=(0.0, 60.0)),
     FRAME_PREFIX,
 )
 
@@ -111,6 +113,8 @@ class DisplacementControllerNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         try:
             self.config = declare(self, PARAMS)
+            self._warnings = FaultWarnings(self.get_logger().warning,
+                                           lambda: self.config.warning_throttle_period)
             config = self.config
             check_displacement_range(config.min_displacement, config.max_displacement)
             check_frame_prefix(config.frame_prefix)
@@ -167,14 +171,15 @@ class DisplacementControllerNode(Node):
             command = named_values(values, self.command, self.names, 'position',
                                    'displacement', 'tendon')
         except InputError as error:
-            self._warn(f'rejected displacement command: {error}')
+            self._warn(fault_kind('displacement command', str(error)),
+                       f'rejected displacement command: {error}')
             return
         low, high = self.config.min_displacement, self.config.max_displacement
         clamped = np.clip(command, low, high)
         changed = [f'{n} {c:g} -> {k:g} m'
                    for n, c, k in zip(self.names, command, clamped) if c != k]
         if changed:
-            self._warn(f'displacement command clamped to [min_displacement, '
+            self._warn('clamped', f'displacement command clamped to [min_displacement, '
                        f'max_displacement] = [{low:g}, {high:g}] m: {", ".join(changed)}')
         self.command = clamped
 
@@ -190,7 +195,7 @@ class DisplacementControllerNode(Node):
             if not np.all(np.isfinite(measured)):
                 raise InputError('position: non-finite displacement')
         except InputError as error:
-            self._warn(f'ignored tendon state: {error}')
+            self._warn(fault_kind('tendon state', str(error)), f'ignored tendon state: {error}')
             return
         self.measured = measured
 
@@ -198,13 +203,12 @@ class DisplacementControllerNode(Node):
         try:
             self.solver.set_tip_load(*wrench_from_msg(msg, self.base_frame))
         except InputError as error:
-            self._warn(f'rejected tip wrench: {error}')
+            self._warn(fault_kind('tip wrench', str(error)), f'rejected tip wrench: {error}')
             return
         self.solved_for = np.full(len(self.names), np.nan)   # re-solve the feed-forward
 
-    def _warn(self, message: str) -> None:
-        self.get_logger().warning(message,
-                                  throttle_duration_sec=self.config.warning_throttle_period)
+    def _warn(self, kind: str, message: str) -> None:
+        self._warnings(kind, message)     # a throttle per kind: one fault hides no other
 
     # ------------------------------------------------------------------ output
 
@@ -227,7 +231,7 @@ class DisplacementControllerNode(Node):
             try:
                 result = self.solver.solve_displacements(self.wanted)
             except ConvergenceError as error:
-                self._warn(f'statics did not converge for displacements '
+                self._warn('statics', f'statics did not converge for displacements '
                            f'{np.round(self.wanted, 6).tolist()} m ({error}); keeping the '
                            f'previous feed-forward')
             else:
@@ -242,7 +246,7 @@ class DisplacementControllerNode(Node):
         held = [f'{n} {e * 1e3:.2g} mm' for n, e, r, h in zip(self.names, error, raw, high)
                 if r > h]
         if held:
-            self._warn(f'tensions held at max_tension; displacement error left: '
+            self._warn('max tension', f'tensions held at max_tension; displacement error left: '
                        f'{", ".join(held)} (the command may need more tension than allowed)')
         # anti-windup: integrate only where the output is not held at a limit
         free = raw == tensions

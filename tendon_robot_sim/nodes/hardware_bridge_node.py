@@ -84,6 +84,7 @@ from tendon_robot_sim.ros.parameters import (check_displacement_range, check_fra
                                              check_pretension, ConfigurationError, declare,
                                              FRAME_PREFIX, Param)
 from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.ros.throttle import FaultWarnings
 
 NODE_NAME = 'hardware_bridge'
 DRIVER_LOGGER = logging.getLogger('tendon_robot_sim.protocol')
@@ -210,7 +211,8 @@ class HardwareBridgeNode(LifecycleNode):
                 'delivery_timeout', 'stale_timeout', 'tension_margin', 'implausible_timeout')}),
             self.mount)
         self._servo_states: tuple = ()
-        self._warned: dict[str, float] = {}
+        self._warned = FaultWarnings(self.get_logger().warning,
+                                     lambda: self.config.warning_throttle_period)
 
         # The drivers log link events from their threads through Python logging.
         self._log_handler = _RosLogHandler(self.get_logger())
@@ -450,10 +452,7 @@ class HardwareBridgeNode(LifecycleNode):
 
     def _warn(self, kind: str, text: str) -> None:
         # One throttle per kind, so a flood of one problem does not hide another.
-        now = time.monotonic()
-        if now - self._warned.get(kind, -np.inf) >= self.config.warning_throttle_period:
-            self._warned[kind] = now
-            self.get_logger().warning(text)
+        self._warned(kind, text)
 
     def destroy_node(self) -> None:
         if hasattr(self, 'core'):   # the constructor got that far

@@ -93,6 +93,7 @@ from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, marker
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, ConfigurationError, declare,
                                              FRAME_PREFIX, on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'simulator'
 # Fraction of a physics period a tick may spend stepping; the rest is left to
@@ -158,7 +159,8 @@ PARAMS = (
     Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
           "frame), replacing the robot description's tip_load"),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
-          'rejected setpoints (and between two divergence errors)', range=(0.0, 60.0)),
+          'rejected setpoints (and between two divergence errors), per kind of fault (one '
+          'kind never hides another)', range=(0.0, 60.0)),
 )
 
 
@@ -184,6 +186,8 @@ class SimulatorNode(Node):
 
     def _configure(self) -> None:
         self.config = config = declare(self, PARAMS)
+        self._warnings = FaultWarnings(self.get_logger().warning,
+                                       lambda: config.warning_throttle_period)
         check_frame_prefix(config.frame_prefix)
         robot_file = config.robot_file or str(default_robot_file())
         try:
@@ -281,8 +285,8 @@ class SimulatorNode(Node):
             self._reject(str(error), what='tip wrench')
 
     def _reject(self, reason: str, what: str = 'setpoint') -> None:
-        self.get_logger().warning(f'rejected {what}: {reason}',
-                                  throttle_duration_sec=self.config.warning_throttle_period)
+        # a throttle per kind of fault: a flood of one hides no other
+        self._warnings(fault_kind(what, reason), f'rejected {what}: {reason}')
 
     def _on_parameters_set(self, parameters) -> None:
         # Only real_time_factor is writable; rclpy has already checked its range.
@@ -317,10 +321,9 @@ class SimulatorNode(Node):
             try:
                 self.model.advance(steps * dt)
             except SimulationDiverged as error:
-                self.get_logger().error(
-                    f'{error}. The node reset the simulation to {self.model.rest}; it keeps '
-                    'running and accepts new setpoints.',
-                    throttle_duration_sec=self.config.warning_throttle_period)
+                self._warnings('diverged', f'{error}. The node reset the simulation to '
+                               f'{self.model.rest}; it keeps running and accepts new setpoints.',
+                               log=self.get_logger().error)
                 self._reset()
                 return
             self.sim_clock += steps * dt

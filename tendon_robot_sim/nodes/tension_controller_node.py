@@ -84,6 +84,7 @@ from tendon_robot_sim.ros.parameters import (check_frame_prefix, check_pretensio
                                              ConfigurationError, declare, FRAME_PREFIX,
                                              on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'tension_controller'
 TIP_FEEDBACK = {'pose': topics.TIP_POSE, 'point': topics.TIP_MEASURED}
@@ -129,7 +130,8 @@ PARAMS = (
           'tip-position loop (the tensions are held) until fresh samples return',
           range=(0.01, 60.0), read_only=False),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
-          'rejected or clamped commands or an unreachable target', range=(0.0, 60.0)),
+          'rejected or clamped commands or an unreachable target, per kind of fault (one '
+          'kind never hides another)', range=(0.0, 60.0)),
     FRAME_PREFIX,
 )
 
@@ -141,6 +143,8 @@ class TensionControllerNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         try:
             self.config = declare(self, PARAMS)
+            self._warnings = FaultWarnings(self.get_logger().warning,
+                                           lambda: self.config.warning_throttle_period)
             check_frame_prefix(self.config.frame_prefix)
             kind, self.actuation = load_actuation(
                 self.config.robot_file or default_robot_file(), 'the tension controller')
@@ -203,13 +207,14 @@ class TensionControllerNode(Node):
             command = named_values(values, self.command, self.names, 'effort', 'tension',
                                    'tendon')
         except InputError as error:
-            self._warn(f'rejected tension command: {error}')
+            self._warn(fault_kind('tension command', str(error)),
+                       f'rejected tension command: {error}')
             return
         clamped = np.clip(command, self.min_tension, self.max_tensions)
         changed = [f'{n} {c:g} -> {k:g} N'
                    for n, c, k in zip(self.names, command, clamped) if c != k]
         if changed:
-            self._warn(f'tension command clamped to [min_tension, max_tension]: '
+            self._warn('clamped', f'tension command clamped to [min_tension, max_tension]: '
                        f'{", ".join(changed)}')
         if self.target is not None:
             self.get_logger().info('tension command: leaving tip-position mode')
@@ -218,19 +223,21 @@ class TensionControllerNode(Node):
 
     def _on_target(self, msg) -> None:
         if self.tip_controller is None:
-            self._warn(f'rejected tip target: {self.no_statics}')
+            self._warn('target: no statics', f'rejected tip target: {self.no_statics}')
             return
         point = np.array([msg.point.x, msg.point.y, msg.point.z])
         frame = msg.header.frame_id
         if not np.all(np.isfinite(point)):
-            self._warn(f'rejected tip target: point: non-finite {point.tolist()}')
+            self._warn('target: point', f'rejected tip target: point: non-finite {point.tolist()}')
             return
         if frame not in ('', self.base_frame):
-            self._warn(f'rejected tip target: header.frame_id: {frame!r} is not the base '
+            self._warn('target: frame',
+                       f'rejected tip target: header.frame_id: {frame!r} is not the base '
                        f'frame {self.base_frame!r}')
             return
         if not self._in_workspace(point):
-            self._warn(f'rejected tip target: point: {point.tolist()} m is farther than '
+            self._warn('target: workspace',
+                       f'rejected tip target: point: {point.tolist()} m is farther than '
                        f'{self.workspace_radius:g} m from the base')
             return
         if self.target is None:
@@ -244,7 +251,7 @@ class TensionControllerNode(Node):
             force, moment = wrench_from_msg(msg, self.base_frame)
             self.tip_controller.solver.set_tip_load(force, moment)
         except InputError as error:
-            self._warn(f'rejected tip wrench: {error}')
+            self._warn(fault_kind('tip wrench', str(error)), f'rejected tip wrench: {error}')
 
     def _on_tip(self, msg) -> None:
         p = msg.pose.position if self.config.tip_feedback == 'pose' else msg.point
@@ -252,7 +259,8 @@ class TensionControllerNode(Node):
         if np.all(np.isfinite(point)) and self._in_workspace(point):
             self.measured, self.measured_at = point, time.monotonic()
         else:
-            self._warn(f'ignored measured tip {point.tolist()} m: not finite or farther '
+            self._warn('measured tip',
+                       f'ignored measured tip {point.tolist()} m: not finite or farther '
                        f'than {self.workspace_radius:g} m from the base')
 
     def _in_workspace(self, point: np.ndarray) -> bool:
@@ -267,10 +275,12 @@ class TensionControllerNode(Node):
         if self.target is not None:
             age = self._feedback_age()
             if self.measured is None:
-                self._warn(f'tip target: no measured tip on {self.tip_sub.topic_name} yet; '
+                self._warn('feedback',
+                           f'tip target: no measured tip on {self.tip_sub.topic_name} yet; '
                            f'holding the tensions')
             elif age > self.config.feedback_timeout:
-                self._warn(f'tip feedback on {self.tip_sub.topic_name} is {age:.2f} s old '
+                self._warn('feedback',
+                           f'tip feedback on {self.tip_sub.topic_name} is {age:.2f} s old '
                            f'(feedback_timeout {self.config.feedback_timeout:g} s): '
                            f'tip-position loop paused, holding the tensions')
             else:
@@ -292,12 +302,13 @@ class TensionControllerNode(Node):
             step = self.tip_controller.step(self.setpoint, self.measured, self.target,
                                             self.config.tip_gain, self.config.tip_max_step)
         except MODEL_ERRORS as error:
-            self._warn(f'tip-position step skipped, holding the tensions: '
+            self._warn('tip step', f'tip-position step skipped, holding the tensions: '
                        f'{type(error).__name__}: {error}')
             return
         if not step.feasible:
             distance = math.dist(self.target, self.measured)
-            self._warn(f'tip target {self.target.tolist()} m is out of reach within the '
+            self._warn('unreachable',
+                       f'tip target {self.target.tolist()} m is out of reach within the '
                        f'tension limits: holding the closest reachable tip, {distance:.3g} m '
                        f'away')
         self.command = step.tensions
@@ -325,9 +336,8 @@ class TensionControllerNode(Node):
                                      hardware_id=self.get_fully_qualified_name(),
                                      values=[KeyValue(key=k, value=v) for k, v in values])]))
 
-    def _warn(self, message: str) -> None:
-        self.get_logger().warning(message,
-                                  throttle_duration_sec=self.config.warning_throttle_period)
+    def _warn(self, kind: str, message: str) -> None:
+        self._warnings(kind, message)     # a throttle per kind: one fault hides no other
 
 
 def main(args=None) -> int:

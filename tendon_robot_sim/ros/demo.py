@@ -41,6 +41,11 @@ from tendon_robot_sim.ros.messages import point_msg
 
 # m: a tip-target phase ends early once the tip is this close (after the usual hold).
 TARGET_TOLERANCE = 1e-3
+# A tip that stayed within SETTLED_SPREAD m of its mean position over the last SETTLE_WINDOW
+# s of simulated time has settled (a rod still swinging after a release once read -83.8 mm
+# for a rest of -68.3 mm). A window, not a speed: a swing stands still at its turning points.
+SETTLED_SPREAD = 1e-3
+SETTLE_WINDOW = 0.5
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,11 @@ class Snapshot:
     disc_radius: float            # m
     tendon_segments: np.ndarray   # (s, 2, 3) m, start and end of each tendon segment
     tendon_colors: np.ndarray     # (s, 3) RGB of each segment
+    tip_spread: float = 0.0       # m, of the tip over the last SETTLE_WINDOW s (tip_spread())
+
+    @property
+    def settled(self) -> bool:
+        return self.tip_spread <= SETTLED_SPREAD
 
 
 def demo_phases(tendon_names: Sequence[str], tension: float,
@@ -100,6 +110,7 @@ class DemoDriver(Node):
         self.target_pub = self.create_publisher(
             topics.TIP_TARGET.msg_type, topics.TIP_TARGET.name, topics.TIP_TARGET.qos)
         self.tip_pose = None
+        self.tips: list[tuple[float, np.ndarray]] = []   # (sim time, tip), SETTLE_WINDOW s
         self.markers = None
         self.state = None
         self.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name,
@@ -111,6 +122,21 @@ class DemoDriver(Node):
 
     def _on_tip_pose(self, msg) -> None:
         self.tip_pose = msg
+        p = msg.pose.position
+        now = self.now()
+        self.tips = [(t, q) for t, q in self.tips if now - t <= SETTLE_WINDOW] + [
+            (now, np.array([p.x, p.y, p.z]))]
+
+    def tip_spread(self) -> float:
+        """
+        Return how far the tip strayed from its mean over the last SETTLE_WINDOW s [m].
+
+        inf until the samples span that window.
+        """
+        if not self.tips or self.tips[-1][0] - self.tips[0][0] < 0.9 * SETTLE_WINDOW:
+            return float('inf')
+        tips = np.array([q for _, q in self.tips])
+        return float(np.linalg.norm(tips - tips.mean(axis=0), axis=1).max())
 
     def _on_state(self, msg) -> None:
         self.state = msg
@@ -169,7 +195,8 @@ class DemoDriver(Node):
         return Snapshot(phase=phase, time=self.now(), tip_position=np.array([p.x, p.y, p.z]),
                         centerline=centerline, disc_centers=centers, disc_normals=normals,
                         disc_radius=discs[0].scale.x / 2.0 if discs else 0.0,
-                        tendon_segments=segments, tendon_colors=colors)
+                        tendon_segments=segments, tendon_colors=colors,
+                        tip_spread=self.tip_spread())
 
 
 class HardwareDemoDriver(Node):
@@ -242,9 +269,13 @@ def wait_until(executor: Executor, condition: Callable[[], bool], timeout: float
 
 def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], hold: float,
                alive: Callable[[], None], progress: Callable[[float, str], None],
-               wall_timeout: float, target_hold: float = 0.0) -> list[Snapshot]:
+               wall_timeout: float, target_hold: float = 0.0,
+               settle: float = 0.0) -> list[Snapshot]:
     """
     Command each phase and hold it for ``hold`` simulated seconds.
+
+    A tension phase is then held on until the tip has settled (SETTLED_SPREAD), for at most
+    ``settle`` simulated seconds more; its snapshot says how far the tip still moved.
 
     The hold of a tension phase counts from the first ``tendon/state`` that carries its
     tensions (the controller ramps them, and on a loaded machine the simulation can run
@@ -287,5 +318,11 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
             last = now
         if last < end:      # a tip-target phase that ended early: fill its share
             progress(end - last, phase.label)
+        limit = last + (settle if phase.target is None else 0.0)
+        while driver.tip_spread() > SETTLED_SPREAD and last < limit:
+            if not wait_until(executor, lambda: driver.now() > last, wall_timeout, alive):
+                raise TimeoutError(f'phase {phase.label!r}: simulated time stood still at '
+                                   f'{last:.3f} s while the tip settled')
+            last = driver.now()
         snapshots.append(driver.snapshot(phase))
     return snapshots

@@ -30,10 +30,15 @@ from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescr
                                 SetParametersResult)
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 
 class ConfigurationError(ValueError):
     """A node cannot start with the parameters it was given; the message names the parameter."""
+
+
+_TYPE_NAMES = {bool: 'true or false', int: 'an integer', float: 'a number (double)',
+               str: 'a string'}
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,29 @@ class Param:
     range: tuple | None = None  # inclusive (low, high), numbers only  # noqa: A003
     read_only: bool = True       # False only where a live change is handled
     choices: tuple = ()          # allowed values of a string parameter
+
+    def check(self, value: Any) -> Any:
+        """
+        Return ``value`` as this parameter takes it, or raise ConfigurationError naming it.
+
+        What rclpy checks when the node declares the parameter (type, range) and what
+        :func:`declare` adds (choices), without a node: the local launcher checks every
+        value before it starts anything. A double takes an integer (20 is 20.0).
+        """
+        kind = type(self.default)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if type(value) is not kind:
+            raise ConfigurationError(
+                f'parameter {self.name}: must be {_TYPE_NAMES[kind]}, got {type(value).__name__} '
+                f'{value!r}')
+        if self.range is not None and not self.range[0] <= value <= self.range[1]:
+            raise ConfigurationError(f'parameter {self.name}: must be within [{self.range[0]}, '
+                                     f'{self.range[1]}] {self.unit}, got {value!r}')
+        if self.choices and value not in self.choices:
+            raise ConfigurationError(f'parameter {self.name}: must be one of '
+                                     f'{list(self.choices)}, got {value!r}')
+        return value
 
     def descriptor(self) -> ParameterDescriptor:
         unit = f' [{self.unit}]' if self.unit else ''
@@ -76,6 +104,7 @@ def declare(node: Node, params: Sequence[Param]) -> SimpleNamespace:
         choices; the message names the parameter, the value and what is allowed.
 
     """
+    _integers_for_doubles(node, params)
     values = {}
     for param in params:
         try:
@@ -89,6 +118,30 @@ def declare(node: Node, params: Sequence[Param]) -> SimpleNamespace:
                 f'parameter {param.name}: must be one of {list(param.choices)}, got {value!r}')
         values[param.name] = value
     return SimpleNamespace(**values)
+
+
+def _integers_for_doubles(node: Node, params: Sequence[Param]) -> None:
+    """
+    Let a double parameter take an integer (``publish_rate:=20``), as ``ros2 param`` users expect.
+
+    rclpy refuses 20 for a double ('expecting type DOUBLE'), from a parameter file, ``-p``
+    or ``ros2 param set`` alike. The values given at start are read from the node's
+    overrides (``_parameter_overrides``, rclpy's own, since Humble) before the parameters
+    are declared; a live set goes through a pre-set callback (from Iron on).
+    """
+    doubles = {p.name for p in params if isinstance(p.default, float)}
+
+    def as_double(parameter: Parameter) -> Parameter:
+        if parameter.name in doubles and parameter.type_ == Parameter.Type.INTEGER:
+            return Parameter(parameter.name, Parameter.Type.DOUBLE, float(parameter.value))
+        return parameter
+
+    overrides = getattr(node, '_parameter_overrides', None)
+    if isinstance(overrides, dict):
+        for name in doubles & set(overrides):
+            overrides[name] = as_double(overrides[name])
+    if hasattr(node, 'add_pre_set_parameters_callback'):
+        node.add_pre_set_parameters_callback(lambda given: [as_double(p) for p in given])
 
 
 def on_parameters_set(node: Node, callback: Callable[[list], None]) -> None:

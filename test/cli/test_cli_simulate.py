@@ -124,8 +124,9 @@ def test_bad_input_messages(coarse_robot, capsys, args, message):
     (None, 'cannot read: No such file'),
     ('name: x\nrod: {}\nvertebrae: {count: 1}\ntendons: []\n',
      'rod.length: required key is missing'),
-    ('name: x\nrod: {length: 1, radius: 0.01, density: 1, youngs_modulus: 1, shear_modulus: 1}\n'
-     'vertebrae: {count: 1}\ntendons: [{name: a, offset: -0.01, angle_deg: 0}]\n',
+    ('name: x\nrod: {length: 1, radius: 0.01, density: 1, youngs_modulus: 1e6,\n'
+     '  shear_modulus: 1e6}\nvertebrae: {count: 1}\n'
+     'tendons: [{name: a, offset: -0.01, angle_deg: 0}]\n',
      'tendons[0].offset: must be > 0, got -0.01'),
 ])
 def test_bad_robot_file_messages(tmp_path, capsys, text, message):

@@ -68,3 +68,31 @@ def test_empty_displacement_range_is_refused():
     with pytest.raises(ConfigurationError,
                        match=r'min_displacement: 0.02 m must be below max_displacement 0.02 m'):
         check_displacement_range(0.02, 0.02)
+
+
+def test_a_double_takes_an_integer_at_start_and_live():
+    """``publish_rate:=20`` is 20.0, from a file or -p and from ``ros2 param set``."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node('integer_probe', context=context,
+                             parameter_overrides=[Parameter('gain', value=3)])
+    try:
+        config = declare(node, PARAMS)
+        assert config.gain == 3.0 and isinstance(config.gain, float)
+        assert node.set_parameters([Parameter('gain', value=4)])[0].successful
+        assert node.get_parameter('gain').value == 4.0
+        assert not node.set_parameters([Parameter('gain', value=11)])[0].successful  # range
+        assert not node.set_parameters([Parameter('gain', value='x')])[0].successful  # type
+    finally:
+        node.destroy_node()
+        context.try_shutdown()
+
+
+@pytest.mark.parametrize('value, result', [(5, 5.0), (2.5, 2.5), (True, 'a number'),
+                                           ('5', 'a number'), (11, 'within')])
+def test_the_launcher_checks_a_value_as_the_node_would(value, result):
+    if isinstance(result, float):
+        assert PARAMS[0].check(value) == result and isinstance(PARAMS[0].check(value), float)
+    else:
+        with pytest.raises(ConfigurationError, match=f'parameter gain: must be {result}'):
+            PARAMS[0].check(value)

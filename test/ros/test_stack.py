@@ -108,8 +108,10 @@ def test_parameter_files_set_only_declared_parameters_with_valid_values(stack, e
                     assert value in param.choices, f'{name}: {value}'
 
 
-def test_local_launcher_plans_our_nodes_with_files_then_overrides():
-    launcher = StackLauncher('sim', {'namespace': 'ns', 'rviz': 'false', 'robot': 'r.yaml'},
+def test_local_launcher_plans_our_nodes_with_files_then_overrides(monkeypatch):
+    monkeypatch.chdir(ROOT)     # a robot file relative to here reaches the nodes absolute
+    launcher = StackLauncher('sim', {'namespace': 'ns', 'rviz': 'false',
+                                     'robot': 'config/robot.yaml'},
                              ['simulator:publish_rate:=25', 'warning_throttle_period:=0.5'])
     planned = {p.entry.name: p.command for p in launcher.processes}
     assert {'simulator', 'tension_controller'} <= set(planned)
@@ -122,9 +124,11 @@ def test_local_launcher_plans_our_nodes_with_files_then_overrides():
         (entry,) = [e for e in STACKS['sim'].nodes if e.name == name]
         assert files[:-1] == [str(f.resolve()) for f in entry.parameter_files]
         generated[name] = yaml.safe_load(Path(files[-1]).read_text())['/**']['ros__parameters']
-        assert generated[name]['robot_file'] == 'r.yaml'
+        assert generated[name]['robot_file'] == str(ROOT / 'config' / 'robot.yaml')
         assert generated[name]['warning_throttle_period'] == 0.5
         assert ('publish_rate' in generated[name]) == (name == 'simulator')
+    # an integer for a double parameter reaches the node as a double, which rclpy takes
+    assert isinstance(generated['simulator']['publish_rate'], float)
     # the simulator is the clock source; use_sim_time:=false means no /clock
     assert generated['simulator']['publish_clock'] is False
     assert generated['tension_controller']['use_sim_time'] is False
@@ -191,9 +195,9 @@ def test_a_parallel_robot_file_runs_the_simulator_and_its_own_rviz_view_only():
     for name in ('tension_controller', 'robot_state_publisher'):
         assert any(line.startswith(f'{name}: skipped (for ') and line.endswith(
             'robots; this one is a pcr_6rus)') for line in launcher.skipped), launcher.skipped
-    # a file that cannot be read has no kind: every node is planned and reports it itself
-    assert 'tension_controller' in {p.entry.name for p in StackLauncher(
-        'sim', {'robot': 'missing.yaml'}).processes}
+    # a file that cannot be read is refused before anything starts
+    with pytest.raises(LaunchError, match='launch argument robot: .*missing.yaml: cannot read'):
+        StackLauncher('sim', {'robot': 'missing.yaml'})
 
 
 @pytest.mark.parametrize('robot, view', [('pcr_6rus.yaml', 'pcr.rviz'),

@@ -43,6 +43,7 @@ import numpy as np
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import pcr_robot_from_dict, PcrRobot
+from tendon_robot_sim.models.plotting import equal_axes, legend_beside
 from tendon_robot_sim.parallel import Pool, Scheduler
 
 # The paper's sampling (Sec. 4): 16 heights x 250 points. Its cylinder radius is not
@@ -174,9 +175,10 @@ class Workspace:
         fig = plt.figure(figsize=(13, 5.5))
         ax = fig.add_subplot(1, 2, 1, projection='3d')
         points = self.positions[:reach.size]
-        ax.scatter(*points[reach].T, s=4, c='tab:green', label=f'reachable ({reach.sum()})')
-        ax.scatter(*points[~reach].T, s=1, c='0.8', alpha=0.3,
-                   label=f'not ({(~reach).sum()})')
+        ax.scatter(*points[reach].T, s=5, c='tab:green', label=f'reachable ({reach.sum()})')
+        ax.scatter(*points[~reach].T, s=9, c='tab:red', marker='x', linewidths=0.6, alpha=0.6,
+                   label=f'not reachable ({(~reach).sum()})')
+        equal_axes(ax, points)      # one scale: the cylinder is as tall as it is wide
         ax.set_xlabel('x [m]')
         ax.set_ylabel('y [m]')
         ax.set_zlabel('z [m]')
@@ -199,7 +201,7 @@ class Workspace:
         ax.set_xlabel('platform height z [m]')
         ax.set_ylabel('motor angle q1 [deg]')
         ax.set_title('(b) motor angle range per height (valid samples)')
-        ax.legend(ncol=6, fontsize=8)
+        legend_beside(ax, fontsize=8)
         if title:
             fig.suptitle(title)
         fig.tight_layout()

@@ -145,13 +145,9 @@ class TendonStatics(SimModel):
                 shape = self.solver.solve_displacements(values)
                 # Position control must not pull harder than the tendons allow (what
                 # TendonSimulator.set_tensions enforces for tension setpoints).
-                over = np.flatnonzero(shape.tensions > self.robot.max_tensions)
-                if over.size:
-                    i = over[0]
-                    raise InputError(
-                        f'position[{self.robot.tendon_names[i]}]: the equilibrium needs '
-                        f'{shape.tensions[i]:.4g} N, above max_tension = '
-                        f'{self.robot.max_tensions[i]:g} N')
+                beyond = shape.beyond_limits(self.robot)
+                if beyond:
+                    raise InputError(f'position{beyond}')
             else:
                 shape = self.solver.solve_tensions(values)
         except StaticsInputError as error:

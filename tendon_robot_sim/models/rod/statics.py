@@ -171,6 +171,21 @@ class StaticsResult:
     evaluations: int                   # shooting residual evaluations (integrations)
     solve_time: float                  # s, wall time of the solve call
 
+    def beyond_limits(self, robot: Robot) -> str | None:
+        """
+        Say which tendon (``[t0]: ...``) this equilibrium pulls beyond its ``max_tension``.
+
+        None: none does.
+        Solved for displacements, the tensions are an output: 0.2 m of tendon t0 once
+        needed 326 N of a 20 N tendon. Such an equilibrium is no result for the robot.
+        """
+        over = np.flatnonzero(self.tensions > robot.max_tensions)
+        if not over.size:
+            return None
+        i = over[0]
+        return (f'[{robot.tendons[i].name}]: the equilibrium needs {self.tensions[i]:.4g} N, '
+                f'above max_tension = {robot.max_tensions[i]:g} N')
+
     def to_dict(self) -> dict:
         """Summary as plain JSON-ready data (lists and numbers)."""
         return {

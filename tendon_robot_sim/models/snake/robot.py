@@ -219,7 +219,8 @@ def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
         if reach >= half_width:
             raise RobotDescriptionError(
                 f'{key}.offset: the hole ({reach:g} m off the axis) lies outside the rolling '
-                f'surface (half-width R sin(alpha) = {half_width:g} m)')
+                f'surface (half-width link.radius_of_curvature x sin(link.contact_angle) = '
+                f'{half_width:g} m)')
         cables.append(cable)
     check_unique_names([c.name for c in cables], 'cables', 'cable')
     return tuple(cables)

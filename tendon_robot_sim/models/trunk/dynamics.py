@@ -73,6 +73,7 @@ from tendon_robot_sim.models.description import (POSITION_TOLERANCE, read_yaml,
                                                  RobotDescriptionError)
 from tendon_robot_sim.models.geometry import section_pose
 from tendon_robot_sim.models.modal import mass_proportional_damping
+from tendon_robot_sim.models.plotting import equal_axes, legend_beside
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 from tendon_robot_sim.models.trunk import _integrator as integrator, _kernels as kernels
 from tendon_robot_sim.models.trunk.kinematics import chain_frames, section_matrix
@@ -547,31 +548,38 @@ def load_cc_dynamics(path: str | Path) -> CCDynamics:
 
 
 def plot_trajectory(trajectory: CCTrajectory, path: str | Path, snapshots: int = 6) -> None:
-    """PNG: tip position over time, and the backbone at ``snapshots`` times (x-z view)."""
+    """
+    PNG: tip position over time, and the backbone at ``snapshots`` times, side and top view.
+
+    Both projections (x-z and x-y, one scale on both axes): a robot that bends out of the
+    x-z plane (tip y -75 mm) looked straight in a side view alone.
+    """
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot as plt
 
     model = trajectory.model
     tips = trajectory.tip_positions()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    fig, (left, side, top) = plt.subplots(1, 3, figsize=(15, 4.5))
     for axis, label in enumerate('xyz'):
         left.plot(trajectory.times, tips[:, axis] * 1e3, label=f'tip {label}')
     left.set_xlabel('time [s]')
     left.set_ylabel('tip position [mm], world frame')
-    left.legend()
+    legend_beside(left)
     left.grid(True, alpha=0.3)
     picks = np.linspace(0, len(trajectory.times) - 1, snapshots).round().astype(int)
     colours = plt.cm.viridis(np.linspace(0.0, 1.0, snapshots))
-    for index, colour in zip(picks, colours):
-        points = model.backbone(trajectory.x[index]) * 1e3
-        right.plot(points[:, 0], points[:, 2], color=colour,
-                   label=f't = {trajectory.times[index]:.2f} s')
-    right.set_aspect('equal', adjustable='datalim')
-    right.set_xlabel('x [mm]')
-    right.set_ylabel('z [mm]')
-    right.legend(fontsize=8)
-    right.grid(True, alpha=0.3)
+    shapes = [model.backbone(trajectory.x[index]) * 1e3 for index in picks]
+    for ax, (a, b), title in ((side, (0, 2), 'side view (x-z)'), (top, (0, 1), 'top view (x-y)')):
+        for points, index, colour in zip(shapes, picks, colours):
+            ax.plot(points[:, a], points[:, b], color=colour,
+                    label=f't = {trajectory.times[index]:.2f} s')
+        equal_axes(ax, np.concatenate(shapes)[:, [a, b]])
+        ax.set_xlabel(f'{"xyz"[a]} [mm]')
+        ax.set_ylabel(f'{"xyz"[b]} [mm]')
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, alpha=0.3)
+    legend_beside(top, fontsize=8)
     unit = 'Pa' if model.kind == 'pressure' else 'N'
     active = ', '.join(f'{n} {v:g}' for n, v in zip(model.input_names, trajectory.inputs[-1])
                        if v) or 'all 0'

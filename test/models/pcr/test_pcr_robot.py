@@ -58,7 +58,7 @@ def test_round_trip_through_plain_data():
     (('kind', 'tendon_robot'), 'kind: tendon_robot is a tendon-driven continuum robot; this '
                                'takes a 6-RUS parallel continuum robot, kind pcr_6rus'),
     (('compat', 'dfki'), "compat: must be one of ['paper', 'dfki2024']"),
-    (('rods', 'poisson_ratio', 0.7), 'rods.poisson_ratio: must be < 0.5, got 0.7'),
+    (('rods', 'poisson_ratio', 0.7), 'rods.poisson_ratio: must be within [0, 0.5]'),
     (('rods', 'length', -1), 'rods.length: must be > 0, got -1'),
     (('rods', 'stiffness', 3), 'rods.stiffness: unknown key'),
     (('motors', 'limits', [1.5, -0.3]), 'motors.limits: lower limit must be below the upper'),

@@ -413,7 +413,7 @@ def test_inputs_are_range_checked(bha, tendon):
     (lambda d: d['sections'][1].pop('bending_stiffness'),
      r'sections\[1\]\.bending_stiffness: required key is missing'),
     (lambda d: d['sections'][2]['masses'][0].update(fraction=1.5),
-     r'sections\[2\]\.masses\[0\]\.fraction: must be in \(0, 1\]'),
+     r'sections\[2\]\.masses\[0\]\.fraction: must be within \[0, 1\]'),
     (lambda d: d.update(kind='tendon'), r"kind: must be one of \['bellows', "),
     (lambda d: d.update(kind='tendon_robot'), r'kind: tendon_robot is a tendon-driven continuum '
                                               r'robot; this takes a bellows-actuated'),

@@ -1,0 +1,154 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""
+The class "output paths": every path a command writes is checked before the work starts.
+
+Enforced in one place, the argument type ``commands.OutputPath`` (applied by argparse, and by
+``cli.main`` to the values argparse leaves as typed); a path a command computes goes through
+``commands.check_output``. The table is built from the parser: every option of every command
+whose type is an OutputPath gets the bad paths of its kind, and every option that looks like an
+output (its name, its metavar) must have that type, so a new command cannot forget. A refused
+path is exit 2 and one line naming the option, and nothing is run: these cases take
+milliseconds.
+"""
+
+from pathlib import Path
+
+from cli_commands import actions
+import pytest
+from tendon_robot_sim import cli
+from tendon_robot_sim.commands import OutputPath
+
+ROOT = Path(__file__).resolve().parents[2]
+ROBOT = str(ROOT / 'config' / 'robot.yaml')
+# What a command needs besides its output to get past parsing (inputs need not exist).
+REQUIRED = {
+    'validate': ['holds.csv'],
+    'calibrate': ['holds.csv', '--fit', 'youngs_modulus'],
+    'snake inverse': ['--trajectory', 'pan'],
+    'cc-dynamics': ['--tensions', 't0=1'],
+    'dataset': ['--robot', ROBOT, '--model', 'cc'],
+}
+OUTPUT_NAMES = ('out', 'output', 'report', 'plot', 'save', 'log')
+
+
+def looks_like_output(action) -> bool:
+    if action.nargs == 0:     # a flag, e.g. --plot of a command that knows where
+        return False
+    names = [action.dest] + [o.lstrip('-') for o in action.option_strings]
+    return (any(n.split('_')[0] in OUTPUT_NAMES for n in names)
+            or str(action.metavar or '').startswith('OUT'))
+
+
+ALL = list(actions())
+OUTPUTS = [(command, action) for command, action in ALL if isinstance(action.type, OutputPath)]
+
+
+def test_the_outputs_of_the_commands_are_found():
+    found = {command for command, _ in OUTPUTS}
+    assert {'record', 'synth-experiment', 'validate', 'calibrate', 'snake inverse',
+            'pcr workspace', 'cc-dynamics', 'dataset', 'demo'} <= found
+
+
+@pytest.mark.parametrize('command, action', [(c, a) for c, a in ALL if looks_like_output(a)],
+                         ids=lambda v: v if isinstance(v, str) else v.dest)
+def test_every_output_option_is_checked_before_the_work(command, action):
+    assert isinstance(action.type, OutputPath), (
+        f'{command} {action.dest}: give it type=commands.OutputPath(kind), so that the path is '
+        'checked before the work starts')
+
+
+BAD = {
+    # every kind: a folder nobody may write, even root; a file where a folder must be
+    'unwritable': ('/proc/tendon_robot_sim_out', 'cannot write in /proc'),
+    'system': ('/sys/tendon_robot_sim_out', 'cannot write in /sys'),
+    'under a file': ('{file}/sub', 'is a file, not a folder'),
+    'empty': ('', 'an empty path'),
+}
+BAD_OF_KIND = {
+    'folder': {'a file': ('{file}', 'is a file, not a folder')},
+    'new folder': {'an existing folder': ('{folder}', 'exists already')},
+    'file': {'a folder': ('{folder}', 'is a folder'),
+             'in a missing folder': ('{folder}/missing/out', 'does not exist')},
+    'prefix': {'a folder': ('{folder}', 'is a folder'),
+               'a folder by its slash': ('{folder}/new/', 'is a folder')},
+}
+
+
+def cases():
+    for command, action in OUTPUTS:
+        kind = action.type.kind
+        bad = dict(BAD, **BAD_OF_KIND[kind])
+        if action.type.suffixes:
+            bad['another format'] = ('plot.xyz', f'must end in {action.type.suffixes[0]}')
+        for label, (path, text) in bad.items():
+            yield pytest.param(command, action, path, text,
+                               id=f'{command} {action.dest}: {label}')
+
+
+def argv_of(command: str, action, path: str) -> list[str]:
+    words = command.split()
+    required = REQUIRED.get(command, [])
+    if not action.option_strings:       # a positional output comes first
+        return [*words, path, *required]
+    return [*words, *required, action.option_strings[-1], path]
+
+
+@pytest.fixture()
+def places(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'a_file.txt').write_text('keep me\n')
+    (tmp_path / 'a_folder').mkdir()
+    return {'file': str(tmp_path / 'a_file.txt'), 'folder': str(tmp_path / 'a_folder')}
+
+
+@pytest.mark.parametrize('command, action, path, text', list(cases()))
+def test_a_path_that_cannot_be_written_is_refused_naming_the_option(
+        command, action, path, text, places, capsys):
+    path = path.format(**places)
+    assert cli.main(argv_of(command, action, path)) == 2
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    name = action.option_strings[-1] if action.option_strings else action.metavar
+    assert len(lines) == 1 and f'argument {name}: ' in lines[0] and text in lines[0], (
+        f'{err} (a command with other required arguments needs them in REQUIRED)')
+    # nothing was lost or left behind
+    assert Path(places['file']).read_text() == 'keep me\n'
+    assert sorted(p.name for p in Path(places['folder']).parent.iterdir()) == [
+        'a_file.txt', 'a_folder']
+
+
+@pytest.mark.parametrize('argv, text', [
+    # outputs a command computes or rewrites: the same check, naming the option
+    (['demo'], '--out: cannot write in /proc'),
+    (['hardware', 'calibrate-tension', '--port', '/dev/null', '--config', '{folder}'],
+     '--config: {folder} is a folder'),
+    # the emulator's links: never over a file of the user's, never where none can be made
+    (['emulate', '--motors', 'pty:{file}', '--duration', '0.01'], 'exists and is not a link'),
+    (['emulate', '--sensor', 'pty:/proc/tendon_robot_sim_link', '--duration', '0.01'],
+     '--sensor: port'),
+    (['emulate', '--sensor', 'tcp:99999', '--duration', '0.01'], '--sensor: port'),
+])
+def test_outputs_checked_in_the_command_are_refused_naming_the_option(
+        argv, text, places, capsys, monkeypatch):
+    if argv == ['demo']:     # its default folder, under a cwd nobody may write
+        monkeypatch.chdir('/proc')
+    assert cli.main([word.format(**places) for word in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and text.format(**places) in err, err
+    assert Path(places['file']).read_text() == 'keep me\n'
+
+
+def test_a_plot_without_a_suffix_is_written_where_the_command_says(places):
+    assert OutputPath('file', ('.png',))('myplot') == Path('myplot.png')
