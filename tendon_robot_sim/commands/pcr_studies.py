@@ -118,7 +118,8 @@ def add_parsers(actions) -> None:
 
 
 def output_folder(folder: Path, option: str, names) -> Path:
-    """Return ``folder`` (checked by :class:`OutputPath`) once none of ``names`` is a folder."""
+    """Create ``folder`` (checked by :class:`OutputPath`); CommandError if a name is a folder."""
+    folder.mkdir(parents=True, exist_ok=True)
     for name in names:
         check_output(folder / name, option, 'file')
     return folder

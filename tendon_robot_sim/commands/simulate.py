@@ -105,8 +105,9 @@ def register(subparsers) -> None:
 
 def read_inputs(path: str, option: str, robot, field: str) -> InputProfile:
     """
-    Read an input file: tensions within [0, max_tension] N, or displacements within a rod
-    length [m] either way.
+    Read an input file of tensions or displacements, each within its range.
+
+    Tensions within [0, max_tension] N, displacements within a rod length [m] either way.
 
     Raises :class:`CommandError` naming the option, the file, the line and the column.
     """

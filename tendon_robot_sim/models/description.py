@@ -83,7 +83,8 @@ PHYSICAL_RANGES: dict[str, tuple[float, float, str, str] | None] = {
     'youngs_modulus': (1e3, 1e14, 'Pa', 'from a soft hydrogel to a nearly rigid rod'),
     'shear_modulus': (1e2, 1e14, 'Pa', 'from a soft hydrogel to a nearly rigid rod'),
     'poisson_ratio': (0.0, 0.5, '', 'of an isotropic material'),
-    'density': (1.0, 3e4, 'kg/m^3', 'from an aerogel to the densest metals'),
+    'density': (1.0, 2e5, 'kg/m^3', 'from an aerogel to ten times the densest metals: a rod may '
+                'carry its tendons and spacers smeared over it'),
     # masses and inertias
     'mass': (0.0, 1e3, 'kg', 'up to a tonne'),
     'inertia': (0.0, 1e3, 'kg m^2', 'up to a tonne at a metre'),

@@ -97,6 +97,7 @@ REQUIRED = {
     'synth-experiment': ['{tmp}/synth'], 'validate': ['x.csv', '--report', '{tmp}/r'],
     'calibrate': ['x.csv', '--fit', 'youngs_modulus', '--out', '{tmp}/c.yaml'],
     'pcr ik': ['--position', '0,0,0.5'], 'pcr fk': ['--motor-angles-deg', '1,1,1,1,1,1'],
+    'pcr sweep': ['--yaw', '0:10:2', '--out', '{tmp}/sw'],
     'snake inverse': ['--trajectory', 'pan', '--out', '{tmp}/s'],
     'snake forward': ['--tensions', '1,1,1,1'], 'statics': ['--tensions', '1,0,0,0'],
     'cc': ['--tip', '0.2,0,0.1'], 'cc-dynamics': ['--tensions', 't0=1'],

@@ -154,19 +154,25 @@ QUICK = {
     'pcr fk': ['--motor-angles-deg', '10,10,12,12,8,8'],
     'pcr workspace': ['--heights', '0.45:0.5:2', '--per-height', '3', '--workers', '1', '--out',
                       '{tmp}/pipe_ws'],
+    'pcr stiffness': [],
+    'pcr sweep': ['--yaw', '0:10:2', '--out', '{tmp}/pipe_sweep'],
+    'pcr trajectory': ['--points', '10', '--out', '{tmp}/pipe_helix'],
     'snake inverse': ['--trajectory', 'pan', '--duration', '0.5', '--out', '{tmp}/pipe_snake',
                       '--plot'],
-    'snake forward': ['--tensions', '1.5,3.5,1,1', '--duration', '0.05'],
+    'snake forward': ['--from', '1.5,3.5,1,1', '--tensions', '1.5,4.5,1,1', '--ramp', '0.05',
+                      '--duration', '0.05'],
     'dataset': ['--robot', ROBOT, '--model', 'cc', '--samples', '5', '--output',
                 '{tmp}/pipe_data'],
     'warmup': ['--help'],
     'hardware scan': ['--help'],
     'hardware calibrate-tension': ['--help'],
+    'view': ['--help'],
 }
 # What each run must have written in spite of the closed pipe.
 WRITTEN = {'cc-dynamics': 'pipe_cc.png', 'record': 'pipe_bag', 'synth-experiment': 'pipe_synth',
            'validate': 'pipe_report/report.md', 'calibrate': 'pipe_cal.yaml',
            'pcr workspace': 'pipe_ws/workspace.png', 'snake inverse': 'pipe_snake/tensions.png',
+           'pcr sweep': 'pipe_sweep/rotation.png', 'pcr trajectory': 'pipe_helix/helix.png',
            'dataset': 'pipe_data.parquet'}
 COMMANDS = [' '.join(words) for words, _ in parsers()]
 

@@ -56,6 +56,10 @@ PARSE_ONLY = (
     ('--experiment step', 'a dynamic run of 3.5 s: test/experiment/test_calibration.py'),
     ('bha_bag', 'a recording of the BHA in ROS: test/nodes/test_ros_cc_identification.py'),
     ('points.csv', 'samples of a bellows robot: test/experiment/test_cc_identification.py'),
+    ('bha_steps', 'a chain of 34 s runs and a fit: test/experiment/test_trunk_paper_table.py'),
+    ('bha_ramps', 'a chain of 38 s runs and a fit: test/experiment/test_trunk_paper_table.py'),
+    (f'{PROGRAM} view', 'serves the page until stopped: test/cli/test_view_cli.py, '
+                        'test/view/test_browser.py'),
 )
 # The inputs the docs name, made once for all lines (name -> how).
 ROBOT_COPY = 'config/robot.yaml'

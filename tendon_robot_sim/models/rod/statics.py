@@ -95,7 +95,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import math
 import time
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -105,6 +105,7 @@ from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               stiffness_matrices, vector3)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod import _statics_kernels as kernels
+from tendon_robot_sim.models.rod.routing import routing_functions, RoutingFunction
 from tendon_robot_sim.models.tendon_robot import (Robot, tendon_displacements,
                                                   vertebrae_required)
 
@@ -118,9 +119,6 @@ DEFAULT_STEPS = {'cosserat': 0.005, 'kirchhoff': 0.005, 'discrete': 0.0025}
 DEFAULT_TOLERANCE = 1e-7
 # Load continuation after a failed cold start: numbers of equal load steps tried.
 CONTINUATION_STEPS = (4, 16)
-
-# A routing function: s (k,) [m] -> r, r_s, r_ss, each (3, k), body frame (like Tendon.hole).
-RoutingFunction = Callable[[np.ndarray], tuple]
 
 
 @dataclass(frozen=True)
@@ -312,7 +310,7 @@ class StaticsSolver:
         self.n_tendons = len(robot.tendons)
         self.Kse, self.Kbt = stiffness_matrices(robot.rod, shear_coefficient)
         self._max_tensions = robot.max_tensions
-        self._holes_fn = _routing_functions(robot, routing)
+        self._holes_fn = routing_functions(robot, routing)
         self.set_tip_load(robot.tip_load.force, robot.tip_load.moment)
         self._build(float(step), breaks)
         nt = self.n_tendons
@@ -749,64 +747,3 @@ class StaticsSolver:
             tensions=tau, tendon_lengths=lengths, tendon_displacements=displacements,
             slack=slack, converged=True, residual=residual, iterations=iterations,
             evaluations=evaluations, solve_time=time.perf_counter() - start)
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _routing_functions(robot: Robot, routing: Mapping[str, RoutingFunction] | None) -> list:
-    """Hole functions per tendon: ``Tendon.hole`` unless ``routing`` overrides it."""
-    routing = dict(routing or {})
-    functions = []
-    for tendon in robot.tendons:
-        fn = routing.pop(tendon.name, None)
-        if fn is None:
-            functions.append(tendon.hole)
-            continue
-        if not callable(fn):
-            raise StaticsInputError(f'routing[{tendon.name}]: must be callable, got {fn!r}')
-        functions.append(_checked_routing(tendon.name, fn, tendon.end))
-    if routing:
-        raise StaticsInputError(f'routing: unknown tendon {next(iter(routing))!r}; '
-                                f'known tendons: {robot.tendon_names}')
-    return functions
-
-
-def _checked_routing(name: str, fn: RoutingFunction, end: float) -> RoutingFunction:
-    """
-    Wrap a user routing function in checks.
-
-    Shapes and finiteness on every call, and once, that r_s and r_ss are the derivatives of r
-    and r_s (central differences).
-    """
-    field = f'routing[{name}]'
-
-    def evaluate(s: np.ndarray):
-        s = np.asarray(s, dtype=float)
-        try:
-            out = fn(s)
-            r, r_s, r_ss = (np.broadcast_to(np.asarray(a, dtype=float), (3, s.size))
-                            for a in out)
-        except StaticsInputError:
-            raise
-        except Exception as error:  # the user's function: report what it did
-            raise StaticsInputError(
-                f'{field}: must map s (k,) to (r, r_s, r_ss), each (3, k): {error}') from None
-        for label, a in (('r', r), ('r_s', r_s), ('r_ss', r_ss)):
-            if not np.all(np.isfinite(a)):
-                raise StaticsInputError(f'{field}: {label} is not finite for some s in [0, {end}]')
-        return r, r_s, r_ss
-
-    delta = 1e-6 * end
-    s = np.linspace(2 * delta, end - 2 * delta, 9)
-    r, r_s, r_ss = evaluate(s)
-    r_p, r_s_p, _ = evaluate(s + delta)
-    r_m, r_s_m, _ = evaluate(s - delta)
-    for label, value, estimate in (('r_s', r_s, (r_p - r_m) / (2 * delta)),
-                                   ('r_ss', r_ss, (r_s_p - r_s_m) / (2 * delta))):
-        error = np.max(np.abs(value - estimate))
-        if error > 1e-5 * (1.0 + np.max(np.abs(value)) + np.max(np.abs(r)) / end ** 2):
-            raise StaticsInputError(
-                f'{field}: {label} is not the derivative of the function before it '
-                f'(off by {error:.3g} from finite differences)')
-    return evaluate

@@ -46,7 +46,7 @@ from tendon_robot_sim.models.cosserat import (PYELASTICA_SHEAR_COEFFICIENT, Stat
                                               stiffness_matrices)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.geometry import hat
-from tendon_robot_sim.models.rod.statics import _routing_functions
+from tendon_robot_sim.models.rod.routing import routing_functions
 from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
 E3 = np.array([0.0, 0.0, 1.0])
@@ -91,7 +91,7 @@ def solve_reference(robot: Robot, model: str = 'cosserat', *, tensions=None,
     tip = np.concatenate((robot.tip_load.force if tip_force is None else tip_force,
                           robot.tip_load.moment if tip_moment is None else tip_moment))
     problem = (_Discrete if model == 'discrete' else _Continuous)(
-        robot, model, law, shear_coefficient, _routing_functions(robot, routing), tip, rtol)
+        robot, model, law, shear_coefficient, routing_functions(robot, routing), tip, rtol)
     return problem.solve(tensions, displacements)
 
 
