@@ -132,6 +132,18 @@ def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, t
     if info[3] == CONVERGED:
         return True
     stats[2] += 1
+    # the prediction may be what failed (after a jump the rod's motion turns within a step):
+    # from the last step's own unknowns, with a Jacobian built anew
+    for r in range(x.size):
+        x[r] = xs[0, r]
+    _load_axially(pl, x, jump)
+    jac_ok[0] = False
+    solve(pl, modes, tau_in, q_in, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
+          w, info)
+    stats[0] += info[1]
+    stats[1] += info[2]
+    if info[3] == CONVERGED:
+        return True
     for parts in CONTINUATION_STEPS:
         _predict(xs, x)
         for k in range(1, parts + 1):
