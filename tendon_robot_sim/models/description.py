@@ -96,6 +96,7 @@ PHYSICAL_RANGES: dict[str, tuple[float, float, str, str] | None] = {
     'pretension': (0.0, 1e5, 'N', 'up to 10 tonnes-force'),
     'min_contact_force': (0.0, 1e5, 'N', 'up to 10 tonnes-force'),
     'compliance': (0.0, 1.0, '1/N', 'at most a strain of 1 per newton'),
+    'motor_distance': LENGTH,
     'friction_coefficient': (0.0, 10.0, '', 'of any pair of materials'),
     'max_pressure': (-1e5, 1e8, 'Pa', 'gauge, from vacuum to 1000 bar'),
     'min_pressure': (-1e5, 1e8, 'Pa', 'gauge, from vacuum to 1000 bar'),
@@ -103,6 +104,9 @@ PHYSICAL_RANGES: dict[str, tuple[float, float, str, str] | None] = {
     'bending_stiffness': (0.0, 1e6, 'N m/rad', 'up to a steel beam'),
     'damping': (0.0, 1e6, 'N s/m', "up to a car's shock absorber x 1000"),
     'spline_damping': (0.0, 1e6, 'N s/m', "up to a car's shock absorber x 1000"),
+    'shear_extension': (0.0, 1e9, 'N s', 'Kelvin-Voigt damping of a thick steel bar x 1000'),
+    'bending_torsion': (0.0, 1e6, 'N m^2 s', 'Kelvin-Voigt damping of a thick steel bar x 1000'),
+    'drag': (0.0, 1e6, 'kg/m^2', 'square-law drag of a rod in honey x 1000'),
     'ratio': (0.0, 1.0, '', 'a damping ratio'),
     'rate': (0.0, 1e6, '1/s', 'a decay rate'),
     # angles in radians: DescriptionMapping.angle

@@ -69,11 +69,6 @@ DEFAULT_DISC_THICKNESS = 0.002
 # Largest Kelvin-Voigt coefficients [N s], [N m^2 s], drag coefficient [kg/m^2] and motor
 # distance [m] a description may give: far beyond any rod (steel: ~1e-3 N m^2 s), they keep
 # mistyped exponents out of the implicit solver.
-MAX_SHEAR_EXTENSION_DAMPING = 1e9
-MAX_BENDING_TORSION_DAMPING = 1e6
-MAX_DRAG = 1e6
-MAX_MOTOR_DISTANCE = 100.0
-MAX_COMPLIANCE = 1.0         # 1/N: a tendon that doubles its length under 1 N
 
 
 def tendon_displacements(rest_lengths, lengths, tensions, compliance, motor_distance):
@@ -391,7 +386,7 @@ def _load_rod(m: 'DescriptionMapping') -> Rod:
         elements=m.integer('elements', default=50, minimum=2, maximum=MAX_ELEMENTS),
         damping=_load_damping(m.mapping('damping', default={'ratio': DEFAULT_DAMPING_RATIO})),
         end_joint_correction=m.boolean('end_joint_correction', default=True),
-        drag=_bounded_vector(m, 'drag', MAX_DRAG),
+        drag=_non_negative_vector(m, 'drag'),
     )
     m.finish()
     if rod.radius >= rod.length:
@@ -410,10 +405,8 @@ def _load_damping(m: 'DescriptionMapping') -> Damping:
             f'bending_torsion (N m^2 s), got {sorted(m.data) or "none"}')
     if viscous:
         damping = Damping(
-            shear_extension=tuple(_bounded_vector(m, 'shear_extension',
-                                                  MAX_SHEAR_EXTENSION_DAMPING)),
-            bending_torsion=tuple(_bounded_vector(m, 'bending_torsion',
-                                                  MAX_BENDING_TORSION_DAMPING)))
+            shear_extension=_non_negative_vector(m, 'shear_extension'),
+            bending_torsion=_non_negative_vector(m, 'bending_torsion'))
     elif given[0] == 'ratio':
         damping = Damping(ratio=m.number('ratio', minimum=0.0))
         if damping.ratio >= 1.0:
@@ -426,14 +419,9 @@ def _load_damping(m: 'DescriptionMapping') -> Damping:
     return damping
 
 
-def _bounded_vector(m: 'DescriptionMapping', name: str, maximum: float) -> tuple:
-    """Read 3 numbers in [0, maximum] under ``name`` (default zeros), naming the bad one."""
-    values = m.vector(name, default=(0.0, 0.0, 0.0))
-    for i, value in enumerate(values):
-        if not 0.0 <= value <= maximum:
-            raise RobotDescriptionError(
-                f'{m.key}.{name}[{i}]: must be in [0, {maximum:g}], got {value:g}')
-    return tuple(float(v) for v in values)
+def _non_negative_vector(m: 'DescriptionMapping', name: str) -> tuple:
+    """Read 3 numbers within their physical range under ``name`` (default zeros)."""
+    return tuple(float(v) for v in m.vector(name, default=(0.0, 0.0, 0.0)))
 
 
 def _load_discs(m: 'DescriptionMapping', tendons: tuple[Tendon, ...]) -> tuple[float, float]:
@@ -497,10 +485,9 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         routing = m.choice('routing', ROUTINGS, default='parallel')
         turns = m.number('turns', default=0.0)
         end_offset = m.number('end_offset', default=offset, minimum=0.0)
-        compliance = m.number('compliance', default=0.0, minimum=0.0, maximum=MAX_COMPLIANCE)
+        compliance = m.number('compliance', default=0.0, minimum=0.0)
         max_tension = m.number('max_tension', default=20.0, positive=True)
-        motor_distance = m.number('motor_distance', default=0.0, minimum=0.0,
-                                  maximum=MAX_MOTOR_DISTANCE)
+        motor_distance = m.number('motor_distance', default=0.0, minimum=0.0)
         reference_length = (m.number('reference_length', positive=True)
                             if 'reference_length' in m else None)
         m.finish()

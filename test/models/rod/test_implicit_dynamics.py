@@ -257,10 +257,12 @@ def test_default_robot_agrees_with_the_explicit_model():
 
 def test_a_tension_step_on_the_nitinol_robot_runs_at_2_ms():
     """
-    A step of 2 N from rest: the rod's motion turns within the first steps, where the
-    predicted start of a step fails (once this did not converge at dt = 2 ms). Its tip at
-    1 s agrees with dt = 0.5 ms within 1 mm: BDF2's time error on the still-ringing step
-    response (0.74 mm measured; 10 um once it has settled at 5 s).
+    Step 2 N from rest at dt = 2 ms, as at dt = 0.5 ms.
+
+    The rod's motion turns within the first steps, where the predicted start of a step fails
+    (once this did not converge at dt = 2 ms). Its tip at 1 s agrees with dt = 0.5 ms within
+    1 mm: BDF2's time error on the still-ringing step response (0.74 mm measured; 10 um once
+    it has settled at 5 s).
     """
     tips = []
     for dt in (0.002, 0.0005):
