@@ -34,8 +34,11 @@ report: setup
 	    --model discrete,cosserat,kirchhoff --fit youngs_modulus,shear_modulus \
 	    --report demo_output/report
 
+# Two workers (pytest-xdist): most tests wait for nodes, devices or a browser; a test file
+# stays on one worker (--dist loadfile) with its module fixtures, each worker on a DDS domain
+# of its own (test/conftest.py).
 test: setup
-	$(ROS_ENV) $(PYTHON) -m pytest -q
+	$(ROS_ENV) $(PYTHON) -m pytest -q -n 2 --dist loadfile
 
 # The ament linters over the whole package, as colcon test runs them (ament_copyright is not
 # installable from this machine's index; test_package_xml.py checks the license headers).

@@ -22,8 +22,13 @@ import pytest
 
 # Kilted ignores ROS_LOCALHOST_ONLY; this keeps discovery on loopback.
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-# A domain per run so parallel runs on one machine never see each other's topics.
+# A domain per run so parallel runs on one machine never see each other's topics; with
+# pytest-xdist, a domain per worker too (gw0 keeps the run's, gw1 the next one, ...).
 os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
+if os.environ.get('PYTEST_XDIST_WORKER', 'gw0') != 'gw0':
+    worker = int(os.environ['PYTEST_XDIST_WORKER'][2:])
+    os.environ['ROS_DOMAIN_ID'] = str(1 + (int(os.environ['ROS_DOMAIN_ID']) - 1 + 101 * worker)
+                                      % 232)
 
 # A shell starts background jobs (`make test &`, some CI runners) with SIGINT ignored, and the
 # ignore is inherited through exec: the tests that press Ctrl-C on a node or a command would
