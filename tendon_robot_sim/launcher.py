@@ -60,6 +60,7 @@ from tendon_robot_sim.models.description import (RobotDescriptionError, TENDON_R
                                                  yaml_value)
 from tendon_robot_sim.models.registry import (check_mode, load_any_description,
                                               ModelConfigurationError)
+from tendon_robot_sim.parallel import ends_with_us
 from tendon_robot_sim.ros.parameters import ConfigurationError
 from tendon_robot_sim.stack import (AUTOSTART, FromArguments, get_stack, NodeEntry, ROBOT,
                                     robot_kind, typed_value)
@@ -68,28 +69,6 @@ import yaml
 # Seconds a node gets to exit after SIGTERM, before SIGKILL.
 STOP_TIMEOUT = 5.0
 POLL_PERIOD = 0.1   # s
-PR_SET_PDEATHSIG = 1   # prctl(2) option, <linux/prctl.h>
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """
-    Return a ``preexec_fn`` that makes the kernel send the child SIGTERM when we die.
-
-    PR_SET_PDEATHSIG covers what no handler can: the launcher killed with SIGKILL. The
-    nodes treat SIGTERM like Ctrl-C (a bridge leaves the hardware safe). Linux only;
-    elsewhere None (no such guarantee).
-    """
-    if not sys.platform.startswith('linux'):
-        return None
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    parent = os.getpid()
-
-    def preexec() -> None:
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:   # the launcher died before prctl took effect
-            os.kill(os.getpid(), signal.SIGTERM)
-    return preexec
 
 
 class LaunchError(Exception):
@@ -344,7 +323,7 @@ class StackLauncher:
             env = from_source if node.command[0] == sys.executable else None
             node.process = subprocess.Popen(node.command, env=env, stdout=self.stdout,
                                             stderr=self.stderr, start_new_session=True,
-                                            preexec_fn=_die_with_parent())
+                                            preexec_fn=ends_with_us(signal.SIGTERM))
             self.note(f'{node.entry.name}: started (pid {node.process.pid})')
         for node in self._autostarted():
             starter = threading.Thread(target=self._bring_to_active, args=(node.entry,),

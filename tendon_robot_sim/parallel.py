@@ -105,21 +105,42 @@ def check_workers(workers) -> None:
                             f'(this machine runs {usable_cores()} at a time)')
 
 
+def end_with_parent(parent: int, sig: int, libc=None) -> None:
+    """
+    In a child process: have the kernel send it ``sig`` when ``parent`` dies, by any cause.
+
+    ``PR_SET_PDEATHSIG`` (Linux; elsewhere only the second check) covers what no handler can:
+    the parent killed with SIGKILL. A parent that died before the request took effect ends
+    the child now. ``libc``: loaded by the parent when this runs between fork and exec (a
+    ``preexec_fn``: no library loading in a forked copy of a threaded process).
+    """
+    if sys.platform.startswith('linux'):
+        import ctypes
+        (libc or ctypes.CDLL(None, use_errno=True)).prctl(PR_SET_PDEATHSIG, sig)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), sig)
+
+
+def ends_with_us(sig: int = signal.SIGTERM):
+    """Return a ``preexec_fn`` of :class:`subprocess.Popen`: the child gets ``sig`` as we die."""
+    libc = None
+    if sys.platform.startswith('linux'):
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+    parent = os.getpid()
+    return lambda: end_with_parent(parent, sig, libc)
+
+
 def _worker_start(parent: int) -> None:
     """
     Start a worker process: die with the parent, and leave Ctrl-C to it.
 
-    ``PR_SET_PDEATHSIG`` makes the kernel SIGKILL the worker when the parent dies, by any
-    signal; if the parent died before the request took effect, the worker ends now. Ctrl-C
+    The kernel SIGKILLs the worker when the parent dies (:func:`end_with_parent`). Ctrl-C
     reaches every process of the terminal's group: the parent alone handles it (the workers
     would each print a KeyboardInterrupt traceback) and ends them.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith('linux'):
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:
-        os._exit(1)
+    end_with_parent(parent, signal.SIGKILL)
 
 
 class Pool:

@@ -15,7 +15,8 @@
 """
 ``tendon-robot-sim demo --hardware DEVICES``: the hardware stack on emulated devices.
 
-The devices are emulated on pseudo-terminals, as a bench would have them on serial ports:
+The devices are emulated (``tendon-robot-sim emulate``, a process of their own) on
+pseudo-terminals, as a bench would have them on serial ports:
 ``dynamixel`` is a chain of Dynamixel X-series servos (Protocol 2.0, one per tendon, spoken
 to through ROBOTIS's ``dynamixel-sdk``) and an LK-G style laser controller; ``tdcr`` the
 package's own streaming motor driver and laser. The ``hardware`` stack (bridge, tension
@@ -35,29 +36,30 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import time
 
 import numpy as np
-from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.parallel import ends_with_us
 
 # --hardware: (motor_device, sensor_device) of the bridge and the emulator
 DEVICES = {'dynamixel': ('dynamixel', 'keyence-lkg'),
            'tdcr': ('tdcr-motor-v1', 'tdcr-laser-v1')}
 STARTUP_TIMEOUT = 60.0
+STOP_TIMEOUT = 10.0    # s the emulator gets to close its ports
+POLL_PERIOD = 0.1      # s
 # s: the emulated servos follow their goal with this time constant
 TIME_CONSTANT = 0.05
 
 
 def run_hardware(args, robot: Robot, robot_file: Path) -> int:
     """Run the hardware demo of ``robot`` (a tendon robot) on emulated ``args.hardware``."""
-    from tendon_robot_sim.emulator.endpoints import PtyEndpoint
-    from tendon_robot_sim.emulator.rig import EmulatedRig
-    from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
-
     motor_device, sensor_device = DEVICES[args.hardware]
     out = args.out
     bag = out / 'bag'
@@ -67,35 +69,27 @@ def run_hardware(args, robot: Robot, robot_file: Path) -> int:
             raise CommandError(f'{bag}: exists and is not a bag from an earlier demo; '
                                'choose another --out')
         shutil.rmtree(bag)
-    try:
-        mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', robot.base.frame_id)
-    except MountingError as error:
-        raise CommandError(str(error)) from None
     ports = Path(tempfile.mkdtemp(prefix='tendon_robot_sim_demo_'))
-    rig = EmulatedRig(robot, mount, PtyEndpoint(str(ports / 'motors')),
-                      PtyEndpoint(str(ports / 'sensor')), time_constant=TIME_CONSTANT,
-                      motor_device=motor_device, sensor_device=sensor_device)
     print(f'robot: {robot.name!r} from {robot_file}; emulated {motor_device} on '
           f'{ports / "motors"}, {sensor_device} on {ports / "sensor"}')
     log_path = out / 'stack.log'
-    try:
-        rig.start()
-        with open(log_path, 'w') as log:
-            try:
-                launcher = StackLauncher(
-                    'hardware', {'robot': str(Path(robot_file).resolve()), 'rviz': 'false',
-                                 'motor_port': rig.path('motors'),
-                                 'sensor_port': rig.path('sensor'),
-                                 'motor_device': motor_device, 'sensor_device': sensor_device},
-                    stdout=log, stderr=subprocess.STDOUT,
-                    note=lambda text: print(f'[launch] {text}', file=log, flush=True))
-            except LaunchError as error:
-                raise CommandError(str(error)) from None
+    with open(log_path, 'w') as log:
+        emulator = _start_emulator(robot_file, motor_device, sensor_device, ports, log)
+        try:
+            launcher = StackLauncher(
+                'hardware', {'robot': str(Path(robot_file).resolve()), 'rviz': 'false',
+                             'motor_port': str(ports / 'motors'),
+                             'sensor_port': str(ports / 'sensor'),
+                             'motor_device': motor_device, 'sensor_device': sensor_device},
+                stdout=log, stderr=subprocess.STDOUT,
+                note=lambda text: print(f'[launch] {text}', file=log, flush=True))
             steps, driver, counts = _drive(launcher, bag, robot, args.tension, args.hold,
                                            log_path)
-    finally:
-        rig.stop()
-        shutil.rmtree(ports, ignore_errors=True)
+        except LaunchError as error:
+            raise CommandError(str(error)) from None
+        finally:
+            _stop(emulator)
+            shutil.rmtree(ports, ignore_errors=True)
     rows = [[i, label, round(t, 3), *np.round(tip, 5).tolist()]
             for i, (label, t, tip) in enumerate(steps)]
     print(f'{"step":>4}  {"phase":<14} {"t [s]":>7}  {"tip x [mm]":>10} {"tip y [mm]":>10} '
@@ -112,6 +106,42 @@ def run_hardware(args, robot: Robot, robot_file: Path) -> int:
           + ', '.join(f'{topic} {n}' for topic, n in counts.items()) + ')')
     print(f'plot: {out / "measurements.png"}')
     return 0
+
+
+def _start_emulator(robot_file: Path, motor_device: str, sensor_device: str, ports: Path,
+                    log) -> subprocess.Popen:
+    """
+    Start ``tendon-robot-sim emulate`` on ``ports``/motors and /sensor; wait for its ports.
+
+    A process of its own, as real devices are: a thread of this process (which also records
+    and drives) could answer the bridge late on a loaded machine, and a servo that misses
+    its status packets is a fault the bridge latches.
+    """
+    emulator = subprocess.Popen(
+        [sys.executable, '-m', 'tendon_robot_sim.cli', 'emulate',
+         '--motors', f'{motor_device}:pty:{ports / "motors"}',
+         '--sensor', f'{sensor_device}:pty:{ports / "sensor"}',
+         '--robot', str(robot_file), '--time-constant', str(TIME_CONSTANT)],
+        stdout=log, stderr=subprocess.STDOUT, preexec_fn=ends_with_us(signal.SIGTERM))
+    end = time.monotonic() + STARTUP_TIMEOUT
+    while not ((ports / 'motors').exists() and (ports / 'sensor').exists()):
+        if emulator.poll() is not None or time.monotonic() > end:
+            _stop(emulator)
+            raise CommandError(f'the emulated devices did not start (exit {emulator.poll()}); '
+                               f'see {log.name}')
+        time.sleep(POLL_PERIOD)
+    return emulator
+
+
+def _stop(emulator: subprocess.Popen) -> None:
+    """End the emulator as Ctrl-C would (its ports and links closed)."""
+    if emulator.poll() is None:
+        emulator.send_signal(signal.SIGTERM)
+    try:
+        emulator.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        emulator.kill()
+        emulator.wait()
 
 
 def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hold: float,

@@ -43,7 +43,7 @@ ALLOWED = {
               'parallel', 'root', 'view'},
     'stack': {'stack', 'rviz_views', 'ros', 'models', 'root'},
     'rviz_views': {'rviz_views', 'root'},
-    'launcher': {'launcher', 'stack', 'rviz_views', 'ros', 'models', 'root'},
+    'launcher': {'launcher', 'stack', 'rviz_views', 'ros', 'models', 'parallel', 'root'},
 }
 # The ROS-free core: none of these may import rclpy or a ROS message package.
 ROS_FREE = ('root', 'parallel', 'models', 'control', 'experiment', 'protocol', 'hardware',
