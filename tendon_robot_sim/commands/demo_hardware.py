@@ -43,10 +43,13 @@ import tempfile
 import time
 
 import numpy as np
+from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import CommandError
+from tendon_robot_sim.emulator.dynamixel import bus_file
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.tendon_robot import Robot
 from tendon_robot_sim.parallel import ends_with_us
+import yaml
 
 # --hardware: (motor_device, sensor_device) of the bridge and the emulator
 DEVICES = {'dynamixel': ('dynamixel', 'keyence-lkg'),
@@ -56,6 +59,9 @@ STOP_TIMEOUT = 10.0    # s the emulator gets to close its ports
 POLL_PERIOD = 0.1      # s
 # s: the emulated servos follow their goal with this time constant
 TIME_CONSTANT = 0.05
+# N: a step's tensions have arrived when tendon/state reads them this closely (the
+# emulated servos' current unit is 0.27 N of tension)
+TENSION_TOLERANCE = 0.3
 
 
 def run_hardware(args, robot: Robot, robot_file: Path) -> int:
@@ -81,7 +87,7 @@ def run_hardware(args, robot: Robot, robot_file: Path) -> int:
                              'motor_port': str(ports / 'motors'),
                              'sensor_port': str(ports / 'sensor'),
                              'motor_device': motor_device, 'sensor_device': sensor_device},
-                stdout=log, stderr=subprocess.STDOUT,
+                _emulator_parameters(motor_device, ports), stdout=log, stderr=subprocess.STDOUT,
                 note=lambda text: print(f'[launch] {text}', file=log, flush=True))
             steps, driver, counts = _drive(launcher, bag, robot, args.tension, args.hold,
                                            log_path)
@@ -108,6 +114,19 @@ def run_hardware(args, robot: Robot, robot_file: Path) -> int:
     return 0
 
 
+def _emulator_parameters(motor_device: str, ports: Path) -> list[str]:
+    """
+    Return the bridge's parameters for devices emulated in another process.
+
+    A loaded machine can hold that process up: the ports get 10 s to open (a bench's
+    default is 2 s), and the servos the latency of the emulator's bus file.
+    """
+    parameters = ['hardware_bridge:open_timeout:=10.0']
+    if motor_device == 'dynamixel':
+        parameters.append(f'hardware_bridge:dynamixel_file:={bus_file(ports)}')
+    return parameters
+
+
 def _start_emulator(robot_file: Path, motor_device: str, sensor_device: str, ports: Path,
                     log) -> subprocess.Popen:
     """
@@ -131,6 +150,12 @@ def _start_emulator(robot_file: Path, motor_device: str, sensor_device: str, por
                                f'see {log.name}')
         time.sleep(POLL_PERIOD)
     return emulator
+
+
+def _pretension() -> float:
+    """Return the bridge's min_tension [N] in the hardware stack: the least it commands."""
+    stack = yaml.safe_load((share_dir() / 'config' / 'hardware.yaml').read_text())
+    return float(stack['/**/hardware_bridge']['ros__parameters']['min_tension'])
 
 
 def _stop(emulator: subprocess.Popen) -> None:
@@ -181,8 +206,17 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
             raise CommandError(f'the hardware stack did not come up within '
                                f'{STARTUP_TIMEOUT:g} s; see {log_path}')
         steps = []
+        floor = _pretension()
         for phase in tqdm(phases, desc='steps', unit='step'):
             driver.command(phase.tensions)
+            # A step's hold counts from the state that carries its tensions: on a loaded
+            # machine the command, the controller's ramp and the servos can all run late.
+            target = np.maximum(list(phase.tensions.values()), floor)
+            if not wait_until(executor, lambda: np.allclose(driver.tensions[-1][1:], target,
+                                                            atol=TENSION_TOLERANCE),
+                              STARTUP_TIMEOUT, alive):
+                raise CommandError(f'{phase.label}: the tensions {target.tolist()} N did not '
+                                   f'arrive within {STARTUP_TIMEOUT:g} s; see {log_path}')
             end = driver.now() + hold
             wait_until(executor, lambda: driver.now() >= end, hold + 1.0, alive)
             t, *tip = driver.tips[-1]

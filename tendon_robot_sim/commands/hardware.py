@@ -30,7 +30,7 @@ import numpy as np
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import check_output, CommandError, parse_values, positive_int
 from tendon_robot_sim.protocol import dynamixel as dxl
-from tendon_robot_sim.protocol.devices import load_dynamixel_channels
+from tendon_robot_sim.protocol.devices import load_dynamixel_bus
 from tendon_robot_sim.protocol.dynamixel_bus import BusError
 from tendon_robot_sim.protocol.dynamixel_tools import hold_and_measure, scan
 import yaml
@@ -107,7 +107,7 @@ def run_calibrate(args) -> int:
     config = args.config or share_dir() / 'config' / 'dynamixel.yaml'
     check_output(config, '--config', 'file')     # written at the end: writable now
     try:
-        channels = load_dynamixel_channels(config)
+        channels, settings = load_dynamixel_bus(config)
         data = yaml.safe_load(Path(config).read_text())
     except dxl.ChannelError as error:
         raise CommandError(f'--config: {error}') from None
@@ -126,7 +126,8 @@ def run_calibrate(args) -> int:
             try:
                 measured.append(hold_and_measure(args.port, args.baud, channel,
                                                  round(channel.direction * amps
-                                                       / dxl.CURRENT_UNIT)))
+                                                       / dxl.CURRENT_UNIT),
+                                                 settings=settings))
             except BusError as error:
                 raise CommandError(f'--port: {error}') from None
             print(f'channel {k} (servo ID {channel.servo_id}) at {amps:g} A: load cell '

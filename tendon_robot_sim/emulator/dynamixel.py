@@ -41,18 +41,20 @@ Fault injection for tests: :meth:`DynamixelChain.set_hardware_error`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 import threading
 import time
 
 import numpy as np
-
+from tendon_robot_sim import share_dir
 from tendon_robot_sim.emulator.devices import MotorDriverDevice
 from tendon_robot_sim.emulator.dynamixel_servo import EmulatedServo
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.protocol import dynamixel as dxl
+import yaml
 
-__all__ = ['crc16', 'DynamixelChain', 'EmulatedServo', 'InstructionDecoder', 'packet',
-           'status_packet', 'stuff', 'unstuff']
+__all__ = ['ANSWER_LATENCY', 'bus_file', 'crc16', 'DynamixelChain', 'EmulatedServo',
+           'InstructionDecoder', 'packet', 'status_packet', 'stuff', 'unstuff']
 
 HEADER = b'\xff\xff\xfd\x00'
 BROADCAST = 0xFE
@@ -60,6 +62,19 @@ PING, READ, WRITE, REG_WRITE, ACTION, REBOOT, STATUS = 0x01, 0x02, 0x03, 0x04, 0
 SYNC_READ, SYNC_WRITE = 0x82, 0x83
 #: Longest packet the decoder waits for [bytes after the length field].
 MAX_LENGTH = 1024
+#: Latency [s] a bus file allows the emulated chain (its latency_timer). A real servo
+#: answers within its Return Delay Time; the emulator answers from a thread or process
+#: that a loaded machine can hold up for longer than a USB adapter's 16 ms.
+ANSWER_LATENCY = 0.1
+
+
+def bus_file(folder: str | Path) -> Path:
+    """Write the shipped bus file with the emulator's latency to ``folder``/dynamixel.yaml."""
+    bus = yaml.safe_load((share_dir() / 'config' / 'dynamixel.yaml').read_text())
+    bus['latency_timer'] = ANSWER_LATENCY
+    path = Path(folder) / 'dynamixel.yaml'
+    path.write_text(yaml.safe_dump(bus, sort_keys=False))
+    return path
 
 
 def crc16(data: bytes) -> int:

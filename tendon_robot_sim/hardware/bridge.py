@@ -507,14 +507,18 @@ def start_device(device: MotorBus | TipSensor, timeout: float) -> str:
     """Start ``device`` and wait for its first attempt to open the port: '' or why it failed."""
     device.start()
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while True:
+        # the state is read once more after the deadline: on a loaded machine this thread
+        # can wake late, after the port opened in time
+        expired = time.monotonic() >= deadline
         link = device.link.statistics()
         if link.state == CONNECTED:
             return ''
         if link.connect_failures:
             return link.last_error
+        if expired:
+            return f'not open after {timeout:g} s'
         time.sleep(0.005)
-    return f'not open after {timeout:g} s'
 
 
 def _same(a: tuple[str, np.ndarray] | None, b: tuple[str, np.ndarray] | None) -> bool:

@@ -119,7 +119,7 @@ def load_dynamixel_bus(path: str | Path) -> tuple[list[dxl.ServoChannel], dxl.Bu
     if not isinstance(data, dict) or 'channels' not in data:
         raise dxl.ChannelError(f'dynamixel_file: {path} must be a mapping with channels')
     unknown = set(data) - {'channels', 'tension_mode', 'travel_limit', 'min_firmware',
-                           'bus_watchdog', 'control_table'}
+                           'bus_watchdog', 'latency_timer', 'control_table'}
     if unknown:
         raise dxl.ChannelError(f'dynamixel_file: {path}: unknown keys {sorted(unknown)}')
     items = dxl.parse_control_table(data.get('control_table', {}), f'{path}: control_table')

@@ -97,6 +97,10 @@ DRIVE_MODE_FIRMWARE = BUS_WATCHDOG_FIRMWARE = 38
 BUS_WATCHDOG_UNIT = 0.02
 BUS_WATCHDOG_MAX = 127
 BUS_WATCHDOG_EXPIRED = 0xFF
+#: Range of a USB adapter's latency timer [s] (FTDI: 1 to 255 ms), and the SDK's own
+#: allowance (its LATENCY_TIMER, the FTDI default of 16 ms).
+LATENCY_TIMER_RANGE = (0.001, 0.255)
+SDK_LATENCY_TIMER = 0.016
 #: Status Return Level the bus needs (a status for every instruction) and reads as a marker.
 STATUS_RETURN_ALL = 2
 
@@ -335,8 +339,10 @@ class BusSettings:
     """
     Settings of the whole bus file.
 
-    The tension mode, its travel limit [m], the oldest firmware accepted, and the Bus
-    Watchdog [s] each servo arms (0: off; then firmware older than v38 is accepted).
+    The tension mode, its travel limit [m], the oldest firmware accepted, the Bus
+    Watchdog [s] each servo arms (0: off; then firmware older than v38 is accepted), and
+    the latency [s] the USB adapter may add to each answer: a servo that has not answered
+    within twice that plus the packet's transfer time and 2 ms has not answered.
     """
 
     tension_mode: str = 'current'
@@ -347,6 +353,7 @@ class BusSettings:
     # The same 0.5 s as the bridge's own watchdog_timeout: a dead host relaxes the robot
     # as soon as a silent controller does.
     bus_watchdog: float = 0.5
+    latency_timer: float = SDK_LATENCY_TIMER
 
     @property
     def operating_mode(self) -> int:
@@ -381,7 +388,12 @@ def parse_bus_settings(data: Mapping, where: str) -> BusSettings:
     if not _number(watchdog) or not (watchdog == 0 or BUS_WATCHDOG_UNIT <= watchdog <= longest):
         raise ChannelError(f'{where}.bus_watchdog: must be 0 (off) or {BUS_WATCHDOG_UNIT:g} .. '
                            f'{longest:g} s, got {watchdog!r}')
-    return BusSettings(mode, float(travel), firmware, float(watchdog))
+    latency = data.get('latency_timer', BusSettings.latency_timer)
+    low, high = LATENCY_TIMER_RANGE
+    if not _number(latency) or not low <= latency <= high:
+        raise ChannelError(f'{where}.latency_timer: must be {low:g} .. {high:g} s, got '
+                           f'{latency!r}')
+    return BusSettings(mode, float(travel), firmware, float(watchdog), float(latency))
 
 
 def parse_control_table(entry: Any, where: str) -> dict[str, int]:

@@ -353,7 +353,7 @@ class DynamixelBus:
         self._shutdown()
 
     def _connect(self) -> None:
-        self._port = open_port(self.url, self.baudrate)
+        self._port = open_port(self.url, self.baudrate, self.settings.latency_timer)
         self._handler = sdk.PacketHandler(2.0)
         self._servos = ServoAccess(self._port, self._handler)
         self._configure()
@@ -662,9 +662,26 @@ class DynamixelBus:
         self._close('stopped')
 
 
-def open_port(url: str, baudrate: int):
-    """Open the SDK's port on ``url`` at ``baudrate``; BusError names a port that does not open."""
-    port = sdk.PortHandler(url)
+class _Port(sdk.PortHandler):
+    """The SDK's port with its answer timeout built on ``latency`` [ms], not its constant 16."""
+
+    def __init__(self, url: str, latency: float):
+        super().__init__(url)
+        self.latency = latency
+
+    def setPacketTimeout(self, packet_length):  # noqa: N802 (the SDK's name)
+        """Start waiting for ``packet_length`` bytes: transfer time, twice the latency, 2 ms."""
+        self.packet_start_time = self.getCurrentTime()
+        self.packet_timeout = self.tx_time_per_byte * packet_length + 2.0 * self.latency + 2.0
+
+
+def open_port(url: str, baudrate: int, latency_timer: float = dxl.SDK_LATENCY_TIMER):
+    """
+    Open the SDK's port on ``url`` at ``baudrate``; BusError names a port that does not open.
+
+    ``latency_timer`` [s]: the USB adapter's latency the port allows for in each answer.
+    """
+    port = _Port(url, 1000.0 * latency_timer)
     try:
         if port.openPort() and port.setBaudRate(baudrate):
             return port

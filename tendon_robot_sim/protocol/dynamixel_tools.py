@@ -53,7 +53,8 @@ def scan(url: str, baudrates: Sequence[int]) -> dict[int, dict[int, tuple[int, i
 
 
 def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_current: int,
-                     samples: int = 20, settle: float = 0.3) -> float:
+                     samples: int = 20, settle: float = 0.3,
+                     settings: dxl.BusSettings = dxl.BusSettings()) -> float:
     """
     Drive ``channel`` at ``goal_current`` [units]; return the mean Present Current [A].
 
@@ -61,9 +62,10 @@ def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_cu
     it relaxed), driven in current control, and read until ``settle`` [s] has passed (the
     reads keep the watchdog fed); the mean is over ``samples`` reads after that, with the
     channel's direction applied. The torque is switched off again before returning.
+    ``settings``: the bus file's (its Bus Watchdog and latency timer).
     BusError names what failed.
     """
-    bus = DynamixelBus(url, [channel], [np.inf], baudrate=baudrate)
+    bus = DynamixelBus(url, [channel], [np.inf], baudrate=baudrate, settings=settings)
     try:
         bus._connect()
         if abs(goal_current) > bus._limits[0]:

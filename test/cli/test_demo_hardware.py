@@ -59,6 +59,13 @@ def test_hardware_demo_pulls_each_tendon_and_records_the_measurements(tmp_path):
     assert (out / 'measurements.png').stat().st_size > 10_000
     with AnyReader([out / 'bag']) as reader:
         counts = {c.topic: c.msgcount for c in reader.connections}
+        stamps = {}
+        for connection, stamp, _ in reader.messages():
+            stamps.setdefault(connection.topic, []).append(stamp)
     assert counts['/tendon/command/tension'] == len(rows)
-    # 9 s of steps at the bridge's 50 Hz state rate
-    assert counts['/tendon/state'] > 200 and counts['/tip/measured'] > 200, counts
+    # the measurements stream through the whole run: every step's hold has some (their
+    # rate is the loaded machine's business)
+    commands = stamps['/tendon/command/tension'] + [max(max(t) for t in stamps.values())]
+    for topic in ('/tendon/state', '/tip/measured'):
+        held = np.histogram(stamps[topic], bins=commands)[0]
+        assert stamps[topic][0] < commands[0] and held.min() > 0, (topic, held)

@@ -14,21 +14,20 @@
 
 """``tendon-robot-sim hardware scan`` and ``calibrate-tension`` against the emulated servos."""
 
-import shutil
 
 import numpy as np
 import pytest
-from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.emulator.devices import DeviceThread
-from tendon_robot_sim.emulator.dynamixel import DynamixelChain, EmulatedServo
+from tendon_robot_sim.emulator.dynamixel import bus_file, DynamixelChain, EmulatedServo
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol.devices import load_dynamixel_channels
 import yaml
 
-sdk = pytest.importorskip('dynamixel_sdk')
+pytest.importorskip('dynamixel_sdk')
 
 
 @pytest.fixture(scope='module')
@@ -37,10 +36,7 @@ def plant():
 
 
 @pytest.fixture
-def chain(plant, tmp_path, monkeypatch):
-    # The emulated chain answers from a thread of this process, behind the GIL: allow it
-    # 100 ms (test/protocol/conftest.py says why).
-    monkeypatch.setattr(sdk.port_handler, 'LATENCY_TIMER', 100)
+def chain(plant, tmp_path):
     # Servo 3 is an XM540-W270 with older firmware; each has its own true calibration.
     servos = [EmulatedServo(1, gain=80.0, offset=0.3), EmulatedServo(2, gain=95.0),
               EmulatedServo(3, model=1120, firmware=41, gain=110.0, offset=-0.2),
@@ -64,8 +60,9 @@ def test_scan_lists_every_servo_with_model_and_firmware(chain, capsys):
 def test_calibrate_tension_fits_each_servos_true_calibration_and_writes_it(
         chain, tmp_path, capsys):
     servos, port = chain[0].servos, chain[1]
-    config = tmp_path / 'dynamixel.yaml'
-    shutil.copy(share_dir() / 'config' / 'dynamixel.yaml', config)
+    # the shipped bus file with the latency of the emulated chain (a thread of this
+    # process, behind the GIL)
+    config = bus_file(tmp_path)
     currents = [0.02, 0.05, 0.1, 0.15]
     # The load cell's readings: each servo's true calibration at the current it is driven
     # with (quantised to the control table's 2.69 mA), plus 10 mN of reading noise.
@@ -93,8 +90,7 @@ def test_scan_of_a_port_where_nothing_answers_is_an_error(chain, capsys):
 
 
 def test_calibrate_refuses_bad_answers(chain, tmp_path, capsys):
-    config = tmp_path / 'dynamixel.yaml'
-    shutil.copy(share_dir() / 'config' / 'dynamixel.yaml', config)
+    config = bus_file(tmp_path)
     answers = tmp_path / 'answers.txt'
     answers.write_text('1.0\nlots\n')
     assert main(['hardware', 'calibrate-tension', '--port', chain[1], '--config', str(config),

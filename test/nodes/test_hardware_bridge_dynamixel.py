@@ -32,6 +32,7 @@ from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 from tendon_robot_sim import share_dir
+from tendon_robot_sim.emulator.dynamixel import bus_file
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
 from tendon_robot_sim.nodes.hardware_bridge_node import HardwareBridgeNode
@@ -41,7 +42,7 @@ from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.spinner import BackgroundSpinner
 from test_hardware_bridge import MIN_TENSION, Probe, ROBOT, tensions, wait_for
 
-sdk = pytest.importorskip('dynamixel_sdk')
+pytest.importorskip('dynamixel_sdk')
 
 OVERLOAD = 1 << 5
 
@@ -56,14 +57,13 @@ def rig(tmp_path):
 
 
 @pytest.fixture
-def ros(rig, monkeypatch):
-    # The emulated chain answers from a thread of this process, behind the GIL: allow it
-    # 100 ms (test/protocol/conftest.py says why).
-    monkeypatch.setattr(sdk.port_handler, 'LATENCY_TIMER', 100)
+def ros(rig, tmp_path):
     context = rclpy.Context()
     rclpy.init(context=context)
     bridge = HardwareBridgeNode(context=context, parameter_overrides=[
         Parameter('motor_device', value='dynamixel'),
+        # The emulated chain answers from a thread of this process, behind the GIL.
+        Parameter('dynamixel_file', value=str(bus_file(tmp_path))),
         Parameter('motor_baudrate', value=1000000),
         Parameter('motor_port', value=rig.path('motors')),
         Parameter('sensor_port', value=rig.path('sensor')),

@@ -33,6 +33,7 @@ from rosbags.highlevel import AnyReader
 from sensor_msgs.msg import JointState
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file, share_dir
+from tendon_robot_sim.emulator.dynamixel import bus_file
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -61,6 +62,7 @@ def test_launch_hardware_on_dynamixel_and_keyence_moves_the_robot_and_records_a_
     launcher = cli('launch', 'hardware', '--arg', f'motor_port:={rig.path("motors")}',
                    '--arg', f'sensor_port:={rig.path("sensor")}', '--arg', 'rviz:=false',
                    '--arg', 'motor_device:=dynamixel', '--arg', 'sensor_device:=keyence-lkg',
+                   '--param', f'hardware_bridge:dynamixel_file:={bus_file(tmp_path)}',
                    log=tmp_path / 'launch.log')
     bag = tmp_path / 'bag'
     rclpy.init()

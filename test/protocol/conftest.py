@@ -14,13 +14,16 @@
 
 """The emulated Dynamixel chain on a pty and the buses opened on it, for the protocol tests."""
 
+from dataclasses import replace
+
 import pytest
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.emulator.devices import DeviceThread
-from tendon_robot_sim.emulator.dynamixel import DynamixelChain
+from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY, DynamixelChain
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.protocol import dynamixel as dxl
 
 
 @pytest.fixture(scope='module')
@@ -44,17 +47,21 @@ def rig(plant, tmp_path):
 
 
 @pytest.fixture
-def buses(monkeypatch):
+def buses():
     """Start DynamixelBus(*args, **kwargs) on call; stop every one after the test."""
     # Imported here: only the tests that open a bus need ROBOTIS's SDK.
-    import dynamixel_sdk as sdk
     from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus
-    # A real servo answers within its Return Delay Time; the emulated chain is a thread of
-    # this process and can wait for the GIL behind other threads on a loaded machine. An
-    # answer later than the SDK's timeout (2 x 16 ms latency allowance + 2 ms) would be a
-    # servo that did not answer: allow 100 ms (a timeout of about 0.2 s).
-    monkeypatch.setattr(sdk.port_handler, 'LATENCY_TIMER', 100)
+
+    # The emulated chain is a thread of this process and can wait for the GIL behind other
+    # threads on a loaded machine. An answer later than the port's timeout (twice the bus
+    # file's latency_timer, 16 ms by default, + 2 ms) would be a servo that did not answer.
+    def start(*args, settings=dxl.BusSettings(), **kwargs):
+        bus = DynamixelBus(*args, settings=replace(settings, latency_timer=ANSWER_LATENCY),
+                           **kwargs)
+        made.append(bus.start())
+        return bus
+
     made = []
-    yield lambda *args, **kwargs: made.append(DynamixelBus(*args, **kwargs).start()) or made[-1]
+    yield start
     for bus in made:
         bus.stop()

@@ -157,3 +157,22 @@ def test_the_bridge_builds_the_bus_with_the_tension_mode_of_its_file(tmp_path):
                     cycle_rate=100.0, dynamixel_file=path, torque_off_when_safe=False,
                     lost_after=0.1, backoff=(0.05, 2.0), read_timeout=0.1)
     assert bus.settings == dxl.BusSettings('current_based_position', 0.01)
+
+
+@pytest.mark.parametrize('latency_timer, answered', [(dxl.SDK_LATENCY_TIMER, False), (0.1, True)])
+def test_an_answer_counts_when_it_comes_within_the_bus_files_latency_timer(
+        rig, latency_timer, answered):
+    """A chain held up 50 ms (as a loaded machine holds up the emulator): silent at 16 ms."""
+    import dynamixel_sdk as sdk
+    from tendon_robot_sim.protocol.dynamixel_bus import open_port
+    chain, thread = rig()
+    receive = chain.receive
+    chain.receive = lambda data: time.sleep(0.05) or receive(data)
+    port = open_port(thread.endpoint.path, 1000000, latency_timer)
+    try:
+        # 16 ms: the port waits 2 x 16 + 2 ms (and the transfer), less than the 50 ms.
+        model, result, _ = sdk.PacketHandler(2.0).ping(port, 1)
+    finally:
+        port.closePort()
+    assert (result == sdk.COMM_SUCCESS) == answered
+    assert (model == 1020) == answered

@@ -25,7 +25,7 @@ CHANNEL = '{id: 1, pulley_radius: 0.015, direction: 1, current_limit: 0.5}'
 def test_the_package_file_is_current_control_with_four_channels():
     channels, settings = load_dynamixel_bus(share_dir() / 'config' / 'dynamixel.yaml')
     assert [c.servo_id for c in channels] == [1, 2, 3, 4]
-    assert settings == dxl.BusSettings('current', 0.02, bus_watchdog=0.5)
+    assert settings == dxl.BusSettings('current', 0.02, bus_watchdog=0.5, latency_timer=0.016)
     assert settings.operating_mode == dxl.CURRENT_MODE
     assert settings.bus_watchdog_units == 25
     assert dict(channels[0].control_table) == {'drive_mode': 0, 'return_delay_time': 0}
@@ -76,6 +76,10 @@ def test_current_based_position_with_its_travel_limit(tmp_path):
     ('bus_watchdog: 3\nchannels: [CH]',
      'bus_watchdog: must be 0 (off) or 0.02 .. 2.54 s, got 3'),
     ('bus_watchdog: -1\nchannels: [CH]', 'bus_watchdog: must be 0 (off) or 0.02'),
+    ('latency_timer: 0\nchannels: [CH]', 'latency_timer: must be 0.001 .. 0.255 s, got 0'),
+    ('latency_timer: 16\nchannels: [CH]', 'latency_timer: must be 0.001 .. 0.255 s, got 16'),
+    ('latency_timer: .nan\nchannels: [CH]', 'latency_timer: must be 0.001 .. 0.255 s, got nan'),
+    ('latency_timer: yes\nchannels: [CH]', 'latency_timer: must be 0.001 .. 0.255 s, got True'),
     ('control_table: {operating_mode: 1}\nchannels: [CH]',
      'control_table.operating_mode: set by tension_mode, not here'),
     ('control_table: {bus_watchdog: 1}\nchannels: [CH]',
