@@ -260,7 +260,9 @@ class StackLauncher:
         for entry in self.stack.nodes:
             reason = entry.skip_reason(self.values, kind)
             if reason:
-                skipped.append(f'{entry.name}: skipped ({reason})')
+                note = f'{entry.name}: skipped ({reason})'
+                if note not in skipped:    # the RViz of each robot kind: one note
+                    skipped.append(note)
                 continue
             program = self._program(entry)
             if program is None:

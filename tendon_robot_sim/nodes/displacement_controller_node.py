@@ -55,7 +55,7 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics import InputError
-from tendon_robot_sim.models.rod.statics import MODELS, StaticsSolver
+from tendon_robot_sim.models.rod.statics import NODE_MODELS, StaticsSolver
 from tendon_robot_sim.models.sim_model import named_values
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
@@ -83,8 +83,9 @@ PARAMS = (
           range=(-1.0, 1.0)),
     Param('rate_limit', 0.02, 'm/s', 'largest change of a wanted displacement per second',
           range=(0.0001, 10.0), read_only=False),
-    Param('statics_model', 'discrete', '', 'statics model of the tension feed-forward '
-          '(output tension)', choices=tuple(MODELS)),
+    Param('statics_model', 'auto', '', 'statics model of the tension feed-forward '
+          '(output tension; auto: discrete with vertebra discs, cosserat without)',
+          choices=NODE_MODELS),
     Param('kp', 20.0, 'N/m', 'proportional gain on the displacement error (output '
           'tension)', range=(0.0, 100000.0), read_only=False),
     Param('ki', 50.0, 'N/(m s)', 'integral gain on the displacement error (output '

@@ -85,7 +85,7 @@ from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.registry import (create_model, ModelConfigurationError, ModelOptions,
                                               MODELS)
-from tendon_robot_sim.models.rod.statics import MODELS as STATICS_MODELS
+from tendon_robot_sim.models.rod.statics import NODE_MODELS as STATICS_MODELS
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg, time_msg,
@@ -119,10 +119,11 @@ PARAMS = (
           '(tendon robot: statics_model, tensions or displacements; pcr_6rus: forward '
           'kinetostatics of motor angles); cc_dynamic = constant-curvature Lagrange dynamics '
           'driven by tensions or bellows pressures'),
-    Param('statics_model', 'discrete', '', 'model of mode quasi_static: discrete = static '
+    Param('statics_model', 'auto', '', 'model of mode quasi_static: discrete = static '
           'twin of the dynamic model (tendons straight between vertebrae), cosserat = '
           'Rucker & Webster rod with continuously routed tendons, kirchhoff = the same '
-          'without shear and extension', choices=STATICS_MODELS),
+          'without shear and extension, auto = discrete with vertebra discs, cosserat '
+          'without', choices=STATICS_MODELS),
     Param('integrator', 'auto', '', 'time integration of mode dynamic (tendon robot): '
           'explicit = PyElastica position Verlet at its stability step (tensions only), '
           'implicit = BDF2 with shooting in arc length at dt (tensions or displacements), '

@@ -75,7 +75,7 @@ from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import ROBOT_KINDS, RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
 from tendon_robot_sim.models.rod.dynamics import InputError
-from tendon_robot_sim.models.rod.statics import MODELS
+from tendon_robot_sim.models.rod.statics import NODE_MODELS
 from tendon_robot_sim.models.sim_model import named_values
 from tendon_robot_sim.models.tension_distribution import DistributionError
 from tendon_robot_sim.ros import topics
@@ -120,8 +120,8 @@ PARAMS = (
     Param('tip_feedback', 'pose', '', 'measured tip: pose = PoseStamped on tip/pose '
           '(simulator), point = PointStamped on tip/measured (hardware tip sensor)',
           choices=tuple(TIP_FEEDBACK)),
-    Param('statics_model', 'discrete', '', 'statics model of the tip Jacobian',
-          choices=tuple(MODELS)),
+    Param('statics_model', 'auto', '', 'statics model of the tip Jacobian (auto: discrete '
+          'with vertebra discs, cosserat without)', choices=NODE_MODELS),
     Param('tip_gain', 0.03, '', 'fraction of the tip error corrected per control period',
           range=(0.01, 1.0), read_only=False),
     Param('tip_max_step', 0.005, 'm', 'largest tip displacement asked for per control '

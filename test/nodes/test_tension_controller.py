@@ -35,6 +35,7 @@ from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, spinning
                          warning_containing)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
+from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
@@ -299,3 +300,15 @@ def test_tip_target_without_a_measured_tip_holds_and_warns(stack):
     warning_containing(stack.probe, 'sensorless.tension_controller',
                        'no measured tip on /sensorless/tip/measured')
     assert stack.sensorless.setpoint.tolist() == [MIN_TENSION] * 4
+
+
+def test_on_a_robot_without_discs_the_default_statics_is_cosserat():
+    """The discrete statics needs discs: the default (auto) must not stop a steel-rod stack."""
+    steel = load_robot(share_dir() / 'config' / 'steel_rod_robot.yaml')
+    assert steel.vertebra_positions.size == 0
+    controller = construct_alone(lambda context: TensionControllerNode(
+        context=context, parameter_overrides=[
+            Parameter('robot_file', value=str(share_dir() / 'config' / 'steel_rod_robot.yaml'))]))
+    assert controller.tip_controller.solver.model == 'cosserat'
+    with_discs = construct_alone(lambda context: TensionControllerNode(context=context))
+    assert with_discs.tip_controller.solver.model == 'discrete'

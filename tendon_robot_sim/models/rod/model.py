@@ -130,7 +130,7 @@ class TendonStatics(SimModel):
         self.robot = robot
         self.base_frame = robot.base.frame_id
         self.solver = StaticsSolver(robot, model=model)
-        self.summary = f'{model} statics'
+        self.summary = f'{self.solver.model} statics'
         self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
                                                   'position': 'displacement [m], pulled in'},
                              'tendons')

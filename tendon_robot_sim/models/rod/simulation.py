@@ -216,6 +216,11 @@ def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
     return 2.0 / math.sqrt(max(shear_bending, axial))
 
 
+#: What the explicit integrator lacks, by the key :func:`explicit_refuses` names.
+EXPLICIT_LACKS = {'vertebrae': 'a robot without vertebra discs',
+                  'rod.damping': 'Kelvin-Voigt damping', 'rod.drag': 'air drag'}
+
+
 def explicit_refuses(robot: Robot) -> str:
     """
     Why the explicit simulator cannot model ``robot``; '' when it can.
@@ -259,7 +264,8 @@ def choose_integrator(robot: Robot, integrator: str = 'auto') -> tuple[str, str]
     if integrator == 'implicit':
         return 'implicit', 'asked for'
     if refused:
-        return 'implicit', refused.split(':', 1)[0] + ' needs it'
+        return 'implicit', 'the explicit integrator cannot take ' + EXPLICIT_LACKS[
+            refused.split(':', 1)[0]]
     step = stable_time_step(robot)
     if step < AUTO_STABLE_STEP:
         return 'implicit', (f'the explicit stable step would be {step * 1e6:.3g} us, below '

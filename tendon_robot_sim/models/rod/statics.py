@@ -110,6 +110,9 @@ from tendon_robot_sim.models.tendon_robot import (Robot, tendon_displacements,
                                                   vertebrae_required)
 
 MODELS = ('cosserat', 'kirchhoff', 'discrete')
+#: The nodes' choices: a model, or ``auto`` (:func:`model_for`).
+NODE_MODELS = ('auto',) + MODELS
+
 CONSTITUTIVE_LAWS = ('linear', 'pyelastica')
 # Largest RK4 step [m] per model: for the default robot the tip is within 1e-6 m of a
 # converged fine-step solution up to full tension on one tendon (a full curl), within
@@ -229,6 +232,13 @@ class _ModeState:
             Jc=np.zeros((nx, nx)), traj=np.zeros((rows, ny)))
 
 
+def model_for(robot: Robot, model: str) -> str:
+    """Return ``model``; ``auto``: discrete with vertebra discs, cosserat without."""
+    if model != 'auto':
+        return model
+    return 'discrete' if robot.vertebra_positions.size else 'cosserat'
+
+
 class StaticsSolver:
     """
     Shooting-method statics of one robot in one model.
@@ -237,8 +247,8 @@ class StaticsSolver:
     ----------
     robot : Robot
         The robot description (geometry, material, gravity, vertebrae, tendons).
-    model : {'cosserat', 'kirchhoff', 'discrete'}
-        See the module docstring.
+    model : {'cosserat', 'kirchhoff', 'discrete', 'auto'}
+        See the module docstring; ``auto``: :func:`model_for`.
     constitutive : {'linear', 'pyelastica'}, optional
         Constitutive law; default 'pyelastica' for 'discrete', 'linear' otherwise.
     shear_coefficient : float
@@ -278,8 +288,9 @@ class StaticsSolver:
                  step: float | None = None, breaks: Sequence[float] = (),
                  routing: Mapping[str, RoutingFunction] | None = None,
                  tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 100):
+        model = model_for(robot, model)
         if model not in MODELS:
-            raise StaticsInputError(f'model: must be one of {list(MODELS)}, got {model!r}')
+            raise StaticsInputError(f'model: must be one of {list(NODE_MODELS)}, got {model!r}')
         if constitutive is None:
             constitutive = 'pyelastica' if model == 'discrete' else 'linear'
         if constitutive not in CONSTITUTIVE_LAWS:

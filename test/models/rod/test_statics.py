@@ -299,7 +299,7 @@ def test_bad_arguments_are_rejected():
         solver.solve_tensions([0.0] * 4, tip_force=[1.0, 2.0])
     with pytest.raises(StaticsInputError, match=r'tip_moment\[2\]: must be finite'):
         solver.solve_tensions([0.0] * 4, tip_moment=[0.0, 0.0, float('nan')])
-    with pytest.raises(StaticsInputError, match=r"model: must be one of \['cosserat'"):
+    with pytest.raises(StaticsInputError, match=r"model: must be one of \['auto', 'cosserat'"):
         StaticsSolver(DEFAULT, 'euler')
     with pytest.raises(StaticsInputError, match='kirchhoff model is inextensible'):
         StaticsSolver(DEFAULT, 'kirchhoff', constitutive='pyelastica')
