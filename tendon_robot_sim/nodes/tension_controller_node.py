@@ -153,7 +153,7 @@ class TensionControllerNode(Node):
             statics = self.actuation.statics_robot
             self.tip_controller = (None if statics is None else TipController(
                 statics, self.config.statics_model, self.config.min_tension))
-        except RobotDescriptionError as error:
+        except (RobotDescriptionError, StaticsError) as error:
             self.destroy_node()
             raise ConfigurationError(str(error)) from None
         except ConfigurationError:

@@ -312,3 +312,11 @@ def test_on_a_robot_without_discs_the_default_statics_is_cosserat():
     assert controller.tip_controller.solver.model == 'cosserat'
     with_discs = construct_alone(lambda context: TensionControllerNode(context=context))
     assert with_discs.tip_controller.solver.model == 'discrete'
+
+
+def test_the_discrete_statics_asked_for_on_a_robot_without_discs_is_a_configuration_error():
+    steel = str(share_dir() / 'config' / 'steel_rod_robot.yaml')
+    with pytest.raises(ConfigurationError, match='vertebrae: the discrete statics needs'):
+        construct_alone(lambda context: TensionControllerNode(
+            context=context, parameter_overrides=[Parameter('robot_file', value=steel),
+                                                  Parameter('statics_model', value='discrete')]))
