@@ -22,10 +22,12 @@ calibration, identification), ``protocol/`` (serial device protocols and drivers
 ``nodes/`` and ``ros/`` import rclpy.
 """
 
+from contextlib import contextmanager
 import os
 from pathlib import Path
 import signal
 import sys
+import threading
 
 __version__ = '0.1.0'
 
@@ -114,6 +116,31 @@ def quiet_lost_interrupts(on_lost=None) -> None:
         hook.quiet_interrupts = True
         sys.unraisablehook = hook
     hook.on_lost = on_lost
+
+
+@contextmanager
+def interrupts_deferred():
+    """
+    Hold a Ctrl-C (SIGINT) that comes while the block runs; deliver it when the block ends.
+
+    For imports of libraries that guard their own optional imports with ``except
+    BaseException`` (trimesh, 144 places): a KeyboardInterrupt raised inside one is
+    swallowed, and a Ctrl-C during start-up was lost (a view or a launch ran on). Held
+    here, it reaches whatever handler was in place before, once the import is done.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+    if (previous is signal.SIG_IGN or previous is None
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+    held = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)
 
 
 def exit_quietly_on_interrupt(code: int) -> None:

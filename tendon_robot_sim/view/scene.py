@@ -26,8 +26,11 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from tendon_robot_sim import interrupts_deferred
 from tendon_robot_sim.view.markers import Key, Lines, MarkerScene, SolidBatch
-import trimesh
+
+with interrupts_deferred():    # trimesh swallows a KeyboardInterrupt in its imports
+    import trimesh
 
 # Unit solids, centred at the origin: scaled per instance by the marker's scale (diameters
 # x, y, height z), as RViz draws CUBE, SPHERE and CYLINDER markers.
