@@ -127,12 +127,21 @@ class ClosedPipeTolerant:
         except BrokenPipeError:
             self._reader_gone()
             return len(text)
+        except OSError as error:   # a full disk or device (> /dev/full): the output is lost
+            raise self._unwritable(error) from None
 
     def flush(self) -> None:
         try:
             self._stream.flush()
         except BrokenPipeError:
             self._reader_gone()
+        except OSError as error:
+            raise self._unwritable(error) from None
+
+    def _unwritable(self, error: OSError) -> CommandError:
+        name = 'standard error' if self._stream is sys.__stderr__ else 'standard output'
+        self._reader_gone()     # what is still buffered goes nowhere, quietly, at exit
+        return CommandError(f'{name}: cannot write ({error.strerror or error})')
 
     def _reader_gone(self) -> None:
         try:
@@ -152,7 +161,13 @@ def main(argv=None) -> int:
             # numpy's overflow and invalid-value notes are no errors of the user's: a result
             # they spoil is refused by its own check, in one line (errors are one line)
             warnings.simplefilter('ignore', RuntimeWarning)
-            return _main(argv)
+            code = _main(argv)
+        try:        # what is still buffered: its loss is an error too, not Python's at exit
+            sys.stdout.flush()
+        except CommandError as error:
+            print(f'tendon-robot-sim: error: {error}', file=sys.stderr)
+            return error.exit_code
+        return code
     finally:
         sys.stdout, sys.stderr = streams
 
@@ -164,6 +179,9 @@ def _main(argv) -> int:
         _check_outputs(parser, args)
     except SystemExit as done:     # --help, or a usage error already printed as one line
         return int(done.code or 0)
+    except CommandError as error:  # --help or --version printed to a full device
+        print(f'tendon-robot-sim: error: {error}', file=sys.stderr)
+        return error.exit_code
     ctrl_c = CtrlC()
     # Only in place of Python's own handler: not where Ctrl-C is ignored (a background job)
     # or a caller handles it, and signals can only be handled in the main thread.

@@ -200,6 +200,27 @@ def test_a_closed_pipe_loses_nothing(command, places, capsys, monkeypatch):
         assert Path(places['tmp'], WRITTEN[command]).exists()
 
 
+class FullDevice(io.TextIOBase):
+    """A standard output on a full disk (``> /dev/full``): every write fails."""
+
+    def write(self, text: str) -> int:
+        raise OSError(28, 'No space left on device')
+
+
+@pytest.mark.parametrize('command', COMMANDS)
+def test_a_full_standard_output_is_an_error_in_one_line(command, places, capsys, monkeypatch):
+    """What a command prints is its result (or part of it): lost, it is no result."""
+    argv = [*command.split(), *QUICK[command]]
+    monkeypatch.setattr(sys, 'stdout', FullDevice())
+    code = cli.main([word.format(**places) for word in argv])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    # one line (after the progress bars, on stderr) and nothing else
+    assert err.endswith(': error: standard output: cannot write (No space left on '
+                        'device)\n'), err
+    assert 'Traceback' not in err and 'internal error' not in err, err
+
+
 def test_a_real_closed_pipe_ends_quietly():
     """``tendon-robot-sim cc ... | head -0``: the reader is gone before the first line."""
     read, write = os.pipe()
