@@ -251,3 +251,34 @@ def test_reboot_of_a_servo_in_hardware_error_checks_it_again_and_waits_for_recov
     bus.recover()
     wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
     assert bus.fault() == ''
+
+
+def test_after_a_power_cycle_the_travel_limit_is_taken_from_the_new_zero(rig, buses):
+    """
+    Tension mode current_based_position: the Goal Position is the travel limit's stop.
+
+    The power-on puts Present Position back within one turn (here from 3 turns up): a
+    stop left at the old zero would be whole turns (94 mm of tendon each) away.
+    """
+    servos = [EmulatedServo(1), EmulatedServo(2, zero=2048 + 3 * 4096), EmulatedServo(3),
+              EmulatedServo(4)]
+    chain, thread = rig(servos)
+    travel = 0.005      # m
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2),
+                settings=dxl.BusSettings('current_based_position', travel))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_tensions([0.5, 2.0, 0.5, 0.5]))
+    chain.power_cycle(2, 0.0)
+    wait_for(lambda: 'servo ID 2' in bus.fault(), what='the fault')
+    wait_for(lambda: bus.statistics()[0].state == 'connected' and not any(
+        s.get(dxl.TORQUE_ENABLE) for s in servos), timeout=10.0, what='configured again')
+    bus.clear_fault()
+    bus.recover()
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in servos), what='torque on')
+    delivered(bus, bus.command_tensions([0.5, 2.0, 0.5, 0.5]))
+    stop = servos[1].get(dxl.GOAL_POSITION, signed=True)
+    here = servos[1].get(dxl.PRESENT_POSITION, signed=True)
+    # the stop is the travel beyond where the servo stood at recover (units of a 15 mm
+    # pulley), not turns away: within the travel (the tendon drew in since) plus a unit
+    assert 0 <= stop - here <= travel / (0.015 * dxl.POSITION_UNIT) + 1
