@@ -175,3 +175,28 @@ def test_stop_latches_until_resume_and_a_lasting_implausible_reading_latches_a_f
              what='plausible again', between=ticking(bridge))
     bridge.resume(time.monotonic())
     assert bridge.motor_diagnostics(time.monotonic()).level == OK
+
+
+def test_an_unacknowledged_command_is_sent_again_and_an_error_after_the_delivery_timeout(core):
+    """Delivery tracking: a device that stops acknowledging, then acknowledges again."""
+    bridge, rig = core
+    following(bridge, rig, [1.0, 0.5, 0.5, 0.5])
+    receive = type(rig.motor).receive
+    rig.motor.receive = lambda data: []        # hears nothing: no ACK, nothing applied
+    events = []
+    bridge.accept(NAMES, [1.5, 0.5, 0.5, 0.5], [], time.monotonic())
+
+    def feed_and_tick():
+        bridge.accept(NAMES, [1.5, 0.5, 0.5, 0.5], [], time.monotonic())
+        ticking(bridge, events)()
+    wait_for(lambda: bridge.motor_diagnostics(time.monotonic()).level == ERROR,
+             what='the delivery error', between=feed_and_tick)
+    assert bridge.motor_diagnostics(time.monotonic()).message.startswith(
+        'commands not acknowledged for')
+    wait_for(lambda: 'resend' in [e.kind for e in events], what='the command sent again',
+             between=feed_and_tick)
+    rig.motor.receive = lambda data: receive(rig.motor, data)
+    wait_for(lambda: applied(rig) == (1.5, 0.5, 0.5, 0.5), what='the command delivered',
+             between=feed_and_tick)
+    wait_for(lambda: bridge.motor_diagnostics(time.monotonic()).level == OK,
+             what='the delivery error cleared', between=feed_and_tick)
