@@ -46,7 +46,8 @@ tendon robot or ``kind: bellows``, ``cc_dynamic``
     The snake's Newton-Euler forward dynamics (:class:`~tendon_robot_sim.models.snake.dynamics.
     SnakeDynamics`) driven by cable tensions (``effort``, N).
 
-A model that is not timed (quasi_static) solves each setpoint on receipt; a setpoint
+A model that is not timed (quasi_static) solves each setpoint on receipt, the newest one
+when the solves are slower than the setpoints come (its subscription keeps one); a setpoint
 it rejects or cannot solve is reported and the last equilibrium stays published.
 It has no simulated time: no physics timer, no ``/clock`` (``publish_clock`` must be
 false), wall-clock stamps, velocity 0. ``~/reset`` returns to its rest equilibrium;
@@ -221,7 +222,7 @@ class SimulatorNode(Node):
                           if config.publish_clock else None)
         self.setpoint_sub = self.create_subscription(
             topics.TENDON_SETPOINT.msg_type, config.setpoint_topic, self._on_setpoint,
-            topics.TENDON_SETPOINT.qos)
+            topics.TENDON_SETPOINT.qos if self.model.timed else topics.NEWEST_SETPOINT_QOS)
         self.wrench_sub = self.create_subscription(
             topics.TIP_WRENCH.msg_type, config.wrench_topic, self._on_wrench,
             topics.TIP_WRENCH.subscription_qos)

@@ -39,6 +39,13 @@ COMMAND_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                          reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.VOLATILE)
 
+# A model that solves each setpoint on receipt (quasi-static) subscribes to the newest only:
+# RELIABLE, so the last one (the one that stays) is never lost; depth 1, so that solves slower
+# than the stream (a 50 Hz tendon/state) do not fall behind it.
+NEWEST_SETPOINT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                                 reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.VOLATILE)
+
 # Measurements (REP 2003): the publisher offers the system default, RELIABLE, which
 # both a default-QoS subscriber and a sensor-data (BEST_EFFORT) subscriber can match;
 # a BEST_EFFORT publisher would leave the usual `create_subscription(..., 10)`

@@ -179,3 +179,43 @@ def test_the_stack_dies_with_the_launcher_and_the_robot_relaxed(tmp_path, signum
         rig.stop()
     assert gone
     assert rig.motor.applied[-1] == motor.SetTensions(rig.motor.applied[-1].seq, (0.5,) * 4)
+
+
+def test_launch_hardware_with_the_view_serves_the_page_and_draws_the_model_of_the_state(
+        tmp_path):
+    """``view:=true``: the view, and the quasi-static model of the measured tensions it draws."""
+    from geometry_msgs.msg import PoseStamped
+    from urllib.request import urlopen
+    from visualization_msgs.msg import MarkerArray
+
+    rig = start_rig(tmp_path)
+    log = tmp_path / 'launch.log'
+    launcher = launch_hardware(rig, log, '--arg', 'view:=true', '--param', 'view:port:=0')
+    rclpy.init()
+    node = rclpy.create_node('hardware_view_probe')
+    try:
+        markers, model_tips = [], []
+        node.create_subscription(MarkerArray, topics.BACKBONE_MARKERS.name, markers.append,
+                                 topics.BACKBONE_MARKERS.subscription_qos)
+        node.create_subscription(PoseStamped, 'model/tip/pose', model_tips.append, 10)
+        command = node.create_publisher(JointState, topics.TENDON_COMMAND.name,
+                                        topics.COMMAND_QOS)
+        spin_until(node, lambda: markers and model_tips and command.get_subscription_count()
+                   and re.search(r'view of / on (http://\S+)', log.read_text()),
+                   'the stack with its view and model')
+        url = re.search(r'view of / on (http://\S+)', log.read_text()).group(1)
+        with urlopen(url, timeout=TIMEOUT) as page:
+            assert page.status == 200 and b'<html' in page.read().lower()
+        resting = model_tips[-1].pose.position.z
+        # the model follows the bridge's measured tensions: pulling t0 (on +z) lifts its tip
+        command.publish(JointState(name=['t0'], effort=[3.0]))
+        spin_until(node, lambda: model_tips[-1].pose.position.z - resting > 0.05,
+                   'the model to lift its tip')
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+        try:
+            code = interrupt(launcher)
+        finally:
+            rig.stop()
+    assert code == 0, log.read_text()

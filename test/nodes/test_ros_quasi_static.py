@@ -302,11 +302,15 @@ def test_robot_without_discs_runs_on_the_cosserat_model_and_is_refused_where_dis
     expected = StaticsSolver(steel, 'cosserat').solve_tensions({'t1': 5.0}).tip_position
     assert np.allclose(tip, expected, rtol=0.0, atol=TIP_TOLERANCE)
     assert not [m for m in markers if m.ns == 'vertebrae']
-    # quasi_static takes the discrete model by default (dynamic mode: test_ros_implicit.py)
+    # the discrete model, asked for, is refused (the default, auto, takes cosserat here)
     with pytest.raises(ConfigurationError, match='needs vertebra discs .* without discs '
                                                  'use the cosserat or kirchhoff statics'):
         construct_alone(lambda context: SimulatorNode(context=context, parameter_overrides=[
-            Parameter('robot_file', value=steel_file), Parameter('mode', value='quasi_static')]))
+            Parameter('robot_file', value=steel_file), Parameter('mode', value='quasi_static'),
+            Parameter('statics_model', value='discrete')]))
+    default = construct_alone(lambda context: SimulatorNode(context=context, parameter_overrides=[
+        Parameter('robot_file', value=steel_file), Parameter('mode', value='quasi_static')]))
+    assert default.model.summary.startswith('cosserat statics')
 
 
 def test_a_tip_wrench_sent_while_paused_takes_effect_on_resume(qs):
