@@ -1,0 +1,135 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""
+How fast the simulator node runs each robot in ``mode: dynamic``, publishing as in a launch.
+
+Each case starts ``simulator_node`` as its own process with ``real_time_factor`` 100 (as
+fast as it can) and ``/clock`` on, steps a tendon between 0 and 2 N every wall second over
+``tendon/setpoint``, and measures simulated seconds (``/clock``) per wall second over the
+window after a start-up second, with the process's CPU time. A factor of 1 or more: the node
+keeps real time with ``real_time_factor: 1`` (the default), and 1/factor of a core is what
+it costs.
+
+    ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=42 \
+        python benchmarks/bench_sim_node.py --json [--window 10]
+
+The last line with --json is one JSON object: per case the factor and the CPU share, and
+the machine with its load average.
+"""
+
+import argparse
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+import time
+
+from machine import machine_info
+import rclpy
+from sensor_msgs.msg import JointState
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.ros import topics
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = share_dir() / 'config'
+CASES = {
+    'nitinol robot (10 discs, implicit)': 'nitinol_robot.yaml',
+    'steel robot (no discs, implicit)': 'steel_rod_robot.yaml',
+    'default silicone robot (explicit)': 'robot.yaml',
+}
+START_TIMEOUT = 120.0   # s to the first /clock
+SETTLE = 1.0            # s of wall time before the window
+STEP = 2.0              # N
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (Linux /proc)."""
+    fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def run_case(node, case: str, index: int, window: float) -> dict:
+    namespace = f'sim_node_bench_{os.getpid()}_{index}'
+    clock = []
+    subscription = node.create_subscription(   # /clock is absolute: not in the namespace
+        topics.CLOCK.msg_type, '/clock',
+        lambda msg: clock.append((time.perf_counter(),
+                                  msg.clock.sec + 1e-9 * msg.clock.nanosec)), topics.CLOCK.qos)
+    setpoint = node.create_publisher(JointState, f'/{namespace}/{topics.TENDON_SETPOINT.name}',
+                                     topics.TENDON_SETPOINT.qos)
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'tendon_robot_sim.nodes.simulator_node', '--ros-args',
+         '-r', f'__ns:=/{namespace}', '-p', f'robot_file:={CONFIG / CASES[case]}',
+         '-p', 'mode:=dynamic', '-p', 'publish_clock:=true', '-p', 'real_time_factor:=100.0'],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        start = time.perf_counter()
+        while not clock and time.perf_counter() - start < START_TIMEOUT:
+            if process.poll() is not None:
+                raise RuntimeError(f'{case}: the simulator exited: {process.stderr.read()}')
+            rclpy.spin_once(node, timeout_sec=0.01)
+        if not clock:
+            raise RuntimeError(f'{case}: no /clock within {START_TIMEOUT:g} s')
+        begin = time.perf_counter()
+        marks = {}
+        while time.perf_counter() - begin < SETTLE + window:
+            now = time.perf_counter() - begin
+            pulled = int(now) % 2 == 1
+            setpoint.publish(JointState(name=['t0'], effort=[STEP if pulled else 0.0]))
+            if 'start' not in marks and now >= SETTLE:
+                marks['start'] = (clock[-1], cpu_seconds(process.pid))
+            rclpy.spin_once(node, timeout_sec=0.02)
+        marks['end'] = (clock[-1], cpu_seconds(process.pid))
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+        node.destroy_subscription(subscription)
+        node.destroy_publisher(setpoint)
+    (wall0, sim0), cpu0 = marks['start']
+    (wall1, sim1), cpu1 = marks['end']
+    return {'real_time_factor': (sim1 - sim0) / (wall1 - wall0),
+            'cpu_share': (cpu1 - cpu0) / (wall1 - wall0), 'window_s': wall1 - wall0}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--json', action='store_true', help='end with one JSON line')
+    parser.add_argument('--window', type=float, default=10.0, help='wall seconds measured')
+    args = parser.parse_args()
+    result = {'cases': {}}
+    rclpy.init()
+    node = rclpy.create_node(f'sim_node_bench_{os.getpid()}')
+    try:
+        for index, case in enumerate(CASES):
+            entry = run_case(node, case, index, args.window)
+            result['cases'][case] = entry
+            print(f'{case:36s} {entry["real_time_factor"]:6.2f}x real time, '
+                  f'{100 * entry["cpu_share"]:5.1f} % of a core', flush=True)
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    result['machine'] = machine_info('numpy', 'numba')
+    print(f"load average {result['machine']['load_average_1min']:.2f} on "
+          f"{result['machine']['cpus']} cpus")
+    if args.json:
+        print(json.dumps(result))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
