@@ -489,6 +489,8 @@ def with_parameters(robot: Robot, values: dict[str, float]) -> Robot:
                 tendon['end_offset'] = float(value)
             tendon['offset'] = float(value)
         elif name == 'vertebra_mass':
+            if 'vertebrae' not in data:
+                raise CalibrationError('vertebra_mass: this robot has no vertebrae to weigh')
             data['vertebrae']['mass'] = float(value)
         elif name == 'damping':      # the ratio or the rate, whichever the robot gives
             data['rod']['damping'] = {next(iter(data['rod']['damping'])): float(value)}
