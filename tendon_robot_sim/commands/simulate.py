@@ -21,14 +21,16 @@ r"""
         --displacements-csv config/till_tendon_robot_displacements.csv --trajectory-out tip.csv
 
 ``--integrator`` picks the explicit (PyElastica) or the implicit (BDF-alpha and shooting) model;
-``auto`` (the default) the one the robot needs (``choose_integrator``). Inputs over time come from
-a CSV file with a column ``t`` [s] and one column per tendon (by name; a tendon not named stays at
-0), linear between rows (two rows at one time make a step; the format of
-:mod:`~tendon_robot_sim.experiment.input_profile`): tensions [N], or displacements [m] pulled
-in (implicit only). Such a
-run starts at rest in the static equilibrium of the inputs at t = 0 (the explicit model settles
-there first), ``--duration`` defaulting to the file's last time. ``--trajectory-out`` writes
-``t,x,y,z,qx,qy,qz,qw`` (tip in the base frame), then ``tension_<name>`` [N] and
+``auto`` (the default) the one the robot needs (``choose_integrator``). Constant ``--tensions``
+are a step: the run starts at rest without tension (the explicit model settles there first) and
+they pull from the first step on. Inputs over time come from CSV files with a column ``t`` [s]
+and one column per tendon (by name), linear between rows (two rows at one time make a step; the
+format of :mod:`~tendon_robot_sim.experiment.input_profile`): tensions [N], displacements [m]
+pulled in (implicit only), or both for different tendons; a tendon named in neither has
+tension 0 (slack). Such a run starts at rest in the static equilibrium of the inputs at t = 0
+(the explicit model settles there first), ``--duration`` defaulting to the files' last time.
+``--trajectory-out`` writes ``t,x,y,z,qx,qy,qz,qw`` (tip in the base frame), then
+``tension_<name>`` [N] and
 ``displacement_<name>`` [m] per tendon: every step of the implicit model, every millisecond of
 the explicit one. With ``--json`` the last line on stdout is one JSON object with
 ``tip_position`` [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``sim_time``
@@ -45,7 +47,8 @@ import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, NoResultError,
                                        OutputPath, parse_values, positive, time_step)
-from tendon_robot_sim.experiment.input_profile import InputProfile, ProfileError, read_profile
+from tendon_robot_sim.experiment.input_profile import (InputProfile, MixedInputs, ProfileError,
+                                                       read_profile)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.simulation import choose_integrator, INTEGRATORS
@@ -57,7 +60,7 @@ from tqdm import tqdm
 CHUNK = 0.05
 # Explicit model: simulated seconds between trajectory rows and input updates.
 EXPLICIT_SAMPLE = 1e-3
-# Explicit model with an input file: longest settling under the inputs at t = 0 [s].
+# Explicit model (it starts straight): longest settling under the inputs at t = 0 [s].
 SETTLE_TIME = 20.0
 # Wall seconds beyond which a run says how long it will take.
 LONG_RUN = 30.0
@@ -75,16 +78,20 @@ def register(subparsers) -> None:
                              '(BDF2 with shooting in arc length) or auto: implicit for robots '
                              'without discs, with Kelvin-Voigt damping or drag, or stiff ones '
                              '(default auto)')
-    inputs = parser.add_mutually_exclusive_group()
-    inputs.add_argument('--tensions', default=None, metavar='T',
-                        help="tendon tensions in N: one per tendon ('0,2,0,0') or by name "
-                             "('t1=2.0,t3=0.5', others 0), from t = 0; default all 0")
-    inputs.add_argument('--tensions-csv', default=None, metavar='FILE',
+    parser.add_argument('--tensions', default=None, metavar='T',
+                        help="constant tendon tensions in N: one per tendon ('0,2,0,0') or by "
+                             "name ('t1=2.0,t3=0.5', others 0), default all 0. A step: the run "
+                             'starts at rest without tension and they pull from the first step '
+                             'on (to start in equilibrium under tensions, give --tensions-csv)')
+    parser.add_argument('--tensions-csv', default=None, metavar='FILE',
                         help='tensions over time: columns t [s] and tendon names [N], '
-                             'linear between rows, a step where two rows share a time')
-    inputs.add_argument('--displacements-csv', default=None, metavar='FILE',
+                             'linear between rows, a step where two rows share a time; the run '
+                             'starts at rest in the equilibrium of the t = 0 row')
+    parser.add_argument('--displacements-csv', default=None, metavar='FILE',
                         help='displacements over time: columns t [s] and tendon names [m], '
-                             'positive when pulled in (implicit integrator)')
+                             'positive when pulled in (implicit integrator); with '
+                             '--tensions-csv for other tendons. A tendon named in neither file '
+                             'has tension 0 (slack)')
     until = parser.add_mutually_exclusive_group()
     until.add_argument('--duration', type=positive, default=None, metavar='S',
                        help="simulated time in s (default 1.0, or the input file's last time)")
@@ -123,9 +130,30 @@ def read_inputs(path: str, option: str, robot, field: str) -> InputProfile:
         raise CommandError(f'{option}: {error}') from None
 
 
-def inputs_at(profile: InputProfile, times: np.ndarray) -> np.ndarray:
+def inputs_at(profile: MixedInputs, times: np.ndarray) -> np.ndarray:
     """Return the profile's inputs (m, n) at the times (m,) [s]."""
     return np.array([profile.at(t) for t in times])
+
+
+def read_series(args: argparse.Namespace, robot, integrator: str) -> MixedInputs | None:
+    """Read ``--tensions-csv`` and ``--displacements-csv``; None without either."""
+    if args.tensions is not None and (args.tensions_csv or args.displacements_csv):
+        raise CommandError('--tensions: constant tensions or input files over time, not both '
+                           '(put the constant tensions in --tensions-csv)')
+    if args.displacements_csv and integrator == 'explicit':
+        raise CommandError('--displacements-csv: the explicit integrator takes tensions '
+                           'only; use --integrator implicit (or auto)')
+    tensions, displacements = (
+        read_inputs(path, option, robot, field) if path else None
+        for path, option, field in ((args.tensions_csv, '--tensions-csv', 'tension'),
+                                    (args.displacements_csv, '--displacements-csv',
+                                     'displacement')))
+    if tensions is None and displacements is None:
+        return None
+    try:
+        return MixedInputs(tensions, displacements)
+    except ProfileError as error:
+        raise CommandError(f'--displacements-csv: {error}') from None
 
 
 class Trajectory:
@@ -186,17 +214,11 @@ def run(args: argparse.Namespace) -> int:
         asked = ('implicit' if args.displacements_csv and args.integrator == 'auto'
                  else args.integrator)
         integrator, why = choose_integrator(robot, asked)
-        series = field = None
-        if args.tensions_csv or args.displacements_csv:
-            option = '--tensions-csv' if args.tensions_csv else '--displacements-csv'
-            field = 'tension' if args.tensions_csv else 'displacement'
-            if field == 'displacement' and integrator == 'explicit':
-                raise CommandError('--displacements-csv: the explicit integrator takes tensions '
-                                   'only; use --integrator implicit (or auto)')
-            series = read_inputs(args.tensions_csv or args.displacements_csv, option, robot,
-                                 field)
+        series = read_series(args, robot, integrator)
+        field = series.fields if series is not None else None
         duration = args.duration or (series.end if series is not None else 1.0)
         if duration <= 0.0:
+            option = '--tensions-csv' if args.tensions_csv else '--displacements-csv'
             raise CommandError(f'{option}: the file ends at t = 0 s; give --duration')
         total = args.max_time if args.until_steady else duration
         if integrator == 'implicit':
@@ -209,11 +231,7 @@ def run(args: argparse.Namespace) -> int:
         check_steps(total, sim.dt, kept=args.trajectory_out is not None)
         trajectory = Trajectory(args.trajectory_out, robot.tendon_names)
         if series is not None:
-            start = series.at(0.0)
-            if field == 'tension':
-                sim.set_tensions(start)
-            else:
-                sim.set_displacements(start)
+            series.start(sim)
         elif args.tensions is not None:
             sim.set_tensions(parse_values(args.tensions, '--tensions'))
     except (RobotDescriptionError, InputError) as error:
@@ -230,7 +248,8 @@ def run(args: argparse.Namespace) -> int:
                 origin = _run_implicit(sim, args, series, field, duration, trajectory, bar,
                                        _named(robot, args.tensions))
             else:
-                origin = _run_explicit(sim, args, series, duration, trajectory, bar)
+                origin = _run_explicit(sim, args, series, duration, trajectory, bar,
+                                       _named(robot, args.tensions))
     except (SimulationDiverged, InputError) as error:
         trajectory.write()
         kept = (f'; the trajectory up to then is in {trajectory.path}' if trajectory.path
@@ -310,17 +329,22 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
             record = sim.follow(values, 'tension')
         positions, quaternions = sim.record_poses(record)
         tensions, displacements = sim.record_tendons(
-            record, values if field == 'displacement' else None)
+            record, values if series is not None else None)
         trajectory.add(t, positions, quaternions, tensions, displacements)
         bar.update(t.size * sim.dt)
     return 0.0
 
 
-def _run_explicit(sim, args, series, duration, trajectory, bar) -> float:
+def _run_explicit(sim, args, series, duration, trajectory, bar, constant) -> float:
     """Run the explicit model; returns the simulated time the run starts at."""
-    if series is not None:       # start at rest under the inputs at t = 0
-        sim.run_until_steady(SETTLE_TIME, speed_tolerance=1e-4)
+    if series is None:      # constant tensions are a step from the rest without tension
+        sim.set_tensions(np.zeros(len(constant)))
+    # the model starts straight: first to rest under the inputs at t = 0
+    sim.run_until_steady(SETTLE_TIME, speed_tolerance=1e-4)
     origin = sim.time
+    if series is None:
+        _sample(sim, origin, trajectory)
+        sim.set_tensions(constant)
     if args.until_steady:
         sim.run_until_steady(args.max_time, check_interval=CHUNK, progress=bar.update)
         return origin
@@ -328,7 +352,8 @@ def _run_explicit(sim, args, series, duration, trajectory, bar) -> float:
     period = EXPLICIT_SAMPLE if trajectory.path or series is not None else CHUNK
     per_sample = max(1, round(period / sim.dt))
     steps = round(duration / sim.dt)
-    _sample(sim, origin, trajectory)
+    if series is not None:
+        _sample(sim, origin, trajectory)
     for done in range(0, steps, per_sample):
         n = min(per_sample, steps - done)
         before = sim.time

@@ -38,8 +38,11 @@ hold shows a real settling swing; ``--truth-model`` picks a statics model instea
 ``--experiment step`` instead records a tension step on the vertical-plane tendon of the same
 hidden robot, simulated with the dynamic model (rest, then the step at 0.5 s, 3 s of
 response), which ``calibrate --model dynamic --fit damping`` identifies the damping (and
-vertebra mass) from, as Hadzic & Häseli do for the elephant trunk. Default true damping
-ratio: the file's x 1.5.
+vertebra mass) from, as Hadzic & Häseli do for the elephant trunk. The true damping is the
+file's own, whatever its form (a ratio or rate, Kelvin-Voigt coefficients, drag), x
+``--damping-factor`` (1.5), or a mass-proportional ``--damping-ratio``. A robot without discs
+(continuous routing) runs both experiments on the implicit integrator; its tendon routing is
+what the twist turns.
 
 A bellows robot (``kind: bellows``) runs the pressure profile of ``--pressures-csv`` on a
 hidden robot (bellows and bending stiffnesses x ``--stiffness-factor``, dampers x
@@ -50,6 +53,8 @@ records pressures, muscle lengths (noise ``--length-noise``) and tip (``--noise`
 
 import argparse
 import math
+
+import numpy as np
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (command_error, CommandError, finite, non_negative,
@@ -75,13 +80,13 @@ DISC_TWIST = 2.0
 MAX_TWIST = 180.0
 TRUTH_MODELS = ('dynamic',) + MODELS
 # Options of one robot kind only: (dest, option).
+# (--damping-factor is both kinds': the dampers of a bellows robot, the damping of a tendon robot)
 TENDON_OPTIONS = (('youngs_modulus', '--youngs-modulus'), ('shear_modulus', '--shear-modulus'),
                   ('experiment', '--experiment'), ('truth_model', '--truth-model'),
                   ('disc_twist_deg', '--disc-twist-deg'), ('damping_ratio', '--damping-ratio'),
                   ('vertebra_mass', '--vertebra-mass'), ('tension', '--tension'))
 BELLOWS_OPTIONS = (('pressures_csv', '--pressures-csv'), ('length_noise', '--length-noise'),
-                   ('stiffness_factor', '--stiffness-factor'),
-                   ('damping_factor', '--damping-factor'))
+                   ('stiffness_factor', '--stiffness-factor'))
 
 
 def register(subparsers) -> None:
@@ -108,8 +113,8 @@ def register(subparsers) -> None:
                         help=f'twist of the true discs about the backbone at the tip, in '
                              f'proportion along it (default {DISC_TWIST:g}; 0: none)')
     parser.add_argument('--damping-ratio', type=positive, default=None, metavar='ZETA',
-                        help=f'true damping ratio of the first mode (step; default: the '
-                             f"file's x {DAMPING_FACTOR})")
+                        help='true mass-proportional damping ratio of the first mode (step; '
+                             'default: the damping the file gives x --damping-factor)')
     parser.add_argument('--vertebra-mass', type=non_negative, default=None, metavar='KG',
                         help="true mass of each vertebra in kg (default: the file's)")
     parser.add_argument('--tension', type=positive, default=None, metavar='N',
@@ -127,7 +132,10 @@ def register(subparsers) -> None:
     parser.add_argument('--stiffness-factor', type=positive, default=None, metavar='F',
                         help='bellows robots: true stiffnesses / described ones (default 1.1)')
     parser.add_argument('--damping-factor', type=positive, default=None, metavar='F',
-                        help='bellows robots: true dampers / described ones (default 1.5)')
+                        help='true damping / the described: bellows robots their dampers; '
+                             'tendon robots (step) every damping the file gives, in its form '
+                             f'(ratio or rate, Kelvin-Voigt coefficients, drag) (default '
+                             f'{DAMPING_FACTOR})')
     parser.set_defaults(func=run)
 
 
@@ -160,9 +168,10 @@ def run_tendon(args: argparse.Namespace, path) -> int:
     step = args.experiment == 'step'
     if step and args.truth_model not in (None, 'dynamic'):
         raise CommandError('--truth-model: a step response is simulated with the dynamic model')
-    if not step and (args.damping_ratio is not None or args.tension is not None):
-        raise CommandError(f'{"--damping-ratio" if args.damping_ratio else "--tension"}: only '
-                           'for --experiment step')
+    for option, value in (('--damping-ratio', args.damping_ratio), ('--tension', args.tension),
+                          ('--damping-factor', args.damping_factor)):
+        if not step and value is not None:
+            raise CommandError(f'{option}: only for --experiment step')
     # one hidden robot for both experiments, so that what the holds calibrate (E, G) is what
     # the step response is simulated with
     youngs = args.youngs_modulus or robot.rod.youngs_modulus * YOUNGS_FACTOR
@@ -174,31 +183,31 @@ def run_tendon(args: argparse.Namespace, path) -> int:
     for option, value in (('--youngs-modulus', youngs), ('--shear-modulus', shear)):
         if not (math.isfinite(value) and value > 0.0):
             raise CommandError(f'{option}: must be > 0 Pa, got {value}')
+    discs = bool(robot.vertebra_positions.size)
+    if not discs and args.vertebra_mass is not None:
+        raise CommandError(f'--vertebra-mass: {path} has no vertebra discs to weigh')
     mass = robot.vertebra_mass if args.vertebra_mass is None else args.vertebra_mass
     if not (math.isfinite(mass) and mass >= 0.0):
         raise CommandError(f'--vertebra-mass: must be >= 0 kg, got {mass}')
     changes = {'youngs_modulus': youngs, 'shear_modulus': shear}
     if step:
-        if robot.rod.damping.ratio is None and args.damping_ratio is None:
-            raise CommandError('--damping-ratio: the robot file gives a damping rate; give '
-                               'the true damping ratio')
-        ratio = args.damping_ratio or robot.rod.damping.ratio * DAMPING_FACTOR
-        if not (math.isfinite(ratio) and 0.0 < ratio < 1.0):
-            raise CommandError(f'--damping-ratio: must be in (0, 1), got {ratio}')
-        changes['damping'] = {'ratio': ratio}
+        changes.update(true_damping(robot.rod, args.damping_ratio, args.damping_factor))
     try:
         truth_robot = with_disc_twist(with_parameters(robot.with_changes(**changes),
-                                                      {'vertebra_mass': mass}), twist)
+                                                      {'vertebra_mass': mass} if discs else {}),
+                                      twist)
     except RobotDescriptionError as error:
         raise command_error(error) from None
     model = 'dynamic' if step else args.truth_model or 'dynamic'
     print(f'hidden true parameters: youngs_modulus {youngs:.6g} Pa, shear_modulus '
-          f'{shear:.6g} Pa, vertebra_mass {mass:.6g} kg'
-          + (f', damping ratio {changes["damping"]["ratio"]:.6g}' if step else '')
-          + f' (robot file: {robot.rod.youngs_modulus:.6g}, {robot.rod.shear_modulus:.6g}, '
-          f'{robot.vertebra_mass:.6g}); discs twisted {twist:g} deg at the tip (not in the '
-          f'file); simulated with the {model} model; tip noise {args.noise:g} m, seed '
-          f'{args.seed}')
+          f'{shear:.6g} Pa' + (f', vertebra_mass {mass:.6g} kg' if discs else '')
+          + (f', {describe_damping(truth_robot.rod)}' if step else '')
+          + f' (robot file: {robot.rod.youngs_modulus:.6g}, {robot.rod.shear_modulus:.6g}'
+          + (f', {robot.vertebra_mass:.6g}' if discs else '')
+          + (f', {describe_damping(robot.rod)}' if step else '')
+          + f'); {"discs" if discs else "tendon routing"} twisted {twist:g} deg at the tip '
+          f'(not in the file); simulated with the {model} model; tip noise {args.noise:g} m, '
+          f'seed {args.seed}')
     if step:
         try:
             step_tensions, samples = synth_step_response(
@@ -220,6 +229,51 @@ def run_tendon(args: argparse.Namespace, path) -> int:
               f'{[round(v, 6) for v in tip.tolist()]} m')
     print(f'wrote {args.out} ({len(truth)} holds, model {model})')
     return 0
+
+
+def true_damping(rod, ratio: float | None, factor: float | None) -> dict:
+    """
+    Return the rod changes of the hidden damping of a step response (``Robot.with_changes``).
+
+    The file's own damping, whatever its form (a ratio or rate, Kelvin-Voigt coefficients,
+    drag), x ``factor`` (default DAMPING_FACTOR); or, given ``ratio``, the mass-proportional
+    damping of that ratio (the drag stays the file's).
+    """
+    if ratio is not None and factor is not None:
+        raise CommandError('--damping-ratio: give it or --damping-factor, not both')
+    if ratio is not None:
+        if rod.damping.kelvin_voigt:
+            raise CommandError('--damping-ratio: the robot file gives Kelvin-Voigt damping '
+                               '(rod.damping: shear_extension, bending_torsion), not a ratio; '
+                               'scale it with --damping-factor')
+        if not 0.0 < ratio < 1.0:
+            raise CommandError(f'--damping-ratio: must be in (0, 1), got {ratio:g}')
+        return {'damping': {'ratio': ratio}}
+    factor = DAMPING_FACTOR if factor is None else factor
+    damping = {key: (np.asarray(value) * factor).tolist()
+               for key, value in rod.damping.to_dict().items()}
+    if damping.get('ratio', 0.0) >= 1.0:
+        raise CommandError(f"--damping-factor: the file's damping ratio "
+                           f'{rod.damping.ratio:g} x {factor:g} must stay < 1 (an oscillating '
+                           'first mode)')
+    return {'damping': damping, 'drag': (np.asarray(rod.drag) * factor).tolist()}
+
+
+def describe_damping(rod) -> str:
+    """Return the damping (and drag) of ``rod`` in words, with units."""
+    damping = rod.damping
+    if damping.kelvin_voigt:
+        text = (f'Kelvin-Voigt damping shear_extension {_values(damping.shear_extension)} N s, '
+                f'bending_torsion {_values(damping.bending_torsion)} N m^2 s')
+    elif damping.ratio is not None:
+        text = f'damping ratio {damping.ratio:.6g}'
+    else:
+        text = f'damping rate {damping.rate:.6g} 1/s'
+    return text + (f', drag {_values(rod.drag)} kg/m^2' if any(rod.drag) else '')
+
+
+def _values(values) -> str:
+    return '[' + ', '.join(f'{v:.6g}' for v in values) + ']'
 
 
 def run_bellows(args: argparse.Namespace, path) -> int:

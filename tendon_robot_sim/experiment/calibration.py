@@ -47,7 +47,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tendon_robot_sim.experiment.experiment import Hold, Recording
+from tendon_robot_sim.experiment.experiment import advance_to, Hold, Recording
 from tendon_robot_sim.models.plotting import legend_beside
 from tendon_robot_sim.models.rod.statics import MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
@@ -386,10 +386,9 @@ def replay_dynamic(robot: Robot, recording: Recording, max_settle: float = DYNAM
                                          disable=not progress)):
         while command + 1 < len(times) and times[command + 1] <= sample_time:
             command += 1
-            simulator.advance(max(0.0, times[command] + offset - simulator.time))
+            advance_to(simulator, times[command] + offset)
             simulator.set_tensions(recording.commands[command])
-        simulated[j] = simulator.advance(
-            max(0.0, sample_time + offset - simulator.time)).tip_position
+        simulated[j] = advance_to(simulator, sample_time + offset).tip_position
     return Trajectory(times=recording.tip_times, measured=recording.tips, simulated=simulated,
                       errors=np.linalg.norm(simulated - recording.tips, axis=1),
                       settle_time=float(offset + recording.command_times[0]))
@@ -489,6 +488,8 @@ def with_parameters(robot: Robot, values: dict[str, float]) -> Robot:
                 tendon['end_offset'] = float(value)
             tendon['offset'] = float(value)
         elif name == 'vertebra_mass':
+            if 'vertebrae' not in data:
+                raise CalibrationError('vertebra_mass: this robot has no vertebrae to weigh')
             data['vertebrae']['mass'] = float(value)
         elif name == 'damping':      # the ratio or the rate, whichever the robot gives
             data['rod']['damping'] = {next(iter(data['rod']['damping'])): float(value)}

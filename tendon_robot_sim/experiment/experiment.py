@@ -581,11 +581,22 @@ def _simulate_timeline(robot: Robot, schedule: list, label: str) -> list[np.ndar
     tips = []
     for time, tensions in tqdm(schedule, desc=label, unit='sample', file=sys.stderr,
                                disable=not sys.stderr.isatty()):
-        simulator.advance(max(0.0, start + time - simulator.time))
+        advance_to(simulator, start + time)
         simulator.set_tensions(tensions)
-        tips.append(simulator.advance(
-            max(0.0, start + time + TIP_DELAY - simulator.time)).tip_position.copy())
+        tips.append(advance_to(simulator, start + time + TIP_DELAY).tip_position.copy())
     return tips
+
+
+def advance_to(simulator, time: float):
+    """
+    Advance ``simulator`` to its last step at or before ``time`` [s]; return the state.
+
+    A time half a step away (the tip stamped TIP_DELAY = 1 ms after its setpoint, the
+    implicit integrator's 2 ms steps) is a tie that rounding breaks by the last bit of the
+    float: the recording and its replay must take the same step.
+    """
+    steps = math.floor((time - simulator.time) / simulator.dt + 1e-6)
+    return simulator.advance(max(0, steps) * simulator.dt)
 
 
 def with_disc_twist(robot: Robot, degrees: float) -> Robot:

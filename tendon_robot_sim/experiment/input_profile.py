@@ -57,6 +57,7 @@ class InputProfile:
     names: tuple[str, ...]   # every actuator of the robot, in its order
     times: np.ndarray        # (k,) s, non-decreasing
     values: np.ndarray       # (k, m) N or Pa, actuators in ``names`` order
+    given: tuple[str, ...] = ()   # the actuators the file has a column of
 
     @property
     def end(self) -> float:
@@ -73,6 +74,47 @@ class InputProfile:
         t0, t1 = self.times[i], self.times[i + 1]
         w = (t - t0) / (t1 - t0)       # t1 > t0: the last of rows at equal times was taken
         return (1.0 - w) * self.values[i] + w * self.values[i + 1]
+
+
+class MixedInputs:
+    """
+    Tensions for some tendons, displacements for others: two profiles of the same tendons.
+
+    Each tendon takes the input of the profile that has its column (one of them at most); a
+    tendon in neither has tension 0 (slack), as a motor that lets its tendon go.
+    """
+
+    def __init__(self, tensions: InputProfile | None, displacements: InputProfile | None):
+        profiles = [p for p in (tensions, displacements) if p is not None]
+        if tensions is not None and displacements is not None:
+            both = [name for name in tensions.given if name in displacements.given]
+            if both:
+                raise ProfileError(f'tendon {both[0]!r} is also in {tensions.source}; give each '
+                                   'tendon one input')
+        self.names = profiles[0].names
+        self.tensions, self.displacements = tensions, displacements
+        pulled = displacements.given if displacements is not None else ()
+        self.fields = ['displacement' if name in pulled else 'tension' for name in self.names]
+        self._pulled = np.array([field == 'displacement' for field in self.fields])
+        self.end = max(p.end for p in profiles)
+
+    def at(self, t: float) -> np.ndarray:
+        """Return each tendon's input (n,) at ``t`` [s]: N or m, as its field."""
+        tension = (self.tensions.at(t) if self.tensions is not None
+                   else np.zeros(len(self.names)))
+        if self.displacements is None:
+            return tension
+        return np.where(self._pulled, self.displacements.at(t), tension)
+
+    def start(self, sim) -> None:
+        """Command the inputs at t = 0 on a simulator (``set_tensions``, ``set_displacements``)."""
+        values = self.at(0.0)
+        if not self._pulled.any():
+            sim.set_tensions(values)
+            return
+        named = list(zip(self.names, values, self._pulled))
+        sim.set_tensions({name: value for name, value, pulled in named if not pulled})
+        sim.set_displacements({name: value for name, value, pulled in named if pulled})
 
 
 def read_profile(path: str | Path, names: Sequence[str], limits: np.ndarray,
@@ -117,4 +159,5 @@ def read_profile(path: str | Path, names: Sequence[str], limits: np.ndarray,
             k = outside[0]
             raise ProfileError(f'{table.where(k, name)}: {values[k, i]:g} {unit} is outside '
                                f'the {quantity} range [{low:g}, {high:g}] {unit}')
-    return InputProfile(str(path), names, times, values)
+    return InputProfile(str(path), names, times, values,
+                        tuple(name for name in names if name in table.header))

@@ -68,7 +68,9 @@ CASES = [
     (['simulate', '--tensions-csv', '{back_inputs}'], BAD,
      'times must be >= 0 s and not decrease'),
     (['simulate', '--tensions', '1,0,0,0', '--tensions-csv', '{tx_inputs}'], BAD,
-     'not allowed with argument --tensions'),
+     '--tensions: constant tensions or input files over time, not both'),
+    (['simulate', '--robot', NITINOL, '--tensions-csv', '{far_inputs}', '--displacements-csv',
+      '{far_inputs}'], BAD, "--displacements-csv: tendon 't0' is also in {far_inputs}"),
     (['simulate', '--displacements-csv', '{far_inputs}', '--integrator', 'explicit'], BAD,
      'the explicit integrator takes tensions only'),
     (['simulate', '--robot', '{soft_nitinol}', '--displacements-csv', '{far_inputs}'], BAD,
@@ -324,7 +326,11 @@ CASES = [
     (['synth-experiment', '{out}/bha', '--robot', BHA, '--damping-factor', 'inf'], BAD,
      'argument --damping-factor'),
     (['synth-experiment', '{out}/d', '--damping-factor', '2'], BAD,
-     '--damping-factor: only for a bellows robot'),
+     '--damping-factor: only for --experiment step'),
+    (['synth-experiment', '{out}/d', '--experiment', 'step', '--damping-factor', '20'], BAD,
+     "--damping-factor: the file's damping ratio 0.1 x 20 must stay < 1"),
+    (['synth-experiment', '{out}/d', '--experiment', 'step', '--damping-factor', '2',
+      '--damping-ratio', '0.2'], BAD, '--damping-ratio: give it or --damping-factor, not both'),
     (['validate', '{missing}', '--report', '{out}'], BAD, 'missing'),
     (['validate', '{binary}', '--report', '{out}'], BAD, 'binary'),
     (['validate', '{nan_holds}', '--report', '{out}'], BAD, 'holds.csv'),
@@ -433,7 +439,8 @@ def files(tmp_path_factory):
         'nan_inputs': ('nan_inputs.csv', 't,t0,t1\n0,0,0\n0.5,1,nan\n'),
         'tx_inputs': ('tx_inputs.csv', 't,t0,tx\n0,0,0\n1,1,1\n'),
         'back_inputs': ('back_inputs.csv', 't,t0\n0,0\n1,1\n0.5,1\n'),
-        'far_inputs': ('far_inputs.csv', 't,t1\n0,0.01\n1,0.01\n'),
+        # t0 and t2 held where they are while t1 pulls in 10 mm
+        'far_inputs': ('far_inputs.csv', 't,t0,t1,t2\n0,0,0.01,0\n1,0,0.01,0\n'),
         'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()
                          .replace('compliance: 1.0e-4', 'compliance: 1.0e-3')),
     }

@@ -183,3 +183,91 @@ def test_tensions_over_time_on_the_explicit_model(coarse_robot, tmp_path, capsys
     assert rows.shape[1] == 8 + 8 and 20 <= rows.shape[0] <= 22   # ~1 ms apart, whole steps
     np.testing.assert_allclose(rows[[0, -1], 9], [0.5, 1.5], atol=0.01)   # tension_t1
     assert np.linalg.norm(rows[1, 1:4] - rows[0, 1:4]) < 1e-4      # at rest at first
+
+
+NITINOL = ROOT / 'config' / 'nitinol_robot.yaml'
+
+
+def test_tensions_and_displacements_together(tmp_path, capsys):
+    """
+    Per tendon a tension or a displacement, from two files; a tendon named in neither is slack.
+
+    The nitinol robot: t0 pulled with 1 N, t1 held pulled in by 3 mm, t2 named nowhere. The run
+    starts in the static equilibrium of these mixed inputs, which the statics solver, given
+    the tensions the run solved for, puts at the same tip with t1 pulled in by 3 mm (0.01 mm:
+    the two solvers' tolerances), and stays there.
+    """
+    tensions, displacements = tmp_path / 'tensions.csv', tmp_path / 'displacements.csv'
+    tensions.write_text('t,t0\n0,1\n')
+    displacements.write_text('t,t1\n0,0.003\n')
+    out = tmp_path / 'tip.csv'
+    assert main(['simulate', '--robot', str(NITINOL), '--tensions-csv', str(tensions),
+                 '--displacements-csv', str(displacements), '--duration', '0.1',
+                 '--trajectory-out', str(out)]) == 0
+    rows = np.loadtxt(out, delimiter=',', skiprows=1)
+    tension, displacement = rows[:, 8:11], rows[:, 11:14]
+    assert np.all(tension[:, 0] == 1.0) and np.all(tension[:, 2] == 0.0)
+    assert np.all(displacement[:, 1] == 0.003) and tension[0, 1] > 0.1
+    from tendon_robot_sim.models.rod.statics import StaticsSolver
+    static = StaticsSolver(load_robot(NITINOL), 'discrete').solve_tensions(tension[0])
+    assert static.tendon_displacements[1] == pytest.approx(0.003, abs=1e-5)
+    assert np.abs(rows[0, 1:4] - static.tip_position).max() < 1e-5
+    assert np.abs(rows[:, 1:4] - rows[0, 1:4]).max() < 1e-5           # at rest
+    capsys.readouterr()
+
+
+def test_a_tendon_not_named_in_the_displacements_is_slack(tmp_path, capsys):
+    """
+    Pulling t1 alone bends the robot towards it; t0 and t2 follow, without tension.
+
+    (They were once held at displacement 0: the rod stretched them, and the run failed to
+    converge.)
+    """
+    displacements = tmp_path / 'displacements.csv'
+    displacements.write_text('t,t1\n0,0\n0.1,0.003\n')
+    out = tmp_path / 'tip.csv'
+    assert main(['simulate', '--robot', str(NITINOL), '--displacements-csv', str(displacements),
+                 '--duration', '0.2', '--trajectory-out', str(out), '--json']) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    rows = np.loadtxt(out, delimiter=',', skiprows=1)
+    np.testing.assert_allclose(rows[:, 12], np.interp(rows[:, 0], [0, 0.1], [0, 0.003]),
+                               atol=1e-12)
+    assert np.all(rows[:, [8, 10]] == 0.0) and summary['tensions'][1] > 0.1
+    # t1 sits at 120 degrees from d1 = -z (towards d2 = -y): the tip swings to -y
+    assert summary['tip_position'][1] < -0.01
+
+
+def test_constant_tensions_are_a_step_from_the_rest_without_tension(
+        coarse_robot, tmp_path, capsys):
+    """
+    --tensions t1=2: the first row is at rest without tension, the next pulls with 2 N.
+
+    Both integrators. The rest is the statics' zero-tension equilibrium, sagging under gravity
+    (the straight rod is 67 mm from it for the default robot, 22 mm for the nitinol one):
+    within 0.01 mm for the implicit model (the solvers' tolerances), 5 mm for the explicit
+    one, which starts straight and settles first (its 10 elements are 3 mm from the discrete
+    statics).
+    """
+    from tendon_robot_sim.models.rod.statics import StaticsSolver
+    for path, integrator, tolerance in ((coarse_robot, 'explicit', 5e-3),
+                                        (NITINOL, 'implicit', 1e-5)):
+        out = tmp_path / f'{integrator}.csv'
+        assert main(['simulate', '--robot', str(path), '--tensions', 't1=2', '--duration',
+                     '0.02', '--trajectory-out', str(out), '--integrator', integrator]) == 0
+        rows = np.loadtxt(out, delimiter=',', skiprows=1)
+        assert rows[0, 0] == 0.0 and rows[0, 9] == 0.0 and np.all(rows[1:, 9] == 2.0)
+        robot = load_robot(path)
+        rest = StaticsSolver(robot, 'discrete').solve_tensions([0.0] * len(robot.tendons))
+        assert np.abs(rows[0, 1:4] - rest.tip_position).max() < tolerance
+        assert np.linalg.norm(rows[-1, 1:4] - rows[0, 1:4]) > 1e-4    # then pulled
+    capsys.readouterr()
+
+
+def test_the_help_and_the_docs_say_what_an_unnamed_tendon_and_constant_tensions_get(capsys):
+    assert main(['simulate', '--help']) == 0
+    text = ' '.join(capsys.readouterr().out.split())
+    assert 'A tendon named in neither file has tension 0 (slack)' in text
+    assert 'A step: the run starts at rest without tension' in text
+    doc = ' '.join((ROOT / 'docs' / 'tendon_robot.md').read_text().split())
+    assert '**A tendon named in neither file has tension 0: it is slack**' in doc
+    assert '**Constant `--tensions` are a step**: the run starts at rest without tension' in doc

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -578,28 +578,33 @@ class ImplicitSimulator(Settling):
         self._step(np.repeat(self._commands[TENSION][None], n, axis=0), q)
         return self.state()
 
-    def follow(self, values: np.ndarray, field: str) -> np.ndarray:
+    def follow(self, values: np.ndarray, field: str | Sequence[str]) -> np.ndarray:
         """
         Take one step per row of ``values`` (n, n_tendons): the inputs at the step's end time.
 
-        ``field``: 'tension' [N] or 'displacement' [m] for every tendon. Returns the record
+        ``field``: 'tension' [N] or 'displacement' [m] for every tendon, or one of them per
+        tendon (mixed inputs). Returns the record
         (n, 15 + 2 n_tendons) of the steps: tip position, rotation (row-major) and body-frame
         velocity, then the tensions and tendon lengths (``_implicit_kernels.REC_*``). Raises
         like :meth:`advance`; a tension input is checked against ``max_tension``, a
         displacement step above it is refused.
         """
         values = np.asarray(values, dtype=float)
-        if values.ndim != 2 or values.shape[1] != self.n_tendons:
-            raise InputError(f'{field}: expected rows of {self.n_tendons} values')
+        fields = [field] * self.n_tendons if isinstance(field, str) else list(field)
+        label = field if isinstance(field, str) else 'inputs'
+        if values.ndim != 2 or values.shape[1] != self.n_tendons or len(fields) != self.n_tendons:
+            raise InputError(f'{label}: expected rows of {self.n_tendons} values')
         if not np.all(np.isfinite(values)):
-            raise InputError(f'{field}: must be finite')
-        if field == 'tension':
-            self.set_tensions(values.max(axis=0))      # checks the range
-            self.set_tensions(values.min(axis=0))
-            self.set_tensions(values[-1])
-            return self._step(values, np.zeros_like(values))
-        self.set_displacements(values[-1], check=False)
-        return self._step(np.zeros_like(values), values)
+            raise InputError(f'{label}: must be finite')
+        if not set(fields) <= {'tension', 'displacement'}:
+            raise InputError(f"field: 'tension' or 'displacement' per tendon, got {field!r}")
+        pulled = np.array([f == 'displacement' for f in fields])
+        names = [self.tendon_names[i] for i in np.flatnonzero(~pulled)]
+        for row in (values.max(axis=0), values.min(axis=0), values[-1]):   # checks the range
+            self.set_tensions({name: row[self.tendon_names.index(name)] for name in names})
+        self.set_displacements({name: values[-1, i] for i, name in enumerate(self.tendon_names)
+                                if pulled[i]}, check=False)
+        return self._step(np.where(pulled, 0.0, values), np.where(pulled, values, 0.0))
 
     def _step(self, tau_in: np.ndarray, q_in: np.ndarray) -> np.ndarray:
         if self._failed:
