@@ -337,7 +337,7 @@ class ImplicitSimulator(Settling):
             tensions, part = self._static_tensions(modes, commands)
             over = np.flatnonzero((modes == DISPLACEMENT) & (tensions > self._max_tensions))
             if over.size:
-                i = over[np.argmax(tensions[over] / self._max_tensions[over])]
+                i = over[0]
                 name, limit = self.tendon_names[i], self._max_tensions[i]
                 if part == 1.0:
                     raise InputError(f'displacements[{name!r}]: the equilibrium needs '
