@@ -58,6 +58,7 @@ from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod import _implicit_kernels as stepper
 from tendon_robot_sim.models.rod import _statics_kernels as kernels
+from tendon_robot_sim.models.rod.shooting_nodes import shooting_nodes
 from tendon_robot_sim.models.rod.simulation import ALPHA_RANGE, is_real, Settling, SimState
 from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
@@ -80,36 +81,7 @@ MAX_ITERATIONS = 30
 LIMIT_SEARCH = (2.0 ** -8, 16)
 # Halvings of dt tried when a step does not converge, to say which dt would
 DT_HALVINGS = 6
-# Multiple shooting: a time step's BVP grows and decays like exp(+-lambda s), lambda =
-# (rho A c0^2 / (E I))^(1/4) / sqrt(2) for bending, so one shooting over the whole rod loses
-# exp(lambda L) in accuracy and, far sooner, Newton's method its basin: the nitinol robot at
-# dt = 2 ms has lambda L ~ 7. The integration restarts from unknowns at nodes no more than
-# NODE_SPACING / lambda apart.
-NODE_SPACING = 3.0
 TENSION, DISPLACEMENT = kernels.TENSION, kernels.DISPLACEMENT
-
-
-def shooting_nodes(robot: Robot, model: str, dt: float, alpha: float) -> list[float]:
-    """
-    Arc lengths [m] where the implicit step restarts its integration (multiple shooting).
-
-    Intervals of at most NODE_SPACING / lambda (see NODE_SPACING), with the discs' mass
-    spread over the rod; the discrete model puts its nodes on discs (whose bays its tendons
-    span), continuous models anywhere.
-    """
-    rod = robot.rod
-    c0 = stepper.bdf_coefficients(dt, alpha)[0]
-    mass = rod.linear_density + robot.vertebra_mass * robot.vertebra_positions.size / rod.length
-    lam = (mass * c0 * c0 / rod.bending_stiffness) ** 0.25 / math.sqrt(2.0)
-    intervals = math.ceil(lam * rod.length / NODE_SPACING)
-    targets = rod.length * np.arange(1, intervals) / intervals
-    if model != 'discrete':
-        return targets.tolist()
-    # the vertebra at which each bay starts (not the last, at the tip)
-    discs = robot.vertebra_positions[robot.vertebra_positions < rod.length - 1e-9]
-    if not discs.size:
-        return []
-    return sorted({float(discs[np.argmin(np.abs(discs - s))]) for s in targets})
 
 
 @dataclass(frozen=True)
@@ -359,13 +331,7 @@ class ImplicitSimulator(Settling):
         are tried (LIMIT_SEARCH: doubled from a small one while found within the limits, then
         bisected between the last found and the first not found): the tensions of the first
         that needs more than a tendon's ``max_tension``, and that fraction (a tendon limit,
-        not a lost solve).
-
-        Raises
-        ------
-        InputError
-            Neither found (every part within the limits, or a part not found).
-
+        not a lost solve); InputError (not found) if there is none.
         """
         saved = (self._modes.copy(), self._commands[DISPLACEMENT].copy(), self._traj.copy(),
                  self._tau.copy(), self._lengths.copy())

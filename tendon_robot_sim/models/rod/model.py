@@ -66,8 +66,8 @@ class TendonDynamics(SimModel):
     Explicit: :class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` (PyElastica,
     tensions). Implicit: :class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator`
     (BDF-alpha and shooting, ``alpha``: 0 BDF2, -0.5 trapezoidal; the explicit model refuses
-    any other than 0): tensions (``effort``, N) or displacements (``position``, m pulled in) per tendon, as
-    the setpoint names them; a displacement whose equilibrium would need more
+    any other than 0): tensions (``effort``, N) or displacements (``position``, m pulled in)
+    per tendon, as the setpoint names them; a displacement whose equilibrium would need more
     than ``max_tension`` is refused.
     """
 
