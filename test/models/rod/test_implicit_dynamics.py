@@ -97,20 +97,27 @@ def helical_steel():
     return robot_from_dict(data)
 
 
-@pytest.mark.parametrize('case', ['till displacement', 'nitinol tension', 'helical tip load'])
+@pytest.mark.parametrize('case', ['till displacement', 'nitinol tension', 'helical tip load',
+                                  'converging'])
 def test_kernels_agree_with_the_numpy_twin(case):
     """
     Compare a few steps of the numba kernels with the plain numpy/scipy formulation.
 
     Till's robot (displacement input, compliance, motor distance, Kelvin-Voigt damping, drag),
     the nitinol robot with its discs as point masses (continuous routing, a tension step,
-    mass-proportional damping), and the steel robot with a helical tendon and a tip wrench.
+    mass-proportional damping), the steel robot with a helical tendon and a tip wrench, and
+    the steel robot with tapered tendons converging on the tip (config/steel_rod_converging.yaml:
+    the routing's curvature terms r_s, r_ss in the distributed load), two of them pulled.
     The kernels' RK4 grid and the twin's are different, each converged to well below the
     tolerance.
     """
     if case.startswith('till'):
         robot, dt, inputs, start = TILL, 0.05, np.array([[0.004]]), [0.0]
         modes, field = ['displacement'], 'displacement'
+    elif case == 'converging':
+        robot = load_robot(CONFIG / 'steel_rod_converging.yaml')
+        dt, inputs, start = 0.01, np.array([[4.0, 2.0, 0.0, 0.0]] * 2), [0.0] * 4
+        modes, field = ['tension'] * 4, 'tension'
     elif case.startswith('helical'):
         robot, dt, inputs, start = helical_steel(), 0.01, np.array([[0.0, 3.0]]), [0.0] * 2
         modes, field = ['tension'] * 2, 'tension'
