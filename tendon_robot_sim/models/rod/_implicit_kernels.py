@@ -194,13 +194,16 @@ def _homotopy(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_ite
     done = False
     for _ in range(HOMOTOPY_SOLVES):
         target = min(1.0, lam + dl)
+        # at lam = 1 exactly this step's history and inputs (a tension at its max_tension
+        # must not come out an ulp above it)
         for row in range(Zh.shape[0]):
             for col in range(Zh.shape[1]):
                 old = Zt[row, col] - c0 * Zold[row, col]
-                Zh[row, col] = old + target * (Zh_step[row, col] - old)
+                Zh[row, col] = (Zh_step[row, col] if target == 1.0 else
+                                old + target * (Zh_step[row, col] - old))
         for i in range(n_in):
             new = tau_in[i] if i < nt else (q_in[i - nt] if i < 2 * nt else tip[i - 2 * nt])
-            blend[i] = last[i] + target * (new - last[i])
+            blend[i] = new if target == 1.0 else last[i] + target * (new - last[i])
         # secant prediction along the path (none from lam = 0)
         slope = (target - lam) / (lam - lam_b) if lam > lam_b else 0.0
         for r in range(x.size):
@@ -246,7 +249,7 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
     d1 Zh, Zold = Z. ``iq``: column of q in the state. ``good`` gets the trajectory of each
     converged step (traj also holds those of failed tries), ``record`` (n, 15 + 2 nt) the tip
     and tendons of each step (REC_*). ``stats`` accumulates Newton iterations, residual
-    evaluations and steps that needed continuation.
+    evaluations and steps that needed the homotopy (:func:`_homotopy`).
 
     Returns (steps taken, status, tendon over its limit or -1). A step that fails leaves x,
     xs, ``last`` and the history as they were after the last good step.

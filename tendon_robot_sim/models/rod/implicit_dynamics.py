@@ -226,7 +226,7 @@ class ImplicitSimulator(Settling):
         self._Zt = np.zeros((rows, Z_SIZE))
         self._unknowns: dict[tuple, _Unknowns] = {}
         # Newton iterations, residual evaluations (integrations of the rod), steps solved by
-        # continuation, since the start
+        # homotopy (_implicit_kernels._homotopy), since the start
         self.stats = np.zeros(3)
         self._bays = {id(p): self._new_bays()
                       for p in (self._plan, self._static_plan, self._single_plan)}
