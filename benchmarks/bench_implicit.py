@@ -27,8 +27,11 @@ Cases (``ImplicitSimulator.follow``, the kernels compiled before any timing):
   its output discarded: wall and CPU time of both and their ratio.
 * ``nitinol``: config/nitinol_robot.yaml (10 discs, the discrete model), t0 ramped to 2 N over
   0.1 s and held, 2 s at dt = 2 ms; ``steel``: config/steel_rod_robot.yaml (no discs, the
-  cosserat model), the same. Real-time factor (median block), Newton iterations and rod
-  integrations per step.
+  cosserat model), the same. Real-time factor (median block, and of the whole run), Newton
+  iterations and rod integrations per step.
+* ``nitinol_steps``: the nitinol robot under 6 and 8 N steps in t0 from rest (max_tension 10 N),
+  2 s at dt = 2 ms, as above; the steps solved by homotopy; the tip over the first 0.1 s
+  against a run at dt = 0.5 ms.
 * cost against the spatial resolution (RK4 steps) and against dt, for Till's example and the
   nitinol robot; with the tip's distance from the finest run of each sweep.
 
@@ -139,33 +142,70 @@ def ramp(robot, dt: float, duration: float) -> np.ndarray:
     return tensions
 
 
+def step(tension: float):
+    """Return the inputs of a step to ``tension`` N in t0 at t = 0 (like :func:`ramp`)."""
+    def inputs(robot, dt: float, duration: float) -> np.ndarray:
+        tensions = np.zeros((round(duration / dt), len(robot.tendons)))
+        tensions[:, 0] = tension
+        return tensions
+    return inputs
+
+
 def robot_case(name: str, dt: float, duration: float, blocks: int, steps: int | None = None,
-               show: bool = False) -> dict:
-    """Real-time factor of ``name`` under the ramp, in ``blocks`` timed blocks."""
+               show: bool = False, inputs=ramp) -> dict:
+    """Real-time factor of ``name`` under ``inputs`` (the ramp), in ``blocks`` timed blocks."""
     robot = load_robot(CONFIG / f'{name}_robot.yaml' if name != 'steel' else
                        CONFIG / 'steel_rod_robot.yaml')
     sim = ImplicitSimulator(robot, dt=dt, steps=steps)
-    sim.follow(ramp(robot, dt, 3 * dt), 'tension')          # compile
+    sim.follow(inputs(robot, dt, 3 * dt), 'tension')          # compile
     sim.reset()
     sim.stats[:] = 0.0
-    tensions = ramp(robot, dt, duration)
+    tensions = inputs(robot, dt, duration)
     walls, cpus = [], []
+    begin = time.perf_counter()
     for block in tqdm(np.array_split(tensions, blocks), desc=f'{name} dt {dt * 1e3:g} ms',
                       disable=not show, file=sys.stderr):
         wall, cpu = time.perf_counter(), time.process_time()
         record = sim.follow(block, 'tension')
         walls.append(block.shape[0] * dt / (time.perf_counter() - wall))
         cpus.append(block.shape[0] * dt / (time.process_time() - cpu))
+    whole = duration / (time.perf_counter() - begin)
     n = tensions.shape[0]
     return {'robot': name, 'model': sim.model, 'dt': dt, 'steps_rk4': sim.steps,
             'shooting_intervals': sim.shooting_intervals, 'sim_time': duration,
             'real_time_factor': statistics.median(walls),
+            'real_time_factor_whole_run': whole,
             'real_time_factor_best': max(walls),
             'real_time_factor_cpu': statistics.median(cpus),
             'ms_per_step_cpu': dt / statistics.median(cpus) * 1e3,
             'iterations_per_step': float(sim.stats[0] / n),
             'integrations_per_step': float(sim.stats[1] / n),
             'continuation_steps': int(sim.stats[2]), 'tip': record[-1, 0:3].tolist()}
+
+
+def large_steps(blocks: int, show: bool) -> list[dict]:
+    """
+    6 and 8 N steps on the nitinol robot at dt = 2 ms: speed, and the tip against dt = 0.5 ms.
+
+    The first steps after the jump are solved by homotopy (``continuation_steps``). Over the
+    first 0.1 s, the whip, the largest tip distance from a run at 0.5 ms and how far the tip
+    travels.
+    """
+    rows = []
+    for tension in (6.0, 8.0):
+        case = robot_case('nitinol', 0.002, 2.0, blocks, show=show, inputs=step(tension))
+        robot = load_robot(CONFIG / 'nitinol_robot.yaml')
+        tips = []
+        for dt in (0.002, 0.0005):
+            sim = ImplicitSimulator(robot, dt=dt)
+            record = sim.follow(step(tension)(robot, dt, 0.1), 'tension')
+            tips.append(record[round(0.002 / dt) - 1::round(0.002 / dt), 0:3])
+        rest = sim.statics.solve_tensions([0.0] * len(robot.tendons)).tip_position
+        case.update(tension=tension, whip_travel_mm=1e3 * float(
+            np.linalg.norm(tips[1] - rest, axis=1).max()), whip_mm_from_dt_0_5_ms=1e3 * float(
+            np.linalg.norm(tips[0] - tips[1], axis=1).max()))
+        rows.append(case)
+    return rows
 
 
 def sweep(name: str, values, key: str, show: bool) -> list[dict]:
@@ -206,6 +246,7 @@ def main(argv=None) -> int:
     result = {'till': till(args.peer_binary, args.repeats, show),
               'robots': [robot_case(name, 0.002, 2.0, args.blocks, show=show)
                          for name in ('nitinol', 'steel')],
+              'nitinol_steps': large_steps(args.blocks, show),
               'targets': TARGETS}
     if not args.no_sweeps:
         result['sweeps'] = {
@@ -231,6 +272,12 @@ def main(argv=None) -> int:
               f"{case['real_time_factor']:.1f}x real time (best block "
               f"{case['real_time_factor_best']:.1f}x, CPU {case['real_time_factor_cpu']:.1f}x), "
               f"{case['integrations_per_step']:.1f} rod integrations per step")
+    for case in result['nitinol_steps']:
+        print(f"nitinol, {case['tension']:g} N step at dt 2 ms: {case['real_time_factor']:.1f}x "
+              f"real time (median block; whole 2 s run {case['real_time_factor_whole_run']:.1f}x"
+              f", CPU {case['real_time_factor_cpu']:.1f}x), {case['continuation_steps']} steps "
+              f"by homotopy; first 0.1 s: tip within {case['whip_mm_from_dt_0_5_ms']:.1f} mm of "
+              f"dt 0.5 ms, of {case['whip_travel_mm']:.0f} mm travelled")
     for name, rows in result.get('sweeps', {}).items():
         key = 'steps' if name.endswith('steps') else 'dt'
         print(f'{name}: ' + '; '.join(

@@ -21,7 +21,8 @@ r"""
         --displacements-csv config/till_tendon_robot_displacements.csv --trajectory-out tip.csv
 
 ``--integrator`` picks the explicit (PyElastica) or the implicit (BDF-alpha and shooting) model;
-``auto`` (the default) the one the robot needs (``choose_integrator``). Constant ``--tensions``
+``auto`` (the default) the one the robot needs (``choose_integrator``); ``--alpha`` sets the
+implicit one's BDF-alpha parameter (0: BDF2, -0.5: trapezoidal). Constant ``--tensions``
 are a step: the run starts at rest without tension (the explicit model settles there first) and
 they pull from the first step on. Inputs over time come from CSV files with a column ``t`` [s]
 and one column per tendon (by name), linear between rows (two rows at one time make a step; the
@@ -45,13 +46,14 @@ import time
 
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (check_steps, command_error, CommandError, NoResultError,
-                                       OutputPath, parse_values, positive, time_step)
+from tendon_robot_sim.commands import (check_steps, command_error, CommandError, finite,
+                                       NoResultError, OutputPath, parse_values, positive,
+                                       time_step)
 from tendon_robot_sim.experiment.input_profile import (InputProfile, MixedInputs, ProfileError,
                                                        read_profile)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
-from tendon_robot_sim.models.rod.simulation import choose_integrator, INTEGRATORS
+from tendon_robot_sim.models.rod.simulation import ALPHA_RANGE, choose_integrator, INTEGRATORS
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tqdm import tqdm
@@ -102,12 +104,27 @@ def register(subparsers) -> None:
     parser.add_argument('--dt', type=time_step, default=None, metavar='S',
                         help='time step in s (default: explicit, from the stability bound; '
                              'implicit, 2 ms)')
+    parser.add_argument('--alpha', type=bdf_alpha, default=None, metavar='A',
+                        help=f'BDF-alpha parameter of the implicit integrator, within '
+                             f'[{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]: 0 is BDF2 (the default, '
+                             'damps what dt does not resolve), -0.5 the trapezoidal rule (no '
+                             'numerical damping)')
     parser.add_argument('--trajectory-out', default=None, metavar='FILE.csv',
                         type=OutputPath('file', ('.csv',)),
                         help='write the tip and the tendons over time to this CSV file')
     parser.add_argument('--json', action='store_true',
                         help='end the output with one JSON line')
     parser.set_defaults(func=run)
+
+
+def bdf_alpha(text: str) -> float:
+    """Argument type of ``--alpha``: a number within ALPHA_RANGE."""
+    value = finite(text)
+    if not ALPHA_RANGE[0] <= value <= ALPHA_RANGE[1]:
+        raise argparse.ArgumentTypeError(
+            f'must be within [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] (0: BDF2, -0.5: '
+            f'trapezoidal), got {text}')
+    return value
 
 
 def read_inputs(path: str, option: str, robot, field: str) -> InputProfile:
@@ -223,17 +240,17 @@ def run(args: argparse.Namespace) -> int:
         total = args.max_time if args.until_steady else duration
         if integrator == 'implicit':
             from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
-            sim = ImplicitSimulator(robot, dt=args.dt)
+            sim = ImplicitSimulator(robot, dt=args.dt, alpha=_alpha(args))
+        elif args.alpha is not None:
+            raise CommandError(f'--alpha: applies to the implicit integrator only; this run is '
+                               f'explicit ({why}): add --integrator implicit')
         else:
             from tendon_robot_sim.models.rod.dynamics import TendonSimulator
             sim = TendonSimulator(robot, dt=args.dt)
         # a trajectory file keeps a row per step (implicit) or per millisecond (explicit)
         check_steps(total, sim.dt, kept=args.trajectory_out is not None)
         trajectory = Trajectory(args.trajectory_out, robot.tendon_names)
-        if series is not None:
-            series.start(sim)
-        elif args.tensions is not None:
-            sim.set_tensions(parse_values(args.tensions, '--tensions'))
+        _set_start(sim, args, series)
     except (RobotDescriptionError, InputError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None
@@ -255,7 +272,10 @@ def run(args: argparse.Namespace) -> int:
         kept = (f'; the trajectory up to then is in {trajectory.path}' if trajectory.path
                 else '')
         kind = NoResultError if isinstance(error, SimulationDiverged) else CommandError
-        raise kind(' '.join(str(error).split()) + kept) from None
+        message = str(error)
+        if getattr(error, 'step_dt', None) is not None:
+            message = _whole_run_dt(robot, args, series, field, duration, error, sim.dt)
+        raise kind(' '.join(message.split()) + kept) from None
     trajectory.write()
     wall = time.perf_counter() - begin
     state = sim.state()
@@ -266,6 +286,7 @@ def run(args: argparse.Namespace) -> int:
         'integrator': integrator,
         'elements': robot.rod.elements if integrator == 'explicit' else sim.steps,
         'dt': sim.dt,
+        'alpha': sim.alpha if integrator == 'implicit' else None,
         'tensions': state.tensions.tolist(),
         'tip_position': state.tip_position.tolist(),
         'tip_orientation': state.tip_orientation.tolist(),
@@ -279,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
     tensions_text = ', '.join(f'{name} {value:g}' for name, value in
                               zip(sim.tendon_names, state.tensions))
     resolution = (f'{robot.rod.elements} elements' if integrator == 'explicit'
-                  else f'{sim.steps} RK4 steps')
+                  else f'{sim.steps} RK4 steps, alpha {sim.alpha:g}')
     print(f'robot {robot.name}: {integrator} integrator ({why}), {resolution}, dt {sim.dt:.3g} s; '
           f'tensions [N]: {tensions_text}')
     print(f'simulated {sim_time:.3f} s in {wall:.2f} s wall time '
@@ -297,6 +318,49 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     return 0
+
+
+def _alpha(args) -> float:
+    """BDF-alpha of the implicit integrator: --alpha, or 0 (BDF2)."""
+    return 0.0 if args.alpha is None else args.alpha
+
+
+def _set_start(sim, args, series) -> None:
+    """Set the inputs at t = 0: the input files' first values or --tensions."""
+    if series is not None:
+        series.start(sim)
+    elif args.tensions is not None:
+        sim.set_tensions(parse_values(args.tensions, '--tensions'))
+
+
+def _whole_run_dt(robot, args, series, field, duration, error, failed_dt: float) -> str:
+    """
+    Return the message of a failed implicit step, with a --dt that completes the whole run.
+
+    The model found a dt with which the failed step converges (``error.step_dt``), for that
+    step only; the run is tried again from t = 0 at it, and at halves of it down to the
+    model's smallest (DT_HALVINGS halvings of the ``failed_dt``), so that the advice is one
+    that was seen to work for this run.
+    """
+    from tendon_robot_sim.models.rod.implicit_dynamics import DT_HALVINGS, ImplicitSimulator
+    smallest = failed_dt / 2 ** DT_HALVINGS
+    dt = error.step_dt
+    while dt >= smallest * (1.0 - 1e-9):
+        sim = ImplicitSimulator(robot, dt=dt, alpha=_alpha(args))
+        try:
+            _set_start(sim, args, series)
+            with tqdm(total=round(duration, 6), unit='s', desc=f'trying --dt {dt:g}',
+                      file=sys.stderr, disable=None, leave=False) as bar:
+                _run_implicit(sim, args, series, field, duration,
+                              Trajectory(None, robot.tendon_names), bar,
+                              _named(robot, args.tensions))
+        except (SimulationDiverged, InputError):
+            dt /= 2.0
+            continue
+        return f'{error.failure}; the whole run converges with --dt {dt:g} (tried)'
+    return (f'{error.failure}; a run from t = 0 with --dt {error.step_dt:g} (with which that step '
+            f'converged) or any down to {smallest:g} s fails too (tried): the inputs may be out '
+            'of reach')
 
 
 def _named(robot, tensions: str | None) -> np.ndarray:

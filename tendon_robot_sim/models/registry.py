@@ -47,6 +47,7 @@ class ModelOptions:
     dt: float | None = None              # s, time step of a timed model; None: its own
     statics_model: str = 'discrete'      # tendon robot, quasi_static
     integrator: str = 'auto'             # tendon robot, dynamic: auto | implicit | explicit
+    alpha: float = 0.0                   # tendon robot, dynamic, implicit: BDF-alpha (0: BDF2)
 
 
 # kind -> loader of its description file
@@ -65,7 +66,7 @@ CC_MODE = 'cc_dynamic'
 # to a node's first tip pose once the kernels are cached (docs/performance.md, First start).
 def _tendon_dynamics(robot, o: ModelOptions) -> SimModel:
     from tendon_robot_sim.models.rod.model import TendonDynamics
-    return TendonDynamics(robot, dt=o.dt, integrator=o.integrator)
+    return TendonDynamics(robot, dt=o.dt, integrator=o.integrator, alpha=o.alpha)
 
 
 def _tendon_statics(robot, o: ModelOptions) -> SimModel:

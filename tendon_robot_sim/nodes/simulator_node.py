@@ -86,6 +86,7 @@ from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.registry import (create_model, ModelConfigurationError, ModelOptions,
                                               MODELS)
+from tendon_robot_sim.models.rod.simulation import ALPHA_RANGE
 from tendon_robot_sim.models.rod.statics import NODE_MODELS as STATICS_MODELS
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.ros import topics
@@ -127,12 +128,17 @@ PARAMS = (
           'without', choices=STATICS_MODELS),
     Param('integrator', 'auto', '', 'time integration of mode dynamic (tendon robot): '
           'explicit = PyElastica position Verlet at its stability step (tensions only), '
-          'implicit = BDF2 with shooting in arc length at dt (tensions or displacements), '
+          'implicit = BDF-alpha (see alpha) with shooting in arc length at dt (tensions or '
+          'displacements), '
           'auto = implicit when the robot has no discs, Kelvin-Voigt damping or drag, or an '
           'explicit stable step below 10 us (stiff backbones), explicit otherwise',
           choices=('auto', 'implicit', 'explicit')),
     Param('dt', 0.0, 's', 'physics time step; 0: the model chooses (explicit: 0.9 of the '
           'stability bound; implicit: 2 ms)', range=(0.0, 0.1)),
+    Param('alpha', 0.0, '', 'BDF-alpha parameter of the implicit integrator (Till, Aloi & '
+          'Rucker, Real-time dynamics of soft and continuum robots, 2019): 0 = BDF2 (damps what '
+          'dt does not resolve), -0.5 = trapezoidal rule (no numerical damping); with the '
+          'explicit integrator only 0', range=ALPHA_RANGE),
     Param('physics_rate', 50.0, 'Hz', 'rate of the physics timer that advances the '
           'simulation to match the wall clock (dynamic mode)', range=(1.0, 1000.0)),
     Param('real_time_factor', 1.0, '', 'target simulated seconds per wall-clock second '
@@ -196,7 +202,8 @@ class SimulatorNode(Node):
             kind, self.mode, self.model = create_model(
                 robot_file, config.mode, ModelOptions(dt=config.dt or None,
                                                       statics_model=config.statics_model,
-                                                      integrator=config.integrator))
+                                                      integrator=config.integrator,
+                                                      alpha=config.alpha))
         except ModelConfigurationError as error:
             raise ConfigurationError(str(error)) from None
         if not self.model.timed and config.publish_clock:

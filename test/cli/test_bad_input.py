@@ -75,8 +75,15 @@ CASES = [
      'the explicit integrator takes tensions only'),
     (['simulate', '--robot', '{soft_nitinol}', '--displacements-csv', '{far_inputs}'], BAD,
      "displacements['t0']: the equilibrium needs 15"),
-    (['simulate', '--robot', NITINOL, '--tensions', 't0=8', '--dt', '0.05', '--duration',
-      '0.5'], NO_RESULT, 'converges over this step'),
+    (['simulate', '--tensions', 't0=20,t1=20', '--integrator', 'implicit', '--dt', '0.05',
+      '--duration', '0.5'], NO_RESULT, 'the whole run converges with --dt 0.025 (tried)'),
+    (['simulate', '--robot', NITINOL, '--displacements-csv', '{held_inputs}'], BAD,
+     "displacements['t0']: pulling the tendons there from 0 needs more than max_tension = 10 N "
+     "of tendon 't0'"),
+    (['simulate', '--alpha', '0.1'], BAD, 'argument --alpha: must be within [-0.5, 0]'),
+    (['simulate', '--alpha', 'nan'], BAD, 'argument --alpha: must be finite'),
+    (['simulate', '--integrator', 'explicit', '--alpha', '-0.5'], BAD,
+     '--alpha: applies to the implicit integrator only'),
     (['simulate', '--trajectory-out', '{out}/missing/dir/t.csv'], BAD,
      '--trajectory-out: '),
     # statics
@@ -441,6 +448,8 @@ def files(tmp_path_factory):
         'back_inputs': ('back_inputs.csv', 't,t0\n0,0\n1,1\n0.5,1\n'),
         # t0 and t2 held where they are while t1 pulls in 10 mm
         'far_inputs': ('far_inputs.csv', 't,t0,t1,t2\n0,0,0.01,0\n1,0,0.01,0\n'),
+        # t1 pulled 20 mm from t = 0, t0 and t2 held: t0 would need more than its 10 N
+        'held_inputs': ('held_inputs.csv', 't,t0,t1,t2\n0,0,0.02,0\n0.1,0,0.02,0\n'),
         'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()
                          .replace('compliance: 1.0e-4', 'compliance: 1.0e-3')),
     }

@@ -17,6 +17,7 @@
 import json
 import os
 from pathlib import Path
+import re
 import subprocess
 import sys
 
@@ -271,3 +272,30 @@ def test_the_help_and_the_docs_say_what_an_unnamed_tendon_and_constant_tensions_
     doc = ' '.join((ROOT / 'docs' / 'tendon_robot.md').read_text().split())
     assert '**A tendon named in neither file has tension 0: it is slack**' in doc
     assert '**Constant `--tensions` are a step**: the run starts at rest without tension' in doc
+
+
+def test_the_dt_a_failed_run_advises_completes_the_run(capsys):
+    """
+    A run that fails names a --dt that simulate saw complete the whole run; given, it does.
+
+    20 N in t0 and t1 of the default robot at dt = 50 ms: the first step does not converge.
+    """
+    run = ['simulate', '--tensions', 't0=20,t1=20', '--integrator', 'implicit', '--duration',
+           '0.5', '--json']
+    assert main([*run, '--dt', '0.05']) == 1
+    error = capsys.readouterr().err.strip()
+    advised = re.search(r'the whole run converges with --dt ([0-9.e-]+) \(tried\)$', error)
+    assert advised, error
+    assert main([*run, '--dt', advised.group(1)]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary['sim_time'] == pytest.approx(0.5)
+    assert summary['dt'] == float(advised.group(1)) < 0.05
+
+
+def test_alpha_reaches_the_implicit_model(capsys):
+    """--alpha -0.5 runs the trapezoidal rule: the summary and the JSON line say so."""
+    assert main(['simulate', '--robot', str(ROOT / 'config' / 'steel_rod_robot.yaml'),
+                 '--tensions', 't0=1', '--duration', '0.02', '--alpha', '-0.5', '--json']) == 0
+    out = capsys.readouterr().out
+    assert 'alpha -0.5' in out
+    assert json.loads(out.strip().splitlines()[-1])['alpha'] == -0.5

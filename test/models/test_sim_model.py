@@ -63,6 +63,19 @@ def test_dynamic_model_takes_tensions_and_advances_in_whole_steps(robot):
     assert model.state().time == 0.0 and model.state().effort.tolist() == [0.0] * 4
 
 
+def test_the_node_alpha_reaches_the_implicit_model_and_the_explicit_one_refuses_it():
+    """The simulator node's ``alpha`` (ModelOptions): BDF-alpha of the implicit integrator."""
+    steel = share_dir() / 'config' / 'steel_rod_robot.yaml'
+    _, _, model = create_model(steel, 'dynamic', ModelOptions(alpha=-0.5))
+    assert model.sim.alpha == -0.5 and 'BDF-alpha -0.5' in model.summary
+    with pytest.raises(ModelConfigurationError, match='^alpha: must be in'):
+        create_model(steel, 'dynamic', ModelOptions(alpha=0.5))
+    with pytest.raises(ModelConfigurationError,
+                       match='^alpha: applies to the implicit integrator only'):
+        create_model(default_robot_file(), 'dynamic',
+                     ModelOptions(integrator='explicit', alpha=-0.5))
+
+
 def test_static_model_state_is_the_shape_of_an_independent_solve(robot):
     _, mode, model = create_model(default_robot_file(), 'quasi_static',
                                   ModelOptions(statics_model='discrete'))

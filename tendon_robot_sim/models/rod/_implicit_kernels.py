@@ -36,15 +36,17 @@ import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import CONVERGED, DISCRETE, DYN_C0
 from tendon_robot_sim.models._numerics import kernel, rotate_by
-from tendon_robot_sim.models.rod._statics_kernels import NODE_SIZE, solve, TENSION
+from tendon_robot_sim.models.rod._statics_kernels import Bays, NODE_SIZE, solve, TENSION
 
 # advance() status: every step taken, a step did not converge, a tension above its limit
 DONE, NOT_CONVERGED, OVER_TENSION = 0, 1, 2
 # Columns of advance()'s record per step: tip p and R (row-major), tip q (body), then the
 # tensions and the tendon lengths
 REC_P, REC_R, REC_Q, REC_TAU = 0, 3, 12, 15
-# Input continuation within a step that does not converge: numbers of equal parts tried
-CONTINUATION_STEPS = (4, 16)
+# Homotopy of a step that does not converge from its predicted start (_homotopy): first and
+# smallest step in lam, and most shooting solves
+LAMBDA_STEPS = (1.0, 1.0 / 256.0)
+HOMOTOPY_SOLVES = 40
 
 
 def bdf_coefficients(dt: float, alpha: float) -> tuple[float, float, float, float]:
@@ -104,6 +106,26 @@ def _recenter(pl, x, xs, E, th):
 
 
 @kernel
+def _copy_bays(src, dst):
+    """
+    Copy the discrete model's bay memory (vertebra pose guesses and their Jacobians).
+
+    A shooting try that fails leaves guesses of a wild iterate behind, from which the next
+    try's very first integration can fail: every try starts from those of the last good step.
+    """
+    dst.P[:] = src.P
+    dst.Q[:] = src.Q
+    dst.J[:] = src.J
+    dst.flags[:] = src.flags
+
+
+@kernel
+def _new_bays(bays):
+    """Return a copy of bay memory ``bays``."""
+    return Bays(bays.P.copy(), bays.Q.copy(), bays.J.copy(), bays.flags.copy())
+
+
+@kernel
 def _predict(xs, x):
     """Predict x of the next step from those of the last three, xs[0:3] (quadratic)."""
     for r in range(x.size):
@@ -112,16 +134,14 @@ def _predict(xs, x):
 
 @kernel
 def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, traj, tau,
-          lengths, bays, w, info, blend, stats):
+          lengths, bays, good_bays, w, info, blend, Zt, Zold, path, stats):
     """
-    Solve one time step from the predicted x; on failure by continuation in the inputs.
+    Solve one time step from the predicted x; on failure by homotopy from the last step.
 
     Predictor: quadratic extrapolation of the last three steps, plus the axial load of changed
-    tensions (:func:`_load_axially`). Continuation: the inputs move from ``last`` (tensions,
-    displacement inputs and tip wrench of the last step) to the new ones in
-    CONTINUATION_STEPS equal parts, each solved from the last. Returns True when converged.
+    tensions (:func:`_load_axially`). On failure :func:`_homotopy` (``path``: its scratch).
+    Returns True when converged.
     """
-    nt = tau.size
     jump = _tension_jump(pl, modes, last, tau_in)
     _predict(xs, x)
     _load_axially(pl, x, jump)
@@ -132,38 +152,87 @@ def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, t
     if info[3] == CONVERGED:
         return True
     stats[2] += 1
-    # the prediction may be what failed (after a jump the rod's motion turns within a step):
-    # from the last step's own unknowns, with a Jacobian built anew
+    return _homotopy(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, traj,
+                     tau, lengths, bays, good_bays, w, info, blend, Zt, Zold, path, jump, stats)
+
+
+@kernel
+def _homotopy(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, traj, tau,
+              lengths, bays, good_bays, w, info, blend, Zt, Zold, path, jump, stats):
+    """
+    Solve the step by continuation from the last step, which solves its own equations exactly.
+
+    H(x, lam) = F(x; u(lam), x_h(lam)) with the inputs u(lam) = u_last + lam (u - u_last) (the
+    tensions, displacement inputs and tip wrench in ``last``) and the history x_h(lam) =
+    x_h,last + lam (x_h - x_h,last), where x_h,last = Zt - c0 Zold makes c0 z + x_h the last
+    step's rate at its own z: at lam = 0 the last step's unknowns xs[0] solve H, at lam = 1 H
+    is this step's equations with the user's inputs (same dt, same history), so the answer is
+    the BDF-alpha step itself, only reached by a path (after a tension jump the step's
+    solution lies outside the basin of the predicted start; with a constant input, after
+    the rod's motion has turned within a step). lam grows by steps tried first at
+    LAMBDA_STEPS[0] (the whole step from the last one's unknowns, a fresh Jacobian), doubled
+    after a success, halved after a failure down to LAMBDA_STEPS[1]; each solve starts from a
+    secant prediction along the path, the discrete model's bay memory from that of the last
+    lam solved. At most HOMOTOPY_SOLVES solves. ``path``: (Zh of this step, x and x of the lam
+    before at the last lam solved, bays of it).
+    """
+    dyn = pl.dyn
+    Zh = dyn.Zh
+    c0 = dyn.coef[DYN_C0]
+    Zh_step, xa, xb, lam_bays = path
+    nt = tau.size
+    n_in = last.size
+    for row in range(Zh.shape[0]):
+        for col in range(Zh.shape[1]):
+            Zh_step[row, col] = Zh[row, col]
     for r in range(x.size):
-        x[r] = xs[0, r]
-    _load_axially(pl, x, jump)
+        xa[r] = xs[0, r]
+        xb[r] = xs[0, r]
+    _copy_bays(good_bays, lam_bays)
+    lam, lam_b, dl = 0.0, 0.0, LAMBDA_STEPS[0]
     jac_ok[0] = False
-    solve(pl, modes, tau_in, q_in, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
-          w, info)
-    stats[0] += info[1]
-    stats[1] += info[2]
-    if info[3] == CONVERGED:
-        return True
-    for parts in CONTINUATION_STEPS:
-        _predict(xs, x)
-        for k in range(1, parts + 1):
-            f = k / parts
-            for t in range(nt):
-                blend[t] = last[t] + f * (tau_in[t] - last[t])
-                blend[nt + t] = last[nt + t] + f * (q_in[t] - last[nt + t])
-            for c in range(6):
-                blend[2 * nt + c] = last[2 * nt + c] + f * (tip[c] - last[2 * nt + c])
-            _load_axially(pl, x, jump / parts)
-            jac_ok[0] = False
-            solve(pl, modes, blend[0:nt], blend[nt:2 * nt], blend[2 * nt:], x, J, jac_ok, tol,
-                  max_iter, traj, tau, lengths, bays, w, info)
-            stats[0] += info[1]
-            stats[1] += info[2]
-            if info[3] != CONVERGED:
-                break
+    done = False
+    for _ in range(HOMOTOPY_SOLVES):
+        target = min(1.0, lam + dl)
+        # at lam = 1 exactly this step's history and inputs (a tension at its max_tension
+        # must not come out an ulp above it)
+        for row in range(Zh.shape[0]):
+            for col in range(Zh.shape[1]):
+                old = Zt[row, col] - c0 * Zold[row, col]
+                Zh[row, col] = (Zh_step[row, col] if target == 1.0 else
+                                old + target * (Zh_step[row, col] - old))
+        for i in range(n_in):
+            new = tau_in[i] if i < nt else (q_in[i - nt] if i < 2 * nt else tip[i - 2 * nt])
+            blend[i] = new if target == 1.0 else last[i] + target * (new - last[i])
+        # secant prediction along the path (none from lam = 0)
+        slope = (target - lam) / (lam - lam_b) if lam > lam_b else 0.0
+        for r in range(x.size):
+            x[r] = xa[r] + slope * (xa[r] - xb[r])
+        _load_axially(pl, x, (target - lam) * jump)
+        _copy_bays(lam_bays, bays)
+        solve(pl, modes, blend[0:nt], blend[nt:2 * nt], blend[2 * nt:], x, J, jac_ok, tol,
+              max_iter, traj, tau, lengths, bays, w, info)
+        stats[0] += info[1]
+        stats[1] += info[2]
         if info[3] == CONVERGED:
-            return True
-    return False
+            if target == 1.0:
+                done = True
+                break
+            for r in range(x.size):
+                xb[r] = xa[r]
+                xa[r] = x[r]
+            lam_b, lam = lam, target
+            _copy_bays(bays, lam_bays)
+            dl *= 2.0
+        else:
+            dl *= 0.5
+            jac_ok[0] = False
+            if dl < LAMBDA_STEPS[1]:
+                break
+    for row in range(Zh.shape[0]):
+        for col in range(Zh.shape[1]):
+            Zh[row, col] = Zh_step[row, col]
+    return done
 
 
 @kernel
@@ -180,7 +249,7 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
     d1 Zh, Zold = Z. ``iq``: column of q in the state. ``good`` gets the trajectory of each
     converged step (traj also holds those of failed tries), ``record`` (n, 15 + 2 nt) the tip
     and tendons of each step (REC_*). ``stats`` accumulates Newton iterations, residual
-    evaluations and steps that needed continuation.
+    evaluations and steps that needed the homotopy (:func:`_homotopy`).
 
     Returns (steps taken, status, tendon over its limit or -1). A step that fails leaves x,
     xs, ``last`` and the history as they were after the last good step.
@@ -194,17 +263,24 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
     end = traj.shape[0] - 1
     blend = np.empty(last.size)
     E, th = np.empty((3, 3)), np.empty(3)
+    # the bay memory of the last good step, and the homotopy's scratch
+    good_bays = _new_bays(bays)
+    path = (np.empty_like(Zh), np.empty(nx), np.empty(nx), _new_bays(bays))
     for i in range(tau_in.shape[0]):
         if not _step(pl, modes, last, tau_in[i], q_in[i], tip[i], x, xs, J, jac_ok, tol,
-                     max_iter, traj, tau, lengths, bays, w, info, blend, stats):
+                     max_iter, traj, tau, lengths, bays, good_bays, w, info, blend, Zt, Zold, path,
+                     stats):
             for r in range(nx):
                 x[r] = xs[0, r]
+            _copy_bays(good_bays, bays)
             return i, NOT_CONVERGED, -1
         for t in range(nt):
             if tau[t] > max_tension[t]:
                 for r in range(nx):
                     x[r] = xs[0, r]
+                _copy_bays(good_bays, bays)
                 return i, OVER_TENSION, t
+        _copy_bays(bays, good_bays)
         # the predictor's velocity leaves out the jump the inputs made
         jump = _tension_jump(pl, modes, last, tau_in[i])
         for h in range(xs.shape[0] - 1, 0, -1):

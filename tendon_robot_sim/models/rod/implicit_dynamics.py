@@ -58,7 +58,8 @@ from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod import _implicit_kernels as stepper
 from tendon_robot_sim.models.rod import _statics_kernels as kernels
-from tendon_robot_sim.models.rod.simulation import is_real, Settling, SimState
+from tendon_robot_sim.models.rod.shooting_nodes import shooting_nodes
+from tendon_robot_sim.models.rod.simulation import ALPHA_RANGE, is_real, Settling, SimState
 from tendon_robot_sim.models.rod.statics import StaticsSolver
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
@@ -69,47 +70,18 @@ DEFAULT_DT = 0.002            # s
 # 12 steps Till's example within 0.01 mm of 48 (benchmarks/bench_implicit.py measures both).
 DEFAULT_STEPS = 20
 MAX_STEP = 0.025
-# BDF-alpha is A-stable for alpha in [-1/2, 0]: -1/2 the trapezoidal rule (no numerical
-# damping), 0 BDF2 (damps what dt does not resolve)
-ALPHA_RANGE = (-0.5, 0.0)
 # Newton tolerance on the scaled residual (statics.StaticsSolver: forces in E I / L^2, moments
 # in E I / L): Till's example stops at about the same (a sum of squares of 1e-12 on residuals
 # in N, N m and m). The nitinol robot's tip then stays within 0.3 um of runs converged to 1e-9
 # over a second of swinging, and each step takes a fifth fewer rod integrations than at 1e-7.
 DEFAULT_TOLERANCE = 1e-5
 MAX_ITERATIONS = 30
+# Fractions of the way from 0 to a displacement command whose equilibrium is not found, tried
+# to tell a tendon pulled beyond max_tension from a lost solve: the first, and how many
+LIMIT_SEARCH = (2.0 ** -8, 16)
 # Halvings of dt tried when a step does not converge, to say which dt would
 DT_HALVINGS = 6
-# Multiple shooting: a time step's BVP grows and decays like exp(+-lambda s), lambda =
-# (rho A c0^2 / (E I))^(1/4) / sqrt(2) for bending, so one shooting over the whole rod loses
-# exp(lambda L) in accuracy and, far sooner, Newton's method its basin: the nitinol robot at
-# dt = 2 ms has lambda L ~ 7. The integration restarts from unknowns at nodes no more than
-# NODE_SPACING / lambda apart.
-NODE_SPACING = 3.0
 TENSION, DISPLACEMENT = kernels.TENSION, kernels.DISPLACEMENT
-
-
-def shooting_nodes(robot: Robot, model: str, dt: float, alpha: float) -> list[float]:
-    """
-    Arc lengths [m] where the implicit step restarts its integration (multiple shooting).
-
-    Intervals of at most NODE_SPACING / lambda (see NODE_SPACING), with the discs' mass
-    spread over the rod; the discrete model puts its nodes on discs (whose bays its tendons
-    span), continuous models anywhere.
-    """
-    rod = robot.rod
-    c0 = stepper.bdf_coefficients(dt, alpha)[0]
-    mass = rod.linear_density + robot.vertebra_mass * robot.vertebra_positions.size / rod.length
-    lam = (mass * c0 * c0 / rod.bending_stiffness) ** 0.25 / math.sqrt(2.0)
-    intervals = math.ceil(lam * rod.length / NODE_SPACING)
-    targets = rod.length * np.arange(1, intervals) / intervals
-    if model != 'discrete':
-        return targets.tolist()
-    # the vertebra at which each bay starts (not the last, at the tip)
-    discs = robot.vertebra_positions[robot.vertebra_positions < rod.length - 1e-9]
-    if not discs.size:
-        return []
-    return sorted({float(discs[np.argmin(np.abs(discs - s))]) for s in targets})
 
 
 @dataclass(frozen=True)
@@ -126,7 +98,18 @@ class Profile:
 
 
 class StepFailed(SimulationDiverged):
-    """A time step could not be taken; the state is the last good step's, time included."""
+    """
+    A time step could not be taken; the state is the last good step's, time included.
+
+    ``step_dt``: a dt [s] with which the failed step converged when tried again from the last
+    good step (that step only: a whole run at it may still fail later), or None; ``failure``:
+    the message without its advice.
+    """
+
+    def __init__(self, message: str, step_dt: float | None = None, failure: str = ''):
+        super().__init__(message)
+        self.step_dt = step_dt
+        self.failure = failure or message     # what failed, without the advice
 
 
 class TensionLimitExceeded(StepFailed):
@@ -243,7 +226,7 @@ class ImplicitSimulator(Settling):
         self._Zt = np.zeros((rows, Z_SIZE))
         self._unknowns: dict[tuple, _Unknowns] = {}
         # Newton iterations, residual evaluations (integrations of the rod), steps solved by
-        # continuation, since the start
+        # homotopy (_implicit_kernels._homotopy), since the start
         self.stats = np.zeros(3)
         self._bays = {id(p): self._new_bays()
                       for p in (self._plan, self._static_plan, self._single_plan)}
@@ -323,27 +306,59 @@ class ImplicitSimulator(Settling):
         commands = self._commands[DISPLACEMENT].copy()
         commands[given] = values[given]
         if check:
-            tensions = self._static_tensions(modes, commands)
+            tensions, part = self._static_tensions(modes, commands)
             over = np.flatnonzero((modes == DISPLACEMENT) & (tensions > self._max_tensions))
             if over.size:
                 i = over[0]
+                name, limit = self.tendon_names[i], self._max_tensions[i]
+                if part == 1.0:
+                    raise InputError(f'displacements[{name!r}]: the equilibrium needs '
+                                     f'{tensions[i]:.4g} N, above max_tension = {limit:g} N; '
+                                     'refused')
                 raise InputError(
-                    f'displacements[{self.tendon_names[i]!r}]: the equilibrium needs '
-                    f'{tensions[i]:.4g} N, above max_tension = {self._max_tensions[i]:g} N; '
-                    'refused')
+                    f'displacements[{name!r}]: pulling the tendons there from 0 needs more than '
+                    f'max_tension = {limit:g} N of tendon {name!r} ({tensions[i]:.4g} N at '
+                    f'{part:.1%} of the way; the equilibrium of all of it was not found); refused')
         self._commands[DISPLACEMENT][:] = commands
         self._modes[:] = modes
 
-    def _static_tensions(self, modes: np.ndarray, displacements: np.ndarray) -> np.ndarray:
-        """Tensions [N] of the static equilibrium of these inputs; the state is left alone."""
+    def _static_tensions(self, modes: np.ndarray,
+                         displacements: np.ndarray) -> tuple[np.ndarray, float]:
+        """
+        Tensions [N] of the static equilibrium of these inputs, and 1; the state is left alone.
+
+        When that equilibrium is not found, fractions of the way from 0 to the displacements
+        are tried (LIMIT_SEARCH: doubled from a small one while found within the limits, then
+        bisected between the last found and the first not found): the tensions of the first
+        that needs more than a tendon's ``max_tension``, and that fraction (a tendon limit,
+        not a lost solve); InputError (not found) if there is none.
+        """
         saved = (self._modes.copy(), self._commands[DISPLACEMENT].copy(), self._traj.copy(),
                  self._tau.copy(), self._lengths.copy())
         self._modes[:], self._commands[DISPLACEMENT][:] = modes, displacements
         try:
             single = self._unknowns_for(modes, self._single_plan)
             kept = single.x.copy()
-            self._static_solve()
-            return self._tau.copy()
+            try:
+                self._static_solve()
+                return self._tau.copy(), 1.0
+            except InputError as error:
+                not_found = error
+            low, high = 0.0, 1.0      # found within the limits (0: at rest), not found
+            part = LIMIT_SEARCH[0]
+            for _ in range(LIMIT_SEARCH[1]):
+                self._commands[DISPLACEMENT][:] = displacements * part
+                try:
+                    self._static_solve()
+                    over = np.any((modes == DISPLACEMENT) & (self._tau > self._max_tensions))
+                except InputError:
+                    over, high = False, part
+                if over:
+                    return self._tau.copy(), part
+                low = part if high != part else low
+                # double while every fraction is found (found ones are fast), then bisect
+                part = 2.0 * part if high == 1.0 and 2.0 * part < 1.0 else 0.5 * (low + high)
+            raise not_found
         finally:
             single.x[:] = kept
             (self._modes[:], self._commands[DISPLACEMENT][:], self._traj[:], self._tau[:],
@@ -438,6 +453,10 @@ class ImplicitSimulator(Settling):
             raise InputError('the static equilibrium of the inputs at t = 0 was not found '
                              f'with shooting nodes (scaled residual {self._info[0]:.3g})')
         self._plan.node_R[:] = self._static_plan.node_R
+        # the first step's bays start from the equilibrium's (not from an earlier run's)
+        for step_memory, static_memory in zip(self._bays[id(self._plan)],
+                                              self._bays[id(self._static_plan)]):
+            step_memory[:] = static_memory
         self._check_limits(0.0)
         unknowns.xs[:] = unknowns.x
         unknowns.jac_ok[0] = False
@@ -639,10 +658,15 @@ class ImplicitSimulator(Settling):
                 f'more than max_tension = {self._max_tensions[tendon]:g} N of tendon {name!r}; '
                 f'refused (the state stays at t = {self.time:.6g} s)')
         if status == stepper.NOT_CONVERGED:
-            self._failed = (f'the implicit step from t = {self.time:.6g} s did not converge '
-                            f'with dt = {self.dt:g} s; ' + self._smaller_dt(
-                                unknowns, tau_in[done], q_in[done]))
-            raise StepFailed(self._failed)
+            failure = (f'the implicit step from t = {self.time:.6g} s did not converge with '
+                       f'dt = {self.dt:g} s')
+            step_dt = self._smaller_dt(unknowns, tau_in[done], q_in[done])
+            advice = (f'tried again from t = {self.time:.6g} s, this step converged with dt = '
+                      f'{step_dt:g} s; try dt = {step_dt:g} s' if step_dt is not None else
+                      f'neither did it with any dt down to {self.dt / 2 ** DT_HALVINGS:g} s: '
+                      'the inputs may be out of reach')
+            self._failed = f'{failure}; {advice}'
+            raise StepFailed(self._failed, step_dt, failure)
         return record
 
     def _switch_modes(self) -> None:
@@ -666,17 +690,21 @@ class ImplicitSimulator(Settling):
         self._last[nt:2 * nt] = self._current_displacements(self._solved_modes)
         self._solved_modes = self._modes.copy()
 
-    def _smaller_dt(self, unknowns: _Unknowns, tau_in: np.ndarray, q_in: np.ndarray) -> str:
+    def _smaller_dt(self, unknowns: _Unknowns, tau_in: np.ndarray,
+                    q_in: np.ndarray) -> float | None:
         """
-        Which dt converges over the failed step: halve dt up to DT_HALVINGS times.
+        Return the largest dt / 2^k (k up to DT_HALVINGS) over which the failed step converges.
 
-        Each try starts from the last good step with its history re-spaced for the smaller
-        step; everything is put back afterwards.
+        Each try takes the failed step as 2^k steps from the last good one, its history
+        re-spaced for the smaller step; everything is put back afterwards. Only this step is
+        tried: a run at that dt has another history and may fail elsewhere. None if none does.
         """
         saved = (self._plan.dyn.Zh.copy(), self._Zold.copy(), self._Zt.copy(),
                  unknowns.x.copy(), unknowns.xs.copy(), self._bdf.copy(),
                  self._plan.node_R.copy())
-        answer = None
+        bays = self._bays[id(self._plan)]
+        saved_bays = [memory.copy() for memory in bays]
+        nt = self.n_tendons
         for k in range(1, DT_HALVINGS + 1):
             dt = self.dt / 2 ** k
             self._respace(dt)
@@ -688,20 +716,17 @@ class ImplicitSimulator(Settling):
                 np.repeat(q_in[None], n, axis=0),
                 np.repeat(np.concatenate(self._tip_load)[None], n, axis=0), unknowns.x,
                 unknowns.xs, unknowns.J, unknowns.jac_ok, self._tolerance, MAX_ITERATIONS,
-                self._traj, self._scratch[0], self._scratch[1], self._bays[id(self._plan)],
-                unknowns.work, self._info, self._bdf, self._Zold, self._Zt, self._max_tensions,
-                self._iq,
-                np.empty_like(self._good), np.empty((n, stepper.REC_TAU + 2 * self.n_tendons)),
+                self._traj, self._scratch[0], self._scratch[1], bays, unknowns.work,
+                self._info, self._bdf, self._Zold, self._Zt, self._max_tensions, self._iq,
+                np.empty_like(self._good), np.empty((n, stepper.REC_TAU + 2 * nt)),
                 np.zeros(3))
             (self._plan.dyn.Zh[:], self._Zold[:], self._Zt[:], unknowns.x[:], unknowns.xs[:],
              self._bdf[:], self._plan.node_R[:]) = saved
+            for memory, kept in zip(bays, saved_bays):
+                memory[:] = kept
             if status == stepper.DONE:
-                answer = dt
-                break
-        if answer is None:
-            return (f'neither does any dt down to {self.dt / 2 ** DT_HALVINGS:g} s: the inputs '
-                    'may be out of reach')
-        return f'dt = {answer:g} s converges over this step (choose dt <= {answer:g} s)'
+                return dt
+        return None
 
     # ------------------------------------------------------------------ output
 

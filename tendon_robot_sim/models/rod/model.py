@@ -65,14 +65,16 @@ class TendonDynamics(SimModel):
 
     Explicit: :class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` (PyElastica,
     tensions). Implicit: :class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator`
-    (BDF-alpha and shooting): tensions (``effort``, N) or displacements (``position``, m pulled
-    in) per tendon, as the setpoint names them; a displacement whose equilibrium would need more
+    (BDF-alpha and shooting, ``alpha``: 0 BDF2, -0.5 trapezoidal; the explicit model refuses
+    any other than 0): tensions (``effort``, N) or displacements (``position``, m pulled in)
+    per tendon, as the setpoint names them; a displacement whose equilibrium would need more
     than ``max_tension`` is refused.
     """
 
     timed = True
 
-    def __init__(self, robot: Robot, dt: float | None = None, integrator: str = 'auto'):
+    def __init__(self, robot: Robot, dt: float | None = None, integrator: str = 'auto',
+                 alpha: float = 0.0):
         self.robot = robot
         self.base_frame = robot.base.frame_id
         self.integrator, why = choose_integrator(robot, integrator)
@@ -80,13 +82,16 @@ class TendonDynamics(SimModel):
         # the start of the models that do not use it.
         if self.integrator == 'implicit':
             from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
-            self.sim = ImplicitSimulator(robot, dt=dt)
+            self.sim = ImplicitSimulator(robot, dt=dt, alpha=alpha)
             self.summary = f'{self.sim.summary} ({why})'
             self.rest = 'the zero-tension equilibrium, at rest'
             self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
                                                       'position': 'displacement [m], pulled in'},
                                  'tendons')
         else:
+            if alpha != 0.0:
+                raise InputError(f'alpha: applies to the implicit integrator only; the '
+                                 f'integrator is explicit ({why}): set integrator implicit')
             from tendon_robot_sim.models.rod.dynamics import TendonSimulator
             self.sim = TendonSimulator(robot, dt=dt)
             self.summary = f'explicit, dt {self.sim.dt:.3g} s ({why})'

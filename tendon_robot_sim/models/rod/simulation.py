@@ -42,6 +42,9 @@ INTEGRATORS = ('auto', 'implicit', 'explicit')
 # than this [s]: its compiled step costs about 0.1 us per element (5.5 us at 50 elements,
 # docs/performance.md), so below 10 us it cannot keep real time at the default resolution.
 AUTO_STABLE_STEP = 10e-6
+# BDF-alpha of the implicit integrator is A-stable for alpha in [-1/2, 0]: -1/2 the
+# trapezoidal rule (no numerical damping), 0 BDF2 (damps what dt does not resolve)
+ALPHA_RANGE = (-0.5, 0.0)
 
 
 @dataclass(frozen=True)
