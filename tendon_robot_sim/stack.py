@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+import re
 from typing import Any, Callable, Mapping
 
 from tendon_robot_sim import PACKAGE_NAME, share_dir
@@ -89,15 +90,61 @@ class UrdfWithout(ShareFile):
         return urdf_without_links(super().text(), self.links)
 
 
+# ROS names (REP 144, rmw_validate_namespace): tokens of letters, digits and '_', not starting
+# with a digit, separated by single '/'. A namespace is written with or without its leading
+# '/'; what goes under it (node and topic names, at most 247 characters in all) needs room.
+_NAME_TOKEN = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
+MAX_NAMESPACE_LENGTH = 200
+
+
+def ros_name_problem(name: str) -> str | None:
+    """Say what makes ``name`` (relative, '/'-separated) no ROS name; None: it is one."""
+    bad = re.search(r'[^A-Za-z0-9_/]', name)
+    if bad:
+        return f'{bad.group()!r} is not allowed (letters, digits, _ and / only)'
+    for token in name.split('/'):
+        if not token:
+            return "an empty name between two '/'"
+        if not _NAME_TOKEN.fullmatch(token):
+            return f'the name {token!r} starts with a digit'
+    return None
+
+
+def check_namespace(text: str) -> None:
+    """Raise ValueError unless ``text`` is a ROS namespace ('' or '/': none)."""
+    namespace = text.strip('/')
+    if namespace:
+        problem = ros_name_problem(namespace)
+        if problem:
+            raise ValueError(f'not a ROS namespace: {problem}, got {text!r}')
+        if len(namespace) > MAX_NAMESPACE_LENGTH:
+            raise ValueError(f'at most {MAX_NAMESPACE_LENGTH} characters, got {len(namespace)}')
+
+
+def check_frame_prefix(text: str) -> None:
+    """Raise ValueError unless ``text`` + a frame name is a tf2 frame id (a relative name)."""
+    if text.startswith('/'):
+        raise ValueError(f"a tf2 frame id does not start with '/' (REP 105), got {text!r}")
+    problem = ros_name_problem(text + 'base_link') if text else None
+    if problem:
+        raise ValueError(f'not a prefix of tf2 frame ids: {problem}, got {text!r}')
+
+
 @dataclass(frozen=True)
 class LaunchArgument:
-    """A launch argument of a stack; values are strings, as in ``ros2 launch``."""
+    """
+    A launch argument of a stack; values are strings, as in ``ros2 launch``.
+
+    ``check`` raises ValueError for a value no node could use (a name against the ROS naming
+    rules), so that the launcher refuses it before anything starts.
+    """
 
     name: str
     default: str
     description: str
     kind: type = str               # str or bool: how a parameter reads the value
     choices: tuple[str, ...] = ()
+    check: Callable[[str], None] | None = None
 
     def __post_init__(self):
         if self.kind is bool and not self.choices:
@@ -197,7 +244,8 @@ class Stack:
 ROBOT = LaunchArgument(
     'robot', '', 'robot description YAML file; empty: the package config/robot.yaml')
 NAMESPACE = LaunchArgument(
-    'namespace', '', 'namespace of every node and of their relative topics; empty: none')
+    'namespace', '', 'namespace of every node and of their relative topics; empty: none',
+    check=check_namespace)
 USE_SIM_TIME = LaunchArgument(
     'use_sim_time', 'false', 'true: the simulator publishes /clock and every other node runs '
     'on simulated time (use it when the simulation is slower than real time)', kind=bool)
@@ -214,7 +262,8 @@ RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz (rviz/pcr.r
 FRAME_PREFIX = LaunchArgument(
     'frame_prefix', '', 'prepended to every frame id of the stack (our nodes, '
     "robot_state_publisher's frame_prefix, the RViz view), e.g. left_arm/ for "
-    "left_arm/base_link; empty: '<namespace>/' when a namespace is given, none without one")
+    "left_arm/base_link; empty: '<namespace>/' when a namespace is given, none without one",
+    check=check_frame_prefix)
 
 
 def frame_prefix(values: Mapping[str, Any]) -> str:
@@ -463,12 +512,17 @@ def typed_value(argument: LaunchArgument, text: str) -> Any:
     Raises
     ------
     ValueError
-        ``text`` is not one of the argument's choices.
+        ``text`` is not one of the argument's choices, or its ``check`` refuses it.
 
     """
     if argument.choices and text not in argument.choices:
         raise ValueError(f'launch argument {argument.name}: must be one of '
                          f'{list(argument.choices)}, got {text!r}')
+    if argument.check is not None:
+        try:
+            argument.check(text)
+        except ValueError as error:
+            raise ValueError(f'launch argument {argument.name}: {error}') from None
     return text == 'true' if argument.kind is bool else text
 
 
