@@ -202,6 +202,7 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
     """Run the stack, drive the phases and record; (snapshots, messages per topic)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
     from tqdm import tqdm
 
     from tendon_robot_sim.ros.demo import DemoDriver, run_phases, shut_down, wait_until
@@ -212,7 +213,9 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
             raise CommandError(f'node {node.entry.name} exited with code '
                                f'{node.process.returncode}; see {log_path}')
 
-    rclpy.init()
+    # Ctrl-C is the command's (cli.main: exit 130, after the clean-up below); rclpy's own
+    # handler shut the context down under the executor, which ended as an internal error
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     nodes = []
     try:
