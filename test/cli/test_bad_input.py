@@ -300,6 +300,7 @@ CASES = [
     (['demo', '--tension', '-1'], BAD, 'argument --tension'),
     (['demo', '--robot', '{missing}'], BAD, 'cannot read'),
     (['demo', '--elements', '0'], BAD, 'argument --elements'),
+    (['demo', '--settle', '1e30'], BAD, 'argument --settle: must be a number within [0, 60] s'),
     (['emulate', '--dropout', '2'], BAD, 'argument --dropout'),
     (['emulate', '--robot', '{empty}'], BAD, 'empty.yaml'),
     (['emulate', '--status-rate', 'inf'], BAD, 'argument --status-rate'),
