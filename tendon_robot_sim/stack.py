@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-import re
 from typing import Any, Callable, Mapping
 
 from tendon_robot_sim import PACKAGE_NAME, share_dir
@@ -38,6 +37,7 @@ from tendon_robot_sim.models.description import (description_kind, read_yaml,
 from tendon_robot_sim.models.pcr.robot import KIND as PCR
 from tendon_robot_sim.models.snake.robot import KIND as SNAKE
 from tendon_robot_sim.models.trunk.robot import KIND as BELLOWS
+from tendon_robot_sim.ros.names import check_frame_prefix, check_namespace
 from tendon_robot_sim.rviz_views import prefixed_view_file, urdf_without_links
 
 
@@ -88,46 +88,6 @@ class UrdfWithout(ShareFile):
     def text(self) -> str:
         """Return the URDF text without ``links`` and their joints."""
         return urdf_without_links(super().text(), self.links)
-
-
-# ROS names (REP 144, rmw_validate_namespace): tokens of letters, digits and '_', not starting
-# with a digit, separated by single '/'. A namespace is written with or without its leading
-# '/'; what goes under it (node and topic names, at most 247 characters in all) needs room.
-_NAME_TOKEN = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
-MAX_NAMESPACE_LENGTH = 200
-
-
-def ros_name_problem(name: str) -> str | None:
-    """Say what makes ``name`` (relative, '/'-separated) no ROS name; None: it is one."""
-    bad = re.search(r'[^A-Za-z0-9_/]', name)
-    if bad:
-        return f'{bad.group()!r} is not allowed (letters, digits, _ and / only)'
-    for token in name.split('/'):
-        if not token:
-            return "an empty name between two '/'"
-        if not _NAME_TOKEN.fullmatch(token):
-            return f'the name {token!r} starts with a digit'
-    return None
-
-
-def check_namespace(text: str) -> None:
-    """Raise ValueError unless ``text`` is a ROS namespace ('' or '/': none)."""
-    namespace = text.strip('/')
-    if namespace:
-        problem = ros_name_problem(namespace)
-        if problem:
-            raise ValueError(f'not a ROS namespace: {problem}, got {text!r}')
-        if len(namespace) > MAX_NAMESPACE_LENGTH:
-            raise ValueError(f'at most {MAX_NAMESPACE_LENGTH} characters, got {len(namespace)}')
-
-
-def check_frame_prefix(text: str) -> None:
-    """Raise ValueError unless ``text`` + a frame name is a tf2 frame id (a relative name)."""
-    if text.startswith('/'):
-        raise ValueError(f"a tf2 frame id does not start with '/' (REP 105), got {text!r}")
-    problem = ros_name_problem(text + 'base_link') if text else None
-    if problem:
-        raise ValueError(f'not a prefix of tf2 frame ids: {problem}, got {text!r}')
 
 
 @dataclass(frozen=True)

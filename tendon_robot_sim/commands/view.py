@@ -84,7 +84,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from tendon_robot_sim.stack import check_namespace
+    from tendon_robot_sim.ros.names import check_namespace
     try:
         check_namespace(args.namespace)
     except ValueError as error:

@@ -427,7 +427,8 @@ def _load_discs(m: 'DescriptionMapping', tendons: tuple[Tendon, ...],
     Disc radius (default: outermost tendon hole + DISC_MARGIN) and thickness [m].
 
     With ``discs`` (vertebrae) every hole of every tendon, wherever its routing takes it
-    (a tapered or converging hole is farthest out at one of its ends), is inside the discs.
+    (a tapered or converging hole is farthest out at one of its ends), is within the discs
+    (at the rim at most: a notch in the edge).
     Without discs the tendons run continuously along the rod (Rucker & Webster, "Statics and
     dynamics of continuum robots with general tendon routing", 2011), their spacers smeared
     over it, so a hole far outside the rod is what such a robot is (Till's example: 15 mm on
@@ -440,7 +441,7 @@ def _load_discs(m: 'DescriptionMapping', tendons: tuple[Tendon, ...],
     for i, tendon in enumerate(tendons if discs else ()):
         key = 'end_offset' if tendon.end_offset > tendon.offset else 'offset'
         hole = getattr(tendon, key)
-        if hole >= radius:
+        if hole > radius:     # at the rim at most: a notch in the disc's edge
             raise RobotDescriptionError(
                 f'tendons[{i}].{key}: a hole at {hole:g} m is outside the discs (vertebrae.radius '
                 f'{radius:g} m); a tendon runs through holes inside its discs')

@@ -62,7 +62,7 @@ CASES = [
      'tendons[0].offset: a hole at 0.05 m is outside the discs (vertebrae.radius 0.018 m)'),
     (['simulate', '--robot', '{far_helix}'], BAD, 'tendons[1].offset: a hole at 0.02 m'),
     (['statics', '--robot', '{far_taper}', '--tensions', '1,0,0,0'], BAD,
-     'tendons[2].end_offset: a hole at 0.018 m is outside the discs'),
+     'tendons[2].end_offset: a hole at 0.02 m is outside the discs'),
     # simulate: integrators, inputs over time, trajectory output
     (['simulate', '--integrator', 'rk4'], BAD, "argument --integrator: invalid choice: 'rk4'"),
     (['simulate', '--robot', STEEL, '--integrator', 'explicit'], BAD,
@@ -297,6 +297,10 @@ CASES = [
      "launch argument namespace: not a ROS namespace: the name '1abc' starts with a digit"),
     (['launch', 'hardware', '--arg', 'frame_prefix:=a b', '--dry-run'], BAD,
      'launch argument frame_prefix: not a prefix of tf2 frame ids'),
+    (['launch', 'sim', '--param', 'simulator:setpoint_topic:=bad name', '--dry-run'], BAD,
+     "parameter setpoint_topic: not a ROS topic name: ' ' is not allowed"),
+    (['launch', 'sim', '--param', 'tip_frame:=/tip_link', '--dry-run'], BAD,
+     "parameter tip_frame: a tf2 frame id does not start with '/'"),
     (['demo', '--tension', '-1'], BAD, 'argument --tension'),
     (['demo', '--robot', '{missing}'], BAD, 'cannot read'),
     (['demo', '--elements', '0'], BAD, 'argument --elements'),
@@ -478,7 +482,7 @@ def files(tmp_path_factory):
             '{name: t1, offset: 0.02, angle_deg: 90.0, routing: helical, turns: 0.5,')),
         'far_taper': ('far_taper.yaml', robot.replace(
             '{name: t2, offset: 0.015, angle_deg: 180.0, routing: parallel,',
-            '{name: t2, offset: 0.015, angle_deg: 180.0, routing: tapered, end_offset: 0.018,')),
+            '{name: t2, offset: 0.015, angle_deg: 180.0, routing: tapered, end_offset: 0.02,')),
         'tiny_pcr': ('tiny_pcr.yaml', Path(PCR).read_text().replace(
             '  radius: 0.002 ', '  radius: 1.0e-30 ')),
         'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()

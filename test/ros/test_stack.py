@@ -27,8 +27,9 @@ from tendon_robot_sim import PACKAGE_NAME, share_dir
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.nodes.simulator_node import PARAMS as SIMULATOR_PARAMS
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.stack import (Arg, check_frame_prefix, check_namespace, FramePrefix,
-                                    MAX_NAMESPACE_LENGTH, RvizView, ShareFile, STACKS)
+from tendon_robot_sim.ros.names import (check_frame_prefix, check_namespace,
+                                        MAX_NAMESPACE_LENGTH)
+from tendon_robot_sim.stack import Arg, FramePrefix, RvizView, ShareFile, STACKS
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
