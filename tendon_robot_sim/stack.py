@@ -37,6 +37,7 @@ from tendon_robot_sim.models.description import (description_kind, read_yaml,
 from tendon_robot_sim.models.pcr.robot import KIND as PCR
 from tendon_robot_sim.models.snake.robot import KIND as SNAKE
 from tendon_robot_sim.models.trunk.robot import KIND as BELLOWS
+from tendon_robot_sim.ros.names import check_frame_prefix, check_namespace
 from tendon_robot_sim.rviz_views import prefixed_view_file, urdf_without_links
 
 
@@ -91,13 +92,19 @@ class UrdfWithout(ShareFile):
 
 @dataclass(frozen=True)
 class LaunchArgument:
-    """A launch argument of a stack; values are strings, as in ``ros2 launch``."""
+    """
+    A launch argument of a stack; values are strings, as in ``ros2 launch``.
+
+    ``check`` raises ValueError for a value no node could use (a name against the ROS naming
+    rules), so that the launcher refuses it before anything starts.
+    """
 
     name: str
     default: str
     description: str
     kind: type = str               # str or bool: how a parameter reads the value
     choices: tuple[str, ...] = ()
+    check: Callable[[str], None] | None = None
 
     def __post_init__(self):
         if self.kind is bool and not self.choices:
@@ -197,7 +204,8 @@ class Stack:
 ROBOT = LaunchArgument(
     'robot', '', 'robot description YAML file; empty: the package config/robot.yaml')
 NAMESPACE = LaunchArgument(
-    'namespace', '', 'namespace of every node and of their relative topics; empty: none')
+    'namespace', '', 'namespace of every node and of their relative topics; empty: none',
+    check=check_namespace)
 USE_SIM_TIME = LaunchArgument(
     'use_sim_time', 'false', 'true: the simulator publishes /clock and every other node runs '
     'on simulated time (use it when the simulation is slower than real time)', kind=bool)
@@ -214,7 +222,8 @@ RVIZ = LaunchArgument('rviz', 'true', 'start RViz with rviz/sim.rviz (rviz/pcr.r
 FRAME_PREFIX = LaunchArgument(
     'frame_prefix', '', 'prepended to every frame id of the stack (our nodes, '
     "robot_state_publisher's frame_prefix, the RViz view), e.g. left_arm/ for "
-    "left_arm/base_link; empty: '<namespace>/' when a namespace is given, none without one")
+    "left_arm/base_link; empty: '<namespace>/' when a namespace is given, none without one",
+    check=check_frame_prefix)
 
 
 def frame_prefix(values: Mapping[str, Any]) -> str:
@@ -463,12 +472,17 @@ def typed_value(argument: LaunchArgument, text: str) -> Any:
     Raises
     ------
     ValueError
-        ``text`` is not one of the argument's choices.
+        ``text`` is not one of the argument's choices, or its ``check`` refuses it.
 
     """
     if argument.choices and text not in argument.choices:
         raise ValueError(f'launch argument {argument.name}: must be one of '
                          f'{list(argument.choices)}, got {text!r}')
+    if argument.check is not None:
+        try:
+            argument.check(text)
+        except ValueError as error:
+            raise ValueError(f'launch argument {argument.name}: {error}') from None
     return text == 'true' if argument.kind is bool else text
 
 

@@ -20,6 +20,7 @@ import math
 import os
 from pathlib import Path
 import signal
+import stat
 import tempfile
 
 from tendon_robot_sim import EXIT_INTERRUPTED  # noqa: F401 (an exit code of commands)
@@ -146,6 +147,23 @@ def non_negative_int(text: str) -> int:
     return _number(text, lambda v: v >= 0, 'a whole number >= 0', int)
 
 
+def within(low: float, high: float, unit: str = '', kind=float):
+    """
+    Argument type: a number (``kind`` int: a whole number) in [``low``, ``high``].
+
+    For every count or rate that sizes the work (points, turns, a playback rate): with no
+    upper bound a typo takes the memory or the time of the machine. The bounds are kept on
+    the type (``.bounds``) for the tests that walk the parser.
+    """
+    what = 'a whole number' if kind is int else 'a number'
+    shown = f'[{low:g}, {high:g}]' + (f' {unit}' if unit else '')
+
+    def number(text: str):
+        return _number(text, lambda v: low <= v <= high, f'{what} within {shown}', kind)
+    number.bounds = (low, high)
+    return number
+
+
 #: Shortest and longest time step of any run [s]: below a nanosecond no model steps, above an
 #: hour none is stable; 1e-300 s overflowed a step count into an internal error.
 TIME_STEP = (1e-9, 3600.0)
@@ -182,7 +200,11 @@ class OutputPath:
     one of them otherwise. The check creates and removes a probe in the folder that would
     hold the output, so a folder nobody may write (``/proc``, ``/sys``, a read-only mount,
     even for root), a file where a folder is needed and a folder where a file is needed are
-    all refused with exit 2 naming the option. ``cli.main`` applies the type also to values
+    all refused with exit 2 naming the option. What exists there must be a regular file or a
+    folder: a device, a pipe or a socket (``/dev/full``, ``/dev/null``, ``/dev/stdout``) is
+    refused too, for every kind, before a suffix is added: a write to it may fail only once
+    the work is done (``/dev/full``), block (a pipe) or land beside it (``/dev/full.png``),
+    and no probe can tell without writing. ``cli.main`` applies the type also to values
     argparse leaves unconverted (an optional value's ``const``).
     """
 
@@ -209,6 +231,7 @@ class OutputPath:
         if not text.strip():
             raise CommandError('an empty path')
         path = Path(text)
+        _check_not_special(path)
         if self.kind in ('file', 'prefix') and (text.endswith(os.sep) or path.is_dir()):
             example = path / ('dataset' if self.kind == 'prefix' else
                               'out' + (self.suffixes[0] if self.suffixes else ''))
@@ -216,6 +239,7 @@ class OutputPath:
         if self.kind == 'file' and self.suffixes:
             if not path.suffix:
                 path = path.with_name(path.name + self.suffixes[0])
+                _check_not_special(path)
             elif path.suffix.lower() not in self.suffixes:
                 raise CommandError(f'{text}: must end in {" or ".join(self.suffixes)}')
         if self.kind == 'new folder' and (path.exists() or path.is_symlink()):
@@ -237,6 +261,20 @@ class OutputPath:
             raise CommandError(f'{holder} is a file, not a folder')
         _probe_folder(holder)
         return path
+
+
+def _check_not_special(path: Path) -> None:
+    """Raise CommandError if ``path`` exists and is neither a regular file nor a folder."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:        # missing, a broken link, or no access: the checks below say which
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        what = ('a device' if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+                'a pipe' if stat.S_ISFIFO(mode) else 'a socket' if stat.S_ISSOCK(mode)
+                else 'not a regular file')
+        raise CommandError(f'{path} is {what}, not a regular file; give a file or folder '
+                           'to write')
 
 
 def _probe_folder(folder: Path) -> None:

@@ -53,8 +53,8 @@ import subprocess
 import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_output, command_error, CommandError,
-                                       DefaultsHelpFormatter, non_negative, OutputPath, positive,
-                                       positive_int)
+                                       DefaultsHelpFormatter, OutputPath, positive, positive_int,
+                                       within)
 from tendon_robot_sim.commands.demo_hardware import DEVICES, run_hardware
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -86,7 +86,7 @@ def register(subparsers) -> None:
                              'its tensions [s]')
     parser.add_argument('--target-hold', type=positive, default=5.0,
                         help='longest simulated time the tip-target step is held [s]')
-    parser.add_argument('--settle', type=non_negative, default=3.0,
+    parser.add_argument('--settle', type=within(0.0, 60.0, 's'), default=3.0,
                         help='after --hold, hold a tension step on until the tip has settled '
                              '(within 1 mm over 0.5 s), for at most this much more simulated '
                              'time [s]; a row read while the tip still moves says so')
@@ -202,6 +202,7 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
     """Run the stack, drive the phases and record; (snapshots, messages per topic)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
     from tqdm import tqdm
 
     from tendon_robot_sim.ros.demo import DemoDriver, run_phases, shut_down, wait_until
@@ -212,7 +213,9 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
             raise CommandError(f'node {node.entry.name} exited with code '
                                f'{node.process.returncode}; see {log_path}')
 
-    rclpy.init()
+    # Ctrl-C is the command's (cli.main: exit 130, after the clean-up below); rclpy's own
+    # handler shut the context down under the executor, which ended as an internal error
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     nodes = []
     try:

@@ -174,6 +174,7 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
     """Run the stack, pull each tendon in turn and record; (steps, driver, counts)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
     from tqdm import tqdm
 
     from tendon_robot_sim.ros import topics
@@ -187,7 +188,9 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
                                f'{node.process.returncode}; see {log_path}')
 
     phases = demo_phases([t.name for t in robot.tendons], tension)
-    rclpy.init()
+    # Ctrl-C is the command's (cli.main: exit 130, after the clean-up below); rclpy's own
+    # handler shut the context down under the executor, which ended as an internal error
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     nodes = []
     try:

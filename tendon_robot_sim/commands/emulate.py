@@ -25,7 +25,7 @@ import time
 
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.commands import (command_error, CommandError, non_negative, non_negative_int,
-                                       positive, probability, StopSignals)
+                                       probability, StopSignals, within)
 from tendon_robot_sim.emulator.devices import Faults
 from tendon_robot_sim.emulator.endpoints import open_endpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
@@ -35,6 +35,10 @@ from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 
 MOTOR_KINDS = ('tdcr-motor-v1', 'dynamixel')
 SENSOR_KINDS = ('tdcr-laser-v1', 'keyence-lkg')
+# Status and measurement rates: up to what a serial line carries (a 20-byte frame at 1 Mbaud
+# every 0.2 ms); a tip noise beyond 1 m measures nothing (and overflowed the LK-G's fields).
+RATES = (0.01, 1e4)     # Hz
+NOISE = (0.0, 1.0)      # m
 
 
 def register(subparsers) -> None:
@@ -59,13 +63,13 @@ def register(subparsers) -> None:
     parser.add_argument('--urdf', metavar='FILE', type=Path,
                         help='URDF placing tip_sensor_link (default: the package '
                              'urdf/tendon_robot.urdf)')
-    parser.add_argument('--status-rate', type=positive, default=50.0, metavar='HZ',
+    parser.add_argument('--status-rate', type=within(*RATES, 'Hz'), default=50.0, metavar='HZ',
                         help='motor status rate (default: 50)')
-    parser.add_argument('--sensor-rate', type=positive, default=50.0, metavar='HZ',
+    parser.add_argument('--sensor-rate', type=within(*RATES, 'Hz'), default=50.0, metavar='HZ',
                         help='tip measurement rate (default: 50)')
     parser.add_argument('--time-constant', type=non_negative, default=0.05, metavar='S',
                         help='first-order lag of the motor tensions (default: 0.05)')
-    parser.add_argument('--noise', type=non_negative, default=0.0002, metavar='M',
+    parser.add_argument('--noise', type=within(*NOISE, 'm'), default=0.0002, metavar='M',
                         help='tip sensor noise, standard deviation per axis (default: 0.0002)')
     parser.add_argument('--dropout', type=probability, default=0.0, metavar='P',
                         help='probability of a "no target" sample (default: 0)')

@@ -47,7 +47,8 @@ import sys
 import numpy as np
 
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       OutputPath, parse_values, pcr_studies, positive,
+                                       NoResultError, OutputPath, parse_values, pcr_studies,
+                                       positive,
                                        positive_int, scheduler_of, worker_count)
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.models.cosserat import StaticsError
@@ -224,6 +225,12 @@ def _workspace(args, robot, force, moment) -> int:
     result.plot(out / 'workspace.png', f'{robot.name} ({robot.compat} model), platform '
                 f'orientations {np.round(np.degrees(orientations), 2).tolist()} deg')
     summary = result.summary()
+    if not summary['valid']:
+        # a workspace of no pose is no workspace: exit 1, as a sweep out of reach (files kept)
+        raise NoResultError(f'--radius, --heights: none of the {summary["samples"]} samples is '
+                            f'reachable within the motor limits ({summary["converged"]} '
+                            f'converged); wrote {out / "workspace.csv"} and '
+                            f'{out / "workspace.png"}')
     print(f'{summary["valid"]} of {summary["samples"]} samples valid (converged and within '
           f'the motor limits [{math.degrees(robot.motor_limits[0]):g}, '
           f'{math.degrees(robot.motor_limits[1]):g}] deg), {summary["reachable_positions"]} '

@@ -41,7 +41,7 @@ import numpy as np
 
 from tendon_robot_sim.commands import (check_output, command_error, CommandError,
                                        NoResultError, OutputPath, parse_values, positive,
-                                       positive_int)
+                                       within)
 from tendon_robot_sim.commands.statics import parse_vector
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -58,6 +58,10 @@ MAX_SAMPLES = 100_000
 # Beyond a few hundred newtons the rods buckle; 10 kN bounds what a sweep may ask for.
 MAX_FORCE = 1e4
 MAX_YAW_DEG = 360.0
+# Turns of the helix: as many as a tendon's helix may make (PHYSICAL_RANGES 'turns'); fewer
+# than POINTS_PER_TURN points a turn trace a zig-zag, not a helix.
+HELIX_TURNS = (1e-3, 1e3)
+POINTS_PER_TURN = 4
 REST = ','.join(f'{v:g}' for v in REST_POSITION)
 
 
@@ -99,10 +103,11 @@ def add_parsers(actions) -> None:
                     help='helix radius in m (default %(default)s)')
     tr.add_argument('--heights', default='0.4:0.55', metavar='LOW:HIGH',
                     help='start and end height in m (default %(default)s)')
-    tr.add_argument('--turns', type=positive, default=1.0, metavar='N',
+    tr.add_argument('--turns', type=within(*HELIX_TURNS), default=1.0, metavar='N',
                     help="turns (default %(default)s, as the authors' code)")
-    tr.add_argument('--points', type=positive_int, default=500, metavar='N',
-                    help='points along the helix (default %(default)s)')
+    tr.add_argument('--points', type=within(2, MAX_SAMPLES, kind=int), default=500,
+                    metavar='N', help='points along the helix, at least '
+                                      f'{POINTS_PER_TURN} a turn (default %(default)s)')
     tr.add_argument('--force', default='0,0,-5', metavar='FX,FY,FZ',
                     help="force at the platform centre in N (default %(default)s, the paper's)")
     tr.add_argument('--out', default='pcr_trajectory', metavar='DIR', type=OutputPath('folder'),
@@ -300,6 +305,11 @@ def _sweep(args, robot) -> int:
 def _trajectory(args, robot) -> int:
     low, high = _range(args.heights, '--heights', 2)
     force = np.asarray(parse_vector(args.force, '--force'))
+    if args.points < POINTS_PER_TURN * args.turns:
+        raise CommandError(f'--points: {args.points} points do not trace {args.turns:g} '
+                           f'turn{"s" * (args.turns != 1)} of a helix; '
+                           f'give at least {POINTS_PER_TURN} a turn '
+                           f'({math.ceil(POINTS_PER_TURN * args.turns)})')
     points = helix(args.points, args.radius, (low, high), args.turns)
     out = output_folder(args.out, '--out', ('helix.csv', 'helix.png'))
     _check_reach(robot, points, np.zeros(len(points)), '--helix')

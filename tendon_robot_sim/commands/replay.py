@@ -46,8 +46,8 @@ import time
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
-                                       non_negative, positive, StopSignals)
-from tendon_robot_sim.experiment.bag import BagError
+                                       StopSignals, within)
+from tendon_robot_sim.experiment.bag import BagError, check_messages
 from tendon_robot_sim.models.rod.statics import MODELS
 
 # Wall seconds the simulator may take to subscribe to the replayed setpoints.
@@ -55,6 +55,12 @@ SIMULATOR_TIMEOUT = 10.0
 # Where recorded setpoints go by default: not where a hardware bridge listens.
 DEFAULT_SETPOINT_TOPIC = 'replay/tendon/setpoint'
 BRIDGE_NODE = 'hardware_bridge'
+# Playback speeds: from a thousand times slower (a recorded second takes 17 min) to a thousand
+# times faster (a 50 Hz topic at 50 kHz, about what one process publishes); beyond them a
+# replay never ends (1e-30) or is no longer a timed replay.
+RATES = (1e-3, 1e3)
+# Wall seconds for discovery before the first message: a few are plenty on any network.
+DELAYS = (0.0, 60.0)
 
 
 def register(subparsers) -> None:
@@ -66,13 +72,13 @@ def register(subparsers) -> None:
                     'and publish its tip on tip/pose next to the recorded tip/measured.',
         formatter_class=DefaultsHelpFormatter)
     parser.add_argument('bag', type=Path, metavar='BAG', help='bag folder or .mcap/.db3 file')
-    parser.add_argument('--rate', type=positive, default=1.0,
+    parser.add_argument('--rate', type=within(*RATES), default=1.0,
                         help='playback speed: 2 plays twice as fast')
     parser.add_argument('--loop', action='store_true',
                         help='start again at the end, until Ctrl-C')
     parser.add_argument('--topics', nargs='+', metavar='T', default=None,
                         help='topics to publish (default: all of the bag)')
-    parser.add_argument('--delay', type=non_negative, default=0.5, metavar='S',
+    parser.add_argument('--delay', type=within(*DELAYS, 's'), default=0.5, metavar='S',
                         help='wait S wall seconds after creating the publishers, so that '
                              'subscribers discover them before the first message')
     parser.add_argument('--setpoint-topic', default=DEFAULT_SETPOINT_TOPIC, metavar='T',
@@ -161,10 +167,11 @@ def _replay(args, stop) -> tuple[dict, int]:
             except BagError as error:
                 raise command_error(error) from None
             passes += complete
-            if complete and not any(player.counts.values()):
-                # a bag of no messages: nothing was replayed, which is not a replay
-                raise CommandError(f'{args.bag}: holds no messages on '
-                                   f'{", ".join(player.publishers_by_topic)}: nothing to replay')
+            if complete:   # a bag of no messages: nothing was replayed, which is not a replay
+                try:
+                    check_messages(args.bag, player.counts, 'replay')
+                except BagError as error:
+                    raise command_error(error) from None
             if not args.loop:
                 break
         counts = dict(player.counts)

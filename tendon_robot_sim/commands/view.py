@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-import re
 import signal
 import time
 
@@ -40,9 +39,6 @@ from tendon_robot_sim.commands import command_error, CommandError, DefaultsHelpF
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import input_limits
-
-# ROS names (REP 144): namespace tokens of letters, digits and underscores.
-_NAMESPACE = re.compile(r'/?([A-Za-z_][A-Za-z0-9_]*/?)*')
 
 
 def _port(text: str) -> int:
@@ -88,9 +84,11 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    if not _NAMESPACE.fullmatch(args.namespace):
-        raise CommandError(f'--namespace: {args.namespace!r} is not a ROS namespace (letters, '
-                           'digits, _ and /; a name does not start with a digit)')
+    from tendon_robot_sim.ros.names import check_namespace
+    try:
+        check_namespace(args.namespace)
+    except ValueError as error:
+        raise CommandError(f'--namespace: {error}') from None
     robot = args.robot or default_robot_file()
     try:
         kind, limits = input_limits(robot)

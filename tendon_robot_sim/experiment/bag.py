@@ -51,7 +51,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterable, Iterator, Mapping, NamedTuple
 
 from rosbags.highlevel import AnyReader
 from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
@@ -232,6 +232,19 @@ def bag_topics(path: str | Path) -> dict[str, str]:
     """
     with _open_bag(path) as reader:
         return {connection.topic: connection.msgtype for connection in reader.connections}
+
+
+def check_messages(path: str | Path, counts: Mapping[str, int], what: str) -> None:
+    """
+    Raise BagError unless ``counts`` (messages per topic read from the bag) holds a message.
+
+    A bag of no message (a recording stopped before its first message, or of none of the
+    topics wanted) has nothing to ``what`` (replay, play): every reader refuses it the same
+    way rather than play nothing for ever.
+    """
+    if not any(counts.values()):
+        raise BagError(f'{path}: holds no messages on {", ".join(counts) or "any topic"}: '
+                       f'nothing to {what}')
 
 
 def offered_qos_of(path: str | Path) -> dict[str, OfferedQos]:

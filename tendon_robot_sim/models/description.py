@@ -61,17 +61,27 @@ class RobotDescriptionError(ValueError):
 # requires an entry for every numeric key of the shipped files. An angle in radians is
 # checked by DescriptionMapping.angle (at most a full turn, None here); in degrees
 # (``*_deg``) by DEGREES.
+# The size of a part (a rod's length and radius, a disc, a crank, a hole's offset) is at least
+# MIN_SIZE: a PCR rod of radius 1e-30 m once passed and left its solver with an infinite
+# residual; a rod is at least ROD_LENGTH[0] long. A position along the backbone may be 0.
+MIN_SIZE = 1e-6            # m
+MIN_LENGTH = 1e-3          # m
 LENGTH = (0.0, 100.0, 'm', 'up to 100 m')
+SIZE = (MIN_SIZE, 10.0, 'm', 'from 1 um to 10 m')
 STIFFNESS = (0.0, 1e9, 'N/m', 'up to a steel bar')
 PHYSICAL_RANGES: dict[str, tuple[float, float, str, str] | None] = {
     # geometry
-    'length': LENGTH, 'rest_length': LENGTH, 'height': LENGTH, 'first': LENGTH,
-    'last': LENGTH, 'positions': LENGTH, 'end': LENGTH, 'crank_length': LENGTH,
-    'radius_of_curvature': LENGTH, 'precurvature_radius': (0.0, 1e6, 'm', 'up to 1000 km'),
-    'radius': (0.0, 10.0, 'm', 'up to 10 m'), 'thickness': (0.0, 10.0, 'm', 'up to 10 m'),
-    'offset': (0.0, 10.0, 'm', 'up to 10 m'), 'end_offset': (0.0, 10.0, 'm', 'up to 10 m'),
-    'contact_offset': (0.0, 10.0, 'm', 'up to 10 m'),
-    'area': (0.0, 100.0, 'm^2', 'up to 100 m^2'),
+    'length': (MIN_LENGTH, 100.0, 'm', 'from 1 mm to 100 m'),
+    'rest_length': (MIN_LENGTH, 100.0, 'm', 'from 1 mm to 100 m'),
+    'height': (MIN_SIZE, 100.0, 'm', 'from 1 um to 100 m'), 'first': LENGTH,
+    'last': LENGTH, 'positions': LENGTH, 'end': LENGTH,
+    'crank_length': (MIN_SIZE, 100.0, 'm', 'from 1 um to 100 m'),
+    'radius_of_curvature': (MIN_SIZE, 100.0, 'm', 'from 1 um to 100 m'),
+    'precurvature_radius': (MIN_SIZE, 1e6, 'm', 'from 1 um to 1000 km'),
+    'radius': SIZE, 'thickness': SIZE, 'offset': SIZE,
+    'end_offset': (0.0, 10.0, 'm', 'up to 10 m: 0 converges on the axis'),
+    'contact_offset': SIZE,
+    'area': (MIN_SIZE ** 2, 100.0, 'm^2', 'from 1 um^2 to 100 m^2'),
     'position': (-1e3, 1e3, 'm', 'within 1 km of the world origin'),
     'pair': (-100.0, 100.0, 'm', 'within 100 m of the base centre'),
     'direction': (-1e6, 1e6, '', 'a direction, normalised when loaded'),

@@ -46,5 +46,11 @@ def equal_axes(ax, points: np.ndarray, margin: float = 0.05) -> None:
 
 
 def legend_beside(ax, **kwargs) -> None:
-    """Put the legend of ``ax`` to its right, outside the data (tight_layout makes room)."""
-    ax.legend(loc='upper left', bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
+    """
+    Put the legend of ``ax`` to its right, outside the data (tight_layout makes room).
+
+    An axis with nothing labelled (a workspace of no reachable point) gets none, rather than
+    matplotlib's warning on the command's standard error.
+    """
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc='upper left', bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)

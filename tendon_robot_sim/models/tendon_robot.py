@@ -51,8 +51,6 @@ ROUTINGS = ('parallel', 'helical', 'tapered')
 MAX_ELEMENTS = 1000        # Cosserat elements of the dynamic model
 MAX_VERTEBRAE = 1000
 MAX_TENDONS = 64
-ROD_LENGTH = (1e-3, 100.0)   # m
-MIN_SIZE = 1e-6              # m, smallest radius and tendon offset
 # Hole layouts whose second singular value is below this fraction of the first are
 # planar: every hole on one line through the backbone.
 PLANAR_TOLERANCE = 1e-9
@@ -363,7 +361,7 @@ def robot_from_dict(data: Any) -> Robot:
     vertebrae = top.mapping('vertebrae', default={'count': 0})
     positions, mass = _load_vertebrae(vertebrae, rod.length)
     tendons = _load_tendons(top.get('tendons'), rod.length, positions)
-    disc_radius, disc_thickness = _load_discs(vertebrae, tendons)
+    disc_radius, disc_thickness = _load_discs(vertebrae, tendons, positions.size > 0)
     tip = top.mapping('tip_load', default={})
     tip_load = TipLoad(force=tip.vector('force', default=(0.0, 0.0, 0.0)),
                        moment=tip.vector('moment', default=(0.0, 0.0, 0.0)))
@@ -377,9 +375,8 @@ def robot_from_dict(data: Any) -> Robot:
 
 def _load_rod(m: 'DescriptionMapping') -> Rod:
     rod = Rod(
-        length=m.number('length', positive=True, minimum=ROD_LENGTH[0],
-                        maximum=ROD_LENGTH[1]),
-        radius=m.number('radius', positive=True, minimum=MIN_SIZE),
+        length=m.number('length', positive=True),     # sizes: PHYSICAL_RANGES
+        radius=m.number('radius', positive=True),
         density=m.number('density', positive=True),
         youngs_modulus=m.number('youngs_modulus', positive=True),
         shear_modulus=m.number('shear_modulus', positive=True),
@@ -424,12 +421,30 @@ def _non_negative_vector(m: 'DescriptionMapping', name: str) -> tuple:
     return tuple(float(v) for v in m.vector(name, default=(0.0, 0.0, 0.0)))
 
 
-def _load_discs(m: 'DescriptionMapping', tendons: tuple[Tendon, ...]) -> tuple[float, float]:
-    """Disc radius (default: outermost tendon hole + DISC_MARGIN) and thickness [m]."""
+def _load_discs(m: 'DescriptionMapping', tendons: tuple[Tendon, ...],
+                discs: bool) -> tuple[float, float]:
+    """
+    Disc radius (default: outermost tendon hole + DISC_MARGIN) and thickness [m].
+
+    With ``discs`` (vertebrae) every hole of every tendon, wherever its routing takes it
+    (a tapered or converging hole is farthest out at one of its ends), is within the discs
+    (at the rim at most: a notch in the edge).
+    Without discs the tendons run continuously along the rod (Rucker & Webster, "Statics and
+    dynamics of continuum robots with general tendon routing", 2011), their spacers smeared
+    over it, so a hole far outside the rod is what such a robot is (Till's example: 15 mm on
+    a 0.7 mm rod): no bound but the offset's physical range.
+    """
     outermost = max(max(t.offset, t.end_offset) for t in tendons)
     radius = m.number('radius', default=outermost + DISC_MARGIN, positive=True)
     thickness = m.number('thickness', default=DEFAULT_DISC_THICKNESS, positive=True)
     m.finish()
+    for i, tendon in enumerate(tendons if discs else ()):
+        key = 'end_offset' if tendon.end_offset > tendon.offset else 'offset'
+        hole = getattr(tendon, key)
+        if hole > radius:     # at the rim at most: a notch in the disc's edge
+            raise RobotDescriptionError(
+                f'tendons[{i}].{key}: a hole at {hole:g} m is outside the discs (vertebrae.radius '
+                f'{radius:g} m); a tendon runs through holes inside its discs')
     return radius, thickness
 
 
@@ -479,7 +494,7 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
                                          'max_tension', 'motor_distance',
                                          'reference_length'))
         name = m.string('name')
-        offset = m.number('offset', positive=True, minimum=MIN_SIZE)
+        offset = m.number('offset', positive=True)
         angle = m.angle('angle')
         end = m.number('end', default=length, positive=True)
         routing = m.choice('routing', ROUTINGS, default='parallel')

@@ -32,6 +32,8 @@ from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValu
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from tendon_robot_sim.ros.names import name_check
+
 
 class ConfigurationError(ValueError):
     """A node cannot start with the parameters it was given; the message names the parameter."""
@@ -74,6 +76,7 @@ class Param:
         if self.choices and value not in self.choices:
             raise ConfigurationError(f'parameter {self.name}: must be one of '
                                      f'{list(self.choices)}, got {value!r}')
+        _check_name(self.name, value)
         return value
 
     def descriptor(self) -> ParameterDescriptor:
@@ -116,8 +119,24 @@ def declare(node: Node, params: Sequence[Param]) -> SimpleNamespace:
         if param.choices and value not in param.choices:
             raise ConfigurationError(
                 f'parameter {param.name}: must be one of {list(param.choices)}, got {value!r}')
+        _check_name(param.name, value)
         values[param.name] = value
     return SimpleNamespace(**values)
+
+
+def _check_name(name: str, value: Any) -> None:
+    """
+    Raise ConfigurationError unless a topic or frame parameter's value follows the ROS rules.
+
+    By the parameter's name (:func:`tendon_robot_sim.ros.names.name_check`): a topic name
+    against them ended in rclpy's InvalidTopicNameException traceback from the node.
+    """
+    check = name_check(name)
+    if check is not None and isinstance(value, str):
+        try:
+            check(value)
+        except ValueError as error:
+            raise ConfigurationError(f'parameter {name}: {error}') from None
 
 
 def _integers_for_doubles(node: Node, params: Sequence[Param]) -> None:

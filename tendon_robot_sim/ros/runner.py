@@ -21,6 +21,8 @@ from typing import Callable
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+import rclpy.logging
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
@@ -34,6 +36,7 @@ SPIN_PERIOD = 0.05
 # after a stop signal before the signal is raised as KeyboardInterrupt wherever it is (a numba
 # compile of 20-30 s) [s].
 INTERRUPT_AFTER = 0.2
+RCLError = _rclpy.RCLError
 
 
 class _StopRequest:
@@ -92,7 +95,8 @@ def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
     Spin the node ``make_node()`` until a stop signal or shutdown; return the exit code.
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
-    file) is reported as one fatal log line under ``name`` and gives exit code 1.
+    file; ROS arguments rcl cannot parse) is reported as one fatal log line under ``name``
+    and gives exit code 1.
 
     Ctrl-C, SIGTERM and SIGHUP are handled here, in the main thread, not by rclpy's
     signal handler: they only set a flag that the spin loop reads, then the node is
@@ -111,7 +115,13 @@ def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
     previous = {signum: signal.signal(signum, stop.handle) for signum in stop_signals()}
     quiet_lost_interrupts()
     try:
-        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        try:
+            rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        except RCLError as error:
+            # --ros-args rcl cannot parse (a namespace against the naming rules, a missing
+            # parameter file): one line after rcl's own, not a traceback
+            rclpy.logging.get_logger(name).fatal(f'cannot start: {_rcl_reason(error)}')
+            return 1
         code = _run(make_node, name, stop)
     finally:
         stop.acknowledge()
@@ -124,6 +134,12 @@ def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
         sys.stderr.flush()
         os._exit(code)
     return code
+
+
+def _rcl_reason(error: Exception) -> str:
+    """Return the part of an rcl error a user can act on: no source locations, no lexer state."""
+    text = str(error).removeprefix('failed to initialize rcl: ').split(', at /')[0]
+    return text.split('. Error: Expected lexeme')[0]
 
 
 def _run(make_node: Callable[[], Node], name: str, stop: _StopRequest) -> int:

@@ -33,7 +33,8 @@ import threading
 import time
 
 from rosbags.typesys import get_typestore
-from tendon_robot_sim.experiment.bag import bag_topics, BagError, DEFAULT_STORE, read_raw
+from tendon_robot_sim.experiment.bag import (bag_topics, BagError, check_messages,
+                                             DEFAULT_STORE, read_raw)
 from tendon_robot_sim.view.page import ViewPage
 from tqdm import tqdm
 
@@ -61,7 +62,8 @@ class Timeline:
     Raises
     ------
     BagError
-        The bag cannot be read, or holds none of the topics the page shows.
+        The bag cannot be read, or holds none of the topics the page shows or no message
+        of them.
 
     """
 
@@ -82,6 +84,8 @@ class Timeline:
             start = message.stamp_ns if start is None else start
             self.messages[self.topics[message.topic]].append(
                 Stored((message.stamp_ns - start) * 1e-9, message.msgtype, message.data))
+        check_messages(self.path, {topic: len(self.messages[name])
+                                   for topic, name in self.topics.items()}, 'play')
         self.duration = max((m[-1].t for m in self.messages.values() if m), default=0.0)
         self._times = {name: [m.t for m in stored] for name, stored in self.messages.items()}
         self._typestore = get_typestore(DEFAULT_STORE)

@@ -57,6 +57,12 @@ CASES = [
     (['simulate', '--robot', '{list}'], BAD, 'list.yaml'),
     (['simulate', '--robot', '{nan_rod}'], BAD, 'rod.youngs_modulus'),
     (['simulate', '--robot', PCR], BAD, 'kind'),
+    # tendon holes outside the discs, for every routing that has an offset
+    (['statics', '--robot', '{far_hole}', '--tensions', '1,0,0,0'], BAD,
+     'tendons[0].offset: a hole at 0.05 m is outside the discs (vertebrae.radius 0.018 m)'),
+    (['simulate', '--robot', '{far_helix}'], BAD, 'tendons[1].offset: a hole at 0.02 m'),
+    (['statics', '--robot', '{far_taper}', '--tensions', '1,0,0,0'], BAD,
+     'tendons[2].end_offset: a hole at 0.02 m is outside the discs'),
     # simulate: integrators, inputs over time, trajectory output
     (['simulate', '--integrator', 'rk4'], BAD, "argument --integrator: invalid choice: 'rk4'"),
     (['simulate', '--robot', STEEL, '--integrator', 'explicit'], BAD,
@@ -263,6 +269,18 @@ CASES = [
      '--out: cannot write in /proc'),
     (['pcr', 'trajectory', '--helix', '--points', '5', '--radius', '3', '--out', '{out}'],
      NO_RESULT, '--helix: out of reach of the robot at every sample'),
+    # sizes of the work: bounded, and a helix needs points enough to be one
+    (['pcr', 'trajectory', '--helix', '--points', '1000000000', '--out', '{out}'], BAD,
+     'argument --points: must be a whole number within [2, 100000]'),
+    (['pcr', 'trajectory', '--helix', '--turns', '1e12', '--out', '{out}'], BAD,
+     'argument --turns: must be a number within [0.001, 1000]'),
+    (['pcr', 'trajectory', '--helix', '--points', '1', '--out', '{out}'], BAD,
+     'argument --points'),
+    (['pcr', 'trajectory', '--helix', '--points', '30', '--turns', '10', '--out', '{out}'], BAD,
+     '--points: 30 points do not trace 10 turns of a helix; give at least 4 a turn (40)'),
+    # the parallel robot's sizes have the physical ranges of the one table
+    (['pcr', 'ik', '--robot', '{tiny_pcr}', '--position', '0,0,0.45'], BAD,
+     'rods.radius: must be within [1e-06, 10] m'),
     # the ROS stack: bad inputs fail before anything starts
     (['launch', 'sim', '--robot', '{missing}'], BAD, 'cannot read'),
     (['launch', 'sim', '--robot', '{binary}', '--dry-run'], BAD, 'not UTF-8'),
@@ -281,16 +299,36 @@ CASES = [
     (['launch', 'sim', '--param', 'no_such:=1'], BAD, "no node of stack 'sim' has it"),
     (['launch', 'hardware', '--param', 'hardware_bridge:robot_file:={binary}', '--dry-run'],
      BAD, 'not UTF-8'),
+    # names against the ROS naming rules: refused before anything starts, not by rcl in a node
+    (['launch', 'sim', '--arg', 'namespace:=bad name', '--dry-run'], BAD,
+     'launch argument namespace: not a ROS namespace'),
+    (['launch', 'sim', '--arg', 'namespace:=/1abc', '--dry-run'], BAD,
+     "launch argument namespace: not a ROS namespace: the name '1abc' starts with a digit"),
+    (['launch', 'hardware', '--arg', 'frame_prefix:=a b', '--dry-run'], BAD,
+     'launch argument frame_prefix: not a prefix of tf2 frame ids'),
+    (['launch', 'sim', '--param', 'simulator:setpoint_topic:=bad name', '--dry-run'], BAD,
+     "parameter setpoint_topic: not a ROS topic name: ' ' is not allowed"),
+    (['launch', 'sim', '--param', 'tip_frame:=/tip_link', '--dry-run'], BAD,
+     "parameter tip_frame: a tf2 frame id does not start with '/'"),
     (['demo', '--tension', '-1'], BAD, 'argument --tension'),
     (['demo', '--robot', '{missing}'], BAD, 'cannot read'),
     (['demo', '--elements', '0'], BAD, 'argument --elements'),
+    (['demo', '--settle', '1e30'], BAD, 'argument --settle: must be a number within [0, 60] s'),
     (['emulate', '--dropout', '2'], BAD, 'argument --dropout'),
     (['emulate', '--robot', '{empty}'], BAD, 'empty.yaml'),
     (['emulate', '--status-rate', 'inf'], BAD, 'argument --status-rate'),
+    (['emulate', '--status-rate', '1e12'], BAD,
+     'argument --status-rate: must be a number within [0.01, 10000] Hz'),
+    # a noise of 1e30 m overflowed the LK-G's fields in the emulator's thread
+    (['emulate', '--noise', '1e30'], BAD, 'argument --noise: must be a number within [0, 1] m'),
     (['record', '{out}/new_bag', '--duration', '-1'], BAD, 'argument --duration'),
     (['replay', '{missing}'], BAD, 'missing'),
     (['replay', '{empty_dir}'], BAD, 'empty_dir'),
     (['replay', '{missing}', '--rate', '0'], BAD, 'argument --rate'),
+    # a replay that never ends
+    (['replay', '{missing}', '--rate', '1e-30'], BAD,
+     'argument --rate: must be a number within [0.001, 1000]'),
+    (['replay', '{missing}', '--delay', '1e9'], BAD, 'argument --delay'),
     (['view', '--bag', '{missing}'], BAD, 'missing'),
     (['view', '--bag', '{empty_dir}'], BAD, 'empty_dir'),
     (['view', '--port', '70000'], BAD, 'argument --port'),
@@ -360,6 +398,9 @@ CASES = [
     (['validate', '{binary}.csv', '--robot', BHA, '--report', '{out}'], BAD, 'cannot read'),
     (['calibrate', '{missing}', '--fit', 'youngs_modulus', '--out', '{out}/r.yaml'], BAD,
      'missing'),
+    # a device fails only once the fit is done (/dev/full): refused before the work
+    (['calibrate', '{holds}', '--fit', 'youngs_modulus', '--out', '/dev/full'], BAD,
+     'argument --out: /dev/full is a device, not a regular file'),
     (['calibrate', '{nan_holds}', '--fit', 'youngs_modulus', '--out', '{out}/r.yaml'], BAD,
      "column 'tip_x'"),
     (['calibrate', '{holds}', '--fit', 'magic', '--out', '{out}/r.yaml'], BAD, 'magic'),
@@ -450,6 +491,16 @@ def files(tmp_path_factory):
         'far_inputs': ('far_inputs.csv', 't,t0,t1,t2\n0,0,0.01,0\n1,0,0.01,0\n'),
         # t1 pulled 20 mm from t = 0, t0 and t2 held: t0 would need more than its 10 N
         'held_inputs': ('held_inputs.csv', 't,t0,t1,t2\n0,0,0.02,0\n0.1,0,0.02,0\n'),
+        'far_hole': ('far_hole.yaml', robot.replace('{name: t0, offset: 0.015,',
+                                                    '{name: t0, offset: 0.05,')),
+        'far_helix': ('far_helix.yaml', robot.replace(
+            '{name: t1, offset: 0.015, angle_deg: 90.0, routing: parallel,',
+            '{name: t1, offset: 0.02, angle_deg: 90.0, routing: helical, turns: 0.5,')),
+        'far_taper': ('far_taper.yaml', robot.replace(
+            '{name: t2, offset: 0.015, angle_deg: 180.0, routing: parallel,',
+            '{name: t2, offset: 0.015, angle_deg: 180.0, routing: tapered, end_offset: 0.02,')),
+        'tiny_pcr': ('tiny_pcr.yaml', Path(PCR).read_text().replace(
+            '  radius: 0.002 ', '  radius: 1.0e-30 ')),
         'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()
                          .replace('compliance: 1.0e-4', 'compliance: 1.0e-3')),
     }

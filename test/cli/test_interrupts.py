@@ -258,3 +258,29 @@ def test_a_ctrl_c_while_trimesh_imports_is_not_swallowed():
     # the package's quiet exit on Ctrl-C, before 'imported' (without the deferral: 60 s on)
     assert result.returncode == 130 and result.stdout == '', result.stdout
     assert result.stderr == '', result.stderr
+
+
+@pytest.mark.parametrize('signum, code', [(signal.SIGINT, 130), (signal.SIGTERM, -signal.SIGTERM)],
+                         ids=['SIGINT', 'SIGTERM'])
+def test_demo_stopped_while_it_drives_the_stack_ends_without_an_internal_error(
+        signum, code, tmp_path):
+    # rclpy's own handler (SIGINT and SIGTERM) shut the context down under the demo's
+    # executor: exit 70. Ctrl-C is the command's (130); SIGTERM ends it as any computation.
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'tendon_robot_sim.cli', 'demo', '--out', str(tmp_path / 'demo')],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        seen = []
+        for line in process.stdout:      # tqdm's '\r' ends a line in text mode
+            seen.append(line)
+            if line.startswith('simulated:') and ', t0' in line:   # the first step is on
+                break
+        process.send_signal(signum)
+        rest, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    output = ''.join(seen) + rest
+    assert process.returncode == code, output
+    assert 'Traceback' not in output and 'internal error' not in output, output

@@ -23,12 +23,13 @@ path is exit 2 and one line naming the option, and nothing is run: these cases t
 milliseconds.
 """
 
+import os
 from pathlib import Path
 
 from cli_commands import actions
 import pytest
 from tendon_robot_sim import cli
-from tendon_robot_sim.commands import OutputPath
+from tendon_robot_sim.commands import CommandError, OutputPath
 
 ROOT = Path(__file__).resolve().parents[2]
 ROBOT = str(ROOT / 'config' / 'robot.yaml')
@@ -75,6 +76,10 @@ BAD = {
     'system': ('/sys/tendon_robot_sim_out', 'cannot write in /sys'),
     'under a file': ('{file}/sub', 'is a file, not a folder'),
     'empty': ('', 'an empty path'),
+    # neither a file nor a folder: a write fails once the work is done (/dev/full), blocks
+    # (a pipe) or lands beside it (/dev/full.png): refused as given, before any suffix
+    'a device': ('/dev/full', '/dev/full is a device, not a regular file'),
+    'a pipe': ('{pipe}', 'is a pipe, not a regular file'),
 }
 BAD_OF_KIND = {
     'folder': {'a file': ('{file}', 'is a file, not a folder')},
@@ -110,7 +115,9 @@ def places(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / 'a_file.txt').write_text('keep me\n')
     (tmp_path / 'a_folder').mkdir()
-    return {'file': str(tmp_path / 'a_file.txt'), 'folder': str(tmp_path / 'a_folder')}
+    os.mkfifo(tmp_path / 'a_folder' / 'a_pipe')
+    return {'file': str(tmp_path / 'a_file.txt'), 'folder': str(tmp_path / 'a_folder'),
+            'pipe': str(tmp_path / 'a_folder' / 'a_pipe')}
 
 
 @pytest.mark.parametrize('command, action, path, text', list(cases()))
@@ -152,3 +159,14 @@ def test_outputs_checked_in_the_command_are_refused_naming_the_option(
 
 def test_a_plot_without_a_suffix_is_written_where_the_command_says(places):
     assert OutputPath('file', ('.png',))('myplot') == Path('myplot.png')
+
+
+@pytest.mark.parametrize('kind, suffixes', [('file', ('.png',)), ('file', ()), ('prefix', ()),
+                                            ('folder', ()), ('new folder', ())])
+def test_a_device_is_not_written_beside_either(kind, suffixes, places, tmp_path):
+    # /dev/full.png, /dev/full.parquet: a suffix added to a device (or a link to one)
+    (tmp_path / 'link').symlink_to('/dev/null')
+    for device in ('/dev/null', str(tmp_path / 'link')):
+        with pytest.raises(CommandError, match='is a device, not a regular file'):
+            OutputPath(kind, suffixes).check(device)
+    assert not Path('/dev/null.png').exists()

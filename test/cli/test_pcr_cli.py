@@ -192,3 +192,16 @@ def test_a_sweep_without_any_solution_exits_1_after_its_progress_bar(tmp_path):
     assert proc.returncode == 1 and 'Traceback' not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (
         "tendon-robot-sim pcr: error: --force: no inverse solution at any force of '400:500:2'")
+
+
+def test_a_workspace_without_any_reachable_pose_exits_1_and_keeps_its_files(tmp_path):
+    """A cylinder far beyond the rods: a workspace of no pose is no result (it exited 0)."""
+    out = tmp_path / 'far'
+    proc = run_cli('workspace', '--radius', '1e30', '--per-height', '2', '--out', str(out))
+    assert proc.returncode == 1 and 'Traceback' not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith('tendon-robot-sim pcr: error: --radius, --heights: none of the 32 '
+                           'samples is reachable within the motor limits'), proc.stderr
+    # and no library warning (a legend with nothing in it) on the way
+    assert 'Warning' not in proc.stderr, proc.stderr
+    assert (out / 'workspace.csv').is_file() and (out / 'workspace.png').is_file()

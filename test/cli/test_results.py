@@ -118,6 +118,8 @@ def test_every_time_step_has_the_one_bounded_type(command):
     (['simulate', '--duration', '1e-9'], 2, 'not one step would run'),
     # a bag without messages replays nothing
     (['replay', '{empty_bag}', '--delay', '0'], 2, 'holds no messages'),
+    # nor plays in the page: the same check (experiment.bag.check_messages), before serving
+    (['view', '--bag', '{empty_bag}', '--port', '0'], 2, 'holds no messages on '),
 ])
 def test_a_result_that_does_not_exist_is_not_exit_0(argv, code, text, places, capsys):
     exit_code, out, err = run(argv, places, capsys)

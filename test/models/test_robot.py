@@ -329,7 +329,7 @@ def _hostile(text_of_default):
                                             'elements: 3000000'),
                                    'rod.elements: must be <= 1000'),
         'a 1e-300 m rod': (_variant(text_of_default, r'length: [\d.]+', 'length: 1.0e-300'),
-                           'rod.length: must be >= 0.001'),
+                           'rod.length: must be within [0.001, 100] m'),
         'a 2 MB file': (text_of_default + '#' * 2_000_000, 'larger than 1000000 bytes'),
         'a 5000-digit integer': (
             _variant(text_of_default, r'elements: \d+', 'elements: ' + '9' * 5000),

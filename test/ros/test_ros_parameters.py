@@ -96,3 +96,34 @@ def test_the_launcher_checks_a_value_as_the_node_would(value, result):
     else:
         with pytest.raises(ConfigurationError, match=f'parameter gain: must be {result}'):
             PARAMS[0].check(value)
+
+
+NAMED = (Param('state_topic', 'tendon/state', '', 'a topic'),
+         Param('tip_frame', 'tip_link', '', 'a frame id'),
+         Param('frame_prefix', '', '', 'a prefix of frame ids'))
+
+
+@pytest.mark.parametrize('name, value, problem', [
+    ('state_topic', 'bad name', "not a ROS topic name: ' ' is not allowed"),
+    ('state_topic', '', 'not a ROS topic name: an empty name'),
+    ('tip_frame', '/tip_link', "a tf2 frame id does not start with '/'"),
+    ('frame_prefix', '1arm/', "not a prefix of tf2 frame ids: the name '1arm' starts with a"),
+])
+def test_a_topic_or_frame_against_the_ros_naming_rules_is_refused_by_its_name(
+        name, value, problem):
+    """By the parameter's name, before (launcher) and when (node) it is declared."""
+    (param,) = [p for p in NAMED if p.name == name]
+    with pytest.raises(ConfigurationError, match=f'parameter {name}: {problem}'):
+        param.check(value)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node('name_probe', context=context,
+                             parameter_overrides=[Parameter(name, value=value)])
+    try:    # what ended in rclpy's InvalidTopicNameException from create_subscription
+        with pytest.raises(ConfigurationError, match=f'parameter {name}: {problem}'):
+            declare(node, NAMED)
+    finally:
+        node.destroy_node()
+        context.try_shutdown()
+    for good in ('/tendon/state', '~/state', 'left_arm/tendon/state'):
+        assert NAMED[0].check(good) == good

@@ -90,6 +90,21 @@ def test_an_error_in_a_constructor_with_the_context_up_is_raised():
     assert not rclpy.ok()
 
 
+@pytest.mark.parametrize('ros_args, reason', [
+    (['-r', '__ns:=/bad name'], "cannot start: Couldn't parse remap rule: '-r __ns:=/bad name'"),
+    (['--params-file', '/no/such/params.yaml'], "cannot start: Couldn't parse params file"),
+])
+def test_ros_arguments_rcl_cannot_parse_end_in_one_fatal_line(ros_args, reason, capfd):
+    def never_built():
+        raise AssertionError('the node is not built with arguments rcl refuses')
+    assert run_node(never_built, 'by_hand', ['node', '--ros-args', *ros_args]) == 1
+    err = capfd.readouterr().err
+    assert 'Traceback' not in err and not rclpy.ok()
+    # rcl says what it could not parse, then the node's one line, the last
+    assert reason in err.strip().splitlines()[-1] and '[by_hand]' in err.splitlines()[-1], err
+    assert 'lexeme' not in err.splitlines()[-1] and '.c:' not in err.splitlines()[-1]
+
+
 class CtrlCWhileRelaxing(Node):
     """
     Get Ctrl-C while it cleans up, after the context is already shut down.

@@ -27,6 +27,8 @@ from tendon_robot_sim import PACKAGE_NAME, share_dir
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.nodes.simulator_node import PARAMS as SIMULATOR_PARAMS
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.names import (check_frame_prefix, check_namespace,
+                                        MAX_NAMESPACE_LENGTH)
 from tendon_robot_sim.stack import Arg, FramePrefix, RvizView, ShareFile, STACKS
 import yaml
 
@@ -144,6 +146,55 @@ def test_local_launcher_plans_our_nodes_with_files_then_overrides(monkeypatch):
 def test_local_launcher_refuses_bad_arguments(arguments, parameters, message):
     with pytest.raises(LaunchError, match=message.replace('[', r'\[').replace(']', r'\]')):
         StackLauncher('sim', arguments, parameters)
+
+
+# Names against the ROS naming rules, judged by rclpy's own validators (rmw/rcl) and ours.
+NAMES = ['left_arm', 'a/b_2', '_x', 'A', 'bad name', '1abc', 'a/1b', 'a//b', 'a-b', 'a.b',
+         'ä', 'a~b', '{a}', 'a' * 200, 'a' * 201]
+
+
+@pytest.mark.parametrize('name', NAMES, ids=lambda n: n if len(n) < 20 else f'{len(n)} chars')
+def test_namespace_and_frame_prefix_follow_the_ros_naming_rules(name):
+    from rclpy.exceptions import NameValidationException
+    from rclpy.validate_full_topic_name import validate_full_topic_name
+    from rclpy.validate_namespace import validate_namespace
+    try:
+        ros_says = bool(validate_namespace('/' + name))
+    except NameValidationException:
+        ros_says = False
+    try:
+        check_namespace(name)
+        check_namespace('/' + name)      # written with its leading slash, or without
+        ours = True
+    except ValueError:
+        ours = False
+    # ours leaves room for the node and topic names under the namespace (247 characters)
+    assert ours == (ros_says and len(name) <= MAX_NAMESPACE_LENGTH), name
+    try:    # a frame id: a relative name (tf2 strips no slash); the prefix ends in / or not
+        ros_says = bool(validate_full_topic_name(f'/{name}/base_link'))
+    except NameValidationException:
+        ros_says = False
+    for prefix in (name + '/', name + '_'):
+        try:
+            check_frame_prefix(prefix)
+            ours = True
+        except ValueError:
+            ours = False
+        assert ours == ros_says, prefix
+
+
+@pytest.mark.parametrize('argument, value, message', [
+    ('namespace', 'bad name', "launch argument namespace: not a ROS namespace: ' ' is not "
+                              "allowed (letters, digits, _ and / only), got 'bad name'"),
+    ('namespace', '/1abc', "the name '1abc' starts with a digit, got '/1abc'"),
+    ('frame_prefix', 'a b', 'launch argument frame_prefix: not a prefix of tf2 frame ids'),
+    ('frame_prefix', '/left/', "a tf2 frame id does not start with '/'"),
+])
+def test_the_launcher_refuses_a_name_no_node_could_take(argument, value, message):
+    for stack in STACKS.values():
+        with pytest.raises(LaunchError) as error:
+            StackLauncher(stack.name, {argument: value})
+        assert message in str(error.value) and '\n' not in str(error.value)
 
 
 def test_robot_state_publisher_gets_the_urdf_text():

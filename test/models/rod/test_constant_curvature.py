@@ -49,6 +49,7 @@ def make_robot(angles, offsets=None, base=None, gravity=(0.0, 0.0, 0.0), end=Non
     offsets = offsets or [0.015] * len(angles)
     data['tendons'] = [{'name': f't{i}', 'offset': r, 'angle_deg': a}
                        for i, (a, r) in enumerate(zip(angles, offsets))]
+    data['vertebrae'].pop('radius', None)   # discs that hold the holes: the default radius
     if end is not None:
         for tendon in data['tendons']:
             tendon['end'] = end
