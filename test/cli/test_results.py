@@ -210,11 +210,13 @@ class FullDevice(io.TextIOBase):
 
 
 @pytest.mark.parametrize('command', COMMANDS)
-def test_a_full_standard_output_is_an_error_in_one_line(command, places, capsys, monkeypatch):
+def test_a_full_standard_output_is_an_error_in_one_line(
+        command, places, capsys, monkeypatch, tmp_path):
     """What a command prints is its result (or part of it): lost, it is no result."""
     argv = [*command.split(), *QUICK[command]]
     monkeypatch.setattr(sys, 'stdout', FullDevice())
-    code = cli.main([word.format(**places) for word in argv])
+    own = {**places, 'tmp': str(tmp_path)}      # outputs of their own: new folders
+    code = cli.main([word.format(**own) for word in argv])
     err = capsys.readouterr().err
     assert code == 2, err
     # one line (after the progress bars, on stderr) and nothing else
