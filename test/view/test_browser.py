@@ -43,8 +43,9 @@ from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.nodes.view_node import ViewNode
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.view.camera import PANEL_WIDTH
 from tendon_robot_sim.view.markers import Lines
-from tendon_robot_sim.view.page import PANEL_WIDTH, ViewPage
+from tendon_robot_sim.view.page import ViewPage
 from tendon_robot_sim.view.playback import BagPlayback, Timeline
 
 # What a browser does is slow on a loaded 2-core machine (a page load took 40 s at load 12).
