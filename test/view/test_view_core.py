@@ -258,3 +258,24 @@ def test_warnings_are_the_stacks_own():
     assert node_of_logger('simulator', '/left_arm') is None
     assert node_of_logger('a.b.simulator', '/a') is None       # a deeper namespace
     assert node_of_logger('a.b.simulator', '/a/b') == 'simulator'
+
+
+def test_the_figures_docs_viewer_gives_of_the_code_are_the_codes():
+    """The rates and periods docs/viewer.md states are the defaults the code declares."""
+    from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY
+    from tendon_robot_sim.nodes import simulator_node, view_node
+    from tendon_robot_sim.view.panels import TARGET_PERIOD
+
+    text = ' '.join((Path(__file__).resolve().parents[2] / 'docs' / 'viewer.md')
+                    .read_text().split())     # one line: the docs wrap anywhere
+    view = {param.name: param.default for param in view_node.PARAMS}
+    simulator = {param.name: param.default for param in simulator_node.PARAMS}
+    for stated in (f'markers at {simulator["publish_rate"]:g} Hz (its `publish_rate`)',
+                   f'`scene_rate` times a second ({view["scene_rate"]:g} Hz)',
+                   f'caps them at {view["scene_rate"]:g} a second',
+                   f'`refresh_rate` ({view["refresh_rate"]:g} Hz)',
+                   f'at most every {1e3 * TARGET_PERIOD:g} ms while dragging',
+                   f'`latency_timer: {ANSWER_LATENCY:g}`'):
+        assert stated in text
+    # the benchmark's figures: fewer updates than the cap, which the text must not deny
+    assert 'only because `scene_rate`' not in text
