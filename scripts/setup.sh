@@ -55,13 +55,17 @@ fi
 install_browser() {
     # The view's tests drive a real headless browser: Debian's chromium and its chromedriver.
     # Checked on every run (two lookups when installed); installed only where apt-get runs as
-    # root (CI, a container). Elsewhere the browser tests skip with a note, outside CI.
+    # root (CI, a container). Elsewhere the browser tests skip with a note; in CI (CI set) setup fails.
     command -v chromium >/dev/null && command -v chromedriver >/dev/null && return 0
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         log "installing chromium and chromium-driver (the view's browser tests)"
         { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
               chromium chromium-driver; } >/dev/null \
             || { log "error: apt-get could not install chromium chromium-driver"; exit 1; }
+    elif [ -n "${CI:-}" ]; then
+        log "error: CI needs chromium and chromedriver for the view's browser tests; run as root" \
+            "or install them first: sudo apt-get install chromium chromium-driver"
+        exit 1
     else
         log "note: no chromium/chromedriver: the view's browser tests will skip; install them" \
             "with: sudo apt-get install chromium chromium-driver"

@@ -20,13 +20,16 @@ the bridge (``motor_port``, ``sensor_port``). Commanded tensions move the emulat
 robot (quasi-static model), so the sensor reports where the tip goes.
 """
 
+import os
 from pathlib import Path
+import tempfile
 import time
 
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.commands import (command_error, CommandError, non_negative, non_negative_int,
                                        probability, StopSignals, within)
 from tendon_robot_sim.emulator.devices import Faults
+from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY, bus_file
 from tendon_robot_sim.emulator.endpoints import open_endpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -94,6 +97,21 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+def emulated_bus_file(port: str) -> Path:
+    """
+    Write the bus file of the emulated chain beside ``port`` (``PORT.yaml``), else in a new folder.
+
+    The shipped bus file's latency timer is a bench's; the emulator, a process on a shared
+    machine, may answer later (:data:`~tendon_robot_sim.emulator.dynamixel.ANSWER_LATENCY`).
+    A pty:LINK port gets ``LINK.yaml``, so a recipe can name it; a bare pseudo-terminal, TCP
+    port or device, a temporary folder's ``dynamixel.yaml`` (the path is printed).
+    """
+    path = Path(port)
+    if path.is_symlink() and os.access(path.parent, os.W_OK):
+        return bus_file(path.parent, f'{path.name}.yaml')
+    return bus_file(tempfile.mkdtemp(prefix='tendon_robot_sim_emulate_'))
+
+
 def run(args) -> int:
     try:
         robot = load_robot(args.robot or default_robot_file())
@@ -124,6 +142,10 @@ def run(args) -> int:
     with rig, StopSignals() as stop:
         for device in rig.threads:
             print(f'{device}: {rig.path(device)}', flush=True)
+        if kinds['motors'] == 'dynamixel' and endpoints['motors'] is not None:
+            bus = emulated_bus_file(rig.path('motors'))
+            print(f'bus file: {bus} (the emulated servos answer within {ANSWER_LATENCY:g} s); '
+                  f'pass the bridge --param hardware_bridge:dynamixel_file:={bus}', flush=True)
         print('emulating; Ctrl-C stops', flush=True)
         start = time.monotonic()
         next_disconnect = start + args.disconnect_every

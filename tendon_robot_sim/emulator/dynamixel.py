@@ -68,11 +68,11 @@ MAX_LENGTH = 1024
 ANSWER_LATENCY = 0.1
 
 
-def bus_file(folder: str | Path) -> Path:
-    """Write the shipped bus file with the emulator's latency to ``folder``/dynamixel.yaml."""
+def bus_file(folder: str | Path, name: str = 'dynamixel.yaml') -> Path:
+    """Write the shipped bus file with the emulator's latency to ``folder``/``name``."""
     bus = yaml.safe_load((share_dir() / 'config' / 'dynamixel.yaml').read_text())
     bus['latency_timer'] = ANSWER_LATENCY
-    path = Path(folder) / 'dynamixel.yaml'
+    path = Path(folder) / name
     path.write_text(yaml.safe_dump(bus, sort_keys=False))
     return path
 

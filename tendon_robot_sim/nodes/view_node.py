@@ -16,7 +16,8 @@
 The browser view of a running stack: a web page (viser) that draws and steers the robot.
 
 Subscribes (sensor-data QoS for measurements, REP 2003) ``backbone/markers``,
-``tip/pose``, ``tip/measured``, ``tendon/state``, ``tip/target``, ``/diagnostics`` and the
+``tip/pose``, ``tip/measured``, ``tendon/state``, ``tip/target``, ``/diagnostics``,
+``/rosout`` (the warnings of the stack's nodes: a setpoint the simulator rejects) and the
 topic its sliders command, and serves a page on ``http://host:port`` with the robot's
 markers, the tip frames, a plot of the last seconds, one slider per input and, with the
 tension controller, a draggable tip target. What the sliders command is the ``drive``
@@ -34,9 +35,11 @@ import time
 
 from geometry_msgs.msg import Point
 import numpy as np
+from rcl_interfaces.msg import Log
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter_client import AsyncParameterClient
+from rclpy.qos import QoSProfile
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
@@ -47,7 +50,7 @@ from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
 from tendon_robot_sim.ros.runner import run_node
 from tendon_robot_sim.view.inputs import command_of, DRIVES
-from tendon_robot_sim.view.page import in_namespace, Plotted, ViewPage
+from tendon_robot_sim.view.page import in_namespace, node_of_logger, Plotted, ViewPage
 
 NODE_NAME = 'view'
 # What each drive's sliders publish on.
@@ -58,6 +61,10 @@ DRIVE_NOTES = {'tension': 'the tension controller', 'displacement':
                'the displacement controller', 'setpoint': 'the simulator, no controller',
                'none': 'nothing: watching only'}
 LOOKUP_PERIOD = 1.0   # s between two looks for the bridge's services and the limits
+# ROS's own log topic (every node publishes on it, rcl's rosout QoS: reliable, kept 10 s): the
+# page shows the warnings of its stack's nodes, e.g. the simulator rejecting a setpoint
+ROSOUT, ROSOUT_QOS = '/rosout', QoSProfile(depth=100)
+LOG_LEVELS = {Log.WARN: 'WARN', Log.ERROR: 'ERROR', Log.FATAL: 'FATAL'}
 
 PARAMS = (
     Param('robot_file', '', '', 'robot description YAML file (inputs and their limits: '
@@ -176,6 +183,7 @@ class ViewNode(Node):
                                 (topics.DIAGNOSTICS, self._on_diagnostics)):
             self.create_subscription(topic.msg_type, topic.name, callback,
                                      topic.subscription_qos)
+        self.create_subscription(Log, ROSOUT, self._on_log, ROSOUT_QOS)
         if self.command_pub is not None:
             topic = DRIVE_TOPICS[self.config.drive]
             self.create_subscription(topic.msg_type, topic.name, self._on_command, topic.qos)
@@ -212,6 +220,11 @@ class ViewNode(Node):
                 # the level is a byte in rclpy's DiagnosticStatus
                 level = ord(status.level) if isinstance(status.level, bytes) else status.level
                 self.statuses[status.name] = (int(level), status.name, status.message)
+
+    def _on_log(self, msg) -> None:
+        node = node_of_logger(msg.name, self.get_namespace())
+        if msg.level in LOG_LEVELS and node is not None and node != self.get_name():
+            self.page.show_warning(node, LOG_LEVELS[msg.level], msg.msg)
 
     # ------------------------------------------------------------------ out
 

@@ -37,6 +37,7 @@ import time
 from typing import Callable, Sequence
 
 import numpy as np
+from tendon_robot_sim.view.camera import FIELD_OF_VIEW, Framing, UP
 from tendon_robot_sim.view.inputs import Command
 from tendon_robot_sim.view.markers import MarkerScene
 from tendon_robot_sim.view.panels import CommandPanel, HardwarePanel, PlaybackPanel, TargetPanel
@@ -44,19 +45,10 @@ from tendon_robot_sim.view.scene import SceneRenderer
 import viser
 import viser.uplot
 
-# The camera looks at the robot from this direction (base frame): from -y, a little from
-# the front and above, so the default robot (along +x, bending in y and z) shows its length.
-VIEW_DIRECTION = np.array([0.35, -1.0, 0.45])
-FIELD_OF_VIEW = np.radians(50.0)   # vertical
-FILL = 1.15        # the robot fills the view up to this margin
-UP = np.array([0.0, 0.0, 1.0])   # REP 103: z up
-ASPECT = 1.6       # width / height of a page whose size is not known yet
-PANEL_WIDTH = 400  # px of the page's width that the control panel covers, on the right
-CAMERA_TOLERANCE = 1e-4   # m: a camera this close to where it settled was not moved
-CAMERA_SETTLE = 1.0       # s a page takes to move its camera where the view put it
 DEFAULT_SIZE = 0.25   # m: the scale of frames before a marker tells the robot's size
 LOOP_TIMEOUT = 10.0   # s
 LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
+WARNINGS_SHOWN = 3    # the stack's latest warnings the page shows
 SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
                  '#e377c2', '#7f7f7f', '#bcbd22')
 
@@ -109,30 +101,6 @@ def check_host(host: str) -> None:
             from None
 
 
-def _reserved(width: int) -> float:
-    """Return the share of a page ``width`` px wide that the control panel covers."""
-    return min(PANEL_WIDTH / width, 0.5) if width else 0.0
-
-
-def project(points: np.ndarray, camera) -> np.ndarray:
-    """
-    Return the pixels (n, 2) (column, row) of base-frame ``points`` (n, 3) in ``camera``'s image.
-
-    ``camera``: viser's camera of a page, ``wxyz``/``position`` of the camera frame in the
-    world (OpenCV axes: z forward, x right, y down), ``fov`` vertical, ``image_width`` and
-    ``image_height`` in px.
-    """
-    w, x, y, z = camera.wxyz
-    rotation = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-    local = (np.asarray(points) - camera.position) @ rotation
-    focal = 0.5 * camera.image_height / np.tan(0.5 * camera.fov)
-    depth = np.maximum(local[:, 2], 1e-9)     # behind the camera: far outside the image
-    return np.stack([focal * local[:, 0] / depth + 0.5 * camera.image_width,
-                     focal * local[:, 1] / depth + 0.5 * camera.image_height], axis=1)
-
-
 def in_namespace(name: str, hardware_id: str, namespace: str) -> bool:
     """
     Tell whether a ``/diagnostics`` status comes from a node of ``namespace``.
@@ -149,32 +117,19 @@ def in_namespace(name: str, hardware_id: str, namespace: str) -> bool:
     return node.rpartition('/')[0] == namespace.rstrip('/')
 
 
-def camera_pose(points: np.ndarray, aspect: float, fov: float = FIELD_OF_VIEW,
-                reserved: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def node_of_logger(logger: str, namespace: str) -> str | None:
     """
-    Return (camera position, look-at point) [m] in which ``points`` (n, 3) fill the view.
+    Return the node that logged as ``logger`` if it is a node of ``namespace``, else None.
 
-    The camera looks along -:data:`VIEW_DIRECTION` at the middle of the points' box, from
-    the nearest distance at which every point lies within the vertical field of view ``fov``
-    [rad] and the horizontal one of the image ``aspect`` (width / height), with a margin;
-    ``reserved`` is the fraction of the width on the right that the control panel covers:
-    the robot fills the rest, centred in it.
+    rcl names a node's logger after its namespace and name with dots (``/left_arm``'s
+    ``simulator`` logs as ``left_arm.simulator``; at the root, ``simulator``).
     """
-    lo, hi = points.min(axis=0), points.max(axis=0)
-    centre = 0.5 * (lo + hi)
-    back = VIEW_DIRECTION / np.linalg.norm(VIEW_DIRECTION)    # from the centre to the camera
-    right = np.cross(-back, UP)
-    right /= np.linalg.norm(right)
-    up = np.cross(right, -back)
-    tan_v = np.tan(0.5 * fov) / FILL
-    tan_h = tan_v * aspect * (1.0 - reserved)
-    offsets = points - centre
-    # a point at depth (d - o.back) is in view when |o.right| <= tan_h (d - o.back), likewise up
-    distance = max(np.max(np.abs(offsets @ right) / tan_h + offsets @ back),
-                   np.max(np.abs(offsets @ up) / tan_v + offsets @ back), 0.05)
-    # move the camera right, so that the robot sits in the middle of the part left free
-    shift = reserved * distance * np.tan(0.5 * fov) * aspect * right
-    return centre + distance * back + shift, centre + shift
+    prefix = namespace.strip('/').replace('/', '.')
+    if prefix:
+        if not logger.startswith(prefix + '.'):
+            return None
+        logger = logger[len(prefix) + 1:]
+    return logger if logger and '.' not in logger else None
 
 
 class ViewPage:
@@ -203,18 +158,17 @@ class ViewPage:
         self._pending: list[Sequence] = []   # marker arrays received since the last render
         self.plotted = plotted
         self._dirty = False
-        self._framed = False
+        self._sized = False     # the frames are scaled to the robot
         self.frames_drawn = 0
         self.tip_position = self.measured_position = self.target_position = None
         self._tip_wxyz = np.array([1.0, 0.0, 0.0, 0.0])
         self._commands_shown = False   # the sliders start at the first state's values
         self._mirrored: dict[str, float] = {}   # commands seen on the graph, to show
         self._statuses: Sequence[tuple[int, str, str]] = ()
+        self._warnings: deque[str] = deque(maxlen=WARNINGS_SHOWN)
         self._answer: tuple[str, str] | None = None
         self._playback_shown: tuple[float, bool, str] | None = None
-        # client id -> [when framed, camera pose once settled, points framed], while the view
-        # follows the robot with that page's camera
-        self._following: dict[int, list] = {}
+        self.framing = Framing()   # where each page's camera looks
         self.state_history = History(plot_window)
         self.error_history = History(plot_window)
         self._state_names: tuple[str, ...] = ()
@@ -226,12 +180,16 @@ class ViewPage:
         self.in_loop(self._build, heading, command, send_command, send_target, check_target,
                      plot_window)
         self.server.on_client_connect(self._on_connect)
+        self.server.on_client_disconnect(self._on_disconnect)
 
     def _build(self, heading, command, send_command, send_target, check_target,
                plot_window) -> None:
         server = self.server
         server.gui.configure_theme(control_width='large', show_share_button=False)
         server.scene.set_up_direction('+z')
+        # only the field of view: an initial pose would make each new page reset its camera
+        # to it when it gets round to it, possibly after the view framed it (viser 1.1's
+        # InitialCameraSetter), which would read as a user's move
         server.initial_camera.fov = float(FIELD_OF_VIEW)
         self.renderer = SceneRenderer(server.scene)
         self.heading = server.gui.add_markdown(heading, order=0.0)
@@ -246,7 +204,7 @@ class ViewPage:
         self.reset_view = server.gui.add_button('Frame the robot', order=0.2)
 
         async def frame(event) -> None:
-            self.frame_camera(everyone=False, client=event.client)
+            self.frame_camera(event.client)
         self.reset_view.on_click(frame)
         if command is not None and send_command is not None:
             self.commands = CommandPanel(server.gui, command, send_command)
@@ -337,6 +295,11 @@ class ViewPage:
         with self.lock:
             self._statuses = tuple(statuses)
 
+    def show_warning(self, node: str, level: str, text: str) -> None:
+        """Take a warning the stack's ``node`` logged (a rejected setpoint: nothing moved)."""
+        with self.lock:
+            self._warnings.append(f'- **{level}** `{node}` {time.strftime("%H:%M:%S")}: {text}')
+
     def show_command(self, values: dict[str, float]) -> None:
         """Take a command seen on the graph: the sliders show it (nothing is sent)."""
         with self.lock:
@@ -393,10 +356,12 @@ class ViewPage:
                 self.renderer.draw(self.markers)
                 self._draw_frames()
             self.frames_drawn += 1
-            if not self._framed and len(self.markers.points()):
-                self._framed = True
+            if not self._sized and len(self.markers.items):
+                self._sized = True
                 self._resize()
-                self.frame_camera(everyone=True)
+            for client in self.server.get_clients().values():
+                if client.client_id not in self.framing.aims:
+                    self._follow(client)     # a page waiting for the robot's outline
             return True
 
     def _draw_frames(self) -> None:
@@ -422,8 +387,8 @@ class ViewPage:
     def _refresh(self, now: float) -> None:
         with self.lock:
             self.diagnostics.content = '\n'.join(
-                f'- **{LEVELS.get(level, level)}** {name}: {message}'
-                for level, name, message in self._statuses)
+                [f'- **{LEVELS.get(level, level)}** {name}: {message}'
+                 for level, name, message in self._statuses] + list(self._warnings))
             if self.commands is not None:
                 self.commands.show(self._mirrored)
                 self._mirrored = {}
@@ -438,7 +403,7 @@ class ViewPage:
                 self._plot_state(now, self._state_names)
             if self.error_history.samples:
                 self._plot_error(now)
-            self._follow()
+            self._follow_all()
 
     def _plot_state(self, now: float, names: Sequence[str]) -> None:
         data = self.state_history.arrays(now, len(names))
@@ -471,68 +436,28 @@ class ViewPage:
         window = self.state_history.window
         return {'x': viser.uplot.Scale(time=False, auto=False, range=(-window, 0.0))}
 
-    def frame_camera(self, everyone: bool, client=None, points: np.ndarray | None = None
-                     ) -> None:
-        """
-        Point the camera of every page (or ``client``'s) at the robot, filling the view.
-
-        ``points`` (n, 3) to frame; default: the markers' outline. The camera then follows
-        the robot (:meth:`_follow`) until the user moves it.
-        """
+    def frame_camera(self, client) -> None:
+        """Frame the robot afresh in ``client``'s page: its camera follows the robot again."""
         with self.lock:
-            points = self.markers.points() if points is None else points
-            if not len(points):
+            self.framing.reset(client.client_id)
+            self._follow(client)
+
+    def _follow(self, client) -> None:
+        """Move ``client``'s camera where :class:`~tendon_robot_sim.view.camera.Framing` says."""
+        with self.lock:
+            if not self.framing.follows(client.client_id):
                 return
-            clients = list(self.server.get_clients().values()) if everyone else [client]
-            if everyone:
-                position, look_at = camera_pose(points, ASPECT)
-                self.server.initial_camera.position = position
-                self.server.initial_camera.look_at = look_at
-                self.server.initial_camera.up = UP
-            for each in clients:
-                if each is None:
-                    continue
-                width, height = each.camera.image_width, each.camera.image_height
-                position, look_at = camera_pose(
-                    points, width / height if width and height else ASPECT,
-                    each.camera.fov or FIELD_OF_VIEW, reserved=_reserved(width))
-                # position first: viser moves look_at along with a new position
-                each.camera.up_direction = UP
-                each.camera.position = position
-                each.camera.look_at = look_at
-                self._following[each.client_id] = [time.monotonic(), None, points]
-
-    def _follow(self) -> None:
-        """
-        Frame again the pages whose camera the robot left, unless their user moved it.
-
-        A page whose camera is where the view put it, while part of the robot is outside the
-        view beside the panel, is framed on what it framed before and the robot now: the
-        camera only backs off, and never moves once the user has moved it.
-        """
-        points = self.markers.points()
-        if not len(points):
+            move = self.framing.decide(client.client_id, client.camera, self.markers.points())
+        if move is None:
             return
-        for client_id, each in self.server.get_clients().items():
-            framed = self._following.get(client_id)
-            camera = each.camera
-            if framed is None or not camera.image_width:
-                continue
-            since, settled, before = framed
-            if time.monotonic() - since < CAMERA_SETTLE:
-                continue     # the page is still moving its camera where the view put it
-            pose = np.concatenate([camera.position, camera.look_at])
-            if settled is None:
-                framed[1] = pose
-            elif not np.allclose(pose, settled, atol=CAMERA_TOLERANCE):
-                del self._following[client_id]     # the user moved it: theirs from now on
-                continue
-            pixels = project(points, camera)
-            free = camera.image_width * (1.0 - _reserved(camera.image_width))
-            if (pixels[:, 0].min() < 0 or pixels[:, 0].max() > free or pixels[:, 1].min() < 0
-                    or pixels[:, 1].max() > camera.image_height):
-                self.frame_camera(everyone=False, client=each,
-                                  points=np.concatenate([before, points]))
+        camera = client.camera
+        # position first: viser moves look_at along with a new position
+        camera.up_direction = UP
+        camera.position, camera.look_at = move
+
+    def _follow_all(self) -> None:
+        for client in self.server.get_clients().values():
+            self._follow(client)
 
     def _resize(self) -> None:
         """Scale the frames and the gizmo to the robot, once its size is known."""
@@ -555,9 +480,14 @@ class ViewPage:
                 self.targets.place(tip)
 
     async def _on_connect(self, client) -> None:
+        async def moved(camera) -> None:
+            self._follow(client)     # the page reported its camera (moved, or resized)
+        client.camera.on_update(moved)
+        self._follow(client)
+
+    async def _on_disconnect(self, client) -> None:
         with self.lock:
-            if self._framed:
-                self.frame_camera(everyone=False, client=client)
+            self.framing.forget(client.client_id)
 
     def clients(self) -> int:
         """Return how many pages are open."""

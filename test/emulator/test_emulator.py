@@ -82,3 +82,27 @@ def test_emulate_rejects_bad_arguments_with_one_line(argv, message, capsys):
     err = capsys.readouterr().err
     assert err.startswith('tendon-robot-sim emulate: error: ') and message in err
     assert err.count('\n') == 1
+
+
+def test_emulate_writes_the_emulated_chains_bus_file_beside_its_port(tmp_path, capsys):
+    """The shipped bus file's latency is a bench's; the emulated chain's is ANSWER_LATENCY."""
+    import yaml
+    from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY
+
+    link = tmp_path / 'dxl'
+    assert main(['emulate', '--duration', '0.1', '--motors', f'dynamixel:pty:{link}',
+                 '--sensor', 'none']) == 0
+    out = capsys.readouterr().out
+    bus = tmp_path / 'dxl.yaml'
+    assert f'--param hardware_bridge:dynamixel_file:={bus}' in out
+    written = yaml.safe_load(bus.read_text())
+    shipped = yaml.safe_load((ROOT / 'config' / 'dynamixel.yaml').read_text())
+    assert written.pop('latency_timer') == ANSWER_LATENCY
+    shipped.pop('latency_timer', None)
+    assert written == shipped
+    # a bare pseudo-terminal: a folder of its own, named in the output
+    assert main(['emulate', '--duration', '0.1', '--motors', 'dynamixel:pty',
+                 '--sensor', 'none']) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith('bus file: '))
+    path = Path(line.split('dynamixel_file:=')[1])
+    assert yaml.safe_load(path.read_text())['latency_timer'] == ANSWER_LATENCY

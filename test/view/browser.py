@@ -30,9 +30,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 import pytest
-from selenium.webdriver.common.by import By
 from tendon_robot_sim.view import headless
-from tendon_robot_sim.view.page import project  # noqa: F401 (the tests' projection too)
+from tendon_robot_sim.view.camera import project  # noqa: F401 (the tests' projection too)
 import waiting
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / 'test_artifacts' / 'view'
@@ -71,12 +70,14 @@ def click(browser, element) -> None:
 
 
 def close_notifications(browser) -> None:
-    """Close viser's notices (software WebGL): they cover a corner of the scene."""
-    for button in browser.find_elements(By.CSS_SELECTOR, '.mantine-Notification-closeButton'):
-        try:
-            button.click()
-        except Exception:   # noqa: B902 (a notice that closed itself meanwhile)
-            pass
+    """
+    Close viser's notices (software WebGL): they cover a corner of the scene.
+
+    In the page's script, not by WebDriver clicks: on a loaded machine chromedriver's click
+    on a notice that is closing itself waited for minutes.
+    """
+    browser.execute_script("document.querySelectorAll('.mantine-Notification-closeButton')"
+                           '.forEach(button => button.click());')
 
 
 def screenshot(browser, name: str) -> np.ndarray:

@@ -27,7 +27,7 @@ from types import SimpleNamespace
 from browser import (click, drawn, drawn_near, open_page, project, screenshot,
                      start_browser)
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from geometry_msgs.msg import PointStamped
+from geometry_msgs.msg import Point, PointStamped
 import numpy as np
 import pytest
 import rclpy
@@ -38,13 +38,15 @@ from ros_helpers import MAX_TENSION, Probe, spinning
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.nodes.view_node import ViewNode
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.view.camera import PANEL_WIDTH
 from tendon_robot_sim.view.markers import Lines
-from tendon_robot_sim.view.page import PANEL_WIDTH, ViewPage
+from tendon_robot_sim.view.page import ViewPage
 from tendon_robot_sim.view.playback import BagPlayback, Timeline
 
 # What a browser does is slow on a loaded 2-core machine (a page load took 40 s at load 12).
@@ -118,6 +120,27 @@ def shows_backbone(browser, page, client, name: str):
     return None
 
 
+def framed(browser, page, client, name: str):
+    """Return (image, backbone pixels) once the robot is drawn filling the free view; else None."""
+    shown = shows_backbone(browser, page, client, name)
+    if shown is None:
+        return None
+    span = shown[1].max(axis=0) - shown[1].min(axis=0)
+    free_width = client.camera.image_width - PANEL_WIDTH
+    return shown if max(span[0] / free_width, span[1] / client.camera.image_height) > 0.5 \
+        else None
+
+
+def camera_state(page, client) -> str:
+    """Say where the page reports its camera and where the view put it (for a failure)."""
+    camera, aim = client.camera, page.framing.aims.get(client.client_id)
+    return (f'page camera at {camera.position.round(4).tolist()} looking at '
+            f'{camera.look_at.round(4).tolist()}, {camera.image_width}x{camera.image_height} px, '
+            f'fov {camera.fov:.3f}; view aim '
+            f'{None if aim is None else (aim.position.round(4).tolist(), aim.reached)}, '
+            f'released {client.client_id in page.framing.released}')
+
+
 def thumb(browser, label: str):
     """Return the slider thumb in the row labelled ``label``."""
     row = browser.find_element(
@@ -133,12 +156,12 @@ def commands_of(probe, name: str) -> list:
 def test_the_page_shows_the_robot_filling_the_view(live, browser):
     wait_for(lambda: live.page.frames_drawn > 0, 'the first markers drawn')
     client = open_page(browser, live.page)
-    image, pixels = wait_for(lambda: shows_backbone(browser, live.page, client, 'live_start'),
-                             'the backbone drawn where the camera sees it')
-    # framed: the robot spans most of the free part of the view
-    span = pixels.max(axis=0) - pixels.min(axis=0)
-    assert max(span[0] / (client.camera.image_width - PANEL_WIDTH),
-               span[1] / client.camera.image_height) > 0.5
+    # framed: the backbone is drawn where the camera sees it, spanning most of the free view
+    try:
+        image, pixels = wait_for(lambda: framed(browser, live.page, client, 'live_start'),
+                                 'the backbone drawn where the camera sees it, filling the view')
+    except AssertionError as error:
+        raise AssertionError(f'{error}; {camera_state(live.page, client)}') from None
     # and what is drawn is the robot: the free view is mostly background
     assert drawn(image)[:, :client.camera.image_width - PANEL_WIDTH].mean() < 0.5
     text = browser.find_element(By.TAG_NAME, 'body').text
@@ -201,6 +224,35 @@ def test_the_tip_target_is_set_in_the_page(live, browser):
     screenshot(browser, 'live_tip_target')
 
 
+def test_the_measured_tip_is_drawn_and_the_tip_error_plotted(live, browser):
+    client = next(iter(live.page.server.get_clients().values()))
+    target = live.page.target_position     # the target the test before sent
+    measured = live.page.tip_position + np.array([0.0, 0.0, 0.004])
+    before = screenshot(browser, 'live_before_measured')
+    sensor = live.probe.create_publisher(PointStamped, topics.TIP_MEASURED.name,
+                                         topics.TIP_MEASURED.qos)
+
+    def drawn_there():
+        sensor.publish(PointStamped(header=Header(frame_id='base_link'), point=Point(
+            x=float(measured[0]), y=float(measured[1]), z=float(measured[2]))))
+        if not live.page.measured.visible:
+            return None
+        image = screenshot(browser, 'live_tip_measured')
+        changed = np.any(np.abs(image.astype(int) - before.astype(int)) > 30, axis=2)
+        pixel = project(measured[None], client.camera)
+        # the green ball appeared where the camera sees the measured tip (radius ~ 5 px)
+        return bool(drawn_near(changed, pixel, radius=4).all())
+    wait_for(drawn_there, 'the measured tip drawn where the camera sees it')
+    np.testing.assert_allclose(live.page.measured.position, measured, atol=1e-6)
+    # the plot: the distance from the measured tip (not the model's) to the target, in mm
+
+    def plotted():
+        plot = live.page.error_plot
+        return plot is not None and len(plot.data[1]) and plot.data[1][-1]
+    wait_for(lambda: plotted() and abs(plotted() - 1e3 * np.linalg.norm(measured - target))
+             < 1e-6, 'the tip error of the measured tip plotted')
+
+
 def test_the_bridge_is_stopped_and_resumed_and_its_state_shown(live, browser):
     body = browser.find_element(By.TAG_NAME, 'body')
     status = DiagnosticStatus(level=DiagnosticStatus.WARN, name='/hardware_bridge: safety',
@@ -228,8 +280,11 @@ def test_a_second_tab_shows_the_same_and_closing_sends_nothing(live, browser):
     commands = len(live.probe.received[topics.TENDON_COMMAND.name])
     first = browser.current_window_handle
     browser.switch_to.new_window('tab')
-    open_page(browser, live.page)
+    client = open_page(browser, live.page)
     assert live.page.clients() == 2
+    # the new tab frames the robot as it is now (bent), for its own camera
+    wait_for(lambda: framed(browser, live.page, client, 'live_second_tab'),
+             'the second tab framing the bent robot')
     # the second tab shows the first one's slider where it was left (the max tension)
     wait_for(lambda: float(thumb(browser, 't1 [N]').get_attribute('aria-valuenow'))
              == pytest.approx(MAX_TENSION), 'the second tab showing t1 at max_tension')

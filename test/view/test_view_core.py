@@ -27,10 +27,11 @@ from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import create_model, input_limits
 from tendon_robot_sim.ros.messages import markers_msg, time_msg
 from tendon_robot_sim.stack import view_drive
+from tendon_robot_sim.view.camera import camera_pose, FIELD_OF_VIEW
 from tendon_robot_sim.view.inputs import command_of, nice_step
 from tendon_robot_sim.view.markers import (DELETE, DELETEALL, LINE_LIST, Lines, MarkerScene,
                                            primitive, Solid)
-from tendon_robot_sim.view.page import camera_pose, FIELD_OF_VIEW, History, in_namespace
+from tendon_robot_sim.view.page import History, in_namespace, node_of_logger
 from tendon_robot_sim.view.playback import PlaybackClock, Timeline
 from visualization_msgs.msg import Marker
 
@@ -232,3 +233,49 @@ def test_view_true_adds_the_view_to_a_stack(stack, extra):
         return {node.entry.name for node in StackLauncher(stack, arguments).processes}
     assert planned({'view': 'true'}) - planned({}) == extra
     assert not extra & planned({'view': 'false'})
+
+
+def test_ci_fails_rather_than_skips_the_browser_tests_without_chromium(monkeypatch):
+    import browser
+    from tendon_robot_sim.view import headless
+
+    monkeypatch.setattr(headless, 'browser_paths', lambda: None)
+    monkeypatch.delenv('CI', raising=False)
+    with pytest.raises(pytest.skip.Exception, match='chromium'):
+        browser.start_browser()
+    monkeypatch.setenv('CI', 'true')
+    with pytest.raises(pytest.fail.Exception, match='chromium'):
+        browser.start_browser()
+    # and CI sets it: .ci/run exports CI before make test
+    script = (Path(__file__).resolve().parents[2] / '.ci' / 'run').read_text()
+    assert script.index('export CI=') < script.index('make test')
+
+
+def test_warnings_are_the_stacks_own():
+    assert node_of_logger('simulator', '/') == 'simulator'
+    assert node_of_logger('left_arm.simulator', '/left_arm') == 'simulator'
+    assert node_of_logger('left_arm.simulator', '/') is None
+    assert node_of_logger('simulator', '/left_arm') is None
+    assert node_of_logger('a.b.simulator', '/a') is None       # a deeper namespace
+    assert node_of_logger('a.b.simulator', '/a/b') == 'simulator'
+
+
+def test_the_figures_docs_viewer_gives_of_the_code_are_the_codes():
+    """The rates and periods docs/viewer.md states are the defaults the code declares."""
+    from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY
+    from tendon_robot_sim.nodes import simulator_node, view_node
+    from tendon_robot_sim.view.panels import TARGET_PERIOD
+
+    text = ' '.join((Path(__file__).resolve().parents[2] / 'docs' / 'viewer.md')
+                    .read_text().split())     # one line: the docs wrap anywhere
+    view = {param.name: param.default for param in view_node.PARAMS}
+    simulator = {param.name: param.default for param in simulator_node.PARAMS}
+    for stated in (f'markers at {simulator["publish_rate"]:g} Hz (its `publish_rate`)',
+                   f'`scene_rate` times a second ({view["scene_rate"]:g} Hz)',
+                   f'caps them at {view["scene_rate"]:g} a second',
+                   f'`refresh_rate` ({view["refresh_rate"]:g} Hz)',
+                   f'at most every {1e3 * TARGET_PERIOD:g} ms while dragging',
+                   f'`latency_timer: {ANSWER_LATENCY:g}`'):
+        assert stated in text
+    # the benchmark's figures: fewer updates than the cap, which the text must not deny
+    assert 'only because `scene_rate`' not in text

@@ -14,12 +14,15 @@
 
 """The view node over DDS, without a browser: its limits, its namespace, bad parameters."""
 
+import math
+
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
 from ros_helpers import construct_alone, spinning, wait_for
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.nodes.displacement_controller_node import DisplacementControllerNode
+from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.view_node import ViewNode
 from tendon_robot_sim.ros.parameters import ConfigurationError
 
@@ -50,6 +53,36 @@ def test_displacement_sliders_take_the_running_controllers_limits(displacement_s
     assert '`/left_arm/tendon/command/displacement`' in view.page.heading.content
     with pytest.raises(ValueError, match='0.016'):
         command.checked('t0', 0.016)
+
+
+def test_a_setpoint_the_simulator_rejects_shows_in_the_page():
+    """
+    Show the simulator's rejection of a setpoint in the page, not only in the log.
+
+    The PCR's motor slider reaches 90 deg (the motors' limit), where one motor alone leaves
+    the robot's reach.
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    pcr = Parameter('robot_file', value=str(share_dir() / 'config' / 'pcr_6rus.yaml'))
+    simulator = SimulatorNode(context=context, namespace='pcr', parameter_overrides=[pcr])
+    view = ViewNode(context=context, namespace='pcr', parameter_overrides=[
+        pcr, Parameter('drive', value='setpoint'), Parameter('port', value=0)])
+    elsewhere = SimulatorNode(context=context, parameter_overrides=[pcr])   # another stack
+    with spinning(simulator, view, elsewhere, context=context):
+        # the simulator and the view itself (it shows commands others send) listening
+        wait_for(lambda: view.command_pub.get_subscription_count() == 2,
+                 'the simulator listening to the sliders')
+        assert view.command.high[0] == pytest.approx(math.pi / 2)
+        view._send_command('motor_1', math.pi / 2)      # as the slider at its end does
+        shown = wait_for(lambda: 'did not converge' in view.page.diagnostics.content
+                         and view.page.diagnostics.content, "the simulator's rejection")
+        assert '**WARN** `simulator`' in shown and 'rejected setpoint' in shown
+        elsewhere.get_logger().warning('rejected setpoint: of another stack')
+        view.get_logger().warning('the view itself')
+        wait_for(lambda: view.page._warnings, 'the warnings taken')
+        assert 'another stack' not in view.page.diagnostics.content
+        assert 'the view itself' not in view.page.diagnostics.content
 
 
 @pytest.mark.parametrize('overrides, message', [
