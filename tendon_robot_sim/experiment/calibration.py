@@ -576,7 +576,10 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
     low = np.empty(len(names))
     high = np.empty(len(names))
     for i, name in enumerate(names):
-        lo, hi = bounds.get(name, (initial[i] / 10.0, initial[i] * 10.0))
+        # a hole stays within its discs (the description's rule): no trial beyond them
+        rim = (robot.disc_radius if name.endswith('.offset') and robot.vertebra_positions.size
+               else math.inf)
+        lo, hi = bounds.get(name, (initial[i] / 10.0, min(initial[i] * 10.0, rim)))
         if not (0.0 < lo < hi and lo <= initial[i] <= hi):
             raise CalibrationError(f'bounds: {name} needs 0 < low <= initial ({initial[i]:g}) '
                                    f'<= high, got ({lo:g}, {hi:g})')

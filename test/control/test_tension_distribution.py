@@ -57,6 +57,7 @@ def random_robot(rng, n=4):
                         'angle_deg': float(a), 'routing': 'parallel',
                         'max_tension': float(rng.uniform(5.0, 20.0))}
                        for i, a in enumerate(angles)]
+    data['vertebrae'].pop('radius', None)   # discs that hold the holes: the default radius
     return robot_from_dict(data)
 
 

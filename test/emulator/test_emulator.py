@@ -73,8 +73,10 @@ def test_emulate_prints_its_ports_and_pulling_a_tendon_moves_the_measured_tip():
     (['--motors', 'tcp:not-a-port'], "--motors: port 'tcp:not-a-port'"),
     (['--sensor', '/nonexistent/tty'], "--sensor: port '/nonexistent/tty'"),
     (['--garbage', '2'], 'argument --garbage: must be within [0, 1], got 2'),
-    (['--status-rate', '0'], 'argument --status-rate: must be a finite number > 0, got 0'),
-    (['--status-rate', 'nan'], 'argument --status-rate: must be a finite number > 0, got nan'),
+    (['--status-rate', '0'], 'argument --status-rate: must be a number within [0.01, 10000] Hz, '
+                             'got 0'),
+    (['--status-rate', 'nan'], 'argument --status-rate: must be a number within [0.01, 10000] '
+                               'Hz, got nan'),
     (['--time-constant', 'inf'], 'argument --time-constant: must be a finite number >= 0'),
 ])
 def test_emulate_rejects_bad_arguments_with_one_line(argv, message, capsys):

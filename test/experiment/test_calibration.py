@@ -103,6 +103,16 @@ def test_calibration_of_a_tendon_offset_and_the_vertebra_mass(robot, tmp_path):
     assert result.robot.vertebra_mass == result.values[1]
 
 
+def test_a_fitted_offset_stays_within_the_discs(robot, tmp_path):
+    """Holes at the rim: the fit's trials stop there, where the loader's rule refuses more."""
+    rim = robot.disc_radius
+    hidden = with_parameters(robot, {'t1.offset': rim})
+    synth_experiment(tmp_path / 'bag', hidden, noise=NOISE, seed=12)
+    holds = load_recording(tmp_path / 'bag', robot)
+    result = calibrate(robot, holds, ['t1.offset'], workers=1, progress=False)
+    assert result.values[0] <= rim and result.values[0] == pytest.approx(rim, rel=0.02)
+
+
 def test_validation_error_matches_the_injected_noise(robot, hidden, holds):
     """
     With the true robot the error is the noise of a hold mean; with E x 1.3 it is far larger.
