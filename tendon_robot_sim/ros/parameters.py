@@ -192,12 +192,10 @@ def check_frame_prefix(prefix: str) -> None:
     """
     Raise ConfigurationError unless ``prefix`` can start a tf2 frame id.
 
-    tf2 refuses frame ids with a leading slash, and a blank would hide in every name.
+    The ROS naming rules (:mod:`tendon_robot_sim.ros.names`), which :func:`declare` applies
+    to every ``*frame_prefix`` parameter already.
     """
-    if prefix.startswith('/') or any(c.isspace() for c in prefix):
-        raise ConfigurationError(
-            f'parameter frame_prefix: {prefix!r} must not start with / or contain blanks '
-            "(tf2 frame ids); e.g. 'left_arm/'")
+    _check_name('frame_prefix', prefix)
 
 
 def check_pretension(min_tension: float, robot) -> None:

@@ -83,8 +83,9 @@ def test_every_node_that_names_frames_gets_the_stack_prefix(stack):
 def test_a_node_refuses_a_prefix_that_cannot_start_a_frame_id(prefix):
     from tendon_robot_sim.nodes.simulator_node import SimulatorNode
     from tendon_robot_sim.ros.parameters import ConfigurationError
-    with pytest.raises(ConfigurationError, match='parameter frame_prefix: .* must not start '
-                                                 'with / or contain blanks'):
+    problem = ("a tf2 frame id does not start with '/'" if prefix.startswith('/') else
+               "not a prefix of tf2 frame ids: ' ' is not allowed")
+    with pytest.raises(ConfigurationError, match=f'parameter frame_prefix: {problem}'):
         construct_alone(lambda context: SimulatorNode(context=context, parameter_overrides=[
             Parameter('frame_prefix', value=prefix)]))
 
