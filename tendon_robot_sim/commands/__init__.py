@@ -70,6 +70,9 @@ class StopSignals:
         return bool(self.received)
 
 
+#: Range of a simulated sensor's noise [m], standard deviation: beyond 1 m it measures
+#: nothing (and overflowed the LK-G's fields).
+NOISE = (0.0, 1.0)
 #: Most time steps a run may take when it keeps every step in memory (a few GB at most).
 MAX_STEPS = 10_000_000
 #: Most time steps of any run: about 100 days at the fastest step of any model.
@@ -315,28 +318,29 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def check_steps(duration: float, dt: float, kept: bool = True) -> None:
+def check_steps(duration: float, dt: float, kept: bool = True,
+                option: str = '--duration') -> None:
     """
     Refuse a ``--duration`` that takes not one step of ``--dt``, or too many to keep.
 
     A step longer than the run ran no step at all, and reported the start as the result
     ('2 s under tensions' with time 0). ``kept``: the run keeps every step in memory, so
-    at most :data:`MAX_STEPS`.
+    at most :data:`MAX_STEPS`. ``option``: the argument that gave ``duration``.
     """
     if dt > duration:
-        raise CommandError(f'--dt: {dt:g} s is longer than --duration {duration:g} s: not one '
+        raise CommandError(f'--dt: {dt:g} s is longer than {option} {duration:g} s: not one '
                            'step would run')
     steps = duration / dt
     if not kept:
         if steps > MAX_RUN_STEPS:
-            raise CommandError(f'--duration: {duration:g} s in steps of {dt:g} s is '
+            raise CommandError(f'{option}: {duration:g} s in steps of {dt:g} s is '
                                f'{steps:.3g} steps, more than any run takes ({MAX_RUN_STEPS:.0e}, '
-                               'about 100 days); shorten --duration or lengthen --dt')
+                               f'about 100 days); shorten {option} or lengthen --dt')
         return
     if steps > MAX_STEPS:
-        raise CommandError(f'--duration: {duration:g} s in steps of --dt {dt:g} s is '
+        raise CommandError(f'{option}: {duration:g} s in steps of --dt {dt:g} s is '
                            f'{steps:.3g} steps, more than the {MAX_STEPS:.0e} a run keeps in '
-                           'memory; shorten --duration or lengthen --dt')
+                           f'memory; shorten {option} or lengthen --dt')
 
 
 def parse_values(text: str, option: str):

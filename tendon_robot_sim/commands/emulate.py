@@ -26,8 +26,8 @@ import tempfile
 import time
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.commands import (command_error, CommandError, non_negative, non_negative_int,
-                                       probability, StopSignals, within)
+from tendon_robot_sim.commands import (command_error, CommandError, NOISE, non_negative,
+                                       non_negative_int, probability, StopSignals, within)
 from tendon_robot_sim.emulator.devices import Faults
 from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY, bus_file
 from tendon_robot_sim.emulator.endpoints import open_endpoint
@@ -39,9 +39,8 @@ from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 MOTOR_KINDS = ('tdcr-motor-v1', 'dynamixel')
 SENSOR_KINDS = ('tdcr-laser-v1', 'keyence-lkg')
 # Status and measurement rates: up to what a serial line carries (a 20-byte frame at 1 Mbaud
-# every 0.2 ms); a tip noise beyond 1 m measures nothing (and overflowed the LK-G's fields).
+# every 0.2 ms).
 RATES = (0.01, 1e4)     # Hz
-NOISE = (0.0, 1.0)      # m
 
 
 def register(subparsers) -> None:

@@ -248,7 +248,8 @@ def run(args: argparse.Namespace) -> int:
             from tendon_robot_sim.models.rod.dynamics import TendonSimulator
             sim = TendonSimulator(robot, dt=args.dt)
         # a trajectory file keeps a row per step (implicit) or per millisecond (explicit)
-        check_steps(total, sim.dt, kept=args.trajectory_out is not None)
+        check_steps(total, sim.dt, kept=args.trajectory_out is not None,
+                    option='--max-time' if args.until_steady else '--duration')
         trajectory = Trajectory(args.trajectory_out, robot.tendon_names)
         _set_start(sim, args, series)
     except (RobotDescriptionError, InputError) as error:

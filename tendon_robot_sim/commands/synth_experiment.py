@@ -57,8 +57,9 @@ import math
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (command_error, CommandError, finite, non_negative,
-                                       non_negative_int, OutputPath, positive)
+from tendon_robot_sim.commands import (command_error, CommandError, finite, NOISE,
+                                       non_negative, non_negative_int, OutputPath, positive,
+                                       within)
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.experiment.calibration import with_parameters
 from tendon_robot_sim.experiment.experiment import (ExperimentError, synth_experiment,
@@ -119,14 +120,14 @@ def register(subparsers) -> None:
                         help="true mass of each vertebra in kg (default: the file's)")
     parser.add_argument('--tension', type=positive, default=None, metavar='N',
                         help='tension of the step in N (step; default 2)')
-    parser.add_argument('--noise', type=non_negative, default=2e-4, metavar='M',
+    parser.add_argument('--noise', type=within(*NOISE, 'm'), default=2e-4, metavar='M',
                         help='tip noise, standard deviation per axis in m (default 0.0002)')
     parser.add_argument('--seed', type=non_negative_int, default=0, metavar='S',
                         help='random seed of the noise (default 0)')
     parser.add_argument('--pressures-csv', default=None, metavar='CSV',
                         help='bellows robots: the pressure profile to run (a column t in s, one '
                              'per bellows in Pa; see cc-dynamics --pressures-csv)')
-    parser.add_argument('--length-noise', type=non_negative, default=None, metavar='M',
+    parser.add_argument('--length-noise', type=within(*NOISE, 'm'), default=None, metavar='M',
                         help='bellows robots: muscle-length noise, standard deviation in m '
                              '(default 0.0002)')
     parser.add_argument('--stiffness-factor', type=positive, default=None, metavar='F',

@@ -59,8 +59,6 @@ BOUNDED_ELSEWHERE = {
     ('synth-experiment', '--damping-factor'): 'the description: PHYSICAL_RANGES',
     ('synth-experiment', '--disc-twist-deg'): 'synth-experiment: MAX_TWIST',
     ('synth-experiment', '--tension'): "the tendons' max_tension",
-    ('synth-experiment', '--noise'): 'a noise of the recorded tip: no work',
-    ('synth-experiment', '--length-noise'): 'a noise of the recorded lengths: no work',
     ('synth-experiment', '--seed'): 'a seed: no work',
     ('validate', '--hold-time'): 'picks holds in the bag: no work beyond the bag',
     ('validate', '--tip-tolerance'): 'picks holds in the bag: no work beyond the bag',
