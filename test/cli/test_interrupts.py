@@ -39,6 +39,7 @@ from cli_commands import parsers
 import pytest
 from tendon_robot_sim import cli
 from tendon_robot_sim.stack import STACKS
+from terminal import as_from_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 ROBOT = str(ROOT / 'config' / 'robot.yaml')
@@ -201,7 +202,7 @@ def test_a_command_that_runs_until_stopped_ends_with_0_when_stopped(name, bag, t
         [sys.executable, '-m', 'tendon_robot_sim.cli',
          *[word.format(tmp=tmp_path, bag=bag) for word in argv]],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        env=dict(os.environ, PYTHONPATH=str(ROOT)), preexec_fn=as_from_a_terminal)
     try:
         seen = []
         for line in process.stdout:

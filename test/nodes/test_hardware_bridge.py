@@ -52,6 +52,7 @@ from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
 from tendon_robot_sim.ros.spinner import BackgroundSpinner
+from terminal import as_from_a_terminal
 from waiting import wait_for
 import yaml
 
@@ -701,7 +702,7 @@ def start_bridge_process(name: str, motor_port: str, log: Path) -> subprocess.Po
             [sys.executable, '-m', 'tendon_robot_sim.nodes.hardware_bridge_node', '--ros-args',
              '-r', f'__node:={name}', '-p', f'motor_port:={motor_port}', '-p', 'sensor_port:=""',
              '-p', f'min_tension:={MIN_TENSION}'],
-            env=env, stdout=out, stderr=subprocess.STDOUT)
+            env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=as_from_a_terminal)
 
 
 def applies(rig, tensions, timeout: float = 30.0) -> bool:

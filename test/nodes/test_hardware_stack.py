@@ -44,6 +44,7 @@ from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
+from terminal import as_from_a_terminal
 
 
 def start_rig(directory: Path) -> EmulatedRig:
@@ -63,7 +64,7 @@ def launch_hardware(rig: EmulatedRig, log: Path, *arguments: str) -> subprocess.
             [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'hardware',
              '--arg', f'motor_port:={rig.path("motors")}',
              '--arg', f'sensor_port:={rig.path("sensor")}', '--arg', 'rviz:=false', *arguments],
-            env=env, stdout=out, stderr=subprocess.STDOUT)
+            env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=as_from_a_terminal)
 
 
 def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp_path):

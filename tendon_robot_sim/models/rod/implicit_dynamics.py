@@ -602,11 +602,10 @@ class ImplicitSimulator(Settling):
         Take one step per row of ``values`` (n, n_tendons): the inputs at the step's end time.
 
         ``field``: 'tension' [N] or 'displacement' [m] for every tendon, or one of them per
-        tendon (mixed inputs). Returns the record
-        (n, 15 + 2 n_tendons) of the steps: tip position, rotation (row-major) and body-frame
-        velocity, then the tensions and tendon lengths (``_implicit_kernels.REC_*``). Raises
-        like :meth:`advance`; a tension input is checked against ``max_tension``, a
-        displacement step above it is refused.
+        tendon (mixed inputs). Returns the record (n, 15 + 2 n_tendons) of the steps: tip
+        position, rotation (row-major) and body-frame velocity, then the tensions and tendon
+        lengths (``_implicit_kernels.REC_*``). Raises like :meth:`advance`; a tension input is
+        checked against ``max_tension``, a displacement step above it is refused.
         """
         values = np.asarray(values, dtype=float)
         fields = [field] * self.n_tendons if isinstance(field, str) else list(field)
