@@ -167,6 +167,8 @@ class StackLauncher:
         self.note = note or (lambda text: print(f'[launch] {text}', file=sys.stderr))
         self.values = self._argument_values(arguments or {})
         self.overrides = self._parameter_overrides(parameters)
+        # {node: {name: value}}: what each of our nodes that runs will have (checked)
+        self.parameters: dict[str, dict] = {}
         self._check_parameters()
         self._tmp = tempfile.TemporaryDirectory(prefix='tendon_robot_sim_launch_')
         self.processes, self.skipped = self._plan()
@@ -250,6 +252,8 @@ class StackLauncher:
                         source[name] = checked
                 values[name] = checked
             _check_robot_and_mode(entry.name, values)
+            self.parameters[entry.name] = {
+                **{name: param.default for name, param in table.items()}, **values}
         if unknown:
             raise LaunchError(f'parameter {sorted(unknown)[0]}: no node of stack '
                               f'{self.stack.name!r} has it')

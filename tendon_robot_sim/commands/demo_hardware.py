@@ -43,13 +43,11 @@ import tempfile
 import time
 
 import numpy as np
-from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.emulator.dynamixel import bus_file
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.tendon_robot import Robot
 from tendon_robot_sim.parallel import ends_with_us
-import yaml
 
 # --hardware: (motor_device, sensor_device) of the bridge and the emulator
 DEVICES = {'dynamixel': ('dynamixel', 'keyence-lkg'),
@@ -152,12 +150,6 @@ def _start_emulator(robot_file: Path, motor_device: str, sensor_device: str, por
     return emulator
 
 
-def _pretension() -> float:
-    """Return the bridge's min_tension [N] in the hardware stack: the least it commands."""
-    stack = yaml.safe_load((share_dir() / 'config' / 'hardware.yaml').read_text())
-    return float(stack['/**/hardware_bridge']['ros__parameters']['min_tension'])
-
-
 def _stop(emulator: subprocess.Popen) -> None:
     """End the emulator as Ctrl-C would (its ports and links closed)."""
     if emulator.poll() is None:
@@ -209,7 +201,8 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
             raise CommandError(f'the hardware stack did not come up within '
                                f'{STARTUP_TIMEOUT:g} s; see {log_path}')
         steps = []
-        floor = _pretension()
+        # the least tension the bridge commands (its pretension, as this stack gives it)
+        floor = launcher.parameters['hardware_bridge']['min_tension']
         for phase in tqdm(phases, desc='steps', unit='step'):
             driver.command(phase.tensions)
             # A step's hold counts from the state that carries its tensions: on a loaded

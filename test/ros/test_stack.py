@@ -284,3 +284,13 @@ def test_the_hardware_bridge_is_managed_and_autostart_false_leaves_it_to_the_use
         'through /arm/hardware_bridge/change_state'
     assert activated in StackLauncher('hardware', {'namespace': 'arm'}).describe().splitlines()
     assert 'change_state' not in StackLauncher('hardware', {'autostart': 'false'}).describe()
+
+
+def test_the_launcher_tells_each_nodes_parameters_as_it_will_have_them():
+    """Defaults of its table, then its parameter files, then --param (the demo reads them)."""
+    launcher = StackLauncher('hardware', {'rviz': 'false'}, ['hardware_bridge:min_tension:=0.7'])
+    bridge = launcher.parameters['hardware_bridge']
+    assert bridge['min_tension'] == 0.7                     # --param
+    assert bridge['max_displacement'] == 0.02               # config/hardware.yaml
+    assert bridge['open_timeout'] == 2.0                    # the table's default
+    assert 'view' not in launcher.parameters                # skipped: view:=false
