@@ -288,6 +288,10 @@ CASES = [
     (['launch', 'sim', '--arg', 'nonsense:=1', '--dry-run'], BAD, 'nonsense'),
     # launch arguments and --param: checked against the stack and the nodes' tables first
     (['launch', 'sim', '--arg', 'mode:=warp', '--dry-run'], BAD, 'mode: must be one of'),
+    (['launch', 'sim', '--param', 'simulator:alpha:=0.3', '--dry-run'], BAD,
+     'node simulator: parameter alpha: must be within [-0.5, 0.0]'),
+    (['launch', 'sim', '--param', 'tension_controller:statics_model:=euler', '--dry-run'], BAD,
+     "parameter statics_model: must be one of ['auto', 'cosserat', 'kirchhoff', 'discrete']"),
     (['launch', 'sim', '--arg', 'robot:=no/such/robot.yaml', '--dry-run'], BAD,
      'launch argument robot: '),
     (['launch', 'sim', '--param', 'simulator:publish_rate:=fast', '--dry-run'], BAD,
