@@ -208,10 +208,14 @@ def test_launch_hardware_with_the_view_serves_the_page_and_draws_the_model_of_th
         with urlopen(url, timeout=TIMEOUT) as page:
             assert page.status == 200 and b'<html' in page.read().lower()
         resting = model_tips[-1].pose.position.z
-        # the model follows the bridge's measured tensions: pulling t0 (on +z) lifts its tip
-        command.publish(JointState(name=['t0'], effort=[3.0]))
-        spin_until(node, lambda: model_tips[-1].pose.position.z - resting > 0.05,
-                   'the model to lift its tip')
+        # the model follows the bridge's measured tensions: pulling t0 (on +z) lifts its tip.
+        # Sent until then: the view listens to commands too, and may have been the one
+        # subscriber matched when the first was sent.
+
+        def lifted():
+            command.publish(JointState(name=['t0'], effort=[3.0]))
+            return model_tips[-1].pose.position.z - resting > 0.05
+        spin_until(node, lifted, 'the model to lift its tip')
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
