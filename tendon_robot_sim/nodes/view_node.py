@@ -40,6 +40,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter_client import AsyncParameterClient
 from rclpy.qos import QoSProfile
+from rclpy.serialization import deserialize_message
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
@@ -47,8 +48,9 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import (ACTUATIONS, INPUT_LIMITS, load_any_description)
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.cdr import CdrError, Decoder
 from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
-from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.ros.runner import events_executor, run_node
 from tendon_robot_sim.view.inputs import command_of, DRIVES
 from tendon_robot_sim.view.page import in_namespace, node_of_logger, Plotted, ViewPage
 
@@ -175,8 +177,12 @@ class ViewNode(Node):
         return '  \n'.join(lines)
 
     def _subscribe(self) -> None:
-        for topic, callback in ((topics.BACKBONE_MARKERS, self._on_markers),
-                                (topics.TIP_POSE, self._on_tip),
+        # the markers as bytes, read by a Decoder: rclpy's objects cost most of the view's time
+        self.read_markers = Decoder(topics.BACKBONE_MARKERS.msg_type)
+        self.create_subscription(topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name,
+                                 self._on_markers, topics.BACKBONE_MARKERS.subscription_qos,
+                                 raw=True)
+        for topic, callback in ((topics.TIP_POSE, self._on_tip),
                                 (topics.TIP_MEASURED, self._on_measured),
                                 (topics.TENDON_STATE, self._on_state),
                                 (topics.TIP_TARGET, self._on_target),
@@ -190,8 +196,12 @@ class ViewNode(Node):
 
     # ------------------------------------------------------------------ in
 
-    def _on_markers(self, msg) -> None:
+    def _on_markers(self, data: bytes) -> None:
         self.markers_received += 1
+        try:
+            msg = self.read_markers(data)
+        except CdrError:   # not plain CDR (another rmw's encoding): rclpy reads it
+            msg = deserialize_message(data, topics.BACKBONE_MARKERS.msg_type)
         if msg.markers:
             self.frame_id = msg.markers[-1].header.frame_id
         self.page.show_markers(msg.markers)
@@ -287,7 +297,7 @@ class ViewNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(ViewNode, NODE_NAME, args)
+    return run_node(ViewNode, NODE_NAME, args, events_executor)
 
 
 if __name__ == '__main__':

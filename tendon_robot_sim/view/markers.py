@@ -20,12 +20,14 @@ One generic reading of the marker types the nodes publish (``LINE_STRIP``, ``LIN
 the ``ADD``, ``DELETE`` and ``DELETEALL`` actions. Coordinates stay in the marker's frame
 (the stack's base frame): a line marker's points are relative to its pose, a solid is
 centred on its pose with its size in ``scale`` (m). Colours become 8-bit RGB plus an
-opacity. No ROS import: the fields are read by name.
+opacity. No ROS import: the fields are read by name, from rclpy's messages, a bag's or
+those read straight from the bytes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
@@ -73,20 +75,44 @@ class SolidBatch:
     opacities: np.ndarray  # (n,)
 
 
-def _vector(v) -> np.ndarray:
-    return np.array([v.x, v.y, v.z], dtype=float)
+def _floats(message, fields: str) -> tuple[float, ...]:
+    return tuple(float(getattr(message, f)) for f in fields)
 
 
-def _wxyz(q) -> np.ndarray:
+def _wxyz(q) -> tuple[float, ...]:
     """ROS quaternion (x, y, z, w) -> (w, x, y, z), normalised; identity when zero."""
-    wxyz = np.array([q.w, q.x, q.y, q.z], dtype=float)
-    norm = np.linalg.norm(wxyz)
-    return wxyz / norm if norm > 0.0 else np.array([1.0, 0.0, 0.0, 0.0])
+    wxyz = _floats(q, 'wxyz')
+    norm = math.hypot(*wxyz)
+    return tuple(c / norm for c in wxyz) if norm > 0.0 else (1.0, 0.0, 0.0, 0.0)
+
+
+def _rows(items, fields: str) -> np.ndarray:
+    """
+    Return (n, len(fields)) floats of a sequence of messages (points, colours).
+
+    ``items`` is a list of message objects (rclpy's, a bag's) or a numpy structured array
+    with those fields (:class:`tendon_robot_sim.ros.cdr.Decoder`'s, read straight from the
+    bytes: no object per point).
+    """
+    if isinstance(items, np.ndarray):
+        rows = np.stack([items[f] for f in fields], axis=-1).astype(float)
+    else:
+        rows = np.array([[getattr(item, f) for f in fields] for item in items], dtype=float)
+    return rows.reshape(-1, len(fields))
 
 
 def _rgb(colors: np.ndarray) -> np.ndarray:
     """Colours (..., 3) in [0, 1] -> uint8."""
     return np.round(np.clip(colors, 0.0, 1.0) * 255.0).astype(np.uint8)
+
+
+def _unit(value: float) -> float:
+    return min(max(value, 0.0), 1.0)
+
+
+def _rgb_of(r: float, g: float, b: float) -> np.ndarray:
+    """One colour in [0, 1] -> uint8 (3,), as :func:`_rgb` (both round half to even)."""
+    return np.array([round(_unit(c) * 255.0) for c in (r, g, b)], dtype=np.uint8)
 
 
 def primitive(marker) -> Lines | Solid | None:
@@ -96,39 +122,39 @@ def primitive(marker) -> Lines | Solid | None:
     Raises
     ------
     ValueError
-        A non-finite coordinate, size or orientation (the message names the marker).
+        A non-finite coordinate, size, orientation or colour (the message names the marker).
 
     """
-    position = _vector(marker.pose.position)
-    wxyz = _wxyz(marker.pose.orientation)
+    # one marker's few numbers in plain Python: numpy's call costs more than the arithmetic
+    position, wxyz = _floats(marker.pose.position, 'xyz'), _wxyz(marker.pose.orientation)
+    r, g, b, a = _floats(marker.color, 'rgba')
     if marker.type in SOLIDS:
-        scale = _vector(marker.scale)
-        _check_finite(marker, position, wxyz, scale)
-        color = marker.color
-        return Solid(SOLIDS[marker.type], position, wxyz, scale,
-                     _rgb(np.array([color.r, color.g, color.b])),
-                     float(np.clip(color.a, 0.0, 1.0)))
+        scale = _floats(marker.scale, 'xyz')
+        _check_finite(marker, position + wxyz + scale + (r, g, b, a))
+        return Solid(SOLIDS[marker.type], np.array(position), np.array(wxyz), np.array(scale),
+                     _rgb_of(r, g, b), _unit(a))
     if marker.type not in LINES:
         return None
-    points = np.array([(p.x, p.y, p.z) for p in marker.points], dtype=float).reshape(-1, 3)
-    _check_finite(marker, position, wxyz, points)
-    if marker.colors and len(marker.colors) == len(marker.points):
-        colors = _rgb(np.array([(c.r, c.g, c.b) for c in marker.colors]).reshape(-1, 3))
+    points, width = _rows(marker.points, 'xyz'), float(marker.scale.x)
+    _check_finite(marker, position + wxyz + (r, g, b, a, width), points)
+    if len(marker.colors) and len(marker.colors) == len(points):
+        colors = _rgb(_rows(marker.colors, 'rgb'))
     else:
-        color = marker.color
-        colors = np.tile(_rgb(np.array([color.r, color.g, color.b])), (len(points), 1))
+        colors = np.tile(_rgb_of(r, g, b), (len(points), 1))
     if marker.type == LINE_STRIP:
         ends = np.stack([np.arange(len(points) - 1), np.arange(1, len(points))], axis=1)
         ends = ends.reshape(-1, 2) if len(points) > 1 else np.zeros((0, 2), dtype=int)
     else:   # LINE_LIST: pairs, an odd last point is dropped (as RViz does)
         ends = np.arange(len(points) // 2 * 2).reshape(-1, 2)
-    return Lines(points[ends].astype(np.float32), colors[ends], float(marker.scale.x),
-                 position, wxyz)
+    return Lines(points[ends].astype(np.float32), colors[ends], width, np.array(position),
+                 np.array(wxyz))
 
 
-def _check_finite(marker, *arrays: np.ndarray) -> None:
-    if not all(np.all(np.isfinite(a)) for a in arrays):
-        raise ValueError(f'marker {marker.ns!r}/{marker.id}: non-finite pose, scale or point')
+def _check_finite(marker, numbers: tuple[float, ...], points: np.ndarray | None = None) -> None:
+    if not all(map(math.isfinite, numbers)) or (points is not None
+                                                and not np.isfinite(points).all()):
+        raise ValueError(f'marker {marker.ns!r}/{marker.id}: non-finite pose, scale, colour '
+                         'or point')
 
 
 class MarkerScene:

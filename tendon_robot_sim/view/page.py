@@ -370,7 +370,8 @@ class ViewPage:
                                  (self.target, self.target_position)):
             if position is not None and not np.array_equal(handle.position, position):
                 handle.position = position
-                handle.visible = True
+                if not handle.visible:
+                    handle.visible = True
         if not np.array_equal(self.tip.wxyz, self._tip_wxyz):
             self.tip.wxyz = self._tip_wxyz
         if self.targets is not None and not self.targets.touched:

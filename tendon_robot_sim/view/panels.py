@@ -143,7 +143,8 @@ class TargetPanel:
     def place(self, point: np.ndarray, field: bool = True) -> None:
         """Put the gizmo (and the ``field``) at ``point`` without sending."""
         self.gizmo.position = tuple(float(v) for v in point)
-        self.gizmo.visible = True
+        if not self.gizmo.visible:
+            self.gizmo.visible = True
         if field:
             self.field.value = tuple(round(float(v), 4) for v in point)
 

@@ -19,12 +19,14 @@ from pathlib import Path
 from geometry_msgs.msg import Point
 import numpy as np
 import pytest
+from rclpy.serialization import deserialize_message, serialize_message
 from recorded import write_bag
 from std_msgs.msg import ColorRGBA
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import create_model, input_limits
+from tendon_robot_sim.ros.cdr import Decoder
 from tendon_robot_sim.ros.messages import markers_msg, time_msg
 from tendon_robot_sim.stack import view_drive
 from tendon_robot_sim.view.camera import camera_pose, FIELD_OF_VIEW
@@ -33,7 +35,7 @@ from tendon_robot_sim.view.markers import (DELETE, DELETEALL, LINE_LIST, Lines, 
                                            primitive, Solid)
 from tendon_robot_sim.view.page import History, in_namespace, node_of_logger
 from tendon_robot_sim.view.playback import PlaybackClock, Timeline
-from visualization_msgs.msg import Marker
+from visualization_msgs.msg import Marker, MarkerArray
 
 CONFIG = share_dir() / 'config'
 KINDS = {'tendon_robot': 'robot.yaml', 'pcr_6rus': 'pcr_6rus.yaml',
@@ -57,6 +59,24 @@ def test_every_kind_is_drawn_from_its_markers_alone(kind):
         if points is not None:
             distance = np.linalg.norm(drawn[:, None, :] - points.T[None], axis=2).min(axis=0)
             assert distance.max() < 1e-6     # m; float32 of a robot under 1 m: ~1e-8
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_markers_read_from_their_bytes_draw_as_rclpys_messages(kind):
+    """The live view reads the markers' bytes itself (points as arrays): the same drawing."""
+    _, _, model = create_model(CONFIG / KINDS[kind])
+    data = serialize_message(markers_msg(model.state().markers, 'base_link', time_msg(0.0)))
+    scenes = MarkerScene(), MarkerScene()
+    scenes[0].apply(deserialize_message(data, MarkerArray).markers)   # as rclpy delivers it
+    scenes[1].apply(Decoder(MarkerArray)(data).markers)
+    assert scenes[0].items.keys() == scenes[1].items.keys()
+    for key, item in scenes[0].items.items():
+        for name, value in vars(item).items():
+            if isinstance(value, np.ndarray):   # 1e-12: the same numbers through two paths
+                np.testing.assert_allclose(getattr(scenes[1].items[key], name), value,
+                                           rtol=0, atol=1e-12, err_msg=f'{key} {name}')
+            else:
+                assert getattr(scenes[1].items[key], name) == value, (key, name)
 
 
 def _marker(kind, points=(), colors=(), action=Marker.ADD, ns='n', mid=0):
@@ -102,6 +122,10 @@ def test_actions_and_bad_markers_are_handled_as_rviz_does():
     bad = _marker(Marker.LINE_STRIP, [(np.nan, 0, 0), (1, 0, 0)])
     scene.apply([bad])
     assert scene.rejected == 1 and scene.items[('n', 0)].points[0, 0, 0] == 0.0   # kept
+    unseen = _marker(Marker.SPHERE, ns='c')
+    unseen.color.a = np.nan
+    scene.apply([unseen])
+    assert scene.rejected == 2 and ('c', 0) not in scene.items
     scene.apply([_marker(Marker.SPHERE, ns='s', action=DELETE)])
     assert set(scene.items) == {('n', 0)}
     scene.apply([_marker(Marker.SPHERE, action=DELETEALL)])
@@ -277,5 +301,9 @@ def test_the_figures_docs_viewer_gives_of_the_code_are_the_codes():
                    f'at most every {1e3 * TARGET_PERIOD:g} ms while dragging',
                    f'`latency_timer: {ANSWER_LATENCY:g}`'):
         assert stated in text
+    _, _, model = create_model(CONFIG / 'robot.yaml')
+    markers = model.state().markers
+    points = sum(m.points.shape[1] for m in markers if hasattr(m, 'points'))
+    assert f'default robot ({len(markers)} markers, {points} points;' in text
     # the benchmark's figures: fewer updates than the cap, which the text must not deny
     assert 'only because `scene_rate`' not in text
