@@ -20,7 +20,8 @@ import threading
 from typing import Callable
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.context import Context
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 import rclpy.logging
 from rclpy.node import Node
@@ -37,6 +38,22 @@ SPIN_PERIOD = 0.05
 # compile of 20-30 s) [s].
 INTERRUPT_AFTER = 0.2
 RCLError = _rclpy.RCLError
+
+
+def events_executor(context: Context) -> Executor:
+    """
+    Return rclpy's EventsExecutor where the ROS distribution has it, else the single-threaded one.
+
+    The EventsExecutor (``rclpy.experimental``, from Kilted) waits and dispatches in C++;
+    the single-threaded executor rebuilds its wait set of every subscription, timer and
+    service in Python at each message. For a node that takes many small messages (the
+    view: three 50 Hz topics) that is most of its time (docs/viewer.md, Speed).
+    """
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:
+        return SingleThreadedExecutor(context=context)
+    return EventsExecutor(context=context)
 
 
 class _StopRequest:
@@ -90,9 +107,13 @@ class _StopRequest:
             self._timer.cancel()
 
 
-def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
+def run_node(make_node: Callable[[], Node], name: str, args=None,
+             make_executor: Callable[[Context], Executor] = SingleThreadedExecutor) -> int:
     """
     Spin the node ``make_node()`` until a stop signal or shutdown; return the exit code.
+
+    ``make_executor(context=...)`` gives the executor (:func:`events_executor` for a node
+    that takes many small messages).
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
     file; ROS arguments rcl cannot parse) is reported as one fatal log line under ``name``
@@ -122,7 +143,7 @@ def run_node(make_node: Callable[[], Node], name: str, args=None) -> int:
             # parameter file): one line after rcl's own, not a traceback
             rclpy.logging.get_logger(name).fatal(f'cannot start: {_rcl_reason(error)}')
             return 1
-        code = _run(make_node, name, stop)
+        code = _run(make_node, name, stop, make_executor)
     finally:
         stop.acknowledge()
         for signum, handler in previous.items():
@@ -142,7 +163,8 @@ def _rcl_reason(error: Exception) -> str:
     return text.split('. Error: Expected lexeme')[0]
 
 
-def _run(make_node: Callable[[], Node], name: str, stop: _StopRequest) -> int:
+def _run(make_node: Callable[[], Node], name: str, stop: _StopRequest,
+         make_executor: Callable[[Context], Executor]) -> int:
     try:
         node = make_node()
     except KeyboardInterrupt:
@@ -165,7 +187,7 @@ def _run(make_node: Callable[[], Node], name: str, stop: _StopRequest) -> int:
         raise
     executor = None
     try:
-        executor = SingleThreadedExecutor(context=node.context)
+        executor = make_executor(context=node.context)
         executor.add_node(node)
         while not stop and node.context.ok():
             executor.spin_once(timeout_sec=SPIN_PERIOD)

@@ -14,16 +14,19 @@
 
 """run_node: the main() of every node, and how it ends."""
 
+import importlib.util
 import os
 import signal
+import sys
 import time
 
 import pytest
 import rclpy
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.ros.runner import events_executor, run_node
 
 
 class FailingNode(Node):
@@ -149,15 +152,18 @@ class SignalledWhileSpinning(Node):
         super().destroy_node()
 
 
+@pytest.mark.parametrize('make_executor', [SingleThreadedExecutor, events_executor])
 @pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-def test_a_stop_signal_ends_the_spin_and_the_node_is_destroyed_before_the_context(signum):
+def test_a_stop_signal_ends_the_spin_and_the_node_is_destroyed_before_the_context(
+        signum, make_executor):
     # With rclpy's own handler the context was shut down from another thread at the
     # moment of the signal, racing the executor and destroy_node().
     SignalledWhileSpinning.context_ok_at_destroy = None
     before = signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT
                            else signal.SIG_DFL)   # as from a terminal, not under nohup
     try:
-        assert run_node(lambda: SignalledWhileSpinning(signum), 'signalled', []) == 0
+        assert run_node(lambda: SignalledWhileSpinning(signum), 'signalled', [],
+                        make_executor) == 0
         assert SignalledWhileSpinning.context_ok_at_destroy is True
         assert not rclpy.ok()
         assert signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL)
@@ -192,3 +198,17 @@ def test_a_node_started_under_nohup_outlives_the_hangup():
     finally:
         signal.signal(signal.SIGHUP, before)
     assert HungUpThenInterrupted.ticks_after_hangup >= 10
+
+
+def test_the_events_executor_where_rclpy_has_it_else_the_single_threaded_one(monkeypatch):
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        executor = events_executor(context)
+        has_it = importlib.util.find_spec('rclpy.experimental') is not None   # from Kilted
+        assert (type(executor).__name__ == 'EventsExecutor') == has_it
+        executor.shutdown()
+        monkeypatch.setitem(sys.modules, 'rclpy.experimental', None)   # Humble, Jazzy
+        assert isinstance(events_executor(context), SingleThreadedExecutor)
+    finally:
+        rclpy.try_shutdown(context=context)
