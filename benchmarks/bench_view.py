@@ -23,8 +23,10 @@ this process, and a headless chromium (the page open, as a user has it). Over ``
 it counts the marker messages the view received and the scene updates it sent to the open
 page, and the CPU time of this process (the view node with its web server and DDS; the idle
 selenium client besides). The page receives in a web worker, whose websocket frames
-DevTools does not report: the updates are counted where they are sent. The last line with
---json is one JSON object with the figures and the machine's load.
+DevTools does not report: the updates are counted where they are sent. Beside it, it times
+the reading of one of the robot's ``MarkerArray`` messages from its bytes, by rclpy and by
+the view's own reader, and turning it into what is drawn. The last line with --json is one
+JSON object with the figures and the machine's load.
 Targets (issue 31): >= 30 backbone updates per second, < 15 % of one core.
 """
 
@@ -47,6 +49,34 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def per_call_ms(function, calls: int = 2000) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        function()
+    return round((time.perf_counter() - start) / calls * 1e3, 4)
+
+
+def marker_reading(robot_file: str) -> dict:
+    """Time reading the robot's markers from bytes (rclpy, the view's reader) and drawing them."""
+    from rclpy.serialization import deserialize_message, serialize_message
+    from tendon_robot_sim import default_robot_file
+    from tendon_robot_sim.models.registry import create_model
+    from tendon_robot_sim.ros.cdr import Decoder
+    from tendon_robot_sim.ros.messages import markers_msg, time_msg
+    from tendon_robot_sim.view.markers import MarkerScene
+    from visualization_msgs.msg import MarkerArray
+
+    _, _, model = create_model(robot_file or default_robot_file())
+    msg = markers_msg(model.state().markers, 'base_link', time_msg(0.0))
+    data, decode, scene = serialize_message(msg), Decoder(MarkerArray), MarkerScene()
+    markers = decode(data).markers
+    return {'markers': len(msg.markers), 'points': sum(len(m.points) for m in msg.markers),
+            'bytes': len(data),
+            'rclpy_deserialize_ms': per_call_ms(lambda: deserialize_message(data, MarkerArray)),
+            'view_decoder_ms': per_call_ms(lambda: decode(data)),
+            'to_drawn_primitives_ms': per_call_ms(lambda: scene.apply_all([markers]))}
+
+
 def wait(condition, what: str, timeout: float = START_TIMEOUT):
     end = time.monotonic() + timeout
     while not condition():
@@ -67,6 +97,7 @@ def main() -> int:
     import rclpy
     from rclpy.parameter import Parameter
     from tendon_robot_sim.nodes.view_node import ViewNode
+    from tendon_robot_sim.ros.runner import events_executor
     from tendon_robot_sim.ros.spinner import BackgroundSpinner
     from tendon_robot_sim.view.headless import start_browser
 
@@ -78,7 +109,7 @@ def main() -> int:
     overrides = [Parameter('port', value=0)] + (
         [Parameter('robot_file', value=os.path.abspath(args.robot))] if args.robot else [])
     view = ViewNode(parameter_overrides=overrides)
-    executor = rclpy.executors.SingleThreadedExecutor()
+    executor = events_executor(view.context)    # as view_node.main spins it
     executor.add_node(view)
     spinner = BackgroundSpinner(executor)
     browser = start_browser()
@@ -99,6 +130,7 @@ def main() -> int:
             'markers_received_per_s': round(markers / wall, 1),
             'scene_updates_sent_per_s': round(drawn / wall, 1),
             'view_cpu_share_of_one_core': round(cpu / wall, 3),
+            'one_marker_array': marker_reading(args.robot),
             'targets': {'scene_updates_per_s': 30, 'cpu_share': 0.15},
             'load_average_1min_before': load_before,
             'machine': machine_info('viser', 'rclpy'),
