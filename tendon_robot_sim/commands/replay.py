@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+import sys
 import time
 
 from tendon_robot_sim import default_robot_file
@@ -52,6 +53,9 @@ from tendon_robot_sim.models.rod.statics import MODELS
 
 # Wall seconds the simulator may take to subscribe to the replayed setpoints.
 SIMULATOR_TIMEOUT = 10.0
+# Wall seconds the subscribers get to acknowledge the last messages before the process ends
+# (it would take the ones not yet delivered with it).
+DELIVERY_TIMEOUT = 5.0
 # Where recorded setpoints go by default: not where a hardware bridge listens.
 DEFAULT_SETPOINT_TOPIC = 'replay/tendon/setpoint'
 BRIDGE_NODE = 'hardware_bridge'
@@ -175,6 +179,11 @@ def _replay(args, stop) -> tuple[dict, int]:
             if not args.loop:
                 break
         counts = dict(player.counts)
+        if not stop:
+            waiting = player.wait_for_delivery(DELIVERY_TIMEOUT)
+            if waiting:
+                print(f'replay: not every subscriber of {", ".join(waiting)} acknowledged the '
+                      f'last messages within {DELIVERY_TIMEOUT:g} s', file=sys.stderr)
     finally:
         if simulation is not None:
             simulation.close()

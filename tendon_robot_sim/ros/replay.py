@@ -43,6 +43,7 @@ import sys
 import time
 from typing import Callable, Iterable
 
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -198,3 +199,15 @@ class BagPlayer(Node):
             self.publishers_by_topic[message.topic].publish(message.data)
             self.counts[message.topic] += 1
         return True
+
+    def wait_for_delivery(self, timeout: float) -> list[str]:
+        """
+        Wait up to ``timeout`` [s] for every matched reliable subscriber to acknowledge.
+
+        A process that ends right after its last publish can take the messages not yet
+        delivered (a loaded machine, a resend) with it. Returns the topics still waiting.
+        """
+        end = time.monotonic() + timeout
+        return [topic for topic, publisher in self.publishers_by_topic.items()
+                if not publisher.wait_for_all_acked(
+                    Duration(nanoseconds=int(max(end - time.monotonic(), 0.0) * 1e9)))]

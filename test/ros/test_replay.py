@@ -321,4 +321,17 @@ def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_pat
         allowed = command + onto_bridge + ['--allow-hardware']
         result = subprocess.run(allowed, capture_output=True, text=True, env=env, timeout=60)
         assert result.returncode == 0, result.stderr
-        wait_for(lambda: len(received) == 5, 'the allowed setpoints', timeout=5.0)
+        # the replay waited for the bridge's acknowledgements before it ended
+        assert 'acknowledged' not in result.stderr, result.stderr
+        try:
+            wait_for(lambda: len(received) == 5, 'the allowed setpoints', timeout=5.0)
+        except AssertionError as error:   # none: not matched within the delay; some: lost
+            raise AssertionError(f'{error}: {len(received)} of 5 arrived; the replay said '
+                                 f'{result.stdout!r}') from None
+
+
+def test_the_wait_for_acknowledgements_docs_state_is_the_codes():
+    from tendon_robot_sim.commands.replay import DELIVERY_TIMEOUT
+
+    text = ' '.join((ROOT / 'docs' / 'experiments.md').read_text().split())
+    assert f'replay waits up to {DELIVERY_TIMEOUT:g} s for every reliable subscriber' in text
