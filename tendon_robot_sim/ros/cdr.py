@@ -44,7 +44,7 @@ from rosidl_parser import definition
 
 # The encapsulation identifiers of plain CDR (XCDR version 1): byte order of the payload.
 ENCAPSULATIONS = {b'\x00\x00': '>', b'\x00\x01': '<'}
-# rosidl basic type -> struct format character, size in bytes
+# rosidl basic type -> struct format character (its size is its alignment in CDR)
 NUMBERS = {'float': 'f', 'double': 'd', 'int8': 'b', 'uint8': 'B', 'int16': 'h',
            'uint16': 'H', 'int32': 'i', 'uint32': 'I', 'int64': 'q', 'uint64': 'Q',
            'short': 'h', 'unsigned short': 'H', 'long': 'i', 'unsigned long': 'I',

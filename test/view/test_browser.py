@@ -206,6 +206,51 @@ def fill(field, value: float) -> None:
     field.send_keys(f'{value:.4f}')
 
 
+def test_the_tip_target_gizmo_dragged_along_an_arrow_publishes_a_target(live, browser):
+    """A mouse drag on one of the gizmo's arrows, as a user makes it: the target moves along it."""
+    client = next(iter(live.page.server.get_clients().values()))
+    gizmo = live.page.targets.gizmo
+
+    def ready() -> bool:
+        # the gizmo sits on the tip and the camera where the view put it: the arrows are
+        # where the projection says
+        aim = live.page.framing.aims.get(client.client_id)
+        return gizmo.visible and aim is not None and aim.reached \
+            and not live.page.targets.touched
+    wait_for(ready, 'the gizmo shown and the camera in place')
+    start, size = np.array(gizmo.position), float(gizmo.scale)
+    camera = client.camera
+    # an arrow whose head is in the free view and not end-on to the camera; grabbed near
+    # its head (the shaft is a few pixels wide), pulled 20 px along it
+    for axis in range(3):
+        unit = np.eye(3)[axis]
+        grab, further = project(np.array([start + 0.85 * size * unit,
+                                          start + 1.15 * size * unit]), camera)
+        if len(free(grab[None], camera)) and np.linalg.norm(further - grab) > 10.0 and \
+                20.0 < grab[0] < camera.image_width - PANEL_WIDTH - 20.0:
+            break
+    else:
+        raise AssertionError(f'no arrow of the gizmo at {start} is in the view')
+    along = (further - grab) / np.linalg.norm(further - grab)
+    metres_per_pixel = 0.3 * size / np.linalg.norm(further - grab)
+    canvas = browser.find_element(By.TAG_NAME, 'canvas')
+    before = len(live.targets)
+    drag = ActionChains(browser).move_to_element_with_offset(
+        canvas, int(grab[0] - 0.5 * canvas.rect['width']),
+        int(grab[1] - 0.5 * canvas.rect['height'])).click_and_hold()
+    for _ in range(4):
+        drag.move_by_offset(*np.round(5.0 * along).astype(int).tolist())
+    drag.release().perform()
+    sent = wait_for(lambda: live.targets[before:], 'a tip target from the drag')[-1]
+    moved = np.array([sent.point.x, sent.point.y, sent.point.z]) - start
+    screenshot(browser, 'live_gizmo_dragged')
+    # along the arrow only (it constrains the drag), about as far as the mouse went: the
+    # robot follows the first targets, so the camera may move under the mouse
+    assert np.delete(moved, axis) == pytest.approx([0.0, 0.0], abs=1e-6)
+    assert 0.5 * 20.0 * metres_per_pixel < moved[axis] < 2.0 * 20.0 * metres_per_pixel
+    assert live.page.targets.touched    # the gizmo is the user's: it no longer follows the tip
+
+
 def test_the_tip_target_is_set_in_the_page(live, browser):
     tip = live.page.tip_position
     goal = tip + np.array([0.0, 0.01, 0.01])
@@ -217,8 +262,9 @@ def test_the_tip_target_is_set_in_the_page(live, browser):
         fill(field, value)
     wait_for(lambda: np.allclose(live.page.targets.field.value, goal, atol=1e-4),
              'the page to take the target')
+    before = len(live.targets)
     click(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Send target']"))
-    sent = wait_for(lambda: live.targets, 'a tip target')[-1]
+    sent = wait_for(lambda: live.targets[before:], 'a tip target')[-1]
     assert [sent.point.x, sent.point.y, sent.point.z] == pytest.approx(goal.tolist(), abs=1e-4)
     assert sent.header.frame_id == live.view.frame_id == 'base_link'
     screenshot(browser, 'live_tip_target')
