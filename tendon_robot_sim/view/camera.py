@@ -150,31 +150,38 @@ class Framing:
         self.released.discard(client_id)
         self.aims.pop(client_id, None)
 
+    def _there(self, camera, aim: Aim) -> bool:
+        return (np.allclose(camera.position, aim.position, rtol=0.0, atol=self.tolerance)
+                and np.allclose(camera.look_at, aim.look_at, rtol=0.0, atol=self.tolerance))
+
     def follows(self, client_id: int) -> bool:
         return client_id not in self.released
 
-    def decide(self, client_id: int, camera, points: np.ndarray
+    def decide(self, client_id: int, camera, points: np.ndarray, reported: bool = True
                ) -> tuple[np.ndarray, np.ndarray] | None:
         """
         Return the (position, look-at) [m] to move ``camera`` to, or None to leave it.
 
-        ``camera``: what the page ``client_id`` reported last; ``points`` (n, 3): the
+        ``camera``: the page ``client_id``'s camera; ``reported``: the page has just
+        reported it (else a look between reports: viser's camera holds the last move the
+        view sent as soon as it is sent, before the page has applied it, so only a report
+        tells that the page got there, or that a user moved it). ``points`` (n, 3): the
         robot's outline now (empty: not known yet).
         """
         if client_id in self.released or not len(points) or not camera.image_width:
             return None
         aim = self.aims.get(client_id)
         if aim is not None:
-            there = (np.allclose(camera.position, aim.position, rtol=0.0, atol=self.tolerance)
-                     and np.allclose(camera.look_at, aim.look_at, rtol=0.0,
-                                     atol=self.tolerance))
-            if not aim.reached:
-                if not there:
-                    return None    # the page has not applied (or reported) the move yet
-                aim.reached = True
-            elif not there:
-                self.released.add(client_id)     # the user moved it: theirs from now on
+            if not reported:
+                if not aim.reached:
+                    return None
+            elif not self._there(camera, aim):
+                if aim.reached:
+                    self.released.add(client_id)     # the user moved it: theirs from now on
+                # else the page has not applied the move yet: a report from before it, or
+                # from between its position and its look-at
                 return None
+            aim.reached = True
             if in_view(points, camera):
                 return None
             points = hull(np.concatenate([aim.points, points]))

@@ -361,7 +361,7 @@ class ViewPage:
                 self._resize()
             for client in self.server.get_clients().values():
                 if client.client_id not in self.framing.aims:
-                    self._follow(client)     # a page waiting for the robot's outline
+                    self._follow(client, reported=False)   # waiting for the robot's outline
             return True
 
     def _draw_frames(self) -> None:
@@ -441,14 +441,19 @@ class ViewPage:
         """Frame the robot afresh in ``client``'s page: its camera follows the robot again."""
         with self.lock:
             self.framing.reset(client.client_id)
-            self._follow(client)
+            self._follow(client, reported=False)
 
-    def _follow(self, client) -> None:
-        """Move ``client``'s camera where :class:`~tendon_robot_sim.view.camera.Framing` says."""
+    def _follow(self, client, reported: bool) -> None:
+        """
+        Move ``client``'s camera where :class:`~tendon_robot_sim.view.camera.Framing` says.
+
+        ``reported``: called because the page reported its camera.
+        """
         with self.lock:
             if not self.framing.follows(client.client_id):
                 return
-            move = self.framing.decide(client.client_id, client.camera, self.markers.points())
+            move = self.framing.decide(client.client_id, client.camera, self.markers.points(),
+                                       reported)
         if move is None:
             return
         camera = client.camera
@@ -458,7 +463,7 @@ class ViewPage:
 
     def _follow_all(self) -> None:
         for client in self.server.get_clients().values():
-            self._follow(client)
+            self._follow(client, reported=False)
 
     def _resize(self) -> None:
         """Scale the frames and the gizmo to the robot, once its size is known."""
@@ -482,9 +487,9 @@ class ViewPage:
 
     async def _on_connect(self, client) -> None:
         async def moved(camera) -> None:
-            self._follow(client)     # the page reported its camera (moved, or resized)
+            self._follow(client, reported=True)   # the page moved (or resized) its camera
         client.camera.on_update(moved)
-        self._follow(client)
+        self._follow(client, reported=False)
 
     async def _on_disconnect(self, client) -> None:
         with self.lock:

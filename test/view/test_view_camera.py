@@ -153,3 +153,33 @@ def test_a_camera_the_user_moved_is_theirs_until_frame_the_robot():
     framing.reset(1)                            # Frame the robot
     page.go(framing.decide(1, page, bent))
     assert in_view(bent, page) and framing.follows(1)
+
+
+def test_only_the_pages_report_says_that_it_got_where_the_view_put_it():
+    """
+    Take a page's camera as where the view put it only once the page reports it there.
+
+    viser's camera holds a move as soon as the view sends it, before the page applies it.
+    A look between reports (the 5 Hz refresh) that took that for the page's camera, then
+    the page's report from between its new position and its new look-at, made a user's move
+    of it: the camera was let go and the robot left the view (a browser test, under load).
+    """
+    rest, bent = moved('robot.yaml')
+    framing = Framing()
+    page = Page(np.array([3.0, 3.0, 3.0]), np.zeros(3), *SIZE)
+    before = page.position.copy(), page.look_at.copy()
+    move = framing.decide(1, page, rest)
+    page.go(move)                   # viser's camera: the move as sent, not yet applied
+    assert framing.decide(1, page, rest, reported=False) is None
+    # the page applies the position (viser shifts the look-at along), reports, then the look-at
+    page.position, page.look_at = move[0], before[1] + (move[0] - before[0])
+    assert framing.decide(1, page, rest) is None and framing.follows(1)
+    page.go(move)
+    assert framing.decide(1, page, rest) is None and framing.follows(1)
+    # there: a look between reports frames again when the robot leaves the view
+    if not in_view(bent, page):
+        page.go(framing.decide(1, page, bent, reported=False))
+        assert framing.decide(1, page, bent) is None and in_view(bent, page)   # reported
+    # and a report elsewhere after the page got there is a user's move
+    page.position = page.position * 1.5
+    assert framing.decide(1, page, bent) is None and not framing.follows(1)
