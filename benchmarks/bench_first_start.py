@@ -31,7 +31,6 @@ and the machine with its load average.
 import argparse
 import json
 import os
-from pathlib import Path
 import statistics
 import subprocess
 import sys
@@ -40,10 +39,10 @@ import time
 
 from machine import machine_info
 import rclpy
+from simulator_process import environment, spin_until, start_simulator, stop
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.ros import topics
 
-ROOT = Path(__file__).resolve().parent.parent
 CONFIG = share_dir() / 'config'
 # case -> simulator parameters (robot file, mode)
 CASES = {
@@ -59,14 +58,6 @@ CASES = {
 TIMEOUT = 600.0   # s, a cold start on a loaded machine included
 
 
-def environment(cache: str | None) -> dict:
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
-    if cache is not None:
-        env['NUMBA_CACHE_DIR'] = cache
-    return env
-
-
 def first_tip_pose(node, case: str, index: int, cache: str | None) -> float:
     """Seconds from starting the simulator of ``case`` to its first tip/pose here."""
     robot, mode = CASES[case]
@@ -76,19 +67,11 @@ def first_tip_pose(node, case: str, index: int, cache: str | None) -> float:
         topics.TIP_POSE.msg_type, f'/{namespace}/{topics.TIP_POSE.name}',
         lambda msg: received.append(time.perf_counter()), topics.TIP_POSE.subscription_qos)
     start = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, '-m', 'tendon_robot_sim.nodes.simulator_node', '--ros-args',
-         '-r', f'__ns:=/{namespace}', '-p', f'robot_file:={CONFIG / robot}',
-         '-p', f'mode:={mode}'], env=environment(cache), stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True)
+    process = start_simulator(namespace, CONFIG / robot, {'mode': mode}, cache)
     try:
-        while not received and time.perf_counter() - start < TIMEOUT:
-            if process.poll() is not None:
-                raise RuntimeError(f'{case}: the simulator exited: {process.stderr.read()}')
-            rclpy.spin_once(node, timeout_sec=0.01)
+        spin_until(node, process, lambda: bool(received), start, TIMEOUT, case)
     finally:
-        process.terminate()
-        process.communicate(timeout=30)
+        stop(process)
         node.destroy_subscription(subscription)
     if not received:
         raise RuntimeError(f'{case}: no tip/pose within {TIMEOUT:g} s')

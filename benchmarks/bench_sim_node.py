@@ -33,17 +33,16 @@ import argparse
 import json
 import os
 from pathlib import Path
-import subprocess
 import sys
 import time
 
 from machine import machine_info
 import rclpy
 from sensor_msgs.msg import JointState
+from simulator_process import spin_until, start_simulator, stop
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.ros import topics
 
-ROOT = Path(__file__).resolve().parent.parent
 CONFIG = share_dir() / 'config'
 CASES = {
     'nitinol robot (10 discs, implicit)': 'nitinol_robot.yaml',
@@ -70,19 +69,10 @@ def run_case(node, case: str, index: int, window: float) -> dict:
                                   msg.clock.sec + 1e-9 * msg.clock.nanosec)), topics.CLOCK.qos)
     setpoint = node.create_publisher(JointState, f'/{namespace}/{topics.TENDON_SETPOINT.name}',
                                      topics.TENDON_SETPOINT.qos)
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
-    process = subprocess.Popen(
-        [sys.executable, '-m', 'tendon_robot_sim.nodes.simulator_node', '--ros-args',
-         '-r', f'__ns:=/{namespace}', '-p', f'robot_file:={CONFIG / CASES[case]}',
-         '-p', 'mode:=dynamic', '-p', 'publish_clock:=true', '-p', 'real_time_factor:=100.0'],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = start_simulator(namespace, CONFIG / CASES[case], {
+        'mode': 'dynamic', 'publish_clock': 'true', 'real_time_factor': '100.0'})
     try:
-        start = time.perf_counter()
-        while not clock and time.perf_counter() - start < START_TIMEOUT:
-            if process.poll() is not None:
-                raise RuntimeError(f'{case}: the simulator exited: {process.stderr.read()}')
-            rclpy.spin_once(node, timeout_sec=0.01)
+        spin_until(node, process, lambda: bool(clock), time.perf_counter(), START_TIMEOUT, case)
         if not clock:
             raise RuntimeError(f'{case}: no /clock within {START_TIMEOUT:g} s')
         begin = time.perf_counter()
@@ -96,8 +86,7 @@ def run_case(node, case: str, index: int, window: float) -> dict:
             rclpy.spin_once(node, timeout_sec=0.02)
         marks['end'] = (clock[-1], cpu_seconds(process.pid))
     finally:
-        process.terminate()
-        process.communicate(timeout=30)
+        stop(process)
         node.destroy_subscription(subscription)
         node.destroy_publisher(setpoint)
     (wall0, sim0), cpu0 = marks['start']
