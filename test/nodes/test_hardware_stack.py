@@ -20,6 +20,7 @@ bridge and the tension controller as processes on them, and a probe commands a
 tension and watches the measured tip come back in the base frame.
 """
 
+from contextlib import contextmanager
 import os
 from pathlib import Path
 import re
@@ -67,14 +68,34 @@ def launch_hardware(rig: EmulatedRig, log: Path, *arguments: str) -> subprocess.
             env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=as_from_a_terminal)
 
 
-def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp_path):
-    robot = load_robot(default_robot_file())
+@contextmanager
+def launched(tmp_path: Path, probe: str, *arguments: str):
+    """
+    Launch hardware (``arguments`` added) on an emulated rig with a probe node in this process.
+
+    Yields (rig, launch log, probe node). On the way out the probe goes, the launcher is
+    interrupted as by Ctrl-C and must exit 0, and the rig stops.
+    """
     rig = start_rig(tmp_path)
     log = tmp_path / 'launch.log'
-    launcher = launch_hardware(rig, log)
+    launcher = launch_hardware(rig, log, *arguments)
     rclpy.init()
-    node = rclpy.create_node('hardware_probe')
+    node = rclpy.create_node(probe)
     try:
+        yield rig, log, node
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+        try:
+            code = interrupt(launcher)
+        finally:
+            rig.stop()
+    assert code == 0, log.read_text()
+
+
+def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp_path):
+    robot = load_robot(default_robot_file())
+    with launched(tmp_path, 'hardware_probe') as (rig, log, node):
         tips: list[PointStamped] = []
         states: list[JointState] = []
         # Subscribed as a user's node usually is: default QoS (reliable), depth 10 (REP 2003).
@@ -97,14 +118,6 @@ def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp
             atol=3e-6) and rig.motor.tensions[0] == 3.0, 'the measured tip to settle')
         assert tips[-1].header.frame_id == robot.base.frame_id
         assert tips[-1].point.z - resting > 0.05   # pulling t0 (on +z) lifts the tip
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-        try:
-            code = interrupt(launcher)
-        finally:
-            rig.stop()
-    assert code == 0, log.read_text()
     # The launcher brought the managed bridge to active through its change_state service.
     assert '[launch] hardware_bridge: active' in log.read_text()
     # On shutdown the bridge leaves every tendon at the pretension.
@@ -112,15 +125,10 @@ def test_launch_hardware_runs_the_bridge_on_the_emulator_and_relaxes_on_exit(tmp
 
 
 def test_autostart_false_leaves_the_bridge_unconfigured_until_asked(tmp_path):
-    rig = start_rig(tmp_path)
-    log = tmp_path / 'launch.log'
     # A namespace of its own: no service of an earlier bridge of this name answers instead.
     bridge = f'/autostart_{os.getpid()}/hardware_bridge'
-    launcher = launch_hardware(rig, log, '--arg', 'autostart:=false',
-                               '--namespace', bridge.split('/')[1])
-    rclpy.init()
-    node = rclpy.create_node('lifecycle_probe')
-    try:
+    with launched(tmp_path, 'lifecycle_probe', '--arg', 'autostart:=false',
+                  '--namespace', bridge.split('/')[1]) as (rig, log, node):
         with spinning(node):
             state = call(node, GetState, f'{bridge}/get_state', GetState.Request(),
                          timeout=TIMEOUT, again_after=1.0)
@@ -132,12 +140,6 @@ def test_autostart_false_leaves_the_bridge_unconfigured_until_asked(tmp_path):
                             ChangeState.Request(transition=Transition(id=transition))).success
             # active: the controller's setpoints (the pretension, nothing commanded) go out
             wait_for(lambda: rig.motor.applied, 'the motors to receive the setpoints')
-    finally:
-        try:
-            code = interrupt(launcher)
-        finally:
-            rig.stop()
-    assert code == 0, log.read_text()
     assert 'hardware_bridge: active' not in log.read_text()
 
 
@@ -189,12 +191,8 @@ def test_launch_hardware_with_the_view_serves_the_page_and_draws_the_model_of_th
     from urllib.request import urlopen
     from visualization_msgs.msg import MarkerArray
 
-    rig = start_rig(tmp_path)
-    log = tmp_path / 'launch.log'
-    launcher = launch_hardware(rig, log, '--arg', 'view:=true', '--param', 'view:port:=0')
-    rclpy.init()
-    node = rclpy.create_node('hardware_view_probe')
-    try:
+    with launched(tmp_path, 'hardware_view_probe', '--arg', 'view:=true', '--param',
+                  'view:port:=0') as (rig, log, node):
         markers, model_tips = [], []
         node.create_subscription(MarkerArray, topics.BACKBONE_MARKERS.name, markers.append,
                                  topics.BACKBONE_MARKERS.subscription_qos)
@@ -216,11 +214,3 @@ def test_launch_hardware_with_the_view_serves_the_page_and_draws_the_model_of_th
             command.publish(JointState(name=['t0'], effort=[3.0]))
             return model_tips[-1].pose.position.z - resting > 0.05
         spin_until(node, lifted, 'the model to lift its tip')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-        try:
-            code = interrupt(launcher)
-        finally:
-            rig.stop()
-    assert code == 0, log.read_text()
