@@ -16,15 +16,19 @@
 
 import math
 
+from geometry_msgs.msg import Point
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message, serialize_message
 from ros_helpers import construct_alone, spinning, wait_for
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.nodes.displacement_controller_node import DisplacementControllerNode
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.view_node import ViewNode
+from tendon_robot_sim.ros.cdr import CdrError
 from tendon_robot_sim.ros.parameters import ConfigurationError
+from visualization_msgs.msg import Marker, MarkerArray
 
 
 @pytest.fixture(scope='module')
@@ -96,3 +100,40 @@ def test_bad_parameters_stop_the_view_with_a_clear_message(overrides, message):
     with pytest.raises(ConfigurationError, match=message):
         construct_alone(lambda context: ViewNode(context=context, parameter_overrides=[
             Parameter('port', value=0), *overrides]))
+
+
+def _marker_array(frame_id: str):
+    marker = Marker(ns='backbone', type=Marker.LINE_STRIP,
+                    points=[Point(x=0.01 * i, z=0.002 * i * i) for i in range(5)])
+    marker.header.frame_id = frame_id
+    marker.pose.orientation.w = marker.scale.x = 1.0
+    return MarkerArray(markers=[marker])
+
+
+def test_markers_in_another_encoding_are_read_by_rclpy():
+    """
+    Markers that are not plain CDR (XCDR version 2, from another rmw) are still drawn.
+
+    The view's own reader refuses them; rclpy reads them. The message is one whose fields all
+    fall aligned in both versions, so the same bytes under a version 2 header are that message.
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        view = ViewNode(context=context, parameter_overrides=[Parameter('port', value=0)])
+        try:
+            msg, data = next((m, b'\x00\x07' + serialize_message(m)[2:]) for m in map(
+                _marker_array, ('b' * n for n in range(1, 9)))
+                if deserialize_message(b'\x00\x07' + serialize_message(m)[2:],
+                                       MarkerArray) == m)
+            with pytest.raises(CdrError, match='not plain CDR'):
+                view.read_markers(data)
+            view._on_markers(data)
+            assert view.frame_id == msg.markers[0].header.frame_id
+            assert view.page.render()
+            drawn = view.page.markers.items[('backbone', 0)]
+            assert drawn.points[-1, 1] == pytest.approx([0.04, 0.0, 0.032], abs=1e-7)  # float32
+        finally:
+            view.destroy_node()
+    finally:
+        context.try_shutdown()
