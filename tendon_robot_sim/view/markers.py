@@ -110,11 +110,6 @@ def _unit(value: float) -> float:
     return min(max(value, 0.0), 1.0)
 
 
-def _rgb_of(r: float, g: float, b: float) -> np.ndarray:
-    """One colour in [0, 1] -> uint8 (3,), as :func:`_rgb` (both round half to even)."""
-    return np.array([round(_unit(c) * 255.0) for c in (r, g, b)], dtype=np.uint8)
-
-
 def primitive(marker) -> Lines | Solid | None:
     """
     Return the primitive of an ADD marker; None for a type not drawn.
@@ -132,7 +127,7 @@ def primitive(marker) -> Lines | Solid | None:
         scale = _floats(marker.scale, 'xyz')
         _check_finite(marker, position + wxyz + scale + (r, g, b, a))
         return Solid(SOLIDS[marker.type], np.array(position), np.array(wxyz), np.array(scale),
-                     _rgb_of(r, g, b), _unit(a))
+                     _rgb(np.array([r, g, b])), _unit(a))
     if marker.type not in LINES:
         return None
     points, width = _rows(marker.points, 'xyz'), float(marker.scale.x)
@@ -140,7 +135,7 @@ def primitive(marker) -> Lines | Solid | None:
     if len(marker.colors) and len(marker.colors) == len(points):
         colors = _rgb(_rows(marker.colors, 'rgb'))
     else:
-        colors = np.tile(_rgb_of(r, g, b), (len(points), 1))
+        colors = np.tile(_rgb(np.array([r, g, b])), (len(points), 1))
     if marker.type == LINE_STRIP:
         ends = np.stack([np.arange(len(points) - 1), np.arange(1, len(points))], axis=1)
         ends = ends.reshape(-1, 2) if len(points) > 1 else np.zeros((0, 2), dtype=int)
