@@ -210,7 +210,7 @@ class HardwareBridgeNode(LifecycleNode):
                 'delivery_timeout', 'stale_timeout', 'tension_margin', 'implausible_timeout')}),
             self.mount)
         self._servo_states: tuple = ()
-        self._warned = FaultWarnings(self.get_logger().warning,
+        self._warned = FaultWarnings(self.get_logger(),
                                      lambda: self.config.warning_throttle_period)
 
         # The drivers log link events from their threads through Python logging.
