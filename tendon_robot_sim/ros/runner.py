@@ -28,6 +28,8 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from tendon_robot_sim import quiet_lost_interrupts, stop_signals
+from tendon_robot_sim.ros.environment import (check_ros_environment, fatal_line,
+                                              RosEnvironmentError)
 from tendon_robot_sim.ros.parameters import ConfigurationError
 
 # Longest wait of the executor between two looks at the Ctrl-C flag [s].
@@ -38,6 +40,8 @@ SPIN_PERIOD = 0.05
 # compile of 20-30 s) [s].
 INTERRUPT_AFTER = 0.2
 RCLError = _rclpy.RCLError
+# Exit code of a node whose ROS environment is bad (a variable, as a bad argument of a command).
+EXIT_BAD_ENVIRONMENT = 2
 
 
 def events_executor(context: Context) -> Executor:
@@ -117,7 +121,8 @@ def run_node(make_node: Callable[[], Node], name: str, args=None,
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
     file; ROS arguments rcl cannot parse) is reported as one fatal log line under ``name``
-    and gives exit code 1.
+    and gives exit code 1; a bad ROS environment variable (``ROS_DOMAIN_ID=abc``), checked
+    before rclpy starts, gives one such line and exit code 2.
 
     Ctrl-C, SIGTERM and SIGHUP are handled here, in the main thread, not by rclpy's
     signal handler: they only set a flag that the spin loop reads, then the node is
@@ -132,6 +137,11 @@ def run_node(make_node: Callable[[], Node], name: str, args=None,
     context is shut down by somebody else (``rclpy.shutdown()``) still counts as a clean
     exit.
     """
+    try:
+        check_ros_environment()
+    except RosEnvironmentError as error:
+        print(fatal_line(name, error), file=sys.stderr, flush=True)
+        return EXIT_BAD_ENVIRONMENT
     stop = _StopRequest()
     previous = {signum: signal.signal(signum, stop.handle) for signum in stop_signals()}
     quiet_lost_interrupts()
