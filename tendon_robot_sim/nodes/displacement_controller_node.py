@@ -256,7 +256,7 @@ class DisplacementControllerNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(DisplacementControllerNode, NODE_NAME, args)
+    return run_node(DisplacementControllerNode, NODE_NAME, args, exit_on_stop=True)
 
 
 if __name__ == '__main__':

@@ -475,7 +475,7 @@ def _stamp(now_ros: Time, age: float) -> TimeMsg:
 
 
 def main(args=None) -> int:
-    return run_node(HardwareBridgeNode, NODE_NAME, args)
+    return run_node(HardwareBridgeNode, NODE_NAME, args, exit_on_stop=True)
 
 
 if __name__ == '__main__':

@@ -421,7 +421,7 @@ class SimulatorNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(SimulatorNode, NODE_NAME, args)
+    return run_node(SimulatorNode, NODE_NAME, args, exit_on_stop=True)
 
 
 if __name__ == '__main__':

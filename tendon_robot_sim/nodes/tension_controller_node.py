@@ -341,7 +341,7 @@ class TensionControllerNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(TensionControllerNode, NODE_NAME, args)
+    return run_node(TensionControllerNode, NODE_NAME, args, exit_on_stop=True)
 
 
 if __name__ == '__main__':
