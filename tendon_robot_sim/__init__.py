@@ -28,6 +28,7 @@ from pathlib import Path
 import signal
 import sys
 import threading
+from typing import Callable
 
 __version__ = '0.1.0'
 
@@ -116,6 +117,76 @@ def quiet_lost_interrupts(on_lost=None) -> None:
         hook.quiet_interrupts = True
         sys.unraisablehook = hook
     hook.on_lost = on_lost
+
+
+class StopWatchdog:
+    """
+    End the process with ``code`` when a stop signal has not ended it ``grace`` s later.
+
+    Python runs a signal's handler in the main thread, between two bytecodes, and the
+    KeyboardInterrupt it raises can be lost there: in a callback from C (numba's compiler
+    calls back into Python through ctypes), in C code that clears it, in a library that
+    swallows it (``except BaseException``: trimesh). While numba compiled a command's kernels,
+    Ctrl-C was then ignored for minutes, and the command printed its result and exited 0.
+
+    Python's own C-level handler also writes the number of every signal it handles to the
+    wakeup file descriptor, at once, whatever the main thread is doing; a thread of the
+    watchdog waits on it. When ``armed(signum)`` still holds ``grace`` s after such a signal
+    (the main thread has not taken the stop into its hands), the watchdog ends the process
+    with ``os._exit(code)``, flushing nothing: a result half printed is no result. Used by
+    ``cli.main`` (Ctrl-C of a computation, 130) and ``ros.runner.run_node`` (a node's stop
+    signals until its spin loop has seen them, 0). Start and stop it in the main thread.
+    """
+
+    def __init__(self, code: int, grace: float, armed: Callable[[int], bool]):
+        self.code = code
+        self.grace = grace
+        self.armed = armed
+        self._pipe = self._previous = self._thread = None
+        self._counting = False      # a grace period runs
+
+    def __enter__(self) -> 'StopWatchdog':
+        read, write = os.pipe()
+        os.set_blocking(write, False)       # the C handler must never block
+        try:
+            self._previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        except ValueError:                  # not the main thread: no watchdog
+            os.close(read)
+            os.close(write)
+            return self
+        self._pipe = read, write
+        self._thread = threading.Thread(target=self._watch, name='stop watchdog', daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pipe is None:
+            return
+        signal.set_wakeup_fd(self._previous)
+        read, write = self._pipe
+        self._pipe = None
+        os.set_blocking(write, True)
+        os.write(write, b'\0')              # no signal: the watchdog's end
+        self._thread.join()
+        os.close(read)
+        os.close(write)
+
+    def _watch(self) -> None:
+        read = self._pipe[0]
+        while True:
+            for signum in os.read(read, 64):
+                if signum == 0:
+                    return
+                if self.armed(signum) and not self._counting:
+                    self._counting = True
+                    timer = threading.Timer(self.grace, self._end, (signum,))
+                    timer.daemon = True
+                    timer.start()
+
+    def _end(self, signum: int) -> None:
+        self._counting = False
+        if self._pipe is not None and self.armed(signum):
+            os._exit(self.code)
 
 
 @contextmanager

@@ -23,6 +23,7 @@ as one line.
 """
 
 import argparse
+from contextlib import contextmanager
 import importlib
 import os
 import re
@@ -31,12 +32,15 @@ import sys
 import threading
 import warnings
 
-from tendon_robot_sim import quiet_lost_interrupts
+from tendon_robot_sim import quiet_lost_interrupts, StopWatchdog
 from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERNAL,
                                        EXIT_INTERRUPTED, OutputPath)
 
 # Seconds between two deliveries of a Ctrl-C that has not ended the command yet.
 INTERRUPT_AGAIN = 0.2
+# Seconds after a Ctrl-C that has not ended a computation by then, however it was lost, when
+# the process ends without it (StopWatchdog): the user waits a second or two at most.
+INTERRUPT_FORCED_AFTER = 1.0
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
             'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'dataset',
             'warmup',
@@ -100,6 +104,10 @@ class CtrlC:
         self.pressed = True
         raise KeyboardInterrupt
 
+    def stops(self, signum: int) -> bool:
+        """Return True if ``signum`` is a Ctrl-C that stops the command (no StopSignals)."""
+        return signum == signal.SIGINT and signal.getsignal(signal.SIGINT) == self.handle
+
     def lost(self) -> None:
         again = threading.Timer(INTERRUPT_AGAIN, signal.pthread_kill,
                                 (self._main, signal.SIGINT))
@@ -161,7 +169,8 @@ def main(argv=None) -> int:
             # numpy's overflow and invalid-value notes are no errors of the user's: a result
             # they spoil is refused by its own check, in one line (errors are one line)
             warnings.simplefilter('ignore', RuntimeWarning)
-            code = _main(argv)
+            with _ctrl_c_not_ignored():
+                code = _main(argv)
         try:        # what is still buffered: its loss is an error too, not Python's at exit
             sys.stdout.flush()
         except CommandError as error:
@@ -170,6 +179,28 @@ def main(argv=None) -> int:
         return code
     finally:
         sys.stdout, sys.stderr = streams
+
+
+@contextmanager
+def _ctrl_c_not_ignored():
+    """
+    Take Ctrl-C (SIGINT) also when the process started with it ignored; as it was, after.
+
+    A shell starts the background jobs of a script (``command &``) with SIGINT ignored, and
+    ``kill -INT`` then did nothing: a cold ``statics`` compiled on for minutes, printed its
+    result and exited 0. The nodes and the commands that run until stopped take it in any
+    case (``ros.runner.run_node``, ``commands.StopSignals``), as rclpy and ``ros2 bag`` do;
+    so does a computation now, from before its modules load.
+    """
+    ignored = (signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+               and threading.current_thread() is threading.main_thread())
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _main(argv) -> int:
@@ -183,14 +214,24 @@ def _main(argv) -> int:
         print(f'tendon-robot-sim: error: {error}', file=sys.stderr)
         return error.exit_code
     ctrl_c = CtrlC()
-    # Only in place of Python's own handler: not where Ctrl-C is ignored (a background job)
-    # or a caller handles it, and signals can only be handled in the main thread.
+    # Only in place of Python's own handler: not where a caller handles Ctrl-C, and signals
+    # can only be handled in the main thread.
     previous = signal.getsignal(signal.SIGINT)
-    ours = (previous is signal.default_int_handler
-            and threading.current_thread() is threading.main_thread())
-    if ours:
-        signal.signal(signal.SIGINT, ctrl_c.handle)
-        quiet_lost_interrupts(on_lost=ctrl_c.lost)
+    if not (previous is signal.default_int_handler
+            and threading.current_thread() is threading.main_thread()):
+        return _run(args, ctrl_c)
+    signal.signal(signal.SIGINT, ctrl_c.handle)
+    quiet_lost_interrupts(on_lost=ctrl_c.lost)
+    try:
+        with StopWatchdog(EXIT_INTERRUPTED, INTERRUPT_FORCED_AFTER, ctrl_c.stops):
+            return _run(args, ctrl_c)
+    finally:
+        quiet_lost_interrupts(on_lost=None)
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run(args, ctrl_c: CtrlC) -> int:
+    """Run the command ``args`` chose; return its exit code, whatever it raises."""
     try:
         return int(args.func(args) or 0)
     except CommandError as error:
@@ -211,10 +252,6 @@ def _main(argv) -> int:
               '(a bug: please report it; TENDON_ROBOT_SIM_TRACEBACK=1 shows the traceback)',
               file=sys.stderr)
         return EXIT_INTERNAL
-    finally:
-        if ours:
-            quiet_lost_interrupts(on_lost=None)
-            signal.signal(signal.SIGINT, previous)
 
 
 def _chosen(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:

@@ -61,7 +61,6 @@ from tendon_robot_sim.models.description import (RobotDescriptionError, TENDON_R
 from tendon_robot_sim.models.registry import (check_mode, load_any_description,
                                               ModelConfigurationError)
 from tendon_robot_sim.parallel import ends_with_us
-from tendon_robot_sim.ros.parameters import ConfigurationError
 from tendon_robot_sim.stack import (AUTOSTART, FromArguments, get_stack, NodeEntry, ROBOT,
                                     robot_kind, typed_value)
 import yaml
@@ -225,6 +224,11 @@ class StackLauncher:
         LaunchError: a stack never starts half. A double takes an integer (the value
         written for the node is the double).
         """
+        # rclpy with the node modules, here: loading rcl ends the process (exit 102) when
+        # RMW_IMPLEMENTATION names no installed middleware, and a command that only builds
+        # its parser (every one: `launch` is one of them) must not load it
+        from tendon_robot_sim.ros.parameters import ConfigurationError
+
         kind = robot_kind(self.values.get(ROBOT.name, ''))
         given = self.overrides.get(None, {})
         unknown = set(given)

@@ -110,6 +110,21 @@ def command_error(error: Exception) -> CommandError:
     return kind(' '.join(str(error).split()))
 
 
+def check_ros_environment() -> None:
+    """
+    Refuse a ROS environment variable ROS cannot use (CommandError naming it, exit 2).
+
+    The first thing every command that starts ROS does (``launch``, ``record``, ``replay``,
+    ``demo``, a live ``view``): rcl would take a bad value only once a node starts, as an
+    internal error, Fast DDS text or exit 102 (:mod:`tendon_robot_sim.ros.environment`).
+    """
+    from tendon_robot_sim.ros.environment import check_ros_environment, RosEnvironmentError
+    try:
+        check_ros_environment()
+    except RosEnvironmentError as error:
+        raise CommandError(str(error)) from None
+
+
 def _number(text: str, check, requirement: str, kind=float):
     try:
         value = kind(text)

@@ -52,9 +52,9 @@ import subprocess
 
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (check_output, command_error, CommandError,
-                                       DefaultsHelpFormatter, OutputPath, positive, positive_int,
-                                       within)
+from tendon_robot_sim.commands import (check_output, check_ros_environment, command_error,
+                                       CommandError, DefaultsHelpFormatter, OutputPath, positive,
+                                       positive_int, within)
 from tendon_robot_sim.commands.demo_hardware import DEVICES, run_hardware
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -102,6 +102,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    check_ros_environment()
     robot_file = args.robot or default_robot_file()
     try:
         _, actuation = load_actuation(robot_file, 'the demo')

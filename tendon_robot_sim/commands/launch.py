@@ -21,7 +21,7 @@ processes (see :mod:`tendon_robot_sim.launcher`) and stops them on Ctrl-C.
 
 from pathlib import Path
 
-from tendon_robot_sim.commands import command_error
+from tendon_robot_sim.commands import check_ros_environment, command_error
 from tendon_robot_sim.launcher import LaunchError, parse_assignment, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_any_description
@@ -79,6 +79,7 @@ def launch_arguments(args) -> dict[str, str]:
 
 
 def run(args) -> int:
+    check_ros_environment()
     try:
         launcher = StackLauncher(args.stack, launch_arguments(args), args.param)
     except LaunchError as error:

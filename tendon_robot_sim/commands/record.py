@@ -30,8 +30,9 @@ import math
 import os
 import time
 
-from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
-                                       non_negative, OutputPath, StopSignals)
+from tendon_robot_sim.commands import (check_ros_environment, command_error, CommandError,
+                                       DefaultsHelpFormatter, non_negative, OutputPath,
+                                       StopSignals)
 from tendon_robot_sim.experiment.bag import BagError, STORAGE_PLUGINS
 
 
@@ -69,6 +70,7 @@ def _select(names):
 
 
 def run(args) -> int:
+    check_ros_environment()
     if not (math.isfinite(args.duration) and args.duration >= 0.0):
         raise CommandError(f'--duration: must be >= 0 s (0: until Ctrl-C), got {args.duration:g}')
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')

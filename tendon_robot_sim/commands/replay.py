@@ -46,8 +46,8 @@ import sys
 import time
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (command_error, CommandError, DefaultsHelpFormatter,
-                                       StopSignals, within)
+from tendon_robot_sim.commands import (check_ros_environment, command_error, CommandError,
+                                       DefaultsHelpFormatter, StopSignals, within)
 from tendon_robot_sim.experiment.bag import BagError, check_messages
 from tendon_robot_sim.models.rod.statics import MODELS
 
@@ -105,6 +105,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    check_ros_environment()
     if not (math.isfinite(args.rate) and args.rate > 0.0):
         raise CommandError(f'--rate: must be a finite number > 0, got {args.rate:g}')
     if not (math.isfinite(args.delay) and args.delay >= 0.0):

@@ -35,7 +35,8 @@ import signal
 import time
 
 from tendon_robot_sim import default_robot_file, stop_signals
-from tendon_robot_sim.commands import command_error, CommandError, DefaultsHelpFormatter
+from tendon_robot_sim.commands import (check_ros_environment, command_error, CommandError,
+                                       DefaultsHelpFormatter)
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import input_limits
@@ -105,6 +106,7 @@ def run(args) -> int:
 
 
 def _live(args, robot: Path) -> int:
+    check_ros_environment()
     from tendon_robot_sim.stack import CONTROLLER, ROBOT, view_drive
 
     drive = 'none' if args.watch else view_drive({ROBOT.name: str(robot),

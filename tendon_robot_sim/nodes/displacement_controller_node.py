@@ -114,7 +114,7 @@ class DisplacementControllerNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         try:
             self.config = declare(self, PARAMS)
-            self._warnings = FaultWarnings(self.get_logger().warning,
+            self._warnings = FaultWarnings(self.get_logger(),
                                            lambda: self.config.warning_throttle_period)
             config = self.config
             check_displacement_range(config.min_displacement, config.max_displacement)
@@ -256,7 +256,7 @@ class DisplacementControllerNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(DisplacementControllerNode, NODE_NAME, args)
+    return run_node(DisplacementControllerNode, NODE_NAME, args, exit_on_stop=True)
 
 
 if __name__ == '__main__':

@@ -210,7 +210,7 @@ class HardwareBridgeNode(LifecycleNode):
                 'delivery_timeout', 'stale_timeout', 'tension_margin', 'implausible_timeout')}),
             self.mount)
         self._servo_states: tuple = ()
-        self._warned = FaultWarnings(self.get_logger().warning,
+        self._warned = FaultWarnings(self.get_logger(),
                                      lambda: self.config.warning_throttle_period)
 
         # The drivers log link events from their threads through Python logging.
@@ -475,7 +475,7 @@ def _stamp(now_ros: Time, age: float) -> TimeMsg:
 
 
 def main(args=None) -> int:
-    return run_node(HardwareBridgeNode, NODE_NAME, args)
+    return run_node(HardwareBridgeNode, NODE_NAME, args, exit_on_stop=True)
 
 
 if __name__ == '__main__':

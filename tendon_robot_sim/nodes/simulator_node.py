@@ -79,6 +79,7 @@ import time
 
 import numpy as np
 from rclpy.clock import Clock, ClockType
+from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_srvs.srv import SetBool, Trigger
@@ -194,7 +195,7 @@ class SimulatorNode(Node):
 
     def _configure(self) -> None:
         self.config = config = declare(self, PARAMS)
-        self._warnings = FaultWarnings(self.get_logger().warning,
+        self._warnings = FaultWarnings(self.get_logger(),
                                        lambda: config.warning_throttle_period)
         check_frame_prefix(config.frame_prefix)
         robot_file = config.robot_file or str(default_robot_file())
@@ -332,7 +333,7 @@ class SimulatorNode(Node):
             except SimulationDiverged as error:
                 self._warnings('diverged', f'{error}. The node reset the simulation to '
                                f'{self.model.rest}; it keeps running and accepts new setpoints.',
-                               log=self.get_logger().error)
+                               severity=LoggingSeverity.ERROR)
                 self._reset()
                 return
             self.sim_clock += steps * dt
@@ -420,7 +421,7 @@ class SimulatorNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(SimulatorNode, NODE_NAME, args)
+    return run_node(SimulatorNode, NODE_NAME, args, exit_on_stop=True)
 
 
 if __name__ == '__main__':

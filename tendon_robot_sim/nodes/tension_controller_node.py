@@ -143,7 +143,7 @@ class TensionControllerNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         try:
             self.config = declare(self, PARAMS)
-            self._warnings = FaultWarnings(self.get_logger().warning,
+            self._warnings = FaultWarnings(self.get_logger(),
                                            lambda: self.config.warning_throttle_period)
             check_frame_prefix(self.config.frame_prefix)
             kind, self.actuation = load_actuation(
@@ -341,7 +341,7 @@ class TensionControllerNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(TensionControllerNode, NODE_NAME, args)
+    return run_node(TensionControllerNode, NODE_NAME, args, exit_on_stop=True)
 
 
 if __name__ == '__main__':

@@ -297,7 +297,7 @@ class ViewNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(ViewNode, NODE_NAME, args, events_executor)
+    return run_node(ViewNode, NODE_NAME, args, events_executor, exit_on_stop=True)
 
 
 if __name__ == '__main__':

@@ -27,7 +27,9 @@ import rclpy.logging
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-from tendon_robot_sim import quiet_lost_interrupts, stop_signals
+from tendon_robot_sim import quiet_lost_interrupts, stop_signals, StopWatchdog
+from tendon_robot_sim.ros.environment import (check_ros_environment, fatal_line,
+                                              RosEnvironmentError)
 from tendon_robot_sim.ros.parameters import ConfigurationError
 
 # Longest wait of the executor between two looks at the Ctrl-C flag [s].
@@ -37,7 +39,13 @@ SPIN_PERIOD = 0.05
 # after a stop signal before the signal is raised as KeyboardInterrupt wherever it is (a numba
 # compile of 20-30 s) [s].
 INTERRUPT_AFTER = 0.2
+# Time after a stop signal that the spin loop has not seen by then (every interrupt raised in
+# the main thread lost: swallowed by a library, cleared by C code) when the process ends
+# without destroying the node (StopWatchdog) [s]. The reminders land well before.
+FORCED_EXIT_AFTER = 1.0
 RCLError = _rclpy.RCLError
+# Exit code of a node whose ROS environment is bad (a variable, as a bad argument of a command).
+EXIT_BAD_ENVIRONMENT = 2
 
 
 def events_executor(context: Context) -> Executor:
@@ -108,16 +116,21 @@ class _StopRequest:
 
 
 def run_node(make_node: Callable[[], Node], name: str, args=None,
-             make_executor: Callable[[Context], Executor] = SingleThreadedExecutor) -> int:
+             make_executor: Callable[[Context], Executor] = SingleThreadedExecutor,
+             exit_on_stop: bool = False) -> int:
     """
     Spin the node ``make_node()`` until a stop signal or shutdown; return the exit code.
 
     ``make_executor(context=...)`` gives the executor (:func:`events_executor` for a node
-    that takes many small messages).
+    that takes many small messages). ``exit_on_stop``: the node is the process (its
+    ``main()``), which a stop signal ends as soon as the node is destroyed and the context
+    shut down, with ``os._exit``: nothing is left to clean up, and the interpreter's own
+    teardown (numba, LLVM, Fast DDS) took 2.5-3 s of a 2 s promise under load 17.
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
     file; ROS arguments rcl cannot parse) is reported as one fatal log line under ``name``
-    and gives exit code 1.
+    and gives exit code 1; a bad ROS environment variable (``ROS_DOMAIN_ID=abc``), checked
+    before rclpy starts, gives one such line and exit code 2.
 
     Ctrl-C, SIGTERM and SIGHUP are handled here, in the main thread, not by rclpy's
     signal handler: they only set a flag that the spin loop reads, then the node is
@@ -132,25 +145,32 @@ def run_node(make_node: Callable[[], Node], name: str, args=None,
     context is shut down by somebody else (``rclpy.shutdown()``) still counts as a clean
     exit.
     """
+    try:
+        check_ros_environment()
+    except RosEnvironmentError as error:
+        print(fatal_line(name, error), file=sys.stderr, flush=True)
+        return EXIT_BAD_ENVIRONMENT
     stop = _StopRequest()
     previous = {signum: signal.signal(signum, stop.handle) for signum in stop_signals()}
     quiet_lost_interrupts()
     try:
-        try:
-            rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-        except RCLError as error:
-            # --ros-args rcl cannot parse (a namespace against the naming rules, a missing
-            # parameter file): one line after rcl's own, not a traceback
-            rclpy.logging.get_logger(name).fatal(f'cannot start: {_rcl_reason(error)}')
-            return 1
-        code = _run(make_node, name, stop, make_executor)
+        with StopWatchdog(0, FORCED_EXIT_AFTER, lambda signum: not stop.seen):
+            try:
+                rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+            except RCLError as error:
+                # --ros-args rcl cannot parse (a namespace against the naming rules, a missing
+                # parameter file): one line after rcl's own, not a traceback
+                rclpy.logging.get_logger(name).fatal(f'cannot start: {_rcl_reason(error)}')
+                return 1
+            code = _run(make_node, name, stop, make_executor)
     finally:
         stop.acknowledge()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    if stop.forced:
-        # The node is destroyed and the context shut down; what is left is an abandoned
-        # numba compile, whose teardown at interpreter exit took 1.5-2 s under load.
+    if stop.forced or (stop and exit_on_stop):
+        # The node is destroyed and the context shut down; what is left is the interpreter's
+        # teardown, with an abandoned numba compile after a forced interrupt (1.5-2 s under
+        # load).
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -37,9 +37,16 @@ from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 NODES = Path(__file__).resolve().parents[2] / 'tendon_robot_sim' / 'nodes'
 
 
+class Said(list):
+    """A logger that keeps the warnings it is given: what a node logs, without /rosout."""
+
+    def warning(self, text: str) -> None:
+        self.append(text)
+
+
 def test_each_kind_is_throttled_on_its_own():
-    said = []
-    warn = FaultWarnings(said.append, 60.0)
+    said = Said()
+    warn = FaultWarnings(said, 60.0)
     assert warn('setpoint: effort', 'one') and warn('tip wrench', 'two')
     assert not warn('setpoint: effort', 'one again')       # the same fault, within 60 s
     assert warn('setpoint: name', 'three')                 # another field: another fault
@@ -63,8 +70,8 @@ def test_a_second_fault_is_said_at_once_while_the_first_is_throttled():
         context=context, namespace='throttled', parameter_overrides=[
             Parameter('robot_file', value=str(default_robot_file())),
             Parameter('warning_throttle_period', value=60.0)])
-    said = []
-    controller._warnings.log = said.append     # what the node logs, without /rosout's delays
+    said = Said()
+    controller._warnings.logger = said     # what the node logs, without /rosout's delays
     probe = Probe(namespace='throttled', context=context)
     target_pub = probe.create_publisher(PointStamped, topics.TIP_TARGET.name,
                                         topics.TIP_TARGET.qos)
