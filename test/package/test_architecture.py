@@ -140,4 +140,4 @@ def test_the_checker_sees_a_violation(tmp_path):
     module = tmp_path / 'lazy.py'
     module.write_text('def f():\n    from tendon_robot_sim.models.rod import statics\n')
     assert 'tendon_robot_sim.models.rod' in imports(module)
-    assert kind(internal('tendon_robot_sim.models.rod.statics')) == 'rod'
+    assert kind(internal('tendon_robot_sim.models.rod.statics.solver')) == 'rod'

@@ -15,12 +15,12 @@
 """
 The static equilibria of the implicit simulator's inputs: where a run starts, how far it may pull.
 
-:class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator` starts every run at
+:class:`~tendon_robot_sim.models.rod.dynamics.implicit.ImplicitSimulator` starts every run at
 rest in the static equilibrium of its inputs (:meth:`StaticEquilibrium.place_at_rest`), and
 checks a displacement command against the tendons' ``max_tension`` by the tensions of its
 equilibrium (:meth:`StaticEquilibrium._static_tensions`). Both are solved on the simulator's own
 dynamic path with the dynamic terms off (c0 = 0, no history), from the statics solver's answer
-(:class:`~tendon_robot_sim.models.rod.statics.StaticsSolver`), so that the first step
+(:class:`~tendon_robot_sim.models.rod.statics.solver.StaticsSolver`), so that the first step
 starts from exactly the state its own equations hold at rest.
 """
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
-from tendon_robot_sim.models.rod import _statics_kernels as kernels
+from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.sim_model import InputError
 
 # Fractions of the way from 0 to a displacement command whose equilibrium is not found, tried

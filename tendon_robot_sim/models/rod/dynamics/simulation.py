@@ -15,8 +15,8 @@
 """
 What the rod's two dynamic simulators share: their state, when the tip is at rest, which to use.
 
-:class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` (explicit, PyElastica) and
-:class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator` (implicit, BDF-alpha
+:class:`~tendon_robot_sim.models.rod.dynamics.explicit.TendonSimulator` (explicit, PyElastica) and
+:class:`~tendon_robot_sim.models.rod.dynamics.implicit.ImplicitSimulator` (implicit, BDF-alpha
 and shooting) report a :class:`SimState` and settle through :class:`Settling`;
 :func:`choose_integrator` picks one for a robot. This module imports neither PyElastica nor
 numba.
@@ -280,15 +280,15 @@ def dynamic_simulator(robot: Robot, integrator: str = 'auto', dt: float | None =
     """
     Return the simulator :func:`choose_integrator` picks for ``robot``, at rest at t = 0.
 
-    A :class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` or an
-    :class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator`; both take
+    A :class:`~tendon_robot_sim.models.rod.dynamics.explicit.TendonSimulator` or an
+    :class:`~tendon_robot_sim.models.rod.dynamics.implicit.ImplicitSimulator`; both take
     tensions, advance, settle and report a :class:`SimState`.
     """
     kind, _ = choose_integrator(robot, integrator)
     if kind == 'implicit':
-        from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
+        from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
         return ImplicitSimulator(robot, dt=dt)
-    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+    from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
     return TendonSimulator(robot, dt=dt)
 
 

@@ -15,15 +15,15 @@
 """
 Implicit Cosserat rod dynamics of a tendon robot: BDF-alpha in time, shooting in arc length.
 
-J. Till, V. Aloi, D. C. Rucker, "Real-time dynamics of soft and continuum robots based on
-Cosserat rod models", IJRR 2019. The Cosserat PDEs (states p, R, v, u and the body-frame
-velocities q, w) are discretised in time by BDF-alpha, x_t = c0 x + x_h, the history x_h known
-from earlier steps (:mod:`~tendon_robot_sim.models.rod._implicit_kernels`). Each time step is then
-a boundary value problem in arc length, solved by shooting with the statics solver's kernels
-(:class:`~tendon_robot_sim.models.rod.statics.StaticsSolver`: its grid, residuals, RK4 and
+J. Till, V. Aloi, D. C. Rucker, "Real-time dynamics of soft and continuum robots based on Cosserat
+rod models", IJRR 2019. The Cosserat PDEs (states p, R, v, u and the body-frame velocities q, w)
+are discretised in time by BDF-alpha, x_t = c0 x + x_h, the history x_h known from earlier steps
+(:mod:`~tendon_robot_sim.models.rod.dynamics._implicit_kernels`). Each time step is then a boundary
+value problem in arc length, solved by shooting with the statics solver's kernels
+(:class:`~tendon_robot_sim.models.rod.statics.solver.StaticsSolver`: its grid, residuals, RK4 and
 Newton/Broyden iteration, with the dynamic terms switched on). The step is set by the accuracy
-wanted, not by the stiffness: a nitinol or steel backbone runs at milliseconds per step where
-the explicit model (:mod:`~tendon_robot_sim.models.rod.dynamics`) needs sub-microsecond steps.
+wanted, not by the stiffness: a nitinol or steel backbone runs at milliseconds per step where the
+explicit model (:mod:`~tendon_robot_sim.models.rod.dynamics.explicit`) needs sub-microsecond steps.
 
 Model: the statics model the robot calls for, ``discrete`` (tendons straight between the discs,
 point loads there, the pyelastica constitutive law) with discs, ``cosserat`` (tendons routed
@@ -41,7 +41,7 @@ shooting nodes), by default DEFAULT_STEPS or one per MAX_STEP of length, whichev
 each RK4 stage keeps its own history, so the scheme is fourth order in arc length (the
 explicit model's ``rod.elements`` do not apply: its scheme is of second order).
 The run starts at rest in the static equilibrium of its inputs
-(:mod:`~tendon_robot_sim.models.rod.implicit_equilibrium`). It imports neither PyElastica
+(:mod:`~tendon_robot_sim.models.rod.dynamics.implicit_equilibrium`). It imports neither PyElastica
 nor ROS.
 """
 
@@ -57,13 +57,14 @@ from tendon_robot_sim.models._cosserat_kernels import Dyn, Z_SIZE
 from tendon_robot_sim.models.cosserat import StaticsInputError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
-from tendon_robot_sim.models.rod import _implicit_kernels as stepper
-from tendon_robot_sim.models.rod import _statics_kernels as kernels
-from tendon_robot_sim.models.rod.implicit_equilibrium import (DISPLACEMENT, StaticEquilibrium,
-                                                              TENSION)
-from tendon_robot_sim.models.rod.shooting_nodes import shooting_nodes
-from tendon_robot_sim.models.rod.simulation import ALPHA_RANGE, is_real, Settling, SimState
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.dynamics import _implicit_kernels as stepper
+from tendon_robot_sim.models.rod.dynamics.implicit_equilibrium import (DISPLACEMENT,
+                                                                       StaticEquilibrium, TENSION)
+from tendon_robot_sim.models.rod.dynamics.shooting_nodes import shooting_nodes
+from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_real, Settling,
+                                                             SimState)
+from tendon_robot_sim.models.rod.statics import _kernels as kernels
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
