@@ -573,7 +573,7 @@ def _simulate_timeline(robot: Robot, schedule: list, label: str) -> list[np.ndar
     """
     from tqdm import tqdm
 
-    from tendon_robot_sim.models.rod.dynamics.simulation import dynamic_simulator
+    from tendon_robot_sim.models.rod.dynamics.factory import dynamic_simulator
 
     simulator = dynamic_simulator(robot)    # explicit or implicit, as the robot needs
     simulator.come_to_rest(STEP_SETTLE_TIME, speed_tolerance=1e-5)
