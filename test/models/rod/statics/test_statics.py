@@ -16,7 +16,7 @@
 Statics solver (tendon_robot_sim.models.rod.statics.solver): closed forms, invariants, inputs.
 
 The fast (numba) path against the independent scipy reference is in
-test_statics_reference.py, against the dynamic simulator in test_statics_simulator.py.
+test_statics_reference.py, against the dynamic simulator in ../test_statics_simulator.py.
 """
 
 import math
