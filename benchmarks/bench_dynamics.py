@@ -51,8 +51,8 @@ from machine import machine_info
 from numba import njit
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.rod import _dynamics_kernels as kernels
-from tendon_robot_sim.models.rod.dynamics import STEPPERS, TendonSimulator
+from tendon_robot_sim.models.rod.dynamics import _explicit_kernels as kernels
+from tendon_robot_sim.models.rod.dynamics.explicit import STEPPERS, TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tqdm import tqdm
 

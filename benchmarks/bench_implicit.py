@@ -56,7 +56,7 @@ import time
 from machine import machine_info
 import numpy as np
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
+from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tqdm import tqdm
 

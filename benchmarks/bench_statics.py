@@ -15,7 +15,7 @@
 # limitations under the License.
 
 """
-Speed and accuracy of the shooting-method statics solver (tendon_robot_sim.models.rod.statics).
+Speed and accuracy of the shooting statics solver (tendon_robot_sim.models.rod.statics.solver).
 
 For the default robot (4 tendons, gravity) in the ``cosserat`` and ``discrete`` models
 (``--models`` to change):
@@ -46,7 +46,7 @@ import time
 from machine import machine_info
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.rod.statics import DEFAULT_STEPS, MODELS, StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import DEFAULT_STEPS, MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tqdm import tqdm
 

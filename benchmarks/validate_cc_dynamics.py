@@ -41,8 +41,8 @@ import sys
 from machine import machine_info
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.rod.dynamics import TendonSimulator
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics
 from tqdm import tqdm

@@ -59,7 +59,7 @@ from tendon_robot_sim.commands.demo_hardware import DEVICES, run_hardware
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot
 import yaml
 

@@ -49,7 +49,7 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_ros_environment, command_error, CommandError,
                                        DefaultsHelpFormatter, StopSignals, within)
 from tendon_robot_sim.experiment.bag import BagError, check_messages
-from tendon_robot_sim.models.rod.statics import MODELS
+from tendon_robot_sim.models.rod.statics.solver import MODELS
 
 # Wall seconds the simulator may take to subscribe to the replayed setpoints.
 SIMULATOR_TIMEOUT = 10.0

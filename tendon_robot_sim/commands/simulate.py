@@ -53,7 +53,8 @@ from tendon_robot_sim.experiment.input_profile import (InputProfile, MixedInputs
                                                        read_profile)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
-from tendon_robot_sim.models.rod.simulation import ALPHA_RANGE, choose_integrator, INTEGRATORS
+from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, choose_integrator,
+                                                             INTEGRATORS)
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tqdm import tqdm
@@ -239,13 +240,13 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f'{option}: the file ends at t = 0 s; give --duration')
         total = args.max_time if args.until_steady else duration
         if integrator == 'implicit':
-            from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
+            from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
             sim = ImplicitSimulator(robot, dt=args.dt, alpha=_alpha(args))
         elif args.alpha is not None:
             raise CommandError(f'--alpha: applies to the implicit integrator only; this run is '
                                f'explicit ({why}): add --integrator implicit')
         else:
-            from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+            from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
             sim = TendonSimulator(robot, dt=args.dt)
         # a trajectory file keeps a row per step (implicit) or per millisecond (explicit)
         check_steps(total, sim.dt, kept=args.trajectory_out is not None,
@@ -343,7 +344,7 @@ def _whole_run_dt(robot, args, series, field, duration, error, failed_dt: float)
     model's smallest (DT_HALVINGS halvings of the ``failed_dt``), so that the advice is one
     that was seen to work for this run.
     """
-    from tendon_robot_sim.models.rod.implicit_dynamics import DT_HALVINGS, ImplicitSimulator
+    from tendon_robot_sim.models.rod.dynamics.implicit import DT_HALVINGS, ImplicitSimulator
     smallest = failed_dt / 2 ** DT_HALVINGS
     dt = error.step_dt
     while dt >= smallest * (1.0 - 1e-9):

@@ -22,7 +22,7 @@
 With ``--json`` the last line on stdout is one JSON object with ``tip_position``
 [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``tensions`` (N),
 ``displacements`` (m), ``converged``, ``residual``, ``solve_time_ms`` and more (see
-:meth:`tendon_robot_sim.models.rod.statics.StaticsResult.to_dict`). The solve time includes
+:meth:`tendon_robot_sim.models.rod.statics.solver.StaticsResult.to_dict`). The solve time includes
 no numba compilation: the command solves once to compile, then times a cold solve.
 """
 
@@ -35,7 +35,7 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import command_error, CommandError, NoResultError, parse_values
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import check_range, RobotDescriptionError
-from tendon_robot_sim.models.rod.statics import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 

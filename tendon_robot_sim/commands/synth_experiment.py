@@ -66,8 +66,8 @@ from tendon_robot_sim.experiment.experiment import (ExperimentError, synth_exper
                                                     synth_step_response, with_disc_twist)
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.rod.dynamics import SimulationDiverged
-from tendon_robot_sim.models.rod.statics import MODELS
+from tendon_robot_sim.models.rod.statics.solver import MODELS
+from tendon_robot_sim.models.sim_model import SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.models.trunk.robot import is_bellows_description
 

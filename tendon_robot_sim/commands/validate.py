@@ -58,7 +58,7 @@ from tendon_robot_sim.experiment.experiment import (DEFAULT_HOLD_TIME, DEFAULT_T
                                                     read_recording)
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.rod.dynamics import InputError, SimulationDiverged
+from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.models.trunk.robot import is_bellows_description
 from tendon_robot_sim.parallel import ParallelError

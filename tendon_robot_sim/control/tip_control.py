@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot
 from tendon_robot_sim.models.tension_distribution import distribute, DistributionError
 

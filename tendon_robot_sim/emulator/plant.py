@@ -18,7 +18,7 @@ The emulated robot: where the tip goes and how far each tendon is pulled in.
 The emulator needs two answers, fast enough to give them at every status tick
 (50 Hz): for given tensions, the tip position and tendon displacements; and
 for given displacements, the tensions that hold them. Both come from the
-quasi-static model (:class:`tendon_robot_sim.models.rod.statics.StaticsSolver`,
+quasi-static model (:class:`tendon_robot_sim.models.rod.statics.solver.StaticsSolver`,
 a few milliseconds per solve), the only physics the emulator depends on.
 """
 
@@ -30,7 +30,7 @@ import threading
 import numpy as np
 
 from tendon_robot_sim.models.cosserat import ConvergenceError
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot
 
 logger = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class Plant:
     robot : Robot
         What to model (geometry, material, gravity, tendon limits).
     model : str
-        Statics model (see :mod:`tendon_robot_sim.models.rod.statics`).
+        Statics model (see :mod:`tendon_robot_sim.models.rod.statics.solver`).
 
     """
 

@@ -49,7 +49,7 @@ import numpy as np
 
 from tendon_robot_sim.experiment.experiment import advance_to, Hold, Recording
 from tendon_robot_sim.models.plotting import legend_beside
-from tendon_robot_sim.models.rod.statics import MODELS, StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 from tendon_robot_sim.parallel import Pool, Scheduler
 
@@ -80,7 +80,7 @@ def _solve_chunk(task) -> np.ndarray:
     robot = robot_from_dict(robot_data)
     tips = np.empty((len(commands), 3))
     if model == 'dynamic':
-        from tendon_robot_sim.models.rod.simulation import dynamic_simulator
+        from tendon_robot_sim.models.rod.dynamics.factory import dynamic_simulator
         simulator = dynamic_simulator(robot)
         for i, values in enumerate(commands):
             simulator.reset()
@@ -366,7 +366,7 @@ def replay_dynamic(robot: Robot, recording: Recording, max_settle: float = DYNAM
     """
     from tqdm import tqdm
 
-    from tendon_robot_sim.models.rod.simulation import dynamic_simulator
+    from tendon_robot_sim.models.rod.dynamics.factory import dynamic_simulator
 
     if recording.kind != 'tension':
         raise CalibrationError('model: the dynamic replay takes tensions; this recording '

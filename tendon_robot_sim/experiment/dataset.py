@@ -105,7 +105,7 @@ class _StaticsAdapter:
     """Tendon robot, shooting statics: tendon tensions [N] -> backbone."""
 
     def __init__(self, path: str, statics_model: str = 'discrete'):
-        from tendon_robot_sim.models.rod.statics import StaticsSolver
+        from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
         from tendon_robot_sim.models.tendon_robot import load_robot
         self.robot = load_robot(path)
         self.solver = StaticsSolver(self.robot, statics_model)

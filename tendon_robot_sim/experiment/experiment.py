@@ -42,7 +42,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 
 SETPOINT_TOPIC = 'tendon/setpoint'
@@ -573,7 +573,7 @@ def _simulate_timeline(robot: Robot, schedule: list, label: str) -> list[np.ndar
     """
     from tqdm import tqdm
 
-    from tendon_robot_sim.models.rod.simulation import dynamic_simulator
+    from tendon_robot_sim.models.rod.dynamics.factory import dynamic_simulator
 
     simulator = dynamic_simulator(robot)    # explicit or implicit, as the robot needs
     simulator.come_to_rest(STEP_SETTLE_TIME, speed_tolerance=1e-5)

@@ -15,7 +15,7 @@
 """
 Numba kernels of the Cosserat rod shared by the rod statics and the parallel robot.
 
-The tendon robot's shooting solver (:mod:`tendon_robot_sim.models.rod._statics_kernels`)
+The tendon robot's shooting solver (:mod:`tendon_robot_sim.models.rod.statics._kernels`)
 and the 6-RUS parallel robot's (:mod:`tendon_robot_sim.models.pcr._kernels`) integrate
 the same rod: the constitutive laws, the ODE right-hand sides (a bare rod, or a rod
 loaded by routed tendons) and a fixed-step RK4 over one segment; ``poses`` turns a solution's

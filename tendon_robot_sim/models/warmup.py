@@ -36,7 +36,7 @@ import numpy as np
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.pcr import robot as pcr_robot
 from tendon_robot_sim.models.registry import create_model, ModelOptions, MODELS
-from tendon_robot_sim.models.rod.statics import MODELS as STATICS_MODELS
+from tendon_robot_sim.models.rod.statics.solver import MODELS as STATICS_MODELS
 from tendon_robot_sim.models.sim_model import InputError, SimModel
 from tendon_robot_sim.models.snake import robot as snake
 from tendon_robot_sim.models.trunk import robot as bellows_robot

@@ -54,9 +54,8 @@ from std_msgs.msg import Header
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.rod.dynamics import InputError
-from tendon_robot_sim.models.rod.statics import NODE_MODELS, StaticsSolver
-from tendon_robot_sim.models.sim_model import named_values
+from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS, StaticsSolver
+from tendon_robot_sim.models.sim_model import InputError, named_values
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import displacements_from_joint_state, wrench_from_msg

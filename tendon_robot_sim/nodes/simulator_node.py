@@ -25,16 +25,17 @@ The robot file's ``kind`` and the ``mode`` parameter choose the model
 
 tendon robot, ``dynamic`` (its default)
     Cosserat rod dynamics, ``integrator`` explicit
-    (:class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator`, PyElastica) driven by the
-    tensions of the latest setpoint (``effort``, N), or implicit
-    (:class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator`, BDF-alpha and
+    (:class:`~tendon_robot_sim.models.rod.dynamics.explicit.TendonSimulator`, PyElastica) driven by
+    the tensions of the latest setpoint (``effort``, N), or implicit
+    (:class:`~tendon_robot_sim.models.rod.dynamics.implicit.ImplicitSimulator`, BDF-alpha and
     shooting), driven per tendon by a tension (``effort``) or a displacement (``position``, m
     pulled in); ``auto`` takes the implicit one for stiff robots and robots without discs.
 tendon robot, ``quasi_static``
-    A sequence of static equilibria (:class:`~tendon_robot_sim.models.rod.statics.StaticsSolver`,
-    model ``statics_model``), one solved on receipt of each setpoint: tensions
-    (``effort``, N) or, when ``effort`` is empty, displacements (``position``, m pulled
-    in; the tensions are solved for and must stay within ``max_tension``).
+    A sequence of static equilibria
+    (:class:`~tendon_robot_sim.models.rod.statics.solver.StaticsSolver`, model ``statics_model``),
+    one solved on receipt of each setpoint: tensions (``effort``, N) or, when ``effort`` is
+    empty, displacements (``position``, m pulled in; the tensions are solved for and must stay
+    within ``max_tension``).
 tendon robot or ``kind: bellows``, ``cc_dynamic``
     Constant-curvature Lagrange dynamics (:class:`~tendon_robot_sim.models.trunk.dynamics.
     CCDynamics`) driven by tensions (``effort``, N) or bellows pressures (``effort``, Pa).
@@ -87,8 +88,8 @@ from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.registry import (create_model, ModelConfigurationError, ModelOptions,
                                               MODELS)
-from tendon_robot_sim.models.rod.simulation import ALPHA_RANGE
-from tendon_robot_sim.models.rod.statics import NODE_MODELS as STATICS_MODELS
+from tendon_robot_sim.models.rod.dynamics.simulation import ALPHA_RANGE
+from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS as STATICS_MODELS
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg, time_msg,

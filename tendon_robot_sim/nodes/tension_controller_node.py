@@ -74,9 +74,8 @@ from tendon_robot_sim.control.tip_control import TipController
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import ROBOT_KINDS, RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
-from tendon_robot_sim.models.rod.dynamics import InputError
-from tendon_robot_sim.models.rod.statics import NODE_MODELS
-from tendon_robot_sim.models.sim_model import named_values
+from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS
+from tendon_robot_sim.models.sim_model import InputError, named_values
 from tendon_robot_sim.models.tension_distribution import DistributionError
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import tensions_from_joint_state, wrench_from_msg

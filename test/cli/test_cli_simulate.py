@@ -209,7 +209,7 @@ def test_tensions_and_displacements_together(tmp_path, capsys):
     tension, displacement = rows[:, 8:11], rows[:, 11:14]
     assert np.all(tension[:, 0] == 1.0) and np.all(tension[:, 2] == 0.0)
     assert np.all(displacement[:, 1] == 0.003) and tension[0, 1] > 0.1
-    from tendon_robot_sim.models.rod.statics import StaticsSolver
+    from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
     static = StaticsSolver(load_robot(NITINOL), 'discrete').solve_tensions(tension[0])
     assert static.tendon_displacements[1] == pytest.approx(0.003, abs=1e-5)
     assert np.abs(rows[0, 1:4] - static.tip_position).max() < 1e-5
@@ -249,7 +249,7 @@ def test_constant_tensions_are_a_step_from_the_rest_without_tension(
     one, which starts straight and settles first (its 10 elements are 3 mm from the discrete
     statics).
     """
-    from tendon_robot_sim.models.rod.statics import StaticsSolver
+    from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
     for path, integrator, tolerance in ((coarse_robot, 'explicit', 5e-3),
                                         (NITINOL, 'implicit', 1e-5)):
         out = tmp_path / f'{integrator}.csv'

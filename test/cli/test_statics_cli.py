@@ -25,7 +25,7 @@ import pytest
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 ROOT = Path(__file__).resolve().parents[2]

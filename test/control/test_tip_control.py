@@ -19,7 +19,7 @@ import pytest
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.control.tip_control import TipController
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 from tendon_robot_sim.models.tension_distribution import DistributionError
 

@@ -32,7 +32,7 @@ from tendon_robot_sim.experiment.calibration import (calibrate, CalibrationError
 from tendon_robot_sim.experiment.experiment import (load_recording, read_recording, Recording,
                                                     synth_experiment, synth_step_response,
                                                     write_holds_csv)
-from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 NOISE = 2e-4          # m, per axis and sample

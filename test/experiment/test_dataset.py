@@ -31,7 +31,7 @@ from tendon_robot_sim.experiment.dataset import (build_dataset, DatasetError, mo
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
 from tendon_robot_sim.models.snake.robot import load_snake
 from tendon_robot_sim.models.tendon_robot import load_robot

@@ -24,7 +24,7 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.experiment.experiment import (ExperimentError, holds_from_messages,
                                                     load_recording, read_holds_csv,
                                                     synth_experiment)
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 STORE = get_typestore(Stores.ROS2_KILTED)

@@ -36,7 +36,7 @@ from tendon_robot_sim.commands.synth_experiment import DISC_TWIST, SHEAR_FACTOR,
 from tendon_robot_sim.experiment.calibration import calibrate, closest, validate, write_report
 from tendon_robot_sim.experiment.experiment import (experiment_plan, load_recording,
                                                     synth_experiment, with_disc_twist)
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -28,7 +28,7 @@ from tendon_robot_sim.models.description import RobotDescriptionError, TENDON_RO
 from tendon_robot_sim.models.pcr.robot import default_pcr_file
 from tendon_robot_sim.models.registry import (create_model, file_kind, load_any_description,
                                               ModelConfigurationError, ModelOptions)
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, LineList, named_values,
                                                Polyline)
 from tendon_robot_sim.models.tendon_robot import load_robot

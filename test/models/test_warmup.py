@@ -22,7 +22,7 @@ import sys
 
 import tendon_robot_sim
 from tendon_robot_sim.models.registry import MODELS
-from tendon_robot_sim.models.rod.statics import MODELS as STATICS_MODELS
+from tendon_robot_sim.models.rod.statics.solver import MODELS as STATICS_MODELS
 from tendon_robot_sim.models.warmup import tasks
 
 ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent

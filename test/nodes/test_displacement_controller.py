@@ -35,7 +35,7 @@ from ros_helpers import (construct_alone, Probe, small_robot_dict, spinning, wai
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from tendon_robot_sim.launcher import StackLauncher
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import robot_from_dict
 from tendon_robot_sim.nodes.displacement_controller_node import DisplacementControllerNode
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode

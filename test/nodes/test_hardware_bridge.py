@@ -44,7 +44,7 @@ from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.emulator.devices import Faults
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.hardware_bridge_node import HardwareBridgeNode
 from tendon_robot_sim.protocol import motor

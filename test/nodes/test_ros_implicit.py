@@ -17,8 +17,8 @@ The simulator node in mode dynamic on robots the explicit integrator cannot serv
 
 A nitinol backbone (explicit stable step 0.26 us) and a steel rod without discs: ``integrator``
 ``auto`` takes the implicit model for both, over real DDS (loopback, see conftest.py). The
-model itself is tested in test/models/rod/test_implicit_dynamics.py; here: the parameter, the
-topics, tension and displacement setpoints, the rest the robot comes to (that of the statics
+model itself is tested in test/models/rod/dynamics/test_implicit_dynamics.py; here: the parameter,
+the topics, tension and displacement setpoints, the rest the robot comes to (that of the statics
 for tensions; of the model's own static solve for a displacement next to tensions, which the
 statics solver does not take).
 """
@@ -30,8 +30,8 @@ from rclpy.parameter import Parameter
 from ros_helpers import position, Probe, spinning, wait_for
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 

@@ -40,8 +40,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim.experiment.bag import DEFAULT_STORE
-from tendon_robot_sim.models.rod.dynamics import TendonSimulator
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode

@@ -38,7 +38,7 @@ from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.models.cosserat import ConvergenceError
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.ros import topics

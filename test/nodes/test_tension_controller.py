@@ -36,7 +36,7 @@ from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, spinning
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode

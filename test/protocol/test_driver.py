@@ -24,7 +24,7 @@ from tendon_robot_sim.emulator.devices import Faults, MotorDriverDevice
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint, TcpEndpoint
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.emulator.rig import EmulatedRig
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import DELIVERED, GIVEN_UP, MotorDriver, TipSensorDriver

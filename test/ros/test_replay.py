@@ -35,7 +35,7 @@ from sensor_msgs.msg import JointState
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.experiment.bag import BagError, BagWriter, OfferedQos
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.replay import BagPlayer

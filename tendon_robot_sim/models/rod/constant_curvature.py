@@ -40,7 +40,7 @@ continues straight along the section's end tangent (no moment acts there).
 
 This is exact for the Kirchhoff rod with parallel tendons, no gravity, no tip
 load and rigid tendons; with gravity, compliance or non-parallel routing use
-:class:`tendon_robot_sim.models.rod.statics.StaticsSolver`. No ROS imports.
+:class:`tendon_robot_sim.models.rod.statics.solver.StaticsSolver`. No ROS imports.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ The tendon robot behind the :class:`~tendon_robot_sim.models.sim_model.SimModel`
 
 ``dynamic``: Cosserat rod dynamics, explicit (PyElastica, tensions) or implicit (BDF-alpha
 and shooting, tensions or displacements). ``quasi_static``: one
-:class:`~tendon_robot_sim.models.rod.statics.StaticsSolver` equilibrium per setpoint, of
+:class:`~tendon_robot_sim.models.rod.statics.solver.StaticsSolver` equilibrium per setpoint, of
 tensions or of displacements (whose solved tensions must stay within ``max_tension``).
 Both report the same shape: backbone, vertebra discs, tendon paths.
 """
@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
-from tendon_robot_sim.models.rod.simulation import choose_integrator
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.dynamics.simulation import choose_integrator
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
                                                Polyline, Pose, SimModel)
 from tendon_robot_sim.models.tendon_robot import Robot
@@ -61,10 +61,12 @@ def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
 
 class TendonDynamics(SimModel):
     """
-    Cosserat rod dynamics, explicit or implicit (:func:`~.simulation.choose_integrator`).
+    Cosserat rod dynamics, explicit or implicit (``choose_integrator`` picks one).
 
-    Explicit: :class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` (PyElastica,
-    tensions). Implicit: :class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator`
+    Which: :func:`~tendon_robot_sim.models.rod.dynamics.simulation.choose_integrator`.
+
+    Explicit: :class:`~tendon_robot_sim.models.rod.dynamics.explicit.TendonSimulator` (PyElastica,
+    tensions). Implicit: :class:`~tendon_robot_sim.models.rod.dynamics.implicit.ImplicitSimulator`
     (BDF-alpha and shooting, ``alpha``: 0 BDF2, -0.5 trapezoidal; the explicit model refuses
     any other than 0): tensions (``effort``, N) or displacements (``position``, m pulled in)
     per tendon, as the setpoint names them; a displacement whose equilibrium would need more
@@ -81,7 +83,7 @@ class TendonDynamics(SimModel):
         # Here, not at the top: importing PyElastica takes 0.3 s (2 s on a loaded core) of
         # the start of the models that do not use it.
         if self.integrator == 'implicit':
-            from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
+            from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
             self.sim = ImplicitSimulator(robot, dt=dt, alpha=alpha)
             self.summary = f'{self.sim.summary} ({why})'
             self.rest = 'the zero-tension equilibrium, at rest'
@@ -92,7 +94,7 @@ class TendonDynamics(SimModel):
             if alpha != 0.0:
                 raise InputError(f'alpha: applies to the implicit integrator only; the '
                                  f'integrator is explicit ({why}): set integrator implicit')
-            from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+            from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
             self.sim = TendonSimulator(robot, dt=dt)
             self.summary = f'explicit, dt {self.sim.dt:.3g} s ({why})'
             self.rest = 'the initial straight state with zero tension'

@@ -36,7 +36,7 @@ from tendon_robot_sim.cli import main
 from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvature,
                                                             ConstantCurvatureError,
                                                             UnreachableError)
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 import yaml
 

@@ -34,8 +34,8 @@ from tendon_robot_sim.experiment.calibration import calibrate, CalibrationError,
 from tendon_robot_sim.experiment.experiment import load_recording, synth_experiment
 from tendon_robot_sim.models.cosserat import StaticsInputError
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.rod.dynamics import InputError, TendonSimulator
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.dynamics.explicit import InputError, TendonSimulator
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 STEEL_FILE = share_dir() / 'config' / 'steel_rod_robot.yaml'

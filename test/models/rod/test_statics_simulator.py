@@ -16,7 +16,7 @@
 The discrete statics model is the static twin of the dynamic simulator.
 
 Default robot (at its default resolution) with gravity and two tendons pulled, run to
-rest by the PyElastica simulator (tendon_robot_sim.models.rod.dynamics) and solved by the
+rest by the PyElastica simulator (tendon_robot_sim.models.rod.dynamics.explicit) and solved by the
 discrete shooting model: the tips agree within 1 mm (0.4 % of the length), with
 parallel and with helical tendons. The residual difference is the dynamic model's
 discretisation (measured, vertebra frames halfway between the elements at their node):
@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.rod.dynamics import TendonSimulator
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 DEFAULT = load_robot(default_robot_file()).with_changes(damping={'ratio': 0.5})

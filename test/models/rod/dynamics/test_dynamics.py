@@ -31,7 +31,7 @@ from scipy.signal import argrelextrema
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.modal import bending_frequencies, mass_proportional_damping
-from tendon_robot_sim.models.rod.dynamics import build_rod_system, TendonSimulator
+from tendon_robot_sim.models.rod.dynamics.explicit import build_rod_system, TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 from vibration import two_modes
 

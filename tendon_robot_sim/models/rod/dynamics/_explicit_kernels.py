@@ -16,7 +16,7 @@
 Compiled time stepping of the clamped, damped, tendon-loaded Cosserat rod.
 
 :func:`advance_rod` advances the rod of
-:func:`~tendon_robot_sim.models.rod.dynamics.build_rod_system` by many position-Verlet
+:func:`~tendon_robot_sim.models.rod.dynamics.explicit.build_rod_system` by many position-Verlet
 steps in one numba call, over preallocated arrays: nothing is allocated per step. It is
 PyElastica 1.0's rod (Gazzola et al., Forward and inverse problems in the mechanics of
 soft filaments, 2018) written out element by element: the same discretisation and the
@@ -24,7 +24,7 @@ same Voronoi quantities as ``_compute_internal_forces`` and ``_compute_internal_
 (``elastica/rod/cosserat_rod.py``), the rotations of ``elastica/_rotations.py`` and the
 clamp (``OneEndFixedBC``), gravity, the mass-proportional damper
 (``AnalyticalLinearDamper``, uniform) and the tendon forcing kernel of
-:mod:`~tendon_robot_sim.models.rod.tendon_forces`, in the order of ``PositionVerlet.step``
+:mod:`~tendon_robot_sim.models.rod.dynamics.tendon_forces`, in the order of ``PositionVerlet.step``
 (``elastica/timestepper/symplectic_steppers.py``), h = dt / 2:
 
 1. kinematic half step: x += h v, Q <- exp(-h [omega]x) Q (:func:`_kinematic_half_step`);

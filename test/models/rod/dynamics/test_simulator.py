@@ -30,10 +30,12 @@ from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
-from tendon_robot_sim.models.rod._dynamics_kernels import _angle_over_sine, _rodrigues_factors
-from tendon_robot_sim.models.rod.dynamics import (InputError, PYELASTICA_SHEAR_CORRECTION,
-                                                  SimulationDiverged, stable_time_step,
-                                                  TendonSimulator)
+from tendon_robot_sim.models.rod.dynamics._explicit_kernels import (_angle_over_sine,
+                                                                    _rodrigues_factors)
+from tendon_robot_sim.models.rod.dynamics.explicit import (InputError,
+                                                           PYELASTICA_SHEAR_CORRECTION,
+                                                           SimulationDiverged, stable_time_step,
+                                                           TendonSimulator)
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 DEFAULT = load_robot(default_robot_file())

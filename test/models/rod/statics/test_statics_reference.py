@@ -15,7 +15,7 @@
 """
 Fast statics path (numba kernels) against the independent scipy reference.
 
-The reference (tendon_robot_sim.models.rod.statics_reference) shares only the robot
+The reference (tendon_robot_sim.models.rod.statics.reference) shares only the robot
 description and stiffness matrices: adaptive integration, scipy root finding, hat-matrix
 algebra, complex-step constitutive derivatives, multiple shooting over the vertebra poses
 for the discrete model and a Fischer-Burmeister tension/slack condition. Agreement to
@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.rod.statics import StaticsSolver
-from tendon_robot_sim.models.rod.statics_reference import solve_reference
+from tendon_robot_sim.models.rod.statics.reference import solve_reference
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 BASE = load_robot(default_robot_file()).to_dict()

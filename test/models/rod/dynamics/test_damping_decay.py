@@ -28,10 +28,10 @@ import numpy as np
 import pytest
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.modal import bending_frequencies
-from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
+from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
 
-DOC = (Path(__file__).resolve().parents[3] / 'docs' / 'tendon_robot.md').read_text()
+DOC = (Path(__file__).resolve().parents[4] / 'docs' / 'tendon_robot.md').read_text()
 STEEL = load_robot(share_dir() / 'config' / 'steel_rod_robot.yaml')
 DT = 0.002     # s: 90 steps a cycle of the first mode (5.6 Hz)
 

@@ -28,8 +28,8 @@ from scipy.optimize import brentq
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.rod.statics import StaticsSolver
-from tendon_robot_sim.models.rod.statics_reference import solve_reference
+from tendon_robot_sim.models.rod.statics.reference import solve_reference
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 BASE = load_robot(default_robot_file()).to_dict()

@@ -29,7 +29,7 @@ Three models of the same robot description (:mod:`tendon_robot_sim.models.tendon
     and each step solves the 3x3 system of Eq. (17).
 ``discrete``
     The static twin of the dynamic PyElastica model
-    (:mod:`tendon_robot_sim.models.rod.dynamics`, Tuzlaci's "TendonForces"): tendons are
+    (:mod:`tendon_robot_sim.models.rod.dynamics.explicit`, Tuzlaci's "TendonForces"): tendons are
     straight
     between the holes of consecutive vertebrae and load the backbone only at the
     vertebrae, with force tau (unit vector to the next hole) - tau (unit vector from the
@@ -77,13 +77,13 @@ Numerics
 --------
 Fixed-step RK4 (``DEFAULT_STEPS``) with segments split at vertebrae and tendon ends,
 and a damped Newton/Broyden iteration with finite-difference Jacobians on the scaled
-shooting residual, all numba-compiled in :mod:`tendon_robot_sim.models.rod._statics_kernels`.
+shooting residual, all numba-compiled in :mod:`tendon_robot_sim.models.rod.statics._kernels`.
 The solver keeps the last solution and Jacobian of each input mode and starts the next
 solve from them, moved by a secant estimate of how the solution follows the inputs
 (warm start: two residual evaluations for a 1 kHz stream of slowly varying tensions).
 Failing that it starts cold from the straight robot, then continues in 4 and 16 load
 steps, before raising :class:`ConvergenceError`.
-:mod:`tendon_robot_sim.models.rod.statics_reference` solves the same models with scipy.
+:mod:`tendon_robot_sim.models.rod.statics.reference` solves the same models with scipy.
 
 Against the simulator (default robot, gravity, 3 N and 2 N on two tendons) the
 ``discrete`` tip agrees within 0.12 % of the length at 50 elements (0.23 % at 30); with
@@ -104,8 +104,8 @@ from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
                                               stiffness_matrices, vector3)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
-from tendon_robot_sim.models.rod import _statics_kernels as kernels
-from tendon_robot_sim.models.rod.routing import routing_functions, RoutingFunction
+from tendon_robot_sim.models.rod.statics import _kernels as kernels
+from tendon_robot_sim.models.rod.tendons.routing import routing_functions, RoutingFunction
 from tendon_robot_sim.models.tendon_robot import (Robot, tendon_displacements,
                                                   vertebrae_required)
 
@@ -142,8 +142,8 @@ class StaticsResult:
     """
     One static equilibrium. Frames: world = base frame of the robot; SI units.
 
-    Field names follow :class:`tendon_robot_sim.models.rod.dynamics.SimState` where they mean
-    the same thing, so a quasi-static node can publish the same content.
+    Field names follow :class:`tendon_robot_sim.models.rod.dynamics.simulation.SimState` where they
+    mean the same thing, so a quasi-static node can publish the same content.
     """
 
     model: str
@@ -709,9 +709,9 @@ class StaticsSolver:
         """
         Return this solver's kernel plan (grid, routing, scales) with ``fields`` replaced.
 
-        The implicit dynamics (:mod:`tendon_robot_sim.models.rod.implicit_dynamics`) solves its
+        The implicit dynamics (:mod:`tendon_robot_sim.models.rod.dynamics.implicit`) solves its
         time steps with this solver's kernels on the same grid: ``dyn``, and for multiple
-        shooting ``nodes``, ``node_R``, ``node_scale`` (see ``_statics_kernels.Plan``).
+        shooting ``nodes``, ``node_R``, ``node_scale`` (see ``_kernels.Plan``).
         """
         return self._plan._replace(**fields)
 
@@ -719,7 +719,7 @@ class StaticsSolver:
         """
         Poses of a solution trajectory of this solver's grid (rows of p, R, ...).
 
-        Also of the implicit dynamics (:mod:`tendon_robot_sim.models.rod.implicit_dynamics`),
+        Also of the implicit dynamics (:mod:`tendon_robot_sim.models.rod.dynamics.implicit`),
         which integrates on the same grid with more state columns.
         """
         centerline = traj[:, 0:3].T.copy()

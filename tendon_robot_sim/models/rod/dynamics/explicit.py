@@ -19,7 +19,7 @@ Dynamic simulation of a tendon-driven continuum robot with PyElastica 1.0.
 :class:`~tendon_robot_sim.models.tendon_robot.Robot`
 (vertebra discs with mass and inertia, clamped at the base, gravity,
 mass-proportional damping, one
-:class:`~tendon_robot_sim.models.rod.tendon_forces.TendonForces` for all tendons; see
+:class:`~tendon_robot_sim.models.rod.dynamics.tendon_forces.TendonForces` for all tendons; see
 :func:`build_rod_system`), steps it with position Verlet (compiled, or PyElastica's
 ``PositionVerlet.step`` as the reference) at a time step derived
 from the stability bound (:func:`stable_time_step`), watches for divergence and
@@ -42,14 +42,15 @@ import numpy as np
 
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
-from tendon_robot_sim.models.rod._dynamics_kernels import (advance_rod, first_bad_node,
-                                                           rod_arrays, rod_work)
+from tendon_robot_sim.models.rod.dynamics._explicit_kernels import (advance_rod,
+                                                                    first_bad_node, rod_arrays,
+                                                                    rod_work)
 # SimState is the state of both rod simulators, stable_time_step the explicit one's bound
 # (re-exported here)
-from tendon_robot_sim.models.rod.simulation import (explicit_refuses, is_real,  # noqa: F401
-                                                    Settling, SimState, stable_time_step)
-from tendon_robot_sim.models.rod.tendon_forces import (TendonForces, TendonLayout,
-                                                       vertebra_directors)
+from tendon_robot_sim.models.rod.dynamics.simulation import (  # noqa: F401
+    explicit_refuses, is_real, Settling, SimState, stable_time_step)
+from tendon_robot_sim.models.rod.dynamics.tendon_forces import (TendonForces, TendonLayout,
+                                                                vertebra_directors)
 # InputError and SimulationDiverged are the errors of every simulation model
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
@@ -66,7 +67,7 @@ RUNAWAY_LENGTHS = 2.0
 # an unstable run is caught within a few steps of its first NaN or runaway.
 CHECK_EVERY = 10
 # How TendonSimulator steps: one allocation-free numba call per advance()
-# (_dynamics_kernels.advance_rod), or PyElastica's PositionVerlet.step per step (the reference).
+# (_explicit_kernels.advance_rod), or PyElastica's PositionVerlet.step per step (the reference).
 # The first is the default.
 STEPPERS = ('compiled', 'pyelastica')
 
@@ -87,7 +88,7 @@ def soften_end_joints(rod) -> None:
     for [0, 3l/2] and the last joint for [L - 3l/2, L]; scaling their bend/twist
     stiffness by l / (1.5 l) = 2/3 restores the full bending length and makes the
     error O(l^2) (4 % of the deflection with 10 elements, 1 % with 20; see
-    test/models/rod/test_simulator.py). Call before ``finalize()``.
+    test/models/rod/dynamics/test_simulator.py). Call before ``finalize()``.
     """
     domain = rod.rest_voronoi_lengths.copy()
     domain[0] += 0.5 * rod.rest_lengths[0]
@@ -176,7 +177,7 @@ class TendonSimulator(Settling):
         Fraction (0, 1] of the stability bound used when ``dt`` is not given.
     stepper : {'compiled', 'pyelastica'}
         ``compiled`` advances many steps in one allocation-free numba call
-        (:func:`~tendon_robot_sim.models.rod._dynamics_kernels.advance_rod`, the same
+        (:func:`~tendon_robot_sim.models.rod.dynamics._explicit_kernels.advance_rod`, the same
         discretisation written out element by element);
         ``pyelastica`` calls ``PositionVerlet.step`` of the same system once per
         step (the reference it is tested against, several times slower).

@@ -28,8 +28,8 @@ import pytest
 from scipy.spatial.transform import Rotation, Slerp
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.rod.tendon_forces import (tendon_wrench_numpy, TendonForces,
-                                                       TendonLayout)
+from tendon_robot_sim.models.rod.dynamics.tendon_forces import (tendon_wrench_numpy, TendonForces,
+                                                                TendonLayout)
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 DEFAULT = load_robot(default_robot_file())

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Numba kernel of the implicit dynamics (:mod:`tendon_robot_sim.models.rod.implicit_dynamics`).
+Numba kernel of the implicit dynamics (:mod:`tendon_robot_sim.models.rod.dynamics.implicit`).
 
 Time steps of BDF-alpha (Till, Aloi & Rucker, "Real-time dynamics of soft and continuum robots
 based on Cosserat rod models", IJRR 2019). A time derivative is x_t = c0 x + x_h with
@@ -22,13 +22,13 @@ based on Cosserat rod models", IJRR 2019). A time derivative is x_t = c0 x + x_h
     d1 = alpha / (1 + alpha),  x_h = c1 x(t - dt) + c2 x(t - 2 dt) + d1 x_t(t - dt),
 
 (alpha = 0: BDF2; alpha = -0.5: the trapezoidal rule). Each step is then the static shooting
-problem of the statics solver (:func:`~tendon_robot_sim.models.rod._statics_kernels.solve`: the
+problem of the statics solver (:func:`~tendon_robot_sim.models.rod.statics._kernels.solve`: the
 same Newton/Broyden iteration, residuals and RK4 grid) with the dynamic terms switched on
 (``Plan.dyn``); its unknowns are predicted by linear extrapolation of the last two steps, and
 the Jacobian is kept from step to step (Broyden updates, rebuilt when a step stalls).
 
 numba caches this kernel with the solver compiled into it, keyed on this file only: after an
-edit of ``_statics_kernels.py`` or ``_cosserat_kernels.py``, touch this file too (or clear the
+edit of ``statics/_kernels.py`` or ``_cosserat_kernels.py``, touch this file too (or clear the
 cache) so that it is compiled again.
 """
 
@@ -36,7 +36,7 @@ import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import CONVERGED, DISCRETE, DYN_C0
 from tendon_robot_sim.models._numerics import kernel, rotate_by
-from tendon_robot_sim.models.rod._statics_kernels import Bays, NODE_SIZE, solve, TENSION
+from tendon_robot_sim.models.rod.statics._kernels import Bays, NODE_SIZE, solve, TENSION
 
 # advance() status: every step taken, a step did not converge, a tension above its limit
 DONE, NOT_CONVERGED, OVER_TENSION = 0, 1, 2

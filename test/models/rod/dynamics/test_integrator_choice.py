@@ -21,11 +21,11 @@ import re
 import pytest
 
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.models.rod.simulation import (AUTO_STABLE_STEP, choose_integrator,
-                                                    explicit_refuses, stable_time_step)
+from tendon_robot_sim.models.rod.dynamics.simulation import (AUTO_STABLE_STEP, choose_integrator,
+                                                             explicit_refuses, stable_time_step)
 from tendon_robot_sim.models.tendon_robot import load_robot
 
-PAGE = (Path(__file__).resolve().parents[3] / 'docs' / 'tendon_robot.md').read_text()
+PAGE = (Path(__file__).resolve().parents[4] / 'docs' / 'tendon_robot.md').read_text()
 SECTION = PAGE[PAGE.index('## Dynamic model'):PAGE.index('### Explicit (PyElastica)')]
 ROW = re.compile(r'^\| `config/([a-z_]+\.yaml)` \([^|]*\) \| ([0-9.]+ us|-) \| (explicit|implicit)'
                  r'[^|]* \|$', re.MULTILINE)

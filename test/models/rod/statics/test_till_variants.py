@@ -29,7 +29,7 @@ import pytest
 from tendon_robot_sim.cli import main
 import yaml
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 DOC = (ROOT / 'docs' / 'tendon_robot.md').read_text()
 TABLE = DOC[DOC.index("**Till's statics model variants**"):DOC.index("**Tuzlaci's")]
 ROWS = [[cell.strip() for cell in line.split('|')[1:-1]] for line in TABLE.splitlines()

@@ -13,10 +13,10 @@
 # limitations under the License.
 
 """
-Statics solver (tendon_robot_sim.models.rod.statics): closed forms, invariants, inputs.
+Statics solver (tendon_robot_sim.models.rod.statics.solver): closed forms, invariants, inputs.
 
 The fast (numba) path against the independent scipy reference is in
-test_statics_reference.py, against the dynamic simulator in test_statics_simulator.py.
+test_statics_reference.py, against the dynamic simulator in ../test_statics_simulator.py.
 """
 
 import math
@@ -27,7 +27,7 @@ import pytest
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.cosserat import (ConvergenceError, StaticsInputError,
                                               stiffness_matrices)
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 DEFAULT = load_robot(default_robot_file())

@@ -15,7 +15,7 @@
 """
 Plain numpy/scipy reference of the implicit dynamics, for tests of the fast solver.
 
-The time steps of :mod:`tendon_robot_sim.models.rod.implicit_dynamics` for a rod with tendons
+The time steps of :mod:`tendon_robot_sim.models.rod.dynamics.implicit` for a rod with tendons
 routed continuously along it (the ``cosserat`` model, linear constitutive law; discs, when the
 robot has them, as point masses), written independently of the numba kernels:
 
@@ -44,7 +44,7 @@ from scipy.optimize import root
 from tendon_robot_sim.models.cosserat import PYELASTICA_SHEAR_COEFFICIENT, stiffness_matrices
 from tendon_robot_sim.models.geometry import hat
 from tendon_robot_sim.models.modal import mass_proportional_damping
-from tendon_robot_sim.models.rod.statics_reference import tendon_sums
+from tendon_robot_sim.models.rod.statics.reference import tendon_sums
 from tendon_robot_sim.models.tendon_robot import Robot
 
 E3 = np.array([0.0, 0.0, 1.0])

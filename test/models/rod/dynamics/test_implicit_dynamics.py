@@ -18,8 +18,8 @@ Check the implicit dynamics against what we trust: Till's code, the numpy twin, 
 Till's own program, the numpy/scipy twin, the explicit model, the statics, and energy.
 
 Till's tendon-robot example (ContinuumRobotExamples, 02_Dynamics/03_Tendon_Robot) is compared
-with the trajectory his program computes (data/till_tendon_robot_tip.csv, made as
-data/README.md says); the explicit (PyElastica-checked) model and the shooting statics are the
+with the trajectory his program computes (../data/till_tendon_robot_tip.csv, made as
+../data/README.md says); the explicit (PyElastica-checked) model and the shooting statics are the
 package's own, each tested elsewhere against independent references.
 """
 
@@ -30,15 +30,15 @@ import pytest
 
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.models.cosserat import stiffness_matrices
-from tendon_robot_sim.models.rod.implicit_dynamics import (DEFAULT_STEPS, ImplicitSimulator,
+from tendon_robot_sim.models.rod.dynamics.implicit import (DEFAULT_STEPS, ImplicitSimulator,
                                                            StepFailed, TensionLimitExceeded)
-from tendon_robot_sim.models.rod.implicit_reference import ImplicitReference
-from tendon_robot_sim.models.rod.statics import StaticsSolver
+from tendon_robot_sim.models.rod.dynamics.implicit_reference import ImplicitReference
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.sim_model import InputError
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 from vibration import two_modes
 
-DATA = Path(__file__).parent / 'data'
+DATA = Path(__file__).parents[1] / 'data'
 CONFIG = share_dir() / 'config'
 TILL = load_robot(CONFIG / 'till_tendon_robot.yaml')
 NITINOL = load_robot(CONFIG / 'nitinol_robot.yaml')
@@ -234,7 +234,7 @@ def test_default_robot_agrees_with_the_explicit_model():
     PyElastica-checked model at its default step; then both pulled by 2 N and 1 N until they
     rest.
     """
-    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+    from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
     robot = load_robot(default_robot_file()).with_changes(damping={'ratio': 0.2})
     sample = 0.002
     implicit = ImplicitSimulator(robot, dt=0.001)

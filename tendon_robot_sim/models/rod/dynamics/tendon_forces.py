@@ -56,8 +56,9 @@ PyElastica conventions used: forces are per node in the world frame, shape
 (3, n_elems); ``director_collection[:, :, e]`` has rows d1, d2, d3, so
 Q = directors maps world -> local and Q.T local -> world.
 
-The per-step work is in :func:`~tendon_robot_sim.models.rod._dynamics_kernels.tendon_wrench_kernel`
-(numba, next to the compiled stepper that inlines it); the same maths in plain numpy is
+The per-step work is in
+:func:`~tendon_robot_sim.models.rod.dynamics._explicit_kernels.tendon_wrench_kernel` (numba,
+next to the compiled stepper that inlines it); the same maths in plain numpy is
 :func:`tendon_wrench_numpy`, which tests compare the kernel to.
 """
 
@@ -68,7 +69,7 @@ from dataclasses import dataclass
 from elastica.external_forces import NoForces
 import numpy as np
 
-from tendon_robot_sim.models.rod._dynamics_kernels import tendon_wrench_kernel
+from tendon_robot_sim.models.rod.dynamics._explicit_kernels import tendon_wrench_kernel
 from tendon_robot_sim.models.tendon_robot import Robot, vertebrae_required
 
 
@@ -180,7 +181,7 @@ class TendonForces(NoForces):
     vertebra_weight : bool
         Apply the vertebra weights (Tuzlaci's W_n). False when the vertebra masses
         are part of the rod's nodal masses, so that ``GravityForces`` weighs them
-        (the simulator: :func:`~tendon_robot_sim.models.rod.dynamics.add_vertebra_discs`).
+        (the simulator: :func:`~tendon_robot_sim.models.rod.dynamics.explicit.add_vertebra_discs`).
     tip_wrench : float64 array (2, 3), optional
         Tip force [N] and moment [N m], world frame; kept by reference like
         ``tensions``, so the owner can change the tip load at run time. Default: a

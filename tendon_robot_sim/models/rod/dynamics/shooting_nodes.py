@@ -18,7 +18,7 @@ Where the implicit step restarts its integration along the rod (multiple shootin
 J. Till, V. Aloi, D. C. Rucker, "Real-time dynamics of soft and continuum robots based on
 Cosserat rod models" (IJRR 2019) shoot each time step's boundary value problem from the base;
 at the small steps a stiff rod needs, that loses Newton's basin (see NODE_SPACING), so
-:class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator` restarts the
+:class:`~tendon_robot_sim.models.rod.dynamics.implicit.ImplicitSimulator` restarts the
 integration from unknowns at these arc lengths.
 """
 
@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from tendon_robot_sim.models.rod import _implicit_kernels as stepper
+from tendon_robot_sim.models.rod.dynamics import _implicit_kernels as stepper
 from tendon_robot_sim.models.tendon_robot import Robot
 
 # Multiple shooting: a time step's BVP grows and decays like exp(+-lambda s), lambda =

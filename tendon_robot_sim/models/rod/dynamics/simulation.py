@@ -15,11 +15,12 @@
 """
 What the rod's two dynamic simulators share: their state, when the tip is at rest, which to use.
 
-:class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` (explicit, PyElastica) and
-:class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator` (implicit, BDF-alpha
+:class:`~tendon_robot_sim.models.rod.dynamics.explicit.TendonSimulator` (explicit, PyElastica) and
+:class:`~tendon_robot_sim.models.rod.dynamics.implicit.ImplicitSimulator` (implicit, BDF-alpha
 and shooting) report a :class:`SimState` and settle through :class:`Settling`;
-:func:`choose_integrator` picks one for a robot. This module imports neither PyElastica nor
-numba.
+:func:`choose_integrator` picks one for a robot, and
+:func:`~tendon_robot_sim.models.rod.dynamics.factory.dynamic_simulator` builds it (above both
+simulators: this base never imports them). This module imports neither PyElastica nor numba.
 """
 
 from __future__ import annotations
@@ -274,22 +275,6 @@ def choose_integrator(robot: Robot, integrator: str = 'auto') -> tuple[str, str]
         return 'implicit', (f'the explicit stable step would be {step * 1e6:.3g} us, below '
                             f'{AUTO_STABLE_STEP * 1e6:g} us')
     return 'explicit', f'stable step {step * 1e6:.3g} us'
-
-
-def dynamic_simulator(robot: Robot, integrator: str = 'auto', dt: float | None = None):
-    """
-    Return the simulator :func:`choose_integrator` picks for ``robot``, at rest at t = 0.
-
-    A :class:`~tendon_robot_sim.models.rod.dynamics.TendonSimulator` or an
-    :class:`~tendon_robot_sim.models.rod.implicit_dynamics.ImplicitSimulator`; both take
-    tensions, advance, settle and report a :class:`SimState`.
-    """
-    kind, _ = choose_integrator(robot, integrator)
-    if kind == 'implicit':
-        from tendon_robot_sim.models.rod.implicit_dynamics import ImplicitSimulator
-        return ImplicitSimulator(robot, dt=dt)
-    from tendon_robot_sim.models.rod.dynamics import TendonSimulator
-    return TendonSimulator(robot, dt=dt)
 
 
 def is_real(value) -> bool:

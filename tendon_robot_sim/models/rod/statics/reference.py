@@ -15,8 +15,8 @@
 """
 Plain numpy/scipy reference of the statics models, for tests of the fast solver.
 
-Same physics as :mod:`tendon_robot_sim.models.rod.statics`, written independently of its numba
-kernels:
+Same physics as :mod:`tendon_robot_sim.models.rod.statics.solver`, written independently of its
+numba kernels:
 
 * matrix algebra with hat operators and ``numpy.linalg.solve`` (the kernels use scalar
   formulas and block elimination); the derivatives of the ``pyelastica`` constitutive law
@@ -46,7 +46,7 @@ from tendon_robot_sim.models.cosserat import (PYELASTICA_SHEAR_COEFFICIENT, Stat
                                               stiffness_matrices)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.geometry import hat
-from tendon_robot_sim.models.rod.routing import routing_functions
+from tendon_robot_sim.models.rod.tendons.routing import routing_functions
 from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
 E3 = np.array([0.0, 0.0, 1.0])

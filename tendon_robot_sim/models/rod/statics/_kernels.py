@@ -13,10 +13,10 @@
 # limitations under the License.
 
 """
-Numba kernels of the shooting-method statics solver (:mod:`tendon_robot_sim.models.rod.statics`).
+Numba kernels of the shooting statics solver (:mod:`tendon_robot_sim.models.rod.statics.solver`).
 
-The models and their equations are documented in :mod:`tendon_robot_sim.models.rod.statics`;
-:mod:`tendon_robot_sim.models.rod.statics_reference` solves the same problems with plain
+The models and their equations are documented in :mod:`tendon_robot_sim.models.rod.statics.solver`;
+:mod:`tendon_robot_sim.models.rod.statics.reference` solves the same problems with plain
 numpy/scipy so tests can compare. Everything below runs in nopython mode, so a whole
 solve (Newton iterations, finite-difference Jacobians, fixed-step RK4 integrations)
 pays the Python call overhead once. The rod itself (constitutive law, ODEs, RK4) and its
