@@ -18,7 +18,8 @@ Dynamic simulation of a tendon-driven continuum robot with PyElastica 1.0.
 :class:`TendonSimulator` builds a Cosserat rod from a
 :class:`~tendon_robot_sim.models.tendon_robot.Robot`
 (vertebra discs with mass and inertia, clamped at the base, gravity,
-mass-proportional damping, one
+mass-proportional damping, the Kelvin-Voigt damping of its strain rates
+(:class:`StrainRateDamping`), one
 :class:`~tendon_robot_sim.models.rod.tendon_forces.TendonForces` for all tendons; see
 :func:`build_rod_system`), steps it with position Verlet (compiled, or PyElastica's
 ``PositionVerlet.step`` as the reference) at a time step derived
