@@ -16,11 +16,13 @@
 The default robot's simulator and tension controller under commands at its limits (issue 37).
 
 Real nodes over DDS (loopback): the dynamic simulator (explicit model, the default robot at
-its 50 elements) and the tension controller, spun with a probe in one executor. A tip target
-at the base, [0, 0, 0], is out of reach: the controller pulls to the boundary of the robot's
-tension box, where the simulator used to diverge and reset every 2.5 s. Every tendon at
-max_tension (the other command of the issue) must be simulated too. Both are checked on the
-simulator's /rosout: no divergence error while the rod is driven there and held.
+its 50 elements) and the tension controller, spun with a probe in one executor. The
+controller's rate_limit is set to its largest value, 10000 N/s, so that a command is a step
+(as an operator may set it): two neighbouring tendons stepped to max_tension made the old
+model diverge within 0.1 s. Then every tendon at max_tension, and a tip target at the base,
+[0, 0, 0], from there (the issue's stack runs: three divergences in 15 s, and a reset loop).
+Each is checked on the simulator's /rosout: no divergence error while the rod is driven there
+and held.
 """
 
 from geometry_msgs.msg import Point, PointStamped
@@ -58,6 +60,7 @@ def stack():
         Parameter('warning_throttle_period', value=0.0)])
     controller = TensionControllerNode(parameter_overrides=[
         Parameter('robot_file', value=str(default_robot_file())),
+        Parameter('rate_limit', value=10000.0),
         Parameter('warning_throttle_period', value=0.0)])
     probe = Probe()
     target_pub = probe.create_publisher(PointStamped, topics.TIP_TARGET.name,
@@ -81,14 +84,22 @@ def hold(probe: Probe, seconds: float) -> None:
              f'{seconds} s of simulated time', timeout=SLOW)
 
 
-def test_every_tendon_at_max_tension_is_simulated_without_divergence(stack):
-    names = ROBOT.tendon_names
-    stack.probe.command_pub.publish(JointState(name=names, effort=list(ROBOT.max_tensions)))
-    wait_for(lambda: np.array_equal(stack.controller.setpoint, ROBOT.max_tensions),
-             'the ramp to max_tension', timeout=SLOW)
+def step_to(stack, tensions) -> None:
+    """Command ``tensions`` [N], wait for the setpoint, hold: no divergence, and applied."""
+    stack.probe.command_pub.publish(JointState(name=ROBOT.tendon_names, effort=list(tensions)))
+    wait_for(lambda: np.array_equal(stack.controller.setpoint, tensions), 'the setpoint',
+             timeout=SLOW)
     hold(stack.probe, HOLD)
     assert divergences(stack.probe) == []
-    assert np.array_equal(stack.probe.latest('tendon/state').effort, ROBOT.max_tensions)
+    assert np.array_equal(stack.probe.latest('tendon/state').effort, tensions)
+
+
+def test_two_neighbouring_tendons_stepped_to_max_tension_are_simulated(stack):
+    step_to(stack, ROBOT.max_tensions * [1, 1, 0, 0])
+
+
+def test_every_tendon_at_max_tension_is_simulated_without_divergence(stack):
+    step_to(stack, ROBOT.max_tensions)
 
 
 def test_a_tip_target_at_the_base_from_there_is_simulated_without_divergence(stack):
