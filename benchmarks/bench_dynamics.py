@@ -151,8 +151,8 @@ def profile(robot, elements: int, tensions, steps: int, repeats: int) -> dict:
             times.append(time.process_time() - start)
         result[name] = min(times) / steps * 1e6
     whole = []
-    # from the same bent state each time, and no longer than 0.5 s: at 100 elements and
-    # these tensions the rod blows up after 1.1 s at the default time step
+    # from the same bent state each time, for at most 0.5 s (before the strain-rate damping,
+    # the rod blew up after 1.1 s at 100 elements and these tensions)
     steps = min(steps, round(0.5 / sim.dt))
     for _ in range(repeats):
         sim.reset()

@@ -40,7 +40,8 @@ HISTORY_SPAN = 1.0
 INTEGRATORS = ('auto', 'implicit', 'explicit')
 # ``auto`` takes the implicit integrator when the explicit one's stable step would be shorter
 # than this [s]: its compiled step costs about 0.1 us per element (5.5 us at 50 elements,
-# docs/performance.md), so below 10 us it cannot keep real time at the default resolution.
+# about a fifth more with the strain-rate damping; docs/performance.md), so below 10 us it
+# cannot keep real time at the default resolution.
 AUTO_STABLE_STEP = 10e-6
 # Damping ratio of the explicit rod's highest mode under its Kelvin-Voigt damping C = beta K
 # (strain_rate_viscosity). Without it the kHz modes keep a damping ratio of about 1e-4 from
