@@ -51,7 +51,7 @@ from machine import machine_info
 from numba import njit
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.rod.dynamics import _explicit_kernels as kernels
+from tendon_robot_sim.models.rod.dynamics.explicit import _explicit_kernels as kernels
 from tendon_robot_sim.models.rod.dynamics.explicit import STEPPERS, TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tqdm import tqdm
@@ -101,15 +101,16 @@ def _kinematics(n, h, rod):
 
 
 @njit
-def _shear_stretch(n, rod, work):
+def _shear_stretch(n, rod, viscosity, work):
     for _ in range(n):
-        kernels._shear_stretch(rod[0], rod[1], rod[7], rod[9], rod[10], work)
+        kernels._shear_stretch(rod[0], rod[1], rod[2], rod[3], rod[7], rod[9], rod[10],
+                               viscosity, work)
 
 
 @njit
-def _bend_twist(n, rod, work):
+def _bend_twist(n, rod, viscosity, work):
     for _ in range(n):
-        kernels._bend_twist(rod[1], rod[8], rod[11], rod[12], work)
+        kernels._bend_twist(rod[1], rod[3], rod[8], rod[11], rod[12], viscosity, work)
 
 
 @njit
@@ -130,13 +131,13 @@ def profile(robot, elements: int, tensions, steps: int, repeats: int) -> dict:
     sim = TendonSimulator(robot.with_changes(elements=elements))
     sim.set_tensions(tensions)
     sim.advance(0.05)                        # bent and moving
-    # the kernel's own arguments (rod arrays, work, gravity, decay, tendons)
-    rod, work, gravity, _, tendons = sim._compiled[:5]
+    # the kernel's own arguments (rod arrays, work, gravity, decay, viscosity, tendons)
+    rod, work, gravity, _, viscosity, tendons = sim._compiled[:6]
     half = 0.5 * sim.dt
     parts = {
         'kinematic_half_steps_x2': lambda n: _kinematics(2 * n, half, rod),
-        'shear_stretch_forces': lambda n: _shear_stretch(n, rod, work),
-        'bend_twist_couples': lambda n: _bend_twist(n, rod, work),
+        'shear_stretch_forces': lambda n: _shear_stretch(n, rod, viscosity, work),
+        'bend_twist_couples': lambda n: _bend_twist(n, rod, viscosity, work),
         'gravity_and_tendon_loads': lambda n: _external_loads(n, rod, gravity, tendons, work),
         'rate_update_and_damper': lambda n: _update_rates(n, rod, work),
     }
@@ -150,8 +151,8 @@ def profile(robot, elements: int, tensions, steps: int, repeats: int) -> dict:
             times.append(time.process_time() - start)
         result[name] = min(times) / steps * 1e6
     whole = []
-    # from the same bent state each time, and no longer than 0.5 s: at 100 elements and
-    # these tensions the rod blows up after 1.1 s at the default time step
+    # from the same bent state each time, for at most 0.5 s (before the strain-rate damping,
+    # the rod blew up after 1.1 s at 100 elements and these tensions)
     steps = min(steps, round(0.5 / sim.dt))
     for _ in range(repeats):
         sim.reset()

@@ -406,8 +406,28 @@ def _run_explicit(sim, args, series, duration, trajectory, bar, constant) -> flo
     if series is None:      # constant tensions are a step from the rest without tension
         sim.set_tensions(np.zeros(len(constant)))
     # the model starts straight: first to rest under the inputs at t = 0
-    sim.run_until_steady(SETTLE_TIME, speed_tolerance=1e-4)
+    try:
+        sim.run_until_steady(SETTLE_TIME, speed_tolerance=1e-4)
+    except SimulationDiverged as error:
+        raise SimulationDiverged(f'while the rod settled at rest before the inputs: '
+                                 f'{_without_reset(error)}') from None
     origin = sim.time
+    try:
+        return _follow_explicit(sim, args, series, duration, trajectory, bar, constant, origin)
+    except SimulationDiverged as error:
+        # the model's clock includes the settling: say where the run itself was
+        raise SimulationDiverged(
+            f'{_without_reset(error)} (model time; the inputs started at t = {origin:.6g} s, '
+            f'after the rod settled at rest: {sim.time - origin:.6g} s into the run)') from None
+
+
+def _without_reset(error: SimulationDiverged) -> str:
+    """Return the simulator's message without its advice to call reset() (a command ends)."""
+    return str(error).removesuffix('; call reset() to start again')
+
+
+def _follow_explicit(sim, args, series, duration, trajectory, bar, constant, origin) -> float:
+    """Apply the inputs from ``origin`` on (the explicit model at rest there)."""
     if series is None:
         _sample(sim, origin, trajectory)
         sim.set_tensions(constant)

@@ -107,7 +107,9 @@ def test_bad_robot_file_exits_non_zero_with_one_line_on_stderr(tmp_path):
     (['--duration', '-1'], 'argument --duration: must be a finite number > 0, got -1'),
     (['--until-steady', '--max-time', 'inf'],
      'argument --max-time: must be a finite number > 0, got inf'),
-    (['--dt', '1e-3', '--duration', '0.1'], 'simulation diverged at t = '),
+    # the explicit model settles at rest before the inputs, with the same dt
+    (['--dt', '1e-3', '--duration', '0.1'],
+     'while the rod settled at rest before the inputs: simulation diverged at t = '),
 ])
 def test_bad_input_messages(coarse_robot, capsys, args, message):
     # a diverged run is a valid input without a result: exit 1; the rest are bad inputs: 2
@@ -272,6 +274,30 @@ def test_the_help_and_the_docs_say_what_an_unnamed_tendon_and_constant_tensions_
     doc = ' '.join((ROOT / 'docs' / 'tendon_robot.md').read_text().split())
     assert '**A tendon named in neither file has tension 0: it is slack**' in doc
     assert '**Constant `--tensions` are a step**: the run starts at rest without tension' in doc
+
+
+def test_a_divergence_above_the_stability_bound_names_a_stable_step(coarse_robot, capsys):
+    assert main(['simulate', '--robot', str(coarse_robot), '--dt', '1e-3', '--json']) == 1
+    error = capsys.readouterr().err
+    bound = re.search(r'stability bound (\S+) s: a dt <= (\S+) s is stable', error)
+    assert bound and float(bound.group(2)) <= float(bound.group(1)), error
+    assert main(['simulate', '--robot', str(coarse_robot), '--dt', bound.group(2),
+                 '--duration', '0.05']) == 0
+
+
+def test_every_tendon_at_its_limit_is_simulated(capsys):
+    """
+    The default robot under 20 N in all four tendons, the issue 37 run that diverged.
+
+    It exited 1, "diverged at t = 6.98 s", after the rod had settled at rest without tension
+    (a step from there; it diverged at any dt).
+    """
+    assert main(['simulate', '--tensions', '20,20,20,20', '--duration', '1', '--json']) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary['integrator'] == 'explicit'
+    assert summary['sim_time'] == pytest.approx(1.0, abs=1e-4)
+    # compressed by 80 N, the rod hangs; its tip is on the rod's reach
+    assert 0.2 < np.linalg.norm(summary['tip_position']) < 0.25
 
 
 def test_the_dt_a_failed_run_advises_completes_the_run(capsys):

@@ -28,14 +28,17 @@ clamp (``OneEndFixedBC``), gravity, the mass-proportional damper
 (``elastica/timestepper/symplectic_steppers.py``), h = dt / 2:
 
 1. kinematic half step: x += h v, Q <- exp(-h [omega]x) Q (:func:`_kinematic_half_step`);
-2. shear/stretch: l = |x_(i+1) - x_i|, t, e = l / l0, sigma = e Q t - d3,
+2. external loads: gravity m g, tendons, vertebra weights and the tip wrench
+   (:func:`_external_loads`);
+3. shear/stretch: l = |x_(i+1) - x_i|, t, e = l / l0, sigma = e Q t - d3,
    n = S (sigma - sigma0), nodal forces Delta(Q.T n / e) (:func:`_shear_stretch`);
-3. bend/twist on the Voronoi domains: kappa = log(Q_(i+1) Q_i.T) / D0,
+4. bend/twist on the Voronoi domains: kappa = log(Q_(i+1) Q_i.T) / D0,
    tau = B (kappa - kappa0), and the element couples
    Delta(tau / E^3) + A((kappa x tau) D0 / E^3) + (Q t x n) l0
    + (J omega / e) x omega + (J omega / e^2) de/dt (:func:`_bend_twist`);
-4. external loads: gravity m g, tendons, vertebra weights and the tip wrench
-   (:func:`_external_loads`);
+   passes 3 and 4 also apply the strain-rate damping of the highest modes
+   (:func:`strain_rate_damping`, our addition to PyElastica's rod, which the PyElastica
+   path applies as a forcing);
 5. v += dt a, omega += dt alpha, clamp rates, times exp(-c dt) (:func:`_update_rates`);
 6. kinematic half step.
 
@@ -95,8 +98,8 @@ def rod_work(n_elems: int) -> np.ndarray:
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'})
-def advance_rod(n_steps, dt, rod, work, gravity, decay, tendons, check_every, origin, limit,
-                tip_samples):
+def advance_rod(n_steps, dt, rod, work, gravity, decay, viscosity, tendons, check_every, origin,
+                limit, tip_samples):
     """
     Advance the rod ``n_steps`` position-Verlet steps of ``dt`` [s], in place.
 
@@ -115,6 +118,9 @@ def advance_rod(n_steps, dt, rod, work, gravity, decay, tendons, check_every, or
         Gravitational acceleration, world [m/s^2].
     decay : float
         Per-step factor exp(-c dt) of the mass-proportional damper (1 = undamped).
+    viscosity : float
+        Time constant beta [s] of the strain-rate damping (:func:`strain_rate_damping`;
+        0 = none).
     tendons : tuple
         The arguments of :func:`tendon_wrench_kernel` after position and director and
         before the output arrays (``TendonForces.kernel_arguments``).
@@ -142,9 +148,12 @@ def advance_rod(n_steps, dt, rod, work, gravity, decay, tendons, check_every, or
     if n_steps > 0:
         _kinematic_half_step(half, position, director, velocity, omega)
     for step in range(1, n_steps + 1):
-        _shear_stretch(position, director, rest_lengths, shear_matrix, rest_sigma, work)
-        _bend_twist(director, rest_voronoi_lengths, bend_matrix, rest_kappa, work)
+        # the loads first: the strain-rate damping of the bend/twist pass adds to the torques
         _external_loads(position, director, mass, gravity, tendons, work)
+        _shear_stretch(position, director, velocity, omega, rest_lengths, shear_matrix,
+                       rest_sigma, viscosity, work)
+        _bend_twist(director, omega, rest_voronoi_lengths, bend_matrix, rest_kappa, viscosity,
+                    work)
         _update_rates(dt, decay, position, velocity, omega, mass, inertia, inv_inertia,
                       rest_lengths, work)
         if step % check_every != 0 and step < n_steps:
@@ -260,13 +269,17 @@ def _matvec(matrix, e, x, y, z):
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
-def _shear_stretch(position, director, rest_lengths, shear_matrix, rest_sigma, work):
+def _shear_stretch(position, director, velocity, omega, rest_lengths, shear_matrix, rest_sigma,
+                   viscosity, work):
     """
     Element lengths, dilatations, local tangents, stresses and Q.T n / e into ``work``.
 
     ``_compute_internal_forces`` without its temporaries: l = |x_(i+1) - x_i| + 1e-14,
     t = (x_(i+1) - x_i) / l, e = l / l0, sigma = e Q t - d3, n = S (sigma - sigma0);
     the nodal forces are the differences of Q.T n / e (taken in :func:`_update_rates`).
+    With a ``viscosity`` beta, n also carries e n_v, n_v = beta S sigma_t the viscous stress
+    of :func:`strain_rate_damping`: Q.T (e n_v) / e and (Q t x e n_v) l0 are its force and
+    torque.
     """
     for e in range(director.shape[2]):
         dx = position[0, e + 1] - position[0, e]
@@ -290,6 +303,22 @@ def _shear_stretch(position, director, rest_lengths, shear_matrix, rest_sigma, w
         s1 = dilatation * t1 - rest_sigma[1, e]
         s2 = (dilatation * t2 - 1.0) - rest_sigma[2, e]
         n0, n1, n2 = _matvec(shear_matrix, e, s0, s1, s2)
+        if viscosity > 0.0:
+            # sigma_t = Q (v_(i+1) - v_i) / l0 + e Q t x omega
+            inverse = 1.0 / rest_lengths[e]
+            u0, u1, u2 = _matvec(director, e, (velocity[0, e + 1] - velocity[0, e]) * inverse,
+                                 (velocity[1, e + 1] - velocity[1, e]) * inverse,
+                                 (velocity[2, e + 1] - velocity[2, e]) * inverse)
+            w0 = omega[0, e]
+            w1 = omega[1, e]
+            w2 = omega[2, e]
+            v0, v1, v2 = _matvec(shear_matrix, e, u0 + dilatation * (t1 * w2 - t2 * w1),
+                                 u1 + dilatation * (t2 * w0 - t0 * w2),
+                                 u2 + dilatation * (t0 * w1 - t1 * w0))
+            scale = viscosity * dilatation
+            n0 += scale * v0
+            n1 += scale * v1
+            n2 += scale * v2
         work[_STRESS, e] = n0
         work[_STRESS + 1, e] = n1
         work[_STRESS + 2, e] = n2
@@ -300,28 +329,34 @@ def _shear_stretch(position, director, rest_lengths, shear_matrix, rest_sigma, w
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
-def _bend_twist(director, rest_voronoi_lengths, bend_matrix, rest_kappa, work):
+def _bend_twist(director, omega, rest_voronoi_lengths, bend_matrix, rest_kappa, viscosity, work):
     """
     Curvature, couple and their two Voronoi terms into ``work``, per interior node.
 
     ``_compute_internal_torques``' Voronoi part without its temporaries: with
     E = (l_i + l_(i+1)) / (2 D0) the Voronoi dilatation, kappa = log(Q_(i+1) Q_i.T) / D0
     (``_inv_rotate``: the angle from the trace, the axis from the skew part),
-    tau = B (kappa - kappa0); stores tau / E^3 and (kappa x tau) D0 / E^3.
+    tau = B (kappa - kappa0); stores tau / E^3 and (kappa x tau) D0 / E^3. With a
+    ``viscosity`` beta, adds the viscous couples of :func:`strain_rate_damping` to the
+    torques (already holding the external loads).
     """
     q = director
     for k in range(rest_voronoi_lengths.shape[0]):
         j = k + 1
-        # Q_j Q_k.T: its skew part is sin(theta) [axis]x, its trace 1 + 2 cos(theta)
-        w0 = (q[2, 0, j] * q[1, 0, k] + q[2, 1, j] * q[1, 1, k] + q[2, 2, j] * q[1, 2, k]) \
-            - (q[1, 0, j] * q[2, 0, k] + q[1, 1, j] * q[2, 1, k] + q[1, 2, j] * q[2, 2, k])
-        w1 = (q[0, 0, j] * q[2, 0, k] + q[0, 1, j] * q[2, 1, k] + q[0, 2, j] * q[2, 2, k]) \
-            - (q[2, 0, j] * q[0, 0, k] + q[2, 1, j] * q[0, 1, k] + q[2, 2, j] * q[0, 2, k])
-        w2 = (q[1, 0, j] * q[0, 0, k] + q[1, 1, j] * q[0, 1, k] + q[1, 2, j] * q[0, 2, k]) \
-            - (q[0, 0, j] * q[1, 0, k] + q[0, 1, j] * q[1, 1, k] + q[0, 2, j] * q[1, 2, k])
-        trace = (q[0, 0, j] * q[0, 0, k] + q[0, 1, j] * q[0, 1, k] + q[0, 2, j] * q[0, 2, k]) \
-            + (q[1, 0, j] * q[1, 0, k] + q[1, 1, j] * q[1, 1, k] + q[1, 2, j] * q[1, 2, k]) \
-            + (q[2, 0, j] * q[2, 0, k] + q[2, 1, j] * q[2, 1, k] + q[2, 2, j] * q[2, 2, k])
+        # R = Q_j Q_k.T: its skew part is sin(theta) [axis]x, its trace 1 + 2 cos(theta)
+        r00 = q[0, 0, j] * q[0, 0, k] + q[0, 1, j] * q[0, 1, k] + q[0, 2, j] * q[0, 2, k]
+        r01 = q[0, 0, j] * q[1, 0, k] + q[0, 1, j] * q[1, 1, k] + q[0, 2, j] * q[1, 2, k]
+        r02 = q[0, 0, j] * q[2, 0, k] + q[0, 1, j] * q[2, 1, k] + q[0, 2, j] * q[2, 2, k]
+        r10 = q[1, 0, j] * q[0, 0, k] + q[1, 1, j] * q[0, 1, k] + q[1, 2, j] * q[0, 2, k]
+        r11 = q[1, 0, j] * q[1, 0, k] + q[1, 1, j] * q[1, 1, k] + q[1, 2, j] * q[1, 2, k]
+        r12 = q[1, 0, j] * q[2, 0, k] + q[1, 1, j] * q[2, 1, k] + q[1, 2, j] * q[2, 2, k]
+        r20 = q[2, 0, j] * q[0, 0, k] + q[2, 1, j] * q[0, 1, k] + q[2, 2, j] * q[0, 2, k]
+        r21 = q[2, 0, j] * q[1, 0, k] + q[2, 1, j] * q[1, 1, k] + q[2, 2, j] * q[1, 2, k]
+        r22 = q[2, 0, j] * q[2, 0, k] + q[2, 1, j] * q[2, 1, k] + q[2, 2, j] * q[2, 2, k]
+        w0 = r21 - r12
+        w1 = r02 - r20
+        w2 = r10 - r01
+        trace = r00 + r11 + r22
         # rounding can take the trace out of [-1, 3]
         trace = max(min(trace, 3.0), -1.0)
         rest = rest_voronoi_lengths[k]
@@ -341,6 +376,22 @@ def _bend_twist(director, rest_voronoi_lengths, bend_matrix, rest_kappa, work):
         work[_TRANSPORT, k] = (kappa1 * tau2 - kappa2 * tau1) * rest * inv_cube
         work[_TRANSPORT + 1, k] = (kappa2 * tau0 - kappa0 * tau2) * rest * inv_cube
         work[_TRANSPORT + 2, k] = (kappa0 * tau1 - kappa1 * tau0) * rest * inv_cube
+        if viscosity > 0.0:
+            # tau_v = beta B (omega_j - R omega_k) / D0: R.T tau_v on element k, -tau_v on j
+            x0 = omega[0, k]
+            x1 = omega[1, k]
+            x2 = omega[2, k]
+            scale = viscosity / rest
+            c0, c1, c2 = _matvec(bend_matrix, k,
+                                 (omega[0, j] - (r00 * x0 + r01 * x1 + r02 * x2)) * scale,
+                                 (omega[1, j] - (r10 * x0 + r11 * x1 + r12 * x2)) * scale,
+                                 (omega[2, j] - (r20 * x0 + r21 * x1 + r22 * x2)) * scale)
+            work[_TORQUE, k] += r00 * c0 + r10 * c1 + r20 * c2
+            work[_TORQUE + 1, k] += r01 * c0 + r11 * c1 + r21 * c2
+            work[_TORQUE + 2, k] += r02 * c0 + r12 * c1 + r22 * c2
+            work[_TORQUE, j] -= c0
+            work[_TORQUE + 1, j] -= c1
+            work[_TORQUE + 2, j] -= c2
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
@@ -425,6 +476,81 @@ def _update_rates(dt, decay, position, velocity, omega, mass, inertia, inv_inert
             else:
                 inner = -work[_NODAL + a, k - 1]
             velocity[a, k] = (velocity[a, k] + step * (inner + work[_FORCE + a, k])) * decay
+
+
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
+def strain_rate_damping(position, director, velocity, omega, rest_lengths, rest_voronoi_lengths,
+                        shear_matrix, bend_matrix, viscosity, external_forces, external_torques):
+    """
+    Add the Kelvin-Voigt forces and couples of the strain rates, C = beta K, to the loads.
+
+    With the strain rates of element i and Voronoi domain k (local frames; b = Q (x_(i+1) -
+    x_i) / l0 = e Q t),
+    sigma_t = Q (v_(i+1) - v_i) / l0 + b x omega_i and
+    kappa_t = (omega_(k+1) - R omega_k) / D0, R = Q_(k+1) Q_k.T (both zero for a rigid motion),
+    the dissipation function
+    Phi = beta / 2 (sum l0 sigma_t . S sigma_t + sum D0 kappa_t . B kappa_t) gives the
+    viscous stress n_v = beta S sigma_t and couple tau_v = beta B kappa_t; the forces and
+    torques -dPhi/dv, -dPhi/domega are then Q.T n_v on node i, -Q.T n_v on node i + 1,
+    l0 b x n_v on element i, R.T tau_v on element k and -tau_v on element k + 1
+    (world forces, local torques, as PyElastica's external loads). They dissipate 2 Phi
+    exactly and vanish at rest. Linearised about the straight rod this is C = beta K, S and
+    B being the rod's stiffness matrices, so mode i gets the damping ratio beta omega_i / 2
+    (``simulation.strain_rate_viscosity`` picks beta). This is the PyElastica path's; the
+    compiled stepper does the same inside its passes: e n_v added to the stress in
+    :func:`_shear_stretch` (Q.T (e n_v) / e and (Q t x e n_v) l0 are the force and torque
+    above) and the couples added to the torques in :func:`_bend_twist`.
+    """
+    n_elems = director.shape[2]
+    for e in range(n_elems):
+        inverse = 1.0 / rest_lengths[e]
+        b0, b1, b2 = _matvec(director, e, (position[0, e + 1] - position[0, e]) * inverse,
+                             (position[1, e + 1] - position[1, e]) * inverse,
+                             (position[2, e + 1] - position[2, e]) * inverse)
+        u0, u1, u2 = _matvec(director, e, (velocity[0, e + 1] - velocity[0, e]) * inverse,
+                             (velocity[1, e + 1] - velocity[1, e]) * inverse,
+                             (velocity[2, e + 1] - velocity[2, e]) * inverse)
+        w0 = omega[0, e]
+        w1 = omega[1, e]
+        w2 = omega[2, e]
+        n0, n1, n2 = _matvec(shear_matrix, e, u0 + (b1 * w2 - b2 * w1),
+                             u1 + (b2 * w0 - b0 * w2), u2 + (b0 * w1 - b1 * w0))
+        n0 *= viscosity
+        n1 *= viscosity
+        n2 *= viscosity
+        for a in range(3):
+            force = director[0, a, e] * n0 + director[1, a, e] * n1 + director[2, a, e] * n2
+            external_forces[a, e] += force
+            external_forces[a, e + 1] -= force
+        length = rest_lengths[e]
+        external_torques[0, e] += (b1 * n2 - b2 * n1) * length
+        external_torques[1, e] += (b2 * n0 - b0 * n2) * length
+        external_torques[2, e] += (b0 * n1 - b1 * n0) * length
+    q = director
+    for k in range(rest_voronoi_lengths.shape[0]):
+        j = k + 1
+        # R omega_k with R = Q_j Q_k.T: omega_k in the frame of element j
+        x0, x1, x2 = omega[0, k], omega[1, k], omega[2, k]
+        r0 = (q[0, 0, j] * q[0, 0, k] + q[0, 1, j] * q[0, 1, k] + q[0, 2, j] * q[0, 2, k])
+        r1 = (q[0, 0, j] * q[1, 0, k] + q[0, 1, j] * q[1, 1, k] + q[0, 2, j] * q[1, 2, k])
+        r2 = (q[0, 0, j] * q[2, 0, k] + q[0, 1, j] * q[2, 1, k] + q[0, 2, j] * q[2, 2, k])
+        s0 = (q[1, 0, j] * q[0, 0, k] + q[1, 1, j] * q[0, 1, k] + q[1, 2, j] * q[0, 2, k])
+        s1 = (q[1, 0, j] * q[1, 0, k] + q[1, 1, j] * q[1, 1, k] + q[1, 2, j] * q[1, 2, k])
+        s2 = (q[1, 0, j] * q[2, 0, k] + q[1, 1, j] * q[2, 1, k] + q[1, 2, j] * q[2, 2, k])
+        t0 = (q[2, 0, j] * q[0, 0, k] + q[2, 1, j] * q[0, 1, k] + q[2, 2, j] * q[0, 2, k])
+        t1 = (q[2, 0, j] * q[1, 0, k] + q[2, 1, j] * q[1, 1, k] + q[2, 2, j] * q[1, 2, k])
+        t2 = (q[2, 0, j] * q[2, 0, k] + q[2, 1, j] * q[2, 1, k] + q[2, 2, j] * q[2, 2, k])
+        scale = viscosity / rest_voronoi_lengths[k]
+        c0, c1, c2 = _matvec(bend_matrix, k,
+                             (omega[0, j] - (r0 * x0 + r1 * x1 + r2 * x2)) * scale,
+                             (omega[1, j] - (s0 * x0 + s1 * x1 + s2 * x2)) * scale,
+                             (omega[2, j] - (t0 * x0 + t1 * x1 + t2 * x2)) * scale)
+        external_torques[0, k] += r0 * c0 + s0 * c1 + t0 * c2
+        external_torques[1, k] += r1 * c0 + s1 * c1 + t1 * c2
+        external_torques[2, k] += r2 * c0 + s2 * c1 + t2 * c2
+        external_torques[0, j] -= c0
+        external_torques[1, j] -= c1
+        external_torques[2, j] -= c2
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')

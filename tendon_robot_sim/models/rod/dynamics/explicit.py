@@ -18,7 +18,8 @@ Dynamic simulation of a tendon-driven continuum robot with PyElastica 1.0.
 :class:`TendonSimulator` builds a Cosserat rod from a
 :class:`~tendon_robot_sim.models.tendon_robot.Robot`
 (vertebra discs with mass and inertia, clamped at the base, gravity,
-mass-proportional damping, one
+mass-proportional damping, the Kelvin-Voigt damping of its strain rates
+(:class:`StrainRateDamping`), one
 :class:`~tendon_robot_sim.models.rod.dynamics.tendon_forces.TendonForces` for all tendons; see
 :func:`build_rod_system`), steps it with position Verlet (compiled, or PyElastica's
 ``PositionVerlet.step`` as the reference) at a time step derived
@@ -44,11 +45,12 @@ from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod.dynamics._explicit_kernels import (advance_rod,
                                                                     first_bad_node, rod_arrays,
-                                                                    rod_work)
+                                                                    rod_work,
+                                                                    strain_rate_damping)
 # SimState is the state of both rod simulators, stable_time_step the explicit one's bound
 # (re-exported here)
 from tendon_robot_sim.models.rod.dynamics.simulation import (  # noqa: F401
-    explicit_refuses, is_real, Settling, SimState, stable_time_step)
+    explicit_refuses, is_real, Settling, SimState, stable_time_step, strain_rate_viscosity)
 from tendon_robot_sim.models.rod.dynamics.tendon_forces import (TendonForces, TendonLayout,
                                                                 vertebra_directors)
 # InputError and SimulationDiverged are the errors of every simulation model
@@ -74,6 +76,29 @@ STEPPERS = ('compiled', 'pyelastica')
 
 class _System(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):
     """PyElastica system collection with the modules the simulator uses."""
+
+
+class StrainRateDamping(ea.NoForces):
+    """
+    The rod's Kelvin-Voigt damping C = beta K of its strain rates as a PyElastica forcing.
+
+    :func:`~tendon_robot_sim.models.rod.dynamics._explicit_kernels.strain_rate_damping` on the
+    rod's state at the time of the forces (the compiled stepper does the same inside its passes);
+    ``viscosity`` is beta [s]
+    (:func:`~tendon_robot_sim.models.rod.dynamics.simulation.strain_rate_viscosity`).
+    """
+
+    def __init__(self, viscosity: float):
+        super().__init__()
+        self.viscosity = float(viscosity)
+
+    def apply_forces(self, system, time: np.float64 = np.float64(0.0)) -> None:
+        """Add the viscous forces and torques of the current strain rates."""
+        strain_rate_damping(system.position_collection, system.director_collection,
+                            system.velocity_collection, system.omega_collection,
+                            system.rest_lengths, system.rest_voronoi_lengths,
+                            system.shear_matrix, system.bend_matrix, self.viscosity,
+                            system.external_forces, system.external_torques)
 
 
 def soften_end_joints(rod) -> None:
@@ -130,7 +155,8 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
     the shared ``tensions`` [N] and ``tip_wrench`` (default ``robot.tip_load``)
     arrays, and is damped by ``AnalyticalLinearDamper``'s
     uniform protocol: every velocity times exp(-c dt) per step, c from
-    :func:`~tendon_robot_sim.models.modal.mass_proportional_damping`.
+    :func:`~tendon_robot_sim.models.modal.mass_proportional_damping`, and by
+    :class:`StrainRateDamping`, which damps the highest modes.
     """
     spec = robot.rod
     system = _System()
@@ -155,6 +181,7 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
     system.add_forcing_to(rod).using(ea.GravityForces, acc_gravity=robot.gravity.copy())
     system.add_forcing_to(rod).using(TendonForces, robot=robot, tensions=tensions,
                                      vertebra_weight=False, tip_wrench=tip_wrench)
+    system.add_forcing_to(rod).using(StrainRateDamping, viscosity=strain_rate_viscosity(robot))
     rate = mass_proportional_damping(robot)
     if rate > 0.0:
         system.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=rate,
@@ -239,10 +266,11 @@ class TendonSimulator(Settling):
         forcing = TendonForces(self.robot, self._tensions, vertebra_weight=False,
                                tip_wrench=self._tip_wrench)
         # advance_rod's arguments after (n_steps, dt): views of the system's state (built
-        # with the clamp's pose at node 0 / element 0), scratch, loads and checks
+        # with the clamp's pose at node 0 / element 0), scratch, loads, damping and checks
         self._compiled = (
             rod_arrays(block), rod_work(self._rod.n_elems), self.robot.gravity.copy(),
-            math.exp(-mass_proportional_damping(self.robot) * self.dt), forcing.kernel_arguments,
+            math.exp(-mass_proportional_damping(self.robot) * self.dt),
+            strain_rate_viscosity(self.robot), forcing.kernel_arguments,
             CHECK_EVERY, self.robot.base.position.copy(),
             RUNAWAY_LENGTHS * self.robot.rod.length)
         self.time = 0.0
@@ -412,9 +440,17 @@ class TendonSimulator(Settling):
                     f'the base (limit {RUNAWAY_LENGTHS:g} rod lengths = {limit:g} m)')
         else:
             what = f'node {node} has a non-finite position {p.tolist()}'
+        if self.dt > self.stable_dt:
+            # 3 digits, rounded down: the step named is within the bound
+            digits = 10.0 ** (math.floor(math.log10(self.stable_dt)) - 2)
+            advice = f'a dt <= {math.floor(self.stable_dt / digits) * digits:.3g} s is stable'
+        else:
+            # below the bound a smaller step cannot help: say so rather than name one
+            advice = ('dt is within it, so a smaller step does not help (the loads are beyond '
+                      'what the explicit model follows; try the implicit integrator)')
         self._diverged = (
             f'simulation diverged at t = {time:.6g} s (step {self._steps + step}): {what}; '
-            f'dt = {self.dt:.3g} s, stability bound {self.stable_dt:.3g} s')
+            f'dt = {self.dt:.3g} s, stability bound {self.stable_dt:.3g} s: {advice}')
         raise SimulationDiverged(f'{self._diverged}; call reset() to start again')
 
     # ------------------------------------------------------------------ output

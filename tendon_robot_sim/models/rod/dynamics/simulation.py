@@ -41,8 +41,16 @@ HISTORY_SPAN = 1.0
 INTEGRATORS = ('auto', 'implicit', 'explicit')
 # ``auto`` takes the implicit integrator when the explicit one's stable step would be shorter
 # than this [s]: its compiled step costs about 0.1 us per element (5.5 us at 50 elements,
-# docs/performance.md), so below 10 us it cannot keep real time at the default resolution.
+# about a fifth more with the strain-rate damping; docs/performance.md), so below 10 us it
+# cannot keep real time at the default resolution.
 AUTO_STABLE_STEP = 10e-6
+# Damping ratio of the explicit rod's highest mode under its Kelvin-Voigt damping C = beta K
+# (strain_rate_viscosity). Without it the kHz modes keep a damping ratio of about 1e-4 from
+# the mass-proportional damper alone, and PyElastica's constitutive law (n / e and tau / E^3
+# without their conjugate forces: no potential) feeds them energy under large axial strain
+# and bending, so the default robot diverged under tensions within its limits (issue 37;
+# docs/tendon_robot.md, "Strain-rate damping").
+STRAIN_RATE_DAMPING = 0.1
 # BDF-alpha of the implicit integrator is A-stable for alpha in [-1/2, 0]: -1/2 the
 # trapezoidal rule (no numerical damping), 0 BDF2 (damps what dt does not resolve)
 ALPHA_RANGE = (-0.5, 0.0)
@@ -182,13 +190,46 @@ class Settling:
 
 def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
     """
-    Largest stable position-Verlet time step of the undamped discrete rod [s].
+    Largest stable position-Verlet time step of the explicit discrete rod [s].
 
-    Verlet is stable while omega_max dt <= 2, with omega_max the highest
-    natural frequency of the discretised rod, found in its zig-zag modes (signs
-    alternating element to element). With element length l = L / n, density rho,
-    area A, second moment I, a = 2 / l and alpha the shear correction
-    (:data:`PYELASTICA_SHEAR_CORRECTION`):
+    The highest natural frequency omega_max of the discretised rod (:func:`highest_frequency`)
+    has the damping ratio zeta = :data:`STRAIN_RATE_DAMPING` under the strain-rate damping,
+    and Verlet with the damping force of the step's starting velocity is stable while
+    omega_max dt <= 2 (sqrt(1 + zeta^2) - zeta), 0.905 x 2 for zeta = 0.1 (the
+    amplification matrix of one step of x'' = -omega^2 x - 2 zeta omega x'; 2 undamped).
+    Checked against the simulator without mass-proportional damping: stable at the bound,
+    blown up 10 % above it (test_simulator.py; undamped PyElastica is stable at 2 / omega_max
+    and blows up at 1.03 times that, 10 and 50 elements, default robot). It is the bound of
+    the bare rod: the vertebra discs only add mass and inertia, which lowers every frequency,
+    and the mass-proportional damper (light for these modes) does not stretch it noticeably,
+    so it holds for any disc and damping. The tendon loads within the default robot's limits
+    raise its highest frequency by 3.9 % at most (all four at 20 N: the rod's linearisation
+    at rest, docs/tendon_robot.md), within the default safety factor 0.9.
+    """
+    zeta = STRAIN_RATE_DAMPING
+    return 2.0 / highest_frequency(robot, n_elements) * (math.sqrt(1.0 + zeta * zeta) - zeta)
+
+
+def strain_rate_viscosity(robot: Robot, n_elements: int | None = None) -> float:
+    """
+    Time constant beta [s] of the explicit rod's Kelvin-Voigt damping C = beta K.
+
+    The viscous stress and couple are beta S sigma_t and beta B kappa_t (S, B the rod's
+    stiffness matrices; see ``_dynamics_kernels.strain_rate_damping``), so mode i gets the
+    damping ratio beta omega_i / 2. beta = 2 zeta / omega_max, zeta =
+    :data:`STRAIN_RATE_DAMPING`: 2e-5 for the default robot's first bending mode, whose
+    damping stays the description's ``rod.damping``.
+    """
+    return 2.0 * STRAIN_RATE_DAMPING / highest_frequency(robot, n_elements)
+
+
+def highest_frequency(robot: Robot, n_elements: int | None = None) -> float:
+    """
+    Highest natural frequency omega_max [rad/s] of the bare discrete rod.
+
+    It is found in the rod's zig-zag modes (signs alternating element to element). With
+    element length l = L / n, density rho, area A, second moment I, a = 2 / l and alpha the
+    shear correction (:data:`PYELASTICA_SHEAR_CORRECTION`):
 
     * axial: a chain of masses rho A l and springs E A / l gives
       omega^2 = 4 E / (rho l^2) (twist likewise 4 G / (rho l^2));
@@ -202,11 +243,7 @@ def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
       part is the rotational shear mode: for a thick rod (r ~ l) it bounds dt
       whatever the number of elements.
 
-    dt_max = 2 / omega_max. Checked against PyElastica without damping: stable at
-    dt_max, blown up at 1.03 dt_max (10 and 50 elements, default robot). It is
-    the bound of the bare rod: the vertebra discs only add mass and inertia, which
-    lowers every frequency, and the mass-proportional damper (light for these
-    modes) does not stretch it noticeably, so it holds for any disc and damping.
+    omega_max is the larger of the two.
     """
     rod = robot.rod
     n_elements = rod.elements if n_elements is None else n_elements
@@ -217,7 +254,7 @@ def stable_time_step(robot: Robot, n_elements: int | None = None) -> float:
     det = alpha_g * e * a ** 4 / rod.density ** 2
     shear_bending = trace / 2.0 + math.sqrt(max(trace * trace / 4.0 - det, 0.0))
     axial = a * a * max(e, rod.shear_modulus) / rod.density
-    return 2.0 / math.sqrt(max(shear_bending, axial))
+    return math.sqrt(max(shear_bending, axial))
 
 
 #: What the explicit integrator lacks, by the key :func:`explicit_refuses` names.

@@ -337,7 +337,8 @@ def test_too_large_dt_diverges_quickly_with_a_clear_message_and_reset_restores()
     with pytest.raises(SimulationDiverged, match=(
             r'^simulation diverged at t = \S+ s \(step \d+\): node \d+ (is \S+ m from the '
             r'base \(limit 2 rod lengths = 0.5 m\)|has a non-finite position .*); '
-            r'dt = \S+ s, stability bound \S+ s; call reset\(\) to start again$')):
+            r'dt = \S+ s, stability bound \S+ s: a dt <= \S+ s is stable; call reset\(\) to '
+            r'start again$')):
         sim.advance(1.0)
     assert sim.time < 0.05                                  # caught within a few steps
     with pytest.raises(SimulationDiverged, match=r'call reset\(\) before advancing'):
@@ -349,6 +350,19 @@ def test_too_large_dt_diverges_quickly_with_a_clear_message_and_reset_restores()
     assert_array_equal(state.centerline, initial.centerline)
     assert_array_equal(state.vertebra_rotations, initial.vertebra_rotations)
     assert_array_equal(state.tip_velocity, 0.0)
+
+
+def test_a_divergence_within_the_stability_bound_names_no_step():
+    """A load beyond what the rod can carry diverges at any dt: the message does not name one."""
+    robot = make_robot(10, gravity=(0.0, 0.0, -9.8))
+    sim = TendonSimulator(robot)
+    assert sim.dt < sim.stable_dt
+    sim.set_tip_load([0.0, 0.0, 1e9])
+    with pytest.raises(SimulationDiverged, match=(
+            r'stability bound \S+ s: dt is within it, so a smaller step does not help \(the '
+            r'loads are beyond what the explicit model follows; try the implicit integrator\); '
+            r'call reset\(\) to start again$')):
+        sim.advance(1.0)
 
 
 def test_reset_restores_the_initial_state_exactly():
