@@ -47,8 +47,11 @@ RETURN_DELAY_TIME = (9, 1)
 DRIVE_MODE = (10, 1)
 OPERATING_MODE = (11, 1)
 TEMPERATURE_LIMIT = (31, 1)
+MAX_VOLTAGE_LIMIT = (32, 2)
+MIN_VOLTAGE_LIMIT = (34, 2)
 PWM_LIMIT = (36, 2)
 CURRENT_LIMIT = (38, 2)
+STARTUP_CONFIGURATION = (60, 1)   # firmware 45 and later
 SHUTDOWN = (63, 1)
 TORQUE_ENABLE = (64, 1)
 STATUS_RETURN_LEVEL = (68, 1)
@@ -63,6 +66,7 @@ GOAL_POSITION = (116, 4)
 PRESENT_CURRENT = (126, 2)    # Present Load (0.1 %) on the XL430-W250
 PRESENT_VELOCITY = (128, 4)
 PRESENT_POSITION = (132, 4)
+BACKUP_READY = (147, 1)         # firmware 45 and later
 INDIRECT_ADDRESS_1 = (168, 2)   # Indirect Address 1 .. 28: 2 bytes each
 INDIRECT_DATA_1 = (224, 1)      # Indirect Data 1 .. 28: 1 byte each
 INDIRECT_ADDRESS_29 = (578, 2)  # Indirect Address 29 .. 56 (Protocol 2.0 only)
@@ -91,8 +95,17 @@ TENSION_MODES = {'current': CURRENT_MODE, 'current_based_position': CURRENT_BASE
 #: Drive Mode bits (Drive Mode page): 0 Reverse, 1 slave of a dual joint (X540), 2
 #: time-based profile, 3 Torque On by Goal Update (firmware 45 and later).
 DRIVE_REVERSE, DRIVE_SLAVE, DRIVE_TIME_PROFILE, DRIVE_TORQUE_ON_BY_GOAL = 0x01, 0x02, 0x04, 0x08
+DRIVE_MODE_BITS = {0: 'Reverse', 1: 'dual-joint slave', 2: 'time-based profile',
+                   3: 'Torque On by Goal Update'}
 #: Firmware from which Drive Mode and Bus Watchdog exist (their pages: "from firmware v38").
 DRIVE_MODE_FIRMWARE = BUS_WATCHDOG_FIRMWARE = 38
+#: Startup Configuration (60) bits: 0 Startup Torque On (Torque Enable 1 at power-on), 1 RAM
+#: Restore (the RAM items of the Control Table Backup restored at power-on).
+STARTUP_TORQUE_ON, RAM_RESTORE = 0x01, 0x02
+STARTUP_BITS = {0: 'Startup Torque On', 1: 'RAM Restore'}
+#: Firmware from which Startup Configuration, Backup Ready and the Control Table Backup
+#: instruction exist (Startup Configuration page and Protocol 2.0 page: X430/540 "v45").
+STARTUP_FIRMWARE = 45
 #: Bus Watchdog unit [s], largest value, and the value it reads once it expired (-1).
 BUS_WATCHDOG_UNIT = 0.02
 BUS_WATCHDOG_MAX = 127
@@ -117,9 +130,13 @@ BAUD_RATES = {0: 9600, 1: 57600, 2: 115200, 3: 1000000, 4: 2000000, 5: 3000000, 
 #: Rates the SDK's PortHandler can open (it has no 4.5 Mbps) from 57600 up.
 SDK_BAUD_RATES = (57600, 115200, 1000000, 2000000, 3000000, 4000000)
 
-#: Hardware Error Status bits.
+#: Hardware Error Status bits (and of Shutdown, 63, which names those that switch the torque off).
 HARDWARE_ERRORS = {0: 'input voltage error', 2: 'overheating error', 3: 'motor encoder error',
                    4: 'electrical shock error', 5: 'overload error'}
+#: Shutdown's initial value: overheating, electrical shock and overload errors (Shutdown page).
+SHUTDOWN_DEFAULT = 0x34
+#: PWM Limit (36) and Goal PWM (100): 885 is 100 % of the supply voltage.
+PWM_FULL = 885
 #: Status packet error byte: bit 7 is the alert (a Hardware Error Status bit is set), bits
 #: 0..6 the error number (Protocol 2.0 page, Status Packet).
 ALERT = 0x80
@@ -138,28 +155,53 @@ class Model:
 
     ``current_limit``: the largest Current Limit (38) [units], also its initial value; None
     for a model without current control (no Current Limit, no Goal Current). ``drive_bits``:
-    the Drive Mode bits it has. ``reverse_current``: Reverse (Drive Mode bit 0) inverts the
-    current too, not only the position. ``temperature_limit``: initial Temperature Limit
-    (31) [deg C].
+    the Drive Mode bits it has, ``drive_mode_max`` the top of Drive Mode's Range column.
+    ``reverse_current``: Reverse (Drive Mode bit 0) inverts the current too, not only the
+    position. ``temperature_limit``: initial Temperature Limit (31) [deg C].
+    ``voltage_limits``: the Range of Min and Max Voltage Limit (34, 32) [0.1 V], also their
+    initial values (Min at the low end, Max at the high end). ``stall_current``: the current
+    of the stall torque at 12 V in its Specifications [A], what the motor draws when a
+    position mode without a current bound (extended position control) pulls against a
+    blocked horn.
     """
 
     name: str
     current_limit: int | None
     drive_bits: int
+    drive_mode_max: int
     reverse_current: bool
     temperature_limit: int
+    voltage_limits: tuple[int, int]
+    stall_current: float
 
 
-_X430 = DRIVE_REVERSE | DRIVE_TIME_PROFILE | DRIVE_TORQUE_ON_BY_GOAL
+_X430 = DRIVE_REVERSE | DRIVE_TIME_PROFILE
 _X540 = _X430 | DRIVE_SLAVE
-#: The one table of X-series model limits, by model number.
-MODELS = {1020: Model('XM430-W350', 1193, _X430, False, 80),
-          1030: Model('XM430-W210', 1193, _X430, False, 80),
-          1000: Model('XH430-W350', 648, _X430, False, 80),
-          1010: Model('XH430-W210', 648, _X430, False, 80),
-          1120: Model('XM540-W270', 2047, _X540, True, 80),
-          1130: Model('XM540-W150', 2047, _X540, True, 80),
-          1060: Model('XL430-W250', None, _X430, False, 72)}
+_XL430 = _X430 | DRIVE_TORQUE_ON_BY_GOAL
+_12V = (95, 160)
+#: The one table of X-series model limits, by model number: Drive Mode's range is 0 ~ 5
+#: (Reverse, dual joint on an X540, time-based profile) except on the XL430-W250, whose page
+#: lists 0 ~ 13 (Torque On by Goal Update, bit 3, from firmware v45); stall currents at 12 V:
+#: XM430 4.1 N m (W350) and 3.0 N m (W210) at 2.3 A, XH430 3.4 N m and 2.5 N m at 1.3 A,
+#: XM540 10.6 N m (W270) and 7.3 N m (W150) at 4.4 A, XL430-W250 1.5 N m at 1.4 A.
+MODELS = {1020: Model('XM430-W350', 1193, _X430, 5, False, 80, _12V, 2.3),
+          1030: Model('XM430-W210', 1193, _X430, 5, False, 80, _12V, 2.3),
+          1000: Model('XH430-W350', 648, _X430, 5, False, 80, _12V, 1.3),
+          1010: Model('XH430-W210', 648, _X430, 5, False, 80, _12V, 1.3),
+          1120: Model('XM540-W270', 2047, _X540, 5, True, 80, _12V, 4.4),
+          1130: Model('XM540-W150', 2047, _X540, 5, True, 80, _12V, 4.4),
+          1060: Model('XL430-W250', None, _XL430, 13, False, 72, (60, 140), 1.4)}
+
+
+def drive_mode_names(bits: int) -> list[str]:
+    """Return the names of the Drive Mode ``bits``, each with its number."""
+    return [f'{DRIVE_MODE_BITS[bit]} (bit {bit})' if bit in DRIVE_MODE_BITS else f'bit {bit}'
+            for bit in range(8) if bits >> bit & 1]
+
+
+def startup_names(bits: int) -> list[str]:
+    """Return the names of the Startup Configuration ``bits``."""
+    return [STARTUP_BITS.get(bit, f'bit {bit}') for bit in range(8) if bits >> bit & 1]
 
 
 @dataclass(frozen=True)

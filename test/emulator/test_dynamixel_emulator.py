@@ -35,6 +35,7 @@ from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import dynamixel as dxl
 
 sdk = pytest.importorskip('dynamixel_sdk')
+from waiting import wait_for  # noqa: E402
 
 # Protocol 2.0 page, Ping example: ID 1, an XM430-W210 (model 1030, firmware 0x26) answers.
 PING_1 = 'FF FF FD 00 01 03 00 01 19 4E'
@@ -151,7 +152,8 @@ def test_sync_write_of_goal_currents_pulls_the_tendons_and_sync_read_reports_the
     for servo_id in ids:
         read.addParam(servo_id)
     time.sleep(0.3)   # the emulated tensions follow with a 20 ms lag
-    assert read.txRxPacket() == sdk.COMM_SUCCESS
+    # (an emulator thread held up longer than the timeout on a loaded machine: read again)
+    wait_for(lambda: read.txRxPacket() == sdk.COMM_SUCCESS, what='the sync read')
     currents = [dxl.signed(read.getData(i, *dxl.PRESENT_CURRENT), 2) for i in ids]
     positions = [dxl.signed(read.getData(i, *dxl.PRESENT_POSITION), 4) for i in ids]
     assert currents == [goal, 2, 2, 2]
