@@ -114,7 +114,8 @@ BUS_WATCHDOG_EXPIRED = 0xFF
 #: allowance (its LATENCY_TIMER, the FTDI default of 16 ms).
 LATENCY_TIMER_RANGE = (0.001, 0.255)
 SDK_LATENCY_TIMER = 0.016
-#: Status Return Level the bus needs (a status for every instruction) and reads as a marker.
+#: Status Return Level the bus needs: a status for every instruction (0: PING only, 1: PING
+#: and READ).
 STATUS_RETURN_ALL = 2
 
 #: Units of the control table.
@@ -226,7 +227,8 @@ SETTABLE = {
     'return_delay_time': Item(9, 1, 0, 254),      # 2 us
     'drive_mode': Item(10, 1, 0, 13),
     'temperature_limit': Item(31, 1, 0, 100),     # deg C
-    'pwm_limit': Item(36, 2, 0, 885),             # 0.113 %
+    # 0.113 %; from 2: the bridge marks its RAM with a Goal PWM one below it (STATE_ITEMS)
+    'pwm_limit': Item(36, 2, 2, 885),
     'velocity_limit': Item(44, 4, 0, 1023),       # 0.229 rev/min
     'velocity_i_gain': Item(76, 2, 0, 16383),
     'velocity_p_gain': Item(78, 2, 0, 16383),
@@ -247,10 +249,11 @@ OWNED = {'operating_mode': 'tension_mode', 'current_limit': 'current_limit (per 
 #: Torque On by Goal Update would switch the torque on before the goal is complete.
 DRIVE_MODE_ALLOWED = DRIVE_TIME_PROFILE
 
-#: Block the bridge reads from every servo each cycle, mapped into Indirect Data 1..14: the
-#: Status Return Level (always 2: a marker that the map is there), Torque Enable and Bus
-#: Watchdog (a servo that lost power or whose watchdog expired), then its state.
-STATE_ITEMS = (STATUS_RETURN_LEVEL, TORQUE_ENABLE, BUS_WATCHDOG, HARDWARE_ERROR_STATUS,
+#: Block the bridge reads from every servo each cycle, mapped into Indirect Data 1..15: Goal
+#: PWM (a mark: the bridge keeps it one below PWM Limit, where neither a power-on nor RAM
+#: Restore puts it, and a lost indirect map reads 0), Torque Enable and Bus Watchdog (a servo
+#: that lost power or whose watchdog expired), then its state.
+STATE_ITEMS = (GOAL_PWM, TORQUE_ENABLE, BUS_WATCHDOG, HARDWARE_ERROR_STATUS,
                PRESENT_CURRENT, PRESENT_VELOCITY, PRESENT_POSITION)
 STATE_LENGTH = sum(size for _, size in STATE_ITEMS)
 
@@ -352,6 +355,17 @@ class ServoChannel:
     def current_limit_units(self) -> int | None:
         """Return the Current Limit value the bus file asks for (None: the model's largest)."""
         return None if self.current_limit is None else int(self.current_limit / CURRENT_UNIT)
+
+    def tension_limit_units(self, max_tension: float) -> int | None:
+        """
+        Return the current [units] that holds ``max_tension`` [N], rounded down.
+
+        The calibration is the servo's torque constant over the pulley radius, as measured
+        (``calibrate-tension``); None for an unbounded ``max_tension``.
+        """
+        if not math.isfinite(max_tension):
+            return None
+        return math.floor(float(self.calibration.current(max_tension)) / CURRENT_UNIT)
 
     def goal_current(self, tension: float, max_tension: float, limit: int) -> int:
         """Goal Current [units] for ``tension`` [N], within max_tension and ``limit`` [units]."""

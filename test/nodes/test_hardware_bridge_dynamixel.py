@@ -75,9 +75,10 @@ def ros(rig, tmp_path):
         Parameter('warning_throttle_period', value=0.0)])
     assert bridge.trigger_configure() == TransitionCallbackReturn.SUCCESS
     chain = rig.motor
-    # configure: current control, the configured Current Limit (0.5 A), torque still off.
+    # configure: current control, Current Limit that of max_tension (20 N / 100 N/A: 0.2 A)
+    # within the bus file's 0.5 A, torque still off.
     assert [s.get(dxl.OPERATING_MODE) for s in chain.servos] == [dxl.CURRENT_MODE] * 4
-    assert [s.get(dxl.CURRENT_LIMIT) for s in chain.servos] == [int(0.5 / dxl.CURRENT_UNIT)] * 4
+    assert [s.get(dxl.CURRENT_LIMIT) for s in chain.servos] == [int(0.2 / dxl.CURRENT_UNIT)] * 4
     assert not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos)
     assert bridge.trigger_activate() == TransitionCallbackReturn.SUCCESS
     probe = Probe(context)
