@@ -105,6 +105,11 @@ def parse_value(text: str) -> float | None:
         raise KeyenceError(f'value {text!r}: not a number') from None
 
 
+def invalid_reason(text: str) -> str:
+    """Say why a value that :func:`parse_value` reads as None is not a measurement."""
+    return f'alarm, no target ({text})' if text == ALARM else f'out of range ({text})'
+
+
 def parse_measurement(line: bytes) -> tuple[float | None, float | None]:
     """Both heads' values [mm] (None: out of range) from an ``M0`` response line (no CR)."""
     try:
@@ -263,6 +268,11 @@ class KeyenceSensor:
             tip = self.heads.tip(values) if valid else np.zeros(3)
             self._counts.samples += 1
             self._counts.invalid += not valid
+            if not valid:
+                texts = line[:-1].decode('ascii').split(',')[1:]
+                self._counts.last_invalid = ', '.join(
+                    f'head {k + 1} {invalid_reason(text)}'
+                    for k, (text, value) in enumerate(zip(texts, values)) if value is None)
             self._counts.overflow += len(self._queue) == self._queue.maxlen
             self._queue.append((TipMeasurement(self._count, *(float(v) for v in tip),
                                                quality=1.0 if valid else 0.0, valid=valid), now))

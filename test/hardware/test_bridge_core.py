@@ -152,7 +152,7 @@ def test_stop_latches_until_resume_and_a_lasting_implausible_reading_latches_a_f
              between=ticking(bridge))
     bridge.accept(NAMES, [3.0, 0.5, 0.5, 0.5], [], time.monotonic())   # ignored: stopped
     assert bridge.setpoint is None
-    assert bridge.resume(time.monotonic()).startswith('resumed')
+    assert bridge.resume(time.monotonic()) == (True, 'resumed: the next setpoint is ramped to')
     # 900 N on a tendon rated 20 N: not a status to publish, and after 0.5 s a fault.
     advance = type(rig.motor).advance
     rig.motor.advance = lambda now: [replace(s, tension=900.0) if s.channel == 0 else s
