@@ -406,9 +406,10 @@ class BusSettings:
     # Oldest Firmware Version (control table address 6) configure accepts; 0: any. Pin the
     # version a rig was verified with, so that a replaced servo is not taken unnoticed.
     min_firmware: int = 0
-    # The same 0.5 s as the bridge's own watchdog_timeout: a dead host relaxes the robot
-    # as soon as a silent controller does.
-    bus_watchdog: float = 0.5
+    # What it trades: a dead host leaves the servos on their last goal this long, and a host
+    # that stalls this long stops them (a fault). 1 s rides out the 0.78 s stalls seen on a
+    # loaded 2-core machine (docs/hardware.md, Faults).
+    bus_watchdog: float = 1.0
     latency_timer: float = SDK_LATENCY_TIMER
 
     @property
