@@ -271,7 +271,7 @@ class ServoAccess:
         read = sdk.GroupSyncRead(self.port, self.handler, start, end - start)
         for servo_id in ids:
             read.addParam(servo_id)
-        wrong = ['no answer']
+        wrong = [f'ID {", ".join(map(str, ids))} (no answer to the sync read)']
         for _ in range(WRITE_ATTEMPTS):
             write()
             if read.txRxPacket() != sdk.COMM_SUCCESS:
