@@ -28,7 +28,7 @@ The tension never exceeds max_tension in any mode the bus uses, by the servo's o
 current bound: Current Limit is at most the current of max_tension (through the
 channel's calibration); tension mode is current control (Goal Current within it) or
 current-based position control (Goal Current the bound); displacement mode is
-current-based position control with the Goal Current of max_tension. Extended position
+current-based position control with Goal Current at Current Limit. Extended position
 control, whose current Current Limit does not bound, is never used.
 
 Configure (connecting, and again after a loss or a reboot) is
@@ -185,8 +185,7 @@ class DynamixelBus:
         self._operating: int | None = None   # Operating Mode of every servo
         self._ram_pending = False   # RAM items of the bus file to write before torque on
         n = len(self.ids)
-        self._limits = [0] * n   # Current Limit [units] per channel
-        self._bounds = [0] * n   # Goal Current of displacement mode: max_tension [units]
+        self._limits = [0] * n   # Current Limit [units] per channel: at most max_tension's
         self._marks = [0] * n    # Goal PWM written as the mark of the bridge's RAM [units]
         self._shutdown_masks = [dxl.SHUTDOWN_DEFAULT] * n   # Shutdown (63) per servo
         self._off_at = self._on_at = 0.0   # perf_counter() of the last torque off, on [s]
@@ -416,8 +415,6 @@ class DynamixelBus:
             self.firmware[channel.servo_id] = done.firmware
             self._limits[k], self._marks[k] = done.current_limit, done.mark
             self._shutdown_masks[k] = done.shutdown
-            self._bounds[k] = abs(channel.goal_current(
-                float(self.max_tensions[k]), float(self.max_tensions[k]), done.current_limit))
             if done.found:   # kept at once: configure cleared it, and may fail on a later servo
                 with self._lock:   # added to the fault that took the servos down
                     self._servo_faults[channel.servo_id] = '; '.join(
@@ -441,7 +438,7 @@ class DynamixelBus:
         """
         Return the Operating Mode of ``mode``.
 
-        Displacement is current-based position control with Goal Current at max_tension (the
+        Displacement is current-based position control with Goal Current at Current Limit (the
         e-Manual's Current Limit page: Current Limit bounds only current control and
         current-based position control; extended position control pulls a blocked tendon
         up to the motor's stall torque).
@@ -524,7 +521,7 @@ class DynamixelBus:
         session's goal. Both goal items bound the pull in current-based position control; the
         one that eases it goes first: into tension mode the Goal Current (the tension) before
         the travel limit, into displacement mode the Goal Position (from the ramp, where the
-        tendon is) before the Goal Current of max_tension. While the tendons are unpowered
+        tendon is) before Goal Current at Current Limit. While the tendons are unpowered
         every write is a sync write, and one sync read checks what it wrote: the Operating
         Mode (a servo whose torque was still on refuses it), then the goal items together.
         """
@@ -562,7 +559,8 @@ class DynamixelBus:
                 goals[dxl.GOAL_POSITION] = self._travel_limits()
         else:
             goals[dxl.GOAL_POSITION] = units
-            goals[dxl.GOAL_CURRENT] = self._bounds
+            # Current Limit: the current of max_tension, or the bus file's if that is smaller
+            goals[dxl.GOAL_CURRENT] = self._limits
 
         def write_goals():
             for item, wanted in goals.items():
