@@ -223,8 +223,11 @@ class DynamixelChain:
             delay = sum(servo.return_delay() for servo, _ in replies)
             replies = [self._maybe_corrupt(r) for _, r in replies]
             self.counts['replies'] += len(replies)
-        if delay > 0.0:   # Return Delay Time: the statuses go out that much later
-            time.sleep(delay)
+        # Return Delay Time: the statuses go out that much later. A wait of a few hundred
+        # microseconds, spun: a sleep on a loaded machine gives the core away for milliseconds.
+        deadline = time.perf_counter() + delay
+        while time.perf_counter() < deadline:
+            pass
         return replies
 
     def _execute(self, ins: Instruction, now: float) -> list[tuple[EmulatedServo, bytes]]:

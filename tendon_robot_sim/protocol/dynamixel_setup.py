@@ -102,6 +102,21 @@ class ServoAccess:
         if found:
             logger.warning('servo ID %d: %s', servo_id, found)
         self.write(servo_id, dxl.TORQUE_ENABLE, 0)
+        items = dict(channel.control_table)
+        if firmware < dxl.DRIVE_MODE_FIRMWARE:
+            del items['drive_mode']   # none before v38: nothing can reverse the servo
+        else:
+            drive = self.read(servo_id, dxl.DRIVE_MODE)
+            wanted = items['drive_mode']
+            if drive != wanted:
+                changes = [f'set {name}' for name in dxl.drive_mode_names(wanted & ~drive)] \
+                    + [f'cleared {name}' for name in dxl.drive_mode_names(drive & ~wanted)]
+                logger.warning('servo ID %d: Drive Mode was %d; set to %d as the bus file '
+                               'says: %s', servo_id, drive, wanted, ', '.join(changes))
+        # The EEPROM items first (Return Delay Time 0 answers every later instruction at
+        # once), the RAM ones after Operating Mode, which resets them.
+        eeprom = {name: value for name, value in items.items() if dxl.SETTABLE[name].eeprom}
+        self._write_items(servo_id, eeprom)
         if firmware >= dxl.STARTUP_FIRMWARE:
             startup = self.read(servo_id, dxl.STARTUP_CONFIGURATION)
             if startup:
@@ -111,25 +126,13 @@ class ServoAccess:
                                ', '.join(dxl.startup_names(startup)))
             self.write_checked(servo_id, dxl.STARTUP_CONFIGURATION, 0,
                                'Startup Configuration')
-        items = dict(channel.control_table)
-        if firmware < dxl.DRIVE_MODE_FIRMWARE:
-            del items['drive_mode']   # none before v38: nothing can reverse the servo
-        else:
+        if firmware >= dxl.BUS_WATCHDOG_FIRMWARE:
             self.write(servo_id, dxl.BUS_WATCHDOG, 0)   # an expired one: goals writable
-            drive = self.read(servo_id, dxl.DRIVE_MODE)
-            wanted = items['drive_mode']
-            if drive != wanted:
-                changes = [f'set {name}' for name in dxl.drive_mode_names(wanted & ~drive)] \
-                    + [f'cleared {name}' for name in dxl.drive_mode_names(drive & ~wanted)]
-                logger.warning('servo ID %d: Drive Mode was %d; set to %d as the bus file '
-                               'says: %s', servo_id, drive, wanted, ', '.join(changes))
         self.write_checked(servo_id, dxl.OPERATING_MODE, settings.operating_mode,
                            'Operating Mode')
         self.write_checked(servo_id, dxl.CURRENT_LIMIT, limit, 'current_limit')
-        for name, value in sorted(items.items()):   # after Operating Mode, which resets some
-            item = dxl.SETTABLE[name]
-            self.write_checked(servo_id, (item.address, item.size), value,
-                               f'control_table.{name}')
+        self._write_items(servo_id, {name: value for name, value in items.items()
+                                     if name not in eeprom})
         mark = self.mark(servo_id)
         shutdown = self.read(servo_id, dxl.SHUTDOWN)
         addresses = [a + i for a, size in dxl.STATE_ITEMS for i in range(size)]
@@ -139,6 +142,13 @@ class ServoAccess:
             self.write_checked(servo_id, dxl.BUS_WATCHDOG, settings.bus_watchdog_units,
                                'bus_watchdog')
         return Configured(model, firmware, limit, mark, shutdown, found)
+
+    def _write_items(self, servo_id: int, items: dict[str, int]) -> None:
+        """Write the bus file's control-table ``items`` (name -> value), each read back."""
+        for name, value in sorted(items.items()):
+            item = dxl.SETTABLE[name]
+            self.write_checked(servo_id, (item.address, item.size), value,
+                               f'control_table.{name}')
 
     def _current_limit(self, channel: dxl.ServoChannel, model: dxl.Model,
                        max_tension: float) -> int:

@@ -75,6 +75,9 @@ def ros(rig, tmp_path, request):
         Parameter('watchdog_timeout', value=0.5),
         Parameter('diagnostics_rate', value=5.0),
         Parameter('reconnect_backoff', value=0.2),
+        # configure talks to every servo (some 28 round trips each) through an emulator
+        # thread that a loaded machine holds up: more than the 2 s a real bus needs
+        Parameter('open_timeout', value=10.0),
         Parameter('warning_throttle_period', value=0.0)])
     assert bridge.trigger_configure() == TransitionCallbackReturn.SUCCESS
     chain = rig.motor
@@ -305,10 +308,13 @@ def test_implausible_readings_are_not_published_warn_and_when_sustained_stop(lyi
         assert bridge.trigger_activate() == TransitionCallbackReturn.SUCCESS
         spinner = BackgroundSpinner(executor)
         probe.setpoint = tensions(t0=2.0, t1=0.5, t2=0.5, t3=0.5)
+        # (a loaded machine may first show the link's own WARN: nothing received yet)
         motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and
-                          d['level'] == b'\x01' and d, what='the WARN')
+                          d['level'] == b'\x01' and 'implausible' in d['message'] and d,
+                          what='the WARN')
         assert 'implausible tension t0 900 N' in motors['message']
-        assert probe.states == []   # never published
+        # never published (a truthful status the port held from before the lie may be)
+        assert all(state.effort[0] < 20.0 for state in probe.states)
         assert not rig.motor.applied   # and no ramp starts from 900 N
         motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and
                           d['level'] == b'\x02' and d, what='the ERROR')
