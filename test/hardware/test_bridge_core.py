@@ -228,7 +228,9 @@ def test_a_blind_streaming_sensor_warns_at_once_errs_after_blind_timeout_and_rec
             assert warn.level == WARN or time.monotonic() - blind >= 0.6
             assert warn.message.startswith('blind: no valid sample for')
             error = wait_for(lambda: (s := level()).level == ERROR and s, what='the ERROR')
-            assert time.monotonic() - blind >= 0.6
+            # counted from the last valid sample, which came before the dropout
+            assert float(re.match(r'blind: no valid sample for ([0-9.]+) s', error.message)[1]) \
+                >= 0.6, error.message
             assert 'no target (valid N)' in error.message
             rig.sensor.dropout = 0.0
             wait_for(lambda: level().level == OK, what='OK again')
