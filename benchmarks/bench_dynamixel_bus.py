@@ -16,7 +16,7 @@
 Bus cycle of the Dynamixel tendon servos, ROBOTIS's SDK against the emulated chain on a pty.
 
 1. Full cycles per second (GroupSyncWrite of 4 Goal Currents + GroupSyncRead of the 4
-   servos' 14-byte state block) at 1 Mbps and 4 Mbps, and the host CPU time per cycle
+   servos' 15-byte state block) at 1 Mbps and 4 Mbps, and the host CPU time per cycle
    (``time.thread_time`` of the polling thread: the SDK polls the port, so this is the
    time Python spends, waiting included).
 2. The bridge's bus driver (:class:`DynamixelBus`) at its 100 Hz command rate with 4 and
@@ -34,6 +34,7 @@ a bridge.
 """
 
 import argparse
+from contextlib import contextmanager
 import json
 import os
 from pathlib import Path
@@ -63,6 +64,26 @@ def robot_with(tendons: int, directory: Path) -> Path:
     return path
 
 
+@contextmanager
+def running_emulator(robot: Path, link: Path):
+    """Run ``tendon-robot-sim emulate`` with a Dynamixel chain at ``link`` meanwhile."""
+    process = emulator(robot, link)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def print_result(result: dict, rows: list[dict], as_json: bool) -> None:
+    """Add the machine to ``result``, print ``rows`` unless ``as_json``, then the JSON."""
+    result['machine'] = machine_info('numpy', 'dynamixel-sdk')
+    if not as_json:
+        for row in rows:
+            print(row, file=sys.stderr)
+    print(json.dumps(result))
+
+
 def emulator(robot: Path, link: Path) -> subprocess.Popen:
     """Start ``tendon-robot-sim emulate`` with a Dynamixel chain at ``link``."""
     env = dict(os.environ, PYTHONPATH=str(Path(tendon_robot_sim.__file__).parents[1]))
@@ -89,6 +110,7 @@ def sdk_cycles(path: str, baud: int, servos: int, duration: float) -> dict:
     handler = sdk.PacketHandler(2.0)
     ids = list(range(1, servos + 1))
     for servo_id in ids:   # the state block in Indirect Data, as the bus driver maps it
+        handler.write1ByteTxRx(port, servo_id, dxl.RETURN_DELAY_TIME[0], 0)
         address = dxl.INDIRECT_ADDRESS_1[0]
         for item, size in dxl.STATE_ITEMS:
             for k in range(size):
@@ -116,8 +138,13 @@ def sdk_cycles(path: str, baud: int, servos: int, duration: float) -> dict:
             'wire_ms_per_cycle': round(wire_ms(servos, baud), 3)}
 
 
+#: What the package's bus file sets: the servos answer at once.
+ANSWER_AT_ONCE = (('drive_mode', 0), ('return_delay_time', 0))
+
+
 def bridge_rate(path: str, servos: int, duration: float) -> dict:
-    channels = [dxl.ServoChannel(k + 1, 0.015) for k in range(servos)]
+    channels = [dxl.ServoChannel(k + 1, 0.015, control_table=ANSWER_AT_ONCE)
+                for k in range(servos)]
     bus = DynamixelBus(path, channels, [20.0] * servos, baudrate=1000000,
                        cycle_rate=100.0).start()
     deadline = time.monotonic() + 10.0
@@ -150,21 +177,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as directory:
         for servos in (4, 8):
             link = Path(directory) / f'dynamixel{servos}'
-            process = emulator(robot_with(servos, Path(directory)), link)
-            try:
+            with running_emulator(robot_with(servos, Path(directory)), link):
                 if servos == 4:
                     for baud in (1000000, 4000000):
                         result['sdk_cycles'].append(
                             sdk_cycles(str(link), baud, servos, args.duration))
                 result['bridge'].append(bridge_rate(str(link), servos, args.duration))
-            finally:
-                process.terminate()
-                process.wait(10)
-    result['machine'] = machine_info('numpy', 'dynamixel-sdk')
-    if not args.json:
-        for row in result['sdk_cycles'] + result['bridge']:
-            print(row, file=sys.stderr)
-    print(json.dumps(result))
+    print_result(result, result['sdk_cycles'] + result['bridge'], args.json)
     return 0
 
 

@@ -21,21 +21,25 @@ parameters and CRC, after byte stuffing), the CRC-16 of everything before it
 (polynomial 0x8005, initial value 0, not reflected), and byte stuffing: an
 ``FD`` is added after every ``FF FF FD`` between the instruction and the CRC.
 Instructions: PING (broadcast too), READ, WRITE, REG WRITE and ACTION (ACTION
-without a registered write: Instruction Error), SYNC READ, SYNC WRITE and REBOOT;
-anything else is answered with the Instruction Error. Status packets carry the
-error byte, its bit 7 (alert) set while Hardware Error Status is not 0. Every
-instruction a servo takes restarts its Bus Watchdog.
+without a registered write: Instruction Error), SYNC READ, SYNC WRITE, REBOOT and
+Control Table Backup (0x20, firmware 45 and later); anything else is answered with the
+Instruction Error. Status packets carry the error byte, its bit 7 (alert) set while
+Hardware Error Status is not 0; a servo sends one as its Status Return Level says, and
+its Return Delay Time after the instruction (the emulator sends a reply's statuses
+together, after the sum of their delays). Every instruction a servo takes restarts its
+Bus Watchdog.
 
 Each servo's control table is :class:`~tendon_robot_sim.emulator.dynamixel_servo.EmulatedServo`.
 Each servo pulls one tendon of the shared
 :class:`~tendon_robot_sim.emulator.plant.Plant` through the mechanics of
-:class:`~tendon_robot_sim.emulator.devices.MotorDriverDevice`: in current control
-the tendon tension is ``gain * current + offset`` (its true calibration), in
-extended position control the pulley angle sets the tendon displacement.
+:class:`~tendon_robot_sim.emulator.devices.MotorDriverDevice`: the tendon tension is
+``gain * current + offset`` (its true calibration) of the current its mode drives. The
+model robot takes at most its max_tension (the domain of its statics); a servo that pulls
+harder reports its own pull in Present Current while the robot stays at that tension.
 
 Fault injection for tests: :meth:`DynamixelChain.set_hardware_error`,
-:meth:`~DynamixelChain.silence`, :meth:`~DynamixelChain.power_cycle` and
-:meth:`~DynamixelChain.corrupt_replies`.
+:meth:`~DynamixelChain.silence`, :meth:`~DynamixelChain.power_cycle`,
+:meth:`~DynamixelChain.block` and :meth:`~DynamixelChain.corrupt_replies`.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ __all__ = ['ANSWER_LATENCY', 'bus_file', 'crc16', 'DynamixelChain', 'EmulatedSer
 HEADER = b'\xff\xff\xfd\x00'
 BROADCAST = 0xFE
 PING, READ, WRITE, REG_WRITE, ACTION, REBOOT, STATUS = 0x01, 0x02, 0x03, 0x04, 0x05, 0x08, 0x55
+BACKUP = 0x20
 SYNC_READ, SYNC_WRITE = 0x82, 0x83
 #: Longest packet the decoder waits for [bytes after the length field].
 MAX_LENGTH = 1024
@@ -202,7 +207,7 @@ class DynamixelChain:
 
     def receive(self, data: bytes) -> list[bytes]:
         """Handle bytes from the host; returns the status packets to send, in order."""
-        replies = []
+        replies: list[tuple[EmulatedServo, bytes]] = []
         now = time.monotonic()
         with self._lock:
             for item in self.decoder.feed(data):
@@ -210,33 +215,47 @@ class DynamixelChain:
                     self.counts['bad_crc'] += 1
                     servo = self._by_id(item.servo_id)
                     if servo is not None:
-                        replies.append(status_packet(servo.servo_id,
-                                                     servo.error_byte(dxl.CRC_ERROR)))
+                        replies.append((servo, status_packet(
+                            servo.servo_id, servo.error_byte(dxl.CRC_ERROR))))
                     continue
                 self.counts['instructions'] += 1
                 replies += self._execute(item, now)
-            replies = [self._maybe_corrupt(r) for r in replies]
+            delay = sum(servo.return_delay() for servo, _ in replies)
+            replies = [self._maybe_corrupt(r) for _, r in replies]
             self.counts['replies'] += len(replies)
+        # Return Delay Time: the statuses go out that much later. A wait of a few hundred
+        # microseconds, spun: a sleep on a loaded machine gives the core away for milliseconds.
+        deadline = time.perf_counter() + delay
+        while time.perf_counter() < deadline:
+            pass
         return replies
 
-    def _execute(self, ins: Instruction, now: float) -> list[bytes]:
+    def _execute(self, ins: Instruction, now: float) -> list[tuple[EmulatedServo, bytes]]:
         if ins.servo_id == BROADCAST:
             return self._broadcast(ins, now)
         servo = self._by_id(ins.servo_id)
         if servo is None:
             return []
         servo.instruction(now)
+        answer = ins.instruction == PING or servo.answers(read=ins.instruction == READ)
         if ins.instruction == REBOOT:   # the status goes out before the servo restarts
             reply = status_packet(servo.servo_id, servo.error_byte(0))
             servo.restart()
-            return [reply]
+            return [(servo, reply)] if answer else []
+        if ins.instruction == BACKUP:
+            error, reboot = servo.backup(ins.params)
+            reply = status_packet(servo.servo_id, servo.error_byte(error))
+            if reboot:   # "After processing packets, DYNAMIXEL reboots itself"
+                servo.restart()
+            return [(servo, reply)] if answer else []
         error, data = self._unicast(servo, ins)
         if ins.instruction == PING and not error:
             data = servo.model.to_bytes(2, 'little') + bytes([servo.firmware])
         servo.log_held()
-        return [status_packet(servo.servo_id, servo.error_byte(error), data)]
+        return [(servo, status_packet(servo.servo_id, servo.error_byte(error), data))] \
+            if answer else []
 
-    def _broadcast(self, ins: Instruction, now: float) -> list[bytes]:
+    def _broadcast(self, ins: Instruction, now: float) -> list[tuple[EmulatedServo, bytes]]:
         """Broadcast instructions: PING answers from each servo; the others answer nothing."""
         p = ins.params
         live = [s for s in sorted(self.servos, key=lambda s: s.servo_id)
@@ -256,7 +275,9 @@ class DynamixelChain:
                 servo.instruction(now)
                 if ins.instruction == SYNC_READ:
                     error, data = servo.read(address, size)
-                    replies.append(status_packet(servo.servo_id, servo.error_byte(error), data))
+                    if servo.answers(read=True):
+                        replies.append((servo, status_packet(servo.servo_id,
+                                                             servo.error_byte(error), data)))
                 else:
                     start = 4 + k * (size + 1) + 1
                     servo.write(address, p[start:start + size])
@@ -264,8 +285,8 @@ class DynamixelChain:
         for servo in live:
             servo.instruction(now)
         if ins.instruction == PING:
-            return [status_packet(s.servo_id, s.error_byte(0), s.model.to_bytes(2, 'little')
-                                  + bytes([s.firmware])) for s in live]
+            return [(s, status_packet(s.servo_id, s.error_byte(0), s.model.to_bytes(2, 'little')
+                                      + bytes([s.firmware]))) for s in live]
         for servo in live:   # no status for a broadcast WRITE, REG WRITE or ACTION
             if ins.instruction in (WRITE, REG_WRITE) and len(p) > 2:
                 do = servo.write if ins.instruction == WRITE else servo.register
@@ -308,12 +329,22 @@ class DynamixelChain:
                     servo.restart()   # power is back: RAM at its initial values
                 servo.check_watchdog(now)
             modes, targets = zip(*(s.target() for s in self.servos))
+            # A caught tendon: the snag holds the robot's side at the tension it had.
+            targets = [self.mechanics.tensions[k] if s.blocked is not None else t
+                       for k, (s, t) in enumerate(zip(self.servos, targets))]
         self.mechanics.set_targets(list(modes), np.array(targets))
         statuses = self.mechanics.advance(now)
         with self._lock:
-            for servo, status in zip(self.servos, statuses):
-                servo.set_position(status.displacement, status.velocity)
-                servo.set_current(status.tension)
+            for servo, status, target, limit in zip(self.servos, statuses, targets,
+                                                    self.mechanics.max_tensions):
+                if servo.blocked is not None:
+                    servo.set_position(servo.blocked, 0.0)
+                    servo.set_current(servo.blocked_tension())
+                    continue
+                spool = servo.spool(status.displacement)
+                servo.set_position(spool, status.velocity if spool == status.displacement
+                                   else 0.0)
+                servo.set_current(target if target > limit else status.tension)
         return []
 
     # ------------------------------------------------------------------ faults
@@ -334,6 +365,11 @@ class DynamixelChain:
         with self._lock:
             servo = next(s for s in self.servos if s.servo_id == servo_id)
             servo.off_until = time.monotonic() + down_time
+
+    def block(self, servo_id: int, blocked: bool = True) -> None:
+        """Catch ``servo_id``'s tendon where it is (a snag), or free it again."""
+        with self._lock:
+            next(s for s in self.servos if s.servo_id == servo_id).block(blocked)
 
     def silence(self, servo_id: int, silent: bool = True) -> None:
         """Make ``servo_id`` stop answering (a cut cable), or answer again."""

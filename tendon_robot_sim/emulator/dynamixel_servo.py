@@ -20,9 +20,9 @@ What it follows, page by page of the e-Manual:
 * the control tables of the XM430-W350, XM540-W270, XH430-W350 and XL430-W250 pages:
   every item from 0 to 661 with its size, access and range, the initial values of the
   EEPROM area (Return Delay Time 250, Temperature Limit 80 or 72, Current Limit of the
-  model ...) and of the RAM area, Indirect Address/Data 1-28 and 29-56; a model without
-  current control (XL430-W250) has no Current Limit (38) nor Goal Current (102), and its
-  126 is Present Load;
+  model, Min/Max Voltage Limit 95/160, 60/140 on the XL430 ...) and of the RAM area,
+  Indirect Address/Data 1-28 and 29-56; a model without current control (XL430-W250) has
+  no Current Limit (38) nor Goal Current (102), and its 126 is Present Load;
 * Protocol 2.0, Status Packet: Access Error for an item that is read-only, undefined, or
   in the EEPROM area while the torque is on; Data Length Error for a write that cuts an
   item; Data Range Error for a value outside its item's range; Data Limit Error for a Goal
@@ -31,9 +31,19 @@ What it follows, page by page of the e-Manual:
 * Operating Mode: only 0, 1, 3, 4, 5 and 16 exist (XL430: 1, 3, 4, 16); a change resets
   Goal PWM and Goal Current to PWM Limit and Current Limit, the profiles to 0 and the
   gains to their initial values;
-* Drive Mode: Reverse inverts Goal and Present Position (on an X540 the current too);
-  Torque On by Goal Update (firmware 45 and later) switches the torque on when a goal is
-  written with the torque off;
+* Current Limit: "used in Torque Control Mode and Current-based Position Control Mode"
+  only. In current control the current is Goal Current, in current-based position control
+  a position loop's current bounded by Goal Current; extended position control has no
+  current bound but the motor's own: against a blocked horn it draws the stall current of
+  its Specifications (at 12 V), scaled by Goal PWM (a PWM limit in every mode but PWM
+  control: Goal PWM page) over 885;
+* Drive Mode: the Range of its model's page (0 ~ 5, the XL430-W250 0 ~ 13) and only the
+  bits the model has; Reverse inverts Goal and Present Position (on an X540 the current
+  too); Torque On by Goal Update (XL430, firmware 45 and later) switches the torque on
+  when a goal is written with the torque off;
+* Status Return Level (68): 0 answers PING only, 1 PING and READ (SYNC READ too), 2 every
+  instruction; Return Delay Time (9): each status goes out that many 2 us after the
+  instruction (:meth:`EmulatedServo.return_delay`);
 * Bus Watchdog (firmware 38 and later): with the torque on, an instruction interval longer
   than its value (20 ms units) makes it read -1 and the servo stop; goal items then refuse
   writes with Data Range Error until 0 is written to it. The page does not say what
@@ -43,10 +53,13 @@ What it follows, page by page of the e-Manual:
   thread that waited for the GIL does not blame the host;
 * Reboot, and a power cycle: the RAM (torque, the indirect map) back at its initial
   values, the EEPROM kept, Present Position within one turn again;
-* Shutdown (63): a Hardware Error Status bit of its default 52 switches the torque off
-  until a reboot.
-
-It does not delay its replies by the Return Delay Time.
+* Startup Configuration (60, firmware 45 and later): bit 0 switches the torque on at
+  power-on, bit 1 (RAM Restore) restores the RAM items of the Control Table Backup
+  (Protocol 2.0 page, instruction 0x20: "Velocity P.I Gains, Position P.I.D Gains,
+  Feedforward 1st & 2nd Gains, Profile Acceleration, Profile Velocity, Indirect
+  Addresses"); Backup Ready (147) says whether a backup exists;
+* Shutdown (63): the Hardware Error Status bits it holds (52 from the factory) switch the
+  torque off until a reboot.
 """
 
 from __future__ import annotations
@@ -57,14 +70,16 @@ import time
 from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol import motor
 
-# N/m: gain of the emulated position loop of current-based position control (per mechanics
-# step; a tendon of the default robot draws in about 5 mm per N, so the loop halves the
-# position error each step)
+# N/m: gain of the emulated position loop of the position modes (per mechanics step; a
+# tendon of the default robot draws in about 5 mm per N, so the loop halves the position
+# error each step)
 POSITION_GAIN = 100.0
-#: Hardware Error Status bits that switch the torque off (Shutdown, address 63, default).
-SHUTDOWN = 0x34
-#: Firmware from which Torque On by Goal Update (Drive Mode bit 3) works.
-TORQUE_ON_BY_GOAL_FIRMWARE = 45
+#: Items of the Control Table Backup a RAM Restore puts back (Protocol 2.0 page): the
+#: gains, the profiles and the Indirect Addresses.
+BACKED_UP_RAM = ((76, 16), (108, 8), (168, 56), (578, 56))
+#: Parameters of the Control Table Backup instruction: store the table, restore the EEPROM;
+#: both followed by the fixed "CTRL".
+BACKUP_STORE, BACKUP_RESTORE, BACKUP_KEY = 0x01, 0x02, b'CTRL'
 #: Entries kept in a servo's log of what it held with the torque on.
 LOG_LENGTH = 10000
 
@@ -75,7 +90,7 @@ _ITEMS = [
     (7, 1, True, 0, 252), (8, 1, True, 0, 7), (9, 1, True, 0, 254),
     (10, 1, True, None, None), (11, 1, True, None, None), (12, 1, True, 0, 255),
     (13, 1, True, 1, 2), (20, 4, True, -1044479, 1044479), (24, 4, True, 0, 1023),
-    (31, 1, True, 0, 100), (32, 2, True, 95, 300), (34, 2, True, 60, 300),
+    (31, 1, True, 0, 100), (32, 2, True, None, None), (34, 2, True, None, None),
     (36, 2, True, 0, 885), (38, 2, True, None, None), (44, 4, True, 0, 1023),
     (48, 4, True, 0, 4095), (52, 4, True, 0, 4095), (63, 1, True, 0, 255),
     (64, 1, True, 0, 1), (65, 1, True, 0, 1), (68, 1, True, 0, 2), (69, 1, False, None, None),
@@ -100,6 +115,8 @@ _NO_CURRENT_MODES = (dxl.VELOCITY_MODE, dxl.POSITION_MODE, dxl.EXTENDED_POSITION
                      dxl.PWM_MODE)
 #: RAM values an Operating Mode switch sets back (its page: the gains to their initial values).
 _GAINS = {76: 1920, 78: 100, 80: 0, 82: 0, 84: 800, 88: 0, 90: 0}
+#: Items that exist from firmware 45: Startup Configuration (0 ~ 3) and Backup Ready.
+_STARTUP_ITEMS = [(60, 1, True, 0, 3), (147, 1, False, None, None)]
 
 
 class EmulatedServo:
@@ -110,16 +127,17 @@ class EmulatedServo:
     (another answers pings as that number, with the XM430-W350's table); ``gain`` [N/A]
     and ``offset`` [N] are the true current -> tension relation, ``pulley_radius`` [m] and
     ``direction`` the tendon's winding, ``zero`` the Present Position [units] of the
-    unloaded tendon at the first power-on, ``drive_mode`` its Drive Mode from the factory
-    (or from whoever used it last).
+    unloaded tendon at the first power-on, ``drive_mode`` and ``startup`` its Drive Mode
+    and Startup Configuration from the factory (or from whoever used it last).
 
     ``held`` logs, after every instruction that leaves the torque on, what the servo then
-    holds: (Operating Mode, Goal Current, Goal Position), when it changed.
+    holds: (Operating Mode, Goal Current, Goal Position), when it changed. ``blocked``: the
+    tendon is caught (:meth:`block`).
     """
 
     def __init__(self, servo_id: int, model: int = 1020, firmware: int = 46,
                  pulley_radius: float = 0.015, direction: int = 1, gain: float = 100.0,
-                 offset: float = 0.0, zero: int = 2048, drive_mode: int = 0):
+                 offset: float = 0.0, zero: int = 2048, drive_mode: int = 0, startup: int = 0):
         self.model, self.firmware = model, firmware
         self.spec = dxl.MODELS.get(model, dxl.MODELS[1020])
         self.pulley_radius, self.direction = pulley_radius, direction
@@ -129,8 +147,13 @@ class EmulatedServo:
         self._stopped_at = 0.0    # displacement where an expired Bus Watchdog stopped it [m]
         self._last_instruction = time.monotonic()
         self._registered: tuple[int, bytes] | None = None   # REG_WRITE waiting for ACTION
+        self._backup: bytes | None = None   # Control Table Backup: the table when stored
+        self.blocked: float | None = None   # displacement [m] where the tendon is caught
         current_items = (dxl.CURRENT_LIMIT[0], dxl.GOAL_CURRENT[0])
-        self.items = {a: (size, writable, low, high) for a, size, writable, low, high in _ITEMS
+        low, high = self.spec.voltage_limits
+        items = _ITEMS + [(32, 2, True, low, high), (34, 2, True, low, high)] + (
+            _STARTUP_ITEMS if firmware >= dxl.STARTUP_FIRMWARE else [])
+        self.items = {a: (size, writable, low, high) for a, size, writable, low, high in items
                       if self.spec.current_limit or a not in current_items}
         self._byte_item = {a + i: a for a, (size, *_) in self.items.items() for i in range(size)}
         self.held: deque[tuple[int, int, int]] = deque(maxlen=LOG_LENGTH)
@@ -138,20 +161,24 @@ class EmulatedServo:
         self.silent = False
         self.off_until: float | None = None   # powered off until then (time.monotonic() s)
         self._id = servo_id
-        self._factory(drive_mode)
+        self._factory(drive_mode, startup)
         self.reset()
 
-    def _factory(self, drive_mode: int) -> None:
+    def _factory(self, drive_mode: int, startup: int) -> None:
         """Fill the EEPROM area as it leaves the factory (the Initial Value column)."""
+        low, high = self.spec.voltage_limits
         for item, value in ((dxl.ID, self._id), (dxl.BAUD_RATE, 1), (dxl.RETURN_DELAY_TIME, 250),
                             (dxl.DRIVE_MODE, drive_mode), (dxl.OPERATING_MODE, 3), ((12, 1), 255),
                             ((13, 1), 2), ((24, 4), 10),
                             (dxl.TEMPERATURE_LIMIT, self.spec.temperature_limit),
-                            ((32, 2), 160), ((34, 2), 95), (dxl.PWM_LIMIT, 885),
-                            ((44, 4), 200), ((48, 4), 4095), (dxl.SHUTDOWN, SHUTDOWN)):
+                            (dxl.MAX_VOLTAGE_LIMIT, high), (dxl.MIN_VOLTAGE_LIMIT, low),
+                            (dxl.PWM_LIMIT, dxl.PWM_FULL), ((44, 4), 200), ((48, 4), 4095),
+                            (dxl.SHUTDOWN, dxl.SHUTDOWN_DEFAULT)):
             self._put(item, value)
         if self.spec.current_limit:
             self._put(dxl.CURRENT_LIMIT, self.spec.current_limit)
+        if self.firmware >= dxl.STARTUP_FIRMWARE:
+            self._put(dxl.STARTUP_CONFIGURATION, startup)
 
     def reset(self) -> None:
         """Set the RAM area as at power-on (REBOOT too); the EEPROM area keeps its values."""
@@ -170,14 +197,29 @@ class EmulatedServo:
         self._registered = None
         self.set_position(self._displacement)
         self._put(dxl.GOAL_POSITION, self.get(dxl.PRESENT_POSITION, signed=True))
+        if self.firmware >= dxl.STARTUP_FIRMWARE:
+            self._put(dxl.BACKUP_READY, self._backup is not None)
 
     def restart(self) -> None:
-        """Power on again (after REBOOT or a power cycle): the multi-turn count is lost."""
+        """
+        Power on again (after REBOOT or a power cycle): the multi-turn count is lost.
+
+        Startup Configuration then restores the backed-up RAM items (RAM Restore, with a
+        backup) and switches the torque on (Startup Torque On), under the power-on goals.
+        """
         absolute = self.get(dxl.PRESENT_POSITION, signed=True) * self._reverse() \
             + self._turns_lost
         self._turns_lost = absolute // 4096 * 4096   # Present Position back within one turn
         self.table[dxl.HARDWARE_ERROR_STATUS[0]] = 0
         self.reset()
+        startup = self.get(dxl.STARTUP_CONFIGURATION) \
+            if self.firmware >= dxl.STARTUP_FIRMWARE else 0
+        if startup & dxl.RAM_RESTORE and self._backup is not None:
+            for address, length in BACKED_UP_RAM:
+                self.table[address:address + length] = self._backup[address:address + length]
+        if startup & dxl.STARTUP_TORQUE_ON:
+            self._put(dxl.TORQUE_ENABLE, 1)
+            self.log_held()
 
     @property
     def servo_id(self) -> int:
@@ -215,6 +257,14 @@ class EmulatedServo:
         # Not judged here: an emulator thread that waited for the GIL reads late what the
         # host sent in time. check_watchdog runs at each step, after the port is read.
         self._last_instruction = now
+
+    def answers(self, read: bool) -> bool:
+        """Return whether a status goes back (Status Return Level): for a READ, or any other."""
+        return self.get(dxl.STATUS_RETURN_LEVEL) >= (1 if read else dxl.STATUS_RETURN_ALL)
+
+    def return_delay(self) -> float:
+        """Return how long after an instruction its status goes out (Return Delay Time) [s]."""
+        return 2e-6 * self.get(dxl.RETURN_DELAY_TIME)
 
     def read(self, address: int, length: int) -> tuple[int, bytes]:
         """(error number, data) of a READ of ``length`` bytes from ``address``."""
@@ -261,7 +311,8 @@ class EmulatedServo:
         modes = dxl.OPERATING_MODES if self.spec.current_limit else _NO_CURRENT_MODES
         if value(dxl.OPERATING_MODE[0]) not in modes:
             return dxl.DATA_RANGE_ERROR
-        if value(dxl.DRIVE_MODE[0]) & ~self.spec.drive_bits:
+        drive = value(dxl.DRIVE_MODE[0])
+        if drive > self.spec.drive_mode_max or drive & ~self.spec.drive_bits:
             return dxl.DATA_RANGE_ERROR
         if self.spec.current_limit:
             if value(dxl.CURRENT_LIMIT[0]) > self.spec.current_limit:
@@ -269,13 +320,16 @@ class EmulatedServo:
             if dxl.GOAL_CURRENT[0] in touched and \
                     abs(value(dxl.GOAL_CURRENT[0], True)) > value(dxl.CURRENT_LIMIT[0]):
                 return dxl.DATA_LIMIT_ERROR
+        if dxl.GOAL_PWM[0] in touched and \
+                abs(value(dxl.GOAL_PWM[0], True)) > value(dxl.PWM_LIMIT[0]):
+            return dxl.DATA_LIMIT_ERROR
         if dxl.GOAL_POSITION[0] in touched:
             goal, mode = value(dxl.GOAL_POSITION[0], True), value(dxl.OPERATING_MODE[0])
             if mode == dxl.POSITION_MODE and not value(52) <= goal <= value(48):
                 return dxl.DATA_LIMIT_ERROR
             if abs(goal) > dxl.EXTENDED_POSITION_RANGE:
                 return dxl.DATA_RANGE_ERROR
-        if new[dxl.TORQUE_ENABLE[0]] and self.get(dxl.HARDWARE_ERROR_STATUS) & SHUTDOWN:
+        if new[dxl.TORQUE_ENABLE[0]] and self.shutdown_error():
             return dxl.RESULT_FAIL   # torque stays off until REBOOT
         return 0
 
@@ -292,7 +346,7 @@ class EmulatedServo:
                 self._put((address, 2), gain)
         if (touched & set(_GOALS) and not self.get(dxl.TORQUE_ENABLE)
                 and self.get(dxl.DRIVE_MODE) & dxl.DRIVE_TORQUE_ON_BY_GOAL
-                and self.firmware >= TORQUE_ON_BY_GOAL_FIRMWARE):
+                and self.firmware >= dxl.STARTUP_FIRMWARE):
             self._put(dxl.TORQUE_ENABLE, 1)   # Drive Mode: Torque On by Goal Update
         self.log_held()
 
@@ -312,8 +366,35 @@ class EmulatedServo:
         self._put(dxl.REGISTERED_INSTRUCTION, 0)
         return self.write(address, data)
 
+    def backup(self, params: bytes) -> tuple[int, bool]:
+        """
+        Control Table Backup (Protocol 2.0 page): (error number, whether the servo reboots).
+
+        ``params``: 0x01 (store the table) or 0x02 (restore the EEPROM, then reboot), then
+        "CTRL". Result Fail with the torque on; from firmware 45 only.
+        """
+        if self.firmware < dxl.STARTUP_FIRMWARE:
+            return dxl.INSTRUCTION_ERROR, False
+        if len(params) != 5 or params[1:] != BACKUP_KEY or params[0] not in (
+                BACKUP_STORE, BACKUP_RESTORE):
+            return dxl.DATA_RANGE_ERROR, False
+        if self.get(dxl.TORQUE_ENABLE):
+            return dxl.RESULT_FAIL, False
+        if params[0] == BACKUP_STORE:
+            self._backup = bytes(self.table)
+            self._put(dxl.BACKUP_READY, 1)
+            return 0, False
+        if self._backup is None:
+            return dxl.RESULT_FAIL, False
+        self.table[:dxl.RAM_START] = self._backup[:dxl.RAM_START]
+        return 0, True
+
     def error_byte(self, error: int) -> int:
         return error | (dxl.ALERT if self.get(dxl.HARDWARE_ERROR_STATUS) else 0)
+
+    def shutdown_error(self) -> int:
+        """Return the Hardware Error Status bits its Shutdown (63) turns the torque off for."""
+        return self.get(dxl.HARDWARE_ERROR_STATUS) & self.get(dxl.SHUTDOWN)
 
     def log_held(self) -> None:
         """Log what the servo holds if its torque is on (and it changed)."""
@@ -344,41 +425,101 @@ class EmulatedServo:
 
     def set_hardware_error(self, bits: int) -> None:
         self._put(dxl.HARDWARE_ERROR_STATUS, bits)
-        if bits & SHUTDOWN:
+        if self.shutdown_error():
             self._put(dxl.TORQUE_ENABLE, 0)
+
+    def block(self, blocked: bool = True) -> None:
+        """Catch the tendon where it is (a snag), or free it: the horn cannot turn further."""
+        self.blocked = self._displacement if blocked else None
 
     def _goal_displacement(self) -> float:
         """Return the displacement [m] Goal Position asks for."""
         absolute = self._reverse() * self.get(dxl.GOAL_POSITION, signed=True) + self._turns_lost
         return self.direction * (absolute - self.zero) * dxl.POSITION_UNIT * self.pulley_radius
 
-    def target(self) -> tuple[str, float]:
-        """(mode, target) the servo drives its tendon to: tension [N] or displacement [m]."""
+    def _tension_of(self, current: float) -> float:
+        """Tension [N] the true calibration gives for ``current`` [A] (a tendon cannot push)."""
+        return max(0.0, self.gain * current + self.offset)
+
+    def stall_tension(self) -> float:
+        """
+        Return the tension [N] of the motor's stall current, at its PWM limit.
+
+        The stall current of the Specifications (at 12 V), scaled by |Goal PWM| (itself
+        within PWM Limit) over 885: what any mode draws against a horn that cannot turn.
+        """
+        pwm = min(abs(self.get(dxl.GOAL_PWM, signed=True)), self.get(dxl.PWM_LIMIT))
+        return self._tension_of(self.spec.stall_current * pwm / dxl.PWM_FULL)
+
+    def _pull(self) -> tuple[int | None, float, float]:
+        """(Operating Mode or None when it holds nothing, bound [N], aim [m] or tension [N])."""
         if not self.get(dxl.TORQUE_ENABLE) or self.off_until is not None:
-            return motor.TENSION, 0.0   # back-drivable: the tendon goes slack
+            return None, 0.0, 0.0   # back-drivable: the tendon goes slack
         mode = self.get(dxl.OPERATING_MODE)
         stopped = self.get(dxl.BUS_WATCHDOG) == dxl.BUS_WATCHDOG_EXPIRED
+        stall = self.stall_tension()
+        aim = self._stopped_at if stopped else self._goal_displacement()
         if mode == dxl.EXTENDED_POSITION_MODE:
-            return motor.DISPLACEMENT, self._stopped_at if stopped else self._goal_displacement()
-        if not self.spec.current_limit:
-            return motor.TENSION, 0.0
+            return mode, stall, aim   # Current Limit does not apply: only the stall current
+        if not self.spec.current_limit or mode not in (dxl.CURRENT_MODE,
+                                                       dxl.CURRENT_BASED_POSITION_MODE):
+            return None, 0.0, 0.0   # the modes a tendon servo does not use hold no tension
         limit = self.get(dxl.CURRENT_LIMIT)
         goal = max(-limit, min(limit, self.get(dxl.GOAL_CURRENT, signed=True)))
         if mode == dxl.CURRENT_MODE:
             if stopped:
-                return motor.TENSION, 0.0   # no current: the tendon goes slack
+                return None, 0.0, 0.0   # no current: the tendon goes slack
             current = self.direction * self._reverse(current=True) * goal * dxl.CURRENT_UNIT
-            return motor.TENSION, max(0.0, self.gain * current + self.offset)
-        if mode == dxl.CURRENT_BASED_POSITION_MODE:
-            # A position loop whose current is bounded by |Goal Current|: it pulls harder
-            # while the tendon is short of the Goal Position and eases off beyond it, never
-            # above the bound, so the tendon stops at the goal when holding it there takes
-            # less than the bound, and pays out when the bound drops below the load.
-            bound = max(0.0, self.gain * abs(goal) * dxl.CURRENT_UNIT + self.offset)
-            aim = self._stopped_at if stopped else self._goal_displacement()
-            wanted = self._tension + POSITION_GAIN * (aim - self._displacement)
-            return motor.TENSION, min(bound, max(0.0, wanted))
-        return motor.TENSION, 0.0   # the modes a tendon servo does not use hold no tension
+            return mode, stall, min(stall, self._tension_of(current))
+        # Goal Current "sets a limit to current in Current-based Position Control mode"
+        return mode, min(stall, self._tension_of(abs(goal) * dxl.CURRENT_UNIT)), aim
+
+    def target(self) -> tuple[str, float]:
+        """(mode, target) the servo drives its tendon to: a tension [N] (see :meth:`_pull`)."""
+        mode, bound, aim = self._pull()
+        if mode is None:
+            return motor.TENSION, 0.0
+        if mode == dxl.CURRENT_MODE:
+            return motor.TENSION, aim
+        # A position loop whose current is bounded: it pulls harder while the tendon is
+        # short of the Goal Position and eases off beyond it, never above the bound, so the
+        # tendon stops at the goal when holding it there takes less than the bound, and pays
+        # out when the bound drops below the load.
+        wanted = self._tension + POSITION_GAIN * (aim - self._displacement)
+        return motor.TENSION, min(bound, max(0.0, wanted))
+
+    def blocked_tension(self) -> float:
+        """
+        Tension [N] on the servo's side of a caught tendon (:meth:`block`).
+
+        The horn cannot turn on: a position mode whose goal lies beyond pulls with all its
+        bound (extended position control: the stall current), one whose goal lies behind
+        lets its side go slack; current control pulls with its Goal Current.
+        """
+        mode, bound, aim = self._pull()
+        if mode is None:
+            return 0.0
+        if mode == dxl.CURRENT_MODE:
+            return aim
+        unit = self.pulley_radius * dxl.POSITION_UNIT
+        if aim > self.blocked + unit:
+            return bound
+        return 0.0 if aim < self.blocked - unit else min(bound, self._tension)
+
+    def spool(self, displacement: float) -> float:
+        """
+        Displacement [m] the horn reports for the tendon at ``displacement`` [m].
+
+        A position mode paying a slack tendon out turns on to its Goal Position: the spool,
+        not the tendon, sets Present Position then. A caught tendon holds the horn.
+        """
+        if self.blocked is not None:
+            return self.blocked
+        mode, _, aim = self._pull()
+        if mode in (dxl.EXTENDED_POSITION_MODE, dxl.CURRENT_BASED_POSITION_MODE) \
+                and self._tension == 0.0 and aim < displacement:
+            return aim
+        return displacement
 
     def set_current(self, tension: float) -> None:
         """Present Current [units] that holds ``tension`` [N] (0 with torque off)."""

@@ -17,9 +17,11 @@ An emulated laser displacement controller, Keyence LK-G style, on the rig's tip.
 
 Answers ``M0<CR>`` with ``M0,<value 1>,<value 2><CR>`` (see
 :mod:`tendon_robot_sim.protocol.keyence`): each head reads the plant's tip along
-its axis of the sensor frame, ``+FFFFFFF``/``-FFFFFFF`` beyond its measuring range and
-``XXXXXXXX`` in alarm (the LK-G manual, "Measurement value format", page 5-6: the display
-shows ``-------``).
+its axis of the sensor frame, written as the LK-G manual's "Measurement value format"
+(page 5-6) says: a sign and seven characters, right-aligned, the decimal point where the
+display setting puts it (``decimals``; by default the most that every value of the
+measuring range fits: 3 for +-250 mm, ``+123.456``), ``+FFFFFFF``/``-FFFFFFF`` beyond its
+measuring range and ``XXXXXXXX`` in alarm (the display shows ``-------``).
 Any other command gets ``ER,<command>,00`` (command error); it sends nothing unasked.
 """
 
@@ -40,14 +42,16 @@ class KeyenceController:
 
     ``blind(head)`` puts a head out of range (a target lost), ``blind(head, False)``
     back in; ``alarm(head)`` makes it report the alarm value, ``alarm(head, False)``
-    stops it; ``noise`` is the standard deviation of each reading [mm].
+    stops it; ``noise`` is the standard deviation of each reading [mm]; ``decimals`` the
+    display setting (None: the most the measuring range fits).
     """
 
     def __init__(self, plant: Plant, mount: SensorMount,
                  heads: keyence.Heads = keyence.Heads(), measuring_range: float = 250.0,
-                 noise: float = 0.0, seed: int = 0):
+                 noise: float = 0.0, seed: int = 0, decimals: int | None = None):
         self.plant, self.mount, self.heads = plant, mount, heads
         self.measuring_range, self.noise = measuring_range, noise
+        self.decimals = keyence.decimals_for(measuring_range) if decimals is None else decimals
         self.rng = np.random.default_rng(seed)
         self.blinded = [False, False]
         self.alarms = [False, False]
@@ -86,7 +90,7 @@ class KeyenceController:
             elif self.blinded[head] or abs(mm) > self.measuring_range:
                 out.append(('-' if mm < 0 else '+') + keyence.OUT_OF_RANGE)
             else:
-                out.append(keyence.format_value(mm))
+                out.append(keyence.format_value(mm, self.decimals))
         return out
 
     def step(self, now: float) -> list[bytes]:

@@ -36,6 +36,9 @@ The hardware bridge's logic without ROS: setpoints in, safe commands out.
 * **Delivery**: the commanded state is sent again, with a new sequence number, whenever
   the driver gave it up, until the device acknowledges it; a command unacknowledged for
   ``delivery_timeout`` makes the motor status an ERROR.
+* **A blind tip sensor**: samples that are all invalid (no target, alarm, out of range),
+  or none at all, make the sensor status a WARN at once and an ERROR once nothing valid
+  came for ``blind_timeout``; it is OK again with the first valid sample.
 
 Log lines come back as :class:`Event` lists, so the node decides how to throttle them.
 """
@@ -104,6 +107,7 @@ class BridgeSettings:
     tension_margin: float           # fraction of max_tension
     implausible_timeout: float      # s
     reach: float                    # m: no tip is farther from the base
+    blind_timeout: float = 1.0      # s without a valid tip sample: the sensor is an ERROR
 
 
 class BridgeCore:
@@ -124,6 +128,7 @@ class BridgeCore:
         self.sensor: TipSensor | None = None
         self.active = False
         self.stopped = False
+        self.stopped_by = ''            # what latched the stop: ~/stop or a device fault
         self.fault = ''                 # the device fault that latched the stop
         self.watchdog_tripped = False
         self.rejected = 0               # setpoints rejected since the start
@@ -140,6 +145,10 @@ class BridgeCore:
         self._sent_seq: int | None = None
         self._waiting_since: float | None = None   # commands unacknowledged since [s]
         self._last_status_stamp = -np.inf
+        self._sensor_since = time.monotonic()   # the sensor's blindness counts from here
+        self._last_valid: float | None = None   # receive time of the newest valid sample
+        self._invalid_run = 0    # invalid samples since the newest valid one
+        self._blind_said = ''    # the blindness already logged: '', 'warn', 'error'
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -149,6 +158,8 @@ class BridgeCore:
         self._reconnects = 0
         self.sent = self._sent_seq = self._waiting_since = None
         self._last_status_stamp = -np.inf
+        self._sensor_since, self._last_valid = time.monotonic(), None
+        self._invalid_run, self._blind_said = 0, ''
 
     def release(self) -> None:
         """Command the safe state if the motor port is open, then close both; idempotent."""
@@ -284,6 +295,7 @@ class BridgeCore:
         if fault and fault != self.fault:
             self.fault = fault
             self.stopped = True
+            self.stopped_by = f'a fault: {fault}'
             self.setpoint = None
             events.append(Event('error', f'motor fault: {fault}; safe state commanded, '
                                 'setpoints ignored until ~/resume'))
@@ -348,6 +360,8 @@ class BridgeCore:
 
     def stop(self, now: float) -> str:
         """Latch the safe state until :meth:`resume`; return what was done."""
+        if not self.stopped:
+            self.stopped_by = '~/stop'
         self.stopped = True
         self.setpoint = None
         if self.motors is None:
@@ -355,17 +369,26 @@ class BridgeCore:
         self._command(self.safe_command)
         return f'safe state commanded: {self.settings.min_tension:g} N on every tendon'
 
-    def resume(self, now: float) -> str:
-        """Release the stop latch and the fault; servos a fault took down come back."""
+    def resume(self, now: float) -> tuple[bool, str]:
+        """
+        Release the stop latch and the fault; servos a fault took down come back.
+
+        Refused (False, why), the latch kept, while a motor cannot take torque again (a
+        servo in hardware error needs ~/reboot first).
+        """
+        if self.motors is not None:
+            refusal = self.motors.resume_refusal()
+            if refusal:
+                return False, f'not resumed, still stopped: {refusal}'
         was_stopped, self.stopped = self.stopped, False
-        self.fault = ''
+        self.fault = self.stopped_by = ''
         if self.motors is not None:
             self.motors.clear_fault()   # one that persists is reported and latched again
             self.motors.recover()       # zero and limits re-taken where a servo reset
         self.setpoint = None
         self.setpoint_time = now
-        return ('resumed: the next setpoint is ramped to' if was_stopped
-                else 'was not stopped')
+        return True, ('resumed: the next setpoint is ramped to' if was_stopped
+                      else 'was not stopped')
 
     def reboot(self, timeout: float) -> tuple[bool, str]:
         """Reboot the motors in hardware error (operator's request); (done, what happened)."""
@@ -393,14 +416,44 @@ class BridgeCore:
             return tips, events
         for sample, rx_time in self.sensor.measurements():
             if not sample.valid:
+                self._invalid_run += 1
                 continue
+            self._last_valid, self._invalid_run = rx_time, 0
             tip = self.mount.to_base(sample.position)
             if self.plausible['sensor'].update(tip_problem(tip, self.settings.reach), now):
                 tips.append((tip, rx_time))
             else:
                 events.append(Event('warning', f'tip sensor: {self.plausible["sensor"].last}; '
                                     'not published', 'implausible sensor'))
+        self._say_blindness(now, events)
         return tips, events
+
+    def _blindness(self, now: float) -> tuple[int, str]:
+        """(OK, WARN or ERROR, why) of the tip sensor's samples: is it blind, for how long."""
+        since = self._sensor_since if self._last_valid is None else self._last_valid
+        age = now - since
+        if not self._invalid_run and age <= self.settings.stale_timeout:
+            return OK, ''
+        what = 'nothing received' if not self._invalid_run else (
+            f'{self._invalid_run} invalid samples, the last: '
+            f'{self.sensor.statistics()[1].last_invalid or "no target"}')
+        if age >= self.settings.blind_timeout:
+            return ERROR, f'blind: no valid sample for {age:.1f} s ({what})'
+        return WARN, f'blind: no valid sample for {age:.1f} s ({what})'
+
+    def _say_blindness(self, now: float, events: list[Event]) -> None:
+        """Log when the sensor goes blind, stays blind past blind_timeout, and sees again."""
+        level, why = self._blindness(now)
+        said = {OK: '', WARN: 'warn', ERROR: 'error'}[level]
+        if said == self._blind_said or (level == WARN and self._blind_said == 'error'):
+            return
+        self._blind_said = said
+        if level == ERROR:
+            events.append(Event('error', f'tip sensor: {why}; no tip is published'))
+        elif level == WARN:
+            events.append(Event('warning', f'tip sensor: {why}; no tip is published', 'blind'))
+        else:
+            events.append(Event('info', 'tip sensor: valid samples again'))
 
     def _implausible(self, status: MotorStatus) -> str:
         s = self.settings
@@ -434,24 +487,31 @@ class BridgeCore:
                               for name, m in zip(self.settings.names, reading.modes)]
             if faults and status.level != ERROR:
                 status.level, status.message = ERROR, f'motor faults: {faults}'
+        status.values += self.motors.diagnostic_values()
         self._plausibility_level('motors', status)
         if self.fault:
             status.level, status.message = ERROR, f'fault, stopped: {self.fault}'
         return status
 
     def sensor_diagnostics(self, now: float) -> Status:
-        """Link health, sample counts and plausibility of the tip sensor."""
+        """Link health, sample counts, blindness and plausibility of the tip sensor."""
         link, samples = self.sensor.statistics()
         status = Status(*self._link_level(link, now), _link_values(link, now) + [
             ('samples', samples.samples), ('invalid', samples.invalid), ('lost', samples.lost),
-            ('overflow', samples.overflow)])
+            ('overflow', samples.overflow), ('last_invalid', samples.last_invalid),
+            ('last_valid_age', '' if self._last_valid is None
+             else f'{now - self._last_valid:.3f}')])
+        level, why = self._blindness(now)
+        if level > status.level:
+            status.level, status.message = level, why
         self._plausibility_level('sensor', status)
         return status
 
     def safety_diagnostics(self, now: float) -> Status:
         """Whether the bridge follows setpoints, and why not."""
         if self.stopped:
-            level, message = WARN, 'stopped by ~/stop: safe state'
+            level, message = WARN, (f'stopped by {self.stopped_by or "~/stop"}: safe state '
+                                    'until ~/resume')
         elif not self.active:
             level, message = WARN, 'inactive (lifecycle): safe state'
         elif self.watchdog_tripped:
@@ -460,6 +520,7 @@ class BridgeCore:
             level, message = OK, 'following setpoints'
         return Status(level, message, [
             ('active', self.active), ('stopped', self.stopped),
+            ('stopped_by', self.stopped_by),
             ('watchdog_tripped', self.watchdog_tripped),
             ('setpoint_age', f'{now - self.setpoint_time:.3f}'),
             ('rejected_setpoints', self.rejected),

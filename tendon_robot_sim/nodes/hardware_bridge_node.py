@@ -36,7 +36,8 @@ out-of-range command. Valid ones go to the motor driver at ``command_rate``,
 ramped, behind a watchdog and a stop latch (``~/stop``, ``~/resume``): the logic
 is ROS-free, in :mod:`tendon_robot_sim.hardware.bridge`. ``~/reboot`` reboots the
 servos that report a hardware error (Dynamixel), checks them as configure does
-and leaves them off until ``~/resume``.
+and leaves them off until ``~/resume``; ``~/resume`` refuses (success false, naming
+the servo) while a servo reports a hardware error.
 
 Publishes ``tendon/state`` (per tendon: position = displacement [m], velocity
 [m/s], effort = tension [N]) from the driver's status reports, ``tip/measured``
@@ -114,6 +115,9 @@ PARAMS = (
           choices=SENSOR_DEVICES),
     Param('sensor_timeout', 0.05, 's', 'keyence-lkg: wait for the answer to one request',
           range=(0.001, 1.0)),
+    Param('sensor_blind_timeout', 1.0, 's', 'the tip sensor is an ERROR when no valid sample '
+          '(no target, alarm, out of range, silence) came for this long; a WARN before',
+          range=(0.01, 60.0)),
     Param('keyence_axes', [1, 2], '', 'keyence-lkg: sensor-frame axis (0 x, 1 y, 2 z) that '
           'head 1 and head 2 measure'),
     Param('keyence_signs', [1, 1], '', 'keyence-lkg: +1 if a head reads positive towards +axis'),
@@ -204,6 +208,7 @@ class HardwareBridgeNode(LifecycleNode):
         self.core = BridgeCore(BridgeSettings(
             names=tuple(self.names), max_tensions=self.robot.max_tensions,
             reach=(1.0 + config.workspace_margin) * self.robot.rod.length,
+            blind_timeout=config.sensor_blind_timeout,
             **{name: getattr(config, name) for name in (
                 'min_tension', 'min_displacement', 'max_displacement', 'watchdog_timeout',
                 'command_rate', 'max_tension_rate', 'max_displacement_rate',
@@ -369,8 +374,9 @@ class HardwareBridgeNode(LifecycleNode):
         return response
 
     def _on_resume(self, request, response):
-        response.message = self.core.resume(time.monotonic())
-        response.success = True
+        response.success, response.message = self.core.resume(time.monotonic())
+        if not response.success:
+            self.get_logger().warning(f'resume: {response.message}')
         return response
 
     def _on_reboot(self, request, response):

@@ -102,6 +102,12 @@ class MotorBus(Protocol):
     def reboot(self, timeout: float) -> tuple[bool, str]:
         """Reboot the motors in hardware error, check them as configure does: (done, what)."""
 
+    def resume_refusal(self) -> str:
+        """Return why the motors must not take torque again ('' if they may)."""
+
+    def diagnostic_values(self) -> list[tuple[str, object]]:
+        """Return the device's own key-value pairs for the motor diagnostics."""
+
     def servo_states(self) -> list[ServoState]:
         """Return each servo's own state (torque, hardware error); [] if it has none."""
 

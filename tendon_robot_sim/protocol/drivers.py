@@ -210,6 +210,14 @@ class MotorDriver:
     def recover(self) -> None:
         """Nothing to bring back: the device takes the owner's next command as it comes."""
 
+    def resume_refusal(self) -> str:
+        """Return '': the device's faults are flags in its status, not a switched-off motor."""
+        return ''
+
+    def diagnostic_values(self) -> list[tuple[str, object]]:
+        """Return []: nothing beyond the link and delivery counters."""
+        return []
+
     def reboot(self, timeout: float) -> tuple[bool, str]:
         """Return (False, why): the streaming protocol has no reboot instruction."""
         return False, f'{self.protocol.name} has no reboot instruction'
@@ -383,6 +391,7 @@ class SensorStatistics:
     invalid: int = 0       # measurements flagged "no target"
     lost: int = 0          # samples missing from the counter sequence
     overflow: int = 0      # measurements dropped because nobody polled
+    last_invalid: str = ''   # what the last invalid sample said
 
 
 class TipSensorDriver:
@@ -446,6 +455,8 @@ class TipSensorDriver:
         with self._lock:
             self._counts.samples += 1
             self._counts.invalid += not message.valid
+            if not message.valid:
+                self._counts.last_invalid = 'no target (valid N)'
             if self._last_count is not None:
                 self._counts.lost += (message.count - self._last_count - 1) % (COUNT_MAX + 1)
             self._last_count = message.count

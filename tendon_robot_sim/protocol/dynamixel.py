@@ -47,8 +47,11 @@ RETURN_DELAY_TIME = (9, 1)
 DRIVE_MODE = (10, 1)
 OPERATING_MODE = (11, 1)
 TEMPERATURE_LIMIT = (31, 1)
+MAX_VOLTAGE_LIMIT = (32, 2)
+MIN_VOLTAGE_LIMIT = (34, 2)
 PWM_LIMIT = (36, 2)
 CURRENT_LIMIT = (38, 2)
+STARTUP_CONFIGURATION = (60, 1)   # firmware 45 and later
 SHUTDOWN = (63, 1)
 TORQUE_ENABLE = (64, 1)
 STATUS_RETURN_LEVEL = (68, 1)
@@ -63,6 +66,7 @@ GOAL_POSITION = (116, 4)
 PRESENT_CURRENT = (126, 2)    # Present Load (0.1 %) on the XL430-W250
 PRESENT_VELOCITY = (128, 4)
 PRESENT_POSITION = (132, 4)
+BACKUP_READY = (147, 1)         # firmware 45 and later
 INDIRECT_ADDRESS_1 = (168, 2)   # Indirect Address 1 .. 28: 2 bytes each
 INDIRECT_DATA_1 = (224, 1)      # Indirect Data 1 .. 28: 1 byte each
 INDIRECT_ADDRESS_29 = (578, 2)  # Indirect Address 29 .. 56 (Protocol 2.0 only)
@@ -91,8 +95,17 @@ TENSION_MODES = {'current': CURRENT_MODE, 'current_based_position': CURRENT_BASE
 #: Drive Mode bits (Drive Mode page): 0 Reverse, 1 slave of a dual joint (X540), 2
 #: time-based profile, 3 Torque On by Goal Update (firmware 45 and later).
 DRIVE_REVERSE, DRIVE_SLAVE, DRIVE_TIME_PROFILE, DRIVE_TORQUE_ON_BY_GOAL = 0x01, 0x02, 0x04, 0x08
+DRIVE_MODE_BITS = {0: 'Reverse', 1: 'dual-joint slave', 2: 'time-based profile',
+                   3: 'Torque On by Goal Update'}
 #: Firmware from which Drive Mode and Bus Watchdog exist (their pages: "from firmware v38").
 DRIVE_MODE_FIRMWARE = BUS_WATCHDOG_FIRMWARE = 38
+#: Startup Configuration (60) bits: 0 Startup Torque On (Torque Enable 1 at power-on), 1 RAM
+#: Restore (the RAM items of the Control Table Backup restored at power-on).
+STARTUP_TORQUE_ON, RAM_RESTORE = 0x01, 0x02
+STARTUP_BITS = {0: 'Startup Torque On', 1: 'RAM Restore'}
+#: Firmware from which Startup Configuration, Backup Ready and the Control Table Backup
+#: instruction exist (Startup Configuration page and Protocol 2.0 page: X430/540 "v45").
+STARTUP_FIRMWARE = 45
 #: Bus Watchdog unit [s], largest value, and the value it reads once it expired (-1).
 BUS_WATCHDOG_UNIT = 0.02
 BUS_WATCHDOG_MAX = 127
@@ -101,7 +114,8 @@ BUS_WATCHDOG_EXPIRED = 0xFF
 #: allowance (its LATENCY_TIMER, the FTDI default of 16 ms).
 LATENCY_TIMER_RANGE = (0.001, 0.255)
 SDK_LATENCY_TIMER = 0.016
-#: Status Return Level the bus needs (a status for every instruction) and reads as a marker.
+#: Status Return Level the bus needs: a status for every instruction (0: PING only, 1: PING
+#: and READ).
 STATUS_RETURN_ALL = 2
 
 #: Units of the control table.
@@ -117,9 +131,13 @@ BAUD_RATES = {0: 9600, 1: 57600, 2: 115200, 3: 1000000, 4: 2000000, 5: 3000000, 
 #: Rates the SDK's PortHandler can open (it has no 4.5 Mbps) from 57600 up.
 SDK_BAUD_RATES = (57600, 115200, 1000000, 2000000, 3000000, 4000000)
 
-#: Hardware Error Status bits.
+#: Hardware Error Status bits (and of Shutdown, 63, which names those that switch the torque off).
 HARDWARE_ERRORS = {0: 'input voltage error', 2: 'overheating error', 3: 'motor encoder error',
                    4: 'electrical shock error', 5: 'overload error'}
+#: Shutdown's initial value: overheating, electrical shock and overload errors (Shutdown page).
+SHUTDOWN_DEFAULT = 0x34
+#: PWM Limit (36) and Goal PWM (100): 885 is 100 % of the supply voltage.
+PWM_FULL = 885
 #: Status packet error byte: bit 7 is the alert (a Hardware Error Status bit is set), bits
 #: 0..6 the error number (Protocol 2.0 page, Status Packet).
 ALERT = 0x80
@@ -138,28 +156,53 @@ class Model:
 
     ``current_limit``: the largest Current Limit (38) [units], also its initial value; None
     for a model without current control (no Current Limit, no Goal Current). ``drive_bits``:
-    the Drive Mode bits it has. ``reverse_current``: Reverse (Drive Mode bit 0) inverts the
-    current too, not only the position. ``temperature_limit``: initial Temperature Limit
-    (31) [deg C].
+    the Drive Mode bits it has, ``drive_mode_max`` the top of Drive Mode's Range column.
+    ``reverse_current``: Reverse (Drive Mode bit 0) inverts the current too, not only the
+    position. ``temperature_limit``: initial Temperature Limit (31) [deg C].
+    ``voltage_limits``: the Range of Min and Max Voltage Limit (34, 32) [0.1 V], also their
+    initial values (Min at the low end, Max at the high end). ``stall_current``: the current
+    of the stall torque at 12 V in its Specifications [A], what the motor draws when a
+    position mode without a current bound (extended position control) pulls against a
+    blocked horn.
     """
 
     name: str
     current_limit: int | None
     drive_bits: int
+    drive_mode_max: int
     reverse_current: bool
     temperature_limit: int
+    voltage_limits: tuple[int, int]
+    stall_current: float
 
 
-_X430 = DRIVE_REVERSE | DRIVE_TIME_PROFILE | DRIVE_TORQUE_ON_BY_GOAL
+_X430 = DRIVE_REVERSE | DRIVE_TIME_PROFILE
 _X540 = _X430 | DRIVE_SLAVE
-#: The one table of X-series model limits, by model number.
-MODELS = {1020: Model('XM430-W350', 1193, _X430, False, 80),
-          1030: Model('XM430-W210', 1193, _X430, False, 80),
-          1000: Model('XH430-W350', 648, _X430, False, 80),
-          1010: Model('XH430-W210', 648, _X430, False, 80),
-          1120: Model('XM540-W270', 2047, _X540, True, 80),
-          1130: Model('XM540-W150', 2047, _X540, True, 80),
-          1060: Model('XL430-W250', None, _X430, False, 72)}
+_XL430 = _X430 | DRIVE_TORQUE_ON_BY_GOAL
+_12V = (95, 160)
+#: The one table of X-series model limits, by model number: Drive Mode's range is 0 ~ 5
+#: (Reverse, dual joint on an X540, time-based profile) except on the XL430-W250, whose page
+#: lists 0 ~ 13 (Torque On by Goal Update, bit 3, from firmware v45); stall currents at 12 V:
+#: XM430 4.1 N m (W350) and 3.0 N m (W210) at 2.3 A, XH430 3.4 N m and 2.5 N m at 1.3 A,
+#: XM540 10.6 N m (W270) and 7.3 N m (W150) at 4.4 A, XL430-W250 1.5 N m at 1.4 A.
+MODELS = {1020: Model('XM430-W350', 1193, _X430, 5, False, 80, _12V, 2.3),
+          1030: Model('XM430-W210', 1193, _X430, 5, False, 80, _12V, 2.3),
+          1000: Model('XH430-W350', 648, _X430, 5, False, 80, _12V, 1.3),
+          1010: Model('XH430-W210', 648, _X430, 5, False, 80, _12V, 1.3),
+          1120: Model('XM540-W270', 2047, _X540, 5, True, 80, _12V, 4.4),
+          1130: Model('XM540-W150', 2047, _X540, 5, True, 80, _12V, 4.4),
+          1060: Model('XL430-W250', None, _XL430, 13, False, 72, (60, 140), 1.4)}
+
+
+def drive_mode_names(bits: int) -> list[str]:
+    """Return the names of the Drive Mode ``bits``, each with its number."""
+    return [f'{DRIVE_MODE_BITS[bit]} (bit {bit})' if bit in DRIVE_MODE_BITS else f'bit {bit}'
+            for bit in range(8) if bits >> bit & 1]
+
+
+def startup_names(bits: int) -> list[str]:
+    """Return the names of the Startup Configuration ``bits``."""
+    return [STARTUP_BITS.get(bit, f'bit {bit}') for bit in range(8) if bits >> bit & 1]
 
 
 @dataclass(frozen=True)
@@ -184,7 +227,8 @@ SETTABLE = {
     'return_delay_time': Item(9, 1, 0, 254),      # 2 us
     'drive_mode': Item(10, 1, 0, 13),
     'temperature_limit': Item(31, 1, 0, 100),     # deg C
-    'pwm_limit': Item(36, 2, 0, 885),             # 0.113 %
+    # 0.113 %; from 2: the bridge marks its RAM with a Goal PWM one below it (STATE_ITEMS)
+    'pwm_limit': Item(36, 2, 2, 885),
     'velocity_limit': Item(44, 4, 0, 1023),       # 0.229 rev/min
     'velocity_i_gain': Item(76, 2, 0, 16383),
     'velocity_p_gain': Item(78, 2, 0, 16383),
@@ -205,10 +249,11 @@ OWNED = {'operating_mode': 'tension_mode', 'current_limit': 'current_limit (per 
 #: Torque On by Goal Update would switch the torque on before the goal is complete.
 DRIVE_MODE_ALLOWED = DRIVE_TIME_PROFILE
 
-#: Block the bridge reads from every servo each cycle, mapped into Indirect Data 1..14: the
-#: Status Return Level (always 2: a marker that the map is there), Torque Enable and Bus
-#: Watchdog (a servo that lost power or whose watchdog expired), then its state.
-STATE_ITEMS = (STATUS_RETURN_LEVEL, TORQUE_ENABLE, BUS_WATCHDOG, HARDWARE_ERROR_STATUS,
+#: Block the bridge reads from every servo each cycle, mapped into Indirect Data 1..15: Goal
+#: PWM (a mark: the bridge keeps it one below PWM Limit, where neither a power-on nor RAM
+#: Restore puts it, and a lost indirect map reads 0), Torque Enable and Bus Watchdog (a servo
+#: that lost power or whose watchdog expired), then its state.
+STATE_ITEMS = (GOAL_PWM, TORQUE_ENABLE, BUS_WATCHDOG, HARDWARE_ERROR_STATUS,
                PRESENT_CURRENT, PRESENT_VELOCITY, PRESENT_POSITION)
 STATE_LENGTH = sum(size for _, size in STATE_ITEMS)
 
@@ -311,6 +356,17 @@ class ServoChannel:
         """Return the Current Limit value the bus file asks for (None: the model's largest)."""
         return None if self.current_limit is None else int(self.current_limit / CURRENT_UNIT)
 
+    def tension_limit_units(self, max_tension: float) -> int | None:
+        """
+        Return the current [units] that holds ``max_tension`` [N], rounded down.
+
+        The calibration is the servo's torque constant over the pulley radius, as measured
+        (``calibrate-tension``); None for an unbounded ``max_tension``.
+        """
+        if not math.isfinite(max_tension):
+            return None
+        return math.floor(float(self.calibration.current(max_tension)) / CURRENT_UNIT)
+
     def goal_current(self, tension: float, max_tension: float, limit: int) -> int:
         """Goal Current [units] for ``tension`` [N], within max_tension and ``limit`` [units]."""
         amps = float(self.calibration.current(min(max(tension, 0.0), max_tension)))
@@ -350,9 +406,10 @@ class BusSettings:
     # Oldest Firmware Version (control table address 6) configure accepts; 0: any. Pin the
     # version a rig was verified with, so that a replaced servo is not taken unnoticed.
     min_firmware: int = 0
-    # The same 0.5 s as the bridge's own watchdog_timeout: a dead host relaxes the robot
-    # as soon as a silent controller does.
-    bus_watchdog: float = 0.5
+    # What it trades: a dead host leaves the servos on their last goal this long, and a host
+    # that stalls this long stops them (a fault). 1 s rides out the 0.78 s stalls seen on a
+    # loaded 2-core machine (docs/hardware.md, Faults).
+    bus_watchdog: float = 1.0
     latency_timer: float = SDK_LATENCY_TIMER
 
     @property

@@ -20,29 +20,40 @@ methods, see :class:`~tendon_robot_sim.protocol.devices.MotorBus`), for a
 register-polled bus instead of a streaming device. One I/O thread owns the port
 and runs one bus transaction per cycle (``cycle_rate``): a GroupSyncWrite of the
 newest goals (Goal Current in tension mode, Goal Position in displacement mode),
-then a GroupSyncRead of the state block every servo maps into Indirect Data 1..14
+then a GroupSyncRead of the state block every servo maps into Indirect Data 1..15
 (:data:`~tendon_robot_sim.protocol.dynamixel.STATE_ITEMS`), so an alarm, a reset and
 an expired Bus Watchdog are seen in the same cycle as the state.
 
-Configure (connecting, and again after a loss or a reboot) pings every ID, checks
-the model (:data:`~tendon_robot_sim.protocol.dynamixel.MODELS`: one with current
-control, a Current Limit within its range) and the firmware (``min_firmware``; v38
-for the Bus Watchdog), then with the torque off sets Drive Mode, Operating Mode,
-Current Limit and the bus file's control-table items, maps the state block and
-arms the Bus Watchdog, reading each back; a servo that fails names itself.
+The tension never exceeds max_tension in any mode the bus uses, by the servo's own
+current bound: Current Limit is at most the current of max_tension (through the
+channel's calibration); tension mode is current control (Goal Current within it) or
+current-based position control (Goal Current the bound); displacement mode is
+current-based position control with Goal Current at Current Limit. Extended position
+control, whose current Current Limit does not bound, is never used.
 
-The torque comes on in one place only, :meth:`DynamixelBus._torque_on`: Operating
-Mode first (a switch resets Goal Current to Current Limit and the profiles to 0),
-then the control-table items the switch reset, the travel limit and the goal, read
-back, and Torque Enable last.
+Configure (connecting, and again after a loss or a reboot) is
+:meth:`~tendon_robot_sim.protocol.dynamixel_setup.ServoAccess.configure` on every servo:
+checks, Startup Configuration 0, the settings and the mark (Goal PWM one below PWM
+Limit), each read back; a servo that fails names itself.
+
+The torque comes on in one place only, :meth:`DynamixelBus._torque_on`, after
+:meth:`DynamixelBus._hold`: Operating Mode first (a switch resets Goal PWM, Goal
+Current and the profiles), then the control-table items and the mark the switch reset,
+then the goals, each read back from every servo, and Torque Enable last. A switch
+between tension and displacement that keeps the Operating Mode (tension mode
+current-based position) changes goals only and never switches the torque off; one that
+changes it does, and :meth:`DynamixelBus.diagnostic_values` reports how long.
 
 Faults (:meth:`DynamixelBus.fault`): a Hardware Error Status bit (the others keep
-holding), and a servo that went down: silent, reset (a power cycle: its RAM, the
-indirect map included, back at its initial values), its Bus Watchdog expired, or
-its torque switched off by something else. A servo that went down is configured
-again, and the torque stays off on every servo and the displacement zero is
-forgotten (no status) until the owner calls :meth:`DynamixelBus.recover`: the zero
-and the travel limits are then taken again. Nothing re-enables the torque by itself.
+holding), and a servo that went down: silent (every servo is then asked what it
+reports, so a silent bus is told from one silent servo), reset (a power cycle: Goal PWM
+no longer the mark, which neither a power-on nor RAM Restore sets, a lost indirect map
+reading 0), its Bus Watchdog expired, or its torque switched off by something else. A
+servo that went down is configured again, and the torque stays off on every servo and
+the displacement zero is forgotten (no status) until the owner calls
+:meth:`DynamixelBus.recover`: the zero and the travel limits are then taken again.
+Nothing re-enables the torque by itself, and :meth:`DynamixelBus.resume_refusal` says
+when the owner must not try (a servo in hardware error needs a reboot).
 
 Delivery: a sync write is not acknowledged on Protocol 2.0; a goal counts as
 delivered when the sync read that follows it succeeds for every servo.
@@ -63,7 +74,8 @@ from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import (CommandStatistics, DELIVERED, GIVEN_UP,
                                                MotorStatus, PENDING, ServoState, SUPERSEDED)
-from tendon_robot_sim.protocol.dynamixel_setup import BusError, ServoAccess, WRITE_ATTEMPTS
+from tendon_robot_sim.protocol.dynamixel_setup import (BusError, reboot_needed, ServoAccess,
+                                                       WRITE_ATTEMPTS)
 from tendon_robot_sim.protocol.fields import FieldError
 from tendon_robot_sim.protocol.link import CONNECTED, DISCONNECTED, LinkStatistics, LinkView
 
@@ -170,8 +182,16 @@ class DynamixelBus:
         self._reboot: _Reboot | None = None
         self._torque = False
         self._mode: str | None = None
+        self._operating: int | None = None   # Operating Mode of every servo
         self._ram_pending = False   # RAM items of the bus file to write before torque on
-        self._limits = [0] * len(self.ids)   # Current Limit [units] per channel
+        n = len(self.ids)
+        self._limits = [0] * n   # Current Limit [units] per channel: at most max_tension's
+        self._marks = [0] * n    # Goal PWM written as the mark of the bridge's RAM [units]
+        self._shutdown_masks = [dxl.SHUTDOWN_DEFAULT] * n   # Shutdown (63) per servo
+        self._off_at = self._on_at = 0.0   # perf_counter() of the last torque off, on [s]
+        self._unpowered = (0.0, 0.0, 0)   # mode switches: last, longest gap [s], count
+        self._last_cycle = None   # time.monotonic() of the last cycle's start [s]
+        self._longest_cycle_gap = 0.0   # s between two cycles since connect
         self._zero: np.ndarray | None = None   # Present Position at activation; None: unknown
         self._zero_pending = False
         self._positions = np.zeros(len(self.ids), dtype=int)
@@ -251,7 +271,7 @@ class DynamixelBus:
         return self._queue(motor.TENSION, tensions)
 
     def command_displacements(self, displacements: Sequence[float]) -> int:
-        """Queue displacement mode (extended position control) for every servo [m]."""
+        """Queue displacement mode (current-based position control) for every servo [m]."""
         return self._queue(motor.DISPLACEMENT, displacements)
 
     def check_command(self, mode: str, values: Sequence[float]) -> None:
@@ -313,6 +333,22 @@ class DynamixelBus:
     def fault_names(self, bits: int) -> list[str]:
         return dxl.hardware_error_names(bits)
 
+    def resume_refusal(self) -> str:
+        """Say why the torque must not come on again ('' if it may): a servo's hardware error."""
+        with self._lock:
+            read, masks = self._servo_read, list(self._shutdown_masks)
+        return '' if read is None else reboot_needed(self.ids, read[1], masks)
+
+    def diagnostic_values(self) -> list[tuple[str, object]]:
+        """Return the bus's timing: the unpowered gaps of mode switches, its longest stall."""
+        with self._lock:
+            (last, longest, count), stall = self._unpowered, self._longest_cycle_gap
+        return [('mode_switches_unpowered', count),
+                ('unpowered_last_ms', f'{1e3 * last:.1f}'),
+                ('unpowered_longest_ms', f'{1e3 * longest:.1f}'),
+                ('longest_cycle_gap_s', f'{stall:.3f}'),
+                ('bus_watchdog_s', f'{self.settings.bus_watchdog:g}')]
+
     @property
     def cycle_time(self) -> float:
         """Wall time of the last bus cycle (sync write, sync read, decoding) [s]."""
@@ -373,31 +409,59 @@ class DynamixelBus:
     def _configure(self) -> None:
         """Check and set up every servo (torque off); the zero is unknown until enabled."""
         for k, channel in enumerate(self.channels):
-            found = self._servos.configure(channel, self.settings, self.url)
-            self.models[channel.servo_id] = found.model
-            self.firmware[channel.servo_id] = found.firmware
-            self._limits[k] = found.current_limit
+            done = self._servos.configure(channel, self.settings, self.url,
+                                          float(self.max_tensions[k]))
+            self.models[channel.servo_id] = done.model
+            self.firmware[channel.servo_id] = done.firmware
+            self._limits[k], self._marks[k] = done.current_limit, done.mark
+            self._shutdown_masks[k] = done.shutdown
+            if done.found:   # kept at once: configure cleared it, and may fail on a later servo
+                with self._lock:   # added to the fault that took the servos down
+                    self._servo_faults[channel.servo_id] = '; '.join(
+                        w for w in (self._servo_faults.get(channel.servo_id, ''), done.found)
+                        if w)
+                    if self._fault:
+                        self._fault += f'; at reconnect servo ID {channel.servo_id}: {done.found}'
         self._torque, self._mode, self._ram_pending = False, motor.TENSION, False
+        self._operating = self.settings.operating_mode
         self._zero = None
         self._write_goals = sdk.GroupSyncWrite(self._port, self._handler, *dxl.GOAL_CURRENT)
         self._read = sdk.GroupSyncRead(self._port, self._handler, dxl.INDIRECT_DATA_1[0],
                                        dxl.STATE_LENGTH)
         for servo_id in self.ids:
             self._read.addParam(servo_id)
-        self._failures, self._last_good, self._missed = 0, time.monotonic(), {}
+        self._failures, self._last_good = 0, time.monotonic()
+        self._last_cycle, self._longest_cycle_gap = None, 0.0
         self._read_state()
 
-    def _write_travel_limits(self) -> None:
-        """Current-based position: Goal Position travel_limit beyond each zero (else nothing)."""
-        if self.settings.operating_mode != dxl.CURRENT_BASED_POSITION_MODE:
-            return
-        for channel, zero in zip(self.channels, self._zero):
-            self._servos.write(channel.servo_id, dxl.GOAL_POSITION,
-                               channel.goal_position(self.settings.travel_limit, int(zero)))
+    def _operating_mode(self, mode: str) -> int:
+        """
+        Return the Operating Mode of ``mode``.
+
+        Displacement is current-based position control with Goal Current at Current Limit (the
+        e-Manual's Current Limit page: Current Limit bounds only current control and
+        current-based position control; extended position control pulls a blocked tendon
+        up to the motor's stall torque).
+        """
+        return (self.settings.operating_mode if mode == motor.TENSION
+                else dxl.CURRENT_BASED_POSITION_MODE)
+
+    def _travel_limits(self) -> list[int]:
+        """Goal Position of current-based position tension mode: travel_limit beyond zero."""
+        return [channel.goal_position(self.settings.travel_limit, int(zero))
+                for channel, zero in zip(self.channels, self._zero)]
 
     def _set_torque(self, on: bool) -> None:
-        for servo_id in self.ids:
-            self._servos.write(servo_id, dxl.TORQUE_ENABLE, int(on))
+        # when the torque goes off, and on again: the write is sent first thing
+        if on:
+            self._on_at = time.perf_counter()
+        else:
+            self._off_at = time.perf_counter()
+        try:
+            self._write_all(dxl.TORQUE_ENABLE, [int(on)] * len(self.ids), 'Torque Enable')
+        except BusError:
+            if not on or not self._servos.refused_by_shutdown(self.ids, self._shutdown_masks):
+                raise
         self._torque = on
 
     def _cycle(self) -> None:
@@ -408,6 +472,11 @@ class DynamixelBus:
             self._zero_pending &= not take_zero
             self._reboot = None
         start = time.perf_counter()
+        now = time.monotonic()
+        if self._last_cycle is not None:   # how long the servos went without an instruction
+            with self._lock:
+                self._longest_cycle_gap = max(self._longest_cycle_gap, now - self._last_cycle)
+        self._last_cycle = now
         if reboot is not None:
             self._reboot_servos(reboot)
             return
@@ -419,8 +488,10 @@ class DynamixelBus:
                 goal.written = True
         elif not torque and self._torque:
             self._set_torque(False)
-        elif take_zero and self._mode == motor.TENSION:
-            self._write_travel_limits()   # a new zero under torque: the limits follow it
+        elif take_zero and self._mode == motor.TENSION and \
+                self._operating == dxl.CURRENT_BASED_POSITION_MODE:
+            # a new zero under torque: the travel limits follow it
+            self._write_all(dxl.GOAL_POSITION, self._travel_limits(), 'the travel limit')
         if torque and goal is not None and not goal.written:
             self._write_goal(goal.mode, goal.values)
             goal.written = True
@@ -435,16 +506,43 @@ class DynamixelBus:
         self._cycle_time = time.perf_counter() - start
 
     def _torque_on(self, mode: str, values: np.ndarray) -> None:
-        """
-        Switch the torque on holding ``values`` in ``mode``; every path that does comes here.
+        """Switch the torque on holding ``values`` in ``mode``; every path that does comes here."""
+        self._hold(mode, values)
+        self._set_torque(True)
 
-        A change of Operating Mode resets Goal Current to Current Limit and the profiles to
-        0 (Operating Mode page), so the mode goes first, then the control-table items it
-        reset, the travel limit and the goal (read back), and Torque Enable last: the
-        torque never comes on under a reset value or an earlier session's goal.
+    def _hold(self, mode: str, values: np.ndarray) -> None:
         """
-        if mode != self._mode:
-            self._switch_mode(mode)
+        Make every servo hold ``values`` in ``mode``, each item read back from every servo.
+
+        A change of Operating Mode resets Goal PWM to PWM Limit, Goal Current to Current Limit
+        and the profiles to 0 (Operating Mode page), and is written with the torque off (an
+        EEPROM item): the mode goes first, then the control-table items and the mark it reset,
+        then the goals, so the torque never comes on under a reset value or an earlier
+        session's goal. Both goal items bound the pull in current-based position control; the
+        one that eases it goes first: into tension mode the Goal Current (the tension) before
+        the travel limit, into displacement mode the Goal Position (from the ramp, where the
+        tendon is) before Goal Current at Current Limit. While the tendons are unpowered
+        every write is a sync write, and one sync read checks what it wrote: the Operating
+        Mode (a servo whose torque was still on refuses it), then the goal items together.
+        """
+        operating = self._operating_mode(mode)
+        n = len(self.ids)
+        if operating != self._operating:
+            powered = self._torque
+            if powered:
+                self._off_at = time.perf_counter()
+
+            def switch():
+                if powered:   # written again with the mode: a servo that missed it refused it
+                    self._sync_write(sdk.GroupSyncWrite(self._port, self._handler,
+                                                        *dxl.TORQUE_ENABLE), [0] * n)
+                self._sync_write(sdk.GroupSyncWrite(self._port, self._handler,
+                                                    *dxl.OPERATING_MODE), [operating] * n)
+            self._servos.sync_checked(self.ids, switch, {dxl.OPERATING_MODE: [operating] * n},
+                                      'Operating Mode')
+            self._torque = False
+            self._operating, self._ram_pending = operating, True
+        goals = {}   # item -> units, in the order they are written
         if self._ram_pending:
             for channel in self.channels:
                 for name, value in channel.control_table:
@@ -453,42 +551,37 @@ class DynamixelBus:
                         self._servos.write_checked(channel.servo_id,
                                                    (item.address, item.size), value,
                                                    f'control_table.{name}')
-            self._ram_pending = False
-        if mode == motor.TENSION:
-            self._write_travel_limits()
+            goals[dxl.GOAL_PWM] = self._marks
         units = self._goal_units(mode, values)
-        item = dxl.GOAL_CURRENT if mode == motor.TENSION else dxl.GOAL_POSITION
-        for _ in range(WRITE_ATTEMPTS):   # a sync write has no status: read the goal back
-            self._sync_write(units)
-            read = sdk.GroupSyncRead(self._port, self._handler, *item)
-            for servo_id in self.ids:
-                read.addParam(servo_id)
-            if read.txRxPacket() == sdk.COMM_SUCCESS:
-                back = [dxl.signed(read.getData(i, *item), item[1]) for i in self.ids]
-                if back == units:
-                    break
+        if mode == motor.TENSION:
+            goals[dxl.GOAL_CURRENT] = units
+            if operating == dxl.CURRENT_BASED_POSITION_MODE:
+                goals[dxl.GOAL_POSITION] = self._travel_limits()
         else:
-            raise BusError(f'servo ID {self.ids}: the goal {units} does not read back before '
-                           'the torque comes on; torque left off')
-        self._set_torque(True)
+            goals[dxl.GOAL_POSITION] = units
+            # Current Limit: the current of max_tension, or the bus file's if that is smaller
+            goals[dxl.GOAL_CURRENT] = self._limits
 
-    def _switch_mode(self, mode: str) -> None:
-        """Write the Operating Mode of ``mode`` (torque off: it is in the EEPROM area)."""
-        operating = (self.settings.operating_mode if mode == motor.TENSION
-                     else dxl.EXTENDED_POSITION_MODE)
-        for servo_id in self.ids:
-            self._servos.write_checked(servo_id, dxl.OPERATING_MODE, operating, 'Operating Mode')
+        def write_goals():
+            for item, wanted in goals.items():
+                self._sync_write(sdk.GroupSyncWrite(self._port, self._handler, *item), wanted)
+        self._servos.sync_checked(self.ids, write_goals, goals, 'the goals')
+        self._ram_pending = False
         item = dxl.GOAL_CURRENT if mode == motor.TENSION else dxl.GOAL_POSITION
         self._write_goals = sdk.GroupSyncWrite(self._port, self._handler, *item)
         self._mode = mode
-        self._ram_pending = True
 
     def _write_goal(self, mode: str, values: np.ndarray) -> None:
-        if mode != self._mode:
-            self._set_torque(False)   # Operating Mode is in the EEPROM area
-            self._torque_on(mode, values)
+        if mode == self._mode:
+            self._sync_write(self._write_goals, self._goal_units(mode, values))
             return
-        self._sync_write(self._goal_units(mode, values))
+        self._hold(mode, values)
+        if not self._torque:   # the Operating Mode changed: the tendons went unpowered
+            self._set_torque(True)
+            gap = self._on_at - self._off_at
+            with self._lock:
+                last, longest, count = self._unpowered
+                self._unpowered = (gap, max(longest, gap), count + 1)
 
     def _goal_units(self, mode: str, values: np.ndarray) -> list[int]:
         """Goal Current or Goal Position [units] of every servo for ``values`` [N or m]."""
@@ -504,41 +597,37 @@ class DynamixelBus:
             units.append(value)
         return units
 
-    def _sync_write(self, units: list[int]) -> None:
-        size = self._write_goals.data_length
-        self._write_goals.clearParam()
+    def _sync_write(self, write, units: Sequence[int]) -> None:
+        size = write.data_length
+        write.clearParam()
         for servo_id, value in zip(self.ids, units):
-            self._write_goals.addParam(servo_id,
-                                       list(dxl.unsigned(value, size).to_bytes(size, 'little')))
-        result = self._write_goals.txPacket()
+            write.addParam(servo_id, list(dxl.unsigned(int(value), size).to_bytes(size, 'little')))
+        result = write.txPacket()
         with self._lock:
             self._link.frames_sent += 1
         if result != sdk.COMM_SUCCESS:
             raise OSError(f'sync write failed ({self._handler.getTxRxResult(result)})')
+
+    def _write_all(self, item: tuple[int, int], units: Sequence[int], what: str) -> None:
+        """Write ``units`` to ``item`` of every servo in one sync write, and read them back."""
+        write = sdk.GroupSyncWrite(self._port, self._handler, *item)
+        self._servos.sync_checked(self.ids, lambda: self._sync_write(write, units),
+                                  {item: units}, what)
 
     def _read_state(self) -> bool:
         """Sync-read every servo's state block; False (and counted) if a servo did not answer."""
         result = self._read.txRxPacket()
         now = time.monotonic()
         if result != sdk.COMM_SUCCESS:
-            # The SDK stops at the first servo that does not answer. Under load another one
-            # answers late now and then: the servo named is the one that failed most often.
-            missing = next((i for i in self.ids if not self._read.data_dict[i]), self.ids[0])
-            self._missed[missing] = self._missed.get(missing, 0) + 1
             with self._lock:
                 self._link.bad_checksum += result == sdk.COMM_RX_CORRUPT
                 self._link.parse_errors += result != sdk.COMM_RX_CORRUPT
             self._failures += 1
             if (self._failures >= MAX_FAILED_CYCLES
                     and now - self._last_good > self.lost_after):
-                missing = max(self._missed, key=self._missed.get)
-                why = (f'lost: {self._failures} bus cycles without its state '
-                       f'({self._handler.getTxRxResult(result)})')
-                with self._lock:
-                    self._servo_faults[missing] = why
-                raise BusError(f'servo ID {missing} {why}')
+                raise BusError(self._silence(self._handler.getTxRxResult(result)))
             return False
-        self._failures, self._last_good, self._missed = 0, now, {}
+        self._failures, self._last_good = 0, now
 
         def column(item, signed=False):
             offset, size = _OFFSET[item], item[1]
@@ -548,7 +637,7 @@ class DynamixelBus:
         errors = column(dxl.HARDWARE_ERROR_STATUS)
         torque, watchdog = column(dxl.TORQUE_ENABLE), column(dxl.BUS_WATCHDOG, signed=True)
         self._positions = column(dxl.PRESENT_POSITION, signed=True)
-        down = self._down_servos(column(dxl.STATUS_RETURN_LEVEL), torque, watchdog, errors)
+        down = self._down_servos(column(dxl.GOAL_PWM, signed=True), torque, watchdog, errors)
         with self._lock:
             self._servo_read = (torque, errors, watchdog)
             self._servo_faults.update(down)
@@ -573,16 +662,27 @@ class DynamixelBus:
                 logger.error('%s: hardware error: %s', self.name, self._fault)
         return True
 
-    def _down_servos(self, marker: np.ndarray, torque: np.ndarray, watchdog: np.ndarray,
+    def _silence(self, result: str) -> str:
+        """Say what happened to each servo after ``MAX_FAILED_CYCLES`` cycles without a state."""
+        said, faults = self._servos.silence_report(
+            self.ids, self._marks, self.firmware,
+            f'{self._failures} bus cycles without its state ({result})')
+        with self._lock:
+            self._servo_faults.update(faults)
+        return said
+
+    def _down_servos(self, mark: np.ndarray, torque: np.ndarray, watchdog: np.ndarray,
                      errors: np.ndarray) -> dict[int, str]:
         """Return {ID: why} for the servos that lost what configure and enable set."""
         armed = self.settings.bus_watchdog_units
         down = {}
         for k, servo_id in enumerate(self.ids):
-            if marker[k] != dxl.STATUS_RETURN_ALL:
-                # A lost indirect map reads its initial Indirect Data: 0, not the marker.
-                down[servo_id] = ('reset (a power cycle?): its RAM, the indirect map included, '
-                                  'is back at its initial values and its torque is off')
+            if mark[k] != self._marks[k]:
+                # Neither a power-on nor RAM Restore sets Goal PWM below PWM Limit, and a lost
+                # indirect map reads its initial Indirect Data: 0.
+                down[servo_id] = (f'reset (a power cycle?): its RAM is back at its initial '
+                                  f'values (Goal PWM reads {mark[k]}, not the mark '
+                                  f'{self._marks[k]}); its zero is gone')
             elif watchdog[k] == -1:
                 down[servo_id] = (f'its Bus Watchdog expired (no instruction for more than '
                                   f'{self.settings.bus_watchdog:g} s): it stopped')

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import logging
+import math
+from typing import Callable, Sequence
 
 import dynamixel_sdk as sdk
 
@@ -47,6 +49,9 @@ class Configured:
     model: dxl.Model
     firmware: int
     current_limit: int    # Current Limit written [units]
+    mark: int             # Goal PWM written, the mark of the bridge's RAM settings [units]
+    shutdown: int         # Shutdown (63): the Hardware Error Status bits that turn torque off
+    found: str            # what the servo reported before configure cleared it ('' nothing)
 
 
 class ServoAccess:
@@ -55,9 +60,17 @@ class ServoAccess:
     def __init__(self, port, handler):
         self.port, self.handler = port, handler
 
-    def configure(self, channel: dxl.ServoChannel, settings: dxl.BusSettings,
-                  url: str) -> Configured:
-        """Check one servo's model and firmware, then write (and read back) its settings."""
+    def configure(self, channel: dxl.ServoChannel, settings: dxl.BusSettings, url: str,
+                  max_tension: float = math.inf) -> Configured:
+        """
+        Check one servo's model and firmware, then write (and read back) its settings.
+
+        Its Current Limit is the bus file's (or the model's largest), and never more than
+        holds ``max_tension`` [N] through the channel's calibration: in current control and
+        current-based position control no Goal Current, not even the one a power-on or an
+        Operating Mode switch resets to Current Limit, pulls harder than the description
+        allows.
+        """
         servo_id = channel.servo_id
         for _ in range(WRITE_ATTEMPTS):
             number, result, error = self.handler.ping(self.port, servo_id)
@@ -74,6 +87,7 @@ class ServoAccess:
             raise BusError(f'servo ID {servo_id} is an {model.name} (model {number}): it has '
                            'no current control (no Current Limit, no Goal Current), so it '
                            'cannot hold a tension; use an XM430, XH430 or XM540')
+        self._answer_everything(servo_id)
         firmware = self.read(servo_id, dxl.FIRMWARE_VERSION)
         if firmware < settings.min_firmware:
             raise BusError(f'servo ID {servo_id} has firmware v{firmware}, older than the '
@@ -83,6 +97,63 @@ class ServoAccess:
                            f'Watchdog (v{dxl.BUS_WATCHDOG_FIRMWARE} and later): it would keep '
                            'pulling if this host died; update its firmware (Dynamixel Wizard '
                            '2.0), or set bus_watchdog: 0 in the bus file to run without it')
+        limit = self._current_limit(channel, model, max_tension)
+        found = self.found(servo_id, firmware)   # before anything clears it
+        if found:
+            logger.warning('servo ID %d: %s', servo_id, found)
+        self.write(servo_id, dxl.TORQUE_ENABLE, 0)
+        items = dict(channel.control_table)
+        if firmware < dxl.DRIVE_MODE_FIRMWARE:
+            del items['drive_mode']   # none before v38: nothing can reverse the servo
+        else:
+            drive = self.read(servo_id, dxl.DRIVE_MODE)
+            wanted = items['drive_mode']
+            if drive != wanted:
+                changes = [f'set {name}' for name in dxl.drive_mode_names(wanted & ~drive)] \
+                    + [f'cleared {name}' for name in dxl.drive_mode_names(drive & ~wanted)]
+                logger.warning('servo ID %d: Drive Mode was %d; set to %d as the bus file '
+                               'says: %s', servo_id, drive, wanted, ', '.join(changes))
+        # The EEPROM items first (Return Delay Time 0 answers every later instruction at
+        # once), the RAM ones after Operating Mode, which resets them.
+        eeprom = {name: value for name, value in items.items() if dxl.SETTABLE[name].eeprom}
+        self._write_items(servo_id, eeprom)
+        if firmware >= dxl.STARTUP_FIRMWARE:
+            startup = self.read(servo_id, dxl.STARTUP_CONFIGURATION)
+            if startup:
+                logger.warning('servo ID %d: Startup Configuration was %d (%s); set to 0: '
+                               'torque off and the RAM at its initial values after a '
+                               'power-on', servo_id, startup,
+                               ', '.join(dxl.startup_names(startup)))
+            self.write_checked(servo_id, dxl.STARTUP_CONFIGURATION, 0,
+                               'Startup Configuration')
+        if firmware >= dxl.BUS_WATCHDOG_FIRMWARE:
+            self.write(servo_id, dxl.BUS_WATCHDOG, 0)   # an expired one: goals writable
+        self.write_checked(servo_id, dxl.OPERATING_MODE, settings.operating_mode,
+                           'Operating Mode')
+        self.write_checked(servo_id, dxl.CURRENT_LIMIT, limit, 'current_limit')
+        self._write_items(servo_id, {name: value for name, value in items.items()
+                                     if name not in eeprom})
+        mark = self.mark(servo_id)
+        shutdown = self.read(servo_id, dxl.SHUTDOWN)
+        addresses = [a + i for a, size in dxl.STATE_ITEMS for i in range(size)]
+        self.write_block(servo_id, dxl.INDIRECT_ADDRESS_1[0],
+                         b''.join(a.to_bytes(2, 'little') for a in addresses), 'indirect map')
+        if settings.bus_watchdog_units:
+            self.write_checked(servo_id, dxl.BUS_WATCHDOG, settings.bus_watchdog_units,
+                               'bus_watchdog')
+        return Configured(model, firmware, limit, mark, shutdown, found)
+
+    def _write_items(self, servo_id: int, items: dict[str, int]) -> None:
+        """Write the bus file's control-table ``items`` (name -> value), each read back."""
+        for name, value in sorted(items.items()):
+            item = dxl.SETTABLE[name]
+            self.write_checked(servo_id, (item.address, item.size), value,
+                               f'control_table.{name}')
+
+    def _current_limit(self, channel: dxl.ServoChannel, model: dxl.Model,
+                       max_tension: float) -> int:
+        """Return the Current Limit [units]: the bus file's or the model's, within max_tension."""
+        servo_id = channel.servo_id
         limit = channel.current_limit_units
         limit = model.current_limit if limit is None else limit
         if limit > model.current_limit:
@@ -90,32 +161,68 @@ class ServoAccess:
                            f'{channel.current_limit:g} A ({limit} units) is above its Current '
                            f'Limit range, at most {model.current_limit} units '
                            f'({model.current_limit * dxl.CURRENT_UNIT:.3f} A)')
-        self.write(servo_id, dxl.TORQUE_ENABLE, 0)
-        items = dict(channel.control_table)
-        if firmware < dxl.DRIVE_MODE_FIRMWARE:
-            del items['drive_mode']   # none before v38: nothing can reverse the servo
-        else:
-            self.write(servo_id, dxl.BUS_WATCHDOG, 0)   # an expired one: goals writable
-            drive = self.read(servo_id, dxl.DRIVE_MODE)
-            if drive != items['drive_mode']:
-                logger.warning('servo ID %d: Drive Mode was %d%s; set to %d as the bus file '
-                               'says', servo_id, drive,
-                               ' (Reverse)' if drive & dxl.DRIVE_REVERSE else '',
-                               items['drive_mode'])
-        self.write_checked(servo_id, dxl.OPERATING_MODE, settings.operating_mode,
-                           'Operating Mode')
-        self.write_checked(servo_id, dxl.CURRENT_LIMIT, limit, 'current_limit')
-        for name, value in sorted(items.items()):   # after Operating Mode, which resets some
-            item = dxl.SETTABLE[name]
-            self.write_checked(servo_id, (item.address, item.size), value,
-                               f'control_table.{name}')
-        addresses = [a + i for a, size in dxl.STATE_ITEMS for i in range(size)]
-        self.write_block(servo_id, dxl.INDIRECT_ADDRESS_1[0],
-                         b''.join(a.to_bytes(2, 'little') for a in addresses), 'indirect map')
-        if settings.bus_watchdog_units:
-            self.write_checked(servo_id, dxl.BUS_WATCHDOG, settings.bus_watchdog_units,
-                               'bus_watchdog')
-        return Configured(model, firmware, limit)
+        bound = channel.tension_limit_units(max_tension)
+        if bound is not None and bound < 1:
+            raise BusError(f'servo ID {servo_id}: max_tension {max_tension:g} N needs less than '
+                           'one current unit through its calibration: it could hold no '
+                           'tension; check the calibration')
+        return limit if bound is None else min(limit, bound)
+
+    def _answer_everything(self, servo_id: int) -> None:
+        """Set Status Return Level 2 if it is not: configure's writes must be answered."""
+        data, result, error = self.handler.readTxRx(self.port, servo_id,
+                                                    *dxl.STATUS_RETURN_LEVEL)
+        level = data[0] if result == sdk.COMM_SUCCESS and not error & 0x7F and data else None
+        if level == dxl.STATUS_RETURN_ALL:
+            return
+        # Level 0 answers a PING only (the READ above got nothing), level 1 a READ too.
+        logger.warning('servo ID %d: Status Return Level was %s; set to 2 (a status for every '
+                       'instruction)', servo_id,
+                       '0 (no status but for a PING)' if level is None else level)
+        for _ in range(WRITE_ATTEMPTS):
+            self.handler.write1ByteTxOnly(self.port, servo_id, dxl.STATUS_RETURN_LEVEL[0],
+                                          dxl.STATUS_RETURN_ALL)
+            data, result, error = self.handler.readTxRx(self.port, servo_id,
+                                                        *dxl.STATUS_RETURN_LEVEL)
+            if result == sdk.COMM_SUCCESS and list(data) == [dxl.STATUS_RETURN_ALL]:
+                return
+        raise BusError(f'servo ID {servo_id}: its Status Return Level is not 2 and a write of '
+                       f'2 does not take ({self.why(result, error)})')
+
+    def mark(self, servo_id: int) -> int:
+        """Write Goal PWM one below PWM Limit and read it back: the mark of the bridge's RAM."""
+        pwm = self.read(servo_id, dxl.PWM_LIMIT)
+        if pwm < 2:
+            raise BusError(f'servo ID {servo_id}: PWM Limit {pwm} leaves no room for the mark '
+                           'of its settings (Goal PWM one below it) and no drive to speak of; '
+                           'set pwm_limit in the bus file')
+        self.write_checked(servo_id, dxl.GOAL_PWM, pwm - 1, 'Goal PWM (the mark)')
+        return pwm - 1
+
+    def survey(self, servo_id: int,
+               attempts: int = WRITE_ATTEMPTS) -> tuple[int, int, int] | None:
+        """
+        Read a servo's Hardware Error Status, Bus Watchdog and Goal PWM in one READ.
+
+        None if it does not answer. The Bus Watchdog reads -1 once it expired.
+        """
+        address, end = dxl.HARDWARE_ERROR_STATUS[0], dxl.GOAL_PWM[0] + dxl.GOAL_PWM[1]
+        for _ in range(attempts):
+            data, result, error = self.handler.readTxRx(self.port, servo_id, address,
+                                                        end - address)
+            # a late answer to an earlier instruction is not this one's (another length)
+            if result == sdk.COMM_SUCCESS and not error & 0x7F and len(data) == end - address:
+                goal_pwm = int.from_bytes(bytes(data[-2:]), 'little')
+                return (data[0], dxl.signed(data[dxl.BUS_WATCHDOG[0] - address], 1),
+                        dxl.signed(goal_pwm, 2))
+        return None
+
+    def found(self, servo_id: int, firmware: int) -> str:
+        """Say what a servo reports: its hardware error, an expired Bus Watchdog ('' nothing)."""
+        state = self.survey(servo_id)
+        if state is None:
+            raise BusError(f'servo ID {servo_id}: reading its Hardware Error Status failed')
+        return state_report(*state[:2], firmware >= dxl.BUS_WATCHDOG_FIRMWARE)
 
     def read(self, servo_id: int, item: tuple[int, int]) -> int:
         """Read a control table item (unsigned), retried like a write; BusError names it."""
@@ -160,8 +267,113 @@ class ServoAccess:
             raise BusError(f'servo ID {servo_id}: {what}: does not read back as written '
                            f'({self.why(result, error)})')
 
+    def sync_checked(self, ids: Sequence[int], write: Callable[[], None],
+                     wanted: dict[tuple[int, int], Sequence[int]], what: str) -> None:
+        """
+        Call ``write`` (sync writes, which have no status), then read ``wanted`` back.
+
+        ``wanted``: item -> value of each of ``ids``. One sync read spans the items;
+        ``write`` is called again (at most ``WRITE_ATTEMPTS`` times) while a servo reads
+        otherwise, then BusError names it.
+        """
+        start = min(address for address, _ in wanted)
+        end = max(address + size for address, size in wanted)
+        read = sdk.GroupSyncRead(self.port, self.handler, start, end - start)
+        for servo_id in ids:
+            read.addParam(servo_id)
+        wrong = [f'ID {", ".join(map(str, ids))} (no answer to the sync read)']
+        for _ in range(WRITE_ATTEMPTS):
+            write()
+            if read.txRxPacket() != sdk.COMM_SUCCESS:
+                continue
+            wrong = [f'ID {i} reads {dxl.signed(read.getData(i, *item), item[1])} for '
+                     f'{dxl.signed(dxl.unsigned(int(units[k]), item[1]), item[1])} at '
+                     f'{item[0]}'
+                     for item, units in wanted.items() for k, i in enumerate(ids)
+                     if read.getData(i, *item) != dxl.unsigned(int(units[k]), item[1])]
+            if not wrong:
+                return
+        raise BusError(f'servo {"; ".join(wrong)}: {what} does not read back as written; '
+                       'torque left off')
+
+    def refused_by_shutdown(self, ids: Sequence[int], masks: Sequence[int]) -> bool:
+        """
+        Return True if every servo of ``ids`` whose torque is off has a shutdown error.
+
+        ``masks``: each one's Shutdown (63). Such a servo refuses Torque Enable until a
+        reboot (Shutdown page): its hardware error is the fault to name, not the torque
+        that did not come on.
+        """
+        start, end = dxl.TORQUE_ENABLE[0], dxl.HARDWARE_ERROR_STATUS[0] + 1
+        read = sdk.GroupSyncRead(self.port, self.handler, start, end - start)
+        for servo_id in ids:
+            read.addParam(servo_id)
+        if read.txRxPacket() != sdk.COMM_SUCCESS:
+            return False
+        off = [(read.getData(i, *dxl.HARDWARE_ERROR_STATUS), mask)
+               for i, mask in zip(ids, masks) if not read.getData(i, *dxl.TORQUE_ENABLE)]
+        return all(errors & mask for errors, mask in off)
+
+    def silence_report(self, ids: Sequence[int], marks: Sequence[int],
+                       firmware: dict[int, int], cycles: str) -> tuple[str, dict[int, str]]:
+        """
+        Ask each servo once what it reports, after bus cycles without a full state.
+
+        The SDK's sync read stops at the first servo that does not answer, so it cannot tell
+        one silent servo from a silent bus. ``marks``: the Goal PWM each was given (a
+        restarted servo reads otherwise). Returns the message and {ID: what it said}.
+        """
+        states = {i: self.survey(i, attempts=1) for i in ids}
+        silent = [i for i, state in states.items() if state is None]
+        answering = {}
+        for mark, (i, state) in zip(marks, states.items()):
+            if state is not None:
+                errors, watchdog, goal_pwm = state
+                reset = (f'reset (a power cycle?): Goal PWM reads {goal_pwm}, not the mark '
+                         f'{mark}' if goal_pwm != mark else '')
+                report = state_report(errors, watchdog,
+                                      firmware.get(i, 0) >= dxl.BUS_WATCHDOG_FIRMWARE)
+                answering[i] = '; '.join(w for w in (reset, report) if w)
+        faults = {i: f'lost: silent, {cycles}' for i in silent}
+        faults.update({i: report for i, report in answering.items() if report})
+        if len(silent) == len(ids):
+            return (f'every servo silent (servo ID {", ".join(map(str, silent))}): {cycles}; '
+                    'the bus, its power or the adapter'), faults
+        said = [f'servo ID {i} lost: silent, {cycles}' for i in silent] + [
+            f'servo ID {i} answers: {report or "no hardware error, Bus Watchdog running"}'
+            for i, report in answering.items()]
+        return ('; '.join(said) if silent else
+                f'no servo silent when asked: {cycles}; ' + '; '.join(said)), faults
+
     def why(self, result: int, error: int) -> str:
         """Name an SDK result or a status packet's error number."""
         if result != sdk.COMM_SUCCESS:
             return self.handler.getTxRxResult(result)
         return dxl.STATUS_ERRORS.get(error & 0x7F, f'error {error & 0x7F}')
+
+
+def state_report(errors: int, watchdog: int, has_watchdog: bool = True) -> str:
+    """Say what a servo's Hardware Error Status and Bus Watchdog tell ('' nothing wrong)."""
+    said = []
+    if errors:
+        said.append(f'it reports {", ".join(dxl.hardware_error_names(errors))}')
+    if has_watchdog and watchdog == -1:
+        said.append('its Bus Watchdog had expired (no instruction for longer than its time): '
+                    'it had stopped')
+    return '; '.join(said)
+
+
+def reboot_needed(ids: Sequence[int], errors: Sequence[int], masks: Sequence[int]) -> str:
+    """
+    Say which servos need a reboot before their torque may come on again ('' none).
+
+    ``errors``: each one's Hardware Error Status, ``masks`` its Shutdown (63). The bits of
+    Shutdown switched the torque off, and "REBOOT is the only method to reset Torque
+    Enable" (Shutdown page); the other bits stay in Hardware Error Status until a reboot
+    too, and would stop the bridge again at once.
+    """
+    said = [f'servo ID {servo_id} reports {", ".join(dxl.hardware_error_names(int(bits)))}'
+            + (', a shutdown error: its torque stays off until it is rebooted'
+               if bits & mask else '')
+            for servo_id, bits, mask in zip(ids, errors, masks) if bits]
+    return '; '.join(said) + ('; call ~/reboot first' if said else '')

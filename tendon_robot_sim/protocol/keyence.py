@@ -19,7 +19,8 @@ From the LK-G user manual, chapter RS-232C: every command and response ends with
 CR. The host sends ``M0`` (measured values of both outputs) and the controller
 answers ``M0,<value 1>,<value 2>``; a value is a sign (``+``/``-``) and seven
 characters, right-aligned with leading zeros and a decimal point whose place
-depends on the settings (``+01.2345`` mm); out of range is ``+FFFFFFF`` or
+depends on the settings (``+01.2345`` mm, ``+1234.56``, ``-00001.2``: the manual's
+examples, "Measurement value format", page 5-6); out of range is ``+FFFFFFF`` or
 ``-FFFFFFF``, and ``XXXXXXXX`` (eight characters, no sign) is what the display
 shows as ``-------`` (an alarm, no target: "Measurement value format", page 5-6).
 Each of these is an invalid sample of that head, not a fault of the link. A
@@ -65,14 +66,29 @@ class KeyenceError(ValueError):
     """A response that is not a measurement; the message says what it was."""
 
 
+#: Characters of a value after its sign (the decimal point one of them).
+DIGITS = 7
+
+
 def format_value(mm: float | None, decimals: int = 4) -> str:
-    """Write ``mm`` as the controller does: sign and 7 characters; None: out of range."""
+    """
+    Write ``mm`` as the controller does: sign and 7 characters; None: out of range.
+
+    ``decimals`` is the controller's display setting (0: no decimal point); a value that
+    does not fit the seven characters with it is out of range, as on the display.
+    """
     if mm is None:
         return '+' + OUT_OF_RANGE
-    digits = f'{abs(mm):0{7}.{decimals}f}'
-    if len(digits) > 7:
+    digits = f'{abs(mm):0{DIGITS}.{decimals}f}'
+    if len(digits) > DIGITS:
         return ('+' if mm >= 0 else '-') + OUT_OF_RANGE
     return ('+' if mm >= 0 else '-') + digits
+
+
+def decimals_for(measuring_range: float) -> int:
+    """Return the most decimals with which every value within +-``measuring_range`` [mm] fits."""
+    integer = len(str(int(measuring_range)))
+    return max(0, DIGITS - integer - 1)
 
 
 def parse_value(text: str) -> float | None:
@@ -87,6 +103,11 @@ def parse_value(text: str) -> float | None:
         return float(text)
     except ValueError:
         raise KeyenceError(f'value {text!r}: not a number') from None
+
+
+def invalid_reason(text: str) -> str:
+    """Say why a value that :func:`parse_value` reads as None is not a measurement."""
+    return f'alarm, no target ({text})' if text == ALARM else f'out of range ({text})'
 
 
 def parse_measurement(line: bytes) -> tuple[float | None, float | None]:
@@ -247,6 +268,11 @@ class KeyenceSensor:
             tip = self.heads.tip(values) if valid else np.zeros(3)
             self._counts.samples += 1
             self._counts.invalid += not valid
+            if not valid:
+                texts = line[:-1].decode('ascii').split(',')[1:]
+                self._counts.last_invalid = ', '.join(
+                    f'head {k + 1} {invalid_reason(text)}'
+                    for k, (text, value) in enumerate(zip(texts, values)) if value is None)
             self._counts.overflow += len(self._queue) == self._queue.maxlen
             self._queue.append((TipMeasurement(self._count, *(float(v) for v in tip),
                                                quality=1.0 if valid else 0.0, valid=valid), now))

@@ -95,8 +95,12 @@ def test_initial_values_are_those_of_each_models_control_table(plant):
         assert servo.get(dxl.SHUTDOWN) == 52
         assert servo.get(dxl.BUS_WATCHDOG) == 0
         assert servo.get((168, 2)) == 224 and servo.get((632, 2)) == 661
+        assert servo.get(dxl.STARTUP_CONFIGURATION) == 0 and servo.get(dxl.BACKUP_READY) == 0
     assert [s.get(dxl.TEMPERATURE_LIMIT) for s in servos] == [80, 80, 80, 72]
     assert [s.get(dxl.CURRENT_LIMIT) for s in servos[:3]] == [1193, 648, 2047]
+    # Max/Min Voltage Limit: 160/95 (0.1 V) on the 12 V models, 140/60 on the XL430-W250.
+    assert [(s.get(dxl.MAX_VOLTAGE_LIMIT), s.get(dxl.MIN_VOLTAGE_LIMIT)) for s in servos] == \
+        [(160, 95)] * 3 + [(140, 60)]
 
 
 def test_errors_of_the_status_packet(plant):
@@ -205,9 +209,15 @@ def test_the_bus_watchdog_stops_the_servo_and_makes_the_goals_read_only(plant):
 
 
 def test_drive_mode_reverse_and_torque_on_by_goal_update(plant):
-    """Drive Mode page: Reverse inverts the position (X540: the current too); bit 3."""
+    """
+    Drive Mode page: Reverse inverts the position (X540: the current too); bit 3.
+
+    The ranges of the model pages: XM430/XH430/XM540 0 ~ 5 (bit 3, Torque On by Goal
+    Update, is not theirs), XL430-W250 0 ~ 13 (bit 3 from firmware v45).
+    """
     x430, x540 = EmulatedServo(1, drive_mode=1), EmulatedServo(2, model=1120, drive_mode=1)
-    chain = DynamixelChain(plant, [x430, x540, EmulatedServo(3), EmulatedServo(4)])
+    xl430 = EmulatedServo(3, model=1060)
+    chain = DynamixelChain(plant, [x430, x540, xl430, EmulatedServo(4)])
     assert x430.get(dxl.PRESENT_POSITION, signed=True) == -position(chain, 0)
     for servo_id in (1, 2):
         assert write(chain, servo_id, dxl.OPERATING_MODE, dxl.CURRENT_MODE) == 0
@@ -215,10 +225,17 @@ def test_drive_mode_reverse_and_torque_on_by_goal_update(plant):
         assert write(chain, servo_id, dxl.TORQUE_ENABLE, 1) == 0
     assert x430.target()[1] > 7.0 and x540.target()[1] == 0.0   # X540: current reversed too
     assert write(chain, 1, dxl.TORQUE_ENABLE, 0) == 0
+    assert write(chain, 2, dxl.TORQUE_ENABLE, 0) == 0
     assert write(chain, 1, dxl.DRIVE_MODE, 2) == dxl.DATA_RANGE_ERROR   # no dual mode on X430
-    assert write(chain, 1, dxl.DRIVE_MODE, dxl.DRIVE_TORQUE_ON_BY_GOAL) == 0
-    assert write(chain, 1, dxl.GOAL_CURRENT, 30) == 0
-    assert x430.get(dxl.TORQUE_ENABLE) == 1
+    assert write(chain, 2, dxl.DRIVE_MODE, 2) == 0                      # ... on an X540
+    for servo_id in (1, 2):
+        assert write(chain, servo_id, dxl.DRIVE_MODE, 5) == 0
+        assert write(chain, servo_id, dxl.DRIVE_MODE, dxl.DRIVE_TORQUE_ON_BY_GOAL) == \
+            dxl.DATA_RANGE_ERROR
+    assert write(chain, 3, dxl.DRIVE_MODE, 13) == 0
+    assert write(chain, 3, dxl.DRIVE_MODE, dxl.DRIVE_TORQUE_ON_BY_GOAL) == 0
+    assert write(chain, 3, dxl.GOAL_POSITION, xl430.get(dxl.PRESENT_POSITION) + 10) == 0
+    assert xl430.get(dxl.TORQUE_ENABLE) == 1
 
 
 def test_a_power_cycle_resets_the_ram_and_present_position_restarts_within_one_turn(plant):
@@ -235,3 +252,138 @@ def test_a_power_cycle_resets_the_ram_and_present_position_restarts_within_one_t
     assert servo.get(dxl.TORQUE_ENABLE) == 0
     assert servo.get(dxl.INDIRECT_ADDRESS_1) == dxl.INDIRECT_DATA_1[0]
     assert read(chain, 1, dxl.INDIRECT_DATA_1[0], 1) == b'\x00'
+
+
+def test_voltage_limits_have_the_range_of_each_models_page(plant):
+    """XM430-W350 and XM540-W270 pages: Min/Max Voltage Limit 95 ~ 160; XL430-W250: 60 ~ 140."""
+    servos = [EmulatedServo(1), EmulatedServo(2, model=1120), EmulatedServo(3, model=1060),
+              EmulatedServo(4)]
+    chain = DynamixelChain(plant, servos)
+    for servo_id, (low, high) in ((1, (95, 160)), (2, (95, 160)), (3, (60, 140))):
+        for item in (dxl.MAX_VOLTAGE_LIMIT, dxl.MIN_VOLTAGE_LIMIT):
+            assert write(chain, servo_id, item, low) == 0
+            assert write(chain, servo_id, item, high) == 0
+            assert write(chain, servo_id, item, low - 1) == dxl.DATA_RANGE_ERROR
+            assert write(chain, servo_id, item, high + 1) == dxl.DATA_RANGE_ERROR
+
+
+def blocked_current(chain, servo) -> int:
+    """Present Current [units] of ``servo`` pulling its caught tendon, after a few steps."""
+    for _ in range(3):
+        chain.step(time.monotonic())
+    return servo.get(dxl.PRESENT_CURRENT, signed=True)
+
+
+def test_current_limit_bounds_current_control_and_current_based_position_control_only(plant):
+    """
+    Current Limit page: "used in Torque Control Mode and Current-based Position Control Mode".
+
+    Goal Current page: it "sets a limit to current in Current-based Position Control mode".
+    Against a caught tendon, extended position control draws the stall current of the
+    XM430-W350's Specifications (4.1 N m at 12 V, 2.3 A: 855 units) whatever Current Limit
+    says; current-based position control stops at Goal Current; current control holds it.
+    """
+    servo = EmulatedServo(1)
+    chain = chain_with(plant, servo)
+    assert write(chain, 1, dxl.CURRENT_LIMIT, 74) == 0
+    chain.block(1)
+    beyond = servo.get(dxl.PRESENT_POSITION, signed=True) + 200   # 4.6 mm further in
+    for mode, goal_current, pulled in ((dxl.EXTENDED_POSITION_MODE, None, 855),
+                                       (dxl.CURRENT_BASED_POSITION_MODE, 50, 50),
+                                       (dxl.CURRENT_MODE, 60, 60)):
+        assert write(chain, 1, dxl.TORQUE_ENABLE, 0) == 0
+        assert write(chain, 1, dxl.OPERATING_MODE, mode) == 0
+        if goal_current is not None:
+            assert write(chain, 1, dxl.GOAL_CURRENT, goal_current) == 0
+        assert write(chain, 1, dxl.TORQUE_ENABLE, 1) == 0
+        assert write(chain, 1, dxl.GOAL_POSITION, beyond) == 0
+        assert blocked_current(chain, servo) == pulled, mode
+    # A goal behind the snag: the position modes let their side go slack.
+    assert write(chain, 1, dxl.TORQUE_ENABLE, 0) == 0
+    assert write(chain, 1, dxl.OPERATING_MODE, dxl.EXTENDED_POSITION_MODE) == 0
+    assert write(chain, 1, dxl.TORQUE_ENABLE, 1) == 0
+    assert write(chain, 1, dxl.GOAL_POSITION, beyond - 400) == 0
+    assert blocked_current(chain, servo) == 0
+
+
+def test_shutdown_is_the_mask_of_the_errors_that_switch_the_torque_off(plant):
+    """Shutdown page: with 0x05, input voltage and overheating errors turn the torque off."""
+    servo = EmulatedServo(1)
+    chain = current_controlled(plant, servo)
+    assert write(chain, 1, dxl.SHUTDOWN, 0x05) == 0
+    assert write(chain, 1, dxl.TORQUE_ENABLE, 1) == 0
+    chain.set_hardware_error(1, 1 << 5)                    # overload: not in 0x05
+    assert servo.get(dxl.TORQUE_ENABLE) == 1
+    chain.set_hardware_error(1, 1 << 2)                    # overheating: in 0x05
+    assert servo.get(dxl.TORQUE_ENABLE) == 0
+    assert write(chain, 1, dxl.TORQUE_ENABLE, 1) == dxl.RESULT_FAIL   # until a REBOOT
+
+
+def test_status_return_level_0_and_1(plant):
+    """Status Return Level page: 0 answers PING only, 1 PING and READ, 2 every instruction."""
+    servo = EmulatedServo(1)
+    chain = chain_with(plant, servo)
+    assert write(chain, 1, dxl.STATUS_RETURN_LEVEL, 1) == 0
+    write_led = packet(1, bytes([0x03]) + (65).to_bytes(2, 'little') + b'\x01')
+    assert chain.receive(write_led) == [] and servo.get((65, 1)) == 1   # done, no status
+    assert read(chain, 1, dxl.STATUS_RETURN_LEVEL[0], 1) == b'\x01'
+    chain.receive(packet(1, bytes([0x03]) + (68).to_bytes(2, 'little') + b'\x00'))
+    assert servo.get(dxl.STATUS_RETURN_LEVEL) == 0
+    assert chain.receive(packet(1, bytes([0x02]) + (68).to_bytes(2, 'little')
+                                + (1).to_bytes(2, 'little'))) == []
+    assert len(chain.receive(packet(1, bytes([0x01])))) == 1   # a PING is always answered
+
+
+def test_the_status_waits_the_return_delay_time(plant):
+    """Return Delay Time page: "set to 10, the Status Packet will be returned after 20 us"."""
+    servo = EmulatedServo(1)
+    chain = chain_with(plant, servo)
+    assert write(chain, 1, dxl.RETURN_DELAY_TIME, 254) == 0   # 508 us, its largest
+    ping = packet(1, bytes([0x01]))
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        assert chain.receive(ping)
+        times.append(time.perf_counter() - start)
+    assert min(times) >= 508e-6   # a delay can only come out longer on a loaded machine
+
+
+# Protocol 2.0 page, Control Table Backup example 1: ID 1 stores its control table.
+BACKUP_1 = 'FF FF FD 00 01 08 00 20 01 43 54 52 4C 16 F5'
+
+
+def test_startup_configuration_and_ram_restore_after_a_power_cycle(plant):
+    """
+    Startup Configuration page (firmware 45 and later) and the Control Table Backup.
+
+    Bit 0 switches the torque on at power-on, under the power-on Goal Current (Current
+    Limit); bit 1 restores the gains, profiles and Indirect Addresses of the backup, not the
+    rest of the RAM (the Bus Watchdog, Goal PWM).
+    """
+    servo, old = EmulatedServo(1), EmulatedServo(2, firmware=44)
+    chain = DynamixelChain(plant, [servo, old, EmulatedServo(3), EmulatedServo(4)])
+    assert write(chain, 2, dxl.STARTUP_CONFIGURATION, 0) == dxl.ACCESS_ERROR   # before v45
+    assert write(chain, 1, dxl.STARTUP_CONFIGURATION, 4) == dxl.DATA_RANGE_ERROR
+    assert write(chain, 1, dxl.OPERATING_MODE, dxl.CURRENT_MODE) == 0
+    assert write(chain, 1, dxl.INDIRECT_ADDRESS_1, dxl.PRESENT_POSITION[0]) == 0
+    assert write(chain, 1, dxl.PROFILE_VELOCITY, 50) == 0
+    assert write(chain, 1, dxl.BUS_WATCHDOG, 25) == 0
+    assert write(chain, 1, dxl.GOAL_PWM, 800) == 0
+    assert chain.receive(h(BACKUP_1)) == [h(STATUS_1_OK)]
+    assert servo.get(dxl.BACKUP_READY) == 1
+    assert write(chain, 1, dxl.STARTUP_CONFIGURATION,
+                 dxl.STARTUP_TORQUE_ON | dxl.RAM_RESTORE) == 0
+    chain.power_cycle(1)
+    chain.step(time.monotonic())
+    assert servo.get(dxl.TORQUE_ENABLE) == 1
+    assert servo.held[-1][:2] == (dxl.CURRENT_MODE, 1193)   # pulling at Current Limit
+    assert servo.get(dxl.INDIRECT_ADDRESS_1) == dxl.PRESENT_POSITION[0]
+    assert servo.get(dxl.PROFILE_VELOCITY) == 50
+    assert servo.get(dxl.BUS_WATCHDOG) == 0 and servo.get(dxl.GOAL_PWM) == 885
+    assert chain.receive(h(BACKUP_1))[0][8] == dxl.RESULT_FAIL   # torque on: refused
+    assert write(chain, 1, dxl.TORQUE_ENABLE, 0) == 0
+    assert write(chain, 1, dxl.STARTUP_CONFIGURATION, 0) == 0
+    chain.power_cycle(1)
+    chain.step(time.monotonic())
+    assert servo.get(dxl.TORQUE_ENABLE) == 0
+    assert servo.get(dxl.INDIRECT_ADDRESS_1) == dxl.INDIRECT_DATA_1[0]

@@ -31,7 +31,7 @@ from tendon_robot_sim.hardware.bridge import (BridgeCore, BridgeSettings, ERROR,
                                               SetpointError, start_device, WARN)
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
-from tendon_robot_sim.protocol.drivers import MotorDriver
+from tendon_robot_sim.protocol.drivers import MotorDriver, TipSensorDriver
 from tendon_robot_sim.protocol.mounting import sensor_mount
 from waiting import wait_for
 
@@ -152,7 +152,7 @@ def test_stop_latches_until_resume_and_a_lasting_implausible_reading_latches_a_f
              between=ticking(bridge))
     bridge.accept(NAMES, [3.0, 0.5, 0.5, 0.5], [], time.monotonic())   # ignored: stopped
     assert bridge.setpoint is None
-    assert bridge.resume(time.monotonic()).startswith('resumed')
+    assert bridge.resume(time.monotonic()) == (True, 'resumed: the next setpoint is ramped to')
     # 900 N on a tendon rated 20 N: not a status to publish, and after 0.5 s a fault.
     advance = type(rig.motor).advance
     rig.motor.advance = lambda now: [replace(s, tension=900.0) if s.channel == 0 else s
@@ -200,3 +200,40 @@ def test_an_unacknowledged_command_is_sent_again_and_an_error_after_the_delivery
              between=feed_and_tick)
     wait_for(lambda: bridge.motor_diagnostics(time.monotonic()).level == OK,
              what='the delivery error cleared', between=feed_and_tick)
+
+
+def test_a_blind_streaming_sensor_warns_at_once_errs_after_blind_timeout_and_recovers(tmp_path):
+    """Issue 36: samples flagged "no target" (valid N) leave the tip sensor blind, not OK."""
+    mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf')
+    with EmulatedRig(ROBOT, mount, None, PtyEndpoint(str(tmp_path / 'sensor'))) as rig:
+        settings = BridgeSettings(
+            tuple(NAMES), ROBOT.max_tensions, PRETENSION, -0.01, 0.02, WATCHDOG, 100.0, 10.0,
+            0.01, 0.5, 0.5, 0.2, 0.5, 1.2 * ROBOT.rod.length, blind_timeout=0.6)
+        bridge = BridgeCore(settings, mount)
+        sensor = TipSensorDriver(rig.path('sensor'))
+        bridge.attach(None, sensor)
+        assert start_device(sensor, 2.0) == ''
+        events = []
+
+        def level():
+            events.extend(bridge.tips(time.monotonic())[1])
+            time.sleep(0.01)
+            return bridge.sensor_diagnostics(time.monotonic())
+        try:
+            wait_for(lambda: level().level == OK, what='valid samples')
+            rig.sensor.dropout = 1.0
+            blind = time.monotonic()
+            warn = wait_for(lambda: (s := level()).level != OK and s, what='the WARN')
+            # at once: well before blind_timeout, unless this machine stalled that long
+            assert warn.level == WARN or time.monotonic() - blind >= 0.6
+            assert warn.message.startswith('blind: no valid sample for')
+            error = wait_for(lambda: (s := level()).level == ERROR and s, what='the ERROR')
+            # counted from the last valid sample, which came before the dropout
+            assert float(re.match(r'blind: no valid sample for ([0-9.]+) s', error.message)[1]) \
+                >= 0.6, error.message
+            assert 'no target (valid N)' in error.message
+            rig.sensor.dropout = 0.0
+            wait_for(lambda: level().level == OK, what='OK again')
+            assert [e.level for e in events] == ['warning', 'error', 'info']
+        finally:
+            sensor.stop()

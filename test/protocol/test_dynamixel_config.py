@@ -25,9 +25,9 @@ CHANNEL = '{id: 1, pulley_radius: 0.015, direction: 1, current_limit: 0.5}'
 def test_the_package_file_is_current_control_with_four_channels():
     channels, settings = load_dynamixel_bus(share_dir() / 'config' / 'dynamixel.yaml')
     assert [c.servo_id for c in channels] == [1, 2, 3, 4]
-    assert settings == dxl.BusSettings('current', 0.02, bus_watchdog=0.5, latency_timer=0.016)
+    assert settings == dxl.BusSettings('current', 0.02, bus_watchdog=1.0, latency_timer=0.016)
     assert settings.operating_mode == dxl.CURRENT_MODE
-    assert settings.bus_watchdog_units == 25
+    assert settings.bus_watchdog_units == 50
     assert dict(channels[0].control_table) == {'drive_mode': 0, 'return_delay_time': 0}
 
 

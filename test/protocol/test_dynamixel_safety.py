@@ -20,6 +20,8 @@ the e-Manual pages each test names (test/emulator/test_dynamixel_control_table.p
 them against it).
 """
 
+import logging
+import math
 import time
 
 import numpy as np
@@ -42,8 +44,9 @@ def test_at_a_mode_switch_the_torque_never_comes_on_under_a_goal_not_commanded(r
     Operating Mode page: a switch resets Goal Current to Current Limit and the profiles to 0.
 
     Every state a servo holds with its torque on, through tension -> displacement -> tension,
-    is one the bus commanded: never Current Limit (1193 units, 3.2 A) on a tendon, never the
-    Goal Position of before the switch.
+    is one the bus commanded: never Current Limit, never the Goal Position of before the
+    switch; displacement mode is current-based position control with the Goal Current of
+    max_tension (20 N: 74 units), and Current Limit itself is no more than that.
     """
     chain, thread = rig()
     bus = buses(thread.endpoint.path, CHANNELS, MAX)
@@ -55,16 +58,18 @@ def test_at_a_mode_switch_the_torque_never_comes_on_under_a_goal_not_commanded(r
         delivered(bus, bus.command_displacements(d))
     delivered(bus, bus.command_tensions([2.0, 0.5, 0.5, 0.5]))
     zero = bus._zero
+    bound = math.floor(MAX[0] / 100.0 / dxl.CURRENT_UNIT)   # 74 units: 19.9 N
     for k, servo in enumerate(chain.servos):
+        assert servo.get(dxl.CURRENT_LIMIT) == bound
         currents = {round(t / 100.0 / dxl.CURRENT_UNIT) for t in (0.5, 3.0, 2.0)}
         positions = {CHANNELS[k].goal_position(d[k], int(zero[k])) for d in displacements}
         for mode, current, position in servo.held:
             if mode == dxl.CURRENT_MODE:
                 assert current in currents, (k, servo.held)
             else:
-                assert mode == dxl.EXTENDED_POSITION_MODE and position in positions, (
-                    k, servo.held)
-        assert [m for m, _, _ in servo.held].count(dxl.EXTENDED_POSITION_MODE) >= 1
+                assert (mode, current) == (dxl.CURRENT_BASED_POSITION_MODE, bound) and \
+                    position in positions, (k, servo.held)
+        assert [m for m, _, _ in servo.held].count(dxl.CURRENT_BASED_POSITION_MODE) >= 1
 
 
 def test_a_power_cycled_servo_is_a_fault_and_comes_back_only_through_recover(rig, buses):
@@ -92,7 +97,7 @@ def test_a_power_cycled_servo_is_a_fault_and_comes_back_only_through_recover(rig
         time.sleep(0.2)
         assert not any(s.get(dxl.TORQUE_ENABLE) for s in servos), 'torque came back by itself'
         assert bus.status() is None, 'a displacement from a zero that is gone'
-        assert servos[1].get(dxl.INDIRECT_ADDRESS_1) == dxl.STATUS_RETURN_LEVEL[0]
+        assert servos[1].get(dxl.INDIRECT_ADDRESS_1) == dxl.STATE_ITEMS[0][0]
         bus.clear_fault()
         bus.recover()
         wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in servos), what='torque on')
@@ -173,9 +178,9 @@ def test_a_model_that_cannot_hold_the_tension_is_refused_naming_servo_and_model(
 
 
 def test_an_xh430_without_a_current_limit_in_the_bus_file_gets_its_own_largest(rig, buses):
-    """XH430-W350 page: Current Limit 0 ~ 648."""
+    """XH430-W350 page: Current Limit 0 ~ 648 (a max_tension of 1 kN does not bound it)."""
     chain, thread = rig([EmulatedServo(k, model=1000) for k in (1, 2, 3, 4)])
-    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    bus = buses(thread.endpoint.path, CHANNELS, [1e3] * 4)
     wait_for(lambda: bus.connected, what='the bus to connect')
     assert [s.get(dxl.CURRENT_LIMIT) for s in chain.servos] == [648] * 4
 
@@ -244,7 +249,7 @@ def test_reboot_of_a_servo_in_hardware_error_checks_it_again_and_waits_for_recov
     done, message = bus.reboot(5.0)
     assert done and message.startswith('rebooted servo ID 3'), message
     assert chain.servos[2].get(dxl.HARDWARE_ERROR_STATUS) == 0
-    assert chain.servos[2].get(dxl.INDIRECT_ADDRESS_1) == dxl.STATUS_RETURN_LEVEL[0]
+    assert chain.servos[2].get(dxl.INDIRECT_ADDRESS_1) == dxl.STATE_ITEMS[0][0]
     time.sleep(0.2)
     assert not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos)
     bus.clear_fault()
@@ -282,3 +287,180 @@ def test_after_a_power_cycle_the_travel_limit_is_taken_from_the_new_zero(rig, bu
     # the stop is the travel beyond where the servo stood at recover (units of a 15 mm
     # pulley), not turns away: within the travel (the tendon drew in since) plus a unit
     assert 0 <= stop - here <= travel / (0.015 * dxl.POSITION_UNIT) + 1
+
+
+# ------------------------------------------------------------------ issue 36
+
+
+def test_displacement_mode_never_pulls_a_caught_tendon_harder_than_max_tension(rig, buses):
+    """
+    Current Limit page: it bounds current control and current-based position control only.
+
+    A tendon caught behind its servo while it follows a displacement: in extended position
+    control the servo would pull it with its stall current (2.3 A, 230 N through the
+    emulated 100 N/A); the bus drives displacements in current-based position control with
+    the Goal Current of max_tension (20 N), so the tendon never sees more.
+    """
+    chain, thread = rig()
+    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_displacements([0.002, 0.0, 0.0, 0.0]))
+    servo = chain.servos[0]
+    assert servo.get(dxl.OPERATING_MODE) == dxl.CURRENT_BASED_POSITION_MODE
+    chain.block(1)
+    delivered(bus, bus.command_displacements([0.006, 0.0, 0.0, 0.0]))
+    wait_for(lambda: bus.status().tensions[0] > 15.0, what='the caught tendon pulled')
+    pulls = []
+    deadline = time.monotonic() + 0.3
+    while time.monotonic() < deadline:
+        pulls.append(bus.status().tensions[0])
+        time.sleep(0.01)
+    # 74 units of 2.69 mA through 100 N/A: 19.9 N, within one unit (0.27 N)
+    assert max(pulls) <= MAX[0] + 0.27, max(pulls)
+    assert servo.get(dxl.GOAL_CURRENT, signed=True) == math.floor(0.2 / dxl.CURRENT_UNIT)
+
+
+def test_mode_switches_in_current_based_position_control_never_switch_the_torque_off(
+        rig, buses):
+    """
+    Operating Mode is in the EEPROM area (written with the torque off).
+
+    A switch from tension to displacement in current-based position tension mode changes
+    goals only: the tendons are never unpowered. In current control a switch is, and the
+    bus reports for how long.
+    """
+    for tension_mode, unpowered in (('current_based_position', 0), ('current', 2)):
+        chain, thread = rig()
+        offs = []
+        for servo in chain.servos:
+            write = servo.write
+
+            def logged(address, data, write=write, servo=servo):
+                if address == dxl.TORQUE_ENABLE[0] and data == b'\x00' and \
+                        servo.get(dxl.TORQUE_ENABLE):
+                    offs.append(servo.servo_id)
+                return write(address, data)
+            servo.write = logged
+        bus = buses(thread.endpoint.path, CHANNELS, MAX,
+                    settings=dxl.BusSettings(tension_mode, 0.02))
+        wait_for(lambda: bus.connected, what='the bus to connect')
+        bus.enable([0.5] * 4)
+        delivered(bus, bus.command_tensions([2.0, 0.5, 0.5, 0.5]))
+        delivered(bus, bus.command_displacements([0.003, 0.0, 0.0, 0.0]))
+        delivered(bus, bus.command_tensions([2.0, 0.5, 0.5, 0.5]))
+        assert len(offs) == 4 * unpowered, (tension_mode, offs)
+        values = dict(bus.diagnostic_values())
+        assert values['mode_switches_unpowered'] == unpowered
+        assert (float(values['unpowered_longest_ms']) > 0.0) == (unpowered > 0)
+
+
+def test_startup_configuration_is_written_0_and_a_power_cycle_never_pulls(rig, buses):
+    """
+    Startup Configuration page: bit 0 turns the torque on at power-on.
+
+    ... under the power-on Goal Current. Configure writes 0 and reads it back; a
+    power-cycled servo stays limp.
+    """
+    servos = [EmulatedServo(1, startup=dxl.STARTUP_TORQUE_ON), EmulatedServo(2, startup=3),
+              EmulatedServo(3), EmulatedServo(4, firmware=44)]
+    chain, thread = rig(servos)
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    assert [s.get(dxl.STARTUP_CONFIGURATION) for s in servos[:3]] == [0, 0, 0]
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_tensions([0.5, 2.0, 0.5, 0.5]))
+    held = len(servos[1].held)
+    chain.power_cycle(2)
+    wait_for(lambda: 'servo ID 2' in bus.fault(), what='the fault')
+    wait_for(lambda: bus.statistics()[0].state == 'connected' and not any(
+        s.get(dxl.TORQUE_ENABLE) for s in servos), timeout=10.0, what='configured again')
+    assert len(servos[1].held) == held, 'the power-cycled servo pulled by itself'
+
+
+def test_a_power_cycle_is_detected_even_when_ram_restore_brings_the_map_back(rig, buses):
+    """
+    Startup Configuration page, RAM Restore: a restart is still told.
+
+    At power-on the backup's gains, profiles and Indirect Addresses come back, and Startup
+    Torque On switches the torque on. Goal PWM is not among them: the bus's mark (one below
+    PWM Limit) tells the restarted servo, also with the Bus Watchdog off.
+    """
+    chain, thread = rig()
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2),
+                settings=dxl.BusSettings(bus_watchdog=0))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    servo = chain.servos[1]
+    with chain._lock:   # someone with Dynamixel Wizard, after configure: backup, bits 0 and 1
+        assert servo.backup(bytes([0x01]) + b'CTRL') == (0, False)
+        servo._put(dxl.STARTUP_CONFIGURATION, dxl.STARTUP_TORQUE_ON | dxl.RAM_RESTORE)
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_tensions([0.5, 2.0, 0.5, 0.5]))
+    chain.power_cycle(2)
+    wait_for(lambda: 'servo ID 2: reset' in bus.fault(), what='the reset servo')
+    assert 'Goal PWM reads 885, not the mark 884' in bus.fault()
+
+
+def test_a_silent_bus_names_every_servo_and_what_each_had_when_it_answers_again(rig, buses):
+    """
+    A silent bus is not "servo ID 1 lost": every servo is asked.
+
+    At reconnect each one's Hardware Error Status and Bus Watchdog are read before configure
+    clears them.
+    """
+    chain, thread = rig()
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2),
+                settings=dxl.BusSettings(bus_watchdog=0.3))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_tensions([2.0, 0.5, 0.5, 0.5]))
+    for servo_id in (1, 2, 3, 4):
+        chain.silence(servo_id)
+    wait_for(lambda: bus.fault(), what='the fault')
+    assert bus.fault().startswith('every servo silent (servo ID 1, 2, 3, 4)'), bus.fault()
+    wait_for(lambda: all(s.get(dxl.BUS_WATCHDOG, signed=True) == -1 for s in chain.servos),
+             what='every watchdog to expire')
+    for servo_id in (1, 2, 3, 4):
+        chain.silence(servo_id, False)
+    wait_for(lambda: bus.connected, timeout=10.0, what='the bus to come back')
+    for servo_id in (1, 2, 3, 4):
+        assert f'servo ID {servo_id}: its Bus Watchdog had expired' in bus.fault(), bus.fault()
+    assert 'Bus Watchdog had expired' in bus.servo_states()[0].fault
+
+
+def test_one_silent_servo_is_named_and_the_others_say_they_answer(rig, buses):
+    chain, thread = rig()
+    chain.set_hardware_error(3, 1 << 2)   # overheating: the survey reports it
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    chain.silence(2)
+    wait_for(lambda: 'lost' in bus.statistics()[0].last_error, what='the lost servo')
+    fault = bus.statistics()[0].last_error
+    assert fault.startswith('servo ID 2 lost: silent'), fault
+    assert 'servo ID 1 answers: no hardware error' in fault
+    assert 'servo ID 3 answers: it reports overheating error' in fault
+
+
+def test_the_drive_mode_warning_names_every_bit_it_changed(rig, buses, caplog):
+    """Drive Mode page (XM540-W270: 0 ~ 5): Reverse and time-based profile, both cleared."""
+    servos = [EmulatedServo(1, model=1120, drive_mode=dxl.DRIVE_REVERSE | dxl.DRIVE_TIME_PROFILE),
+              EmulatedServo(2), EmulatedServo(3), EmulatedServo(4)]
+    _, thread = rig(servos)
+    with caplog.at_level(logging.WARNING, logger='tendon_robot_sim.protocol'):
+        bus = buses(thread.endpoint.path, CHANNELS, MAX)
+        wait_for(lambda: bus.connected, what='the bus to connect')
+    said = [r.getMessage() for r in caplog.records if 'Drive Mode' in r.getMessage()]
+    assert said == ['servo ID 1: Drive Mode was 5; set to 0 as the bus file says: cleared '
+                    'Reverse (bit 0), cleared time-based profile (bit 2)'], said
+    assert servos[0].get(dxl.DRIVE_MODE) == 0
+
+
+def test_a_servo_left_at_status_return_level_1_is_set_to_2(rig, buses):
+    """Status Return Level page: at 1 a WRITE gets no status; configure sets 2 first."""
+    servos = [EmulatedServo(1), EmulatedServo(2), EmulatedServo(3), EmulatedServo(4)]
+    servos[2]._put(dxl.STATUS_RETURN_LEVEL, 1)
+    servos[3]._put(dxl.STATUS_RETURN_LEVEL, 0)
+    _, thread = rig(servos)
+    bus = buses(thread.endpoint.path, CHANNELS, MAX)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    assert [s.get(dxl.STATUS_RETURN_LEVEL) for s in servos] == [2] * 4

@@ -68,7 +68,7 @@ def test_the_poller_reads_the_tip_and_counts_out_of_range_and_silence(plant, tmp
         tip = mount.to_sensor(plant.tip_position)
         sample = samples[-1][0]
         assert sample.valid
-        # Two heads, micrometre resolution (4 decimals of mm); the third axis is not measured.
+        # Two heads, micrometre resolution (3 decimals of mm); the third axis is not measured.
         np.testing.assert_allclose(sample.position[1:], tip[1:], atol=1e-6)
         controller.blind(1)
         wait_for(lambda: any(not s.valid for s, _ in sensor.measurements()), what='invalid')
@@ -106,6 +106,33 @@ def test_the_alarm_value_is_an_invalid_sample_not_a_link_error(plant, tmp_path):
         assert samples.invalid == samples.samples
         controller.alarm(0, False)
         wait_for(lambda: any(s.valid for s, _ in sensor.measurements()), what='valid again')
+    finally:
+        sensor.stop()
+        thread.stop()
+
+
+def test_readings_of_100_mm_and_more_keep_their_value(plant, tmp_path):
+    """
+    LK-G user manual, "Measurement value format" (page 5-6): seven characters.
+
+    The decimal point is where the display setting puts it. Within the LK-G500's +-250 mm
+    every reading fits with 3 decimals (+123.456); with 4 only those below 100 mm would.
+    """
+    assert keyence.decimals_for(250.0) == 3 and keyence.decimals_for(10.0) == 4
+    assert keyence.format_value(-249.9994, 3) == '-249.999'
+    mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
+    tip = mount.to_sensor(plant.tip_position)
+    # Heads whose zero lies 123.456 mm and 200 mm beside the tip.
+    heads = keyence.Heads(axes=(1, 2), offsets=(tip[1] - 0.123456, tip[2] + 0.2))
+    controller = KeyenceController(plant, mount, heads)
+    reply = controller.receive(b'M0\r')[0]
+    assert reply == b'M0,+123.456,-200.000\r', reply
+    thread = DeviceThread(controller, PtyEndpoint(str(tmp_path / 'lkg')), 100.0).start()
+    sensor = keyence.KeyenceSensor(thread.endpoint.path, heads, rate=50.0).start()
+    try:
+        sample = wait_for(sensor.measurements, what='samples')[-1][0]
+        assert sample.valid
+        np.testing.assert_allclose(sample.position[1:], tip[1:], atol=1e-6)
     finally:
         sensor.stop()
         thread.stop()
