@@ -33,6 +33,7 @@ from pathlib import Path
 import tempfile
 import xml.etree.ElementTree as ElementTree
 
+from tendon_robot_sim.files.yaml_loader import yaml_value
 import yaml
 
 #: Where derived views are written (they are small and named by their content); one folder
@@ -65,7 +66,7 @@ def prefixed_view(text: str, frame_prefix: str) -> str:
     """
     if not frame_prefix:
         return text
-    config = yaml.safe_load(text)
+    config = yaml_value(text, 'RViz config')
     manager = config['Visualization Manager']
     options = manager['Global Options']
     options['Fixed Frame'] = frame_prefix + options['Fixed Frame']

@@ -60,6 +60,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_typestore, Stores
 
 from tendon_robot_sim.experiment import mcap_crc
+from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
 
 # The message definitions of ROS 2 Kilted, the distribution of the rclpy
 # wheels this project runs on; a type hash that differs from the publisher's
@@ -187,6 +188,11 @@ def _open_bag(path: str | Path) -> Iterator[AnyReader]:
         raise BagError(f'{path}: no such bag (file or folder)')
     if path.is_dir() and not (path / 'metadata.yaml').exists():
         raise BagError(f'{path}: not a rosbag2 bag folder: metadata.yaml is missing')
+    if path.is_dir():
+        try:    # rosbags reads it too; first by the package's rules (a key twice, ...)
+            read_yaml(path / 'metadata.yaml')
+        except YamlFileError as error:
+            raise BagError(str(error)) from None
     if path.is_file() and path.suffix not in ('.mcap', '.db3'):
         raise BagError(f'{path}: not a rosbag2 bag: a bag is a folder with metadata.yaml or '
                        'a .mcap or .db3 file')

@@ -42,10 +42,10 @@ import time
 
 import numpy as np
 
+from tendon_robot_sim.files.yaml_loader import yaml_value
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.parallel import Pool
-import yaml
 
 SAMPLERS = ('uniform', 'lhs', 'csv')
 # Morton code bits per input: 63 bits shared by up to 12 inputs (>= 5 bits each).
@@ -424,7 +424,7 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         # the validated description in the YAML schema; the file as read for a kind
         # without one (the snake)
         to_dict = getattr(adapter.robot, 'to_dict', None)
-        robot = json.loads(json.dumps(to_dict() if to_dict else yaml.safe_load(text),
+        robot = json.loads(json.dumps(to_dict() if to_dict else yaml_value(text, robot_path),
                                       default=_plain))
         # PATH + suffix: with_suffix would turn run.v2 into run.parquet
         _write_json(output.parent / (output.name + '.json'), {
