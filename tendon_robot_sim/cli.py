@@ -34,6 +34,7 @@ import warnings
 from tendon_robot_sim import quiet_lost_interrupts
 from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERNAL,
                                        EXIT_INTERRUPTED, OutputPath)
+from tendon_robot_sim.files.outputs import UnsafeOutputError
 
 # Seconds between two deliveries of a Ctrl-C that has not ended the command yet.
 INTERRUPT_AGAIN = 0.2
@@ -196,6 +197,9 @@ def _main(argv) -> int:
     except CommandError as error:
         print(f'tendon-robot-sim {args.command}: error: {_one_line(error)}', file=sys.stderr)
         return error.exit_code
+    except UnsafeOutputError as error:    # a link planted after the check, before the write
+        print(f'tendon-robot-sim {args.command}: error: {_one_line(error)}', file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _interrupted()
     except MemoryError as error:   # a size no check foresaw: the arguments ask too much

@@ -29,6 +29,7 @@ import numpy as np
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import check_output, CommandError, parse_values, positive_int
+from tendon_robot_sim.files.outputs import write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml
 from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol.devices import load_dynamixel_bus
@@ -145,7 +146,7 @@ def run_calibrate(args) -> int:
                                               'residual': round(residual, 6)}
         print(f'channel {k}: tension = {gain:.4g} N/A x current + {offset:.4g} N, '
               f'RMS residual {residual:.3g} N')
-    Path(config).write_text(yaml.safe_dump(data, sort_keys=False))
+    write_output(config, yaml.safe_dump(data, sort_keys=False))
     print(f'written to {config}')
     return 0
 

@@ -60,6 +60,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_typestore, Stores
 
 from tendon_robot_sim.experiment import mcap_crc
+from tendon_robot_sim.files.outputs import check_links
 from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
 
 # The message definitions of ROS 2 Kilted, the distribution of the rclpy
@@ -121,8 +122,9 @@ class BagWriter:
         if storage not in STORAGE_PLUGINS:
             raise BagError(f'{self.path}: unknown storage {storage!r}; use one of '
                            f'{", ".join(STORAGE_PLUGINS)}')
-        if self.path.exists():
+        if self.path.exists() or self.path.is_symlink():
             raise BagError(f'{self.path}: exists already; a bag is written into a new folder')
+        check_links(self.path.parent)
         self.typestore = get_typestore(store)
         self._writer = Writer(self.path, version=BAG_FORMAT_VERSION,
                               storage_plugin=STORAGE_PLUGINS[storage])
