@@ -39,9 +39,8 @@ from tendon_robot_sim.files.outputs import UnsafeOutputError
 # Seconds between two deliveries of a Ctrl-C that has not ended the command yet.
 INTERRUPT_AGAIN = 0.2
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
-            'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'dataset',
-            'warmup',
-            'hardware', 'view')
+            'replay', 'reindex', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake',
+            'dataset', 'warmup', 'hardware', 'view')
 
 
 EXIT_CODES = f"""exit codes: 0 done; 1 no result for a valid input (diverged, not converged,
