@@ -142,6 +142,7 @@ class BagWriter:
                               storage_plugin=STORAGE_PLUGINS[storage])
         self._connections = {}
         self.counts: dict[str, int] = {}
+        self._folders_synced = False
 
     def open(self) -> 'BagWriter':  # noqa: A003 (named as rosbags' Writer.open)
         self._writer.open()
@@ -183,7 +184,9 @@ class BagWriter:
         MCAP: the chunk being filled is closed (rosbags keeps it in memory until it holds
         1 MiB) and the file synced; sqlite3: the transaction is committed, which syncs the
         write-ahead log. What was flushed survives SIGKILL and a power cut, and
-        :func:`~tendon_robot_sim.experiment.bag_recovery.recover_bag` reads it back.
+        :func:`~tendon_robot_sim.experiment.bag_recovery.recover_bag` reads it back. The
+        first flush also syncs the new bag folder and the folder that holds it, so that after
+        a power cut the files are found at all.
         """
         storage = self._writer.storage
         if self._mcap:
@@ -193,6 +196,14 @@ class BagWriter:
             os.fsync(storage.bio.fileno())
         else:
             storage.conn.commit()
+        if not self._folders_synced:
+            for folder in (self.path, self.path.parent):
+                descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    os.fsync(descriptor)
+                finally:
+                    os.close(descriptor)
+            self._folders_synced = True
 
     def close(self) -> None:
         """Finish the storage file, fill in its checksums and write ``metadata.yaml``."""
