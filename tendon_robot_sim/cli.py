@@ -35,6 +35,7 @@ import warnings
 from tendon_robot_sim import quiet_lost_interrupts, StopWatchdog
 from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERNAL,
                                        EXIT_INTERRUPTED, OutputPath)
+from tendon_robot_sim.files.outputs import UnsafeOutputError
 
 # Seconds between two deliveries of a Ctrl-C that has not ended the command yet.
 INTERRUPT_AGAIN = 0.2
@@ -42,9 +43,8 @@ INTERRUPT_AGAIN = 0.2
 # the process ends without it (StopWatchdog): the user waits a second or two at most.
 INTERRUPT_FORCED_AFTER = 1.0
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
-            'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'dataset',
-            'warmup',
-            'hardware', 'view')
+            'replay', 'reindex', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake',
+            'dataset', 'warmup', 'hardware', 'view')
 
 
 EXIT_CODES = f"""exit codes: 0 done; 1 no result for a valid input (diverged, not converged,
@@ -237,6 +237,9 @@ def _run(args, ctrl_c: CtrlC) -> int:
     except CommandError as error:
         print(f'tendon-robot-sim {args.command}: error: {_one_line(error)}', file=sys.stderr)
         return error.exit_code
+    except UnsafeOutputError as error:    # a link planted after the check, before the write
+        print(f'tendon-robot-sim {args.command}: error: {_one_line(error)}', file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _interrupted()
     except MemoryError as error:   # a size no check foresaw: the arguments ask too much

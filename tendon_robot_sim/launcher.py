@@ -56,8 +56,9 @@ import time
 from typing import Callable, Mapping, Sequence
 
 import tendon_robot_sim
-from tendon_robot_sim.models.description import (RobotDescriptionError, TENDON_ROBOT,
-                                                 yaml_value)
+from tendon_robot_sim.files.yaml_loader import (DuplicateKeyError, read_yaml, yaml_value,
+                                                YamlFileError)
+from tendon_robot_sim.models.description import RobotDescriptionError, TENDON_ROBOT
 from tendon_robot_sim.models.registry import (check_mode, load_any_description,
                                               ModelConfigurationError)
 from tendon_robot_sim.parallel import ends_with_us
@@ -103,7 +104,10 @@ def _file_parameters(entry: NodeEntry) -> dict:
     """Return the values the node's parameter files give it (``/**/<node>`` sections)."""
     values = {}
     for shared in entry.parameter_files:
-        data = yaml.safe_load(shared.resolve().read_text()) or {}
+        try:
+            data = read_yaml(shared.resolve()) or {}
+        except YamlFileError as error:
+            raise LaunchError(f'node {entry.name}: parameter file {error}') from None
         for key, section in data.items():
             if key.rpartition('/')[2] in (entry.name, '**') and isinstance(section, dict):
                 values.update(section.get('ros__parameters') or {})
@@ -208,8 +212,10 @@ class StackLauncher:
                 raise LaunchError(f'parameter {text!r}: no node {node!r} in stack '
                                   f'{self.stack.name!r} (nodes: {sorted(names)})')
             try:   # YAML as rcl reads it: 1e9 is a number
-                parsed = yaml_value(value) if value else ''
-            except yaml.YAMLError:
+                parsed = yaml_value(value, f'parameter {text!r}') if value else ''
+            except DuplicateKeyError as error:
+                raise LaunchError(str(error)) from None
+            except YamlFileError:
                 parsed = value
             overrides.setdefault(node or None, {})[name] = parsed
         return overrides

@@ -33,6 +33,8 @@ from pathlib import Path
 import tempfile
 import xml.etree.ElementTree as ElementTree
 
+from tendon_robot_sim.files.outputs import make_folder, write_output
+from tendon_robot_sim.files.yaml_loader import yaml_value
 import yaml
 
 #: Where derived views are written (they are small and named by their content); one folder
@@ -65,7 +67,7 @@ def prefixed_view(text: str, frame_prefix: str) -> str:
     """
     if not frame_prefix:
         return text
-    config = yaml.safe_load(text)
+    config = yaml_value(text, 'RViz config')
     manager = config['Visualization Manager']
     options = manager['Global Options']
     options['Fixed Frame'] = frame_prefix + options['Fixed Frame']
@@ -90,12 +92,8 @@ def prefixed_view_file(view: Path, frame_prefix: str) -> Path:
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     path = GENERATED_DIR / f'{view.stem}_{digest}{view.suffix}'
     if not path.is_file():
-        GENERATED_DIR.mkdir(parents=True, exist_ok=True)
         # written aside and renamed: a reader never sees half a file
-        handle, partial = tempfile.mkstemp(dir=GENERATED_DIR, suffix='.partial')
-        with os.fdopen(handle, 'w') as out:
-            out.write(text)
-        os.replace(partial, path)
+        write_output(make_folder(GENERATED_DIR) / path.name, text)
     return path
 
 

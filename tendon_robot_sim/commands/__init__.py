@@ -24,6 +24,7 @@ import stat
 import tempfile
 
 from tendon_robot_sim import EXIT_INTERRUPTED  # noqa: F401 (an exit code of commands)
+from tendon_robot_sim.files.outputs import check_links, UnsafeOutputError
 
 # Exit codes of every command (docs/cli.md): scripts can tell a bad input from a result that
 # does not exist.
@@ -222,8 +223,11 @@ class OutputPath:
     folder: a device, a pipe or a socket (``/dev/full``, ``/dev/null``, ``/dev/stdout``) is
     refused too, for every kind, before a suffix is added: a write to it may fail only once
     the work is done (``/dev/full``), block (a pipe) or land beside it (``/dev/full.png``),
-    and no probe can tell without writing. ``cli.main`` applies the type also to values
-    argparse leaves unconverted (an optional value's ``const``).
+    and no probe can tell without writing. A link on the way that someone else planted (the
+    output folder, a folder above it: :func:`~tendon_robot_sim.files.outputs.check_links`)
+    is refused; a link at an output file is replaced by the file when it is written, never
+    followed. ``cli.main`` applies the type also to values argparse leaves unconverted (an
+    optional value's ``const``).
     """
 
     KINDS = ('folder', 'new folder', 'file', 'prefix')
@@ -249,6 +253,10 @@ class OutputPath:
         if not text.strip():
             raise CommandError('an empty path')
         path = Path(text)
+        try:    # the folder that holds the output, or the output folder itself
+            check_links(path if self.kind in ('folder', 'new folder') else path.parent)
+        except UnsafeOutputError as error:
+            raise CommandError(str(error)) from None
         _check_not_special(path)
         if self.kind in ('file', 'prefix') and (text.endswith(os.sep) or path.is_dir()):
             example = path / ('dataset' if self.kind == 'prefix' else

@@ -58,6 +58,7 @@ from tendon_robot_sim.experiment.experiment import is_csv
 from tendon_robot_sim.experiment.identification import (IdentificationError, identify_damping,
                                                         identify_stiffness, read_run, read_samples,
                                                         response_from_rest, static_points)
+from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.trunk.dynamics import CCDynamicsError
 from tendon_robot_sim.models.trunk.robot import is_bellows_description, load_bellows_robot
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     except MODEL_ERRORS as error:
         raise command_error(error) from None
     try:
-        with open(args.out, 'w') as handle:
+        with open_output(args.out) as handle:
             yaml.safe_dump(result.robot.to_dict(), handle, sort_keys=False)
     except OSError as error:
         raise CommandError(f'--out: cannot write {args.out}: {error.strerror}') from None
@@ -190,7 +191,7 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
     except (RobotDescriptionError, IdentificationError, CCDynamicsError) as error:
         raise command_error(error) from None
     try:
-        with open(args.out, 'w') as handle:
+        with open_output(args.out) as handle:
             yaml.safe_dump(robot.to_dict(), handle, sort_keys=False)
     except OSError as error:
         raise CommandError(f'--out: cannot write {args.out}: {error.strerror}') from None

@@ -47,7 +47,6 @@ import csv
 import os
 from pathlib import Path
 import re
-import shutil
 import subprocess
 
 import numpy as np
@@ -55,7 +54,9 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_output, check_ros_environment, command_error,
                                        CommandError, DefaultsHelpFormatter, OutputPath, positive,
                                        positive_int, within)
-from tendon_robot_sim.commands.demo_hardware import DEVICES, run_hardware
+from tendon_robot_sim.commands.demo_hardware import DEVICES, fresh_bag, run_hardware
+from tendon_robot_sim.files.outputs import (make_folder, open_growing, open_output, save_figure,
+                                            write_output)
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
@@ -132,21 +133,17 @@ def run(args) -> int:
         return run_hardware(args, robot, robot_file)
     out = args.out or check_output('demo_output', '--out', 'folder')
     bag = out / 'bag'
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     demo_robot = out / 'robot.yaml'
     if robot is None:
-        demo_robot.write_text(Path(robot_file).read_text())
+        write_output(demo_robot, Path(robot_file).read_text())
         print(f'robot: {robot_file}')
     else:
-        demo_robot.write_text(
-            f'# simulated by tendon-robot-sim demo: {robot_file}, rod.elements = '
-            f'{robot.rod.elements}\n' + yaml.safe_dump(robot.to_dict(), sort_keys=False))
+        write_output(demo_robot,
+                     f'# simulated by tendon-robot-sim demo: {robot_file}, rod.elements = '
+                     f'{robot.rod.elements}\n' + yaml.safe_dump(robot.to_dict(), sort_keys=False))
         print(f'robot: {robot.name!r} from {robot_file}, rod.elements = {robot.rod.elements}')
-    if bag.exists():
-        if not (bag / 'metadata.yaml').exists() and any(bag.iterdir()):
-            raise CommandError(f'{bag}: exists and is not a bag from an earlier demo; '
-                               'choose another --out')
-        shutil.rmtree(bag)
+    fresh_bag(bag)
     # The demo's DDS traffic stays on this machine (and does not see other robots).
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 
@@ -154,7 +151,7 @@ def run(args) -> int:
     target = None if robot is None else demo_target(robot, args.tension)
     phases = demo_phases(actuation.names, args.tension, target)
     log_path = out / 'stack.log'
-    with open(log_path, 'w') as log:
+    with open_growing(log_path) as log:
         try:
             launcher = StackLauncher(
                 'sim', {'robot': str(demo_robot.resolve()), 'rviz': 'false',
@@ -173,7 +170,7 @@ def run(args) -> int:
         print(f'tip target [mm]: x {target[0] * 1e3:.1f}, y {target[1] * 1e3:.1f}, '
               f'z {target[2] * 1e3:.1f}; reached {np.linalg.norm(reached - target) * 1e3:.2f} '
               'mm from it')
-    with open(out / 'tip_positions.csv', 'w', newline='') as f:
+    with open_output(out / 'tip_positions.csv', newline='') as f:
         writer = csv.writer(f)
         writer.writerow(['step', 'phase', 'time_s', 'tip_x_m', 'tip_y_m', 'tip_z_m',
                          'tip_spread_m', 'settled'])
@@ -302,7 +299,7 @@ def _draw(snapshots, out: Path) -> list[Path]:
                      f'tip [mm]: x {tip[0]:.1f}, y {tip[1]:.1f}, z {tip[2]:.1f}')
         slug = re.sub(r'[^a-z0-9]+', '_', snapshot.phase.label.lower()).strip('_')
         paths.append(out / f'step_{i:02d}_{slug}.png')
-        fig.savefig(paths[-1], dpi=80)
+        save_figure(fig, paths[-1], dpi=80)
         plt.close(fig)
     fig = plt.figure(figsize=(7, 6))
     ax = fig.add_subplot(projection='3d')
@@ -312,7 +309,7 @@ def _draw(snapshots, out: Path) -> list[Path]:
     ax.set_title('backbone at the end of each step')
     _axes(ax, limits, (0, 1, 2))
     paths.append(out / 'overview.png')
-    fig.savefig(paths[-1], dpi=80)
+    save_figure(fig, paths[-1], dpi=80)
     plt.close(fig)
     return paths
 

@@ -45,6 +45,7 @@ import time
 import numpy as np
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.emulator.dynamixel import bus_file
+from tendon_robot_sim.files.outputs import make_folder, open_growing, open_output, save_figure
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.tendon_robot import Robot
 from tendon_robot_sim.parallel import ends_with_us
@@ -62,22 +63,34 @@ TIME_CONSTANT = 0.05
 TENSION_TOLERANCE = 0.3
 
 
+def fresh_bag(bag: Path) -> None:
+    """
+    Make way for the demo's bag at ``bag``: remove the bag of an earlier demo there.
+
+    A link there is removed, never followed (an output never goes through a link); anything
+    else than a bag or an empty folder is kept, and the demo refuses to start.
+    """
+    if bag.is_symlink():
+        bag.unlink()
+    elif bag.exists():
+        if not (bag / 'metadata.yaml').exists() and any(bag.iterdir()):
+            raise CommandError(f'{bag}: exists and is not a bag from an earlier demo; '
+                               'choose another --out')
+        shutil.rmtree(bag)
+
+
 def run_hardware(args, robot: Robot, robot_file: Path) -> int:
     """Run the hardware demo of ``robot`` (a tendon robot) on emulated ``args.hardware``."""
     motor_device, sensor_device = DEVICES[args.hardware]
     out = args.out
     bag = out / 'bag'
-    out.mkdir(parents=True, exist_ok=True)
-    if bag.exists():
-        if not (bag / 'metadata.yaml').exists() and any(bag.iterdir()):
-            raise CommandError(f'{bag}: exists and is not a bag from an earlier demo; '
-                               'choose another --out')
-        shutil.rmtree(bag)
+    make_folder(out)
+    fresh_bag(bag)
     ports = Path(tempfile.mkdtemp(prefix='tendon_robot_sim_demo_'))
     print(f'robot: {robot.name!r} from {robot_file}; emulated {motor_device} on '
           f'{ports / "motors"}, {sensor_device} on {ports / "sensor"}')
     log_path = out / 'stack.log'
-    with open(log_path, 'w') as log:
+    with open_growing(log_path) as log:
         emulator = _start_emulator(robot_file, motor_device, sensor_device, ports, log)
         try:
             launcher = StackLauncher(
@@ -101,7 +114,7 @@ def run_hardware(args, robot: Robot, robot_file: Path) -> int:
     for step, label, t, x, y, z in rows:
         print(f'{step:>4}  {label:<14} {t:>7.2f}  {x * 1e3:>10.1f} {y * 1e3:>10.1f} '
               f'{z * 1e3:>10.1f}')
-    with open(out / 'tip_positions.csv', 'w', newline='') as f:
+    with open_output(out / 'tip_positions.csv', newline='') as f:
         writer = csv.writer(f)
         writer.writerow(['step', 'phase', 'time_s', 'tip_x_m', 'tip_y_m', 'tip_z_m'])
         writer.writerows(rows)
@@ -247,5 +260,5 @@ def _plot(driver, steps, robot: Robot, path: Path) -> None:
     for ax in (top, bottom):
         ax.legend(fontsize=7, loc='upper left')
     fig.suptitle('hardware demo on emulated devices: tip/measured and tendon/state')
-    fig.savefig(path, dpi=90)
+    save_figure(fig, path, dpi=90)
     plt.close(fig)

@@ -29,6 +29,8 @@ import numpy as np
 
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import check_output, CommandError, parse_values, positive_int
+from tendon_robot_sim.files.outputs import write_output
+from tendon_robot_sim.files.yaml_loader import read_yaml
 from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol.devices import load_dynamixel_bus
 from tendon_robot_sim.protocol.dynamixel_bus import BusError
@@ -108,7 +110,7 @@ def run_calibrate(args) -> int:
     check_output(config, '--config', 'file')     # written at the end: writable now
     try:
         channels, settings = load_dynamixel_bus(config)
-        data = yaml.safe_load(Path(config).read_text())
+        data = read_yaml(config)     # as checked just above
     except dxl.ChannelError as error:
         raise CommandError(f'--config: {error}') from None
     limits = [ch.current_limit for ch in channels if ch.current_limit is not None]
@@ -144,7 +146,7 @@ def run_calibrate(args) -> int:
                                               'residual': round(residual, 6)}
         print(f'channel {k}: tension = {gain:.4g} N/A x current + {offset:.4g} N, '
               f'RMS residual {residual:.3g} N')
-    Path(config).write_text(yaml.safe_dump(data, sort_keys=False))
+    write_output(config, yaml.safe_dump(data, sort_keys=False))
     print(f'written to {config}')
     return 0
 

@@ -51,6 +51,7 @@ from tendon_robot_sim.commands import (add_scheduler_options, command_error, Com
                                        positive,
                                        positive_int, scheduler_of, worker_count)
 from tendon_robot_sim.commands.statics import parse_vector
+from tendon_robot_sim.files.outputs import make_folder
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
@@ -213,7 +214,7 @@ def _workspace(args, robot, force, moment) -> int:
     positions = cylinder_samples(args.radius, heights, args.per_height)
     out = Path(args.out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        make_folder(out)
     except OSError as error:
         raise CommandError(f'--out: cannot create {out}: {error.strerror}') from None
     try:

@@ -43,6 +43,7 @@ from tendon_robot_sim.commands import (check_output, command_error, CommandError
                                        NoResultError, OutputPath, parse_values, positive,
                                        within)
 from tendon_robot_sim.commands.statics import parse_vector
+from tendon_robot_sim.files.outputs import make_folder
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.pcr.kinetostatics import helix, PcrSolver, rigid_inverse
@@ -124,7 +125,7 @@ def add_parsers(actions) -> None:
 
 def output_folder(folder: Path, option: str, names) -> Path:
     """Create ``folder`` (checked by :class:`OutputPath`); CommandError if a name is a folder."""
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     for name in names:
         check_output(folder / name, option, 'file')
     return folder

@@ -51,6 +51,7 @@ from tendon_robot_sim.commands import (check_steps, command_error, CommandError,
                                        time_step)
 from tendon_robot_sim.experiment.input_profile import (InputProfile, MixedInputs, ProfileError,
                                                        read_profile)
+from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, choose_integrator,
@@ -192,8 +193,9 @@ class Trajectory:
         if self.path is None:
             return
         rows = np.vstack(self.rows) if self.rows else np.zeros((0, len(self.header)))
-        np.savetxt(self.path, rows, delimiter=',', header=','.join(self.header), comments='',
-                   fmt='%.10g')
+        with open_output(self.path) as handle:
+            np.savetxt(handle, rows, delimiter=',', header=','.join(self.header), comments='',
+                       fmt='%.10g')
 
 
 def _announcing_long_runs(bar, total: float, start: float):

@@ -58,6 +58,7 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, MAX_STEPS,
                                        non_negative, NoResultError, OutputPath, parse_values,
                                        positive, positive_int, time_step)
+from tendon_robot_sim.files.outputs import make_folder, open_output, save_figure
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.plotting import legend_beside
 from tendon_robot_sim.models.snake.dynamics import (BROKEN_MEANING, GROUPS, InverseDynamics,
@@ -248,7 +249,7 @@ def write_csv(path: Path, snake, result: InverseDynamics) -> None:
     problems = {}
     for p in result.infeasible:
         problems.setdefault(p.time, []).append(f'joint{p.joint}:{p.constraint}')
-    with open(path, 'w', newline='') as file:
+    with open_output(path, newline='') as file:
         writer = csv.writer(file)
         writer.writerow(header)
         for k, t in enumerate(result.time):
@@ -283,7 +284,7 @@ def plot(path: Path, snake, results: dict) -> None:
     axes[-1, 0].set_xlabel('time [s]')
     fig.suptitle(f'{snake.name}: minimum cable tensions')
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
 
 
@@ -299,7 +300,7 @@ def run_inverse(args: argparse.Namespace) -> int:
         path = Path(args.trajectory)
         trajectories = {path.stem: read_trajectory(path, snake.n_joints)}
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     if loads:
         print(f'external load{_describe(snake, loads)[1:]}')
     results, summary = {}, {}

@@ -54,6 +54,8 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.emulator.devices import MotorDriverDevice
 from tendon_robot_sim.emulator.dynamixel_servo import EmulatedServo
 from tendon_robot_sim.emulator.plant import Plant
+from tendon_robot_sim.files.outputs import write_output
+from tendon_robot_sim.files.yaml_loader import read_yaml
 from tendon_robot_sim.protocol import dynamixel as dxl
 import yaml
 
@@ -75,10 +77,10 @@ ANSWER_LATENCY = 0.1
 
 def bus_file(folder: str | Path, name: str = 'dynamixel.yaml') -> Path:
     """Write the shipped bus file with the emulator's latency to ``folder``/``name``."""
-    bus = yaml.safe_load((share_dir() / 'config' / 'dynamixel.yaml').read_text())
+    bus = read_yaml(share_dir() / 'config' / 'dynamixel.yaml')
     bus['latency_timer'] = ANSWER_LATENCY
     path = Path(folder) / name
-    path.write_text(yaml.safe_dump(bus, sort_keys=False))
+    write_output(path, yaml.safe_dump(bus, sort_keys=False))
     return path
 
 

@@ -47,6 +47,7 @@ import time
 import tty
 
 import serial
+from tendon_robot_sim.files.outputs import check_links
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +96,8 @@ class PtyEndpoint(Endpoint):
         self._open()
 
     def _open(self) -> None:
+        if self.link is not None:     # never in a folder reached by a link someone planted
+            check_links(self.link.parent)
         self._master, self._slave = os.openpty()
         tty.setraw(self._slave)
         os.set_blocking(self._master, False)

@@ -44,12 +44,21 @@ Integrity: MCAP files written here get their CRC-32 checksums filled in, and eve
 MCAP file's non-zero checksums are verified before it is read (see
 :mod:`tendon_robot_sim.experiment.mcap_crc` for what that does and does not cover); a
 mismatch is a :class:`BagError`.
+
+Durability: :meth:`BagWriter.flush` puts every message written so far on disk, where a
+killed process (SIGKILL, the OOM killer) or a power cut leaves it: the MCAP chunk being
+filled is closed and written, the sqlite3 transaction committed (the database is in
+write-ahead-log mode while it is written, every commit synced). A recorder flushes every
+:data:`FLUSH_PERIOD`; the bag of a killed recorder has no ``metadata.yaml`` and is made
+readable again by :func:`tendon_robot_sim.experiment.bag_recovery.recover_bag`
+(``tendon-robot-sim reindex``).
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
+import os
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, NamedTuple
 
@@ -57,15 +66,20 @@ from rosbags.highlevel import AnyReader
 from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
                                 QosTime)
 from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.rosbag2.storage_mcap import McapWriter
 from rosbags.typesys import get_typestore, Stores
 
 from tendon_robot_sim.experiment import mcap_crc
+from tendon_robot_sim.files.outputs import check_links
+from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
 
 # The message definitions of ROS 2 Kilted, the distribution of the rclpy
 # wheels this project runs on; a type hash that differs from the publisher's
 # makes `ros2 bag play` refuse the topic.
 DEFAULT_STORE = Stores.ROS2_KILTED
 BAG_FORMAT_VERSION = 9
+#: Longest time [s] a recorder holds received messages in memory only: what a kill can lose.
+FLUSH_PERIOD = 1.0
 
 
 class BagError(ValueError):
@@ -120,17 +134,27 @@ class BagWriter:
         if storage not in STORAGE_PLUGINS:
             raise BagError(f'{self.path}: unknown storage {storage!r}; use one of '
                            f'{", ".join(STORAGE_PLUGINS)}')
-        if self.path.exists():
+        if self.path.exists() or self.path.is_symlink():
             raise BagError(f'{self.path}: exists already; a bag is written into a new folder')
+        check_links(self.path.parent)
         self.typestore = get_typestore(store)
         self._writer = Writer(self.path, version=BAG_FORMAT_VERSION,
                               storage_plugin=STORAGE_PLUGINS[storage])
         self._connections = {}
         self.counts: dict[str, int] = {}
+        self._folders_synced = False
 
     def open(self) -> 'BagWriter':  # noqa: A003 (named as rosbags' Writer.open)
         self._writer.open()
+        if not self._mcap:
+            # a log that survives a kill, synced on every commit (flush): see flush()
+            self._writer.storage.conn.execute('PRAGMA journal_mode=WAL').fetchone()
+            self._writer.storage.conn.execute('PRAGMA synchronous=FULL')
         return self
+
+    @property
+    def _mcap(self) -> bool:
+        return isinstance(self._writer.storage, McapWriter)
 
     def add_topic(self, topic: str, msgtype: str, qos: OfferedQos) -> None:
         """Register ``topic`` of type ``msgtype`` (``pkg/msg/Name``) before writing to it."""
@@ -153,8 +177,40 @@ class BagWriter:
         self._writer.write(connection, timestamp_ns, data)
         self.counts[topic] += 1
 
+    def flush(self) -> None:
+        """
+        Put every message written so far on disk, where a killed process leaves it.
+
+        MCAP: the chunk being filled is closed (rosbags keeps it in memory until it holds
+        1 MiB) and the file synced; sqlite3: the transaction is committed, which syncs the
+        write-ahead log. What was flushed survives SIGKILL and a power cut, and
+        :func:`~tendon_robot_sim.experiment.bag_recovery.recover_bag` reads it back. The
+        first flush also syncs the new bag folder and the folder that holds it, so that after
+        a power cut the files are found at all.
+        """
+        storage = self._writer.storage
+        if self._mcap:
+            if storage.chunk.msgs:
+                storage.close_chunk()
+            storage.bio.flush()
+            os.fsync(storage.bio.fileno())
+        else:
+            storage.conn.commit()
+        if not self._folders_synced:
+            for folder in (self.path, self.path.parent):
+                descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    os.fsync(descriptor)
+                finally:
+                    os.close(descriptor)
+            self._folders_synced = True
+
     def close(self) -> None:
         """Finish the storage file, fill in its checksums and write ``metadata.yaml``."""
+        if not self._mcap:
+            # a closed bag is one file, as rosbag2 and every reader expect it
+            self._writer.storage.conn.commit()
+            self._writer.storage.conn.execute('PRAGMA journal_mode=DELETE').fetchone()
         self._writer.close()
         for mcap in self.path.glob('*.mcap'):
             mcap_crc.seal(mcap)
@@ -186,7 +242,14 @@ def _open_bag(path: str | Path) -> Iterator[AnyReader]:
     if not path.exists():
         raise BagError(f'{path}: no such bag (file or folder)')
     if path.is_dir() and not (path / 'metadata.yaml').exists():
-        raise BagError(f'{path}: not a rosbag2 bag folder: metadata.yaml is missing')
+        raise BagError(f'{path}: not a rosbag2 bag folder: metadata.yaml is missing'
+                       + (f' (its recorder was killed? {RECOVER} {path} recovers it)'
+                          if any(path.glob('*.mcap')) or any(path.glob('*.db3')) else ''))
+    if path.is_dir():
+        try:    # rosbags reads it too; first by the package's rules (a key twice, ...)
+            read_yaml(path / 'metadata.yaml')
+        except YamlFileError as error:
+            raise BagError(str(error)) from None
     if path.is_file() and path.suffix not in ('.mcap', '.db3'):
         raise BagError(f'{path}: not a rosbag2 bag: a bag is a folder with metadata.yaml or '
                        'a .mcap or .db3 file')
@@ -195,7 +258,9 @@ def _open_bag(path: str | Path) -> Iterator[AnyReader]:
         try:
             mcap_crc.verify(mcap)
         except (mcap_crc.McapCrcError, OSError) as error:
-            raise BagError(f'{mcap}: {error}') from None
+            hint = f' ({RECOVER} {mcap.parent} recovers it)' if 'ends early' in str(error) \
+                and path.is_dir() else ''
+            raise BagError(f'{mcap}: {error}{hint}') from None
     try:
         reader = AnyReader([path], default_typestore=get_typestore(DEFAULT_STORE))
         reader.open()
@@ -207,6 +272,8 @@ def _open_bag(path: str | Path) -> Iterator[AnyReader]:
         reader.close()
 
 
+# The command that recovers the bag of a killed recorder (commands/reindex.py).
+RECOVER = 'tendon-robot-sim reindex'
 # What rosbags' terse messages mean for a user.
 _HINTS = {
     'File end magic is invalid': 'the MCAP file ends early: truncated, or its recorder did '

@@ -48,6 +48,7 @@ from typing import Sequence
 import numpy as np
 
 from tendon_robot_sim.experiment.experiment import advance_to, Hold, Recording
+from tendon_robot_sim.files.outputs import make_folder, save_figure, write_output
 from tendon_robot_sim.models.plotting import legend_beside
 from tendon_robot_sim.models.rod.statics.solver import MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
@@ -247,7 +248,7 @@ def write_report(directory: str | Path, validation: Validation | Sequence[Valida
     validations = [validation] if isinstance(validation, Validation) else list(validation)
     best = min(validations, key=lambda v: v.rms)
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    make_folder(directory)
     measured = np.array([h.tip for h in best.holds]) * 1e3
     index = np.arange(1, len(best.holds) + 1)
 
@@ -269,7 +270,7 @@ def write_report(directory: str | Path, validation: Validation | Sequence[Valida
     legend_beside(axes[0], fontsize=8)     # not over the points
     fig.suptitle('tip per hold, base frame')
     fig.tight_layout()
-    fig.savefig(directory / 'tips.png', dpi=110)
+    save_figure(fig, directory / 'tips.png', dpi=110)
     plt.close(fig)
 
     fig, axis = plt.subplots(figsize=(6, 4))
@@ -289,7 +290,7 @@ def write_report(directory: str | Path, validation: Validation | Sequence[Valida
     if len(validations) > 1:
         axis.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(directory / 'error_vs_tension.png', dpi=110)
+    save_figure(fig, directory / 'error_vs_tension.png', dpi=110)
     plt.close(fig)
 
     rod = best.robot.rod
@@ -329,7 +330,7 @@ def write_report(directory: str | Path, validation: Validation | Sequence[Valida
                  trajectory.summary() + '.', '',
                  '![tip over time](trajectory.png)', '']
     path = directory / 'report.md'
-    path.write_text('\n'.join(text))
+    write_output(path, '\n'.join(text))
     return path
 
 
@@ -412,7 +413,7 @@ def _plot_trajectory(path: Path, trajectory: Trajectory) -> None:
     axes[3].grid(True, alpha=0.3)
     fig.suptitle('tip over time, base frame')
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 

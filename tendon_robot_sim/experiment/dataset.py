@@ -35,17 +35,17 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from pathlib import Path
 import tempfile
 import time
 
 import numpy as np
 
+from tendon_robot_sim.files.outputs import make_folder, open_output, write_output
+from tendon_robot_sim.files.yaml_loader import yaml_value
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.parallel import Pool
-import yaml
 
 SAMPLERS = ('uniform', 'lhs', 'csv')
 # Morton code bits per input: 63 bits shared by up to 12 inputs (>= 5 bits each).
@@ -348,9 +348,7 @@ def _table(names, part: dict):
 
 def _write_json(path: Path, data: dict) -> None:
     """Write JSON atomically (a killed run never leaves half a manifest)."""
-    tmp = path.with_suffix('.tmp')
-    tmp.write_text(json.dumps(data, indent=1))
-    os.replace(tmp, path)
+    write_output(path, json.dumps(data, indent=1))
 
 
 def build_dataset(robot_path: str | Path, model: str, output: str | Path, samples: int = 1000,
@@ -386,12 +384,18 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     manifest_path = parts / MANIFEST
     done = []
     if manifest_path.exists():
-        manifest = json.loads(manifest_path.read_text())
-        if manifest['settings'] != settings:
+        try:
+            manifest = json.loads(manifest_path.read_text())
+            same = manifest['settings'] == settings
+            done = [int(c) for c in manifest['done']]
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+            raise DatasetError(f'output: {manifest_path} is not the manifest of a dataset run; '
+                               f'choose another --output or delete {parts}') from None
+        if not same:
             raise DatasetError(f'output: {parts} holds a run with other settings; choose '
                                'another --output or delete it')
-        done = [c for c in manifest['done'] if (parts / f'part-{c:05d}.parquet').exists()]
-    parts.mkdir(parents=True, exist_ok=True)
+        done = [c for c in done if (parts / f'part-{c:05d}.parquet').exists()]
+    make_folder(parts)
     _write_json(manifest_path, {'settings': settings, 'done': done})
     todo = [c for c in range(len(chunks)) if c not in set(done)][:max_chunks]
     tasks = [(model, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]
@@ -402,9 +406,8 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     with Pool(workers, scheduler) as pool:
         for part in pool.imap(tasks, solve_chunk):
             c = part['chunk']
-            tmp = parts / f'part-{c:05d}.tmp'
-            pq.write_table(_table(adapter.names, part), tmp)
-            os.replace(tmp, parts / f'part-{c:05d}.parquet')
+            with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
+                pq.write_table(_table(adapter.names, part), handle)
             done.append(c)
             _write_json(manifest_path, {'settings': settings, 'done': done})
             solved += len(part['sample'])
@@ -418,13 +421,14 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         table = pa.concat_tables([pq.read_table(parts / f'part-{c:05d}.parquet')
                                   for c in range(len(chunks))])
         table = table.sort_by('sample')
-        pq.write_table(table, output.parent / (output.name + '.parquet'))
+        with open_output(output.parent / (output.name + '.parquet'), 'wb') as handle:
+            pq.write_table(table, handle)
         converged = np.asarray(table.column('converged'))
         summary.update(converged=int(converged.sum()), failed=int((~converged).sum()))
         # the validated description in the YAML schema; the file as read for a kind
         # without one (the snake)
         to_dict = getattr(adapter.robot, 'to_dict', None)
-        robot = json.loads(json.dumps(to_dict() if to_dict else yaml.safe_load(text),
+        robot = json.loads(json.dumps(to_dict() if to_dict else yaml_value(text, robot_path),
                                       default=_plain))
         # PATH + suffix: with_suffix would turn run.v2 into run.parquet
         _write_json(output.parent / (output.name + '.json'), {

@@ -42,6 +42,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 
@@ -399,7 +400,7 @@ def write_holds_csv(path: str | Path, robot: Robot, holds: Sequence[Hold]) -> No
     """Write holds in the format :func:`read_holds_csv` reads."""
     displacement = holds[0].tensions is None
     columns = [n + DISPLACEMENT_SUFFIX if displacement else n for n in robot.tendon_names]
-    with Path(path).open('w', newline='') as handle:
+    with open_output(path, newline='') as handle:
         writer = csv.writer(handle)
         writer.writerow(columns + list(TIP_COLUMNS))
         for hold in holds:

@@ -40,6 +40,8 @@ import struct
 from typing import Iterator
 import zlib
 
+from tendon_robot_sim.files.outputs import write_output
+
 MAGIC = b'\x89MCAP0\r\n'
 OP_FOOTER = 0x02
 OP_CHUNK = 0x06
@@ -132,16 +134,21 @@ def _checksums(data) -> list[tuple[str, int, int]]:
 
 
 def seal(path: str | Path) -> None:
-    """Fill in every CRC of the MCAP file at ``path`` that is 0 (in place)."""
+    """Fill in every CRC of the MCAP file at ``path`` that is 0 (written aside, renamed)."""
     path = Path(path)
-    data = bytearray(path.read_bytes())
+    write_output(path, sealed(path.read_bytes()))
+
+
+def sealed(data: bytes) -> bytes:
+    """Return the MCAP file ``data`` with every CRC that is 0 filled in."""
+    data = bytearray(data)
     # In this order: the data section CRC covers the chunk CRCs, and the summary CRC is
     # computed after them (it covers neither, but one pass per kind keeps this simple).
     for kind in ('chunk', 'data section', 'summary section'):
         for what, offset, crc in _checksums(data):
             if what.startswith(kind) and struct.unpack_from('<I', data, offset)[0] == 0:
                 struct.pack_into('<I', data, offset, crc)
-    path.write_bytes(data)
+    return bytes(data)
 
 
 def verify(path: str | Path) -> int:

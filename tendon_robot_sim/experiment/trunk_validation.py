@@ -49,6 +49,7 @@ from tendon_robot_sim.experiment.experiment import (STATE_TOPIC, TIP_COLUMNS, TI
 from tendon_robot_sim.experiment.identification import (IdentificationError, LENGTH_SUFFIX,
                                                         Run, simulate_samples, TIME_COLUMNS)
 from tendon_robot_sim.experiment.input_profile import InputProfile
+from tendon_robot_sim.files.outputs import make_folder, open_output, save_figure, write_output
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics
 from tendon_robot_sim.models.trunk.kinematics import BellowsKinematics
 from tendon_robot_sim.models.trunk.robot import BellowsRobot
@@ -166,7 +167,7 @@ def write_bellows_report(directory: str | Path, validation: BellowsValidation) -
     from matplotlib import pyplot as plt
 
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    make_folder(directory)
     run, robot = validation.run, validation.robot
     names = robot.actuator_names
 
@@ -189,7 +190,7 @@ def write_bellows_report(directory: str | Path, validation: BellowsValidation) -
     fig.suptitle(f'muscle lengths: measured and dynamic model '
                  f'({validation.dynamic_length.mm()})', fontsize=10)
     fig.tight_layout()
-    fig.savefig(directory / 'lengths.png', dpi=110)
+    save_figure(fig, directory / 'lengths.png', dpi=110)
     plt.close(fig)
 
     fig, axes = plt.subplots(4, 1, figsize=(10, 9), sharex=True)
@@ -213,7 +214,7 @@ def write_bellows_report(directory: str | Path, validation: BellowsValidation) -
     axes[3].legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1.0))
     fig.suptitle('tip, world frame', fontsize=10)
     fig.tight_layout()
-    fig.savefig(directory / 'tip.png', dpi=110)
+    save_figure(fig, directory / 'tip.png', dpi=110)
     plt.close(fig)
 
     def row_of(label, stats, slides):
@@ -240,7 +241,7 @@ def write_bellows_report(directory: str | Path, validation: BellowsValidation) -
             'standard deviation with ddof 0.', '',
             '![muscle lengths](lengths.png)', '', '![tip](tip.png)', '']
     path = directory / 'report.md'
-    path.write_text('\n'.join(text))
+    write_output(path, '\n'.join(text))
     return path
 
 
@@ -325,12 +326,13 @@ def write_run(path: str | Path, robot: BellowsRobot, run: Run) -> None:
     """
     names = robot.actuator_names
     if Path(path).suffix.lower() == '.csv':
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        make_folder(Path(path).parent)
         header = [TIME_COLUMNS[0]] + names + [n + LENGTH_SUFFIX for n in names] + \
             list(TIP_COLUMNS)
         table = np.column_stack((run.times, run.pressures, run.lengths, run.tips))
-        np.savetxt(path, table, delimiter=',', header=','.join(header), comments='',
-                   fmt='%.10g')
+        with open_output(path) as handle:
+            np.savetxt(handle, table, delimiter=',', header=','.join(header), comments='',
+                       fmt='%.10g')
         return
     from tendon_robot_sim.experiment.bag import BagWriter, OfferedQos
 

@@ -23,9 +23,9 @@ degrees only under a key that says so (``angle_deg`` instead of ``angle``).
 
 A bad file raises :class:`RobotDescriptionError` with one message that names the key and
 the problem, e.g. ``tendons[2].offset: must be > 0, got -0.01``. Hostile files too: the
-file size, the nesting depth and the list lengths are bounded (the constants below), YAML
-aliases are refused (an alias bomb expands exponentially), and any other failure while
-loading becomes the same one-line error.
+file is read by the package's one YAML loader (:mod:`tendon_robot_sim.files.yaml_loader`:
+size and nesting bounded, aliases and duplicate keys refused), list lengths are bounded
+(below), and any other failure while loading becomes the same one-line error.
 """
 
 from __future__ import annotations
@@ -37,15 +37,14 @@ import re
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
-import yaml
+
+from tendon_robot_sim.files import yaml_loader
 
 # Positions along a backbone (anchors, vertebrae, section ends) are compared with this
 # tolerance [m].
 POSITION_TOLERANCE = 1e-9
 # Bounds against hostile or mistyped files: far beyond any real robot, small enough that
 # loading and simulating cannot exhaust memory or time.
-MAX_FILE_BYTES = 1_000_000
-MAX_DEPTH = 20             # nesting of mappings and lists (a description needs 4)
 MAX_LIST_LENGTH = 1000     # numbers in any one list of a description
 
 
@@ -185,61 +184,12 @@ def check_kind(data: Any, expected: str) -> None:
             f'{wanted}')
 
 
-class _Loader(yaml.SafeLoader):
-    """
-    SafeLoader that also reads ``16.6e6`` as a float (YAML 1.2; 1.1 makes it a string).
-
-    It refuses aliases and nesting deeper than :data:`MAX_DEPTH`.
-    """
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(
-                None, None, 'aliases (*name) are not allowed in a robot description',
-                self.peek_event().start_mark)
-        self._depth = getattr(self, '_depth', 0) + 1
-        try:
-            if self._depth > MAX_DEPTH:
-                raise yaml.composer.ComposerError(
-                    None, None, f'nested deeper than {MAX_DEPTH} levels',
-                    self.peek_event().start_mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
-_Loader.add_implicit_resolver(
-    'tag:yaml.org,2002:float',
-    re.compile(r'^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$'),
-    list('-+0123456789.'))
-
-
-def yaml_value(text: str) -> Any:
-    """Parse YAML text as the descriptions are (``1e9`` a number, as YAML 1.2 and rcl read it)."""
-    return yaml.load(text, Loader=_Loader)
-
-
 def read_yaml(path: str | Path) -> Any:
-    """Parse a YAML file with :class:`_Loader`; errors name the file."""
-    path = Path(path)
+    """Parse a YAML file with the package's one loader; RobotDescriptionError names the file."""
     try:
-        with open(path, 'rb') as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        raise RobotDescriptionError(f'{path}: cannot read: {error.strerror}') from None
-    if len(data) > MAX_FILE_BYTES:
-        raise RobotDescriptionError(f'{path}: larger than {MAX_FILE_BYTES} bytes')
-    try:
-        text = data.decode('utf-8')
-    except UnicodeDecodeError as error:
-        raise RobotDescriptionError(f'{path}: not UTF-8 text (byte {error.start})') from None
-    try:
-        return yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as error:
-        raise RobotDescriptionError(f'{path}: not valid YAML: {_one_line(error)}') from None
-    except (RecursionError, MemoryError, ValueError, OverflowError) as error:
-        raise RobotDescriptionError(f'{path}: cannot parse: {type(error).__name__}: '
-                                    f'{_one_line(error)}') from None
+        return yaml_loader.read_yaml(path)
+    except yaml_loader.YamlFileError as error:
+        raise RobotDescriptionError(str(error)) from None
 
 
 def _one_line(error: Exception) -> str:

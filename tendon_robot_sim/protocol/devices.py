@@ -31,13 +31,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
+from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
 from tendon_robot_sim.protocol import dynamixel as dxl, keyence
 from tendon_robot_sim.protocol.drivers import (CommandStatistics, MotorDriver, MotorStatus,
                                                SensorStatistics, ServoState, TipSensorDriver)
 from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus
 from tendon_robot_sim.protocol.laser import TdcrLaserV1, TipMeasurement
 from tendon_robot_sim.protocol.link import LinkStatistics
-import yaml
 
 DYNAMIXEL = 'dynamixel'
 TDCR_MOTOR_V1 = 'tdcr-motor-v1'
@@ -118,10 +118,9 @@ class MotorBus(Protocol):
 def load_dynamixel_bus(path: str | Path) -> tuple[list[dxl.ServoChannel], dxl.BusSettings]:
     """Read a Dynamixel bus file: ``channels`` and settings; ChannelError names what is wrong."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise dxl.ChannelError(f'dynamixel_file: cannot read {path}: '
-                               f'{str(error).splitlines()[0]}') from None
+        data = read_yaml(path)
+    except YamlFileError as error:
+        raise dxl.ChannelError(f'dynamixel_file: {error}') from None
     if not isinstance(data, dict) or 'channels' not in data:
         raise dxl.ChannelError(f'dynamixel_file: {path} must be a mapping with channels')
     unknown = set(data) - {'channels', 'tension_mode', 'travel_limit', 'min_firmware',

@@ -28,7 +28,7 @@ from typing import Sequence
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
-from tendon_robot_sim.experiment.bag import BagWriter, OfferedQos
+from tendon_robot_sim.experiment.bag import BagWriter, FLUSH_PERIOD, OfferedQos
 from tendon_robot_sim.ros.topics import Topic, TOPICS, type_name
 
 
@@ -45,7 +45,10 @@ class BagRecorder(Node):
     ``storage`` is ``'mcap'`` or ``'sqlite3'``.
 
     Timestamps are wall-clock receive times (as ``ros2 bag record`` without
-    ``--use-sim-time``). Call :meth:`close` to finish the bag.
+    ``--use-sim-time``). Call :meth:`close` to finish the bag. Every
+    :data:`~tendon_robot_sim.experiment.bag.FLUSH_PERIOD` a timer puts what was received on
+    disk, so a recorder that is killed loses at most that much (``tendon-robot-sim reindex``
+    recovers the rest).
     """
 
     def __init__(self, path: str | Path, topics: Sequence[Topic] = TOPICS,
@@ -62,6 +65,11 @@ class BagRecorder(Node):
             self.bag.add_topic(subscription.topic_name, type_name(topic.msg_type),
                                offered_qos(topic.qos))
             self.subscriptions_by_topic[subscription.topic_name] = subscription
+        self.flush_timer = self.create_timer(FLUSH_PERIOD, self._flush)
+
+    def _flush(self) -> None:
+        if not self.closed:
+            self.bag.flush()
 
     def _callback_for(self, topic: Topic):
         resolved = self.resolve_topic_name(topic.name)

@@ -455,6 +455,10 @@ CASES = [
      '--port: cannot open /dev/null'),
     (['hardware', 'calibrate-tension', '--port', '/dev/null', '--answers', '{empty}'], BAD,
      '--port: cannot open /dev/null'),
+    # reindex: no folder, a file, a folder without a bag
+    (['reindex', '{missing}'], BAD, 'not a bag folder'),
+    (['reindex', '{binary}'], BAD, 'not a bag folder'),
+    (['reindex', '{empty_dir}'], BAD, 'expected one .mcap or .db3 file, found none'),
     # demo --hardware: an unknown device, a robot the hardware stack does not drive
     (['demo', '--hardware', 'servo'], BAD, "argument --hardware: invalid choice: 'servo'"),
     (['demo', '--hardware', 'dynamixel', '--robot', SNAKE], BAD,

@@ -49,9 +49,20 @@ def phases_of(robot):
     return demo_phases(robot.tendon_names, TENSION, demo_target(robot, TENSION))
 
 
+# Links planted where the demo writes (test_output_links.py: outputs never follow a link).
+PLANTED = ('robot.yaml', 'stack.log', 'tip_positions.csv', 'overview.png', 'bag')
+VICTIM = 'a file of someone else\n'
+
+
 @pytest.fixture(scope='module')
 def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp('demo') / 'out'
+    victims = out.parent / 'victims'
+    victims.mkdir()
+    out.mkdir()
+    for name in PLANTED:
+        (victims / name).write_text(VICTIM)
+        (out / name).symlink_to(victims / name)
     env = dict(os.environ)
     root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
@@ -60,6 +71,8 @@ def demo(tmp_path_factory):
          '--hold', str(HOLD), '--tension', str(TENSION), '--elements', '10'],
         env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr + (out / 'stack.log').read_text()
+    for name in PLANTED:     # replaced, never followed
+        assert (victims / name).read_text() == VICTIM and not (out / name).is_symlink(), name
     return out, result.stdout
 
 

@@ -95,6 +95,7 @@ def test_a_command_interrupted_during_its_start_exits_130_without_a_traceback(
 COMMANDS = [' '.join(words) for words, _ in parsers()]
 REQUIRED = {
     'launch': ['sim'], 'record': ['{tmp}/bag'], 'replay': ['{tmp}/bag'],
+    'reindex': ['{tmp}/bag'],
     'synth-experiment': ['{tmp}/synth'], 'validate': ['x.csv', '--report', '{tmp}/r'],
     'calibrate': ['x.csv', '--fit', 'youngs_modulus', '--out', '{tmp}/c.yaml'],
     'pcr ik': ['--position', '0,0,0.5'], 'pcr fk': ['--motor-angles-deg', '1,1,1,1,1,1'],

@@ -149,6 +149,7 @@ QUICK = {
     'cc-dynamics': ['--tensions', 't0=1', '--duration', '0.05', '--plot', '{tmp}/pipe_cc.png'],
     'record': ['{tmp}/pipe_bag', '--duration', '0.01'],
     'replay': ['{bag}', '--delay', '0', '--rate', '1000', '--topics', 'tip/measured'],
+    'reindex': ['{bag}'],
     'synth-experiment': ['{tmp}/pipe_synth', '--experiment', 'holds'],
     'validate': ['{holds}', '--report', '{tmp}/pipe_report'],
     'calibrate': ['{holds}', '--fit', 'youngs_modulus', '--out', '{tmp}/pipe_cal.yaml'],

@@ -29,26 +29,29 @@ PACKAGE = Path(__file__).resolve().parents[2] / 'tendon_robot_sim'
 ROBOT_KINDS = ('rod', 'trunk', 'snake', 'pcr')
 # What each area may import from the package ('root' is tendon_robot_sim/__init__.py).
 # Areas not listed (commands, cli) may import anything.
+# 'files' (how every file is read and written) is below every area but the root.
 ALLOWED = {
     'root': set(),
     'parallel': set(),
-    'models': {'models', 'parallel', 'root'},
-    'control': {'models', 'control', 'root'},
-    'experiment': {'models', 'experiment', 'parallel', 'root'},
-    'protocol': {'protocol', 'root'},
-    'hardware': {'hardware', 'protocol', 'root'},
-    'emulator': {'emulator', 'protocol', 'models', 'root'},
-    'view': {'view', 'models', 'experiment', 'root'},
-    'ros': {'ros', 'models', 'control', 'experiment', 'protocol', 'parallel', 'root'},
+    'files': {'files'},
+    'models': {'models', 'parallel', 'files', 'root'},
+    'control': {'models', 'control', 'files', 'root'},
+    'experiment': {'models', 'experiment', 'parallel', 'files', 'root'},
+    'protocol': {'protocol', 'files', 'root'},
+    'hardware': {'hardware', 'protocol', 'files', 'root'},
+    'emulator': {'emulator', 'protocol', 'models', 'files', 'root'},
+    'view': {'view', 'models', 'experiment', 'files', 'root'},
+    'ros': {'ros', 'models', 'control', 'experiment', 'protocol', 'parallel', 'files', 'root'},
     'nodes': {'nodes', 'ros', 'models', 'control', 'experiment', 'protocol', 'hardware',
-              'parallel', 'root', 'view'},
-    'stack': {'stack', 'rviz_views', 'ros', 'models', 'root'},
-    'rviz_views': {'rviz_views', 'root'},
-    'launcher': {'launcher', 'stack', 'rviz_views', 'ros', 'models', 'parallel', 'root'},
+              'parallel', 'files', 'root', 'view'},
+    'stack': {'stack', 'rviz_views', 'ros', 'models', 'files', 'root'},
+    'rviz_views': {'rviz_views', 'files', 'root'},
+    'launcher': {'launcher', 'stack', 'rviz_views', 'ros', 'models', 'parallel', 'files',
+                 'root'},
 }
 # The ROS-free core: none of these may import rclpy or a ROS message package.
-ROS_FREE = ('root', 'parallel', 'models', 'control', 'experiment', 'protocol', 'hardware',
-            'emulator', 'view')
+ROS_FREE = ('root', 'parallel', 'files', 'models', 'control', 'experiment', 'protocol',
+            'hardware', 'emulator', 'view')
 ROS_MODULES = ('rclpy', 'rosidl_runtime_py', 'builtin_interfaces', 'std_msgs', 'sensor_msgs',
                'geometry_msgs', 'visualization_msgs', 'diagnostic_msgs', 'tf2_msgs',
                'rosgraph_msgs', 'lifecycle_msgs', 'std_srvs', 'launch', 'launch_ros')

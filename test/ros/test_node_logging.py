@@ -49,7 +49,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from ros_helpers import Probe, ROOT, spinning, wait_for
 from std_msgs.msg import Header
-from tendon_robot_sim.models.rod.dynamics import TendonSimulator
+from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
 import tendon_robot_sim.nodes
 from tendon_robot_sim.ros import topics

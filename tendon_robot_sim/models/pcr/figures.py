@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tendon_robot_sim.files.outputs import save_figure
 from tendon_robot_sim.models.pcr.kinetostatics import crank_tips, PcrResult
 from tendon_robot_sim.models.pcr.robot import PcrRobot
 from tendon_robot_sim.models.pcr.studies import CompressionStudy, HelixStudy, Sweep
@@ -127,7 +128,7 @@ def _finish(plt, fig, grid, axes, robot, results, values, shown, caption, title,
     _legend_below(fig, axes)
     if title:
         fig.suptitle(title)
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path, dpi=100)
     plt.close(fig)
 
 
@@ -240,5 +241,5 @@ def plot_helix(study: HelixStudy, path: str | Path, title: str = '') -> None:
     _legend_below(fig, [ax, ax2])
     if title:
         fig.suptitle(title)
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path, dpi=100)
     plt.close(fig)

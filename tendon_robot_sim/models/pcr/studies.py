@@ -46,6 +46,7 @@ from typing import Callable
 
 import numpy as np
 
+from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.pcr.kinetostatics import helix, PcrResult, PcrSolver
 from tendon_robot_sim.models.pcr.robot import PcrRobot
@@ -397,7 +398,7 @@ SWEEP_HEADER = ([f'{q}_{i}_deg' for q in ('q1', 'q2', 'q3') for i in range(1, 7)
 
 def write_rotation_csv(sweep: Sweep, path: str | Path) -> None:
     """One row per yaw [deg]: branch (-1: no solution), how it was started, angles, data."""
-    with open(path, 'w', newline='') as handle:
+    with open_output(path, newline='') as handle:
         writer = csv.writer(handle)
         writer.writerow(['yaw_deg', 'branch', 'start'] + SWEEP_HEADER)
         for yaw, row in zip(np.degrees(sweep.values), _sweep_rows(sweep)):
@@ -413,7 +414,7 @@ def write_compression_csv(study: CompressionStudy, path: str | Path) -> None:
     """
     drop = study.height_drop
     held = study.held
-    with open(path, 'w', newline='') as handle:
+    with open_output(path, newline='') as handle:
         writer = csv.writer(handle)
         writer.writerow(['force_N', 'branch', 'start'] + SWEEP_HEADER
                         + ['held_branch', 'held_z_m', 'held_drop_m', 'held_secant_N_per_m',
@@ -430,7 +431,7 @@ def write_compression_csv(study: CompressionStudy, path: str | Path) -> None:
 
 def write_helix_csv(study: HelixStudy, path: str | Path) -> None:
     """One row per point: reference, motor angles [deg], forward position and rpy, error [m]."""
-    with open(path, 'w', newline='') as handle:
+    with open_output(path, newline='') as handle:
         writer = csv.writer(handle)
         writer.writerow(['index', 'x_ref', 'y_ref', 'z_ref']
                         + [f'q1_{i}_deg' for i in range(1, 7)]

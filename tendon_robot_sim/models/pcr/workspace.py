@@ -40,6 +40,7 @@ import time
 
 import numpy as np
 
+from tendon_robot_sim.files.outputs import open_output, save_figure
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import pcr_robot_from_dict, PcrRobot
@@ -149,7 +150,7 @@ class Workspace:
         Position [m], orientation [rad], valid, converged, motor angles [deg], residual, solve
         time [ms].
         """
-        with open(path, 'w', newline='') as handle:
+        with open_output(path, newline='') as handle:
             writer = csv.writer(handle)
             writer.writerow(['x', 'y', 'z', 'roll', 'pitch', 'yaw', 'valid', 'converged']
                             + [f'q1_{i + 1}_deg' for i in range(6)]
@@ -205,7 +206,7 @@ class Workspace:
         if title:
             fig.suptitle(title)
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
+        save_figure(fig, path, dpi=110)
         plt.close(fig)
 
 

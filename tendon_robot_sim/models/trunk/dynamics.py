@@ -69,6 +69,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from tendon_robot_sim.files.outputs import save_figure
 from tendon_robot_sim.models.description import (POSITION_TOLERANCE, read_yaml,
                                                  RobotDescriptionError)
 from tendon_robot_sim.models.geometry import section_pose
@@ -586,5 +587,5 @@ def plot_trajectory(trajectory: CCTrajectory, path: str | Path, snapshots: int =
     fig.suptitle(f'{model.name}: CC Lagrange dynamics, {model.kind}s [{unit}]: {active}',
                  fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)

@@ -1,0 +1,183 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""
+A bag whose writer is killed keeps what was flushed, and ``reindex`` makes it a bag again.
+
+A writer process (a real one, killed with SIGKILL by itself right after its flush, so the
+moment is exact) writes messages, flushes, writes more, and dies: the folder it leaves has
+no metadata.yaml, the MCAP file no footer, the sqlite3 file a write-ahead log. After
+``tendon-robot-sim reindex``, every message written before the flush reads back, in order,
+and nothing after it; a record cut in the middle (a kill during a write) is dropped and
+what came before it kept. The recorder process itself is killed in
+test/ros/test_record_killed.py.
+"""
+
+import os
+from pathlib import Path
+import shutil
+import struct
+import subprocess
+import sys
+
+import pytest
+from tendon_robot_sim import cli
+from tendon_robot_sim.experiment import mcap_crc
+from tendon_robot_sim.experiment.bag import BagError, read_messages
+
+ROOT = Path(__file__).resolve().parents[2]
+TOPIC = '/tip/measured'
+# The writer: argv bag, storage, its end ('kill': SIGKILL to itself, 'close'), then the number
+# of messages before each flush, then how many come after the last flush (never flushed).
+WRITER = """
+import os, signal, sys
+from tendon_robot_sim.experiment.bag import BagWriter, OfferedQos
+path, storage, end, *counts = sys.argv[1:]
+bag = BagWriter(path, storage=storage).open()
+bag.add_topic('/tip/measured', 'geometry_msgs/msg/PointStamped', OfferedQos())
+store = bag.typestore
+PointStamped = store.types['geometry_msgs/msg/PointStamped']
+Header, Time = store.types['std_msgs/msg/Header'], store.types['builtin_interfaces/msg/Time']
+Point = store.types['geometry_msgs/msg/Point']
+index = 0
+for k, count in enumerate(int(c) for c in counts):
+    for _ in range(count):
+        msg = PointStamped(Header(Time(sec=index, nanosec=0), 'base_link'),
+                           Point(x=float(index), y=0.0, z=0.25))
+        bag.write('/tip/measured', 10**9 * (1 + index),
+                  bytes(store.serialize_cdr(msg, 'geometry_msgs/msg/PointStamped')))
+        index += 1
+    if k < len(counts) - 1:
+        bag.flush()
+if end == 'kill':
+    os.kill(os.getpid(), signal.SIGKILL)
+bag.close()
+"""
+
+
+def writer(bag: Path, storage: str, end: str, *counts: int) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, '-c', WRITER, str(bag), storage, end,
+                             *map(str, counts)], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == (-9 if end == 'kill' else 0), result.stderr
+
+
+def killed_writer(bag: Path, storage: str, *counts: int) -> None:
+    writer(bag, storage, 'kill', *counts)
+
+
+def xs(bag: Path) -> list[float]:
+    return [msg.point.x for _, _, msg in read_messages(bag, [TOPIC])]
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_what_was_flushed_survives_a_kill_and_reindex_recovers_it(storage, tmp_path, capsys):
+    bag = tmp_path / 'bag'
+    killed_writer(bag, storage, 30, 20, 7)     # two flushes, 7 messages never flushed
+    assert not (bag / 'metadata.yaml').exists()
+    with pytest.raises(BagError, match='metadata.yaml is missing .*tendon-robot-sim reindex'):
+        xs(bag)
+    assert cli.main(['reindex', str(bag)]) == 0
+    out = capsys.readouterr().out
+    assert f'{bag}: recovered 50 messages ({TOPIC} 50)' in out, out
+    assert xs(bag) == [float(i) for i in range(50)]
+    # one file, as a closed bag: no log left beside it
+    assert sorted(p.name for p in bag.iterdir()) == sorted(
+        ['metadata.yaml', f'bag.{"mcap" if storage == "mcap" else "db3"}'])
+    # again: the bag is complete now, and left as it is
+    before = {p.name: p.read_bytes() for p in bag.iterdir()}
+    assert cli.main(['reindex', str(bag)]) == 0
+    assert 'complete, nothing to recover' in capsys.readouterr().out
+    assert {p.name: p.read_bytes() for p in bag.iterdir()} == before
+
+
+def chunks(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every Chunk record of the MCAP ``data`` (no footer needed)."""
+    found, position = [], 8
+    while position + 9 <= len(data):
+        opcode, length = struct.unpack_from('<BQ', data, position)
+        if opcode == 0x06:
+            found.append((position, position + 9 + length))
+        position += 9 + length
+    return found
+
+
+def test_a_record_cut_by_the_kill_is_dropped_and_the_rest_kept(tmp_path, capsys):
+    bag = tmp_path / 'bag'
+    killed_writer(bag, 'mcap', 30, 20, 0)
+    mcap = bag / 'bag.mcap'
+    data = mcap.read_bytes()
+    (first, _), (start, end) = chunks(data)
+    # the second chunk cut in its middle: a kill during the write
+    mcap.write_bytes(data[:(start + end) // 2])
+    assert cli.main(['reindex', str(bag)]) == 0
+    out = capsys.readouterr().out
+    assert 'recovered 30 messages' in out
+    assert f'dropped {(start + end) // 2 - start} bytes' in out, out
+    assert xs(bag) == [float(i) for i in range(30)]
+    assert mcap_crc.verify(mcap) >= 2     # chunk and data section checksums filled in
+
+
+def test_a_writer_killed_before_its_first_flush_left_nothing(tmp_path, capsys):
+    bag = tmp_path / 'bag'
+    killed_writer(bag, 'mcap', 5)
+    assert cli.main(['reindex', str(bag)]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'nothing to recover' in err, err
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_a_complete_bag_with_its_metadata_lost_gets_it_back(storage, tmp_path, capsys):
+    """``ros2 bag reindex``'s own case: the storage is whole, metadata.yaml is gone."""
+    bag = tmp_path / 'bag'
+    writer(bag, storage, 'close', 30, 20)
+    before = list(read_messages(bag))
+    original = (bag / 'metadata.yaml').read_text()
+    (bag / 'metadata.yaml').unlink()
+    capsys.readouterr()
+    assert cli.main(['reindex', str(bag)]) == 0
+    after = list(read_messages(bag))
+    assert [(t, s) for t, s, _ in after] == [(t, s) for t, s, _ in before]
+    import yaml
+    old = yaml.safe_load(original)['rosbag2_bagfile_information']
+    new = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    for key in ('version', 'storage_identifier', 'relative_file_paths', 'duration',
+                'starting_time', 'message_count', 'topics_with_message_count'):
+        assert new[key] == old[key], key
+
+
+@pytest.mark.parametrize('argv, text', [
+    (['reindex', '{tmp}/missing'], 'not a bag folder'),
+    (['reindex', '{tmp}/empty'], 'expected one .mcap or .db3 file, found none'),
+])
+def test_what_is_no_bag_is_refused_in_one_line(argv, text, tmp_path, capsys):
+    (tmp_path / 'empty').mkdir()
+    assert cli.main([w.format(tmp=tmp_path) for w in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and text in err, err
+
+
+def test_a_damaged_complete_file_is_not_recovered_over(tmp_path, capsys):
+    """A checksum that does not match is damage, not a kill: refused, the file untouched."""
+    bag = tmp_path / 'bag'
+    writer(bag, 'mcap', 'close', 30, 20)
+    mcap = next(bag.glob('*.mcap'))
+    data = bytearray(mcap.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    mcap.write_bytes(bytes(data))
+    shutil.copy(mcap, tmp_path / 'copy.mcap')
+    capsys.readouterr()
+    assert cli.main(['reindex', str(bag)]) == 2
+    assert 'CRC-32 mismatch' in capsys.readouterr().err
+    assert mcap.read_bytes() == (tmp_path / 'copy.mcap').read_bytes()
