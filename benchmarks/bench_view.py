@@ -115,7 +115,7 @@ def main() -> int:
     browser = start_browser()
     try:
         wait(lambda: view.page.frames_drawn > 0, 'the first markers of the stack')
-        browser.get(f'http://127.0.0.1:{view.page.port}/')
+        browser.get(view.page.address)
         wait(lambda: view.page.clients() > 0, 'the page to connect')
         time.sleep(WARMUP)
         load_before = os.getloadavg()[0]
