@@ -311,10 +311,10 @@ def _shown(value: Any, limit: int = 60) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _schema(cls: type) -> tuple[tuple[str, Any, bool], ...]:
-    """Return (name, type, required) of each field a message of type ``cls`` is built from."""
+def _schema(cls: type) -> tuple[tuple[str, Callable[[Any], str | None], bool], ...]:
+    """Return (name, check, required) of each field a message of type ``cls`` is built from."""
     hints = typing.get_type_hints(cls)
-    return tuple((f.name, hints[f.name], f.default is dataclasses.MISSING
+    return tuple((f.name, _check_of(hints[f.name]), f.default is dataclasses.MISSING
                   and f.default_factory is dataclasses.MISSING)
                  for f in dataclasses.fields(cls) if f.init and f.name in hints)
 
@@ -325,40 +325,56 @@ def _fields(cls: type, data: dict) -> tuple[str, str] | None:
     unknown = set(data) - {'type'} - {name for name, _, _ in schema}
     if unknown:
         return 'fields', f'unknown field {_shown(sorted(map(str, unknown))[0])}'
-    for name, hint, required in schema:
+    for name, check, required in schema:
         if name not in data:
             if required:
                 return 'fields', f'missing field {name!r}'
             continue
-        problem = _fits(data[name], hint)
+        problem = check(data[name])
         if problem is not None:
             return 'fields', f'field {name}: {problem}'
     return None
 
 
-def _fits(value: Any, hint: Any) -> str | None:
-    """Say why ``value`` (as msgpack gives it) does not fit the type ``hint``; None: it does."""
+@functools.lru_cache(maxsize=None)
+def _check_of(hint: Any) -> Callable[[Any], str | None]:
+    """
+    Return a check of a value (as msgpack gives it) against the type ``hint``.
+
+    The check says why the value does not fit, or returns None.
+    """
     origin, arguments = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
-        return None
+        return lambda value: None
     if hint is float:
-        return _number_problem(value)
+        return _number_problem
     if hint in (int, str, bool):
-        if type(value) is not hint:
-            return f'{_shown(value)} is not {hint.__name__}'
-        return None
+        return lambda value: None if type(value) is hint else \
+            f'{_shown(value)} is not {hint.__name__}'
     if origin is tuple:
+        return _tuple_check(arguments)
+    if origin is dict:
+        return lambda value: None if isinstance(value, dict) and all(
+            isinstance(k, str) for k in value) else f'{_shown(value)} is not a map of names'
+    return lambda value: f'a field of type {hint} this view does not check'
+
+
+def _tuple_check(arguments: tuple) -> Callable[[Any], str | None]:
+    """Return the check of a ``Tuple[arguments]`` (fixed, or ``T, ...``)."""
+    repeated = arguments[-1:] == (Ellipsis,)
+    checks = tuple(map(_check_of, arguments[:1] if repeated else arguments))
+
+    def check(value: Any) -> str | None:
         if not isinstance(value, (list, tuple)):
             return f'{_shown(value)} is not a list'
-        kinds = (arguments[0],) * len(value) if arguments[-1:] == (Ellipsis,) else arguments
-        if len(value) != len(kinds):
-            return f'{len(value)} items, not {len(kinds)}'
-        return next((p for p in map(_fits, value, kinds) if p is not None), None)
-    if origin is dict:
-        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-            return f'{_shown(value)} is not a map of names'
+        if not repeated and len(value) != len(checks):
+            return f'{len(value)} items, not {len(checks)}'
+        for item, item_check in zip(value, checks * len(value) if repeated else checks):
+            problem = item_check(item)
+            if problem is not None:
+                return problem
         return None
-    return f'a field of type {hint} this view does not check'
+    return check
 
 
 def _number_problem(value: Any) -> str | None:
