@@ -232,18 +232,24 @@ def test_a_bags_page_refuses_a_speed_abc_and_a_seek_to_nan(tmp_path):
     assert 1 <= len(warnings_of(output)) <= 10, output
 
 
-def test_a_view_beyond_this_machine_warns_and_wants_its_token(tmp_path):
+@pytest.mark.parametrize('mode, power', [('live', 'publish on /tendon/command/tension'),
+                                         ('bag', 'watch this recording')])
+def test_a_view_beyond_this_machine_warns_and_wants_its_token(tmp_path, mode, power):
     """
     ``--host 0.0.0.0`` logged one INFO line and served anyone (issue 37).
 
     Now a WARN at start says what anyone on the network can do, and nothing is served
     without the token of the printed address: not the page, not the websocket.
     """
-    view = serve(tmp_path, '--host', '0.0.0.0')
+    arguments = ('--host', '0.0.0.0')
+    if mode == 'bag':
+        write_bag(tmp_path / 'bag', np.zeros((3, 4)))
+        arguments += ('--bag', str(tmp_path / 'bag'))
+    view = serve(tmp_path, *arguments)
     try:
         warned = waiting.wait_for(lambda: [w for w in warnings_of(view.output())
                                            if 'anyone on the network' in w], 'the warning')
-        assert 'tendon/command/tension' in warned[0], warned
+        assert power in warned[0], warned
         assert view.token, 'no token in the printed address'
         assert get(view.port, '/')[0] == 403
         assert get(view.port, f'/?token={view.token[:-1]}')[0] == 403
@@ -254,3 +260,15 @@ def test_a_view_beyond_this_machine_warns_and_wants_its_token(tmp_path):
     finally:
         code = interrupt(view.process)
     assert code == 0 and 'Traceback' not in view.output(), view.output()
+
+
+@pytest.mark.parametrize('flag, value', [((), 'false'), (('--remote-control',), 'true')])
+def test_remote_control_is_the_view_nodes_opt_in(monkeypatch, flag, value):
+    """``view --remote-control`` sets the node's remote_control; without it, false."""
+    from tendon_robot_sim import cli
+    from tendon_robot_sim.nodes import view_node
+
+    given = []
+    monkeypatch.setattr(view_node, 'main', lambda args: given.append(args) or 0)
+    assert cli.main(['view', '--host', '0.0.0.0', *flag]) == 0
+    assert f'remote_control:={value}' in given[0] and 'host:=0.0.0.0' in given[0]
