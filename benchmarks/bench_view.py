@@ -25,8 +25,10 @@ page, and the CPU time of this process (the view node with its web server and DD
 selenium client besides). The page receives in a web worker, whose websocket frames
 DevTools does not report: the updates are counted where they are sent. Beside it, it times
 the reading of one of the robot's ``MarkerArray`` messages from its bytes, by rclpy and by
-the view's own reader, and turning it into what is drawn. The last line with --json is one
-JSON object with the figures and the machine's load.
+the view's own reader, and turning it into what is drawn, and the guard's check of one camera
+report of the page (docs/viewer.md, Security: the frames a page sends are checked, those the
+view sends are not). The last line with --json is one JSON object with the figures and the
+machine's load.
 Targets (issue 31): >= 30 backbone updates per second, < 15 % of one core.
 """
 
@@ -77,6 +79,19 @@ def marker_reading(robot_file: str) -> dict:
             'to_drawn_primitives_ms': per_call_ms(lambda: scene.apply_all([markers]))}
 
 
+def guard_check_us(page) -> float:
+    """Time the guard's check of one camera report from the open page (what a page sends most)."""
+    import msgspec
+
+    connection = next(iter(page.guard.connections))
+    report = msgspec.msgpack.encode({
+        'type': 'ViewerCameraMessage', 'wxyz': [1.0, 0.0, 0.0, 0.0], 'position': [0.5, 0.5, 0.5],
+        'fov': 1.0, 'near': 0.01, 'far': 100.0, 'image_height': 700, 'image_width': 1000,
+        'look_at': [0.0, 0.0, 0.0], 'up_direction': [0.0, 0.0, 1.0]})
+    assert page.guard.problem(connection, report) is None
+    return round(1e3 * per_call_ms(lambda: page.guard.problem(connection, report)), 1)
+
+
 def wait(condition, what: str, timeout: float = START_TIMEOUT):
     end = time.monotonic() + timeout
     while not condition():
@@ -115,7 +130,7 @@ def main() -> int:
     browser = start_browser()
     try:
         wait(lambda: view.page.frames_drawn > 0, 'the first markers of the stack')
-        browser.get(f'http://127.0.0.1:{view.page.port}/')
+        browser.get(view.page.address)
         wait(lambda: view.page.clients() > 0, 'the page to connect')
         time.sleep(WARMUP)
         load_before = os.getloadavg()[0]
@@ -131,6 +146,7 @@ def main() -> int:
             'scene_updates_sent_per_s': round(drawn / wall, 1),
             'view_cpu_share_of_one_core': round(cpu / wall, 3),
             'one_marker_array': marker_reading(args.robot),
+            'guard_camera_report_us': guard_check_us(view.page),
             'targets': {'scene_updates_per_s': 30, 'cpu_share': 0.15},
             'load_average_1min_before': load_before,
             'machine': machine_info('viser', 'rclpy'),

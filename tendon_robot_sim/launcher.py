@@ -100,6 +100,20 @@ def _parameter_table(entry: NodeEntry) -> dict | None:
     return {param.name: param for param in getattr(module, 'PARAMS', ())}
 
 
+def _check_together(entry: NodeEntry, values: Mapping) -> None:
+    """
+    Raise LaunchError for values one of our nodes refuses together (its ``check_parameters``).
+
+    ``values``: every parameter of the node, by name (its defaults included).
+    """
+    check = getattr(importlib.import_module(entry.module), 'check_parameters', None)
+    if check is not None:
+        try:
+            check(values)
+        except ConfigurationError as error:
+            raise LaunchError(f'node {entry.name}: {error}') from None
+
+
 def _file_parameters(entry: NodeEntry) -> dict:
     """Return the values the node's parameter files give it (``/**/<node>`` sections)."""
     values = {}
@@ -225,7 +239,8 @@ class StackLauncher:
         Check every parameter of every node that will run, before anything starts.
 
         What each node would refuse when it starts (parameters of its table: names, types,
-        ranges, choices; its robot file; the model mode of the robot's kind), from its
+        ranges, choices; its robot file; the model mode of the robot's kind; what it refuses
+        together, its module's ``check_parameters``), from its
         parameter files, the launch arguments and ``--param``, is refused here as one
         LaunchError: a stack never starts half. A double takes an integer (the value
         written for the node is the double).
@@ -264,6 +279,7 @@ class StackLauncher:
             _check_robot_and_mode(entry.name, values)
             self.parameters[entry.name] = {
                 **{name: param.default for name, param in table.items()}, **values}
+            _check_together(entry, self.parameters[entry.name])
         if unknown:
             raise LaunchError(f'parameter {sorted(unknown)[0]}: no node of stack '
                               f'{self.stack.name!r} has it')

@@ -452,7 +452,9 @@ STACKS: dict[str, Stack] = {
                # position-controlled motors: the displacements go to the motors as they are
                _with_parameters(_on_wall_clock(DISPLACEMENT_CONTROLLER), output='position'),
                _on_wall_clock(HARDWARE_ROBOT_STATE_PUBLISHER),
-               _on_wall_clock(HARDWARE_RVIZ_NODE), _on_wall_clock(VIEW_NODE), HARDWARE_MODEL),
+               _on_wall_clock(HARDWARE_RVIZ_NODE),
+               # the page commands real servos: its token from the start (docs/viewer.md)
+               _with_parameters(_on_wall_clock(VIEW_NODE), hardware=True), HARDWARE_MODEL),
     ),
 }
 

@@ -23,7 +23,8 @@ kind (``--controller``, as the launch argument), else the simulator's own setpoi
 ``--watch`` publishes nothing. ``--bag``: plays a recorded bag in the page (time slider,
 play/pause, speed) without ROS; nothing is published.
 
-Both serve ``http://127.0.0.1:8080`` unless ``--host``/``--port`` say otherwise; Ctrl-C stops.
+Both serve ``http://127.0.0.1:8080`` unless ``--host``/``--port`` say otherwise and print
+the page's address with its token (docs/viewer.md, Security); Ctrl-C stops.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import argparse
 import os
 from pathlib import Path
 import signal
+import sys
 import time
 
 from tendon_robot_sim import default_robot_file, stop_signals
@@ -40,6 +42,8 @@ from tendon_robot_sim.commands import (check_ros_environment, command_error, Com
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import input_limits
+
+WARNING_PERIOD = 2.0   # s between two warnings of one kind (a page's refused messages)
 
 
 def _port(text: str) -> int:
@@ -66,8 +70,13 @@ def register(subparsers) -> None:
                         help='play this bag (folder, .mcap or .db3) instead of a live stack')
     parser.add_argument('--host', default='127.0.0.1',
                         help='address to serve on: 127.0.0.1 is this machine only; 0.0.0.0 '
-                             'exposes the page (and the robot) to the network: prefer an SSH '
-                             'tunnel (ssh -L 8080:localhost:8080 HOST)')
+                             'exposes the page (and the robot) to the network, to whoever has '
+                             'the printed address with its token: prefer an SSH tunnel (ssh '
+                             '-L 8080:localhost:8080 HOST)')
+    parser.add_argument('--remote-control', action='store_true',
+                        help='with --host beyond this machine: pages of other machines may '
+                             'command real hardware too (once a hardware bridge runs in the '
+                             'stack); without it they only watch it')
     parser.add_argument('--port', type=_port, default=8080,
                         help='port of the page (taken: the next free one; 0: any free port)')
     parser.add_argument('--namespace', default='', metavar='NS',
@@ -115,13 +124,15 @@ def _live(args, robot: Path) -> int:
     from tendon_robot_sim.nodes import view_node
 
     ros_args = ['--ros-args', '-p', f'robot_file:={Path(robot).resolve()}', '-p',
-                f'drive:={drive}', '-p', f'host:={args.host}', '-p', f'port:={args.port}']
+                f'drive:={drive}', '-p', f'host:={args.host}', '-p', f'port:={args.port}',
+                '-p', f'remote_control:={str(args.remote_control).lower()}']
     if args.namespace.strip('/'):
         ros_args += ['-r', f'__ns:=/{args.namespace.strip("/")}']
     return view_node.main(ros_args)   # 1 when it cannot start: its log line says why
 
 
 def _play(args, limits) -> int:
+    from tendon_robot_sim.ros.throttle import FaultWarnings
     from tendon_robot_sim.view.page import Plotted, ViewPage
     from tendon_robot_sim.view.playback import BagPlayback, Timeline
 
@@ -138,15 +149,23 @@ def _play(args, limits) -> int:
     previous = {sig: signal.signal(sig, lambda number, frame: stop.append(number))
                 for sig in stop_signals()}
     page = playback = None
+    warn = FaultWarnings(lambda text: print(f'warning: {text}', file=sys.stderr, flush=True),
+                         WARNING_PERIOD)
     try:
         try:
-            page = ViewPage(heading, host=args.host, port=args.port, plotted=plotted)
+            page = ViewPage(heading, warn=warn, host=args.host, port=args.port,
+                            plotted=plotted)
         except ValueError as error:
             raise CommandError(f'--{error}') from None
         playback = BagPlayback(page, timeline)
         playback.show(0.0)
-        print(f'playing {args.bag} ({timeline.duration:.2f} s) on '
-              f'http://{args.host}:{page.port}; Ctrl-C stops', flush=True)
+        if not page.guard.loopback:
+            warn('view: beyond loopback', f'the page listens beyond this machine '
+                 f'({args.host}): anyone on the network who has its address with the token '
+                 'can watch this recording (nothing is published); without the token nothing '
+                 'is served')
+        print(f'playing {args.bag} ({timeline.duration:.2f} s) on {page.address}; Ctrl-C '
+              'stops', flush=True)
         while not stop:
             time.sleep(0.1)
     finally:

@@ -29,6 +29,16 @@ pressures) or nothing. Publishers are reliable; only a user's move in a page pub
 a page that closes (or the view that stops) leaves the robot as it is: a hardware bridge's
 watchdog still governs. When the hardware bridge's ``~/stop`` service exists, the page
 offers Stop and Resume. The page logic is ROS-free (:mod:`tendon_robot_sim.view`).
+
+Who may command (docs/viewer.md, Security; :mod:`tendon_robot_sim.view.guard`): pages of this
+machine's names and of the view's own origin only; with the token of the printed address
+when the view commands real hardware (``hardware``, set by the hardware stack, or once the
+bridge's services appear) or listens beyond loopback; from other machines only with
+``remote_control`` once it commands hardware (a hardware stack refuses to start beyond
+loopback without it: :func:`check_parameters`). The address with the token is printed on the
+terminal, never logged (``/rosout`` is recorded). The ``/diagnostics`` statuses expire after
+``status_timeout`` and are kept and shown bounded (:class:`~tendon_robot_sim.view.page.
+StatusBoard`).
 """
 
 import time
@@ -51,8 +61,11 @@ from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.cdr import CdrError, Decoder
 from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
 from tendon_robot_sim.ros.runner import events_executor, run_node
+from tendon_robot_sim.ros.throttle import FaultWarnings
+from tendon_robot_sim.view.guard import is_loopback
 from tendon_robot_sim.view.inputs import command_of, DRIVES
-from tendon_robot_sim.view.page import in_namespace, node_of_logger, Plotted, ViewPage
+from tendon_robot_sim.view.page import (in_namespace, node_of_logger, Plotted, StatusBoard,
+                                        ViewPage)
 
 NODE_NAME = 'view'
 # What each drive's sliders publish on.
@@ -78,8 +91,9 @@ PARAMS = (
           "in the robot's own input (no controller: a parallel or bellows robot), none = "
           'watch only', choices=DRIVES),
     Param('host', '127.0.0.1', '', 'address the web page is served on; 127.0.0.1: this '
-          'machine only (0.0.0.0 exposes it to the network: anyone who reaches it can move '
-          'the robot)'),
+          'machine only; beyond loopback (0.0.0.0) a page needs the token of the printed '
+          'address, a warning at start says what it can command, and a view of real '
+          'hardware needs remote_control'),
     Param('port', 8080, '', 'port of the web page; taken: the next free one (logged); 0: '
           'any free port', range=(0, 65535)),
     Param('scene_rate', 40.0, 'Hz', 'most scene updates sent to the page per second (the '
@@ -93,7 +107,32 @@ PARAMS = (
           'sliders'),
     Param('hardware_bridge', 'hardware_bridge', '', 'node (in this namespace) whose ~/stop '
           'and ~/resume the page offers once they exist'),
+    Param('hardware', False, '', 'the stack drives real hardware (the hardware stack sets '
+          'it; it turns true by itself once the hardware bridge serves ~/stop): a page needs '
+          'the token of the printed address, and a host beyond loopback needs remote_control'),
+    Param('remote_control', False, '', 'pages opened from other machines may command real '
+          'hardware (with the token); false: they can only watch it'),
+    Param('status_timeout', 15.0, 's', 'a /diagnostics status not renewed for this long '
+          "leaves the page (and the view's memory)", range=(1.0, 3600.0)),
+    Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings of one '
+          'kind (a refused request or page message)', range=(0.0, 3600.0)),
 )
+
+
+def check_parameters(values) -> None:
+    """
+    Raise ConfigurationError for parameters the view refuses together (``values``: by name).
+
+    A view of real hardware (``hardware``) served beyond loopback needs the explicit
+    ``remote_control``: the local launcher checks it before a hardware stack starts.
+    """
+    if values['hardware'] and not values['remote_control'] and \
+            not is_loopback(values['host']):
+        raise ConfigurationError(
+            f'parameter host: {values["host"]} serves the page of real hardware beyond this '
+            'machine; add --param view:remote_control:=true to let pages of other machines '
+            'command it (with the token), or serve on 127.0.0.1 and use an SSH tunnel '
+            '(docs/viewer.md, Security)')
 
 
 class ViewNode(Node):
@@ -109,6 +148,7 @@ class ViewNode(Node):
 
     def _configure(self) -> None:
         self.config = config = declare(self, PARAMS)
+        check_parameters(vars(config))
         robot_file = config.robot_file or str(default_robot_file())
         try:
             kind, description = load_any_description(robot_file)
@@ -135,16 +175,19 @@ class ViewNode(Node):
         self.frame_id = ''     # the markers' frame (the stack's base frame) once seen
         self.markers_received = 0
         plotted = Plotted(self.limits.field, f'{self.limits.quantity} [{self.limits.unit}]')
+        self._warnings = FaultWarnings(self.get_logger().warning,
+                                       lambda: self.config.warning_throttle_period)
         try:
             self.page = ViewPage(
-                self._heading(kind, description), host=config.host, port=config.port,
-                command=self.command, send_command=self._send_command,
+                self._heading(kind, description), warn=self._warnings, host=config.host,
+                port=config.port, command=self.command, send_command=self._send_command,
                 send_target=self._send_target if steer_tip else None,
                 check_target=self._check_target, plotted=plotted,
-                plot_window=config.plot_window)
+                plot_window=config.plot_window, hardware=config.hardware,
+                remote_control=config.remote_control)
         except ValueError as error:
             raise ConfigurationError(f'parameter {error}') from None
-        self.statuses: dict[str, tuple[int, str, str]] = {}
+        self.statuses = StatusBoard(config.status_timeout)
         self._subscribe()
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(1.0 / config.scene_rate, self.page.render, clock=steady)
@@ -160,8 +203,27 @@ class ViewNode(Node):
             self.get_logger().warning(f'port {config.port} is taken: serving on '
                                       f'{self.page.port}')
         self.get_logger().info(
-            f'view of {self.get_namespace()} on http://{config.host}:{self.page.port} '
-            f'(drive {config.drive}: {DRIVE_NOTES[config.drive]})')
+            f'serving the view of {self.get_namespace()} on {config.host} port '
+            f'{self.page.port} (drive {config.drive}: {DRIVE_NOTES[config.drive]}); its '
+            'address is printed on the terminal')
+        if not self.page.guard.loopback:
+            self.get_logger().warning(
+                f'the view listens beyond this machine ({config.host}): anyone on the network '
+                f'who has its address with the token can {self._powers()}; without the token '
+                'nothing is served. Prefer 127.0.0.1 and an SSH tunnel (docs/viewer.md)')
+        # printed, not logged: /rosout (and every bag of it) would keep the token
+        print(f'view of {self.get_namespace()} on {self.page.address}', flush=True)
+
+    def _powers(self) -> str:
+        """Say what a page of this view can command."""
+        powers = []
+        if self.command_pub is not None:
+            powers.append(f'publish on {self.command_pub.topic_name} (within the '
+                          "robot's limits)")
+        if self.target_pub is not None:
+            powers.append(f'set tip targets on {self.target_pub.topic_name}')
+        powers.append(f'press Stop and Resume of {self.config.hardware_bridge} once it runs')
+        return ', '.join(powers)
 
     def _heading(self, kind: str, description) -> str:
         namespace = self.get_namespace()
@@ -225,11 +287,12 @@ class ViewNode(Node):
             self.page.show_command(dict(zip(msg.name, map(float, values))))
 
     def _on_diagnostics(self, msg) -> None:
+        now = time.monotonic()
         for status in msg.status:
             if in_namespace(status.name, status.hardware_id, self.get_namespace()):
                 # the level is a byte in rclpy's DiagnosticStatus
                 level = ord(status.level) if isinstance(status.level, bytes) else status.level
-                self.statuses[status.name] = (int(level), status.name, status.message)
+                self.statuses.take(now, int(level), status.name, status.message)
 
     def _on_log(self, msg) -> None:
         node = node_of_logger(msg.name, self.get_namespace())
@@ -259,14 +322,21 @@ class ViewNode(Node):
             point=Point(x=float(point[0]), y=float(point[1]), z=float(point[2]))))
 
     def _refresh(self) -> None:
-        self.page.show_diagnostics(sorted(self.statuses.values(), key=lambda s: s[1]))
-        self.page.refresh(time.monotonic())
+        now = time.monotonic()
+        self.page.show_diagnostics(*self.statuses.shown(now))
+        self.page.refresh(now)
 
     def _look_around(self) -> None:
         """Offer Stop/Resume once the bridge serves them; ask the displacement limits."""
         if self.page.hardware is None and self.bridge_clients['stop'].service_is_ready():
-            self.page.add_hardware(self.bridge_clients['stop'].srv_name.rpartition('/')[0],
-                                   self._call_bridge)
+            bridge = self.bridge_clients['stop'].srv_name.rpartition('/')[0]
+            if self.page.guard.commands_hardware():
+                self.get_logger().warning(
+                    f'the hardware bridge {bridge} runs in this stack: from now on a page '
+                    'commands only with the token of the printed address'
+                    + ('' if self.config.remote_control or self.page.guard.loopback else
+                       ', and from this machine only (remote_control is false)'))
+            self.page.add_hardware(bridge, self._call_bridge)
         if (self.limits_client is not None and not self._asked_limits
                 and self.limits_client.services_are_ready()):
             self._asked_limits = True

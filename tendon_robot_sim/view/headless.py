@@ -45,9 +45,11 @@ def browser_paths() -> tuple[str, str] | None:
     return (chromium, driver) if chromium and driver else None
 
 
-def start_browser(profile: Path | None = None):
+def start_browser(profile: Path | None = None, flags: tuple[str, ...] = ()):
     """
     Start a headless chromium with a fresh profile (in ``profile``, else a temporary folder).
+
+    ``flags`` are more command-line flags (``--host-resolver-rules``: a name resolved here).
 
     Raises
     ------
@@ -65,6 +67,6 @@ def start_browser(profile: Path | None = None):
     options = webdriver.ChromeOptions()
     options.binary_location = paths[0]
     profile = profile or Path(tempfile.mkdtemp(prefix='tendon_robot_sim_chromium_'))
-    for flag in FLAGS + (f'--user-data-dir={profile}',):
+    for flag in FLAGS + tuple(flags) + (f'--user-data-dir={profile}',):
         options.add_argument(flag)
     return webdriver.Chrome(options=options, service=Service(paths[1]))

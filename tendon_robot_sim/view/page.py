@@ -24,13 +24,19 @@ they are given (under one lock), and everything that talks to viser runs in vise
 event-loop thread (:meth:`ViewPage.in_loop`; the page's callbacks are coroutines, which
 viser runs there): viser 1.1 pulses an ``asyncio.Event`` from the calling thread, which
 races the loop ("deque mutated during iteration") when called from another thread.
+Who may load the page and what its messages may say is the :class:`~tendon_robot_sim.view.
+guard.Guard`'s; an exception a page's message still raises in a callback becomes a throttled
+warning, never a traceback. What the page shows of the stack's ``/diagnostics`` and warnings
+is bounded (:class:`StatusBoard`, :data:`STATUSES_SHOWN`, :data:`TEXT_SHOWN`) and shown as
+written (:func:`literal`): the graph's texts never become the page's HTML or links.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections import deque, OrderedDict
 import concurrent.futures
 from dataclasses import dataclass
+import re
 import socket
 import threading
 import time
@@ -38,6 +44,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 from tendon_robot_sim.view.camera import FIELD_OF_VIEW, Framing, UP
+from tendon_robot_sim.view.guard import Guard, start_server, Warn
 from tendon_robot_sim.view.inputs import Command
 from tendon_robot_sim.view.markers import MarkerScene
 from tendon_robot_sim.view.panels import CommandPanel, HardwarePanel, PlaybackPanel, TargetPanel
@@ -49,6 +56,9 @@ DEFAULT_SIZE = 0.25   # m: the scale of frames before a marker tells the robot's
 LOOP_TIMEOUT = 10.0   # s
 LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
 WARNINGS_SHOWN = 3    # the stack's latest warnings the page shows
+STATUSES_KEPT = 100   # the statuses the view keeps: a flood of new names drops the oldest
+STATUSES_SHOWN = 8    # the statuses a page shows (worst first): with the warnings, a screenful
+TEXT_SHOWN = 160      # characters of a status's name or message, or of a warning, kept and shown
 SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
                  '#e377c2', '#7f7f7f', '#bcbd22')
 
@@ -83,6 +93,63 @@ class History:
         times = np.array([t for t, _ in rows]) - now
         values = np.array([v for _, v in rows])
         return (times,) + tuple(values[:, i] for i in range(width))
+
+
+def cut(text: str, limit: int = TEXT_SHOWN) -> str:
+    """Return ``text`` cut to ``limit`` characters (an ellipsis says it was longer)."""
+    return text if len(text) <= limit else text[:limit - 1] + '\u2026'
+
+
+def literal(text: str) -> str:
+    """
+    Return ``text`` as Markdown that shows it as written, on one line: a code span.
+
+    viser renders a Markdown's raw HTML as it is, and GFM makes links of bare addresses
+    (``http://``, ``www.``, e-mail) whatever is escaped; inside a code span neither happens.
+    The fence is longer than any run of backticks in the text.
+    """
+    text = ' '.join(text.split())
+    if not text:
+        return ''
+    fence = '`' * (max(map(len, re.findall('`+', text)), default=0) + 1)
+    pad = ' ' if text[0] == '`' or text[-1] == '`' else ''
+    return f'{fence}{pad}{text}{pad}{fence}'
+
+
+class StatusBoard:
+    """
+    The stack's ``/diagnostics`` statuses, by name, each until not renewed for ``timeout`` s.
+
+    At most ``kept`` (a flood of new names drops the least recently renewed); names and
+    messages cut to :data:`TEXT_SHOWN` characters, so what is kept is bounded too.
+    """
+
+    def __init__(self, timeout: float, kept: int = STATUSES_KEPT):
+        self.timeout, self.kept = timeout, kept
+        # name -> (time taken [s], level, message), least recently renewed first
+        self._statuses: OrderedDict[str, tuple[float, int, str]] = OrderedDict()
+
+    def take(self, now: float, level: int, name: str, message: str) -> None:
+        """Take one status at time ``now`` [s]."""
+        name = cut(name)
+        self._statuses.pop(name, None)
+        self._statuses[name] = (now, level, cut(message))
+        while len(self._statuses) > self.kept:
+            self._statuses.popitem(last=False)
+
+    def shown(self, now: float, count: int = STATUSES_SHOWN) -> tuple[list, int]:
+        """Return the ``count`` worst (level, name, message) at ``now``, then how many more."""
+        while self._statuses and next(iter(self._statuses.values()))[0] < now - self.timeout:
+            self._statuses.popitem(last=False)
+        ordered = sorted(((level, name, message) for name, (_, level, message)
+                          in self._statuses.items()), key=lambda s: (-s[0], s[1]))
+        return ordered[:count], max(len(ordered) - count, 0)
+
+    def __len__(self) -> int:
+        return len(self._statuses)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._statuses
 
 
 def check_host(host: str) -> None:
@@ -139,20 +206,25 @@ class ViewPage:
     ``command`` (None: no sliders) and ``send_command(name, value)``; ``send_target(point)``
     with ``check_target(point)`` (None: no tip target); ``plotted`` says which state field
     the plot shows. ``port`` 0 takes a free port (:attr:`port` tells which).
+    ``warn(kind, text)`` says, throttled per kind, what the page refused; ``hardware`` and
+    ``remote_control`` are the :class:`~tendon_robot_sim.view.guard.Guard`'s.
     """
 
-    def __init__(self, heading: str, *, host: str = '127.0.0.1', port: int = 8080,
-                 command: Command | None = None,
+    def __init__(self, heading: str, *, warn: Warn, host: str = '127.0.0.1',
+                 port: int = 8080, command: Command | None = None,
                  send_command: Callable[[str, float], None] | None = None,
                  send_target: Callable[[np.ndarray], None] | None = None,
                  check_target: Callable[[np.ndarray], str | None] | None = None,
                  plotted: Plotted = Plotted(), plot_window: float = 10.0,
-                 title: str = 'tendon_robot_sim'):
+                 title: str = 'tendon_robot_sim', hardware: bool = False,
+                 remote_control: bool = False):
         self.lock = threading.RLock()
         check_host(host)
-        self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
+        self.guard = Guard(host, warn, hardware=hardware, remote_control=remote_control)
+        self.server = start_server(self.guard, host, port, title)
         self.port = self.server.get_port()
         self._loop = self.server.get_event_loop()
+        self._loop.call_soon_threadsafe(self._loop.set_exception_handler, self._failed)
         self._loop_thread = None      # viser's event-loop thread, once known
         self.markers = MarkerScene()
         self._pending: list[Sequence] = []   # marker arrays received since the last render
@@ -165,6 +237,7 @@ class ViewPage:
         self._commands_shown = False   # the sliders start at the first state's values
         self._mirrored: dict[str, float] = {}   # commands seen on the graph, to show
         self._statuses: Sequence[tuple[int, str, str]] = ()
+        self._more_statuses = 0
         self._warnings: deque[str] = deque(maxlen=WARNINGS_SHOWN)
         self._answer: tuple[str, str] | None = None
         self._playback_shown: tuple[float, bool, str] | None = None
@@ -290,15 +363,17 @@ class ViewPage:
             if tip is not None and self.target_position is not None:
                 self.error_history.add(t, [1e3 * np.linalg.norm(tip - self.target_position)])
 
-    def show_diagnostics(self, statuses: Sequence[tuple[int, str, str]]) -> None:
-        """Take (level, name, message) of the stack's ``/diagnostics`` statuses."""
+    def show_diagnostics(self, statuses: Sequence[tuple[int, str, str]], more: int = 0) -> None:
+        """Take (level, name, message) of the statuses to show, and how many more there are."""
         with self.lock:
-            self._statuses = tuple(statuses)
+            self._statuses = tuple(statuses[:STATUSES_SHOWN])
+            self._more_statuses = more + max(len(statuses) - STATUSES_SHOWN, 0)
 
     def show_warning(self, node: str, level: str, text: str) -> None:
         """Take a warning the stack's ``node`` logged (a rejected setpoint: nothing moved)."""
         with self.lock:
-            self._warnings.append(f'- **{level}** `{node}` {time.strftime("%H:%M:%S")}: {text}')
+            self._warnings.append(f'- **{level}** {literal(cut(node))} '
+                                  f'{time.strftime("%H:%M:%S")}: {literal(cut(text))}')
 
     def show_command(self, values: dict[str, float]) -> None:
         """Take a command seen on the graph: the sliders show it (nothing is sent)."""
@@ -387,9 +462,11 @@ class ViewPage:
 
     def _refresh(self, now: float) -> None:
         with self.lock:
+            more = [f'- ... and {self._more_statuses} more statuses'] \
+                if self._more_statuses else []
             self.diagnostics.content = '\n'.join(
-                [f'- **{LEVELS.get(level, level)}** {name}: {message}'
-                 for level, name, message in self._statuses] + list(self._warnings))
+                [f'- **{LEVELS.get(level, level)}** {literal(cut(name))}: {literal(cut(message))}'
+                 for level, name, message in self._statuses] + more + list(self._warnings))
             if self.commands is not None:
                 self.commands.show(self._mirrored)
                 self._mirrored = {}
@@ -494,6 +571,21 @@ class ViewPage:
     async def _on_disconnect(self, client) -> None:
         with self.lock:
             self.framing.forget(client.client_id)
+
+    def _failed(self, loop, context: dict) -> None:
+        """Say an exception of viser's event loop (a page's message) as a throttled warning."""
+        error = context.get('exception')
+        self.guard.warn('view: page message failed', "a page's message failed: " + (
+            f'{type(error).__name__}: {error}' if error is not None else context['message']))
+
+    @property
+    def address(self) -> str:
+        """Return the page's address with its token, to print (never to log: /rosout is kept)."""
+        host = self.guard.host
+        if host in ('0.0.0.0', '::'):
+            host = socket.gethostname()   # served on every interface: the name others use
+        host = f'[{host}]' if ':' in host else host
+        return f'http://{host}:{self.port}/?token={self.guard.token}'
 
     def clients(self) -> int:
         """Return how many pages are open."""

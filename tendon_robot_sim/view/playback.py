@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
+import math
 from pathlib import Path
 import threading
 import time
@@ -139,9 +140,15 @@ class PlaybackClock:
         self._t, self.playing = self.time(now), False
 
     def seek(self, t: float, now: float) -> None:
+        """Go to bag time ``t`` [s], within the bag; ValueError for a time that is not one."""
+        if not math.isfinite(t):
+            raise ValueError(f'time: {t} s is not a time of the bag')
         self._t, self._since = min(max(float(t), 0.0), self.duration), now
 
     def set_speed(self, speed: float, now: float) -> None:
+        """Play at ``speed`` times real time; ValueError unless a positive number."""
+        if not (math.isfinite(speed) and speed > 0.0):
+            raise ValueError(f'speed: {speed} is not a positive number')
         self._t, self._since, self.speed = self.time(now), now, float(speed)
 
     def at_end(self, now: float) -> bool:

@@ -303,6 +303,12 @@ CASES = [
     (['launch', 'sim', '--param', 'no_such:=1'], BAD, "no node of stack 'sim' has it"),
     (['launch', 'hardware', '--param', 'hardware_bridge:robot_file:={binary}', '--dry-run'],
      BAD, 'not UTF-8'),
+    # the view of real hardware served beyond this machine: only with the explicit opt-in
+    (['launch', 'hardware', '--arg', 'view:=true', '--param', 'view:host:=0.0.0.0',
+      '--dry-run'], BAD, 'node view: parameter host: 0.0.0.0 serves the page of real hardware '
+     'beyond this machine; add --param view:remote_control:=true'),
+    (['launch', 'hardware', '--arg', 'view:=true', '--param', 'host:=192.0.2.7',
+      '--dry-run'], BAD, 'view:remote_control:=true'),
     # names against the ROS naming rules: refused before anything starts, not by rcl in a node
     (['launch', 'sim', '--arg', 'namespace:=bad name', '--dry-run'], BAD,
      'launch argument namespace: not a ROS namespace'),

@@ -30,6 +30,7 @@ import sys
 import time
 
 from geometry_msgs.msg import PointStamped
+from hostile_view import get, HostileClient, Refused
 from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 import numpy as np
@@ -205,6 +206,16 @@ def test_launch_hardware_with_the_view_serves_the_page_and_draws_the_model_of_th
         url = re.search(r'view of / on (http://\S+)', log.read_text()).group(1)
         with urlopen(url, timeout=TIMEOUT) as page:
             assert page.status == 200 and b'<html' in page.read().lower()
+        # real servos: the page only with its token (issue 37: a foreign page pressed Stop,
+        # Resume, and moved t0 to 19 N), and never for another site's page
+        port = int(re.search(r':(\d+)/', url).group(1))
+        token = url.partition('?token=')[2]
+        assert token and get(port, '/')[0] == 403
+        for headers in ({}, {'Origin': 'https://attacker.example'}):
+            with pytest.raises(Refused):
+                HostileClient(port, headers=headers)
+        with pytest.raises(Refused):
+            HostileClient(port, f'/?token={token}', {'Origin': 'https://attacker.example'})
         resting = model_tips[-1].pose.position.z
         # the model follows the bridge's measured tensions: pulling t0 (on +z) lifts its tip.
         # Sent until then: the view listens to commands too, and may have been the one

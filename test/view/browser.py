@@ -38,21 +38,21 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / 'test_artifacts' / 'view'
 BACKGROUND = 235    # a pixel with every channel above this is the page's white background
 
 
-def start_browser():
-    """Start the headless chromium; skip without it (fail in CI: make setup installs it)."""
+def start_browser(flags: tuple[str, ...] = ()):
+    """Start the headless chromium (more ``flags``); skip without it (fail in CI)."""
     if headless.browser_paths() is None:
         message = ('chromium and chromedriver are needed for the browser tests (make setup '
                    'installs them as root; else apt-get install chromium chromium-driver)')
         if os.environ.get('CI'):
             pytest.fail(message)
         pytest.skip(message)
-    return headless.start_browser()
+    return headless.start_browser(flags=flags)
 
 
 def open_page(browser, page, timeout: float = 120.0):
     """Load ``page`` (a ViewPage) in ``browser``'s current tab; wait until it is connected."""
     before = set(page.server.get_clients())
-    browser.get(f'http://127.0.0.1:{page.port}/')
+    browser.get(page.address)     # with its token, as the view prints it
     clients = waiting.wait_for(lambda: set(page.server.get_clients()) - before,
                                'the page to connect to the view', timeout)
     client = page.server.get_clients()[min(clients)]

@@ -89,9 +89,13 @@ def live(robot_file):
     services = [service('stop'), service('resume')]
     diagnostics = probe.create_publisher(DiagnosticArray, topics.DIAGNOSTICS.name,
                                          topics.DIAGNOSTICS.qos)
+    # what the view's guard refuses (said on the log, throttled): a real page, nothing
+    refused, warn = [], view.page.guard.warn
+    view.page.guard.warn = lambda kind, text: (refused.append((kind, text)), warn(kind, text))
     with spinning(simulator, controller, view, probe):
         yield SimpleNamespace(view=view, page=view.page, probe=probe, targets=targets,
-                              calls=calls, services=services, diagnostics=diagnostics)
+                              calls=calls, services=services, diagnostics=diagnostics,
+                              refused=refused)
 
 
 def backbone(page) -> np.ndarray:
@@ -321,6 +325,27 @@ def test_the_bridge_is_stopped_and_resumed_and_its_state_shown(live, browser):
     screenshot(browser, 'live_hardware')
 
 
+def test_texts_of_the_graph_show_as_written_not_as_the_pages_html(live, browser):
+    """
+    A status from the graph shows as its text: no element, link or image of its own.
+
+    viser renders a Markdown's raw HTML without sanitizing it; the view escapes what any
+    node may publish on /diagnostics before it goes into the heading.
+    """
+    text = ('<b id="injected">bold</b> [a link](http://attacker.example) <img id="pixel" '
+            'src=x> www.attacker.example')
+    status = DiagnosticStatus(level=DiagnosticStatus.ERROR, name='/hardware_bridge: injected',
+                              message=text, hardware_id='motors')
+
+    def shown():
+        live.diagnostics.publish(DiagnosticArray(status=[status]))
+        return text in browser.find_element(By.TAG_NAME, 'body').text
+    wait_for(shown, 'the status shown as its text')
+    assert browser.find_elements(By.ID, 'injected') == []
+    assert browser.find_elements(By.ID, 'pixel') == []
+    assert browser.find_elements(By.XPATH, "//a[contains(@href, 'attacker.example')]") == []
+
+
 def test_a_second_tab_shows_the_same_and_closing_sends_nothing(live, browser):
     sent = (live.page.commands.sent, live.page.targets.sent)
     commands = len(live.probe.received[topics.TENDON_COMMAND.name])
@@ -353,11 +378,23 @@ def test_a_second_tab_shows_the_same_and_closing_sends_nothing(live, browser):
     assert len(live.probe.received[topics.TENDON_COMMAND.name]) == commands
 
 
+def test_nothing_a_real_page_sent_was_refused(live):
+    """
+    The guard refused none of the frames the pages above sent (docs/viewer.md, Security).
+
+    The page found the probe's hardware bridge: from then on its token was needed, which the
+    printed address gave the browser (its cookie).
+    """
+    assert live.page.guard.hardware
+    assert live.refused == []
+
+
 def test_a_bag_plays_to_its_end_in_the_page(browser, tmp_path, robot_file):
     tensions = np.zeros((50, 4))
     tensions[:, 1] = np.linspace(0.0, MAX_TENSION, 50)
     states = write_bag(tmp_path / 'bag', tensions, robot_file)
-    page = ViewPage('bag', port=0)
+    refused = []
+    page = ViewPage('bag', port=0, warn=lambda kind, text: refused.append((kind, text)))
     playback = BagPlayback(page, Timeline(tmp_path / 'bag', progress=False))
     try:
         playback.show(0.0)
@@ -371,6 +408,7 @@ def test_a_bag_plays_to_its_end_in_the_page(browser, tmp_path, robot_file):
         np.testing.assert_allclose(page.tip_position, states[-1].tip.position, atol=1e-9)
         wait_for(lambda: shows_backbone(browser, page, client, 'bag_end'),
                  'the last backbone of the bag drawn')
+        assert refused == []
     finally:
         playback.stop()
         page.close()

@@ -14,7 +14,9 @@
 
 """The view's ROS-free parts: markers of every robot kind, slider bounds, camera, playback."""
 
+import math
 from pathlib import Path
+import re
 
 from geometry_msgs.msg import Point
 import numpy as np
@@ -30,10 +32,12 @@ from tendon_robot_sim.ros.cdr import Decoder
 from tendon_robot_sim.ros.messages import markers_msg, time_msg
 from tendon_robot_sim.stack import view_drive
 from tendon_robot_sim.view.camera import camera_pose, FIELD_OF_VIEW
+from tendon_robot_sim.view.guard import Guard, is_loopback, machine_names
 from tendon_robot_sim.view.inputs import command_of, nice_step
 from tendon_robot_sim.view.markers import (DELETE, DELETEALL, LINE_LIST, Lines, MarkerScene,
                                            primitive, Solid)
-from tendon_robot_sim.view.page import History, in_namespace, node_of_logger
+from tendon_robot_sim.view.page import (cut, History, in_namespace, literal, node_of_logger,
+                                        StatusBoard, STATUSES_KEPT, STATUSES_SHOWN, TEXT_SHOWN)
 from tendon_robot_sim.view.playback import PlaybackClock, Timeline
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -230,6 +234,82 @@ def test_the_playback_clock_plays_pauses_seeks_and_stops_at_the_end():
     clock.pause(12.1)
     clock.seek(5.0, 13.0)
     assert clock.time(20.0) == 2.0
+    # a time or a speed that is none: refused, the clock where it was (issue 37: nan shown)
+    for bad in (math.nan, math.inf, -math.inf):
+        with pytest.raises(ValueError, match='time'):
+            clock.seek(bad, 21.0)
+    for bad in (math.nan, math.inf, 0.0, -1.0):
+        with pytest.raises(ValueError, match='speed'):
+            clock.set_speed(bad, 21.0)
+    assert (clock.time(22.0), clock.speed) == (2.0, 4.0)
+
+
+def test_the_diagnostics_kept_are_few_expire_and_the_worst_are_shown():
+    board = StatusBoard(timeout=10.0)
+    for i in range(3 * STATUSES_KEPT):
+        board.take(float(i) / STATUSES_KEPT, i % 3, f'/node{i}: x', 'm' * 10 * TEXT_SHOWN)
+    assert len(board) == STATUSES_KEPT and f'/node{3 * STATUSES_KEPT - 1}: x' in board
+    assert '/node0: x' not in board                   # the least recently renewed went first
+    shown, more = board.shown(3.0)
+    assert len(shown) == STATUSES_SHOWN and more == STATUSES_KEPT - STATUSES_SHOWN
+    assert {level for level, _, _ in shown} == {2}   # the worst first
+    assert max(len(message) for _, _, message in shown) == TEXT_SHOWN
+    board.take(5.0, 0, 'renewed: x', '')
+    assert board.shown(13.5) == ([(0, 'renewed: x', '')], 0)   # the others expired
+    assert board.shown(15.1) == ([], 0) and len(board) == 0
+    long_name = 'n' * 1000
+    board.take(0.0, 0, long_name, '')
+    assert cut(long_name) in board and len(cut(long_name)) == TEXT_SHOWN
+
+
+def test_texts_of_the_graph_show_as_written_never_as_html():
+    """
+    A text of the graph goes into the page as one code span: never HTML, a link or a line.
+
+    viser renders a Markdown's raw HTML unsanitized, and GFM links bare addresses even when
+    escaped (the browser test shows the rendering); a code span shows its content as written.
+    """
+    for text in ('<img src=x onerror=alert(1)>', '<script>alert(1)</script>',
+                 '[link](http://attacker.example)', 'http://attacker.example www.a.example a@b.c',
+                 '**bold** _em_ # title', 'line\n\n- item', '`code`', 'a ``` b', '`', '&lt;'):
+        shown = literal(text)
+        fence = re.match('`+', shown).group()
+        assert shown.endswith(fence) and '\n' not in shown, shown
+        inside = shown[len(fence):-len(fence)]
+        assert fence not in inside and '`' * (len(fence) + 1) not in text, shown
+        assert inside.strip(' ') == ' '.join(text.split()), shown
+    assert literal('') == '' and literal(' \n ') == ''
+
+
+def test_the_names_the_view_is_served_under():
+    assert is_loopback('127.0.0.1') and is_loopback('::1') and is_loopback('localhost')
+    assert is_loopback('127.0.1.1')
+    assert not is_loopback('0.0.0.0') and not is_loopback('::') and \
+        not is_loopback('192.0.2.7') and not is_loopback('no.such.host.invalid')
+    assert 'localhost' in machine_names()
+    guard = Guard('127.0.0.1', lambda kind, text: None)
+    for name in ('127.0.0.1', '::1', '192.0.2.7', 'localhost', *machine_names()):
+        assert guard.serves(name), name
+    for name in ('attacker.example', 'localhost.attacker.example', '127.0.0.1.nip.io', ''):
+        assert not guard.serves(name), name
+    assert not guard.token_required
+    assert Guard('0.0.0.0', guard.warn).token_required
+    assert Guard('127.0.0.1', guard.warn, hardware=True).token_required
+    assert len(guard.token) >= 32 and guard.token != Guard('127.0.0.1', guard.warn).token
+
+
+def test_a_hardware_stacks_view_beyond_loopback_needs_the_explicit_opt_in():
+    from tendon_robot_sim.launcher import LaunchError, StackLauncher
+
+    view = {'view': 'true'}
+    assert StackLauncher('hardware', view).parameters['view']['hardware'] is True
+    assert StackLauncher('sim', view).parameters['view']['hardware'] is False
+    for host in ('0.0.0.0', '192.0.2.7'):
+        with pytest.raises(LaunchError, match='view:remote_control:=true'):
+            StackLauncher('hardware', view, [f'view:host:={host}'])
+        StackLauncher('hardware', view, [f'view:host:={host}', 'view:remote_control:=true'])
+        StackLauncher('sim', view, [f'view:host:={host}'])      # a simulation: the token only
+    StackLauncher('hardware', view, ['view:host:=localhost'])
 
 
 def test_a_bag_timeline_holds_the_shown_topics_in_time_order(tmp_path):
@@ -287,7 +367,8 @@ def test_warnings_are_the_stacks_own():
 def test_the_figures_docs_viewer_gives_of_the_code_are_the_codes():
     """The rates and periods docs/viewer.md states are the defaults the code declares."""
     from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY
-    from tendon_robot_sim.nodes import simulator_node, view_node
+    from tendon_robot_sim.nodes import hardware_bridge_node, simulator_node, view_node
+    from tendon_robot_sim.view.guard import TOKEN_BYTES
     from tendon_robot_sim.view.panels import TARGET_PERIOD
 
     text = ' '.join((Path(__file__).resolve().parents[2] / 'docs' / 'viewer.md')
@@ -299,8 +380,17 @@ def test_the_figures_docs_viewer_gives_of_the_code_are_the_codes():
                    f'caps them at {view["scene_rate"]:g} a second',
                    f'`refresh_rate` ({view["refresh_rate"]:g} Hz)',
                    f'at most every {1e3 * TARGET_PERIOD:g} ms while dragging',
-                   f'`latency_timer: {ANSWER_LATENCY:g}`'):
+                   f'`latency_timer: {ANSWER_LATENCY:g}`',
+                   f'`status_timeout` ({view["status_timeout"]:g} s;',
+                   f'keeps at most {STATUSES_KEPT} statuses',
+                   f'a page shows the {STATUSES_SHOWN} worst',
+                   f'cut to {TEXT_SHOWN} characters',
+                   f'`warning_throttle_period`, {view["warning_throttle_period"]:g} s',
+                   f'({TOKEN_BYTES} random bytes'):
         assert stated in text
+    slowest = next(p.range[0] for p in hardware_bridge_node.PARAMS
+                   if p.name == 'diagnostics_rate')
+    assert f'is one every {1 / slowest:g} s)' in text and view['status_timeout'] > 1 / slowest
     _, _, model = create_model(CONFIG / 'robot.yaml')
     markers = model.state().markers
     points = sum(m.points.shape[1] for m in markers if hasattr(m, 'points'))

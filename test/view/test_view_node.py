@@ -16,7 +16,9 @@
 
 import math
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Point
+from hostile_view import camera, HostileClient
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
@@ -26,6 +28,7 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.nodes.displacement_controller_node import DisplacementControllerNode
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.view_node import ViewNode
+from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.cdr import CdrError
 from tendon_robot_sim.ros.parameters import ConfigurationError
 from visualization_msgs.msg import Marker, MarkerArray
@@ -137,3 +140,43 @@ def test_markers_in_another_encoding_are_read_by_rclpy():
             view.destroy_node()
     finally:
         context.try_shutdown()
+
+
+def test_the_diagnostics_kept_and_sent_are_bounded_and_expire():
+    """
+    Bound what the view keeps and sends of ``/diagnostics`` (issue 37).
+
+    It kept every status name ever seen and sent them all in the page heading: 50 new names
+    per message took the view from 226 MB to 525 MB, and a page opened afterwards received
+    one 66 MB message. Now statuses expire, the view keeps at most a bounded number, and a
+    page gets at most a screenful, each line cut to a readable length.
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    view = ViewNode(context=context, parameter_overrides=[
+        Parameter('port', value=0), Parameter('status_timeout', value=2.0)])
+    source = rclpy.create_node('diagnostics_source', context=context)
+    publisher = source.create_publisher(DiagnosticArray, topics.DIAGNOSTICS.name,
+                                        topics.DIAGNOSTICS.qos)
+    with spinning(view, source, context=context):
+        wait_for(lambda: publisher.get_subscription_count() >= 1, 'the view listening')
+        long_message = 'x' * 100_000
+        for batch in range(40):
+            publisher.publish(DiagnosticArray(status=[DiagnosticStatus(
+                level=DiagnosticStatus.WARN, name=f'/node{batch}x{i}: part',
+                message=long_message, hardware_id='h') for i in range(50)]))
+        wait_for(lambda: '/node39x49: part' in view.statuses, 'the last statuses taken')
+        assert len(view.statuses) <= 100
+        wait_for(lambda: 'more statuses' in view.page.diagnostics.content,
+                 'the heading refreshed')
+        lines = view.page.diagnostics.content.splitlines()
+        assert len(lines) <= 12 and len(view.page.diagnostics.content) < 5_000, \
+            (len(lines), len(view.page.diagnostics.content))
+        with HostileClient(view.page.port) as page:
+            page.send_message(camera())
+            texts = wait_for(lambda: [t for t in page.texts() if '/node' in t],
+                             'the heading sent to a page')
+            assert max(len(t) for t in texts) < 5_000
+        # nothing renews them: they expire, from the view and from the page
+        wait_for(lambda: len(view.statuses) == 0, 'the statuses expired', timeout=20.0)
+        wait_for(lambda: '/node' not in view.page.diagnostics.content, 'the heading emptied')
