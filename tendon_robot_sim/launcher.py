@@ -108,6 +108,7 @@ def _check_together(entry: NodeEntry, values: Mapping) -> None:
     """
     check = getattr(importlib.import_module(entry.module), 'check_parameters', None)
     if check is not None:
+        from tendon_robot_sim.ros.parameters import ConfigurationError
         try:
             check(values)
         except ConfigurationError as error:

@@ -16,11 +16,13 @@
 
 import argparse
 import errno
+import logging
 import math
 import os
 from pathlib import Path
 import signal
 import stat
+import sys
 import tempfile
 
 from tendon_robot_sim import EXIT_INTERRUPTED  # noqa: F401 (an exit code of commands)
@@ -34,6 +36,24 @@ EXIT_NO_RESULT = 1     # the input was valid, the result does not exist: diverge
 EXIT_BAD_INPUT = 2     # a bad argument, file or field (argparse's own code for usage errors)
 EXIT_INTERNAL = 70     # a bug: an error the command did not foresee (EX_SOFTWARE)
 # EXIT_INTERRUPTED = 130 (imported above): Ctrl-C stopped a computation (see StopSignals)
+
+
+class _SeverityFirst(logging.Formatter):
+    """A record as its severity and text: ``warning: ...``, the way commands print warnings."""
+
+    def format(self, record):  # noqa: A003 (the method logging calls)
+        return f'{record.levelname.lower()}: {record.getMessage()}'
+
+
+def terminal_logger(name: str) -> logging.Logger:
+    """Return a logger for a command's terminal: a record is one line on stderr."""
+    logger = logging.getLogger(f'tendon_robot_sim.{name}')
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_SeverityFirst())
+        logger.addHandler(handler)
+        logger.propagate = False
+    return logger
 
 
 class StopSignals:

@@ -33,12 +33,11 @@ import argparse
 import os
 from pathlib import Path
 import signal
-import sys
 import time
 
 from tendon_robot_sim import default_robot_file, stop_signals
 from tendon_robot_sim.commands import (check_ros_environment, command_error, CommandError,
-                                       DefaultsHelpFormatter)
+                                       DefaultsHelpFormatter, terminal_logger)
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import input_limits
@@ -149,8 +148,7 @@ def _play(args, limits) -> int:
     previous = {sig: signal.signal(sig, lambda number, frame: stop.append(number))
                 for sig in stop_signals()}
     page = playback = None
-    warn = FaultWarnings(lambda text: print(f'warning: {text}', file=sys.stderr, flush=True),
-                         WARNING_PERIOD)
+    warn = FaultWarnings(terminal_logger('view'), WARNING_PERIOD)
     try:
         try:
             page = ViewPage(heading, warn=warn, host=args.host, port=args.port,

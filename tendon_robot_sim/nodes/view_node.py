@@ -175,7 +175,7 @@ class ViewNode(Node):
         self.frame_id = ''     # the markers' frame (the stack's base frame) once seen
         self.markers_received = 0
         plotted = Plotted(self.limits.field, f'{self.limits.quantity} [{self.limits.unit}]')
-        self._warnings = FaultWarnings(self.get_logger().warning,
+        self._warnings = FaultWarnings(self.get_logger(),
                                        lambda: self.config.warning_throttle_period)
         try:
             self.page = ViewPage(

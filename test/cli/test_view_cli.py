@@ -61,7 +61,7 @@ class Served:
 
     @property
     def origin(self) -> dict:
-        """The headers of a page the view served itself (same origin), with its token."""
+        """Return the headers of a page the view served itself (same origin), with its token."""
         headers = {'Origin': f'http://127.0.0.1:{self.port}'}
         if self.token:
             headers['Cookie'] = f'tendon_robot_sim_view_{self.port}={self.token}'

@@ -29,6 +29,7 @@ import dataclasses
 import ipaddress
 import math
 import socket
+from types import SimpleNamespace
 import typing
 
 from hostile_view import camera, get, HostileClient, Refused, set_value
@@ -123,7 +124,7 @@ def test_foreign_pages_get_neither_the_page_nor_the_websocket(live):
 
 
 def test_a_path_the_page_server_cannot_look_up_is_not_found(live):
-    """viser's file lookup raised on a name too long (an HTTP 500 before)."""
+    """Viser's file lookup raised on a name too long (an HTTP 500 before)."""
     start = len(live.said.said)
     assert get(live.page.port, '/' + 'a' * 5000)[0] == 404
     assert get(live.page.port, '/%00')[0] == 404
@@ -434,7 +435,7 @@ def test_after_every_refusal_the_page_still_commands(live, client):
 def test_a_flood_of_one_fault_is_one_warning_a_period_and_hides_no_other(client, live):
     """300 bad slider values: one warning; a text frame between them still says its own."""
     said = []
-    warn = FaultWarnings(lambda text: said.append(text), 60.0)
+    warn = FaultWarnings(SimpleNamespace(warning=said.append), 60.0)
     recorder, live.page.guard.warn = live.page.guard.warn, warn
     try:
         slider = client.input('t0 [N]')['uuid']
