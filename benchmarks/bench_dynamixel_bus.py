@@ -48,8 +48,8 @@ import dynamixel_sdk as sdk
 from machine import machine_info
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.protocol import dynamixel as dxl
-from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
+from tendon_robot_sim.protocol.dynamixel.bus import DynamixelBus
 import yaml
 
 

@@ -34,9 +34,9 @@ import time
 
 from bench_dynamixel_bus import ANSWER_AT_ONCE, print_result, running_emulator
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol.drivers import DELIVERED
-from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
+from tendon_robot_sim.protocol.dynamixel.bus import DynamixelBus
 
 
 def wait(condition, timeout: float = 10.0) -> None:

@@ -31,10 +31,10 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import check_output, CommandError, parse_values, positive_int
 from tendon_robot_sim.files.outputs import write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml
-from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol.devices import load_dynamixel_bus
-from tendon_robot_sim.protocol.dynamixel_bus import BusError
-from tendon_robot_sim.protocol.dynamixel_tools import hold_and_measure, scan
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
+from tendon_robot_sim.protocol.dynamixel.bus import BusError
+from tendon_robot_sim.protocol.dynamixel.tools import hold_and_measure, scan
 import yaml
 
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import threading
 import time
+from typing import Collection
 
 import numpy as np
 from tendon_robot_sim import share_dir
@@ -56,7 +57,7 @@ from tendon_robot_sim.emulator.dynamixel_servo import EmulatedServo
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.files.outputs import write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml
-from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 import yaml
 
 __all__ = ['ANSWER_LATENCY', 'bus_file', 'crc16', 'DynamixelChain', 'EmulatedServo',
@@ -373,10 +374,13 @@ class DynamixelChain:
         with self._lock:
             next(s for s in self.servos if s.servo_id == servo_id).block(blocked)
 
-    def silence(self, servo_id: int, silent: bool = True) -> None:
-        """Make ``servo_id`` stop answering (a cut cable), or answer again."""
+    def silence(self, servo_id: int | Collection[int], silent: bool = True) -> None:
+        """Make ``servo_id`` stop answering (a cut cable), or answer again; several at once."""
+        chosen = {servo_id} if isinstance(servo_id, int) else set(servo_id)
         with self._lock:
-            next(s for s in self.servos if s.servo_id == servo_id).silent = silent
+            for servo in self.servos:
+                if servo.servo_id in chosen:
+                    servo.silent = silent
 
     def corrupt_replies(self, count: int) -> None:
         """Spoil the CRC of the next ``count`` status packets (a burst of line noise)."""

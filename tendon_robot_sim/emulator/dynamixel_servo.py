@@ -67,8 +67,8 @@ from __future__ import annotations
 from collections import deque
 import time
 
-from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol import motor
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
 # N/m: gain of the emulated position loop of the position modes (per mechanics step; a
 # tendon of the default robot draws in about 5 mm per N, so the loop halves the position

@@ -18,7 +18,7 @@ One small interface per device role, so the bridge drives every device the same 
 ``motor_device`` picks the tendon motors: ``tdcr-motor-v1`` (the package's
 streaming protocol, :class:`~tendon_robot_sim.protocol.drivers.MotorDriver`) or
 ``dynamixel`` (X-series servos through ROBOTIS's SDK,
-:class:`~tendon_robot_sim.protocol.dynamixel_bus.DynamixelBus`). Both satisfy
+:class:`~tendon_robot_sim.protocol.dynamixel.bus.DynamixelBus`). Both satisfy
 :class:`MotorBus`. ``sensor_device`` picks the tip sensor: ``tdcr-laser-v1``
 (streaming, :class:`~tendon_robot_sim.protocol.drivers.TipSensorDriver`) or
 ``keyence-lkg`` (polled, :class:`~tendon_robot_sim.protocol.keyence.KeyenceSensor`),
@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
-from tendon_robot_sim.protocol import dynamixel as dxl, keyence
+from tendon_robot_sim.protocol import keyence
 from tendon_robot_sim.protocol.drivers import (CommandStatistics, MotorDriver, MotorStatus,
                                                SensorStatistics, ServoState, TipSensorDriver)
-from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
+from tendon_robot_sim.protocol.dynamixel.bus import DynamixelBus
 from tendon_robot_sim.protocol.laser import TdcrLaserV1, TipMeasurement
 from tendon_robot_sim.protocol.link import LinkStatistics
 

@@ -232,7 +232,7 @@ def bus_file_of_the_hardware_tools(files, capsys, monkeypatch):
 
 def bus_file_of_the_bridge(files, capsys, monkeypatch):
     from tendon_robot_sim.protocol.devices import load_dynamixel_bus
-    from tendon_robot_sim.protocol.dynamixel import ChannelError
+    from tendon_robot_sim.protocol.dynamixel.control_table import ChannelError
     with pytest.raises(ChannelError, match=f'dynamixel_file: {files["bus"]}: not valid YAML: '
                        f'key tension_mode is given twice, on {files["bus_lines"]}$'):
         load_dynamixel_bus(files['bus'])

@@ -28,8 +28,8 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.emulator.dynamixel import DynamixelChain, EmulatedServo, packet
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import load_robot
-from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol import motor
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
 # Protocol 2.0 page, Reg Write example: ID 1 registers 200 for Goal Velocity (104).
 REG_WRITE_1 = 'FF FF FD 00 01 09 00 04 68 00 C8 00 00 00 AE 8E'

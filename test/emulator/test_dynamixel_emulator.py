@@ -31,7 +31,7 @@ from tendon_robot_sim.emulator.dynamixel import (crc16, DynamixelChain, Emulated
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import load_robot
-from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
 sdk = pytest.importorskip('dynamixel_sdk')
 from waiting import wait_for  # noqa: E402

@@ -37,7 +37,7 @@ from tendon_robot_sim.emulator.dynamixel import bus_file
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
 from tendon_robot_sim.models.tendon_robot import load_robot
-from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
 

@@ -61,12 +61,6 @@ MAX_LINES = 800
 MAX_MODULES = 12
 # Folders the module limit covers: the models (where it was set) and the device protocols
 ROOMS = ('models', 'protocol')
-# Folders still over the limit, each with what will bring it under (a strict xfail: the test
-# fails as soon as the folder fits, so the entry cannot outlive its reason)
-OVER_THE_LIMIT = {
-    'protocol': 'the Dynamixel modules get a room of their own once the change to them lands '
-                '(issue 38)',
-}
 
 
 def modules():
@@ -212,9 +206,7 @@ def folders():
                    sorted(p.name for p in folder.glob('*.py') if p.name != '__init__.py'))
 
 
-FOLDERS = [pytest.param(folder, names, id=folder, marks=pytest.mark.xfail(
-    reason=OVER_THE_LIMIT[folder], strict=True)) if folder in OVER_THE_LIMIT else
-    pytest.param(folder, names, id=folder) for folder, names in folders()]
+FOLDERS = [pytest.param(folder, names, id=folder) for folder, names in folders()]
 
 
 @pytest.mark.parametrize('folder, names', FOLDERS)

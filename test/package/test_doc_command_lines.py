@@ -35,16 +35,18 @@ So that the test stays fast, the lines run in this process, with:
 
 import contextlib
 import io
+from pathlib import Path
 import re
 import shlex
 import shutil
 import sys
 
-from conftest import PACKAGE_ROOT as ROOT
 import pytest
 from tendon_robot_sim import cli
 from tendon_robot_sim.commands import OutputPath
 
+# the package's source tree (a conftest import would find whichever conftest came first)
+ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = 'tendon-robot-sim'
 PAGES = [ROOT / 'README.md', *sorted((ROOT / 'docs').glob('*.md'))]
 # (text in the line, why it is parsed only, and what runs it)

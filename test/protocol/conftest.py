@@ -23,7 +23,7 @@ from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY, DynamixelChain
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import load_robot
-from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
 
 @pytest.fixture(scope='module')
@@ -50,7 +50,7 @@ def rig(plant, tmp_path):
 def buses():
     """Start DynamixelBus(*args, **kwargs) on call; stop every one after the test."""
     # Imported here: only the tests that open a bus need ROBOTIS's SDK.
-    from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus
+    from tendon_robot_sim.protocol.dynamixel.bus import DynamixelBus
 
     # The emulated chain is a thread of this process and can wait for the GIL behind other
     # threads on a loaded machine. An answer later than the port's timeout (twice the bus

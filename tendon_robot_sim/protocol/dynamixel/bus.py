@@ -32,7 +32,7 @@ current-based position control with Goal Current at Current Limit. Extended posi
 control, whose current Current Limit does not bound, is never used.
 
 Configure (connecting, and again after a loss or a reboot) is
-:meth:`~tendon_robot_sim.protocol.dynamixel_setup.ServoAccess.configure` on every servo:
+:meth:`~tendon_robot_sim.protocol.dynamixel.setup.ServoAccess.configure` on every servo:
 checks, Startup Configuration 0, the settings and the mark (Goal PWM one below PWM
 Limit), each read back; a servo that fails names itself.
 
@@ -70,11 +70,11 @@ from typing import Sequence
 import dynamixel_sdk as sdk
 import numpy as np
 
-from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import (CommandStatistics, DELIVERED, GIVEN_UP,
                                                MotorStatus, PENDING, ServoState, SUPERSEDED)
-from tendon_robot_sim.protocol.dynamixel_setup import (BusError, reboot_needed, ServoAccess,
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
+from tendon_robot_sim.protocol.dynamixel.setup import (BusError, reboot_needed, ServoAccess,
                                                        WRITE_ATTEMPTS)
 from tendon_robot_sim.protocol.fields import FieldError
 from tendon_robot_sim.protocol.link import CONNECTED, DISCONNECTED, LinkStatistics, LinkView

@@ -17,7 +17,7 @@ ROBOTIS Dynamixel X-series servos (Protocol 2.0): control table, units and tendo
 
 Addresses, sizes and units are those of the XM430-W350 control table in the
 ROBOTIS e-Manual (the other X-series models share the addresses used here).
-Both the bus driver (:mod:`tendon_robot_sim.protocol.dynamixel_bus`, on ROBOTIS's
+Both the bus driver (:mod:`tendon_robot_sim.protocol.dynamixel.bus`, on ROBOTIS's
 ``dynamixel_sdk``) and the emulated servos (:mod:`tendon_robot_sim.emulator.dynamixel`)
 read them from this module.
 

@@ -19,9 +19,9 @@ import time
 import numpy as np
 import pytest
 from tendon_robot_sim.emulator.dynamixel import EmulatedServo
-from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol.devices import DYNAMIXEL, motor_bus
 from tendon_robot_sim.protocol.drivers import DELIVERED
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
 pytest.importorskip('dynamixel_sdk')
 from waiting import wait_for  # noqa: E402
@@ -165,7 +165,7 @@ def test_an_answer_counts_when_it_comes_within_the_bus_files_latency_timer(
         rig, latency_timer, answered):
     """A chain held up 50 ms (as a loaded machine holds up the emulator): silent at 16 ms."""
     import dynamixel_sdk as sdk
-    from tendon_robot_sim.protocol.dynamixel_bus import open_port
+    from tendon_robot_sim.protocol.dynamixel.bus import open_port
     chain, thread = rig()
     receive = chain.receive
     chain.receive = lambda data: time.sleep(0.05) or receive(data)

@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 
 import dynamixel_sdk as sdk
 
-from tendon_robot_sim.protocol import dynamixel as dxl
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
 logger = logging.getLogger(__name__)
 

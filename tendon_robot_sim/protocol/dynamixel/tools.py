@@ -16,7 +16,7 @@
 Bench tools for the tendon servos (``tendon-robot-sim hardware``): scan a port, drive one servo.
 
 Both speak through ROBOTIS's ``dynamixel_sdk`` and the bus driver
-(:mod:`tendon_robot_sim.protocol.dynamixel_bus`), so a servo is configured here exactly
+(:mod:`tendon_robot_sim.protocol.dynamixel.bus`), so a servo is configured here exactly
 as the bridge configures it.
 """
 
@@ -28,9 +28,9 @@ from typing import Sequence
 import dynamixel_sdk as sdk
 import numpy as np
 
-from tendon_robot_sim.protocol import dynamixel as dxl
-from tendon_robot_sim.protocol.dynamixel_bus import DynamixelBus, open_port
-from tendon_robot_sim.protocol.dynamixel_setup import BusError
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
+from tendon_robot_sim.protocol.dynamixel.bus import DynamixelBus, open_port
+from tendon_robot_sim.protocol.dynamixel.setup import BusError
 
 
 def scan(url: str, baudrates: Sequence[int]) -> dict[int, dict[int, tuple[int, int]]]:

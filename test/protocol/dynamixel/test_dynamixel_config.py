@@ -16,8 +16,8 @@
 
 import pytest
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.protocol import dynamixel as dxl
 from tendon_robot_sim.protocol.devices import load_dynamixel_bus
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
 CHANNEL = '{id: 1, pulley_radius: 0.015, direction: 1, current_limit: 0.5}'
 
