@@ -27,7 +27,9 @@ from numpy.testing import assert_allclose
 import pytest
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
-from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver, rigid_forward, rigid_inverse
+from tendon_robot_sim.models.pcr import _kernels as kernels
+from tendon_robot_sim.models.pcr.kinetostatics import (_Memory, PcrSolver, rigid_forward,
+                                                       rigid_inverse)
 from tendon_robot_sim.models.pcr.reference import PcrReference
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 
@@ -180,6 +182,41 @@ def test_warm_start_and_bad_input(solver):
         solver.forward(np.radians([0, 0, 100, 0, 0, 0]))
     with pytest.raises(StaticsInputError, match='position'):
         solver.inverse([0, 0])
+
+
+def _memory_in_some_state(rng, solved: bool):
+    memory = _Memory()
+    for array in (memory.x, memory.B, memory.x_last, memory.B_last, memory.u, memory.arrays.S):
+        array[...] = rng.standard_normal(array.shape)
+    memory.solved = solved
+    return memory
+
+
+@pytest.mark.parametrize('solved', [True, False])
+def test_warm_start_bookkeeping_kernels_match_plain_numpy(solved):
+    # the start x_last + S du and the secant update of S, done by the kernels in the solve,
+    # against the same bookkeeping written in plain numpy
+    rng = np.random.default_rng(7)
+    u = rng.standard_normal(12)
+    for predict in (True, False):
+        ours, ref = (_memory_in_some_state(np.random.default_rng(3), solved) for _ in range(2))
+        kernels._inputs_step(u[:6], u[6:], ours.arrays)
+        kernels._restore(ours.arrays, predict)
+        ref.reference_start(u, predict)
+        assert_allclose(ours.x, ref.x, rtol=1e-12, atol=1e-12)
+        assert_allclose(ours.B, ref.B, rtol=0, atol=0)   # a copy
+        assert ours.arrays.jac_ok[0] and ref.arrays.jac_ok[0]
+    ours, ref = (_memory_in_some_state(np.random.default_rng(5), solved) for _ in range(2))
+    kernels.pcr_keep(u[:6], u[6:], ours.arrays)
+    ref.reference_keep(u)
+    for name in ('S', 'x_last', 'B_last', 'u'):
+        assert_allclose(getattr(ours.arrays, name), getattr(ref.arrays, name), rtol=1e-12,
+                        atol=1e-12, err_msg=name)
+    assert ours.solved and ref.solved
+    # the updated secant reproduces the step it was given: S du = x - x_last (before)
+    if solved:
+        before = _memory_in_some_state(np.random.default_rng(5), solved)
+        assert_allclose(ours.arrays.S @ (u - before.u), before.x - before.x_last, atol=1e-10)
 
 
 def test_unreachable_pose_raises_with_its_residual(solver):
