@@ -307,21 +307,30 @@ class PcrSolver:
         (E I / L^2), moments / (E I / L).
     max_iterations : int
         Newton iterations per attempt.
+    tolerance_m : float, optional
+        The same tolerance in metres (it replaces ``tolerance``, as tolerance_m / L): each
+        coordinate of the gap between a rod's end and its joint on the platform is at most
+        this (the distance at most sqrt(3) times it), and the platform's force and moment
+        balance to the same fraction of E I / L^2 and E I / L. The default 1e-10 is
+        5.3e-11 m for the paper's 0.53 m rods; docs/performance.md gives what 1e-5 m
+        (a warm solve about twice as fast) leaves in the motor angles and the pose.
 
     """
 
     def __init__(self, robot: PcrRobot, steps: int = DEFAULT_STEPS,
-                 tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 60):
+                 tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 60,
+                 tolerance_m: float | None = None):
         if not isinstance(steps, int) or steps < 2:
             raise StaticsInputError(f'steps: must be an integer >= 2, got {steps!r}')
-        if not (isinstance(tolerance, float) and tolerance > 0.0):
-            raise StaticsInputError(f'tolerance: must be a number > 0, got {tolerance!r}')
-        self.robot = robot
-        self.steps = steps
-        self.tolerance = tolerance
-        self.max_iterations = max_iterations
+        for name, value in (('tolerance', tolerance), ('tolerance_m', tolerance_m)):
+            if value is not None and not (isinstance(value, float) and value > 0.0):
+                raise StaticsInputError(f'{name}: must be a number > 0, got {value!r}')
         rods = robot.rods
         L, EI = rods.length, rods.bending_stiffness
+        self.robot = robot
+        self.steps = steps
+        self.tolerance = tolerance if tolerance_m is None else tolerance_m / L
+        self.max_iterations = max_iterations
         self.scale = np.array([EI / L ** 2, EI / L, L])
         # the paper's Kse = diag(G A, G A, E A): no shear correction
         self.Kse, self.Kbt = stiffness_matrices(rods, shear_coefficient=1.0)
@@ -334,6 +343,10 @@ class PcrSolver:
             out=np.zeros((6, 9)), outx=np.zeros((6, 9)), vec=np.zeros((4, 42)),
             Jc=np.zeros((42, 42)), traj=np.zeros((steps + 1, 18)))
         self._memory = {kind: _Memory() for kind in (True, False)}
+        self._weight = robot.platform_mass * robot.gravity
+        # the wrench of a solve without one given: the description's load and the weight
+        self._load = np.concatenate((robot.load_force + self._weight, robot.load_moment))
+        self._totals = [0, 0]     # iterations and rod integrations of the solve so far
         self._plans = {kind: self._plan(kind) for kind in (True, False)}
 
     def _plan(self, inverse: bool, load_scale: float = 1.0) -> kernels.PcrPlan:
@@ -347,6 +360,11 @@ class PcrSolver:
             mat=mat, motor_p=robot.motor_positions, motor_R=robot.motor_rotations,
             crank=robot.crank_length, joints=robot.joint_positions, steps=self.steps,
             h=rods.length / self.steps, scale=self.scale)
+
+    @property
+    def tolerance_m(self) -> float:
+        """The tolerance in metres: the largest coordinate of a rod end's gap to its joint."""
+        return self.tolerance * self.robot.rods.length
 
     def reset(self) -> None:
         """Forget the warm-start memory: the next solves start cold."""
@@ -477,10 +495,11 @@ class PcrSolver:
 
     def _wrench(self, force, moment, wrench: np.ndarray) -> None:
         """Set wrench (6,) to the external force (the platform weight added) and moment."""
-        robot = self.robot
-        wrench[:3] = robot.load_force if force is None else vector3(force, 'force')
-        wrench[:3] += robot.platform_mass * robot.gravity
-        wrench[3:] = robot.load_moment if moment is None else vector3(moment, 'moment')
+        wrench[:] = self._load
+        if force is not None:
+            wrench[:3] = vector3(force, 'force') + self._weight
+        if moment is not None:
+            wrench[3:] = vector3(moment, 'moment')
 
     def _cold_guess(self, inverse: bool, target: np.ndarray, wrench: np.ndarray,
                     x: np.ndarray) -> bool:
@@ -518,8 +537,14 @@ class PcrSolver:
         kernels.pcr_solve(plan, target, wrench, arrays.x, arrays.B, arrays.jac_ok,
                           self.tolerance, self.max_iterations, self._traj, self._work,
                           self._info)
-        self._totals += self._info[1:3]
+        self._count()
         return self._info[3] == kernels.CONVERGED
+
+    def _count(self) -> None:
+        """Add the last kernel call's iterations and rod integrations to the solve's."""
+        info = self._info
+        self._totals[0] += int(info[1])
+        self._totals[1] += int(info[2])
 
     def _solve(self, inverse: bool, u: np.ndarray, start, cold: bool = True) -> PcrResult:
         """
@@ -533,16 +558,15 @@ class PcrSolver:
         x = memory.x
         target, wrench = u[:6], u[6:]
         plan = self._plans[inverse]
-        self._totals = np.zeros(2)
+        self._totals[:] = 0, 0
         solved = memory.solved
         converged = solved and kernels.pcr_warm_solve(
             plan, target, wrench, memory.arrays, self.tolerance, self.max_iterations,
             self._traj, self._work, self._info)
-        if converged:       # kept by the kernel
-            self._totals += self._info[1:3]
-            return self._result(inverse, u, x, start)
         if solved:
-            self._totals += self._info[1:3]
+            self._count()
+        if converged:       # kept by the kernel
+            return self._result(inverse, u, x, start)
         residual = self._info[0] if solved else math.inf
         reach = ''
         if not (cold or not solved):
@@ -550,7 +574,7 @@ class PcrSolver:
             raise ConvergenceError(
                 f'pcr {"inverse" if inverse else "forward"} kinetostatics: no solution near '
                 f'the last one (warm start only): scaled residual {residual:.3g}',
-                float(residual), int(self._totals[0]))
+                float(residual), self._totals[0])
         for steps in (1,) + CONTINUATION_STEPS:
             if converged:
                 break
@@ -572,7 +596,7 @@ class PcrSolver:
                 f'{np.round(wrench, 4).tolist()}, also with load continuation: scaled residual '
                 f'{residual:.3g} (tolerance {self.tolerance:g}); the pose may be out of reach '
                 f'or the load beyond what the rods carry', float(residual),
-                int(self._totals[0]))
+                self._totals[0])
         kernels.pcr_keep(target, wrench, memory.arrays)
         return self._result(inverse, u, x, start)
 
@@ -590,6 +614,7 @@ class PcrSolver:
             q1 = u[:6]
         traj = self._traj.copy()
         low, high = robot.motor_limits
+        angles = q1.tolist()      # plain floats: min and max of 6 without numpy's overhead
         return PcrResult(
             position=pose[:3], orientation=pose[3:],
             rotation=platform_rotation(pose[3:]), motor_angles=q1,
@@ -599,9 +624,9 @@ class PcrSolver:
             tip_forces=traj[:, -1, 12:15], arc_lengths=self.arc_lengths.copy(),
             centerlines=traj[:, :, 0:3].transpose(0, 2, 1),
             force=u[6:9], moment=u[9:12],
-            within_limits=bool(low <= q1.min() and q1.max() <= high),
-            residual=float(self._info[0]), iterations=int(self._totals[0]),
-            evaluations=int(self._totals[1]), solve_time=time.perf_counter() - start)
+            within_limits=bool(low <= min(angles) and max(angles) <= high),
+            residual=float(self._info[0]), iterations=self._totals[0],
+            evaluations=self._totals[1], solve_time=time.perf_counter() - start)
 
 
 def helix(points: int = 500, radius: float = 0.25, heights=(0.40, 0.55),

@@ -184,6 +184,30 @@ def test_warm_start_and_bad_input(solver):
         solver.inverse([0, 0])
 
 
+def test_a_tolerance_in_metres_bounds_each_rod_ends_gap_to_its_joint():
+    # along 1 mm steps (warm solves, most accepted from the secant prediction with no
+    # iteration): each coordinate of each rod end's distance to its platform joint, measured
+    # on the returned shapes, within the tolerance
+    tolerance_m = 1e-5
+    loose = PcrSolver(ROBOT, tolerance_m=tolerance_m)
+    assert loose.tolerance_m == pytest.approx(tolerance_m)
+    assert loose.tolerance == pytest.approx(tolerance_m / ROBOT.rods.length)
+    tight = PcrSolver(ROBOT)
+    largest = 0.0
+    for k in range(40):
+        position = POSE[:3] + 1e-3 * np.array([0.0, k, k])
+        result = loose.inverse(position, POSE[3:])
+        joints = result.position + ROBOT.joint_positions @ result.rotation.T
+        largest = max(largest, np.abs(result.centerlines[:, :, -1] - joints).max())
+        assert result.residual <= loose.tolerance
+        exact = tight.inverse(position, POSE[3:]).motor_angles
+        # 1e-5 m of gap is about 4e-5 rad of motor angle (docs/performance.md)
+        assert_allclose(result.motor_angles, exact, atol=1e-4)
+    assert 0.0 < largest <= tolerance_m
+    with pytest.raises(StaticsInputError, match=r'tolerance_m: must be a number > 0, got -1'):
+        PcrSolver(ROBOT, tolerance_m=-1.0)
+
+
 def _memory_in_some_state(rng, solved: bool):
     memory = _Memory()
     for array in (memory.x, memory.B, memory.x_last, memory.B_last, memory.u, memory.arrays.S):
