@@ -108,7 +108,7 @@ def main(argv=None) -> int:
         'machine': machine_info('numpy', 'numba', 'scipy'),
     }
     print(f"simulate on Till's example as a process: {result['process_cpu_s_median']:.2f} CPU s "
-          f"(median of {args.repeat}; target <= {TARGET_CPU_S}), "
+          f'(median of {args.repeat}; target <= {TARGET_CPU_S}), '
           f"{result['process_wall_s_median']:.2f} s wall; the integration alone "
           f"{result['integration_alone_s']:.3f} s; python + numpy + numba alone "
           f"{result['floor_cpu_s_median']['python + numpy + numba']:.2f} CPU s; load "
