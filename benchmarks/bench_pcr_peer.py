@@ -36,8 +36,8 @@ Accuracy (untimed, the first ``--accuracy-points`` points of the path, for each 
 of ``--tolerances-m``): the gap of the rod ends to their joints (the distance, m; the peer's
 own residual measures the same), the motor angles against the default tolerance's, and the
 platform position the motors give (a forward solve at the default tolerance) against the
-target. Solves per CPU second at each of those tolerances (``--cost-solves`` each, not
-alternated) give what a tolerance costs.
+target. Solves per CPU second and Newton iterations per solve at each of those tolerances
+(``--cost-solves`` each, not alternated) give what a tolerance costs.
 
     taskset -c 1 python benchmarks/bench_pcr_peer.py --peer-binary PATH --json
 
@@ -78,16 +78,17 @@ def till_path(count: int) -> np.ndarray:
     return path
 
 
-def ours(robot, path: np.ndarray, tolerance_m: float | None) -> float:
-    """Return warm inverse solves per CPU second along ``path``."""
+def ours(robot, path: np.ndarray, tolerance_m: float | None) -> tuple[float, float]:
+    """Return warm inverse solves per CPU second along ``path`` and Newton iterations a solve."""
     solver = (PcrSolver(robot) if tolerance_m is None
               else PcrSolver(robot, tolerance_m=tolerance_m))
     solver.inverse(START)
     inverse = solver.inverse
+    iterations = 0
     cpu = time.process_time()
     for position in path:
-        inverse(position)
-    return len(path) / (time.process_time() - cpu)
+        iterations += inverse(position).iterations
+    return len(path) / (time.process_time() - cpu), iterations / len(path)
 
 
 def peer(binary: str) -> tuple[float, float]:
@@ -155,8 +156,8 @@ def main(argv=None) -> int:
 
     rounds = []
     for _ in tqdm(range(args.repeat), desc='side by side', file=sys.stderr, disable=None):
-        row = {'ours_per_cpu_s': ours(robot, path, args.tolerance_m),
-               'ours_default_tolerance_per_cpu_s': ours(robot, path, None)}
+        row = {'ours_per_cpu_s': ours(robot, path, args.tolerance_m)[0],
+               'ours_default_tolerance_per_cpu_s': ours(robot, path, None)[0]}
         if args.peer_binary:
             row['peer_per_cpu_s'], row['peer_process_cpu_s'] = peer(args.peer_binary)
             row['ratio'] = row['ours_per_cpu_s'] / row['peer_per_cpu_s']
@@ -168,8 +169,11 @@ def main(argv=None) -> int:
     tolerances = [float(t) for t in args.tolerances_m.split(',')]
     if args.tolerance_m not in tolerances:
         tolerances.append(args.tolerance_m)
-    cost = {f'{t:.3g}': ours(robot, path[:args.cost_solves], t) for t in tolerances}
-    cost['default'] = ours(robot, path[:args.cost_solves], None)
+    cost = {}
+    for tolerance_m in tolerances + [None]:
+        rate, iterations = ours(robot, path[:args.cost_solves], tolerance_m)
+        cost['default' if tolerance_m is None else f'{tolerance_m:.3g}'] = {
+            'per_cpu_s': rate, 'iterations_per_solve': iterations}
     compiler = shutil.which('g++') or shutil.which('c++') or shutil.which('clang++')
     result = {
         'benchmark': 'pcr_peer',
