@@ -363,7 +363,7 @@ class PcrSolver:
 
     @property
     def tolerance_m(self) -> float:
-        """The tolerance in metres: the largest coordinate of a rod end's gap to its joint."""
+        """Return the tolerance in metres: the largest coordinate of a rod end's gap."""
         return self.tolerance * self.robot.rods.length
 
     def reset(self) -> None:
