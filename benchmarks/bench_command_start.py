@@ -23,6 +23,10 @@ the process's CPU time (user + system, from the kernel's accounting of the child
 time; beside them the integration's own time, the ``wall_time`` the command reports of a
 second run in this process (kernels loaded: the model's time alone), and the floor under
 any command: the interpreter, numpy and numba imported alone. Target: at most 0.8 CPU s.
+The processes run as a user's do, with Python's bytecode cache (``__pycache__``): a
+PYTHONDONTWRITEBYTECODE in this environment (some sandboxes set it) is left out of theirs,
+since without it every module of the package is compiled from source on every start (about
+0.06 s here).
 
     python benchmarks/bench_command_start.py --json [--repeat 5]
 
@@ -55,9 +59,10 @@ FLOORS = {'python': 'pass', 'python + numpy': 'import numpy',
 
 def timed(command: list) -> tuple[float, float, str]:
     """Run ``command``; return its CPU seconds (user + system), wall seconds and stdout."""
+    environment = {k: v for k, v in os.environ.items() if k != 'PYTHONDONTWRITEBYTECODE'}
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True)
+                               text=True, env=environment)
     out = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
@@ -104,6 +109,8 @@ def main(argv=None) -> int:
         'floor_cpu_s_median': {name: statistics.median(v) for name, v in floors.items()},
         'target_process_cpu_s': TARGET_CPU_S,
         'met': statistics.median(cpus) <= TARGET_CPU_S,
+        'bytecode_cache': 'on (PYTHONDONTWRITEBYTECODE left out)'
+                          if 'PYTHONDONTWRITEBYTECODE' in os.environ else 'on',
         'load_average_1min_before': load_before,
         'machine': machine_info('numpy', 'numba', 'scipy'),
     }
