@@ -27,6 +27,7 @@ import tempfile
 
 from tendon_robot_sim import EXIT_INTERRUPTED  # noqa: F401 (an exit code of commands)
 from tendon_robot_sim.files.outputs import check_links, UnsafeOutputError
+from tendon_robot_sim.models.description import check_range, RobotDescriptionError
 
 # Exit codes of every command (docs/cli.md): scripts can tell a bad input from a result that
 # does not exist.
@@ -411,6 +412,31 @@ def parse_values(text: str, option: str):
             raise CommandError(f'{option}: tendon {key!r} is given twice')
         values[key] = value
     return values if all(named) else list(values.values())
+
+
+# The description key whose physical range an option's vector keeps (models.description).
+VECTOR_KEYS = {'force': 'force', 'moment': 'moment', 'position': 'position', 'tip': 'position'}
+
+
+def parse_vector(text: str | None, option: str):
+    """
+    ``'0,0,-0.1'`` -> [0.0, 0.0, -0.1]; None stays None.
+
+    A force, moment or position keeps the physical range of the description key of that
+    name (a tip force of 1e300 N is bad input, not a solve that does not converge).
+    """
+    if text is None:
+        return None
+    values = parse_values(text, option)
+    if not isinstance(values, list) or len(values) != 3:
+        raise CommandError(f'{option}: must be 3 numbers x,y,z, got {text!r}')
+    key = VECTOR_KEYS.get(option.rpartition('-')[2])
+    for i, value in enumerate(values):
+        try:
+            check_range(value, f'{option}[{i}]', key)
+        except RobotDescriptionError as error:
+            raise CommandError(str(error)) from None
+    return values
 
 
 def add_scheduler_options(parser) -> None:

@@ -41,8 +41,8 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, CommandError, parse_values
-from tendon_robot_sim.commands.statics import parse_vector
+from tendon_robot_sim.commands import (command_error, CommandError, parse_values,
+                                       parse_vector)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvature,

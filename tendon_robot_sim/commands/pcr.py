@@ -47,10 +47,9 @@ import sys
 import numpy as np
 
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       NoResultError, OutputPath, parse_values, pcr_studies,
-                                       positive,
-                                       positive_int, scheduler_of, worker_count)
-from tendon_robot_sim.commands.statics import parse_vector
+                                       NoResultError, OutputPath, parse_values, parse_vector,
+                                       pcr_studies, positive, positive_int, scheduler_of,
+                                       worker_count)
 from tendon_robot_sim.files.outputs import make_folder
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError

@@ -40,9 +40,8 @@ from pathlib import Path
 import numpy as np
 
 from tendon_robot_sim.commands import (check_output, command_error, CommandError,
-                                       NoResultError, OutputPath, parse_values, positive,
-                                       within)
-from tendon_robot_sim.commands.statics import parse_vector
+                                       NoResultError, OutputPath, parse_values, parse_vector,
+                                       positive, within)
 from tendon_robot_sim.files.outputs import make_folder
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError

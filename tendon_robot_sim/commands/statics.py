@@ -32,9 +32,9 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, CommandError, NoResultError, parse_values
+from tendon_robot_sim.commands import command_error, NoResultError, parse_values, parse_vector
 from tendon_robot_sim.models.cosserat import StaticsError
-from tendon_robot_sim.models.description import check_range, RobotDescriptionError
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.statics.solver import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 
@@ -65,31 +65,6 @@ def register(subparsers) -> None:
                         help='constitutive law (default: pyelastica for discrete, else linear)')
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
     parser.set_defaults(func=run)
-
-
-# The description key whose physical range an option's vector keeps (models.description).
-VECTOR_KEYS = {'force': 'force', 'moment': 'moment', 'position': 'position', 'tip': 'position'}
-
-
-def parse_vector(text: str | None, option: str):
-    """
-    ``'0,0,-0.1'`` -> [0.0, 0.0, -0.1]; None stays None.
-
-    A force, moment or position keeps the physical range of the description key of that
-    name (a tip force of 1e300 N is bad input, not a solve that does not converge).
-    """
-    if text is None:
-        return None
-    values = parse_values(text, option)
-    if not isinstance(values, list) or len(values) != 3:
-        raise CommandError(f'{option}: must be 3 numbers x,y,z, got {text!r}')
-    key = VECTOR_KEYS.get(option.rpartition('-')[2])
-    for i, value in enumerate(values):
-        try:
-            check_range(value, f'{option}[{i}]', key)
-        except RobotDescriptionError as error:
-            raise CommandError(str(error)) from None
-    return values
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,9 +24,34 @@ branches into every division.
 """
 
 import math
+import sys
 
 from numba import njit
 
+
+def _numba_numpy_support_without_scipy() -> None:
+    """
+    Load numba's numpy support without scipy.linalg, which numba takes 0.17 s to import for it.
+
+    Before it loads (or compiles) its first kernel, numba imports its numpy implementations,
+    and ``numba.np.arraymath`` imports scipy.linalg on the way only to see whether BLAS is
+    there, for np.correlate and np.convolve (which no kernel here uses; they fall back to a
+    plain loop). Loading that module while scipy.linalg.cython_blas cannot be imported keeps
+    scipy out of a process that needs none of it: about a sixth of a ``simulate`` run of
+    Till's example. Everything else of numba's that uses BLAS or LAPACK (np.dot, np.linalg)
+    imports scipy itself when a kernel using it is compiled.
+    """
+    blas = 'scipy.linalg.cython_blas'
+    if 'numba.np.arraymath' in sys.modules or 'scipy.linalg' in sys.modules:
+        return
+    sys.modules[blas] = None        # import raises ImportError, without importing scipy
+    try:
+        import numba.np.arraymath   # noqa: F401
+    finally:
+        del sys.modules[blas]
+
+
+_numba_numpy_support_without_scipy()
 kernel = njit(cache=True, error_model='numpy')
 
 

@@ -41,7 +41,6 @@ into the rate of the simulator's mass-proportional damper.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import eigh, LinAlgError, solve
 
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.tendon_robot import Robot
@@ -103,6 +102,7 @@ def bending_frequencies(robot: Robot, count: int = 2) -> np.ndarray:
         for i in links:
             for j in links:
                 inertia[i, j] += disc / len(links) ** 2
+    from scipy.linalg import eigh   # here: scipy takes 0.25 s to import, most robots need none
     omega2 = eigh(hessian, inertia, eigvals_only=True, subset_by_index=(0, count - 1))
     if not omega2[0] > 0.0:
         raise RobotDescriptionError(
@@ -114,6 +114,7 @@ def bending_frequencies(robot: Robot, count: int = 2) -> np.ndarray:
 
 def _rest_shape(gradient_hessian, theta: np.ndarray, load: float) -> np.ndarray | None:
     """Newton's method on grad V = 0 from ``theta`` under ``load`` x gravity; None: no root."""
+    from scipy.linalg import LinAlgError, solve
     theta = theta.copy()
     for _ in range(50):
         gradient, hessian = gradient_hessian(theta, load)

@@ -103,3 +103,20 @@ def test_help_states_each_default_once_and_never_none(words, parser):
         text = parser._get_formatter()._expand_help(action) if action.help else ''
         assert '(default: None)' not in text and text.count('(default') <= 1, (
             f'{" ".join(words)} {action.option_strings}: {text}')
+
+
+def test_a_command_line_builds_only_its_command_and_the_same_parser_for_it():
+    """A command imports what its own module needs, not what every command's module does."""
+    whole = dict(subparsers(cli.build_parser()))
+    for name in cli.COMMANDS:
+        word = name.replace('_', '-')
+        only = cli.needed_commands([word, '--help'])
+        assert only == (name,)
+        alone = dict(subparsers(cli.build_parser(only)))
+        assert set(alone) == {words for words in whole if words[0] == word}
+        for words, parser in alone.items():
+            assert ([a.option_strings for a in parser._actions]
+                    == [a.option_strings for a in whole[words]._actions]), words
+    # help and unknown names get the whole tool (its list of commands, its error)
+    for argv in ([], ['--help'], ['simulat'], ['cc_dynamics']):
+        assert cli.needed_commands(argv) == cli.COMMANDS

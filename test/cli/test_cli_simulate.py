@@ -172,6 +172,31 @@ def test_displacements_over_time_write_the_trajectory(tmp_path, capsys):
     np.testing.assert_allclose(np.linalg.norm(rows[:, 4:8], axis=1), 1.0, atol=1e-9)
 
 
+def test_a_simulate_process_loads_only_what_it_works_with():
+    """
+    Till's example as its own process imports no other command's libraries.
+
+    The whole process was 2.2 CPU s, 0.06 s of them the integration (issue 42): every command
+    module was imported to build the parser, scipy came with numba and the modal module. The
+    modules listed are what those imports brought; each takes 0.05 to 0.3 s.
+    """
+    heavy = ['scipy.linalg', 'elastica', 'matplotlib', 'dask', 'trimesh', 'rclpy', 'rosbags',
+             'tendon_robot_sim.commands.demo_hardware', 'tendon_robot_sim.models.pcr']
+    probe = ('import json, sys\n'
+             'from tendon_robot_sim import cli\n'
+             'code = cli.main(sys.argv[1:])\n'
+             f'print(json.dumps([name for name in {heavy!r} if name in sys.modules]))\n'
+             'sys.exit(code)\n')
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    result = subprocess.run(
+        [sys.executable, '-c', probe, 'simulate', '--robot',
+         str(ROOT / 'config' / 'till_tendon_robot.yaml'), '--dt', '0.05', '--duration', '2',
+         '--displacements-csv', str(ROOT / 'config' / 'till_tendon_robot_displacements.csv')],
+        capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
 def test_tensions_over_time_on_the_explicit_model(coarse_robot, tmp_path, capsys):
     """The explicit model settles under the inputs at t = 0, then writes a row per ms."""
     inputs = tmp_path / 'tensions.csv'

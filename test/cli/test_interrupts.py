@@ -127,7 +127,7 @@ def test_every_command_interrupted_as_it_starts_exits_130_without_a_traceback(
     """Ctrl-C lands as the command's own code starts: before it has made anything."""
     parser = cli.build_parser()
     interrupt_first(parser)
-    monkeypatch.setattr(cli, 'build_parser', lambda: parser)
+    monkeypatch.setattr(cli, 'build_parser', lambda *commands: parser)
 
     def interrupted():          # cli.main leaves with os._exit(130): not in this process
         raise SystemExit(130)

@@ -22,7 +22,7 @@ platform, solved by Newton's method. The rods are integrated here by :func:`rod_
 same classical RK4 as the shared ``rk4``) together with their variational equations, so
 each rod's block of the Jacobian is the exact derivative of the discrete residual; the
 plain residual goes through the same kernel so that the two belong to one discrete map.
-Only ``pcr_solve`` is called from Python.
+Only ``pcr_solve``, ``pcr_warm_solve`` and ``pcr_keep`` are called from Python.
 """
 
 from collections import namedtuple
@@ -72,6 +72,19 @@ PcrWork = namedtuple('PcrWork', [
     'vec',     # (4, nx) F, F of a trial or probe, trial x, step
     'Jc',      # (nx, nx) copy of the Jacobian for the linear solve
     'traj',    # (steps + 1, 18) trajectory of Jacobian integrations
+])
+
+PcrMemory = namedtuple('PcrMemory', [
+    # warm-start memory of one kind of solve (inverse or forward): kinetostatics._Memory
+    'x',       # (nx,) unknowns being iterated
+    'B',       # (6, 9, 7) rod blocks being iterated
+    'jac_ok',  # (1,) bool: B may be used (else it is computed exactly first)
+    'x_last',  # (nx,) the last solution
+    'B_last',  # (6, 9, 7) its blocks
+    'u',       # (12,) its inputs: target (6) and wrench (6)
+    'S',       # (nx, 12) secant estimate of dx/du
+    'du',      # (12,) scratch: inputs minus u
+    'solved',  # (1,) bool: x_last, B_last and u hold a solution
 ])
 
 
@@ -564,3 +577,89 @@ def pcr_solve(pl, target, wrench, x, B, jac_ok, tol, max_iter, traj, w, info):
     info[1] = it
     info[2] = rods
     info[3] = status
+
+
+# --------------------------------------------------------------------------- warm starts
+
+
+@kernel
+def _inputs_step(target, wrench, mem):
+    """Set mem.du to the inputs (target, wrench) minus those of the last solution."""
+    for r in range(6):
+        mem.du[r] = target[r] - mem.u[r]
+        mem.du[6 + r] = wrench[r] - mem.u[6 + r]
+
+
+@kernel
+def _restore(mem, predict):
+    """
+    Start from the last solution, with its blocks; moved by x += S du when ``predict``.
+
+    du: the inputs' step (:func:`_inputs_step`).
+    """
+    nu = mem.du.size
+    for r in range(mem.x.size):
+        step = 0.0
+        if predict:
+            for c in range(nu):
+                step += mem.S[r, c] * mem.du[c]
+        mem.x[r] = mem.x_last[r] + step
+    mem.B[:] = mem.B_last
+    mem.jac_ok[0] = True
+
+
+@kernel
+def pcr_keep(target, wrench, mem):
+    """
+    Remember the solution mem.x (blocks mem.B) of the inputs; update S by its secant.
+
+    Good Broyden on the solutions: S += (dx - S du) du^T / (du^T du), dx = x - x_last,
+    du the inputs' step, so that x_last + S du predicts the next start along a path.
+    """
+    nu = mem.du.size
+    if mem.solved[0]:
+        _inputs_step(target, wrench, mem)
+        dd = 0.0
+        for c in range(nu):
+            dd += mem.du[c] * mem.du[c]
+        if dd > 0.0:
+            for r in range(mem.x.size):
+                corr = mem.x[r] - mem.x_last[r]
+                for c in range(nu):
+                    corr -= mem.S[r, c] * mem.du[c]
+                corr /= dd
+                for c in range(nu):
+                    mem.S[r, c] += corr * mem.du[c]
+    mem.solved[0] = True
+    for r in range(6):
+        mem.u[r] = target[r]
+        mem.u[6 + r] = wrench[r]
+    mem.x_last[:] = mem.x
+    mem.B_last[:] = mem.B
+
+
+@kernel
+def pcr_warm_solve(pl, target, wrench, mem, tol, max_iter, traj, w, info):
+    """
+    Solve from the last solution (mem.solved): predicted by its secant, then as it was.
+
+    :func:`pcr_solve` from x_last + S du, then from x_last, each with the last blocks; the
+    first that converges is kept (:func:`pcr_keep`). info as pcr_solve's, with the
+    iterations and rod integrations of both attempts; True if one converged.
+    """
+    iterations = 0.0
+    rods = 0.0
+    for predict in (True, False):
+        _inputs_step(target, wrench, mem)
+        _restore(mem, predict)
+        pcr_solve(pl, target, wrench, mem.x, mem.B, mem.jac_ok, tol, max_iter, traj, w, info)
+        iterations += info[1]
+        rods += info[2]
+        if info[3] == CONVERGED:
+            break
+    info[1] = iterations
+    info[2] = rods
+    if info[3] != CONVERGED:
+        return False
+    pcr_keep(target, wrench, mem)
+    return True

@@ -240,36 +240,52 @@ class _Memory:
     solution (``x_last``, ``B_last``) with its inputs ``u`` (target and wrench, 12), and
     ``S``, a secant estimate of dx/du (good-Broyden updates from consecutive solutions) that
     predicts the next start, x_last + S (u_new - u): along a path the start is then
-    second-order close.
+    second-order close. The arrays are :class:`~tendon_robot_sim.models.pcr._kernels.PcrMemory`
+    (``arrays``), which the kernels restore and update (``pcr_warm_solve``, ``pcr_keep``).
     """
 
     def __init__(self):
-        self.x = np.zeros(42)
-        self.B = np.zeros((6, 9, 7))
-        self.jac_ok = np.zeros(1, dtype=np.bool_)
-        self.x_last = np.zeros(42)
-        self.B_last = np.zeros((6, 9, 7))
-        self.u = np.zeros(12)
-        self.S = np.zeros((42, 12))
-        self.solved = False
+        self.arrays = kernels.PcrMemory(
+            x=np.zeros(42), B=np.zeros((6, 9, 7)), jac_ok=np.zeros(1, dtype=np.bool_),
+            x_last=np.zeros(42), B_last=np.zeros((6, 9, 7)), u=np.zeros(12),
+            S=np.zeros((42, 12)), du=np.zeros(12), solved=np.zeros(1, dtype=np.bool_))
+        self.x, self.B, self.x_last, self.B_last, self.u = (
+            self.arrays.x, self.arrays.B, self.arrays.x_last, self.arrays.B_last, self.arrays.u)
+
+    @property
+    def solved(self) -> bool:
+        return bool(self.arrays.solved[0])
+
+    @solved.setter
+    def solved(self, value: bool) -> None:
+        self.arrays.solved[0] = value
 
     def forget(self) -> None:
         self.solved = False
-        self.jac_ok[0] = False
-        self.S[:] = 0.0
+        self.arrays.jac_ok[0] = False
+        self.arrays.S[:] = 0.0
 
-    def restore(self, u: np.ndarray | None) -> None:
-        """Start from the last solution, moved by the secant prediction for inputs u."""
-        self.x[:] = self.x_last if u is None else self.x_last + self.S @ (u - self.u)
+    def restore_last(self) -> None:
+        """Start again from the last solution and its blocks."""
+        self.x[:] = self.x_last
         self.B[:] = self.B_last
-        self.jac_ok[0] = True
+        self.arrays.jac_ok[0] = True
 
-    def keep(self, u: np.ndarray) -> None:
-        """Remember the solution x for inputs u; update S with its secant."""
+    # The same bookkeeping in plain numpy: the reference the kernels are tested against.
+
+    def reference_start(self, u: np.ndarray, predict: bool) -> None:
+        """Start from the last solution, moved by S (u - u_last) if ``predict``."""
+        self.x[:] = self.x_last + (self.arrays.S @ (u - self.u) if predict else 0.0)
+        self.B[:] = self.B_last
+        self.arrays.jac_ok[0] = True
+
+    def reference_keep(self, u: np.ndarray) -> None:
+        """Remember the solution x for inputs u; good-Broyden update of S by its secant."""
+        S = self.arrays.S
         if self.solved:
             du = u - self.u
             if du @ du > 0.0:
-                self.S += np.outer(self.x - self.x_last - self.S @ du, du) / (du @ du)
+                S += np.outer(self.x - self.x_last - S @ du, du) / (du @ du)
         self.solved = True
         self.u[:] = u
         self.x_last[:] = self.x
@@ -291,21 +307,30 @@ class PcrSolver:
         (E I / L^2), moments / (E I / L).
     max_iterations : int
         Newton iterations per attempt.
+    tolerance_m : float, optional
+        The same tolerance in metres (it replaces ``tolerance``, as tolerance_m / L): each
+        coordinate of the gap between a rod's end and its joint on the platform is at most
+        this (the distance at most sqrt(3) times it), and the platform's force and moment
+        balance to the same fraction of E I / L^2 and E I / L. The default 1e-10 is
+        5.3e-11 m for the paper's 0.53 m rods; docs/performance.md gives what 1e-5 m
+        (a warm solve about twice as fast) leaves in the motor angles and the pose.
 
     """
 
     def __init__(self, robot: PcrRobot, steps: int = DEFAULT_STEPS,
-                 tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 60):
+                 tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 60,
+                 tolerance_m: float | None = None):
         if not isinstance(steps, int) or steps < 2:
             raise StaticsInputError(f'steps: must be an integer >= 2, got {steps!r}')
-        if not (isinstance(tolerance, float) and tolerance > 0.0):
-            raise StaticsInputError(f'tolerance: must be a number > 0, got {tolerance!r}')
-        self.robot = robot
-        self.steps = steps
-        self.tolerance = tolerance
-        self.max_iterations = max_iterations
+        for name, value in (('tolerance', tolerance), ('tolerance_m', tolerance_m)):
+            if value is not None and not (isinstance(value, float) and value > 0.0):
+                raise StaticsInputError(f'{name}: must be a number > 0, got {value!r}')
         rods = robot.rods
         L, EI = rods.length, rods.bending_stiffness
+        self.robot = robot
+        self.steps = steps
+        self.tolerance = tolerance if tolerance_m is None else tolerance_m / L
+        self.max_iterations = max_iterations
         self.scale = np.array([EI / L ** 2, EI / L, L])
         # the paper's Kse = diag(G A, G A, E A): no shear correction
         self.Kse, self.Kbt = stiffness_matrices(rods, shear_coefficient=1.0)
@@ -318,6 +343,10 @@ class PcrSolver:
             out=np.zeros((6, 9)), outx=np.zeros((6, 9)), vec=np.zeros((4, 42)),
             Jc=np.zeros((42, 42)), traj=np.zeros((steps + 1, 18)))
         self._memory = {kind: _Memory() for kind in (True, False)}
+        self._weight = robot.platform_mass * robot.gravity
+        # the wrench of a solve without one given: the description's load and the weight
+        self._load = np.concatenate((robot.load_force + self._weight, robot.load_moment))
+        self._totals = [0, 0]     # iterations and rod integrations of the solve so far
         self._plans = {kind: self._plan(kind) for kind in (True, False)}
 
     def _plan(self, inverse: bool, load_scale: float = 1.0) -> kernels.PcrPlan:
@@ -331,6 +360,11 @@ class PcrSolver:
             mat=mat, motor_p=robot.motor_positions, motor_R=robot.motor_rotations,
             crank=robot.crank_length, joints=robot.joint_positions, steps=self.steps,
             h=rods.length / self.steps, scale=self.scale)
+
+    @property
+    def tolerance_m(self) -> float:
+        """Return the tolerance in metres: the largest coordinate of a rod end's gap."""
+        return self.tolerance * self.robot.rods.length
 
     def reset(self) -> None:
         """Forget the warm-start memory: the next solves start cold."""
@@ -364,10 +398,11 @@ class PcrSolver:
 
         """
         start = time.perf_counter()
-        target = np.concatenate((vector3(position, 'position'),
-                                 vector3(orientation, 'orientation')))
-        wrench = self._wrench(force, moment)
-        return self._solve(True, target, wrench, start, cold)
+        u = np.empty(12)
+        u[:3] = vector3(position, 'position')
+        u[3:6] = vector3(orientation, 'orientation')
+        self._wrench(force, moment, u[6:])
+        return self._solve(True, u, start, cold)
 
     def forward(self, motor_angles, force=None, moment=None, cold: bool = True) -> PcrResult:
         """
@@ -388,7 +423,10 @@ class PcrSolver:
                     f'motor_angles[{i}]: must be within the motor limits '
                     f'[{math.degrees(low):g}, {math.degrees(high):g}] deg, got '
                     f'{math.degrees(q):.4g} deg')
-        return self._solve(False, q1, self._wrench(force, moment), start, cold)
+        u = np.zeros(12)
+        u[:6] = q1
+        self._wrench(force, moment, u[6:])
+        return self._solve(False, u, start, cold)
 
     def hold_motors(self) -> PcrResult:
         """
@@ -455,13 +493,13 @@ class PcrSolver:
 
     # ------------------------------------------------------------------ internals
 
-    def _wrench(self, force, moment) -> np.ndarray:
-        robot = self.robot
-        wrench = np.empty(6)
-        wrench[:3] = robot.load_force if force is None else vector3(force, 'force')
-        wrench[:3] += robot.platform_mass * robot.gravity
-        wrench[3:] = robot.load_moment if moment is None else vector3(moment, 'moment')
-        return wrench
+    def _wrench(self, force, moment, wrench: np.ndarray) -> None:
+        """Set wrench (6,) to the external force (the platform weight added) and moment."""
+        wrench[:] = self._load
+        if force is not None:
+            wrench[:3] = vector3(force, 'force') + self._weight
+        if moment is not None:
+            wrench[3:] = vector3(moment, 'moment')
 
     def _cold_guess(self, inverse: bool, target: np.ndarray, wrench: np.ndarray,
                     x: np.ndarray) -> bool:
@@ -495,38 +533,48 @@ class PcrSolver:
         return True
 
     def _run(self, plan, target, wrench, memory) -> bool:
-        kernels.pcr_solve(plan, target, wrench, memory.x, memory.B, memory.jac_ok,
+        arrays = memory.arrays
+        kernels.pcr_solve(plan, target, wrench, arrays.x, arrays.B, arrays.jac_ok,
                           self.tolerance, self.max_iterations, self._traj, self._work,
                           self._info)
-        self._totals += self._info[1:3]
+        self._count()
         return self._info[3] == kernels.CONVERGED
 
-    def _solve(self, inverse: bool, target, wrench, start, cold: bool = True) -> PcrResult:
+    def _count(self) -> None:
+        """Add the last kernel call's iterations and rod integrations to the solve's."""
+        info = self._info
+        self._totals[0] += int(info[1])
+        self._totals[1] += int(info[2])
+
+    def _solve(self, inverse: bool, u: np.ndarray, start, cold: bool = True) -> PcrResult:
         """
         Solve from a warm start (predicted, then from the last solution), else from cold starts.
 
-        The cold starts use load continuation (see the module docstring); without ``cold``,
-        a failed warm start leaves the memory of the last solution as it was.
+        u: the target (inverse: pose; forward: motor angles and 0) and the wrench. The cold
+        starts use load continuation (see the module docstring); without ``cold``, a failed
+        warm start leaves the memory of the last solution as it was.
         """
         memory = self._memory[inverse]
         x = memory.x
-        u = np.concatenate((target, wrench))
-        self._totals = np.zeros(2)
+        target, wrench = u[:6], u[6:]
         plan = self._plans[inverse]
-
-        def warm(predict: bool) -> bool:
-            memory.restore(u if predict else None)
-            return self._run(plan, target, wrench, memory)
-
-        converged = memory.solved and (warm(True) or warm(False))
-        residual = self._info[0] if memory.solved else math.inf
+        self._totals[:] = 0, 0
+        solved = memory.solved
+        converged = solved and kernels.pcr_warm_solve(
+            plan, target, wrench, memory.arrays, self.tolerance, self.max_iterations,
+            self._traj, self._work, self._info)
+        if solved:
+            self._count()
+        if converged:       # kept by the kernel
+            return self._result(inverse, u, x, start)
+        residual = self._info[0] if solved else math.inf
         reach = ''
-        if not (converged or cold or not memory.solved):
-            memory.restore(None)
+        if not (cold or not solved):
+            memory.restore_last()
             raise ConvergenceError(
                 f'pcr {"inverse" if inverse else "forward"} kinetostatics: no solution near '
                 f'the last one (warm start only): scaled residual {residual:.3g}',
-                float(residual), int(self._totals[0]))
+                float(residual), self._totals[0])
         for steps in (1,) + CONTINUATION_STEPS:
             if converged:
                 break
@@ -548,35 +596,37 @@ class PcrSolver:
                 f'{np.round(wrench, 4).tolist()}, also with load continuation: scaled residual '
                 f'{residual:.3g} (tolerance {self.tolerance:g}); the pose may be out of reach '
                 f'or the load beyond what the rods carry', float(residual),
-                int(self._totals[0]))
-        memory.keep(u)
-        return self._result(inverse, target, wrench, x, start)
+                self._totals[0])
+        kernels.pcr_keep(target, wrench, memory.arrays)
+        return self._result(inverse, u, x, start)
 
-    def _result(self, inverse, target, wrench, x, start) -> PcrResult:
+    def _result(self, inverse, u, x, start) -> PcrResult:
+        """Return the result of the solution x for inputs u (it keeps u: u is its own)."""
         robot = self.robot
         k = 7 if inverse else 6
-        blocks = x[:6 * k].reshape(6, k)
+        # one copy of the unknowns and one of the trajectories: the result's arrays are views
+        blocks = x[:6 * k].reshape(6, k).copy()
         if inverse:
-            pose = target
-            q1 = blocks[:, 4].copy()
+            pose = u[:6]
+            q1 = blocks[:, 4]
         else:
             pose = np.concatenate((x[36:39] * self.scale[2], x[39:42]))
-            q1 = target.copy()
-        # one copy of the trajectories, the result's arrays are views into it
+            q1 = u[:6]
         traj = self._traj.copy()
         low, high = robot.motor_limits
+        angles = q1.tolist()      # plain floats: min and max of 6 without numpy's overhead
         return PcrResult(
-            position=pose[:3].copy(), orientation=pose[3:].copy(),
+            position=pose[:3], orientation=pose[3:],
             rotation=platform_rotation(pose[3:]), motor_angles=q1,
-            joint_angles=blocks[:, k - 2:].copy(), base_positions=traj[:, 0, 0:3],
+            joint_angles=blocks[:, k - 2:], base_positions=traj[:, 0, 0:3],
             base_rotations=traj[:, 0, 3:12].reshape(6, 3, 3),
             base_forces=traj[:, 0, 12:15], base_moments=traj[:, 0, 15:18],
             tip_forces=traj[:, -1, 12:15], arc_lengths=self.arc_lengths.copy(),
             centerlines=traj[:, :, 0:3].transpose(0, 2, 1),
-            force=wrench[:3].copy(), moment=wrench[3:].copy(),
-            within_limits=bool(low <= q1.min() and q1.max() <= high),
-            residual=float(self._info[0]), iterations=int(self._totals[0]),
-            evaluations=int(self._totals[1]), solve_time=time.perf_counter() - start)
+            force=u[6:9], moment=u[9:12],
+            within_limits=bool(low <= min(angles) and max(angles) <= high),
+            residual=float(self._info[0]), iterations=self._totals[0],
+            evaluations=self._totals[1], solve_time=time.perf_counter() - start)
 
 
 def helix(points: int = 500, radius: float = 0.25, heights=(0.40, 0.55),

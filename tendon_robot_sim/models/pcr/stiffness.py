@@ -43,7 +43,6 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim.models.pcr.kinetostatics import PcrResult, PcrSolver
 
@@ -131,6 +130,8 @@ def stiffness_by_differences(solver: PcrSolver, motor_angles, force=None, moment
     equilibrium's; the platform's displacement and rotation vector (from R(+h) R(-h)^T)
     divided by 2 h give a column of C.
     """
+    # here: scipy takes a quarter of a second to import, and only this check needs it
+    from scipy.spatial.transform import Rotation
     equilibrium = solver.forward(motor_angles, force, moment)
     wrench = np.concatenate((equilibrium.force, equilibrium.moment))
     wrench[:3] -= solver.robot.platform_mass * solver.robot.gravity   # forward adds it again

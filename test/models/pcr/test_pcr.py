@@ -27,7 +27,9 @@ from numpy.testing import assert_allclose
 import pytest
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
-from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver, rigid_forward, rigid_inverse
+from tendon_robot_sim.models.pcr import _kernels as kernels
+from tendon_robot_sim.models.pcr.kinetostatics import (_Memory, PcrSolver, rigid_forward,
+                                                       rigid_inverse)
 from tendon_robot_sim.models.pcr.reference import PcrReference
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 
@@ -180,6 +182,65 @@ def test_warm_start_and_bad_input(solver):
         solver.forward(np.radians([0, 0, 100, 0, 0, 0]))
     with pytest.raises(StaticsInputError, match='position'):
         solver.inverse([0, 0])
+
+
+def test_a_tolerance_in_metres_bounds_each_rod_ends_gap_to_its_joint():
+    # along 1 mm steps (warm solves, most accepted from the secant prediction with no
+    # iteration): each coordinate of each rod end's distance to its platform joint, measured
+    # on the returned shapes, within the tolerance
+    tolerance_m = 1e-5
+    loose = PcrSolver(ROBOT, tolerance_m=tolerance_m)
+    assert loose.tolerance_m == pytest.approx(tolerance_m)
+    assert loose.tolerance == pytest.approx(tolerance_m / ROBOT.rods.length)
+    tight = PcrSolver(ROBOT)
+    largest = 0.0
+    for k in range(40):
+        position = POSE[:3] + 1e-3 * np.array([0.0, k, k])
+        result = loose.inverse(position, POSE[3:])
+        joints = result.position + ROBOT.joint_positions @ result.rotation.T
+        largest = max(largest, np.abs(result.centerlines[:, :, -1] - joints).max())
+        assert result.residual <= loose.tolerance
+        exact = tight.inverse(position, POSE[3:]).motor_angles
+        # 1e-5 m of gap is about 4e-5 rad of motor angle (docs/performance.md)
+        assert_allclose(result.motor_angles, exact, atol=1e-4)
+    assert 0.0 < largest <= tolerance_m
+    with pytest.raises(StaticsInputError, match=r'tolerance_m: must be a number > 0, got -1'):
+        PcrSolver(ROBOT, tolerance_m=-1.0)
+
+
+def _memory_in_some_state(rng, solved: bool):
+    memory = _Memory()
+    for array in (memory.x, memory.B, memory.x_last, memory.B_last, memory.u, memory.arrays.S):
+        array[...] = rng.standard_normal(array.shape)
+    memory.solved = solved
+    return memory
+
+
+@pytest.mark.parametrize('solved', [True, False])
+def test_warm_start_bookkeeping_kernels_match_plain_numpy(solved):
+    # the start x_last + S du and the secant update of S, done by the kernels in the solve,
+    # against the same bookkeeping written in plain numpy
+    rng = np.random.default_rng(7)
+    u = rng.standard_normal(12)
+    for predict in (True, False):
+        ours, ref = (_memory_in_some_state(np.random.default_rng(3), solved) for _ in range(2))
+        kernels._inputs_step(u[:6], u[6:], ours.arrays)
+        kernels._restore(ours.arrays, predict)
+        ref.reference_start(u, predict)
+        assert_allclose(ours.x, ref.x, rtol=1e-12, atol=1e-12)
+        assert_allclose(ours.B, ref.B, rtol=0, atol=0)   # a copy
+        assert ours.arrays.jac_ok[0] and ref.arrays.jac_ok[0]
+    ours, ref = (_memory_in_some_state(np.random.default_rng(5), solved) for _ in range(2))
+    kernels.pcr_keep(u[:6], u[6:], ours.arrays)
+    ref.reference_keep(u)
+    for name in ('S', 'x_last', 'B_last', 'u'):
+        assert_allclose(getattr(ours.arrays, name), getattr(ref.arrays, name), rtol=1e-12,
+                        atol=1e-12, err_msg=name)
+    assert ours.solved and ref.solved
+    # the updated secant reproduces the step it was given: S du = x - x_last (before)
+    if solved:
+        before = _memory_in_some_state(np.random.default_rng(5), solved)
+        assert_allclose(ours.arrays.S @ (u - before.u), before.x - before.x_last, atol=1e-10)
 
 
 def test_unreachable_pose_raises_with_its_residual(solver):

@@ -40,7 +40,8 @@ def _problem(compat, inverse):
     solver = PcrSolver(ROBOT.with_changes(compat=compat))
     target = (np.array([0.03, -0.02, 0.45, 0.05, -0.04, 0.1]) if inverse
               else np.radians([-20.0, -15.0, -25.0, -18.0, -22.0, -16.0]))
-    wrench = solver._wrench(WRENCH_FORCE, None)
+    wrench = np.empty(6)
+    solver._wrench(WRENCH_FORCE, None, wrench)
     x = np.zeros(42)
     assert solver._cold_guess(inverse, target, wrench, x)
     # away from the rigid-link start: every term of the rods' state is non-trivial

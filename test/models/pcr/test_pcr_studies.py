@@ -211,7 +211,8 @@ def test_helix_forward_of_inverse_returns_the_path(helix):
     """The paper's Fig. 5b: FK(IK) errors ~1e-7 m (its tolerance); ours: the Newton tolerance."""
     assert helix.targets.shape == (500, 3)
     assert_allclose(helix.targets[[0, -1]], [[0.25, 0, 0.4], [0.25, 0, 0.55]], atol=1e-12)
-    assert np.all(np.isfinite(helix.errors)) and np.max(helix.errors) < 1e-10
+    # two solves, each to a closure gap of 5.3e-11 m (tolerance 1e-10 of the rod length)
+    assert np.all(np.isfinite(helix.errors)) and np.max(helix.errors) < 2e-10
 
 
 # ---------------------------------------------------------------- the docs tables
@@ -287,7 +288,7 @@ def test_docs_tables_are_what_the_code_computes(rotation, past_90, compression,
         'axial stiffness with the motors held at 60 deg':
             ([rotation.data['axial_stiffness'][30]], 0.006),
         'unstable with the motors held from (2 deg samples)': ([unstable[0]], 0.0),
-        'FK(IK) position error along the helix, 500 points, 5 N': ([1e-10], 0.0),
+        'FK(IK) position error along the helix, 500 points, 5 N': ([2e-10], 0.0),
         'points solved both ways': ([np.isfinite(helix.errors).sum(), 500], 0.0),
     }
     rows = _rows(DOCS.read_text())
@@ -303,7 +304,7 @@ def test_docs_tables_are_what_the_code_computes(rotation, past_90, compression,
             assert stable_51 == [True, False] and _numbers(package) == values, package
         else:
             assert_allclose(_numbers(package), values, atol=tolerance, err_msg=label)
-    assert np.max(helix.errors) < 1e-10 and 'below 1e-10 m' in rows[
+    assert np.max(helix.errors) < 2e-10 and 'below 2e-10 m' in rows[
         'FK(IK) position error along the helix, 500 points, 5 N'][2]
     assert len(rotation.branches) == 1 and 'on one branch' in rows[
         'yaw 0 to 90 deg (2 deg samples)'][2]
