@@ -38,9 +38,8 @@ from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERN
 # Seconds between two deliveries of a Ctrl-C that has not ended the command yet.
 INTERRUPT_AGAIN = 0.2
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
-            'replay', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake', 'dataset',
-            'warmup',
-            'hardware', 'view')
+            'replay', 'synth_experiment', 'import_table', 'validate', 'calibrate', 'pcr', 'snake',
+            'dataset', 'warmup', 'hardware', 'view')
 
 
 EXIT_CODES = f"""exit codes: 0 done; 1 no result for a valid input (diverged, not converged,
