@@ -190,7 +190,8 @@ def test_bad_tables_and_maps_are_one_line_and_write_nothing(table, column_map, t
 def test_the_map_loader_reads_quaternions_and_rotation_matrices(tmp_path):
     path = tmp_path / 'map.yaml'
     half = math.sqrt(0.5)
-    path.write_text(OTHER_MAP.replace('rpy_deg: [0, 90, 0]', f'quaternion: [0, {half}, 0, {half}]'))
+    path.write_text(OTHER_MAP.replace('rpy_deg: [0, 90, 0]',
+                                      f'quaternion: [0, {half}, 0, {half}]'))
     by_quaternion = load_column_map(path).rotation
     path.write_text(OTHER_MAP.replace('rpy_deg: [0, 90, 0]',
                                       'rotation: [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]'))
