@@ -203,9 +203,9 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
     elif p.field in ('base.position', 'tip_marker'):
         default = (p.initial - POSITION_BOUND * L, p.initial + POSITION_BOUND * L)
         scale = POSITION_SCALE * L
-    elif p.field == 'pretension':
+    elif p.field == 'pretension':      # negative: slack at zero displacement
         limit = max(robot.tendons[t].max_tension for t in p.tendons)
-        default, scale = (min(0.0, p.initial), max(limit, p.initial)), PRETENSION_SCALE
+        default, scale = (min(-limit, p.initial), max(limit, p.initial)), PRETENSION_SCALE
     else:      # motor_distance
         default = (0.0, max(MOTOR_DISTANCE_BOUND * L, p.initial))
         scale = MOTOR_DISTANCE_SCALE * L
@@ -252,16 +252,23 @@ def pretension_of(tendon, reference_length: float) -> float:
     Tension [N] of a tendon at zero displacement on the straight robot, from l*.
 
     The displacement law (:func:`~tendon_robot_sim.models.tendon_robot.tendon_displacements`)
-    at q = 0 with the straight path l: l + d = (l* + d)(1 + C tau); negative: slack.
+    at q = 0 with the straight path l: l + d = (l* + d)(1 + C tau). A negative value is slack:
+    l* + d = (l + d)(1 + C |tau|), |tau| C (l + d) of tendon to take up before it pulls, so that
+    every value within the bounds is a tendon (l* > 0) and l* moves smoothly through zero.
     """
-    straight, d = tendon.straight_path_length(), tendon.motor_distance
-    return ((straight + d) / (reference_length + d) - 1.0) / tendon.compliance
+    ratio = (tendon.straight_path_length() + tendon.motor_distance) / (
+        reference_length + tendon.motor_distance)
+    if ratio >= 1.0:
+        return (ratio - 1.0) / tendon.compliance
+    return (1.0 - 1.0 / ratio) / tendon.compliance
 
 
 def reference_length_for(tendon, pretension: float) -> float:
     """Return l* [m] that gives ``tendon`` the ``pretension`` [N] (:func:`pretension_of`)."""
     straight, d = tendon.straight_path_length(), tendon.motor_distance
-    return (straight + d) / (1.0 + tendon.compliance * pretension) - d
+    if pretension >= 0.0:
+        return (straight + d) / (1.0 + tendon.compliance * pretension) - d
+    return (straight + d) * (1.0 - tendon.compliance * pretension) - d
 
 
 def _tendon_value(robot: Robot, field: str, index: int) -> float:

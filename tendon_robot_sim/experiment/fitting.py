@@ -53,6 +53,7 @@ from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator
 from tendon_robot_sim.experiment.experiment import Hold, Recording
 from tendon_robot_sim.experiment.fit_parameters import (DYNAMIC_FIELDS, FitParameter,
                                                         FitParameterError, parse_fit, robot_with)
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.tendon_robot import Robot
 from tendon_robot_sim.parallel import Scheduler
 
@@ -69,6 +70,10 @@ RANK_TOLERANCE = 1e-3
 AT_BOUND = 1e-3
 # A fit starts at least this far (fraction of the range in z) inside the bounds.
 START_MARGIN = 1e-3
+# least_squares' ftol and xtol: a fit stops when a step lowers the sum of squares by less than
+# this fraction (the RMS by half of it) or moves the scaled parameters by about as little;
+# parameters are then within a few hundredths of their standard error of the optimum.
+TOLERANCE = 1e-5
 
 
 @dataclass(frozen=True)
@@ -151,19 +156,35 @@ class _Problem:
     def robot_at(self, z: np.ndarray) -> Robot:
         return robot_with(self.robot, self.params, [p.from_z(v) for p, v in zip(self.params, z)])
 
+    def _robot_or_none(self, z: np.ndarray) -> Robot | None:
+        """Return the robot at z; None where the values make no robot (every point fails)."""
+        try:
+            return self.robot_at(z)
+        except RobotDescriptionError:      # e.g. a slack beyond any tendon's reference length
+            return None
+
     def evaluate(self, zs: list[np.ndarray]) -> list[tuple]:
         """(residual (3m,), failed (m,), rotations (m, 3, 3) or None) of each z."""
         missing = [z for z in zs if z.tobytes() not in self.cache]
         if missing:
-            robots = [self.robot_at(z) for z in missing]
-            if self.recording is not None:
-                points = self.evaluator.replay_many(robots, self.recording, self.settle)
-                rotations = [None] * len(robots)
+            robots = [self._robot_or_none(z) for z in missing]
+            valid = [robot for robot in robots if robot is not None]
+            if not valid:
+                points, rotations = [], []
+            elif self.recording is not None:
+                points = self.evaluator.replay_many(valid, self.recording, self.settle)
+                rotations = [None] * len(valid)
             else:
-                batch = self.evaluator.solve_batch(robots, self.holds, self.model, self.step,
+                batch = self.evaluator.solve_batch(valid, self.holds, self.model, self.step,
                                                    self.memory)
-                points, rotations, self.memory = batch.points, batch.rotations, batch.memory
-            for z, point, rotation in zip(missing, points, rotations):
+                points, rotations = batch.points, batch.rotations
+                if robots[0] is not None:      # the memory is the first robot's
+                    self.memory = batch.memory
+            solved = iter(zip(points, rotations))
+            m = len(self.measured)
+            nowhere = (np.full((m, 3), np.nan), np.full((m, 3, 3), np.nan))
+            for z, robot in zip(missing, robots):
+                point, rotation = next(solved) if robot is not None else nowhere
                 error = point - self.measured
                 failed = np.isnan(error[:, 0])
                 error[failed] = self.robot.rod.length
@@ -299,7 +320,7 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
                                f'for {len(params)} parameters')
     if not (isinstance(starts, int) and starts >= 1):
         raise CalibrationError(f'starts: must be a whole number >= 1, got {starts!r}')
-    options = {'xtol': 1e-7, 'ftol': 1e-7, 'gtol': 1e-10}
+    options = {'xtol': TOLERANCE, 'ftol': TOLERANCE, 'gtol': 1e-10}
     with Evaluator(workers, scheduler) as evaluator:
         bar = tqdm(desc='calibrate (parameter sets)', unit='set', file=sys.stderr,
                    disable=not progress)

@@ -33,7 +33,8 @@ from scipy.spatial.transform import Rotation
 from tendon_robot_sim import cli
 from tendon_robot_sim.experiment.calibration import predict
 from tendon_robot_sim.experiment.experiment import Hold, load_points
-from tendon_robot_sim.experiment.fit_parameters import parse_fit, robot_with
+from tendon_robot_sim.experiment.fit_parameters import (parse_fit, pretension_of,
+                                                        reference_length_for, robot_with)
 from tendon_robot_sim.experiment.fitting import calibrate
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
@@ -149,3 +150,38 @@ def test_unidentifiable_and_bounded_parameters_are_reported(synthetic):
         assert (f'base.position.{axis} ended at its lower bound (-0.0025): the data want it '
                 'beyond') in warnings, warnings
     assert 'base.position.x ended' not in warnings, warnings
+
+
+@pytest.mark.parametrize('pretension', [-50.0, -0.5, 0.0, 0.5, 7.3, 50.0])
+def test_a_pretension_within_its_bounds_is_a_tendon_and_comes_back(pretension):
+    # the law at q = 0 on the straight robot: positive l + d = (l* + d)(1 + C tau), negative a
+    # slack of |tau| C (l + d); the default bounds (+-max_tension) reach a compliance of 1/20 N,
+    # where the positive law alone would give a negative l* below -20 N
+    robot = load_robot(ROBOT)
+    tendon = robot.tendons[0]
+    for compliance in (tendon.compliance, 0.05):
+        loose = robot_from_dict({**robot.to_dict(), 'tendons': [
+            {**t, 'compliance': compliance} for t in robot.to_dict()['tendons']]}).tendons[0]
+        length = reference_length_for(loose, pretension)
+        assert length > 0.0
+        assert pretension_of(loose, length) == pytest.approx(pretension, abs=1e-9)
+        straight = loose.straight_path_length()
+        if pretension < 0.0:      # slack: the tendon to take up, |tau| C l (no motor distance)
+            assert length - straight == pytest.approx(-pretension * compliance * straight,
+                                                      rel=1e-9)
+
+
+def test_starts_that_make_no_robot_count_as_failed_points(synthetic):
+    # tendons of 1/20 N: below -20 N of pretension a slack beyond the description's limits
+    # (l* within twice the path): such Sobol starts are no robot, each point a failure, and the
+    # fit goes on from a start that is one
+    bag, _ = synthetic
+    robot, samples = load_points(bag, load_robot(ROBOT), 'samples')
+    data = robot.to_dict()
+    loose = robot_from_dict({**data, 'tendons': [{**t, 'compliance': 0.05}
+                                                 for t in data['tendons']]})
+    result = calibrate(loose, samples[::9], ['*.pretension@segment'],
+                       bounds={'*.pretension@segment': (-50.0, 10.0)}, model='cosserat',
+                       workers=1, step=STEP, progress=False, starts=4)
+    assert result.failed == 0 and result.rms_after < result.rms_before
+    assert all(-50.0 <= v <= 10.0 for v in result.values)
