@@ -40,7 +40,7 @@ report: setup
 # held-out val and on the pull file (the hysteresis of each pull): demo_output/opencr_v4/.
 OPENCR_V4_SESSION := tdcr_sysid_20260511-183002
 OPENCR_V4_MODEL := --model cosserat --points samples --step 0.01
-OPENCR_V4_FIT := vertebra_mass,*.compliance@segment,*.pretension@segment,*.angle@tendon,base.position,base.rotation.x,base.rotation.y
+OPENCR_V4_FIT := vertebra_mass,*.compliance@tendon,*.pretension@tendon,*.angle@tendon,base.position,base.rotation.x,base.rotation.y,tip_marker.z
 OPENCR_V4 := demo_output/opencr_v4
 opencr-v4: setup
 	@test -n "$(DATA)" || { echo "make opencr-v4 DATA=DIR: DIR holds $(OPENCR_V4_SESSION)_{tendon_pull,train,val}.csv" >&2; exit 2; }
