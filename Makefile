@@ -4,7 +4,7 @@ PYTHON := $(VENV)/bin/python
 # DDS stays on loopback, on a domain of this run's own (Kilted ignores ROS_LOCALHOST_ONLY).
 ROS_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( $$$$ % 100 + 1 ))
 
-.PHONY: setup demo demo-snake demo-hardware report test lint bench clean
+.PHONY: setup demo demo-snake demo-hardware report opencr-v4 test lint bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -33,6 +33,34 @@ report: setup
 	$(PYTHON) -m tendon_robot_sim.cli validate demo_output/synthetic_bag \
 	    --model discrete,cosserat,kirchhoff --fit youngs_modulus,shear_modulus \
 	    --report demo_output/report
+
+# A real robot: opencr-mujoco's FTDCR v4 (docs/experiments.md, "A real robot"). DATA: the folder
+# of its three recordings as opencr-mujoco names them (data/sysid/ftdcr_v4/
+# tdcr_sysid_20260511-183002_analysis/). Imports them, calibrates on train, validates on the
+# held-out val and on the pull file (the hysteresis of each pull): demo_output/opencr_v4/.
+OPENCR_V4_SESSION := tdcr_sysid_20260511-183002
+OPENCR_V4_MODEL := --model cosserat --points samples --step 0.01
+OPENCR_V4_FIT := vertebra_mass,*.compliance@tendon,*.pretension@tendon,*.angle@tendon,base.position,base.rotation.x,base.rotation.y,tip_marker.z
+OPENCR_V4 := demo_output/opencr_v4
+opencr-v4: setup
+	@test -n "$(DATA)" || { echo "make opencr-v4 DATA=DIR: DIR holds $(OPENCR_V4_SESSION)_{tendon_pull,train,val}.csv" >&2; exit 2; }
+	rm -rf $(OPENCR_V4)
+	mkdir -p $(OPENCR_V4)
+	for part in tendon_pull train val; do \
+	    $(PYTHON) -m tendon_robot_sim.cli import $(DATA)/$(OPENCR_V4_SESSION)_$$part.csv \
+	        --columns config/opencr_ftdcr_v4_columns.yaml --robot config/opencr_ftdcr_v4.yaml \
+	        --out $(OPENCR_V4)/$${part}_bag || exit 1; done
+	$(PYTHON) -m tendon_robot_sim.cli calibrate $(OPENCR_V4)/train_bag --robot config/opencr_ftdcr_v4.yaml \
+	    $(OPENCR_V4_MODEL) --fit '$(OPENCR_V4_FIT)' --out $(OPENCR_V4)/calibrated.yaml
+	$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/val_bag --robot $(OPENCR_V4)/calibrated.yaml \
+	    $(OPENCR_V4_MODEL) --json --samples-out $(OPENCR_V4)/val_samples.csv \
+	    --report $(OPENCR_V4)/report > $(OPENCR_V4)/validate.txt
+	tail -n 1 $(OPENCR_V4)/validate.txt > $(OPENCR_V4)/validate.json
+	$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/tendon_pull_bag --robot $(OPENCR_V4)/calibrated.yaml \
+	    $(OPENCR_V4_MODEL) --json --report $(OPENCR_V4)/pull_report \
+	    > $(OPENCR_V4)/hysteresis.txt
+	tail -n 1 $(OPENCR_V4)/hysteresis.txt > $(OPENCR_V4)/hysteresis.json
+	head -n -1 $(OPENCR_V4)/validate.txt
 
 # Two workers (pytest-xdist): most tests wait for nodes, devices or a browser; a test file
 # stays on one worker (--dist loadfile) with its module fixtures, each worker on a DDS domain

@@ -48,8 +48,8 @@ INTERRUPT_FORCED_AFTER = 1.0
 # 700); see _collect_garbage_seldom.
 GC_THRESHOLD = 20000
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
-            'replay', 'reindex', 'synth_experiment', 'validate', 'calibrate', 'pcr', 'snake',
-            'dataset', 'warmup', 'hardware', 'view')
+            'replay', 'reindex', 'synth_experiment', 'import_table', 'validate', 'calibrate',
+            'pcr', 'snake', 'dataset', 'warmup', 'hardware', 'view')
 
 
 EXIT_CODES = f"""exit codes: 0 done; 1 no result for a valid input (diverged, not converged,

@@ -50,11 +50,12 @@ lengths) and the damping run starts at the first of them. A CSV holds static poi
 import argparse
 import math
 
-from tendon_robot_sim.commands import command_error, CommandError, OutputPath
+from tendon_robot_sim.commands import command_error, CommandError, OutputPath, within
 from tendon_robot_sim.commands.validate import (add_recording_options, load_inputs,
                                                 load_trajectory, MODEL_ERRORS)
-from tendon_robot_sim.experiment.calibration import calibrate, DYNAMIC_PARAMETERS, FITTABLE
 from tendon_robot_sim.experiment.experiment import is_csv
+from tendon_robot_sim.experiment.fit_parameters import DYNAMIC_FIELDS, FITTABLE
+from tendon_robot_sim.experiment.fitting import calibrate
 from tendon_robot_sim.experiment.identification import (IdentificationError, identify_damping,
                                                         identify_stiffness, read_run, read_samples,
                                                         response_from_rest, static_points)
@@ -75,9 +76,17 @@ def register(subparsers) -> None:
     add_recording_options(parser)
     parser.add_argument('--fit', required=True, metavar='NAMES',
                         help=f'comma-separated parameters to fit: {", ".join(FITTABLE)} '
-                             f'(e.g. t1.offset); bellows robots: {", ".join(BELLOWS_FITS)}')
+                             '(TENDONS: a tendon name or pattern, e.g. t1.offset, *.compliance; '
+                             'a pattern ties the tendons it matches, @segment or @tendon '
+                             'fits one value per segment or tendon: *.pretension@segment; '
+                             'base.position.z: one component); bellows robots: '
+                             f'{", ".join(BELLOWS_FITS)}')
     parser.add_argument('--bounds', default=None, metavar='NAME=LOW:HIGH,...',
-                        help='bounds in SI units (default: initial / 10 .. initial x 10)')
+                        help='bounds in SI units, NAME as in --fit (default: initial / 10 .. '
+                             'initial x 10 for positive quantities; see docs/experiments.md)')
+    parser.add_argument('--starts', type=within(1, 1000, kind=int), default=1, metavar='N',
+                        help='starting points: the robot file and N - 1 Sobol points within '
+                             'the bounds (multi-start; default 1)')
     parser.add_argument('--out', required=True, metavar='FILE', type=OutputPath('file'),
                         help='calibrated robot description YAML to write')
     parser.add_argument('--step-response', default=None, metavar='BAG_OR_CSV',
@@ -101,8 +110,8 @@ def parse_bounds(text):
             low, high = float(low), float(high)
         except ValueError:
             raise CommandError(f'--bounds: {item!r} is not NAME=LOW:HIGH') from None
-        if not (math.isfinite(low) and math.isfinite(high) and 0 < low < high):
-            raise CommandError(f'--bounds: {name.strip()}: need finite 0 < LOW < HIGH, got '
+        if not (math.isfinite(low) and math.isfinite(high) and low < high):
+            raise CommandError(f'--bounds: {name.strip()}: need finite LOW < HIGH, got '
                                f'{span!r}')
         bounds[name.strip()] = (low, high)
     return bounds
@@ -119,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     bounds = parse_bounds(args.bounds)
     recording = None
     args.model = args.model or 'discrete'
-    if args.model == 'dynamic' and set(fit) & set(DYNAMIC_PARAMETERS):
+    if args.model == 'dynamic' and set(fit) & set(DYNAMIC_FIELDS):
         robot, recording = load_trajectory(args)
         holds = []
         print(f'{len(recording.tip_times)} tip samples over '
@@ -127,11 +136,12 @@ def run(args: argparse.Namespace) -> int:
               f'{args.recording}; fitting {", ".join(fit)} to the trajectory (model dynamic)')
     else:
         robot, holds = load_inputs(args)
-        print(f'{len(holds)} holds from {args.recording}; fitting {", ".join(fit)} '
+        print(f'{len(holds)} {args.points} from {args.recording}; fitting {", ".join(fit)} '
               f'with model {args.model}')
     try:
         result = calibrate(robot, holds, fit, bounds, args.model, args.workers,
-                           args.scheduler, recording=recording)
+                           args.scheduler, recording=recording, starts=args.starts,
+                           step=args.step)
     except MODEL_ERRORS as error:
         raise command_error(error) from None
     try:

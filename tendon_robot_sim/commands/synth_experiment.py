@@ -61,9 +61,9 @@ from tendon_robot_sim.commands import (command_error, CommandError, finite, NOIS
                                        non_negative, non_negative_int, OutputPath, positive,
                                        within)
 from tendon_robot_sim.experiment.bag import BagError
-from tendon_robot_sim.experiment.calibration import with_parameters
 from tendon_robot_sim.experiment.experiment import (ExperimentError, synth_experiment,
                                                     synth_step_response, with_disc_twist)
+from tendon_robot_sim.experiment.fit_parameters import with_parameters
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.statics.solver import MODELS

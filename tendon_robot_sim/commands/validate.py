@@ -46,16 +46,22 @@ errors of the dynamic model (driven by the measured pressures), mean and standar
 """
 
 import argparse
+import json
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       OutputPath, positive, scheduler_of, worker_count)
-from tendon_robot_sim.experiment.calibration import (calibrate, CalibrationError, closest,
-                                                     FITTABLE, PREDICT_MODELS, replay_dynamic,
-                                                     validate, write_report)
+                                       OutputPath, positive, scheduler_of, within, worker_count)
+from tendon_robot_sim.experiment.calibration import (CalibrationError, closest,
+                                                     PREDICT_MODELS, replay_dynamic, validate,
+                                                     write_report)
 from tendon_robot_sim.experiment.experiment import (DEFAULT_HOLD_TIME, DEFAULT_TIP_TOLERANCE,
-                                                    ExperimentError, is_csv, load_recording,
+                                                    ExperimentError, is_csv, load_points, POINTS,
                                                     read_recording)
+from tendon_robot_sim.experiment.fit_parameters import FITTABLE
+from tendon_robot_sim.experiment.fitting import calibrate
+from tendon_robot_sim.experiment.tip_validation import (SampleValidation, validate_samples,
+                                                        worst_labels, write_samples_csv,
+                                                        write_samples_report)
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
@@ -86,6 +92,13 @@ def add_recording_options(parser, several_models: bool = False) -> None:
                         metavar='M', help=f'bag: largest tip excursion in a hold in m '
                                           f'(bellows robots: of the bellows lengths; '
                                           f'default {DEFAULT_TIP_TOLERANCE:g})')
+    parser.add_argument('--points', choices=POINTS, default='holds',
+                        help='bag: the quasi-static holds (default), or every tip sample with '
+                             'the command before it (slow continuous motion, e.g. an imported '
+                             'motion-capture table)')
+    parser.add_argument('--step', type=within(1e-5, 1.0, 'm'), default=None, metavar='M',
+                        help="largest RK4 step of the statics in m (default: the model's "
+                             'own, 5 mm; 2.5 mm for discrete)')
     parser.add_argument('--workers', type=worker_count, default=None, metavar='N',
                         help='local processes for the model solves (default: all cores; '
                              '1: none)')
@@ -108,10 +121,10 @@ def load_inputs(args: argparse.Namespace):
     args.scheduler = scheduler_of(args)
     try:
         robot = load_robot(args.robot or default_robot_file())
-        holds = load_recording(args.recording, robot, args.hold_time, args.tip_tolerance)
+        return load_points(args.recording, robot, args.points, args.hold_time,
+                           args.tip_tolerance)
     except (RobotDescriptionError, ExperimentError) as error:
         raise command_error(error) from None
-    return robot, holds
 
 
 def load_trajectory(args: argparse.Namespace):
@@ -132,16 +145,28 @@ MODEL_ERRORS = (CalibrationError, ParallelError, StaticsError, InputError, Simul
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         'validate', help='compare a model with the holds of a recorded experiment',
-        description='Find the quasi-static holds of a recording, predict each tip with one '
-                    'or more models and report the error (Markdown + PNG); for a bellows robot '
-                    '(kind: bellows), compare its kinematic and dynamic models with a recorded '
-                    "run, with Hadzic & Häseli's metrics.")
+        description='Find the quasi-static holds of a recording (or take every sample: '
+                    '--points samples), predict each tip with one or more models and report the '
+                    'error (Markdown + PNG, --json, --samples-out); for a bellows robot (kind: '
+                    'bellows), compare its kinematic and dynamic models with a recorded run, '
+                    "with Hadzic & Häseli's metrics.")
     add_recording_options(parser, several_models=True)
     parser.add_argument('--report', required=True, metavar='DIR', type=OutputPath('folder'),
-                        help='folder for report.md, tips.png and error_vs_tension.png')
+                        help='folder for report.md and its plots (holds: tips.png and '
+                             'error_vs_tension.png; samples: paths.png, error_time.png and '
+                             'worst.png)')
     parser.add_argument('--fit', default=None, metavar='NAMES',
                         help='calibrate these parameters for each model on the holds first '
                              f'(as calibrate --fit: {", ".join(FITTABLE)} but damping)')
+    parser.add_argument('--json', action='store_true',
+                        help='print the metrics as JSON, the last line: tip_rmse_mm, '
+                             'tip_rmse_aligned_mm (after the mean offset), in %% of the length, '
+                             'per label (with the hysteresis of each motion); the best '
+                             "model's at the top, every model's under models")
+    parser.add_argument('--samples-out', default=None, metavar='FILE.csv',
+                        type=OutputPath('file', ('.csv',)),
+                        help='write the measured and predicted point of every hold or sample '
+                             '(t, label, measured_x.._z, model_x.._z; m, base frame); one model')
     parser.set_defaults(func=run)
 
 
@@ -151,23 +176,38 @@ def run(args: argparse.Namespace) -> int:
     except RobotDescriptionError as error:
         raise command_error(error) from None
     if bellows:
+        for given, option in ((args.json, '--json'), (args.samples_out, '--samples-out')):
+            if given:
+                raise CommandError(f'{option}: not for a bellows robot (its report has '
+                                   "Hadzic & Häseli's metrics)")
         return run_bellows(args)
     models = model_names(args)
+    if args.samples_out is not None and len(models) > 1:
+        raise CommandError(f"--samples-out: the table holds one model's points; give one "
+                           f'--model, got {args.model}')
     fit = [name.strip() for name in (args.fit or '').split(',') if name.strip()]
     if args.fit is not None and not fit:
         raise CommandError('--fit: name at least one parameter')
     robot, holds = load_inputs(args)
-    trajectory, results, fits = None, [], []
+    samples = args.points == 'samples'
+    trajectory, results, points, fits = None, [], [], []
     try:
         for model in models:
             fitted = robot
             if fit:
                 print(f'calibrating {", ".join(fit)} with model {model}')
                 fits.append(calibrate(robot, holds, fit, model=model, workers=args.workers,
-                                      scheduler=args.scheduler))
+                                      scheduler=args.scheduler, step=args.step))
                 fitted = fits[-1].robot
                 print(fits[-1].summary())
-            results.append(validate(fitted, holds, model, args.workers, args.scheduler))
+            if samples:
+                points.append(validate_samples(fitted, holds, model, args.workers,
+                                               args.scheduler, args.step))
+            else:
+                results.append(validate(fitted, holds, model, args.workers, args.scheduler,
+                                        args.step))
+                points.append(SampleValidation(model, fitted, tuple(holds),
+                                               results[-1].predicted))
             if model == 'dynamic' and not is_csv(args.recording):
                 trajectory = replay_dynamic(fitted, read_recording(args.recording, robot),
                                             progress=True)
@@ -175,20 +215,48 @@ def run(args: argparse.Namespace) -> int:
         raise command_error(error) from None
     except MODEL_ERRORS as error:
         raise command_error(error) from None
-    path = write_report(args.report, results, source=str(args.recording),
-                        trajectory=trajectory, fits=fits or None)
-    for result in results:
-        print(result.table())
-        print(result.summary())
-    if len(results) > 1:
-        print(closest(results))
+    if samples:
+        path = write_samples_report(args.report, points, source=str(args.recording))
+        plots = ['paths.png', 'error_time.png', 'worst.png']
+        for result in points:
+            print(result.summary())
+            worst = result.per_label()
+            print('worst motions (aligned RMSE): ' + ', '.join(
+                f'{label} {worst[label]["tip_rmse_aligned_mm"]:.1f} mm'
+                for label in worst_labels(result, 5)))
+    else:
+        path = write_report(args.report, results, source=str(args.recording),
+                            trajectory=trajectory, fits=fits or None)
+        for result in results:
+            print(result.table())
+            print(result.summary())
+        if len(results) > 1:
+            print(closest(results))
+        plots = ['tips.png', 'error_vs_tension.png'] + (['trajectory.png'] if trajectory else [])
     if trajectory is not None:
         print(trajectory.summary())
     elif 'dynamic' in models:
         print('a CSV of holds has no time series: no dynamic replay')
-    plots = ['tips.png', 'error_vs_tension.png'] + (['trajectory.png'] if trajectory else [])
     print(f'wrote {path} and ' + ', '.join(str(path.parent / name) for name in plots))
+    if args.samples_out is not None:
+        write_samples_csv(args.samples_out, points[0])
+        print(f'wrote {args.samples_out}')
+    if args.json:
+        best = min(points, key=lambda v: v.rmse(aligned=True))
+        summary = {'recording': str(args.recording), 'points': args.points, **best.to_dict()}
+        if len(points) > 1:
+            summary['models'] = {v.model: v.to_dict() for v in points}
+        print(json.dumps(_no_nan(summary), allow_nan=False))
     return 0
+
+
+def _no_nan(value):
+    """``value`` with NaN (a motion too short for a figure) as None: JSON has no NaN."""
+    if isinstance(value, dict):
+        return {key: _no_nan(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_no_nan(item) for item in value]
+    return None if isinstance(value, float) and value != value else value
 
 
 def run_bellows(args: argparse.Namespace) -> int:

@@ -62,6 +62,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, NamedTuple
 
+import numpy as np
 from rosbags.highlevel import AnyReader
 from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
                                 QosTime)
@@ -220,6 +221,50 @@ class BagWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class BagMessages:
+    """Serialized (CDR) messages of the experiment topics, from a rosbags type store."""
+
+    def __init__(self, store):
+        self.store = store
+        self.types = store.types
+
+    def _header(self, stamp_ns: int, frame_id: str):
+        time = self.types['builtin_interfaces/msg/Time'](sec=stamp_ns // 10 ** 9,
+                                                         nanosec=stamp_ns % 10 ** 9)
+        return self.types['std_msgs/msg/Header'](stamp=time, frame_id=frame_id)
+
+    def joint_state(self, stamp_ns: int, names, position=(), effort=()) -> bytes:
+        """Return a JointState of ``names`` with ``position`` and/or ``effort`` (else empty)."""
+        msg = self.types['sensor_msgs/msg/JointState'](
+            header=self._header(stamp_ns, ''), name=list(names),
+            position=np.asarray(position, dtype=float), velocity=np.zeros(0),
+            effort=np.asarray(effort, dtype=float))
+        return self.store.serialize_cdr(msg, 'sensor_msgs/msg/JointState')
+
+    def point(self, stamp_ns: int, frame_id: str, point) -> bytes:
+        msg = self.types['geometry_msgs/msg/PointStamped'](
+            header=self._header(stamp_ns, frame_id),
+            point=self.types['geometry_msgs/msg/Point'](
+                x=float(point[0]), y=float(point[1]), z=float(point[2])))
+        return self.store.serialize_cdr(msg, 'geometry_msgs/msg/PointStamped')
+
+    def text(self, text: str) -> bytes:
+        return self.store.serialize_cdr(self.types['std_msgs/msg/String'](data=text),
+                                        'std_msgs/msg/String')
+
+    def static_transform(self, stamp_ns: int, parent: str, child: str, translation) -> bytes:
+        """Return a TFMessage of one transform: ``child`` at ``translation`` [m] in ``parent``."""
+        types = self.types
+        transform = types['geometry_msgs/msg/TransformStamped'](
+            header=self._header(stamp_ns, parent), child_frame_id=child,
+            transform=types['geometry_msgs/msg/Transform'](
+                translation=types['geometry_msgs/msg/Vector3'](
+                    x=float(translation[0]), y=float(translation[1]), z=float(translation[2])),
+                rotation=types['geometry_msgs/msg/Quaternion'](x=0.0, y=0.0, z=0.0, w=1.0)))
+        return self.store.serialize_cdr(types['tf2_msgs/msg/TFMessage'](transforms=[transform]),
+                                        'tf2_msgs/msg/TFMessage')
 
 
 class RawMessage(NamedTuple):

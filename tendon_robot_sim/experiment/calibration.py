@@ -13,27 +13,20 @@
 # limitations under the License.
 
 """
-Predict, validate and calibrate against measured holds (:mod:`.experiment`).
+Predict and validate against measured holds (:mod:`.experiment`), and replay recordings.
 
 * :func:`predict` solves each hold's equilibrium with one model: ``cosserat``,
   ``kirchhoff`` or ``discrete`` (statics solver, milliseconds per hold) or
-  ``dynamic`` (PyElastica run until steady, seconds per hold; tensions only).
+  ``dynamic`` (PyElastica run until steady, seconds per hold; tensions only). The
+  predicted point is the tip, or the robot's ``tip_marker`` on it.
 * :func:`validate` compares predictions with the measured tips; :func:`write_report`
   writes the Markdown summary and PNG plots.
 * :func:`replay_dynamic` feeds a recording's whole tension series to the dynamic
   simulator and compares the simulated tip with the measured one over time.
-* :func:`calibrate` fits robot parameters (:data:`FITTABLE`: ``youngs_modulus``,
-  ``shear_modulus``, ``density``, ``radius``, ``vertebra_mass``, ``<tendon>.offset``,
-  ``damping``, ``bending_torsion``, ``shear_extension``, ``drag``) by
-  :func:`scipy.optimize.least_squares` on the tip residuals of the
-  holds, or, given a ``recording`` (model ``dynamic``; needed for the damping and the drag,
-  which have no static effect), on the tip residuals of its replay over time, in log-scaled
-  parameters z = ln(p / p0), with bounds. Confidence: the covariance s^2 (J^T J)^-1
-  of z at the solution, s^2 = RSS / (m - p), m residuals, p parameters; 95 %
-  intervals p exp(+-t_{0.975, m-p} sigma_z).
 
-The independent solves of one evaluation (all parameter sets of a finite-difference
-Jacobian times chunks of holds) run in parallel: on local processes or on a Dask cluster
+The fit of robot parameters to them is :mod:`tendon_robot_sim.experiment.fitting`. The
+independent solves of one evaluation (all parameter sets of a finite-difference Jacobian
+times chunks of holds) run in parallel: on local processes or on a Dask cluster
 (:mod:`tendon_robot_sim.parallel`); ``workers=1`` solves in this process.
 """
 
@@ -49,21 +42,13 @@ import numpy as np
 
 from tendon_robot_sim.experiment.experiment import advance_to, Hold, Recording
 from tendon_robot_sim.files.outputs import make_folder, save_figure, write_output
+from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.plotting import legend_beside
 from tendon_robot_sim.models.rod.statics.solver import MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 from tendon_robot_sim.parallel import Pool, Scheduler
 
 PREDICT_MODELS = MODELS + ('dynamic',)
-# Rod fields the statics depend on (length does not fit: the vertebrae are placed by arc
-# length), the vertebra mass, the hole offset of a tendon as '<tendon name>.offset', and
-# the damping (its ratio or rate, as the description gives it; dynamic replays only).
-ROD_PARAMETERS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
-# Dynamic parameters, fitted to a recorded trajectory only: the mass-proportional damping,
-# the Kelvin-Voigt coefficients and the drag (one value for all three components of a key,
-# scaling them together; the implicit integrator replays robots that have them).
-DYNAMIC_PARAMETERS = ('damping', 'bending_torsion', 'shear_extension', 'drag')
-FITTABLE = ROD_PARAMETERS + ('vertebra_mass', '<tendon>.offset') + DYNAMIC_PARAMETERS
 # Longest simulated time per hold of the dynamic model [s].
 DYNAMIC_MAX_TIME = 20.0
 
@@ -75,24 +60,47 @@ class CalibrationError(ValueError):
 # --------------------------------------------------------------------------- prediction
 
 
-def _solve_chunk(task) -> np.ndarray:
-    """Worker: tips (k, 3) of a chunk of holds for one robot. Picklable, module level."""
-    robot_data, model, commands, modes = task
-    robot = robot_from_dict(robot_data)
-    tips = np.empty((len(commands), 3))
+def _solve_batch(task) -> tuple:
+    """
+    Worker: the measured points of a chunk of holds for several robots. Module level.
+
+    The task: robots (YAML data), model, commands and input modes of the holds, RK4 step,
+    and each hold's warm-start memory (or None). Each hold is solved for the first robot
+    first, starting from its memory (else from the hold before), then for the others from
+    the first robot's solution: the finite differences of a calibration start where the
+    point they perturb ended. Returns the points (k, m, 3) [m, NaN where a solve failed], the
+    tip rotations (k, m, 3, 3) and the first robot's memory after each hold.
+    """
+    robots_data, model, commands, modes, step, memories = task
+    robots = [robot_from_dict(data) for data in robots_data]
+    points = np.full((len(robots), len(commands), 3), np.nan)
+    rotations = np.full((len(robots), len(commands), 3, 3), np.nan)
     if model == 'dynamic':
         from tendon_robot_sim.models.rod.dynamics.factory import dynamic_simulator
-        simulator = dynamic_simulator(robot)
-        for i, values in enumerate(commands):
-            simulator.reset()
-            simulator.set_tensions(values)
-            tips[i] = simulator.run_until_steady(DYNAMIC_MAX_TIME).tip_position
-        return tips
-    solver = StaticsSolver(robot, model)
+        for k, robot in enumerate(robots):
+            simulator = dynamic_simulator(robot)
+            for i, values in enumerate(commands):
+                simulator.reset()
+                simulator.set_tensions(values)
+                points[k, i] = simulator.run_until_steady(DYNAMIC_MAX_TIME).tip_position
+        return points, rotations, [None] * len(commands)
+    solvers = [StaticsSolver(robot, model, step=step) for robot in robots]
+    after = list(memories)
     for i, (values, mode) in enumerate(zip(commands, modes)):
-        solve = solver.solve_tensions if mode == 'tension' else solver.solve_displacements
-        tips[i] = solve(values).tip_position
-    return tips
+        for k, (robot, solver) in enumerate(zip(robots, solvers)):
+            start = memories[i] if k == 0 else after[i]
+            if start is not None:
+                solver.recall(start)
+            solve = solver.solve_tensions if mode == 'tension' else solver.solve_displacements
+            try:
+                result = solve(values)
+            except ConvergenceError:
+                continue
+            points[k, i] = result.tip_position + result.tip_rotation @ robot.tip_marker
+            rotations[k, i] = result.tip_rotation
+            if k == 0:
+                after[i] = solver.memory()
+    return points, rotations, after
 
 
 def _replay_task(task) -> np.ndarray:
@@ -102,12 +110,23 @@ def _replay_task(task) -> np.ndarray:
                           settle_time=settle_time).simulated
 
 
+@dataclass
+class Batch:
+    """What :meth:`Evaluator.solve_batch` gives: points and tip rotations per robot."""
+
+    points: list[np.ndarray]     # per robot (m, 3) m: tip + tip rotation @ tip_marker; NaN
+    #                              where the solve failed
+    rotations: list[np.ndarray]  # per robot (m, 3, 3) tip rotations
+    memory: list                 # the first robot's warm-start memory after each hold
+
+
 class Evaluator(Pool):
     """
     A :class:`~tendon_robot_sim.parallel.Pool` that predicts holds and replays recordings.
 
-    The solves of one evaluation (all parameter sets of a finite-difference Jacobian times
-    chunks of holds) are independent tasks; see the pool for ``workers`` and ``scheduler``.
+    The holds of one evaluation are cut into contiguous chunks, one per worker (one task
+    each, all parameter sets of a finite-difference Jacobian together: each builds its solvers
+    once); see the pool for ``workers`` and ``scheduler``.
     """
 
     def replay_many(self, robots: Sequence[Robot], recording: Recording,
@@ -116,9 +135,14 @@ class Evaluator(Pool):
         return self.map([(robot.to_dict(), recording, settle_time) for robot in robots],
                         _replay_task)
 
-    def predict_many(self, robots: Sequence[Robot], holds: Sequence[Hold],
-                     model: str) -> list[np.ndarray]:
-        """Predicted tips (m, 3) of ``holds`` for each robot, solved in parallel."""
+    def solve_batch(self, robots: Sequence[Robot], holds: Sequence[Hold], model: str,
+                    step: float | None = None, memory: Sequence | None = None) -> Batch:
+        """
+        Solve ``holds`` for each robot (the first starting from ``memory``), in parallel.
+
+        The measured point of a hold is the tip plus the tip rotation times the robot's
+        ``tip_marker``.
+        """
         if model not in PREDICT_MODELS:
             raise CalibrationError(f'model: must be one of {list(PREDICT_MODELS)}, '
                                    f'got {model!r}')
@@ -127,19 +151,30 @@ class Evaluator(Pool):
             raise CalibrationError('model: dynamic takes tensions only; these holds are '
                                    'displacements (use cosserat or discrete)')
         commands = [np.asarray(h.commands, dtype=float) for h in holds]
-        chunks = max(1, min(len(holds), math.ceil(self.workers / len(robots))))
+        memory = list(memory) if memory is not None else [None] * len(holds)
+        chunks = max(1, min(len(holds), self.workers))
         bounds = np.linspace(0, len(holds), chunks + 1).astype(int)
-        tasks = [(robot.to_dict(), model, commands[a:b], modes[a:b])
-                 for robot in robots for a, b in zip(bounds[:-1], bounds[1:])]
-        results = self.map(tasks, _solve_chunk)
-        return [np.vstack(results[k * chunks:(k + 1) * chunks]) for k in range(len(robots))]
+        data = [robot.to_dict() for robot in robots]
+        results = self.map([(data, model, commands[a:b], modes[a:b], step, memory[a:b])
+                            for a, b in zip(bounds[:-1], bounds[1:])], _solve_batch)
+        return Batch(points=[np.concatenate([r[0][k] for r in results])
+                             for k in range(len(robots))],
+                     rotations=[np.concatenate([r[1][k] for r in results])
+                                for k in range(len(robots))],
+                     memory=[m for r in results for m in r[2]])
+
+    def predict_many(self, robots: Sequence[Robot], holds: Sequence[Hold],
+                     model: str) -> list[np.ndarray]:
+        """Predicted measured points (m, 3) of ``holds`` per robot; NaN: no equilibrium."""
+        return self.solve_batch(robots, holds, model).points
 
 
 def predict(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
-            workers: int | None = 1, scheduler: Scheduler | str | None = None) -> np.ndarray:
-    """Predicted tip (m, 3) [m, base frame] of each hold."""
+            workers: int | None = 1, scheduler: Scheduler | str | None = None,
+            step: float | None = None) -> np.ndarray:
+    """Predicted measured point (m, 3) [m, base frame] of each hold; NaN: no equilibrium."""
     with Evaluator(workers, scheduler) as evaluator:
-        return evaluator.predict_many([robot], holds, model)[0]
+        return evaluator.solve_batch([robot], holds, model, step).points[0]
 
 
 # --------------------------------------------------------------------------- validation
@@ -205,11 +240,18 @@ def _mm(point: np.ndarray) -> str:
 
 
 def validate(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
-             workers: int | None = 1, scheduler: Scheduler | str | None = None) -> Validation:
+             workers: int | None = 1, scheduler: Scheduler | str | None = None,
+             step: float | None = None) -> Validation:
     """Predict every hold and compare with the measured tip."""
     if not holds:
         raise CalibrationError('holds: none to validate')
-    predicted = predict(robot, holds, model, workers, scheduler)
+    predicted = predict(robot, holds, model, workers, scheduler, step)
+    failed = np.flatnonzero(np.isnan(predicted[:, 0]))
+    if failed.size:
+        commands = np.round(holds[failed[0]].commands, 6).tolist()
+        raise ConvergenceError(f'{model} statics: no equilibrium found for hold '
+                               f'{failed[0] + 1} of {len(holds)} (commands {commands})',
+                               math.nan, 0)
     measured = np.array([h.tip for h in holds])
     return Validation(model=model, robot=robot, holds=tuple(holds), predicted=predicted,
                       errors=np.linalg.norm(predicted - measured, axis=1))
@@ -232,7 +274,7 @@ def closest(validations: Sequence[Validation]) -> str:
 
 def write_report(directory: str | Path, validation: Validation | Sequence[Validation],
                  source: str = '', trajectory: Trajectory | None = None,
-                 fits: Sequence[Calibration] | None = None) -> Path:
+                 fits: Sequence | None = None) -> Path:
     """
     Write ``report.md``, ``tips.png`` and ``error_vs_tension.png`` into ``directory``.
 
@@ -417,248 +459,9 @@ def _plot_trajectory(path: Path, trajectory: Trajectory) -> None:
     plt.close(fig)
 
 
-# --------------------------------------------------------------------------- calibration
-
-
-def _settle_time(robot: Robot) -> float:
+def settle_time(robot: Robot) -> float:
     """Return the simulated seconds of a replay's settling: 8 time constants of the first mode."""
     from tendon_robot_sim.models.modal import mass_proportional_damping
 
     rate = mass_proportional_damping(robot)   # c: every mode decays as exp(-c t / 2)
     return DYNAMIC_MAX_TIME if rate <= 0.0 else min(DYNAMIC_MAX_TIME, 16.0 / rate)
-
-
-def _tendon_parameter(robot: Robot, name: str) -> int | None:
-    """Index of the tendon of a '<tendon>.offset' parameter; None for other names."""
-    tendon, dot, field = name.rpartition('.')
-    if not dot:
-        return None
-    if field != 'offset' or tendon not in robot.tendon_names:
-        raise CalibrationError(f'fit: unknown parameter {name!r}; fittable: '
-                               f'{list(ROD_PARAMETERS)}, vertebra_mass, damping, or '
-                               f'<tendon>.offset with a tendon of {robot.tendon_names}')
-    return robot.tendon_index(tendon)
-
-
-def _vector_parameter(robot: Robot, name: str):
-    """Return the three values of a Kelvin-Voigt key or of the drag; None without that form."""
-    if name == 'drag':
-        return robot.rod.drag
-    return getattr(robot.rod.damping, name)
-
-
-def parameter_value(robot: Robot, name: str) -> float:
-    """Return the current value of a fittable parameter (SI units)."""
-    index = _tendon_parameter(robot, name)
-    if index is not None:
-        return float(robot.tendons[index].offset)
-    if name == 'vertebra_mass':
-        if not robot.vertebra_positions.size:
-            raise CalibrationError('fit: vertebra_mass: this robot has no vertebrae to weigh')
-        return float(robot.vertebra_mass)
-    if name == 'damping':
-        damping = robot.rod.damping
-        if damping.kelvin_voigt:
-            raise CalibrationError('fit: damping: this robot has the Kelvin-Voigt form; fit '
-                                   'bending_torsion or shear_extension')
-        return float(damping.ratio if damping.ratio is not None else damping.rate)
-    if name in ('bending_torsion', 'shear_extension', 'drag'):
-        values = _vector_parameter(robot, name)
-        if values is None:
-            raise CalibrationError(f'fit: {name}: this robot has no Kelvin-Voigt damping '
-                                   '(rod.damping: {shear_extension, bending_torsion})')
-        return float(values[0])
-    if name in ROD_PARAMETERS:
-        return float(getattr(robot.rod, name))
-    raise CalibrationError(f'fit: unknown parameter {name!r}; fittable: {list(FITTABLE)}')
-
-
-def with_parameters(robot: Robot, values: dict[str, float]) -> Robot:
-    """
-    Return a copy of ``robot`` with fittable parameters replaced.
-
-    A tendon's offset moves its hole along its whole length (``end_offset`` too when
-    the routing is parallel, which needs them equal).
-    """
-    data = robot.to_dict()
-    for name, value in values.items():
-        index = _tendon_parameter(robot, name)
-        if index is not None:
-            tendon = data['tendons'][index]
-            if tendon['routing'] == 'parallel':
-                tendon['end_offset'] = float(value)
-            tendon['offset'] = float(value)
-        elif name == 'vertebra_mass':
-            if 'vertebrae' not in data:
-                raise CalibrationError('vertebra_mass: this robot has no vertebrae to weigh')
-            data['vertebrae']['mass'] = float(value)
-        elif name == 'damping':      # the ratio or the rate, whichever the robot gives
-            data['rod']['damping'] = {next(iter(data['rod']['damping'])): float(value)}
-        elif name in ('bending_torsion', 'shear_extension', 'drag'):
-            # the three components together, in their proportions
-            old = np.asarray(_vector_parameter(robot, name), dtype=float)
-            new = old * (value / old[0]) if old[0] > 0.0 else np.full(3, float(value))
-            target = data['rod'] if name == 'drag' else data['rod']['damping']
-            target[name] = new.tolist()
-        else:
-            data['rod'][name] = float(value)
-    return robot_from_dict(data)
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Result of :func:`calibrate`."""
-
-    robot: Robot                       # the calibrated robot
-    names: tuple[str, ...]             # fitted parameters
-    initial: np.ndarray                # (p,) initial values
-    values: np.ndarray                 # (p,) fitted values
-    intervals: np.ndarray              # (p, 2) 95 % confidence intervals
-    rms_before: float                  # m, RMS tip error with the initial values
-    rms_after: float                   # m
-    evaluations: int                   # residual evaluations (parameter sets solved)
-
-    def summary(self) -> str:
-        lines = []
-        for name, start, value, (low, high) in zip(self.names, self.initial, self.values,
-                                                   self.intervals):
-            lines.append(f'{name}: {value:.6g} (95 % interval {low:.6g} .. {high:.6g}; '
-                         f'initial {start:.6g})')
-        lines.append(f'RMS tip error: {self.rms_before * 1e3:.3f} mm before, '
-                     f'{self.rms_after * 1e3:.3f} mm after')
-        return '\n'.join(lines)
-
-
-def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs_modulus',),
-              bounds: dict[str, tuple[float, float]] | None = None, model: str = 'discrete',
-              workers: int | None = None, scheduler: Scheduler | str | None = None,
-              progress: bool = True, recording: Recording | None = None) -> Calibration:
-    """
-    Least-squares fit of rod parameters to the measured tips.
-
-    Parameters
-    ----------
-    robot : Robot
-        Initial guess; its values scale the parameters.
-    holds : sequence of Hold
-        The steady tips to fit (ignored when ``recording`` is given).
-    fit : sequence of str
-        Parameters to fit (:data:`FITTABLE`), e.g. ``['youngs_modulus', 't1.offset']``.
-    bounds : dict {name: (low, high)}, optional
-        In the field's unit; default (initial / 10, initial x 10).
-    model : str
-        A statics model (``cosserat``, ``kirchhoff``, ``discrete``) or ``dynamic``.
-    workers, scheduler
-        See :class:`Evaluator`.
-    progress : bool
-        A tqdm bar on stderr over residual evaluations.
-    recording : Recording, optional
-        Fit the whole tip trajectory of this (tension) recording instead of the holds,
-        replayed by :func:`replay_dynamic` (model ``dynamic``). Each replay first
-        settles for the same simulated time: 8 time constants 1 / (zeta omega_1) of the
-        initial robot's first mode (at most ``DYNAMIC_MAX_TIME``), so that
-        the residuals are smooth in the parameters.
-
-    """
-    from scipy.optimize import least_squares
-    from scipy.stats import t as student_t
-    from tqdm import tqdm
-
-    names = tuple(fit)
-    if not names:
-        raise CalibrationError('fit: name at least one parameter')
-    initial = np.array([parameter_value(robot, name) for name in names])
-    if len(set(names)) != len(names):
-        raise CalibrationError(f'fit: a parameter is given twice: {list(names)}')
-    bounds = dict(bounds or {})
-    for name in bounds:
-        if name not in names:
-            raise CalibrationError(f'bounds: {name!r} is not fitted ({list(names)})')
-    low = np.empty(len(names))
-    high = np.empty(len(names))
-    for i, name in enumerate(names):
-        # a hole stays within its discs (the description's rule): no trial beyond them
-        rim = (robot.disc_radius if name.endswith('.offset') and robot.vertebra_positions.size
-               else math.inf)
-        lo, hi = bounds.get(name, (initial[i] / 10.0, min(initial[i] * 10.0, rim)))
-        if not (0.0 < lo < hi and lo <= initial[i] <= hi):
-            raise CalibrationError(f'bounds: {name} needs 0 < low <= initial ({initial[i]:g}) '
-                                   f'<= high, got ({lo:g}, {hi:g})')
-        low[i], high[i] = math.log(lo / initial[i]), math.log(hi / initial[i])
-    if recording is not None:
-        if model != 'dynamic':
-            raise CalibrationError(f'model: fitting a trajectory needs model dynamic, got '
-                                   f'{model!r}')
-        measured = recording.tips.ravel()
-        settle_time = _settle_time(robot)
-    else:
-        dynamic = [name for name in names if name in DYNAMIC_PARAMETERS]
-        if dynamic:
-            raise CalibrationError(f'fit: {dynamic[0]} has no static effect; fit it to a '
-                                   'recorded trajectory (model dynamic, a step response)')
-        measured = np.array([h.tip for h in holds]).ravel()
-    m = measured.size
-    if m <= len(names):
-        raise CalibrationError(f'holds: {m // 3} tips give {m} residuals, too few for '
-                               f'{len(names)} parameters')
-
-    def robot_at(z: np.ndarray) -> Robot:
-        return with_parameters(robot, dict(zip(names, initial * np.exp(z))))
-
-    cache = {}
-    step = 1e-4   # forward-difference step in z (relative change of the parameter)
-
-    def evaluate(zs: list[np.ndarray]) -> list[np.ndarray]:
-        missing = [z for z in zs if z.tobytes() not in cache]
-        if missing:
-            robots = [robot_at(z) for z in missing]
-            tips = (evaluator.replay_many(robots, recording, settle_time) if recording
-                    is not None else evaluator.predict_many(robots, holds, model))
-            for z, t in zip(missing, tips):
-                cache[z.tobytes()] = t.ravel() - measured
-            bar.update(len(missing))
-        return [cache[z.tobytes()] for z in zs]
-
-    def residual(z):
-        return evaluate([np.asarray(z, dtype=float)])[0]
-
-    def jacobian(z):
-        z = np.asarray(z, dtype=float)
-        shifted = []
-        for j in range(len(z)):
-            zj = z.copy()
-            # step into the bounds
-            zj[j] += step if zj[j] + step <= high[j] else -step
-            shifted.append(zj)
-        values = evaluate([z] + shifted)
-        return np.column_stack([(v - values[0]) / (s[j] - z[j])
-                                for j, (v, s) in enumerate(zip(values[1:], shifted))])
-
-    with Evaluator(workers, scheduler) as evaluator:
-        bar = tqdm(desc='calibrate (parameter sets)', unit='set', file=sys.stderr,
-                   disable=not progress)
-        try:
-            z0 = np.zeros(len(names))
-            rms_before = float(np.sqrt(np.mean(residual(z0) ** 2) * 3))
-            solution = least_squares(residual, z0, jac=jacobian, bounds=(low, high),
-                                     x_scale=1.0, xtol=1e-10, ftol=1e-12, gtol=1e-12)
-            J = jacobian(solution.x)
-        finally:
-            bar.close()
-    r = residual(solution.x)
-    dof = m - len(names)
-    s2 = float(r @ r) / dof
-    try:
-        covariance = s2 * np.linalg.inv(J.T @ J)
-    except np.linalg.LinAlgError:
-        raise CalibrationError(f'fit: the holds do not determine {list(names)} (singular '
-                               'Jacobian); add holds that excite them') from None
-    sigma = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
-    values = initial * np.exp(solution.x)
-    quantile = float(student_t.ppf(0.975, dof))
-    intervals = np.column_stack((values * np.exp(-quantile * sigma),
-                                 values * np.exp(quantile * sigma)))
-    return Calibration(robot=robot_at(solution.x), names=names, initial=initial, values=values,
-                       intervals=intervals, rms_before=rms_before,
-                       rms_after=float(np.sqrt(np.mean(r ** 2) * 3)),
-                       evaluations=len(cache))

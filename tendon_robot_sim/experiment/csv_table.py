@@ -17,9 +17,10 @@
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import math
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -39,6 +40,7 @@ class Table:
     header: tuple[str, ...]
     lines: np.ndarray      # (k,) the file's line number of each data row (1 = the header)
     values: np.ndarray     # (k, len(header))
+    texts: dict[str, tuple[str, ...]] = field(default_factory=dict)   # text columns
 
     def column(self, name: str) -> np.ndarray:
         return self.values[:, self.header.index(name)]
@@ -48,13 +50,16 @@ class Table:
         return f'{self.path}: line {self.lines[row]}, column {name!r}'
 
 
-def read_table(path: str | Path) -> Table:
+def read_table(path: str | Path, columns: Sequence[str] | None = None,
+               texts: Sequence[str] = ()) -> Table:
     """
     Read a table: a header line of distinct names, then rows of finite numbers.
 
-    Blank lines are skipped. Raises :class:`TableError` for a missing or unreadable file,
-    binary or malformed text, no header or no rows, a repeated column, a row of the wrong
-    length, or a cell that is not a finite number.
+    ``columns``: read only these columns, as numbers (default: every column); ``texts``:
+    these columns too, as text (a label per row); the other columns are not read. Blank
+    lines are skipped. Raises :class:`TableError` for a missing or unreadable file, binary
+    or malformed text, no header or no rows, a repeated column, a column asked for that the
+    header lacks, a row of the wrong length, or a cell that is not a finite number.
     """
     path = Path(path)
     try:
@@ -77,14 +82,21 @@ def read_table(path: str | Path) -> Table:
     header = tuple(cell.strip() for cell in rows[0][1])
     if len(set(header)) != len(header):
         raise TableError(f'{path}: line 1: a column is given twice: {list(header)}')
+    wanted = header if columns is None else tuple(columns)
+    for column in (*wanted, *texts):
+        if column not in header:
+            raise TableError(f'{path}: line 1: no column {column!r} (the header has '
+                             f'{", ".join(header)})')
     if len(rows) < 2:
         raise TableError(f'{path}: no rows after the header')
-    values = np.empty((len(rows) - 1, len(header)))
+    where = [header.index(column) for column in wanted]
+    values = np.empty((len(rows) - 1, len(wanted)))
     for r, (line, row) in enumerate(rows[1:]):
         if len(row) != len(header):
             raise TableError(f'{path}: line {line}: {len(row)} values, the header has '
                              f'{len(header)} columns')
-        for c, (column, cell) in enumerate(zip(header, row)):
+        for c, (column, index) in enumerate(zip(wanted, where)):
+            cell = row[index]
             try:
                 values[r, c] = float(cell)
             except ValueError:
@@ -93,4 +105,6 @@ def read_table(path: str | Path) -> Table:
             if not math.isfinite(values[r, c]):
                 raise TableError(f'{path}: line {line}, column {column!r}: must be finite, '
                                  f'got {cell.strip()}')
-    return Table(path, header, np.array([line for line, _ in rows[1:]]), values)
+    text = {column: tuple(row[header.index(column)].strip() for _, row in rows[1:])
+            for column in texts}
+    return Table(path, wanted, np.array([line for line, _ in rows[1:]]), values, text)

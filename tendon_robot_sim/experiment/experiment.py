@@ -23,12 +23,18 @@ experimentation / validation"). Sources:
 * a rosbag2 bag (:func:`tendon_robot_sim.experiment.bag.read_messages`; MCAP or sqlite3,
   written by this project or by ``ros2 bag record``) with ``tendon/setpoint``
   (sensor_msgs/JointState: ``effort`` = tensions in N, or ``position`` = displacements
-  in m) - or, when the bag has no setpoints, ``tendon/state`` (its ``effort``) - and
-  ``tip/measured`` (geometry_msgs/PointStamped, base frame, m);
+  in m) - or, when the bag has no setpoints, ``tendon/state`` (its ``effort``, or its
+  ``position`` when it has no effort: a measured table imported by
+  :mod:`tendon_robot_sim.experiment.table_import`) - and ``tip/measured``
+  (geometry_msgs/PointStamped, base frame, m); optionally ``experiment/label``
+  (std_msgs/String: the motion the following samples belong to) and, on ``/tf_static``,
+  the point of the tip that ``tip/measured`` gives (frame ``tip_marker`` in ``tip_link``);
 * a CSV file of holds: one column per tendon named as the tendon (tension, N) or
   ``<name>_displacement`` (m), and ``tip_x, tip_y, tip_z`` (m, base frame).
 
-Times are the bag's receive stamps. No ROS installation is needed.
+A recording gives holds (:func:`holds_from_recording`), or every tip sample with the
+command it follows (:func:`samples_from_recording`: slow continuous motion taken as
+quasi-static). Times are the bag's receive stamps. No ROS installation is needed.
 """
 
 from __future__ import annotations
@@ -49,6 +55,11 @@ from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 SETPOINT_TOPIC = 'tendon/setpoint'
 STATE_TOPIC = 'tendon/state'
 TIP_TOPIC = 'tip/measured'
+LABEL_TOPIC = 'experiment/label'
+TF_STATIC_TOPIC = '/tf_static'
+# The frames of the measured point on the tip: the simulator's tip frame and the marker's.
+TIP_FRAME = 'tip_link'
+MARKER_FRAME = 'tip_marker'
 TIP_COLUMNS = ('tip_x', 'tip_y', 'tip_z')
 DISPLACEMENT_SUFFIX = '_displacement'
 # Defaults of hold detection: shortest steady stretch [s], largest tip excursion [m].
@@ -78,6 +89,7 @@ class Hold:
     duration: float                    # s, length of the steady part (0 for CSV rows)
     samples: int                       # tip samples averaged (1 for CSV rows)
     start: float = 0.0                 # s, start of the steady part from the recording start
+    label: str = ''                    # the motion it belongs to (experiment/label), if any
 
     @property
     def commands(self) -> np.ndarray:
@@ -102,6 +114,16 @@ class Recording:
     commands: np.ndarray         # (k, n) per tendon, robot order
     tip_times: np.ndarray        # (j,) s, increasing
     tips: np.ndarray             # (j, 3) m, base frame
+    labels: tuple[str, ...] = ()           # (j,) the motion of each tip sample; () none
+    tip_marker: np.ndarray | None = None   # (3,) m, tip frame: the point tips gives, if known
+    start_ns: int = 0            # bag stamp of time 0 [ns]
+
+    def label_at(self, time: float) -> str:
+        """Return the label of the last tip sample at or before ``time`` [s] ('' if none)."""
+        if not self.labels:
+            return ''
+        i = int(np.searchsorted(self.tip_times, time, side='right')) - 1
+        return self.labels[max(i, 0)]
 
 
 def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
@@ -115,7 +137,7 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
     tendon of ``tendon_names``.
     """
     names = list(tendon_names)
-    setpoints, states, tips = [], [], []
+    setpoints, states, tips, labels, marker = [], [], [], [], None
     for topic, stamp, msg in messages:
         if topic_matches(topic, SETPOINT_TOPIC):
             setpoints.append((stamp, msg))
@@ -123,6 +145,10 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
             states.append((stamp, msg))
         elif topic_matches(topic, TIP_TOPIC):
             tips.append((stamp, (msg.point.x, msg.point.y, msg.point.z)))
+        elif topic_matches(topic, LABEL_TOPIC):
+            labels.append((stamp, msg.data))
+        elif topic == TF_STATIC_TOPIC:
+            marker = _marker_transform(msg, marker)
     commands, topic = (setpoints, SETPOINT_TOPIC) if setpoints else (states, STATE_TOPIC)
     if not commands:
         raise ExperimentError(f'{source}: no {SETPOINT_TOPIC} or {STATE_TOPIC} messages')
@@ -139,12 +165,28 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
         elif msg_kind != kind:
             raise ExperimentError(f'{source}: {topic} mixes tensions and displacements')
         values.append(vector)
+    tip_stamps = np.array([s for s, _ in tips])
+    if labels:   # the last label at or before each tip sample
+        stamps = np.array([s for s, _ in labels])
+        index = np.searchsorted(stamps, tip_stamps, side='right') - 1
+        labels = tuple(labels[i][1] if i >= 0 else '' for i in index)
     return Recording(
         kind=kind, source=source, command_topic=topic,
         command_times=np.array([s - start_ns for s, _ in commands], dtype=float) * 1e-9,
         commands=np.array(values),
-        tip_times=np.array([s - start_ns for s, _ in tips], dtype=float) * 1e-9,
-        tips=np.array([p for _, p in tips], dtype=float))
+        tip_times=(tip_stamps - start_ns).astype(float) * 1e-9,
+        tips=np.array([p for _, p in tips], dtype=float), labels=tuple(labels),
+        tip_marker=marker, start_ns=int(start_ns))
+
+
+def _marker_transform(msg, found: np.ndarray | None) -> np.ndarray | None:
+    """Return the translation of MARKER_FRAME in TIP_FRAME from a TFMessage, else ``found``."""
+    for transform in msg.transforms:
+        if (transform.child_frame_id.endswith(MARKER_FRAME)
+                and transform.header.frame_id.endswith(TIP_FRAME)):
+            t = transform.transform.translation
+            return np.array([t.x, t.y, t.z], dtype=float)
+    return found
 
 
 def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_TIME,
@@ -180,10 +222,29 @@ def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_T
     tension = recording.kind == 'tension'
     return [Hold(tensions=stretch.command if tension else None,
                  displacements=None if tension else stretch.command, tip=stretch.settled,
-                 duration=stretch.duration, samples=stretch.samples, start=stretch.start)
+                 duration=stretch.duration, samples=stretch.samples, start=stretch.start,
+                 label=recording.label_at(stretch.start))
             for stretch in steady_stretches(recording.command_times, recording.commands,
                                             recording.tip_times, recording.tips, hold_time,
                                             tip_tolerance, command_tolerance)]
+
+
+def samples_from_recording(recording: Recording) -> list[Hold]:
+    """
+    Return every tip sample with the last command at or before it, as one-sample holds.
+
+    For slow continuous motion, taken as quasi-static (each sample a static equilibrium
+    under the command it follows), as motion-capture recordings of tendon robots are
+    calibrated (opencr-mujoco's sysid). Samples before the first command are left out.
+    """
+    tension = recording.kind == 'tension'
+    index = np.searchsorted(recording.command_times, recording.tip_times, side='right') - 1
+    return [Hold(tensions=recording.commands[i] if tension else None,
+                 displacements=None if tension else recording.commands[i],
+                 tip=recording.tips[j], duration=0.0, samples=1,
+                 start=float(recording.tip_times[j]),
+                 label=recording.labels[j] if recording.labels else '')
+            for j, i in enumerate(index) if i >= 0]
 
 
 @dataclass(frozen=True)
@@ -274,8 +335,13 @@ def holds_from_messages(messages: Iterable, tendon_names: Sequence[str],
 
 
 def _command(msg, names: list[str], state: bool, where: str) -> tuple[str, np.ndarray]:
-    """(kind, values in robot order) of one JointState command."""
-    if state or len(msg.effort):
+    """
+    (kind, values in robot order) of one JointState command.
+
+    A setpoint: its effort (tensions), else its position (displacements). A state: its
+    effort (measured tensions), else its position (an imported table of displacements).
+    """
+    if len(msg.effort) or (state and not len(msg.position)):
         return 'tension', joint_field(msg, names, 'effort', where)
     return 'displacement', joint_field(msg, names, 'position', where)
 
@@ -413,8 +479,8 @@ def read_recording(path: str | Path, robot: Robot) -> Recording:
     from tendon_robot_sim.experiment.bag import BagError, read_messages
     try:
         return recording_from_messages(
-            read_messages(path, [SETPOINT_TOPIC, STATE_TOPIC, TIP_TOPIC]), robot.tendon_names,
-            source=str(path))
+            read_messages(path, [SETPOINT_TOPIC, STATE_TOPIC, TIP_TOPIC, LABEL_TOPIC,
+                                 TF_STATIC_TOPIC]), robot.tendon_names, source=str(path))
     except BagError as error:
         raise ExperimentError(str(error)) from None
 
@@ -424,17 +490,46 @@ def is_csv(path: str | Path) -> bool:
     return Path(path).suffix.lower() == '.csv'
 
 
+POINTS = ('holds', 'samples')
+
+
 def load_recording(path: str | Path, robot: Robot, hold_time: float = DEFAULT_HOLD_TIME,
-                   tip_tolerance: float = DEFAULT_TIP_TOLERANCE) -> list[Hold]:
-    """Load the holds of a CSV file (suffix ``.csv``) or a rosbag2 bag (anything else)."""
+                   tip_tolerance: float = DEFAULT_TIP_TOLERANCE,
+                   points: str = 'holds') -> list[Hold]:
+    """Load the holds (or ``points='samples'``: every tip sample) of a CSV file or a bag."""
+    return load_points(path, robot, points, hold_time, tip_tolerance)[1]
+
+
+def load_points(path: str | Path, robot: Robot, points: str = 'holds',
+                hold_time: float = DEFAULT_HOLD_TIME,
+                tip_tolerance: float = DEFAULT_TIP_TOLERANCE) -> tuple[Robot, list[Hold]]:
+    """
+    Return the robot as measured and the points of a CSV file of holds or a bag.
+
+    ``points``: ``'holds'`` (:func:`holds_from_recording`) or ``'samples'``
+    (:func:`samples_from_recording`; a CSV's rows are its points either way). The robot is
+    ``robot``, with the recording's tip marker (``/tf_static``) when the robot file gives
+    none: a calibrated ``tip_marker`` in the file wins over the nominal one of the recording.
+    """
     path = Path(path)
+    if points not in POINTS:
+        raise ExperimentError(f'points: must be one of {", ".join(POINTS)}, got {points!r}')
     if is_csv(path):
-        return read_holds_csv(path, robot)
-    holds = holds_from_recording(read_recording(path, robot), hold_time, tip_tolerance)
+        return robot, read_holds_csv(path, robot)
+    recording = read_recording(path, robot)
+    if recording.tip_marker is not None and not np.any(robot.tip_marker):
+        robot = robot_from_dict({**robot.to_dict(), 'tip_marker': recording.tip_marker.tolist()})
+    if points == 'samples':
+        found = samples_from_recording(recording)
+        if not found:
+            raise ExperimentError(f'{path}: no tip sample after the first command')
+        return robot, found
+    holds = holds_from_recording(recording, hold_time, tip_tolerance)
     if not holds:
         raise ExperimentError(f'{path}: no holds (commands constant and tip within '
-                              f'{tip_tolerance * 1e3:g} mm for {hold_time:g} s)')
-    return holds
+                              f'{tip_tolerance * 1e3:g} mm for {hold_time:g} s); slow '
+                              'continuous motion: every sample with --points samples')
+    return robot, holds
 
 
 # --------------------------------------------------------------------------- synthetic
@@ -632,34 +727,22 @@ def _write_bag(path: str | Path, robot: Robot, samples, noise: float, seed: int)
     base frame, with Gaussian noise of standard deviation ``noise`` [m] per axis,
     stamped TIP_DELAY after its setpoint).
     """
-    from tendon_robot_sim.experiment.bag import BagWriter, OfferedQos
+    from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, OfferedQos
 
     rng = np.random.default_rng(seed)
     names = robot.tendon_names
     t0_ns = 1_700_000_000 * 10 ** 9
     with BagWriter(path) as bag:
-        store = bag.typestore
-        JointState = store.types['sensor_msgs/msg/JointState']
-        PointStamped = store.types['geometry_msgs/msg/PointStamped']
-        Point = store.types['geometry_msgs/msg/Point']
-        Header = store.types['std_msgs/msg/Header']
-        Time = store.types['builtin_interfaces/msg/Time']
+        messages = BagMessages(bag.typestore)
         bag.add_topic('/' + SETPOINT_TOPIC, 'sensor_msgs/msg/JointState', OfferedQos())
         bag.add_topic('/' + TIP_TOPIC, 'geometry_msgs/msg/PointStamped',
                       OfferedQos(depth=5))
-        empty = np.zeros(0)
         for time, tensions, tip in samples:
             stamp_ns = t0_ns + int(round(time * 1e9))
-            stamp = Time(sec=stamp_ns // 10 ** 9, nanosec=stamp_ns % 10 ** 9)
-            setpoint = JointState(header=Header(stamp=stamp, frame_id=''), name=names,
-                                  position=empty, velocity=empty,
-                                  effort=np.asarray(tensions, dtype=float))
             bag.write('/' + SETPOINT_TOPIC, stamp_ns,
-                      store.serialize_cdr(setpoint, 'sensor_msgs/msg/JointState'))
+                      messages.joint_state(stamp_ns, names, effort=tensions))
             measured = tip + rng.normal(0.0, noise, 3)
-            point = PointStamped(header=Header(stamp=stamp, frame_id=robot.base.frame_id),
-                                 point=Point(x=float(measured[0]), y=float(measured[1]),
-                                             z=float(measured[2])))
-            # the sensor reports a little after the setpoint it sees the effect of
+            # the sensor reports a little after the setpoint it sees the effect of (stamped
+            # with the setpoint's time, as before)
             bag.write('/' + TIP_TOPIC, stamp_ns + int(round(TIP_DELAY * 1e9)),
-                      store.serialize_cdr(point, 'geometry_msgs/msg/PointStamped'))
+                      messages.point(stamp_ns, robot.base.frame_id, measured))

@@ -82,6 +82,7 @@ PHYSICAL_RANGES: dict[str, tuple[float, float, str, str] | None] = {
     'contact_offset': SIZE,
     'area': (MIN_SIZE ** 2, 100.0, 'm^2', 'from 1 um^2 to 100 m^2'),
     'position': (-1e3, 1e3, 'm', 'within 1 km of the world origin'),
+    'tip_marker': (-10.0, 10.0, 'm', 'within 10 m of the tip'),
     'pair': (-100.0, 100.0, 'm', 'within 100 m of the base centre'),
     'direction': (-1e6, 1e6, '', 'a direction, normalised when loaded'),
     'normal': (-1e6, 1e6, '', 'a direction, normalised when loaded'),

@@ -25,7 +25,9 @@ Frames
 ``base`` frame (REP 103): origin at ``base.position``; the rod leaves the base
 along ``base.direction`` (the material d3 axis at s = 0); ``base.normal`` is d1;
 d2 = d3 x d1. Vectors given in the file (``gravity``, ``tip_load``) are expressed
-in this frame, which is also the world frame of the simulation.
+in this frame, which is also the world frame of the simulation. ``tip_marker`` is
+the point a tip sensor measures (a motion-capture marker on the tip), in the tip's
+frame (d1, d2, d3 at the tip); absent: the tip itself.
 
 Tendon holes are placed in the cross-section frame (d1, d2): a hole at angle
 ``angle`` (measured from d1 towards d2) and radial ``offset`` sits at
@@ -34,7 +36,7 @@ Tendon holes are placed in the cross-section frame (d1, d2): a hole at angle
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import math
 from pathlib import Path
 from typing import Any
@@ -226,6 +228,9 @@ class Robot:
     tip_load: TipLoad
     disc_radius: float = 0.0           # m, of every vertebra disc
     disc_thickness: float = 0.0        # m
+    # (3,) m: the point a tip sensor measures (a motion-capture marker), in the tip frame
+    # (d1, d2, d3 at s = L); zero: the tip itself
+    tip_marker: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
     @property
     def disc_inertia(self) -> tuple[float, float]:
@@ -327,6 +332,8 @@ class Robot:
                 'moment': self.tip_load.moment.tolist(),
             },
         }
+        if np.any(self.tip_marker):
+            data['tip_marker'] = self.tip_marker.tolist()
         if not self.vertebra_positions.size:
             del data['vertebrae']      # optional: a robot without discs
         return data
@@ -352,7 +359,8 @@ def robot_from_dict(data: Any) -> Robot:
     """Build a validated :class:`Robot` from plain data in the YAML schema."""
     check_kind(data, TENDON_ROBOT)
     top = DescriptionMapping(data, '', required=('name', 'rod', 'tendons'),
-                             optional=('kind', 'base', 'gravity', 'vertebrae', 'tip_load'))
+                             optional=('kind', 'base', 'gravity', 'vertebrae', 'tip_load',
+                                       'tip_marker'))
     top.get('kind')
     name = top.string('name')
     base = load_base(top.mapping('base', default={}))
@@ -366,10 +374,12 @@ def robot_from_dict(data: Any) -> Robot:
     tip_load = TipLoad(force=tip.vector('force', default=(0.0, 0.0, 0.0)),
                        moment=tip.vector('moment', default=(0.0, 0.0, 0.0)))
     tip.finish()
+    tip_marker = top.vector('tip_marker', default=(0.0, 0.0, 0.0))
     top.finish()
     return Robot(name=name, base=base, gravity=gravity, rod=rod,
                  vertebra_positions=positions, vertebra_mass=mass,
-                 tendons=tendons, tip_load=tip_load, disc_radius=disc_radius,
+                 tendons=tendons, tip_load=tip_load, tip_marker=tip_marker,
+                 disc_radius=disc_radius,
                  disc_thickness=disc_thickness)
 
 

@@ -39,6 +39,10 @@ SNAKE = str(ROOT / 'config' / 'rolling_joint_snake.yaml')
 BHA = str(ROOT / 'config' / 'bionic_handling_assistant.yaml')
 STEEL = str(ROOT / 'config' / 'steel_rod_robot.yaml')
 NITINOL = str(ROOT / 'config' / 'nitinol_robot.yaml')
+V4 = str(ROOT / 'config' / 'opencr_ftdcr_v4.yaml')
+V4_MAP = (ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml').read_text()
+V4_TABLE = (ROOT / 'test' / 'data' / 'opencr_ftdcr_v4'
+            / 'tdcr_sysid_20260511-183002_val.csv').read_text().splitlines(keepends=True)[:4]
 
 # (argv, exit code, text the one error line must contain). {name} stands for a file of
 # FILES, written for the test.
@@ -424,6 +428,44 @@ CASES = [
       '{out}/r.yaml'], BAD, '--bounds'),
     (['calibrate', '{holds}', '--fit', 'youngs_modulus', '--bounds',
       'youngs_modulus=nan:1e7', '--out', '{out}/r.yaml'], BAD, '--bounds: youngs_modulus'),
+    (['calibrate', '{holds}', '--fit', '*.pretension', '--out', '{out}/r.yaml'], BAD,
+     'fit: t0.pretension needs a compliance > 0'),
+    (['calibrate', '{holds}', '--fit', 'q*.offset', '--out', '{out}/r.yaml'], BAD,
+     "fit: q*.offset: no tendon matches 'q*'"),
+    (['calibrate', '{holds}', '--fit', 'youngs_modulus,youngs_modulus', '--out', '{out}/r.yaml'],
+     BAD, 'fit: a parameter is given twice'),
+    (['calibrate', '{holds}', '--fit', 'base.position.w', '--out', '{out}/r.yaml'], BAD,
+     "unknown parameter 'base.position.w'"),
+    (['calibrate', '{holds}', '--fit', 'base.position', '--bounds', 'base.position=1:2', '--out',
+      '{out}/r.yaml'], BAD, 'bounds: base.position needs low <= initial (0) <= high'),
+    (['calibrate', '{holds}', '--fit', '*.angle,t1.angle', '--out', '{out}/r.yaml'], BAD,
+     'fit: t1.angle and *.angle both fit 1.angle'),
+    (['calibrate', '{holds}', '--fit', 'youngs_modulus', '--starts', '0', '--out',
+      '{out}/r.yaml'], BAD, 'argument --starts'),
+    (['calibrate', '{holds}', '--fit', 'youngs_modulus', '--points', 'all', '--out',
+      '{out}/r.yaml'], BAD, 'argument --points'),
+    (['validate', '{holds}', '--report', '{out}', '--model', 'discrete,cosserat',
+      '--samples-out', '{out}/s.csv'], BAD, '--samples-out: the table holds one model'),
+    (['validate', '{holds}', '--report', '{out}', '--samples-out', '{out}/s.txt'], BAD,
+     'must end in .csv'),
+    (['validate', '{holds}', '--report', '{out}', '--step', '0'], BAD, 'argument --step'),
+    # import: the table and its column map (more in test/experiment/test_table_import.py)
+    (['import', '{missing}', '--columns', '{v4_map}', '--robot', V4, '--out', '{out}/bag'], BAD,
+     'missing.yaml: cannot read'),
+    (['import', '{v4_table}', '--columns', '{missing}', '--robot', V4, '--out', '{out}/bag'],
+     BAD, 'missing.yaml: cannot read'),
+    (['import', '{v4_table}', '--columns', '{binary}', '--robot', V4, '--out', '{out}/bag'], BAD,
+     'not UTF-8'),
+    (['import', '{v4_table}', '--columns', '{v4_map}', '--out', '{out}/bag'], BAD,
+     "inputs.columns.s1_t0: the robot has no tendon 's1_t0'"),
+    (['import', '{v4_table}', '--columns', '{v4_map_mile}', '--robot', V4, '--out',
+      '{out}/bag'], BAD, "tip.unit: unknown unit 'mile'"),
+    (['import', '{v4_nan}', '--columns', '{v4_map}', '--robot', V4, '--out', '{out}/bag'], BAD,
+     "line 3, column 'tip_x': must be finite"),
+    (['import', '{v4_back}', '--columns', '{v4_map}', '--robot', V4, '--out', '{out}/bag'], BAD,
+     "line 3, column 'timestamp': the time stamp is before the one of line 2"),
+    (['import', '{v4_table}', '--columns', '{v4_map}', '--robot', V4, '--out', '{empty_dir}'],
+     BAD, 'exists already'),
     # dataset: counts, a sampler without its file, a model of another kind, a bad scheduler
     (['dataset', '--robot', '{missing}', '--model', 'cc', '--output', '{out}/d'], BAD,
      '--robot: no such file'),
@@ -521,6 +563,14 @@ def files(tmp_path_factory):
             '  radius: 0.002 ', '  radius: 1.0e-30 ')),
         'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()
                          .replace('compliance: 1.0e-4', 'compliance: 1.0e-3')),
+        'v4_map': ('v4_columns.yaml', V4_MAP),
+        'v4_map_mile': ('v4_mile.yaml', V4_MAP.replace('tip_z], unit: mm}',
+                                                       'tip_z], unit: mile}')),
+        'v4_table': ('v4.csv', ''.join(V4_TABLE)),
+        'v4_nan': ('v4_nan.csv', ''.join(
+            V4_TABLE[:2] + [V4_TABLE[2].rsplit(',', 3)[0] + ',nan,1.0,180.0\n'])),
+        'v4_back': ('v4_back.csv', ''.join(V4_TABLE[:2] + [V4_TABLE[2].replace(
+            V4_TABLE[2].split(',')[0], '1778540000.0', 1)])),
     }
     paths = {'missing': str(folder / 'missing.yaml'), 'out': str(folder / 'out')}
     for key, (name, content) in contents.items():

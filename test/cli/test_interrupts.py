@@ -98,6 +98,7 @@ REQUIRED = {
     'reindex': ['{tmp}/bag'],
     'synth-experiment': ['{tmp}/synth'], 'validate': ['x.csv', '--report', '{tmp}/r'],
     'calibrate': ['x.csv', '--fit', 'youngs_modulus', '--out', '{tmp}/c.yaml'],
+    'import': ['x.csv', '--columns', 'x.yaml', '--out', '{tmp}/i'],
     'pcr ik': ['--position', '0,0,0.5'], 'pcr fk': ['--motor-angles-deg', '1,1,1,1,1,1'],
     'pcr sweep': ['--yaw', '0:10:2', '--out', '{tmp}/sw'],
     'snake inverse': ['--trajectory', 'pan', '--out', '{tmp}/s'],

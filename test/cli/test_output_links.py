@@ -53,9 +53,16 @@ RUNS = {
     ('calibrate --out',): (
         ['calibrate', '{holds}', '--fit', 'youngs_modulus', '--out', '{out}'], 'robot.yaml',
         ['robot.yaml']),
-    ('validate --report',): (
-        ['validate', '{holds}', '--report', '{out}'], 'report',
-        ['report/error_vs_tension.png', 'report/report.md', 'report/tips.png']),
+    ('import --out',): (
+        ['import', str(ROOT / 'test' / 'data' / 'opencr_ftdcr_v4' /
+                       'tdcr_sysid_20260511-183002_val.csv'),
+         '--columns', str(ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml'),
+         '--robot', str(ROOT / 'config' / 'opencr_ftdcr_v4.yaml'), '--out', '{out}'], 'bag',
+        ['bag/bag.mcap', 'bag/metadata.yaml']),
+    ('validate --report', 'validate --samples-out'): (
+        ['validate', '{holds}', '--report', '{out}', '--samples-out', '{out}/samples.csv'],
+        'report', ['report/error_vs_tension.png', 'report/report.md', 'report/samples.csv',
+                   'report/tips.png']),
     ('pcr workspace --out',): (
         ['pcr', 'workspace', '--heights', '0.45:0.5:2', '--per-height', '3', '--workers', '1',
          '--out', '{out}'], 'ws', ['ws/workspace.csv', 'ws/workspace.png']),

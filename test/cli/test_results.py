@@ -37,6 +37,10 @@ from tendon_robot_sim.commands import time_step
 
 ROOT = Path(__file__).resolve().parents[2]
 ROBOT = str(ROOT / 'config' / 'robot.yaml')
+# A measured table and its column map: opencr-mujoco's FTDCR v4 (test/data, MIT).
+V4_CSV = str(ROOT / 'test' / 'data' / 'opencr_ftdcr_v4' / 'tdcr_sysid_20260511-183002_val.csv')
+V4_COLUMNS = str(ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml')
+V4_ROBOT = str(ROOT / 'config' / 'opencr_ftdcr_v4.yaml')
 HOLDS = 't0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.2499,0,-0.0085\n0,2,0,0,0.2387,0.0596,-0.0088\n'
 
 
@@ -153,6 +157,7 @@ QUICK = {
     'synth-experiment': ['{tmp}/pipe_synth', '--experiment', 'holds'],
     'validate': ['{holds}', '--report', '{tmp}/pipe_report'],
     'calibrate': ['{holds}', '--fit', 'youngs_modulus', '--out', '{tmp}/pipe_cal.yaml'],
+    'import': [V4_CSV, '--columns', V4_COLUMNS, '--robot', V4_ROBOT, '--out', '{tmp}/pipe_import'],
     'pcr ik': ['--position', '0,0,0.5'],
     'pcr fk': ['--motor-angles-deg', '10,10,12,12,8,8'],
     'pcr workspace': ['--heights', '0.45:0.5:2', '--per-height', '3', '--workers', '1', '--out',
@@ -174,6 +179,7 @@ QUICK = {
 # What each run must have written in spite of the closed pipe.
 WRITTEN = {'cc-dynamics': 'pipe_cc.png', 'record': 'pipe_bag', 'synth-experiment': 'pipe_synth',
            'validate': 'pipe_report/report.md', 'calibrate': 'pipe_cal.yaml',
+           'import': 'pipe_import',
            'pcr workspace': 'pipe_ws/workspace.png', 'snake inverse': 'pipe_snake/tensions.png',
            'pcr sweep': 'pipe_sweep/rotation.png', 'pcr trajectory': 'pipe_helix/helix.png',
            'dataset': 'pipe_data.parquet'}

@@ -186,6 +186,10 @@ ROBOT_COMMANDS = {
     'snake forward': ('rolling_joint_snake', ['--tensions', '1,1,1,1']),
     'dataset': ('rolling_joint_snake', ['--model', 'snake', '--output', '{tmp}/data']),
     'view': ('tendon_robot', ['--port', '0']),
+    'import': ('tendon_robot', [str(ROOT / 'test' / 'data' / 'opencr_ftdcr_v4' /
+                                    'tdcr_sysid_20260511-183002_val.csv'),
+                                '--columns', str(ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml'),
+                                '--out', '{tmp}/imported']),
 }
 
 

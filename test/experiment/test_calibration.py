@@ -27,11 +27,13 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import cli, default_robot_file
-from tendon_robot_sim.experiment.calibration import (calibrate, CalibrationError, replay_dynamic,
-                                                     validate, with_parameters, write_report)
+from tendon_robot_sim.experiment.calibration import (CalibrationError, replay_dynamic, validate,
+                                                     write_report)
 from tendon_robot_sim.experiment.experiment import (load_recording, read_recording, Recording,
                                                     synth_experiment, synth_step_response,
                                                     write_holds_csv)
+from tendon_robot_sim.experiment.fit_parameters import with_parameters
+from tendon_robot_sim.experiment.fitting import calibrate
 from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
 

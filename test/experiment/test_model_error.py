@@ -33,9 +33,10 @@ import pytest
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands.synth_experiment import DISC_TWIST, SHEAR_FACTOR, YOUNGS_FACTOR
-from tendon_robot_sim.experiment.calibration import calibrate, closest, validate, write_report
+from tendon_robot_sim.experiment.calibration import closest, validate, write_report
 from tendon_robot_sim.experiment.experiment import (experiment_plan, load_recording,
                                                     synth_experiment, with_disc_twist)
+from tendon_robot_sim.experiment.fitting import calibrate
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 

@@ -62,6 +62,9 @@ PARSE_ONLY = (
     ('bha_ramps', 'a chain of 38 s runs and a fit: test/experiment/test_trunk_paper_table.py'),
     (f'{PROGRAM} view', 'serves the page until stopped: test/cli/test_view_cli.py, '
                         'test/view/test_browser.py'),
+    ('opencr_ftdcr_v4', 'the FTDCR v4 chain on the excerpt of its recordings (test/data): '
+                        'test/experiment/test_opencr_v4.py'),
+    ('val_bag', 'validates the bag of that chain: test/experiment/test_opencr_v4.py'),
 )
 # The inputs the docs name, made once for all lines (name -> how).
 ROBOT_COPY = 'config/robot.yaml'

@@ -30,8 +30,9 @@ import pytest
 
 from tendon_robot_sim import cli, share_dir
 from tendon_robot_sim.control.tip_control import TipController
-from tendon_robot_sim.experiment.calibration import calibrate, CalibrationError, validate
+from tendon_robot_sim.experiment.calibration import CalibrationError, validate
 from tendon_robot_sim.experiment.experiment import load_recording, synth_experiment
+from tendon_robot_sim.experiment.fitting import calibrate
 from tendon_robot_sim.models.cosserat import StaticsInputError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics.explicit import InputError, TendonSimulator

@@ -478,6 +478,26 @@ class StaticsSolver:
         for state in self._modes.values():
             self._forget(state)
 
+    def memory(self) -> dict:
+        """
+        Return a copy of the warm-start memory: what the next solve of each mode starts from.
+
+        :meth:`recall` gives it to another solver of the same robot (the same tendons and
+        grid) with slightly other parameter values: the finite differences of a calibration
+        then start at the solution they perturb and take a few residual evaluations.
+        """
+        return {mode: (state.solved, state.x_last.copy(), state.J_last.copy(), state.u.copy(),
+                       state.S.copy()) for mode, state in self._modes.items()}
+
+    def recall(self, memory: dict) -> None:
+        """Start the next solves from ``memory`` (:meth:`memory` of a solver of this robot)."""
+        for mode, (solved, x, J, u, S) in memory.items():
+            state = self._modes[mode]
+            if state.x_last.shape != x.shape or state.S.shape != S.shape:
+                raise StaticsInputError('memory: of a solver of another robot (other tendons)')
+            state.solved = solved
+            state.x_last[:], state.J_last[:], state.u[:], state.S[:] = x, J, u, S
+
     def _forget(self, state: _ModeState) -> None:
         state.solved = False
         state.jac_ok[0] = False

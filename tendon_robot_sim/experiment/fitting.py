@@ -1,0 +1,436 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Fit robot parameters to measured tips: holds, samples of slow motion, or a replay.
+
+:func:`calibrate` fits the parameters of :mod:`tendon_robot_sim.experiment.fit_parameters`
+by :func:`scipy.optimize.least_squares` on the residuals r = predicted - measured point of
+every hold (3 per hold, m), or, given a ``recording`` (model ``dynamic``; the damping and the
+drag have no static effect), on those of its replay over time.
+
+* Jacobian: forward differences of the solves, each perturbed solve starting from the
+  solution it perturbs (:meth:`StaticsSolver.recall`): a few residual evaluations instead of
+  a solve; the registration (``base.position``) and the marker (``tip_marker``) in closed form
+  (a rigid shift, the tip rotation), without a solve.
+* Continuation over the data: more than ``search_samples`` holds are first fitted on every
+  k-th, then on all from there. Multi-start: ``starts`` > 1 fits that first stage from the
+  file's values and from ``starts - 1`` Sobol points within the bounds and goes on from the
+  best.
+* Uncertainty: the covariance s^2 (J^T J)^-1 of z at the optimum (s^2 = RSS / (m - p), m
+  residuals, p parameters); standard errors and 95 % intervals per parameter, and joint 95 %
+  intervals for all p together (Bonferroni: each at 1 - 0.05 / p). They hold if the residuals
+  are independent and the model right; residuals of a real robot are neither (the model's
+  error is smooth along a motion), so read them as a lower bound.
+* Warnings: a parameter the data do not determine (a null direction of J), two whose
+  estimates correlate beyond :data:`CORRELATION_LIMIT`, a parameter at its bound, holds
+  without an equilibrium.
+
+A hold whose solve fails counts as an error of one rod length in each axis. No ROS imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import sys
+from typing import Sequence
+
+import numpy as np
+
+from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator, settle_time)
+from tendon_robot_sim.experiment.experiment import Hold, Recording
+from tendon_robot_sim.experiment.fit_parameters import (DYNAMIC_FIELDS, FitParameter,
+                                                        FitParameterError, parse_fit, robot_with)
+from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.parallel import Scheduler
+
+# Forward-difference step in z (a relative change of 1e-3 of a positive quantity).
+FD_STEP = 1e-3
+# The first stage of a fit to more holds than this uses every k-th.
+SEARCH_SAMPLES = 400
+# |correlation| of two estimates beyond which the data hardly tell them apart.
+CORRELATION_LIMIT = 0.995
+# Singular values of J (columns scaled to unit norm) below this fraction of the largest:
+# directions the data do not fix (a finite-difference Jacobian is good to about 1e-4 here).
+RANK_TOLERANCE = 1e-3
+# A parameter this close to a bound (fraction of its range in z) is at the bound.
+AT_BOUND = 1e-3
+# A fit starts at least this far (fraction of the range in z) inside the bounds.
+START_MARGIN = 1e-3
+# least_squares' ftol and xtol: a fit stops when a step lowers the sum of squares by less than
+# this fraction (the RMS by half of it) or moves the scaled parameters by about as little;
+# parameters are then within a few hundredths of their standard error of the optimum.
+TOLERANCE = 1e-5
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Result of :func:`calibrate`. Values in SI (angles and rotations: turns, rad)."""
+
+    robot: Robot                          # the calibrated robot
+    parameters: tuple[FitParameter, ...]
+    values: np.ndarray                    # (p,)
+    sigma: np.ndarray                     # (p,) standard errors; inf: not determined
+    intervals: np.ndarray                 # (p, 2) 95 % confidence intervals, each alone
+    joint_intervals: np.ndarray           # (p, 2) 95 % for all p together (Bonferroni)
+    correlations: np.ndarray              # (p, p) of the estimates
+    rms_before: float                     # m, RMS (Euclidean) error with the initial values
+    rms_after: float                      # m
+    evaluations: int                      # parameter sets solved
+    holds: int                            # holds (or samples) fitted
+    failed: int                           # of them without an equilibrium at the optimum
+    warnings: tuple[str, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parameters)
+
+    @property
+    def initial(self) -> np.ndarray:
+        return np.array([p.initial for p in self.parameters])
+
+    def summary(self) -> str:
+        lines = []
+        for p, value, sigma, (low, high), (jlow, jhigh) in zip(
+                self.parameters, self.values, self.sigma, self.intervals,
+                self.joint_intervals):
+            lines.append(f'{p.name}: {value:.6g} +- {sigma:.3g} (95 % interval {low:.6g} .. '
+                         f'{high:.6g}, jointly {jlow:.6g} .. {jhigh:.6g}; initial '
+                         f'{p.initial:.6g})')
+        lines.append(f'RMS tip error: {self.rms_before * 1e3:.3f} mm before, '
+                     f'{self.rms_after * 1e3:.3f} mm after ({self.holds} points, '
+                     f'{self.evaluations} parameter sets solved)')
+        lines += [f'warning: {text}' for text in self.warnings]
+        return '\n'.join(lines)
+
+    def to_dict(self) -> dict:
+        """Return the result as JSON-ready data (SI units)."""
+        return {
+            'parameters': {p.name: {'value': float(v), 'sigma': float(s),
+                                    'interval': [float(a), float(b)],
+                                    'joint_interval': [float(c), float(d)],
+                                    'initial': p.initial, 'bounds': [p.low, p.high]}
+                           for p, v, s, (a, b), (c, d) in zip(
+                               self.parameters, self.values, self.sigma, self.intervals,
+                               self.joint_intervals)},
+            'rms_before_mm': self.rms_before * 1e3, 'rms_after_mm': self.rms_after * 1e3,
+            'points': self.holds, 'failed': self.failed, 'evaluations': self.evaluations,
+            'warnings': list(self.warnings),
+        }
+
+
+class _Problem:
+    """The residuals and Jacobian of one fit over one set of holds, with their cache."""
+
+    def __init__(self, robot: Robot, params, holds, model, evaluator: Evaluator, step, bar,
+                 recording: Recording | None = None):
+        self.robot, self.params, self.holds, self.model = robot, params, holds, model
+        self.evaluator, self.step, self.bar, self.recording = evaluator, step, bar, recording
+        self.measured = (recording.tips if recording is not None
+                         else np.array([h.tip for h in holds]))
+        self.settle = settle_time(robot) if recording is not None else None
+        self.cache = {}
+        self.memory = None
+        self.low = np.array([p.z_bounds[0] for p in params])
+        self.high = np.array([p.z_bounds[1] for p in params])
+        # without gravity and tip load, a turn of the base turns the robot rigidly
+        rigid = not (np.any(robot.gravity) or np.any(robot.tip_load.force)
+                     or np.any(robot.tip_load.moment))
+        self.closed_form = [p.analytic or (rigid and p.field == 'base.rotation')
+                            for p in params]
+        self.base_position = robot.base.position
+
+    def robot_at(self, z: np.ndarray) -> Robot:
+        return robot_with(self.robot, self.params, [p.from_z(v) for p, v in zip(self.params, z)])
+
+    def _robot_or_none(self, z: np.ndarray) -> Robot | None:
+        """Return the robot at z; None where the values make no robot (every point fails)."""
+        try:
+            return self.robot_at(z)
+        except RobotDescriptionError:      # e.g. a slack beyond any tendon's reference length
+            return None
+
+    def evaluate(self, zs: list[np.ndarray]) -> list[tuple]:
+        """(residual (3m,), failed (m,), rotations (m, 3, 3) or None) of each z."""
+        missing = [z for z in zs if z.tobytes() not in self.cache]
+        if missing:
+            robots = [self._robot_or_none(z) for z in missing]
+            valid = [robot for robot in robots if robot is not None]
+            if not valid:
+                points, rotations = [], []
+            elif self.recording is not None:
+                points = self.evaluator.replay_many(valid, self.recording, self.settle)
+                rotations = [None] * len(valid)
+            else:
+                batch = self.evaluator.solve_batch(valid, self.holds, self.model, self.step,
+                                                   self.memory)
+                points, rotations = batch.points, batch.rotations
+                if robots[0] is not None:      # the memory is the first robot's
+                    self.memory = batch.memory
+            solved = iter(zip(points, rotations))
+            m = len(self.measured)
+            nowhere = (np.full((m, 3), np.nan), np.full((m, 3, 3), np.nan))
+            for z, robot in zip(missing, robots):
+                point, rotation = next(solved) if robot is not None else nowhere
+                error = point - self.measured
+                failed = np.isnan(error[:, 0])
+                error[failed] = self.robot.rod.length
+                self.cache[z.tobytes()] = (error.ravel(), failed, rotation)
+            self.bar.update(len(missing))
+        return [self.cache[z.tobytes()] for z in zs]
+
+    def residual(self, z) -> np.ndarray:
+        return self.evaluate([np.asarray(z, dtype=float)])[0][0]
+
+    def jacobian(self, z) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        solved = [j for j, closed in enumerate(self.closed_form) if not closed]
+        shifted = []
+        for j in solved:
+            zj = z.copy()
+            zj[j] += FD_STEP if zj[j] + FD_STEP <= self.high[j] else -FD_STEP   # inside
+            shifted.append(zj)
+        values = self.evaluate([z] + shifted)
+        r0, failed0, rotations = values[0]
+        J = np.zeros((r0.size, len(self.params)))
+        for j, zj, (r, failed, _) in zip(solved, shifted, values[1:]):
+            column = (r - r0) / (zj[j] - z[j])
+            column.reshape(-1, 3)[failed | failed0] = 0.0
+            J[:, j] = column
+        points = (r0.reshape(-1, 3) + self.measured) - self._base(z)
+        turn = self._turn_jacobian(z)
+        for j, p in enumerate(self.params):
+            if p.field == 'base.position':        # the whole robot shifts
+                J[p.component::3, j] = p.scale
+            elif p.field == 'tip_marker':         # the marker turns with the tip
+                J[:, j] = (rotations[:, :, p.component] * p.scale).ravel()
+            elif p.field == 'base.rotation' and self.closed_form[j]:
+                # d(exp(w) R0 x)/dw_k = (J_l(w) e_k) x (point - base), J_l the left Jacobian
+                J[:, j] = (np.cross(turn[:, p.component], points) * p.scale).ravel()
+            if self.closed_form[j]:
+                J[:, j].reshape(-1, 3)[failed0] = 0.0
+        return J
+
+    def _base(self, z: np.ndarray) -> np.ndarray:
+        """Return the base position [m] at z."""
+        base = self.base_position.copy()
+        for p, value in zip(self.params, z):
+            if p.field == 'base.position':
+                base[p.component] = p.from_z(value)
+        return base
+
+    def _turn_jacobian(self, z: np.ndarray) -> np.ndarray:
+        """Left Jacobian of SO(3) at the base rotation vector w of z (3, 3)."""
+        w = np.zeros(3)
+        for p, value in zip(self.params, z):
+            if p.field == 'base.rotation':
+                w[p.component] = p.from_z(value)
+        theta = float(np.linalg.norm(w))
+        W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+        if theta < 1e-8:
+            return np.eye(3) + 0.5 * W
+        return (np.eye(3) + (1.0 - math.cos(theta)) / theta ** 2 * W
+                + (theta - math.sin(theta)) / theta ** 3 * W @ W)
+
+    def fit(self, z0: np.ndarray, **options):
+        from scipy.optimize import least_squares
+
+        # from inside the bounds: the trust region reflective method hardly leaves a bound
+        # it starts on (its scaling shrinks the steps there to nothing)
+        margin = START_MARGIN * (self.high - self.low)
+        z0 = np.clip(z0, self.low + margin, self.high - margin)
+        return least_squares(self.residual, z0, jac=self.jacobian,
+                             bounds=(self.low, self.high), x_scale=1.0, **options)
+
+
+def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs_modulus',),
+              bounds: dict[str, tuple[float, float]] | None = None, model: str = 'discrete',
+              workers: int | None = None, scheduler: Scheduler | str | None = None,
+              progress: bool = True, recording: Recording | None = None, starts: int = 1,
+              step: float | None = None, search_samples: int = SEARCH_SAMPLES) -> Calibration:
+    """
+    Least-squares fit of robot parameters to the measured points.
+
+    Parameters
+    ----------
+    robot : Robot
+        Initial guess; its values start and scale the parameters.
+    holds : sequence of Hold
+        The measured points to fit: holds, or samples of slow motion (ignored when
+        ``recording`` is given).
+    fit : sequence of str
+        ``--fit`` items (:mod:`~tendon_robot_sim.experiment.fit_parameters`).
+    bounds : dict {item: (low, high)}, optional
+        SI units; default per kind of parameter (fit_parameters).
+    model : str
+        A statics model (``cosserat``, ``kirchhoff``, ``discrete``) or ``dynamic``.
+    workers, scheduler
+        See :class:`~tendon_robot_sim.experiment.calibration.Evaluator`.
+    progress : bool
+        A tqdm bar on stderr over the parameter sets solved.
+    recording : Recording, optional
+        Fit the whole tip trajectory of this (tension) recording instead, replayed by
+        :func:`~tendon_robot_sim.experiment.calibration.replay_dynamic` (model
+        ``dynamic``); each replay first settles for 8 time constants of the initial robot's
+        first mode, so that the residuals are smooth in the parameters.
+    starts : int
+        Starting points of the first stage (1: the robot file's values).
+    step : float, optional
+        Largest RK4 step of the statics [m] (default: the model's own).
+    search_samples : int
+        Most holds of the first stage (every k-th hold); all holds in the second.
+
+    """
+    from tqdm import tqdm
+
+    try:
+        params = parse_fit(robot, list(fit), bounds)
+    except FitParameterError as error:
+        raise CalibrationError(str(error)) from None
+    if recording is not None:
+        if model != 'dynamic':
+            raise CalibrationError(f'model: fitting a trajectory needs model dynamic, got '
+                                   f'{model!r}')
+        analytic = [p.name for p in params if p.analytic]
+        if analytic:
+            raise CalibrationError(f'fit: {analytic[0]} is fitted to holds or samples, not to '
+                                   'a dynamic replay')
+        points = len(recording.tip_times)
+    else:
+        dynamic = [p.name for p in params if p.field in DYNAMIC_FIELDS]
+        if dynamic:
+            raise CalibrationError(f'fit: {dynamic[0]} has no static effect; fit it to a '
+                                   'recorded trajectory (model dynamic, a step response)')
+        points = len(holds)
+    if 3 * points <= len(params):
+        raise CalibrationError(f'holds: {points} points give {3 * points} residuals, too few '
+                               f'for {len(params)} parameters')
+    if not (isinstance(starts, int) and starts >= 1):
+        raise CalibrationError(f'starts: must be a whole number >= 1, got {starts!r}')
+    options = {'xtol': TOLERANCE, 'ftol': TOLERANCE, 'gtol': 1e-10}
+    with Evaluator(workers, scheduler) as evaluator:
+        bar = tqdm(desc='calibrate (parameter sets)', unit='set', file=sys.stderr,
+                   disable=not progress)
+        try:
+            problem = _Problem(robot, params, holds, model, evaluator, step, bar, recording)
+            z0 = np.zeros(len(params))
+            stride = (1 if recording is not None
+                      else max(1, math.ceil(len(holds) / max(search_samples, 1))))
+            search = problem if stride == 1 else _Problem(robot, params, list(holds)[::stride],
+                                                          model, evaluator, step, bar)
+            z = z0 if search is problem and starts == 1 else _best_start(search, z0, starts,
+                                                                         options)
+            rms_before = _rms(problem.residual(z0))
+            solution = problem.fit(z, **options)
+            J = problem.jacobian(solution.x)
+            r, failed, _ = problem.evaluate([solution.x])[0]
+        finally:
+            bar.close()
+    evaluations = sum(len(p.cache) for p in {id(problem): problem, id(search): search}.values())
+    return _result(problem, solution.x, J, r, failed, rms_before, evaluations)
+
+
+def _rms(residual: np.ndarray) -> float:
+    """Return the RMS Euclidean error [m] of residuals (3 per point)."""
+    return float(np.sqrt(np.mean(residual ** 2) * 3))
+
+
+def _best_start(search: _Problem, z0: np.ndarray, starts: int, options: dict) -> np.ndarray:
+    """Fit the first stage from z0 and from starts - 1 Sobol points; return the best z."""
+    candidates = [z0]
+    if starts > 1:
+        from scipy.stats import qmc
+        unit = qmc.Sobol(d=z0.size, scramble=True, seed=0).random(starts - 1)
+        candidates += list(search.low + unit * (search.high - search.low))
+    best = None
+    for z in candidates:
+        search.memory = None          # far from the last point: start every hold afresh
+        solution = search.fit(z, **options)
+        if best is None or solution.cost < best.cost:
+            best = solution
+    return best.x
+
+
+def _result(problem: _Problem, z: np.ndarray, J: np.ndarray, r: np.ndarray,
+            failed: np.ndarray, rms_before: float, evaluations: int) -> Calibration:
+    """Return the calibration at z: values, uncertainty from J, warnings."""
+    from scipy.stats import t as student_t
+
+    params = problem.params
+    p = len(params)
+    dof = max(r.size - p, 1)
+    s2 = float(r @ r) / dof
+    # on unit columns, so that a parameter's units do not decide what counts as degenerate
+    norms = np.linalg.norm(J, axis=0)
+    norms[norms == 0.0] = 1.0
+    _, singular, vt = np.linalg.svd(J / norms, full_matrices=False)
+    rank = singular > RANK_TOLERANCE * (singular[0] if singular.size else 0.0)
+    covariance = s2 * (vt[rank].T / singular[rank] ** 2) @ vt[rank] / np.outer(norms, norms)
+    sigma_z = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    undetermined = np.zeros(p, dtype=bool)
+    for vector in vt[~rank]:
+        undetermined |= np.abs(vector) > 0.1
+    sigma_z[undetermined] = np.inf
+    with np.errstate(invalid='ignore', divide='ignore'):
+        correlations = covariance / np.outer(sigma_z, sigma_z)
+    values = np.array([q.from_z(v) for q, v in zip(params, z)])
+    quantiles = (float(student_t.ppf(0.975, dof)), float(student_t.ppf(1 - 0.025 / p, dof)))
+    bands = []
+    for quantile in quantiles:
+        bands.append(np.array([_interval(q, v, s * quantile)
+                               for q, v, s in zip(params, z, sigma_z)]))
+    sigma = np.array([q.initial * math.exp(v) * s if q.log else q.scale * s
+                      for q, v, s in zip(params, z, sigma_z)])
+    warnings = _warnings(params, z, problem, vt[~rank], correlations, undetermined, failed)
+    return Calibration(robot=problem.robot_at(z), parameters=tuple(params), values=values,
+                       sigma=sigma, intervals=bands[0], joint_intervals=bands[1],
+                       correlations=correlations, rms_before=rms_before, rms_after=_rms(r),
+                       evaluations=evaluations, holds=len(problem.measured),
+                       failed=int(failed.sum()), warnings=tuple(warnings))
+
+
+def _interval(p: FitParameter, z: float, half: float) -> tuple[float, float]:
+    if not half < 50.0:      # undetermined, or wider than any meaning (exp overflows)
+        return (-math.inf if not p.log else 0.0), math.inf
+    return p.from_z(z - half), p.from_z(z + half)
+
+
+def _warnings(params, z, problem: _Problem, null, correlations, undetermined, failed):
+    warnings = []
+    for vector in null:
+        names = [q.name for q, c in zip(params, vector) if abs(c) > 0.1]
+        warnings.append(
+            f'not identifiable from these data: {" and ".join(names)}'
+            + (' (only a combination of them is determined)' if len(names) > 1 else
+               ' (no effect on the fitted points)')
+            + '; fix one (leave it out of --fit) or add motions that tell them apart')
+    p = len(params)
+    for i in range(p):
+        for j in range(i + 1, p):
+            if (not undetermined[i] and not undetermined[j]
+                    and abs(correlations[i, j]) > CORRELATION_LIMIT):
+                warnings.append(f'{params[i].name} and {params[j].name} are hardly identifiable '
+                                f'apart: their estimates correlate {correlations[i, j]:+.4f}; '
+                                'fix one or add motions that tell them apart')
+    for q, v, low, high in zip(params, z, problem.low, problem.high):
+        for bound, text, value in ((low, 'lower', q.low), (high, 'upper', q.high)):
+            if abs(v - bound) <= AT_BOUND * (high - low):
+                warnings.append(f'{q.name} ended at its {text} bound ({value:g}): the data want '
+                                'it beyond; widen --bounds or check the model')
+    if failed.any():
+        warnings.append(f'{int(failed.sum())} of {failed.size} points have no equilibrium at '
+                        'the fitted values (each counted as a rod length of error)')
+    return warnings

@@ -1,0 +1,147 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Import a measured table (CSV) into a rosbag2 bag of the package's own topics.
+
+A column map (:mod:`tendon_robot_sim.experiment.column_map`) says which column is what; the
+table becomes, per row, stamped with its time:
+
+* ``tendon/state`` (sensor_msgs/JointState, one joint per tendon of the robot): ``position``
+  = displacement [m, pulled in past the base, positive when pulling] or ``effort`` =
+  tension [N], as the table gives the inputs;
+* ``tip/measured`` (geometry_msgs/PointStamped, the robot's base frame, m);
+* ``experiment/label`` (std_msgs/String) where the table has a label column;
+* ``marker/<name>/measured`` for more measured points along the robot;
+
+and, once, on ``/tf_static``, where the measured point sits on the tip (``tip_marker`` in
+``tip_link``) when the map gives it. Every command that reads recordings reads the bag:
+``replay``, ``view --bag``, ``calibrate`` and ``validate`` (``--points samples``: every row a
+quasi-static sample). No ROS imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tendon_robot_sim.experiment.column_map import ColumnMap
+from tendon_robot_sim.experiment.csv_table import read_table, TableError
+from tendon_robot_sim.experiment.experiment import (ExperimentError, LABEL_TOPIC, MARKER_FRAME,
+                                                    Recording, STATE_TOPIC, TF_STATIC_TOPIC,
+                                                    TIP_FRAME, TIP_TOPIC)
+from tendon_robot_sim.models.tendon_robot import Robot
+
+
+@dataclass(frozen=True)
+class MeasuredTable:
+    """A measured table in SI units and the base frame, in the robot's tendon order."""
+
+    recording: Recording                   # commands and tips at each row's time
+    markers: dict[str, np.ndarray]         # name -> (k, 3) m, base frame
+
+
+def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> MeasuredTable:
+    """
+    Read a measured table with ``column_map`` for ``robot``.
+
+    Raises
+    ------
+    ExperimentError
+        One line naming the file, line and column (a column the table lacks, a cell that is
+        not a finite number, a time stamp not after the one before) or the map's key (a
+        tendon the robot lacks).
+
+    """
+    inputs = column_map.input_columns_for(robot.tendon_names)
+    numbers = ([column_map.time_column] + [c.column for c in inputs]
+               + list(column_map.tip_columns)
+               + [c for _, columns, _ in column_map.markers for c in columns])
+    texts = [column_map.label_column] if column_map.label_column else []
+    try:
+        table = read_table(path, list(dict.fromkeys(numbers)), texts)
+    except TableError as error:
+        raise ExperimentError(str(error)) from None
+    times = table.column(column_map.time_column) * column_map.time_factor
+    step = np.diff(times)
+    if np.any(step <= 0.0):
+        row = int(np.argmax(step <= 0.0)) + 1
+        what = 'repeats' if step[row - 1] == 0.0 else 'is before'
+        raise ExperimentError(f'{table.where(row, column_map.time_column)}: the time stamp '
+                              f'{what} the one of line {table.lines[row - 1]}; time must '
+                              'increase from row to row')
+    commands = np.column_stack([table.column(c.column) * c.factor for c in inputs])
+    if column_map.kind == 'tension' and np.any(commands < 0.0):
+        row, col = np.argwhere(commands < 0.0)[0]
+        raise ExperimentError(f'{table.where(row, inputs[col].column)}: a tension must be '
+                              f'>= 0 N, got {commands[row, col]:g} N')
+
+    def points(columns, factor):
+        return column_map.to_base(np.column_stack([table.column(c) for c in columns]), factor)
+
+    start_ns = int(round(times[0] * 1e9))
+    relative = times - times[0]
+    labels = table.texts[column_map.label_column] if column_map.label_column else ()
+    recording = Recording(
+        kind=column_map.kind, source=str(path), command_topic=STATE_TOPIC,
+        command_times=relative, commands=commands, tip_times=relative.copy(),
+        tips=points(column_map.tip_columns, column_map.tip_factor), labels=tuple(labels),
+        tip_marker=column_map.marker_offset, start_ns=start_ns)
+    markers = {name: points(columns, factor) for name, columns, factor in column_map.markers}
+    return MeasuredTable(recording, markers)
+
+
+def write_measured_bag(path: str | Path, measured: MeasuredTable, robot: Robot) -> dict:
+    """
+    Write ``measured`` as a new bag folder ``path`` (MCAP); return the messages per topic.
+
+    Raises :class:`~tendon_robot_sim.experiment.bag.BagError` if ``path`` exists.
+    """
+    from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, OfferedQos
+
+    recording = measured.recording
+    names = robot.tendon_names
+    frame = robot.base.frame_id
+    # a sensor stream as the hardware bridge offers it; a latched /tf_static
+    sensor = OfferedQos(reliability='best_effort', depth=5)
+    with BagWriter(path) as bag:
+        messages = BagMessages(bag.typestore)
+        bag.add_topic('/' + STATE_TOPIC, 'sensor_msgs/msg/JointState', sensor)
+        bag.add_topic('/' + TIP_TOPIC, 'geometry_msgs/msg/PointStamped', sensor)
+        if recording.labels:
+            bag.add_topic('/' + LABEL_TOPIC, 'std_msgs/msg/String', OfferedQos())
+        for name in measured.markers:
+            bag.add_topic(f'/marker/{name}/measured', 'geometry_msgs/msg/PointStamped', sensor)
+        if recording.tip_marker is not None:
+            bag.add_topic(TF_STATIC_TOPIC, 'tf2_msgs/msg/TFMessage',
+                          OfferedQos(durability='transient_local', depth=1))
+            bag.write(TF_STATIC_TOPIC, recording.start_ns,
+                      messages.static_transform(recording.start_ns, TIP_FRAME, MARKER_FRAME,
+                                                recording.tip_marker))
+        displacement = recording.kind == 'displacement'
+        for k, time in enumerate(recording.tip_times):
+            stamp = recording.start_ns + int(round(time * 1e9))
+            if recording.labels:
+                bag.write('/' + LABEL_TOPIC, stamp, messages.text(recording.labels[k]))
+            values = recording.commands[k]
+            bag.write('/' + STATE_TOPIC, stamp, messages.joint_state(
+                stamp, names, position=values if displacement else (),
+                effort=() if displacement else values))
+            bag.write('/' + TIP_TOPIC, stamp, messages.point(stamp, frame, recording.tips[k]))
+            for name, points in measured.markers.items():
+                bag.write(f'/marker/{name}/measured', stamp,
+                          messages.point(stamp, frame, points[k]))
+        return dict(bag.counts)

@@ -1,0 +1,200 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""
+Import: a measured table and its column map become a bag every command reads.
+
+The excerpt of opencr-mujoco's FTDCR v4 recordings (test/data/opencr_ftdcr_v4, MIT) read with
+the shipped map, compared with the CSV read here by hand; another lab's layout (other units,
+signs, a rotated and shifted capture frame, tensions) needs only another map; bad tables and
+maps are one line naming the column or key, exit 2, and nothing written.
+"""
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+from tendon_robot_sim import cli
+from tendon_robot_sim.experiment.bag import bag_topics, read_messages
+from tendon_robot_sim.experiment.column_map import load_column_map
+from tendon_robot_sim.experiment.experiment import (load_points, read_recording,
+                                                    samples_from_recording)
+from tendon_robot_sim.models.tendon_robot import load_robot
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / 'test' / 'data' / 'opencr_ftdcr_v4'
+SESSION = 'tdcr_sysid_20260511-183002'
+ROBOT = ROOT / 'config' / 'opencr_ftdcr_v4.yaml'
+MAP = ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml'
+# The servo of each tendon in robot order, from their pull file's labels (tendon<X>_id<Y>).
+SERVOS = (4, 3, 9, 5, 2, 8, 6, 1, 7)
+
+
+def opencr_rows(name: str) -> list[dict]:
+    with open(DATA / f'{SESSION}_{name}.csv', newline='') as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_shipped_map_imports_the_opencr_excerpt(tmp_path, capsys):
+    bag = tmp_path / 'train_bag'
+    assert cli.main(['import', str(DATA / f'{SESSION}_train.csv'), '--columns', str(MAP),
+                     '--robot', str(ROBOT), '--out', str(bag)]) == 0
+    assert '54 rows' in capsys.readouterr().out
+    assert bag_topics(bag) == {'/tendon/state': 'sensor_msgs/msg/JointState',
+                               '/tip/measured': 'geometry_msgs/msg/PointStamped',
+                               '/experiment/label': 'std_msgs/msg/String',
+                               '/tf_static': 'tf2_msgs/msg/TFMessage'}
+    rows = opencr_rows('train')
+    robot = load_robot(ROBOT)
+    recording = read_recording(bag, robot)
+    assert recording.kind == 'displacement'
+    # every row: the servos in mm as tendon displacements in m (positive pulls), the tip in
+    # m, the label, the time from the first row; the marker 8 mm beyond the tip
+    expected = np.array([[float(row[f'servo_{s}_mm']) * 1e-3 for s in SERVOS] for row in rows])
+    np.testing.assert_allclose(recording.commands, expected, rtol=0, atol=1e-12)
+    tips = np.array([[float(row[k]) * 1e-3 for k in ('tip_x', 'tip_y', 'tip_z')]
+                     for row in rows])
+    np.testing.assert_allclose(recording.tips, tips, rtol=0, atol=1e-12)
+    assert list(recording.labels) == [row['pattern_label'] for row in rows]
+    times = np.array([float(row['timestamp']) for row in rows])
+    # stamps are whole nanoseconds since the epoch: the times to within a microsecond
+    np.testing.assert_allclose(recording.tip_times, times - times[0], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(recording.tip_marker, [0.0, 0.0, 0.008], rtol=0, atol=1e-15)
+    # every sample with its command: the samples calibrate and validate take
+    samples = samples_from_recording(recording)
+    assert len(samples) == len(rows)
+    assert samples[7].label == rows[7]['pattern_label']
+    np.testing.assert_allclose(samples[7].displacements, expected[7], rtol=0, atol=1e-12)
+    # the robot as measured carries the recording's marker, unless its file gives one
+    measured_robot, _ = load_points(bag, robot, 'samples')
+    np.testing.assert_allclose(measured_robot.tip_marker, [0.0, 0.0, 0.008], rtol=0, atol=1e-15)
+
+
+OTHER_LAB = """\
+time_ms,motion,a_deg,b_deg,c_deg,d_deg,x_cm,y_cm,z_cm
+0,rest,0,0,0,0,1.0,2.0,25.0
+100,rest,0,0,0,0,1.0,2.0,25.0
+250,bend,10,-5,0,0,3.0,2.5,24.0
+"""
+OTHER_MAP = """\
+time: {column: time_ms, unit: ms}
+label: {column: motion}
+inputs:
+  kind: displacement
+  unit: deg
+  drum_radius: 0.01
+  sign: -1                      # this lab counts paying out positive
+  columns: {t0: a_deg, t1: b_deg, t2: {column: c_deg, sign: 1}, t3: d_deg}
+tip: {columns: [x_cm, y_cm, z_cm], unit: cm}
+frame: {rpy_deg: [0, 90, 0], translation: [0, 0, 10], unit: mm}
+"""
+
+
+def test_another_lab_needs_only_another_map(tmp_path):
+    """Other units, signs, a motor angle on a drum, a turned and shifted capture frame."""
+    (tmp_path / 'run.csv').write_text(OTHER_LAB)
+    (tmp_path / 'map.yaml').write_text(OTHER_MAP)
+    bag = tmp_path / 'bag'
+    assert cli.main(['import', str(tmp_path / 'run.csv'), '--columns', str(tmp_path / 'map.yaml'),
+                     '--out', str(bag)]) == 0
+    robot = load_robot(ROOT / 'config' / 'robot.yaml')
+    recording = read_recording(bag, robot)
+    # 10 degrees of a 10 mm drum, paid out: -1.745 mm; t2 counts pulling positive
+    drum = math.radians(1.0) * 0.01
+    np.testing.assert_allclose(recording.commands[2], [-10 * drum, 5 * drum, 0.0, 0.0],
+                               rtol=0, atol=1e-15)
+    turn = Rotation.from_euler('xyz', [0, 90, 0], degrees=True).as_matrix()
+    expected = turn @ np.array([0.03, 0.025, 0.24]) + [0.0, 0.0, 0.01]
+    np.testing.assert_allclose(recording.tips[2], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(recording.tip_times, [0.0, 0.1, 0.25], rtol=0, atol=1e-9)
+    assert recording.labels == ('rest', 'rest', 'bend')
+    assert recording.tip_marker is None      # the map gives none
+    stamps = [msg.header.stamp for _, _, msg in read_messages(bag, ['tip/measured'])]
+    assert [(s.sec, s.nanosec) for s in stamps] == [(0, 0), (0, 100_000_000), (0, 250_000_000)]
+
+
+def test_tensions_import_as_efforts(tmp_path):
+    (tmp_path / 'run.csv').write_text('t,f0,f1,f2,f3,x,y,z\n0,1,0,0,0,0.25,0,0\n'
+                                      '1,2,0,0,500,0.24,0.01,0\n')
+    (tmp_path / 'map.yaml').write_text(
+        'time: {column: t}\ninputs: {kind: tension, unit: N, columns: {t0: f0, t1: f1, t2: f2, '
+        't3: {column: f3, unit: mN}}}\ntip: {columns: [x, y, z]}\n')
+    bag = tmp_path / 'bag'
+    assert cli.main(['import', str(tmp_path / 'run.csv'), '--columns',
+                     str(tmp_path / 'map.yaml'), '--out', str(bag)]) == 0
+    recording = read_recording(bag, load_robot(ROOT / 'config' / 'robot.yaml'))
+    assert recording.kind == 'tension'
+    np.testing.assert_allclose(recording.commands[1], [2.0, 0.0, 0.0, 0.5], rtol=0, atol=1e-15)
+    assert recording.labels == ()
+
+
+@pytest.mark.parametrize('table, column_map, text', [
+    # a map naming a column the table lacks
+    (OTHER_LAB, OTHER_MAP.replace('d_deg}', 'e_deg}'), "no column 'e_deg'"),
+    # a unit the importer does not know
+    (OTHER_LAB, OTHER_MAP.replace('unit: cm', 'unit: inch'),
+     "tip.unit: unknown unit 'inch'"),
+    (OTHER_LAB, OTHER_MAP.replace('unit: ms', 'unit: min'), "time.unit: unknown unit 'min'"),
+    # time stamps that go back, or repeat
+    (OTHER_LAB.replace('250,bend', '50,bend'), OTHER_MAP,
+     "line 4, column 'time_ms': the time stamp is before the one of line 3"),
+    (OTHER_LAB.replace('250,bend', '100,bend'), OTHER_MAP,
+     "line 4, column 'time_ms': the time stamp repeats the one of line 3"),
+    # a NaN row, an empty cell
+    (OTHER_LAB.replace('3.0,2.5', 'nan,2.5'), OTHER_MAP, "line 4, column 'x_cm': must be finite"),
+    (OTHER_LAB.replace('10,-5,0,0', '10,,0,0'), OTHER_MAP,
+     "line 4, column 'b_deg': '' is not a number"),
+    # a tendon the robot does not have, a tendon of the robot the map leaves out
+    (OTHER_LAB, OTHER_MAP.replace('t3: d_deg', 't9: d_deg'),
+     "inputs.columns.t9: the robot has no tendon 't9'"),
+    (OTHER_LAB, OTHER_MAP.replace(', t3: d_deg', ''), "no column for tendon 't3'"),
+    # a table with no tip column, a map with no tip
+    (OTHER_LAB.replace('z_cm', 'w_cm'), OTHER_MAP, "no column 'z_cm'"),
+    (OTHER_LAB, OTHER_MAP.replace('tip: {columns: [x_cm, y_cm, z_cm], unit: cm}\n', ''),
+     'tip: required key is missing'),
+    # a motor angle without a drum, a sign that is not one, a frame that is not a rotation
+    (OTHER_LAB, OTHER_MAP.replace('  drum_radius: 0.01\n', ''),
+     'inputs.columns.t0: a motor angle (deg) needs inputs.drum_radius'),
+    (OTHER_LAB, OTHER_MAP.replace('sign: -1 ', 'sign: 2 '), 'inputs.sign: must be 1 or -1'),
+    (OTHER_LAB, OTHER_MAP.replace('rpy_deg: [0, 90, 0]', 'rotation: [[1, 0, 0], [0, 2, 0], '
+                                  '[0, 0, 1]]'), 'frame.rotation: not a rotation matrix'),
+    (OTHER_LAB, OTHER_MAP + 'colour: blue\n', 'colour: unknown key'),
+])
+def test_bad_tables_and_maps_are_one_line_and_write_nothing(table, column_map, text, tmp_path,
+                                                            capsys):
+    (tmp_path / 'run.csv').write_text(table)
+    (tmp_path / 'map.yaml').write_text(column_map)
+    bag = tmp_path / 'bag'
+    code = cli.main(['import', str(tmp_path / 'run.csv'), '--columns', str(tmp_path / 'map.yaml'),
+                     '--out', str(bag)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and 'Traceback' not in err, err
+    assert text in err, err
+    assert not bag.exists()
+
+
+def test_the_map_loader_reads_quaternions_and_rotation_matrices(tmp_path):
+    path = tmp_path / 'map.yaml'
+    half = math.sqrt(0.5)
+    path.write_text(OTHER_MAP.replace('rpy_deg: [0, 90, 0]',
+                                      f'quaternion: [0, {half}, 0, {half}]'))
+    by_quaternion = load_column_map(path).rotation
+    path.write_text(OTHER_MAP.replace('rpy_deg: [0, 90, 0]',
+                                      'rotation: [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]'))
+    np.testing.assert_allclose(load_column_map(path).rotation, by_quaternion, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(by_quaternion @ [1.0, 0.0, 0.0], [0.0, 0.0, -1.0], rtol=0,
+                               atol=1e-12)
