@@ -226,6 +226,17 @@ class Robot:
     tip_load: TipLoad
     disc_radius: float = 0.0           # m, of every vertebra disc
     disc_thickness: float = 0.0        # m
+    # m, the contact envelope's radius between discs and at the discs, if the description's
+    # ``contact`` gives it (None: rod.radius and disc_radius, see contact_envelope)
+    contact_rod_radius: float | None = None
+    contact_disc_radius: float | None = None
+
+    @property
+    def contact_envelope(self) -> tuple[float, float]:
+        """Radius [m] with which the robot touches obstacles: between discs, at the discs."""
+        rod = self.rod.radius if self.contact_rod_radius is None else self.contact_rod_radius
+        disc = self.disc_radius if self.contact_disc_radius is None else self.contact_disc_radius
+        return rod, max(disc, rod) if self.vertebra_positions.size else rod
 
     @property
     def disc_inertia(self) -> tuple[float, float]:
@@ -329,6 +340,11 @@ class Robot:
         }
         if not self.vertebra_positions.size:
             del data['vertebrae']      # optional: a robot without discs
+        envelope = {key: value for key, value in (('rod_radius', self.contact_rod_radius),
+                                                  ('disc_radius', self.contact_disc_radius))
+                    if value is not None}
+        if envelope:
+            data['contact'] = envelope
         return data
 
 
@@ -352,7 +368,8 @@ def robot_from_dict(data: Any) -> Robot:
     """Build a validated :class:`Robot` from plain data in the YAML schema."""
     check_kind(data, TENDON_ROBOT)
     top = DescriptionMapping(data, '', required=('name', 'rod', 'tendons'),
-                             optional=('kind', 'base', 'gravity', 'vertebrae', 'tip_load'))
+                             optional=('kind', 'base', 'gravity', 'vertebrae', 'tip_load',
+                                       'contact'))
     top.get('kind')
     name = top.string('name')
     base = load_base(top.mapping('base', default={}))
@@ -366,11 +383,16 @@ def robot_from_dict(data: Any) -> Robot:
     tip_load = TipLoad(force=tip.vector('force', default=(0.0, 0.0, 0.0)),
                        moment=tip.vector('moment', default=(0.0, 0.0, 0.0)))
     tip.finish()
+    contact = top.mapping('contact', default={})
+    envelope = {key: contact.number(key, positive=True) if key in contact else None
+                for key in ('rod_radius', 'disc_radius')}
+    contact.finish()
     top.finish()
     return Robot(name=name, base=base, gravity=gravity, rod=rod,
                  vertebra_positions=positions, vertebra_mass=mass,
                  tendons=tendons, tip_load=tip_load, disc_radius=disc_radius,
-                 disc_thickness=disc_thickness)
+                 disc_thickness=disc_thickness, contact_rod_radius=envelope['rod_radius'],
+                 contact_disc_radius=envelope['disc_radius'])
 
 
 def _load_rod(m: 'DescriptionMapping') -> Rod:
