@@ -30,8 +30,6 @@ from tendon_robot_sim.models.contact import _kernels as kernels
 
 # A patch: envelope points closer than this many distance scales (load > ~1e-6 k delta).
 PATCH_SCALES = 7.0
-# Samples per solver step at which a contact's load is integrated.
-REFINE = 8
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,8 @@ class ContactPoint:
     One contact patch, world frame, SI units.
 
     ``s``: the load-weighted mean arc length [m]; ``point``: the obstacle's surface point
-    nearest the rod there [m]; ``normal``: the obstacle's outward normal there; ``force``: the
+    nearest the rod at the patch's median of load [m]; ``normal``: the direction of the
+    resultant, the load-weighted mean of the obstacle's outward normals; ``force``: the
     resultant the obstacle exerts on the robot over the patch [N] (penalty only: the normal
     load); ``penetration``: the largest depth of the envelope inside the obstacle [m] (0 when
     the smooth penalty holds it off the surface).
@@ -64,12 +63,13 @@ def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.nd
     """
     Contacts of a rod whose envelope (``contact.radius[0]``) passes through ``points``.
 
-    ``arc`` (k,) reference arc lengths [m] of the points (k, 3) [m], ``tangents`` (k, 3) the
-    rod's dp/ds there. The load is integrated along arc length by the trapezoidal rule on the
-    cubic Hermite curve through the points, :data:`REFINE` samples per interval: a patch on a
-    curved obstacle can be narrower than the solver's step.
+    ``arc`` (k,) reference arc lengths [m] of the points (k, 3) [m] (the solver's grid),
+    ``tangents`` (k, 3) the rod's dp/ds there. The load is integrated along arc length as the
+    solver's RK4 steps integrate it, by Simpson's rule on each step, its midpoint on the cubic
+    Hermite curve through the points: the reported forces are those the solution balances
+    (a patch narrower than the step is then resolved no better than the solver resolves it).
     """
-    t = np.linspace(0.0, 1.0, REFINE + 1)[:-1]
+    t = np.array([0.0, 0.5])
     h = np.diff(arc)[:, None, None]
     h00, h10 = 2 * t ** 3 - 3 * t ** 2 + 1, t ** 3 - 2 * t ** 2 + t
     h01, h11 = -2 * t ** 3 + 3 * t ** 2, t ** 3 - t ** 2
@@ -85,9 +85,10 @@ def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.nd
     kernels.probe(contact, np.ascontiguousarray(points, dtype=float),
                   np.full(k, contact.radius[0]), gaps, surface, normals, loads, np.zeros(12))
     weights = np.zeros(k)
-    steps = np.diff(arc)
-    weights[:-1] += 0.5 * steps
-    weights[1:] += 0.5 * steps
+    steps = np.diff(arc[0::2])
+    weights[0:-1:2] += steps / 6.0
+    weights[1::2] += 4.0 * steps / 6.0
+    weights[2::2] += steps / 6.0
     found = []
     for j, name in enumerate(names):
         near = gaps[j] < PATCH_SCALES * contact.law[j, kernels.LAW_DELTA]
@@ -102,7 +103,7 @@ def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.nd
             centre = start + int(np.argmax(np.cumsum(w) >= 0.5 * total))
             found.append(ContactPoint(
                 obstacle=name, s=float((w * arc[rows]).sum() / total),
-                point=surface[j, centre].copy(), normal=normals[j, centre].copy(),
+                point=surface[j, centre].copy(), normal=force / np.linalg.norm(force),
                 force=force, penetration=float(max(0.0, -gaps[j, rows].min()))))
     return found
 
@@ -110,3 +111,8 @@ def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.nd
 def largest_penetration(contacts: list[ContactPoint]) -> float:
     """Return the deepest penetration of any contact [m] (0 without contacts)."""
     return max((c.penetration for c in contacts), default=0.0)
+
+
+def total_force(contacts: list[ContactPoint]) -> np.ndarray:
+    """Return the sum of the contacts' forces on the robot [N] (zero without contacts)."""
+    return np.sum([c.force for c in contacts], axis=0) if contacts else np.zeros(3)
