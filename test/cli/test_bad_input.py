@@ -111,6 +111,9 @@ CASES = [
     (['statics', '--tensions', '0,0,0,0', '--world', '{mesh_world}'], BAD,
      '{mesh_world}: obstacles[0].file: '),
     (['statics', '--tensions', '0,0,0,0', '--world', '{missing}'], BAD, 'cannot read'),
+    (['simulate', '--world', WORLD, '--integrator', 'explicit'], BAD,
+     '--world: contact is not modelled in the explicit integrator yet'),
+    (['simulate', '--world', '{negative_world}'], BAD, 'obstacles[0].radius: must be > 0'),
     (['statics', '--tensions', '0,0,0,0', '--model', 'discrete', '--world', WORLD],
      BAD, '--world: contact is not modelled in the discrete statics yet'),
     (['statics', '--tensions', '1,0,0,0', '--robot', '{binary}'], BAD, 'not UTF-8'),
@@ -538,7 +541,8 @@ def files(tmp_path_factory):
                            'obstacles: [{name: ball, shape: sphere, radius: -0.01}]'),
         'base_world': ('base_world.yaml', 'obstacles: [{name: table, shape: plane}]'),
         'fake_mesh': ('fake.stl', 'solid fake\nthis is no mesh\n'),
-        'mesh_world': ('mesh_world.yaml', 'obstacles: [{name: bone, shape: mesh, file: fake.stl}]'),
+        'mesh_world': ('mesh_world.yaml',
+                       'obstacles: [{name: bone, shape: mesh, file: fake.stl}]'),
         'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()
                          .replace('compliance: 1.0e-4', 'compliance: 1.0e-3')),
     }

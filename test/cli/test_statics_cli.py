@@ -87,7 +87,8 @@ def test_json_carries_the_contacts_of_a_world(tmp_path):
     world = tmp_path / 'prop.yaml'
     world.write_text('obstacles:\n'
                      '  - {name: prop, shape: cylinder, radius: 0.01, length: 0.05,\n'
-                     '     position: [0.5, 0.0, -0.011], orientation: [-0.7071068, 0, 0, 0.7071068]}\n')
+                     '     position: [0.5, 0.0, -0.011],\n'
+                     '     orientation: [-0.7071068, 0, 0, 0.7071068]}\n')
     steel = str(ROOT / 'config' / 'steel_rod_robot.yaml')
     proc = run_cli('--robot', steel, '--world', str(world), '--tensions', '0,0,0,0', '--json')
     assert proc.returncode == 0, proc.stderr
