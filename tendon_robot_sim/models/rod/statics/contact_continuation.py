@@ -41,7 +41,7 @@ MAX_STEP = 0.25
 JUMP = 4.0
 JUMP_FLOOR = 0.01      # of the rod length
 EASY_ITERATIONS = 6    # Newton iterations of a step after which the next one grows
-STEP_ITERATIONS = 12   # Newton iterations of a step before it is halved instead
+STEP_ITERATIONS = 20   # Newton iterations of a step before it is halved instead
 
 
 def continue_in_load(solver, mode: int, state, tau_in: np.ndarray, q: np.ndarray,
