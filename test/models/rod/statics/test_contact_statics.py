@@ -100,3 +100,19 @@ def test_an_obstacle_through_the_base_is_refused_naming_it():
         {'name': 'wall', 'shape': 'box', 'size': [0.01, 0.1, 0.1], 'position': [0.0, 0.0, 0.0]}]})
     with pytest.raises(WorldError, match=r"^obstacles\[0\] \(wall\): intersects the robot's base"):
         StaticsSolver(STEEL, 'cosserat', world=world)
+
+
+def test_a_mesh_obstacle_holds_the_rod_as_the_same_solid_given_by_its_shape(tmp_path):
+    import trimesh
+
+    # a box under the last 10 mm of the rod, as a box and as an STL of its 12 triangles
+    trimesh.creation.box(extents=[0.02, 0.02, 0.02]).export(tmp_path / 'block.stl')
+    pose = {'position': [L, 0.0, -R - 0.01], 'orientation': [0.0, 0.0, 0.3826834, 0.9238795]}
+    tips = []
+    for block in ({'shape': 'box', 'size': [0.02, 0.02, 0.02]},
+                  {'shape': 'mesh', 'file': 'block.stl'}):
+        world = world_from_dict({'obstacles': [{'name': 'block', **block, **pose}]}, tmp_path)
+        result = StaticsSolver(STEEL, 'kirchhoff', world=world).solve_tensions([0.0] * 4)
+        tips.append(result.tip_position)
+        assert result.contacts[0].force[2] > 0.3 * W * L / 8
+    np.testing.assert_allclose(tips[0], tips[1], atol=1e-9)
