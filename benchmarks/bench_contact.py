@@ -82,7 +82,8 @@ def statics(model, step, repeats, stiffness=1e7):
         solver.solve_tensions([1e-3 * (k % 10), 0.0, 0.0, 0.0])
         warm.append(time.perf_counter() - start)
     (prop,) = result.contacts
-    return {'model': model, 'step_m': step, 'stiffness': stiffness, 'cold_ms': 1e3 * statistics.median(cold),
+    return {'model': model, 'step_m': step, 'stiffness': stiffness,
+            'cold_ms': 1e3 * statistics.median(cold),
             'warm_ms_median': 1e3 * statistics.median(warm),
             'penetration_m': result.max_penetration,
             **errors(result.centerline, prop.force[2], -result.base_force[2])}
