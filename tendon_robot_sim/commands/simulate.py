@@ -36,7 +36,9 @@ tension 0 (slack). Such a run starts at rest in the static equilibrium of the in
 the explicit one. With ``--json`` the last line on stdout is one JSON object with
 ``tip_position`` [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``sim_time``
 (s), ``wall_time`` (s), ``real_time_factor``, ``steady`` and ``integrator``. A progress bar goes
-to stderr when it is a terminal.
+to stderr when it is a terminal. ``--world FILE`` (implicit integrator) puts obstacles in the
+robot's way: the JSON gets ``contacts`` and ``max_penetration`` (as ``statics --json``), the
+trajectory ``contact_fx, contact_fy, contact_fz`` [N], the total contact force on the robot.
 """
 
 import argparse
@@ -52,6 +54,8 @@ from tendon_robot_sim.commands import (check_steps, command_error, CommandError,
 from tendon_robot_sim.experiment.input_profile import (InputProfile, MixedInputs, ProfileError,
                                                        read_profile)
 from tendon_robot_sim.files.outputs import open_output
+from tendon_robot_sim.models.contact.report import largest_penetration, total_force
+from tendon_robot_sim.models.contact.world import load_world, WorldError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, choose_integrator,
@@ -114,6 +118,10 @@ def register(subparsers) -> None:
                              f'[{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]: 0 is BDF2 (the default, '
                              'damps what dt does not resolve), -0.5 the trapezoidal rule (no '
                              'numerical damping)')
+    parser.add_argument('--world', default=None, metavar='FILE',
+                        help='world description YAML: obstacles the robot touches (implicit '
+                             'integrator; docs/tendon_robot.md, "Contact with the world"); the '
+                             'trajectory gets the total contact force')
     parser.add_argument('--trajectory-out', default=None, metavar='FILE.csv',
                         type=OutputPath('file', ('.csv',)),
                         help='write the tip and the tendons over time to this CSV file')
@@ -181,16 +189,19 @@ def read_series(args: argparse.Namespace, robot, integrator: str) -> MixedInputs
 class Trajectory:
     """Rows of the ``--trajectory-out`` file, written when the run ends (however it ends)."""
 
-    def __init__(self, path, names: list[str]):
+    def __init__(self, path, names: list[str], contact: bool = False):
         self.path = path          # checked when parsed (OutputPath), before the run
+        self.contact = contact and path is not None    # rows carry the total contact force
         self.header = (['t', 'x', 'y', 'z', 'qx', 'qy', 'qz', 'qw']
-                       + [f'tension_{n}' for n in names] + [f'displacement_{n}' for n in names])
+                       + [f'tension_{n}' for n in names] + [f'displacement_{n}' for n in names]
+                       + (['contact_fx', 'contact_fy', 'contact_fz'] if contact else []))
         self.rows = []
 
-    def add(self, t, positions, quaternions, tensions, displacements) -> None:
+    def add(self, t, positions, quaternions, tensions, displacements, contacts=None) -> None:
         if self.path is not None:
+            total = () if contacts is None else (total_force(contacts)[None],)
             self.rows.append(np.column_stack((t, positions, quaternions, tensions,
-                                              displacements)))
+                                              displacements, *total)))
 
     def write(self) -> None:
         if self.path is None:
@@ -233,10 +244,15 @@ def run(args: argparse.Namespace) -> int:
     path = args.robot or default_robot_file()
     try:
         robot = load_robot(path)
+        world = None if args.world is None else load_world(args.world)
         # displacements over time need the implicit integrator: auto takes it for them
         asked = ('implicit' if args.displacements_csv and args.integrator == 'auto'
                  else args.integrator)
-        integrator, why = choose_integrator(robot, asked)
+        integrator, why = choose_integrator(robot, 'implicit' if world and asked == 'auto'
+                                            else asked)
+        if world is not None and integrator == 'explicit':
+            raise CommandError('--world: contact is not modelled in the explicit integrator yet; '
+                               'use --integrator implicit')
         series = read_series(args, robot, integrator)
         field = series.fields if series is not None else None
         duration = args.duration or (series.end if series is not None else 1.0)
@@ -246,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
         total = args.max_time if args.until_steady else duration
         if integrator == 'implicit':
             from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
-            sim = ImplicitSimulator(robot, dt=args.dt, alpha=_alpha(args))
+            sim = ImplicitSimulator(robot, dt=args.dt, alpha=_alpha(args), world=world)
         elif args.alpha is not None:
             raise CommandError(f'--alpha: applies to the implicit integrator only; this run is '
                                f'explicit ({why}): add --integrator implicit')
@@ -256,9 +272,9 @@ def run(args: argparse.Namespace) -> int:
         # a trajectory file keeps a row per step (implicit) or per millisecond (explicit)
         check_steps(total, sim.dt, kept=args.trajectory_out is not None,
                     option='--max-time' if args.until_steady else '--duration')
-        trajectory = Trajectory(args.trajectory_out, robot.tendon_names)
+        trajectory = Trajectory(args.trajectory_out, robot.tendon_names, world is not None)
         _set_start(sim, args, series)
-    except (RobotDescriptionError, InputError) as error:
+    except (RobotDescriptionError, InputError, WorldError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None
 
@@ -281,7 +297,7 @@ def run(args: argparse.Namespace) -> int:
         kind = NoResultError if isinstance(error, SimulationDiverged) else CommandError
         message = str(error)
         if getattr(error, 'step_dt', None) is not None:
-            message = _whole_run_dt(robot, args, series, field, duration, error, sim.dt)
+            message = _whole_run_dt(robot, args, series, field, duration, error, sim.dt, world)
         raise kind(' '.join(message.split()) + kept) from None
     trajectory.write()
     wall = time.perf_counter() - begin
@@ -303,6 +319,9 @@ def run(args: argparse.Namespace) -> int:
         'real_time_factor': sim_time / wall if wall > 0 else None,
         'steady': steady,
         'trajectory_out': str(trajectory.path) if trajectory.path else None,
+        **({} if state.contacts is None else {
+            'contacts': [c.to_dict() for c in state.contacts],
+            'max_penetration': largest_penetration(state.contacts)}),
     }
     tensions_text = ', '.join(f'{name} {value:g}' for name, value in
                               zip(sim.tendon_names, state.tensions))
@@ -340,7 +359,8 @@ def _set_start(sim, args, series) -> None:
         sim.set_tensions(parse_values(args.tensions, '--tensions'))
 
 
-def _whole_run_dt(robot, args, series, field, duration, error, failed_dt: float) -> str:
+def _whole_run_dt(robot, args, series, field, duration, error, failed_dt: float,
+                  world) -> str:
     """
     Return the message of a failed implicit step, with a --dt that completes the whole run.
 
@@ -353,13 +373,13 @@ def _whole_run_dt(robot, args, series, field, duration, error, failed_dt: float)
     smallest = failed_dt / 2 ** DT_HALVINGS
     dt = error.step_dt
     while dt >= smallest * (1.0 - 1e-9):
-        sim = ImplicitSimulator(robot, dt=dt, alpha=_alpha(args))
+        sim = ImplicitSimulator(robot, dt=dt, alpha=_alpha(args), world=world)
         try:
             _set_start(sim, args, series)
             with tqdm(total=round(duration, 6), unit='s', desc=f'trying --dt {dt:g}',
                       file=sys.stderr, disable=None, leave=False) as bar:
                 _run_implicit(sim, args, series, field, duration,
-                              Trajectory(None, robot.tendon_names), bar,
+                              Trajectory(None, robot.tendon_names, world is not None), bar,
                               _named(robot, args.tensions))
         except (SimulationDiverged, InputError):
             dt /= 2.0
@@ -384,12 +404,13 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
         sim.place_at_rest()
     first = sim.state()
     trajectory.add(0.0, first.tip_position[None], first.tip_orientation[None],
-                   first.tensions[None], first.tendon_displacements[None])
+                   first.tensions[None], first.tendon_displacements[None], first.contacts)
     if args.until_steady:
         sim.run_until_steady(args.max_time, check_interval=CHUNK, progress=bar.update)
         return 0.0
     steps = round(duration / sim.dt)
-    per_chunk = max(CHUNK_STEPS, round(CHUNK / sim.dt))
+    # the contact force of every step comes from its state: one step at a time
+    per_chunk = 1 if trajectory.contact else max(CHUNK_STEPS, round(CHUNK / sim.dt))
     for begin in range(0, steps, per_chunk):
         t = sim.dt * np.arange(begin + 1, min(begin + per_chunk, steps) + 1)
         if series is not None:
@@ -401,7 +422,8 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
         positions, quaternions = sim.record_poses(record)
         tensions, displacements = sim.record_tendons(
             record, values if series is not None else None)
-        trajectory.add(t, positions, quaternions, tensions, displacements)
+        trajectory.add(t, positions, quaternions, tensions, displacements,
+                       sim.state().contacts if trajectory.contact else None)
         bar.update(t.size * sim.dt)
     return 0.0
 
@@ -462,4 +484,4 @@ def _sample(sim, origin: float, trajectory: Trajectory) -> None:
     state = sim.state()
     trajectory.add(state.time - origin, state.tip_position[None],
                    rotation_to_quaternion(state.tip_rotation[None]), state.tensions[None],
-                   state.tendon_displacements[None])
+                   state.tendon_displacements[None], state.contacts)

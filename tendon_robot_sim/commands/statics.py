@@ -18,12 +18,16 @@
     tendon-robot-sim statics --tensions 0,2,0,0
     tendon-robot-sim statics --model discrete --displacements t0=0.004 --json
     tendon-robot-sim statics --tensions 1,0,0,0 --tip-force 0,0,-0.05 --json
+    tendon-robot-sim statics --tensions 0,3,0,0 --world config/world_post.yaml --json
 
 With ``--json`` the last line on stdout is one JSON object with ``tip_position``
 [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``tensions`` (N),
 ``displacements`` (m), ``converged``, ``residual``, ``solve_time_ms`` and more (see
-:meth:`tendon_robot_sim.models.rod.statics.solver.StaticsResult.to_dict`). The solve time includes
-no numba compilation: the command solves once to compile, then times a cold solve.
+:meth:`tendon_robot_sim.models.rod.statics.solver.StaticsResult.to_dict`); with ``--world``
+also ``contacts``, a list of ``{obstacle, s, point, normal, force, penetration}`` (arc length
+in m, point and force in the world frame, the force on the robot in N, penetration in m) and
+``max_penetration`` (m). The solve time includes no numba compilation: the command solves once
+to compile, then times a cold solve.
 """
 
 import argparse
@@ -32,7 +36,9 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, NoResultError, parse_values, parse_vector
+from tendon_robot_sim.commands import (command_error, CommandError, NoResultError, parse_values,
+                                       parse_vector)
+from tendon_robot_sim.models.contact.world import load_world, WorldError
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.statics.solver import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
@@ -63,6 +69,9 @@ def register(subparsers) -> None:
                         help='external tip moment in N m, world frame (default: robot tip_load)')
     parser.add_argument('--constitutive', choices=CONSTITUTIVE_LAWS, default=None,
                         help='constitutive law (default: pyelastica for discrete, else linear)')
+    parser.add_argument('--world', default=None, metavar='FILE',
+                        help='world description YAML: obstacles the robot touches (cosserat and '
+                             'kirchhoff; docs/tendon_robot.md, "Contact with the world")')
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
     parser.set_defaults(func=run)
 
@@ -73,7 +82,11 @@ def run(args: argparse.Namespace) -> int:
     tip_moment = parse_vector(args.tip_moment, '--tip-moment')
     try:
         robot = load_robot(path)
-        solver = StaticsSolver(robot, args.model, constitutive=args.constitutive)
+        world = None if args.world is None else load_world(args.world)
+        if world is not None and args.model == 'discrete':
+            raise CommandError('--world: contact is not modelled in the discrete statics yet; '
+                               'use --model cosserat or kirchhoff')
+        solver = StaticsSolver(robot, args.model, constitutive=args.constitutive, world=world)
         if args.tensions is not None:
             values = parse_values(args.tensions, '--tensions')
             solve = solver.solve_tensions
@@ -83,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         solve(values, tip_force, tip_moment)   # compiles the kernels on first use
         solver.reset()
         result = solve(values, tip_force, tip_moment)
-    except (RobotDescriptionError, StaticsError) as error:
+    except (RobotDescriptionError, StaticsError, WorldError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None
     beyond = result.beyond_limits(robot)
@@ -98,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
     print(f'displacements [m]:    {result.tendon_displacements}')
     print(f'residual {result.residual:.3g} after {result.iterations} Newton iterations, '
           f'cold solve {result.solve_time * 1e3:.2f} ms')
+    for contact in result.contacts or ():
+        print(f'contact {contact.obstacle} at s = {contact.s:.4f} m: force [N] {contact.force}, '
+              f'penetration {contact.penetration * 1e6:.1f} um')
     if args.json:
         print(json.dumps({'robot': robot.name, 'constitutive': solver.constitutive,
                           **result.to_dict()}))

@@ -57,6 +57,7 @@ from collections import namedtuple
 import math
 
 from tendon_robot_sim.models._numerics import inverse3, kernel
+from tendon_robot_sim.models.contact._kernels import contact_force, CW_F, CW_P, CW_V
 
 COSSERAT, KIRCHHOFF, DISCRETE = 0, 1, 2
 LINEAR, PYELASTICA = 0, 1
@@ -279,14 +280,35 @@ def _kinematics(y, v0, v1, v2, u0, u1, u2, dy):
 
 
 @kernel
-def _rhs_rod(law, mat, y, dy, dyn, row):
+def _contact_load(world, y, moving, iq):
+    """
+    Return the contact load per unit length f_c [N/m] (world frame) on the rod at y.
+
+    Penalty at the rod's envelope (``world.radius[0]``) around p = y[0:3]; moving (dynamics):
+    also damping and friction on the velocity R q (q = y[iq:iq + 3], body frame). The returned
+    array is scratch of ``world.work``: use it before the next call.
+    """
+    cw = world.work
+    p, vel, f = cw[CW_P:CW_P + 3], cw[CW_V:CW_V + 3], cw[CW_F:CW_F + 3]
+    for i in range(3):
+        p[i] = y[i]
+        f[i] = 0.0
+        vel[i] = (y[3 + 3 * i] * y[iq] + y[4 + 3 * i] * y[iq + 1] + y[5 + 3 * i] * y[iq + 2]
+                  if moving else 0.0)
+    contact_force(world, p, vel, moving, world.radius[0], f, cw[0:12])
+    return f
+
+
+@kernel
+def _rhs_rod(law, mat, y, dy, dyn, row, world):
     """
     Write dy/ds of a bare Cosserat rod into dy.
 
     Discrete model between vertebrae, rods of a parallel robot; y = p, R, n, m (world frame),
     then q, w (body) with dynamics: v and u - u* from the constitutive law (u* the rest
-    curvature, viscous parts included), n_s = -rho A g + R f, m_s = -p_s x n + R l with the
-    dynamic terms f, l of :func:`_inertia_terms` (zero in statics).
+    curvature, viscous parts included), n_s = -rho A g - f_c + R f, m_s = -p_s x n + R l with
+    the contact load f_c of :func:`_contact_load` and the dynamic terms f, l of
+    :func:`_inertia_terms` (zero in statics).
     """
     n0, n1, n2 = y[12], y[13], y[14]
     m0, m1, m2 = y[15], y[16], y[17]
@@ -314,6 +336,10 @@ def _rhs_rod(law, mat, y, dy, dyn, row):
     dy[12] = -mat[MAT_RHOAG]
     dy[13] = -mat[MAT_RHOAG + 1]
     dy[14] = -mat[MAT_RHOAG + 2]
+    if world.shape.size:
+        fc = _contact_load(world, y, dyn.on, 18)
+        for i in range(3):
+            dy[12 + i] -= fc[i]
     dy[15] = -(p1 * n2 - p2 * n1)
     dy[16] = -(p2 * n0 - p0 * n2)
     dy[17] = -(p0 * n1 - p1 * n0)
@@ -328,7 +354,7 @@ def _rhs_rod(law, mat, y, dy, dyn, row):
 
 
 @kernel
-def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row):
+def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world):
     """
     Write dy/ds of a rod with tendons routed along it into dy (R&W Eqs. 15-17).
 
@@ -342,7 +368,8 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row):
     the LINEAR law Kn = Kse, Ku = Kbt, Km = 0, the PYELASTICA law uses the derivatives
     of nb = Kse (v - e3)/|v| and mb = Kbt u/|v|^3 (Kn = dnb/dv, Km = dmb/dv,
     Ku = dmb/du). Kirchhoff (Eq. 17), v = e3: (Kbt + H) u_s = -u x Kbt u - e3 x nb - b,
-    nb_s = -u x nb - G u_s - a - R^T rho A g. Scratch: K (6, 6), M (4, 3, 3).
+    nb_s = -u x nb - G u_s - a - R^T rho A g. Scratch: K (6, 6), M (4, 3, 3). The contact
+    load f_c (:func:`_contact_load`) joins the weight: rho A g + f_c.
     Dynamics (Till et al. 2019): nb and mb gain Bse v_t and Bbt u_t; their s-derivatives
     c0 Bse v_s + Bse v_sh (likewise Bbt) put c0 Bse, c0 Bbt on the diagonal of K and
     -Bse v_sh, -Bbt u_sh on the right; the f, l of :func:`_inertia_terms` join the force and
@@ -464,6 +491,12 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row):
     f0 = y[3] * g0 + y[6] * g1 + y[9] * g2
     f1 = y[4] * g0 + y[7] * g1 + y[10] * g2
     f2 = y[5] * g0 + y[8] * g1 + y[11] * g2
+    if world.shape.size:
+        # + R^T f_c: contact with the world
+        fc = _contact_load(world, y, dyn.on, 18 + nt)
+        f0 += y[3] * fc[0] + y[6] * fc[1] + y[9] * fc[2]
+        f1 += y[4] * fc[0] + y[7] * fc[1] + y[10] * fc[2]
+        f2 += y[5] * fc[0] + y[8] * fc[1] + y[11] * fc[2]
     # c = -u x mb - v x nb - b
     c0 = -(u1 * mb2 - u2 * mb1) - (v1 * nb2 - v2 * nb1) - b0
     c1 = -(u2 * mb0 - u0 * mb2) - (v2 * nb0 - v0 * nb2) - b1
@@ -532,7 +565,7 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row):
 
 
 @kernel
-def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M, dyn, zr):
+def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M, dyn, zr, world):
     """
     Integrate n classical RK4 steps of size h from y (in place).
 
@@ -540,6 +573,7 @@ def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M, dyn, zr
     With dynamics, stage j of step i is evaluation point zr + 4 i + j of the history: each
     stage keeps its own history, so the scheme is RK4 in arc length of the time-discretised
     equations (their time derivatives are linear combinations of states at the same stage).
+    ``world``: the obstacles (contact._kernels.Contact), loading the rod along its length.
     """
     ny = y.size
     dy, acc, yt = st[0], st[1], st[2]
@@ -552,10 +586,10 @@ def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M, dyn, zr
             # stages at s, s + h/2, s + h/2, s + h with weights 1, 2, 2, 1
             zrow = zr + 4 * step + stage
             if model == DISCRETE:
-                _rhs_rod(law, mat, yt, dy, dyn, zrow)
+                _rhs_rod(law, mat, yt, dy, dyn, zrow, world)
             else:
                 _rhs_tendons(kirchhoff, law, mat, yt, rt[pt + 2 * step + (stage + 1) // 2],
-                             act, tau, dy, K, M, dyn, zrow)
+                             act, tau, dy, K, M, dyn, zrow, world)
             weight = 1.0 if stage == 0 or stage == 3 else 2.0
             advance = h if stage == 2 else 0.5 * h
             for i in range(ny):

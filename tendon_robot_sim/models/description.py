@@ -121,6 +121,14 @@ PHYSICAL_RANGES: dict[str, tuple[float, float, str, str] | None] = {
     'rate': (0.0, 1e6, '1/s', 'a decay rate'),
     # angles in radians: DescriptionMapping.angle
     'angle': None, 'contact_angle': None, 'limits': None, 'pair_angles': None,
+    # contact: the world file (models/contact/world.py) and the robot's contact envelope
+    'penalty_stiffness': (0.0, 1e12, 'N/m^2', 'load per metre of rod per metre of penetration'),
+    'distance_scale': (1e-9, 1.0, 'm', "the smooth penalty's transition, 1 nm to 1 m"),
+    'normal_damping': (0.0, 1e9, 'N s/m^2', 'per metre of rod'),
+    'slip_velocity': (1e-9, 10.0, 'm/s', 'regularises Coulomb friction'),
+    'size': SIZE, 'scale': (1e-9, 1e6, '', 'of a mesh file'),
+    'orientation': (-1e6, 1e6, '', 'a quaternion, normalised when loaded'),
+    'rod_radius': SIZE, 'disc_radius': SIZE,
 }
 DEGREES = (-360.0, 360.0, 'deg', 'at most a full turn')
 
@@ -344,6 +352,7 @@ class DescriptionMapping:
             'vertebrae': ('count', 'first', 'last', 'positions', 'mass', 'radius',
                           'thickness'),
             'tip_load': ('force', 'moment'),
+            'contact': ('rod_radius', 'disc_radius'),
         }[name]
         value = self.get(name, default)
         return DescriptionMapping(value, self._path(name), optional=optional)

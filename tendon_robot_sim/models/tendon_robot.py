@@ -231,6 +231,17 @@ class Robot:
     # (3,) m: the point a tip sensor measures (a motion-capture marker), in the tip frame
     # (d1, d2, d3 at s = L); zero: the tip itself
     tip_marker: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    # m, the contact envelope's radius between discs and at the discs, if the description's
+    # ``contact`` gives it (None: rod.radius and disc_radius, see contact_envelope)
+    contact_rod_radius: float | None = None
+    contact_disc_radius: float | None = None
+
+    @property
+    def contact_envelope(self) -> tuple[float, float]:
+        """Radius [m] with which the robot touches obstacles: between discs, at the discs."""
+        rod = self.rod.radius if self.contact_rod_radius is None else self.contact_rod_radius
+        disc = self.disc_radius if self.contact_disc_radius is None else self.contact_disc_radius
+        return rod, max(disc, rod) if self.vertebra_positions.size else rod
 
     @property
     def disc_inertia(self) -> tuple[float, float]:
@@ -336,6 +347,11 @@ class Robot:
             data['tip_marker'] = self.tip_marker.tolist()
         if not self.vertebra_positions.size:
             del data['vertebrae']      # optional: a robot without discs
+        envelope = {key: value for key, value in (('rod_radius', self.contact_rod_radius),
+                                                  ('disc_radius', self.contact_disc_radius))
+                    if value is not None}
+        if envelope:
+            data['contact'] = envelope
         return data
 
 
@@ -360,7 +376,7 @@ def robot_from_dict(data: Any) -> Robot:
     check_kind(data, TENDON_ROBOT)
     top = DescriptionMapping(data, '', required=('name', 'rod', 'tendons'),
                              optional=('kind', 'base', 'gravity', 'vertebrae', 'tip_load',
-                                       'tip_marker'))
+                                       'tip_marker', 'contact'))
     top.get('kind')
     name = top.string('name')
     base = load_base(top.mapping('base', default={}))
@@ -375,12 +391,17 @@ def robot_from_dict(data: Any) -> Robot:
                        moment=tip.vector('moment', default=(0.0, 0.0, 0.0)))
     tip.finish()
     tip_marker = top.vector('tip_marker', default=(0.0, 0.0, 0.0))
+    contact = top.mapping('contact', default={})
+    envelope = {key: contact.number(key, positive=True) if key in contact else None
+                for key in ('rod_radius', 'disc_radius')}
+    contact.finish()
     top.finish()
     return Robot(name=name, base=base, gravity=gravity, rod=rod,
                  vertebra_positions=positions, vertebra_mass=mass,
                  tendons=tendons, tip_load=tip_load, tip_marker=tip_marker,
-                 disc_radius=disc_radius,
-                 disc_thickness=disc_thickness)
+                 disc_radius=disc_radius, disc_thickness=disc_thickness,
+                 contact_rod_radius=envelope['rod_radius'],
+                 contact_disc_radius=envelope['disc_radius'])
 
 
 def _load_rod(m: 'DescriptionMapping') -> Rod:

@@ -43,6 +43,7 @@ V4 = str(ROOT / 'config' / 'opencr_ftdcr_v4.yaml')
 V4_MAP = (ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml').read_text()
 V4_TABLE = (ROOT / 'test' / 'data' / 'opencr_ftdcr_v4'
             / 'tdcr_sysid_20260511-183002_val.csv').read_text().splitlines(keepends=True)[:4]
+WORLD = str(ROOT / 'config' / 'world_post.yaml')
 
 # (argv, exit code, text the one error line must contain). {name} stands for a file of
 # FILES, written for the test.
@@ -103,6 +104,22 @@ CASES = [
     (['statics', '--tensions', '1,0,0,0', '--tip-force', '0,nan,0'], BAD, '--tip-force'),
     (['statics', '--tensions', '1,0,0,0', '--tip-moment', '0,0'], BAD, '--tip-moment'),
     (['statics', '--tensions', '-3,0,0,0'], BAD, 'tensions'),
+    # world files: unknown shape, negative radius, an obstacle through the base, a fake mesh
+    (['statics', '--tensions', '0,0,0,0', '--world', '{cone_world}'], BAD,
+     "{cone_world}: obstacles[0].shape: must be one of ['plane', 'sphere', 'cylinder', 'box', "
+     "'mesh'], got str 'cone'"),
+    (['statics', '--tensions', '0,0,0,0', '--world', '{negative_world}'], BAD,
+     '{negative_world}: obstacles[0].radius: must be > 0, got -0.01'),
+    (['statics', '--tensions', '0,0,0,0', '--world', '{base_world}'], BAD,
+     "obstacles[0] (table): intersects the robot's base"),
+    (['statics', '--tensions', '0,0,0,0', '--world', '{mesh_world}'], BAD,
+     '{mesh_world}: obstacles[0].file: '),
+    (['statics', '--tensions', '0,0,0,0', '--world', '{missing}'], BAD, 'cannot read'),
+    (['simulate', '--world', WORLD, '--integrator', 'explicit'], BAD,
+     '--world: contact is not modelled in the explicit integrator yet'),
+    (['simulate', '--world', '{negative_world}'], BAD, 'obstacles[0].radius: must be > 0'),
+    (['statics', '--tensions', '0,0,0,0', '--model', 'discrete', '--world', WORLD],
+     BAD, '--world: contact is not modelled in the discrete statics yet'),
     (['statics', '--tensions', '1,0,0,0', '--robot', '{binary}'], BAD, 'not UTF-8'),
     (['statics', '--displacements', '0.001,0,0,0', '--robot', '{mm_reference}'], BAD,
      'tendons[0].reference_length: must be within 0.5 to 2 times'),
@@ -561,6 +578,13 @@ def files(tmp_path_factory):
             '{name: t2, offset: 0.015, angle_deg: 180.0, routing: tapered, end_offset: 0.02,')),
         'tiny_pcr': ('tiny_pcr.yaml', Path(PCR).read_text().replace(
             '  radius: 0.002 ', '  radius: 1.0e-30 ')),
+        'cone_world': ('cone_world.yaml', 'obstacles: [{name: tip, shape: cone}]'),
+        'negative_world': ('negative_world.yaml',
+                           'obstacles: [{name: ball, shape: sphere, radius: -0.01}]'),
+        'base_world': ('base_world.yaml', 'obstacles: [{name: table, shape: plane}]'),
+        'fake_mesh': ('fake.stl', 'solid fake\nthis is no mesh\n'),
+        'mesh_world': ('mesh_world.yaml',
+                       'obstacles: [{name: bone, shape: mesh, file: fake.stl}]'),
         'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()
                          .replace('compliance: 1.0e-4', 'compliance: 1.0e-3')),
         'v4_map': ('v4_columns.yaml', V4_MAP),

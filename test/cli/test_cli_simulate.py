@@ -350,3 +350,28 @@ def test_alpha_reaches_the_implicit_model(capsys):
     out = capsys.readouterr().out
     assert 'alpha -0.5' in out
     assert json.loads(out.strip().splitlines()[-1])['alpha'] == -0.5
+
+
+def test_a_world_puts_its_contacts_in_the_json_and_the_contact_force_in_the_trajectory(tmp_path):
+    world = tmp_path / 'prop.yaml'
+    world.write_text('obstacles:\n'
+                     '  - {name: prop, shape: cylinder, radius: 0.01, length: 0.05,\n'
+                     '     position: [0.5, 0.0, -0.011],\n'
+                     '     orientation: [-0.7071068, 0, 0, 0.7071068]}\n')
+    out = tmp_path / 'run.csv'
+    steel = ROOT / 'config' / 'steel_rod_robot.yaml'
+    proc = simulate('--robot', str(steel), '--world', str(world), '--duration', '0.01',
+                    '--trajectory-out', str(out), '--json')
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary['integrator'] == 'implicit'      # the one that takes a world
+    (contact,) = summary['contacts']
+    robot = load_robot(steel)
+    weight = robot.rod.linear_density * robot.rod.length * 9.81
+    # at rest on the prop from the start: 3/8 of the weight (test_contact_dynamics.py)
+    assert contact['force'][2] == pytest.approx(3 * weight / 8, rel=0.02)
+    header = out.read_text().splitlines()[0].split(',')
+    assert header[-3:] == ['contact_fx', 'contact_fy', 'contact_fz']
+    rows = np.loadtxt(out, delimiter=',', skiprows=1, ndmin=2)
+    assert len(rows) == 6          # t = 0 and five steps of 2 ms
+    np.testing.assert_allclose(rows[:, -1], contact['force'][2], rtol=1e-3)

@@ -81,3 +81,23 @@ def test_bad_input_messages(args, message, capsys):
     assert main(['statics', *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_json_carries_the_contacts_of_a_world(tmp_path):
+    world = tmp_path / 'prop.yaml'
+    world.write_text('obstacles:\n'
+                     '  - {name: prop, shape: cylinder, radius: 0.01, length: 0.05,\n'
+                     '     position: [0.5, 0.0, -0.011],\n'
+                     '     orientation: [-0.7071068, 0, 0, 0.7071068]}\n')
+    steel = str(ROOT / 'config' / 'steel_rod_robot.yaml')
+    proc = run_cli('--robot', steel, '--world', str(world), '--tensions', '0,0,0,0', '--json')
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    (contact,) = summary['contacts']
+    assert sorted(contact) == ['force', 'normal', 'obstacle', 'penetration', 'point', 's']
+    assert contact['obstacle'] == 'prop' and 'contact prop at s = ' in proc.stdout
+    # the prop carries 3/8 of the rod's weight (test_contact_statics.py: within 2 %)
+    robot = load_robot(steel)
+    weight = robot.rod.linear_density * robot.rod.length * 9.81
+    assert contact['force'][2] == pytest.approx(3 * weight / 8, rel=0.02)
+    assert summary['max_penetration'] == contact['penetration'] > 0.0

@@ -54,6 +54,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import Dyn, Z_SIZE
+from tendon_robot_sim.models.contact.world import World
 from tendon_robot_sim.models.cosserat import StaticsInputError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
@@ -64,7 +65,7 @@ from tendon_robot_sim.models.rod.dynamics.shooting_nodes import shooting_nodes
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_real, Settling,
                                                              SimState)
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
-from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import CONTACT_STEP, StaticsSolver
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
@@ -148,6 +149,11 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
         RK4 steps over the rod length; default DEFAULT_STEPS or one per MAX_STEP.
     tolerance : float
         Newton tolerance on the scaled shooting residual of each step.
+    world : World, optional
+        Obstacles (:mod:`tendon_robot_sim.models.contact.world`): the statics' smooth penalty
+        along the rod, with normal damping and regularised Coulomb friction on the velocity of
+        the rod's axis (``models/contact/_kernels.py``). Default steps: at most
+        ``CONTACT_STEP`` of the statics apart.
 
     Raises
     ------
@@ -158,7 +164,7 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
 
     def __init__(self, robot: Robot, dt: float | None = None, alpha: float = 0.0,
                  model: str | None = None, steps: int | None = None,
-                 tolerance: float = DEFAULT_TOLERANCE):
+                 tolerance: float = DEFAULT_TOLERANCE, world: World | None = None):
         dt = DEFAULT_DT if dt is None else dt
         if not (is_real(dt) and math.isfinite(dt) and dt > 0.0):
             raise InputError(f'dt: must be a finite number > 0 s, got {dt!r}')
@@ -167,14 +173,15 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
                              f'(0: BDF2, -0.5: trapezoidal), got {alpha!r}')
         model = model or ('discrete' if robot.vertebra_positions.size else 'cosserat')
         if steps is None:
-            steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / MAX_STEP))
+            steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / (
+                MAX_STEP if world is None else CONTACT_STEP)))
         if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
             raise InputError(f'steps: must be an integer >= 1, got {steps!r}')
         node_positions = shooting_nodes(robot, model, float(dt), float(alpha))
         try:
             self.statics = StaticsSolver(
                 robot, model, step=robot.rod.length / steps, tolerance=tolerance,
-                breaks=node_positions if model != 'discrete' else ())
+                breaks=node_positions if model != 'discrete' else (), world=world)
         except StaticsInputError as error:
             raise InputError(str(error)) from None
         self.robot, self.model, self.dt, self.alpha = robot, model, float(dt), float(alpha)
@@ -577,7 +584,7 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
             vertebra_rotations=shape.vertebra_rotations,
             vertebra_orientations=shape.vertebra_orientations, tendon_paths=shape.tendon_paths,
             tensions=self._tau.copy(), tendon_lengths=self._lengths.copy(),
-            tendon_displacements=displacements)
+            tendon_displacements=displacements, contacts=self.statics.contacts(self._good))
 
     def _current_displacements(self, modes: np.ndarray) -> np.ndarray:
         """Displacements [m] at the last step: the inputs, or those of the tensions."""

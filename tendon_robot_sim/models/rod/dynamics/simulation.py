@@ -81,6 +81,9 @@ class SimState:
         Length pulled in past the base [m], positive when pulling
         (:func:`~tendon_robot_sim.models.tendon_robot.tendon_displacements`: with the rest
         length, the path length on the straight rod, the compliance and the motor distance).
+    contacts : tuple of ContactPoint, or None
+        With a world: the contact patches (:mod:`tendon_robot_sim.models.contact.report`; the
+        penalty's normal load, without damping and friction); None without one.
 
     """
 
@@ -97,6 +100,7 @@ class SimState:
     tensions: np.ndarray
     tendon_lengths: np.ndarray
     tendon_displacements: np.ndarray
+    contacts: tuple | None = None
 
 
 class Settling:

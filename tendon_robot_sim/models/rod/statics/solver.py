@@ -92,7 +92,6 @@ the ``linear`` law it would be 0.45 %, and ``cosserat`` (continuous tendons) is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
 import time
 from typing import Mapping, Sequence
@@ -100,11 +99,15 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
+from tendon_robot_sim.models.contact.report import ContactPoint, rod_contacts
+from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
                                               stiffness_matrices, vector3)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
+from tendon_robot_sim.models.rod.statics.contact_continuation import continue_in_load
+from tendon_robot_sim.models.rod.statics.result import Shape, StaticsResult
 from tendon_robot_sim.models.rod.tendons.routing import routing_functions, RoutingFunction
 from tendon_robot_sim.models.tendon_robot import (Robot, tendon_displacements,
                                                   vertebrae_required)
@@ -119,92 +122,12 @@ CONSTITUTIVE_LAWS = ('linear', 'pyelastica')
 # 1e-7 m at moderate tensions (benchmarks/bench_statics.py measures it). The discrete
 # model's bays, loaded by the tendon chords at both ends, need the finer step.
 DEFAULT_STEPS = {'cosserat': 0.005, 'kirchhoff': 0.005, 'discrete': 0.0025}
+# Largest default step [m] with obstacles: a contact patch on a curved obstacle can be ~1 mm
+# long (a propped steel rod on a 10 mm post: its deflection within 0.9 % at 1 mm, 1.3 % at 2 mm).
+CONTACT_STEP = 0.001
 DEFAULT_TOLERANCE = 1e-7
 # Load continuation after a failed cold start: numbers of equal load steps tried.
 CONTINUATION_STEPS = (4, 16)
-
-
-@dataclass(frozen=True)
-class Shape:
-    """Poses along a solution (base frame, SI units), as in :class:`StaticsResult`."""
-
-    centerline: np.ndarray             # (3, k) m
-    rotations: np.ndarray              # (k, 3, 3)
-    tip_orientation: np.ndarray        # (4,) quaternion [qx, qy, qz, qw]
-    vertebra_positions: np.ndarray     # (3, j) m
-    vertebra_rotations: np.ndarray     # (j, 3, 3)
-    vertebra_orientations: np.ndarray  # (j, 4)
-    tendon_paths: tuple                # per tendon (3, i) m
-
-
-@dataclass(frozen=True)
-class StaticsResult:
-    """
-    One static equilibrium. Frames: world = base frame of the robot; SI units.
-
-    Field names follow :class:`tendon_robot_sim.models.rod.dynamics.simulation.SimState` where they
-    mean the same thing, so a quasi-static node can publish the same content.
-    """
-
-    model: str
-    arc_lengths: np.ndarray            # (k,) m, reference arc length of each backbone point
-    centerline: np.ndarray             # (3, k) m, backbone positions p(s)
-    rotations: np.ndarray              # (k, 3, 3) R(s): columns d1 d2 d3
-    tip_position: np.ndarray           # (3,) m
-    tip_rotation: np.ndarray           # (3, 3)
-    tip_orientation: np.ndarray        # (4,) quaternion [qx, qy, qz, qw]
-    vertebra_positions: np.ndarray     # (3, j) m, vertebra centres
-    vertebra_rotations: np.ndarray     # (j, 3, 3)
-    vertebra_orientations: np.ndarray  # (j, 4) quaternions [qx, qy, qz, qw]
-    tendon_paths: tuple                # per tendon (3, i) m: base hole, vertebra holes
-    #                                    up to the anchor (polyline, also for cosserat)
-    base_force: np.ndarray             # (3,) N, backbone internal force n(0+), world frame:
-    #                                    what the backbone exerts on the base (tendons not
-    #                                    included; cut the robot just above the base)
-    base_moment: np.ndarray            # (3,) N m, backbone internal moment m(0+) about p(0)
-    tensions: np.ndarray               # (n,) N
-    tendon_lengths: np.ndarray         # (n,) m, path length from base hole to anchor
-    tendon_displacements: np.ndarray   # (n,) m, pulled in past the base (positive = pulling)
-    slack: np.ndarray                  # (n,) m, tendon length not taken up (displacement mode)
-    converged: bool
-    residual: float                    # scaled residual (max norm), see StaticsSolver
-    iterations: int                    # Newton iterations
-    evaluations: int                   # shooting residual evaluations (integrations)
-    solve_time: float                  # s, wall time of the solve call
-
-    def beyond_limits(self, robot: Robot) -> str | None:
-        """
-        Say which tendon (``[t0]: ...``) this equilibrium pulls beyond its ``max_tension``.
-
-        None: none does.
-        Solved for displacements, the tensions are an output: 0.2 m of tendon t0 once
-        needed 326 N of a 20 N tendon. Such an equilibrium is no result for the robot.
-        """
-        over = np.flatnonzero(self.tensions > robot.max_tensions)
-        if not over.size:
-            return None
-        i = over[0]
-        return (f'[{robot.tendons[i].name}]: the equilibrium needs {self.tensions[i]:.4g} N, '
-                f'above max_tension = {robot.max_tensions[i]:g} N')
-
-    def to_dict(self) -> dict:
-        """Summary as plain JSON-ready data (lists and numbers)."""
-        return {
-            'model': self.model,
-            'tip_position': self.tip_position.tolist(),
-            'tip_orientation': self.tip_orientation.tolist(),
-            'tensions': self.tensions.tolist(),
-            'displacements': self.tendon_displacements.tolist(),
-            'tendon_lengths': self.tendon_lengths.tolist(),
-            'slack': self.slack.tolist(),
-            'base_force': self.base_force.tolist(),
-            'base_moment': self.base_moment.tolist(),
-            'converged': self.converged,
-            'residual': self.residual,
-            'iterations': self.iterations,
-            'evaluations': self.evaluations,
-            'solve_time_ms': self.solve_time * 1e3,
-        }
 
 
 class _ModeState:
@@ -255,7 +178,7 @@ class StaticsSolver:
         alpha in Kse = diag(alpha G A, alpha G A, E A); default PyElastica's 27/28.
     step : float, optional
         Largest RK4 step [m]; segments between vertebrae/tendon ends are split evenly.
-        Default ``DEFAULT_STEPS[model]``.
+        Default ``DEFAULT_STEPS[model]``, at most ``CONTACT_STEP`` with a world.
     breaks : sequence of float
         More arc lengths [m] where segments end (the implicit dynamics' shooting nodes).
     routing : mapping {tendon name: callable}, optional
@@ -271,6 +194,10 @@ class StaticsSolver:
         iterations set a floor.
     max_iterations : int
         Newton iterations per attempt.
+    world : World, optional
+        Obstacles (:mod:`tendon_robot_sim.models.contact.world`): a smooth penalty load along
+        the rod's envelope (``robot.contact_envelope``), and the contacts in every result.
+        WorldError if an obstacle intersects the base.
 
     Attributes
     ----------
@@ -287,7 +214,8 @@ class StaticsSolver:
                  shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT,
                  step: float | None = None, breaks: Sequence[float] = (),
                  routing: Mapping[str, RoutingFunction] | None = None,
-                 tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 100):
+                 tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 100,
+                 world: World | None = None):
         model = model_for(robot, model)
         if model not in MODELS:
             raise StaticsInputError(f'model: must be one of {list(NODE_MODELS)}, got {model!r}')
@@ -297,7 +225,8 @@ class StaticsSolver:
             raise StaticsInputError(
                 f'constitutive: must be one of {list(CONSTITUTIVE_LAWS)}, got {constitutive!r}')
         if step is None:
-            step = DEFAULT_STEPS[model]
+            step = DEFAULT_STEPS[model] if world is None else min(DEFAULT_STEPS[model],
+                                                                  CONTACT_STEP)
         if model == 'kirchhoff' and constitutive != 'linear':
             raise StaticsInputError(
                 'constitutive: the kirchhoff model is inextensible, where the laws coincide; '
@@ -314,6 +243,11 @@ class StaticsSolver:
             raise StaticsInputError(vertebrae_required('discrete statics'))
         self.robot = robot
         self.model = model
+        self.world = world
+        self._contact = (no_contact() if world is None
+                         else world.contact(robot.contact_envelope))
+        if world is not None:
+            check_clear(world, self._contact, robot.base.position, "the robot's base")
         self.constitutive = constitutive
         self.tolerance = float(tolerance)
         self.max_iterations = max_iterations
@@ -437,7 +371,7 @@ class StaticsSolver:
             dyn=Dyn(on=False, coef=np.zeros(DYN_SIZE), Zh=np.zeros((1, Z_SIZE)),
                     Z=np.zeros((1, Z_SIZE))),
             nodes=np.zeros(0, dtype=np.int64), node_R=np.zeros((0, 3, 3)),
-            node_scale=np.zeros(kernels.NODE_SIZE))
+            node_scale=np.zeros(kernels.NODE_SIZE), contact=self._contact)
         nv = vertebrae.size + 1 if self.model == 'discrete' else 0
         self._bays = kernels.Bays(P=np.zeros((nv, 3)), Q=np.zeros((nv, 3, 3)),
                                   J=np.zeros((nv, 6, 6)), flags=np.zeros((2, nv), dtype=np.bool_))
@@ -687,11 +621,15 @@ class StaticsSolver:
             if du @ du > 0.0:
                 dx = state.x - state.x_last
                 state.S += np.outer(dx - state.S @ du, du) / (du @ du)
+        if not converged and self.world is not None:
+            # obstacles: from the unloaded rod (the straight guess sinks into them)
+            self._forget(state)
+            converged = continue_in_load(self, mode, state, tau_in, q, tip)
         natural = None
-        if not converged and mode == kernels.DISPLACEMENT:
+        if not converged and mode == kernels.DISPLACEMENT and self.world is None:
             natural = self._natural_state(tip)
         for steps in (1,) + CONTINUATION_STEPS:
-            if converged:
+            if converged or self.world is not None:
                 break
             self._forget(state)
             if mode == kernels.TENSION:
@@ -777,4 +715,12 @@ class StaticsSolver:
             base_moment=pl.R0 @ (x[3:6] * x_scale[3:6]),
             tensions=tau, tendon_lengths=lengths, tendon_displacements=displacements,
             slack=slack, converged=True, residual=residual, iterations=iterations,
-            evaluations=evaluations, solve_time=time.perf_counter() - start)
+            evaluations=evaluations, solve_time=time.perf_counter() - start,
+            contacts=self.contacts(self._traj))
+
+    def contacts(self, traj: np.ndarray) -> tuple[ContactPoint, ...] | None:
+        """Return the contacts of a trajectory (rows p, R, ...) of this grid; None: no world."""
+        if self.world is None:
+            return None
+        return tuple(rod_contacts(self.world.names, self._contact, self._arc, traj[:, 0:3],
+                                  traj[:, [5, 8, 11]]))

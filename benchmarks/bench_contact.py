@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Speed and accuracy of contact (issue 40): the propped cantilever in the statics and the dynamics.
+
+The steel rod of ``config/steel_rod_robot.yaml`` (0.5 m, 2 mm) clamped horizontally, its tip on
+a frictionless cylinder whose top touches the rod's underside at the clamp's height (the test
+``test/models/rod/statics/test_contact_statics.py``), at the default contact parameters:
+
+* statics (``kirchhoff``, ``cosserat``) at several RK4 steps, and at other penalty
+  stiffnesses: cold solve time (load
+  continuation from the unloaded rod), warm solve time (a stream of tendon tensions, 1 mN
+  apart), the support and clamp forces and the largest deflection against beam theory
+  (3wL/8, 5wL/8, wL^4 / (185 EI) at 0.5785 L), the penetration;
+* implicit dynamics (``kirchhoff``, dt = 2 ms) at rest on the prop: the real-time factor at
+  the default steps with a world (one per ``CONTACT_STEP``) and at 100 steps.
+
+Numba compilation is excluded (one solve first). The last line printed with --json is one JSON
+object.
+
+    python benchmarks/bench_contact.py --json
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+from machine import machine_info
+import numpy as np
+from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.models.contact.world import world_from_dict
+from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+from tendon_robot_sim.models.tendon_robot import load_robot
+
+ROBOT = load_robot(default_robot_file().parent / 'steel_rod_robot.yaml')
+L, R = ROBOT.rod.length, ROBOT.rod.radius
+W = ROBOT.rod.linear_density * np.linalg.norm(ROBOT.gravity)
+EI = ROBOT.rod.bending_stiffness
+
+
+def world(radius=0.01, stiffness=1e7):
+    return world_from_dict({'contact': {'penalty_stiffness': stiffness}, 'obstacles': [
+        {'name': 'prop', 'shape': 'cylinder', 'radius': radius, 'length': 0.05,
+         'position': [L, 0.0, -R - radius], 'orientation': [-0.5 ** 0.5, 0.0, 0.0, 0.5 ** 0.5]}]})
+
+
+def errors(centerline, support, clamp):
+    z = centerline[2]
+    deepest = int(np.argmin(z))
+    return {'support_error': support / (3 * W * L / 8) - 1.0,
+            'clamp_error': clamp / (5 * W * L / 8) - 1.0,
+            'deflection_error': -z[deepest] / (W * L ** 4 / (185 * EI)) - 1.0,
+            'location_error': centerline[0, deepest] / (0.5785 * L) - 1.0}
+
+
+def statics(model, step, repeats, stiffness=1e7):
+    solver = StaticsSolver(ROBOT, model, world=world(stiffness=stiffness), step=step)
+    solver.solve_tensions([0.0] * 4)
+    cold = []
+    for _ in range(repeats):
+        solver.reset()
+        start = time.perf_counter()
+        result = solver.solve_tensions([0.0] * 4)
+        cold.append(time.perf_counter() - start)
+    warm = []
+    for k in range(50):
+        start = time.perf_counter()
+        solver.solve_tensions([1e-3 * (k % 10), 0.0, 0.0, 0.0])
+        warm.append(time.perf_counter() - start)
+    (prop,) = result.contacts
+    return {'model': model, 'step_m': step, 'stiffness': stiffness,
+            'cold_ms': 1e3 * statistics.median(cold),
+            'warm_ms_median': 1e3 * statistics.median(warm),
+            'penetration_m': result.max_penetration,
+            **errors(result.centerline, prop.force[2], -result.base_force[2])}
+
+
+def dynamics(steps, duration):
+    sim = ImplicitSimulator(ROBOT, world=world(), steps=steps, model='kirchhoff', dt=0.002)
+    sim.advance(0.01)
+    start = time.perf_counter()
+    state = sim.advance(duration)
+    wall = time.perf_counter() - start
+    (prop,) = state.contacts
+    return {'steps': sim.steps, 'dt_s': sim.dt, 'real_time_factor': duration / wall,
+            'support_error': prop.force[2] / (3 * W * L / 8) - 1.0}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--duration', type=float, default=0.2, help='simulated s per run')
+    parser.add_argument('--json', action='store_true')
+    args = parser.parse_args()
+    rows = [statics(model, step, args.repeats) for model in ('kirchhoff', 'cosserat')
+            for step in (0.0005, 0.001, 0.002)]
+    rows += [statics('kirchhoff', 0.001, args.repeats, stiffness) for stiffness in (1e6, 1e8)]
+    for row in rows:
+        print(f"statics {row['model']:9s} step {row['step_m'] * 1e3:.1f} mm, k "
+              f"{row['stiffness']:.0e} N/m^2: cold "
+              f"{row['cold_ms']:.0f} ms, warm {row['warm_ms_median']:.1f} ms; support "
+              f"{100 * row['support_error']:+.2f} %, clamp {100 * row['clamp_error']:+.2f} %, "
+              f"deflection {100 * row['deflection_error']:+.2f} % at "
+              f"{100 * row['location_error']:+.2f} %, penetration "
+              f"{row['penetration_m'] * 1e6:.1f} um")
+    runs = [dynamics(steps, args.duration) for steps in (None, 100)]
+    for run in runs:
+        print(f"implicit {run['steps']} steps, dt {run['dt_s'] * 1e3:.0f} ms: real-time factor "
+              f"{run['real_time_factor']:.2f}")
+    if args.json:
+        print(json.dumps({'machine': machine_info(), 'statics': rows, 'implicit': runs}))
+
+
+if __name__ == '__main__':
+    main()

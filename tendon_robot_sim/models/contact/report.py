@@ -1,0 +1,118 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The contacts of a solution: where the robot touches which obstacle, how hard, how deep.
+
+A rod loaded by the distributed penalty touches an obstacle along patches: each stretch of
+arc length over which the envelope is within :data:`PATCH_SCALES` distance scales of the
+obstacle (its load above ~1e-6 k delta) is one contact, reported by its resultant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tendon_robot_sim.models.contact import _kernels as kernels
+
+# A patch: envelope points closer than this many distance scales (load > ~1e-6 k delta).
+PATCH_SCALES = 7.0
+
+
+@dataclass(frozen=True)
+class ContactPoint:
+    """
+    One contact patch, world frame, SI units.
+
+    ``s``: the load-weighted mean arc length [m]; ``point``: the obstacle's surface point
+    nearest the rod at the patch's median of load [m]; ``normal``: the direction of the
+    resultant, the load-weighted mean of the obstacle's outward normals; ``force``: the
+    resultant the obstacle exerts on the robot over the patch [N] (penalty only: the normal
+    load); ``penetration``: the largest depth of the envelope inside the obstacle [m] (0 when
+    the smooth penalty holds it off the surface).
+    """
+
+    obstacle: str
+    s: float
+    point: np.ndarray
+    normal: np.ndarray
+    force: np.ndarray
+    penetration: float
+
+    def to_dict(self) -> dict:
+        return {'obstacle': self.obstacle, 's': self.s, 'point': self.point.tolist(),
+                'normal': self.normal.tolist(), 'force': self.force.tolist(),
+                'penetration': self.penetration}
+
+
+def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.ndarray,
+                 tangents: np.ndarray) -> list[ContactPoint]:
+    """
+    Contacts of a rod whose envelope (``contact.radius[0]``) passes through ``points``.
+
+    ``arc`` (k,) reference arc lengths [m] of the points (k, 3) [m] (the solver's grid),
+    ``tangents`` (k, 3) the rod's dp/ds there. The load is integrated along arc length as the
+    solver's RK4 steps integrate it, by Simpson's rule on each step, its midpoint on the cubic
+    Hermite curve through the points: the reported forces are those the solution balances
+    (a patch narrower than the step is then resolved no better than the solver resolves it).
+    """
+    t = np.array([0.0, 0.5])
+    h = np.diff(arc)[:, None, None]
+    h00, h10 = 2 * t ** 3 - 3 * t ** 2 + 1, t ** 3 - 2 * t ** 2 + t
+    h01, h11 = -2 * t ** 3 + 3 * t ** 2, t ** 3 - t ** 2
+    fine = (h00[None, :, None] * points[:-1, None] + h10[None, :, None] * h * tangents[:-1, None]
+            + h01[None, :, None] * points[1:, None] + h11[None, :, None] * h * tangents[1:, None])
+    points = np.concatenate((fine.reshape(-1, 3), points[-1:]))
+    arc = np.concatenate(((arc[:-1, None] + h[:, :, 0] * t).ravel(), arc[-1:]))
+    n, k = len(names), len(arc)
+    gaps = np.zeros((n, k))
+    surface = np.zeros((n, k, 3))
+    normals = np.zeros((n, k, 3))
+    loads = np.zeros((n, k))
+    kernels.probe(contact, np.ascontiguousarray(points, dtype=float),
+                  np.full(k, contact.radius[0]), gaps, surface, normals, loads, np.zeros(12))
+    weights = np.zeros(k)
+    steps = np.diff(arc[0::2])
+    weights[0:-1:2] += steps / 6.0
+    weights[1::2] += 4.0 * steps / 6.0
+    weights[2::2] += steps / 6.0
+    found = []
+    for j, name in enumerate(names):
+        near = gaps[j] < PATCH_SCALES * contact.law[j, kernels.LAW_DELTA]
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], near.astype(int), [0]))))
+        for start, stop in zip(edges[0::2], edges[1::2]):
+            rows = slice(start, stop)
+            w = loads[j, rows] * weights[rows]
+            total = w.sum()
+            if not total > 0.0:
+                continue
+            force = (w[:, None] * normals[j, rows]).sum(axis=0)
+            centre = start + int(np.argmax(np.cumsum(w) >= 0.5 * total))
+            found.append(ContactPoint(
+                obstacle=name, s=float((w * arc[rows]).sum() / total),
+                point=surface[j, centre].copy(), normal=force / np.linalg.norm(force),
+                force=force, penetration=float(max(0.0, -gaps[j, rows].min()))))
+    return found
+
+
+def largest_penetration(contacts: list[ContactPoint]) -> float:
+    """Return the deepest penetration of any contact [m] (0 without contacts)."""
+    return max((c.penetration for c in contacts), default=0.0)
+
+
+def total_force(contacts: list[ContactPoint]) -> np.ndarray:
+    """Return the sum of the contacts' forces on the robot [N] (zero without contacts)."""
+    return np.sum([c.force for c in contacts], axis=0) if contacts else np.zeros(3)

@@ -1,0 +1,293 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The world description: obstacles the robot touches and the contact parameters (``--world FILE``).
+
+One YAML file, read by the package's one YAML loader and checked like a robot description
+(:mod:`tendon_robot_sim.models.description`): a bad file raises :class:`WorldError`, one line
+naming the file, the key and the problem (``world.yaml: obstacles[1].radius: must be > 0``).
+
+.. code-block:: yaml
+
+    contact:                       # defaults of every obstacle (all optional)
+      penalty_stiffness: 1.0e7     # N/m^2: load per metre of rod per metre of penetration
+      distance_scale: 1.0e-5       # m: width of the smooth penalty's transition
+      normal_damping: 0.0          # N s/m^2 (dynamics)
+      friction_coefficient: 0.0    # Coulomb mu (dynamics)
+      slip_velocity: 1.0e-3        # m/s: regularises Coulomb's law below this slip
+    obstacles:
+      - {name: table, shape: plane, position: [0, 0, -0.1], normal: [0, 0, 1]}
+      - {name: post, shape: cylinder, radius: 0.01, length: 0.2, capsule: true,
+         position: [0.1, 0, 0], orientation: [0, 0, 0, 1], contact: {friction_coefficient: 0.3}}
+      - {name: ball, shape: sphere, radius: 0.02, position: [0, 0.1, 0]}
+      - {name: crate, shape: box, size: [0.1, 0.1, 0.05], position: [0.2, 0, 0]}
+      - {name: bone, shape: mesh, file: bone.stl, scale: 0.001, position: [0, 0, 0.2]}
+
+Poses are in the robot's world frame (the base frame of its description, REP 103): ``position``
+[m] and ``orientation`` [qx, qy, qz, qw] (default identity, normalised when loaded). A cylinder's
+axis is its own z, centred on its position; ``capsule: true`` rounds its ends (hemispheres of
+its radius beyond ``length``). A box's ``size`` is its full edge lengths. A plane passes through
+``position`` with outward ``normal`` (its orientation is not used). A mesh file (STL or OBJ, at
+most :data:`~tendon_robot_sim.models.contact.mesh.MAX_MESH_FACES` faces) is relative to the world
+file; its vertices are multiplied by ``scale`` and then posed; a mesh is solid on the side its
+face normals point away from.
+
+The robot touches with its contact envelope: the rod's radius between discs and the disc radius
+at the discs (the robot description's ``contact: {rod_radius, disc_radius}``, by default
+``rod.radius`` and ``vertebrae.radius``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tendon_robot_sim.models.contact import _kernels as kernels
+from tendon_robot_sim.models.contact.mesh import build_grid, load_mesh, MeshError
+from tendon_robot_sim.models.description import (check_unique_names, describe_value,
+                                                 DescriptionMapping, read_yaml,
+                                                 RobotDescriptionError)
+
+SHAPES = {'plane': kernels.PLANE, 'sphere': kernels.SPHERE, 'cylinder': kernels.CYLINDER,
+          'box': kernels.BOX, 'mesh': kernels.MESH}
+MAX_OBSTACLES = 100
+# Contact parameters (key, default, column of Contact.law). The defaults hold the propped
+# cantilever of docs/tendon_robot.md ("Contact") within 2 %: see there for their effect.
+CONTACT_KEYS = (('penalty_stiffness', 1.0e7, kernels.LAW_K),
+                ('distance_scale', 1.0e-5, kernels.LAW_DELTA),
+                ('normal_damping', 0.0, kernels.LAW_DAMPING),
+                ('friction_coefficient', 0.0, kernels.LAW_MU),
+                ('slip_velocity', 1.0e-3, kernels.LAW_SLIP))
+_POSITIVE = ('penalty_stiffness', 'distance_scale', 'slip_velocity')
+# the keys of each shape: required, optional
+_OBSTACLE_KEYS = {
+    'plane': ((), ('normal',)), 'sphere': (('radius',), ()),
+    'cylinder': (('radius', 'length'), ('capsule',)), 'box': (('size',), ()),
+    'mesh': (('file',), ('scale',)),
+}
+
+
+class WorldError(ValueError):
+    """A world description that cannot be used; one line naming the file and the key."""
+
+
+@dataclass(frozen=True)
+class Obstacle:
+    """One obstacle: its shape and size, its pose in the world frame, its contact law."""
+
+    name: str
+    shape: str                   # a key of SHAPES
+    position: np.ndarray         # (3,) m
+    rotation: np.ndarray         # (3, 3) obstacle frame -> world frame
+    dims: np.ndarray             # (3,) see _kernels.Contact.dims
+    law: np.ndarray              # (5,) see CONTACT_KEYS
+    capsule: bool = False
+    triangles: np.ndarray | None = None    # (t, 3, 3) mesh vertices in its own frame [m]
+
+
+@dataclass(frozen=True)
+class World:
+    """The obstacles and the contact defaults of a world file."""
+
+    obstacles: tuple[Obstacle, ...]
+    law: np.ndarray = field(default_factory=lambda: np.array([d for _, d, _ in CONTACT_KEYS]))
+
+    @property
+    def names(self) -> list[str]:
+        return [o.name for o in self.obstacles]
+
+    def contact(self, envelope: tuple[float, float]) -> kernels.Contact:
+        """
+        Return the world as the kernels' Contact tuple for a robot's ``envelope`` (rod, disc) [m].
+
+        Mesh grids are built here: their margin is the largest envelope radius plus the
+        penalty's cut-off.
+        """
+        n = len(self.obstacles)
+        shape = np.array([SHAPES[o.shape] + (o.capsule and o.shape == 'cylinder')
+                          for o in self.obstacles], dtype=np.int64)
+        pose = np.zeros((n, 12))
+        dims = np.zeros((n, 3))
+        law = np.zeros((n, 5))
+        grid = np.zeros((n, kernels.GRID_SIZE))
+        cells, items, tris = [np.zeros(1, dtype=np.int64)], [], []
+        n_tri = n_cell = 0
+        for j, o in enumerate(self.obstacles):
+            pose[j, 0:3] = o.position
+            pose[j, 3:12] = o.rotation.ravel()
+            dims[j] = o.dims
+            law[j] = o.law
+            if o.triangles is None:
+                continue
+            margin = max(envelope) + kernels.CUTOFF * o.law[kernels.LAW_DELTA]
+            origin, cell, size, starts, listed = build_grid(o.triangles, margin)
+            grid[j, kernels.GRID_ORIGIN:kernels.GRID_ORIGIN + 3] = origin
+            grid[j, kernels.GRID_CELL] = cell
+            grid[j, kernels.GRID_DIMS:kernels.GRID_DIMS + 3] = size
+            grid[j, kernels.GRID_CELL0] = n_cell
+            grid[j, kernels.GRID_TRI0] = n_tri
+            cells.append(starts[1:] + cells[-1][-1])
+            items.append(listed + n_tri)
+            tris.append(o.triangles)
+            n_tri += len(o.triangles)
+            n_cell += len(starts) - 1
+        return kernels.Contact(
+            shape=shape, pose=pose, dims=dims, law=law, grid=grid,
+            cells=np.concatenate(cells).astype(np.int64),
+            items=(np.concatenate(items) if items else np.zeros(0)).astype(np.int64),
+            tri=np.concatenate(tris) if tris else np.zeros((0, 3, 3)),
+            radius=np.array(envelope, dtype=float), work=np.zeros(kernels.CW_SIZE))
+
+
+def no_contact() -> kernels.Contact:
+    """Return the Contact tuple of an empty world (what every solve without --world carries)."""
+    return World(obstacles=()).contact((0.0, 0.0))
+
+
+def load_world(path: str | Path) -> World:
+    """
+    Load and check a world file.
+
+    Raises
+    ------
+    WorldError
+        One line: the file, the key and the problem.
+
+    """
+    path = Path(path)
+    try:
+        return world_from_dict(read_yaml(path), path.parent)
+    except (RobotDescriptionError, WorldError) as error:
+        message = str(error)
+        raise WorldError(message if message.startswith(f'{path}:') else f'{path}: {message}'
+                         ) from None
+    except (ArithmeticError, TypeError, ValueError) as error:
+        raise WorldError(f'{path}: cannot load: {type(error).__name__}: '
+                         f'{" ".join(str(error).split())[:300]}') from None
+
+
+def world_from_dict(data: Any, folder: Path = Path('.')) -> World:
+    """Build a checked :class:`World` from plain data; mesh files are relative to ``folder``."""
+    top = DescriptionMapping(data, '', required=('obstacles',), optional=('contact',))
+    defaults = _contact_law(top.get('contact'), 'contact', np.array(
+        [d for _, d, _ in CONTACT_KEYS]))
+    items = top.get('obstacles')
+    top.finish()
+    if items is None:
+        items = []
+    if not isinstance(items, list):
+        raise WorldError(f'obstacles: must be a list, got {describe_value(items)}')
+    if len(items) > MAX_OBSTACLES:
+        raise WorldError(f'obstacles: at most {MAX_OBSTACLES}, got {len(items)}')
+    obstacles = tuple(_obstacle(item, f'obstacles[{i}]', defaults, folder)
+                      for i, item in enumerate(items))
+    check_unique_names([o.name for o in obstacles], 'obstacles', 'obstacle')
+    return World(obstacles=obstacles, law=defaults)
+
+
+def _contact_law(data: Any, key: str, defaults: np.ndarray) -> np.ndarray:
+    m = DescriptionMapping(data, key, optional=[k for k, _, _ in CONTACT_KEYS])
+    law = defaults.copy()
+    for name, _, column in CONTACT_KEYS:
+        if name in m:
+            law[column] = m.number(name, positive=name in _POSITIVE, minimum=0.0)
+    m.finish()
+    return law
+
+
+def _obstacle(data: Any, key: str, defaults: np.ndarray, folder: Path) -> Obstacle:
+    first = DescriptionMapping(data, key, required=('name', 'shape'))
+    shape = first.choice('shape', list(SHAPES), default=None)
+    required, optional = _OBSTACLE_KEYS[shape]
+    m = DescriptionMapping(data, key, required=('name', 'shape') + required,
+                           optional=('position', 'orientation', 'contact') + optional)
+    name = m.string('name')
+    m.get('shape')
+    position = m.vector('position', default=(0.0, 0.0, 0.0))
+    rotation = _rotation(m.number_list('orientation', size=4) if 'orientation' in m else None,
+                         key)
+    law = _contact_law(m.get('contact'), f'{key}.contact', defaults)
+    dims = np.zeros(3)
+    triangles = None
+    capsule = False
+    if shape == 'plane':
+        normal = m.unit_vector('normal', default=(0.0, 0.0, 1.0))
+        rotation = _frame_of(normal)
+    elif shape == 'sphere':
+        dims[0] = m.number('radius', positive=True)
+    elif shape == 'cylinder':
+        dims[0] = m.number('radius', positive=True)
+        dims[1] = 0.5 * m.number('length', positive=True)
+        capsule = m.boolean('capsule', default=False)
+    elif shape == 'box':
+        size = m.number_list('size', size=3)
+        for i, value in enumerate(size):
+            if not value > 0.0:
+                raise WorldError(f'{key}.size[{i}]: must be > 0, got {value:g}')
+        dims[:] = 0.5 * size
+    else:
+        file = m.string('file')
+        scale = m.number('scale', default=1.0, positive=True)
+        try:
+            triangles = load_mesh(folder / file, scale)
+        except MeshError as error:
+            raise WorldError(f'{key}.file: {error}') from None
+    m.finish()
+    return Obstacle(name=name, shape=shape, position=position, rotation=rotation, dims=dims,
+                    law=law, capsule=capsule, triangles=triangles)
+
+
+def _rotation(q: np.ndarray | None, key: str) -> np.ndarray:
+    """Rotation matrix of the quaternion [qx, qy, qz, qw] (normalised); identity for None."""
+    if q is None:
+        return np.eye(3)
+    norm = float(np.linalg.norm(q))
+    if norm == 0.0:
+        raise WorldError(f'{key}.orientation: must be a non-zero quaternion [qx, qy, qz, qw]')
+    x, y, z, w = q / norm
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def _frame_of(normal: np.ndarray) -> np.ndarray:
+    """Return a rotation whose z column is ``normal`` (a plane's frame)."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = np.cross(helper, normal)
+    x /= np.linalg.norm(x)
+    return np.column_stack((x, np.cross(normal, x), normal))
+
+
+def check_clear(world: World, contact: kernels.Contact, point: np.ndarray, what: str) -> None:
+    """
+    Raise WorldError naming the first obstacle the robot's envelope at ``point`` [m] touches.
+
+    ``what`` says which part is there (``the robot's base``): a robot cannot start inside an
+    obstacle (its clamp is fixed; no solve could push it out).
+    """
+    n = len(world.obstacles)
+    gaps, surface = np.zeros((n, 1)), np.zeros((n, 1, 3))
+    kernels.probe(contact, np.asarray(point, dtype=float)[None], contact.radius[:1], gaps,
+                  surface, np.zeros((n, 1, 3)), np.zeros((n, 1)), np.zeros(12))
+    for j, o in enumerate(world.obstacles):
+        if gaps[j, 0] < 0.0:
+            raise WorldError(f'obstacles[{j}] ({o.name}): intersects {what} (the envelope of '
+                             f'radius {contact.radius[0]:g} m at {np.round(point, 6).tolist()} '
+                             f'is {-gaps[j, 0]:.3g} m inside it)')

@@ -1,0 +1,101 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The cold start of a statics solve with obstacles: adaptive continuation in the load.
+
+A shooting solve guesses the base wrench; the straight robot's guess (the clamp carrying every
+load, :meth:`StaticsSolver._cold_guess`) bends the rod as if nothing held it, deep into any
+obstacle it rests on, where the penalty's Newton iteration finds roots with the rod through
+the obstacle (a propped steel cantilever converged with its tip at the prop's axis). So with a
+world the cold start begins from the unloaded straight rod (base wrench 0, touching at most)
+and scales every load together (gravity, tensions or displacements, tip wrench) by lambda from
+0 to 1, each step warm-started from the last with a secant predictor. A step is refused and
+halved when Newton fails, when the tip jumps (more than :data:`JUMP` times the last step's
+motion, scaled to the step, plus :data:`JUMP_FLOOR` of the length: the signature of the rod
+tunnelling through an obstacle) or when the envelope sinks deeper than its radius into an
+obstacle, or when Newton needs more than :data:`STEP_ITERATIONS` (a smaller step costs less than
+a struggling iteration); it grows after easy steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tendon_robot_sim.models._cosserat_kernels import MAT_GRAVITY, MAT_RHOAG
+
+FIRST_STEP = 1.0 / 8.0
+MIN_STEP = 1.0 / 4096.0
+MAX_STEP = 0.25
+JUMP = 4.0
+JUMP_FLOOR = 0.01      # of the rod length
+EASY_ITERATIONS = 6    # Newton iterations of a step after which the next one grows
+STEP_ITERATIONS = 20   # Newton iterations of a step before it is halved instead
+
+
+def continue_in_load(solver, mode: int, state, tau_in: np.ndarray, q: np.ndarray,
+                     tip: np.ndarray) -> bool:
+    """
+    Solve ``solver``'s problem by continuation from the unloaded rod; True when converged.
+
+    On success state.x, state.J and the solver's trajectory hold the solution at full load.
+    """
+    pl = solver._plan
+    loads = slice(MAT_RHOAG, MAT_GRAVITY + 3)
+    full = pl.mat[loads].copy()
+    length = solver.robot.rod.length
+    radius = solver._contact.radius[0]
+    iterations = solver.max_iterations
+    solver.max_iterations = min(iterations, STEP_ITERATIONS)
+    try:
+        lam, step = 0.0, FIRST_STEP
+        state.x[:] = 0.0
+        state.jac_ok[0] = False
+        pl.mat[loads] = 0.0
+        if not solver._run(mode, state, tau_in * 0.0, q * 0.0, tip * 0.0):
+            return False
+        x_prev, tip_prev = state.x.copy(), solver._traj[-1, 0:3].copy()
+        dx, motion, last_step = np.zeros_like(state.x), 0.0, 1.0
+        J = state.J.copy()
+        while lam < 1.0:
+            step = min(step, 1.0 - lam)
+            target = lam + step
+            pl.mat[loads] = full * target
+            state.x[:] = x_prev + dx * (step / last_step)
+            state.J[:] = J
+            state.jac_ok[0] = True
+            ok = solver._run(mode, state, tau_in * target, q * target, tip * target)
+            moved = float(np.linalg.norm(solver._traj[-1, 0:3] - tip_prev))
+            if ok:
+                ok = moved <= JUMP * motion * step / last_step + JUMP_FLOOR * length
+            if ok and solver.world is not None:
+                deepest = max((c.penetration for c in
+                               solver.contacts(solver._traj)), default=0.0)
+                ok = deepest <= radius
+            if not ok:
+                if step <= MIN_STEP:
+                    return False
+                step *= 0.5
+                continue
+            dx = state.x - x_prev
+            x_prev, tip_prev, motion, last_step = state.x.copy(), solver._traj[-1, 0:3].copy(), \
+                moved, step
+            J = state.J.copy()
+            lam = target
+            if solver._info[1] <= EASY_ITERATIONS:
+                step = min(MAX_STEP, step * 1.5)
+        return True
+    finally:
+        pl.mat[loads] = full
+        solver.max_iterations = iterations
