@@ -21,6 +21,9 @@ import time
 # 5 to 20 times as long as on a quiet machine. A test that holds passes as soon as its
 # condition holds; only a failing one waits this long.
 TIMEOUT = 120.0
+# s wall: the deadline of a command or a script a test runs to its end (a demo, a sweep, a
+# replay): a quiet machine needs a tenth of it; a command that hangs still fails.
+COMMAND_TIMEOUT = 600.0
 
 
 def wait_for(condition, what: str = 'condition', timeout: float = TIMEOUT, period: float = 0.005,

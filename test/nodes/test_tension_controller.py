@@ -132,7 +132,7 @@ def test_reachable_tip_target_is_reached(stack):
     command(stack)
     target(stack, goal)
     wait_for(lambda: np.linalg.norm(position(stack.probe.latest('tip/pose')) - goal)
-             < TIP_TOLERANCE, 'the tip at the target', timeout=15.0)
+             < TIP_TOLERANCE, 'the tip at the target')
     # A tension command leaves tip-position mode.
     command(stack, t1=1.0)
     wait_for(lambda: applied(stack) == [MIN_TENSION, 1.0, MIN_TENSION, MIN_TENSION],
