@@ -70,7 +70,7 @@ def test_every_model_of_every_kind_is_warmed():
 def test_the_demo_models_are_those_make_demo_runs_and_the_rest_is_everything_else():
     robot = load_robot(default_robot_file())
     # the sim stack's simulator: the kind's first mode, integrator auto
-    assert MODELS['tendon_robot'][0] == 'dynamic'
+    assert next(iter(MODELS['tendon_robot'])) == 'dynamic'
     assert choose_integrator(robot)[0] == 'explicit'
     # the tension controller's statics_model auto (the demo's tip target: discrete too)
     assert model_for(robot, 'auto') == 'discrete'
