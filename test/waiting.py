@@ -16,7 +16,14 @@
 
 import time
 
-TIMEOUT = 30.0   # s wall: generous, so a loaded 2-core CI machine fails only on a real hang
+# s wall: the deadline of every wait for a condition. Generous, so that only a real hang
+# fails: at load 6 to 20 on two cores a node start, a tendon at rest or a page load took
+# 5 to 20 times as long as on a quiet machine. A test that holds passes as soon as its
+# condition holds; only a failing one waits this long.
+TIMEOUT = 120.0
+# s wall: the deadline of a command or a script a test runs to its end (a demo, a sweep, a
+# replay): a quiet machine needs a tenth of it; a command that hangs still fails.
+COMMAND_TIMEOUT = 600.0
 
 
 def wait_for(condition, what: str = 'condition', timeout: float = TIMEOUT, period: float = 0.005,

@@ -49,10 +49,31 @@ DESCRIPTIONS = {
     bellows_robot.KIND: 'bionic_handling_assistant.yaml',
 }
 STEPS = 3   # time steps a timed model takes: the first compiles, the others check the cache
+# The models `make demo` runs, compiled first so that the demo can start while the others
+# compile: the simulator of the default robot (rod dynamics, integrator auto: explicit for
+# its tension input) and the discrete statics of the demo's tip target and of the tension
+# controller's tip Jacobian (statics_model auto: discrete for a robot with vertebra discs).
+# test/models/test_warmup.py checks that the demo resolves to these.
+DEMO = ('tendon_robot dynamic (explicit)', 'tendon_robot quasi_static (discrete)')
 
 
-def tasks() -> Iterator[tuple[str, Callable[[], None]]]:
-    """Yield (label, warm) for every model of every kind: ``warm()`` compiles its kernels."""
+def tasks(which: str = 'all') -> Iterator[tuple[str, Callable[[], None]]]:
+    """
+    Yield (label, warm) for the models of every kind: ``warm()`` compiles its kernels.
+
+    ``which``: ``all``, ``demo`` (the models of ``make demo``, :data:`DEMO`, in that order)
+    or ``rest`` (all but those).
+    """
+    if which == 'demo':
+        found = dict(tasks())
+        yield from ((label, found[label]) for label in DEMO)
+        return
+    for label, warm in _all_tasks():
+        if which == 'all' or label not in DEMO:
+            yield label, warm
+
+
+def _all_tasks() -> Iterator[tuple[str, Callable[[], None]]]:
     for kind, modes in MODELS.items():
         path = share_dir() / 'config' / DESCRIPTIONS[kind]
         for mode in modes:
@@ -69,6 +90,12 @@ def tasks() -> Iterator[tuple[str, Callable[[], None]]]:
 
 def _warmer(path: Path, mode: str, options: ModelOptions) -> Callable[[], None]:
     return lambda: exercise(create_model(path, mode, options)[2])
+
+
+def warm(label: str) -> str:
+    """Compile the kernels of the model ``label`` (of :func:`tasks`); return the label."""
+    dict(tasks())[label]()
+    return label
 
 
 def exercise(model: SimModel) -> None:

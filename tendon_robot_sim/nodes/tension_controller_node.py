@@ -35,8 +35,10 @@ tip-position mode (robots with a statics model: tendon robots)
     inextensible backbone; a planar robot controls the one direction of its plane), with
     the least tension sum within the tension limits.
     An unreachable target ends at the closest reachable tip with a throttled warning.
-    A measured tip older than ``feedback_timeout`` (the sensor silent, or sending only
-    rejected samples) pauses the loop: the tensions are held where the last fresh
+    A measured tip older than ``feedback_timeout`` on the node's clock (the sensor silent,
+    or sending only rejected samples; simulated time with ``use_sim_time``, as the control
+    period, so a simulation slower than real time is not taken for a silent sensor) pauses
+    the loop: the tensions are held where the last fresh
     feedback put them, with a throttled warning, until fresh samples return. Holding,
     rather than switching to the statics model's open-loop tensions for the target,
     keeps the robot still when it cannot be observed; the model's tensions differ from
@@ -62,7 +64,6 @@ and the tensions are held, so the node keeps publishing.
 """
 
 import math
-import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
@@ -168,7 +169,7 @@ class TensionControllerNode(Node):
         self.setpoint = self.command.copy()                          # N, published
         self.target = None          # (3,) m, base frame; not None in tip-position mode
         self.measured = None        # (3,) m, latest measured tip
-        self.measured_at = None     # time.monotonic() of its arrival
+        self.measured_at = None     # s, the node's clock at its arrival
         self.reported = None        # (level, message) of the last diagnostics published
         on_parameters_set(self, self._on_parameters_set)
         self.setpoint_pub = self.create_publisher(
@@ -256,7 +257,7 @@ class TensionControllerNode(Node):
         p = msg.pose.position if self.config.tip_feedback == 'pose' else msg.point
         point = np.array([p.x, p.y, p.z])
         if np.all(np.isfinite(point)) and self._in_workspace(point):
-            self.measured, self.measured_at = point, time.monotonic()
+            self.measured, self.measured_at = point, self._now()
         else:
             self._warn('measured tip',
                        f'ignored measured tip {point.tolist()} m: not finite or farther '
@@ -314,7 +315,11 @@ class TensionControllerNode(Node):
 
     def _feedback_age(self) -> float:
         """Seconds since the last accepted measured tip (inf: none yet)."""
-        return math.inf if self.measured_at is None else time.monotonic() - self.measured_at
+        return math.inf if self.measured_at is None else self._now() - self.measured_at
+
+    def _now(self) -> float:
+        """Return the node's clock [s]: simulated time with use_sim_time, as the timer."""
+        return self.get_clock().now().nanoseconds * 1e-9
 
     def _state(self) -> tuple[bytes, str]:
         """(diagnostic level, message) of the control loop."""

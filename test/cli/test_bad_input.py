@@ -29,6 +29,7 @@ import sys
 import pytest
 
 from tendon_robot_sim import cli
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD, NO_RESULT = 2, 1
@@ -628,7 +629,7 @@ def test_the_real_entry_point_prints_no_traceback(argv, files):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
     proc = subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli',
                            *[word.format(**files) for word in argv]],
-                          capture_output=True, text=True, timeout=120, env=env)
+                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT, env=env)
     assert proc.returncode == BAD
     assert 'Traceback' not in proc.stderr and proc.stderr.count('\n') == 1, proc.stderr
 

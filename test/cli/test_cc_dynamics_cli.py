@@ -26,6 +26,7 @@ import pytest
 
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.models.tendon_robot import load_robot
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 BHA = str(ROOT / 'config' / 'bionic_handling_assistant.yaml')
@@ -37,7 +38,7 @@ def test_tendon_run_settles_at_the_bent_rod_and_plots(tmp_path):
     result = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'cc-dynamics', '--tensions', 't1=2',
          '--duration', '40', '--plot', str(plot), '--json'],
-        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+        capture_output=True, text=True, timeout=COMMAND_TIMEOUT, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary['duration'] == pytest.approx(40.0)

@@ -26,12 +26,13 @@ import pytest
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.models.tendon_robot import load_robot
+from waiting import COMMAND_TIMEOUT
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def simulate(*args, timeout=120):
+def simulate(*args, timeout=COMMAND_TIMEOUT):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
     return subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'simulate', *args],
                           capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)

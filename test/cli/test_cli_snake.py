@@ -33,6 +33,7 @@ from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
 from tendon_robot_sim.models.snake.loads import LinkWrench
 from tendon_robot_sim.models.snake.robot import load_snake
 from tendon_robot_sim.models.snake.statics import equilibrium
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAKE = load_snake(default_snake_file())
@@ -48,7 +49,7 @@ def test_inverse_writes_csv_plot_and_json(tmp_path):
     proc = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'snake', 'inverse', '--trajectory', 'all',
          '--duration', '2', '--dt', '0.05', '--out', str(tmp_path), '--plot', '--json'],
-        capture_output=True, text=True, env=env, timeout=120)
+        capture_output=True, text=True, env=env, timeout=COMMAND_TIMEOUT)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert set(report['trajectories']) == {'pan', 'tilt', 'both'}

@@ -38,6 +38,7 @@ from tendon_robot_sim.experiment.bag import DEFAULT_STORE
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.demo import demo_phases
+from waiting import COMMAND_TIMEOUT
 import yaml
 
 HOLD = 0.5       # s of simulated time per step (0.2 s: a ramp of 0.15 s left no margin)
@@ -69,7 +70,7 @@ def demo(tmp_path_factory):
     result = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'demo', '--out', str(out),
          '--hold', str(HOLD), '--tension', str(TENSION), '--elements', '10'],
-        env=env, capture_output=True, text=True, timeout=120)
+        env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
     assert result.returncode == 0, result.stderr + (out / 'stack.log').read_text()
     for name in PLANTED:     # replaced, never followed
         assert (victims / name).read_text() == VICTIM and not (out / name).is_symlink(), name
@@ -164,7 +165,7 @@ def test_demo_runs_the_rolling_joint_snake_and_pulling_cable_2_lifts_it(tmp_path
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'demo', '--out', str(out),
          '--robot', 'config/rolling_joint_snake.yaml', '--hold', str(HOLD), '--tension', '20',
          '--settle', '0'],     # the snake still swings after 0.5 s: its rows say so
-        cwd=root, env=env, capture_output=True, text=True, timeout=120)
+        cwd=root, env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
     assert result.returncode == 0, result.stderr + (out / 'stack.log').read_text()
     with open(out / 'tip_positions.csv') as f:
         rows = {r['phase']: r for r in csv.DictReader(f)}

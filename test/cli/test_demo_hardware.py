@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 from rosbags.highlevel import AnyReader
 import tendon_robot_sim
+from waiting import COMMAND_TIMEOUT
 
 pytest.importorskip('dynamixel_sdk')
 
@@ -42,7 +43,7 @@ def test_hardware_demo_pulls_each_tendon_and_records_the_measurements(tmp_path):
     result = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'demo', '--hardware', 'dynamixel',
          '--hold', '1', '--out', str(out)],
-        env=env, capture_output=True, text=True, timeout=180)
+        env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
     assert result.returncode == 0, result.stderr + (out / 'stack.log').read_text()
     with open(out / 'tip_positions.csv') as f:
         rows = list(csv.DictReader(f))

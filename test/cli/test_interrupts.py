@@ -40,6 +40,7 @@ import pytest
 from tendon_robot_sim import cli
 from tendon_robot_sim.stack import STACKS
 from terminal import as_from_a_terminal
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 ROBOT = str(ROOT / 'config' / 'robot.yaml')
@@ -69,8 +70,8 @@ def interrupted_at(moment: str, argv: list[str], tmp_path: Path) -> subprocess.C
     (tmp_path / 'sitecustomize.py').write_text(SITECUSTOMIZE)
     env = dict(os.environ, INTERRUPT_AT=moment,
                PYTHONPATH=os.pathsep.join((str(tmp_path), str(ROOT))))
-    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120,
-                          env=env, cwd=tmp_path)
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                          timeout=COMMAND_TIMEOUT, env=env, cwd=tmp_path)
 
 
 @pytest.mark.parametrize('moment', ['import:rclpy', 'open:robot.yaml'],
@@ -165,7 +166,8 @@ sys.exit(cli.main(['statics', '--tensions', '0,2,0,0']))
 
 def test_a_ctrl_c_lost_while_a_compile_goes_on_is_delivered_again():
     result = subprocess.run([sys.executable, '-c', LOSE_AND_GO_ON], capture_output=True,
-                            text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                            text=True, timeout=COMMAND_TIMEOUT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert result.returncode == 130, result.stderr
     assert 'compiled to the end' not in result.stdout and result.stderr == '', result.stderr
 
@@ -213,7 +215,7 @@ def test_a_command_that_runs_until_stopped_ends_with_0_when_stopped(name, bag, t
                 break
         assert ready in ''.join(seen), ''.join(seen)
         process.send_signal(signum)
-        rest, _ = process.communicate(timeout=60)
+        rest, _ = process.communicate(timeout=COMMAND_TIMEOUT)
     finally:
         if process.poll() is None:
             process.kill()
@@ -228,7 +230,7 @@ def test_a_launch_whose_simulator_fails_at_once_stops_the_rest_without_a_traceba
     heavy.write_text(Path(ROBOT).read_text().replace('mass: 0.002', 'mass: 1000.0'))
     result = subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'sim',
                              '--arg', 'rviz:=false', '--robot', str(heavy)],
-                            capture_output=True, text=True, timeout=180, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=COMMAND_TIMEOUT, cwd=tmp_path,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
@@ -257,7 +259,8 @@ print('ran on after Ctrl-C')
 def test_a_ctrl_c_while_trimesh_imports_is_not_swallowed():
     # the view (and so every launch, which reads the view node's parameters) imports trimesh
     result = subprocess.run([sys.executable, '-c', CTRL_C_IN_TRIMESH], capture_output=True,
-                            text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                            text=True, timeout=COMMAND_TIMEOUT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
     # the package's quiet exit on Ctrl-C, before 'imported' (without the deferral: 60 s on)
     assert result.returncode == 130 and result.stdout == '', result.stdout
     assert result.stderr == '', result.stderr
@@ -280,7 +283,7 @@ def test_demo_stopped_while_it_drives_the_stack_ends_without_an_internal_error(
             if line.startswith('simulated:') and ', t0' in line:   # the first step is on
                 break
         process.send_signal(signum)
-        rest, _ = process.communicate(timeout=60)
+        rest, _ = process.communicate(timeout=COMMAND_TIMEOUT)
     finally:
         if process.poll() is None:
             process.kill()

@@ -25,6 +25,7 @@ import numpy as np
 
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 ROBOT = load_pcr_robot(default_pcr_file())
@@ -33,7 +34,8 @@ ROBOT = load_pcr_robot(default_pcr_file())
 def run_cli(*args, cwd=None):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
     return subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'pcr', *args],
-                          capture_output=True, text=True, env=env, timeout=120, cwd=cwd)
+                          capture_output=True, text=True, env=env, timeout=COMMAND_TIMEOUT,
+                          cwd=cwd)
 
 
 def test_ik_then_fk_json_lines():
@@ -91,7 +93,7 @@ def test_ik_json_feeds_fk_as_it_is(tmp_path):
     for source, stdin in ((str(tmp_path / 'ik.txt'), None), ('-', proc.stdout)):
         fk = subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'pcr', 'fk',
                              '--from-json', source, '--json'], input=stdin, capture_output=True,
-                            text=True, timeout=120, env=dict(
+                            text=True, timeout=COMMAND_TIMEOUT, env=dict(
                                 os.environ, PYTHONPATH=str(ROOT) + os.pathsep
                                 + os.environ.get('PYTHONPATH', '')))
         assert fk.returncode == 0, fk.stderr

@@ -34,6 +34,7 @@ from cli_commands import parsers
 import pytest
 from tendon_robot_sim import cli
 from tendon_robot_sim.commands import time_step
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 ROBOT = str(ROOT / 'config' / 'robot.yaml')
@@ -239,7 +240,7 @@ def test_a_real_closed_pipe_ends_quietly():
     try:
         result = subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'cc', '--tip',
                                  '0.247048,0,0.033136', '--json'], stdout=write,
-                                stderr=subprocess.PIPE, text=True, timeout=120,
+                                stderr=subprocess.PIPE, text=True, timeout=COMMAND_TIMEOUT,
                                 env=dict(os.environ, PYTHONPATH=str(ROOT)))
     finally:
         os.close(write)

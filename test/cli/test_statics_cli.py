@@ -27,6 +27,7 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def run_cli(*args):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
     return subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'statics', *args],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=COMMAND_TIMEOUT)
 
 
 def test_json_line_matches_the_solver():

@@ -20,6 +20,7 @@ import subprocess
 import sys
 
 import tendon_robot_sim
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent
 
@@ -29,7 +30,7 @@ def test_a_cache_folder_below_a_file_is_refused_in_one_line(tmp_path):
     blocker.write_text('')
     env = dict(os.environ, NUMBA_CACHE_DIR=str(blocker / 'numba'), PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'warmup'], env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f'tendon-robot-sim warmup: error: NUMBA_CACHE_DIR {blocker / "numba"}: {blocker} is '

@@ -33,7 +33,7 @@ import pytest
 from tendon_robot_sim import cli, parallel
 from tendon_robot_sim.commands import worker_count
 from tendon_robot_sim.parallel import MAX_WORKERS, ParallelError, Pool
-from waiting import wait_for
+from waiting import TIMEOUT, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,7 +127,7 @@ def test_no_worker_outlives_its_parent_whatever_ends_it(ending):
         workers = [int(pid) for pid in parent.stdout.readline().split()]
         assert len(workers) == 2 and all(alive(pid) for pid in workers)
         parent.send_signal(ending)
-        parent.wait(timeout=30)
+        parent.wait(timeout=TIMEOUT)
         wait_for(lambda: not any(alive(pid) for pid in workers),
                  what=f'the workers to die with their parent ({ending.name})')
     finally:

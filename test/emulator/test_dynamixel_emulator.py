@@ -102,9 +102,10 @@ def bus(plant, monkeypatch):
     # A real servo answers within its Return Delay Time; the emulated chain is a thread of
     # this process and can wait for the GIL behind other threads on a loaded machine. An
     # answer later than the SDK's timeout (2 x 16 ms latency allowance + 2 ms) would be
-    # read as the answer to the next instruction to the same servo: allow 100 ms (a timeout
-    # of about 0.2 s).
-    monkeypatch.setattr(sdk.port_handler, 'LATENCY_TIMER', 100)
+    # read as the answer to the next instruction to the same servo, or a sync read fail with
+    # COMM_RX_TIMEOUT (-3001, seen at load 6 with 100 ms): allow 1 s (a timeout of about 2 s,
+    # waited out once, by the silent servo's ping).
+    monkeypatch.setattr(sdk.port_handler, 'LATENCY_TIMER', 1000)
     chain = DynamixelChain(plant)
     thread = DeviceThread(chain, PtyEndpoint(), 200.0, name='dynamixel').start()
     port = sdk.PortHandler(thread.endpoint.path)

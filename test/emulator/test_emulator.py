@@ -25,7 +25,7 @@ import pytest
 
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.protocol.drivers import MotorDriver, TipSensorDriver
-from waiting import wait_for
+from waiting import TIMEOUT, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,7 +62,7 @@ def test_emulate_prints_its_ports_and_pulling_a_tendon_moves_the_measured_tip():
         assert after.z - before.z > 0.01
         assert after.valid and after.count > before.count
         process.send_signal(signal.SIGINT)   # Ctrl-C: a summary and exit code 0
-        out, err = process.communicate(timeout=15)
+        out, err = process.communicate(timeout=TIMEOUT)
     finally:
         process.kill()
     assert process.returncode == 0, err

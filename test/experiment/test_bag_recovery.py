@@ -34,6 +34,7 @@ import pytest
 from tendon_robot_sim import cli
 from tendon_robot_sim.experiment import mcap_crc
 from tendon_robot_sim.experiment.bag import BagError, read_messages
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPIC = '/tip/measured'
@@ -69,7 +70,7 @@ def writer(bag: Path, storage: str, end: str, *counts: int) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     result = subprocess.run([sys.executable, '-c', WRITER, str(bag), storage, end,
                              *map(str, counts)], env=env, capture_output=True, text=True,
-                            timeout=120)
+                            timeout=COMMAND_TIMEOUT)
     assert result.returncode == (-9 if end == 'kill' else 0), result.stderr
 
 

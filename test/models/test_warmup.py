@@ -21,9 +21,12 @@ import subprocess
 import sys
 
 import tendon_robot_sim
+from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.registry import MODELS
-from tendon_robot_sim.models.rod.statics.solver import MODELS as STATICS_MODELS
-from tendon_robot_sim.models.warmup import tasks
+from tendon_robot_sim.models.rod.dynamics.simulation import choose_integrator
+from tendon_robot_sim.models.rod.statics.solver import model_for, MODELS as STATICS_MODELS
+from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.warmup import DEMO, tasks
 
 ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent
 
@@ -64,10 +67,24 @@ def test_every_model_of_every_kind_is_warmed():
         assert f'tendon_robot quasi_static ({model})' in labels
 
 
+def test_the_demo_models_are_those_make_demo_runs_and_the_rest_is_everything_else():
+    robot = load_robot(default_robot_file())
+    # the sim stack's simulator: the kind's first mode, integrator auto
+    assert next(iter(MODELS['tendon_robot'])) == 'dynamic'
+    assert choose_integrator(robot)[0] == 'explicit'
+    # the tension controller's statics_model auto (the demo's tip target: discrete too)
+    assert model_for(robot, 'auto') == 'discrete'
+    assert DEMO == ('tendon_robot dynamic (explicit)', 'tendon_robot quasi_static (discrete)')
+    demo, rest = [label for label, _ in tasks('demo')], [label for label, _ in tasks('rest')]
+    assert demo == list(DEMO)
+    assert sorted(demo + rest) == sorted(label for label, _ in tasks())
+
+
 def test_after_the_warmup_no_model_compiles():
     # In the cache the tests share (the package's, or NUMBA_CACHE_DIR): after `make setup`
-    # this warmup finds everything compiled and takes seconds.
-    warmup = run('-m', 'tendon_robot_sim.cli', 'warmup')
+    # this warmup finds everything compiled and takes seconds. Two at a time, each model in
+    # a process of its own, as make setup compiles them.
+    warmup = run('-m', 'tendon_robot_sim.cli', 'warmup', '--jobs', '2')
     assert warmup.returncode == 0, warmup.stderr
     assert f'{len(list(tasks()))} models warmed' in warmup.stdout
     counted = run('-c', COUNT_COMPILES)

@@ -104,7 +104,7 @@ def test_simulated_tendons_reach_the_commanded_displacements(stack):
     assert goal[1] > 0.002 and goal[3] < -0.002   # a real bend
     send(stack.command_pub, stack.robot.tendon_names, goal)
     wait_for(lambda: np.max(np.abs(measured(stack) - goal)) < 0.0005,
-             'the tendons within 0.5 mm of the command', timeout=20.0)
+             'the tendons within 0.5 mm of the command')
     # and they stay there, with every tension within the limits
     time.sleep(1.0)
     assert np.max(np.abs(measured(stack) - goal)) < 0.0005, measured(stack) - goal
@@ -164,7 +164,7 @@ def test_position_setpoints_are_limited_and_rate_limited(stack):
     warning_containing(stack.probe, 'hw.displacement_controller',
                        't0 0.5 -> 0.02 m')
     wait_for(lambda: stack.hw_probe.latest('tendon/setpoint').position[0] == MAX_DISPLACEMENT,
-             't0 to reach max_displacement', timeout=10.0)
+             't0 to reach max_displacement')
     stream = [np.array(msg.position) for msg in stack.hw_probe.since('tendon/setpoint', start)]
     assert len(stream) > 0.8 * RATE * MAX_DISPLACEMENT / RATE_LIMIT   # a ramp, not a jump
     steps = np.abs(np.diff(stream, axis=0))
@@ -182,7 +182,7 @@ def test_rate_limit_changes_live(stack):
         start = time.monotonic()
         send(stack.hw_command_pub, ['t1'], [-0.01])
         wait_for(lambda: stack.hw_probe.latest('tendon/setpoint').position[1] == -0.01,
-                 't1 to reach -0.01 m', timeout=5.0)
+                 't1 to reach -0.01 m')
         stream = [msg.position[1] for msg in stack.hw_probe.since('tendon/setpoint', start)]
         steps = np.abs(np.diff(stream))
         assert RATE_LIMIT / RATE < np.max(steps) <= 4 * RATE_LIMIT / RATE + 1e-12
@@ -205,7 +205,7 @@ def test_bad_commands_are_rejected_and_the_node_keeps_running(stack, message, re
     np.testing.assert_array_equal(stack.position_controller.command, before)
     count = len(stack.hw_probe.received['tendon/setpoint'])
     wait_for(lambda: len(stack.hw_probe.received['tendon/setpoint']) > count + 2,
-             'setpoints to keep flowing', timeout=5.0)
+             'setpoints to keep flowing')
 
 
 def test_bad_parameters_stop_the_node_with_a_clear_message(robot_file):

@@ -33,6 +33,7 @@ import time
 import pytest
 from ros_helpers import wait_for
 import tendon_robot_sim
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent
 EXIT_WITHIN = 2.0   # s after the signal: the promise to the user (issue 24)
@@ -86,9 +87,8 @@ def test_ctrl_c_while_the_simulator_node_compiles(tmp_path):
     cache, log = tmp_path / 'numba', tmp_path / 'node.log'
     with ended(start_cold(['-m', 'tendon_robot_sim.nodes.simulator_node'], cache, log)) as node:
         # The constructor is done (it logs its mode); the first physics tick compiles the rod.
-        wait_for(lambda: 'simulating a' in log.read_text(), 'the node to start', timeout=120.0)
-        wait_for(lambda: compiling(cache, node, log), 'the first kernel compiled',
-                 timeout=120.0)
+        wait_for(lambda: 'simulating a' in log.read_text(), 'the node to start')
+        wait_for(lambda: compiling(cache, node, log), 'the first kernel compiled')
         took = seconds_to_exit(node, signal.SIGINT)
     assert took < EXIT_WITHIN, log.read_text()
     assert node.returncode == 0, log.read_text()
@@ -104,8 +104,7 @@ def test_ctrl_c_while_a_command_compiles(preexec_fn, tmp_path):
     cache, log = tmp_path / 'numba', tmp_path / 'statics.log'
     with ended(start_cold(['-m', 'tendon_robot_sim.cli', 'statics', '--tensions', '0,2,0,0'],
                           cache, log, preexec_fn)) as command:
-        wait_for(lambda: compiling(cache, command, log), 'the first kernel compiled',
-                 timeout=120.0)
+        wait_for(lambda: compiling(cache, command, log), 'the first kernel compiled')
         took = seconds_to_exit(command, signal.SIGINT)
     assert took < EXIT_WITHIN, log.read_text()
     assert command.returncode == 130, log.read_text()
@@ -130,7 +129,7 @@ def lose_the_interrupt(signum, hold):
 
 def run_script(script: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, '-c', LOSE_THE_INTERRUPT + script], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60,
+                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
 
 
@@ -195,7 +194,7 @@ def test_a_ctrl_c_a_library_swallows_still_stops_at_once(what, tmp_path):
     with open(log, 'w') as out, ended(subprocess.Popen(
             [sys.executable, '-c', script], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
             stdout=out, stderr=subprocess.STDOUT)) as process:
-        wait_for(lambda: 'compiling' in log.read_text(), 'the compile', timeout=60.0)
+        wait_for(lambda: 'compiling' in log.read_text(), 'the compile')
         took = seconds_to_exit(process, signal.SIGINT)
     assert took < EXIT_WITHIN and process.returncode == code, (took, log.read_text())
     assert log.read_text() == 'compiling\n'      # no result, no traceback

@@ -53,7 +53,7 @@ from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.parameters import ConfigurationError
 from tendon_robot_sim.ros.spinner import BackgroundSpinner
 from terminal import as_from_a_terminal
-from waiting import wait_for
+from waiting import TIMEOUT, wait_for
 import yaml
 
 ROBOT = load_robot(default_robot_file())
@@ -94,7 +94,7 @@ class Probe(Node):
         self.pub.publish(msg)
 
     def call(self, client) -> Trigger.Response:
-        assert client.wait_for_service(timeout_sec=5.0)
+        assert client.wait_for_service(timeout_sec=TIMEOUT)
         future = client.call_async(Trigger.Request())
         return wait_for(lambda: future.result(), what=f'{client.srv_name} to answer')
 
@@ -280,7 +280,7 @@ def test_damaged_frames_and_a_disconnect_are_survived(rig, ros):
     rig.disconnect('sensor', down_time=0.5)
     wait_for(lambda: not bridge.motors.connected, what='the bridge to notice')
     probe.setpoint = tensions(t0=2.5, t1=1.0, t2=1.0, t3=1.0)   # issued while unplugged
-    wait_for(lambda: bridge.motors.connected and bridge.sensor.connected, timeout=5.0,
+    wait_for(lambda: bridge.motors.connected and bridge.sensor.connected,
              what='both links back')
     wait_for(lambda: applied_tensions(rig) == (2.5, 1.0, 1.0, 1.0), what='setpoint B')
     applied = [m.seq for m in rig.motor.applied]
@@ -398,10 +398,10 @@ def test_the_safe_state_outlasts_noise_longer_than_the_retries(rig, ros):
     probe.setpoint = None
     after = bridge.get_clock().now().nanoseconds * 1e-9
     motors = wait_for(lambda: probe.diagnostic('motor driver', after).get('level') == b'\x02'
-                      and probe.diagnostic('motor driver', after), timeout=3.0,
+                      and probe.diagnostic('motor driver', after),
                       what='the motor diagnostics to report the link that cannot deliver')
     assert 'not acknowledged' in motors['message']
-    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, timeout=6.0,
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4,
              what='the safe state')
     assert bridge.motors.statistics()[1].ack_timeouts >= 2 and bridge.core.resends >= 2
     after = bridge.get_clock().now().nanoseconds * 1e-9
@@ -478,7 +478,7 @@ def test_a_restarted_bridge_is_obeyed_by_the_device_that_kept_its_state(rig):
         probe.setpoint = tensions(**dict(zip(NAMES, wanted)))
         try:
             spin_until(executor, lambda: applied_tensions(rig) == wanted,
-                       f'session {session}: the setpoint', timeout=5.0)
+                       f'session {session}: the setpoint')
         finally:
             if session == 0:
                 bridge.motors.link.stop()   # dies: no safe state on the way out
@@ -798,7 +798,7 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
                 for i in runs:
                     time.sleep(rng.uniform(0.0, 0.03))   # at different phases of the timers
                     bridges[i].send_signal(stop_signal[i])
-                codes = {i: bridges[i].wait(timeout=20.0) for i in runs}
+                codes = {i: bridges[i].wait(timeout=TIMEOUT) for i in runs}
                 # The emulated devices of this (loaded) process may read the bridge's last
                 # command after the bridge has gone: what they apply last is what counts.
                 left_safe = {i: goal[i] == 'unconfigured' or applies(

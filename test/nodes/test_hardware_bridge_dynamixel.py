@@ -113,7 +113,7 @@ def test_tension_setpoints_drive_the_servos_and_an_overload_stops_until_reboot_a
     probe.setpoint = tensions(t0=3.0, t1=0.5, t2=1.0, t3=0.5)
     wanted = [3.0, 0.5, 1.0, 0.5]
     # One current unit (2.69 mA) is 0.27 N through the 100 N/A calibration.
-    wait_for(lambda: np.allclose(goal_tensions(chain), wanted, atol=0.14), timeout=10.0,
+    wait_for(lambda: np.allclose(goal_tensions(chain), wanted, atol=0.14),
              what='the goal currents')
     wait_for(lambda: probe.states and np.allclose(probe.states[-1].effort, wanted, atol=0.3),
              what='tendon/state to follow')
@@ -185,7 +185,7 @@ def test_a_blind_tip_sensor_warns_at_once_is_an_error_after_its_time_and_ok_when
         if status and (not levels or levels[-1][0] != status['level']):
             levels.append((status['level'], status['message']))
         return status.get('level') == b'\x02'
-    wait_for(sensor_level, timeout=10.0, what='the sensor ERROR')
+    wait_for(sensor_level, what='the sensor ERROR')
     assert [level for level, _ in levels] == [b'\x00', b'\x01', b'\x02'], levels
     assert levels[1][1].startswith('blind: no valid sample for')
     error = levels[2][1]
@@ -203,7 +203,7 @@ def test_a_lost_servo_is_a_fault_and_the_bridge_recovers_after_resume(rig, ros):
     wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
     probe.setpoint = tensions(t0=2.0, t1=0.5, t2=0.5, t3=0.5)
     wait_for(lambda: np.allclose(goal_tensions(chain), [2, .5, .5, .5], atol=0.14),
-             timeout=10.0, what='the goal currents')
+             what='the goal currents')
     chain.silence(2)
     motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and 'lost' in d['message']
                       and d, what='the lost servo')
@@ -215,12 +215,12 @@ def test_a_lost_servo_is_a_fault_and_the_bridge_recovers_after_resume(rig, ros):
 
 def back_only_on_resume(bridge, probe, chain) -> None:
     """Once the bus is configured again, the torque stays off until ~/resume; then it follows."""
-    wait_for(lambda: bridge.motors.connected, timeout=10.0, what='the bus to come back')
+    wait_for(lambda: bridge.motors.connected, what='the bus to come back')
     time.sleep(0.3)
     assert not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), 'on before ~/resume'
     assert probe.call(probe.resume).success
     wait_for(lambda: np.allclose(goal_tensions(chain), [2, .5, .5, .5], atol=0.14),
-             timeout=10.0, what='setpoints followed again')
+             what='setpoints followed again')
 
 
 def servo_status(probe, tendon: str) -> dict:
@@ -250,7 +250,7 @@ def test_a_power_cycle_and_a_reboot_are_faults_shown_per_servo_until_resume(rig,
     reboot = probe.create_client(Trigger, 'hardware_bridge/reboot')
     probe.setpoint = tensions(t0=2.0, t1=0.5, t2=0.5, t3=0.5)
     wait_for(lambda: np.allclose(goal_tensions(chain), [2, .5, .5, .5], atol=0.14),
-             timeout=10.0, what='the goal currents')
+             what='the goal currents')
     t0 = wait_for(lambda: servo_status(probe, 't0'), what='tendon/servos')
     assert (t0['torque'], t0['level'], t0['servo_id']) == ('True', b'\x00', '1')
     assert t0['hardware_id'] == 'XM430-W350 ID 1 firmware v46'

@@ -169,14 +169,14 @@ def test_the_stack_dies_with_the_launcher_and_the_robot_relaxed(tmp_path, signum
     launcher = launch_hardware(rig, log)
     try:
         wait_for(lambda: '[launch] hardware_bridge: active' in log.read_text(),
-                 'the bridge to become active', timeout=60.0)
+                 'the bridge to become active')
         wait_for(lambda: rig.motor.applied, 'the motors to receive the setpoints')
         children = started_pids(log)
         assert {'hardware_bridge', 'tension_controller'} <= set(children), log.read_text()
         launcher.send_signal(signum)
-        assert launcher.wait(timeout=20.0) == code, log.read_text()
+        assert launcher.wait(timeout=TIMEOUT) == code, log.read_text()
         gone = wait_for(lambda: not [n for n, pid in children.items() if alive(pid)],
-                        'every node to exit', timeout=20.0)
+                        'every node to exit')
     finally:
         if launcher.poll() is None:
             launcher.kill()

@@ -28,7 +28,7 @@ import sys
 from geometry_msgs.msg import PointStamped
 import pytest
 import rclpy
-from ros_helpers import interrupt, spin_until
+from ros_helpers import interrupt, spin_until, TIMEOUT
 from rosbags.highlevel import AnyReader
 from sensor_msgs.msg import JointState
 import tendon_robot_sim
@@ -90,7 +90,7 @@ def test_launch_hardware_on_dynamixel_and_keyence_moves_the_robot_and_records_a_
                    'the servo to get 3 N')
         spin_until(node, lambda: states[-1].effort[0] > 2.7, 'tendon/state to follow')
         spin_until(node, lambda: tips[-1].point.z - resting > 0.05, 'the tip to rise')
-        assert recorder.wait(30) == 0, (tmp_path / 'record.log').read_text()
+        assert recorder.wait(TIMEOUT) == 0, (tmp_path / 'record.log').read_text()
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

@@ -52,11 +52,15 @@ def run_until_settled(ros, namespace, parameters, setpoint, expected):
     """
     Run a simulator fast (10 x real time) with ``setpoint`` applied until the tip settles.
 
-    Return the tip pose, the state, and the /tf frames once the tip is within SETTLED of
-    ``expected``.
+    Return the tip pose, the state, and this simulator's /tf frames (prefix stripped) once
+    the tip is within SETTLED of ``expected``. The simulator runs in ``namespace`` with the
+    frame prefix ``namespace/``: /tf is one topic for every robot on the domain, and only
+    this one's frames are taken.
     """
+    prefix = f'{namespace}/'
     simulator = SimulatorNode(namespace=namespace, parameter_overrides=parameters + [
         Parameter('real_time_factor', value=10.0),
+        Parameter('frame_prefix', value=prefix),
         Parameter('warning_throttle_period', value=0.0)])
     probe = Probe(namespace=namespace)
     executor = rclpy.executors.SingleThreadedExecutor()
@@ -68,8 +72,11 @@ def run_until_settled(ros, namespace, parameters, setpoint, expected):
         probe.setpoint_pub.publish(setpoint)
         spin_until(executor, lambda: np.linalg.norm(
             position(probe.latest('tip/pose')) - expected) < SETTLED,
-            f'the tip settling at {expected}', timeout=60.0)
-        return probe.latest('tip/pose'), probe.latest('tendon/state'), probe.latest('/tf'), probe
+            f'the tip settling at {expected}')
+        ours = [msg for _, msg in probe.received['/tf']
+                if msg.transforms and msg.transforms[0].child_frame_id.startswith(prefix)]
+        frames = {t.child_frame_id.removeprefix(prefix) for t in ours[-1].transforms}
+        return probe.latest('tip/pose'), probe.latest('tendon/state'), frames, probe
     finally:
         executor.shutdown()
         simulator.destroy_node()
@@ -80,14 +87,13 @@ def test_mode_cc_dynamic_runs_a_tendon_robot_on_the_constant_curvature_model(ros
     model = CCDynamics.from_tendon_robot(robot)
     tensions = np.array([2.0, 0.0, 0.0, 0.0])
     expected = model.frames(model.equilibrium(tensions))[-1][1]
-    tip, state, tf, probe = run_until_settled(
+    tip, state, frames, probe = run_until_settled(
         ros, 'cc', [Parameter('mode', value='cc_dynamic')],
         JointState(name=['t0'], effort=[2.0]), expected)
     assert list(state.name) == robot.tendon_names and state.effort.tolist() == tensions.tolist()
     assert state.position[0] > 1e-3, 'tendon t0 pulled in'
-    frames = {t.child_frame_id for t in tf.transforms}
     assert frames == {'tip_link', 'vertebra_0'}, 'one section: its end is the tip'
-    assert tip.header.frame_id == robot.base.frame_id
+    assert tip.header.frame_id == 'cc/' + robot.base.frame_id
     probe.destroy_node()
 
 
@@ -97,11 +103,11 @@ def test_a_bellows_robot_runs_on_pressures(ros):
     pressures = np.zeros(len(robot.actuator_names))
     pressures[0] = 50e3       # Pa, first bellows of the base section
     expected = model.frames(model.equilibrium(pressures))[-1][1]
-    tip, state, tf, probe = run_until_settled(
+    tip, state, frames, probe = run_until_settled(
         ros, 'bha', [Parameter('robot_file', value=str(BHA_FILE))],
         JointState(name=[robot.actuator_names[0]], effort=[50e3]), expected)
     assert state.effort.tolist() == pressures.tolist()
-    assert {t.child_frame_id for t in tf.transforms} == {
+    assert frames == {
         'tip_link', 'vertebra_0', 'vertebra_1', 'vertebra_2'}
     rest = model.frames(model.equilibrium(np.zeros_like(pressures)))[-1][1]
     assert np.linalg.norm(position(tip) - rest) > 0.01, 'the pressure moved the tip'

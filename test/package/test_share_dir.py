@@ -27,6 +27,7 @@ import subprocess
 import sys
 
 import tendon_robot_sim
+from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(tendon_robot_sim.__file__).resolve().parent.parent
 PROBE = """
@@ -45,7 +46,7 @@ def share_paths(ament_prefix_path: str | None) -> dict:
     if ament_prefix_path is not None:
         env['AMENT_PREFIX_PATH'] = ament_prefix_path
     result = subprocess.run([sys.executable, '-c', PROBE], env=env, capture_output=True,
-                            text=True, timeout=60, cwd=ROOT)
+                            text=True, timeout=COMMAND_TIMEOUT, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 

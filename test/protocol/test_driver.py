@@ -191,7 +191,7 @@ def test_setpoints_issued_while_unplugged_arrive_once_after_reconnect(rig, motor
     superseded = motors.command_tensions([3.0, 1.0, 1.0, 1.0])
     newest = motors.command_tensions([4.0, 1.0, 1.0, 1.0])
     assert motors.statistics()[1].superseded == 1
-    wait_for(lambda: motors.statistics()[1].last_acked_seq == newest, timeout=5.0,
+    wait_for(lambda: motors.statistics()[1].last_acked_seq == newest,
              what='the newest setpoint to be acknowledged')
     time.sleep(0.1)
     applied = [m.seq for m in rig.motor.applied]

@@ -77,7 +77,7 @@ def test_the_poller_reads_the_tip_and_counts_out_of_range_and_silence(plant, tmp
         thread.disconnect(0.5)
         wait_for(lambda: not sensor.connected or sensor.statistics()[1].lost,
                  what='the loss to show')
-        wait_for(lambda: sensor.connected and sensor.measurements(), timeout=10.0,
+        wait_for(lambda: sensor.connected and sensor.measurements(),
                  what='the sensor to come back')
     finally:
         sensor.stop()

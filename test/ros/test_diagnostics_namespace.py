@@ -50,8 +50,7 @@ def test_namespaced_bridge_publishes_absolute_diagnostics(tmp_path):
         for node in (bridge, aggregator):
             executor.add_node(node)
         try:
-            spin_until(executor, lambda: arrays and arrays[-1].status, 'a diagnostic array',
-                       timeout=15.0)
+            spin_until(executor, lambda: arrays and arrays[-1].status, 'a diagnostic array')
             statuses = arrays[-1].status
             # '<fully qualified node name>: <status>', as diagnostic_updater names them, so a
             # second robot's bridge in another namespace cannot publish the same names.

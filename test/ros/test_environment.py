@@ -40,6 +40,7 @@ import tendon_robot_sim.nodes
 from tendon_robot_sim.ros.environment import (check_ros_environment, DISCOVERY_RANGES,
                                               installed_rmw_implementations, LOGGING_SWITCHES,
                                               MAX_DOMAIN_ID, RosEnvironmentError)
+from waiting import COMMAND_TIMEOUT
 
 PACKAGE = ROOT / 'tendon_robot_sim'
 # One bad value of each variable ROS reads when it starts (the issue's, and one of each other)
@@ -213,8 +214,8 @@ def test_every_node_refuses_a_bad_variable_in_one_line_with_2(
 def run(argv: list[str], tmp_path: Path, **environ) -> subprocess.CompletedProcess:
     env = dict(os.environ, **environ)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (str(ROOT), env.get('PYTHONPATH')) if p)
-    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path, env=env)
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                          timeout=COMMAND_TIMEOUT, cwd=tmp_path, env=env)
 
 
 @pytest.mark.parametrize('argv, name, value', [

@@ -257,7 +257,7 @@ def test_the_hardware_bridge_stamps_the_measured_tip_in_its_prefixed_base_frame(
         for node in (bridge, probe):
             executor.add_node(node)
         try:
-            spin_until(executor, lambda: tips, 'a measured tip', timeout=15.0)
+            spin_until(executor, lambda: tips, 'a measured tip')
             assert {tip.header.frame_id for tip in tips} == {'left_arm/base_link'}
         finally:
             executor.shutdown()

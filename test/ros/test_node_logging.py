@@ -47,7 +47,7 @@ import rclpy
 from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from ros_helpers import Probe, ROOT, spinning, wait_for
+from ros_helpers import Probe, ROOT, spinning, TIMEOUT, wait_for
 from std_msgs.msg import Header
 from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -290,14 +290,14 @@ def test_a_rejected_wrench_and_a_divergence_in_any_order_leave_the_simulator_run
                 seen = levels()
                 return {(Log.WARN, Log.ERROR), (Log.ERROR, Log.WARN)} <= set(zip(seen, seen[1:]))
             wait_for(both_orders, 'a rejection after a divergence and a divergence after a '
-                     'rejection', timeout=90.0)
+                     'rejection')
             since = time.monotonic()
             wait_for(lambda: len(probe.since('tip/pose', since)) >= 3 and process.poll() is None,
                      'the simulator publishing on')
     finally:
         process.terminate()
         try:
-            process.wait(timeout=20.0)
+            process.wait(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

@@ -22,11 +22,12 @@ import time
 from geometry_msgs.msg import PointStamped
 import pytest
 import rclpy
-from ros_helpers import wait_for
+from ros_helpers import TIMEOUT, wait_for
 from sensor_msgs.msg import JointState
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.experiment.bag import bag_topics, read_messages
 from tendon_robot_sim.ros import topics
+from waiting import COMMAND_TIMEOUT
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def _publish(node, publishers, count):
     Return the values sent, per topic.
     """
     wait_for(lambda: all(p.get_subscription_count() >= 1 for p in publishers.values()),
-             'the recorder to subscribe', timeout=15.0)
+             'the recorder to subscribe')
     # The publisher has matched the recorder's subscription; the recorder's side of the
     # (best-effort) match may complete a moment later, and what it misses is lost.
     time.sleep(0.5)
@@ -94,7 +95,7 @@ def test_records_the_contract_until_ctrl_c(tmp_path, node):
         sent = _publish(node, publishers, 10)
     finally:
         process.send_signal(signal.SIGINT)
-        output = process.communicate(timeout=15.0)[0]
+        output = process.communicate(timeout=TIMEOUT)[0]
     assert process.returncode == 0, output
     assert 'bag: ' in output and '/tip/measured 10' in output
     assert _received(out) == sent
@@ -119,7 +120,7 @@ def test_records_chosen_topics_to_sqlite3_until_sigterm(tmp_path, node):
         other.publish(JointState(name=['t0'], effort=[1.0]))
     finally:
         process.send_signal(signal.SIGTERM)
-        output = process.communicate(timeout=15.0)[0]
+        output = process.communicate(timeout=TIMEOUT)[0]
     assert process.returncode == 0, output
     assert bag_topics(out) == {'/tip/measured': 'geometry_msgs/msg/PointStamped'}
     assert _received(out) == sent
@@ -131,7 +132,7 @@ def test_duration_ends_the_recording(tmp_path):
     start = time.monotonic()
     result = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'record', str(out), '--duration', '0.5',
-         '--topics', 'tendon/state'], capture_output=True, text=True, timeout=30.0)
+         '--topics', 'tendon/state'], capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert time.monotonic() - start < 15.0
     assert bag_topics(out) == {'/tendon/state': 'sensor_msgs/msg/JointState'}

@@ -36,7 +36,7 @@ from tendon_robot_sim.experiment.bag import BagError, read_messages
 from tendon_robot_sim.experiment.bag_recovery import recover_bag
 from tendon_robot_sim.experiment.experiment import synth_experiment
 from tendon_robot_sim.models.tendon_robot import load_robot
-from waiting import wait_for
+from waiting import TIMEOUT, wait_for
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,17 +101,17 @@ def test_a_killed_recorder_is_recovered_and_its_bag_read_by_every_tool(
         player = start('replay', played, '--setpoint-topic', 'tendon/setpoint', '--rate', RATE,
                        '--delay', '1')
         on_disk = wait_for(lambda: (n := setpoints_on_disk(bag, tmp_path / 'copy'))
-                           >= SETPOINTS and n, f'{HOLDS} holds on disk', timeout=60.0,
+                           >= SETPOINTS and n, f'{HOLDS} holds on disk',
                            period=0.2)
         assert player.poll() is None, 'the experiment ended before the kill'
         recorder.kill()                  # SIGKILL, mid-recording
-        assert recorder.wait(timeout=15) == -signal.SIGKILL
+        assert recorder.wait(timeout=TIMEOUT) == -signal.SIGKILL
     finally:
         for process in (recorder, player):
             if process is not None and process.poll() is None:
                 process.kill()
             if process is not None:
-                process.communicate(timeout=15)
+                process.communicate(timeout=TIMEOUT)
     with pytest.raises(BagError, match='tendon-robot-sim reindex'):
         messages(bag)
 

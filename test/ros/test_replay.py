@@ -29,7 +29,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from rclpy.serialization import serialize_message
-from ros_helpers import position, spinning, wait_for
+from ros_helpers import position, spinning, TIMEOUT, wait_for
 from rosbags.typesys import get_types_from_msg
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import default_robot_file
@@ -40,6 +40,7 @@ from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.replay import BagPlayer
 from tendon_robot_sim.ros.spinner import BackgroundSpinner
+from waiting import COMMAND_TIMEOUT
 
 # Irregular gaps between messages [s], alternating between two topics; 0.99 s in all.
 GAPS = [0.03, 0.08, 0.05, 0.12, 0.04, 0.10, 0.06, 0.09, 0.03, 0.11, 0.07, 0.05, 0.08, 0.08]
@@ -116,7 +117,7 @@ def player_context():
 
 def _wait_matched(player, topic_names):
     wait_for(lambda: all(player.publishers_by_topic[t].get_subscription_count() >= 1
-                         for t in topic_names), 'the listener to subscribe', timeout=10.0)
+                         for t in topic_names), 'the listener to subscribe')
     time.sleep(0.3)     # the listener's side of the match
 
 
@@ -177,7 +178,7 @@ def test_command_loops_until_ctrl_c(bag, listener):
                  'two whole passes', 15.0)
     finally:
         process.send_signal(signal.SIGINT)
-        output = process.communicate(timeout=10.0)[0]
+        output = process.communicate(timeout=TIMEOUT)[0]
     assert process.returncode == 0, output
     for parity in (0, 1):
         assert passes_seen(parity)[:2 * len(one_pass[parity])] == one_pass[parity] * 2
@@ -275,7 +276,7 @@ def test_a_bag_cannot_choose_which_python_module_is_imported(tmp_path):
     (bag / 'evil.py').write_text(f'open({str(marker)!r}, "w").close()\n')
     result = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'replay', '.', '--delay', '0'],
-        cwd=bag, capture_output=True, text=True, timeout=60,
+        cwd=bag, capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
         env={**os.environ, 'PYTHONPATH': str(ROOT)})
     assert not marker.exists(), 'the bag ran its own code'
     assert result.returncode == 0, result.stderr
@@ -312,12 +313,12 @@ def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_pat
     with spinning_node('hardware_bridge', subscribe):
         # By default the setpoints go to replay/tendon/setpoint, bridge or not.
         result = subprocess.run(command[:-1] + ['0.5'], capture_output=True, text=True,
-                                env=env, timeout=60)
+                                env=env, timeout=COMMAND_TIMEOUT)
         assert result.returncode == 0 and 'published 5 messages' in result.stdout
         # Onto the bridge's topic: refused while it is there.
         onto_bridge = ['--setpoint-topic', topics.TENDON_SETPOINT.name]
         result = subprocess.run(command + onto_bridge, capture_output=True, text=True, env=env,
-                                timeout=60)
+                                timeout=COMMAND_TIMEOUT)
         assert result.returncode == 2
         assert '/hardware_bridge subscribes to /tendon/setpoint' in result.stderr
         time.sleep(0.3)
@@ -325,12 +326,13 @@ def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_pat
         # Allowed, the replay publishes after its --delay whether or not it has matched the
         # bridge yet (as ros2 bag play does).
         allowed = command + onto_bridge + ['--allow-hardware']
-        result = subprocess.run(allowed, capture_output=True, text=True, env=env, timeout=60)
+        result = subprocess.run(allowed, capture_output=True, text=True, env=env,
+                                timeout=COMMAND_TIMEOUT)
         assert result.returncode == 0, result.stderr
         # the replay waited for the bridge's acknowledgements before it ended
         assert 'acknowledged' not in result.stderr, result.stderr
         try:
-            wait_for(lambda: len(received) == 5, 'the allowed setpoints', timeout=5.0)
+            wait_for(lambda: len(received) == 5, 'the allowed setpoints')
         except AssertionError as error:   # none: not matched within the delay; some: lost
             raise AssertionError(f'{error}: {len(received)} of 5 arrived; the replay said '
                                  f'{result.stdout!r}') from None

@@ -25,7 +25,7 @@ import time
 
 import rclpy
 from rclpy.parameter_client import AsyncParameterClient
-from ros_helpers import interrupt, launch_stack, spin_until
+from ros_helpers import interrupt, launch_stack, spin_until, TIMEOUT
 from sensor_msgs.msg import JointState
 from tendon_robot_sim.ros import topics
 
@@ -68,9 +68,9 @@ def test_launch_command_runs_the_sim_stack_and_stops_it_on_sigint(tmp_path):
                    'tendon/state reporting 2 N on t0')
 
         client = AsyncParameterClient(node, f'/{NAMESPACE}/simulator')
-        assert client.wait_for_services(timeout_sec=10.0)
+        assert client.wait_for_services(timeout_sec=TIMEOUT)
         future = client.get_parameters(['publish_rate', 'robot_file'])
-        rclpy.spin_until_future_complete(node, future, timeout_sec=10.0)
+        rclpy.spin_until_future_complete(node, future, timeout_sec=TIMEOUT)
         publish_rate, robot_file = future.result().values
         assert publish_rate.double_value == PUBLISH_RATE
         assert robot_file.string_value == ''   # the default robot

@@ -26,7 +26,25 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from tendon_robot_sim.ros import runner
 from tendon_robot_sim.ros.runner import events_executor, run_node
+from waiting import TIMEOUT
+
+
+@pytest.fixture(autouse=True)
+def no_forced_stop_in_the_test_process(monkeypatch):
+    """
+    Give the spin loop as long as a loaded machine needs to see the signals these tests send.
+
+    Their nodes run in the pytest process and signal it. When the spin loop has not seen a
+    signal ``INTERRUPT_AFTER`` (0.2 s) later, run_node interrupts the main thread and ends
+    the process with ``os._exit``; ``FORCED_EXIT_AFTER`` (1 s) later the watchdog does. At
+    load 6 on two cores a callback took that long now and then, and the pytest-xdist worker
+    was gone ('node down: Not properly terminated'). The forced stop is tested in node
+    processes of their own (test/nodes/test_first_start_signals.py).
+    """
+    monkeypatch.setattr(runner, 'INTERRUPT_AFTER', TIMEOUT)
+    monkeypatch.setattr(runner, 'FORCED_EXIT_AFTER', TIMEOUT)
 
 
 class FailingNode(Node):

@@ -137,7 +137,7 @@ def test_a_request_with_two_hosts_or_two_origins_is_refused(live):
                     f'GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}'
                     '\r\nOrigin: https://attacker.example\r\n\r\n',
                     'GET / HTTP/1.1\r\n\r\n', 'GET / HTTP/1.1\r\nHost: \r\n\r\n'):
-        with socket.create_connection(('127.0.0.1', port), timeout=30) as raw:
+        with socket.create_connection(('127.0.0.1', port), timeout=waiting.TIMEOUT) as raw:
             raw.sendall(request.encode())
             answer = raw.recv(4096).decode('latin-1')
         assert answer.split()[1] in ('400', '403'), (request, answer[:200])

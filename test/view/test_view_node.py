@@ -178,5 +178,5 @@ def test_the_diagnostics_kept_and_sent_are_bounded_and_expire():
                              'the heading sent to a page')
             assert max(len(t) for t in texts) < 5_000
         # nothing renews them: they expire, from the view and from the page
-        wait_for(lambda: len(view.statuses) == 0, 'the statuses expired', timeout=20.0)
+        wait_for(lambda: len(view.statuses) == 0, 'the statuses expired')
         wait_for(lambda: '/node' not in view.page.diagnostics.content, 'the heading emptied')

@@ -38,6 +38,7 @@ from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvature,
                                                             UnreachableError)
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
+from waiting import COMMAND_TIMEOUT
 import yaml
 
 DEFAULT = load_robot(default_robot_file())
@@ -254,7 +255,7 @@ def test_bad_inputs_are_rejected():
 def run_cli(*args):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
     return subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'cc', *args],
-                          capture_output=True, text=True, env=env, timeout=60)
+                          capture_output=True, text=True, env=env, timeout=COMMAND_TIMEOUT)
 
 
 def test_cli_forward_then_inverse_round_trip(tmp_path):

@@ -115,7 +115,7 @@ def test_a_crc_burst_is_counted_and_the_port_vanishing_and_coming_back_reconnect
     thread.disconnect(0.5)
     wait_for(lambda: not bus.connected, what='the port loss')
     assert 'port' in bus.statistics()[0].last_error or 'lost' in bus.statistics()[0].last_error
-    wait_for(lambda: bus.connected, timeout=10.0, what='the port to come back')
+    wait_for(lambda: bus.connected, what='the port to come back')
 
 
 def test_current_based_position_holds_a_pulled_tendon_at_its_travel_limit(rig, buses):

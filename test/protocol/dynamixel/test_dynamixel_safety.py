@@ -93,7 +93,7 @@ def test_a_power_cycled_servo_is_a_fault_and_comes_back_only_through_recover(rig
         wait_for(lambda: 'servo ID 2' in bus.fault(), what='the fault')
         assert 'reset' in bus.fault() or 'lost' in bus.fault()
         wait_for(lambda: bus.statistics()[0].state == 'connected' and not any(
-            s.get(dxl.TORQUE_ENABLE) for s in servos), timeout=10.0, what='configured again')
+            s.get(dxl.TORQUE_ENABLE) for s in servos), what='configured again')
         time.sleep(0.2)
         assert not any(s.get(dxl.TORQUE_ENABLE) for s in servos), 'torque came back by itself'
         assert bus.status() is None, 'a displacement from a zero that is gone'
@@ -277,7 +277,7 @@ def test_after_a_power_cycle_the_travel_limit_is_taken_from_the_new_zero(rig, bu
     chain.power_cycle(2, 0.0)
     wait_for(lambda: 'servo ID 2' in bus.fault(), what='the fault')
     wait_for(lambda: bus.statistics()[0].state == 'connected' and not any(
-        s.get(dxl.TORQUE_ENABLE) for s in servos), timeout=10.0, what='configured again')
+        s.get(dxl.TORQUE_ENABLE) for s in servos), what='configured again')
     bus.clear_fault()
     bus.recover()
     wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in servos), what='torque on')
@@ -374,7 +374,7 @@ def test_startup_configuration_is_written_0_and_a_power_cycle_never_pulls(rig, b
     chain.power_cycle(2)
     wait_for(lambda: 'servo ID 2' in bus.fault(), what='the fault')
     wait_for(lambda: bus.statistics()[0].state == 'connected' and not any(
-        s.get(dxl.TORQUE_ENABLE) for s in servos), timeout=10.0, what='configured again')
+        s.get(dxl.TORQUE_ENABLE) for s in servos), what='configured again')
     assert len(servos[1].held) == held, 'the power-cycled servo pulled by itself'
 
 
@@ -420,7 +420,7 @@ def test_a_silent_bus_names_every_servo_and_what_each_had_when_it_answers_again(
     wait_for(lambda: all(s.get(dxl.BUS_WATCHDOG, signed=True) == -1 for s in chain.servos),
              what='every watchdog to expire')
     chain.silence((1, 2, 3, 4), False)
-    wait_for(lambda: bus.connected, timeout=10.0, what='the bus to come back')
+    wait_for(lambda: bus.connected, what='the bus to come back')
     for servo_id in (1, 2, 3, 4):
         assert f'servo ID {servo_id}: its Bus Watchdog had expired' in bus.fault(), bus.fault()
     assert 'Bus Watchdog had expired' in bus.servo_states()[0].fault
