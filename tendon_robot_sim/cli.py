@@ -50,6 +50,8 @@ GC_THRESHOLD = 20000
 COMMANDS = ('simulate', 'launch', 'demo', 'emulate', 'statics', 'cc', 'cc_dynamics', 'record',
             'replay', 'reindex', 'synth_experiment', 'import_table', 'validate', 'calibrate',
             'pcr', 'snake', 'dataset', 'warmup', 'hardware', 'view')
+# Commands whose word is not their module's name (``import`` is a Python keyword).
+COMMAND_WORDS = {'import_table': 'import'}
 
 
 EXIT_CODES = f"""exit codes: 0 done; 1 no result for a valid input (diverged, not converged,
@@ -100,9 +102,14 @@ def needed_commands(argv) -> tuple:
     """
     words = sys.argv[1:] if argv is None else argv
     for name in COMMANDS:
-        if words and words[0] == name.replace('_', '-'):
+        if words and words[0] == command_word(name):
             return (name,)
     return COMMANDS
+
+
+def command_word(module: str) -> str:
+    """Return the word that names the command of ``module`` on the command line."""
+    return COMMAND_WORDS.get(module, module.replace('_', '-'))
 
 
 class CtrlC:

@@ -109,7 +109,7 @@ def test_a_command_line_builds_only_its_command_and_the_same_parser_for_it():
     """A command imports what its own module needs, not what every command's module does."""
     whole = dict(subparsers(cli.build_parser()))
     for name in cli.COMMANDS:
-        word = name.replace('_', '-')
+        word = cli.command_word(name)
         only = cli.needed_commands([word, '--help'])
         assert only == (name,)
         alone = dict(subparsers(cli.build_parser(only)))
