@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from tendon_robot_sim.commands import CommandError, positive_int
+from tendon_robot_sim.commands import CommandError, worker_count
 
 # A model compiled in a process of its own (--jobs): its kernels go to the shared cache.
 WARM_ONE = 'import sys; from tendon_robot_sim.models.warmup import warm; warm(sys.argv[1])'
@@ -49,7 +49,7 @@ def register(subparsers) -> None:
     parser.add_argument('--models', choices=('all', 'demo', 'rest'), default='all',
                         help='which models: all; demo, those `make demo` runs (make setup '
                              'compiles them first); rest, all others')
-    parser.add_argument('--jobs', type=positive_int, default=1,
+    parser.add_argument('--jobs', type=worker_count, default=1,
                         help='models compiled at once, each in a process of its own (make '
                              'setup: one per core)')
     parser.set_defaults(func=run)

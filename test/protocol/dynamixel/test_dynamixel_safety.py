@@ -140,8 +140,10 @@ def test_a_stalled_host_finds_the_watchdog_expired_and_stops_with_the_servo_name
     with bus._lock:   # the I/O thread waits here: no instruction for 1 s
         time.sleep(1.0)
     wait_for(lambda: 'Bus Watchdog expired' in bus.fault(), what='the expired watchdog')
-    wait_for(lambda: bus.connected, what='configured again')
-    assert [s.get(dxl.BUS_WATCHDOG) for s in chain.servos] == [15] * 4   # cleared, re-armed
+    # the fault is told before the bus drops its connection: wait for the re-armed watchdog
+    # (cleared and set to 15 x 20 ms again by configure), not for `connected`, still true then
+    wait_for(lambda: bus.connected and [s.get(dxl.BUS_WATCHDOG) for s in chain.servos]
+             == [15] * 4, what='configured again with the watchdog re-armed')
     assert not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos)
 
 
