@@ -54,6 +54,10 @@ import viser.uplot
 
 DEFAULT_SIZE = 0.25   # m: the scale of frames before a marker tells the robot's size
 LOOP_TIMEOUT = 10.0   # s
+# s the view waits for viser's server to wind down: viser joins its loop thread for up to
+# 6 s, longer than a launcher gives a node after SIGTERM (a refused or half-open connection
+# keeps the loop busy under load); the rest ends with the process.
+STOP_WAIT = 2.0
 LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
 WARNINGS_SHOWN = 3    # the stack's latest warnings the page shows
 STATUSES_KEPT = 100   # the statuses the view keeps: a flood of new names drops the oldest
@@ -592,4 +596,7 @@ class ViewPage:
         return len(self.server.get_clients())
 
     def close(self) -> None:
-        self.server.stop()
+        """Stop serving: pages lose the connection; returns within :data:`STOP_WAIT`."""
+        stopping = threading.Thread(target=self.server.stop, name='view stop', daemon=True)
+        stopping.start()
+        stopping.join(STOP_WAIT)

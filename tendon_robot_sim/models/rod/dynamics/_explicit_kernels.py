@@ -304,21 +304,12 @@ def _shear_stretch(position, director, velocity, omega, rest_lengths, shear_matr
         s2 = (dilatation * t2 - 1.0) - rest_sigma[2, e]
         n0, n1, n2 = _matvec(shear_matrix, e, s0, s1, s2)
         if viscosity > 0.0:
-            # sigma_t = Q (v_(i+1) - v_i) / l0 + e Q t x omega
-            inverse = 1.0 / rest_lengths[e]
-            u0, u1, u2 = _matvec(director, e, (velocity[0, e + 1] - velocity[0, e]) * inverse,
-                                 (velocity[1, e + 1] - velocity[1, e]) * inverse,
-                                 (velocity[2, e + 1] - velocity[2, e]) * inverse)
-            w0 = omega[0, e]
-            w1 = omega[1, e]
-            w2 = omega[2, e]
-            v0, v1, v2 = _matvec(shear_matrix, e, u0 + dilatation * (t1 * w2 - t2 * w1),
-                                 u1 + dilatation * (t2 * w0 - t0 * w2),
-                                 u2 + dilatation * (t0 * w1 - t1 * w0))
-            scale = viscosity * dilatation
-            n0 += scale * v0
-            n1 += scale * v1
-            n2 += scale * v2
+            v0, v1, v2 = _viscous_stress(director, velocity, omega, rest_lengths, shear_matrix,
+                                         viscosity, e, dilatation * t0, dilatation * t1,
+                                         dilatation * t2)
+            n0 += dilatation * v0
+            n1 += dilatation * v1
+            n2 += dilatation * v2
         work[_STRESS, e] = n0
         work[_STRESS + 1, e] = n1
         work[_STRESS + 2, e] = n2
@@ -344,15 +335,8 @@ def _bend_twist(director, omega, rest_voronoi_lengths, bend_matrix, rest_kappa, 
     for k in range(rest_voronoi_lengths.shape[0]):
         j = k + 1
         # R = Q_j Q_k.T: its skew part is sin(theta) [axis]x, its trace 1 + 2 cos(theta)
-        r00 = q[0, 0, j] * q[0, 0, k] + q[0, 1, j] * q[0, 1, k] + q[0, 2, j] * q[0, 2, k]
-        r01 = q[0, 0, j] * q[1, 0, k] + q[0, 1, j] * q[1, 1, k] + q[0, 2, j] * q[1, 2, k]
-        r02 = q[0, 0, j] * q[2, 0, k] + q[0, 1, j] * q[2, 1, k] + q[0, 2, j] * q[2, 2, k]
-        r10 = q[1, 0, j] * q[0, 0, k] + q[1, 1, j] * q[0, 1, k] + q[1, 2, j] * q[0, 2, k]
-        r11 = q[1, 0, j] * q[1, 0, k] + q[1, 1, j] * q[1, 1, k] + q[1, 2, j] * q[1, 2, k]
-        r12 = q[1, 0, j] * q[2, 0, k] + q[1, 1, j] * q[2, 1, k] + q[1, 2, j] * q[2, 2, k]
-        r20 = q[2, 0, j] * q[0, 0, k] + q[2, 1, j] * q[0, 1, k] + q[2, 2, j] * q[0, 2, k]
-        r21 = q[2, 0, j] * q[1, 0, k] + q[2, 1, j] * q[1, 1, k] + q[2, 2, j] * q[1, 2, k]
-        r22 = q[2, 0, j] * q[2, 0, k] + q[2, 1, j] * q[2, 1, k] + q[2, 2, j] * q[2, 2, k]
+        r = _relative_rotation(q, j, k)
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
         w0 = r21 - r12
         w1 = r02 - r20
         w2 = r10 - r01
@@ -377,21 +361,8 @@ def _bend_twist(director, omega, rest_voronoi_lengths, bend_matrix, rest_kappa, 
         work[_TRANSPORT + 1, k] = (kappa2 * tau0 - kappa0 * tau2) * rest * inv_cube
         work[_TRANSPORT + 2, k] = (kappa0 * tau1 - kappa1 * tau0) * rest * inv_cube
         if viscosity > 0.0:
-            # tau_v = beta B (omega_j - R omega_k) / D0: R.T tau_v on element k, -tau_v on j
-            x0 = omega[0, k]
-            x1 = omega[1, k]
-            x2 = omega[2, k]
-            scale = viscosity / rest
-            c0, c1, c2 = _matvec(bend_matrix, k,
-                                 (omega[0, j] - (r00 * x0 + r01 * x1 + r02 * x2)) * scale,
-                                 (omega[1, j] - (r10 * x0 + r11 * x1 + r12 * x2)) * scale,
-                                 (omega[2, j] - (r20 * x0 + r21 * x1 + r22 * x2)) * scale)
-            work[_TORQUE, k] += r00 * c0 + r10 * c1 + r20 * c2
-            work[_TORQUE + 1, k] += r01 * c0 + r11 * c1 + r21 * c2
-            work[_TORQUE + 2, k] += r02 * c0 + r12 * c1 + r22 * c2
-            work[_TORQUE, j] -= c0
-            work[_TORQUE + 1, j] -= c1
-            work[_TORQUE + 2, j] -= c2
+            _add_viscous_couple(r, omega, bend_matrix, viscosity / rest, k,
+                                work[_TORQUE:_TORQUE + 3])
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
@@ -501,23 +472,13 @@ def strain_rate_damping(position, director, velocity, omega, rest_lengths, rest_
     :func:`_shear_stretch` (Q.T (e n_v) / e and (Q t x e n_v) l0 are the force and torque
     above) and the couples added to the torques in :func:`_bend_twist`.
     """
-    n_elems = director.shape[2]
-    for e in range(n_elems):
+    for e in range(director.shape[2]):
         inverse = 1.0 / rest_lengths[e]
         b0, b1, b2 = _matvec(director, e, (position[0, e + 1] - position[0, e]) * inverse,
                              (position[1, e + 1] - position[1, e]) * inverse,
                              (position[2, e + 1] - position[2, e]) * inverse)
-        u0, u1, u2 = _matvec(director, e, (velocity[0, e + 1] - velocity[0, e]) * inverse,
-                             (velocity[1, e + 1] - velocity[1, e]) * inverse,
-                             (velocity[2, e + 1] - velocity[2, e]) * inverse)
-        w0 = omega[0, e]
-        w1 = omega[1, e]
-        w2 = omega[2, e]
-        n0, n1, n2 = _matvec(shear_matrix, e, u0 + (b1 * w2 - b2 * w1),
-                             u1 + (b2 * w0 - b0 * w2), u2 + (b0 * w1 - b1 * w0))
-        n0 *= viscosity
-        n1 *= viscosity
-        n2 *= viscosity
+        n0, n1, n2 = _viscous_stress(director, velocity, omega, rest_lengths, shear_matrix,
+                                     viscosity, e, b0, b1, b2)
         for a in range(3):
             force = director[0, a, e] * n0 + director[1, a, e] * n1 + director[2, a, e] * n2
             external_forces[a, e] += force
@@ -526,31 +487,67 @@ def strain_rate_damping(position, director, velocity, omega, rest_lengths, rest_
         external_torques[0, e] += (b1 * n2 - b2 * n1) * length
         external_torques[1, e] += (b2 * n0 - b0 * n2) * length
         external_torques[2, e] += (b0 * n1 - b1 * n0) * length
-    q = director
     for k in range(rest_voronoi_lengths.shape[0]):
-        j = k + 1
-        # R omega_k with R = Q_j Q_k.T: omega_k in the frame of element j
-        x0, x1, x2 = omega[0, k], omega[1, k], omega[2, k]
-        r0 = (q[0, 0, j] * q[0, 0, k] + q[0, 1, j] * q[0, 1, k] + q[0, 2, j] * q[0, 2, k])
-        r1 = (q[0, 0, j] * q[1, 0, k] + q[0, 1, j] * q[1, 1, k] + q[0, 2, j] * q[1, 2, k])
-        r2 = (q[0, 0, j] * q[2, 0, k] + q[0, 1, j] * q[2, 1, k] + q[0, 2, j] * q[2, 2, k])
-        s0 = (q[1, 0, j] * q[0, 0, k] + q[1, 1, j] * q[0, 1, k] + q[1, 2, j] * q[0, 2, k])
-        s1 = (q[1, 0, j] * q[1, 0, k] + q[1, 1, j] * q[1, 1, k] + q[1, 2, j] * q[1, 2, k])
-        s2 = (q[1, 0, j] * q[2, 0, k] + q[1, 1, j] * q[2, 1, k] + q[1, 2, j] * q[2, 2, k])
-        t0 = (q[2, 0, j] * q[0, 0, k] + q[2, 1, j] * q[0, 1, k] + q[2, 2, j] * q[0, 2, k])
-        t1 = (q[2, 0, j] * q[1, 0, k] + q[2, 1, j] * q[1, 1, k] + q[2, 2, j] * q[1, 2, k])
-        t2 = (q[2, 0, j] * q[2, 0, k] + q[2, 1, j] * q[2, 1, k] + q[2, 2, j] * q[2, 2, k])
-        scale = viscosity / rest_voronoi_lengths[k]
-        c0, c1, c2 = _matvec(bend_matrix, k,
-                             (omega[0, j] - (r0 * x0 + r1 * x1 + r2 * x2)) * scale,
-                             (omega[1, j] - (s0 * x0 + s1 * x1 + s2 * x2)) * scale,
-                             (omega[2, j] - (t0 * x0 + t1 * x1 + t2 * x2)) * scale)
-        external_torques[0, k] += r0 * c0 + s0 * c1 + t0 * c2
-        external_torques[1, k] += r1 * c0 + s1 * c1 + t1 * c2
-        external_torques[2, k] += r2 * c0 + s2 * c1 + t2 * c2
-        external_torques[0, j] -= c0
-        external_torques[1, j] -= c1
-        external_torques[2, j] -= c2
+        _add_viscous_couple(_relative_rotation(director, k + 1, k), omega, bend_matrix,
+                            viscosity / rest_voronoi_lengths[k], k, external_torques)
+
+
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
+def _viscous_stress(director, velocity, omega, rest_lengths, shear_matrix, viscosity, e,
+                    b0, b1, b2):
+    """
+    Viscous stress n_v = beta S sigma_t of element ``e`` (local frame), b = e Q t.
+
+    sigma_t = Q (v_(e+1) - v_e) / l0 + b x omega_e (:func:`strain_rate_damping`).
+    """
+    inverse = 1.0 / rest_lengths[e]
+    u0, u1, u2 = _matvec(director, e, (velocity[0, e + 1] - velocity[0, e]) * inverse,
+                         (velocity[1, e + 1] - velocity[1, e]) * inverse,
+                         (velocity[2, e + 1] - velocity[2, e]) * inverse)
+    w0 = omega[0, e]
+    w1 = omega[1, e]
+    w2 = omega[2, e]
+    n0, n1, n2 = _matvec(shear_matrix, e, u0 + (b1 * w2 - b2 * w1), u1 + (b2 * w0 - b0 * w2),
+                         u2 + (b0 * w1 - b1 * w0))
+    return viscosity * n0, viscosity * n1, viscosity * n2
+
+
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
+def _relative_rotation(q, j, k):
+    """R = Q_j Q_k.T row by row: omega_k in the frame of element j is R omega_k."""
+    return (q[0, 0, j] * q[0, 0, k] + q[0, 1, j] * q[0, 1, k] + q[0, 2, j] * q[0, 2, k],
+            q[0, 0, j] * q[1, 0, k] + q[0, 1, j] * q[1, 1, k] + q[0, 2, j] * q[1, 2, k],
+            q[0, 0, j] * q[2, 0, k] + q[0, 1, j] * q[2, 1, k] + q[0, 2, j] * q[2, 2, k],
+            q[1, 0, j] * q[0, 0, k] + q[1, 1, j] * q[0, 1, k] + q[1, 2, j] * q[0, 2, k],
+            q[1, 0, j] * q[1, 0, k] + q[1, 1, j] * q[1, 1, k] + q[1, 2, j] * q[1, 2, k],
+            q[1, 0, j] * q[2, 0, k] + q[1, 1, j] * q[2, 1, k] + q[1, 2, j] * q[2, 2, k],
+            q[2, 0, j] * q[0, 0, k] + q[2, 1, j] * q[0, 1, k] + q[2, 2, j] * q[0, 2, k],
+            q[2, 0, j] * q[1, 0, k] + q[2, 1, j] * q[1, 1, k] + q[2, 2, j] * q[1, 2, k],
+            q[2, 0, j] * q[2, 0, k] + q[2, 1, j] * q[2, 1, k] + q[2, 2, j] * q[2, 2, k])
+
+
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
+def _add_viscous_couple(r, omega, bend_matrix, scale, k, torques):
+    """
+    Add the viscous couple of Voronoi domain ``k`` to ``torques`` [3, n_elems] (local).
+
+    tau_v = beta B (omega_(k+1) - R omega_k) / D0 with ``scale`` = beta / D0 and ``r`` =
+    :func:`_relative_rotation`: R.T tau_v on element k, -tau_v on element k + 1.
+    """
+    j = k + 1
+    x0 = omega[0, k]
+    x1 = omega[1, k]
+    x2 = omega[2, k]
+    c0, c1, c2 = _matvec(bend_matrix, k,
+                         (omega[0, j] - (r[0] * x0 + r[1] * x1 + r[2] * x2)) * scale,
+                         (omega[1, j] - (r[3] * x0 + r[4] * x1 + r[5] * x2)) * scale,
+                         (omega[2, j] - (r[6] * x0 + r[7] * x1 + r[8] * x2)) * scale)
+    torques[0, k] += r[0] * c0 + r[3] * c1 + r[6] * c2
+    torques[1, k] += r[1] * c0 + r[4] * c1 + r[7] * c2
+    torques[2, k] += r[2] * c0 + r[5] * c1 + r[8] * c2
+    torques[0, j] -= c0
+    torques[1, j] -= c1
+    torques[2, j] -= c2
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
