@@ -52,8 +52,11 @@ warm_demo() {
     # The models `make demo` runs, first. The models are ROS-free: this runs from the source
     # tree, before the package is installed into the venv.
     kernels_warm && return 0
+    # a process per model: one compile runs on one core, and the demo's two share the
+    # machine with the tf2_msgs build (three on two cores: 2/3 of the serial time)
     log "compiling the numba kernels of the demo's models (once; about a minute)"
     PYTHONPATH="$root" "$venv/bin/python" -m tendon_robot_sim.cli warmup --models demo \
+        --jobs "$(nproc)" \
         || { log "error: tendon-robot-sim warmup --models demo failed"; return 1; }
 }
 
