@@ -160,10 +160,24 @@ class StepControl:
         self.max_estimate = 0.0       # since the start, m
         self.steps_taken = 0          # accepted time steps since the start (halves included)
         self.smallest_dt = self.dt    # smallest accepted step since the start, s
+        # halvings a real-time budget allows (None: any); steps kept above the tolerance
+        # because of it since the start
+        self.budget_level: int | None = None
+        self.coarse_steps = 0
         rod = self.robot.rod
         self._Kse, self._Kbt = stiffness_matrices(rod)
         self._rho_j = rod.density * np.array([rod.second_moment, rod.second_moment,
                                               rod.polar_moment])
+
+    @property
+    def level(self) -> int:
+        """Halvings of dt the adaptive steps take now."""
+        return self._level
+
+    @property
+    def levels(self) -> int:
+        """Most halvings of dt the step control takes."""
+        return self._levels
 
     @property
     def adaptive(self) -> bool:
@@ -195,6 +209,8 @@ class StepControl:
         previous = (np.where(self._modes == stepper.TENSION, self._last[:nt], tau_in[0]),
                     self._last[nt:2 * nt].copy())
         i, level = 0, self._level
+        if self.budget_level is not None:
+            level = min(level, self.budget_level)
         self._one_by_one = False
         try:
             while i < n:
@@ -227,6 +243,11 @@ class StepControl:
         kept = self._snapshot()
         sub, times, estimate, error = self._checked(tau, q, self._row_dt / steps)
         bad = np.flatnonzero(~(estimate <= self._limit))
+        if bad.size and self.adaptive and self.budget_level is not None and (
+                level >= self.budget_level):
+            # the real-time budget allows no finer step: kept, and counted
+            self.coarse_steps += int(bad.size)
+            bad = bad[:0]
         # the first step not accepted: rejected, or (retried smaller) not converged
         first = bad[0] if bad.size else (
             sub.shape[0] if isinstance(error, StepNotConverged) else None)
