@@ -29,7 +29,8 @@ CPU share of a core it took.
         python benchmarks/bench_streaming.py --json [--window 20] [--real-time-factor 100]
 
 ``--real-time-factor 100`` runs the node as fast as it can instead (sim per CPU second then
-counts the node at full load). The last line with --json is one JSON object: per case the
+counts the node at full load); ``--publish-rate`` sets how often it publishes its state, tip
+pose, markers and /tf (50 Hz by default, as the node). The last line with --json is one JSON object: per case the
 figures, and the machine with its load average before and after.
 """
 
@@ -60,7 +61,8 @@ START_TIMEOUT = 120.0
 SETTLE = 1.0
 
 
-def run_case(node, case: str, index: int, window: float, factor: float) -> dict:
+def run_case(node, case: str, index: int, window: float, factor: float,
+             publish_rate: float) -> dict:
     robot_file, tendons, mean, amplitude = CASES[case]
     namespace = f'streaming_bench_{os.getpid()}_{index}'
     clock = []
@@ -71,7 +73,8 @@ def run_case(node, case: str, index: int, window: float, factor: float) -> dict:
     setpoint = node.create_publisher(JointState, f'/{namespace}/{topics.TENDON_SETPOINT.name}',
                                      topics.TENDON_SETPOINT.qos)
     process = start_simulator(namespace, CONFIG / robot_file, {
-        'mode': 'dynamic', 'publish_clock': 'true', 'real_time_factor': str(float(factor))})
+        'mode': 'dynamic', 'publish_clock': 'true', 'real_time_factor': str(float(factor)),
+        'publish_rate': str(float(publish_rate))})
     sent = 0
     try:
         spin_until(node, process, lambda: bool(clock), time.perf_counter(), START_TIMEOUT, case)
@@ -113,6 +116,8 @@ def main() -> int:
     parser.add_argument('--window', type=float, default=20.0, help='wall seconds measured')
     parser.add_argument('--real-time-factor', type=float, default=1.0,
                         help="the node's real_time_factor (default 1)")
+    parser.add_argument('--publish-rate', type=float, default=50.0,
+                        help="the node's publish_rate in Hz (default 50, the node's default)")
     parser.add_argument('--cases', default=','.join(CASES), help='comma-separated cases')
     args = parser.parse_args()
     result = {'load_before': os.getloadavg(), 'cases': {}}
@@ -120,7 +125,8 @@ def main() -> int:
     node = rclpy.create_node(f'streaming_bench_{os.getpid()}')
     try:
         for index, case in enumerate(args.cases.split(',')):
-            entry = run_case(node, case, index, args.window, args.real_time_factor)
+            entry = run_case(node, case, index, args.window, args.real_time_factor,
+                             args.publish_rate)
             result['cases'][case] = entry
             print(f'{case:8s} {entry["sim_per_cpu_second"]:6.2f} sim s per CPU s, '
                   f'{entry["real_time_factor"]:5.2f}x real time, '
