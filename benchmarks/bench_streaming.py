@@ -30,8 +30,8 @@ CPU share of a core it took.
 
 ``--real-time-factor 100`` runs the node as fast as it can instead (sim per CPU second then
 counts the node at full load); ``--publish-rate`` sets how often it publishes its state, tip
-pose, markers and /tf (50 Hz by default, as the node). The last line with --json is one JSON object: per case the
-figures, and the machine with its load average before and after.
+pose, markers and /tf (50 Hz by default, as the node). The last line with --json is one JSON
+object: per case the figures, and the machine with its load average before and after.
 """
 
 import argparse
