@@ -32,13 +32,21 @@ tension 0 (slack). Such a run starts at rest in the static equilibrium of the in
 (the explicit model settles there first), ``--duration`` defaulting to the files' last time.
 ``--trajectory-out`` writes ``t,x,y,z,qx,qy,qz,qw`` (tip in the base frame), then
 ``tension_<name>`` [N] and
-``displacement_<name>`` [m] per tendon: every step of the implicit model, every millisecond of
+``displacement_<name>`` [m] per tendon (and the implicit model's ``tip_error_estimate``):
+every step of the implicit model, every millisecond of
 the explicit one. With ``--json`` the last line on stdout is one JSON object with
 ``tip_position`` [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``sim_time``
 (s), ``wall_time`` (s), ``real_time_factor``, ``steady`` and ``integrator``. A progress bar goes
 to stderr when it is a terminal. ``--world FILE`` (implicit integrator) puts obstacles in the
 robot's way: the JSON gets ``contacts`` and ``max_penetration`` (as ``statics --json``), the
 trajectory ``contact_fx, contact_fy, contact_fz`` [N], the total contact force on the robot.
+
+The implicit model checks every step (``models/rod/dynamics/implicit_step_control.py``): its
+local error estimate of the tip goes in the trajectory's column ``tip_error_estimate`` [m]
+(the largest of the row's steps) and its largest in the JSON (``tip_error_estimate``, with
+``steps`` and ``smallest_dt``). ``--tip-tolerance M`` makes dt adaptive: each step's estimate
+within M metres, dt between ``--dt`` (the largest, and the trajectory's row spacing) and
+``--dt-min`` (default ``--dt`` / 16).
 """
 
 import argparse
@@ -118,6 +126,13 @@ def register(subparsers) -> None:
                              f'[{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]: 0 is BDF2 (the default, '
                              'damps what dt does not resolve), -0.5 the trapezoidal rule (no '
                              'numerical damping)')
+    parser.add_argument('--tip-tolerance', type=positive, default=None, metavar='M',
+                        help="implicit integrator: adaptive dt, each step's local error estimate "
+                             'of the tip position within M metres (dt between --dt-min and --dt; '
+                             'default: fixed dt, a step refused only when it leaves the motion)')
+    parser.add_argument('--dt-min', type=time_step, default=None, metavar='S',
+                        help='with --tip-tolerance: the smallest step in s, rounded down to '
+                             '--dt / 2^k (default --dt / 16)')
     parser.add_argument('--world', default=None, metavar='FILE',
                         help='world description YAML: obstacles the robot touches (implicit '
                              'integrator; docs/tendon_robot.md, "Contact with the world"); the '
@@ -189,19 +204,22 @@ def read_series(args: argparse.Namespace, robot, integrator: str) -> MixedInputs
 class Trajectory:
     """Rows of the ``--trajectory-out`` file, written when the run ends (however it ends)."""
 
-    def __init__(self, path, names: list[str], contact: bool = False):
+    def __init__(self, path, names: list[str], contact: bool = False, estimate: bool = False):
         self.path = path          # checked when parsed (OutputPath), before the run
         self.contact = contact and path is not None    # rows carry the total contact force
         self.header = (['t', 'x', 'y', 'z', 'qx', 'qy', 'qz', 'qw']
                        + [f'tension_{n}' for n in names] + [f'displacement_{n}' for n in names]
+                       + (['tip_error_estimate'] if estimate else [])
                        + (['contact_fx', 'contact_fy', 'contact_fz'] if contact else []))
         self.rows = []
 
-    def add(self, t, positions, quaternions, tensions, displacements, contacts=None) -> None:
+    def add(self, t, positions, quaternions, tensions, displacements, contacts=None,
+            estimates=None) -> None:
         if self.path is not None:
             total = () if contacts is None else (total_force(contacts)[None],)
+            estimate = () if estimates is None else (estimates,)
             self.rows.append(np.column_stack((t, positions, quaternions, tensions,
-                                              displacements, *total)))
+                                              displacements, *estimate, *total)))
 
     def write(self) -> None:
         if self.path is None:
@@ -262,7 +280,11 @@ def run(args: argparse.Namespace) -> int:
         total = args.max_time if args.until_steady else duration
         if integrator == 'implicit':
             from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
-            sim = ImplicitSimulator(robot, dt=args.dt, alpha=_alpha(args), world=world)
+            sim = ImplicitSimulator(robot, dt=args.dt, alpha=_alpha(args), world=world,
+                                    tip_tolerance=args.tip_tolerance, dt_min=args.dt_min)
+        elif args.tip_tolerance is not None or args.dt_min is not None:
+            raise CommandError(f'--tip-tolerance: applies to the implicit integrator only; this '
+                               f'run is explicit ({why}): add --integrator implicit')
         elif args.alpha is not None:
             raise CommandError(f'--alpha: applies to the implicit integrator only; this run is '
                                f'explicit ({why}): add --integrator implicit')
@@ -272,7 +294,8 @@ def run(args: argparse.Namespace) -> int:
         # a trajectory file keeps a row per step (implicit) or per millisecond (explicit)
         check_steps(total, sim.dt, kept=args.trajectory_out is not None,
                     option='--max-time' if args.until_steady else '--duration')
-        trajectory = Trajectory(args.trajectory_out, robot.tendon_names, world is not None)
+        trajectory = Trajectory(args.trajectory_out, robot.tendon_names, world is not None,
+                                integrator == 'implicit')
         _set_start(sim, args, series)
     except (RobotDescriptionError, InputError, WorldError) as error:
         # one line: YAML parser messages span several
@@ -319,6 +342,9 @@ def run(args: argparse.Namespace) -> int:
         'real_time_factor': sim_time / wall if wall > 0 else None,
         'steady': steady,
         'trajectory_out': str(trajectory.path) if trajectory.path else None,
+        **({} if integrator == 'explicit' else {
+            'tip_tolerance': sim.tip_tolerance, 'tip_error_estimate': sim.max_estimate,
+            'steps': sim.steps_taken, 'smallest_dt': sim.smallest_dt}),
         **({} if state.contacts is None else {
             'contacts': [c.to_dict() for c in state.contacts],
             'max_penetration': largest_penetration(state.contacts)}),
@@ -404,7 +430,8 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
         sim.place_at_rest()
     first = sim.state()
     trajectory.add(0.0, first.tip_position[None], first.tip_orientation[None],
-                   first.tensions[None], first.tendon_displacements[None], first.contacts)
+                   first.tensions[None], first.tendon_displacements[None], first.contacts,
+                   np.zeros(1))
     if args.until_steady:
         sim.run_until_steady(args.max_time, check_interval=CHUNK, progress=bar.update)
         return 0.0
@@ -423,7 +450,7 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
         tensions, displacements = sim.record_tendons(
             record, values if series is not None else None)
         trajectory.add(t, positions, quaternions, tensions, displacements,
-                       sim.state().contacts if trajectory.contact else None)
+                       sim.state().contacts if trajectory.contact else None, sim.estimates)
         bar.update(t.size * sim.dt)
     return 0.0
 

@@ -48,6 +48,7 @@ class ModelOptions:
     statics_model: str = 'discrete'      # tendon robot, quasi_static
     integrator: str = 'auto'             # tendon robot, dynamic: auto | implicit | explicit
     alpha: float = 0.0                   # tendon robot, dynamic, implicit: BDF-alpha (0: BDF2)
+    tip_tolerance: float | None = None   # tendon robot, dynamic, implicit: adaptive dt [m]
 
 
 # kind -> loader of its description file
@@ -66,7 +67,8 @@ CC_MODE = 'cc_dynamic'
 # to a node's first tip pose once the kernels are cached (docs/performance.md, First start).
 def _tendon_dynamics(robot, o: ModelOptions) -> SimModel:
     from tendon_robot_sim.models.rod.model import TendonDynamics
-    return TendonDynamics(robot, dt=o.dt, integrator=o.integrator, alpha=o.alpha)
+    return TendonDynamics(robot, dt=o.dt, integrator=o.integrator, alpha=o.alpha,
+                          tip_tolerance=o.tip_tolerance)
 
 
 def _tendon_statics(robot, o: ModelOptions) -> SimModel:

@@ -204,6 +204,16 @@ class SimModel(ABC):
     def reset(self) -> None:
         """Back to rest, with the description's inputs and external load."""
 
+    def fit_budget(self, load: float) -> str:
+        """
+        Fit a timed model's steps to a real-time budget; return why it is coarser than asked.
+
+        ``load``: the steps the wall clock needs over those the budget affords (above 1: the
+        model falls behind). A model with an error control may take coarser steps than its
+        tolerance asks while ``load`` > 1; the message says so ('' when it does not).
+        """
+        return ''
+
     def set_tip_wrench(self, force: np.ndarray, moment: np.ndarray) -> None:
         """
         Set the external force [N] and moment [N m] at the tip, base frame, until :meth:`reset`.

@@ -65,6 +65,10 @@ itself):
   publishing and services stay responsive;
   when the simulation cannot keep up, the backlog is dropped and it simply runs
   slower than real time (use ``publish_clock`` and ``use_sim_time`` then).
+  With ``tip_tolerance`` (implicit integrator) dt adapts to the tolerance within
+  that budget: when the steps the tolerance asks do not fit, the model takes
+  coarser ones and a WARN status ``<node>: step control`` on ``/diagnostics``
+  says so (OK again once they fit).
 * publishing, at ``publish_rate``: one message per topic from the latest state.
   With ``publish_clock`` the rate is also capped in simulated time while running
   (at most ``publish_rate`` messages per simulated second), so that a simulation
@@ -78,11 +82,13 @@ total simulated time since the node started; it keeps increasing across
 import math
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 import numpy as np
 from rclpy.clock import Clock, ClockType
 from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
+from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 
 from tendon_robot_sim import default_robot_file
@@ -141,6 +147,10 @@ PARAMS = (
           'Rucker, Real-time dynamics of soft and continuum robots, 2019): 0 = BDF2 (damps what '
           'dt does not resolve), -0.5 = trapezoidal rule (no numerical damping); with the '
           'explicit integrator only 0', range=ALPHA_RANGE),
+    Param('tip_tolerance', 0.0, 'm', 'implicit integrator: adaptive dt, the local error '
+          'estimate of the tip position per step within this (0: fixed dt); within the '
+          'real-time budget, with a diagnostic when the budget forces coarser steps',
+          range=(0.0, 1.0)),
     Param('physics_rate', 50.0, 'Hz', 'rate of the physics timer that advances the '
           'simulation to match the wall clock (dynamic mode)', range=(1.0, 1000.0)),
     Param('real_time_factor', 1.0, '', 'target simulated seconds per wall-clock second '
@@ -205,7 +215,9 @@ class SimulatorNode(Node):
                 robot_file, config.mode, ModelOptions(dt=config.dt or None,
                                                       statics_model=config.statics_model,
                                                       integrator=config.integrator,
-                                                      alpha=config.alpha))
+                                                      alpha=config.alpha,
+                                                      tip_tolerance=config.tip_tolerance
+                                                      or None))
         except ModelConfigurationError as error:
             raise ConfigurationError(str(error)) from None
         if not self.model.timed and config.publish_clock:
@@ -235,6 +247,9 @@ class SimulatorNode(Node):
         self.wrench_sub = self.create_subscription(
             topics.TIP_WRENCH.msg_type, config.wrench_topic, self._on_wrench,
             topics.TIP_WRENCH.subscription_qos)
+        self.diagnostics_pub = self.create_publisher(
+            topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name, topics.DIAGNOSTICS.qos)
+        self._budget_warning = ''       # the step control's last diagnostic ('' when OK)
         self.reset_srv = self.create_service(Trigger, '~/reset', self._on_reset)
         self.pause_srv = self.create_service(SetBool, '~/pause', self._on_pause)
 
@@ -328,6 +343,7 @@ class SimulatorNode(Node):
         # cost per step: few calls keep the per-call overhead small.
         affordable = int(PHYSICS_BUDGET * self.physics_period / self._step_cost)
         steps = min(needed, max(1, affordable))
+        self._fit_budget(needed / max(1, affordable))
         if steps >= 1:
             try:
                 self.model.advance(steps * dt)
@@ -344,6 +360,20 @@ class SimulatorNode(Node):
         if backlog > MAX_BACKLOG_PERIODS * self.physics_period * self.real_time_factor:
             self._anchor()
         self._report_speed(now)
+
+    def _fit_budget(self, load: float) -> None:
+        """Let the model fit its steps to the budget; publish a status when that changes."""
+        warning = self.model.fit_budget(load)
+        if warning == self._budget_warning:
+            return
+        self._budget_warning = warning
+        level = DiagnosticStatus.WARN if warning else DiagnosticStatus.OK
+        self.diagnostics_pub.publish(DiagnosticArray(
+            header=Header(stamp=self.get_clock().now().to_msg()),
+            status=[DiagnosticStatus(level=level,
+                                     name=f'{self.get_fully_qualified_name()}: step control',
+                                     message=warning or 'steps within tip_tolerance',
+                                     hardware_id=self.model.summary)]))
 
     def _report_speed(self, now: float) -> None:
         start_wall, start_sim = self._speed_window

@@ -142,7 +142,8 @@ DIAGNOSTICS = Topic(
     '/diagnostics', DiagnosticArray,
     QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE),
-    'hardware bridge', 'link health of the motor driver and the tip sensor, safety state')
+    'hardware bridge, simulator', 'link health of the motor driver and the tip sensor, safety '
+    "state; the simulator's step control (tip_tolerance)")
 # Each servo's own state: few messages, each a change that matters, like /diagnostics; but
 # relative, so that it moves with the stack's namespace.
 TENDON_SERVOS = Topic(

@@ -161,7 +161,7 @@ def test_displacements_over_time_write_the_trajectory(tmp_path, capsys):
     assert summary['integrator'] == 'implicit' and summary['real_time_factor'] > 0
     assert summary['sim_time'] == pytest.approx(5.0)
     assert out.read_text().splitlines()[0] == ('t,x,y,z,qx,qy,qz,qw,tension_t0,'
-                                               'displacement_t0')
+                                               'displacement_t0,tip_error_estimate')
     rows = np.loadtxt(out, delimiter=',', skiprows=1)
     np.testing.assert_allclose(rows[:, 0], 0.05 * np.arange(101), atol=1e-9)
     assert rows[0, 8] > 1.0                                # at rest, but taut

@@ -23,6 +23,7 @@ for tensions; of the model's own static solve for a displacement next to tension
 statics solver does not take).
 """
 
+from diagnostic_msgs.msg import DiagnosticStatus
 import numpy as np
 import pytest
 import rclpy
@@ -34,6 +35,7 @@ from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+from tendon_robot_sim.ros import topics
 
 # The damped robot comes to rest at the static equilibrium (the implicit model's own RK4 grid
 # is within micrometres of the statics'; tests/models/rod); plumbing errors are centimetres.
@@ -96,3 +98,42 @@ def test_dynamic_mode_runs_the_implicit_integrator(robot_file, model):
             stepped = probe.sim_time()
             wait_for(lambda: probe.sim_time() > stepped + 0.3, '0.3 s of the whip')
             assert probe.latest('tendon/state').effort[0] == pytest.approx(8.0)
+
+
+def test_tip_tolerance_within_the_real_time_budget_says_when_it_is_not_met():
+    """
+    tip_tolerance: dt adapts; when the budget cannot pay for the steps it asks, a diagnostic.
+
+    The nitinol robot under a 4 N step at 100 x real time with a tolerance of 1 um: the steps
+    the tolerance asks (down to dt / 16) do not fit the budget, so the model takes coarser ones
+    and a WARN status '<node>: step control' on /diagnostics names the tolerance; the
+    simulation goes on.
+    """
+    rclpy.init()
+    simulator = SimulatorNode(parameter_overrides=[
+        Parameter('robot_file', value=str(share_dir() / 'config' / 'nitinol_robot.yaml')),
+        Parameter('publish_clock', value=True), Parameter('real_time_factor', value=100.0),
+        Parameter('tip_tolerance', value=1e-6)])
+    probe = Probe()
+    statuses = []
+    probe.create_subscription(topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name,
+                              lambda msg: statuses.extend(msg.status), topics.DIAGNOSTICS.qos)
+    try:
+        with spinning(simulator, probe):
+            assert simulator.model.sim.tip_tolerance == 1e-6
+            wait_for(lambda: probe.latest('tip/pose')
+                     and probe.setpoint_pub.get_subscription_count() >= 1,
+                     'the simulator to come up')
+            probe.setpoint_pub.publish(JointState(name=['t0'], effort=[4.0]))
+            wait_for(lambda: any(s.level == DiagnosticStatus.WARN and s.name.endswith(
+                'step control') for s in statuses), 'the step-control warning')
+            warning = next(s for s in statuses if s.level == DiagnosticStatus.WARN)
+            assert warning.message.startswith(
+                'tip_tolerance 1e-06 m not met: the real-time budget')
+            moving = probe.sim_time()
+            wait_for(lambda: probe.sim_time() > moving + 0.05, 'the simulation to go on')
+            assert simulator.model.sim.coarse_steps > 0
+    finally:
+        simulator.destroy_node()
+        probe.destroy_node()
+        rclpy.try_shutdown()

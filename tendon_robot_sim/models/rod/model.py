@@ -36,6 +36,9 @@ from tendon_robot_sim.models.tendon_robot import Robot
 BACKBONE_COLOR = (0.8, 0.8, 0.75, 1.0)
 DISC_COLOR = (0.95, 0.95, 0.95, 0.8)
 TENDON_WIDTH = 0.001   # m, line width of the tendons in RViz
+# Load (steps needed over steps afforded) below which an adaptive model behind its tolerance
+# for the budget is allowed a finer step again
+BUDGET_SLACK = 0.5
 
 
 def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
@@ -76,7 +79,7 @@ class TendonDynamics(SimModel):
     timed = True
 
     def __init__(self, robot: Robot, dt: float | None = None, integrator: str = 'auto',
-                 alpha: float = 0.0):
+                 alpha: float = 0.0, tip_tolerance: float | None = None):
         self.robot = robot
         self.base_frame = robot.base.frame_id
         self.integrator, why = choose_integrator(robot, integrator)
@@ -84,16 +87,18 @@ class TendonDynamics(SimModel):
         # the start of the models that do not use it.
         if self.integrator == 'implicit':
             from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
-            self.sim = ImplicitSimulator(robot, dt=dt, alpha=alpha)
+            self.sim = ImplicitSimulator(robot, dt=dt, alpha=alpha, tip_tolerance=tip_tolerance)
             self.summary = f'{self.sim.summary} ({why})'
             self.rest = 'the zero-tension equilibrium, at rest'
             self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
                                                       'position': 'displacement [m], pulled in'},
                                  'tendons')
         else:
-            if alpha != 0.0:
-                raise InputError(f'alpha: applies to the implicit integrator only; the '
-                                 f'integrator is explicit ({why}): set integrator implicit')
+            for name, value, default in (('alpha', alpha, 0.0),
+                                         ('tip_tolerance', tip_tolerance, None)):
+                if value != default:
+                    raise InputError(f'{name}: applies to the implicit integrator only; the '
+                                     f'integrator is explicit ({why}): set integrator implicit')
             from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
             self.sim = TendonSimulator(robot, dt=dt)
             self.summary = f'explicit, dt {self.sim.dt:.3g} s ({why})'
@@ -103,6 +108,7 @@ class TendonDynamics(SimModel):
                 hint='displacement setpoints need the implicit integrator (integrator:=implicit) '
                      'or mode:=quasi_static; the explicit integrator applies tensions (effort, N)')
         self.dt = self.sim.dt
+        self._coarse = 0    # the simulator's coarse_steps when the budget began to hold it
 
     def apply(self, field, values) -> None:
         if field == 'position':
@@ -116,8 +122,32 @@ class TendonDynamics(SimModel):
     def state(self) -> ModelState:
         return tendon_model_state(self.robot, self.sim.state(), self.sim.time)
 
+    def fit_budget(self, load: float) -> str:
+        """
+        Allow one halving of dt fewer when behind (``load`` > 1), one more below BUDGET_SLACK.
+
+        Only with a ``tip_tolerance`` (adaptive dt); the message stays while steps above the
+        tolerance were kept since the budget first held the model back.
+        """
+        sim = self.sim
+        if not getattr(sim, 'adaptive', False):
+            return ''
+        finest = sim.budget_level
+        if load > 1.0:
+            sim.budget_level = max(0, (sim.level if finest is None else finest) - 1)
+        elif finest is not None and load < BUDGET_SLACK:
+            sim.budget_level = None if finest + 1 >= sim.levels else finest + 1
+        if sim.budget_level is None:
+            self._coarse = sim.coarse_steps
+            return ''
+        if sim.coarse_steps == self._coarse:
+            return ''
+        return (f'tip_tolerance {sim.tip_tolerance:g} m not met: the real-time budget allows '
+                f'steps down to {sim.dt / 2 ** sim.budget_level:.3g} s only')
+
     def reset(self) -> None:
         self.sim.reset()
+        self._coarse = getattr(self.sim, 'coarse_steps', 0)
 
     def set_tip_wrench(self, force, moment) -> None:
         self.sim.set_tip_load(force, moment)

@@ -61,6 +61,8 @@ from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod.dynamics import _implicit_kernels as stepper
 from tendon_robot_sim.models.rod.dynamics.implicit_equilibrium import (DISPLACEMENT,
                                                                        StaticEquilibrium, TENSION)
+from tendon_robot_sim.models.rod.dynamics.implicit_step_control import (
+    MAX_HALVINGS, smallest_level, StepControl, StepNotConverged)
 from tendon_robot_sim.models.rod.dynamics.shooting_nodes import shooting_nodes
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_real, Settling,
                                                              SimState)
@@ -81,8 +83,9 @@ MAX_STEP = 0.025
 # over a second of swinging, and each step takes a fifth fewer rod integrations than at 1e-7.
 DEFAULT_TOLERANCE = 1e-5
 MAX_ITERATIONS = 30
-# Halvings of dt tried when a step does not converge, to say which dt would
-DT_HALVINGS = 6
+# Halvings of dt tried when a step does not converge, to say which dt would (as many as a
+# rejected step is retried with)
+DT_HALVINGS = MAX_HALVINGS
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,7 @@ class _Unknowns:
             Jc=np.zeros((nx, nx)), traj=np.zeros((rows, ny)))
 
 
-class ImplicitSimulator(StaticEquilibrium, Settling):
+class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
     """
     Implicit dynamics of one tendon robot (see the module docstring).
 
@@ -154,6 +157,14 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
         along the rod, with normal damping and regularised Coulomb friction on the velocity of
         the rod's axis (``models/contact/_kernels.py``). Default steps: at most
         ``CONTACT_STEP`` of the statics apart.
+    tip_tolerance : float, optional
+        Tolerance [m] on the local error estimate of the tip position per step: dt adapts
+        between ``dt_min`` and ``dt`` (:mod:`~tendon_robot_sim.models.rod.dynamics.
+        implicit_step_control`). Without it every step of dt is checked against a jump to
+        another solution (JUMP_LIMIT rod lengths) and retried smaller when it fails.
+    dt_min : float, optional
+        With ``tip_tolerance``: the smallest step [s], rounded down to dt / 2^k; default
+        dt / 2^MAX_HALVINGS.
 
     Raises
     ------
@@ -164,7 +175,8 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
 
     def __init__(self, robot: Robot, dt: float | None = None, alpha: float = 0.0,
                  model: str | None = None, steps: int | None = None,
-                 tolerance: float = DEFAULT_TOLERANCE, world: World | None = None):
+                 tolerance: float = DEFAULT_TOLERANCE, world: World | None = None,
+                 tip_tolerance: float | None = None, dt_min: float | None = None):
         dt = DEFAULT_DT if dt is None else dt
         if not (is_real(dt) and math.isfinite(dt) and dt > 0.0):
             raise InputError(f'dt: must be a finite number > 0 s, got {dt!r}')
@@ -177,7 +189,10 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
                 MAX_STEP if world is None else CONTACT_STEP)))
         if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
             raise InputError(f'steps: must be an integer >= 1, got {steps!r}')
-        node_positions = shooting_nodes(robot, model, float(dt), float(alpha))
+        # adaptive steps down to dt / 2^k: nodes for the smallest (implicit_step_control)
+        node_positions = shooting_nodes(
+            robot, model, float(dt) / 2 ** (smallest_level(dt, tip_tolerance, dt_min)
+                                            if tip_tolerance is not None else 0), float(alpha))
         try:
             self.statics = StaticsSolver(
                 robot, model, step=robot.rod.length / steps, tolerance=tolerance,
@@ -237,6 +252,7 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
         self.stats = np.zeros(3)
         self._bays = {id(p): self._new_bays()
                       for p in (self._plan, self._static_plan, self._single_plan)}
+        self._configure_control(tip_tolerance, dt_min)
         self.reset()
 
     # ------------------------------------------------------------------ set-up
@@ -465,16 +481,19 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
                                 if pulled[i]}, check=False)
         return self._step(np.where(pulled, 0.0, values), np.where(pulled, values, 0.0))
 
-    def _step(self, tau_in: np.ndarray, q_in: np.ndarray) -> np.ndarray:
-        if self._failed:
-            raise StepFailed(f'{self._failed} (call reset() before advancing)')
-        n = tau_in.shape[0]
+    def _kernel_steps(self, tau_in: np.ndarray, q_in: np.ndarray
+                      ) -> tuple[np.ndarray, StepFailed | None]:
+        """
+        Take a step of dt per row of inputs in one kernel call, unchecked (``StepControl``).
+
+        Returns the record of the steps taken and the error that stopped them, or None.
+        """
         nt = self.n_tendons
+        if self._failed:
+            return (np.empty((0, stepper.REC_TAU + 2 * nt)),
+                    StepFailed(f'{self._failed} (call reset() before advancing)'))
+        n = tau_in.shape[0]
         record = np.empty((n, stepper.REC_TAU + 2 * nt))
-        if n == 0:
-            return record
-        if not np.array_equal(self._modes, self._solved_modes):
-            self._switch_modes()
         unknowns = self._unknowns_for(self._modes)
         tip = np.repeat(np.concatenate(self._tip_load)[None], n, axis=0)
         done, status, tendon = stepper.advance(
@@ -493,21 +512,23 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
             self._q_last = q_in[done - 1].copy()
         if status == stepper.OVER_TENSION:
             name = self.tendon_names[tendon]
-            raise TensionLimitExceeded(
+            return record[:done], TensionLimitExceeded(
                 f'displacements[{name!r}]: the step to t = {self.time + self.dt:.6g} s needs '
                 f'more than max_tension = {self._max_tensions[tendon]:g} N of tendon {name!r}; '
                 f'refused (the state stays at t = {self.time:.6g} s)')
         if status == stepper.NOT_CONVERGED:
             failure = (f'the implicit step from t = {self.time:.6g} s did not converge with '
                        f'dt = {self.dt:g} s')
+            if self.retries_smaller():
+                return record[:done], StepNotConverged(failure)
             step_dt = self._smaller_dt(unknowns, tau_in[done], q_in[done])
             advice = (f'tried again from t = {self.time:.6g} s, this step converged with dt = '
                       f'{step_dt:g} s; try dt = {step_dt:g} s' if step_dt is not None else
                       f'neither did it with any dt down to {self.dt / 2 ** DT_HALVINGS:g} s: '
                       'the inputs may be out of reach')
             self._failed = f'{failure}; {advice}'
-            raise StepFailed(self._failed, step_dt, failure)
-        return record
+            return record[:done], StepFailed(self._failed, step_dt, failure)
+        return record, None
 
     def _switch_modes(self) -> None:
         """

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""
+The simulator node under streamed setpoints, as a teleoperated robot feeds it (issue 42, item 1).
+
+Each case starts ``simulator_node`` as its own process in ``mode: dynamic`` with ``/clock``
+on, at ``real_time_factor`` 1 (as a user runs it), and streams a 0.5 Hz sinusoid on two tendons
+(tensions, in antiphase: ``AMPLITUDE`` about ``MEAN`` N) as ``sensor_msgs/JointState`` on
+``tendon/setpoint`` at 50 Hz of wall time. Over the window after a start-up second it measures
+the simulated time (``/clock``) against wall time and the node's CPU time (``/proc``):
+simulated seconds per CPU second (above 1: it keeps real time, on 1/that of a core) and the
+CPU share of a core it took.
+
+    ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=42 \
+        python benchmarks/bench_streaming.py --json [--window 20] [--real-time-factor 100]
+
+``--real-time-factor 100`` runs the node as fast as it can instead (sim per CPU second then
+counts the node at full load); ``--publish-rate`` sets how often it publishes its state, tip
+pose, markers and /tf (50 Hz by default, as the node). The last line with --json is one JSON
+object: per case the figures, and the machine with its load average before and after.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+from bench_sim_node import cpu_seconds
+from machine import machine_info
+import rclpy
+from sensor_msgs.msg import JointState
+from simulator_process import spin_until, start_simulator, stop
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.ros import topics
+
+CONFIG = share_dir() / 'config'
+# name: (robot file, tendons streamed, mean and amplitude [N])
+CASES = {
+    'nitinol': ('nitinol_robot.yaml', ('t0', 't1'), 1.0, 1.0),
+    'steel': ('steel_rod_robot.yaml', ('t0', 't1'), 2.0, 2.0),
+}
+FREQUENCY = 0.5       # Hz of the sinusoid
+RATE = 50.0           # Hz of the setpoints
+START_TIMEOUT = 120.0
+SETTLE = 1.0
+
+
+def run_case(node, case: str, index: int, window: float, factor: float,
+             publish_rate: float) -> dict:
+    robot_file, tendons, mean, amplitude = CASES[case]
+    namespace = f'streaming_bench_{os.getpid()}_{index}'
+    clock = []
+    subscription = node.create_subscription(
+        topics.CLOCK.msg_type, '/clock',
+        lambda msg: clock.append((time.perf_counter(),
+                                  msg.clock.sec + 1e-9 * msg.clock.nanosec)), topics.CLOCK.qos)
+    setpoint = node.create_publisher(JointState, f'/{namespace}/{topics.TENDON_SETPOINT.name}',
+                                     topics.TENDON_SETPOINT.qos)
+    process = start_simulator(namespace, CONFIG / robot_file, {
+        'mode': 'dynamic', 'publish_clock': 'true', 'real_time_factor': str(float(factor)),
+        'publish_rate': str(float(publish_rate))})
+    sent = 0
+    try:
+        spin_until(node, process, lambda: bool(clock), time.perf_counter(), START_TIMEOUT, case)
+        if not clock:
+            raise RuntimeError(f'{case}: no /clock within {START_TIMEOUT:g} s')
+        begin = time.perf_counter()
+        marks = {}
+        next_send = begin
+        while time.perf_counter() - begin < SETTLE + window:
+            now = time.perf_counter()
+            if now >= next_send:
+                phase = 2.0 * math.pi * FREQUENCY * (now - begin)
+                values = [mean + amplitude * math.sin(phase), mean - amplitude * math.sin(phase)]
+                setpoint.publish(JointState(name=list(tendons), effort=values))
+                sent += 1
+                next_send += 1.0 / RATE
+            if 'start' not in marks and now - begin >= SETTLE:
+                marks['start'] = (clock[-1], cpu_seconds(process.pid), sent)
+            rclpy.spin_once(node, timeout_sec=max(0.0, min(0.005, next_send - now)))
+        marks['end'] = (clock[-1], cpu_seconds(process.pid), sent)
+        if process.poll() is not None:
+            raise RuntimeError(f'{case}: the simulator exited: {process.stderr.read()}')
+    finally:
+        stop(process)
+        node.destroy_subscription(subscription)
+        node.destroy_publisher(setpoint)
+    (wall0, sim0), cpu0, sent0 = marks['start']
+    (wall1, sim1), cpu1, sent1 = marks['end']
+    return {'sim_per_cpu_second': (sim1 - sim0) / (cpu1 - cpu0),
+            'real_time_factor': (sim1 - sim0) / (wall1 - wall0),
+            'cpu_share': (cpu1 - cpu0) / (wall1 - wall0),
+            'setpoints_per_second': (sent1 - sent0) / (wall1 - wall0),
+            'window_s': wall1 - wall0}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--json', action='store_true', help='end with one JSON line')
+    parser.add_argument('--window', type=float, default=20.0, help='wall seconds measured')
+    parser.add_argument('--real-time-factor', type=float, default=1.0,
+                        help="the node's real_time_factor (default 1)")
+    parser.add_argument('--publish-rate', type=float, default=50.0,
+                        help="the node's publish_rate in Hz (default 50, the node's default)")
+    parser.add_argument('--cases', default=','.join(CASES), help='comma-separated cases')
+    args = parser.parse_args()
+    result = {'load_before': os.getloadavg(), 'cases': {}}
+    rclpy.init()
+    node = rclpy.create_node(f'streaming_bench_{os.getpid()}')
+    try:
+        for index, case in enumerate(args.cases.split(',')):
+            entry = run_case(node, case, index, args.window, args.real_time_factor,
+                             args.publish_rate)
+            result['cases'][case] = entry
+            print(f'{case:8s} {entry["sim_per_cpu_second"]:6.2f} sim s per CPU s, '
+                  f'{entry["real_time_factor"]:5.2f}x real time, '
+                  f'{100 * entry["cpu_share"]:5.1f} % of a core, '
+                  f'{entry["setpoints_per_second"]:.1f} setpoints/s', flush=True)
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    result['machine'] = machine_info('numpy', 'numba')
+    result['load_after'] = os.getloadavg()
+    if args.json:
+        print(json.dumps(result))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
