@@ -54,7 +54,8 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_output, check_ros_environment, command_error,
                                        CommandError, DefaultsHelpFormatter, OutputPath, positive,
                                        positive_int, within)
-from tendon_robot_sim.commands.demo_hardware import DEVICES, fresh_bag, run_hardware
+from tendon_robot_sim.commands.demo_hardware import (DEVICES, format_table, fresh_bag,
+                                                     run_hardware)
 from tendon_robot_sim.files.outputs import (make_folder, open_growing, open_output, save_figure,
                                             write_output)
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
@@ -165,7 +166,7 @@ def run(args) -> int:
                                     log_path, args.settle)
 
     rows = _table(snapshots)
-    print(_format_table(rows))
+    print(format_table(rows, 't_sim [s]'))
     if target is not None:
         reached = snapshots[-1].tip_position
         print(f'tip target [mm]: x {target[0] * 1e3:.1f}, y {target[1] * 1e3:.1f}, '
@@ -258,19 +259,6 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
 def _table(snapshots) -> list[list]:
     return [[i, s.phase.label, round(s.time, 3), *np.round(s.tip_position, 5).tolist(),
              round(min(s.tip_spread, 99.0), 5), s.settled] for i, s in enumerate(snapshots)]
-
-
-def _format_table(rows) -> str:
-    lines = [f'{"step":>4}  {"phase":<14} {"t_sim [s]":>9}  {"tip x [mm]":>10} '
-             f'{"tip y [mm]":>10} {"tip z [mm]":>10}  tip']
-    for step, label, t, x, y, z, spread, settled in rows:
-        state = 'at rest' if settled else f'still moving, +-{spread * 1e3:.1f} mm'
-        lines.append(f'{step:>4}  {label:<14} {t:>9.2f}  {x * 1e3:>10.1f} {y * 1e3:>10.1f} '
-                     f'{z * 1e3:>10.1f}  {state}')
-    if not all(settled for *_, settled in rows):
-        lines.append('a row whose tip still moves is no rest position: hold longer (--hold, '
-                     '--settle)')
-    return '\n'.join(lines)
 
 
 def _draw(snapshots, out: Path) -> list[Path]:

@@ -133,10 +133,7 @@ class DemoDriver(Node):
 
         inf until the samples span that window.
         """
-        if not self.tips or self.tips[-1][0] - self.tips[0][0] < 0.9 * SETTLE_WINDOW:
-            return float('inf')
-        tips = np.array([q for _, q in self.tips])
-        return float(np.linalg.norm(tips - tips.mean(axis=0), axis=1).max())
+        return spread([(t, *q) for t, q in self.tips])
 
     def _on_state(self, msg) -> None:
         self.state = msg
@@ -226,12 +223,33 @@ class HardwareDemoDriver(Node):
     def _on_tip(self, msg) -> None:
         self.tips.append((self.now(), msg.point.x, msg.point.y, msg.point.z))
 
+    def tip_spread(self) -> float:
+        """How far the measured tip strayed from its mean over the last SETTLE_WINDOW s [m]."""
+        recent = []
+        for sample in reversed(self.tips):
+            if self.now() - sample[0] > SETTLE_WINDOW:
+                break
+            recent.append(sample)
+        return spread(recent[::-1])
+
     def _on_state(self, msg) -> None:
         self.tensions.append((self.now(), *msg.effort))
 
     def command(self, tensions: dict[str, float]) -> None:
         self.command_pub.publish(topics.TENDON_COMMAND.msg_type(
             name=list(tensions), effort=[float(v) for v in tensions.values()]))
+
+
+def spread(samples: Sequence[Sequence[float]]) -> float:
+    """
+    Return how far the tips (t [s], x, y, z [m]) strayed from their mean [m].
+
+    inf unless the samples span nearly SETTLE_WINDOW s: a tip seen for a moment is not at rest.
+    """
+    if not samples or samples[-1][0] - samples[0][0] < 0.9 * SETTLE_WINDOW:
+        return float('inf')
+    tips = np.array([sample[1:] for sample in samples])
+    return float(np.linalg.norm(tips - tips.mean(axis=0), axis=1).max())
 
 
 def _points(points) -> np.ndarray:

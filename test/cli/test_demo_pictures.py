@@ -97,3 +97,29 @@ def test_the_demo_writes_a_picture_per_step_and_the_overview(snapshots, tmp_path
     paths = _draw(snapshots, tmp_path)
     assert [p.name for p in paths][-1] == 'overview.png'
     assert len(paths) == len(snapshots) + 1 and all(p.stat().st_size > 10_000 for p in paths)
+
+
+def test_the_hardware_plot_breaks_its_lines_at_gaps_and_numbers_its_rows():
+    from tendon_robot_sim.commands.demo_hardware import broken_at_gaps, measurements_figure
+
+    t = np.concatenate((np.arange(0.0, 8.1, 0.02), np.arange(9.3, 12.0, 0.02)))
+    tips = np.column_stack((t, 0.01 * np.sin(t), np.zeros_like(t), 0.2 + 0.0 * t))
+    tensions = np.column_stack((t, np.ones_like(t), 2.0 * np.ones_like(t)))
+    steps = [(label, time) for label, time in (('rest', 1.0), ('t1 2 N', 1.4), ('t1 released', 1.8),
+                                                ('t2 2 N', 11.0))]
+    shown = broken_at_gaps(tips)
+    assert np.isnan(shown[:, 0]).sum() == 1       # one gap, 8.1 to 9.3 s, not bridged
+    fig = measurements_figure(tips, tensions, steps, ['t1', 't2'])
+    top = fig.axes[0]
+    x = top.get_lines()[0].get_xdata()
+    assert np.isnan(x).sum() == 1 and np.nanmax(np.diff(x)) < 0.1
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    numbers = [a for a in top.texts if a.get_text().isdigit()]
+    assert [a.get_text() for a in numbers] == ['0', '1', '2', '3']
+    boxes = [a.get_window_extent(renderer) for a in numbers]
+    for a, b in zip(boxes, boxes[1:]):         # steps 0.4 s apart: their numbers still apart
+        assert not a.overlaps(b)
+    data = top.get_window_extent(renderer)
+    assert all(box.y0 >= data.y1 for box in boxes)      # above the data, not over it
+    plt.close(fig)
