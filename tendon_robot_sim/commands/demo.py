@@ -205,7 +205,8 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
     from rclpy.signals import SignalHandlerOptions
     from tqdm import tqdm
 
-    from tendon_robot_sim.ros.demo import DemoDriver, run_phases, shut_down, wait_until
+    from tendon_robot_sim.ros.demo import (DemoDriver, phase_budget, run_phases, shut_down,
+                                           wait_until)
     from tendon_robot_sim.ros.recorder import BagRecorder
 
     def alive() -> None:
@@ -238,13 +239,15 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
         if not ready:
             raise CommandError(f'the sim stack did not come up within {STARTUP_TIMEOUT:g} s; '
                                f'see {log_path}')
-        total = sum(hold if p.target is None else max(hold, target_hold) for p in phases)
+        # at most: settling counted, and taken off the total where a step did not need it
+        total = sum(phase_budget(p, hold, target_hold, settle) for p in phases)
         with tqdm(total=total, unit='s', desc='simulated', mininterval=0.5,
                   bar_format='{desc}: {percentage:3.0f}%|{bar}| {n:.2f}/{total:.2f} s '
                              '[{elapsed}<{remaining}] {postfix}') as bar:
-            def progress(seconds: float, label: str) -> None:
+            def progress(seconds: float, label: str, budget: float) -> None:
                 bar.set_postfix_str(label, refresh=False)
-                bar.update(min(seconds, bar.total - bar.n))   # no round-off overshoot
+                bar.total += budget
+                bar.update(seconds)
             try:
                 snapshots = run_phases(executor, driver, phases, hold, alive, progress,
                                        STALL_TIMEOUT, target_hold, settle)
