@@ -30,7 +30,8 @@ The hardware bridge's logic without ROS: setpoints in, safe commands out.
   device last reported after a start, ``resume``, a watchdog recovery, a reconnect or a
   change of mode. Only the safe state goes in one step (relaxing is the safe direction).
 * **Watchdog and stop latch**: no valid setpoint for ``watchdog_timeout`` commands the
-  safe state (every tendon at ``min_tension``, tension mode); :meth:`BridgeCore.stop`
+  safe state (every tendon at ``min_tension``, tension mode); the watchdog is armed by the
+  first valid setpoint after an activation or a resume (the safe state is held until then); :meth:`BridgeCore.stop`
   latches it until :meth:`BridgeCore.resume`. A device fault (a servo's hardware error,
   a lost or reset servo, readings implausible for ``implausible_timeout``) latches it too.
 * **Delivery**: the commanded state is sent again, with a new sequence number, whenever
@@ -131,6 +132,10 @@ class BridgeCore:
         self.stopped_by = ''            # what latched the stop: ~/stop or a device fault
         self.fault = ''                 # the device fault that latched the stop
         self.watchdog_tripped = False
+        # The watchdog is armed by the first valid setpoint after an activation or a resume:
+        # until then the bridge holds the safe state anyway, and a warning 0.5 s after
+        # every normal start (the controller not yet streaming) told nothing.
+        self.armed = False
         self.rejected = 0               # setpoints rejected since the start
         self.resends = 0                # commands sent again after the driver gave them up
         self.plausible = {'motors': Plausibility(s.implausible_timeout),
@@ -178,6 +183,7 @@ class BridgeCore:
         self._output = None
         self._ramp_after = now
         self.watchdog_tripped = False
+        self.armed = False
         self.active = True
         self.motors.enable(self.safe_command[1])
 
@@ -212,6 +218,7 @@ class BridgeCore:
             raise
         self.setpoint = (mode, values)
         self.setpoint_time = now
+        self.armed = True
 
     def _parse(self, names: Sequence[str], effort: Sequence[float],
                position: Sequence[float]) -> tuple[str, np.ndarray]:
@@ -268,6 +275,9 @@ class BridgeCore:
         if not self.active:
             if self.sent is not None:
                 self._command(self.safe_command, events)   # held until delivered (deactivate)
+            return events
+        if not self.stopped and not self.armed:
+            self._command(self.safe_command, events)   # the safe state until a setpoint
             return events
         if self.stopped or now - self.setpoint_time > self.settings.watchdog_timeout:
             if not self.stopped and not self.watchdog_tripped:
@@ -387,6 +397,9 @@ class BridgeCore:
             self.motors.recover()       # zero and limits re-taken where a servo reset
         self.setpoint = None
         self.setpoint_time = now
+        # out of the latch the safe state holds until a setpoint; a bridge that was not
+        # stopped keeps its watchdog armed (it may hold a tension: that must relax in time)
+        self.armed = self.armed and not was_stopped
         return True, ('resumed: the next setpoint is ramped to' if was_stopped
                       else 'was not stopped')
 
@@ -516,12 +529,14 @@ class BridgeCore:
             level, message = WARN, 'inactive (lifecycle): safe state'
         elif self.watchdog_tripped:
             level, message = WARN, 'watchdog: no setpoint, safe state'
+        elif not self.armed:
+            level, message = OK, 'safe state until the first setpoint'
         else:
             level, message = OK, 'following setpoints'
         return Status(level, message, [
             ('active', self.active), ('stopped', self.stopped),
             ('stopped_by', self.stopped_by),
-            ('watchdog_tripped', self.watchdog_tripped),
+            ('watchdog_tripped', self.watchdog_tripped), ('watchdog_armed', self.armed),
             ('setpoint_age', f'{now - self.setpoint_time:.3f}'),
             ('rejected_setpoints', self.rejected),
             ('last_sent', '' if self.sent is None else
