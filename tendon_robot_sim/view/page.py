@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections import deque, OrderedDict
 import concurrent.futures
 from dataclasses import dataclass
+import math
 import re
 import socket
 import threading
@@ -45,7 +46,7 @@ from typing import Callable, Sequence
 import numpy as np
 from tendon_robot_sim.view.camera import FIELD_OF_VIEW, Framing, UP
 from tendon_robot_sim.view.guard import Guard, start_server, Warn
-from tendon_robot_sim.view.inputs import Command
+from tendon_robot_sim.view.inputs import Command, nice_step
 from tendon_robot_sim.view.markers import MarkerScene
 from tendon_robot_sim.view.panels import CommandPanel, HardwarePanel, PlaybackPanel, TargetPanel
 from tendon_robot_sim.view.scene import SceneRenderer
@@ -93,6 +94,34 @@ class History:
         times = np.array([t for t, _ in rows]) - now
         values = np.array([v for _, v in rows])
         return (times,) + tuple(values[:, i] for i in range(width))
+
+
+def value_range(data: Sequence[np.ndarray], current: tuple[float, float] | None = None
+                ) -> tuple[float, float] | None:
+    """
+    Return the y range of a plot of ``data`` (the value arrays), rounded out to round steps.
+
+    uPlot kept the range of the empty plot it began with (0 to 100): the page sets one from
+    the data. ``current`` is kept while it holds every value and is less than four times the
+    range the data need, so the axis does not jump at every sample. None without finite data.
+    Values all at or above 0 (tensions) keep a range from 0 or above.
+    """
+    values = np.concatenate([np.asarray(d, dtype=float).ravel() for d in data]) if data \
+        else np.zeros(0)
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return current
+    low, high = float(values.min()), float(values.max())
+    span = high - low
+    pad = 0.1 * span if span > 0.0 else max(0.1 * abs(high), 1e-3)
+    step = nice_step((span + 2.0 * pad) / 5.0)
+    bottom, top = math.floor((low - pad) / step) * step, math.ceil((high + pad) / step) * step
+    if low >= 0.0 > bottom:
+        bottom = 0.0
+    if current is not None and current[0] <= low and high <= current[1] \
+            and current[1] - current[0] < 4.0 * (top - bottom):
+        return current
+    return bottom, top
 
 
 def cut(text: str, limit: int = TEXT_SHOWN) -> str:
@@ -494,9 +523,11 @@ class ViewPage:
                 for i, name in enumerate(names))
             with self._plot_folder:
                 self.state_plot = self.server.gui.add_uplot(
-                    data, series, title=self.plotted.label, aspect=2.0, scales=self._scales())
+                    data, series, title=self.plotted.label, aspect=2.0,
+                    scales=self._scales(data))
             return
         self.state_plot.data = data
+        self._rescale(self.state_plot, data)
 
     def _plot_error(self, now: float) -> None:
         data = self.error_history.arrays(now, 1)
@@ -505,14 +536,26 @@ class ViewPage:
                       viser.uplot.Series(label='tip error', stroke='#d62728', width=2))
             with self._plot_folder:
                 self.error_plot = self.server.gui.add_uplot(
-                    data, series, title='tip error [mm]', aspect=2.0, scales=self._scales())
+                    data, series, title='tip error [mm]', aspect=2.0, scales=self._scales(data))
             return
         self.error_plot.data = data
+        self._rescale(self.error_plot, data)
 
-    def _scales(self) -> dict:
-        # x: seconds before now, the whole window
+    def _scales(self, data, y: tuple[float, float] | None = None) -> dict:
+        """x: seconds before now, the whole window; y: the data's range (:func:`value_range`)."""
         window = self.state_history.window
-        return {'x': viser.uplot.Scale(time=False, auto=False, range=(-window, 0.0))}
+        scales = {'x': viser.uplot.Scale(time=False, auto=False, range=(-window, 0.0))}
+        y = y or value_range(data[1:])
+        if y is not None:
+            scales['y'] = viser.uplot.Scale(auto=False, range=y)
+        return scales
+
+    def _rescale(self, plot, data) -> None:
+        """Give ``plot`` the y range of its data when the one it has no longer fits."""
+        current = plot.scales.get('y', {}).get('range') if plot.scales else None
+        wanted = value_range(data[1:], tuple(current) if current else None)
+        if wanted is not None and wanted != (tuple(current) if current else None):
+            plot.scales = self._scales(data, wanted)
 
     def frame_camera(self, client) -> None:
         """Frame the robot afresh in ``client``'s page: its camera follows the robot again."""
