@@ -31,7 +31,8 @@ The hardware bridge's logic without ROS: setpoints in, safe commands out.
   change of mode. Only the safe state goes in one step (relaxing is the safe direction).
 * **Watchdog and stop latch**: no valid setpoint for ``watchdog_timeout`` commands the
   safe state (every tendon at ``min_tension``, tension mode); the watchdog is armed by the
-  first valid setpoint after an activation or a resume (the safe state is held until then); :meth:`BridgeCore.stop`
+  first valid setpoint after an activation or a resume (until then nothing is sent: the
+  servos hold the safe state they were enabled with); :meth:`BridgeCore.stop`
   latches it until :meth:`BridgeCore.resume`. A device fault (a servo's hardware error,
   a lost or reset servo, readings implausible for ``implausible_timeout``) latches it too.
 * **Delivery**: the commanded state is sent again, with a new sequence number, whenever
@@ -277,7 +278,8 @@ class BridgeCore:
                 self._command(self.safe_command, events)   # held until delivered (deactivate)
             return events
         if not self.stopped and not self.armed:
-            self._command(self.safe_command, events)   # the safe state until a setpoint
+            # the device holds the safe state it was enabled with (or the stop latch sent);
+            # nothing new goes out, so the first ramp starts from what the device reports
             return events
         if self.stopped or now - self.setpoint_time > self.settings.watchdog_timeout:
             if not self.stopped and not self.watchdog_tripped:
