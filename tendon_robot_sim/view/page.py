@@ -113,7 +113,8 @@ def value_range(data: Sequence[np.ndarray], current: tuple[float, float] | None 
         return current
     low, high = float(values.min()), float(values.max())
     span = high - low
-    pad = 0.1 * span if span > 0.0 else max(0.1 * abs(high), 1e-3)
+    # a constant: 10 % around it; zeros (nothing pulled yet): 0 to 0.6 rather than tiny steps
+    pad = 0.1 * span if span > 0.0 else (0.1 * abs(high) if high else 0.5)
     step = nice_step((span + 2.0 * pad) / 5.0)
     bottom, top = math.floor((low - pad) / step) * step, math.ceil((high + pad) / step) * step
     if low >= 0.0 > bottom:
@@ -122,6 +123,14 @@ def value_range(data: Sequence[np.ndarray], current: tuple[float, float] | None 
             and current[1] - current[0] < 4.0 * (top - bottom):
         return current
     return bottom, top
+
+
+def _length(metres: float) -> str:
+    """A length as people write it: 5 mm, 2 cm, 1 m."""
+    for unit, size in (('m', 1.0), ('cm', 0.01), ('mm', 0.001)):
+        if metres >= size - 1e-12:
+            return f'{metres / size:.3g} {unit}'
+    return f'{metres * 1e3:.3g} mm'
 
 
 def cut(text: str, limit: int = TEXT_SHOWN) -> str:
@@ -319,6 +328,7 @@ class ViewPage:
             self.targets.at_tip.on_click(at_tip)
         self._plot_folder = server.gui.add_folder(f'Last {plot_window:g} s', order=10.0)
         self.state_plot = self.error_plot = None
+        self.grid = self.grid_label = None      # laid once the robot's size is known
 
     def in_loop(self, function: Callable, *args):
         """
@@ -479,11 +489,12 @@ class ViewPage:
         if not np.array_equal(self.tip.wxyz, self._tip_wxyz):
             self.tip.wxyz = self._tip_wxyz
         if self.targets is not None and not self.targets.touched:
-            # until a user takes it, the gizmo sits on the target, else follows the tip
+            # until a user takes it or types a target, the gizmo and the field sit on the
+            # target, else follow the tip (the field once kept the straight rod's first tip)
             start = next((p for p in (self.target_position, self.measured_position,
                                       self.tip_position) if p is not None), None)
             if start is not None:
-                self.targets.place(start, field=not self.targets.gizmo.visible)
+                self.targets.place(start)
 
     def refresh(self, now: float) -> None:
         """Update the plot, the live values and the texts to time ``now`` [s]."""
@@ -597,6 +608,28 @@ class ViewPage:
             sphere.radius = 0.015 * self._size
         if self.targets is not None:
             self.targets.gizmo.scale = 0.3 * self._size
+        self._ground(lo, hi)
+
+    def _ground(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        """
+        Lay a grid under the robot (base frame, z up) with its scale written at a corner.
+
+        Cells of a round size near a tenth of the robot, a darker line every 5 cells; the grid
+        spans twice the robot's extent around it, just below its lowest point.
+        """
+        cell = nice_step(self._size / 10.0)
+        section = 5.0 * cell
+        centre = 0.5 * (lo + hi)
+        half = math.ceil(max(hi[0] - lo[0], hi[1] - lo[1], self._size) / section) * section
+        position = (float(round(centre[0] / section) * section),
+                    float(round(centre[1] / section) * section),
+                    float(lo[2] - 0.05 * self._size))
+        self.grid = self.server.scene.add_grid(
+            '/ground', width=2.0 * half, height=2.0 * half, cell_size=cell,
+            section_size=section, position=position, plane='xy')
+        self.grid_label = self.server.scene.add_label(
+            '/ground/scale', f'grid: {_length(cell)} cells, {_length(section)} lines',
+            position=(half, -half, 0.0), anchor='top-right', font_screen_scale=0.8)
 
     def _target_at_tip(self) -> None:
         with self.lock:

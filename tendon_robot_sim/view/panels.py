@@ -135,6 +135,7 @@ class TargetPanel:
         with self.folder:
             self.field = gui.add_vector3('target [m]', (0.0, 0.0, 0.0), step=0.0001,
                                          hint='tip position in the base frame')
+            self.field.on_update(self._typed)
             self.send_button = gui.add_button('Send target', hint='publish the position '
                                               'above on tip/target: the tension controller '
                                               'moves the tip there')
@@ -148,8 +149,13 @@ class TargetPanel:
         self.gizmo.position = tuple(float(v) for v in point)
         if not self.gizmo.visible:
             self.gizmo.visible = True
-        if field:
-            self.field.value = tuple(round(float(v), 4) for v in point)
+        shown = tuple(round(float(v), 4) for v in point)
+        if field and tuple(self.field.value) != shown:
+            self.field.value = shown
+
+    async def _typed(self, event) -> None:
+        if event.client is not None:
+            self.touched = True     # a user's value: the field stops following the tip
 
     async def _dragged(self, event) -> None:
         if event.client is None:

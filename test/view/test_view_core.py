@@ -323,6 +323,13 @@ def test_a_bag_timeline_holds_the_shown_topics_in_time_order(tmp_path):
         pytest.approx(states[-1].tip.position.tolist())
     assert timeline.latest('tendon/state', 0.03).effort[1] == pytest.approx(0.5)
     assert timeline.latest('tip/target', 1.0) is None
+    assert timeline.latest('tip/target', 1.0, or_first=True) is None    # none in the bag
+    # a bag whose markers begin after its first message: its robot shows from the start
+    write_bag(tmp_path / 'late', tensions, markers_from=2)
+    late = Timeline(tmp_path / 'late', progress=False)
+    assert late.latest('backbone/markers', 0.0) is None
+    first = late.latest('backbone/markers', 0.0, or_first=True)
+    assert len(first.markers) > 0 and late.messages['backbone/markers'][0].t > 0.0
     with pytest.raises(BagError, match='left_arm'):
         Timeline(tmp_path / 'bag', namespace='left_arm', progress=False)
     with pytest.raises(BagError, match='no such bag'):
@@ -432,6 +439,7 @@ def test_angle_sliders_show_degrees_and_send_radians():
     ([[2.0, 3.0]], (0.0, 5.0), (0.0, 5.0)),           # held: no jump at every sample
     ([[2.0, 6.0]], (0.0, 5.0), (1.0, 7.0)),           # left behind: a new one
     ([[2.0, 2.1]], (0.0, 5.0), (1.98, 2.12)),         # far too wide: a new one
+    ([[0.0, 0.0]], None, (0.0, 0.6)),                 # nothing pulled yet: no 0.001 steps
     ([[]], None, None)])
 def test_the_plots_y_range_follows_the_data(values, current, expected):
     """The "Last 10 s" plots kept uPlot's 0 to 100 of an empty plot, and 100 N was clipped."""
