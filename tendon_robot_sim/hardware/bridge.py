@@ -31,8 +31,8 @@ The hardware bridge's logic without ROS: setpoints in, safe commands out.
   change of mode. Only the safe state goes in one step (relaxing is the safe direction).
 * **Watchdog and stop latch**: no valid setpoint for ``watchdog_timeout`` commands the
   safe state (every tendon at ``min_tension``, tension mode); the watchdog is armed by the
-  first valid setpoint after an activation or a resume (until then nothing is sent: the
-  servos hold the safe state they were enabled with); :meth:`BridgeCore.stop`
+  first valid setpoint after an activation or a resume (until then the safe state is
+  commanded as the watchdog would, without its warning); :meth:`BridgeCore.stop`
   latches it until :meth:`BridgeCore.resume`. A device fault (a servo's hardware error,
   a lost or reset servo, readings implausible for ``implausible_timeout``) latches it too.
 * **Delivery**: the commanded state is sent again, with a new sequence number, whenever
@@ -278,8 +278,11 @@ class BridgeCore:
                 self._command(self.safe_command, events)   # held until delivered (deactivate)
             return events
         if not self.stopped and not self.armed:
-            # the device holds the safe state it was enabled with (or the stop latch sent);
-            # nothing new goes out, so the first ramp starts from what the device reports
+            # no setpoint yet: the safe state, as the watchdog would command it, but quietly
+            # (a normal start is no fault); before the watchdog's time nothing new goes out,
+            # so a setpoint that comes at once ramps from what the device reports
+            if now - self.setpoint_time > self.settings.watchdog_timeout:
+                self._command(self.safe_command, events)
             return events
         if self.stopped or now - self.setpoint_time > self.settings.watchdog_timeout:
             if not self.stopped and not self.watchdog_tripped:

@@ -261,17 +261,17 @@ def test_a_start_without_setpoints_holds_the_safe_state_without_a_watchdog_warni
     ``launch hardware`` warned "no valid setpoint for 0.5 s" 0.5 s after every normal start.
 
     Until the first setpoint after an activation (or a resume out of the stop latch) the bridge
-    sends nothing and warns of nothing: the servos hold the safe state they were enabled with
-    (or the latch sent). The first setpoint arms the watchdog, which then trips as before.
+    holds the safe state and warns of nothing. The first setpoint arms the watchdog, which then
+    trips as before.
     """
     bridge, rig = core
     bridge.activate(time.monotonic())
     start, events = time.monotonic(), []
     wait_for(lambda: time.monotonic() - start > 3 * WATCHDOG, what='three watchdog periods',
              between=ticking(bridge, events))
-    # nothing new sent: the servos hold the safe state they were enabled with, and the first
-    # ramp starts from what they report
-    assert not rig.motor.applied
+    # the safe state, as the watchdog commands it, without its warning
+    wait_for(lambda: applied(rig) == (PRETENSION,) * 4, what='the safe state',
+             between=ticking(bridge, events))
     assert 'watchdog' not in [e.kind for e in events]
     status = bridge.safety_diagnostics(time.monotonic())
     assert status.level == OK and status.message == 'safe state until the first setpoint'
