@@ -113,7 +113,7 @@ def command_line(entry: dict, out: Path) -> list[str]:
 
 def draw(image: str, entry: dict, runs: dict, root: Path = ROOT) -> bool:
     """
-    Run the entry's command, copy its output over ``image``, record the hashes; done?
+    Run the entry's command, copy its output over ``image``, record the hashes: True if drawn.
 
     ``runs`` maps each command already run to its scratch folder: images of one command
     (the report of ``make opencr-v4``) share one run.

@@ -173,7 +173,7 @@ def _stop(emulator: subprocess.Popen) -> None:
 
 def format_table(rows, time_header: str) -> str:
     """
-    The demos' table of tips: step, phase, time, tip [mm], and whether the tip was at rest.
+    Return the demos' table of tips: step, phase, time, tip [mm], whether the tip was at rest.
 
     ``rows``: (step, phase, time [s], x, y, z [m], spread [m], settled) as in the CSV files.
     """
@@ -313,8 +313,8 @@ def measurements_figure(tips: np.ndarray, tensions: np.ndarray, steps, names):
     bottom.set_xlabel('time [s]')
     for ax in (top, bottom):
         ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    top.text(1.01, 0.0, 'rows (grey):\n' + '\n'.join(f'{i} {label}'
-                                                      for i, (label, *_) in enumerate(steps)),
-             transform=top.transAxes, fontsize=7, va='bottom')
+    key = '\n'.join(f'{i} {label}' for i, (label, *_) in enumerate(steps))
+    top.text(1.01, 0.0, 'rows (grey):\n' + key, transform=top.transAxes, fontsize=7,
+             va='bottom')
     fig.suptitle('hardware demo on emulated devices: tip/measured and tendon/state')
     return fig

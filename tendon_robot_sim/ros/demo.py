@@ -286,7 +286,7 @@ def wait_until(executor: Executor, condition: Callable[[], bool], timeout: float
 
 
 def phase_budget(phase: Phase, hold: float, target_hold: float, settle: float) -> float:
-    """The simulated time [s] :func:`run_phases` allows ``phase`` at most, once it holds."""
+    """Return the simulated time [s] :func:`run_phases` allows ``phase`` at most, once held."""
     return hold + settle if phase.target is None else max(hold, target_hold)
 
 

@@ -81,12 +81,12 @@ class Command:
 
     @property
     def shown_unit(self) -> str:
-        """The unit the sliders show: degrees for angles (as the CLI and docs give them)."""
+        """Return the unit the sliders show: degrees for angles (as the CLI and docs say)."""
         return SHOWN.get(self.unit, (self.unit, 1.0))[0]
 
     @property
     def scale(self) -> float:
-        """Shown value per SI value (180 / pi for angles, else 1)."""
+        """Return the shown value per SI value (180 / pi for angles, else 1)."""
         return SHOWN.get(self.unit, (self.unit, 1.0))[1]
 
     def step(self, name: str) -> float:

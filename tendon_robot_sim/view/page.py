@@ -126,7 +126,7 @@ def value_range(data: Sequence[np.ndarray], current: tuple[float, float] | None 
 
 
 def _length(metres: float) -> str:
-    """A length as people write it: 5 mm, 2 cm, 1 m."""
+    """Return a length as people write it: 5 mm, 2 cm, 1 m."""
     for unit, size in (('m', 1.0), ('cm', 0.01), ('mm', 0.001)):
         if metres >= size - 1e-12:
             return f'{metres / size:.3g} {unit}'

@@ -105,8 +105,7 @@ def test_the_hardware_plot_breaks_its_lines_at_gaps_and_numbers_its_rows():
     t = np.concatenate((np.arange(0.0, 8.1, 0.02), np.arange(9.3, 12.0, 0.02)))
     tips = np.column_stack((t, 0.01 * np.sin(t), np.zeros_like(t), 0.2 + 0.0 * t))
     tensions = np.column_stack((t, np.ones_like(t), 2.0 * np.ones_like(t)))
-    steps = [(label, time) for label, time in (('rest', 1.0), ('t1 2 N', 1.4), ('t1 released', 1.8),
-                                                ('t2 2 N', 11.0))]
+    steps = [('rest', 1.0), ('t1 2 N', 1.4), ('t1 released', 1.8), ('t2 2 N', 11.0)]
     shown = broken_at_gaps(tips)
     assert np.isnan(shown[:, 0]).sum() == 1       # one gap, 8.1 to 9.3 s, not bridged
     fig = measurements_figure(tips, tensions, steps, ['t1', 't2'])

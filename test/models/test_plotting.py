@@ -89,7 +89,7 @@ def test_the_workspace_labels_its_motor_limits_and_keeps_its_ticks_apart(figures
     assert texts == [f'motor limit {np.degrees(limit):g} deg' for limit in robot.motor_limits]
     figures[0].canvas.draw()
     for axis in (space.xaxis, space.yaxis, space.zaxis):   # 0.1 m steps over 0.9 m ran together
-        assert len([t for t in axis.get_ticklocs()]) <= 6
+        assert len(axis.get_ticklocs()) <= 6
 
 
 def test_the_snakes_cables_at_one_floor_are_told_apart_with_one_legend(figures, tmp_path):

@@ -49,7 +49,7 @@ def test_every_image_of_the_docs_and_the_readme_is_in_the_manifest():
 
 
 def documented(command: str) -> str:
-    """The command as the docs give it: without its scratch outputs ({out}) and data ({...})."""
+    """Return the command as the docs give it: without scratch outputs ({out}) and data."""
     kept = []
     for token in command.split():
         if '{' in token:
@@ -71,7 +71,7 @@ def test_each_image_comes_from_a_documented_command(image):
 
 @pytest.fixture
 def copy(tmp_path):
-    """A copy of the manifest, its images and sources: what the check reads."""
+    """Copy the manifest, its images and sources (what the check reads) into a folder."""
     for path in {'docs/images.yaml', *IMAGES, *(s for e in IMAGES.values() for s in e['sources'])}:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / path, tmp_path / path)

@@ -41,11 +41,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
+from tendon_robot_sim import share_dir
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.nodes.view_node import ViewNode
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim import share_dir
 from tendon_robot_sim.view.camera import in_view, PANEL_WIDTH
 from tendon_robot_sim.view.markers import Lines
 from tendon_robot_sim.view.page import ViewPage
@@ -217,7 +217,7 @@ def test_a_slider_commands_a_tension_and_the_robot_moves(live, browser):
 
 
 def field_values(browser) -> list[float]:
-    """The numbers the page shows in the tip-target field."""
+    """Return the numbers the page shows in the tip-target field."""
     row = browser.find_element(
         By.XPATH, "//label[text()='target [m]']/ancestor::div[.//input][1]")
     return [float(field.get_attribute('value') or 'nan') for field in
@@ -225,7 +225,7 @@ def field_values(browser) -> list[float]:
 
 
 def plot_range(browser, plot):
-    """The y range uPlot draws the plot with, in the page (viser's test point), or None."""
+    """Return the y range uPlot draws ``plot`` with in the page (viser's test point), or None."""
     found = browser.execute_script(
         'const plots = (window.__viserTestpoints || {}).uplots || {};'
         'return Object.values(plots).map(p => [p.chart.series.length, p.chart.scales.y.min,'
