@@ -60,6 +60,10 @@ WARNINGS_SHOWN = 3    # the stack's latest warnings the page shows
 STATUSES_KEPT = 100   # the statuses the view keeps: a flood of new names drops the oldest
 STATUSES_SHOWN = 8    # the statuses a page shows (worst first): with the warnings, a screenful
 TEXT_SHOWN = 160      # characters of a status's name or message, or of a warning, kept and shown
+# px around a plot (top, right, bottom, left): room above for the top tick's label, which
+# viser's default (0 on top) cut in half (the "100" of the axis read as clipped)
+PLOT_PADDING = (12, 24, 0, 0)
+GRID_CELL, GRID_SECTION = (215, 215, 215), (160, 160, 160)    # RGB of the ground grid's lines
 SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
                  '#e377c2', '#7f7f7f', '#bcbd22')
 
@@ -328,7 +332,9 @@ class ViewPage:
             self.targets.at_tip.on_click(at_tip)
         self._plot_folder = server.gui.add_folder(f'Last {plot_window:g} s', order=10.0)
         self.state_plot = self.error_plot = None
-        self.grid = self.grid_label = None      # laid once the robot's size is known
+        # laid under the robot once its size is known (_ground), its scale said here
+        self.grid = self.grid_cell = self.grid_section = None
+        self.grid_scale = server.gui.add_markdown('', order=0.15)
 
     def in_loop(self, function: Callable, *args):
         """
@@ -535,7 +541,7 @@ class ViewPage:
             with self._plot_folder:
                 self.state_plot = self.server.gui.add_uplot(
                     data, series, title=self.plotted.label, aspect=2.0,
-                    scales=self._scales(data))
+                    scales=self._scales(data), padding=PLOT_PADDING)
             return
         self.state_plot.data = data
         self._rescale(self.state_plot, data)
@@ -547,7 +553,8 @@ class ViewPage:
                       viser.uplot.Series(label='tip error', stroke='#d62728', width=2))
             with self._plot_folder:
                 self.error_plot = self.server.gui.add_uplot(
-                    data, series, title='tip error [mm]', aspect=2.0, scales=self._scales(data))
+                    data, series, title='tip error [mm]', aspect=2.0, scales=self._scales(data),
+                    padding=PLOT_PADDING)
             return
         self.error_plot.data = data
         self._rescale(self.error_plot, data)
@@ -612,24 +619,34 @@ class ViewPage:
 
     def _ground(self, lo: np.ndarray, hi: np.ndarray) -> None:
         """
-        Lay a grid under the robot (base frame, z up) with its scale written at a corner.
+        Lay a grid under the robot (base frame, z up); the panel says its scale.
 
         Cells of a round size near a tenth of the robot, a darker line every 5 cells; the grid
-        spans twice the robot's extent around it, just below its lowest point.
+        spans twice the robot's extent around it, just below its lowest point. Drawn as line
+        segments: viser's own grid node, added to a page, moved its camera off the one the view
+        had set (the robot cut off).
         """
         cell = nice_step(self._size / 10.0)
         section = 5.0 * cell
         centre = 0.5 * (lo + hi)
-        half = math.ceil(max(hi[0] - lo[0], hi[1] - lo[1], self._size) / section) * section
-        position = (float(round(centre[0] / section) * section),
-                    float(round(centre[1] / section) * section),
-                    float(lo[2] - 0.05 * self._size))
-        self.grid = self.server.scene.add_grid(
-            '/ground', width=2.0 * half, height=2.0 * half, cell_size=cell,
-            section_size=section, position=position, plane='xy')
-        self.grid_label = self.server.scene.add_label(
-            '/ground/scale', f'grid: {_length(cell)} cells, {_length(section)} lines',
-            position=(half, -half, 0.0), anchor='top-right', font_screen_scale=0.8)
+        cells = 2 * math.ceil(max(hi[0] - lo[0], hi[1] - lo[1], self._size) / section) * 5
+        corner = np.array([round(centre[0] / section) * section - 0.5 * cells * cell,
+                           round(centre[1] / section) * section - 0.5 * cells * cell,
+                           lo[2] - 0.05 * self._size])
+        ticks = np.arange(cells + 1) * cell
+        span = cells * cell
+        segments, colors = [], []
+        for k, tick in enumerate(ticks):
+            colour = GRID_SECTION if k % 5 == 0 else GRID_CELL
+            segments += [[[tick, 0.0, 0.0], [tick, span, 0.0]],
+                         [[0.0, tick, 0.0], [span, tick, 0.0]]]
+            colors += [[colour, colour]] * 2
+        self.grid = self.server.scene.add_line_segments(
+            '/ground', np.array(segments) + corner, np.array(colors, dtype=np.uint8),
+            thickness=1.0, thickness_units='screen')
+        self.grid_cell, self.grid_section = cell, section
+        self.grid_scale.content = (f'Ground grid: {_length(cell)} cells, darker lines every '
+                                   f'{_length(section)}')
 
     def _target_at_tip(self) -> None:
         with self.lock:

@@ -173,12 +173,13 @@ def test_the_page_shows_the_robot_filling_the_view(live, browser):
     text = browser.find_element(By.TAG_NAME, 'body').text
     assert 'Stack /' in text and '/tendon/command/tension' in text
     # a ground grid under the robot, its scale written beside it (cells of a round size)
-    grid = live.page.grid
-    assert grid is not None and grid.position[2] < backbone(live.page)[:, 2].min()
-    cell = grid.cell_size
-    assert grid.section_size == pytest.approx(5 * cell) and 0.05 < cell / live.page._size < 0.25
-    assert re.fullmatch(r'grid: [125]0* (mm|cm|m) cells, [125]0* (mm|cm|m) lines',
-                        live.page.grid_label.text), live.page.grid_label.text
+    page = live.page
+    assert page.grid is not None
+    assert page.grid.points[:, :, 2].max() < backbone(page)[:, 2].min()
+    cell = page.grid_cell
+    assert page.grid_section == pytest.approx(5 * cell) and 0.05 < cell / page._size < 0.25
+    assert re.search(r'Ground grid: [125]0* (mm|cm|m) cells, darker lines every [125]0* '
+                     r'(mm|cm|m)', text), text
 
 
 def test_a_slider_commands_a_tension_and_the_robot_moves(live, browser):
