@@ -63,7 +63,6 @@ TEXT_SHOWN = 160      # characters of a status's name or message, or of a warnin
 # px around a plot (top, right, bottom, left): room above for the top tick's label, which
 # viser's default (0 on top) cut in half (the "100" of the axis read as clipped)
 PLOT_PADDING = (12, 24, 0, 0)
-GRID_CELL, GRID_SECTION = (215, 215, 215), (160, 160, 160)    # RGB of the ground grid's lines
 SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
                  '#e377c2', '#7f7f7f', '#bcbd22')
 
@@ -127,14 +126,6 @@ def value_range(data: Sequence[np.ndarray], current: tuple[float, float] | None 
             and current[1] - current[0] < 4.0 * (top - bottom):
         return current
     return bottom, top
-
-
-def _length(metres: float) -> str:
-    """Return a length as people write it: 5 mm, 2 cm, 1 m."""
-    for unit, size in (('m', 1.0), ('cm', 0.01), ('mm', 0.001)):
-        if metres >= size - 1e-12:
-            return f'{metres / size:.3g} {unit}'
-    return f'{metres * 1e3:.3g} mm'
 
 
 def cut(text: str, limit: int = TEXT_SHOWN) -> str:
@@ -332,9 +323,6 @@ class ViewPage:
             self.targets.at_tip.on_click(at_tip)
         self._plot_folder = server.gui.add_folder(f'Last {plot_window:g} s', order=10.0)
         self.state_plot = self.error_plot = None
-        # laid under the robot once its size is known (_ground), its scale said here
-        self.grid = self.grid_cell = self.grid_section = None
-        self.grid_scale = server.gui.add_markdown('', order=0.15)
 
     def in_loop(self, function: Callable, *args):
         """
@@ -615,38 +603,6 @@ class ViewPage:
             sphere.radius = 0.015 * self._size
         if self.targets is not None:
             self.targets.gizmo.scale = 0.3 * self._size
-        self._ground(lo, hi)
-
-    def _ground(self, lo: np.ndarray, hi: np.ndarray) -> None:
-        """
-        Lay a grid under the robot (base frame, z up); the panel says its scale.
-
-        Cells of a round size near a tenth of the robot, a darker line every 5 cells; the grid
-        spans twice the robot's extent around it, just below its lowest point. Drawn as line
-        segments: viser's own grid node, added to a page, moved its camera off the one the view
-        had set (the robot cut off).
-        """
-        cell = nice_step(self._size / 10.0)
-        section = 5.0 * cell
-        centre = 0.5 * (lo + hi)
-        cells = 2 * math.ceil(max(hi[0] - lo[0], hi[1] - lo[1], self._size) / section) * 5
-        corner = np.array([round(centre[0] / section) * section - 0.5 * cells * cell,
-                           round(centre[1] / section) * section - 0.5 * cells * cell,
-                           lo[2] - 0.05 * self._size])
-        ticks = np.arange(cells + 1) * cell
-        span = cells * cell
-        segments, colors = [], []
-        for k, tick in enumerate(ticks):
-            colour = GRID_SECTION if k % 5 == 0 else GRID_CELL
-            segments += [[[tick, 0.0, 0.0], [tick, span, 0.0]],
-                         [[0.0, tick, 0.0], [span, tick, 0.0]]]
-            colors += [[colour, colour]] * 2
-        self.grid = self.server.scene.add_line_segments(
-            '/ground', np.array(segments) + corner, np.array(colors, dtype=np.uint8),
-            thickness=1.0, thickness_units='screen')
-        self.grid_cell, self.grid_section = cell, section
-        self.grid_scale.content = (f'Ground grid: {_length(cell)} cells, darker lines every '
-                                   f'{_length(section)}')
 
     def _target_at_tip(self) -> None:
         with self.lock:
