@@ -41,3 +41,34 @@ def test_a_slow_simulation_says_what_to_do_once_and_again_only_when_its_speed_ch
 def test_the_clock_hint_comes_only_when_a_node_waits_for_clock(waited):
     line = speed_report(0.5, 1.0, None, waited)
     assert ('set publish_clock:=true' in line) == waited
+
+
+def test_a_real_simulator_too_slow_says_so_with_the_clock_hint_only_for_a_clock_listener(
+        monkeypatch):
+    """
+    The default rod at 100 x real time cannot keep up on any machine: the node says so once.
+
+    A node subscribing to /clock (use_sim_time) while the simulator publishes none gets the
+    publish_clock hint; the line comes once, not every period.
+    """
+    import rclpy
+    from rclpy.parameter import Parameter
+    from rcl_interfaces.msg import Log
+    from rosgraph_msgs.msg import Clock
+    from ros_helpers import logs_containing, Probe, spinning, wait_for
+    from tendon_robot_sim.nodes import simulator_node
+
+    monkeypatch.setattr(simulator_node, 'SPEED_REPORT_PERIOD', 1.0)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    simulator = simulator_node.SimulatorNode(context=context, parameter_overrides=[
+        Parameter('mode', value='dynamic'), Parameter('real_time_factor', value=100.0)])
+    probe = Probe(context=context)
+    probe.create_subscription(Clock, '/clock', lambda msg: None, 10)   # a use_sim_time node
+    with spinning(simulator, probe, context=context):
+        said = wait_for(lambda: logs_containing(probe, 'simulator', 'x real time', Log.INFO),
+                        'the slow simulation said')
+        assert 'this machine cannot keep up' in said[0].msg
+        assert 'set publish_clock:=true' in said[0].msg
+        wait_for(lambda: simulator.sim_clock > 0.0 and len(probe.logs) > 0, 'time running')
+    assert len(logs_containing(probe, 'simulator', 'x real time', Log.INFO)) <= 2
