@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 # DDS stays on loopback, on a domain of this run's own (Kilted ignores ROS_LOCALHOST_ONLY).
 ROS_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( $$$$ % 100 + 1 ))
 
-.PHONY: setup demo demo-snake demo-hardware report opencr-v4 test lint bench clean
+.PHONY: setup demo demo-snake demo-hardware report opencr-v4 docs-images test lint bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -62,6 +62,13 @@ opencr-v4: setup
 	    > $(OPENCR_V4)/hysteresis.txt
 	tail -n 1 $(OPENCR_V4)/hysteresis.txt > $(OPENCR_V4)/hysteresis.json
 	head -n -1 $(OPENCR_V4)/validate.txt
+
+# Every image of docs/ and the README drawn again from the current code, by the documented
+# command of each (docs/images.yaml; test/package/test_docs_images.py fails on a stale one).
+# The two of opencr-mujoco's recordings need their folder: OPENCR_V4_DATA=DIR (as DATA of
+# opencr-v4), else they are kept as they are.
+docs-images: setup
+	$(ROS_ENV) $(PYTHON) scripts/docs_images.py
 
 # Two workers (pytest-xdist): most tests wait for nodes, devices or a browser; a test file
 # stays on one worker (--dist loadfile) with its module fixtures, each worker on a DDS domain

@@ -28,14 +28,17 @@ PERIOD = 0.02    # s between two recorded states (the simulator's 50 Hz)
 RECORDED = (topics.BACKBONE_MARKERS, topics.TIP_POSE, topics.TENDON_STATE)
 
 
-def write_bag(path: Path, tensions: np.ndarray, robot=None) -> list:
+def write_bag(path: Path, tensions: np.ndarray, robot=None, markers_from: int = 0,
+              mode: str = 'quasi_static') -> list:
     """
     Write the quasi-static robot's answer to each row of ``tensions`` (N), one per PERIOD.
 
     Returns the model states, in order. The bag holds backbone/markers, tip/pose and
-    tendon/state, serialized by rclpy as the simulator's publishers send them.
+    tendon/state, serialized by rclpy as the simulator's publishers send them; markers from
+    row ``markers_from`` on (a recording that began before the first markers came). ``mode``:
+    the simulator's (a kind without statics: ``dynamic``, its state at each input unmoved).
     """
-    _, _, model = create_model(robot or default_robot_file(), 'quasi_static')
+    _, _, model = create_model(robot or default_robot_file(), mode)
     states = []
     with BagWriter(path) as bag:
         for topic in RECORDED:
@@ -51,6 +54,8 @@ def write_bag(path: Path, tensions: np.ndarray, robot=None) -> list:
                         joint_state_msg(model.inputs.names, state.position,
                                         np.zeros_like(state.position), state.effort, stamp))
             for topic, message in zip(RECORDED, messages):
+                if i < markers_from and message is messages[0]:
+                    continue
                 bag.write('/' + topic.name, int((1.0 + i * PERIOD) * 1e9),
                           serialize_message(message))
     return states

@@ -42,20 +42,26 @@ profile's inputs at t = 0 and lasts until its last row unless ``--duration`` say
 import argparse
 import json
 import math
+from pathlib import Path
+import re
 import time
 
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (check_steps, command_error, CommandError, OutputPath,
-                                       parse_values, PLOT_SUFFIXES, positive, time_step)
+from tendon_robot_sim.commands import (check_output, check_steps, command_error, CommandError,
+                                       OutputPath, parse_values, PLOT_SUFFIXES, positive,
+                                       time_step)
 from tendon_robot_sim.experiment.input_profile import ProfileError, read_profile
+from tendon_robot_sim.files.outputs import make_folder
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_SCHEME,
                                                     DEFAULT_TIME_STEP, load_cc_dynamics,
                                                     plot_trajectory, SCHEMES)
 
-DEFAULT_PLOT = 'cc_dynamics.png'
+# --plot without a file: a name that says what the plot holds, in the output folder every
+# command's defaults share (git-ignored).
+DEFAULT_PLOT = 'demo_output/cc_dynamics_<robot>_<inputs>.png'
 
 
 def register(subparsers) -> None:
@@ -88,9 +94,10 @@ def register(subparsers) -> None:
                              'undamped robot is kept) or sdirk2 (L-stable: damps the stiff '
                              'modes, and part of the slow ones; faster on stiff robots) '
                              '(default %(default)s)')
-    parser.add_argument('--plot', nargs='?', const=DEFAULT_PLOT, default=None, metavar='PNG',
+    parser.add_argument('--plot', nargs='?', const=True, default=None, metavar='PNG',
                         type=OutputPath('file', PLOT_SUFFIXES),
-                        help=f'write a plot of the run (default file {DEFAULT_PLOT})')
+                        help=f'write a plot of the run (default file {DEFAULT_PLOT}: '
+                             "the robot's name and the inputs, or the profile's name)")
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
     parser.set_defaults(func=run)
 
@@ -107,6 +114,10 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f'{path}: the actuators of {model.name} take {model.kind}s; '
                            f'use {option} or {option}-csv')
     profile = read_inputs_profile(args, model)
+    if args.plot is True:
+        default = Path(default_plot(model.name, args))
+        make_folder(check_output(default.parent, '--plot', 'folder'))
+        args.plot = check_output(default, '--plot', 'file', PLOT_SUFFIXES)
     duration = args.duration or (profile.end if profile else 2.0)
     if duration <= 0.0:
         raise CommandError(f'{option}-csv: the profile ends at t = 0 s; give --duration')
@@ -154,6 +165,19 @@ def run(args: argparse.Namespace) -> int:
             'actuator_lengths': dict(zip(model.input_names, lengths.tolist())),
             'wall_time': wall, 'real_time_factor': float(run.times[-1] / wall)}))
     return 0
+
+
+def default_plot(robot: str, args: argparse.Namespace) -> str:
+    """
+    Return the default ``--plot`` file: ``demo_output/cc_dynamics_<robot>_<inputs>.png``.
+
+    ``<inputs>`` is the profile's file name, or the inputs as given (``t0=3,t1=2``); two runs
+    of the tour with different inputs no longer write over each other.
+    """
+    profile = args.pressures_csv or args.tensions_csv
+    inputs = Path(profile).stem if profile else (args.tensions or args.pressures)
+    slug = re.sub(r'[^A-Za-z0-9=.+-]+', '_', f'{robot}_{inputs}').strip('_')
+    return f'demo_output/cc_dynamics_{slug}.png'
 
 
 def read_inputs_profile(args: argparse.Namespace, model):

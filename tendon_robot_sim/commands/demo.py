@@ -33,8 +33,8 @@ backbone of each step as a PNG. Output folder
 
     robot.yaml         the robot simulated (the robot file, with --elements if given)
     bag/               rosbag2 bag (MCAP, CDR): `ros2 bag play demo_output/bag`
-    step_<i>_<label>.png  backbone, discs and tendons at the end of step i
-    overview.png       every step in one picture
+    step_<i>_<label>.png  backbone, discs and tendons at the end of step i (3-D, side, top)
+    overview.png       every step's backbone, side and top views, a colour per tendon
     tip_positions.csv  the printed table
     stack.log          output of the stack's nodes
 
@@ -54,13 +54,15 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_output, check_ros_environment, command_error,
                                        CommandError, DefaultsHelpFormatter, OutputPath, positive,
                                        positive_int, within)
-from tendon_robot_sim.commands.demo_hardware import DEVICES, fresh_bag, run_hardware
+from tendon_robot_sim.commands.demo_hardware import (DEVICES, format_table, fresh_bag,
+                                                     run_hardware)
 from tendon_robot_sim.files.outputs import (make_folder, open_growing, open_output, save_figure,
                                             write_output)
 from tendon_robot_sim.launcher import LaunchError, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+from tendon_robot_sim.models.sim_model import INPUT_COLORS
 from tendon_robot_sim.models.tendon_robot import Robot
 import yaml
 
@@ -164,7 +166,7 @@ def run(args) -> int:
                                     log_path, args.settle)
 
     rows = _table(snapshots)
-    print(_format_table(rows))
+    print(format_table(rows, 't_sim [s]'))
     if target is not None:
         reached = snapshots[-1].tip_position
         print(f'tip target [mm]: x {target[0] * 1e3:.1f}, y {target[1] * 1e3:.1f}, '
@@ -203,7 +205,8 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
     from rclpy.signals import SignalHandlerOptions
     from tqdm import tqdm
 
-    from tendon_robot_sim.ros.demo import DemoDriver, run_phases, shut_down, wait_until
+    from tendon_robot_sim.ros.demo import (DemoDriver, phase_budget, run_phases, shut_down,
+                                           wait_until)
     from tendon_robot_sim.ros.recorder import BagRecorder
 
     def alive() -> None:
@@ -236,13 +239,15 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
         if not ready:
             raise CommandError(f'the sim stack did not come up within {STARTUP_TIMEOUT:g} s; '
                                f'see {log_path}')
-        total = sum(hold if p.target is None else max(hold, target_hold) for p in phases)
+        # at most: settling counted, and taken off the total where a step did not need it
+        total = sum(phase_budget(p, hold, target_hold, settle) for p in phases)
         with tqdm(total=total, unit='s', desc='simulated', mininterval=0.5,
                   bar_format='{desc}: {percentage:3.0f}%|{bar}| {n:.2f}/{total:.2f} s '
                              '[{elapsed}<{remaining}] {postfix}') as bar:
-            def progress(seconds: float, label: str) -> None:
+            def progress(seconds: float, label: str, budget: float) -> None:
                 bar.set_postfix_str(label, refresh=False)
-                bar.update(min(seconds, bar.total - bar.n))   # no round-off overshoot
+                bar.total += budget
+                bar.update(seconds)
             try:
                 snapshots = run_phases(executor, driver, phases, hold, alive, progress,
                                        STALL_TIMEOUT, target_hold, settle)
@@ -259,59 +264,112 @@ def _table(snapshots) -> list[list]:
              round(min(s.tip_spread, 99.0), 5), s.settled] for i, s in enumerate(snapshots)]
 
 
-def _format_table(rows) -> str:
-    lines = [f'{"step":>4}  {"phase":<14} {"t_sim [s]":>9}  {"tip x [mm]":>10} '
-             f'{"tip y [mm]":>10} {"tip z [mm]":>10}  tip']
-    for step, label, t, x, y, z, spread, settled in rows:
-        state = 'at rest' if settled else f'still moving, +-{spread * 1e3:.1f} mm'
-        lines.append(f'{step:>4}  {label:<14} {t:>9.2f}  {x * 1e3:>10.1f} {y * 1e3:>10.1f} '
-                     f'{z * 1e3:>10.1f}  {state}')
-    if not all(settled for *_, settled in rows):
-        lines.append('a row whose tip still moves is no rest position: hold longer (--hold, '
-                     '--settle)')
-    return '\n'.join(lines)
-
-
 def _draw(snapshots, out: Path) -> list[Path]:
     """One PNG per step (3D view, side view x-z, top view x-y) and an overview."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
+    limits = _limits(snapshots)
+    names = list(snapshots[0].phase.tensions)     # the first phase, rest, names every tendon
+    paths = []
+    for i, snapshot in enumerate(snapshots):
+        fig = step_figure(i, snapshot, limits, names)
+        slug = re.sub(r'[^a-z0-9]+', '_', snapshot.phase.label.lower()).strip('_')
+        paths.append(out / f'step_{i:02d}_{slug}.png')
+        save_figure(fig, paths[-1], dpi=100)
+        plt.close(fig)
+    fig = overview_figure(snapshots, limits)
+    paths.append(out / 'overview.png')
+    save_figure(fig, paths[-1], dpi=100)
+    plt.close(fig)
+    return paths
+
+
+def _limits(snapshots) -> list[tuple[float, float]]:
+    """One cube around every step's backbone [m]: the pictures of all steps share a scale."""
     points = np.concatenate([s.centerline for s in snapshots], axis=1)
     centre = (points.max(axis=1) + points.min(axis=1)) / 2.0
     half = (points.max(axis=1) - points.min(axis=1)).max() / 2.0 + 0.03
-    limits = [(c - half, c + half) for c in centre]
-    paths = []
-    for i, snapshot in enumerate(snapshots):
-        fig = plt.figure(figsize=(13, 4.5))
-        ax = fig.add_subplot(1, 3, 1, projection='3d')
-        _draw_robot(ax, snapshot, (0, 1, 2))
-        _axes(ax, limits, (0, 1, 2))
-        for k, (view, title) in enumerate((((0, 2), 'side view (x-z)'),
-                                           ((0, 1), 'top view (x-y)'))):
-            ax2 = fig.add_subplot(1, 3, 2 + k)
-            _draw_robot(ax2, snapshot, view)
-            _axes(ax2, limits, view)
-            ax2.set_title(title, fontsize=9)
-        tip = snapshot.tip_position * 1e3
-        fig.suptitle(f'step {i}: {snapshot.phase.label}  (t = {snapshot.time:.2f} s);  '
-                     f'tip [mm]: x {tip[0]:.1f}, y {tip[1]:.1f}, z {tip[2]:.1f}')
-        slug = re.sub(r'[^a-z0-9]+', '_', snapshot.phase.label.lower()).strip('_')
-        paths.append(out / f'step_{i:02d}_{slug}.png')
-        save_figure(fig, paths[-1], dpi=80)
-        plt.close(fig)
-    fig = plt.figure(figsize=(7, 6))
-    ax = fig.add_subplot(projection='3d')
-    for i, snapshot in enumerate(snapshots):
-        ax.plot(*snapshot.centerline, lw=2, label=f'{i}: {snapshot.phase.label}')
-    ax.legend(fontsize=7, loc='upper left')
-    ax.set_title('backbone at the end of each step')
+    return [(c - half, c + half) for c in centre]
+
+
+def _tendon_handles(names) -> list:
+    """Legend entries of the tendons' colours (the markers' INPUT_COLORS, in tendon order)."""
+    from matplotlib.lines import Line2D
+    return [Line2D([], [], color=INPUT_COLORS[k % len(INPUT_COLORS)][:3], lw=2, label=name)
+            for k, name in enumerate(names)]
+
+
+def step_figure(i: int, snapshot, limits, names):
+    """
+    Return the figure of step ``i``: 3-D view, side view (x-z), top view (x-y), one scale.
+
+    The 3-D panel is as large as the others, its labels kept clear of the side view's, and a
+    legend beside the top view names the tendons' colours.
+    """
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(14, 5.2), layout='constrained')
+    grid = fig.add_gridspec(1, 3, width_ratios=(1.25, 1, 1), wspace=0.08)
+    ax = fig.add_subplot(grid[0], projection='3d')
+    _draw_robot(ax, snapshot, (0, 1, 2))
     _axes(ax, limits, (0, 1, 2))
-    paths.append(out / 'overview.png')
-    save_figure(fig, paths[-1], dpi=80)
-    plt.close(fig)
-    return paths
+    ax.zaxis.labelpad = 8
+    ax.set_title('3-D view', fontsize=10)
+    for k, (view, title) in enumerate((((0, 2), 'side view (x-z)'),
+                                       ((0, 1), 'top view (x-y)'))):
+        ax2 = fig.add_subplot(grid[1 + k])
+        _draw_robot(ax2, snapshot, view)
+        _axes(ax2, limits, view)
+        ax2.set_title(title, fontsize=10)
+    ax2.legend(handles=_tendon_handles(names), title='tendon',
+               fontsize=8, loc='upper left', bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    tip = snapshot.tip_position * 1e3
+    fig.suptitle(f'step {i}: {snapshot.phase.label}  (t = {snapshot.time:.2f} s);  '
+                 f'tip [mm]: x {tip[0]:.1f}, y {tip[1]:.1f}, z {tip[2]:.1f}')
+    return fig
+
+
+def overview_figure(snapshots, limits):
+    """
+    Return the overview: every step's backbone in a side (x-z) and a top (x-y) view.
+
+    A pull is drawn in its tendon's colour; the rest and the releases, which lie on one
+    another, are one grey line; the tip-target step is black, dashed, its target a cross.
+    """
+    import matplotlib.pyplot as plt
+
+    names = list(snapshots[0].phase.tensions)      # rest names every tendon
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5), layout='constrained')
+    for view, ax, title in (((0, 2), axes[0], 'side view (x-z)'),
+                            ((0, 1), axes[1], 'top view (x-y)')):
+        view = list(view)
+        rests = []
+        for i, snapshot in enumerate(snapshots):
+            phase = snapshot.phase
+            pulled = [k for k, name in enumerate(names) if phase.tensions.get(name, 0.0) > 0.0]
+            line = snapshot.centerline[view]
+            if phase.target is not None:
+                ax.plot(*line, color='k', ls='--', lw=1.5, label=f'{i}: {phase.label}')
+                ax.plot(*np.asarray(phase.target)[view], 'kx', ms=9, mew=2, label='tip target')
+            elif pulled:
+                colour = INPUT_COLORS[pulled[0] % len(INPUT_COLORS)][:3]
+                ax.plot(*line, color=colour, lw=2, label=f'{i}: {phase.label}')
+            else:
+                rests.append(i)
+                ax.plot(*line, color='0.55', lw=4, alpha=0.5,
+                        label=None if len(rests) > 1 else 'rest and released')
+        _axes(ax, limits, view)
+        ax.set_title(title, fontsize=10)
+    handles, labels = axes[1].get_legend_handles_labels()
+    if rests:
+        labels[labels.index('rest and released')] = (
+            'steps ' + ', '.join(map(str, rests)) + ': rest and released')
+    axes[1].legend(handles, labels, fontsize=8, loc='upper left', bbox_to_anchor=(1.02, 1.0),
+                   borderaxespad=0.0)
+    fig.suptitle('backbone at the end of each step')
+    return fig
 
 
 def _draw_robot(ax, snapshot, view: tuple[int, ...]) -> None:
@@ -348,8 +406,11 @@ def _axes(ax, limits, view: tuple[int, ...]) -> None:
     names = ('x [m]', 'y [m]', 'z [m]')
     setters = ((ax.set_xlim, ax.set_xlabel), (ax.set_ylim, ax.set_ylabel))
     if len(view) == 3:
+        from matplotlib.ticker import MaxNLocator
         setters += ((ax.set_zlim, ax.set_zlabel),)
         ax.set_box_aspect((1, 1, 1))
+        for axis in (ax.xaxis, ax.yaxis, ax.zaxis):     # ticks that do not run together
+            axis.set_major_locator(MaxNLocator(nbins=4))
     else:
         ax.set_aspect('equal')
         ax.grid(True, lw=0.3)

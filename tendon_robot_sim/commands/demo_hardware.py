@@ -101,22 +101,19 @@ def run_hardware(args, robot: Robot, robot_file: Path) -> int:
                 _emulator_parameters(motor_device, ports), stdout=log, stderr=subprocess.STDOUT,
                 note=lambda text: print(f'[launch] {text}', file=log, flush=True))
             steps, driver, counts = _drive(launcher, bag, robot, args.tension, args.hold,
-                                           log_path)
+                                           log_path, args.settle)
         except LaunchError as error:
             raise CommandError(str(error)) from None
         finally:
             _stop(emulator)
             shutil.rmtree(ports, ignore_errors=True)
-    rows = [[i, label, round(t, 3), *np.round(tip, 5).tolist()]
-            for i, (label, t, tip) in enumerate(steps)]
-    print(f'{"step":>4}  {"phase":<14} {"t [s]":>7}  {"tip x [mm]":>10} {"tip y [mm]":>10} '
-          f'{"tip z [mm]":>10}')
-    for step, label, t, x, y, z in rows:
-        print(f'{step:>4}  {label:<14} {t:>7.2f}  {x * 1e3:>10.1f} {y * 1e3:>10.1f} '
-              f'{z * 1e3:>10.1f}')
+    rows = [[i, label, round(t, 3), *np.round(tip, 5).tolist(), round(min(spread, 99.0), 5),
+             settled] for i, (label, t, tip, spread, settled) in enumerate(steps)]
+    print(format_table(rows, 't [s]'))
     with open_output(out / 'tip_positions.csv', newline='') as f:
         writer = csv.writer(f)
-        writer.writerow(['step', 'phase', 'time_s', 'tip_x_m', 'tip_y_m', 'tip_z_m'])
+        writer.writerow(['step', 'phase', 'time_s', 'tip_x_m', 'tip_y_m', 'tip_z_m',
+                         'tip_spread_m', 'settled'])
         writer.writerows(rows)
     _plot(driver, steps, robot, out / 'measurements.png')
     print(f'\nbag: {bag} ({sum(counts.values())} messages: '
@@ -174,17 +171,41 @@ def _stop(emulator: subprocess.Popen) -> None:
         emulator.wait()
 
 
+def format_table(rows, time_header: str) -> str:
+    """
+    Return the demos' table of tips: step, phase, time, tip [mm], whether the tip was at rest.
+
+    ``rows``: (step, phase, time [s], x, y, z [m], spread [m], settled) as in the CSV files.
+    """
+    lines = [f'{"step":>4}  {"phase":<14} {time_header:>9}  {"tip x [mm]":>10} '
+             f'{"tip y [mm]":>10} {"tip z [mm]":>10}  tip']
+    for step, label, t, x, y, z, spread, settled in rows:
+        state = 'at rest' if settled else f'still moving, +-{spread * 1e3:.1f} mm'
+        lines.append(f'{step:>4}  {label:<14} {t:>9.2f}  {x * 1e3:>10.1f} {y * 1e3:>10.1f} '
+                     f'{z * 1e3:>10.1f}  {state}')
+    if not all(settled for *_, settled in rows):
+        lines.append('a row whose tip still moves is no rest position: hold longer (--hold, '
+                     '--settle)')
+    return '\n'.join(lines)
+
+
 def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hold: float,
-           log_path: Path):
-    """Run the stack, pull each tendon in turn and record; (steps, driver, counts)."""
+           log_path: Path, settle: float = 0.0):
+    """
+    Run the stack, pull each tendon in turn and record; (steps, driver, counts).
+
+    A step holds its tensions ``hold`` s from when ``tendon/state`` carries them, then on
+    until the measured tip has settled, at most ``settle`` s more; its row is the tip then,
+    with its spread (m) over the last SETTLE_WINDOW s and whether that is at rest.
+    """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
     from tqdm import tqdm
 
     from tendon_robot_sim.ros import topics
-    from tendon_robot_sim.ros.demo import (demo_phases, HardwareDemoDriver, shut_down,
-                                           wait_until)
+    from tendon_robot_sim.ros.demo import (demo_phases, HardwareDemoDriver, SETTLED_SPREAD,
+                                           shut_down, wait_until)
     from tendon_robot_sim.ros.recorder import BagRecorder
 
     def alive() -> None:
@@ -228,8 +249,10 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
                                    f'arrive within {STARTUP_TIMEOUT:g} s; see {log_path}')
             end = driver.now() + hold
             wait_until(executor, lambda: driver.now() >= end, hold + 1.0, alive)
+            wait_until(executor, lambda: driver.tip_spread() <= SETTLED_SPREAD, settle, alive)
             t, *tip = driver.tips[-1]
-            steps.append((phase.label, t, np.array(tip)))
+            spread = driver.tip_spread()
+            steps.append((phase.label, t, np.array(tip), spread, spread <= SETTLED_SPREAD))
         counts = recorder.counts
     finally:
         shut_down(executor, nodes, launcher)
@@ -237,28 +260,61 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
 
 
 def _plot(driver, steps, robot: Robot, path: Path) -> None:
-    """Measured tip (x, y, z) and tendon tensions over time, each step's last tip marked."""
+    """Write the measurements' figure (:func:`measurements_figure`) to ``path``."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    tips = np.array(driver.tips)
-    tensions = np.array(driver.tensions)
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    fig = measurements_figure(np.array(driver.tips), np.array(driver.tensions), steps,
+                              [t.name for t in robot.tendons])
+    save_figure(fig, path, dpi=90)
+    plt.close(fig)
+
+
+def broken_at_gaps(samples: np.ndarray, factor: float = 5.0) -> np.ndarray:
+    """
+    Return ``samples`` (k, 1 + n; time first, s) with a NaN row in every gap.
+
+    A gap is a step in time over ``factor`` times the median one: a line drawn through it
+    would claim measurements the sensor never sent (a gap from 8.1 to 9.3 s was bridged).
+    """
+    if len(samples) < 3:
+        return samples
+    steps = np.diff(samples[:, 0])
+    gaps = np.flatnonzero(steps > factor * np.median(steps)) + 1
+    return np.insert(samples.astype(float), gaps, np.nan, axis=0)
+
+
+def measurements_figure(tips: np.ndarray, tensions: np.ndarray, steps, names):
+    """
+    Return the figure of the measured tip (from its first sample) and tensions over time.
+
+    ``tips`` (k, 4): t [s], x, y, z [m]; ``tensions`` (j, 1 + n): t, N per tendon; ``steps``:
+    (label, time of the row, ...) per step. Each step's row is a grey line numbered above the
+    plot, the numbers named beside it: labels written along the lines overlapped each other and
+    the data.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 6), sharex=True, layout='constrained')
+    shown = broken_at_gaps(tips)
     for k, axis in enumerate('xyz'):     # from the first sample: the moves, not the offsets
-        top.plot(tips[:, 0], (tips[:, 1 + k] - tips[0, 1 + k]) * 1e3, label=f'tip {axis}')
-    for k, tendon in enumerate(robot.tendons):
-        bottom.plot(tensions[:, 0], tensions[:, 1 + k], label=tendon.name)
-    for label, t, _ in steps:
+        top.plot(shown[:, 0], (shown[:, 1 + k] - tips[0, 1 + k]) * 1e3, label=f'tip {axis}')
+    shown = broken_at_gaps(tensions)
+    for k, name in enumerate(names):
+        bottom.plot(shown[:, 0], shown[:, 1 + k], label=name)
+    for i, (label, t, *_) in enumerate(steps):
         for ax in (top, bottom):
             ax.axvline(t, color='0.8', lw=0.8)
-        top.annotate(label, (t, top.get_ylim()[1]), rotation=90, fontsize=7, ha='right',
-                     va='top')
+        top.annotate(str(i), (t, 1.0), xycoords=('data', 'axes fraction'), xytext=(0, 2),
+                     textcoords='offset points', ha='center', va='bottom', fontsize=8)
     top.set_ylabel('measured tip - first sample [mm]')
     bottom.set_ylabel('measured tension [N]')
     bottom.set_xlabel('time [s]')
     for ax in (top, bottom):
-        ax.legend(fontsize=7, loc='upper left')
+        ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    key = '\n'.join(f'{i} {label}' for i, (label, *_) in enumerate(steps))
+    top.text(1.01, 0.0, 'rows (grey):\n' + key, transform=top.transAxes, fontsize=7,
+             va='bottom')
     fig.suptitle('hardware demo on emulated devices: tip/measured and tendon/state')
-    save_figure(fig, path, dpi=90)
-    plt.close(fig)
+    return fig

@@ -157,11 +157,32 @@ def _heights(text: str) -> np.ndarray:
     return np.linspace(low, high, count)
 
 
+def _beyond_reach(robot, position: np.ndarray) -> str:
+    """
+    Return the hint for an ik position beyond any pose of ``robot``, or ''.
+
+    Often millimetres or centimetres typed as metres (``0,0,55``): the solver alone said only
+    that it did not converge.
+    """
+    distance = float(np.linalg.norm(position))
+    if distance <= robot.reach:
+        return ''
+    return (f'; --position is {distance:g} m from the base, far outside the workspace (no pose '
+            f'of {robot.name} reaches beyond {robot.reach:.3g} m): positions are in metres, '
+            f'{_scaled(position, 1e-3)} if these were millimetres, {_scaled(position, 1e-2)} '
+            'if centimetres')
+
+
+def _scaled(vector: np.ndarray, factor: float) -> str:
+    return ','.join(f'{v * factor:.6g}' for v in vector)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.action in pcr_studies.ACTIONS:
         return pcr_studies.run(args)
     force = parse_vector(args.force, '--force')
     moment = parse_vector(args.moment, '--moment')
+    hint = ''
     try:
         robot = load_pcr_robot(args.robot or default_pcr_file())
         if args.compat is not None:
@@ -171,6 +192,7 @@ def run(args: argparse.Namespace) -> int:
         solver = PcrSolver(robot)
         if args.action == 'ik':
             position = parse_vector(args.position, '--position')
+            hint = _beyond_reach(robot, position)
             orientation = _degrees(args.orientation_deg, '--orientation-deg', 3)
             inputs = (position, orientation, force, moment)
             solve = solver.inverse
@@ -183,7 +205,10 @@ def run(args: argparse.Namespace) -> int:
         solver.reset()
         result = solve(*inputs)
     except (RobotDescriptionError, StaticsError) as error:
-        raise command_error(error) from None
+        failed = command_error(error)
+        if args.action == 'ik' and isinstance(error, StaticsError):
+            failed = type(failed)(f'{failed}{hint}')
+        raise failed from None
     np.set_printoptions(precision=6, suppress=True)
     print(f'robot {robot.name} ({robot.compat} model), {args.action}')
     print(f'platform position [m]:     {result.position}')

@@ -81,8 +81,10 @@ CHUNK_STEPS = 20
 EXPLICIT_SAMPLE = 1e-3
 # Explicit model (it starts straight): longest settling under the inputs at t = 0 [s].
 SETTLE_TIME = 20.0
-# Wall seconds beyond which a run says how long it will take.
+# Wall seconds beyond which a run says how long it will take, once its speed is measured over
+# this many wall seconds or chunks after the first chunk (which holds the start-up).
 LONG_RUN = 30.0
+ESTIMATE_AFTER, ESTIMATE_CHUNKS = 1.0, 20
 
 
 def register(subparsers) -> None:
@@ -230,23 +232,47 @@ class Trajectory:
                        fmt='%.10g')
 
 
-def _announcing_long_runs(bar, total: float, start: float):
+def _announcing_long_runs(bar, total: float, bounded: bool = False):
     """
     Return ``bar.update`` that also says, once, how long a long run will take.
 
     The bar shows only on a terminal; a run of hours (``--duration 1e9``) must not be
-    silent elsewhere: after the first CHUNK, one line on stderr gives the expected wall time.
+    silent elsewhere: one line on stderr gives the expected wall time of the rest of the run.
+    The speed is measured from the end of the first chunk on, which holds the start-up (numba's
+    compile, the first solves: a 13 s run was once announced at 22 min), over at least
+    ESTIMATE_AFTER wall seconds or ESTIMATE_CHUNKS chunks. With ``bounded`` (``--until-steady``)
+    ``total`` is the bound ``--max-time``, and the line says so: the run ends when the tip is
+    at rest, often much sooner.
     """
     update = bar.update
-    done = []      # simulated seconds so far (a bar off a terminal counts nothing)
+    done = [0.0]         # simulated seconds so far (a bar off a terminal counts nothing)
+    first: list = []     # (wall, simulated) at the end of the first chunk
+    chunks = [0]
+    told = []
 
     def announcing(seconds: float) -> None:
         update(seconds)
-        if not done and seconds > 0:
-            done.append(seconds)
-            speed = seconds / (time.perf_counter() - start)
-            if total / speed > LONG_RUN:
-                print(f'simulating {total:g} s takes about {_duration(total / speed)} at '
+        if told or seconds <= 0:
+            return
+        done[0] += seconds
+        now = time.perf_counter()
+        if not first:
+            first.append((now, done[0]))
+            return
+        chunks[0] += 1
+        wall = now - first[0][0]
+        if wall < ESTIMATE_AFTER and chunks[0] < ESTIMATE_CHUNKS:
+            return
+        told.append(True)
+        speed = (done[0] - first[0][1]) / max(wall, 1e-9)
+        rest = max(total - done[0], 0.0) / speed
+        if rest > LONG_RUN:
+            if bounded:
+                print(f'simulating until the tip is at rest, at most {total:g} s: up to about '
+                      f'{_duration(rest)} more at {speed:.3g} x real time; Ctrl-C stops',
+                      file=sys.stderr, flush=True)
+            else:
+                print(f'simulating {total:g} s takes about {_duration(rest)} more at '
                       f'{speed:.3g} x real time; Ctrl-C stops', file=sys.stderr, flush=True)
     return announcing
 
@@ -306,7 +332,7 @@ def run(args: argparse.Namespace) -> int:
         with tqdm(total=round(total, 6), unit='s', desc='simulating', file=sys.stderr,
                   disable=None, leave=False,
                   bar_format='{l_bar}{bar}| {n:.2f}/{total:.2f} s sim [{elapsed}]') as bar:
-            bar.update = _announcing_long_runs(bar, total, begin)
+            bar.update = _announcing_long_runs(bar, total, args.until_steady)
             if integrator == 'implicit':
                 origin = _run_implicit(sim, args, series, field, duration, trajectory, bar,
                                        _named(robot, args.tensions))

@@ -74,6 +74,11 @@ STUDY_TRAJECTORIES = ('pan', 'tilt', 'both')
 PAPER_DURATION, PAPER_STEP = 12.6, 0.005
 # Line colours of the paper's figure 2 (cable 1 black, 2 blue, 3 red), then matplotlib's.
 CABLE_COLOURS = ('black', 'tab:blue', 'tab:red', 'tab:green', 'tab:orange', 'tab:purple')
+CABLE_STYLES = ('-', '--', '-.', ':')
+CABLE_MARKERS = ('o', 's', '^', 'v', 'D', 'P')
+# The panel of each study motion: which joints move.
+MOTION_TITLES = {'pan': 'pan joints moving', 'tilt': 'tilt joints moving',
+                 'both': 'pan and tilt joints moving'}
 
 
 def default_snake_file() -> Path:
@@ -264,23 +269,36 @@ def write_csv(path: Path, snake, result: InverseDynamics) -> None:
 
 
 def plot(path: Path, snake, results: dict) -> None:
+    """
+    Write the base tension of each cable over time, one panel per motion.
+
+    Cables resting at the same floor (the minimum tension) lie on one another: each has its
+    own line style and marker, the markers staggered, and the ones drawn first are wider, so
+    every one of them shows.
+    """
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot as plt
 
     fig, axes = plt.subplots(len(results), 1, figsize=(8, 2.8 * len(results)), squeeze=False,
                              sharex=True)
+    cables = len(snake.cable_names)
     for ax, (name, result) in zip(axes[:, 0], results.items()):
         for k, cable in enumerate(snake.cable_names):
+            # markers staggered between the cables: one at each place where they coincide
+            every = max(len(result.time) // 12, 1)
             ax.plot(result.time, result.base_tensions[:, k], color=CABLE_COLOURS[k % 6],
-                    label=cable)
+                    ls=CABLE_STYLES[k % len(CABLE_STYLES)], lw=1.0 + 0.8 * (cables - 1 - k),
+                    marker=CABLE_MARKERS[k % len(CABLE_MARKERS)], ms=5,
+                    markevery=(k * every // cables, every), label=cable)
         for p in result.infeasible:
             ax.axvline(p.time, color='0.6', lw=0.5)
         ax.set_ylabel('tension at the base [N]')
-        ax.set_title(f'{name} motion' + ('' if result.feasible else
-                                         f' ({len(result.infeasible)} infeasible, grey)'))
+        ax.set_title(MOTION_TITLES.get(name, name) + ('' if result.feasible else
+                                                      f' ({len(result.infeasible)} '
+                                                      'infeasible, grey)'))
         ax.grid(alpha=0.3)
-        legend_beside(ax, fontsize='small')     # not over the curves
+    legend_beside(axes[0, 0], fontsize='small', title='cable')     # once, not over the curves
     axes[-1, 0].set_xlabel('time [s]')
     fig.suptitle(f'{snake.name}: minimum cable tensions')
     fig.tight_layout()

@@ -272,6 +272,82 @@ def closest(validations: Sequence[Validation]) -> str:
             + (f'; then {rest}' if rest else ''))
 
 
+def error_scale(span: float, largest: float) -> float:
+    """
+    Return how many times to enlarge the tip errors so they show on a plot of ``span``.
+
+    The largest error drawn about a tenth of the span, the factor a round 1, 2 or 5 times a
+    power of ten (never below 1): a 0.5 mm error on a 250 mm plot is a dot, drawn 50 x it is
+    an arrow.
+    """
+    if not largest > 0.0:
+        return 1.0
+    wanted = 0.1 * span / largest
+    if wanted <= 1.0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(wanted))
+    return max(step * power for step in (1.0, 2.0, 5.0) if step * power <= wanted)
+
+
+def _label_groups(points: np.ndarray, distance: float) -> list[tuple[np.ndarray, str]]:
+    """
+    Gather the 1-based numbers of ``points`` (k, 2) closer than ``distance`` to a group's first.
+
+    One label per group ('3,7,12'): labels of holds that lie on one another overlapped.
+    """
+    groups: list[tuple[np.ndarray, list[int]]] = []
+    for i, point in enumerate(points):
+        for anchor, members in groups:
+            if np.linalg.norm(point - anchor) < distance:
+                members.append(i + 1)
+                break
+        else:
+            groups.append((point, [i + 1]))
+    return [(anchor, ','.join(map(str, members))) for anchor, members in groups]
+
+
+def tips_figure(measured: np.ndarray, validations: Sequence[Validation]):
+    """
+    Return the figure of the tips per hold (mm, base frame): top, side and front projections.
+
+    The measured tips are circles numbered by hold; each model's error is an arrow from the
+    measured tip towards the predicted one, enlarged by :func:`error_scale` of its own largest
+    error (the legend says by how much), so errors far below the robot's size show.
+    """
+    from matplotlib import pyplot as plt
+
+    span = float(np.ptp(measured, axis=0).max()) or 1.0
+    # a factor per model: one model 10 times better than another still shows its errors
+    scales = [error_scale(span, float(np.max(v.errors)) * 1e3) for v in validations]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.6))
+    for axis, (a, b, label) in zip(axes, ((0, 1, 'x-y (top)'), (0, 2, 'x-z (side)'),
+                                          (1, 2, 'y-z (front)'))):
+        axis.plot(measured[:, a], measured[:, b], 'o', mfc='none', color='0.3', label='measured')
+        for k, (v, scale) in enumerate(zip(validations, scales)):
+            error = v.predicted * 1e3 - measured
+            axis.quiver(measured[:, a], measured[:, b], error[:, a], error[:, b], angles='xy',
+                        scale_units='xy', scale=1.0 / scale, color=f'C{k}', width=0.005,
+                        label=f'{v.model}: error x {scale:g} (largest '
+                              f'{np.max(v.errors) * 1e3:.3g} mm)')
+            # quiver leaves the arrow heads out of the limits
+            heads = measured + scale * error
+            axis.update_datalim(heads[:, [a, b]])
+        shown = measured[:, [a, b]]
+        extent = max(float(np.ptp(shown, axis=0).max()), 1e-9)
+        for anchor, text in _label_groups(shown, 0.08 * extent):
+            axis.annotate(text, anchor, fontsize=7, xytext=(4, 4), textcoords='offset points')
+        axis.set_xlabel('xyz'[a] + ' [mm]')
+        axis.set_ylabel('xyz'[b] + ' [mm]')
+        axis.set_title(label)
+        axis.set_aspect('equal', adjustable='datalim')
+        axis.grid(True, alpha=0.3)
+    legend_beside(axes[-1], fontsize=8)     # not over the points
+    fig.suptitle('tip per hold, base frame: measured (numbered) and the error towards each '
+                 "model's prediction, enlarged by the legend's factor")
+    fig.tight_layout()
+    return fig
+
+
 def write_report(directory: str | Path, validation: Validation | Sequence[Validation],
                  source: str = '', trajectory: Trajectory | None = None,
                  fits: Sequence | None = None) -> Path:
@@ -294,24 +370,7 @@ def write_report(directory: str | Path, validation: Validation | Sequence[Valida
     measured = np.array([h.tip for h in best.holds]) * 1e3
     index = np.arange(1, len(best.holds) + 1)
 
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-    for axis, (a, b, label) in zip(axes, ((0, 1, 'x-y (top)'), (0, 2, 'x-z (side)'),
-                                          (1, 2, 'y-z (front)'))):
-        axis.plot(measured[:, a], measured[:, b], 'o', mfc='none', label='measured')
-        for v, marker in zip(validations, 'x+1234'):
-            predicted = v.predicted * 1e3
-            axis.plot(predicted[:, a], predicted[:, b], marker, label=f'predicted ({v.model})')
-        for i, point in enumerate(measured):
-            axis.annotate(str(index[i]), point[[a, b]], fontsize=7, xytext=(3, 3),
-                          textcoords='offset points')
-        axis.set_xlabel('xyz'[a] + ' [mm]')
-        axis.set_ylabel('xyz'[b] + ' [mm]')
-        axis.set_title(label)
-        axis.set_aspect('equal', adjustable='datalim')
-        axis.grid(True, alpha=0.3)
-    legend_beside(axes[0], fontsize=8)     # not over the points
-    fig.suptitle('tip per hold, base frame')
-    fig.tight_layout()
+    fig = tips_figure(measured, validations)
     save_figure(fig, directory / 'tips.png', dpi=110)
     plt.close(fig)
 

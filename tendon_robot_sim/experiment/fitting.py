@@ -167,6 +167,11 @@ class _Problem:
         """(residual (3m,), failed (m,), rotations (m, 3, 3) or None) of each z."""
         missing = [z for z in zs if z.tobytes() not in self.cache]
         if missing:
+            # the bar's total: the sets solved so far and this batch's, so that it shows the
+            # time left of the batch at the rate so far (how many steps the least squares
+            # will take is not known ahead: the total grows with each)
+            self.bar.total = self.bar.n + len(missing)
+            self.bar.refresh()
             robots = [self._robot_or_none(z) for z in missing]
             valid = [robot for robot in robots if robot is not None]
             if not valid:
@@ -280,7 +285,9 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
     workers, scheduler
         See :class:`~tendon_robot_sim.experiment.calibration.Evaluator`.
     progress : bool
-        A tqdm bar on stderr over the parameter sets solved.
+        A tqdm bar on stderr over the parameter sets solved: its total is the sets asked for
+        so far (each least-squares step adds its own), its time left that of the step under
+        way, at the rate of the sets before.
     recording : Recording, optional
         Fit the whole tip trajectory of this (tension) recording instead, replayed by
         :func:`~tendon_robot_sim.experiment.calibration.replay_dynamic` (model
@@ -323,7 +330,9 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
     options = {'xtol': TOLERANCE, 'ftol': TOLERANCE, 'gtol': 1e-10}
     with Evaluator(workers, scheduler) as evaluator:
         bar = tqdm(desc='calibrate (parameter sets)', unit='set', file=sys.stderr,
-                   disable=not progress)
+                   disable=not progress, total=0,
+                   bar_format='{desc}: {n_fmt}/{total_fmt} sets so far |{bar}| '
+                              '[{elapsed}<{remaining} this step, {rate_fmt}]')
         try:
             problem = _Problem(robot, params, holds, model, evaluator, step, bar, recording)
             z0 = np.zeros(len(params))

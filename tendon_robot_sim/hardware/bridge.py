@@ -30,7 +30,9 @@ The hardware bridge's logic without ROS: setpoints in, safe commands out.
   device last reported after a start, ``resume``, a watchdog recovery, a reconnect or a
   change of mode. Only the safe state goes in one step (relaxing is the safe direction).
 * **Watchdog and stop latch**: no valid setpoint for ``watchdog_timeout`` commands the
-  safe state (every tendon at ``min_tension``, tension mode); :meth:`BridgeCore.stop`
+  safe state (every tendon at ``min_tension``, tension mode); the watchdog is armed by the
+  first valid setpoint after an activation or a resume (until then the safe state is
+  commanded as the watchdog would, without its warning); :meth:`BridgeCore.stop`
   latches it until :meth:`BridgeCore.resume`. A device fault (a servo's hardware error,
   a lost or reset servo, readings implausible for ``implausible_timeout``) latches it too.
 * **Delivery**: the commanded state is sent again, with a new sequence number, whenever
@@ -131,6 +133,10 @@ class BridgeCore:
         self.stopped_by = ''            # what latched the stop: ~/stop or a device fault
         self.fault = ''                 # the device fault that latched the stop
         self.watchdog_tripped = False
+        # The watchdog is armed by the first valid setpoint after an activation or a resume:
+        # until then the bridge holds the safe state anyway, and a warning 0.5 s after
+        # every normal start (the controller not yet streaming) told nothing.
+        self.armed = False
         self.rejected = 0               # setpoints rejected since the start
         self.resends = 0                # commands sent again after the driver gave them up
         self.plausible = {'motors': Plausibility(s.implausible_timeout),
@@ -178,6 +184,7 @@ class BridgeCore:
         self._output = None
         self._ramp_after = now
         self.watchdog_tripped = False
+        self.armed = False
         self.active = True
         self.motors.enable(self.safe_command[1])
 
@@ -212,6 +219,7 @@ class BridgeCore:
             raise
         self.setpoint = (mode, values)
         self.setpoint_time = now
+        self.armed = True
 
     def _parse(self, names: Sequence[str], effort: Sequence[float],
                position: Sequence[float]) -> tuple[str, np.ndarray]:
@@ -268,6 +276,13 @@ class BridgeCore:
         if not self.active:
             if self.sent is not None:
                 self._command(self.safe_command, events)   # held until delivered (deactivate)
+            return events
+        if not self.stopped and not self.armed:
+            # no setpoint yet: the safe state, as the watchdog would command it, but quietly
+            # (a normal start is no fault); before the watchdog's time nothing new goes out,
+            # so a setpoint that comes at once ramps from what the device reports
+            if now - self.setpoint_time > self.settings.watchdog_timeout:
+                self._command(self.safe_command, events)
             return events
         if self.stopped or now - self.setpoint_time > self.settings.watchdog_timeout:
             if not self.stopped and not self.watchdog_tripped:
@@ -387,6 +402,9 @@ class BridgeCore:
             self.motors.recover()       # zero and limits re-taken where a servo reset
         self.setpoint = None
         self.setpoint_time = now
+        # out of the latch the safe state holds until a setpoint; a bridge that was not
+        # stopped keeps its watchdog armed (it may hold a tension: that must relax in time)
+        self.armed = self.armed and not was_stopped
         return True, ('resumed: the next setpoint is ramped to' if was_stopped
                       else 'was not stopped')
 
@@ -516,12 +534,14 @@ class BridgeCore:
             level, message = WARN, 'inactive (lifecycle): safe state'
         elif self.watchdog_tripped:
             level, message = WARN, 'watchdog: no setpoint, safe state'
+        elif not self.armed:
+            level, message = OK, 'safe state until the first setpoint'
         else:
             level, message = OK, 'following setpoints'
         return Status(level, message, [
             ('active', self.active), ('stopped', self.stopped),
             ('stopped_by', self.stopped_by),
-            ('watchdog_tripped', self.watchdog_tripped),
+            ('watchdog_tripped', self.watchdog_tripped), ('watchdog_armed', self.armed),
             ('setpoint_age', f'{now - self.setpoint_time:.3f}'),
             ('rejected_setpoints', self.rejected),
             ('last_sent', '' if self.sent is None else

@@ -183,8 +183,10 @@ def check_kind(data: Any, expected: str) -> None:
     Only a tendon robot may leave ``kind`` out.
     """
     if expected != TENDON_ROBOT and isinstance(data, Mapping) and 'kind' not in data:
+        # a file without kind is a tendon robot's (config/robot.yaml): say so, and what is asked
         raise RobotDescriptionError(
-            f'kind: required key is missing (kind: {expected} for {ROBOT_KINDS[expected]})')
+            f'kind: none given, so {ROBOT_KINDS[TENDON_ROBOT]} ({TENDON_ROBOT}); this takes '
+            f'{ROBOT_KINDS[expected]}, kind: {expected}')
     kind = description_kind(data)
     if kind != expected:
         wanted = f'kind {expected}' + (' (or no kind)' if expected == TENDON_ROBOT else '')

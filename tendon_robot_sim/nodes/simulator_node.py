@@ -119,6 +119,34 @@ MAX_BACKLOG_PERIODS = 2.0
 # How often the achieved real-time factor is checked and, if short, reported [s].
 SPEED_REPORT_PERIOD = 10.0
 
+# A short speed is reported again only when it changed by more than this fraction.
+SPEED_CHANGE = 0.25
+
+
+def speed_report(achieved: float, target: float, reported: float | None,
+                 clock_waited: bool) -> str:
+    """
+    Return the log line of a simulation slower than ``target`` x real time, or ''.
+
+    Said when the simulation first falls short and when its speed has changed by more than
+    SPEED_CHANGE since (it once came every 10 s), with what to do about it; the hint on
+    ``publish_clock`` only when a node subscribes to ``/clock`` that nobody publishes
+    (``clock_waited``): that node's time stands still.
+    """
+    if achieved >= 0.9 * target:
+        return ''
+    if reported is not None and abs(achieved - reported) <= SPEED_CHANGE * reported:
+        return ''
+    line = (f'simulation runs at {achieved:.2g} x real time (target {target:g}): this machine '
+            'cannot keep up; for a steady pace set real_time_factor to '
+            f'{max(achieved * 0.8, 1e-3):.2g} or less, or simulate a coarser model (a tendon '
+            'rod: fewer rod.elements, or mode quasi_static)')
+    if clock_waited:
+        line += ('; a node subscribes to /clock, which nobody publishes: set publish_clock:=true '
+                 'so that its simulated time runs')
+    return line
+
+
 PARAMS = (
     Param('robot_file', '', '', 'robot description YAML file; empty: the package default '
           'config/robot.yaml'),
@@ -261,6 +289,7 @@ class SimulatorNode(Node):
         self._step_cost = INITIAL_STEP_COST   # s of wall time per physics step
         self._anchor()
         self._speed_window = (time.monotonic(), self.sim_clock)
+        self._reported_speed = None     # the last real-time factor reported, if any
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.physics_period = 1.0 / config.physics_rate
@@ -380,12 +409,15 @@ class SimulatorNode(Node):
         if now - start_wall < SPEED_REPORT_PERIOD:
             return
         achieved = (self.sim_clock - start_sim) / (now - start_wall)
-        if not self.paused and achieved < 0.9 * self.real_time_factor:
-            hint = ('' if self.clock_pub is not None else
-                    '; nodes with use_sim_time need publish_clock:=true')
-            self.get_logger().info(
-                f'simulation runs at {achieved:.2f} x real time (target '
-                f'{self.real_time_factor:g}){hint}')
+        if not self.paused:
+            # a /clock subscriber other than this node's own clock waits for simulated time
+            own = 1 if self.get_parameter('use_sim_time').value else 0
+            waiting = self.clock_pub is None and self.count_subscribers('/clock') > own
+            message = speed_report(achieved, self.real_time_factor, self._reported_speed,
+                                   waiting)
+            if message:
+                self._reported_speed = achieved
+                self.get_logger().info(message)
         self._speed_window = (now, self.sim_clock)
 
     def _reset(self) -> None:

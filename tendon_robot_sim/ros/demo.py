@@ -133,10 +133,7 @@ class DemoDriver(Node):
 
         inf until the samples span that window.
         """
-        if not self.tips or self.tips[-1][0] - self.tips[0][0] < 0.9 * SETTLE_WINDOW:
-            return float('inf')
-        tips = np.array([q for _, q in self.tips])
-        return float(np.linalg.norm(tips - tips.mean(axis=0), axis=1).max())
+        return spread([(t, *q) for t, q in self.tips])
 
     def _on_state(self, msg) -> None:
         self.state = msg
@@ -226,12 +223,33 @@ class HardwareDemoDriver(Node):
     def _on_tip(self, msg) -> None:
         self.tips.append((self.now(), msg.point.x, msg.point.y, msg.point.z))
 
+    def tip_spread(self) -> float:
+        """How far the measured tip strayed from its mean over the last SETTLE_WINDOW s [m]."""
+        recent = []
+        for sample in reversed(self.tips):
+            if self.now() - sample[0] > SETTLE_WINDOW:
+                break
+            recent.append(sample)
+        return spread(recent[::-1])
+
     def _on_state(self, msg) -> None:
         self.tensions.append((self.now(), *msg.effort))
 
     def command(self, tensions: dict[str, float]) -> None:
         self.command_pub.publish(topics.TENDON_COMMAND.msg_type(
             name=list(tensions), effort=[float(v) for v in tensions.values()]))
+
+
+def spread(samples: Sequence[Sequence[float]]) -> float:
+    """
+    Return how far the tips (t [s], x, y, z [m]) strayed from their mean [m].
+
+    inf unless the samples span nearly SETTLE_WINDOW s: a tip seen for a moment is not at rest.
+    """
+    if not samples or samples[-1][0] - samples[0][0] < 0.9 * SETTLE_WINDOW:
+        return float('inf')
+    tips = np.array([sample[1:] for sample in samples])
+    return float(np.linalg.norm(tips - tips.mean(axis=0), axis=1).max())
 
 
 def _points(points) -> np.ndarray:
@@ -267,8 +285,13 @@ def wait_until(executor: Executor, condition: Callable[[], bool], timeout: float
     return True
 
 
+def phase_budget(phase: Phase, hold: float, target_hold: float, settle: float) -> float:
+    """Return the simulated time [s] :func:`run_phases` allows ``phase`` at most, once held."""
+    return hold + settle if phase.target is None else max(hold, target_hold)
+
+
 def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], hold: float,
-               alive: Callable[[], None], progress: Callable[[float, str], None],
+               alive: Callable[[], None], progress: Callable[[float, str, float], None],
                wall_timeout: float, target_hold: float = 0.0,
                settle: float = 0.0) -> list[Snapshot]:
     """
@@ -284,9 +307,12 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
     ``target_hold`` simulated seconds, until the tip is within ``TARGET_TOLERANCE`` of
     the target.
 
-    ``progress(seconds, label)`` is called with the simulated time advanced since the
-    last call. Raises TimeoutError when the simulation stops advancing for
-    ``wall_timeout`` wall seconds.
+    ``progress(seconds, label, budget)`` is called with the simulated time advanced since
+    the last call, and ``budget`` the change of the run's expected total [s]: that total
+    starts at ``phase_budget`` of every phase, grows by the time a phase waits for its
+    tensions and shrinks by the settling a phase did not need (and the rest of a target
+    phase that ended early), so the bar ends at the simulated time the run took. Raises
+    TimeoutError when the simulation stops advancing for ``wall_timeout`` wall seconds.
     """
     snapshots = []
     for phase in phases:
@@ -299,6 +325,15 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
             if phase.target is not None and driver.now() >= start + hold:
                 return driver.tip_distance(phase.target) < TARGET_TOLERANCE
             return False
+
+        def advance(what: str) -> float:
+            """Spin until simulated time moves on; the new time [s]."""
+            before = time.monotonic()
+            if not wait_until(executor, lambda: driver.now() > last, wall_timeout, alive):
+                raise TimeoutError(
+                    f'phase {phase.label!r}: simulated time stood still at {last:.3f} s for '
+                    f'{time.monotonic() - before:.0f} s{what}')
+            return driver.now()
         # a timer on sim time would be simpler, but a stalled /clock must not hang the demo
         while waiting or driver.now() < end and not held():
             if waiting and (driver.applied(phase.tensions) or driver.now() >= end):
@@ -306,23 +341,19 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
                 end += driver.now() - start   # the hold starts now
                 start = last = driver.now()
                 continue
-            before = time.monotonic()
-            advanced = wait_until(executor, lambda: driver.now() > last, wall_timeout, alive)
-            if not advanced:
-                raise TimeoutError(
-                    f'phase {phase.label!r}: simulated time stood still at {last:.3f} s for '
-                    f'{time.monotonic() - before:.0f} s')
-            now = driver.now()
-            if not waiting:
-                progress(min(now, end) - min(last, end), phase.label)
+            now = advance('')
+            # the budget did not foresee the wait, nor a step beyond the end
+            beyond = now - last if waiting else max(now - end, 0.0) - max(last - end, 0.0)
+            progress(now - last, phase.label, beyond)
             last = now
-        if last < end:      # a tip-target phase that ended early: fill its share
-            progress(end - last, phase.label)
+        if last < end:      # a tip-target phase that ended early: its rest is not needed
+            progress(0.0, phase.label, last - end)
         limit = last + (settle if phase.target is None else 0.0)
         while driver.tip_spread() > SETTLED_SPREAD and last < limit:
-            if not wait_until(executor, lambda: driver.now() > last, wall_timeout, alive):
-                raise TimeoutError(f'phase {phase.label!r}: simulated time stood still at '
-                                   f'{last:.3f} s while the tip settled')
-            last = driver.now()
+            now = advance(' while the tip settled')
+            progress(now - last, phase.label, max(now - limit, 0.0))
+            last = now
+        if last < limit:    # settled early
+            progress(0.0, phase.label, last - limit)
         snapshots.append(driver.snapshot(phase))
     return snapshots

@@ -35,6 +35,9 @@ import numpy as np
 from tendon_robot_sim.models.registry import InputLimits
 
 DRIVES = ('tension', 'displacement', 'setpoint', 'none')
+# SI units the sliders show in another unit: (shown unit, shown value per SI value). The PCR's
+# motor sliders read "-0.349066 / 1.570796" while the CLI and the docs say -20 and 90 deg.
+SHOWN = {'rad': ('deg', 180.0 / math.pi)}
 # Slider positions across a range: the step is the 1-2-5 value nearest range / STEPS.
 STEPS = 1000
 
@@ -76,13 +79,23 @@ class Command:
                              f'[{low:g}, {high:g}] {self.unit}')
         return min(max(value, low), high)
 
+    @property
+    def shown_unit(self) -> str:
+        """Return the unit the sliders show: degrees for angles (as the CLI and docs say)."""
+        return SHOWN.get(self.unit, (self.unit, 1.0))[0]
+
+    @property
+    def scale(self) -> float:
+        """Return the shown value per SI value (180 / pi for angles, else 1)."""
+        return SHOWN.get(self.unit, (self.unit, 1.0))[1]
+
     def step(self, name: str) -> float:
-        """Return the slider step of input ``name``: a 1, 2 or 5 times a power of ten."""
+        """Return the slider step of input ``name`` (shown unit): 1, 2 or 5 times 10^k."""
         i = self.names.index(name)
-        return nice_step((float(self.high[i]) - float(self.low[i])) / STEPS)
+        return nice_step((float(self.high[i]) - float(self.low[i])) * self.scale / STEPS)
 
     def label(self, name: str) -> str:
-        return f'{name} [{self.unit}]'
+        return f'{name} [{self.shown_unit}]'
 
 
 def nice_step(raw: float) -> float:

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections import deque, OrderedDict
 import concurrent.futures
 from dataclasses import dataclass
+import math
 import re
 import socket
 import threading
@@ -45,7 +46,7 @@ from typing import Callable, Sequence
 import numpy as np
 from tendon_robot_sim.view.camera import FIELD_OF_VIEW, Framing, UP
 from tendon_robot_sim.view.guard import Guard, start_server, Warn
-from tendon_robot_sim.view.inputs import Command
+from tendon_robot_sim.view.inputs import Command, nice_step
 from tendon_robot_sim.view.markers import MarkerScene
 from tendon_robot_sim.view.panels import CommandPanel, HardwarePanel, PlaybackPanel, TargetPanel
 from tendon_robot_sim.view.scene import SceneRenderer
@@ -63,6 +64,9 @@ WARNINGS_SHOWN = 3    # the stack's latest warnings the page shows
 STATUSES_KEPT = 100   # the statuses the view keeps: a flood of new names drops the oldest
 STATUSES_SHOWN = 8    # the statuses a page shows (worst first): with the warnings, a screenful
 TEXT_SHOWN = 160      # characters of a status's name or message, or of a warning, kept and shown
+# px around a plot (top, right, bottom, left): room above for the top tick's label, which
+# viser's default (0 on top) cut in half (the "100" of the axis read as clipped)
+PLOT_PADDING = (12, 24, 0, 0)
 SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
                  '#e377c2', '#7f7f7f', '#bcbd22')
 
@@ -97,6 +101,35 @@ class History:
         times = np.array([t for t, _ in rows]) - now
         values = np.array([v for _, v in rows])
         return (times,) + tuple(values[:, i] for i in range(width))
+
+
+def value_range(data: Sequence[np.ndarray], current: tuple[float, float] | None = None
+                ) -> tuple[float, float] | None:
+    """
+    Return the y range of a plot of ``data`` (the value arrays), rounded out to round steps.
+
+    uPlot kept the range of the empty plot it began with (0 to 100): the page sets one from
+    the data. ``current`` is kept while it holds every value and is less than four times the
+    range the data need, so the axis does not jump at every sample. None without finite data.
+    Values all at or above 0 (tensions) keep a range from 0 or above.
+    """
+    values = np.concatenate([np.asarray(d, dtype=float).ravel() for d in data]) if data \
+        else np.zeros(0)
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return current
+    low, high = float(values.min()), float(values.max())
+    span = high - low
+    # a constant: 10 % around it; zeros (nothing pulled yet): 0 to 0.6 rather than tiny steps
+    pad = 0.1 * span if span > 0.0 else (0.1 * abs(high) if high else 0.5)
+    step = nice_step((span + 2.0 * pad) / 5.0)
+    bottom, top = math.floor((low - pad) / step) * step, math.ceil((high + pad) / step) * step
+    if low >= 0.0 > bottom:
+        bottom = 0.0
+    if current is not None and current[0] <= low and high <= current[1] \
+            and current[1] - current[0] < 4.0 * (top - bottom):
+        return current
+    return bottom, top
 
 
 def cut(text: str, limit: int = TEXT_SHOWN) -> str:
@@ -454,11 +487,12 @@ class ViewPage:
         if not np.array_equal(self.tip.wxyz, self._tip_wxyz):
             self.tip.wxyz = self._tip_wxyz
         if self.targets is not None and not self.targets.touched:
-            # until a user takes it, the gizmo sits on the target, else follows the tip
+            # until a user takes it or types a target, the gizmo and the field sit on the
+            # target, else follow the tip (the field once kept the straight rod's first tip)
             start = next((p for p in (self.target_position, self.measured_position,
                                       self.tip_position) if p is not None), None)
             if start is not None:
-                self.targets.place(start, field=not self.targets.gizmo.visible)
+                self.targets.place(start)
 
     def refresh(self, now: float) -> None:
         """Update the plot, the live values and the texts to time ``now`` [s]."""
@@ -498,9 +532,11 @@ class ViewPage:
                 for i, name in enumerate(names))
             with self._plot_folder:
                 self.state_plot = self.server.gui.add_uplot(
-                    data, series, title=self.plotted.label, aspect=2.0, scales=self._scales())
+                    data, series, title=self.plotted.label, aspect=2.0,
+                    scales=self._scales(data), padding=PLOT_PADDING)
             return
         self.state_plot.data = data
+        self._rescale(self.state_plot, data)
 
     def _plot_error(self, now: float) -> None:
         data = self.error_history.arrays(now, 1)
@@ -509,14 +545,27 @@ class ViewPage:
                       viser.uplot.Series(label='tip error', stroke='#d62728', width=2))
             with self._plot_folder:
                 self.error_plot = self.server.gui.add_uplot(
-                    data, series, title='tip error [mm]', aspect=2.0, scales=self._scales())
+                    data, series, title='tip error [mm]', aspect=2.0, scales=self._scales(data),
+                    padding=PLOT_PADDING)
             return
         self.error_plot.data = data
+        self._rescale(self.error_plot, data)
 
-    def _scales(self) -> dict:
-        # x: seconds before now, the whole window
+    def _scales(self, data, y: tuple[float, float] | None = None) -> dict:
+        """x: seconds before now, the whole window; y: the data's range (:func:`value_range`)."""
         window = self.state_history.window
-        return {'x': viser.uplot.Scale(time=False, auto=False, range=(-window, 0.0))}
+        scales = {'x': viser.uplot.Scale(time=False, auto=False, range=(-window, 0.0))}
+        y = y or value_range(data[1:])
+        if y is not None:
+            scales['y'] = viser.uplot.Scale(auto=False, range=y)
+        return scales
+
+    def _rescale(self, plot, data) -> None:
+        """Give ``plot`` the y range of its data when the one it has no longer fits."""
+        current = plot.scales.get('y', {}).get('range') if plot.scales else None
+        wanted = value_range(data[1:], tuple(current) if current else None)
+        if wanted is not None and wanted != (tuple(current) if current else None):
+            plot.scales = self._scales(data, wanted)
 
     def frame_camera(self, client) -> None:
         """Frame the robot afresh in ``client``'s page: its camera follows the robot again."""

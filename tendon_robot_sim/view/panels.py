@@ -57,16 +57,18 @@ class CommandPanel:
         self.command = command
         self.send = send
         self.sent = 0
-        self.folder = gui.add_folder(f'Command: {command.quantity} [{command.unit}]',
+        self.folder = gui.add_folder(f'Command: {command.quantity} [{command.shown_unit}]',
                                      order=1.0)
+        scale = command.scale       # the sliders show degrees for angles; sent in SI
         with self.folder:
             self.sliders = {}
             for i, name in enumerate(command.names):
-                low, high = float(command.low[i]), float(command.high[i])
+                low, high = float(command.low[i]) * scale, float(command.high[i]) * scale
                 slider = gui.add_slider(
                     command.label(name), min=low, max=high, step=command.step(name),
                     initial_value=min(max(0.0, low), high),
-                    hint=f'{command.quantity} of {name}, {low:g} .. {high:g} {command.unit}')
+                    hint=f'{command.quantity} of {name}, {low:g} .. {high:g} '
+                         f'{command.shown_unit}')
                 slider.on_update(self._mover(name))
                 self.sliders[name] = slider
             self.lowest = gui.add_button('All to their lowest', hint='send every input its '
@@ -78,7 +80,7 @@ class CommandPanel:
         async def moved(event) -> None:
             if event.client is None:
                 return   # shown by the view, not moved by a user
-            self._send(event, name, event.target.value)
+            self._send(event, name, event.target.value / self.command.scale)
         return moved
 
     def _send(self, event, name: str, value: float) -> None:
@@ -92,7 +94,7 @@ class CommandPanel:
 
     async def _all_lowest(self, event) -> None:
         for name, low in zip(self.command.names, self.command.low):
-            self.sliders[name].value = float(low)
+            self.sliders[name].value = float(low) * self.command.scale
             self._send(event, name, float(low))
 
     def show(self, values: dict[str, float]) -> None:
@@ -100,7 +102,8 @@ class CommandPanel:
         for name, value in values.items():
             slider = self.sliders.get(name)
             if slider is not None and np.isfinite(value):
-                slider.value = float(min(max(value, slider.min), slider.max))
+                shown = value * self.command.scale
+                slider.value = float(min(max(shown, slider.min), slider.max))
 
     def show_live(self, names, values, label: str) -> None:
         """Show the state of each input (``tendon/state``, ``label``) under the sliders."""
@@ -132,6 +135,7 @@ class TargetPanel:
         with self.folder:
             self.field = gui.add_vector3('target [m]', (0.0, 0.0, 0.0), step=0.0001,
                                          hint='tip position in the base frame')
+            self.field.on_update(self._typed)
             self.send_button = gui.add_button('Send target', hint='publish the position '
                                               'above on tip/target: the tension controller '
                                               'moves the tip there')
@@ -145,8 +149,13 @@ class TargetPanel:
         self.gizmo.position = tuple(float(v) for v in point)
         if not self.gizmo.visible:
             self.gizmo.visible = True
-        if field:
-            self.field.value = tuple(round(float(v), 4) for v in point)
+        shown = tuple(round(float(v), 4) for v in point)
+        if field and tuple(self.field.value) != shown:
+            self.field.value = shown
+
+    async def _typed(self, event) -> None:
+        if event.client is not None:
+            self.touched = True     # a user's value: the field stops following the tip
 
     async def _dragged(self, event) -> None:
         if event.client is None:

@@ -95,12 +95,18 @@ class Timeline:
         """Return how many messages of ``name`` are due at time ``t`` [s]."""
         return bisect_right(self._times[name], t + END_TOLERANCE)
 
-    def latest(self, name: str, t: float):
-        """Return the newest message of ``name`` at or before ``t`` [s], deserialized, or None."""
-        if name not in self.messages:
+    def latest(self, name: str, t: float, or_first: bool = False):
+        """
+        Return the newest message of ``name`` at or before ``t`` [s], deserialized, or None.
+
+        ``or_first``: before the first message of ``name``, that first one (the robot as the
+        bag first shows it: the scene was empty until Play when the markers came after the
+        bag's first message).
+        """
+        if name not in self.messages or not self.messages[name]:
             return None
         i = self.index(name, t)
-        return self.message(name, i - 1) if i else None
+        return self.message(name, i - 1) if i else (self.message(name, 0) if or_first else None)
 
     def message(self, name: str, i: int):
         stored = self.messages[name][i]
@@ -210,14 +216,16 @@ class BagPlayback:
     def show(self, t: float) -> None:
         """Show the bag at time ``t`` [s]: scene, tip frames and the plot's history."""
         timeline, page = self.timeline, self.page
-        markers = timeline.latest('backbone/markers', t)
+        # the robot (its markers and tip) as the bag first shows it until its first message,
+        # measurements and targets only from when they came
+        markers = timeline.latest('backbone/markers', t, or_first=True)
         if markers is not None:
             page.show_markers(markers.markers, snapshot=True)
         for name, show in (('tip/pose', lambda m: page.show_tip(
                                _xyz(m.pose.position), _wxyz(m.pose.orientation))),
                            ('tip/measured', lambda m: page.show_measured(_xyz(m.point))),
                            ('tip/target', lambda m: page.show_target(_xyz(m.point)))):
-            message = timeline.latest(name, t)
+            message = timeline.latest(name, t, or_first=name == 'tip/pose')
             if message is not None:
                 show(message)
         self._feed_states(t)

@@ -492,7 +492,7 @@ CASES = [
     ([*DATASET, 'cc', '--chunk-size', 'nan'], BAD, 'argument --chunk-size'),
     ([*DATASET, 'cc', '--sampler', 'csv'], BAD, '--csv: --sampler csv needs'),
     ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}'], BAD, 'binary'),
-    ([*DATASET, 'pcr'], BAD, 'kind: required key is missing'),
+    ([*DATASET, 'pcr'], BAD, 'kind: none given, so a tendon-driven continuum robot'),
     ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
     # warmup takes no arguments (its cache folder check: test/cli/test_warmup_cli.py)
     (['warmup', '--fast'], BAD, 'unrecognized arguments: --fast'),

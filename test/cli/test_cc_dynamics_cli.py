@@ -77,3 +77,16 @@ def test_bad_input_messages(args, message, capsys):
     error = capsys.readouterr().err
     assert error.count('\n') == 1
     assert re.search(message, error), error
+
+
+def test_plots_of_the_tours_two_runs_have_names_of_their_own(tmp_path, monkeypatch, capsys):
+    """Both ``--plot`` of the tour once wrote ./cc_dynamics.png, the second over the first."""
+    monkeypatch.chdir(tmp_path)
+    assert main(['cc-dynamics', '--tensions', 't0=3,t1=2', '--duration', '0.05', '--plot']) == 0
+    assert main(['cc-dynamics', '--robot', BHA, '--pressures-csv',
+                 str(ROOT / 'config' / 'bha_pressure_steps.csv'), '--duration', '0.05',
+                 '--plot']) == 0
+    written = re.findall(r'^wrote (.*)$', capsys.readouterr().out, re.M)
+    assert written == ['demo_output/cc_dynamics_silicone_tdcr_t0=3_t1=2.png',
+                       'demo_output/cc_dynamics_bionic_handling_assistant_bha_pressure_steps.png']
+    assert all((tmp_path / name).stat().st_size > 10_000 for name in written)

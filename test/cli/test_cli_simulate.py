@@ -376,3 +376,37 @@ def test_a_world_puts_its_contacts_in_the_json_and_the_contact_force_in_the_traj
     rows = np.loadtxt(out, delimiter=',', skiprows=1, ndmin=2)
     assert len(rows) == 6          # t = 0 and five steps of 2 ms
     np.testing.assert_allclose(rows[:, -1], contact['force'][2], rtol=1e-3)
+
+
+class _Bar:
+    def __init__(self):
+        self.n = 0.0
+
+    def update(self, seconds):
+        self.n += seconds
+
+
+@pytest.mark.parametrize('bounded, expected', [
+    (False, 'simulating 10 s takes about 3.3 min more at 0.05 x real time'),
+    (True, 'simulating until the tip is at rest, at most 10 s: up to about 3.3 min more at '
+           '0.05 x real time')])
+def test_the_time_left_is_measured_after_the_start_up_and_a_bound_says_so(
+        monkeypatch, capsys, bounded, expected):
+    """
+    ``simulate --until-steady`` once said "10 s takes about 22.5 min" and ended in 13 s.
+
+    The first chunk (numba's compile, here 60 s of wall time) must not enter the speed, and
+    ``--max-time`` is a bound, not the run's length.
+    """
+    from tendon_robot_sim.commands import simulate as command
+
+    clock = [0.0]
+    monkeypatch.setattr(command.time, 'perf_counter', lambda: clock[0])
+    update = command._announcing_long_runs(_Bar(), 10.0, bounded)
+    clock[0] = 60.0        # the first chunk, start-up in it
+    update(0.05)
+    for _ in range(25):    # then 0.05 x real time
+        clock[0] += 1.0
+        update(0.05)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(expected), lines

@@ -23,6 +23,7 @@ deserialized by both rosbags and rclpy.
 import csv
 import os
 from pathlib import Path
+import re
 import subprocess
 import sys
 
@@ -74,11 +75,11 @@ def demo(tmp_path_factory):
     assert result.returncode == 0, result.stderr + (out / 'stack.log').read_text()
     for name in PLANTED:     # replaced, never followed
         assert (victims / name).read_text() == VICTIM and not (out / name).is_symlink(), name
-    return out, result.stdout
+    return out, result.stdout, result.stderr
 
 
 def test_demo_prints_a_tip_table_and_draws_every_step(demo):
-    out, stdout = demo
+    out, stdout, _ = demo
     robot = load_robot(default_robot_file())
     phases = phases_of(robot)
     with open(out / 'tip_positions.csv') as f:
@@ -105,8 +106,19 @@ def test_demo_prints_a_tip_table_and_draws_every_step(demo):
     assert yaml.safe_load((out / 'robot.yaml').read_text())['rod']['elements'] == 10
 
 
+def test_the_progress_bar_ends_at_the_simulated_time_the_steps_took(demo):
+    """The bar once ended at 14.00/14.00 s while the run went on to 34.4 s (settling)."""
+    out, _, stderr = demo
+    done, total = map(float, re.findall(r'\| ([0-9.]+)/([0-9.]+) s', stderr)[-1])
+    assert done == pytest.approx(total, abs=0.02)
+    with open(out / 'tip_positions.csv') as f:
+        times = [float(r['time_s']) for r in csv.DictReader(f)]
+    # the steps' time: from the first command (before the first row) to the last row
+    assert times[-1] - times[0] <= done <= times[-1] + 0.1
+
+
 def test_bag_holds_every_topic_with_its_type_and_messages_deserialize(demo):
-    out, _ = demo
+    out, _, _ = demo
     bag = out / 'bag'
     typestore = get_typestore(DEFAULT_STORE)
     by_name = {t.name: t for t in topics.TOPICS}
@@ -135,7 +147,7 @@ def test_bag_holds_every_topic_with_its_type_and_messages_deserialize(demo):
 
 
 def test_bag_records_the_commanded_sequence_and_the_tabled_tip_poses(demo):
-    out, _ = demo
+    out, _, _ = demo
     robot = load_robot(default_robot_file())
     phases = phases_of(robot)
     commands, tips = [], []

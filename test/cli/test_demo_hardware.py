@@ -57,6 +57,10 @@ def test_hardware_demo_pulls_each_tendon_and_records_the_measurements(tmp_path):
     assert tip['t3 2 N'][1] > rest[1] + 0.01
     assert tip['t0 2 N'][2] > rest[2] + 0.01
     assert np.linalg.norm(tip['t3 released'] - rest) < 2e-3
+    # a row is read once the tip has settled (the t2 row was once read while t2 still
+    # ramped), and says so, as make demo's table does
+    assert all(r['settled'] == 'True' for r in rows), rows
+    assert result.stdout.count('at rest') == len(rows)
     assert (out / 'measurements.png').stat().st_size > 10_000
     with AnyReader([out / 'bag']) as reader:
         counts = {c.topic: c.msgcount for c in reader.connections}

@@ -62,6 +62,13 @@ def test_errors_are_one_line():
     proc = run_cli('ik', '--position', '0,0,1.5')
     assert proc.returncode == 1 and 'out of reach' in proc.stderr   # no result: exit 1
     assert len(proc.stderr.strip().splitlines()) == 1
+    # millimetres typed for metres: the line says how far outside, and in which unit
+    proc = run_cli('ik', '--position', '0,0,55')
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1
+    assert (f'--position is 55 m from the base, far outside the workspace (no pose of '
+            f'{ROBOT.name} reaches beyond {ROBOT.reach:.3g} m): positions are in metres, '
+            '0,0,0.055 if these were millimetres, 0,0,0.55 if centimetres') in proc.stderr
+    assert 'far outside' not in run_cli('ik', '--position', '0,0,0.9').stderr
 
 
 def test_workspace_on_two_processes_writes_csv_and_png(tmp_path):

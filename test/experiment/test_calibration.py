@@ -20,6 +20,7 @@ noise level, never numbers computed by the code under test.
 """
 
 import math
+import re
 import shutil
 import subprocess
 
@@ -139,7 +140,14 @@ def test_calibrate_and_validate_commands(robot, hidden, bag, holds, tmp_path, ca
     calibrated = load_robot(out)
     assert calibrated.rod.youngs_modulus == pytest.approx(hidden.rod.youngs_modulus, rel=0.02)
     assert calibrated.rod.shear_modulus == pytest.approx(hidden.rod.shear_modulus, rel=0.02)
-    assert '95 % interval' in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert '95 % interval' in printed.out
+    # the bar has a total and the time left of the step under way ("18set" had neither)
+    solved = int(re.search(r'(\d+) parameter sets solved', printed.out).group(1))
+    bars = re.findall(r'(\d+)/(\d+) sets so far \|[^|]*\| \[[0-9:]+<([0-9:?]+) this step',
+                      printed.err)
+    assert bars and bars[-1][:2] == (str(solved), str(solved))
+    assert any(left != '?' for *_, left in bars)
 
     csv = tmp_path / 'holds.csv'
     write_holds_csv(csv, robot, holds)

@@ -254,3 +254,36 @@ def test_a_blind_streaming_sensor_warns_at_once_errs_after_blind_timeout_and_rec
             assert [e.level for e in events] == ['warning', 'error', 'info']
         finally:
             sensor.stop()
+
+
+def test_a_start_without_setpoints_holds_the_safe_state_without_a_watchdog_warning(core):
+    """
+    ``launch hardware`` warned "no valid setpoint for 0.5 s" 0.5 s after every normal start.
+
+    Until the first setpoint after an activation (or a resume out of the stop latch) the bridge
+    holds the safe state and warns of nothing. The first setpoint arms the watchdog, which then
+    trips as before.
+    """
+    bridge, rig = core
+    bridge.activate(time.monotonic())
+    start, events = time.monotonic(), []
+    wait_for(lambda: time.monotonic() - start > 3 * WATCHDOG, what='three watchdog periods',
+             between=ticking(bridge, events))
+    # the safe state, as the watchdog commands it, without its warning
+    wait_for(lambda: applied(rig) == (PRETENSION,) * 4, what='the safe state',
+             between=ticking(bridge, events))
+    assert 'watchdog' not in [e.kind for e in events]
+    status = bridge.safety_diagnostics(time.monotonic())
+    assert status.level == OK and status.message == 'safe state until the first setpoint'
+    bridge.accept(NAMES, [1.0, 0.5, 0.5, 0.5], [], time.monotonic())     # armed
+    wait_for(lambda: 'watchdog' in [e.kind for e in events], what='the watchdog',
+             between=ticking(bridge, events))
+    assert bridge.safety_diagnostics(time.monotonic()).level == WARN
+    # a resume out of the latch waits for a setpoint again, quietly
+    bridge.stop(time.monotonic())
+    bridge.resume(time.monotonic())
+    events.clear()
+    start = time.monotonic()
+    wait_for(lambda: time.monotonic() - start > 3 * WATCHDOG, what='three watchdog periods',
+             between=ticking(bridge, events))
+    assert 'watchdog' not in [e.kind for e in events]

@@ -77,3 +77,37 @@ def test_a_cc_run_shows_both_projections_on_one_scale_and_legends_beside(figures
     for ax in (time_axes, top):      # the legend is outside the data
         box = ax.get_legend().get_bbox_to_anchor().transformed(ax.transAxes.inverted())
         assert box.x0 >= 1.0
+
+
+def test_the_workspace_labels_its_motor_limits_and_keeps_its_ticks_apart(figures, tmp_path):
+    robot = load_pcr_robot(default_pcr_file())
+    result = workspace(robot, cylinder_samples(0.3, np.array([0.45, 0.6]), 6), workers=1,
+                       progress=False)
+    result.plot(tmp_path / 'workspace.png')
+    space, ranges = figures[0].axes
+    texts = [t.get_text() for t in ranges.texts]
+    assert texts == [f'motor limit {np.degrees(limit):g} deg' for limit in robot.motor_limits]
+    figures[0].canvas.draw()
+    for axis in (space.xaxis, space.yaxis, space.zaxis):   # 0.1 m steps over 0.9 m ran together
+        assert len(axis.get_ticklocs()) <= 6
+
+
+def test_the_snakes_cables_at_one_floor_are_told_apart_with_one_legend(figures, tmp_path):
+    from tendon_robot_sim.commands.snake import default_snake_file, plot
+    from tendon_robot_sim.models.snake.dynamics import SnakeDynamics, study_trajectory
+    from tendon_robot_sim.models.snake.robot import load_snake
+
+    snake = load_snake(default_snake_file())
+    dynamics = SnakeDynamics(snake)
+    results = {name: dynamics.inverse(*study_trajectory(snake, name, 1.0, 0.05))
+               for name in ('pan', 'tilt', 'both')}
+    plot(tmp_path / 'tensions.png', snake, results)
+    axes = figures[0].axes
+    assert [ax.get_legend() is not None for ax in axes] == [True, False, False]
+    assert [ax.get_title() for ax in axes] == [
+        'pan joints moving', 'tilt joints moving', 'pan and tilt joints moving']
+    lines = axes[1].get_lines()[:len(snake.cable_names)]
+    styles = {(line.get_linestyle(), line.get_marker()) for line in lines}
+    assert len(styles) == len(lines)          # no two cables drawn alike
+    widths = [line.get_linewidth() for line in lines]
+    assert widths == sorted(widths, reverse=True)     # the later ones show over the earlier

@@ -323,6 +323,13 @@ def test_a_bag_timeline_holds_the_shown_topics_in_time_order(tmp_path):
         pytest.approx(states[-1].tip.position.tolist())
     assert timeline.latest('tendon/state', 0.03).effort[1] == pytest.approx(0.5)
     assert timeline.latest('tip/target', 1.0) is None
+    assert timeline.latest('tip/target', 1.0, or_first=True) is None    # none in the bag
+    # a bag whose markers begin after its first message: its robot shows from the start
+    write_bag(tmp_path / 'late', tensions, markers_from=2)
+    late = Timeline(tmp_path / 'late', progress=False)
+    assert late.latest('backbone/markers', 0.0) is None
+    first = late.latest('backbone/markers', 0.0, or_first=True)
+    assert len(first.markers) > 0 and late.messages['backbone/markers'][0].t > 0.0
     with pytest.raises(BagError, match='left_arm'):
         Timeline(tmp_path / 'bag', namespace='left_arm', progress=False)
     with pytest.raises(BagError, match='no such bag'):
@@ -397,3 +404,46 @@ def test_the_figures_docs_viewer_gives_of_the_code_are_the_codes():
     assert f'default robot ({len(markers)} markers, {points} points;' in text
     # the benchmark's figures: fewer updates than the cap, which the text must not deny
     assert 'only because `scene_rate`' not in text
+
+
+def test_angle_sliders_show_degrees_and_send_radians():
+    """The PCR's sliders read "-0.349066 / 1.570796" while the CLI and docs use degrees."""
+    import asyncio
+    from types import SimpleNamespace
+    from tendon_robot_sim.view.page import ViewPage
+
+    _, limits = input_limits(CONFIG / 'pcr_6rus.yaml')
+    sent = []
+    page = ViewPage('pcr', port=0, warn=lambda kind, text: None,
+                    command=command_of('setpoint', limits),
+                    send_command=lambda name, value: sent.append((name, value)))
+    try:
+        slider = page.commands.sliders['motor_1']
+        assert (slider.label, slider.min, slider.max) == ('motor_1 [deg]', pytest.approx(-20.0),
+                                                          pytest.approx(90.0))
+        assert slider.step == 0.1
+        assert page.commands.folder.label == 'Command: motor angle [deg]'
+        move = page.commands._mover('motor_1')
+        asyncio.run(move(SimpleNamespace(client=object(), target=SimpleNamespace(value=45.0))))
+        assert sent == [('motor_1', pytest.approx(math.radians(45.0)))]
+        page.commands.show({'motor_2': math.radians(30.0)})     # a command seen: in degrees
+        assert page.commands.sliders['motor_2'].value == pytest.approx(30.0)
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize('values, current, expected', [
+    ([[0.5, 1.0, 19.8]], None, (0.0, 25.0)),          # tensions: from 0, 20 N not clipped
+    ([[100.0, 100.0]], None, (90.0, 110.0)),          # a constant: around it
+    ([[-0.3, 0.2]], None, (-0.4, 0.3)),
+    ([[2.0, 3.0]], (0.0, 5.0), (0.0, 5.0)),           # held: no jump at every sample
+    ([[2.0, 6.0]], (0.0, 5.0), (1.0, 7.0)),           # left behind: a new one
+    ([[2.0, 2.1]], (0.0, 5.0), (1.98, 2.12)),         # far too wide: a new one
+    ([[0.0, 0.0]], None, (0.0, 0.6)),                 # nothing pulled yet: no 0.001 steps
+    ([[]], None, None)])
+def test_the_plots_y_range_follows_the_data(values, current, expected):
+    """The "Last 10 s" plots kept uPlot's 0 to 100 of an empty plot, and 100 N was clipped."""
+    from tendon_robot_sim.view.page import value_range
+
+    found = value_range([np.array(v) for v in values], current)
+    assert found == (None if expected is None else pytest.approx(expected))

@@ -93,6 +93,17 @@ class PcrRobot:
              else self.rods.precurvature_radius)
         return 1.0 / r
 
+    @property
+    def reach(self) -> float:
+        """
+        Farthest any platform centre can be from the world origin [m].
+
+        A motor, its crank, the rod (straight) and the platform's joint in a line: no pose
+        beyond it exists, whatever the solver does.
+        """
+        return float(np.linalg.norm(self.motor_positions, axis=1).max() + self.crank_length
+                     + self.rods.length + np.linalg.norm(self.joint_positions, axis=1).max())
+
     def with_changes(self, **changes: Any) -> 'PcrRobot':
         """
         Return a copy with top-level or rod fields replaced; validated again.

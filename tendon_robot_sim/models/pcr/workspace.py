@@ -172,6 +172,7 @@ class Workspace:
         import matplotlib
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
         reach = self.reachable
         fig = plt.figure(figsize=(13, 5.5))
         ax = fig.add_subplot(1, 2, 1, projection='3d')
@@ -183,6 +184,8 @@ class Workspace:
         ax.set_xlabel('x [m]')
         ax.set_ylabel('y [m]')
         ax.set_zlabel('z [m]')
+        for axis in (ax.xaxis, ax.yaxis, ax.zaxis):     # ticks that do not run into each other
+            axis.set_major_locator(MaxNLocator(nbins=4))
         ax.set_title('(a) reachable workspace')
         ax.legend(loc='upper left', fontsize=8)
         ax = fig.add_subplot(1, 2, 2)
@@ -197,10 +200,15 @@ class Workspace:
                     low, high = q[rows, motor].min(), q[rows, motor].max()
                     ax.bar(z + (motor - 2.5) * width, high - low, width, bottom=low,
                            color=f'C{motor}', label=f'M{motor + 1}' if j == 0 else None)
-        ax.axhline(math.degrees(self.limits[0]), color='k', ls=':', lw=0.8)
-        ax.axhline(math.degrees(self.limits[1]), color='k', ls=':', lw=0.8)
+        for limit, side in zip(self.limits, ('top', 'bottom')):
+            # the motor limits, labelled on the line itself
+            degrees = math.degrees(limit)
+            ax.axhline(degrees, color='k', ls=':', lw=0.8)
+            ax.annotate(f'motor limit {degrees:g} deg', (0.01, degrees),
+                        xycoords=('axes fraction', 'data'), va=side, fontsize=8,
+                        xytext=(0, 2 if side == 'bottom' else -2), textcoords='offset points')
         ax.set_xlabel('platform height z [m]')
-        ax.set_ylabel('motor angle q1 [deg]')
+        ax.set_ylabel('motor angle q_i [deg]')
         ax.set_title('(b) motor angle range per height (valid samples)')
         legend_beside(ax, fontsize=8)
         if title:

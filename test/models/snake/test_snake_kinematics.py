@@ -68,7 +68,9 @@ def setting(section, key, value):
     (lambda d: d.update(kind='tendon_continuum'), "kind: must be one of ['bellows', "),
     (lambda d: d.update(kind='pcr_6rus'), 'kind: pcr_6rus is a 6-RUS parallel continuum robot; '
                                           'this takes a rolling-joint snake robot'),
-    (without('kind'), 'kind: required key is missing'),
+    # config/robot.yaml given to a snake command: the line names both kinds
+    (without('kind'), 'kind: none given, so a tendon-driven continuum robot (tendon_robot); '
+                      'this takes a rolling-joint snake robot, kind: rolling_joint_snake'),
     (lambda d: d.update(joints=['pan', 'roll']), 'joints[1]: must be one of'),
     (lambda d: d.update(joints=[]), 'joints: must be a list of 1 to 1000'),
     (lambda d: d.update(joints=['pan'] * 1001), 'joints: must be a list of 1 to 1000 of '

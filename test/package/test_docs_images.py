@@ -1,0 +1,98 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The docs' images are drawn by the current code (``make docs-images``, docs/images.yaml).
+
+They went stale: a legend the code had moved off the curves, a label the code had renamed, two
+panels where the command beside the picture draws three. Each image is listed with its
+documented command and its plotting sources; a source or command changed since the image was
+drawn, or an image replaced by hand, fails here.
+"""
+
+import importlib.util
+from pathlib import Path
+import re
+import shutil
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = importlib.util.spec_from_file_location('docs_images', ROOT / 'scripts' / 'docs_images.py')
+docs_images = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(docs_images)
+IMAGES = docs_images.read_manifest()
+
+
+def test_every_image_is_drawn_by_its_command_from_the_current_sources():
+    assert docs_images.stale() == []
+
+
+def test_every_image_of_the_docs_and_the_readme_is_in_the_manifest():
+    shown = {f'docs/{name}' for page in (ROOT / 'docs').glob('*.md')
+             for name in re.findall(r'!\[[^\]]*\]\(([^)/]+\.png)\)', page.read_text())}
+    shown |= set(re.findall(r'!\[[^\]]*\]\((docs/[^)]+\.png)\)', (ROOT / 'README.md').read_text()))
+    files = {f'docs/{p.name}' for p in (ROOT / 'docs').glob('*.png')}
+    assert shown <= files
+    assert files == set(IMAGES), 'docs/images.yaml lists every PNG of docs/, and only those'
+
+
+def documented(command: str) -> str:
+    """Return the command as the docs give it: without scratch outputs ({out}) and data."""
+    kept = []
+    for token in command.split():
+        if '{' in token:
+            if kept and kept[-1] == '--out':
+                kept.pop()
+            continue
+        kept.append(token)
+    return ' '.join(kept)
+
+
+DOCS = ' '.join(' '.join(page.read_text().replace('\\\n', ' ').split())
+                for page in [ROOT / 'README.md', *(ROOT / 'docs').glob('*.md')])
+
+
+@pytest.mark.parametrize('image', sorted(IMAGES))
+def test_each_image_comes_from_a_documented_command(image):
+    assert documented(IMAGES[image]['command']) in DOCS, image
+
+
+@pytest.fixture
+def copy(tmp_path):
+    """Copy the manifest, its images and sources (what the check reads) into a folder."""
+    for path in {'docs/images.yaml', *IMAGES, *(s for e in IMAGES.values() for s in e['sources'])}:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / path, tmp_path / path)
+    return tmp_path
+
+
+def test_a_changed_plotting_source_makes_its_images_stale(copy):
+    with open(copy / 'tendon_robot_sim/models/pcr/workspace.py', 'a') as source:
+        source.write('\n# a change to the plotting code\n')
+    assert [line.split(':')[0] for line in docs_images.stale(copy)] == ['docs/pcr_workspace.png']
+
+
+def test_a_changed_command_makes_its_image_stale(copy):
+    images = docs_images.read_manifest(copy)
+    images['docs/snake_tensions.png']['command'] += ' --duration 6'
+    docs_images.write_manifest(images, copy)
+    assert docs_images.stale(copy) == [
+        'docs/snake_tensions.png: its command or plotting sources changed since it was drawn; '
+        'make docs-images draws it again']
+
+
+def test_an_image_replaced_by_hand_is_stale(copy):
+    shutil.copyfile(copy / 'docs/pcr_helix.png', copy / 'docs/pcr_rotation.png')
+    assert [line.split(':')[0] for line in docs_images.stale(copy)] == ['docs/pcr_rotation.png']
