@@ -77,25 +77,59 @@ def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.nd
             + h01[None, :, None] * points[1:, None] + h11[None, :, None] * h * tangents[1:, None])
     points = np.concatenate((fine.reshape(-1, 3), points[-1:]))
     arc = np.concatenate(((arc[:-1, None] + h[:, :, 0] * t).ravel(), arc[-1:]))
-    n, k = len(names), len(arc)
-    gaps = np.zeros((n, k))
-    surface = np.zeros((n, k, 3))
-    normals = np.zeros((n, k, 3))
-    loads = np.zeros((n, k))
-    kernels.probe(contact, np.ascontiguousarray(points, dtype=float),
-                  np.full(k, contact.radius[0]), gaps, surface, normals, loads, np.zeros(12))
+    k = len(arc)
+    gaps, surface, normals, loads = _probe(contact, points, np.full(k, contact.radius[0]))
     weights = np.zeros(k)
     steps = np.diff(arc[0::2])
     weights[0:-1:2] += steps / 6.0
     weights[1::2] += 4.0 * steps / 6.0
     weights[2::2] += steps / 6.0
+    return _patches(names, contact, arc, gaps, surface, normals, loads * weights)
+
+
+def node_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.ndarray,
+                  rod_lengths: np.ndarray, disc_lengths: np.ndarray) -> list[ContactPoint]:
+    """
+    Contacts of a rod whose load is lumped on nodes (the explicit dynamics).
+
+    ``arc`` (k,) reference arc lengths [m] of the nodes ``points`` (k, 3) [m]; each node
+    carries the load of ``rod_lengths`` [m] of the rod's envelope (``contact.radius[0]``) and
+    of ``disc_lengths`` of the disc's (``contact.radius[1]``), as
+    ``_explicit_kernels.contact_loads`` applies it: the reported forces are those it applies.
+    """
+    points = np.ascontiguousarray(points, dtype=float)
+    k = len(arc)
+    gaps, surface, normals, loads = _probe(contact, points, np.full(k, contact.radius[0]))
+    disc_gaps, _, _, disc_loads = _probe(contact, points, np.full(k, contact.radius[1]))
+    has_disc = disc_lengths > 0.0
+    gaps = np.where(has_disc, np.minimum(gaps, disc_gaps), gaps)
+    return _patches(names, contact, arc, gaps, surface, normals,
+                    loads * rod_lengths + disc_loads * disc_lengths)
+
+
+def _probe(contact: kernels.Contact, points: np.ndarray, radii: np.ndarray):
+    """Gaps (n, k), surface points and normals (n, k, 3) and penalty loads (n, k) [N/m]."""
+    n, k = contact.shape.size, len(points)
+    gaps = np.zeros((n, k))
+    surface = np.zeros((n, k, 3))
+    normals = np.zeros((n, k, 3))
+    loads = np.zeros((n, k))
+    kernels.probe(contact, np.ascontiguousarray(points, dtype=float), radii, gaps, surface,
+                  normals, loads, np.zeros(12))
+    return gaps, surface, normals, loads
+
+
+def _patches(names, contact: kernels.Contact, arc: np.ndarray, gaps: np.ndarray,
+             surface: np.ndarray, normals: np.ndarray, forces: np.ndarray
+             ) -> list[ContactPoint]:
+    """Group the points' normal forces [N] (n, k) per obstacle into patches (PATCH_SCALES)."""
     found = []
     for j, name in enumerate(names):
         near = gaps[j] < PATCH_SCALES * contact.law[j, kernels.LAW_DELTA]
         edges = np.flatnonzero(np.diff(np.concatenate(([0], near.astype(int), [0]))))
         for start, stop in zip(edges[0::2], edges[1::2]):
             rows = slice(start, stop)
-            w = loads[j, rows] * weights[rows]
+            w = forces[j, rows]
             total = w.sum()
             if not total > 0.0:
                 continue
