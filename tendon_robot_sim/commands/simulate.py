@@ -36,10 +36,10 @@ tension 0 (slack). Such a run starts at rest in the static equilibrium of the in
 the explicit one. With ``--json`` the last line on stdout is one JSON object with
 ``tip_position`` [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``sim_time``
 (s), ``wall_time`` (s), ``real_time_factor``, ``steady`` and ``integrator``. A progress bar goes
-to stderr when it is a terminal. ``--world FILE`` puts obstacles in the robot's way (``auto``
-then takes the implicit integrator: a stiff contact does not shorten its step): the JSON gets
-``contacts`` and ``max_penetration`` (as ``statics --json``), the trajectory ``contact_fx,
-contact_fy, contact_fz`` [N], the total contact force on the robot.
+to stderr when it is a terminal. ``--world FILE`` puts obstacles in the robot's way (either
+integrator; ``auto`` picks as without one): the JSON gets ``contacts`` and ``max_penetration``
+(as ``statics --json``), the trajectory ``contact_fx, contact_fy, contact_fz`` [N], the total
+contact force on the robot.
 """
 
 import argparse
@@ -121,8 +121,8 @@ def register(subparsers) -> None:
                              'numerical damping)')
     parser.add_argument('--world', default=None, metavar='FILE',
                         help='world description YAML: obstacles the robot touches '
-                             '(docs/tendon_robot.md, "Contact with the world"; auto takes the '
-                             'implicit integrator); the trajectory gets the total contact force')
+                             '(docs/tendon_robot.md, "Contact with the world"); the trajectory '
+                             'gets the total contact force')
     parser.add_argument('--trajectory-out', default=None, metavar='FILE.csv',
                         type=OutputPath('file', ('.csv',)),
                         help='write the tip and the tendons over time to this CSV file')
@@ -249,8 +249,7 @@ def run(args: argparse.Namespace) -> int:
         # displacements over time need the implicit integrator: auto takes it for them
         asked = ('implicit' if args.displacements_csv and args.integrator == 'auto'
                  else args.integrator)
-        integrator, why = choose_integrator(robot, 'implicit' if world and asked == 'auto'
-                                            else asked)
+        integrator, why = choose_integrator(robot, asked)
         series = read_series(args, robot, integrator)
         field = series.fields if series is not None else None
         duration = args.duration or (series.end if series is not None else 1.0)

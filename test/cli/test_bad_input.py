@@ -44,7 +44,6 @@ V4 = str(ROOT / 'config' / 'opencr_ftdcr_v4.yaml')
 V4_MAP = (ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml').read_text()
 V4_TABLE = (ROOT / 'test' / 'data' / 'opencr_ftdcr_v4'
             / 'tdcr_sysid_20260511-183002_val.csv').read_text().splitlines(keepends=True)[:4]
-WORLD = str(ROOT / 'config' / 'world_post.yaml')
 
 # (argv, exit code, text the one error line must contain). {name} stands for a file of
 # FILES, written for the test.
@@ -119,8 +118,8 @@ CASES = [
     (['simulate', '--world', '{base_world}', '--integrator', 'explicit'], BAD,
      "obstacles[0] (table): intersects the robot's base"),
     (['simulate', '--world', '{negative_world}'], BAD, 'obstacles[0].radius: must be > 0'),
-    (['statics', '--tensions', '0,0,0,0', '--model', 'discrete', '--world', WORLD],
-     BAD, '--world: contact is not modelled in the discrete statics yet'),
+    (['statics', '--tensions', '0,0,0,0', '--model', 'discrete', '--world', '{negative_world}'],
+     BAD, 'obstacles[0].radius: must be > 0'),
     (['statics', '--tensions', '1,0,0,0', '--robot', '{binary}'], BAD, 'not UTF-8'),
     (['statics', '--displacements', '0.001,0,0,0', '--robot', '{mm_reference}'], BAD,
      'tendons[0].reference_length: must be within 0.5 to 2 times'),

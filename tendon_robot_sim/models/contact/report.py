@@ -59,7 +59,7 @@ class ContactPoint:
 
 
 def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.ndarray,
-                 tangents: np.ndarray) -> list[ContactPoint]:
+                 tangents: np.ndarray, discs: tuple | None = None) -> list[ContactPoint]:
     """
     Contacts of a rod whose envelope (``contact.radius[0]``) passes through ``points``.
 
@@ -68,6 +68,9 @@ def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.nd
     solver's RK4 steps integrate it, by Simpson's rule on each step, its midpoint on the cubic
     Hermite curve through the points: the reported forces are those the solution balances
     (a patch narrower than the step is then resolved no better than the solver resolves it).
+    ``discs``: (arc lengths (d,) [m], centres (d, 3) [m], thickness [m]) of discs whose
+    envelope (``contact.radius[1]``) replaces the rod's over their thickness, as the discrete
+    model applies them (``_cosserat_kernels.disc_contact``).
     """
     t = np.array([0.0, 0.5])
     h = np.diff(arc)[:, None, None]
@@ -84,7 +87,20 @@ def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.nd
     weights[0:-1:2] += steps / 6.0
     weights[1::2] += 4.0 * steps / 6.0
     weights[2::2] += steps / 6.0
-    return _patches(names, contact, arc, gaps, surface, normals, loads * weights)
+    forces = loads * weights
+    if discs is not None and len(discs[0]):
+        where, centres, thickness = discs
+        d_gaps, d_surface, d_normals, d_loads = _probe(contact, centres,
+                                                       np.full(len(where), contact.radius[1]))
+        rod_gaps, _, _, rod_loads = _probe(contact, centres,
+                                           np.full(len(where), contact.radius[0]))
+        order = np.argsort(np.concatenate((arc, where)), kind='stable')
+        arc = np.concatenate((arc, where))[order]
+        gaps = np.concatenate((gaps, np.minimum(d_gaps, rod_gaps)), axis=1)[:, order]
+        surface = np.concatenate((surface, d_surface), axis=1)[:, order]
+        normals = np.concatenate((normals, d_normals), axis=1)[:, order]
+        forces = np.concatenate((forces, thickness * (d_loads - rod_loads)), axis=1)[:, order]
+    return _patches(names, contact, arc, gaps, surface, normals, forces)
 
 
 def node_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.ndarray,

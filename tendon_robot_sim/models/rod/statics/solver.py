@@ -306,6 +306,10 @@ class StaticsSolver:
         for j, s in enumerate(vertebrae):
             vert_index[int(np.argmin(np.abs(seg_end - s)))] = j + 1
         end_mass = np.where(vert_index > 0, robot.vertebra_mass, 0.0)
+        # the discrete model's discs touch obstacles with their own envelope (continuous
+        # models: the rod's only)
+        end_disc = np.where((vert_index > 0) & (self.model == 'discrete'), robot.disc_thickness,
+                            0.0)
         anchor = np.array([vert_index[k] for t in range(nt)
                            for k in range(nseg) if tendon_ends[k, t]], dtype=np.int64)
 
@@ -365,6 +369,7 @@ class StaticsSolver:
         self._plan = kernels.Plan(
             model=MODELS.index(self.model), law=CONSTITUTIVE_LAWS.index(self.constitutive),
             nt=nt, seg=seg, seg_h=seg_h, rt=rt, active=active, ends=tendon_ends, end_mass=end_mass,
+            end_disc=end_disc,
             holes=holes, anchor=anchor, mat=mat, R0=robot.base.rotation.astype(float),
             scale=np.vstack((x_scale, f_scale)),
             tendon=np.vstack((slack, rest, compliance, motor)),
@@ -722,5 +727,9 @@ class StaticsSolver:
         """Return the contacts of a trajectory (rows p, R, ...) of this grid; None: no world."""
         if self.world is None:
             return None
+        discs = None
+        if self.model == 'discrete':
+            rows = self._vertebra_rows
+            discs = (self._arc[rows], traj[rows, 0:3], self.robot.disc_thickness)
         return tuple(rod_contacts(self.world.names, self._contact, self._arc, traj[:, 0:3],
-                                  traj[:, [5, 8, 11]]))
+                                  traj[:, [5, 8, 11]], discs))
