@@ -118,6 +118,11 @@ CASES = [
     (['simulate', '--world', '{base_world}', '--integrator', 'explicit'], BAD,
      "obstacles[0] (table): intersects the robot's base"),
     (['simulate', '--world', '{negative_world}'], BAD, 'obstacles[0].radius: must be > 0'),
+    # a contact the step does not resolve: the robot ends inside the obstacle, named
+    (['simulate', '--world', '{soft_floor}', '--integrator', 'explicit', '--duration', '0.1'],
+     NO_RESULT, "contact with obstacle 'floor' not resolved at dt = "),
+    (['simulate', '--robot', STEEL, '--world', '{soft_lid}', '--tensions', '0,0,2,0', '--duration', '0.2'], NO_RESULT,
+     "contact with obstacle 'lid' not resolved at dt = 0.002 s"),
     (['statics', '--tensions', '0,0,0,0', '--model', 'discrete', '--world', '{negative_world}'],
      BAD, 'obstacles[0].radius: must be > 0'),
     (['statics', '--tensions', '1,0,0,0', '--robot', '{binary}'], BAD, 'not UTF-8'),
@@ -582,6 +587,13 @@ def files(tmp_path_factory):
         'negative_world': ('negative_world.yaml',
                            'obstacles: [{name: ball, shape: sphere, radius: -0.01}]'),
         'base_world': ('base_world.yaml', 'obstacles: [{name: table, shape: plane}]'),
+        # far too soft for the load: the discs sink through the floor, the rod into the lid
+        'soft_floor': ('soft_floor.yaml', 'contact: {penalty_stiffness: 100.0}\n'
+                       'obstacles: [{name: floor, shape: plane, position: [0, 0, -0.019]}]'),
+        'soft_lid': ('soft_lid.yaml', 'contact: {penalty_stiffness: 10.0}\n'
+                     'obstacles: [{name: lid, shape: cylinder, radius: 0.05, length: 0.1,\n'
+                     '             position: [0.4, 0, 0.056], orientation: [-0.7071068, 0, 0,'
+                     ' 0.7071068]}]'),
         'fake_mesh': ('fake.stl', 'solid fake\nthis is no mesh\n'),
         'mesh_world': ('mesh_world.yaml',
                        'obstacles: [{name: bone, shape: mesh, file: fake.stl}]'),

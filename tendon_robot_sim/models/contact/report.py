@@ -81,7 +81,7 @@ def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.nd
     points = np.concatenate((fine.reshape(-1, 3), points[-1:]))
     arc = np.concatenate(((arc[:-1, None] + h[:, :, 0] * t).ravel(), arc[-1:]))
     k = len(arc)
-    gaps, surface, normals, loads = _probe(contact, points, np.full(k, contact.radius[0]))
+    gaps, surface, normals, loads = probe_points(contact, points, np.full(k, contact.radius[0]))
     weights = np.zeros(k)
     steps = np.diff(arc[0::2])
     weights[0:-1:2] += steps / 6.0
@@ -90,9 +90,9 @@ def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.nd
     forces = loads * weights
     if discs is not None and len(discs[0]):
         where, centres, thickness = discs
-        d_gaps, d_surface, d_normals, d_loads = _probe(contact, centres,
+        d_gaps, d_surface, d_normals, d_loads = probe_points(contact, centres,
                                                        np.full(len(where), contact.radius[1]))
-        rod_gaps, _, _, rod_loads = _probe(contact, centres,
+        rod_gaps, _, _, rod_loads = probe_points(contact, centres,
                                            np.full(len(where), contact.radius[0]))
         order = np.argsort(np.concatenate((arc, where)), kind='stable')
         arc = np.concatenate((arc, where))[order]
@@ -115,15 +115,15 @@ def node_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.n
     """
     points = np.ascontiguousarray(points, dtype=float)
     k = len(arc)
-    gaps, surface, normals, loads = _probe(contact, points, np.full(k, contact.radius[0]))
-    disc_gaps, _, _, disc_loads = _probe(contact, points, np.full(k, contact.radius[1]))
+    gaps, surface, normals, loads = probe_points(contact, points, np.full(k, contact.radius[0]))
+    disc_gaps, _, _, disc_loads = probe_points(contact, points, np.full(k, contact.radius[1]))
     has_disc = disc_lengths > 0.0
     gaps = np.where(has_disc, np.minimum(gaps, disc_gaps), gaps)
     return _patches(names, contact, arc, gaps, surface, normals,
                     loads * rod_lengths + disc_loads * disc_lengths)
 
 
-def _probe(contact: kernels.Contact, points: np.ndarray, radii: np.ndarray):
+def probe_points(contact: kernels.Contact, points: np.ndarray, radii: np.ndarray):
     """Gaps (n, k), surface points and normals (n, k, 3) and penalty loads (n, k) [N/m]."""
     n, k = contact.shape.size, len(points)
     gaps = np.zeros((n, k))
@@ -156,6 +156,23 @@ def _patches(names, contact: kernels.Contact, arc: np.ndarray, gaps: np.ndarray,
                 point=surface[j, centre].copy(), normal=force / np.linalg.norm(force),
                 force=force, penetration=float(max(0.0, -gaps[j, rows].min()))))
     return found
+
+
+def sunk_message(contacts, radius: float, dt: float) -> str | None:
+    """
+    One line on a contact deeper than the envelope's ``radius`` [m], else None.
+
+    A time step (of ``dt`` [s]) that leaves the robot's axis inside an obstacle has not solved
+    the contact: the penalty was too stiff for the step (it overshot) or too soft for the load.
+    """
+    deepest = max(contacts or (), key=lambda c: c.penetration, default=None)
+    if deepest is None or deepest.penetration <= radius:
+        return None
+    return (f'contact with obstacle {deepest.obstacle!r} not resolved at dt = {dt:g} s: the '
+            f'envelope is {deepest.penetration:.3g} m inside it at s = {deepest.s:.4g} m, deeper '
+            f'than its radius {radius:g} m; give a smaller dt or a lower penalty_stiffness (or a '
+            'higher one if the load sinks it: the penetration is about load per length / '
+            'stiffness)')
 
 
 def largest_penetration(contacts: list[ContactPoint]) -> float:

@@ -42,7 +42,7 @@ import elastica as ea
 import numpy as np
 
 from tendon_robot_sim.models.contact import _kernels as contact_kernels
-from tendon_robot_sim.models.contact.report import node_contacts
+from tendon_robot_sim.models.contact.report import node_contacts, sunk_message
 from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
@@ -67,6 +67,9 @@ logger = logging.getLogger(__name__)
 # (elastica/rod/factory_function.py, Kaneko 1975 for Poisson's ratio 0.5);
 # bending E I and torsion G J are used as given.
 PYELASTICA_SHEAR_CORRECTION = 27.0 / 28.0
+# The penalty's stiffest point: d f_n / d(-g) peaks at 1.045 k (at g = -3.1 delta), above the
+# linear spring k it tends to.
+PENALTY_PEAK = 1.045
 # A node farther than this many rod lengths from the base means the run has blown up.
 RUNAWAY_LENGTHS = 2.0
 # Steps between divergence checks: cheap enough to be negligible, soon enough that
@@ -141,6 +144,17 @@ def contact_lengths(robot: Robot, rest_lengths: np.ndarray, nodes: np.ndarray
     disc = np.zeros_like(domain)
     disc[nodes] = np.minimum(robot.disc_thickness, domain[nodes])
     return domain - disc, disc
+
+
+def contact_time_step(robot: Robot, stiffness: float) -> float:
+    """
+    Return the largest stable step [s] of a node on the contact spring of ``stiffness`` alone.
+
+    A node carries the mass and the contact load of the same length of rod (a disc adds mass
+    for its thickness of envelope: slower), so its contact frequency is sqrt(PENALTY_PEAK k /
+    (rho A)) whatever the elements, and position Verlet is stable below 2 / frequency.
+    """
+    return 2.0 / math.sqrt(PENALTY_PEAK * stiffness / robot.rod.linear_density)
 
 
 def soften_end_joints(rod) -> None:
@@ -293,7 +307,19 @@ class TendonSimulator(Settling):
         self.robot = robot
         self.tendon_names = robot.tendon_names
         self.n_tendons = len(robot.tendons)
+        self.world = world
+        self._contact = no_contact() if world is None else world.contact(robot.contact_envelope)
+        if world is not None:
+            check_clear(world, self._contact, robot.base.position, "the robot's base")
         self.stable_dt = stable_time_step(robot)
+        # the stiffest obstacle and the step its contact alone allows (None: no obstacle)
+        self._stiffest = None
+        if world is not None and world.obstacles:
+            stiffest = max(world.obstacles, key=lambda o: o.law[contact_kernels.LAW_K])
+            bound = contact_time_step(robot, stiffest.law[contact_kernels.LAW_K])
+            self._stiffest = (stiffest, bound)
+            # rod and contact spring in parallel: their frequencies add in squares
+            self.stable_dt = 1.0 / math.hypot(1.0 / self.stable_dt, 1.0 / bound)
         if not (is_real(safety_factor) and 0.0 < safety_factor <= 1.0):
             raise InputError(f'safety_factor: must be in (0, 1], got {safety_factor!r}')
         if dt is None:
@@ -308,10 +334,6 @@ class TendonSimulator(Settling):
             self._layout = TendonLayout.from_robot(robot)
         except ValueError as error:
             raise InputError(str(error)) from None
-        self.world = world
-        self._contact = no_contact() if world is None else world.contact(robot.contact_envelope)
-        if world is not None:
-            check_clear(world, self._contact, robot.base.position, "the robot's base")
         off = np.abs(self._layout.mismatch).max()
         if off > 1e-6:
             logger.warning('vertebrae are up to %.3g m away from their nodes; choose '
@@ -461,8 +483,10 @@ class TendonSimulator(Settling):
             If ``duration`` is not a finite number >= 0.
         SimulationDiverged
             When a node position becomes non-finite or farther than
-            2 rod lengths from the base (checked every few steps and at the end).
-            The state is then invalid until :meth:`reset`.
+            2 rod lengths from the base (checked every few steps and at the end), or with a
+            world when the rod's axis ends inside an obstacle (deeper than the envelope's
+            radius: the contact was not resolved). The state is then invalid until
+            :meth:`reset`.
 
         """
         if not (is_real(duration) and math.isfinite(duration) and duration >= 0.0):
@@ -475,7 +499,12 @@ class TendonSimulator(Settling):
         else:
             self._advance_pyelastica(n_steps)
         self._steps += n_steps
-        return self.state()
+        state = self.state()
+        sunk = sunk_message(state.contacts, self._contact.radius[0], self.dt)
+        if sunk:
+            self._diverged = f'at t = {self.time:.6g} s: {sunk}'
+            raise SimulationDiverged(f'{self._diverged}; call reset() to start again')
+        return state
 
     def _advance_compiled(self, n_steps: int) -> None:
         samples = np.empty((n_steps // CHECK_EVERY, 3))
@@ -520,6 +549,11 @@ class TendonSimulator(Settling):
             # below the bound a smaller step cannot help: say so rather than name one
             advice = ('dt is within it, so a smaller step does not help (the loads are beyond '
                       'what the explicit model follows; try the implicit integrator)')
+        if self._stiffest is not None and self.dt > self._stiffest[1]:
+            obstacle, bound = self._stiffest
+            advice += (f'; the contact with obstacle {obstacle.name!r} (penalty_stiffness '
+                       f'{obstacle.law[contact_kernels.LAW_K]:g} N/m^2) alone needs dt <= '
+                       f'{bound:.3g} s: give a smaller dt or a lower penalty_stiffness')
         self._diverged = (
             f'simulation diverged at t = {time:.6g} s (step {self._steps + step}): {what}; '
             f'dt = {self.dt:.3g} s, stability bound {self.stable_dt:.3g} s: {advice}')

@@ -99,7 +99,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
-from tendon_robot_sim.models.contact.report import ContactPoint, rod_contacts
+from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
 from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
@@ -722,6 +722,12 @@ class StaticsSolver:
             slack=slack, converged=True, residual=residual, iterations=iterations,
             evaluations=evaluations, solve_time=time.perf_counter() - start,
             contacts=self.contacts(self._traj))
+
+    def gaps(self, traj: np.ndarray) -> np.ndarray:
+        """Return the smallest gap [m] of the rod's envelope to each obstacle, (obstacles,)."""
+        gaps = probe_points(self._contact, traj[:, 0:3],
+                            np.full(len(traj), self._contact.radius[0]))[0]
+        return gaps.min(axis=1)
 
     def contacts(self, traj: np.ndarray) -> tuple[ContactPoint, ...] | None:
         """Return the contacts of a trajectory (rows p, R, ...) of this grid; None: no world."""
