@@ -140,8 +140,8 @@ def profile(robot, elements: int, tensions, steps: int, repeats: int) -> dict:
         'kinematic_half_steps_x2': lambda n: _kinematics(2 * n, half, rod),
         'shear_stretch_forces': lambda n: _shear_stretch(n, rod, viscosity, work),
         'bend_twist_couples': lambda n: _bend_twist(n, rod, viscosity, work),
-        'gravity_and_tendon_loads': lambda n: _external_loads(n, rod, gravity, tendons, contact,
-                                                                  work),
+        'gravity_tendon_and_contact_loads':
+            lambda n: _external_loads(n, rod, gravity, tendons, contact, work),
         'rate_update_and_damper': lambda n: _update_rates(n, rod, work),
     }
     result = {}

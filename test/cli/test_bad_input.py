@@ -121,7 +121,8 @@ CASES = [
     # a contact the step does not resolve: the robot ends inside the obstacle, named
     (['simulate', '--world', '{soft_floor}', '--integrator', 'explicit', '--duration', '0.1'],
      NO_RESULT, "contact with obstacle 'floor' not resolved at dt = "),
-    (['simulate', '--robot', STEEL, '--world', '{soft_lid}', '--tensions', '0,0,2,0', '--duration', '0.2'], NO_RESULT,
+    (['simulate', '--robot', STEEL, '--world', '{soft_lid}', '--tensions', '0,0,2,0',
+      '--duration', '0.2'], NO_RESULT,
      "contact with obstacle 'lid' not resolved at dt = 0.002 s"),
     (['statics', '--tensions', '0,0,0,0', '--model', 'discrete', '--world', '{negative_world}'],
      BAD, 'obstacles[0].radius: must be > 0'),

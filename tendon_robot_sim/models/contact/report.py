@@ -90,10 +90,10 @@ def rod_contacts(names, contact: kernels.Contact, arc: np.ndarray, points: np.nd
     forces = loads * weights
     if discs is not None and len(discs[0]):
         where, centres, thickness = discs
-        d_gaps, d_surface, d_normals, d_loads = probe_points(contact, centres,
-                                                       np.full(len(where), contact.radius[1]))
+        d_gaps, d_surface, d_normals, d_loads = probe_points(
+            contact, centres, np.full(len(where), contact.radius[1]))
         rod_gaps, _, _, rod_loads = probe_points(contact, centres,
-                                           np.full(len(where), contact.radius[0]))
+                                                 np.full(len(where), contact.radius[0]))
         order = np.argsort(np.concatenate((arc, where)), kind='stable')
         arc = np.concatenate((arc, where))[order]
         gaps = np.concatenate((gaps, np.minimum(d_gaps, rod_gaps)), axis=1)[:, order]

@@ -47,7 +47,7 @@ def cylinder_world(radius: float, centre) -> object:
 
 
 def assert_agree(tip, force, other_tip, other_force):
-    """The issue's bounds: tips within 0.5 mm, contact forces within 5 % as vectors."""
+    """Assert the issue's bounds: tips within 0.5 mm, contact forces within 5 % as vectors."""
     assert np.linalg.norm(np.asarray(tip) - other_tip) < 0.5e-3
     assert np.linalg.norm(np.asarray(force) - other_force) < 0.05 * np.linalg.norm(other_force)
 

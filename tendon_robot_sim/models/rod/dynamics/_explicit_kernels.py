@@ -69,7 +69,8 @@ import numpy as np
 # the contact laws of every solver (penalty, normal damping, regularised Coulomb); a kernel
 # called, not inlined: edit models/contact/_kernels.py and the numba cache of this file must be
 # cleared too (its on-disk cache is keyed by this file only)
-from tendon_robot_sim.models.contact._kernels import contact_force, CW_F, CW_P, CW_V
+from tendon_robot_sim.models.contact._kernels import (beyond, contact_force, CUTOFF, CW_F, CW_P,
+                                                      CW_V, LAW_DELTA)
 
 # Rows of the work array of rod_work(): per-element (or per-node) scratch of one step.
 _LENGTH, _DILATATION = 0, 1         # l, e = l / l0
@@ -431,14 +432,27 @@ def contact_loads(position, velocity, world, rod_lengths, disc_lengths, forces):
     (``world.radius[0]``) over ``rod_lengths[k]`` [m] of rod (the node's Voronoi domain less
     the disc there), at that of the disc (``world.radius[1]``) over ``disc_lengths[k]`` (its
     thickness at a vertebra node, 0 elsewhere). Node 0 is the clamp: nothing is applied there.
+    Broad phase first (``contact._kernels.beyond``, inlined): a node farther from every
+    obstacle's bounding sphere than the larger envelope plus the penalty's cut-off makes no
+    call of ``contact_force``.
     """
-    if world.shape.size == 0:
+    n = world.shape.size
+    if n == 0:
         return
     cw = world.work
     p, vel, f = cw[CW_P:CW_P + 3], cw[CW_V:CW_V + 3], cw[CW_F:CW_F + 3]
+    envelope = max(world.radius[0], world.radius[1])
     for k in range(1, position.shape[1]):
         for a in range(3):
             p[a] = position[a, k]
+        near = False
+        for j in range(n):
+            if not beyond(world, j, p, envelope + CUTOFF * world.law[j, LAW_DELTA]):
+                near = True
+                break
+        if not near:
+            continue
+        for a in range(3):
             vel[a] = velocity[a, k]
         for envelope in range(2):
             length = rod_lengths[k] if envelope == 0 else disc_lengths[k]

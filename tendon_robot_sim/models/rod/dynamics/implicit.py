@@ -535,8 +535,8 @@ class ImplicitSimulator(StaticEquilibrium, Settling):
             name = world.names[int(np.argmin(self.statics.gaps(self._good)))]
             where = 'nearest'
         law = world.obstacles[world.names.index(name)].law
-        return (f', {where} obstacle {name!r} (penalty_stiffness {law[LAW_K]:g} N/m^2: a smaller dt '
-                'or a lower penalty_stiffness lets the contact converge)')
+        return (f', {where} obstacle {name!r} (penalty_stiffness {law[LAW_K]:g} N/m^2: a '
+                'smaller dt or a lower penalty_stiffness lets the contact converge)')
 
     def _switch_modes(self) -> None:
         """

@@ -34,10 +34,11 @@ from collections import namedtuple
 import math
 
 from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc_contact,
-                                                       disc_inertia, DISCRETE, FAILED, FD_STEP, MAT_GRAVITY,
-                                                       MAT_P0, MAX_ITERATIONS, PYELASTICA, rk4,
-                                                       viscous_curvature, viscous_strain,
-                                                       viscous_wrench, Z_Q, Z_U, Z_V, Z_W)
+                                                       disc_inertia, DISCRETE, FAILED, FD_STEP,
+                                                       MAT_GRAVITY, MAT_P0, MAX_ITERATIONS,
+                                                       PYELASTICA, rk4, viscous_curvature,
+                                                       viscous_strain, viscous_wrench, Z_Q, Z_U,
+                                                       Z_V, Z_W)
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
 
