@@ -27,7 +27,12 @@ a frictionless cylinder whose top touches the rod's underside at the clamp's hei
   apart), the support and clamp forces and the largest deflection against beam theory
   (3wL/8, 5wL/8, wL^4 / (185 EI) at 0.5785 L), the penetration;
 * implicit dynamics (``kirchhoff``, dt = 2 ms) at rest on the prop: the real-time factor at
-  the default steps with a world (one per ``CONTACT_STEP``) and at 100 steps.
+  the default steps with a world (one per ``CONTACT_STEP``) and at 100 steps;
+* the issue's speed targets as ``simulate`` runs them (``--speed-only`` for these alone): the
+  nitinol robot (implicit, its default ``discrete`` model, dt = 2 ms) resting its discs on a
+  floor beside a post, the steel robot (implicit, dt = 2 ms) resting on its prop, and the
+  silicone robot (explicit) in ``config/world_post.yaml`` pulled onto the post and the plate,
+  each against the same run without a world.
 
 Numba compilation is excluded (one solve first). The last line printed with --json is one JSON
 object.
@@ -43,7 +48,8 @@ import time
 from machine import machine_info
 import numpy as np
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.contact.world import world_from_dict
+from tendon_robot_sim.models.contact.world import load_world, world_from_dict
+from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -102,12 +108,57 @@ def dynamics(steps, duration):
             'support_error': prop.force[2] / (3 * W * L / 8) - 1.0}
 
 
+def in_contact(name, make, tensions, duration):
+    """Real-time factor of ``make(world)`` at rest or pulled in contact, and without the world."""
+    row = {'robot': name}
+    for label, world in (('world', True), ('free', False)):
+        sim = make(world)
+        sim.set_tensions(tensions)
+        state = sim.advance(0.05)                   # compiled, and in contact
+        start = time.perf_counter()
+        state = sim.advance(duration)
+        row[f'{label}_real_time_factor'] = duration / (time.perf_counter() - start)
+        if world:
+            row['contacts'] = sorted({c.obstacle for c in state.contacts})
+            row['dt_s'] = sim.dt
+    return row
+
+
+def speed_rows(duration):
+    nitinol = load_robot(default_robot_file().parent / 'nitinol_robot.yaml')
+    silicone = load_robot(default_robot_file())
+    beside = world_from_dict({'obstacles': [
+        {'name': 'floor', 'shape': 'plane', 'position': [0.0, 0.0, -0.019]},
+        {'name': 'post', 'shape': 'cylinder', 'radius': 0.01, 'length': 0.2, 'capsule': True,
+         'position': [0.15, 0.03, 0.0]}]})
+    post = load_world(default_robot_file().parent / 'world_post.yaml')
+    return [
+        in_contact('nitinol (implicit)', lambda w: ImplicitSimulator(
+            nitinol, dt=0.002, world=beside if w else None), [0.0] * 3, duration),
+        in_contact('steel (implicit)', lambda w: ImplicitSimulator(
+            ROBOT, dt=0.002, world=world() if w else None), [0.0] * 4, duration),
+        in_contact('silicone (explicit)', lambda w: TendonSimulator(
+            silicone, world=post if w else None), [0.0, 0.0, 0.0, 2.0], duration),
+    ]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--duration', type=float, default=0.2, help='simulated s per run')
     parser.add_argument('--json', action='store_true')
+    parser.add_argument('--speed-only', action='store_true',
+                        help='only the simulate runs of the speed targets')
     args = parser.parse_args()
+    speed = speed_rows(max(args.duration, 0.5))
+    for row in speed:
+        print(f"simulate {row['robot']:20s} dt {row['dt_s'] * 1e3:.3g} ms, in contact with "
+              f"{', '.join(row['contacts'])}: {row['world_real_time_factor']:.2f} x real time "
+              f"(without the world {row['free_real_time_factor']:.2f})")
+    if args.speed_only:
+        if args.json:
+            print(json.dumps({'machine': machine_info(), 'simulate': speed}))
+        return
     rows = [statics(model, step, args.repeats) for model in ('kirchhoff', 'cosserat')
             for step in (0.0005, 0.001, 0.002)]
     rows += [statics('kirchhoff', 0.001, args.repeats, stiffness) for stiffness in (1e6, 1e8)]
@@ -124,7 +175,8 @@ def main():
         print(f"implicit {run['steps']} steps, dt {run['dt_s'] * 1e3:.0f} ms: real-time factor "
               f"{run['real_time_factor']:.2f}")
     if args.json:
-        print(json.dumps({'machine': machine_info(), 'statics': rows, 'implicit': runs}))
+        print(json.dumps({'machine': machine_info(), 'statics': rows, 'implicit': runs,
+                          'simulate': speed}))
 
 
 if __name__ == '__main__':

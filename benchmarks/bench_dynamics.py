@@ -114,9 +114,10 @@ def _bend_twist(n, rod, viscosity, work):
 
 
 @njit
-def _external_loads(n, rod, gravity, tendons, work):
+def _external_loads(n, rod, gravity, tendons, contact, work):
     for _ in range(n):
-        kernels._external_loads(rod[0], rod[1], rod[4], gravity, tendons, work)
+        kernels._external_loads(rod[0], rod[1], rod[2], rod[4], gravity, tendons, contact,
+                                work)
 
 
 @njit
@@ -131,14 +132,16 @@ def profile(robot, elements: int, tensions, steps: int, repeats: int) -> dict:
     sim = TendonSimulator(robot.with_changes(elements=elements))
     sim.set_tensions(tensions)
     sim.advance(0.05)                        # bent and moving
-    # the kernel's own arguments (rod arrays, work, gravity, decay, viscosity, tendons)
-    rod, work, gravity, _, viscosity, tendons = sim._compiled[:6]
+    # the kernel's own arguments (rod arrays, work, gravity, decay, viscosity, tendons,
+    # contact)
+    rod, work, gravity, _, viscosity, tendons, contact = sim._compiled[:7]
     half = 0.5 * sim.dt
     parts = {
         'kinematic_half_steps_x2': lambda n: _kinematics(2 * n, half, rod),
         'shear_stretch_forces': lambda n: _shear_stretch(n, rod, viscosity, work),
         'bend_twist_couples': lambda n: _bend_twist(n, rod, viscosity, work),
-        'gravity_and_tendon_loads': lambda n: _external_loads(n, rod, gravity, tendons, work),
+        'gravity_tendon_and_contact_loads':
+            lambda n: _external_loads(n, rod, gravity, tendons, contact, work),
         'rate_update_and_damper': lambda n: _update_rates(n, rod, work),
     }
     result = {}

@@ -37,9 +37,10 @@ every step of the implicit model, every millisecond of
 the explicit one. With ``--json`` the last line on stdout is one JSON object with
 ``tip_position`` [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``sim_time``
 (s), ``wall_time`` (s), ``real_time_factor``, ``steady`` and ``integrator``. A progress bar goes
-to stderr when it is a terminal. ``--world FILE`` (implicit integrator) puts obstacles in the
-robot's way: the JSON gets ``contacts`` and ``max_penetration`` (as ``statics --json``), the
-trajectory ``contact_fx, contact_fy, contact_fz`` [N], the total contact force on the robot.
+to stderr when it is a terminal. ``--world FILE`` puts obstacles in the robot's way (either
+integrator; ``auto`` picks as without one): the JSON gets ``contacts`` and ``max_penetration``
+(as ``statics --json``), the trajectory ``contact_fx, contact_fy, contact_fz`` [N], the total
+contact force on the robot.
 
 The implicit model checks every step (``models/rod/dynamics/implicit_step_control.py``): its
 local error estimate of the tip goes in the trajectory's column ``tip_error_estimate`` [m]
@@ -136,9 +137,9 @@ def register(subparsers) -> None:
                         help='with --tip-tolerance: the smallest step in s, rounded down to '
                              '--dt / 2^k (default --dt / 16)')
     parser.add_argument('--world', default=None, metavar='FILE',
-                        help='world description YAML: obstacles the robot touches (implicit '
-                             'integrator; docs/tendon_robot.md, "Contact with the world"); the '
-                             'trajectory gets the total contact force')
+                        help='world description YAML: obstacles the robot touches '
+                             '(docs/tendon_robot.md, "Contact with the world"); the trajectory '
+                             'gets the total contact force')
     parser.add_argument('--trajectory-out', default=None, metavar='FILE.csv',
                         type=OutputPath('file', ('.csv',)),
                         help='write the tip and the tendons over time to this CSV file')
@@ -292,11 +293,7 @@ def run(args: argparse.Namespace) -> int:
         # displacements over time need the implicit integrator: auto takes it for them
         asked = ('implicit' if args.displacements_csv and args.integrator == 'auto'
                  else args.integrator)
-        integrator, why = choose_integrator(robot, 'implicit' if world and asked == 'auto'
-                                            else asked)
-        if world is not None and integrator == 'explicit':
-            raise CommandError('--world: contact is not modelled in the explicit integrator yet; '
-                               'use --integrator implicit')
+        integrator, why = choose_integrator(robot, asked)
         series = read_series(args, robot, integrator)
         field = series.fields if series is not None else None
         duration = args.duration or (series.end if series is not None else 1.0)
@@ -316,7 +313,7 @@ def run(args: argparse.Namespace) -> int:
                                f'explicit ({why}): add --integrator implicit')
         else:
             from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
-            sim = TendonSimulator(robot, dt=args.dt)
+            sim = TendonSimulator(robot, dt=args.dt, world=world)
         # a trajectory file keeps a row per step (implicit) or per millisecond (explicit)
         check_steps(total, sim.dt, kept=args.trajectory_out is not None,
                     option='--max-time' if args.until_steady else '--duration')

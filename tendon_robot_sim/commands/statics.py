@@ -84,8 +84,12 @@ def run(args: argparse.Namespace) -> int:
         robot = load_robot(path)
         world = None if args.world is None else load_world(args.world)
         if world is not None and args.model == 'discrete':
-            raise CommandError('--world: contact is not modelled in the discrete statics yet; '
-                               'use --model cosserat or kirchhoff')
+            # its discs touch (models/rod/statics), but a cold solve under tendon loads in
+            # contact can settle on a spurious curled shape: refused rather than returned
+            raise CommandError('--world: the discrete statics in contact is not reliable under '
+                               'tendon loads yet (it can return a spurious curled shape); use '
+                               '--model cosserat or kirchhoff, or simulate --integrator '
+                               'explicit for the discs')
         solver = StaticsSolver(robot, args.model, constitutive=args.constitutive, world=world)
         if args.tensions is not None:
             values = parse_values(args.tensions, '--tensions')

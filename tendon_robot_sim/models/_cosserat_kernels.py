@@ -280,11 +280,12 @@ def _kinematics(y, v0, v1, v2, u0, u1, u2, dy):
 
 
 @kernel
-def _contact_load(world, y, moving, iq):
+def _contact_load(world, y, moving, iq, a):
     """
     Return the contact load per unit length f_c [N/m] (world frame) on the rod at y.
 
-    Penalty at the rod's envelope (``world.radius[0]``) around p = y[0:3]; moving (dynamics):
+    Penalty at the envelope of radius a [m] (the rod's ``world.radius[0]``, a disc's
+    ``world.radius[1]``) around p = y[0:3]; moving (dynamics):
     also damping and friction on the velocity R q (q = y[iq:iq + 3], body frame). The returned
     array is scratch of ``world.work``: use it before the next call.
     """
@@ -295,8 +296,26 @@ def _contact_load(world, y, moving, iq):
         f[i] = 0.0
         vel[i] = (y[3 + 3 * i] * y[iq] + y[4 + 3 * i] * y[iq + 1] + y[5 + 3 * i] * y[iq + 2]
                   if moving else 0.0)
-    contact_force(world, p, vel, moving, world.radius[0], f, cw[0:12])
+    contact_force(world, p, vel, moving, a, f, cw[0:12])
     return f
+
+
+@kernel
+def disc_contact(world, y, moving, iq, thickness, f):
+    """
+    Add to f the contact force [N] (world frame) on a disc of ``thickness`` [m] at y.
+
+    The disc replaces the rod's envelope over its thickness: thickness (f_c at the disc's
+    radius - f_c at the rod's), the rod's share being in the rod's distributed load. Applied
+    at the backbone: the normal load's moment about it is zero (it points at the axis); that
+    of friction at the rim is left out, as the explicit model's nodes leave it out.
+    """
+    fc = _contact_load(world, y, moving, iq, world.radius[1])
+    d0, d1, d2 = fc[0], fc[1], fc[2]
+    fc = _contact_load(world, y, moving, iq, world.radius[0])
+    f[0] += thickness * (d0 - fc[0])
+    f[1] += thickness * (d1 - fc[1])
+    f[2] += thickness * (d2 - fc[2])
 
 
 @kernel
@@ -337,7 +356,7 @@ def _rhs_rod(law, mat, y, dy, dyn, row, world):
     dy[13] = -mat[MAT_RHOAG + 1]
     dy[14] = -mat[MAT_RHOAG + 2]
     if world.shape.size:
-        fc = _contact_load(world, y, dyn.on, 18)
+        fc = _contact_load(world, y, dyn.on, 18, world.radius[0])
         for i in range(3):
             dy[12 + i] -= fc[i]
     dy[15] = -(p1 * n2 - p2 * n1)
@@ -493,7 +512,7 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
     f2 = y[5] * g0 + y[8] * g1 + y[11] * g2
     if world.shape.size:
         # + R^T f_c: contact with the world
-        fc = _contact_load(world, y, dyn.on, 18 + nt)
+        fc = _contact_load(world, y, dyn.on, 18 + nt, world.radius[0])
         f0 += y[3] * fc[0] + y[6] * fc[1] + y[9] * fc[2]
         f1 += y[4] * fc[0] + y[7] * fc[1] + y[10] * fc[2]
         f2 += y[5] * fc[0] + y[8] * fc[1] + y[11] * fc[2]

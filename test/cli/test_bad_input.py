@@ -44,7 +44,6 @@ V4 = str(ROOT / 'config' / 'opencr_ftdcr_v4.yaml')
 V4_MAP = (ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml').read_text()
 V4_TABLE = (ROOT / 'test' / 'data' / 'opencr_ftdcr_v4'
             / 'tdcr_sysid_20260511-183002_val.csv').read_text().splitlines(keepends=True)[:4]
-WORLD = str(ROOT / 'config' / 'world_post.yaml')
 
 # (argv, exit code, text the one error line must contain). {name} stands for a file of
 # FILES, written for the test.
@@ -116,11 +115,17 @@ CASES = [
     (['statics', '--tensions', '0,0,0,0', '--world', '{mesh_world}'], BAD,
      '{mesh_world}: obstacles[0].file: '),
     (['statics', '--tensions', '0,0,0,0', '--world', '{missing}'], BAD, 'cannot read'),
-    (['simulate', '--world', WORLD, '--integrator', 'explicit'], BAD,
-     '--world: contact is not modelled in the explicit integrator yet'),
+    (['simulate', '--world', '{base_world}', '--integrator', 'explicit'], BAD,
+     "obstacles[0] (table): intersects the robot's base"),
     (['simulate', '--world', '{negative_world}'], BAD, 'obstacles[0].radius: must be > 0'),
-    (['statics', '--tensions', '0,0,0,0', '--model', 'discrete', '--world', WORLD],
-     BAD, '--world: contact is not modelled in the discrete statics yet'),
+    # a contact the step does not resolve: the robot ends inside the obstacle, named
+    (['simulate', '--world', '{soft_floor}', '--integrator', 'explicit', '--duration', '0.1'],
+     NO_RESULT, "contact with obstacle 'floor' not resolved at dt = "),
+    (['simulate', '--robot', STEEL, '--world', '{soft_lid}', '--tensions', '0,0,2,0',
+      '--duration', '0.2'], NO_RESULT,
+     "contact with obstacle 'lid' not resolved at dt = 0.002 s"),
+    (['statics', '--tensions', '0,0,0,0', '--model', 'discrete', '--world', '{negative_world}'],
+     BAD, 'obstacles[0].radius: must be > 0'),
     (['statics', '--tensions', '1,0,0,0', '--robot', '{binary}'], BAD, 'not UTF-8'),
     (['statics', '--displacements', '0.001,0,0,0', '--robot', '{mm_reference}'], BAD,
      'tendons[0].reference_length: must be within 0.5 to 2 times'),
@@ -583,6 +588,13 @@ def files(tmp_path_factory):
         'negative_world': ('negative_world.yaml',
                            'obstacles: [{name: ball, shape: sphere, radius: -0.01}]'),
         'base_world': ('base_world.yaml', 'obstacles: [{name: table, shape: plane}]'),
+        # far too soft for the load: the discs sink through the floor, the rod into the lid
+        'soft_floor': ('soft_floor.yaml', 'contact: {penalty_stiffness: 100.0}\n'
+                       'obstacles: [{name: floor, shape: plane, position: [0, 0, -0.019]}]'),
+        'soft_lid': ('soft_lid.yaml', 'contact: {penalty_stiffness: 10.0}\n'
+                     'obstacles: [{name: lid, shape: cylinder, radius: 0.05, length: 0.1,\n'
+                     '             position: [0.4, 0, 0.056], orientation: [-0.7071068, 0, 0,'
+                     ' 0.7071068]}]'),
         'fake_mesh': ('fake.stl', 'solid fake\nthis is no mesh\n'),
         'mesh_world': ('mesh_world.yaml',
                        'obstacles: [{name: bone, shape: mesh, file: fake.stl}]'),

@@ -365,7 +365,7 @@ def test_a_world_puts_its_contacts_in_the_json_and_the_contact_force_in_the_traj
                     '--trajectory-out', str(out), '--json')
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert summary['integrator'] == 'implicit'      # the one that takes a world
+    assert summary['integrator'] == 'implicit'      # auto: the stiff steel rod's
     (contact,) = summary['contacts']
     robot = load_robot(steel)
     weight = robot.rod.linear_density * robot.rod.length * 9.81
@@ -410,3 +410,25 @@ def test_the_time_left_is_measured_after_the_start_up_and_a_bound_says_so(
         update(0.05)
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(expected), lines
+
+
+def test_the_explicit_integrator_takes_a_world_and_reports_its_contacts(tmp_path):
+    """The silicone robot's discs come to rest on a floor 1 mm below them (explicit, auto)."""
+    robot = tmp_path / 'damped.yaml'
+    data = load_robot(default_robot_file()).with_changes(damping={'ratio': 0.9}).to_dict()
+    robot.write_text(yaml.safe_dump(data))
+    world = tmp_path / 'floor.yaml'
+    world.write_text('obstacles: [{name: floor, shape: plane, position: [0, 0, -0.019]}]\n')
+    out = tmp_path / 'run.csv'
+    proc = simulate('--robot', str(robot), '--world', str(world), '--duration', '0.02',
+                    '--trajectory-out', str(out), '--json')
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary['integrator'] == 'explicit'
+    forces = np.array([c['force'] for c in summary['contacts']])
+    assert {c['obstacle'] for c in summary['contacts']} == {'floor'}
+    assert np.all(forces[:, 2] > 0.0)
+    rows = np.loadtxt(out, delimiter=',', skiprows=1, ndmin=2)
+    # the floor carries part of the weight (rod and discs: 0.43 N), none of it pulls
+    assert 0.0 < rows[-1, -1] < 0.43
+    np.testing.assert_allclose(rows[-1, -1], forces[:, 2].sum(), rtol=1e-6)

@@ -137,7 +137,7 @@ def contact_force(law, d, n, a, vel=None):
     if vel is None:
         return fn[:, None] * n
     vn = np.sum(vel * n, axis=1)
-    on = 1.0 / (1.0 + np.exp(g / law[LAW_DELTA]))
+    on = np.exp(-np.logaddexp(0.0, g / law[LAW_DELTA]))
     fn = np.maximum(fn - law[LAW_DAMPING] * on * vn, 0.0)
     vt = vel - vn[:, None] * n
     slip = np.sqrt(np.sum(vt * vt, axis=1) + law[LAW_SLIP] ** 2)

@@ -99,6 +99,20 @@ class Obstacle:
     capsule: bool = False
     triangles: np.ndarray | None = None    # (t, 3, 3) mesh vertices in its own frame [m]
 
+    def bounding_sphere(self) -> np.ndarray:
+        """Return centre [m] and radius [m] of a sphere enclosing it (a plane: radius -1)."""
+        if self.shape == 'plane':
+            return np.concatenate((self.position, [-1.0]))
+        if self.shape == 'mesh':
+            vertices = self.triangles.reshape(-1, 3)
+            middle = 0.5 * (vertices.min(axis=0) + vertices.max(axis=0))
+            radius = float(np.linalg.norm(vertices - middle, axis=1).max())
+            return np.concatenate((self.position + self.rotation @ middle, [radius]))
+        r, h = self.dims[0], self.dims[1]
+        radius = {'sphere': r, 'cylinder': r + h if self.capsule else float(np.hypot(r, h)),
+                  'box': float(np.linalg.norm(self.dims))}[self.shape]
+        return np.concatenate((self.position, [radius]))
+
 
 @dataclass(frozen=True)
 class World:
@@ -125,6 +139,7 @@ class World:
         dims = np.zeros((n, 3))
         law = np.zeros((n, 5))
         grid = np.zeros((n, kernels.GRID_SIZE))
+        bounds = np.array([o.bounding_sphere() for o in self.obstacles]).reshape(n, 4)
         cells, items, tris = [np.zeros(1, dtype=np.int64)], [], []
         n_tri = n_cell = 0
         for j, o in enumerate(self.obstacles):
@@ -150,7 +165,7 @@ class World:
             shape=shape, pose=pose, dims=dims, law=law, grid=grid,
             cells=np.concatenate(cells).astype(np.int64),
             items=(np.concatenate(items) if items else np.zeros(0)).astype(np.int64),
-            tri=np.concatenate(tris) if tris else np.zeros((0, 3, 3)),
+            tri=np.concatenate(tris) if tris else np.zeros((0, 3, 3)), bounds=bounds,
             radius=np.array(envelope, dtype=float), work=np.zeros(kernels.CW_SIZE))
 
 

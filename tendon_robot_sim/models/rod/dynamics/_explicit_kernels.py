@@ -39,6 +39,7 @@ clamp (``OneEndFixedBC``), gravity, the mass-proportional damper
    passes 3 and 4 also apply the strain-rate damping of the highest modes
    (:func:`strain_rate_damping`, our addition to PyElastica's rod, which the PyElastica
    path applies as a forcing);
+   and the obstacles' contact loads on the nodes (:func:`contact_loads`);
 5. v += dt a, omega += dt alpha, clamp rates, times exp(-c dt) (:func:`_update_rates`);
 6. kinematic half step.
 
@@ -64,6 +65,12 @@ function is invalidated only when its own file changes, so a kernel that
 
 from numba import njit
 import numpy as np
+
+# the contact laws of every solver (penalty, normal damping, regularised Coulomb); a kernel
+# called, not inlined: edit models/contact/_kernels.py and the numba cache of this file must be
+# cleared too (its on-disk cache is keyed by this file only)
+from tendon_robot_sim.models.contact._kernels import (beyond, contact_force, CUTOFF, CW_F, CW_P,
+                                                      CW_V, LAW_DELTA)
 
 # Rows of the work array of rod_work(): per-element (or per-node) scratch of one step.
 _LENGTH, _DILATATION = 0, 1         # l, e = l / l0
@@ -98,8 +105,8 @@ def rod_work(n_elems: int) -> np.ndarray:
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'})
-def advance_rod(n_steps, dt, rod, work, gravity, decay, viscosity, tendons, check_every, origin,
-                limit, tip_samples):
+def advance_rod(n_steps, dt, rod, work, gravity, decay, viscosity, tendons, contact, check_every,
+                origin, limit, tip_samples):
     """
     Advance the rod ``n_steps`` position-Verlet steps of ``dt`` [s], in place.
 
@@ -124,6 +131,9 @@ def advance_rod(n_steps, dt, rod, work, gravity, decay, viscosity, tendons, chec
     tendons : tuple
         The arguments of :func:`tendon_wrench_kernel` after position and director and
         before the output arrays (``TendonForces.kernel_arguments``).
+    contact : tuple
+        The arguments of :func:`contact_loads` after position and velocity and before the
+        output (world, rod lengths, disc lengths): an empty world adds nothing.
     check_every : int
         Steps between divergence checks and tip samples.
     origin : array (3,)
@@ -149,7 +159,7 @@ def advance_rod(n_steps, dt, rod, work, gravity, decay, viscosity, tendons, chec
         _kinematic_half_step(half, position, director, velocity, omega)
     for step in range(1, n_steps + 1):
         # the loads first: the strain-rate damping of the bend/twist pass adds to the torques
-        _external_loads(position, director, mass, gravity, tendons, work)
+        _external_loads(position, director, velocity, mass, gravity, tendons, contact, work)
         _shear_stretch(position, director, velocity, omega, rest_lengths, shear_matrix,
                        rest_sigma, viscosity, work)
         _bend_twist(director, omega, rest_voronoi_lengths, bend_matrix, rest_kappa, viscosity,
@@ -366,8 +376,8 @@ def _bend_twist(director, omega, rest_voronoi_lengths, bend_matrix, rest_kappa, 
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
-def _external_loads(position, director, mass, gravity, tendons, work):
-    """Gravity m g, then the tendons, vertebra weights and tip wrench into ``work``."""
+def _external_loads(position, director, velocity, mass, gravity, tendons, contact, work):
+    """Gravity m g, the tendons, vertebra weights, tip wrench and contact into ``work``."""
     force = work[_FORCE:_FORCE + 3]
     torque = work[_TORQUE:_TORQUE + 3]      # (its last column is not used)
     for a in range(3):
@@ -378,6 +388,53 @@ def _external_loads(position, director, mass, gravity, tendons, work):
      moments) = tendons
     tendon_wrench_kernel(position, director, nodes, holes, base_holes, anchors, tensions,
                          weight, tip_force, tip_moment, q, offsets, moments, force, torque)
+    world, rod_lengths, disc_lengths = contact
+    contact_loads(position, velocity, world, rod_lengths, disc_lengths, force)
+
+
+@njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')
+def contact_loads(position, velocity, world, rod_lengths, disc_lengths, forces):
+    """
+    Add the obstacles' contact forces on the nodes [N] (world frame) to ``forces`` (3, nodes).
+
+    The distributed load per unit length of every solver (``contact._kernels.contact_force``:
+    the smooth penalty, normal damping and regularised Coulomb friction on the node's
+    velocity) lumped on the nodes as their mass is: at the envelope of the rod
+    (``world.radius[0]``) over ``rod_lengths[k]`` [m] of rod (the node's Voronoi domain less
+    the disc there), at that of the disc (``world.radius[1]``) over ``disc_lengths[k]`` (its
+    thickness at a vertebra node, 0 elsewhere). Node 0 is the clamp: nothing is applied there.
+    Broad phase first (``contact._kernels.beyond``, inlined): a node farther from every
+    obstacle's bounding sphere than the larger envelope plus the penalty's cut-off makes no
+    call of ``contact_force``.
+    """
+    n = world.shape.size
+    if n == 0:
+        return
+    cw = world.work
+    p, vel, f = cw[CW_P:CW_P + 3], cw[CW_V:CW_V + 3], cw[CW_F:CW_F + 3]
+    envelope = max(world.radius[0], world.radius[1])
+    for k in range(1, position.shape[1]):
+        for a in range(3):
+            p[a] = position[a, k]
+        near = False
+        for j in range(n):
+            if not beyond(world, j, p, envelope + CUTOFF * world.law[j, LAW_DELTA]):
+                near = True
+                break
+        if not near:
+            continue
+        for a in range(3):
+            vel[a] = velocity[a, k]
+        for envelope in range(2):
+            length = rod_lengths[k] if envelope == 0 else disc_lengths[k]
+            if length == 0.0:
+                continue
+            f[0] = 0.0
+            f[1] = 0.0
+            f[2] = 0.0
+            contact_force(world, p, vel, True, world.radius[envelope], f, cw[0:12])
+            for a in range(3):
+                forces[a, k] += length * f[a]
 
 
 @njit(cache=True, error_model='numpy', fastmath={'contract'}, inline='always')

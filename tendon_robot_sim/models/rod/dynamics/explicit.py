@@ -19,7 +19,7 @@ Dynamic simulation of a tendon-driven continuum robot with PyElastica 1.0.
 :class:`~tendon_robot_sim.models.tendon_robot.Robot`
 (vertebra discs with mass and inertia, clamped at the base, gravity,
 mass-proportional damping, the Kelvin-Voigt damping of its strain rates
-(:class:`StrainRateDamping`), one
+(:class:`StrainRateDamping`), contact with the obstacles of a world (:class:`WorldContact`), one
 :class:`~tendon_robot_sim.models.rod.dynamics.tendon_forces.TendonForces` for all tendons; see
 :func:`build_rod_system`), steps it with position Verlet (compiled, or PyElastica's
 ``PositionVerlet.step`` as the reference) at a time step derived
@@ -41,9 +41,13 @@ from typing import Mapping
 import elastica as ea
 import numpy as np
 
+from tendon_robot_sim.models.contact import _kernels as contact_kernels
+from tendon_robot_sim.models.contact.report import node_contacts, sunk_message
+from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod.dynamics._explicit_kernels import (advance_rod,
+                                                                    contact_loads,
                                                                     first_bad_node, rod_arrays,
                                                                     rod_work,
                                                                     strain_rate_damping)
@@ -63,6 +67,9 @@ logger = logging.getLogger(__name__)
 # (elastica/rod/factory_function.py, Kaneko 1975 for Poisson's ratio 0.5);
 # bending E I and torsion G J are used as given.
 PYELASTICA_SHEAR_CORRECTION = 27.0 / 28.0
+# The penalty's stiffest point: d f_n / d(-g) peaks at 1.045 k (at g = -3.1 delta), above the
+# linear spring k it tends to.
+PENALTY_PEAK = 1.045
 # A node farther than this many rod lengths from the base means the run has blown up.
 RUNAWAY_LENGTHS = 2.0
 # Steps between divergence checks: cheap enough to be negligible, soon enough that
@@ -99,6 +106,55 @@ class StrainRateDamping(ea.NoForces):
                             system.rest_lengths, system.rest_voronoi_lengths,
                             system.shear_matrix, system.bend_matrix, self.viscosity,
                             system.external_forces, system.external_torques)
+
+
+class WorldContact(ea.NoForces):
+    """
+    The obstacles' contact loads on the rod's nodes as a PyElastica forcing.
+
+    :func:`~tendon_robot_sim.models.rod.dynamics._explicit_kernels.contact_loads` (the compiled
+    stepper calls the same inside its loads pass): the contact laws of every solver
+    (``models/contact/_kernels.py``) lumped on the nodes. ``arguments``: its arguments after
+    position and velocity (:func:`contact_lengths`).
+    """
+
+    def __init__(self, arguments: tuple):
+        super().__init__()
+        self.arguments = arguments
+
+    def apply_forces(self, system, time: np.float64 = np.float64(0.0)) -> None:
+        """Add the contact forces of the current positions and velocities."""
+        contact_loads(system.position_collection, system.velocity_collection, *self.arguments,
+                      system.external_forces)
+
+
+def contact_lengths(robot: Robot, rest_lengths: np.ndarray, nodes: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """
+    Length of rod and of disc envelope each node carries the contact load of [m], (n + 1,).
+
+    A node stands for its Voronoi domain of the rod (half of each element next to it, from
+    the elements' ``rest_lengths``); a vertebra node's disc (``nodes``) replaces the rod's
+    envelope over the disc's thickness. The clamp's node carries nothing.
+    """
+    domain = np.zeros(rest_lengths.size + 1)
+    domain[:-1] += 0.5 * rest_lengths
+    domain[1:] += 0.5 * rest_lengths
+    domain[0] = 0.0
+    disc = np.zeros_like(domain)
+    disc[nodes] = np.minimum(robot.disc_thickness, domain[nodes])
+    return domain - disc, disc
+
+
+def contact_time_step(robot: Robot, stiffness: float) -> float:
+    """
+    Return the largest stable step [s] of a node on the contact spring of ``stiffness`` alone.
+
+    A node carries the mass and the contact load of the same length of rod (a disc adds mass
+    for its thickness of envelope: slower), so its contact frequency is sqrt(PENALTY_PEAK k /
+    (rho A)) whatever the elements, and position Verlet is stable below 2 / frequency.
+    """
+    return 2.0 / math.sqrt(PENALTY_PEAK * stiffness / robot.rod.linear_density)
 
 
 def soften_end_joints(rod) -> None:
@@ -144,7 +200,8 @@ def add_vertebra_discs(rod, robot: Robot, layout: TendonLayout) -> None:
 
 
 def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
-                     tip_wrench: np.ndarray | None = None):
+                     tip_wrench: np.ndarray | None = None,
+                     contact: contact_kernels.Contact | None = None):
     """
     Build the finalized PyElastica system of ``robot`` and its rod, straight, at rest.
 
@@ -156,10 +213,26 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
     arrays, and is damped by ``AnalyticalLinearDamper``'s
     uniform protocol: every velocity times exp(-c dt) per step, c from
     :func:`~tendon_robot_sim.models.modal.mass_proportional_damping`, and by
-    :class:`StrainRateDamping`, which damps the highest modes.
+    :class:`StrainRateDamping`, which damps the highest modes. With ``contact`` (the kernels'
+    world, :meth:`~tendon_robot_sim.models.contact.world.World.contact`) the obstacles load it
+    (:class:`WorldContact`).
+    """
+    system = _System()
+    rod = add_rod(system, robot, dt, tensions, tip_wrench, contact)
+    system.finalize()
+    return system, rod
+
+
+def add_rod(system, robot: Robot, dt: float, tensions: np.ndarray,
+            tip_wrench: np.ndarray | None = None,
+            contact: contact_kernels.Contact | None = None):
+    """
+    Append the rod of :func:`build_rod_system` with its loads to ``system``; return the rod.
+
+    ``system``: a PyElastica system collection with constraints, forcing and damping, not yet
+    finalized (a test adds PyElastica's own obstacles and contact before finalizing it).
     """
     spec = robot.rod
-    system = _System()
     rod = ea.CosseratRod.straight_rod(
         spec.elements,
         start=robot.base.position.copy(),
@@ -182,12 +255,14 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
     system.add_forcing_to(rod).using(TendonForces, robot=robot, tensions=tensions,
                                      vertebra_weight=False, tip_wrench=tip_wrench)
     system.add_forcing_to(rod).using(StrainRateDamping, viscosity=strain_rate_viscosity(robot))
+    if contact is not None and contact.shape.size:
+        lengths = contact_lengths(robot, rod.rest_lengths, TendonLayout.from_robot(robot).nodes)
+        system.add_forcing_to(rod).using(WorldContact, arguments=(contact, *lengths))
     rate = mass_proportional_damping(robot)
     if rate > 0.0:
         system.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=rate,
                                  time_step=dt)
-    system.finalize()
-    return system, rod
+    return rod
 
 
 class TendonSimulator(Settling):
@@ -208,6 +283,11 @@ class TendonSimulator(Settling):
         discretisation written out element by element);
         ``pyelastica`` calls ``PositionVerlet.step`` of the same system once per
         step (the reference it is tested against, several times slower).
+    world : World, optional
+        Obstacles (:mod:`tendon_robot_sim.models.contact.world`): the contact laws of every
+        solver (smooth penalty, normal damping, regularised Coulomb friction on the nodes'
+        velocities) lumped on the nodes (:func:`contact_lengths`); the state reports the
+        contacts. WorldError if an obstacle intersects the base.
 
     Raises
     ------
@@ -217,7 +297,7 @@ class TendonSimulator(Settling):
     """
 
     def __init__(self, robot: Robot, dt: float | None = None, safety_factor: float = 0.9,
-                 stepper: str = 'compiled'):
+                 stepper: str = 'compiled', world: World | None = None):
         if stepper not in STEPPERS:
             raise InputError(f'stepper: must be one of {list(STEPPERS)}, got {stepper!r}')
         self.stepper = stepper
@@ -227,7 +307,19 @@ class TendonSimulator(Settling):
         self.robot = robot
         self.tendon_names = robot.tendon_names
         self.n_tendons = len(robot.tendons)
+        self.world = world
+        self._contact = no_contact() if world is None else world.contact(robot.contact_envelope)
+        if world is not None:
+            check_clear(world, self._contact, robot.base.position, "the robot's base")
         self.stable_dt = stable_time_step(robot)
+        # the stiffest obstacle and the step its contact alone allows (None: no obstacle)
+        self._stiffest = None
+        if world is not None and world.obstacles:
+            stiffest = max(world.obstacles, key=lambda o: o.law[contact_kernels.LAW_K])
+            bound = contact_time_step(robot, stiffest.law[contact_kernels.LAW_K])
+            self._stiffest = (stiffest, bound)
+            # rod and contact spring in parallel: their frequencies add in squares
+            self.stable_dt = 1.0 / math.hypot(1.0 / self.stable_dt, 1.0 / bound)
         if not (is_real(safety_factor) and 0.0 < safety_factor <= 1.0):
             raise InputError(f'safety_factor: must be in (0, 1], got {safety_factor!r}')
         if dt is None:
@@ -260,7 +352,9 @@ class TendonSimulator(Settling):
         """Create the PyElastica system in its initial straight state at t = 0."""
         self._tip_wrench[:] = (self.robot.tip_load.force, self.robot.tip_load.moment)
         self._system, self._rod = build_rod_system(self.robot, self.dt, self._tensions,
-                                                   self._tip_wrench)
+                                                   self._tip_wrench, self._contact)
+        self._contact_lengths = contact_lengths(self.robot, self._rod.rest_lengths,
+                                                self._layout.nodes)
         self._stepper = ea.PositionVerlet()
         block = next(self._system.final_systems())
         forcing = TendonForces(self.robot, self._tensions, vertebra_weight=False,
@@ -271,8 +365,8 @@ class TendonSimulator(Settling):
             rod_arrays(block), rod_work(self._rod.n_elems), self.robot.gravity.copy(),
             math.exp(-mass_proportional_damping(self.robot) * self.dt),
             strain_rate_viscosity(self.robot), forcing.kernel_arguments,
-            CHECK_EVERY, self.robot.base.position.copy(),
-            RUNAWAY_LENGTHS * self.robot.rod.length)
+            (self._contact, *self._contact_lengths), CHECK_EVERY,
+            self.robot.base.position.copy(), RUNAWAY_LENGTHS * self.robot.rod.length)
         self.time = 0.0
         self._steps = 0
         self._diverged: str | None = None
@@ -389,8 +483,10 @@ class TendonSimulator(Settling):
             If ``duration`` is not a finite number >= 0.
         SimulationDiverged
             When a node position becomes non-finite or farther than
-            2 rod lengths from the base (checked every few steps and at the end).
-            The state is then invalid until :meth:`reset`.
+            2 rod lengths from the base (checked every few steps and at the end), or with a
+            world when the rod's axis ends inside an obstacle (deeper than the envelope's
+            radius: the contact was not resolved). The state is then invalid until
+            :meth:`reset`.
 
         """
         if not (is_real(duration) and math.isfinite(duration) and duration >= 0.0):
@@ -403,7 +499,12 @@ class TendonSimulator(Settling):
         else:
             self._advance_pyelastica(n_steps)
         self._steps += n_steps
-        return self.state()
+        state = self.state()
+        sunk = sunk_message(state.contacts, self._contact.radius[0], self.dt)
+        if sunk:
+            self._diverged = f'at t = {self.time:.6g} s: {sunk}'
+            raise SimulationDiverged(f'{self._diverged}; call reset() to start again')
+        return state
 
     def _advance_compiled(self, n_steps: int) -> None:
         samples = np.empty((n_steps // CHECK_EVERY, 3))
@@ -448,6 +549,11 @@ class TendonSimulator(Settling):
             # below the bound a smaller step cannot help: say so rather than name one
             advice = ('dt is within it, so a smaller step does not help (the loads are beyond '
                       'what the explicit model follows; try the implicit integrator)')
+        if self._stiffest is not None and self.dt > self._stiffest[1]:
+            obstacle, bound = self._stiffest
+            advice += (f'; the contact with obstacle {obstacle.name!r} (penalty_stiffness '
+                       f'{obstacle.law[contact_kernels.LAW_K]:g} N/m^2) alone needs dt <= '
+                       f'{bound:.3g} s: give a smaller dt or a lower penalty_stiffness')
         self._diverged = (
             f'simulation diverged at t = {time:.6g} s (step {self._steps + step}): {what}; '
             f'dt = {self.dt:.3g} s, stability bound {self.stable_dt:.3g} s: {advice}')
@@ -486,4 +592,8 @@ class TendonSimulator(Settling):
             tendon_lengths=lengths,
             tendon_displacements=tendon_displacements(self._rest_lengths, lengths, tensions,
                                                       compliance, motor),
+            contacts=None if self.world is None else tuple(node_contacts(
+                self.world.names, self._contact,
+                np.concatenate(([0.0], np.cumsum(rod.rest_lengths))), position.T,
+                *self._contact_lengths)),
         )

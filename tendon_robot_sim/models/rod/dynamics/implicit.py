@@ -54,6 +54,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import Dyn, Z_SIZE
+from tendon_robot_sim.models.contact._kernels import LAW_K
+from tendon_robot_sim.models.contact.report import sunk_message
 from tendon_robot_sim.models.contact.world import World
 from tendon_robot_sim.models.cosserat import StaticsInputError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
@@ -510,6 +512,12 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
             self._tau[:] = record[done - 1, stepper.REC_TAU:stepper.REC_TAU + nt]
             self._lengths[:] = record[done - 1, stepper.REC_TAU + nt:]
             self._q_last = q_in[done - 1].copy()
+        if done and self.statics.world is not None:
+            sunk = sunk_message(self.statics.contacts(self._good), self.statics._contact.radius[0],
+                                self.dt)
+            if sunk:
+                self._failed = f'at t = {self.time:.6g} s: {sunk}'
+                return record[:done], StepFailed(self._failed)
         if status == stepper.OVER_TENSION:
             name = self.tendon_names[tendon]
             return record[:done], TensionLimitExceeded(
@@ -518,7 +526,7 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
                 f'refused (the state stays at t = {self.time:.6g} s)')
         if status == stepper.NOT_CONVERGED:
             failure = (f'the implicit step from t = {self.time:.6g} s did not converge with '
-                       f'dt = {self.dt:g} s')
+                       f'dt = {self.dt:g} s{self._contact_note()}')
             if self.retries_smaller():
                 return record[:done], StepNotConverged(failure)
             step_dt = self._smaller_dt(unknowns, tau_in[done], q_in[done])
@@ -529,6 +537,27 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
             self._failed = f'{failure}; {advice}'
             return record[:done], StepFailed(self._failed, step_dt, failure)
         return record, None
+
+    def _contact_note(self) -> str:
+        """
+        With a world: ', in contact with obstacle X (penalty_stiffness k): ...' for a message.
+
+        The obstacle the last good step presses hardest, else the one nearest the rod: a stiff
+        contact is the usual reason a step does not converge.
+        """
+        world = self.statics.world
+        if world is None or not world.obstacles:
+            return ''
+        contacts = self.statics.contacts(self._good)
+        if contacts:
+            name = max(contacts, key=lambda c: float(np.linalg.norm(c.force))).obstacle
+            where = 'in contact with'
+        else:
+            name = world.names[int(np.argmin(self.statics.gaps(self._good)))]
+            where = 'nearest'
+        law = world.obstacles[world.names.index(name)].law
+        return (f', {where} obstacle {name!r} (penalty_stiffness {law[LAW_K]:g} N/m^2: a '
+                'smaller dt or a lower penalty_stiffness lets the contact converge)')
 
     def _switch_modes(self) -> None:
         """

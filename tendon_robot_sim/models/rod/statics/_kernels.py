@@ -33,11 +33,12 @@ only ``solve`` is called from Python (and ``_cosserat_kernels.poses``, for outpu
 from collections import namedtuple
 import math
 
-from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc_inertia,
-                                                       DISCRETE, FAILED, FD_STEP, MAT_GRAVITY,
-                                                       MAT_P0, MAX_ITERATIONS, PYELASTICA, rk4,
-                                                       viscous_curvature, viscous_strain,
-                                                       viscous_wrench, Z_Q, Z_U, Z_V, Z_W)
+from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc_contact,
+                                                       disc_inertia, DISCRETE, FAILED, FD_STEP,
+                                                       MAT_GRAVITY, MAT_P0, MAX_ITERATIONS,
+                                                       PYELASTICA, rk4, viscous_curvature,
+                                                       viscous_strain, viscous_wrench, Z_Q, Z_U,
+                                                       Z_V, Z_W)
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
 
@@ -68,6 +69,7 @@ Plan = namedtuple('Plan', [
     'active',     # (nseg, nt) the tendon runs along the segment
     'ends',       # (nseg, nt) the tendon terminates at the end of the segment
     'end_mass',   # (nseg,) vertebra mass at the end of the segment [kg], 0 if none
+    'end_disc',   # (nseg,) thickness of the disc touching there [m] (discrete model), else 0
     'holes',      # (k + 1, nt, 3) hole of each tendon at the base (row 0) and vertebrae [m]
     'anchor',     # (nt,) vertebra index (1..k) at which each tendon ends (discrete model)
     'mat',        # (18,) Kse [N], Kbt [N m^2], rho A g [N/m], gravity [m/s^2], p0 [m],
@@ -579,6 +581,8 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
             for i in range(3):
                 fw[i] += y[3 + 3 * i] * fd[0] + y[4 + 3 * i] * fd[1] + y[5 + 3 * i] * fd[2]
                 mw[i] += y[3 + 3 * i] * ld[0] + y[4 + 3 * i] * ld[1] + y[5 + 3 * i] * ld[2]
+        if pl.end_disc[k] > 0.0 and pl.contact.shape.size:
+            disc_contact(pl.contact, y, dyn.on, 18, pl.end_disc[k], fw)
         for t in range(nt):
             if pl.anchor[t] < j:
                 continue

@@ -20,8 +20,9 @@ load, :meth:`StaticsSolver._cold_guess`) bends the rod as if nothing held it, de
 obstacle it rests on, where the penalty's Newton iteration finds roots with the rod through
 the obstacle (a propped steel cantilever converged with its tip at the prop's axis). So with a
 world the cold start begins from the unloaded straight rod (base wrench 0, touching at most)
-and scales every load together (gravity, tensions or displacements, tip wrench) by lambda from
-0 to 1, each step warm-started from the last with a secant predictor. A step is refused and
+and scales the loads (gravity, tip wrench) by lambda from 0 to 1 with the inputs at zero, then
+the inputs (tensions or displacements) likewise, each step warm-started from the last with a
+secant predictor. A step is refused and
 halved when Newton fails, when the tip jumps (more than :data:`JUMP` times the last step's
 motion, scaled to the step, plus :data:`JUMP_FLOOR` of the length: the signature of the rod
 tunnelling through an obstacle) or when the envelope sinks deeper than its radius into an
@@ -49,53 +50,75 @@ def continue_in_load(solver, mode: int, state, tau_in: np.ndarray, q: np.ndarray
     """
     Solve ``solver``'s problem by continuation from the unloaded rod; True when converged.
 
-    On success state.x, state.J and the solver's trajectory hold the solution at full load.
+    First the loads (gravity and the tip wrench) with the inputs at zero, then the inputs
+    (tensions or displacements) under the full loads: scaled together, the discrete model's
+    tendon chords, still nearly slack while the weight barely presses the rod onto an
+    obstacle, let Newton's method find roots with the rod curled over it. On success
+    state.x, state.J and the solver's trajectory hold the solution at full load.
     """
     pl = solver._plan
     loads = slice(MAT_RHOAG, MAT_GRAVITY + 3)
     full = pl.mat[loads].copy()
-    length = solver.robot.rod.length
-    radius = solver._contact.radius[0]
     iterations = solver.max_iterations
     solver.max_iterations = min(iterations, STEP_ITERATIONS)
+
+    def weighed(lam: float):
+        pl.mat[loads] = full * lam
+        return tau_in * 0.0, q * 0.0, tip * lam
+
+    def pulled(lam: float):
+        return tau_in * lam, q * lam, tip
+
     try:
-        lam, step = 0.0, FIRST_STEP
         state.x[:] = 0.0
         state.jac_ok[0] = False
-        pl.mat[loads] = 0.0
-        if not solver._run(mode, state, tau_in * 0.0, q * 0.0, tip * 0.0):
+        if not solver._run(mode, state, *weighed(0.0)):
             return False
-        x_prev, tip_prev = state.x.copy(), solver._traj[-1, 0:3].copy()
-        dx, motion, last_step = np.zeros_like(state.x), 0.0, 1.0
-        J = state.J.copy()
-        while lam < 1.0:
-            step = min(step, 1.0 - lam)
-            target = lam + step
-            pl.mat[loads] = full * target
-            state.x[:] = x_prev + dx * (step / last_step)
-            state.J[:] = J
-            state.jac_ok[0] = True
-            ok = solver._run(mode, state, tau_in * target, q * target, tip * target)
-            moved = float(np.linalg.norm(solver._traj[-1, 0:3] - tip_prev))
-            if ok:
-                ok = moved <= JUMP * motion * step / last_step + JUMP_FLOOR * length
-            if ok and solver.world is not None:
-                deepest = max((c.penetration for c in
-                               solver.contacts(solver._traj)), default=0.0)
-                ok = deepest <= radius
-            if not ok:
-                if step <= MIN_STEP:
-                    return False
-                step *= 0.5
-                continue
-            dx = state.x - x_prev
-            x_prev, tip_prev, motion, last_step = state.x.copy(), solver._traj[-1, 0:3].copy(), \
-                moved, step
-            J = state.J.copy()
-            lam = target
-            if solver._info[1] <= EASY_ITERATIONS:
-                step = min(MAX_STEP, step * 1.5)
-        return True
+        return _follow(solver, mode, state, weighed) and (
+            not (np.any(tau_in) or np.any(q)) or _follow(solver, mode, state, pulled))
     finally:
         pl.mat[loads] = full
         solver.max_iterations = iterations
+
+
+def _follow(solver, mode: int, state, inputs) -> bool:
+    """
+    Continue from the solution in ``state`` along ``inputs(lam)`` from lam = 0 to 1.
+
+    ``inputs(lam)`` sets what it scales in the plan and returns (tensions, displacements, tip
+    wrench) at lam. Adaptive steps, refused and halved as the module docstring says.
+    """
+    length = solver.robot.rod.length
+    radius = solver._contact.radius[0]
+    lam, step = 0.0, FIRST_STEP
+    x_prev, tip_prev = state.x.copy(), solver._traj[-1, 0:3].copy()
+    dx, motion, last_step = np.zeros_like(state.x), 0.0, 1.0
+    J = state.J.copy()
+    while lam < 1.0:
+        step = min(step, 1.0 - lam)
+        target = lam + step
+        arguments = inputs(target)
+        state.x[:] = x_prev + dx * (step / last_step)
+        state.J[:] = J
+        state.jac_ok[0] = True
+        ok = solver._run(mode, state, *arguments)
+        moved = float(np.linalg.norm(solver._traj[-1, 0:3] - tip_prev))
+        if ok:
+            ok = moved <= JUMP * motion * step / last_step + JUMP_FLOOR * length
+        if ok and solver.world is not None:
+            deepest = max((c.penetration for c in solver.contacts(solver._traj)), default=0.0)
+            ok = deepest <= radius
+        if not ok:
+            if step <= MIN_STEP:
+                return False
+            step *= 0.5
+            continue
+        dx = state.x - x_prev
+        x_prev, tip_prev, motion, last_step = state.x.copy(), solver._traj[-1, 0:3].copy(), \
+            moved, step
+        J = state.J.copy()
+        lam = target
+        if solver._info[1] <= EASY_ITERATIONS:
+            step = min(MAX_STEP, step * 1.5)
+    inputs(1.0)
+    return True

@@ -99,7 +99,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
-from tendon_robot_sim.models.contact.report import ContactPoint, rod_contacts
+from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
 from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
@@ -306,6 +306,10 @@ class StaticsSolver:
         for j, s in enumerate(vertebrae):
             vert_index[int(np.argmin(np.abs(seg_end - s)))] = j + 1
         end_mass = np.where(vert_index > 0, robot.vertebra_mass, 0.0)
+        # the discrete model's discs touch obstacles with their own envelope (continuous
+        # models: the rod's only)
+        end_disc = np.where((vert_index > 0) & (self.model == 'discrete'), robot.disc_thickness,
+                            0.0)
         anchor = np.array([vert_index[k] for t in range(nt)
                            for k in range(nseg) if tendon_ends[k, t]], dtype=np.int64)
 
@@ -365,6 +369,7 @@ class StaticsSolver:
         self._plan = kernels.Plan(
             model=MODELS.index(self.model), law=CONSTITUTIVE_LAWS.index(self.constitutive),
             nt=nt, seg=seg, seg_h=seg_h, rt=rt, active=active, ends=tendon_ends, end_mass=end_mass,
+            end_disc=end_disc,
             holes=holes, anchor=anchor, mat=mat, R0=robot.base.rotation.astype(float),
             scale=np.vstack((x_scale, f_scale)),
             tendon=np.vstack((slack, rest, compliance, motor)),
@@ -718,9 +723,19 @@ class StaticsSolver:
             evaluations=evaluations, solve_time=time.perf_counter() - start,
             contacts=self.contacts(self._traj))
 
+    def gaps(self, traj: np.ndarray) -> np.ndarray:
+        """Return the smallest gap [m] of the rod's envelope to each obstacle, (obstacles,)."""
+        gaps = probe_points(self._contact, traj[:, 0:3],
+                            np.full(len(traj), self._contact.radius[0]))[0]
+        return gaps.min(axis=1)
+
     def contacts(self, traj: np.ndarray) -> tuple[ContactPoint, ...] | None:
         """Return the contacts of a trajectory (rows p, R, ...) of this grid; None: no world."""
         if self.world is None:
             return None
+        discs = None
+        if self.model == 'discrete':
+            rows = self._vertebra_rows
+            discs = (self._arc[rows], traj[rows, 0:3], self.robot.disc_thickness)
         return tuple(rod_contacts(self.world.names, self._contact, self._arc, traj[:, 0:3],
-                                  traj[:, [5, 8, 11]]))
+                                  traj[:, [5, 8, 11]], discs))
