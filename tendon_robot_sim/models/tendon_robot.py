@@ -51,9 +51,9 @@ from tendon_robot_sim.models.description import (Base, check_kind, check_range,
                                                  TENDON_ROBOT)
 
 ROUTINGS = ('parallel', 'helical', 'tapered')
-# Tendon friction laws (tendons[i].friction.law): the coefficient's meaning and its range key
-# in models.description.PHYSICAL_RANGES
-FRICTION_LAWS = {'sliding': 'sliding_coefficient', 'viscous': 'viscous_coefficient'}
+# Tendon friction laws (tendons[i].friction.law) and the range of their coefficient (a key of
+# models.description.PHYSICAL_RANGES; 'coefficient' itself bounds every law)
+FRICTION_LAWS = {'sliding': 'sliding_coefficient', 'viscous': 'coefficient'}
 # Default slip velocity of the sliding law [m/s]: Till's eps in his sliding-friction example
 DEFAULT_SLIP_VELOCITY = 1e-3
 MAX_ELEMENTS = 1000        # Cosserat elements of the dynamic model
