@@ -56,7 +56,8 @@ from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.statics.solver import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
-from tendon_robot_sim.models.rod.statics.stick_slip import has_friction, StickSlipStatics
+from tendon_robot_sim.models.rod.statics.stick_slip import (has_friction, plot_hysteresis,
+                                                            StickSlipStatics)
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 
@@ -89,6 +90,11 @@ def register(subparsers) -> None:
                         type=OutputPath('file', ('.csv',)),
                         help='with --tensions-csv or --displacements-csv: write the tip, the '
                              'tensions at motor and anchor and the displacements per row')
+    parser.add_argument('--plot', default=None, metavar='FILE.png',
+                        type=OutputPath('file', ('.png', '.svg', '.pdf')),
+                        help='with --tensions-csv or --displacements-csv: plot the tip and the '
+                             'tip tension against the input of the tendon that moves most '
+                             '(rising solid, falling dashed: the hysteresis loop)')
     parser.add_argument('--tip-force', metavar='FX,FY,FZ', default=None,
                         help='external tip force in N, world frame (default: robot tip_load)')
     parser.add_argument('--tip-moment', metavar='MX,MY,MZ', default=None,
@@ -107,9 +113,10 @@ def run(args: argparse.Namespace) -> int:
     tip_force = parse_vector(args.tip_force, '--tip-force')
     tip_moment = parse_vector(args.tip_moment, '--tip-moment')
     sequence = args.tensions_csv or args.displacements_csv
-    if args.trajectory_out is not None and not sequence:
-        raise CommandError('--trajectory-out: needs a sequence, --tensions-csv or '
-                           '--displacements-csv')
+    for option, value in (('--trajectory-out', args.trajectory_out), ('--plot', args.plot)):
+        if value is not None and not sequence:
+            raise CommandError(f'{option}: needs a sequence, --tensions-csv or '
+                               '--displacements-csv')
     try:
         robot = load_robot(path)
         world = None if args.world is None else load_world(args.world)
@@ -204,10 +211,19 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment) -> int:
                                    rotation_to_quaternion(result.tip_rotation),
                                    result.tensions, result.tip_tensions,
                                    result.tendon_displacements)))
+    table = np.array(out).reshape(-1, len(header))
     if args.trajectory_out is not None:
         with open_output(args.trajectory_out) as handle:
-            np.savetxt(handle, np.array(out).reshape(-1, len(header)), delimiter=',',
-                       header=','.join(header), comments='', fmt='%.10g')
+            np.savetxt(handle, table, delimiter=',', header=','.join(header), comments='',
+                       fmt='%.10g')
+    if args.plot is not None and len(table) > 1:
+        n = len(names)
+        inputs = table[:, 8:8 + n] if field == 'tension' else table[:, 8 + 2 * n:8 + 3 * n]
+        i = int(np.argmax(np.ptp(inputs, axis=0)))
+        unit = 'N' if field == 'tension' else 'm'
+        plot_hysteresis(inputs[:, i], table[:, 1:4], table[:, 8 + i], table[:, 8 + n + i],
+                        f'{field} of {names[i]} at the motor [{unit}]', args.plot)
+        print(f'wrote {args.plot}')
     if failure:
         raise CommandError(' '.join(failure.split()))
     beyond = result.beyond_limits(robot)

@@ -49,6 +49,7 @@ import math
 import time
 
 import numpy as np
+from scipy.optimize import brentq
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
@@ -64,9 +65,12 @@ DEFAULT_PIECE_LENGTH = 0.01
 # more than this fraction of the largest tendon tension (or 1e-9 N) in an iteration.
 TENSION_TOLERANCE = 1e-9
 MAX_FIXED_POINT = 60
-# Newton (Broyden) on the motor tensions in displacement mode: length error tolerance [m].
-LENGTH_TOLERANCE = 1e-10
+# Displacement inputs: the tendon length error [m] at which the motor tensions are solved. Above
+# the noise of the inner solves (~1e-8 m); antagonists near slack, whose errors move each other,
+# settle to ~1e-7 m only slowly. A micrometre of tendon moves the tip by about as much.
+LENGTH_TOLERANCE = 1e-6
 MAX_LENGTH_ITERATIONS = 40
+MAX_SWEEPS = 20       # of one-tendon solves, when Newton stalls
 
 
 def has_friction(robot: Robot) -> bool:
@@ -134,11 +138,6 @@ class StickSlipStatics:
         self.rest_lengths = frictionless.rest_lengths
         self._compliance = np.array([t.compliance for t in robot.tendons])
         self._motor = np.array([t.motor_distance for t in robot.tendons])
-        # length of slack per newton of a negative motor-tension unknown (displacement mode)
-        rod = robot.rod
-        self._slack_scale = self.rest_lengths * (
-            self._compliance + 1.0 / (rod.youngs_modulus * rod.area)
-            + np.array([t.offset ** 2 for t in robot.tendons]) / rod.bending_stiffness)
         self._incoming = robot.base.direction
         self.reset()
 
@@ -155,7 +154,7 @@ class StickSlipStatics:
     @property
     def pieces(self) -> list[int]:
         """Number of pieces of each tendon."""
-        return list(np.diff(self._first))
+        return [int(k) for k in np.diff(self._first)]
 
     def reset(self) -> None:
         """Return to rest: no tension stored in any piece, straight wrap angles."""
@@ -267,54 +266,190 @@ class StickSlipStatics:
         """
         Next state: the motors have pulled in ``displacements`` [m] (n,, or by name).
 
-        The motor tensions are solved (Broyden's method on the tendons' length errors, its
-        Jacobian kept from state to state); a tendon let out beyond its path goes slack.
+        The motor tensions are solved: Newton's method (Broyden updates of a finite-difference
+        Jacobian kept from state to state) on the length errors of the taut tendons, the others
+        slack at zero tension; a slack tendon found too short joins the taut ones, a taut one
+        whose tension would fall below zero leaves them. The first guess of which tendons are
+        taut: those of the last state and of the frictionless solution.
         """
         start = time.perf_counter()
         q = self.frictionless.tendon_vector(displacements, 'displacements', tension=False)
         available = self.rest_lengths + self._motor - q
 
-        def error(z):
-            motor = np.maximum(z, 0.0)
+        def error(motor):
+            """Unstretched length each tendon lacks [m] (< 0: slack) at motor tensions [N]."""
             out = self._equilibrium(motor)
-            slack = np.maximum(-z, 0.0) * self._slack_scale
-            return (self._needed_length(out[0], motor, out[1]) + slack - available), out
+            return self._needed_length(out[0], motor, out[1]) - available, out
 
-        z = np.where(self._motor_tension > 0.0, self._motor_tension, -1.0)
-        F, out = error(z)
+        taut = self._motor_tension > 0.0
+        try:
+            taut = taut | (self.frictionless.solve_displacements(q).tensions > 0.0)
+        except ConvergenceError:    # only a guess: the last state's taut tendons will do
+            pass
+        motor = np.where(taut, self._motor_tension, 0.0)
+        F, out = error(motor)
+        try:
+            for _ in range(len(self.robot.tendons) + 1):
+                motor, F, out, taut = self._taut_lengths(error, motor, F, out, taut)
+                joining = ~taut & (F > LENGTH_TOLERANCE)
+                if not joining.any():
+                    break
+                taut = taut | joining
+            else:
+                raise ConvergenceError('stick-slip statics: no set of taut tendons meets the '
+                                       'displacements', float(np.max(F)), 0)
+        except ConvergenceError:
+            # Newton stalls where a released tendon sticks: its length does not change while
+            # its motor tension falls (a flat stretch of F). One tendon at a time, bracketed.
+            motor = np.where(taut, self._motor_tension, 0.0)
+            for _ in range(MAX_SWEEPS):
+                # past the flat stretches one tendon at a time, then Newton for the coupling
+                motor, F, out = self._by_tendon(error, motor)
+                taut = motor > 0.0
+                self._jacobian = None
+                try:
+                    motor, F, out, taut = self._taut_lengths(error, motor, F, out, taut)
+                except ConvergenceError:
+                    continue
+                if np.all(F[~taut] <= LENGTH_TOLERANCE):
+                    break
+            else:
+                raise ConvergenceError(
+                    f'stick-slip statics: the tendon lengths did not converge in {MAX_SWEEPS} '
+                    'sweeps', float(np.max(np.abs(F))), MAX_SWEEPS)
+        self._store(motor, out[1], out[2])
+        return self._physical(out[0], motor, out[1], q.copy(),
+                              np.where(taut, 0.0, np.maximum(-F, 0.0)), start)
+
+    def _taut_lengths(self, error, motor, F, out, taut):
+        """
+        Newton on the tensions of the ``taut`` tendons until their length errors vanish.
+
+        A step that does not reduce the error renews the Jacobian, then is halved (a kink: a
+        piece starting or stopping to slide); a tension that would go below zero makes its
+        tendon slack. Returns (motor, F, out, taut).
+        """
         if self._jacobian is None:
-            self._jacobian = self._finite_differences(error, z, F)
+            self._jacobian = self._finite_differences(error, motor, F)
         fresh, fraction = False, 1.0
         for _ in range(MAX_LENGTH_ITERATIONS):
-            if np.max(np.abs(F)) <= LENGTH_TOLERANCE:
-                break
-            dz = -fraction * np.linalg.solve(self._jacobian, F)
-            F_new, out_new = error(z + dz)
-            if np.max(np.abs(F_new)) < np.max(np.abs(F)):
-                self._jacobian += np.outer(F_new - F - self._jacobian @ dz, dz) / (dz @ dz)
-                z, F, out = z + dz, F_new, out_new
+            if not taut.any() or np.max(np.abs(F[taut])) <= LENGTH_TOLERANCE:
+                return motor, F, out, taut
+            active = np.ix_(taut, taut)
+            step = np.zeros_like(motor)
+            step[taut] = -fraction * np.linalg.lstsq(self._jacobian[active], F[taut],
+                                                     rcond=1e-10)[0]
+            trial = np.maximum(motor + step, 0.0)
+            tried = None
+            if np.all(trial <= 2.0 * self.robot.max_tensions):
+                try:
+                    tried = error(trial)
+                except ConvergenceError:    # no equilibrium there: a shorter step
+                    tried = None
+            if tried is not None and (np.linalg.norm(tried[0][taut])
+                                      < 0.9 * np.linalg.norm(F[taut])):
+                dz = trial - motor
+                self._jacobian += np.outer(tried[0] - F - self._jacobian @ dz, dz) / (dz @ dz)
+                motor, (F, out) = trial, tried
                 fresh, fraction = False, 1.0
-            elif not fresh:     # a stale Jacobian: renew it
-                self._jacobian = self._finite_differences(error, z, F)
+                taut = taut & ~((motor == 0.0) & (F < 0.0))     # released into slack
+            elif not fresh:     # a stale Jacobian (or the other side of a kink): renew it
+                self._jacobian = self._finite_differences(error, motor, F)
                 fresh, fraction = True, 1.0
-            else:               # a kink (a tendon going slack) in the way: a shorter step
+            else:
                 fraction *= 0.5
-        else:
-            raise ConvergenceError(
-                f'stick-slip statics: the tendon lengths did not converge in '
-                f'{MAX_LENGTH_ITERATIONS} iterations (error {np.max(np.abs(F)):.3g} m)',
-                float(np.max(np.abs(F))), MAX_LENGTH_ITERATIONS)
-        motor = np.maximum(z, 0.0)
-        result, pieces, theta = out
-        self._store(motor, pieces, theta)
-        return self._physical(result, motor, pieces, q.copy(),
-                              np.maximum(-z, 0.0) * self._slack_scale, start)
+        raise ConvergenceError(
+            f'stick-slip statics: the tendon lengths did not converge in '
+            f'{MAX_LENGTH_ITERATIONS} iterations (error {np.max(np.abs(F[taut])):.3g} m)',
+            float(np.max(np.abs(F[taut]))), MAX_LENGTH_ITERATIONS)
 
-    def _finite_differences(self, error, z: np.ndarray, F: np.ndarray) -> np.ndarray:
-        J = np.empty((z.size, z.size))
-        for j in range(z.size):
-            h = 1e-4 * max(1.0, abs(z[j]))
-            probe = z.copy()
+    def _by_tendon(self, error, motor: np.ndarray):
+        """
+        One Gauss-Seidel sweep: each tendon's tension bracketed and solved alone (Brent).
+
+        A tendon's length error does not increase with its own tension (pulling harder never
+        lengthens its path), so a root within [0, 2 max_tension] is bracketed, or the tendon
+        is slack (error <= 0 at zero tension). Returns (motor, F, out).
+        """
+        limits = 2.0 * self.robot.max_tensions
+        for i in range(motor.size):
+            def lacking(tension, i=i):
+                probe = motor.copy()
+                probe[i] = tension
+                return error(probe)[0][i]
+            # bracket from the tension it has: the probes stay near the solution
+            low = high = max(motor[i], 0.1)
+            value = lacking(low)
+            while value <= 0.0 and low > 0.0:       # too long: less tension
+                high, low = low, (low / 4.0 if low > 1e-3 else 0.0)
+                value = lacking(low)
+            if value <= LENGTH_TOLERANCE and low == 0.0:
+                motor[i] = 0.0      # slack
+                continue
+            while lacking(high) > 0.0:              # too short: more tension
+                if high >= limits[i]:
+                    raise ConvergenceError(
+                        f'stick-slip statics: tendon {self.tendon_names[i]} needs more '
+                        f'than {limits[i]:g} N for its displacement', float(high), 0)
+                low, high = high, min(2.0 * high, limits[i])
+            motor[i] = brentq(lacking, low, high, xtol=1e-12, rtol=1e-10) if high > low \
+                else low
+        F, out = error(motor)
+        return motor, F, out
+
+    def _finite_differences(self, error, motor: np.ndarray, F: np.ndarray) -> np.ndarray:
+        J = np.empty((motor.size, motor.size))
+        for j in range(motor.size):
+            h = 1e-4 * max(1.0, abs(motor[j]))
+            probe = motor.copy()
             probe[j] += h
             J[:, j] = (error(probe)[0] - F) / h
         return J
+
+
+def plot_hysteresis(inputs: np.ndarray, tips: np.ndarray, tensions: np.ndarray,
+                    tip_tensions: np.ndarray, label: str, path) -> None:
+    """
+    PNG of a quasi-static sequence of one tendon: the tip and the tip tension against its input.
+
+    ``inputs`` (k,): the tendon's motor tension [N] or displacement [m] per state (``label``
+    names it); ``tips`` (k, 3) [m]; ``tensions``, ``tip_tensions`` (k,) [N] at the motor and the
+    anchor. Rising inputs are drawn solid, falling ones dashed: the gap between them at one
+    input is the hysteresis.
+    """
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+    from tendon_robot_sim.files.outputs import save_figure
+    from tendon_robot_sim.models.plotting import legend_beside
+
+    step = np.sign(np.diff(inputs))
+    moving = np.flatnonzero(step)
+    # runs of states between which the input moves one way: (first, last, rising)
+    runs = []
+    for k in moving:
+        if runs and runs[-1][2] == (step[k] > 0) and runs[-1][1] == k:
+            runs[-1][1] = k + 1
+        else:
+            runs.append([k, k + 1, step[k] > 0])
+    fig, (tip_ax, tension_ax) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, curves, ylabel in (
+            (tip_ax, [(tips[:, axis] * 1e3, f'tip {name}') for axis, name in enumerate('xyz')
+                      if np.ptp(tips[:, axis]) > 1e-6], 'tip position [mm], base frame'),
+            (tension_ax, [(tip_tensions, 'at the anchor'), (tensions, 'at the motor')],
+             'tension [N]')):
+        for colour, (values, name) in enumerate(curves):
+            labelled = set()
+            for first, last, up in runs:
+                word = 'rising' if up else 'falling'
+                ax.plot(inputs[first:last + 1], values[first:last + 1], '-' if up else '--',
+                        color=f'C{colour}', marker='.',
+                        label=None if word in labelled else f'{name}, {word}')
+                labelled.add(word)
+        ax.set_xlabel(label)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        legend_beside(ax, fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path)
+    plt.close(fig)

@@ -257,22 +257,22 @@ def test_coefficient_0_is_frictionless_to_round_off(model):
         assert np.array_equal(ours.tip_tensions, theirs.tensions)
         assert np.allclose(ours.tendon_displacements, theirs.tendon_displacements,
                            rtol=0.0, atol=1e-10)
-    # displacements: solved by another Newton loop, so equal to the solver's tolerance
+    # displacements: solved by another loop, to a length error of LENGTH_TOLERANCE (1 um)
     q = [0.006, 0.0, -0.006, 0.0]
     ours, theirs = statics.solve_displacements(q), reference.solve_displacements(q)
-    assert np.max(np.abs(ours.tip_position - theirs.tip_position)) < 1e-7
-    assert np.allclose(ours.tensions, theirs.tensions, rtol=1e-5, atol=1e-6)
+    assert np.max(np.abs(ours.tip_position - theirs.tip_position)) < 2e-6
+    assert np.allclose(ours.tensions, theirs.tensions, rtol=1e-3, atol=1e-3)
 
 
 def test_displacements_reach_the_state_tensions_reach():
     robot = robot_from_dict(with_friction(DEFAULT, 0.2))
-    by_length, by_tension = StickSlipStatics(robot, 'discrete'), StickSlipStatics(robot,
-                                                                                   'discrete')
+    by_length = StickSlipStatics(robot, 'discrete')
+    by_tension = StickSlipStatics(robot, 'discrete')
     for q in (0.002, 0.004, 0.006, 0.004):
         state = by_length.solve_displacements([q, 0.0, -q, 0.0])
         again = by_tension.solve_tensions(state.tensions)
-        assert np.max(np.abs(state.tip_position - again.tip_position)) < 1e-7
-        assert np.allclose(again.tendon_displacements[0], q, atol=1e-9)
+        assert np.max(np.abs(state.tip_position - again.tip_position)) < 1e-8
+        assert np.allclose(again.tendon_displacements[0], q, atol=1e-6)   # LENGTH_TOLERANCE
 
 
 def test_a_pull_release_sequence_from_the_command_line(tmp_path, capsys):
