@@ -176,8 +176,8 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment) -> int:
     """
     from tqdm import tqdm
     solver = StickSlipStatics(robot, args.model, constitutive=args.constitutive)
-    solver.solver.set_tip_load(*(robot.tip_load.force if tip_force is None else tip_force,
-                                 robot.tip_load.moment if tip_moment is None else tip_moment))
+    solver.set_tip_load(robot.tip_load.force if tip_force is None else tip_force,
+                        robot.tip_load.moment if tip_moment is None else tip_moment)
     if args.tensions_csv or args.displacements_csv:
         field = 'tension' if args.tensions_csv else 'displacement'
         option = '--tensions-csv' if args.tensions_csv else '--displacements-csv'

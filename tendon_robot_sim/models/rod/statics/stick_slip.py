@@ -156,6 +156,11 @@ class StickSlipStatics:
         """Number of pieces of each tendon."""
         return [int(k) for k in np.diff(self._first)]
 
+    def set_tip_load(self, force, moment) -> None:
+        """Replace ``robot.tip_load`` in later states: force [N], moment [N m], world frame."""
+        self.solver.set_tip_load(force, moment)
+        self.frictionless.set_tip_load(force, moment)
+
     def reset(self) -> None:
         """Return to rest: no tension stored in any piece, straight wrap angles."""
         self._tensions = np.zeros(self._first[-1])

@@ -288,3 +288,19 @@ def test_a_pull_release_sequence_from_the_command_line(tmp_path, capsys):
     assert np.all(rows['tip_tension_t0'][1:4] < rows['tension_t0'][1:4])    # pulled
     assert np.all(rows['tip_tension_t0'][4:6] > rows['tension_t0'][4:6])    # released
     assert abs(rows['z'][2] - rows['z'][4]) > 1e-3        # the same 2 N, another pose
+
+
+def test_the_quasi_static_simulator_model_remembers_the_path(tmp_path):
+    """What the simulator node builds for mode quasi_static: the description's friction."""
+    from tendon_robot_sim.models.registry import create_model
+    path = write(tmp_path, with_friction(DEFAULT, 0.2))
+    _, mode, model = create_model(path, 'quasi_static')
+    assert mode == 'quasi_static' and 'friction' in model.summary
+    tips = {}
+    for tension in (0.0, 2.0, 4.0, 2.0):
+        model.apply('effort', [tension, 0.0, 0.0, 0.0])
+        tips.setdefault(tension, []).append(model.state().tip.position)
+    assert np.linalg.norm(tips[2.0][0] - tips[2.0][1]) > 1e-3     # same input, other pose
+    model.reset()       # at rest: nothing stuck, so a pull from rest is the first pull again
+    model.apply('effort', [2.0, 0.0, 0.0, 0.0])
+    assert np.linalg.norm(model.state().tip.position - tips[2.0][0]) < 1e-7
