@@ -59,7 +59,8 @@ def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
         frames=tuple(Pose(shape.vertebra_positions[:, i], q)
                      for i, q in enumerate(shape.vertebra_orientations)),
         markers=(Polyline('backbone', shape.centerline, 2.0 * robot.rod.radius, BACKBONE_COLOR),
-                 *discs, LineList.of_paths('tendons', shape.tendon_paths, TENDON_WIDTH)))
+                 *discs, LineList.of_paths('tendons', shape.tendon_paths, TENDON_WIDTH)),
+        tip_effort=getattr(shape, 'tip_tensions', None))
 
 
 class TendonDynamics(SimModel):
