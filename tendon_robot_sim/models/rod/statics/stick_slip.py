@@ -153,7 +153,7 @@ class StickSlipStatics:
 
     @property
     def pieces(self) -> list[int]:
-        """Number of pieces of each tendon."""
+        """Return the number of pieces of each tendon."""
         return [int(k) for k in np.diff(self._first)]
 
     def set_tip_load(self, force, moment) -> None:
