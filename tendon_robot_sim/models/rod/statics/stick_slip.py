@@ -58,8 +58,9 @@ from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.rod.tendons.capstan import stick_slip, wrap_angles
 from tendon_robot_sim.models.tendon_robot import Robot, Tendon
 
-# Length of the pieces of a continuously routed tendon [m]: the default robot's tip is within
-# PIECE_ERROR of the converged value (test_stick_slip.py measures it)
+# Length of the pieces of a continuously routed tendon [m]. A piece carries one tension, in
+# effect its middle's (a midpoint rule, error ~ piece^2): the steel wire of test_stick_slip.py
+# pulled to 10 N has its tip 19 um from the closed form with 10 mm pieces, 5 um with 5 mm.
 DEFAULT_PIECE_LENGTH = 0.01
 # The fixed point (angles -> tensions -> shape) has converged when no piece's tension moves by
 # more than this fraction of the largest tendon tension (or 1e-9 N) in an iteration.
