@@ -25,7 +25,9 @@ import stat
 import sys
 import tempfile
 
+import numpy as np
 from tendon_robot_sim import EXIT_INTERRUPTED  # noqa: F401 (an exit code of commands)
+from tendon_robot_sim.experiment.input_profile import InputProfile, ProfileError, read_profile
 from tendon_robot_sim.files.outputs import check_links, UnsafeOutputError
 from tendon_robot_sim.models.description import check_range, RobotDescriptionError
 
@@ -412,6 +414,28 @@ def parse_values(text: str, option: str):
             raise CommandError(f'{option}: tendon {key!r} is given twice')
         values[key] = value
     return values if all(named) else list(values.values())
+
+
+def read_inputs(path: str, option: str, robot, field: str) -> InputProfile:
+    """
+    Read an input file of tensions or displacements, each within its range.
+
+    ``simulate``'s inputs over time, ``statics``' sequences of states.
+
+    Tensions within [0, max_tension] N, displacements within a rod length [m] either way.
+
+    Raises :class:`CommandError` naming the option, the file, the line and the column.
+    """
+    if field == 'tension':
+        limits = np.column_stack((np.zeros(len(robot.tendons)), robot.max_tensions))
+        unit = 'N'
+    else:
+        limits = np.tile([-robot.rod.length, robot.rod.length], (len(robot.tendons), 1))
+        unit = 'm'
+    try:
+        return read_profile(path, robot.tendon_names, limits, quantity=field, unit=unit)
+    except ProfileError as error:
+        raise CommandError(f'{option}: {error}') from None
 
 
 # The description key whose physical range an option's vector keeps (models.description).

@@ -59,9 +59,8 @@ import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, finite,
                                        NoResultError, OutputPath, parse_values, positive,
-                                       time_step)
-from tendon_robot_sim.experiment.input_profile import (InputProfile, MixedInputs, ProfileError,
-                                                       read_profile)
+                                       read_inputs, time_step)
+from tendon_robot_sim.experiment.input_profile import MixedInputs, ProfileError
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.contact.report import largest_penetration, total_force
 from tendon_robot_sim.models.contact.world import load_world, WorldError
@@ -156,26 +155,6 @@ def bdf_alpha(text: str) -> float:
             f'must be within [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] (0: BDF2, -0.5: '
             f'trapezoidal), got {text}')
     return value
-
-
-def read_inputs(path: str, option: str, robot, field: str) -> InputProfile:
-    """
-    Read an input file of tensions or displacements, each within its range.
-
-    Tensions within [0, max_tension] N, displacements within a rod length [m] either way.
-
-    Raises :class:`CommandError` naming the option, the file, the line and the column.
-    """
-    if field == 'tension':
-        limits = np.column_stack((np.zeros(len(robot.tendons)), robot.max_tensions))
-        unit = 'N'
-    else:
-        limits = np.tile([-robot.rod.length, robot.rod.length], (len(robot.tendons), 1))
-        unit = 'm'
-    try:
-        return read_profile(path, robot.tendon_names, limits, quantity=field, unit=unit)
-    except ProfileError as error:
-        raise CommandError(f'{option}: {error}') from None
 
 
 def inputs_at(profile: MixedInputs, times: np.ndarray) -> np.ndarray:

@@ -19,6 +19,8 @@
     tendon-robot-sim statics --model discrete --displacements t0=0.004 --json
     tendon-robot-sim statics --tensions 1,0,0,0 --tip-force 0,0,-0.05 --json
     tendon-robot-sim statics --tensions 0,3,0,0 --world config/world_post.yaml --json
+    tendon-robot-sim statics --robot config/robot_friction.yaml --model discrete \
+        --tensions-csv pull_release.csv --trajectory-out loop.csv
 
 With ``--json`` the last line on stdout is one JSON object with ``tip_position``
 [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``tensions`` (N),
@@ -28,20 +30,34 @@ also ``contacts``, a list of ``{obstacle, s, point, normal, force, penetration}`
 in m, point and force in the world frame, the force on the robot in N, penetration in m) and
 ``max_penetration`` (m). The solve time includes no numba compilation: the command solves once
 to compile, then times a cold solve.
+
+``--tensions-csv`` or ``--displacements-csv`` (the format of ``simulate``'s input files: a column
+``t`` and one per tendon) make a quasi-static sequence: the rows are solved in order, each from
+the last. A tendon with ``friction: {law: sliding}`` then sticks and slides on its guides
+(:mod:`~tendon_robot_sim.models.rod.statics.stick_slip`), so the result depends on the path: a
+pull and release draws a hysteresis loop. ``--trajectory-out`` writes per row ``t,x,y,z`` (tip,
+base frame), ``qx,qy,qz,qw``, then per tendon ``tension_<name>`` (at the motor, N),
+``tip_tension_<name>`` (at the anchor, N) and ``displacement_<name>`` (m). A single solve of a
+robot with friction is the first state of such a sequence: pulled from rest.
 """
 
 import argparse
 import json
+import sys
 
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (command_error, CommandError, NoResultError, parse_values,
-                                       parse_vector)
+from tendon_robot_sim.commands import (command_error, CommandError, NoResultError, OutputPath,
+                                       parse_values, parse_vector, read_inputs)
+from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.contact.world import load_world, WorldError
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.statics.solver import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
+from tendon_robot_sim.models.rod.statics.stick_slip import (has_friction, plot_hysteresis,
+                                                            StickSlipStatics)
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 
@@ -63,6 +79,22 @@ def register(subparsers) -> None:
     inputs.add_argument('--displacements', metavar='Q',
                         help='tendon displacements in m, pulled in past the base (positive '
                              'pulls, negative lets out): one per tendon or by name')
+    inputs.add_argument('--tensions-csv', metavar='FILE',
+                        help='a quasi-static sequence of tensions: columns t and tendon names '
+                             '[N], each row solved from the last (tendons with friction stick '
+                             'and slide)')
+    inputs.add_argument('--displacements-csv', metavar='FILE',
+                        help='a quasi-static sequence of displacements: columns t and tendon '
+                             'names [m], each row solved from the last')
+    parser.add_argument('--trajectory-out', default=None, metavar='FILE.csv',
+                        type=OutputPath('file', ('.csv',)),
+                        help='with --tensions-csv or --displacements-csv: write the tip, the '
+                             'tensions at motor and anchor and the displacements per row')
+    parser.add_argument('--plot', default=None, metavar='FILE.png',
+                        type=OutputPath('file', ('.png', '.svg', '.pdf')),
+                        help='with --tensions-csv or --displacements-csv: plot the tip and the '
+                             'tip tension against the input of the tendon that moves most '
+                             '(rising solid, falling dashed: the hysteresis loop)')
     parser.add_argument('--tip-force', metavar='FX,FY,FZ', default=None,
                         help='external tip force in N, world frame (default: robot tip_load)')
     parser.add_argument('--tip-moment', metavar='MX,MY,MZ', default=None,
@@ -80,6 +112,11 @@ def run(args: argparse.Namespace) -> int:
     path = args.robot or default_robot_file()
     tip_force = parse_vector(args.tip_force, '--tip-force')
     tip_moment = parse_vector(args.tip_moment, '--tip-moment')
+    sequence = args.tensions_csv or args.displacements_csv
+    for option, value in (('--trajectory-out', args.trajectory_out), ('--plot', args.plot)):
+        if value is not None and not sequence:
+            raise CommandError(f'{option}: needs a sequence, --tensions-csv or '
+                               '--displacements-csv')
     try:
         robot = load_robot(path)
         world = None if args.world is None else load_world(args.world)
@@ -90,6 +127,11 @@ def run(args: argparse.Namespace) -> int:
                                'tendon loads yet (it can return a spurious curled shape); use '
                                '--model cosserat or kirchhoff, or simulate --integrator '
                                'explicit for the discs')
+        if world is not None and has_friction(robot):
+            raise CommandError('--world: contact is not modelled with tendon friction yet; '
+                               'remove the friction of the tendons or the world')
+        if has_friction(robot) or sequence:
+            return _sequence(args, robot, tip_force, tip_moment)
         solver = StaticsSolver(robot, args.model, constitutive=args.constitutive, world=world)
         if args.tensions is not None:
             values = parse_values(args.tensions, '--tensions')
@@ -106,12 +148,19 @@ def run(args: argparse.Namespace) -> int:
     beyond = result.beyond_limits(robot)
     if beyond:     # displacements only: tensions beyond the limits are refused as input
         raise NoResultError(f'--displacements{beyond}; no equilibrium within the limits')
+    _report(args, robot, solver.constitutive, result)
+    return 0
 
+
+def _report(args: argparse.Namespace, robot, constitutive: str, result) -> None:
+    """Print an equilibrium (and with --json its JSON line)."""
     np.set_printoptions(precision=6, suppress=True)
-    print(f'robot {robot.name}, model {args.model} ({solver.constitutive} law)')
+    print(f'robot {robot.name}, model {result.model} ({constitutive} law)')
     print(f'tip position [m]:     {result.tip_position}')
     print(f'tip orientation:      {result.tip_orientation}  [qx qy qz qw]')
     print(f'tensions [N]:         {result.tensions}')
+    if result.tip_tensions is not None:
+        print(f'tip tensions [N]:     {result.tip_tensions}')
     print(f'displacements [m]:    {result.tendon_displacements}')
     print(f'residual {result.residual:.3g} after {result.iterations} Newton iterations, '
           f'cold solve {result.solve_time * 1e3:.2f} ms')
@@ -119,6 +168,72 @@ def run(args: argparse.Namespace) -> int:
         print(f'contact {contact.obstacle} at s = {contact.s:.4f} m: force [N] {contact.force}, '
               f'penetration {contact.penetration * 1e6:.1f} um')
     if args.json:
-        print(json.dumps({'robot': robot.name, 'constitutive': solver.constitutive,
+        print(json.dumps({'robot': robot.name, 'constitutive': constitutive,
                           **result.to_dict()}))
+
+
+def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment) -> int:
+    """
+    Solve a quasi-static sequence (or one state pulled from rest), each state from the last.
+
+    Rows solved before a failure are still written to --trajectory-out.
+    """
+    from tqdm import tqdm
+    solver = StickSlipStatics(robot, args.model, constitutive=args.constitutive)
+    solver.set_tip_load(robot.tip_load.force if tip_force is None else tip_force,
+                        robot.tip_load.moment if tip_moment is None else tip_moment)
+    if args.tensions_csv or args.displacements_csv:
+        field = 'tension' if args.tensions_csv else 'displacement'
+        option = '--tensions-csv' if args.tensions_csv else '--displacements-csv'
+        profile = read_inputs(args.tensions_csv or args.displacements_csv, option, robot, field)
+        times, rows = profile.times, profile.values
+    else:
+        field = 'tension' if args.tensions is not None else 'displacement'
+        option = '--tensions' if args.tensions is not None else '--displacements'
+        rows = [parse_values(args.tensions if args.tensions is not None
+                             else args.displacements, option)]
+        times = np.zeros(1)
+    solve = solver.solve_tensions if field == 'tension' else solver.solve_displacements
+    names = robot.tendon_names
+    header = (['t', 'x', 'y', 'z', 'qx', 'qy', 'qz', 'qw'] + [f'tension_{n}' for n in names]
+              + [f'tip_tension_{n}' for n in names] + [f'displacement_{n}' for n in names])
+    if len(rows) == 1 and not (args.tensions_csv or args.displacements_csv):
+        try:    # compile the kernels first: the solve time is that of a solve from rest
+            solve(rows[0])
+            solver.reset()
+        except StaticsError as error:
+            raise command_error(error) from None
+    out, result, failure = [], None, None
+    for k in tqdm(range(len(rows)), desc='states', unit='state', file=sys.stderr,
+                  disable=len(rows) < 2 or None):
+        try:
+            result = solve(rows[k])
+        except StaticsError as error:
+            failure = f'{option}: row {k + 1} (t = {times[k]:g} s): {error}'
+            break
+        out.append(np.concatenate(([times[k]], result.tip_position,
+                                   rotation_to_quaternion(result.tip_rotation),
+                                   result.tensions, result.tip_tensions,
+                                   result.tendon_displacements)))
+    table = np.array(out).reshape(-1, len(header))
+    if args.trajectory_out is not None:
+        with open_output(args.trajectory_out) as handle:
+            np.savetxt(handle, table, delimiter=',', header=','.join(header), comments='',
+                       fmt='%.10g')
+    if args.plot is not None and len(table) > 1:
+        n = len(names)
+        inputs = table[:, 8:8 + n] if field == 'tension' else table[:, 8 + 2 * n:8 + 3 * n]
+        i = int(np.argmax(np.ptp(inputs, axis=0)))
+        unit = 'N' if field == 'tension' else 'm'
+        plot_hysteresis(inputs[:, i], table[:, 1:4], table[:, 8 + i], table[:, 8 + n + i],
+                        f'{field} of {names[i]} at the motor [{unit}]', args.plot)
+        print(f'wrote {args.plot}')
+    if failure:
+        raise CommandError(' '.join(failure.split()))
+    beyond = result.beyond_limits(robot)
+    if beyond:
+        raise NoResultError(f'{option}{beyond}; no equilibrium within the limits')
+    if len(rows) > 1:
+        print(f'{len(rows)} states solved in sequence; the last:')
+    _report(args, robot, solver.solver.constitutive, result)
     return 0

@@ -108,6 +108,12 @@ PHYSICAL_RANGES: dict[str, tuple[float, float, str, str] | None] = {
     'compliance': (0.0, 1.0, '1/N', 'at most a strain of 1 per newton'),
     'motor_distance': LENGTH,
     'friction_coefficient': (0.0, 10.0, '', 'of any pair of materials'),
+    # a tendon's friction on its guides (tendons[i].friction.coefficient): the viscous law's
+    # beta, and the sliding law's narrower range below
+    'coefficient': (0.0, 1e3, '', "viscous beta in s/m (Till's example: 4), a sliding nu "
+                    'within sliding_coefficient'),
+    'sliding_coefficient': (0.0, 2.0, '', 'Coulomb-capstan nu of a tendon on its guides: PTFE '
+                            'about 0.05, steel on steel about 0.8'),
     'max_pressure': (-1e5, 1e8, 'Pa', 'gauge, from vacuum to 1000 bar'),
     'min_pressure': (-1e5, 1e8, 'Pa', 'gauge, from vacuum to 1000 bar'),
     'stiffness': STIFFNESS, 'spline_stiffness': STIFFNESS,

@@ -140,6 +140,9 @@ class ModelState:
     tip: Pose
     frames: tuple[Pose, ...] = ()
     markers: tuple[Marker, ...] = field(default=())
+    # per input: the force where it ends (a tendon's tension at its anchor) when it differs
+    # from ``effort`` (tendon friction); None otherwise
+    tip_effort: np.ndarray | None = None
 
 
 class SimModel(ABC):

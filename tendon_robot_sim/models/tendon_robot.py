@@ -43,13 +43,19 @@ from typing import Any
 
 import numpy as np
 
-from tendon_robot_sim.models.description import (Base, check_kind, check_unique_names,
+from tendon_robot_sim.models.description import (Base, check_kind, check_range,
+                                                 check_unique_names,
                                                  CircularSection, describe_value,
                                                  DescriptionMapping, load_base, load_description,
                                                  POSITION_TOLERANCE, RobotDescriptionError,
                                                  TENDON_ROBOT)
 
 ROUTINGS = ('parallel', 'helical', 'tapered')
+# Tendon friction laws (tendons[i].friction.law) and the range of their coefficient (a key of
+# models.description.PHYSICAL_RANGES; 'coefficient' itself bounds every law)
+FRICTION_LAWS = {'sliding': 'sliding_coefficient', 'viscous': 'coefficient'}
+# Default slip velocity of the sliding law [m/s]: Till's eps in his sliding-friction example
+DEFAULT_SLIP_VELOCITY = 1e-3
 MAX_ELEMENTS = 1000        # Cosserat elements of the dynamic model
 MAX_VERTEBRAE = 1000
 MAX_TENDONS = 64
@@ -83,6 +89,20 @@ def tendon_displacements(rest_lengths, lengths, tensions, compliance, motor_dist
     """
     return rest_lengths + motor_distance - (lengths + motor_distance) / (
         1.0 + compliance * tensions)
+
+
+def friction_refused(robot: 'Robot', model: str) -> str:
+    """
+    Why ``model`` refuses ``robot``'s tendon friction, naming the key; '' without friction.
+
+    The path-dependent statics (``models.rod.statics.stick_slip``) is what models it.
+    """
+    for i, tendon in enumerate(robot.tendons):
+        if tendon.friction is not None:
+            return (f'tendons[{i}].friction: the {model} does not model tendon friction; the '
+                    'path-dependent statics does (statics --tensions-csv or '
+                    '--displacements-csv, simulator mode quasi_static), or remove the key')
+    return ''
 
 
 def vertebrae_required(model: str) -> str:
@@ -141,6 +161,30 @@ class Rod(CircularSection):
 
 
 @dataclass(frozen=True)
+class TendonFriction:
+    """
+    Friction of a tendon on its guides (spacer holes, discs, sheath).
+
+    ``sliding``: Coulomb-capstan friction, the tension falls by the factor e^(-nu theta) over a
+    wrap angle theta while the tendon slides (nu = ``coefficient``, dimensionless), and may take
+    any value inside the cone [T e^(-nu theta), T e^(nu theta)] while it sticks; the dynamics
+    regularise the sign of the sliding speed below ``slip_velocity`` [m/s]. ``viscous``: Till's
+    simple law (IJRR 2019), a load per length proportional to the sliding speed and to tension
+    times curvature, beta = ``coefficient`` [s/m] (no slip velocity).
+    """
+
+    law: str                      # 'sliding' | 'viscous'
+    coefficient: float            # sliding: nu [-]; viscous: beta [s/m]
+    slip_velocity: float | None = None   # m/s, sliding only
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {'law': self.law, 'coefficient': self.coefficient}
+        if self.slip_velocity is not None:
+            data['slip_velocity'] = self.slip_velocity
+        return data
+
+
+@dataclass(frozen=True)
 class Tendon:
     """
     One tendon: its hole path in the cross-section and its limits.
@@ -163,6 +207,7 @@ class Tendon:
     # m, Till's l*_i: the unstretched length above the base plate at zero displacement;
     # None: the tendon's path on the straight rod (each statics model measures its own)
     reference_length: float | None = None
+    friction: TendonFriction | None = None   # None: the tendon slides without friction
 
     def straight_path_length(self, points: int = 201) -> float:
         """Length [m] of the hole path from the base to the anchor on the straight rod."""
@@ -335,6 +380,7 @@ class Robot:
                     'max_tension': t.max_tension, 'motor_distance': t.motor_distance,
                     **({} if t.reference_length is None
                        else {'reference_length': t.reference_length}),
+                    **({} if t.friction is None else {'friction': t.friction.to_dict()}),
                 }
                 for t in self.tendons
             ],
@@ -523,7 +569,7 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         m = DescriptionMapping(item, key, required=('name', 'offset'),
                                optional=('end', 'routing', 'turns', 'end_offset', 'compliance',
                                          'max_tension', 'motor_distance',
-                                         'reference_length'))
+                                         'reference_length', 'friction'))
         name = m.string('name')
         offset = m.number('offset', positive=True)
         angle = m.angle('angle')
@@ -536,6 +582,7 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         motor_distance = m.number('motor_distance', default=0.0, minimum=0.0)
         reference_length = (m.number('reference_length', positive=True)
                             if 'reference_length' in m else None)
+        friction = _load_friction(m.get('friction'), f'{key}.friction')
         m.finish()
         if end > length + POSITION_TOLERANCE:
             raise RobotDescriptionError(
@@ -557,12 +604,34 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         tendon = Tendon(name=name, offset=offset, angle=angle, end=min(end, length),
                         routing=routing, turns=turns, end_offset=end_offset,
                         compliance=compliance, max_tension=max_tension,
-                        motor_distance=motor_distance, reference_length=reference_length)
+                        motor_distance=motor_distance, reference_length=reference_length,
+                        friction=friction)
         if reference_length is not None:
             _check_reference_length(tendon, key)
         tendons.append(tendon)
     check_unique_names([t.name for t in tendons], 'tendons', 'tendon')
     return tuple(tendons)
+
+
+def _load_friction(data: Any, key: str) -> TendonFriction | None:
+    """Read ``tendons[i].friction`` (absent or null: no friction)."""
+    if data is None:
+        return None
+    m = DescriptionMapping(data, key, required=('law', 'coefficient'),
+                           optional=('slip_velocity',))
+    law = m.choice('law', tuple(FRICTION_LAWS), default=None)
+    coefficient = m.number('coefficient', minimum=0.0)
+    check_range(coefficient, f'{key}.coefficient', FRICTION_LAWS[law])
+    if law == 'sliding':
+        slip_velocity = m.number('slip_velocity', default=DEFAULT_SLIP_VELOCITY, positive=True)
+    elif 'slip_velocity' in m:
+        raise RobotDescriptionError(
+            f'{key}.slip_velocity: only the sliding law has a slip velocity (viscous friction '
+            'is proportional to the sliding speed itself)')
+    else:
+        slip_velocity = None
+    m.finish()
+    return TendonFriction(law=law, coefficient=coefficient, slip_velocity=slip_velocity)
 
 
 def _check_reference_length(tendon: Tendon, key: str) -> None:

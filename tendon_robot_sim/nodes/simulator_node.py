@@ -201,6 +201,9 @@ PARAMS = (
           'pcr_6rus: position = motor angle)'),
     Param('state_topic', topics.TENDON_STATE.name, '', 'tendon displacement, velocity (0 in '
           'mode quasi_static) and tension (pcr_6rus: motor angles, no effort)'),
+    Param('tip_state_topic', topics.TENDON_TIP_STATE.name, '', 'tension at the anchor of '
+          'each tendon (effort, N), published only by a model with tendon friction (mode '
+          'quasi_static)'),
     Param('tip_pose_topic', topics.TIP_POSE.name, '', 'tip pose in the base frame'),
     Param('markers_topic', topics.BACKBONE_MARKERS.name, '', 'backbone, disc and tendon '
           'markers (pcr_6rus: rods, cranks, platform)'),
@@ -263,6 +266,9 @@ class SimulatorNode(Node):
             topics.TENDON_STATE.msg_type, config.state_topic, topics.TENDON_STATE.qos)
         self.tip_pub = self.create_publisher(
             topics.TIP_POSE.msg_type, config.tip_pose_topic, topics.TIP_POSE.qos)
+        self.tip_state_pub = self.create_publisher(
+            topics.TENDON_TIP_STATE.msg_type, config.tip_state_topic,
+            topics.TENDON_TIP_STATE.qos)
         self.marker_pub = self.create_publisher(
             topics.BACKBONE_MARKERS.msg_type, config.markers_topic, topics.BACKBONE_MARKERS.qos)
         self.tf_pub = self.create_publisher(topics.TF.msg_type, topics.TF.name, topics.TF.qos)
@@ -477,6 +483,10 @@ class SimulatorNode(Node):
             self._previous = (state.time, state.position)
         self.state_pub.publish(joint_state_msg(self.model.inputs.names, state.position,
                                                velocity, state.effort, stamp))
+        if state.tip_effort is not None:     # tendon friction: the tension at the anchors
+            none = np.zeros(0)
+            self.tip_state_pub.publish(joint_state_msg(self.model.inputs.names, none, none,
+                                                       state.tip_effort, stamp))
         self.tip_pub.publish(tip_pose_msg(state.tip, self.base_frame, stamp))
         self.tf_pub.publish(transforms_msg(state, self.base_frame, self.tip_frame,
                                            self.vertebra_frame_prefix, stamp))

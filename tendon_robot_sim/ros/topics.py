@@ -110,6 +110,10 @@ TENDON_STATE = Topic(
     'tendon/state', JointState, MEASUREMENT_QOS, 'simulator, hardware bridge',
     'per tendon: position = displacement (m, pulled in past the base, positive when '
     'pulling), velocity = m/s, effort = tension (N)', sensor_data=True)
+TENDON_TIP_STATE = Topic(
+    'tendon/tip_state', JointState, MEASUREMENT_QOS, 'simulator, with tendon friction',
+    'per tendon: effort = tension at the anchor (N), where friction makes it differ from the '
+    "motor's (tendon/state)", sensor_data=True)
 TIP_POSE = Topic(
     'tip/pose', PoseStamped, MEASUREMENT_QOS, 'simulator',
     'tip pose in the base frame (m, unit quaternion)', sensor_data=True)
@@ -156,7 +160,7 @@ TOPICS = (TENDON_COMMAND, TENDON_SETPOINT, TENDON_STATE, TIP_POSE, BACKBONE_MARK
 EXPERIMENT_TOPICS = TOPICS + (
     TIP_MEASURED, TIP_TARGET, TENDON_DISPLACEMENT_COMMAND, TIP_WRENCH)
 # Every topic of this table.
-ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS, TENDON_SERVOS)
+ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS, TENDON_SERVOS, TENDON_TIP_STATE)
 
 
 def find_topic(name: str) -> Topic | None:

@@ -47,6 +47,11 @@ VICTIM = 'a file of someone else\n'
 RUNS = {
     ('simulate --trajectory-out',): (
         ['simulate', '--duration', '0.01', '--trajectory-out', '{out}'], 'run.csv', ['run.csv']),
+    ('statics --trajectory-out', 'statics --plot'): (
+        ['statics', '--robot', str(ROOT / 'config' / 'robot_friction.yaml'), '--model',
+         'discrete', '--tensions-csv', str(ROOT / 'config' / 'pull_release_tensions.csv'),
+         '--trajectory-out', '{out}', '--plot', '{out}.png'], 'loop.csv',
+        ['loop.csv', 'loop.csv.png']),
     ('cc-dynamics --plot',): (
         ['cc-dynamics', '--tensions', 't0=1', '--duration', '0.05', '--plot', '{out}'],
         'plot.png', ['plot.png']),

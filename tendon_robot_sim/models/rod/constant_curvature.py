@@ -52,7 +52,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models.geometry import rotation_to_quaternion, section_pose
-from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.models.tendon_robot import friction_refused, Robot
 
 # Default distance [m] between a target tip and the closest CC tip for it to count
 # as reachable.
@@ -118,6 +118,9 @@ class ConstantCurvature:
     """
 
     def __init__(self, robot: Robot):
+        refused = friction_refused(robot, 'constant-curvature model')
+        if refused:
+            raise ConstantCurvatureError(refused)
         bad = [t.name for t in robot.tendons if t.routing != 'parallel']
         if bad:
             raise ConstantCurvatureError(

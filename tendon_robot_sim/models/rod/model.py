@@ -18,7 +18,9 @@ The tendon robot behind the :class:`~tendon_robot_sim.models.sim_model.SimModel`
 ``dynamic``: Cosserat rod dynamics, explicit (PyElastica, tensions) or implicit (BDF-alpha
 and shooting, tensions or displacements). ``quasi_static``: one
 :class:`~tendon_robot_sim.models.rod.statics.solver.StaticsSolver` equilibrium per setpoint, of
-tensions or of displacements (whose solved tensions must stay within ``max_tension``).
+tensions or of displacements (whose solved tensions must stay within ``max_tension``); with
+tendon friction in the description, each setpoint's equilibrium is solved from the last
+(:class:`~tendon_robot_sim.models.rod.statics.stick_slip.StickSlipStatics`: stick and slip).
 Both report the same shape: backbone, vertebra discs, tendon paths.
 """
 
@@ -29,6 +31,7 @@ import numpy as np
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.rod.dynamics.simulation import choose_integrator
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+from tendon_robot_sim.models.rod.statics.stick_slip import has_friction, StickSlipStatics
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
                                                Polyline, Pose, SimModel)
 from tendon_robot_sim.models.tendon_robot import Robot
@@ -59,7 +62,8 @@ def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
         frames=tuple(Pose(shape.vertebra_positions[:, i], q)
                      for i, q in enumerate(shape.vertebra_orientations)),
         markers=(Polyline('backbone', shape.centerline, 2.0 * robot.rod.radius, BACKBONE_COLOR),
-                 *discs, LineList.of_paths('tendons', shape.tendon_paths, TENDON_WIDTH)))
+                 *discs, LineList.of_paths('tendons', shape.tendon_paths, TENDON_WIDTH)),
+        tip_effort=getattr(shape, 'tip_tensions', None))
 
 
 class TendonDynamics(SimModel):
@@ -166,8 +170,12 @@ class TendonStatics(SimModel):
     def __init__(self, robot: Robot, model: str):
         self.robot = robot
         self.base_frame = robot.base.frame_id
-        self.solver = StaticsSolver(robot, model=model)
-        self.summary = f'{self.solver.model} statics'
+        # with friction the result depends on the path: each setpoint from the last
+        self._friction = has_friction(robot)
+        self.solver = (StickSlipStatics(robot, model) if self._friction
+                       else StaticsSolver(robot, model=model))
+        self.summary = f'{self.solver.model} statics' + (
+            ', tendons sticking and sliding (friction)' if self._friction else '')
         self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
                                                   'position': 'displacement [m], pulled in'},
                              'tendons')
@@ -200,6 +208,8 @@ class TendonStatics(SimModel):
 
     def reset(self) -> None:
         self.solver.set_tip_load(self.robot.tip_load.force, self.robot.tip_load.moment)
+        if self._friction:      # back at rest: no tension left stuck in the tendons
+            self.solver.reset()
         self._shape = self._rest
         self._last = self._zero
 

@@ -75,7 +75,7 @@ from tendon_robot_sim.models.description import (POSITION_TOLERANCE, read_yaml,
 from tendon_robot_sim.models.geometry import section_pose
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.plotting import equal_axes, legend_beside
-from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
+from tendon_robot_sim.models.tendon_robot import friction_refused, Robot, robot_from_dict
 from tendon_robot_sim.models.trunk import _integrator as integrator, _kernels as kernels
 from tendon_robot_sim.models.trunk.kinematics import chain_frames, section_matrix
 from tendon_robot_sim.models.trunk.robot import (bellows_robot_from_dict, BellowsRobot,
@@ -209,6 +209,9 @@ class CCDynamics:
     @classmethod
     def from_tendon_robot(cls, robot: Robot) -> 'CCDynamics':
         """Build the CC model of a tendon robot with parallel tendons (``config/robot.yaml``)."""
+        refused = friction_refused(robot, 'constant-curvature dynamics')
+        if refused:
+            raise CCDynamicsError(refused)
         bad = [t.name for t in robot.tendons if t.routing != 'parallel']
         if bad:
             raise CCDynamicsError(

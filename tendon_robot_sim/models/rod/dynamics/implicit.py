@@ -71,7 +71,7 @@ from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_rea
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.solver import CONTACT_STEP, StaticsSolver
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
-from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
+from tendon_robot_sim.models.tendon_robot import friction_refused, Robot, tendon_displacements
 
 DEFAULT_DT = 0.002            # s
 # Default spatial resolution: RK4 steps over the rod, and the longest step [m]. 20 steps put
@@ -179,6 +179,9 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
                  model: str | None = None, steps: int | None = None,
                  tolerance: float = DEFAULT_TOLERANCE, world: World | None = None,
                  tip_tolerance: float | None = None, dt_min: float | None = None):
+        refused = friction_refused(robot, 'implicit dynamics')
+        if refused:
+            raise InputError(refused)
         dt = DEFAULT_DT if dt is None else dt
         if not (is_real(dt) and math.isfinite(dt) and dt > 0.0):
             raise InputError(f'dt: must be a finite number > 0 s, got {dt!r}')

@@ -28,13 +28,14 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 import math
+import re
 from typing import Callable
 
 import numpy as np
 
 from tendon_robot_sim.models.cosserat import PYELASTICA_SHEAR_COEFFICIENT
 from tendon_robot_sim.models.sim_model import InputError
-from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.models.tendon_robot import friction_refused, Robot
 
 # Seconds of tip-position history kept for is_steady().
 HISTORY_SPAN = 1.0
@@ -263,7 +264,8 @@ def highest_frequency(robot: Robot, n_elements: int | None = None) -> float:
 
 #: What the explicit integrator lacks, by the key :func:`explicit_refuses` names.
 EXPLICIT_LACKS = {'vertebrae': 'a robot without vertebra discs',
-                  'rod.damping': 'Kelvin-Voigt damping', 'rod.drag': 'air drag'}
+                  'rod.damping': 'Kelvin-Voigt damping', 'rod.drag': 'air drag',
+                  'tendons.friction': 'tendon friction'}
 
 
 def explicit_refuses(robot: Robot) -> str:
@@ -283,7 +285,7 @@ def explicit_refuses(robot: Robot) -> str:
                 'rate); shear_extension/bending_torsion need the implicit integrator')
     if any(robot.rod.drag):
         return 'rod.drag: the explicit integrator has no air drag; use the implicit integrator'
-    return ''
+    return friction_refused(robot, 'explicit integrator')
 
 
 def choose_integrator(robot: Robot, integrator: str = 'auto') -> tuple[str, str]:
@@ -310,7 +312,7 @@ def choose_integrator(robot: Robot, integrator: str = 'auto') -> tuple[str, str]
         return 'implicit', 'asked for'
     if refused:
         return 'implicit', 'the explicit integrator cannot take ' + EXPLICIT_LACKS[
-            refused.split(':', 1)[0]]
+            re.sub(r'\[\d+\]', '', refused.split(':', 1)[0])]
     step = stable_time_step(robot)
     if step < AUTO_STABLE_STEP:
         return 'implicit', (f'the explicit stable step would be {step * 1e6:.3g} us, below '

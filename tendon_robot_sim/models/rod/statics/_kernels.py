@@ -235,7 +235,7 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
                                  fb, mm)
             last = pl.seg[k - 1, SEG_PT] + 2 * pl.seg[k - 1, SEG_N]
             for t in range(nt):
-                if pl.ends[k - 1, t] and tau[t] > 0.0:
+                if pl.ends[k - 1, t] and tau[t] != 0.0:
                     r = pl.rt[last, t, 0:3]
                     cross(y[15:18], r, pb)
                     for i in range(3):
@@ -368,7 +368,7 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
     pulled = False
     if j > 0:
         for t in range(pl.nt):
-            if pl.anchor[t] > j and tau[t] > 0.0:
+            if pl.anchor[t] > j and tau[t] != 0.0:
                 pulled = True
     n, h = pl.seg[k, SEG_N], pl.seg_h[k]
     ds = n * h
@@ -592,7 +592,7 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
                 h[i] = y[i] + rw[i] - w.hp[t, i]
             dl = math.sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2])
             lengths[t] += dl
-            if tau[t] > 0.0:
+            if tau[t] != 0.0:
                 for i in range(3):
                     fi[i] = -tau[t] * h[i] / dl
                     fw[i] += fi[i]

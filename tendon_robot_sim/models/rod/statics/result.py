@@ -72,6 +72,9 @@ class StaticsResult:
     evaluations: int                   # shooting residual evaluations (integrations)
     solve_time: float                  # s, wall time of the solve call
     contacts: tuple[ContactPoint, ...] | None = None   # with a world: its contact patches
+    # (n,) N, tension at each tendon's anchor where friction makes it differ from the motor's
+    # (models.rod.statics.stick_slip); None: frictionless, the same as ``tensions``
+    tip_tensions: np.ndarray | None = None
 
     @property
     def max_penetration(self) -> float:
@@ -113,4 +116,5 @@ class StaticsResult:
             **({} if self.contacts is None else {
                 'contacts': [c.to_dict() for c in self.contacts],
                 'max_penetration': self.max_penetration}),
+            **({} if self.tip_tensions is None else {'tip_tensions': self.tip_tensions.tolist()}),
         }

@@ -109,7 +109,7 @@ from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.contact_continuation import continue_in_load
 from tendon_robot_sim.models.rod.statics.result import Shape, StaticsResult
 from tendon_robot_sim.models.rod.tendons.routing import routing_functions, RoutingFunction
-from tendon_robot_sim.models.tendon_robot import (Robot, tendon_displacements,
+from tendon_robot_sim.models.tendon_robot import (friction_refused, Robot, tendon_displacements,
                                                   vertebrae_required)
 
 MODELS = ('cosserat', 'kirchhoff', 'discrete')
@@ -216,6 +216,9 @@ class StaticsSolver:
                  routing: Mapping[str, RoutingFunction] | None = None,
                  tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 100,
                  world: World | None = None):
+        refused = friction_refused(robot, 'single statics solve (it has no memory of the path)')
+        if refused:
+            raise StaticsInputError(refused)
         model = model_for(robot, model)
         if model not in MODELS:
             raise StaticsInputError(f'model: must be one of {list(NODE_MODELS)}, got {model!r}')
@@ -461,9 +464,26 @@ class StaticsSolver:
 
         """
         start = time.perf_counter()
-        tau = self._tendon_vector(tensions, 'tensions', tension=True)
+        tau = self.tendon_vector(tensions, 'tensions', tension=True)
         tip = self._tip(tip_force, tip_moment)
         return self._solve(kernels.TENSION, tau, self._empty, tip, start)
+
+    def solve_tension_steps(self, steps: np.ndarray) -> StaticsResult:
+        """
+        Equilibrium for tendons that carry the steps of a tension, each of either sign.
+
+        The path-dependent statics (:mod:`~tendon_robot_sim.models.rod.statics.stick_slip`)
+        cuts a tendon whose tension changes along its path (friction) into pieces that share
+        its holes and end where the tension changes; the loads are linear in the tensions, so
+        the piece ending at break k carries the step T_k - T_(k+1), negative where the tension
+        rises towards the anchor. ``steps`` (n,) [N], finite; the tip load of
+        :meth:`set_tip_load`.
+        """
+        start = time.perf_counter()
+        steps = np.asarray(steps, dtype=float)
+        if steps.shape != (self.n_tendons,) or not np.all(np.isfinite(steps)):
+            raise StaticsInputError(f'steps: must be {self.n_tendons} finite numbers [N]')
+        return self._solve(kernels.TENSION, steps, self._empty, self._tip(None, None), start)
 
     def solve_displacements(self, displacements, tip_force=None, tip_moment=None
                             ) -> StaticsResult:
@@ -481,13 +501,18 @@ class StaticsSolver:
 
         """
         start = time.perf_counter()
-        q = self._tendon_vector(displacements, 'displacements', tension=False)
+        q = self.tendon_vector(displacements, 'displacements', tension=False)
         tip = self._tip(tip_force, tip_moment)
         return self._solve(kernels.DISPLACEMENT, self._empty, q, tip, start)
 
     # ------------------------------------------------------------------ internals
 
-    def _tendon_vector(self, values, field: str, tension: bool) -> np.ndarray:
+    def tendon_vector(self, values, field: str, tension: bool) -> np.ndarray:
+        """
+        Return per-tendon ``values`` (a sequence, or a mapping by name: others 0) as (n,).
+
+        Tensions (``tension``) within [0, max_tension] N; StaticsInputError names ``field``.
+        """
         names = self.tendon_names
         if isinstance(values, Mapping):
             out = np.zeros(self.n_tendons)

@@ -1,0 +1,461 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Path-dependent statics: tendons that stick and slide on their guides (capstan friction).
+
+A quasi-static sequence of inputs, each state solved from the last. A tendon with
+``friction: {law: sliding, coefficient: mu}`` is cut into pieces at the points where its
+tension may change: at every vertebra up to its anchor in the ``discrete`` model (the spacer
+discs of Shen, Browne, Ha & Chen, RA-L 2026), every ``piece_length`` along it for continuous
+routing (``cosserat``, ``kirchhoff``: there the wrap angle is the integral of the tendon's
+curvature, which the pieces' turning angles sum). Each piece either sticks, keeping its
+tension from the last state, or slides on the edge of the capstan cone of the piece before it
+(:func:`~tendon_robot_sim.models.rod.tendons.capstan.stick_slip`), with the wrap angles of the
+solved shape: a fixed point of (angles -> tensions -> shape), iterated to
+``tension_tolerance``.
+
+The loads of a tendon on the rod are linear in its tension, so a tendon of piecewise constant
+tension is the sum of tendons along the same holes ending at each break, each carrying the
+step of the tension there (:meth:`StaticsSolver.solve_tension_steps`): the rod model and its
+kernels are the frictionless ones, unchanged. The pieces' breaks lie on the frictionless
+solver's grid, so with coefficient 0 every output equals the frictionless one to round-off.
+
+Tensions in: the motor's (T_0). Displacements in: the motor tensions are solved so that each
+tendon's unstretched length, motor distance d at T_0 and piece k of length l_k at T_k,
+d / (1 + C T_0) + sum l_k / (1 + C T_k), plus its slack, is l* + d - q (the frictionless
+relation of :func:`~tendon_robot_sim.models.tendon_robot.tendon_displacements`, per piece).
+The viscous law has no static part (its load is proportional to the sliding speed): such a
+tendon is frictionless here. Out: each state's equilibrium with the tension at the motor
+(``tensions``) and at the anchor (``tip_tensions``: the last piece's; for continuous routing
+the tension in the middle of the last piece).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+from scipy.optimize import brentq
+
+from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
+from tendon_robot_sim.models.description import POSITION_TOLERANCE
+from tendon_robot_sim.models.rod.statics.result import StaticsResult
+from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+from tendon_robot_sim.models.rod.tendons.capstan import stick_slip, wrap_angles
+from tendon_robot_sim.models.tendon_robot import Robot, Tendon
+
+# Length of the pieces of a continuously routed tendon [m]. A piece carries one tension, in
+# effect its middle's (a midpoint rule, error ~ piece^2): the steel wire of test_stick_slip.py
+# pulled to 10 N has its tip 19 um from the closed form with 10 mm pieces, 5 um with 5 mm.
+DEFAULT_PIECE_LENGTH = 0.01
+# The fixed point (angles -> tensions -> shape) has converged when no piece's tension moves by
+# more than this fraction of the largest tendon tension (or 1e-9 N) in an iteration.
+TENSION_TOLERANCE = 1e-9
+MAX_FIXED_POINT = 60
+# Displacement inputs: the tendon length error [m] at which the motor tensions are solved. Above
+# the noise of the inner solves (~1e-8 m); antagonists near slack, whose errors move each other,
+# settle to ~1e-7 m only slowly. A micrometre of tendon moves the tip by about as much.
+LENGTH_TOLERANCE = 1e-6
+MAX_LENGTH_ITERATIONS = 40
+MAX_SWEEPS = 20       # of one-tendon solves, when Newton stalls
+
+
+def has_friction(robot: Robot) -> bool:
+    """Tell whether any tendon of ``robot`` has a friction law."""
+    return any(t.friction is not None for t in robot.tendons)
+
+
+def capstan_coefficients(robot: Robot) -> np.ndarray:
+    """Coulomb-capstan mu of each tendon (0: none, or the viscous law, which has no statics)."""
+    return np.array([t.friction.coefficient if t.friction is not None
+                     and t.friction.law == 'sliding' else 0.0 for t in robot.tendons])
+
+
+def _piece(tendon: Tendon, end: float, index: int) -> Tendon:
+    """Return the part of ``tendon`` from the base to ``end``, along the same holes."""
+    share = end / tendon.end
+    return dataclasses.replace(
+        tendon, name=f'{tendon.name}#{index}', end=end, turns=tendon.turns * share,
+        end_offset=tendon.offset + (tendon.end_offset - tendon.offset) * share,
+        reference_length=None, friction=None)
+
+
+class StickSlipStatics:
+    """
+    Quasi-static sequence of a robot whose tendons stick and slide (module docstring).
+
+    Parameters
+    ----------
+    robot : Robot
+        The description; tendons without a sliding friction law are one piece.
+    model : {'cosserat', 'kirchhoff', 'discrete', 'auto'}
+        The rod model (:class:`StaticsSolver`).
+    piece_length : float
+        Largest piece of a continuously routed tendon [m].
+    options
+        More arguments of :class:`StaticsSolver` (step, tolerance, constitutive).
+
+    The state starts from rest: every tendon slack, no tension stored in its pieces.
+
+    """
+
+    def __init__(self, robot: Robot, model: str = 'auto', *,
+                 piece_length: float = DEFAULT_PIECE_LENGTH, **options):
+        if not (isinstance(piece_length, (int, float)) and math.isfinite(piece_length)
+                and piece_length > 0.0):
+            raise StaticsInputError(f'piece_length: must be a finite number > 0 m, got '
+                                    f'{piece_length!r}')
+        bare = tuple(dataclasses.replace(t, friction=None) for t in robot.tendons)
+        frictionless = StaticsSolver(dataclasses.replace(robot, tendons=bare), model, **options)
+        self.frictionless = frictionless    # its grid, rest lengths and input checks
+        self.robot = robot
+        self.model = frictionless.model
+        self.tendon_names = robot.tendon_names
+        self.mu = capstan_coefficients(robot)
+        grid = frictionless.arc_lengths
+        pieces, self._first = [], []
+        for i, tendon in enumerate(robot.tendons):
+            self._first.append(len(pieces))
+            breaks = self._breaks(tendon, grid, piece_length) if (
+                tendon.friction is not None and tendon.friction.law == 'sliding') else [tendon.end]
+            pieces += [_piece(tendon, s, k) for k, s in enumerate(breaks)]
+        self._first.append(len(pieces))
+        self.solver = StaticsSolver(dataclasses.replace(robot, tendons=tuple(pieces)),
+                                    self.model, **options)
+        self.rest_lengths = frictionless.rest_lengths
+        self._compliance = np.array([t.compliance for t in robot.tendons])
+        self._motor = np.array([t.motor_distance for t in robot.tendons])
+        self._incoming = robot.base.direction
+        self.reset()
+
+    def _breaks(self, tendon: Tendon, grid: np.ndarray, piece_length: float) -> list[float]:
+        """Return where the pieces of ``tendon`` end [m]: its discs, or grid points apart."""
+        if self.model == 'discrete':
+            discs = self.robot.vertebra_positions
+            return [float(s) for s in discs if s <= tendon.end + POSITION_TOLERANCE]
+        count = max(1, math.ceil(tendon.end / piece_length - 1e-9))
+        targets = tendon.end * np.arange(1, count + 1) / count
+        on_grid = grid[np.argmin(np.abs(grid[None, :] - targets[:, None]), axis=1)]
+        return sorted({float(s) for s in on_grid if s > POSITION_TOLERANCE})
+
+    @property
+    def pieces(self) -> list[int]:
+        """Return the number of pieces of each tendon."""
+        return [int(k) for k in np.diff(self._first)]
+
+    def set_tip_load(self, force, moment) -> None:
+        """Replace ``robot.tip_load`` in later states: force [N], moment [N m], world frame."""
+        self.solver.set_tip_load(force, moment)
+        self.frictionless.set_tip_load(force, moment)
+
+    def reset(self) -> None:
+        """Return to rest: no tension stored in any piece, straight wrap angles."""
+        self._tensions = np.zeros(self._first[-1])
+        self._theta = np.zeros(self._first[-1])
+        self._motor_tension = np.zeros(len(self.robot.tendons))
+        self._jacobian = None
+        self.solver.reset()
+
+    # ------------------------------------------------------------------ one state
+
+    def _pieces_of(self, i: int) -> slice:
+        return slice(self._first[i], self._first[i + 1])
+
+    def _propagate(self, motor: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        tensions = np.empty_like(self._tensions)
+        for i, mu in enumerate(self.mu):
+            p = self._pieces_of(i)
+            tensions[p] = stick_slip(self._tensions[p], motor[i], theta[p], mu)
+        return tensions
+
+    def _angles(self, result: StaticsResult) -> np.ndarray:
+        theta = np.empty_like(self._tensions)
+        for i in range(len(self.robot.tendons)):
+            p = self._pieces_of(i)
+            paths = result.tendon_paths[p]
+            points = np.column_stack([paths[0][:, 0]] + [path[:, -1] for path in paths])
+            theta[p] = wrap_angles(points, self._incoming)
+        return theta
+
+    def _steps(self, tensions: np.ndarray) -> np.ndarray:
+        """Tension steps of the pieces: T_k - T_(k+1) per tendon (the last piece: T_K)."""
+        steps = tensions.copy()
+        for i in range(len(self.robot.tendons)):
+            p = self._pieces_of(i)
+            steps[p][:-1] -= tensions[p][1:]
+        return steps
+
+    def _equilibrium(self, motor: np.ndarray):
+        """
+        Solve the state the motor tensions ``motor`` [N] reach from the stored one.
+
+        Returns (result of the pieces, piece tensions, wrap angles); does not store them.
+        """
+        theta = self._theta
+        tolerance = TENSION_TOLERANCE * max(1.0, float(np.max(motor, initial=0.0)))
+        tensions = self._propagate(motor, theta)
+        for _ in range(MAX_FIXED_POINT):
+            result = self.solver.solve_tension_steps(self._steps(tensions))
+            theta = self._angles(result)
+            updated = self._propagate(motor, theta)
+            change = float(np.max(np.abs(updated - tensions), initial=0.0))
+            tensions = updated
+            if change <= tolerance:
+                break
+        else:
+            raise ConvergenceError(
+                f'stick-slip statics: the tensions did not settle with the shape in '
+                f'{MAX_FIXED_POINT} iterations (last change {change:.3g} N); the friction may '
+                'be too large for this pose', change, MAX_FIXED_POINT)
+        if change > 0.0:    # the shape of the tensions returned
+            result = self.solver.solve_tension_steps(self._steps(tensions))
+        return result, tensions, theta
+
+    def _needed_length(self, result: StaticsResult, motor: np.ndarray,
+                       tensions: np.ndarray) -> np.ndarray:
+        """Unstretched length each tendon needs between its motor and its anchor [m]."""
+        C, d = self._compliance, self._motor
+        out = d / (1.0 + C * motor)
+        for i in range(len(self.robot.tendons)):
+            p = self._pieces_of(i)
+            lengths = np.diff(np.concatenate(([0.0], result.tendon_lengths[p])))
+            out[i] += np.sum(lengths / (1.0 + C[i] * tensions[p]))
+        return out
+
+    def _physical(self, result: StaticsResult, motor: np.ndarray, tensions: np.ndarray,
+                  displacements: np.ndarray, slack: np.ndarray, start: float
+                  ) -> StaticsResult:
+        last = np.array(self._first[1:]) - 1
+        return dataclasses.replace(
+            result, solve_time=time.perf_counter() - start, tensions=motor.copy(),
+            tip_tensions=tensions[last].copy(),
+            tendon_lengths=result.tendon_lengths[last].copy(),
+            tendon_paths=tuple(result.tendon_paths[k] for k in last),
+            tendon_displacements=displacements, slack=slack)
+
+    def _store(self, motor: np.ndarray, tensions: np.ndarray, theta: np.ndarray) -> None:
+        self._motor_tension = motor.copy()
+        self._tensions = tensions
+        self._theta = theta
+
+    # ------------------------------------------------------------------ public API
+
+    def solve_tensions(self, tensions) -> StaticsResult:
+        """
+        Next state of the sequence: the motors hold ``tensions`` [N] (n,, or by name).
+
+        Returns its equilibrium (``tensions`` at the motors, ``tip_tensions`` at the anchors)
+        and stores it as the state the next one starts from.
+        """
+        start = time.perf_counter()
+        motor = self.frictionless.tendon_vector(tensions, 'tensions', tension=True)
+        result, pieces, theta = self._equilibrium(motor)
+        q = self.rest_lengths + self._motor - self._needed_length(result, motor, pieces)
+        self._store(motor, pieces, theta)
+        return self._physical(result, motor, pieces, q, np.zeros_like(motor), start)
+
+    def solve_displacements(self, displacements) -> StaticsResult:
+        """
+        Next state: the motors have pulled in ``displacements`` [m] (n,, or by name).
+
+        The motor tensions are solved: Newton's method (Broyden updates of a finite-difference
+        Jacobian kept from state to state) on the length errors of the taut tendons, the others
+        slack at zero tension; a slack tendon found too short joins the taut ones, a taut one
+        whose tension would fall below zero leaves them. The first guess of which tendons are
+        taut: those of the last state and of the frictionless solution.
+        """
+        start = time.perf_counter()
+        q = self.frictionless.tendon_vector(displacements, 'displacements', tension=False)
+        available = self.rest_lengths + self._motor - q
+
+        def error(motor):
+            """Unstretched length each tendon lacks [m] (< 0: slack) at motor tensions [N]."""
+            out = self._equilibrium(motor)
+            return self._needed_length(out[0], motor, out[1]) - available, out
+
+        taut = self._motor_tension > 0.0
+        try:
+            taut = taut | (self.frictionless.solve_displacements(q).tensions > 0.0)
+        except ConvergenceError:    # only a guess: the last state's taut tendons will do
+            pass
+        motor = np.where(taut, self._motor_tension, 0.0)
+        F, out = error(motor)
+        try:
+            for _ in range(len(self.robot.tendons) + 1):
+                motor, F, out, taut = self._taut_lengths(error, motor, F, out, taut)
+                joining = ~taut & (F > LENGTH_TOLERANCE)
+                if not joining.any():
+                    break
+                taut = taut | joining
+            else:
+                raise ConvergenceError('stick-slip statics: no set of taut tendons meets the '
+                                       'displacements', float(np.max(F)), 0)
+        except ConvergenceError:
+            # Newton stalls where a released tendon sticks: its length does not change while
+            # its motor tension falls (a flat stretch of F). One tendon at a time, bracketed.
+            motor = np.where(taut, self._motor_tension, 0.0)
+            for _ in range(MAX_SWEEPS):
+                # past the flat stretches one tendon at a time, then Newton for the coupling
+                motor, F, out = self._by_tendon(error, motor)
+                taut = motor > 0.0
+                self._jacobian = None
+                try:
+                    motor, F, out, taut = self._taut_lengths(error, motor, F, out, taut)
+                except ConvergenceError:
+                    continue
+                if np.all(F[~taut] <= LENGTH_TOLERANCE):
+                    break
+            else:
+                raise ConvergenceError(
+                    f'stick-slip statics: the tendon lengths did not converge in {MAX_SWEEPS} '
+                    'sweeps', float(np.max(np.abs(F))), MAX_SWEEPS)
+        self._store(motor, out[1], out[2])
+        return self._physical(out[0], motor, out[1], q.copy(),
+                              np.where(taut, 0.0, np.maximum(-F, 0.0)), start)
+
+    def _taut_lengths(self, error, motor, F, out, taut):
+        """
+        Newton on the tensions of the ``taut`` tendons until their length errors vanish.
+
+        A step that does not reduce the error renews the Jacobian, then is halved (a kink: a
+        piece starting or stopping to slide); a tension that would go below zero makes its
+        tendon slack. Returns (motor, F, out, taut).
+        """
+        if self._jacobian is None:
+            self._jacobian = self._finite_differences(error, motor, F)
+        fresh, fraction = False, 1.0
+        for _ in range(MAX_LENGTH_ITERATIONS):
+            if not taut.any() or np.max(np.abs(F[taut])) <= LENGTH_TOLERANCE:
+                return motor, F, out, taut
+            active = np.ix_(taut, taut)
+            step = np.zeros_like(motor)
+            step[taut] = -fraction * np.linalg.lstsq(self._jacobian[active], F[taut],
+                                                     rcond=1e-10)[0]
+            trial = np.maximum(motor + step, 0.0)
+            tried = None
+            if np.all(trial <= 2.0 * self.robot.max_tensions):
+                try:
+                    tried = error(trial)
+                except ConvergenceError:    # no equilibrium there: a shorter step
+                    tried = None
+            if tried is not None and (np.linalg.norm(tried[0][taut])
+                                      < 0.9 * np.linalg.norm(F[taut])):
+                dz = trial - motor
+                self._jacobian += np.outer(tried[0] - F - self._jacobian @ dz, dz) / (dz @ dz)
+                motor, (F, out) = trial, tried
+                fresh, fraction = False, 1.0
+                taut = taut & ~((motor == 0.0) & (F < 0.0))     # released into slack
+            elif not fresh:     # a stale Jacobian (or the other side of a kink): renew it
+                self._jacobian = self._finite_differences(error, motor, F)
+                fresh, fraction = True, 1.0
+            else:
+                fraction *= 0.5
+        raise ConvergenceError(
+            f'stick-slip statics: the tendon lengths did not converge in '
+            f'{MAX_LENGTH_ITERATIONS} iterations (error {np.max(np.abs(F[taut])):.3g} m)',
+            float(np.max(np.abs(F[taut]))), MAX_LENGTH_ITERATIONS)
+
+    def _by_tendon(self, error, motor: np.ndarray):
+        """
+        One Gauss-Seidel sweep: each tendon's tension bracketed and solved alone (Brent).
+
+        A tendon's length error does not increase with its own tension (pulling harder never
+        lengthens its path), so a root within [0, 2 max_tension] is bracketed, or the tendon
+        is slack (error <= 0 at zero tension). Returns (motor, F, out).
+        """
+        limits = 2.0 * self.robot.max_tensions
+        for i in range(motor.size):
+            def lacking(tension, i=i):
+                probe = motor.copy()
+                probe[i] = tension
+                return error(probe)[0][i]
+            # bracket from the tension it has: the probes stay near the solution
+            low = high = max(motor[i], 0.1)
+            value = lacking(low)
+            while value <= 0.0 and low > 0.0:       # too long: less tension
+                high, low = low, (low / 4.0 if low > 1e-3 else 0.0)
+                value = lacking(low)
+            if value <= LENGTH_TOLERANCE and low == 0.0:
+                motor[i] = 0.0      # slack
+                continue
+            while lacking(high) > 0.0:              # too short: more tension
+                if high >= limits[i]:
+                    raise ConvergenceError(
+                        f'stick-slip statics: tendon {self.tendon_names[i]} needs more '
+                        f'than {limits[i]:g} N for its displacement', float(high), 0)
+                low, high = high, min(2.0 * high, limits[i])
+            motor[i] = brentq(lacking, low, high, xtol=1e-12, rtol=1e-10) if high > low \
+                else low
+        F, out = error(motor)
+        return motor, F, out
+
+    def _finite_differences(self, error, motor: np.ndarray, F: np.ndarray) -> np.ndarray:
+        J = np.empty((motor.size, motor.size))
+        for j in range(motor.size):
+            h = 1e-4 * max(1.0, abs(motor[j]))
+            probe = motor.copy()
+            probe[j] += h
+            J[:, j] = (error(probe)[0] - F) / h
+        return J
+
+
+def plot_hysteresis(inputs: np.ndarray, tips: np.ndarray, tensions: np.ndarray,
+                    tip_tensions: np.ndarray, label: str, path) -> None:
+    """
+    PNG of a quasi-static sequence of one tendon: the tip and the tip tension against its input.
+
+    ``inputs`` (k,): the tendon's motor tension [N] or displacement [m] per state (``label``
+    names it); ``tips`` (k, 3) [m]; ``tensions``, ``tip_tensions`` (k,) [N] at the motor and the
+    anchor. Rising inputs are drawn solid, falling ones dashed: the gap between them at one
+    input is the hysteresis.
+    """
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+    from tendon_robot_sim.files.outputs import save_figure
+    from tendon_robot_sim.models.plotting import legend_beside
+
+    step = np.sign(np.diff(inputs))
+    moving = np.flatnonzero(step)
+    # runs of states between which the input moves one way: (first, last, rising)
+    runs = []
+    for k in moving:
+        if runs and runs[-1][2] == (step[k] > 0) and runs[-1][1] == k:
+            runs[-1][1] = k + 1
+        else:
+            runs.append([k, k + 1, step[k] > 0])
+    fig, (tip_ax, tension_ax) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, curves, ylabel in (
+            (tip_ax, [(tips[:, axis] * 1e3, f'tip {name}') for axis, name in enumerate('xyz')
+                      if np.ptp(tips[:, axis]) > 1e-6], 'tip position [mm], base frame'),
+            (tension_ax, [(tip_tensions, 'at the anchor'), (tensions, 'at the motor')],
+             'tension [N]')):
+        for colour, (values, name) in enumerate(curves):
+            labelled = set()
+            for first, last, up in runs:
+                word = 'rising' if up else 'falling'
+                ax.plot(inputs[first:last + 1], values[first:last + 1], '-' if up else '--',
+                        color=f'C{colour}', marker='.',
+                        label=None if word in labelled else f'{name}, {word}')
+                labelled.add(word)
+        ax.set_xlabel(label)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        legend_beside(ax, fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path)
+    plt.close(fig)

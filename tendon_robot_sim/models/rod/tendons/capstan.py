@@ -1,0 +1,82 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Capstan friction of a tendon on its guides: wrap angles and the stick-slip cone.
+
+A tendon pulled over a guide through the angle theta (the turn of its direction there) may
+hold different tensions on the guide's two sides: T_(k+1) within the capstan cone
+
+    T_k e^(-mu theta_k)  <=  T_(k+1)  <=  T_k e^(mu theta_k)
+
+(Shen, Browne, Ha & Chen, "friction of tendon-driven continuum robots", RA-L 2026: the
+complementarity at the spacer discs). Strictly inside, the tendon sticks on the guide; on an
+edge it slides, towards the side of the larger tension. For continuous routing the wrap angle
+is the integral of the tendon's curvature: the pieces' turning angles sum to it, and on a
+circular arc exactly.
+
+:func:`stick_slip` is the quasi-static rule of one step of a sequence: walking from the motor
+to the anchor, each piece keeps the tension it had (it sticks: the tendon does not move over
+its guides) unless that tension left the cone of the piece before it, where it slides and its
+tension is the cone's edge. Pulled from rest, every piece slides towards the motor and the
+tension falls as T_0 e^(-mu theta(s)); released, it slides back and the tension rises
+towards the anchor; in between it sticks, which is the hysteresis of real tendon robots.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def wrap_angles(points: np.ndarray, incoming: np.ndarray) -> np.ndarray:
+    """
+    Return the turning angles [rad] of a tendon polyline, from the motor to its anchor.
+
+    Parameters
+    ----------
+    points : array (3, K + 1)
+        The tendon's base hole and the K points where its tension may change, in order [m].
+    incoming : array (3,)
+        Direction in which the tendon reaches its base hole from the motor (the base axis).
+
+    Returns
+    -------
+    theta : array (K,)
+        theta[0] the turn at the base hole (incoming to the first chord), theta[k] the turn
+        at points[:, k] (chord k to chord k + 1), each in [0, pi].
+
+    """
+    chords = np.diff(points, axis=1)
+    directions = np.column_stack((incoming, chords))
+    a, b = directions[:, :-1], directions[:, 1:]
+    # atan2 of |a x b| and a . b: accurate for small and for large angles alike
+    return np.arctan2(np.linalg.norm(np.cross(a.T, b.T), axis=1), np.einsum('ij,ij->j', a, b))
+
+
+def stick_slip(previous: np.ndarray, motor: float, theta: np.ndarray, mu: float) -> np.ndarray:
+    """
+    Tensions [N] of a tendon's K pieces after one quasi-static step (motor end first).
+
+    ``previous`` (K,): the pieces' tensions before the step; ``motor``: the tension the motor
+    now holds; ``theta`` (K,): the wrap angle before each piece (:func:`wrap_angles`); ``mu``:
+    the Coulomb-capstan coefficient. Each piece keeps its tension within the cone of the piece
+    before it and is clamped to the cone's edge outside it.
+    """
+    factor = np.exp(mu * theta)
+    tensions = np.empty_like(previous)
+    before = motor
+    for k, kept in enumerate(previous):
+        before = min(max(kept, before / factor[k]), before * factor[k])
+        tensions[k] = before
+    return tensions

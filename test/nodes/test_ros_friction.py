@@ -1,0 +1,66 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The simulator node with tendon friction in its robot file (issue 41), over real DDS.
+
+Mode quasi_static solves each setpoint from the last (stick and slip); the tension at the
+motor stays on ``tendon/state`` and the tension at each anchor comes on ``tendon/tip_state``.
+The plumbing is checked against an independent
+:class:`~tendon_robot_sim.models.rod.statics.stick_slip.StickSlipStatics` fed the same
+sequence (its physics: test/models/rod/statics/test_stick_slip.py).
+"""
+
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+from ros_helpers import Probe, spinning, wait_for
+from sensor_msgs.msg import JointState
+from tendon_robot_sim import share_dir
+from tendon_robot_sim.models.rod.statics.stick_slip import StickSlipStatics
+from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+from tendon_robot_sim.ros import topics
+
+ROBOT = share_dir() / 'config' / 'robot_friction.yaml'
+
+
+@pytest.fixture(scope='module')
+def node():
+    rclpy.init()
+    simulator = SimulatorNode(parameter_overrides=[
+        Parameter('mode', value='quasi_static'), Parameter('robot_file', value=str(ROBOT))])
+    probe = Probe()
+    anchors = []
+    probe.create_subscription(JointState, topics.TENDON_TIP_STATE.name, anchors.append,
+                              topics.TENDON_TIP_STATE.qos)
+    with spinning(simulator, probe):
+        wait_for(lambda: probe.latest('tip/pose') and anchors
+                 and probe.setpoint_pub.get_subscription_count() >= 1, 'the simulator to come up')
+        yield probe, anchors
+
+
+def test_the_tension_at_the_anchors_follows_the_path(node):
+    probe, anchors = node
+    reference = StickSlipStatics(load_robot(ROBOT), 'discrete')
+    for tension in (2.0, 4.0, 2.0):     # pull, then release to where the pull passed
+        expected = reference.solve_tensions([tension, 0.0, 0.0, 0.0])
+        probe.setpoint_pub.publish(JointState(name=['t0'], effort=[tension]))
+        wait_for(lambda: probe.latest('tendon/state').effort[0] == tension
+                 and anchors[-1].effort[0] == pytest.approx(expected.tip_tensions[0], rel=1e-6),
+                 f'the anchor tension of {tension} N')
+        assert list(anchors[-1].name) == ['t0', 't1', 't2', 't3']
+        assert not anchors[-1].position and not anchors[-1].velocity
+    # released to 2 N, the anchor keeps more than the motor holds: the tendon slid back
+    assert anchors[-1].effort[0] > 2.0
