@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tendon_robot_sim.models.contact.world import World
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.rod.dynamics.simulation import choose_integrator
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -36,6 +37,11 @@ from tendon_robot_sim.models.tendon_robot import Robot
 BACKBONE_COLOR = (0.8, 0.8, 0.75, 1.0)
 DISC_COLOR = (0.95, 0.95, 0.95, 0.8)
 TENDON_WIDTH = 0.001   # m, line width of the tendons in RViz
+# Why a world is refused, per model that has no contact yet (docs/tendon_robot.md, "Not yet").
+EXPLICIT_NO_CONTACT = ('the explicit dynamics (PyElastica) does not model contact with '
+                       'obstacles yet; use the implicit integrator')
+DISCRETE_NO_CONTACT = ('the discrete statics does not model contact with obstacles yet; use '
+                       'the cosserat or kirchhoff statics')
 
 
 def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
@@ -56,7 +62,8 @@ def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
         frames=tuple(Pose(shape.vertebra_positions[:, i], q)
                      for i, q in enumerate(shape.vertebra_orientations)),
         markers=(Polyline('backbone', shape.centerline, 2.0 * robot.rod.radius, BACKBONE_COLOR),
-                 *discs, LineList.of_paths('tendons', shape.tendon_paths, TENDON_WIDTH)))
+                 *discs, LineList.of_paths('tendons', shape.tendon_paths, TENDON_WIDTH)),
+        contacts=shape.contacts)
 
 
 class TendonDynamics(SimModel):
@@ -70,13 +77,14 @@ class TendonDynamics(SimModel):
     (BDF-alpha and shooting, ``alpha``: 0 BDF2, -0.5 trapezoidal; the explicit model refuses
     any other than 0): tensions (``effort``, N) or displacements (``position``, m pulled in)
     per tendon, as the setpoint names them; a displacement whose equilibrium would need more
-    than ``max_tension`` is refused.
+    than ``max_tension`` is refused. ``world``: obstacles (implicit only: the registry refuses
+    a world for the explicit one before it builds the model).
     """
 
     timed = True
 
     def __init__(self, robot: Robot, dt: float | None = None, integrator: str = 'auto',
-                 alpha: float = 0.0):
+                 alpha: float = 0.0, world: World | None = None):
         self.robot = robot
         self.base_frame = robot.base.frame_id
         self.integrator, why = choose_integrator(robot, integrator)
@@ -84,13 +92,15 @@ class TendonDynamics(SimModel):
         # the start of the models that do not use it.
         if self.integrator == 'implicit':
             from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
-            self.sim = ImplicitSimulator(robot, dt=dt, alpha=alpha)
+            self.sim = ImplicitSimulator(robot, dt=dt, alpha=alpha, world=world)
             self.summary = f'{self.sim.summary} ({why})'
             self.rest = 'the zero-tension equilibrium, at rest'
             self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
                                                       'position': 'displacement [m], pulled in'},
                                  'tendons')
         else:
+            if world is not None:
+                raise InputError(f'world: {EXPLICIT_NO_CONTACT}')
             if alpha != 0.0:
                 raise InputError(f'alpha: applies to the implicit integrator only; the '
                                  f'integrator is explicit ({why}): set integrator implicit')
@@ -128,15 +138,16 @@ class TendonStatics(SimModel):
     Static equilibria, solved on receipt of a setpoint.
 
     Tensions (``effort``, N) or displacements (``position``, m pulled in); a rejected setpoint
-    keeps the last equilibrium.
+    keeps the last equilibrium. ``world``: obstacles (cosserat and kirchhoff; the solver refuses
+    one that intersects the base).
     """
 
     rest = 'the zero-tension equilibrium'
 
-    def __init__(self, robot: Robot, model: str):
+    def __init__(self, robot: Robot, model: str, world: World | None = None):
         self.robot = robot
         self.base_frame = robot.base.frame_id
-        self.solver = StaticsSolver(robot, model=model)
+        self.solver = StaticsSolver(robot, model=model, world=world)
         self.summary = f'{self.solver.model} statics'
         self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
                                                   'position': 'displacement [m], pulled in'},
