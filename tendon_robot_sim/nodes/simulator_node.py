@@ -455,7 +455,7 @@ class SimulatorNode(Node):
             self._publish_contacts(state.contacts or (), stamp)
 
     def _publish_contacts(self, contacts, stamp) -> None:
-        """The arrows (and the DELETE of those gone), then one wrench per contact."""
+        """Publish the arrows (and the DELETE of those gone), then one wrench per contact."""
         arrows, self._contact_keys = contact_markers_msg(contacts, self._contact_keys,
                                                          self.base_frame, stamp)
         self.contact_marker_pub.publish(arrows)

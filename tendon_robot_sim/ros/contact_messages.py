@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The world and its contacts as ROS messages: ``world/markers``, ``contact/markers``, ``contact/wrench``.
+The world and its contacts as ROS messages: world/markers, contact/markers, contact/wrench.
 
 Everything in the robot's world frame (its base frame, REP 103), SI units. Obstacles: one
 namespace per obstacle (its name), so that RViz lists and hides each; contacts: one ARROW per
@@ -32,11 +32,10 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Vector3, Wrench, WrenchStamped
 import numpy as np
 from std_msgs.msg import Header
-from visualization_msgs.msg import Marker, MarkerArray
-
 from tendon_robot_sim.models.contact.world import Obstacle, World
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.ros.messages import color_msg, point_msg, quaternion_msg
+from visualization_msgs.msg import Marker, MarkerArray
 
 OBSTACLE_COLOR = (0.55, 0.6, 0.7, 0.6)     # translucent: the robot behind stays visible
 CONTACT_COLOR = (0.9, 0.1, 0.1, 1.0)
@@ -140,4 +139,3 @@ def contact_wrench_msgs(contacts: Sequence, frame_id: str, stamp: Time) -> list[
             force=Vector3(x=float(force[0]), y=float(force[1]), z=float(force[2])),
             torque=Vector3(x=float(moment[0]), y=float(moment[1]), z=float(moment[2])))))
     return found
-

@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from ros_helpers import construct_alone, launch_stack, interrupt, Probe, spin_until, spinning, \
+from ros_helpers import construct_alone, interrupt, launch_stack, Probe, spin_until, spinning, \
     wait_for
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import default_robot_file, share_dir
@@ -57,7 +57,7 @@ FORCE_TOLERANCE = 1e-4     # N
 
 
 class ContactProbe(Probe):
-    """A Probe that also keeps the world and contact topics (the world as a late joiner)."""
+    """Keep, as a Probe does, the world and contact topics (the world: a late joiner)."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -72,7 +72,7 @@ class ContactProbe(Probe):
 
 @pytest.fixture(scope='module')
 def pressed():
-    """A quasi-static simulator with the post world, its robot pressed around the post."""
+    """Spin a quasi-static simulator with the post world and a probe that joins after it."""
     rclpy.init()
     simulator = SimulatorNode(parameter_overrides=[
         Parameter('mode', value='quasi_static'), Parameter('statics_model', value='cosserat'),
@@ -102,7 +102,7 @@ def ramp(ns, to: float) -> None:
 
 
 def reference_contacts(tensions):
-    """The contacts of an independent solver of the same robot and world after ``tensions``."""
+    """Return the contacts of an independent solver of the same robot and world after ``tensions``."""
     solver = StaticsSolver(load_robot(default_robot_file()), 'cosserat',
                            world=load_world(WORLD))
     for tension in tensions:
@@ -137,7 +137,7 @@ def test_contacts_appear_when_pressed_and_their_force_is_the_models(pressed):
     assert {c.obstacle for c in expected} == {'post', 'plate'}, 'the demo inputs touch both'
 
     def complete():
-        """The newest arrows whose wrenches have all arrived, with the same stamp."""
+        """Return the newest arrows whose wrenches have all arrived, with the same stamp."""
         for _, msg in reversed(pressed.probe.received['contact/markers']):
             arrows = [m for m in msg.markers if m.action == Marker.ADD]
             stamp = msg.markers[0].header.stamp if msg.markers else None
