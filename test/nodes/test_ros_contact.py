@@ -102,7 +102,7 @@ def ramp(ns, to: float) -> None:
 
 
 def reference_contacts(tensions):
-    """Return the contacts of an independent solver of the same robot and world after ``tensions``."""
+    """Return the contacts of an independent solver (same robot and world) after ``tensions``."""
     solver = StaticsSolver(load_robot(default_robot_file()), 'cosserat',
                            world=load_world(WORLD))
     for tension in tensions:
