@@ -127,6 +127,8 @@ PARAMS = (
           '(docs/tendon_robot.md, Contact with the world); empty: none. Models with contact: '
           'tendon robot dynamic (implicit integrator; auto takes it) and quasi_static (cosserat '
           'or kirchhoff statics; auto takes cosserat); any other refuses a world'),
+    Param('contact_arrow_scale', 0.5, 'm/N', 'length of the contact arrows on contact/markers '
+          'per newton of contact force (at least 5 mm)', range=(1e-6, 1e3), read_only=False),
     Param('mode', '', '', 'simulation model of the robot kind; empty: the first listed. '
           + '; '.join(f'{kind}: {", ".join(modes)}' for kind, modes in MODELS.items())
           + '. dynamic = Cosserat rod dynamics (see integrator); '
@@ -232,6 +234,7 @@ class SimulatorNode(Node):
         self.tip_frame = config.frame_prefix + config.tip_frame
         self.vertebra_frame_prefix = config.frame_prefix + config.vertebra_frame_prefix
         self.real_time_factor = config.real_time_factor
+        self.arrow_scale = config.contact_arrow_scale
         on_parameters_set(self, self._on_parameters_set)
 
         self.state_pub = self.create_publisher(
@@ -332,11 +335,13 @@ class SimulatorNode(Node):
         self._warnings(fault_kind(what, reason), f'rejected {what}: {reason}')
 
     def _on_parameters_set(self, parameters) -> None:
-        # Only real_time_factor is writable; rclpy has already checked its range.
+        # Only these are writable; rclpy has already checked their range.
         for parameter in parameters:
             if parameter.name == 'real_time_factor':
                 self.real_time_factor = parameter.value
                 self._anchor()
+            elif parameter.name == 'contact_arrow_scale':
+                self.arrow_scale = parameter.value
 
     # ------------------------------------------------------------------ physics
 
@@ -456,8 +461,8 @@ class SimulatorNode(Node):
 
     def _publish_contacts(self, contacts, stamp) -> None:
         """Publish the arrows (and the DELETE of those gone), then one wrench per contact."""
-        arrows, self._contact_keys = contact_markers_msg(contacts, self._contact_keys,
-                                                         self.base_frame, stamp)
+        arrows, self._contact_keys = contact_markers_msg(
+            contacts, self._contact_keys, self.base_frame, stamp, self.arrow_scale)
         self.contact_marker_pub.publish(arrows)
         for wrench in contact_wrench_msgs(contacts, self.base_frame, stamp):
             self.contact_wrench_pub.publish(wrench)

@@ -18,10 +18,10 @@ The world and its contacts as ROS messages: world/markers, contact/markers, cont
 Everything in the robot's world frame (its base frame, REP 103), SI units. Obstacles: one
 namespace per obstacle (its name), so that RViz lists and hides each; contacts: one ARROW per
 contact patch, in the namespace of the obstacle it touches, from the surface point along the
-force on the robot, ``ARROW_SCALE`` m per N. A contact's ``WrenchStamped`` gives the force on
-the robot [N] and its moment about the world frame's origin, p x F [N m] (what a wrench in
-that frame means: the wrenches of one instant add up to the obstacles' total wrench on the
-robot); the contact point is the arrow's start.
+force on the robot, ``scale`` m per N (the simulator's ``contact_arrow_scale``). A contact's
+``WrenchStamped`` gives the force on the robot [N] and its moment about the world frame's
+origin, p x F [N m] (what a wrench in that frame means: the wrenches of one instant add up to
+the obstacles' total wrench on the robot); the contact point is the arrow's start.
 """
 
 from __future__ import annotations
@@ -38,10 +38,9 @@ from tendon_robot_sim.ros.messages import color_msg, point_msg, quaternion_msg
 from visualization_msgs.msg import Marker, MarkerArray
 
 OBSTACLE_COLOR = (0.55, 0.6, 0.7, 0.6)     # translucent: the robot behind stays visible
-CONTACT_COLOR = (0.9, 0.1, 0.1, 1.0)
+CONTACT_COLOR = (1.0, 0.0, 1.0, 1.0)    # magenta: no tendon's colour (tab10)
 PLANE_SIZE = 1.0          # m: side of the square drawn for an (infinite) plane
 PLANE_THICKNESS = 0.001   # m: drawn below the plane's surface
-ARROW_SCALE = 0.2         # m per N of contact force
 ARROW_SHAFT = 0.002       # m: shaft diameter; the head is twice as wide, 4 shafts long
 MIN_ARROW = 0.005         # m: an arrow never shorter (a light touch still shows)
 
@@ -94,10 +93,12 @@ def _obstacle_markers(o: Obstacle, header: Header) -> list[Marker]:
     return [mesh]
 
 
-def contact_markers_msg(contacts: Sequence, shown: set, frame_id: str,
-                        stamp: Time) -> tuple[MarkerArray, set]:
+def contact_markers_msg(contacts: Sequence, shown: set, frame_id: str, stamp: Time,
+                        scale: float) -> tuple[MarkerArray, set]:
     """
     Build ``contact/markers``: one ARROW per contact; DELETE for the arrows of ``shown`` gone.
+
+    An arrow is ``scale`` [m/N] times the force long, at least ``MIN_ARROW``.
 
     ``contacts``: :class:`~tendon_robot_sim.models.contact.report.ContactPoint` items; ``shown``
     the (namespace, id) of the arrows published last. Returns the message and the keys it
@@ -109,7 +110,7 @@ def contact_markers_msg(contacts: Sequence, shown: set, frame_id: str,
         index = counts[contact.obstacle] = counts.get(contact.obstacle, -1) + 1
         force = np.asarray(contact.force, dtype=float)
         magnitude = float(np.linalg.norm(force))
-        length = max(MIN_ARROW, ARROW_SCALE * magnitude)
+        length = max(MIN_ARROW, scale * magnitude)
         direction = force / magnitude if magnitude > 0.0 else np.asarray(contact.normal)
         arrow = Marker(header=header, ns=contact.obstacle, id=index, type=Marker.ARROW,
                        action=Marker.ADD, color=color_msg(CONTACT_COLOR),

@@ -164,9 +164,9 @@ WORLD_MARKERS = Topic(
     'SPHERE), box = CUBE, mesh = TRIANGLE_LIST')
 CONTACT_MARKERS = Topic(
     'contact/markers', MarkerArray, MARKER_QOS, 'simulator, with a world_file',
-    'one ARROW per contact patch from the surface point along the force on the robot (0.2 m '
-    'per N), namespace = the obstacle, id = its i-th contact along the rod; DELETE when a '
-    'contact ends', sensor_data=True)
+    'one ARROW per contact patch from the surface point along the force on the robot '
+    '(contact_arrow_scale m per N), namespace = the obstacle, id = its i-th contact along the '
+    'rod; DELETE when a contact ends', sensor_data=True)
 # One message per contact at each publish: a burst of a few, kept whole (depth 50) so that a
 # reliable reader gets every contact of an instant.
 CONTACT_WRENCH = Topic(

@@ -52,6 +52,11 @@ from tendon_robot_sim.view.scene import SceneRenderer
 import viser
 import viser.uplot
 
+# The marker topics a page draws, each in a scene of its own: the robot (backbone/markers),
+# the obstacles (world/markers) and the contact forces (contact/markers).
+ROBOT_LAYER = 'robot'
+LAYERS = (ROBOT_LAYER, 'world', 'contact')
+
 DEFAULT_SIZE = 0.25   # m: the scale of frames before a marker tells the robot's size
 LOOP_TIMEOUT = 10.0   # s
 LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
@@ -226,8 +231,12 @@ class ViewPage:
         self._loop = self.server.get_event_loop()
         self._loop.call_soon_threadsafe(self._loop.set_exception_handler, self._failed)
         self._loop_thread = None      # viser's event-loop thread, once known
-        self.markers = MarkerScene()
-        self._pending: list[Sequence] = []   # marker arrays received since the last render
+        # a scene per marker topic, as RViz keeps a display per topic: a DELETEALL of one
+        # clears only its own; the camera frames the robot's
+        self.layers = {layer: MarkerScene() for layer in LAYERS}
+        self.markers = self.layers[ROBOT_LAYER]
+        # marker arrays received since the last render, per layer
+        self._pending: dict[str, list[Sequence]] = {layer: [] for layer in LAYERS}
         self.plotted = plotted
         self._dirty = False
         self._sized = False     # the frames are scaled to the robot
@@ -264,7 +273,7 @@ class ViewPage:
         # to it when it gets round to it, possibly after the view framed it (viser 1.1's
         # InitialCameraSetter), which would read as a user's move
         server.initial_camera.fov = float(FIELD_OF_VIEW)
-        self.renderer = SceneRenderer(server.scene)
+        self.renderers = {layer: SceneRenderer(server.scene, f'/{layer}') for layer in LAYERS}
         self.heading = server.gui.add_markdown(heading, order=0.0)
         self.diagnostics = server.gui.add_markdown('', order=0.1)
         self.base = server.scene.add_frame('/base', axes_length=0.1, axes_radius=0.002)
@@ -315,13 +324,20 @@ class ViewPage:
 
     # ------------------------------------------------------------------ inputs
 
-    def show_markers(self, markers: Sequence, snapshot: bool = False) -> None:
-        """Take one ``MarkerArray``'s markers; ``snapshot``: they replace all before."""
+    def show_markers(self, markers: Sequence, snapshot: bool = False,
+                     layer: str = ROBOT_LAYER) -> None:
+        """
+        Take one ``MarkerArray``'s markers; ``snapshot``: they replace all before.
+
+        ``layer``: the topic's scene (:data:`LAYERS`: the robot's ``backbone/markers``, the
+        obstacles of ``world/markers``, the arrows of ``contact/markers``).
+        """
         with self.lock:
             if snapshot:
-                self._pending.clear()
-                self.markers.items.clear()
-            self._pending.append(markers)   # converted when drawn: skipped ones cost nothing
+                self._pending[layer].clear()
+                self.layers[layer].items.clear()
+            # converted when drawn: skipped ones cost nothing
+            self._pending[layer].append(markers)
             self._dirty = True
 
     def show_tip(self, position, orientation_wxyz) -> None:
@@ -425,10 +441,13 @@ class ViewPage:
             if not self._dirty:
                 return False
             self._dirty = False
-            self.markers.apply_all(self._pending)
-            self._pending = []
+            for layer, pending in self._pending.items():
+                if pending:
+                    self.layers[layer].apply_all(pending)
+                    pending.clear()
             with self.server.atomic():
-                self.renderer.draw(self.markers)
+                for layer, scene in self.layers.items():
+                    self.renderers[layer].draw(scene)
                 self._draw_frames()
             self.frames_drawn += 1
             if not self._sized and len(self.markers.items):
