@@ -249,3 +249,20 @@ def test_launch_with_a_world_argument_publishes_the_world_and_its_contacts(tmp_p
         context.try_shutdown()
         code = interrupt(launcher)
     assert code == 0, log.read_text()
+
+
+def test_the_dynamic_model_takes_the_world_with_the_implicit_integrator():
+    """Take the implicit dynamics with a world (integrator auto): the rod falls onto the plate."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    simulator = SimulatorNode(context=context, parameter_overrides=[
+        Parameter('world_file', value=str(WORLD)), Parameter('publish_rate', value=20.0)])
+    probe = ContactProbe(context=context)
+    assert simulator.model.summary.startswith('implicit')
+    with spinning(simulator, probe, context=context):
+        wrench = wait_for(lambda: next((m for _, m in probe.received['contact/wrench']
+                                        if m.wrench.force.z > 0.0), None),
+                          'the plate holding the fallen tip up')
+        arrows = wait_for(lambda: [m for _, m in probe.received['contact/markers']
+                                   for m in m.markers if m.ns == 'plate'], 'its arrow')
+        assert wrench.header.frame_id == arrows[0].header.frame_id == 'base_link'
