@@ -250,8 +250,8 @@ class ViewNode(Node):
             # the obstacles and the contact arrows: a scene each, as RViz's displays
             layer = topic.name.split('/')[0]
             self.create_subscription(topic.msg_type, topic.name,
-                                     lambda msg, layer=layer: self.page.show_markers(
-                                         msg.markers, layer=layer),
+                                     lambda msg, layer=layer: self.page.show_layer(
+                                         layer, msg.markers),
                                      topic.subscription_qos)
         for topic, callback in ((topics.TIP_POSE, self._on_tip),
                                 (topics.TIP_MEASURED, self._on_measured),
