@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 # DDS stays on loopback, on a domain of this run's own (Kilted ignores ROS_LOCALHOST_ONLY).
 ROS_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( $$$$ % 100 + 1 ))
 
-.PHONY: setup demo demo-snake demo-hardware report opencr-v4 docs-images test lint bench clean
+.PHONY: setup demo demo-snake demo-hardware demo-contact report opencr-v4 docs-images test lint bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -17,6 +17,13 @@ demo: setup
 demo-snake: setup
 	$(ROS_ENV) $(PYTHON) -m tendon_robot_sim.cli demo --robot config/rolling_joint_snake.yaml \
 	    --tension 20 --out demo_output/snake
+
+# Contact: the default robot bends around the post of config/world_post.yaml onto its plate
+# (t3 ramped to 1.75 N, quasi-static); prints the contacts, demo_output/contact/contact.png is
+# the browser view with the contact forces (docs/tendon_robot.md, "Contact with the world").
+demo-contact: setup
+	$(ROS_ENV) $(PYTHON) -m tendon_robot_sim.cli demo --world config/world_post.yaml --pull t3 \
+	    --tension 1.75 --out demo_output/contact
 
 # The hardware stack on emulated Dynamixel servos and an LK-G style laser (no hardware needed).
 demo-hardware: setup

@@ -58,12 +58,15 @@ from typing import Callable, Mapping, Sequence
 import tendon_robot_sim
 from tendon_robot_sim.files.yaml_loader import (DuplicateKeyError, read_yaml, yaml_value,
                                                 YamlFileError)
+from tendon_robot_sim.models.contact.world import load_world, WorldError
 from tendon_robot_sim.models.description import RobotDescriptionError, TENDON_ROBOT
 from tendon_robot_sim.models.registry import (check_mode, load_any_description,
-                                              ModelConfigurationError)
+                                              ModelConfigurationError, ModelOptions,
+                                              world_refusal)
+from tendon_robot_sim.models.sim_model import InputError
 from tendon_robot_sim.parallel import ends_with_us
 from tendon_robot_sim.stack import (AUTOSTART, FromArguments, get_stack, NodeEntry, ROBOT,
-                                    robot_kind, typed_value)
+                                    robot_kind, typed_value, WORLD)
 import yaml
 
 # Seconds a node gets to exit after SIGTERM, before SIGKILL.
@@ -130,13 +133,24 @@ def _file_parameters(entry: NodeEntry) -> dict:
 
 
 def _check_robot_and_mode(node: str, values: Mapping) -> None:
-    """Raise LaunchError unless the robot file loads and the mode suits the robot's kind."""
+    """
+    Raise LaunchError unless the robot file loads and the mode suits the robot's kind.
+
+    With a ``world_file``: unless the world loads and the model takes it.
+    """
     robot = values.get('robot_file') or ''
     try:
         kind = load_any_description(robot)[0] if robot else TENDON_ROBOT
-        if 'mode' in values:
-            check_mode(kind, values['mode'])
-    except (RobotDescriptionError, ModelConfigurationError) as error:
+        mode = check_mode(kind, values['mode']) if 'mode' in values else ''
+        if values.get('world_file'):
+            description = load_any_description(robot or tendon_robot_sim.default_robot_file())[1]
+            options = ModelOptions(statics_model=values.get('statics_model', 'auto'),
+                                   integrator=values.get('integrator', 'auto'),
+                                   world=load_world(values['world_file']))
+            refusal = world_refusal(kind, mode, description, options)
+            if refusal:
+                raise ModelConfigurationError(f'world_file: {refusal}')
+    except (RobotDescriptionError, ModelConfigurationError, WorldError, InputError) as error:
         raise LaunchError(f'node {node}: {error}') from None
 
 
@@ -202,6 +216,13 @@ class StackLauncher:
                 raise LaunchError(f'launch argument {name!r}: stack {self.stack.name!r} has '
                                   f'{sorted(values)}')
             values[name] = text
+        if values.get(WORLD.name):
+            # as the robot file: absolute, and checked before anything starts
+            values[WORLD.name] = os.path.abspath(values[WORLD.name])
+            try:
+                load_world(values[WORLD.name])
+            except WorldError as error:
+                raise LaunchError(f'launch argument world: {error}') from None
         if values.get(ROBOT.name):
             # the nodes may run elsewhere: a path relative to here, made absolute
             values[ROBOT.name] = os.path.abspath(values[ROBOT.name])

@@ -209,6 +209,10 @@ NAMESPACE = LaunchArgument(
 USE_SIM_TIME = LaunchArgument(
     'use_sim_time', 'false', 'true: the simulator publishes /clock and every other node runs '
     'on simulated time (use it when the simulation is slower than real time)', kind=bool)
+WORLD = LaunchArgument(
+    'world', '', 'world description YAML file: obstacles the simulated robot touches, drawn '
+    'on world/markers, its contacts on contact/markers and contact/wrench (docs/'
+    'tendon_robot.md, Contact with the world); empty: none')
 MODE = LaunchArgument(
     'mode', '', "simulator model; empty: the robot kind's default. Tendon robot: dynamic "
     '(PyElastica rod dynamics, the default), quasi_static (statics solver: equilibrium on '
@@ -303,7 +307,7 @@ SIMULATOR = NodeEntry(
     module='tendon_robot_sim.nodes.simulator_node',
     parameter_files=(ShareFile('config/sim.yaml'),),
     # The simulator is the clock source: it never runs on sim time itself.
-    parameters={'robot_file': Arg('robot'), 'mode': Arg('mode'),
+    parameters={'robot_file': Arg('robot'), 'world_file': Arg('world'), 'mode': Arg('mode'),
                 'publish_clock': Arg('use_sim_time'), 'frame_prefix': FramePrefix()})
 
 TENSION_CONTROLLER = NodeEntry(
@@ -406,7 +410,8 @@ HARDWARE_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', RvizView(ShareFile(
 # under model/ and its frames are model_*, so nothing it says passes for a measurement.
 HARDWARE_MODEL = replace(
     SIMULATOR, name='model', parameter_files=(),
-    parameters={**SIMULATOR.parameters, 'mode': 'quasi_static', 'publish_clock': False,
+    parameters={**SIMULATOR.parameters, 'world_file': '', 'mode': 'quasi_static',
+                'publish_clock': False,
                 'setpoint_topic': 'tendon/state', 'state_topic': 'model/tendon/state',
                 'tip_pose_topic': 'model/tip/pose', 'tip_frame': 'model_tip_link',
                 'vertebra_frame_prefix': 'model_vertebra_'},
@@ -433,7 +438,7 @@ STACKS: dict[str, Stack] = {
         name='sim',
         description='simulated robot: simulator, tension or displacement controller, '
                     'robot_state_publisher, RViz',
-        arguments=(ROBOT, MODE, CONTROLLER, RVIZ, USE_SIM_TIME, NAMESPACE, FRAME_PREFIX,
+        arguments=(ROBOT, WORLD, MODE, CONTROLLER, RVIZ, USE_SIM_TIME, NAMESPACE, FRAME_PREFIX,
                    VIEW),
         nodes=(SIMULATOR, _tension_controller_chosen(TENSION_CONTROLLER),
                DISPLACEMENT_CONTROLLER, ROBOT_STATE_PUBLISHER, RVIZ_NODE, PCR_RVIZ_NODE,

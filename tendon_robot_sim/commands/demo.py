@@ -15,6 +15,9 @@
 """
 ``tendon-robot-sim demo``: the simulation stack at work, without RViz.
 
+``--world FILE --pull TENDON``: the contact demo instead
+(:mod:`tendon_robot_sim.commands.demo_contact`).
+
 Any robot the tension controller drives: a tendon robot (the default) or, with
 ``--robot config/rolling_joint_snake.yaml``, the rolling-joint snake (cables; no
 tip-target step, the snake has no statics model).
@@ -98,6 +101,13 @@ def register(subparsers) -> None:
                              '(Dynamixel X-series servos and an LK-G style laser) or tdcr (the '
                              "package's own motor driver and laser); --hold is then wall-clock "
                              'time, and the output goes to demo_output/hardware by default')
+    parser.add_argument('--world', type=Path, default=None, metavar='FILE',
+                        help='the contact demo instead: the sim stack with this world, --pull '
+                             'pulled to --tension, the contacts printed and a picture of the '
+                             'browser view with the contact forces (demo_output/contact by '
+                             'default; make demo-contact)')
+    parser.add_argument('--pull', default=None, metavar='TENDON',
+                        help='with --world: the tendon pulled to --tension')
     parser.add_argument('--elements', type=positive_int, default=None,
                         help='Cosserat elements of the rod (default: rod.elements of the robot '
                              'file); fewer run faster, at some loss of accuracy')
@@ -126,6 +136,15 @@ def run(args) -> int:
         raise CommandError(f'--hold: must be in (0, 60] s, got {args.hold:g}')
     if not (np.isfinite(args.target_hold) and 0.0 < args.target_hold <= 60.0):
         raise CommandError(f'--target-hold: must be in (0, 60] s, got {args.target_hold:g}')
+    if (args.pull is None) != (args.world is None):
+        raise CommandError('--pull: goes with --world (the contact demo), and --world needs it')
+    if args.world is not None:
+        if robot is None or args.hardware is not None or args.elements is not None:
+            raise CommandError('--world: the contact demo simulates a tendon robot, without '
+                               '--hardware or --elements')
+        from tendon_robot_sim.commands.demo_contact import run_contact
+        args.out = args.out or check_output('demo_output/contact', '--out', 'folder')
+        return run_contact(args, robot, robot_file)
     if args.hardware is not None:
         if robot is None:
             raise CommandError('--hardware: the hardware stack drives a tendon robot')

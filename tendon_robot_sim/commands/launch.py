@@ -43,6 +43,9 @@ def register(subparsers) -> None:
     parser.add_argument('stack', choices=sorted(STACKS), help='which stack')
     parser.add_argument('--robot', metavar='FILE', type=Path,
                         help='robot description YAML of any kind (launch argument robot)')
+    parser.add_argument('--world', metavar='FILE', type=Path,
+                        help='world description YAML: obstacles the robot touches (launch '
+                             'argument world)')
     parser.add_argument('--namespace', metavar='NS',
                         help='namespace of all nodes (launch argument namespace)')
     parser.add_argument('--frame-prefix', metavar='PREFIX',
@@ -71,6 +74,8 @@ def launch_arguments(args) -> dict[str, str]:
         except RobotDescriptionError as error:
             raise command_error(error) from None
         values['robot'] = str(args.robot.resolve())
+    if args.world is not None:
+        values['world'] = str(args.world.resolve())
     if args.namespace is not None:
         values['namespace'] = args.namespace
     if args.frame_prefix is not None:

@@ -19,7 +19,9 @@ A description file's top-level ``kind`` picks the robot kind
 (:data:`~tendon_robot_sim.models.description.ROBOT_KINDS`; none: a tendon robot) and with it
 the loader; the simulator node's ``mode`` picks one of the kind's models (empty: the kind's
 first, its default). Adding a kind or a model is an entry in :data:`LOADERS` and
-:data:`MODELS` (a factory that imports its model when it builds it).
+:data:`MODELS` (a factory that imports its model when it builds it); a model that simulates
+contact with a world (:mod:`tendon_robot_sim.models.contact.world`) is also an entry in
+:data:`WORLD_MODELS`, which says for which options it takes one.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class ModelOptions:
     integrator: str = 'auto'             # tendon robot, dynamic: auto | implicit | explicit
     alpha: float = 0.0                   # tendon robot, dynamic, implicit: BDF-alpha (0: BDF2)
     tip_tolerance: float | None = None   # tendon robot, dynamic, implicit: adaptive dt [m]
+    world: Any = None                    # contact.world.World: obstacles; None: no world
 
 
 # kind -> loader of its description file
@@ -68,12 +71,29 @@ CC_MODE = 'cc_dynamic'
 def _tendon_dynamics(robot, o: ModelOptions) -> SimModel:
     from tendon_robot_sim.models.rod.model import TendonDynamics
     return TendonDynamics(robot, dt=o.dt, integrator=o.integrator, alpha=o.alpha,
-                          tip_tolerance=o.tip_tolerance)
+                          tip_tolerance=o.tip_tolerance, world=o.world)
 
 
 def _tendon_statics(robot, o: ModelOptions) -> SimModel:
     from tendon_robot_sim.models.rod.model import TendonStatics
-    return TendonStatics(robot, o.statics_model)
+    return TendonStatics(robot, _statics_model(o), world=o.world)
+
+
+# With a world, ``auto`` takes the statics that has contact (as ``statics --world`` needs
+# cosserat or kirchhoff); both integrators of the dynamics have it, and their ``auto`` picks
+# as without a world (as ``simulate --world``).
+def _statics_model(o: ModelOptions) -> str:
+    return 'cosserat' if o.world is not None and o.statics_model == 'auto' else o.statics_model
+
+
+def _tendon_dynamics_world(robot, o: ModelOptions) -> str:
+    return ''     # both integrators model contact
+
+
+def _tendon_statics_world(robot, o: ModelOptions) -> str:
+    from tendon_robot_sim.models.rod.model import DISCRETE_NO_CONTACT
+    from tendon_robot_sim.models.rod.statics.solver import model_for
+    return DISCRETE_NO_CONTACT if model_for(robot, _statics_model(o)) == 'discrete' else ''
 
 
 def _tendon_cc_dynamics(robot, o: ModelOptions) -> SimModel:
@@ -113,6 +133,31 @@ MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], SimModel]]] = {
         CC_MODE: _bellows_cc_dynamics,
     },
 }
+
+
+# kind -> {mode: why the model refuses a world with these options ('': it takes it)}: the
+# models that simulate contact with obstacles; every other refuses a world.
+WORLD_MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], str]]] = {
+    TENDON_ROBOT: {
+        'dynamic': _tendon_dynamics_world,
+        'quasi_static': _tendon_statics_world,
+    },
+}
+
+
+def world_refusal(kind: str, mode: str, description, options: ModelOptions) -> str:
+    """
+    Return why the model (kind, mode) with ``options`` cannot take a world; '' when it can.
+
+    The simulator node and the local launcher (before it starts anything) both ask here.
+    """
+    support = WORLD_MODELS.get(kind, {}).get(mode)
+    if support is not None:
+        return support(description, options)
+    takes = '; '.join(f'{ROBOT_KINDS[k]}: mode {" or ".join(modes)}'
+                      for k, modes in WORLD_MODELS.items())
+    return (f'mode {mode} of {ROBOT_KINDS[kind]} does not model contact with obstacles '
+            f'(models with contact: {takes})')
 
 
 @dataclass(frozen=True)
@@ -255,13 +300,18 @@ def create_model(path: str | Path, mode: str = '', options: ModelOptions = Model
     Raises
     ------
     ModelConfigurationError
-        The file is bad, the kind has no such mode, or the model refuses the robot.
+        The file is bad, the kind has no such mode, the model refuses the robot, or it
+        refuses a world (``options.world``: :func:`world_refusal`).
 
     """
     try:
         kind = file_kind(path)
         mode = check_mode(kind, mode)
         kind, description = load_any_description(path)
+        if options.world is not None:
+            refusal = world_refusal(kind, mode, description, options)
+            if refusal:
+                raise ModelConfigurationError(f'world_file: {refusal}')
         return kind, mode, MODELS[kind][mode](description, options)
     except _refusals() as error:
         raise ModelConfigurationError(str(error)) from None

@@ -19,8 +19,9 @@ A :class:`SimModel` takes named inputs from one or two fields of a
 ``sensor_msgs/JointState`` setpoint (:class:`Inputs`), is advanced in time
 (``timed`` models: :meth:`SimModel.advance`) or solves on every :meth:`SimModel.apply`
 (static models), and reports a :class:`ModelState`: joint arrays per input, the tip
-pose, numbered frames and marker primitives, everything in the robot's base frame
-(SI units, quaternions [qx, qy, qz, qw]). :mod:`tendon_robot_sim.models.registry`
+pose, numbered frames, marker primitives and, for a model that takes a world, the contacts
+with its obstacles, everything in the robot's base frame (SI units, quaternions
+[qx, qy, qz, qw]). :mod:`tendon_robot_sim.models.registry`
 maps (robot kind, mode) to the model that serves it. This module imports no ROS.
 """
 
@@ -132,6 +133,9 @@ class ModelState:
     ``position`` and ``effort`` have one entry per input name (``effort`` may be empty
     when the model has no force at its inputs); ``frames`` are the numbered bodies along
     the robot (vertebrae, links), ``time`` the simulated time [s] (0 for static models).
+    ``contacts``: with a world, the contact patches
+    (:class:`~tendon_robot_sim.models.contact.report.ContactPoint`: obstacle, arc length, point,
+    normal, force on the robot [N], penetration), base (world) frame; None without a world.
     """
 
     time: float
@@ -143,6 +147,7 @@ class ModelState:
     # per input: the force where it ends (a tendon's tension at its anchor) when it differs
     # from ``effort`` (tendon friction); None otherwise
     tip_effort: np.ndarray | None = None
+    contacts: tuple | None = None
 
 
 class SimModel(ABC):

@@ -17,7 +17,11 @@ ROS 2 node that simulates a robot of any kind behind the same topics.
 
 Subscribes ``tendon/setpoint`` and publishes ``tendon/state``, ``tip/pose``,
 ``backbone/markers``, ``/tf`` and, when ``publish_clock`` is set, ``/clock``; every
-frame id in them starts with ``frame_prefix``.
+frame id in them starts with ``frame_prefix``. With a ``world_file``
+(:mod:`tendon_robot_sim.models.contact.world`) the model touches its obstacles, and the node
+also publishes ``world/markers`` (once, latched), ``contact/markers`` and ``contact/wrench``
+(:mod:`tendon_robot_sim.ros.contact_messages`); a model without contact refuses a world at
+start (:func:`tendon_robot_sim.models.registry.world_refusal`).
 Services ``~/reset`` (std_srvs/Trigger) and ``~/pause`` (std_srvs/SetBool).
 The robot file's ``kind`` and the ``mode`` parameter choose the model
 (:mod:`tendon_robot_sim.models.registry`), which the node drives only through
@@ -92,12 +96,15 @@ from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 
 from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.models.contact.world import load_world, WorldError
 from tendon_robot_sim.models.registry import (create_model, ModelConfigurationError, ModelOptions,
                                               MODELS)
 from tendon_robot_sim.models.rod.dynamics.simulation import ALPHA_RANGE
 from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS as STATICS_MODELS
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.contact_messages import (contact_markers_msg, contact_wrench_msgs,
+                                                   world_markers_msg)
 from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg, time_msg,
                                            tip_pose_msg, transforms_msg, wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, ConfigurationError, declare,
@@ -150,6 +157,12 @@ def speed_report(achieved: float, target: float, reported: float | None,
 PARAMS = (
     Param('robot_file', '', '', 'robot description YAML file; empty: the package default '
           'config/robot.yaml'),
+    Param('world_file', '', '', 'world description YAML file: obstacles the robot touches '
+          '(docs/tendon_robot.md, Contact with the world); empty: none. Models with contact: '
+          'tendon robot dynamic (implicit integrator; auto takes it) and quasi_static (cosserat '
+          'or kirchhoff statics; auto takes cosserat); any other refuses a world'),
+    Param('contact_arrow_scale', 0.5, 'm/N', 'length of the contact arrows on contact/markers '
+          'per newton of contact force (at least 5 mm)', range=(1e-6, 1e3), read_only=False),
     Param('mode', '', '', 'simulation model of the robot kind; empty: the first listed. '
           + '; '.join(f'{kind}: {", ".join(modes)}' for kind, modes in MODELS.items())
           + '. dynamic = Cosserat rod dynamics (see integrator); '
@@ -242,13 +255,17 @@ class SimulatorNode(Node):
         check_frame_prefix(config.frame_prefix)
         robot_file = config.robot_file or str(default_robot_file())
         try:
+            self.world = load_world(config.world_file) if config.world_file else None
+        except WorldError as error:
+            raise ConfigurationError(f'parameter world_file: {error}') from None
+        try:
             kind, self.mode, self.model = create_model(
                 robot_file, config.mode, ModelOptions(dt=config.dt or None,
                                                       statics_model=config.statics_model,
                                                       integrator=config.integrator,
                                                       alpha=config.alpha,
                                                       tip_tolerance=config.tip_tolerance
-                                                      or None))
+                                                      or None, world=self.world))
         except ModelConfigurationError as error:
             raise ConfigurationError(str(error)) from None
         if not self.model.timed and config.publish_clock:
@@ -260,6 +277,7 @@ class SimulatorNode(Node):
         self.tip_frame = config.frame_prefix + config.tip_frame
         self.vertebra_frame_prefix = config.frame_prefix + config.vertebra_frame_prefix
         self.real_time_factor = config.real_time_factor
+        self.arrow_scale = config.contact_arrow_scale
         on_parameters_set(self, self._on_parameters_set)
 
         self.state_pub = self.create_publisher(
@@ -275,6 +293,17 @@ class SimulatorNode(Node):
         self.clock_pub = (self.create_publisher(topics.CLOCK.msg_type, topics.CLOCK.name,
                                                 topics.CLOCK.qos)
                           if config.publish_clock else None)
+        self.contact_marker_pub = self.contact_wrench_pub = None
+        self._contact_keys: set = set()    # the arrows on contact/markers now
+        if self.world is not None:
+            self.world_pub = self.create_publisher(
+                topics.WORLD_MARKERS.msg_type, topics.WORLD_MARKERS.name, topics.WORLD_MARKERS.qos)
+            self.contact_marker_pub = self.create_publisher(
+                topics.CONTACT_MARKERS.msg_type, topics.CONTACT_MARKERS.name,
+                topics.CONTACT_MARKERS.qos)
+            self.contact_wrench_pub = self.create_publisher(
+                topics.CONTACT_WRENCH.msg_type, topics.CONTACT_WRENCH.name,
+                topics.CONTACT_WRENCH.qos)
         self.setpoint_sub = self.create_subscription(
             topics.TENDON_SETPOINT.msg_type, config.setpoint_topic, self._on_setpoint,
             topics.TENDON_SETPOINT.qos if self.model.timed else topics.NEWEST_SETPOINT_QOS)
@@ -305,11 +334,17 @@ class SimulatorNode(Node):
         self._last_publish = None       # sim_clock at the last publish
         self.publish_timer = self.create_timer(self.publish_period, self._on_publish_tick,
                                                clock=steady)
+        if self.world is not None:
+            # once: the publisher keeps it for every subscriber to come (transient local)
+            self.world_pub.publish(world_markers_msg(self.world, self.base_frame, self._stamp()))
         inputs = self.model.inputs
+        world = ('' if self.world is None else
+                 f'; world {config.world_file}: {len(self.world.obstacles)} obstacles '
+                 f'{self.world.names}')
         self.get_logger().info(
             f'simulating a {kind} robot from {robot_file} (mode {self.mode}, '
             f'{self.model.summary}, {len(inputs.names)} {inputs.noun} {list(inputs.names)}); '
-            f'setpoints on {self.setpoint_sub.topic_name}')
+            f'setpoints on {self.setpoint_sub.topic_name}{world}')
 
     # ------------------------------------------------------------------ input
 
@@ -350,11 +385,13 @@ class SimulatorNode(Node):
         self._warnings(fault_kind(what, reason), f'rejected {what}: {reason}')
 
     def _on_parameters_set(self, parameters) -> None:
-        # Only real_time_factor is writable; rclpy has already checked its range.
+        # Only these are writable; rclpy has already checked their range.
         for parameter in parameters:
             if parameter.name == 'real_time_factor':
                 self.real_time_factor = parameter.value
                 self._anchor()
+            elif parameter.name == 'contact_arrow_scale':
+                self.arrow_scale = parameter.value
 
     # ------------------------------------------------------------------ physics
 
@@ -491,6 +528,16 @@ class SimulatorNode(Node):
         self.tf_pub.publish(transforms_msg(state, self.base_frame, self.tip_frame,
                                            self.vertebra_frame_prefix, stamp))
         self.marker_pub.publish(markers_msg(state.markers, self.base_frame, stamp))
+        if self.contact_marker_pub is not None:
+            self._publish_contacts(state.contacts or (), stamp)
+
+    def _publish_contacts(self, contacts, stamp) -> None:
+        """Publish the arrows (and the DELETE of those gone), then one wrench per contact."""
+        arrows, self._contact_keys = contact_markers_msg(
+            contacts, self._contact_keys, self.base_frame, stamp, self.arrow_scale)
+        self.contact_marker_pub.publish(arrows)
+        for wrench in contact_wrench_msgs(contacts, self.base_frame, stamp):
+            self.contact_wrench_pub.publish(wrench)
 
 
 def main(args=None) -> int:

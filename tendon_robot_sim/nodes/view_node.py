@@ -16,10 +16,12 @@
 The browser view of a running stack: a web page (viser) that draws and steers the robot.
 
 Subscribes (sensor-data QoS for measurements, REP 2003) ``backbone/markers``,
-``tip/pose``, ``tip/measured``, ``tendon/state``, ``tip/target``, ``/diagnostics``,
-``/rosout`` (the warnings of the stack's nodes: a setpoint the simulator rejects) and the
-topic its sliders command, and serves a page on ``http://host:port`` with the robot's
-markers, the tip frames, a plot of the last seconds, one slider per input and, with the
+``world/markers`` (transient local: the obstacles a simulator published at its start),
+``contact/markers`` (the contact forces, arrows), ``tip/pose``, ``tip/measured``,
+``tendon/state``, ``tip/target``, ``/diagnostics``, ``/rosout`` (the warnings of the
+stack's nodes: a setpoint the simulator rejects) and the topic its sliders command, and
+serves a page on ``http://host:port`` with the robot's markers, the obstacles and the contact
+forces, the tip frames, a plot of the last seconds, one slider per input and, with the
 tension controller, a draggable tip target. What the sliders command is the ``drive``
 (:mod:`tendon_robot_sim.view.inputs`): ``tendon/command/tension`` (effort, N, within the
 description's ``max_tension``), ``tendon/command/displacement`` (position, m, within the
@@ -244,6 +246,13 @@ class ViewNode(Node):
         self.create_subscription(topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name,
                                  self._on_markers, topics.BACKBONE_MARKERS.subscription_qos,
                                  raw=True)
+        for topic in (topics.WORLD_MARKERS, topics.CONTACT_MARKERS):
+            # the obstacles and the contact arrows: a scene each, as RViz's displays
+            layer = topic.name.split('/')[0]
+            self.create_subscription(topic.msg_type, topic.name,
+                                     lambda msg, layer=layer: self.page.show_layer(
+                                         layer, msg.markers),
+                                     topic.subscription_qos)
         for topic, callback in ((topics.TIP_POSE, self._on_tip),
                                 (topics.TIP_MEASURED, self._on_measured),
                                 (topics.TENDON_STATE, self._on_state),

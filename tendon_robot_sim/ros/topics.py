@@ -46,6 +46,14 @@ NEWEST_SETPOINT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                                  reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.VOLATILE)
 
+# What does not change while a node runs (the obstacles of its world): RELIABLE and
+# TRANSIENT_LOCAL, depth 1, so that a display started later still gets the one message (REP
+# 2003's latched topics, as robot_state_publisher's /robot_description). A subscriber must ask
+# for TRANSIENT_LOCAL too to get it (RViz: Durability Policy Transient Local).
+LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                         reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
 # Measurements (REP 2003): the publisher offers the system default, RELIABLE, which
 # both a default-QoS subscriber and a sensor-data (BEST_EFFORT) subscriber can match;
 # a BEST_EFFORT publisher would leave the usual `create_subscription(..., 10)`
@@ -154,13 +162,36 @@ TENDON_SERVOS = Topic(
     'tendon/servos', DiagnosticArray, DIAGNOSTICS.qos, 'hardware bridge (dynamixel)',
     'one status per servo, named after its tendon: torque, hardware error, bus watchdog')
 
+WORLD_MARKERS = Topic(
+    'world/markers', MarkerArray, LATCHED_QOS, 'simulator, with a world_file',
+    'the obstacles of the world file, in the base frame, once (latched): one namespace per '
+    'obstacle; plane = thin CUBE, sphere = SPHERE, cylinder = CYLINDER (capsule: and two '
+    'SPHERE), box = CUBE, mesh = TRIANGLE_LIST')
+CONTACT_MARKERS = Topic(
+    'contact/markers', MarkerArray, MARKER_QOS, 'simulator, with a world_file',
+    'one ARROW per contact patch from the surface point along the force on the robot '
+    '(contact_arrow_scale m per N), namespace = the obstacle, id = its i-th contact along the '
+    'rod; DELETE when a contact ends', sensor_data=True)
+# One message per contact at each publish: a burst of a few, kept whole (depth 50) so that a
+# reliable reader gets every contact of an instant.
+CONTACT_WRENCH = Topic(
+    'contact/wrench', WrenchStamped,
+    QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=50,
+               reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE),
+    'simulator, with a world_file',
+    'one message per contact patch per publish, in the order of the arrows of contact/markers '
+    'with the same stamp: force on the robot (N) and its moment about the base frame origin '
+    '(p x F, N m), frame = the base frame')
+
 # The topic contract of the simulation stack (what the demo records).
 TOPICS = (TENDON_COMMAND, TENDON_SETPOINT, TENDON_STATE, TIP_POSE, BACKBONE_MARKERS, TF, CLOCK)
 # What an experiment on the robot adds: the tip measurement and the other commands.
 EXPERIMENT_TOPICS = TOPICS + (
     TIP_MEASURED, TIP_TARGET, TENDON_DISPLACEMENT_COMMAND, TIP_WRENCH)
+# What a simulator with a world adds.
+CONTACT_TOPICS = (WORLD_MARKERS, CONTACT_MARKERS, CONTACT_WRENCH)
 # Every topic of this table.
-ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS, TENDON_SERVOS, TENDON_TIP_STATE)
+ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS, TENDON_SERVOS, TENDON_TIP_STATE) + CONTACT_TOPICS
 
 
 def find_topic(name: str) -> Topic | None:

@@ -16,7 +16,8 @@
 ``visualization_msgs/Marker`` messages as drawable primitives, for any robot kind.
 
 One generic reading of the marker types the nodes publish (``LINE_STRIP``, ``LINE_LIST``,
-``CYLINDER``; also ``SPHERE`` and ``CUBE``), keyed by (namespace, id) as RViz keys them, with
+``CYLINDER``, ``SPHERE``, ``CUBE``; the world's ``TRIANGLE_LIST`` meshes and the contacts'
+``ARROW``), keyed by (namespace, id) as RViz keys them, with
 the ``ADD``, ``DELETE`` and ``DELETEALL`` actions. Coordinates stay in the marker's frame
 (the stack's base frame): a line marker's points are relative to its pose, a solid is
 centred on its pose with its size in ``scale`` (m). Colours become 8-bit RGB plus an
@@ -32,7 +33,7 @@ import math
 import numpy as np
 
 # visualization_msgs/Marker constants (the message definition).
-CUBE, SPHERE, CYLINDER, LINE_STRIP, LINE_LIST = 1, 2, 3, 4, 5
+ARROW, CUBE, SPHERE, CYLINDER, LINE_STRIP, LINE_LIST, TRIANGLE_LIST = 0, 1, 2, 3, 4, 5, 11
 ADD, DELETE, DELETEALL = 0, 2, 3
 SOLIDS = {CUBE: 'cube', SPHERE: 'sphere', CYLINDER: 'cylinder'}
 LINES = (LINE_STRIP, LINE_LIST)
@@ -61,6 +62,43 @@ class Solid:
     scale: np.ndarray      # (3,) m: diameters x, y and height z (a cylinder)
     color: np.ndarray      # (3,) uint8
     opacity: float
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """
+    An arrow from ``points[0]`` to ``points[1]`` [m] (posed: in the marker's frame).
+
+    RViz's sizes: ``shaft`` and ``head`` diameters, ``head_length`` [m].
+    """
+
+    points: np.ndarray     # (2, 3)
+    color: np.ndarray      # (3,) uint8
+    shaft: float
+    head: float
+    head_length: float
+
+
+@dataclass(frozen=True)
+class ArrowBatch:
+    """The arrows of one namespace, ordered by id (sizes of the first): one viser node."""
+
+    points: np.ndarray     # (n, 2, 3) m
+    colors: np.ndarray     # (n, 3) uint8
+    shaft: float
+    head: float
+    head_length: float
+
+
+@dataclass(frozen=True)
+class Triangles:
+    """A triangle mesh ``vertices`` (k, 3, 3) [m] in the frame of ``position``/``wxyz``."""
+
+    vertices: np.ndarray
+    color: np.ndarray      # (3,) uint8
+    opacity: float
+    position: np.ndarray
+    wxyz: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -110,7 +148,7 @@ def _unit(value: float) -> float:
     return min(max(value, 0.0), 1.0)
 
 
-def primitive(marker) -> Lines | Solid | None:
+def primitive(marker) -> Lines | Solid | Arrow | Triangles | None:
     """
     Return the primitive of an ADD marker; None for a type not drawn.
 
@@ -128,6 +166,14 @@ def primitive(marker) -> Lines | Solid | None:
         _check_finite(marker, position + wxyz + scale + (r, g, b, a))
         return Solid(SOLIDS[marker.type], np.array(position), np.array(wxyz), np.array(scale),
                      _rgb(np.array([r, g, b])), _unit(a))
+    if marker.type == ARROW:
+        return _arrow(marker, np.array(position), np.array(wxyz), r, g, b, a)
+    if marker.type == TRIANGLE_LIST:
+        points = _rows(marker.points, 'xyz')
+        _check_finite(marker, position + wxyz + (r, g, b, a), points)
+        return Triangles(points[:len(points) // 3 * 3].reshape(-1, 3, 3),
+                         _rgb(np.array([r, g, b])), _unit(a), np.array(position),
+                         np.array(wxyz))
     if marker.type not in LINES:
         return None
     points, width = _rows(marker.points, 'xyz'), float(marker.scale.x)
@@ -143,6 +189,25 @@ def primitive(marker) -> Lines | Solid | None:
         ends = np.arange(len(points) // 2 * 2).reshape(-1, 2)
     return Lines(points[ends].astype(np.float32), colors[ends], width, np.array(position),
                  np.array(wxyz))
+
+
+def _arrow(marker, position, wxyz, r, g, b, a) -> Arrow:
+    """
+    Return an ARROW as RViz draws it: from ``points[0]`` to ``points[1]``, sizes in scale.
+
+    Without points, along the pose's x axis, ``scale.x`` long (shaft and head then scale.y,
+    scale.z, as RViz). Posed into the marker's frame.
+    """
+    scale = _floats(marker.scale, 'xyz')
+    points = _rows(marker.points, 'xyz')
+    _check_finite(marker, tuple(position) + tuple(wxyz) + scale + (r, g, b, a), points)
+    if len(points) >= 2:
+        ends = rotate(wxyz, points[:2]) + position
+        shaft, head, head_length = scale
+    else:
+        ends = np.array([position, position + rotate(wxyz, np.array([[scale[0], 0.0, 0.0]]))[0]])
+        shaft, head, head_length = scale[1], scale[2], 0.23 * scale[0]
+    return Arrow(ends, _rgb(np.array([r, g, b])), shaft, head, head_length)
 
 
 def _check_finite(marker, numbers: tuple[float, ...], points: np.ndarray | None = None) -> None:
@@ -162,7 +227,7 @@ class MarkerScene:
     """
 
     def __init__(self):
-        self.items: dict[Key, Lines | Solid] = {}
+        self.items: dict[Key, Lines | Solid | Arrow | Triangles] = {}
         self.frame_id = ''
         self.skipped: set[int] = set()
         self.rejected = 0
@@ -208,6 +273,20 @@ class MarkerScene:
     def lines(self) -> dict[Key, Lines]:
         return {key: item for key, item in self.items.items() if isinstance(item, Lines)}
 
+    def meshes(self) -> dict[Key, Triangles]:
+        return {key: item for key, item in self.items.items() if isinstance(item, Triangles)}
+
+    def arrows(self) -> dict[str, ArrowBatch]:
+        """Return the arrows grouped by namespace, each group ordered by id."""
+        groups: dict[str, list[Arrow]] = {}
+        for (ns, _), item in sorted(self.items.items()):
+            if isinstance(item, Arrow):
+                groups.setdefault(ns, []).append(item)
+        return {ns: ArrowBatch(np.array([a.points for a in arrows]),
+                               np.array([a.color for a in arrows]), arrows[0].shaft,
+                               arrows[0].head, arrows[0].head_length)
+                for ns, arrows in groups.items()}
+
     def solids(self) -> dict[tuple[str, str], SolidBatch]:
         """Return the solids grouped by (namespace, shape), each group ordered by id."""
         groups: dict[tuple[str, str], list[Solid]] = {}
@@ -226,6 +305,10 @@ class MarkerScene:
             if isinstance(item, Lines):
                 rotated = rotate(item.wxyz, item.points.reshape(-1, 3).astype(float))
                 points.append(rotated + item.position)
+            elif isinstance(item, Arrow):
+                points.append(item.points)
+            elif isinstance(item, Triangles):
+                points.append(rotate(item.wxyz, item.vertices.reshape(-1, 3)) + item.position)
             else:
                 corners = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5)
                                     for z in (-0.5, 0.5)]) * item.scale

@@ -53,6 +53,11 @@ from tendon_robot_sim.view.scene import SceneRenderer
 import viser
 import viser.uplot
 
+# The marker topics a page draws besides the robot's (backbone/markers), each in a scene of
+# its own as RViz keeps a display per topic: the obstacles (world/markers) and the contact
+# forces (contact/markers).
+LAYERS = ('world', 'contact')
+
 DEFAULT_SIZE = 0.25   # m: the scale of frames before a marker tells the robot's size
 LOOP_TIMEOUT = 10.0   # s
 # s the view waits for viser's server to wind down: viser joins its loop thread for up to
@@ -265,6 +270,10 @@ class ViewPage:
         self._loop_thread = None      # viser's event-loop thread, once known
         self.markers = MarkerScene()
         self._pending: list[Sequence] = []   # marker arrays received since the last render
+        # the other topics' scenes (LAYERS; a DELETEALL of one clears only its own) and what
+        # each received since the last render; the camera frames the robot's alone
+        self.layers = {layer: MarkerScene() for layer in LAYERS}
+        self._layer_pending: dict[str, list[Sequence]] = {layer: [] for layer in LAYERS}
         self.plotted = plotted
         self._dirty = False
         self._sized = False     # the frames are scaled to the robot
@@ -302,6 +311,8 @@ class ViewPage:
         # InitialCameraSetter), which would read as a user's move
         server.initial_camera.fov = float(FIELD_OF_VIEW)
         self.renderer = SceneRenderer(server.scene)
+        self.layer_renderers = {layer: SceneRenderer(server.scene, f'/{layer}')
+                                for layer in LAYERS}
         self.heading = server.gui.add_markdown(heading, order=0.0)
         self.diagnostics = server.gui.add_markdown('', order=0.1)
         self.base = server.scene.add_frame('/base', axes_length=0.1, axes_radius=0.002)
@@ -359,6 +370,12 @@ class ViewPage:
                 self._pending.clear()
                 self.markers.items.clear()
             self._pending.append(markers)   # converted when drawn: skipped ones cost nothing
+            self._dirty = True
+
+    def show_layer(self, layer: str, markers: Sequence) -> None:
+        """Take one ``MarkerArray``'s markers of another topic (a :data:`LAYERS` name)."""
+        with self.lock:
+            self._layer_pending[layer].append(markers)
             self._dirty = True
 
     def show_tip(self, position, orientation_wxyz) -> None:
@@ -464,8 +481,13 @@ class ViewPage:
             self._dirty = False
             self.markers.apply_all(self._pending)
             self._pending = []
+            for layer, pending in self._layer_pending.items():
+                self.layers[layer].apply_all(pending)
+                self._layer_pending[layer] = []
             with self.server.atomic():
                 self.renderer.draw(self.markers)
+                for layer, scene in self.layers.items():
+                    self.layer_renderers[layer].draw(scene)
                 self._draw_frames()
             self.frames_drawn += 1
             if not self._sized and len(self.markers.items):

@@ -17,7 +17,9 @@ Draw a :class:`~tendon_robot_sim.view.markers.MarkerScene` with viser scene node
 
 Each line marker becomes one line-segments node; the solids of one namespace and shape (the
 vertebra discs, the snake's links) become one instanced mesh, so a frame of the default
-robot is four small updates whatever its disc count. Nodes are kept between frames and only
+robot is four small updates whatever its disc count. The arrows of one namespace (the
+contacts with one obstacle) become one arrows node, a triangle list (a mesh obstacle) one
+mesh. Nodes are kept between frames and only
 what changed is sent (viser skips equal arrays), so a still robot costs nothing.
 """
 
@@ -27,7 +29,8 @@ import re
 
 import numpy as np
 from tendon_robot_sim import interrupts_deferred
-from tendon_robot_sim.view.markers import Key, Lines, MarkerScene, SolidBatch
+from tendon_robot_sim.view.markers import ArrowBatch, Key, Lines, MarkerScene, SolidBatch, \
+    Triangles
 
 with interrupts_deferred():    # trimesh swallows a KeyboardInterrupt in its imports
     import trimesh
@@ -54,7 +57,9 @@ class SceneRenderer:
         self.root = root
         self._lines: dict[Key, object] = {}
         self._solids: dict[tuple[str, str], object] = {}
-        self._shown: dict[int, Lines | SolidBatch] = {}   # id(handle) -> what it shows
+        self._arrows: dict[str, object] = {}
+        self._meshes: dict[Key, object] = {}
+        self._shown: dict[int, object] = {}   # id(handle) -> what it shows
 
     def draw(self, markers: MarkerScene) -> None:
         """Create, update or remove nodes so that the scene shows ``markers``."""
@@ -68,6 +73,52 @@ class SceneRenderer:
             self._remove(self._solids.pop(key))
         for key, batch in solids.items():
             self._draw_solids(key, batch)
+        arrows = markers.arrows()
+        for key in set(self._arrows) - set(arrows):
+            self._remove(self._arrows.pop(key))
+        for key, batch in arrows.items():
+            self._draw_arrows(key, batch)
+        meshes = markers.meshes()
+        for key in set(self._meshes) - set(meshes):
+            self._remove(self._meshes.pop(key))
+        for key, mesh in meshes.items():
+            self._draw_mesh(key, mesh)
+
+    def _draw_arrows(self, ns: str, batch: ArrowBatch) -> None:
+        handle = self._arrows.get(ns)
+        shown = self._shown.get(id(handle))
+        if shown is not None and shown.points.shape == batch.points.shape and \
+                (shown.shaft, shown.head, shown.head_length) == \
+                (batch.shaft, batch.head, batch.head_length):
+            self._shown[id(handle)] = batch
+            if not np.array_equal(shown.points, batch.points):
+                handle.points = batch.points.astype(np.float32)
+            if not np.array_equal(shown.colors, batch.colors):
+                handle.colors = batch.colors
+            return
+        if handle is not None:   # another count or size: a new node
+            self._remove(handle)
+        handle = self._arrows[ns] = self.scene.add_arrows(
+            node_name(self.root, ns, 'arrows'), batch.points.astype(np.float32), batch.colors,
+            shaft_radius=0.5 * batch.shaft, head_radius=0.5 * batch.head,
+            head_length=batch.head_length)
+        self._shown[id(handle)] = batch
+
+    def _draw_mesh(self, key: Key, mesh: Triangles) -> None:
+        handle = self._meshes.get(key)
+        shown = self._shown.get(id(handle))
+        if shown is not None and all(np.array_equal(getattr(shown, f), getattr(mesh, f))
+                                     for f in ('vertices', 'color', 'position', 'wxyz')) \
+                and shown.opacity == mesh.opacity:
+            return   # obstacles do not move: nothing to send
+        if handle is not None:
+            self._remove(handle)
+        vertices = mesh.vertices.reshape(-1, 3)
+        handle = self._meshes[key] = self.scene.add_mesh_simple(
+            node_name(self.root, key[0], key[1]), vertices,
+            np.arange(len(vertices)).reshape(-1, 3), color=tuple(int(c) for c in mesh.color),
+            opacity=mesh.opacity, side='double', position=mesh.position, wxyz=mesh.wxyz)
+        self._shown[id(handle)] = mesh
 
     def _draw_lines(self, key: Key, item: Lines) -> None:
         handle = self._lines.get(key)

@@ -54,7 +54,7 @@ def test_parameter_table_is_the_one_the_code_declares(node):
 
 @pytest.mark.parametrize('topic', topics.TOPICS + (
     topics.TIP_MEASURED, topics.DIAGNOSTICS, topics.TENDON_SERVOS, topics.TIP_TARGET,
-    topics.TENDON_DISPLACEMENT_COMMAND, topics.TIP_WRENCH),
+    topics.TENDON_DISPLACEMENT_COMMAND, topics.TIP_WRENCH) + topics.CONTACT_TOPICS,
                          ids=lambda topic: topic.name)
 def test_every_topic_is_in_the_topic_table(topic):
     msg_type = topics.type_name(topic.msg_type).replace('/msg/', '/')

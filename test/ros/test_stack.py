@@ -213,14 +213,21 @@ def test_rviz_config_shows_the_topics_the_simulator_publishes():
     assert manager['Global Options']['Fixed Frame'] == 'base_link'
     displays = {d['Class'].split('/')[-1]: d for d in manager['Displays']}
     assert {'RobotModel', 'TF', 'MarkerArray', 'Pose'} <= set(displays)
+    by_topic = {d['Topic']['Value']: d for d in manager['Displays'] if 'Topic' in d
+                and isinstance(d['Topic'], dict)}
     defaults = {p.name: p.default for p in SIMULATOR_PARAMS}
-    for kind, parameter, topic in (('MarkerArray', 'markers_topic', topics.BACKBONE_MARKERS),
-                                   ('Pose', 'tip_pose_topic', topics.TIP_POSE)):
-        subscription = displays[kind]['Topic']
-        assert subscription['Value'] == defaults[parameter] == topic.name
-        # RViz only connects when its reliability is compatible with the publisher's
+    for parameter, topic in (('markers_topic', topics.BACKBONE_MARKERS),
+                             ('tip_pose_topic', topics.TIP_POSE)):
+        assert defaults[parameter] == topic.name
+    for topic in (topics.BACKBONE_MARKERS, topics.TIP_POSE, topics.WORLD_MARKERS,
+                  topics.CONTACT_MARKERS):
+        subscription = by_topic[topic.name]['Topic']
+        # RViz only connects when its reliability is compatible with the publisher's, and
+        # gets the latched world only when it asks for transient local too
         assert subscription['Reliability Policy'].replace(' ', '_').upper() == \
-            topic.subscription_qos.reliability.name
+            topic.subscription_qos.reliability.name, topic.name
+        assert subscription['Durability Policy'].replace(' ', '_').upper() == \
+            topic.qos.durability.name, topic.name
     assert displays['RobotModel']['Description Topic']['Value'] == 'robot_description'
 
 

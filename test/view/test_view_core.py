@@ -447,3 +447,53 @@ def test_the_plots_y_range_follows_the_data(values, current, expected):
 
     found = value_range([np.array(v) for v in values], current)
     assert found == (None if expected is None else pytest.approx(expected))
+
+
+def test_every_obstacle_shape_and_the_contact_arrows_are_drawn(tmp_path):
+    """world/markers of each shape and contact/markers become primitives where they are."""
+    import trimesh
+    from tendon_robot_sim.models.contact.report import ContactPoint
+    from tendon_robot_sim.models.contact.world import world_from_dict
+    from tendon_robot_sim.ros.contact_messages import contact_markers_msg, world_markers_msg
+
+    trimesh.creation.icosphere(subdivisions=1, radius=10.0).export(tmp_path / 'ball.stl')
+    world = world_from_dict({'obstacles': [
+        {'name': 'floor', 'shape': 'plane', 'position': [0, 0, -0.1], 'normal': [0, 0, 1]},
+        {'name': 'ball', 'shape': 'sphere', 'radius': 0.02, 'position': [0, 0.1, 0]},
+        {'name': 'post', 'shape': 'cylinder', 'radius': 0.01, 'length': 0.2, 'capsule': True,
+         'position': [0.1, 0, 0], 'orientation': [0.7071068, 0, 0, 0.7071068]},
+        {'name': 'crate', 'shape': 'box', 'size': [0.1, 0.2, 0.05], 'position': [0.2, 0, 0]},
+        {'name': 'bone', 'shape': 'mesh', 'file': 'ball.stl', 'scale': 0.001,
+         'position': [0, 0, 0.2]}]}, tmp_path)
+    scene = MarkerScene()
+    scene.apply(world_markers_msg(world, 'base_link', time_msg(0.0)).markers)
+    assert not scene.skipped and not scene.rejected
+    assert {ns for ns, _ in scene.items} == {'floor', 'ball', 'post', 'crate', 'bone'}
+    floor = scene.items[('floor', 0)]
+    assert floor.shape == 'cube' and floor.position[2] + floor.scale[2] / 2 == pytest.approx(-0.1)
+    # the capsule's end spheres lie on its axis, turned onto -y by the quaternion
+    ends = sorted(scene.items[('post', i)].position[1] for i in (1, 2))
+    assert ends == pytest.approx([-0.1, 0.1], abs=1e-6)
+    assert scene.items[('crate', 0)].scale.tolist() == pytest.approx([0.1, 0.2, 0.05])
+    mesh = scene.meshes()[('bone', 0)]
+    assert len(mesh.vertices) == 80
+    assert np.linalg.norm(mesh.vertices.reshape(-1, 3) - [0, 0, 0.2], axis=1) == \
+        pytest.approx(0.01, abs=1e-6)
+
+    def contact(obstacle, point, force):
+        return ContactPoint(obstacle, 0.1, np.array(point), np.array(force) / np.linalg.norm(
+            force), np.array(force, dtype=float), 0.0)
+    contacts = [contact('crate', [0.15, 0, 0], [-0.1, 0, 0]),
+                contact('floor', [0.2, 0, -0.1], [0, 0, 0.2])]
+    arrows = MarkerScene()
+    msg, shown = contact_markers_msg(contacts, set(), 'base_link', time_msg(0.0), 0.5)
+    arrows.apply(msg.markers)
+    batch = arrows.arrows()
+    assert set(batch) == {'crate', 'floor'} and not arrows.skipped
+    # 0.5 m per N from the surface point along the force on the robot
+    assert np.allclose(batch['floor'].points[0], [[0.2, 0, -0.1], [0.2, 0, 0.0]], atol=1e-12)
+    assert np.allclose(batch['crate'].points[0], [[0.15, 0, 0], [0.1, 0, 0]], atol=1e-12)
+    # the contact with the crate ends: its arrow is deleted
+    msg, shown = contact_markers_msg(contacts[1:], shown, 'base_link', time_msg(0.1), 0.5)
+    arrows.apply(msg.markers)
+    assert set(arrows.arrows()) == {'floor'} and shown == {('floor', 0)}

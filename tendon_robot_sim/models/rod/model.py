@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tendon_robot_sim.models.contact.world import World
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.rod.dynamics.simulation import choose_integrator
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -42,6 +43,10 @@ TENDON_WIDTH = 0.001   # m, line width of the tendons in RViz
 # Load (steps needed over steps afforded) below which an adaptive model behind its tolerance
 # for the budget is allowed a finer step again
 BUDGET_SLACK = 0.5
+# Why a world is refused by the discrete statics (as `statics --model discrete --world`).
+DISCRETE_NO_CONTACT = ('the discrete statics in contact is not reliable under tendon loads yet '
+                       '(it can return a spurious curled shape); use the cosserat or kirchhoff '
+                       'statics')
 
 
 def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
@@ -63,7 +68,7 @@ def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
                      for i, q in enumerate(shape.vertebra_orientations)),
         markers=(Polyline('backbone', shape.centerline, 2.0 * robot.rod.radius, BACKBONE_COLOR),
                  *discs, LineList.of_paths('tendons', shape.tendon_paths, TENDON_WIDTH)),
-        tip_effort=getattr(shape, 'tip_tensions', None))
+        tip_effort=getattr(shape, 'tip_tensions', None), contacts=shape.contacts)
 
 
 class TendonDynamics(SimModel):
@@ -77,13 +82,15 @@ class TendonDynamics(SimModel):
     (BDF-alpha and shooting, ``alpha``: 0 BDF2, -0.5 trapezoidal; the explicit model refuses
     any other than 0): tensions (``effort``, N) or displacements (``position``, m pulled in)
     per tendon, as the setpoint names them; a displacement whose equilibrium would need more
-    than ``max_tension`` is refused.
+    than ``max_tension`` is refused. ``world``: obstacles (implicit only: the registry refuses
+    a world for the explicit one before it builds the model).
     """
 
     timed = True
 
     def __init__(self, robot: Robot, dt: float | None = None, integrator: str = 'auto',
-                 alpha: float = 0.0, tip_tolerance: float | None = None):
+                 alpha: float = 0.0, tip_tolerance: float | None = None,
+                 world: World | None = None):
         self.robot = robot
         self.base_frame = robot.base.frame_id
         self.integrator, why = choose_integrator(robot, integrator)
@@ -91,7 +98,8 @@ class TendonDynamics(SimModel):
         # the start of the models that do not use it.
         if self.integrator == 'implicit':
             from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
-            self.sim = ImplicitSimulator(robot, dt=dt, alpha=alpha, tip_tolerance=tip_tolerance)
+            self.sim = ImplicitSimulator(robot, dt=dt, alpha=alpha, tip_tolerance=tip_tolerance,
+                                         world=world)
             self.summary = f'{self.sim.summary} ({why})'
             self.rest = 'the zero-tension equilibrium, at rest'
             self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
@@ -104,7 +112,7 @@ class TendonDynamics(SimModel):
                     raise InputError(f'{name}: applies to the implicit integrator only; the '
                                      f'integrator is explicit ({why}): set integrator implicit')
             from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
-            self.sim = TendonSimulator(robot, dt=dt)
+            self.sim = TendonSimulator(robot, dt=dt, world=world)
             self.summary = f'explicit, dt {self.sim.dt:.3g} s ({why})'
             self.rest = 'the initial straight state with zero tension'
             self.inputs = Inputs(
@@ -162,18 +170,22 @@ class TendonStatics(SimModel):
     Static equilibria, solved on receipt of a setpoint.
 
     Tensions (``effort``, N) or displacements (``position``, m pulled in); a rejected setpoint
-    keeps the last equilibrium.
+    keeps the last equilibrium. ``world``: obstacles (cosserat and kirchhoff; the solver refuses
+    one that intersects the base).
     """
 
     rest = 'the zero-tension equilibrium'
 
-    def __init__(self, robot: Robot, model: str):
+    def __init__(self, robot: Robot, model: str, world: World | None = None):
         self.robot = robot
         self.base_frame = robot.base.frame_id
         # with friction the result depends on the path: each setpoint from the last
         self._friction = has_friction(robot)
+        if self._friction and world is not None:
+            raise InputError('world: contact is not modelled with tendon friction yet; remove '
+                             'the friction of the tendons or the world')
         self.solver = (StickSlipStatics(robot, model) if self._friction
-                       else StaticsSolver(robot, model=model))
+                       else StaticsSolver(robot, model=model, world=world))
         self.summary = f'{self.solver.model} statics' + (
             ', tendons sticking and sliding (friction)' if self._friction else '')
         self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
