@@ -91,4 +91,3 @@ def test_discrete_model_with_vertebra_weights_and_a_short_tendon():
                {'name': 'b', 'offset': 0.015, 'angle_deg': 90.0, 'end': 0.125}]
     robot = robot_with({'count': 4, 'first': 0.0625, 'last': 0.25, 'mass': 0.004}, tendons)
     compare(robot, 'discrete', tensions=[2.0, 1.0])
-
