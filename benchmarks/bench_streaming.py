@@ -23,7 +23,8 @@ on, at ``real_time_factor`` 1 (as a user runs it), and streams a 0.5 Hz sinusoid
 ``tendon/setpoint`` at 50 Hz of wall time. Over the window after a start-up second it measures
 the simulated time (``/clock``) against wall time and the node's CPU time (``/proc``):
 simulated seconds per CPU second (above 1: it keeps real time, on 1/that of a core) and the
-CPU share of a core it took.
+CPU share of a core it took, and how often the node logged that a step failed and it reset
+the model.
 
     ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=42 \
         python benchmarks/bench_streaming.py --json [--window 20] [--real-time-factor 100]
@@ -59,6 +60,8 @@ FREQUENCY = 0.5       # Hz of the sinusoid
 RATE = 50.0           # Hz of the setpoints
 START_TIMEOUT = 120.0
 SETTLE = 1.0
+# what the node logs when a step failed and it reset the model (simulator_node.py)
+RESET_WARNING = 'The node reset the simulation'
 
 
 def run_case(node, case: str, index: int, window: float, factor: float,
@@ -76,6 +79,7 @@ def run_case(node, case: str, index: int, window: float, factor: float,
         'mode': 'dynamic', 'publish_clock': 'true', 'real_time_factor': str(float(factor)),
         'publish_rate': str(float(publish_rate))})
     sent = 0
+    log = ''
     try:
         spin_until(node, process, lambda: bool(clock), time.perf_counter(), START_TIMEOUT, case)
         if not clock:
@@ -98,7 +102,7 @@ def run_case(node, case: str, index: int, window: float, factor: float,
         if process.poll() is not None:
             raise RuntimeError(f'{case}: the simulator exited: {process.stderr.read()}')
     finally:
-        stop(process)
+        log = stop(process)
         node.destroy_subscription(subscription)
         node.destroy_publisher(setpoint)
     (wall0, sim0), cpu0, sent0 = marks['start']
@@ -107,7 +111,10 @@ def run_case(node, case: str, index: int, window: float, factor: float,
             'real_time_factor': (sim1 - sim0) / (wall1 - wall0),
             'cpu_share': (cpu1 - cpu0) / (wall1 - wall0),
             'setpoints_per_second': (sent1 - sent0) / (wall1 - wall0),
-            'window_s': wall1 - wall0}
+            'window_s': wall1 - wall0,
+            # failed steps after which the node reset the model (its warning is throttled:
+            # 0 means none, more counts at least one per throttle period)
+            'reset_warnings': log.count(RESET_WARNING)}
 
 
 def main() -> int:
@@ -131,7 +138,8 @@ def main() -> int:
             print(f'{case:8s} {entry["sim_per_cpu_second"]:6.2f} sim s per CPU s, '
                   f'{entry["real_time_factor"]:5.2f}x real time, '
                   f'{100 * entry["cpu_share"]:5.1f} % of a core, '
-                  f'{entry["setpoints_per_second"]:.1f} setpoints/s', flush=True)
+                  f'{entry["setpoints_per_second"]:.1f} setpoints/s, '
+                  f'{entry["reset_warnings"]} reset warnings', flush=True)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

@@ -58,6 +58,7 @@ def spin_until(node, process: subprocess.Popen, condition: Callable[[], bool],
         rclpy.spin_once(node, timeout_sec=0.01)
 
 
-def stop(process: subprocess.Popen) -> None:
+def stop(process: subprocess.Popen) -> str:
+    """End the simulator; return its error output (its log)."""
     process.terminate()
-    process.communicate(timeout=30)
+    return process.communicate(timeout=30)[1] or ''

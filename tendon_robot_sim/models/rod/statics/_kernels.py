@@ -123,6 +123,29 @@ def z_row(pl, k):
 
 
 @kernel
+def _rotation_error(s01, s10, s02, s20, s12, s21, trace, e):
+    """
+    Write the error of a rotation S (its off-diagonal entries s_ij and trace) into e (3,).
+
+    e = 2 tan(theta / 2) a for S a turn by theta about the unit axis a: theta a to first order,
+    zero at the identity only. The axial vector of skew(S) alone, sin(theta) a, vanishes at
+    theta = pi too, and a Newton iteration converges to that turn as well: a vertebra guessed
+    upside down, its tendons pulled towards the holes opposite theirs (the nitinol robot's tip
+    then swung to the far side of its equilibrium). Near pi the error is unbounded, at pi
+    and beyond (round-off) infinite.
+    """
+    d = 1.0 + trace      # 2 (1 + cos(theta))
+    if not d > 0.0:
+        for i in range(3):
+            e[i] = math.inf
+        return
+    c = 2.0 / d          # 2 tan(theta / 2) / (2 sin(theta)) of skew(S) = sin(theta) [a]x
+    e[0] = c * (s21 - s12)
+    e[1] = c * (s02 - s20)
+    e[2] = c * (s10 - s01)
+
+
+@kernel
 def _restart(pl, j, x, F, y, f, m, iq, w):
     """
     Multiple shooting: at node j, write the defect of the propagated state, then take the node's.
@@ -132,7 +155,7 @@ def _restart(pl, j, x, F, y, f, m, iq, w):
     the force f and moment m (the model's own: body nb, mb for continuous robots, world n, m
     for the discrete model), and the velocities q, w (state columns iq, iq + 3). The unknowns
     are the 18 of node j among the last 18 M of x, and their defects (propagated - node; the
-    rotation's is the axial vector of skew(R_node^T R)) the same entries of F. Tendon lengths
+    rotation's is :func:`_rotation_error` of R_node^T R) the same entries of F. Tendon lengths
     run on: they feed nothing back. Scratch: M[2], M[3], wk[108:111].
     """
     k0 = x.size - NODE_SIZE * (pl.nodes.size - j)
@@ -141,8 +164,8 @@ def _restart(pl, j, x, F, y, f, m, iq, w):
     for i in range(3):
         th[i] = x[k0 + 3 + i] * sc[3 + i]
     rotate_by(pl.node_R[j], th, Rn, E)
-    # rotation defect from the propagated R (rows of y[3:12]) and the node's
-    s01 = s10 = s02 = s20 = s12 = s21 = 0.0
+    # rotation defect from the propagated R (rows of y[3:12]) and the node's: S = Rn^T R
+    s01 = s10 = s02 = s20 = s12 = s21 = trace = 0.0
     for a in range(3):
         s01 += Rn[a, 0] * y[4 + 3 * a]
         s10 += Rn[a, 1] * y[3 + 3 * a]
@@ -150,9 +173,10 @@ def _restart(pl, j, x, F, y, f, m, iq, w):
         s20 += Rn[a, 2] * y[3 + 3 * a]
         s12 += Rn[a, 1] * y[5 + 3 * a]
         s21 += Rn[a, 2] * y[4 + 3 * a]
-    F[k0 + 3] = 0.5 * (s21 - s12) / sc[3]
-    F[k0 + 4] = 0.5 * (s02 - s20) / sc[4]
-    F[k0 + 5] = 0.5 * (s10 - s01) / sc[5]
+        trace += Rn[a, 0] * y[3 + 3 * a] + Rn[a, 1] * y[4 + 3 * a] + Rn[a, 2] * y[5 + 3 * a]
+    _rotation_error(s01, s10, s02, s20, s12, s21, trace, F[k0 + 3:k0 + 6])
+    for i in range(3):
+        F[k0 + 3 + i] /= sc[3 + i]
     for i in range(3):
         F[k0 + i] = y[i] / sc[i] - x[k0 + i]
         F[k0 + 6 + i] = f[i] / sc[6 + i] - x[k0 + 6 + i]
@@ -309,7 +333,7 @@ def _bay_error(ys, yend, P, Q, e, ds):
     Write the fixed-point error of a bay into e and return its max norm.
 
     The error is the integrated minus the guessed pose of vertebra j + 1 in the frame of
-    vertebra j: position / ds, and the axial vector of skew(Q^T Q_integrated).
+    vertebra j: position / ds, and :func:`_rotation_error` of Q^T Q_integrated.
     """
     # P_int = R_j^T (p_end - p_j)
     for i in range(3):
@@ -317,8 +341,8 @@ def _bay_error(ys, yend, P, Q, e, ds):
         for col in range(3):
             acc += ys[3 + 3 * col + i] * (yend[col] - ys[col])
         e[i] = (acc - P[i]) / ds
-    # S = Q^T Q_int with Q_int[a, b] = sum_l R_j[l, a] R_end[l, b]; only skew(S) is needed
-    s01 = s10 = s02 = s20 = s12 = s21 = 0.0
+    # S = Q^T Q_int with Q_int[a, b] = sum_l R_j[l, a] R_end[l, b]: its skew part and trace
+    s01 = s10 = s02 = s20 = s12 = s21 = trace = 0.0
     for a in range(3):
         qi0 = qi1 = qi2 = 0.0
         for col in range(3):
@@ -332,9 +356,8 @@ def _bay_error(ys, yend, P, Q, e, ds):
         s20 += Q[a, 2] * qi0
         s12 += Q[a, 1] * qi2
         s21 += Q[a, 2] * qi1
-    e[3] = 0.5 * (s21 - s12)
-    e[4] = 0.5 * (s02 - s20)
-    e[5] = 0.5 * (s10 - s01)
+        trace += Q[a, 0] * qi0 + Q[a, 1] * qi1 + Q[a, 2] * qi2
+    _rotation_error(s01, s10, s02, s20, s12, s21, trace, e[3:6])
     m = 0.0
     for i in range(6):
         m = max(m, abs(e[i]))

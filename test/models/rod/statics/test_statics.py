@@ -24,7 +24,7 @@ import math
 import numpy as np
 import pytest
 
-from tendon_robot_sim import default_robot_file
+from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.models.cosserat import (ConvergenceError, StaticsInputError,
                                               stiffness_matrices)
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -338,3 +338,26 @@ def test_set_tip_load_becomes_the_default_of_later_solves():
     np.testing.assert_allclose(only_force.tip_position, reference.tip_position, atol=1e-8)
     with pytest.raises(StaticsInputError, match=r'tip_moment\[1\]: must be finite'):
         solver.set_tip_load(force, [0.0, math.nan, 0.0])
+
+
+def test_a_vertebra_guessed_upside_down_is_no_answer():
+    """
+    The discrete model's bays, warm-started with one vertebra guessed half a turn about d3.
+
+    The bay's rotation error once was the axial vector of skew(Q^T Q_integrated), which
+    vanishes at a half turn too: the bay converged to its vertebra upside down, its tendons
+    pulled towards the holes opposite theirs, and the nitinol robot with 1 N on t0 and t1 came
+    out at equilibria 19 to 150 mm from the cold solve's (the dynamics swung to z = -89 mm on
+    that equation). Now every such start lands on the cold solve's equilibrium (which is the
+    scipy reference's within 10 nm: measured once, the reference takes a minute on this robot;
+    test_statics_reference.py compares the discrete model on a smaller one).
+    """
+    robot = load_robot(share_dir() / 'config' / 'nitinol_robot.yaml')
+    tensions = [1.0, 1.0, 0.0]
+    solver = StaticsSolver(robot, 'discrete')
+    cold = solver.solve_tensions(tensions).tip_position
+    for bay in range(1, robot.vertebra_positions.size):
+        solver._bays.Q[bay] = solver._bays.Q[bay] @ np.diag([-1.0, -1.0, 1.0])
+        # 10 nm: the solver's tolerance on this robot, far below the 19 mm of a wrong answer
+        np.testing.assert_allclose(solver.solve_tensions(tensions).tip_position, cold,
+                                   rtol=0, atol=1e-8)
