@@ -199,14 +199,14 @@ class HeldCamera(Page):
         self.callbacks.append(callback)
 
     def report(self) -> None:
-        """The page reports its camera: viser runs the camera callbacks (coroutines)."""
+        """Report the camera, as the page does: viser runs the camera callbacks (coroutines)."""
         for callback in self.callbacks:
             asyncio.run(callback(self))
 
 
 def test_a_new_page_is_framed_from_its_first_report_and_followed_until_a_user_moves_it():
     """
-    viser 1.1 runs the connect callbacks, then the camera callbacks, for a page's first report.
+    Frame a page from its first report, in which viser 1.1 runs connect, then camera callbacks.
 
     The view framed in the connect callback; the camera callback then read viser's camera,
     which held that move already, as the page's report of it, and the page's next report,
