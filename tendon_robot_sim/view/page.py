@@ -72,6 +72,8 @@ TEXT_SHOWN = 160      # characters of a status's name or message, or of a warnin
 # px around a plot (top, right, bottom, left): room above for the top tick's label, which
 # viser's default (0 on top) cut in half (the "100" of the axis read as clipped)
 PLOT_PADDING = (12, 24, 0, 0)
+GRID_CELL, GRID_SECTION = (215, 215, 215), (160, 160, 160)    # RGB of the ground grid's lines
+SECTION_CELLS = 5     # a darker line every this many cells of the ground grid
 SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
                  '#e377c2', '#7f7f7f', '#bcbd22')
 
@@ -135,6 +137,14 @@ def value_range(data: Sequence[np.ndarray], current: tuple[float, float] | None 
             and current[1] - current[0] < 4.0 * (top - bottom):
         return current
     return bottom, top
+
+
+def length_text(metres: float) -> str:
+    """Return a length as people write it: 5 mm, 2 cm, 1 m."""
+    for unit, size in (('m', 1.0), ('cm', 0.01)):
+        if metres >= size * (1.0 - 1e-9):
+            return f'{metres / size:.3g} {unit}'
+    return f'{metres * 1e3:.3g} mm'
 
 
 def cut(text: str, limit: int = TEXT_SHOWN) -> str:
@@ -315,6 +325,9 @@ class ViewPage:
                                 for layer in LAYERS}
         self.heading = server.gui.add_markdown(heading, order=0.0)
         self.diagnostics = server.gui.add_markdown('', order=0.1)
+        # the ground grid, laid under the robot once its size is known (_ground); its scale
+        self.grid = None
+        self.grid_scale = server.gui.add_markdown('', order=0.15)
         self.base = server.scene.add_frame('/base', axes_length=0.1, axes_radius=0.002)
         self.tip = server.scene.add_frame('/tip', axes_length=0.04, axes_radius=0.0015,
                                           visible=False)
@@ -629,6 +642,30 @@ class ViewPage:
             sphere.radius = 0.015 * self._size
         if self.targets is not None:
             self.targets.gizmo.scale = 0.3 * self._size
+        self._ground(lo, hi)
+
+    def _ground(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        """
+        Lay a grid under the robot (base frame, z up) between ``lo`` and ``hi``; say its scale.
+
+        Cells of a round size near a tenth of the robot, a darker line every
+        :data:`SECTION_CELLS`; the grid spans twice the robot's extent around it, its lines
+        on round coordinates, a little below the robot's lowest point (at the z = 0 plane the
+        horizontal rod would lie in it).
+        """
+        cell = nice_step(self._size / 10.0)
+        section = SECTION_CELLS * cell
+        centre = 0.5 * (lo + hi)
+        half = math.ceil(max(hi[0] - lo[0], hi[1] - lo[1], self._size) / section) * section
+        position = (float(round(centre[0] / section) * section),
+                    float(round(centre[1] / section) * section),
+                    float(lo[2] - 0.05 * self._size))
+        self.grid = self.server.scene.add_grid(
+            '/ground', width=2.0 * half, height=2.0 * half, plane='xy', cell_size=cell,
+            section_size=section, cell_color=GRID_CELL, section_color=GRID_SECTION,
+            shadow_opacity=0.0, position=position)
+        self.grid_scale.content = (f'Ground grid: {length_text(cell)} cells, darker lines '
+                                   f'every {length_text(section)}')
 
     def _target_at_tip(self) -> None:
         with self.lock:
@@ -638,10 +675,18 @@ class ViewPage:
                 self.targets.place(tip)
 
     async def _on_connect(self, client) -> None:
+        """
+        Follow ``client``'s reports of its camera; the first one frames the robot.
+
+        No move here: viser 1.1 runs the connect callbacks, then the camera's, for the page's
+        first report; a move made here is held by viser's camera at once, so the camera
+        callback read that held move as the page's report of it (got there), and the page's
+        next report, from before it applied the move, as a user's move: the view let the
+        camera go without anybody touching it (the snake cut off, the live tests unframed).
+        """
         async def moved(camera) -> None:
             self._follow(client, reported=True)   # the page moved (or resized) its camera
         client.camera.on_update(moved)
-        self._follow(client, reported=False)
 
     async def _on_disconnect(self, client) -> None:
         with self.lock:

@@ -22,6 +22,7 @@ must be: the backbone of the latest markers is projected through the page's own 
 its pixels must be drawn. They stay in test_artifacts/view/ for people to look at.
 """
 
+import re
 from types import SimpleNamespace
 
 from browser import (click, drawn, drawn_near, open_page, project, screenshot,
@@ -171,6 +172,17 @@ def test_the_page_shows_the_robot_filling_the_view(live, browser):
     assert drawn(image)[:, :client.camera.image_width - PANEL_WIDTH].mean() < 0.5
     text = browser.find_element(By.TAG_NAME, 'body').text
     assert 'Stack /' in text and '/tendon/command/tension' in text
+    # a ground grid under the robot, cells of a round size near a tenth of it, its scale said
+    grid, size = live.page.grid, live.page._size
+    assert grid is not None and grid.position[2] < backbone(live.page)[:, 2].min()
+    assert grid.section_size == pytest.approx(5 * grid.cell_size)
+    assert 0.04 < grid.cell_size / size < 0.25
+    said = re.search(r'Ground grid: ([0-9.]+) (mm|cm|m) cells, darker lines every '
+                     r'([0-9.]+) (mm|cm|m)', text)
+    assert said, text
+    unit = {'mm': 1e-3, 'cm': 1e-2, 'm': 1.0}
+    assert float(said[1]) * unit[said[2]] == pytest.approx(grid.cell_size)
+    assert float(said[3]) * unit[said[4]] == pytest.approx(grid.section_size)
 
 
 def test_a_slider_commands_a_tension_and_the_robot_moves(live, browser):
@@ -446,28 +458,58 @@ def test_a_bag_plays_to_its_end_in_the_page(browser, tmp_path, robot_file):
         page.close()
 
 
-def test_the_snakes_first_camera_frames_the_whole_robot(browser, tmp_path):
-    """
-    The snake's first camera frames the whole robot (outline in the view), without a user's move.
+def box_corners(points: np.ndarray) -> np.ndarray:
+    """Return the 8 corners (8, 3) of the axis-aligned box around ``points`` (n, 3)."""
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    return np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
+                     for z in (lo[2], hi[2])])
 
-    The issue's page cut it off until "Frame the robot". Not checked here: that the view still
-    follows afterwards (on this page it took the camera as the user's once, without a move).
+
+def test_the_snakes_first_camera_frames_the_whole_robot_until_a_user_moves_it(browser, tmp_path):
+    """
+    The snake bag's first view holds the whole robot, and follows it until a user drags.
+
+    The issue's page cut it off until "Frame the robot": the view moved the camera in the
+    page's first report and read its own move, which viser holds at once, as the page's;
+    the page's next report, from before it applied the move, then read as a user's move.
+    Checked by the page's camera pose against the robot's bounding box, not by pixels.
     """
     snake = share_dir() / 'config' / 'rolling_joint_snake.yaml'
     write_bag(tmp_path / 'bag', np.ones((3, 4)), snake, mode='dynamic')
     page = ViewPage('snake', port=0, warn=lambda kind, text: None)
     playback = BagPlayback(page, Timeline(tmp_path / 'bag', progress=False))
+    size = browser.get_window_size()
     try:
         playback.show(0.0)
         client = open_page(browser, page)
         with page.lock:
-            outline = page.markers.points()
+            corners = box_corners(page.markers.points())
+
+        def held() -> bool:
+            aim = page.framing.aims.get(client.client_id)
+            return aim is not None and aim.reached and page.framing.follows(client.client_id)
         try:
-            wait_for(lambda: framed(browser, page, client, 'snake_start')
-                     and in_view(outline, client.camera), 'the whole snake in the first view')
+            wait_for(lambda: held() and in_view(corners, client.camera),
+                     "the snake's whole box in the first view, the camera the view's")
         except AssertionError as error:
             raise AssertionError(f'{error}; {camera_state(page, client)}') from None
+        screenshot(browser, 'snake_start')
+        # the window shrinks: the page reports its camera again, which is no user's move;
+        # the view frames the snake for the new size
+        wide = client.camera.image_width
+        browser.set_window_size(size['width'] - 200, size['height'])
+        wait_for(lambda: client.camera.image_width < wide and held()
+                 and in_view(corners, client.camera), 'the snake framed in the smaller page')
+        # a user drags the scene: the camera is theirs until "Frame the robot"
+        canvas = browser.find_element(By.TAG_NAME, 'canvas')
+        ActionChains(browser).move_to_element_with_offset(canvas, -100, 0).click_and_hold() \
+            .move_by_offset(40, 0).move_by_offset(40, 10).release().perform()
+        wait_for(lambda: not page.framing.follows(client.client_id), "the user's camera let go")
+        click(browser, browser.find_element(By.XPATH,
+                                            "//button[normalize-space()='Frame the robot']"))
+        wait_for(lambda: held() and in_view(corners, client.camera), 'the snake framed again')
     finally:
+        browser.set_window_size(size['width'], size['height'])
         playback.stop()
         page.close()
 

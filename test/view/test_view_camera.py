@@ -20,7 +20,9 @@ fields, OpenCV axes), and that applies the view's moves only when the test says 
 slow page on a loaded machine does.
 """
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -30,6 +32,7 @@ from tendon_robot_sim.ros.messages import markers_msg, time_msg
 from tendon_robot_sim.view.camera import (FIELD_OF_VIEW, Framing, in_view, PANEL_WIDTH,
                                           project, UP)
 from tendon_robot_sim.view.markers import MarkerScene
+from tendon_robot_sim.view.page import ViewPage
 
 CONFIG = share_dir() / 'config'
 SIZE = (1000, 650)    # px: the test browser's page
@@ -183,3 +186,55 @@ def test_only_the_pages_report_says_that_it_got_where_the_view_put_it():
     # and a report elsewhere after the page got there is a user's move
     page.position = page.position * 1.5
     assert framing.decide(1, page, bent) is None and not framing.follows(1)
+
+
+@dataclass
+class HeldCamera(Page):
+    """viser 1.1's camera of a page: holds a move the moment the view sends it."""
+
+    up_direction: np.ndarray = field(default_factory=UP.copy)
+    callbacks: list = field(default_factory=list)
+
+    def on_update(self, callback) -> None:
+        self.callbacks.append(callback)
+
+    def report(self) -> None:
+        """Report the camera, as the page does: viser runs the camera callbacks (coroutines)."""
+        for callback in self.callbacks:
+            asyncio.run(callback(self))
+
+
+def test_a_new_page_is_framed_from_its_first_report_and_followed_until_a_user_moves_it():
+    """
+    Frame a page from its first report, in which viser 1.1 runs connect, then camera callbacks.
+
+    The view framed in the connect callback; the camera callback then read viser's camera,
+    which held that move already, as the page's report of it, and the page's next report,
+    from before it applied the move, as a user's move: the camera was let go at once (the
+    snake's first view cut off, the live browser tests unframed, whenever a page reported
+    twice before applying the move).
+    """
+    _, _, model = create_model(CONFIG / 'rolling_joint_snake.yaml')
+    page = ViewPage('snake', port=0, warn=lambda kind, text: None)
+    try:
+        page.show_markers(markers_msg(model.state().markers, 'base_link', time_msg(0.0)).markers)
+        page.render()
+        camera = HeldCamera(np.array([3.0, 3.0, 3.0]), np.zeros(3), *SIZE)
+        client = SimpleNamespace(client_id=1, camera=camera)
+        first = camera.position.copy(), camera.look_at.copy()
+        asyncio.run(page._on_connect(client))    # the page's first report: connect ...
+        camera.report()                          # ... then the camera callbacks
+        aim = page.framing.aims[1]
+        assert not aim.reached
+        camera.position, camera.look_at = first  # a report from before the page moved
+        camera.report()
+        assert page.framing.follows(1)
+        camera.go((aim.position, aim.look_at))   # the page got there and says so
+        camera.report()
+        assert aim.reached and page.framing.follows(1)
+        assert in_view(page.markers.points(), camera)
+        camera.position = camera.position * 1.5  # a user zooms out
+        camera.report()
+        assert not page.framing.follows(1)
+    finally:
+        page.close()
