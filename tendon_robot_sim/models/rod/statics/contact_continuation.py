@@ -29,14 +29,15 @@ tunnelling through an obstacle) or when the envelope sinks deeper than its radiu
 obstacle, or when Newton needs more than :data:`STEP_ITERATIONS` (a smaller step costs less than
 a struggling iteration); it grows after easy steps.
 
-Each step of the discrete model starts its bays (the pose of each vertebra relative to the
-last, found by an inner fixed-point iteration) from straight, not from the poses its last
-residual evaluation left: a bay's fixed point is not unique under tendon loads, and a pose
-left by a refused trial (the rod swung far into or past an obstacle) let the inner iteration
-settle on bays bent away from the tendon. The outer residual then depended on that memory,
-and the continuation followed a branch of such roots to a shape curled away from the tendon
-with no contact left (the silicone robot with 2 N on t3 in config/world_post.yaml: tip at
-y = -176 mm where the explicit dynamics rests at +23 mm against the post).
+Every solve of the discrete model (each step here, :meth:`StaticsSolver._run`) starts its bays
+(the pose of each vertebra relative to the last, found by an inner fixed-point iteration)
+straight, not from the poses its last residual evaluation left: a bay's fixed point is not
+unique under tendon loads, and a pose left by a refused trial (the rod swung far into or
+past an obstacle) let the inner iteration settle on bays bent away from the tendon. The
+outer residual then depended on that memory, and the continuation followed a branch of such
+roots to a shape curled away from the tendon with no contact left (the silicone robot with
+2 N on t3 in config/world_post.yaml: tip at y = -176 mm where the explicit dynamics rests at
++23 mm against the post).
 """
 
 from __future__ import annotations
@@ -110,7 +111,6 @@ def _follow(solver, mode: int, state, inputs) -> bool:
         state.x[:] = x_prev + dx * (step / last_step)
         state.J[:] = J
         state.jac_ok[0] = True
-        solver._bays.flags[:] = False     # the bays start straight: see the module docstring
         ok = solver._run(mode, state, *arguments)
         moved = float(np.linalg.norm(solver._traj[-1, 0:3] - tip_prev))
         if ok:
