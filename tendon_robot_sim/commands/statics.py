@@ -102,8 +102,9 @@ def register(subparsers) -> None:
     parser.add_argument('--constitutive', choices=CONSTITUTIVE_LAWS, default=None,
                         help='constitutive law (default: pyelastica for discrete, else linear)')
     parser.add_argument('--world', default=None, metavar='FILE',
-                        help='world description YAML: obstacles the robot touches (cosserat and '
-                             'kirchhoff; docs/tendon_robot.md, "Contact with the world")')
+                        help='world description YAML: obstacles the robot touches (every model; '
+                             'the discrete model touches with its discs; docs/tendon_robot.md, '
+                             '"Contact with the world")')
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
     parser.set_defaults(func=run)
 
@@ -120,13 +121,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         robot = load_robot(path)
         world = None if args.world is None else load_world(args.world)
-        if world is not None and args.model == 'discrete':
-            # its discs touch (models/rod/statics), but a cold solve under tendon loads in
-            # contact can settle on a spurious curled shape: refused rather than returned
-            raise CommandError('--world: the discrete statics in contact is not reliable under '
-                               'tendon loads yet (it can return a spurious curled shape); use '
-                               '--model cosserat or kirchhoff, or simulate --integrator '
-                               'explicit for the discs')
+        if world is not None and sequence:
+            # what still cannot be done with a world: _sequence builds its solvers without it
+            raise CommandError('--world: a sequence (--tensions-csv, --displacements-csv) is '
+                               'not solved with obstacles yet; solve one pose at a time')
         if world is not None and has_friction(robot):
             raise CommandError('--world: contact is not modelled with tendon friction yet; '
                                'remove the friction of the tendons or the world')

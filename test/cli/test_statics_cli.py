@@ -76,6 +76,8 @@ def test_bad_input_exits_non_zero_with_one_line():
     (['--displacements', '0,0,0,nan'], "--displacements: item 3 ('nan') must be finite"),
     (['--tensions', '0,0,0,0', '--tip-force', '1,2'], '--tip-force: must be 3 numbers'),
     (['--tensions', '0,0,0,0', '--robot', '/nonexistent.yaml'], 'cannot read'),
+    (['--tensions-csv', 'inputs.csv', '--world', str(ROOT / 'config' / 'world_post.yaml')],
+     '--world: a sequence (--tensions-csv, --displacements-csv) is not solved with obstacles'),
 ])
 def test_bad_input_messages(args, message, capsys):
     # in-process: the same main() as the console script, without a Python start per case
@@ -102,3 +104,21 @@ def test_json_carries_the_contacts_of_a_world(tmp_path):
     weight = robot.rod.linear_density * robot.rod.length * 9.81
     assert contact['force'][2] == pytest.approx(3 * weight / 8, rel=0.02)
     assert summary['max_penetration'] == contact['penetration'] > 0.0
+
+
+def test_the_discrete_statics_presses_the_post_with_its_discs():
+    """
+    ``--model discrete --world``: the silicone robot pulled by 2 N on t3 towards the post.
+
+    Once refused (a cold solve could curl the rod away from t3, touching nothing); the shape
+    itself is checked against the explicit dynamics in test_contact_cross_solver.py. Here: the
+    tip on t3's side (+y), a disc pressing the post and the tip disc the plate.
+    """
+    proc = run_cli('--model', 'discrete', '--world', str(ROOT / 'config' / 'world_post.yaml'),
+                   '--tensions', '0,0,0,2', '--json')
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary['tip_position'][1] > 0.015
+    touched = {contact['obstacle']: contact for contact in summary['contacts']}
+    assert sorted(touched) == ['plate', 'post']
+    assert touched['post']['force'][1] < -0.1 and touched['plate']['force'][2] > 0.1

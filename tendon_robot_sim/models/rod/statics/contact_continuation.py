@@ -28,6 +28,16 @@ motion, scaled to the step, plus :data:`JUMP_FLOOR` of the length: the signature
 tunnelling through an obstacle) or when the envelope sinks deeper than its radius into an
 obstacle, or when Newton needs more than :data:`STEP_ITERATIONS` (a smaller step costs less than
 a struggling iteration); it grows after easy steps.
+
+Every solve of the discrete model (each step here, :meth:`StaticsSolver._run`) starts its bays
+(the pose of each vertebra relative to the last, found by an inner fixed-point iteration)
+straight, not from the poses its last residual evaluation left: a bay's fixed point is not
+unique under tendon loads, and a pose left by a refused trial (the rod swung far into or
+past an obstacle) let the inner iteration settle on bays bent away from the tendon. The
+outer residual then depended on that memory, and the continuation followed a branch of such
+roots to a shape curled away from the tendon with no contact left (the silicone robot with
+2 N on t3 in config/world_post.yaml: tip at y = -176 mm where the explicit dynamics rests at
++23 mm against the post).
 """
 
 from __future__ import annotations
