@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import MAT_GRAVITY, MAT_RHOAG
+from tendon_robot_sim.models.rod.statics._kernels import TENSION
 
 FIRST_STEP = 1.0 / 8.0
 MIN_STEP = 1.0 / 4096.0
@@ -91,16 +92,50 @@ def continue_in_load(solver, mode: int, state, tau_in: np.ndarray, q: np.ndarray
         solver.max_iterations = iterations
 
 
-def _follow(solver, mode: int, state, inputs) -> bool:
+def continue_from_last(solver, mode: int, state, tau_in: np.ndarray, q: np.ndarray,
+                       tip: np.ndarray) -> bool:
+    """
+    Solve warm from the last solution of ``state`` to these inputs; True when converged.
+
+    The inputs move along the line from the last solve's (``state.u``) to these, in one step
+    when it passes the checks of the module docstring, else in halves: a warm Newton solve
+    alone could land with the rod through a thin obstacle (the default robot on
+    config/world_post.yaml stepped by 0.25 N on t3 ended under its 4 mm plate, where no
+    penalty acts).
+    """
+    nt = solver.n_tendons
+    last, tip_last = state.u[:nt].copy(), state.u[nt:].copy()
+    tension = mode == TENSION
+
+    def along(lam: float):
+        inputs = last + ((tau_in if tension else q) - last) * lam
+        return ((inputs, q, tip_last + (tip - tip_last) * lam) if tension
+                else (tau_in, inputs, tip_last + (tip - tip_last) * lam))
+
+    iterations = solver.max_iterations
+    solver.max_iterations = min(iterations, STEP_ITERATIONS)
+    try:
+        state.x[:] = state.x_last
+        state.J[:] = state.J_last
+        state.jac_ok[0] = True
+        # the last solution again: its trajectory is where the jumps are measured from
+        return solver._run(mode, state, *along(0.0)) and _follow(
+            solver, mode, state, along, first_step=1.0)
+    finally:
+        solver.max_iterations = iterations
+
+
+def _follow(solver, mode: int, state, inputs, first_step: float = FIRST_STEP) -> bool:
     """
     Continue from the solution in ``state`` along ``inputs(lam)`` from lam = 0 to 1.
 
     ``inputs(lam)`` sets what it scales in the plan and returns (tensions, displacements, tip
-    wrench) at lam. Adaptive steps, refused and halved as the module docstring says.
+    wrench) at lam. Adaptive steps from ``first_step``, refused and halved as the module
+    docstring says.
     """
     length = solver.robot.rod.length
     radius = solver._contact.radius[0]
-    lam, step = 0.0, FIRST_STEP
+    lam, step = 0.0, first_step
     x_prev, tip_prev = state.x.copy(), solver._traj[-1, 0:3].copy()
     dx, motion, last_step = np.zeros_like(state.x), 0.0, 1.0
     J = state.J.copy()

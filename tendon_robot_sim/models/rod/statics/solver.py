@@ -106,7 +106,8 @@ from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               stiffness_matrices, vector3)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
-from tendon_robot_sim.models.rod.statics.contact_continuation import continue_in_load
+from tendon_robot_sim.models.rod.statics.contact_continuation import (continue_from_last,
+                                                                      continue_in_load)
 from tendon_robot_sim.models.rod.statics.result import Shape, StaticsResult
 from tendon_robot_sim.models.rod.tendons.routing import routing_functions, RoutingFunction
 from tendon_robot_sim.models.tendon_robot import (friction_refused, Robot, tendon_displacements,
@@ -650,7 +651,11 @@ class StaticsSolver:
             state.jac_ok[0] = True
             return self._run(mode, state, tau_in, q, tip)
 
-        converged = state.solved and (warm(True) or warm(False))
+        if self.world is not None:
+            # obstacles: warm along the inputs' line, each step checked for a jump through one
+            converged = state.solved and continue_from_last(self, mode, state, tau_in, q, tip)
+        else:
+            converged = state.solved and (warm(True) or warm(False))
         if converged:
             du = u - state.u
             if du @ du > 0.0:
