@@ -19,11 +19,11 @@ demo-snake: setup
 	    --tension 20 --out demo_output/snake
 
 # Contact: the default robot bends around the post of config/world_post.yaml onto its plate
-# (t3 ramped to 1.5 N, quasi-static); prints the contacts, demo_output/contact/contact.png is
+# (t3 ramped to 1.75 N, quasi-static); prints the contacts, demo_output/contact/contact.png is
 # the browser view with the contact forces (docs/tendon_robot.md, "Contact with the world").
 demo-contact: setup
 	$(ROS_ENV) $(PYTHON) -m tendon_robot_sim.cli demo --world config/world_post.yaml --pull t3 \
-	    --tension 1.5 --out demo_output/contact
+	    --tension 1.75 --out demo_output/contact
 
 # The hardware stack on emulated Dynamixel servos and an LK-G style laser (no hardware needed).
 demo-hardware: setup

@@ -38,7 +38,7 @@ from tendon_robot_sim.nodes.view_node import ViewNode
 from tendon_robot_sim.view.camera import PANEL_WIDTH
 
 WORLD = share_dir() / 'config' / 'world_post.yaml'
-PRESS = [0.1 * i for i in range(1, 16)]    # N on t3, warm steps: around the post, onto the plate
+PRESS = [0.25 * i for i in range(1, 8)]    # N on t3, warm steps: around the post, onto the plate
 DRAWN = 0.8      # share of an obstacle's projected points that must be drawn
 
 
@@ -93,7 +93,7 @@ def test_the_page_draws_the_obstacles_and_the_contact_forces(world):
         apply(world, tension)
     wait_for(lambda: set(arrows(page)) == {'post', 'plate'}, 'arrows at the post and the plate')
     client = open_page(browser, page)
-    post_axis = np.array([[0.15, 0.02, z] for z in np.linspace(-0.08, 0.08, 9)])
+    post_axis = np.array([[0.15, 0.03, z] for z in np.linspace(-0.08, 0.08, 9)])
     plate_centre = np.array([[0.22, 0.0, -0.045]])
 
     def shown():
