@@ -95,15 +95,15 @@ def test_a_warm_solve_follows_the_inputs_in_contact():
     np.testing.assert_allclose(pressed.tip_position, cold.tip_position, atol=1e-9)
 
 
-@pytest.mark.parametrize('steps', [0.25, 1.5], ids=['0.25 N steps', 'one step'])
-def test_a_warm_step_does_not_carry_the_rod_through_a_thin_plate(steps):
+@pytest.mark.parametrize('step', [0.02, 0.25, 1.75], ids=['0.02 N steps', '0.25 N', 'one step'])
+def test_a_warm_step_does_not_carry_the_rod_through_a_thin_plate(step):
     """
-    The default robot pulled by t3 onto the post and the 4 mm plate of world_post.yaml.
+    The default robot pulled by t3 to 1.75 N onto the post and the 4 mm plate of world_post.yaml.
 
-    A warm Newton solve of 0.25 N steps once landed with the tip under the plate (where no
-    penalty acts) hanging on the post: the warm path now follows the inputs with the cold
-    continuation's jump check. Every path lands where the cold continuation does (1e-7 m:
-    the solver's tolerance; the wrong branch is 50 mm away).
+    Warm Newton solves in 0.02 N steps (a tension controller's ramp) once landed at 1.6 N with
+    the tip under the plate (where no penalty acts), hanging on the post: the warm path now
+    follows the inputs with the cold continuation's jump check. Every path lands where the cold
+    continuation does (1e-7 m: the solver's tolerance; the wrong branch is 50 mm away).
     """
     from tendon_robot_sim import default_robot_file
     from tendon_robot_sim.models.contact.world import load_world
@@ -111,9 +111,9 @@ def test_a_warm_step_does_not_carry_the_rod_through_a_thin_plate(steps):
     robot = load_robot(default_robot_file())
     world = load_world(ROOT / 'config' / 'world_post.yaml')
     warm = StaticsSolver(robot, 'cosserat', world=world)
-    for tension in np.arange(steps, 1.5 + 1e-9, steps):
+    for tension in [*np.arange(step, 1.75 - 1e-9, step), 1.75]:
         stepped = warm.solve_tensions({'t3': float(tension)})
-    cold = StaticsSolver(robot, 'cosserat', world=world).solve_tensions({'t3': 1.5})
+    cold = StaticsSolver(robot, 'cosserat', world=world).solve_tensions({'t3': 1.75})
     assert {c.obstacle for c in cold.contacts} == {'post', 'plate'}
     assert [c.obstacle for c in stepped.contacts] == [c.obstacle for c in cold.contacts]
     np.testing.assert_allclose(stepped.tip_position, cold.tip_position, atol=1e-7)
