@@ -59,7 +59,7 @@ import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, finite,
                                        NoResultError, OutputPath, parse_values, positive,
-                                       read_inputs, time_step)
+                                       read_inputs, time_step, within)
 from tendon_robot_sim.experiment.input_profile import MixedInputs, ProfileError
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.contact.report import largest_penetration, total_force
@@ -128,7 +128,9 @@ def register(subparsers) -> None:
                              f'[{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]: 0 is BDF2 (the default, '
                              'damps what dt does not resolve), -0.5 the trapezoidal rule (no '
                              'numerical damping)')
-    parser.add_argument('--tip-tolerance', type=positive, default=None, metavar='M',
+    # 1 nm: below round-off of a tip's position; the steps it asks are bounded by --dt-min
+    parser.add_argument('--tip-tolerance', type=within(1e-9, 1.0, 'm'), default=None,
+                        metavar='M',
                         help="implicit integrator: adaptive dt, each step's local error estimate "
                              'of the tip position within M metres (dt between --dt-min and --dt; '
                              'default: fixed dt, a step refused only when it leaves the motion)')
