@@ -142,8 +142,23 @@ else
 fi
 pip=("$venv/bin/python" -m pip --disable-pip-version-check)
 
+pip_configured_index() {
+    # An index pip is told to use (a mirror, a company proxy): uv would not see it.
+    [ -n "${PIP_INDEX_URL:-}" ] || "${pip[@]}" config list 2>/dev/null | grep -q '\.index-url='
+}
+
+install_requirements() {
+    # uv (requirements/installer.txt) when it can be had, pip otherwise: same pins, same venv.
+    if ! pip_configured_index \
+        && "${pip[@]}" install -q -r "$root/requirements/installer.txt" >/dev/null 2>&1; then
+        "$venv/bin/python" -m uv pip install -q --python "$venv/bin/python" "$@" && return 0
+        log "uv could not install the requirements; pip instead (slower)"
+    fi
+    "${pip[@]}" install -q "$@"
+}
+
 if [ "$mode" = wheels ]; then
-    "${pip[@]}" install -q -c "$root/requirements/constraints.txt" \
+    install_requirements -c "$root/requirements/constraints.txt" \
         -r "$root/requirements/python.txt" -r "$root/requirements/ros-wheels.txt"
     warm_demo & demo_warmup=$!     # on the other core, while tf2_msgs builds
     bash "$root/scripts/build_tf2_msgs.sh" "$venv"
@@ -151,7 +166,7 @@ if [ "$mode" = wheels ]; then
 else
     # The distribution's numpy is the one its message packages were compiled against: keep it.
     grep -v -E '^numpy' "$root/requirements/python.txt" > "$venv/python-requirements.txt"
-    "${pip[@]}" install -q -r "$venv/python-requirements.txt"
+    install_requirements -r "$venv/python-requirements.txt"
     "$venv/bin/python" -c 'import tf2_msgs.msg' \
         || { log "error: tf2_msgs is missing from ROS $ROS_DISTRO (install ros-$ROS_DISTRO-tf2-msgs)"; exit 1; }
     warm_demo || exit 1
