@@ -86,14 +86,8 @@ def _statics_model(o: ModelOptions) -> str:
     return 'cosserat' if o.world is not None and o.statics_model == 'auto' else o.statics_model
 
 
-def _tendon_dynamics_world(robot, o: ModelOptions) -> str:
-    return ''     # both integrators model contact
-
-
-def _tendon_statics_world(robot, o: ModelOptions) -> str:
-    from tendon_robot_sim.models.rod.model import DISCRETE_NO_CONTACT
-    from tendon_robot_sim.models.rod.statics.solver import model_for
-    return DISCRETE_NO_CONTACT if model_for(robot, _statics_model(o)) == 'discrete' else ''
+def _every_option_takes_a_world(robot, o: ModelOptions) -> str:
+    return ''     # both integrators, and the three statics formulations, model contact
 
 
 def _tendon_cc_dynamics(robot, o: ModelOptions) -> SimModel:
@@ -139,8 +133,8 @@ MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], SimModel]]] = {
 # models that simulate contact with obstacles; every other refuses a world.
 WORLD_MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], str]]] = {
     TENDON_ROBOT: {
-        'dynamic': _tendon_dynamics_world,
-        'quasi_static': _tendon_statics_world,
+        'dynamic': _every_option_takes_a_world,
+        'quasi_static': _every_option_takes_a_world,
     },
 }
 

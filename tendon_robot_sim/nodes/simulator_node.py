@@ -159,8 +159,8 @@ PARAMS = (
           'config/robot.yaml'),
     Param('world_file', '', '', 'world description YAML file: obstacles the robot touches '
           '(docs/tendon_robot.md, Contact with the world); empty: none. Models with contact: '
-          'tendon robot dynamic (implicit integrator; auto takes it) and quasi_static (cosserat '
-          'or kirchhoff statics; auto takes cosserat); any other refuses a world'),
+          'tendon robot dynamic (either integrator) and quasi_static (any statics_model; auto '
+          'takes cosserat); any other refuses a world'),
     Param('contact_arrow_scale', 0.5, 'm/N', 'length of the contact arrows on contact/markers '
           'per newton of contact force (at least 5 mm)', range=(1e-6, 1e3), read_only=False),
     Param('mode', '', '', 'simulation model of the robot kind; empty: the first listed. '

@@ -43,10 +43,6 @@ TENDON_WIDTH = 0.001   # m, line width of the tendons in RViz
 # Load (steps needed over steps afforded) below which an adaptive model behind its tolerance
 # for the budget is allowed a finer step again
 BUDGET_SLACK = 0.5
-# Why a world is refused by the discrete statics (as `statics --model discrete --world`).
-DISCRETE_NO_CONTACT = ('the discrete statics in contact is not reliable under tendon loads yet '
-                       '(it can return a spurious curled shape); use the cosserat or kirchhoff '
-                       'statics')
 
 
 def tendon_model_state(robot: Robot, shape, time: float = 0.0) -> ModelState:
@@ -170,8 +166,8 @@ class TendonStatics(SimModel):
     Static equilibria, solved on receipt of a setpoint.
 
     Tensions (``effort``, N) or displacements (``position``, m pulled in); a rejected setpoint
-    keeps the last equilibrium. ``world``: obstacles (cosserat and kirchhoff; the solver refuses
-    one that intersects the base).
+    keeps the last equilibrium. ``world``: obstacles (every statics formulation; the solver
+    refuses one that intersects the base).
     """
 
     rest = 'the zero-tension equilibrium'

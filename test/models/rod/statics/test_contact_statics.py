@@ -95,25 +95,28 @@ def test_a_warm_solve_follows_the_inputs_in_contact():
     np.testing.assert_allclose(pressed.tip_position, cold.tip_position, atol=1e-9)
 
 
-@pytest.mark.parametrize('step', [0.02, 0.25, 1.75], ids=['0.02 N steps', '0.25 N', 'one step'])
-def test_a_warm_step_does_not_carry_the_rod_through_a_thin_plate(step):
+@pytest.mark.parametrize('model, step', [
+    ('cosserat', 0.02), ('cosserat', 0.25), ('cosserat', 1.75), ('discrete', 0.25)],
+                         ids=['0.02 N steps', '0.25 N', 'one step', 'discrete, 0.25 N'])
+def test_a_warm_step_does_not_carry_the_rod_through_a_thin_plate(model, step):
     """
     The default robot pulled by t3 to 1.75 N onto the post and the 4 mm plate of world_post.yaml.
 
     Warm Newton solves in 0.02 N steps (a tension controller's ramp) once landed at 1.6 N with
     the tip under the plate (where no penalty acts), hanging on the post: the warm path now
     follows the inputs with the cold continuation's jump check. Every path lands where the cold
-    continuation does (1e-7 m: the solver's tolerance; the wrong branch is 50 mm away).
+    continuation does (1e-7 m: the solver's tolerance; the wrong branch is 50 mm away). The
+    discrete model, which the simulator node uses with a world too, in 0.25 N steps.
     """
     from tendon_robot_sim import default_robot_file
     from tendon_robot_sim.models.contact.world import load_world
 
     robot = load_robot(default_robot_file())
     world = load_world(ROOT / 'config' / 'world_post.yaml')
-    warm = StaticsSolver(robot, 'cosserat', world=world)
+    warm = StaticsSolver(robot, model, world=world)
     for tension in [*np.arange(step, 1.75 - 1e-9, step), 1.75]:
         stepped = warm.solve_tensions({'t3': float(tension)})
-    cold = StaticsSolver(robot, 'cosserat', world=world).solve_tensions({'t3': 1.75})
+    cold = StaticsSolver(robot, model, world=world).solve_tensions({'t3': 1.75})
     assert {c.obstacle for c in cold.contacts} == {'post', 'plate'}
     assert [c.obstacle for c in stepped.contacts] == [c.obstacle for c in cold.contacts]
     np.testing.assert_allclose(stepped.tip_position, cold.tip_position, atol=1e-7)
