@@ -32,16 +32,14 @@ the machine with its load average.
 import argparse
 import json
 import os
-from pathlib import Path
 import sys
 import time
 
 from machine import machine_info
 import rclpy
 from sensor_msgs.msg import JointState
-from simulator_process import spin_until, start_simulator, stop
+from simulator_process import ClockedSimulator
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.ros import topics
 
 CONFIG = share_dir() / 'config'
 CASES = {
@@ -49,46 +47,25 @@ CASES = {
     'steel robot (no discs, implicit)': 'steel_rod_robot.yaml',
     'default silicone robot (explicit)': 'robot.yaml',
 }
-START_TIMEOUT = 120.0   # s to the first /clock
 SETTLE = 1.0            # s of wall time before the window
 STEP = 2.0              # N
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (Linux /proc)."""
-    fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
-
-
 def run_case(node, case: str, index: int, window: float) -> dict:
     namespace = f'sim_node_bench_{os.getpid()}_{index}'
-    clock = []
-    subscription = node.create_subscription(   # /clock is absolute: not in the namespace
-        topics.CLOCK.msg_type, '/clock',
-        lambda msg: clock.append((time.perf_counter(),
-                                  msg.clock.sec + 1e-9 * msg.clock.nanosec)), topics.CLOCK.qos)
-    setpoint = node.create_publisher(JointState, f'/{namespace}/{topics.TENDON_SETPOINT.name}',
-                                     topics.TENDON_SETPOINT.qos)
-    process = start_simulator(namespace, CONFIG / CASES[case], {
-        'mode': 'dynamic', 'publish_clock': 'true', 'real_time_factor': '100.0'})
-    try:
-        spin_until(node, process, lambda: bool(clock), time.perf_counter(), START_TIMEOUT, case)
-        if not clock:
-            raise RuntimeError(f'{case}: no /clock within {START_TIMEOUT:g} s')
+    with ClockedSimulator(node, case, namespace, CONFIG / CASES[case],
+                          {'mode': 'dynamic', 'real_time_factor': '100.0'}) as sim:
+        clock = sim.clock
         begin = time.perf_counter()
         marks = {}
         while time.perf_counter() - begin < SETTLE + window:
             now = time.perf_counter() - begin
             pulled = int(clock[-1][1]) % 2 == 1       # a step each simulated second
-            setpoint.publish(JointState(name=['t0'], effort=[STEP if pulled else 0.0]))
+            sim.setpoint.publish(JointState(name=['t0'], effort=[STEP if pulled else 0.0]))
             if 'start' not in marks and now >= SETTLE:
-                marks['start'] = (clock[-1], cpu_seconds(process.pid))
+                marks['start'] = (clock[-1], sim.cpu_seconds())
             rclpy.spin_once(node, timeout_sec=0.02)
-        marks['end'] = (clock[-1], cpu_seconds(process.pid))
-    finally:
-        stop(process)
-        node.destroy_subscription(subscription)
-        node.destroy_publisher(setpoint)
+        marks['end'] = (clock[-1], sim.cpu_seconds())
     (wall0, sim0), cpu0 = marks['start']
     (wall1, sim1), cpu1 = marks['end']
     return {'real_time_factor': (sim1 - sim0) / (wall1 - wall0),

@@ -42,13 +42,11 @@ import os
 import sys
 import time
 
-from bench_sim_node import cpu_seconds
 from machine import machine_info
 import rclpy
 from sensor_msgs.msg import JointState
-from simulator_process import spin_until, start_simulator, stop
+from simulator_process import ClockedSimulator
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.ros import topics
 
 CONFIG = share_dir() / 'config'
 # name: (robot file, tendons streamed, mean and amplitude [N])
@@ -58,7 +56,6 @@ CASES = {
 }
 FREQUENCY = 0.5       # Hz of the sinusoid
 RATE = 50.0           # Hz of the setpoints
-START_TIMEOUT = 120.0
 SETTLE = 1.0
 # what the node logs when a step failed and it reset the model (simulator_node.py)
 RESET_WARNING = 'The node reset the simulation'
@@ -68,22 +65,11 @@ def run_case(node, case: str, index: int, window: float, factor: float,
              publish_rate: float) -> dict:
     robot_file, tendons, mean, amplitude = CASES[case]
     namespace = f'streaming_bench_{os.getpid()}_{index}'
-    clock = []
-    subscription = node.create_subscription(
-        topics.CLOCK.msg_type, '/clock',
-        lambda msg: clock.append((time.perf_counter(),
-                                  msg.clock.sec + 1e-9 * msg.clock.nanosec)), topics.CLOCK.qos)
-    setpoint = node.create_publisher(JointState, f'/{namespace}/{topics.TENDON_SETPOINT.name}',
-                                     topics.TENDON_SETPOINT.qos)
-    process = start_simulator(namespace, CONFIG / robot_file, {
-        'mode': 'dynamic', 'publish_clock': 'true', 'real_time_factor': str(float(factor)),
-        'publish_rate': str(float(publish_rate))})
     sent = 0
-    log = ''
-    try:
-        spin_until(node, process, lambda: bool(clock), time.perf_counter(), START_TIMEOUT, case)
-        if not clock:
-            raise RuntimeError(f'{case}: no /clock within {START_TIMEOUT:g} s')
+    with ClockedSimulator(node, case, namespace, CONFIG / robot_file, {
+            'mode': 'dynamic', 'real_time_factor': str(float(factor)),
+            'publish_rate': str(float(publish_rate))}) as sim:
+        clock = sim.clock
         begin = time.perf_counter()
         marks = {}
         next_send = begin
@@ -92,19 +78,15 @@ def run_case(node, case: str, index: int, window: float, factor: float,
             if now >= next_send:
                 phase = 2.0 * math.pi * FREQUENCY * (now - begin)
                 values = [mean + amplitude * math.sin(phase), mean - amplitude * math.sin(phase)]
-                setpoint.publish(JointState(name=list(tendons), effort=values))
+                sim.setpoint.publish(JointState(name=list(tendons), effort=values))
                 sent += 1
                 next_send += 1.0 / RATE
             if 'start' not in marks and now - begin >= SETTLE:
-                marks['start'] = (clock[-1], cpu_seconds(process.pid), sent)
+                marks['start'] = (clock[-1], sim.cpu_seconds(), sent)
             rclpy.spin_once(node, timeout_sec=max(0.0, min(0.005, next_send - now)))
-        marks['end'] = (clock[-1], cpu_seconds(process.pid), sent)
-        if process.poll() is not None:
-            raise RuntimeError(f'{case}: the simulator exited: {process.stderr.read()}')
-    finally:
-        log = stop(process)
-        node.destroy_subscription(subscription)
-        node.destroy_publisher(setpoint)
+        marks['end'] = (clock[-1], sim.cpu_seconds(), sent)
+        if sim.process.poll() is not None:
+            raise RuntimeError(f'{case}: the simulator exited: {sim.process.stderr.read()}')
     (wall0, sim0), cpu0, sent0 = marks['start']
     (wall1, sim1), cpu1, sent1 = marks['end']
     return {'sim_per_cpu_second': (sim1 - sim0) / (cpu1 - cpu0),
@@ -114,7 +96,7 @@ def run_case(node, case: str, index: int, window: float, factor: float,
             'window_s': wall1 - wall0,
             # failed steps after which the node reset the model (its warning is throttled:
             # 0 means none, more counts at least one per throttle period)
-            'reset_warnings': log.count(RESET_WARNING)}
+            'reset_warnings': sim.log.count(RESET_WARNING)}
 
 
 def main() -> int:

@@ -109,7 +109,7 @@ from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, marker
                                            tip_pose_msg, transforms_msg, wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, ConfigurationError, declare,
                                              FRAME_PREFIX, on_parameters_set, Param)
-from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.ros.runner import events_executor, run_node
 from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'simulator'
@@ -332,6 +332,8 @@ class SimulatorNode(Node):
                                                 clock=steady) if self.model.timed else None)
         self.publish_period = 1.0 / config.publish_rate
         self._last_publish = None       # sim_clock at the last publish
+        # the last messages published, updated in place for the next (ros/messages.py)
+        self._tip_msg = self._tf_msg = self._markers_msg = None
         self.publish_timer = self.create_timer(self.publish_period, self._on_publish_tick,
                                                clock=steady)
         if self.world is not None:
@@ -524,10 +526,13 @@ class SimulatorNode(Node):
             none = np.zeros(0)
             self.tip_state_pub.publish(joint_state_msg(self.model.inputs.names, none, none,
                                                        state.tip_effort, stamp))
-        self.tip_pub.publish(tip_pose_msg(state.tip, self.base_frame, stamp))
-        self.tf_pub.publish(transforms_msg(state, self.base_frame, self.tip_frame,
-                                           self.vertebra_frame_prefix, stamp))
-        self.marker_pub.publish(markers_msg(state.markers, self.base_frame, stamp))
+        self._tip_msg = tip_pose_msg(state.tip, self.base_frame, stamp, self._tip_msg)
+        self.tip_pub.publish(self._tip_msg)
+        self._tf_msg = transforms_msg(state, self.base_frame, self.tip_frame,
+                                      self.vertebra_frame_prefix, stamp, self._tf_msg)
+        self.tf_pub.publish(self._tf_msg)
+        self._markers_msg = markers_msg(state.markers, self.base_frame, stamp, self._markers_msg)
+        self.marker_pub.publish(self._markers_msg)
         if self.contact_marker_pub is not None:
             self._publish_contacts(state.contacts or (), stamp)
 
@@ -541,7 +546,10 @@ class SimulatorNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(SimulatorNode, NODE_NAME, args, exit_on_stop=True)
+    # the events executor: the single-threaded one rebuilt its wait set (two timers, the
+    # subscriptions, eight services) in Python at every tick and setpoint, a third of the
+    # node's CPU time under 50 Hz setpoints (docs/performance.md, Streamed setpoints)
+    return run_node(SimulatorNode, NODE_NAME, args, events_executor, exit_on_stop=True)
 
 
 if __name__ == '__main__':

@@ -125,7 +125,7 @@ class TendonDynamics(SimModel):
             self.sim.set_tensions(values)
 
     def advance(self, duration: float) -> None:
-        self.sim.advance(duration)
+        self.sim.advance(duration, result=False)   # state() when asked
 
     def state(self) -> ModelState:
         return tendon_model_state(self.robot, self.sim.state(), self.sim.time)

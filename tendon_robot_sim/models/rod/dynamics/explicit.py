@@ -473,9 +473,12 @@ class TendonSimulator(Settling):
 
     # ------------------------------------------------------------------ stepping
 
-    def advance(self, duration: float) -> SimState:
+    def advance(self, duration: float, result: bool = True) -> SimState | None:
         """
-        Step ``round(duration / dt)`` time steps and return the new state.
+        Step ``round(duration / dt)`` time steps and return the new state (None: ``result`` False).
+
+        ``result`` False: for a caller that reads :meth:`state` less often than it advances
+        (the node publishes at its own rate).
 
         Raises
         ------
@@ -499,12 +502,14 @@ class TendonSimulator(Settling):
         else:
             self._advance_pyelastica(n_steps)
         self._steps += n_steps
+        if not result and self.world is None:
+            return None
         state = self.state()
         sunk = sunk_message(state.contacts, self._contact.radius[0], self.dt)
         if sunk:
             self._diverged = f'at t = {self.time:.6g} s: {sunk}'
             raise SimulationDiverged(f'{self._diverged}; call reset() to start again')
-        return state
+        return state if result else None
 
     def _advance_compiled(self, n_steps: int) -> None:
         samples = np.empty((n_steps // CHECK_EVERY, 3))

@@ -431,12 +431,14 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
 
     # ------------------------------------------------------------------ stepping
 
-    def advance(self, duration: float) -> SimState:
+    def advance(self, duration: float, result: bool = True) -> SimState | None:
         """
         Step ``round(duration / dt)`` time steps under the current inputs; return the state.
 
         Tensions apply from the first step; a displacement moves from where it is to the new
-        command linearly over the steps of this call.
+        command linearly over the steps of this call. ``result`` False: return None, for a
+        caller that reads :meth:`state` less often than it advances (the node publishes at its
+        own rate; the state's shape is a statics integration of the rod).
 
         Raises
         ------
@@ -457,7 +459,7 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         ramp = (np.arange(1, n + 1) / n)[:, None]
         q = was + (self._commands[DISPLACEMENT] - was) * ramp
         self._step(np.repeat(self._commands[TENSION][None], n, axis=0), q)
-        return self.state()
+        return self.state() if result else None
 
     def follow(self, values: np.ndarray, field: str | Sequence[str]) -> np.ndarray:
         """
