@@ -41,6 +41,7 @@ from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc
                                                        Z_V, Z_W)
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
+from tendon_robot_sim.models._tendon_friction_kernels import FR_COMPLIANCE
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _orthonormalize, _rotation_error
 
 # Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
@@ -180,7 +181,10 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
     F_i), also at interior ends of multi-section robots; with dynamics also the discs'
     inertia, and the wrench includes its viscous part. F[0:6] is the tip force and moment
     imbalance in the tip body frame, scaled; with nodes (multiple shooting) their defects
-    end F (:func:`_restart`). Scratch: wk[36:57].
+    end F (:func:`_restart`). With tendon friction (``dyn.friction``) each tendon's tension is
+    a state from tau (at the base) on, its termination load takes the tension there, and its
+    length is the unstretched one, reported stretched by the base tension, (1 + C tau) l_0,
+    which the length residual of :func:`_residual` then balances exactly. Scratch: wk[36:57].
     """
     y = w.y[0]
     wk = w.wk
@@ -191,6 +195,8 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
     cosserat = pl.model == COSSERAT
     nt = pl.nt
     iq = 18 + nt          # q, w in the state (dynamics)
+    friction = dyn.on and dyn.friction.shape[1] > 0 and cosserat
+    it = iq + 6           # tensions in the state (friction)
     for i in range(3):
         y[i] = mat[MAT_P0 + i]
         nb[i] = x[i] * pl.scale[0, i]
@@ -199,6 +205,8 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
             y[3 + 3 * i + j] = pl.R0[i, j]
     for t in range(nt):
         y[18 + t] = 0.0
+        if friction:
+            y[it + t] = tau[t]
     if dyn.on:
         for i in range(6):
             y[iq + i] = 0.0      # the base does not move
@@ -237,12 +245,13 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
                                  fb, mm)
             last = pl.seg[k - 1, SEG_PT] + 2 * pl.seg[k - 1, SEG_N]
             for t in range(nt):
-                if pl.ends[k - 1, t] and tau[t] != 0.0:
+                tension = y[it + t] if friction else tau[t]
+                if pl.ends[k - 1, t] and tension != 0.0:
                     r = pl.rt[last, t, 0:3]
                     cross(y[15:18], r, pb)
                     for i in range(3):
                         pb[i] += pl.rt[last, t, 3 + i] + v[i]
-                    c = -tau[t] / math.sqrt(pb[0] * pb[0] + pb[1] * pb[1] + pb[2] * pb[2])
+                    c = -tension / math.sqrt(pb[0] * pb[0] + pb[1] * pb[1] + pb[2] * pb[2])
                     for i in range(3):
                         pb[i] *= c
                         fb[i] += pb[i]
@@ -279,7 +288,8 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
         F[3 + i] = (mb[i] - (y[3 + i] * tip[3] + y[6 + i] * tip[4] + y[9 + i] * tip[5])) \
             / pl.scale[1, 3 + i]
     for t in range(nt):
-        lengths[t] = y[18 + t]
+        lengths[t] = y[18 + t] * (1.0 + dyn.friction[FR_COMPLIANCE, t] * tau[t]) if friction \
+            else y[18 + t]
     return True
 
 

@@ -99,6 +99,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
+from tendon_robot_sim.models._tendon_friction_kernels import FR_SIZE, FW_SIZE
 from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
 from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
@@ -378,7 +379,8 @@ class StaticsSolver:
             scale=np.vstack((x_scale, f_scale)),
             tendon=np.vstack((slack, rest, compliance, motor)),
             dyn=Dyn(on=False, coef=np.zeros(DYN_SIZE), Zh=np.zeros((1, Z_SIZE)),
-                    Z=np.zeros((1, Z_SIZE))),
+                    Z=np.zeros((1, Z_SIZE)), friction=np.zeros((FR_SIZE, 0)),
+                    fw=np.zeros((1, FW_SIZE))),
             nodes=np.zeros(0, dtype=np.int64), node_R=np.zeros((0, 3, 3)),
             node_scale=np.zeros(kernels.NODE_SIZE), contact=self._contact)
         nv = vertebrae.size + 1 if self.model == 'discrete' else 0
