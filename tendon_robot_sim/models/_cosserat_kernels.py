@@ -94,7 +94,7 @@ Dyn = namedtuple('Dyn', [
     'friction',  # (FR_SIZE, nt) tendon friction (_tendon_friction_kernels.FR_*), (FR_SIZE, 0)
     #            without; with it the state of a continuous robot also holds each tendon's
     #            tension along s after q, w (column 24 + nt + i) and its length state is
-    #            the unstretched length from the base
+    #            (1 + C tau(0)) times the unstretched length from the base
     'fw',      # (nt + 1, FW_SIZE) scratch of the sliding law (row nt: v_s, u_s)
 ])
 
@@ -445,7 +445,8 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
     c0 Bse v_s + Bse v_sh (likewise Bbt) put c0 Bse, c0 Bbt on the diagonal of K and
     -Bse v_sh, -Bbt u_sh on the right; the f, l of :func:`_inertia_terms` join the force and
     moment right-hand sides. Tendon friction (``dyn.friction``, Cosserat rod only): the
-    tension is the state y[24 + nt + i], the length state the unstretched length, and the
+    tension is the state y[24 + nt + i], the length state (1 + C tau(0)) times the unstretched
+    length (the path length while the tension is the base's), and the
     loads of :mod:`~tendon_robot_sim.models._tendon_friction_kernels` join the right-hand sides.
     """
     u0, u1, u2 = y[15], y[16], y[17]
@@ -526,11 +527,13 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
         nrm = math.sqrt(pb_norm2)
         dy[18 + t] = nrm
         if friction:
-            # s_i,s (unstretched), s_i (from the motor: d / (1 + C tau(0)) below the base)
-            # and s_i,t
+            # the length state is (1 + C tau(0)) times the unstretched length (exactly |pb|
+            # where the tension is the base's, as without friction); s_i from the motor (its
+            # d / (1 + C tau(0)) below the base), s_i,s and s_i,t
             C = fr[FR_COMPLIANCE, t]
-            dy[18 + t] = nrm / (1.0 + C * tension)
-            s_i = fr[FR_MOTOR, t] / (1.0 + C * tau[t]) + y[18 + t]
+            stretch = 1.0 + C * tau[t]
+            dy[18 + t] = nrm * (stretch / (1.0 + C * tension))
+            s_i = (fr[FR_MOTOR, t] + y[18 + t]) / stretch
             dyn.Z[row, Z_SIZE + t] = s_i
             s_t = cz * s_i + zh[Z_SIZE + t]
         if tension == 0.0:
@@ -582,7 +585,7 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
             f[FW_TAN], f[FW_TAN + 1], f[FW_TAN + 2] = pb0 / nrm, pb1 / nrm, pb2 / nrm
             f[FW_W], f[FW_W + 1], f[FW_W + 2] = w0, w1, w2
             f[FW_LAM] = tension / nrm
-            f[FW_K] = fr[FR_COEF, t] * saturation(s_t, fr[FR_SLIP, t]) * dy[18 + t]
+            f[FW_K] = fr[FR_COEF, t] * saturation(s_t, fr[FR_SLIP, t]) * dy[18 + t] / stretch
             ns += 1
         for i in range(3):
             for j in range(3):

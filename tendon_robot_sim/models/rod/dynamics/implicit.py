@@ -646,7 +646,18 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
             vertebra_rotations=shape.vertebra_rotations,
             vertebra_orientations=shape.vertebra_orientations, tendon_paths=shape.tendon_paths,
             tensions=self._tau.copy(), tendon_lengths=self._lengths.copy(),
-            tendon_displacements=displacements, contacts=self.statics.contacts(self._good))
+            tendon_displacements=displacements, contacts=self.statics.contacts(self._good),
+            tip_tensions=self.tip_tensions())
+
+    def tip_tensions(self) -> np.ndarray | None:
+        """
+        Tension [N] at each tendon's anchor after the last good step; None without friction.
+
+        The tension state along s stops changing past a tendon's end, so the last row holds it.
+        """
+        if not self.friction:
+            return None
+        return self._good[-1, self._it:self._it + self.n_tendons].copy()
 
     def _current_displacements(self, modes: np.ndarray) -> np.ndarray:
         """Displacements [m] at the last step: the inputs, or those of the tensions."""

@@ -82,7 +82,7 @@ def sliding_rates_nested(K: np.ndarray, rhs: np.ndarray, tendons) -> tuple[np.nd
     w = u x (pb + r_s) + r_ss, tension [N] and k = nu sat(s_t) s_s. Unknowns (v_s, u_s):
     pb_s = w + v_s + u_s x r, the normal force f_n = tau (I - t t^T) pb_s / |pb|,
     tau_s = -k |f_n|, and the balance K (v_s, u_s) = rhs - tau_s (t, r x t) is solved for
-    them (scipy's fsolve, from zero: Till starts his Levenberg-Marquardt there too).
+    them (scipy's fsolve, from the frictionless strains).
     Returns (v_s, u_s) (6,) and tau_s per tendon.
     """
     from scipy.optimize import fsolve   # tests only: the simulator does not import scipy
@@ -101,5 +101,5 @@ def sliding_rates_nested(K: np.ndarray, rhs: np.ndarray, tendons) -> tuple[np.nd
     def balance(x):
         return K @ x - rhs - rates(x)[1]
 
-    x = fsolve(balance, np.zeros(6), xtol=1e-14)
+    x = fsolve(balance, np.linalg.solve(K, rhs), xtol=1e-13)
     return x, rates(x)[0]

@@ -41,7 +41,6 @@ from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc
                                                        Z_V, Z_W)
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
-from tendon_robot_sim.models._tendon_friction_kernels import FR_COMPLIANCE
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _orthonormalize, _rotation_error
 
 # Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
@@ -183,8 +182,8 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
     imbalance in the tip body frame, scaled; with nodes (multiple shooting) their defects
     end F (:func:`_restart`). With tendon friction (``dyn.friction``) each tendon's tension is
     a state from tau (at the base) on, its termination load takes the tension there, and its
-    length is the unstretched one, reported stretched by the base tension, (1 + C tau) l_0,
-    which the length residual of :func:`_residual` then balances exactly. Scratch: wk[36:57].
+    length is its unstretched length stretched by the base tension, (1 + C tau) l_0, which
+    the length residual of :func:`_residual` then balances exactly. Scratch: wk[36:57].
     """
     y = w.y[0]
     wk = w.wk
@@ -288,8 +287,7 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
         F[3 + i] = (mb[i] - (y[3 + i] * tip[3] + y[6 + i] * tip[4] + y[9 + i] * tip[5])) \
             / pl.scale[1, 3 + i]
     for t in range(nt):
-        lengths[t] = y[18 + t] * (1.0 + dyn.friction[FR_COMPLIANCE, t] * tau[t]) if friction \
-            else y[18 + t]
+        lengths[t] = y[18 + t]
     return True
 
 
