@@ -208,7 +208,8 @@ def main(argv=None) -> int:
             continue
         print(f"nitinol ({case['model']}, slip velocity {case['slip_velocity']}) at dt 2 ms: "
               f"{case['real_time_factor']:.1f}x real time (median block; whole run "
-              f"{case['real_time_factor_whole_run']:.1f}x, CPU {case['real_time_factor_cpu']:.1f}x)"
+              f"{case['real_time_factor_whole_run']:.1f}x, "
+              f"CPU {case['real_time_factor_cpu']:.1f}x)"
               f", {case['integrations_per_step']:.1f} rod integrations per step")
     print(f'load average (1 min) {load_before:.2f} before, '
           f"{result['machine']['load_average_1min']:.2f} after")

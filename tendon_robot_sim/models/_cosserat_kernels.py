@@ -57,13 +57,10 @@ from collections import namedtuple
 import math
 
 from tendon_robot_sim.models._numerics import inverse3, kernel
-from tendon_robot_sim.models._tendon_friction_kernels import (FR_COEF, FR_COMPLIANCE, FR_LAW,
-                                                              FR_MOTOR, FR_SLIDING, FR_SLIP,
-                                                              FR_VISCOUS, FW_K, FW_LAM, FW_N,
-                                                              FW_R, FW_T, FW_TAN, FW_W, FW_Y,
-                                                              saturation, sliding_coupling,
-                                                              viscous_load)
 from tendon_robot_sim.models.contact._kernels import contact_force, CW_F, CW_P, CW_V
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (
+    FR_COEF, FR_COMPLIANCE, FR_LAW, FR_MOTOR, FR_SLIDING, FR_SLIP, FR_VISCOUS, FW_K, FW_LAM, FW_N,
+    FW_R, FW_T, FW_TAN, FW_W, FW_Y, saturation, sliding_coupling, viscous_load)
 
 COSSERAT, KIRCHHOFF, DISCRETE = 0, 1, 2
 LINEAR, PYELASTICA = 0, 1
@@ -81,7 +78,7 @@ DYN_C0, DYN_RHOA, DYN_RHOJ, DYN_BSE, DYN_BBT, DYN_DRAG, DYN_RATE, DYN_DISC_J = (
     0, 1, 2, 5, 8, 11, 14, 15)
 DYN_SIZE = 18
 # Columns of a row of Dyn.Z and Dyn.Zh: v, u, q, w, v_s, u_s; with tendon friction then s_i
-# per tendon (the unstretched tendon length from the motor, _tendon_friction_kernels)
+# per tendon (the unstretched tendon length from the motor, rod/tendons/_friction_kernels.py)
 Z_V, Z_U, Z_Q, Z_W, Z_VS, Z_US = 0, 3, 6, 9, 12, 15
 Z_SIZE = 18
 
@@ -91,7 +88,7 @@ Dyn = namedtuple('Dyn', [
     'Zh',      # (rows, Z_SIZE) history terms x_h of each evaluation point
     'Z',       # (rows, Z_SIZE) z of each evaluation point at the last evaluation
     #            (Z_SIZE + nt columns with tendon friction: s_i of each tendon)
-    'friction',  # (FR_SIZE, nt) tendon friction (_tendon_friction_kernels.FR_*), (FR_SIZE, 0)
+    'friction',  # (FR_SIZE, nt) tendon friction (rod/tendons/_friction_kernels.py), (FR_SIZE, 0)
     #            without; with it the state of a continuous robot also holds each tendon's
     #            tension along s after q, w (column 24 + nt + i) and its length state is
     #            (1 + C tau(0)) times the unstretched length from the base
@@ -446,8 +443,8 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
     -Bse v_sh, -Bbt u_sh on the right; the f, l of :func:`_inertia_terms` join the force and
     moment right-hand sides. Tendon friction (``dyn.friction``, Cosserat rod only): the
     tension is the state y[24 + nt + i], the length state (1 + C tau(0)) times the unstretched
-    length (the path length while the tension is the base's), and the
-    loads of :mod:`~tendon_robot_sim.models._tendon_friction_kernels` join the right-hand sides.
+    length (the path length while the tension is the base's), and the loads of
+    :mod:`~tendon_robot_sim.models.rod.tendons._friction_kernels` join the right-hand sides.
     """
     u0, u1, u2 = y[15], y[16], y[17]
     Kse0, Kse1, Kse2 = mat[MAT_KSE], mat[MAT_KSE + 1], mat[MAT_KSE + 2]

@@ -54,7 +54,6 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import Dyn, Z_SIZE
-from tendon_robot_sim.models._tendon_friction_kernels import FW_SIZE
 from tendon_robot_sim.models.contact._kernels import LAW_K
 from tendon_robot_sim.models.contact.report import sunk_message
 from tendon_robot_sim.models.contact.world import World
@@ -69,11 +68,12 @@ from tendon_robot_sim.models.rod.dynamics.implicit_step_control import (
 from tendon_robot_sim.models.rod.dynamics.shooting_nodes import shooting_nodes
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_real, Settling,
                                                              SimState)
+from tendon_robot_sim.models.rod.dynamics.tendon_friction import (friction_table,
+                                                                  friction_unsupported)
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.solver import CONTACT_STEP, StaticsSolver
+from tendon_robot_sim.models.rod.tendons._friction_kernels import FW_SIZE
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
-from tendon_robot_sim.models.rod.dynamics.tendon_friction import (friction_table,
-                                                                   friction_unsupported)
 from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements, without_friction
 
 DEFAULT_DT = 0.002            # s

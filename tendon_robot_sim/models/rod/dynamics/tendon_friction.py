@@ -16,7 +16,7 @@
 Tendon friction in the implicit dynamics: which models take it, and its kernel table.
 
 The laws (Till's viscous and sliding friction) and their equations are in
-:mod:`tendon_robot_sim.models._tendon_friction_kernels`; this module turns the description's
+:mod:`tendon_robot_sim.models.rod.tendons._friction_kernels`; this module turns the description's
 ``tendons[i].friction`` into the kernels' table and keeps :func:`sliding_rates_nested`, the
 nested solve of the sliding law's coupling in Till's own form (guess v_s and u_s, solve the
 balance for them at every point, as his ``Cpp_sliding_friction`` does with Levenberg-Marquardt),
@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tendon_robot_sim.models._tendon_friction_kernels import (FR_COEF, FR_COMPLIANCE, FR_LAW,
-                                                              FR_MOTOR, FR_SIZE, FR_SLIDING,
-                                                              FR_SLIP, FR_VISCOUS)
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (
+    FR_COEF, FR_COMPLIANCE, FR_LAW, FR_MOTOR, FR_SIZE, FR_SLIDING, FR_SLIP, FR_VISCOUS)
 from tendon_robot_sim.models.tendon_robot import DEFAULT_SLIP_VELOCITY, Robot
 
 #: Models of the implicit dynamics that take tendon friction (continuous routing)

@@ -99,7 +99,6 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
-from tendon_robot_sim.models._tendon_friction_kernels import FR_SIZE, FW_SIZE
 from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
 from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
@@ -110,6 +109,7 @@ from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.contact_continuation import (continue_from_last,
                                                                       continue_in_load)
 from tendon_robot_sim.models.rod.statics.result import Shape, StaticsResult
+from tendon_robot_sim.models.rod.tendons._friction_kernels import FR_SIZE, FW_SIZE
 from tendon_robot_sim.models.rod.tendons.routing import routing_functions, RoutingFunction
 from tendon_robot_sim.models.tendon_robot import (friction_refused, Robot, tendon_displacements,
                                                   vertebrae_required)

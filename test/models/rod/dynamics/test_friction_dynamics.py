@@ -29,12 +29,13 @@ import pytest
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models._cosserat_kernels import _rhs_tendons, Dyn, DYN_BBT, DYN_C0, \
     DYN_SIZE, LINEAR, Z_SIZE
-from tendon_robot_sim.models._tendon_friction_kernels import (FR_COEF, FR_LAW, FR_SLIDING,
-                                                              FW_SIZE, saturation)
 from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
 from tendon_robot_sim.models.rod.dynamics.tendon_friction import (friction_table,
                                                                   sliding_rates_nested)
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_COEF, FR_LAW,
+                                                                   FR_SLIDING, FW_SIZE,
+                                                                   saturation)
 from tendon_robot_sim.models.sim_model import InputError
 from tendon_robot_sim.models.tendon_robot import (load_robot, robot_from_dict, TendonFriction,
                                                   without_friction)
