@@ -58,6 +58,9 @@ import math
 
 from tendon_robot_sim.models._numerics import inverse3, kernel
 from tendon_robot_sim.models.contact._kernels import contact_force, CW_F, CW_P, CW_V
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (
+    FR_COEF, FR_COMPLIANCE, FR_LAW, FR_MOTOR, FR_SLIDING, FR_SLIP, FR_VISCOUS, FW_K, FW_LAM, FW_N,
+    FW_R, FW_T, FW_TAN, FW_W, FW_Y, saturation, sliding_coupling, viscous_load)
 
 COSSERAT, KIRCHHOFF, DISCRETE = 0, 1, 2
 LINEAR, PYELASTICA = 0, 1
@@ -74,7 +77,8 @@ MAT_KSE, MAT_KBT, MAT_RHOAG, MAT_GRAVITY, MAT_P0, MAT_USTAR = 0, 3, 6, 9, 12, 15
 DYN_C0, DYN_RHOA, DYN_RHOJ, DYN_BSE, DYN_BBT, DYN_DRAG, DYN_RATE, DYN_DISC_J = (
     0, 1, 2, 5, 8, 11, 14, 15)
 DYN_SIZE = 18
-# Columns of a row of Dyn.Z and Dyn.Zh: v, u, q, w, v_s, u_s
+# Columns of a row of Dyn.Z and Dyn.Zh: v, u, q, w, v_s, u_s; with tendon friction then s_i
+# per tendon (the unstretched tendon length from the motor, rod/tendons/_friction_kernels.py)
 Z_V, Z_U, Z_Q, Z_W, Z_VS, Z_US = 0, 3, 6, 9, 12, 15
 Z_SIZE = 18
 
@@ -83,6 +87,12 @@ Dyn = namedtuple('Dyn', [
     'coef',    # (DYN_SIZE,) see DYN_*
     'Zh',      # (rows, Z_SIZE) history terms x_h of each evaluation point
     'Z',       # (rows, Z_SIZE) z of each evaluation point at the last evaluation
+    #            (Z_SIZE + nt columns with tendon friction: s_i of each tendon)
+    'friction',  # (FR_SIZE, nt) tendon friction (rod/tendons/_friction_kernels.py), (FR_SIZE, 0)
+    #            without; with it the state of a continuous robot also holds each tendon's
+    #            tension along s after q, w (column 24 + nt + i) and its length state is
+    #            (1 + C tau(0)) times the unstretched length from the base
+    'fw',      # (nt + 1, FW_SIZE) scratch of the sliding law (row nt: v_s, u_s)
 ])
 
 
@@ -373,6 +383,45 @@ def _rhs_rod(law, mat, y, dy, dyn, row, world):
 
 
 @kernel
+def _factor(K, P1, X, P2):
+    """
+    Factor the 6x6 K = [[K11, K12], [K21, K22]] of R&W Eq. (16) by block elimination.
+
+    P1 = K11^-1, X = P1 K12, K22 becomes the Schur complement S = K22 - K21 X, P2 = S^-1.
+    """
+    inverse3(K, 0, 0, P1)
+    for i in range(3):
+        for j in range(3):
+            X[i, j] = P1[i, 0] * K[0, 3 + j] + P1[i, 1] * K[1, 3 + j] + P1[i, 2] * K[2, 3 + j]
+    for i in range(3):
+        for j in range(3):
+            K[3 + i, 3 + j] -= (K[3 + i, 0] * X[0, j] + K[3 + i, 1] * X[1, j]
+                                + K[3 + i, 2] * X[2, j])
+    inverse3(K, 3, 3, P2)
+
+
+@kernel
+def _block_solve(K, P1, X, P2, d0, d1, d2, c0, c1, c2):
+    """
+    Return (v_s, u_s) solving K (v_s, u_s) = (d, c) with the factors of :func:`_factor`.
+
+    u_s = S^-1 (c - K21 P1 d), v_s = P1 d - X u_s.
+    """
+    y0 = P1[0, 0] * d0 + P1[0, 1] * d1 + P1[0, 2] * d2
+    y1 = P1[1, 0] * d0 + P1[1, 1] * d1 + P1[1, 2] * d2
+    y2 = P1[2, 0] * d0 + P1[2, 1] * d1 + P1[2, 2] * d2
+    c0 -= K[3, 0] * y0 + K[3, 1] * y1 + K[3, 2] * y2
+    c1 -= K[4, 0] * y0 + K[4, 1] * y1 + K[4, 2] * y2
+    c2 -= K[5, 0] * y0 + K[5, 1] * y1 + K[5, 2] * y2
+    us0 = P2[0, 0] * c0 + P2[0, 1] * c1 + P2[0, 2] * c2
+    us1 = P2[1, 0] * c0 + P2[1, 1] * c1 + P2[1, 2] * c2
+    us2 = P2[2, 0] * c0 + P2[2, 1] * c1 + P2[2, 2] * c2
+    return (y0 - (X[0, 0] * us0 + X[0, 1] * us1 + X[0, 2] * us2),
+            y1 - (X[1, 0] * us0 + X[1, 1] * us1 + X[1, 2] * us2),
+            y2 - (X[2, 0] * us0 + X[2, 1] * us1 + X[2, 2] * us2), us0, us1, us2)
+
+
+@kernel
 def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world):
     """
     Write dy/ds of a rod with tendons routed along it into dy (R&W Eqs. 15-17).
@@ -392,7 +441,10 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
     Dynamics (Till et al. 2019): nb and mb gain Bse v_t and Bbt u_t; their s-derivatives
     c0 Bse v_s + Bse v_sh (likewise Bbt) put c0 Bse, c0 Bbt on the diagonal of K and
     -Bse v_sh, -Bbt u_sh on the right; the f, l of :func:`_inertia_terms` join the force and
-    moment right-hand sides.
+    moment right-hand sides. Tendon friction (``dyn.friction``, Cosserat rod only): the
+    tension is the state y[24 + nt + i], the length state (1 + C tau(0)) times the unstretched
+    length (the path length while the tension is the base's), and the loads of
+    :mod:`~tendon_robot_sim.models.rod.tendons._friction_kernels` join the right-hand sides.
     """
     u0, u1, u2 = y[15], y[16], y[17]
     Kse0, Kse1, Kse2 = mat[MAT_KSE], mat[MAT_KSE + 1], mat[MAT_KSE + 2]
@@ -411,6 +463,12 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
     # BDF-alpha coefficient and history of this point (a statics Dyn has one dummy row)
     co, zh = dyn.coef, dyn.Zh[row if dyn.on else 0]
     cz = co[DYN_C0]
+    fr, fw = dyn.friction, dyn.fw
+    friction = dyn.on and fr.shape[1] > 0 and not kirchhoff
+    it = 24 + nt          # tensions in the state (friction)
+    ns = 0                # sliding tendons loaded here
+    s_t = 0.0
+    ff0 = ff1 = ff2 = fl0 = fl1 = fl2 = 0.0   # viscous friction: force, moment right-hand side
     if dyn.on:
         if not kirchhoff:
             nb0 += co[DYN_BSE] * (cz * v0 + zh[Z_V])
@@ -449,9 +507,12 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
     A, G, H = M[0], M[1], M[2]          # A_i, G_i, H_i of the current tendon
     a0 = a1 = a2 = b0 = b1 = b2 = 0.0
     for t in range(nt):
+        if friction:
+            dy[it + t] = 0.0
         if not act[t]:
             dy[18 + t] = 0.0
             continue
+        tension = y[it + t] if friction else tau[t]
         rr = rt[t]
         r0, r1, r2 = rr[0], rr[1], rr[2]
         s0, s1, s2 = rr[3], rr[4], rr[5]
@@ -462,9 +523,19 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
         pb_norm2 = pb0 * pb0 + pb1 * pb1 + pb2 * pb2
         nrm = math.sqrt(pb_norm2)
         dy[18 + t] = nrm
-        if tau[t] == 0.0:
+        if friction:
+            # the length state is (1 + C tau(0)) times the unstretched length (exactly |pb|
+            # where the tension is the base's, as without friction); s_i from the motor (its
+            # d / (1 + C tau(0)) below the base), s_i,s and s_i,t
+            C = fr[FR_COMPLIANCE, t]
+            stretch = 1.0 + C * tau[t]
+            dy[18 + t] = nrm * (stretch / (1.0 + C * tension))
+            s_i = (fr[FR_MOTOR, t] + y[18 + t]) / stretch
+            dyn.Z[row, Z_SIZE + t] = s_i
+            s_t = cz * s_i + zh[Z_SIZE + t]
+        if tension == 0.0:
             continue
-        c = tau[t] / (pb_norm2 * nrm)
+        c = tension / (pb_norm2 * nrm)
         A[0, 0] = c * (pb_norm2 - pb0 * pb0)
         A[1, 1] = c * (pb_norm2 - pb1 * pb1)
         A[2, 2] = c * (pb_norm2 - pb2 * pb2)
@@ -495,6 +566,24 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
         b0 += r1 * ai2 - r2 * ai1
         b1 += r2 * ai0 - r0 * ai2
         b2 += r0 * ai1 - r1 * ai0
+        if friction and fr[FR_LAW, t] == FR_VISCOUS:
+            fi0, fi1, fi2 = viscous_load(fr[FR_COEF, t], tension, u0, u1, s_t, pb0 / nrm,
+                                         pb1 / nrm, pb2 / nrm)
+            ff0 += fi0
+            ff1 += fi1
+            ff2 += fi2
+            fl0 -= r1 * fi2 - r2 * fi1
+            fl1 -= r2 * fi0 - r0 * fi2
+            fl2 -= r0 * fi1 - r1 * fi0
+        elif friction and fr[FR_LAW, t] == FR_SLIDING:
+            f = fw[ns]
+            f[FW_T] = t
+            f[FW_R], f[FW_R + 1], f[FW_R + 2] = r0, r1, r2
+            f[FW_TAN], f[FW_TAN + 1], f[FW_TAN + 2] = pb0 / nrm, pb1 / nrm, pb2 / nrm
+            f[FW_W], f[FW_W + 1], f[FW_W + 2] = w0, w1, w2
+            f[FW_LAM] = tension / nrm
+            f[FW_K] = fr[FR_COEF, t] * saturation(s_t, fr[FR_SLIP, t]) * dy[18 + t] / stretch
+            ns += 1
         for i in range(3):
             for j in range(3):
                 if kirchhoff:
@@ -538,8 +627,8 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
             d0 -= co[DYN_BSE] * zh[Z_VS]
             d1 -= co[DYN_BSE + 1] * zh[Z_VS + 1]
             d2 -= co[DYN_BSE + 2] * zh[Z_VS + 2]
-    Pi, X = M[2], M[3]
     if kirchhoff:
+        Pi = M[2]
         inverse3(K, 0, 0, Pi)
         us0 = Pi[0, 0] * c0 + Pi[0, 1] * c1 + Pi[0, 2] * c2
         us1 = Pi[1, 0] * c0 + Pi[1, 1] * c1 + Pi[1, 2] * c2
@@ -548,29 +637,26 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
         dy[13] = d1 - (K[1, 3] * us0 + K[1, 4] * us1 + K[1, 5] * us2)
         dy[14] = d2 - (K[2, 3] * us0 + K[2, 4] * us1 + K[2, 5] * us2)
     else:
-        # block elimination: X = P^-1 G, S = D - C X, u_s = S^-1 (c - C P^-1 d),
-        # v_s = P^-1 d - X u_s
-        inverse3(K, 0, 0, Pi)
-        for i in range(3):
-            for j in range(3):
-                X[i, j] = Pi[i, 0] * K[0, 3 + j] + Pi[i, 1] * K[1, 3 + j] + Pi[i, 2] * K[2, 3 + j]
-        y0 = Pi[0, 0] * d0 + Pi[0, 1] * d1 + Pi[0, 2] * d2
-        y1 = Pi[1, 0] * d0 + Pi[1, 1] * d1 + Pi[1, 2] * d2
-        y2 = Pi[2, 0] * d0 + Pi[2, 1] * d1 + Pi[2, 2] * d2
-        c0 -= K[3, 0] * y0 + K[3, 1] * y1 + K[3, 2] * y2
-        c1 -= K[4, 0] * y0 + K[4, 1] * y1 + K[4, 2] * y2
-        c2 -= K[5, 0] * y0 + K[5, 1] * y1 + K[5, 2] * y2
-        for i in range(3):
-            for j in range(3):
-                K[3 + i, 3 + j] -= (K[3 + i, 0] * X[0, j] + K[3 + i, 1] * X[1, j]
-                                    + K[3 + i, 2] * X[2, j])
-        inverse3(K, 3, 3, Pi)
-        us0 = Pi[0, 0] * c0 + Pi[0, 1] * c1 + Pi[0, 2] * c2
-        us1 = Pi[1, 0] * c0 + Pi[1, 1] * c1 + Pi[1, 2] * c2
-        us2 = Pi[2, 0] * c0 + Pi[2, 1] * c1 + Pi[2, 2] * c2
-        dy[12] = y0 - (X[0, 0] * us0 + X[0, 1] * us1 + X[0, 2] * us2)
-        dy[13] = y1 - (X[1, 0] * us0 + X[1, 1] * us1 + X[1, 2] * us2)
-        dy[14] = y2 - (X[2, 0] * us0 + X[2, 1] * us1 + X[2, 2] * us2)
+        P1, X, P2 = M[0], M[3], M[2]
+        _factor(K, P1, X, P2)
+        vs0, vs1, vs2, us0, us1, us2 = _block_solve(K, P1, X, P2, d0 + ff0, d1 + ff1,
+                                                    d2 + ff2, c0 + fl0, c1 + fl1, c2 + fl2)
+        if ns:
+            # the sliding law's load along each tendon: x = x_0 + sum k_j n_j K^-1 e_j
+            x = fw[nt]
+            x[0], x[1], x[2], x[3], x[4], x[5] = vs0, vs1, vs2, us0, us1, us2
+            for j in range(ns):
+                f = fw[j]
+                t0, t1, t2 = f[FW_TAN], f[FW_TAN + 1], f[FW_TAN + 2]
+                r0, r1, r2 = f[FW_R], f[FW_R + 1], f[FW_R + 2]
+                (f[FW_Y], f[FW_Y + 1], f[FW_Y + 2], f[FW_Y + 3], f[FW_Y + 4],
+                 f[FW_Y + 5]) = _block_solve(K, P1, X, P2, t0, t1, t2, r1 * t2 - r2 * t1,
+                                             r2 * t0 - r0 * t2, r0 * t1 - r1 * t0)
+            sliding_coupling(fw, ns, x)
+            for j in range(ns):
+                dy[it + int(fw[j, FW_T])] = -fw[j, FW_K] * fw[j, FW_N]
+            vs0, vs1, vs2, us0, us1, us2 = x[0], x[1], x[2], x[3], x[4], x[5]
+        dy[12], dy[13], dy[14] = vs0, vs1, vs2
     dy[15], dy[16], dy[17] = us0, us1, us2
     _kinematics(y, v0, v1, v2, u0, u1, u2, dy)
     if dyn.on:

@@ -36,6 +36,7 @@ Tendon holes are placed in the cross-section frame (d1, d2): a hole at angle
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 import math
 from pathlib import Path
@@ -103,6 +104,12 @@ def friction_refused(robot: 'Robot', model: str) -> str:
                     'path-dependent statics does (statics --tensions-csv or '
                     '--displacements-csv, simulator mode quasi_static), or remove the key')
     return ''
+
+
+def without_friction(robot: 'Robot') -> 'Robot':
+    """Return ``robot`` with every tendon frictionless (the models that add friction on top)."""
+    return dataclasses.replace(robot, tendons=tuple(
+        dataclasses.replace(t, friction=None) for t in robot.tendons))
 
 
 def vertebrae_required(model: str) -> str:

@@ -216,7 +216,7 @@ PARAMS = (
           'mode quasi_static) and tension (pcr_6rus: motor angles, no effort)'),
     Param('tip_state_topic', topics.TENDON_TIP_STATE.name, '', 'tension at the anchor of '
           'each tendon (effort, N), published only by a model with tendon friction (mode '
-          'quasi_static)'),
+          'quasi_static, or dynamic on the implicit integrator)'),
     Param('tip_pose_topic', topics.TIP_POSE.name, '', 'tip pose in the base frame'),
     Param('markers_topic', topics.BACKBONE_MARKERS.name, '', 'backbone, disc and tendon '
           'markers (pcr_6rus: rods, cranks, platform)'),

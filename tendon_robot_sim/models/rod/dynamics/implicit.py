@@ -68,10 +68,13 @@ from tendon_robot_sim.models.rod.dynamics.implicit_step_control import (
 from tendon_robot_sim.models.rod.dynamics.shooting_nodes import shooting_nodes
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_real, Settling,
                                                              SimState)
+from tendon_robot_sim.models.rod.dynamics.tendon_friction import (friction_table,
+                                                                  friction_unsupported)
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.solver import CONTACT_STEP, StaticsSolver
+from tendon_robot_sim.models.rod.tendons._friction_kernels import FW_SIZE
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
-from tendon_robot_sim.models.tendon_robot import friction_refused, Robot, tendon_displacements
+from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements, without_friction
 
 DEFAULT_DT = 0.002            # s
 # Default spatial resolution: RK4 steps over the rod, and the longest step [m]. 20 steps put
@@ -179,9 +182,6 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
                  model: str | None = None, steps: int | None = None,
                  tolerance: float = DEFAULT_TOLERANCE, world: World | None = None,
                  tip_tolerance: float | None = None, dt_min: float | None = None):
-        refused = friction_refused(robot, 'implicit dynamics')
-        if refused:
-            raise InputError(refused)
         dt = DEFAULT_DT if dt is None else dt
         if not (is_real(dt) and math.isfinite(dt) and dt > 0.0):
             raise InputError(f'dt: must be a finite number > 0 s, got {dt!r}')
@@ -189,6 +189,9 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
             raise InputError(f'alpha: must be in [{ALPHA_RANGE[0]}, {ALPHA_RANGE[1]}] '
                              f'(0: BDF2, -0.5: trapezoidal), got {alpha!r}')
         model = model or ('discrete' if robot.vertebra_positions.size else 'cosserat')
+        refused = friction_unsupported(robot, model)
+        if refused:
+            raise InputError(refused)
         if steps is None:
             steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / (
                 MAX_STEP if world is None else CONTACT_STEP)))
@@ -200,7 +203,7 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
                                             if tip_tolerance is not None else 0), float(alpha))
         try:
             self.statics = StaticsSolver(
-                robot, model, step=robot.rod.length / steps, tolerance=tolerance,
+                without_friction(robot), model, step=robot.rod.length / steps, tolerance=tolerance,
                 breaks=node_positions if model != 'discrete' else (), world=world)
         except StaticsInputError as error:
             raise InputError(str(error)) from None
@@ -222,14 +225,18 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
                          dtype=np.int64)
         self._node_rows = seg[nodes, kernels.SEG_ROW]
         coef = self._coefficients(robot)
+        friction = friction_table(robot)
+        self.friction = friction.shape[1] > 0
+        z_size = Z_SIZE + friction.shape[1]     # s_i of each tendon with friction
         rod = robot.rod
         node_scale = np.repeat([rod.length, 1.0, rod.bending_stiffness / rod.length ** 2,
                                 rod.bending_stiffness / rod.length, rod.length / self.dt,
                                 1.0 / self.dt], 3)
 
         def plan(c0: float, shooting_nodes: np.ndarray):
-            dyn = Dyn(on=True, coef=coef.copy(), Zh=np.zeros((rows, Z_SIZE)),
-                      Z=np.zeros((rows, Z_SIZE)))
+            dyn = Dyn(on=True, coef=coef.copy(), Zh=np.zeros((rows, z_size)),
+                      Z=np.zeros((rows, z_size)), friction=friction,
+                      fw=np.zeros((nt + 1, FW_SIZE)))
             dyn.coef[0] = c0
             return self.statics.kernel_plan(dyn=dyn, nodes=shooting_nodes,
                                             node_R=np.zeros((shooting_nodes.size, 3, 3)),
@@ -240,8 +247,10 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         self._static_plan = plan(0.0, nodes)
         self._single_plan = plan(0.0, nodes[:0])
         self.shooting_intervals = nodes.size + 1
-        self._ny = (18 if model == 'discrete' else 18 + nt) + 6
-        self._iq = self._ny - 6                     # column of q in the state
+        self._iq = 18 if model == 'discrete' else 18 + nt   # column of q in the state
+        # then w; with friction each tendon's tension along s (_cosserat_kernels.Dyn)
+        self._it = self._iq + 6
+        self._ny = self._it + (nt if self.friction else 0)
         self._grid = self.statics.arc_lengths.size
         self._traj = np.zeros((self._grid, self._ny))
         self._good = np.zeros((self._grid, self._ny))   # the last good step
@@ -249,8 +258,8 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         self._lengths = np.zeros(nt)
         self._scratch = np.zeros((2, nt))       # tensions and lengths of the steps' tries
         self._info = np.zeros(4)
-        self._Zold = np.zeros((rows, Z_SIZE))
-        self._Zt = np.zeros((rows, Z_SIZE))
+        self._Zold = np.zeros((rows, z_size))
+        self._Zt = np.zeros((rows, z_size))
         self._unknowns: dict[tuple, _Unknowns] = {}
         # Newton iterations, residual evaluations (integrations of the rod), steps solved by
         # homotopy (_implicit_kernels._homotopy), since the start
@@ -639,7 +648,18 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
             vertebra_rotations=shape.vertebra_rotations,
             vertebra_orientations=shape.vertebra_orientations, tendon_paths=shape.tendon_paths,
             tensions=self._tau.copy(), tendon_lengths=self._lengths.copy(),
-            tendon_displacements=displacements, contacts=self.statics.contacts(self._good))
+            tendon_displacements=displacements, contacts=self.statics.contacts(self._good),
+            tip_tensions=self.tip_tensions())
+
+    def tip_tensions(self) -> np.ndarray | None:
+        """
+        Tension [N] at each tendon's anchor after the last good step; None without friction.
+
+        The tension state along s stops changing past a tendon's end, so the last row holds it.
+        """
+        if not self.friction:
+            return None
+        return self._good[-1, self._it:self._it + self.n_tendons].copy()
 
     def _current_displacements(self, modes: np.ndarray) -> np.ndarray:
         """Displacements [m] at the last step: the inputs, or those of the tensions."""

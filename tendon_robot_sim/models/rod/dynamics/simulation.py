@@ -85,6 +85,9 @@ class SimState:
     contacts : tuple of ContactPoint, or None
         With a world: the contact patches (:mod:`tendon_robot_sim.models.contact.report`; the
         penalty's normal load, without damping and friction); None without one.
+    tip_tensions : (n_tendons,) or None
+        With tendon friction (implicit dynamics): the tension at each tendon's anchor [N]
+        (``tensions`` are at the motors); None without.
 
     """
 
@@ -102,6 +105,7 @@ class SimState:
     tendon_lengths: np.ndarray
     tendon_displacements: np.ndarray
     contacts: tuple | None = None
+    tip_tensions: np.ndarray | None = None
 
 
 class Settling:

@@ -180,7 +180,10 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
     F_i), also at interior ends of multi-section robots; with dynamics also the discs'
     inertia, and the wrench includes its viscous part. F[0:6] is the tip force and moment
     imbalance in the tip body frame, scaled; with nodes (multiple shooting) their defects
-    end F (:func:`_restart`). Scratch: wk[36:57].
+    end F (:func:`_restart`). With tendon friction (``dyn.friction``) each tendon's tension is
+    a state from tau (at the base) on, its termination load takes the tension there, and its
+    length is its unstretched length stretched by the base tension, (1 + C tau) l_0, which
+    the length residual of :func:`_residual` then balances exactly. Scratch: wk[36:57].
     """
     y = w.y[0]
     wk = w.wk
@@ -191,6 +194,8 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
     cosserat = pl.model == COSSERAT
     nt = pl.nt
     iq = 18 + nt          # q, w in the state (dynamics)
+    friction = dyn.on and dyn.friction.shape[1] > 0 and cosserat
+    it = iq + 6           # tensions in the state (friction)
     for i in range(3):
         y[i] = mat[MAT_P0 + i]
         nb[i] = x[i] * pl.scale[0, i]
@@ -199,6 +204,8 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
             y[3 + 3 * i + j] = pl.R0[i, j]
     for t in range(nt):
         y[18 + t] = 0.0
+        if friction:
+            y[it + t] = tau[t]
     if dyn.on:
         for i in range(6):
             y[iq + i] = 0.0      # the base does not move
@@ -237,12 +244,13 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
                                  fb, mm)
             last = pl.seg[k - 1, SEG_PT] + 2 * pl.seg[k - 1, SEG_N]
             for t in range(nt):
-                if pl.ends[k - 1, t] and tau[t] != 0.0:
+                tension = y[it + t] if friction else tau[t]
+                if pl.ends[k - 1, t] and tension != 0.0:
                     r = pl.rt[last, t, 0:3]
                     cross(y[15:18], r, pb)
                     for i in range(3):
                         pb[i] += pl.rt[last, t, 3 + i] + v[i]
-                    c = -tau[t] / math.sqrt(pb[0] * pb[0] + pb[1] * pb[1] + pb[2] * pb[2])
+                    c = -tension / math.sqrt(pb[0] * pb[0] + pb[1] * pb[1] + pb[2] * pb[2])
                     for i in range(3):
                         pb[i] *= c
                         fb[i] += pb[i]

@@ -109,6 +109,7 @@ from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.contact_continuation import (continue_from_last,
                                                                       continue_in_load)
 from tendon_robot_sim.models.rod.statics.result import Shape, StaticsResult
+from tendon_robot_sim.models.rod.tendons._friction_kernels import FR_SIZE, FW_SIZE
 from tendon_robot_sim.models.rod.tendons.routing import routing_functions, RoutingFunction
 from tendon_robot_sim.models.tendon_robot import (friction_refused, Robot, tendon_displacements,
                                                   vertebrae_required)
@@ -378,7 +379,8 @@ class StaticsSolver:
             scale=np.vstack((x_scale, f_scale)),
             tendon=np.vstack((slack, rest, compliance, motor)),
             dyn=Dyn(on=False, coef=np.zeros(DYN_SIZE), Zh=np.zeros((1, Z_SIZE)),
-                    Z=np.zeros((1, Z_SIZE))),
+                    Z=np.zeros((1, Z_SIZE)), friction=np.zeros((FR_SIZE, 0)),
+                    fw=np.zeros((1, FW_SIZE))),
             nodes=np.zeros(0, dtype=np.int64), node_R=np.zeros((0, 3, 3)),
             node_scale=np.zeros(kernels.NODE_SIZE), contact=self._contact)
         nv = vertebrae.size + 1 if self.model == 'discrete' else 0

@@ -56,7 +56,7 @@ from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.statics.result import StaticsResult
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.rod.tendons.capstan import stick_slip, wrap_angles
-from tendon_robot_sim.models.tendon_robot import Robot, Tendon
+from tendon_robot_sim.models.tendon_robot import Robot, Tendon, without_friction
 
 # Length of the pieces of a continuously routed tendon [m]. A piece carries one tension, in
 # effect its middle's (a midpoint rule, error ~ piece^2): the steel wire of test_stick_slip.py
@@ -119,8 +119,7 @@ class StickSlipStatics:
                 and piece_length > 0.0):
             raise StaticsInputError(f'piece_length: must be a finite number > 0 m, got '
                                     f'{piece_length!r}')
-        bare = tuple(dataclasses.replace(t, friction=None) for t in robot.tendons)
-        frictionless = StaticsSolver(dataclasses.replace(robot, tendons=bare), model, **options)
+        frictionless = StaticsSolver(without_friction(robot), model, **options)
         self.frictionless = frictionless    # its grid, rest lengths and input checks
         self.robot = robot
         self.model = frictionless.model

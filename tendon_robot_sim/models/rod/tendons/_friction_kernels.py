@@ -1,0 +1,145 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Numba kernels of tendon friction in the implicit dynamics of continuously routed tendons.
+
+J. Till's two friction laws (ContinuumRobotExamples, ``02_Dynamics/03_Tendon_Robot``, and the
+"Friction" section of its ``Tendon_Robot_Dynamics.tex``; Till, Aloi & Rucker, IJRR 2019), in the
+symbols of :mod:`tendon_robot_sim.models._cosserat_kernels` (body frame, reference arc length
+s). Per tendon i, ``s_i`` is the unstretched tendon length from the motor to the point at s,
+
+    s_i(0) = d_i / (1 + C_i tau_i(0)),   s_i,s = |pb_i| / (1 + C_i tau_i)
+
+(d_i the motor distance, C_i the compliance), and s_i,t = c0 s_i + s_i,h its BDF-alpha rate
+(a history column of ``Dyn.Z``). With t_i = pb_i / |pb_i| the tendon's unit tangent:
+
+``viscous`` (the IJRR 2019 law, Till's ``Cpp_simple_friction``): a load per length
+
+    f_i = beta |tau_i (u_x, u_y)| (-s_i,t) t_i,
+
+added to the force right-hand side of R&W Eq. (16) and its moment -r_i x f_i to the moment
+right-hand side, with the signs of Till's example (tension constant along s).
+
+``sliding`` (Till's ``Cpp_sliding_friction``): the tension is a state along the rod,
+
+    tau_i,s = -nu sat(s_i,t) s_i,s |f_n,i|,   sat(x) = x / sqrt(x^2 + eps^2),
+
+f_n,i = tau_i (t_i)_s = A_i (w_i + v_s + u_s x r_i) the tendon's normal force per length
+(A_i of R&W Eq. 15, w_i = u x (pb_i + r_i,s) + r_i,ss), and the backbone takes the load of the
+tension's change, -tau_i,s (t_i, r_i x t_i), on the right-hand side of Eq. (16). The normal
+force depends on v_s, u_s and they on it. Writing k_i = nu sat(s_i,t) s_i,s and n_i = |f_n,i|,
+Eq. (16) reads K x = b + sum_i k_i n_i e_i with x = (v_s, u_s), e_i = (t_i, r_i x t_i), so
+
+    x = x_0 + sum_j k_j n_j y_j,   x_0 = K^-1 b,   y_j = K^-1 e_j,
+
+and n_i = |g_i + sum_j k_j n_j h_ij| with g_i = A_i (w_i + v_s0 + u_s0 x r_i) and
+h_ij = A_i (v_sj + u_sj x r_i): a small system in the n_i alone. For one sliding tendon,
+n = |g + k n h| is a quadratic in n, solved in closed form (:func:`_normal_force`); several are
+swept Gauss-Seidel, each tendon in closed form given the others (FRICTION_SWEEPS sweeps: the
+coupling between tendons is of order nu tau r^2 / (E I), ~1e-2 for Till's robot). No nested
+solver per evaluation point (Till's example runs a Levenberg-Marquardt there);
+``test/models/rod/dynamics/test_friction_dynamics.py`` checks it against one.
+"""
+
+import math
+
+from tendon_robot_sim.models._numerics import kernel
+
+# Rows of Dyn.friction (one column per tendon): law, coefficient (beta [s/m] or nu [-]),
+# slip velocity eps [m/s], compliance C [1/N], motor distance d [m]
+FR_LAW, FR_COEF, FR_SLIP, FR_COMPLIANCE, FR_MOTOR = 0, 1, 2, 3, 4
+FR_SIZE = 5
+# FR_LAW values
+FR_NONE, FR_VISCOUS, FR_SLIDING = 0.0, 1.0, 2.0
+# Columns of Dyn.fw (scratch, one row per sliding tendon): tendon index, r, t, w, tau/|pb|,
+# k, y = K^-1 e (v_s, u_s), n
+FW_T, FW_R, FW_TAN, FW_W, FW_LAM, FW_K, FW_Y, FW_N = 0, 1, 4, 7, 10, 11, 12, 18
+FW_SIZE = 19
+# Gauss-Seidel sweeps over several sliding tendons (one tendon is solved exactly in one)
+FRICTION_SWEEPS = 3
+
+
+@kernel
+def saturation(x, eps):
+    """sat(x) = x / sqrt(x^2 + eps^2): the sign of x, smoothed below eps."""
+    return x / math.sqrt(x * x + eps * eps)
+
+
+@kernel
+def viscous_load(beta, tau, u0, u1, s_t, t0, t1, t2):
+    """Return Till's viscous friction load f_i [N/m] (body frame) of the module docstring."""
+    c = beta * tau * math.sqrt(u0 * u0 + u1 * u1) * -s_t
+    return c * t0, c * t1, c * t2
+
+
+@kernel
+def _normal_force(q0, q1, q2, h0, h1, h2, lam, t0, t1, t2):
+    """
+    Return n >= 0 with n = |G + n H|, G = lam P q, H = lam P h, P = I - t t^T.
+
+    n^2 = |G|^2 + 2 n G.H + n^2 |H|^2 has one root n >= 0 when |H| < 1:
+    n = (G.H + sqrt((G.H)^2 + (1 - |H|^2) |G|^2)) / (1 - |H|^2). NaN when |H| >= 1 (friction
+    too strong for a normal force to exist; the shooting step then fails and is retried).
+    """
+    qt = q0 * t0 + q1 * t1 + q2 * t2
+    g0, g1, g2 = lam * (q0 - qt * t0), lam * (q1 - qt * t1), lam * (q2 - qt * t2)
+    ht = h0 * t0 + h1 * t1 + h2 * t2
+    k0, k1, k2 = lam * (h0 - ht * t0), lam * (h1 - ht * t1), lam * (h2 - ht * t2)
+    a = 1.0 - (k0 * k0 + k1 * k1 + k2 * k2)
+    if not a > 0.0:
+        return math.nan
+    b = g0 * k0 + g1 * k1 + g2 * k2
+    return (b + math.sqrt(b * b + a * (g0 * g0 + g1 * g1 + g2 * g2))) / a
+
+
+@kernel
+def sliding_coupling(fw, ns, x):
+    """
+    Solve the normal forces n_i of the ``ns`` sliding tendons in fw; update x = (v_s, u_s).
+
+    On entry x = x_0 = K^-1 b and fw[i] holds r, t, w, lam = tau/|pb|, k and y = K^-1 e of
+    tendon i (see the module docstring); on return fw[i, FW_N] = n_i and x includes the
+    friction loads sum_j k_j n_j y_j. tau_i,s = -k_i n_i.
+    """
+    for i in range(ns):
+        fw[i, FW_N] = 0.0
+    for _ in range(FRICTION_SWEEPS if ns > 1 else 1):
+        for i in range(ns):
+            r0, r1, r2 = fw[i, FW_R], fw[i, FW_R + 1], fw[i, FW_R + 2]
+            # q = w_i + v_s + u_s x r_i at x_0 plus the other tendons' loads; h = k_i (y_i part)
+            q0, q1, q2 = fw[i, FW_W], fw[i, FW_W + 1], fw[i, FW_W + 2]
+            h0 = h1 = h2 = 0.0
+            for j in range(ns):
+                yj = fw[j, FW_Y:FW_Y + 6]
+                e0 = yj[0] + yj[4] * r2 - yj[5] * r1
+                e1 = yj[1] + yj[5] * r0 - yj[3] * r2
+                e2 = yj[2] + yj[3] * r1 - yj[4] * r0
+                if j == i:
+                    c = fw[i, FW_K]
+                    h0, h1, h2 = c * e0, c * e1, c * e2
+                else:
+                    c = fw[j, FW_K] * fw[j, FW_N]
+                    q0 += c * e0
+                    q1 += c * e1
+                    q2 += c * e2
+            q0 += x[0] + x[4] * r2 - x[5] * r1
+            q1 += x[1] + x[5] * r0 - x[3] * r2
+            q2 += x[2] + x[3] * r1 - x[4] * r0
+            fw[i, FW_N] = _normal_force(q0, q1, q2, h0, h1, h2, fw[i, FW_LAM], fw[i, FW_TAN],
+                                        fw[i, FW_TAN + 1], fw[i, FW_TAN + 2])
+    for j in range(ns):
+        c = fw[j, FW_K] * fw[j, FW_N]
+        for m in range(6):
+            x[m] += c * fw[j, FW_Y + m]
