@@ -27,12 +27,15 @@ a frictionless cylinder whose top touches the rod's underside at the clamp's hei
   apart), the support and clamp forces and the largest deflection against beam theory
   (3wL/8, 5wL/8, wL^4 / (185 EI) at 0.5785 L), the penetration;
 * implicit dynamics (``kirchhoff``, dt = 2 ms) at rest on the prop: the real-time factor at
-  the default steps with a world (one per ``CONTACT_STEP``) and at 100 steps;
+  the default steps with a world (one per ``CONTACT_STEP`` where the rod can reach the prop)
+  and at 100 steps;
 * the issue's speed targets as ``simulate`` runs them (``--speed-only`` for these alone): the
   nitinol robot (implicit, its default ``discrete`` model, dt = 2 ms) resting its discs on a
   floor beside a post, the steel robot (implicit, dt = 2 ms) resting on its prop, and the
   silicone robot (explicit) in ``config/world_post.yaml`` pulled onto the post and the plate,
-  each against the same run without a world.
+  each against the same run without a world and (implicit) with one RK4 step per
+  ``CONTACT_STEP`` over the whole rod (the grid before the broad phase of
+  ``models/contact/reach.py``).
 
 Numba compilation is excluded (one solve first). The last line printed with --json is one JSON
 object.
@@ -42,6 +45,7 @@ object.
 
 import argparse
 import json
+import math
 import statistics
 import time
 
@@ -51,7 +55,7 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.contact.world import load_world, world_from_dict
 from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
-from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import CONTACT_STEP, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 ROBOT = load_robot(default_robot_file().parent / 'steel_rod_robot.yaml')
@@ -108,19 +112,30 @@ def dynamics(steps, duration):
             'support_error': prop.force[2] / (3 * W * L / 8) - 1.0}
 
 
-def in_contact(name, make, tensions, duration):
-    """Real-time factor of ``make(world)`` at rest or pulled in contact, and without the world."""
+def in_contact(name, make, tensions, duration, uniform=None):
+    """
+    Real-time factor of ``make(world, steps)`` at rest or pulled in contact, without the world.
+
+    ``uniform``: RK4 steps that put one step per CONTACT_STEP over the whole rod (the grid
+    before the broad phase), run too.
+    """
     row = {'robot': name}
-    for label, world in (('world', True), ('free', False)):
-        sim = make(world)
+    runs = [('world', True, None), ('free', False, None)]
+    if uniform:
+        runs.insert(1, ('uniform', True, uniform))
+    for label, world, steps in runs:
+        sim = make(world, steps)
         sim.set_tensions(tensions)
         state = sim.advance(0.05)                   # compiled, and in contact
         start = time.perf_counter()
         state = sim.advance(duration)
         row[f'{label}_real_time_factor'] = duration / (time.perf_counter() - start)
         if world:
-            row['contacts'] = sorted({c.obstacle for c in state.contacts})
+            row[f'{label}_contacts'] = sorted({c.obstacle for c in state.contacts})
+            row[f'{label}_tip_m'] = state.tip_position.tolist()
             row['dt_s'] = sim.dt
+        if hasattr(sim, 'steps'):
+            row[f'{label}_rk4_steps'] = sim.steps
     return row
 
 
@@ -133,11 +148,13 @@ def speed_rows(duration):
          'position': [0.15, 0.03, 0.0]}]})
     post = load_world(default_robot_file().parent / 'world_post.yaml')
     return [
-        in_contact('nitinol (implicit)', lambda w: ImplicitSimulator(
-            nitinol, dt=0.002, world=beside if w else None), [0.0] * 3, duration),
-        in_contact('steel (implicit)', lambda w: ImplicitSimulator(
-            ROBOT, dt=0.002, world=world() if w else None), [0.0] * 4, duration),
-        in_contact('silicone (explicit)', lambda w: TendonSimulator(
+        in_contact('nitinol (implicit)', lambda w, steps: ImplicitSimulator(
+            nitinol, dt=0.002, steps=steps, world=beside if w else None), [0.0] * 3, duration,
+            uniform=math.ceil(nitinol.rod.length / CONTACT_STEP)),
+        in_contact('steel (implicit)', lambda w, steps: ImplicitSimulator(
+            ROBOT, dt=0.002, steps=steps, world=world() if w else None), [0.0] * 4, duration,
+            uniform=math.ceil(L / CONTACT_STEP)),
+        in_contact('silicone (explicit)', lambda w, steps: TendonSimulator(
             silicone, world=post if w else None), [0.0, 0.0, 0.0, 2.0], duration),
     ]
 
@@ -152,9 +169,11 @@ def main():
     args = parser.parse_args()
     speed = speed_rows(max(args.duration, 0.5))
     for row in speed:
+        uniform = (f", one step per mm {row['uniform_real_time_factor']:.2f}"
+                   if 'uniform_real_time_factor' in row else '')
         print(f"simulate {row['robot']:20s} dt {row['dt_s'] * 1e3:.3g} ms, in contact with "
-              f"{', '.join(row['contacts'])}: {row['world_real_time_factor']:.2f} x real time "
-              f"(without the world {row['free_real_time_factor']:.2f})")
+              f"{', '.join(row['world_contacts'])}: {row['world_real_time_factor']:.2f} x real "
+              f"time (without the world {row['free_real_time_factor']:.2f}{uniform})")
     if args.speed_only:
         if args.json:
             print(json.dumps({'machine': machine_info(), 'simulate': speed}))
