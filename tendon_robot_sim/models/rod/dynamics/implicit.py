@@ -193,10 +193,9 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         model = model or ('discrete' if robot.vertebra_positions.size else 'cosserat')
         # with a world and the default steps: CONTACT_STEP where the rod can reach an
         # obstacle (StaticsSolver's contact_step), the contact-free step elsewhere
-        contact_step = None if steps is None else robot.rod.length / steps
+        contact_step = CONTACT_STEP if steps is None else None
         if steps is None:
             steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / MAX_STEP))
-            contact_step = CONTACT_STEP
         if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
             raise InputError(f'steps: must be an integer >= 1, got {steps!r}')
         # adaptive steps down to dt / 2^k: nodes for the smallest (implicit_step_control)
