@@ -27,12 +27,16 @@ a frictionless cylinder whose top touches the rod's underside at the clamp's hei
   apart), the support and clamp forces and the largest deflection against beam theory
   (3wL/8, 5wL/8, wL^4 / (185 EI) at 0.5785 L), the penetration;
 * implicit dynamics (``kirchhoff``, dt = 2 ms) at rest on the prop: the real-time factor at
-  the default steps with a world (one per ``CONTACT_STEP``) and at 100 steps;
+  the default steps with a world (one per ``CONTACT_STEP`` where the rod can reach the prop)
+  and at 100 steps;
 * the issue's speed targets as ``simulate`` runs them (``--speed-only`` for these alone): the
   nitinol robot (implicit, its default ``discrete`` model, dt = 2 ms) resting its discs on a
   floor beside a post, the steel robot (implicit, dt = 2 ms) resting on its prop, and the
   silicone robot (explicit) in ``config/world_post.yaml`` pulled onto the post and the plate,
-  each against the same run without a world.
+  each against the same run without a world and (implicit) with one RK4 step per
+  ``CONTACT_STEP`` over the whole rod (the grid before the broad phase of
+  ``models/contact/reach.py``); the runs take turns, ``--repeats`` rounds of ``--duration``
+  (at least 0.5 s simulated), and each gets its median and its best real-time factor.
 
 Numba compilation is excluded (one solve first). The last line printed with --json is one JSON
 object.
@@ -42,6 +46,7 @@ object.
 
 import argparse
 import json
+import math
 import statistics
 import time
 
@@ -51,7 +56,7 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.contact.world import load_world, world_from_dict
 from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
-from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import CONTACT_STEP, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 ROBOT = load_robot(default_robot_file().parent / 'steel_rod_robot.yaml')
@@ -108,23 +113,41 @@ def dynamics(steps, duration):
             'support_error': prop.force[2] / (3 * W * L / 8) - 1.0}
 
 
-def in_contact(name, make, tensions, duration):
-    """Real-time factor of ``make(world)`` at rest or pulled in contact, and without the world."""
+def in_contact(name, make, tensions, duration, repeats, uniform=None):
+    """
+    Real-time factors of ``make(world, steps)`` at rest or pulled in contact, without the world.
+
+    ``uniform``: RK4 steps that put one step per CONTACT_STEP over the whole rod (the grid
+    before the broad phase), run too. The runs take turns, ``repeats`` rounds: the median and
+    the best of each (on a machine others load, the best is the least disturbed).
+    """
     row = {'robot': name}
-    for label, world in (('world', True), ('free', False)):
-        sim = make(world)
+    runs = [('world', True, None), ('free', False, None)]
+    if uniform:
+        runs.insert(1, ('uniform', True, uniform))
+    sims, factors = {}, {label: [] for label, _, _ in runs}
+    for label, world, steps in runs:
+        sims[label] = sim = make(world, steps)
         sim.set_tensions(tensions)
-        state = sim.advance(0.05)                   # compiled, and in contact
-        start = time.perf_counter()
-        state = sim.advance(duration)
-        row[f'{label}_real_time_factor'] = duration / (time.perf_counter() - start)
+        sim.advance(0.05)                           # compiled, and in contact
+        row[f'{label}_rk4_steps'] = getattr(sim, 'steps', None)
+    for _ in range(repeats):
+        for label, _, _ in runs:
+            start = time.perf_counter()
+            sims[label].advance(duration)
+            factors[label].append(duration / (time.perf_counter() - start))
+    for label, world, _ in runs:
+        row[f'{label}_real_time_factor'] = statistics.median(factors[label])
+        row[f'{label}_best_real_time_factor'] = max(factors[label])
         if world:
-            row['contacts'] = sorted({c.obstacle for c in state.contacts})
-            row['dt_s'] = sim.dt
+            state = sims[label].state()
+            row[f'{label}_contacts'] = sorted({c.obstacle for c in state.contacts})
+            row[f'{label}_tip_m'] = state.tip_position.tolist()
+            row['dt_s'] = sims[label].dt
     return row
 
 
-def speed_rows(duration):
+def speed_rows(duration, repeats):
     nitinol = load_robot(default_robot_file().parent / 'nitinol_robot.yaml')
     silicone = load_robot(default_robot_file())
     beside = world_from_dict({'obstacles': [
@@ -133,12 +156,16 @@ def speed_rows(duration):
          'position': [0.15, 0.03, 0.0]}]})
     post = load_world(default_robot_file().parent / 'world_post.yaml')
     return [
-        in_contact('nitinol (implicit)', lambda w: ImplicitSimulator(
-            nitinol, dt=0.002, world=beside if w else None), [0.0] * 3, duration),
-        in_contact('steel (implicit)', lambda w: ImplicitSimulator(
-            ROBOT, dt=0.002, world=world() if w else None), [0.0] * 4, duration),
-        in_contact('silicone (explicit)', lambda w: TendonSimulator(
-            silicone, world=post if w else None), [0.0, 0.0, 0.0, 2.0], duration),
+        in_contact('nitinol (implicit)', lambda w, steps: ImplicitSimulator(
+            nitinol, dt=0.002, steps=steps, world=beside if w else None), [0.0] * 3, duration,
+            repeats,
+            uniform=math.ceil(nitinol.rod.length / CONTACT_STEP)),
+        in_contact('steel (implicit)', lambda w, steps: ImplicitSimulator(
+            ROBOT, dt=0.002, steps=steps, world=world() if w else None), [0.0] * 4, duration,
+            repeats,
+            uniform=math.ceil(L / CONTACT_STEP)),
+        in_contact('silicone (explicit)', lambda w, steps: TendonSimulator(
+            silicone, world=post if w else None), [0.0, 0.0, 0.0, 2.0], duration, repeats),
     ]
 
 
@@ -150,11 +177,15 @@ def main():
     parser.add_argument('--speed-only', action='store_true',
                         help='only the simulate runs of the speed targets')
     args = parser.parse_args()
-    speed = speed_rows(max(args.duration, 0.5))
+    speed = speed_rows(max(args.duration, 0.5), args.repeats)
     for row in speed:
+        def factor(label):
+            return (f"{row[f'{label}_real_time_factor']:.2f} (best "
+                    f"{row[f'{label}_best_real_time_factor']:.2f})")
+        uniform = f", one step per mm {factor('uniform')}" if 'uniform_rk4_steps' in row else ''
         print(f"simulate {row['robot']:20s} dt {row['dt_s'] * 1e3:.3g} ms, in contact with "
-              f"{', '.join(row['contacts'])}: {row['world_real_time_factor']:.2f} x real time "
-              f"(without the world {row['free_real_time_factor']:.2f})")
+              f"{', '.join(row['world_contacts'])}: {factor('world')} x real time (without "
+              f"the world {factor('free')}{uniform})")
     if args.speed_only:
         if args.json:
             print(json.dumps({'machine': machine_info(), 'simulate': speed}))

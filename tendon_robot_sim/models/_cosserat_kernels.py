@@ -57,7 +57,8 @@ from collections import namedtuple
 import math
 
 from tendon_robot_sim.models._numerics import inverse3, kernel
-from tendon_robot_sim.models.contact._kernels import contact_force, CW_F, CW_P, CW_V
+from tendon_robot_sim.models.contact._kernels import (contact_force, CW_F, CW_P, CW_V,
+                                                      within_reach)
 from tendon_robot_sim.models.rod.tendons._friction_kernels import (
     FR_COEF, FR_COMPLIANCE, FR_LAW, FR_MOTOR, FR_SLIDING, FR_SLIP, FR_VISCOUS, FW_K, FW_LAM, FW_N,
     FW_R, FW_T, FW_TAN, FW_W, FW_Y, saturation, sliding_coupling, viscous_load)
@@ -320,6 +321,8 @@ def disc_contact(world, y, moving, iq, thickness, f):
     at the backbone: the normal load's moment about it is zero (it points at the axis); that
     of friction at the rim is left out, as the explicit model's nodes leave it out.
     """
+    if not within_reach(world, y, max(world.radius[0], world.radius[1])):
+        return
     fc = _contact_load(world, y, moving, iq, world.radius[1])
     d0, d1, d2 = fc[0], fc[1], fc[2]
     fc = _contact_load(world, y, moving, iq, world.radius[0])
@@ -365,7 +368,7 @@ def _rhs_rod(law, mat, y, dy, dyn, row, world):
     dy[12] = -mat[MAT_RHOAG]
     dy[13] = -mat[MAT_RHOAG + 1]
     dy[14] = -mat[MAT_RHOAG + 2]
-    if world.shape.size:
+    if world.shape.size and within_reach(world, y, world.radius[0]):
         fc = _contact_load(world, y, dyn.on, 18, world.radius[0])
         for i in range(3):
             dy[12 + i] -= fc[i]
@@ -599,7 +602,7 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
     f0 = y[3] * g0 + y[6] * g1 + y[9] * g2
     f1 = y[4] * g0 + y[7] * g1 + y[10] * g2
     f2 = y[5] * g0 + y[8] * g1 + y[11] * g2
-    if world.shape.size:
+    if world.shape.size and within_reach(world, y, world.radius[0]):
         # + R^T f_c: contact with the world
         fc = _contact_load(world, y, dyn.on, 18 + nt, world.radius[0])
         f0 += y[3] * fc[0] + y[6] * fc[1] + y[9] * fc[2]

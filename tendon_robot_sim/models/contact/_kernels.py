@@ -299,6 +299,20 @@ def beyond(world, j, p, reach):
     return d0 * d0 + d1 * d1 + d2 * d2 > (b[3] + reach) ** 2
 
 
+@inlined
+def within_reach(world, p, a):
+    """
+    Return whether the envelope of radius ``a`` [m] at p [m] is within any obstacle's reach.
+
+    The broad phase at the caller: the solvers' right-hand sides call :func:`contact_force`
+    only when this holds.
+    """
+    for j in range(world.shape.size):
+        if not beyond(world, j, p, a + CUTOFF * world.law[j, LAW_DELTA]):
+            return True
+    return False
+
+
 @kernel
 def contact_force(world, p, vel, dynamic, a, f, w):
     """

@@ -161,7 +161,9 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         Obstacles (:mod:`tendon_robot_sim.models.contact.world`): the statics' smooth penalty
         along the rod, with normal damping and regularised Coulomb friction on the velocity of
         the rod's axis (``models/contact/_kernels.py``). Default steps: at most
-        ``CONTACT_STEP`` of the statics apart.
+        ``CONTACT_STEP`` of the statics apart from the first arc length at which the rod can
+        reach an obstacle (:mod:`~tendon_robot_sim.models.contact.reach`), the contact-free
+        steps before it.
     tip_tolerance : float, optional
         Tolerance [m] on the local error estimate of the tip position per step: dt adapts
         between ``dt_min`` and ``dt`` (:mod:`~tendon_robot_sim.models.rod.dynamics.
@@ -192,9 +194,11 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         refused = friction_unsupported(robot, model)
         if refused:
             raise InputError(refused)
+        # with a world and the default steps: CONTACT_STEP where the rod can reach an
+        # obstacle (StaticsSolver's contact_step), the contact-free step elsewhere
+        contact_step = CONTACT_STEP if steps is None else None
         if steps is None:
-            steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / (
-                MAX_STEP if world is None else CONTACT_STEP)))
+            steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / MAX_STEP))
         if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
             raise InputError(f'steps: must be an integer >= 1, got {steps!r}')
         # adaptive steps down to dt / 2^k: nodes for the smallest (implicit_step_control)
@@ -203,12 +207,14 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
                                             if tip_tolerance is not None else 0), float(alpha))
         try:
             self.statics = StaticsSolver(
-                without_friction(robot), model, step=robot.rod.length / steps, tolerance=tolerance,
+                without_friction(robot), model, step=robot.rod.length / steps,
+                contact_step=contact_step, tolerance=tolerance,
                 breaks=node_positions if model != 'discrete' else (), world=world)
         except StaticsInputError as error:
             raise InputError(str(error)) from None
         self.robot, self.model, self.dt, self.alpha = robot, model, float(dt), float(alpha)
-        self.steps = steps
+        seg = self.statics.kernel_plan().seg
+        self.steps = int(seg[:, kernels.SEG_N].sum())     # RK4 steps of the grid
         self.tendon_names = robot.tendon_names
         self.n_tendons = nt = len(robot.tendons)
         self.sample_period = self.dt
@@ -218,7 +224,6 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         self._motor = np.array([t.motor_distance for t in robot.tendons])
         self._rest = self.statics.rest_lengths
 
-        seg = self.statics.kernel_plan().seg
         rows = int(4 * seg[:, kernels.SEG_N].sum() + seg.shape[0])
         starts = self.statics.arc_lengths[seg[:, kernels.SEG_ROW]]
         nodes = np.array([int(np.argmin(np.abs(starts - s))) for s in node_positions],

@@ -99,6 +99,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
+from tendon_robot_sim.models.contact.reach import first_reach
 from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
 from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
@@ -124,8 +125,10 @@ CONSTITUTIVE_LAWS = ('linear', 'pyelastica')
 # 1e-7 m at moderate tensions (benchmarks/bench_statics.py measures it). The discrete
 # model's bays, loaded by the tendon chords at both ends, need the finer step.
 DEFAULT_STEPS = {'cosserat': 0.005, 'kirchhoff': 0.005, 'discrete': 0.0025}
-# Largest default step [m] with obstacles: a contact patch on a curved obstacle can be ~1 mm
-# long (a propped steel rod on a 10 mm post: its deflection within 0.9 % at 1 mm, 1.3 % at 2 mm).
+# Largest default step [m] with obstacles, from the first arc length at which the rod can reach
+# one (contact/reach.py; before it the step of the model): a contact patch on a curved obstacle
+# can be ~1 mm long (a propped steel rod on a 10 mm post: its deflection within 0.9 % at 1 mm,
+# 1.3 % at 2 mm).
 CONTACT_STEP = 0.001
 DEFAULT_TOLERANCE = 1e-7
 # Load continuation after a failed cold start: numbers of equal load steps tried.
@@ -180,7 +183,13 @@ class StaticsSolver:
         alpha in Kse = diag(alpha G A, alpha G A, E A); default PyElastica's 27/28.
     step : float, optional
         Largest RK4 step [m]; segments between vertebrae/tendon ends are split evenly.
-        Default ``DEFAULT_STEPS[model]``, at most ``CONTACT_STEP`` with a world.
+        Default ``DEFAULT_STEPS[model]``.
+    contact_step : float, optional
+        With a world: the largest RK4 step [m] from the first arc length at which the rod can
+        reach an obstacle on (:func:`~tendon_robot_sim.models.contact.reach.first_reach`; the
+        continuous models' grid breaks there, the discrete model refines each bay that ends
+        beyond it). Default: ``step`` if given (one step everywhere), else
+        ``min(DEFAULT_STEPS[model], CONTACT_STEP)``.
     breaks : sequence of float
         More arc lengths [m] where segments end (the implicit dynamics' shooting nodes).
     routing : mapping {tendon name: callable}, optional
@@ -214,7 +223,8 @@ class StaticsSolver:
 
     def __init__(self, robot: Robot, model: str = 'cosserat', *, constitutive: str | None = None,
                  shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT,
-                 step: float | None = None, breaks: Sequence[float] = (),
+                 step: float | None = None, contact_step: float | None = None,
+                 breaks: Sequence[float] = (),
                  routing: Mapping[str, RoutingFunction] | None = None,
                  tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 100,
                  world: World | None = None):
@@ -229,15 +239,17 @@ class StaticsSolver:
         if constitutive not in CONSTITUTIVE_LAWS:
             raise StaticsInputError(
                 f'constitutive: must be one of {list(CONSTITUTIVE_LAWS)}, got {constitutive!r}')
+        if contact_step is None:
+            contact_step = step if step is not None else min(DEFAULT_STEPS[model], CONTACT_STEP)
         if step is None:
-            step = DEFAULT_STEPS[model] if world is None else min(DEFAULT_STEPS[model],
-                                                                  CONTACT_STEP)
+            step = DEFAULT_STEPS[model]
         if model == 'kirchhoff' and constitutive != 'linear':
             raise StaticsInputError(
                 'constitutive: the kirchhoff model is inextensible, where the laws coincide; '
                 "leave it at 'linear'")
         for name, value, low in (('shear_coefficient', shear_coefficient, 0.0),
-                                 ('step', step, 0.0), ('tolerance', tolerance, 0.0)):
+                                 ('step', step, 0.0), ('contact_step', contact_step, 0.0),
+                                 ('tolerance', tolerance, 0.0)):
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > low):
                 raise StaticsInputError(
                     f'{name}: must be a finite number > {low:g}, got {value!r}')
@@ -262,7 +274,10 @@ class StaticsSolver:
         self._max_tensions = robot.max_tensions
         self._holes_fn = routing_functions(robot, routing)
         self.set_tip_load(robot.tip_load.force, robot.tip_load.moment)
-        self._build(float(step), breaks)
+        # the rod within reach of an obstacle gets the contact step, the rest the model's
+        reach = (first_reach(world, self._contact, robot.base.position)
+                 if world is not None and contact_step < step else math.inf)
+        self._build(float(step), breaks, float(contact_step), reach)
         nt = self.n_tendons
         ny = 18 if model == 'discrete' else 18 + nt
         rows = self._arc.size
@@ -279,22 +294,30 @@ class StaticsSolver:
 
     # ------------------------------------------------------------------ set-up
 
-    def _build(self, step: float, extra_breaks: Sequence[float]) -> None:
-        """Segments, RK4 grid, routing samples, point loads and scales (the kernel Plan)."""
+    def _build(self, step: float, extra_breaks: Sequence[float], contact_step: float,
+               reach: float) -> None:
+        """
+        Segments, RK4 grid, routing samples, point loads and scales (the kernel Plan).
+
+        Segments ending beyond the arc length ``reach`` [m] get ``contact_step``, the others
+        ``step``; the continuous models' grid also breaks at ``reach``.
+        """
         robot, rod = self.robot, self.robot.rod
         L = rod.length
         nt = self.n_tendons
         vertebrae = robot.vertebra_positions
         ends = np.array([t.end for t in robot.tendons])
         breaks = (list(vertebrae) + [L] + ([] if self.model == 'discrete' else list(ends))
-                  + [b for b in extra_breaks if 0.0 < b < L])
+                  + [b for b in extra_breaks if 0.0 < b < L]
+                  + ([reach] if self.model != 'discrete' and 0.0 < reach < L else []))
         seg_end = []
         for b in sorted(breaks):
             if not seg_end or b - seg_end[-1] > POSITION_TOLERANCE:
                 seg_end.append(b)
         seg_end = np.array(seg_end)
         seg_start = np.concatenate(([0.0], seg_end[:-1]))
-        seg_n = np.maximum(1, np.ceil((seg_end - seg_start) / step - 1e-9)).astype(np.int64)
+        seg_step = np.where(seg_end > reach + POSITION_TOLERANCE, min(step, contact_step), step)
+        seg_n = np.maximum(1, np.ceil((seg_end - seg_start) / seg_step - 1e-9)).astype(np.int64)
         seg_h = (seg_end - seg_start) / seg_n
         seg_pt = np.concatenate(([0], np.cumsum(2 * seg_n + 1)[:-1])).astype(np.int64)
         seg_row = np.concatenate(([0], np.cumsum(seg_n)[:-1])).astype(np.int64)

@@ -30,7 +30,7 @@ from scipy.optimize import brentq
 from tendon_robot_sim.models.contact import reference
 from tendon_robot_sim.models.contact.world import world_from_dict, WorldError
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
-from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 ROOT = Path(__file__).resolve().parents[4]
 STEEL = load_robot(ROOT / 'config' / 'steel_rod_robot.yaml')     # 0.5 m, 2 mm, disc-free
@@ -143,3 +143,38 @@ def test_a_mesh_obstacle_holds_the_rod_as_the_same_solid_given_by_its_shape(tmp_
         tips.append(result.tip_position)
         assert result.contacts[0].force[2] > 0.3 * W * L / 8
     np.testing.assert_allclose(tips[0], tips[1], atol=1e-9)
+
+
+def test_a_small_sphere_between_two_coarse_nodes_holds_the_rod_up():
+    """
+    A sphere of 0.5 mm radius 0.1 mm under the straight rod, a quarter of a 5 mm step past a node.
+
+    The rod touches with a wire's envelope (0.2 mm), so that stages 1.25 mm away cannot feel
+    the sphere. The default grid takes the contact-free step (5 mm) only where the rod cannot
+    reach an obstacle (models/contact/reach.py): it must take the contact step around the
+    sphere, and the rod rest on it (12 mm of sag at the tip without it) where a grid of 0.25 mm
+    everywhere puts it. The contact-free grid everywhere, whose RK4 stages fall 1.25 mm either
+    side of the sphere, lets the rod sag through it as if it were not there: what this test
+    catches if the rule skipped the sphere.
+    """
+    data = STEEL.to_dict()
+    data['contact'] = {'rod_radius': 2e-4}
+    wire = robot_from_dict(data)
+    s0, radius = 0.30125, 0.0005         # nodes of the 5 mm grid at 0.300 and 0.305
+    world = world_from_dict({'obstacles': [
+        {'name': 'bead', 'shape': 'sphere', 'radius': radius,
+         'position': [s0, 0.0, -2e-4 - radius - 1e-4]}]})
+    default = StaticsSolver(wire, 'cosserat', world=world)
+    assert np.diff(default.arc_lengths).max() > 4e-3      # coarse near the base
+    near = np.abs(default.arc_lengths - s0) < 0.01
+    assert np.diff(default.arc_lengths[near]).max() <= 1e-3 + 1e-12
+    held = default.solve_tensions([0.0] * 4)
+    fine = StaticsSolver(wire, 'cosserat', world=world, step=2.5e-4).solve_tensions([0.0] * 4)
+    coarse = StaticsSolver(wire, 'cosserat', world=world, step=0.005).solve_tensions([0.0] * 4)
+    sag = StaticsSolver(wire, 'cosserat').solve_tensions([0.0] * 4).tip_position[2]
+    lift = fine.tip_position[2] - sag
+    assert lift > 0.01                              # the sphere holds the rod up
+    # 1 %: the 1 mm grid's resolution of the contact patch; missing the sphere costs 100 %
+    assert held.tip_position[2] - sag == pytest.approx(lift, rel=0.01)
+    assert [c.obstacle for c in held.contacts] == ['bead']
+    assert abs(coarse.tip_position[2] - sag) < 0.01 * lift
