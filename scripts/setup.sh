@@ -48,6 +48,18 @@ kernels_warm() {
     [ -f "$warm_stamp" ] && [ "$(cat "$warm_stamp")" = "$(kernels_fingerprint)" ]
 }
 
+drop_stale_kernels() {
+    # numba checks only the source file of the kernel it loads, not those of the kernels it
+    # calls: after a pull that changed a callee's module, a caller would load stale machine
+    # code. When any kernel source changed since the last warmup, start from an empty cache
+    # (under the lock: not under a background warmup's feet).
+    [ -x "$venv/bin/python" ] && [ -f "$warm_stamp" ] || return 0
+    kernels_warm && return 0
+    log "kernel sources changed since the last compile: dropping numba's cache"
+    flock "$warm_lock" find "$root/tendon_robot_sim" \( -name '*.nbi' -o -name '*.nbc' \) -delete
+    rm -f "$warm_stamp"
+}
+
 warm_demo() {
     # The models `make demo` runs, first. The models are ROS-free: this runs from the source
     # tree, before the package is installed into the venv.
@@ -125,6 +137,7 @@ install_browser() {
 }
 install_browser
 
+drop_stale_kernels
 fingerprint=$( { echo "$mode"; cat "${inputs[@]}"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] && [ -x "$venv/bin/python" ]; then
     log "up to date ($mode): $venv"
