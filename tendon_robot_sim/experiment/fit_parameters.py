@@ -27,8 +27,9 @@ Each name is one parameter of the robot description, or one value several share 
   coefficient nu of the sliding law, dimensionless; from 0 where the file has none: the fit
   then solves the holds in order, each from the last, by the path-dependent statics).
   TENDONS is a tendon's name or a pattern (``*``, ``s1_*``): the matching tendons share one
-  value (tied; tied angles turn together). ``@segment`` fits one value per segment of the match (tendons anchored at the
-  same arc length), ``@tendon`` one per tendon: ``*.pretension@segment``;
+  value (tied; tied angles turn together). ``@segment`` fits one value per segment of the
+  match (tendons anchored at the same arc length), ``@tendon`` one per tendon:
+  ``*.pretension@segment``;
 * the registration of the measurements: ``base.position`` (m) and ``base.rotation`` (a
   rotation vector about the base frame's axes, rad, turning the robot about its base from the
   file's orientation), each or one component (``base.position.z``); the marker the tip sensor
