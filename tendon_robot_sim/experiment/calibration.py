@@ -45,6 +45,7 @@ from tendon_robot_sim.files.outputs import make_folder, save_figure, write_outpu
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.plotting import legend_beside
 from tendon_robot_sim.models.rod.statics.solver import MODELS, StaticsSolver
+from tendon_robot_sim.models.rod.statics.stick_slip import has_friction, StickSlipStatics
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
 from tendon_robot_sim.parallel import Pool, Scheduler
 
@@ -103,6 +104,31 @@ def _solve_batch(task) -> tuple:
     return points, rotations, after
 
 
+def _solve_path(task) -> tuple:
+    """
+    Worker: the measured points of all holds, in order, for one robot with tendon friction.
+
+    Path-dependent statics (:class:`StickSlipStatics`): each hold solved from the last,
+    from rest at the first; a hold without an equilibrium is NaN and the next starts from
+    the last one solved. The task: the robot (YAML data), model, commands and input modes,
+    RK4 step. Returns (points (m, 3), tip rotations (m, 3, 3)). Module level (picklable).
+    """
+    robot_data, model, commands, modes, step = task
+    robot = robot_from_dict(robot_data)
+    statics = StickSlipStatics(robot, model, step=step)
+    points = np.full((len(commands), 3), np.nan)
+    rotations = np.full((len(commands), 3, 3), np.nan)
+    for i, (values, mode) in enumerate(zip(commands, modes)):
+        solve = statics.solve_tensions if mode == 'tension' else statics.solve_displacements
+        try:
+            result = solve(values)
+        except ConvergenceError:
+            continue
+        points[i] = result.tip_position + result.tip_rotation @ robot.tip_marker
+        rotations[i] = result.tip_rotation
+    return points, rotations
+
+
 def _replay_task(task) -> np.ndarray:
     """Worker: the simulated tips of one replay. Picklable, module level."""
     robot_data, recording, settle_time = task
@@ -151,6 +177,12 @@ class Evaluator(Pool):
             raise CalibrationError('model: dynamic takes tensions only; these holds are '
                                    'displacements (use cosserat or discrete)')
         commands = [np.asarray(h.commands, dtype=float) for h in holds]
+        if model != 'dynamic' and any(has_friction(robot) for robot in robots):
+            # the path matters: each robot solves all holds in order, the robots in parallel
+            results = self.map([(robot.to_dict(), model, commands, modes, step)
+                                for robot in robots], _solve_path)
+            return Batch(points=[r[0] for r in results], rotations=[r[1] for r in results],
+                         memory=[None] * len(holds))
         memory = list(memory) if memory is not None else [None] * len(holds)
         chunks = max(1, min(len(holds), self.workers))
         bounds = np.linspace(0, len(holds), chunks + 1).astype(int)

@@ -23,10 +23,13 @@ Each name is one parameter of the robot description, or one value several share 
 * a tendon field, ``TENDONS.FIELD``: ``offset`` (hole radius, m), ``angle`` (a turn of the
   holes about the backbone, rad, from the file's angles), ``compliance`` (1/N, strain per
   newton), ``pretension`` (N: the tension on the straight robot at zero displacement, held as
-  the tendon's ``reference_length``), ``motor_distance`` (m). TENDONS is a tendon's name or a
-  pattern (``*``, ``s1_*``): the matching tendons share one value (tied; tied angles turn
-  together). ``@segment`` fits one value per segment of the match (tendons anchored at the
-  same arc length), ``@tendon`` one per tendon: ``*.pretension@segment``;
+  the tendon's ``reference_length``), ``motor_distance`` (m), ``friction`` (the Coulomb-capstan
+  coefficient nu of the sliding law, dimensionless; from 0 where the file has none: the fit
+  then solves the holds in order, each from the last, by the path-dependent statics).
+  TENDONS is a tendon's name or a pattern (``*``, ``s1_*``): the matching tendons share one
+  value (tied; tied angles turn together). ``@segment`` fits one value per segment of the
+  match (tendons anchored at the same arc length), ``@tendon`` one per tendon:
+  ``*.pretension@segment``;
 * the registration of the measurements: ``base.position`` (m) and ``base.rotation`` (a
   rotation vector about the base frame's axes, rad, turning the robot about its base from the
   file's orientation), each or one component (``base.position.z``); the marker the tip sensor
@@ -47,11 +50,12 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
+from tendon_robot_sim.models.description import PHYSICAL_RANGES
+from tendon_robot_sim.models.tendon_robot import FRICTION_LAWS, Robot, robot_from_dict
 
 ROD_FIELDS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
 DYNAMIC_FIELDS = ('damping', 'bending_torsion', 'shear_extension', 'drag')
-TENDON_FIELDS = ('offset', 'angle', 'compliance', 'pretension', 'motor_distance')
+TENDON_FIELDS = ('offset', 'angle', 'compliance', 'pretension', 'motor_distance', 'friction')
 VECTOR_FIELDS = ('base.position', 'base.rotation', 'tip_marker')
 GROUPINGS = ('segment', 'tendon')
 FITTABLE = (ROD_FIELDS + ('vertebra_mass',) + tuple(f'<tendons>.{f}' for f in TENDON_FIELDS)
@@ -65,6 +69,7 @@ ROTATION_BOUND, ROTATION_SCALE = 0.5, 0.01    # rad
 POSITION_BOUND, POSITION_SCALE = 1.0, 0.01    # rod lengths
 PRETENSION_SCALE = 1.0                        # N
 MOTOR_DISTANCE_BOUND, MOTOR_DISTANCE_SCALE = 10.0, 0.1   # rod lengths
+FRICTION_SCALE = 0.05                         # nu; bounds: the description's range of nu
 AXES = 'xyz'
 
 
@@ -206,6 +211,8 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
     elif p.field == 'pretension':      # negative: slack at zero displacement
         limit = max(robot.tendons[t].max_tension for t in p.tendons)
         default, scale = (min(-limit, p.initial), max(limit, p.initial)), PRETENSION_SCALE
+    elif p.field == 'friction':
+        default, scale = PHYSICAL_RANGES[FRICTION_LAWS['sliding']][:2], FRICTION_SCALE
     else:      # motor_distance
         default = (0.0, max(MOTOR_DISTANCE_BOUND * L, p.initial))
         scale = MOTOR_DISTANCE_SCALE * L
@@ -275,6 +282,14 @@ def _tendon_value(robot: Robot, field: str, index: int) -> float:
     tendon = robot.tendons[index]
     if field == 'angle':
         return 0.0      # a turn from the file's angle
+    if field == 'friction':
+        if tendon.friction is None:
+            return 0.0
+        if tendon.friction.law != 'sliding':
+            raise FitParameterError(
+                f'fit: {tendon.name}.friction: its law is {tendon.friction.law}, which has no '
+                'static effect; the fit is of the sliding law (Coulomb-capstan nu)')
+        return tendon.friction.coefficient
     if field == 'pretension':
         if tendon.compliance <= 0.0:
             raise FitParameterError(
@@ -306,6 +321,9 @@ def robot_with(robot: Robot, params: Sequence[FitParameter], values: Sequence[fl
                 tendon = data['tendons'][t]
                 if p.field == 'angle':
                     tendon['angle'] = robot.tendons[t].angle + value
+                elif p.field == 'friction':
+                    tendon['friction'] = {**tendon.get('friction', {'law': 'sliding'}),
+                                          'coefficient': value}
                 else:
                     tendon[p.field] = value
                     if p.field == 'offset' and tendon['routing'] == 'parallel':

@@ -36,7 +36,17 @@ towards the anchor; in between it sticks, which is the hysteresis of real tendon
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from tendon_robot_sim.models._numerics import kernel
+
+
+def turn_angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return the angles [rad] between the columns of ``a`` and ``b`` (3, k), each in [0, pi]."""
+    # atan2 of |a x b| and a . b: accurate for small and for large angles alike
+    return np.arctan2(np.linalg.norm(np.cross(a.T, b.T), axis=1), np.einsum('ij,ij->j', a, b))
 
 
 def wrap_angles(points: np.ndarray, incoming: np.ndarray) -> np.ndarray:
@@ -59,9 +69,24 @@ def wrap_angles(points: np.ndarray, incoming: np.ndarray) -> np.ndarray:
     """
     chords = np.diff(points, axis=1)
     directions = np.column_stack((incoming, chords))
-    a, b = directions[:, :-1], directions[:, 1:]
-    # atan2 of |a x b| and a . b: accurate for small and for large angles alike
-    return np.arctan2(np.linalg.norm(np.cross(a.T, b.T), axis=1), np.einsum('ij,ij->j', a, b))
+    return turn_angles(directions[:, :-1], directions[:, 1:])
+
+
+@kernel
+def stick_slip_sweep(previous, motors, theta, mu, first, out):
+    """
+    Write into ``out`` the pieces' tensions [N] of all tendons after one quasi-static step.
+
+    The pieces of tendon i are ``first[i]:first[i + 1]`` of ``previous``, ``theta`` and
+    ``out``, motor end first; ``motors`` (n,) and ``mu`` (n,) its motor tension and
+    coefficient (:func:`stick_slip`, of which this is the compiled loop).
+    """
+    for i in range(motors.size):
+        before = motors[i]
+        for k in range(first[i], first[i + 1]):
+            factor = math.exp(mu[i] * theta[k])
+            before = min(max(previous[k], before / factor), before * factor)
+            out[k] = before
 
 
 def stick_slip(previous: np.ndarray, motor: float, theta: np.ndarray, mu: float) -> np.ndarray:
@@ -73,10 +98,8 @@ def stick_slip(previous: np.ndarray, motor: float, theta: np.ndarray, mu: float)
     the Coulomb-capstan coefficient. Each piece keeps its tension within the cone of the piece
     before it and is clamped to the cone's edge outside it.
     """
-    factor = np.exp(mu * theta)
+    previous = np.asarray(previous, dtype=float)
     tensions = np.empty_like(previous)
-    before = motor
-    for k, kept in enumerate(previous):
-        before = min(max(kept, before / factor[k]), before * factor[k])
-        tensions[k] = before
+    stick_slip_sweep(previous, np.array([float(motor)]), np.asarray(theta, dtype=float),
+                     np.array([float(mu)]), np.array([0, previous.size]), tensions)
     return tensions
