@@ -299,8 +299,7 @@ class StaticsSolver:
         """
         Segments, RK4 grid, routing samples, point loads and scales (the kernel Plan).
 
-        Segments ending beyond the arc length ``reach`` [m] get ``contact_step``, the others
-        ``step``; the continuous models' grid also breaks at ``reach``.
+        Segments ending past the arc length ``reach`` [m] get ``contact_step``, the rest ``step``.
         """
         robot, rod = self.robot, self.robot.rod
         L = rod.length
