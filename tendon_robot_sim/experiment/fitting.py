@@ -20,9 +20,14 @@ by :func:`scipy.optimize.least_squares` on the residuals r = predicted - measure
 every hold (3 per hold, m), or, given a ``recording`` (model ``dynamic``; the damping and the
 drag have no static effect), on those of its replay over time.
 
-* Jacobian: forward differences of the solves, each perturbed solve starting from the
-  solution it perturbs (:meth:`StaticsSolver.recall`): a few residual evaluations instead of
-  a solve; the registration (``base.position``) and the marker (``tip_marker``) in closed form
+* Jacobian: forward differences. For the models of
+  :data:`~tendon_robot_sim.models.rod.statics.sensitivity.LINEARISABLE` without solving the
+  perturbed robots: each solution is linearised once and each perturbed robot's points follow
+  from one residual evaluation per hold (implicit function theorem,
+  :mod:`~tendon_robot_sim.models.rod.statics.sensitivity`), and the next solves start where the
+  linearisation predicts them; for the others each perturbed solve starts from the solution it
+  perturbs (:meth:`StaticsSolver.recall`): a few residual evaluations instead of a solve. The
+  registration (``base.position``) and the marker (``tip_marker``) in closed form
   (a rigid shift, the tip rotation), without a solve.
 * Continuation over the data: more than ``search_samples`` holds are first fitted on every
   k-th, then on all from there. Multi-start: ``starts`` > 1 fits that first stage from the
