@@ -33,10 +33,11 @@ drag have no static effect), on those of its replay over time.
   k-th, then on all from there. Multi-start: ``starts`` > 1 fits that first stage from the
   file's values and from ``starts - 1`` Sobol points within the bounds and goes on from the
   best.
-* Uncertainty: the covariance s^2 (J^T J)^-1 of z at the optimum (s^2 = RSS / (m - p), m
-  residuals, p parameters); standard errors and 95 % intervals per parameter, and joint 95 %
-  intervals for all p together (Bonferroni: each at 1 - 0.05 / p). They hold if the residuals
-  are independent and the model right; residuals of a real robot are neither (the model's
+* Uncertainty: the covariance s^2 (J^T J)^-1 of z at the optimum (J of solves, also where
+  the steps were linearised; s^2 = RSS / (m - p), m residuals, p parameters); standard
+  errors and 95 % intervals per parameter, and joint 95 % intervals for all p together
+  (Bonferroni: each at 1 - 0.05 / p). They hold if the residuals are independent and the
+  model right; residuals of a real robot are neither (the model's
   error is smooth along a motion), so read them as a lower bound.
 * Warnings: a parameter the data do not determine (a null direction of J), two whose
   estimates correlate beyond :data:`CORRELATION_LIMIT`, a parameter at its bound, holds
@@ -212,9 +213,11 @@ class _Problem:
     def residual(self, z) -> np.ndarray:
         return self.evaluate([np.asarray(z, dtype=float)])[0][0]
 
-    def jacobian(self, z) -> np.ndarray:
+    def jacobian(self, z, solve: bool = False) -> np.ndarray:
+        """Return the Jacobian at z; ``solve``: of solved perturbed robots, never linearised."""
         z = np.asarray(z, dtype=float)
         solved = [j for j, closed in enumerate(self.closed_form) if not closed]
+        linear = not solve and self.recording is None and self.model in LINEARISABLE
         shifted = []
         for j in solved:
             zj = z.copy()
@@ -222,7 +225,7 @@ class _Problem:
             shifted.append(zj)
         r0, failed0, rotations = self.evaluate([z])[0]
         J = np.zeros((r0.size, len(self.params)))
-        if self.recording is None and self.model in LINEARISABLE:
+        if linear:
             changed = self._linear_changes(z, shifted, failed0)
         else:
             changed = [(r - r0, failed) for r, failed, _ in self.evaluate(shifted)]
@@ -265,7 +268,7 @@ class _Problem:
         # the next solves start where the linearisation predicts them (:meth:`_start`)
         self.memory = [new if new is not None else old for new, old in zip(fresh, self.memory)]
         changes = np.array([zj - z for zj, ok in zip(shifted, valid) if ok])
-        self.moves = (z, changes, steps)
+        self.moves = (z, changes, steps) if len(changes) else None
         self.bar.total = self.bar.n + len(shifted)
         self.bar.update(len(shifted))
         self.linearised += len(shifted)
@@ -409,7 +412,10 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
                                                                          options)
             rms_before = _rms(problem.residual(z0))
             solution = problem.fit(z, **options)
-            J = problem.jacobian(solution.x)
+            # the uncertainty and the warnings from solves: a linearised Jacobian is as good
+            # for the steps but blurs a combination the data do not determine (E and the
+            # compliances without gravity) to 2e-3 of the largest singular value
+            J = problem.jacobian(solution.x, solve=True)
             r, failed, _ = problem.evaluate([solution.x])[0]
         finally:
             bar.close()

@@ -49,7 +49,8 @@ def linear_points(pl, modes, tau_in, q, tip, X, marker, build, algebraic, JX, D,
     differences of both), P0[i] the point, F0[i] the residual and L0[i] the tendons' path
     lengths there. Else ``pl`` is a changed robot (another parameter value, the same grid and
     scales) and P[i] its point after one Newton step from the solution, linearised: with
-    F = F(X[i]) under ``pl``, the step DX[i] = -JX[i] F and P[i] = point(X[i]) + D[i] DX[i]
+    F = F(X[i]) under ``pl``, the step DX[i] = -JX[i] (F - F0[i]) and
+    P[i] = point(X[i]) + D[i] DX[i]
     (implicit function theorem: the point's derivative by the parameter is (P[i] - point of
     the solved robot) / change, without a solve of the changed robot). ``algebraic``: ``pl``
     differs from the solved robot's plan in the tendons' law alone (rest length, compliance,
@@ -113,10 +114,12 @@ def linear_points(pl, modes, tau_in, q, tip, X, marker, build, algebraic, JX, D,
                 P0[i, a] = point[a]
             ok[i] = True
             continue
+        # the change of the residual: the solution's own (within the solver's tolerance) would
+        # otherwise count as a change of the parameter, divided by a small one
         for c in range(n):
             dx = 0.0
             for r in range(n):
-                dx -= JX[i, c, r] * F[r]
+                dx -= JX[i, c, r] * (F[r] - F0[i, r])
             DX[i, c] = dx
             for a in range(3):
                 point[a] += D[i, a, c] * dx
