@@ -255,16 +255,20 @@ class _Problem:
         To first order from the solutions at z, without solving the shifted robots
         (:meth:`Evaluator.linear_batch`): the columns of the Jacobian.
         """
-        if self.memory_at != z.tobytes():      # the solutions at z were not the last solved
-            batch = self.evaluator.solve_batch([self.robot_at(z)], self.holds, self.model,
-                                               self.step, self.memory)
+        base = self._robot_or_none(z)
+        if base is None:        # no robot, no point: every column is zero (as when solved)
+            return [(np.zeros(3 * len(failed)), np.ones(len(failed), dtype=bool))
+                    for _ in shifted]
+        if self.memory is None or self.memory_at != z.tobytes():   # not the last solved
+            batch = self.evaluator.solve_batch([base], self.holds, self.model, self.step,
+                                               self.memory)
             self.memory, self.memory_at = batch.memory, z.tobytes()
         memory = [None if f else m for m, f in zip(self.memory, failed)]
         robots = [self._robot_or_none(zj) for zj in shifted]
         valid = [robot is not None for robot in robots]
         points, fresh, steps = self.evaluator.linear_batch(
-            [self.robot_at(z)] + [robot for robot in robots if robot is not None], self.holds,
-            self.model, self.step, memory)
+            [base] + [robot for robot in robots if robot is not None], self.holds, self.model,
+            self.step, memory)
         # the next solves start where the linearisation predicts them (:meth:`_start`)
         self.memory = [new if new is not None else old for new, old in zip(fresh, self.memory)]
         changes = np.array([zj - z for zj, ok in zip(shifted, valid) if ok])
@@ -439,7 +443,8 @@ def _best_start(search: _Problem, z0: np.ndarray, starts: int, options: dict) ->
         candidates += list(search.low + unit * (search.high - search.low))
     best = None
     for z in candidates:
-        search.memory = None          # far from the last point: start every hold afresh
+        # far from the last point: start every hold afresh
+        search.memory = search.memory_at = search.moves = None
         solution = search.fit(z, **options)
         if best is None or solution.cost < best.cost:
             best = solution
