@@ -44,6 +44,8 @@ from tendon_robot_sim.experiment.experiment import advance_to, Hold, Recording
 from tendon_robot_sim.files.outputs import make_folder, save_figure, write_output
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.plotting import legend_beside
+from tendon_robot_sim.models.rod.statics.sensitivity import (linear_points, linearize,
+                                                             restarted, solutions)
 from tendon_robot_sim.models.rod.statics.solver import MODELS, StaticsSolver
 from tendon_robot_sim.models.rod.statics.stick_slip import has_friction, StickSlipStatics
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
@@ -129,6 +131,42 @@ def _solve_path(task) -> tuple:
     return points, rotations
 
 
+def _linear_batch(task) -> tuple:
+    """
+    Worker: the measured points of a chunk of holds for robots near the first, to first order.
+
+    The task: robots (YAML data), model, commands and input modes of the holds, RK4 step,
+    and the first robot's memory after each hold's solve (None: no solution). Each solution
+    of the first robot is linearised once; the others' points follow from it
+    (:mod:`~tendon_robot_sim.models.rod.statics.sensitivity`: one residual evaluation per
+    hold and robot, no solve). Returns the points (k, m, 3) [m, NaN: none], the first
+    robot's included; per hold the first robot's memory with the linearisation's Jacobian
+    (None: none) and the steps (k - 1, n) of its unknowns to each other robot's solution.
+    """
+    robots_data, model, commands, modes, step, memories = task
+    robots = [robot_from_dict(data) for data in robots_data]
+    first = StaticsSolver(robots[0], model, step=step)
+    others = [StaticsSolver(robot, model, step=step) for robot in robots[1:]]
+    points = np.full((len(robots), len(commands), 3), np.nan)
+    memory, steps = [None] * len(commands), [None] * len(commands)
+    for tension in (True, False):
+        rows = [i for i, mode in enumerate(modes) if (mode == 'tension') == tension]
+        if not rows:
+            continue
+        lin = linearize(first, np.array([commands[i] for i in rows]), tension,
+                        solutions(first, [memories[i] for i in rows], tension),
+                        robots[0].tip_marker)
+        points[0, rows] = lin.points
+        moved = np.full((len(others), len(rows), lin.x.shape[1]), np.nan)
+        for k, solver in enumerate(others):
+            points[k + 1, rows], moved[k] = linear_points(solver, lin)
+        for j, i in enumerate(rows):
+            if np.isfinite(lin.x[j, 0]):
+                memory[i] = restarted(memories[i], tension, inverse=lin.inverse[j])
+                steps[i] = moved[:, j]
+    return points, memory, steps
+
+
 def _replay_task(task) -> np.ndarray:
     """Worker: the simulated tips of one replay. Picklable, module level."""
     robot_data, recording, settle_time = task
@@ -172,28 +210,48 @@ class Evaluator(Pool):
         if model not in PREDICT_MODELS:
             raise CalibrationError(f'model: must be one of {list(PREDICT_MODELS)}, '
                                    f'got {model!r}')
-        modes = ['tension' if h.tensions is not None else 'displacement' for h in holds]
-        if model == 'dynamic' and 'displacement' in modes:
+        if model == 'dynamic' and any(h.tensions is None for h in holds):
             raise CalibrationError('model: dynamic takes tensions only; these holds are '
                                    'displacements (use cosserat or discrete)')
-        commands = [np.asarray(h.commands, dtype=float) for h in holds]
         if model != 'dynamic' and any(has_friction(robot) for robot in robots):
             # the path matters: each robot solves all holds in order, the robots in parallel
+            modes = ['tension' if h.tensions is not None else 'displacement' for h in holds]
+            commands = [np.asarray(h.commands, dtype=float) for h in holds]
             results = self.map([(robot.to_dict(), model, commands, modes, step)
                                 for robot in robots], _solve_path)
             return Batch(points=[r[0] for r in results], rotations=[r[1] for r in results],
                          memory=[None] * len(holds))
-        memory = list(memory) if memory is not None else [None] * len(holds)
-        chunks = max(1, min(len(holds), self.workers))
-        bounds = np.linspace(0, len(holds), chunks + 1).astype(int)
-        data = [robot.to_dict() for robot in robots]
-        results = self.map([(data, model, commands[a:b], modes[a:b], step, memory[a:b])
-                            for a, b in zip(bounds[:-1], bounds[1:])], _solve_batch)
+        results = self.map(self._tasks(robots, holds, model, step, memory), _solve_batch)
         return Batch(points=[np.concatenate([r[0][k] for r in results])
                              for k in range(len(robots))],
                      rotations=[np.concatenate([r[1][k] for r in results])
                                 for k in range(len(robots))],
                      memory=[m for r in results for m in r[2]])
+
+    def linear_batch(self, robots: Sequence[Robot], holds: Sequence[Hold], model: str,
+                     step: float | None, memory: Sequence) -> tuple:
+        """
+        Points (k, m, 3) of ``holds`` for robots near the first, to first order, in parallel.
+
+        ``memory``: the first robot's warm-start memory after each hold's solve
+        (:attr:`Batch.memory`; None where it has no solution: NaN points). A statics model.
+        Also returns per hold that memory with a fresh Jacobian and the steps (k - 1, n) of the
+        unknowns to the other robots' solutions (None: no solution).
+        """
+        results = self.map(self._tasks(robots, holds, model, step, memory), _linear_batch)
+        return (np.concatenate([r[0] for r in results], axis=1),
+                [m for r in results for m in r[1]], [s for r in results for s in r[2]])
+
+    def _tasks(self, robots, holds, model, step, memory) -> list[tuple]:
+        """One task per worker: robots, model, a contiguous chunk of the holds, step, memory."""
+        modes = ['tension' if h.tensions is not None else 'displacement' for h in holds]
+        commands = [np.asarray(h.commands, dtype=float) for h in holds]
+        memory = list(memory) if memory is not None else [None] * len(holds)
+        chunks = max(1, min(len(holds), self.workers))
+        bounds = np.linspace(0, len(holds), chunks + 1).astype(int)
+        data = [robot.to_dict() for robot in robots]
+        return [(data, model, commands[a:b], modes[a:b], step, memory[a:b])
+                for a, b in zip(bounds[:-1], bounds[1:])]
 
     def predict_many(self, robots: Sequence[Robot], holds: Sequence[Hold],
                      model: str) -> list[np.ndarray]:

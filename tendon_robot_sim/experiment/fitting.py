@@ -20,18 +20,24 @@ by :func:`scipy.optimize.least_squares` on the residuals r = predicted - measure
 every hold (3 per hold, m), or, given a ``recording`` (model ``dynamic``; the damping and the
 drag have no static effect), on those of its replay over time.
 
-* Jacobian: forward differences of the solves, each perturbed solve starting from the
-  solution it perturbs (:meth:`StaticsSolver.recall`): a few residual evaluations instead of
-  a solve; the registration (``base.position``) and the marker (``tip_marker``) in closed form
+* Jacobian: forward differences. For the models of
+  :data:`~tendon_robot_sim.models.rod.statics.sensitivity.LINEARISABLE` without solving the
+  perturbed robots: each solution is linearised once and each perturbed robot's points follow
+  from one residual evaluation per hold (implicit function theorem,
+  :mod:`~tendon_robot_sim.models.rod.statics.sensitivity`), and the next solves start where the
+  linearisation predicts them; for the others each perturbed solve starts from the solution it
+  perturbs (:meth:`StaticsSolver.recall`): a few residual evaluations instead of a solve. The
+  registration (``base.position``) and the marker (``tip_marker``) in closed form
   (a rigid shift, the tip rotation), without a solve.
 * Continuation over the data: more than ``search_samples`` holds are first fitted on every
   k-th, then on all from there. Multi-start: ``starts`` > 1 fits that first stage from the
   file's values and from ``starts - 1`` Sobol points within the bounds and goes on from the
   best.
-* Uncertainty: the covariance s^2 (J^T J)^-1 of z at the optimum (s^2 = RSS / (m - p), m
-  residuals, p parameters); standard errors and 95 % intervals per parameter, and joint 95 %
-  intervals for all p together (Bonferroni: each at 1 - 0.05 / p). They hold if the residuals
-  are independent and the model right; residuals of a real robot are neither (the model's
+* Uncertainty: the covariance s^2 (J^T J)^-1 of z at the optimum (J of solves, also where
+  the steps were linearised; s^2 = RSS / (m - p), m residuals, p parameters); standard
+  errors and 95 % intervals per parameter, and joint 95 % intervals for all p together
+  (Bonferroni: each at 1 - 0.05 / p). They hold if the residuals are independent and the
+  model right; residuals of a real robot are neither (the model's
   error is smooth along a motion), so read them as a lower bound.
 * Warnings: a parameter the data do not determine (a null direction of J), two whose
   estimates correlate beyond :data:`CORRELATION_LIMIT`, a parameter at its bound, holds
@@ -54,6 +60,8 @@ from tendon_robot_sim.experiment.experiment import Hold, Recording
 from tendon_robot_sim.experiment.fit_parameters import (DYNAMIC_FIELDS, FitParameter,
                                                         FitParameterError, parse_fit, robot_with)
 from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.rod.statics.sensitivity import LINEARISABLE, restarted
+from tendon_robot_sim.models.rod.statics.stick_slip import has_friction
 from tendon_robot_sim.models.tendon_robot import Robot
 from tendon_robot_sim.parallel import Scheduler
 
@@ -90,6 +98,7 @@ class Calibration:
     rms_before: float                     # m, RMS (Euclidean) error with the initial values
     rms_after: float                      # m
     evaluations: int                      # parameter sets solved
+    linearised: int                       # of them: linearised about a solution (Jacobian)
     holds: int                            # holds (or samples) fitted
     failed: int                           # of them without an equilibrium at the optimum
     warnings: tuple[str, ...]
@@ -112,7 +121,8 @@ class Calibration:
                          f'{p.initial:.6g})')
         lines.append(f'RMS tip error: {self.rms_before * 1e3:.3f} mm before, '
                      f'{self.rms_after * 1e3:.3f} mm after ({self.holds} points, '
-                     f'{self.evaluations} parameter sets solved)')
+                     f'{self.evaluations} parameter sets solved, {self.linearised} of them '
+                     'linearised about a solution)')
         lines += [f'warning: {text}' for text in self.warnings]
         return '\n'.join(lines)
 
@@ -128,6 +138,7 @@ class Calibration:
                                self.joint_intervals)},
             'rms_before_mm': self.rms_before * 1e3, 'rms_after_mm': self.rms_after * 1e3,
             'points': self.holds, 'failed': self.failed, 'evaluations': self.evaluations,
+            'linearised': self.linearised,
             'warnings': list(self.warnings),
         }
 
@@ -144,6 +155,9 @@ class _Problem:
         self.settle = settle_time(robot) if recording is not None else None
         self.cache = {}
         self.memory = None
+        self.memory_at = None      # the z whose solutions self.memory holds
+        self.linearised = 0        # parameter sets evaluated by linearisation
+        self.moves = None          # the last linearisation: z, the shifts, each hold's steps
         self.low = np.array([p.z_bounds[0] for p in params])
         self.high = np.array([p.z_bounds[1] for p in params])
         # without gravity and tip load, a turn of the base turns the robot rigidly
@@ -152,6 +166,7 @@ class _Problem:
         self.closed_form = [p.analytic or (rigid and p.field == 'base.rotation')
                             for p in params]
         self.base_position = robot.base.position
+        self.path_dependent = has_friction(robot) or any(p.field == 'friction' for p in params)
 
     def robot_at(self, z: np.ndarray) -> Robot:
         return robot_with(self.robot, self.params, [p.from_z(v) for p, v in zip(self.params, z)])
@@ -181,10 +196,10 @@ class _Problem:
                 rotations = [None] * len(valid)
             else:
                 batch = self.evaluator.solve_batch(valid, self.holds, self.model, self.step,
-                                                   self.memory)
+                                                   self._start(missing[0]))
                 points, rotations = batch.points, batch.rotations
                 if robots[0] is not None:      # the memory is the first robot's
-                    self.memory = batch.memory
+                    self.memory, self.memory_at = batch.memory, missing[0].tobytes()
             solved = iter(zip(points, rotations))
             m = len(self.measured)
             nowhere = (np.full((m, 3), np.nan), np.full((m, 3, 3), np.nan))
@@ -200,19 +215,27 @@ class _Problem:
     def residual(self, z) -> np.ndarray:
         return self.evaluate([np.asarray(z, dtype=float)])[0][0]
 
-    def jacobian(self, z) -> np.ndarray:
+    def jacobian(self, z, solve: bool = False) -> np.ndarray:
+        """Return the Jacobian at z; ``solve``: of solved perturbed robots, never linearised."""
         z = np.asarray(z, dtype=float)
         solved = [j for j, closed in enumerate(self.closed_form) if not closed]
+        # a robot with tendon friction is solved along the path (its points depend on the
+        # order): no linearisation of one hold's solution holds for it
+        linear = (not solve and self.recording is None and self.model in LINEARISABLE
+                  and not self.path_dependent)
         shifted = []
         for j in solved:
             zj = z.copy()
             zj[j] += FD_STEP if zj[j] + FD_STEP <= self.high[j] else -FD_STEP   # inside
             shifted.append(zj)
-        values = self.evaluate([z] + shifted)
-        r0, failed0, rotations = values[0]
+        r0, failed0, rotations = self.evaluate([z])[0]
         J = np.zeros((r0.size, len(self.params)))
-        for j, zj, (r, failed, _) in zip(solved, shifted, values[1:]):
-            column = (r - r0) / (zj[j] - z[j])
+        if linear:
+            changed = self._linear_changes(z, shifted, failed0)
+        else:
+            changed = [(r - r0, failed) for r, failed, _ in self.evaluate(shifted)]
+        for j, zj, (change, failed) in zip(solved, shifted, changed):
+            column = change / (zj[j] - z[j])
             column.reshape(-1, 3)[failed | failed0] = 0.0
             J[:, j] = column
         points = (r0.reshape(-1, 3) + self.measured) - self._base(z)
@@ -228,6 +251,60 @@ class _Problem:
             if self.closed_form[j]:
                 J[:, j].reshape(-1, 3)[failed0] = 0.0
         return J
+
+    def _linear_changes(self, z: np.ndarray, shifted: list[np.ndarray],
+                        failed: np.ndarray) -> list[tuple]:
+        """
+        Return the change of the residual (3m,) and the failed points (m,) at each ``shifted``.
+
+        To first order from the solutions at z, without solving the shifted robots
+        (:meth:`Evaluator.linear_batch`): the columns of the Jacobian.
+        """
+        base = self._robot_or_none(z)
+        if base is None:        # no robot, no point: every column is zero (as when solved)
+            return [(np.zeros(3 * len(failed)), np.ones(len(failed), dtype=bool))
+                    for _ in shifted]
+        if self.memory is None or self.memory_at != z.tobytes():   # not the last solved
+            batch = self.evaluator.solve_batch([base], self.holds, self.model, self.step,
+                                               self.memory)
+            self.memory, self.memory_at = batch.memory, z.tobytes()
+        memory = [None if f else m for m, f in zip(self.memory, failed)]
+        robots = [self._robot_or_none(zj) for zj in shifted]
+        valid = [robot is not None for robot in robots]
+        points, fresh, steps = self.evaluator.linear_batch(
+            [base] + [robot for robot in robots if robot is not None], self.holds, self.model,
+            self.step, memory)
+        # the next solves start where the linearisation predicts them (:meth:`_start`)
+        self.memory = [new if new is not None else old for new, old in zip(fresh, self.memory)]
+        changes = np.array([zj - z for zj, ok in zip(shifted, valid) if ok])
+        self.moves = (z, changes, steps) if len(changes) else None
+        self.bar.total = self.bar.n + len(shifted)
+        self.bar.update(len(shifted))
+        self.linearised += len(shifted)
+        changed = iter(points[1:] - points[0])
+        result = []
+        for robot in robots:
+            change = next(changed) if robot is not None else np.full((len(failed), 3), np.nan)
+            nowhere = np.isnan(change).any(axis=1)
+            change[nowhere] = 0.0
+            result.append((change.ravel(), nowhere))
+        return result
+
+    def _start(self, z: np.ndarray) -> list | None:
+        """
+        Return the memory the solves at z start from: the last solutions, moved to first order.
+
+        After a linearisation at the last solutions' z0 (:meth:`_linear_changes`) each
+        solution's unknowns are moved by their steps to the shifted robots, combined as
+        z - z0 is of the shifts (least squares: the shifts are along the solved parameters).
+        """
+        if self.moves is None or self.moves[0].tobytes() != self.memory_at:
+            return self.memory
+        z0, changes, steps = self.moves
+        weights = np.linalg.lstsq(changes.T, z - z0, rcond=None)[0]
+        return [memory if row is None or not np.all(np.isfinite(row)) else
+                restarted(memory, hold.tensions is not None, weights @ row)
+                for memory, row, hold in zip(self.memory, steps, self.holds)]
 
     def _base(self, z: np.ndarray) -> np.ndarray:
         """Return the base position [m] at z."""
@@ -344,12 +421,17 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
                                                                          options)
             rms_before = _rms(problem.residual(z0))
             solution = problem.fit(z, **options)
-            J = problem.jacobian(solution.x)
+            # the uncertainty and the warnings from solves: a linearised Jacobian is as good
+            # for the steps but blurs a combination the data do not determine (E and the
+            # compliances without gravity) to 2e-3 of the largest singular value
+            J = problem.jacobian(solution.x, solve=True)
             r, failed, _ = problem.evaluate([solution.x])[0]
         finally:
             bar.close()
-    evaluations = sum(len(p.cache) for p in {id(problem): problem, id(search): search}.values())
-    return _result(problem, solution.x, J, r, failed, rms_before, evaluations)
+    problems = {id(problem): problem, id(search): search}.values()
+    evaluations = sum(len(p.cache) + p.linearised for p in problems)
+    linearised = sum(p.linearised for p in problems)
+    return _result(problem, solution.x, J, r, failed, rms_before, evaluations, linearised)
 
 
 def _rms(residual: np.ndarray) -> float:
@@ -366,7 +448,8 @@ def _best_start(search: _Problem, z0: np.ndarray, starts: int, options: dict) ->
         candidates += list(search.low + unit * (search.high - search.low))
     best = None
     for z in candidates:
-        search.memory = None          # far from the last point: start every hold afresh
+        # far from the last point: start every hold afresh
+        search.memory = search.memory_at = search.moves = None
         solution = search.fit(z, **options)
         if best is None or solution.cost < best.cost:
             best = solution
@@ -374,7 +457,8 @@ def _best_start(search: _Problem, z0: np.ndarray, starts: int, options: dict) ->
 
 
 def _result(problem: _Problem, z: np.ndarray, J: np.ndarray, r: np.ndarray,
-            failed: np.ndarray, rms_before: float, evaluations: int) -> Calibration:
+            failed: np.ndarray, rms_before: float, evaluations: int,
+            linearised: int) -> Calibration:
     """Return the calibration at z: values, uncertainty from J, warnings."""
     from scipy.stats import t as student_t
 
@@ -407,7 +491,8 @@ def _result(problem: _Problem, z: np.ndarray, J: np.ndarray, r: np.ndarray,
     return Calibration(robot=problem.robot_at(z), parameters=tuple(params), values=values,
                        sigma=sigma, intervals=bands[0], joint_intervals=bands[1],
                        correlations=correlations, rms_before=rms_before, rms_after=_rms(r),
-                       evaluations=evaluations, holds=len(problem.measured),
+                       evaluations=evaluations, linearised=linearised,
+                       holds=len(problem.measured),
                        failed=int(failed.sum()), warnings=tuple(warnings))
 
 

@@ -22,7 +22,7 @@ to numba's cache (next to the sources, or ``NUMBA_CACHE_DIR``, see
 second. Calling the models as the simulator node and the commands do (same constructors,
 same argument types) compiles exactly the signatures they will ask for: the rod dynamics,
 explicit (``advance_rod``) and implicit (``advance``), the rod statics of every formulation
-(solve, poses), the parallel
+(solve, poses) and the statics' sensitivities of a calibration, the parallel
 robot (``pcr_solve``), the snake and the constant-curvature trunk kernels.
 """
 
@@ -86,6 +86,23 @@ def _all_tasks() -> Iterator[tuple[str, Callable[[], None]]]:
             for variant, options in variants:
                 label = f'{kind} {mode}' + (f' ({variant})' if variant else '')
                 yield label, _warmer(path, mode, options)
+    yield 'tendon_robot calibration (statics sensitivities)', _warm_sensitivities
+
+
+def _warm_sensitivities() -> None:
+    """Linearise a statics solution and move it, as a calibration's Jacobian does."""
+    from tendon_robot_sim.models.rod.statics.sensitivity import (linear_points, linearize,
+                                                                 solutions)
+    from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+    from tendon_robot_sim.models.tendon_robot import load_robot
+
+    robot = load_robot(share_dir() / 'config' / DESCRIPTIONS['tendon_robot'])
+    solver = StaticsSolver(robot, 'cosserat')
+    commands = np.zeros((1, len(robot.tendons)))
+    solver.solve_displacements(commands[0])
+    linear_points(solver, linearize(solver, commands, False,
+                                    solutions(solver, [solver.memory()], False),
+                                    robot.tip_marker))
 
 
 def _warmer(path: Path, mode: str, options: ModelOptions) -> Callable[[], None]:

@@ -612,22 +612,38 @@ def _residual(pl, modes, tau_in, q, tip, x, F, traj, tau, lengths, bays, w):
     (:func:`tendon_robot_sim.models.tendon_robot.tendon_displacements`). Fills tau and lengths;
     False if the state became non-finite.
     """
-    nt = pl.nt
-    i = 6
-    for t in range(nt):
-        if modes[t] == TENSION:
-            tau[t] = tau_in[t]
-        else:
-            tau[t] = max(x[i], 0.0) * pl.scale[0, 6 + t]
-            i += 1
+    tensions(pl, modes, tau_in, x, tau)
     if pl.model == DISCRETE:
         ok = _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w)
     else:
         ok = _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w)
     if not ok:
         return False
+    return tendon_residuals(pl, modes, q, x, F, tau, lengths)
+
+
+@kernel
+def tensions(pl, modes, tau_in, x, tau):
+    """Write the tendon tensions tau [N]: given (TENSION) or the unknowns' max(z, 0)."""
     i = 6
-    for t in range(nt):
+    for t in range(pl.nt):
+        if modes[t] == TENSION:
+            tau[t] = tau_in[t]
+        else:
+            tau[t] = max(x[i], 0.0) * pl.scale[0, 6 + t]
+            i += 1
+
+
+@kernel
+def tendon_residuals(pl, modes, q, x, F, tau, lengths):
+    """
+    Write the length residuals F[6:] of :func:`_residual` from the tendons' path lengths.
+
+    They depend on the tendons' law (rest length, compliance, motor distance) and not on the
+    rod's shape beyond ``lengths``. False if F is not finite.
+    """
+    i = 6
+    for t in range(pl.nt):
         if modes[t] == TENSION:
             continue
         slack = max(-x[i], 0.0) * pl.scale[0, 6 + t] * pl.tendon[TENDON_SLACK, t]

@@ -737,6 +737,19 @@ class StaticsSolver:
         """
         return self._plan._replace(**fields)
 
+    def kernel_buffers(self, tension: bool) -> tuple:
+        """
+        Return the kernels' inputs of one input mode besides the plan.
+
+        The tendon modes, the tip load (force, moment; world frame), traj, tau, lengths,
+        bays and work buffers.
+
+        :mod:`~tendon_robot_sim.models.rod.statics.sensitivity` evaluates residuals with them.
+        """
+        mode = kernels.TENSION if tension else kernels.DISPLACEMENT
+        return (self._tendon_modes[mode], self._tip(None, None), self._traj, self._tau,
+                self._lengths, self._bays, self._modes[mode].work)
+
     def shape(self, traj: np.ndarray) -> Shape:
         """
         Poses of a solution trajectory of this solver's grid (rows of p, R, ...).
