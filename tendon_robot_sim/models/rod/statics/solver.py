@@ -109,6 +109,7 @@ from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.contact_continuation import (continue_from_last,
                                                                       continue_in_load)
+from tendon_robot_sim.models.rod.statics.grid import shooting_grid
 from tendon_robot_sim.models.rod.statics.result import Shape, StaticsResult
 from tendon_robot_sim.models.rod.tendons._friction_kernels import FR_SIZE, FW_SIZE
 from tendon_robot_sim.models.rod.tendons.routing import routing_functions, RoutingFunction
@@ -296,30 +297,16 @@ class StaticsSolver:
 
     def _build(self, step: float, extra_breaks: Sequence[float], contact_step: float,
                reach: float) -> None:
-        """
-        Segments, RK4 grid, routing samples, point loads and scales (the kernel Plan).
-
-        Segments ending past the arc length ``reach`` [m] get ``contact_step``, the rest ``step``.
-        """
-        robot, rod = self.robot, self.robot.rod
-        L = rod.length
+        """Segments (:mod:`.grid`), routing samples, point loads and scales (the kernel Plan)."""
+        robot, rod, L = self.robot, self.robot.rod, self.robot.rod.length
         nt = self.n_tendons
         vertebrae = robot.vertebra_positions
         ends = np.array([t.end for t in robot.tendons])
         breaks = (list(vertebrae) + [L] + ([] if self.model == 'discrete' else list(ends))
                   + [b for b in extra_breaks if 0.0 < b < L]
                   + ([reach] if self.model != 'discrete' and 0.0 < reach < L else []))
-        seg_end = []
-        for b in sorted(breaks):
-            if not seg_end or b - seg_end[-1] > POSITION_TOLERANCE:
-                seg_end.append(b)
-        seg_end = np.array(seg_end)
-        seg_start = np.concatenate(([0.0], seg_end[:-1]))
-        seg_step = np.where(seg_end > reach + POSITION_TOLERANCE, min(step, contact_step), step)
-        seg_n = np.maximum(1, np.ceil((seg_end - seg_start) / seg_step - 1e-9)).astype(np.int64)
-        seg_h = (seg_end - seg_start) / seg_n
-        seg_pt = np.concatenate(([0], np.cumsum(2 * seg_n + 1)[:-1])).astype(np.int64)
-        seg_row = np.concatenate(([0], np.cumsum(seg_n)[:-1])).astype(np.int64)
+        seg_start, seg_end, seg_n, seg_h, seg_pt, seg_row = shooting_grid(
+            breaks, step, contact_step, reach)
         nseg = seg_end.size
 
         def near(a, b):
