@@ -30,9 +30,10 @@ drag have no static effect), on those of its replay over time.
   registration (``base.position``) and the marker (``tip_marker``) in closed form
   (a rigid shift, the tip rotation), without a solve.
 * Continuation over the data: more than ``search_samples`` holds are first fitted on every
-  k-th, then on all from there. Multi-start: ``starts`` > 1 fits that first stage from the
-  file's values and from ``starts - 1`` Sobol points within the bounds and goes on from the
-  best.
+  k-th, then on all from there (their first solves each from the hold before: the solutions
+  at the file's values are too far to start Newton from). Multi-start: ``starts`` > 1 fits
+  that first stage from the file's values and from ``starts - 1`` Sobol points within the
+  bounds and goes on from the best.
 * Uncertainty: the covariance s^2 (J^T J)^-1 of z at the optimum (J of solves, also where
   the steps were linearised; s^2 = RSS / (m - p), m residuals, p parameters); standard
   errors and 95 % intervals per parameter, and joint 95 % intervals for all p together
