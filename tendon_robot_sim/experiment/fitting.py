@@ -30,9 +30,10 @@ drag have no static effect), on those of its replay over time.
   registration (``base.position``) and the marker (``tip_marker``) in closed form
   (a rigid shift, the tip rotation), without a solve.
 * Continuation over the data: more than ``search_samples`` holds are first fitted on every
-  k-th, then on all from there. Multi-start: ``starts`` > 1 fits that first stage from the
-  file's values and from ``starts - 1`` Sobol points within the bounds and goes on from the
-  best.
+  k-th, then on all from there (their first solves each from the hold before: the solutions
+  at the file's values are too far to start Newton from). Multi-start: ``starts`` > 1 fits
+  that first stage from the file's values and from ``starts - 1`` Sobol points within the
+  bounds and goes on from the best.
 * Uncertainty: the covariance s^2 (J^T J)^-1 of z at the optimum (J of solves, also where
   the steps were linearised; s^2 = RSS / (m - p), m residuals, p parameters); standard
   errors and 95 % intervals per parameter, and joint 95 % intervals for all p together
@@ -167,6 +168,10 @@ class _Problem:
                             for p in params]
         self.base_position = robot.base.position
         self.path_dependent = has_friction(robot) or any(p.field == 'friction' for p in params)
+
+    def forget(self) -> None:
+        """Start the next solves afresh: each from the hold before, none from a memory."""
+        self.memory = self.memory_at = self.moves = None
 
     def robot_at(self, z: np.ndarray) -> Robot:
         return robot_with(self.robot, self.params, [p.from_z(v) for p, v in zip(self.params, z)])
@@ -420,6 +425,12 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
             z = z0 if search is problem and starts == 1 else _best_start(search, z0, starts,
                                                                          options)
             rms_before = _rms(problem.residual(z0))
+            if z is not z0:
+                # the first stage moved the parameters far: each worker's solves at z start
+                # from the hold before (a continuation along the data), not from the
+                # solutions at z0 (from which Newton gets lost: on the FTDCR v4 train set a
+                # solve of all samples took 8 times as long)
+                problem.forget()
             solution = problem.fit(z, **options)
             # the uncertainty and the warnings from solves: a linearised Jacobian is as good
             # for the steps but blurs a combination the data do not determine (E and the
@@ -449,7 +460,7 @@ def _best_start(search: _Problem, z0: np.ndarray, starts: int, options: dict) ->
     best = None
     for z in candidates:
         # far from the last point: start every hold afresh
-        search.memory = search.memory_at = search.moves = None
+        search.forget()
         solution = search.fit(z, **options)
         if best is None or solution.cost < best.cost:
             best = solution
