@@ -131,6 +131,7 @@ class TargetPanel:
             visible=False)
         self.gizmo.on_update(self._dragged)
         self.touched = False    # a user took the gizmo: it stops following the tip
+        self.dragging = False   # between a drag's start and its end (its last target)
         self.folder = gui.add_folder('Tip target (tip/target)', order=2.0)
         with self.folder:
             self.field = gui.add_vector3('target [m]', (0.0, 0.0, 0.0), step=0.0001,
@@ -161,6 +162,7 @@ class TargetPanel:
         if event.client is None:
             return
         self.touched = True     # from the grab ('start') on, the gizmo is the user's
+        self.dragging = event.phase != 'end'
         if event.phase == 'start':
             return
         point = np.array(event.target.position, dtype=float)
