@@ -227,11 +227,15 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
         nodes += [recorder, driver]
         for node in nodes:
             executor.add_node(node)
-        # Ready: the bridge is active (state and tip flow) and the controller and the
-        # recorder both listen to commands.
-        if not wait_until(executor, lambda: (driver.tips and driver.tensions and
-                                             driver.command_pub.get_subscription_count() >= 2),
-                          STARTUP_TIMEOUT, alive):
+        # Ready: the bridge is active (state and tip flow, to the driver and into the bag:
+        # the recorder's subscriptions can match later than the driver's) and the controller
+        # and the recorder both listen to commands.
+        if not wait_until(executor, lambda: (
+                driver.tips and driver.tensions
+                and recorder.recorded(topics.TENDON_STATE)
+                and recorder.recorded(topics.TIP_MEASURED)
+                and driver.command_pub.get_subscription_count() >= 2),
+                STARTUP_TIMEOUT, alive):
             raise CommandError(f'the hardware stack did not come up within '
                                f'{STARTUP_TIMEOUT:g} s; see {log_path}')
         steps = []

@@ -84,6 +84,10 @@ class BagRecorder(Node):
         """Messages recorded per resolved topic name."""
         return dict(self.bag.counts)
 
+    def recorded(self, topic) -> int:
+        """Messages recorded of ``topic`` (a :mod:`~tendon_robot_sim.ros.topics` entry)."""
+        return self.bag.counts.get(self.resolve_topic_name(topic.name), 0)
+
     def close(self) -> None:
         """Finish the bag (idempotent); later messages are dropped."""
         if not self.closed:
