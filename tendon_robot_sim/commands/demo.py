@@ -226,6 +226,7 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
 
     from tendon_robot_sim.ros.demo import (DemoDriver, phase_budget, run_phases, shut_down,
                                            wait_until)
+    from tendon_robot_sim.ros import topics
     from tendon_robot_sim.ros.recorder import BagRecorder
 
     def alive() -> None:
@@ -246,11 +247,14 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
         nodes.append(driver)
         for node in nodes:
             executor.add_node(node)
-        # Ready: the robot is drawn, time runs, and the controller and the recorder
-        # both listen to commands, the controller to tip targets (a command sent
+        # Ready: the robot is drawn (to the driver and into the bag: the recorder's
+        # subscriptions can match later than the driver's), time runs, and the controller and
+        # the recorder both listen to commands, the controller to tip targets (a command sent
         # earlier would be lost to them).
         ready = wait_until(
             executor, lambda: (driver.tip_pose is not None and driver.markers is not None
+                               and recorder.recorded(topics.TENDON_STATE)
+                               and recorder.recorded(topics.TIP_POSE)
                                and driver.now() > 0.0
                                and driver.command_pub.get_subscription_count() >= 2
                                and driver.target_pub.get_subscription_count() >= 1),
