@@ -52,11 +52,12 @@ import subprocess
 import sys
 import time
 
-from bench_implicit import ramp, run_peer, till_inputs
+import bench_implicit
+from bench_implicit import robot_case, run_peer, till_figures
 from machine import machine_info
 import numpy as np
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator, StepFailed
+from tendon_robot_sim.models.rod.dynamics.implicit import StepFailed
 from tendon_robot_sim.models.tendon_robot import load_robot, TendonFriction
 from tqdm import tqdm
 
@@ -71,16 +72,8 @@ TARGETS = {'till_sliding_real_time_factor_in_simulate': 10.0,
 
 def run_till(law: str, duration: float = 24.95):
     """(wall s, CPU s, tips (n + 1, 3), simulator) of Till's ``law`` example."""
-    sim = ImplicitSimulator(load_robot(CONFIG / f'till_friction_{law}.yaml'), dt=0.05,
-                            alpha=ALPHA[law])
-    sim.set_displacements([0.0])
-    sim.place_at_rest()
-    start = sim.state().tip_position
-    inputs = till_inputs(0.05, duration)
-    wall, cpu = time.perf_counter(), time.process_time()
-    record = sim.follow(inputs, 'displacement')
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return wall, cpu, np.vstack((start, record[:, 0:3])), sim
+    return bench_implicit.run_till(duration=duration, alpha=ALPHA[law],
+                                   robot_file=CONFIG / f'till_friction_{law}.yaml')
 
 
 def run_command(law: str) -> dict:
@@ -107,19 +100,8 @@ def till(law: str, repeats: int, peer: str | None, show: bool) -> dict:
         wall, cpu, tips, sim = run_till(law)
         runs.append((wall, cpu))
         commands.append(run_command(law))
-    walls, cpus = zip(*runs)
-    errors = np.linalg.norm(tips - reference[:, 1:4], axis=1)
-    result = {
-        'law': law, 'dt': 0.05, 'alpha': ALPHA[law], 'sim_time': 25.0, 'steps_rk4': sim.steps,
-        'shooting_intervals': sim.shooting_intervals,
-        'wall_s_median': statistics.median(walls), 'cpu_s_median': statistics.median(cpus),
-        'real_time_factor': 25.0 / statistics.median(walls),
-        'real_time_factor_cpu': 25.0 / statistics.median(cpus),
-        'rms_mm_vs_till_extrapolated': 1e3 * float(np.sqrt(np.mean(errors ** 2))),
-        'max_mm_vs_till_extrapolated': 1e3 * float(errors.max()),
-        'iterations_per_step': float(sim.stats[0] / 499),
-        'integrations_per_step': float(sim.stats[1] / 499),
-    }
+    result = {'law': law, **till_figures(runs, tips, sim, reference)}
+    cpus = [cpu for _, cpu in runs]
     for key in commands[0]:
         result[key + '_median'] = statistics.median(c[key] for c in commands)
     if peer:
@@ -137,39 +119,16 @@ def nitinol(slip_velocity: float | None, blocks: int, show: bool) -> dict:
     With sliding friction (nu = 0.1) at ``slip_velocity`` [m/s], or without (None).
     """
     robot = load_robot(CONFIG / 'nitinol_robot.yaml')
-    friction = slip_velocity is not None
-    if friction:
+    if slip_velocity is not None:
         robot = dataclasses.replace(robot, tendons=tuple(
             dataclasses.replace(t, friction=TendonFriction('sliding', 0.1, slip_velocity))
             for t in robot.tendons))
-    sim = ImplicitSimulator(robot, dt=0.002, model='cosserat')
-    sim.follow(ramp(robot, 0.002, 0.006), 'tension')          # compile
-    sim.reset()
-    sim.stats[:] = 0.0
-    tensions = ramp(robot, 0.002, 2.0)
-    walls, cpus = [], []
-    begin = time.perf_counter()
-    for block in tqdm(np.array_split(tensions, blocks), desc=f'nitinol eps {slip_velocity}',
-                      disable=not show, file=sys.stderr):
-        wall, cpu = time.perf_counter(), time.process_time()
-        try:
-            record = sim.follow(block, 'tension')
-        except StepFailed as failure:
-            return {'slip_velocity': slip_velocity, 'failed': str(failure),
-                    'stopped_at_s': sim.time}
-        walls.append(block.shape[0] * 0.002 / (time.perf_counter() - wall))
-        cpus.append(block.shape[0] * 0.002 / (time.process_time() - cpu))
-    whole = 2.0 / (time.perf_counter() - begin)
-    n = tensions.shape[0]
-    return {'slip_velocity': slip_velocity, 'model': sim.model,
-            'dt': 0.002, 'steps_rk4': sim.steps, 'shooting_intervals': sim.shooting_intervals,
-            'sim_time': 2.0, 'real_time_factor': statistics.median(walls),
-            'real_time_factor_whole_run': whole, 'real_time_factor_best': max(walls),
-            'real_time_factor_cpu': statistics.median(cpus),
-            'iterations_per_step': float(sim.stats[0] / n),
-            'integrations_per_step': float(sim.stats[1] / n),
-            'continuation_steps': int(sim.stats[2]), 'tip': record[-1, 0:3].tolist(),
-            'tip_tensions': None if not friction else sim.tip_tensions().tolist()}
+    try:
+        case = robot_case(f'nitinol eps {slip_velocity}', 0.002, 2.0, blocks, show=show,
+                          robot=robot, model='cosserat')
+    except StepFailed as failure:
+        return {'slip_velocity': slip_velocity, 'failed': str(failure)}
+    return {'slip_velocity': slip_velocity, **case}
 
 
 def main(argv=None) -> int:
@@ -203,8 +162,7 @@ def main(argv=None) -> int:
         print(line)
     for case in result['nitinol']:
         if 'failed' in case:
-            print(f"nitinol, slip velocity {case['slip_velocity']} m/s: stopped at t = "
-                  f"{case['stopped_at_s']:.3f} s: {case['failed']}")
+            print(f"nitinol, slip velocity {case['slip_velocity']} m/s: {case['failed']}")
             continue
         print(f"nitinol ({case['model']}, slip velocity {case['slip_velocity']}) at dt 2 ms: "
               f"{case['real_time_factor']:.1f}x real time (median block; whole run "

@@ -76,9 +76,10 @@ def till_inputs(dt: float, duration: float = 24.95) -> np.ndarray:
     return np.interp(times, ramp[:, 0], ramp[:, 1])[:, None]
 
 
-def run_till(dt: float = 0.05, steps: int | None = None, duration: float = 24.95):
-    """(wall s, CPU s, tips (n + 1, 3), simulator) of Till's example."""
-    sim = ImplicitSimulator(load_robot(CONFIG / 'till_tendon_robot.yaml'), dt=dt, steps=steps)
+def run_till(dt: float = 0.05, steps: int | None = None, duration: float = 24.95,
+             robot_file: Path = CONFIG / 'till_tendon_robot.yaml', alpha: float = 0.0):
+    """(wall s, CPU s, tips (n + 1, 3), simulator) of Till's example (his motor ramp)."""
+    sim = ImplicitSimulator(load_robot(robot_file), dt=dt, steps=steps, alpha=alpha)
     sim.set_displacements([0.0])
     sim.place_at_rest()
     start_tip = sim.state().tip_position
@@ -110,19 +111,8 @@ def till(peer: str | None, repeats: int, show: bool) -> dict:
         ours.append((wall, cpu))
         if peer:
             theirs.append(run_peer(peer))
-    errors = np.linalg.norm(tips - reference[:, 1:4], axis=1)
+    result = till_figures(ours, tips, sim, reference)
     walls, cpus = zip(*ours)
-    result = {
-        'dt': 0.05, 'alpha': 0.0, 'sim_time': 25.0, 'steps_rk4': sim.steps,
-        'shooting_intervals': sim.shooting_intervals,
-        'wall_s_median': statistics.median(walls), 'cpu_s_median': statistics.median(cpus),
-        'real_time_factor': 25.0 / statistics.median(walls),
-        'real_time_factor_cpu': 25.0 / statistics.median(cpus),
-        'rms_mm_vs_till_extrapolated': 1e3 * float(np.sqrt(np.mean(errors ** 2))),
-        'max_mm_vs_till_extrapolated': 1e3 * float(errors.max()),
-        'iterations_per_step': float(sim.stats[0] / 499),
-        'integrations_per_step': float(sim.stats[1] / 499),
-    }
     if peer:
         peer_walls, peer_cpus = zip(*theirs)
         result.update({
@@ -133,6 +123,23 @@ def till(peer: str | None, repeats: int, show: bool) -> dict:
             'speedup_over_peer_cpu': statistics.median(p / o for p, o in zip(peer_cpus, cpus)),
         })
     return result
+
+
+def till_figures(runs, tips: np.ndarray, sim: ImplicitSimulator, reference: np.ndarray) -> dict:
+    """Speed of the (wall s, CPU s) ``runs`` of Till's 25 s example and the last run's error."""
+    errors = np.linalg.norm(tips - reference[:, 1:4], axis=1)
+    walls, cpus = zip(*runs)
+    return {
+        'dt': sim.dt, 'alpha': sim.alpha, 'sim_time': 25.0, 'steps_rk4': sim.steps,
+        'shooting_intervals': sim.shooting_intervals,
+        'wall_s_median': statistics.median(walls), 'cpu_s_median': statistics.median(cpus),
+        'real_time_factor': 25.0 / statistics.median(walls),
+        'real_time_factor_cpu': 25.0 / statistics.median(cpus),
+        'rms_mm_vs_till_extrapolated': 1e3 * float(np.sqrt(np.mean(errors ** 2))),
+        'max_mm_vs_till_extrapolated': 1e3 * float(errors.max()),
+        'iterations_per_step': float(sim.stats[0] / 499),
+        'integrations_per_step': float(sim.stats[1] / 499),
+    }
 
 
 def ramp(robot, dt: float, duration: float) -> np.ndarray:
@@ -152,11 +159,17 @@ def step(tension: float):
 
 
 def robot_case(name: str, dt: float, duration: float, blocks: int, steps: int | None = None,
-               show: bool = False, inputs=ramp) -> dict:
-    """Real-time factor of ``name`` under ``inputs`` (the ramp), in ``blocks`` timed blocks."""
-    robot = load_robot(CONFIG / f'{name}_robot.yaml' if name != 'steel' else
-                       CONFIG / 'steel_rod_robot.yaml')
-    sim = ImplicitSimulator(robot, dt=dt, steps=steps)
+               show: bool = False, inputs=ramp, robot=None, model: str | None = None) -> dict:
+    """
+    Real-time factor of ``name`` under ``inputs`` (the ramp), in ``blocks`` timed blocks.
+
+    ``robot``: a description to run instead of the shipped one of ``name``; ``model``: the
+    statics model of the shooting (default: the robot's).
+    """
+    if robot is None:
+        robot = load_robot(CONFIG / f'{name}_robot.yaml' if name != 'steel' else
+                           CONFIG / 'steel_rod_robot.yaml')
+    sim = ImplicitSimulator(robot, dt=dt, steps=steps, model=model)
     sim.follow(inputs(robot, dt, 3 * dt), 'tension')          # compile
     sim.reset()
     sim.stats[:] = 0.0
@@ -180,7 +193,8 @@ def robot_case(name: str, dt: float, duration: float, blocks: int, steps: int | 
             'ms_per_step_cpu': dt / statistics.median(cpus) * 1e3,
             'iterations_per_step': float(sim.stats[0] / n),
             'integrations_per_step': float(sim.stats[1] / n),
-            'continuation_steps': int(sim.stats[2]), 'tip': record[-1, 0:3].tolist()}
+            'continuation_steps': int(sim.stats[2]), 'tip': record[-1, 0:3].tolist(),
+            'tip_tensions': None if not sim.friction else sim.tip_tensions().tolist()}
 
 
 def large_steps(blocks: int, show: bool) -> list[dict]:
