@@ -458,8 +458,11 @@ def test_a_bag_plays_to_its_end_in_the_page(browser, tmp_path, robot_file):
                  'the page saying the bag played to its end')
         assert playback.shown_t == pytest.approx(playback.timeline.duration)
         np.testing.assert_allclose(page.tip_position, states[-1].tip.position, atol=1e-9)
-        wait_for(lambda: shows_backbone(browser, page, client, 'bag_end'),
-                 'the last backbone of the bag drawn')
+        try:
+            wait_for(lambda: shows_backbone(browser, page, client, 'bag_end'),
+                     'the last backbone of the bag drawn')
+        except AssertionError as error:
+            raise AssertionError(f'{error}; {camera_state(page, client)}') from None
         assert refused == []
     finally:
         playback.stop()
