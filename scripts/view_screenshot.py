@@ -86,7 +86,9 @@ def main(argv=None) -> int:
                 raise SystemExit(f'the page did not settle within {TIMEOUT:g} s')
             browser.execute_script("document.querySelectorAll('.mantine-Notification-close"
                                    "Button').forEach(button => button.click());")
-            png = browser.get_screenshot_as_png()
+            png = headless.screenshot_png(browser)
+            if png is None:
+                continue     # the renderer did not answer in time: ask again
             image = np.asarray(Image.open(io.BytesIO(png)).convert('RGB'))
             scene = np.any(image[:, :image.shape[1] - PANEL_WIDTH] < BACKGROUND, axis=2)
             if previous is not None and scene.sum() > 0.01 * scene.size and \

@@ -70,3 +70,18 @@ def start_browser(profile: Path | None = None, flags: tuple[str, ...] = ()):
     for flag in FLAGS + tuple(flags) + (f'--user-data-dir={profile}',):
         options.add_argument(flag)
     return webdriver.Chrome(options=options, service=Service(paths[1]))
+
+
+def screenshot_png(browser) -> bytes | None:
+    """
+    Return the page as PNG bytes, or None when the renderer did not answer in time.
+
+    chromedriver gives the renderer 10 s for a screenshot, a limit of its own; at load 19 a
+    frame took longer. None is "not yet": callers ask again until their own deadline.
+    """
+    from selenium.common.exceptions import TimeoutException
+
+    try:
+        return browser.get_screenshot_as_png()
+    except TimeoutException:
+        return None

@@ -80,9 +80,14 @@ def close_notifications(browser) -> None:
                            '.forEach(button => button.click());')
 
 
-def screenshot(browser, name: str) -> np.ndarray:
-    """Return the page as (height, width, 3) uint8 and keep it as test_artifacts/view/NAME.png."""
-    png = browser.get_screenshot_as_png()
+def screenshot(browser, name: str, timeout: float = 120.0) -> np.ndarray:
+    """
+    Return the page as (height, width, 3) uint8 and keep it as test_artifacts/view/NAME.png.
+
+    A screenshot the renderer did not answer in time is asked for again until ``timeout`` s.
+    """
+    png = waiting.wait_for(lambda: headless.screenshot_png(browser),
+                           'a screenshot from the renderer', timeout)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / f'{name}.png').write_bytes(png)
     return np.asarray(Image.open(io.BytesIO(png)).convert('RGB'))
