@@ -61,7 +61,7 @@ the node runs again.
 
 The publishing timer runs in every mode; a timed model (``dynamic``, ``cc_dynamic``) has
 two timers on the steady clock (so the node never waits for a ``/clock`` it publishes
-itself):
+itself), one timer doing both, physics first, when the two rates are equal (the default):
 
 * physics, at ``physics_rate``: advances the simulation so that simulated time
   follows the wall clock times ``real_time_factor``. A tick stops after
@@ -73,7 +73,10 @@ itself):
   that budget: when the steps the tolerance asks do not fit, the model takes
   coarser ones and a WARN status ``<node>: step control`` on ``/diagnostics``
   says so (OK again once they fit).
-* publishing, at ``publish_rate``: one message per topic from the latest state.
+* publishing, at ``publish_rate``: one message per topic from the latest state, on each
+  topic that has a subscriber (one nobody subscribes to costs nothing; a subscriber that
+  comes gets the next tick's message, and the velocity on ``tendon/state`` starts again
+  from 0 as at the start).
   With ``publish_clock`` the rate is also capped in simulated time while running
   (at most ``publish_rate`` messages per simulated second), so that a simulation
   slower than real time does not spend its time publishing near-copies.
@@ -328,14 +331,23 @@ class SimulatorNode(Node):
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.physics_period = 1.0 / config.physics_rate
-        self.physics_timer = (self.create_timer(self.physics_period, self._on_physics_tick,
-                                                clock=steady) if self.model.timed else None)
         self.publish_period = 1.0 / config.publish_rate
-        self._last_publish = None       # sim_clock at the last publish
+        self._last_publish = None       # sim_clock the last publish was due at
         # the last messages published, updated in place for the next (ros/messages.py)
         self._tip_msg = self._tf_msg = self._markers_msg = None
-        self.publish_timer = self.create_timer(self.publish_period, self._on_publish_tick,
-                                               clock=steady)
+        # the topics of the state, each built and sent only while somebody subscribes to it
+        self._state_topics = (self.state_pub, self.tip_state_pub, self.tip_pub, self.tf_pub,
+                              self.marker_pub)
+        if self.model.timed and config.physics_rate == config.publish_rate:
+            # one timer does both (the default): one wake-up a period instead of two, and
+            # what is published is the state just stepped to
+            self.physics_timer = self.publish_timer = self.create_timer(
+                self.physics_period, self._on_tick, clock=steady)
+        else:
+            self.physics_timer = (self.create_timer(self.physics_period, self._on_physics_tick,
+                                                    clock=steady) if self.model.timed else None)
+            self.publish_timer = self.create_timer(self.publish_period, self._on_publish_tick,
+                                                   clock=steady)
         if self.world is not None:
             # once: the publisher keeps it for every subscriber to come (transient local)
             self.world_pub.publish(world_markers_msg(self.world, self.base_frame, self._stamp()))
@@ -401,6 +413,11 @@ class SimulatorNode(Node):
         """Pace from now: simulated time at this wall instant is the current one."""
         self._anchor_wall = time.monotonic()
         self._anchor_sim = self.sim_clock
+
+    def _on_tick(self) -> None:
+        """Physics, then publishing: the one timer of a timed model at equal rates."""
+        self._on_physics_tick()
+        self._on_publish_tick()
 
     def _on_physics_tick(self) -> None:
         if not self.paused:
@@ -506,33 +523,53 @@ class SimulatorNode(Node):
         return self.get_clock().now().to_msg()
 
     def _on_publish_tick(self) -> None:
-        if (self.clock_pub is not None and not self.paused and self._last_publish is not None
-                and self.sim_clock - self._last_publish < self.publish_period * (1.0 - 1e-6)):
+        if self.clock_pub is not None and not self.paused and self._last_publish is not None:
             # On simulated time, publish_rate counts simulated seconds too: a simulation
             # slower than real time is not slowed further by publishing.
+            due = self._last_publish + self.publish_period
+            if self.sim_clock < due - 1e-6 * self.publish_period:
+                return
+            # the next is due a period after this one was due, not after now: the steps of a
+            # tick vary by one or two around the period, and 18 ms after 22 would skip a tick
+            self._last_publish = max(due, self.sim_clock - self.publish_period)
+        else:
+            self._last_publish = self.sim_clock
+        # A topic nobody subscribes to is neither built nor sent (its publisher stays, and a
+        # subscriber gets the next tick's message); the state itself only when one is wanted.
+        # With a world, contacts go out always: their arrows are deleted by message.
+        wanted = [pub.get_subscription_count() > 0 for pub in self._state_topics]
+        if not any(wanted) and self.contact_marker_pub is None:
+            self._previous = None   # the velocity starts again from the next state published
             return
-        self._last_publish = self.sim_clock
+        want_state, want_tip_state, want_tip, want_tf, want_markers = wanted
         state = self.model.state()
         stamp = self._stamp()
-        velocity = np.zeros_like(state.position)   # also when static: equilibria are at rest
-        if self.model.timed:
-            if self._previous is not None and state.time > self._previous[0]:
-                velocity = ((state.position - self._previous[1])
-                            / (state.time - self._previous[0]))
-            self._previous = (state.time, state.position)
-        self.state_pub.publish(joint_state_msg(self.model.inputs.names, state.position,
-                                               velocity, state.effort, stamp))
-        if state.tip_effort is not None:     # tendon friction: the tension at the anchors
+        if want_state:
+            velocity = np.zeros_like(state.position)   # also static: equilibria are at rest
+            if self.model.timed:
+                if self._previous is not None and state.time > self._previous[0]:
+                    velocity = ((state.position - self._previous[1])
+                                / (state.time - self._previous[0]))
+                self._previous = (state.time, state.position)
+            self.state_pub.publish(joint_state_msg(self.model.inputs.names, state.position,
+                                                   velocity, state.effort, stamp))
+        else:
+            self._previous = None
+        if want_tip_state and state.tip_effort is not None:   # friction: tension at anchors
             none = np.zeros(0)
             self.tip_state_pub.publish(joint_state_msg(self.model.inputs.names, none, none,
                                                        state.tip_effort, stamp))
-        self._tip_msg = tip_pose_msg(state.tip, self.base_frame, stamp, self._tip_msg)
-        self.tip_pub.publish(self._tip_msg)
-        self._tf_msg = transforms_msg(state, self.base_frame, self.tip_frame,
-                                      self.vertebra_frame_prefix, stamp, self._tf_msg)
-        self.tf_pub.publish(self._tf_msg)
-        self._markers_msg = markers_msg(state.markers, self.base_frame, stamp, self._markers_msg)
-        self.marker_pub.publish(self._markers_msg)
+        if want_tip:
+            self._tip_msg = tip_pose_msg(state.tip, self.base_frame, stamp, self._tip_msg)
+            self.tip_pub.publish(self._tip_msg)
+        if want_tf:
+            self._tf_msg = transforms_msg(state, self.base_frame, self.tip_frame,
+                                          self.vertebra_frame_prefix, stamp, self._tf_msg)
+            self.tf_pub.publish(self._tf_msg)
+        if want_markers:
+            self._markers_msg = markers_msg(state.markers, self.base_frame, stamp,
+                                            self._markers_msg)
+            self.marker_pub.publish(self._markers_msg)
         if self.contact_marker_pub is not None:
             self._publish_contacts(state.contacts or (), stamp)
 

@@ -218,7 +218,9 @@ def markers_msg(shapes: Sequence[Shape], frame_id: str, stamp: Time,
             marker.scale.x = float(shape.width)
             marker.color = color_msg((0.0, 0.0, 0.0, 1.0))
             _set_points(marker, shape.points)
-            marker.colors = [color_msg(c) for c in shape.colors for _ in range(2)]
+            colors = _segment_colors(tuple(tuple(c) for c in shape.colors))
+            if marker.colors is not colors:
+                marker.colors = colors
         markers.append(marker)
     if reuse is None:
         return MarkerArray(markers=markers)
@@ -244,3 +246,14 @@ def color_msg(rgba) -> ColorRGBA:
 @lru_cache(maxsize=256)
 def _color(r: float, g: float, b: float, a: float) -> ColorRGBA:
     return ColorRGBA(r=r, g=g, b=b, a=a)
+
+
+@lru_cache(maxsize=16)
+def _segment_colors(colors: tuple) -> list[ColorRGBA]:
+    """
+    Return a LINE_LIST's ``colors`` (one per point) of one colour per segment: a shared list.
+
+    The tendons' colours stay from state to state: a marker keeps the list (60 to 180 entries,
+    each checked by the setter) and it is not built again. Not to be changed.
+    """
+    return [color_msg(c) for c in colors for _ in range(2)]

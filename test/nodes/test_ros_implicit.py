@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from ros_helpers import position, Probe, spinning, wait_for
+from ros_helpers import position, Probe, spinning, stamp_seconds, wait_for
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
@@ -137,3 +137,50 @@ def test_tip_tolerance_within_the_real_time_budget_says_when_it_is_not_met():
         simulator.destroy_node()
         probe.destroy_node()
         rclpy.try_shutdown()
+
+
+def test_state_topics_go_to_whoever_subscribes_and_to_latecomers():
+    """
+    The node builds and sends the state topics that have subscribers, and a late one's too.
+
+    A topic without a subscriber is neither built nor sent (simulator_node.py); its publisher
+    stays, so a subscriber that comes later gets it from then on, the velocity of its first
+    ``tendon/state`` 0 (no state before it) and the later ones the motion's. With
+    ``publish_clock`` at most ``publish_rate`` messages a simulated second.
+    """
+    path = share_dir() / 'config' / 'steel_rod_robot.yaml'
+    rclpy.init()
+    simulator = SimulatorNode(parameter_overrides=[
+        Parameter('robot_file', value=str(path)), Parameter('publish_clock', value=True)])
+    early = rclpy.create_node('early_subscriber')
+    poses, clocks = [], []
+    early.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name, poses.append,
+                              topics.TIP_POSE.qos)
+    early.create_subscription(topics.CLOCK.msg_type, topics.CLOCK.name, clocks.append,
+                              topics.CLOCK.qos)
+    setpoints = early.create_publisher(JointState, topics.TENDON_SETPOINT.name,
+                                       topics.TENDON_SETPOINT.qos)
+    with spinning(simulator, early) as executor:
+        wait_for(lambda: len(poses) > 10 and setpoints.get_subscription_count() >= 1,
+                 'tip poses for the only subscriber')
+        assert simulator.state_pub.get_subscription_count() == 0
+        setpoints.publish(JointState(name=['t0'], effort=[3.0]))      # the rod swings
+        wait_for(lambda: clocks and stamp_seconds(clocks[-1].clock) > 0.3, '0.3 s simulated')
+        late = Probe()
+        executor.add_node(late)
+        try:
+            wait_for(lambda: len(late.received['tendon/state']) > 5
+                     and late.received['backbone/markers'], 'the state topics for a latecomer')
+            setpoints.publish(JointState(name=['t0'], effort=[0.5]))     # it swings back
+            wait_for(lambda: any(abs(v) > 1e-6 for _, msg in late.received['tendon/state'][1:]
+                                 for v in msg.velocity), 'a velocity of the tendon moving')
+        finally:
+            executor.remove_node(late)
+            late.destroy_node()
+        states = [msg for _, msg in late.received['tendon/state']]
+        assert list(states[0].velocity) == [0.0] * len(states[0].velocity)
+        assert all(np.all(np.isfinite(msg.velocity)) for msg in states)
+        # at most publish_rate (50 Hz) tip poses a simulated second, as before
+        stamps = np.array([stamp_seconds(msg.header.stamp) for msg in poses])
+        window = stamps[stamps >= stamps[-1] - 0.5]
+        assert len(window) <= 0.5 * 50 + 1
