@@ -100,7 +100,7 @@ def _press(launcher: StackLauncher, robot_file: Path, tensions: dict, log_path: 
     from tendon_robot_sim.nodes.view_node import ViewNode
     from tendon_robot_sim.ros.contact_watch import ContactWatcher
     from tendon_robot_sim.ros.demo import shut_down, wait_until
-    from tendon_robot_sim.view.headless import start_browser
+    from tendon_robot_sim.view.headless import screenshot_png, start_browser
 
     def alive() -> None:
         for node in launcher.exited():
@@ -146,8 +146,8 @@ def _press(launcher: StackLauncher, robot_file: Path, tensions: dict, log_path: 
             # viser's notice of software WebGL covers a corner of the scene
             browser.execute_script('document.querySelectorAll('
                                    "'.mantine-Notification-closeButton').forEach(b => b.click());")
-            shot['png'] = browser.get_screenshot_as_png()
-            return not contacts or _magenta_pixels(shot['png']) > 0
+            shot['png'] = screenshot_png(browser)
+            return shot['png'] is not None and (not contacts or _magenta_pixels(shot['png']) > 0)
         wait(drawn, 'arrows drawn in the page', PICTURE_TIMEOUT)
         return contacts, shot['png']
     finally:
