@@ -52,7 +52,7 @@ HOMOTOPY_SOLVES = 40
 # Sliding tendon friction (_step): Newton iterations of a step on its own equations, and the
 # steps taken semi-implicitly after one that did not converge in them
 SLIDING_ITERATIONS = 15
-TURN_STEPS = 25.0
+TURN_STEPS = 100.0
 
 
 def bdf_coefficients(dt: float, alpha: float) -> tuple[float, float, float, float]:
