@@ -193,7 +193,8 @@ def robot_case(name: str, dt: float, duration: float, blocks: int, steps: int | 
             'ms_per_step_cpu': dt / statistics.median(cpus) * 1e3,
             'iterations_per_step': float(sim.stats[0] / n),
             'integrations_per_step': float(sim.stats[1] / n),
-            'continuation_steps': int(sim.stats[2]), 'tip': record[-1, 0:3].tolist(),
+            'continuation_steps': int(sim.stats[2]), 'semi_implicit_steps': int(sim.stats[3]),
+            'tip': record[-1, 0:3].tolist(),
             'tip_tensions': None if not sim.friction else sim.tip_tensions().tolist()}
 
 

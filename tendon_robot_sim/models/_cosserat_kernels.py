@@ -60,8 +60,8 @@ from tendon_robot_sim.models._numerics import inverse3, kernel
 from tendon_robot_sim.models.contact._kernels import (contact_force, CW_F, CW_P, CW_V,
                                                       within_reach)
 from tendon_robot_sim.models.rod.tendons._friction_kernels import (
-    FR_COEF, FR_COMPLIANCE, FR_LAW, FR_MOTOR, FR_SLIDING, FR_SLIP, FR_VISCOUS, FW_K, FW_LAM, FW_N,
-    FW_R, FW_T, FW_TAN, FW_W, FW_Y, saturation, sliding_coupling, viscous_load)
+    FR_COEF, FR_COMPLIANCE, FR_FROZEN, FR_LAW, FR_MOTOR, FR_SLIDING, FR_SLIP, FR_VISCOUS, FW_K,
+    FW_LAM, FW_N, FW_R, FW_T, FW_TAN, FW_W, FW_Y, saturation, sliding_coupling, viscous_load)
 
 COSSERAT, KIRCHHOFF, DISCRETE = 0, 1, 2
 LINEAR, PYELASTICA = 0, 1
@@ -94,6 +94,8 @@ Dyn = namedtuple('Dyn', [
     #            tension along s after q, w (column 24 + nt + i) and its length state is
     #            (1 + C tau(0)) times the unstretched length from the base
     'fw',      # (nt + 1, FW_SIZE) scratch of the sliding law (row nt: v_s, u_s)
+    'St',      # (rows, nt) s_i,t at each evaluation point that fixes the sliding law's
+    #            direction where FR_FROZEN is set (rod/dynamics/_implicit_kernels._step)
 ])
 
 
@@ -535,7 +537,8 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
             dy[18 + t] = nrm * (stretch / (1.0 + C * tension))
             s_i = (fr[FR_MOTOR, t] + y[18 + t]) / stretch
             dyn.Z[row, Z_SIZE + t] = s_i
-            s_t = cz * s_i + zh[Z_SIZE + t]
+            # s_i,t: this step's, or a fixed one where the sliding direction is frozen
+            s_t = dyn.St[row, t] if fr[FR_FROZEN, t] else cz * s_i + zh[Z_SIZE + t]
         if tension == 0.0:
             continue
         c = tension / (pb_norm2 * nrm)

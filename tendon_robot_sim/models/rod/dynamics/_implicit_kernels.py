@@ -34,9 +34,11 @@ cache) so that it is compiled again.
 
 import numpy as np
 
-from tendon_robot_sim.models._cosserat_kernels import CONVERGED, DISCRETE, DYN_C0
+from tendon_robot_sim.models._cosserat_kernels import CONVERGED, DISCRETE, DYN_C0, Z_SIZE
 from tendon_robot_sim.models._numerics import kernel, rotate_by
 from tendon_robot_sim.models.rod.statics._kernels import Bays, NODE_SIZE, solve, TENSION
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_FROZEN, FR_LAW, FR_SLIDING,
+                                                                   FR_TURNING)
 
 # advance() status: every step taken, a step did not converge, a tension above its limit
 DONE, NOT_CONVERGED, OVER_TENSION = 0, 1, 2
@@ -47,6 +49,10 @@ REC_P, REC_R, REC_Q, REC_TAU = 0, 3, 12, 15
 # smallest step in lam, and most shooting solves
 LAMBDA_STEPS = (1.0, 1.0 / 256.0)
 HOMOTOPY_SOLVES = 40
+# Sliding tendon friction (_step): Newton iterations of a step on its own equations, and the
+# steps taken semi-implicitly after one that did not converge in them
+SLIDING_ITERATIONS = 15
+TURN_STEPS = 100.0
 
 
 def bdf_coefficients(dt: float, alpha: float) -> tuple[float, float, float, float]:
@@ -133,27 +139,98 @@ def _predict(xs, x):
 
 
 @kernel
+def _freeze_sliding(pl, Zt, fail):
+    """
+    Choose the sliding law's direction of each sliding tendon for a step; True if any slides.
+
+    A tendon whose countdown FR_TURNING is on, or every sliding tendon after a ``fail``ed
+    solve (the countdown then starts at TURN_STEPS), takes sat(s_i,t) at each evaluation point
+    from the last step's s_i,t (Dyn.St from ``Zt``, FR_FROZEN set); the others evaluate it at
+    the step's own s_i,t (FR_FROZEN cleared).
+    """
+    dyn = pl.dyn
+    fr = dyn.friction
+    sliding = False
+    for t in range(fr.shape[1]):
+        if fr[FR_LAW, t] != FR_SLIDING:
+            continue
+        sliding = True
+        if fail:
+            fr[FR_TURNING, t] = TURN_STEPS
+        fr[FR_FROZEN, t] = 1.0 if fr[FR_TURNING, t] > 0.0 else 0.0
+        for row in range(dyn.St.shape[0]):
+            dyn.St[row, t] = Zt[row, Z_SIZE + t]
+    return sliding
+
+
+@kernel
+def _count_turning(pl, done):
+    """After a step: free every direction; if ``done``, one step less of each countdown."""
+    fr = pl.dyn.friction
+    for t in range(fr.shape[1]):
+        if done:
+            fr[FR_TURNING, t] = max(0.0, fr[FR_TURNING, t] - 1.0)
+        fr[FR_FROZEN, t] = 0.0
+
+
+@kernel
 def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, traj, tau,
           lengths, bays, good_bays, w, info, blend, Zt, Zold, path, stats):
     """
     Solve one time step from the predicted x; on failure by homotopy from the last step.
 
     Predictor: quadratic extrapolation of the last three steps, plus the axial load of changed
-    tensions (:func:`_load_axially`). On failure :func:`_homotopy` (``path``: its scratch).
-    Returns True when converged.
+    tensions (:func:`_load_axially`). Sliding tendon friction: Till's law evaluates its
+    direction sat(s_i,t), regularised below the slip velocity eps, at the step's own s_i,t;
+    it switches over eps / c0 of tendon length in a step (1.3 um at eps = 1 mm/s and dt =
+    2 ms), and where a tendon's sliding turns, Newton's method from the predicted start steps
+    across that band back and forth, and the step's equations may have no solution near the
+    last step's. So a step with a sliding tendon gets SLIDING_ITERATIONS; if it does not
+    converge in them, it is solved again with the direction at every evaluation point taken
+    from the last step (semi-implicit: the residual is then as smooth as without friction),
+    and so are the next TURN_STEPS steps (:func:`_freeze_sliding`; stats[3] counts the
+    semi-implicit steps). Else on failure :func:`_homotopy` (``path``: its scratch), the
+    sliding direction semi-implicit. Returns True when converged.
     """
     jump = _tension_jump(pl, modes, last, tau_in)
     _predict(xs, x)
     _load_axially(pl, x, jump)
-    solve(pl, modes, tau_in, q_in, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
-          w, info)
+    sliding = _freeze_sliding(pl, Zt, False)
+    frozen = sliding and pl.dyn.friction[FR_FROZEN].max() > 0.0
+    free = sliding and pl.dyn.friction[FR_FROZEN].min() == 0.0
+    if free:
+        kept, fresh = J.copy(), jac_ok[0]
+    solve(pl, modes, tau_in, q_in, tip, x, J, jac_ok, tol,
+          SLIDING_ITERATIONS if free else max_iter, traj, tau, lengths, bays, w, info)
     stats[0] += info[1]
     stats[1] += info[2]
-    if info[3] == CONVERGED:
-        return True
-    stats[2] += 1
-    return _homotopy(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, traj,
-                     tau, lengths, bays, good_bays, w, info, blend, Zt, Zold, path, jump, stats)
+    done = info[3] == CONVERGED
+    if free and not done:
+        # the semi-implicit step from the prediction, with the last step's Jacobian
+        _freeze_sliding(pl, Zt, True)
+        frozen = True
+        _predict(xs, x)
+        _load_axially(pl, x, jump)
+        J[:] = kept
+        jac_ok[0] = fresh
+        solve(pl, modes, tau_in, q_in, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths,
+              bays, w, info)
+        stats[0] += info[1]
+        stats[1] += info[2]
+        done = info[3] == CONVERGED
+    if not done:
+        stats[2] += 1
+        if sliding:
+            _freeze_sliding(pl, Zt, True)
+            frozen = True
+        done = _homotopy(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
+                         traj, tau, lengths, bays, good_bays, w, info, blend, Zt, Zold, path,
+                         jump, stats)
+    if done and frozen:
+        stats[3] += 1
+    if sliding:
+        _count_turning(pl, done)
+    return done
 
 
 @kernel
@@ -249,7 +326,8 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
     d1 Zh, Zold = Z. ``iq``: column of q in the state. ``good`` gets the trajectory of each
     converged step (traj also holds those of failed tries), ``record`` (n, 15 + 2 nt) the tip
     and tendons of each step (REC_*). ``stats`` accumulates Newton iterations, residual
-    evaluations and steps that needed the homotopy (:func:`_homotopy`).
+    evaluations, steps that needed the homotopy (:func:`_homotopy`) and steps that took the
+    sliding direction from the step before (:func:`_step`).
 
     Returns (steps taken, status, tendon over its limit or -1). A step that fails leaves x,
     xs, ``last`` and the history as they were after the last good step.

@@ -241,7 +241,7 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         def plan(c0: float, shooting_nodes: np.ndarray):
             dyn = Dyn(on=True, coef=coef.copy(), Zh=np.zeros((rows, z_size)),
                       Z=np.zeros((rows, z_size)), friction=friction,
-                      fw=np.zeros((nt + 1, FW_SIZE)))
+                      fw=np.zeros((nt + 1, FW_SIZE)), St=np.zeros((rows, friction.shape[1])))
             dyn.coef[0] = c0
             return self.statics.kernel_plan(dyn=dyn, nodes=shooting_nodes,
                                             node_R=np.zeros((shooting_nodes.size, 3, 3)),
@@ -267,8 +267,9 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         self._Zt = np.zeros((rows, z_size))
         self._unknowns: dict[tuple, _Unknowns] = {}
         # Newton iterations, residual evaluations (integrations of the rod), steps solved by
-        # homotopy (_implicit_kernels._homotopy), since the start
-        self.stats = np.zeros(3)
+        # homotopy (_implicit_kernels._homotopy), steps that took the sliding friction's
+        # direction from the step before (_implicit_kernels._step), since the start
+        self.stats = np.zeros(4)
         self._bays = {id(p): self._new_bays()
                       for p in (self._plan, self._static_plan, self._single_plan)}
         self._configure_control(tip_tolerance, dt_min)
@@ -610,7 +611,7 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         """
         saved = (self._plan.dyn.Zh.copy(), self._Zold.copy(), self._Zt.copy(),
                  unknowns.x.copy(), unknowns.xs.copy(), self._bdf.copy(),
-                 self._plan.node_R.copy())
+                 self._plan.node_R.copy(), self._plan.dyn.friction.copy())
         bays = self._bays[id(self._plan)]
         saved_bays = [memory.copy() for memory in bays]
         nt = self.n_tendons
@@ -628,9 +629,9 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
                 self._traj, self._scratch[0], self._scratch[1], bays, unknowns.work,
                 self._info, self._bdf, self._Zold, self._Zt, self._max_tensions, self._iq,
                 np.empty_like(self._good), np.empty((n, stepper.REC_TAU + 2 * nt)),
-                np.zeros(3))
+                np.zeros(4))
             (self._plan.dyn.Zh[:], self._Zold[:], self._Zt[:], unknowns.x[:], unknowns.xs[:],
-             self._bdf[:], self._plan.node_R[:]) = saved
+             self._bdf[:], self._plan.node_R[:], self._plan.dyn.friction[:]) = saved
             for memory, kept in zip(bays, saved_bays):
                 memory[:] = kept
             if status == stepper.DONE:

@@ -399,9 +399,11 @@ class StepControl:
 
     def _snapshot(self) -> tuple:
         unknowns = self._unknowns_for(self._modes)
-        arrays = (self._plan.dyn.Zh, self._Zold, self._Zt, unknowns.x, unknowns.xs, unknowns.J,
-                  unknowns.jac_ok, self._plan.node_R, self._last, self._good,
-                  self._tau, self._lengths, self._q_last, self._tip_times, self._tips,
+        # (the friction table holds the sliding direction's countdown: _implicit_kernels._step)
+        arrays = (self._plan.dyn.Zh, self._Zold, self._Zt, self._plan.dyn.friction, unknowns.x,
+                  unknowns.xs, unknowns.J, unknowns.jac_ok, self._plan.node_R, self._last,
+                  self._good, self._tau,
+                  self._lengths, self._q_last, self._tip_times, self._tips,
                   *self._bays[id(self._plan)])
         return (arrays, [a.copy() for a in arrays], self.time, self._spaced, self._bdf.copy(),
                 self._history.copy(), self._energy)
