@@ -313,7 +313,7 @@ def within_reach(world, p, a):
     return False
 
 
-@kernel
+@inlined
 def near(world, p, a, w):
     """
     Return whether a point p [m] is within ``a`` [m] plus the penalty's reach of any obstacle.

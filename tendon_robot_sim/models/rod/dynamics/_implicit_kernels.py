@@ -36,11 +36,11 @@ import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import CONVERGED, DISCRETE, DYN_C0
 from tendon_robot_sim.models._numerics import kernel, rotate_by
-from tendon_robot_sim.models.contact._kernels import near
+from tendon_robot_sim.models.contact._kernels import near, within_reach
 from tendon_robot_sim.models.rod.statics._kernels import Bays, NODE_SIZE, solve, TENSION
 
 # advance() status: every step taken, a step did not converge, a tension above its limit, the
-# rod came near an obstacle where its grid is coarse (contact_zones.py)
+# rod came near an obstacle where its grid is coarse (implicit_grid.py)
 DONE, NOT_CONVERGED, OVER_TENSION, REGRID = 0, 1, 2, 3
 # Points per coarse RK4 step at which the rod's distance to the world is checked (its ends
 # and the points between them, on the cubic Hermite curve through the ends' positions and
@@ -146,6 +146,11 @@ def near_coarse(world, traj, watch, reach, w):
     for i in range(watch.size):
         a = watch[i]
         h = reach[i, 0]
+        # the step lies within 0.55 h of its chord's midpoint: most are far from everything
+        for e in range(3):
+            p[e] = 0.5 * (traj[a, e] + traj[a + 1, e])
+        if not within_reach(world, p, reach[i, 1] + 0.55 * h):
+            continue
         for k in range(WATCH_POINTS + 1):
             t = k / WATCH_POINTS
             h00, h10 = (1.0 + 2.0 * t) * (1.0 - t) ** 2, t * (1.0 - t) ** 2

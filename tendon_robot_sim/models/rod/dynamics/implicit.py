@@ -61,12 +61,11 @@ from tendon_robot_sim.models.cosserat import StaticsInputError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod.dynamics import _implicit_kernels as stepper
-from tendon_robot_sim.models.rod.dynamics.contact_zones import ContactZones
 from tendon_robot_sim.models.rod.dynamics.implicit_equilibrium import (DISPLACEMENT,
                                                                        StaticEquilibrium, TENSION)
+from tendon_robot_sim.models.rod.dynamics.implicit_grid import ContactZones, shooting_nodes
 from tendon_robot_sim.models.rod.dynamics.implicit_step_control import (
     MAX_HALVINGS, smallest_level, StepControl, StepNotConverged)
-from tendon_robot_sim.models.rod.dynamics.shooting_nodes import shooting_nodes
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_real, Settling,
                                                              SimState)
 from tendon_robot_sim.models.rod.dynamics.tendon_friction import (friction_table,
@@ -162,9 +161,10 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         Obstacles (:mod:`tendon_robot_sim.models.contact.world`): the statics' smooth penalty
         along the rod, with normal damping and regularised Coulomb friction on the velocity of
         the rod's axis (``models/contact/_kernels.py``). Default steps: at most
-        ``CONTACT_STEP`` of the statics apart from the first arc length at which the rod can
-        reach an obstacle (:mod:`~tendon_robot_sim.models.contact.reach`), the contact-free
-        steps before it.
+        ``CONTACT_STEP`` of the statics apart in the contact zones, where the rod's pose is
+        near an obstacle (:mod:`~tendon_robot_sim.models.rod.dynamics.implicit_grid`: checked
+        every step, the grid refined when the rod nears an obstacle elsewhere), the
+        contact-free steps elsewhere.
     tip_tolerance : float, optional
         Tolerance [m] on the local error estimate of the tip position per step: dt adapts
         between ``dt_min`` and ``dt`` (:mod:`~tendon_robot_sim.models.rod.dynamics.
@@ -195,8 +195,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         refused = friction_unsupported(robot, model)
         if refused:
             raise InputError(refused)
-        # with a world and the default steps: CONTACT_STEP where the rod can reach an
-        # obstacle (StaticsSolver's contact_step), the contact-free step elsewhere
+        # with a world and the default steps: CONTACT_STEP in the contact zones
+        # (implicit_grid.py), the contact-free step elsewhere
         contact_step = CONTACT_STEP if steps is None else None
         if steps is None:
             steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / MAX_STEP))
@@ -236,7 +236,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
                                        node_R=np.zeros((shooting_nodes.size, 3, 3)),
                                        node_scale=node_scale,
                                        tendon=statics.kernel_plan().tendon.copy())
-        # the grid (contact_zones.py); per grid the time steps' plan, the statics on the same
+        # the grid (implicit_grid.py); per grid the time steps' plan, the statics on the same
         # path (c0 = 0, no history) with the same nodes, and in one piece (where its cold
         # start is well conditioned)
         try:

@@ -130,7 +130,7 @@ class StepControl:
 
     The simulator provides ``dt``, ``time``, ``alpha``, ``robot``, its history and unknowns
     (``_plan``, ``_Zold``, ``_Zt``, ``_bdf``, ``_bays``, ``_unknowns_for``, ``_respace``), its
-    grid (``_layout_now``, ``_use_layout``: ``contact_zones.py``),
+    grid (``_layout_now``, ``_use_layout``: ``implicit_grid.py``),
     its inputs and outputs of the last step (``_modes``, ``_solved_modes``, ``_switch_modes``,
     ``_last``, ``_good``, ``_tau``, ``_lengths``, ``_q_last``) and ``_kernel_steps``, which
     takes steps of ``dt`` and returns their record and the error that stopped them (or None).
@@ -409,7 +409,7 @@ class StepControl:
 
     def _restore(self, kept: tuple) -> None:
         arrays, copies, self.time, self._spaced, bdf, self._history, self._energy, grid = kept
-        self._use_layout(grid)      # the grid the arrays belong to (contact_zones.py)
+        self._use_layout(grid)      # the grid the arrays belong to (implicit_grid.py)
         self._bdf = bdf.copy()
         for array, copy in zip(arrays, copies):
             array[...] = copy

@@ -21,7 +21,7 @@ shooting nodes). With obstacles the rod gets a finer step in its contact zones: 
 from the first arc length at which it can reach one
 (:func:`~tendon_robot_sim.models.contact.reach.first_reach`) to its end, in the implicit
 dynamics where its pose brings it near one
-(:mod:`~tendon_robot_sim.models.rod.dynamics.contact_zones`); the continuous models' grid
+(:mod:`~tendon_robot_sim.models.rod.dynamics.implicit_grid`); the continuous models' grid
 also breaks at the zones' ends.
 """
 

@@ -101,7 +101,8 @@ import numpy as np
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
 from tendon_robot_sim.models.contact.reach import reach_zones
 from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
-from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
+from tendon_robot_sim.models.contact.world import (check_clear, no_contact, without_obstacles,
+                                                   World)
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
                                               stiffness_matrices, vector3)
@@ -262,9 +263,7 @@ class StaticsSolver:
                 f'max_iterations: must be an integer >= 1, got {max_iterations!r}')
         if model == 'discrete' and robot.vertebra_positions.size == 0:
             raise StaticsInputError(vertebrae_required('discrete statics'))
-        self.robot = robot
-        self.model = model
-        self.world = world
+        self.robot, self.model, self.world = robot, model, world
         self._contact = (no_contact() if world is None
                          else world.contact(robot.contact_envelope))
         if world is not None:
@@ -394,7 +393,8 @@ class StaticsSolver:
                     Z=np.zeros((1, Z_SIZE)), friction=np.zeros((FR_SIZE, 0)),
                     fw=np.zeros((1, FW_SIZE))),
             nodes=np.zeros(0, dtype=np.int64), node_R=np.zeros((0, 3, 3)),
-            node_scale=np.zeros(kernels.NODE_SIZE), contact=self._contact)
+            node_scale=np.zeros(kernels.NODE_SIZE), contact=self._contact,
+            touch=np.ones(nseg, dtype=np.bool_), quiet=without_obstacles(self._contact))
         nv = vertebrae.size + 1 if self.model == 'discrete' else 0
         self._bays = kernels.Bays(P=np.zeros((nv, 3)), Q=np.zeros((nv, 3, 3)),
                                   J=np.zeros((nv, 6, 6)), flags=np.zeros((2, nv), dtype=np.bool_))
@@ -402,8 +402,7 @@ class StaticsSolver:
             [seg_start[k] + seg_h[k] * np.arange(1, seg_n[k] + 1) for k in range(nseg)])))
         self._vertebra_rows = np.array([seg_row[k] + seg_n[k] for k in range(nseg)
                                         if vert_index[k] > 0], dtype=np.int64)
-        # rows and body-frame holes of each tendon path (base, vertebrae up to the anchor),
-        # all tendons concatenated
+        # rows and body-frame holes of each tendon path (base, vertebrae up to the anchor)
         path_rows, path_holes, sizes = [], [], []
         for t in range(nt):
             rows = [0] + [int(r) for r, s in zip(self._vertebra_rows, vertebrae)

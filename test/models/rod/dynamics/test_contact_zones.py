@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The implicit dynamics' fine grid only near contact (models/rod/dynamics/contact_zones.py).
+The implicit dynamics' fine grid only near contact (models/rod/dynamics/implicit_grid.py).
 
 Against the same runs with the contact step (1 mm) over the whole rod: the grids differ where
 the zones leave the rod coarse (the contact-free step, whose tip error is ~0.01 mm in free
@@ -47,7 +47,7 @@ def total_force(state) -> np.ndarray:
 
 
 def uniform(robot, **kwargs) -> ImplicitSimulator:
-    """The same run with the contact step over the whole rod."""
+    """Return the same run with the contact step over the whole rod."""
     return ImplicitSimulator(robot, steps=math.ceil(robot.rod.length / CONTACT_STEP), **kwargs)
 
 

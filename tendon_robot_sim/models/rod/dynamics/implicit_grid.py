@@ -13,13 +13,19 @@
 # limitations under the License.
 
 """
-The implicit dynamics' grid in contact: the fine step only where the rod's pose is near the world.
+The implicit dynamics' grid along the rod: where its shooting restarts, where it is fine.
 
-A contact patch needs the statics' ``CONTACT_STEP`` (1 mm) of the RK4 grid; the rest of the rod
-runs at the contact-free step. :class:`ContactZones` (a base class of
-:class:`~tendon_robot_sim.models.rod.dynamics.implicit.ImplicitSimulator`) keeps the fine step
-in *contact zones*, the arc lengths at which the rod's last pose comes within the penalty's
-reach (CUTOFF distance scales) plus 2 ZONE_MARGIN of an obstacle:
+**Shooting nodes.** J. Till, V. Aloi, D. C. Rucker, "Real-time dynamics of soft and continuum
+robots based on Cosserat rod models" (IJRR 2019) shoot each time step's boundary value problem
+from the base; at the small steps a stiff rod needs, that loses Newton's basin (see
+NODE_SPACING), so :class:`~tendon_robot_sim.models.rod.dynamics.implicit.ImplicitSimulator`
+restarts the integration from unknowns at the arc lengths of :func:`shooting_nodes`.
+
+**Contact zones.** A contact patch needs the statics' ``CONTACT_STEP`` (1 mm) of the RK4
+grid; the rest of the rod runs at the contact-free step. :class:`ContactZones` (a base class of
+the simulator) keeps the fine step in *contact zones*, the arc lengths at which the rod's last
+pose comes within the penalty's reach (CUTOFF distance scales) plus 2 ZONE_MARGIN of an
+obstacle:
 
 * at rest (every start): the static equilibrium is solved on the grid of every arc length that
   can reach an obstacle at all (:func:`~tendon_robot_sim.models.contact.reach.first_reach`),
@@ -54,14 +60,45 @@ from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.dynamics import _implicit_kernels as stepper
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
-from tendon_robot_sim.models.tendon_robot import without_friction
+from tendon_robot_sim.models.tendon_robot import Robot, without_friction
+
+# Multiple shooting: a time step's BVP grows and decays like exp(+-lambda s), lambda =
+# (rho A c0^2 / (E I))^(1/4) / sqrt(2) for bending, so one shooting over the whole rod loses
+# exp(lambda L) in accuracy and, far sooner, Newton's method its basin: the nitinol robot at
+# dt = 2 ms has lambda L ~ 7. The integration restarts from unknowns at nodes no more than
+# NODE_SPACING / lambda apart.
+NODE_SPACING = 3.0
+
+
+def shooting_nodes(robot: Robot, model: str, dt: float, alpha: float) -> list[float]:
+    """
+    Arc lengths [m] where the implicit step restarts its integration (multiple shooting).
+
+    Intervals of at most NODE_SPACING / lambda (see NODE_SPACING), with the discs' mass
+    spread over the rod; the discrete model puts its nodes on discs (whose bays its tendons
+    span), continuous models anywhere.
+    """
+    rod = robot.rod
+    c0 = stepper.bdf_coefficients(dt, alpha)[0]
+    mass = rod.linear_density + robot.vertebra_mass * robot.vertebra_positions.size / rod.length
+    lam = (mass * c0 * c0 / rod.bending_stiffness) ** 0.25 / math.sqrt(2.0)
+    intervals = math.ceil(lam * rod.length / NODE_SPACING)
+    targets = rod.length * np.arange(1, intervals) / intervals
+    if model != 'discrete':
+        return targets.tolist()
+    # the vertebra at which each bay starts (not the last, at the tip)
+    discs = robot.vertebra_positions[robot.vertebra_positions < rod.length - 1e-9]
+    if not discs.size:
+        return []
+    return sorted({float(discs[np.argmin(np.abs(discs - s))]) for s in targets})
+
 
 # How near [m] (beyond the penalty's reach) the rod may come to an obstacle on a coarse step
 # before its grid is refined there; zones are built for twice that, so a grid lasts until the
 # rod has moved ZONE_MARGIN towards an obstacle (a 0.2 m rod swinging at 1 m/s: 1 ms)
-ZONE_MARGIN = 0.001
+ZONE_MARGIN = 0.0005
 # Zone ends are rounded outwards to multiples of this arc length [m]
-ZONE_SNAP = 0.005
+ZONE_SNAP = 0.002
 # Simulated time [s] between checks whether the zones of the last pose need fewer RK4 steps,
 # and the share of the steps a new grid must save
 COARSEN_PERIOD = 0.05
@@ -129,6 +166,7 @@ class ContactZones:
         self.adaptive_grid = (contact_step is not None and world is not None
                               and bool(world.obstacles) and contact_step < step)
         self._layouts = {}
+        self._fine_h = (contact_step or step) * (1.0 + 1e-9)     # the longest fine RK4 step
         self._reach_layout = self._layout(None)
         self._use_layout(self._reach_layout)
         self._zones_checked = 0.0
@@ -154,6 +192,10 @@ class ContactZones:
         rows = int(4 * seg[:, kernels.SEG_N].sum() + seg.shape[0])
         plans = [self._make_plan(statics, rows, nodes) for _ in range(2)]
         plans.append(self._make_plan(statics, rows, nodes[:0]))
+        if self.adaptive_grid:
+            # the time steps leave the world out of the coarse steps: each step is checked
+            # there afterwards (near_coarse), and the statics is not
+            plans[0] = plans[0]._replace(touch=plans[0].seg_h <= self._fine_h)
         grid = statics.arc_lengths.size
         old = getattr(self, '_layout_now', None)
         if old is not None:
@@ -190,9 +232,9 @@ class ContactZones:
         if statics is None or not self.adaptive_grid:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 2))
         plan = statics.kernel_plan()
-        seg, fine = plan.seg, self._grid_args['contact_step'] * (1.0 + 1e-9)
+        seg = plan.seg
         rows = [seg[k, kernels.SEG_ROW] + np.arange(seg[k, kernels.SEG_N])
-                for k in range(seg.shape[0]) if plan.seg_h[k] > fine]
+                for k in range(seg.shape[0]) if plan.seg_h[k] > self._fine_h]
         rows = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
         h = np.diff(statics.arc_lengths)[rows]
         # the rod between two samples is within (1 + STRETCH) / 2 of their spacing of one
@@ -392,4 +434,4 @@ def transfer(old, new, good_old, good_new, history) -> None:
         good_new[t_rows, 3:12] = (u @ vt).reshape(-1, 9)
 
 
-__all__ = ['ContactZones', 'transfer']
+__all__ = ['ContactZones', 'shooting_nodes', 'transfer']
