@@ -35,8 +35,11 @@ a frictionless cylinder whose top touches the rod's underside at the clamp's hei
   silicone robot (explicit) in ``config/world_post.yaml`` pulled onto the post and the plate,
   each against the same run without a world and (implicit) with one RK4 step per
   ``CONTACT_STEP`` over the whole rod (the grid before the broad phase of
-  ``models/contact/reach.py``); the runs take turns, ``--repeats`` rounds of ``--duration``
-  (at least 0.5 s simulated), and each gets its median and its best real-time factor.
+  ``models/contact/reach.py`` and the contact zones of ``models/rod/dynamics/implicit_grid.py``);
+  the runs take turns, ``--repeats`` rounds of ``--duration`` (at least 0.5 s simulated), and
+  each gets its median and its best real-time factor (wall time), the median per second of
+  the process's CPU time (the time waiting for a core left out: on a loaded machine the
+  nearer to a quiet one), RK4 steps and contact zones.
 
 Numba compilation is excluded (one solve first). The last line printed with --json is one JSON
 object.
@@ -126,6 +129,7 @@ def in_contact(name, make, tensions, duration, repeats, uniform=None):
     if uniform:
         runs.insert(1, ('uniform', True, uniform))
     sims, factors = {}, {label: [] for label, _, _ in runs}
+    cpu = {label: [] for label, _, _ in runs}
     for label, world, steps in runs:
         sims[label] = sim = make(world, steps)
         sim.set_tensions(tensions)
@@ -133,16 +137,22 @@ def in_contact(name, make, tensions, duration, repeats, uniform=None):
         row[f'{label}_rk4_steps'] = getattr(sim, 'steps', None)
     for _ in range(repeats):
         for label, _, _ in runs:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             sims[label].advance(duration)
             factors[label].append(duration / (time.perf_counter() - start))
+            cpu[label].append(duration / (time.process_time() - start_cpu))
     for label, world, _ in runs:
         row[f'{label}_real_time_factor'] = statistics.median(factors[label])
         row[f'{label}_best_real_time_factor'] = max(factors[label])
+        # per second of this process's CPU time: what waits for a core leaves out
+        row[f'{label}_cpu_real_time_factor'] = statistics.median(cpu[label])
         if world:
             state = sims[label].state()
             row[f'{label}_contacts'] = sorted({c.obstacle for c in state.contacts})
             row[f'{label}_tip_m'] = state.tip_position.tolist()
+            row[f'{label}_forces_n'] = [c.force.tolist() for c in state.contacts]
+            row[f'{label}_zones_m'] = getattr(sims[label], 'contact_zones', None)
+            row[f'{label}_rk4_steps_end'] = getattr(sims[label], 'steps', None)
             row['dt_s'] = sims[label].dt
     return row
 
@@ -181,7 +191,8 @@ def main():
     for row in speed:
         def factor(label):
             return (f"{row[f'{label}_real_time_factor']:.2f} (best "
-                    f"{row[f'{label}_best_real_time_factor']:.2f})")
+                    f"{row[f'{label}_best_real_time_factor']:.2f}, CPU time "
+                    f"{row[f'{label}_cpu_real_time_factor']:.2f})")
         uniform = f", one step per mm {factor('uniform')}" if 'uniform_rk4_steps' in row else ''
         print(f"simulate {row['robot']:20s} dt {row['dt_s'] * 1e3:.3g} ms, in contact with "
               f"{', '.join(row['world_contacts'])}: {factor('world')} x real time (without "

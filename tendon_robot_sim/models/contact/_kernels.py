@@ -313,6 +313,22 @@ def within_reach(world, p, a):
     return False
 
 
+@inlined
+def near(world, p, a, w):
+    """
+    Return whether a point p [m] is within ``a`` [m] plus the penalty's reach of any obstacle.
+
+    The exact distance (:func:`closest`) after the bounds' test. Scratch: w (12,).
+    """
+    for j in range(world.shape.size):
+        reach = a + CUTOFF * world.law[j, LAW_DELTA]
+        if beyond(world, j, p, reach):
+            continue
+        if closest(world, j, p, reach, w[0:3], w[3:6], w[6:9], w[9:12]) < reach:
+            return True
+    return False
+
+
 @kernel
 def contact_force(world, p, vel, dynamic, a, f, w):
     """

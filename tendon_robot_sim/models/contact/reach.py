@@ -55,3 +55,10 @@ def first_reach(world: World, contact: kernels.Contact, base: np.ndarray) -> flo
         reach = contact.radius.max() + kernels.CUTOFF * contact.law[j, kernels.LAW_DELTA]
         first = min(first, max(0.0, (distance - reach) / (1.0 + STRETCH)))
     return float(first)
+
+
+def reach_zones(world: World, contact: kernels.Contact, base: np.ndarray,
+                length: float) -> list[tuple[float, float]]:
+    """Return the arc lengths [m] of a rod ``length`` [m] long that can touch: [(a, length)]."""
+    first = first_reach(world, contact, base)
+    return [(first, length)] if first < length else []

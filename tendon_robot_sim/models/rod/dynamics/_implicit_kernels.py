@@ -36,12 +36,18 @@ import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import CONVERGED, DISCRETE, DYN_C0, Z_SIZE
 from tendon_robot_sim.models._numerics import kernel, rotate_by
+from tendon_robot_sim.models.contact._kernels import near, within_reach
 from tendon_robot_sim.models.rod.statics._kernels import Bays, NODE_SIZE, solve, TENSION
 from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_FROZEN, FR_LAW, FR_SLIDING,
                                                                    FR_TURNING)
 
-# advance() status: every step taken, a step did not converge, a tension above its limit
-DONE, NOT_CONVERGED, OVER_TENSION = 0, 1, 2
+# advance() status: every step taken, a step did not converge, a tension above its limit, the
+# rod came near an obstacle where its grid is coarse (implicit_grid.py)
+DONE, NOT_CONVERGED, OVER_TENSION, REGRID = 0, 1, 2, 3
+# Points per coarse RK4 step at which the rod's distance to the world is checked (its ends
+# and the points between them, on the cubic Hermite curve through the ends' positions and
+# tangents)
+WATCH_POINTS = 4
 # Columns of advance()'s record per step: tip p and R (row-major), tip q (body), then the
 # tensions and the tendon lengths
 REC_P, REC_R, REC_Q, REC_TAU = 0, 3, 12, 15
@@ -129,6 +135,38 @@ def _copy_bays(src, dst):
 def _new_bays(bays):
     """Return a copy of bay memory ``bays``."""
     return Bays(bays.P.copy(), bays.Q.copy(), bays.J.copy(), bays.flags.copy())
+
+
+@kernel
+def near_coarse(world, traj, watch, reach, w):
+    """
+    Return the first watched RK4 step whose rod comes near an obstacle, or -1.
+
+    ``watch`` (m,): first trajectory row of each coarse step (the next row ends it), ``reach``
+    (m, 2): its length h [m] and the distance [m] (beyond the penalty's reach) that counts
+    as near. The rod is sampled at WATCH_POINTS + 1 points per step on the cubic Hermite
+    curve of its end positions and tangents d3 (h d3: the stretch is left out). Scratch: w
+    (15,).
+    """
+    p = w[12:15]
+    for i in range(watch.size):
+        a = watch[i]
+        h = reach[i, 0]
+        # the step lies within 0.55 h of its chord's midpoint: most are far from everything
+        for e in range(3):
+            p[e] = 0.5 * (traj[a, e] + traj[a + 1, e])
+        if not within_reach(world, p, reach[i, 1] + 0.55 * h):
+            continue
+        for k in range(WATCH_POINTS + 1):
+            t = k / WATCH_POINTS
+            h00, h10 = (1.0 + 2.0 * t) * (1.0 - t) ** 2, t * (1.0 - t) ** 2
+            h01, h11 = t * t * (3.0 - 2.0 * t), t * t * (t - 1.0)
+            for e in range(3):
+                p[e] = (h00 * traj[a, e] + h01 * traj[a + 1, e]
+                        + h * (h10 * traj[a, 5 + 3 * e] + h11 * traj[a + 1, 5 + 3 * e]))
+            if near(world, p, reach[i, 1], w):
+                return i
+    return -1
 
 
 @kernel
@@ -314,7 +352,8 @@ def _homotopy(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_ite
 
 @kernel
 def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, traj, tau,
-            lengths, bays, w, info, bdf, Zold, Zt, max_tension, iq, good, record, stats):
+            lengths, bays, w, info, bdf, Zold, Zt, max_tension, iq, good, record, stats, watch,
+            reach):
     """
     Take one time step per row of tau_in, q_in, tip ((n, nt), (n, nt), (n, 6)).
 
@@ -327,10 +366,13 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
     converged step (traj also holds those of failed tries), ``record`` (n, 15 + 2 nt) the tip
     and tendons of each step (REC_*). ``stats`` accumulates Newton iterations, residual
     evaluations, steps that needed the homotopy (:func:`_homotopy`) and steps that took the
-    sliding direction from the step before (:func:`_step`).
+    sliding direction from the step before (:func:`_step`). ``watch``, ``reach``: the coarse
+    RK4 steps a converged step may not bring near an obstacle (:func:`near_coarse`; else
+    status REGRID).
 
-    Returns (steps taken, status, tendon over its limit or -1). A step that fails leaves x,
-    xs, ``last`` and the history as they were after the last good step.
+    Returns (steps taken, status, tendon over its limit or watched step near an obstacle or
+    -1). A step that fails leaves x, xs, ``last`` and the history as they were after the last
+    good step.
     """
     dyn = pl.dyn
     Z, Zh = dyn.Z, dyn.Zh
@@ -344,6 +386,7 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
     # the bay memory of the last good step, and the homotopy's scratch
     good_bays = _new_bays(bays)
     path = (np.empty_like(Zh), np.empty(nx), np.empty(nx), _new_bays(bays))
+    scratch = np.empty(15)
     for i in range(tau_in.shape[0]):
         if pl.contact.shape.size:
             # with obstacles the discrete model's bays start straight each step: from the
@@ -363,6 +406,13 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
                     x[r] = xs[0, r]
                 _copy_bays(good_bays, bays)
                 return i, OVER_TENSION, t
+        # a contact the coarse grid would miss: the step is taken again on a finer one
+        hit = near_coarse(pl.contact, traj, watch, reach, scratch) if watch.size else -1
+        if hit >= 0:
+            for r in range(nx):
+                x[r] = xs[0, r]
+            _copy_bays(good_bays, bays)
+            return i, REGRID, hit
         _copy_bays(bays, good_bays)
         # the predictor's velocity leaves out the jump the inputs made
         jump = _tension_jump(pl, modes, last, tau_in[i])

@@ -63,9 +63,9 @@ from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod.dynamics import _implicit_kernels as stepper
 from tendon_robot_sim.models.rod.dynamics.implicit_equilibrium import (DISPLACEMENT,
                                                                        StaticEquilibrium, TENSION)
+from tendon_robot_sim.models.rod.dynamics.implicit_grid import ContactZones, shooting_nodes
 from tendon_robot_sim.models.rod.dynamics.implicit_step_control import (
     MAX_HALVINGS, smallest_level, StepControl, StepNotConverged)
-from tendon_robot_sim.models.rod.dynamics.shooting_nodes import shooting_nodes
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_real, Settling,
                                                              SimState)
 from tendon_robot_sim.models.rod.dynamics.tendon_friction import (friction_table,
@@ -74,7 +74,7 @@ from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.solver import CONTACT_STEP, StaticsSolver
 from tendon_robot_sim.models.rod.tendons._friction_kernels import FW_SIZE
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
-from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements, without_friction
+from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
 DEFAULT_DT = 0.002            # s
 # Default spatial resolution: RK4 steps over the rod, and the longest step [m]. 20 steps put
@@ -139,7 +139,7 @@ class _Unknowns:
             Jc=np.zeros((nx, nx)), traj=np.zeros((rows, ny)))
 
 
-class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
+class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
     """
     Implicit dynamics of one tendon robot (see the module docstring).
 
@@ -161,9 +161,10 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         Obstacles (:mod:`tendon_robot_sim.models.contact.world`): the statics' smooth penalty
         along the rod, with normal damping and regularised Coulomb friction on the velocity of
         the rod's axis (``models/contact/_kernels.py``). Default steps: at most
-        ``CONTACT_STEP`` of the statics apart from the first arc length at which the rod can
-        reach an obstacle (:mod:`~tendon_robot_sim.models.contact.reach`), the contact-free
-        steps before it.
+        ``CONTACT_STEP`` of the statics apart in the contact zones, where the rod's pose is
+        near an obstacle (:mod:`~tendon_robot_sim.models.rod.dynamics.implicit_grid`: checked
+        every step, the grid refined when the rod nears an obstacle elsewhere), the
+        contact-free steps elsewhere.
     tip_tolerance : float, optional
         Tolerance [m] on the local error estimate of the tip position per step: dt adapts
         between ``dt_min`` and ``dt`` (:mod:`~tendon_robot_sim.models.rod.dynamics.
@@ -194,8 +195,8 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         refused = friction_unsupported(robot, model)
         if refused:
             raise InputError(refused)
-        # with a world and the default steps: CONTACT_STEP where the rod can reach an
-        # obstacle (StaticsSolver's contact_step), the contact-free step elsewhere
+        # with a world and the default steps: CONTACT_STEP in the contact zones
+        # (implicit_grid.py), the contact-free step elsewhere
         contact_step = CONTACT_STEP if steps is None else None
         if steps is None:
             steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / MAX_STEP))
@@ -205,30 +206,15 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         node_positions = shooting_nodes(
             robot, model, float(dt) / 2 ** (smallest_level(dt, tip_tolerance, dt_min)
                                             if tip_tolerance is not None else 0), float(alpha))
-        try:
-            self.statics = StaticsSolver(
-                without_friction(robot), model, step=robot.rod.length / steps,
-                contact_step=contact_step, tolerance=tolerance,
-                breaks=node_positions if model != 'discrete' else (), world=world)
-        except StaticsInputError as error:
-            raise InputError(str(error)) from None
         self.robot, self.model, self.dt, self.alpha = robot, model, float(dt), float(alpha)
-        seg = self.statics.kernel_plan().seg
-        self.steps = int(seg[:, kernels.SEG_N].sum())     # RK4 steps of the grid
         self.tendon_names = robot.tendon_names
         self.n_tendons = nt = len(robot.tendons)
         self.sample_period = self.dt
         self._tolerance = tolerance
+        self._max_iterations = MAX_ITERATIONS
         self._max_tensions = robot.max_tensions
         self._compliance = np.array([t.compliance for t in robot.tendons])
         self._motor = np.array([t.motor_distance for t in robot.tendons])
-        self._rest = self.statics.rest_lengths
-
-        rows = int(4 * seg[:, kernels.SEG_N].sum() + seg.shape[0])
-        starts = self.statics.arc_lengths[seg[:, kernels.SEG_ROW]]
-        nodes = np.array([int(np.argmin(np.abs(starts - s))) for s in node_positions],
-                         dtype=np.int64)
-        self._node_rows = seg[nodes, kernels.SEG_ROW]
         coef = self._coefficients(robot)
         friction = friction_table(robot)
         self.friction = friction.shape[1] > 0
@@ -237,41 +223,38 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         node_scale = np.repeat([rod.length, 1.0, rod.bending_stiffness / rod.length ** 2,
                                 rod.bending_stiffness / rod.length, rod.length / self.dt,
                                 1.0 / self.dt], 3)
-
-        def plan(c0: float, shooting_nodes: np.ndarray):
-            dyn = Dyn(on=True, coef=coef.copy(), Zh=np.zeros((rows, z_size)),
-                      Z=np.zeros((rows, z_size)), friction=friction,
-                      fw=np.zeros((nt + 1, FW_SIZE)), St=np.zeros((rows, friction.shape[1])))
-            dyn.coef[0] = c0
-            return self.statics.kernel_plan(dyn=dyn, nodes=shooting_nodes,
-                                            node_R=np.zeros((shooting_nodes.size, 3, 3)),
-                                            node_scale=node_scale)
-        # the time steps; the statics on the same path (c0 = 0, no history), with the same
-        # nodes and in one piece (where its cold start is well conditioned)
-        self._plan = plan(0.0, nodes)
-        self._static_plan = plan(0.0, nodes)
-        self._single_plan = plan(0.0, nodes[:0])
-        self.shooting_intervals = nodes.size + 1
         self._iq = 18 if model == 'discrete' else 18 + nt   # column of q in the state
         # then w; with friction each tendon's tension along s (_cosserat_kernels.Dyn)
         self._it = self._iq + 6
         self._ny = self._it + (nt if self.friction else 0)
-        self._grid = self.statics.arc_lengths.size
-        self._traj = np.zeros((self._grid, self._ny))
-        self._good = np.zeros((self._grid, self._ny))   # the last good step
+
+        def plan(statics: StaticsSolver, rows: int, shooting_nodes: np.ndarray):
+            dyn = Dyn(on=True, coef=coef.copy(), Zh=np.zeros((rows, z_size)),
+                      Z=np.zeros((rows, z_size)), friction=friction,
+                      fw=np.zeros((nt + 1, FW_SIZE)), St=np.zeros((rows, friction.shape[1])))
+            return statics.kernel_plan(dyn=dyn, nodes=shooting_nodes,
+                                       node_R=np.zeros((shooting_nodes.size, 3, 3)),
+                                       node_scale=node_scale,
+                                       tendon=statics.kernel_plan().tendon.copy())
+        # the grid (implicit_grid.py); per grid the time steps' plan, the statics on the same
+        # path (c0 = 0, no history) with the same nodes, and in one piece (where its cold
+        # start is well conditioned)
+        try:
+            self._setup_grid(robot, model, robot.rod.length / steps, contact_step, tolerance,
+                             node_positions, world, plan)
+        except StaticsInputError as error:
+            raise InputError(str(error)) from None
+        self._rest = self.statics.rest_lengths
+        self.shooting_intervals = self._node_rows.size + 1
         self._tau = np.zeros(nt)                # of the last good step
         self._lengths = np.zeros(nt)
         self._scratch = np.zeros((2, nt))       # tensions and lengths of the steps' tries
         self._info = np.zeros(4)
-        self._Zold = np.zeros((rows, z_size))
-        self._Zt = np.zeros((rows, z_size))
         self._unknowns: dict[tuple, _Unknowns] = {}
         # Newton iterations, residual evaluations (integrations of the rod), steps solved by
         # homotopy (_implicit_kernels._homotopy), steps that took the sliding friction's
         # direction from the step before (_implicit_kernels._step), since the start
         self.stats = np.zeros(4)
-        self._bays = {id(p): self._new_bays()
-                      for p in (self._plan, self._static_plan, self._single_plan)}
         self._configure_control(tip_tolerance, dt_min)
         self.reset()
 
@@ -300,7 +283,7 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         if key not in self._unknowns:
             nx = 6 + int(np.sum(modes == DISPLACEMENT)) + kernels.NODE_SIZE * plan.nodes.size
             self._unknowns[key] = _Unknowns(nx, self._ny, self.n_tendons, self._grid)
-        return self._unknowns[key]
+        return self._unknowns_work(self._unknowns[key])
 
     # ------------------------------------------------------------------ inputs
 
@@ -518,12 +501,7 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
         record = np.empty((n, stepper.REC_TAU + 2 * nt))
         unknowns = self._unknowns_for(self._modes)
         tip = np.repeat(np.concatenate(self._tip_load)[None], n, axis=0)
-        done, status, tendon = stepper.advance(
-            self._plan, self._modes, self._last, tau_in, q_in, tip, unknowns.x, unknowns.xs,
-            unknowns.J, unknowns.jac_ok, self._tolerance, MAX_ITERATIONS, self._traj,
-            self._scratch[0], self._scratch[1], self._bays[id(self._plan)], unknowns.work,
-            self._info, self._bdf, self._Zold, self._Zt, self._max_tensions, self._iq,
-            self._good, record, self.stats)
+        done, status, tendon = self._advance_grid(unknowns, tau_in, q_in, tip, record)
         start = self.time
         for i in range(done):
             self._record_tip(start + (i + 1) * self.dt, record[i, 0:3])
@@ -629,7 +607,7 @@ class ImplicitSimulator(StepControl, StaticEquilibrium, Settling):
                 self._traj, self._scratch[0], self._scratch[1], bays, unknowns.work,
                 self._info, self._bdf, self._Zold, self._Zt, self._max_tensions, self._iq,
                 np.empty_like(self._good), np.empty((n, stepper.REC_TAU + 2 * nt)),
-                np.zeros(4))
+                np.zeros(4), *self._watch(None))
             (self._plan.dyn.Zh[:], self._Zold[:], self._Zt[:], unknowns.x[:], unknowns.xs[:],
              self._bdf[:], self._plan.node_R[:], self._plan.dyn.friction[:]) = saved
             for memory, kept in zip(bays, saved_bays):

@@ -129,7 +129,8 @@ class StepControl:
     The acceptance test, retries and adaptive dt of :class:`ImplicitSimulator` (a base class).
 
     The simulator provides ``dt``, ``time``, ``alpha``, ``robot``, its history and unknowns
-    (``_plan``, ``_Zold``, ``_Zt``, ``_bdf``, ``_bays``, ``_unknowns_for``, ``_respace``),
+    (``_plan``, ``_Zold``, ``_Zt``, ``_bdf``, ``_bays``, ``_unknowns_for``, ``_respace``), its
+    grid (``_layout_now``, ``_use_layout``: ``implicit_grid.py``),
     its inputs and outputs of the last step (``_modes``, ``_solved_modes``, ``_switch_modes``,
     ``_last``, ``_good``, ``_tau``, ``_lengths``, ``_q_last``) and ``_kernel_steps``, which
     takes steps of ``dt`` and returns their record and the error that stopped them (or None).
@@ -406,10 +407,11 @@ class StepControl:
                   self._lengths, self._q_last, self._tip_times, self._tips,
                   *self._bays[id(self._plan)])
         return (arrays, [a.copy() for a in arrays], self.time, self._spaced, self._bdf.copy(),
-                self._history.copy(), self._energy)
+                self._history.copy(), self._energy, self._layout_now)
 
     def _restore(self, kept: tuple) -> None:
-        arrays, copies, self.time, self._spaced, bdf, self._history, self._energy = kept
+        arrays, copies, self.time, self._spaced, bdf, self._history, self._energy, grid = kept
+        self._use_layout(grid)      # the grid the arrays belong to (implicit_grid.py)
         self._bdf = bdf.copy()
         for array, copy in zip(arrays, copies):
             array[...] = copy

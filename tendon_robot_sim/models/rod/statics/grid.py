@@ -17,9 +17,12 @@ The shooting grid of the statics: segments between breaks, each split into equal
 
 A segment ends at every vertebra, at the rod's end, at every tendon end (continuous models:
 a tendon's termination is a point load) and at the extra breaks (the implicit dynamics'
-shooting nodes). With obstacles the rod gets a finer step from the first arc length at which
-it can reach one (:func:`~tendon_robot_sim.models.contact.reach.first_reach`), where the
-continuous models' grid also breaks.
+shooting nodes). With obstacles the rod gets a finer step in its contact zones: by default
+from the first arc length at which it can reach one
+(:func:`~tendon_robot_sim.models.contact.reach.first_reach`) to its end, in the implicit
+dynamics where its pose brings it near one
+(:mod:`~tendon_robot_sim.models.rod.dynamics.implicit_grid`); the continuous models' grid
+also breaks at the zones' ends.
 """
 
 from typing import NamedTuple, Sequence
@@ -41,12 +44,12 @@ class Grid(NamedTuple):
 
 
 def shooting_grid(breaks: Sequence[float], step: float, contact_step: float,
-                  reach: float) -> Grid:
+                  zones: Sequence[tuple[float, float]]) -> Grid:
     """
     Return the segments ending at ``breaks`` [m] (sorted, merged within POSITION_TOLERANCE).
 
-    Segments ending past the arc length ``reach`` [m] get ``min(step, contact_step)``, the
-    others ``step`` (the largest RK4 step [m]; each segment split evenly).
+    Segments that overlap a contact zone (a, b) [m] of ``zones`` get ``min(step,
+    contact_step)``, the others ``step`` (the largest RK4 step [m]; each segment split evenly).
     """
     ends = []
     for b in sorted(breaks):
@@ -54,7 +57,10 @@ def shooting_grid(breaks: Sequence[float], step: float, contact_step: float,
             ends.append(b)
     end = np.array(ends)
     start = np.concatenate(([0.0], end[:-1]))
-    largest = np.where(end > reach + POSITION_TOLERANCE, min(step, contact_step), step)
+    fine = np.zeros(end.size, dtype=bool)
+    for a, b in zones:
+        fine |= (end > a + POSITION_TOLERANCE) & (start < b - POSITION_TOLERANCE)
+    largest = np.where(fine, min(step, contact_step), step)
     n = np.maximum(1, np.ceil((end - start) / largest - 1e-9)).astype(np.int64)
     pt = np.concatenate(([0], np.cumsum(2 * n + 1)[:-1])).astype(np.int64)
     row = np.concatenate(([0], np.cumsum(n)[:-1])).astype(np.int64)

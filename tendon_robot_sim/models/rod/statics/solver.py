@@ -99,9 +99,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
-from tendon_robot_sim.models.contact.reach import first_reach
+from tendon_robot_sim.models.contact.reach import reach_zones
 from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
-from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
+from tendon_robot_sim.models.contact.world import (check_clear, no_contact, without_obstacles,
+                                                   World)
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
                                               stiffness_matrices, vector3)
@@ -186,11 +187,13 @@ class StaticsSolver:
         Largest RK4 step [m]; segments between vertebrae/tendon ends are split evenly.
         Default ``DEFAULT_STEPS[model]``.
     contact_step : float, optional
-        With a world: the largest RK4 step [m] from the first arc length at which the rod can
-        reach an obstacle on (:func:`~tendon_robot_sim.models.contact.reach.first_reach`; the
-        continuous models' grid breaks there, the discrete model refines each bay that ends
-        beyond it). Default: ``step`` if given (one step everywhere), else
-        ``min(DEFAULT_STEPS[model], CONTACT_STEP)``.
+        With a world: the largest RK4 step [m] in the contact zones (the continuous models'
+        grid breaks at their ends, the discrete model refines each bay that overlaps one).
+        Default: ``step`` if given (one step everywhere), else ``min(DEFAULT_STEPS[model],
+        CONTACT_STEP)``.
+    contact_zones : sequence of (float, float), optional
+        Arc-length intervals [m]; default: from the first arc length at which the rod can reach
+        an obstacle (:func:`~tendon_robot_sim.models.contact.reach.first_reach`) to its end.
     breaks : sequence of float
         More arc lengths [m] where segments end (the implicit dynamics' shooting nodes).
     routing : mapping {tendon name: callable}, optional
@@ -225,6 +228,7 @@ class StaticsSolver:
     def __init__(self, robot: Robot, model: str = 'cosserat', *, constitutive: str | None = None,
                  shear_coefficient: float = PYELASTICA_SHEAR_COEFFICIENT,
                  step: float | None = None, contact_step: float | None = None,
+                 contact_zones: Sequence[tuple[float, float]] | None = None,
                  breaks: Sequence[float] = (),
                  routing: Mapping[str, RoutingFunction] | None = None,
                  tolerance: float = DEFAULT_TOLERANCE, max_iterations: int = 100,
@@ -259,9 +263,7 @@ class StaticsSolver:
                 f'max_iterations: must be an integer >= 1, got {max_iterations!r}')
         if model == 'discrete' and robot.vertebra_positions.size == 0:
             raise StaticsInputError(vertebrae_required('discrete statics'))
-        self.robot = robot
-        self.model = model
-        self.world = world
+        self.robot, self.model, self.world = robot, model, world
         self._contact = (no_contact() if world is None
                          else world.contact(robot.contact_envelope))
         if world is not None:
@@ -276,9 +278,11 @@ class StaticsSolver:
         self._holes_fn = routing_functions(robot, routing)
         self.set_tip_load(robot.tip_load.force, robot.tip_load.moment)
         # the rod within reach of an obstacle gets the contact step, the rest the model's
-        reach = (first_reach(world, self._contact, robot.base.position)
-                 if world is not None and contact_step < step else math.inf)
-        self._build(float(step), breaks, float(contact_step), reach)
+        self.contact_zones = (
+            reach_zones(world, self._contact, robot.base.position, robot.rod.length)
+            if contact_zones is None and world is not None and contact_step < step
+            else [(float(a), float(b)) for a, b in contact_zones or ()])
+        self._build(float(step), breaks, float(contact_step))
         nt = self.n_tendons
         ny = 18 if model == 'discrete' else 18 + nt
         rows = self._arc.size
@@ -288,15 +292,12 @@ class StaticsSolver:
         self._tendon_modes = {kernels.TENSION: np.full(nt, kernels.TENSION),
                               kernels.DISPLACEMENT: np.full(nt, kernels.DISPLACEMENT)}
         self._traj = np.zeros((rows, ny))
-        self._tau = np.zeros(nt)
-        self._lengths = np.zeros(nt)
+        self._tau, self._lengths, self._empty = np.zeros(nt), np.zeros(nt), np.zeros(nt)
         self._info = np.zeros(4)
-        self._empty = np.zeros(nt)
 
     # ------------------------------------------------------------------ set-up
 
-    def _build(self, step: float, extra_breaks: Sequence[float], contact_step: float,
-               reach: float) -> None:
+    def _build(self, step: float, extra_breaks: Sequence[float], contact_step: float) -> None:
         """Segments (:mod:`.grid`), routing samples, point loads and scales (the kernel Plan)."""
         robot, rod, L = self.robot, self.robot.rod, self.robot.rod.length
         nt = self.n_tendons
@@ -304,9 +305,10 @@ class StaticsSolver:
         ends = np.array([t.end for t in robot.tendons])
         breaks = (list(vertebrae) + [L] + ([] if self.model == 'discrete' else list(ends))
                   + [b for b in extra_breaks if 0.0 < b < L]
-                  + ([reach] if self.model != 'discrete' and 0.0 < reach < L else []))
+                  + ([] if self.model == 'discrete' else
+                     [s for zone in self.contact_zones for s in zone if 0.0 < s < L]))
         seg_start, seg_end, seg_n, seg_h, seg_pt, seg_row = shooting_grid(
-            breaks, step, contact_step, reach)
+            breaks, step, contact_step, self.contact_zones)
         nseg = seg_end.size
 
         def near(a, b):
@@ -338,7 +340,7 @@ class StaticsSolver:
             for k in range(nseg):
                 if active[k, t]:
                     mask[seg_pt[k]:seg_pt[k] + 2 * seg_n[k] + 1] = True
-            r, r_s, r_ss = self._holes(t, points[mask])
+            r, r_s, r_ss = self._holes_fn[t](points[mask])
             rt[mask, t, 0:3] = r.T
             rt[mask, t, 3:6] = r_s.T
             rt[mask, t, 6:9] = r_ss.T
@@ -346,7 +348,7 @@ class StaticsSolver:
         holes = np.zeros((vertebrae.size + 1, nt, 3))
         for t in range(nt):
             s = np.concatenate(([0.0], vertebrae[vertebrae <= ends[t] + POSITION_TOLERANCE]))
-            holes[:s.size, t] = self._holes(t, np.minimum(s, ends[t]))[0].T
+            holes[:s.size, t] = self._holes_fn[t](np.minimum(s, ends[t]))[0].T
         if self.model == 'discrete':
             for t in range(nt):
                 chords = np.diff(holes[:anchor[t] + 1, t], axis=0)
@@ -391,7 +393,8 @@ class StaticsSolver:
                     Z=np.zeros((1, Z_SIZE)), friction=np.zeros((FR_SIZE, 0)),
                     fw=np.zeros((1, FW_SIZE)), St=np.zeros((1, 0))),
             nodes=np.zeros(0, dtype=np.int64), node_R=np.zeros((0, 3, 3)),
-            node_scale=np.zeros(kernels.NODE_SIZE), contact=self._contact)
+            node_scale=np.zeros(kernels.NODE_SIZE), contact=self._contact,
+            touch=np.ones(nseg, dtype=np.bool_), quiet=without_obstacles(self._contact))
         nv = vertebrae.size + 1 if self.model == 'discrete' else 0
         self._bays = kernels.Bays(P=np.zeros((nv, 3)), Q=np.zeros((nv, 3, 3)),
                                   J=np.zeros((nv, 6, 6)), flags=np.zeros((2, nv), dtype=np.bool_))
@@ -399,8 +402,7 @@ class StaticsSolver:
             [seg_start[k] + seg_h[k] * np.arange(1, seg_n[k] + 1) for k in range(nseg)])))
         self._vertebra_rows = np.array([seg_row[k] + seg_n[k] for k in range(nseg)
                                         if vert_index[k] > 0], dtype=np.int64)
-        # rows and body-frame holes of each tendon path (base, vertebrae up to the anchor),
-        # all tendons concatenated
+        # rows and body-frame holes of each tendon path (base, vertebrae up to the anchor)
         path_rows, path_holes, sizes = [], [], []
         for t in range(nt):
             rows = [0] + [int(r) for r, s in zip(self._vertebra_rows, vertebrae)
@@ -411,7 +413,7 @@ class StaticsSolver:
                 rows.append(int(seg_row[k] + seg_n[k]))
                 s.append(ends[t])
             path_rows += rows
-            path_holes.append(self._holes(t, np.array(s))[0].T)
+            path_holes.append(self._holes_fn[t](np.array(s))[0].T)
             sizes.append(len(rows))
         self._path_rows = np.array(path_rows)
         self._path_holes = np.concatenate(path_holes)
@@ -421,9 +423,6 @@ class StaticsSolver:
         self.rest_lengths = self._plan.tendon[kernels.TENDON_REST].copy()
         self.arc_lengths = self._arc.copy()
         self._slack_scale = slack
-
-    def _holes(self, t: int, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self._holes_fn[t](s)
 
     # ------------------------------------------------------------------ public API
 
@@ -729,9 +728,8 @@ class StaticsSolver:
         Return the kernels' inputs of one input mode besides the plan.
 
         The tendon modes, the tip load (force, moment; world frame), traj, tau, lengths,
-        bays and work buffers.
-
-        :mod:`~tendon_robot_sim.models.rod.statics.sensitivity` evaluates residuals with them.
+        bays and work buffers: :mod:`~tendon_robot_sim.models.rod.statics.sensitivity`
+        evaluates residuals with them.
         """
         mode = kernels.TENSION if tension else kernels.DISPLACEMENT
         return (self._tendon_modes[mode], self._tip(None, None), self._traj, self._tau,
@@ -741,8 +739,8 @@ class StaticsSolver:
         """
         Poses of a solution trajectory of this solver's grid (rows of p, R, ...).
 
-        Also of the implicit dynamics (:mod:`tendon_robot_sim.models.rod.dynamics.implicit`),
-        which integrates on the same grid with more state columns.
+        Also of the implicit dynamics (:mod:`~tendon_robot_sim.models.rod.dynamics.implicit`):
+        the same grid, more state columns.
         """
         centerline = traj[:, 0:3].T.copy()
         rotations = traj[:, 3:12].reshape(-1, 3, 3).copy()
