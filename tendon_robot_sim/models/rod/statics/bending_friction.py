@@ -34,10 +34,11 @@ f_0 and kappa_0 the last state's,
 
 In the rod this is a rest curvature u* = -f / (E I) of the bay (``StaticsSolver.
 set_rest_curvature``: m = E I (u - u*)), so the rod solvers are the frictionless ones; f and
-the shape are solved together by the fixed point f <- f - (f - P(...)) / (1 + k / (E I))
-for a sticking element, exact in one step for a bay whose moment does not depend on f
-(tensions and loads given) and contracting by at most k / (E I + k) per step otherwise
-(displacements given: the tendons' pull answers the bend); a sliding element takes P(...).
+the shape are solved together by the fixed point f <- P((k / (E I) f + g) / (1 + k / (E I))),
+g = f_0 + k (kappa(f) - kappa_0) the element's moment for the shape solved with f: the radial
+return of the elastic predictor, exact in one step for a bay whose moment does not depend on
+f (tensions and loads given) and contracting by at most k / (E I + k) per step otherwise
+(displacements given: the tendons' pull answers the bend).
 
 What it gives: loaded from rest, the bay is stiffer by k until |f| reaches M_f, then bends as
 the rod alone, offset by M_f / (E I); unloaded, it keeps its curvature until the moment has
@@ -138,10 +139,9 @@ class BendingFriction:
             if change <= tolerance:
                 self.moments, self.curvatures = held, kappa
                 return result
-            # a sticking element's moment follows the bend it sets (the damped step); a
-            # sliding one's is the bound whatever the bend (the step to it)
-            sliding = np.linalg.norm(trial, axis=1) > self.bound
-            f = np.where(sliding[:, None], held, f - (f - held) / (1.0 + self.ratio))
+            # the moment that sticks with the bend it sets, were the rod's moment the same
+            # (kappa + f / EI fixed), returned radially onto the bound where it slides
+            f = slide((self.ratio * f + trial) / (1.0 + self.ratio), self.bound)
         raise ConvergenceError(
             f'bending friction: the friction moments did not settle with the shape in '
             f'{MAX_ITERATIONS} iterations (last change {change:.3g} N m)', change,
