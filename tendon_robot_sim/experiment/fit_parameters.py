@@ -55,7 +55,7 @@ from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim.models.description import PHYSICAL_RANGES
 from tendon_robot_sim.models.tendon_robot import (BendingFriction, FRICTION_LAWS, Robot,
-                                                 robot_from_dict)
+                                                  robot_from_dict)
 
 ROD_FIELDS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
 DYNAMIC_FIELDS = ('damping', 'bending_torsion', 'shear_extension', 'drag')

@@ -59,8 +59,8 @@ import numpy as np
 from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator, settle_time)
 from tendon_robot_sim.experiment.experiment import Hold, Recording
 from tendon_robot_sim.experiment.fit_parameters import (BENDING_FIELDS, DYNAMIC_FIELDS,
-                                                        FitParameter,
-                                                        FitParameterError, parse_fit, robot_with)
+                                                        FitParameter, FitParameterError,
+                                                        parse_fit, robot_with)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.statics.sensitivity import LINEARISABLE, restarted
 from tendon_robot_sim.models.rod.statics.stick_slip import has_friction

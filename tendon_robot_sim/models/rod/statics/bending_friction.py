@@ -114,7 +114,7 @@ class BendingFriction:
         self.curvatures = np.zeros((self.ends.shape[0], 2))
 
     def rest_curvature(self, moments: np.ndarray) -> np.ndarray:
-        """The bays' rest curvature u* = -f / (E I) [1/m], (k, 3), of friction moments f."""
+        """Return the bays' rest curvature u* = -f / (E I) [1/m], (k, 3), of moments f [N m]."""
         return np.column_stack((-moments / self.EI, np.zeros(len(moments))))
 
     def settle(self, solve, set_rest_curvature) -> StaticsResult:
