@@ -32,8 +32,8 @@ f_0 and kappa_0 the last state's,
 
     f = P(f_0 + k (kappa - kappa_0)),    P(g) = g min(1, M_f / |g|).
 
-In the rod this is a rest curvature u* = -f / (E I) of the bay (``StaticsSolver.
-set_rest_curvature``: m = E I (u - u*)), so the rod solvers are the frictionless ones; f and
+In the rod this is a rest curvature u* = -f / (E I) of the bay (:func:`set_rest_curvature`:
+m = E I (u - u*)), so the rod solvers are the frictionless ones; f and
 the shape are solved together by the fixed point f <- P((k / (E I) f + g) / (1 + k / (E I))),
 g = f_0 + k (kappa(f) - kappa_0) the element's moment for the shape solved with f: the radial
 return of the elastic predictor, exact in one step for a bay whose moment does not depend on
@@ -53,13 +53,37 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from tendon_robot_sim.models.cosserat import ConvergenceError
+from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
+from tendon_robot_sim.models.rod.statics._kernels import SEG_N
 from tendon_robot_sim.models.rod.statics.result import StaticsResult
 
 # The fixed point has converged when no element's moment moves by more than this fraction of
 # M_f in an iteration (1e-4 of the opencr-mujoco FTDCR v4's 2 mN m moves its tip by ~1 um).
 MOMENT_TOLERANCE = 1e-4
 MAX_ITERATIONS = 60
+
+
+def segment_ends(solver) -> np.ndarray:
+    """Return the first and last arc length [m] of each segment of a solver's grid, (k, 2)."""
+    plan = solver.kernel_plan()
+    ends = np.cumsum(plan.seg_h * plan.seg[:, SEG_N])
+    return np.column_stack((np.concatenate(([0.0], ends[:-1])), ends))
+
+
+def set_rest_curvature(solver, ustar) -> None:
+    """
+    Give each segment of a solver's grid (:func:`segment_ends`) a rest curvature [1/m].
+
+    ``ustar`` (k, 3), body frame: the rod's moment there is Kbt (u - u*), so a rod without
+    loads takes the curvature u* (the kernels' ``Plan.ustar``, zero unless this sets it); in
+    the solver's later solves.
+    """
+    ustar = np.asarray(ustar, dtype=float)
+    plan = solver.kernel_plan()     # the solver's own arrays
+    if ustar.shape != plan.ustar.shape or not np.all(np.isfinite(ustar)):
+        raise StaticsInputError(f'rest curvature: must be {plan.ustar.shape} finite values '
+                                f'[1/m], got shape {ustar.shape}')
+    plan.ustar[:] = ustar
 
 
 def bay_curvatures(result: StaticsResult, ends: np.ndarray) -> np.ndarray:

@@ -383,9 +383,8 @@ class StaticsSolver:
         self._plan = kernels.Plan(
             model=MODELS.index(self.model), law=CONSTITUTIVE_LAWS.index(self.constitutive),
             nt=nt, seg=seg, seg_h=seg_h, rt=rt, active=active, ends=tendon_ends, end_mass=end_mass,
-            end_disc=end_disc,
-            holes=holes, anchor=anchor, mat=mat, ustar=np.zeros((nseg, 3)),
-            R0=robot.base.rotation.astype(float),
+            end_disc=end_disc, ustar=np.zeros((nseg, 3)),
+            holes=holes, anchor=anchor, mat=mat, R0=robot.base.rotation.astype(float),
             scale=np.vstack((x_scale, f_scale)),
             tendon=np.vstack((slack, rest, compliance, motor)),
             dyn=Dyn(on=False, coef=np.zeros(DYN_SIZE), Zh=np.zeros((1, Z_SIZE)),
@@ -421,9 +420,6 @@ class StaticsSolver:
         self._frame_rows = np.concatenate(([self._arc.size - 1], self._vertebra_rows))
         self.rest_lengths = self._plan.tendon[kernels.TENDON_REST].copy()
         self.arc_lengths = self._arc.copy()
-        # the grid's segments: their ends [m] and first and last trajectory rows
-        self.segment_ends = np.column_stack((seg_start, seg_end))
-        self.segment_rows = np.column_stack((seg_row, seg_row + seg_n))
         self._slack_scale = slack
 
     def _holes(self, t: int, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -567,20 +563,6 @@ class StaticsSolver:
                     raise StaticsInputError(
                         f'{field}[{label}]: must be <= max_tension = {limit:g} N, got {value:g}')
         return out
-
-    def set_rest_curvature(self, ustar) -> None:
-        """
-        Give each segment of the grid (``segment_ends``) a rest curvature in later solves.
-
-        ``ustar`` (k, 3) [1/m], body frame: the moment there is Kbt (u - u*), so a rod without
-        loads takes the curvature u*. Zero (the description's rod) unless the bending friction
-        (:mod:`~tendon_robot_sim.models.rod.statics.bending_friction`) sets it.
-        """
-        ustar = np.asarray(ustar, dtype=float)
-        if ustar.shape != self._plan.ustar.shape or not np.all(np.isfinite(ustar)):
-            raise StaticsInputError(f'rest curvature: must be {self._plan.ustar.shape} finite '
-                                    f'values [1/m], got shape {ustar.shape}')
-        self._plan.ustar[:] = ustar
 
     def set_tip_load(self, force, moment) -> None:
         """

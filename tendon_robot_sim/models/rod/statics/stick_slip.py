@@ -53,7 +53,9 @@ from scipy.optimize import brentq
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
-from tendon_robot_sim.models.rod.statics.bending_friction import BendingFriction
+from tendon_robot_sim.models.rod.statics.bending_friction import (BendingFriction,
+                                                                  segment_ends,
+                                                                  set_rest_curvature)
 from tendon_robot_sim.models.rod.statics.result import StaticsResult
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.rod.tendons.capstan import stick_slip_sweep, turn_angles
@@ -152,10 +154,10 @@ class StickSlipStatics:
         bending = robot.rod.bending_friction
         self.bending = None if bending is None else BendingFriction(
             bending.moment, bending.stiffness_ratio, robot.rod.bending_stiffness,
-            frictionless.segment_ends)
+            segment_ends(frictionless))
         # the bay of the frictionless grid each segment of the pieces' grid lies in
-        middles = self.solver.segment_ends.mean(axis=1)
-        self._bay_of = np.searchsorted(frictionless.segment_ends[:, 1], middles)
+        middles = segment_ends(self.solver).mean(axis=1)
+        self._bay_of = np.searchsorted(segment_ends(frictionless)[:, 1], middles)
         self.reset()
 
     def _breaks(self, tendon: Tendon, grid: np.ndarray, piece_length: float) -> list[float]:
@@ -194,8 +196,8 @@ class StickSlipStatics:
 
     def _set_rest_curvature(self, ustar: np.ndarray) -> None:
         """Give both solvers the bays' rest curvature (k, 3) [1/m] (bending friction)."""
-        self.frictionless.set_rest_curvature(ustar)
-        self.solver.set_rest_curvature(ustar[self._bay_of])
+        set_rest_curvature(self.frictionless, ustar)
+        set_rest_curvature(self.solver, ustar[self._bay_of])
 
     # ------------------------------------------------------------------ one state
 

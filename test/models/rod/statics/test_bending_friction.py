@@ -29,7 +29,9 @@ import pytest
 from tendon_robot_sim import cli, default_robot_file
 from tendon_robot_sim.models.cosserat import StaticsInputError
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.rod.statics.bending_friction import bay_curvatures
+from tendon_robot_sim.models.rod.statics.bending_friction import (bay_curvatures,
+                                                                  segment_ends,
+                                                                  set_rest_curvature)
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.rod.statics.stick_slip import StickSlipStatics
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
@@ -105,14 +107,17 @@ def test_a_model_without_it_refuses_it_in_one_line(argv, tmp_path, capsys):
 def test_a_rest_curvature_bends_the_unloaded_rod_into_an_arc(model):
     robot = robot_from_dict(WEIGHTLESS)
     solver = StaticsSolver(robot, model)
-    ustar = np.zeros((solver.segment_ends.shape[0], 3))
+    ends = segment_ends(solver)
+    assert ends[0, 0] == 0.0 and np.all(ends[1:, 0] == ends[:-1, 1])
+    assert ends[-1, 1] == pytest.approx(robot.rod.length, abs=1e-12)
+    ustar = np.zeros((len(ends), 3))
     ustar[:, 0] = 4.0       # 1/m about d1 (the base x axis)
-    solver.set_rest_curvature(ustar)
+    set_rest_curvature(solver, ustar)
     tip = solver.solve_tensions(np.zeros(len(robot.tendons))).tip_position
     # tolerance: the RK4 grid integrates the arc to ~1e-11 m; Newton's tolerance ~1e-8 m
     assert np.max(np.abs(tip - arc_tip(4.0, robot.rod.length))) < 1e-8
     with pytest.raises(StaticsInputError, match='^rest curvature: must be'):
-        solver.set_rest_curvature(ustar[1:])
+        set_rest_curvature(solver, ustar[1:])
 
 
 def jenkins_loop(EI: float, k: float, Mf: float) -> tuple[list[float], list[float]]:
@@ -186,5 +191,5 @@ def test_a_pull_leaves_a_bend_that_a_pull_elsewhere_replaces():
     assert holes[1] @ ends[1][:2] > max(holes[0] @ ends[1][:2], 0.5 * np.linalg.norm(
         ends[1][:2])) > 1e-4
     result = statics.solve_displacements(np.zeros(4))
-    assert bay_curvatures(result, statics.frictionless.segment_ends).shape == (
-        statics.frictionless.segment_ends.shape[0], 2)
+    ends = segment_ends(statics.frictionless)
+    assert bay_curvatures(result, ends).shape == (len(ends), 2)
