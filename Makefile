@@ -49,6 +49,9 @@ report: setup
 OPENCR_V4_SESSION := tdcr_sysid_20260511-183002
 OPENCR_V4_MODEL := --model cosserat --points samples --step 0.01
 OPENCR_V4_FIT := vertebra_mass,*.compliance@tendon,*.pretension@tendon,*.angle@tendon,base.position,base.rotation.x,base.rotation.y,tip_marker.z
+# the second stage: the rod's bending friction (docs/tendon_robot.md), fitted on train on top of
+# the first, each sample solved from the last (about 20 min on the loaded 2-core machine)
+OPENCR_V4_FRICTION_FIT := bending_friction.moment,bending_friction.stiffness_ratio
 OPENCR_V4 := demo_output/opencr_v4
 opencr-v4: setup
 	@test -n "$(DATA)" || { echo "make opencr-v4 DATA=DIR: DIR holds $(OPENCR_V4_SESSION)_{tendon_pull,train,val}.csv" >&2; exit 2; }
@@ -68,7 +71,18 @@ opencr-v4: setup
 	    $(OPENCR_V4_MODEL) --json --report $(OPENCR_V4)/pull_report \
 	    > $(OPENCR_V4)/hysteresis.txt
 	tail -n 1 $(OPENCR_V4)/hysteresis.txt > $(OPENCR_V4)/hysteresis.json
+	$(PYTHON) -m tendon_robot_sim.cli calibrate $(OPENCR_V4)/train_bag --robot $(OPENCR_V4)/calibrated.yaml \
+	    $(OPENCR_V4_MODEL) --fit '$(OPENCR_V4_FRICTION_FIT)' --out $(OPENCR_V4)/calibrated_friction.yaml
+	$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/val_bag --robot $(OPENCR_V4)/calibrated_friction.yaml \
+	    $(OPENCR_V4_MODEL) --json --samples-out $(OPENCR_V4)/val_samples_friction.csv \
+	    --report $(OPENCR_V4)/report_friction > $(OPENCR_V4)/validate_friction.txt
+	tail -n 1 $(OPENCR_V4)/validate_friction.txt > $(OPENCR_V4)/validate_friction.json
+	$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/tendon_pull_bag --robot $(OPENCR_V4)/calibrated_friction.yaml \
+	    $(OPENCR_V4_MODEL) --json --report $(OPENCR_V4)/pull_report_friction \
+	    > $(OPENCR_V4)/hysteresis_friction.txt
+	tail -n 1 $(OPENCR_V4)/hysteresis_friction.txt > $(OPENCR_V4)/hysteresis_friction.json
 	head -n -1 $(OPENCR_V4)/validate.txt
+	head -n -1 $(OPENCR_V4)/validate_friction.txt
 
 # Every image of docs/ and the README drawn again from the current code, by the documented
 # command of each (docs/images.yaml; test/package/test_docs_images.py fails on a stale one).

@@ -126,8 +126,8 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError('--world: a sequence (--tensions-csv, --displacements-csv) is '
                                'not solved with obstacles yet; solve one pose at a time')
         if world is not None and has_friction(robot):
-            raise CommandError('--world: contact is not modelled with tendon friction yet; '
-                               'remove the friction of the tendons or the world')
+            raise CommandError('--world: contact is not modelled with friction yet; remove the '
+                               'friction of the tendons and the rod, or the world')
         if has_friction(robot) or sequence:
             return _sequence(args, robot, tip_force, tip_moment)
         solver = StaticsSolver(robot, args.model, constitutive=args.constitutive, world=world)

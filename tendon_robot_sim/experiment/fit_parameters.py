@@ -26,6 +26,9 @@ Each name is one parameter of the robot description, or one value several share 
   the tendon's ``reference_length``), ``motor_distance`` (m), ``friction`` (the Coulomb-capstan
   coefficient nu of the sliding law, dimensionless; from 0 where the file has none: the fit
   then solves the holds in order, each from the last, by the path-dependent statics).
+  ``bending_friction.moment`` (N m) and ``bending_friction.stiffness_ratio`` (-): the rod's
+  bending friction (``rod.bending_friction``, from none: moment 0, ratio 1), path-dependent
+  alike.
   TENDONS is a tendon's name or a pattern (``*``, ``s1_*``): the matching tendons share one
   value (tied; tied angles turn together). ``@segment`` fits one value per segment of the
   match (tendons anchored at the same arc length), ``@tendon`` one per tendon:
@@ -51,17 +54,21 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim.models.description import PHYSICAL_RANGES
-from tendon_robot_sim.models.tendon_robot import FRICTION_LAWS, Robot, robot_from_dict
+from tendon_robot_sim.models.tendon_robot import (BendingFriction, FRICTION_LAWS, Robot,
+                                                  robot_from_dict)
 
 ROD_FIELDS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
 DYNAMIC_FIELDS = ('damping', 'bending_torsion', 'shear_extension', 'drag')
 TENDON_FIELDS = ('offset', 'angle', 'compliance', 'pretension', 'motor_distance', 'friction')
+# rod.bending_friction (models.rod.statics.bending_friction): path-dependent, as 'friction'
+BENDING_FIELDS = ('bending_friction.moment', 'bending_friction.stiffness_ratio')
 VECTOR_FIELDS = ('base.position', 'base.rotation', 'tip_marker')
 GROUPINGS = ('segment', 'tendon')
 FITTABLE = (ROD_FIELDS + ('vertebra_mass',) + tuple(f'<tendons>.{f}' for f in TENDON_FIELDS)
-            + VECTOR_FIELDS + DYNAMIC_FIELDS)
+            + VECTOR_FIELDS + DYNAMIC_FIELDS + BENDING_FIELDS)
 # Fitted as logarithms: positive by nature.
-LOG_FIELDS = ROD_FIELDS + ('vertebra_mass', 'offset', 'compliance') + DYNAMIC_FIELDS
+LOG_FIELDS = (ROD_FIELDS + ('vertebra_mass', 'offset', 'compliance') + DYNAMIC_FIELDS
+              + ('bending_friction.stiffness_ratio',))
 # Default half-widths of the bounds of the linear parameters, and their scales (the size of a
 # unit step of z), in their units; lengths in rod lengths.
 ANGLE_BOUND, ANGLE_SCALE = 0.5, 0.05          # rad
@@ -70,6 +77,9 @@ POSITION_BOUND, POSITION_SCALE = 1.0, 0.01    # rod lengths
 PRETENSION_SCALE = 1.0                        # N
 MOTOR_DISTANCE_BOUND, MOTOR_DISTANCE_SCALE = 10.0, 0.1   # rod lengths
 FRICTION_SCALE = 0.05                         # nu; bounds: the description's range of nu
+# the bending friction's slip moment, in E I / L (the moment that bends the rod by 1 rad):
+# from 0 to a residual bend of 1 rad
+BENDING_MOMENT_BOUND, BENDING_MOMENT_SCALE = 1.0, 0.01
 AXES = 'xyz'
 
 
@@ -151,7 +161,7 @@ def _targets(p: FitParameter) -> list[str]:
 
 
 def _expand(robot: Robot, item: str) -> list[FitParameter]:
-    if item in ROD_FIELDS + DYNAMIC_FIELDS + ('vertebra_mass',):
+    if item in ROD_FIELDS + DYNAMIC_FIELDS + BENDING_FIELDS + ('vertebra_mass',):
         return [_parameter(item, item, item, (), -1, _scalar_value(robot, item))]
     for field in VECTOR_FIELDS:
         if item == field or item.startswith(field + '.') and item[len(field) + 1:] in AXES:
@@ -201,6 +211,9 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
         rim = (robot.disc_radius if p.field == 'offset' and robot.vertebra_positions.size
                else math.inf)      # a hole stays within its discs (the description's rule)
         default, scale = (p.initial / 10.0, min(p.initial * 10.0, rim)), 1.0
+        if p.field == 'bending_friction.stiffness_ratio':    # within the description's range
+            low, high = PHYSICAL_RANGES['stiffness_ratio'][:2]
+            default = (max(default[0], low), min(default[1], high))
     elif p.field == 'angle':
         default, scale = (-ANGLE_BOUND, ANGLE_BOUND), ANGLE_SCALE
     elif p.field == 'base.rotation':
@@ -213,6 +226,10 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
         default, scale = (min(-limit, p.initial), max(limit, p.initial)), PRETENSION_SCALE
     elif p.field == 'friction':
         default, scale = PHYSICAL_RANGES[FRICTION_LAWS['sliding']][:2], FRICTION_SCALE
+    elif p.field == 'bending_friction.moment':
+        moment = robot.rod.bending_stiffness / L
+        default = (0.0, max(BENDING_MOMENT_BOUND * moment, p.initial))
+        scale = BENDING_MOMENT_SCALE * moment
     else:      # motor_distance
         default = (0.0, max(MOTOR_DISTANCE_BOUND * L, p.initial))
         scale = MOTOR_DISTANCE_SCALE * L
@@ -227,6 +244,11 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
 
 
 def _scalar_value(robot: Robot, field: str) -> float:
+    if field in BENDING_FIELDS:
+        friction = robot.rod.bending_friction
+        if friction is None:     # from none: no moment, the default stiffness
+            return 0.0 if field.endswith('moment') else BendingFriction(0.0).stiffness_ratio
+        return getattr(friction, field.partition('.')[2])
     if field == 'vertebra_mass':
         if not robot.vertebra_positions.size:
             raise FitParameterError('fit: vertebra_mass: this robot has no vertebrae to weigh')
@@ -351,7 +373,10 @@ def robot_with(robot: Robot, params: Sequence[FitParameter], values: Sequence[fl
 
 
 def _set_scalar(data: dict, robot: Robot, field: str, value: float) -> None:
-    if field == 'vertebra_mass':
+    if field in BENDING_FIELDS:
+        friction = data['rod'].setdefault('bending_friction', {'moment': 0.0})
+        friction[field.partition('.')[2]] = value
+    elif field == 'vertebra_mass':
         data['vertebrae']['mass'] = value
     elif field == 'damping':      # the ratio or the rate, whichever the robot gives
         data['rod']['damping'] = {next(iter(data['rod']['damping'])): value}

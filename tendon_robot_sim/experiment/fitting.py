@@ -58,8 +58,9 @@ import numpy as np
 
 from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator, settle_time)
 from tendon_robot_sim.experiment.experiment import Hold, Recording
-from tendon_robot_sim.experiment.fit_parameters import (DYNAMIC_FIELDS, FitParameter,
-                                                        FitParameterError, parse_fit, robot_with)
+from tendon_robot_sim.experiment.fit_parameters import (BENDING_FIELDS, DYNAMIC_FIELDS,
+                                                        FitParameter, FitParameterError,
+                                                        parse_fit, robot_with)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.statics.sensitivity import LINEARISABLE, restarted
 from tendon_robot_sim.models.rod.statics.stick_slip import has_friction
@@ -167,7 +168,8 @@ class _Problem:
         self.closed_form = [p.analytic or (rigid and p.field == 'base.rotation')
                             for p in params]
         self.base_position = robot.base.position
-        self.path_dependent = has_friction(robot) or any(p.field == 'friction' for p in params)
+        self.path_dependent = has_friction(robot) or any(
+            p.field in ('friction',) + BENDING_FIELDS for p in params)
 
     def forget(self) -> None:
         """Start the next solves afresh: each from the hold before, none from a memory."""

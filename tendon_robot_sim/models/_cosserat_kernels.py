@@ -195,18 +195,20 @@ def viscous_strain(n0, n1, n2, mat, law, dyn, row):
 @kernel
 def viscous_curvature(m, e, mat, dyn, row, u):
     """
-    Curvature u (3,) of the body moment m = Kbt u / e^3 + Bbt (c0 u + u_h).
+    Curvature u (3,) of the body moment m = Kbt (u - u*) / e^3 + Bbt (c0 u + u_h).
 
-    e: the dilatation (1 for the LINEAR law and the Kirchhoff rod).
+    e: the dilatation (1 for the LINEAR law and the Kirchhoff rod); u* the rest curvature
+    ``mat[MAT_USTAR:]`` (the tendon robot's: its segment's, set by the shooting).
     """
     e3 = e * e * e
     for i in range(3):
         stiffness = mat[MAT_KBT + i] / e3
         if dyn.on:
             b = dyn.coef[DYN_BBT + i]
-            u[i] = (m[i] - b * dyn.Zh[row, Z_U + i]) / (stiffness + dyn.coef[DYN_C0] * b)
+            u[i] = (m[i] + stiffness * mat[MAT_USTAR + i] - b * dyn.Zh[row, Z_U + i]) / (
+                stiffness + dyn.coef[DYN_C0] * b)
         else:
-            u[i] = m[i] / stiffness
+            u[i] = m[i] / stiffness + mat[MAT_USTAR + i]
 
 
 @kernel
@@ -214,12 +216,13 @@ def viscous_wrench(kirchhoff, v, u, e, mat, law, dyn, row, nb, mb):
     """
     Body force nb and moment mb of the strains v, u, their viscous parts included.
 
-    The Kirchhoff rod (v = e3) keeps nb: there the force is a state, not a strain.
+    The Kirchhoff rod (v = e3) keeps nb: there the force is a state, not a strain. The moment
+    is that of the curvature less the rest curvature ``mat[MAT_USTAR:]``.
     """
     if not kirchhoff:
         force_from_strain(v, mat, law, nb)
     for i in range(3):
-        mb[i] = mat[MAT_KBT + i] * u[i] / (e * e * e)
+        mb[i] = mat[MAT_KBT + i] * (u[i] - mat[MAT_USTAR + i]) / (e * e * e)
         if dyn.on:
             c0 = dyn.coef[DYN_C0]
             if not kirchhoff:
@@ -463,7 +466,11 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
         e = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2) if law == PYELASTICA else 1.0
         nb0, nb1, nb2 = Kse0 * v0 / e, Kse1 * v1 / e, Kse2 * (v2 - 1.0) / e
     e3 = e * e * e
-    mb0, mb1, mb2 = Kbt0 * u0 / e3, Kbt1 * u1 / e3, Kbt2 * u2 / e3
+    # mb = Kbt (u - u*) / e^3: u* the rest curvature of this segment (0 but for the bending
+    # friction of models.rod.statics.bending_friction); constant along it, so u_s is unchanged
+    mb0 = Kbt0 * (u0 - mat[MAT_USTAR]) / e3
+    mb1 = Kbt1 * (u1 - mat[MAT_USTAR + 1]) / e3
+    mb2 = Kbt2 * (u2 - mat[MAT_USTAR + 2]) / e3
     nt = act.size
     # BDF-alpha coefficient and history of this point (a statics Dyn has one dummy row)
     co, zh = dyn.coef, dyn.Zh[row if dyn.on else 0]

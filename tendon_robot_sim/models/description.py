@@ -112,6 +112,9 @@ PHYSICAL_RANGES: dict[str, tuple[float, float, str, str] | None] = {
     # beta, and the sliding law's narrower range below
     'coefficient': (0.0, 1e3, '', "viscous beta in s/m (Till's example: 4), a sliding nu "
                     'within sliding_coefficient'),
+    # the Jenkins elements of rod.bending_friction: their spring over the rod's E I (their
+    # slip moment is a 'moment')
+    'stiffness_ratio': (1e-3, 1e3, '', "a friction element's stiffness over the rod's E I"),
     'sliding_coefficient': (0.0, 2.0, '', 'Coulomb-capstan nu of a tendon on its guides: PTFE '
                             'about 0.05, steel on steel about 0.8'),
     'max_pressure': (-1e5, 1e8, 'Pa', 'gauge, from vacuum to 1000 bar'),

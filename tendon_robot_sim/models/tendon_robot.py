@@ -98,18 +98,22 @@ def friction_refused(robot: 'Robot', model: str) -> str:
 
     The path-dependent statics (``models.rod.statics.stick_slip``) is what models it.
     """
+    where = ('the path-dependent statics does (statics --tensions-csv or --displacements-csv, '
+             'simulator mode quasi_static), or remove the key')
     for i, tendon in enumerate(robot.tendons):
         if tendon.friction is not None:
-            return (f'tendons[{i}].friction: the {model} does not model tendon friction; the '
-                    'path-dependent statics does (statics --tensions-csv or '
-                    '--displacements-csv, simulator mode quasi_static), or remove the key')
+            return (f'tendons[{i}].friction: the {model} does not model tendon friction; '
+                    + where)
+    if robot.rod.bending_friction is not None:
+        return f'rod.bending_friction: the {model} does not model it; ' + where
     return ''
 
 
 def without_friction(robot: 'Robot') -> 'Robot':
-    """Return ``robot`` with every tendon frictionless (the models that add friction on top)."""
-    return dataclasses.replace(robot, tendons=tuple(
-        dataclasses.replace(t, friction=None) for t in robot.tendons))
+    """Return ``robot`` without friction (the models that add friction on top): tendons, rod."""
+    return dataclasses.replace(
+        robot, rod=dataclasses.replace(robot.rod, bending_friction=None),
+        tendons=tuple(dataclasses.replace(t, friction=None) for t in robot.tendons))
 
 
 def vertebrae_required(model: str) -> str:
@@ -152,6 +156,23 @@ class Damping:
 
 
 @dataclass(frozen=True)
+class BendingFriction:
+    """
+    Friction that holds the backbone's bend: a Jenkins element per segment of the rod's grid.
+
+    A spring of stiffness ``stiffness_ratio`` E I in series with a slider that slips at the
+    bending moment ``moment`` [N m], in parallel with the elastic rod (Iwan's elements, one
+    per bay: models.rod.statics.bending_friction). None on the rod: no such friction.
+    """
+
+    moment: float               # M_f [N m]: the slider's bound on the friction moment
+    stiffness_ratio: float = 1.0    # k / (E I) [-]: the element's stiffness while it sticks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {'moment': self.moment, 'stiffness_ratio': self.stiffness_ratio}
+
+
+@dataclass(frozen=True)
 class Rod(CircularSection):
     """Elastic backbone: a straight, uniform, circular rod."""
 
@@ -165,6 +186,7 @@ class Rod(CircularSection):
     end_joint_correction: bool = True   # soften the end joints (simulator.soften_end_joints)
     drag: tuple[float, float, float] = (0.0, 0.0, 0.0)   # C, kg/m^2: force per length
     #                                     -C q|q| (body frame, per component; implicit only)
+    bending_friction: BendingFriction | None = None   # path-dependent statics only
 
 
 @dataclass(frozen=True)
@@ -372,6 +394,8 @@ class Robot:
                 'damping': self.rod.damping.to_dict(),
                 'end_joint_correction': self.rod.end_joint_correction,
                 'drag': list(self.rod.drag),
+                **({} if self.rod.bending_friction is None
+                   else {'bending_friction': self.rod.bending_friction.to_dict()}),
             },
             'vertebrae': {
                 'positions': self.vertebra_positions.tolist(),
@@ -468,6 +492,7 @@ def _load_rod(m: 'DescriptionMapping') -> Rod:
         damping=_load_damping(m.mapping('damping', default={'ratio': DEFAULT_DAMPING_RATIO})),
         end_joint_correction=m.boolean('end_joint_correction', default=True),
         drag=_non_negative_vector(m, 'drag'),
+        bending_friction=_load_bending_friction(m.get('bending_friction')),
     )
     m.finish()
     if rod.radius >= rod.length:
@@ -618,6 +643,19 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
         tendons.append(tendon)
     check_unique_names([t.name for t in tendons], 'tendons', 'tendon')
     return tuple(tendons)
+
+
+def _load_bending_friction(data: Any) -> BendingFriction | None:
+    """Read ``rod.bending_friction`` (absent or null: none)."""
+    if data is None:
+        return None
+    m = DescriptionMapping(data, 'rod.bending_friction', required=('moment',),
+                           optional=('stiffness_ratio',))
+    friction = BendingFriction(moment=m.number('moment', minimum=0.0),
+                               stiffness_ratio=m.number('stiffness_ratio', default=1.0,
+                                                        positive=True))
+    m.finish()
+    return friction
 
 
 def _load_friction(data: Any, key: str) -> TendonFriction | None:

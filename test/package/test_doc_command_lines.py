@@ -65,6 +65,9 @@ PARSE_ONLY = (
     ('opencr_ftdcr_v4', 'the FTDCR v4 chain on the excerpt of its recordings (test/data): '
                         'test/experiment/test_opencr_v4.py'),
     ('val_bag', 'validates the bag of that chain: test/experiment/test_opencr_v4.py'),
+    ('calibrated_friction.yaml', "that chain's second stage, the rod's bending friction on "
+                                 'train_bag: test/experiment/test_opencr_v4.py (the full '
+                                 'recordings), test/experiment/test_bending_friction_fit.py'),
 )
 # The inputs the docs name, made once for all lines (name -> how).
 ROBOT_COPY = 'config/robot.yaml'

@@ -178,12 +178,12 @@ class TendonStatics(SimModel):
         # with friction the result depends on the path: each setpoint from the last
         self._friction = has_friction(robot)
         if self._friction and world is not None:
-            raise InputError('world: contact is not modelled with tendon friction yet; remove '
-                             'the friction of the tendons or the world')
+            raise InputError('world: contact is not modelled with friction yet; remove the '
+                             'friction of the tendons and the rod, or the world')
         self.solver = (StickSlipStatics(robot, model) if self._friction
                        else StaticsSolver(robot, model=model, world=world))
         self.summary = f'{self.solver.model} statics' + (
-            ', tendons sticking and sliding (friction)' if self._friction else '')
+            ', with friction (each state from the last)' if self._friction else '')
         self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
                                                   'position': 'displacement [m], pulled in'},
                              'tendons')
@@ -216,7 +216,7 @@ class TendonStatics(SimModel):
 
     def reset(self) -> None:
         self.solver.set_tip_load(self.robot.tip_load.force, self.robot.tip_load.moment)
-        if self._friction:      # back at rest: no tension left stuck in the tendons
+        if self._friction:      # back at rest: no tension stuck in the tendons, no bend held
             self.solver.reset()
         self._shape = self._rest
         self._last = self._zero

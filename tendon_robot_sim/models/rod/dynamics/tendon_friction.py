@@ -44,6 +44,10 @@ def friction_unsupported(robot: Robot, model: str) -> str:
             return (f'tendons[{i}].friction: the implicit dynamics models tendon friction for '
                     f'continuously routed tendons (model cosserat) only and {why}; use model '
                     'cosserat, the path-dependent statics, or remove the key')
+    if robot.rod.bending_friction is not None:
+        return ('rod.bending_friction: the implicit dynamics does not model it; the '
+                'path-dependent statics does (statics --tensions-csv or --displacements-csv, '
+                'simulator mode quasi_static), or remove the key')
     return ''
 
 

@@ -35,7 +35,8 @@ import math
 
 from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc_contact,
                                                        disc_inertia, DISCRETE, FAILED, FD_STEP,
-                                                       MAT_GRAVITY, MAT_P0, MAX_ITERATIONS,
+                                                       MAT_GRAVITY, MAT_P0, MAT_USTAR,
+                                                       MAX_ITERATIONS,
                                                        PYELASTICA, rk4, viscous_curvature,
                                                        viscous_strain, viscous_wrench, Z_Q, Z_U,
                                                        Z_V, Z_W)
@@ -74,7 +75,10 @@ Plan = namedtuple('Plan', [
     'holes',      # (k + 1, nt, 3) hole of each tendon at the base (row 0) and vertebrae [m]
     'anchor',     # (nt,) vertebra index (1..k) at which each tendon ends (discrete model)
     'mat',        # (18,) Kse [N], Kbt [N m^2], rho A g [N/m], gravity [m/s^2], p0 [m],
-                  #   rest curvature u* [1/m] (body; used by _rhs_rod only)
+                  #   rest curvature u* [1/m] (body): the shooting writes each segment's
+                  #   from ustar there before integrating it
+    'ustar',      # (nseg, 3) rest curvature of each segment [1/m] (body frame; zero but
+                  #   for the bending friction of models.rod.statics.bending_friction)
     'R0',         # (3, 3) base orientation
     'scale',      # (2, 6 + nt) physical value of one unit of each unknown (N, N m, N) and
                   #   of each residual (N, N m, m)
@@ -268,7 +272,10 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
         if node < pl.nodes.size and pl.nodes[node] == k:
             _restart(pl, node, x, F, y, nb, mb, iq, w)
             node += 1
-        # state variables for the body wrench (nb, mb), with the history of the first stage
+        # state variables for the body wrench (nb, mb), with the history of the first stage;
+        # the segment's rest curvature (the end of segment k - 1 above took the one before)
+        for i in range(3):
+            mat[MAT_USTAR + i] = pl.ustar[k, i]
         start = z_row(pl, k)
         if cosserat:
             e, y[12], y[13], y[14] = viscous_strain(nb[0], nb[1], nb[2], mat, pl.law, dyn,
@@ -551,6 +558,8 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
                                              + y[5 + 3 * i] * hj[2])
         for i in range(y.size):
             ys[i] = y[i]
+        for i in range(3):
+            mat[MAT_USTAR + i] = pl.ustar[k, i]     # the bay's rest curvature (_rhs_rod)
         if not _bay_solve(pl, k, pl.seg[k, SEG_FROM], tau, y, traj, bays, w):
             return False
         j = pl.seg[k, SEG_VERT]

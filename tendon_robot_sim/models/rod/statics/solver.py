@@ -385,7 +385,7 @@ class StaticsSolver:
         self._plan = kernels.Plan(
             model=MODELS.index(self.model), law=CONSTITUTIVE_LAWS.index(self.constitutive),
             nt=nt, seg=seg, seg_h=seg_h, rt=rt, active=active, ends=tendon_ends, end_mass=end_mass,
-            end_disc=end_disc,
+            end_disc=end_disc, ustar=np.zeros((nseg, 3)),
             holes=holes, anchor=anchor, mat=mat, R0=robot.base.rotation.astype(float),
             scale=np.vstack((x_scale, f_scale)),
             tendon=np.vstack((slack, rest, compliance, motor)),

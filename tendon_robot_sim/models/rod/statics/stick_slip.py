@@ -53,6 +53,9 @@ from scipy.optimize import brentq
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
+from tendon_robot_sim.models.rod.statics.bending_friction import (BendingFriction,
+                                                                  segment_ends,
+                                                                  set_rest_curvature)
 from tendon_robot_sim.models.rod.statics.result import StaticsResult
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.rod.tendons.capstan import stick_slip_sweep, turn_angles
@@ -75,8 +78,9 @@ MAX_SWEEPS = 20       # of one-tendon solves, when Newton stalls
 
 
 def has_friction(robot: Robot) -> bool:
-    """Tell whether any tendon of ``robot`` has a friction law."""
-    return any(t.friction is not None for t in robot.tendons)
+    """Tell whether any tendon of ``robot`` has a friction law, or its rod bending friction."""
+    return (any(t.friction is not None for t in robot.tendons)
+            or robot.rod.bending_friction is not None)
 
 
 def capstan_coefficients(robot: Robot) -> np.ndarray:
@@ -138,12 +142,22 @@ class StickSlipStatics:
         self._tendon_of = np.repeat(np.arange(len(robot.tendons)), np.diff(self._first))
         self._opens = np.zeros(self._first[-1], dtype=bool)
         self._opens[self._first[:-1]] = True
-        self.solver = StaticsSolver(dataclasses.replace(robot, tendons=tuple(pieces)),
+        self.solver = StaticsSolver(dataclasses.replace(without_friction(robot),
+                                                        tendons=tuple(pieces)),
                                     self.model, **options)
         self.rest_lengths = frictionless.rest_lengths
         self._compliance = np.array([t.compliance for t in robot.tendons])
         self._motor = np.array([t.motor_distance for t in robot.tendons])
         self._incoming = robot.base.direction
+        self._sliding = any(t.friction is not None and t.friction.law == 'sliding'
+                            for t in robot.tendons)
+        bending = robot.rod.bending_friction
+        self.bending = None if bending is None else BendingFriction(
+            bending.moment, bending.stiffness_ratio, robot.rod.bending_stiffness,
+            segment_ends(frictionless))
+        # the bay of the frictionless grid each segment of the pieces' grid lies in
+        middles = segment_ends(self.solver).mean(axis=1)
+        self._bay_of = np.searchsorted(segment_ends(frictionless)[:, 1], middles)
         self.reset()
 
     def _breaks(self, tendon: Tendon, grid: np.ndarray, piece_length: float) -> list[float]:
@@ -176,6 +190,14 @@ class StickSlipStatics:
         self._motor_tension = np.zeros(len(self.robot.tendons))
         self._jacobian = None
         self.solver.reset()
+        if self.bending is not None:
+            self.bending.reset()
+            self._set_rest_curvature(self.bending.rest_curvature(self.bending.moments))
+
+    def _set_rest_curvature(self, ustar: np.ndarray) -> None:
+        """Give both solvers the bays' rest curvature (k, 3) [1/m] (bending friction)."""
+        set_rest_curvature(self.frictionless, ustar)
+        set_rest_curvature(self.solver, ustar[self._bay_of])
 
     # ------------------------------------------------------------------ one state
 
@@ -290,6 +312,46 @@ class StickSlipStatics:
         Returns its equilibrium (``tensions`` at the motors, ``tip_tensions`` at the anchors)
         and stores it as the state the next one starts from.
         """
+        return self._next(tensions, self._tendon_tensions, self.frictionless.solve_tensions)
+
+    def solve_displacements(self, displacements) -> StaticsResult:
+        """
+        Next state: the motors have pulled in ``displacements`` [m] (n,, or by name).
+
+        The motor tensions are solved (:meth:`_tendon_displacements`). Returns its equilibrium
+        and stores it as the state the next one starts from.
+        """
+        return self._next(displacements, self._tendon_displacements,
+                          self.frictionless.solve_displacements)
+
+    def _next(self, values, with_tendons, frictionless) -> StaticsResult:
+        """
+        Next state by ``with_tendons`` (the tendons' stick and slip), with bending friction.
+
+        With bending friction the state is solved again until the bays' friction moments
+        settle with the shape (:meth:`BendingFriction.settle`), each solve from the tendons'
+        stored state; without sliding tendons each is a frictionless solve (``frictionless``).
+        """
+        if self.bending is None:
+            return with_tendons(values)
+        start = time.perf_counter()
+        if self._sliding:
+            stored = self._tensions, self._motor_tension
+
+            def solve():
+                self._tensions, self._motor_tension = stored
+                return with_tendons(values)
+        else:
+            def solve():
+                result = frictionless(values)
+                return dataclasses.replace(result, tip_tensions=result.tensions.copy())
+        result = self.bending.settle(solve, self._set_rest_curvature)
+        if not self._sliding:
+            self._motor_tension = result.tensions.copy()
+        return dataclasses.replace(result, solve_time=time.perf_counter() - start)
+
+    def _tendon_tensions(self, tensions) -> StaticsResult:
+        """Next state with the motor ``tensions``, the tendons sticking and sliding."""
         start = time.perf_counter()
         motor = self.frictionless.tendon_vector(tensions, 'tensions', tension=True)
         result, pieces, _ = self._equilibrium(motor)
@@ -297,9 +359,9 @@ class StickSlipStatics:
         self._store(motor, pieces)
         return self._physical(result, motor, pieces, q, np.zeros_like(motor), start)
 
-    def solve_displacements(self, displacements) -> StaticsResult:
+    def _tendon_displacements(self, displacements) -> StaticsResult:
         """
-        Next state: the motors have pulled in ``displacements`` [m] (n,, or by name).
+        Next state with the motor ``displacements``, the tendons sticking and sliding.
 
         The motor tensions are solved: Newton's method (Broyden updates of a finite-difference
         Jacobian kept from state to state) on the length errors of the taut tendons, the others

@@ -1,0 +1,172 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Bending friction: the backbone keeps a bend that no tendon holds (``rod.bending_friction``).
+
+A tendon robot's discs rub on the backbone and on each other, and its slack tendons lie in
+their holes: friction that resists a change of the bend whatever the tendons' tensions. Each
+bay of the rod (a segment of the statics grid: between discs and tendon ends) carries one
+Jenkins element in parallel with the elastic rod (Iwan, "A distributed-element model for
+hysteresis and its steady-state dynamic response", J. Appl. Mech. 1966): a spring of stiffness
+k = ``stiffness_ratio`` E I in series with a slider that slips at the moment M_f =
+``moment``. With kappa the bay's mean bending curvature (its turn over its length about the
+body's d1 and d2, 2-vectors) the bay's bending moment is
+
+    m = E I kappa + f,    f = k (kappa - kappa_p),    |f| <= M_f,
+
+the slider's place kappa_p moving only while |f| = M_f (a circle in the plane of bending: an
+isotropic slider, radial return). From one state of a quasi-static sequence to the next, with
+f_0 and kappa_0 the last state's,
+
+    f = P(f_0 + k (kappa - kappa_0)),    P(g) = g min(1, M_f / |g|).
+
+In the rod this is a rest curvature u* = -f / (E I) of the bay (:func:`set_rest_curvature`:
+m = E I (u - u*)), so the rod solvers are the frictionless ones; f and
+the shape are solved together by the fixed point f <- P((k / (E I) f + g) / (1 + k / (E I))),
+g = f_0 + k (kappa(f) - kappa_0) the element's moment for the shape solved with f: the radial
+return of the elastic predictor, exact in one step for a bay whose moment does not depend on
+f (tensions and loads given) and contracting by at most k / (E I + k) per step otherwise
+(displacements given: the tendons' pull answers the bend).
+
+What it gives: loaded from rest, the bay is stiffer by k until |f| reaches M_f, then bends as
+the rod alone, offset by M_f / (E I); unloaded, it keeps its curvature until the moment has
+fallen by 2 M_f (k large) and ends, unloaded, with the curvature M_f / (E I) of the last
+direction it was bent in; bent in another direction, the slider follows: the memory is of the
+last large bend, not a sum of all. ``test/models/rod/statics/test_bending_friction.py`` checks
+the loop against its closed form under a cycled tip moment. Default none: today's results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
+from tendon_robot_sim.models.rod.statics._kernels import SEG_N
+from tendon_robot_sim.models.rod.statics.result import StaticsResult
+
+# The fixed point has converged when no element's moment moves by more than this fraction of
+# M_f in an iteration (1e-4 of the opencr-mujoco FTDCR v4's 2 mN m moves its tip by ~1 um).
+MOMENT_TOLERANCE = 1e-4
+MAX_ITERATIONS = 60
+
+
+def segment_ends(solver) -> np.ndarray:
+    """Return the first and last arc length [m] of each segment of a solver's grid, (k, 2)."""
+    plan = solver.kernel_plan()
+    ends = np.cumsum(plan.seg_h * plan.seg[:, SEG_N])
+    return np.column_stack((np.concatenate(([0.0], ends[:-1])), ends))
+
+
+def set_rest_curvature(solver, ustar) -> None:
+    """
+    Give each segment of a solver's grid (:func:`segment_ends`) a rest curvature [1/m].
+
+    ``ustar`` (k, 3), body frame: the rod's moment there is Kbt (u - u*), so a rod without
+    loads takes the curvature u* (the kernels' ``Plan.ustar``, zero unless this sets it); in
+    the solver's later solves.
+    """
+    ustar = np.asarray(ustar, dtype=float)
+    plan = solver.kernel_plan()     # the solver's own arrays
+    if ustar.shape != plan.ustar.shape or not np.all(np.isfinite(ustar)):
+        raise StaticsInputError(f'rest curvature: must be {plan.ustar.shape} finite values '
+                                f'[1/m], got shape {ustar.shape}')
+    plan.ustar[:] = ustar
+
+
+def bay_curvatures(result: StaticsResult, ends: np.ndarray) -> np.ndarray:
+    """
+    Return the mean bending curvature of each bay [1/m], body frame (d1, d2 components).
+
+    ``ends`` (k, 2): each bay's first and last arc length [m] (``StaticsSolver.
+    segment_ends``): the rotation vector of R(s_a)^T R(s_b) over s_b - s_a.
+    """
+    rows = np.searchsorted(result.arc_lengths, ends - 1e-12)
+    rows = np.minimum(rows, result.arc_lengths.size - 1)
+    R = result.rotations
+    turns = Rotation.from_matrix(np.einsum('kji,kjl->kil', R[rows[:, 0]], R[rows[:, 1]]))
+    return turns.as_rotvec()[:, :2] / (ends[:, 1] - ends[:, 0])[:, None]
+
+
+def slide(trial: np.ndarray, bound: float) -> np.ndarray:
+    """Return P(trial): each row (a 2-vector moment [N m]) shortened to at most ``bound``."""
+    size = np.linalg.norm(trial, axis=1)
+    return trial * np.minimum(1.0, bound / np.maximum(size, 1e-300))[:, None]
+
+
+class BendingFriction:
+    """
+    The Jenkins elements of a robot's bays and their state along a sequence (module docstring).
+
+    Parameters
+    ----------
+    moment : float
+        M_f [N m], the slider's bound.
+    stiffness_ratio : float
+        k / (E I) [-].
+    bending_stiffness : float
+        E I [N m^2] of the rod.
+    ends : ndarray (k, 2)
+        The bays' first and last arc length [m].
+
+    """
+
+    def __init__(self, moment: float, stiffness_ratio: float, bending_stiffness: float,
+                 ends: np.ndarray):
+        self.bound = float(moment)
+        self.ratio = float(stiffness_ratio)
+        self.EI = float(bending_stiffness)
+        self.ends = np.asarray(ends, dtype=float)
+        self.iterations = 0      # of the last settle
+        self.reset()
+
+    def reset(self) -> None:
+        """Return to rest: no friction moment, the straight rod the elements' reference."""
+        self.moments = np.zeros((self.ends.shape[0], 2))
+        self.curvatures = np.zeros((self.ends.shape[0], 2))
+
+    def rest_curvature(self, moments: np.ndarray) -> np.ndarray:
+        """Return the bays' rest curvature u* = -f / (E I) [1/m], (k, 3), of moments f [N m]."""
+        return np.column_stack((-moments / self.EI, np.zeros(len(moments))))
+
+    def settle(self, solve, set_rest_curvature) -> StaticsResult:
+        """
+        Solve the next state: ``solve()`` the rod with the rest curvature set before it.
+
+        ``set_rest_curvature(u*)`` gives the solvers the bays' rest curvature (k, 3) [1/m];
+        ``solve()`` returns the state's equilibrium with it. Stores the elements' moments and
+        curvatures of the state and returns its equilibrium.
+        """
+        k = self.ratio * self.EI
+        tolerance = MOMENT_TOLERANCE * self.bound
+        f = self.moments.copy()
+        change = np.inf
+        for self.iterations in range(1, MAX_ITERATIONS + 1):
+            set_rest_curvature(self.rest_curvature(f))
+            result = solve()
+            kappa = bay_curvatures(result, self.ends)
+            trial = self.moments + k * (kappa - self.curvatures)
+            held = slide(trial, self.bound)
+            change = float(np.max(np.abs(f - held), initial=0.0))
+            if change <= tolerance:
+                self.moments, self.curvatures = held, kappa
+                return result
+            # the moment that sticks with the bend it sets, were the rod's moment the same
+            # (kappa + f / EI fixed), returned radially onto the bound where it slides
+            f = slide((self.ratio * f + trial) / (1.0 + self.ratio), self.bound)
+        raise ConvergenceError(
+            f'bending friction: the friction moments did not settle with the shape in '
+            f'{MAX_ITERATIONS} iterations (last change {change:.3g} N m)', change,
+            MAX_ITERATIONS)
