@@ -88,14 +88,16 @@ Dyn = namedtuple('Dyn', [
     'coef',    # (DYN_SIZE,) see DYN_*
     'Zh',      # (rows, Z_SIZE) history terms x_h of each evaluation point
     'Z',       # (rows, Z_SIZE) z of each evaluation point at the last evaluation
-    #            (Z_SIZE + nt columns with tendon friction: s_i of each tendon)
+    #            (Z_SIZE + 2 nt columns with tendon friction: s_i of each tendon, then the
+    #            s_i,t that fixes the sliding law's direction where FR_FROZEN is set,
+    #            rod/dynamics/_implicit_kernels._step; there and not in a field of its own:
+    #            one more array in Dyn made every rod integration 1.8 times slower, friction
+    #            or not, as numba passes the plan's tuples by value)
     'friction',  # (FR_SIZE, nt) tendon friction (rod/tendons/_friction_kernels.py), (FR_SIZE, 0)
     #            without; with it the state of a continuous robot also holds each tendon's
     #            tension along s after q, w (column 24 + nt + i) and its length state is
     #            (1 + C tau(0)) times the unstretched length from the base
     'fw',      # (nt + 1, FW_SIZE) scratch of the sliding law (row nt: v_s, u_s)
-    'St',      # (rows, nt) s_i,t at each evaluation point that fixes the sliding law's
-    #            direction where FR_FROZEN is set (rod/dynamics/_implicit_kernels._step)
 ])
 
 
@@ -545,7 +547,7 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
             s_i = (fr[FR_MOTOR, t] + y[18 + t]) / stretch
             dyn.Z[row, Z_SIZE + t] = s_i
             # s_i,t: this step's, or a fixed one where the sliding direction is frozen
-            s_t = dyn.St[row, t] if fr[FR_FROZEN, t] else cz * s_i + zh[Z_SIZE + t]
+            s_t = dyn.Z[row, Z_SIZE + nt + t] if fr[FR_FROZEN, t] else cz * s_i + zh[Z_SIZE + t]
         if tension == 0.0:
             continue
         c = tension / (pb_norm2 * nrm)

@@ -183,8 +183,8 @@ def _freeze_sliding(pl, Zt, fail):
 
     A tendon whose countdown FR_TURNING is on, or every sliding tendon after a ``fail``ed
     solve (the countdown then starts at TURN_STEPS), takes sat(s_i,t) at each evaluation point
-    from the last step's s_i,t (Dyn.St from ``Zt``, FR_FROZEN set); the others evaluate it at
-    the step's own s_i,t (FR_FROZEN cleared).
+    from the last step's s_i,t (from ``Zt`` into Dyn.Z's last nt columns, FR_FROZEN set); the
+    others evaluate it at the step's own s_i,t (FR_FROZEN cleared).
     """
     dyn = pl.dyn
     fr = dyn.friction
@@ -196,8 +196,8 @@ def _freeze_sliding(pl, Zt, fail):
         if fail:
             fr[FR_TURNING, t] = TURN_STEPS
         fr[FR_FROZEN, t] = 1.0 if fr[FR_TURNING, t] > 0.0 else 0.0
-        for row in range(dyn.St.shape[0]):
-            dyn.St[row, t] = Zt[row, Z_SIZE + t]
+        for row in range(dyn.Z.shape[0]):
+            dyn.Z[row, Z_SIZE + fr.shape[1] + t] = Zt[row, Z_SIZE + t]
     return sliding
 
 

@@ -218,7 +218,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         coef = self._coefficients(robot)
         friction = friction_table(robot)
         self.friction = friction.shape[1] > 0
-        z_size = Z_SIZE + friction.shape[1]     # s_i of each tendon with friction
+        z_size = Z_SIZE + 2 * friction.shape[1]   # with friction s_i, frozen s_i,t (Dyn.Z)
         rod = robot.rod
         node_scale = np.repeat([rod.length, 1.0, rod.bending_stiffness / rod.length ** 2,
                                 rod.bending_stiffness / rod.length, rod.length / self.dt,
@@ -231,7 +231,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         def plan(statics: StaticsSolver, rows: int, shooting_nodes: np.ndarray):
             dyn = Dyn(on=True, coef=coef.copy(), Zh=np.zeros((rows, z_size)),
                       Z=np.zeros((rows, z_size)), friction=friction,
-                      fw=np.zeros((nt + 1, FW_SIZE)), St=np.zeros((rows, friction.shape[1])))
+                      fw=np.zeros((nt + 1, FW_SIZE)))
             return statics.kernel_plan(dyn=dyn, nodes=shooting_nodes,
                                        node_R=np.zeros((shooting_nodes.size, 3, 3)),
                                        node_scale=node_scale,

@@ -391,7 +391,7 @@ class StaticsSolver:
             tendon=np.vstack((slack, rest, compliance, motor)),
             dyn=Dyn(on=False, coef=np.zeros(DYN_SIZE), Zh=np.zeros((1, Z_SIZE)),
                     Z=np.zeros((1, Z_SIZE)), friction=np.zeros((FR_SIZE, 0)),
-                    fw=np.zeros((1, FW_SIZE)), St=np.zeros((1, 0))),
+                    fw=np.zeros((1, FW_SIZE))),
             nodes=np.zeros(0, dtype=np.int64), node_R=np.zeros((0, 3, 3)),
             node_scale=np.zeros(kernels.NODE_SIZE), contact=self._contact,
             touch=np.ones(nseg, dtype=np.bool_), quiet=without_obstacles(self._contact))

@@ -60,7 +60,7 @@ from tendon_robot_sim.models._numerics import kernel
 # Rows of Dyn.friction (one column per tendon): law, coefficient (beta [s/m] or nu [-]),
 # slip velocity eps [m/s], compliance C [1/N], motor distance d [m]; the implicit dynamics'
 # state of the sliding law's direction (rod/dynamics/_implicit_kernels._step): 1 while it is
-# taken from Dyn.St (else 0), and the steps still to take so
+# taken from Dyn.Z's last columns (else 0), and the steps still to take so
 FR_LAW, FR_COEF, FR_SLIP, FR_COMPLIANCE, FR_MOTOR, FR_FROZEN, FR_TURNING = 0, 1, 2, 3, 4, 5, 6
 FR_SIZE = 7
 # FR_LAW values

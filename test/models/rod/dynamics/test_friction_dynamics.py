@@ -269,7 +269,7 @@ def test_closed_form_coupling_agrees_with_a_nested_solve(tendons):
     zh = np.zeros((1, Z_SIZE + nt))
     zh[0, Z_SIZE:] = rng.uniform(-2.6, -2.4, nt)      # s_t = c0 s + s_h: tendons sliding
     dyn = Dyn(on=True, coef=coef, Zh=zh, Z=np.zeros((1, Z_SIZE + nt)), friction=friction,
-              fw=np.zeros((nt + 1, FW_SIZE)), St=np.zeros((1, nt)))
+              fw=np.zeros((nt + 1, FW_SIZE)))
     rt = plan.rt[0]
     act = np.ones(nt, dtype=np.bool_)
     tau = y[24 + nt:].copy()
