@@ -53,6 +53,18 @@ OPENCR_V4_FIT := vertebra_mass,*.compliance@tendon,*.pretension@tendon,*.angle@t
 # the first, each sample solved from the last (about 20 min on the loaded 2-core machine)
 OPENCR_V4_FRICTION_FIT := bending_friction.moment,bending_friction.stiffness_ratio
 OPENCR_V4 := demo_output/opencr_v4
+# One calibration's validation: calibrated$(1).yaml on the held-out val (validate$(1).json,
+# val_samples$(1).csv, report$(1)/) and on the pull file (hysteresis$(1).json, pull_report$(1)/)
+define OPENCR_V4_VALIDATE
+$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/val_bag --robot $(OPENCR_V4)/calibrated$(1).yaml \
+    $(OPENCR_V4_MODEL) --json --samples-out $(OPENCR_V4)/val_samples$(1).csv \
+    --report $(OPENCR_V4)/report$(1) > $(OPENCR_V4)/validate$(1).txt
+tail -n 1 $(OPENCR_V4)/validate$(1).txt > $(OPENCR_V4)/validate$(1).json
+$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/tendon_pull_bag --robot $(OPENCR_V4)/calibrated$(1).yaml \
+    $(OPENCR_V4_MODEL) --json --report $(OPENCR_V4)/pull_report$(1) \
+    > $(OPENCR_V4)/hysteresis$(1).txt
+tail -n 1 $(OPENCR_V4)/hysteresis$(1).txt > $(OPENCR_V4)/hysteresis$(1).json
+endef
 opencr-v4: setup
 	@test -n "$(DATA)" || { echo "make opencr-v4 DATA=DIR: DIR holds $(OPENCR_V4_SESSION)_{tendon_pull,train,val}.csv" >&2; exit 2; }
 	rm -rf $(OPENCR_V4)
@@ -63,24 +75,10 @@ opencr-v4: setup
 	        --out $(OPENCR_V4)/$${part}_bag || exit 1; done
 	$(PYTHON) -m tendon_robot_sim.cli calibrate $(OPENCR_V4)/train_bag --robot config/opencr_ftdcr_v4.yaml \
 	    $(OPENCR_V4_MODEL) --fit '$(OPENCR_V4_FIT)' --out $(OPENCR_V4)/calibrated.yaml
-	$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/val_bag --robot $(OPENCR_V4)/calibrated.yaml \
-	    $(OPENCR_V4_MODEL) --json --samples-out $(OPENCR_V4)/val_samples.csv \
-	    --report $(OPENCR_V4)/report > $(OPENCR_V4)/validate.txt
-	tail -n 1 $(OPENCR_V4)/validate.txt > $(OPENCR_V4)/validate.json
-	$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/tendon_pull_bag --robot $(OPENCR_V4)/calibrated.yaml \
-	    $(OPENCR_V4_MODEL) --json --report $(OPENCR_V4)/pull_report \
-	    > $(OPENCR_V4)/hysteresis.txt
-	tail -n 1 $(OPENCR_V4)/hysteresis.txt > $(OPENCR_V4)/hysteresis.json
+	$(call OPENCR_V4_VALIDATE,)
 	$(PYTHON) -m tendon_robot_sim.cli calibrate $(OPENCR_V4)/train_bag --robot $(OPENCR_V4)/calibrated.yaml \
 	    $(OPENCR_V4_MODEL) --fit '$(OPENCR_V4_FRICTION_FIT)' --out $(OPENCR_V4)/calibrated_friction.yaml
-	$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/val_bag --robot $(OPENCR_V4)/calibrated_friction.yaml \
-	    $(OPENCR_V4_MODEL) --json --samples-out $(OPENCR_V4)/val_samples_friction.csv \
-	    --report $(OPENCR_V4)/report_friction > $(OPENCR_V4)/validate_friction.txt
-	tail -n 1 $(OPENCR_V4)/validate_friction.txt > $(OPENCR_V4)/validate_friction.json
-	$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/tendon_pull_bag --robot $(OPENCR_V4)/calibrated_friction.yaml \
-	    $(OPENCR_V4_MODEL) --json --report $(OPENCR_V4)/pull_report_friction \
-	    > $(OPENCR_V4)/hysteresis_friction.txt
-	tail -n 1 $(OPENCR_V4)/hysteresis_friction.txt > $(OPENCR_V4)/hysteresis_friction.json
+	$(call OPENCR_V4_VALIDATE,_friction)
 	head -n -1 $(OPENCR_V4)/validate.txt
 	head -n -1 $(OPENCR_V4)/validate_friction.txt
 
