@@ -90,8 +90,8 @@ def bay_curvatures(result: StaticsResult, ends: np.ndarray) -> np.ndarray:
     """
     Return the mean bending curvature of each bay [1/m], body frame (d1, d2 components).
 
-    ``ends`` (k, 2): each bay's first and last arc length [m] (``StaticsSolver.
-    segment_ends``): the rotation vector of R(s_a)^T R(s_b) over s_b - s_a.
+    ``ends`` (k, 2): each bay's first and last arc length [m] (:func:`segment_ends`): the
+    rotation vector of R(s_a)^T R(s_b) over s_b - s_a.
     """
     rows = np.searchsorted(result.arc_lengths, ends - 1e-12)
     rows = np.minimum(rows, result.arc_lengths.size - 1)
