@@ -393,8 +393,13 @@ class DeviceThread:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(2.0)
-        self.endpoint.close()
+        if self._thread.is_alive():
+            # The thread closes its endpoint as it ends: closing it from here while the
+            # thread still writes (a loaded machine can hold it past any timeout) would
+            # write to a closed descriptor, or to whatever file reused its number.
+            self._thread.join()
+        else:
+            self.endpoint.close()
 
     def disconnect(self, down_time: float = 0.0) -> None:
         """
@@ -423,6 +428,12 @@ class DeviceThread:
         self._noise_until = time.monotonic() + duration
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        finally:
+            self.endpoint.close()
+
+    def _serve(self) -> None:
         next_step = time.monotonic()
         while not self._stop.is_set():
             if self._down_time is not None:
