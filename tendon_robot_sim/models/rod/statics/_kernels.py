@@ -34,15 +34,18 @@ from collections import namedtuple
 import math
 
 from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc_contact,
-                                                       disc_inertia, DISCRETE, FAILED, FD_STEP,
-                                                       MAT_GRAVITY, MAT_P0, MAT_USTAR,
+                                                       disc_inertia, DISCRETE, DYN_C0, FAILED,
+                                                       FD_STEP, MAT_GRAVITY, MAT_P0, MAT_USTAR,
                                                        MAX_ITERATIONS,
                                                        PYELASTICA, rk4, viscous_curvature,
-                                                       viscous_strain, viscous_wrench, Z_Q, Z_U,
-                                                       Z_V, Z_W)
+                                                       viscous_strain, viscous_wrench, Z_Q,
+                                                       Z_SIZE, Z_U, Z_V, Z_W)
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _orthonormalize, _rotation_error
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_COMPLIANCE, FR_MOTOR, HS_C,
+                                                                   HS_S, HS_U, hole_exponent,
+                                                                   turn_angle)
 
 # Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
 NODE_SIZE = 18
@@ -362,6 +365,8 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
     tmp, hn, f, rw = wk[81:84], wk[84:87], wk[87:90], wk[90:93]
     et, Pa = wk[93:99], wk[99:102]
     Q2, E, Qa = w.M[0], w.M[1], w.M[2]
+    hs = pl.dyn.fw
+    friction = pl.dyn.on and pl.dyn.friction.shape[1] > 0
     pulled = False
     if j > 0:
         for t in range(pl.nt):
@@ -399,7 +404,16 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
                 R0i, R1i, R2i = ys[3 + 3 * i], ys[4 + 3 * i], ys[5 + 3 * i]
                 hn[i] = ys[i] + R0i * tmp[0] + R1i * tmp[1] + R2i * tmp[2] - w.hp[t, i]
                 rw[i] = R0i * hj[0] + R1i * hj[1] + R2i * hj[2]
-            c = tau[t] / math.sqrt(hn[0] * hn[0] + hn[1] * hn[1] + hn[2] * hn[2])
+            nh = math.sqrt(hn[0] * hn[0] + hn[1] * hn[1] + hn[2] * hn[2])
+            tension = tau[t]
+            if friction:
+                # the capstan jump through the hole (rod/tendons/_friction_kernels.py): the
+                # next bay's tension, carried in the state
+                theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], hn[0] / nh,
+                                   hn[1] / nh, hn[2] / nh)
+                tension = ys[24 + t] * math.exp(-hs[t, HS_C] * theta)
+                yc[24 + t] = tension
+            c = tension / nh
             for i in range(3):
                 f[i] = c * hn[i]
             cross(rw, f, tmp)
@@ -504,6 +518,35 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
 
 
 @kernel
+def _friction_hole(pl, k, t, tau, h, dl, y, traj, end):
+    """
+    Tendon t reaches the hole at the end of segment k along the chord h (length dl [m]).
+
+    Returns the tension of the bay it leaves [N] (y[24 + t], or after the base hole's jump
+    when the bay started at the base, which takes that hole's load: the bay's trajectory rows
+    get it too), and moves ``dyn.fw`` on to this hole: its direction in, its s and exponent
+    (``end``: its evaluation point). Friction kernels: rod/tendons/_friction_kernels.py.
+    """
+    dyn = pl.dyn
+    fr, hs = dyn.friction, dyn.fw
+    tension = y[24 + t]
+    if pl.seg[k, SEG_FROM] == 0:
+        theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], h[0] / dl, h[1] / dl,
+                           h[2] / dl)
+        tension = tau * math.exp(-hs[t, HS_C] * theta)
+        y[24 + t] = tension
+        first = pl.seg[k, SEG_ROW]
+        for row in range(first, first + pl.seg[k, SEG_N] + 1):
+            traj[row, 24 + t] = tension
+    s = hs[t, HS_S] + dl / (1.0 + fr[FR_COMPLIANCE, t] * tension)
+    hs[t, HS_S] = s
+    hs[t, HS_C] = hole_exponent(fr, t, dyn.Z[end], dyn.Zh[end], dyn.coef[DYN_C0], Z_SIZE, s)
+    for i in range(3):
+        hs[t, HS_U + i] = h[i] / dl
+    return tension
+
+
+@kernel
 def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     """
     Discrete (vertebra) model shooting residual.
@@ -515,6 +558,12 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     rest is applied here; with dynamics also the discs' inertia (the state then holds q, w
     after the world-frame n, m). F[0:6] is the tip force and moment imbalance, world frame,
     scaled. Scratch: wk[36:57], wk[102:108].
+
+    Tendon friction (dynamics with ``dyn.friction``): the tension of the bay being integrated
+    is the state y[24 + t], set at each hole by its capstan jump (the base's below, a disc's in
+    ``_bay_solve``, rod/tendons/_friction_kernels.py), the hole's slip rate from its evaluation
+    point (the end row of the bay reaching it; row 0 for the base); ``dyn.fw`` holds each
+    tendon's last hole (HS_*). ``lengths`` are then (1 + C tau) times the unstretched ones.
     """
     y, ys = w.y[0], w.y[1]
     wk = w.wk
@@ -541,6 +590,17 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
             w.hp[t, i] = mat[MAT_P0 + i] + (pl.R0[i, 0] * pl.holes[0, t, 0]
                                             + pl.R0[i, 1] * pl.holes[0, t, 1]
                                             + pl.R0[i, 2] * pl.holes[0, t, 2])
+    fr, hs = dyn.friction, dyn.fw
+    friction = dyn.on and fr.shape[1] > 0
+    if friction:
+        # the base hole: entered along the base's axis, s = d / (1 + C tau)
+        for t in range(nt):
+            y[24 + t] = tau[t]
+            s = fr[FR_MOTOR, t] / (1.0 + fr[FR_COMPLIANCE, t] * tau[t])
+            hs[t, HS_S] = s
+            hs[t, HS_C] = hole_exponent(fr, t, dyn.Z[0], dyn.Zh[0], dyn.coef[DYN_C0], Z_SIZE, s)
+            for i in range(3):
+                hs[t, HS_U + i] = pl.R0[i, 2]
     for i in range(y.size):
         traj[0, i] = y[i]
     node = 0              # next multiple-shooting node
@@ -591,10 +651,16 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
                 rw[i] = y[3 + 3 * i] * hj[0] + y[4 + 3 * i] * hj[1] + y[5 + 3 * i] * hj[2]
                 h[i] = y[i] + rw[i] - w.hp[t, i]
             dl = math.sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2])
-            lengths[t] += dl
-            if tau[t] != 0.0:
+            tension = tau[t]
+            if friction:
+                tension = _friction_hole(pl, k, t, tau[t], h, dl, y, traj, end)
+                lengths[t] += dl * (1.0 + fr[FR_COMPLIANCE, t] * tau[t]) / (
+                    1.0 + fr[FR_COMPLIANCE, t] * tension)
+            else:
+                lengths[t] += dl
+            if tension != 0.0:
                 for i in range(3):
-                    fi[i] = -tau[t] * h[i] / dl
+                    fi[i] = -tension * h[i] / dl
                     fw[i] += fi[i]
                 cross(rw, fi, h)
                 for i in range(3):

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Numba kernels of tendon friction in the implicit dynamics of continuously routed tendons.
+Numba kernels of tendon friction in the implicit dynamics: continuous routing and discs.
 
 J. Till's two friction laws (ContinuumRobotExamples, ``02_Dynamics/03_Tendon_Robot``, and the
 "Friction" section of its ``Tendon_Robot_Dynamics.tex``; Till, Aloi & Rucker, IJRR 2019), in the
@@ -51,6 +51,25 @@ swept Gauss-Seidel, each tendon in closed form given the others (FRICTION_SWEEPS
 coupling between tendons is of order nu tau r^2 / (E I), ~1e-2 for Till's robot). No nested
 solver per evaluation point (Till's example runs a Levenberg-Marquardt there);
 ``test/models/rod/dynamics/test_friction_dynamics.py`` checks it against one.
+
+**At the discs** (the ``discrete`` model, :func:`~tendon_robot_sim.models.rod.statics._kernels.
+_shoot_discrete`): the tendon runs straight from hole to hole, so it turns only in the holes,
+and its tension is constant along each bay. Through hole k (the base's, then each disc's) the
+tendon turns by theta_k, the angle between its directions entering and leaving the hole (at the
+base it enters along the base's axis, as in the path-dependent statics,
+:func:`~tendon_robot_sim.models.rod.tendons.capstan.wrap_angles`), and its tension jumps by the
+capstan law integrated over that turn,
+
+    T_(k+1) = T_k exp(-c_k theta_k),   c_k = nu sat(s_k,t) (sliding),  beta s_k,t (viscous),
+
+with s_k the unstretched tendon length from the motor to hole k, s_0 = d / (1 + C T_0),
+s_(k+1) = s_k + l_k / (1 + C T_k) (l_k the chord of bay k), and s_k,t = c0 s_k + s_k,h its
+BDF-alpha rate: Till's s_i,t at the hole, with his sign, so that many discs tend to the
+continuous law above (:func:`hole_exponent`). The viscous law at a hole is the same jump with
+nu sat(s_t) replaced by beta s_t (a friction force proportional to the hole's normal force T
+theta and to the slip speed, which the tendon's tension carries); Till's continuous viscous
+law keeps the tension the motor's instead. The disc takes T_(k+1) t_(k+1) - T_k t_k at the hole
+(t the unit chords), the base its own; the anchor's disc takes -T t of the last bay.
 """
 
 import math
@@ -69,6 +88,10 @@ FR_NONE, FR_VISCOUS, FR_SLIDING = 0.0, 1.0, 2.0
 # k, y = K^-1 e (v_s, u_s), n
 FW_T, FW_R, FW_TAN, FW_W, FW_LAM, FW_K, FW_Y, FW_N = 0, 1, 4, 7, 10, 11, 12, 18
 FW_SIZE = 19
+# Columns of Dyn.fw in the discrete model (one row per tendon, the hole being passed): the
+# tendon's unit direction into the hole (world frame), its unstretched length s from the motor
+# to the hole [m], the exponent c of the hole's tension ratio [1/rad]
+HS_U, HS_S, HS_C = 0, 3, 4
 # Gauss-Seidel sweeps over several sliding tendons (one tendon is solved exactly in one)
 FRICTION_SWEEPS = 3
 
@@ -77,6 +100,34 @@ FRICTION_SWEEPS = 3
 def saturation(x, eps):
     """sat(x) = x / sqrt(x^2 + eps^2): the sign of x, smoothed below eps."""
     return x / math.sqrt(x * x + eps * eps)
+
+
+@kernel
+def hole_exponent(fr, t, z, zh, c0, base, s):
+    """
+    Return c of tendon t's tension ratio exp(-c theta) through a hole (module docstring).
+
+    ``s`` [m]: the unstretched tendon length from the motor to the hole, written to the hole's
+    evaluation point z = Dyn.Z[row] at column base + t (base = Z_SIZE), whose history zh =
+    Dyn.Zh[row] gives its rate s_t = c0 s + zh[base + t], or z[base + nt + t] where the sliding
+    direction is frozen (FR_FROZEN). 0 for a frictionless tendon.
+    """
+    nt = fr.shape[1]
+    z[base + t] = s
+    law = fr[FR_LAW, t]
+    if law == FR_NONE:
+        return 0.0
+    s_t = z[base + nt + t] if fr[FR_FROZEN, t] else c0 * s + zh[base + t]
+    if law == FR_SLIDING:
+        return fr[FR_COEF, t] * saturation(s_t, fr[FR_SLIP, t])
+    return fr[FR_COEF, t] * s_t
+
+
+@kernel
+def turn_angle(a0, a1, a2, b0, b1, b2):
+    """Angle [rad] in [0, pi] between the unit vectors a and b: atan2(|a x b|, a . b)."""
+    c0, c1, c2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+    return math.atan2(math.sqrt(c0 * c0 + c1 * c1 + c2 * c2), a0 * b0 + a1 * b1 + a2 * b2)
 
 
 @kernel
