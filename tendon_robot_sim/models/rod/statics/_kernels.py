@@ -43,9 +43,9 @@ from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _orthonormalize, _rotation_error
-from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_COMPLIANCE, FR_MOTOR, HS_C,
-                                                                   HS_S, HS_U, hole_exponent,
-                                                                   turn_angle)
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_COMPLIANCE, FR_LAW, FR_MOTOR,
+                                                                   FR_VISCOUS, HS_C, HS_S, HS_U,
+                                                                   hole_exponent, turn_angle)
 
 # Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
 NODE_SIZE = 18
@@ -342,6 +342,36 @@ def _bay_error(ys, yend, P, Q, e, ds):
 
 
 @kernel
+def _through_hole(pl, t, tension, hn, nh, rw, yc, f, tmp):
+    """
+    Return the tension [N] tendon t leaves its hole with, along hn (length nh [m]).
+
+    ``tension``: the bay's before the hole (rod/tendons/_friction_kernels.py). Sliding: the
+    capstan jump, tension exp(-c theta). Viscous: unchanged, and the disc takes Till's load
+    f = beta T theta (-s_t) t_h (t_h the tendon's direction in the hole, midway between its
+    chords) with his signs, the force -f and the moment r x f (``rw`` = r, world frame), as
+    his continuous law has them: taken off yc's n and m. Scratch: f, tmp (3,).
+    """
+    hs = pl.dyn.fw
+    theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], hn[0] / nh, hn[1] / nh,
+                       hn[2] / nh)
+    if pl.dyn.friction[FR_LAW, t] != FR_VISCOUS:
+        return tension * math.exp(-hs[t, HS_C] * theta)
+    for i in range(3):
+        f[i] = hs[t, HS_U + i] + hn[i] / nh
+    mid = norm(f, 2)
+    if mid > 0.0:
+        g = hs[t, HS_C] * tension * theta / mid      # f = -g (u_in + u_out)
+        for i in range(3):
+            f[i] *= g
+        cross(rw, f, tmp)
+        for i in range(3):
+            yc[12 + i] -= f[i]
+            yc[15 + i] += tmp[i]
+    return tension
+
+
+@kernel
 def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
     """
     Integrate bay k of the discrete model, from vertebra j (0: the base) to the next one.
@@ -365,7 +395,6 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
     tmp, hn, f, rw = wk[81:84], wk[84:87], wk[87:90], wk[90:93]
     et, Pa = wk[93:99], wk[99:102]
     Q2, E, Qa = w.M[0], w.M[1], w.M[2]
-    hs = pl.dyn.fw
     friction = pl.dyn.on and pl.dyn.friction.shape[1] > 0
     pulled = False
     if j > 0:
@@ -407,11 +436,8 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
             nh = math.sqrt(hn[0] * hn[0] + hn[1] * hn[1] + hn[2] * hn[2])
             tension = tau[t]
             if friction:
-                # the capstan jump through the hole (rod/tendons/_friction_kernels.py): the
-                # next bay's tension, carried in the state
-                theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], hn[0] / nh,
-                                   hn[1] / nh, hn[2] / nh)
-                tension = ys[24 + t] * math.exp(-hs[t, HS_C] * theta)
+                # the next bay's tension, carried in the state
+                tension = _through_hole(pl, t, ys[24 + t], hn, nh, rw, yc, f, tmp)
                 yc[24 + t] = tension
             c = tension / nh
             for i in range(3):
@@ -522,15 +548,15 @@ def _friction_hole(pl, k, t, tau, h, dl, y, traj, end):
     """
     Tendon t reaches the hole at the end of segment k along the chord h (length dl [m]).
 
-    Returns the tension of the bay it leaves [N] (y[24 + t], or after the base hole's jump
-    when the bay started at the base, which takes that hole's load: the bay's trajectory rows
-    get it too), and moves ``dyn.fw`` on to this hole: its direction in, its s and exponent
+    Returns the tension of the bay it leaves [N] (y[24 + t], or after the base hole's capstan
+    jump when the bay started at the base, which takes that hole's load: the bay's trajectory
+    rows get it too), and moves ``dyn.fw`` on to this hole: its direction in, its s and exponent
     (``end``: its evaluation point). Friction kernels: rod/tendons/_friction_kernels.py.
     """
     dyn = pl.dyn
     fr, hs = dyn.friction, dyn.fw
     tension = y[24 + t]
-    if pl.seg[k, SEG_FROM] == 0:
+    if pl.seg[k, SEG_FROM] == 0 and fr[FR_LAW, t] != FR_VISCOUS:
         theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], h[0] / dl, h[1] / dl,
                            h[2] / dl)
         tension = tau * math.exp(-hs[t, HS_C] * theta)

@@ -57,19 +57,23 @@ _shoot_discrete`): the tendon runs straight from hole to hole, so it turns only 
 and its tension is constant along each bay. Through hole k (the base's, then each disc's) the
 tendon turns by theta_k, the angle between its directions entering and leaving the hole (at the
 base it enters along the base's axis, as in the path-dependent statics,
-:func:`~tendon_robot_sim.models.rod.tendons.capstan.wrap_angles`), and its tension jumps by the
-capstan law integrated over that turn,
+:func:`~tendon_robot_sim.models.rod.tendons.capstan.wrap_angles`). Its slip rate there is
+s_k,t = c0 s_k + s_k,h, Till's s_i,t at the hole with his sign, s_k the unstretched tendon
+length from the motor to hole k: s_0 = d / (1 + C T_0), s_(k+1) = s_k + l_k / (1 + C T_k)
+(l_k the chord of bay k, T_k its tension). :func:`hole_exponent` gives c_k of each law:
 
-    T_(k+1) = T_k exp(-c_k theta_k),   c_k = nu sat(s_k,t) (sliding),  beta s_k,t (viscous),
+``sliding``: the tension jumps by the capstan law integrated over the hole's turn,
 
-with s_k the unstretched tendon length from the motor to hole k, s_0 = d / (1 + C T_0),
-s_(k+1) = s_k + l_k / (1 + C T_k) (l_k the chord of bay k), and s_k,t = c0 s_k + s_k,h its
-BDF-alpha rate: Till's s_i,t at the hole, with his sign, so that many discs tend to the
-continuous law above (:func:`hole_exponent`). The viscous law at a hole is the same jump with
-nu sat(s_t) replaced by beta s_t (a friction force proportional to the hole's normal force T
-theta and to the slip speed, which the tendon's tension carries); Till's continuous viscous
-law keeps the tension the motor's instead. The disc takes T_(k+1) t_(k+1) - T_k t_k at the hole
-(t the unit chords), the base its own; the anchor's disc takes -T t of the last bay.
+    T_(k+1) = T_k exp(-c_k theta_k),   c_k = nu sat(s_k,t),
+
+and the disc takes T_(k+1) t_(k+1) - T_k t_k at the hole (t the unit chords; the base takes
+its own hole's; the anchor's disc -T t of the last bay).
+
+``viscous``: the tension stays the motor's, as in Till's law, and the disc takes his load over
+the hole's turn, f = beta T theta_k (-s_k,t) t_h (c_k = beta s_k,t; t_h the tendon's direction
+in the hole, midway between its chords), with the signs of his continuous law (the force -f,
+the moment r x f). Many discs tend to the continuous laws above with theta_k summing the
+tendon's curvature (Till's viscous law takes the backbone's: they differ by O(r kappa)).
 """
 
 import math
