@@ -44,8 +44,8 @@ from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_sol
                                                kernel, norm, rotate_by)
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _orthonormalize, _rotation_error
 from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_COMPLIANCE, FR_LAW, FR_MOTOR,
-                                                                   FR_VISCOUS, HS_C, HS_S, HS_U,
-                                                                   hole_exponent, turn_angle)
+                                                                   FR_VISCOUS, hole_exponent,
+                                                                   HS_C, HS_S, HS_U, turn_angle)
 
 # Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
 NODE_SIZE = 18
