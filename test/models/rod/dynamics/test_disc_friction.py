@@ -132,7 +132,7 @@ def test_sliding_tension_follows_the_capstan_law_through_the_holes():
 
 
 def disc_robot(count: int, law: str | None):
-    """Return the nitinol rod with ``count`` evenly spaced discs (their mass shared), t0 ``law``."""
+    """Return the nitinol rod with ``count`` evenly spaced discs (mass shared), t0 with ``law``."""
     data = NITINOL.to_dict()
     data['vertebrae'] = dict(data['vertebrae'],
                              positions=list(0.2 * np.arange(1, count + 1) / count),
