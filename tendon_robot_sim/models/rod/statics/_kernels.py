@@ -42,10 +42,11 @@ from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc
                                                        Z_SIZE, Z_U, Z_V, Z_W)
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
-from tendon_robot_sim.models.rod.statics._rotation_kernels import _orthonormalize, _rotation_error
-from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_COMPLIANCE, FR_LAW, FR_MOTOR,
-                                                                   FR_VISCOUS, hole_exponent,
-                                                                   HS_C, HS_S, HS_U, turn_angle)
+from tendon_robot_sim.models.rod.statics._rotation_kernels import (_bay_error, _orthonormalize,
+                                                                   _rotation_error)
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (at_base, FR_COMPLIANCE,
+                                                                   into_hole, out_of_hole,
+                                                                   through_base)
 
 # Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
 NODE_SIZE = 18
@@ -305,73 +306,6 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
 
 
 @kernel
-def _bay_error(ys, yend, P, Q, e, ds):
-    """
-    Write the fixed-point error of a bay into e and return its max norm.
-
-    The error is the integrated minus the guessed pose of vertebra j + 1 in the frame of
-    vertebra j: position / ds, and :func:`_rotation_error` of Q^T Q_integrated.
-    """
-    # P_int = R_j^T (p_end - p_j)
-    for i in range(3):
-        acc = 0.0
-        for col in range(3):
-            acc += ys[3 + 3 * col + i] * (yend[col] - ys[col])
-        e[i] = (acc - P[i]) / ds
-    # S = Q^T Q_int with Q_int[a, b] = sum_l R_j[l, a] R_end[l, b]: its skew part and trace
-    s01 = s10 = s02 = s20 = s12 = s21 = trace = 0.0
-    for a in range(3):
-        qi0 = qi1 = qi2 = 0.0
-        for col in range(3):
-            rl = ys[3 + 3 * col + a]
-            qi0 += rl * yend[3 + 3 * col]
-            qi1 += rl * yend[4 + 3 * col]
-            qi2 += rl * yend[5 + 3 * col]
-        s01 += Q[a, 0] * qi1
-        s10 += Q[a, 1] * qi0
-        s02 += Q[a, 0] * qi2
-        s20 += Q[a, 2] * qi0
-        s12 += Q[a, 1] * qi2
-        s21 += Q[a, 2] * qi1
-        trace += Q[a, 0] * qi0 + Q[a, 1] * qi1 + Q[a, 2] * qi2
-    _rotation_error(s01, s10, s02, s20, s12, s21, trace, e[3:6])
-    m = 0.0
-    for i in range(6):
-        m = max(m, abs(e[i]))
-    return m if math.isfinite(m) else math.inf
-
-
-@kernel
-def _through_hole(pl, t, tension, hn, nh, rw, yc, f, tmp):
-    """
-    Return the tension [N] tendon t leaves its hole with, along hn (length nh [m]).
-
-    ``tension``: the bay's before the hole (rod/tendons/_friction_kernels.py). Sliding: the
-    capstan jump, tension exp(-c theta). Viscous: unchanged, and the disc takes Till's load
-    f = beta T theta (-s_t) t_h (t_h the tendon's direction in the hole, midway between its
-    chords) with his signs, the force -f and the moment r x f (``rw`` = r, world frame), as
-    his continuous law has them: taken off yc's n and m. Scratch: f, tmp (3,).
-    """
-    hs = pl.dyn.fw
-    theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], hn[0] / nh, hn[1] / nh,
-                       hn[2] / nh)
-    if pl.dyn.friction[FR_LAW, t] != FR_VISCOUS:
-        return tension * math.exp(-hs[t, HS_C] * theta)
-    for i in range(3):
-        f[i] = hs[t, HS_U + i] + hn[i] / nh
-    mid = norm(f, 2)
-    if mid > 0.0:
-        g = hs[t, HS_C] * tension * theta / mid      # f = -g (u_in + u_out)
-        for i in range(3):
-            f[i] *= g
-        cross(rw, f, tmp)
-        for i in range(3):
-            yc[12 + i] -= f[i]
-            yc[15 + i] += tmp[i]
-    return tension
-
-
-@kernel
 def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
     """
     Integrate bay k of the discrete model, from vertebra j (0: the base) to the next one.
@@ -437,7 +371,8 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
             tension = tau[t]
             if friction:
                 # the next bay's tension, carried in the state
-                tension = _through_hole(pl, t, ys[24 + t], hn, nh, rw, yc, f, tmp)
+                tension = out_of_hole(pl.dyn.friction, pl.dyn.fw, t, ys[24 + t], hn, nh, rw,
+                                      yc, f, tmp)
                 yc[24 + t] = tension
             c = tension / nh
             for i in range(3):
@@ -544,35 +479,6 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
 
 
 @kernel
-def _friction_hole(pl, k, t, tau, h, dl, y, traj, end):
-    """
-    Tendon t reaches the hole at the end of segment k along the chord h (length dl [m]).
-
-    Returns the tension of the bay it leaves [N] (y[24 + t], or after the base hole's capstan
-    jump when the bay started at the base, which takes that hole's load: the bay's trajectory
-    rows get it too), and moves ``dyn.fw`` on to this hole: its direction in, its s and exponent
-    (``end``: its evaluation point). Friction kernels: rod/tendons/_friction_kernels.py.
-    """
-    dyn = pl.dyn
-    fr, hs = dyn.friction, dyn.fw
-    tension = y[24 + t]
-    if pl.seg[k, SEG_FROM] == 0 and fr[FR_LAW, t] != FR_VISCOUS:
-        theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], h[0] / dl, h[1] / dl,
-                           h[2] / dl)
-        tension = tau * math.exp(-hs[t, HS_C] * theta)
-        y[24 + t] = tension
-        first = pl.seg[k, SEG_ROW]
-        for row in range(first, first + pl.seg[k, SEG_N] + 1):
-            traj[row, 24 + t] = tension
-    s = hs[t, HS_S] + dl / (1.0 + fr[FR_COMPLIANCE, t] * tension)
-    hs[t, HS_S] = s
-    hs[t, HS_C] = hole_exponent(fr, t, dyn.Z[end], dyn.Zh[end], dyn.coef[DYN_C0], Z_SIZE, s)
-    for i in range(3):
-        hs[t, HS_U + i] = h[i] / dl
-    return tension
-
-
-@kernel
 def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     """
     Discrete (vertebra) model shooting residual.
@@ -586,10 +492,10 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     scaled. Scratch: wk[36:57], wk[102:108].
 
     Tendon friction (dynamics with ``dyn.friction``): the tension of the bay being integrated
-    is the state y[24 + t], set at each hole by its capstan jump (the base's below, a disc's in
-    ``_bay_solve``, rod/tendons/_friction_kernels.py), the hole's slip rate from its evaluation
-    point (the end row of the bay reaching it; row 0 for the base); ``dyn.fw`` holds each
-    tendon's last hole (HS_*). ``lengths`` are then (1 + C tau) times the unstretched ones.
+    is the state y[24 + t], set at each hole (the base's below, a disc's in ``_bay_solve``:
+    rod/tendons/_friction_kernels.py), the hole's slip rate from its evaluation point (the end
+    row of the bay reaching it; row 0 for the base); ``dyn.fw`` holds each tendon's last hole.
+    ``lengths`` are then (1 + C tau) times the unstretched ones.
     """
     y, ys = w.y[0], w.y[1]
     wk = w.wk
@@ -619,14 +525,9 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     fr, hs = dyn.friction, dyn.fw
     friction = dyn.on and fr.shape[1] > 0
     if friction:
-        # the base hole: entered along the base's axis, s = d / (1 + C tau)
         for t in range(nt):
             y[24 + t] = tau[t]
-            s = fr[FR_MOTOR, t] / (1.0 + fr[FR_COMPLIANCE, t] * tau[t])
-            hs[t, HS_S] = s
-            hs[t, HS_C] = hole_exponent(fr, t, dyn.Z[0], dyn.Zh[0], dyn.coef[DYN_C0], Z_SIZE, s)
-            for i in range(3):
-                hs[t, HS_U + i] = pl.R0[i, 2]
+            at_base(fr, hs, t, tau[t], pl.R0, dyn.Z[0], dyn.Zh[0], dyn.coef[DYN_C0], Z_SIZE)
     for i in range(y.size):
         traj[0, i] = y[i]
     node = 0              # next multiple-shooting node
@@ -649,7 +550,8 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
         if not _bay_solve(pl, k, pl.seg[k, SEG_FROM], tau, y, traj, bays, w):
             return False
         j = pl.seg[k, SEG_VERT]
-        end = z_row(pl, k) + 4 * pl.seg[k, SEG_N]
+        n_k = pl.seg[k, SEG_N]
+        end = z_row(pl, k) + 4 * n_k
         if dyn.on:
             for i in range(3):
                 dyn.Z[end, Z_Q + i] = y[18 + i]
@@ -679,7 +581,14 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
             dl = math.sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2])
             tension = tau[t]
             if friction:
-                tension = _friction_hole(pl, k, t, tau[t], h, dl, y, traj, end)
+                tension = y[24 + t]
+                if pl.seg[k, SEG_FROM] == 0:
+                    # the base took its hole's load; the bay's rows get its tension too
+                    tension = y[24 + t] = through_base(fr, hs, t, tau[t], h, dl)
+                    for row in range(pl.seg[k, SEG_ROW], pl.seg[k, SEG_ROW] + n_k + 1):
+                        traj[row, 24 + t] = tension
+                into_hole(fr, hs, t, tension, h, dl, dyn.Z[end], dyn.Zh[end], dyn.coef[DYN_C0],
+                          Z_SIZE)
                 lengths[t] += dl * (1.0 + fr[FR_COMPLIANCE, t] * tau[t]) / (
                     1.0 + fr[FR_COMPLIANCE, t] * tension)
             else:

@@ -78,7 +78,7 @@ tendon's curvature (Till's viscous law takes the backbone's: they differ by O(r 
 
 import math
 
-from tendon_robot_sim.models._numerics import kernel
+from tendon_robot_sim.models._numerics import cross, kernel, norm
 
 # Rows of Dyn.friction (one column per tendon): law, coefficient (beta [s/m] or nu [-]),
 # slip velocity eps [m/s], compliance C [1/N], motor distance d [m]; the implicit dynamics'
@@ -132,6 +132,79 @@ def turn_angle(a0, a1, a2, b0, b1, b2):
     """Angle [rad] in [0, pi] between the unit vectors a and b: atan2(|a x b|, a . b)."""
     c0, c1, c2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
     return math.atan2(math.sqrt(c0 * c0 + c1 * c1 + c2 * c2), a0 * b0 + a1 * b1 + a2 * b2)
+
+
+@kernel
+def at_base(fr, hs, t, tau, R0, z, zh, c0, base):
+    """
+    Start tendon t's holes (hs = Dyn.fw) at the base's: s = d / (1 + C tau) there.
+
+    It enters along the base's axis (column 2 of R0); its exponent from the base's evaluation
+    point z = Dyn.Z[row], zh = Dyn.Zh[row] (:func:`hole_exponent`).
+    """
+    s = fr[FR_MOTOR, t] / (1.0 + fr[FR_COMPLIANCE, t] * tau)
+    hs[t, HS_S] = s
+    hs[t, HS_C] = hole_exponent(fr, t, z, zh, c0, base, s)
+    for i in range(3):
+        hs[t, HS_U + i] = R0[i, 2]
+
+
+@kernel
+def through_base(fr, hs, t, tau, h, dl):
+    """
+    Return the tension [N] of tendon t's first bay, along the chord h (length dl [m]).
+
+    Sliding: the motor's ``tau`` after the base hole's capstan jump; viscous: ``tau`` (the
+    base takes its hole's load).
+    """
+    if fr[FR_LAW, t] == FR_VISCOUS:
+        return tau
+    theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], h[0] / dl, h[1] / dl,
+                       h[2] / dl)
+    return tau * math.exp(-hs[t, HS_C] * theta)
+
+
+@kernel
+def into_hole(fr, hs, t, tension, h, dl, z, zh, c0, base):
+    """
+    Move tendon t's hole (hs = Dyn.fw) on along the chord h (length dl [m]) of ``tension`` [N].
+
+    The new hole's s, direction in and exponent (its evaluation point z = Dyn.Z[row], zh).
+    """
+    s = hs[t, HS_S] + dl / (1.0 + fr[FR_COMPLIANCE, t] * tension)
+    hs[t, HS_S] = s
+    hs[t, HS_C] = hole_exponent(fr, t, z, zh, c0, base, s)
+    for i in range(3):
+        hs[t, HS_U + i] = h[i] / dl
+
+
+@kernel
+def out_of_hole(fr, hs, t, tension, hn, nh, rw, yc, f, tmp):
+    """
+    Return the tension [N] tendon t leaves its hole with, along hn (length nh [m]).
+
+    ``tension``: the bay's before the hole. Sliding: the capstan jump, tension exp(-c theta).
+    Viscous: unchanged, and the disc takes Till's load f = beta T theta (-s_t) t_h (t_h the
+    tendon's direction in the hole, midway between its chords) with his signs, the force -f
+    and the moment r x f (``rw`` = r, world frame): taken off the discrete model's state yc
+    (n, m in yc[12:18]). Scratch: f, tmp (3,).
+    """
+    theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], hn[0] / nh, hn[1] / nh,
+                       hn[2] / nh)
+    if fr[FR_LAW, t] != FR_VISCOUS:
+        return tension * math.exp(-hs[t, HS_C] * theta)
+    for i in range(3):
+        f[i] = hs[t, HS_U + i] + hn[i] / nh
+    mid = norm(f, 2)
+    if mid > 0.0:
+        g = hs[t, HS_C] * tension * theta / mid      # f = -g (u_in + u_out)
+        for i in range(3):
+            f[i] *= g
+        cross(rw, f, tmp)
+        for i in range(3):
+            yc[12 + i] -= f[i]
+            yc[15 + i] += tmp[i]
+    return tension
 
 
 @kernel
