@@ -30,10 +30,12 @@ Cases:
   temporary folder with its output discarded.
 * ``nitinol``: config/nitinol_robot.yaml with sliding friction (nu = 0.1) on every tendon at
   slip velocities of 1, 5 and 10 mm/s, run as model ``cosserat`` (tendons routed continuously,
-  the discs as masses: the discrete model does not take friction yet), t0 ramped to 2 N over
-  0.1 s and held, 2 s at dt = 2 ms; the same without friction beside it. A run whose step
-  does not converge reports where it stopped; ``semi_implicit_steps`` counts the steps that
-  took the sliding direction from the step before (``_implicit_kernels._step``).
+  the discs as masses), t0 ramped to 2 N over 0.1 s and held, 2 s at dt = 2 ms; the same
+  without friction beside it. A run whose step does not converge reports where it stopped;
+  ``semi_implicit_steps`` counts the steps that took the sliding direction from the step
+  before (``_implicit_kernels._step``).
+* ``discs``: the same robot and runs as model ``discrete`` (its 10 discs: the capstan jump
+  at each hole, rod/tendons/_friction_kernels.py), the robot's own model.
 
 CPU time (``time.process_time``) is given next to wall time: on a shared machine the wall time
 includes waiting for a core. The last line with --json is one JSON object, with the load
@@ -113,9 +115,10 @@ def till(law: str, repeats: int, peer: str | None, show: bool) -> dict:
     return result
 
 
-def nitinol(slip_velocity: float | None, blocks: int, show: bool) -> dict:
+def nitinol(slip_velocity: float | None, blocks: int, show: bool,
+            model: str = 'cosserat') -> dict:
     """
-    Real-time factor of the nitinol robot at dt = 2 ms, model cosserat.
+    Real-time factor of the nitinol robot at dt = 2 ms, model ``model``.
 
     With sliding friction (nu = 0.1) at ``slip_velocity`` [m/s], or without (None).
     """
@@ -125,10 +128,10 @@ def nitinol(slip_velocity: float | None, blocks: int, show: bool) -> dict:
             dataclasses.replace(t, friction=TendonFriction('sliding', 0.1, slip_velocity))
             for t in robot.tendons))
     try:
-        case = robot_case(f'nitinol eps {slip_velocity}', 0.002, 2.0, blocks, show=show,
-                          robot=robot, model='cosserat')
+        case = robot_case(f'nitinol {model} eps {slip_velocity}', 0.002, 2.0, blocks,
+                          show=show, robot=robot, model=model)
     except StepFailed as failure:
-        return {'slip_velocity': slip_velocity, 'failed': str(failure)}
+        return {'slip_velocity': slip_velocity, 'model': model, 'failed': str(failure)}
     return {'slip_velocity': slip_velocity, **case}
 
 
@@ -138,15 +141,25 @@ def main(argv=None) -> int:
                         help="an already built binary of Till's sliding example to time once")
     parser.add_argument('--repeats', type=int, default=3, help="runs of each of Till's examples")
     parser.add_argument('--blocks', type=int, default=10, help='timed blocks of the nitinol run')
+    parser.add_argument('--cases', default='till,nitinol,discs',
+                        help='comma-separated cases to run (till, nitinol, discs)')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args(argv)
     if args.peer_binary and not os.access(args.peer_binary, os.X_OK):
         parser.error(f'--peer-binary: {args.peer_binary} is not an executable file')
     show = sys.stderr.isatty()
     load_before = machine_info()['load_average_1min']
+    cases = set(args.cases.split(','))
+    if not cases <= {'till', 'nitinol', 'discs'}:
+        parser.error(f'--cases: unknown {sorted(cases - {"till", "nitinol", "discs"})}')
+    slips = (1e-3, 5e-3, 1e-2, None)
     result = {'till': [till('simple', args.repeats, None, show),
-                       till('sliding', args.repeats, args.peer_binary, show)],
-              'nitinol': [nitinol(eps, args.blocks, show) for eps in (1e-3, 5e-3, 1e-2, None)],
+                       till('sliding', args.repeats, args.peer_binary, show)]
+              if 'till' in cases else [],
+              'nitinol': [nitinol(eps, args.blocks, show) for eps in slips]
+              if 'nitinol' in cases else [],
+              'nitinol_discs': [nitinol(eps, args.blocks, show, 'discrete') for eps in slips]
+              if 'discs' in cases else [],
               'targets': TARGETS}
     result['machine'] = machine_info('numpy', 'numba')
     result['load_average_1min_before'] = load_before
@@ -161,9 +174,10 @@ def main(argv=None) -> int:
             line += (f"; his C++ {t['peer_wall_s']:.1f} s wall ({t['peer_real_time_factor']:.3f}x"
                      f" real time), ours {t['speedup_over_peer_cpu']:.0f}x faster in CPU time")
         print(line)
-    for case in result['nitinol']:
+    for case in result['nitinol'] + result['nitinol_discs']:
         if 'failed' in case:
-            print(f"nitinol, slip velocity {case['slip_velocity']} m/s: {case['failed']}")
+            print(f"nitinol ({case['model']}), slip velocity {case['slip_velocity']} m/s: "
+                  f"{case['failed']}")
             continue
         print(f"nitinol ({case['model']}, slip velocity {case['slip_velocity']}) at dt 2 ms: "
               f"{case['real_time_factor']:.1f}x real time (median block; whole run "

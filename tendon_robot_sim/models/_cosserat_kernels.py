@@ -388,7 +388,7 @@ def _rhs_rod(law, mat, y, dy, dyn, row, world):
         for i in range(3):
             dy[12 + i] += y[3 + 3 * i] * f0 + y[4 + 3 * i] * f1 + y[5 + 3 * i] * f2
             dy[15 + i] += y[3 + 3 * i] * l0 + y[4 + 3 * i] * l1 + y[5 + 3 * i] * l2
-        dyn.Z[row, Z_VS:] = 0.0
+        dyn.Z[row, Z_VS:Z_SIZE] = 0.0
         dy[18], dy[19], dy[20], dy[21], dy[22], dy[23] = qs0, qs1, qs2, ws0, ws1, ws2
 
 

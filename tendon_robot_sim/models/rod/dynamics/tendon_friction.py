@@ -31,19 +31,18 @@ from tendon_robot_sim.models.rod.tendons._friction_kernels import (
     FR_COEF, FR_COMPLIANCE, FR_LAW, FR_MOTOR, FR_SIZE, FR_SLIDING, FR_SLIP, FR_VISCOUS)
 from tendon_robot_sim.models.tendon_robot import DEFAULT_SLIP_VELOCITY, Robot
 
-#: Models of the implicit dynamics that take tendon friction (continuous routing)
-FRICTION_MODELS = ('cosserat',)
+#: Models of the implicit dynamics that take tendon friction: continuous routing (cosserat) and
+#: discs (discrete: the capstan jump at each hole, rod/tendons/_friction_kernels.py)
+FRICTION_MODELS = ('cosserat', 'discrete')
 
 
 def friction_unsupported(robot: Robot, model: str) -> str:
     """Why the implicit dynamics' ``model`` cannot take ``robot``'s friction; '' when it can."""
     for i, tendon in enumerate(robot.tendons):
         if tendon.friction is not None and model not in FRICTION_MODELS:
-            why = ('the discs make it model discrete' if model == 'discrete' else
-                   f'model {model} was asked for')
-            return (f'tendons[{i}].friction: the implicit dynamics models tendon friction for '
-                    f'continuously routed tendons (model cosserat) only and {why}; use model '
-                    'cosserat, the path-dependent statics, or remove the key')
+            return (f'tendons[{i}].friction: the implicit dynamics models tendon friction with '
+                    f'models cosserat and discrete, not {model}; use model cosserat (or discrete '
+                    'with discs), the path-dependent statics, or remove the key')
     if robot.rod.bending_friction is not None:
         return ('rod.bending_friction: the implicit dynamics does not model it; the '
                 'path-dependent statics does (statics --tensions-csv or --displacements-csv, '

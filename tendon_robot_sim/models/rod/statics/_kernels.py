@@ -34,15 +34,19 @@ from collections import namedtuple
 import math
 
 from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc_contact,
-                                                       disc_inertia, DISCRETE, FAILED, FD_STEP,
-                                                       MAT_GRAVITY, MAT_P0, MAT_USTAR,
+                                                       disc_inertia, DISCRETE, DYN_C0, FAILED,
+                                                       FD_STEP, MAT_GRAVITY, MAT_P0, MAT_USTAR,
                                                        MAX_ITERATIONS,
                                                        PYELASTICA, rk4, viscous_curvature,
-                                                       viscous_strain, viscous_wrench, Z_Q, Z_U,
-                                                       Z_V, Z_W)
+                                                       viscous_strain, viscous_wrench, Z_Q,
+                                                       Z_SIZE, Z_U, Z_V, Z_W)
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
-from tendon_robot_sim.models.rod.statics._rotation_kernels import _orthonormalize, _rotation_error
+from tendon_robot_sim.models.rod.statics._rotation_kernels import (_bay_error, _orthonormalize,
+                                                                   _rotation_error)
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (at_base, FR_COMPLIANCE,
+                                                                   into_hole, out_of_hole,
+                                                                   through_base)
 
 # Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
 NODE_SIZE = 18
@@ -302,43 +306,6 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
 
 
 @kernel
-def _bay_error(ys, yend, P, Q, e, ds):
-    """
-    Write the fixed-point error of a bay into e and return its max norm.
-
-    The error is the integrated minus the guessed pose of vertebra j + 1 in the frame of
-    vertebra j: position / ds, and :func:`_rotation_error` of Q^T Q_integrated.
-    """
-    # P_int = R_j^T (p_end - p_j)
-    for i in range(3):
-        acc = 0.0
-        for col in range(3):
-            acc += ys[3 + 3 * col + i] * (yend[col] - ys[col])
-        e[i] = (acc - P[i]) / ds
-    # S = Q^T Q_int with Q_int[a, b] = sum_l R_j[l, a] R_end[l, b]: its skew part and trace
-    s01 = s10 = s02 = s20 = s12 = s21 = trace = 0.0
-    for a in range(3):
-        qi0 = qi1 = qi2 = 0.0
-        for col in range(3):
-            rl = ys[3 + 3 * col + a]
-            qi0 += rl * yend[3 + 3 * col]
-            qi1 += rl * yend[4 + 3 * col]
-            qi2 += rl * yend[5 + 3 * col]
-        s01 += Q[a, 0] * qi1
-        s10 += Q[a, 1] * qi0
-        s02 += Q[a, 0] * qi2
-        s20 += Q[a, 2] * qi0
-        s12 += Q[a, 1] * qi2
-        s21 += Q[a, 2] * qi1
-        trace += Q[a, 0] * qi0 + Q[a, 1] * qi1 + Q[a, 2] * qi2
-    _rotation_error(s01, s10, s02, s20, s12, s21, trace, e[3:6])
-    m = 0.0
-    for i in range(6):
-        m = max(m, abs(e[i]))
-    return m if math.isfinite(m) else math.inf
-
-
-@kernel
 def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
     """
     Integrate bay k of the discrete model, from vertebra j (0: the base) to the next one.
@@ -362,6 +329,7 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
     tmp, hn, f, rw = wk[81:84], wk[84:87], wk[87:90], wk[90:93]
     et, Pa = wk[93:99], wk[99:102]
     Q2, E, Qa = w.M[0], w.M[1], w.M[2]
+    friction = pl.dyn.on and pl.dyn.friction.shape[1] > 0
     pulled = False
     if j > 0:
         for t in range(pl.nt):
@@ -399,7 +367,14 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
                 R0i, R1i, R2i = ys[3 + 3 * i], ys[4 + 3 * i], ys[5 + 3 * i]
                 hn[i] = ys[i] + R0i * tmp[0] + R1i * tmp[1] + R2i * tmp[2] - w.hp[t, i]
                 rw[i] = R0i * hj[0] + R1i * hj[1] + R2i * hj[2]
-            c = tau[t] / math.sqrt(hn[0] * hn[0] + hn[1] * hn[1] + hn[2] * hn[2])
+            nh = math.sqrt(hn[0] * hn[0] + hn[1] * hn[1] + hn[2] * hn[2])
+            tension = tau[t]
+            if friction:
+                # the next bay's tension, carried in the state
+                tension = out_of_hole(pl.dyn.friction, pl.dyn.fw, t, ys[24 + t], hn, nh, rw,
+                                      yc, f, tmp)
+                yc[24 + t] = tension
+            c = tension / nh
             for i in range(3):
                 f[i] = c * hn[i]
             cross(rw, f, tmp)
@@ -515,6 +490,12 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     rest is applied here; with dynamics also the discs' inertia (the state then holds q, w
     after the world-frame n, m). F[0:6] is the tip force and moment imbalance, world frame,
     scaled. Scratch: wk[36:57], wk[102:108].
+
+    Tendon friction (dynamics with ``dyn.friction``): the tension of the bay being integrated
+    is the state y[24 + t], set at each hole (the base's below, a disc's in ``_bay_solve``:
+    rod/tendons/_friction_kernels.py), the hole's slip rate from its evaluation point (the end
+    row of the bay reaching it; row 0 for the base); ``dyn.fw`` holds each tendon's last hole.
+    ``lengths`` are then (1 + C tau) times the unstretched ones.
     """
     y, ys = w.y[0], w.y[1]
     wk = w.wk
@@ -541,6 +522,12 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
             w.hp[t, i] = mat[MAT_P0 + i] + (pl.R0[i, 0] * pl.holes[0, t, 0]
                                             + pl.R0[i, 1] * pl.holes[0, t, 1]
                                             + pl.R0[i, 2] * pl.holes[0, t, 2])
+    fr, hs = dyn.friction, dyn.fw
+    friction = dyn.on and fr.shape[1] > 0
+    if friction:
+        for t in range(nt):
+            y[24 + t] = tau[t]
+            at_base(fr, hs, t, tau[t], pl.R0, dyn.Z[0], dyn.Zh[0], dyn.coef[DYN_C0], Z_SIZE)
     for i in range(y.size):
         traj[0, i] = y[i]
     node = 0              # next multiple-shooting node
@@ -563,7 +550,8 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
         if not _bay_solve(pl, k, pl.seg[k, SEG_FROM], tau, y, traj, bays, w):
             return False
         j = pl.seg[k, SEG_VERT]
-        end = z_row(pl, k) + 4 * pl.seg[k, SEG_N]
+        n_k = pl.seg[k, SEG_N]
+        end = z_row(pl, k) + 4 * n_k
         if dyn.on:
             for i in range(3):
                 dyn.Z[end, Z_Q + i] = y[18 + i]
@@ -591,10 +579,23 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
                 rw[i] = y[3 + 3 * i] * hj[0] + y[4 + 3 * i] * hj[1] + y[5 + 3 * i] * hj[2]
                 h[i] = y[i] + rw[i] - w.hp[t, i]
             dl = math.sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2])
-            lengths[t] += dl
-            if tau[t] != 0.0:
+            tension = tau[t]
+            if friction:
+                tension = y[24 + t]
+                if pl.seg[k, SEG_FROM] == 0:
+                    # the base took its hole's load; the bay's rows get its tension too
+                    tension = y[24 + t] = through_base(fr, hs, t, tau[t], h, dl)
+                    for row in range(pl.seg[k, SEG_ROW], pl.seg[k, SEG_ROW] + n_k + 1):
+                        traj[row, 24 + t] = tension
+                into_hole(fr, hs, t, tension, h, dl, dyn.Z[end], dyn.Zh[end], dyn.coef[DYN_C0],
+                          Z_SIZE)
+                lengths[t] += dl * (1.0 + fr[FR_COMPLIANCE, t] * tau[t]) / (
+                    1.0 + fr[FR_COMPLIANCE, t] * tension)
+            else:
+                lengths[t] += dl
+            if tension != 0.0:
                 for i in range(3):
-                    fi[i] = -tau[t] * h[i] / dl
+                    fi[i] = -tension * h[i] / dl
                     fw[i] += fi[i]
                 cross(rw, fi, h)
                 for i in range(3):

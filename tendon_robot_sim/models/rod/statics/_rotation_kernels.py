@@ -15,6 +15,8 @@
 """
 The shooting's rotations: their error from the identity and their drift back onto SO(3).
 
+And the error of a discrete model's bay: the pose of its end vertebra against its guess.
+
 Kernels of :mod:`tendon_robot_sim.models.rod.statics._kernels` (the bay fixed point and the
 multiple-shooting defects of the discrete and continuous models).
 """
@@ -67,3 +69,40 @@ def _orthonormalize(y, row):
             y[3 + 3 * i + b] = 0.5 * acc
     for i in range(9):
         row[3 + i] = y[3 + i]
+
+
+@kernel
+def _bay_error(ys, yend, P, Q, e, ds):
+    """
+    Write the fixed-point error of a bay into e and return its max norm.
+
+    The error is the integrated minus the guessed pose of vertebra j + 1 in the frame of
+    vertebra j: position / ds, and :func:`_rotation_error` of Q^T Q_integrated.
+    """
+    # P_int = R_j^T (p_end - p_j)
+    for i in range(3):
+        acc = 0.0
+        for col in range(3):
+            acc += ys[3 + 3 * col + i] * (yend[col] - ys[col])
+        e[i] = (acc - P[i]) / ds
+    # S = Q^T Q_int with Q_int[a, b] = sum_l R_j[l, a] R_end[l, b]: its skew part and trace
+    s01 = s10 = s02 = s20 = s12 = s21 = trace = 0.0
+    for a in range(3):
+        qi0 = qi1 = qi2 = 0.0
+        for col in range(3):
+            rl = ys[3 + 3 * col + a]
+            qi0 += rl * yend[3 + 3 * col]
+            qi1 += rl * yend[4 + 3 * col]
+            qi2 += rl * yend[5 + 3 * col]
+        s01 += Q[a, 0] * qi1
+        s10 += Q[a, 1] * qi0
+        s02 += Q[a, 0] * qi2
+        s20 += Q[a, 2] * qi0
+        s12 += Q[a, 1] * qi2
+        s21 += Q[a, 2] * qi1
+        trace += Q[a, 0] * qi0 + Q[a, 1] * qi1 + Q[a, 2] * qi2
+    _rotation_error(s01, s10, s02, s20, s12, s21, trace, e[3:6])
+    m = 0.0
+    for i in range(6):
+        m = max(m, abs(e[i]))
+    return m if math.isfinite(m) else math.inf

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Numba kernels of tendon friction in the implicit dynamics of continuously routed tendons.
+Numba kernels of tendon friction in the implicit dynamics: continuous routing and discs.
 
 J. Till's two friction laws (ContinuumRobotExamples, ``02_Dynamics/03_Tendon_Robot``, and the
 "Friction" section of its ``Tendon_Robot_Dynamics.tex``; Till, Aloi & Rucker, IJRR 2019), in the
@@ -51,11 +51,34 @@ swept Gauss-Seidel, each tendon in closed form given the others (FRICTION_SWEEPS
 coupling between tendons is of order nu tau r^2 / (E I), ~1e-2 for Till's robot). No nested
 solver per evaluation point (Till's example runs a Levenberg-Marquardt there);
 ``test/models/rod/dynamics/test_friction_dynamics.py`` checks it against one.
+
+**At the discs** (the ``discrete`` model, :func:`~tendon_robot_sim.models.rod.statics._kernels.
+_shoot_discrete`): the tendon runs straight from hole to hole, so it turns only in the holes,
+and its tension is constant along each bay. Through hole k (the base's, then each disc's) the
+tendon turns by theta_k, the angle between its directions entering and leaving the hole (at the
+base it enters along the base's axis, as in the path-dependent statics,
+:func:`~tendon_robot_sim.models.rod.tendons.capstan.wrap_angles`). Its slip rate there is
+s_k,t = c0 s_k + s_k,h, Till's s_i,t at the hole with his sign, s_k the unstretched tendon
+length from the motor to hole k: s_0 = d / (1 + C T_0), s_(k+1) = s_k + l_k / (1 + C T_k)
+(l_k the chord of bay k, T_k its tension). :func:`hole_exponent` gives c_k of each law:
+
+``sliding``: the tension jumps by the capstan law integrated over the hole's turn,
+
+    T_(k+1) = T_k exp(-c_k theta_k),   c_k = nu sat(s_k,t),
+
+and the disc takes T_(k+1) t_(k+1) - T_k t_k at the hole (t the unit chords; the base takes
+its own hole's; the anchor's disc -T t of the last bay).
+
+``viscous``: the tension stays the motor's, as in Till's law, and the disc takes his load over
+the hole's turn, f = beta T theta_k (-s_k,t) t_h (c_k = beta s_k,t; t_h the tendon's direction
+in the hole, midway between its chords), with the signs of his continuous law (the force -f,
+the moment r x f). Many discs tend to the continuous laws above with theta_k summing the
+tendon's curvature (Till's viscous law takes the backbone's: they differ by O(r kappa)).
 """
 
 import math
 
-from tendon_robot_sim.models._numerics import kernel
+from tendon_robot_sim.models._numerics import cross, kernel, norm
 
 # Rows of Dyn.friction (one column per tendon): law, coefficient (beta [s/m] or nu [-]),
 # slip velocity eps [m/s], compliance C [1/N], motor distance d [m]; the implicit dynamics'
@@ -69,6 +92,10 @@ FR_NONE, FR_VISCOUS, FR_SLIDING = 0.0, 1.0, 2.0
 # k, y = K^-1 e (v_s, u_s), n
 FW_T, FW_R, FW_TAN, FW_W, FW_LAM, FW_K, FW_Y, FW_N = 0, 1, 4, 7, 10, 11, 12, 18
 FW_SIZE = 19
+# Columns of Dyn.fw in the discrete model (one row per tendon, the hole being passed): the
+# tendon's unit direction into the hole (world frame), its unstretched length s from the motor
+# to the hole [m], the exponent c of the hole's tension ratio [1/rad]
+HS_U, HS_S, HS_C = 0, 3, 4
 # Gauss-Seidel sweeps over several sliding tendons (one tendon is solved exactly in one)
 FRICTION_SWEEPS = 3
 
@@ -77,6 +104,107 @@ FRICTION_SWEEPS = 3
 def saturation(x, eps):
     """sat(x) = x / sqrt(x^2 + eps^2): the sign of x, smoothed below eps."""
     return x / math.sqrt(x * x + eps * eps)
+
+
+@kernel
+def hole_exponent(fr, t, z, zh, c0, base, s):
+    """
+    Return c of tendon t's tension ratio exp(-c theta) through a hole (module docstring).
+
+    ``s`` [m]: the unstretched tendon length from the motor to the hole, written to the hole's
+    evaluation point z = Dyn.Z[row] at column base + t (base = Z_SIZE), whose history zh =
+    Dyn.Zh[row] gives its rate s_t = c0 s + zh[base + t], or z[base + nt + t] where the sliding
+    direction is frozen (FR_FROZEN). 0 for a frictionless tendon.
+    """
+    nt = fr.shape[1]
+    z[base + t] = s
+    law = fr[FR_LAW, t]
+    if law == FR_NONE:
+        return 0.0
+    s_t = z[base + nt + t] if fr[FR_FROZEN, t] else c0 * s + zh[base + t]
+    if law == FR_SLIDING:
+        return fr[FR_COEF, t] * saturation(s_t, fr[FR_SLIP, t])
+    return fr[FR_COEF, t] * s_t
+
+
+@kernel
+def turn_angle(a0, a1, a2, b0, b1, b2):
+    """Angle [rad] in [0, pi] between the unit vectors a and b: atan2(|a x b|, a . b)."""
+    c0, c1, c2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+    return math.atan2(math.sqrt(c0 * c0 + c1 * c1 + c2 * c2), a0 * b0 + a1 * b1 + a2 * b2)
+
+
+@kernel
+def at_base(fr, hs, t, tau, R0, z, zh, c0, base):
+    """
+    Start tendon t's holes (hs = Dyn.fw) at the base's: s = d / (1 + C tau) there.
+
+    It enters along the base's axis (column 2 of R0); its exponent from the base's evaluation
+    point z = Dyn.Z[row], zh = Dyn.Zh[row] (:func:`hole_exponent`).
+    """
+    s = fr[FR_MOTOR, t] / (1.0 + fr[FR_COMPLIANCE, t] * tau)
+    hs[t, HS_S] = s
+    hs[t, HS_C] = hole_exponent(fr, t, z, zh, c0, base, s)
+    for i in range(3):
+        hs[t, HS_U + i] = R0[i, 2]
+
+
+@kernel
+def through_base(fr, hs, t, tau, h, dl):
+    """
+    Return the tension [N] of tendon t's first bay, along the chord h (length dl [m]).
+
+    Sliding: the motor's ``tau`` after the base hole's capstan jump; viscous: ``tau`` (the
+    base takes its hole's load).
+    """
+    if fr[FR_LAW, t] == FR_VISCOUS:
+        return tau
+    theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], h[0] / dl, h[1] / dl,
+                       h[2] / dl)
+    return tau * math.exp(-hs[t, HS_C] * theta)
+
+
+@kernel
+def into_hole(fr, hs, t, tension, h, dl, z, zh, c0, base):
+    """
+    Move tendon t's hole (hs = Dyn.fw) on along the chord h (length dl [m]) of ``tension`` [N].
+
+    The new hole's s, direction in and exponent (its evaluation point z = Dyn.Z[row], zh).
+    """
+    s = hs[t, HS_S] + dl / (1.0 + fr[FR_COMPLIANCE, t] * tension)
+    hs[t, HS_S] = s
+    hs[t, HS_C] = hole_exponent(fr, t, z, zh, c0, base, s)
+    for i in range(3):
+        hs[t, HS_U + i] = h[i] / dl
+
+
+@kernel
+def out_of_hole(fr, hs, t, tension, hn, nh, rw, yc, f, tmp):
+    """
+    Return the tension [N] tendon t leaves its hole with, along hn (length nh [m]).
+
+    ``tension``: the bay's before the hole. Sliding: the capstan jump, tension exp(-c theta).
+    Viscous: unchanged, and the disc takes Till's load f = beta T theta (-s_t) t_h (t_h the
+    tendon's direction in the hole, midway between its chords) with his signs, the force -f
+    and the moment r x f (``rw`` = r, world frame): taken off the discrete model's state yc
+    (n, m in yc[12:18]). Scratch: f, tmp (3,).
+    """
+    theta = turn_angle(hs[t, HS_U], hs[t, HS_U + 1], hs[t, HS_U + 2], hn[0] / nh, hn[1] / nh,
+                       hn[2] / nh)
+    if fr[FR_LAW, t] != FR_VISCOUS:
+        return tension * math.exp(-hs[t, HS_C] * theta)
+    for i in range(3):
+        f[i] = hs[t, HS_U + i] + hn[i] / nh
+    mid = norm(f, 2)
+    if mid > 0.0:
+        g = hs[t, HS_C] * tension * theta / mid      # f = -g (u_in + u_out)
+        for i in range(3):
+            f[i] *= g
+        cross(rw, f, tmp)
+        for i in range(3):
+            yc[12 + i] -= f[i]
+            yc[15 + i] += tmp[i]
+    return tension
 
 
 @kernel

@@ -339,16 +339,21 @@ def eq16(plan, y, rt, tau, coef):
 # ------------------------------------------------------------------ what is refused
 
 
-def test_friction_on_a_robot_with_discs_is_one_line_naming_the_key():
-    """The discrete model (discs) does not take friction yet: one line, naming tendons[i]."""
+def test_friction_with_the_kirchhoff_rod_is_one_line_naming_the_key():
+    """
+    Models cosserat and discrete (discs: test_disc_friction.py) take friction; kirchhoff not.
+
+    One line, naming tendons[i] and the models that do.
+    """
     data = NITINOL.to_dict()
     data['tendons'][1]['friction'] = {'law': 'sliding', 'coefficient': 0.1}
     robot = robot_from_dict(data)
     with pytest.raises(InputError) as error:
-        ImplicitSimulator(robot)
+        ImplicitSimulator(robot, model='kirchhoff')
     message = str(error.value)
     assert message.startswith('tendons[1].friction: ') and '\n' not in message
-    assert 'model cosserat' in message
-    with pytest.raises(InputError, match=r'^tendons\[0\]\.friction: .*model kirchhoff'):
+    assert 'models cosserat and discrete, not kirchhoff' in message
+    with pytest.raises(InputError, match=r'^tendons\[0\]\.friction: .*not kirchhoff'):
         ImplicitSimulator(SLIDING, model='kirchhoff')
+    assert ImplicitSimulator(robot).model == 'discrete'       # the discs
     ImplicitSimulator(robot, model='cosserat')      # continuous routing of the same tendons

@@ -25,6 +25,7 @@ Tendon friction in the path-dependent statics (issue 41), against closed forms.
 * Coefficient 0: every output is the frictionless one to round-off.
 """
 
+import json
 import math
 
 import numpy as np
@@ -105,7 +106,6 @@ def write(tmp_path, data) -> str:
 
 @pytest.mark.parametrize('argv', [
     ['simulate', '--integrator', 'explicit', '--duration', '0.01'],
-    ['simulate', '--integrator', 'implicit', '--duration', '0.01'],
     ['cc-dynamics', '--tensions', 't0=1', '--duration', '0.01'],
 ])
 def test_a_model_without_friction_refuses_it_in_one_line(argv, tmp_path, capsys):
@@ -113,6 +113,21 @@ def test_a_model_without_friction_refuses_it_in_one_line(argv, tmp_path, capsys)
     assert cli.main([*argv, '--robot', path]) == 2
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'tendons[0].friction: the ' in err, err
+
+
+def test_simulate_takes_the_friction_at_the_discs(tmp_path, capsys):
+    """
+    The default robot (discs) with friction runs on the implicit dynamics' discrete model.
+
+    ``auto`` takes the implicit integrator, the explicit one refusing friction; the physics is
+    in test/models/rod/dynamics/test_disc_friction.py.
+    """
+    path = write(tmp_path, with_friction(DEFAULT, 0.1))
+    assert cli.main(['simulate', '--robot', path, '--tensions', 't0=2', '--duration', '0.05',
+                     '--json']) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary['sim_time'] == pytest.approx(0.05)
+    assert summary['tensions'][0] == 2.0 and summary['tip_position'][2] != 0.0
 
 
 def test_a_bad_coefficient_exits_2_in_one_line(tmp_path, capsys):
