@@ -288,9 +288,17 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
         if k == 0:
             for i in range(y.size):
                 traj[0, i] = y[i]
-        rk4(pl.model, pl.law, mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT],
-            pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M, dyn,
-            start, pl.contact if pl.touch[k] else pl.quiet)
+        # a call per world, not one call on ``pl.contact if pl.touch[k] else pl.quiet``: that
+        # choice of a tuple of eleven arrays cost every integration 8 % (numba passes it by
+        # value, its arrays' references counted at each segment)
+        if pl.touch[k]:
+            rk4(pl.model, pl.law, mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT],
+                pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M, dyn,
+                start, pl.contact)
+        else:
+            rk4(pl.model, pl.law, mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT],
+                pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M, dyn,
+                start, pl.quiet)
     for i in range(3):
         F[i] = (nb[i] - (y[3 + i] * tip[0] + y[6 + i] * tip[1] + y[9 + i] * tip[2])) \
             / pl.scale[1, i]
@@ -406,9 +414,12 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
             for i in range(3):
                 yc[12 + i] -= f[i]
                 yc[15 + i] -= tmp[i]
-        rk4(pl.model, pl.law, pl.mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT], n, h,
-            pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M, pl.dyn, z_row(pl, k),
-            pl.contact if pl.touch[k] else pl.quiet)
+        if pl.touch[k]:     # a call per world (see _shoot_continuous)
+            rk4(pl.model, pl.law, pl.mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT], n, h,
+                pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M, pl.dyn, z_row(pl, k), pl.contact)
+        else:
+            rk4(pl.model, pl.law, pl.mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT], n, h,
+                pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M, pl.dyn, z_row(pl, k), pl.quiet)
         # RK4 leaves R orthogonal only to ~1e-8; the vertebra's holes (and the pose (P, Q)
         # they are matched with) need a rotation, so project it onto SO(3)
         _orthonormalize(yc, trc[pl.seg[k, SEG_ROW] + n])
