@@ -92,9 +92,8 @@ Plan = namedtuple('Plan', [
     'node_scale',  # (18,) physical value of one unit of a node unknown and of its defect:
                   #   p [m], rotation [rad], force [N], moment [N m], q [m/s], w [1/s]
     'contact',    # contact._kernels.Contact: the obstacles loading the rod (none: empty)
-    'touch',      # (k,) bool: segments whose rod the obstacles load (the others: ``quiet``)
-    'quiet',      # ``contact`` without obstacles (the implicit dynamics' coarse segments,
-    #               checked after each step instead: dynamics/implicit_grid.py)
+    'touch',      # (k,) bool: segments whose rod the obstacles load (not the implicit
+    #               dynamics' coarse segments, checked after each step: dynamics/implicit_grid.py)
 ])
 
 Bays = namedtuple('Bays', [
@@ -288,17 +287,9 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
         if k == 0:
             for i in range(y.size):
                 traj[0, i] = y[i]
-        # a call per world, not one call on ``pl.contact if pl.touch[k] else pl.quiet``: that
-        # choice of a tuple of eleven arrays cost every integration 8 % (numba passes it by
-        # value, its arrays' references counted at each segment)
-        if pl.touch[k]:
-            rk4(pl.model, pl.law, mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT],
-                pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M, dyn,
-                start, pl.contact)
-        else:
-            rk4(pl.model, pl.law, mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT],
-                pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M, dyn,
-                start, pl.quiet)
+        rk4(pl.model, pl.law, mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT],
+            pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M, dyn,
+            start, pl.contact, pl.touch[k])
     for i in range(3):
         F[i] = (nb[i] - (y[3 + i] * tip[0] + y[6 + i] * tip[1] + y[9 + i] * tip[2])) \
             / pl.scale[1, i]
@@ -414,12 +405,9 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
             for i in range(3):
                 yc[12 + i] -= f[i]
                 yc[15 + i] -= tmp[i]
-        if pl.touch[k]:     # a call per world (see _shoot_continuous)
-            rk4(pl.model, pl.law, pl.mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT], n, h,
-                pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M, pl.dyn, z_row(pl, k), pl.contact)
-        else:
-            rk4(pl.model, pl.law, pl.mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT], n, h,
-                pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M, pl.dyn, z_row(pl, k), pl.quiet)
+        rk4(pl.model, pl.law, pl.mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT], n, h,
+            pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M, pl.dyn, z_row(pl, k),
+            pl.contact, pl.touch[k])
         # RK4 leaves R orthogonal only to ~1e-8; the vertebra's holes (and the pose (P, Q)
         # they are matched with) need a rotation, so project it onto SO(3)
         _orthonormalize(yc, trc[pl.seg[k, SEG_ROW] + n])
