@@ -339,15 +339,15 @@ def disc_contact(world, y, moving, iq, thickness, f):
 
 
 @kernel
-def _rhs_rod(law, mat, y, dy, dyn, row, world):
+def _rhs_rod(law, mat, y, dy, dyn, row, world, touch):
     """
     Write dy/ds of a bare Cosserat rod into dy.
 
     Discrete model between vertebrae, rods of a parallel robot; y = p, R, n, m (world frame),
     then q, w (body) with dynamics: v and u - u* from the constitutive law (u* the rest
     curvature, viscous parts included), n_s = -rho A g - f_c + R f, m_s = -p_s x n + R l with
-    the contact load f_c of :func:`_contact_load` and the dynamic terms f, l of
-    :func:`_inertia_terms` (zero in statics).
+    the contact load f_c of :func:`_contact_load` (where ``touch``) and the dynamic terms
+    f, l of :func:`_inertia_terms` (zero in statics).
     """
     n0, n1, n2 = y[12], y[13], y[14]
     m0, m1, m2 = y[15], y[16], y[17]
@@ -375,7 +375,7 @@ def _rhs_rod(law, mat, y, dy, dyn, row, world):
     dy[12] = -mat[MAT_RHOAG]
     dy[13] = -mat[MAT_RHOAG + 1]
     dy[14] = -mat[MAT_RHOAG + 2]
-    if world.shape.size and within_reach(world, y, world.radius[0]):
+    if touch and world.shape.size and within_reach(world, y, world.radius[0]):
         fc = _contact_load(world, y, dyn.on, 18, world.radius[0])
         for i in range(3):
             dy[12 + i] -= fc[i]
@@ -432,7 +432,7 @@ def _block_solve(K, P1, X, P2, d0, d1, d2, c0, c1, c2):
 
 
 @kernel
-def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world):
+def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world, touch):
     """
     Write dy/ds of a rod with tendons routed along it into dy (R&W Eqs. 15-17).
 
@@ -447,7 +447,7 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
     of nb = Kse (v - e3)/|v| and mb = Kbt u/|v|^3 (Kn = dnb/dv, Km = dmb/dv,
     Ku = dmb/du). Kirchhoff (Eq. 17), v = e3: (Kbt + H) u_s = -u x Kbt u - e3 x nb - b,
     nb_s = -u x nb - G u_s - a - R^T rho A g. Scratch: K (6, 6), M (4, 3, 3). The contact
-    load f_c (:func:`_contact_load`) joins the weight: rho A g + f_c.
+    load f_c (:func:`_contact_load`, where ``touch``) joins the weight: rho A g + f_c.
     Dynamics (Till et al. 2019): nb and mb gain Bse v_t and Bbt u_t; their s-derivatives
     c0 Bse v_s + Bse v_sh (likewise Bbt) put c0 Bse, c0 Bbt on the diagonal of K and
     -Bse v_sh, -Bbt u_sh on the right; the f, l of :func:`_inertia_terms` join the force and
@@ -614,7 +614,7 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
     f0 = y[3] * g0 + y[6] * g1 + y[9] * g2
     f1 = y[4] * g0 + y[7] * g1 + y[10] * g2
     f2 = y[5] * g0 + y[8] * g1 + y[11] * g2
-    if world.shape.size and within_reach(world, y, world.radius[0]):
+    if touch and world.shape.size and within_reach(world, y, world.radius[0]):
         # + R^T f_c: contact with the world
         fc = _contact_load(world, y, dyn.on, 18 + nt, world.radius[0])
         f0 += y[3] * fc[0] + y[6] * fc[1] + y[9] * fc[2]
@@ -685,7 +685,7 @@ def _rhs_tendons(kirchhoff, law, mat, y, rt, act, tau, dy, K, M, dyn, row, world
 
 
 @kernel
-def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M, dyn, zr, world):
+def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M, dyn, zr, world, touch):
     """
     Integrate n classical RK4 steps of size h from y (in place).
 
@@ -693,7 +693,10 @@ def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M, dyn, zr
     With dynamics, stage j of step i is evaluation point zr + 4 i + j of the history: each
     stage keeps its own history, so the scheme is RK4 in arc length of the time-discretised
     equations (their time derivatives are linear combinations of states at the same stage).
-    ``world``: the obstacles (contact._kernels.Contact), loading the rod along its length.
+    ``world``: the obstacles (contact._kernels.Contact), loading the rod along its length
+    where ``touch``, not at all where not (a flag, not a second Contact without obstacles:
+    numba passes a Contact by value, and the choice of one of two for each segment cost
+    every rod integration of the implicit dynamics about 8 %).
     """
     ny = y.size
     dy, acc, yt = st[0], st[1], st[2]
@@ -706,10 +709,10 @@ def rk4(model, law, mat, rt, act, tau, pt, n, h, row, y, traj, st, K, M, dyn, zr
             # stages at s, s + h/2, s + h/2, s + h with weights 1, 2, 2, 1
             zrow = zr + 4 * step + stage
             if model == DISCRETE:
-                _rhs_rod(law, mat, yt, dy, dyn, zrow, world)
+                _rhs_rod(law, mat, yt, dy, dyn, zrow, world, touch)
             else:
                 _rhs_tendons(kirchhoff, law, mat, yt, rt[pt + 2 * step + (stage + 1) // 2],
-                             act, tau, dy, K, M, dyn, zrow, world)
+                             act, tau, dy, K, M, dyn, zrow, world, touch)
             weight = 1.0 if stage == 0 or stage == 3 else 2.0
             advance = h if stage == 2 else 0.5 * h
             for i in range(ny):

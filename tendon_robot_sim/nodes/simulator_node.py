@@ -112,7 +112,7 @@ from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, marker
                                            tip_pose_msg, transforms_msg, wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, ConfigurationError, declare,
                                              FRAME_PREFIX, on_parameters_set, Param)
-from tendon_robot_sim.ros.runner import events_executor, run_node
+from tendon_robot_sim.ros.runner import events_executor, run_node, timer_callback
 from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'simulator'
@@ -335,6 +335,7 @@ class SimulatorNode(Node):
         self._last_publish = None       # sim_clock the last publish was due at
         # the last messages published, updated in place for the next (ros/messages.py)
         self._tip_msg = self._tf_msg = self._markers_msg = None
+        self._clock_msg = ClockMsg()
         # the topics of the state, each built and sent only while somebody subscribes to it
         self._state_topics = (self.state_pub, self.tip_state_pub, self.tip_pub, self.tf_pub,
                               self.marker_pub)
@@ -342,12 +343,13 @@ class SimulatorNode(Node):
             # one timer does both (the default): one wake-up a period instead of two, and
             # what is published is the state just stepped to
             self.physics_timer = self.publish_timer = self.create_timer(
-                self.physics_period, self._on_tick, clock=steady)
+                self.physics_period, timer_callback(self._on_tick), clock=steady)
         else:
-            self.physics_timer = (self.create_timer(self.physics_period, self._on_physics_tick,
-                                                    clock=steady) if self.model.timed else None)
-            self.publish_timer = self.create_timer(self.publish_period, self._on_publish_tick,
-                                                   clock=steady)
+            self.physics_timer = (self.create_timer(
+                self.physics_period, timer_callback(self._on_physics_tick), clock=steady)
+                if self.model.timed else None)
+            self.publish_timer = self.create_timer(
+                self.publish_period, timer_callback(self._on_publish_tick), clock=steady)
         if self.world is not None:
             # once: the publisher keeps it for every subscriber to come (transient local)
             self.world_pub.publish(world_markers_msg(self.world, self.base_frame, self._stamp()))
@@ -423,7 +425,8 @@ class SimulatorNode(Node):
         if not self.paused:
             self._step_to_wall_clock()
         if self.clock_pub is not None:
-            self.clock_pub.publish(ClockMsg(clock=time_msg(self.sim_clock)))
+            self._clock_msg.clock = time_msg(self.sim_clock)   # (rclpy copies at publish)
+            self.clock_pub.publish(self._clock_msg)
 
     def _step_to_wall_clock(self) -> None:
         now = time.monotonic()

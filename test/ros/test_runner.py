@@ -15,6 +15,7 @@
 """run_node: the main() of every node, and how it ends."""
 
 import importlib.util
+import inspect
 import os
 import signal
 import sys
@@ -27,8 +28,8 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from tendon_robot_sim.ros import runner
-from tendon_robot_sim.ros.runner import events_executor, run_node
-from waiting import TIMEOUT
+from tendon_robot_sim.ros.runner import events_executor, run_node, timer_callback
+from waiting import TIMEOUT, wait_for
 
 
 @pytest.fixture(autouse=True)
@@ -229,4 +230,39 @@ def test_the_events_executor_where_rclpy_has_it_else_the_single_threaded_one(mon
         monkeypatch.setitem(sys.modules, 'rclpy.experimental', None)   # Humble, Jazzy
         assert isinstance(events_executor(context), SingleThreadedExecutor)
     finally:
+        rclpy.try_shutdown(context=context)
+
+
+@pytest.mark.parametrize('make_executor', [
+    events_executor, lambda context: SingleThreadedExecutor(context=context)],
+    ids=['events', 'single_threaded'])
+def test_a_timer_callback_fires_on_either_executor_without_a_timer_info(make_executor):
+    """
+    timer_callback: the executor reads a signature without parameters and calls the method.
+
+    (rclpy passes a TimerInfo to a callback whose signature asks for one: none may come.)
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = Node('timer_callback', context=context)
+    executor = make_executor(context)
+
+    class Ticker:
+        def __init__(self):
+            self.calls = []
+
+        def tick(self, *args):
+            self.calls.append(args)
+    ticker = Ticker()
+    callback = timer_callback(ticker.tick)
+    assert inspect.signature(callback).parameters == {}
+    try:
+        node.create_timer(0.01, callback)
+        executor.add_node(node)
+        wait_for(lambda: len(ticker.calls) >= 3, 'three ticks',
+                 between=lambda: executor.spin_once(timeout_sec=0.05))
+        assert ticker.calls[:3] == [(), (), ()]
+    finally:
+        executor.shutdown()
+        node.destroy_node()
         rclpy.try_shutdown(context=context)

@@ -174,11 +174,6 @@ def no_contact() -> kernels.Contact:
     return World(obstacles=()).contact((0.0, 0.0))
 
 
-def without_obstacles(contact: kernels.Contact) -> kernels.Contact:
-    """Return ``contact`` without its obstacles (the kernels' test of each is skipped)."""
-    return contact._replace(shape=contact.shape[:0])
-
-
 def load_world(path: str | Path) -> World:
     """
     Load and check a world file.

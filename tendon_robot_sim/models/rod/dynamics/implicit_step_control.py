@@ -256,7 +256,7 @@ class StepControl:
         first = bad[0] if bad.size else (
             sub.shape[0] if isinstance(error, StepNotConverged) else None)
         gained = None
-        if first is None and sub.shape[0]:
+        if first is None and sub.shape[0] and self._energy is not None:
             # halves ramp a jump of the inputs over the row: its work counts
             gained = self._energy_gained(np.vstack((previous[0], tau_in))[
                 (level == 0):sub.shape[0] // steps + 1])

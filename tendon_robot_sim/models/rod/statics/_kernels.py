@@ -96,9 +96,8 @@ Plan = namedtuple('Plan', [
     'node_scale',  # (18,) physical value of one unit of a node unknown and of its defect:
                   #   p [m], rotation [rad], force [N], moment [N m], q [m/s], w [1/s]
     'contact',    # contact._kernels.Contact: the obstacles loading the rod (none: empty)
-    'touch',      # (k,) bool: segments whose rod the obstacles load (the others: ``quiet``)
-    'quiet',      # ``contact`` without obstacles (the implicit dynamics' coarse segments,
-    #               checked after each step instead: dynamics/implicit_grid.py)
+    'touch',      # (k,) bool: segments whose rod the obstacles load (not the implicit
+    #               dynamics' coarse segments, checked after each step: dynamics/implicit_grid.py)
 ])
 
 Bays = namedtuple('Bays', [
@@ -294,7 +293,7 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
                 traj[0, i] = y[i]
         rk4(pl.model, pl.law, mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT],
             pl.seg[k, SEG_N], pl.seg_h[k], pl.seg[k, SEG_ROW], y, traj, w.st, w.K, w.M, dyn,
-            start, pl.contact if pl.touch[k] else pl.quiet)
+            start, pl.contact, pl.touch[k])
     for i in range(3):
         F[i] = (nb[i] - (y[3 + i] * tip[0] + y[6 + i] * tip[1] + y[9 + i] * tip[2])) \
             / pl.scale[1, i]
@@ -383,7 +382,7 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
                 yc[15 + i] -= tmp[i]
         rk4(pl.model, pl.law, pl.mat, pl.rt, pl.active[k], tau, pl.seg[k, SEG_PT], n, h,
             pl.seg[k, SEG_ROW], yc, trc, w.st, w.K, w.M, pl.dyn, z_row(pl, k),
-            pl.contact if pl.touch[k] else pl.quiet)
+            pl.contact, pl.touch[k])
         # RK4 leaves R orthogonal only to ~1e-8; the vertebra's holes (and the pose (P, Q)
         # they are matched with) need a rotation, so project it onto SO(3)
         _orthonormalize(yc, trc[pl.seg[k, SEG_ROW] + n])

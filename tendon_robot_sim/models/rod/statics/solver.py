@@ -101,8 +101,7 @@ import numpy as np
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
 from tendon_robot_sim.models.contact.reach import reach_zones
 from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
-from tendon_robot_sim.models.contact.world import (check_clear, no_contact, without_obstacles,
-                                                   World)
+from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
 from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
                                               PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
                                               stiffness_matrices, vector3)
@@ -394,7 +393,7 @@ class StaticsSolver:
                     fw=np.zeros((1, FW_SIZE))),
             nodes=np.zeros(0, dtype=np.int64), node_R=np.zeros((0, 3, 3)),
             node_scale=np.zeros(kernels.NODE_SIZE), contact=self._contact,
-            touch=np.ones(nseg, dtype=np.bool_), quiet=without_obstacles(self._contact))
+            touch=np.ones(nseg, dtype=np.bool_))
         nv = vertebrae.size + 1 if self.model == 'discrete' else 0
         self._bays = kernels.Bays(P=np.zeros((nv, 3)), Q=np.zeros((nv, 3, 3)),
                                   J=np.zeros((nv, 6, 6)), flags=np.zeros((2, nv), dtype=np.bool_))

@@ -278,7 +278,8 @@ def test_closed_form_coupling_agrees_with_a_nested_solve(tendons):
     def rates(nu):
         dyn.friction[FR_COEF] = nu
         dy = np.zeros_like(y)
-        _rhs_tendons(False, LINEAR, plan.mat, y, rt, act, tau, dy, K, M, dyn, 0, plan.contact)
+        _rhs_tendons(False, LINEAR, plan.mat, y, rt, act, tau, dy, K, M, dyn, 0, plan.contact,
+                     True)
         return dy
     dy = rates(1.0)
     x0 = rates(0.0)[12:18]
