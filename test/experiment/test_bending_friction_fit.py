@@ -28,7 +28,7 @@ from tendon_robot_sim.experiment.experiment import Hold, write_holds_csv
 from tendon_robot_sim.experiment.fit_parameters import parse_fit, with_parameters
 from tendon_robot_sim.experiment.fitting import calibrate
 from tendon_robot_sim.models.rod.statics.stick_slip import StickSlipStatics
-from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 NOISE = 1e-4        # m per axis: motion capture
 # tendons 0 and 1 in turn pulled to 3 N and released, in 0.5 N steps
@@ -75,6 +75,29 @@ def test_a_hidden_moment_comes_back_within_its_interval(robot):
     assert result.values[0] == pytest.approx(hidden_moment, rel=0.05)
     assert result.robot.rod.bending_friction.moment == result.values[0]
     # the loops are what determine it: without friction the pull and the release coincide
+    assert result.rms_after < 2.5 * NOISE < 10 * NOISE < result.rms_before
+
+
+def test_hidden_moments_per_segment_come_back_within_their_intervals(robot):
+    """Two segments (t0 and t2 anchored at the middle disc) that hold different bends."""
+    data = robot.to_dict()
+    for tendon in data['tendons']:
+        if tendon['name'] in ('t0', 't2'):
+            tendon['end'] = 0.125
+    two = robot_from_dict(data)
+    scale = two.rod.bending_stiffness / two.rod.length
+    hidden_moments = (0.12 * scale, 0.05 * scale)
+    hidden = robot_from_dict({**data, 'rod': {**data['rod'], 'bending_friction': {
+        'moment': list(hidden_moments)}}})
+    # t0 bends the first segment alone, t1 both: each segment's loop is seen
+    holds = pull_release(hidden, seed=5)
+    result = calibrate(two, holds, ['bending_friction.moment@segment'], model='cosserat',
+                       workers=1, progress=False)
+    assert result.names == ('bending_friction.moment[0]', 'bending_friction.moment[1]')
+    for (low, high), value, moment in zip(result.intervals, result.values, hidden_moments):
+        assert low < moment < high
+        assert value == pytest.approx(moment, rel=0.1)
+    assert result.robot.rod.bending_friction.moment == tuple(result.values)
     assert result.rms_after < 2.5 * NOISE < 10 * NOISE < result.rms_before
 
 
