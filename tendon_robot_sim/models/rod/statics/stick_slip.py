@@ -53,8 +53,9 @@ from scipy.optimize import brentq
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
-from tendon_robot_sim.models.rod.statics.bending_friction import (BendingFriction,
-                                                                  bay_moments, segment_ends,
+from tendon_robot_sim.models.rod.statics.bending_friction import (bay_moments,
+                                                                  BendingFriction,
+                                                                  segment_ends,
                                                                   set_rest_curvature)
 from tendon_robot_sim.models.rod.statics.result import StaticsResult
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver

@@ -87,7 +87,7 @@ def test_the_keys_load_with_their_default_and_round_trip():
 
 
 def two_segments(data: dict) -> dict:
-    """The robot with t0 and t2 anchored at its middle disc (0.125 m): two segments."""
+    """Return the robot with t0 and t2 anchored at its middle disc (0.125 m): two segments."""
     tendons = [{**t, 'end': 0.125} if t['name'] in ('t0', 't2') else t
                for t in data['tendons']]
     return {**data, 'tendons': tendons}
