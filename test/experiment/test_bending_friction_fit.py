@@ -25,7 +25,8 @@ import pytest
 
 from tendon_robot_sim import cli, default_robot_file
 from tendon_robot_sim.experiment.experiment import Hold, write_holds_csv
-from tendon_robot_sim.experiment.fit_parameters import parse_fit, with_parameters
+from tendon_robot_sim.experiment.fit_parameters import (FitParameterError, parse_fit,
+                                                        robot_with, with_parameters)
 from tendon_robot_sim.experiment.fitting import calibrate
 from tendon_robot_sim.models.rod.statics.stick_slip import StickSlipStatics
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
@@ -62,6 +63,21 @@ def test_the_parameters_bounds(robot):
     set_ = with_parameters(robot, {'bending_friction.moment': 2e-3})
     assert (set_.rod.bending_friction.moment, set_.rod.bending_friction.stiffness_ratio) == (
         2e-3, 1.0)
+
+
+def test_a_moment_per_segment_is_fitted_from_the_files_moment(robot):
+    data = robot.to_dict()
+    data['tendons'][0]['end'] = 0.125     # two segments
+    two = with_parameters(robot_from_dict(data), {'bending_friction.moment': 2e-3})
+    first, second = parse_fit(two, ['bending_friction.moment@segment'])
+    assert (first.name, first.initial, second.name, second.initial) == (
+        'bending_friction.moment[0]', 2e-3, 'bending_friction.moment[1]', 2e-3)
+    with pytest.raises(FitParameterError, match='both fit bending_friction.moment'):
+        parse_fit(two, ['bending_friction.moment', 'bending_friction.moment@segment'])
+    apart = robot_with(two, [first, second], [2e-3, 1e-3])
+    assert apart.rod.bending_friction.moment == (2e-3, 1e-3)
+    with pytest.raises(FitParameterError, match=r'different moments .*; fit them apart'):
+        parse_fit(apart, ['bending_friction.moment'])
 
 
 def test_a_hidden_moment_comes_back_within_its_interval(robot):
