@@ -28,7 +28,7 @@ Each name is one parameter of the robot description, or one value several share 
   then solves the holds in order, each from the last, by the path-dependent statics).
   ``bending_friction.moment`` (N m) and ``bending_friction.stiffness_ratio`` (-): the rod's
   bending friction (``rod.bending_friction``, from none: moment 0, ratio 1), path-dependent
-  alike.
+  alike; ``bending_friction.moment@segment``: one moment per segment (``Robot.segment_ends``).
   TENDONS is a tendon's name or a pattern (``*``, ``s1_*``): the matching tendons share one
   value (tied; tied angles turn together). ``@segment`` fits one value per segment of the
   match (tendons anchored at the same arc length), ``@tendon`` one per tendon:
@@ -65,7 +65,8 @@ BENDING_FIELDS = ('bending_friction.moment', 'bending_friction.stiffness_ratio')
 VECTOR_FIELDS = ('base.position', 'base.rotation', 'tip_marker')
 GROUPINGS = ('segment', 'tendon')
 FITTABLE = (ROD_FIELDS + ('vertebra_mass',) + tuple(f'<tendons>.{f}' for f in TENDON_FIELDS)
-            + VECTOR_FIELDS + DYNAMIC_FIELDS + BENDING_FIELDS)
+            + VECTOR_FIELDS + DYNAMIC_FIELDS + BENDING_FIELDS
+            + (BENDING_FIELDS[0] + '@segment',))
 # Fitted as logarithms: positive by nature.
 LOG_FIELDS = (ROD_FIELDS + ('vertebra_mass', 'offset', 'compliance') + DYNAMIC_FIELDS
               + ('bending_friction.stiffness_ratio',))
@@ -147,7 +148,7 @@ def parse_fit(robot: Robot, items: Sequence[str],
     seen = {}
     for p in params:
         for key in _targets(p):
-            if key in seen:
+            if seen.get(key, p.spec) != p.spec:
                 raise FitParameterError(f'fit: {p.spec} and {seen[key]} both fit {key}')
             seen[key] = p.spec
     return params
@@ -157,12 +158,17 @@ def _targets(p: FitParameter) -> list[str]:
     """Name the robot values a parameter sets (to refuse two parameters setting one)."""
     if p.tendons:
         return [f'{t}.{p.field}' for t in p.tendons]
+    if p.field == BENDING_FIELDS[0]:      # the whole rod's or a segment's: one item sets them
+        return [p.field]
     return [f'{p.field}[{p.component}]' if p.component >= 0 else p.field]
 
 
 def _expand(robot: Robot, item: str) -> list[FitParameter]:
     if item in ROD_FIELDS + DYNAMIC_FIELDS + BENDING_FIELDS + ('vertebra_mass',):
         return [_parameter(item, item, item, (), -1, _scalar_value(robot, item))]
+    if item == BENDING_FIELDS[0] + '@segment':       # one moment per segment, base first
+        return [_parameter(f'{BENDING_FIELDS[0]}[{j}]', item, BENDING_FIELDS[0], (), j, value)
+                for j, value in enumerate(_segment_moments(robot))]
     for field in VECTOR_FIELDS:
         if item == field or item.startswith(field + '.') and item[len(field) + 1:] in AXES:
             axes = AXES if item == field else item[-1]
@@ -243,11 +249,26 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
                            'scale': float(scale)})
 
 
+def _segment_moments(robot: Robot) -> list[float]:
+    """Return the bending friction moment of each segment [N m] (none: 0)."""
+    friction = robot.rod.bending_friction
+    moment = 0.0 if friction is None else friction.moment
+    return (list(moment) if isinstance(moment, tuple)
+            else [float(moment)] * robot.segment_ends.size)
+
+
 def _scalar_value(robot: Robot, field: str) -> float:
     if field in BENDING_FIELDS:
         friction = robot.rod.bending_friction
         if friction is None:     # from none: no moment, the default stiffness
             return 0.0 if field.endswith('moment') else BendingFriction(0.0).stiffness_ratio
+        if field == BENDING_FIELDS[0] and isinstance(friction.moment, tuple):
+            if len(set(friction.moment)) > 1:
+                raise FitParameterError(
+                    f'fit: {field}: the segments start from different moments '
+                    f'({", ".join(f"{v:g}" for v in friction.moment)}); fit them apart '
+                    f'({field}@segment)')
+            return friction.moment[0]
         return getattr(friction, field.partition('.')[2])
     if field == 'vertebra_mass':
         if not robot.vertebra_positions.size:
@@ -357,6 +378,11 @@ def robot_with(robot: Robot, params: Sequence[FitParameter], values: Sequence[fl
         elif p.field == 'tip_marker':
             marker = data.setdefault('tip_marker', [0.0, 0.0, 0.0])
             marker[p.component] = value
+        elif p.field == BENDING_FIELDS[0] and p.component >= 0:     # one segment's
+            friction = data['rod'].setdefault('bending_friction', {'moment': 0.0})
+            if not isinstance(friction['moment'], list):
+                friction['moment'] = [friction['moment']] * robot.segment_ends.size
+            friction['moment'][p.component] = value
         else:
             _set_scalar(data, robot, p.field, value)
     if np.any(rotation):

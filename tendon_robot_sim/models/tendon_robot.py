@@ -162,14 +162,17 @@ class BendingFriction:
 
     A spring of stiffness ``stiffness_ratio`` E I in series with a slider that slips at the
     bending moment ``moment`` [N m], in parallel with the elastic rod (Iwan's elements, one
-    per bay: models.rod.statics.bending_friction). None on the rod: no such friction.
+    per bay: models.rod.statics.bending_friction). ``moment`` is one value for the whole rod,
+    or a tuple of one per segment (:attr:`Robot.segment_ends`, base first): a bay takes its
+    segment's. None on the rod: no such friction.
     """
 
-    moment: float               # M_f [N m]: the slider's bound on the friction moment
+    moment: float | tuple[float, ...]   # M_f [N m]: the slider's bound on the friction moment
     stiffness_ratio: float = 1.0    # k / (E I) [-]: the element's stiffness while it sticks
 
     def to_dict(self) -> dict[str, Any]:
-        return {'moment': self.moment, 'stiffness_ratio': self.stiffness_ratio}
+        moment = list(self.moment) if isinstance(self.moment, tuple) else self.moment
+        return {'moment': moment, 'stiffness_ratio': self.stiffness_ratio}
 
 
 @dataclass(frozen=True)
@@ -328,6 +331,11 @@ class Robot:
         return m * (3.0 * r * r + t * t) / 12.0, 0.5 * m * r * r
 
     @property
+    def segment_ends(self) -> np.ndarray:
+        """Arc lengths [m] where the robot's segments end: its tendons' anchors, base first."""
+        return anchors(self.tendons)
+
+    @property
     def tendon_names(self) -> list[str]:
         return [t.name for t in self.tendons]
 
@@ -473,6 +481,7 @@ def robot_from_dict(data: Any) -> Robot:
                 for key in ('rod_radius', 'disc_radius')}
     contact.finish()
     top.finish()
+    _check_segment_moments(rod.bending_friction, tendons)
     return Robot(name=name, base=base, gravity=gravity, rod=rod,
                  vertebra_positions=positions, vertebra_mass=mass,
                  tendons=tendons, tip_load=tip_load, tip_marker=tip_marker,
@@ -651,11 +660,37 @@ def _load_bending_friction(data: Any) -> BendingFriction | None:
         return None
     m = DescriptionMapping(data, 'rod.bending_friction', required=('moment',),
                            optional=('stiffness_ratio',))
-    friction = BendingFriction(moment=m.number('moment', minimum=0.0),
+    if isinstance(m.get('moment'), list):      # one per segment
+        moments = m.number_list('moment')
+        if np.any(moments < 0.0):
+            first = int(np.argmax(moments < 0.0))
+            raise RobotDescriptionError(f'rod.bending_friction.moment[{first}]: must be >= 0, '
+                                        f'got {moments[first]:g}')
+        moment = tuple(float(v) for v in moments)
+    else:
+        moment = m.number('moment', minimum=0.0)
+    friction = BendingFriction(moment=moment,
                                stiffness_ratio=m.number('stiffness_ratio', default=1.0,
                                                         positive=True))
     m.finish()
     return friction
+
+
+def anchors(tendons) -> np.ndarray:
+    """Return the distinct arc lengths [m] where ``tendons`` end, ascending (1e-9 m apart)."""
+    return np.unique(np.round([t.end for t in tendons], 9))
+
+
+def _check_segment_moments(friction: BendingFriction | None, tendons) -> None:
+    """Refuse a list of bending friction moments that is not one per segment."""
+    if friction is None or not isinstance(friction.moment, tuple):
+        return
+    ends = anchors(tendons)
+    if len(friction.moment) != ends.size:
+        raise RobotDescriptionError(
+            f'rod.bending_friction.moment: one value per segment ({ends.size}: the tendons '
+            f'anchored at {", ".join(f"{s:g}" for s in ends)} m) or one number, got '
+            f'{len(friction.moment)} values')
 
 
 def _load_friction(data: Any, key: str) -> TendonFriction | None:

@@ -25,10 +25,11 @@ import pytest
 
 from tendon_robot_sim import cli, default_robot_file
 from tendon_robot_sim.experiment.experiment import Hold, write_holds_csv
-from tendon_robot_sim.experiment.fit_parameters import parse_fit, with_parameters
+from tendon_robot_sim.experiment.fit_parameters import (FitParameterError, parse_fit,
+                                                        robot_with, with_parameters)
 from tendon_robot_sim.experiment.fitting import calibrate
 from tendon_robot_sim.models.rod.statics.stick_slip import StickSlipStatics
-from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 NOISE = 1e-4        # m per axis: motion capture
 # tendons 0 and 1 in turn pulled to 3 N and released, in 0.5 N steps
@@ -64,6 +65,21 @@ def test_the_parameters_bounds(robot):
         2e-3, 1.0)
 
 
+def test_a_moment_per_segment_is_fitted_from_the_files_moment(robot):
+    data = robot.to_dict()
+    data['tendons'][0]['end'] = 0.125     # two segments
+    two = with_parameters(robot_from_dict(data), {'bending_friction.moment': 2e-3})
+    first, second = parse_fit(two, ['bending_friction.moment@segment'])
+    assert (first.name, first.initial, second.name, second.initial) == (
+        'bending_friction.moment[0]', 2e-3, 'bending_friction.moment[1]', 2e-3)
+    with pytest.raises(FitParameterError, match='both fit bending_friction.moment'):
+        parse_fit(two, ['bending_friction.moment', 'bending_friction.moment@segment'])
+    apart = robot_with(two, [first, second], [2e-3, 1e-3])
+    assert apart.rod.bending_friction.moment == (2e-3, 1e-3)
+    with pytest.raises(FitParameterError, match=r'different moments .*; fit them apart'):
+        parse_fit(apart, ['bending_friction.moment'])
+
+
 def test_a_hidden_moment_comes_back_within_its_interval(robot):
     hidden_moment = 0.1 * robot.rod.bending_stiffness / robot.rod.length
     hidden = with_parameters(robot, {'bending_friction.moment': hidden_moment})
@@ -75,6 +91,29 @@ def test_a_hidden_moment_comes_back_within_its_interval(robot):
     assert result.values[0] == pytest.approx(hidden_moment, rel=0.05)
     assert result.robot.rod.bending_friction.moment == result.values[0]
     # the loops are what determine it: without friction the pull and the release coincide
+    assert result.rms_after < 2.5 * NOISE < 10 * NOISE < result.rms_before
+
+
+def test_hidden_moments_per_segment_come_back_within_their_intervals(robot):
+    """Two segments (t0 and t2 anchored at the middle disc) that hold different bends."""
+    data = robot.to_dict()
+    for tendon in data['tendons']:
+        if tendon['name'] in ('t0', 't2'):
+            tendon['end'] = 0.125
+    two = robot_from_dict(data)
+    scale = two.rod.bending_stiffness / two.rod.length
+    hidden_moments = (0.12 * scale, 0.05 * scale)
+    hidden = robot_from_dict({**data, 'rod': {**data['rod'], 'bending_friction': {
+        'moment': list(hidden_moments)}}})
+    # t0 bends the first segment alone, t1 both: each segment's loop is seen
+    holds = pull_release(hidden, seed=5)
+    result = calibrate(two, holds, ['bending_friction.moment@segment'], model='cosserat',
+                       workers=1, progress=False)
+    assert result.names == ('bending_friction.moment[0]', 'bending_friction.moment[1]')
+    for (low, high), value, moment in zip(result.intervals, result.values, hidden_moments):
+        assert low < moment < high
+        assert value == pytest.approx(moment, rel=0.1)
+    assert result.robot.rod.bending_friction.moment == tuple(result.values)
     assert result.rms_after < 2.5 * NOISE < 10 * NOISE < result.rms_before
 
 

@@ -100,8 +100,28 @@ def bay_curvatures(result: StaticsResult, ends: np.ndarray) -> np.ndarray:
     return turns.as_rotvec()[:, :2] / (ends[:, 1] - ends[:, 0])[:, None]
 
 
-def slide(trial: np.ndarray, bound: float) -> np.ndarray:
-    """Return P(trial): each row (a 2-vector moment [N m]) shortened to at most ``bound``."""
+def bay_moments(moment, anchors: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """
+    Return each bay's slip moment M_f [N m], (k,), from the description's ``moment``.
+
+    ``moment``: one value, or one per segment of the robot, base first, the segments ending
+    at ``anchors`` [m] (``Robot.segment_ends``); a bay takes the segment its middle lies in
+    (beyond the last anchor: the last). ``ends`` (k, 2): the bays' first and last arc length
+    [m] (:func:`segment_ends`).
+    """
+    moment = np.asarray(moment, dtype=float)
+    if moment.ndim == 0:
+        return np.full(len(ends), float(moment))
+    middles = np.mean(ends, axis=1)
+    return moment[np.minimum(np.searchsorted(anchors, middles), moment.size - 1)]
+
+
+def slide(trial: np.ndarray, bound: float | np.ndarray) -> np.ndarray:
+    """
+    Return P(trial): each row (a 2-vector moment [N m]) shortened to at most ``bound``.
+
+    ``bound`` [N m]: one for all rows, or one per row (k,).
+    """
     size = np.linalg.norm(trial, axis=1)
     return trial * np.minimum(1.0, bound / np.maximum(size, 1e-300))[:, None]
 
@@ -112,8 +132,8 @@ class BendingFriction:
 
     Parameters
     ----------
-    moment : float
-        M_f [N m], the slider's bound.
+    moment : float or ndarray (k,)
+        M_f [N m], the slider's bound: one for all bays, or one per bay (:func:`bay_moments`).
     stiffness_ratio : float
         k / (E I) [-].
     bending_stiffness : float
@@ -125,10 +145,10 @@ class BendingFriction:
 
     def __init__(self, moment: float, stiffness_ratio: float, bending_stiffness: float,
                  ends: np.ndarray):
-        self.bound = float(moment)
+        self.ends = np.asarray(ends, dtype=float)
+        self.bound = np.broadcast_to(np.asarray(moment, dtype=float), len(self.ends)).copy()
         self.ratio = float(stiffness_ratio)
         self.EI = float(bending_stiffness)
-        self.ends = np.asarray(ends, dtype=float)
         self.iterations = 0      # of the last settle
         self.reset()
 
@@ -150,7 +170,7 @@ class BendingFriction:
         curvatures of the state and returns its equilibrium.
         """
         k = self.ratio * self.EI
-        tolerance = MOMENT_TOLERANCE * self.bound
+        tolerance = MOMENT_TOLERANCE * float(np.max(self.bound, initial=0.0))
         f = self.moments.copy()
         change = np.inf
         for self.iterations in range(1, MAX_ITERATIONS + 1):

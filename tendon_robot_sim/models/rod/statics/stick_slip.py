@@ -53,7 +53,8 @@ from scipy.optimize import brentq
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
-from tendon_robot_sim.models.rod.statics.bending_friction import (BendingFriction,
+from tendon_robot_sim.models.rod.statics.bending_friction import (bay_moments,
+                                                                  BendingFriction,
                                                                   segment_ends,
                                                                   set_rest_curvature)
 from tendon_robot_sim.models.rod.statics.result import StaticsResult
@@ -151,10 +152,10 @@ class StickSlipStatics:
         self._incoming = robot.base.direction
         self._sliding = any(t.friction is not None and t.friction.law == 'sliding'
                             for t in robot.tendons)
-        bending = robot.rod.bending_friction
+        bending, bays = robot.rod.bending_friction, segment_ends(frictionless)
         self.bending = None if bending is None else BendingFriction(
-            bending.moment, bending.stiffness_ratio, robot.rod.bending_stiffness,
-            segment_ends(frictionless))
+            bay_moments(bending.moment, robot.segment_ends, bays), bending.stiffness_ratio,
+            robot.rod.bending_stiffness, bays)
         # the bay of the frictionless grid each segment of the pieces' grid lies in
         middles = segment_ends(self.solver).mean(axis=1)
         self._bay_of = np.searchsorted(segment_ends(frictionless)[:, 1], middles)

@@ -65,6 +65,12 @@ def arc_tip(kappa: float, length: float) -> np.ndarray:
      'rod.bending_friction.stiffness_ratio: must be within [0.001, 1000]'),
     ({'stiffness_ratio': 1}, 'rod.bending_friction.moment: required key is missing'),
     ({'moment': 1e-3, 'slip': 1}, 'rod.bending_friction.slip: unknown key'),
+    # one per segment: the default robot has one (its four tendons end at the tip)
+    ({'moment': [1e-3, 2e-3]}, 'rod.bending_friction.moment: one value per segment (1: the '
+     'tendons anchored at 0.25 m) or one number, got 2 values'),
+    ({'moment': [-1e-3]}, 'rod.bending_friction.moment[0]: must be >= 0, got -0.001'),
+    ({'moment': []}, 'rod.bending_friction.moment: must be a non-empty list of numbers'),
+    ({'moment': ['a']}, 'rod.bending_friction.moment[0]: must be a number'),
 ])
 def test_a_bad_bending_friction_is_one_line_naming_the_key(friction, message):
     with pytest.raises(RobotDescriptionError) as error:
@@ -78,6 +84,21 @@ def test_the_keys_load_with_their_default_and_round_trip():
         2e-3, 1.0)
     assert robot_from_dict(robot.to_dict()).rod == robot.rod
     assert load_robot(default_robot_file()).rod.bending_friction is None     # default: none
+
+
+def two_segments(data: dict) -> dict:
+    """Return the robot with t0 and t2 anchored at its middle disc (0.125 m): two segments."""
+    tendons = [{**t, 'end': 0.125} if t['name'] in ('t0', 't2') else t
+               for t in data['tendons']]
+    return {**data, 'tendons': tendons}
+
+
+def test_a_moment_per_segment_loads_and_round_trips():
+    robot = robot_from_dict(with_bending_friction(two_segments(DEFAULT), moment=[1e-3, 2e-3],
+                                                  stiffness_ratio=2.0))
+    assert robot.segment_ends.tolist() == [0.125, 0.25]
+    assert robot.rod.bending_friction.moment == (1e-3, 2e-3)
+    assert robot_from_dict(robot.to_dict()).rod == robot.rod
 
 
 def test_a_single_solve_refuses_it_in_one_line():
@@ -160,6 +181,45 @@ def test_a_cycled_tip_moment_draws_the_jenkins_loop(model, ratio):
     # the loop: at zero moment the tip ends on either side by the closed form's 2 Mf / EI
     width = np.linalg.norm(arc_tip(Mf / EI, L) - arc_tip(-Mf / EI, L))
     assert width > 1e-3
+
+
+def two_arcs(kappas, lengths) -> np.ndarray:
+    """Tip of arcs of curvature ``kappas`` about the base x axis, one after the other."""
+    tip, turn = np.zeros(3), 0.0
+    for kappa, length in zip(kappas, lengths):
+        c, s = math.cos(turn), math.sin(turn)
+        tip += np.array([[1, 0, 0], [0, c, -s], [0, s, c]]) @ arc_tip(kappa, length)
+        turn += kappa * length
+    return tip
+
+
+@pytest.mark.parametrize('model', ['cosserat', 'discrete'])
+def test_each_segment_keeps_the_bend_of_its_own_moment(model):
+    """A uniform tip moment slides every bay; each keeps M_f of its segment / E I unloaded."""
+    moments, ratio = (1e-3, 3e-3), 1.0
+    robot = robot_from_dict(with_bending_friction(two_segments(WEIGHTLESS), moment=list(moments),
+                                                  stiffness_ratio=ratio))
+    EI, L = robot.rod.bending_stiffness, robot.rod.length
+    statics = StickSlipStatics(robot, model)
+    peak = 3.0 * max(moments) * (1.0 + ratio) / ratio     # 3 M_y of the stronger segment
+    for m, kappas in ((peak, [(peak - Mf) / EI for Mf in moments]),
+                      (0.0, [Mf / EI for Mf in moments])):
+        statics.set_tip_load(np.zeros(3), np.array([m, 0.0, 0.0]))
+        result = statics.solve_tensions(np.zeros(len(robot.tendons)))
+        # tolerance: as in the loop above (1e-4 M_f of the fixed point: ~1e-7 m)
+        expected = two_arcs(kappas, (0.125, L - 0.125))
+        assert np.max(np.abs(result.tip_position - expected)) < 1e-6, m
+    # the two segments' bends differ by more than the tolerance: one moment would fail
+    assert np.linalg.norm(two_arcs([moments[0] / EI] * 2, (0.125, L - 0.125)) - expected) > 1e-3
+
+
+def test_equal_moments_per_segment_are_the_one_moment():
+    one, each = (StickSlipStatics(robot_from_dict(with_bending_friction(
+        two_segments(DEFAULT), moment=moment)), 'cosserat') for moment in (2e-3, [2e-3, 2e-3]))
+    for q in ([0.004, 0.0, 0.0, 0.0], [0.0, 0.006, 0.0, -0.006], [0.0, 0.0, 0.0, 0.0]):
+        a, b = one.solve_displacements(q), each.solve_displacements(q)
+        # the same arithmetic: equal to round-off
+        assert np.max(np.abs(a.tip_position - b.tip_position)) < 1e-12
 
 
 def test_without_friction_moment_it_is_frictionless_to_round_off():
