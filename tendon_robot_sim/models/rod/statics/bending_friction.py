@@ -60,6 +60,8 @@ from tendon_robot_sim.models.rod.statics.result import StaticsResult
 # M_f in an iteration (1e-4 of the opencr-mujoco FTDCR v4's 2 mN m moves its tip by ~1 um).
 MOMENT_TOLERANCE = 1e-4
 MAX_ITERATIONS = 60
+# Steps the fixed point's acceleration combines (:func:`accelerated`).
+ANDERSON_DEPTH = 4
 
 
 def segment_ends(solver) -> np.ndarray:
@@ -171,6 +173,7 @@ class BendingFriction:
         tolerance = MOMENT_TOLERANCE * self.bound
         f = self.moments.copy()
         change = np.inf
+        history = []
         for self.iterations in range(1, MAX_ITERATIONS + 1):
             set_rest_curvature(self.rest_curvature(f))
             result = solve()
@@ -183,8 +186,36 @@ class BendingFriction:
                 return result
             # the moment that sticks with the bend it sets, were the rod's moment the same
             # (kappa + f / EI fixed), returned radially onto the bound where it slides
-            f = slide((self.ratio * f + trial) / (1.0 + self.ratio), self.bound)
+            f = accelerated(f, slide((self.ratio * f + trial) / (1.0 + self.ratio),
+                                     self.bound), history, self.bound)
         raise ConvergenceError(
             f'bending friction: the friction moments did not settle with the shape in '
             f'{MAX_ITERATIONS} iterations (last change {change:.3g} N m)', change,
             MAX_ITERATIONS)
+
+
+def accelerated(f: np.ndarray, g: np.ndarray, history: list, bound: float) -> np.ndarray:
+    """
+    Return the next moments [N m] of the fixed point f = G(f) from g = G(f): Anderson's mixing.
+
+    The plain step g contracts by k / (E I + k) at best and, with displacements given, by
+    less: the tendons' pull answers a bay's bend, which the step does not know. Anderson
+    acceleration (Walker & Ni, "Anderson acceleration for fixed-point iterations", SIAM J.
+    Numer. Anal. 2011; type II, the last ``ANDERSON_DEPTH`` steps) takes the combination of
+    the last steps whose residual G(f) - f is least, so learning the shape's answer across
+    bays; returned onto the bound where it slides. ``history``: the (f, G(f) - f) pairs of this
+    fixed point so far, kept here; a residual that grows starts it afresh (the iteration
+    crossed a kink of the slide: a bay started or stopped to slip).
+    """
+    residual = (g - f).ravel()
+    if history and residual @ residual > history[-1][1] @ history[-1][1]:
+        history.clear()
+    history.append((g.ravel().copy(), residual))
+    del history[:-ANDERSON_DEPTH - 1]
+    if len(history) < 2:
+        return g
+    values = np.array([h[0] for h in history]).T
+    residuals = np.array([h[1] for h in history]).T
+    dR = np.diff(residuals, axis=1)
+    gamma = np.linalg.lstsq(dR, residual, rcond=None)[0]
+    return slide((g.ravel() - np.diff(values, axis=1) @ gamma).reshape(g.shape), bound)

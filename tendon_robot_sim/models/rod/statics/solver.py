@@ -133,6 +133,11 @@ DEFAULT_STEPS = {'cosserat': 0.005, 'kirchhoff': 0.005, 'discrete': 0.0025}
 # 1.3 % at 2 mm).
 CONTACT_STEP = 0.001
 DEFAULT_TOLERANCE = 1e-7
+# Newton iterations from the secant-predicted warm start before the plain one (the last
+# solution) is tried: a prediction from far away (a jump between a recording's samples) can
+# leave Newton wandering for thousands of residual evaluations before it fails; from a good
+# one it converges in 2 to 5.
+PREDICTED_ITERATIONS = 6
 # Load continuation after a failed cold start: numbers of equal load steps tried.
 CONTINUATION_STEPS = (4, 16)
 
@@ -624,7 +629,8 @@ class StaticsSolver:
                 return self._plan.tendon[kernels.TENDON_REST] - self._lengths, state.x[0:6].copy()
         return None
 
-    def _run(self, mode: int, state: _ModeState, tau_in, q, tip) -> bool:
+    def _run(self, mode: int, state: _ModeState, tau_in, q, tip,
+             max_iterations: int | None = None) -> bool:
         if self.world is not None:
             # the discrete model's bays start straight, not from the poses the last residual
             # evaluation left (contact_continuation's docstring: why); without obstacles the
@@ -632,7 +638,8 @@ class StaticsSolver:
             self._bays.flags[:] = False
         kernels.solve(self._plan, self._tendon_modes[mode], tau_in, q, tip, state.x, state.J,
                       state.jac_ok,
-                      self.tolerance, self.max_iterations, self._traj, self._tau,
+                      self.tolerance, max_iterations or self.max_iterations, self._traj,
+                      self._tau,
                       self._lengths, self._bays, state.work, self._info)
         self._totals += self._info[1:3]
         return self._info[3] == kernels.CONVERGED
@@ -659,7 +666,8 @@ class StaticsSolver:
             state.x[:] = state.x_last + (state.S @ (u - state.u) if predict else 0.0)
             state.J[:] = state.J_last
             state.jac_ok[0] = True
-            return self._run(mode, state, tau_in, q, tip)
+            return self._run(mode, state, tau_in, q, tip,
+                             min(PREDICTED_ITERATIONS, self.max_iterations) if predict else None)
 
         if self.world is not None:
             # obstacles: warm along the inputs' line, each step checked for a jump through one
