@@ -424,6 +424,7 @@ class StaticsSolver:
         self._path_holes = np.concatenate(path_holes)
         ends = np.cumsum(sizes)
         self._path_slices = list(zip(ends - sizes, ends))
+        self._path_ends = (ends - sizes, ends - 1)     # of each tendon, into the above
         self._frame_rows = np.concatenate(([self._arc.size - 1], self._vertebra_rows))
         self.rest_lengths = self._plan.tendon[kernels.TENDON_REST].copy()
         self.arc_lengths = self._arc.copy()
@@ -484,7 +485,8 @@ class StaticsSolver:
         tip = self._tip(tip_force, tip_moment)
         return self._solve(kernels.TENSION, tau, self._empty, tip, start)
 
-    def solve_tension_steps(self, steps: np.ndarray) -> StaticsResult:
+    def solve_tension_steps(self, steps: np.ndarray, result: bool = True
+                            ) -> StaticsResult | None:
         """
         Equilibrium for tendons that carry the steps of a tension, each of either sign.
 
@@ -493,13 +495,35 @@ class StaticsSolver:
         its holes and end where the tension changes; the loads are linear in the tensions, so
         the piece ending at break k carries the step T_k - T_(k+1), negative where the tension
         rises towards the anchor. ``steps`` (n,) [N], finite; the tip load of
-        :meth:`set_tip_load`.
+        :meth:`set_tip_load`. ``result`` False: returns None, the solution kept for
+        :meth:`path_ends` and :meth:`last_result` (an iteration needs no more of it).
         """
         start = time.perf_counter()
         steps = np.asarray(steps, dtype=float)
         if steps.shape != (self.n_tendons,) or not np.all(np.isfinite(steps)):
             raise StaticsInputError(f'steps: must be {self.n_tendons} finite numbers [N]')
-        return self._solve(kernels.TENSION, steps, self._empty, self._tip(None, None), start)
+        return self._solve(kernels.TENSION, steps, self._empty, self._tip(None, None), start,
+                           result)
+
+    def path_ends(self) -> tuple[np.ndarray, np.ndarray]:
+        """
+        Return the first and the last point of every tendon's path [m], (3, n) each, world.
+
+        Of the last solution: the points of ``tendon_paths`` of :meth:`last_result`.
+        """
+        starts, ends = self._path_ends
+        out = []
+        for index in (starts, ends):
+            rows = self._traj[self._path_rows[index]]
+            out.append(rows[:, 0:3].T + np.einsum('kij,kj->ik', rows[:, 3:12].reshape(-1, 3, 3),
+                                                  self._path_holes[index]))
+        return out[0], out[1]
+
+    def last_result(self) -> StaticsResult:
+        """Return the equilibrium of the last solve (what it returned, or would have)."""
+        mode, q, residual, iterations, evaluations, start = self._last
+        return self._result(mode, q, self._modes[mode].x, residual, iterations, evaluations,
+                            start)
 
     def solve_displacements(self, displacements, tip_force=None, tip_moment=None
                             ) -> StaticsResult:
@@ -644,7 +668,8 @@ class StaticsSolver:
         self._totals += self._info[1:3]
         return self._info[3] == kernels.CONVERGED
 
-    def _solve(self, mode: int, tau_in, q, tip, start: float) -> StaticsResult:
+    def _solve(self, mode: int, tau_in, q, tip, start: float, result: bool = True
+               ) -> StaticsResult | None:
         """
         Solve from a warm start, a cold start, then by continuation.
 
@@ -718,8 +743,8 @@ class StaticsSolver:
         state.u[:] = u
         state.x_last[:] = state.x
         state.J_last[:] = state.J
-        return self._result(mode, q, state.x, float(residual), int(totals[0]), int(totals[1]),
-                            start)
+        self._last = (mode, q, float(residual), int(totals[0]), int(totals[1]), start)
+        return self.last_result() if result else None
 
     def kernel_plan(self, **fields) -> kernels.Plan:
         """
