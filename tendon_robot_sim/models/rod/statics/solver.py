@@ -133,12 +133,7 @@ DEFAULT_STEPS = {'cosserat': 0.005, 'kirchhoff': 0.005, 'discrete': 0.0025}
 # 1.3 % at 2 mm).
 CONTACT_STEP = 0.001
 DEFAULT_TOLERANCE = 1e-7
-# Newton iterations from the secant-predicted warm start before the plain one (the last
-# solution) is tried: a prediction from far away (a jump between a recording's samples) left
-# Newton wandering for up to 3000 residual evaluations before it failed; from a good one it
-# converges in 2 to 5. 6 saved more on the FTDCR v4's path-dependent statics (5.0 against
-# 5.5 ms a state) but cost the stick-slip displacement sequence, whose tension steps the
-# prediction misjudges more often, twice the evaluations.
+# Newton iterations from the predicted warm start, then the last solution (docs/performance.md)
 PREDICTED_ITERATIONS = 30
 # Load continuation after a failed cold start: numbers of equal load steps tried.
 CONTINUATION_STEPS = (4, 16)
@@ -426,7 +421,6 @@ class StaticsSolver:
         self._path_holes = np.concatenate(path_holes)
         ends = np.cumsum(sizes)
         self._path_slices = list(zip(ends - sizes, ends))
-        self._path_ends = (ends - sizes, ends - 1)     # of each tendon, into the above
         self._frame_rows = np.concatenate(([self._arc.size - 1], self._vertebra_rows))
         self.rest_lengths = self._plan.tendon[kernels.TENDON_REST].copy()
         self.arc_lengths = self._arc.copy()
@@ -487,8 +481,7 @@ class StaticsSolver:
         tip = self._tip(tip_force, tip_moment)
         return self._solve(kernels.TENSION, tau, self._empty, tip, start)
 
-    def solve_tension_steps(self, steps: np.ndarray, result: bool = True
-                            ) -> StaticsResult | None:
+    def solve_tension_steps(self, steps: np.ndarray) -> StaticsResult:
         """
         Equilibrium for tendons that carry the steps of a tension, each of either sign.
 
@@ -497,35 +490,13 @@ class StaticsSolver:
         its holes and end where the tension changes; the loads are linear in the tensions, so
         the piece ending at break k carries the step T_k - T_(k+1), negative where the tension
         rises towards the anchor. ``steps`` (n,) [N], finite; the tip load of
-        :meth:`set_tip_load`. ``result`` False: returns None, the solution kept for
-        :meth:`path_ends` and :meth:`last_result` (an iteration needs no more of it).
+        :meth:`set_tip_load`.
         """
         start = time.perf_counter()
         steps = np.asarray(steps, dtype=float)
         if steps.shape != (self.n_tendons,) or not np.all(np.isfinite(steps)):
             raise StaticsInputError(f'steps: must be {self.n_tendons} finite numbers [N]')
-        return self._solve(kernels.TENSION, steps, self._empty, self._tip(None, None), start,
-                           result)
-
-    def path_ends(self) -> tuple[np.ndarray, np.ndarray]:
-        """
-        Return the first and the last point of every tendon's path [m], (3, n) each, world.
-
-        Of the last solution: the points of ``tendon_paths`` of :meth:`last_result`.
-        """
-        starts, ends = self._path_ends
-        out = []
-        for index in (starts, ends):
-            rows = self._traj[self._path_rows[index]]
-            out.append(rows[:, 0:3].T + np.einsum('kij,kj->ik', rows[:, 3:12].reshape(-1, 3, 3),
-                                                  self._path_holes[index]))
-        return out[0], out[1]
-
-    def last_result(self) -> StaticsResult:
-        """Return the equilibrium of the last solve (what it returned, or would have)."""
-        mode, q, residual, iterations, evaluations, start = self._last
-        return self._result(mode, q, self._modes[mode].x, residual, iterations, evaluations,
-                            start)
+        return self._solve(kernels.TENSION, steps, self._empty, self._tip(None, None), start)
 
     def solve_displacements(self, displacements, tip_force=None, tip_moment=None
                             ) -> StaticsResult:
@@ -655,8 +626,7 @@ class StaticsSolver:
                 return self._plan.tendon[kernels.TENDON_REST] - self._lengths, state.x[0:6].copy()
         return None
 
-    def _run(self, mode: int, state: _ModeState, tau_in, q, tip,
-             max_iterations: int | None = None) -> bool:
+    def _run(self, mode: int, state: _ModeState, tau_in, q, tip, iterations=10**9) -> bool:
         if self.world is not None:
             # the discrete model's bays start straight, not from the poses the last residual
             # evaluation left (contact_continuation's docstring: why); without obstacles the
@@ -664,14 +634,12 @@ class StaticsSolver:
             self._bays.flags[:] = False
         kernels.solve(self._plan, self._tendon_modes[mode], tau_in, q, tip, state.x, state.J,
                       state.jac_ok,
-                      self.tolerance, max_iterations or self.max_iterations, self._traj,
-                      self._tau,
+                      self.tolerance, min(iterations, self.max_iterations), self._traj, self._tau,
                       self._lengths, self._bays, state.work, self._info)
         self._totals += self._info[1:3]
         return self._info[3] == kernels.CONVERGED
 
-    def _solve(self, mode: int, tau_in, q, tip, start: float, result: bool = True
-               ) -> StaticsResult | None:
+    def _solve(self, mode: int, tau_in, q, tip, start: float) -> StaticsResult:
         """
         Solve from a warm start, a cold start, then by continuation.
 
@@ -693,8 +661,7 @@ class StaticsSolver:
             state.x[:] = state.x_last + (state.S @ (u - state.u) if predict else 0.0)
             state.J[:] = state.J_last
             state.jac_ok[0] = True
-            return self._run(mode, state, tau_in, q, tip,
-                             min(PREDICTED_ITERATIONS, self.max_iterations) if predict else None)
+            return self._run(mode, state, tau_in, q, tip, PREDICTED_ITERATIONS if predict else 999)
 
         if self.world is not None:
             # obstacles: warm along the inputs' line, each step checked for a jump through one
@@ -745,8 +712,8 @@ class StaticsSolver:
         state.u[:] = u
         state.x_last[:] = state.x
         state.J_last[:] = state.J
-        self._last = (mode, q, float(residual), int(totals[0]), int(totals[1]), start)
-        return self.last_result() if result else None
+        return self._result(mode, q, state.x, float(residual), int(totals[0]), int(totals[1]),
+                            start)
 
     def kernel_plan(self, **fields) -> kernels.Plan:
         """

@@ -212,13 +212,11 @@ class StickSlipStatics:
         stick_slip_sweep(self._tensions, motor, theta, self.mu, self._first_array, tensions)
         return tensions
 
-    def _angles(self) -> np.ndarray:
-        """
-        Wrap angles of all pieces (:func:`~..tendons.capstan.wrap_angles`, all tendons).
-
-        Of the pieces' solver's last solution, from the ends of the pieces' paths alone.
-        """
-        starts, ends = self.solver.path_ends()
+    def _angles(self, result: StaticsResult) -> np.ndarray:
+        """Wrap angles of all pieces (:func:`~..tendons.capstan.wrap_angles`, all tendons)."""
+        paths = result.tendon_paths
+        ends = np.array([path[:, -1] for path in paths]).T
+        starts = np.array([path[:, 0] for path in paths]).T
         chords = ends - np.where(self._opens, starts, np.roll(ends, 1, axis=1))
         before = np.where(self._opens, self._incoming[:, None], np.roll(chords, 1, axis=1))
         return turn_angles(before, chords)
@@ -250,8 +248,8 @@ class StickSlipStatics:
         change = math.inf
         for _ in range(MAX_FIXED_POINT):
             tensions = self._model_fixed_point(motor, tolerance)
-            self.solver.solve_tension_steps(self._steps(tensions), result=False)
-            theta = self._angles()
+            result = self.solver.solve_tension_steps(self._steps(tensions))
+            theta = self._angles(result)
             updated = self._propagate(motor, theta)
             last, change = change, float(np.max(np.abs(updated - tensions), initial=0.0))
             dT = tensions - self._T_ref
@@ -262,7 +260,7 @@ class StickSlipStatics:
                     self._A += np.outer(theta - self._theta_ref - self._A @ dT, dT) / (dT @ dT)
             self._T_ref, self._theta_ref = tensions, theta
             if change <= tolerance:
-                return self.solver.last_result(), updated, theta
+                return result, updated, theta
         raise ConvergenceError(
             f'stick-slip statics: the tensions did not settle with the shape in '
             f'{MAX_FIXED_POINT} iterations (last change {change:.3g} N); the friction may '
