@@ -51,7 +51,6 @@ the loop against its closed form under a cycled tip moment. Default none: today'
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.rod.statics._kernels import SEG_N
@@ -61,6 +60,8 @@ from tendon_robot_sim.models.rod.statics.result import StaticsResult
 # M_f in an iteration (1e-4 of the opencr-mujoco FTDCR v4's 2 mN m moves its tip by ~1 um).
 MOMENT_TOLERANCE = 1e-4
 MAX_ITERATIONS = 60
+# Steps the fixed point's acceleration combines (:func:`accelerated`).
+ANDERSON_DEPTH = 4
 
 
 def segment_ends(solver) -> np.ndarray:
@@ -96,8 +97,27 @@ def bay_curvatures(result: StaticsResult, ends: np.ndarray) -> np.ndarray:
     rows = np.searchsorted(result.arc_lengths, ends - 1e-12)
     rows = np.minimum(rows, result.arc_lengths.size - 1)
     R = result.rotations
-    turns = Rotation.from_matrix(np.einsum('kji,kjl->kil', R[rows[:, 0]], R[rows[:, 1]]))
-    return turns.as_rotvec()[:, :2] / (ends[:, 1] - ends[:, 0])[:, None]
+    return turn_vectors(np.einsum('kji,kjl->kil', R[rows[:, 0]], R[rows[:, 1]]))[:, :2] \
+        / (ends[:, 1] - ends[:, 0])[:, None]
+
+
+def turn_vectors(S: np.ndarray) -> np.ndarray:
+    """
+    Return the rotation vectors theta a [rad] of rotations S (k, 3, 3), each turn below pi.
+
+    The log map from the axial vector of skew(S), sin(theta) a, and the trace, 1 + 2
+    cos(theta): what ``Rotation.from_matrix(S).as_rotvec()`` gives for the rod's nearly
+    orthogonal rotations (RK4 drift ~1e-8, below the friction's tolerance by far), at a
+    twentieth of its cost (scipy projects each matrix onto SO(3) first); the bending
+    friction's fixed point takes it once per solve.
+    """
+    axial = 0.5 * np.stack((S[:, 2, 1] - S[:, 1, 2], S[:, 0, 2] - S[:, 2, 0],
+                            S[:, 1, 0] - S[:, 0, 1]), axis=1)
+    sine = np.linalg.norm(axial, axis=1)
+    theta = np.arctan2(sine, 0.5 * (np.trace(S, axis1=1, axis2=2) - 1.0))
+    # theta / sin(theta), 1 + theta^2 / 6 where sin(theta) underflows the quotient
+    ratio = np.where(sine > 1e-8, theta / np.maximum(sine, 1e-300), 1.0 + theta * theta / 6.0)
+    return axial * ratio[:, None]
 
 
 def bay_moments(moment, anchors: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -173,6 +193,7 @@ class BendingFriction:
         tolerance = MOMENT_TOLERANCE * float(np.max(self.bound, initial=0.0))
         f = self.moments.copy()
         change = np.inf
+        history = []
         for self.iterations in range(1, MAX_ITERATIONS + 1):
             set_rest_curvature(self.rest_curvature(f))
             result = solve()
@@ -185,8 +206,36 @@ class BendingFriction:
                 return result
             # the moment that sticks with the bend it sets, were the rod's moment the same
             # (kappa + f / EI fixed), returned radially onto the bound where it slides
-            f = slide((self.ratio * f + trial) / (1.0 + self.ratio), self.bound)
+            f = accelerated(f, slide((self.ratio * f + trial) / (1.0 + self.ratio),
+                                     self.bound), history, self.bound)
         raise ConvergenceError(
             f'bending friction: the friction moments did not settle with the shape in '
             f'{MAX_ITERATIONS} iterations (last change {change:.3g} N m)', change,
             MAX_ITERATIONS)
+
+
+def accelerated(f: np.ndarray, g: np.ndarray, history: list, bound: float) -> np.ndarray:
+    """
+    Return the next moments [N m] of the fixed point f = G(f) from g = G(f): Anderson's mixing.
+
+    The plain step g contracts by k / (E I + k) at best and, with displacements given, by
+    less: the tendons' pull answers a bay's bend, which the step does not know. Anderson
+    acceleration (Walker & Ni, "Anderson acceleration for fixed-point iterations", SIAM J.
+    Numer. Anal. 2011; type II, the last ``ANDERSON_DEPTH`` steps) takes the combination of
+    the last steps whose residual G(f) - f is least, so learning the shape's answer across
+    bays; returned onto the bound where it slides. ``history``: the (f, G(f) - f) pairs of this
+    fixed point so far, kept here; a residual that grows starts it afresh (the iteration
+    crossed a kink of the slide: a bay started or stopped to slip).
+    """
+    residual = (g - f).ravel()
+    if history and residual @ residual > history[-1][1] @ history[-1][1]:
+        history.clear()
+    history.append((g.ravel().copy(), residual))
+    del history[:-ANDERSON_DEPTH - 1]
+    if len(history) < 2:
+        return g
+    values = np.array([h[0] for h in history]).T
+    residuals = np.array([h[1] for h in history]).T
+    dR = np.diff(residuals, axis=1)
+    gamma = np.linalg.lstsq(dR, residual, rcond=None)[0]
+    return slide((g.ravel() - np.diff(values, axis=1) @ gamma).reshape(g.shape), bound)

@@ -132,6 +132,8 @@ DEFAULT_STEPS = {'cosserat': 0.005, 'kirchhoff': 0.005, 'discrete': 0.0025}
 # 1.3 % at 2 mm).
 CONTACT_STEP = 0.001
 DEFAULT_TOLERANCE = 1e-7
+# Newton iterations from the predicted warm start, then the last solution (docs/performance.md)
+PREDICTED_ITERATIONS = 30
 # Load continuation after a failed cold start: numbers of equal load steps tried.
 CONTINUATION_STEPS = (4, 16)
 
@@ -623,7 +625,7 @@ class StaticsSolver:
                 return self._plan.tendon[kernels.TENDON_REST] - self._lengths, state.x[0:6].copy()
         return None
 
-    def _run(self, mode: int, state: _ModeState, tau_in, q, tip) -> bool:
+    def _run(self, mode: int, state: _ModeState, tau_in, q, tip, iterations=10**9) -> bool:
         if self.world is not None:
             # the discrete model's bays start straight, not from the poses the last residual
             # evaluation left (contact_continuation's docstring: why); without obstacles the
@@ -631,7 +633,7 @@ class StaticsSolver:
             self._bays.flags[:] = False
         kernels.solve(self._plan, self._tendon_modes[mode], tau_in, q, tip, state.x, state.J,
                       state.jac_ok,
-                      self.tolerance, self.max_iterations, self._traj, self._tau,
+                      self.tolerance, min(iterations, self.max_iterations), self._traj, self._tau,
                       self._lengths, self._bays, state.work, self._info)
         self._totals += self._info[1:3]
         return self._info[3] == kernels.CONVERGED
@@ -658,7 +660,7 @@ class StaticsSolver:
             state.x[:] = state.x_last + (state.S @ (u - state.u) if predict else 0.0)
             state.J[:] = state.J_last
             state.jac_ok[0] = True
-            return self._run(mode, state, tau_in, q, tip)
+            return self._run(mode, state, tau_in, q, tip, PREDICTED_ITERATIONS if predict else 999)
 
         if self.world is not None:
             # obstacles: warm along the inputs' line, each step checked for a jump through one

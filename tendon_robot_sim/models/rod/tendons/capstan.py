@@ -45,8 +45,11 @@ from tendon_robot_sim.models._numerics import kernel
 
 def turn_angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Return the angles [rad] between the columns of ``a`` and ``b`` (3, k), each in [0, pi]."""
-    # atan2 of |a x b| and a . b: accurate for small and for large angles alike
-    return np.arctan2(np.linalg.norm(np.cross(a.T, b.T), axis=1), np.einsum('ij,ij->j', a, b))
+    # atan2 of |a x b| and a . b: accurate for small and for large angles alike (the cross
+    # product by components: np.cross costs more than the rest for the few columns here)
+    cross = (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+    return np.arctan2(np.sqrt(cross[0] ** 2 + cross[1] ** 2 + cross[2] ** 2),
+                      a[0] * b[0] + a[1] * b[1] + a[2] * b[2])
 
 
 def wrap_angles(points: np.ndarray, incoming: np.ndarray) -> np.ndarray:
