@@ -655,8 +655,8 @@ class StaticsSolver:
         u = np.concatenate((tau_in if mode == kernels.TENSION else q, tip))
         self._totals = np.zeros(2)
 
-        def warm(prediction) -> bool:
-            state.x[:] = state.x_last + prediction
+        def warm(predict: bool) -> bool:
+            state.x[:] = state.x_last + (state.S @ (u - state.u) if predict else 0.0)
             state.J[:] = state.J_last
             state.jac_ok[0] = True
             return self._run(mode, state, tau_in, q, tip)
@@ -664,16 +664,10 @@ class StaticsSolver:
         if self.world is not None:
             # obstacles: warm along the inputs' line, each step checked for a jump through one
             converged = state.solved and continue_from_last(self, mode, state, tau_in, q, tip)
-        elif state.solved:
-            prediction = state.S @ (u - state.u)
-            # without a prediction (the inputs of the last solve again, as in each solve of a
-            # calibration, which recalls the hold's own solution) the second start would be
-            # the first: a start that failed is not run again (on the FTDCR v4 fit a third of
-            # one step's solves failed from where the linearisation put them, each after up
-            # to 100 iterations)
-            converged = warm(prediction) or (np.any(prediction != 0.0) and warm(0.0))
         else:
-            converged = False
+            # no prediction (the same inputs again, as a calibration's): the two starts are one
+            predicted = np.any(state.S @ (u - state.u) != 0.0)
+            converged = state.solved and (warm(True) or (predicted and warm(False)))
         if converged:
             du = u - state.u
             if du @ du > 0.0:
