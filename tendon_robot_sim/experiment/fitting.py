@@ -30,8 +30,9 @@ drag have no static effect), on those of its replay over time.
   registration (``base.position``) and the marker (``tip_marker``) in closed form
   (a rigid shift, the tip rotation), without a solve.
 * Continuation over the data: more than ``search_samples`` holds are first fitted on every
-  k-th, then on all from there (their first solves each from the hold before: the solutions
-  at the file's values are too far to start Newton from). Multi-start: ``starts`` > 1 fits
+  k-th (to :data:`SEARCH_TOLERANCE`), then on all from there (to :data:`TOLERANCE`; their first
+  solves each from the hold before: the solutions at the file's values are too far to start
+  Newton from). Multi-start: ``starts`` > 1 fits
   that first stage from the file's values and from ``starts - 1`` Sobol points within the
   bounds and goes on from the best.
 * Uncertainty: the covariance s^2 (J^T J)^-1 of z at the optimum (J of solves, also where
@@ -84,6 +85,10 @@ START_MARGIN = 1e-3
 # this fraction (the RMS by half of it) or moves the scaled parameters by about as little;
 # parameters are then within a few hundredths of their standard error of the optimum.
 TOLERANCE = 1e-5
+# The same for the first stage, which only finds where the second starts: on the FTDCR v4 train
+# set its optimum on every 5th sample lies about 20 standard errors (of the fit on all) from the
+# second's, and its last steps at 1e-5 (the RMS down by another 0.02 %) brought it no closer.
+SEARCH_TOLERANCE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -385,6 +390,7 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
         Most holds of the first stage (every k-th hold); all holds in the second.
 
     """
+    from threadpoolctl import threadpool_limits
     from tqdm import tqdm
 
     try:
@@ -412,7 +418,11 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
     if not (isinstance(starts, int) and starts >= 1):
         raise CalibrationError(f'starts: must be a whole number >= 1, got {starts!r}')
     options = {'xtol': TOLERANCE, 'ftol': TOLERANCE, 'gtol': 1e-10}
-    with Evaluator(workers, scheduler) as evaluator:
+    search_options = {**options, 'xtol': SEARCH_TOLERANCE, 'ftol': SEARCH_TOLERANCE}
+    # one BLAS thread in this process: the least squares' SVD of J (3 m x p) takes 5 ms on
+    # one, and 0.3 s of CPU (0.6 s wall) on two threads that spin for a core another process
+    # holds (the FTDCR v4 fit on the loaded 2-core machine); the workers use no BLAS
+    with Evaluator(workers, scheduler) as evaluator, threadpool_limits(1, user_api='blas'):
         bar = tqdm(desc='calibrate (parameter sets)', unit='set', file=sys.stderr,
                    disable=not progress, total=0,
                    bar_format='{desc}: {n_fmt}/{total_fmt} sets so far |{bar}| '
@@ -425,7 +435,7 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
             search = problem if stride == 1 else _Problem(robot, params, list(holds)[::stride],
                                                           model, evaluator, step, bar)
             z = z0 if search is problem and starts == 1 else _best_start(search, z0, starts,
-                                                                         options)
+                                                                         search_options)
             rms_before = _rms(problem.residual(z0))
             if z is not z0:
                 # the first stage moved the parameters far: each worker's solves at z start

@@ -666,7 +666,9 @@ class StaticsSolver:
             # obstacles: warm along the inputs' line, each step checked for a jump through one
             converged = state.solved and continue_from_last(self, mode, state, tau_in, q, tip)
         else:
-            converged = state.solved and (warm(True) or warm(False))
+            # no prediction (the same inputs again, as a calibration's): the two starts are one
+            predicted = np.any(state.S @ (u - state.u) != 0.0)
+            converged = state.solved and (warm(True) or (predicted and warm(False)))
         if converged:
             du = u - state.u
             if du @ du > 0.0:

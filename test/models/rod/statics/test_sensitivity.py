@@ -138,3 +138,27 @@ def test_rows_without_a_solution_give_nan():
     lin = linearize(solver, commands, False, x, MARKER)
     linear, steps = linear_points(solver, lin)
     assert np.isfinite(linear[0]).all() and np.isnan(linear[1]).all() and np.isnan(steps[1]).all()
+
+
+def test_a_start_that_fails_is_not_run_twice(monkeypatch):
+    # a calibration's solves recall each hold's own solution, moved where the linearisation
+    # predicts it: the inputs are those of the memory, so the solver has no secant prediction
+    # and its second warm start would be the first again
+    commands = v4_commands()[:1]
+    solver, memories, points = solved(V4, 'cosserat', commands, tension=False)
+    unknowns = solutions(solver, memories, False).shape[1]
+    runs = []
+    original = StaticsSolver._run
+    monkeypatch.setattr(StaticsSolver, '_run',
+                        lambda self, *args: runs.append(1) or original(self, *args))
+    cold = StaticsSolver(V4, 'cosserat', step=STEP).solve_displacements(commands[0])
+    cold_runs = len(runs)
+    runs.clear()
+    lost = StaticsSolver(V4, 'cosserat', step=STEP)
+    lost.recall(restarted(memories[0], False, np.full(unknowns, 30.0)))
+    result = lost.solve_displacements(commands[0])
+    # the same equilibrium (within the solver's tolerance), after one failed warm run
+    np.testing.assert_allclose(result.tip_position, cold.tip_position, atol=1e-7)
+    np.testing.assert_allclose(result.tip_position + result.tip_rotation @ MARKER, points[0],
+                               atol=1e-7)
+    assert len(runs) == cold_runs + 1, (len(runs), cold_runs)
