@@ -632,9 +632,8 @@ class StaticsSolver:
             # memory was not seen to mislead and halves a warm solve's time
             self._bays.flags[:] = False
         kernels.solve(self._plan, self._tendon_modes[mode], tau_in, q, tip, state.x, state.J,
-                      state.jac_ok,
-                      self.tolerance, min(iterations, self.max_iterations), self._traj, self._tau,
-                      self._lengths, self._bays, state.work, self._info)
+                      state.jac_ok, self.tolerance, min(iterations, self.max_iterations),
+                      self._traj, self._tau, self._lengths, self._bays, state.work, self._info)
         self._totals += self._info[1:3]
         return self._info[3] == kernels.CONVERGED
 
@@ -666,9 +665,9 @@ class StaticsSolver:
             # obstacles: warm along the inputs' line, each step checked for a jump through one
             converged = state.solved and continue_from_last(self, mode, state, tau_in, q, tip)
         else:
-            # no prediction (the same inputs again, as a calibration's): the two starts are one
+            # no prediction (the same inputs again, as a calibration's): the plain start alone
             predicted = np.any(state.S @ (u - state.u) != 0.0)
-            converged = state.solved and (warm(True) or (predicted and warm(False)))
+            converged = state.solved and ((predicted and warm(True)) or warm(False))
         if converged:
             du = u - state.u
             if du @ du > 0.0:
