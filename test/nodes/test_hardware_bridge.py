@@ -697,12 +697,23 @@ def start_bridge_process(name: str, motor_port: str, log: Path) -> subprocess.Po
     env = dict(os.environ)
     root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
+    env['PYTHONFAULTHANDLER'] = '1'     # a hung bridge's stacks, to its log (exit_code)
     with open(log, 'w') as out:
         return subprocess.Popen(
             [sys.executable, '-m', 'tendon_robot_sim.nodes.hardware_bridge_node', '--ros-args',
              '-r', f'__node:={name}', '-p', f'motor_port:={motor_port}', '-p', 'sensor_port:=""',
              '-p', f'min_tension:={MIN_TENSION}'],
             env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=as_from_a_terminal)
+
+
+def exit_code(bridge: subprocess.Popen) -> int | str:
+    """Wait for a stopped bridge's exit code; a hung one is aborted, its stacks in its log."""
+    try:
+        return bridge.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        bridge.send_signal(signal.SIGABRT)    # faulthandler writes every thread's stack
+        bridge.wait(timeout=TIMEOUT)
+        return f'none: still running {TIMEOUT:.0f} s after its stop signal'
 
 
 def applies(rig, tensions, timeout: float = 30.0) -> bool:
@@ -798,7 +809,7 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
                 for i in runs:
                     time.sleep(rng.uniform(0.0, 0.03))   # at different phases of the timers
                     bridges[i].send_signal(stop_signal[i])
-                codes = {i: bridges[i].wait(timeout=TIMEOUT) for i in runs}
+                codes = {i: exit_code(bridges[i]) for i in runs}
                 # The emulated devices of this (loaded) process may read the bridge's last
                 # command after the bridge has gone: what they apply last is what counts.
                 left_safe = {i: goal[i] == 'unconfigured' or applies(
