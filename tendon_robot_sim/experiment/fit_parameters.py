@@ -54,7 +54,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim.models.description import PHYSICAL_RANGES
-from tendon_robot_sim.models.tendon_robot import (BendingFriction, FRICTION_LAWS, Robot,
+from tendon_robot_sim.models.tendon_robot import (anchors, BendingFriction, FRICTION_LAWS, Robot,
                                                   robot_from_dict)
 
 ROD_FIELDS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
@@ -122,7 +122,7 @@ class FitParameter:
 
 def segments(robot: Robot, tendons: Sequence[int]) -> list[tuple[int, ...]]:
     """Group tendon indices by the arc length of their anchor (a segment), base first."""
-    ends = sorted({round(robot.tendons[t].end, 9) for t in tendons})
+    ends = anchors([robot.tendons[t] for t in tendons])
     return [tuple(t for t in tendons if round(robot.tendons[t].end, 9) == end) for end in ends]
 
 

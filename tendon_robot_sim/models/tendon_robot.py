@@ -677,7 +677,7 @@ def _load_bending_friction(data: Any) -> BendingFriction | None:
 
 
 def anchors(tendons) -> np.ndarray:
-    """Return the distinct arc lengths [m] where ``tendons`` end, ascending (1e-9 m apart)."""
+    """Return the distinct arc lengths [m] where ``tendons`` end (rounded to 1e-9 m), ascending."""
     return np.unique(np.round([t.end for t in tendons], 9))
 
 
