@@ -128,13 +128,15 @@ class TensionLimitExceeded(StepFailed):
 class _Unknowns:
     """Shooting unknowns, their history and Jacobian for one set of input modes."""
 
-    def __init__(self, nx: int, ny: int, nt: int, rows: int):
+    def __init__(self, nx: int, ny: int, nt: int, rows: int, nodes: int):
         self.x = np.zeros(nx)
         self.xs = np.zeros((3, nx))          # x of the last three steps (predictor)
         self.J = np.zeros((nx, nx))
         self.jac_ok = np.zeros(1, dtype=np.bool_)
+        # a row of y per shooting node: the Jacobian is rebuilt interval by interval
+        # (statics._kernels.solve)
         self.work = kernels.Work(
-            y=np.zeros((3, ny)), st=np.zeros((3, ny)), wk=np.zeros(112), K=np.zeros((6, 6)),
+            y=np.zeros((3 + nodes, ny)), st=np.zeros((3, ny)), wk=np.zeros(112), K=np.zeros((6, 6)),
             M=np.zeros((4, 3, 3)), hp=np.zeros((nt, 3)), vec=np.zeros((5, nx)),
             Jc=np.zeros((nx, nx)), traj=np.zeros((rows, ny)))
 
@@ -282,7 +284,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         key = (tuple(modes.tolist()), plan.nodes.size)
         if key not in self._unknowns:
             nx = 6 + int(np.sum(modes == DISPLACEMENT)) + kernels.NODE_SIZE * plan.nodes.size
-            self._unknowns[key] = _Unknowns(nx, self._ny, self.n_tendons, self._grid)
+            self._unknowns[key] = _Unknowns(nx, self._ny, self.n_tendons, self._grid,
+                                            plan.nodes.size)
         return self._unknowns_work(self._unknowns[key])
 
     # ------------------------------------------------------------------ inputs

@@ -119,7 +119,7 @@ class StaticEquilibrium:
             kernels._residual(self._static_plan, modes, self._commands[TENSION],
                               self._commands[DISPLACEMENT], np.concatenate(self._tip_load),
                               unknowns.x, defects, self._traj, self._tau, self._lengths,
-                              self._bays[id(self._static_plan)], unknowns.work)
+                              self._bays[id(self._static_plan)], unknowns.work, -1)
             first = unknowns.x.size - kernels.NODE_SIZE * (nodes - j)
             unknowns.x[first:first + kernels.NODE_SIZE] = defects[first:first + kernels.NODE_SIZE]
         self._solve(self._static_plan, unknowns)

@@ -108,7 +108,8 @@ Bays = namedtuple('Bays', [
 ])
 
 Work = namedtuple('Work', [
-    'y',       # (3, ny) state, bay start state, finite-difference state
+    'y',       # (3 [+ M], ny) state, bay start state, finite-difference state [, the state
+               #   propagated to each multiple-shooting node: _keep_node]
     'st',      # (3, ny) RK4: derivative, weighted sum, stage state
     'wk',      # (112,) scratch 3- and 6-vectors (regions per function, see each)
     'K',       # (6, 6) coefficient matrix of R&W Eq. (16), bay Newton matrix
@@ -181,7 +182,37 @@ def _restart(pl, j, x, F, y, f, m, iq, w):
 
 
 @kernel
-def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
+def _keep_node(pl, w, part, j, y):
+    """
+    Keep the state propagated to node j (before its restart) in w.y[3 + j]; True if kept.
+
+    Only a whole integration (``part`` < 0) keeps it, and only where the work holds a row per
+    node (the implicit dynamics': :func:`_resume` starts an interval from it).
+    """
+    if part >= 0 or w.y.shape[0] < 3 + pl.nodes.size:
+        return False
+    for i in range(y.size):
+        w.y[3 + j, i] = y[i]
+    return True
+
+
+@kernel
+def _resume(pl, w, part, y):
+    """
+    Return the segment the integration starts at: 0, or interval ``part``'s first node's.
+
+    From a node (``part`` >= 1) the state y is the one kept there by the last whole
+    integration (:func:`_keep_node`), which the node's restart takes as propagated.
+    """
+    if part < 1:
+        return 0
+    for i in range(y.size):
+        y[i] = w.y[2 + part, i]
+    return pl.nodes[part - 1]
+
+
+@kernel
+def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w, part):
     """
     Compute the Cosserat/Kirchhoff shooting residual of a continuous robot.
 
@@ -194,6 +225,7 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
     a state from tau (at the base) on, its termination load takes the tension there, and its
     length is its unstretched length stretched by the base tension, (1 + C tau) l_0, which
     the length residual of :func:`_residual` then balances exactly. Scratch: wk[36:57].
+    ``part``: one interval of the multiple shooting or all (:func:`_residual`).
     """
     y = w.y[0]
     wk = w.wk
@@ -206,23 +238,31 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
     iq = 18 + nt          # q, w in the state (dynamics)
     friction = dyn.on and dyn.friction.shape[1] > 0 and cosserat
     it = iq + 6           # tensions in the state (friction)
-    for i in range(3):
-        y[i] = mat[MAT_P0 + i]
-        nb[i] = x[i] * pl.scale[0, i]
-        mb[i] = x[3 + i] * pl.scale[0, 3 + i]
-        for j in range(3):
-            y[3 + 3 * i + j] = pl.R0[i, j]
-    for t in range(nt):
-        y[18 + t] = 0.0
-        if friction:
-            y[it + t] = tau[t]
-    if dyn.on:
-        for i in range(6):
-            y[iq + i] = 0.0      # the base does not move
-    nseg = pl.seg_h.size
     node = 0              # next multiple-shooting node
-    for k in range(nseg + 1):
-        if k > 0:
+    first = _resume(pl, w, part, y)
+    if first > 0:
+        # the body wrench the node's restart takes as propagated (kept in place of v, u)
+        node = part - 1
+        for i in range(3):
+            nb[i] = y[12 + i]
+            mb[i] = y[15 + i]
+    else:
+        for i in range(3):
+            y[i] = mat[MAT_P0 + i]
+            nb[i] = x[i] * pl.scale[0, i]
+            mb[i] = x[3 + i] * pl.scale[0, 3 + i]
+            for j in range(3):
+                y[3 + 3 * i + j] = pl.R0[i, j]
+        for t in range(nt):
+            y[18 + t] = 0.0
+            if friction:
+                y[it + t] = tau[t]
+        if dyn.on:
+            for i in range(6):
+                y[iq + i] = 0.0      # the base does not move
+    nseg = pl.seg_h.size
+    for k in range(first, nseg + 1):
+        if k > first:
             # body wrench just before the end of segment k - 1, minus its point loads
             end = z_row(pl, k - 1) + 4 * pl.seg[k - 1, SEG_N]
             if cosserat:
@@ -273,8 +313,14 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w):
         if k == nseg:
             break
         if node < pl.nodes.size and pl.nodes[node] == k:
+            if _keep_node(pl, w, part, node, y):
+                for i in range(3):
+                    w.y[3 + node, 12 + i] = nb[i]
+                    w.y[3 + node, 15 + i] = mb[i]
             _restart(pl, node, x, F, y, nb, mb, iq, w)
             node += 1
+            if 0 <= part < node:
+                return True       # the interval ends at this node
         # state variables for the body wrench (nb, mb), with the history of the first stage;
         # the segment's rest curvature (the end of segment k - 1 above took the one before)
         for i in range(3):
@@ -478,7 +524,7 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
 
 
 @kernel
-def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
+def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w, part):
     """
     Discrete (vertebra) model shooting residual.
 
@@ -494,7 +540,8 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     is the state y[24 + t], set at each hole (the base's below, a disc's in ``_bay_solve``:
     rod/tendons/_friction_kernels.py), the hole's slip rate from its evaluation point (the end
     row of the bay reaching it; row 0 for the base); ``dyn.fw`` holds each tendon's last hole.
-    ``lengths`` are then (1 + C tau) times the unstretched ones.
+    ``lengths`` are then (1 + C tau) times the unstretched ones. ``part``: one interval of the
+    multiple shooting or all (:func:`_residual`).
     """
     y, ys = w.y[0], w.y[1]
     wk = w.wk
@@ -503,37 +550,45 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
     fd, ld = wk[102:105], wk[105:108]
     mat, dyn = pl.mat, pl.dyn
     nt = pl.nt
-    if dyn.on:
-        for i in range(6):
-            y[18 + i] = 0.0      # the base does not move
-    for i in range(3):
-        nb[i] = x[i] * pl.scale[0, i]
-        mb[i] = x[3 + i] * pl.scale[0, 3 + i]
-    for i in range(3):
-        y[i] = mat[MAT_P0 + i]
-        y[12 + i] = pl.R0[i, 0] * nb[0] + pl.R0[i, 1] * nb[1] + pl.R0[i, 2] * nb[2]
-        y[15 + i] = pl.R0[i, 0] * mb[0] + pl.R0[i, 1] * mb[1] + pl.R0[i, 2] * mb[2]
-        for col in range(3):
-            y[3 + 3 * i + col] = pl.R0[i, col]
-    for t in range(nt):
-        lengths[t] = 0.0
-        for i in range(3):
-            w.hp[t, i] = mat[MAT_P0 + i] + (pl.R0[i, 0] * pl.holes[0, t, 0]
-                                            + pl.R0[i, 1] * pl.holes[0, t, 1]
-                                            + pl.R0[i, 2] * pl.holes[0, t, 2])
     fr, hs = dyn.friction, dyn.fw
     friction = dyn.on and fr.shape[1] > 0
-    if friction:
-        for t in range(nt):
-            y[24 + t] = tau[t]
-            at_base(fr, hs, t, tau[t], pl.R0, dyn.Z[0], dyn.Zh[0], dyn.coef[DYN_C0], Z_SIZE)
-    for i in range(y.size):
-        traj[0, i] = y[i]
     node = 0              # next multiple-shooting node
-    for k in range(pl.seg_h.size):
+    first = _resume(pl, w, part, y)
+    if first > 0:
+        node = part - 1
+    else:
+        if dyn.on:
+            for i in range(6):
+                y[18 + i] = 0.0      # the base does not move
+        for i in range(3):
+            nb[i] = x[i] * pl.scale[0, i]
+            mb[i] = x[3 + i] * pl.scale[0, 3 + i]
+        for i in range(3):
+            y[i] = mat[MAT_P0 + i]
+            y[12 + i] = pl.R0[i, 0] * nb[0] + pl.R0[i, 1] * nb[1] + pl.R0[i, 2] * nb[2]
+            y[15 + i] = pl.R0[i, 0] * mb[0] + pl.R0[i, 1] * mb[1] + pl.R0[i, 2] * mb[2]
+            for col in range(3):
+                y[3 + 3 * i + col] = pl.R0[i, col]
+        for t in range(nt):
+            lengths[t] = 0.0
+            for i in range(3):
+                w.hp[t, i] = mat[MAT_P0 + i] + (pl.R0[i, 0] * pl.holes[0, t, 0]
+                                                + pl.R0[i, 1] * pl.holes[0, t, 1]
+                                                + pl.R0[i, 2] * pl.holes[0, t, 2])
+        if friction:
+            for t in range(nt):
+                y[24 + t] = tau[t]
+                at_base(fr, hs, t, tau[t], pl.R0, dyn.Z[0], dyn.Zh[0], dyn.coef[DYN_C0],
+                        Z_SIZE)
+        for i in range(y.size):
+            traj[0, i] = y[i]
+    for k in range(first, pl.seg_h.size):
         if node < pl.nodes.size and pl.nodes[node] == k:
+            _keep_node(pl, w, part, node, y)
             _restart(pl, node, x, F, y, y[12:15], y[15:18], 18, w)
             node += 1
+            if 0 <= part < node:
+                return True       # the interval ends at this node
             # the tendons leave the node's vertebra from its holes
             j = pl.seg[k, SEG_FROM]
             for t in range(nt):
@@ -611,7 +666,7 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w):
 
 
 @kernel
-def _residual(pl, modes, tau_in, q, tip, x, F, traj, tau, lengths, bays, w):
+def _residual(pl, modes, tau_in, q, tip, x, F, traj, tau, lengths, bays, w, part):
     """
     Scaled shooting residual F(x): 6, then one per tendon in displacement mode.
 
@@ -624,12 +679,21 @@ def _residual(pl, modes, tau_in, q, tip, x, F, traj, tau, lengths, bays, w):
     l (plus the slack), and is the motor's unstretched length l* + d - q stretched by C tau
     (:func:`tendon_robot_sim.models.tendon_robot.tendon_displacements`). Fills tau and lengths;
     False if the state became non-finite.
+
+    ``part`` < 0: the whole rod. ``part`` = i >= 0: interval i of the multiple shooting alone
+    (from the base, or from node i - 1, to node i or the tip), which writes only the residuals
+    it changes: node i - 1's defect, node i's (or the tip's); tau and lengths are then not
+    the rod's. It starts from the state the last whole integration propagated to node i - 1
+    (:func:`_resume`), so it serves a finite-difference probe of an unknown of the interval's
+    start when that integration was at the unknowns probed, with tensions given (no length
+    residual, which sums over the intervals) and without sliding friction (its tensions run
+    across the nodes).
     """
     tensions(pl, modes, tau_in, x, tau)
     if pl.model == DISCRETE:
-        ok = _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w)
+        ok = _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w, part)
     else:
-        ok = _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w)
+        ok = _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w, part)
     if not ok:
         return False
     return tendon_residuals(pl, modes, q, x, F, tau, lengths)
@@ -696,7 +760,10 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     not decrease ||F|| triggers a rebuild; with a fresh one, backtracking halves the step
     (Armijo condition on ||F||_2). Each pass of the loop evaluates the residual once, at
     the point ``probe`` selects: < 0 a Newton trial point, >= 0 a finite-difference probe
-    of column ``probe`` (written to scratch, so traj keeps the accepted solution).
+    of column ``probe`` (written to scratch, so traj keeps the accepted solution). With
+    multiple shooting (and a row per node in w.y) a probe integrates only the interval its
+    unknown starts (:func:`_residual`'s ``part``): with three intervals a rebuild costs a
+    third of the integrations.
 
     On return x holds the last accepted iterate, traj/tau/lengths its solution, and
     info = [||F||_inf, iterations, residual evaluations, status].
@@ -715,11 +782,25 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     it = 0
     nev = 0
     status = MAX_ITERATIONS
+    # probes by interval: nodes, tensions given (no unknown but the base's before the
+    # nodes'), no sliding friction, a row per node to keep its state in; ``kept``: the states
+    # kept are those of x (its integration was the last whole one)
+    k0 = n - NODE_SIZE * pl.nodes.size
+    by_interval = (pl.nodes.size > 0 and k0 == 6 and pl.dyn.friction.shape[1] == 0
+                   and w.y.shape[0] >= 3 + pl.nodes.size)
+    kept = False
     for _ in range(max_iter * (n + 32)):
         nev += 1
         # one call site: numba compiles the whole shooting code into each
         Fx, trx = (Fn, traj) if probe < 0 else (Fd, w.traj)
-        ok = _residual(pl, modes, tau_in, q, tip, xn, Fx, trx, tau, lengths, bays, w)
+        part = -1
+        if probe >= 0 and by_interval and kept:
+            part = 0 if probe < k0 else (probe - k0) // NODE_SIZE + 1
+            for r in range(n):
+                Fd[r] = F[r]      # the residuals the interval does not change
+        ok = _residual(pl, modes, tau_in, q, tip, xn, Fx, trx, tau, lengths, bays, w, part)
+        if part < 0:
+            kept = False
         if probe >= 0:
             if not ok:
                 status = FAILED
@@ -743,6 +824,7 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
                 status = FAILED
                 break
             first = False
+            kept = True
             for r in range(n):
                 F[r] = Fn[r]
             f2 = norm(F, 2)
@@ -754,6 +836,7 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
                 if fn2 > 0.5 * f2:
                     jac_ok[0] = False
                 fresh = False
+                kept = True
                 for r in range(n):
                     x[r] = xn[r]
                     F[r] = Fn[r]

@@ -88,7 +88,7 @@ def linear_points(pl, modes, tau_in, q, tip, X, marker, build, algebraic, JX, D,
             Fc = F if c < 0 else Fd
             # one call site: numba compiles the whole shooting code into each
             if not _residual(pl, modes, tau_in[i], q[i], tip, xp, Fc, traj, tau, lengths, bays,
-                             w):
+                             w, -1):
                 good = False
                 break
             if c < 0:
