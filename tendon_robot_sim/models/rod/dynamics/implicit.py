@@ -136,8 +136,8 @@ class _Unknowns:
         # a row of y per shooting node: the Jacobian is rebuilt interval by interval
         # (statics._kernels.solve)
         self.work = kernels.Work(
-            y=np.zeros((3 + nodes, ny)), st=np.zeros((3, ny)), wk=np.zeros(112), K=np.zeros((6, 6)),
-            M=np.zeros((4, 3, 3)), hp=np.zeros((nt, 3)), vec=np.zeros((5, nx)),
+            y=np.zeros((3 + nodes, ny)), st=np.zeros((3, ny)), wk=np.zeros(112),
+            K=np.zeros((6, 6)), M=np.zeros((4, 3, 3)), hp=np.zeros((nt, 3)), vec=np.zeros((5, nx)),
             Jc=np.zeros((nx, nx)), traj=np.zeros((rows, ny)))
 
 

@@ -39,7 +39,7 @@ AGREE = 1e-9
 
 
 def moving(robot_file: str) -> ImplicitSimulator:
-    """The robot swinging under two tendons, 0.1 s after rest, with its shooting nodes."""
+    """Return the robot swinging under two tendons, 0.1 s after rest (three intervals)."""
     sim = ImplicitSimulator(load_robot(CONFIG / robot_file))
     sim.set_tensions({'t0': 2.0, 't1': 0.5})
     sim.advance(0.1)
