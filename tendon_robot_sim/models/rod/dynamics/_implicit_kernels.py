@@ -28,8 +28,8 @@ same Newton/Broyden iteration, residuals and RK4 grid) with the dynamic terms sw
 the Jacobian is kept from step to step (Broyden updates, rebuilt when a step stalls).
 
 numba caches this kernel with the solver compiled into it, keyed on this file only: after an
-edit of ``statics/_kernels.py`` or ``_cosserat_kernels.py``, touch this file too (or clear the
-cache) so that it is compiled again.
+edit of ``statics/_kernels.py``, ``statics/_node_kernels.py`` or ``_cosserat_kernels.py``, touch
+this file too (or clear the cache) so that it is compiled again.
 """
 
 import numpy as np
