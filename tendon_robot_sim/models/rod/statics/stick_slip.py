@@ -45,6 +45,7 @@ the tension in the middle of the last piece).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 
@@ -79,6 +80,12 @@ MAX_FIXED_POINT = 60
 LENGTH_TOLERANCE = 1e-6
 MAX_LENGTH_ITERATIONS = 40
 MAX_SWEEPS = 20       # of one-tendon solves, when Newton stalls
+# The pieces' and motors' tensions solved together (_joint_displacements): the length error
+# [m] at which they stop, and the probe [N] of the pieces' tensions whose finite differences
+# start the model of their path lengths.
+JOINT_LENGTH_TOLERANCE = 1e-8
+LENGTH_PROBE = 1e-2
+MAX_ENUMERATED = 6      # tendons up to which every taut set is tried (complementary_step)
 
 
 def has_friction(robot: Robot) -> bool:
@@ -144,8 +151,10 @@ class StickSlipStatics:
         self._first_array = np.array(self._first)
         # piece -> its tendon; whether it is its tendon's first (it starts at the base hole)
         self._tendon_of = np.repeat(np.arange(len(robot.tendons)), np.diff(self._first))
+        self._piece = np.arange(self._first[-1])
         self._opens = np.zeros(self._first[-1], dtype=bool)
         self._opens[self._first[:-1]] = True
+        self._closes = np.roll(self._opens, -1)     # its tendon's last (it ends at the anchor)
         self.solver = StaticsSolver(dataclasses.replace(without_friction(robot),
                                                         tendons=tuple(pieces)),
                                     self.model, **options)
@@ -191,6 +200,9 @@ class StickSlipStatics:
         self._T_ref = np.zeros(self._first[-1])
         self._theta_ref = np.zeros(self._first[-1])
         self._A = np.zeros((self._first[-1], self._first[-1]))
+        # and of the pieces' path lengths [m] (_joint_displacements): lengths of the last
+        # shape solved, B = d lengths / d tensions (finite differences, then secant updates)
+        self._ell_ref = self._B = None
         self._motor_tension = np.zeros(len(self.robot.tendons))
         self._jacobian = None
         self.solver.reset()
@@ -209,9 +221,14 @@ class StickSlipStatics:
         return slice(self._first[i], self._first[i + 1])
 
     def _propagate(self, motor: np.ndarray, theta: np.ndarray) -> np.ndarray:
-        tensions = np.empty_like(self._tensions)
-        stick_slip_sweep(self._tensions, motor, theta, self.mu, self._first_array, tensions)
-        return tensions
+        return self._sweep(motor, theta)[0]
+
+    def _sweep(self, motor: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pieces' tensions [N] from the stored ones, and their slopes dT_k / dT_0 [-]."""
+        tensions, slopes = np.empty_like(self._tensions), np.empty_like(self._tensions)
+        stick_slip_sweep(self._tensions, motor, theta, self.mu, self._first_array, tensions,
+                         slopes)
+        return tensions, slopes
 
     def _angles(self, result: StaticsResult) -> np.ndarray:
         """Wrap angles of all pieces (:func:`~..tendons.capstan.wrap_angles`, all tendons)."""
@@ -253,19 +270,32 @@ class StickSlipStatics:
             theta = self._angles(result)
             updated = self._propagate(motor, theta)
             last, change = change, float(np.max(np.abs(updated - tensions), initial=0.0))
-            dT = tensions - self._T_ref
-            if dT @ dT > 0.0:
-                if change > last:       # the model misled: start learning afresh
-                    self._A[:] = 0.0
-                else:
-                    self._A += np.outer(theta - self._theta_ref - self._A @ dT, dT) / (dT @ dT)
-            self._T_ref, self._theta_ref = tensions, theta
+            self._learn(tensions, theta, result.tendon_lengths, change > last)
             if change <= tolerance:
                 return result, updated, theta
         raise ConvergenceError(
             f'stick-slip statics: the tensions did not settle with the shape in '
             f'{MAX_FIXED_POINT} iterations (last change {change:.3g} N); the friction may '
             'be too large for this pose', change, MAX_FIXED_POINT)
+
+    def _learn(self, tensions: np.ndarray, theta: np.ndarray, lengths: np.ndarray,
+                misled: bool) -> None:
+        """
+        Move the linear models of the angles and lengths to a shape solved at ``tensions``.
+
+        Broyden's secant updates of A (restarted from 0 where the last iteration ``misled``)
+        and of B, and the new reference: the wrap angles ``theta`` and path lengths
+        ``lengths`` (its pieces', base to end [m]) of that shape.
+        """
+        dT = tensions - self._T_ref
+        if dT @ dT > 0.0:
+            if misled:       # the model misled: start learning afresh
+                self._A[:] = 0.0
+            else:
+                self._A += np.outer(theta - self._theta_ref - self._A @ dT, dT) / (dT @ dT)
+            if self._B is not None and dT @ dT >= LENGTH_PROBE ** 2:  # shorter: noise
+                self._B += np.outer(lengths - self._ell_ref - self._B @ dT, dT) / (dT @ dT)
+        self._T_ref, self._theta_ref, self._ell_ref = tensions, theta, lengths.copy()
 
     def _model_fixed_point(self, motor: np.ndarray, tolerance: float) -> np.ndarray:
         """Tensions T = sweep(theta_ref + A (T - T_ref)) of the linear angle model [N]."""
@@ -283,13 +313,23 @@ class StickSlipStatics:
     def _needed_length(self, result: StaticsResult, motor: np.ndarray,
                        tensions: np.ndarray) -> np.ndarray:
         """Unstretched length each tendon needs between its motor and its anchor [m]."""
-        C, d = self._compliance, self._motor
-        out = d / (1.0 + C * motor)
-        for i in range(len(self.robot.tendons)):
-            p = self._pieces_of(i)
-            lengths = np.diff(np.concatenate(([0.0], result.tendon_lengths[p])))
-            out[i] += np.sum(lengths / (1.0 + C[i] * tensions[p]))
-        return out
+        return self._lengths_needed(motor, tensions, result.tendon_lengths)[0]
+
+    def _lengths_needed(self, motor: np.ndarray, tensions: np.ndarray, lengths: np.ndarray):
+        """
+        Unstretched length each tendon needs [m] (n,), and its weights of the path lengths.
+
+        ``lengths``: the pieces' paths from the base hole to their ends [m]. The tendon needs
+        d / (1 + C T_0) + sum_k (l_k - l_(k-1)) / (1 + C T_k) = d / (1 + C T_0) +
+        sum_k w_k l_k, w_k = 1 / (1 + C T_k) - 1 / (1 + C T_(k+1)) (the last: 1 / (1 + C T_K));
+        returns it, W (n, pieces) holding the w_k in its tendon's row, and the 1 / (1 + C T_k).
+        """
+        C = self._compliance[self._tendon_of]
+        inverse = 1.0 / (1.0 + C * tensions)
+        W = np.zeros((len(self.robot.tendons), inverse.size))
+        W[self._tendon_of, self._piece] = inverse - np.where(self._closes, 0.0,
+                                                              np.roll(inverse, -1))
+        return self._motor / (1.0 + self._compliance * motor) + W @ lengths, W, inverse
 
     def _physical(self, result: StaticsResult, motor: np.ndarray, tensions: np.ndarray,
                   displacements: np.ndarray, slack: np.ndarray, start: float
@@ -366,15 +406,128 @@ class StickSlipStatics:
         """
         Next state with the motor ``displacements``, the tendons sticking and sliding.
 
-        The motor tensions are solved: Newton's method (Broyden updates of a finite-difference
-        Jacobian kept from state to state) on the length errors of the taut tendons, the others
-        slack at zero tension; a slack tendon found too short joins the taut ones, a taut one
-        whose tension would fall below zero leaves them. The first guess of which tendons are
-        taut: those of the last state and of the frictionless solution.
+        The motor tensions are solved with the pieces' (:meth:`_joint_displacements`); where
+        that does not settle, around the tension-driven state (:meth:`_by_lengths`).
         """
         start = time.perf_counter()
         q = self.frictionless.tendon_vector(displacements, 'displacements', tension=False)
         available = self.rest_lengths + self._motor - q
+        try:
+            result, motor, tensions, F = self._joint_displacements(available)
+        except ConvergenceError:
+            result, motor, tensions, F = self._by_lengths(q, available)
+        self._store(motor, tensions)
+        return self._physical(result, motor, tensions, q.copy(),
+                              np.where(motor > 0.0, 0.0, np.maximum(-F, 0.0)), start)
+
+    def _joint_displacements(self, available: np.ndarray):
+        """
+        Solve the motor and piece tensions whose shape gives the tendons ``available`` [m].
+
+        One iteration of shape solves for the tendons' lengths and the pieces' stick and slip
+        together: the linear models of the wrap angles (A) and of the pieces' path lengths (B)
+        about the last shape solved give the motor tensions whose stick-slip tensions meet
+        the lengths (:meth:`_model_motors`, no shape solved); the shape is solved at those
+        tensions, the models learn from it, until the tensions settle with the shape and the
+        lengths are met (the taut tendons', the slack ones no shorter than their paths).
+        Returns (result, motor tensions, piece tensions, length errors [m]).
+        """
+        if self._ell_ref is None:   # no shape since the reset: the stored tensions' one
+            result = self.solver.solve_tension_steps(self._steps(self._tensions))
+            self._T_ref, self._theta_ref = self._tensions.copy(), self._angles(result)
+            self._ell_ref = result.tendon_lengths.copy()
+        if self._B is None:
+            self._B = self._length_jacobian()
+        motor, change = self._motor_tension.copy(), math.inf
+        for _ in range(MAX_FIXED_POINT):
+            motor, tensions = self._model_motors(available, motor)
+            result = self.solver.solve_tension_steps(self._steps(tensions))
+            theta = self._angles(result)
+            updated = self._propagate(motor, theta)
+            F = self._needed_length(result, motor, updated) - available
+            last, change = change, float(np.max(np.abs(updated - tensions), initial=0.0))
+            self._learn(tensions, theta, result.tendon_lengths, change > last)
+            taut = motor > 0.0
+            if (change <= TENSION_TOLERANCE * max(1.0, float(np.max(motor)))
+                    and np.all(np.abs(F[taut]) <= JOINT_LENGTH_TOLERANCE)
+                    and np.all(F[~taut] <= LENGTH_TOLERANCE)):
+                return result, motor, updated, F
+        raise ConvergenceError('stick-slip statics: the lengths did not settle with the shape',
+                               change, MAX_FIXED_POINT)
+
+    def _length_jacobian(self) -> np.ndarray:
+        """B = d (pieces' path lengths) / d (pieces' tensions) [m/N] about the reference."""
+        B = np.empty((self._T_ref.size, self._T_ref.size))
+        for k in range(self._T_ref.size):
+            probe = self._T_ref.copy()
+            probe[k] += LENGTH_PROBE
+            B[:, k] = (self.solver.solve_tension_steps(self._steps(probe)).tendon_lengths
+                       - self._ell_ref) / LENGTH_PROBE
+        return B
+
+    def _model_motors(self, available: np.ndarray, motor: np.ndarray):
+        """
+        Motor tensions [N] meeting the lengths ``available`` in the linear models, no shape.
+
+        theta = theta_ref + A (T - T_ref), lengths = l_ref + B (T - T_ref), T the pieces'
+        stick-slip tensions (exact, with their kinks): semismooth Newton on the taut tendons'
+        length errors with the sweep's slopes, a tendon taut where its tension is above 0 or
+        its path longer than it. A tendon that does not move over its base hole (its first
+        piece sticks) and does not stretch (C d = 0) has no slope: it steps to the edge of
+        that piece's cone that its error points to. Returns (motor, piece tensions).
+        """
+        motor, theta = motor.copy(), self._theta_ref
+        n, first, mu = motor.size, self._first_array[:-1], float(np.max(self.mu))
+        for _ in range(MAX_FIXED_POINT):
+            tensions, slopes = self._sweep(motor, theta)
+            dT = tensions - self._T_ref
+            needed, W, inverse = self._lengths_needed(motor, tensions, self._ell_ref + self._B @ dT)
+            F = needed - available
+            theta, moved = np.maximum(self._theta_ref + self._A @ dT, 0.0), theta
+            # taut: pulled, or too short by more than the tolerance (the slack ones' share)
+            taut = (motor > 0.0) | (F > LENGTH_TOLERANCE)
+            met = np.all(np.abs(F[taut]) <= 0.1 * JOINT_LENGTH_TOLERANCE)
+            # the angles settled: their change moves no tension by a tenth of the tolerance
+            if met and np.max(np.abs(theta - moved)) * mu <= 0.1 * TENSION_TOLERANCE:
+                return motor, tensions
+            if met:
+                continue
+            # dF/dT_0: through the pieces' tensions (their stretch, their paths), the motor's
+            G = W @ self._B
+            C = self._compliance[self._tendon_of]
+            lengths = self._ell_ref + self._B @ dT
+            G[self._tendon_of, self._piece] -= (
+                (lengths - np.where(self._opens, 0.0, np.roll(lengths, 1))) * C * inverse ** 2)
+            S = np.zeros((slopes.size, n))
+            S[self._piece, self._tendon_of] = slopes
+            J = G @ S
+            J[np.diag_indices(n)] -= self._motor * self._compliance / (
+                1.0 + self._compliance * motor) ** 2
+            held = taut & (slopes[first] == 0.0) & (np.abs(np.diag(J)) <= 1e-12)
+            if held.any():      # to the edge of the first piece's cone
+                factor = np.exp(self.mu * theta[first])
+                edge = np.where(F > 0.0, self._tensions[first] * factor,
+                                self._tensions[first] / factor)
+                motor = np.where(held & (np.abs(F) > 0.1 * JOINT_LENGTH_TOLERANCE), edge, motor)
+            free = ~held
+            step = complementary_step(motor[free], F[free], J[np.ix_(free, free)],
+                                      LENGTH_TOLERANCE)
+            if step is None:
+                break
+            motor[free] = step
+        raise ConvergenceError('stick-slip statics: the linear model did not settle',
+                               float(np.max(np.abs(F))), MAX_FIXED_POINT)
+
+    def _by_lengths(self, q: np.ndarray, available: np.ndarray):
+        """
+        Solve the motor tensions around the tension-driven state (:meth:`_equilibrium`).
+
+        Newton's method (Broyden updates of a finite-difference Jacobian kept from state to
+        state) on the length errors of the taut tendons, the others slack at zero tension; a
+        slack tendon found too short joins the taut ones, a taut one whose tension would fall
+        below zero leaves them. The first guess of which tendons are taut: those of the last
+        state and of the frictionless solution. Returns (result, motor, piece tensions, F).
+        """
 
         def error(motor):
             """Unstretched length each tendon lacks [m] (< 0: slack) at motor tensions [N]."""
@@ -417,9 +570,7 @@ class StickSlipStatics:
                 raise ConvergenceError(
                     f'stick-slip statics: the tendon lengths did not converge in {MAX_SWEEPS} '
                     'sweeps', float(np.max(np.abs(F))), MAX_SWEEPS)
-        self._store(motor, out[1])
-        return self._physical(out[0], motor, out[1], q.copy(),
-                              np.where(taut, 0.0, np.maximum(-F, 0.0)), start)
+        return out[0], motor, out[1], F
 
     def _taut_lengths(self, error, motor, F, out, taut):
         """
@@ -505,6 +656,36 @@ class StickSlipStatics:
             probe[j] += h
             J[:, j] = (error(probe)[0] - F) / h
         return J
+
+
+def complementary_step(motor: np.ndarray, F: np.ndarray, J: np.ndarray,
+                       tolerance: float) -> np.ndarray | None:
+    """
+    Newton step of the tendons' complementarity, linearised: the next motor tensions [N].
+
+    T' = T + d with T' >= 0, the length errors F + J d <= ``tolerance`` [m] (J = dF/dT [m/N]),
+    equal to 0 where T' > 0: the taut set of ``T > 0 or F > tolerance`` first, then the
+    other sets, fewest changes first (up to 2^MAX_ENUMERATED sets). None: no set meets it.
+    """
+    start = (motor > 0.0) | (F > tolerance)
+
+    def others():
+        if motor.size <= MAX_ENUMERATED:
+            every = (np.array(taut) for taut in itertools.product((False, True),
+                                                                    repeat=motor.size))
+            yield from sorted(every, key=lambda taut: np.sum(taut != start))
+
+    for taut in itertools.chain([start], others()):
+        d = -motor.copy()
+        d[taut] = 0.0
+        if taut.any():
+            block = J[np.ix_(taut, taut)]
+            if abs(np.linalg.det(block)) <= 1e-300:
+                continue
+            d[taut] = np.linalg.solve(block, -F[taut] - J[np.ix_(taut, ~taut)] @ d[~taut])
+        if np.all(motor[taut] + d[taut] >= 0.0) and np.all((F + J @ d)[~taut] <= tolerance):
+            return motor + d
+    return None
 
 
 def plot_hysteresis(inputs: np.ndarray, tips: np.ndarray, tensions: np.ndarray,
