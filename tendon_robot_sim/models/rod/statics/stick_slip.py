@@ -45,7 +45,6 @@ the tension in the middle of the last piece).
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import time
 
@@ -61,6 +60,7 @@ from tendon_robot_sim.models.rod.statics.bending_friction import (bay_moments,
 from tendon_robot_sim.models.rod.statics.result import StaticsResult
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.rod.tendons.capstan import stick_slip_sweep, turn_angles
+from tendon_robot_sim.models.rod.tendons.piece_lengths import complementary_step, length_errors
 from tendon_robot_sim.models.tendon_robot import Robot, Tendon, without_friction
 
 # Length of the pieces of a continuously routed tendon [m]. A piece carries one tension, in
@@ -85,7 +85,10 @@ MAX_SWEEPS = 20       # of one-tendon solves, when Newton stalls
 # start the model of their path lengths.
 JOINT_LENGTH_TOLERANCE = 1e-8
 LENGTH_PROBE = 1e-2
-MAX_ENUMERATED = 6      # tendons up to which every taut set is tried (complementary_step)
+# The shortest step of the pieces' tensions [N] the path lengths' model learns from: the
+# solves' noise in the lengths (~1e-10 m) is then below 1e-5 of the secant's change.
+SECANT_STEP = 1e-4
+MAX_HALVINGS = 4     # of a Newton step of the motor tensions in a row
 
 
 def has_friction(robot: Robot) -> bool:
@@ -151,10 +154,8 @@ class StickSlipStatics:
         self._first_array = np.array(self._first)
         # piece -> its tendon; whether it is its tendon's first (it starts at the base hole)
         self._tendon_of = np.repeat(np.arange(len(robot.tendons)), np.diff(self._first))
-        self._piece = np.arange(self._first[-1])
         self._opens = np.zeros(self._first[-1], dtype=bool)
         self._opens[self._first[:-1]] = True
-        self._closes = np.roll(self._opens, -1)     # its tendon's last (it ends at the anchor)
         self.solver = StaticsSolver(dataclasses.replace(without_friction(robot),
                                                         tendons=tuple(pieces)),
                                     self.model, **options)
@@ -293,7 +294,7 @@ class StickSlipStatics:
                 self._A[:] = 0.0
             else:
                 self._A += np.outer(theta - self._theta_ref - self._A @ dT, dT) / (dT @ dT)
-            if self._B is not None and dT @ dT >= LENGTH_PROBE ** 2:  # shorter: noise
+            if self._B is not None and dT @ dT >= SECANT_STEP ** 2:
                 self._B += np.outer(lengths - self._ell_ref - self._B @ dT, dT) / (dT @ dT)
         self._T_ref, self._theta_ref, self._ell_ref = tensions, theta, lengths.copy()
 
@@ -313,23 +314,13 @@ class StickSlipStatics:
     def _needed_length(self, result: StaticsResult, motor: np.ndarray,
                        tensions: np.ndarray) -> np.ndarray:
         """Unstretched length each tendon needs between its motor and its anchor [m]."""
-        return self._lengths_needed(motor, tensions, result.tendon_lengths)[0]
-
-    def _lengths_needed(self, motor: np.ndarray, tensions: np.ndarray, lengths: np.ndarray):
-        """
-        Unstretched length each tendon needs [m] (n,), and its weights of the path lengths.
-
-        ``lengths``: the pieces' paths from the base hole to their ends [m]. The tendon needs
-        d / (1 + C T_0) + sum_k (l_k - l_(k-1)) / (1 + C T_k) = d / (1 + C T_0) +
-        sum_k w_k l_k, w_k = 1 / (1 + C T_k) - 1 / (1 + C T_(k+1)) (the last: 1 / (1 + C T_K));
-        returns it, W (n, pieces) holding the w_k in its tendon's row, and the 1 / (1 + C T_k).
-        """
-        C = self._compliance[self._tendon_of]
-        inverse = 1.0 / (1.0 + C * tensions)
-        W = np.zeros((len(self.robot.tendons), inverse.size))
-        W[self._tendon_of, self._piece] = inverse - np.where(self._closes, 0.0,
-                                                              np.roll(inverse, -1))
-        return self._motor / (1.0 + self._compliance * motor) + W @ lengths, W, inverse
+        C, d = self._compliance, self._motor
+        out = d / (1.0 + C * motor)
+        for i in range(len(self.robot.tendons)):
+            p = self._pieces_of(i)
+            lengths = np.diff(np.concatenate(([0.0], result.tendon_lengths[p])))
+            out[i] += np.sum(lengths / (1.0 + C[i] * tensions[p]))
+        return out
 
     def _physical(self, result: StaticsResult, motor: np.ndarray, tensions: np.ndarray,
                   displacements: np.ndarray, slack: np.ndarray, start: float
@@ -440,7 +431,11 @@ class StickSlipStatics:
             self._B = self._length_jacobian()
         motor, change = self._motor_tension.copy(), math.inf
         for _ in range(MAX_FIXED_POINT):
-            motor, tensions = self._model_motors(available, motor)
+            try:
+                motor, tensions = self._model_motors(available, motor)
+            except ConvergenceError:    # the angles' model does not contract: without it
+                self._A[:] = 0.0
+                motor, tensions = self._model_motors(available, motor)
             result = self.solver.solve_tension_steps(self._steps(tensions))
             theta = self._angles(result)
             updated = self._propagate(motor, theta)
@@ -471,38 +466,36 @@ class StickSlipStatics:
 
         theta = theta_ref + A (T - T_ref), lengths = l_ref + B (T - T_ref), T the pieces'
         stick-slip tensions (exact, with their kinks): semismooth Newton on the taut tendons'
-        length errors with the sweep's slopes, a tendon taut where its tension is above 0 or
-        its path longer than it. A tendon that does not move over its base hole (its first
-        piece sticks) and does not stretch (C d = 0) has no slope: it steps to the edge of
-        that piece's cone that its error points to. Returns (motor, piece tensions).
+        length errors with the sweep's slopes (:mod:`~..tendons.piece_lengths`), a tendon taut
+        where its tension is above 0 or its path longer than it by LENGTH_TOLERANCE. A tendon
+        that does not move over its base hole (its first piece sticks) and does not stretch
+        (C d = 0) has no slope: it steps to the edge of that piece's cone that its error
+        points to. Returns (motor, piece tensions).
         """
         motor, theta = motor.copy(), self._theta_ref
         n, first, mu = motor.size, self._first_array[:-1], float(np.max(self.mu))
+        tensions, slopes = np.empty_like(self._tensions), np.empty_like(self._tensions)
+        F, J, best, halved = np.empty(n), np.empty((n, n)), (math.inf, motor), 0
         for _ in range(MAX_FIXED_POINT):
-            tensions, slopes = self._sweep(motor, theta)
-            dT = tensions - self._T_ref
-            needed, W, inverse = self._lengths_needed(motor, tensions, self._ell_ref + self._B @ dT)
-            F = needed - available
-            theta, moved = np.maximum(self._theta_ref + self._A @ dT, 0.0), theta
-            # taut: pulled, or too short by more than the tolerance (the slack ones' share)
+            length_errors(self._tensions, motor, theta, self.mu, self._first_array, self._T_ref,
+                          self._ell_ref, self._B, self._compliance, self._motor, available,
+                          tensions, slopes, F, J)
+            theta, moved = np.maximum(self._theta_ref + self._A @ (tensions - self._T_ref),
+                                      0.0), theta
             taut = (motor > 0.0) | (F > LENGTH_TOLERANCE)
-            met = np.all(np.abs(F[taut]) <= 0.1 * JOINT_LENGTH_TOLERANCE)
-            # the angles settled: their change moves no tension by a tenth of the tolerance
-            if met and np.max(np.abs(theta - moved)) * mu <= 0.1 * TENSION_TOLERANCE:
-                return motor, tensions
-            if met:
+            if np.all(np.abs(F[taut]) <= 0.1 * JOINT_LENGTH_TOLERANCE):
+                # the angles settled: their change moves no tension by a tenth of the tolerance
+                if np.max(np.abs(theta - moved)) * mu <= 0.1 * TENSION_TOLERANCE:
+                    return motor, tensions.copy()
                 continue
-            # dF/dT_0: through the pieces' tensions (their stretch, their paths), the motor's
-            G = W @ self._B
-            C = self._compliance[self._tendon_of]
-            lengths = self._ell_ref + self._B @ dT
-            G[self._tendon_of, self._piece] -= (
-                (lengths - np.where(self._opens, 0.0, np.roll(lengths, 1))) * C * inverse ** 2)
-            S = np.zeros((slopes.size, n))
-            S[self._piece, self._tendon_of] = slopes
-            J = G @ S
-            J[np.diag_indices(n)] -= self._motor * self._compliance / (
-                1.0 + self._compliance * motor) ** 2
+            merit = float(np.max(np.abs(F[taut]), initial=0.0))
+            if (merit > best[0] * (1.0 + 1e-6) and merit > JOINT_LENGTH_TOLERANCE
+                    and halved < MAX_HALVINGS):
+                # Newton went over a kink of the sweep (worse; equal: a flat stretch where
+                # the tendon sticks): back halfway
+                motor, halved = 0.5 * (motor + best[1]), halved + 1
+                continue
+            best, halved = (merit, motor.copy()), 0
             held = taut & (slopes[first] == 0.0) & (np.abs(np.diag(J)) <= 1e-12)
             if held.any():      # to the edge of the first piece's cone
                 factor = np.exp(self.mu * theta[first])
@@ -510,8 +503,7 @@ class StickSlipStatics:
                                 self._tensions[first] / factor)
                 motor = np.where(held & (np.abs(F) > 0.1 * JOINT_LENGTH_TOLERANCE), edge, motor)
             free = ~held
-            step = complementary_step(motor[free], F[free], J[np.ix_(free, free)],
-                                      LENGTH_TOLERANCE)
+            step = complementary_step(motor[free], F[free], J[free][:, free], LENGTH_TOLERANCE)
             if step is None:
                 break
             motor[free] = step
@@ -656,36 +648,6 @@ class StickSlipStatics:
             probe[j] += h
             J[:, j] = (error(probe)[0] - F) / h
         return J
-
-
-def complementary_step(motor: np.ndarray, F: np.ndarray, J: np.ndarray,
-                       tolerance: float) -> np.ndarray | None:
-    """
-    Newton step of the tendons' complementarity, linearised: the next motor tensions [N].
-
-    T' = T + d with T' >= 0, the length errors F + J d <= ``tolerance`` [m] (J = dF/dT [m/N]),
-    equal to 0 where T' > 0: the taut set of ``T > 0 or F > tolerance`` first, then the
-    other sets, fewest changes first (up to 2^MAX_ENUMERATED sets). None: no set meets it.
-    """
-    start = (motor > 0.0) | (F > tolerance)
-
-    def others():
-        if motor.size <= MAX_ENUMERATED:
-            every = (np.array(taut) for taut in itertools.product((False, True),
-                                                                    repeat=motor.size))
-            yield from sorted(every, key=lambda taut: np.sum(taut != start))
-
-    for taut in itertools.chain([start], others()):
-        d = -motor.copy()
-        d[taut] = 0.0
-        if taut.any():
-            block = J[np.ix_(taut, taut)]
-            if abs(np.linalg.det(block)) <= 1e-300:
-                continue
-            d[taut] = np.linalg.solve(block, -F[taut] - J[np.ix_(taut, ~taut)] @ d[~taut])
-        if np.all(motor[taut] + d[taut] >= 0.0) and np.all((F + J @ d)[~taut] <= tolerance):
-            return motor + d
-    return None
 
 
 def plot_hysteresis(inputs: np.ndarray, tips: np.ndarray, tensions: np.ndarray,
