@@ -280,7 +280,7 @@ class StickSlipStatics:
             'be too large for this pose', change, MAX_FIXED_POINT)
 
     def _learn(self, tensions: np.ndarray, theta: np.ndarray, lengths: np.ndarray,
-                misled: bool) -> None:
+               misled: bool) -> None:
         """
         Move the linear models of the angles and lengths to a shape solved at ``tensions``.
 

@@ -118,12 +118,13 @@ def complementary_step(motor: np.ndarray, F: np.ndarray, J: np.ndarray,
 
 
 def _step(motor: np.ndarray, F: np.ndarray, J: np.ndarray, taut: np.ndarray):
-    """The step releasing the slack tendons to 0 N and zeroing the taut ones' errors; None: singular."""
+    """Return the step that slackens the others to 0 N and meets the ``taut`` ones' lengths."""
     step = -motor.copy()
     step[taut] = 0.0
     if taut.any():
+        rows = J[taut]
         try:
-            step[taut] = np.linalg.solve(J[taut][:, taut], -F[taut] - J[taut][:, ~taut] @ step[~taut])
-        except np.linalg.LinAlgError:
+            step[taut] = np.linalg.solve(rows[:, taut], -F[taut] - rows[:, ~taut] @ step[~taut])
+        except np.linalg.LinAlgError:     # singular: no step with this set
             return None
     return step
