@@ -112,7 +112,7 @@ Q = [(0.002, 0.0, -0.002, 0.0), (0.004, 0.0, -0.004, 0.0), (0.006, 0.0, -0.006, 
 
 @pytest.fixture(scope='module')
 def released():
-    """A pull of t0 by displacement and its release (stuck pieces), solved both ways."""
+    """Solve a pull of t0 by displacement and its release (stuck pieces) both ways."""
     joint = StickSlipStatics(friction_robot(), 'discrete')
     fallback = StickSlipStatics(friction_robot(), 'discrete')
 
@@ -125,7 +125,7 @@ def released():
 
 @pytest.mark.parametrize('loop, length_tolerance', [(0, 1e-8), (1, 1e-6)])
 def test_each_loop_reaches_the_state_its_tensions_reach(released, loop, length_tolerance):
-    """Each state is the equilibrium of its motor tensions from the last, at the lengths."""
+    """Check that each state is the equilibrium of its motor tensions, at its lengths."""
     by_tension = StickSlipStatics(friction_robot(), 'discrete')
     for row, results in zip(Q, released):
         state = results[loop]
