@@ -35,7 +35,10 @@ solver's grid, so with coefficient 0 every output equals the frictionless one to
 Tensions in: the motor's (T_0). Displacements in: the motor tensions are solved so that each
 tendon's unstretched length, motor distance d at T_0 and piece k of length l_k at T_k,
 d / (1 + C T_0) + sum l_k / (1 + C T_k), plus its slack, is l* + d - q (the frictionless
-relation of :func:`~tendon_robot_sim.models.tendon_robot.tendon_displacements`, per piece).
+relation of :func:`~tendon_robot_sim.models.tendon_robot.tendon_displacements`, per piece),
+to 1e-8 m: in the same iteration of shape solves as the pieces' stick and slip, with a linear
+model of the pieces' path lengths beside that of their wrap angles
+(:meth:`StickSlipStatics._joint_displacements`).
 The viscous law has no static part (its load is proportional to the sliding speed): such a
 tendon is frictionless here. Out: each state's equilibrium with the tension at the motor
 (``tensions``) and at the anchor (``tip_tensions``: the last piece's; for continuous routing
