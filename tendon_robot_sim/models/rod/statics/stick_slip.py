@@ -35,7 +35,10 @@ solver's grid, so with coefficient 0 every output equals the frictionless one to
 Tensions in: the motor's (T_0). Displacements in: the motor tensions are solved so that each
 tendon's unstretched length, motor distance d at T_0 and piece k of length l_k at T_k,
 d / (1 + C T_0) + sum l_k / (1 + C T_k), plus its slack, is l* + d - q (the frictionless
-relation of :func:`~tendon_robot_sim.models.tendon_robot.tendon_displacements`, per piece).
+relation of :func:`~tendon_robot_sim.models.tendon_robot.tendon_displacements`, per piece),
+to 1e-8 m: in the same iteration of shape solves as the pieces' stick and slip, with a linear
+model of the pieces' path lengths beside that of their wrap angles
+(:meth:`StickSlipStatics._joint_displacements`).
 The viscous law has no static part (its load is proportional to the sliding speed): such a
 tendon is frictionless here. Out: each state's equilibrium with the tension at the motor
 (``tensions``) and at the anchor (``tip_tensions``: the last piece's; for continuous routing
@@ -60,6 +63,7 @@ from tendon_robot_sim.models.rod.statics.bending_friction import (bay_moments,
 from tendon_robot_sim.models.rod.statics.result import StaticsResult
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.rod.tendons.capstan import stick_slip_sweep, turn_angles
+from tendon_robot_sim.models.rod.tendons.piece_lengths import complementary_step, length_errors
 from tendon_robot_sim.models.tendon_robot import Robot, Tendon, without_friction
 
 # Length of the pieces of a continuously routed tendon [m]. A piece carries one tension, in
@@ -79,6 +83,15 @@ MAX_FIXED_POINT = 60
 LENGTH_TOLERANCE = 1e-6
 MAX_LENGTH_ITERATIONS = 40
 MAX_SWEEPS = 20       # of one-tendon solves, when Newton stalls
+# The pieces' and motors' tensions solved together (_joint_displacements): the length error
+# [m] at which they stop, and the probe [N] of the pieces' tensions whose finite differences
+# start the model of their path lengths.
+JOINT_LENGTH_TOLERANCE = 1e-8
+LENGTH_PROBE = 1e-2
+# The shortest step of the pieces' tensions [N] the path lengths' model learns from: the
+# solves' noise in the lengths (~1e-10 m) is then below 1e-5 of the secant's change.
+SECANT_STEP = 1e-4
+MAX_HALVINGS = 4     # of a Newton step of the motor tensions in a row
 
 
 def has_friction(robot: Robot) -> bool:
@@ -191,6 +204,9 @@ class StickSlipStatics:
         self._T_ref = np.zeros(self._first[-1])
         self._theta_ref = np.zeros(self._first[-1])
         self._A = np.zeros((self._first[-1], self._first[-1]))
+        # and of the pieces' path lengths [m] (_joint_displacements): lengths of the last
+        # shape solved, B = d lengths / d tensions (finite differences, then secant updates)
+        self._ell_ref = self._B = None
         self._motor_tension = np.zeros(len(self.robot.tendons))
         self._jacobian = None
         self.solver.reset()
@@ -209,9 +225,14 @@ class StickSlipStatics:
         return slice(self._first[i], self._first[i + 1])
 
     def _propagate(self, motor: np.ndarray, theta: np.ndarray) -> np.ndarray:
-        tensions = np.empty_like(self._tensions)
-        stick_slip_sweep(self._tensions, motor, theta, self.mu, self._first_array, tensions)
-        return tensions
+        return self._sweep(motor, theta)[0]
+
+    def _sweep(self, motor: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pieces' tensions [N] from the stored ones, and their slopes dT_k / dT_0 [-]."""
+        tensions, slopes = np.empty_like(self._tensions), np.empty_like(self._tensions)
+        stick_slip_sweep(self._tensions, motor, theta, self.mu, self._first_array, tensions,
+                         slopes)
+        return tensions, slopes
 
     def _angles(self, result: StaticsResult) -> np.ndarray:
         """Wrap angles of all pieces (:func:`~..tendons.capstan.wrap_angles`, all tendons)."""
@@ -253,19 +274,32 @@ class StickSlipStatics:
             theta = self._angles(result)
             updated = self._propagate(motor, theta)
             last, change = change, float(np.max(np.abs(updated - tensions), initial=0.0))
-            dT = tensions - self._T_ref
-            if dT @ dT > 0.0:
-                if change > last:       # the model misled: start learning afresh
-                    self._A[:] = 0.0
-                else:
-                    self._A += np.outer(theta - self._theta_ref - self._A @ dT, dT) / (dT @ dT)
-            self._T_ref, self._theta_ref = tensions, theta
+            self._learn(tensions, theta, result.tendon_lengths, change > last)
             if change <= tolerance:
                 return result, updated, theta
         raise ConvergenceError(
             f'stick-slip statics: the tensions did not settle with the shape in '
             f'{MAX_FIXED_POINT} iterations (last change {change:.3g} N); the friction may '
             'be too large for this pose', change, MAX_FIXED_POINT)
+
+    def _learn(self, tensions: np.ndarray, theta: np.ndarray, lengths: np.ndarray,
+               misled: bool) -> None:
+        """
+        Move the linear models of the angles and lengths to a shape solved at ``tensions``.
+
+        Broyden's secant updates of A (restarted from 0 where the last iteration ``misled``)
+        and of B, and the new reference: the wrap angles ``theta`` and path lengths
+        ``lengths`` (its pieces', base to end [m]) of that shape.
+        """
+        dT = tensions - self._T_ref
+        if dT @ dT > 0.0:
+            if misled:       # the model misled: start learning afresh
+                self._A[:] = 0.0
+            else:
+                self._A += np.outer(theta - self._theta_ref - self._A @ dT, dT) / (dT @ dT)
+            if self._B is not None and dT @ dT >= SECANT_STEP ** 2:
+                self._B += np.outer(lengths - self._ell_ref - self._B @ dT, dT) / (dT @ dT)
+        self._T_ref, self._theta_ref, self._ell_ref = tensions, theta, lengths.copy()
 
     def _model_fixed_point(self, motor: np.ndarray, tolerance: float) -> np.ndarray:
         """Tensions T = sweep(theta_ref + A (T - T_ref)) of the linear angle model [N]."""
@@ -366,15 +400,129 @@ class StickSlipStatics:
         """
         Next state with the motor ``displacements``, the tendons sticking and sliding.
 
-        The motor tensions are solved: Newton's method (Broyden updates of a finite-difference
-        Jacobian kept from state to state) on the length errors of the taut tendons, the others
-        slack at zero tension; a slack tendon found too short joins the taut ones, a taut one
-        whose tension would fall below zero leaves them. The first guess of which tendons are
-        taut: those of the last state and of the frictionless solution.
+        The motor tensions are solved with the pieces' (:meth:`_joint_displacements`); where
+        that does not settle, around the tension-driven state (:meth:`_by_lengths`).
         """
         start = time.perf_counter()
         q = self.frictionless.tendon_vector(displacements, 'displacements', tension=False)
         available = self.rest_lengths + self._motor - q
+        try:
+            result, motor, tensions, F = self._joint_displacements(available)
+        except ConvergenceError:
+            result, motor, tensions, F = self._by_lengths(q, available)
+        self._store(motor, tensions)
+        return self._physical(result, motor, tensions, q.copy(),
+                              np.where(motor > 0.0, 0.0, np.maximum(-F, 0.0)), start)
+
+    def _joint_displacements(self, available: np.ndarray):
+        """
+        Solve the motor and piece tensions whose shape gives the tendons ``available`` [m].
+
+        One iteration of shape solves for the tendons' lengths and the pieces' stick and slip
+        together: the linear models of the wrap angles (A) and of the pieces' path lengths (B)
+        about the last shape solved give the motor tensions whose stick-slip tensions meet
+        the lengths (:meth:`_model_motors`, no shape solved); the shape is solved at those
+        tensions, the models learn from it, until the tensions settle with the shape and the
+        lengths are met (the taut tendons', the slack ones no shorter than their paths).
+        Returns (result, motor tensions, piece tensions, length errors [m]).
+        """
+        if self._ell_ref is None:   # no shape since the reset: the stored tensions' one
+            result = self.solver.solve_tension_steps(self._steps(self._tensions))
+            self._T_ref, self._theta_ref = self._tensions.copy(), self._angles(result)
+            self._ell_ref = result.tendon_lengths.copy()
+        if self._B is None:
+            self._B = self._length_jacobian()
+        motor, change = self._motor_tension.copy(), math.inf
+        for _ in range(MAX_FIXED_POINT):
+            try:
+                motor, tensions = self._model_motors(available, motor)
+            except ConvergenceError:    # the angles' model does not contract: without it
+                self._A[:] = 0.0
+                motor, tensions = self._model_motors(available, motor)
+            result = self.solver.solve_tension_steps(self._steps(tensions))
+            theta = self._angles(result)
+            updated = self._propagate(motor, theta)
+            F = self._needed_length(result, motor, updated) - available
+            last, change = change, float(np.max(np.abs(updated - tensions), initial=0.0))
+            self._learn(tensions, theta, result.tendon_lengths, change > last)
+            taut = motor > 0.0
+            if (change <= TENSION_TOLERANCE * max(1.0, float(np.max(motor)))
+                    and np.all(np.abs(F[taut]) <= JOINT_LENGTH_TOLERANCE)
+                    and np.all(F[~taut] <= LENGTH_TOLERANCE)):
+                return result, motor, updated, F
+        raise ConvergenceError('stick-slip statics: the lengths did not settle with the shape',
+                               change, MAX_FIXED_POINT)
+
+    def _length_jacobian(self) -> np.ndarray:
+        """B = d (pieces' path lengths) / d (pieces' tensions) [m/N] about the reference."""
+        B = np.empty((self._T_ref.size, self._T_ref.size))
+        for k in range(self._T_ref.size):
+            probe = self._T_ref.copy()
+            probe[k] += LENGTH_PROBE
+            B[:, k] = (self.solver.solve_tension_steps(self._steps(probe)).tendon_lengths
+                       - self._ell_ref) / LENGTH_PROBE
+        return B
+
+    def _model_motors(self, available: np.ndarray, motor: np.ndarray):
+        """
+        Motor tensions [N] meeting the lengths ``available`` in the linear models, no shape.
+
+        theta = theta_ref + A (T - T_ref), lengths = l_ref + B (T - T_ref), T the pieces'
+        stick-slip tensions (exact, with their kinks): semismooth Newton on the taut tendons'
+        length errors with the sweep's slopes (:mod:`~..tendons.piece_lengths`), a tendon taut
+        where its tension is above 0 or its path longer than it by LENGTH_TOLERANCE. A tendon
+        that does not move over its base hole (its first piece sticks) and does not stretch
+        (C d = 0) has no slope: it steps to the edge of that piece's cone that its error
+        points to. Returns (motor, piece tensions).
+        """
+        motor, theta = motor.copy(), self._theta_ref
+        n, first, mu = motor.size, self._first_array[:-1], float(np.max(self.mu))
+        tensions, slopes = np.empty_like(self._tensions), np.empty_like(self._tensions)
+        F, J, best, halved = np.empty(n), np.empty((n, n)), (math.inf, motor), 0
+        for _ in range(MAX_FIXED_POINT):
+            length_errors(self._tensions, motor, theta, self.mu, self._first_array, self._T_ref,
+                          self._ell_ref, self._B, self._compliance, self._motor, available,
+                          tensions, slopes, F, J)
+            theta, moved = np.maximum(self._theta_ref + self._A @ (tensions - self._T_ref),
+                                      0.0), theta
+            taut = (motor > 0.0) | (F > LENGTH_TOLERANCE)
+            if np.all(np.abs(F[taut]) <= 0.1 * JOINT_LENGTH_TOLERANCE):
+                # the angles settled: their change moves no tension by a tenth of the tolerance
+                if np.max(np.abs(theta - moved)) * mu <= 0.1 * TENSION_TOLERANCE:
+                    return motor, tensions.copy()
+                continue
+            merit = float(np.max(np.abs(F[taut]), initial=0.0))
+            if (merit > best[0] * (1.0 + 1e-6) and merit > JOINT_LENGTH_TOLERANCE
+                    and halved < MAX_HALVINGS):
+                # Newton went over a kink of the sweep (worse; equal: a flat stretch where
+                # the tendon sticks): back halfway
+                motor, halved = 0.5 * (motor + best[1]), halved + 1
+                continue
+            best, halved = (merit, motor.copy()), 0
+            held = taut & (slopes[first] == 0.0) & (np.abs(np.diag(J)) <= 1e-12)
+            if held.any():      # to the edge of the first piece's cone
+                factor = np.exp(self.mu * theta[first])
+                edge = np.where(F > 0.0, self._tensions[first] * factor,
+                                self._tensions[first] / factor)
+                motor = np.where(held & (np.abs(F) > 0.1 * JOINT_LENGTH_TOLERANCE), edge, motor)
+            free = ~held
+            step = complementary_step(motor[free], F[free], J[free][:, free], LENGTH_TOLERANCE)
+            if step is None:
+                break
+            motor[free] = step
+        raise ConvergenceError('stick-slip statics: the linear model did not settle',
+                               float(np.max(np.abs(F))), MAX_FIXED_POINT)
+
+    def _by_lengths(self, q: np.ndarray, available: np.ndarray):
+        """
+        Solve the motor tensions around the tension-driven state (:meth:`_equilibrium`).
+
+        Newton's method (Broyden updates of a finite-difference Jacobian kept from state to
+        state) on the length errors of the taut tendons, the others slack at zero tension; a
+        slack tendon found too short joins the taut ones, a taut one whose tension would fall
+        below zero leaves them. The first guess of which tendons are taut: those of the last
+        state and of the frictionless solution. Returns (result, motor, piece tensions, F).
+        """
 
         def error(motor):
             """Unstretched length each tendon lacks [m] (< 0: slack) at motor tensions [N]."""
@@ -417,9 +565,7 @@ class StickSlipStatics:
                 raise ConvergenceError(
                     f'stick-slip statics: the tendon lengths did not converge in {MAX_SWEEPS} '
                     'sweeps', float(np.max(np.abs(F))), MAX_SWEEPS)
-        self._store(motor, out[1])
-        return self._physical(out[0], motor, out[1], q.copy(),
-                              np.where(taut, 0.0, np.maximum(-F, 0.0)), start)
+        return out[0], motor, out[1], F
 
     def _taut_lengths(self, error, motor, F, out, taut):
         """

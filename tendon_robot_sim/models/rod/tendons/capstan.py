@@ -76,20 +76,31 @@ def wrap_angles(points: np.ndarray, incoming: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def stick_slip_sweep(previous, motors, theta, mu, first, out):
+def stick_slip_sweep(previous, motors, theta, mu, first, out, slopes):
     """
     Write into ``out`` the pieces' tensions [N] of all tendons after one quasi-static step.
 
     The pieces of tendon i are ``first[i]:first[i + 1]`` of ``previous``, ``theta`` and
     ``out``, motor end first; ``motors`` (n,) and ``mu`` (n,) its motor tension and
-    coefficient (:func:`stick_slip`, of which this is the compiled loop).
+    coefficient (:func:`stick_slip`, of which this is the compiled loop). ``slopes`` gets
+    dT_k / dT_0 at fixed wrap angles: 0 where a piece sticks, the product of the cone factors
+    (e^(-mu theta) sliding towards the motor, e^(mu theta) away from it) where the pieces up
+    to it slide; on an edge, the slope of a rising motor tension.
     """
     for i in range(motors.size):
-        before = motors[i]
+        before, slope = motors[i], 1.0
         for k in range(first[i], first[i + 1]):
             factor = math.exp(mu[i] * theta[k])
-            before = min(max(previous[k], before / factor), before * factor)
+            low, high = before / factor, before * factor
+            before = min(max(previous[k], low), high)
+            if previous[k] <= low:
+                slope /= factor
+            elif previous[k] >= high:
+                slope *= factor
+            else:
+                slope = 0.0
             out[k] = before
+            slopes[k] = slope
 
 
 def stick_slip(previous: np.ndarray, motor: float, theta: np.ndarray, mu: float) -> np.ndarray:
@@ -104,5 +115,6 @@ def stick_slip(previous: np.ndarray, motor: float, theta: np.ndarray, mu: float)
     previous = np.asarray(previous, dtype=float)
     tensions = np.empty_like(previous)
     stick_slip_sweep(previous, np.array([float(motor)]), np.asarray(theta, dtype=float),
-                     np.array([float(mu)]), np.array([0, previous.size]), tensions)
+                     np.array([float(mu)]), np.array([0, previous.size]), tensions,
+                     np.empty_like(previous))
     return tensions
