@@ -275,6 +275,7 @@ def test_a_final_command_queued_just_before_stop_reaches_the_device(rig):
         before = len(rig.motor.applied)
         safe = (0.5, 0.25, 0.5, 0.25)
         driver.stop(final_tensions=safe, timeout=0.0)
-        wait_for(lambda: len(rig.motor.applied) > before and rig.motor.applied[-1].tensions == safe,
+        wait_for(lambda: len(rig.motor.applied) > before
+                 and rig.motor.applied[-1].tensions == safe,
                  what='the final command at the device')
         assert driver.statistics()[0].frames_sent == 1
