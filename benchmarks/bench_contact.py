@@ -21,11 +21,11 @@ The steel rod of ``config/steel_rod_robot.yaml`` (0.5 m, 2 mm) clamped horizonta
 a frictionless cylinder whose top touches the rod's underside at the clamp's height (the test
 ``test/models/rod/statics/test_contact_statics.py``), at the default contact parameters:
 
-* statics (``kirchhoff``, ``cosserat``) at several RK4 steps, and at other penalty
-  stiffnesses: cold solve time (load
-  continuation from the unloaded rod), warm solve time (a stream of tendon tensions, 1 mN
-  apart), the support and clamp forces and the largest deflection against beam theory
-  (3wL/8, 5wL/8, wL^4 / (185 EI) at 0.5785 L), the penetration;
+* statics (``kirchhoff``, ``cosserat``) at the default grid and several RK4 steps
+  everywhere, and at other penalty stiffnesses: cold solve time (load continuation from the
+  unloaded rod), warm solve time (a stream of tendon tensions, 1 mN apart; wall and CPU
+  time), the support and clamp forces and the largest deflection against beam theory (3wL/8,
+  5wL/8, wL^4 / (185 EI) at 0.5785 L), the penetration;
 * implicit dynamics (``kirchhoff``, dt = 2 ms) at rest on the prop: the real-time factor at
   the default steps with a world (one per ``CONTACT_STEP`` where the rod can reach the prop)
   and at 100 steps;
@@ -92,15 +92,17 @@ def statics(model, step, repeats, stiffness=1e7):
         start = time.perf_counter()
         result = solver.solve_tensions([0.0] * 4)
         cold.append(time.perf_counter() - start)
-    warm = []
+    warm, warm_cpu = [], []
     for k in range(50):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         solver.solve_tensions([1e-3 * (k % 10), 0.0, 0.0, 0.0])
         warm.append(time.perf_counter() - start)
+        warm_cpu.append(time.process_time() - start_cpu)
     (prop,) = result.contacts
     return {'model': model, 'step_m': step, 'stiffness': stiffness,
             'cold_ms': 1e3 * statistics.median(cold),
             'warm_ms_median': 1e3 * statistics.median(warm),
+            'warm_cpu_ms_median': 1e3 * statistics.median(warm_cpu),
             'penetration_m': result.max_penetration,
             **errors(result.centerline, prop.force[2], -result.base_force[2])}
 
@@ -201,13 +203,15 @@ def main():
         if args.json:
             print(json.dumps({'machine': machine_info(), 'simulate': speed}))
         return
+    # step None: the default grid (the contact-free step until the rod can reach the prop)
     rows = [statics(model, step, args.repeats) for model in ('kirchhoff', 'cosserat')
-            for step in (0.0005, 0.001, 0.002)]
+            for step in (None, 0.0005, 0.001, 0.002)]
     rows += [statics('kirchhoff', 0.001, args.repeats, stiffness) for stiffness in (1e6, 1e8)]
     for row in rows:
-        print(f"statics {row['model']:9s} step {row['step_m'] * 1e3:.1f} mm, k "
-              f"{row['stiffness']:.0e} N/m^2: cold "
-              f"{row['cold_ms']:.0f} ms, warm {row['warm_ms_median']:.1f} ms; support "
+        step = 'default' if row['step_m'] is None else f"{row['step_m'] * 1e3:.1f} mm"
+        print(f"statics {row['model']:9s} step {step}, k {row['stiffness']:.0e} N/m^2: cold "
+              f"{row['cold_ms']:.0f} ms, warm {row['warm_ms_median']:.1f} ms (CPU time "
+              f"{row['warm_cpu_ms_median']:.1f} ms); support "
               f"{100 * row['support_error']:+.2f} %, clamp {100 * row['clamp_error']:+.2f} %, "
               f"deflection {100 * row['deflection_error']:+.2f} % at "
               f"{100 * row['location_error']:+.2f} %, penetration "

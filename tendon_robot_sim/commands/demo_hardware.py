@@ -196,7 +196,8 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
 
     A step holds its tensions ``hold`` s from when ``tendon/state`` carries them, then on
     until the measured tip has settled, at most ``settle`` s more; its row is the tip then,
-    with its spread (m) over the last SETTLE_WINDOW s and whether that is at rest.
+    with its spread (m) over the last SETTLE_WINDOW s of measurements and whether that is at
+    rest (those measurements made after the hold began).
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -252,11 +253,13 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
                 raise CommandError(f'{phase.label}: the tensions {target.tolist()} N did not '
                                    f'arrive within {STARTUP_TIMEOUT:g} s; see {log_path}')
             end = driver.now() + hold
+
+            def at_rest() -> bool:   # over a window measured after the hold began
+                return driver.tips[-1][0] >= end and driver.tip_spread() <= SETTLED_SPREAD
             wait_until(executor, lambda: driver.now() >= end, hold + 1.0, alive)
-            wait_until(executor, lambda: driver.tip_spread() <= SETTLED_SPREAD, settle, alive)
+            wait_until(executor, at_rest, settle, alive)
             t, *tip = driver.tips[-1]
-            spread = driver.tip_spread()
-            steps.append((phase.label, t, np.array(tip), spread, spread <= SETTLED_SPREAD))
+            steps.append((phase.label, t, np.array(tip), driver.tip_spread(), at_rest()))
         counts = recorder.counts
     finally:
         shut_down(executor, nodes, launcher)

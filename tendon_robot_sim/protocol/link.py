@@ -23,8 +23,9 @@ device protocol and hands the messages to a callback. Bad frames are counted
 and dropped. When the port fails (unplugged, peer closed) the thread closes it
 and reopens it with exponential back-off; it never gives up and never raises to
 the caller. Writes happen in the same thread: the owner queues frames through
-``poll_outgoing``, which the thread calls before every read, so no caller ever
-blocks on the port.
+``poll_outgoing``, which the thread calls before every read and once more when it
+is stopped, so no caller ever blocks on the port and a frame queued just before
+``stop()`` still goes out.
 """
 
 from __future__ import annotations
@@ -207,14 +208,14 @@ class SerialLink:
             if self._on_connect is not None:
                 self._on_connect()
             while not self._stop.is_set():
-                if self._poll_outgoing is not None:
-                    for frame in self._poll_outgoing(time.monotonic()):
-                        port.write(frame)
-                        with self._lock:
-                            self._stats.frames_sent += 1
+                self._write_outgoing(port)
                 data = port.read(max(1, port.in_waiting))
                 if data:
                     self._receive(decoder, data)
+            # Stopped: what the owner queued last (a final safe command) still goes out
+            # before the port closes. On a loaded machine the owner's stop came before this
+            # thread ran again, and the safe state of a stopping bridge never reached the wire.
+            self._write_outgoing(port)
         except (serial.SerialException, OSError) as error:
             with self._lock:
                 self._stats.last_error = f'link lost: {error}'
@@ -238,6 +239,14 @@ class SerialLink:
                 port.close()
             except (serial.SerialException, OSError):
                 pass   # already gone
+
+    def _write_outgoing(self, port: serial.SerialBase) -> None:
+        if self._poll_outgoing is None:
+            return
+        for frame in self._poll_outgoing(time.monotonic()):
+            port.write(frame)
+            with self._lock:
+                self._stats.frames_sent += 1
 
     def _receive(self, decoder, data: bytes) -> None:
         now = time.monotonic()

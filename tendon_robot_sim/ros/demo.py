@@ -200,15 +200,18 @@ class HardwareDemoDriver(Node):
     """
     Publishes tension commands; records ``tip/measured`` and ``tendon/state`` with their time.
 
-    ``tips``: (t [s, wall clock since start], x, y, z [m, base frame]) per sample;
-    ``tensions``: (t, tension per tendon [N]) per ``tendon/state``.
+    ``tips``: (t [s since the driver started, when the sample was measured], x, y, z [m, base
+    frame]) per sample; ``tensions``: (t, tension per tendon [N]) per ``tendon/state``. The
+    times are the messages' stamps (the bridge's clock, the driver's own without simulated
+    time), not when they came: a loaded machine delivered them late and in bursts, and a tip at
+    rest, seen in bursts, never covered a settling window.
     """
 
     def __init__(self, **kwargs):
         super().__init__('demo_driver', **kwargs)
         self.command_pub = self.create_publisher(
             topics.TENDON_COMMAND.msg_type, topics.TENDON_COMMAND.name, topics.TENDON_COMMAND.qos)
-        self.start = time.monotonic()
+        self.start = self._seconds(self.get_clock().now().to_msg())
         self.tips: list[tuple[float, float, float, float]] = []
         self.tensions: list[tuple[float, ...]] = []
         self.create_subscription(topics.TIP_MEASURED.msg_type, topics.TIP_MEASURED.name,
@@ -216,24 +219,34 @@ class HardwareDemoDriver(Node):
         self.create_subscription(topics.TENDON_STATE.msg_type, topics.TENDON_STATE.name,
                                  self._on_state, topics.TENDON_STATE.subscription_qos)
 
+    @staticmethod
+    def _seconds(stamp) -> float:
+        return stamp.sec + stamp.nanosec * 1e-9
+
     def now(self) -> float:
-        """Return the wall-clock time since the driver started [s]."""
-        return time.monotonic() - self.start
+        """Return the time since the driver started [s], on the clock of the stamps."""
+        return self._seconds(self.get_clock().now().to_msg()) - self.start
 
     def _on_tip(self, msg) -> None:
-        self.tips.append((self.now(), msg.point.x, msg.point.y, msg.point.z))
+        self.tips.append((self._seconds(msg.header.stamp) - self.start,
+                          msg.point.x, msg.point.y, msg.point.z))
 
     def tip_spread(self) -> float:
-        """How far the measured tip strayed from its mean over the last SETTLE_WINDOW s [m]."""
+        """
+        How far the measured tip strayed from its mean [m] (:func:`spread`).
+
+        Over the SETTLE_WINDOW s of measurements up to the latest one: a stream that a loaded
+        machine holds up for a moment says nothing about whether the tip moves.
+        """
         recent = []
         for sample in reversed(self.tips):
-            if self.now() - sample[0] > SETTLE_WINDOW:
+            if self.tips[-1][0] - sample[0] > SETTLE_WINDOW:
                 break
             recent.append(sample)
         return spread(recent[::-1])
 
     def _on_state(self, msg) -> None:
-        self.tensions.append((self.now(), *msg.effort))
+        self.tensions.append((self._seconds(msg.header.stamp) - self.start, *msg.effort))
 
     def command(self, tensions: dict[str, float]) -> None:
         self.command_pub.publish(topics.TENDON_COMMAND.msg_type(

@@ -13,6 +13,7 @@
 # limitations under the License.
 """The body of every node's ``main()``: start, spin, always shut down cleanly."""
 
+import faulthandler
 import inspect
 import os
 import signal
@@ -44,6 +45,14 @@ INTERRUPT_AFTER = 0.2
 # the main thread lost: swallowed by a library, cleared by C code) when the process ends
 # without destroying the node (StopWatchdog) [s]. The reminders land well before.
 FORCED_EXIT_AFTER = 1.0
+# Longest the clean-up after a stop signal may take in a node that is its own process (the
+# node destroyed: a bridge's safe state sent and its ports closed; the context shut down) [s].
+# Past it the process writes every thread's stack to its log and ends with
+# EXIT_CLEANUP_HUNG: a stopped node never stays alive (a bridge, configured and inactive, was
+# once found running 120 s after its SIGHUP, its log saying nothing). Under load 25 the
+# clean-up takes a few seconds.
+CLEANUP_LIMIT = 30.0
+EXIT_CLEANUP_HUNG = 1
 RCLError = _rclpy.RCLError
 # Exit code of a node whose ROS environment is bad (a variable, as a bad argument of a command).
 EXIT_BAD_ENVIRONMENT = 2
@@ -94,12 +103,14 @@ class _StopRequest:
     is destroyed and the context shut down.
     """
 
-    def __init__(self):
+    def __init__(self, name: str = '', cleanup_limit: float | None = None):
         self.signals: list[int] = []
         self.seen = False
         self.forced = False
         self._main = threading.get_ident()
         self._timer = None
+        self._name, self._cleanup_limit = name, cleanup_limit
+        self._cleanup_timer = None
 
     def __bool__(self) -> bool:
         return bool(self.signals)
@@ -125,10 +136,32 @@ class _StopRequest:
             self._timer.start()
 
     def acknowledge(self) -> None:
-        """Mark that the main thread stops now: from here on no signal interrupts it."""
+        """
+        Mark that the main thread stops now: from here on no signal interrupts it.
+
+        After a stop signal, with a ``cleanup_limit``, the clean-up that follows has that long
+        (:meth:`cleaned_up` when it is done).
+        """
         self.seen = True
         if self._timer is not None:
             self._timer.cancel()
+        if self.signals and self._cleanup_limit is not None and self._cleanup_timer is None:
+            self._cleanup_timer = threading.Timer(self._cleanup_limit, self._cleanup_hung)
+            self._cleanup_timer.daemon = True
+            self._cleanup_timer.start()
+
+    def cleaned_up(self) -> None:
+        """Stop the clean-up's clock: the clean-up after the stop is done."""
+        if self._cleanup_timer is not None:
+            self._cleanup_timer.cancel()
+
+    def _cleanup_hung(self) -> None:
+        print(f'[FATAL] [{self._name}]: the clean-up after the stop signal did not end within '
+              f"{self._cleanup_limit:g} s; exiting (every thread's stack follows)",
+              file=sys.stderr, flush=True)
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        sys.stderr.flush()
+        os._exit(EXIT_CLEANUP_HUNG)
 
 
 def run_node(make_node: Callable[[], Node], name: str, args=None,
@@ -141,7 +174,9 @@ def run_node(make_node: Callable[[], Node], name: str, args=None,
     that takes many small messages). ``exit_on_stop``: the node is the process (its
     ``main()``), which a stop signal ends as soon as the node is destroyed and the context
     shut down, with ``os._exit``: nothing is left to clean up, and the interpreter's own
-    teardown (numba, LLVM, Fast DDS) took 2.5-3 s of a 2 s promise under load 17.
+    teardown (numba, LLVM, Fast DDS) took 2.5-3 s of a 2 s promise under load 17. Such a
+    node's clean-up after a stop signal has ``CLEANUP_LIMIT`` s; one that hangs ends the
+    process with ``EXIT_CLEANUP_HUNG`` and every thread's stack on stderr.
 
     A node that cannot start (:class:`ConfigurationError`: a bad parameter or robot
     file; ROS arguments rcl cannot parse) is reported as one fatal log line under ``name``
@@ -166,7 +201,7 @@ def run_node(make_node: Callable[[], Node], name: str, args=None,
     except RosEnvironmentError as error:
         print(fatal_line(name, error), file=sys.stderr, flush=True)
         return EXIT_BAD_ENVIRONMENT
-    stop = _StopRequest()
+    stop = _StopRequest(name, CLEANUP_LIMIT if exit_on_stop else None)
     previous = {signum: signal.signal(signum, stop.handle) for signum in stop_signals()}
     quiet_lost_interrupts()
     try:
@@ -181,6 +216,7 @@ def run_node(make_node: Callable[[], Node], name: str, args=None,
             code = _run(make_node, name, stop, make_executor)
     finally:
         stop.acknowledge()
+        stop.cleaned_up()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     if stop.forced or (stop and exit_on_stop):

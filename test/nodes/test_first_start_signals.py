@@ -198,3 +198,43 @@ def test_a_ctrl_c_a_library_swallows_still_stops_at_once(what, tmp_path):
         took = seconds_to_exit(process, signal.SIGINT)
     assert took < EXIT_WITHIN and process.returncode == code, (took, log.read_text())
     assert log.read_text() == 'compiling\n'      # no result, no traceback
+
+
+def test_a_node_whose_clean_up_hangs_after_its_stop_signal_still_ends():
+    """
+    A stopped node never stays alive: past the clean-up's limit it ends, its stacks in its log.
+
+    A configured, inactive bridge was once found running 120 s after its SIGHUP, its log
+    saying nothing. Here destroy_node hangs; the limit is 2 s instead of 30.
+    """
+    process = subprocess.Popen(
+        [sys.executable, '-c', """
+import sys, threading
+import rclpy.node
+from tendon_robot_sim.ros import runner
+runner.CLEANUP_LIMIT = 2.0
+
+class Stuck(rclpy.node.Node):
+    def __init__(self):
+        super().__init__('stuck')
+        print('up', flush=True)
+
+    def destroy_node(self):
+        threading.Event().wait()     # never returns
+
+sys.exit(runner.run_node(Stuck, 'stuck', [], exit_on_stop=True))
+"""], cwd=ROOT, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+            p for p in (str(ROOT), os.environ.get('PYTHONPATH')) if p)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline() == 'up\n'
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=COMMAND_TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 1, stderr
+    assert ('[FATAL] [stuck]: the clean-up after the stop signal did not end within 2 s; '
+            'exiting') in stderr
+    assert 'in destroy_node' in stderr      # the stack says where it hung

@@ -255,3 +255,27 @@ def test_retries_back_off_and_a_command_is_given_up_after_max_retries(rig):
         wait_for(lambda: motors.delivery(seq) == DELIVERED, what='a new command to arrive')
     finally:
         motors.stop()
+
+
+@pytest.mark.parametrize('rig', ['pty'], indirect=True)
+def test_a_final_command_queued_just_before_stop_reaches_the_device(rig):
+    """
+    A bridge that stops sends the safe state, waits for its ACK a while, then stops the link.
+
+    On a loaded machine (load 25) the I/O thread did not run within that wait; the stop came
+    first, the thread left its loop without writing, and an inactive bridge stopped by a
+    signal had sent its device nothing (an active one left the robot pulled). Here the wait is
+    nothing at all: the link is stopped right after the command is queued. (Over TCP a socket
+    closed with unread status frames in it is reset, and the peer may drop the command it had
+    not read yet: serial ports only.)
+    """
+    for _ in range(5):
+        driver = MotorDriver(rig.path('motors'), N).start()
+        wait_for(lambda: driver.connected, what='the motor link')
+        before = len(rig.motor.applied)
+        safe = (0.5, 0.25, 0.5, 0.25)
+        driver.stop(final_tensions=safe, timeout=0.0)
+        wait_for(lambda: len(rig.motor.applied) > before
+                 and rig.motor.applied[-1].tensions == safe,
+                 what='the final command at the device')
+        assert driver.statistics()[0].frames_sent == 1

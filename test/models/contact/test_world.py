@@ -179,6 +179,17 @@ def test_a_mesh_beyond_the_face_bound_is_refused(tmp_path, monkeypatch):
                         tmp_path)
 
 
+def test_a_mesh_file_of_a_million_faces_is_refused_before_it_is_read(tmp_path):
+    # a binary STL of 10^6 faces: an 84-byte header and 50 bytes a face; sparse, so the test
+    # writes nothing (the bound is on the file's size: the file is never parsed)
+    with open(tmp_path / 'huge.stl', 'wb') as f:
+        f.truncate(84 + 50 * 1_000_000)
+    with pytest.raises(WorldError, match=rf'obstacles\[0\]\.file: .*huge\.stl is larger than '
+                                         rf'{mesh.MAX_MESH_BYTES} bytes'):
+        world_from_dict({'obstacles': [{'name': 'b', 'shape': 'mesh', 'file': 'huge.stl'}]},
+                        tmp_path)
+
+
 def test_an_obstacle_at_the_base_is_refused():
     world = world_from_dict({'obstacles': [
         {'name': 'floor', 'shape': 'plane', 'position': [0, 0, -0.01]},
