@@ -79,9 +79,10 @@ def _tendon_statics(robot, o: ModelOptions) -> SimModel:
     return TendonStatics(robot, _statics_model(o), world=o.world)
 
 
-# With a world, ``auto`` takes the statics that has contact (as ``statics --world`` needs
-# cosserat or kirchhoff); both integrators of the dynamics have it, and their ``auto`` picks
-# as without a world (as ``simulate --world``).
+# With a world, ``auto`` takes cosserat, not the discrete statics a robot with discs gets
+# without one: every discrete solve in contact starts its bays straight (docs/tendon_robot.md,
+# "Not yet"), far too slow for a node's rate. Both integrators of the dynamics have contact,
+# and their ``auto`` picks as without a world (as ``simulate --world``).
 def _statics_model(o: ModelOptions) -> str:
     return 'cosserat' if o.world is not None and o.statics_model == 'auto' else o.statics_model
 
