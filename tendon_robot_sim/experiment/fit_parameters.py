@@ -36,7 +36,10 @@ Each name is one parameter of the robot description, or one value several share 
 * the registration of the measurements: ``base.position`` (m) and ``base.rotation`` (a
   rotation vector about the base frame's axes, rad, turning the robot about its base from the
   file's orientation), each or one component (``base.position.z``); the marker the tip sensor
-  sees: ``tip_marker`` (m, tip frame), or one component.
+  sees: ``tip_marker`` (m, tip frame), or one component;
+* the load: ``gravity`` (m/s^2, world frame: where the robot's weight pulls), or one
+  component (``gravity.z``): a robot whose mounting was not recorded (standing, hanging or
+  lying) finds it, the components passing through 0 from one side to the other.
 
 Positive quantities (moduli, masses, sizes, compliance, damping) are fitted as z = ln(p / p0),
 with default bounds p0 / 10 .. 10 p0; the others linearly, z = (p - p0) / scale, with default
@@ -62,7 +65,7 @@ DYNAMIC_FIELDS = ('damping', 'bending_torsion', 'shear_extension', 'drag')
 TENDON_FIELDS = ('offset', 'angle', 'compliance', 'pretension', 'motor_distance', 'friction')
 # rod.bending_friction (models.rod.statics.bending_friction): path-dependent, as 'friction'
 BENDING_FIELDS = ('bending_friction.moment', 'bending_friction.stiffness_ratio')
-VECTOR_FIELDS = ('base.position', 'base.rotation', 'tip_marker')
+VECTOR_FIELDS = ('base.position', 'base.rotation', 'tip_marker', 'gravity')
 GROUPINGS = ('segment', 'tendon')
 FITTABLE = (ROD_FIELDS + ('vertebra_mass',) + tuple(f'<tendons>.{f}' for f in TENDON_FIELDS)
             + VECTOR_FIELDS + DYNAMIC_FIELDS + BENDING_FIELDS
@@ -77,6 +80,8 @@ ROTATION_BOUND, ROTATION_SCALE = 0.5, 0.01    # rad
 POSITION_BOUND, POSITION_SCALE = 1.0, 0.01    # rod lengths
 PRETENSION_SCALE = 1.0                        # N
 MOTOR_DISTANCE_BOUND, MOTOR_DISTANCE_SCALE = 10.0, 0.1   # rod lengths
+# gravity's components, in standard gravity: any mounting, and a weight off by up to 2 times
+GRAVITY_BOUND, GRAVITY_SCALE, STANDARD_GRAVITY = 2.0, 0.05, 9.80665     # -, -, m/s^2
 FRICTION_SCALE = 0.05                         # nu; bounds: the description's range of nu
 # the bending friction's slip moment, in E I / L (the moment that bends the rod by 1 rad):
 # from 0 to a residual bend of 1 rad
@@ -227,6 +232,9 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
     elif p.field in ('base.position', 'tip_marker'):
         default = (p.initial - POSITION_BOUND * L, p.initial + POSITION_BOUND * L)
         scale = POSITION_SCALE * L
+    elif p.field == 'gravity':
+        limit = max(GRAVITY_BOUND * STANDARD_GRAVITY, abs(p.initial))
+        default, scale = (-limit, limit), GRAVITY_SCALE * STANDARD_GRAVITY
     elif p.field == 'pretension':      # negative: slack at zero displacement
         limit = max(robot.tendons[t].max_tension for t in p.tendons)
         default, scale = (min(-limit, p.initial), max(limit, p.initial)), PRETENSION_SCALE
@@ -294,6 +302,8 @@ def _vector_value(robot: Robot, field: str, axis: int) -> float:
         return float(robot.base.position[axis])
     if field == 'tip_marker':
         return float(robot.tip_marker[axis])
+    if field == 'gravity':
+        return float(robot.gravity[axis])
     return 0.0      # base.rotation: a turn from the file's orientation
 
 
@@ -378,6 +388,8 @@ def robot_with(robot: Robot, params: Sequence[FitParameter], values: Sequence[fl
         elif p.field == 'tip_marker':
             marker = data.setdefault('tip_marker', [0.0, 0.0, 0.0])
             marker[p.component] = value
+        elif p.field == 'gravity':
+            data['gravity'][p.component] = value
         elif p.field == BENDING_FIELDS[0] and p.component >= 0:     # one segment's
             friction = data['rod'].setdefault('bending_friction', {'moment': 0.0})
             if not isinstance(friction['moment'], list):
