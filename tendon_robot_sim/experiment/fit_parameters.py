@@ -28,7 +28,8 @@ Each name is one parameter of the robot description, or one value several share 
   then solves the holds in order, each from the last, by the path-dependent statics).
   ``bending_friction.moment`` (N m) and ``bending_friction.stiffness_ratio`` (-): the rod's
   bending friction (``rod.bending_friction``, from none: moment 0, ratio 1), path-dependent
-  alike; ``bending_friction.moment@segment``: one moment per segment (``Robot.segment_ends``).
+  alike; ``bending_friction.moment@segment``: one moment per segment (``Robot.segment_ends``);
+  ``bending_friction.tension_arm`` (m): the bound's growth with the tendons' tension.
   TENDONS is a tendon's name or a pattern (``*``, ``s1_*``): the matching tendons share one
   value (tied; tied angles turn together). ``@segment`` fits one value per segment of the
   match (tendons anchored at the same arc length), ``@tendon`` one per tendon:
@@ -57,14 +58,15 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim.models.description import PHYSICAL_RANGES
-from tendon_robot_sim.models.tendon_robot import (anchors, BendingFriction, FRICTION_LAWS, Robot,
-                                                  robot_from_dict)
+from tendon_robot_sim.models.tendon_robot import (anchors, BendingFriction, FRICTION_LAWS,
+                                                  MAX_TENSION_ARM, Robot, robot_from_dict)
 
 ROD_FIELDS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
 DYNAMIC_FIELDS = ('damping', 'bending_torsion', 'shear_extension', 'drag')
 TENDON_FIELDS = ('offset', 'angle', 'compliance', 'pretension', 'motor_distance', 'friction')
 # rod.bending_friction (models.rod.statics.bending_friction): path-dependent, as 'friction'
-BENDING_FIELDS = ('bending_friction.moment', 'bending_friction.stiffness_ratio')
+BENDING_FIELDS = ('bending_friction.moment', 'bending_friction.stiffness_ratio',
+                  'bending_friction.tension_arm')
 VECTOR_FIELDS = ('base.position', 'base.rotation', 'tip_marker', 'gravity')
 GROUPINGS = ('segment', 'tendon')
 FITTABLE = (ROD_FIELDS + ('vertebra_mass',) + tuple(f'<tendons>.{f}' for f in TENDON_FIELDS)
@@ -86,6 +88,9 @@ FRICTION_SCALE = 0.05                         # nu; bounds: the description's ra
 # the bending friction's slip moment, in E I / L (the moment that bends the rod by 1 rad):
 # from 0 to a residual bend of 1 rad
 BENDING_MOMENT_BOUND, BENDING_MOMENT_SCALE = 1.0, 0.01
+# its growth with the tendons' tension (tension_arm): from 0 to the description's bound, in
+# steps of 1e-5 m (10 N through a bay: 0.1 mN m)
+TENSION_ARM_SCALE = 1e-5
 AXES = 'xyz'
 
 
@@ -240,6 +245,8 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
         default, scale = (min(-limit, p.initial), max(limit, p.initial)), PRETENSION_SCALE
     elif p.field == 'friction':
         default, scale = PHYSICAL_RANGES[FRICTION_LAWS['sliding']][:2], FRICTION_SCALE
+    elif p.field == 'bending_friction.tension_arm':
+        default, scale = (0.0, max(MAX_TENSION_ARM, p.initial)), TENSION_ARM_SCALE
     elif p.field == 'bending_friction.moment':
         moment = robot.rod.bending_stiffness / L
         default = (0.0, max(BENDING_MOMENT_BOUND * moment, p.initial))
@@ -269,7 +276,7 @@ def _scalar_value(robot: Robot, field: str) -> float:
     if field in BENDING_FIELDS:
         friction = robot.rod.bending_friction
         if friction is None:     # from none: no moment, the default stiffness
-            return 0.0 if field.endswith('moment') else BendingFriction(0.0).stiffness_ratio
+            return getattr(BendingFriction(0.0), field.partition('.')[2])
         if field == BENDING_FIELDS[0] and isinstance(friction.moment, tuple):
             if len(set(friction.moment)) > 1:
                 raise FitParameterError(

@@ -117,6 +117,28 @@ def test_hidden_moments_per_segment_come_back_within_their_intervals(robot):
     assert result.rms_after < 2.5 * NOISE < 10 * NOISE < result.rms_before
 
 
+def test_a_hidden_tension_arm_comes_back_with_its_moment(robot):
+    """
+    The bound M_0 + lambda sum tau, both from none in the file.
+
+    The pulls to 3 N slide at a larger moment than the releases near 0 N, so the moment and
+    the arm are told apart.
+    """
+    scale = robot.rod.bending_stiffness / robot.rod.length
+    hidden_values = {'bending_friction.moment': 0.05 * scale,
+                     'bending_friction.tension_arm': 0.05 * scale / 3.0}   # doubles it at 3 N
+    hidden = with_parameters(robot, hidden_values)
+    holds = pull_release(hidden, seed=6)
+    result = calibrate(robot, holds, list(hidden_values), model='cosserat', workers=1,
+                       progress=False)
+    for (low, high), value, truth in zip(result.joint_intervals, result.values,
+                                         hidden_values.values()):
+        assert low < truth < high
+        assert value == pytest.approx(truth, rel=0.05)
+    assert result.robot.rod.bending_friction.tension_arm == result.values[1]
+    assert result.rms_after < 2.5 * NOISE < 10 * NOISE < result.rms_before
+
+
 def test_bad_bounds_exit_2_in_one_line(robot, tmp_path, capsys):
     csv = tmp_path / 'holds.csv'
     write_holds_csv(csv, robot, pull_release(robot, seed=4)[:3])
