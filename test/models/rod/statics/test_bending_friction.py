@@ -236,8 +236,8 @@ def test_a_tension_arm_adds_the_tensions_through_each_bay_to_its_moment(model):
     Tensions held, a tip moment cycled: each bay slides where its moment per segment would.
 
     The bound M_0 + lambda sum tau of each bay is the same as the moments per segment that sum
-    gives (the constant bound of the Jenkins loop above). t0 and t2 end at the middle disc: the first segment's bays carry all four tendons, the
-    second's t1 and t3 alone.
+    gives (the constant bound of the Jenkins loop above). t0 and t2 end at the middle disc: the
+    first segment's bays carry all four tendons, the second's t1 and t3 alone.
     """
     M0, arm, ratio = 1e-3, 4e-4, 1.0
     tensions = np.array([1.0, 0.5, 2.0, 0.7])
