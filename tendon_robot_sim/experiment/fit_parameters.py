@@ -88,7 +88,8 @@ FRICTION_SCALE = 0.05                         # nu; bounds: the description's ra
 # the bending friction's slip moment, in E I / L (the moment that bends the rod by 1 rad):
 # from 0 to a residual bend of 1 rad
 BENDING_MOMENT_BOUND, BENDING_MOMENT_SCALE = 1.0, 0.01
-# its growth with the tendons' tension (tension_arm): from 0 to the description's bound, in
+# its growth with the tendons' tension (tension_arm, a friction coefficient times the radius
+# it acts at): from 0 to the sliding law's largest nu (2) times the largest hole offset, in
 # steps of 1e-5 m (10 N through a bay: 0.1 mN m)
 TENSION_ARM_SCALE = 1e-5
 AXES = 'xyz'
@@ -246,7 +247,9 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
     elif p.field == 'friction':
         default, scale = PHYSICAL_RANGES[FRICTION_LAWS['sliding']][:2], FRICTION_SCALE
     elif p.field == 'bending_friction.tension_arm':
-        default, scale = (0.0, max(MAX_TENSION_ARM, p.initial)), TENSION_ARM_SCALE
+        arm = PHYSICAL_RANGES[FRICTION_LAWS['sliding']][1] * max(
+            (t.offset for t in robot.tendons), default=MAX_TENSION_ARM)
+        default, scale = (0.0, min(max(arm, p.initial), MAX_TENSION_ARM)), TENSION_ARM_SCALE
     elif p.field == 'bending_friction.moment':
         moment = robot.rod.bending_stiffness / L
         default = (0.0, max(BENDING_MOMENT_BOUND * moment, p.initial))

@@ -60,6 +60,10 @@ def test_the_parameters_bounds(robot):
     assert (moment.initial, moment.low, moment.log) == (0.0, 0.0, False)
     assert moment.high == pytest.approx(EI / L, rel=1e-12)
     assert (ratio.initial, ratio.low, ratio.high, ratio.log) == (1.0, 0.1, 10.0, True)
+    arm, = parse_fit(robot, ['bending_friction.tension_arm'])
+    # from none: 0, up to the sliding law's largest nu (2) at the holes' 15 mm
+    assert (arm.initial, arm.low, arm.log) == (0.0, 0.0, False)
+    assert arm.high == pytest.approx(2.0 * 0.015, rel=1e-12)
     set_ = with_parameters(robot, {'bending_friction.moment': 2e-3})
     assert (set_.rod.bending_friction.moment, set_.rod.bending_friction.stiffness_ratio) == (
         2e-3, 1.0)
