@@ -28,7 +28,8 @@ Each name is one parameter of the robot description, or one value several share 
   then solves the holds in order, each from the last, by the path-dependent statics).
   ``bending_friction.moment`` (N m) and ``bending_friction.stiffness_ratio`` (-): the rod's
   bending friction (``rod.bending_friction``, from none: moment 0, ratio 1), path-dependent
-  alike; ``bending_friction.moment@segment``: one moment per segment (``Robot.segment_ends``).
+  alike; ``bending_friction.moment@segment``: one moment per segment (``Robot.segment_ends``);
+  ``bending_friction.tension_arm`` (m): the bound's growth with the tendons' tension.
   TENDONS is a tendon's name or a pattern (``*``, ``s1_*``): the matching tendons share one
   value (tied; tied angles turn together). ``@segment`` fits one value per segment of the
   match (tendons anchored at the same arc length), ``@tendon`` one per tendon:
@@ -36,7 +37,10 @@ Each name is one parameter of the robot description, or one value several share 
 * the registration of the measurements: ``base.position`` (m) and ``base.rotation`` (a
   rotation vector about the base frame's axes, rad, turning the robot about its base from the
   file's orientation), each or one component (``base.position.z``); the marker the tip sensor
-  sees: ``tip_marker`` (m, tip frame), or one component.
+  sees: ``tip_marker`` (m, tip frame), or one component;
+* the load: ``gravity`` (m/s^2, world frame: where the robot's weight pulls), or one
+  component (``gravity.z``): a robot whose mounting was not recorded (standing, hanging or
+  lying) finds it, the components passing through 0 from one side to the other.
 
 Positive quantities (moduli, masses, sizes, compliance, damping) are fitted as z = ln(p / p0),
 with default bounds p0 / 10 .. 10 p0; the others linearly, z = (p - p0) / scale, with default
@@ -54,15 +58,16 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim.models.description import PHYSICAL_RANGES
-from tendon_robot_sim.models.tendon_robot import (anchors, BendingFriction, FRICTION_LAWS, Robot,
-                                                  robot_from_dict)
+from tendon_robot_sim.models.tendon_robot import (anchors, BendingFriction, FRICTION_LAWS,
+                                                  MAX_TENSION_ARM, Robot, robot_from_dict)
 
 ROD_FIELDS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
 DYNAMIC_FIELDS = ('damping', 'bending_torsion', 'shear_extension', 'drag')
 TENDON_FIELDS = ('offset', 'angle', 'compliance', 'pretension', 'motor_distance', 'friction')
 # rod.bending_friction (models.rod.statics.bending_friction): path-dependent, as 'friction'
-BENDING_FIELDS = ('bending_friction.moment', 'bending_friction.stiffness_ratio')
-VECTOR_FIELDS = ('base.position', 'base.rotation', 'tip_marker')
+BENDING_FIELDS = ('bending_friction.moment', 'bending_friction.stiffness_ratio',
+                  'bending_friction.tension_arm')
+VECTOR_FIELDS = ('base.position', 'base.rotation', 'tip_marker', 'gravity')
 GROUPINGS = ('segment', 'tendon')
 FITTABLE = (ROD_FIELDS + ('vertebra_mass',) + tuple(f'<tendons>.{f}' for f in TENDON_FIELDS)
             + VECTOR_FIELDS + DYNAMIC_FIELDS + BENDING_FIELDS
@@ -77,10 +82,16 @@ ROTATION_BOUND, ROTATION_SCALE = 0.5, 0.01    # rad
 POSITION_BOUND, POSITION_SCALE = 1.0, 0.01    # rod lengths
 PRETENSION_SCALE = 1.0                        # N
 MOTOR_DISTANCE_BOUND, MOTOR_DISTANCE_SCALE = 10.0, 0.1   # rod lengths
+# gravity's components, in standard gravity: any mounting, and a weight off by up to 2 times
+GRAVITY_BOUND, GRAVITY_SCALE, STANDARD_GRAVITY = 2.0, 0.05, 9.80665     # -, -, m/s^2
 FRICTION_SCALE = 0.05                         # nu; bounds: the description's range of nu
 # the bending friction's slip moment, in E I / L (the moment that bends the rod by 1 rad):
 # from 0 to a residual bend of 1 rad
 BENDING_MOMENT_BOUND, BENDING_MOMENT_SCALE = 1.0, 0.01
+# its growth with the tendons' tension (tension_arm, a friction coefficient times the radius
+# it acts at): from 0 to the sliding law's largest nu (2) times the largest hole offset, in
+# steps of 1e-5 m (10 N through a bay: 0.1 mN m)
+TENSION_ARM_SCALE = 1e-5
 AXES = 'xyz'
 
 
@@ -227,11 +238,18 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
     elif p.field in ('base.position', 'tip_marker'):
         default = (p.initial - POSITION_BOUND * L, p.initial + POSITION_BOUND * L)
         scale = POSITION_SCALE * L
+    elif p.field == 'gravity':
+        limit = max(GRAVITY_BOUND * STANDARD_GRAVITY, abs(p.initial))
+        default, scale = (-limit, limit), GRAVITY_SCALE * STANDARD_GRAVITY
     elif p.field == 'pretension':      # negative: slack at zero displacement
         limit = max(robot.tendons[t].max_tension for t in p.tendons)
         default, scale = (min(-limit, p.initial), max(limit, p.initial)), PRETENSION_SCALE
     elif p.field == 'friction':
         default, scale = PHYSICAL_RANGES[FRICTION_LAWS['sliding']][:2], FRICTION_SCALE
+    elif p.field == 'bending_friction.tension_arm':
+        arm = PHYSICAL_RANGES[FRICTION_LAWS['sliding']][1] * max(
+            (t.offset for t in robot.tendons), default=MAX_TENSION_ARM)
+        default, scale = (0.0, min(max(arm, p.initial), MAX_TENSION_ARM)), TENSION_ARM_SCALE
     elif p.field == 'bending_friction.moment':
         moment = robot.rod.bending_stiffness / L
         default = (0.0, max(BENDING_MOMENT_BOUND * moment, p.initial))
@@ -261,7 +279,7 @@ def _scalar_value(robot: Robot, field: str) -> float:
     if field in BENDING_FIELDS:
         friction = robot.rod.bending_friction
         if friction is None:     # from none: no moment, the default stiffness
-            return 0.0 if field.endswith('moment') else BendingFriction(0.0).stiffness_ratio
+            return getattr(BendingFriction(0.0), field.partition('.')[2])
         if field == BENDING_FIELDS[0] and isinstance(friction.moment, tuple):
             if len(set(friction.moment)) > 1:
                 raise FitParameterError(
@@ -294,6 +312,8 @@ def _vector_value(robot: Robot, field: str, axis: int) -> float:
         return float(robot.base.position[axis])
     if field == 'tip_marker':
         return float(robot.tip_marker[axis])
+    if field == 'gravity':
+        return float(robot.gravity[axis])
     return 0.0      # base.rotation: a turn from the file's orientation
 
 
@@ -378,6 +398,8 @@ def robot_with(robot: Robot, params: Sequence[FitParameter], values: Sequence[fl
         elif p.field == 'tip_marker':
             marker = data.setdefault('tip_marker', [0.0, 0.0, 0.0])
             marker[p.component] = value
+        elif p.field == 'gravity':
+            data['gravity'][p.component] = value
         elif p.field == BENDING_FIELDS[0] and p.component >= 0:     # one segment's
             friction = data['rod'].setdefault('bending_friction', {'moment': 0.0})
             if not isinstance(friction['moment'], list):

@@ -167,9 +167,11 @@ class _Problem:
         self.moves = None          # the last linearisation: z, the shifts, each hold's steps
         self.low = np.array([p.z_bounds[0] for p in params])
         self.high = np.array([p.z_bounds[1] for p in params])
-        # without gravity and tip load, a turn of the base turns the robot rigidly
+        # without gravity (none fitted either) and tip load, a turn of the base turns the
+        # robot rigidly
         rigid = not (np.any(robot.gravity) or np.any(robot.tip_load.force)
-                     or np.any(robot.tip_load.moment))
+                     or np.any(robot.tip_load.moment)
+                     or any(p.field == 'gravity' for p in params))
         self.closed_form = [p.analytic or (rigid and p.field == 'base.rotation')
                             for p in params]
         self.base_position = robot.base.position

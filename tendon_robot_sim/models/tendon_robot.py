@@ -70,6 +70,10 @@ DEFAULT_DAMPING_RATIO = 0.1
 # these factors: pulled in or paid out by half its path, a tendon is not a tendon any more,
 # and 1000 times is a length in mm given as m.
 REFERENCE_LENGTH_FACTORS = (0.5, 2.0)
+# Largest tension arm of the bending friction [m] (rod.bending_friction.tension_arm): a
+# friction coefficient times a disc's radius is millimetres; 0.1 m keeps a length in mm given
+# as m out.
+MAX_TENSION_ARM = 0.1
 # Default vertebra disc: this far beyond the outermost tendon hole [m], and this thick [m].
 DISC_MARGIN = 0.003
 DEFAULT_DISC_THICKNESS = 0.002
@@ -164,15 +168,22 @@ class BendingFriction:
     bending moment ``moment`` [N m], in parallel with the elastic rod (Iwan's elements, one
     per bay: models.rod.statics.bending_friction). ``moment`` is one value for the whole rod,
     or a tuple of one per segment (:attr:`Robot.segment_ends`, base first): a bay takes its
-    segment's. None on the rod: no such friction.
+    segment's. ``tension_arm`` [m] adds to a bay's bound the tensions of the tendons that run
+    through it times this arm (Coulomb friction whose normal force grows with the tendons'
+    pull: models.rod.statics.bending_friction); 0: the bound is ``moment`` alone. None on the
+    rod: no such friction.
     """
 
     moment: float | tuple[float, ...]   # M_f [N m]: the slider's bound on the friction moment
     stiffness_ratio: float = 1.0    # k / (E I) [-]: the element's stiffness while it sticks
+    tension_arm: float = 0.0        # lambda [m]: the bound grows by lambda per newton through
 
     def to_dict(self) -> dict[str, Any]:
         moment = list(self.moment) if isinstance(self.moment, tuple) else self.moment
-        return {'moment': moment, 'stiffness_ratio': self.stiffness_ratio}
+        out = {'moment': moment, 'stiffness_ratio': self.stiffness_ratio}
+        if self.tension_arm:
+            out['tension_arm'] = self.tension_arm
+        return out
 
 
 @dataclass(frozen=True)
@@ -659,7 +670,7 @@ def _load_bending_friction(data: Any) -> BendingFriction | None:
     if data is None:
         return None
     m = DescriptionMapping(data, 'rod.bending_friction', required=('moment',),
-                           optional=('stiffness_ratio',))
+                           optional=('stiffness_ratio', 'tension_arm'))
     if isinstance(m.get('moment'), list):      # one per segment
         moments = m.number_list('moment')
         if np.any(moments < 0.0):
@@ -671,7 +682,9 @@ def _load_bending_friction(data: Any) -> BendingFriction | None:
         moment = m.number('moment', minimum=0.0)
     friction = BendingFriction(moment=moment,
                                stiffness_ratio=m.number('stiffness_ratio', default=1.0,
-                                                        positive=True))
+                                                        positive=True),
+                               tension_arm=m.number('tension_arm', default=0.0, minimum=0.0,
+                                                    maximum=MAX_TENSION_ARM))
     m.finish()
     return friction
 

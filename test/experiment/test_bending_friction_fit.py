@@ -60,6 +60,10 @@ def test_the_parameters_bounds(robot):
     assert (moment.initial, moment.low, moment.log) == (0.0, 0.0, False)
     assert moment.high == pytest.approx(EI / L, rel=1e-12)
     assert (ratio.initial, ratio.low, ratio.high, ratio.log) == (1.0, 0.1, 10.0, True)
+    arm, = parse_fit(robot, ['bending_friction.tension_arm'])
+    # from none: 0, up to the sliding law's largest nu (2) at the holes' 15 mm
+    assert (arm.initial, arm.low, arm.log) == (0.0, 0.0, False)
+    assert arm.high == pytest.approx(2.0 * 0.015, rel=1e-12)
     set_ = with_parameters(robot, {'bending_friction.moment': 2e-3})
     assert (set_.rod.bending_friction.moment, set_.rod.bending_friction.stiffness_ratio) == (
         2e-3, 1.0)
@@ -114,6 +118,28 @@ def test_hidden_moments_per_segment_come_back_within_their_intervals(robot):
         assert low < moment < high
         assert value == pytest.approx(moment, rel=0.1)
     assert result.robot.rod.bending_friction.moment == tuple(result.values)
+    assert result.rms_after < 2.5 * NOISE < 10 * NOISE < result.rms_before
+
+
+def test_a_hidden_tension_arm_comes_back_with_its_moment(robot):
+    """
+    The bound M_0 + lambda sum tau, both from none in the file.
+
+    The pulls to 3 N slide at a larger moment than the releases near 0 N, so the moment and
+    the arm are told apart.
+    """
+    scale = robot.rod.bending_stiffness / robot.rod.length
+    hidden_values = {'bending_friction.moment': 0.05 * scale,
+                     'bending_friction.tension_arm': 0.05 * scale / 3.0}   # doubles it at 3 N
+    hidden = with_parameters(robot, hidden_values)
+    holds = pull_release(hidden, seed=6)
+    result = calibrate(robot, holds, list(hidden_values), model='cosserat', workers=1,
+                       progress=False)
+    for (low, high), value, truth in zip(result.joint_intervals, result.values,
+                                         hidden_values.values()):
+        assert low < truth < high
+        assert value == pytest.approx(truth, rel=0.05)
+    assert result.robot.rod.bending_friction.tension_arm == result.values[1]
     assert result.rms_after < 2.5 * NOISE < 10 * NOISE < result.rms_before
 
 

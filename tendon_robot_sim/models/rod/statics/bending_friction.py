@@ -46,6 +46,17 @@ fallen by 2 M_f (k large) and ends, unloaded, with the curvature M_f / (E I) of 
 direction it was bent in; bent in another direction, the slider follows: the memory is of the
 last large bend, not a sum of all. ``test/models/rod/statics/test_bending_friction.py`` checks
 the loop against its closed form under a cycled tip moment. Default none: today's results.
+
+The discs rub on the backbone and the tendons on their holes with a normal force that grows
+with the tendons' pull (Coulomb friction). ``tension_arm`` lambda [m] makes the bound of bay b
+
+    M_f,b = M_0,b + lambda sum_i tau_i,
+
+tau_i the motor tensions [N] of the tendons anchored beyond the bay's middle (those that run
+through it; lambda is a friction coefficient times the radius it acts at). It holds nothing
+more where the tendons are slack (M_0 does) and most in the proximal bays of a robot whose
+segments all pull. With displacements given the tensions answer the bend, so the bound is
+taken from each solve of the fixed point below, the last one's kept. lambda = 0: M_0 alone.
 """
 
 from __future__ import annotations
@@ -160,13 +171,21 @@ class BendingFriction:
         E I [N m^2] of the rod.
     ends : ndarray (k, 2)
         The bays' first and last arc length [m].
+    tension_arm : float
+        lambda [m]: the bound of a bay grows by lambda times the tensions through it.
+    tendon_ends : ndarray (n,)
+        Where each tendon is anchored [m]: it runs through the bays whose middle lies before.
 
     """
 
     def __init__(self, moment: float, stiffness_ratio: float, bending_stiffness: float,
-                 ends: np.ndarray):
+                 ends: np.ndarray, tension_arm: float = 0.0, tendon_ends=()):
         self.ends = np.asarray(ends, dtype=float)
-        self.bound = np.broadcast_to(np.asarray(moment, dtype=float), len(self.ends)).copy()
+        self.base = np.broadcast_to(np.asarray(moment, dtype=float), len(self.ends)).copy()
+        self.bound = self.base.copy()
+        # (k, n): lambda where bay b carries tendon i, else 0
+        self.arms = float(tension_arm) * (np.mean(self.ends, axis=1)[:, None]
+                                          < np.asarray(tendon_ends, float)[None, :])
         self.ratio = float(stiffness_ratio)
         self.EI = float(bending_stiffness)
         self.iterations = 0      # of the last settle
@@ -181,6 +200,10 @@ class BendingFriction:
         """Return the bays' rest curvature u* = -f / (E I) [1/m], (k, 3), of moments f [N m]."""
         return np.column_stack((-moments / self.EI, np.zeros(len(moments))))
 
+    def held(self, tensions: np.ndarray) -> np.ndarray:
+        """Return each bay's bound [N m] beyond M_0 at the motor ``tensions`` [N], (k,)."""
+        return self.arms @ np.maximum(tensions, 0.0)
+
     def settle(self, solve, set_rest_curvature) -> StaticsResult:
         """
         Solve the next state: ``solve()`` the rod with the rest curvature set before it.
@@ -190,7 +213,6 @@ class BendingFriction:
         curvatures of the state and returns its equilibrium.
         """
         k = self.ratio * self.EI
-        tolerance = MOMENT_TOLERANCE * float(np.max(self.bound, initial=0.0))
         f = self.moments.copy()
         change = np.inf
         history = []
@@ -198,6 +220,9 @@ class BendingFriction:
             set_rest_curvature(self.rest_curvature(f))
             result = solve()
             kappa = bay_curvatures(result, self.ends)
+            if self.arms.any():
+                self.bound = self.base + self.held(result.tensions)
+            tolerance = MOMENT_TOLERANCE * float(np.max(self.bound, initial=0.0))
             trial = self.moments + k * (kappa - self.curvatures)
             held = slide(trial, self.bound)
             change = float(np.max(np.abs(f - held), initial=0.0))

@@ -171,7 +171,8 @@ class StickSlipStatics:
         bending, bays = robot.rod.bending_friction, segment_ends(frictionless)
         self.bending = None if bending is None else BendingFriction(
             bay_moments(bending.moment, robot.segment_ends, bays), bending.stiffness_ratio,
-            robot.rod.bending_stiffness, bays)
+            robot.rod.bending_stiffness, bays, bending.tension_arm,
+            [t.end for t in robot.tendons])
         # the bay of the frictionless grid each segment of the pieces' grid lies in
         middles = segment_ends(self.solver).mean(axis=1)
         self._bay_of = np.searchsorted(segment_ends(frictionless)[:, 1], middles)

@@ -71,6 +71,10 @@ def arc_tip(kappa: float, length: float) -> np.ndarray:
     ({'moment': [-1e-3]}, 'rod.bending_friction.moment[0]: must be >= 0, got -0.001'),
     ({'moment': []}, 'rod.bending_friction.moment: must be a non-empty list of numbers'),
     ({'moment': ['a']}, 'rod.bending_friction.moment[0]: must be a number'),
+    ({'moment': 1e-3, 'tension_arm': -1e-4},
+     'rod.bending_friction.tension_arm: must be >= 0, got -0.0001'),
+    ({'moment': 1e-3, 'tension_arm': 0.5},
+     'rod.bending_friction.tension_arm: must be <= 0.1, got 0.5'),
 ])
 def test_a_bad_bending_friction_is_one_line_naming_the_key(friction, message):
     with pytest.raises(RobotDescriptionError) as error:
@@ -84,6 +88,10 @@ def test_the_keys_load_with_their_default_and_round_trip():
         2e-3, 1.0)
     assert robot_from_dict(robot.to_dict()).rod == robot.rod
     assert load_robot(default_robot_file()).rod.bending_friction is None     # default: none
+    assert robot.rod.bending_friction.tension_arm == 0.0
+    armed = robot_from_dict(with_bending_friction(DEFAULT, moment=2e-3, tension_arm=5e-4))
+    assert armed.rod.bending_friction.tension_arm == 5e-4
+    assert robot_from_dict(armed.to_dict()).rod == armed.rod
 
 
 def two_segments(data: dict) -> dict:
@@ -220,6 +228,36 @@ def test_equal_moments_per_segment_are_the_one_moment():
         a, b = one.solve_displacements(q), each.solve_displacements(q)
         # the same arithmetic: equal to round-off
         assert np.max(np.abs(a.tip_position - b.tip_position)) < 1e-12
+
+
+@pytest.mark.parametrize('model', ['cosserat', 'discrete'])
+def test_a_tension_arm_adds_the_tensions_through_each_bay_to_its_moment(model):
+    """
+    Tensions held, a tip moment cycled: each bay slides where its moment per segment would.
+
+    The bound M_0 + lambda sum tau of each bay is the same as the moments per segment that sum
+    gives (the constant bound of the Jenkins loop above). t0 and t2 end at the middle disc: the
+    first segment's bays carry all four tendons, the second's t1 and t3 alone.
+    """
+    M0, arm, ratio = 1e-3, 4e-4, 1.0
+    tensions = np.array([1.0, 0.5, 2.0, 0.7])
+    armed = robot_from_dict(with_bending_friction(two_segments(WEIGHTLESS), moment=M0,
+                                                  tension_arm=arm, stiffness_ratio=ratio))
+    each = [M0 + arm * tensions.sum(), M0 + arm * (tensions[1] + tensions[3])]
+    fixed = robot_from_dict(with_bending_friction(two_segments(WEIGHTLESS), moment=each,
+                                                  stiffness_ratio=ratio))
+    sequences = [StickSlipStatics(robot, model) for robot in (armed, fixed)]
+    My = max(each) * (1.0 + ratio) / ratio
+    for m in (0.5 * My, 3.0 * My, 2.0 * My, 0.0, -3.0 * My, 0.0):
+        tips = []
+        for statics in sequences:
+            statics.set_tip_load(np.zeros(3), np.array([m, 0.0, 0.0]))
+            tips.append(statics.solve_tensions(tensions).tip_position)
+        # tolerance: each fixed point stops within 1e-4 M_f of its moments (~1e-7 m)
+        assert np.max(np.abs(tips[0] - tips[1])) < 1e-6, m
+    # each bay's bound is its segment's sum, to round-off
+    assert sequences[0].bending.bound.min() == pytest.approx(each[1], rel=1e-12)
+    assert sequences[0].bending.bound.max() == pytest.approx(each[0], rel=1e-12)
 
 
 def test_without_friction_moment_it_is_frictionless_to_round_off():
