@@ -68,6 +68,8 @@ PARSE_ONLY = (
     ('calibrated_friction.yaml', "that chain's second stage, the rod's bending friction on "
                                  'train_bag: test/experiment/test_opencr_v4.py (the full '
                                  'recordings), test/experiment/test_bending_friction_fit.py'),
+    ('calibrated_gravity', "that chain's stages with gravity fitted, on train_bag: the full "
+                           'recordings; the fit of gravity: test/experiment/test_gravity_fit.py'),
 )
 # The inputs the docs name, made once for all lines (name -> how).
 ROBOT_COPY = 'config/robot.yaml'
