@@ -54,6 +54,7 @@ import time
 import numpy as np
 from scipy.optimize import brentq
 
+from tendon_robot_sim.models._numerics import broyden
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.statics.bending_friction import (bay_moments,
@@ -301,9 +302,9 @@ class StickSlipStatics:
             if misled:       # the model misled: start learning afresh
                 self._A[:] = 0.0
             else:
-                self._A += np.outer(theta - self._theta_ref - self._A @ dT, dT) / (dT @ dT)
+                broyden(self._A, self._theta_ref, theta, dT, 1.0)
             if self._B is not None and dT @ dT >= SECANT_STEP ** 2:
-                self._B += np.outer(lengths - self._ell_ref - self._B @ dT, dT) / (dT @ dT)
+                broyden(self._B, self._ell_ref, lengths, dT, 1.0)
         self._T_ref, self._theta_ref, self._ell_ref = tensions, theta, lengths.copy()
 
     def _model_fixed_point(self, motor: np.ndarray, tolerance: float) -> np.ndarray:
