@@ -60,11 +60,17 @@ def length_errors(previous, motors, theta, mu, first, T_ref, l_ref, B, complianc
     """
     stick_slip_sweep(previous, motors, theta, mu, first, tensions, slopes)
     pieces, n = tensions.size, motors.size
-    dT = tensions - T_ref
-    lengths = l_ref.copy()
+    # the paths, and B's rows summed with the slopes over each tendon's pieces (one pass)
+    lengths, slopes_of = np.empty(pieces), np.empty((pieces, n))
     for a in range(pieces):
-        for b in range(pieces):
-            lengths[a] += B[a, b] * dT[b]
+        length = l_ref[a]
+        for j in range(n):
+            along = 0.0
+            for m in range(first[j], first[j + 1]):
+                length += B[a, m] * (tensions[m] - T_ref[m])
+                along += B[a, m] * slopes[m]
+            slopes_of[a, j] = along
+        lengths[a] = length
     for i in range(n):
         C, stretch = compliance[i], 1.0 + compliance[i] * motors[i]
         F[i] = distance[i] / stretch - available[i]
@@ -78,8 +84,7 @@ def length_errors(previous, motors, theta, mu, first, T_ref, l_ref, B, complianc
             weight = inverse - (1.0 / (1.0 + C * tensions[k + 1]) if k + 1 < first[i + 1]
                                 else 0.0)
             for j in range(n):
-                for m in range(first[j], first[j + 1]):
-                    J[i, j] += weight * B[k, m] * slopes[m]
+                J[i, j] += weight * slopes_of[k, j]
             # its stretch
             J[i, i] -= (lengths[k] - before) * C * inverse ** 2 * slopes[k]
             before = lengths[k]
