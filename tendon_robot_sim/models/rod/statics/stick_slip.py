@@ -54,6 +54,7 @@ import time
 import numpy as np
 from scipy.optimize import brentq
 
+from tendon_robot_sim.models._numerics import broyden
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.statics.bending_friction import (bay_moments,
@@ -63,7 +64,7 @@ from tendon_robot_sim.models.rod.statics.bending_friction import (bay_moments,
 from tendon_robot_sim.models.rod.statics.result import StaticsResult
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.rod.tendons.capstan import stick_slip_sweep, turn_angles
-from tendon_robot_sim.models.rod.tendons.piece_lengths import complementary_step, length_errors
+from tendon_robot_sim.models.rod.tendons.piece_lengths import settle_motors
 from tendon_robot_sim.models.tendon_robot import Robot, Tendon, without_friction
 
 # Length of the pieces of a continuously routed tendon [m]. A piece carries one tension, in
@@ -159,6 +160,15 @@ class StickSlipStatics:
         self._tendon_of = np.repeat(np.arange(len(robot.tendons)), np.diff(self._first))
         self._opens = np.zeros(self._first[-1], dtype=bool)
         self._opens[self._first[:-1]] = True
+        # each piece's neighbours towards the motor and the anchor (P: none, the index of an
+        # appended value), the columns of the paths' ends and of those before (_angles)
+        count = self._first[-1]
+        self._before = np.where(self._opens, count, np.arange(count) - 1)
+        self._after = np.where(np.isin(np.arange(count), self._first_array[1:] - 1), count,
+                               np.arange(count) + 1)
+        self._columns = None
+        self._tolerances = np.array([LENGTH_TOLERANCE, JOINT_LENGTH_TOLERANCE,
+                                     TENSION_TOLERANCE])
         self.solver = StaticsSolver(dataclasses.replace(without_friction(robot),
                                                         tendons=tuple(pieces)),
                                     self.model, **options)
@@ -222,9 +232,6 @@ class StickSlipStatics:
 
     # ------------------------------------------------------------------ one state
 
-    def _pieces_of(self, i: int) -> slice:
-        return slice(self._first[i], self._first[i + 1])
-
     def _propagate(self, motor: np.ndarray, theta: np.ndarray) -> np.ndarray:
         return self._sweep(motor, theta)[0]
 
@@ -238,19 +245,18 @@ class StickSlipStatics:
     def _angles(self, result: StaticsResult) -> np.ndarray:
         """Wrap angles of all pieces (:func:`~..tendons.capstan.wrap_angles`, all tendons)."""
         paths = result.tendon_paths
-        ends = np.array([path[:, -1] for path in paths]).T
-        starts = np.array([path[:, 0] for path in paths]).T
-        chords = ends - np.where(self._opens, starts, np.roll(ends, 1, axis=1))
-        before = np.where(self._opens, self._incoming[:, None], np.roll(chords, 1, axis=1))
+        if self._columns is None:      # the paths' sizes are the solver's grid's
+            ends = np.cumsum([path.shape[1] for path in paths]) - 1
+            starts = ends - [path.shape[1] - 1 for path in paths]
+            self._columns = ends, np.where(self._opens, starts, np.append(ends, 0)[self._before])
+        points = np.concatenate(paths, axis=1)
+        chords = points[:, self._columns[0]] - points[:, self._columns[1]]
+        before = np.column_stack((chords, self._incoming))[:, self._before]
         return turn_angles(before, chords)
 
     def _steps(self, tensions: np.ndarray) -> np.ndarray:
         """Tension steps of the pieces: T_k - T_(k+1) per tendon (the last piece: T_K)."""
-        steps = tensions.copy()
-        for i in range(len(self.robot.tendons)):
-            p = self._pieces_of(i)
-            steps[p][:-1] -= tensions[p][1:]
-        return steps
+        return tensions - np.append(tensions, 0.0)[self._after]
 
     def _equilibrium(self, motor: np.ndarray):
         """
@@ -297,9 +303,9 @@ class StickSlipStatics:
             if misled:       # the model misled: start learning afresh
                 self._A[:] = 0.0
             else:
-                self._A += np.outer(theta - self._theta_ref - self._A @ dT, dT) / (dT @ dT)
+                broyden(self._A, self._theta_ref, theta, dT, 1.0)
             if self._B is not None and dT @ dT >= SECANT_STEP ** 2:
-                self._B += np.outer(lengths - self._ell_ref - self._B @ dT, dT) / (dT @ dT)
+                broyden(self._B, self._ell_ref, lengths, dT, 1.0)
         self._T_ref, self._theta_ref, self._ell_ref = tensions, theta, lengths.copy()
 
     def _model_fixed_point(self, motor: np.ndarray, tolerance: float) -> np.ndarray:
@@ -318,13 +324,10 @@ class StickSlipStatics:
     def _needed_length(self, result: StaticsResult, motor: np.ndarray,
                        tensions: np.ndarray) -> np.ndarray:
         """Unstretched length each tendon needs between its motor and its anchor [m]."""
-        C, d = self._compliance, self._motor
-        out = d / (1.0 + C * motor)
-        for i in range(len(self.robot.tendons)):
-            p = self._pieces_of(i)
-            lengths = np.diff(np.concatenate(([0.0], result.tendon_lengths[p])))
-            out[i] += np.sum(lengths / (1.0 + C[i] * tensions[p]))
-        return out
+        C, lengths = self._compliance, result.tendon_lengths
+        pieces = lengths - np.append(lengths, 0.0)[self._before]
+        return self._motor / (1.0 + C * motor) + np.add.reduceat(
+            pieces / (1.0 + C[self._tendon_of] * tensions), self._first_array[:-1])
 
     def _physical(self, result: StaticsResult, motor: np.ndarray, tensions: np.ndarray,
                   displacements: np.ndarray, slack: np.ndarray, start: float
@@ -470,49 +473,19 @@ class StickSlipStatics:
 
         theta = theta_ref + A (T - T_ref), lengths = l_ref + B (T - T_ref), T the pieces'
         stick-slip tensions (exact, with their kinks): semismooth Newton on the taut tendons'
-        length errors with the sweep's slopes (:mod:`~..tendons.piece_lengths`), a tendon taut
-        where its tension is above 0 or its path longer than it by LENGTH_TOLERANCE. A tendon
-        that does not move over its base hole (its first piece sticks) and does not stretch
-        (C d = 0) has no slope: it steps to the edge of that piece's cone that its error
-        points to. Returns (motor, piece tensions).
+        length errors with the sweep's slopes, compiled
+        (:func:`~..tendons.piece_lengths.settle_motors`). Returns (motor, piece tensions).
         """
-        motor, theta = motor.copy(), self._theta_ref
-        n, first, mu = motor.size, self._first_array[:-1], float(np.max(self.mu))
-        tensions, slopes = np.empty_like(self._tensions), np.empty_like(self._tensions)
-        F, J, best, halved = np.empty(n), np.empty((n, n)), (math.inf, motor), 0
-        for _ in range(MAX_FIXED_POINT):
-            length_errors(self._tensions, motor, theta, self.mu, self._first_array, self._T_ref,
-                          self._ell_ref, self._B, self._compliance, self._motor, available,
-                          tensions, slopes, F, J)
-            theta, moved = np.maximum(self._theta_ref + self._A @ (tensions - self._T_ref),
-                                      0.0), theta
-            taut = (motor > 0.0) | (F > LENGTH_TOLERANCE)
-            if np.all(np.abs(F[taut]) <= 0.1 * JOINT_LENGTH_TOLERANCE):
-                # the angles settled: their change moves no tension by a tenth of the tolerance
-                if np.max(np.abs(theta - moved)) * mu <= 0.1 * TENSION_TOLERANCE:
-                    return motor, tensions.copy()
-                continue
-            merit = float(np.max(np.abs(F[taut]), initial=0.0))
-            if (merit > best[0] * (1.0 + 1e-6) and merit > JOINT_LENGTH_TOLERANCE
-                    and halved < MAX_HALVINGS):
-                # Newton went over a kink of the sweep (worse; equal: a flat stretch where
-                # the tendon sticks): back halfway
-                motor, halved = 0.5 * (motor + best[1]), halved + 1
-                continue
-            best, halved = (merit, motor.copy()), 0
-            held = taut & (slopes[first] == 0.0) & (np.abs(np.diag(J)) <= 1e-12)
-            if held.any():      # to the edge of the first piece's cone
-                factor = np.exp(self.mu * theta[first])
-                edge = np.where(F > 0.0, self._tensions[first] * factor,
-                                self._tensions[first] / factor)
-                motor = np.where(held & (np.abs(F) > 0.1 * JOINT_LENGTH_TOLERANCE), edge, motor)
-            free = ~held
-            step = complementary_step(motor[free], F[free], J[free][:, free], LENGTH_TOLERANCE)
-            if step is None:
-                break
-            motor[free] = step
-        raise ConvergenceError('stick-slip statics: the linear model did not settle',
-                               float(np.max(np.abs(F))), MAX_FIXED_POINT)
+        motor, tensions, slopes = motor.copy(), np.empty_like(self._tensions), \
+            np.empty_like(self._tensions)
+        F, J = np.empty(motor.size), np.empty((motor.size, motor.size))
+        if not settle_motors(self._tensions, motor, self._theta_ref, self._A, self._T_ref,
+                             self._ell_ref, self._B, self.mu, self._first_array,
+                             self._compliance, self._motor, available, self._tolerances,
+                             MAX_HALVINGS, MAX_FIXED_POINT, tensions, slopes, F, J):
+            raise ConvergenceError('stick-slip statics: the linear model did not settle',
+                                   float(np.max(np.abs(F))), MAX_FIXED_POINT)
+        return motor, tensions
 
     def _by_lengths(self, q: np.ndarray, available: np.ndarray):
         """

@@ -27,16 +27,19 @@ and at most 0 while it is slack (T_0 = 0): a complementarity in the motor tensio
 :func:`length_errors` gives F and dF/dT_0 where the pieces' tensions follow the motors' by
 the stick-slip sweep (:func:`~tendon_robot_sim.models.rod.tendons.capstan.stick_slip_sweep`,
 its slopes) and their paths a linear model, l = l_ref + B (T - T_ref);
-:func:`complementary_step` is Newton's step of the complementarity.
+:func:`complementary_step` is Newton's step of the complementarity (numpy) and
+:func:`complementary_kernel` the same compiled; :func:`settle_motors` solves the motor
+tensions in these models, the wrap angles a linear model as well (semismooth Newton).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
-from tendon_robot_sim.models._numerics import kernel
+from tendon_robot_sim.models._numerics import gauss_solve, kernel
 from tendon_robot_sim.models.rod.tendons.capstan import stick_slip_sweep
 
 # Tendons up to which every taut set is tried (complementary_step): 2^6 small solves at most.
@@ -57,11 +60,17 @@ def length_errors(previous, motors, theta, mu, first, T_ref, l_ref, B, complianc
     """
     stick_slip_sweep(previous, motors, theta, mu, first, tensions, slopes)
     pieces, n = tensions.size, motors.size
-    dT = tensions - T_ref
-    lengths = l_ref.copy()
+    # the paths, and B's rows summed with the slopes over each tendon's pieces (one pass)
+    lengths, slopes_of = np.empty(pieces), np.empty((pieces, n))
     for a in range(pieces):
-        for b in range(pieces):
-            lengths[a] += B[a, b] * dT[b]
+        length = l_ref[a]
+        for j in range(n):
+            along = 0.0
+            for m in range(first[j], first[j + 1]):
+                length += B[a, m] * (tensions[m] - T_ref[m])
+                along += B[a, m] * slopes[m]
+            slopes_of[a, j] = along
+        lengths[a] = length
     for i in range(n):
         C, stretch = compliance[i], 1.0 + compliance[i] * motors[i]
         F[i] = distance[i] / stretch - available[i]
@@ -75,8 +84,7 @@ def length_errors(previous, motors, theta, mu, first, T_ref, l_ref, B, complianc
             weight = inverse - (1.0 / (1.0 + C * tensions[k + 1]) if k + 1 < first[i + 1]
                                 else 0.0)
             for j in range(n):
-                for m in range(first[j], first[j + 1]):
-                    J[i, j] += weight * B[k, m] * slopes[m]
+                J[i, j] += weight * slopes_of[k, j]
             # its stretch
             J[i, i] -= (lengths[k] - before) * C * inverse ** 2 * slopes[k]
             before = lengths[k]
@@ -128,3 +136,188 @@ def _step(motor: np.ndarray, F: np.ndarray, J: np.ndarray, taut: np.ndarray):
         except np.linalg.LinAlgError:     # singular: no step with this set
             return None
     return step
+
+
+@kernel
+def _taut_step(motor, F, J, taut, step):
+    """Compiled :func:`_step`: write it into ``step``; False where the taut rows are singular."""
+    n = motor.size
+    m = 0
+    for i in range(n):
+        step[i] = 0.0 if taut[i] else -motor[i]
+        m += 1 if taut[i] else 0
+    if m == 0:
+        return True
+    A, b = np.empty((m, m)), np.empty(m)
+    r = 0
+    for i in range(n):
+        if not taut[i]:
+            continue
+        b[r], c = -F[i], 0
+        for j in range(n):
+            if taut[j]:
+                A[r, c] = J[i, j]
+                c += 1
+            else:
+                b[r] -= J[i, j] * step[j]
+        r += 1
+    if not gauss_solve(A, b):
+        return False
+    r = 0
+    for i in range(n):
+        if taut[i]:
+            step[i] = b[r]
+            r += 1
+    return True
+
+
+@kernel
+def _meets(motor, F, J, taut, step, tolerance):
+    """Tell whether T + step keeps the ``taut`` tendons >= 0 N and the others' errors <= tol."""
+    for i in range(motor.size):
+        if taut[i]:
+            if motor[i] + step[i] < 0.0:
+                return False
+        else:
+            predicted = F[i]
+            for j in range(motor.size):
+                predicted += J[i, j] * step[j]
+            if predicted > tolerance:
+                return False
+    return True
+
+
+@kernel
+def _mask(taut):
+    """Taut set as bits, element 0 the highest (the order of itertools.product)."""
+    bits = 0
+    for i in range(taut.size):
+        bits = 2 * bits + (1 if taut[i] else 0)
+    return bits
+
+
+@kernel
+def complementary_kernel(motor, F, J, tolerance, out):
+    """
+    Compiled :func:`complementary_step`: write the next motor tensions [N] into ``out``.
+
+    The same sets in the same order; False where no set meets the complementarity.
+    """
+    n = motor.size
+    taut, step, new = np.empty(n, np.bool_), np.empty(n), np.empty(n)
+    for i in range(n):
+        taut[i] = motor[i] > 0.0 or F[i] > tolerance
+    start = _mask(taut)
+    tried, count = np.empty(n + 1, np.int64), 0
+    for _ in range(n + 1):
+        tried[count] = _mask(taut)
+        count += 1
+        if not _taut_step(motor, F, J, taut, step):
+            break
+        if _meets(motor, F, J, taut, step, tolerance):
+            for i in range(n):
+                out[i] = motor[i] + step[i]
+            return True
+        for i in range(n):
+            predicted = F[i]
+            for j in range(n):
+                predicted += J[i, j] * step[j]
+            new[i] = motor[i] + step[i]
+            taut[i] = (taut[i] and new[i] >= 0.0) or (not taut[i] and predicted > tolerance)
+        bits = _mask(taut)
+        if np.any(tried[:count] == bits):
+            break
+    if n > MAX_ENUMERATED:
+        return False
+    for changes in range(n + 1):        # fewest changes first, then in product order
+        for bits in range(2 ** n):
+            flipped, b = bits ^ start, 0
+            while flipped:
+                b += flipped & 1
+                flipped >>= 1
+            if b != changes or np.any(tried[:count] == bits):
+                continue
+            for i in range(n):
+                taut[i] = (bits >> (n - 1 - i)) & 1 == 1
+            if (_taut_step(motor, F, J, taut, step)
+                    and _meets(motor, F, J, taut, step, tolerance)):
+                for i in range(n):
+                    out[i] = motor[i] + step[i]
+                return True
+    return False
+
+
+@kernel
+def settle_motors(previous, motor, theta_ref, A, T_ref, l_ref, B, mu, first, compliance,
+                  distance, available, tolerances, max_halvings, max_iterations, tensions,
+                  slopes, F, J):
+    """
+    Solve in place the motor tensions ``motor`` [N] meeting ``available`` in the linear models.
+
+    theta = ``theta_ref`` + ``A`` (T - ``T_ref``) (at least 0) and the paths of
+    :func:`length_errors`, T the pieces' stick-slip tensions (exact, with their kinks):
+    semismooth Newton on the taut tendons' length errors with the sweep's slopes, a tendon
+    taut where its tension is above 0 or its error above the length tolerance, the taut set
+    by :func:`complementary_kernel`. A step that makes the largest error worse (past a kink)
+    is halved back, up to ``max_halvings`` times in a row. A tendon whose first piece sticks
+    and that does not stretch has no slope: it steps to the edge of that piece's cone its
+    error points to. ``tolerances``: (slack length [m], length [m], tension [N]), the errors
+    settled at a tenth of the second, the angles where their change moves no tension by a
+    tenth of the third. Writes ``tensions``, ``slopes``, ``F``, ``J``; False where it does not
+    settle in ``max_iterations`` (or no taut set meets the complementarity).
+    """
+    slack_tolerance, length_tolerance, tension_tolerance = tolerances[0], tolerances[1], \
+        tolerances[2]
+    n, pieces = motor.size, previous.size
+    theta, best_motor = theta_ref.copy(), motor.copy()
+    taut, free = np.empty(n, np.bool_), np.empty(n, np.int64)
+    best, halved, largest = math.inf, 0, 0.0
+    for i in range(n):
+        largest = max(largest, mu[i])
+    for _ in range(max_iterations):
+        length_errors(previous, motor, theta, mu, first, T_ref, l_ref, B, compliance, distance,
+                      available, tensions, slopes, F, J)
+        moved = 0.0
+        for a in range(pieces):
+            angle = theta_ref[a]
+            for b in range(pieces):
+                angle += A[a, b] * (tensions[b] - T_ref[b])
+            angle = max(angle, 0.0)
+            moved = max(moved, abs(angle - theta[a]))
+            theta[a] = angle
+        merit = 0.0
+        for i in range(n):
+            taut[i] = motor[i] > 0.0 or F[i] > slack_tolerance
+            if taut[i]:
+                merit = max(merit, abs(F[i]))
+        if merit <= 0.1 * length_tolerance:
+            if moved * largest <= 0.1 * tension_tolerance:
+                return True
+            continue
+        if merit > best * (1.0 + 1e-6) and merit > length_tolerance and halved < max_halvings:
+            for i in range(n):      # Newton went over a kink of the sweep: back halfway
+                motor[i] = 0.5 * (motor[i] + best_motor[i])
+            halved += 1
+            continue
+        best, halved, m = merit, 0, 0
+        for i in range(n):
+            best_motor[i] = motor[i]
+            k = first[i]
+            if taut[i] and slopes[k] == 0.0 and abs(J[i, i]) <= 1e-12:      # held
+                if abs(F[i]) > 0.1 * length_tolerance:
+                    factor = math.exp(mu[i] * theta[k])
+                    motor[i] = previous[k] * factor if F[i] > 0.0 else previous[k] / factor
+            else:
+                free[m] = i
+                m += 1
+        index = free[:m]
+        sub_J = np.empty((m, m))
+        for r in range(m):
+            for c in range(m):
+                sub_J[r, c] = J[index[r], index[c]]
+        step = np.empty(m)
+        if not complementary_kernel(motor[index], F[index], sub_J, slack_tolerance, step):
+            return False
+        for r in range(m):
+            motor[index[r]] = step[r]
+    return False

@@ -30,7 +30,9 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.rod.statics.stick_slip import StickSlipStatics
 from tendon_robot_sim.models.rod.tendons.capstan import stick_slip
-from tendon_robot_sim.models.rod.tendons.piece_lengths import complementary_step, length_errors
+from tendon_robot_sim.models.rod.tendons.piece_lengths import (complementary_kernel,
+                                                               complementary_step,
+                                                               length_errors)
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 DEFAULT = load_robot(default_robot_file()).to_dict()
@@ -104,6 +106,34 @@ def test_the_complementarity_step_solves_small_cases_by_hand():
                        [0.0, 1.5])
     # no set meets it: a tendon that pulling lengthens
     assert complementary_step(np.zeros(1), np.array([1.0]), np.array([[1.0]]), 1e-9) is None
+
+
+def compiled_step(motor, F, J):
+    """Return the compiled complementarity step, None where it finds no set."""
+    out = np.empty(motor.size)
+    return out if complementary_kernel(motor, F, J, 1e-9, out) else None
+
+
+def test_the_compiled_complementarity_step_is_the_numpy_one():
+    # the cases by hand, then random ones: tendons slack and taut, too short and too long,
+    # couplings of either sign (some sets singular or meeting nothing: both then give None)
+    cases = [(np.zeros(2), np.array([1.0, -3.0]), -np.array([[1.0, 0.5], [0.5, 1.0]])),
+             (np.ones(2), np.array([-1.0, 0.0]), -np.array([[1.0, 0.5], [0.5, 1.0]])),
+             (np.zeros(1), np.array([1.0]), np.array([[1.0]]))]
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 4, 5, 7):
+        for _ in range(60):
+            motor = np.where(rng.random(n) < 0.4, 0.0, rng.random(n) * 3.0)
+            J = -np.eye(n) * rng.uniform(0.5, 2.0, n) + rng.normal(scale=0.4, size=(n, n))
+            cases.append((motor, rng.normal(size=n), J))
+    found = 0
+    for motor, F, J in cases:
+        expected, got = complementary_step(motor, F, J, 1e-9), compiled_step(motor, F, J)
+        assert (expected is None) == (got is None), (motor, F, J)
+        if expected is not None:
+            found += 1
+            assert np.allclose(got, expected, rtol=1e-10, atol=1e-12)
+    assert 0 < found < len(cases)
 
 
 Q = [(0.002, 0.0, -0.002, 0.0), (0.004, 0.0, -0.004, 0.0), (0.006, 0.0, -0.006, 0.0),
