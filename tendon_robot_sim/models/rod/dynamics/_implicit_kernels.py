@@ -38,8 +38,7 @@ from tendon_robot_sim.models._cosserat_kernels import CONVERGED, DISCRETE, DYN_C
 from tendon_robot_sim.models._numerics import kernel, rotate_by
 from tendon_robot_sim.models.contact._kernels import near, within_reach
 from tendon_robot_sim.models.rod.statics._kernels import Bays, NODE_SIZE, solve, TENSION
-from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_FREE, FR_FROZEN, FR_LAW,
-                                                                   FR_SLIDING, FR_SPAN,
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_FROZEN, FR_LAW, FR_SLIDING,
                                                                    FR_TURNING)
 
 # advance() status: every step taken, a step did not converge, a tension above its limit, the
@@ -57,13 +56,9 @@ REC_P, REC_R, REC_Q, REC_TAU = 0, 3, 12, 15
 LAMBDA_STEPS = (1.0, 1.0 / 256.0)
 HOMOTOPY_SOLVES = 40
 # Sliding tendon friction (_step): Newton iterations of a step on its own equations, and the
-# steps taken semi-implicitly after one that did not converge in them; while a tendon's last
-# countdown is remembered (_freeze_sliding), the iterations of the step on its own equations,
-# and the most steps a countdown doubles to
+# steps taken semi-implicitly after one that did not converge in them
 SLIDING_ITERATIONS = 15
 TURN_STEPS = 100.0
-RETRY_ITERATIONS = 5
-MAX_TURN_STEPS = 1600.0
 
 
 def bdf_coefficients(dt: float, alpha: float) -> tuple[float, float, float, float]:
@@ -187,14 +182,9 @@ def _freeze_sliding(pl, Zt, fail):
     Choose the sliding law's direction of each sliding tendon for a step; True if any slides.
 
     A tendon whose countdown FR_TURNING is on, or every sliding tendon after a ``fail``ed
-    solve, takes sat(s_i,t) at each evaluation point from the last step's s_i,t (from ``Zt``
-    into Dyn.Z's last nt columns, FR_FROZEN set); the others evaluate it at the step's own
-    s_i,t (FR_FROZEN cleared). The countdown starts at TURN_STEPS, or at twice the last one
-    (up to MAX_TURN_STEPS) while that one is remembered (FR_SPAN): until the tendon has taken
-    as many steps on their own equations after it (:func:`_count_turning`). A swinging robot's
-    tendon turns every half swing, and each turn's steps on their own equations cost tens of
-    rod integrations before they fail (the nitinol robot at 1 mm/s: 8 failed turns in 2 s,
-    three quarters of its integrations).
+    solve (the countdown then starts at TURN_STEPS), takes sat(s_i,t) at each evaluation point
+    from the last step's s_i,t (from ``Zt`` into Dyn.Z's last nt columns, FR_FROZEN set); the
+    others evaluate it at the step's own s_i,t (FR_FROZEN cleared).
     """
     dyn = pl.dyn
     fr = dyn.friction
@@ -204,10 +194,7 @@ def _freeze_sliding(pl, Zt, fail):
             continue
         sliding = True
         if fail:
-            span = fr[FR_SPAN, t]
-            fr[FR_SPAN, t] = fr[FR_TURNING, t] = (
-                TURN_STEPS if span == 0.0 else min(2.0 * span, MAX_TURN_STEPS))
-            fr[FR_FREE, t] = 0.0
+            fr[FR_TURNING, t] = TURN_STEPS
         fr[FR_FROZEN, t] = 1.0 if fr[FR_TURNING, t] > 0.0 else 0.0
         for row in range(dyn.Z.shape[0]):
             dyn.Z[row, Z_SIZE + fr.shape[1] + t] = Zt[row, Z_SIZE + t]
@@ -215,31 +202,12 @@ def _freeze_sliding(pl, Zt, fail):
 
 
 @kernel
-def _free_iterations(pl):
-    """Newton iterations of a step on its own equations: fewer while a countdown is remembered."""
-    fr = pl.dyn.friction
-    for t in range(fr.shape[1]):
-        if fr[FR_SPAN, t] > 0.0:
-            return RETRY_ITERATIONS
-    return SLIDING_ITERATIONS
-
-
-@kernel
 def _count_turning(pl, done):
-    """
-    After a step: free every direction; if ``done``, one step less of each countdown on.
-
-    A tendon that took the step on its own equations counts it (FR_FREE); after as many as its
-    last countdown had, that countdown is forgotten (FR_SPAN 0).
-    """
+    """After a step: free every direction; if ``done``, one step less of each countdown."""
     fr = pl.dyn.friction
     for t in range(fr.shape[1]):
-        if done and fr[FR_FROZEN, t]:
+        if done:
             fr[FR_TURNING, t] = max(0.0, fr[FR_TURNING, t] - 1.0)
-        elif done:
-            fr[FR_FREE, t] += 1.0
-            if fr[FR_FREE, t] >= fr[FR_SPAN, t]:
-                fr[FR_SPAN, t] = 0.0
         fr[FR_FROZEN, t] = 0.0
 
 
@@ -271,7 +239,7 @@ def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, t
     if free:
         kept, fresh = J.copy(), jac_ok[0]
     solve(pl, modes, tau_in, q_in, tip, x, J, jac_ok, tol,
-          _free_iterations(pl) if free else max_iter, traj, tau, lengths, bays, w, info)
+          SLIDING_ITERATIONS if free else max_iter, traj, tau, lengths, bays, w, info)
     stats[0] += info[1]
     stats[1] += info[2]
     done = info[3] == CONVERGED

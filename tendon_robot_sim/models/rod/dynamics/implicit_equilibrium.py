@@ -30,8 +30,7 @@ import numpy as np
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
-from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_FREE, FR_FROZEN, FR_SPAN,
-                                                                   FR_TURNING)
+from tendon_robot_sim.models.rod.tendons._friction_kernels import FR_FROZEN, FR_TURNING
 from tendon_robot_sim.models.sim_model import InputError
 
 # Fractions of the way from 0 to a displacement command whose equilibrium is not found, tried
@@ -142,8 +141,8 @@ class StaticEquilibrium:
         Z = self._static_plan.dyn.Z
         self._Zold[:] = Z
         self._Zt[:] = 0.0
-        # at rest no tendon's sliding turns, nor has it turned
-        self._plan.dyn.friction[[FR_TURNING, FR_FROZEN, FR_SPAN, FR_FREE]] = 0.0
+        self._plan.dyn.friction[FR_TURNING] = 0.0     # at rest no tendon's sliding turns
+        self._plan.dyn.friction[FR_FROZEN] = 0.0
         self._respace(self.dt)
         self._good[:] = self._traj
         self.time = 0.0

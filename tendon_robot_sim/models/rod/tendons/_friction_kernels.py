@@ -83,11 +83,9 @@ from tendon_robot_sim.models._numerics import cross, kernel, norm
 # Rows of Dyn.friction (one column per tendon): law, coefficient (beta [s/m] or nu [-]),
 # slip velocity eps [m/s], compliance C [1/N], motor distance d [m]; the implicit dynamics'
 # state of the sliding law's direction (rod/dynamics/_implicit_kernels._step): 1 while it is
-# taken from Dyn.Z's last columns (else 0), the steps still to take so, how many the last
-# countdown had (0: none to remember), and the steps taken on the step's own equations since
+# taken from Dyn.Z's last columns (else 0), and the steps still to take so
 FR_LAW, FR_COEF, FR_SLIP, FR_COMPLIANCE, FR_MOTOR, FR_FROZEN, FR_TURNING = 0, 1, 2, 3, 4, 5, 6
-FR_SPAN, FR_FREE = 7, 8
-FR_SIZE = 9
+FR_SIZE = 7
 # FR_LAW values
 FR_NONE, FR_VISCOUS, FR_SLIDING = 0.0, 1.0, 2.0
 # Columns of Dyn.fw (scratch, one row per sliding tendon): tendon index, r, t, w, tau/|pb|,

@@ -29,17 +29,13 @@ import pytest
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models._cosserat_kernels import _rhs_tendons, Dyn, DYN_BBT, DYN_C0, \
     DYN_SIZE, LINEAR, Z_SIZE
-from tendon_robot_sim.models.rod.dynamics._implicit_kernels import (
-    _count_turning, _free_iterations, _freeze_sliding, MAX_TURN_STEPS, RETRY_ITERATIONS,
-    SLIDING_ITERATIONS, TURN_STEPS)
 from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
 from tendon_robot_sim.models.rod.dynamics.tendon_friction import (friction_table,
                                                                   sliding_rates_nested)
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
-from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_COEF, FR_FROZEN, FR_LAW,
-                                                                   FR_SLIDING, FR_SPAN,
-                                                                   FR_TURNING, FW_SIZE,
-                                                                   saturation)
+from tendon_robot_sim.models.rod.tendons._friction_kernels import (FR_COEF, FR_LAW,
+                                                                   FR_SLIDING, FR_TURNING,
+                                                                   FW_SIZE, saturation)
 from tendon_robot_sim.models.sim_model import InputError
 from tendon_robot_sim.models.tendon_robot import (load_robot, robot_from_dict, TendonFriction,
                                                   without_friction)
@@ -184,44 +180,6 @@ def test_steps_converge_where_the_tendon_turns_at_tills_slip_velocity():
     assert sim.time == pytest.approx(0.4)
     assert 0 < sim.stats[3] < record.shape[0]
     assert np.ptp(record[:, 2]) > 0.05                  # a swinging rod
-
-
-def test_a_tendon_that_keeps_turning_is_held_semi_implicit_longer_each_time():
-    """
-    The fallback's countdown doubles while the last one is remembered, and is then forgotten.
-
-    The kernels' bookkeeping on the nitinol robot's friction table, step by step (each step:
-    the direction chosen, then counted as converged): a failed solve holds every sliding
-    tendon for TURN_STEPS steps; a failure fewer steps after that than it was held holds it
-    twice as long (the swinging robot's tendon turns every half swing, and each turn's failed
-    steps on their own equations cost 40 to 60 rod integrations); after as many free steps as
-    it was held the countdown is forgotten and the next one starts at TURN_STEPS again.
-    Fewer Newton iterations on the step's own equations while one is remembered.
-    """
-    sim, _ = nitinol_sliding(1e-3, 0.002)
-    sim.place_at_rest()
-    pl, Zt = sim._plan, sim._Zt
-    fr = pl.dyn.friction
-
-    def steps(n, fail=False):
-        """Count n converged steps, the first after a failed solve if ``fail``."""
-        for i in range(n):
-            _freeze_sliding(pl, Zt, fail and i == 0)
-            _count_turning(pl, True)
-
-    assert _free_iterations(pl) == SLIDING_ITERATIONS
-    held = []
-    for free_steps in (10, 10, 10, 10, 10, 10):
-        steps(1, fail=True)
-        held.append(fr[FR_SPAN, 0])
-        assert _free_iterations(pl) == RETRY_ITERATIONS
-        steps(int(fr[FR_TURNING, 0]) + free_steps)
-        assert fr[FR_TURNING, 0] == 0.0 and not fr[FR_FROZEN].any()
-    assert held == [min(TURN_STEPS * 2 ** k, MAX_TURN_STEPS) for k in range(6)]
-    steps(int(MAX_TURN_STEPS))                 # as long free as held: forgotten
-    assert fr[FR_SPAN, 0] == 0.0 and _free_iterations(pl) == SLIDING_ITERATIONS
-    steps(1, fail=True)
-    assert fr[FR_TURNING, 0] == TURN_STEPS - 1
 
 
 def test_semi_implicit_sliding_direction_agrees_with_the_implicit_one():
