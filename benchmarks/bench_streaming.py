@@ -151,7 +151,7 @@ def main() -> int:
                   f'{entry["setpoints_per_second"]:.1f} setpoints/s, '
                   f'{entry["reset_warnings"]} reset warnings'
                   + (f', received/s {entry["received_per_second"]}' if args.subscribe else ''),
-                  flush=True)
+                  file=sys.stderr if args.json else sys.stdout, flush=True)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
