@@ -42,13 +42,12 @@ simulated s per CPU s, and the machine with its load before and after.
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
 import time
 
-from bench_streaming import CASES, CONFIG, FREQUENCY, RATE
+from bench_streaming import CASES, CONFIG, efforts, RATE
 from machine import machine_info
 import rclpy
 from rclpy.parameter import Parameter
@@ -70,7 +69,7 @@ PARTS = tuple(dict.fromkeys(CALLBACKS + ('_on_setpoint', '_on_physics_tick', '_o
 
 def stream(namespace: str, case: str, duration: float) -> None:
     """Publish the streaming benchmark's setpoints to ``/namespace`` and take ``/clock``."""
-    _, tendons, mean, amplitude = CASES[case]
+    tendons = CASES[case][1]
     rclpy.init()
     node = rclpy.create_node(f'node_parts_stream_{os.getpid()}')
     setpoint = node.create_publisher(JointState, f'/{namespace}/{topics.TENDON_SETPOINT.name}',
@@ -80,8 +79,7 @@ def stream(namespace: str, case: str, duration: float) -> None:
     begin = next_send = time.perf_counter()
     while (now := time.perf_counter()) - begin < duration:
         if now >= next_send:
-            wave = amplitude * math.sin(2.0 * math.pi * FREQUENCY * (now - begin))
-            setpoint.publish(JointState(name=list(tendons), effort=[mean + wave, mean - wave]))
+            setpoint.publish(JointState(name=list(tendons), effort=efforts(case, now - begin)))
             next_send += 1.0 / RATE
         rclpy.spin_once(node, timeout_sec=max(0.0, min(0.005, next_send - now)))
     node.destroy_node()
@@ -95,13 +93,12 @@ def model_alone(case: str, ticks: int, paced: bool) -> float:
     ``ticks`` ticks, each applying the sinusoid's setpoint and advancing 1 / RATE; ``paced``:
     each then sleeps to the next tick of wall time.
     """
-    robot_file, tendons, mean, amplitude = CASES[case]
+    robot_file, tendons, _, _ = CASES[case]
     _, _, model = create_model(str(CONFIG / robot_file), 'dynamic', ModelOptions())
     period = 1.0 / RATE
 
     def tick(i: int) -> None:
-        wave = amplitude * math.sin(2.0 * math.pi * FREQUENCY * i * period)
-        model.apply('effort', dict(zip(tendons, (mean + wave, mean - wave))))
+        model.apply('effort', dict(zip(tendons, efforts(case, i * period))))
         model.advance(period)
 
     for i in range(int(SETTLE * RATE)):

@@ -62,6 +62,15 @@ CASES = {
 }
 FREQUENCY = 0.5       # Hz of the sinusoid
 RATE = 50.0           # Hz of the setpoints
+
+
+def efforts(case: str, t: float) -> list:
+    """Return the case's setpoint [N] at ``t`` s of the stream, one per streamed tendon."""
+    _, _, mean, amplitude = CASES[case]
+    wave = amplitude * math.sin(2.0 * math.pi * FREQUENCY * t)
+    return [mean + wave, mean - wave]
+
+
 SETTLE = 1.0
 # what the node logs when a step failed and it reset the model (simulator_node.py)
 RESET_WARNING = 'The node reset the simulation'
@@ -82,7 +91,7 @@ def subscribe_state(node, namespace: str, received: dict) -> list:
 
 def run_case(node, case: str, index: int, window: float, factor: float,
              publish_rate: float, subscribe: bool = False) -> dict:
-    robot_file, tendons, mean, amplitude = CASES[case]
+    robot_file, tendons, _, _ = CASES[case]
     namespace = f'streaming_bench_{os.getpid()}_{index}'
     sent = 0
     received: dict = {}
@@ -97,9 +106,8 @@ def run_case(node, case: str, index: int, window: float, factor: float,
         while time.perf_counter() - begin < SETTLE + window:
             now = time.perf_counter()
             if now >= next_send:
-                phase = 2.0 * math.pi * FREQUENCY * (now - begin)
-                values = [mean + amplitude * math.sin(phase), mean - amplitude * math.sin(phase)]
-                sim.setpoint.publish(JointState(name=list(tendons), effort=values))
+                sim.setpoint.publish(JointState(name=list(tendons),
+                                                effort=efforts(case, now - begin)))
                 sent += 1
                 next_send += 1.0 / RATE
             if 'start' not in marks and now - begin >= SETTLE:
