@@ -181,7 +181,8 @@ def _expand(robot: Robot, item: str) -> list[FitParameter]:
         return [_parameter(f'{BENDING_FIELDS[0]}[{j}]', item, BENDING_FIELDS[0], (), j, value)
                 for j, value in enumerate(_segment_moments(robot))]
     for field in VECTOR_FIELDS:
-        if item == field or item.startswith(field + '.') and item[len(field) + 1:] in AXES:
+        # one axis after the dot: 'xy' is a substring of AXES, not an axis
+        if item == field or item.startswith(field + '.') and item[len(field) + 1:] in tuple(AXES):
             axes = AXES if item == field else item[-1]
             return [_parameter(f'{field}.{a}', item, field, (), AXES.index(a),
                                _vector_value(robot, field, AXES.index(a))) for a in axes]

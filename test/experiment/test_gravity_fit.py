@@ -25,7 +25,8 @@ import pytest
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.experiment.experiment import Hold
-from tendon_robot_sim.experiment.fit_parameters import parse_fit, with_parameters
+from tendon_robot_sim.experiment.fit_parameters import (FitParameterError, parse_fit,
+                                                        with_parameters)
 from tendon_robot_sim.experiment.fitting import calibrate
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -61,6 +62,17 @@ def test_the_parameters_bounds(robot):
     assert one.name == 'gravity.z'
     hanging = with_parameters(robot, {'gravity.z': 9.80665})
     assert hanging.gravity.tolist() == [0.0, 0.0, 9.80665]
+
+
+@pytest.mark.parametrize('item', ['gravity.w', 'gravity.xy', 'gravity.', 'gravity@segment',
+                                  'base.position.xz'])
+def test_a_component_that_is_not_one_axis_is_refused_in_one_line(robot, item):
+    # 'xy' once passed as an axis (a substring of 'xyz') and fitted y alone; 'gravity.' ended
+    # in a traceback
+    with pytest.raises(FitParameterError) as error:
+        parse_fit(robot, [item])
+    assert str(error.value).startswith(f"fit: unknown parameter '{item}'")
+    assert '\n' not in str(error.value)
 
 
 def test_a_hidden_mounting_comes_back_within_its_interval(robot):
