@@ -85,11 +85,11 @@ DEFAULT_DT = 0.002            # s
 DEFAULT_STEPS = 20
 MAX_STEP = 0.025
 # Continuous models: at least CONTINUOUS_STEPS RK4 steps, none longer than STEP_LAMBDA /
-# lambda, lambda the bending wavenumber of the time step (implicit_grid.NODE_SPACING: the
-# length over which the step's solution changes). 12 steps put Till's example (lambda h = 0.25
-# at dt = 50 ms) within 0.01 mm of 48 (bench_implicit.py), and 12 steps the steel robot
-# under the streamed setpoints (lambda h = 0.51 at dt = 2 ms) within 0.06 um of 40 over 3 s
-# (docs/performance.md), where dt's own error is 80 um.
+# lambda, lambda the bending wavenumber of the time step (implicit_grid.NODE_SPACING): the
+# grid follows dt, so that its error stays far below dt's own. Till's example at dt = 50 ms
+# (12 steps, lambda h = 0.25) is within 0.043 mm of 48 steps over its 25 s, where dt's error
+# is 17 mm RMS; the steel robot under the streamed setpoints at dt = 2 ms (13 steps, lambda h
+# = 0.47) within 0.024 um of 40 over 3 s, where dt's is 84 um (docs/performance.md).
 CONTINUOUS_STEPS = 12
 STEP_LAMBDA = 0.5
 # Newton tolerance on the scaled residual (StaticsSolver: forces in E I / L^2, moments
@@ -103,14 +103,18 @@ MAX_ITERATIONS = 30
 DT_HALVINGS = MAX_HALVINGS
 
 
-def default_steps(robot: Robot, model: str, dt: float, alpha: float) -> int:
+def default_steps(robot: Robot, model: str, dt: float, alpha: float, obstacles: bool) -> int:
     """
     Return the default RK4 steps over the rod for time steps of ``dt`` s (see above).
 
     The user's dt, not the smallest of adaptive steps: the grid is the same at every level.
+    With ``obstacles`` the discrete model's rule for every model: these are the contact-free
+    steps between the contact zones (implicit_grid.py), validated at it; the steel rod swung
+    onto a bar (test_contact_zones.py) ends 4.79 um from the 1 mm grid at it and 4.85 um on
+    the coarser steps, next to the test's 5 um: no margin to spend there.
     """
     length = robot.rod.length
-    if model == 'discrete':
+    if model == 'discrete' or obstacles:
         return max(DEFAULT_STEPS, math.ceil(length / MAX_STEP))
     return max(CONTINUOUS_STEPS,
                math.ceil(bending_wavenumber(robot, dt, alpha) * length / STEP_LAMBDA))
@@ -224,7 +228,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         # (implicit_grid.py), the contact-free step elsewhere
         contact_step = CONTACT_STEP if steps is None else None
         if steps is None:
-            steps = default_steps(robot, model, float(dt), float(alpha))
+            steps = default_steps(robot, model, float(dt), float(alpha),
+                                  world is not None and bool(world.obstacles))
         if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
             raise InputError(f'steps: must be an integer >= 1, got {steps!r}')
         # adaptive steps down to dt / 2^k: nodes for the smallest (implicit_step_control)
