@@ -37,7 +37,8 @@ in) with the tendon's compliance, motor distance and slack
 tension.
 
 Spatial resolution: ``steps`` RK4 steps over the length (split at discs, tendon ends and
-shooting nodes), by default DEFAULT_STEPS or one per MAX_STEP of length, whichever is more;
+shooting nodes), by default :func:`default_steps`: for the discrete model DEFAULT_STEPS or one
+per MAX_STEP of length, for continuous ones enough to resolve the time step's bending wavenumber;
 each RK4 stage keeps its own history, so the scheme is fourth order in arc length (the
 explicit model's ``rod.elements`` do not apply: its scheme is of second order).
 The run starts at rest in the static equilibrium of its inputs
@@ -63,7 +64,8 @@ from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod.dynamics import _implicit_kernels as stepper
 from tendon_robot_sim.models.rod.dynamics.implicit_equilibrium import (DISPLACEMENT,
                                                                        StaticEquilibrium, TENSION)
-from tendon_robot_sim.models.rod.dynamics.implicit_grid import ContactZones, shooting_nodes
+from tendon_robot_sim.models.rod.dynamics.implicit_grid import (bending_wavenumber, ContactZones,
+                                                                shooting_nodes)
 from tendon_robot_sim.models.rod.dynamics.implicit_step_control import (
     MAX_HALVINGS, smallest_level, StepControl, StepNotConverged)
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_real, Settling,
@@ -77,11 +79,19 @@ from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import Robot, tendon_displacements
 
 DEFAULT_DT = 0.002            # s
-# Default spatial resolution: RK4 steps over the rod, and the longest step [m]. 20 steps put
-# the nitinol robot's tip within 0.01 mm of 100 steps (a 0.3 s tension ramp at dt = 2 ms), and
-# 12 steps Till's example within 0.01 mm of 48 (benchmarks/bench_implicit.py measures both).
+# Default spatial resolution of the discrete model: RK4 steps over the rod, and the longest
+# step [m]. 20 steps put the nitinol robot's tip within 0.01 mm of 100 steps (a 0.3 s tension
+# ramp at dt = 2 ms; benchmarks/bench_implicit.py).
 DEFAULT_STEPS = 20
 MAX_STEP = 0.025
+# Continuous models: at least CONTINUOUS_STEPS RK4 steps, none longer than STEP_LAMBDA /
+# lambda, lambda the bending wavenumber of the time step (implicit_grid.NODE_SPACING): the
+# grid follows dt, so that its error stays far below dt's own. Till's example at dt = 50 ms
+# (12 steps, lambda h = 0.25) is within 0.043 mm of 48 steps over its 25 s, where dt's error
+# is 17 mm RMS; the steel robot under the streamed setpoints at dt = 2 ms (13 steps, lambda h
+# = 0.47) within 0.024 um of 40 over 3 s, where dt's is 84 um (docs/performance.md).
+CONTINUOUS_STEPS = 12
+STEP_LAMBDA = 0.5
 # Newton tolerance on the scaled residual (StaticsSolver: forces in E I / L^2, moments
 # in E I / L): Till's example stops at about the same (a sum of squares of 1e-12 on residuals
 # in N, N m and m). The nitinol robot's tip then stays within 0.3 um of runs converged to 1e-9
@@ -91,6 +101,23 @@ MAX_ITERATIONS = 30
 # Halvings of dt tried when a step does not converge, to say which dt would (as many as a
 # rejected step is retried with)
 DT_HALVINGS = MAX_HALVINGS
+
+
+def default_steps(robot: Robot, model: str, dt: float, alpha: float, obstacles: bool) -> int:
+    """
+    Return the default RK4 steps over the rod for time steps of ``dt`` s (see above).
+
+    The user's dt, not the smallest of adaptive steps: the grid is the same at every level.
+    With ``obstacles`` the discrete model's rule for every model: these are the contact-free
+    steps between the contact zones (implicit_grid.py), validated at it; the steel rod swung
+    onto a bar (test_contact_zones.py) ends 4.79 um from the 1 mm grid at it and 4.85 um on
+    the coarser steps, next to the test's 5 um: no margin to spend there.
+    """
+    length = robot.rod.length
+    if model == 'discrete' or obstacles:
+        return max(DEFAULT_STEPS, math.ceil(length / MAX_STEP))
+    return max(CONTINUOUS_STEPS,
+               math.ceil(bending_wavenumber(robot, dt, alpha) * length / STEP_LAMBDA))
 
 
 @dataclass(frozen=True)
@@ -156,7 +183,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
     model : {'discrete', 'cosserat', 'kirchhoff'}, optional
         Default: ``discrete`` with discs, ``cosserat`` without.
     steps : int, optional
-        RK4 steps over the rod length; default DEFAULT_STEPS or one per MAX_STEP.
+        RK4 steps over the rod length; default :func:`default_steps`.
     tolerance : float
         Newton tolerance on the scaled shooting residual of each step.
     world : World, optional
@@ -201,7 +228,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         # (implicit_grid.py), the contact-free step elsewhere
         contact_step = CONTACT_STEP if steps is None else None
         if steps is None:
-            steps = max(DEFAULT_STEPS, math.ceil(robot.rod.length / MAX_STEP))
+            steps = default_steps(robot, model, float(dt), float(alpha),
+                                  world is not None and bool(world.obstacles))
         if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
             raise InputError(f'steps: must be an integer >= 1, got {steps!r}')
         # adaptive steps down to dt / 2^k: nodes for the smallest (implicit_step_control)

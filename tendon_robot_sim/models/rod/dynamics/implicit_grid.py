@@ -69,6 +69,14 @@ from tendon_robot_sim.models.tendon_robot import Robot, without_friction
 NODE_SPACING = 3.0
 
 
+def bending_wavenumber(robot: Robot, dt: float, alpha: float) -> float:
+    """Return lambda [1/m] of a time step of ``dt`` s (see NODE_SPACING), discs' mass spread."""
+    rod = robot.rod
+    c0 = stepper.bdf_coefficients(dt, alpha)[0]
+    mass = rod.linear_density + robot.vertebra_mass * robot.vertebra_positions.size / rod.length
+    return (mass * c0 * c0 / rod.bending_stiffness) ** 0.25 / math.sqrt(2.0)
+
+
 def shooting_nodes(robot: Robot, model: str, dt: float, alpha: float) -> list[float]:
     """
     Arc lengths [m] where the implicit step restarts its integration (multiple shooting).
@@ -78,10 +86,7 @@ def shooting_nodes(robot: Robot, model: str, dt: float, alpha: float) -> list[fl
     span), continuous models anywhere.
     """
     rod = robot.rod
-    c0 = stepper.bdf_coefficients(dt, alpha)[0]
-    mass = rod.linear_density + robot.vertebra_mass * robot.vertebra_positions.size / rod.length
-    lam = (mass * c0 * c0 / rod.bending_stiffness) ** 0.25 / math.sqrt(2.0)
-    intervals = math.ceil(lam * rod.length / NODE_SPACING)
+    intervals = math.ceil(bending_wavenumber(robot, dt, alpha) * rod.length / NODE_SPACING)
     targets = rod.length * np.arange(1, intervals) / intervals
     if model != 'discrete':
         return targets.tolist()
