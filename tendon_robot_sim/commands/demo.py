@@ -28,7 +28,8 @@ seconds once the simulator has the tensions, then on until the tip has settled, 
 ``--settle`` s more, then releases it, alike), then sends a tip
 target (the tip of the statics model with the first two tendons at ``--tension``:
 reachable by construction) and holds it until the tip is within 1 mm or for
-``--target-hold`` simulated seconds, records every topic of the stack into a
+``--target-hold`` s of the controller's periods (as many simulated seconds unless a loaded
+machine holds the controller up), records every topic of the stack into a
 rosbag2 bag, prints the tip position at the end of each step (and whether the tip was
 at rest or still moving then) and draws the
 backbone of each step as a PNG. Output folder
@@ -91,7 +92,9 @@ def register(subparsers) -> None:
                         help='simulated time each step is held, from when the simulator has '
                              'its tensions [s]')
     parser.add_argument('--target-hold', type=positive, default=5.0,
-                        help='longest simulated time the tip-target step is held [s]')
+                        help='longest time the tip-target step is held, in periods of the '
+                             'tension controller (simulated time while the machine keeps up) '
+                             '[s]')
     parser.add_argument('--settle', type=within(0.0, 60.0, 's'), default=3.0,
                         help='after --hold, hold a tension step on until the tip has settled '
                              '(within 1 mm over 0.5 s), for at most this much more simulated '
@@ -272,8 +275,9 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
                 bar.total += budget
                 bar.update(seconds)
             try:
+                rate = driver.control_rate(executor, STARTUP_TIMEOUT, alive)
                 snapshots = run_phases(executor, driver, phases, hold, alive, progress,
-                                       STALL_TIMEOUT, target_hold, settle)
+                                       STALL_TIMEOUT, rate, target_hold, settle)
             except TimeoutError as error:
                 raise CommandError(f'{error}; see {log_path}') from None
         counts = recorder.counts

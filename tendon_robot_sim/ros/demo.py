@@ -33,6 +33,7 @@ import rclpy
 from rclpy.executors import Executor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.parameter_client import AsyncParameterClient
 from scipy.spatial.transform import Rotation
 from std_msgs.msg import Header
 
@@ -100,7 +101,14 @@ def demo_phases(tendon_names: Sequence[str], tension: float,
 
 
 class DemoDriver(Node):
-    """Publishes tension commands; keeps the latest tip pose and markers."""
+    """
+    Publishes tension commands; keeps the latest tip pose and markers.
+
+    ``tips``: (t [s of simulated time, the pose's stamp], tip [m]) over the last
+    SETTLE_WINDOW s; ``control_ticks``: how many ``tendon/setpoint`` messages the controller
+    has sent, one per period of its own: a controller that a loaded machine holds up sends
+    fewer per simulated second, and a tip target needs its periods, not simulated seconds.
+    """
 
     def __init__(self, **kwargs):
         super().__init__('demo_driver', parameter_overrides=[
@@ -113,19 +121,42 @@ class DemoDriver(Node):
         self.tips: list[tuple[float, np.ndarray]] = []   # (sim time, tip), SETTLE_WINDOW s
         self.markers = None
         self.state = None
+        self.control_ticks = 0
         self.create_subscription(topics.TIP_POSE.msg_type, topics.TIP_POSE.name,
                                  self._on_tip_pose, topics.TIP_POSE.subscription_qos)
         self.create_subscription(topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name,
                                  self._on_markers, topics.BACKBONE_MARKERS.subscription_qos)
         self.create_subscription(topics.TENDON_STATE.msg_type, topics.TENDON_STATE.name,
                                  self._on_state, topics.TENDON_STATE.subscription_qos)
+        self.create_subscription(topics.TENDON_SETPOINT.msg_type, topics.TENDON_SETPOINT.name,
+                                 self._on_setpoint, topics.TENDON_SETPOINT.subscription_qos)
 
     def _on_tip_pose(self, msg) -> None:
+        # by the stamp, not the arrival: a loaded machine delivers poses late and in bursts,
+        # and a tip at rest seen in bursts never covered a settling window
         self.tip_pose = msg
         p = msg.pose.position
-        now = self.now()
-        self.tips = [(t, q) for t, q in self.tips if now - t <= SETTLE_WINDOW] + [
-            (now, np.array([p.x, p.y, p.z]))]
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        self.tips = [(t, q) for t, q in self.tips if stamp - t <= SETTLE_WINDOW] + [
+            (stamp, np.array([p.x, p.y, p.z]))]
+
+    def _on_setpoint(self, msg) -> None:
+        self.control_ticks += 1
+
+    def control_rate(self, executor: Executor, timeout: float,
+                     alive: Callable[[], None]) -> float:
+        """
+        Return the tension controller's ``rate`` [Hz], asked of the node itself.
+
+        Raises TimeoutError if it does not answer within ``timeout`` wall seconds.
+        """
+        client = AsyncParameterClient(self, 'tension_controller')
+        ready = wait_until(executor, client.services_are_ready, timeout, alive)
+        future = client.get_parameters(['rate']) if ready else None
+        if future is None or not wait_until(executor, future.done, timeout, alive):
+            raise TimeoutError(f'the tension controller did not give its rate within '
+                               f'{timeout:g} s')
+        return future.result().values[0].double_value
 
     def tip_spread(self) -> float:
         """
@@ -305,7 +336,7 @@ def phase_budget(phase: Phase, hold: float, target_hold: float, settle: float) -
 
 def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], hold: float,
                alive: Callable[[], None], progress: Callable[[float, str, float], None],
-               wall_timeout: float, target_hold: float = 0.0,
+               wall_timeout: float, control_rate: float, target_hold: float = 0.0,
                settle: float = 0.0) -> list[Snapshot]:
     """
     Command each phase and hold it for ``hold`` simulated seconds.
@@ -316,9 +347,10 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
     The hold of a tension phase counts from the first ``tendon/state`` that carries its
     tensions (the controller ramps them, and on a loaded machine the simulation can run
     ahead of the controller), or from ``hold`` simulated seconds after the command when
-    none does. A tip-target phase is held for at least ``hold`` and at most
-    ``target_hold`` simulated seconds, until the tip is within ``TARGET_TOLERANCE`` of
-    the target.
+    none does. A tip-target phase is held for at least ``hold`` simulated seconds and at most
+    ``target_hold`` s of the controller's periods (``target_hold`` times its ``control_rate``
+    [Hz] ``tendon/setpoint`` messages; as many simulated seconds on a machine that keeps
+    up), until the tip is within ``TARGET_TOLERANCE`` of the target.
 
     ``progress(seconds, label, budget)`` is called with the simulated time advanced since
     the last call, and ``budget`` the change of the run's expected total [s]: that total
@@ -333,11 +365,14 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
         start = last = driver.now()
         end = start + (hold if phase.target is None else max(hold, target_hold))
         waiting = phase.target is None   # for the tensions to arrive
+        ticks = driver.control_ticks
 
         def held() -> bool:
-            if phase.target is not None and driver.now() >= start + hold:
-                return driver.tip_distance(phase.target) < TARGET_TOLERANCE
-            return False
+            if phase.target is None:
+                return driver.now() >= end
+            return driver.now() >= start + hold and (
+                driver.tip_distance(phase.target) < TARGET_TOLERANCE
+                or driver.control_ticks - ticks >= target_hold * control_rate)
 
         def advance(what: str) -> float:
             """Spin until simulated time moves on; the new time [s]."""
@@ -348,7 +383,7 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
                     f'{time.monotonic() - before:.0f} s{what}')
             return driver.now()
         # a timer on sim time would be simpler, but a stalled /clock must not hang the demo
-        while waiting or driver.now() < end and not held():
+        while waiting or not held():
             if waiting and (driver.applied(phase.tensions) or driver.now() >= end):
                 waiting = False
                 end += driver.now() - start   # the hold starts now
