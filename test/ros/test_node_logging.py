@@ -228,6 +228,16 @@ def test_every_node_logs_every_severity_after_any_other(robot_file):
     probe = Probe(namespace='logging_walk', context=context)
     expected = []       # (logger name, level, text) that /rosout must carry
     with spinning(probe, *nodes, context=context):
+        # /rosout keeps a line 10 s (its QoS' lifespan): a walk logged before the probe
+        # matched every node's /rosout writer expired unseen once on a loaded machine. The
+        # walk starts when a line of each node has come.
+        def ready() -> bool:
+            names = {log.name for log in probe.logs if log.msg == 'logging walk: ready'}
+            for node in nodes:
+                if node.get_logger().name not in names:
+                    node.get_logger().info('logging walk: ready')
+            return len(names) == len(nodes)
+        wait_for(ready, 'a line of every node on /rosout')
         for node in nodes:
             node.get_logger().set_level(LoggingSeverity.DEBUG)
             name = node.get_logger().name
