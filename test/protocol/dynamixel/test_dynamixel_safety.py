@@ -459,6 +459,33 @@ def test_the_drive_mode_warning_names_every_bit_it_changed(rig, buses, caplog):
     assert servos[0].get(dxl.DRIVE_MODE) == 0
 
 
+def test_a_status_lost_once_is_read_again_not_taken_for_status_return_level_0(
+        rig, buses, caplog):
+    """
+    The one READ whose silence means level 0 is asked again before it is believed.
+
+    A loaded machine's late answer (or line noise) had the bridge warn that a servo at
+    level 2 was at 0, and write it.
+    """
+    chain, thread = rig()
+    receive, lost = chain.receive, []
+
+    def lossy(data: bytes) -> list[bytes]:
+        replies = receive(data)
+        reads_level = data[7:8] == b'\x02' and \
+            int.from_bytes(data[8:10], 'little') == dxl.STATUS_RETURN_LEVEL[0]
+        if reads_level and not lost:
+            lost.append(data)
+            return []     # the status packet is lost on the line
+        return replies
+    chain.receive = lossy
+    with caplog.at_level(logging.WARNING):
+        bus = buses(thread.endpoint.path, CHANNELS, MAX)
+        wait_for(lambda: bus.connected, what='the bus to connect')
+    assert lost
+    assert not [r for r in caplog.records if 'Status Return Level' in r.getMessage()]
+
+
 def test_a_servo_left_at_status_return_level_1_is_set_to_2(rig, buses):
     """Status Return Level page: at 1 a WRITE gets no status; configure sets 2 first."""
     servos = [EmulatedServo(1), EmulatedServo(2), EmulatedServo(3), EmulatedServo(4)]
