@@ -183,11 +183,13 @@ def test_reconnect_resends_the_last_command_once_and_never_applies_it_twice(rig,
     wait_for(lambda: not motors.connected, what='the link to drop')
     wait_for(lambda: motors.connected, what='the link to come back')
     wait_for(lambda: motors.statistics()[1].retransmits >= 1, what='the re-send')
-    # Every frame written reaches the device: the first one, the re-send after the
-    # reconnect, and any re-send after an ACK timeout (a loaded machine); waited for, as
-    # a frame may still be on its way.
-    wait_for(lambda: [m.seq for m in rig.motor.received].count(first)
-             == 1 + motors.statistics()[1].retransmits, what='every frame at the device')
+    # The re-send after the reconnect reaches the device (waited for: it may be on its way),
+    # beside the first frame. Re-sends after an ACK timeout (a loaded machine) may come too,
+    # and one still unread when the link broke is lost with it: at most one frame a send.
+    wait_for(lambda: [m.seq for m in rig.motor.received].count(first) >= 2,
+             what='the re-send at the device')
+    assert [m.seq for m in rig.motor.received].count(first) \
+        <= 1 + motors.statistics()[1].retransmits
     assert motors.statistics()[0].reconnects == 1
     assert [m.seq for m in rig.motor.applied].count(first) == 1
 
