@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 import logging
+import select
 import threading
 import time
 from typing import Sequence
@@ -762,12 +763,29 @@ class DynamixelBus:
         self._close('stopped')
 
 
+#: Longest wait [s] for a byte of an answer before the SDK looks at its timeout again.
+READ_WAIT = 0.001
+
+
 class _Port(sdk.PortHandler):
-    """The SDK's port with its answer timeout built on ``latency`` [ms], not its constant 16."""
+    """
+    The SDK's port with its answer timeout built on ``latency`` [ms], not its constant 16.
+
+    And it waits for an answer's bytes (up to READ_WAIT at a time) instead of polling for
+    them: the SDK reads in a loop until the packet or the timeout, and on its non-blocking
+    port that loop spun a core for the whole wait, which a loaded machine's other
+    processes (or an emulator in this one, behind the GIL) needed.
+    """
 
     def __init__(self, url: str, latency: float):
         super().__init__(url)
         self.latency = latency
+
+    def readPort(self, length):  # noqa: N802 (the SDK's name)
+        """Read up to ``length`` bytes; wait up to READ_WAIT for the first if none is there."""
+        if not self.ser.in_waiting:
+            select.select([self.ser.fileno()], [], [], READ_WAIT)
+        return super().readPort(length)
 
     def setPacketTimeout(self, packet_length):  # noqa: N802 (the SDK's name)
         """Start waiting for ``packet_length`` bytes: transfer time, twice the latency, 2 ms."""

@@ -203,3 +203,27 @@ def test_an_answer_counts_when_it_comes_within_the_bus_files_latency_timer(rig, 
     assert timeouts == [pytest.approx(11 * 10 / 1000.0 + 2 * 1000.0 * latency_timer + 2.0)]
     if latency_timer == dxl.SDK_LATENCY_TIMER:   # 34 ms: the 50 ms hold is too long
         assert result == sdk.COMM_RX_TIMEOUT and model == 0
+
+
+def test_waiting_for_an_answer_does_not_spin_a_core(rig):
+    """
+    The SDK's wait for a status packet (a loop until the packet or the timeout) sleeps.
+
+    On its non-blocking port the loop read without pause: a silent servo's 0.2 s cost 0.2 s of
+    CPU, taken from a loaded machine's other processes and, behind the GIL, from an emulator
+    in the same process. Judged in this thread's CPU time, which a loaded machine does not
+    stretch (it only makes a spinning wait look cheaper).
+    """
+    import dynamixel_sdk as sdk
+    from tendon_robot_sim.protocol.dynamixel.bus import open_port
+    chain, thread = rig()
+    chain.silence(1)
+    port = open_port(thread.endpoint.path, 1000000, 0.1)    # waits about 0.2 s per PING
+    try:
+        start, cpu = time.monotonic(), time.thread_time()
+        for _ in range(3):
+            assert sdk.PacketHandler(2.0).ping(port, 1)[1] == sdk.COMM_RX_TIMEOUT
+        cpu, waited = time.thread_time() - cpu, time.monotonic() - start
+    finally:
+        port.closePort()
+    assert waited >= 0.6 and cpu < 0.04 * waited, (cpu, waited)   # spinning: 0.15 at load 25
