@@ -60,6 +60,10 @@ def stack(robot_file):
         Parameter('robot_file', value=str(robot_file)),
         Parameter('rate', value=RATE),
         Parameter('min_tension', value=MIN_TENSION),
+        # The quasi-static simulator's tips come on wall time: a loaded machine (load 28)
+        # spaced them by more than the default 0.5 s, and the tip loop paused. Staleness is
+        # test_stale_tip_feedback_pauses_the_loop_until_fresh_samples_return's.
+        Parameter('feedback_timeout', value=5.0),
         Parameter('warning_throttle_period', value=0.0)])
     # A second controller listening to a hardware tip sensor that nobody publishes.
     sensorless = TensionControllerNode(namespace='sensorless', parameter_overrides=[
@@ -231,7 +235,9 @@ def test_stale_tip_feedback_pauses_the_loop_until_fresh_samples_return(robot_fil
         Parameter('robot_file', value=str(robot_file)),
         Parameter('tip_feedback', value='point'),
         Parameter('min_tension', value=MIN_TENSION),
-        Parameter('feedback_timeout', value=0.3),
+        # long beside the feeder's 20 ms (a loaded machine spaced its samples by over 0.3 s),
+        # short beside the test's waits: silence is waited for, not timed
+        Parameter('feedback_timeout', value=2.0),
         Parameter('warning_throttle_period', value=0.0)])
     probe = Probe(context=context)
     tip_pub = probe.create_publisher(PointStamped, '/stale/tip/measured', topics.TIP_MEASURED.qos)

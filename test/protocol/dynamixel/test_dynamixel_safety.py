@@ -31,7 +31,7 @@ from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
 pytest.importorskip('dynamixel_sdk')
 from test_dynamixel_bus import CHANNELS, MAX, run_cycles  # noqa: E402
-from waiting import wait_for  # noqa: E402
+from waiting import TIMEOUT, wait_for  # noqa: E402
 
 
 def delivered(bus, seq):
@@ -245,10 +245,10 @@ def test_reboot_of_a_servo_in_hardware_error_checks_it_again_and_waits_for_recov
     wait_for(lambda: bus.connected, what='the bus to connect')
     bus.enable([0.5] * 4)
     wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
-    assert bus.reboot(5.0) == (False, 'no servo reports a hardware error: nothing rebooted')
+    assert bus.reboot(TIMEOUT) == (False, 'no servo reports a hardware error: nothing rebooted')
     chain.set_hardware_error(3, 1 << 5)
     wait_for(bus.fault, what='the overload')
-    done, message = bus.reboot(5.0)
+    done, message = bus.reboot(TIMEOUT)   # a loaded machine took more than 5 s
     assert done and message.startswith('rebooted servo ID 3'), message
     assert chain.servos[2].get(dxl.HARDWARE_ERROR_STATUS) == 0
     assert chain.servos[2].get(dxl.INDIRECT_ADDRESS_1) == dxl.STATE_ITEMS[0][0]
@@ -348,7 +348,10 @@ def test_mode_switches_in_current_based_position_control_never_switch_the_torque
                     offs.append(servo.servo_id)
                 return write(address, data)
             servo.write = logged
-        bus = buses(thread.endpoint.path, CHANNELS, MAX,
+        # A servo taken for lost (its state late for 0.1 s, as a loaded machine makes the
+        # emulator's) is configured again with its torque off: not a mode switch's doing,
+        # and not what this test asks (loss: test_dynamixel_bus).
+        bus = buses(thread.endpoint.path, CHANNELS, MAX, lost_after=TIMEOUT,
                     settings=dxl.BusSettings(tension_mode, 0.02))
         wait_for(lambda: bus.connected, what='the bus to connect')
         bus.enable([0.5] * 4)
