@@ -38,12 +38,12 @@ def launch(log, *arguments: str):
 
 
 def stamp_seconds(msg) -> float:
-    """A message's header stamp in seconds."""
+    """Return a message's header stamp in seconds."""
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
 def fastest_second(stamps, ticks: int) -> float:
-    """The shortest span of ``ticks`` consecutive intervals among ``stamps`` (s; inf if fewer)."""
+    """Return the shortest span of ``ticks`` successive intervals of ``stamps`` [s] (inf: none)."""
     spans = [stamps[k + ticks] - stamps[k] for k in range(len(stamps) - ticks)]
     return min(spans, default=float('inf'))
 

@@ -763,18 +763,11 @@ class DynamixelBus:
         self._close('stopped')
 
 
-#: Longest wait [s] for a byte of an answer before the SDK looks at its timeout again.
-READ_WAIT = 0.001
-
-
 class _Port(sdk.PortHandler):
     """
     The SDK's port with its answer timeout built on ``latency`` [ms], not its constant 16.
 
-    And it waits for an answer's bytes (up to READ_WAIT at a time) instead of polling for
-    them: the SDK reads in a loop until the packet or the timeout, and on its non-blocking
-    port that loop spun a core for the whole wait, which a loaded machine's other
-    processes (or an emulator in this one, behind the GIL) needed.
+    Waiting for an answer's bytes 1 ms at a time: the SDK's read loop spun a core meanwhile.
     """
 
     def __init__(self, url: str, latency: float):
@@ -782,9 +775,8 @@ class _Port(sdk.PortHandler):
         self.latency = latency
 
     def readPort(self, length):  # noqa: N802 (the SDK's name)
-        """Read up to ``length`` bytes; wait up to READ_WAIT for the first if none is there."""
-        if not self.ser.in_waiting:
-            select.select([self.ser.fileno()], [], [], READ_WAIT)
+        """Read up to ``length`` bytes, waiting up to 1 ms for the first."""
+        select.select([self.ser.fileno()], [], [], 0.0 if self.ser.in_waiting else 0.001)
         return super().readPort(length)
 
     def setPacketTimeout(self, packet_length):  # noqa: N802 (the SDK's name)
