@@ -100,8 +100,11 @@ def test_ctrl_c_while_the_simulator_node_compiles(tmp_path):
     cache, log = tmp_path / 'numba', tmp_path / 'node.log'
     with ended(start_cold(['-m', 'tendon_robot_sim.nodes.simulator_node'], cache, log)) as node:
         # The constructor is done (it logs its mode); the first physics tick compiles the rod.
-        wait_for(lambda: 'simulating a' in log.read_text(), 'the node to start')
-        wait_for(lambda: compiling(cache, node, log), 'the first kernel compiled')
+        # a cold start (an empty numba cache): at load 29 it took longer than TIMEOUT
+        wait_for(lambda: 'simulating a' in log.read_text(), 'the node to start',
+                 COMMAND_TIMEOUT)
+        wait_for(lambda: compiling(cache, node, log), 'the first kernel compiled',
+                 COMMAND_TIMEOUT)
         took = seconds_to_exit(node, signal.SIGINT)
     assert took < EXIT_WITHIN, log.read_text()
     assert node.returncode == 0, log.read_text()
@@ -117,7 +120,8 @@ def test_ctrl_c_while_a_command_compiles(preexec_fn, tmp_path):
     cache, log = tmp_path / 'numba', tmp_path / 'statics.log'
     with ended(start_cold(['-m', 'tendon_robot_sim.cli', 'statics', '--tensions', '0,2,0,0'],
                           cache, log, preexec_fn)) as command:
-        wait_for(lambda: compiling(cache, command, log), 'the first kernel compiled')
+        wait_for(lambda: compiling(cache, command, log), 'the first kernel compiled',
+                 COMMAND_TIMEOUT)
         took = seconds_to_exit(command, signal.SIGINT)
     assert took < EXIT_WITHIN, log.read_text()
     assert command.returncode == 130, log.read_text()
