@@ -108,6 +108,7 @@ def _record(args, chosen, stop) -> dict:
         end = time.monotonic() + args.duration if args.duration else math.inf
         while not stop and time.monotonic() < end:
             executor.spin_once(timeout_sec=min(0.1, max(0.0, end - time.monotonic())))
+        _drain(executor, recorder)
     finally:
         executor.shutdown()
         if recorder is not None:
@@ -116,3 +117,18 @@ def _record(args, chosen, stop) -> dict:
             recorder.destroy_node()
         rclpy.try_shutdown()
     return counts
+
+
+def _drain(executor, recorder) -> None:
+    """
+    Record what DDS delivered before the stop: the callbacks already ready are run.
+
+    A reliable publisher counts a message delivered once this process has it; a Ctrl-C
+    right after must not lose it. Stops after a few rounds that recorded nothing (the flush
+    timer's callback may be the one that ran).
+    """
+    idle = 0
+    while idle < 3:
+        before = sum(recorder.counts.values())
+        executor.spin_once(timeout_sec=0.0)
+        idle = idle + 1 if sum(recorder.counts.values()) == before else 0

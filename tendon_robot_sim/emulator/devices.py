@@ -384,11 +384,15 @@ class DeviceThread:
         self._corrupt_input = 0                  # set by corrupt_next_input()
         self._noise_until = -math.inf            # set by noise_burst()
         self._noisy_replies = False
+        self._serving = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f'emulated-{name}', daemon=True)
         self.disconnects = 0
 
     def start(self) -> 'DeviceThread':
+        """Start answering; returns once the device answers at its endpoint's path."""
         self._thread.start()
+        while not self._serving.wait(0.1) and self._thread.is_alive():
+            pass
         return self
 
     def stop(self) -> None:
@@ -429,6 +433,9 @@ class DeviceThread:
 
     def _run(self) -> None:
         try:
+            # Reachable only from here on: a host that finds the port is answered.
+            self.endpoint.publish()
+            self._serving.set()
             self._serve()
         finally:
             self.endpoint.close()
@@ -452,14 +459,19 @@ class DeviceThread:
             noisy = time.monotonic() < self._noise_until
             if noisy:
                 data = _spoil(data)
-            frames = self.device.receive(data) if data else []
+            # The answers go out before the device steps: a device answers within its own
+            # time, not after its mechanics (a plant solve a loaded machine can stretch past
+            # the host's timeout).
+            self._send(self.device.receive(data) if data else [], noisy)
             now = time.monotonic()
             if now >= next_step:
-                frames += self.device.step(now)
+                self._send(self.device.step(now), noisy)
                 # Keep the rate without bursts after a stall.
                 next_step = max(next_step + self.period, now)
-            for frame in frames:
-                self.output.write(_spoil(frame) if noisy and self._noisy_replies else frame)
+
+    def _send(self, frames: list[bytes], noisy: bool) -> None:
+        for frame in frames:
+            self.output.write(_spoil(frame) if noisy and self._noisy_replies else frame)
 
 
 def _spoil(data: bytes) -> bytes:

@@ -68,6 +68,9 @@ class Endpoint(abc.ABC):
     def write(self, data: bytes) -> int:
         """Send to the host; returns the bytes that did not fit (dropped, like a UART)."""
 
+    def publish(self) -> None:
+        """Make ``path`` reachable: called once the device answers (default: it already is)."""
+
     @abc.abstractmethod
     def hang_up(self) -> None:
         """Drop the link now; the host cannot reconnect until :meth:`come_back`."""
@@ -93,27 +96,37 @@ class PtyEndpoint(Endpoint):
 
     def __init__(self, link: str | None = None):
         self.link = Path(link) if link else None
-        self._open()
+        self._open(publish=False)
+        if self.link is not None:
+            # The link appears when the device answers (publish): a host that finds it must
+            # not meet a terminal nobody reads yet (an earlier run's link points at one gone).
+            self.link.unlink(missing_ok=True)
 
-    def _open(self) -> None:
+    def _open(self, publish: bool = True) -> None:
         if self.link is not None:     # never in a folder reached by a link someone planted
             check_links(self.link.parent)
+            for path in (self.link, self._temporary()):
+                if path.exists() and not path.is_symlink():   # a file of the user's
+                    raise FileExistsError(f'{path} exists and is not a link; give a new path')
         self._master, self._slave = os.openpty()
         tty.setraw(self._slave)
         os.set_blocking(self._master, False)
         self.tty_name = os.ttyname(self._slave)
-        if self.link is not None:
-            # Replace the link atomically: the host never sees a missing path.
-            temporary = self.link.with_name(self.link.name + '.new')
-            for path in (self.link, temporary):
-                if path.exists() and not path.is_symlink():
-                    os.close(self._master)    # a file of the user's: never replaced
-                    os.close(self._slave)
-                    raise FileExistsError(f'{path} exists and is not a link; give a new path')
-            temporary.unlink(missing_ok=True)
-            temporary.symlink_to(self.tty_name)
-            temporary.replace(self.link)
         self.path = str(self.link) if self.link is not None else self.tty_name
+        if publish:
+            self.publish()
+
+    def _temporary(self) -> Path:
+        return self.link.with_name(self.link.name + '.new')
+
+    def publish(self) -> None:
+        """Point the link at the terminal (atomically: the host never sees a missing path)."""
+        if self.link is None or self._master is None:
+            return
+        temporary = self._temporary()
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(self.tty_name)
+        temporary.replace(self.link)
 
     def read(self, timeout: float) -> bytes:
         if self._master is None:

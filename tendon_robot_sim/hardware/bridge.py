@@ -585,7 +585,13 @@ class BridgeCore:
 
 
 def start_device(device: MotorBus | TipSensor, timeout: float) -> str:
-    """Start ``device`` and wait for its first attempt to open the port: '' or why it failed."""
+    """
+    Start ``device`` and wait up to ``timeout`` s for it to connect: '' or why it did not.
+
+    The device retries meanwhile (its reconnect back-off), as a bus whose servo missed one
+    PING or a port that appears a moment late deserves (ROBOTIS's own ros2_control interface
+    retries its start too); the last attempt's error is the answer.
+    """
     device.start()
     deadline = time.monotonic() + timeout
     while True:
@@ -595,10 +601,8 @@ def start_device(device: MotorBus | TipSensor, timeout: float) -> str:
         link = device.link.statistics()
         if link.state == CONNECTED:
             return ''
-        if link.connect_failures:
-            return link.last_error
         if expired:
-            return f'not open after {timeout:g} s'
+            return link.last_error or f'not open after {timeout:g} s'
         time.sleep(0.005)
 
 

@@ -151,8 +151,8 @@ PARAMS = (
           'are ramped; the safe state is not)', range=(0.01, 10000.0)),
     Param('max_displacement_rate', 0.01, 'm/s', 'fastest change of a commanded displacement',
           range=(1e-5, 10.0)),
-    Param('open_timeout', 2.0, 's', 'configure fails when a port is not open after this long',
-          range=(0.01, 60.0)),
+    Param('open_timeout', 2.0, 's', 'configure fails when a device is not connected after this '
+          'long (retried meanwhile)', range=(0.01, 60.0)),
     Param('reconnect_backoff', 2.0, 's', 'longest wait between attempts to reopen a lost port '
           '(starts at 0.05 s, doubles)', range=(0.05, 60.0)),
     Param('tension_margin', 0.2, '', 'a reported tension outside [-margin, 1 + margin] x '

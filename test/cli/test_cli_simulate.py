@@ -215,7 +215,7 @@ def test_a_simulate_process_loads_only_what_it_works_with():
         [sys.executable, '-c', probe, 'simulate', '--robot',
          str(ROOT / 'config' / 'till_tendon_robot.yaml'), '--dt', '0.05', '--duration', '2',
          '--displacements-csv', str(ROOT / 'config' / 'till_tendon_robot_displacements.csv')],
-        capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+        capture_output=True, text=True, timeout=COMMAND_TIMEOUT, env=env, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
 

@@ -103,7 +103,7 @@ def test_the_command_serves_the_page_and_stops_on_ctrl_c(tmp_path, mode):
         arguments = ('--bag', str(tmp_path / 'bag'))
     view = serve(tmp_path, *arguments)
     try:
-        with urllib.request.urlopen(view.url, timeout=30) as page:
+        with urllib.request.urlopen(view.url, timeout=waiting.TIMEOUT) as page:
             assert page.status == 200 and b'<html' in page.read().lower()
     finally:
         code = interrupt(view.process)

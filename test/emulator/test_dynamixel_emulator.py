@@ -20,6 +20,9 @@ The example packets below are typed from the ROBOTIS e-Manual, Protocol 2.0 page
 of this package, so the emulator and the SDK cannot agree on a shared mistake.
 """
 
+import os
+import select
+import threading
 
 import numpy as np
 import pytest
@@ -190,3 +193,73 @@ def test_faults_seen_by_the_sdk_silent_servo_crc_burst_and_alert(bus):
     assert handler.reboot(port, 3)[0] == sdk.COMM_SUCCESS
     assert handler.read1ByteTxRx(port, 3, dxl.HARDWARE_ERROR_STATUS[0])[:3] == (
         0, sdk.COMM_SUCCESS, 0)
+
+
+class SlowMechanics:
+    """A device whose answers are instant and whose step is held until the test lets it go."""
+
+    def __init__(self):
+        self.received = threading.Event()   # an instruction came in this round
+        self.go_on = threading.Event()
+
+    def receive(self, data: bytes) -> list[bytes]:
+        self.received.set()
+        return [b'answer']
+
+    def step(self, now: float) -> list[bytes]:
+        if self.received.is_set():    # the round of the instruction: its step takes long
+            self.go_on.wait()
+        return []
+
+
+def test_an_answer_goes_out_before_the_step_of_its_round(tmp_path):
+    """
+    The mechanics' step (a plant solve, stretched by a loaded machine) never holds an answer.
+
+    The demo's servos answered later than their bus file's 0.1 s under load 15 to 25: the
+    answer waited in the device thread behind the plant's step of the same round.
+    """
+    device = SlowMechanics()
+    thread = DeviceThread(device, PtyEndpoint(str(tmp_path / 'slow')), 1e6, name='slow').start()
+    host = os.open(tmp_path / 'slow', os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+    try:
+        os.write(host, b'ping')
+        got = bytearray()
+
+        def answered():
+            ready, _, _ = select.select([host], [], [], 0.01)
+            if ready:
+                got.extend(os.read(host, 64))
+            return bytes(got) == b'answer'
+        wait_for(answered, what='the answer while the step is held')
+    finally:
+        device.go_on.set()
+        os.close(host)
+        thread.stop()
+
+
+def test_the_link_appears_once_the_device_answers(tmp_path, plant, monkeypatch):
+    """
+    A host that finds the port finds a device that reads it: no terminal nobody reads yet.
+
+    ``demo --hardware`` waited for the emulator's links, which appeared before its devices
+    served: the bridge's first PING went unanswered under load.
+    """
+    monkeypatch.setattr(sdk.port_handler, 'LATENCY_TIMER', 1000)   # as in bus(): any load
+    link = tmp_path / 'dynamixel'
+    link.symlink_to('/dev/null')    # an earlier run's, left behind
+    thread = DeviceThread(DynamixelChain(plant), PtyEndpoint(str(link)), 200.0,
+                          name='dynamixel')
+    try:
+        assert not link.exists() and not link.is_symlink()
+        thread.start()
+        assert link.is_symlink()
+        port = sdk.PortHandler(str(link))
+        assert port.openPort() and port.setBaudRate(1000000)
+        try:
+            assert sdk.PacketHandler(2.0).ping(port, 1)[1] == sdk.COMM_SUCCESS
+        finally:
+            port.closePort()
+    finally:
+        thread.stop()
+    assert not link.is_symlink()

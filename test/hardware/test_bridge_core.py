@@ -20,6 +20,7 @@ The command timer is :meth:`BridgeCore.tick`, called here between the polls of e
 
 from dataclasses import replace
 import re
+import threading
 import time
 
 import numpy as np
@@ -33,7 +34,7 @@ from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import MotorDriver, TipSensorDriver
 from tendon_robot_sim.protocol.mounting import sensor_mount
-from waiting import wait_for
+from waiting import TIMEOUT, wait_for
 
 ROBOT = load_robot(default_robot_file())
 NAMES = ROBOT.tendon_names
@@ -287,3 +288,35 @@ def test_a_start_without_setpoints_holds_the_safe_state_without_a_watchdog_warni
     wait_for(lambda: time.monotonic() - start > 3 * WATCHDOG, what='three watchdog periods',
              between=ticking(bridge, events))
     assert 'watchdog' not in [e.kind for e in events]
+
+
+def test_a_device_that_comes_late_is_waited_for_within_the_open_timeout(tmp_path):
+    """
+    Configure waits up to open_timeout for the device, which retries meanwhile.
+
+    Not only its first attempt: the emulated servos of ``demo --hardware`` missed the first
+    PINGs of a loaded machine's bridge now and then, and configure failed though the demo
+    gives the ports 10 s. Here the port appears only after the first attempt failed.
+    """
+    mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf')
+    rig = EmulatedRig(ROBOT, mount, PtyEndpoint(str(tmp_path / 'motors')), None)
+    motors = MotorDriver(str(tmp_path / 'motors'), len(NAMES), backoff=(0.01, 0.05))
+
+    def plug_in():
+        wait_for(lambda: motors.link.statistics().connect_failures >= 1, what='a failed open')
+        rig.start()
+    plugger = threading.Thread(target=plug_in)
+    plugger.start()
+    try:
+        assert start_device(motors, TIMEOUT) == ''
+    finally:
+        plugger.join()
+        motors.stop()
+        rig.stop()
+    # and a port that never comes is named when the time is up
+    missing = MotorDriver(str(tmp_path / 'nothing'), len(NAMES), backoff=(0.01, 0.05))
+    try:
+        assert str(tmp_path / 'nothing') in start_device(missing, 0.3)
+        assert missing.link.statistics().connect_failures > 1    # tried again meanwhile
+    finally:
+        missing.stop()

@@ -20,7 +20,6 @@ style laser controller (RS-232C command/response).
 """
 
 from dataclasses import replace
-import time
 from types import SimpleNamespace
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -99,6 +98,17 @@ def ros(rig, tmp_path, request):
     rclpy.try_shutdown(context=context)
 
 
+def bus_cycles(bridge, count: int) -> None:
+    """
+    Wait for ``count`` more bus cycles that read every servo.
+
+    What a check that nothing happens on the bus waits for: each cycle is a chance for it,
+    and a loaded machine runs fewer of them in a given time.
+    """
+    end = bridge.motors.statistics()[0].frames_ok + count * len(bridge.motors.ids)
+    wait_for(lambda: bridge.motors.statistics()[0].frames_ok >= end, what=f'{count} bus cycles')
+
+
 def goal_tensions(chain) -> np.ndarray:
     """Tensions the servos' Goal Currents ask for, by the emulated servos' true calibration."""
     return np.array([s.gain * s.get(dxl.GOAL_CURRENT, signed=True) * dxl.CURRENT_UNIT
@@ -121,9 +131,13 @@ def test_tension_setpoints_drive_the_servos_and_an_overload_stops_until_reboot_a
     # The laser's two heads see the tip's lateral coordinates (y, z of the sensor frame).
     wait_for(lambda: probe.tips, what='the tip')
     wait_for(lambda: np.allclose(probe.states[-1].velocity, 0.0, atol=1e-4), what='rest')
-    time.sleep(0.2)
-    tip = probe.tips[-1].point
-    # Compared in the sensor frame: the unmeasured coordinate is a constant (keyence_third).
+    # A tip measured after the rest (stamped later): the newest one at any fixed wait may be
+    # older on a loaded machine. Compared in the sensor frame: the unmeasured coordinate is a
+    # constant (keyence_third).
+    rest = bridge.get_clock().now().nanoseconds * 1e-9
+    tip = wait_for(lambda: [t for t in probe.tips
+                            if t.header.stamp.sec + 1e-9 * t.header.stamp.nanosec > rest],
+                   what='a tip measured at rest')[0].point
     measured = bridge.mount.to_sensor(np.array([tip.x, tip.y, tip.z]))
     np.testing.assert_allclose(measured[1:], bridge.mount.to_sensor(rig.plant.tip_position)[1:],
                                atol=2e-6)   # the heads' 0.1 um digits, and the wire
@@ -155,7 +169,7 @@ def test_tension_setpoints_drive_the_servos_and_an_overload_stops_until_reboot_a
     assert not response.success
     assert 'servo ID 3 reports overload error, a shutdown error' in response.message
     assert '~/reboot' in response.message
-    time.sleep(0.3)
+    bus_cycles(bridge, 15)
     assert [len(s.held) for s in chain.servos] == held
     assert bridge.motors.statistics()[0].reconnects == reconnects
     assert probe.diagnostic('safety')['stopped'] == 'True'
@@ -216,7 +230,7 @@ def test_a_lost_servo_is_a_fault_and_the_bridge_recovers_after_resume(rig, ros):
 def back_only_on_resume(bridge, probe, chain) -> None:
     """Once the bus is configured again, the torque stays off until ~/resume; then it follows."""
     wait_for(lambda: bridge.motors.connected, what='the bus to come back')
-    time.sleep(0.3)
+    bus_cycles(bridge, 15)
     assert not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), 'on before ~/resume'
     assert probe.call(probe.resume).success
     wait_for(lambda: np.allclose(goal_tensions(chain), [2, .5, .5, .5], atol=0.14),
@@ -336,7 +350,9 @@ def test_implausible_readings_are_not_published_warn_and_when_sustained_stop(lyi
                           d['level'] == b'\x01' and d, what='the sensor WARN')
         assert 'implausible tip' in sensor['message']
         count = len(probe.tips)
-        time.sleep(0.3)
+        samples = bridge.sensor.statistics()[1].samples    # 15 more readings of the laser
+        wait_for(lambda: bridge.sensor.statistics()[1].samples >= samples + 15,
+                 what='readings of the implausible tip')
         assert all(abs(t.point.x) < 1.0 for t in probe.tips[max(count - 1, 0):])
         spinner.stop()
     finally:

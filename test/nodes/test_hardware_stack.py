@@ -27,7 +27,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 from geometry_msgs.msg import PointStamped
 from hostile_view import get, HostileClient, Refused
@@ -130,11 +129,16 @@ def test_autostart_false_leaves_the_bridge_unconfigured_until_asked(tmp_path):
     bridge = f'/autostart_{os.getpid()}/hardware_bridge'
     with launched(tmp_path, 'lifecycle_probe', '--arg', 'autostart:=false',
                   '--namespace', bridge.split('/')[1]) as (rig, log, node):
+        setpoints = []   # the controller streams them all along, to the unconfigured bridge
+        node.create_subscription(JointState, f'/{bridge.split("/")[1]}/tendon/setpoint',
+                                 setpoints.append, topics.TENDON_SETPOINT.qos)
         with spinning(node):
             state = call(node, GetState, f'{bridge}/get_state', GetState.Request(),
                          timeout=TIMEOUT, again_after=1.0)
             assert state.current_state.label == 'unconfigured'
-            time.sleep(0.5)   # the controller streams setpoints all along
+            # 25 setpoints (half a second at 50 Hz), counted: a loaded machine streams fewer
+            # a second, and each is a chance for a command to reach the motors
+            wait_for(lambda: len(setpoints) >= 25, 'setpoints streamed')
             assert rig.motor.counts['received'] == 0, 'a command reached unconfigured motors'
             for transition in (Transition.TRANSITION_CONFIGURE, Transition.TRANSITION_ACTIVATE):
                 assert call(node, ChangeState, f'{bridge}/change_state',

@@ -291,12 +291,19 @@ def test_pause_stops_time_and_reset_returns_the_tip_to_the_start(stack):
     assert np.linalg.norm(position(probe.latest('tip/pose')) - straight_tip) > 0.03
 
     assert call(probe, SetBool, '/simulator/pause', SetBool.Request(data=True)).success
-    time.sleep(0.2)     # let /clock messages sent before the pause arrive
-    paused_at = probe.sim_time()
+    # /clock messages sent before the pause may still arrive (a loaded machine delays them
+    # by any amount): simulated time has stopped once ten in a row tell the same time, and
+    # it stays there for the next 25 (half a second of ticks at 50 Hz), whatever their pace.
     after = time.monotonic()
-    time.sleep(0.5)
+
+    def stopped():
+        clocks = [stamp_seconds(c.clock) for c in probe.since('/clock', after)]
+        return len(clocks) >= 10 and len(set(clocks[-10:])) == 1 and clocks[-1]
+    paused_at = wait_for(stopped, 'simulated time to stop')
+    after = time.monotonic()
+    wait_for(lambda: len(probe.since('/clock', after)) >= 25, '/clock while paused')
     clocks = [stamp_seconds(c.clock) for c in probe.since('/clock', after)]
-    assert clocks and set(clocks) == {paused_at}, 'simulated time ran while paused'
+    assert set(clocks) == {paused_at}, 'simulated time ran while paused'
 
     response = call(probe, Trigger, '/simulator/reset', Trigger.Request())
     assert response.success

@@ -31,8 +31,8 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
-from ros_helpers import (call, logs_containing, position, Probe, spin_until, spinning, wait_for,
-                         warning_containing)
+from ros_helpers import (call, logs_containing, position, Probe, spin_until, spinning,
+                         stamp_seconds, wait_for, warning_containing)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
@@ -76,14 +76,28 @@ def joint_angle(relative: np.ndarray, axis: np.ndarray) -> float:
 
 
 def paused_snapshot(probe):
-    """Pause; a /tf message, tip pose and state published while paused; resume."""
+    """
+    Pause; the newest /tf message, tip pose and state of one tick (one stamp); resume.
+
+    Matched by their stamp, not by when they arrived: a loaded machine can deliver a tick
+    from before the pause after any wait, and three messages picked by arrival would then be
+    of different states.
+    """
     assert call(probe, SetBool, '/simulator/pause', SetBool.Request(data=True)).success
     try:
-        after = time.monotonic() + 0.1      # messages of the paused state only
-        wait_for(lambda: probe.since('tip/pose', after) and probe.since('/tf', after)
-                 and probe.since('tendon/state', after), 'messages while paused')
-        return (probe.since('/tf', after)[-1], probe.since('tip/pose', after)[-1],
-                probe.since('tendon/state', after)[-1])
+        after = time.monotonic()
+
+        def one_tick():
+            kept = [{stamp_seconds(m.header.stamp): m for m in probe.since('tip/pose', after)},
+                    {stamp_seconds(m.header.stamp): m for m in probe.since('tendon/state', after)},
+                    {stamp_seconds(m.transforms[0].header.stamp): m
+                     for m in probe.since('/tf', after)}]
+            stamps = set(kept[0]).intersection(*kept[1:])
+            if not stamps:
+                return None
+            tip, state, tf = (k[max(stamps)] for k in kept)
+            return tf, tip, state
+        return wait_for(one_tick, 'a tip pose, a state and /tf of one tick')
     finally:
         assert call(probe, SetBool, '/simulator/pause', SetBool.Request(data=False)).success
 

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 import logging
+import select
 import threading
 import time
 from typing import Sequence
@@ -763,11 +764,20 @@ class DynamixelBus:
 
 
 class _Port(sdk.PortHandler):
-    """The SDK's port with its answer timeout built on ``latency`` [ms], not its constant 16."""
+    """
+    The SDK's port with its answer timeout built on ``latency`` [ms], not its constant 16.
+
+    Waiting for an answer's bytes 1 ms at a time: the SDK's read loop spun a core meanwhile.
+    """
 
     def __init__(self, url: str, latency: float):
         super().__init__(url)
         self.latency = latency
+
+    def readPort(self, length):  # noqa: N802 (the SDK's name)
+        """Read up to ``length`` bytes, waiting up to 1 ms for the first."""
+        select.select([self.ser.fileno()], [], [], 0.0 if self.ser.in_waiting else 0.001)
+        return super().readPort(length)
 
     def setPacketTimeout(self, packet_length):  # noqa: N802 (the SDK's name)
         """Start waiting for ``packet_length`` bytes: transfer time, twice the latency, 2 ms."""

@@ -170,8 +170,11 @@ class ServoAccess:
 
     def _answer_everything(self, servo_id: int) -> None:
         """Set Status Return Level 2 if it is not: configure's writes must be answered."""
-        data, result, error = self.handler.readTxRx(self.port, servo_id,
-                                                    *dxl.STATUS_RETURN_LEVEL)
+        for _ in range(WRITE_ATTEMPTS):   # a status lost to noise (or late) is not level 0
+            data, result, error = self.handler.readTxRx(self.port, servo_id,
+                                                        *dxl.STATUS_RETURN_LEVEL)
+            if result == sdk.COMM_SUCCESS:
+                break
         level = data[0] if result == sdk.COMM_SUCCESS and not error & 0x7F and data else None
         if level == dxl.STATUS_RETURN_ALL:
             return

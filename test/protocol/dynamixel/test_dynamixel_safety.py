@@ -22,7 +22,6 @@ them against it).
 
 import logging
 import math
-import time
 
 import numpy as np
 import pytest
@@ -31,8 +30,8 @@ from tendon_robot_sim.protocol.drivers import DELIVERED
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
 pytest.importorskip('dynamixel_sdk')
-from test_dynamixel_bus import CHANNELS, MAX  # noqa: E402
-from waiting import wait_for  # noqa: E402
+from test_dynamixel_bus import CHANNELS, MAX, run_cycles  # noqa: E402
+from waiting import TIMEOUT, wait_for  # noqa: E402
 
 
 def delivered(bus, seq):
@@ -94,7 +93,7 @@ def test_a_power_cycled_servo_is_a_fault_and_comes_back_only_through_recover(rig
         assert 'reset' in bus.fault() or 'lost' in bus.fault()
         wait_for(lambda: bus.statistics()[0].state == 'connected' and not any(
             s.get(dxl.TORQUE_ENABLE) for s in servos), what='configured again')
-        time.sleep(0.2)
+        run_cycles(bus, 20)
         assert not any(s.get(dxl.TORQUE_ENABLE) for s in servos), 'torque came back by itself'
         assert bus.status() is None, 'a displacement from a zero that is gone'
         assert servos[1].get(dxl.INDIRECT_ADDRESS_1) == dxl.STATE_ITEMS[0][0]
@@ -137,8 +136,9 @@ def test_a_stalled_host_finds_the_watchdog_expired_and_stops_with_the_servo_name
     wait_for(lambda: bus.connected, what='the bus to connect')
     bus.enable([0.5] * 4)
     wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
-    with bus._lock:   # the I/O thread waits here: no instruction for 1 s
-        time.sleep(1.0)
+    with bus._lock:   # the I/O thread waits here, sends nothing, until every watchdog expired
+        wait_for(lambda: all(s.get(dxl.BUS_WATCHDOG, signed=True) == -1 for s in chain.servos),
+                 what='the watchdogs to expire')
     wait_for(lambda: 'Bus Watchdog expired' in bus.fault(), what='the expired watchdog')
     # the fault is told before the bus drops its connection: wait for the re-armed watchdog
     # (cleared and set to 15 x 20 ms again by configure), not for `connected`, still true then
@@ -245,14 +245,14 @@ def test_reboot_of_a_servo_in_hardware_error_checks_it_again_and_waits_for_recov
     wait_for(lambda: bus.connected, what='the bus to connect')
     bus.enable([0.5] * 4)
     wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
-    assert bus.reboot(5.0) == (False, 'no servo reports a hardware error: nothing rebooted')
+    assert bus.reboot(TIMEOUT) == (False, 'no servo reports a hardware error: nothing rebooted')
     chain.set_hardware_error(3, 1 << 5)
     wait_for(bus.fault, what='the overload')
-    done, message = bus.reboot(5.0)
+    done, message = bus.reboot(TIMEOUT)   # a loaded machine took more than 5 s
     assert done and message.startswith('rebooted servo ID 3'), message
     assert chain.servos[2].get(dxl.HARDWARE_ERROR_STATUS) == 0
     assert chain.servos[2].get(dxl.INDIRECT_ADDRESS_1) == dxl.STATE_ITEMS[0][0]
-    time.sleep(0.2)
+    run_cycles(bus, 20)
     assert not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos)
     bus.clear_fault()
     bus.recover()
@@ -314,10 +314,14 @@ def test_displacement_mode_never_pulls_a_caught_tendon_harder_than_max_tension(r
     delivered(bus, bus.command_displacements([0.006, 0.0, 0.0, 0.0]))
     wait_for(lambda: bus.status().tensions[0] > 15.0, what='the caught tendon pulled')
     pulls = []
-    deadline = time.monotonic() + 0.3
-    while time.monotonic() < deadline:
-        pulls.append(bus.status().tensions[0])
-        time.sleep(0.01)
+
+    def pulled_for(cycles: int) -> bool:   # 30 cycles: 0.3 s at 100 Hz, however loaded
+        status = bus.status()
+        if not pulls or status is not pulls[-1]:
+            pulls.append(status)
+        return len(pulls) > cycles
+    wait_for(lambda: pulled_for(30), what='30 states of the caught tendon')
+    pulls = [status.tensions[0] for status in pulls]
     # 74 units of 2.69 mA through 100 N/A: 19.9 N, within one unit (0.27 N)
     assert max(pulls) <= MAX[0] + 0.27, max(pulls)
     assert servo.get(dxl.GOAL_CURRENT, signed=True) == math.floor(0.2 / dxl.CURRENT_UNIT)
@@ -344,7 +348,10 @@ def test_mode_switches_in_current_based_position_control_never_switch_the_torque
                     offs.append(servo.servo_id)
                 return write(address, data)
             servo.write = logged
-        bus = buses(thread.endpoint.path, CHANNELS, MAX,
+        # A servo taken for lost (its state late for 0.1 s, as a loaded machine makes the
+        # emulator's) is configured again with its torque off: not a mode switch's doing,
+        # and not what this test asks (loss: test_dynamixel_bus).
+        bus = buses(thread.endpoint.path, CHANNELS, MAX, lost_after=TIMEOUT,
                     settings=dxl.BusSettings(tension_mode, 0.02))
         wait_for(lambda: bus.connected, what='the bus to connect')
         bus.enable([0.5] * 4)
@@ -453,6 +460,33 @@ def test_the_drive_mode_warning_names_every_bit_it_changed(rig, buses, caplog):
     assert said == ['servo ID 1: Drive Mode was 5; set to 0 as the bus file says: cleared '
                     'Reverse (bit 0), cleared time-based profile (bit 2)'], said
     assert servos[0].get(dxl.DRIVE_MODE) == 0
+
+
+def test_a_status_lost_once_is_read_again_not_taken_for_status_return_level_0(
+        rig, buses, caplog):
+    """
+    The one READ whose silence means level 0 is asked again before it is believed.
+
+    A loaded machine's late answer (or line noise) had the bridge warn that a servo at
+    level 2 was at 0, and write it.
+    """
+    chain, thread = rig()
+    receive, lost = chain.receive, []
+
+    def lossy(data: bytes) -> list[bytes]:
+        replies = receive(data)
+        reads_level = data[7:8] == b'\x02' and \
+            int.from_bytes(data[8:10], 'little') == dxl.STATUS_RETURN_LEVEL[0]
+        if reads_level and not lost:
+            lost.append(data)
+            return []     # the status packet is lost on the line
+        return replies
+    chain.receive = lossy
+    with caplog.at_level(logging.WARNING):
+        bus = buses(thread.endpoint.path, CHANNELS, MAX)
+        wait_for(lambda: bus.connected, what='the bus to connect')
+    assert lost
+    assert not [r for r in caplog.records if 'Status Return Level' in r.getMessage()]
 
 
 def test_a_servo_left_at_status_return_level_1_is_set_to_2(rig, buses):
