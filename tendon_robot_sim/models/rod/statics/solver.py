@@ -480,7 +480,7 @@ class StaticsSolver:
         tip = self._tip(tip_force, tip_moment)
         return self._solve(kernels.TENSION, tau, self._empty, tip, start)
 
-    def solve_tension_steps(self, steps: np.ndarray) -> StaticsResult:
+    def solve_tension_steps(self, steps: np.ndarray, full: bool = True):
         """
         Equilibrium for tendons that carry the steps of a tension, each of either sign.
 
@@ -489,13 +489,14 @@ class StaticsSolver:
         its holes and end where the tension changes; the loads are linear in the tensions, so
         the piece ending at break k carries the step T_k - T_(k+1), negative where the tension
         rises towards the anchor. ``steps`` (n,) [N], finite; the tip load of
-        :meth:`set_tip_load`.
+        :meth:`set_tip_load`. Returns the StaticsResult; ``full`` False: a function that builds
+        it until the next solve (the path lengths and trajectory are in :meth:`kernel_buffers`).
         """
         start = time.perf_counter()
         steps = np.asarray(steps, dtype=float)
         if steps.shape != (self.n_tendons,) or not np.all(np.isfinite(steps)):
             raise StaticsInputError(f'steps: must be {self.n_tendons} finite numbers [N]')
-        return self._solve(kernels.TENSION, steps, self._empty, self._tip(None, None), start)
+        return self._solve(kernels.TENSION, steps, self._empty, self._tip(None, None), start, full)
 
     def solve_displacements(self, displacements, tip_force=None, tip_moment=None
                             ) -> StaticsResult:
@@ -637,7 +638,7 @@ class StaticsSolver:
         self._totals += self._info[1:3]
         return self._info[3] == kernels.CONVERGED
 
-    def _solve(self, mode: int, tau_in, q, tip, start: float) -> StaticsResult:
+    def _solve(self, mode: int, tau_in, q, tip, start: float, full: bool = True):
         """
         Solve from a warm start, a cold start, then by continuation.
 
@@ -712,8 +713,8 @@ class StaticsSolver:
         state.u[:] = u
         state.x_last[:] = state.x
         state.J_last[:] = state.J
-        return self._result(mode, q, state.x, float(residual), int(totals[0]), int(totals[1]),
-                            start)
+        args = (mode, q, state.x, float(residual), int(totals[0]), int(totals[1]), start)
+        return self._result(*args) if full else (lambda: self._result(*args))
 
     def kernel_plan(self, **fields) -> kernels.Plan:
         """
@@ -758,8 +759,7 @@ class StaticsSolver:
     def _result(self, mode, q, x, residual, iterations, evaluations, start) -> StaticsResult:
         pl = self._plan
         shape = self.shape(self._traj)
-        tau = self._tau.copy()
-        lengths = self._lengths.copy()
+        tau, lengths = self._tau.copy(), self._lengths.copy()
         x_scale = pl.scale[0]
         slack_scale, rest, compliance, motor = pl.tendon
         if mode == kernels.TENSION:

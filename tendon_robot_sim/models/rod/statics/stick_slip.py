@@ -63,7 +63,7 @@ from tendon_robot_sim.models.rod.statics.bending_friction import (bay_moments,
                                                                   set_rest_curvature)
 from tendon_robot_sim.models.rod.statics.result import StaticsResult
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
-from tendon_robot_sim.models.rod.tendons.capstan import stick_slip_sweep, turn_angles
+from tendon_robot_sim.models.rod.tendons.capstan import path_turns, stick_slip_sweep
 from tendon_robot_sim.models.rod.tendons.piece_lengths import settle_motors
 from tendon_robot_sim.models.tendon_robot import Robot, Tendon, without_friction
 
@@ -93,6 +93,13 @@ LENGTH_PROBE = 1e-2
 # solves' noise in the lengths (~1e-10 m) is then below 1e-5 of the secant's change.
 SECANT_STEP = 1e-4
 MAX_HALVINGS = 4     # of a Newton step of the motor tensions in a row
+# The first shape solve of a state whose pieces' tensions move by more than LOOSE_STEP [N] stops
+# at this scaled residual (the solver's default is 1e-7): it only carries the linear models to
+# the state (its tensions then move by ~1e-2 of that step), and every state still ends with a
+# shape solved to the solver's tolerance. Two residual evaluations fewer a state of ~16 on the
+# benchmark's sequence (bench_stick_slip.py; 1e-4: no fewer, the models learn less from it).
+FIRST_TOLERANCE = 1e-5
+LOOSE_STEP = 1e-3
 
 
 def has_friction(robot: Robot) -> bool:
@@ -161,17 +168,26 @@ class StickSlipStatics:
         self._opens = np.zeros(self._first[-1], dtype=bool)
         self._opens[self._first[:-1]] = True
         # each piece's neighbours towards the motor and the anchor (P: none, the index of an
-        # appended value), the columns of the paths' ends and of those before (_angles)
+        # appended value); the point its chord starts from (_angles): the end of the piece
+        # before, or its tendon's base hole (P + tendon)
         count = self._first[-1]
         self._before = np.where(self._opens, count, np.arange(count) - 1)
         self._after = np.where(np.isin(np.arange(count), self._first_array[1:] - 1), count,
                                np.arange(count) + 1)
-        self._columns = None
+        self._start = np.where(self._opens, count + self._tendon_of, np.arange(count) - 1)
         self._tolerances = np.array([LENGTH_TOLERANCE, JOINT_LENGTH_TOLERANCE,
                                      TENSION_TOLERANCE])
         self.solver = StaticsSolver(dataclasses.replace(without_friction(robot),
                                                         tendons=tuple(pieces)),
                                     self.model, **options)
+        # the grid rows and body-frame holes of the pieces' ends, then of the base holes
+        # (_angles: the points of the tendon paths the solver gives, without building them)
+        ends = [(t.end, t) for t in pieces] + [(0.0, t) for t in robot.tendons]
+        arc = self.solver.arc_lengths
+        self._rows = np.array([np.argmin(np.abs(arc - s)) for s, _ in ends])
+        self._holes = np.array([t.hole(s)[0] for s, t in ends])
+        # where the solver leaves each solve's trajectory and pieces' path lengths [m]
+        _, _, self._traj, _, self._lengths, _, _ = self.solver.kernel_buffers(True)
         self.rest_lengths = frictionless.rest_lengths
         self._compliance = np.array([t.compliance for t in robot.tendons])
         self._motor = np.array([t.motor_distance for t in robot.tendons])
@@ -242,17 +258,33 @@ class StickSlipStatics:
                          slopes)
         return tensions, slopes
 
-    def _angles(self, result: StaticsResult) -> np.ndarray:
-        """Wrap angles of all pieces (:func:`~..tendons.capstan.wrap_angles`, all tendons)."""
-        paths = result.tendon_paths
-        if self._columns is None:      # the paths' sizes are the solver's grid's
-            ends = np.cumsum([path.shape[1] for path in paths]) - 1
-            starts = ends - [path.shape[1] - 1 for path in paths]
-            self._columns = ends, np.where(self._opens, starts, np.append(ends, 0)[self._before])
-        points = np.concatenate(paths, axis=1)
-        chords = points[:, self._columns[0]] - points[:, self._columns[1]]
-        before = np.column_stack((chords, self._incoming))[:, self._before]
-        return turn_angles(before, chords)
+    def _shape(self, tensions: np.ndarray, loose: bool = False):
+        """
+        Solve the shape of the pieces' ``tensions`` [N], its result not built (but on demand).
+
+        ``loose``: to FIRST_TOLERANCE, not the solver's. Returns (a function that builds the
+        StaticsResult until the next solve, the pieces' wrap angles [rad], their path lengths
+        [m]).
+        """
+        solver, tolerance = self.solver, self.solver.tolerance
+        if loose:
+            solver.tolerance = max(tolerance, FIRST_TOLERANCE)
+        try:
+            build = solver.solve_tension_steps(self._steps(tensions), full=False)
+        finally:
+            solver.tolerance = tolerance
+        return build, self._angles(), self._lengths.copy()
+
+    def _loose(self, first: bool, tensions: np.ndarray) -> bool:
+        """Tell whether the shape of ``tensions`` is solved loosely (FIRST_TOLERANCE)."""
+        return first and float(np.max(np.abs(tensions - self._T_ref), initial=0.0)) > LOOSE_STEP
+
+    def _angles(self) -> np.ndarray:
+        """Wrap angles of all pieces in the last shape solved (:func:`~..capstan.wrap_angles`)."""
+        theta = np.empty(self._start.size)
+        path_turns(self._traj, self._rows, self._holes, self._start, self._before,
+                   self._incoming, theta)
+        return theta
 
     def _steps(self, tensions: np.ndarray) -> np.ndarray:
         """Tension steps of the pieces: T_k - T_(k+1) per tendon (the last piece: T_K)."""
@@ -275,15 +307,15 @@ class StickSlipStatics:
         """
         tolerance = TENSION_TOLERANCE * max(1.0, float(np.max(motor, initial=0.0)))
         change = math.inf
-        for _ in range(MAX_FIXED_POINT):
+        for k in range(MAX_FIXED_POINT):
             tensions = self._model_fixed_point(motor, tolerance)
-            result = self.solver.solve_tension_steps(self._steps(tensions))
-            theta = self._angles(result)
+            loose = self._loose(k == 0, tensions)
+            build, theta, lengths = self._shape(tensions, loose)
             updated = self._propagate(motor, theta)
             last, change = change, float(np.max(np.abs(updated - tensions), initial=0.0))
-            self._learn(tensions, theta, result.tendon_lengths, change > last)
-            if change <= tolerance:
-                return result, updated, theta
+            self._learn(tensions, theta, lengths, change > last)
+            if change <= tolerance and not loose:
+                return build(), updated, theta
         raise ConvergenceError(
             f'stick-slip statics: the tensions did not settle with the shape in '
             f'{MAX_FIXED_POINT} iterations (last change {change:.3g} N); the friction may '
@@ -321,10 +353,10 @@ class StickSlipStatics:
             tensions = updated
         return self._propagate(motor, self._theta_ref)     # the model does not contract
 
-    def _needed_length(self, result: StaticsResult, motor: np.ndarray,
+    def _needed_length(self, lengths: np.ndarray, motor: np.ndarray,
                        tensions: np.ndarray) -> np.ndarray:
-        """Unstretched length each tendon needs between its motor and its anchor [m]."""
-        C, lengths = self._compliance, result.tendon_lengths
+        """Unstretched length each tendon needs, its pieces' path ``lengths`` [m] given [m]."""
+        C = self._compliance
         pieces = lengths - np.append(lengths, 0.0)[self._before]
         return self._motor / (1.0 + C * motor) + np.add.reduceat(
             pieces / (1.0 + C[self._tendon_of] * tensions), self._first_array[:-1])
@@ -396,7 +428,8 @@ class StickSlipStatics:
         start = time.perf_counter()
         motor = self.frictionless.tendon_vector(tensions, 'tensions', tension=True)
         result, pieces, _ = self._equilibrium(motor)
-        q = self.rest_lengths + self._motor - self._needed_length(result, motor, pieces)
+        q = self.rest_lengths + self._motor - self._needed_length(result.tendon_lengths, motor,
+                                                                  pieces)
         self._store(motor, pieces)
         return self._physical(result, motor, pieces, q, np.zeros_like(motor), start)
 
@@ -431,29 +464,28 @@ class StickSlipStatics:
         Returns (result, motor tensions, piece tensions, length errors [m]).
         """
         if self._ell_ref is None:   # no shape since the reset: the stored tensions' one
-            result = self.solver.solve_tension_steps(self._steps(self._tensions))
-            self._T_ref, self._theta_ref = self._tensions.copy(), self._angles(result)
-            self._ell_ref = result.tendon_lengths.copy()
+            _, self._theta_ref, self._ell_ref = self._shape(self._tensions)
+            self._T_ref = self._tensions.copy()
         if self._B is None:
             self._B = self._length_jacobian()
         motor, change = self._motor_tension.copy(), math.inf
-        for _ in range(MAX_FIXED_POINT):
+        for k in range(MAX_FIXED_POINT):
             try:
                 motor, tensions = self._model_motors(available, motor)
             except ConvergenceError:    # the angles' model does not contract: without it
                 self._A[:] = 0.0
                 motor, tensions = self._model_motors(available, motor)
-            result = self.solver.solve_tension_steps(self._steps(tensions))
-            theta = self._angles(result)
+            loose = self._loose(k == 0, tensions)
+            build, theta, lengths = self._shape(tensions, loose)
             updated = self._propagate(motor, theta)
-            F = self._needed_length(result, motor, updated) - available
+            F = self._needed_length(lengths, motor, updated) - available
             last, change = change, float(np.max(np.abs(updated - tensions), initial=0.0))
-            self._learn(tensions, theta, result.tendon_lengths, change > last)
+            self._learn(tensions, theta, lengths, change > last)
             taut = motor > 0.0
-            if (change <= TENSION_TOLERANCE * max(1.0, float(np.max(motor)))
+            if (not loose and change <= TENSION_TOLERANCE * max(1.0, float(np.max(motor)))
                     and np.all(np.abs(F[taut]) <= JOINT_LENGTH_TOLERANCE)
                     and np.all(F[~taut] <= LENGTH_TOLERANCE)):
-                return result, motor, updated, F
+                return build(), motor, updated, F
         raise ConvergenceError('stick-slip statics: the lengths did not settle with the shape',
                                change, MAX_FIXED_POINT)
 
@@ -463,8 +495,7 @@ class StickSlipStatics:
         for k in range(self._T_ref.size):
             probe = self._T_ref.copy()
             probe[k] += LENGTH_PROBE
-            B[:, k] = (self.solver.solve_tension_steps(self._steps(probe)).tendon_lengths
-                       - self._ell_ref) / LENGTH_PROBE
+            B[:, k] = (self._shape(probe)[2] - self._ell_ref) / LENGTH_PROBE
         return B
 
     def _model_motors(self, available: np.ndarray, motor: np.ndarray):
@@ -501,7 +532,7 @@ class StickSlipStatics:
         def error(motor):
             """Unstretched length each tendon lacks [m] (< 0: slack) at motor tensions [N]."""
             out = self._equilibrium(motor)
-            return self._needed_length(out[0], motor, out[1]) - available, out
+            return self._needed_length(out[0].tendon_lengths, motor, out[1]) - available, out
 
         taut = self._motor_tension > 0.0
         try:

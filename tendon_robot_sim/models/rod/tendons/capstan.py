@@ -41,6 +41,7 @@ import math
 import numpy as np
 
 from tendon_robot_sim.models._numerics import kernel
+from tendon_robot_sim.models.rod.tendons._friction_kernels import turn_angle
 
 
 def turn_angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -73,6 +74,33 @@ def wrap_angles(points: np.ndarray, incoming: np.ndarray) -> np.ndarray:
     chords = np.diff(points, axis=1)
     directions = np.column_stack((incoming, chords))
     return turn_angles(directions[:, :-1], directions[:, 1:])
+
+
+@kernel
+def path_turns(traj, rows, holes, start, before, incoming, out):
+    """
+    Write into ``out`` the turning angles [rad] of tendon pieces, from a solver's trajectory.
+
+    Point j is p + R h at ``traj`` row ``rows[j]`` (rows of p, then R row-major, as the statics
+    solver's), h = ``holes[j]`` (body frame) [m]; piece k's chord runs from point
+    ``start[k]`` to point k, and its angle is the turn from chord ``before[k]`` to it (a
+    column past the last chord: ``incoming``, the direction at the base hole):
+    :func:`wrap_angles` for the pieces of all tendons at once.
+    """
+    pieces = start.size
+    points, chords = np.empty((3, rows.size)), np.empty((3, pieces + 1))
+    for j in range(rows.size):
+        y, h = traj[rows[j]], holes[j]
+        for i in range(3):
+            points[i, j] = y[i] + y[3 + 3 * i] * h[0] + y[4 + 3 * i] * h[1] + y[5 + 3 * i] * h[2]
+    for i in range(3):
+        for k in range(pieces):
+            chords[i, k] = points[i, k] - points[i, start[k]]
+        chords[i, pieces] = incoming[i]
+    for k in range(pieces):
+        b = before[k]
+        out[k] = turn_angle(chords[0, b], chords[1, b], chords[2, b], chords[0, k], chords[1, k],
+                            chords[2, k])
 
 
 @kernel

@@ -60,17 +60,16 @@ def length_errors(previous, motors, theta, mu, first, T_ref, l_ref, B, complianc
     """
     stick_slip_sweep(previous, motors, theta, mu, first, tensions, slopes)
     pieces, n = tensions.size, motors.size
-    # the paths, and B's rows summed with the slopes over each tendon's pieces (one pass)
-    lengths, slopes_of = np.empty(pieces), np.empty((pieces, n))
-    for a in range(pieces):
-        length = l_ref[a]
-        for j in range(n):
-            along = 0.0
-            for m in range(first[j], first[j + 1]):
-                length += B[a, m] * (tensions[m] - T_ref[m])
-                along += B[a, m] * slopes[m]
-            slopes_of[a, j] = along
-        lengths[a] = length
+    # the paths, and B's rows summed with the slopes over each tendon's pieces: B times the
+    # tensions' change, and times the slopes spread into one column per tendon (BLAS: 100
+    # pieces make these 100 x 100 products the most of a step)
+    change, spread = np.empty(pieces), np.zeros((pieces, n))
+    for j in range(n):
+        for m in range(first[j], first[j + 1]):
+            change[m] = tensions[m] - T_ref[m]
+            spread[m, j] = slopes[m]
+    lengths = l_ref + np.dot(B, change)
+    slopes_of = np.dot(B, spread)
     for i in range(n):
         C, stretch = compliance[i], 1.0 + compliance[i] * motors[i]
         F[i] = distance[i] / stretch - available[i]
@@ -269,7 +268,7 @@ def settle_motors(previous, motor, theta_ref, A, T_ref, l_ref, B, mu, first, com
     slack_tolerance, length_tolerance, tension_tolerance = tolerances[0], tolerances[1], \
         tolerances[2]
     n, pieces = motor.size, previous.size
-    theta, best_motor = theta_ref.copy(), motor.copy()
+    theta, best_motor, change = theta_ref.copy(), motor.copy(), np.empty(pieces)
     taut, free = np.empty(n, np.bool_), np.empty(n, np.int64)
     best, halved, largest = math.inf, 0, 0.0
     for i in range(n):
@@ -279,10 +278,10 @@ def settle_motors(previous, motor, theta_ref, A, T_ref, l_ref, B, mu, first, com
                       available, tensions, slopes, F, J)
         moved = 0.0
         for a in range(pieces):
-            angle = theta_ref[a]
-            for b in range(pieces):
-                angle += A[a, b] * (tensions[b] - T_ref[b])
-            angle = max(angle, 0.0)
+            change[a] = tensions[a] - T_ref[a]
+        turns = np.dot(A, change)
+        for a in range(pieces):
+            angle = max(theta_ref[a] + turns[a], 0.0)
             moved = max(moved, abs(angle - theta[a]))
             theta[a] = angle
         merit = 0.0
