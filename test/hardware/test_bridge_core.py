@@ -73,11 +73,20 @@ def ticking(bridge, events=None):
 
 
 def following(bridge, rig, effort) -> None:
-    """Activate ``bridge``, give it ``effort`` [N] and wait until the device applied it."""
+    """
+    Activate ``bridge``, stream ``effort`` [N] to it and wait until the device applied it.
+
+    Streamed, as a controller does: given once, the watchdog (WATCHDOG s) relaxed the motors
+    before a loaded machine had ramped the setpoint to the device.
+    """
     bridge.activate(time.monotonic())
+    tick = ticking(bridge)
+
+    def stream():
+        bridge.accept(NAMES, effort, [], time.monotonic())
+        tick()
     bridge.accept(NAMES, effort, [], time.monotonic())
-    wait_for(lambda: applied(rig) == tuple(effort), what='the setpoint',
-             between=ticking(bridge))
+    wait_for(lambda: applied(rig) == tuple(effort), what='the setpoint', between=stream)
 
 
 def applied(rig):
