@@ -87,6 +87,10 @@ def register(subparsers) -> None:
     parser.add_argument('--starts', type=within(1, 1000, kind=int), default=1, metavar='N',
                         help='starting points: the robot file and N - 1 Sobol points within '
                              'the bounds (multi-start; default 1)')
+    parser.add_argument('--every', type=within(1, 1000, kind=int), default=1, metavar='N',
+                        help='fit every N-th point only, in their order (the first, the '
+                             'N + 1-th, ...): a path-dependent fit (tendon or bending '
+                             'friction) on a shorter sequence; default 1, all points')
     parser.add_argument('--out', required=True, metavar='FILE', type=OutputPath('file'),
                         help='calibrated robot description YAML to write')
     parser.add_argument('--step-response', default=None, metavar='BAG_OR_CSV',
@@ -136,8 +140,10 @@ def run(args: argparse.Namespace) -> int:
               f'{args.recording}; fitting {", ".join(fit)} to the trajectory (model dynamic)')
     else:
         robot, holds = load_inputs(args)
-        print(f'{len(holds)} {args.points} from {args.recording}; fitting {", ".join(fit)} '
-              f'with model {args.model}')
+        holds = holds[::args.every]
+        every = f' (every {args.every})' if args.every > 1 else ''
+        print(f'{len(holds)} {args.points}{every} from {args.recording}; fitting '
+              f'{", ".join(fit)} with model {args.model}')
     try:
         result = calibrate(robot, holds, fit, bounds, args.model, args.workers,
                            args.scheduler, recording=recording, starts=args.starts,

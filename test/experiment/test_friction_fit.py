@@ -95,3 +95,27 @@ def test_one_coefficient_for_the_robot_from_the_command_line(robot, tmp_path, ca
     values = {t.friction.coefficient for t in calibrated.tendons}
     assert len(values) == 1 and values.pop() == pytest.approx(0.15, abs=0.02)
     assert 't0+t1+t2+t3.friction' in capsys.readouterr().out
+
+
+def test_every_nth_point_fits_the_shorter_sequence(robot, tmp_path, capsys):
+    """``--every 2``: the path-dependent fit on every other point, in order, still finds nu."""
+    hidden = with_parameters(robot, {'*.friction': 0.15})
+    holds = pull_release(hidden, [0], seed=3)
+    csv = tmp_path / 'pull_release.csv'
+    write_holds_csv(csv, robot, holds)
+    out = tmp_path / 'calibrated.yaml'
+    assert cli.main(['calibrate', str(csv), '--fit', '*.friction', '--model', 'discrete',
+                     '--workers', '1', '--every', '2', '--out', str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f'{(len(holds) + 1) // 2} holds (every 2) from' in printed
+    assert f'({(len(holds) + 1) // 2} points' in printed
+    values = {t.friction.coefficient for t in load_robot(out).tendons}
+    assert len(values) == 1 and values.pop() == pytest.approx(0.15, abs=0.03)
+
+
+@pytest.mark.parametrize('every', ['0', '1.5', '1001'])
+def test_a_bad_every_exits_2_in_one_line(every, tmp_path, capsys):
+    assert cli.main(['calibrate', str(tmp_path / 'x.csv'), '--fit', '*.friction', '--every',
+                     every, '--out', str(tmp_path / 'out.yaml')]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and '--every' in error[0]

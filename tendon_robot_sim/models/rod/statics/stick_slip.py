@@ -236,6 +236,7 @@ class StickSlipStatics:
         self._ell_ref = self._B = None
         self._motor_tension = np.zeros(len(self.robot.tendons))
         self._jacobian = None
+        self._rebased = False
         self.solver.reset()
         if self.bending is not None:
             self.bending.reset()
@@ -245,6 +246,9 @@ class StickSlipStatics:
         """Give both solvers the bays' rest curvature (k, 3) [1/m] (bending friction)."""
         set_rest_curvature(self.frictionless, ustar)
         set_rest_curvature(self.solver, ustar[self._bay_of])
+        # the next shape moves by the curvature too, not by the tensions alone: it renews
+        # the linear models' reference without a secant update (_learn)
+        self._rebased = True
 
     # ------------------------------------------------------------------ one state
 
@@ -331,7 +335,9 @@ class StickSlipStatics:
         ``lengths`` (its pieces', base to end [m]) of that shape.
         """
         dT = tensions - self._T_ref
-        if dT @ dT > 0.0:
+        if self._rebased:
+            self._rebased = False
+        elif dT @ dT > 0.0:
             if misled:       # the model misled: start learning afresh
                 self._A[:] = 0.0
             else:

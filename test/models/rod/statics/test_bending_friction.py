@@ -291,3 +291,32 @@ def test_a_pull_leaves_a_bend_that_a_pull_elsewhere_replaces():
     result = statics.solve_displacements(np.zeros(4))
     ends = segment_ends(statics.frictionless)
     assert bay_curvatures(result, ends).shape == (len(ends), 2)
+
+
+def test_sliding_tendons_with_it_settle_and_match_the_tension_driven_sequence(monkeypatch):
+    """
+    Capstan friction and bending friction together, displacements given (a real robot's fit).
+
+    Each fixed point of the friction moments solves the tendons again from the stored state
+    with another rest curvature: the tendons' linear models must take the new shape as their
+    reference, not as a secant of the tensions (that corrupted them into NaN tensions). The
+    joint solve settles without the slow fallback, and the motor tensions it finds drive the
+    tension-driven sequence (another solver) through the same tips.
+    """
+    data = with_bending_friction(DEFAULT, moment=3e-3)
+    data['tendons'] = [{**t, 'friction': {'law': 'sliding', 'coefficient': 0.2}}
+                       for t in data['tendons']]
+    robot = robot_from_dict(data)
+    by_displacement, by_tension = (StickSlipStatics(robot, 'cosserat') for _ in range(2))
+
+    def no_fallback(*args):
+        raise AssertionError('the joint solve fell back to the tension-driven Newton')
+    monkeypatch.setattr(by_displacement, '_by_lengths', no_fallback)
+    ramp = np.concatenate((np.linspace(0.0, 0.008, 4), np.linspace(0.004, 0.0, 2)))
+    for q in ramp:
+        command = np.array([q, 0.5 * q, 0.0, 0.0])
+        ours = by_displacement.solve_displacements(command)
+        theirs = by_tension.solve_tensions(ours.tensions)
+        # tolerance: the moments' fixed points (1e-4 M_f) and the lengths (1e-6 m)
+        assert np.max(np.abs(ours.tip_position - theirs.tip_position)) < 1e-5, q
+        assert np.max(ours.tensions) > 0.0 or q == 0.0
