@@ -98,9 +98,15 @@ class PtyEndpoint(Endpoint):
         self.link = Path(link) if link else None
         self._open(publish=False)
         if self.link is not None:
-            # The link appears when the device answers (publish): a host that finds it must
-            # not meet a terminal nobody reads yet (an earlier run's link points at one gone).
-            self.link.unlink(missing_ok=True)
+            # The folder must take the link: made here, a failure is the caller's, naming the
+            # port. It is taken away until the device answers (publish): a host that finds it
+            # must not meet a terminal nobody reads yet.
+            try:
+                self.publish()
+            except OSError:
+                self._close()
+                raise
+            self.link.unlink()
 
     def _open(self, publish: bool = True) -> None:
         if self.link is not None:     # never in a folder reached by a link someone planted
