@@ -57,6 +57,16 @@ def motors(rig):
     driver.stop()
 
 
+def reported(motors, condition) -> bool:
+    """
+    Return whether every channel has reported and ``condition(status)`` holds.
+
+    The driver's status is None until each channel has reported, as again after a reconnect.
+    """
+    status = motors.status()
+    return status is not None and bool(condition(status))
+
+
 def test_commands_reach_the_device_and_the_status_comes_back_in_si_units(rig, motors):
     tensions = [2.0, 0.5, 0.25, 0.5]
     seq = motors.command_tensions(tensions)
@@ -82,8 +92,8 @@ def test_commands_reach_the_device_and_the_status_comes_back_in_si_units(rig, mo
     targets = reference.tendon_displacements - [0.0, 0.0, 5e-4, 5e-4]
     seq = motors.command_displacements(targets)
     wait_for(lambda: motors.statistics()[1].last_acked_seq == seq, what='the ACK')
-    wait_for(lambda: np.all(motors.status().velocities == 0.0)
-             and np.allclose(motors.status().displacements, targets, atol=1e-6),
+    wait_for(lambda: reported(motors, lambda status: np.all(status.velocities == 0.0) and
+                              np.allclose(status.displacements, targets, atol=1e-6)),
              what='the displacements to settle')
     status = motors.status()
     assert status.modes == (motor.DISPLACEMENT,) * N and not status.faults.any()
@@ -210,7 +220,8 @@ def test_setpoints_issued_while_unplugged_arrive_once_after_reconnect(rig, motor
     assert applied[-2:] == [first, newest] and superseded not in applied
     assert len(applied) == len(set(applied))
     assert motors.statistics()[0].reconnects == 1
-    wait_for(lambda: np.allclose(motors.status().tensions, [4.0, 1, 1, 1], atol=2e-3),
+    wait_for(lambda: reported(motors, lambda status: np.allclose(status.tensions, [4.0, 1, 1, 1],
+                                                                 atol=2e-3)),
              what='the status after reconnect')
 
 
