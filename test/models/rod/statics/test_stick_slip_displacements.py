@@ -29,7 +29,7 @@ import pytest
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.rod.statics.stick_slip import StickSlipStatics
-from tendon_robot_sim.models.rod.tendons.capstan import stick_slip
+from tendon_robot_sim.models.rod.tendons.capstan import stick_slip, wrap_angles
 from tendon_robot_sim.models.rod.tendons.piece_lengths import (complementary_kernel,
                                                                complementary_step,
                                                                length_errors)
@@ -93,6 +93,23 @@ def test_the_compiled_length_errors_follow_the_formula_and_their_jacobian():
             fd = (compiled(up)[2] - compiled(down)[2]) / (2 * h)
             assert np.allclose(J[:, j], fd, rtol=1e-6, atol=1e-9), j
         assert np.any(slopes == 0.0) and np.any(slopes > 0.0)      # stuck and sliding pieces
+
+
+@pytest.mark.parametrize('model', ['discrete', 'cosserat'])
+def test_the_compiled_wrap_angles_are_those_of_the_built_tendon_paths(model):
+    # path_turns reads the pieces' ends off the solver's trajectory; wrap_angles (numpy) takes
+    # them from the tendon paths of the built result: the base hole, then each piece's end
+    statics = StickSlipStatics(friction_robot(), model)
+    statics.solve_tensions([3.0, 1.0, 0.5, 0.0])
+    build, theta, _ = statics._shape(statics._tensions)
+    paths, first = build().tendon_paths, statics._first
+    expected = np.concatenate([
+        wrap_angles(np.column_stack([paths[first[i]][:, 0]]
+                                    + [paths[k][:, -1] for k in range(first[i], first[i + 1])]),
+                    statics.robot.base.direction)
+        for i in range(len(statics.robot.tendons))])
+    assert np.any(expected > 1e-3)      # the bent rod turns the tendons
+    assert np.allclose(theta, expected, rtol=0.0, atol=1e-12)   # round-off of one formula
 
 
 def test_the_complementarity_step_solves_small_cases_by_hand():
