@@ -17,8 +17,9 @@ A real headless browser for the view's tests: Debian's chromium through chromedr
 
 One browser serves a test module (:func:`start_browser`); :func:`screenshot` returns the
 page as an RGB array and keeps the PNG in ``test_artifacts/view/`` (git-ignored) for people
-to look at; ``project`` (the page's own) maps base-frame points to the pixels of a camera, so a
-test checks that the robot is drawn where it must be, not only that something is.
+to look at; :func:`on_page` maps base-frame points to the page's pixels through the view's own
+projection (``project``) and a page camera, so a test checks that the robot is drawn where it
+must be, not only that something is.
 Without chromium the tests skip with a note, except in CI (``CI`` set), where they fail:
 ``make setup`` installs it there.
 """
@@ -31,7 +32,7 @@ import numpy as np
 from PIL import Image
 import pytest
 from tendon_robot_sim.view import headless
-from tendon_robot_sim.view.camera import project  # noqa: F401 (the tests' projection too)
+from tendon_robot_sim.view.camera import PANEL_WIDTH, project
 import waiting
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / 'test_artifacts' / 'view'
@@ -91,6 +92,26 @@ def screenshot(browser, name: str, timeout: float = 120.0) -> np.ndarray:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / f'{name}.png').write_bytes(png)
     return np.asarray(Image.open(io.BytesIO(png)).convert('RGB'))
+
+
+def on_page(points: np.ndarray, camera, width: float) -> np.ndarray:
+    """
+    Return the pixels (n, 2) (column, row) of base-frame ``points`` on a page ``width`` px wide.
+
+    ``width``: a screenshot's or the canvas element's, in the page's px (headless chromium's
+    devicePixelRatio is 1). The camera reports its canvas's own pixels, which viser's adaptive
+    resolution scales down (to 0.875x, 0.75x) when the browser draws slowly, as on a loaded
+    machine: projected at the reported size, the robot would be looked for where it is not.
+    """
+    return project(points, camera) * (width / camera.image_width)
+
+
+def free(pixels: np.ndarray, image: np.ndarray) -> np.ndarray:
+    """Return the page ``pixels`` inside ``image``'s scene, not under the control panel."""
+    height, width = image.shape[:2]
+    inside = ((pixels[:, 0] >= 0) & (pixels[:, 0] < width - PANEL_WIDTH)
+              & (pixels[:, 1] >= 0) & (pixels[:, 1] < height))
+    return pixels[inside]
 
 
 def drawn(image: np.ndarray) -> np.ndarray:

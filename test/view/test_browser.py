@@ -25,7 +25,7 @@ its pixels must be drawn. They stay in test_artifacts/view/ for people to look a
 import re
 from types import SimpleNamespace
 
-from browser import (click, drawn, drawn_near, open_page, project, screenshot,
+from browser import (click, drawn, drawn_near, free, on_page, open_page, screenshot,
                      start_browser)
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Point, PointStamped
@@ -108,18 +108,11 @@ def backbone(page) -> np.ndarray:
         return np.concatenate([item.points[:, 0], item.points[-1:, 1]]).astype(float)
 
 
-def free(pixels: np.ndarray, camera) -> np.ndarray:
-    """Return the pixels inside the scene's free part (not under the control panel)."""
-    inside = ((pixels[:, 0] >= 0) & (pixels[:, 0] < camera.image_width - PANEL_WIDTH)
-              & (pixels[:, 1] >= 0) & (pixels[:, 1] < camera.image_height))
-    return pixels[inside]
-
-
 def shows_backbone(browser, page, client, name: str):
     """Return (image, backbone pixels) once the page draws the current backbone; else None."""
     points = backbone(page)
-    pixels = free(project(points, client.camera), client.camera)
     image = screenshot(browser, name)
+    pixels = free(on_page(points, client.camera, image.shape[1]), image)
     if len(pixels) >= 0.8 * len(points) and \
             drawn_near(drawn(image), pixels).mean() >= DRAWN:
         return image, pixels
@@ -131,10 +124,9 @@ def framed(browser, page, client, name: str):
     shown = shows_backbone(browser, page, client, name)
     if shown is None:
         return None
-    span = shown[1].max(axis=0) - shown[1].min(axis=0)
-    free_width = client.camera.image_width - PANEL_WIDTH
-    return shown if max(span[0] / free_width, span[1] / client.camera.image_height) > 0.5 \
-        else None
+    (height, width), pixels = shown[0].shape[:2], shown[1]
+    span = pixels.max(axis=0) - pixels.min(axis=0)
+    return shown if max(span[0] / (width - PANEL_WIDTH), span[1] / height) > 0.5 else None
 
 
 def camera_state(page, client) -> str:
@@ -169,7 +161,7 @@ def test_the_page_shows_the_robot_filling_the_view(live, browser):
     except AssertionError as error:
         raise AssertionError(f'{error}; {camera_state(live.page, client)}') from None
     # and what is drawn is the robot: the free view is mostly background
-    assert drawn(image)[:, :client.camera.image_width - PANEL_WIDTH].mean() < 0.5
+    assert drawn(image)[:, :image.shape[1] - PANEL_WIDTH].mean() < 0.5
     text = browser.find_element(By.TAG_NAME, 'body').text
     assert 'Stack /' in text and '/tendon/command/tension' in text
     # a ground grid under the robot, cells of a round size near a tenth of it, its scale said
@@ -262,20 +254,22 @@ def test_the_tip_target_gizmo_dragged_along_an_arrow_publishes_a_target(live, br
     wait_for(ready, 'the gizmo shown and the camera in place')
     start, size = np.array(gizmo.position), float(gizmo.scale)
     camera = client.camera
+    canvas = browser.find_element(By.TAG_NAME, 'canvas')
+    width = canvas.rect['width']
     # an arrow whose head is in the free view and not end-on to the camera; grabbed near
     # its head (the shaft is a few pixels wide), pulled 20 px along it
     for axis in range(3):
         unit = np.eye(3)[axis]
-        grab, further = project(np.array([start + 0.85 * size * unit,
-                                          start + 1.15 * size * unit]), camera)
-        if len(free(grab[None], camera)) and np.linalg.norm(further - grab) > 10.0 and \
-                20.0 < grab[0] < camera.image_width - PANEL_WIDTH - 20.0:
+        grab, further = on_page(np.array([start + 0.85 * size * unit,
+                                          start + 1.15 * size * unit]), camera, width)
+        if np.linalg.norm(further - grab) > 10.0 and \
+                20.0 < grab[0] < width - PANEL_WIDTH - 20.0 and \
+                20.0 < grab[1] < canvas.rect['height'] - 20.0:
             break
     else:
         raise AssertionError(f'no arrow of the gizmo at {start} is in the view')
     along = (further - grab) / np.linalg.norm(further - grab)
     metres_per_pixel = 0.3 * size / np.linalg.norm(further - grab)
-    canvas = browser.find_element(By.TAG_NAME, 'canvas')
     before, sent_before = len(live.targets), live.page.targets.sent
     drag = ActionChains(browser).move_to_element_with_offset(
         canvas, int(grab[0] - 0.5 * canvas.rect['width']),
@@ -335,7 +329,7 @@ def test_the_measured_tip_is_drawn_and_the_tip_error_plotted(live, browser):
             return None
         image = screenshot(browser, 'live_tip_measured')
         changed = np.any(np.abs(image.astype(int) - before.astype(int)) > 30, axis=2)
-        pixel = project(measured[None], client.camera)
+        pixel = on_page(measured[None], client.camera, image.shape[1])
         # the green ball appeared where the camera sees the measured tip (radius ~ 5 px)
         return bool(drawn_near(changed, pixel, radius=4).all())
     wait_for(drawn_there, 'the measured tip drawn where the camera sees it')

@@ -25,7 +25,7 @@ screenshots stay in test_artifacts/view/.
 
 from types import SimpleNamespace
 
-from browser import drawn, drawn_near, open_page, project, screenshot, start_browser
+from browser import drawn, drawn_near, free, on_page, open_page, screenshot, start_browser
 import numpy as np
 import pytest
 import rclpy
@@ -35,7 +35,6 @@ from sensor_msgs.msg import JointState
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.view_node import ViewNode
-from tendon_robot_sim.view.camera import PANEL_WIDTH
 
 WORLD = share_dir() / 'config' / 'world_post.yaml'
 PRESS = [0.25 * i for i in range(1, 8)]    # N on t3, warm steps: around the post, onto the plate
@@ -73,13 +72,6 @@ def magenta(image: np.ndarray) -> np.ndarray:
     return (np.minimum(r, b) > 90) & (g < 0.6 * np.minimum(r, b))
 
 
-def in_view(pixels: np.ndarray, camera) -> np.ndarray:
-    """Return the pixels in the scene's free part (inside the image, not under the panel)."""
-    inside = ((pixels[:, 0] >= 0) & (pixels[:, 0] < camera.image_width - PANEL_WIDTH)
-              & (pixels[:, 1] >= 0) & (pixels[:, 1] < camera.image_height))
-    return pixels[inside]
-
-
 def arrows(page) -> dict:
     with page.lock:
         return page.layers['contact'].arrows()
@@ -102,9 +94,10 @@ def test_the_page_draws_the_obstacles_and_the_contact_forces(world):
         heads = {ns: batch.points[:, 1] for ns, batch in arrows(page).items()}
         if set(heads) != {'post', 'plate'}:
             return None
-        obstacles = in_view(project(np.concatenate((post_axis, plate_centre)), client.camera),
-                            client.camera)
-        forces = [drawn_near(magenta(image), project(points, client.camera), radius=4)
+        width = image.shape[1]
+        obstacles = free(on_page(np.concatenate((post_axis, plate_centre)), client.camera,
+                                 width), image)
+        forces = [drawn_near(magenta(image), on_page(points, client.camera, width), radius=4)
                   for points in heads.values()]
         return len(obstacles) >= 5 and drawn_near(drawn(image), obstacles).mean() >= DRAWN \
             and all(f.all() for f in forces)
@@ -119,5 +112,6 @@ def test_the_page_draws_the_obstacles_and_the_contact_forces(world):
     def gone():
         page.render()
         image = screenshot(browser, 'contact_released')
-        return not drawn_near(magenta(image), project(post_head, client.camera), radius=2).any()
+        return not drawn_near(magenta(image), on_page(post_head, client.camera, image.shape[1]),
+                              radius=2).any()
     wait_for(gone, "the post's arrow gone from the page")
