@@ -31,6 +31,7 @@ through the one call of ``ros.throttle.FaultWarnings``, took the simulator down,
 """
 
 import ast
+import contextlib
 import importlib
 import inspect
 from itertools import product
@@ -44,6 +45,7 @@ import time
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import Log
 import rclpy
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -53,6 +55,7 @@ from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
 import tendon_robot_sim.nodes
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.spinner import BackgroundSpinner
 from tendon_robot_sim.ros.throttle import FaultWarnings, log_at
 
 PACKAGE = ROOT / 'tendon_robot_sim'
@@ -205,6 +208,16 @@ def forwarded_loggers() -> list[logging.Logger]:
             and any(type(h).__module__.startswith('tendon_robot_sim.') for h in logger.handlers)]
 
 
+@contextlib.contextmanager
+def listened(executor: SingleThreadedExecutor):
+    """Spin ``executor`` in a thread of its own while the block runs; then stop it."""
+    spinner = BackgroundSpinner(executor)
+    try:
+        yield
+    finally:
+        spinner.stop()
+
+
 def test_every_node_logs_every_severity_after_any_other(robot_file):
     classes = node_classes()
     assert {cls.__name__ for cls in classes} >= {'SimulatorNode', 'TensionControllerNode',
@@ -226,8 +239,14 @@ def test_every_node_logs_every_severity_after_any_other(robot_file):
         context.try_shutdown()
         raise
     probe = Probe(namespace='logging_walk', context=context)
+    # /rosout lines expire 10 s after they were written (its QoS' lifespan), in a reader's
+    # cache too. A probe spun with the nodes takes one line per turn of their executor, and
+    # at load 12 the turns (the simulator's steps among them) were so slow that 221 of the
+    # walk's 250 lines expired unread: the probe spins in a thread of its own.
+    listening = SingleThreadedExecutor(context=context)
+    listening.add_node(probe)
     expected = []       # (logger name, level, text) that /rosout must carry
-    with spinning(probe, *nodes, context=context):
+    with spinning(*nodes, context=context), listened(listening):
         # /rosout keeps a line 10 s (its QoS' lifespan): a walk logged before the probe
         # matched every node's /rosout writer expired unseen once on a loaded machine. The
         # walk starts when a line of each node has come.
@@ -259,8 +278,17 @@ def test_every_node_logs_every_severity_after_any_other(robot_file):
             'logging_walk.simulator', 'logging_walk.tension_controller',
             'logging_walk.displacement_controller', 'logging_walk.hardware_bridge'}
         wanted = set(expected)
-        wait_for(lambda: wanted <= {(log.name, log.level, log.msg) for log in probe.logs},
-                 'every line on /rosout at its severity')
+        try:
+            wait_for(lambda: wanted <= {(log.name, log.level, log.msg) for log in probe.logs},
+                     'every line on /rosout at its severity')
+        except AssertionError as error:
+            got = {(log.name, log.level, log.msg) for log in probe.logs}
+            missing = sorted(wanted - got)
+            texts = {log.msg: (log.name, log.level) for log in probe.logs}
+            raise AssertionError(
+                f'{error}; {len(missing)} of {len(wanted)} missing, {len(probe.logs)} lines '
+                f'got; first missing {missing[:3]}, as got: '
+                f'{[texts.get(text) for _, _, text in missing[:3]]}') from None
         wait_for(lambda: driver <= {log.msg for log in probe.logs
                                     if log.name == 'logging_walk.hardware_bridge'},
                  "every driver record through the bridge's logger")
