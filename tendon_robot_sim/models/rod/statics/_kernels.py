@@ -42,8 +42,10 @@ from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc
                                                        Z_SIZE, Z_U, Z_V, Z_W)
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
-from tendon_robot_sim.models.rod.statics._node_kernels import (_keep_node, _restart, _resume,
-                                                               NODE_SIZE)
+from tendon_robot_sim.models.rod.statics._node_kernels import (_keep_holes, _keep_node,
+                                                               _restart, _resume,
+                                                               _resume_holes, holes_kept,
+                                                               NODE_SIZE, runs_on)
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _bay_error, _orthonormalize
 from tendon_robot_sim.models.rod.tendons._friction_kernels import (at_base, FR_COMPLIANCE,
                                                                    into_hole, out_of_hole,
@@ -106,8 +108,9 @@ Bays = namedtuple('Bays', [
 ])
 
 Work = namedtuple('Work', [
-    'y',       # (3 [+ M], ny) state, bay start state, finite-difference state [, the state
-               #   propagated to each multiple-shooting node: _keep_node]
+    'y',       # (3 [+ M [+ H]], ny) state, bay start state, finite-difference state [, the
+               #   state propagated to each multiple-shooting node: _keep_node [, then the
+               #   tendons' holes there: _node_kernels.hole_rows]]
     'st',      # (3, ny) RK4: derivative, weighted sum, stage state
     'wk',      # (112,) scratch 3- and 6-vectors (regions per function, see each)
     'K',       # (6, 6) coefficient matrix of R&W Eq. (16), bay Newton matrix
@@ -240,7 +243,7 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w, part):
                     w.y[3 + node, 15 + i] = mb[i]
             _restart(pl, node, x, F, y, nb, mb, iq, w)
             node += 1
-            if 0 <= part < node:
+            if 0 <= part < node and not friction:
                 return True       # the interval ends at this node
         # state variables for the body wrench (nb, mb), with the history of the first stage;
         # the segment's rest curvature (the end of segment k - 1 above took the one before)
@@ -477,6 +480,8 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w, part):
     first = _resume(pl, w, part, y)
     if first > 0:
         node = part - 1
+        if friction:
+            _resume_holes(pl, w, node, hs)
     else:
         if dyn.on:
             for i in range(6):
@@ -505,10 +510,11 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w, part):
             traj[0, i] = y[i]
     for k in range(first, pl.seg_h.size):
         if node < pl.nodes.size and pl.nodes[node] == k:
-            _keep_node(pl, w, part, node, y)
+            if _keep_node(pl, w, part, node, y) and friction and holes_kept(pl, w):
+                _keep_holes(pl, w, node, hs)
             _restart(pl, node, x, F, y, y[12:15], y[15:18], 18, w)
             node += 1
-            if 0 <= part < node:
+            if 0 <= part < node and not friction:
                 return True       # the interval ends at this node
             # the tendons leave the node's vertebra from its holes
             j = pl.seg[k, SEG_FROM]
@@ -607,8 +613,9 @@ def _residual(pl, modes, tau_in, q, tip, x, F, traj, tau, lengths, bays, w, part
     the rod's. It starts from the state the last whole integration propagated to node i - 1
     (:func:`_resume`), so it serves a finite-difference probe of an unknown of the interval's
     start when that integration was at the unknowns probed, with tensions given (no length
-    residual, which sums over the intervals) and without sliding friction (its tensions run
-    across the nodes).
+    residual, which sums over the intervals). With tendon friction, whose tensions (and at the
+    discs each tendon's last hole) run across the nodes (``_node_kernels.runs_on``), it goes on
+    from there to the tip and writes every residual after node i - 1's.
     """
     tensions(pl, modes, tau_in, x, tau)
     if pl.model == DISCRETE:
@@ -684,7 +691,9 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     of column ``probe`` (written to scratch, so traj keeps the accepted solution). With
     multiple shooting (and a row per node in w.y) a probe integrates only the interval its
     unknown starts (:func:`_residual`'s ``part``): with three intervals a rebuild costs a
-    third of the integrations.
+    third of the integrations. With tendon friction the probe integrates from that interval
+    to the tip: the same columns (the intervals before it are x's, bit for bit), about half
+    the integrations.
 
     On return x holds the last accepted iterate, traj/tau/lengths its solution, and
     info = [||F||_inf, iterations, residual evaluations, status].
@@ -707,8 +716,8 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     # nodes'), no sliding friction, a row per node to keep its state in; ``kept``: the states
     # kept are those of x (its integration was the last whole one)
     k0 = n - NODE_SIZE * pl.nodes.size
-    by_interval = (pl.nodes.size > 0 and k0 == 6 and pl.dyn.friction.shape[1] == 0
-                   and w.y.shape[0] >= 3 + pl.nodes.size)
+    by_interval = (pl.nodes.size > 0 and k0 == 6 and w.y.shape[0] >= 3 + pl.nodes.size
+                   and not (runs_on(pl) and pl.model == DISCRETE and not holes_kept(pl, w)))
     kept = False
     for _ in range(max_iter * (n + 32)):
         nev += 1

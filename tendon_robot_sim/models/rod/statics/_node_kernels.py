@@ -18,14 +18,25 @@ The multiple shooting's nodes: where an integration restarts from unknowns, and 
 Kernels of :mod:`tendon_robot_sim.models.rod.statics._kernels` (the implicit dynamics' shooting
 restarts at its nodes): a node's restart, which writes its defect and starts the next interval
 from its unknowns, and the state a whole integration propagated to each node, kept so that a
-finite-difference probe of an interval's unknowns integrates that interval alone (``solve``).
+finite-difference probe of an interval's unknowns integrates that interval alone (``solve``),
+or with tendon friction that interval and those after it, from the state and, at the discs,
+each tendon's last hole kept at its node.
 """
 
 from tendon_robot_sim.models._numerics import kernel, rotate_by
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _rotation_error
+from tendon_robot_sim.models.rod.tendons._friction_kernels import HS_C
 
 # Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
 NODE_SIZE = 18
+# Values per tendon of its last hole (Dyn.fw's HS_U, HS_S, HS_C) that a node keeps in the
+# discrete model with tendon friction
+HOLE_SIZE = HS_C + 1
+
+
+def hole_rows(nodes: int, nt: int, ny: int) -> int:
+    """Return the rows of Work.y after the nodes' states that keep the tendons' holes there."""
+    return nodes * -(-nt * HOLE_SIZE // ny)
 
 
 @kernel
@@ -88,6 +99,58 @@ def _keep_node(pl, w, part, j, y):
     for i in range(y.size):
         w.y[3 + j, i] = y[i]
     return True
+
+
+@kernel
+def runs_on(pl):
+    """
+    Return True if a probe of an interval's unknowns integrates on to the tip (``solve``).
+
+    Tendon friction carries the tensions (and at the discs each tendon's last hole) across
+    the nodes, so an interval's unknowns change the residuals of every interval after it.
+    """
+    return pl.dyn.on and pl.dyn.friction.shape[1] > 0
+
+
+@kernel
+def holes_kept(pl, w):
+    """Return True if Work.y has the rows to keep the tendons' holes at every node."""
+    m = pl.nodes.size
+    return m > 0 and w.y.shape[0] >= 3 + m and \
+        (w.y.shape[0] - 3 - m) // m * w.y.shape[1] >= pl.nt * HOLE_SIZE
+
+
+@kernel
+def _hole_cell(pl, w, j, t, c):
+    """Return the row and column of Work.y keeping value c of tendon t's hole at node j."""
+    m = pl.nodes.size
+    per = (w.y.shape[0] - 3 - m) // m
+    ny = w.y.shape[1]
+    f = (3 + m + per * j) * ny + t * HOLE_SIZE + c
+    return f // ny, f % ny
+
+
+@kernel
+def _keep_holes(pl, w, j, hs):
+    """
+    Keep each tendon's last hole (hs = Dyn.fw) at node j; the discrete model with friction.
+
+    Beside the state a whole integration kept there (:func:`_keep_node`): the interval from
+    node j resumes from both (:func:`_resume_holes`).
+    """
+    for t in range(pl.nt):
+        for c in range(HOLE_SIZE):
+            row, col = _hole_cell(pl, w, j, t, c)
+            w.y[row, col] = hs[t, c]
+
+
+@kernel
+def _resume_holes(pl, w, j, hs):
+    """Take each tendon's last hole at node j from those :func:`_keep_holes` kept."""
+    for t in range(pl.nt):
+        for c in range(HOLE_SIZE):
+            row, col = _hole_cell(pl, w, j, t, c)
+            hs[t, c] = w.y[row, col]
 
 
 @kernel
