@@ -42,10 +42,8 @@ from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc
                                                        Z_SIZE, Z_U, Z_V, Z_W)
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
-from tendon_robot_sim.models.rod.statics._node_kernels import (_keep_holes, _keep_node,
-                                                               _restart, _resume,
-                                                               _resume_holes, holes_kept,
-                                                               NODE_SIZE, runs_on)
+from tendon_robot_sim.models.rod.statics._node_kernels import (_keep_node, _restart, _resume,
+                                                               NODE_SIZE, probes_by_interval)
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _bay_error, _orthonormalize
 from tendon_robot_sim.models.rod.tendons._friction_kernels import (at_base, FR_COMPLIANCE,
                                                                    into_hole, out_of_hole,
@@ -109,8 +107,7 @@ Bays = namedtuple('Bays', [
 
 Work = namedtuple('Work', [
     'y',       # (3 [+ M [+ H]], ny) state, bay start state, finite-difference state [, the
-               #   state propagated to each multiple-shooting node: _keep_node [, then the
-               #   tendons' holes there: _node_kernels.hole_rows]]
+               #   state propagated to each shooting node: _keep_node [, the holes: hole_rows]]
     'st',      # (3, ny) RK4: derivative, weighted sum, stage state
     'wk',      # (112,) scratch 3- and 6-vectors (regions per function, see each)
     'K',       # (6, 6) coefficient matrix of R&W Eq. (16), bay Newton matrix
@@ -480,8 +477,6 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w, part):
     first = _resume(pl, w, part, y)
     if first > 0:
         node = part - 1
-        if friction:
-            _resume_holes(pl, w, node, hs)
     else:
         if dyn.on:
             for i in range(6):
@@ -510,8 +505,7 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w, part):
             traj[0, i] = y[i]
     for k in range(first, pl.seg_h.size):
         if node < pl.nodes.size and pl.nodes[node] == k:
-            if _keep_node(pl, w, part, node, y) and friction and holes_kept(pl, w):
-                _keep_holes(pl, w, node, hs)
+            _keep_node(pl, w, part, node, y)
             _restart(pl, node, x, F, y, y[12:15], y[15:18], 18, w)
             node += 1
             if 0 <= part < node and not friction:
@@ -613,9 +607,8 @@ def _residual(pl, modes, tau_in, q, tip, x, F, traj, tau, lengths, bays, w, part
     the rod's. It starts from the state the last whole integration propagated to node i - 1
     (:func:`_resume`), so it serves a finite-difference probe of an unknown of the interval's
     start when that integration was at the unknowns probed, with tensions given (no length
-    residual, which sums over the intervals). With tendon friction, whose tensions (and at the
-    discs each tendon's last hole) run across the nodes (``_node_kernels.runs_on``), it goes on
-    from there to the tip and writes every residual after node i - 1's.
+    residual, which sums over the intervals). With tendon friction, whose tensions run across
+    the nodes (``_node_kernels.runs_on``), it goes on to the tip: every residual after i - 1's.
     """
     tensions(pl, modes, tau_in, x, tau)
     if pl.model == DISCRETE:
@@ -691,9 +684,7 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     of column ``probe`` (written to scratch, so traj keeps the accepted solution). With
     multiple shooting (and a row per node in w.y) a probe integrates only the interval its
     unknown starts (:func:`_residual`'s ``part``): with three intervals a rebuild costs a
-    third of the integrations. With tendon friction the probe integrates from that interval
-    to the tip: the same columns (the intervals before it are x's, bit for bit), about half
-    the integrations.
+    third of the integrations (with tendon friction, from it to the tip: about half).
 
     On return x holds the last accepted iterate, traj/tau/lengths its solution, and
     info = [||F||_inf, iterations, residual evaluations, status].
@@ -712,12 +703,11 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     it = 0
     nev = 0
     status = MAX_ITERATIONS
-    # probes by interval: nodes, tensions given (no unknown but the base's before the
-    # nodes'), no sliding friction, a row per node to keep its state in; ``kept``: the states
-    # kept are those of x (its integration was the last whole one)
+    # probes by interval (_node_kernels.probes_by_interval): nodes, tensions given, a row per
+    # node to keep its state in; ``kept``: the states kept are those of x (its integration was
+    # the last whole one)
     k0 = n - NODE_SIZE * pl.nodes.size
-    by_interval = (pl.nodes.size > 0 and k0 == 6 and w.y.shape[0] >= 3 + pl.nodes.size
-                   and not (runs_on(pl) and pl.model == DISCRETE and not holes_kept(pl, w)))
+    by_interval = probes_by_interval(pl, w, k0)
     kept = False
     for _ in range(max_iter * (n + 32)):
         nev += 1

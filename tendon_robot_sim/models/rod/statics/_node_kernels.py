@@ -23,6 +23,7 @@ or with tendon friction that interval and those after it, from the state and, at
 each tendon's last hole kept at its node.
 """
 
+from tendon_robot_sim.models._cosserat_kernels import DISCRETE
 from tendon_robot_sim.models._numerics import kernel, rotate_by
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _rotation_error
 from tendon_robot_sim.models.rod.tendons._friction_kernels import HS_C
@@ -92,13 +93,28 @@ def _keep_node(pl, w, part, j, y):
     Keep the state propagated to node j (before its restart) in w.y[3 + j]; True if kept.
 
     Only a whole integration (``part`` < 0) keeps it, and only where the work holds a row per
-    node (the implicit dynamics': :func:`_resume` starts an interval from it).
+    node (the implicit dynamics': :func:`_resume` starts an interval from it); with tendon
+    friction at the discs also each tendon's last hole (:func:`_keep_holes`).
     """
     if part >= 0 or w.y.shape[0] < 3 + pl.nodes.size:
         return False
     for i in range(y.size):
         w.y[3 + j, i] = y[i]
+    if runs_on(pl) and holes_kept(pl, w):
+        _keep_holes(pl, w, j, pl.dyn.fw)
     return True
+
+
+@kernel
+def probes_by_interval(pl, w, k0):
+    """
+    Return True if the Jacobian's probes may integrate from their node on (``solve``).
+
+    With nodes and tensions given (``k0`` = 6: no unknown but the base's before the nodes'),
+    where the work keeps the nodes' states, and at the discs with tendon friction their holes.
+    """
+    return (pl.nodes.size > 0 and k0 == 6 and w.y.shape[0] >= 3 + pl.nodes.size
+            and not (runs_on(pl) and pl.model == DISCRETE and not holes_kept(pl, w)))
 
 
 @kernel
@@ -159,10 +175,13 @@ def _resume(pl, w, part, y):
     Return the segment the integration starts at: 0, or interval ``part``'s first node's.
 
     From a node (``part`` >= 1) the state y is the one kept there by the last whole
-    integration (:func:`_keep_node`), which the node's restart takes as propagated.
+    integration (:func:`_keep_node`), which the node's restart takes as propagated; so are
+    the tendons' holes where they were kept.
     """
     if part < 1:
         return 0
     for i in range(y.size):
         y[i] = w.y[2 + part, i]
+    if runs_on(pl) and holes_kept(pl, w):
+        _resume_holes(pl, w, part - 1, pl.dyn.fw)
     return pl.nodes[part - 1]
