@@ -24,8 +24,10 @@ based on Cosserat rod models", IJRR 2019). A time derivative is x_t = c0 x + x_h
 (alpha = 0: BDF2; alpha = -0.5: the trapezoidal rule). Each step is then the static shooting
 problem of the statics solver (:func:`~tendon_robot_sim.models.rod.statics._kernels.solve`: the
 same Newton/Broyden iteration, residuals and RK4 grid) with the dynamic terms switched on
-(``Plan.dyn``); its unknowns are predicted by linear extrapolation of the last two steps, and
-the Jacobian is kept from step to step (Broyden updates, rebuilt when a step stalls).
+(``Plan.dyn``); its unknowns are predicted by quadratic extrapolation of the last three steps,
+and the Jacobian is kept from step to step (Broyden updates, rebuilt when a step stalls, a
+probe of a shooting node's unknowns integrating from that node on: with tendon friction to
+the tip, without it to the next node).
 
 numba caches this kernel with the solver compiled into it, keyed on this file only: after an
 edit of ``statics/_kernels.py``, ``statics/_node_kernels.py`` or ``_cosserat_kernels.py``, touch

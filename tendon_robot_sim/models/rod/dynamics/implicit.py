@@ -73,6 +73,7 @@ from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_rea
 from tendon_robot_sim.models.rod.dynamics.tendon_friction import (friction_table,
                                                                   friction_unsupported)
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
+from tendon_robot_sim.models.rod.statics._node_kernels import hole_rows
 from tendon_robot_sim.models.rod.statics.solver import CONTACT_STEP, StaticsSolver
 from tendon_robot_sim.models.rod.tendons._friction_kernels import FW_SIZE
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
@@ -155,15 +156,17 @@ class TensionLimitExceeded(StepFailed):
 class _Unknowns:
     """Shooting unknowns, their history and Jacobian for one set of input modes."""
 
-    def __init__(self, nx: int, ny: int, nt: int, rows: int, nodes: int):
+    def __init__(self, nx: int, ny: int, nt: int, rows: int, nodes: int, holes: bool):
         self.x = np.zeros(nx)
         self.xs = np.zeros((3, nx))          # x of the last three steps (predictor)
         self.J = np.zeros((nx, nx))
         self.jac_ok = np.zeros(1, dtype=np.bool_)
         # a row of y per shooting node: the Jacobian is rebuilt interval by interval
-        # (statics._kernels.solve)
+        # (statics._kernels.solve); with ``holes`` (friction at the discs) then the
+        # tendons' holes at the nodes
+        extra = hole_rows(nodes, nt, ny) if holes else 0
         self.work = kernels.Work(
-            y=np.zeros((3 + nodes, ny)), st=np.zeros((3, ny)), wk=np.zeros(112),
+            y=np.zeros((3 + nodes + extra, ny)), st=np.zeros((3, ny)), wk=np.zeros(112),
             K=np.zeros((6, 6)), M=np.zeros((4, 3, 3)), hp=np.zeros((nt, 3)), vec=np.zeros((5, nx)),
             Jc=np.zeros((nx, nx)), traj=np.zeros((rows, ny)))
 
@@ -313,7 +316,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         if key not in self._unknowns:
             nx = 6 + int(np.sum(modes == DISPLACEMENT)) + kernels.NODE_SIZE * plan.nodes.size
             self._unknowns[key] = _Unknowns(nx, self._ny, self.n_tendons, self._grid,
-                                            plan.nodes.size)
+                                            plan.nodes.size,
+                                            self.friction and self.model == 'discrete')
         return self._unknowns_work(self._unknowns[key])
 
     # ------------------------------------------------------------------ inputs

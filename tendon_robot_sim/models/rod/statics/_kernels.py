@@ -43,7 +43,7 @@ from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc
 from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_solve, invert,
                                                kernel, norm, rotate_by)
 from tendon_robot_sim.models.rod.statics._node_kernels import (_keep_node, _restart, _resume,
-                                                               NODE_SIZE)
+                                                               NODE_SIZE, probes_by_interval)
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _bay_error, _orthonormalize
 from tendon_robot_sim.models.rod.tendons._friction_kernels import (at_base, FR_COMPLIANCE,
                                                                    into_hole, out_of_hole,
@@ -106,8 +106,8 @@ Bays = namedtuple('Bays', [
 ])
 
 Work = namedtuple('Work', [
-    'y',       # (3 [+ M], ny) state, bay start state, finite-difference state [, the state
-               #   propagated to each multiple-shooting node: _keep_node]
+    'y',       # (3 [+ M [+ H]], ny) state, bay start state, finite-difference state [, the
+               #   state propagated to each shooting node: _keep_node [, the holes: hole_rows]]
     'st',      # (3, ny) RK4: derivative, weighted sum, stage state
     'wk',      # (112,) scratch 3- and 6-vectors (regions per function, see each)
     'K',       # (6, 6) coefficient matrix of R&W Eq. (16), bay Newton matrix
@@ -240,7 +240,7 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w, part):
                     w.y[3 + node, 15 + i] = mb[i]
             _restart(pl, node, x, F, y, nb, mb, iq, w)
             node += 1
-            if 0 <= part < node:
+            if 0 <= part < node and not friction:
                 return True       # the interval ends at this node
         # state variables for the body wrench (nb, mb), with the history of the first stage;
         # the segment's rest curvature (the end of segment k - 1 above took the one before)
@@ -508,7 +508,7 @@ def _shoot_discrete(pl, x, tau, tip, F, traj, lengths, bays, w, part):
             _keep_node(pl, w, part, node, y)
             _restart(pl, node, x, F, y, y[12:15], y[15:18], 18, w)
             node += 1
-            if 0 <= part < node:
+            if 0 <= part < node and not friction:
                 return True       # the interval ends at this node
             # the tendons leave the node's vertebra from its holes
             j = pl.seg[k, SEG_FROM]
@@ -607,8 +607,8 @@ def _residual(pl, modes, tau_in, q, tip, x, F, traj, tau, lengths, bays, w, part
     the rod's. It starts from the state the last whole integration propagated to node i - 1
     (:func:`_resume`), so it serves a finite-difference probe of an unknown of the interval's
     start when that integration was at the unknowns probed, with tensions given (no length
-    residual, which sums over the intervals) and without sliding friction (its tensions run
-    across the nodes).
+    residual, which sums over the intervals). With tendon friction, whose tensions run across
+    the nodes (``_node_kernels.runs_on``), it goes on to the tip: every residual after i - 1's.
     """
     tensions(pl, modes, tau_in, x, tau)
     if pl.model == DISCRETE:
@@ -684,7 +684,7 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     of column ``probe`` (written to scratch, so traj keeps the accepted solution). With
     multiple shooting (and a row per node in w.y) a probe integrates only the interval its
     unknown starts (:func:`_residual`'s ``part``): with three intervals a rebuild costs a
-    third of the integrations.
+    third of the integrations (with tendon friction, from it to the tip: about half).
 
     On return x holds the last accepted iterate, traj/tau/lengths its solution, and
     info = [||F||_inf, iterations, residual evaluations, status].
@@ -703,12 +703,11 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     it = 0
     nev = 0
     status = MAX_ITERATIONS
-    # probes by interval: nodes, tensions given (no unknown but the base's before the
-    # nodes'), no sliding friction, a row per node to keep its state in; ``kept``: the states
-    # kept are those of x (its integration was the last whole one)
+    # probes by interval (_node_kernels.probes_by_interval): nodes, tensions given, a row per
+    # node to keep its state in; ``kept``: the states kept are those of x (its integration was
+    # the last whole one)
     k0 = n - NODE_SIZE * pl.nodes.size
-    by_interval = (pl.nodes.size > 0 and k0 == 6 and pl.dyn.friction.shape[1] == 0
-                   and w.y.shape[0] >= 3 + pl.nodes.size)
+    by_interval = probes_by_interval(pl, w, k0)
     kept = False
     for _ in range(max_iter * (n + 32)):
         nev += 1

@@ -18,14 +18,26 @@ The multiple shooting's nodes: where an integration restarts from unknowns, and 
 Kernels of :mod:`tendon_robot_sim.models.rod.statics._kernels` (the implicit dynamics' shooting
 restarts at its nodes): a node's restart, which writes its defect and starts the next interval
 from its unknowns, and the state a whole integration propagated to each node, kept so that a
-finite-difference probe of an interval's unknowns integrates that interval alone (``solve``).
+finite-difference probe of an interval's unknowns integrates that interval alone (``solve``),
+or with tendon friction that interval and those after it, from the state and, at the discs,
+each tendon's last hole kept at its node.
 """
 
+from tendon_robot_sim.models._cosserat_kernels import DISCRETE
 from tendon_robot_sim.models._numerics import kernel, rotate_by
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _rotation_error
+from tendon_robot_sim.models.rod.tendons._friction_kernels import HS_C
 
 # Unknowns (and defect residuals) per multiple-shooting node: p, rotation, force, moment, q, w
 NODE_SIZE = 18
+# Values per tendon of its last hole (Dyn.fw's HS_U, HS_S, HS_C) that a node keeps in the
+# discrete model with tendon friction
+HOLE_SIZE = HS_C + 1
+
+
+def hole_rows(nodes: int, nt: int, ny: int) -> int:
+    """Return the rows of Work.y after the nodes' states that keep the tendons' holes there."""
+    return nodes * -(-nt * HOLE_SIZE // ny)
 
 
 @kernel
@@ -81,13 +93,80 @@ def _keep_node(pl, w, part, j, y):
     Keep the state propagated to node j (before its restart) in w.y[3 + j]; True if kept.
 
     Only a whole integration (``part`` < 0) keeps it, and only where the work holds a row per
-    node (the implicit dynamics': :func:`_resume` starts an interval from it).
+    node (the implicit dynamics': :func:`_resume` starts an interval from it); with tendon
+    friction at the discs also each tendon's last hole (:func:`_keep_holes`).
     """
     if part >= 0 or w.y.shape[0] < 3 + pl.nodes.size:
         return False
     for i in range(y.size):
         w.y[3 + j, i] = y[i]
+    if runs_on(pl) and holes_kept(pl, w):
+        _keep_holes(pl, w, j, pl.dyn.fw)
     return True
+
+
+@kernel
+def probes_by_interval(pl, w, k0):
+    """
+    Return True if the Jacobian's probes may integrate from their node on (``solve``).
+
+    With nodes and tensions given (``k0`` = 6: no unknown but the base's before the nodes'),
+    where the work keeps the nodes' states, and at the discs with tendon friction their holes.
+    """
+    return (pl.nodes.size > 0 and k0 == 6 and w.y.shape[0] >= 3 + pl.nodes.size
+            and not (runs_on(pl) and pl.model == DISCRETE and not holes_kept(pl, w)))
+
+
+@kernel
+def runs_on(pl):
+    """
+    Return True if a probe of an interval's unknowns integrates on to the tip (``solve``).
+
+    Tendon friction carries the tensions (and at the discs each tendon's last hole) across
+    the nodes, so an interval's unknowns change the residuals of every interval after it.
+    """
+    return pl.dyn.on and pl.dyn.friction.shape[1] > 0
+
+
+@kernel
+def holes_kept(pl, w):
+    """Return True if Work.y has the rows to keep the tendons' holes at every node."""
+    m = pl.nodes.size
+    return m > 0 and w.y.shape[0] >= 3 + m and \
+        (w.y.shape[0] - 3 - m) // m * w.y.shape[1] >= pl.nt * HOLE_SIZE
+
+
+@kernel
+def _hole_cell(pl, w, j, t, c):
+    """Return the row and column of Work.y keeping value c of tendon t's hole at node j."""
+    m = pl.nodes.size
+    per = (w.y.shape[0] - 3 - m) // m
+    ny = w.y.shape[1]
+    f = (3 + m + per * j) * ny + t * HOLE_SIZE + c
+    return f // ny, f % ny
+
+
+@kernel
+def _keep_holes(pl, w, j, hs):
+    """
+    Keep each tendon's last hole (hs = Dyn.fw) at node j; the discrete model with friction.
+
+    Beside the state a whole integration kept there (:func:`_keep_node`): the interval from
+    node j resumes from both (:func:`_resume_holes`).
+    """
+    for t in range(pl.nt):
+        for c in range(HOLE_SIZE):
+            row, col = _hole_cell(pl, w, j, t, c)
+            w.y[row, col] = hs[t, c]
+
+
+@kernel
+def _resume_holes(pl, w, j, hs):
+    """Take each tendon's last hole at node j from those :func:`_keep_holes` kept."""
+    for t in range(pl.nt):
+        for c in range(HOLE_SIZE):
+            row, col = _hole_cell(pl, w, j, t, c)
+            hs[t, c] = w.y[row, col]
 
 
 @kernel
@@ -96,10 +175,13 @@ def _resume(pl, w, part, y):
     Return the segment the integration starts at: 0, or interval ``part``'s first node's.
 
     From a node (``part`` >= 1) the state y is the one kept there by the last whole
-    integration (:func:`_keep_node`), which the node's restart takes as propagated.
+    integration (:func:`_keep_node`), which the node's restart takes as propagated; so are
+    the tendons' holes where they were kept.
     """
     if part < 1:
         return 0
     for i in range(y.size):
         y[i] = w.y[2 + part, i]
+    if runs_on(pl) and holes_kept(pl, w):
+        _resume_holes(pl, w, part - 1, pl.dyn.fw)
     return pl.nodes[part - 1]
