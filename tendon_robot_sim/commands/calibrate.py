@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = calibrate(robot, holds, fit, bounds, args.model, args.workers,
                            args.scheduler, recording=recording, starts=args.starts,
-                           step=args.step)
+                           step=args.step, piece_length=args.piece_length)
     except MODEL_ERRORS as error:
         raise command_error(error) from None
     try:

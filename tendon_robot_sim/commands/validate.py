@@ -64,6 +64,7 @@ from tendon_robot_sim.experiment.tip_validation import (SampleValidation, valida
                                                         write_samples_report)
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.rod.statics.stick_slip import DEFAULT_PIECE_LENGTH
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.models.trunk.robot import is_bellows_description
@@ -99,6 +100,11 @@ def add_recording_options(parser, several_models: bool = False) -> None:
     parser.add_argument('--step', type=within(1e-5, 1.0, 'm'), default=None, metavar='M',
                         help="largest RK4 step of the statics in m (default: the model's "
                              'own, 5 mm; 2.5 mm for discrete)')
+    parser.add_argument('--piece-length', type=within(1e-3, 1.0, 'm'), default=None,
+                        metavar='M',
+                        help='largest piece of a tendon with capstan friction in m: each '
+                             'piece holds one tension; longer pieces solve faster, less '
+                             f'closely (default {DEFAULT_PIECE_LENGTH:g})')
     parser.add_argument('--workers', type=worker_count, default=None, metavar='N',
                         help='local processes for the model solves (default: all cores; '
                              '1: none)')
@@ -197,15 +203,16 @@ def run(args: argparse.Namespace) -> int:
             if fit:
                 print(f'calibrating {", ".join(fit)} with model {model}')
                 fits.append(calibrate(robot, holds, fit, model=model, workers=args.workers,
-                                      scheduler=args.scheduler, step=args.step))
+                                      scheduler=args.scheduler, step=args.step,
+                                      piece_length=args.piece_length))
                 fitted = fits[-1].robot
                 print(fits[-1].summary())
             if samples:
                 points.append(validate_samples(fitted, holds, model, args.workers,
-                                               args.scheduler, args.step))
+                                               args.scheduler, args.step, args.piece_length))
             else:
                 results.append(validate(fitted, holds, model, args.workers, args.scheduler,
-                                        args.step))
+                                        args.step, args.piece_length))
                 points.append(SampleValidation(model, fitted, tuple(holds),
                                                results[-1].predicted))
             if model == 'dynamic' and not is_csv(args.recording):

@@ -113,11 +113,13 @@ def _solve_path(task) -> tuple:
     Path-dependent statics (:class:`StickSlipStatics`): each hold solved from the last,
     from rest at the first; a hold without an equilibrium is NaN and the next starts from
     the last one solved. The task: the robot (YAML data), model, commands and input modes,
-    RK4 step. Returns (points (m, 3), tip rotations (m, 3, 3)). Module level (picklable).
+    RK4 step, largest piece of a tendon with capstan friction (None: the default). Returns
+    (points (m, 3), tip rotations (m, 3, 3)). Module level (picklable).
     """
-    robot_data, model, commands, modes, step = task
+    robot_data, model, commands, modes, step, piece_length = task
     robot = robot_from_dict(robot_data)
-    statics = StickSlipStatics(robot, model, step=step)
+    pieces = {} if piece_length is None else {'piece_length': piece_length}
+    statics = StickSlipStatics(robot, model, step=step, **pieces)
     points = np.full((len(commands), 3), np.nan)
     rotations = np.full((len(commands), 3, 3), np.nan)
     for i, (values, mode) in enumerate(zip(commands, modes)):
@@ -200,12 +202,14 @@ class Evaluator(Pool):
                         _replay_task)
 
     def solve_batch(self, robots: Sequence[Robot], holds: Sequence[Hold], model: str,
-                    step: float | None = None, memory: Sequence | None = None) -> Batch:
+                    step: float | None = None, memory: Sequence | None = None,
+                    piece_length: float | None = None) -> Batch:
         """
         Solve ``holds`` for each robot (the first starting from ``memory``), in parallel.
 
         The measured point of a hold is the tip plus the tip rotation times the robot's
-        ``tip_marker``.
+        ``tip_marker``. ``piece_length`` [m]: the largest piece of a tendon with capstan
+        friction (:class:`StickSlipStatics`; None: its default).
         """
         if model not in PREDICT_MODELS:
             raise CalibrationError(f'model: must be one of {list(PREDICT_MODELS)}, '
@@ -217,7 +221,7 @@ class Evaluator(Pool):
             # the path matters: each robot solves all holds in order, the robots in parallel
             modes = ['tension' if h.tensions is not None else 'displacement' for h in holds]
             commands = [np.asarray(h.commands, dtype=float) for h in holds]
-            results = self.map([(robot.to_dict(), model, commands, modes, step)
+            results = self.map([(robot.to_dict(), model, commands, modes, step, piece_length)
                                 for robot in robots], _solve_path)
             return Batch(points=[r[0] for r in results], rotations=[r[1] for r in results],
                          memory=[None] * len(holds))
@@ -261,10 +265,11 @@ class Evaluator(Pool):
 
 def predict(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
             workers: int | None = 1, scheduler: Scheduler | str | None = None,
-            step: float | None = None) -> np.ndarray:
+            step: float | None = None, piece_length: float | None = None) -> np.ndarray:
     """Predicted measured point (m, 3) [m, base frame] of each hold; NaN: no equilibrium."""
     with Evaluator(workers, scheduler) as evaluator:
-        return evaluator.solve_batch([robot], holds, model, step).points[0]
+        return evaluator.solve_batch([robot], holds, model, step,
+                                     piece_length=piece_length).points[0]
 
 
 # --------------------------------------------------------------------------- validation
@@ -331,11 +336,11 @@ def _mm(point: np.ndarray) -> str:
 
 def validate(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
              workers: int | None = 1, scheduler: Scheduler | str | None = None,
-             step: float | None = None) -> Validation:
+             step: float | None = None, piece_length: float | None = None) -> Validation:
     """Predict every hold and compare with the measured tip."""
     if not holds:
         raise CalibrationError('holds: none to validate')
-    predicted = predict(robot, holds, model, workers, scheduler, step)
+    predicted = predict(robot, holds, model, workers, scheduler, step, piece_length)
     failed = np.flatnonzero(np.isnan(predicted[:, 0]))
     if failed.size:
         commands = np.round(holds[failed[0]].commands, 6).tolist()

@@ -154,9 +154,10 @@ class _Problem:
     """The residuals and Jacobian of one fit over one set of holds, with their cache."""
 
     def __init__(self, robot: Robot, params, holds, model, evaluator: Evaluator, step, bar,
-                 recording: Recording | None = None):
+                 recording: Recording | None = None, piece_length: float | None = None):
         self.robot, self.params, self.holds, self.model = robot, params, holds, model
         self.evaluator, self.step, self.bar, self.recording = evaluator, step, bar, recording
+        self.piece_length = piece_length
         self.measured = (recording.tips if recording is not None
                          else np.array([h.tip for h in holds]))
         self.settle = settle_time(robot) if recording is not None else None
@@ -210,7 +211,7 @@ class _Problem:
                 rotations = [None] * len(valid)
             else:
                 batch = self.evaluator.solve_batch(valid, self.holds, self.model, self.step,
-                                                   self._start(missing[0]))
+                                                   self._start(missing[0]), self.piece_length)
                 points, rotations = batch.points, batch.rotations
                 if robots[0] is not None:      # the memory is the first robot's
                     self.memory, self.memory_at = batch.memory, missing[0].tobytes()
@@ -280,7 +281,7 @@ class _Problem:
                     for _ in shifted]
         if self.memory is None or self.memory_at != z.tobytes():   # not the last solved
             batch = self.evaluator.solve_batch([base], self.holds, self.model, self.step,
-                                               self.memory)
+                                               self.memory, self.piece_length)
             self.memory, self.memory_at = batch.memory, z.tobytes()
         memory = [None if f else m for m, f in zip(self.memory, failed)]
         robots = [self._robot_or_none(zj) for zj in shifted]
@@ -356,7 +357,8 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
               bounds: dict[str, tuple[float, float]] | None = None, model: str = 'discrete',
               workers: int | None = None, scheduler: Scheduler | str | None = None,
               progress: bool = True, recording: Recording | None = None, starts: int = 1,
-              step: float | None = None, search_samples: int = SEARCH_SAMPLES) -> Calibration:
+              step: float | None = None, search_samples: int = SEARCH_SAMPLES,
+              piece_length: float | None = None) -> Calibration:
     """
     Least-squares fit of robot parameters to the measured points.
 
@@ -390,6 +392,9 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
         Largest RK4 step of the statics [m] (default: the model's own).
     search_samples : int
         Most holds of the first stage (every k-th hold); all holds in the second.
+    piece_length : float, optional
+        Largest piece of a tendon with capstan friction [m] (default: that of
+        :class:`~tendon_robot_sim.models.rod.statics.stick_slip.StickSlipStatics`).
 
     """
     from threadpoolctl import threadpool_limits
@@ -430,12 +435,14 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
                    bar_format='{desc}: {n_fmt}/{total_fmt} sets so far |{bar}| '
                               '[{elapsed}<{remaining} this step, {rate_fmt}]')
         try:
-            problem = _Problem(robot, params, holds, model, evaluator, step, bar, recording)
+            problem = _Problem(robot, params, holds, model, evaluator, step, bar, recording,
+                               piece_length)
             z0 = np.zeros(len(params))
             stride = (1 if recording is not None
                       else max(1, math.ceil(len(holds) / max(search_samples, 1))))
             search = problem if stride == 1 else _Problem(robot, params, list(holds)[::stride],
-                                                          model, evaluator, step, bar)
+                                                          model, evaluator, step, bar,
+                                                          piece_length=piece_length)
             z = z0 if search is problem and starts == 1 else _best_start(search, z0, starts,
                                                                          search_options)
             rms_before = _rms(problem.residual(z0))
