@@ -237,3 +237,23 @@ def spinning(*nodes: Node, context: rclpy.Context | None = None):
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown(context=context)
+
+
+@contextmanager
+def spinning_alone(node: Node, context: rclpy.Context | None = None):
+    """
+    Spin ``node`` in an executor and a thread of its own while the block runs (in another's).
+
+    Then stop the thread and destroy the node, in that order: a node destroyed while an
+    executor waits on its entities raised InvalidHandle in that executor's thread. Its own
+    thread also serves a probe when the others' callbacks are slow (/rosout lines expire
+    unread after 10 s).
+    """
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    spinner = BackgroundSpinner(executor)
+    try:
+        yield node
+    finally:
+        spinner.stop()
+        node.destroy_node()

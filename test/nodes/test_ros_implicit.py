@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from ros_helpers import position, Probe, spinning, stamp_seconds, wait_for
+from ros_helpers import position, Probe, spinning, spinning_alone, stamp_seconds, wait_for
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
@@ -163,23 +163,18 @@ def test_state_topics_go_to_whoever_subscribes_and_to_latecomers():
                               topics.CLOCK.qos)
     setpoints = early.create_publisher(JointState, topics.TENDON_SETPOINT.name,
                                        topics.TENDON_SETPOINT.qos)
-    with spinning(simulator, early) as executor:
+    with spinning(simulator, early):
         wait_for(lambda: len(poses) > 10 and setpoints.get_subscription_count() >= 1,
                  'tip poses for the only subscriber')
         assert simulator.state_pub.get_subscription_count() == 0
         setpoints.publish(JointState(name=['t0'], effort=[3.0]))      # the rod swings
         wait_for(lambda: clocks and stamp_seconds(clocks[-1].clock) > 0.3, '0.3 s simulated')
-        late = Probe()
-        executor.add_node(late)
-        try:
+        with spinning_alone(Probe()) as late:
             wait_for(lambda: len(late.received['tendon/state']) > 5
                      and late.received['backbone/markers'], 'the state topics for a latecomer')
             setpoints.publish(JointState(name=['t0'], effort=[0.5]))     # it swings back
             wait_for(lambda: any(abs(v) > 1e-6 for _, msg in late.received['tendon/state'][1:]
                                  for v in msg.velocity), 'a velocity of the tendon moving')
-        finally:
-            executor.remove_node(late)
-            late.destroy_node()
         states = [msg for _, msg in late.received['tendon/state']]
         assert list(states[0].velocity) == [0.0] * len(states[0].velocity)
         assert all(np.all(np.isfinite(msg.velocity)) for msg in states)

@@ -31,7 +31,6 @@ through the one call of ``ros.throttle.FaultWarnings``, took the simulator down,
 """
 
 import ast
-import contextlib
 import importlib
 import inspect
 from itertools import product
@@ -45,17 +44,15 @@ import time
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import Log
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from ros_helpers import Probe, ROOT, spinning, TIMEOUT, wait_for
+from ros_helpers import Probe, ROOT, spinning, spinning_alone, TIMEOUT, wait_for
 from std_msgs.msg import Header
 from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
 import tendon_robot_sim.nodes
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.spinner import BackgroundSpinner
 from tendon_robot_sim.ros.throttle import FaultWarnings, log_at
 
 PACKAGE = ROOT / 'tendon_robot_sim'
@@ -208,16 +205,6 @@ def forwarded_loggers() -> list[logging.Logger]:
             and any(type(h).__module__.startswith('tendon_robot_sim.') for h in logger.handlers)]
 
 
-@contextlib.contextmanager
-def listened(executor: SingleThreadedExecutor):
-    """Spin ``executor`` in a thread of its own while the block runs; then stop it."""
-    spinner = BackgroundSpinner(executor)
-    try:
-        yield
-    finally:
-        spinner.stop()
-
-
 def test_every_node_logs_every_severity_after_any_other(robot_file):
     classes = node_classes()
     assert {cls.__name__ for cls in classes} >= {'SimulatorNode', 'TensionControllerNode',
@@ -243,10 +230,8 @@ def test_every_node_logs_every_severity_after_any_other(robot_file):
     # cache too. A probe spun with the nodes takes one line per turn of their executor, and
     # at load 12 the turns (the simulator's steps among them) were so slow that 221 of the
     # walk's 250 lines expired unread: the probe spins in a thread of its own.
-    listening = SingleThreadedExecutor(context=context)
-    listening.add_node(probe)
     expected = []       # (logger name, level, text) that /rosout must carry
-    with spinning(*nodes, context=context), listened(listening):
+    with spinning(*nodes, context=context), spinning_alone(probe, context=context):
         # /rosout keeps a line 10 s (its QoS' lifespan): a walk logged before the probe
         # matched every node's /rosout writer expired unseen once on a loaded machine. The
         # walk starts when a line of each node has come.
