@@ -18,10 +18,13 @@ from contextlib import contextmanager
 import math
 import os
 from pathlib import Path
+import resource
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import warnings
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
@@ -727,17 +730,91 @@ SIGINT_BATCH = 10   # bridge processes alive at once
 
 
 def start_bridge_process(name: str, motor_port: str, log: Path) -> subprocess.Popen:
-    """Start the bridge as ``ros2 run`` does: its own process, from this source tree."""
+    """
+    Start the bridge as ``ros2 run`` does: its own process, from this source tree.
+
+    It runs in a folder of its own next to ``log``, where a crash leaves its core dump
+    (:func:`native_stacks`).
+    """
     env = dict(os.environ)
     root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
     env['PYTHONFAULTHANDLER'] = '1'     # a hung bridge's stacks, to its log (exit_code)
+    folder = log.with_suffix('')
+    folder.mkdir(exist_ok=True)
     with open(log, 'w') as out:
         return subprocess.Popen(
             [sys.executable, '-m', 'tendon_robot_sim.nodes.hardware_bridge_node', '--ros-args',
              '-r', f'__node:={name}', '-p', f'motor_port:={motor_port}', '-p', 'sensor_port:=""',
              '-p', f'min_tension:={MIN_TENSION}'],
-            env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=as_from_a_terminal)
+            env=env, cwd=folder, stdout=out, stderr=subprocess.STDOUT,
+            preexec_fn=dumping_core_from_a_terminal)
+
+
+def dumping_core_from_a_terminal() -> None:
+    """``preexec_fn``: as from a terminal, with core dumps as large as the hard limit allows."""
+    as_from_a_terminal()
+    _, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+
+
+def native_stacks(folder: Path) -> str:
+    """
+    Return every thread's C stack of a bridge that crashed in ``folder`` (its core dump, gdb).
+
+    Python's fault handler writes only the Python threads: a crash in a thread of the DDS
+    library shows in its output as no thread at all.
+    """
+    cores = sorted(folder.glob('core*'))
+    if not cores or shutil.which('gdb') is None:
+        return "no native stacks (no core dump in the bridge's folder, or no gdb)"
+    try:
+        return subprocess.run(['gdb', '-batch', '-ex', 'thread apply all bt 15', sys.executable,
+                               str(cores[-1])], capture_output=True, text=True,
+                              timeout=TIMEOUT).stdout
+    except subprocess.TimeoutExpired:
+        return 'no native stacks (gdb timed out)'
+    finally:
+        for core in cores:
+            core.unlink()
+
+
+def crash_report(i: int, bridge: subprocess.Popen, log: Path) -> str:
+    """Tell what the log and the core dump of bridge ``i``, which has exited, say of its end."""
+    return (f'bridge {i} exited with {bridge.returncode} before it came up:\n{log.read_text()}'
+            + native_stacks(log.with_suffix('')))
+
+
+def bridge_log(logs: Path, i: int, started_again: set) -> Path:
+    """Return the log of bridge ``i``'s process: its first, or the one started again."""
+    return logs / (f'bridge_{i}_again.log' if i in started_again else f'bridge_{i}.log')
+
+
+def come_up(bridges: dict, clients: dict, name: dict, started_again: set, probe, rigs: dict,
+            logs: Path) -> bool:
+    """
+    Tell whether every bridge's lifecycle services are ready; start again one that crashed.
+
+    A bridge killed by a signal before its services came up has done nothing this test checks:
+    it is started once more under a new name, and the crash, with its native stacks, is
+    reported as a warning. Ten Fast DDS participants starting at once on a loaded machine
+    crashed one of them, twice, in a thread that is not Python's (docs/development.md). A
+    second crash, or an exit with a code, fails the test.
+    """
+    for i, bridge in bridges.items():
+        if bridge.poll() is None:
+            continue
+        report = crash_report(i, bridge, bridge_log(logs, i, started_again))
+        if bridge.returncode >= 0 or i in started_again:
+            raise AssertionError(report)
+        warnings.warn(f'started again: {report}')
+        started_again.add(i)
+        name[i] = f'{name[i]}_again'
+        probe.destroy_client(clients[i])
+        clients[i] = probe.create_client(ChangeState, f'/{name[i]}/change_state')
+        bridges[i] = start_bridge_process(name[i], rigs[i].path('motors'),
+                                          bridge_log(logs, i, started_again))
+    return all(client.service_is_ready() for client in clients.values())
 
 
 def exit_code(bridge: subprocess.Popen) -> int | str:
@@ -815,6 +892,7 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
     probe = Probe(context)
     probe.setpoint = tensions(**dict(zip(NAMES, wanted)))   # every bridge listens to it
     failures = []
+    started_again = set()
     with spinning(probe, context=context):
         for first in range(0, SIGINT_RUNS, SIGINT_BATCH):
             runs = range(first, min(first + SIGINT_BATCH, SIGINT_RUNS))
@@ -827,7 +905,8 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
                        for i in runs}
             try:
                 # Ten processes starting at once on a loaded machine: a generous deadline.
-                wait_for(lambda: all(c.service_is_ready() for c in clients.values()),
+                wait_for(lambda: come_up(bridges, clients, name, started_again, probe, rigs,
+                                         tmp_path),
                          timeout=120.0, what='the bridges to come up')
                 for transition, start, reached in (
                         (Transition.TRANSITION_CONFIGURE, 'unconfigured', 'inactive'),
@@ -860,6 +939,6 @@ def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):
                 if codes[i] != 0 or not left_safe[i]:
                     failures.append(f'run {i} ({goal[i]}, {stop_signal[i].name}): exit code '
                                     f'{codes[i]}, last command {last_applied(rigs[i])}\n'
-                                    + (tmp_path / f'bridge_{i}.log').read_text())
+                                    + bridge_log(tmp_path, i, started_again).read_text())
         probe.setpoint = None
     assert not failures, '\n'.join(failures)
