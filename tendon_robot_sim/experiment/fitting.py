@@ -476,7 +476,11 @@ def _best_start(search: _Problem, z0: np.ndarray, starts: int, options: dict) ->
     candidates = [z0]
     if starts > 1:
         from scipy.stats import qmc
-        unit = qmc.Sobol(d=z0.size, scramble=True, seed=0).random(starts - 1)
+        # The first starts - 1 points of a power-of-2 draw are the points random(starts - 1)
+        # gives, without scipy's warning (printed to calibrate's user) that other counts lose
+        # the sequence's balance: a user's --starts is any count.
+        m = math.ceil(math.log2(starts - 1))
+        unit = qmc.Sobol(d=z0.size, scramble=True, seed=0).random_base2(m)[:starts - 1]
         candidates += list(search.low + unit * (search.high - search.low))
     best = None
     for z in candidates:
