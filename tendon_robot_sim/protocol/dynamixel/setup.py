@@ -29,6 +29,7 @@ import math
 from typing import Callable, Sequence
 
 import dynamixel_sdk as sdk
+from dynamixel_sdk import protocol2_packet_handler as packet
 
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
@@ -59,6 +60,31 @@ class ServoAccess:
 
     def __init__(self, port, handler):
         self.port, self.handler = port, handler
+
+    def read_data(self, servo_id: int, address: int, size: int) -> tuple[list | None, int, int]:
+        """
+        READ ``size`` bytes from ``address``: (data, SDK result, status error).
+
+        data is None when no status of this READ came. Protocol 2.0's status packets carry no
+        number of the instruction they answer, and the SDK's ``readTxRx`` slices the data out of
+        any status of the servo: a WRITE's status that came late (its first try timed out on a
+        loaded machine) gave its CRC as the item ('drive_mode: wrote 0, reads 82'). A READ's own
+        status is ``size`` + 4 long (instruction, error, data, CRC); another is refused, as a
+        corrupt status (``COMM_RX_CORRUPT``).
+        """
+        instruction = [0] * 14
+        instruction[packet.PKT_ID] = servo_id
+        instruction[packet.PKT_LENGTH_L] = 7
+        instruction[packet.PKT_INSTRUCTION] = sdk.INST_READ
+        instruction[packet.PKT_PARAMETER0:packet.PKT_PARAMETER0 + 4] = [
+            *address.to_bytes(2, 'little'), *size.to_bytes(2, 'little')]
+        status, result, error = self.handler.txRxPacket(self.port, instruction)
+        if result != sdk.COMM_SUCCESS:
+            return None, result, error
+        if status[packet.PKT_LENGTH_L] | status[packet.PKT_LENGTH_H] << 8 != size + 4:
+            return None, sdk.COMM_RX_CORRUPT, error
+        start = packet.PKT_PARAMETER0 + 1   # after the error byte
+        return status[start:start + size], result, error
 
     def configure(self, channel: dxl.ServoChannel, settings: dxl.BusSettings, url: str,
                   max_tension: float = math.inf) -> Configured:
@@ -171,8 +197,7 @@ class ServoAccess:
     def _answer_everything(self, servo_id: int) -> None:
         """Set Status Return Level 2 if it is not: configure's writes must be answered."""
         for _ in range(WRITE_ATTEMPTS):   # a status lost to noise (or late) is not level 0
-            data, result, error = self.handler.readTxRx(self.port, servo_id,
-                                                        *dxl.STATUS_RETURN_LEVEL)
+            data, result, error = self.read_data(servo_id, *dxl.STATUS_RETURN_LEVEL)
             if result == sdk.COMM_SUCCESS:
                 break
         level = data[0] if result == sdk.COMM_SUCCESS and not error & 0x7F and data else None
@@ -185,8 +210,7 @@ class ServoAccess:
         for _ in range(WRITE_ATTEMPTS):
             self.handler.write1ByteTxOnly(self.port, servo_id, dxl.STATUS_RETURN_LEVEL[0],
                                           dxl.STATUS_RETURN_ALL)
-            data, result, error = self.handler.readTxRx(self.port, servo_id,
-                                                        *dxl.STATUS_RETURN_LEVEL)
+            data, result, error = self.read_data(servo_id, *dxl.STATUS_RETURN_LEVEL)
             if result == sdk.COMM_SUCCESS and list(data) == [dxl.STATUS_RETURN_ALL]:
                 return
         raise BusError(f'servo ID {servo_id}: its Status Return Level is not 2 and a write of '
@@ -211,10 +235,8 @@ class ServoAccess:
         """
         address, end = dxl.HARDWARE_ERROR_STATUS[0], dxl.GOAL_PWM[0] + dxl.GOAL_PWM[1]
         for _ in range(attempts):
-            data, result, error = self.handler.readTxRx(self.port, servo_id, address,
-                                                        end - address)
-            # a late answer to an earlier instruction is not this one's (another length)
-            if result == sdk.COMM_SUCCESS and not error & 0x7F and len(data) == end - address:
+            data, result, error = self.read_data(servo_id, address, end - address)
+            if result == sdk.COMM_SUCCESS and not error & 0x7F:
                 goal_pwm = int.from_bytes(bytes(data[-2:]), 'little')
                 return (data[0], dxl.signed(data[dxl.BUS_WATCHDOG[0] - address], 1),
                         dxl.signed(goal_pwm, 2))
@@ -231,7 +253,7 @@ class ServoAccess:
         """Read a control table item (unsigned), retried like a write; BusError names it."""
         address, size = item
         for _ in range(WRITE_ATTEMPTS):   # a status lost to noise is read again
-            data, result, error = self.handler.readTxRx(self.port, servo_id, address, size)
+            data, result, error = self.read_data(servo_id, address, size)
             if result == sdk.COMM_SUCCESS and not error & 0x7F:
                 return int.from_bytes(bytes(data), 'little')
         raise BusError(f'servo ID {servo_id}: reading address {address} failed '
@@ -265,7 +287,7 @@ class ServoAccess:
     def write_block(self, servo_id: int, address: int, data: bytes, what: str) -> None:
         """Write ``data`` from ``address`` and read it back; BusError names ``what``."""
         self.write_bytes(servo_id, address, data, what)
-        read, result, error = self.handler.readTxRx(self.port, servo_id, address, len(data))
+        read, result, error = self.read_data(servo_id, address, len(data))
         if result != sdk.COMM_SUCCESS or bytes(read) != data:
             raise BusError(f'servo ID {servo_id}: {what}: does not read back as written '
                            f'({self.why(result, error)})')

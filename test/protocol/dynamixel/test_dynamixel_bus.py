@@ -236,3 +236,39 @@ def test_waiting_for_an_answer_does_not_spin_a_core(rig):
     finally:
         port.closePort()
     assert waited >= 0.6 and reads[0] <= 2 * waited / 1e-3, (reads[0], waited)
+
+
+def test_a_writes_late_status_is_not_taken_for_a_reads_answer(rig):
+    """
+    A status that comes before a READ's own (a WRITE's, late) is not the READ's answer.
+
+    Protocol 2.0's status packets do not say which instruction they answer. The SDK's
+    readTxRx took a WRITE's status, which has no data, and gave its CRC as the item: the
+    project's CI once failed configure with 'drive_mode: wrote 0, reads 82'. Here the chain
+    sends a WRITE's status just before the answer to each of the first two READs; every read
+    must still give the control table's value.
+    """
+    import dynamixel_sdk as sdk
+    from tendon_robot_sim.emulator.dynamixel import status_packet
+    from tendon_robot_sim.protocol.dynamixel.bus import open_port
+    from tendon_robot_sim.protocol.dynamixel.setup import ServoAccess
+    chain, thread = rig()
+    execute = chain._execute
+    late = [2]
+
+    def after_a_late_status(ins, now):
+        replies = execute(ins, now)
+        if ins.instruction == sdk.INST_READ and late[0]:
+            late[0] -= 1
+            servo = replies[0][0]
+            replies.insert(0, (servo, status_packet(servo.servo_id, 0)))
+        return replies
+    chain._execute = after_a_late_status
+    port = open_port(thread.endpoint.path, 1000000, 0.1)
+    try:
+        access = ServoAccess(port, sdk.PacketHandler(2.0))
+        assert access.read(1, dxl.DRIVE_MODE) == chain.servos[0].get(dxl.DRIVE_MODE)
+        assert access.read(1, dxl.PWM_LIMIT) == chain.servos[0].get(dxl.PWM_LIMIT)
+    finally:
+        port.closePort()
+    assert late == [0]
