@@ -619,6 +619,12 @@ class DynamixelBus:
         """Sync-read every servo's state block; False (and counted) if a servo did not answer."""
         result = self._read.txRxPacket()
         now = time.monotonic()
+        # A status that came late for an earlier instruction (a WRITE's, without data) is taken
+        # by the SDK for a servo's answer; its bytes are not the state block (setup.read_data).
+        size = self._read.data_length
+        if result == sdk.COMM_SUCCESS and any(len(self._read.data_dict[i]) != size
+                                              for i in self.ids):
+            result = sdk.COMM_RX_CORRUPT
         if result != sdk.COMM_SUCCESS:
             with self._lock:
                 self._link.bad_checksum += result == sdk.COMM_RX_CORRUPT

@@ -238,6 +238,26 @@ def test_waiting_for_an_answer_does_not_spin_a_core(rig):
     assert waited >= 0.6 and reads[0] <= 2 * waited / 1e-3, (reads[0], waited)
 
 
+def late_statuses(chain, instruction: int, count: int) -> list[int]:
+    """
+    Send a WRITE's late status before each answer to the next ``count`` of ``instruction``.
+
+    The status (servo 1's, without data) goes out first, as a status that came late. Returns
+    the count left, in a list the chain counts down.
+    """
+    from tendon_robot_sim.emulator.dynamixel import status_packet
+    execute, late = chain._execute, [count]
+
+    def after_a_late_status(ins, now):
+        replies = execute(ins, now)
+        if ins.instruction == instruction and late[0]:
+            late[0] -= 1
+            replies.insert(0, (chain.servos[0], status_packet(1, 0)))
+        return replies
+    chain._execute = after_a_late_status
+    return late
+
+
 def test_a_writes_late_status_is_not_taken_for_a_reads_answer(rig):
     """
     A status that comes before a READ's own (a WRITE's, late) is not the READ's answer.
@@ -249,21 +269,10 @@ def test_a_writes_late_status_is_not_taken_for_a_reads_answer(rig):
     must still give the control table's value.
     """
     import dynamixel_sdk as sdk
-    from tendon_robot_sim.emulator.dynamixel import status_packet
     from tendon_robot_sim.protocol.dynamixel.bus import open_port
     from tendon_robot_sim.protocol.dynamixel.setup import ServoAccess
     chain, thread = rig()
-    execute = chain._execute
-    late = [2]
-
-    def after_a_late_status(ins, now):
-        replies = execute(ins, now)
-        if ins.instruction == sdk.INST_READ and late[0]:
-            late[0] -= 1
-            servo = replies[0][0]
-            replies.insert(0, (servo, status_packet(servo.servo_id, 0)))
-        return replies
-    chain._execute = after_a_late_status
+    late = late_statuses(chain, sdk.INST_READ, 2)
     port = open_port(thread.endpoint.path, 1000000, 0.1)
     try:
         access = ServoAccess(port, sdk.PacketHandler(2.0))
@@ -272,3 +281,21 @@ def test_a_writes_late_status_is_not_taken_for_a_reads_answer(rig):
     finally:
         port.closePort()
     assert late == [0]
+
+
+def test_a_late_status_in_a_sync_read_is_a_failed_cycle_not_a_servo_state(rig, buses):
+    """
+    A WRITE's late status before a sync READ's answers costs a cycle, not a false fault.
+
+    The SDK took it for servo 1's state block: its CRC read as the Hardware Error Status.
+    """
+    import dynamixel_sdk as sdk
+    chain, thread = rig()
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, cycle_rate=100.0)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    failed = bus.statistics()[0].parse_errors + bus.statistics()[0].bad_checksum
+    late = late_statuses(chain, sdk.INST_SYNC_READ, 3)
+    wait_for(lambda: late == [0], what='three sync reads with a late status first')
+    run_cycles(bus, 5)
+    assert bus.fault() == ''
+    assert bus.statistics()[0].parse_errors + bus.statistics()[0].bad_checksum >= failed + 3
