@@ -76,7 +76,7 @@ from tendon_robot_sim.protocol.drivers import (CommandStatistics, DELIVERED, GIV
                                                MotorStatus, PENDING, ServoState, SUPERSEDED)
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 from tendon_robot_sim.protocol.dynamixel.setup import (BusError, reboot_needed, ServoAccess,
-                                                       WRITE_ATTEMPTS)
+                                                       sync_read, WRITE_ATTEMPTS)
 from tendon_robot_sim.protocol.fields import FieldError
 from tendon_robot_sim.protocol.link import CONNECTED, DISCONNECTED, LinkStatistics, LinkView
 
@@ -617,14 +617,8 @@ class DynamixelBus:
 
     def _read_state(self) -> bool:
         """Sync-read every servo's state block; False (and counted) if a servo did not answer."""
-        result = self._read.txRxPacket()
+        result = sync_read(self._read, self.ids)
         now = time.monotonic()
-        # A status that came late for an earlier instruction (a WRITE's, without data) is taken
-        # by the SDK for a servo's answer; its bytes are not the state block (setup.read_data).
-        size = self._read.data_length
-        if result == sdk.COMM_SUCCESS and any(len(self._read.data_dict[i]) != size
-                                              for i in self.ids):
-            result = sdk.COMM_RX_CORRUPT
         if result != sdk.COMM_SUCCESS:
             with self._lock:
                 self._link.bad_checksum += result == sdk.COMM_RX_CORRUPT

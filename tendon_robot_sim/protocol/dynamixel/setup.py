@@ -377,6 +377,20 @@ class ServoAccess:
         return dxl.STATUS_ERRORS.get(error & 0x7F, f'error {error & 0x7F}')
 
 
+def sync_read(read: sdk.GroupSyncRead, ids: Sequence[int]) -> int:
+    """
+    Run a sync READ of ``ids``; its SDK result, COMM_RX_CORRUPT if a block is another length.
+
+    A status that came late for an earlier instruction (a WRITE's, without data) is taken by
+    the SDK for a servo's answer; its bytes are not the block (:meth:`ServoAccess.read_data`).
+    """
+    result = read.txRxPacket()
+    if result == sdk.COMM_SUCCESS and any(len(read.data_dict[i]) != read.data_length
+                                          for i in ids):
+        return sdk.COMM_RX_CORRUPT
+    return result
+
+
 def state_report(errors: int, watchdog: int, has_watchdog: bool = True) -> str:
     """Say what a servo's Hardware Error Status and Bus Watchdog tell ('' nothing wrong)."""
     said = []
