@@ -171,12 +171,24 @@ def test_sync_write_of_goal_currents_pulls_the_tendons_and_sync_read_reports_the
     # the Operating Mode page says; the emulator's plant takes a while to solve that pull.)
     wait_for(settled, what='the currents of the goals')
     wait_for(lambda: np.all(np.abs(chain.mechanics.velocities) < 1e-4), what='the tendons at rest')
-    wait_for(lambda: answered(read.txRxPacket()), what='a sync read at rest')
+
+    def pulley_units() -> int:
+        """Present Position the plant's pulled tendon asks for now (0.015 m pulley)."""
+        return round(chain.mechanics.displacements[0] / 0.015 / dxl.POSITION_UNIT)
+
+    def read_between_equal_units():
+        # A tendon at rest still creeps by well under a unit a read; on a loaded machine a
+        # read can take long enough for it to cross into the next one: such a read is asked
+        # again, and the check below stays exact.
+        before = pulley_units()
+        if not answered(read.txRxPacket()):
+            return None
+        return (before,) if pulley_units() == before else None
+    units, = wait_for(read_between_equal_units, what='a sync read at rest')
     positions = [dxl.signed(read.getData(i, *dxl.PRESENT_POSITION), 4) for i in ids]
     # The pulled tendon was drawn in (the plant bends towards it): its pulley turned most.
-    tendon = chain.mechanics.displacements
-    assert np.argmax(tendon) == 0
-    assert positions[0] - 2048 == round(tendon[0] / 0.015 / dxl.POSITION_UNIT)
+    assert np.argmax(chain.mechanics.displacements) == 0
+    assert positions[0] - 2048 == units
 
 
 def test_faults_seen_by_the_sdk_silent_servo_crc_burst_and_alert(bus):
