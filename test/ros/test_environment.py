@@ -24,6 +24,7 @@ so that one that starts ROS before it checks fails the test; a few run for real 
 """
 
 import ast
+from functools import cache
 import importlib
 import os
 from pathlib import Path
@@ -123,7 +124,8 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
-def _imports(path: Path) -> set[str]:
+@cache      # the walk meets most modules once per command: each is parsed once
+def _imports(path: Path) -> frozenset[str]:
     """Every module ``path`` imports, wherever the import stands (in a function too)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -132,7 +134,7 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             found.add(node.module)
             found.update(f'{node.module}.{alias.name}' for alias in node.names)
-    return found
+    return frozenset(found)
 
 
 def reaches_rclpy(module: str, seen: set | None = None) -> bool:
