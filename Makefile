@@ -48,10 +48,13 @@ report: setup
 # held-out val and on the pull file (the hysteresis of each pull): demo_output/opencr_v4/.
 OPENCR_V4_SESSION := tdcr_sysid_20260511-183002
 OPENCR_V4_MODEL := --model cosserat --points samples --step 0.01
-OPENCR_V4_FIT := vertebra_mass,*.compliance@tendon,*.pretension@tendon,*.angle@tendon,base.position,base.rotation.x,base.rotation.y,tip_marker.z
-# the second stage: the rod's bending friction (docs/tendon_robot.md), fitted on train on top of
-# the first, each sample solved from the last (about 20 min on the loaded 2-core machine)
-OPENCR_V4_FRICTION_FIT := bending_friction.moment,bending_friction.stiffness_ratio
+OPENCR_V4_FIT := gravity,*.compliance@tendon,*.pretension@tendon,*.angle@tendon,base.position,base.rotation.x,base.rotation.y,tip_marker.z
+# the second stage: the rod's bending friction (docs/tendon_robot.md): a slip moment per segment,
+# its growth with the tendons' tension and the elements' stiffness, fitted on train on top of the
+# first, each sample solved from the last (13 min on the quiet 2-core machine). The stiffness
+# ratio starts at 1, whose default bounds (0.1 .. 10) the data leave (about 40 fits)
+OPENCR_V4_FRICTION_FIT := bending_friction.moment@segment,bending_friction.tension_arm,bending_friction.stiffness_ratio
+OPENCR_V4_FRICTION_BOUNDS := bending_friction.stiffness_ratio=0.1:1000
 OPENCR_V4 := demo_output/opencr_v4
 # One calibration's validation: calibrated$(1).yaml on the held-out val (validate$(1).json,
 # val_samples$(1).csv, report$(1)/) and on the pull file (hysteresis$(1).json, pull_report$(1)/)
@@ -77,7 +80,8 @@ opencr-v4: setup
 	    $(OPENCR_V4_MODEL) --fit '$(OPENCR_V4_FIT)' --out $(OPENCR_V4)/calibrated.yaml
 	$(call OPENCR_V4_VALIDATE,)
 	$(PYTHON) -m tendon_robot_sim.cli calibrate $(OPENCR_V4)/train_bag --robot $(OPENCR_V4)/calibrated.yaml \
-	    $(OPENCR_V4_MODEL) --fit '$(OPENCR_V4_FRICTION_FIT)' --out $(OPENCR_V4)/calibrated_friction.yaml
+	    $(OPENCR_V4_MODEL) --fit '$(OPENCR_V4_FRICTION_FIT)' --bounds '$(OPENCR_V4_FRICTION_BOUNDS)' \
+	    --out $(OPENCR_V4)/calibrated_friction.yaml
 	$(call OPENCR_V4_VALIDATE,_friction)
 	head -n -1 $(OPENCR_V4)/validate.txt
 	head -n -1 $(OPENCR_V4)/validate_friction.txt

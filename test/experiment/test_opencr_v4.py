@@ -18,9 +18,9 @@ On the excerpt of test/data/opencr_ftdcr_v4 (MIT): the commands, their files and
 metrics, checked against the CSV the command writes and against the definitions (RMSE after
 removing the mean offset, per label, in % of the length, the hysteresis of a pull). With the
 full recordings (the folder in ``OPENCR_V4_DATA``, as ``make opencr-v4 DATA=DIR`` takes it),
-the held-out aligned RMSE below opencr-mujoco's 7.7 mm (6.93 mm measured; the issue's 6.5 mm
-is missed by 0.43 mm: docs/experiments.md says where the error lives); without them that test
-is skipped (they are not in the repository).
+the held-out aligned RMSE below opencr-mujoco's 7.7 mm (6.78 mm measured), and the second stage,
+the rod's bending friction, well below that (5.91 mm measured; docs/experiments.md says where
+the error lives); without them those tests are skipped (they are not in the repository).
 """
 
 import csv
@@ -123,12 +123,13 @@ def test_the_bending_friction_stage_lowers_the_held_out_error(tmp_path, capsys):
     friction = str(tmp_path / 'calibrated_friction.yaml')
     assert cli.main(['calibrate', str(tmp_path / 'train'), '--robot',
                      str(tmp_path / 'calibrated.yaml'), *options, '--fit',
-                     make_variable('OPENCR_V4_FRICTION_FIT'), '--out', friction,
+                     make_variable('OPENCR_V4_FRICTION_FIT'), '--bounds',
+                     make_variable('OPENCR_V4_FRICTION_BOUNDS'), '--out', friction,
                      '--workers', '2']) == 0
     capsys.readouterr()
     assert cli.main(['validate', str(tmp_path / 'val'), '--robot', friction, *options,
                      '--json', '--report', str(tmp_path / 'friction_report')]) == 0
     held = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    # the memory of the last bend: a clear gain over the frictionless fit (0.5 mm measured)
+    # the memory of the last bend: a clear gain over the frictionless fit (0.87 mm measured)
     assert held['failed'] == 0
-    assert held['tip_rmse_aligned_mm'] < val['tip_rmse_aligned_mm'] - 0.3, held
+    assert held['tip_rmse_aligned_mm'] < val['tip_rmse_aligned_mm'] - 0.5, held
