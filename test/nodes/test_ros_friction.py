@@ -50,7 +50,7 @@ def node():
     probe.create_subscription(JointState, topics.TENDON_TIP_STATE.name, anchors.append,
                               topics.TENDON_TIP_STATE.qos)
     with spinning(simulator, probe):
-        wait_for(lambda: probe.latest('tip/pose') and anchors
+        wait_for(lambda: probe.latest('tip/pose') and probe.latest('tendon/state') and anchors
                  and probe.setpoint_pub.get_subscription_count() >= 1, 'the simulator to come up')
         yield probe, anchors
 
@@ -92,7 +92,7 @@ def test_mode_dynamic_takes_the_friction_at_the_discs():
         [2.0, 0.0, 0.0, 0.0]).tip_position
     with spinning(simulator, probe, context=context):
         assert simulator.model.integrator == 'implicit'
-        wait_for(lambda: probe.latest('tip/pose') and anchors
+        wait_for(lambda: probe.latest('tip/pose') and probe.latest('tendon/state') and anchors
                  and probe.setpoint_pub.get_subscription_count() >= 1, 'the simulator to come up')
         probe.setpoint_pub.publish(JointState(name=['t0'], effort=[2.0]))
         wait_for(lambda: probe.latest('tendon/state').effort[0] == 2.0
