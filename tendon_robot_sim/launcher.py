@@ -95,7 +95,7 @@ def parse_assignment(text: str, what: str) -> tuple[str, str]:
     return name, value
 
 
-def _parameter_table(entry: NodeEntry) -> dict | None:
+def parameter_table(entry: NodeEntry) -> dict | None:
     """Return {name: Param} of one of our nodes (its module's PARAMS); None for others."""
     if entry.module is None:
         return None
@@ -118,7 +118,7 @@ def _check_together(entry: NodeEntry, values: Mapping) -> None:
             raise LaunchError(f'node {entry.name}: {error}') from None
 
 
-def _file_parameters(entry: NodeEntry) -> dict:
+def file_parameters(entry: NodeEntry) -> dict:
     """Return the values the node's parameter files give it (``/**/<node>`` sections)."""
     values = {}
     for shared in entry.parameter_files:
@@ -276,11 +276,11 @@ class StackLauncher:
         given = self.overrides.get(None, {})
         unknown = set(given)
         for entry in self.stack.nodes:
-            table = _parameter_table(entry)
+            table = parameter_table(entry)
             if table is None or entry.skip_reason(self.values, kind):
                 continue
             unknown -= set(table)
-            values = _file_parameters(entry)
+            values = file_parameters(entry)
             values.update(next((s for s in entry.resolved_parameters(self._value)
                                 if isinstance(s, dict)), {}))
             own = self.overrides.get(entry.name, {})

@@ -62,17 +62,22 @@ from tendon_robot_sim.commands.demo_hardware import (DEVICES, format_table, fres
                                                      run_hardware)
 from tendon_robot_sim.files.outputs import (make_folder, open_growing, open_output, save_figure,
                                             write_output)
-from tendon_robot_sim.launcher import LaunchError, StackLauncher
+from tendon_robot_sim.launcher import (file_parameters, LaunchError, parameter_table,
+                                       StackLauncher)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.sim_model import INPUT_COLORS
 from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.stack import SIMULATOR
 import yaml
 
 # Wall seconds the stack may take to start, and the simulation may stand still.
 STARTUP_TIMEOUT = 60.0
 STALL_TIMEOUT = 30.0
+# --real-time-factor: at most 10, so that the simulator's tick and publishing rates, scaled with
+# it (_paced), stay within their parameters' ranges (50 Hz each by default)
+REAL_TIME_FACTORS = (0.1, 10.0)
 
 
 def register(subparsers) -> None:
@@ -114,6 +119,11 @@ def register(subparsers) -> None:
     parser.add_argument('--elements', type=positive_int, default=None,
                         help='Cosserat elements of the rod (default: rod.elements of the robot '
                              'file); fewer run faster, at some loss of accuracy')
+    parser.add_argument('--real-time-factor', type=within(*REAL_TIME_FACTORS), default=1.0,
+                        help="simulated seconds per wall-clock second (the simulator's "
+                             'real_time_factor): below 1 slow motion; above 1 the run ends '
+                             'sooner, its physics ticks and messages per simulated second as at '
+                             '1, where the machine keeps up (as fast as it can where not)')
     parser.set_defaults(func=run)
 
 
@@ -141,6 +151,9 @@ def run(args) -> int:
         raise CommandError(f'--target-hold: must be in (0, 60] s, got {args.target_hold:g}')
     if (args.pull is None) != (args.world is None):
         raise CommandError('--pull: goes with --world (the contact demo), and --world needs it')
+    if args.real_time_factor != 1.0 and (args.world is not None or args.hardware is not None):
+        raise CommandError('--real-time-factor: the simulated demo only (the contact demo is '
+                           'quasi-static, the hardware runs in real time)')
     if args.world is not None:
         if robot is None or args.hardware is not None or args.elements is not None:
             raise CommandError('--world: the contact demo simulates a tendon robot, without '
@@ -180,6 +193,7 @@ def run(args) -> int:
             launcher = StackLauncher(
                 'sim', {'robot': str(demo_robot.resolve()), 'rviz': 'false',
                         'use_sim_time': 'true'},
+                _paced(args.real_time_factor),
                 stdout=log, stderr=subprocess.STDOUT,
                 note=lambda text: print(f'[launch] {text}', file=log, flush=True))
         except LaunchError as error:
@@ -205,6 +219,25 @@ def run(args) -> int:
     print(f'pictures: {len(pictures)} PNG files in {out} (overview.png shows every step)')
     print(f'replay: ros2 bag play {bag}')
     return 0
+
+
+def _paced(factor: float) -> list[str]:
+    """
+    Return the simulator's ``--param`` overrides that run it at ``factor`` times real time.
+
+    Faster than real time, the physics ticks and the published messages come ``factor`` times
+    as often in wall-clock time, so that per simulated second there are as many as at 1: the
+    tension controller (on simulated time, paced by /clock) and the settling of each step see
+    the run they see at 1. Slower, the rates stay: smooth to watch.
+    """
+    table = parameter_table(SIMULATOR)
+    given = {**{name: param.default for name, param in table.items()},
+             **file_parameters(SIMULATOR)}
+    overrides = [f'simulator:real_time_factor:={factor!r}']
+    for name in ('physics_rate', 'publish_rate'):
+        rate = min(given[name] * max(factor, 1.0), table[name].range[1])
+        overrides.append(f'simulator:{name}:={rate!r}')
+    return overrides
 
 
 def demo_target(robot: Robot, tension: float) -> np.ndarray:

@@ -351,6 +351,8 @@ CASES = [
     (['demo', '--robot', '{missing}'], BAD, 'cannot read'),
     (['demo', '--elements', '0'], BAD, 'argument --elements'),
     (['demo', '--settle', '1e30'], BAD, 'argument --settle: must be a number within [0, 60] s'),
+    (['demo', '--real-time-factor', '20'], BAD,
+     'argument --real-time-factor: must be a number within [0.1, 10]'),
     (['emulate', '--dropout', '2'], BAD, 'argument --dropout'),
     (['emulate', '--robot', '{empty}'], BAD, 'empty.yaml'),
     (['emulate', '--status-rate', 'inf'], BAD, 'argument --status-rate'),
@@ -536,6 +538,8 @@ CASES = [
      '--hardware: the hardware stack drives a tendon robot'),
     (['demo', '--hardware', 'dynamixel', '--elements', '5'], BAD,
      '--elements: the hardware demo has no simulated rod'),
+    (['demo', '--hardware', 'dynamixel', '--real-time-factor', '2'], BAD,
+     '--real-time-factor: the simulated demo only'),
 ]
 
 

@@ -15,7 +15,7 @@
 """
 `tendon-robot-sim demo`: the stack runs headless and the bag it writes reads back.
 
-Short holds and a 10-element rod keep it quick; the bag is checked with
+Short holds, a 10-element rod and three times real time keep it quick; the bag is checked with
 ``rosbags`` (metadata, type definitions, QoS) and every message is
 deserialized by both rosbags and rclpy.
 """
@@ -45,6 +45,7 @@ import yaml
 HOLD = 0.5       # s of simulated time per step (0.2 s: a ramp of 0.15 s left no margin)
 TENSION = 2.0    # N
 TIP_TOLERANCE = 2e-3    # m, of the tip-target step
+FACTOR = 3.0     # --real-time-factor: 13 s of wall time less, the same run in simulated time
 
 
 def phases_of(robot):
@@ -70,7 +71,8 @@ def demo(tmp_path_factory):
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
     result = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'demo', '--out', str(out),
-         '--hold', str(HOLD), '--tension', str(TENSION), '--elements', '10'],
+         '--hold', str(HOLD), '--tension', str(TENSION), '--elements', '10',
+         '--real-time-factor', str(FACTOR)],
         env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
     assert result.returncode == 0, result.stderr + (out / 'stack.log').read_text()
     for name in PLANTED:     # replaced, never followed
@@ -146,6 +148,28 @@ def test_bag_holds_every_topic_with_its_type_and_messages_deserialize(demo):
     assert metadata['message_count'] == sum(counts.values())
 
 
+def test_faster_than_real_time_the_physics_ticks_as_often_per_simulated_second(demo):
+    """
+    At 3x real time the simulator's tick rate is tripled.
+
+    /clock (one a tick) comes about 50 times a simulated second, as at 1, so the controller on
+    simulated time sees the same run. Unscaled it would be 50 / 3 a simulated second; a
+    machine too busy for 3x real time gives more ticks a simulated second, not fewer. The
+    bound (30) leaves room for /clock messages the recorder misses on a busy machine (depth 1,
+    as /clock's QoS is).
+    """
+    out, _, _ = demo
+    stamps = []
+    with Reader(out / 'bag') as reader:
+        for connection, _, raw in reader.messages():
+            if connection.topic == '/clock':
+                clock = deserialize_message(raw, topics.CLOCK.msg_type).clock
+                stamps.append(clock.sec + 1e-9 * clock.nanosec)
+    simulated = stamps[-1] - stamps[0]
+    assert simulated > 10.0
+    assert (len(stamps) - 1) / simulated > 30.0
+
+
 def test_bag_records_the_commanded_sequence_and_the_tabled_tip_poses(demo):
     out, _, _ = demo
     robot = load_robot(default_robot_file())
@@ -176,7 +200,8 @@ def test_demo_runs_the_rolling_joint_snake_and_pulling_cable_2_lifts_it(tmp_path
     result = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'demo', '--out', str(out),
          '--robot', 'config/rolling_joint_snake.yaml', '--hold', str(HOLD), '--tension', '20',
-         '--settle', '0'],     # the snake still swings after 0.5 s: its rows say so
+         '--settle', '0',     # the snake still swings after 0.5 s: its rows say so
+         '--real-time-factor', str(FACTOR)],
         cwd=root, env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
     assert result.returncode == 0, result.stderr + (out / 'stack.log').read_text()
     with open(out / 'tip_positions.csv') as f:

@@ -314,7 +314,7 @@ READERS = {
     'models.description:read_yaml': robot_descriptions,
     'protocol.devices:load_dynamixel_bus': bus_file_of_the_bridge,
     'commands.hardware:run_calibrate': bus_file_of_the_hardware_tools,
-    'launcher:_file_parameters': launch_parameter_file,
+    'launcher:file_parameters': launch_parameter_file,
     'launcher:_parameter_overrides': launch_parameter_value,
     'emulator.dynamixel:bus_file': shipped_bus_file_of_the_emulator,
     'rviz_views:prefixed_view': rviz_view,
