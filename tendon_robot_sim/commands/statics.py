@@ -28,8 +28,8 @@ With ``--json`` the last line on stdout is one JSON object with ``tip_position``
 :meth:`tendon_robot_sim.models.rod.statics.solver.StaticsResult.to_dict`); with ``--world``
 also ``contacts``, a list of ``{obstacle, s, point, normal, force, penetration}`` (arc length
 in m, point and force in the world frame, the force on the robot in N, penetration in m) and
-``max_penetration`` (m). The solve time includes no numba compilation: the command solves once
-to compile, then times a cold solve.
+``max_penetration`` (m). The solve time includes no numba compilation: the command compiles
+the solver's kernels first (or loads them from numba's cache), then times a cold solve.
 
 ``--tensions-csv`` or ``--displacements-csv`` (the format of ``simulate``'s input files: a column
 ``t`` and one per tendon) make a quasi-static sequence: the rows are solved in order, each from
@@ -137,8 +137,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             values = parse_values(args.displacements, '--displacements')
             solve = solver.solve_displacements
-        solve(values, tip_force, tip_moment)   # compiles the kernels on first use
-        solver.reset()
+        solver.compile_kernels()
         result = solve(values, tip_force, tip_moment)
     except (RobotDescriptionError, StaticsError, WorldError) as error:
         # one line: YAML parser messages span several
