@@ -102,9 +102,8 @@ from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SI
 from tendon_robot_sim.models.contact.reach import reach_zones
 from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
 from tendon_robot_sim.models.contact.world import check_clear, no_contact, World
-from tendon_robot_sim.models.cosserat import (ConvergenceError, finite_number,
-                                              PYELASTICA_SHEAR_COEFFICIENT, StaticsInputError,
-                                              stiffness_matrices, vector3)
+from tendon_robot_sim.models.cosserat import (ConvergenceError, PYELASTICA_SHEAR_COEFFICIENT,
+                                              StaticsInputError, stiffness_matrices, vector3)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.contact_continuation import (continue_from_last,
@@ -112,6 +111,7 @@ from tendon_robot_sim.models.rod.statics.contact_continuation import (continue_f
 from tendon_robot_sim.models.rod.statics.grid import shooting_grid
 from tendon_robot_sim.models.rod.statics.result import Shape, StaticsResult
 from tendon_robot_sim.models.rod.tendons._friction_kernels import FR_SIZE, FW_SIZE
+from tendon_robot_sim.models.rod.tendons.inputs import tendon_values
 from tendon_robot_sim.models.rod.tendons.routing import routing_functions, RoutingFunction
 from tendon_robot_sim.models.tendon_robot import (friction_refused, Robot, tendon_displacements,
                                                   vertebrae_required)
@@ -547,44 +547,8 @@ class StaticsSolver:
 
         Tensions (``tension``) within [0, max_tension] N; StaticsInputError names ``field``.
         """
-        names = self.tendon_names
-        if isinstance(values, Mapping):
-            out = np.zeros(self.n_tendons)
-            for name, value in values.items():
-                if name not in names:
-                    raise StaticsInputError(
-                        f'{field}: unknown tendon {name!r}; known tendons: {names}')
-                out[names.index(name)] = finite_number(value, f'{field}[{name}]')
-            labels = names
-        else:
-            if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-                raise StaticsInputError(
-                    f'{field}: must be a sequence of {self.n_tendons} numbers or a mapping '
-                    f'{{tendon name: value}}, got {type(values).__name__}')
-            if len(values) != self.n_tendons:
-                raise StaticsInputError(
-                    f'{field}: expected {self.n_tendons} values (one per tendon: '
-                    f'{", ".join(names)}), got {len(values)}')
-            try:   # fast path for a sequence of plain numbers
-                out = np.asarray(values)
-                valid = (out.shape == (self.n_tendons,) and out.dtype.kind in 'iuf'
-                         and bool(np.all(np.isfinite(out))))
-            except (TypeError, ValueError):
-                valid = False
-            if valid:
-                out = out.astype(float)
-            else:   # find the culprit for the message
-                out = np.array([finite_number(v, f'{field}[{i}]') for i, v in enumerate(values)])
-            labels = list(range(self.n_tendons))
-        if tension and not (np.all(out >= 0.0) and np.all(out <= self._max_tensions)):
-            for label, value, limit in zip(labels, out, self._max_tensions):
-                if value < 0.0:
-                    raise StaticsInputError(
-                        f'{field}[{label}]: must be >= 0 N (a tendon cannot push), got {value:g}')
-                if value > limit:
-                    raise StaticsInputError(
-                        f'{field}[{label}]: must be <= max_tension = {limit:g} N, got {value:g}')
-        return out
+        return tendon_values(values, field, self.tendon_names,
+                             self._max_tensions if tension else None)
 
     def set_tip_load(self, force, moment) -> None:
         """
