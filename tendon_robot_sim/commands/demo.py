@@ -75,8 +75,8 @@ import yaml
 # Wall seconds the stack may take to start, and the simulation may stand still.
 STARTUP_TIMEOUT = 60.0
 STALL_TIMEOUT = 30.0
-# --real-time-factor: at most 10, so that the simulator's tick and publishing rates, scaled with
-# it (_paced), stay within their parameters' ranges (50 Hz each by default)
+# --real-time-factor: at most 10, so that the simulator's physics rate, scaled with it
+# (paced_parameters), stays within its parameter's range (50 Hz by default)
 REAL_TIME_FACTORS = (0.1, 10.0)
 
 
@@ -122,8 +122,9 @@ def register(subparsers) -> None:
     parser.add_argument('--real-time-factor', type=within(*REAL_TIME_FACTORS), default=1.0,
                         help="simulated seconds per wall-clock second (the simulator's "
                              'real_time_factor): below 1 slow motion; above 1 the run ends '
-                             'sooner, its physics ticks and messages per simulated second as at '
-                             '1, where the machine keeps up (as fast as it can where not)')
+                             'sooner, its physics ticks per simulated second as at 1 where the '
+                             'machine keeps up (as fast as it can where not), its messages at '
+                             'their rate in wall-clock time')
     parser.set_defaults(func=run)
 
 
@@ -193,7 +194,7 @@ def run(args) -> int:
             launcher = StackLauncher(
                 'sim', {'robot': str(demo_robot.resolve()), 'rviz': 'false',
                         'use_sim_time': 'true'},
-                _paced(args.real_time_factor),
+                paced_parameters(args.real_time_factor),
                 stdout=log, stderr=subprocess.STDOUT,
                 note=lambda text: print(f'[launch] {text}', file=log, flush=True))
         except LaunchError as error:
@@ -221,23 +222,21 @@ def run(args) -> int:
     return 0
 
 
-def _paced(factor: float) -> list[str]:
+def paced_parameters(factor: float) -> list[str]:
     """
     Return the simulator's ``--param`` overrides that run it at ``factor`` times real time.
 
-    Faster than real time, the physics ticks and the published messages come ``factor`` times
-    as often in wall-clock time, so that per simulated second there are as many as at 1: the
-    tension controller (on simulated time, paced by /clock) and the settling of each step see
-    the run they see at 1. Slower, the rates stay: smooth to watch.
+    Faster than real time, the physics ticks (each a /clock message) come ``factor`` times as
+    often in wall-clock time, so that per simulated second there are as many as at 1: the
+    tension controller, on simulated time, runs its loop as at 1. The messages stay at their
+    rate in wall-clock time (fewer per simulated second), so that the bag's recorder keeps up
+    on a busy machine as at 1. Slower than real time, the rates stay: smooth to watch.
     """
     table = parameter_table(SIMULATOR)
     given = {**{name: param.default for name, param in table.items()},
              **file_parameters(SIMULATOR)}
-    overrides = [f'simulator:real_time_factor:={factor!r}']
-    for name in ('physics_rate', 'publish_rate'):
-        rate = min(given[name] * max(factor, 1.0), table[name].range[1])
-        overrides.append(f'simulator:{name}:={rate!r}')
-    return overrides
+    rate = min(given['physics_rate'] * max(factor, 1.0), table['physics_rate'].range[1])
+    return [f'simulator:real_time_factor:={factor!r}', f'simulator:physics_rate:={rate!r}']
 
 
 def demo_target(robot: Robot, tension: float) -> np.ndarray:
