@@ -25,6 +25,7 @@ wall-clock peer for the hardware stack: it keeps the measured tip and tendon sta
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 import time
 from typing import Callable, Sequence
 
@@ -47,6 +48,9 @@ TARGET_TOLERANCE = 1e-3
 # for a rest of -68.3 mm). A window, not a speed: a swing stands still at its turning points.
 SETTLED_SPREAD = 1e-3
 SETTLE_WINDOW = 0.5
+# s of simulated time a tension phase's hold waits at most, past its end by /clock, for a tip
+# pose stamped at its end (poses that stopped coming must not hold the demo forever)
+POSE_LAG = 10.0
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,10 @@ class DemoDriver(Node):
         inf until the samples span that window.
         """
         return spread([(t, *q) for t, q in self.tips])
+
+    def tip_time(self) -> float:
+        """Return the stamp of the latest tip pose [s of simulated time]; -inf before one."""
+        return self.tips[-1][0] if self.tips else -math.inf
 
     def _on_state(self, msg) -> None:
         self.state = msg
@@ -369,7 +377,9 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
 
         def held() -> bool:
             if phase.target is None:
-                return driver.now() >= end
+                # by the poses' stamps: on a loaded machine /clock runs ahead of the poses
+                # still queued, and a hold ended by the clock read the tip from before the pull
+                return driver.tip_time() >= end or driver.now() >= end + POSE_LAG
             return driver.now() >= start + hold and (
                 driver.tip_distance(phase.target) < TARGET_TOLERANCE
                 or driver.control_ticks - ticks >= target_hold * control_rate)
