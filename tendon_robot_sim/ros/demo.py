@@ -48,9 +48,10 @@ TARGET_TOLERANCE = 1e-3
 # for a rest of -68.3 mm). A window, not a speed: a swing stands still at its turning points.
 SETTLED_SPREAD = 1e-3
 SETTLE_WINDOW = 0.5
-# s of simulated time a tension phase's hold waits at most, past its end by /clock, for a tip
-# pose stamped at its end (poses that stopped coming must not hold the demo forever)
-POSE_LAG = 10.0
+# s of simulated time a tension phase waits at most, past its planned end by /clock, for what
+# lags the clock on a loaded machine (the controller's setpoints, the tip poses): a node that
+# stopped sending must not hold the demo forever
+LAG_LIMIT = 10.0
 
 
 @dataclass(frozen=True)
@@ -354,11 +355,14 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
 
     The hold of a tension phase counts from the first ``tendon/state`` that carries its
     tensions (the controller ramps them, and on a loaded machine the simulation can run
-    ahead of the controller), or from ``hold`` simulated seconds after the command when
-    none does. A tip-target phase is held for at least ``hold`` simulated seconds and at most
-    ``target_hold`` s of the controller's periods (``target_hold`` times its ``control_rate``
-    [Hz] ``tendon/setpoint`` messages; as many simulated seconds on a machine that keeps
-    up), until the tip is within ``TARGET_TOLERANCE`` of the target.
+    ahead of the controller), or, when none does, from ``hold`` s of the controller's periods
+    after the command (``hold`` times ``control_rate`` setpoints); it ends with the first tip
+    pose stamped at its end (poses can come late behind /clock). Either waits at most
+    LAG_LIMIT simulated seconds past its planned end. A tip-target phase is
+    held for at least ``hold`` simulated seconds and at most ``target_hold`` s of the
+    controller's periods (``target_hold`` times its ``control_rate`` [Hz]
+    ``tendon/setpoint`` messages; as many simulated seconds on a machine that keeps up),
+    until the tip is within ``TARGET_TOLERANCE`` of the target.
 
     ``progress(seconds, label, budget)`` is called with the simulated time advanced since
     the last call, and ``budget`` the change of the run's expected total [s]: that total
@@ -379,7 +383,7 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
             if phase.target is None:
                 # by the poses' stamps: on a loaded machine /clock runs ahead of the poses
                 # still queued, and a hold ended by the clock read the tip from before the pull
-                return driver.tip_time() >= end or driver.now() >= end + POSE_LAG
+                return driver.tip_time() >= end or driver.now() >= end + LAG_LIMIT
             return driver.now() >= start + hold and (
                 driver.tip_distance(phase.target) < TARGET_TOLERANCE
                 or driver.control_ticks - ticks >= target_hold * control_rate)
@@ -394,7 +398,11 @@ def run_phases(executor: Executor, driver: DemoDriver, phases: Sequence[Phase], 
             return driver.now()
         # a timer on sim time would be simpler, but a stalled /clock must not hang the demo
         while waiting or not held():
-            if waiting and (driver.applied(phase.tensions) or driver.now() >= end):
+            # the controller's own periods, not simulated seconds: at three times real time
+            # on a loaded machine it fell behind /clock, and the steps ran without tensions
+            if waiting and (driver.applied(phase.tensions)
+                            or driver.control_ticks - ticks >= hold * control_rate
+                            or driver.now() >= end + LAG_LIMIT):
                 waiting = False
                 end += driver.now() - start   # the hold starts now
                 start = last = driver.now()

@@ -13,41 +13,50 @@
 # limitations under the License.
 
 """
-The demo's phases (``ros.demo.run_phases``) against a simulator whose poses lag its clock.
+The demo's phases (``ros.demo.run_phases``) against a stack that lags its clock.
 
-On a loaded machine a full suite once read the demo's "t0 2 N" row at the rest position: /clock
-had run past the hold's end while the poses after the pull were still queued, and the hold,
-ended by the clock, took the last pose that had come. Here a stand-in simulator (a real node
-over DDS) stamps each pose a second behind its /clock, as such a queue delivers them.
+On a loaded machine a full suite once read the demo's "t0 2 N" row at the rest position. At
+three times real time the tension controller fell behind /clock, and a step whose tensions had
+not come within ``hold`` simulated seconds ran without them; and a hold ended by /clock takes
+the last pose that has come, while later ones may still be queued. Here a stand-in for the
+simulator and the controller (a real node over DDS) lags its clock in either way.
 """
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point
 import numpy as np
-import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import ColorRGBA, Header
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.demo import DemoDriver, Phase, run_phases
+from tendon_robot_sim.ros.demo import DemoDriver, Phase, run_phases, wait_until
 from visualization_msgs.msg import Marker, MarkerArray
+from waiting import TIMEOUT
 
-LAG = 1.0          # s of simulated time the poses are stamped behind /clock
 STEP = 0.02        # s of simulated time a tick
+CONTROL_RATE = 50.0    # Hz: the controller's rate, one setpoint a tick when it keeps up
 MOVES = 0.1        # s after the tensions arrive, the stand-in's tip moves ...
 REST, PULLED = (0.24, 0.0, -0.067), (0.25, 0.0, 0.007)    # ... from here to here [m]
 HOLD = 0.5         # s
 
 
-class LaggingSimulator(Node):
-    """Publishes /clock, tendon/state (the commanded tensions) and tip poses LAG s old."""
+class LaggingStack(Node):
+    """
+    Publishes /clock, tendon/setpoint, tendon/state and tip poses; each lags as asked.
 
-    def __init__(self, **kwargs):
-        super().__init__('lagging_simulator', **kwargs)
-        self.t = 0.0
+    ``lag``: the poses are stamped that many simulated seconds behind /clock. A setpoint every
+    ``every`` ticks (a controller behind the clock), and a command's tensions in tendon/state
+    after ``ramp`` of them.
+    """
+
+    def __init__(self, lag: float = 0.0, every: int = 1, ramp: int = 0, **kwargs):
+        super().__init__('lagging_stack', **kwargs)
+        self.lag, self.every, self.ramp = lag, every, ramp
+        self.t, self.ticks = 0.0, 0
         self.tensions = {'t0': 0.0}
+        self.command, self.setpoints = None, 0     # the command waiting, setpoints since
         self.applied_at = None       # simulated time the pull arrived
         self.clock = self.create_publisher(Clock, topics.CLOCK.name, topics.CLOCK.qos)
         self.state = self.create_publisher(topics.TENDON_STATE.msg_type, topics.TENDON_STATE.name,
@@ -56,14 +65,15 @@ class LaggingSimulator(Node):
                                           topics.TIP_POSE.qos)
         self.markers = self.create_publisher(MarkerArray, topics.BACKBONE_MARKERS.name,
                                              topics.BACKBONE_MARKERS.qos)
+        self.setpoint = self.create_publisher(topics.TENDON_SETPOINT.msg_type,
+                                              topics.TENDON_SETPOINT.name,
+                                              topics.TENDON_SETPOINT.qos)
         self.create_subscription(topics.TENDON_COMMAND.msg_type, topics.TENDON_COMMAND.name,
                                  self._on_command, topics.TENDON_COMMAND.qos)
         self.create_timer(0.01, self._tick)
 
     def _on_command(self, msg) -> None:
-        self.tensions = dict(zip(msg.name, msg.effort))
-        if self.applied_at is None and any(self.tensions.values()):
-            self.applied_at = self.t
+        self.command, self.setpoints = dict(zip(msg.name, msg.effort)), 0
 
     def tip_at(self, t: float) -> tuple[float, float, float]:
         """Return the stand-in's tip at simulated time ``t``."""
@@ -72,8 +82,18 @@ class LaggingSimulator(Node):
 
     def _tick(self) -> None:
         self.t += STEP
-        now, seen = _stamp(self.t), max(0.0, self.t - LAG)
+        self.ticks += 1
+        now, seen = _stamp(self.t), max(0.0, self.t - self.lag)
         self.clock.publish(Clock(clock=now))
+        if self.ticks % self.every == 0:
+            self.setpoint.publish(topics.TENDON_SETPOINT.msg_type(
+                header=Header(stamp=now), name=list(self.tensions),
+                effort=list(self.tensions.values())))
+            self.setpoints += 1
+        if self.command is not None and self.setpoints >= self.ramp:
+            self.tensions, self.command = self.command, None
+            if self.applied_at is None and any(self.tensions.values()):
+                self.applied_at = self.t
         self.state.publish(topics.TENDON_STATE.msg_type(
             header=Header(stamp=now), name=list(self.tensions),
             effort=list(self.tensions.values())))
@@ -93,31 +113,46 @@ def _stamp(t: float) -> Time:
     return Time(sec=int(t), nanosec=int(round((t - int(t)) * 1e9)) % 1_000_000_000)
 
 
-@pytest.fixture
-def nodes():
+def run_one_pull(**lags):
+    """Run the demo's phase "t0 2 N" against a LaggingStack; return (snapshot, stack, driver)."""
     context = rclpy.Context()
     rclpy.init(context=context)
     executor = SingleThreadedExecutor(context=context)
-    sim, driver = LaggingSimulator(context=context), DemoDriver(context=context)
-    for node in (sim, driver):
-        executor.add_node(node)
-    yield executor, sim, driver
-    executor.shutdown()
-    for node in (sim, driver):
-        node.destroy_node()
-    rclpy.shutdown(context=context)
+    stack, driver = LaggingStack(context=context, **lags), DemoDriver(context=context)
+    try:
+        for node in (stack, driver):
+            executor.add_node(node)
+        # the driver sees the stand-in: its time runs and its poses come
+        assert wait_until(executor, lambda: (driver.tip_pose is not None
+                                             and driver.now() > stack.lag + 0.1
+                                             and driver.command_pub.get_subscription_count()),
+                          TIMEOUT, alive=lambda: None), 'the stand-in never came up'
+        (snapshot,) = run_phases(executor, driver, [Phase('t0 2 N', {'t0': 2.0})], HOLD,
+                                 alive=lambda: None, progress=lambda *_: None,
+                                 wall_timeout=60.0, control_rate=CONTROL_RATE)
+        return snapshot, stack, driver
+    finally:
+        executor.shutdown()
+        for node in (stack, driver):
+            node.destroy_node()
+        rclpy.shutdown(context=context)
 
 
-def test_a_hold_ends_on_a_pose_stamped_at_its_end_not_on_the_clock(nodes):
-    executor, sim, driver = nodes
-    # the driver sees the stand-in: its time runs and its poses come
-    while not (driver.tip_pose is not None and driver.now() > LAG + 0.1
-               and driver.command_pub.get_subscription_count() >= 1):
-        executor.spin_once(timeout_sec=0.05)
-    phase = Phase('t0 2 N', {'t0': 2.0})
-    (snapshot,) = run_phases(executor, driver, [phase], HOLD, alive=lambda: None,
-                             progress=lambda *_: None, wall_timeout=60.0, control_rate=50.0)
-    assert sim.applied_at is not None
-    # the pose the row reads was stamped after the pull had moved the tip
+def test_a_hold_ends_on_a_pose_stamped_at_its_end_not_on_the_clock():
+    """The poses a second behind /clock: the row is read from a pose after the pull."""
+    snapshot, stack, driver = run_one_pull(lag=1.0)
+    assert stack.applied_at is not None
     np.testing.assert_allclose(snapshot.tip_position, PULLED, atol=1e-12)
-    assert driver.tip_time() >= sim.applied_at + HOLD - STEP
+    assert driver.tip_time() >= stack.applied_at + HOLD - STEP
+
+
+def test_a_step_waits_for_its_tensions_by_the_controllers_periods_not_the_clock():
+    """
+    A controller at a tenth of its rate against /clock: the tensions come 2 s after the command.
+
+    By the clock the step gave up waiting after HOLD (0.5 s) and read the rest; by the
+    controller's periods (HOLD of them: 25 setpoints, 5 s here) the tensions come first.
+    """
+    snapshot, stack, _ = run_one_pull(every=10, ramp=10)
+    assert stack.applied_at is not None
+    np.testing.assert_allclose(snapshot.tip_position, PULLED, atol=1e-12)
