@@ -93,13 +93,14 @@ opencr-v4: setup
 docs-images: setup
 	$(ROS_ENV) $(PYTHON) scripts/docs_images.py
 
-# Two workers (pytest-xdist): most tests wait for nodes, devices or a browser; a test file
-# stays on one worker (--dist loadfile) with its module fixtures, each worker on a DDS domain
-# of its own (test/conftest.py). Every model's kernels are compiled before the tests start
+# Three workers (pytest-xdist), also on two cores: most tests wait for nodes, devices or a
+# browser, and with two workers the cores stood idle 12 % of the run (docs/development.md); a
+# test file stays on one worker (--dist loadfile) with its module fixtures, each worker on a
+# DDS domain of its own (test/conftest.py). Every model's kernels are compiled before the tests start
 # (setup compiles all but the demo's in the background otherwise).
 test:
 	@bash scripts/setup.sh --all-kernels
-	$(ROS_ENV) $(PYTHON) -m pytest -q -n 2 --dist loadfile
+	$(ROS_ENV) $(PYTHON) -m pytest -q -n 3 --dist loadfile
 
 # The ament linters over the whole package, as colcon test runs them (ament_copyright is not
 # installable from this machine's index; test_package_xml.py checks the license headers).
