@@ -133,6 +133,17 @@ def load_inputs(args: argparse.Namespace):
         raise command_error(error) from None
 
 
+def load_history(args: argparse.Namespace, robot) -> list:
+    """Return the points of ``--after`` (none without it), read as the recording's."""
+    if args.after is None:
+        return []
+    try:
+        return load_points(args.after, robot, args.points, args.hold_time,
+                           args.tip_tolerance)[1]
+    except ExperimentError as error:
+        raise CommandError(f'--after: {error}') from None
+
+
 def load_trajectory(args: argparse.Namespace):
     """(robot, Recording) of the parsed options (a bag); user errors as CommandError."""
     if is_csv(args.recording):
@@ -169,6 +180,11 @@ def register(subparsers) -> None:
                              'tip_rmse_aligned_mm (after the mean offset), in %% of the length, '
                              'per label (with the hysteresis of each motion); the best '
                              "model's at the top, every model's under models")
+    parser.add_argument('--after', default=None, metavar='BAG_OR_CSV',
+                        help='a recording the robot made just before this one (read as this '
+                             'one, with --points): each model goes through its points first, '
+                             'in order, so that a model with memory (friction) starts where '
+                             'that recording left the robot; its points are not scored')
     parser.add_argument('--samples-out', default=None, metavar='FILE.csv',
                         type=OutputPath('file', ('.csv',)),
                         help='write the measured and predicted point of every hold or sample '
@@ -182,7 +198,8 @@ def run(args: argparse.Namespace) -> int:
     except RobotDescriptionError as error:
         raise command_error(error) from None
     if bellows:
-        for given, option in ((args.json, '--json'), (args.samples_out, '--samples-out')):
+        for given, option in ((args.json, '--json'), (args.samples_out, '--samples-out'),
+                              (args.after, '--after')):
             if given:
                 raise CommandError(f'{option}: not for a bellows robot (its report has '
                                    "Hadzic & Häseli's metrics)")
@@ -195,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
     if args.fit is not None and not fit:
         raise CommandError('--fit: name at least one parameter')
     robot, holds = load_inputs(args)
+    history = load_history(args, robot)
     samples = args.points == 'samples'
     trajectory, results, points, fits = None, [], [], []
     try:
@@ -209,10 +227,11 @@ def run(args: argparse.Namespace) -> int:
                 print(fits[-1].summary())
             if samples:
                 points.append(validate_samples(fitted, holds, model, args.workers,
-                                               args.scheduler, args.step, args.piece_length))
+                                               args.scheduler, args.step, args.piece_length,
+                                               history))
             else:
                 results.append(validate(fitted, holds, model, args.workers, args.scheduler,
-                                        args.step, args.piece_length))
+                                        args.step, args.piece_length, history))
                 points.append(SampleValidation(model, fitted, tuple(holds),
                                                results[-1].predicted))
             if model == 'dynamic' and not is_csv(args.recording):

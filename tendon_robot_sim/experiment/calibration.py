@@ -265,11 +265,18 @@ class Evaluator(Pool):
 
 def predict(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
             workers: int | None = 1, scheduler: Scheduler | str | None = None,
-            step: float | None = None, piece_length: float | None = None) -> np.ndarray:
-    """Predicted measured point (m, 3) [m, base frame] of each hold; NaN: no equilibrium."""
+            step: float | None = None, piece_length: float | None = None,
+            history: Sequence[Hold] = ()) -> np.ndarray:
+    """
+    Predicted measured point (m, 3) [m, base frame] of each hold; NaN: no equilibrium.
+
+    ``history``: holds the robot went through just before (a recording that this one
+    continues). A path-dependent model (friction) solves them first, in order, and starts
+    ``holds`` from the state they leave; their points are not returned.
+    """
     with Evaluator(workers, scheduler) as evaluator:
-        return evaluator.solve_batch([robot], holds, model, step,
-                                     piece_length=piece_length).points[0]
+        return evaluator.solve_batch([robot], [*history, *holds], model, step,
+                                     piece_length=piece_length).points[0][len(history):]
 
 
 # --------------------------------------------------------------------------- validation
@@ -336,11 +343,12 @@ def _mm(point: np.ndarray) -> str:
 
 def validate(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
              workers: int | None = 1, scheduler: Scheduler | str | None = None,
-             step: float | None = None, piece_length: float | None = None) -> Validation:
-    """Predict every hold and compare with the measured tip."""
+             step: float | None = None, piece_length: float | None = None,
+             history: Sequence[Hold] = ()) -> Validation:
+    """Predict every hold (after ``history``: :func:`predict`); compare with the measured tip."""
     if not holds:
         raise CalibrationError('holds: none to validate')
-    predicted = predict(robot, holds, model, workers, scheduler, step, piece_length)
+    predicted = predict(robot, holds, model, workers, scheduler, step, piece_length, history)
     failed = np.flatnonzero(np.isnan(predicted[:, 0]))
     if failed.size:
         commands = np.round(holds[failed[0]].commands, 6).tolist()

@@ -163,12 +163,12 @@ class SampleValidation:
 
 def validate_samples(robot: Robot, holds: Sequence[Hold], model: str = 'cosserat',
                      workers: int | None = 1, scheduler: Scheduler | str | None = None,
-                     step: float | None = None,
-                     piece_length: float | None = None) -> SampleValidation:
-    """Predict every point (hold or sample) and keep it beside the measured one."""
+                     step: float | None = None, piece_length: float | None = None,
+                     history: Sequence[Hold] = ()) -> SampleValidation:
+    """Predict every point (after ``history``: :func:`predict`) beside the measured one."""
     if not holds:
         raise CalibrationError('holds: none to validate')
-    predicted = predict(robot, holds, model, workers, scheduler, step, piece_length)
+    predicted = predict(robot, holds, model, workers, scheduler, step, piece_length, history)
     if np.isnan(predicted[:, 0]).all():
         raise CalibrationError(f'model {model}: no point has an equilibrium')
     return SampleValidation(model=model, robot=robot, holds=tuple(holds), predicted=predicted)
