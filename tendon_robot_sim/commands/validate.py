@@ -213,6 +213,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError('--fit: name at least one parameter')
     robot, holds = load_inputs(args)
     history = load_history(args, robot)
+    if history:
+        print(f'each model goes through the {len(history)} points of {args.after} first')
     samples = args.points == 'samples'
     trajectory, results, points, fits = None, [], [], []
     try:
@@ -269,7 +271,8 @@ def run(args: argparse.Namespace) -> int:
         print(f'wrote {args.samples_out}')
     if args.json:
         best = min(points, key=lambda v: v.rmse(aligned=True))
-        summary = {'recording': str(args.recording), 'points': args.points, **best.to_dict()}
+        summary = {'recording': str(args.recording), 'points': args.points,
+                   'after': None if args.after is None else str(args.after), **best.to_dict()}
         if len(points) > 1:
             summary['models'] = {v.model: v.to_dict() for v in points}
         print(json.dumps(_no_nan(summary), allow_nan=False))

@@ -74,6 +74,7 @@ def test_the_recording_before_puts_the_model_where_the_robot_was(recordings, tmp
     assert fresh['tip_rmse_mm'] > 1.0
     # the same chain of solves: only the solver's tolerance apart
     assert after['tip_rmse_mm'] < 1e-3
+    assert (fresh['after'], after['after']) == (None, str(recordings[1]))
 
 
 def test_a_bad_recording_before_exits_2_in_one_line(recordings, tmp_path, capsys):
