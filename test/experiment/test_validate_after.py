@@ -28,7 +28,7 @@ import json
 import numpy as np
 import pytest
 
-from tendon_robot_sim import cli, default_robot_file
+from tendon_robot_sim import cli, default_robot_file, share_dir
 from tendon_robot_sim.experiment.experiment import Hold, write_holds_csv
 from tendon_robot_sim.experiment.fit_parameters import with_parameters
 from tendon_robot_sim.models.rod.statics.stick_slip import StickSlipStatics
@@ -83,4 +83,14 @@ def test_a_bad_recording_before_exits_2_in_one_line(recordings, tmp_path, capsys
                      str(tmp_path / 'report'), '--after', str(tmp_path / 'none.csv')]) == 2
     err = capsys.readouterr().err.strip()
     assert 'error: --after: ' in err and 'none.csv' in err and len(err.splitlines()) == 1
+    assert not (tmp_path / 'report').exists()
+
+
+def test_a_bellows_robot_refuses_a_history_in_one_line(recordings, tmp_path, capsys):
+    _, before, validated = recordings
+    bellows = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
+    assert cli.main(['validate', str(validated), '--robot', str(bellows), '--report',
+                     str(tmp_path / 'report'), '--after', str(before)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert 'error: --after: not for a bellows robot' in err and len(err.splitlines()) == 1
     assert not (tmp_path / 'report').exists()
