@@ -96,8 +96,8 @@ docs-images: setup
 # Three workers (pytest-xdist), also on two cores: most tests wait for nodes, devices or a
 # browser, and with two workers the cores stood idle 12 % of the run (docs/development.md); a
 # test file stays on one worker (--dist loadfile) with its module fixtures, each worker on a
-# DDS domain of its own (test/conftest.py). Every model's kernels are compiled before the tests start
-# (setup compiles all but the demo's in the background otherwise).
+# DDS domain of its own (test/conftest.py). Every model's kernels are compiled before the
+# tests start (setup compiles all but the demo's in the background otherwise).
 test:
 	@bash scripts/setup.sh --all-kernels
 	$(ROS_ENV) $(PYTHON) -m pytest -q -n 3 --dist loadfile

@@ -127,10 +127,14 @@ def load_inputs(args: argparse.Namespace):
     args.scheduler = scheduler_of(args)
     try:
         robot = load_robot(args.robot or default_robot_file())
-        return load_points(args.recording, robot, args.points, args.hold_time,
-                           args.tip_tolerance)
+        return points_of(args, args.recording, robot)
     except (RobotDescriptionError, ExperimentError) as error:
         raise command_error(error) from None
+
+
+def points_of(args: argparse.Namespace, recording, robot):
+    """(robot as measured, points) of ``recording`` by --points, --hold-time, --tip-tolerance."""
+    return load_points(recording, robot, args.points, args.hold_time, args.tip_tolerance)
 
 
 def load_history(args: argparse.Namespace, robot) -> list:
@@ -138,8 +142,7 @@ def load_history(args: argparse.Namespace, robot) -> list:
     if args.after is None:
         return []
     try:
-        return load_points(args.after, robot, args.points, args.hold_time,
-                           args.tip_tolerance)[1]
+        return points_of(args, args.after, robot)[1]
     except ExperimentError as error:
         raise CommandError(f'--after: {error}') from None
 

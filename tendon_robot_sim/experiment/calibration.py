@@ -217,8 +217,8 @@ class Evaluator(Pool):
         if model == 'dynamic' and any(h.tensions is None for h in holds):
             raise CalibrationError('model: dynamic takes tensions only; these holds are '
                                    'displacements (use cosserat or discrete)')
-        if model != 'dynamic' and any(has_friction(robot) for robot in robots):
-            # the path matters: each robot solves all holds in order, the robots in parallel
+        if path_dependent(robots, model):
+            # each robot solves all holds in order, the robots in parallel
             modes = ['tension' if h.tensions is not None else 'displacement' for h in holds]
             commands = [np.asarray(h.commands, dtype=float) for h in holds]
             results = self.map([(robot.to_dict(), model, commands, modes, step, piece_length)
@@ -274,9 +274,16 @@ def predict(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
     continues). A path-dependent model (friction) solves them first, in order, and starts
     ``holds`` from the state they leave; their points are not returned.
     """
+    if not path_dependent([robot], model):
+        history = ()        # each hold is solved on its own: the history changes nothing
     with Evaluator(workers, scheduler) as evaluator:
         return evaluator.solve_batch([robot], [*history, *holds], model, step,
                                      piece_length=piece_length).points[0][len(history):]
+
+
+def path_dependent(robots: Sequence[Robot], model: str) -> bool:
+    """Return True if ``model``'s prediction of a hold depends on the holds before it."""
+    return model != 'dynamic' and any(has_friction(robot) for robot in robots)
 
 
 # --------------------------------------------------------------------------- validation

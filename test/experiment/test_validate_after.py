@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 from tendon_robot_sim import cli, default_robot_file, share_dir
+from tendon_robot_sim.experiment.calibration import predict
 from tendon_robot_sim.experiment.experiment import Hold, write_holds_csv
 from tendon_robot_sim.experiment.fit_parameters import with_parameters
 from tendon_robot_sim.models.rod.statics.stick_slip import StickSlipStatics
@@ -75,6 +76,23 @@ def test_the_recording_before_puts_the_model_where_the_robot_was(recordings, tmp
     # the same chain of solves: only the solver's tolerance apart
     assert after['tip_rmse_mm'] < 1e-3
     assert (fresh['after'], after['after']) == (None, str(recordings[1]))
+
+
+def test_a_model_without_memory_predicts_the_same_after_a_history():
+    """The docs' claim: only friction remembers; without it the history changes nothing."""
+    robot = load_robot(default_robot_file())
+    statics = StickSlipStatics(robot, 'cosserat')
+
+    def holds(commands):
+        return [Hold(tensions=c, displacements=None, duration=0.0, samples=1,
+                     tip=statics.solve_tensions(c).tip_position) for c in commands]
+    before = holds(np.eye(4)[0] * t for t in (0.0, 2.0, 4.0, 2.0))
+    validated = holds(np.eye(4)[1] * t for t in (0.0, 1.0))
+    # to the solver's tolerance (1e-9 m): the frictionless statics has one equilibrium
+    np.testing.assert_allclose(predict(robot, validated, 'cosserat', history=before),
+                               predict(robot, validated, 'cosserat'), rtol=0.0, atol=1e-9)
+    np.testing.assert_allclose(predict(robot, validated, 'cosserat'),
+                               [h.tip for h in validated], rtol=0.0, atol=1e-9)
 
 
 def test_a_bad_recording_before_exits_2_in_one_line(recordings, tmp_path, capsys):
