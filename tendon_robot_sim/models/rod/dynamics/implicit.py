@@ -339,17 +339,19 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         The tendons given are tension-controlled from now on. Each value finite, >= 0 and
         <= its ``max_tension``; InputError names the first bad one and nothing changes.
         """
-        values, given = self._values(tensions, 'tensions')
-        for i in np.flatnonzero(given):
-            value = values[i]
+        items = self._values(tensions, 'tensions')
+        for i, value in items:
             if value < 0.0:
                 raise InputError(f'tensions[{self.tendon_names[i]!r}]: must be >= 0 N (a '
                                  f'tendon cannot push), got {value:g}')
             if value > self._max_tensions[i]:
                 raise InputError(f'tensions[{self.tendon_names[i]!r}]: must be <= max_tension '
                                  f'{self._max_tensions[i]:g} N, got {value:g}')
-        self._commands[TENSION][given] = values[given]
-        self._modes[given] = TENSION
+        # item by item: a setpoint stream calls this 50 times a second with two to four values
+        commands = self._commands[TENSION]
+        for i, value in items:
+            commands[i] = value
+            self._modes[i] = TENSION
 
     def set_displacements(self, displacements, check: bool = True) -> None:
         """
@@ -361,11 +363,11 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         ``max_tension`` is refused (InputError naming the tendon); a step of a run that needs
         more is refused too (:class:`TensionLimitExceeded`).
         """
-        values, given = self._values(displacements, 'displacements')
         modes = self._modes.copy()
-        modes[given] = DISPLACEMENT
         commands = self._commands[DISPLACEMENT].copy()
-        commands[given] = values[given]
+        for i, value in self._values(displacements, 'displacements'):
+            modes[i] = DISPLACEMENT
+            commands[i] = value
         if check:
             tensions, part = self._static_tensions(modes, commands)
             over = np.flatnonzero((modes == DISPLACEMENT) & (tensions > self._max_tensions))
@@ -383,10 +385,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         self._commands[DISPLACEMENT][:] = commands
         self._modes[:] = modes
 
-    def _values(self, values, field: str) -> tuple[np.ndarray, np.ndarray]:
-        """(values, which tendons they give) of a sequence or a {name: value} mapping."""
-        out = np.zeros(self.n_tendons)
-        given = np.zeros(self.n_tendons, dtype=bool)
+    def _values(self, values, field: str) -> list[tuple[int, float]]:
+        """(tendon index, value) of each value a sequence or a {name: value} mapping gives."""
         if isinstance(values, Mapping):
             items = []
             for name, value in values.items():
@@ -406,9 +406,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         for i, value, label in items:
             if not is_real(value) or not math.isfinite(value):
                 raise InputError(f'{label}: must be a finite number, got {value!r}')
-            out[i] = float(value)
-            given[i] = True
-        return out, given
+        return [(i, float(value)) for i, value, _ in items]
 
     @property
     def tip_load(self) -> tuple[np.ndarray, np.ndarray]:
@@ -486,11 +484,15 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         if not (is_real(duration) and math.isfinite(duration) and duration >= 0.0):
             raise InputError(f'duration: must be a finite number >= 0 s, got {duration!r}')
         n = round(duration / self.dt)
-        # a motor does not jump: a new displacement is reached by a ramp over this advance
-        # (an inextensible tendon would need an infinite tension to follow a jump)
-        was = self._current_displacements(self._solved_modes)
-        ramp = (np.arange(1, n + 1) / n)[:, None]
-        q = was + (self._commands[DISPLACEMENT] - was) * ramp
+        if (self._modes == DISPLACEMENT).any() or (self._solved_modes == DISPLACEMENT).any():
+            # a motor does not jump: a new displacement is reached by a ramp over this advance
+            # (an inextensible tendon would need an infinite tension to follow a jump)
+            was = self._current_displacements(self._solved_modes)
+            ramp = (np.arange(1, n + 1) / n)[:, None]
+            q = was + (self._commands[DISPLACEMENT] - was) * ramp
+        else:
+            # the kernel reads the displacements of displacement-controlled tendons only
+            q = np.zeros((n, self.n_tendons))
         self._step(np.repeat(self._commands[TENSION][None], n, axis=0), q)
         return self.state() if result else None
 
