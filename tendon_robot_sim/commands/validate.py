@@ -52,8 +52,8 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
                                        OutputPath, positive, scheduler_of, within, worker_count)
 from tendon_robot_sim.experiment.calibration import (CalibrationError, closest,
-                                                     PREDICT_MODELS, replay_dynamic, validate,
-                                                     write_report)
+                                                     path_dependent, PREDICT_MODELS,
+                                                     replay_dynamic, validate, write_report)
 from tendon_robot_sim.experiment.experiment import (DEFAULT_HOLD_TIME, DEFAULT_TIP_TOLERANCE,
                                                     ExperimentError, is_csv, load_points, POINTS,
                                                     read_recording)
@@ -185,9 +185,10 @@ def register(subparsers) -> None:
                              "model's at the top, every model's under models")
     parser.add_argument('--after', default=None, metavar='BAG_OR_CSV',
                         help='a recording the robot made just before this one (read as this '
-                             'one, with --points): each model goes through its points first, '
-                             'in order, so that a model with memory (friction) starts where '
-                             'that recording left the robot; its points are not scored')
+                             'one, with --points): a model with memory (friction) goes '
+                             'through its points first, in order, and starts where that '
+                             'recording left the robot; a model without memory skips them; '
+                             'they are not scored')
     parser.add_argument('--samples-out', default=None, metavar='FILE.csv',
                         type=OutputPath('file', ('.csv',)),
                         help='write the measured and predicted point of every hold or sample '
@@ -216,8 +217,6 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError('--fit: name at least one parameter')
     robot, holds = load_inputs(args)
     history = load_history(args, robot)
-    if history:
-        print(f'each model goes through the {len(history)} points of {args.after} first')
     samples = args.points == 'samples'
     trajectory, results, points, fits = None, [], [], []
     try:
@@ -230,6 +229,12 @@ def run(args: argparse.Namespace) -> int:
                                       piece_length=args.piece_length))
                 fitted = fits[-1].robot
                 print(fits[-1].summary())
+            if history:
+                print(f'model {model}: ' + (
+                    f'goes through the {len(history)} points of {args.after} first'
+                    if path_dependent([fitted], model) else
+                    f'starts fresh: its prediction does not depend on the points before (the '
+                    f'{len(history)} points of {args.after} are skipped)'))
             if samples:
                 points.append(validate_samples(fitted, holds, model, args.workers,
                                                args.scheduler, args.step, args.piece_length,

@@ -78,6 +78,21 @@ def test_the_recording_before_puts_the_model_where_the_robot_was(recordings, tmp
     assert (fresh['after'], after['after']) == (None, str(recordings[1]))
 
 
+def test_the_command_says_which_models_go_through_the_history(recordings, tmp_path, capsys):
+    robot_file, before, validated = recordings
+    frictionless = tmp_path / 'frictionless.yaml'
+    description = yaml.safe_load(robot_file.read_text())
+    del description['rod']['bending_friction']
+    frictionless.write_text(yaml.safe_dump(description))
+    for robot, says in ((robot_file, 'goes through the 17 points'),
+                        (frictionless, 'starts fresh')):
+        assert cli.main(['validate', str(validated), '--robot', str(robot), '--model',
+                         'cosserat', '--report', str(tmp_path / 'report'), '--after',
+                         str(before)]) == 0
+        out = capsys.readouterr().out
+        assert f'model cosserat: {says}' in out and str(before) in out
+
+
 def test_a_model_without_memory_predicts_the_same_after_a_history():
     """The docs' claim: only friction remembers; without it the history changes nothing."""
     robot = load_robot(default_robot_file())
