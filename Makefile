@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 # DDS stays on loopback, on a domain of this run's own (Kilted ignores ROS_LOCALHOST_ONLY).
 ROS_ENV := ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( $$$$ % 100 + 1 ))
 
-.PHONY: setup demo demo-snake demo-hardware demo-contact report opencr-v4 docs-images test lint bench clean
+.PHONY: setup demo demo-snake demo-hardware demo-contact report opencr-v4 opencr-v6 docs-images test lint bench clean
 
 setup:
 	@bash scripts/setup.sh
@@ -42,49 +42,56 @@ report: setup
 	    --model discrete,cosserat,kirchhoff --fit youngs_modulus,shear_modulus \
 	    --report demo_output/report
 
-# A real robot: opencr-mujoco's FTDCR v4 (docs/experiments.md, "A real robot"). DATA: the folder
-# of its three recordings as opencr-mujoco names them (data/sysid/ftdcr_v4/
-# tdcr_sysid_20260511-183002_analysis/). Imports them, calibrates on train, validates on the
-# held-out val and on the pull file (the hysteresis of each pull): demo_output/opencr_v4/.
-OPENCR_V4_SESSION := tdcr_sysid_20260511-183002
-OPENCR_V4_MODEL := --model cosserat --points samples --step 0.01
-OPENCR_V4_FIT := gravity,*.compliance@tendon,*.pretension@tendon,*.angle@tendon,base.position,base.rotation.x,base.rotation.y,tip_marker.z
+# A real robot: opencr-mujoco's FTDCR v4 or v6 (docs/experiments.md, "A real robot"). DATA: the
+# folder of one session's three recordings as opencr-mujoco names them, SESSION_tendon_pull.csv,
+# SESSION_train.csv and SESSION_val.csv (data/sysid/ftdcr_v4/tdcr_sysid_20260511-183002_analysis/,
+# data/sysid/ftdcr_v6/tdcrv6_sysid_20260406-181730_analysis/). Imports them with the robot's
+# config/opencr_ftdcr_<v>.yaml and column map, calibrates on train, validates on the held-out
+# val and on the pull file (the hysteresis of each pull): demo_output/opencr_<v>/ (OPENCR_V4, OPENCR_V6).
+OPENCR_MODEL := --model cosserat --points samples --step 0.01
+OPENCR_FIT := gravity,*.compliance@tendon,*.pretension@tendon,*.angle@tendon,base.position,base.rotation.x,base.rotation.y,tip_marker.z
 # the second stage: the rod's bending friction (docs/tendon_robot.md): a slip moment per segment,
 # its growth with the tendons' tension and the elements' stiffness, fitted on train on top of the
-# first, each sample solved from the last (13 min on the quiet 2-core machine). The stiffness
-# ratio starts at 1, whose default bounds (0.1 .. 10) the data leave (about 40 fits)
-OPENCR_V4_FRICTION_FIT := bending_friction.moment@segment,bending_friction.tension_arm,bending_friction.stiffness_ratio
-OPENCR_V4_FRICTION_BOUNDS := bending_friction.stiffness_ratio=0.1:1000
-OPENCR_V4 := demo_output/opencr_v4
-# One calibration's validation: calibrated$(1).yaml on the held-out val (validate$(1).json,
-# val_samples$(1).csv, report$(1)/) and on the pull file (hysteresis$(1).json, pull_report$(1)/)
-define OPENCR_V4_VALIDATE
-$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/val_bag --robot $(OPENCR_V4)/calibrated$(1).yaml \
-    $(OPENCR_V4_MODEL) --json --samples-out $(OPENCR_V4)/val_samples$(1).csv \
-    --report $(OPENCR_V4)/report$(1) > $(OPENCR_V4)/validate$(1).txt
-tail -n 1 $(OPENCR_V4)/validate$(1).txt > $(OPENCR_V4)/validate$(1).json
-$(PYTHON) -m tendon_robot_sim.cli validate $(OPENCR_V4)/tendon_pull_bag --robot $(OPENCR_V4)/calibrated$(1).yaml \
-    $(OPENCR_V4_MODEL) --json --report $(OPENCR_V4)/pull_report$(1) \
-    > $(OPENCR_V4)/hysteresis$(1).txt
-tail -n 1 $(OPENCR_V4)/hysteresis$(1).txt > $(OPENCR_V4)/hysteresis$(1).json
+# first, each sample solved from the last (13 min on the quiet 2-core machine for v4). The
+# stiffness ratio starts at 1, whose default bounds (0.1 .. 10) the data leave (about 40 fits)
+OPENCR_FRICTION_FIT := bending_friction.moment@segment,bending_friction.tension_arm,bending_friction.stiffness_ratio
+OPENCR_FRICTION_BOUNDS := bending_friction.stiffness_ratio=0.1:1000
+# the session: the one SESSION_train.csv in DATA
+OPENCR_SESSION = $(patsubst %_train.csv,%,$(wildcard $(DATA)/*_train.csv))
+# each robot's output folder (make opencr-v4 OPENCR_V4=DIR writes to DIR)
+OPENCR_V4 = demo_output/opencr_v4
+OPENCR_V6 = demo_output/opencr_v6
+OPENCR_OUT = $(OPENCR_$(subst v,V,$*))
+# One calibration's validation: calibrated$(2).yaml in $(1) on the held-out val (validate$(2).json,
+# val_samples$(2).csv, report$(2)/) and on the pull file (hysteresis$(2).json, pull_report$(2)/)
+define OPENCR_VALIDATE
+$(PYTHON) -m tendon_robot_sim.cli validate $(1)/val_bag --robot $(1)/calibrated$(2).yaml \
+    $(OPENCR_MODEL) --json --samples-out $(1)/val_samples$(2).csv \
+    --report $(1)/report$(2) > $(1)/validate$(2).txt
+tail -n 1 $(1)/validate$(2).txt > $(1)/validate$(2).json
+$(PYTHON) -m tendon_robot_sim.cli validate $(1)/tendon_pull_bag --robot $(1)/calibrated$(2).yaml \
+    $(OPENCR_MODEL) --json --report $(1)/pull_report$(2) \
+    > $(1)/hysteresis$(2).txt
+tail -n 1 $(1)/hysteresis$(2).txt > $(1)/hysteresis$(2).json
 endef
-opencr-v4: setup
-	@test -n "$(DATA)" || { echo "make opencr-v4 DATA=DIR: DIR holds $(OPENCR_V4_SESSION)_{tendon_pull,train,val}.csv" >&2; exit 2; }
-	rm -rf $(OPENCR_V4)
-	mkdir -p $(OPENCR_V4)
+opencr-v4 opencr-v6: opencr-%: setup
+	@test -n "$(DATA)" || { echo "make $@ DATA=DIR: DIR holds one session's SESSION_{tendon_pull,train,val}.csv" >&2; exit 2; }
+	@test "$(words $(OPENCR_SESSION))" = 1 || { echo "make $@ DATA=$(DATA): expected one SESSION_train.csv there, found $(words $(OPENCR_SESSION))" >&2; exit 2; }
+	rm -rf $(OPENCR_OUT)
+	mkdir -p $(OPENCR_OUT)
 	for part in tendon_pull train val; do \
-	    $(PYTHON) -m tendon_robot_sim.cli import $(DATA)/$(OPENCR_V4_SESSION)_$$part.csv \
-	        --columns config/opencr_ftdcr_v4_columns.yaml --robot config/opencr_ftdcr_v4.yaml \
-	        --out $(OPENCR_V4)/$${part}_bag || exit 1; done
-	$(PYTHON) -m tendon_robot_sim.cli calibrate $(OPENCR_V4)/train_bag --robot config/opencr_ftdcr_v4.yaml \
-	    $(OPENCR_V4_MODEL) --fit '$(OPENCR_V4_FIT)' --out $(OPENCR_V4)/calibrated.yaml
-	$(call OPENCR_V4_VALIDATE,)
-	$(PYTHON) -m tendon_robot_sim.cli calibrate $(OPENCR_V4)/train_bag --robot $(OPENCR_V4)/calibrated.yaml \
-	    $(OPENCR_V4_MODEL) --fit '$(OPENCR_V4_FRICTION_FIT)' --bounds '$(OPENCR_V4_FRICTION_BOUNDS)' \
-	    --out $(OPENCR_V4)/calibrated_friction.yaml
-	$(call OPENCR_V4_VALIDATE,_friction)
-	head -n -1 $(OPENCR_V4)/validate.txt
-	head -n -1 $(OPENCR_V4)/validate_friction.txt
+	    $(PYTHON) -m tendon_robot_sim.cli import $(OPENCR_SESSION)_$$part.csv \
+	        --columns config/opencr_ftdcr_$*_columns.yaml --robot config/opencr_ftdcr_$*.yaml \
+	        --out $(OPENCR_OUT)/$${part}_bag || exit 1; done
+	$(PYTHON) -m tendon_robot_sim.cli calibrate $(OPENCR_OUT)/train_bag --robot config/opencr_ftdcr_$*.yaml \
+	    $(OPENCR_MODEL) --fit '$(OPENCR_FIT)' --out $(OPENCR_OUT)/calibrated.yaml
+	$(call OPENCR_VALIDATE,$(OPENCR_OUT),)
+	$(PYTHON) -m tendon_robot_sim.cli calibrate $(OPENCR_OUT)/train_bag --robot $(OPENCR_OUT)/calibrated.yaml \
+	    $(OPENCR_MODEL) --fit '$(OPENCR_FRICTION_FIT)' --bounds '$(OPENCR_FRICTION_BOUNDS)' \
+	    --out $(OPENCR_OUT)/calibrated_friction.yaml
+	$(call OPENCR_VALIDATE,$(OPENCR_OUT),_friction)
+	head -n -1 $(OPENCR_OUT)/validate.txt
+	head -n -1 $(OPENCR_OUT)/validate_friction.txt
 
 # Every image of docs/ and the README drawn again from the current code, by the documented
 # command of each (docs/images.yaml; test/package/test_docs_images.py fails on a stale one).

@@ -91,9 +91,9 @@ def main() -> None:
             timed(['import', str(args.data / f'{SESSION}_{part}.csv'), '--columns', COLUMNS,
                    '--robot', ROBOT, '--out', str(folder / part)])
         calibrated = folder / 'calibrated.yaml'
-        options = make_variable('OPENCR_V4_MODEL').split()
+        options = make_variable('OPENCR_MODEL').split()
         fit_wall, fit_cpu, fit_out = timed(['calibrate', str(folder / 'train'), '--robot', ROBOT,
-                                            *options, '--fit', make_variable('OPENCR_V4_FIT'),
+                                            *options, '--fit', make_variable('OPENCR_FIT'),
                                             '--out', str(calibrated)])
         val_wall, val_cpu, val_out = timed(['validate', str(folder / 'val'), '--robot',
                                             str(calibrated), *options, '--json', '--report',

@@ -63,10 +63,10 @@ PARSE_ONLY = (
     (f'{PROGRAM} view', 'serves the page until stopped: test/cli/test_view_cli.py, '
                         'test/view/test_browser.py'),
     ('opencr_ftdcr_v4', 'the FTDCR v4 chain on the excerpt of its recordings (test/data): '
-                        'test/experiment/test_opencr_v4.py'),
-    ('val_bag', 'validates the bag of that chain: test/experiment/test_opencr_v4.py'),
+                        'test/experiment/test_opencr.py'),
+    ('val_bag', 'validates the bag of that chain: test/experiment/test_opencr.py'),
     ('calibrated_friction.yaml', "that chain's second stage, the rod's bending friction on "
-                                 'train_bag: test/experiment/test_opencr_v4.py (the full '
+                                 'train_bag: test/experiment/test_opencr.py (the full '
                                  'recordings), test/experiment/test_bending_friction_fit.py'),
     ('calibrated_gravity', "that chain's stages with gravity fitted, on train_bag: the full "
                            'recordings; the fit of gravity: test/experiment/test_gravity_fit.py'),
