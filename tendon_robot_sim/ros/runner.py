@@ -53,6 +53,11 @@ FORCED_EXIT_AFTER = 1.0
 # clean-up takes a few seconds.
 CLEANUP_LIMIT = 30.0
 EXIT_CLEANUP_HUNG = 1
+# Past CLEANUP_LIMIT by this much [s], faulthandler's own thread, which needs no GIL, writes the
+# stacks and ends the process (exit code 1) where the clean-up hangs in C holding the GIL and
+# the limit's Python timer cannot run: a simulator node was once found spinning in rclpy's
+# destroy_node 15 minutes after its SIGTERM, its parent gone.
+CLEANUP_BACKSTOP = 1.0
 RCLError = _rclpy.RCLError
 # Exit code of a node whose ROS environment is bad (a variable, as a bad argument of a command).
 EXIT_BAD_ENVIRONMENT = 2
@@ -149,11 +154,14 @@ class _StopRequest:
             self._cleanup_timer = threading.Timer(self._cleanup_limit, self._cleanup_hung)
             self._cleanup_timer.daemon = True
             self._cleanup_timer.start()
+            faulthandler.dump_traceback_later(self._cleanup_limit + CLEANUP_BACKSTOP,
+                                              exit=True, file=sys.stderr)
 
     def cleaned_up(self) -> None:
         """Stop the clean-up's clock: the clean-up after the stop is done."""
         if self._cleanup_timer is not None:
             self._cleanup_timer.cancel()
+            faulthandler.cancel_dump_traceback_later()
 
     def _cleanup_hung(self) -> None:
         print(f'[FATAL] [{self._name}]: the clean-up after the stop signal did not end within '
