@@ -31,6 +31,7 @@ import math
 import os
 from pathlib import Path
 import re
+import subprocess
 
 import numpy as np
 import pytest
@@ -98,6 +99,25 @@ def validate(bag: Path, robot_file: str, report: Path, capsys, *extra: str) -> d
 def read_rows(path: Path) -> list[dict]:
     with open(path, newline='') as handle:
         return list(csv.DictReader(handle))
+
+
+@pytest.mark.parametrize('robot', (V4, V6), ids=lambda r: r.version)
+def test_make_reads_the_session_its_data_folder_holds(robot, tmp_path):
+    # one recipe for both robots; the session is the one SESSION_train.csv in DATA
+    plan = subprocess.run(['make', '-n', f'opencr-{robot.version}', f'DATA={robot.excerpt}'],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert plan.returncode == 0, plan.stderr
+    for part in ('tendon_pull', 'train', 'val'):
+        assert f'{robot.excerpt}/{robot.session}_$part.csv' in plan.stdout
+    assert f'config/opencr_ftdcr_{robot.version}_columns.yaml' in plan.stdout
+    assert f'demo_output/opencr_{robot.version}/calibrated_friction.yaml' in plan.stdout
+    # a folder without a session: one line naming it, exit 2, nothing run
+    empty = subprocess.run(['make', f'opencr-{robot.version}', f'DATA={tmp_path}'], cwd=ROOT,
+                           capture_output=True, text=True)
+    assert empty.returncode == 2
+    assert (f'make opencr-{robot.version} DATA={tmp_path}: expected one SESSION_train.csv '
+            'there, found 0') in empty.stderr
+    assert 'tendon_robot_sim.cli import' not in empty.stdout
 
 
 @pytest.mark.parametrize('robot', (V4, V6), ids=lambda r: r.version)
