@@ -154,8 +154,11 @@ class _StopRequest:
             self._cleanup_timer = threading.Timer(self._cleanup_limit, self._cleanup_hung)
             self._cleanup_timer.daemon = True
             self._cleanup_timer.start()
-            faulthandler.dump_traceback_later(self._cleanup_limit + CLEANUP_BACKSTOP,
-                                              exit=True, file=sys.stderr)
+            try:
+                faulthandler.dump_traceback_later(self._cleanup_limit + CLEANUP_BACKSTOP,
+                                                  exit=True, file=sys.stderr)
+            except (RuntimeError, ValueError, OSError):    # standard error closed: no backstop
+                pass
 
     def cleaned_up(self) -> None:
         """Stop the clean-up's clock: the clean-up after the stop is done."""
