@@ -36,6 +36,7 @@ import subprocess
 import numpy as np
 import pytest
 from tendon_robot_sim import cli
+from tendon_robot_sim.experiment.column_map import load_column_map
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,11 +127,7 @@ def test_each_hole_angle_is_where_the_tip_went_when_its_tendon_was_pulled(robot)
     # valley. The tip moves towards the pulled tendon's hole: its direction at the largest
     # pull of each pull in the file, against the robot file's angle of that tendon (v4's are
     # opencr-mujoco's step 1, v6's this direction rounded: within 6 degrees either way)
-    columns = {}
-    for line in Path(robot.columns).read_text().splitlines():
-        match = re.match(r'\s+(s\d_t\d): (servo_\d+_mm)', line)
-        if match:
-            columns[match.group(1)] = match.group(2)
+    columns = {c.tendon: c.column for c in load_column_map(robot.columns).inputs}
     angles = {t.name: t.angle for t in load_robot(robot.robot).tendons}
     rows = read_rows(robot.excerpt / f'{robot.session}_tendon_pull.csv')
     checked = 0
