@@ -121,15 +121,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         robot = load_robot(path)
         world = None if args.world is None else load_world(args.world)
-        if world is not None and sequence:
-            # what still cannot be done with a world: _sequence builds its solvers without it
-            raise CommandError('--world: a sequence (--tensions-csv, --displacements-csv) is '
-                               'not solved with obstacles yet; solve one pose at a time')
         if world is not None and has_friction(robot):
             raise CommandError('--world: contact is not modelled with friction yet; remove the '
                                'friction of the tendons and the rod, or the world')
         if has_friction(robot) or sequence:
-            return _sequence(args, robot, tip_force, tip_moment)
+            return _sequence(args, robot, tip_force, tip_moment, world)
         solver = StaticsSolver(robot, args.model, constitutive=args.constitutive, world=world)
         if args.tensions is not None:
             values = parse_values(args.tensions, '--tensions')
@@ -169,14 +165,17 @@ def _report(args: argparse.Namespace, robot, constitutive: str, result) -> None:
                           **result.to_dict()}))
 
 
-def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment) -> int:
+def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> int:
     """
     Solve a quasi-static sequence (or one state pulled from rest), each state from the last.
 
-    Rows solved before a failure are still written to --trajectory-out.
+    With a ``world`` (a robot without friction) each state is a warm solve of the contact
+    statics from the last. Rows solved before a failure are still written to --trajectory-out.
     """
     from tqdm import tqdm
-    solver = StickSlipStatics(robot, args.model, constitutive=args.constitutive)
+    solver = (StickSlipStatics(robot, args.model, constitutive=args.constitutive)
+              if world is None else
+              StaticsSolver(robot, args.model, constitutive=args.constitutive, world=world))
     solver.set_tip_load(robot.tip_load.force if tip_force is None else tip_force,
                         robot.tip_load.moment if tip_moment is None else tip_moment)
     if args.tensions_csv or args.displacements_csv:
@@ -208,9 +207,11 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment) -> int:
         except StaticsError as error:
             failure = f'{option}: row {k + 1} (t = {times[k]:g} s): {error}'
             break
+        # without friction a tendon's tension is the same at its tip as at its motor
+        tip_tensions = result.tensions if result.tip_tensions is None else result.tip_tensions
         out.append(np.concatenate(([times[k]], result.tip_position,
                                    rotation_to_quaternion(result.tip_rotation),
-                                   result.tensions, result.tip_tensions,
+                                   result.tensions, tip_tensions,
                                    result.tendon_displacements)))
     table = np.array(out).reshape(-1, len(header))
     if args.trajectory_out is not None:
@@ -232,5 +233,5 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment) -> int:
         raise NoResultError(f'{option}{beyond}; no equilibrium within the limits')
     if len(rows) > 1:
         print(f'{len(rows)} states solved in sequence; the last:')
-    _report(args, robot, solver.solver.constitutive, result)
+    _report(args, robot, solver.constitutive, result)
     return 0

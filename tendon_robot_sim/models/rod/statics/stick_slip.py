@@ -180,6 +180,7 @@ class StickSlipStatics:
         self.solver = StaticsSolver(dataclasses.replace(without_friction(robot),
                                                         tendons=tuple(pieces)),
                                     self.model, **options)
+        self.constitutive = self.solver.constitutive
         # the grid rows and body-frame holes of the pieces' ends, then of the base holes
         # (_angles: the points of the tendon paths the solver gives, without building them)
         ends = [(t.end, t) for t in pieces] + [(0.0, t) for t in robot.tendons]
