@@ -151,10 +151,19 @@ def spin_until(spinner, condition, what: str, timeout: float = TIMEOUT):
     fixture's executor thread: destroying a node while another thread's executor waits on
     it can kill that thread.
     """
-    spin_once = (spinner.spin_once if hasattr(spinner, 'spin_once')
-                 else lambda timeout_sec: rclpy.spin_once(spinner, timeout_sec=timeout_sec))
-    return waiting.wait_for(condition, what, timeout,
-                            between=lambda: spin_once(timeout_sec=0.02))
+    if hasattr(spinner, 'spin_once'):
+        return waiting.wait_for(condition, what, timeout,
+                                between=lambda: spinner.spin_once(timeout_sec=0.02))
+    # an executor of the node's own context: rclpy.spin_once's global executor is the
+    # default context's, which a test with a context of its own need not have initialised
+    executor = SingleThreadedExecutor(context=spinner.context)
+    executor.add_node(spinner)
+    try:
+        return waiting.wait_for(condition, what, timeout,
+                                between=lambda: executor.spin_once(timeout_sec=0.02))
+    finally:
+        executor.remove_node(spinner)
+        executor.shutdown()
 
 
 def launch_stack(log: Path, stack: str, *arguments: str) -> subprocess.Popen:
