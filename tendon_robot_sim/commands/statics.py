@@ -121,9 +121,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         robot = load_robot(path)
         world = None if args.world is None else load_world(args.world)
-        if world is not None and has_friction(robot):
-            raise CommandError('--world: contact is not modelled with friction yet; remove the '
-                               'friction of the tendons and the rod, or the world')
         if has_friction(robot) or sequence:
             return _sequence(args, robot, tip_force, tip_moment, world)
         solver = StaticsSolver(robot, args.model, constitutive=args.constitutive, world=world)
@@ -169,12 +166,12 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
     """
     Solve a quasi-static sequence (or one state pulled from rest), each state from the last.
 
-    With a ``world`` (a robot without friction) each state is a warm solve of the contact
+    A robot without friction against a ``world``: each state a warm solve of the contact
     statics from the last. Rows solved before a failure are still written to --trajectory-out.
     """
     from tqdm import tqdm
-    solver = (StickSlipStatics(robot, args.model, constitutive=args.constitutive)
-              if world is None else
+    solver = (StickSlipStatics(robot, args.model, constitutive=args.constitutive, world=world)
+              if has_friction(robot) or world is None else
               StaticsSolver(robot, args.model, constitutive=args.constitutive, world=world))
     solver.set_tip_load(robot.tip_load.force if tip_force is None else tip_force,
                         robot.tip_load.moment if tip_moment is None else tip_moment)

@@ -77,10 +77,6 @@ def test_bad_input_exits_non_zero_with_one_line():
     (['--displacements', '0,0,0,nan'], "--displacements: item 3 ('nan') must be finite"),
     (['--tensions', '0,0,0,0', '--tip-force', '1,2'], '--tip-force: must be 3 numbers'),
     (['--tensions', '0,0,0,0', '--robot', '/nonexistent.yaml'], 'cannot read'),
-    (['--tensions-csv', str(ROOT / 'config' / 'post_press_tensions.csv'),
-      '--robot', str(ROOT / 'config' / 'robot_friction.yaml'),
-      '--world', str(ROOT / 'config' / 'world_post.yaml')],
-     '--world: contact is not modelled with friction yet'),
 ])
 def test_bad_input_messages(args, message, capsys):
     # in-process: the same main() as the console script, without a Python start per case

@@ -177,10 +177,7 @@ class TendonStatics(SimModel):
         self.base_frame = robot.base.frame_id
         # with friction the result depends on the path: each setpoint from the last
         self._friction = has_friction(robot)
-        if self._friction and world is not None:
-            raise InputError('world: contact is not modelled with friction yet; remove the '
-                             'friction of the tendons and the rod, or the world')
-        self.solver = (StickSlipStatics(robot, model) if self._friction
+        self.solver = (StickSlipStatics(robot, model, world=world) if self._friction
                        else StaticsSolver(robot, model=model, world=world))
         self.summary = f'{self.solver.model} statics' + (
             ', with friction (each state from the last)' if self._friction else '')

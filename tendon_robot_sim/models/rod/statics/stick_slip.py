@@ -136,7 +136,8 @@ class StickSlipStatics:
     piece_length : float
         Largest piece of a continuously routed tendon [m].
     options
-        More arguments of :class:`StaticsSolver` (step, tolerance, constitutive).
+        More arguments of :class:`StaticsSolver` (step, tolerance, constitutive, world: the
+        obstacles press the rod as in a frictionless solve; their contacts are in each result).
 
     The state starts from rest: every tendon slack, no tension stored in its pieces.
 

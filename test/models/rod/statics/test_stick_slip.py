@@ -319,3 +319,62 @@ def test_the_quasi_static_simulator_model_remembers_the_path(tmp_path):
     model.reset()       # at rest: nothing stuck, so a pull from rest is the first pull again
     model.apply('effort', [2.0, 0.0, 0.0, 0.0])
     assert np.linalg.norm(model.state().tip.position - tips[2.0][0]) < 1e-7
+
+
+# --------------------------------------------------------------------------- against a world
+
+PRESS = np.array([0.0, 0.5, 1.0, 1.5, 1.75, 1.5, 1.0, 0.5, 0.0])   # t3 [N]
+
+
+def pressed(robot, model: str, solver_class=StickSlipStatics) -> list:
+    """Return the states of ``robot`` pulled by t3 onto world_post.yaml's obstacles, released."""
+    from tendon_robot_sim import share_dir
+    from tendon_robot_sim.models.contact.world import load_world
+    world = load_world(share_dir() / 'config' / 'world_post.yaml')
+    solver = solver_class(robot, model, world=world)
+    return [solver.solve_tensions({'t3': float(t)}) for t in PRESS]
+
+
+def test_pressed_onto_obstacles_the_frictionless_path_lies_between_pull_and_release():
+    """
+    Tendon friction and contact together: t3 pulls the tip along +y onto the post.
+
+    Pulled, the tension along t3 falls below the motor's (the tip tension below it), released
+    it stays above, so at each tension the frictionless robot's tip lies between the pull's
+    and the release's. Nothing sticks at rest: the release ends where the pull began. The
+    contacts are reported as without friction. (The discrete model, the node's: the last
+    test here.)
+    """
+    ours = pressed(robot_from_dict(with_friction(DEFAULT, 0.2)), 'cosserat')
+    bare = pressed(load_robot(default_robot_file()), 'cosserat', StaticsSolver)
+    peak = int(np.argmax(PRESS))
+    assert {c.obstacle for c in ours[peak].contacts} == {'post', 'plate'}
+    for k in range(1, peak):
+        up, down, free = ours[k], ours[-1 - k], bare[k]
+        assert PRESS[k] == PRESS[-1 - k]
+        assert up.tip_tensions[3] < PRESS[k] < down.tip_tensions[3]
+        assert up.tip_position[1] < free.tip_position[1] < down.tip_position[1]
+    assert np.max(np.abs(ours[-1].tip_position - ours[0].tip_position)) < 1e-9
+
+
+def test_coefficient_0_against_a_world_is_the_frictionless_contact_path():
+    ours = pressed(robot_from_dict(with_friction(DEFAULT, 0.0)), 'cosserat')
+    bare = pressed(load_robot(default_robot_file()), 'cosserat', StaticsSolver)
+    for a, b in zip(ours, bare):
+        # Newton's last iterate from another start, within a tenth of its tip tolerance
+        assert np.max(np.abs(a.centerline - b.centerline)) < 1e-8
+        assert [c.obstacle for c in a.contacts] == [c.obstacle for c in b.contacts]
+
+
+def test_the_quasi_static_simulator_model_takes_friction_and_a_world(tmp_path):
+    """Once refused ('contact is not modelled with friction yet'): the node's model builds."""
+    from tendon_robot_sim import share_dir
+    from tendon_robot_sim.models.contact.world import load_world
+    from tendon_robot_sim.models.registry import create_model, ModelOptions
+    path = write(tmp_path, with_friction(DEFAULT, 0.2))
+    world = load_world(share_dir() / 'config' / 'world_post.yaml')
+    _, _, model = create_model(path, 'quasi_static', ModelOptions(world=world))
+    assert 'discrete' in model.summary and 'friction' in model.summary
+    model.apply('effort', [0.0, 0.0, 0.0, 1.75])
+    assert {c.obstacle for c in model.state().contacts} == {'post', 'plate'}
+    assert model.state().tip_effort[3] < 1.75     # the capstan's loss on the pull
