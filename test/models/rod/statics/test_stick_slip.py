@@ -378,3 +378,14 @@ def test_the_quasi_static_simulator_model_takes_friction_and_a_world(tmp_path):
     model.apply('effort', [0.0, 0.0, 0.0, 1.75])
     assert {c.obstacle for c in model.state().contacts} == {'post', 'plate'}
     assert model.state().tip_effort[3] < 1.75     # the capstan's loss on the pull
+
+
+def test_bending_friction_against_a_world_keeps_its_memory_on_the_plate():
+    """The rod's bending friction with obstacles: a press and release leave the tip displaced."""
+    data = load_robot(default_robot_file()).to_dict()
+    data['rod'] = {**data['rod'], 'bending_friction': {'moment': 2e-3, 'stiffness_ratio': 1.5}}
+    states = pressed(robot_from_dict(data), 'cosserat')
+    assert {c.obstacle for c in states[0].contacts} == {'plate'} == {
+        c.obstacle for c in states[-1].contacts}
+    # the bays that slipped towards +y on the pull stay bent there (millimetres, not round-off)
+    assert states[-1].tip_position[1] - states[0].tip_position[1] > 1e-3
