@@ -37,8 +37,10 @@ the last. A tendon with ``friction: {law: sliding}`` then sticks and slides on i
 (:mod:`~tendon_robot_sim.models.rod.statics.stick_slip`), so the result depends on the path: a
 pull and release draws a hysteresis loop. ``--trajectory-out`` writes per row ``t,x,y,z`` (tip,
 base frame), ``qx,qy,qz,qw``, then per tendon ``tension_<name>`` (at the motor, N),
-``tip_tension_<name>`` (at the anchor, N) and ``displacement_<name>`` (m). A single solve of a
-robot with friction is the first state of such a sequence: pulled from rest.
+``tip_tension_<name>`` (at the anchor, N) and ``displacement_<name>`` (m), and with ``--world``
+``contact_fx,contact_fy,contact_fz``, the obstacles' total force on the robot (N, world frame,
+as ``simulate``'s). A single solve of a robot with friction is the first state of such a
+sequence: pulled from rest.
 """
 
 import argparse
@@ -51,6 +53,7 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (command_error, CommandError, NoResultError, OutputPath,
                                        parse_values, parse_vector, read_inputs)
 from tendon_robot_sim.files.outputs import open_output
+from tendon_robot_sim.models.contact.report import total_force
 from tendon_robot_sim.models.contact.world import load_world, WorldError
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -189,7 +192,8 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
     solve = solver.solve_tensions if field == 'tension' else solver.solve_displacements
     names = robot.tendon_names
     header = (['t', 'x', 'y', 'z', 'qx', 'qy', 'qz', 'qw'] + [f'tension_{n}' for n in names]
-              + [f'tip_tension_{n}' for n in names] + [f'displacement_{n}' for n in names])
+              + [f'tip_tension_{n}' for n in names] + [f'displacement_{n}' for n in names]
+              + (['contact_fx', 'contact_fy', 'contact_fz'] if world is not None else []))
     if len(rows) == 1 and not (args.tensions_csv or args.displacements_csv):
         try:    # compile the kernels first: the solve time is that of a solve from rest
             solve(rows[0])
@@ -206,10 +210,11 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
             break
         # without friction a tendon's tension is the same at its tip as at its motor
         tip_tensions = result.tensions if result.tip_tensions is None else result.tip_tensions
+        contact = () if world is None else (total_force(result.contacts),)
         out.append(np.concatenate(([times[k]], result.tip_position,
                                    rotation_to_quaternion(result.tip_rotation),
                                    result.tensions, tip_tensions,
-                                   result.tendon_displacements)))
+                                   result.tendon_displacements, *contact)))
     table = np.array(out).reshape(-1, len(header))
     if args.trajectory_out is not None:
         with open_output(args.trajectory_out) as handle:

@@ -25,6 +25,7 @@ import pytest
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
+from tendon_robot_sim.models.contact.report import total_force
 from tendon_robot_sim.models.contact.world import load_world
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -152,3 +153,8 @@ def test_a_sequence_against_a_world_presses_the_post_and_comes_back(tmp_path):
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert [c['obstacle'] for c in summary['contacts']] == ['plate']
     assert 'contact plate at s = ' in proc.stdout
+    # the total contact force of each row, as simulate's: pressed, the cold solve's (within
+    # 1e-6 N of its 0.14 N: the two shapes agree to the solver's tolerance); at rest, the plate's
+    force = np.column_stack([table['contact_fx'], table['contact_fy'], table['contact_fz']])
+    np.testing.assert_allclose(force[pressed], total_force(cold.contacts), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(force[-1], summary['contacts'][0]['force'], rtol=1e-9)
