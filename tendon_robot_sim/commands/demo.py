@@ -68,7 +68,7 @@ from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.sim_model import INPUT_COLORS
-from tendon_robot_sim.models.tendon_robot import Robot
+from tendon_robot_sim.models.tendon_robot import Robot, without_friction
 from tendon_robot_sim.stack import SIMULATOR
 import yaml
 
@@ -244,11 +244,11 @@ def demo_target(robot: Robot, tension: float) -> np.ndarray:
     Return the tip target of the demo [m, base frame].
 
     The statics tip (discrete model) with the first two tendons at ``tension`` N and the others
-    slack, so it is reachable.
+    slack, so it is reachable; without the robot's friction, as the tip controller sees it.
     """
     tensions = np.zeros(len(robot.tendons))
     tensions[:2] = tension
-    return StaticsSolver(robot, 'discrete').solve_tensions(tensions).tip_position
+    return StaticsSolver(without_friction(robot), 'discrete').solve_tensions(tensions).tip_position
 
 
 def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold: float,

@@ -38,7 +38,7 @@ from tendon_robot_sim.models.description import (description_kind, read_yaml, RO
 from tendon_robot_sim.models.pcr import robot as pcr_robot
 from tendon_robot_sim.models.sim_model import InputError, SimModel
 from tendon_robot_sim.models.snake import robot as snake
-from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.tendon_robot import load_robot, without_friction
 from tendon_robot_sim.models.trunk import robot as bellows_robot
 
 
@@ -169,9 +169,11 @@ class Actuation:
 
 # kind -> actuation of its description, for the kinds driven by tensions.
 ACTUATIONS: dict[str, Callable[[Any], Actuation]] = {
+    # the tip controller's model is frictionless: friction is model error to it, like an
+    # unknown load (the single statics solve has no memory of the path)
     TENDON_ROBOT: lambda robot: Actuation(
         tuple(robot.tendon_names), robot.max_tensions, robot.base.frame_id,
-        robot.base.position, robot.rod.length, statics_robot=robot),
+        robot.base.position, robot.rod.length, statics_robot=without_friction(robot)),
     snake.KIND: lambda robot: Actuation(
         tuple(robot.cable_names), np.full(len(robot.cables), robot.max_tension),
         snake.BASE_FRAME, np.zeros(3), robot.n_joints * robot.link.height),

@@ -56,7 +56,7 @@ from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS, StaticsSolver
 from tendon_robot_sim.models.sim_model import InputError, named_values
-from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.tendon_robot import load_robot, without_friction
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import displacements_from_joint_state, wrench_from_msg
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_frame_prefix,
@@ -129,7 +129,8 @@ class DisplacementControllerNode(Node):
             self.wanted = np.zeros(n)     # m, rate-limited towards the command
             self.tension_output = config.output == 'tension'
             if self.tension_output:
-                self.solver = StaticsSolver(self.robot, config.statics_model)
+                # frictionless feed-forward: the PI corrects friction as it does any load
+                self.solver = StaticsSolver(without_friction(self.robot), config.statics_model)
                 self.feed_forward = np.clip(self.solver.solve_displacements(
                     self.wanted).tensions, config.min_tension, self.max_tensions)   # N
         except (RobotDescriptionError, StaticsError) as error:

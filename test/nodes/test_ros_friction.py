@@ -21,7 +21,8 @@ The plumbing is checked against an independent
 :class:`~tendon_robot_sim.models.rod.statics.stick_slip.StickSlipStatics` fed the same
 sequence (its physics: test/models/rod/statics/test_stick_slip.py). Mode dynamic runs the
 same disc robot on the implicit model's discrete dynamics with friction at the discs (its
-physics: test/models/rod/dynamics/test_disc_friction.py).
+physics: test/models/rod/dynamics/test_disc_friction.py). The stack's controllers start on
+the same robot, their statics model without its friction.
 """
 
 import numpy as np
@@ -100,3 +101,29 @@ def test_mode_dynamic_takes_the_friction_at_the_discs():
         assert list(anchors[-1].name) == ['t0', 't1', 't2', 't3']
         wait_for(lambda: np.linalg.norm(position(probe.latest('tip/pose')) - rest) < 2e-3,
                  'the tip at the statics of 2 N')
+
+
+@pytest.mark.parametrize('controller', ['tension', 'displacement'])
+def test_the_controllers_of_the_sim_stack_take_a_robot_with_friction(controller):
+    """
+    Both controllers start on the friction robot; they refused it, so its stack did not start.
+
+    Their statics model (the tension controller's tip model, the displacement controller's
+    feed-forward) is the robot without friction: friction is model error to them, as an
+    unknown load is, which their closed loops correct.
+    """
+    from tendon_robot_sim.models.rod.statics.stick_slip import has_friction
+    from tendon_robot_sim.nodes.displacement_controller_node import DisplacementControllerNode
+    from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
+    node_class = {'tension': TensionControllerNode,
+                  'displacement': DisplacementControllerNode}[controller]
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = node_class(context=context,
+                          parameter_overrides=[Parameter('robot_file', value=str(ROBOT))])
+        solver = node.tip_controller.solver if controller == 'tension' else node.solver
+        assert has_friction(load_robot(ROBOT)) and not has_friction(solver.robot)
+        node.destroy_node()
+    finally:
+        context.try_shutdown()
