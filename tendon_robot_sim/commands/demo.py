@@ -68,7 +68,7 @@ from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_actuation
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.sim_model import INPUT_COLORS
-from tendon_robot_sim.models.tendon_robot import Robot, without_friction
+from tendon_robot_sim.models.tendon_robot import Robot
 from tendon_robot_sim.stack import SIMULATOR
 import yaml
 
@@ -186,7 +186,7 @@ def run(args) -> int:
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 
     from tendon_robot_sim.ros.demo import demo_phases
-    target = None if robot is None else demo_target(robot, args.tension)
+    target = None if robot is None else demo_target(actuation.statics_robot, args.tension)
     phases = demo_phases(actuation.names, args.tension, target)
     log_path = out / 'stack.log'
     with open_growing(log_path) as log:
@@ -244,11 +244,12 @@ def demo_target(robot: Robot, tension: float) -> np.ndarray:
     Return the tip target of the demo [m, base frame].
 
     The statics tip (discrete model) with the first two tendons at ``tension`` N and the others
-    slack, so it is reachable; without the robot's friction, as the tip controller sees it.
+    slack, so it is reachable. ``robot``: the tip controller's model of the robot
+    (``Actuation.statics_robot``: without its friction).
     """
     tensions = np.zeros(len(robot.tendons))
     tensions[:2] = tension
-    return StaticsSolver(without_friction(robot), 'discrete').solve_tensions(tensions).tip_position
+    return StaticsSolver(robot, 'discrete').solve_tensions(tensions).tip_position
 
 
 def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold: float,

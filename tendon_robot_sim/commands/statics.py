@@ -169,13 +169,10 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
     """
     Solve a quasi-static sequence (or one state pulled from rest), each state from the last.
 
-    A robot without friction against a ``world``: each state a warm solve of the contact
-    statics from the last. Rows solved before a failure are still written to --trajectory-out.
+    Rows solved before a failure are still written to --trajectory-out.
     """
     from tqdm import tqdm
-    solver = (StickSlipStatics(robot, args.model, constitutive=args.constitutive, world=world)
-              if has_friction(robot) or world is None else
-              StaticsSolver(robot, args.model, constitutive=args.constitutive, world=world))
+    solver = StickSlipStatics(robot, args.model, constitutive=args.constitutive, world=world)
     solver.set_tip_load(robot.tip_load.force if tip_force is None else tip_force,
                         robot.tip_load.moment if tip_moment is None else tip_moment)
     if args.tensions_csv or args.displacements_csv:
@@ -208,12 +205,10 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
         except StaticsError as error:
             failure = f'{option}: row {k + 1} (t = {times[k]:g} s): {error}'
             break
-        # without friction a tendon's tension is the same at its tip as at its motor
-        tip_tensions = result.tensions if result.tip_tensions is None else result.tip_tensions
         contact = () if world is None else (total_force(result.contacts),)
         out.append(np.concatenate(([times[k]], result.tip_position,
                                    rotation_to_quaternion(result.tip_rotation),
-                                   result.tensions, tip_tensions,
+                                   result.tensions, result.tip_tensions,
                                    result.tendon_displacements, *contact)))
     table = np.array(out).reshape(-1, len(header))
     if args.trajectory_out is not None:
