@@ -101,6 +101,18 @@ Dyn = namedtuple('Dyn', [
 ])
 
 
+@kernel
+def fd_step(x):
+    """
+    Return the finite-difference step for unknown x.
+
+    Relative, and towards larger |x| so that a tension/slack unknown stays on its side of the
+    kink at 0 (one-sided derivative of the branch it is on).
+    """
+    step = FD_STEP * max(1.0, abs(x))
+    return step if x >= 0.0 else -step
+
+
 # --------------------------------------------------------------------------- constitutive law
 
 

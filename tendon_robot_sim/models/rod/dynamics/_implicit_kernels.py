@@ -34,6 +34,8 @@ edit of ``statics/_kernels.py``, ``statics/_node_kernels.py`` or ``_cosserat_ker
 this file too (or clear the cache) so that it is compiled again.
 """
 
+import math
+
 import numpy as np
 
 from tendon_robot_sim.models._cosserat_kernels import CONVERGED, DISCRETE, DYN_C0, Z_SIZE
@@ -241,7 +243,7 @@ def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, t
     if free:
         kept, fresh = J.copy(), jac_ok[0]
     solve(pl, modes, tau_in, q_in, tip, x, J, jac_ok, tol,
-          SLIDING_ITERATIONS if free else max_iter, traj, tau, lengths, bays, w, info)
+          SLIDING_ITERATIONS if free else max_iter, math.inf, traj, tau, lengths, bays, w, info)
     stats[0] += info[1]
     stats[1] += info[2]
     done = info[3] == CONVERGED
@@ -253,8 +255,8 @@ def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, t
         _load_axially(pl, x, jump)
         J[:] = kept
         jac_ok[0] = fresh
-        solve(pl, modes, tau_in, q_in, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths,
-              bays, w, info)
+        solve(pl, modes, tau_in, q_in, tip, x, J, jac_ok, tol, max_iter, math.inf, traj, tau,
+              lengths, bays, w, info)
         stats[0] += info[1]
         stats[1] += info[2]
         done = info[3] == CONVERGED
@@ -328,7 +330,7 @@ def _homotopy(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_ite
         _load_axially(pl, x, (target - lam) * jump)
         _copy_bays(lam_bays, bays)
         solve(pl, modes, blend[0:nt], blend[nt:2 * nt], blend[2 * nt:], x, J, jac_ok, tol,
-              max_iter, traj, tau, lengths, bays, w, info)
+              max_iter, math.inf, traj, tau, lengths, bays, w, info)
         stats[0] += info[1]
         stats[1] += info[2]
         if info[3] == CONVERGED:

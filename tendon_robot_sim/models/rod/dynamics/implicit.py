@@ -448,7 +448,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         tip = np.concatenate(self._tip_load)
         kernels.solve(plan, self._modes, self._commands[TENSION], self._commands[DISPLACEMENT],
                       tip, unknowns.x, unknowns.J, unknowns.jac_ok, self._tolerance,
-                      MAX_ITERATIONS, self._traj, self._tau, self._lengths,
+                      MAX_ITERATIONS, math.inf, self._traj, self._tau, self._lengths,
                       self._bays[id(plan)], unknowns.work, self._info)
 
     def _check_limits(self, time: float) -> None:

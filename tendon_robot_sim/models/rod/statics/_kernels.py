@@ -35,7 +35,8 @@ import math
 
 from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, COSSERAT, disc_contact,
                                                        disc_inertia, DISCRETE, DYN_C0, FAILED,
-                                                       FD_STEP, MAT_GRAVITY, MAT_P0, MAT_USTAR,
+                                                       FD_STEP, fd_step, MAT_GRAVITY, MAT_P0,
+                                                       MAT_USTAR,
                                                        MAX_ITERATIONS,
                                                        PYELASTICA, rk4, viscous_curvature,
                                                        viscous_strain, viscous_wrench, Z_Q,
@@ -656,20 +657,8 @@ def tendon_residuals(pl, modes, q, x, F, tau, lengths):
 
 
 @kernel
-def _fd_step(x):
-    """
-    Return the finite-difference step for unknown x.
-
-    Relative, and towards larger |x| so that a tension/slack unknown stays on its side of the
-    kink at 0 (one-sided derivative of the branch it is on).
-    """
-    step = FD_STEP * max(1.0, abs(x))
-    return step if x >= 0.0 else -step
-
-
-@kernel
-def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, lengths, bays,
-          w, info):
+def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, reach, traj, tau, lengths,
+          bays, w, info):
     """
     Damped Newton iteration with Broyden updates on the shooting residual.
 
@@ -684,7 +673,9 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
     of column ``probe`` (written to scratch, so traj keeps the accepted solution). With
     multiple shooting (and a row per node in w.y) a probe integrates only the interval its
     unknown starts (:func:`_residual`'s ``part``): with three intervals a rebuild costs a
-    third of the integrations (with tendon friction, from it to the tip: about half).
+    third of the integrations (with tendon friction, from it to the tip: about half). A first
+    iteration that leaves ||F||_inf above ``reach`` ends the solve unconverged (a
+    continuation step out of Newton's reach, contact_continuation.py; math.inf: never).
 
     On return x holds the last accepted iterate, traj/tau/lengths its solution, and
     info = [||F||_inf, iterations, residual evaluations, status].
@@ -731,7 +722,7 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
             xn[probe] = x[probe]
             probe += 1
             if probe < n:
-                xn[probe] = x[probe] + _fd_step(x[probe])
+                xn[probe] = x[probe] + fd_step(x[probe])
                 continue
             probe = -1
             if not invert(J, Jc):
@@ -776,11 +767,13 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, traj, tau, len
         if fnorm <= tol:
             status = CONVERGED
             break
+        if it == 1 and fnorm > reach:
+            break       # out of reach after one iteration: the continuation halves its step
         if not jac_ok[0]:
             probe = 0
             for r in range(n):
                 xn[r] = x[r]
-            xn[0] = x[0] + _fd_step(x[0])
+            xn[0] = x[0] + fd_step(x[0])
             continue
         if it >= max_iter:
             break

@@ -23,9 +23,9 @@ step replace its whole solve.
 
 import math
 
+from tendon_robot_sim.models._cosserat_kernels import fd_step
 from tendon_robot_sim.models._numerics import invert, kernel
-from tendon_robot_sim.models.rod.statics._kernels import (_fd_step, _residual, tendon_residuals,
-                                                          tensions)
+from tendon_robot_sim.models.rod.statics._kernels import _residual, tendon_residuals, tensions
 
 
 @kernel
@@ -83,7 +83,7 @@ def linear_points(pl, modes, tau_in, q, tip, X, marker, build, algebraic, JX, D,
                 break
             step = 0.0
             if c >= 0:
-                step = _fd_step(X[i, c])
+                step = fd_step(X[i, c])
                 xp[c] = X[i, c] + step
             Fc = F if c < 0 else Fd
             # one call site: numba compiles the whole shooting code into each

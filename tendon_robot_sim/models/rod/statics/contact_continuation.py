@@ -152,9 +152,7 @@ def _follow(solver, mode: int, state, inputs, first_step: float = FIRST_STEP) ->
         state.x[:] = x_prev + dx * (step / last_step)
         state.J[:] = J
         state.jac_ok[0] = True
-        # one iteration first: out of REACH, the step is halved without spending the rest
-        ok = (solver._run(mode, state, *arguments, iterations=1)
-              or solver._info[0] <= REACH and solver._run(mode, state, *arguments))
+        ok = solver._run(mode, state, *arguments, reach=REACH)
         moved = float(np.linalg.norm(solver._traj[-1, 0:3] - tip_prev))
         if ok:
             ok = moved <= JUMP * motion * step / last_step + JUMP_FLOOR * length

@@ -611,14 +611,15 @@ class StaticsSolver:
                 return self._plan.tendon[kernels.TENDON_REST] - self._lengths, state.x[0:6].copy()
         return None
 
-    def _run(self, mode: int, state: _ModeState, tau_in, q, tip, iterations=10**9) -> bool:
+    def _run(self, mode: int, state: _ModeState, tau_in, q, tip, iterations=10**9,
+             reach=math.inf) -> bool:
         if self.world is not None:
             # the discrete model's bays start straight, not from the poses the last residual
             # evaluation left (contact_continuation's docstring: why); without obstacles the
             # memory was not seen to mislead and halves a warm solve's time
             self._bays.flags[:] = False
         kernels.solve(self._plan, self._tendon_modes[mode], tau_in, q, tip, state.x, state.J,
-                      state.jac_ok, self.tolerance, min(iterations, self.max_iterations),
+                      state.jac_ok, self.tolerance, min(iterations, self.max_iterations), reach,
                       self._traj, self._tau, self._lengths, self._bays, state.work, self._info)
         self._totals += self._info[1:3]
         return self._info[3] == kernels.CONVERGED
