@@ -688,7 +688,9 @@ class StaticsSolver:
         totals = self._totals
         if not converged:
             state.solved = False
-            reason = ('did not converge in %d iterations' % self._info[1]
+            # the iterations of every attempt: with a world, the last is a continuation step
+            # refused after one iteration (contact_continuation.REACH)
+            reason = ('did not converge in %d Newton iterations in all' % totals[0]
                       if status == kernels.MAX_ITERATIONS
                       else 'failed (non-finite state or no descent direction)')
             raise ConvergenceError(
