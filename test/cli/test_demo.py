@@ -37,6 +37,9 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands.demo import demo_target, paced_parameters, REAL_TIME_FACTORS
 from tendon_robot_sim.experiment.bag import DEFAULT_STORE
 from tendon_robot_sim.launcher import file_parameters, parameter_table
+from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
+from tendon_robot_sim.models.snake.robot import load_snake
+from tendon_robot_sim.models.snake.statics import equilibrium
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.demo import demo_phases
@@ -206,6 +209,44 @@ def test_demo_runs_the_rolling_joint_snake_and_pulling_cable_2_lifts_it(tmp_path
         rows = {r['phase']: r for r in csv.DictReader(f)}
     assert list(rows) == [p.label for p in demo_phases(
         ['cable1', 'cable2', 'cable3', 'cable4'], 20.0)], 'no tip-target step for the snake'
-    # cable 2 runs along the upper side: pulled, it lifts the sagging tip
-    assert float(rows['cable2 20 N']['tip_z_m']) > float(rows['rest']['tip_z_m']) + 0.02
+    # Cable 2 runs along the upper side: pulled, it lifts the sagging tip towards the pose
+    # 20 N on it holds at rest (the statics' joint balance, 230 mm above the rest row). The
+    # undamped snake whips about that pose (measured: -131 to +142 mm within one hold), so
+    # the tip at the row's instant is a coin toss; the mean height over the pull is not (37 to
+    # 107 mm in six runs, quiet and loaded). A quarter of the lift (-63 mm) fails a pull that
+    # leaves the tip hanging: cable 4's pull had means of -100 to -117 mm in those runs.
+    rest_z = float(rows['rest']['tip_z_m'])
+    snake = load_snake(root + '/config/rolling_joint_snake.yaml')
+    tensions = [20.0 if name == 'cable2' else 0.0 for name in snake.cable_names]
+    lifted_z = SnakeKinematics(snake).state(equilibrium(snake, tensions).q).tip_position[0, 2]
+    pulled = _tip_heights_while_pulled(out / 'bag', 'cable2', 20.0,
+                                       float(rows['cable1 released']['time_s']),
+                                       float(rows['cable2 20 N']['time_s']))
+    assert pulled.size >= 5, 'too few tip poses while cable 2 pulled'
+    assert pulled.mean() > rest_z + 0.25 * (lifted_z - rest_z), (pulled.mean(), lifted_z)
     assert (out / 'overview.png').stat().st_size > 0
+
+
+def _tip_heights_while_pulled(bag: Path, cable: str, tension: float, after: float,
+                              until: float) -> np.ndarray:
+    """
+    Return the tip z [m] of the bag's poses while ``cable`` pulled with ``tension`` [N].
+
+    From the first state with that tension after ``after`` up to ``until`` (simulated times
+    [s], as in the tip table).
+    """
+    def seconds(stamp) -> float:
+        return stamp.sec + stamp.nanosec * 1e-9
+    states, poses = [], []
+    with Reader(bag) as reader:
+        for connection, _, raw in reader.messages():
+            if connection.topic == '/tendon/state':
+                msg = deserialize_message(raw, topics.TENDON_STATE.msg_type)
+                states.append((seconds(msg.header.stamp),
+                               dict(zip(msg.name, msg.effort)).get(cable, 0.0)))
+            elif connection.topic == '/tip/pose':
+                msg = deserialize_message(raw, topics.TIP_POSE.msg_type)
+                poses.append((seconds(msg.header.stamp), msg.pose.position.z))
+    pulled = [t for t, effort in states if after < t <= until and effort >= tension - 1e-6]
+    assert pulled, f'no tendon/state with {cable} at {tension} N'
+    return np.array([z for t, z in poses if pulled[0] <= t <= until])
