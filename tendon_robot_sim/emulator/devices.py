@@ -382,6 +382,7 @@ class DeviceThread:
         self._stop = threading.Event()
         self._down_time: float | None = None   # set by disconnect(), read by the thread
         self._corrupt_input = 0                  # set by corrupt_next_input()
+        self._flip_next_byte = False             # a counted frame's '$' ended the last read
         self._noise_until = -math.inf            # set by noise_burst()
         self._noisy_replies = False
         self._serving = threading.Event()
@@ -415,9 +416,11 @@ class DeviceThread:
 
     def corrupt_next_input(self, count: int) -> None:
         """
-        Damage the next ``count`` reads from the host, as line noise would.
+        Damage the next ``count`` frames from the host, as line noise would.
 
-        The first byte after a ``$`` flips, so the device sees a bad checksum.
+        The first byte after each frame's ``$`` flips, so the device sees a bad checksum.
+        Frames count one by one however the reads cut them: a loaded machine hands the
+        device two frames in one read (a command and its re-send), or a frame in two.
         """
         self._corrupt_input = count
 
@@ -452,10 +455,8 @@ class DeviceThread:
                 logger.info('%s: disconnected for %.2f s; back at %s', self.name, down_time,
                             self.endpoint.path)
             data = self.endpoint.read(max(0.0, next_step - time.monotonic()))
-            start = data.find(b'$')
-            if self._corrupt_input > 0 and 0 <= start < len(data) - 1:
-                self._corrupt_input -= 1
-                data = data[:start + 1] + bytes([data[start + 1] ^ 1]) + data[start + 2:]
+            if self._corrupt_input > 0 or self._flip_next_byte:
+                data = self._corrupt(data)
             noisy = time.monotonic() < self._noise_until
             if noisy:
                 data = _spoil(data)
@@ -468,6 +469,18 @@ class DeviceThread:
                 self._send(self.device.step(now), noisy)
                 # Keep the rate without bursts after a stall.
                 next_step = max(next_step + self.period, now)
+
+    def _corrupt(self, data: bytes) -> bytes:
+        """Return ``data`` with the frames still owed to :meth:`corrupt_next_input` spoilt."""
+        spoilt = bytearray(data)
+        for i, byte in enumerate(spoilt):
+            if self._flip_next_byte:
+                spoilt[i] ^= 1
+                self._flip_next_byte = False
+            elif byte == ord('$') and self._corrupt_input > 0:
+                self._corrupt_input -= 1
+                self._flip_next_byte = True
+        return bytes(spoilt)
 
     def _send(self, frames: list[bytes], noisy: bool) -> None:
         for frame in frames:

@@ -167,6 +167,28 @@ def test_a_command_damaged_on_the_way_is_refused_and_sent_again(rig, motors):
     assert [m.seq for m in rig.motor.applied] == [seq]
 
 
+@pytest.mark.parametrize('rig', ['pty'], indirect=True)
+def test_frames_are_damaged_one_by_one_however_they_arrive(rig):
+    """
+    corrupt_next_input counts frames, not reads.
+
+    A loaded machine hands the device a command and its re-send in one read; counted by
+    reads, the second came through, and the bridge saw fewer give-ups than its test asked.
+    """
+    import serial
+
+    encode = rig.motor.protocol.encode
+    with serial.serial_for_url(rig.path('motors'), timeout=0.1) as host:
+        rig.threads['motors'].corrupt_next_input(2)
+        host.write(encode(motor.SetTensions(7, (1.5, 1.0, 1.0, 1.0)))
+                   + encode(motor.SetTensions(8, (2.0, 1.0, 1.0, 1.0))))   # one write
+        wait_for(lambda: rig.motor.counts['rejected'] == 2, what='two damaged frames')
+        host.write(encode(motor.SetTensions(9, (2.5, 1.0, 1.0, 1.0))))
+        wait_for(lambda: rig.motor.counts['applied'] == 1, what='the next frame applied')
+    assert [m.seq for m in rig.motor.applied] == [9]
+    assert [reason.split(':')[0] for reason, _ in rig.motor.rejected] == ['checksum'] * 2
+
+
 def test_the_device_rejects_what_it_cannot_do():
     device = MotorDriverDevice(Plant(ROBOT))
     encode = device.protocol.encode
