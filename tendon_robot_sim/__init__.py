@@ -155,7 +155,10 @@ class StopWatchdog:
             os.close(write)
             return self
         self._pipe = read, write
-        self._thread = threading.Thread(target=self._watch, name='stop watchdog', daemon=True)
+        # the descriptor as an argument: a command interrupted as it starts leaves the block
+        # (and clears _pipe) before the thread has run its first line
+        self._thread = threading.Thread(target=self._watch, args=(read,), name='stop watchdog',
+                                        daemon=True)
         self._thread.start()
         return self
 
@@ -171,8 +174,7 @@ class StopWatchdog:
         os.close(read)
         os.close(write)
 
-    def _watch(self) -> None:
-        read = self._pipe[0]
+    def _watch(self, read: int) -> None:
         while True:
             for signum in os.read(read, 64):
                 if signum == 0:
