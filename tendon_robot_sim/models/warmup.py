@@ -22,8 +22,9 @@ to numba's cache (next to the sources, or ``NUMBA_CACHE_DIR``, see
 second. Calling the models as the simulator node and the commands do (same constructors,
 same argument types) compiles exactly the signatures they will ask for: the rod dynamics,
 explicit (``advance_rod``) and implicit (``advance``), the rod statics of every formulation
-(solve, poses) and the statics' sensitivities of a calibration, the parallel
-robot (``pcr_solve``), the snake and the constant-curvature trunk kernels.
+(solve, poses) and the statics' sensitivities of a calibration, the stick-slip statics of
+tendon friction against obstacles, the parallel robot (``pcr_solve``), the snake and the
+constant-curvature trunk kernels.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ STEPS = 3   # time steps a timed model takes: the first compiles, the others che
 # controller's tip Jacobian (statics_model auto: discrete for a robot with vertebra discs).
 # test/models/test_warmup.py checks that the demo resolves to these.
 DEMO = ('tendon_robot dynamic (explicit)', 'tendon_robot quasi_static (discrete)')
+# Tendon friction and obstacles compile kernels of their own (the stick-slip sequence's capstan
+# and motor settling, the contact probes): the default robot with friction on the post and plate
+# (config/), as `statics --tensions-csv` or a calibration of the friction runs them.
+FRICTION_ROBOT, WORLD = 'robot_friction.yaml', 'world_post.yaml'
 
 
 def tasks(which: str = 'all') -> Iterator[tuple[str, Callable[[], None]]]:
@@ -87,6 +92,16 @@ def _all_tasks() -> Iterator[tuple[str, Callable[[], None]]]:
                 label = f'{kind} {mode}' + (f' ({variant})' if variant else '')
                 yield label, _warmer(path, mode, options)
     yield 'tendon_robot calibration (statics sensitivities)', _warm_sensitivities
+    yield 'tendon_robot quasi_static (friction, world)', _warm_friction_and_world
+
+
+def _warm_friction_and_world() -> None:
+    """Run the quasi-static model of a robot with tendon friction against obstacles."""
+    from tendon_robot_sim.models.contact.world import load_world
+
+    world = load_world(share_dir() / 'config' / WORLD)
+    exercise(create_model(share_dir() / 'config' / FRICTION_ROBOT, 'quasi_static',
+                          ModelOptions(world=world))[2])
 
 
 def _warm_sensitivities() -> None:
