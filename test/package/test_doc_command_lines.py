@@ -56,6 +56,10 @@ PARSE_ONLY = (
     (f'{PROGRAM} warmup', 'compiles every kernel: test/cli/test_warmup_cli.py'),
     ('--model dynamic', 'minutes of dynamic replays: test/experiment/test_calibration.py'),
     ('--experiment step', 'a dynamic run of 3.5 s: test/experiment/test_calibration.py'),
+    ('synth-experiment experiment_bag --noise 0.0002 --seed 1',
+     "15 dynamic holds (16 s of CPU): test/experiment/test_model_error.py's fixture runs the "
+     'same (the hidden robot, noise 2e-4, seed 1), test/cli/test_synth_experiment_cli.py '
+     'its arguments'),
     ('bha_bag', 'a recording of the BHA in ROS: test/nodes/test_ros_cc_identification.py'),
     ('points.csv', 'samples of a bellows robot: test/experiment/test_cc_identification.py'),
     ('bha_steps', 'a chain of 34 s runs and a fit: test/experiment/test_trunk_paper_table.py'),
