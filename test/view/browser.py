@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 import pytest
+from selenium.webdriver.common.by import By
 from tendon_robot_sim.view import headless
 from tendon_robot_sim.view.camera import PANEL_WIDTH, project
 import waiting
@@ -62,6 +63,11 @@ def open_page(browser, page, timeout: float = 120.0):
                      timeout)
     close_notifications(browser)
     return client
+
+
+def page_text(browser) -> str:
+    """Return the text the page shows now (its panels, notices and labels)."""
+    return browser.find_element(By.TAG_NAME, 'body').text
 
 
 def click(browser, element) -> None:
