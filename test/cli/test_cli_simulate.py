@@ -195,27 +195,33 @@ def test_tills_friction_examples_run_from_the_shipped_files(law, alpha, tmp_path
     assert np.sqrt(np.mean(errors ** 2)) < 0.2e-3
 
 
-def test_a_simulate_process_loads_only_what_it_works_with():
+@pytest.mark.parametrize('arguments', [
+    ['simulate', '--robot', str(ROOT / 'config' / 'till_tendon_robot.yaml'), '--dt', '0.05',
+     '--duration', '2', '--displacements-csv',
+     str(ROOT / 'config' / 'till_tendon_robot_displacements.csv')],
+    ['statics', '--robot', str(ROOT / 'config' / 'robot.yaml'), '--tensions', '1,0,0,0']],
+    ids=["simulate Till's example", 'statics'])
+def test_a_command_process_loads_only_what_it_works_with(arguments):
     """
-    Till's example as its own process imports no other command's libraries.
+    A command as its own process imports no other command's libraries.
 
-    The whole process was 2.2 CPU s, 0.06 s of them the integration (issue 42): every command
-    module was imported to build the parser, scipy came with numba and the modal module. The
-    modules listed are what those imports brought; each takes 0.05 to 0.3 s.
+    The whole ``simulate`` process was 2.2 CPU s, 0.06 s of them the integration (issue 42):
+    every command module was imported to build the parser, scipy came with numba and the
+    modal module; ``statics`` took scipy.optimize (0.4 s) from the stick-slip module, which
+    only a sequence with friction needs. The modules listed are what those imports brought;
+    each takes 0.05 to 0.4 s.
     """
-    heavy = ['scipy.linalg', 'elastica', 'matplotlib', 'dask', 'trimesh', 'rclpy', 'rosbags',
-             'tendon_robot_sim.commands.demo_hardware', 'tendon_robot_sim.models.pcr']
+    heavy = ['scipy.linalg', 'scipy.optimize', 'elastica', 'matplotlib', 'dask', 'trimesh',
+             'rclpy', 'rosbags', 'tendon_robot_sim.commands.demo_hardware',
+             'tendon_robot_sim.models.pcr']
     probe = ('import json, sys\n'
              'from tendon_robot_sim import cli\n'
              'code = cli.main(sys.argv[1:])\n'
              f'print(json.dumps([name for name in {heavy!r} if name in sys.modules]))\n'
              'sys.exit(code)\n')
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
-    result = subprocess.run(
-        [sys.executable, '-c', probe, 'simulate', '--robot',
-         str(ROOT / 'config' / 'till_tendon_robot.yaml'), '--dt', '0.05', '--duration', '2',
-         '--displacements-csv', str(ROOT / 'config' / 'till_tendon_robot_displacements.csv')],
-        capture_output=True, text=True, timeout=COMMAND_TIMEOUT, env=env, cwd=ROOT)
+    result = subprocess.run([sys.executable, '-c', probe, *arguments], capture_output=True,
+                            text=True, timeout=COMMAND_TIMEOUT, env=env, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
 

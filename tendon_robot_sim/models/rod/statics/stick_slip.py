@@ -52,7 +52,6 @@ import math
 import time
 
 import numpy as np
-from scipy.optimize import brentq
 
 from tendon_robot_sim.models._numerics import broyden
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
@@ -630,6 +629,10 @@ class StickSlipStatics:
         lengthens its path), so a root within [0, 2 max_tension] is bracketed, or the tendon
         is slack (error <= 0 at zero tension). Returns (motor, F, out).
         """
+        # here, not at the module's top: scipy.optimize is 0.4 s of every statics command's
+        # start, and only a sequence with friction that this sweep rescues needs it
+        from scipy.optimize import brentq
+
         limits = 2.0 * self.robot.max_tensions
         for i in range(motor.size):
             def lacking(tension, i=i):
