@@ -70,6 +70,18 @@ def page_text(browser) -> str:
     return browser.find_element(By.TAG_NAME, 'body').text
 
 
+def wait_for_text(browser, text: str, what: str) -> str:
+    """
+    Wait until the page shows ``text``; return all the page shows then.
+
+    viser sends its panels after the page connects: read at once, a panel may not be there.
+    """
+    def shown():
+        now = page_text(browser)
+        return text in now and now
+    return waiting.wait_for(shown, what)
+
+
 def click(browser, element) -> None:
     """Scroll ``element`` to the middle of its panel and click it, as a user would."""
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)

@@ -26,7 +26,7 @@ import re
 from types import SimpleNamespace
 
 from browser import (click, drawn, drawn_near, free, on_page, open_page, page_text,
-                     screenshot, start_browser)
+                     screenshot, start_browser, wait_for_text)
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Point, PointStamped
 import numpy as np
@@ -162,9 +162,7 @@ def test_the_page_shows_the_robot_filling_the_view(live, browser):
         raise AssertionError(f'{error}; {camera_state(live.page, client)}') from None
     # and what is drawn is the robot: the free view is mostly background
     assert drawn(image)[:, :image.shape[1] - PANEL_WIDTH].mean() < 0.5
-    # the panels come after the page connects: wait for them, not for the first text
-    text = wait_for(lambda: (lambda text: 'Stack /' in text and text)(page_text(browser)),
-                    'the stack panel drawn')
+    text = wait_for_text(browser, 'Stack /', 'the stack panel drawn')
     assert '/tendon/command/tension' in text
     # a ground grid under the robot, cells of a round size near a tenth of it, its scale said
     grid, size = live.page.grid, live.page._size
@@ -450,8 +448,7 @@ def test_a_bag_plays_to_its_end_in_the_page(browser, tmp_path, robot_file):
         wait_for(lambda: shows_backbone(browser, page, client, 'bag_start'),
                  "the bag's first backbone drawn")
         click(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Play']"))
-        wait_for(lambda: 'at the end' in page_text(browser),
-                 'the page saying the bag played to its end')
+        wait_for_text(browser, 'at the end', 'the page saying the bag played to its end')
         assert playback.shown_t == pytest.approx(playback.timeline.duration)
         np.testing.assert_allclose(page.tip_position, states[-1].tip.position, atol=1e-9)
         try:
@@ -533,9 +530,7 @@ def test_the_parallel_robots_sliders_read_degrees(browser):
                     send_command=lambda name, value: sent.append((name, value)))
     try:
         open_page(browser, page)
-        # the panel comes after the page connects (read at once, it was not there yet once)
-        text = wait_for(lambda: (lambda text: 'Command: motor angle [deg]' in text and text)(
-            page_text(browser)), 'the command panel drawn')
+        text = wait_for_text(browser, 'Command: motor angle [deg]', 'the command panel drawn')
         assert 'motor_1 [deg]' in text
         assert '1.570796' not in text and '90' in text.split()     # the slider's end mark
     finally:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 import http.server
 import threading
 
-from browser import click, open_page, page_text, start_browser
+from browser import click, open_page, start_browser, wait_for_text
 from hostile_view import camera, set_value
 import msgspec
 from pages import make_page
@@ -81,7 +81,7 @@ def test_the_printed_address_opens_the_page_that_commands(hardware, browser):
 def test_the_page_without_its_token_is_refused(hardware, browser):
     """Another name of this machine: no cookie there, so only the token would let it in."""
     browser.get(f'http://localhost:{hardware.page.port}/')
-    wait_for(lambda: 'no valid token' in page_text(browser), 'the refusal in the page')
+    wait_for_text(browser, 'no valid token', 'the refusal in the page')
     browser.get(f'http://localhost:{hardware.page.port}/?token={hardware.page.guard.token}')
     wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, '[role=slider]'),
              'the page with its token')
@@ -91,7 +91,7 @@ def test_a_dns_rebinding_page_gets_nothing_even_with_the_token(hardware, browser
     start = len(hardware.said.said)
     browser.get(f'http://attacker.example:{hardware.page.port}/?token='
                 f'{hardware.page.guard.token}')
-    wait_for(lambda: "Host 'attacker.example" in page_text(browser), 'the refusal in the page')
+    wait_for_text(browser, "Host 'attacker.example", 'the refusal in the page')
     # the page and what the browser asks next (its icon): each refused
     assert {kind for kind, _ in hardware.said.since(start)} == {'view refused: request'}
 
