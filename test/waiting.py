@@ -14,6 +14,7 @@
 
 """Polling for a condition, shared by the node, device and emulator tests (no rclpy here)."""
 
+import threading
 import time
 
 # s wall: the deadline of every wait for a condition. Generous, so that only a real hang
@@ -45,3 +46,24 @@ def wait_for(condition, what: str = 'condition', timeout: float = TIMEOUT, perio
             time.sleep(period)
         else:
             between()
+
+
+def first_line(process, starts: str, timeout: float = TIMEOUT) -> str:
+    """
+    Return the first line ``process`` (a text-mode Popen) prints, which must begin ``starts``.
+
+    Otherwise, or when it prints none within ``timeout`` s, the process is killed and the
+    AssertionError says all it printed: a message built with communicate() while it still
+    ran (its output stays open) waited for ever.
+    """
+    timer = threading.Timer(timeout, process.kill)
+    timer.start()
+    try:
+        line = process.stdout.readline()
+    finally:
+        timer.cancel()
+    if not line.startswith(starts):
+        process.kill()
+        rest = process.communicate(timeout=timeout)[0]
+        raise AssertionError(f'expected a first line starting {starts!r}, got: {line}{rest}')
+    return line

@@ -862,10 +862,14 @@ def drive(probe: Node, clients: dict, name: dict, transition: int, start: str,
     still at ``start`` TRANSITION_AGAIN s after its request is asked again.
     """
     asked: dict[int, float] = {}
+    # every call within the wait's 120 s: a call has its own deadline (120 s for the service,
+    # 120 s for the answer), and ten bridges that never answered held the test for 20 minutes
+    deadline = time.monotonic() + 120.0
 
     def all_reached() -> bool:
         for i in [i for i in clients if i not in done]:
             state = call(probe, GetState, f'/{name[i]}/get_state', GetState.Request(),
+                         timeout=max(1.0, deadline - time.monotonic()),
                          again_after=1.0).current_state.label
             if state == reached:
                 done.add(i)
@@ -875,7 +879,8 @@ def drive(probe: Node, clients: dict, name: dict, transition: int, start: str,
                 asked[i] = time.monotonic()
         return len(done) == len(clients)
     done: set[int] = set()
-    wait_for(all_reached, timeout=120.0, what=f'the bridges to reach {reached}')
+    wait_for(all_reached, timeout=deadline - time.monotonic(),
+             what=f'the bridges to reach {reached}')
 
 
 def test_ctrl_c_exits_cleanly_and_leaves_the_robot_relaxed_every_time(tmp_path):

@@ -28,7 +28,7 @@ from sensor_msgs.msg import JointState
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.experiment.bag import bag_topics, read_messages
 from tendon_robot_sim.ros import topics
-from waiting import COMMAND_TIMEOUT
+from waiting import COMMAND_TIMEOUT, first_line
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def _start(out, *options):
     process = subprocess.Popen(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'record', str(out), *options],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert process.stdout.readline().startswith('recording '), process.communicate()[0]
+    first_line(process, 'recording ')
     return process
 
 

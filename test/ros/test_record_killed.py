@@ -36,7 +36,7 @@ from tendon_robot_sim.experiment.bag import BagError, read_messages
 from tendon_robot_sim.experiment.bag_recovery import recover_bag
 from tendon_robot_sim.experiment.experiment import synth_experiment
 from tendon_robot_sim.models.tendon_robot import load_robot
-from waiting import TIMEOUT, wait_for
+from waiting import first_line, TIMEOUT, wait_for
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +97,7 @@ def test_a_killed_recorder_is_recovered_and_its_bag_read_by_every_tool(
                      'tip/measured')
     player = None
     try:
-        assert recorder.stdout.readline().startswith('recording '), recorder.communicate()[0]
+        first_line(recorder, 'recording ')
         player = start('replay', played, '--setpoint-topic', 'tendon/setpoint', '--rate', RATE,
                        '--delay', '1')
         on_disk = wait_for(lambda: (n := setpoints_on_disk(bag, tmp_path / 'copy'))
