@@ -201,7 +201,8 @@ def add_vertebra_discs(rod, robot: Robot, layout: TendonLayout) -> None:
 
 def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
                      tip_wrench: np.ndarray | None = None,
-                     contact: contact_kernels.Contact | None = None):
+                     contact: contact_kernels.Contact | None = None,
+                     damping_rate: float | None = None):
     """
     Build the finalized PyElastica system of ``robot`` and its rod, straight, at rest.
 
@@ -212,20 +213,22 @@ def build_rod_system(robot: Robot, dt: float, tensions: np.ndarray,
     the shared ``tensions`` [N] and ``tip_wrench`` (default ``robot.tip_load``)
     arrays, and is damped by ``AnalyticalLinearDamper``'s
     uniform protocol: every velocity times exp(-c dt) per step, c from
-    :func:`~tendon_robot_sim.models.modal.mass_proportional_damping`, and by
+    :func:`~tendon_robot_sim.models.modal.mass_proportional_damping` (or ``damping_rate``, its
+    value, where the caller has it already: it solves an eigenproblem), and by
     :class:`StrainRateDamping`, which damps the highest modes. With ``contact`` (the kernels'
     world, :meth:`~tendon_robot_sim.models.contact.world.World.contact`) the obstacles load it
     (:class:`WorldContact`).
     """
     system = _System()
-    rod = add_rod(system, robot, dt, tensions, tip_wrench, contact)
+    rod = add_rod(system, robot, dt, tensions, tip_wrench, contact, damping_rate)
     system.finalize()
     return system, rod
 
 
 def add_rod(system, robot: Robot, dt: float, tensions: np.ndarray,
             tip_wrench: np.ndarray | None = None,
-            contact: contact_kernels.Contact | None = None):
+            contact: contact_kernels.Contact | None = None,
+            damping_rate: float | None = None):
     """
     Append the rod of :func:`build_rod_system` with its loads to ``system``; return the rod.
 
@@ -258,7 +261,7 @@ def add_rod(system, robot: Robot, dt: float, tensions: np.ndarray,
     if contact is not None and contact.shape.size:
         lengths = contact_lengths(robot, rod.rest_lengths, TendonLayout.from_robot(robot).nodes)
         system.add_forcing_to(rod).using(WorldContact, arguments=(contact, *lengths))
-    rate = mass_proportional_damping(robot)
+    rate = mass_proportional_damping(robot) if damping_rate is None else damping_rate
     if rate > 0.0:
         system.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=rate,
                                  time_step=dt)
@@ -341,6 +344,8 @@ class TendonSimulator(Settling):
         # Shared with TendonForces: written in place, never rebound.
         self._tensions = np.zeros(self.n_tendons)
         self._tip_wrench = np.zeros((2, 3))
+        # once: both steppers' damper take it, and every reset rebuilds them
+        self._damping_rate = mass_proportional_damping(robot)
         self._build()
         self._rest_lengths = robot.reference_lengths(self._layout.path_lengths(
             self._layout.tendon_paths(self._rod.position_collection,
@@ -352,7 +357,8 @@ class TendonSimulator(Settling):
         """Create the PyElastica system in its initial straight state at t = 0."""
         self._tip_wrench[:] = (self.robot.tip_load.force, self.robot.tip_load.moment)
         self._system, self._rod = build_rod_system(self.robot, self.dt, self._tensions,
-                                                   self._tip_wrench, self._contact)
+                                                   self._tip_wrench, self._contact,
+                                                   self._damping_rate)
         self._contact_lengths = contact_lengths(self.robot, self._rod.rest_lengths,
                                                 self._layout.nodes)
         self._stepper = ea.PositionVerlet()
@@ -363,7 +369,7 @@ class TendonSimulator(Settling):
         # with the clamp's pose at node 0 / element 0), scratch, loads, damping and checks
         self._compiled = (
             rod_arrays(block), rod_work(self._rod.n_elems), self.robot.gravity.copy(),
-            math.exp(-mass_proportional_damping(self.robot) * self.dt),
+            math.exp(-self._damping_rate * self.dt),
             strain_rate_viscosity(self.robot), forcing.kernel_arguments,
             (self._contact, *self._contact_lengths), CHECK_EVERY,
             self.robot.base.position.copy(), RUNAWAY_LENGTHS * self.robot.rod.length)
