@@ -22,7 +22,10 @@ ramp, 25 s simulated) run as users run it: one process per run, numba's cache wa
 the process's CPU time (user + system, from the kernel's accounting of the child) and wall
 time; beside them the integration's own time, the ``wall_time`` the command reports of a
 second run in this process (kernels loaded: the model's time alone), and the floor under
-any command: the interpreter, numpy and numba imported alone. Target: at most 0.8 CPU s.
+any command: the interpreter, numpy and numba imported alone, in this environment and with
+the one OpenBLAS thread the package sets (``tendon_robot_sim/__init__.py``) unless it is set
+(this script imports the package only after the processes ran, so that they inherit the
+environment as given). Target: at most 0.8 CPU s.
 The processes run as a user's do, with Python's bytecode cache (``__pycache__``): a
 PYTHONDONTWRITEBYTECODE in this environment (some sandboxes set it) is left out of theirs,
 since without it every module of the package is compiled from source on every start (about
@@ -47,19 +50,22 @@ import sys
 import time
 
 from machine import machine_info
-from tendon_robot_sim import cli
 
 CONFIG = Path(__file__).resolve().parents[1] / 'config'
 ARGS = ['simulate', '--robot', str(CONFIG / 'till_tendon_robot.yaml'), '--dt', '0.05',
         '--displacements-csv', str(CONFIG / 'till_tendon_robot_displacements.csv'), '--json']
 TARGET_CPU_S = 0.8
-FLOORS = {'python': 'pass', 'python + numpy': 'import numpy',
-          'python + numpy + numba': 'import numba'}
+# name: (code, variables set for that process)
+FLOORS = {'python': ('pass', {}), 'python + numpy': ('import numpy', {}),
+          'python + numpy + numba': ('import numba', {}),
+          'python + numpy + numba, one OpenBLAS thread': ('import numba',
+                                                          {'OPENBLAS_NUM_THREADS': '1'})}
 
 
-def timed(command: list) -> tuple[float, float, str]:
+def timed(command: list, variables: dict | None = None) -> tuple[float, float, str]:
     """Run ``command``; return its CPU seconds (user + system), wall seconds and stdout."""
     environment = {k: v for k, v in os.environ.items() if k != 'PYTHONDONTWRITEBYTECODE'}
+    environment.update(variables or {})
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                text=True, env=environment)
@@ -74,6 +80,7 @@ def timed(command: list) -> tuple[float, float, str]:
 
 def integration_alone() -> float:
     """Return the command's own wall_time [s] of its second run in this process."""
+    from tendon_robot_sim import cli      # last: it sets OPENBLAS_NUM_THREADS in os.environ
     for _ in range(2):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
@@ -94,8 +101,8 @@ def main(argv=None) -> int:
     for _ in range(args.repeat):     # interleaved: the load changes alike for each
         cpu, wall, out = timed([tool, *ARGS])
         runs.append((cpu, wall, json.loads(out.strip().splitlines()[-1])['wall_time']))
-        for name, code in FLOORS.items():
-            floors[name].append(timed([sys.executable, '-c', code])[0])
+        for name, (code, variables) in FLOORS.items():
+            floors[name].append(timed([sys.executable, '-c', code], variables)[0])
     cpus, walls, reported = zip(*runs)
     result = {
         'benchmark': 'command_start',

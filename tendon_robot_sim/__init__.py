@@ -56,6 +56,13 @@ def numba_cache_dir(package: Path = Path(__file__).resolve().parent) -> Path | N
 if 'NUMBA_CACHE_DIR' not in os.environ and (_cache := numba_cache_dir()) is not None:
     os.environ['NUMBA_CACHE_DIR'] = str(_cache)
 
+# One OpenBLAS thread unless the user sets another number (read when numpy loads OpenBLAS,
+# which no module of ours imports before this one). The models are compiled kernels and
+# the parallel work (calibration workers, datasets, a stack's nodes) runs in processes, so a
+# second BLAS thread only competes with them; and at load OpenBLAS's idle thread spun for
+# about 0.1 s of CPU: a third of the start of every command and node (docs/performance.md).
+os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
+
 
 def share_dir() -> Path:
     """

@@ -226,6 +226,29 @@ def test_a_command_process_loads_only_what_it_works_with(arguments):
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
 
 
+@pytest.mark.parametrize('given, threads', [(None, 1), ('2', 2)])
+def test_a_process_of_the_package_runs_one_blas_thread_unless_told(given, threads):
+    """
+    In a process that imports the package first, numpy's OpenBLAS runs one thread (or the user's).
+
+    A second thread spun for about 0.1 s of CPU as OpenBLAS loaded (0.86 -> 0.75 CPU s for
+    Till's example as a process, docs/performance.md). The child's environment is the user's
+    (the test run sets the variable itself: it is removed here, or given).
+    """
+    probe = ('import tendon_robot_sim, numpy, json\n'
+             'from threadpoolctl import threadpool_info\n'
+             "print(json.dumps([p['num_threads'] for p in threadpool_info()"
+             " if p['internal_api'] == 'openblas']))\n")
+    env = {k: v for k, v in os.environ.items() if k != 'OPENBLAS_NUM_THREADS'}
+    env['PYTHONPATH'] = str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', '')
+    if given is not None:
+        env['OPENBLAS_NUM_THREADS'] = given
+    result = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True,
+                            timeout=COMMAND_TIMEOUT, env=env, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [threads]       # numpy's own OpenBLAS, loaded
+
+
 def test_tensions_over_time_on_the_explicit_model(coarse_robot, tmp_path, capsys):
     """The explicit model settles under the inputs at t = 0, then writes a row per ms."""
     inputs = tmp_path / 'tensions.csv'
