@@ -20,6 +20,12 @@ import signal
 import threading
 
 import pytest
+# First, before a test module loads numpy: the package's process settings (one OpenBLAS
+# thread, tendon_robot_sim/__init__.py) then hold in every test process and in what it starts.
+# Three workers share two cores with the nodes and commands they start, where OpenBLAS's second
+# thread spun for a core another process held: the suite took 10 % less CPU with one
+# (docs/development.md), and BLAS rounds alike on machines with any number of cores.
+import tendon_robot_sim  # noqa: F401
 
 # Kilted ignores ROS_LOCALHOST_ONLY; this keeps discovery on loopback.
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
@@ -30,12 +36,6 @@ if os.environ.get('PYTEST_XDIST_WORKER', 'gw0') != 'gw0':
     worker = int(os.environ['PYTEST_XDIST_WORKER'][2:])
     os.environ['ROS_DOMAIN_ID'] = str(1 + (int(os.environ['ROS_DOMAIN_ID']) - 1 + 101 * worker)
                                       % 232)
-# One BLAS thread in every test process and in what it starts (set before numpy loads
-# OpenBLAS). The suite runs three workers on two cores, each starting nodes and commands, and
-# OpenBLAS's threads spin while they wait for a core another process holds: the whole suite
-# took 10 % less CPU with one (docs/development.md). It also keeps BLAS's rounding the same on
-# machines with any number of cores.
-os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 
 # A shell starts background jobs (`make test &`, some CI runners) with SIGINT ignored, and the
 # ignore is inherited through exec: the tests that press Ctrl-C on a node or a command would
