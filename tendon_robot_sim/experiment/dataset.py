@@ -362,8 +362,12 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     this call, then stop (the rest on the next call). Returns a summary: samples, solved
     in this call, converged, failed, chunks done and total, wall time, complete.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:     # optional for a colcon install (docs/ros_interface.md)
+        raise DatasetError('output: Parquet files need the pyarrow package '
+                           '(pip install pyarrow)') from None
     from tqdm import tqdm
     if model not in ADAPTERS:
         raise DatasetError(f'model: must be one of {sorted(ADAPTERS)}, got {model!r}')

@@ -676,3 +676,14 @@ def test_running_out_of_memory_is_bad_input_in_one_line(monkeypatch, capsys):
     assert cli.main(['warmup']) == BAD
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'warmup: error: out of memory (Unable to allocate' in err
+
+
+def test_a_dataset_without_pyarrow_says_what_to_install(monkeypatch, tmp_path, capsys):
+    """Without pyarrow (optional beside colcon: docs/ros_interface.md): one line, exit 2."""
+    monkeypatch.setitem(sys.modules, 'pyarrow', None)     # import pyarrow raises ImportError
+    code = cli.main(['dataset', '--robot', ROBOT, '--model', 'cc', '--samples', '2',
+                     '--output', str(tmp_path / 'd')])
+    err = capsys.readouterr().err
+    assert code == BAD and err.count('\n') == 1, err
+    assert 'output: Parquet files need the pyarrow package (pip install pyarrow)' in err, err
+    assert list(tmp_path.iterdir()) == []
