@@ -77,6 +77,8 @@ CHUNK = 0.05
 # Implicit model: fewest steps between them (each call around the kernel costs about 0.3 ms of
 # Python: at Till's dt = 50 ms one step a call took twice the integration's own time).
 CHUNK_STEPS = 20
+# --until-steady: the most simulated time [s] unless --max-time says otherwise
+MAX_TIME = 10.0
 # Explicit model: simulated seconds between trajectory rows and input updates.
 EXPLICIT_SAMPLE = 1e-3
 # Explicit model (it starts straight): longest settling under the inputs at t = 0 [s].
@@ -118,8 +120,9 @@ def register(subparsers) -> None:
                        help="simulated time in s (default 1.0, or the input file's last time)")
     until.add_argument('--until-steady', action='store_true',
                        help='run until the tip is at rest (see --max-time)')
-    parser.add_argument('--max-time', type=positive, default=10.0, metavar='S',
-                        help='with --until-steady: most simulated time in s (default 10)')
+    parser.add_argument('--max-time', type=positive, default=None, metavar='S',
+                        help=f'with --until-steady: most simulated time in s (default '
+                             f'{MAX_TIME:g})')
     parser.add_argument('--dt', type=time_step, default=None, metavar='S',
                         help='time step in s (default: explicit, from the stability bound; '
                              'implicit, 2 ms)')
@@ -266,7 +269,18 @@ def _duration(seconds: float) -> str:
     return f'{seconds:.3g} s'
 
 
+def _check_companions(args: argparse.Namespace) -> None:
+    """Refuse a flag that only works beside another one (it would be ignored)."""
+    if args.max_time is not None and not args.until_steady:
+        raise CommandError('--max-time: applies with --until-steady only')
+    if args.dt_min is not None and args.tip_tolerance is None:
+        raise CommandError('--dt-min: applies with --tip-tolerance only (adaptive dt)')
+
+
 def run(args: argparse.Namespace) -> int:
+    _check_companions(args)
+    if args.max_time is None:       # its default, once it is known not to be given alone
+        args.max_time = MAX_TIME
     path = args.robot or default_robot_file()
     try:
         robot = load_robot(path)
@@ -286,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
             from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
             sim = ImplicitSimulator(robot, dt=args.dt, alpha=_alpha(args), world=world,
                                     tip_tolerance=args.tip_tolerance, dt_min=args.dt_min)
-        elif args.tip_tolerance is not None or args.dt_min is not None:
+        elif args.tip_tolerance is not None:    # and --dt-min, which needs it
             raise CommandError(f'--tip-tolerance: applies to the implicit integrator only; this '
                                f'run is explicit ({why}): add --integrator implicit')
         elif args.alpha is not None:
@@ -318,9 +332,10 @@ def run(args: argparse.Namespace) -> int:
                 origin = _run_explicit(sim, args, series, duration, trajectory, bar,
                                        _named(robot, args.tensions))
     except (SimulationDiverged, InputError) as error:
-        trajectory.write()
-        kept = (f'; the trajectory up to then is in {trajectory.path}' if trajectory.path
-                else '')
+        kept = ''
+        if trajectory.path and trajectory.rows:    # no row yet: an older file stays as it was
+            trajectory.write()
+            kept = f'; the trajectory up to then is in {trajectory.path}'
         kind = NoResultError if isinstance(error, SimulationDiverged) else CommandError
         message = str(error)
         if getattr(error, 'step_dt', None) is not None:

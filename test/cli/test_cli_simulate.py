@@ -108,6 +108,13 @@ def test_bad_robot_file_exits_non_zero_with_one_line_on_stderr(tmp_path):
     (['--duration', '-1'], 'argument --duration: must be a finite number > 0, got -1'),
     (['--until-steady', '--max-time', 'inf'],
      'argument --max-time: must be a finite number > 0, got inf'),
+    # flags that only work beside another would be ignored
+    (['--max-time', '1', '--duration', '0.01'], '--max-time: applies with --until-steady only'),
+    (['--dt-min', '1e-4', '--integrator', 'implicit'],
+     '--dt-min: applies with --tip-tolerance only (adaptive dt)'),
+    (['--dt-min', '1e-4'], '--dt-min: applies with --tip-tolerance only (adaptive dt)'),
+    (['--tip-tolerance', '1e-4', '--integrator', 'explicit'],
+     '--tip-tolerance: applies to the implicit integrator only'),
     # the explicit model settles at rest before the inputs, with the same dt
     (['--dt', '1e-3', '--duration', '0.1'],
      'while the rod settled at rest before the inputs: simulation diverged at t = '),
@@ -122,6 +129,18 @@ def test_bad_input_messages(coarse_robot, capsys, args, message):
     assert len(errors) == 1, err
     assert errors[0].startswith('tendon-robot-sim simulate: error: ')
     assert message in errors[0]
+
+
+def test_a_run_that_fails_before_its_first_row_leaves_the_trajectory_file_alone(
+        coarse_robot, tmp_path, capsys):
+    """The explicit rod diverges while it settles, before any row: an older file is kept."""
+    older = tmp_path / 'tip.csv'
+    older.write_text('t,x\n0,1\n')
+    assert main(['simulate', '--robot', str(coarse_robot), '--dt', '1e-3', '--duration', '0.1',
+                 '--trajectory-out', str(older)]) == 1
+    err = capsys.readouterr().err
+    assert 'while the rod settled at rest' in err and 'trajectory up to then' not in err, err
+    assert older.read_text() == 't,x\n0,1\n'
 
 
 @pytest.mark.parametrize('text, message', [
