@@ -78,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f'--robot: no such file: {args.robot}')
     if args.sampler == 'csv' and args.csv is None:
         raise CommandError('--csv: --sampler csv needs a file')
+    if args.sampler != 'csv' and args.csv is not None:    # it would be ignored
+        raise CommandError(f'--csv: applies with --sampler csv only (this run: --sampler '
+                           f'{args.sampler})')
     try:
         summary = build_dataset(args.robot, args.model, args.output, args.samples,
                                 args.sampler, args.random_state, args.csv, args.chunk_size,

@@ -50,7 +50,7 @@ from tendon_robot_sim.commands import (add_scheduler_options, command_error, Com
                                        NoResultError, OutputPath, parse_values, parse_vector,
                                        pcr_studies, positive, positive_int, scheduler_of,
                                        worker_count)
-from tendon_robot_sim.files.outputs import make_folder
+from tendon_robot_sim.files.outputs import make_new_folders, removed_on_failure
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
@@ -238,12 +238,13 @@ def _workspace(args, robot, force, moment) -> int:
     positions = cylinder_samples(args.radius, heights, args.per_height)
     out = Path(args.out)
     try:
-        make_folder(out)
+        created = make_new_folders(out)
     except OSError as error:
         raise CommandError(f'--out: cannot create {out}: {error.strerror}') from None
     try:
-        result = workspace(robot, positions, orientations, force, moment, args.workers,
-                           scheduler_of(args))
+        with removed_on_failure(created):
+            result = workspace(robot, positions, orientations, force, moment, args.workers,
+                               scheduler_of(args))
     except ParallelError as error:
         raise command_error(error) from None
     result.write_csv(out / 'workspace.csv')

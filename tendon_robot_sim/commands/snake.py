@@ -58,7 +58,8 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, MAX_STEPS,
                                        non_negative, NoResultError, OutputPath, parse_values,
                                        positive, positive_int, time_step)
-from tendon_robot_sim.files.outputs import make_folder, open_output, save_figure
+from tendon_robot_sim.files.outputs import (make_new_folders, open_output, removed_on_failure,
+                                            save_figure)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.plotting import legend_beside
 from tendon_robot_sim.models.snake.dynamics import (BROKEN_MEANING, GROUPS, InverseDynamics,
@@ -100,11 +101,12 @@ def register(subparsers) -> None:
                          help="the motion of D'Antuono et al. 2023 on the pan joints, the "
                               'tilt joints, both, all three one after the other, or a CSV '
                               'file (time, then one angle column per joint, rad)')
-    inverse.add_argument('--duration', type=positive, default=PAPER_DURATION,
-                         help="the paper's trajectories: length in s (default 12.6)")
-    inverse.add_argument('--dt', type=time_step, default=PAPER_STEP,
-                         help="the paper's trajectories: time step in s (default 0.005, "
-                              "the paper's)")
+    inverse.add_argument('--duration', type=positive, default=None,
+                         help=f"the paper's trajectories: length in s (default "
+                              f'{PAPER_DURATION:g})')
+    inverse.add_argument('--dt', type=time_step, default=None,
+                         help=f"the paper's trajectories: time step in s (default "
+                              f"{PAPER_STEP:g}, the paper's)")
     inverse.add_argument('--out', default='snake_output', metavar='DIR', type=OutputPath('folder'),
                          help='folder for the CSV files and the plot (default snake_output)')
     inverse.add_argument('--plot', action='store_true',
@@ -312,13 +314,25 @@ def run_inverse(args: argparse.Namespace) -> int:
     dynamics = SnakeDynamics(snake)
     if args.trajectory in STUDY_TRAJECTORIES + ('all',):
         names = STUDY_TRAJECTORIES if args.trajectory == 'all' else (args.trajectory,)
+        # their defaults, once it is known that no trajectory file ignores them
+        args.duration = PAPER_DURATION if args.duration is None else args.duration
+        args.dt = PAPER_STEP if args.dt is None else args.dt
         check_steps(args.duration, args.dt)
         trajectories = {n: study_trajectory(snake, n, args.duration, args.dt) for n in names}
     else:
+        for flag, value in (('--duration', args.duration), ('--dt', args.dt)):
+            if value is not None:
+                raise CommandError(f"{flag}: applies to the paper's trajectories only; a "
+                                   'trajectory file gives its own times')
         path = Path(args.trajectory)
         trajectories = {path.stem: read_trajectory(path, snake.n_joints)}
     out = Path(args.out)
-    make_folder(out)
+    with removed_on_failure(make_new_folders(out)):
+        return _inverse_into(out, snake, dynamics, loads, trajectories, args)
+
+
+def _inverse_into(out: Path, snake, dynamics, loads, trajectories, args) -> int:
+    """Solve the trajectories, write their CSV files (and plot) into ``out``; the exit code."""
     if loads:
         print(f'external load{_describe(snake, loads)[1:]}')
     results, summary = {}, {}

@@ -188,3 +188,31 @@ def make_folder(path: str | Path) -> Path:
     check_links(path)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def make_new_folders(path: str | Path) -> list[Path]:
+    """Create the folder ``path`` as :func:`make_folder`; return the ones made, deepest first."""
+    path = Path(path)
+    created = [folder for folder in (path, *path.parents) if not folder.exists()]
+    make_folder(path)
+    return created
+
+
+@contextmanager
+def removed_on_failure(folders: list[Path]) -> Iterator[None]:
+    """
+    Remove ``folders`` (deepest first, from :func:`make_new_folders`) if the block fails.
+
+    Only while empty: a folder that holds a file stops it. A command makes its output folder
+    first, so that one that cannot be made fails before the work, and a failed command leaves
+    no empty folder behind.
+    """
+    try:
+        yield
+    except BaseException:
+        for folder in folders:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise

@@ -192,6 +192,10 @@ CASES = [
      'no feasible tensions'),
     (['snake', 'inverse', '--trajectory', 'pan', '--dt', '-1', '--out', '{out}'], BAD,
      'argument --dt'),
+    (['snake', 'inverse', '--trajectory', '{steep_csv}', '--duration', '5', '--out', '{out}'],
+     BAD, "--duration: applies to the paper's trajectories only; a trajectory file gives"),
+    (['snake', 'inverse', '--trajectory', '{steep_csv}', '--dt', '1e-3', '--out', '{out}'],
+     BAD, "--dt: applies to the paper's trajectories only"),
     (['snake', 'inverse', '--trajectory', 'pan', '--robot', '{nan_rod}'], BAD, 'kind'),
     # snake: external wrench, start pose, ramp; a motion the real snake would slip in
     (['snake', 'inverse', '--trajectory', 'pan', '--tip-wrench', '0,0,1', '--out', '{out}'], BAD,
@@ -498,6 +502,8 @@ CASES = [
     ([*DATASET, 'cc', '--samples', '1000000000000'], BAD, 'several runs'),
     ([*DATASET, 'cc', '--chunk-size', 'nan'], BAD, 'argument --chunk-size'),
     ([*DATASET, 'cc', '--sampler', 'csv'], BAD, '--csv: --sampler csv needs'),
+    ([*DATASET, 'cc', '--csv', '{binary}'], BAD,
+     '--csv: applies with --sampler csv only (this run: --sampler uniform)'),
     ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}'], BAD, 'binary'),
     ([*DATASET, 'pcr'], BAD, 'kind: none given, so a tendon-driven continuum robot'),
     ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
@@ -614,6 +620,7 @@ def files(tmp_path_factory):
             V4_TABLE[2].split(',')[0], '1778540000.0', 1)])),
     }
     paths = {'missing': str(folder / 'missing.yaml'), 'out': str(folder / 'out')}
+    (folder / 'out').mkdir()     # what the cases write into, whichever runs first
     for key, (name, content) in contents.items():
         path = folder / name
         (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
@@ -687,3 +694,24 @@ def test_a_dataset_without_pyarrow_says_what_to_install(monkeypatch, tmp_path, c
     assert code == BAD and err.count('\n') == 1, err
     assert 'output: Parquet files need the pyarrow package (pip install pyarrow)' in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_command_leaves_no_empty_folder_behind(tmp_path, capsys):
+    """The output folder is made before the work (to fail early) and removed if it fails."""
+    beyond = tmp_path / 'beyond.csv'    # joint 1 past the rolling surfaces: refused
+    beyond.write_text('time,theta1,theta2,theta3,theta4,theta5,theta6\n'
+                      '0,0,0,0,0,0,0\n0.1,4.5,0,0,0,0,0\n0.2,0,0,0,0,0,0\n0.3,0,0,0,0,0,0\n')
+    out = tmp_path / 'new' / 'tensions'
+    assert cli.main(['snake', 'inverse', '--trajectory', str(beyond), '--out', str(out)]) == BAD
+    assert 'beyond the rolling surfaces' in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['beyond.csv']
+
+
+def test_a_failed_block_removes_only_the_empty_folders_it_made(tmp_path):
+    from tendon_robot_sim.files.outputs import make_new_folders, removed_on_failure
+    made = make_new_folders(tmp_path / 'a' / 'b' / 'c')
+    assert made == [tmp_path / 'a' / 'b' / 'c', tmp_path / 'a' / 'b', tmp_path / 'a']
+    (tmp_path / 'a' / 'kept.txt').write_text('a file of the work')
+    with pytest.raises(RuntimeError), removed_on_failure(made):
+        raise RuntimeError('the work failed')
+    assert sorted(p.name for p in (tmp_path / 'a').iterdir()) == ['kept.txt']
