@@ -491,6 +491,10 @@ CASES = [
      "line 3, column 'timestamp': the time stamp is before the one of line 2"),
     (['import', '{v4_table}', '--columns', '{v4_map}', '--robot', V4, '--out', '{empty_dir}'],
      BAD, 'exists already'),
+    # a tension beyond the robot description's max_tension (50 N for the FTDCR v4)
+    (['import', '{v4_tension}', '--columns', '{v4_tension_map}', '--robot', V4, '--out',
+      '{out}/tension_bag'], BAD, "{v4_tension}: line 3, column 'servo_4_mm': a tension must be "
+     "<= max_tension = 50 N of tendon 's1_t0', got 1e+09 N"),
     # dataset: counts, a sampler without its file, a model of another kind, a bad scheduler
     (['dataset', '--robot', '{missing}', '--model', 'cc', '--output', '{out}/d'], BAD,
      '--robot: no such file'),
@@ -612,6 +616,10 @@ def files(tmp_path_factory):
             V4_TABLE[:2] + [V4_TABLE[2].rsplit(',', 3)[0] + ',nan,1.0,180.0\n'])),
         'v4_back': ('v4_back.csv', ''.join(V4_TABLE[:2] + [V4_TABLE[2].replace(
             V4_TABLE[2].split(',')[0], '1778540000.0', 1)])),
+        'v4_tension_map': ('v4_tension.yaml', V4_MAP.replace(
+            '  kind: displacement\n  unit: mm\n', '  kind: tension\n  unit: N\n')),
+        'v4_tension': ('v4_tension.csv', V4_TABLE[0] + '0,a' + ',1' * 9 + ',0,0,180\n'
+                       + '1,a,1e9' + ',1' * 8 + ',0,0,180\n'),
     }
     paths = {'missing': str(folder / 'missing.yaml'), 'out': str(folder / 'out')}
     for key, (name, content) in contents.items():
