@@ -495,6 +495,10 @@ CASES = [
     (['import', '{v4_tension}', '--columns', '{v4_tension_map}', '--robot', V4, '--out',
       '{out}/tension_bag'], BAD, "{v4_tension}: line 3, column 'servo_4_mm': a tension must be "
      "<= max_tension = 50 N of tendon 's1_t0', got 1e+09 N"),
+    # 1000 km pulled in: a displacement longer than the rod (0.1865 m) either way
+    (['import', '{v4_far}', '--columns', '{v4_map}', '--robot', V4, '--out', '{out}/far_bag'],
+     BAD, "{v4_far}: line 3, column 'servo_3_mm': a displacement must be within [-0.1865, "
+     '0.1865] m (the rod length either way), got 1e+06 m'),
     # dataset: counts, a sampler without its file, a model of another kind, a bad scheduler
     (['dataset', '--robot', '{missing}', '--model', 'cc', '--output', '{out}/d'], BAD,
      '--robot: no such file'),
@@ -616,6 +620,8 @@ def files(tmp_path_factory):
             V4_TABLE[:2] + [V4_TABLE[2].rsplit(',', 3)[0] + ',nan,1.0,180.0\n'])),
         'v4_back': ('v4_back.csv', ''.join(V4_TABLE[:2] + [V4_TABLE[2].replace(
             V4_TABLE[2].split(',')[0], '1778540000.0', 1)])),
+        'v4_far': ('v4_far.csv', ''.join(V4_TABLE[:2] + [V4_TABLE[2].replace(
+            ',' + V4_TABLE[2].split(',')[3] + ',', ',1e9,', 1)])),
         'v4_tension_map': ('v4_tension.yaml', V4_MAP.replace(
             '  kind: displacement\n  unit: mm\n', '  kind: tension\n  unit: N\n')),
         'v4_tension': ('v4_tension.csv', V4_TABLE[0] + '0,a' + ',1' * 9 + ',0,0,180\n'
