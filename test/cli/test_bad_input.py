@@ -491,6 +491,10 @@ CASES = [
      "line 3, column 'timestamp': the time stamp is before the one of line 2"),
     (['import', '{v4_table}', '--columns', '{v4_map}', '--robot', V4, '--out', '{empty_dir}'],
      BAD, 'exists already'),
+    # two tendons sent to one column
+    (['import', '{v4_table}', '--columns', '{v4_map_twice}', '--robot', V4, '--out',
+      '{out}/twice_bag'], BAD, "{v4_map_twice}: inputs.columns.s1_t1: column 'servo_4_mm' is "
+     "also the column of tendon 's1_t0'; each tendon needs its own column"),
     # a tension beyond the robot description's max_tension (50 N for the FTDCR v4)
     (['import', '{v4_tension}', '--columns', '{v4_tension_map}', '--robot', V4, '--out',
       '{out}/tension_bag'], BAD, "{v4_tension}: line 3, column 'servo_4_mm': a tension must be "
@@ -615,6 +619,8 @@ def files(tmp_path_factory):
         'v4_map': ('v4_columns.yaml', V4_MAP),
         'v4_map_mile': ('v4_mile.yaml', V4_MAP.replace('tip_z], unit: mm}',
                                                        'tip_z], unit: mile}')),
+        'v4_map_twice': ('v4_twice.yaml', V4_MAP.replace('s1_t1: servo_3_mm',
+                                                         's1_t1: servo_4_mm')),
         'v4_table': ('v4.csv', ''.join(V4_TABLE)),
         'v4_nan': ('v4_nan.csv', ''.join(
             V4_TABLE[:2] + [V4_TABLE[2].rsplit(',', 3)[0] + ',nan,1.0,180.0\n'])),

@@ -163,6 +163,9 @@ def test_tensions_import_as_efforts(tmp_path):
     (OTHER_LAB, OTHER_MAP.replace('t3: d_deg', 't9: d_deg'),
      "inputs.columns.t9: the robot has no tendon 't9'"),
     (OTHER_LAB, OTHER_MAP.replace(', t3: d_deg', ''), "no column for tendon 't3'"),
+    # two tendons on one column: a mapping mistake
+    (OTHER_LAB, OTHER_MAP.replace('t1: b_deg', 't1: a_deg'),
+     "map.yaml: inputs.columns.t1: column 'a_deg' is also the column of tendon 't0'"),
     # a table with no tip column, a map with no tip
     (OTHER_LAB.replace('z_cm', 'w_cm'), OTHER_MAP, "no column 'z_cm'"),
     (OTHER_LAB, OTHER_MAP.replace('tip: {columns: [x_cm, y_cm, z_cm], unit: cm}\n', ''),
