@@ -446,6 +446,9 @@ CASES = [
      'argument --out: /dev/full is a device, not a regular file'),
     (['calibrate', '{nan_holds}', '--fit', 'youngs_modulus', '--out', '{out}/r.yaml'], BAD,
      "column 'tip_x'"),
+    # a hold above the robot's max_tension (config/robot.yaml: 20 N): the file, line, column
+    (['calibrate', '{high_holds}', '--fit', 'youngs_modulus', '--out', '{out}/r.yaml'], BAD,
+     "{high_holds}: line 3, column 't1': a tension must be <= max_tension = 20 N, got 200"),
     (['calibrate', '{holds}', '--fit', 'magic', '--out', '{out}/r.yaml'], BAD, 'magic'),
     (['calibrate', '{bellows_run_no_tip}', '--robot', BHA, '--fit', 'stiffness', '--model',
       'cosserat', '--out', '{out}/r.yaml'], BAD, '--model: a bellows robot'),
@@ -575,6 +578,8 @@ def files(tmp_path_factory):
         'nan_holds': ('holds.csv', 't0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,nan,0,0.2\n'),
         'holds': ('good_holds.csv', 't0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.25,0,-0.01\n'
                   '0,2,0,0,0.24,0.02,-0.01\n'),
+        'high_holds': ('high_holds.csv', 't0,t1,t2,t3,tip_x,tip_y,tip_z\n1,0,0,0,0,0,0.25\n'
+                       '0,200,0,0,0,0,0.25\n'),
         'profile_nan': ('profile_nan.csv', 't,t1\n0,0\n1,nan\n'),
         'profile_back': ('profile_back.csv', 't,t1\n0,0\n2,1\n1,1\n'),
         'profile_unknown': ('profile_unknown.csv', 't,x1\n0,0\n1,1\n'),
