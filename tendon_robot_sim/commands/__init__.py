@@ -25,9 +25,9 @@ import stat
 import sys
 import tempfile
 
-import numpy as np
 from tendon_robot_sim import EXIT_INTERRUPTED  # noqa: F401 (an exit code of commands)
-from tendon_robot_sim.experiment.input_profile import InputProfile, ProfileError, read_profile
+from tendon_robot_sim.experiment.input_profile import (InputProfile, ProfileError, read_profile,
+                                                       tendon_input_limits)
 from tendon_robot_sim.files.outputs import check_links, UnsafeOutputError
 from tendon_robot_sim.models.description import check_range, RobotDescriptionError
 
@@ -426,12 +426,8 @@ def read_inputs(path: str, option: str, robot, field: str) -> InputProfile:
 
     Raises :class:`CommandError` naming the option, the file, the line and the column.
     """
-    if field == 'tension':
-        limits = np.column_stack((np.zeros(len(robot.tendons)), robot.max_tensions))
-        unit = 'N'
-    else:
-        limits = np.tile([-robot.rod.length, robot.rod.length], (len(robot.tendons), 1))
-        unit = 'm'
+    limits = tendon_input_limits(robot, field)
+    unit = 'N' if field == 'tension' else 'm'
     try:
         return read_profile(path, robot.tendon_names, limits, quantity=field, unit=unit)
     except ProfileError as error:

@@ -25,7 +25,7 @@ map (YAML, read with the robot descriptions' loader: one-line errors naming the 
       unit: mm                                  # m, cm, mm, um; N, mN, kN; rad, deg
       sign: 1                                   # -1: the table counts paying out positive
       drum_radius: 0.005                        # m; only for unit rad or deg (a motor angle)
-      columns:                                  # every tendon of the robot: its column
+      columns:                                  # every tendon of the robot: its own column
         s1_t0: servo_4_mm
         s1_t1: {column: servo_3_mm, sign: -1}   # a column may set its own unit and sign
     tip: {columns: [tip_x, tip_y, tip_z], unit: mm}
@@ -203,11 +203,17 @@ def _inputs(m: DescriptionMapping) -> tuple[str, tuple[InputColumn, ...]]:
         raise RobotDescriptionError('inputs.columns: must be a mapping {tendon name: column}, '
                                     f'got {type(columns).__name__}')
     result = []
+    tendon_of = {}     # column -> the tendon it was given to first
     for tendon, spec in columns.items():
         key = f'inputs.columns.{tendon}'
         entry = DescriptionMapping({'column': spec} if isinstance(spec, str) else spec, key,
                                    required=('column',), optional=('unit', 'sign'))
         column = entry.string('column')
+        if column in tendon_of:     # two tendons on one motor: a copied line not edited
+            raise RobotDescriptionError(
+                f'{key}: column {column!r} is also the column of tendon {tendon_of[column]!r}; '
+                'each tendon needs its own column')
+        tendon_of[column] = str(tendon)
         own_unit = _unit_name(entry, units, unit)
         factor = units[own_unit] * _sign(entry, sign)
         entry.finish()

@@ -440,6 +440,11 @@ def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
                 column = wanted[int(np.argmax(commands < 0))]
                 raise ExperimentError(f'{path}: line {line}, column {column!r}: '
                                       f'a tension must be >= 0 N, got {values[column]}')
+            if not displacement and np.any(commands > robot.max_tensions):
+                k = int(np.argmax(commands > robot.max_tensions))
+                raise ExperimentError(f'{path}: line {line}, column {wanted[k]!r}: a tension '
+                                      f'must be <= max_tension = {robot.max_tensions[k]:g} N, '
+                                      f'got {values[wanted[k]]}')
             holds.append(Hold(tensions=None if displacement else commands,
                               displacements=commands if displacement else None,
                               tip=np.array([values[c] for c in TIP_COLUMNS]),

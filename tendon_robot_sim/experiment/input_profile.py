@@ -117,6 +117,19 @@ class MixedInputs:
         sim.set_displacements({name: value for name, value, pulled in named if pulled})
 
 
+def tendon_input_limits(robot, quantity: str) -> np.ndarray:
+    """
+    Return each tendon's input range [low, high] (n, 2): ``tension`` N or ``displacement`` m.
+
+    Tensions within [0, max_tension] (the robot description's); displacements within the rod's
+    length either way (no tendon moves more: beyond it, a unit mistake). The one bound of
+    every command that reads tendon inputs from a file (``simulate``, ``statics``, ``import``).
+    """
+    if quantity == 'tension':
+        return np.column_stack((np.zeros(len(robot.tendons)), robot.max_tensions))
+    return np.tile([-robot.rod.length, robot.rod.length], (len(robot.tendons), 1))
+
+
 def read_profile(path: str | Path, names: Sequence[str], limits: np.ndarray,
                  quantity: str = 'tension', unit: str = 'N') -> InputProfile:
     """

@@ -43,6 +43,7 @@ from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.experiment.experiment import (ExperimentError, LABEL_TOPIC, MARKER_FRAME,
                                                     Recording, STATE_TOPIC, TF_STATIC_TOPIC,
                                                     TIP_FRAME, TIP_TOPIC)
+from tendon_robot_sim.experiment.input_profile import tendon_input_limits
 from tendon_robot_sim.models.tendon_robot import Robot
 
 
@@ -62,8 +63,9 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
     ------
     ExperimentError
         One line naming the file, line and column (a column the table lacks, a cell that is
-        not a finite number, a time stamp not after the one before) or the map's key (a
-        tendon the robot lacks).
+        not a finite number, a time stamp not after the one before, a tension outside [0,
+        the tendon's ``max_tension``], a displacement longer than the rod either way) or the
+        map's key (a tendon the robot lacks).
 
     """
     inputs = column_map.input_columns_for(robot.tendon_names)
@@ -84,10 +86,26 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
                               f'{what} the one of line {table.lines[row - 1]}; time must '
                               'increase from row to row')
     commands = np.column_stack([table.column(c.column) * c.factor for c in inputs])
-    if column_map.kind == 'tension' and np.any(commands < 0.0):
-        row, col = np.argwhere(commands < 0.0)[0]
-        raise ExperimentError(f'{table.where(row, inputs[col].column)}: a tension must be '
-                              f'>= 0 N, got {commands[row, col]:g} N')
+    if column_map.kind == 'tension':
+        if np.any(commands < 0.0):
+            row, col = np.argwhere(commands < 0.0)[0]
+            raise ExperimentError(f'{table.where(row, inputs[col].column)}: a tension must be '
+                                  f'>= 0 N, got {commands[row, col]:g} N')
+        # the robot description's limit, as every command that takes a tension applies it
+        limits = robot.max_tensions
+        if np.any(commands > limits):
+            row, col = np.argwhere(commands > limits)[0]
+            raise ExperimentError(f'{table.where(row, inputs[col].column)}: a tension must be '
+                                  f'<= max_tension = {limits[col]:g} N of tendon '
+                                  f'{robot.tendons[col].name!r}, got {commands[row, col]:g} N')
+    else:   # the bound simulate and statics put on a displacement from a file
+        low, high = tendon_input_limits(robot, 'displacement').T
+        outside = (commands < low) | (commands > high)
+        if np.any(outside):
+            row, col = np.argwhere(outside)[0]
+            raise ExperimentError(f'{table.where(row, inputs[col].column)}: a displacement must '
+                                  f'be within [{low[col]:g}, {high[col]:g}] m (the rod length '
+                                  f'either way), got {commands[row, col]:g} m')
 
     def points(columns, factor):
         return column_map.to_base(np.column_stack([table.column(c) for c in columns]), factor)

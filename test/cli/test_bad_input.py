@@ -450,6 +450,9 @@ CASES = [
      'argument --out: /dev/full is a device, not a regular file'),
     (['calibrate', '{nan_holds}', '--fit', 'youngs_modulus', '--out', '{out}/r.yaml'], BAD,
      "column 'tip_x'"),
+    # a hold above the robot's max_tension (config/robot.yaml: 20 N): the file, line, column
+    (['calibrate', '{high_holds}', '--fit', 'youngs_modulus', '--out', '{out}/r.yaml'], BAD,
+     "{high_holds}: line 3, column 't1': a tension must be <= max_tension = 20 N, got 200"),
     (['calibrate', '{holds}', '--fit', 'magic', '--out', '{out}/r.yaml'], BAD, 'magic'),
     (['calibrate', '{bellows_run_no_tip}', '--robot', BHA, '--fit', 'stiffness', '--model',
       'cosserat', '--out', '{out}/r.yaml'], BAD, '--model: a bellows robot'),
@@ -495,6 +498,18 @@ CASES = [
      "line 3, column 'timestamp': the time stamp is before the one of line 2"),
     (['import', '{v4_table}', '--columns', '{v4_map}', '--robot', V4, '--out', '{empty_dir}'],
      BAD, 'exists already'),
+    # two tendons sent to one column
+    (['import', '{v4_table}', '--columns', '{v4_map_twice}', '--robot', V4, '--out',
+      '{out}/twice_bag'], BAD, "{v4_map_twice}: inputs.columns.s1_t1: column 'servo_4_mm' is "
+     "also the column of tendon 's1_t0'; each tendon needs its own column"),
+    # a tension beyond the robot description's max_tension (50 N for the FTDCR v4)
+    (['import', '{v4_tension}', '--columns', '{v4_tension_map}', '--robot', V4, '--out',
+      '{out}/tension_bag'], BAD, "{v4_tension}: line 3, column 'servo_4_mm': a tension must be "
+     "<= max_tension = 50 N of tendon 's1_t0', got 1e+09 N"),
+    # 1000 km pulled in: a displacement longer than the rod (0.1865 m) either way
+    (['import', '{v4_far}', '--columns', '{v4_map}', '--robot', V4, '--out', '{out}/far_bag'],
+     BAD, "{v4_far}: line 3, column 'servo_3_mm': a displacement must be within [-0.1865, "
+     '0.1865] m (the rod length either way), got 1e+06 m'),
     # dataset: counts, a sampler without its file, a model of another kind, a bad scheduler
     (['dataset', '--robot', '{missing}', '--model', 'cc', '--output', '{out}/d'], BAD,
      '--robot: no such file'),
@@ -569,6 +584,8 @@ def files(tmp_path_factory):
         'nan_holds': ('holds.csv', 't0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,nan,0,0.2\n'),
         'holds': ('good_holds.csv', 't0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.25,0,-0.01\n'
                   '0,2,0,0,0.24,0.02,-0.01\n'),
+        'high_holds': ('high_holds.csv', 't0,t1,t2,t3,tip_x,tip_y,tip_z\n1,0,0,0,0,0,0.25\n'
+                       '0,200,0,0,0,0,0.25\n'),
         'profile_nan': ('profile_nan.csv', 't,t1\n0,0\n1,nan\n'),
         'profile_back': ('profile_back.csv', 't,t1\n0,0\n2,1\n1,1\n'),
         'profile_unknown': ('profile_unknown.csv', 't,x1\n0,0\n1,1\n'),
@@ -613,11 +630,19 @@ def files(tmp_path_factory):
         'v4_map': ('v4_columns.yaml', V4_MAP),
         'v4_map_mile': ('v4_mile.yaml', V4_MAP.replace('tip_z], unit: mm}',
                                                        'tip_z], unit: mile}')),
+        'v4_map_twice': ('v4_twice.yaml', V4_MAP.replace('s1_t1: servo_3_mm',
+                                                         's1_t1: servo_4_mm')),
         'v4_table': ('v4.csv', ''.join(V4_TABLE)),
         'v4_nan': ('v4_nan.csv', ''.join(
             V4_TABLE[:2] + [V4_TABLE[2].rsplit(',', 3)[0] + ',nan,1.0,180.0\n'])),
         'v4_back': ('v4_back.csv', ''.join(V4_TABLE[:2] + [V4_TABLE[2].replace(
             V4_TABLE[2].split(',')[0], '1778540000.0', 1)])),
+        'v4_far': ('v4_far.csv', ''.join(V4_TABLE[:2] + [V4_TABLE[2].replace(
+            ',' + V4_TABLE[2].split(',')[3] + ',', ',1e9,', 1)])),
+        'v4_tension_map': ('v4_tension.yaml', V4_MAP.replace(
+            '  kind: displacement\n  unit: mm\n', '  kind: tension\n  unit: N\n')),
+        'v4_tension': ('v4_tension.csv', V4_TABLE[0] + '0,a' + ',1' * 9 + ',0,0,180\n'
+                       + '1,a,1e9' + ',1' * 8 + ',0,0,180\n'),
     }
     paths = {'missing': str(folder / 'missing.yaml'), 'out': str(folder / 'out')}
     (folder / 'out').mkdir()     # what the cases write into, whichever runs first

@@ -126,12 +126,14 @@ def test_another_lab_needs_only_another_map(tmp_path):
     assert [(s.sec, s.nanosec) for s in stamps] == [(0, 0), (0, 100_000_000), (0, 250_000_000)]
 
 
+TENSIONS = 't,f0,f1,f2,f3,x,y,z\n0,1,0,0,0,0.25,0,0\n1,2,0,0,500,0.24,0.01,0\n'
+TENSION_MAP = ('time: {column: t}\ninputs: {kind: tension, unit: N, columns: {t0: f0, t1: f1, '
+               't2: f2, t3: {column: f3, unit: mN}}}\ntip: {columns: [x, y, z]}\n')
+
+
 def test_tensions_import_as_efforts(tmp_path):
-    (tmp_path / 'run.csv').write_text('t,f0,f1,f2,f3,x,y,z\n0,1,0,0,0,0.25,0,0\n'
-                                      '1,2,0,0,500,0.24,0.01,0\n')
-    (tmp_path / 'map.yaml').write_text(
-        'time: {column: t}\ninputs: {kind: tension, unit: N, columns: {t0: f0, t1: f1, t2: f2, '
-        't3: {column: f3, unit: mN}}}\ntip: {columns: [x, y, z]}\n')
+    (tmp_path / 'run.csv').write_text(TENSIONS)
+    (tmp_path / 'map.yaml').write_text(TENSION_MAP)
     bag = tmp_path / 'bag'
     assert cli.main(['import', str(tmp_path / 'run.csv'), '--columns',
                      str(tmp_path / 'map.yaml'), '--out', str(bag)]) == 0
@@ -161,6 +163,9 @@ def test_tensions_import_as_efforts(tmp_path):
     (OTHER_LAB, OTHER_MAP.replace('t3: d_deg', 't9: d_deg'),
      "inputs.columns.t9: the robot has no tendon 't9'"),
     (OTHER_LAB, OTHER_MAP.replace(', t3: d_deg', ''), "no column for tendon 't3'"),
+    # two tendons on one column: a mapping mistake
+    (OTHER_LAB, OTHER_MAP.replace('t1: b_deg', 't1: a_deg'),
+     "map.yaml: inputs.columns.t1: column 'a_deg' is also the column of tendon 't0'"),
     # a table with no tip column, a map with no tip
     (OTHER_LAB.replace('z_cm', 'w_cm'), OTHER_MAP, "no column 'z_cm'"),
     (OTHER_LAB, OTHER_MAP.replace('tip: {columns: [x_cm, y_cm, z_cm], unit: cm}\n', ''),
@@ -172,6 +177,17 @@ def test_tensions_import_as_efforts(tmp_path):
     (OTHER_LAB, OTHER_MAP.replace('rpy_deg: [0, 90, 0]', 'rotation: [[1, 0, 0], [0, 2, 0], '
                                   '[0, 0, 1]]'), 'frame.rotation: not a rotation matrix'),
     (OTHER_LAB, OTHER_MAP + 'colour: blue\n', 'colour: unknown key'),
+    # a tension that pushes, a tension beyond the robot's max_tension (config/robot.yaml: 20 N)
+    (TENSIONS.replace('1,2,0,0,500', '1,2,-3,0,500'), TENSION_MAP,
+     "line 3, column 'f1': a tension must be >= 0 N, got -3 N"),
+    (TENSIONS.replace('1,2,0,0,500', '1,1e9,0,0,500'), TENSION_MAP,
+     "line 3, column 'f0': a tension must be <= max_tension = 20 N of tendon 't0', got 1e+09 N"),
+    (TENSIONS.replace('1,2,0,0,500', '1,2,0,0,20001'), TENSION_MAP,
+     "line 3, column 'f3': a tension must be <= max_tension = 20 N of tendon 't3', got 20.001 N"),
+    # a displacement longer than the rod (0.25 m), here paid out (the map's sign -1)
+    (OTHER_LAB.replace('250,bend,10,', '250,bend,1e5,'), OTHER_MAP,
+     "line 4, column 'a_deg': a displacement must be within [-0.25, 0.25] m (the rod length "
+     'either way), got -17.4533 m'),
 ])
 def test_bad_tables_and_maps_are_one_line_and_write_nothing(table, column_map, text, tmp_path,
                                                             capsys):
