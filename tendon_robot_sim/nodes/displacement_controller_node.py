@@ -58,7 +58,8 @@ from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS, StaticsSolve
 from tendon_robot_sim.models.sim_model import InputError, named_values
 from tendon_robot_sim.models.tendon_robot import load_robot, without_friction
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import displacements_from_joint_state, wrench_from_msg
+from tendon_robot_sim.ros.messages import (check_one_field, displacements_from_joint_state,
+                                           wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_frame_prefix,
                                              check_pretension, ConfigurationError, declare,
                                              FRAME_PREFIX, on_parameters_set, Param)
@@ -168,6 +169,7 @@ class DisplacementControllerNode(Node):
 
     def _on_command(self, msg) -> None:
         try:
+            check_one_field(msg)
             values = displacements_from_joint_state(msg, len(self.names))
             command = named_values(values, self.command, self.names, 'position',
                                    'displacement', 'tendon')

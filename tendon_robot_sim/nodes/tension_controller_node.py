@@ -79,7 +79,8 @@ from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS
 from tendon_robot_sim.models.sim_model import InputError, named_values
 from tendon_robot_sim.models.tension_distribution import DistributionError
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import tensions_from_joint_state, wrench_from_msg
+from tendon_robot_sim.ros.messages import (check_one_field, tensions_from_joint_state,
+                                           wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, check_pretension,
                                              ConfigurationError, declare, FRAME_PREFIX,
                                              on_parameters_set, Param)
@@ -203,6 +204,7 @@ class TensionControllerNode(Node):
 
     def _on_command(self, msg) -> None:
         try:
+            check_one_field(msg)
             values = tensions_from_joint_state(msg, len(self.names))
             command = named_values(values, self.command, self.names, 'effort', 'tension',
                                    'tendon')

@@ -110,6 +110,19 @@ def displacements_from_joint_state(msg: JointState,
     return joint_values(msg, 'position', n_tendons)
 
 
+def check_one_field(msg: JointState) -> None:
+    """
+    Refuse a setpoint or command that fills both ``effort`` and ``position``.
+
+    A receiver would apply one and drop the other without a word; the hardware bridge refuses
+    the same message, so the simulated stack does too (the topic contract is one).
+    """
+    if len(msg.effort) > 0 and len(msg.position) > 0:
+        raise InputError('effort/position: both filled; a setpoint carries exactly one of '
+                         'effort (tension, N; bellows: Pa) and position (displacement, m; '
+                         'motor angle, rad)')
+
+
 def joint_values(msg: JointState, field: str, count: int,
                  noun: str = 'tendons') -> dict[str, float] | list[float]:
     """

@@ -207,6 +207,7 @@ def test_rate_limit_changes_live(stack):
     (JointState(name=['t0', 'x'], position=[0.001, 0.002]), "unknown tendon 'x'"),
     (JointState(name=['t1'], position=[float('nan')]), "non-finite displacement for ['t1']"),
     (JointState(position=[0.001, 0.002]), 'has 2 values without names'),
+    (JointState(name=['t1'], position=[0.001], effort=[2.0]), 'effort/position: both filled'),
 ])
 def test_bad_commands_are_rejected_and_the_node_keeps_running(stack, message, reason):
     before = stack.position_controller.command.copy()

@@ -274,7 +274,9 @@ def test_controller_clamps_and_rejects_commands(stack):
              'the clamped tension on t3')
     for msg, problem in [(JointState(name=['bogus'], effort=[1.0]), "unknown tendon 'bogus'"),
                          (JointState(name=['t1'], effort=[math.nan]), 'non-finite'),
-                         (JointState(effort=[1.0, 2.0]), 'has 2 values without names')]:
+                         (JointState(effort=[1.0, 2.0]), 'has 2 values without names'),
+                         (JointState(name=['t1'], effort=[3.0], position=[0.005]),
+                          'effort/position: both filled')]:
         probe.command_pub.publish(msg)
         warning_containing(probe, 'tension_controller', problem)
     after = time.monotonic()
