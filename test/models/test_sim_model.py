@@ -102,8 +102,25 @@ def test_static_model_refuses_displacements_beyond_max_tension_and_keeps_its_sta
     before = model.state().tip.position
     with pytest.raises(InputError, match=r'position\[t0\]: the equilibrium needs .* above '
                                          'max_tension'):
-        model.apply('position', {'t0': 0.02})   # needs about 34 N
+        model.apply('position', [0.02, 0.0, 0.0, 0.0])   # t0 needs about 34 N
     assert np.array_equal(model.state().tip.position, before)
+
+
+def test_static_model_changes_the_named_tendons_and_holds_the_others(robot):
+    """As every model of the node: a setpoint naming t0 leaves t1 where the last one put it."""
+    _, _, model = create_model(default_robot_file(), 'quasi_static')
+    solver = StaticsSolver(robot, 'discrete')
+    model.apply('effort', {'t1': 2.0})
+    model.apply('effort', {'t0': 1.0})
+    both = solver.solve_tensions([1.0, 2.0, 0.0, 0.0])
+    assert model.state().effort.tolist() == [1.0, 2.0, 0.0, 0.0]
+    assert np.allclose(model.state().tip.position, both.tip_position, rtol=0.0, atol=5e-8)
+    # the other tendons hold their lengths when one is set by displacement
+    held = dict(zip(robot.tendon_names, both.tendon_displacements))
+    model.apply('position', {'t2': 0.001})
+    expected = solver.solve_displacements({**held, 't2': 0.001})
+    assert np.allclose(model.state().tip.position, expected.tip_position, rtol=0.0, atol=5e-8)
+    assert np.allclose(model.state().effort[:2], [1.0, 2.0], rtol=0.0, atol=1e-6)
 
 
 def test_a_tip_wrench_resolves_the_last_setpoint_until_reset(robot):

@@ -26,6 +26,8 @@ Both report the same shape: backbone, vertebra discs, tendon paths.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from tendon_robot_sim.models.contact.world import World
@@ -190,6 +192,10 @@ class TendonStatics(SimModel):
         self.reset()
 
     def apply(self, field, values) -> None:
+        if isinstance(values, Mapping):     # it changes the tendons it names; the others hold
+            shape = self._shape
+            held = shape.tendon_displacements if field == 'position' else shape.tensions
+            values = {**dict(zip(self.robot.tendon_names, held.tolist())), **values}
         try:
             if field == 'position':
                 shape = self.solver.solve_displacements(values)
