@@ -84,7 +84,7 @@ from tendon_robot_sim.ros.parameters import (check_displacement_range, check_fra
                                              check_pretension, ConfigurationError, declare,
                                              FRAME_PREFIX, Param)
 from tendon_robot_sim.ros.runner import run_node
-from tendon_robot_sim.ros.throttle import FaultWarnings
+from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'hardware_bridge'
 DRIVER_LOGGER = logging.getLogger('tendon_robot_sim.protocol')
@@ -359,8 +359,9 @@ class HardwareBridgeNode(LifecycleNode):
         try:
             self.core.accept(msg.name, msg.effort, msg.position, time.monotonic())
         except SetpointError as error:
-            self._warn(error.kind, f'rejected setpoint (the last valid one is kept, nothing '
-                       f'sent): {error}')
+            # per check and field: a flood of wrong names hides no NaN (fault_kind)
+            self._warn(fault_kind(f'setpoint {error.kind}', str(error)),
+                       f'rejected setpoint (the last valid one is kept, nothing sent): {error}')
 
     def _on_command_timer(self) -> None:
         self._log(self.core.tick(time.monotonic()))

@@ -286,6 +286,33 @@ def test_bad_setpoints_never_reach_the_wire(rig, ros):
     assert safety['rejected_setpoints'] == str(len(bad) + 3)
 
 
+class Said(list):
+    """A logger that keeps the warnings it is given: what the bridge logs, without /rosout."""
+
+    def warning(self, text: str) -> None:
+        self.append(text)
+
+
+def test_a_flood_of_one_malformed_setpoint_hides_no_other_fault(rig, ros):
+    bridge, probe = ros
+    said = Said()
+    bridge._warned.logger = said               # what it logs, without /rosout's delays
+    bridge._warned.period = lambda: 60.0       # a flood is said once in the whole test
+    probe.setpoint = tensions(t0=1.0, t1=1.0, t2=1.0, t9=1.0)   # wrong names at 20 Hz
+    wait_for(lambda: any('name: must list every tendon' in s for s in said),
+             what='the wrong names rejected')
+    for msg in (tensions(t0=math.nan, t1=1.0, t2=1.0, t3=1.0),
+                JointState(name=NAMES, effort=[1.0] * 4, position=[0.0] * 4)):
+        probe.publish(msg)
+    # within the 60 s of the flood: each other fault is said at once
+    wait_for(lambda: any('effort: not finite' in s for s in said), what='the NaN rejected')
+    wait_for(lambda: any('exactly one of effort' in s for s in said),
+             what='both effort and position rejected')
+    refused = bridge.core.rejected
+    wait_for(lambda: bridge.core.rejected > refused, what='the flood going on')
+    assert sum('name: must list every tendon' in s for s in said) == 1, said
+
+
 def test_damaged_frames_and_a_disconnect_are_survived(rig, ros):
     bridge, probe = ros
     for thread in rig.threads.values():
