@@ -66,7 +66,13 @@ OK, WARN, ERROR = 0, 1, 2
 
 
 class SetpointError(ValueError):
-    """A setpoint that is rejected; ``kind`` names the check it failed (a throttle key)."""
+    """
+    A setpoint that is rejected; ``kind`` names the check it failed.
+
+    'malformed' (names, fields, lengths, finiteness: the message starts with the field at
+    fault, as :func:`tendon_robot_sim.ros.throttle.fault_kind` reads it), 'out of range' or
+    'unsendable'.
+    """
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -226,24 +232,24 @@ class BridgeCore:
         """(mode, values in tendon order) of a setpoint, or SetpointError."""
         expected = list(self.settings.names)
         if len(names) != len(expected):   # first: a huge message costs nothing
-            raise SetpointError('rejected', f'name: must list every tendon {expected} once, '
+            raise SetpointError('malformed', f'name: must list every tendon {expected} once, '
                                 f'got {len(names)} names')
         names = list(names)
         if sorted(names) != sorted(expected):
-            raise SetpointError('rejected', f'name: must list every tendon {expected} once, '
+            raise SetpointError('malformed', f'name: must list every tendon {expected} once, '
                                 f'got {names}')
         if (len(effort) > 0) == (len(position) > 0):
-            raise SetpointError('rejected', 'exactly one of effort (tension, N) and position '
+            raise SetpointError('malformed', 'exactly one of effort (tension, N) and position '
                                 '(displacement, m) must be filled')
         field_name, mode, values = (('effort', motor.TENSION, effort) if len(effort) > 0
                                     else ('position', motor.DISPLACEMENT, position))
         values = np.asarray(values, dtype=float)
         if len(values) != len(names):
-            raise SetpointError('rejected', f'{field_name}: has {len(values)} values for '
+            raise SetpointError('malformed', f'{field_name}: has {len(values)} values for '
                                 f'{len(names)} names')
         if not np.all(np.isfinite(values)):
             bad = [name for name, v in zip(names, values) if not np.isfinite(v)]
-            raise SetpointError('rejected', f'{field_name}: not finite for {bad}')
+            raise SetpointError('malformed', f'{field_name}: not finite for {bad}')
         return mode, values[[names.index(name) for name in expected]]
 
     def _check_range(self, mode: str, values: np.ndarray) -> np.ndarray:

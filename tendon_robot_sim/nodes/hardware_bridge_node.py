@@ -84,7 +84,7 @@ from tendon_robot_sim.ros.parameters import (check_displacement_range, check_fra
                                              check_pretension, ConfigurationError, declare,
                                              FRAME_PREFIX, Param)
 from tendon_robot_sim.ros.runner import run_node
-from tendon_robot_sim.ros.throttle import FaultWarnings
+from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'hardware_bridge'
 DRIVER_LOGGER = logging.getLogger('tendon_robot_sim.protocol')
@@ -169,6 +169,29 @@ PARAMS = (
 )
 
 
+def keyence_heads(values) -> Heads:
+    """
+    Return the Keyence heads the ``keyence_*`` parameters describe (``values``: by name).
+
+    Raises ConfigurationError naming the parameter that :class:`Heads` refuses.
+    """
+    try:
+        return Heads(tuple(values['keyence_axes']), tuple(values['keyence_signs']),
+                     tuple(values['keyence_offsets']), values['keyence_third'])
+    except ValueError as error:
+        raise ConfigurationError(f'parameter {error}') from None
+
+
+def check_parameters(values) -> None:
+    """
+    Raise ConfigurationError for parameters the bridge refuses together (``values``: by name).
+
+    The bridge at its start and the local launcher before a stack starts check the head
+    geometry, whatever ``sensor_device`` is: a bad value is a bad value.
+    """
+    keyence_heads(values)
+
+
 class _RosLogHandler(logging.Handler):
     """Forward the drivers' Python log records (I/O threads) to the node's logger."""
 
@@ -201,6 +224,7 @@ class HardwareBridgeNode(LifecycleNode):
             self.mount = sensor_mount(config.urdf_file or share_dir() / 'urdf/tendon_robot.urdf',
                                       self.robot.base.frame_id, config.sensor_frame)
             self._check_limits()
+            self.heads = keyence_heads(vars(config))
         except (RobotDescriptionError, MountingError, ValueError) as error:
             self.destroy_node()
             raise ConfigurationError(str(error)) from None
@@ -276,10 +300,8 @@ class HardwareBridgeNode(LifecycleNode):
                 c.ack_timeout, c.max_retries, c.command_rate,
                 c.dynamixel_file or share_dir() / 'config' / 'dynamixel.yaml',
                 c.safe_torque_off, c.stale_timeout, **link)
-            heads = Heads(tuple(c.keyence_axes), tuple(c.keyence_signs),
-                          tuple(c.keyence_offsets), c.keyence_third)
             sensor = tip_sensor(c.sensor_device, c.sensor_port, c.sensor_baudrate,
-                                c.state_rate, c.sensor_timeout, heads, **link) \
+                                c.state_rate, c.sensor_timeout, self.heads, **link) \
                 if c.sensor_port else None
         except ValueError as error:
             self.get_logger().error(f'configure failed: {error}')
@@ -359,8 +381,9 @@ class HardwareBridgeNode(LifecycleNode):
         try:
             self.core.accept(msg.name, msg.effort, msg.position, time.monotonic())
         except SetpointError as error:
-            self._warn(error.kind, f'rejected setpoint (the last valid one is kept, nothing '
-                       f'sent): {error}')
+            # per check and field: a flood of wrong names hides no NaN (fault_kind)
+            self._warn(fault_kind(f'setpoint {error.kind}', str(error)),
+                       f'rejected setpoint (the last valid one is kept, nothing sent): {error}')
 
     def _on_command_timer(self) -> None:
         self._log(self.core.tick(time.monotonic()))

@@ -125,6 +125,14 @@ def parse_measurement(line: bytes) -> tuple[float | None, float | None]:
     return parse_value(parts[1]), parse_value(parts[2])
 
 
+def _finite(values) -> bool:
+    """Return True if every one of ``values`` is a finite number."""
+    try:
+        return bool(np.all(np.isfinite(np.asarray(values, dtype=float))))
+    except (TypeError, ValueError):
+        return False
+
+
 @dataclass(frozen=True)
 class Heads:
     """
@@ -140,13 +148,19 @@ class Heads:
     third: float = 0.11
 
     def __post_init__(self):
-        if not len(self.axes) == len(self.signs) == len(self.offsets) == 2:
-            raise ValueError('keyence_axes, keyence_signs, keyence_offsets: two values each '
-                             '(one per head)')
-        if sorted(self.axes) not in ([0, 1], [0, 2], [1, 2]):
+        # The messages name the bridge's parameters: its start and the launcher check them here.
+        for name, values in (('keyence_axes', self.axes), ('keyence_signs', self.signs),
+                             ('keyence_offsets', self.offsets)):
+            if len(values) != 2:
+                raise ValueError(f'{name}: two values (one per head), got {list(values)}')
+        if set(self.axes) not in ({0, 1}, {0, 2}, {1, 2}):   # no order: [1, 'a'] is refused
             raise ValueError(f'keyence_axes: two different axes of 0, 1, 2, got {self.axes}')
         if any(s not in (1, -1) for s in self.signs):
             raise ValueError(f'keyence_signs: each +1 or -1, got {self.signs}')
+        if not _finite(self.offsets):
+            raise ValueError(f'keyence_offsets: finite numbers [m], got {list(self.offsets)}')
+        if not _finite([self.third]):
+            raise ValueError(f'keyence_third: a finite number [m], got {self.third!r}')
 
     def tip(self, values_mm: tuple[float, float]) -> np.ndarray:
         """Tip in the sensor frame [m] from both heads' readings [mm]."""

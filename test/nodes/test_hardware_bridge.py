@@ -286,6 +286,33 @@ def test_bad_setpoints_never_reach_the_wire(rig, ros):
     assert safety['rejected_setpoints'] == str(len(bad) + 3)
 
 
+class Said(list):
+    """A logger that keeps the warnings it is given: what the bridge logs, without /rosout."""
+
+    def warning(self, text: str) -> None:
+        self.append(text)
+
+
+def test_a_flood_of_one_malformed_setpoint_hides_no_other_fault(rig, ros):
+    bridge, probe = ros
+    said = Said()
+    bridge._warned.logger = said               # what it logs, without /rosout's delays
+    bridge._warned.period = lambda: 60.0       # a flood is said once in the whole test
+    probe.setpoint = tensions(t0=1.0, t1=1.0, t2=1.0, t9=1.0)   # wrong names at 20 Hz
+    wait_for(lambda: any('name: must list every tendon' in s for s in said),
+             what='the wrong names rejected')
+    for msg in (tensions(t0=math.nan, t1=1.0, t2=1.0, t3=1.0),
+                JointState(name=NAMES, effort=[1.0] * 4, position=[0.0] * 4)):
+        probe.publish(msg)
+    # within the 60 s of the flood: each other fault is said at once
+    wait_for(lambda: any('effort: not finite' in s for s in said), what='the NaN rejected')
+    wait_for(lambda: any('exactly one of effort' in s for s in said),
+             what='both effort and position rejected')
+    refused = bridge.core.rejected
+    wait_for(lambda: bridge.core.rejected > refused, what='the flood going on')
+    assert sum('name: must list every tendon' in s for s in said) == 1, said
+
+
 def test_damaged_frames_and_a_disconnect_are_survived(rig, ros):
     bridge, probe = ros
     for thread in rig.threads.values():
@@ -498,6 +525,42 @@ def test_a_robot_whose_limits_the_wire_cannot_carry_is_refused(tmp_path):
                 Parameter('motor_port', value=str(tmp_path / 'none'))])
     finally:
         rclpy.try_shutdown(context=context)
+
+
+# Whatever the sensor (the default is tdcr-laser-v1): a bad head geometry is a bad value.
+@pytest.mark.parametrize('name, value, message', [
+    ('keyence_axes', [5, 9], 'keyence_axes: two different axes of 0, 1, 2, got (5, 9)'),
+    ('keyence_axes', [1], 'keyence_axes: two values (one per head), got [1]'),
+    ('keyence_signs', [0, 3], 'keyence_signs: each +1 or -1, got (0, 3)'),
+    ('keyence_offsets', [math.nan, 0.0], 'keyence_offsets: finite numbers [m], got [nan, 0.0]'),
+    ('keyence_third', math.inf, 'keyence_third: a finite number [m], got inf'),
+])
+def test_a_bad_keyence_geometry_is_refused_at_the_start(tmp_path, name, value, message):
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        with pytest.raises(ConfigurationError) as error:
+            HardwareBridgeNode(context=context, parameter_overrides=[
+                Parameter(name, value=value),
+                Parameter('motor_port', value=str(tmp_path / 'none'))])
+        assert str(error.value) == f'parameter {message}'
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+def test_a_bad_keyence_geometry_ends_the_bridge_in_one_fatal_line(tmp_path):
+    env = dict(os.environ)
+    root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
+    # an unconfigured bridge that waits forever is the bug: it runs into the timeout
+    done = subprocess.run(
+        [sys.executable, '-m', 'tendon_robot_sim.nodes.hardware_bridge_node', '--ros-args',
+         '-p', 'keyence_axes:=[5,9]', '-p', f'motor_port:={tmp_path / "none"}'],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT)
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, lines
+    assert '[FATAL]' in lines[0] and lines[0].endswith(
+        'parameter keyence_axes: two different axes of 0, 1, 2, got (5, 9)'), lines
 
 
 def test_a_restarted_bridge_is_obeyed_by_the_device_that_kept_its_state(rig):

@@ -301,3 +301,17 @@ def test_the_launcher_tells_each_nodes_parameters_as_it_will_have_them():
     assert bridge['max_displacement'] == 0.02               # config/hardware.yaml
     assert bridge['open_timeout'] == 2.0                    # the table's default
     assert 'view' not in launcher.parameters                # skipped: view:=false
+
+
+@pytest.mark.parametrize('parameter, message', [
+    ('keyence_axes:=[5,9]', 'keyence_axes: two different axes of 0, 1, 2, got (5, 9)'),
+    ('keyence_signs:=[0,3]', 'keyence_signs: each +1 or -1, got (0, 3)'),
+    ('keyence_axes:=[1]', 'keyence_axes: two values (one per head), got [1]'),
+    ('keyence_offsets:=[nan,0.0]', "keyence_offsets: finite numbers [m], got ['nan', 0.0]"),
+    ('keyence_offsets:=[.nan,0.0]', 'keyence_offsets: finite numbers [m], got [nan, 0.0]'),
+])
+def test_the_launcher_refuses_a_keyence_geometry_the_bridge_refuses(parameter, message):
+    """Before anything starts, whatever the sensor: the bridge's own check_parameters."""
+    with pytest.raises(LaunchError) as error:
+        StackLauncher('hardware', {'rviz': 'false'}, [f'hardware_bridge:{parameter}'])
+    assert str(error.value) == f'node hardware_bridge: parameter {message}'
