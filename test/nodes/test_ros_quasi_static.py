@@ -50,6 +50,8 @@ from tendon_robot_sim.ros.parameters import ConfigurationError
 # Plumbing errors (wrong tendon, model or input mode, a stale state) are >= 1e-6 m.
 TIP_TOLERANCE = 5e-8       # m
 TENSION_TOLERANCE = 1e-6   # N, solved tensions of a displacement setpoint (~1e-8 N apart)
+# the default robot's tendons: the setpoints below name them all, unless a test says not
+TENDONS = load_robot(default_robot_file()).tendon_names
 
 
 @pytest.fixture(scope='module')
@@ -86,7 +88,15 @@ def settle(qs, msg: JointState, accepted) -> tuple:
 
 
 def tensions(**values) -> JointState:
-    return JointState(name=list(values), effort=list(values.values()))
+    """Return a setpoint naming every tendon (0 N where not given): whatever the last set."""
+    full = {name: values.get(name, 0.0) for name in TENDONS} | values
+    return JointState(name=list(full), effort=list(full.values()))
+
+
+def displacements(**values) -> JointState:
+    """Return a setpoint naming every tendon (0 m where not given)."""
+    full = {name: values.get(name, 0.0) for name in TENDONS} | values
+    return JointState(name=list(full), position=list(full.values()))
 
 
 def efforts_are(expected):
@@ -116,6 +126,8 @@ def test_tension_setpoint_publishes_the_equilibrium_of_the_statics_solver(qs):
                   'the /tf message published with that tip pose')[0]
     t = next(t for t in tf.transforms if t.child_frame_id == 'tip_link').transform
     assert [t.translation.x, t.translation.y, t.translation.z] == position(tip).tolist()
+    # a setpoint naming one tendon changes that one; the others hold (as in mode dynamic)
+    settle(qs, JointState(name=['t2'], effort=[1.0]), efforts_are([3.0, 0.0, 1.0, 0.0]))
 
 
 def test_displacement_setpoint_is_held_by_the_solved_tensions(qs):
@@ -138,7 +150,7 @@ def test_bad_setpoints_are_rejected_and_the_last_equilibrium_stays_published(qs)
         StaticsSolver(qs.robot, 'discrete').solve_displacements(out_of_reach)
     max_tension = qs.robot.max_tensions[0]
     bad = [
-        (tensions(bogus=1.0), "unknown tendon 'bogus'"),
+        (JointState(name=['bogus'], effort=[1.0]), "unknown tendon 'bogus'"),
         (tensions(t0=math.nan), 'must be finite'),
         (tensions(t0=-1.0), 'must be >= 0'),
         (tensions(t0=max_tension + 1.0), 'must be <= max_tension'),
@@ -147,8 +159,8 @@ def test_bad_setpoints_are_rejected_and_the_last_equilibrium_stays_published(qs)
         (JointState(name=['t0', 't0'], effort=[1.0, 1.0]), 'more than once'),
         (JointState(name=['t0'], position=[math.nan]), 'must be finite'),
         (JointState(name=['t0', 't1'], position=[0.01]), 'has 1 values for 2 names'),
-        (JointState(name=['t0'], position=[0.05]), 'above max_tension'),
-        (JointState(name=['t0'], position=[out_of_reach['t0']]), 'scaled residual'),
+        (displacements(t0=0.05), 'above max_tension'),
+        (displacements(**out_of_reach), 'scaled residual'),
     ]
     for msg, problem in bad:
         probe.setpoint_pub.publish(msg)
