@@ -140,6 +140,9 @@ CASES = [
     (['cc', '--robot', BHA, '--muscle-lengths', 'p1=-0.1'], BAD, '--muscle-lengths: p1 = -0.1'),
     (['cc', '--robot', BHA, '--muscle-lengths', 'p1=nan'], BAD, '--muscle-lengths: item 0'),
     (['cc', '--robot', BHA, '--muscle-lengths', 'q1=0.2'], BAD, "unknown bellows 'q1'"),
+    # 10 m beside 0.25 m: kappa = 130 rad / 3.5 m, a radius of 26.9 mm inside the 50 mm ring
+    (['cc', '--robot', BHA, '--muscle-lengths', 'p1=10'], BAD,
+     '--muscle-lengths: the lengths bend section 0 to a radius of 26.9 mm, inside its bellows'),
     (['cc', '--robot', BHA, '--muscle-lengths', '0.2,0.2'], BAD, 'one value per bellows'),
     (['cc', '--robot', BHA, '--tip', '0,0,1'], BAD, '--tip: '),
     # constant-curvature dynamics

@@ -165,6 +165,7 @@ class BellowsKinematics:
         """
         q = self._vector(muscle_lengths, field)
         x = self.coordinates(q)
+        self._check_bend(x, field)
         fitted = self.lengths @ x
         base = self.robot.base
         return BellowsPose(sections=tuple(section_arcs(x)), coordinates=x,
@@ -176,6 +177,21 @@ class BellowsKinematics:
         base = self.robot.base
         return np.array([chain_frames(base.rotation, base.position, x)[-1][1]
                          for x in self.coordinates(np.atleast_2d(muscle_lengths))])
+
+    def _check_bend(self, x: np.ndarray, field: str) -> None:
+        """
+        Refuse arcs whose radius of curvature lies inside a section's ring of bellows.
+
+        The bellows on the inside of such a bend would be shorter than nothing: lengths that
+        far apart are no shape of the robot (a typo or a unit off, not a bend).
+        """
+        for j, (section, arc) in enumerate(zip(self.robot.sections, section_arcs(x))):
+            ring = max(b.offset for b in section.bellows)
+            if arc.kappa * ring >= 1.0:
+                raise BellowsKinematicsError(
+                    f'{field}: the lengths bend section {j} to a radius of '
+                    f'{1e3 / arc.kappa:.3g} mm, inside its bellows ({1e3 * ring:g} mm from '
+                    'the centre spline): no shape of the robot')
 
     def _vector(self, values, field: str) -> np.ndarray:
         if isinstance(values, Mapping):

@@ -130,3 +130,23 @@ def test_four_bellows_are_fitted_and_the_misfit_reported():
 def test_bad_lengths_are_refused_naming_the_bellows(values, message):
     with pytest.raises(BellowsKinematicsError, match=message):
         BellowsKinematics(BHA).forward(values)
+
+
+@pytest.mark.parametrize('c', [0.99, 1.01])
+def test_a_bend_inside_the_ring_of_bellows_is_no_shape(c):
+    """
+    The BHA's first section bent to kappa r = c (bellows at 0, 120, 240 deg, r = 50 mm).
+
+    Bent away from bellows p1: l_1 = l (1 + c), l_2 = l_3 = l (1 - c / 2); at c >= 1 a line
+    of the section on the inside of the bend (at r) would be shorter than nothing.
+    """
+    length = BHA.sections[0].length
+    lengths = {'p1': length * (1 + c), 'p2': length * (1 - c / 2), 'p3': length * (1 - c / 2)}
+    if c < 1.0:
+        arc = BellowsKinematics(BHA).forward(lengths).sections[0]
+        assert arc.kappa * 0.05 == pytest.approx(c, rel=1e-12)
+    else:
+        with pytest.raises(BellowsKinematicsError,
+                           match=rf'bend section 0 to a radius of {50 / c:.3g} mm, inside '
+                                 r'its bellows \(50 mm from the centre spline\)'):
+            BellowsKinematics(BHA).forward(lengths)
