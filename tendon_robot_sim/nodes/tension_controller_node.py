@@ -337,7 +337,10 @@ class TensionControllerNode(Node):
                   ('feedback_timeout', f'{self.config.feedback_timeout:g}')]
         self.diagnostics_pub.publish(DiagnosticArray(
             header=Header(stamp=self.get_clock().now().to_msg()),
-            status=[DiagnosticStatus(level=level, name=f'{NODE_NAME}: tip feedback',
+            # named with the namespace, as the bridge's and the simulator's: two robots'
+            # controllers must not share one status in an aggregator
+            status=[DiagnosticStatus(level=level,
+                                     name=f'{self.get_fully_qualified_name()}: tip feedback',
                                      message=message,
                                      hardware_id=self.get_fully_qualified_name(),
                                      values=[KeyValue(key=k, value=v) for k, v in values])]))

@@ -224,9 +224,9 @@ def in_namespace(name: str, hardware_id: str, namespace: str) -> bool:
     """
     Tell whether a ``/diagnostics`` status comes from a node of ``namespace``.
 
-    A status is named ``<node>: <what>`` (the hardware bridge with its namespace,
-    ``/left_arm/hardware_bridge: safety``), or names the node in ``hardware_id`` (the
-    tension controller); the node's namespace must be ``namespace`` exactly.
+    A status is named ``<node>: <what>`` with the node's namespace
+    (``/left_arm/hardware_bridge: safety``), or names the node in ``hardware_id`` (another
+    package's node); the node's namespace must be ``namespace`` exactly.
     """
     node = name.partition(': ')[0]
     if not node.startswith('/'):

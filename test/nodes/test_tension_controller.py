@@ -217,7 +217,8 @@ def feedback_state(diagnostics: list, controller: str) -> tuple[int, str] | None
     """(level, message) of the newest 'tip feedback' status of ``controller`` on /diagnostics."""
     for array in reversed(diagnostics):
         for status in array.status:
-            if status.hardware_id == controller and status.name.endswith('tip feedback'):
+            # named after the node with its namespace: two robots' controllers never share it
+            if status.hardware_id == controller and status.name == f'{controller}: tip feedback':
                 return ord(status.level), status.message
     return None
 
