@@ -58,6 +58,7 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, MAX_STEPS,
                                        non_negative, NoResultError, OutputPath, parse_values,
                                        positive, positive_int, time_step)
+from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
 from tendon_robot_sim.files.outputs import (make_new_folders, open_output, removed_on_failure,
                                             save_figure)
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -204,7 +205,7 @@ def _load(path):
 def read_trajectory(path: Path, n_joints: int):
     """Read t (K,), q, qd, qdd (K, N) from a CSV file; rates from a cubic spline through q."""
     try:
-        with open(path, newline='', encoding='utf-8') as file:
+        with open(path, newline='', encoding=CSV_ENCODING) as file:
             rows = list(csv.reader(file))
     except OSError as error:
         raise CommandError(f'{path}: cannot read: {error.strerror}') from None

@@ -26,6 +26,8 @@ import numpy as np
 
 # Data rows a table may have: a 1 kHz recording of 15 minutes.
 MAX_ROWS = 1_000_000
+# How every CSV file is read: UTF-8, and a byte-order mark (which Excel writes) is skipped
+CSV_ENCODING = 'utf-8-sig'
 
 
 class TableError(ValueError):
@@ -63,7 +65,7 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
     """
     path = Path(path)
     try:
-        with path.open(newline='', encoding='utf-8') as handle:
+        with path.open(newline='', encoding=CSV_ENCODING) as handle:
             reader = csv.reader(handle)
             rows = []
             for row in reader:

@@ -41,6 +41,7 @@ import time
 
 import numpy as np
 
+from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
 from tendon_robot_sim.files.outputs import make_folder, open_output, write_output
 from tendon_robot_sim.files.yaml_loader import yaml_value
 from tendon_robot_sim.models.cosserat import ConvergenceError
@@ -252,7 +253,7 @@ def _read_csv(path, names, low, high) -> np.ndarray:
     if not path:
         raise DatasetError('csv: the csv sampler needs a file (--csv FILE)')
     try:
-        with open(path) as handle:
+        with open(path, encoding=CSV_ENCODING) as handle:
             header = [h.strip() for h in handle.readline().strip().split(',')]
             rows = np.loadtxt(handle, delimiter=',', ndmin=2)
     except (OSError, ValueError) as error:

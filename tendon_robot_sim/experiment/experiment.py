@@ -48,6 +48,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
@@ -387,7 +388,7 @@ def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
     path = Path(path)
     names = robot.tendon_names
     try:
-        handle = path.open(newline='', encoding='utf-8')
+        handle = path.open(newline='', encoding=CSV_ENCODING)
     except OSError as error:
         raise ExperimentError(f'{path}: cannot read: {error.strerror}') from None
     with handle:
