@@ -50,6 +50,7 @@ from tendon_robot_sim.commands import (check_ros_environment, command_error, Com
                                        DefaultsHelpFormatter, StopSignals, within)
 from tendon_robot_sim.experiment.bag import BagError, check_messages
 from tendon_robot_sim.models.rod.statics.solver import MODELS
+from tendon_robot_sim.ros.names import check_topic_name
 
 # Wall seconds the simulator may take to subscribe to the replayed setpoints.
 SIMULATOR_TIMEOUT = 10.0
@@ -112,6 +113,10 @@ def run(args) -> int:
         raise CommandError(f'--delay: must be >= 0 s, got {args.delay:g}')
     if not args.simulate and (args.robot is not None or args.model != 'discrete'):
         raise CommandError('--robot and --model apply to --simulate only')
+    try:    # rclpy would raise it as it creates the publisher: an internal error
+        check_topic_name(args.setpoint_topic)
+    except ValueError as error:
+        raise CommandError(f'--setpoint-topic: {error}') from None
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     # Ctrl-C, SIGTERM and SIGHUP end the replay between two messages.
     with StopSignals() as stop:

@@ -375,6 +375,11 @@ CASES = [
     (['replay', '{missing}', '--rate', '1e-30'], BAD,
      'argument --rate: must be a number within [0.001, 1000]'),
     (['replay', '{missing}', '--delay', '1e9'], BAD, 'argument --delay'),
+    # rclpy would refuse it as the publisher is made: an internal error before
+    (['replay', '{missing}', '--setpoint-topic', 'bad topic'], BAD,
+     "--setpoint-topic: not a ROS topic name: ' ' is not allowed"),
+    (['replay', '{missing}', '--setpoint-topic', ''], BAD,
+     '--setpoint-topic: not a ROS topic name: an empty name'),
     (['view', '--bag', '{missing}'], BAD, 'missing'),
     (['view', '--bag', '{empty_dir}'], BAD, 'empty_dir'),
     (['view', '--port', '70000'], BAD, 'argument --port'),
