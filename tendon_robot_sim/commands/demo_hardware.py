@@ -67,13 +67,16 @@ def fresh_bag(bag: Path) -> None:
     """
     Make way for the demo's bag at ``bag``: remove the bag of an earlier demo there.
 
-    A link there is removed, never followed (an output never goes through a link); anything
-    else than a bag or an empty folder is kept, and the demo refuses to start.
+    A link there is removed, never followed (an output never goes through a link). A bag is
+    an earlier demo's when that demo's ``stack.log`` lies beside it (every demo writes it
+    before it records); any other bag, or anything else than an empty folder, is kept, and
+    the demo refuses to start: a user's own recording is never removed.
     """
     if bag.is_symlink():
         bag.unlink()
     elif bag.exists():
-        if not (bag / 'metadata.yaml').exists() and any(bag.iterdir()):
+        demos = (bag / 'metadata.yaml').exists() and (bag.parent / 'stack.log').is_file()
+        if not demos and any(bag.iterdir()):
             raise CommandError(f'{bag}: exists and is not a bag from an earlier demo; '
                                'choose another --out')
         shutil.rmtree(bag)

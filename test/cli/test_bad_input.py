@@ -748,3 +748,19 @@ def test_a_failed_block_removes_only_the_empty_folders_it_made(tmp_path):
     with pytest.raises(RuntimeError), removed_on_failure(made):
         raise RuntimeError('the work failed')
     assert sorted(p.name for p in (tmp_path / 'a').iterdir()) == ['kept.txt']
+
+
+def test_the_demo_removes_only_an_earlier_demos_bag(tmp_path):
+    """A user's own bag at OUT/bag is kept and the demo refused; one beside its log goes."""
+    from tendon_robot_sim.commands import CommandError
+    from tendon_robot_sim.commands.demo_hardware import fresh_bag
+    bag = tmp_path / 'bag'
+    bag.mkdir()
+    (bag / 'metadata.yaml').write_text('rosbag2_bagfile_information: {}\n')
+    (bag / 'bag_0.mcap').write_bytes(b'a recording of the user')
+    with pytest.raises(CommandError, match='is not a bag from an earlier demo'):
+        fresh_bag(bag)
+    assert (bag / 'bag_0.mcap').read_bytes() == b'a recording of the user'
+    (tmp_path / 'stack.log').write_text('the log an earlier demo wrote before it recorded\n')
+    fresh_bag(bag)
+    assert not bag.exists()
