@@ -153,7 +153,8 @@ def _number(text: str, check, requirement: str, kind=float):
     try:
         value = kind(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+        noun = 'a whole number' if kind is int else 'a number'    # '2.5' is a number
+        raise argparse.ArgumentTypeError(f'{text!r} is not {noun}') from None
     if not math.isfinite(value) or not check(value):
         raise argparse.ArgumentTypeError(f'must be {requirement}, got {text}')
     return value

@@ -357,6 +357,7 @@ CASES = [
     (['demo', '--tension', '-1'], BAD, 'argument --tension'),
     (['demo', '--robot', '{missing}'], BAD, 'cannot read'),
     (['demo', '--elements', '0'], BAD, 'argument --elements'),
+    (['demo', '--elements', '2.5'], BAD, "argument --elements: '2.5' is not a whole number"),
     (['demo', '--settle', '1e30'], BAD, 'argument --settle: must be a number within [0, 60] s'),
     (['demo', '--real-time-factor', '20'], BAD,
      'argument --real-time-factor: must be a number within [0.1, 10]'),
