@@ -29,13 +29,15 @@ recorder flushed is all there (:meth:`~tendon_robot_sim.experiment.bag.BagWriter
   as a closed bag has it) and the database checked.
 
 Then ``metadata.yaml`` is written from what the storage holds (topics, types, offered QoS,
-type hashes, message counts and times). A complete bag is left as it is.
+type hashes, message counts and times), also over one readers refuse (empty, as a power cut
+leaves it, or cut off). A complete bag is left as it is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+import re
 import sqlite3
 import struct
 
@@ -45,6 +47,7 @@ from rosbags.typesys import get_typestore
 from tendon_robot_sim.experiment import mcap_crc
 from tendon_robot_sim.experiment.bag import BAG_FORMAT_VERSION, BagError, DEFAULT_STORE
 from tendon_robot_sim.files.outputs import check_links, write_output
+from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
 import yaml
 
 # Records an MCAP data section may hold before its Data End (opcodes of the MCAP spec):
@@ -65,13 +68,17 @@ class Recovered:
     counts: dict[str, int]      # messages per topic
     dropped_bytes: int          # bytes of records the kill cut off (MCAP), 0 for sqlite3
     repaired: bool              # False: the bag was complete, nothing was changed
+    # what was wrong with a metadata.yaml that was there and has been written again
+    metadata_problem: str = ''
 
     def summary(self) -> str:
         total = sum(self.counts.values())
         what = 'complete, nothing to recover' if not self.repaired else (
             f'recovered {total} messages' + (f', dropped {self.dropped_bytes} bytes of a '
                                              'record the kill cut off'
-                                             if self.dropped_bytes else ''))
+                                             if self.dropped_bytes else '')
+            + (f'; metadata.yaml {self.metadata_problem}: written again from '
+               f'{self.storage.name}' if self.metadata_problem else ''))
         return (f'{self.storage.parent}: {what} ('
                 + (', '.join(f'{t} {n}' for t, n in self.counts.items()) or 'no topics') + ')')
 
@@ -101,9 +108,11 @@ def recover_bag(path: str | Path) -> Recovered:
         dropped, repaired = _recover_mcap(storage)
     else:
         dropped, repaired = 0, _recover_sqlite(storage)
-    repaired = repaired or not (folder / 'metadata.yaml').exists()
+    # an empty or broken metadata.yaml (a power cut leaves one empty) is as good as none
+    problem = _metadata_problem(folder, storage_repaired=repaired)
+    repaired = repaired or problem is not None or not (folder / 'metadata.yaml').exists()
     counts = _write_metadata(folder, storage) if repaired else _counts(storage)
-    return Recovered(storage, counts, dropped, repaired)
+    return Recovered(storage, counts, dropped, repaired, problem or '')
 
 
 # --------------------------------------------------------------------------- MCAP
@@ -210,6 +219,36 @@ def _counts(storage: Path) -> dict[str, int]:
         return {c.topic: c.msgcount for c in reader.connections}
     finally:
         reader.close()
+
+
+def _metadata_problem(folder: Path, storage_repaired: bool) -> str | None:
+    """
+    Tell what is wrong with ``metadata.yaml`` in ``folder``, as a reader of the bag sees it.
+
+    None: it is sound, or missing (the usual case of a killed recorder, said no more of),
+    or its storage file has just been recovered (it is written again anyway: only an empty
+    one is named then). Otherwise the problem: ``was empty``, ``was not valid ...``.
+    """
+    path = folder / 'metadata.yaml'
+    if not path.exists():
+        return None
+    if not path.is_file():
+        raise BagError(f'{path}: not a file (a folder?): move it away and run this again')
+    if path.stat().st_size == 0:
+        return 'was empty'
+    if storage_repaired:
+        return None
+    try:    # as the bag's readers take it (experiment/bag.py): the package's YAML rules first
+        read_yaml(path)
+        reader = AnyReader([folder], default_typestore=get_typestore(DEFAULT_STORE))
+        reader.open()
+        reader.close()
+    except YamlFileError as error:   # cut off mid-file: where the parser gave up
+        where = re.findall(r'line \d+, column \d+', str(error))
+        return 'was not valid YAML' + (f' (at {where[-1]})' if where else '')
+    except Exception as error:   # rosbags raises many kinds on bad metadata
+        return f'was not valid rosbag2 metadata ({type(error).__name__}: {error})'
+    return None
 
 
 def _write_metadata(folder: Path, storage: Path) -> dict[str, int]:

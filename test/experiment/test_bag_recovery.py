@@ -158,6 +158,43 @@ def test_a_complete_bag_with_its_metadata_lost_gets_it_back(storage, tmp_path, c
         assert new[key] == old[key], key
 
 
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+@pytest.mark.parametrize('damage, said', [
+    ('empty', 'metadata.yaml was empty'),                     # what a power cut leaves
+    ('cut', 'metadata.yaml was not valid YAML'),              # cut mid-file
+    ('cut late', 'metadata.yaml was not valid rosbag2 metadata'),   # YAML, keys missing
+])
+def test_an_empty_or_cut_metadata_file_is_written_again(storage, damage, said, tmp_path, capsys):
+    """A metadata.yaml readers refuse is as good as none: it is replaced, not kept."""
+    bag = tmp_path / 'bag'
+    writer(bag, storage, 'close', 30, 20)
+    metadata = bag / 'metadata.yaml'
+    text = metadata.read_text()
+    metadata.write_text({'empty': '', 'cut': text[:300], 'cut late': text[:700]}[damage])
+    with pytest.raises(BagError):
+        xs(bag)
+    capsys.readouterr()
+    assert cli.main(['reindex', str(bag)]) == 0
+    out = capsys.readouterr().out
+    assert said in out and 'written again' in out and f'{TOPIC} 50' in out, out
+    assert out.count('\n') == 1, out
+    assert xs(bag) == [float(i) for i in range(50)]
+    assert cli.main(['reindex', str(bag)]) == 0
+    assert 'complete, nothing to recover' in capsys.readouterr().out
+
+
+def test_a_folder_in_place_of_the_metadata_file_is_refused(tmp_path, capsys):
+    bag = tmp_path / 'bag'
+    writer(bag, 'mcap', 'close', 5, 5)
+    (bag / 'metadata.yaml').unlink()
+    (bag / 'metadata.yaml').mkdir()
+    capsys.readouterr()
+    assert cli.main(['reindex', str(bag)]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'metadata.yaml: not a file' in err, err
+    assert (bag / 'metadata.yaml').is_dir()
+
+
 @pytest.mark.parametrize('argv, text', [
     (['reindex', '{tmp}/missing'], 'not a bag folder'),
     (['reindex', '{tmp}/empty'], 'expected one .mcap or .db3 file, found none'),
