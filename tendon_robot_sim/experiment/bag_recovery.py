@@ -23,7 +23,8 @@ recorder flushed is all there (:meth:`~tendon_robot_sim.experiment.bag.BagWriter
 * MCAP: the records up to the last complete one are kept; a record cut off by the kill (and
   anything after it) is dropped; a Data End record and a Footer without a summary section
   end the file (the MCAP specification allows it: readers scan the data section), its
-  CRC-32s are filled in, and the file is written aside and renamed over the old one.
+  CRC-32s are filled in, and the file is written aside and renamed over the old one. If no
+  message would be left (the kill fell inside the first chunk), nothing is written.
 * sqlite3: sqlite itself rolls the write-ahead log (or the hot journal) into the database
   when it is opened for writing; the log is then checkpointed away (journal mode DELETE,
   as a closed bag has it) and the database checked.
@@ -119,7 +120,12 @@ def recover_bag(path: str | Path) -> Recovered:
 
 
 def _recover_mcap(path: Path) -> tuple[int, bool]:
-    """End the MCAP file at ``path`` after its last complete record; (bytes dropped, changed)."""
+    """
+    End the MCAP file at ``path`` after its last complete record; (bytes dropped, changed).
+
+    The file is rewritten only when what is kept holds messages; what is kept is the file's
+    own beginning (only its chunk checksums, 0 as the recorder left them, are filled in).
+    """
     data = path.read_bytes()
     if data.endswith(mcap_crc.MAGIC) and len(data) >= _SMALLEST:
         try:        # complete: its records and checksums must be sound
@@ -135,7 +141,15 @@ def _recover_mcap(path: Path) -> tuple[int, bool]:
 
 
 def _data_end(data: bytes, path: Path) -> int:
-    """Offset just after the last complete data record of the (unfinished) MCAP ``data``."""
+    """
+    Offset just after the last complete data record of the (unfinished) MCAP ``data``.
+
+    Raises
+    ------
+    BagError
+        No message comes before that offset: nothing could be recovered.
+
+    """
     if data[:8] != mcap_crc.MAGIC or len(data) < 8 + _HEAD.size:
         raise BagError(f'{path}: nothing to recover: the recorder was killed before it wrote '
                        'its first messages to disk')
@@ -143,18 +157,36 @@ def _data_end(data: bytes, path: Path) -> int:
     position = 8 + _HEAD.size + length
     if opcode != 0x01 or position > len(data):
         raise BagError(f'{path}: not an MCAP file this can recover (no header record)')
+    messages = 0
     while position + _HEAD.size <= len(data):
         opcode, length = _HEAD.unpack_from(data, position)
         end = position + _HEAD.size + length
+        in_chunk = _chunk_messages(data[position + _HEAD.size:end]) \
+            if opcode == 0x06 and end <= len(data) else None
         if opcode not in _DATA_RECORDS or end > len(data) \
-                or (opcode == 0x06 and not _whole_chunk(data[position + _HEAD.size:end])):
+                or (opcode == 0x06 and in_chunk is None):
             break
+        messages += in_chunk if opcode == 0x06 else opcode == 0x05
         position = end
-    return position
+    if messages:
+        return position
+    if position + _HEAD.size > len(data):
+        why = 'the recorder was killed before it wrote its first messages to disk'
+    elif opcode == 0x06 and end > len(data):
+        why = (f'the file ends inside its first chunk of messages (at byte {position}, '
+               f'{end - position} bytes long, cut after {len(data) - position})')
+    elif opcode == 0x06:
+        why = f'its first chunk of messages (at byte {position}) is damaged'
+    elif end > len(data):
+        why = f'the file ends inside record 0x{opcode:02x} at byte {position}, before any message'
+    else:
+        why = (f'record 0x{opcode:02x} at byte {position} is not one an MCAP data section '
+               'holds, and no message comes before it')
+    raise BagError(f'{path}: nothing could be recovered: {why}; the file is left as it is')
 
 
-def _whole_chunk(content: bytes) -> bool:
-    """Tell whether the content of a Chunk record is whole: its sizes add up, its records too."""
+def _chunk_messages(content: bytes) -> int | None:
+    """Count the messages in the content of a Chunk record; None if it is not whole."""
     try:
         (size,) = struct.unpack_from('<Q', content, 16)
         (name_length,) = struct.unpack_from('<I', content, 28)
@@ -162,20 +194,27 @@ def _whole_chunk(content: bytes) -> bool:
         compressed = content[32:at] != b''
         (records_length,) = struct.unpack_from('<Q', content, at)
     except struct.error:
-        return False
+        return None
     if at + 8 + records_length != len(content):
-        return False
-    if compressed:            # its codec's own framing and the chunk CRC check the rest
-        return True
-    position = at + 8
-    while position < len(content):
-        if position + _HEAD.size > len(content):
-            return False
-        opcode, length = _HEAD.unpack_from(content, position)
+        return None
+    records = content[at + 8:]
+    if compressed:
+        try:
+            records, _ = mcap_crc._chunk_records(content, 0)
+        except mcap_crc.McapCrcError:
+            return None
+        if records is None:     # a codec not installed: whole as far as can be told
+            return 1
+    count, position = 0, 0
+    while position < len(records):
+        if position + _HEAD.size > len(records):
+            return None
+        opcode, length = _HEAD.unpack_from(records, position)
         position += _HEAD.size + length
-        if opcode not in _INSIDE_CHUNK or position > len(content):
-            return False
-    return records_length == size
+        if opcode not in _INSIDE_CHUNK or position > len(records):
+            return None
+        count += opcode == 0x05
+    return count if len(records) == size else None
 
 
 # --------------------------------------------------------------------------- sqlite3

@@ -128,6 +128,31 @@ def test_a_record_cut_by_the_kill_is_dropped_and_the_rest_kept(tmp_path, capsys)
     assert f'dropped {(start + end) // 2 - start} bytes' in out, out
     assert xs(bag) == [float(i) for i in range(30)]
     assert mcap_crc.verify(mcap) >= 2     # chunk and data section checksums filled in
+    # what is kept is the file's own beginning: only the first chunk's CRC (0) is filled in,
+    # then a Data End record (13 bytes), a footer (29) and the magic (8)
+    recovered = bytearray(mcap.read_bytes())
+    assert len(recovered) == start + 13 + 29 + 8
+    crc = first + 9 + 24
+    assert data[crc:crc + 4] == bytes(4) and recovered[crc:crc + 4] != bytes(4)
+    recovered[crc:crc + 4] = bytes(4)
+    assert recovered[:start] == data[:start]
+
+
+def test_a_cut_inside_the_first_chunk_leaves_the_file_as_it_was(tmp_path, capsys):
+    """No message survives: refused in one line, and the user's bytes are not rewritten."""
+    bag = tmp_path / 'bag'
+    killed_writer(bag, 'mcap', 30, 20, 0)
+    mcap = bag / 'bag.mcap'
+    data = mcap.read_bytes()
+    (start, end), _ = chunks(data)
+    mcap.write_bytes(data[:(start + end) // 2])
+    capsys.readouterr()
+    assert cli.main(['reindex', str(bag)]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'nothing could be recovered' in err \
+        and 'ends inside its first chunk' in err, err
+    assert mcap.read_bytes() == data[:(start + end) // 2]
+    assert sorted(p.name for p in bag.iterdir()) == ['bag.mcap']
 
 
 def test_a_writer_killed_before_its_first_flush_left_nothing(tmp_path, capsys):
