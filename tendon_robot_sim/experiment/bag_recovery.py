@@ -23,19 +23,22 @@ recorder flushed is all there (:meth:`~tendon_robot_sim.experiment.bag.BagWriter
 * MCAP: the records up to the last complete one are kept; a record cut off by the kill (and
   anything after it) is dropped; a Data End record and a Footer without a summary section
   end the file (the MCAP specification allows it: readers scan the data section), its
-  CRC-32s are filled in, and the file is written aside and renamed over the old one.
+  CRC-32s are filled in, and the file is written aside and renamed over the old one. If no
+  message would be left (the kill fell inside the first chunk), nothing is written.
 * sqlite3: sqlite itself rolls the write-ahead log (or the hot journal) into the database
   when it is opened for writing; the log is then checkpointed away (journal mode DELETE,
   as a closed bag has it) and the database checked.
 
 Then ``metadata.yaml`` is written from what the storage holds (topics, types, offered QoS,
-type hashes, message counts and times). A complete bag is left as it is.
+type hashes, message counts and times), also over one readers refuse (empty, as a power cut
+leaves it, or cut off). A complete bag is left as it is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+import re
 import sqlite3
 import struct
 
@@ -45,6 +48,7 @@ from rosbags.typesys import get_typestore
 from tendon_robot_sim.experiment import mcap_crc
 from tendon_robot_sim.experiment.bag import BAG_FORMAT_VERSION, BagError, DEFAULT_STORE
 from tendon_robot_sim.files.outputs import check_links, write_output
+from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
 import yaml
 
 # Records an MCAP data section may hold before its Data End (opcodes of the MCAP spec):
@@ -65,13 +69,17 @@ class Recovered:
     counts: dict[str, int]      # messages per topic
     dropped_bytes: int          # bytes of records the kill cut off (MCAP), 0 for sqlite3
     repaired: bool              # False: the bag was complete, nothing was changed
+    # what was wrong with a metadata.yaml that was there and has been written again
+    metadata_problem: str = ''
 
     def summary(self) -> str:
         total = sum(self.counts.values())
         what = 'complete, nothing to recover' if not self.repaired else (
             f'recovered {total} messages' + (f', dropped {self.dropped_bytes} bytes of a '
                                              'record the kill cut off'
-                                             if self.dropped_bytes else ''))
+                                             if self.dropped_bytes else '')
+            + (f'; metadata.yaml {self.metadata_problem}: written again from '
+               f'{self.storage.name}' if self.metadata_problem else ''))
         return (f'{self.storage.parent}: {what} ('
                 + (', '.join(f'{t} {n}' for t, n in self.counts.items()) or 'no topics') + ')')
 
@@ -101,16 +109,23 @@ def recover_bag(path: str | Path) -> Recovered:
         dropped, repaired = _recover_mcap(storage)
     else:
         dropped, repaired = 0, _recover_sqlite(storage)
-    repaired = repaired or not (folder / 'metadata.yaml').exists()
+    # an empty or broken metadata.yaml (a power cut leaves one empty) is as good as none
+    problem = _metadata_problem(folder, storage_repaired=repaired)
+    repaired = repaired or problem is not None or not (folder / 'metadata.yaml').exists()
     counts = _write_metadata(folder, storage) if repaired else _counts(storage)
-    return Recovered(storage, counts, dropped, repaired)
+    return Recovered(storage, counts, dropped, repaired, problem or '')
 
 
 # --------------------------------------------------------------------------- MCAP
 
 
 def _recover_mcap(path: Path) -> tuple[int, bool]:
-    """End the MCAP file at ``path`` after its last complete record; (bytes dropped, changed)."""
+    """
+    End the MCAP file at ``path`` after its last complete record; (bytes dropped, changed).
+
+    The file is rewritten only when what is kept holds messages; what is kept is the file's
+    own beginning (only its chunk checksums, 0 as the recorder left them, are filled in).
+    """
     data = path.read_bytes()
     if data.endswith(mcap_crc.MAGIC) and len(data) >= _SMALLEST:
         try:        # complete: its records and checksums must be sound
@@ -126,7 +141,15 @@ def _recover_mcap(path: Path) -> tuple[int, bool]:
 
 
 def _data_end(data: bytes, path: Path) -> int:
-    """Offset just after the last complete data record of the (unfinished) MCAP ``data``."""
+    """
+    Offset just after the last complete data record of the (unfinished) MCAP ``data``.
+
+    Raises
+    ------
+    BagError
+        No message comes before that offset: nothing could be recovered.
+
+    """
     if data[:8] != mcap_crc.MAGIC or len(data) < 8 + _HEAD.size:
         raise BagError(f'{path}: nothing to recover: the recorder was killed before it wrote '
                        'its first messages to disk')
@@ -134,18 +157,36 @@ def _data_end(data: bytes, path: Path) -> int:
     position = 8 + _HEAD.size + length
     if opcode != 0x01 or position > len(data):
         raise BagError(f'{path}: not an MCAP file this can recover (no header record)')
+    messages = 0
     while position + _HEAD.size <= len(data):
         opcode, length = _HEAD.unpack_from(data, position)
         end = position + _HEAD.size + length
+        in_chunk = _chunk_messages(data[position + _HEAD.size:end]) \
+            if opcode == 0x06 and end <= len(data) else None
         if opcode not in _DATA_RECORDS or end > len(data) \
-                or (opcode == 0x06 and not _whole_chunk(data[position + _HEAD.size:end])):
+                or (opcode == 0x06 and in_chunk is None):
             break
+        messages += in_chunk if opcode == 0x06 else opcode == 0x05
         position = end
-    return position
+    if messages:
+        return position
+    if position + _HEAD.size > len(data):
+        why = 'the recorder was killed before it wrote its first messages to disk'
+    elif opcode == 0x06 and end > len(data):
+        why = (f'the file ends inside its first chunk of messages (at byte {position}, '
+               f'{end - position} bytes long, cut after {len(data) - position})')
+    elif opcode == 0x06:
+        why = f'its first chunk of messages (at byte {position}) is damaged'
+    elif end > len(data):
+        why = f'the file ends inside record 0x{opcode:02x} at byte {position}, before any message'
+    else:
+        why = (f'record 0x{opcode:02x} at byte {position} is not one an MCAP data section '
+               'holds, and no message comes before it')
+    raise BagError(f'{path}: nothing could be recovered: {why}; the file is left as it is')
 
 
-def _whole_chunk(content: bytes) -> bool:
-    """Tell whether the content of a Chunk record is whole: its sizes add up, its records too."""
+def _chunk_messages(content: bytes) -> int | None:
+    """Count the messages in the content of a Chunk record; None if it is not whole."""
     try:
         (size,) = struct.unpack_from('<Q', content, 16)
         (name_length,) = struct.unpack_from('<I', content, 28)
@@ -153,20 +194,27 @@ def _whole_chunk(content: bytes) -> bool:
         compressed = content[32:at] != b''
         (records_length,) = struct.unpack_from('<Q', content, at)
     except struct.error:
-        return False
+        return None
     if at + 8 + records_length != len(content):
-        return False
-    if compressed:            # its codec's own framing and the chunk CRC check the rest
-        return True
-    position = at + 8
-    while position < len(content):
-        if position + _HEAD.size > len(content):
-            return False
-        opcode, length = _HEAD.unpack_from(content, position)
+        return None
+    records = content[at + 8:]
+    if compressed:
+        try:
+            records, _ = mcap_crc._chunk_records(content, 0)
+        except mcap_crc.McapCrcError:
+            return None
+        if records is None:     # a codec not installed: whole as far as can be told
+            return 1
+    count, position = 0, 0
+    while position < len(records):
+        if position + _HEAD.size > len(records):
+            return None
+        opcode, length = _HEAD.unpack_from(records, position)
         position += _HEAD.size + length
-        if opcode not in _INSIDE_CHUNK or position > len(content):
-            return False
-    return records_length == size
+        if opcode not in _INSIDE_CHUNK or position > len(records):
+            return None
+        count += opcode == 0x05
+    return count if len(records) == size else None
 
 
 # --------------------------------------------------------------------------- sqlite3
@@ -210,6 +258,36 @@ def _counts(storage: Path) -> dict[str, int]:
         return {c.topic: c.msgcount for c in reader.connections}
     finally:
         reader.close()
+
+
+def _metadata_problem(folder: Path, storage_repaired: bool) -> str | None:
+    """
+    Tell what is wrong with ``metadata.yaml`` in ``folder``, as a reader of the bag sees it.
+
+    None: it is sound, or missing (the usual case of a killed recorder, said no more of),
+    or its storage file has just been recovered (it is written again anyway: only an empty
+    one is named then). Otherwise the problem: ``was empty``, ``was not valid ...``.
+    """
+    path = folder / 'metadata.yaml'
+    if not path.exists():
+        return None
+    if not path.is_file():
+        raise BagError(f'{path}: not a file (a folder?): move it away and run this again')
+    if path.stat().st_size == 0:
+        return 'was empty'
+    if storage_repaired:
+        return None
+    try:    # as the bag's readers take it (experiment/bag.py): the package's YAML rules first
+        read_yaml(path)
+        reader = AnyReader([folder], default_typestore=get_typestore(DEFAULT_STORE))
+        reader.open()
+        reader.close()
+    except YamlFileError as error:   # cut off mid-file: where the parser gave up
+        where = re.findall(r'line \d+, column \d+', str(error))
+        return 'was not valid YAML' + (f' (at {where[-1]})' if where else '')
+    except Exception as error:   # rosbags raises many kinds on bad metadata
+        return f'was not valid rosbag2 metadata ({type(error).__name__}: {error})'
+    return None
 
 
 def _write_metadata(folder: Path, storage: Path) -> dict[str, int]:

@@ -128,6 +128,31 @@ def test_a_record_cut_by_the_kill_is_dropped_and_the_rest_kept(tmp_path, capsys)
     assert f'dropped {(start + end) // 2 - start} bytes' in out, out
     assert xs(bag) == [float(i) for i in range(30)]
     assert mcap_crc.verify(mcap) >= 2     # chunk and data section checksums filled in
+    # what is kept is the file's own beginning: only the first chunk's CRC (0) is filled in,
+    # then a Data End record (13 bytes), a footer (29) and the magic (8)
+    recovered = bytearray(mcap.read_bytes())
+    assert len(recovered) == start + 13 + 29 + 8
+    crc = first + 9 + 24
+    assert data[crc:crc + 4] == bytes(4) and recovered[crc:crc + 4] != bytes(4)
+    recovered[crc:crc + 4] = bytes(4)
+    assert recovered[:start] == data[:start]
+
+
+def test_a_cut_inside_the_first_chunk_leaves_the_file_as_it_was(tmp_path, capsys):
+    """No message survives: refused in one line, and the user's bytes are not rewritten."""
+    bag = tmp_path / 'bag'
+    killed_writer(bag, 'mcap', 30, 20, 0)
+    mcap = bag / 'bag.mcap'
+    data = mcap.read_bytes()
+    (start, end), _ = chunks(data)
+    mcap.write_bytes(data[:(start + end) // 2])
+    capsys.readouterr()
+    assert cli.main(['reindex', str(bag)]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'nothing could be recovered' in err \
+        and 'ends inside its first chunk' in err, err
+    assert mcap.read_bytes() == data[:(start + end) // 2]
+    assert sorted(p.name for p in bag.iterdir()) == ['bag.mcap']
 
 
 def test_a_writer_killed_before_its_first_flush_left_nothing(tmp_path, capsys):
@@ -156,6 +181,43 @@ def test_a_complete_bag_with_its_metadata_lost_gets_it_back(storage, tmp_path, c
     for key in ('version', 'storage_identifier', 'relative_file_paths', 'duration',
                 'starting_time', 'message_count', 'topics_with_message_count'):
         assert new[key] == old[key], key
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+@pytest.mark.parametrize('damage, said', [
+    ('empty', 'metadata.yaml was empty'),                     # what a power cut leaves
+    ('cut', 'metadata.yaml was not valid YAML'),              # cut mid-file
+    ('cut late', 'metadata.yaml was not valid rosbag2 metadata'),   # YAML, keys missing
+])
+def test_an_empty_or_cut_metadata_file_is_written_again(storage, damage, said, tmp_path, capsys):
+    """A metadata.yaml readers refuse is as good as none: it is replaced, not kept."""
+    bag = tmp_path / 'bag'
+    writer(bag, storage, 'close', 30, 20)
+    metadata = bag / 'metadata.yaml'
+    text = metadata.read_text()
+    metadata.write_text({'empty': '', 'cut': text[:300], 'cut late': text[:700]}[damage])
+    with pytest.raises(BagError):
+        xs(bag)
+    capsys.readouterr()
+    assert cli.main(['reindex', str(bag)]) == 0
+    out = capsys.readouterr().out
+    assert said in out and 'written again' in out and f'{TOPIC} 50' in out, out
+    assert out.count('\n') == 1, out
+    assert xs(bag) == [float(i) for i in range(50)]
+    assert cli.main(['reindex', str(bag)]) == 0
+    assert 'complete, nothing to recover' in capsys.readouterr().out
+
+
+def test_a_folder_in_place_of_the_metadata_file_is_refused(tmp_path, capsys):
+    bag = tmp_path / 'bag'
+    writer(bag, 'mcap', 'close', 5, 5)
+    (bag / 'metadata.yaml').unlink()
+    (bag / 'metadata.yaml').mkdir()
+    capsys.readouterr()
+    assert cli.main(['reindex', str(bag)]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'metadata.yaml: not a file' in err, err
+    assert (bag / 'metadata.yaml').is_dir()
 
 
 @pytest.mark.parametrize('argv, text', [
