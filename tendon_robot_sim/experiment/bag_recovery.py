@@ -200,7 +200,7 @@ def _chunk_messages(content: bytes) -> int | None:
     records = content[at + 8:]
     if compressed:
         try:
-            records, _ = mcap_crc._chunk_records(content, 0)
+            records, _ = mcap_crc.chunk_records(content, 0)
         except mcap_crc.McapCrcError:
             return None
         if records is None:     # a codec not installed: whole as far as can be told

@@ -79,7 +79,7 @@ def _records(data: bytes | bytearray) -> Iterator[tuple[int, int, int]]:
     raise McapCrcError('no footer record')
 
 
-def _chunk_records(data, content: int) -> tuple[bytes | None, int]:
+def chunk_records(data, content: int) -> tuple[bytes | None, int]:
     """
     Return the uncompressed records of the chunk at ``content`` and its crc field's offset.
 
@@ -117,7 +117,7 @@ def _checksums(data) -> list[tuple[str, int, int]]:
     found = []
     for opcode, position, content in _records(data):
         if opcode == OP_CHUNK:
-            records, crc_field = _chunk_records(data, content)
+            records, crc_field = chunk_records(data, content)
             if records is not None:
                 found.append((f'chunk at byte {position}', crc_field, zlib.crc32(records)))
         elif opcode == OP_DATA_END:
