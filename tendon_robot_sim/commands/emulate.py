@@ -118,12 +118,18 @@ def run(args) -> int:
                              robot.base.frame_id)
     except (RobotDescriptionError, MountingError) as error:
         raise command_error(error) from None
-    endpoints, kinds = {}, {}
+    kinds, specs = {}, {}
+    for device, spec, known, other in (('motors', args.motors, MOTOR_KINDS, SENSOR_KINDS),
+                                       ('sensor', args.sensor, SENSOR_KINDS, MOTOR_KINDS)):
+        kind, _, rest = spec.partition(':')
+        if kind in other:     # else taken for a serial device named so, which cannot open
+            mine, theirs = ('motor', 'sensor') if device == 'motors' else ('sensor', 'motor')
+            raise CommandError(f'--{device}: {kind} is a {theirs} kind, not a {mine} kind '
+                               f'({mine} kinds: {", ".join(known)})')
+        kinds[device], specs[device] = (kind, rest) if kind in known else (known[0], spec)
+    endpoints = {}
     try:
-        for device, spec, known in (('motors', args.motors, MOTOR_KINDS),
-                                    ('sensor', args.sensor, SENSOR_KINDS)):
-            kind, _, rest = spec.partition(':')
-            kinds[device], spec = (kind, rest) if kind in known else (known[0], spec)
+        for device, spec in specs.items():
             endpoints[device] = None if spec == 'none' else open_endpoint(spec)
     except ValueError as error:
         for endpoint in endpoints.values():

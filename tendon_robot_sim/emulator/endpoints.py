@@ -302,6 +302,9 @@ def open_endpoint(spec: str) -> Endpoint:
             return PtyEndpoint(spec[4:])
         if spec.startswith('tcp:'):
             host, _, port = spec[4:].rpartition(':')
+            if not (port.isascii() and port.isdigit() and int(port) <= 65535):
+                raise ValueError(f'the TCP port must be a whole number 1..65535 (or 0: any free '
+                                 f'one), got {port!r}')
             return TcpEndpoint(host or '127.0.0.1', int(port))
         return SerialEndpoint(spec)
     except (OSError, OverflowError, serial.SerialException, ValueError) as error:

@@ -83,6 +83,17 @@ def test_emulate_prints_its_ports_and_pulling_a_tendon_moves_the_measured_tip():
     (['--status-rate', 'nan'], 'argument --status-rate: must be a number within [0.01, 10000] '
                                'Hz, got nan'),
     (['--time-constant', 'inf'], 'argument --time-constant: must be a finite number >= 0'),
+    # a TCP port that is no number, or none a socket takes: the option and what it must be
+    (['--motors', 'tcp:abc'], "--motors: port 'tcp:abc': the TCP port must be a whole number "
+                              "1..65535 (or 0: any free one), got 'abc'"),
+    (['--sensor', 'tcp:localhost:99999'], "--sensor: port 'tcp:localhost:99999': the TCP "
+                                          'port must be a whole number 1..65535'),
+    (['--motors', 'tcp:-1'], 'the TCP port must be a whole number 1..65535'),
+    # a device of the other kind: not taken for a serial device of that name
+    (['--motors', 'keyence-lkg:pty'], '--motors: keyence-lkg is a sensor kind, not a motor '
+                                      'kind (motor kinds: tdcr-motor-v1, dynamixel)'),
+    (['--sensor', 'dynamixel:pty'], '--sensor: dynamixel is a motor kind, not a sensor kind '
+                                    '(sensor kinds: tdcr-laser-v1, keyence-lkg)'),
 ])
 def test_emulate_rejects_bad_arguments_with_one_line(argv, message, capsys):
     assert main(['emulate', '--duration', '0.1', *argv]) == 2
