@@ -111,6 +111,14 @@ def emulated_bus_file(port: str) -> Path:
     return bus_file(tempfile.mkdtemp(prefix='tendon_robot_sim_emulate_'))
 
 
+def _link_path(spec: str) -> Path | None:
+    """Return the link a ``pty:LINK`` port makes (absolute, its folder's links resolved)."""
+    if not spec.startswith('pty:'):
+        return None
+    link = Path(os.path.abspath(spec[4:]))
+    return Path(os.path.realpath(link.parent)) / link.name
+
+
 def run(args) -> int:
     try:
         robot = load_robot(args.robot or default_robot_file())
@@ -127,6 +135,10 @@ def run(args) -> int:
             raise CommandError(f'--{device}: {kind} is a {theirs} kind, not a {mine} kind '
                                f'({mine} kinds: {", ".join(known)})')
         kinds[device], specs[device] = (kind, rest) if kind in known else (known[0], spec)
+    links = {device: _link_path(spec) for device, spec in specs.items()}
+    if links['motors'] is not None and links['motors'] == links['sensor']:
+        raise CommandError(f'--sensor: {args.sensor} is the same link as --motors; give each '
+                           'device its own')
     endpoints = {}
     try:
         for device, spec in specs.items():

@@ -28,6 +28,7 @@ Port specifications (:func:`open_endpoint`):
 ``pty:LINK``
     the same, plus a symlink ``LINK`` to it that is moved to the new terminal
     on disconnect, like a ``/dev/serial/by-id`` link (use this for reconnect tests).
+    A link already there is replaced only if it dangles (left by a crashed run).
 ``tcp:[HOST:]PORT``
     a TCP server (one client at a time); the host opens ``socket://HOST:PORT``.
     Port 0 picks a free port.
@@ -96,6 +97,11 @@ class PtyEndpoint(Endpoint):
 
     def __init__(self, link: str | None = None):
         self.link = Path(link) if link else None
+        if self.link is not None and self.link.is_symlink() and self.link.exists():
+            # a link left by a crashed run dangles; a live one is another emulator's terminal
+            raise FileExistsError(f'{self.link} is a link to {os.readlink(self.link)}, which '
+                                  'exists (another emulator serving it?); stop that one, or '
+                                  'give another path')
         self._open(publish=False)
         if self.link is not None:
             # The folder must take the link: made here, a failure is the caller's, naming the

@@ -124,3 +124,35 @@ def test_emulate_writes_the_emulated_chains_bus_file_beside_its_port(tmp_path, c
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith('bus file: '))
     path = Path(line.split('dynamixel_file:=')[1])
     assert yaml.safe_load(path.read_text())['latency_timer'] == ANSWER_LATENCY
+
+
+def test_emulate_refuses_one_link_for_both_devices(tmp_path, capsys):
+    # the sensor's terminal took the motors' link: the bridge's motor port was the sensor
+    link = tmp_path / 'a'
+    assert main(['emulate', '--duration', '0.1', '--motors', f'pty:{link}',
+                 '--sensor', f'keyence-lkg:pty:{tmp_path}/../{tmp_path.name}/a']) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and '--sensor: ' in err and 'same link as --motors' in err
+    assert not link.exists() and not link.is_symlink()
+
+
+def test_emulate_leaves_a_link_to_a_terminal_in_use_alone_and_replaces_a_dangling_one(
+        tmp_path, capsys):
+    from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+
+    link = tmp_path / 'dev'
+    other = PtyEndpoint(str(link))      # another emulator, serving its terminal there
+    try:
+        other.publish()
+        target = os.readlink(link)
+        assert main(['emulate', '--duration', '0.1', '--sensor', 'none',
+                     '--motors', f'pty:{link}']) == 2
+        err = capsys.readouterr().err
+        assert err.count('\n') == 1 and (
+            f"--motors: port 'pty:{link}': {link} is a link to {target}, which exists" in err)
+        assert os.readlink(link) == target
+    finally:
+        other.close()
+    link.symlink_to(tmp_path / 'a_terminal_gone')     # left by a crashed run
+    assert main(['emulate', '--duration', '0.1', '--sensor', 'none',
+                 '--motors', f'pty:{link}']) == 0
