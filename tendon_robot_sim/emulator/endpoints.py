@@ -28,7 +28,8 @@ Port specifications (:func:`open_endpoint`):
 ``pty:LINK``
     the same, plus a symlink ``LINK`` to it that is moved to the new terminal
     on disconnect, like a ``/dev/serial/by-id`` link (use this for reconnect tests).
-    A link already there is replaced only if it dangles (left by a crashed run).
+    A link already there is replaced unless it points at a pseudo-terminal that exists
+    (another emulator's: refused); one left dangling by a crashed run is replaced.
 ``tcp:[HOST:]PORT``
     a TCP server (one client at a time); the host opens ``socket://HOST:PORT``.
     Port 0 picks a free port.
@@ -44,6 +45,7 @@ import os
 from pathlib import Path
 import select
 import socket
+import stat
 import time
 import tty
 
@@ -97,11 +99,11 @@ class PtyEndpoint(Endpoint):
 
     def __init__(self, link: str | None = None):
         self.link = Path(link) if link else None
-        if self.link is not None and self.link.is_symlink() and self.link.exists():
-            # a link left by a crashed run dangles; a live one is another emulator's terminal
-            raise FileExistsError(f'{self.link} is a link to {os.readlink(self.link)}, which '
-                                  'exists (another emulator serving it?); stop that one, or '
-                                  'give another path')
+        if self.link is not None and _links_to_a_terminal(self.link):
+            # a link left by a crashed run dangles; one to a terminal is another emulator's
+            raise FileExistsError(f'{self.link} is a link to {os.readlink(self.link)}, a '
+                                  'terminal in use (another emulator serving it?); stop that '
+                                  'one, or give another path')
         self._open(publish=False)
         if self.link is not None:
             # The folder must take the link: made here, a failure is the caller's, naming the
@@ -181,6 +183,15 @@ class PtyEndpoint(Endpoint):
         self._master = self._slave = None
         if self.link is not None and self.link.is_symlink():
             self.link.unlink()
+
+
+def _links_to_a_terminal(link: Path) -> bool:
+    """Return whether ``link`` is a link to a pseudo-terminal that exists (its master is open)."""
+    try:
+        return link.is_symlink() and stat.S_ISCHR(link.stat().st_mode) and (
+            os.path.realpath(link).startswith('/dev/pts/'))
+    except OSError:
+        return False
 
 
 class TcpEndpoint(Endpoint):

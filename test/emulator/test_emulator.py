@@ -149,7 +149,8 @@ def test_emulate_leaves_a_link_to_a_terminal_in_use_alone_and_replaces_a_danglin
                      '--motors', f'pty:{link}']) == 2
         err = capsys.readouterr().err
         assert err.count('\n') == 1 and (
-            f"--motors: port 'pty:{link}': {link} is a link to {target}, which exists" in err)
+            f"--motors: port 'pty:{link}': {link} is a link to {target}, a terminal in use"
+            in err)
         assert os.readlink(link) == target
     finally:
         other.close()
