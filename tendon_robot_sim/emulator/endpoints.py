@@ -100,10 +100,11 @@ class PtyEndpoint(Endpoint):
     def __init__(self, link: str | None = None):
         self.link = Path(link) if link else None
         if self.link is not None and _links_to_a_terminal(self.link):
-            # a link left by a crashed run dangles; one to a terminal is another emulator's
+            # a link left by a crashed run dangles, unless its terminal's number was reused
             raise FileExistsError(f'{self.link} is a link to {os.readlink(self.link)}, a '
                                   'terminal in use (another emulator serving it?); stop that '
-                                  'one, or give another path')
+                                  'one, or give another path (or remove the link if nothing '
+                                  'of yours serves it)')
         self._open(publish=False)
         if self.link is not None:
             # The folder must take the link: made here, a failure is the caller's, naming the
