@@ -20,8 +20,10 @@ the bridge (``motor_port``, ``sensor_port``). Commanded tensions move the emulat
 robot (quasi-static model), so the sensor reports where the tip goes.
 """
 
+import contextlib
 import os
 from pathlib import Path
+import stat
 import tempfile
 import time
 
@@ -29,9 +31,10 @@ from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.commands import (command_error, CommandError, NOISE, non_negative,
                                        non_negative_int, probability, StopSignals, within)
 from tendon_robot_sim.emulator.devices import Faults
-from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY, bus_file
+from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY, bus_text
 from tendon_robot_sim.emulator.endpoints import open_endpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
+from tendon_robot_sim.files.outputs import write_new_output
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
@@ -96,19 +99,74 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def emulated_bus_file(port: str) -> Path:
+class EmulatedBusFile:
     """
-    Write the bus file of the emulated chain beside ``port`` (``PORT.yaml``), else in a new folder.
+    The bus file of the emulated chain, beside its port (``PORT.yaml``), else in a new folder.
 
     The shipped bus file's latency timer is a bench's; the emulator, a process on a shared
     machine, may answer later (:data:`~tendon_robot_sim.emulator.dynamixel.ANSWER_LATENCY`).
     A pty:LINK port gets ``LINK.yaml``, so a recipe can name it; a bare pseudo-terminal, TCP
     port or device, a temporary folder's ``dynamixel.yaml`` (the path is printed).
+
+    Written only as a new file: a file already there is refused (FileExistsError), unless it
+    holds exactly this text (one an emulator killed before its end left: rewriting it loses
+    nothing). Removed at the end of the ``with`` block, its folder too if it made one, unless
+    someone changed it meanwhile.
     """
-    path = Path(port)
-    if path.is_symlink() and os.access(path.parent, os.W_OK):
-        return bus_file(path.parent, f'{path.name}.yaml')
-    return bus_file(tempfile.mkdtemp(prefix='tendon_robot_sim_emulate_'))
+
+    def __init__(self, endpoint):
+        self.text = bus_text().encode()
+        self.folder = None
+        port = Path(endpoint.path)
+        link = getattr(endpoint, 'link', None)    # taken away until the chain answers
+        if link is None and port.is_symlink() and os.access(port.parent, os.W_OK):
+            link = port
+        if link is not None:
+            self.path = link.with_name(f'{link.name}.yaml')
+        else:
+            self.folder = Path(tempfile.mkdtemp(prefix='tendon_robot_sim_emulate_'))
+            self.path = self.folder / 'dynamixel.yaml'
+        try:
+            write_new_output(self.path, self.text)
+        except FileExistsError:
+            if not self._unchanged():
+                raise FileExistsError(f'{self.path} exists and is not a bus file an emulator '
+                                      'left there; move it, or give another link') from None
+        except BaseException:
+            self._remove_folder()
+            raise
+
+    def _unchanged(self) -> bool:
+        try:
+            if not stat.S_ISREG(os.lstat(self.path).st_mode):
+                return False
+            with open(self.path, 'rb') as handle:
+                return handle.read(len(self.text) + 1) == self.text
+        except OSError:
+            return False
+
+    def _remove_folder(self) -> None:
+        if self.folder is not None:
+            try:
+                self.folder.rmdir()     # only while empty
+            except OSError:
+                pass
+
+    def __enter__(self) -> 'EmulatedBusFile':
+        return self
+
+    def __exit__(self, *_) -> None:
+        if self._unchanged():
+            self.path.unlink(missing_ok=True)
+        self._remove_folder()
+
+
+def _link_path(spec: str) -> Path | None:
+    """Return the link a ``pty:LINK`` port makes (absolute, its folder's links resolved)."""
+    if not spec.startswith('pty:'):
+        return None
+    link = Path(os.path.abspath(spec[4:]))
+    return Path(os.path.realpath(link.parent)) / link.name
 
 
 def run(args) -> int:
@@ -118,14 +176,31 @@ def run(args) -> int:
                              robot.base.frame_id)
     except (RobotDescriptionError, MountingError) as error:
         raise command_error(error) from None
-    endpoints, kinds = {}, {}
+    kinds, specs = {}, {}
+    for device, spec, known, other in (('motors', args.motors, MOTOR_KINDS, SENSOR_KINDS),
+                                       ('sensor', args.sensor, SENSOR_KINDS, MOTOR_KINDS)):
+        kind, _, rest = spec.partition(':')
+        if kind in other:     # else taken for a serial device named so, which cannot open
+            mine, theirs = ('motor', 'sensor') if device == 'motors' else ('sensor', 'motor')
+            raise CommandError(f'--{device}: {kind} is a {theirs} kind, not a {mine} kind '
+                               f'({mine} kinds: {", ".join(known)})')
+        kinds[device], specs[device] = (kind, rest) if kind in known else (known[0], spec)
+    links = {device: _link_path(spec) for device, spec in specs.items()}
+    if links['motors'] is not None and links['motors'] == links['sensor']:
+        raise CommandError(f'--sensor: {args.sensor} is the same link as --motors; give each '
+                           'device its own')
+    if kinds['motors'] == 'dynamixel' and links['motors'] is not None and links['sensor'] == (
+            links['motors'].with_name(f'{links["motors"].name}.yaml')):
+        raise CommandError(f'--sensor: {args.sensor} is the bus file of --motors; give another '
+                           'link')
+    endpoints, bus = {}, None
     try:
-        for device, spec, known in (('motors', args.motors, MOTOR_KINDS),
-                                    ('sensor', args.sensor, SENSOR_KINDS)):
-            kind, _, rest = spec.partition(':')
-            kinds[device], spec = (kind, rest) if kind in known else (known[0], spec)
+        for device, spec in specs.items():
             endpoints[device] = None if spec == 'none' else open_endpoint(spec)
-    except ValueError as error:
+        if kinds['motors'] == 'dynamixel' and endpoints['motors'] is not None:
+            device = 'motors'
+            bus = EmulatedBusFile(endpoints['motors'])
+    except (OSError, ValueError) as error:
         for endpoint in endpoints.values():
             if endpoint is not None:
                 endpoint.close()
@@ -137,14 +212,14 @@ def run(args) -> int:
         faults=Faults(drop_byte=args.drop_byte, corrupt_checksum=args.corrupt_checksum,
                       garbage=args.garbage, split=args.split),
         motor_device=kinds['motors'], sensor_device=kinds['sensor'])
-    # Ctrl-C, SIGTERM and SIGHUP end the loop; the ports and links are closed.
-    with rig, StopSignals() as stop:
+    # Ctrl-C, SIGTERM and SIGHUP end the loop; the ports, links and the bus file are removed.
+    with bus or contextlib.nullcontext(), rig, StopSignals() as stop:
         for device in rig.threads:
             print(f'{device}: {rig.path(device)}', flush=True)
-        if kinds['motors'] == 'dynamixel' and endpoints['motors'] is not None:
-            bus = emulated_bus_file(rig.path('motors'))
-            print(f'bus file: {bus} (the emulated servos answer within {ANSWER_LATENCY:g} s); '
-                  f'pass the bridge --param hardware_bridge:dynamixel_file:={bus}', flush=True)
+        if bus is not None:
+            print(f'bus file: {bus.path} (the emulated servos answer within '
+                  f'{ANSWER_LATENCY:g} s; removed when this stops); pass the bridge --param '
+                  f'hardware_bridge:dynamixel_file:={bus.path}', flush=True)
         print('emulating; Ctrl-C stops', flush=True)
         start = time.monotonic()
         next_disconnect = start + args.disconnect_every

@@ -60,7 +60,7 @@ from tendon_robot_sim.files.yaml_loader import read_yaml
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 import yaml
 
-__all__ = ['ANSWER_LATENCY', 'bus_file', 'crc16', 'DynamixelChain', 'EmulatedServo',
+__all__ = ['ANSWER_LATENCY', 'bus_file', 'bus_text', 'crc16', 'DynamixelChain', 'EmulatedServo',
            'InstructionDecoder', 'packet', 'status_packet', 'stuff', 'unstuff']
 
 HEADER = b'\xff\xff\xfd\x00'
@@ -76,12 +76,17 @@ MAX_LENGTH = 1024
 ANSWER_LATENCY = 0.1
 
 
-def bus_file(folder: str | Path, name: str = 'dynamixel.yaml') -> Path:
-    """Write the shipped bus file with the emulator's latency to ``folder``/``name``."""
+def bus_text() -> str:
+    """Return the shipped bus file with the emulator's latency (:data:`ANSWER_LATENCY`)."""
     bus = read_yaml(share_dir() / 'config' / 'dynamixel.yaml')
     bus['latency_timer'] = ANSWER_LATENCY
+    return yaml.safe_dump(bus, sort_keys=False)
+
+
+def bus_file(folder: str | Path, name: str = 'dynamixel.yaml') -> Path:
+    """Write :func:`bus_text` to ``folder``/``name``."""
     path = Path(folder) / name
-    write_output(path, yaml.safe_dump(bus, sort_keys=False))
+    write_output(path, bus_text())
     return path
 
 

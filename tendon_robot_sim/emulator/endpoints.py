@@ -28,6 +28,8 @@ Port specifications (:func:`open_endpoint`):
 ``pty:LINK``
     the same, plus a symlink ``LINK`` to it that is moved to the new terminal
     on disconnect, like a ``/dev/serial/by-id`` link (use this for reconnect tests).
+    A link already there is replaced unless it points at a pseudo-terminal that exists
+    (another emulator's: refused); one left dangling by a crashed run is replaced.
 ``tcp:[HOST:]PORT``
     a TCP server (one client at a time); the host opens ``socket://HOST:PORT``.
     Port 0 picks a free port.
@@ -43,6 +45,7 @@ import os
 from pathlib import Path
 import select
 import socket
+import stat
 import time
 import tty
 
@@ -96,6 +99,12 @@ class PtyEndpoint(Endpoint):
 
     def __init__(self, link: str | None = None):
         self.link = Path(link) if link else None
+        if self.link is not None and _links_to_a_terminal(self.link):
+            # a link left by a crashed run dangles, unless its terminal's number was reused
+            raise FileExistsError(f'{self.link} is a link to {os.readlink(self.link)}, a '
+                                  'terminal in use (another emulator serving it?); stop that '
+                                  'one, or give another path (or remove the link if nothing '
+                                  'of yours serves it)')
         self._open(publish=False)
         if self.link is not None:
             # The folder must take the link: made here, a failure is the caller's, naming the
@@ -175,6 +184,15 @@ class PtyEndpoint(Endpoint):
         self._master = self._slave = None
         if self.link is not None and self.link.is_symlink():
             self.link.unlink()
+
+
+def _links_to_a_terminal(link: Path) -> bool:
+    """Return whether ``link`` is a link to a pseudo-terminal that exists (its master is open)."""
+    try:
+        return link.is_symlink() and stat.S_ISCHR(link.stat().st_mode) and (
+            os.path.realpath(link).startswith('/dev/pts/'))
+    except OSError:
+        return False
 
 
 class TcpEndpoint(Endpoint):
@@ -302,6 +320,9 @@ def open_endpoint(spec: str) -> Endpoint:
             return PtyEndpoint(spec[4:])
         if spec.startswith('tcp:'):
             host, _, port = spec[4:].rpartition(':')
+            if not (port.isascii() and port.isdigit() and int(port) <= 65535):
+                raise ValueError(f'the TCP port must be a whole number 1..65535 (or 0: any free '
+                                 f'one), got {port!r}')
             return TcpEndpoint(host or '127.0.0.1', int(port))
         return SerialEndpoint(spec)
     except (OSError, OverflowError, serial.SerialException, ValueError) as error:

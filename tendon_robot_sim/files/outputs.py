@@ -18,7 +18,8 @@ Commands run as root on lab machines and often write into a shared folder (``/tm
 link planted there under an output's name (``plot.png -> /etc/passwd``) made a command
 overwrite the file it pointed at. Every file the package writes goes through this module:
 
-* a finished file (:func:`open_output`, :func:`write_output`, :func:`save_figure`) is
+* a finished file (:func:`open_output`, :func:`write_output`, :func:`write_new_output`,
+  :func:`save_figure`) is
   written into a new temporary file beside its target, created exclusively (never through
   a link), and renamed onto the target once complete: a link at the target is replaced,
   never followed, and nobody (nor a crash) sees half a file;
@@ -155,6 +156,23 @@ def write_output(path: str | Path, data: str | bytes) -> None:
     """Write ``data`` (text as UTF-8, or bytes) to ``path`` through :func:`open_output`."""
     with open_output(path, 'wb' if isinstance(data, bytes) else 'w') as handle:
         handle.write(data)
+
+
+def write_new_output(path: str | Path, data: bytes) -> None:
+    """
+    Write ``data`` to ``path`` as :func:`write_output`, but only as a new file.
+
+    FileExistsError if anything (a file, a link) is at ``path``: the complete file is linked
+    into place, which never replaces what is there.
+    """
+    path = Path(path)
+    fd, temporary = _temporary_beside(path)
+    try:
+        with os.fdopen(fd, 'wb') as handle:
+            handle.write(data)
+        os.link(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def save_figure(fig, path: str | Path, **options) -> None:

@@ -270,10 +270,10 @@ def launch_parameter_value(files, capsys, monkeypatch):
 
 
 def shipped_bus_file_of_the_emulator(files, capsys, monkeypatch):
-    from tendon_robot_sim.emulator.dynamixel import bus_file
+    from tendon_robot_sim.emulator.dynamixel import bus_text
     lines = share_copy(files, monkeypatch, 'config/dynamixel.yaml', 'bus_watchdog')
     with pytest.raises(YamlFileError, match=f'key bus_watchdog is given twice, on {lines}$'):
-        bus_file(files['tmp'])
+        bus_text()
 
 
 def rviz_view(files, capsys, monkeypatch):
@@ -316,7 +316,7 @@ READERS = {
     'commands.hardware:run_calibrate': bus_file_of_the_hardware_tools,
     'launcher:file_parameters': launch_parameter_file,
     'launcher:_parameter_overrides': launch_parameter_value,
-    'emulator.dynamixel:bus_file': shipped_bus_file_of_the_emulator,
+    'emulator.dynamixel:bus_text': shipped_bus_file_of_the_emulator,
     'rviz_views:prefixed_view': rviz_view,
     'experiment.dataset:build_dataset': dataset_robot,
     'experiment.bag:_open_bag': bag_metadata,

@@ -14,6 +14,7 @@
 
 """``tendon-robot-sim emulate`` as a user runs it: a process serving pseudo-terminals."""
 
+from contextlib import contextmanager
 import os
 from pathlib import Path
 import signal
@@ -83,6 +84,17 @@ def test_emulate_prints_its_ports_and_pulling_a_tendon_moves_the_measured_tip():
     (['--status-rate', 'nan'], 'argument --status-rate: must be a number within [0.01, 10000] '
                                'Hz, got nan'),
     (['--time-constant', 'inf'], 'argument --time-constant: must be a finite number >= 0'),
+    # a TCP port that is no number, or none a socket takes: the option and what it must be
+    (['--motors', 'tcp:abc'], "--motors: port 'tcp:abc': the TCP port must be a whole number "
+                              "1..65535 (or 0: any free one), got 'abc'"),
+    (['--sensor', 'tcp:localhost:99999'], "--sensor: port 'tcp:localhost:99999': the TCP "
+                                          'port must be a whole number 1..65535'),
+    (['--motors', 'tcp:-1'], 'the TCP port must be a whole number 1..65535'),
+    # a device of the other kind: not taken for a serial device of that name
+    (['--motors', 'keyence-lkg:pty'], '--motors: keyence-lkg is a sensor kind, not a motor '
+                                      'kind (motor kinds: tdcr-motor-v1, dynamixel)'),
+    (['--sensor', 'dynamixel:pty'], '--sensor: dynamixel is a motor kind, not a sensor kind '
+                                    '(sensor kinds: tdcr-laser-v1, keyence-lkg)'),
 ])
 def test_emulate_rejects_bad_arguments_with_one_line(argv, message, capsys):
     assert main(['emulate', '--duration', '0.1', *argv]) == 2
@@ -91,25 +103,107 @@ def test_emulate_rejects_bad_arguments_with_one_line(argv, message, capsys):
     assert err.count('\n') == 1
 
 
-def test_emulate_writes_the_emulated_chains_bus_file_beside_its_port(tmp_path, capsys):
+@contextmanager
+def emulator(*argv):
+    """Run ``emulate ARGV`` in its own process; yield its lines up to 'emulating', then SIGINT."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'tendon_robot_sim.cli', 'emulate', *argv],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        lines = []
+        for line in process.stdout:
+            if line.startswith('emulating'):
+                break
+            lines.append(line.strip())
+        yield lines
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=TIMEOUT)
+        assert process.returncode == 0, err
+    finally:
+        process.kill()
+        process.wait()
+
+
+def bus_file_of(lines):
+    """Return the bus file an emulator's output names."""
+    line = next(x for x in lines if x.startswith('bus file: '))
+    return Path(line.split('dynamixel_file:=')[1])
+
+
+def test_emulate_writes_the_emulated_chains_bus_file_beside_its_port(tmp_path):
     """The shipped bus file's latency is a bench's; the emulated chain's is ANSWER_LATENCY."""
     import yaml
     from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY
 
     link = tmp_path / 'dxl'
-    assert main(['emulate', '--duration', '0.1', '--motors', f'dynamixel:pty:{link}',
-                 '--sensor', 'none']) == 0
-    out = capsys.readouterr().out
-    bus = tmp_path / 'dxl.yaml'
-    assert f'--param hardware_bridge:dynamixel_file:={bus}' in out
-    written = yaml.safe_load(bus.read_text())
+    with emulator('--motors', f'dynamixel:pty:{link}', '--sensor', 'none') as lines:
+        bus = tmp_path / 'dxl.yaml'
+        assert bus_file_of(lines) == bus
+        written = yaml.safe_load(bus.read_text())
     shipped = yaml.safe_load((ROOT / 'config' / 'dynamixel.yaml').read_text())
     assert written.pop('latency_timer') == ANSWER_LATENCY
     shipped.pop('latency_timer', None)
     assert written == shipped
-    # a bare pseudo-terminal: a folder of its own, named in the output
-    assert main(['emulate', '--duration', '0.1', '--motors', 'dynamixel:pty',
+    # removed with the link when it stops: a file left there later is someone else's
+    assert sorted(tmp_path.iterdir()) == []
+    # a bare pseudo-terminal: a folder of its own, named in the output, removed at the end
+    with emulator('--motors', 'dynamixel:pty', '--sensor', 'none') as lines:
+        bus = bus_file_of(lines)
+        assert yaml.safe_load(bus.read_text())['latency_timer'] == ANSWER_LATENCY
+        assert bus.parent.name.startswith('tendon_robot_sim_emulate_')
+    assert not bus.parent.exists()
+
+
+def test_emulate_keeps_a_file_of_the_users_where_its_bus_file_would_go(tmp_path, capsys):
+    link, bus = tmp_path / 'dev', tmp_path / 'dev.yaml'
+    bus.write_text('precious: 1\n')
+    assert main(['emulate', '--duration', '0.1', '--motors', f'dynamixel:pty:{link}',
+                 '--sensor', 'none']) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and f'--motors: {bus} exists and is not a bus file' in err
+    assert bus.read_text() == 'precious: 1\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['dev.yaml']
+    # one an emulator killed before its end left: the same text, taken over and removed
+    from tendon_robot_sim.emulator.dynamixel import bus_text
+    bus.write_text(bus_text())
+    assert main(['emulate', '--duration', '0.1', '--motors', f'dynamixel:pty:{link}',
                  '--sensor', 'none']) == 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith('bus file: '))
-    path = Path(line.split('dynamixel_file:=')[1])
-    assert yaml.safe_load(path.read_text())['latency_timer'] == ANSWER_LATENCY
+    assert sorted(tmp_path.iterdir()) == []
+    # nor the sensor's link in its place
+    assert main(['emulate', '--duration', '0.1', '--motors', f'dynamixel:pty:{link}',
+                 '--sensor', f'pty:{bus}']) == 2
+    assert '--sensor: ' in capsys.readouterr().err and sorted(tmp_path.iterdir()) == []
+
+
+def test_emulate_refuses_one_link_for_both_devices(tmp_path, capsys):
+    # the sensor's terminal took the motors' link: the bridge's motor port was the sensor
+    link = tmp_path / 'a'
+    assert main(['emulate', '--duration', '0.1', '--motors', f'pty:{link}',
+                 '--sensor', f'keyence-lkg:pty:{tmp_path}/../{tmp_path.name}/a']) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and '--sensor: ' in err and 'same link as --motors' in err
+    assert not link.exists() and not link.is_symlink()
+
+
+def test_emulate_leaves_a_link_to_a_terminal_in_use_alone_and_replaces_a_dangling_one(
+        tmp_path, capsys):
+    from tendon_robot_sim.emulator.endpoints import PtyEndpoint
+
+    link = tmp_path / 'dev'
+    other = PtyEndpoint(str(link))      # another emulator, serving its terminal there
+    try:
+        other.publish()
+        target = os.readlink(link)
+        assert main(['emulate', '--duration', '0.1', '--sensor', 'none',
+                     '--motors', f'pty:{link}']) == 2
+        err = capsys.readouterr().err
+        assert err.count('\n') == 1 and (
+            f"--motors: port 'pty:{link}': {link} is a link to {target}, a terminal in use"
+            in err)
+        assert os.readlink(link) == target
+    finally:
+        other.close()
+    link.symlink_to(tmp_path / 'a_terminal_gone')     # left by a crashed run
+    assert main(['emulate', '--duration', '0.1', '--sensor', 'none',
+                 '--motors', f'pty:{link}']) == 0
