@@ -108,9 +108,8 @@ from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.contact_messages import (contact_markers_msg, contact_wrench_msgs,
                                                    world_markers_msg)
-from tendon_robot_sim.ros.messages import (check_one_field, joint_state_msg, joint_values,
-                                           markers_msg, time_msg, tip_pose_msg, transforms_msg,
-                                           wrench_from_msg)
+from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg, time_msg,
+                                           tip_pose_msg, transforms_msg, wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, ConfigurationError, declare,
                                              FRAME_PREFIX, on_parameters_set, Param)
 from tendon_robot_sim.ros.runner import events_executor, run_node, timer_callback
@@ -214,8 +213,8 @@ PARAMS = (
           'frame <prefix><i>, i = 0 nearest the base'),
     FRAME_PREFIX,
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints to apply (effort = '
-          'tension, or in mode quasi_static position = displacement: one of the two per '
-          'message, both is refused; pcr_6rus: position = motor angle)'),
+          'tension; in mode quasi_static, position = displacement when effort is empty, so '
+          'that a model can follow a tendon/state; pcr_6rus: position = motor angle)'),
     Param('state_topic', topics.TENDON_STATE.name, '', 'tendon displacement, velocity (0 in '
           'mode quasi_static) and tension (pcr_6rus: motor angles, no effort)'),
     Param('tip_state_topic', topics.TENDON_TIP_STATE.name, '', 'tension at the anchor of '
@@ -376,7 +375,6 @@ class SimulatorNode(Node):
             return
         field = (given or list(inputs.fields))[0]
         try:
-            check_one_field(msg)
             self.model.apply(field, joint_values(msg, field, len(inputs.names), inputs.noun))
         except InputError as error:
             self._reject(str(error))

@@ -115,7 +115,8 @@ def check_one_field(msg: JointState) -> None:
     Refuse a setpoint or command that fills both ``effort`` and ``position``.
 
     A receiver would apply one and drop the other without a word; the hardware bridge refuses
-    the same message, so the simulated stack does too (the topic contract is one).
+    the same message, so the controllers do too. (The simulator takes ``effort`` first: its
+    model of the measured tensions follows ``tendon/state``, which carries both.)
     """
     if len(msg.effort) > 0 and len(msg.position) > 0:
         raise InputError('effort/position: both filled; a setpoint carries exactly one of '

@@ -300,6 +300,18 @@ def bag_metadata(files, capsys, monkeypatch):
                    f'lines {first} and {second}')
 
 
+def bag_metadata_recovered(files, capsys, monkeypatch):
+    # reindex takes a metadata.yaml with a key given twice for a broken one: written again
+    bag = Path(files['tmp']) / 'bag_twice_reindexed'
+    shutil.copytree(files['bag'], bag)
+    text, _, _ = twice((bag / 'metadata.yaml').read_text(), '  version')
+    (bag / 'metadata.yaml').write_text(text)
+    code = cli.main(['reindex', str(bag)])
+    out = capsys.readouterr().out
+    assert code == 0 and 'metadata.yaml was not valid YAML: written again' in out, out
+    assert cli.main(['replay', str(bag), '--delay', '0', '--rate', '100']) == 0
+
+
 def robot_descriptions(files, capsys, monkeypatch):
     """Every kind's loader: the rows of ROBOT_COMMANDS above cover each command."""
     from tendon_robot_sim.models.registry import load_any_description
@@ -320,6 +332,7 @@ READERS = {
     'rviz_views:prefixed_view': rviz_view,
     'experiment.dataset:build_dataset': dataset_robot,
     'experiment.bag:_open_bag': bag_metadata,
+    'experiment.bag_recovery:_metadata_problem': bag_metadata_recovered,
 }
 
 

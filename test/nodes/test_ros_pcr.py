@@ -119,9 +119,6 @@ def test_bad_setpoints_are_rejected_and_the_last_equilibrium_stays(pcr):
         (JointState(position=[0.0] * 5), 'has 5 values without names; give one per motor'),
         (JointState(position=[0.0] * 7), 'position: has 7 entries; the robot has 6 motors'),
         (JointState(name=['motor_1'], position=[math.nan]), 'non-finite motor angle'),
-        # one field dropped without a word otherwise; the hardware bridge refuses it too
-        (JointState(name=['motor_1'], position=[0.1], effort=[1.0]),
-         'effort/position: both filled'),
     ]
     for msg, problem in bad:
         probe.setpoint_pub.publish(msg)
