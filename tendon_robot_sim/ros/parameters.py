@@ -64,6 +64,8 @@ class Param:
         value before it starts anything. A double takes an integer (20 is 20.0).
         """
         kind = type(self.default)
+        if kind is list:
+            return self._check_list(value)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if type(value) is not kind:
@@ -78,6 +80,17 @@ class Param:
                                      f'{list(self.choices)}, got {value!r}')
         _check_name(self.name, value)
         return value
+
+    def _check_list(self, value: Any) -> list:
+        """Check an array parameter: a list of its default's item type (a double takes an int)."""
+        item = type(self.default[0])
+        if isinstance(value, list):
+            if item is float:
+                value = [float(v) if type(v) is int else v for v in value]
+            if all(type(v) is item for v in value):
+                return value
+        raise ConfigurationError(f'parameter {self.name}: must be a list, each item '
+                                 f'{_TYPE_NAMES[item]}, got {value!r}')
 
     def descriptor(self) -> ParameterDescriptor:
         unit = f' [{self.unit}]' if self.unit else ''

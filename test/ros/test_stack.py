@@ -307,8 +307,16 @@ def test_the_launcher_tells_each_nodes_parameters_as_it_will_have_them():
     ('keyence_axes:=[5,9]', 'keyence_axes: two different axes of 0, 1, 2, got (5, 9)'),
     ('keyence_signs:=[0,3]', 'keyence_signs: each +1 or -1, got (0, 3)'),
     ('keyence_axes:=[1]', 'keyence_axes: two values (one per head), got [1]'),
-    ('keyence_offsets:=[nan,0.0]', "keyence_offsets: finite numbers [m], got ['nan', 0.0]"),
+    # YAML reads nan as a string: no number (.nan is one, refused by the bridge's check)
+    ('keyence_offsets:=[nan,0.0]',
+     "keyence_offsets: must be a list, each item a number (double), got ['nan', 0.0]"),
     ('keyence_offsets:=[.nan,0.0]', 'keyence_offsets: finite numbers [m], got [nan, 0.0]'),
+    # an array parameter given another type was an internal error (KeyError in the check)
+    ('keyence_axes:=[[1],[2]]', 'keyence_axes: must be a list, each item an integer, got '
+                                '[[1], [2]]'),
+    ('keyence_axes:=5', 'keyence_axes: must be a list, each item an integer, got 5'),
+    ('keyence_offsets:={a: 1}', 'keyence_offsets: must be a list, each item a number (double), '
+                                "got {'a': 1}"),
 ])
 def test_the_launcher_refuses_a_keyence_geometry_the_bridge_refuses(parameter, message):
     """Before anything starts, whatever the sensor: the bridge's own check_parameters."""
