@@ -43,7 +43,7 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'tendon-robot-sim = tendon_robot_sim.cli:main',
+            'tendon-robot-sim = tendon_robot_sim.script:main',
             'simulator_node = tendon_robot_sim.nodes.simulator_node:main',
             'tension_controller_node = tendon_robot_sim.nodes.tension_controller_node:main',
             'displacement_controller_node = '

@@ -130,6 +130,36 @@ def test_ctrl_c_while_a_command_compiles(preexec_fn, tmp_path):
     assert not compiled(cache, 'solve'), compiled(cache, '')
 
 
+# The script's entry as a background job: a `kill -INT` while the commands were still loading
+# (0.3 s, before cli.main took SIGINT back) was lost, and the command ran to its end, exit 0.
+INTERRUPTED_WHILE_LOADING = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)     # as a script's `command &` starts
+
+class InterruptTheLoad:
+    # the kill -INT arrives as the command-line tool loads its commands
+    def find_spec(self, name, path=None, target=None):
+        if name == 'tendon_robot_sim.commands':
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, InterruptTheLoad())
+from tendon_robot_sim import script
+sys.argv = ['tendon-robot-sim', 'statics', '--tensions', '0,2,0,0']
+sys.exit(script.main())     # setup.py's entry point of the script
+"""
+
+
+def test_ctrl_c_of_a_background_job_while_the_commands_load():
+    result = subprocess.run([sys.executable, '-c', INTERRUPTED_WHILE_LOADING], cwd=ROOT,
+                            capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 130, result.stdout + result.stderr
+    assert 'tip position' not in result.stdout     # interrupted, not finished
+    assert result.stderr == '', result.stderr      # no traceback
+
+
 # A Ctrl-C that lands while C calls back into Python through ctypes (numba's compiler does,
 # to cache what it emitted) is lost there, and the compile fails with an unrelated error:
 # seen once in the test above as 'internal error: RuntimeError: no compiled object yet'.

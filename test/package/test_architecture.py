@@ -28,7 +28,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / 'tendon_robot_sim'
 ROBOT_KINDS = ('rod', 'trunk', 'snake', 'pcr')
 # What each area may import from the package ('root' is tendon_robot_sim/__init__.py).
-# Areas not listed (commands, cli) may import anything.
+# Areas not listed (commands, cli, script) may import anything.
 # 'files' (how every file is read and written) is below every area but the root.
 ALLOWED = {
     'root': set(),
