@@ -26,7 +26,11 @@ simulator node (``--robot``, ``--model``) runs in this process and follows the
 recorded ``tendon/setpoint``; what the simulator publishes (``tip/pose``,
 ``tendon/state``, ``/tf``, ``backbone/markers``, ``/clock``) comes from it instead
 of the bag, while the recorded ``tip/measured`` is replayed, so RViz shows the
-simulated robot and both tips.
+simulated robot and both tips. A robot the recorded setpoints do not fit (they name
+inputs it lacks, give no field its model takes, or values without names not one per input)
+is refused before anything is replayed, from the forms of the setpoints read from the bag
+and the inputs of the model the simulator will build; what only the values show (beyond
+``max_tension``) is the simulator's, and a replay whose every setpoint it rejected fails.
 
 Hardware safety: recorded setpoints must not drive a real robot by accident. The
 recorded ``tendon/setpoint`` is published on ``--setpoint-topic``
@@ -66,6 +70,8 @@ BRIDGE_NODE = 'hardware_bridge'
 RATES = (1e-3, 1e3)
 # Wall seconds for discovery before the first message: a few are plenty on any network.
 DELAYS = (0.0, 60.0)
+# The simulator's mode: the static equilibrium of each recorded setpoint, solved on receipt.
+MODE = 'quasi_static'
 
 
 def register(subparsers) -> None:
@@ -99,7 +105,11 @@ def register(subparsers) -> None:
                                  'backbone/markers instead of the recorded ones')
     simulation.add_argument('--robot', type=Path, default=None, metavar='FILE',
                             help='robot description YAML of the simulation (default: the '
-                                 'package config/robot.yaml)')
+                                 'package config/robot.yaml); refused before anything is '
+                                 'replayed when a recorded setpoint names an input it lacks, '
+                                 'gives no field its model takes, or gives values without '
+                                 'names that are not one per input (inputs the setpoints do '
+                                 'not name hold)')
     simulation.add_argument('--model', choices=MODELS, default='discrete',
                             help='statics model of the simulation')
     parser.set_defaults(func=run)
@@ -149,7 +159,9 @@ def _replay(args, stop) -> tuple[dict, int]:
             if setpoint not in player.publishers_by_topic:
                 raise CommandError(f'--simulate: the replay holds no {setpoint} to simulate '
                                    f'(topics: {", ".join(player.publishers_by_topic)})')
-            simulation = _Simulation(args.robot or default_robot_file(), args.model,
+            robot_file = args.robot or default_robot_file()
+            _check_fit(robot_file, args.model, _recorded_setpoints(args.bag, setpoint, player))
+            simulation = _Simulation(robot_file, args.model,
                                      player.publishers_by_topic[setpoint].topic_name)
         for topic, why in player.skipped.items():
             print(f'not replaying {topic}: {why}', flush=True)
@@ -190,6 +202,8 @@ def _replay(args, stop) -> tuple[dict, int]:
             if waiting:
                 print(f'replay: not every subscriber of {", ".join(waiting)} acknowledged the '
                       f'last messages within {DELIVERY_TIMEOUT:g} s', file=sys.stderr)
+        if simulation is not None:
+            simulation.finish(published=0 if stop else counts[setpoint])
     finally:
         if simulation is not None:
             simulation.close()
@@ -226,8 +240,49 @@ class _HardwareGuard:
         return False
 
 
+def _recorded_setpoints(bag: Path, topic: str, player) -> dict:
+    """Return the forms of the recorded setpoints (ros.replay.setpoint_forms) of ``topic``."""
+    from tendon_robot_sim.ros.replay import setpoint_forms
+    from tendon_robot_sim.ros.topics import TENDON_SETPOINT, type_name
+
+    recorded, wanted = (type_name(msg_type) for msg_type in (player.classes[topic],
+                                                             TENDON_SETPOINT.msg_type))
+    if recorded != wanted:
+        raise CommandError(f'--simulate: {topic} of {bag} is {recorded}; the simulator takes '
+                           f'{wanted}')
+    try:
+        return setpoint_forms(bag, topic)
+    except BagError as error:
+        raise command_error(error) from None
+
+
+def _check_fit(robot_file: Path, model: str, forms: dict) -> None:
+    """
+    Refuse a robot whose simulator would reject recorded setpoints by their form.
+
+    ``forms``: those of :func:`_recorded_setpoints`. The model is built here as the
+    simulator node builds it (the registry's, for MODE), before it starts; building
+    it again in the node costs a few hundredths of a second, its kernels being loaded.
+    """
+    from tendon_robot_sim.models.registry import (create_model, ModelConfigurationError,
+                                                  ModelOptions)
+    from tendon_robot_sim.ros.topics import TENDON_SETPOINT
+
+    try:
+        inputs = create_model(robot_file, MODE, ModelOptions(statics_model=model))[2].inputs
+    except ModelConfigurationError as error:
+        raise CommandError(f'--simulate: {error}') from None
+    why = {form: inputs.misfit(form.names, dict(form.sizes)) for form in forms}
+    refused = [form for form in forms if why[form]]
+    if refused:
+        raise CommandError(
+            f'--robot: {robot_file} does not fit {sum(forms[form] for form in refused)} of '
+            f'the {sum(forms.values())} recorded /{TENDON_SETPOINT.name} messages: '
+            f'{why[refused[0]]}')
+
+
 class _Simulation:
-    """The simulator node in mode quasi_static, spinning in a thread of this process."""
+    """The simulator node in mode MODE, spinning in a thread of this process."""
 
     def __init__(self, robot_file: Path, model: str, setpoint_topic: str):
         from rclpy.executors import SingleThreadedExecutor
@@ -239,7 +294,7 @@ class _Simulation:
 
         try:
             self.node = SimulatorNode(parameter_overrides=[
-                Parameter('mode', value='quasi_static'),
+                Parameter('mode', value=MODE),
                 Parameter('statics_model', value=model),
                 Parameter('robot_file', value=str(robot_file)),
                 Parameter('setpoint_topic', value=setpoint_topic)])
@@ -248,6 +303,31 @@ class _Simulation:
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
         self.spinner = BackgroundSpinner(self.executor)
+
+    def finish(self, published: int) -> None:
+        """
+        Stop the simulator and judge what it made of the setpoints it took.
+
+        CommandError when it rejected every one (nothing moved; its warnings were
+        throttled); a line on stderr when it rejected some. With ``published`` setpoints
+        delivered, it is first given SIMULATOR_TIMEOUT to take one: it keeps only the
+        newest, so it may take fewer, but the last one stays until taken.
+        """
+        node = self.node
+        end = time.monotonic() + SIMULATOR_TIMEOUT
+        while (published and not node.setpoints_rejected + node.setpoints_applied
+               and time.monotonic() < end):
+            time.sleep(0.05)
+        self.spinner.stop()     # what the node counted is final
+        rejected, applied = node.setpoints_rejected, node.setpoints_applied
+        if not rejected:
+            return
+        why = f'the first: {node.first_setpoint_rejection}'
+        if not applied:
+            raise CommandError(f'--simulate: the simulator rejected every setpoint it took '
+                               f'({rejected}), so nothing moved; {why}')
+        print(f'replay: the simulator rejected {rejected} of the {rejected + applied} '
+              f'setpoints it took; {why}', file=sys.stderr, flush=True)
 
     def close(self) -> None:
         self.spinner.stop()

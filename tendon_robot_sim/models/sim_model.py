@@ -63,6 +63,29 @@ class Inputs:
     noun: str
     hint: str = ''
 
+    def misfit(self, names: Sequence[str], sizes: Mapping[str, int]) -> str:
+        """
+        Say why setpoints of this form cannot drive these inputs; '' when they can.
+
+        ``names``: the names the setpoints give; ``sizes``: their fields that hold values,
+        with how many. Only what the form shows, not the values: a name that is not an
+        input, no field the model takes, or, without names, not one value per input. A
+        setpoint may name some of the inputs: the others hold.
+        """
+        unknown = [name for name in names if name not in self.names]
+        if unknown:
+            return (f'they name {", ".join(unknown)}; the robot\'s {self.noun} are '
+                    f'{", ".join(self.names)}')
+        taken = [name for name in self.fields if sizes.get(name)]
+        if sizes and not taken:
+            takes = ' or '.join(f'{name} ({what})' for name, what in self.fields.items())
+            return (f'they give {" and ".join(sizes)}; the robot takes {takes}'
+                    + (f': {self.hint}' if self.hint else ''))
+        if taken and not names and sizes[taken[0]] != len(self.names):
+            return (f'they give {sizes[taken[0]]} {taken[0]} values without names; the robot '
+                    f'has {len(self.names)} {self.noun}')
+        return ''
+
 
 @dataclass(frozen=True)
 class Pose:

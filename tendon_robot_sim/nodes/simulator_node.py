@@ -323,6 +323,10 @@ class SimulatorNode(Node):
         self.sim_clock = 0.0
         self.paused = False
         self._pending_wrench = None     # received while paused: applied on resume
+        # What became of the setpoints taken, for whoever runs the node in its process (a
+        # replay into simulation fails when it rejected them all): its warnings are throttled.
+        self.setpoints_applied = self.setpoints_rejected = 0
+        self.first_setpoint_rejection = ''
         self._previous = None          # (time, positions) at the last publish
         self._step_cost = INITIAL_STEP_COST   # s of wall time per physics step
         self._anchor()
@@ -378,6 +382,8 @@ class SimulatorNode(Node):
             self.model.apply(field, joint_values(msg, field, len(inputs.names), inputs.noun))
         except InputError as error:
             self._reject(str(error))
+            return
+        self.setpoints_applied += 1
 
     def _on_wrench(self, msg) -> None:
         try:
@@ -397,6 +403,9 @@ class SimulatorNode(Node):
             self._reject(str(error), what='tip wrench')
 
     def _reject(self, reason: str, what: str = 'setpoint') -> None:
+        if what == 'setpoint':
+            self.setpoints_rejected += 1
+            self.first_setpoint_rejection = self.first_setpoint_rejection or reason
         # a throttle per kind of fault: a flood of one hides no other
         self._warnings(fault_kind(what, reason), f'rejected {what}: {reason}')
 

@@ -231,3 +231,48 @@ def _message(msg_type: type, order: str) -> Read:
             fields[name], pos = field(buf, pos)
         return SimpleNamespace(**fields), pos
     return read
+
+
+# The number sequences of a sensor_msgs/JointState, in the order of its fields.
+JOINT_VALUES = ('position', 'velocity', 'effort')
+
+
+def joint_state_form(data: bytes) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+    """
+    Read the form of a ``sensor_msgs/JointState`` from its bytes, not its values.
+
+    (names, ((field, number of values), ...) of the :data:`JOINT_VALUES` that hold any). The
+    header is skipped and the numbers are not read: less than half the time of
+    :class:`Decoder` (benchmarks/bench_setpoint_forms.py), for a check of every setpoint of
+    a long recording before it is replayed.
+    """
+    order = ENCAPSULATIONS.get(bytes(data[:2]))
+    if order is None:
+        raise CdrError(f'JointState: encapsulation {bytes(data[:2]).hex()} is not plain CDR')
+    unpack = struct.Struct(order + 'I').unpack_from
+    try:
+        pos = 12   # the 4-byte encapsulation header, then the header's stamp (2 x 4 bytes)
+        pos += 4 + unpack(data, pos)[0]                 # its frame_id
+        pos += -pos % 4
+        count = unpack(data, pos)[0]
+        pos += 4
+        names = []
+        for _ in range(count):
+            pos += -pos % 4
+            start, pos = pos + 4, pos + 4 + unpack(data, pos)[0]
+            if pos > len(data):
+                raise ValueError('a name past the end of the message')
+            names.append(str(data[start:pos - 1], 'utf-8'))   # without its NUL
+        sizes = []
+        for field in JOINT_VALUES:
+            pos += -pos % 4
+            count = unpack(data, pos)[0]
+            pos += 4
+            if count:   # doubles, aligned to 8 from the end of the encapsulation header
+                pos += -(pos - 4) % 8 + 8 * count
+                sizes.append((field, count))
+        if pos > len(data):
+            raise ValueError('values past the end of the message')
+    except (struct.error, ValueError, UnicodeDecodeError) as error:
+        raise CdrError(f'JointState: {error}') from None
+    return tuple(names), tuple(sizes)

@@ -30,6 +30,10 @@ RELIABLE depth 10. Messages keep their recorded header stamps, as with
 Timing: message ``i`` is due ``(stamp_i - stamp_0) / rate`` seconds after the
 start of the pass; :meth:`BagPlayer.play` sleeps until then and publishes. A
 player publishes from the calling thread and needs no spinning.
+
+:func:`setpoint_forms` reads what the recorded setpoints give, not their values (names,
+and how many values in which fields), for a replay into simulation to check the robot
+against before it starts.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from pathlib import Path
 import re
 import sys
 import time
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from rclpy.duration import Duration
 from rclpy.node import Node
@@ -49,6 +53,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from tendon_robot_sim.experiment.bag import bag_topics, BagError, offered_qos_of, read_raw
 from tendon_robot_sim.ros import topics as stack_topics
+from tendon_robot_sim.ros.cdr import CdrError, joint_state_form
 from tendon_robot_sim.ros.topics import COMMAND_QOS, find_topic
 
 # Longest sleep between two looks at ``stop``.
@@ -211,3 +216,27 @@ class BagPlayer(Node):
         return [topic for topic, publisher in self.publishers_by_topic.items()
                 if not publisher.wait_for_all_acked(
                     Duration(nanoseconds=int(max(end - time.monotonic(), 0.0) * 1e9)))]
+
+
+class SetpointForm(NamedTuple):
+    """What a setpoint gives, not its values: :func:`tendon_robot_sim.ros.cdr.joint_state_form`."""
+
+    names: tuple[str, ...]
+    sizes: tuple[tuple[str, int], ...]    # (field, number of values) of those holding any
+
+
+def setpoint_forms(path: str | Path, topic: str) -> dict[SetpointForm, int]:
+    """
+    Return the forms of the ``sensor_msgs/JointState`` messages of ``topic`` in the bag.
+
+    Each with its number of messages, in the order the forms first appear.
+    """
+    forms: dict[SetpointForm, int] = {}
+    for message in read_raw(path, [topic]):
+        try:
+            form = SetpointForm(*joint_state_form(message.data))
+        except CdrError as error:
+            raise BagError(f'{path}: message of {message.topic} at {message.stamp_ns} ns does '
+                           f'not deserialize as {message.msgtype} ({error})') from None
+        forms[form] = forms.get(form, 0) + 1
+    return forms

@@ -150,6 +150,41 @@ def test_named_values_change_the_named_inputs_and_name_the_problem():
             apply(values)
 
 
+TENDONS = 't0, t1, t2, t3'
+MOTORS = ', '.join(f'motor_{i}' for i in range(1, 7))
+
+
+@pytest.mark.parametrize('path, names, sizes, misfit', [
+    (default_robot_file(), ('t1',), {'effort': 1}, ''),        # the other tendons hold
+    (default_robot_file(), (), {'velocity': 4, 'position': 4}, ''),
+    (default_robot_file(), ('t0', 't4'), {'effort': 2},
+     f"they name t4; the robot's tendons are {TENDONS}"),
+    (default_robot_file(), (), {'effort': 3},
+     'they give 3 effort values without names; the robot has 4 tendons'),
+    (default_robot_file(), ('t0',), {'velocity': 1},
+     'they give velocity; the robot takes effort (tension [N]) or position (displacement [m], '
+     'pulled in)'),
+    (default_pcr_file(), ('t0', 't1'), {'effort': 2},
+     f"they name t0, t1; the robot's motors are {MOTORS}"),
+    (default_pcr_file(), (), {'effort': 6},
+     'they give effort; the robot takes position (motor angle q1 [rad]): the parallel robot '
+     'takes motor angles (position, rad)'),
+])
+def test_a_setpoint_form_fits_the_inputs_unless_its_names_fields_or_count_do_not(
+        path, names, sizes, misfit):
+    """What the form of a setpoint shows; the model agrees where it gets the values."""
+    _, _, model = create_model(path, 'quasi_static')
+    assert model.inputs.misfit(names, sizes) == misfit
+    taken = [field for field in model.inputs.fields if sizes.get(field)]
+    if taken:   # the field the simulator node would pass on (else it refuses it itself)
+        values = dict.fromkeys(names, 0.0) if names else [0.0] * sizes[taken[0]]
+        if misfit:
+            with pytest.raises(InputError):
+                model.apply(taken[0], values)
+        else:
+            model.apply(taken[0], values)
+
+
 def test_kind_of_a_file_and_kinds_without_a_model(tmp_path):
     assert file_kind(default_robot_file()) == TENDON_ROBOT
     assert file_kind(default_pcr_file()) == 'pcr_6rus'

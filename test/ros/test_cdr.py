@@ -33,7 +33,7 @@ from sensor_msgs.msg import CompressedImage, Imu, JointState
 from std_msgs.msg import ColorRGBA
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.registry import create_model
-from tendon_robot_sim.ros.cdr import CdrError, Decoder
+from tendon_robot_sim.ros.cdr import CdrError, Decoder, joint_state_form
 from tendon_robot_sim.ros.messages import markers_msg, time_msg
 from visualization_msgs.msg import Marker, MarkerArray, MeshFile, UVCoordinate
 
@@ -140,3 +140,35 @@ def test_bytes_it_cannot_read_raise_a_cdr_error():
     for cut in (len(data) // 2, len(data) - 3):   # in the points; in the last string
         with pytest.raises(CdrError, match='MarkerArray: .* past the end'):
             decode(data[:cut])
+
+
+@pytest.mark.parametrize('msg', [
+    JointState(),
+    JointState(name=['t0', 't1', 't2', 't3'], effort=[0.0, 2.0, 0.0, 0.0]),
+    JointState(name=['a', 'abc', 'abcd', 'sehne_é'], position=[1.0] * 4, velocity=[2.0] * 4),
+    JointState(position=[0.5, 0.25, 0.0], effort=[1.0]),
+    JointState(name=['x'], velocity=[3.0]),
+], ids=['empty', 'tensions', 'odd names', 'no names', 'velocity only'])
+@pytest.mark.parametrize('frame_id', ['', 'base', 'abcde'])
+def test_the_form_of_a_joint_state_is_what_rclpy_reads(msg, frame_id):
+    """Names and the sizes of the filled fields, little and big endian (rosbags' bytes)."""
+    msg.header.frame_id = frame_id
+    msg.header.stamp.sec = 7
+    little = serialize_message(msg)
+    expected = (tuple(msg.name), tuple((field, len(getattr(msg, field))) for field in
+                                       ('position', 'velocity', 'effort')
+                                       if len(getattr(msg, field))))
+    assert joint_state_form(little) == expected
+    store = get_typestore(Stores.ROS2_KILTED)
+    big = store.serialize_cdr(Decoder(JointState)(little), 'sensor_msgs/msg/JointState',
+                              little_endian=False)
+    assert big[:2] == b'\x00\x00' and joint_state_form(big) == expected
+
+
+def test_a_joint_state_form_it_cannot_read_raises_a_cdr_error():
+    data = serialize_message(JointState(name=['t0', 't1'], effort=[1.0, 2.0]))
+    with pytest.raises(CdrError, match='JointState: encapsulation 0007 is not plain CDR'):
+        joint_state_form(b'\x00\x07' + data[2:])
+    for cut in (30, len(data) - 20):     # in the names; in the values
+        with pytest.raises(CdrError, match='JointState: '):
+            joint_state_form(data[:cut])

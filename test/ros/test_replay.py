@@ -316,8 +316,9 @@ def test_a_bag_cannot_choose_which_python_module_is_imported(tmp_path):
     assert 'published 1 messages' in result.stdout
 
 
-def _setpoint_bag(path):
-    names = load_robot(default_robot_file()).tendon_names
+def _setpoint_bag(path, names=None):
+    """Write five setpoints of 3 N on every tendon; ``names`` default: the default robot's."""
+    names = load_robot(default_robot_file()).tendon_names if names is None else names
     with BagWriter(path) as writer:
         writer.add_topic('/' + topics.TENDON_SETPOINT.name, 'sensor_msgs/msg/JointState',
                          OfferedQos())
@@ -374,3 +375,89 @@ def test_the_wait_for_acknowledgements_docs_state_is_the_codes():
 
     text = ' '.join((ROOT / 'docs' / 'experiments.md').read_text().split())
     assert f'replay waits up to {DELIVERY_TIMEOUT:g} s for every reliable subscriber' in text
+
+
+def _robot_copy(tmp_path, changes):
+    """Write the default robot file with its text changed ({old: new}); return its path."""
+    text = default_robot_file().read_text()
+    for old, new in changes.items():
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / 'robot.yaml'
+    path.write_text(text)
+    return path
+
+
+TENDONS = 't0, t1, t2, t3'
+RENAMED = {f'name: t{i}': f'name: {new}' for i, new in enumerate('abcd')}
+
+
+@pytest.mark.parametrize('robot, unnamed, problem', [
+    pytest.param('config/pcr_6rus.yaml', False,
+                 f"they name {TENDONS}; the robot's motors are motor_1, ", id='another kind'),
+    pytest.param(RENAMED, False, f"they name {TENDONS}; the robot's tendons are a, b, c, d",
+                 id='other names'),
+    pytest.param('config/planar_robot.yaml', False,
+                 "they name t2, t3; the robot's tendons are t0, t1", id='fewer tendons'),
+    pytest.param('config/planar_robot.yaml', True,
+                 'they give 4 effort values without names; the robot has 2 tendons',
+                 id='unnamed, fewer tendons'),
+    pytest.param('config/pcr_6rus.yaml', True,
+                 'they give effort; the robot takes position (motor angle',
+                 id='unnamed, other field'),
+])
+def test_replay_into_simulation_refuses_a_robot_the_recorded_setpoints_do_not_fit(
+        tmp_path, capsys, robot, unnamed, problem):
+    """
+    Another kind, other tendon names, fewer tendons: refused before anything is replayed.
+
+    The simulator would reject every setpoint: the replay moved nothing, with exit 0.
+    """
+    bag = tmp_path / 'bag'
+    _setpoint_bag(bag, names=[] if unnamed else None)
+    robot = _robot_copy(tmp_path, robot) if isinstance(robot, dict) else ROOT / robot
+    assert main(['replay', str(bag), '--simulate', '--robot', str(robot), '--delay', '0']) == 2
+    output = capsys.readouterr()
+    assert 'replaying' not in output.out
+    assert output.err.startswith(
+        f'tendon-robot-sim replay: error: --robot: {robot} does not fit 5 of the 5 recorded '
+        f'/tendon/setpoint messages: {problem}')
+    assert output.err.count('\n') == 1
+
+
+def test_replay_into_simulation_takes_a_robot_with_more_tendons_than_the_setpoints_name(
+        tmp_path, capsys):
+    """The fifth tendon, which no setpoint names, holds (at zero tension)."""
+    bag = tmp_path / 'bag'
+    _simulation_bag(bag)
+    t3 = '  - {name: t3, offset: 0.015, angle_deg: 270.0, routing: parallel, max_tension: 20.0}'
+    robot = _robot_copy(tmp_path, {t3: t3 + '\n' + t3.replace('t3', 't4').replace('270', '45')})
+    assert main(['replay', str(bag), '--simulate', '--robot', str(robot), '--delay', '0']) == 0
+    output = capsys.readouterr()
+    assert 'published 4 messages' in output.out and 'rejected' not in output.err
+
+
+def test_replay_into_simulation_fails_when_the_simulator_rejects_every_setpoint(
+        tmp_path, capsys):
+    """What only the values show (3 N on a robot of 1 N) is found as the simulator runs."""
+    bag = tmp_path / 'bag'
+    _setpoint_bag(bag)
+    robot = _robot_copy(tmp_path, {'max_tension: 20.0': 'max_tension: 1.0'})
+    assert main(['replay', str(bag), '--simulate', '--robot', str(robot), '--delay', '0']) == 2
+    error = capsys.readouterr().err
+    assert error.startswith('tendon-robot-sim replay: error: --simulate: the simulator rejected '
+                            'every setpoint it took (')
+    assert 'so nothing moved; the first: tensions[t0]: must be <= max_tension = 1 N, got 3' \
+        in error
+
+
+def test_replay_into_simulation_refuses_setpoints_of_another_type(tmp_path, capsys):
+    bag = tmp_path / 'bag'
+    with BagWriter(bag) as writer:
+        writer.add_topic('/' + topics.TENDON_SETPOINT.name, 'geometry_msgs/msg/PointStamped',
+                         OfferedQos())
+        writer.write('/' + topics.TENDON_SETPOINT.name, T0, serialize_message(PointStamped()))
+    assert main(['replay', str(bag), '--simulate', '--delay', '0']) == 2
+    assert capsys.readouterr().err == (
+        f'tendon-robot-sim replay: error: --simulate: /tendon/setpoint of {bag} is '
+        'geometry_msgs/msg/PointStamped; the simulator takes sensor_msgs/msg/JointState\n')
