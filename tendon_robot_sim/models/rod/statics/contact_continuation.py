@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The cold start of a statics solve with obstacles: adaptive continuation in the load.
+The cold start of a statics solve with obstacles, the last resort without: continuation in load.
 
 A shooting solve guesses the base wrench; the straight robot's guess (the clamp carrying every
 load, :meth:`StaticsSolver._cold_guess`) bends the rod as if nothing held it, deep into any
@@ -34,11 +34,20 @@ never converged in their iterations, and each failure cost some 200 to 350 resid
 evaluations where the halved steps, once within reach, converge in four to six
 (docs/performance.md, "Contact statics: steps out of reach").
 
-Every solve of the discrete model (each step here, :meth:`StaticsSolver._run`) starts its bays
-(the pose of each vertebra relative to the last, found by an inner fixed-point iteration)
-straight, not from the poses its last residual evaluation left: a bay's fixed point is not
-unique under tendon loads, and a pose left by a refused trial (the rod swung far into or
-past an obstacle) let the inner iteration settle on bays bent away from the tendon. The
+Without obstacles :meth:`StaticsSolver._solve` tries it last, after the cold start and its
+equal load steps, which scale the inputs and the tip load but keep the full weight: from the
+straight guess the rest shape of a heavy, soft rod (w L^3 / E I from about 20, w = rho A g)
+is out of Newton's reach. Scaled from zero, gravity lets every model find it up to
+w L^3 / E I of about 320: the first step from the unloaded rod may move the tip only
+:data:`JUMP_FLOOR` of the length (no earlier step to scale from), and the tip of a softer
+rod sags more than that (linearly, w L^4 / (8 E I) per unit of lambda) at lambda =
+:data:`MIN_STEP`.
+
+With obstacles every solve of the discrete model (each step here, :meth:`StaticsSolver._run`)
+starts its bays (the pose of each vertebra relative to the last, found by an inner fixed-point
+iteration) straight, not from the poses its last residual evaluation left: a bay's fixed point
+is not unique under tendon loads, and a pose left by a refused trial (the rod swung far into
+or past an obstacle) let the inner iteration settle on bays bent away from the tendon. The
 outer residual then depended on that memory, and the continuation followed a branch of such
 roots to a shape curled away from the tendon with no contact left (the silicone robot with
 2 N on t3 in config/world_post.yaml: tip at y = -176 mm where the explicit dynamics rests at

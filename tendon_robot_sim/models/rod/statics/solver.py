@@ -82,7 +82,10 @@ The solver keeps the last solution and Jacobian of each input mode and starts th
 solve from them, moved by a secant estimate of how the solution follows the inputs
 (warm start: two residual evaluations for a 1 kHz stream of slowly varying tensions).
 Failing that it starts cold from the straight robot, then continues in 4 and 16 load
-steps, before raising :class:`ConvergenceError`.
+steps (tensions or displacements, tip load), then from the unloaded rod in adaptive steps of
+gravity and tip load, then of the inputs
+(:mod:`~tendon_robot_sim.models.rod.statics.contact_continuation`), before raising
+:class:`ConvergenceError`.
 :mod:`tendon_robot_sim.models.rod.statics.reference` solves the same models with scipy.
 
 Against the simulator (default robot, gravity, 3 N and 2 N on two tendons) the
@@ -631,12 +634,15 @@ class StaticsSolver:
         Warm start from the last solution (first with the secant prediction, then without);
         then a cold start; then continuation in CONTINUATION_STEPS equal steps, each
         warm-started from the last: a strongly curled robot is out of reach of Newton's method
-        from the straight guess.
+        from the straight guess; last the adaptive continuation of
+        :func:`~.contact_continuation.continue_in_load` (with obstacles instead of the others).
 
         Tension mode starts from the straight robot and scales tensions and tip load
         from 0. Displacement mode starts from the robot with slack tendons under the same
         tip load, whose displacements q0 make each tendon just taut, guesses tensions
         (q - q0) / (tendon compliance at zero load) and moves the displacements from q0.
+        Neither scales gravity; ``continue_in_load`` does: from the unloaded rod it scales
+        gravity and the tip load from 0, then the inputs.
         """
         state = self._modes[mode]
         u = np.concatenate((tau_in if mode == kernels.TENSION else q, tip))
@@ -660,10 +666,6 @@ class StaticsSolver:
             if du @ du > 0.0:
                 dx = state.x - state.x_last
                 state.S += np.outer(dx - state.S @ du, du) / (du @ du)
-        if not converged and self.world is not None:
-            # obstacles: from the unloaded rod (the straight guess sinks into them)
-            self._forget(state)
-            converged = continue_in_load(self, mode, state, tau_in, q, tip)
         natural = None
         if not converged and mode == kernels.DISPLACEMENT and self.world is None:
             natural = self._natural_state(tip)
@@ -684,6 +686,12 @@ class StaticsSolver:
             else:
                 break
             converged = all(self._run(mode, state, *inputs) for inputs in path)
+        if not converged:
+            # from the unloaded rod, gravity too: with obstacles at once (the straight guess
+            # sinks into them); without, for a heavy soft rod (w L^3 / E I from about 20), out
+            # of reach of the straight guess at full weight whatever fraction of the inputs
+            self._forget(state)
+            converged = continue_in_load(self, mode, state, tau_in, q, tip)
         residual, status = self._info[0], self._info[3]
         totals = self._totals
         if not converged:
