@@ -58,8 +58,8 @@ import time
 import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, finite,
-                                       NoResultError, OutputPath, parse_values, positive,
-                                       read_inputs, time_step, within)
+                                       OutputPath, parse_values, positive, read_inputs,
+                                       time_step, within)
 from tendon_robot_sim.experiment.input_profile import MixedInputs, ProfileError
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.contact.report import largest_penetration, total_force
@@ -336,11 +336,11 @@ def run(args: argparse.Namespace) -> int:
         if trajectory.path and trajectory.rows:    # no row yet: an older file stays as it was
             trajectory.write()
             kept = f'; the trajectory up to then is in {trajectory.path}'
-        kind = NoResultError if isinstance(error, SimulationDiverged) else CommandError
         message = str(error)
         if getattr(error, 'step_dt', None) is not None:
             message = _whole_run_dt(robot, args, series, field, duration, error, sim.dt, world)
-        raise kind(' '.join(message.split()) + kept) from None
+        # exit 1 or 2 as command_error judges the error
+        raise type(command_error(error))(' '.join(message.split()) + kept) from None
     trajectory.write()
     wall = time.perf_counter() - begin
     state = sim.state()

@@ -414,6 +414,28 @@ def test_the_dt_a_failed_run_advises_completes_the_run(capsys):
     assert summary['dt'] == float(advised.group(1)) < 0.05
 
 
+def test_a_start_whose_equilibrium_does_not_converge_has_no_result(tmp_path, capsys):
+    """
+    Exit 1 as statics on the same file: a 50 kPa rod under gravity, no equilibrium found.
+
+    The QA round's robot: the implicit model's start at rest under gravity does not converge;
+    simulate called it bad input (exit 2), statics a solve without result (exit 1).
+    """
+    path = tmp_path / 'soft.yaml'
+    path.write_text(yaml.safe_dump({
+        'name': 'soft', 'gravity': [0, 0, -9.81],
+        'base': {'frame_id': 'base_link', 'position': [0, 0, 0], 'direction': [0, 1, 0],
+                 'normal': [0, 0, 1]},
+        'rod': {'length': 0.1, 'radius': 0.005, 'density': 1000.0, 'youngs_modulus': 5e4,
+                'shear_modulus': 5e4 / 3},
+        'tendons': [{'name': 't0', 'offset': 0.004, 'angle_deg': -30, 'max_tension': 1.0}]}))
+    assert main(['statics', '--robot', str(path), '--tensions', '0']) == 1
+    assert 'statics failed' in capsys.readouterr().err
+    assert main(['simulate', '--robot', str(path), '--duration', '0.1']) == 1
+    error = capsys.readouterr().err
+    assert 'the static equilibrium of the inputs at t = 0: cosserat statics failed' in error
+
+
 def test_alpha_reaches_the_implicit_model(capsys):
     """--alpha -0.5 runs the trapezoidal rule: the summary and the JSON line say so."""
     assert main(['simulate', '--robot', str(ROOT / 'config' / 'steel_rod_robot.yaml'),
