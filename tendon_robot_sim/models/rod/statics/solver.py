@@ -667,6 +667,7 @@ class StaticsSolver:
         natural = None
         if not converged and mode == kernels.DISPLACEMENT and self.world is None:
             natural = self._natural_state(tip)
+        progress = None     # (steps solved, steps) of the last continuation
         for steps in (1,) + CONTINUATION_STEPS:
             if converged or self.world is not None:
                 break
@@ -683,26 +684,50 @@ class StaticsSolver:
                 path = [(tau_in, q0 + (q - q0) * k / steps, tip) for k in range(1, steps + 1)]
             else:
                 break
-            converged = all(self._run(mode, state, *inputs) for inputs in path)
-        residual, status = self._info[0], self._info[3]
+            progress = (self._steps_solved(mode, state, path), steps)
+            converged = progress[0] == steps
+        residual = self._info[0]
         totals = self._totals
         if not converged:
             state.solved = False
-            # the iterations of every attempt: with a world, the last is a continuation step
-            # refused after one iteration (contact_continuation.REACH)
-            reason = ('did not converge in %d Newton iterations in all' % totals[0]
-                      if status == kernels.MAX_ITERATIONS
-                      else 'failed (non-finite state or no descent direction)')
-            raise ConvergenceError(
-                f'{self.model} statics {reason}, also with continuation: scaled residual '
-                f'{residual:.3g} (tolerance {self.tolerance:g}); inputs may be out of reach '
-                f'(tensions {np.round(self._tau, 4).tolist()} N)', residual, int(totals[0]))
+            raise self._not_converged(mode, tau_in if mode == kernels.TENSION else q, progress)
         state.solved = True
         state.u[:] = u
         state.x_last[:] = state.x
         state.J_last[:] = state.J
         args = (mode, q, state.x, float(residual), int(totals[0]), int(totals[1]), start)
         return self._result(*args) if full else (lambda: self._result(*args))
+
+    def _not_converged(self, mode: int, inputs: np.ndarray,
+                       progress: tuple[int, int] | None) -> ConvergenceError:
+        """
+        Return the error of a solve that failed in every attempt.
+
+        It names the ``inputs`` asked for (tensions or displacements), not those of the
+        continuation step where it stopped, and how far the last continuation got
+        (``progress``: its steps solved and its steps; None: none ran).
+        """
+        residual, status, iterations = self._info[0], self._info[3], self._totals[0]
+        # the iterations of every attempt: with a world, the last is a continuation step
+        # refused after one iteration (contact_continuation.REACH)
+        reason = ('did not converge in %d Newton iterations in all' % iterations
+                  if status == kernels.MAX_ITERATIONS
+                  else 'failed (non-finite state or no descent direction)')
+        name, unit = ('tensions', 'N') if mode == kernels.TENSION else ('displacements', 'm')
+        steps = ('' if progress is None else
+                 '; the continuation solved %d of its %d equal steps to them' % progress)
+        return ConvergenceError(
+            f'{self.model} statics {reason}, also with continuation: scaled residual '
+            f'{residual:.3g} (tolerance {self.tolerance:g}); inputs may be out of reach '
+            f'({name} [{", ".join(f"{v:.4g}" for v in inputs)}] {unit}{steps})',
+            residual, int(iterations))
+
+    def _steps_solved(self, mode: int, state: _ModeState, path) -> int:
+        """Solve the inputs along ``path`` in turn; return how many converged before one fails."""
+        for k, inputs in enumerate(path):
+            if not self._run(mode, state, *inputs):
+                return k
+        return len(path)
 
     def kernel_plan(self, **fields) -> kernels.Plan:
         """
