@@ -684,7 +684,8 @@ class StaticsSolver:
                 path = [(tau_in, q0 + (q - q0) * k / steps, tip) for k in range(1, steps + 1)]
             else:
                 break
-            progress = (self._steps_solved(mode, state, path), steps)
+            progress = (next((k for k, inputs in enumerate(path)     # steps before a failure
+                              if not self._run(mode, state, *inputs)), steps), steps)
             converged = progress[0] == steps
         residual = self._info[0]
         totals = self._totals
@@ -698,15 +699,8 @@ class StaticsSolver:
         args = (mode, q, state.x, float(residual), int(totals[0]), int(totals[1]), start)
         return self._result(*args) if full else (lambda: self._result(*args))
 
-    def _not_converged(self, mode: int, inputs: np.ndarray,
-                       progress: tuple[int, int] | None) -> ConvergenceError:
-        """
-        Return the error of a solve that failed in every attempt.
-
-        It names the ``inputs`` asked for (tensions or displacements), not those of the
-        continuation step where it stopped, and how far the last continuation got
-        (``progress``: its steps solved and its steps; None: none ran).
-        """
+    def _not_converged(self, mode: int, inputs, progress: tuple | None) -> ConvergenceError:
+        """Return the error of a failed solve: its ``inputs``, its continuation's ``progress``."""
         residual, status, iterations = self._info[0], self._info[3], self._totals[0]
         # the iterations of every attempt: with a world, the last is a continuation step
         # refused after one iteration (contact_continuation.REACH)
@@ -721,13 +715,6 @@ class StaticsSolver:
             f'{residual:.3g} (tolerance {self.tolerance:g}); inputs may be out of reach '
             f'({name} [{", ".join(f"{v:.4g}" for v in inputs)}] {unit}{steps})',
             residual, int(iterations))
-
-    def _steps_solved(self, mode: int, state: _ModeState, path) -> int:
-        """Solve the inputs along ``path`` in turn; return how many converged before one fails."""
-        for k, inputs in enumerate(path):
-            if not self._run(mode, state, *inputs):
-                return k
-        return len(path)
 
     def kernel_plan(self, **fields) -> kernels.Plan:
         """
