@@ -99,8 +99,9 @@ def register(subparsers) -> None:
     parser.add_argument('--integrator', choices=INTEGRATORS, default='auto',
                         help='explicit (PyElastica position Verlet, tensions only), implicit '
                              '(BDF2 with shooting in arc length) or auto: implicit for robots '
-                             'without discs, with Kelvin-Voigt damping or drag, or stiff ones '
-                             '(default auto)')
+                             'without discs, with discs closer together than the nodes of '
+                             'rod.elements, with Kelvin-Voigt damping, drag or tendon friction, '
+                             'or stiff ones (default auto)')
     parser.add_argument('--tensions', default=None, metavar='T',
                         help="constant tendon tensions in N: one per tendon ('0,2,0,0') or by "
                              "name ('t1=2.0,t3=0.5', others 0), default all 0. A step: the run "

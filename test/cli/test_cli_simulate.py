@@ -436,6 +436,18 @@ def test_a_start_whose_equilibrium_does_not_converge_has_no_result(tmp_path, cap
     assert 'the static equilibrium of the inputs at t = 0: cosserat statics failed' in error
 
 
+def test_auto_runs_a_rod_too_coarse_for_its_discs_on_the_implicit_integrator(tmp_path, capsys):
+    """10 discs on 5 elements: auto picked explicit, which refused them (exit 2)."""
+    path = tmp_path / 'coarse.yaml'
+    path.write_text(yaml.safe_dump(load_robot(default_robot_file()).with_changes(
+        elements=5).to_dict()))
+    assert main(['simulate', '--robot', str(path), '--tensions', 't0=1', '--duration', '0.02',
+                 '--json']) == 0
+    out = capsys.readouterr().out
+    assert 'implicit integrator (the explicit integrator cannot take vertebrae closer' in out
+    assert json.loads(out.strip().splitlines()[-1])['integrator'] == 'implicit'
+
+
 def test_alpha_reaches_the_implicit_model(capsys):
     """--alpha -0.5 runs the trapezoidal rule: the summary and the JSON line say so."""
     assert main(['simulate', '--robot', str(ROOT / 'config' / 'steel_rod_robot.yaml'),
