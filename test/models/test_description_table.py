@@ -21,12 +21,14 @@ range of ``PHYSICAL_RANGES`` (``models/description.py``) by the key's name, enfo
 error naming the key.
 """
 
+import math
 from pathlib import Path
 import re
 
 import pytest
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.models.description import PHYSICAL_RANGES, RobotDescriptionError
+from tendon_robot_sim.models.description import (DEGREES, PHYSICAL_RANGES,
+                                                  RobotDescriptionError)
 from tendon_robot_sim.models.tendon_robot import DEFAULT_DAMPING_RATIO, load_robot, robot_from_dict
 
 DOC = (Path(__file__).resolve().parents[2] / 'docs' / 'tendon_robot.md').read_text()
@@ -110,3 +112,21 @@ def test_the_range_is_enforced_naming_the_key(key, path, put):
                            match=rf'^{re.escape(path)}(\[\d\])?: must be') as error:
             robot_from_dict(data)
         assert value < 0 or f'{high:g}] {unit}' in str(error.value)
+
+
+def test_the_angle_row_gives_the_ranges_the_loader_enforces():
+    """A tendon's angle within a full turn either way: [-2 pi, 2 pi] rad, [-360, 360] deg."""
+    low, high, unit, _ = DEGREES
+    assert (f'radians from d1 towards d2, within [-2 pi, 2 pi] (or `angle_deg` in degrees, '
+            f'within [{number(low)}, {number(high)}] {unit})' in row('`tendons[i].angle`'))
+    for key, limit, beyond in (('angle', 2.0 * math.pi, 2.0 * math.pi + 1e-9),
+                               ('angle_deg', high, high + 1e-9)):
+        for sign in (1.0, -1.0):
+            data = dict(STEEL, tendons=[dict(t) for t in STEEL['tendons']])
+            data['tendons'][0].pop('angle', None)
+            data['tendons'][0][key] = sign * limit
+            angle = robot_from_dict(data).tendons[0].angle
+            assert angle == pytest.approx(sign * 2.0 * math.pi, abs=1e-12)
+            data['tendons'][0][key] = sign * beyond
+            with pytest.raises(RobotDescriptionError, match=rf'^tendons\[0\]\.{key}: '):
+                robot_from_dict(data)
