@@ -28,7 +28,7 @@ import re
 import pytest
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.description import (DEGREES, PHYSICAL_RANGES,
-                                                  RobotDescriptionError)
+                                                 RobotDescriptionError)
 from tendon_robot_sim.models.tendon_robot import DEFAULT_DAMPING_RATIO, load_robot, robot_from_dict
 
 DOC = (Path(__file__).resolve().parents[2] / 'docs' / 'tendon_robot.md').read_text()
@@ -130,3 +130,36 @@ def test_the_angle_row_gives_the_ranges_the_loader_enforces():
             data['tendons'][0][key] = sign * beyond
             with pytest.raises(RobotDescriptionError, match=rf'^tendons\[0\]\.{key}: '):
                 robot_from_dict(data)
+
+
+def with_tendon(description: dict, **changes) -> dict:
+    """Return the description with its first tendon changed; discs (if any) around the holes."""
+    data = dict(description, tendons=[dict(t) for t in description['tendons']])
+    data['tendons'][0].update(changes)
+    if 'vertebrae' in data:
+        data['vertebrae'] = {k: v for k, v in data['vertebrae'].items() if k != 'radius'}
+    return data
+
+
+@pytest.mark.parametrize('discs', [False, True], ids=['without discs', 'with discs'])
+def test_a_hole_farther_out_than_the_rod_is_long_is_refused_as_a_length_in_mm(discs):
+    """
+    The offset row's bound: up to rod.length, with or without discs, offset or end_offset.
+
+    An offset of 8 (8 mm written as m) on a 0.2 m rod without discs loaded, and then no statics
+    converged.
+    """
+    assert 'no farther out than the rod is long (`rod.length`), with or without discs' in row(
+        '`tendons[i].offset`')
+    description = (load_robot(share_dir() / 'config' / 'robot.yaml').to_dict() if discs
+                   else STEEL)
+    length = description['rod']['length']
+    robot = robot_from_dict(with_tendon(description, offset=length, end_offset=length))
+    assert robot.tendons[0].offset == length
+    for changes, key in (({'offset': 8.0, 'end_offset': 8.0}, 'offset'),
+                         ({'routing': 'tapered', 'end_offset': 1.01 * length}, 'end_offset')):
+        with pytest.raises(RobotDescriptionError,
+                           match=rf'^tendons\[0\]\.{key}: a hole \S+ m from the backbone is '
+                                 rf'farther out than the rod is long \(rod.length '
+                                 rf'{length:g} m\); a length in mm\?$'):
+            robot_from_dict(with_tendon(description, **changes))
