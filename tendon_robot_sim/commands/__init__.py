@@ -124,12 +124,12 @@ def command_error(error: Exception) -> CommandError:
     """
     from tendon_robot_sim.models.cosserat import ConvergenceError
     from tendon_robot_sim.models.rod.constant_curvature import UnreachableError
-    from tendon_robot_sim.models.sim_model import SimulationDiverged
+    from tendon_robot_sim.models.sim_model import EquilibriumNotFound, SimulationDiverged
     from tendon_robot_sim.models.snake.dynamics import SnakeDivergedError
     from tendon_robot_sim.models.trunk.dynamics import CCNoSolutionError
 
     no_result = (ConvergenceError, UnreachableError, SimulationDiverged, SnakeDivergedError,
-                 CCNoSolutionError)
+                 CCNoSolutionError, EquilibriumNotFound)
     kind = NoResultError if isinstance(error, no_result) else CommandError
     return kind(' '.join(str(error).split()))
 

@@ -36,6 +36,7 @@ from tendon_robot_sim.experiment.dataset import (ADAPTERS, build_dataset, Datase
                                                  SAMPLERS)
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS
 from tendon_robot_sim.parallel import ParallelError
 
 
@@ -49,6 +50,10 @@ def register(subparsers) -> None:
     parser.add_argument('--robot', required=True, metavar='FILE', help='robot description')
     parser.add_argument('--model', required=True, choices=sorted(ADAPTERS),
                         help='; '.join(f'{k}: {v[1]}' for k, v in sorted(ADAPTERS.items())))
+    parser.add_argument('--statics-model', choices=NODE_MODELS, default=None,
+                        help='with --model statics: the statics model (default auto: discrete '
+                             'with vertebra discs, cosserat without, as the simulator and the '
+                             'controllers choose)')
     parser.add_argument('--samples', type=positive_int, default=1000, metavar='N',
                         help='number of samples (default %(default)s; not with --sampler csv)')
     parser.add_argument('--sampler', choices=SAMPLERS, default='uniform',
@@ -81,10 +86,14 @@ def run(args: argparse.Namespace) -> int:
     if args.sampler != 'csv' and args.csv is not None:    # it would be ignored
         raise CommandError(f'--csv: applies with --sampler csv only (this run: --sampler '
                            f'{args.sampler})')
+    if args.model != 'statics' and args.statics_model is not None:
+        raise CommandError(f'--statics-model: applies with --model statics only (this run: '
+                           f'--model {args.model})')
     try:
         summary = build_dataset(args.robot, args.model, args.output, args.samples,
                                 args.sampler, args.random_state, args.csv, args.chunk_size,
-                                args.workers, scheduler_of(args), args.max_chunks)
+                                args.workers, scheduler_of(args), args.max_chunks,
+                                statics_model=args.statics_model or 'auto')
     except (DatasetError, ParallelError, RobotDescriptionError, StaticsError) as error:
         raise CommandError(' '.join(str(error).split())) from None
     except OSError as error:

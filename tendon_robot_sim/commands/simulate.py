@@ -58,8 +58,8 @@ import time
 import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, finite,
-                                       NoResultError, OutputPath, parse_values, positive,
-                                       read_inputs, time_step, within)
+                                       OutputPath, parse_values, positive, read_inputs,
+                                       time_step, within)
 from tendon_robot_sim.experiment.input_profile import MixedInputs, ProfileError
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.contact.report import largest_penetration, total_force
@@ -99,8 +99,9 @@ def register(subparsers) -> None:
     parser.add_argument('--integrator', choices=INTEGRATORS, default='auto',
                         help='explicit (PyElastica position Verlet, tensions only), implicit '
                              '(BDF2 with shooting in arc length) or auto: implicit for robots '
-                             'without discs, with Kelvin-Voigt damping or drag, or stiff ones '
-                             '(default auto)')
+                             'without discs, with discs closer together than the nodes of '
+                             'rod.elements, with Kelvin-Voigt damping, drag or tendon friction, '
+                             'or stiff ones (default auto)')
     parser.add_argument('--tensions', default=None, metavar='T',
                         help="constant tendon tensions in N: one per tendon ('0,2,0,0') or by "
                              "name ('t1=2.0,t3=0.5', others 0), default all 0. A step: the run "
@@ -336,11 +337,11 @@ def run(args: argparse.Namespace) -> int:
         if trajectory.path and trajectory.rows:    # no row yet: an older file stays as it was
             trajectory.write()
             kept = f'; the trajectory up to then is in {trajectory.path}'
-        kind = NoResultError if isinstance(error, SimulationDiverged) else CommandError
         message = str(error)
         if getattr(error, 'step_dt', None) is not None:
             message = _whole_run_dt(robot, args, series, field, duration, error, sim.dt, world)
-        raise kind(' '.join(message.split()) + kept) from None
+        # exit 1 or 2 as command_error judges the error
+        raise type(command_error(error))(' '.join(message.split()) + kept) from None
     trajectory.write()
     wall = time.perf_counter() - begin
     state = sim.state()

@@ -103,13 +103,19 @@ class _PcrAdapter:
 
 
 class _StaticsAdapter:
-    """Tendon robot, shooting statics: tendon tensions [N] -> backbone."""
+    """
+    Tendon robot, shooting statics: tendon tensions [N] -> backbone.
 
-    def __init__(self, path: str, statics_model: str = 'discrete'):
+    ``statics_model``: one of the solver's models, or ``auto`` (``model_for``: discrete with
+    vertebra discs, cosserat without), as the simulator and the controllers choose.
+    """
+
+    def __init__(self, path: str, statics_model: str = 'auto'):
         from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
         from tendon_robot_sim.models.tendon_robot import load_robot
         self.robot = load_robot(path)
         self.solver = StaticsSolver(self.robot, statics_model)
+        self.model = self.solver.model
         self.names = tuple(f'tension_{name}' for name in self.robot.tendon_names)
         self.low = np.zeros(len(self.names))
         self.high = np.asarray(self.robot.max_tensions, dtype=float)
@@ -200,20 +206,22 @@ ADAPTERS = {
     'statics': (_StaticsAdapter, 'tendon robot shooting statics (tensions -> shape)'),
     'pcr': (_PcrAdapter, '6-RUS parallel robot forward kinetostatics (motor angles -> pose)'),
 }
-# per worker process: adapters by (model, description hash), so a worker builds each once
+# per worker process: adapters by (model, options, description hash), so a worker builds each
+# once
 _CACHE: dict = {}
 
 
-def _adapter(model: str, text: str, path: str | Path | None = None):
-    key = (model, hashlib.sha256(text.encode()).hexdigest())
+def _adapter(model: str, options: tuple, text: str, path: str | Path | None = None):
+    """Return the adapter of ``model`` with keyword ``options`` ((name, value) pairs)."""
+    key = (model, options, hashlib.sha256(text.encode()).hexdigest())
     if key not in _CACHE and path is not None:
-        _CACHE[key] = ADAPTERS[model][0](str(path))
+        _CACHE[key] = ADAPTERS[model][0](str(path), **dict(options))
     if key not in _CACHE:
         # the loaders read files: a worker on another machine gets the description's text
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / 'robot.yaml'
             path.write_text(text)
-            _CACHE[key] = ADAPTERS[model][0](str(path))
+            _CACHE[key] = ADAPTERS[model][0](str(path), **dict(options))
     return _CACHE[key]
 
 
@@ -299,11 +307,11 @@ def solve_chunk(task) -> dict:
     """
     Solve one chunk on a worker: samples in curve order, each from the one before.
 
-    ``task`` = (model, description text, chunk id, sample ids, inputs (m, d)). Returns the
-    chunk's columns (plain arrays, picklable).
+    ``task`` = (model, its options, description text, chunk id, sample ids, inputs (m, d)).
+    Returns the chunk's columns (plain arrays, picklable).
     """
-    model, text, chunk, ids, inputs = task
-    adapter = _adapter(model, text)
+    model, options, text, chunk, ids, inputs = task
+    adapter = _adapter(model, options, text)
     adapter.reset()         # a chunk starts cold: its result never depends on the last chunk
     m = len(ids)
     tip = np.full((m, 7), np.nan)
@@ -355,13 +363,16 @@ def _write_json(path: Path, data: dict) -> None:
 def build_dataset(robot_path: str | Path, model: str, output: str | Path, samples: int = 1000,
                   sampler: str = 'uniform', random_state: int = 0, csv_path: str | None = None,
                   chunk_size: int = 50, workers: int | None = None, scheduler=None,
-                  max_chunks: int | None = None, progress: bool = True) -> dict:
+                  max_chunks: int | None = None, progress: bool = True,
+                  statics_model: str = 'auto') -> dict:
     """
     Sample, solve and write a dataset (see the module docstring); resumes a killed run.
 
     ``output`` is the path without suffix. ``max_chunks``: solve at most that many chunks in
-    this call, then stop (the rest on the next call). Returns a summary: samples, solved
-    in this call, converged, failed, chunks done and total, wall time, complete.
+    this call, then stop (the rest on the next call). ``statics_model``: the model of
+    ``model`` 'statics' (``auto``: discrete with vertebra discs, cosserat without). Returns a
+    summary: samples, solved in this call, converged, failed, chunks done and total, wall
+    time, complete.
     """
     try:
         import pyarrow as pa
@@ -374,15 +385,21 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         raise DatasetError(f'model: must be one of {sorted(ADAPTERS)}, got {model!r}')
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise DatasetError(f'chunk_size: must be an integer >= 1, got {chunk_size!r}')
+    if model != 'statics' and statics_model != 'auto':
+        raise DatasetError(f'statics_model: applies to model statics only, not {model}')
+    options = (('statics_model', statics_model),) if model == 'statics' else ()
     text = Path(robot_path).read_text()
-    adapter = _adapter(model, text, robot_path)
+    adapter = _adapter(model, options, text, robot_path)
+    # the model a statics run solves with (auto resolved): a resumed run must use the same
+    variant = {'statics_model': adapter.model} if model == 'statics' else {}
     u = sample_inputs(adapter.low, adapter.high, samples, sampler, random_state, csv_path,
                       adapter.names)
     order = morton_order(u, adapter.low, adapter.high)
     chunks = [order[i:i + chunk_size] for i in range(0, order.size, chunk_size)]
     output = Path(output)
     parts = output.parent / (output.name + '.parts')
-    settings = {'model': model, 'robot_sha256': hashlib.sha256(text.encode()).hexdigest(),
+    settings = {'model': model, **variant,
+                'robot_sha256': hashlib.sha256(text.encode()).hexdigest(),
                 'samples': int(u.shape[0]), 'sampler': sampler, 'random_state': random_state,
                 'inputs_sha256': hashlib.sha256(u.tobytes()).hexdigest(),
                 'chunk_size': chunk_size}
@@ -403,7 +420,7 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     make_folder(parts)
     _write_json(manifest_path, {'settings': settings, 'done': done})
     todo = [c for c in range(len(chunks)) if c not in set(done)][:max_chunks]
-    tasks = [(model, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]
+    tasks = [(model, options, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]
     start = time.perf_counter()
     solved = 0
     bar = tqdm(total=u.shape[0], initial=sum(chunks[c].size for c in done), unit='sample',
@@ -438,7 +455,7 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         # PATH + suffix: with_suffix would turn run.v2 into run.parquet
         _write_json(output.parent / (output.name + '.json'), {
             'robot': robot, 'robot_file': str(robot_path),
-            'model': model, 'model_description': ADAPTERS[model][1],
+            'model': model, **variant, 'model_description': ADAPTERS[model][1],
             'inputs': list(adapter.names), 'input_unit': adapter.unit,
             'input_low': adapter.low.tolist(), 'input_high': adapter.high.tolist(),
             'sampler': sampler, 'random_state': random_state, 'samples': int(u.shape[0]),

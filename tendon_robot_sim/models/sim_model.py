@@ -43,6 +43,15 @@ class InputError(ValueError):
     """Bad user input; the message names the field and the problem."""
 
 
+class EquilibriumNotFound(InputError):
+    """
+    Valid inputs whose static equilibrium, where a run starts at rest, was not found.
+
+    No result rather than bad input (a command exits 1, as a statics solve that does not
+    converge); an :class:`InputError` to the callers that refuse the inputs it came with.
+    """
+
+
 class SimulationDiverged(RuntimeError):
     """NaN or runaway detected; the message says what, where and when."""
 

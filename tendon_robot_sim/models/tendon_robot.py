@@ -561,20 +561,40 @@ def _load_discs(m: 'DescriptionMapping', tendons: tuple[Tendon, ...],
     Without discs the tendons run continuously along the rod (Rucker & Webster, "Statics and
     dynamics of continuum robots with general tendon routing", 2011), their spacers smeared
     over it, so a hole far outside the rod is what such a robot is (Till's example: 15 mm on
-    a 0.7 mm rod): no bound but the offset's physical range.
+    a 0.7 mm rod): no bound but the rod's length (:func:`_check_hole_distance`).
     """
     outermost = max(max(t.offset, t.end_offset) for t in tendons)
     radius = m.number('radius', default=outermost + DISC_MARGIN, positive=True)
     thickness = m.number('thickness', default=DEFAULT_DISC_THICKNESS, positive=True)
     m.finish()
     for i, tendon in enumerate(tendons if discs else ()):
-        key = 'end_offset' if tendon.end_offset > tendon.offset else 'offset'
-        hole = getattr(tendon, key)
+        key, hole = _outermost_hole(tendon)
         if hole > radius:     # at the rim at most: a notch in the disc's edge
             raise RobotDescriptionError(
                 f'tendons[{i}].{key}: a hole at {hole:g} m is outside the discs (vertebrae.radius '
                 f'{radius:g} m); a tendon runs through holes inside its discs')
     return radius, thickness
+
+
+def _outermost_hole(tendon: Tendon) -> tuple[str, float]:
+    """Return the key and the radius [m] of a tendon's outermost hole (base or anchor)."""
+    key = 'end_offset' if tendon.end_offset > tendon.offset else 'offset'
+    return key, getattr(tendon, key)
+
+
+def _check_hole_distance(tendon: Tendon, key: str, length: float) -> None:
+    """
+    Refuse a hole farther from the backbone than the rod is long (a length in mm given as m).
+
+    No robot holds its tendons that far out (the shipped files: at most a tenth of the rod's
+    length, Till's example 2 %); with or without discs, where only the offset's physical
+    range (10 m) bounded it, a 0.2 m rod took an offset of 8 m (8 mm) and no statics converged.
+    """
+    name, hole = _outermost_hole(tendon)
+    if hole > length:
+        raise RobotDescriptionError(
+            f'{key}.{name}: a hole {hole:g} m from the backbone is farther out than the rod is '
+            f'long (rod.length {length:g} m); a length in mm?')
 
 
 def _load_vertebrae(m: 'DescriptionMapping', length: float) -> tuple[np.ndarray, float]:
@@ -658,6 +678,7 @@ def _load_tendons(data: Any, length: float, vertebrae: np.ndarray) -> tuple[Tend
                         compliance=compliance, max_tension=max_tension,
                         motor_distance=motor_distance, reference_length=reference_length,
                         friction=friction)
+        _check_hole_distance(tendon, key, length)
         if reference_length is not None:
             _check_reference_length(tendon, key)
         tendons.append(tendon)

@@ -182,8 +182,10 @@ PARAMS = (
           'explicit = PyElastica position Verlet at its stability step (tensions only), '
           'implicit = BDF-alpha (see alpha) with shooting in arc length at dt (tensions or '
           'displacements), '
-          'auto = implicit when the robot has no discs, Kelvin-Voigt damping or drag, or an '
-          'explicit stable step below 10 us (stiff backbones), explicit otherwise',
+          'auto = implicit when the robot has what the explicit one cannot take (no discs, '
+          'discs closer together than the nodes of rod.elements, Kelvin-Voigt damping, drag, '
+          'tendon friction) or an explicit stable step below 10 us (stiff backbones), explicit '
+          'otherwise',
           choices=('auto', 'implicit', 'explicit')),
     Param('dt', 0.0, 's', 'physics time step; 0: the model chooses (explicit: 0.9 of the '
           'stability bound; implicit: 2 ms)', range=(0.0, 0.1)),

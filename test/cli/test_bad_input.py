@@ -528,6 +528,8 @@ CASES = [
     ([*DATASET, 'cc', '--sampler', 'csv'], BAD, '--csv: --sampler csv needs'),
     ([*DATASET, 'cc', '--csv', '{binary}'], BAD,
      '--csv: applies with --sampler csv only (this run: --sampler uniform)'),
+    ([*DATASET, 'cc', '--statics-model', 'cosserat'], BAD,
+     '--statics-model: applies with --model statics only (this run: --model cc)'),
     ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}'], BAD, 'binary'),
     ([*DATASET, 'pcr'], BAD, 'kind: none given, so a tendon-driven continuum robot'),
     ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),

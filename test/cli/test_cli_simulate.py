@@ -414,6 +414,42 @@ def test_the_dt_a_failed_run_advises_completes_the_run(capsys):
     assert summary['dt'] == float(advised.group(1)) < 0.05
 
 
+def test_a_start_whose_equilibrium_does_not_converge_has_no_result(tmp_path, capsys):
+    """
+    Exit 1 as statics on the same file: a 3 kPa rod under gravity, no equilibrium found.
+
+    The implicit model's start at rest under gravity does not converge (w L^3 / E I = 520,
+    beyond the statics' reach of about 320); simulate called it bad input (exit 2), statics
+    a solve without result (exit 1).
+    """
+    path = tmp_path / 'soft.yaml'
+    path.write_text(yaml.safe_dump({
+        'name': 'soft', 'gravity': [0, 0, -9.81],
+        'base': {'frame_id': 'base_link', 'position': [0, 0, 0], 'direction': [0, 1, 0],
+                 'normal': [0, 0, 1]},
+        'rod': {'length': 0.1, 'radius': 0.005, 'density': 1000.0, 'youngs_modulus': 3e3,
+                'shear_modulus': 3e3 / 3,
+                'damping': {'rate': 5.0}},   # a damping ratio needs the rest shape
+        'tendons': [{'name': 't0', 'offset': 0.004, 'angle_deg': -30, 'max_tension': 1.0}]}))
+    assert main(['statics', '--robot', str(path), '--tensions', '0']) == 1
+    assert 'statics failed' in capsys.readouterr().err
+    assert main(['simulate', '--robot', str(path), '--duration', '0.1']) == 1
+    error = capsys.readouterr().err
+    assert 'the static equilibrium of the inputs at t = 0: cosserat statics failed' in error
+
+
+def test_auto_runs_a_rod_too_coarse_for_its_discs_on_the_implicit_integrator(tmp_path, capsys):
+    """10 discs on 5 elements: auto picked explicit, which refused them (exit 2)."""
+    path = tmp_path / 'coarse.yaml'
+    path.write_text(yaml.safe_dump(load_robot(default_robot_file()).with_changes(
+        elements=5).to_dict()))
+    assert main(['simulate', '--robot', str(path), '--tensions', 't0=1', '--duration', '0.02',
+                 '--json']) == 0
+    out = capsys.readouterr().out
+    assert 'implicit integrator (the explicit integrator cannot take vertebrae closer' in out
+    assert json.loads(out.strip().splitlines()[-1])['integrator'] == 'implicit'
+
+
 def test_alpha_reaches_the_implicit_model(capsys):
     """--alpha -0.5 runs the trapezoidal rule: the summary and the JSON line say so."""
     assert main(['simulate', '--robot', str(ROOT / 'config' / 'steel_rod_robot.yaml'),

@@ -34,3 +34,14 @@ def test_stopped_run_goes_on_with_the_same_command(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert summary['solved_now'] == 4 and summary['complete']
     assert pq.read_table(tmp_path / 'cc.parquet').column('sample').to_pylist() == list(range(7))
+
+
+def test_statics_of_a_robot_without_discs_and_its_model_named(tmp_path, capsys):
+    """The statics model as the simulator picks it (cosserat here), or the one named."""
+    argv = ['dataset', '--robot', str(CONFIG / 'steel_rod_robot.yaml'), '--model', 'statics',
+            '--samples', '2', '--workers', '1', '--json']
+    for named, model in ((), 'cosserat'), (('--statics-model', 'kirchhoff'), 'kirchhoff'):
+        out = tmp_path / model
+        assert main(argv + ['--output', str(out), *named]) == 0
+        assert json.loads(capsys.readouterr().out.splitlines()[-1])['converged'] == 2
+        assert json.loads(out.with_suffix('.json').read_text())['statics_model'] == model

@@ -131,6 +131,8 @@ def test_statics_rows_match_a_direct_solve(tmp_path):
     build_dataset(ROBOT, 'statics', out, samples=3, chunk_size=3, workers=1,
                   progress=False)
     rows = _check_complete(out.with_suffix('.parquet'), 3)
+    # auto: the robot has discs
+    assert json.loads(out.with_suffix('.json').read_text())['statics_model'] == 'discrete'
     robot = load_robot(ROBOT)
     names = [f'tension_{n}' for n in robot.tendon_names]
     for row in rows:
@@ -141,6 +143,30 @@ def test_statics_rows_match_a_direct_solve(tmp_path):
             break
     else:
         pytest.fail('no statics sample converged')
+
+
+@pytest.mark.parametrize('asked, model', [('auto', 'cosserat'), ('kirchhoff', 'kirchhoff')])
+def test_statics_without_discs_takes_the_model_the_simulator_takes(tmp_path, asked, model):
+    """A robot without discs: auto is cosserat (``model_for``), a named model is that one."""
+    steel = CONFIG / 'steel_rod_robot.yaml'
+    out = tmp_path / 'steel'
+    summary = build_dataset(steel, 'statics', out, samples=2, chunk_size=2, workers=1,
+                            progress=False, statics_model=asked)
+    assert summary['converged'] == 2
+    sidecar = json.loads(out.with_suffix('.json').read_text())
+    assert sidecar['statics_model'] == model
+    robot = load_robot(steel)
+    row = _rows(out.with_suffix('.parquet'))[0]
+    direct = StaticsSolver(robot, model).solve_tensions(
+        [row[f'tension_{n}'] for n in robot.tendon_names])
+    np.testing.assert_allclose([row['tip_x'], row['tip_y'], row['tip_z']], direct.tip_position,
+                               rtol=0.0, atol=1e-6)
+
+
+def test_a_statics_model_is_refused_for_another_model(tmp_path):
+    with pytest.raises(DatasetError, match='^statics_model: applies to model statics only'):
+        build_dataset(ROBOT, 'cc', tmp_path / 'cc', samples=1, workers=1, progress=False,
+                      statics_model='cosserat')
 
 
 def test_cc_rows_match_the_kinematics(tmp_path):

@@ -21,12 +21,14 @@ range of ``PHYSICAL_RANGES`` (``models/description.py``) by the key's name, enfo
 error naming the key.
 """
 
+import math
 from pathlib import Path
 import re
 
 import pytest
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.models.description import PHYSICAL_RANGES, RobotDescriptionError
+from tendon_robot_sim.models.description import (DEGREES, PHYSICAL_RANGES,
+                                                 RobotDescriptionError)
 from tendon_robot_sim.models.tendon_robot import DEFAULT_DAMPING_RATIO, load_robot, robot_from_dict
 
 DOC = (Path(__file__).resolve().parents[2] / 'docs' / 'tendon_robot.md').read_text()
@@ -110,3 +112,54 @@ def test_the_range_is_enforced_naming_the_key(key, path, put):
                            match=rf'^{re.escape(path)}(\[\d\])?: must be') as error:
             robot_from_dict(data)
         assert value < 0 or f'{high:g}] {unit}' in str(error.value)
+
+
+def test_the_angle_row_gives_the_ranges_the_loader_enforces():
+    """A tendon's angle within a full turn either way: [-2 pi, 2 pi] rad, [-360, 360] deg."""
+    low, high, unit, _ = DEGREES
+    assert (f'radians from d1 towards d2, within [-2 pi, 2 pi] (or `angle_deg` in degrees, '
+            f'within [{number(low)}, {number(high)}] {unit})' in row('`tendons[i].angle`'))
+    for key, limit, beyond in (('angle', 2.0 * math.pi, 2.0 * math.pi + 1e-9),
+                               ('angle_deg', high, high + 1e-9)):
+        for sign in (1.0, -1.0):
+            data = dict(STEEL, tendons=[dict(t) for t in STEEL['tendons']])
+            data['tendons'][0].pop('angle', None)
+            data['tendons'][0][key] = sign * limit
+            angle = robot_from_dict(data).tendons[0].angle
+            assert angle == pytest.approx(sign * 2.0 * math.pi, abs=1e-12)
+            data['tendons'][0][key] = sign * beyond
+            with pytest.raises(RobotDescriptionError, match=rf'^tendons\[0\]\.{key}: '):
+                robot_from_dict(data)
+
+
+def with_tendon(description: dict, **changes) -> dict:
+    """Return the description with its first tendon changed; discs (if any) around the holes."""
+    data = dict(description, tendons=[dict(t) for t in description['tendons']])
+    data['tendons'][0].update(changes)
+    if 'vertebrae' in data:
+        data['vertebrae'] = {k: v for k, v in data['vertebrae'].items() if k != 'radius'}
+    return data
+
+
+@pytest.mark.parametrize('discs', [False, True], ids=['without discs', 'with discs'])
+def test_a_hole_farther_out_than_the_rod_is_long_is_refused_as_a_length_in_mm(discs):
+    """
+    The offset row's bound: up to rod.length, with or without discs, offset or end_offset.
+
+    An offset of 8 (8 mm written as m) on a 0.2 m rod without discs loaded, and then no statics
+    converged.
+    """
+    assert 'no farther out than the rod is long (`rod.length`), with or without discs' in row(
+        '`tendons[i].offset`')
+    description = (load_robot(share_dir() / 'config' / 'robot.yaml').to_dict() if discs
+                   else STEEL)
+    length = description['rod']['length']
+    robot = robot_from_dict(with_tendon(description, offset=length, end_offset=length))
+    assert robot.tendons[0].offset == length
+    for changes, key in (({'offset': 8.0, 'end_offset': 8.0}, 'offset'),
+                         ({'routing': 'tapered', 'end_offset': 1.01 * length}, 'end_offset')):
+        with pytest.raises(RobotDescriptionError,
+                           match=rf'^tendons\[0\]\.{key}: a hole \S+ m from the backbone is '
+                                 rf'farther out than the rod is long \(rod.length '
+                                 rf'{length:g} m\); a length in mm\?$'):
+            robot_from_dict(with_tendon(description, **changes))

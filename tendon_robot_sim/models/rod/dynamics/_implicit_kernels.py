@@ -395,7 +395,7 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
         if pl.contact.shape.size:
             # with obstacles the discrete model's bays start straight each step: from the
             # poses a refused trial left, the bays' inner fixed point could settle bent away
-            # from the tendon (statics/contact_continuation.py's docstring)
+            # from the tendon (statics/continuation.py's docstring)
             bays.flags[:] = False
         if not _step(pl, modes, last, tau_in[i], q_in[i], tip[i], x, xs, J, jac_ok, tol,
                      max_iter, traj, tau, lengths, bays, good_bays, w, info, blend, Zt, Zold, path,

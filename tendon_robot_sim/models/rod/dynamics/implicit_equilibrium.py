@@ -31,7 +31,7 @@ import numpy as np
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.tendons._friction_kernels import FR_FROZEN, FR_TURNING
-from tendon_robot_sim.models.sim_model import InputError
+from tendon_robot_sim.models.sim_model import EquilibriumNotFound, InputError
 
 # Fractions of the way from 0 to a displacement command whose equilibrium is not found, tried
 # to tell a tendon pulled beyond max_tension from a lost solve: the first, and how many
@@ -98,8 +98,10 @@ class StaticEquilibrium:
 
         Raises
         ------
+        EquilibriumNotFound
+            The equilibrium cannot be found.
         InputError
-            The equilibrium cannot be found, or needs a tension above ``max_tension``.
+            It needs a tension above ``max_tension``.
 
         """
         modes = self._modes
@@ -124,8 +126,9 @@ class StaticEquilibrium:
             unknowns.x[first:first + kernels.NODE_SIZE] = defects[first:first + kernels.NODE_SIZE]
         self._solve(self._static_plan, unknowns)
         if self._info[3] != kernels.CONVERGED:
-            raise InputError('the static equilibrium of the inputs at t = 0 was not found '
-                             f'with shooting nodes (scaled residual {self._info[0]:.3g})')
+            raise EquilibriumNotFound('the static equilibrium of the inputs at t = 0 was not '
+                                      'found with shooting nodes (scaled residual '
+                                      f'{self._info[0]:.3g})')
         self._plan.node_R[:] = self._static_plan.node_R
         # the first step's bays start from the equilibrium's (not from an earlier run's)
         for step_memory, static_memory in zip(self._bays[id(self._plan)],
@@ -164,7 +167,7 @@ class StaticEquilibrium:
 
         Raises
         ------
-        InputError
+        EquilibriumNotFound
             Not found.
 
         """
@@ -188,8 +191,8 @@ class StaticEquilibrium:
                     return single.x
         finally:
             self._commands[DISPLACEMENT][:] = target
-        raise InputError('the static equilibrium of the inputs was not found (scaled residual '
-                         f'{self._info[0]:.3g}); are they out of reach?')
+        raise EquilibriumNotFound('the static equilibrium of the inputs was not found (scaled '
+                                  f'residual {self._info[0]:.3g}); are they out of reach?')
 
     def _static_unknowns(self) -> np.ndarray:
         """
@@ -205,8 +208,11 @@ class StaticEquilibrium:
             else:   # tendons under displacement control start slack (then the dynamic path)
                 result = self.statics.solve_tensions(np.where(modes == TENSION, tension, 0.0),
                                                      *self._tip_load)
-        except (StaticsInputError, ConvergenceError) as error:
+        except StaticsInputError as error:
             raise InputError(f'the static equilibrium of the inputs at t = 0: {error}') from None
+        except ConvergenceError as error:
+            raise EquilibriumNotFound(
+                f'the static equilibrium of the inputs at t = 0: {error}') from None
         self._tau[:], self._lengths[:] = result.tensions, result.tendon_lengths
         pl = self._plan
         R0 = pl.R0

@@ -35,7 +35,7 @@ import numpy as np
 
 from tendon_robot_sim.models.cosserat import PYELASTICA_SHEAR_COEFFICIENT
 from tendon_robot_sim.models.sim_model import InputError
-from tendon_robot_sim.models.tendon_robot import friction_refused, Robot
+from tendon_robot_sim.models.tendon_robot import friction_refused, Robot, vertebrae_required
 
 # Seconds of tip-position history kept for is_steady().
 HISTORY_SPAN = 1.0
@@ -266,8 +266,31 @@ def highest_frequency(robot: Robot, n_elements: int | None = None) -> float:
     return math.sqrt(max(shear_bending, axial))
 
 
+def vertebra_nodes(robot: Robot, n_elements: int | None = None) -> tuple[np.ndarray, float]:
+    """
+    Return the node of the explicit model's rod at each vertebra, and the node spacing [m].
+
+    On a rod of ``n_elements`` (default ``rod.elements``) each vertebra sits on the nearest
+    node (>= 1: node 0 is the clamped base). ValueError when the robot has no vertebrae, or
+    when two of them (or one and the base) would share a node.
+    """
+    n_elements = robot.rod.elements if n_elements is None else n_elements
+    s = robot.vertebra_positions
+    if s.size == 0:
+        raise ValueError(vertebrae_required('dynamic model'))
+    spacing = robot.rod.length / n_elements
+    nodes = np.rint(s / spacing).astype(np.int64)
+    if nodes[0] < 1 or np.any(np.diff(nodes) == 0):
+        raise ValueError(
+            f'rod.elements: {n_elements} elements (node spacing {spacing:.4g} m) are too '
+            f'coarse to give each vertebra its own node (vertebrae at '
+            f'{np.round(s, 6).tolist()} m); use more elements')
+    return nodes, spacing
+
+
 #: What the explicit integrator lacks, by the key :func:`explicit_refuses` names.
 EXPLICIT_LACKS = {'vertebrae': 'a robot without vertebra discs',
+                  'rod.elements': 'vertebrae closer together than the nodes of its rod.elements',
                   'rod.damping': 'Kelvin-Voigt damping', 'rod.drag': 'air drag',
                   'tendons.friction': 'tendon friction'}
 
@@ -278,12 +301,16 @@ def explicit_refuses(robot: Robot) -> str:
 
     It damps mass-proportionally only and has no drag: the Kelvin-Voigt form of
     ``rod.damping`` and ``rod.drag`` need the implicit integrator; and it loads the rod with
-    its tendons only at the discs.
+    its tendons only at the discs, each on a node of its own (:func:`vertebra_nodes`).
     """
     if not robot.vertebra_positions.size:
         return ('vertebrae: the explicit dynamic model needs vertebra discs (its tendons act on '
                 'the rod only at the discs) and this robot has none; the implicit integrator '
                 'routes them continuously (integrator implicit or auto)')
+    try:
+        vertebra_nodes(robot)
+    except ValueError as error:
+        return str(error)
     if robot.rod.damping.kelvin_voigt:
         return ('rod.damping: the explicit integrator damps mass-proportionally only (ratio or '
                 'rate); shear_extension/bending_torsion need the implicit integrator')

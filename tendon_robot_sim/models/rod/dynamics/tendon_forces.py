@@ -70,7 +70,8 @@ from elastica.external_forces import NoForces
 import numpy as np
 
 from tendon_robot_sim.models.rod.dynamics._explicit_kernels import tendon_wrench_kernel
-from tendon_robot_sim.models.tendon_robot import Robot, vertebrae_required
+from tendon_robot_sim.models.rod.dynamics.simulation import vertebra_nodes
+from tendon_robot_sim.models.tendon_robot import Robot
 
 
 @dataclass(frozen=True)
@@ -112,17 +113,8 @@ class TendonLayout:
             tendon has no vertebra to anchor to.
 
         """
-        n_elements = robot.rod.elements if n_elements is None else n_elements
+        nodes, spacing = vertebra_nodes(robot, n_elements)
         s = robot.vertebra_positions
-        if s.size == 0:
-            raise ValueError(vertebrae_required('dynamic model'))
-        spacing = robot.rod.length / n_elements
-        nodes = np.rint(s / spacing).astype(np.int64)
-        if nodes[0] < 1 or np.any(np.diff(nodes) == 0):
-            raise ValueError(
-                f'rod.elements: {n_elements} elements (node spacing {spacing:.4g} m) are too '
-                f'coarse to give each vertebra its own node (vertebrae at '
-                f'{np.round(s, 6).tolist()} m); use more elements')
         anchors = np.array([int(np.argmin(np.abs(s - t.end))) for t in robot.tendons])
         holes = np.zeros((len(robot.tendons), 3, s.size))
         base_holes = np.empty((len(robot.tendons), 3))

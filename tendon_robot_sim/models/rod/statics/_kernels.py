@@ -675,7 +675,7 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, reach, traj, t
     unknown starts (:func:`_residual`'s ``part``): with three intervals a rebuild costs a
     third of the integrations (with tendon friction, from it to the tip: about half). A first
     iteration that leaves ||F||_inf above ``reach`` ends the solve unconverged (a
-    continuation step out of Newton's reach, contact_continuation.py; math.inf: never).
+    continuation step out of Newton's reach, continuation.py; math.inf: never).
 
     On return x holds the last accepted iterate, traj/tau/lengths its solution, and
     info = [||F||_inf, iterations, residual evaluations, status].

@@ -84,7 +84,7 @@ solve from them, moved by a secant estimate of how the solution follows the inpu
 Failing that it starts cold from the straight robot, then continues in 4 and 16 load
 steps (tensions or displacements, tip load), then from the unloaded rod in adaptive steps of
 gravity and tip load, then of the inputs
-(:mod:`~tendon_robot_sim.models.rod.statics.contact_continuation`), before raising
+(:mod:`~tendon_robot_sim.models.rod.statics.continuation`), before raising
 :class:`ConvergenceError`.
 :mod:`tendon_robot_sim.models.rod.statics.reference` solves the same models with scipy.
 
@@ -109,8 +109,10 @@ from tendon_robot_sim.models.cosserat import (ConvergenceError, PYELASTICA_SHEAR
                                               StaticsInputError, stiffness_matrices, vector3)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
-from tendon_robot_sim.models.rod.statics.contact_continuation import (continue_from_last,
-                                                                      continue_in_load)
+from tendon_robot_sim.models.rod.statics.continuation import (CONTINUATION_STEPS,
+                                                              continue_from_last,
+                                                              continue_in_equal_steps,
+                                                              continue_in_load)
 from tendon_robot_sim.models.rod.statics.grid import shooting_grid
 from tendon_robot_sim.models.rod.statics.result import Shape, StaticsResult
 from tendon_robot_sim.models.rod.tendons._friction_kernels import FR_SIZE, FW_SIZE
@@ -137,8 +139,6 @@ CONTACT_STEP = 0.001
 DEFAULT_TOLERANCE = 1e-7
 # Newton iterations from the predicted warm start, then the last solution (docs/performance.md)
 PREDICTED_ITERATIONS = 30
-# Load continuation after a failed cold start: numbers of equal load steps tried.
-CONTINUATION_STEPS = (4, 16)
 
 
 class _ModeState:
@@ -618,7 +618,7 @@ class StaticsSolver:
              reach=math.inf) -> bool:
         if self.world is not None:
             # the discrete model's bays start straight, not from the poses the last residual
-            # evaluation left (contact_continuation's docstring: why); without obstacles the
+            # evaluation left (continuation's docstring: why); without obstacles the
             # memory was not seen to mislead and halves a warm solve's time
             self._bays.flags[:] = False
         kernels.solve(self._plan, self._tendon_modes[mode], tau_in, q, tip, state.x, state.J,
@@ -632,17 +632,10 @@ class StaticsSolver:
         Solve from a warm start, a cold start, then by continuation.
 
         Warm start from the last solution (first with the secant prediction, then without);
-        then a cold start; then continuation in CONTINUATION_STEPS equal steps, each
-        warm-started from the last: a strongly curled robot is out of reach of Newton's method
-        from the straight guess; last the adaptive continuation of
-        :func:`~.contact_continuation.continue_in_load` (with obstacles instead of the others).
-
-        Tension mode starts from the straight robot and scales tensions and tip load
-        from 0. Displacement mode starts from the robot with slack tendons under the same
-        tip load, whose displacements q0 make each tendon just taut, guesses tensions
-        (q - q0) / (tendon compliance at zero load) and moves the displacements from q0.
-        Neither scales gravity; ``continue_in_load`` does: from the unloaded rod it scales
-        gravity and the tip load from 0, then the inputs.
+        then, without obstacles, :func:`~.continuation.continue_in_equal_steps` (the cold start
+        from the straight guess, then equal load steps); last
+        :func:`~.continuation.continue_in_load`, from the unloaded rod, gravity scaled too
+        (with obstacles, at once).
         """
         state = self._modes[mode]
         u = np.concatenate((tau_in if mode == kernels.TENSION else q, tip))
@@ -666,51 +659,43 @@ class StaticsSolver:
             if du @ du > 0.0:
                 dx = state.x - state.x_last
                 state.S += np.outer(dx - state.S @ du, du) / (du @ du)
-        natural = None
-        if not converged and mode == kernels.DISPLACEMENT and self.world is None:
-            natural = self._natural_state(tip)
-        for steps in (1,) + CONTINUATION_STEPS:
-            if converged or self.world is not None:
-                break
-            self._forget(state)
-            if mode == kernels.TENSION:
-                self._cold_guess(tau_in / steps, tip / steps, state.x)
-                path = [(tau_in * k / steps, q, tip * k / steps) for k in range(1, steps + 1)]
-            elif natural is not None:
-                q0, wrench = natural
-                z = (q0 + (q - q0) / steps - q0) / self._slack_scale
-                state.x[0:6] = wrench
-                self._add_tendon_guess(np.maximum(z, 0.0), state.x)
-                state.x[6:] = z / self._plan.scale[0, 6:]
-                path = [(tau_in, q0 + (q - q0) * k / steps, tip) for k in range(1, steps + 1)]
-            else:
-                break
-            converged = all(self._run(mode, state, *inputs) for inputs in path)
+        progress = None     # (steps solved, steps) of the equal load steps' last attempt
+        if not converged and self.world is None:
+            converged, progress = continue_in_equal_steps(self, mode, state, tau_in, q, tip)
         if not converged:
             # from the unloaded rod, gravity too: with obstacles at once (the straight guess
             # sinks into them); without, for a heavy soft rod (w L^3 / E I from about 20), out
             # of reach of the straight guess at full weight whatever fraction of the inputs
             self._forget(state)
             converged = continue_in_load(self, mode, state, tau_in, q, tip)
-        residual, status = self._info[0], self._info[3]
+        residual = self._info[0]
         totals = self._totals
         if not converged:
             state.solved = False
-            # the iterations of every attempt: with a world, the last is a continuation step
-            # refused after one iteration (contact_continuation.REACH)
-            reason = ('did not converge in %d Newton iterations in all' % totals[0]
-                      if status == kernels.MAX_ITERATIONS
-                      else 'failed (non-finite state or no descent direction)')
-            raise ConvergenceError(
-                f'{self.model} statics {reason}, also with continuation: scaled residual '
-                f'{residual:.3g} (tolerance {self.tolerance:g}); inputs may be out of reach '
-                f'(tensions {np.round(self._tau, 4).tolist()} N)', residual, int(totals[0]))
+            raise self._not_converged(mode, tau_in if mode == kernels.TENSION else q, progress)
         state.solved = True
         state.u[:] = u
         state.x_last[:] = state.x
         state.J_last[:] = state.J
         args = (mode, q, state.x, float(residual), int(totals[0]), int(totals[1]), start)
         return self._result(*args) if full else (lambda: self._result(*args))
+
+    def _not_converged(self, mode: int, inputs, progress: tuple | None) -> ConvergenceError:
+        """Return the error of a failed solve: its ``inputs``, its continuation's ``progress``."""
+        residual, status, iterations = self._info[0], self._info[3], self._totals[0]
+        # the iterations of every attempt: with a world, the last is a continuation step
+        # refused after one iteration (continuation.REACH)
+        reason = ('did not converge in %d Newton iterations in all' % iterations
+                  if status == kernels.MAX_ITERATIONS
+                  else 'failed (non-finite state or no descent direction)')
+        name, unit = ('tensions', 'N') if mode == kernels.TENSION else ('displacements', 'm')
+        steps = ('' if progress is None else
+                 '; the continuation solved %d of its %d equal steps to them' % progress)
+        return ConvergenceError(
+            f'{self.model} statics {reason}, also with continuation: scaled residual '
+            f'{residual:.3g} (tolerance {self.tolerance:g}); inputs may be out of reach '
+            f'({name} [{", ".join(f"{v:.4g}" for v in inputs)}] {unit}{steps})',
+            residual, int(iterations))
 
     def kernel_plan(self, **fields) -> kernels.Plan:
         """

@@ -57,3 +57,28 @@ def test_each_row_of_the_table_is_what_auto_does(row):
 
 def test_the_table_has_its_rows():
     assert len(ROW.findall(SECTION)) == 4
+
+
+def test_auto_does_not_pick_the_explicit_integrator_for_a_rod_too_coarse_for_its_discs():
+    """
+    Take the implicit integrator for 10 discs on 5 elements, which the explicit one refuses.
+
+    Two discs fall on one node of the explicit rod; the implicit model has its own resolution,
+    and ``explicit`` says why it refuses. Auto picked explicit for such a robot (its stable
+    step is long), which then refused it.
+    """
+    from tendon_robot_sim.models.rod.dynamics.tendon_forces import TendonLayout
+    from tendon_robot_sim.models.sim_model import InputError
+    coarse = load_robot(share_dir() / 'config' / 'robot.yaml').with_changes(elements=5)
+    assert stable_time_step(coarse) > AUTO_STABLE_STEP
+    refused = explicit_refuses(coarse)
+    assert refused.startswith('rod.elements: 5 elements (node spacing 0.05 m) are too coarse')
+    with pytest.raises(ValueError) as layout:      # the check the explicit model makes
+        TendonLayout.from_robot(coarse)
+    assert str(layout.value) == refused
+    integrator, why = choose_integrator(coarse, 'auto')
+    assert integrator == 'implicit'
+    assert why == ('the explicit integrator cannot take vertebrae closer together than the '
+                   'nodes of its rod.elements')
+    with pytest.raises(InputError, match=r'^rod.elements: .* \(integrator: explicit\)$'):
+        choose_integrator(coarse, 'explicit')

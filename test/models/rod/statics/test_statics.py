@@ -20,6 +20,7 @@ test_statics_reference.py, against the dynamic simulator in ../test_statics_simu
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -321,6 +322,26 @@ def test_non_convergence_raises_with_the_residual():
     # the solver is still usable afterwards
     solver.max_iterations = 100
     assert solver.solve_tensions([1.0, 0.0, 0.0, 0.0]).converged
+
+
+@pytest.mark.parametrize('field, inputs, named', [
+    ('tensions', [20.0, 0.0, 0.0, 0.0], 'tensions [20, 0, 0, 0] N'),
+    ('displacements', [0.06, 0.0, 0.0, 0.0], 'displacements [0.06, 0, 0, 0] m')])
+def test_a_failure_names_the_inputs_asked_for_and_how_far_the_continuation_got(
+        field, inputs, named):
+    """
+    The inputs given, not those of the continuation step where it stopped.
+
+    The message named the tensions of that step: 0.3 N asked for printed [0.0188, 0.0] N.
+    Here 10 N sideways at the tip stops the continuation part of the way.
+    """
+    solver = StaticsSolver(DEFAULT, 'cosserat')
+    with pytest.raises(ConvergenceError) as error:
+        getattr(solver, f'solve_{field}')(inputs, tip_force=[0.0, -10.0, 0.0])
+    found = re.search(rf'inputs may be out of reach \({re.escape(named)}; the continuation '
+                      r'solved (\d+) of its 16 equal steps to them\)$', str(error.value))
+    assert found, str(error.value)
+    assert 0 < int(found.group(1)) < 16
 
 
 def test_set_tip_load_becomes_the_default_of_later_solves():

@@ -13,7 +13,12 @@
 # limitations under the License.
 
 """
-The cold start of a statics solve with obstacles, the last resort without: continuation in load.
+The cold starts of a statics solve: equal load steps, and continuation in load.
+
+Without obstacles :meth:`StaticsSolver._solve` starts cold from the straight guess, then in
+:data:`CONTINUATION_STEPS` equal steps of the inputs and the tip load
+(:func:`continue_in_equal_steps`). With obstacles, and without them when those fail,
+:func:`continue_in_load` continues from the unloaded rod, as follows.
 
 A shooting solve guesses the base wrench; the straight robot's guess (the clamp carrying every
 load, :meth:`StaticsSolver._cold_guess`) bends the rod as if nothing held it, deep into any
@@ -69,6 +74,44 @@ JUMP_FLOOR = 0.01      # of the rod length
 EASY_ITERATIONS = 6    # Newton iterations of a step after which the next one grows
 STEP_ITERATIONS = 20   # Newton iterations of a step before it is halved instead
 REACH = 1.0            # scaled residual after a step's first Newton iteration, else halved
+# The cold start's equal load steps after a failed cold start: numbers of steps tried.
+CONTINUATION_STEPS = (4, 16)
+
+
+def continue_in_equal_steps(solver, mode: int, state, tau_in: np.ndarray, q: np.ndarray,
+                            tip: np.ndarray) -> tuple[bool, tuple | None]:
+    """
+    Solve cold from the straight guess, then in CONTINUATION_STEPS equal load steps.
+
+    Returns (converged, progress): ``progress`` is (steps solved, steps) of the last attempt,
+    None when none could start. Tension mode starts from the straight robot and scales
+    tensions and tip load from 0. Displacement mode starts from the robot with slack tendons
+    under the same tip load, whose displacements q0 make each tendon just taut, guesses
+    tensions (q - q0) / (tendon compliance at zero load) and moves the displacements from q0.
+    Neither scales gravity (:func:`continue_in_load` does). Each step is warm-started from the
+    last: a strongly curled robot is out of reach of Newton's method from the straight guess.
+    """
+    natural = solver._natural_state(tip) if mode != TENSION else None
+    progress = None
+    for steps in (1,) + CONTINUATION_STEPS:
+        solver._forget(state)
+        if mode == TENSION:
+            solver._cold_guess(tau_in / steps, tip / steps, state.x)
+            path = [(tau_in * k / steps, q, tip * k / steps) for k in range(1, steps + 1)]
+        elif natural is not None:
+            q0, wrench = natural
+            z = (q0 + (q - q0) / steps - q0) / solver._slack_scale
+            state.x[0:6] = wrench
+            solver._add_tendon_guess(np.maximum(z, 0.0), state.x)
+            state.x[6:] = z / solver._plan.scale[0, 6:]
+            path = [(tau_in, q0 + (q - q0) * k / steps, tip) for k in range(1, steps + 1)]
+        else:
+            break
+        progress = (next((k for k, inputs in enumerate(path)     # steps before a failure
+                          if not solver._run(mode, state, *inputs)), steps), steps)
+        if progress[0] == steps:
+            return True, progress
+    return False, progress
 
 
 def continue_in_load(solver, mode: int, state, tau_in: np.ndarray, q: np.ndarray,
