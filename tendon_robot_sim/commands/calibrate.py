@@ -51,8 +51,10 @@ import argparse
 import math
 
 from tendon_robot_sim.commands import command_error, CommandError, OutputPath, within
-from tendon_robot_sim.commands.validate import (add_recording_options, load_inputs,
-                                                load_trajectory, MODEL_ERRORS)
+from tendon_robot_sim.commands.validate import (add_recording_options, check_hold_options,
+                                                csv_files, hold_defaults, HOLD_FINDING,
+                                                HOLD_OPTIONS, load_inputs, load_trajectory,
+                                                MODEL_ERRORS, POINTS_OPTION, refuse_given)
 from tendon_robot_sim.experiment.experiment import is_csv
 from tendon_robot_sim.experiment.fit_parameters import DYNAMIC_FIELDS, FITTABLE
 from tendon_robot_sim.experiment.fitting import calibrate
@@ -132,13 +134,18 @@ def run(args: argparse.Namespace) -> int:
     bounds = parse_bounds(args.bounds)
     recording = None
     args.model = args.model or 'discrete'
-    if args.model == 'dynamic' and set(fit) & set(DYNAMIC_FIELDS):
+    trajectory_fit = set(fit) & set(DYNAMIC_FIELDS)
+    if args.model == 'dynamic' and trajectory_fit:
+        refuse_given(args, HOLD_OPTIONS, f'applies to holds only; --model dynamic fits '
+                                         f'{", ".join(sorted(trajectory_fit))} to the whole '
+                                         'recorded trajectory')
         robot, recording = load_trajectory(args)
         holds = []
         print(f'{len(recording.tip_times)} tip samples over '
               f'{recording.tip_times[-1] - recording.tip_times[0]:.2f} s from '
               f'{args.recording}; fitting {", ".join(fit)} to the trajectory (model dynamic)')
     else:
+        check_hold_options(args, args.recording)
         robot, holds = load_inputs(args)
         holds = holds[::args.every]
         every = f' (every {args.every})' if args.every > 1 else ''
@@ -160,6 +167,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_bellows_hold_options(args: argparse.Namespace, fit: list[str], response) -> None:
+    """Refuse the hold options no bag of the fit would use (static points); default the rest."""
+    refuse_given(args, POINTS_OPTION, "not for a bellows robot (its static points are a bag's "
+                                      "holds or a CSV file's rows)")
+    read = list(dict.fromkeys(([str(args.recording)] if 'stiffness' in fit else [])
+                              + ([str(response)] if 'damping' in fit else [])))
+    if all(is_csv(path) for path in read):
+        refuse_given(args, HOLD_FINDING,
+                     f"applies to a bag's static points only; {csv_files(read)}")
+    hold_defaults(args)
+
+
 def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
     """Identify the CC dynamics of a bellows robot (stiffnesses, then dampers)."""
     if args.model is not None:
@@ -172,6 +191,7 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
     if 'damping' in fit and not response:
         raise CommandError('--fit damping: give the recorded run with --step-response '
                            '(a bag or CSV)')
+    check_bellows_hold_options(args, fit, response)
     runs = {}   # bags read, by path: the recording may also be the step response
 
     def run_of(path):

@@ -86,14 +86,15 @@ def add_recording_options(parser, several_models: bool = False) -> None:
                              + ('; several, comma-separated: compared side by side'
                                 if several_models else '')
                              + '; not for bellows robots')
-    parser.add_argument('--hold-time', type=positive, default=DEFAULT_HOLD_TIME, metavar='S',
+    # default None, resolved by hold_defaults: one given where nothing reads it is refused
+    parser.add_argument('--hold-time', type=positive, default=None, metavar='S',
                         help=f'bag: shortest steady stretch of a hold in s '
                              f'(default {DEFAULT_HOLD_TIME:g})')
-    parser.add_argument('--tip-tolerance', type=positive, default=DEFAULT_TIP_TOLERANCE,
+    parser.add_argument('--tip-tolerance', type=positive, default=None,
                         metavar='M', help=f'bag: largest tip excursion in a hold in m '
                                           f'(bellows robots: of the bellows lengths; '
                                           f'default {DEFAULT_TIP_TOLERANCE:g})')
-    parser.add_argument('--points', choices=POINTS, default='holds',
+    parser.add_argument('--points', choices=POINTS, default=None,
                         help='bag: the quasi-static holds (default), or every tip sample with '
                              'the command before it (slow continuous motion, e.g. an imported '
                              'motion-capture table)')
@@ -109,6 +110,46 @@ def add_recording_options(parser, several_models: bool = False) -> None:
                         help='local processes for the model solves (default: all cores; '
                              '1: none)')
     add_scheduler_options(parser)
+
+
+# The options that find the points of a bag: (dest, option, default when left out).
+HOLD_FINDING = (('hold_time', '--hold-time', DEFAULT_HOLD_TIME),
+                ('tip_tolerance', '--tip-tolerance', DEFAULT_TIP_TOLERANCE))
+POINTS_OPTION = (('points', '--points', 'holds'),)
+HOLD_OPTIONS = HOLD_FINDING + POINTS_OPTION
+
+
+def refuse_given(args: argparse.Namespace, options, why: str) -> None:
+    """Refuse the first of ``options`` given (nothing would read it): ``why``."""
+    for dest, option, _ in options:
+        if getattr(args, dest) is not None:
+            raise CommandError(f'{option}: {why}')
+
+
+def hold_defaults(args: argparse.Namespace) -> None:
+    """Give the hold options left out their documented defaults (after refuse_given)."""
+    for dest, _, default in HOLD_OPTIONS:
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+
+
+def csv_files(names: list[str]) -> str:
+    """Say that the files of ``names`` are CSV files: 'a.csv is a CSV file'."""
+    if len(names) == 1:
+        return f'{names[0]} is a CSV file'
+    return f'{" and ".join(names)} are CSV files'
+
+
+def check_hold_options(args: argparse.Namespace, recording, after=None) -> None:
+    """Refuse the hold options no bag among the recordings would use; default the rest."""
+    read = [str(recording)] + ([] if after is None else [f'--after {after}'])
+    if is_csv(recording) and (after is None or is_csv(after)):
+        refuse_given(args, HOLD_OPTIONS,
+                     f"applies to a bag's holds only; {csv_files(read)} of holds")
+    elif args.points == 'samples':
+        refuse_given(args, HOLD_FINDING, 'applies to --points holds only (samples: every tip '
+                                         'sample, no holds to find)')
+    hold_defaults(args)
 
 
 def model_names(args: argparse.Namespace) -> list[str]:
@@ -215,6 +256,7 @@ def run(args: argparse.Namespace) -> int:
     fit = [name.strip() for name in (args.fit or '').split(',') if name.strip()]
     if args.fit is not None and not fit:
         raise CommandError('--fit: name at least one parameter')
+    check_hold_options(args, args.recording, args.after)
     robot, holds = load_inputs(args)
     history = load_history(args, robot)
     samples = args.points == 'samples'
@@ -310,6 +352,8 @@ def run_bellows(args: argparse.Namespace) -> int:
             raise CommandError(f'{option}: a bellows robot is validated with its kinematic and '
                                'dynamic models together, as Hadzic & Häseli do; leave '
                                f'{option} out')
+    refuse_given(args, HOLD_OPTIONS, "applies to a tendon robot's holds only; a bellows robot "
+                                     'is validated on its whole recorded run')
     try:
         robot = load_bellows_robot(args.robot)
         run = (read_run_csv if is_csv(args.recording) else read_run)(args.recording, robot)

@@ -490,6 +490,33 @@ CASES = [
     (['validate', '{holds}', '--report', '{out}', '--samples-out', '{out}/s.txt'], BAD,
      'must end in .csv'),
     (['validate', '{holds}', '--report', '{out}', '--step', '0'], BAD, 'argument --step'),
+    # the options that find a bag's holds, given where nothing would read them
+    (['validate', '{holds}', '--report', '{out}', '--hold-time', '2'], BAD,
+     "--hold-time: applies to a bag's holds only; {holds} is a CSV file of holds"),
+    (['validate', '{holds}', '--report', '{out}', '--points', 'samples'], BAD,
+     "--points: applies to a bag's holds only; {holds} is a CSV file of holds"),
+    (['validate', '{holds}', '--report', '{out}', '--after', '{holds}', '--tip-tolerance',
+      '0.001'], BAD, '{holds} and --after {holds} are CSV files of holds'),
+    (['validate', '{missing}', '--report', '{out}', '--points', 'samples', '--hold-time', '2'],
+     BAD, '--hold-time: applies to --points holds only'),
+    (['validate', '{bellows_run_no_tip}', '--robot', BHA, '--report', '{out}',
+      '--tip-tolerance', '0.001'], BAD, "--tip-tolerance: applies to a tendon robot's holds "
+     'only; a bellows robot is validated on its whole recorded run'),
+    (['calibrate', '{holds}', '--fit', 'youngs_modulus', '--out', '{out}/r.yaml',
+      '--tip-tolerance', '0.001'], BAD, "--tip-tolerance: applies to a bag's holds only"),
+    (['calibrate', '{missing}', '--model', 'dynamic', '--fit', 'damping', '--out',
+      '{out}/r.yaml', '--points', 'samples'], BAD,
+     '--points: applies to holds only; --model dynamic fits damping to the whole recorded '
+     'trajectory'),
+    (['calibrate', '{bellows_run_no_tip}', '--robot', BHA, '--fit', 'stiffness', '--out',
+      '{out}/r.yaml', '--points', 'holds'], BAD, '--points: not for a bellows robot'),
+    (['calibrate', '{bellows_run_no_tip}', '--robot', BHA, '--fit', 'stiffness', '--out',
+      '{out}/r.yaml', '--hold-time', '2'], BAD,
+     "--hold-time: applies to a bag's static points only; {bellows_run_no_tip} is a CSV file"),
+    # damping alone reads the step response only: a CSV file, whatever the recording is
+    (['calibrate', '{missing}', '--robot', BHA, '--fit', 'damping', '--step-response',
+      '{bellows_run_no_tip}', '--out', '{out}/r.yaml', '--hold-time', '2'], BAD,
+     "--hold-time: applies to a bag's static points only; {bellows_run_no_tip} is a CSV file"),
     # import: the table and its column map (more in test/experiment/test_table_import.py)
     (['import', '{missing}', '--columns', '{v4_map}', '--robot', V4, '--out', '{out}/bag'], BAD,
      'missing.yaml: cannot read'),

@@ -19,6 +19,7 @@ The expectations are the hidden moduli the bag was made with and the injected
 noise level, never numbers computed by the code under test.
 """
 
+import json
 import math
 import re
 import shutil
@@ -158,6 +159,26 @@ def test_calibrate_and_validate_commands(robot, hidden, bag, holds, tmp_path, ca
     assert text.count('\n| ') >= len(holds) + 3   # the summary table and one row per hold
     for png in ('tips.png', 'error_vs_tension.png'):
         assert (report / png).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+def test_the_hold_options_find_the_points_of_a_bag(bag, holds, tmp_path, capsys):
+    """Given, as they are where they apply, the options reach the search for holds."""
+    argv = ['validate', str(bag), '--report', str(tmp_path / 'report'), '--workers', '1']
+
+    def points(*options):
+        assert cli.main(argv + ['--json', *options]) == 0
+        return json.loads(capsys.readouterr().out.strip().splitlines()[-1])['samples']
+    # the documented defaults, given, find the holds they find when left out
+    assert points('--hold-time', '1', '--tip-tolerance', '0.002', '--points', 'holds') == \
+        len(holds)
+    assert points('--points', 'samples') > 10 * len(holds)
+    for options, says in ((['--hold-time', '99'], 'within 2 mm for 99 s'),
+                          (['--tip-tolerance', '1e-9'], 'within 1e-06 mm for 1 s')):
+        assert cli.main(argv + options) == 2
+        assert f'{bag}: no holds (commands constant and tip {says})' in capsys.readouterr().err
+    assert cli.main(['calibrate', str(bag), '--fit', 'youngs_modulus', '--out',
+                     str(tmp_path / 'c.yaml'), '--hold-time', '99']) == 2
+    assert 'within 2 mm for 99 s' in capsys.readouterr().err
 
 
 def test_bad_inputs_are_one_line_errors(robot, holds, tmp_path, capsys):

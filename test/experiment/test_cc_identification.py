@@ -22,7 +22,8 @@ import pytest
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.cli import main
 from tendon_robot_sim.experiment.identification import (IdentificationError, identify_damping,
-                                                        identify_stiffness, read_samples)
+                                                        identify_stiffness, read_samples, Run)
+from tendon_robot_sim.experiment.trunk_validation import write_run
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics
 from tendon_robot_sim.models.trunk.robot import load_bellows_robot
 
@@ -185,3 +186,23 @@ def test_a_bag_without_tendon_state_is_refused_naming_the_topic(tmp_path, capsys
                  '--out', str(tmp_path / 'out.yaml')]) == 2
     error = capsys.readouterr().err
     assert 'needs one tendon/state topic' in error and "'/tendon/setpoint'" in error
+
+
+def test_the_hold_options_find_the_static_points_of_a_bag(tmp_path, capsys):
+    """A bag at rest for 3 s, lengths wobbling by 0.3 mm: the options decide its static point."""
+    times = np.arange(151) * 0.02
+    wobble = 1e-4 * (np.arange(len(times)) % 2)       # per bellows, every other sample
+    lengths = CCDynamics.from_bellows_robot(BHA).straight_lengths + wobble[:, None]
+    bag = tmp_path / 'rest'
+    write_run(bag, BHA, Run('rest', times, np.zeros((len(times), 9)), lengths, times,
+                            np.zeros((len(times), 3))))
+    path = str(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
+    argv = ['calibrate', str(bag), '--robot', path, '--out', str(tmp_path / 'out.yaml')]
+    for options, says in (
+            # the defaults (1 s, 2 mm) find the rest, and a step after it is looked for
+            (['--fit', 'damping'], 'no pressure step after the first static point'),
+            (['--fit', 'damping', '--tip-tolerance', '1e-4'], 'within 0.1 mm for 1 s'),
+            (['--fit', 'stiffness', '--hold-time', '99'], 'within 2 mm for 99 s')):
+        assert main(argv + options) == 2
+        err = capsys.readouterr().err
+        assert f'{bag}: no ' in err and says in err, err
