@@ -112,7 +112,8 @@ from tendon_robot_sim.ros.contact_messages import (contact_markers_msg, contact_
 from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg, time_msg,
                                            tip_pose_msg, transforms_msg, wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, ConfigurationError, declare,
-                                             FRAME_PREFIX, on_parameters_set, Param)
+                                             FRAME_PREFIX, on_parameters_set, Param,
+                                             TIP_WRENCH_BOUND)
 from tendon_robot_sim.ros.runner import events_executor, run_node, timer_callback
 from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
@@ -226,6 +227,7 @@ PARAMS = (
           'markers (pcr_6rus: rods, cranks, platform)'),
     Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
           "frame), replacing the robot description's tip_load"),
+    *TIP_WRENCH_BOUND,
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
           'rejected setpoints (and between two divergence errors), per kind of fault (one '
           'kind never hides another)', range=(0.0, 60.0)),
@@ -384,7 +386,8 @@ class SimulatorNode(Node):
 
     def _on_wrench(self, msg) -> None:
         try:
-            wrench = wrench_from_msg(msg, self.base_frame)
+            wrench = wrench_from_msg(msg, self.base_frame, self.config.max_tip_force,
+                                     self.config.max_tip_torque)
         except InputError as error:
             self._reject(str(error), what='tip wrench')
             return

@@ -208,7 +208,9 @@ def test_tip_wrench_loads_the_equilibrium_until_reset(qs):
                            atol=TIP_TOLERANCE)
         for bad, problem in ((msg(force, (math.inf, 0.0, 0.0)), 'wrench.torque: non-finite'),
                              (msg(force, moment, 'tip_link'),
-                              "header.frame_id: 'tip_link' is not the base")):
+                              "header.frame_id: 'tip_link' is not the base"),
+                             (msg(force, (0.0, 0.3, 0.4)),
+                              'wrench.torque: 0.5 N m is more than max_tip_torque (0.1 N m)')):
             publisher.publish(bad)
             warning_containing(probe, 'simulator', f'rejected tip wrench: {problem}')
         assert np.allclose(position(probe.latest('tip/pose')), loaded.tip_position, rtol=0.0,
