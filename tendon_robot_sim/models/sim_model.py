@@ -199,6 +199,8 @@ class SimModel(ABC):
         Where :meth:`reset` returns, for people ('the zero-tension equilibrium').
     summary : str
         One line on the model for the start-up log.
+    reports_tip_effort : bool
+        True: every :meth:`state` has a ``tip_effort`` (tendon friction); False: never.
 
     """
 
@@ -208,6 +210,7 @@ class SimModel(ABC):
     dt: float | None = None
     rest: str = ''
     summary: str = ''
+    reports_tip_effort: bool = False
 
     @abstractmethod
     def apply(self, field: str, values: Mapping[str, float] | Sequence[float]) -> None:

@@ -62,7 +62,8 @@ from tendon_robot_sim.ros.messages import (check_one_field, displacements_from_j
                                            wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_frame_prefix,
                                              check_pretension, ConfigurationError, declare,
-                                             FRAME_PREFIX, on_parameters_set, Param)
+                                             FRAME_PREFIX, on_parameters_set, Param,
+                                             TIP_WRENCH_BOUND)
 from tendon_robot_sim.ros.runner import run_node
 from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
@@ -100,6 +101,7 @@ PARAMS = (
           'm) for the feedback (output tension)'),
     Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
           'frame) that the feed-forward statics model carries (output tension)'),
+    *TIP_WRENCH_BOUND,
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
           'rejected or clamped commands or a failed statics solve, per kind of fault (one '
           'kind never hides another)', range=(0.0, 60.0)),
@@ -204,7 +206,8 @@ class DisplacementControllerNode(Node):
 
     def _on_wrench(self, msg) -> None:
         try:
-            self.solver.set_tip_load(*wrench_from_msg(msg, self.base_frame))
+            self.solver.set_tip_load(*wrench_from_msg(
+                msg, self.base_frame, self.config.max_tip_force, self.config.max_tip_torque))
         except InputError as error:
             self._warn(fault_kind('tip wrench', str(error)), f'rejected tip wrench: {error}')
             return

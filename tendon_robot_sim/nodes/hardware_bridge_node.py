@@ -44,7 +44,8 @@ Publishes ``tendon/state`` (per tendon: position = displacement [m], velocity
 (PointStamped in the base frame, transformed with the ``tip_sensor_link`` pose
 of the URDF) from valid sensor samples, ``/diagnostics`` with the health of both
 links and the safety state, and ``tendon/servos`` with each servo's torque and
-hardware error (Dynamixel; at the diagnostics rate and whenever one changes).
+hardware error (Dynamixel; at the diagnostics rate and whenever one changes; its publisher
+exists only while a Dynamixel chain is configured).
 Every timer runs on the steady clock, so ``use_sim_time`` or a stopped
 ``/clock`` cannot freeze the watchdog.
 
@@ -253,8 +254,9 @@ class HardwareBridgeNode(LifecycleNode):
             topics.TIP_MEASURED.msg_type, config.tip_topic, topics.TIP_MEASURED.qos)
         self.diagnostics_pub = self.create_publisher(
             topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name, topics.DIAGNOSTICS.qos)
-        self.servos_pub = self.create_publisher(
-            topics.TENDON_SERVOS.msg_type, topics.TENDON_SERVOS.name, topics.TENDON_SERVOS.qos)
+        # tendon/servos exists from configure to cleanup, and only on servos that report their
+        # own state (Dynamixel): never a publisher in the graph that sends nothing
+        self.servos_pub = None
         self.setpoint_sub = self.create_subscription(
             topics.TENDON_SETPOINT.msg_type, config.setpoint_topic, self._on_setpoint,
             topics.TENDON_SETPOINT.qos)
@@ -318,6 +320,10 @@ class HardwareBridgeNode(LifecycleNode):
                                         f'{port!r} ({problem}); still unconfigured, '
                                         'configure again to retry')
                 return TransitionCallbackReturn.FAILURE
+        if c.motor_device == DYNAMIXEL:
+            self.servos_pub = self.create_publisher(
+                topics.TENDON_SERVOS.msg_type, topics.TENDON_SERVOS.name,
+                topics.TENDON_SERVOS.qos)
         for timer in self.timers_while_configured:
             timer.reset()
         self.get_logger().info(f'configured: motor driver on {c.motor_port}'
@@ -362,6 +368,9 @@ class HardwareBridgeNode(LifecycleNode):
         """Stop the timers, send the safe state if a port is open, close both ports."""
         for timer in self.timers_while_configured:
             timer.cancel()
+        if self.servos_pub is not None:
+            self.destroy_publisher(self.servos_pub)
+            self.servos_pub = None
         self.core.release()
 
     def _check_limits(self) -> None:

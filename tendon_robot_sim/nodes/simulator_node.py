@@ -16,8 +16,9 @@
 ROS 2 node that simulates a robot of any kind behind the same topics.
 
 Subscribes ``tendon/setpoint`` and publishes ``tendon/state``, ``tip/pose``,
-``backbone/markers``, ``/tf`` and, when ``publish_clock`` is set, ``/clock``; every
-frame id in them starts with ``frame_prefix``. With a ``world_file``
+``backbone/markers``, ``/tf``, when ``publish_clock`` is set, ``/clock``, and, with tendon
+friction in the model, ``tendon/tip_state`` (without friction that publisher does not exist);
+every frame id in them starts with ``frame_prefix``. With a ``world_file``
 (:mod:`tendon_robot_sim.models.contact.world`) the model touches its obstacles, and the node
 also publishes ``world/markers`` (once, latched), ``contact/markers`` and ``contact/wrench``
 (:mod:`tendon_robot_sim.ros.contact_messages`); a model without contact refuses a world at
@@ -111,7 +112,8 @@ from tendon_robot_sim.ros.contact_messages import (contact_markers_msg, contact_
 from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg, time_msg,
                                            tip_pose_msg, transforms_msg, wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, ConfigurationError, declare,
-                                             FRAME_PREFIX, on_parameters_set, Param)
+                                             FRAME_PREFIX, on_parameters_set, Param,
+                                             TIP_WRENCH_BOUND)
 from tendon_robot_sim.ros.runner import events_executor, run_node, timer_callback
 from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
@@ -227,6 +229,7 @@ PARAMS = (
           'markers (pcr_6rus: rods, cranks, platform)'),
     Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
           "frame), replacing the robot description's tip_load"),
+    *TIP_WRENCH_BOUND,
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
           'rejected setpoints (and between two divergence errors), per kind of fault (one '
           'kind never hides another)', range=(0.0, 60.0)),
@@ -289,9 +292,11 @@ class SimulatorNode(Node):
             topics.TENDON_STATE.msg_type, config.state_topic, topics.TENDON_STATE.qos)
         self.tip_pub = self.create_publisher(
             topics.TIP_POSE.msg_type, config.tip_pose_topic, topics.TIP_POSE.qos)
-        self.tip_state_pub = self.create_publisher(
+        # only a model with tendon friction has anchor tensions to send: without one the topic
+        # would show in the graph with a publisher and never a message
+        self.tip_state_pub = (self.create_publisher(
             topics.TENDON_TIP_STATE.msg_type, config.tip_state_topic,
-            topics.TENDON_TIP_STATE.qos)
+            topics.TENDON_TIP_STATE.qos) if self.model.reports_tip_effort else None)
         self.marker_pub = self.create_publisher(
             topics.BACKBONE_MARKERS.msg_type, config.markers_topic, topics.BACKBONE_MARKERS.qos)
         self.tf_pub = self.create_publisher(topics.TF.msg_type, topics.TF.name, topics.TF.qos)
@@ -389,7 +394,8 @@ class SimulatorNode(Node):
 
     def _on_wrench(self, msg) -> None:
         try:
-            wrench = wrench_from_msg(msg, self.base_frame)
+            wrench = wrench_from_msg(msg, self.base_frame, self.config.max_tip_force,
+                                     self.config.max_tip_torque)
         except InputError as error:
             self._reject(str(error), what='tip wrench')
             return
@@ -551,7 +557,8 @@ class SimulatorNode(Node):
         # A topic nobody subscribes to is neither built nor sent (its publisher stays, and a
         # subscriber gets the next tick's message); the state itself only when one is wanted.
         # With a world, contacts go out always: their arrows are deleted by message.
-        wanted = [pub.get_subscription_count() > 0 for pub in self._state_topics]
+        wanted = [pub is not None and pub.get_subscription_count() > 0
+                  for pub in self._state_topics]
         if not any(wanted) and self.contact_marker_pub is None:
             self._previous = None   # the velocity starts again from the next state published
             return
@@ -569,7 +576,7 @@ class SimulatorNode(Node):
                                                    velocity, state.effort, stamp))
         else:
             self._previous = None
-        if want_tip_state and state.tip_effort is not None:   # friction: tension at anchors
+        if want_tip_state:   # friction: tension at the anchors
             none = np.zeros(0)
             self.tip_state_pub.publish(joint_state_msg(self.model.inputs.names, none, none,
                                                        state.tip_effort, stamp))

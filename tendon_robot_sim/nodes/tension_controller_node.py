@@ -83,7 +83,7 @@ from tendon_robot_sim.ros.messages import (check_one_field, tensions_from_joint_
                                            wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, check_pretension,
                                              ConfigurationError, declare, FRAME_PREFIX,
-                                             on_parameters_set, Param)
+                                             on_parameters_set, Param, TIP_WRENCH_BOUND)
 from tendon_robot_sim.ros.runner import run_node
 from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
@@ -118,6 +118,7 @@ PARAMS = (
           '(PointStamped, base frame, m); switches to tip-position mode'),
     Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
           'frame) that the statics model of the tip Jacobian carries'),
+    *TIP_WRENCH_BOUND,
     Param('tip_feedback', 'pose', '', 'measured tip: pose = PoseStamped on tip/pose '
           '(simulator), point = PointStamped on tip/measured (hardware tip sensor)',
           choices=tuple(TIP_FEEDBACK)),
@@ -250,7 +251,8 @@ class TensionControllerNode(Node):
         if self.tip_controller is None:
             return     # the load only matters to a statics model, and there is none
         try:
-            force, moment = wrench_from_msg(msg, self.base_frame)
+            force, moment = wrench_from_msg(msg, self.base_frame, self.config.max_tip_force,
+                                            self.config.max_tip_torque)
             self.tip_controller.solver.set_tip_load(force, moment)
         except InputError as error:
             self._warn(fault_kind('tip wrench', str(error)), f'rejected tip wrench: {error}')

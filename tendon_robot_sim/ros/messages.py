@@ -22,6 +22,7 @@ publishing. rclpy copies a message when it publishes it, so the publisher may ch
 """
 
 from functools import lru_cache
+import math
 from typing import Sequence
 
 from builtin_interfaces.msg import Time
@@ -58,15 +59,19 @@ def point_msg(p: np.ndarray) -> Point:
     return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
 
 
-def wrench_from_msg(msg, base_frame: str) -> tuple[np.ndarray, np.ndarray]:
+def wrench_from_msg(msg, base_frame: str, max_force: float,
+                    max_torque: float) -> tuple[np.ndarray, np.ndarray]:
     """
     Tip force [N] and moment [N m] of a ``tip/wrench`` WrenchStamped, base frame.
+
+    ``max_force`` [N] and ``max_torque`` [N m] bound their norms: the node parameters
+    ``max_tip_force`` and ``max_tip_torque`` (ros.parameters.TIP_WRENCH_BOUND).
 
     Raises
     ------
     InputError
         Naming the field: a ``header.frame_id`` other than the base frame (empty
-        means the base frame) or a non-finite component.
+        means the base frame), a non-finite component, or a norm above its bound.
 
     """
     frame = msg.header.frame_id
@@ -74,10 +79,16 @@ def wrench_from_msg(msg, base_frame: str) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(f'header.frame_id: {frame!r} is not the base frame {base_frame!r}')
     wrench = msg.wrench
     loads = []
-    for name, v in (('force', wrench.force), ('torque', wrench.torque)):
+    for name, v, bound, unit in (('force', wrench.force, max_force, 'N'),
+                                 ('torque', wrench.torque, max_torque, 'N m')):
         value = np.array([v.x, v.y, v.z])
         if not np.all(np.isfinite(value)):
             raise InputError(f'wrench.{name}: non-finite {value.tolist()}')
+        norm = math.hypot(*value)    # inf past the largest double: above any bound too
+        if norm > bound:
+            # the parameter is named after the field: max_tip_force, max_tip_torque
+            raise InputError(f'wrench.{name}: {norm:.4g} {unit} is more than max_tip_{name} '
+                             f'({bound:g} {unit})')
         loads.append(value)
     return loads[0], loads[1]
 

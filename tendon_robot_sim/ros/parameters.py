@@ -201,6 +201,21 @@ FRAME_PREFIX = Param(
     '/tf; the same prefix robot_state_publisher gets; empty: none')
 
 
+#: Shared by every node that takes tip/wrench (the simulator and both controllers), so that they
+#: take the same wrenches: one definition, and the local launcher's ``--param
+#: max_tip_force:=...`` without a node name sets all of them. The defaults are far above what the
+#: default robot meets on a bench and below where its models, and those of the other robot
+#: kinds, stop solving (docs/ros_interface.md, Tip wrench bound, says how they were chosen).
+TIP_WRENCH_BOUND = (
+    Param('max_tip_force', 10.0, 'N', 'largest force (norm) a tip/wrench may carry; a larger '
+          'one is rejected with a throttled warning and the last accepted wrench kept '
+          '(docs/ros_interface.md, Tip wrench bound)', range=(0.0, 1e6)),
+    Param('max_tip_torque', 0.1, 'N m', 'largest torque (norm) a tip/wrench may carry; a '
+          'larger one is rejected with a throttled warning and the last accepted wrench kept '
+          '(docs/ros_interface.md, Tip wrench bound)', range=(0.0, 1e6)),
+)
+
+
 def check_frame_prefix(prefix: str) -> None:
     """
     Raise ConfigurationError unless ``prefix`` can start a tf2 frame id.

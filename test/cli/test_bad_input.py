@@ -332,6 +332,8 @@ CASES = [
      'parameter publish_rate: must be a number'),
     (['launch', 'sim', '--param', 'simulator:publish_rate:=1e9', '--dry-run'], BAD,
      'parameter publish_rate: must be within [1.0, 500.0]'),
+    (['launch', 'sim', '--param', 'max_tip_force:=-5', '--dry-run'], BAD,
+     'node simulator: parameter max_tip_force: must be within [0.0, 1000000.0] N, got -5.0'),
     (['launch', 'sim', '--param', 'simulator:no_such:=1', '--dry-run'], BAD,
      'node simulator has no such parameter'),
     (['launch', 'sim', '--param', 'no_such:=1'], BAD, "no node of stack 'sim' has it"),

@@ -162,6 +162,14 @@ def test_tip_wrench_reaches_the_feed_forward_model(stack):
                                         wrench=Wrench(force=Vector3(x=0.0, y=0.0, z=-0.05))))
         wait_for(lambda: np.allclose(stack.controller.feed_forward, expected, rtol=0.0,
                                      atol=1e-6), 'the feed-forward under the tip load')
+        publisher.publish(WrenchStamped(header=Header(frame_id='base_link'),
+                                        wrench=Wrench(force=Vector3(x=-1e6))))
+        warning_containing(stack.probe, 'displacement_controller', 'rejected tip wrench: '
+                           'wrench.force: 1e+06 N is more than max_tip_force (10 N)')
+        assert np.allclose(stack.controller.solver.solve_displacements(goal).tensions,
+                           StaticsSolver(stack.robot, 'discrete').solve_displacements(
+                               goal, tip_force=force).tensions, rtol=0.0, atol=1e-6), (
+            'the feed-forward model lost the last accepted load')
     finally:
         publisher.publish(WrenchStamped(header=Header(frame_id='base_link')))
         send(stack.command_pub, names, [0.0] * 4)

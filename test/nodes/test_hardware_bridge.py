@@ -668,6 +668,8 @@ def test_lifecycle_transitions_open_drive_hold_and_close_the_ports(rig):
         assert [openers(p) for p in ports] == [2, 2]
         assert quiet_for(rig, probe), 'a setpoint went out while inactive'
         assert not probe.states and not probe.tips, 'published while inactive'
+        # no servo reports its state on this driver: no tendon/servos (with: the dynamixel tests)
+        assert probe.count_publishers(topics.TENDON_SERVOS.name) == 0
         assert wait_for(lambda: probe.diagnostic('safety'), what='diagnostics while inactive')[
             'message'].startswith('inactive')
 

@@ -55,14 +55,9 @@ def rig(tmp_path):
         yield rig
 
 
-@pytest.fixture
-def ros(rig, tmp_path, request):
-    """Yield the bridge on the rig, active, and a probe; ``request.param``: more parameters."""
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    more = [Parameter(name, value=value)
-            for name, value in getattr(request, 'param', {}).items()]
-    bridge = HardwareBridgeNode(context=context, parameter_overrides=more + [
+def dynamixel_bridge(rig, context, tmp_path, more=()) -> HardwareBridgeNode:
+    """Return the bridge on the rig's Dynamixel chain and laser, unconfigured."""
+    return HardwareBridgeNode(context=context, parameter_overrides=list(more) + [
         Parameter('motor_device', value='dynamixel'),
         # The emulated chain answers from a thread of this process, behind the GIL.
         Parameter('dynamixel_file', value=str(bus_file(tmp_path))),
@@ -78,6 +73,16 @@ def ros(rig, tmp_path, request):
         # thread that a loaded machine holds up: more than the 2 s a real bus needs
         Parameter('open_timeout', value=10.0),
         Parameter('warning_throttle_period', value=0.0)])
+
+
+@pytest.fixture
+def ros(rig, tmp_path, request):
+    """Yield the bridge on the rig, active, and a probe; ``request.param``: more parameters."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    more = [Parameter(name, value=value)
+            for name, value in getattr(request, 'param', {}).items()]
+    bridge = dynamixel_bridge(rig, context, tmp_path, more)
     assert bridge.trigger_configure() == TransitionCallbackReturn.SUCCESS
     chain = rig.motor
     # configure: current control, Current Limit that of max_tension (20 N / 100 N/A: 0.2 A)
@@ -96,6 +101,32 @@ def ros(rig, tmp_path, request):
     probe.destroy_node()
     bridge.destroy_node()
     rclpy.try_shutdown(context=context)
+
+
+def test_tendon_servos_has_a_publisher_while_configured_only(rig, tmp_path):
+    """
+    ``tendon/servos`` exists from configure to cleanup (or shutdown), not before or after.
+
+    It existed from the bridge's start on, also with motors other than Dynamixel (none:
+    test_hardware_bridge.py), a topic in the ROS graph with a publisher and no messages. The
+    bridge's own graph holds its publishers from their creation on: no wait.
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    bridge = dynamixel_bridge(rig, context, tmp_path)
+    try:
+        def servos_publishers() -> int:
+            return bridge.count_publishers(topics.TENDON_SERVOS.name)
+
+        assert servos_publishers() == 0
+        for leave in (bridge.trigger_cleanup, bridge.trigger_shutdown):   # configured twice
+            assert bridge.trigger_configure() == TransitionCallbackReturn.SUCCESS
+            assert servos_publishers() == 1
+            assert leave() == TransitionCallbackReturn.SUCCESS
+            assert servos_publishers() == 0
+    finally:
+        bridge.destroy_node()
+        rclpy.try_shutdown(context=context)
 
 
 def bus_cycles(bridge, count: int) -> None:

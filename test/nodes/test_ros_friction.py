@@ -67,6 +67,8 @@ def test_the_tension_at_the_anchors_follows_the_path(node):
                  f'the anchor tension of {tension} N')
         assert list(anchors[-1].name) == ['t0', 't1', 't2', 't3']
         assert not anchors[-1].position and not anchors[-1].velocity
+    # one publisher, the simulator's (without friction, none: test_ros_quasi_static.py)
+    assert probe.count_publishers(topics.TENDON_TIP_STATE.name) == 1
     # released to 2 N, the anchor keeps more than the motor holds: the tendon slid back
     assert anchors[-1].effort[0] > 2.0
 

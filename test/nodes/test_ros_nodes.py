@@ -156,12 +156,17 @@ def test_tip_wrench_lifts_the_tip_and_reaches_the_controller_model(stack):
                  "the controller's model to carry the tip force")
         for bad, problem in ((wrench_msg((0.0, math.nan, 0.0)), 'wrench.force: non-finite'),
                              (wrench_msg(force, 'world'),
-                              "header.frame_id: 'world' is not the base frame")):
+                              "header.frame_id: 'world' is not the base frame"),
+                             # past max_tip_force: the dynamic model diverged and reset
+                             (wrench_msg((0.0, 0.0, 1e6)),
+                              'wrench.force: 1e+06 N is more than max_tip_force (10 N)')):
             publisher.publish(bad)
             warning_containing(probe, 'simulator', f'rejected tip wrench: {problem}')
             warning_containing(probe, 'tension_controller', f'rejected tip wrench: {problem}')
         hold(stack, 0.3)
         assert position(probe.latest('tip/pose'))[2] > rest[2] + 0.02      # still lifted
+        assert np.allclose(model.solve_tensions(np.zeros(4)).tip_position, loaded, rtol=0.0,
+                           atol=1e-7), "the controller's model lost the last accepted load"
     finally:
         publisher.publish(wrench_msg((0.0, 0.0, 0.0)))
         hold(stack, 0.1)

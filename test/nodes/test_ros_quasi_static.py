@@ -130,6 +130,18 @@ def test_tension_setpoint_publishes_the_equilibrium_of_the_statics_solver(qs):
     settle(qs, JointState(name=['t2'], effort=[1.0]), efforts_are([3.0, 0.0, 1.0, 0.0]))
 
 
+def test_without_friction_there_is_no_tip_state_publisher(qs):
+    """
+    Only a model with tendon friction sends ``tendon/tip_state``; none has no publisher on it.
+
+    It had one, which showed the topic in the ROS graph with a publisher and no messages. The
+    probe shares the simulator's context (one DDS participant), so the graph it reads holds
+    the simulator's publishers from their creation on: no wait (test_ros_friction.py: one).
+    """
+    assert qs.probe.count_publishers(topics.TIP_POSE.name) == 1
+    assert qs.probe.count_publishers(topics.TENDON_TIP_STATE.name) == 0
+
+
 def test_displacement_setpoint_is_held_by_the_solved_tensions(qs):
     pulled = {'t0': 0.004, 't1': -0.01, 't2': -0.01, 't3': -0.01}   # m; others slack
     msg = JointState(name=list(pulled), position=list(pulled.values()))
@@ -196,7 +208,9 @@ def test_tip_wrench_loads_the_equilibrium_until_reset(qs):
                            atol=TIP_TOLERANCE)
         for bad, problem in ((msg(force, (math.inf, 0.0, 0.0)), 'wrench.torque: non-finite'),
                              (msg(force, moment, 'tip_link'),
-                              "header.frame_id: 'tip_link' is not the base")):
+                              "header.frame_id: 'tip_link' is not the base"),
+                             (msg(force, (0.0, 0.3, 0.4)),
+                              'wrench.torque: 0.5 N m is more than max_tip_torque (0.1 N m)')):
             publisher.publish(bad)
             warning_containing(probe, 'simulator', f'rejected tip wrench: {problem}')
         assert np.allclose(position(probe.latest('tip/pose')), loaded.tip_position, rtol=0.0,

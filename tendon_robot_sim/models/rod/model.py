@@ -100,6 +100,7 @@ class TendonDynamics(SimModel):
                                          world=world)
             self.summary = f'{self.sim.summary} ({why})'
             self.rest = 'the zero-tension equilibrium, at rest'
+            self.reports_tip_effort = self.sim.friction
             self.inputs = Inputs(robot.tendon_names, {'effort': 'tension [N]',
                                                       'position': 'displacement [m], pulled in'},
                                  'tendons')
@@ -178,7 +179,7 @@ class TendonStatics(SimModel):
         self.robot = robot
         self.base_frame = robot.base.frame_id
         # with friction the result depends on the path: each setpoint from the last
-        self._friction = has_friction(robot)
+        self._friction = self.reports_tip_effort = has_friction(robot)
         self.solver = (StickSlipStatics(robot, model, world=world) if self._friction
                        else StaticsSolver(robot, model=model, world=world))
         self.summary = f'{self.solver.model} statics' + (
