@@ -17,8 +17,9 @@ The cold starts of a statics solve: equal load steps, and continuation in load.
 
 Without obstacles :meth:`StaticsSolver._solve` starts cold from the straight guess, then in
 :data:`CONTINUATION_STEPS` equal steps of the inputs and the tip load
-(:func:`continue_in_equal_steps`). With obstacles, and without them when those fail,
-:func:`continue_in_load` continues from the unloaded rod, as follows.
+(:func:`continue_in_equal_steps`). With obstacles, without them when those fail, and first
+for a robot whose :func:`gravity_load` is above :data:`HEAVY`, :func:`continue_in_load`
+continues from the unloaded rod, as follows.
 
 A shooting solve guesses the base wrench; the straight robot's guess (the clamp carrying every
 load, :meth:`StaticsSolver._cold_guess`) bends the rod as if nothing held it, deep into any
@@ -39,10 +40,15 @@ never converged in their iterations, and each failure cost some 200 to 350 resid
 evaluations where the halved steps, once within reach, converge in four to six
 (docs/performance.md, "Contact statics: steps out of reach").
 
-Without obstacles :meth:`StaticsSolver._solve` tries it last, after the cold start and its
-equal load steps, which scale the inputs and the tip load but keep the full weight: from the
-straight guess the rest shape of a heavy, soft rod (w L^3 / E I from about 20, w = rho A g)
-is out of Newton's reach. Scaled from zero, gravity lets every model find it up to
+Without obstacles :meth:`StaticsSolver._solve` needs it for a heavy, soft rod: the cold start
+and its equal load steps scale the inputs and the tip load but keep the full weight, and from
+the straight guess such a rod's rest shape (w L^3 / E I from about 17, w = rho A g) is out of
+Newton's reach. Worse, Newton can converge from there on an unstable equilibrium, the rod
+curled up over its base (the discrete model at w L^3 / E I from 45 to 140,
+test_heavy_rod.py), a root like any other. So a cold solve of a robot whose
+:func:`gravity_load` is above :data:`HEAVY` starts here, then tries the equal load steps; a
+lighter robot's tries this last. Scaled from zero, gravity lets every model find the rest
+shape up to
 w L^3 / E I of about 320: the first step from the unloaded rod may move the tip only
 :data:`JUMP_FLOOR` of the length (no earlier step to scale from), and the tip of a softer
 rod sags more than that (linearly, w L^4 / (8 E I) per unit of lambda) at lambda =
@@ -76,6 +82,27 @@ STEP_ITERATIONS = 20   # Newton iterations of a step before it is halved instead
 REACH = 1.0            # scaled residual after a step's first Newton iteration, else halved
 # The cold start's equal load steps after a failed cold start: numbers of steps tried.
 CONTINUATION_STEPS = (4, 16)
+# The gravity load (:func:`gravity_load`) above which a cold solve without obstacles starts
+# from the unloaded rod: from the straight guess test_heavy_rod.py's discrete rod found its
+# rest shape up to 16.5, failed from 17 (a later attempt found it up to 40) and converged
+# curled over its base at 45 to 140; the default robot (its discs as heavy as its rod),
+# softened, alike from 45. Every shipped robot is below 7.5 (opencr_ftdcr_v4.yaml: 7.2).
+HEAVY = 15.0
+
+
+def gravity_load(robot) -> float:
+    """
+    Return the robot's dimensionless gravity load, 2 L M / E I.
+
+    M is the moment of its weight (rod and vertebra discs) about the clamp of the straight
+    robot held across gravity, so a bare rod's is w L^3 / E I (w = rho A g); E I of the
+    uniform circular rod, the same in every bending direction.
+    """
+    rod = robot.rod
+    g = float(np.linalg.norm(robot.gravity))
+    moment = g * (rod.linear_density * rod.length ** 2 / 2.0
+                  + robot.vertebra_mass * float(np.sum(robot.vertebra_positions)))
+    return 2.0 * rod.length * moment / rod.bending_stiffness
 
 
 def continue_in_equal_steps(solver, mode: int, state, tau_in: np.ndarray, q: np.ndarray,

@@ -84,8 +84,8 @@ solve from them, moved by a secant estimate of how the solution follows the inpu
 Failing that it starts cold from the straight robot, then continues in 4 and 16 load
 steps (tensions or displacements, tip load), then from the unloaded rod in adaptive steps of
 gravity and tip load, then of the inputs
-(:mod:`~tendon_robot_sim.models.rod.statics.continuation`), before raising
-:class:`ConvergenceError`.
+(:mod:`~tendon_robot_sim.models.rod.statics.continuation`; a robot heavy for its stiffness
+starts from the unloaded rod), before raising :class:`ConvergenceError`.
 :mod:`tendon_robot_sim.models.rod.statics.reference` solves the same models with scipy.
 
 Against the simulator (default robot, gravity, 3 N and 2 N on two tendons) the
@@ -112,7 +112,8 @@ from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.statics.continuation import (CONTINUATION_STEPS,
                                                               continue_from_last,
                                                               continue_in_equal_steps,
-                                                              continue_in_load)
+                                                              continue_in_load, gravity_load,
+                                                              HEAVY)
 from tendon_robot_sim.models.rod.statics.grid import shooting_grid
 from tendon_robot_sim.models.rod.statics.result import Shape, StaticsResult
 from tendon_robot_sim.models.rod.tendons._friction_kernels import FR_SIZE, FW_SIZE
@@ -278,6 +279,8 @@ class StaticsSolver:
         self.tendon_names = robot.tendon_names
         self.n_tendons = len(robot.tendons)
         self.Kse, self.Kbt = stiffness_matrices(robot.rod, shear_coefficient)
+        # heavier, a cold solve starts from the unloaded rod (_solve)
+        self.gravity_load = gravity_load(robot)
         self._max_tensions = robot.max_tensions
         self._holes_fn = routing_functions(robot, routing)
         self.set_tip_load(robot.tip_load.force, robot.tip_load.moment)
@@ -635,7 +638,8 @@ class StaticsSolver:
         then, without obstacles, :func:`~.continuation.continue_in_equal_steps` (the cold start
         from the straight guess, then equal load steps); last
         :func:`~.continuation.continue_in_load`, from the unloaded rod, gravity scaled too
-        (with obstacles, at once).
+        (with obstacles, at once; without, first for a robot whose ``gravity_load`` is above
+        :data:`~.continuation.HEAVY`).
         """
         state = self._modes[mode]
         u = np.concatenate((tau_in if mode == kernels.TENSION else q, tip))
@@ -659,15 +663,23 @@ class StaticsSolver:
             if du @ du > 0.0:
                 dx = state.x - state.x_last
                 state.S += np.outer(dx - state.S @ du, du) / (du @ du)
+
+        def from_unloaded() -> bool:
+            self._forget(state)
+            return continue_in_load(self, mode, state, tau_in, q, tip)
+
+        # from the unloaded rod, gravity too: with obstacles at once (the straight guess sinks
+        # into them); without, first for a heavy soft rod (gravity load above HEAVY), whose rest
+        # shape is out of reach of the straight guess at full weight and from which Newton can
+        # converge on an unstable root, the rod curled up over its base; else last
+        unloaded_first = self.world is not None or self.gravity_load > HEAVY
+        if not converged and unloaded_first:
+            converged = from_unloaded()
         progress = None     # (steps solved, steps) of the equal load steps' last attempt
         if not converged and self.world is None:
             converged, progress = continue_in_equal_steps(self, mode, state, tau_in, q, tip)
-        if not converged:
-            # from the unloaded rod, gravity too: with obstacles at once (the straight guess
-            # sinks into them); without, for a heavy soft rod (w L^3 / E I from about 20), out
-            # of reach of the straight guess at full weight whatever fraction of the inputs
-            self._forget(state)
-            converged = continue_in_load(self, mode, state, tau_in, q, tip)
+        if not converged and not unloaded_first:
+            converged = from_unloaded()
         residual = self._info[0]
         totals = self._totals
         if not converged:

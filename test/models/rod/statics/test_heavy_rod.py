@@ -19,7 +19,10 @@ A rod 0.1 m long, 5 mm in radius, 1000 kg/m^3, clamped horizontally (along y, gr
 -z): w = rho A g = 0.77 N/m, and w L^3 / E I from 31 (E = 5e4 Pa) to 320 (4.9e3 Pa). From the
 straight guess its rest shape is out of Newton's reach (the cold start and the equal load steps
 at full weight failed from about 20); the continuation that scales gravity from the unloaded
-rod finds it.
+rod finds it. Worse, the discrete model's cold start from the straight guess converged at
+w L^3 / E I from 45 to 140 on an unstable equilibrium, the rod curled up over its base (at
+E = 3e4 Pa, 52: the tip at y = -33 mm, z = -34 mm where the rod hangs to 23 mm, -94 mm): a
+rod this heavy starts from the unloaded rod (continuation.HEAVY).
 
 Reference, solved with scipy's solve_bvp (continued in the load from 1e-3 of it): the planar
 Cosserat rod. phi(s) is the angle of the tangent d3 below the horizontal, d1 (the base normal,
@@ -53,11 +56,14 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_bvp
 
+from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.cosserat import PYELASTICA_SHEAR_COEFFICIENT
+from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.rod.model import TendonStatics
+from tendon_robot_sim.models.rod.statics.continuation import gravity_load, HEAVY
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
-from tendon_robot_sim.models.tendon_robot import robot_from_dict
+from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 LENGTH, RADIUS, DENSITY, GRAVITY = 0.1, 0.005, 1000.0, 9.81
 AREA = math.pi * RADIUS ** 2
@@ -129,9 +135,12 @@ def w_l3_ei(youngs_modulus):
     ('kirchhoff', 5e4, 'inextensible'), ('kirchhoff', 1e4, 'inextensible'),
     ('kirchhoff', 4.9e3, 'inextensible'),
     ('cosserat', 5e4, 'linear'), ('cosserat', 1e4, 'linear'), ('cosserat', 4.9e3, 'linear'),
-    ('discrete', 5e4, 'pyelastica'), ('discrete', 4.9e3, 'pyelastica')])
+    ('discrete', 5e4, 'pyelastica'), ('discrete', 4.9e3, 'pyelastica'),
+    # where the straight guess led it to the rod curled over its base (module docstring)
+    ('discrete', 3.5e4, 'pyelastica'), ('discrete', 3e4, 'pyelastica'),
+    ('discrete', 1.75e4, 'pyelastica')])
 def test_heavy_soft_rod_hangs_as_the_heavy_cantilever(model, youngs_modulus, law):
-    # w L^3 / E I = 31, 157, 320; the default step but at 320 (module docstring)
+    # w L^3 / E I = 31, 157, 320 (and 45, 52, 90); the default step but at 320 (module docstring)
     assert 30.0 < w_l3_ei(youngs_modulus) < 321.0
     step = 0.001 if youngs_modulus < 5e3 else None
     robot = soft_rod(youngs_modulus, discs=model == 'discrete')
@@ -139,6 +148,24 @@ def test_heavy_soft_rod_hangs_as_the_heavy_cantilever(model, youngs_modulus, law
     reference = heavy_cantilever_tip(youngs_modulus, law)
     assert result.tip_position[0] == pytest.approx(0.0, abs=1e-12)
     np.testing.assert_allclose(result.tip_position[1:], reference, rtol=0.0, atol=TOLERANCE)
+
+
+def test_gravity_load_of_a_bare_rod_and_of_the_shipped_robots():
+    """
+    A bare rod's gravity load is w L^3 / E I; every shipped robot's is far below HEAVY.
+
+    So their cold solves start from the straight guess, as they did before HEAVY.
+    """
+    assert gravity_load(soft_rod(3e4)) == pytest.approx(w_l3_ei(3e4), rel=1e-12)
+    loads = {}
+    for path in sorted((share_dir() / 'config').glob('*.yaml')):
+        try:
+            loads[path.name] = gravity_load(load_robot(path))
+        except RobotDescriptionError:       # another robot kind, or not a description
+            continue
+    # the default robot: its ten 2 g discs weigh as much as the rod
+    assert loads['robot.yaml'] == pytest.approx(2.35, abs=0.01)
+    assert len(loads) >= 10 and max(loads.values()) < HEAVY / 2
 
 
 def test_reference_is_the_textbook_elastica():
