@@ -230,6 +230,22 @@ def test_parallel_robot_takes_motor_angles_and_reports_the_platform_and_rods():
                        rtol=0.0, atol=1e-9)
 
 
+
+def test_quasi_static_rod_keeps_its_load_when_a_tip_wrench_has_no_equilibrium(robot):
+    # A wrench whose equilibrium is not found is refused; the next setpoint was then solved
+    # under that refused wrench, not under the load of the equilibrium still published.
+    _, _, model = create_model(default_robot_file(), 'quasi_static',
+                               ModelOptions(statics_model='cosserat'))
+    force, moment = np.array([0.0, 0.0, -0.2]), np.zeros(3)
+    model.set_tip_wrench(force, moment)
+    with pytest.raises(InputError, match='statics failed'):
+        model.set_tip_wrench(np.zeros(3), np.array([0.0, 10.0, 0.0]))   # curls it past reach
+    model.apply('effort', {'t0': 2.0})
+    expected = StaticsSolver(robot, model='cosserat').solve_tensions([2.0, 0.0, 0.0, 0.0],
+                                                                     force, moment)
+    # both solves stop within the solver's tolerance (1e-7 scaled): far below 1e-6 m
+    assert np.allclose(model.state().tip.position, expected.tip_position, rtol=0.0, atol=1e-6)
+
 def test_snake_model_takes_cable_tensions_within_the_limits_and_stops_at_the_joint_limits():
     from tendon_robot_sim.models.snake.dynamics import SnakeDynamics
     from tendon_robot_sim.models.snake.robot import load_snake

@@ -219,7 +219,8 @@ class TendonStatics(SimModel):
         return tendon_model_state(self.robot, self._shape)
 
     def reset(self) -> None:
-        self.solver.set_tip_load(self.robot.tip_load.force, self.robot.tip_load.moment)
+        self._wrench = (self.robot.tip_load.force, self.robot.tip_load.moment)
+        self.solver.set_tip_load(*self._wrench)
         if self._friction:      # back at rest: no tension stuck in the tendons, no bend held
             self.solver.reset()
         self._shape = self._rest
@@ -227,4 +228,10 @@ class TendonStatics(SimModel):
 
     def set_tip_wrench(self, force, moment) -> None:
         self.solver.set_tip_load(force, moment)
-        self.apply(*self._last)    # the last setpoint (none yet: zero tension) under the load
+        try:
+            self.apply(*self._last)    # the last setpoint (none yet: zero tension) under the load
+        except InputError:
+            # refused: later setpoints are solved under the load of the equilibrium still shown
+            self.solver.set_tip_load(*self._wrench)
+            raise
+        self._wrench = (force, moment)
