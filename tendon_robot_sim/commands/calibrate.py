@@ -131,6 +131,10 @@ def run(args: argparse.Namespace) -> int:
         raise command_error(error) from None
     if bellows:
         return run_bellows(args, fit)
+    if args.step_response is not None:
+        raise CommandError("--step-response: applies to a bellows robot's --fit damping only; "
+                           'a tendon robot fits its damping to the recording itself (--model '
+                           'dynamic)')
     bounds = parse_bounds(args.bounds)
     recording = None
     args.model = args.model or 'discrete'
@@ -187,6 +191,8 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
     unknown = [name for name in fit if name not in BELLOWS_FITS]
     if unknown or not fit:
         raise CommandError(f'--fit: a bellows robot fits {list(BELLOWS_FITS)}, got {fit}')
+    if args.step_response is not None and 'damping' not in fit:
+        raise CommandError('--step-response: applies to --fit damping only')
     response = args.step_response or (None if is_csv(args.recording) else args.recording)
     if 'damping' in fit and not response:
         raise CommandError('--fit damping: give the recorded run with --step-response '

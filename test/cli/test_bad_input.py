@@ -519,6 +519,13 @@ CASES = [
     (['calibrate', '{missing}', '--robot', BHA, '--fit', 'damping', '--step-response',
       '{bellows_run_no_tip}', '--out', '{out}/r.yaml', '--hold-time', '2'], BAD,
      "--hold-time: applies to a bag's static points only; {bellows_run_no_tip} is a CSV file"),
+    # a step response only a bellows robot's damping fit reads
+    (['calibrate', '{holds}', '--fit', 'youngs_modulus', '--out', '{out}/r.yaml',
+      '--step-response', '{missing}'], BAD,
+     "--step-response: applies to a bellows robot's --fit damping only"),
+    (['calibrate', '{bellows_run_no_tip}', '--robot', BHA, '--fit', 'stiffness', '--out',
+      '{out}/r.yaml', '--step-response', '{missing}'], BAD,
+     '--step-response: applies to --fit damping only'),
     # import: the table and its column map (more in test/experiment/test_table_import.py)
     (['import', '{missing}', '--columns', '{v4_map}', '--robot', V4, '--out', '{out}/bag'], BAD,
      'missing.yaml: cannot read'),

@@ -230,7 +230,6 @@ def test_parallel_robot_takes_motor_angles_and_reports_the_platform_and_rods():
                        rtol=0.0, atol=1e-9)
 
 
-
 def test_quasi_static_rod_keeps_its_load_when_a_tip_wrench_has_no_equilibrium(robot):
     # A wrench whose equilibrium is not found is refused; the next setpoint was then solved
     # under that refused wrench, not under the load of the equilibrium still published.
@@ -245,6 +244,7 @@ def test_quasi_static_rod_keeps_its_load_when_a_tip_wrench_has_no_equilibrium(ro
                                                                      force, moment)
     # both solves stop within the solver's tolerance (1e-7 scaled): far below 1e-6 m
     assert np.allclose(model.state().tip.position, expected.tip_position, rtol=0.0, atol=1e-6)
+
 
 def test_snake_model_takes_cable_tensions_within_the_limits_and_stops_at_the_joint_limits():
     from tendon_robot_sim.models.snake.dynamics import SnakeDynamics
