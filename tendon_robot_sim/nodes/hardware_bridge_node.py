@@ -500,6 +500,11 @@ class HardwareBridgeNode(LifecycleNode):
         if handler is not None:
             DRIVER_LOGGER.removeHandler(handler)
         super().destroy_node()
+        # rclpy's LifecycleNode leaves its state machine (and with it the node's handle and
+        # the lifecycle services) to the garbage collector, which may finalize it after the
+        # context has shut down: Fast DDS then waits forever. Destroyed here, after the
+        # services that share its handles.
+        self._state_machine.destroy_when_not_in_use()
 
 
 def _stamp(now_ros: Time, age: float) -> TimeMsg:

@@ -527,6 +527,36 @@ def test_a_robot_whose_limits_the_wire_cannot_carry_is_refused(tmp_path):
         rclpy.try_shutdown(context=context)
 
 
+def test_a_destroyed_bridge_leaves_the_graph_at_once(tmp_path):
+    """
+    Its lifecycle services and its node go with ``destroy_node``, not with the collector.
+
+    rclpy's LifecycleNode left its state machine, which holds both, to the garbage
+    collector; collected after the context had shut down, it hung the process in Fast DDS.
+    Here the test holds the bridge, so only ``destroy_node`` can take them from the graph.
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    namespace = own_namespace('destroyed')
+    observer = Node('observer', context=context, namespace=namespace)
+    bridge = HardwareBridgeNode(context=context, namespace=namespace, parameter_overrides=[
+        Parameter('motor_port', value=str(tmp_path / 'none'))])
+    service = f'/{namespace}/hardware_bridge/change_state'
+
+    def listed() -> bool:
+        return any(name == service for name, _ in observer.get_service_names_and_types())
+
+    try:
+        wait_for(listed, f'{service} in the graph')
+        bridge.destroy_node()
+        wait_for(lambda: not listed(), f'{service} gone from the graph')
+        assert 'hardware_bridge' not in observer.get_node_names()
+    finally:
+        observer.destroy_node()
+        rclpy.try_shutdown(context=context)
+    assert bridge is not None   # held to here: the collector took nothing
+
+
 # Whatever the sensor (the default is tdcr-laser-v1): a bad head geometry is a bad value.
 @pytest.mark.parametrize('name, value, message', [
     ('keyence_axes', [5, 9], 'keyence_axes: two different axes of 0, 1, 2, got (5, 9)'),
