@@ -272,13 +272,24 @@ def _check_fit(robot_file: Path, model: str, forms: dict) -> None:
         inputs = create_model(robot_file, MODE, ModelOptions(statics_model=model))[2].inputs
     except ModelConfigurationError as error:
         raise CommandError(f'--simulate: {error}') from None
-    why = {form: inputs.misfit(form.names, dict(form.sizes)) for form in forms}
+    why = {form: _misfit(inputs, form) for form in forms}
     refused = [form for form in forms if why[form]]
     if refused:
         raise CommandError(
             f'--robot: {robot_file} does not fit {sum(forms[form] for form in refused)} of '
             f'the {sum(forms.values())} recorded /{TENDON_SETPOINT.name} messages: '
             f'{why[refused[0]]}')
+
+
+def _misfit(inputs, form) -> str:
+    """Say why the simulator would reject setpoints of ``form`` for their form; '' if not."""
+    from tendon_robot_sim.models.sim_model import InputError
+
+    try:
+        inputs.check(form.names, dict(form.sizes))
+    except InputError as error:
+        return str(error)
+    return ''
 
 
 class _Simulation:

@@ -72,28 +72,43 @@ class Inputs:
     noun: str
     hint: str = ''
 
-    def misfit(self, names: Sequence[str], sizes: Mapping[str, int]) -> str:
+    def check(self, names: Sequence[str], sizes: Mapping[str, int]) -> str:
         """
-        Say why setpoints of this form cannot drive these inputs; '' when they can.
+        Return the field setpoints of this form drive the inputs with.
 
-        ``names``: the names the setpoints give; ``sizes``: their fields that hold values,
-        with how many. Only what the form shows, not the values: a name that is not an
-        input, no field the model takes, or, without names, not one value per input. A
-        setpoint may name some of the inputs: the others hold.
+        ``names``: the names a setpoint gives; ``sizes``: its fields (``position``,
+        ``velocity``, ``effort``) with how many values each holds. Only the form, not the
+        values: the simulator node checks every setpoint with it before the model sees the
+        values, ``replay --simulate`` every recorded form before a bag plays. A setpoint may
+        name some of the inputs: the others hold. One that holds no values is the model's to
+        refuse (any model does): its form says nothing of the robot.
+
+        Raises
+        ------
+        InputError
+            More names than inputs, a name that is not an input, only fields the model
+            does not take, or, without names, not one value per input; the message starts
+            with the field.
+
         """
+        if len(names) > len(self.names):   # before looking at them: a huge message is cheap
+            raise InputError(f'name: has {len(names)} entries; the robot has '
+                             f'{len(self.names)} {self.noun} ({", ".join(self.names)})')
         unknown = [name for name in names if name not in self.names]
         if unknown:
-            return (f'they name {", ".join(unknown)}; the robot\'s {self.noun} are '
-                    f'{", ".join(self.names)}')
+            raise InputError(f'name: {", ".join(unknown)} not among the robot\'s {self.noun} '
+                             f'({", ".join(self.names)})')
         taken = [name for name in self.fields if sizes.get(name)]
-        if sizes and not taken:
+        given = [name for name, size in sizes.items() if size]
+        if given and not taken:
             takes = ' or '.join(f'{name} ({what})' for name, what in self.fields.items())
-            return (f'they give {" and ".join(sizes)}; the robot takes {takes}'
-                    + (f': {self.hint}' if self.hint else ''))
-        if taken and not names and sizes[taken[0]] != len(self.names):
-            return (f'they give {sizes[taken[0]]} {taken[0]} values without names; the robot '
-                    f'has {len(self.names)} {self.noun}')
-        return ''
+            raise InputError(f'{"/".join(given)}: the robot takes {takes}'
+                             + (f': {self.hint}' if self.hint else ''))
+        field = (taken or list(self.fields))[0]
+        if taken and not names and sizes[field] != len(self.names):
+            raise InputError(f'{field}: has {sizes[field]} values without names; the robot '
+                             f'has {len(self.names)} {self.noun}: one each, or name them')
+        return field
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,7 @@ from tendon_robot_sim.models.rod.dynamics.simulation import ALPHA_RANGE
 from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS as STATICS_MODELS
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.cdr import JOINT_VALUES
 from tendon_robot_sim.ros.contact_messages import (contact_markers_msg, contact_wrench_msgs,
                                                    world_markers_msg)
 from tendon_robot_sim.ros.messages import (joint_state_msg, joint_values, markers_msg, time_msg,
@@ -379,13 +380,9 @@ class SimulatorNode(Node):
         if self.paused and not self.model.timed:
             return
         inputs = self.model.inputs
-        given = [f for f in inputs.fields if getattr(msg, f)]
-        if not given and (msg.position or msg.effort):
-            other = 'positions' if msg.position else 'efforts'
-            self._reject(f'it has {other} but no {" or ".join(inputs.fields)}: {inputs.hint}')
-            return
-        field = (given or list(inputs.fields))[0]
         try:
+            # the form by the rule replay --simulate checks a bag by; then the values
+            field = inputs.check(msg.name, {f: len(getattr(msg, f)) for f in JOINT_VALUES})
             self.model.apply(field, joint_values(msg, field, len(inputs.names), inputs.noun))
         except InputError as error:
             self._reject(str(error))

@@ -154,35 +154,42 @@ TENDONS = 't0, t1, t2, t3'
 MOTORS = ', '.join(f'motor_{i}' for i in range(1, 7))
 
 
-@pytest.mark.parametrize('path, names, sizes, misfit', [
-    (default_robot_file(), ('t1',), {'effort': 1}, ''),        # the other tendons hold
-    (default_robot_file(), (), {'velocity': 4, 'position': 4}, ''),
-    (default_robot_file(), ('t0', 't4'), {'effort': 2},
-     f"they name t4; the robot's tendons are {TENDONS}"),
-    (default_robot_file(), (), {'effort': 3},
-     'they give 3 effort values without names; the robot has 4 tendons'),
-    (default_robot_file(), ('t0',), {'velocity': 1},
-     'they give velocity; the robot takes effort (tension [N]) or position (displacement [m], '
+@pytest.mark.parametrize('path, names, sizes, field, problem', [
+    (default_robot_file(), ('t1',), {'effort': 1}, 'effort', ''),   # the other tendons hold
+    (default_robot_file(), (), {'velocity': 4, 'position': 4}, 'position', ''),
+    (default_robot_file(), (), {}, 'effort', ''),     # no values: the model refuses those
+    (default_robot_file(), ('t0', 't4'), {'effort': 2}, 'effort',
+     f"name: t4 not among the robot's tendons ({TENDONS})"),
+    (default_robot_file(), tuple(f't{i}' for i in range(5)), {'effort': 5}, 'effort',
+     f'name: has 5 entries; the robot has 4 tendons ({TENDONS})'),
+    (default_robot_file(), (), {'effort': 3}, 'effort',
+     'effort: has 3 values without names; the robot has 4 tendons: one each, or name them'),
+    (default_robot_file(), ('t0',), {'velocity': 1}, None,
+     'velocity: the robot takes effort (tension [N]) or position (displacement [m], '
      'pulled in)'),
-    (default_pcr_file(), ('t0', 't1'), {'effort': 2},
-     f"they name t0, t1; the robot's motors are {MOTORS}"),
-    (default_pcr_file(), (), {'effort': 6},
-     'they give effort; the robot takes position (motor angle q1 [rad]): the parallel robot '
+    (default_pcr_file(), ('t0', 't1'), {'effort': 2}, 'position',
+     f"name: t0, t1 not among the robot's motors ({MOTORS})"),
+    (default_pcr_file(), (), {'effort': 6}, None,
+     'effort: the robot takes position (motor angle q1 [rad]): the parallel robot '
      'takes motor angles (position, rad)'),
 ])
 def test_a_setpoint_form_fits_the_inputs_unless_its_names_fields_or_count_do_not(
-        path, names, sizes, misfit):
+        path, names, sizes, field, problem):
     """What the form of a setpoint shows; the model agrees where it gets the values."""
     _, _, model = create_model(path, 'quasi_static')
-    assert model.inputs.misfit(names, sizes) == misfit
-    taken = [field for field in model.inputs.fields if sizes.get(field)]
-    if taken:   # the field the simulator node would pass on (else it refuses it itself)
-        values = dict.fromkeys(names, 0.0) if names else [0.0] * sizes[taken[0]]
-        if misfit:
+    if problem:
+        with pytest.raises(InputError) as error:
+            model.inputs.check(names, sizes)
+        assert str(error.value) == problem
+    else:
+        assert model.inputs.check(names, sizes) == field
+    if field:   # the model, given such values, judges them alike
+        values = dict.fromkeys(names, 0.0) if names else [0.0] * sizes.get(field, 0)
+        if problem or not sizes:
             with pytest.raises(InputError):
-                model.apply(taken[0], values)
+                model.apply(field, values)
         else:
-            model.apply(taken[0], values)
+            model.apply(field, values)
 
 
 def test_kind_of_a_file_and_kinds_without_a_model(tmp_path):

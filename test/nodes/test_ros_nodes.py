@@ -243,12 +243,12 @@ def test_bad_setpoints_are_rejected_with_a_warning_and_the_node_keeps_publishing
     wait_for(lambda: probe.latest('tendon/state').effort.tolist() == [1.0, 0.0, 0.0, 0.0],
              'tension 1 N on t0')
     bad = [
-        (JointState(name=['bogus'], effort=[1.0]), "unknown tendon 'bogus'"),
+        (JointState(name=['bogus'], effort=[1.0]), "name: bogus not among the robot's tendons"),
         (JointState(name=['t0'], effort=[math.nan]), 'must be finite'),
         (JointState(name=['t0'], effort=[-1.0]), 'must be >= 0'),
         (JointState(name=['t0'], effort=[MAX_TENSION + 1.0]), 'must be <= max_tension'),
-        (JointState(effort=[1.0] * 3), 'expected 4 values'),
-        (JointState(effort=[1.0] * 5), 'effort: has 5 entries; the robot has 4 tendons'),
+        (JointState(effort=[1.0] * 3), 'effort: has 3 values without names; the robot has 4'),
+        (JointState(effort=[1.0] * 5), 'effort: has 5 values without names; the robot has 4'),
         (JointState(name=[f'x{i}' for i in range(10000)], effort=[1.0] * 10000),
          'name: has 10000 entries'),
         (JointState(name=['t0', 't1'], effort=[1.0, 1.0, 1.0]), 'has 3 values for 2 names'),

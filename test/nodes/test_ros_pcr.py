@@ -113,11 +113,11 @@ def test_bad_setpoints_are_rejected_and_the_last_equilibrium_stays(pcr):
     settle(pcr, angles(motor_1=0.0, motor_2=0.0, motor_3=15.0, motor_4=15.0, motor_5=0.0), q1)
     good = position(probe.latest('tip/pose'))
     bad = [
-        (JointState(name=['motor_1'], effort=[1.0]), 'it has efforts but no position'),
-        (angles(motor_7=1.0), "unknown motor 'motor_7'"),
+        (JointState(name=['motor_1'], effort=[1.0]), 'effort: the robot takes position'),
+        (angles(motor_7=1.0), "name: motor_7 not among the robot's motors"),
         (angles(motor_2=95.0), 'motor_angles[1]: must be within the motor limits'),
-        (JointState(position=[0.0] * 5), 'has 5 values without names; give one per motor'),
-        (JointState(position=[0.0] * 7), 'position: has 7 entries; the robot has 6 motors'),
+        (JointState(position=[0.0] * 5), 'position: has 5 values without names; the robot has 6'),
+        (JointState(position=[0.0] * 7), 'position: has 7 values without names; the robot has 6'),
         (JointState(name=['motor_1'], position=[math.nan]), 'non-finite motor angle'),
     ]
     for msg, problem in bad:

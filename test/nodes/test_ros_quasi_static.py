@@ -162,12 +162,12 @@ def test_bad_setpoints_are_rejected_and_the_last_equilibrium_stays_published(qs)
         StaticsSolver(qs.robot, 'discrete').solve_displacements(out_of_reach)
     max_tension = qs.robot.max_tensions[0]
     bad = [
-        (JointState(name=['bogus'], effort=[1.0]), "unknown tendon 'bogus'"),
+        (JointState(name=['bogus'], effort=[1.0]), "name: bogus not among the robot's tendons"),
         (tensions(t0=math.nan), 'must be finite'),
         (tensions(t0=-1.0), 'must be >= 0'),
         (tensions(t0=max_tension + 1.0), 'must be <= max_tension'),
-        (JointState(effort=[1.0] * 3), 'expected 4 values'),
-        (JointState(effort=[1.0] * 5), 'effort: has 5 entries; the robot has 4 tendons'),
+        (JointState(effort=[1.0] * 3), 'effort: has 3 values without names; the robot has 4'),
+        (JointState(effort=[1.0] * 5), 'effort: has 5 values without names; the robot has 4'),
         (JointState(name=['t0', 't0'], effort=[1.0, 1.0]), 'more than once'),
         (JointState(name=['t0'], position=[math.nan]), 'must be finite'),
         (JointState(name=['t0', 't1'], position=[0.01]), 'has 1 values for 2 names'),

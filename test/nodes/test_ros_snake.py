@@ -140,8 +140,9 @@ def test_pulling_the_upper_cable_lifts_the_tip_and_limits_apply(snake):
     for msg, problem in (
             (JointState(name=['cable2'], effort=[robot.max_tension + 1.0]),
              'effort[cable2]: must be within [0, max_tension = 150] N'),
-            (JointState(name=['cable1'], position=[0.01]), 'it has positions but no effort'),
-            (JointState(effort=[1.0] * 5), 'effort: has 5 entries; the robot has 4 cables')):
+            (JointState(name=['cable1'], position=[0.01]), 'position: the robot takes effort'),
+            (JointState(effort=[1.0] * 5),
+             'effort: has 5 values without names; the robot has 4 cables')):
         probe.setpoint_pub.publish(msg)
         warning_containing(probe, 'simulator', problem)
     assert probe.latest('tendon/state').effort.tolist() == [1.0, 25.0, 1.0, 1.0]

@@ -394,16 +394,16 @@ RENAMED = {f'name: t{i}': f'name: {new}' for i, new in enumerate('abcd')}
 
 @pytest.mark.parametrize('robot, unnamed, problem', [
     pytest.param('config/pcr_6rus.yaml', False,
-                 f"they name {TENDONS}; the robot's motors are motor_1, ", id='another kind'),
-    pytest.param(RENAMED, False, f"they name {TENDONS}; the robot's tendons are a, b, c, d",
+                 f"name: {TENDONS} not among the robot's motors (motor_1, ", id='another kind'),
+    pytest.param(RENAMED, False, f"name: {TENDONS} not among the robot's tendons (a, b, c, d)",
                  id='other names'),
     pytest.param('config/planar_robot.yaml', False,
-                 "they name t2, t3; the robot's tendons are t0, t1", id='fewer tendons'),
+                 'name: has 4 entries; the robot has 2 tendons (t0, t1)', id='fewer tendons'),
     pytest.param('config/planar_robot.yaml', True,
-                 'they give 4 effort values without names; the robot has 2 tendons',
+                 'effort: has 4 values without names; the robot has 2 tendons: one each',
                  id='unnamed, fewer tendons'),
     pytest.param('config/pcr_6rus.yaml', True,
-                 'they give effort; the robot takes position (motor angle',
+                 'effort: the robot takes position (motor angle',
                  id='unnamed, other field'),
 ])
 def test_replay_into_simulation_refuses_a_robot_the_recorded_setpoints_do_not_fit(
