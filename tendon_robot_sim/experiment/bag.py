@@ -43,7 +43,9 @@ from :data:`DEFAULT_STORE` when a bag stores none.
 Integrity: MCAP files written here get their CRC-32 checksums filled in, and every
 MCAP file's non-zero checksums are verified before it is read (see
 :mod:`tendon_robot_sim.experiment.mcap_crc` for what that does and does not cover); a
-mismatch is a :class:`BagError`.
+mismatch is a :class:`BagError`. A process verifies a file once while it is unchanged
+(:func:`~tendon_robot_sim.experiment.mcap_crc.verify_once`): the second opening of a bag
+in one command does not read all of it again.
 
 Durability: :meth:`BagWriter.flush` puts every message written so far on disk, where a
 killed process (SIGKILL, the OOM killer) or a power cut leaves it: the MCAP chunk being
@@ -301,7 +303,7 @@ def _open_bag(path: str | Path) -> Iterator[AnyReader]:
     mcaps = sorted(path.glob('*.mcap')) if path.is_dir() else [path] * (path.suffix == '.mcap')
     for mcap in mcaps:
         try:
-            mcap_crc.verify(mcap)
+            mcap_crc.verify_once(mcap)
         except (mcap_crc.McapCrcError, OSError) as error:
             hint = f' ({RECOVER} {mcap.parent} recovers it)' if 'ends early' in str(error) \
                 and path.is_dir() else ''

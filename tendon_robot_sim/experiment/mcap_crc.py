@@ -31,12 +31,17 @@ so a flip anywhere in the file is detected. What is not covered: a chunk compres
 with a codec this Python cannot decompress (its own CRC is skipped; the data
 section CRC still covers its bytes), files written with the CRCs left at 0 by other
 tools, ``metadata.yaml`` of a bag folder, and sqlite3 bags (no checksums).
+
+:func:`verify_once` is what reading a bag calls: one command opens a bag several times
+(``replay`` reads its topics, its QoS, its setpoints, then plays it), and a file this
+process verified is not verified again while it is unchanged.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 import struct
+import time
 from typing import Iterator
 import zlib
 
@@ -49,6 +54,11 @@ OP_DATA_END = 0x0F
 _RECORD_HEAD = struct.Struct('<BQ')       # opcode, content length
 _CHUNK_HEAD = struct.Struct('<QQQI')      # start time, end time, uncompressed size, crc
 _FOOTER = struct.Struct('<QQI')           # summary start, summary offset start, crc
+# A file changed again within its file system's timestamp granularity (a few ms on ext4, 2 s
+# on FAT) keeps its mtime: one modified less than this long ago [s] is verified every time.
+SETTLED = 2.0
+# What verify_once verified, by resolved path: the file's identity then (_identity).
+_verified: dict[Path, tuple[int, ...]] = {}
 
 
 class McapCrcError(ValueError):
@@ -177,3 +187,27 @@ def verify(path: str | Path) -> int:
                                f'{crc:08x}): the file is damaged')
         checked += 1
     return checked
+
+
+def _identity(status) -> tuple[int, ...]:
+    """Return what changes when a file is replaced or written (ctime: even if mtime is reset)."""
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns,
+            status.st_ctime_ns)
+
+
+def verify_once(path: str | Path) -> None:
+    """
+    Verify the MCAP file at ``path`` (:func:`verify`) unless this process did so unchanged.
+
+    Unchanged: the same device, inode, size, mtime and ctime as when it was verified, and
+    modified at least :data:`SETTLED` seconds before that. Only a file that passed is
+    remembered, so a damaged one is refused at every opening.
+    """
+    path = Path(path).resolve()
+    status = path.stat()    # before reading: a change while it is read makes it differ
+    identity = _identity(status)
+    if _verified.get(path) == identity:
+        return
+    verify(path)
+    if time.time_ns() - status.st_mtime_ns >= SETTLED * 1e9:
+        _verified[path] = identity

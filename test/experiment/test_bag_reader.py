@@ -14,8 +14,10 @@
 
 """tendon_robot_sim.experiment.bag readers: our bags, `ros2 bag record` layouts, damaged bags."""
 
+from pathlib import Path
 import shutil
 
+from bag_files import count_verifications, date_back, HOUR
 from geometry_msgs.msg import PointStamped, TransformStamped
 import numpy as np
 import pytest
@@ -230,3 +232,56 @@ def test_bit_flips_in_an_mcap_bag_are_detected(good_bags, tmp_path):
 def test_our_mcap_bags_carry_checksums(good_bags):
     (storage,) = (good_bags / 'mcap').glob('*.mcap')
     assert mcap_crc.verify(storage) == 3   # one chunk, the data section, the summary
+
+
+def _flip_in_place(path: Path, position: int) -> None:
+    """Flip one bit of ``path`` where it is (same file, same size), as a disk fault does."""
+    with path.open('r+b') as file:
+        file.seek(position)
+        byte = file.read(1)[0]
+        file.seek(position)
+        file.write(bytes([byte ^ 1]))
+
+
+def test_the_openings_of_a_bag_in_one_process_verify_its_checksums_once(
+        good_bags, tmp_path, monkeypatch):
+    bag = tmp_path / 'bag'
+    shutil.copytree(good_bags / 'mcap', bag)
+    date_back(bag)
+    verified = count_verifications(monkeypatch)
+    bag_topics(bag)
+    offered_qos_of(bag)
+    list(read_raw(bag))
+    list(read_messages(bag))
+    assert verified == [storage.resolve() for storage in bag.glob('*.mcap')]
+
+
+def test_a_file_changed_since_its_verification_is_verified_again(
+        good_bags, tmp_path, monkeypatch):
+    """Same size, the mtime of another old recording: its identity changed, so it is read."""
+    bag = tmp_path / 'bag'
+    shutil.copytree(good_bags / 'mcap', bag)
+    (storage,) = bag.glob('*.mcap')
+    date_back(bag)
+    verified = count_verifications(monkeypatch)
+    expected = list(read_raw(bag))
+    _flip_in_place(storage, storage.stat().st_size // 2)
+    date_back(bag, 2 * HOUR)
+    with pytest.raises(BagError, match=f'{storage}: .*CRC-32 mismatch'):
+        list(read_raw(bag))
+    assert len(verified) == 2
+    _flip_in_place(storage, storage.stat().st_size // 2)     # repaired: read as before
+    date_back(bag, 3 * HOUR)
+    assert list(read_raw(bag)) == expected
+    assert len(verified) == 3
+
+
+def test_a_file_just_written_is_verified_at_every_opening(good_bags, tmp_path, monkeypatch):
+    """It may change again within its mtime's granularity, unseen: it is not remembered."""
+    bag = tmp_path / 'bag'
+    shutil.copytree(good_bags / 'mcap', bag)
+    date_back(bag, 0)
+    verified = count_verifications(monkeypatch)
+    bag_topics(bag)
+    bag_topics(bag)
+    assert len(verified) == 2

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 
+from bag_files import count_verifications, date_back
 from geometry_msgs.msg import PointStamped, PoseStamped
 import numpy as np
 import pytest
@@ -284,6 +285,17 @@ def test_replay_into_simulation_publishes_the_simulated_tip_next_to_the_measured
     reference = StaticsSolver(load_robot(default_robot_file()), 'discrete')
     expected = reference.solve_tensions([2.0, 0.0, 0.0, 0.0]).tip_position
     assert np.linalg.norm(position(poses[-1]) - expected) < 5e-8
+
+
+def test_a_replay_into_simulation_verifies_the_bag_once(tmp_path, monkeypatch, capsys):
+    """It opens the bag four times: topics, QoS, the setpoints' forms, the playback."""
+    bag = tmp_path / 'bag'
+    _simulation_bag(bag)
+    date_back(bag)
+    verified = count_verifications(monkeypatch)
+    assert main(['replay', str(bag), '--simulate', '--delay', '0']) == 0
+    assert 'published 4 messages' in capsys.readouterr().out
+    assert verified == [storage.resolve() for storage in bag.glob('*.mcap')]
 
 
 def test_replay_into_simulation_needs_setpoints(bag, capsys):
