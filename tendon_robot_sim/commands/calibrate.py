@@ -52,7 +52,7 @@ import math
 
 from tendon_robot_sim.commands import command_error, CommandError, OutputPath, within
 from tendon_robot_sim.commands.validate import (add_recording_options, check_hold_options,
-                                                csv_files, hold_defaults, HOLD_FINDING,
+                                                csv_files, fill_defaults, HOLD_FINDING,
                                                 HOLD_OPTIONS, load_inputs, load_trajectory,
                                                 MODEL_ERRORS, POINTS_OPTION, refuse_given)
 from tendon_robot_sim.experiment.experiment import is_csv
@@ -180,7 +180,7 @@ def check_bellows_hold_options(args: argparse.Namespace, fit: list[str], respons
     if all(is_csv(path) for path in read):
         refuse_given(args, HOLD_FINDING,
                      f"applies to a bag's static points only; {csv_files(read)}")
-    hold_defaults(args)
+    fill_defaults(args, HOLD_OPTIONS)
 
 
 def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:

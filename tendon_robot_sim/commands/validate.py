@@ -86,7 +86,7 @@ def add_recording_options(parser, several_models: bool = False) -> None:
                              + ('; several, comma-separated: compared side by side'
                                 if several_models else '')
                              + '; not for bellows robots')
-    # default None, resolved by hold_defaults: one given where nothing reads it is refused
+    # default None, resolved by fill_defaults: one given where nothing reads it is refused
     parser.add_argument('--hold-time', type=positive, default=None, metavar='S',
                         help=f'bag: shortest steady stretch of a hold in s '
                              f'(default {DEFAULT_HOLD_TIME:g})')
@@ -126,9 +126,9 @@ def refuse_given(args: argparse.Namespace, options, why: str) -> None:
             raise CommandError(f'{option}: {why}')
 
 
-def hold_defaults(args: argparse.Namespace) -> None:
-    """Give the hold options left out their documented defaults (after refuse_given)."""
-    for dest, _, default in HOLD_OPTIONS:
+def fill_defaults(args: argparse.Namespace, options) -> None:
+    """Give the ``options`` left out their documented defaults (after refuse_given)."""
+    for dest, _, default in options:
         if getattr(args, dest) is None:
             setattr(args, dest, default)
 
@@ -149,7 +149,7 @@ def check_hold_options(args: argparse.Namespace, recording, after=None) -> None:
     elif args.points == 'samples':
         refuse_given(args, HOLD_FINDING, 'applies to --points holds only (samples: every tip '
                                          'sample, no holds to find)')
-    hold_defaults(args)
+    fill_defaults(args, HOLD_OPTIONS)
 
 
 def model_names(args: argparse.Namespace) -> list[str]:
