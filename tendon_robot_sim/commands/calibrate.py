@@ -52,9 +52,10 @@ import math
 
 from tendon_robot_sim.commands import command_error, CommandError, OutputPath, within
 from tendon_robot_sim.commands.validate import (add_recording_options, check_hold_options,
-                                                csv_files, hold_defaults, HOLD_FINDING,
+                                                csv_files, fill_defaults, HOLD_FINDING,
                                                 HOLD_OPTIONS, load_inputs, load_trajectory,
-                                                MODEL_ERRORS, POINTS_OPTION, refuse_given)
+                                                MODEL_ERRORS, POINTS_OPTION, refuse_given,
+                                                refuse_statics_options, SOLVE_OPTIONS)
 from tendon_robot_sim.experiment.experiment import is_csv
 from tendon_robot_sim.experiment.fit_parameters import DYNAMIC_FIELDS, FITTABLE
 from tendon_robot_sim.experiment.fitting import calibrate
@@ -68,6 +69,10 @@ from tendon_robot_sim.models.trunk.robot import is_bellows_description, load_bel
 import yaml
 
 BELLOWS_FITS = ('stiffness', 'damping')
+# The options of a tendon robot's least squares: (dest, option, default when left out); the
+# defaults are filled after the paths that read none of them have refused one given.
+START_OPTIONS = (('bounds', '--bounds', None), ('starts', '--starts', 1))
+EVERY_OPTION = (('every', '--every', 1),)
 
 
 def register(subparsers) -> None:
@@ -85,14 +90,16 @@ def register(subparsers) -> None:
                              f'{", ".join(BELLOWS_FITS)}')
     parser.add_argument('--bounds', default=None, metavar='NAME=LOW:HIGH,...',
                         help='bounds in SI units, NAME as in --fit (default: initial / 10 .. '
-                             'initial x 10 for positive quantities; see docs/experiments.md)')
-    parser.add_argument('--starts', type=within(1, 1000, kind=int), default=1, metavar='N',
+                             'initial x 10 for positive quantities; see docs/experiments.md); '
+                             'not for bellows robots')
+    parser.add_argument('--starts', type=within(1, 1000, kind=int), default=None, metavar='N',
                         help='starting points: the robot file and N - 1 Sobol points within '
-                             'the bounds (multi-start; default 1)')
-    parser.add_argument('--every', type=within(1, 1000, kind=int), default=1, metavar='N',
+                             'the bounds (multi-start; default 1); not for bellows robots')
+    parser.add_argument('--every', type=within(1, 1000, kind=int), default=None, metavar='N',
                         help='fit every N-th point only, in their order (the first, the '
                              'N + 1-th, ...): a path-dependent fit (tendon or bending '
-                             'friction) on a shorter sequence; default 1, all points')
+                             'friction) on a shorter sequence; default 1, all points; not for '
+                             'a trajectory fit (--model dynamic, damping) or bellows robots')
     parser.add_argument('--out', required=True, metavar='FILE', type=OutputPath('file'),
                         help='calibrated robot description YAML to write')
     parser.add_argument('--step-response', default=None, metavar='BAG_OR_CSV',
@@ -136,13 +143,15 @@ def run(args: argparse.Namespace) -> int:
                            'a tendon robot fits its damping to the recording itself (--model '
                            'dynamic)')
     bounds = parse_bounds(args.bounds)
+    fill_defaults(args, START_OPTIONS)
     recording = None
     args.model = args.model or 'discrete'
+    refuse_statics_options(args, [args.model])
     trajectory_fit = set(fit) & set(DYNAMIC_FIELDS)
     if args.model == 'dynamic' and trajectory_fit:
-        refuse_given(args, HOLD_OPTIONS, f'applies to holds only; --model dynamic fits '
-                                         f'{", ".join(sorted(trajectory_fit))} to the whole '
-                                         'recorded trajectory')
+        refuse_given(args, HOLD_OPTIONS + EVERY_OPTION,
+                     f'applies to holds only; --model dynamic fits '
+                     f'{", ".join(sorted(trajectory_fit))} to the whole recorded trajectory')
         robot, recording = load_trajectory(args)
         holds = []
         print(f'{len(recording.tip_times)} tip samples over '
@@ -150,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
               f'{args.recording}; fitting {", ".join(fit)} to the trajectory (model dynamic)')
     else:
         check_hold_options(args, args.recording)
+        fill_defaults(args, EVERY_OPTION)
         robot, holds = load_inputs(args)
         holds = holds[::args.every]
         every = f' (every {args.every})' if args.every > 1 else ''
@@ -180,7 +190,7 @@ def check_bellows_hold_options(args: argparse.Namespace, fit: list[str], respons
     if all(is_csv(path) for path in read):
         refuse_given(args, HOLD_FINDING,
                      f"applies to a bag's static points only; {csv_files(read)}")
-    hold_defaults(args)
+    fill_defaults(args, HOLD_OPTIONS)
 
 
 def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
@@ -188,6 +198,10 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
     if args.model is not None:
         raise CommandError('--model: a bellows robot is identified with its constant-curvature '
                            'dynamics; leave --model out')
+    refuse_given(args, START_OPTIONS + EVERY_OPTION + SOLVE_OPTIONS,
+                 "applies to a tendon robot's fit only; a bellows robot is identified as "
+                 'Hadzic & Häseli do, in this process: linear least squares on every static '
+                 'point, the dampers fitted to the step response')
     unknown = [name for name in fit if name not in BELLOWS_FITS]
     if unknown or not fit:
         raise CommandError(f'--fit: a bellows robot fits {list(BELLOWS_FITS)}, got {fit}')

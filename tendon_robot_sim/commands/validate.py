@@ -86,7 +86,7 @@ def add_recording_options(parser, several_models: bool = False) -> None:
                              + ('; several, comma-separated: compared side by side'
                                 if several_models else '')
                              + '; not for bellows robots')
-    # default None, resolved by hold_defaults: one given where nothing reads it is refused
+    # default None, resolved by fill_defaults: one given where nothing reads it is refused
     parser.add_argument('--hold-time', type=positive, default=None, metavar='S',
                         help=f'bag: shortest steady stretch of a hold in s '
                              f'(default {DEFAULT_HOLD_TIME:g})')
@@ -100,15 +100,17 @@ def add_recording_options(parser, several_models: bool = False) -> None:
                              'motion-capture table)')
     parser.add_argument('--step', type=within(1e-5, 1.0, 'm'), default=None, metavar='M',
                         help="largest RK4 step of the statics in m (default: the model's "
-                             'own, 5 mm; 2.5 mm for discrete)')
+                             'own, 5 mm; 2.5 mm for discrete); not for --model dynamic or '
+                             'bellows robots')
     parser.add_argument('--piece-length', type=within(1e-3, 1.0, 'm'), default=None,
                         metavar='M',
                         help='largest piece of a tendon with capstan friction in m: each '
                              'piece holds one tension; longer pieces solve faster, less '
-                             f'closely (default {DEFAULT_PIECE_LENGTH:g})')
+                             f'closely (default {DEFAULT_PIECE_LENGTH:g}); not for --model '
+                             'dynamic or bellows robots')
     parser.add_argument('--workers', type=worker_count, default=None, metavar='N',
                         help='local processes for the model solves (default: all cores; '
-                             '1: none)')
+                             '1: none); not for bellows robots')
     add_scheduler_options(parser)
 
 
@@ -117,6 +119,13 @@ HOLD_FINDING = (('hold_time', '--hold-time', DEFAULT_HOLD_TIME),
                 ('tip_tolerance', '--tip-tolerance', DEFAULT_TIP_TOLERANCE))
 POINTS_OPTION = (('points', '--points', 'holds'),)
 HOLD_OPTIONS = HOLD_FINDING + POINTS_OPTION
+# The options of a tendon robot's model solves (None when left out): the rod statics (not
+# the dynamic simulator), and where they run (a bellows robot's models read none of them).
+STATICS_OPTIONS = (('step', '--step', None), ('piece_length', '--piece-length', None))
+SOLVE_OPTIONS = STATICS_OPTIONS + (
+    ('workers', '--workers', None), ('scheduler', '--scheduler', None),
+    ('tls_ca_file', '--tls-ca-file', None), ('tls_cert', '--tls-cert', None),
+    ('tls_key', '--tls-key', None))
 
 
 def refuse_given(args: argparse.Namespace, options, why: str) -> None:
@@ -126,9 +135,9 @@ def refuse_given(args: argparse.Namespace, options, why: str) -> None:
             raise CommandError(f'{option}: {why}')
 
 
-def hold_defaults(args: argparse.Namespace) -> None:
-    """Give the hold options left out their documented defaults (after refuse_given)."""
-    for dest, _, default in HOLD_OPTIONS:
+def fill_defaults(args: argparse.Namespace, options) -> None:
+    """Give the ``options`` left out their documented defaults (after refuse_given)."""
+    for dest, _, default in options:
         if getattr(args, dest) is None:
             setattr(args, dest, default)
 
@@ -149,7 +158,14 @@ def check_hold_options(args: argparse.Namespace, recording, after=None) -> None:
     elif args.points == 'samples':
         refuse_given(args, HOLD_FINDING, 'applies to --points holds only (samples: every tip '
                                          'sample, no holds to find)')
-    hold_defaults(args)
+    fill_defaults(args, HOLD_OPTIONS)
+
+
+def refuse_statics_options(args: argparse.Namespace, models: list[str]) -> None:
+    """Refuse --step and --piece-length when no model of ``models`` solves the statics."""
+    if set(models) == {'dynamic'}:
+        refuse_given(args, STATICS_OPTIONS, 'applies to the statics models only; --model '
+                                            'dynamic solves with the dynamic simulator')
 
 
 def model_names(args: argparse.Namespace) -> list[str]:
@@ -250,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
                                    "Hadzic & Häseli's metrics)")
         return run_bellows(args)
     models = model_names(args)
+    refuse_statics_options(args, models)
     if args.samples_out is not None and len(models) > 1:
         raise CommandError(f"--samples-out: the table holds one model's points; give one "
                            f'--model, got {args.model}')
@@ -354,6 +371,8 @@ def run_bellows(args: argparse.Namespace) -> int:
                                f'{option} out')
     refuse_given(args, HOLD_OPTIONS, "applies to a tendon robot's holds only; a bellows robot "
                                      'is validated on its whole recorded run')
+    refuse_given(args, SOLVE_OPTIONS, "applies to a tendon robot's models only; a bellows "
+                                      "robot's constant-curvature models run in this process")
     try:
         robot = load_bellows_robot(args.robot)
         run = (read_run_csv if is_csv(args.recording) else read_run)(args.recording, robot)

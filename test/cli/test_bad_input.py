@@ -526,6 +526,36 @@ CASES = [
     (['calibrate', '{bellows_run_no_tip}', '--robot', BHA, '--fit', 'stiffness', '--out',
       '{out}/r.yaml', '--step-response', '{missing}'], BAD,
      '--step-response: applies to --fit damping only'),
+    # a trajectory fit reads no hold, the dynamic simulator no statics option
+    (['calibrate', '{missing}', '--model', 'dynamic', '--fit', 'damping', '--out',
+      '{out}/r.yaml', '--every', '2'], BAD,
+     '--every: applies to holds only; --model dynamic fits damping to the whole recorded '
+     'trajectory'),
+    (['calibrate', '{missing}', '--model', 'dynamic', '--fit', 'vertebra_mass', '--out',
+      '{out}/r.yaml', '--step', '0.01'], BAD,
+     '--step: applies to the statics models only; --model dynamic solves with the dynamic '
+     'simulator'),
+    (['validate', '{missing}', '--model', 'dynamic', '--report', '{out}', '--piece-length',
+      '0.04'], BAD, '--piece-length: applies to the statics models only'),
+    # read by one of the models: a missing file is the error
+    (['validate', '{missing}', '--model', 'dynamic,cosserat', '--report', '{out}',
+      '--piece-length', '0.04'], BAD, 'missing'),
+    (['calibrate', '{missing}', '--fit', 'youngs_modulus', '--out', '{out}/r.yaml', '--every',
+      '2', '--starts', '2', '--step', '0.01'], BAD, 'missing'),
+    # a bellows robot's identification and validation read no option of a tendon robot's fit
+    *[(['calibrate', '{bellows_run_no_tip}', '--robot', BHA, '--fit', 'stiffness', '--out',
+        '{out}/r.yaml', option, value], BAD,
+       f"{option}: applies to a tendon robot's fit only; a bellows robot is identified as "
+       'Hadzic & Häseli do')
+      for option, value in (('--every', '2'), ('--starts', '2'), ('--bounds', 'x=1:2'),
+                            ('--step', '0.01'), ('--piece-length', '0.04'), ('--workers', '1'),
+                            ('--scheduler', 'tcp://localhost:1'), ('--tls-cert', 'c.pem'))],
+    *[(['validate', '{bellows_run_no_tip}', '--robot', BHA, '--report', '{out}', option,
+        value], BAD,
+       f"{option}: applies to a tendon robot's models only; a bellows robot's "
+       'constant-curvature models run in this process')
+      for option, value in (('--step', '0.01'), ('--piece-length', '0.04'), ('--workers', '1'),
+                            ('--scheduler', 'tcp://localhost:1'))],
     # import: the table and its column map (more in test/experiment/test_table_import.py)
     (['import', '{missing}', '--columns', '{v4_map}', '--robot', V4, '--out', '{out}/bag'], BAD,
      'missing.yaml: cannot read'),
