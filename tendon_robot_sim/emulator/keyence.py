@@ -22,7 +22,9 @@ its axis of the sensor frame, written as the LK-G manual's "Measurement value fo
 display setting puts it (``decimals``; by default the most that every value of the
 measuring range fits: 3 for +-250 mm, ``+123.456``), ``+FFFFFFF``/``-FFFFFFF`` beyond its
 measuring range and ``XXXXXXXX`` in alarm (the display shows ``-------``).
-Any other command gets ``ER,<command>,00`` (command error); it sends nothing unasked.
+Any other command gets ``ER,<command>,00`` (command error); ``refuse`` makes it answer
+``M0`` with the error response of the manual's "Outline of the command format" (page 5-5)
+too, ``ER,M0,<code>``; it sends nothing unasked.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ class KeyenceController:
     ``blind(head)`` puts a head out of range (a target lost), ``blind(head, False)``
     back in; ``alarm(head)`` makes it report the alarm value, ``alarm(head, False)``
     stops it; ``noise`` is the standard deviation of each reading [mm]; ``decimals`` the
-    display setting (None: the most the measuring range fits).
+    display setting (None: the most the measuring range fits); ``refuse(code)`` answers
+    ``M0`` with the error code (01: status error ...), ``refuse(None)`` measures again.
     """
 
     def __init__(self, plant: Plant, mount: SensorMount,
@@ -55,6 +58,7 @@ class KeyenceController:
         self.rng = np.random.default_rng(seed)
         self.blinded = [False, False]
         self.alarms = [False, False]
+        self.refusal: str | None = None   # the error code M0 is answered with, if any
         self.buffer = b''
         self.answered = 0
         self.errors = 0
@@ -65,6 +69,9 @@ class KeyenceController:
     def alarm(self, head: int, on: bool = True) -> None:
         self.alarms[head] = on
 
+    def refuse(self, code: str | None = keyence.STATUS_ERROR) -> None:
+        self.refusal = code
+
     def receive(self, data: bytes) -> list[bytes]:
         """Answer every complete command line."""
         self.buffer += data
@@ -72,12 +79,13 @@ class KeyenceController:
         while b'\r' in self.buffer:
             line, self.buffer = self.buffer.split(b'\r', 1)
             command = line.strip().upper()
-            if command == keyence.MEASURE:
+            if command == keyence.MEASURE and self.refusal is None:
                 replies.append(b'M0,' + b','.join(v.encode() for v in self._values()) + b'\r')
                 self.answered += 1
             else:
                 self.errors += 1
-                replies.append(b'ER,' + command[:2] + b',00\r')
+                code = keyence.COMMAND_ERROR if command != keyence.MEASURE else self.refusal
+                replies.append(b'ER,' + command[:2] + b',' + code.encode() + b'\r')
         return replies
 
     def _values(self) -> list[str]:

@@ -34,7 +34,8 @@ The hardware bridge's logic without ROS: setpoints in, safe commands out.
   first valid setpoint after an activation or a resume (until then the safe state is
   commanded as the watchdog would, without its warning); :meth:`BridgeCore.stop`
   latches it until :meth:`BridgeCore.resume`. A device fault (a servo's hardware error,
-  a lost or reset servo, readings implausible for ``implausible_timeout``) latches it too.
+  a lost or reset servo, a fault flag of the streaming device, readings implausible for
+  ``implausible_timeout``) latches it too.
 * **Delivery**: the commanded state is sent again, with a new sequence number, whenever
   the driver gave it up, until the device acknowledges it; a command unacknowledged for
   ``delivery_timeout`` makes the motor status an ERROR.

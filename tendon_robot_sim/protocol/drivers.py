@@ -168,6 +168,7 @@ class MotorDriver:
         self._resend = False
         self._commands = CommandStatistics()
         self._reports: list[tuple[motor.ChannelStatus, float] | None] = [None] * channels
+        self._faults_after = -np.inf   # fault() reads reports received after this [s]
         self.link = SerialLink(url, self.protocol, self._on_message, self._on_connect,
                                self._poll_outgoing, name=link_options.pop('name', 'motors'),
                                **link_options)
@@ -201,11 +202,27 @@ class MotorDriver:
         """Deactivate: nothing to switch off; the owner commands the safe state."""
 
     def fault(self) -> str:
-        """Return '': the device's faults arrive as flags in its status (``fault_names``)."""
-        return ''
+        """
+        Return the fault flags reported since the last :meth:`clear_fault` ('' none).
+
+        Every flag but tension limit: that one says the device clamped a target to its own
+        limit and holds it there, its protection at work (as a servo's current bound).
+        """
+        with self._lock:
+            reports, after = list(self._reports), self._faults_after
+        said = []
+        for report in reports:
+            if report is None or report[1] <= after:
+                continue
+            flags = report[0].faults & ~motor.FAULT_TENSION_LIMIT
+            if flags:
+                said.append(f'channel {report[0].channel}: {", ".join(motor.fault_names(flags))}')
+        return '; '.join(said)
 
     def clear_fault(self) -> None:
-        """Nothing is latched here."""
+        """Forget the flags reported so far: one that persists comes back with the next report."""
+        with self._lock:
+            self._faults_after = time.monotonic()
 
     def recover(self) -> None:
         """Nothing to bring back: the device takes the owner's next command as it comes."""

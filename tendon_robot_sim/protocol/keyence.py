@@ -26,7 +26,10 @@ shows as ``-------`` (an alarm, no target: "Measurement value format", page 5-6)
 Each of these is an invalid sample of that head, not a fault of the link. A
 command it cannot execute gets ``ER,<command>,<code>`` (00 command error, 01
 status error, 20 command length error, 21 parameter count error, 22 invalid
-parameter, 88 timeout, 99 other).
+parameter, 88 timeout, 99 other: "Outline of the command format", page 5-5). The
+answer ``ER,M0,<code>`` is an invalid sample of both heads too (the controller
+answered, and measured nothing); an error for another command answers one garbled
+on the way, a fault of the link.
 
 Two heads on orthogonal axes of the sensor frame give the tip there
 (:class:`Heads`); :class:`KeyenceSensor` polls the controller at a rate, with a
@@ -57,6 +60,7 @@ MEASURE = b'M0'
 OUT_OF_RANGE = 'FFFFFFF'
 #: The whole value when the display shows ``-------`` (alarm, no target).
 ALARM = 'XXXXXXXX'
+COMMAND_ERROR, STATUS_ERROR = '00', '01'
 ERROR_CODES = {'00': 'command error', '01': 'status error', '20': 'command length error',
                '21': 'parameter count error', '22': 'invalid parameter error',
                '88': 'timeout error', '99': 'other error'}
@@ -64,6 +68,10 @@ ERROR_CODES = {'00': 'command error', '01': 'status error', '20': 'command lengt
 
 class KeyenceError(ValueError):
     """A response that is not a measurement; the message says what it was."""
+
+
+class RefusedMeasurement(KeyenceError):
+    """The controller's error response to ``M0``: it answered, but measured nothing."""
 
 
 #: Characters of a value after its sign (the decimal point one of them).
@@ -118,8 +126,10 @@ def parse_measurement(line: bytes) -> tuple[float | None, float | None]:
         raise KeyenceError(f'response {line!r}: not ASCII') from None
     parts = text.split(',')
     if parts[0].upper() == 'ER' and len(parts) == 3:
-        raise KeyenceError(f'controller error {parts[2]} '
-                           f'({ERROR_CODES.get(parts[2], "unknown code")}) for {parts[1]}')
+        # an error for another command answers one garbled on the way: the link's fault
+        error = RefusedMeasurement if parts[1].upper() == MEASURE.decode() else KeyenceError
+        raise error(f'controller error {parts[2]} '
+                    f'({ERROR_CODES.get(parts[2], "unknown code")}) for {parts[1]}')
     if parts[0].upper() != 'M0' or len(parts) != 3:
         raise KeyenceError(f'response {text!r}: expected M0,<value 1>,<value 2>')
     return parse_value(parts[1]), parse_value(parts[2])
@@ -270,8 +280,11 @@ class KeyenceSensor:
                 self._counts.lost += 1   # no answer within the timeout
                 self._link.bytes_dropped += len(line)
                 return
+            refusal = ''
             try:
                 values = parse_measurement(line[:-1])
+            except RefusedMeasurement as error:   # an invalid sample, as an alarm is
+                values, refusal = (None, None), str(error)
             except KeyenceError as error:
                 self._link.parse_errors += 1
                 self._link.last_error = str(error)
@@ -284,7 +297,7 @@ class KeyenceSensor:
             self._counts.invalid += not valid
             if not valid:
                 texts = line[:-1].decode('ascii').split(',')[1:]
-                self._counts.last_invalid = ', '.join(
+                self._counts.last_invalid = refusal or ', '.join(
                     f'head {k + 1} {invalid_reason(text)}'
                     for k, (text, value) in enumerate(zip(texts, values)) if value is None)
             self._counts.overflow += len(self._queue) == self._queue.maxlen

@@ -391,6 +391,37 @@ def test_stop_relaxes_every_tendon_until_resume(rig, ros):
     wait_for(lambda: applied_tensions(rig) == (4.0, 2.0, 1.0, 1.0), what='control again')
 
 
+def test_a_motor_fault_flag_latches_the_safe_state_naming_the_tendon_and_the_fault(rig, ros):
+    """
+    A fault flag in the device's status (here the encoder's) is a device fault, as a servo's.
+
+    It latched nothing before: the motor diagnostics said ERROR while the bridge went on
+    pulling with the setpoints of a motor whose position sensor had failed. (Tension limit,
+    the device's clamp at work, stops nothing: the ramp test pulls a tendon into it.)
+    """
+    bridge, probe = ros
+    probe.setpoint = tensions(t0=3.0, t1=2.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (3.0, 2.0, 1.0, 1.0), what='the setpoint')
+    rig.motor.inject_fault(1, motor.FAULT_ENCODER)
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the safe state')
+    safety = wait_for(lambda: (d := probe.diagnostic('safety')) and d['stopped'] == 'True'
+                      and d, what='the stop latch')
+    assert safety['message'].startswith('stopped by a fault: channel 1: encoder')
+    motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and
+                      d['message'].startswith('fault, stopped') and d, what='the motor ERROR')
+    assert motors['level'] == b'\x02' and 'channel 1: encoder' in motors['message']
+    # A flag that persists latches again at once; cleared, ~/resume hands control back.
+    assert probe.call(probe.resume).success
+    resumed = bridge.get_clock().now().nanoseconds * 1e-9
+    wait_for(lambda: probe.diagnostic('safety', resumed).get('stopped') == 'True',
+             what='the stop latched again')
+    rig.motor.inject_fault(1, 0)
+    wait_for(lambda: probe.diagnostic('motor driver').get('faults t1') is None,
+             what='the flag cleared')
+    assert probe.call(probe.resume).success
+    wait_for(lambda: applied_tensions(rig) == (3.0, 2.0, 1.0, 1.0), what='control again')
+
+
 def largest_steps(rig) -> tuple[float, float]:
     """
     Return the largest rise of a tension [N] and change of a displacement [m] per command.

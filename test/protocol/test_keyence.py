@@ -97,6 +97,16 @@ def test_the_alarm_value_is_an_invalid_sample_not_a_link_error(plant, tmp_path):
     controller = KeyenceController(plant, mount)
     controller.alarm(0)
     assert controller.receive(b'M0\r')[0].startswith(b'M0,XXXXXXXX,')
+    last_invalid = invalid_until_cleared(controller, tmp_path, lambda: controller.alarm(0, False))
+    assert last_invalid == 'head 1 alarm, no target (XXXXXXXX)'
+
+
+def invalid_until_cleared(controller, tmp_path, clear) -> str:
+    """
+    Poll ``controller``: every sample invalid, and the link not to blame; then ``clear()``.
+
+    Returns what the sensor said of the last invalid sample, once a valid one came again.
+    """
     thread = DeviceThread(controller, PtyEndpoint(str(tmp_path / 'lkg')), 100.0).start()
     sensor = keyence.KeyenceSensor(thread.endpoint.path, keyence.Heads(), rate=50.0).start()
     try:
@@ -104,8 +114,9 @@ def test_the_alarm_value_is_an_invalid_sample_not_a_link_error(plant, tmp_path):
         link, samples = sensor.statistics()
         assert link.parse_errors == 0 and link.last_error == ''
         assert samples.invalid == samples.samples
-        controller.alarm(0, False)
+        clear()
         wait_for(lambda: any(s.valid for s, _ in sensor.measurements()), what='valid again')
+        return samples.last_invalid
     finally:
         sensor.stop()
         thread.stop()
@@ -136,3 +147,21 @@ def test_readings_of_100_mm_and_more_keep_their_value(plant, tmp_path):
     finally:
         sensor.stop()
         thread.stop()
+
+
+def test_a_refused_measurement_is_an_invalid_sample_naming_the_controllers_error(
+        plant, tmp_path):
+    """
+    LK-G user manual, "Outline of the command format" (page 5-5): ``ER,M0,<code>``.
+
+    The controller answered, and measured nothing: an invalid sample whose reason is its
+    error (what the blind sensor's diagnostics then name), not a fault of the link. It was
+    a parse error, so the blind sensor said "nothing received" while the controller spoke.
+    """
+    mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
+    controller = KeyenceController(plant, mount)
+    controller.refuse()
+    assert controller.receive(b'M0\r') == [b'ER,M0,01\r']
+    assert controller.receive(b'M1\r') == [b'ER,M1,00\r']   # a garbled command: 00 still
+    last_invalid = invalid_until_cleared(controller, tmp_path, lambda: controller.refuse(None))
+    assert last_invalid == 'controller error 01 (status error) for M0'
