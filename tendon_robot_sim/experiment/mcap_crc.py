@@ -39,13 +39,14 @@ process verified is not verified again while it is unchanged.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 import struct
 import time
-from typing import Iterator
+from typing import BinaryIO, Iterator
 import zlib
 
-from tendon_robot_sim.files.outputs import write_output
+from tendon_robot_sim.files.outputs import edit_output
 
 MAGIC = b'\x89MCAP0\r\n'
 OP_FOOTER = 0x02
@@ -54,6 +55,11 @@ OP_DATA_END = 0x0F
 _RECORD_HEAD = struct.Struct('<BQ')       # opcode, content length
 _CHUNK_HEAD = struct.Struct('<QQQI')      # start time, end time, uncompressed size, crc
 _FOOTER = struct.Struct('<QQI')           # summary start, summary offset start, crc
+_U32 = struct.Struct('<I')
+_U64 = struct.Struct('<Q')
+# Bytes a checksum reads at a time: the memory it takes, whatever the size of the file (a
+# recording of hours is gigabytes).
+BLOCK = 1 << 20
 # A file changed again within its file system's timestamp granularity (a few ms on ext4, 2 s
 # on FAT) keeps its mtime: one modified less than this long ago [s] is verified every time.
 SETTLED = 2.0
@@ -65,7 +71,44 @@ class McapCrcError(ValueError):
     """The file is not a well-formed MCAP file, or a checksum does not match."""
 
 
-def _records(data: bytes | bytearray) -> Iterator[tuple[int, int, int]]:
+class _FileBytes:
+    """
+    A binary file read and changed by slices, as a bytearray: never held in memory whole.
+
+    A slice is contiguous (no step) and a changed slice keeps its length.
+    """
+
+    def __init__(self, handle: BinaryIO):
+        self.handle = handle
+        self.size = handle.seek(0, os.SEEK_END)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, part: slice) -> bytes:
+        start, stop, _ = part.indices(self.size)
+        self.handle.seek(start)
+        return self.handle.read(max(0, stop - start))
+
+    def __setitem__(self, part: slice, value: bytes) -> None:
+        self.handle.seek(part.start)
+        self.handle.write(value)
+
+
+def _unpack(layout: struct.Struct, data, offset: int) -> tuple:
+    """Unpack ``layout`` at ``offset`` of ``data`` (bytes-like or :class:`_FileBytes`)."""
+    return layout.unpack(data[offset:offset + layout.size])
+
+
+def _crc(data, start: int, end: int) -> int:
+    """CRC-32 of bytes ``start`` to ``end`` of ``data``, read :data:`BLOCK` bytes at a time."""
+    crc = 0
+    for block in range(start, end, BLOCK):
+        crc = zlib.crc32(data[block:min(block + BLOCK, end)], crc)
+    return crc
+
+
+def _records(data) -> Iterator[tuple[int, int, int]]:
     """(opcode, offset of the record, offset of its content) of each record, in order."""
     if data[:8] != MAGIC:
         raise McapCrcError('not an MCAP file (magic bytes)')
@@ -76,7 +119,7 @@ def _records(data: bytes | bytearray) -> Iterator[tuple[int, int, int]]:
     while position < end:
         if position + _RECORD_HEAD.size > end:
             raise McapCrcError(f'record at byte {position} is cut off')
-        opcode, length = _RECORD_HEAD.unpack_from(data, position)
+        opcode, length = _unpack(_RECORD_HEAD, data, position)
         content = position + _RECORD_HEAD.size
         if content + length > end:
             raise McapCrcError(f'record 0x{opcode:02x} at byte {position} runs past the end')
@@ -95,12 +138,12 @@ def chunk_records(data, content: int) -> tuple[bytes | None, int]:
 
     The records are None if the codec is unavailable.
     """
-    (_, _, size, _) = _CHUNK_HEAD.unpack_from(data, content)
+    (_, _, size, _) = _unpack(_CHUNK_HEAD, data, content)
     position = content + _CHUNK_HEAD.size
-    (name_length,) = struct.unpack_from('<I', data, position)
+    (name_length,) = _unpack(_U32, data, position)
     compression = bytes(data[position + 4:position + 4 + name_length]).decode('ascii', 'replace')
     position += 4 + name_length
-    (records_length,) = struct.unpack_from('<Q', data, position)
+    (records_length,) = _unpack(_U64, data, position)
     records = bytes(data[position + 8:position + 8 + records_length])
     crc_field = content + _CHUNK_HEAD.size - 4
     if compression == '':
@@ -131,34 +174,39 @@ def _checksums(data) -> list[tuple[str, int, int]]:
             if records is not None:
                 found.append((f'chunk at byte {position}', crc_field, zlib.crc32(records)))
         elif opcode == OP_DATA_END:
-            found.append(('data section', content, zlib.crc32(data[:position])))
+            found.append(('data section', content, _crc(data, 0, position)))
         elif opcode == OP_FOOTER:
-            summary_start, _, _ = _FOOTER.unpack_from(data, content)
+            summary_start, _, _ = _unpack(_FOOTER, data, content)
             if summary_start:
                 if not len(MAGIC) <= summary_start <= position:
                     raise McapCrcError(f'footer: summary start {summary_start} is outside '
                                        'the file')
-                crc = zlib.crc32(data[summary_start:content + 16])
+                crc = _crc(data, summary_start, content + 16)
                 found.append(('summary section', content + 16, crc))
     return found
 
 
 def seal(path: str | Path) -> None:
     """Fill in every CRC of the MCAP file at ``path`` that is 0 (written aside, renamed)."""
-    path = Path(path)
-    write_output(path, sealed(path.read_bytes()))
+    with edit_output(path) as handle:
+        _fill_in(_FileBytes(handle))
 
 
 def sealed(data: bytes) -> bytes:
     """Return the MCAP file ``data`` with every CRC that is 0 filled in."""
     data = bytearray(data)
+    _fill_in(data)
+    return bytes(data)
+
+
+def _fill_in(data) -> None:
+    """Fill in every CRC of ``data`` (a bytearray or :class:`_FileBytes`) that is 0."""
     # In this order: the data section CRC covers the chunk CRCs, and the summary CRC is
     # computed after them (it covers neither, but one pass per kind keeps this simple).
     for kind in ('chunk', 'data section', 'summary section'):
         for what, offset, crc in _checksums(data):
-            if what.startswith(kind) and struct.unpack_from('<I', data, offset)[0] == 0:
-                struct.pack_into('<I', data, offset, crc)
-    return bytes(data)
+            if what.startswith(kind) and _unpack(_U32, data, offset)[0] == 0:
+                data[offset:offset + _U32.size] = _U32.pack(crc)
 
 
 def verify(path: str | Path) -> int:
@@ -174,12 +222,16 @@ def verify(path: str | Path) -> int:
         malformed.
 
     """
-    data = Path(path).read_bytes()
+    with open(path, 'rb') as handle:
+        return _verify(_FileBytes(handle))
+
+
+def _verify(data: '_FileBytes') -> int:
     if len(data) < 2 * len(MAGIC) + 2 * _RECORD_HEAD.size:
         return 0
     checked = 0
     for what, offset, crc in _checksums(data):
-        (stored,) = struct.unpack_from('<I', data, offset)
+        (stored,) = _unpack(_U32, data, offset)
         if stored == 0:
             continue
         if stored != crc:

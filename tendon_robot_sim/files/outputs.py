@@ -19,7 +19,7 @@ link planted there under an output's name (``plot.png -> /etc/passwd``) made a c
 overwrite the file it pointed at. Every file the package writes goes through this module:
 
 * a finished file (:func:`open_output`, :func:`write_output`, :func:`write_new_output`,
-  :func:`save_figure`) is
+  :func:`save_figure`, :func:`edit_output`) is
   written into a new temporary file beside its target, created exclusively (never through
   a link), and renamed onto the target once complete: a link at the target is replaced,
   never followed, and nobody (nor a crash) sees half a file;
@@ -42,6 +42,7 @@ from contextlib import contextmanager
 import os
 from pathlib import Path
 import secrets
+import shutil
 import stat
 from typing import IO, Iterator
 
@@ -103,13 +104,13 @@ def _walk(path: Path, base: Path, links: int) -> tuple[Path, int]:
     return current, links
 
 
-def _temporary_beside(path: Path) -> tuple[int, Path]:
+def _temporary_beside(path: Path, access: int = os.O_WRONLY) -> tuple[int, Path]:
     """Create a new empty file beside ``path`` (exclusively, no link); (descriptor, path)."""
     check_links(path.parent)
     while True:
         name = path.parent / f'.{path.name}.{secrets.token_hex(4)}.part'
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            fd = os.open(name, access | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                          | os.O_CLOEXEC, 0o666)
         except FileExistsError:
             continue
@@ -145,6 +146,27 @@ def open_output(path: str | Path, mode: str = 'w', newline: str | None = None,
         binary = 'b' in mode
         with os.fdopen(fd, mode, newline=None if binary else newline,
                        encoding=None if binary else encoding) as handle:
+            yield handle
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def edit_output(path: str | Path) -> Iterator[IO[bytes]]:
+    """
+    Open a copy of the file at ``path`` to read and change; rename it onto ``path`` as it ends.
+
+    As :func:`open_output`, for a large file changed in a few places: the copy is made a
+    buffer at a time, so the file is never held in memory whole.
+    """
+    path = Path(path)
+    fd, temporary = _temporary_beside(path, os.O_RDWR)
+    try:
+        with os.fdopen(fd, 'r+b') as handle:
+            with open(path, 'rb') as original:
+                shutil.copyfileobj(original, handle)
             yield handle
         os.replace(temporary, path)
     except BaseException:

@@ -16,6 +16,7 @@
 
 from pathlib import Path
 import shutil
+import tracemalloc
 
 from bag_files import count_verifications, date_back, HOUR
 from geometry_msgs.msg import PointStamped, TransformStamped
@@ -232,6 +233,51 @@ def test_bit_flips_in_an_mcap_bag_are_detected(good_bags, tmp_path):
 def test_our_mcap_bags_carry_checksums(good_bags):
     (storage,) = (good_bags / 'mcap').glob('*.mcap')
     assert mcap_crc.verify(storage) == 3   # one chunk, the data section, the summary
+
+
+def _peak_memory(call) -> int:
+    """Return the most memory [bytes] Python held at once during ``call()``, above its start."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_sealing_and_verifying_a_long_recording_read_its_file_a_block_at_a_time(tmp_path):
+    """
+    Memory of closing a recording and of opening it does not grow with its length.
+
+    Both read the whole file into memory (twice its size at once), which for a recording of
+    hours (gigabytes) was more than a machine holds.
+    """
+    rng = np.random.default_rng(3)
+    bag = BagWriter(tmp_path / 'long').open()
+    bag.add_topic('/tendon/state', TYPES['/tendon/state'], OfferedQos(depth=5))
+    for i in range(600):     # random doubles: zstd leaves them their size, 24 MB
+        bag.write('/tendon/state', i, serialize_message(JointState(effort=rng.random(5000))))
+        if i % 100 == 0:
+            bag.flush()      # as the recorder: a chunk a second
+    (storage,) = (tmp_path / 'long').glob('*.mcap')
+    peak = _peak_memory(bag.close)
+    size = storage.stat().st_size
+    assert size > 20 * 2**20
+    assert peak < size / 4
+    checked = []
+    assert _peak_memory(lambda: checked.append(mcap_crc.verify(storage))) < size / 4
+    assert checked[0] > 3    # the chunks, the data section and the summary
+
+
+def test_a_seal_that_fails_leaves_the_file_as_it_was(good_bags, tmp_path):
+    """It changes a copy beside the file: a file cut short is refused, untouched, nothing left."""
+    (storage,) = (good_bags / 'mcap').glob('*.mcap')
+    cut = tmp_path / 'cut.mcap'
+    cut.write_bytes(storage.read_bytes()[:-20])
+    with pytest.raises(mcap_crc.McapCrcError, match='ends early'):
+        mcap_crc.seal(cut)
+    assert cut.read_bytes() == storage.read_bytes()[:-20]
+    assert [path.name for path in tmp_path.iterdir()] == ['cut.mcap']
 
 
 def _flip_in_place(path: Path, position: int) -> None:
