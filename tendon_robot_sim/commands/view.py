@@ -139,6 +139,8 @@ def _play(args, limits) -> int:
         timeline = Timeline(args.bag, args.namespace)
     except BagError as error:
         raise command_error(error) from None
+    for topic, why in timeline.skipped.items():    # the rest of the bag is still worth seeing
+        print(f'not showing {topic}: {why}', flush=True)
     plotted = Plotted(limits.field, f'{limits.quantity} [{limits.unit}]')
     heading = (f'**Bag `{args.bag.name}`**: {timeline.duration:.2f} s, played back here '
                'only: nothing is published')

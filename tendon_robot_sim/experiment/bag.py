@@ -348,6 +348,19 @@ def bag_topics(path: str | Path) -> dict[str, str]:
         return {connection.topic: connection.msgtype for connection in reader.connections}
 
 
+def mistyped(recorded: Mapping[str, str], expected: Mapping[str, str]) -> dict[str, str]:
+    """
+    Return, per topic of ``expected`` that ``recorded`` holds with another type, why.
+
+    Both map topic names to message types (``pkg/msg/Name``, as :func:`bag_topics` gives);
+    a topic ``recorded`` lacks is not mistyped. A message of another type would only fail
+    later, deep in whatever reads its fields.
+    """
+    return {topic: f'of type {recorded[topic]}, expected {msgtype}'
+            for topic, msgtype in expected.items()
+            if topic in recorded and recorded[topic] != msgtype}
+
+
 def check_messages(path: str | Path, counts: Mapping[str, int], what: str) -> None:
     """
     Raise BagError unless ``counts`` (messages per topic read from the bag) holds a message.
@@ -379,13 +392,14 @@ def offered_qos_of(path: str | Path) -> dict[str, OfferedQos]:
     return result
 
 
-def _stored(reader: AnyReader, path: Path, topics: Iterable[str] | None):
+def _stored(reader: AnyReader, path: Path, topics: Iterable[str] | None,
+            start: int | None = None, stop: int | None = None):
     """Yield (connection, stamp_ns, data) of ``reader`` in time order, failures as BagError."""
     wanted = None if topics is None else {_absolute(t) for t in topics}
     connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
     if not connections:
         return
-    messages = reader.messages(connections=connections)
+    messages = reader.messages(connections=connections, start=start, stop=stop)
     while True:
         try:
             connection, stamp, data = next(messages)
@@ -396,16 +410,18 @@ def _stored(reader: AnyReader, path: Path, topics: Iterable[str] | None):
         yield connection, stamp, data
 
 
-def read_raw(path: str | Path, topics: Iterable[str] | None = None) -> Iterator[RawMessage]:
+def read_raw(path: str | Path, topics: Iterable[str] | None = None, start: int | None = None,
+             stop: int | None = None) -> Iterator[RawMessage]:
     """
     Yield the stored messages of the bag at ``path`` in time order, not deserialized.
 
     ``topics``: names to keep, with or without the leading ``/`` (default: all);
-    a name the bag lacks yields nothing. Raises :class:`BagError` naming the file
+    a name the bag lacks yields nothing. ``start``, ``stop``: only the messages stamped in
+    [start, stop) [ns] (default: all). Raises :class:`BagError` naming the file
     and the problem for a missing, corrupt or truncated bag.
     """
     with _open_bag(path) as reader:
-        for connection, stamp, data in _stored(reader, Path(path), topics):
+        for connection, stamp, data in _stored(reader, Path(path), topics, start, stop):
             yield RawMessage(connection.topic, connection.msgtype, stamp, bytes(data))
 
 

@@ -18,16 +18,18 @@ A recorded bag in the view page: its timeline, a playback clock and the loop tha
 ``tendon-robot-sim view --bag BAG`` shows what a stack recorded (``record``, the demo,
 ``ros2 bag record``) without a running stack and without ROS: the markers, tip frames,
 states and targets at the time of a slider, played forward at a chosen speed to the end.
-Nothing is published: recorded commands cannot reach a robot from here. The bag's stored
-messages are kept as bytes and deserialized (``rosbags``) when shown; each
+Nothing is published: recorded commands cannot reach a robot from here. Only the times of
+the bag's messages are kept; the messages are read from the bag in blocks around the time
+shown (a bounded number in memory) and deserialized (``rosbags``) when shown; each
 ``backbone/markers`` message is taken as the whole scene at its time, as the simulator
 publishes it, so a seek shows the scene at once.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from dataclasses import dataclass
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
 import math
 from pathlib import Path
 import threading
@@ -35,22 +37,24 @@ import time
 
 from rosbags.typesys import get_typestore
 from tendon_robot_sim.experiment.bag import (bag_topics, BagError, check_messages,
-                                             DEFAULT_STORE, read_raw)
+                                             DEFAULT_STORE, mistyped, read_raw)
 from tendon_robot_sim.view.page import ViewPage
 from tqdm import tqdm
 
-# The relative topics the page shows (under the bag's namespace).
-SHOWN = ('backbone/markers', 'tip/pose', 'tip/measured', 'tip/target', 'tendon/state')
+# The relative topics the page shows (under the bag's namespace) and the types the stack
+# publishes them as (ros/topics.py; named here, the view being free of ROS).
+SHOWN = {'backbone/markers': 'visualization_msgs/msg/MarkerArray',
+         'tip/pose': 'geometry_msgs/msg/PoseStamped',
+         'tip/measured': 'geometry_msgs/msg/PointStamped',
+         'tip/target': 'geometry_msgs/msg/PointStamped',
+         'tendon/state': 'sensor_msgs/msg/JointState'}
 END_TOLERANCE = 1e-9   # s
-
-
-@dataclass(frozen=True)
-class Stored:
-    """One stored message: time since the bag's first message [s], type, CDR bytes."""
-
-    t: float
-    msgtype: str
-    data: bytes
+# Messages are read from the bag in blocks of BLOCK of one topic, and BLOCKS_KEPT blocks per
+# topic are kept: memory stays bounded however long the bag, while playing forward reads it
+# once per BLOCK messages.
+BLOCK = 256
+BLOCKS_KEPT = 2
+STORED_LIMIT = len(SHOWN) * BLOCK * BLOCKS_KEPT   # messages held at most
 
 
 class Timeline:
@@ -58,13 +62,15 @@ class Timeline:
     The shown topics of a bag, per relative topic name in time order.
 
     ``namespace`` picks the stack when the bag holds several (its topics
-    ``/<namespace>/backbone/markers`` ...); '' the topics at the root.
+    ``/<namespace>/backbone/markers`` ...); '' the topics at the root. Only the times of the
+    messages are kept; the messages themselves are read from the bag when shown.
+    ``skipped``: why a shown topic of another type than the stack's is not shown.
 
     Raises
     ------
     BagError
-        The bag cannot be read, or holds none of the topics the page shows or no message
-        of them.
+        The bag cannot be read, or holds none of the topics the page shows of their types,
+        or no message of them.
 
     """
 
@@ -73,27 +79,38 @@ class Timeline:
         prefix = '/' + '/'.join(p for p in namespace.strip('/').split('/') if p)
         prefix = prefix.rstrip('/') + '/'
         recorded = bag_topics(self.path)
-        self.topics = {prefix + name: name for name in SHOWN if prefix + name in recorded}
+        expected = {prefix + name: msgtype for name, msgtype in SHOWN.items()}
+        self.skipped = mistyped(recorded, expected)
+        self.topics = {prefix + name: name for name in SHOWN
+                       if prefix + name in recorded and prefix + name not in self.skipped}
         if not self.topics:
-            raise BagError(f'{self.path}: none of {", ".join(prefix + n for n in SHOWN)} in '
-                           f'the bag; it holds {", ".join(sorted(recorded)) or "nothing"}'
-                           + ('' if namespace else ' (--namespace picks a stack)'))
-        self.messages: dict[str, list[Stored]] = {name: [] for name in self.topics.values()}
-        start = None
+            raise BagError(self._nothing_shown(recorded, expected, namespace))
+        self.stamps = {name: array('q') for name in self.topics.values()}   # [ns]
         for message in tqdm(read_raw(self.path, self.topics), desc=f'reading {self.path.name}',
                             unit=' messages', disable=not progress, leave=False):
-            start = message.stamp_ns if start is None else start
-            self.messages[self.topics[message.topic]].append(
-                Stored((message.stamp_ns - start) * 1e-9, message.msgtype, message.data))
-        check_messages(self.path, {topic: len(self.messages[name])
+            self.stamps[self.topics[message.topic]].append(message.stamp_ns)
+        check_messages(self.path, {topic: len(self.stamps[name])
                                    for topic, name in self.topics.items()}, 'play')
-        self.duration = max((m[-1].t for m in self.messages.values() if m), default=0.0)
-        self._times = {name: [m.t for m in stored] for name, stored in self.messages.items()}
+        start = min(stamps[0] for stamps in self.stamps.values() if stamps)
+        self.times = {name: array('d', ((s - start) * 1e-9 for s in stamps))
+                      for name, stamps in self.stamps.items()}    # [s] since the first
+        self.duration = max((times[-1] for times in self.times.values() if times), default=0.0)
+        self._names = {name: topic for topic, name in self.topics.items()}
+        self._blocks = {name: OrderedDict() for name in self.topics.values()}
+        self._blocks_lock = threading.Lock()   # the command's first frame, then the playback's
         self._typestore = get_typestore(DEFAULT_STORE)
+
+    def _nothing_shown(self, recorded, expected, namespace: str) -> str:
+        if self.skipped:
+            return f'{self.path}: nothing to show: ' + '; '.join(
+                f'{topic} {why}' for topic, why in self.skipped.items())
+        return (f'{self.path}: none of {", ".join(expected)} in the bag; it holds '
+                f'{", ".join(sorted(recorded)) or "nothing"}'
+                + ('' if namespace else ' (--namespace picks a stack)'))
 
     def index(self, name: str, t: float) -> int:
         """Return how many messages of ``name`` are due at time ``t`` [s]."""
-        return bisect_right(self._times[name], t + END_TOLERANCE)
+        return bisect_right(self.times[name], t + END_TOLERANCE)
 
     def latest(self, name: str, t: float, or_first: bool = False):
         """
@@ -103,18 +120,46 @@ class Timeline:
         bag first shows it: the scene was empty until Play when the markers came after the
         bag's first message).
         """
-        if name not in self.messages or not self.messages[name]:
+        if name not in self.times or not self.times[name]:
             return None
         i = self.index(name, t)
         return self.message(name, i - 1) if i else (self.message(name, 0) if or_first else None)
 
     def message(self, name: str, i: int):
-        stored = self.messages[name][i]
+        """Return message ``i`` of ``name``, deserialized."""
         try:
-            return self._typestore.deserialize_cdr(stored.data, stored.msgtype)
+            return self._typestore.deserialize_cdr(self._data(name, i), SHOWN[name])
         except Exception as error:   # rosbags raises many kinds on bad bytes
-            raise BagError(f'{self.path}: message {i} of {name} at {stored.t:.3f} s does not '
-                           f'deserialize as {stored.msgtype} ({error})') from None
+            raise BagError(f'{self.path}: message {i} of {name} at {self.times[name][i]:.3f} s '
+                           f'does not deserialize as {SHOWN[name]} ({error})') from None
+
+    def stored(self) -> int:
+        """Return how many messages are held in memory (at most STORED_LIMIT)."""
+        return sum(len(block) for blocks in self._blocks.values() for block in blocks.values())
+
+    def _data(self, name: str, i: int) -> bytes:
+        blocks, number = self._blocks[name], i // BLOCK
+        with self._blocks_lock:
+            if number in blocks:
+                blocks.move_to_end(number)
+            else:
+                blocks[number] = self._read_block(name, number)
+                if len(blocks) > BLOCKS_KEPT:
+                    blocks.popitem(last=False)     # the one shown longest ago
+            return blocks[number][i - number * BLOCK]
+
+    def _read_block(self, name: str, number: int) -> list[bytes]:
+        stamps, first = self.stamps[name], number * BLOCK
+        last = min(first + BLOCK, len(stamps)) - 1
+        # the stamps from the first's on: messages of its stamp before it come back too
+        skip = first - bisect_left(stamps, stamps[first])
+        read = [m.data for m in read_raw(self.path, [self._names[name]], stamps[first],
+                                         stamps[last] + 1)][skip:skip + last - first + 1]
+        if len(read) != last - first + 1:
+            raise BagError(f'{self.path}: {self._names[name]} holds {len(read)} messages from '
+                           f'{self.times[name][first]:.3f} s to {self.times[name][last]:.3f} s, '
+                           f'{last - first + 1} when it was opened: the bag changed')
+        return read
 
 
 class PlaybackClock:
@@ -235,7 +280,7 @@ class BagPlayback:
     def _feed_states(self, t: float) -> None:
         """Give the plot the states of (t - window, t], only those not given before."""
         name = 'tendon/state'
-        if name not in self.timeline.messages:
+        if name not in self.timeline.times:
             return
         window = self.page.state_history.window
         first = self.timeline.index(name, t - window)
@@ -245,7 +290,7 @@ class BagPlayback:
         end = self.timeline.index(name, t)
         for i in range(start, end):
             message = self.timeline.message(name, i)
-            self.page.show_state(self.timeline.messages[name][i].t, message.name,
+            self.page.show_state(self.timeline.times[name][i], message.name,
                                  message.position, message.effort)
         self._fed[name] = max(end, start)
 
