@@ -30,6 +30,7 @@ from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import create_model, input_limits
 from tendon_robot_sim.ros.cdr import Decoder
 from tendon_robot_sim.ros.messages import markers_msg, time_msg
+from tendon_robot_sim.ros.topics import find_topic, type_name
 from tendon_robot_sim.stack import view_drive
 from tendon_robot_sim.view.camera import camera_pose, FIELD_OF_VIEW
 from tendon_robot_sim.view.guard import Guard, is_loopback, machine_names
@@ -38,7 +39,7 @@ from tendon_robot_sim.view.markers import (DELETE, DELETEALL, LINE_LIST, Lines, 
                                            primitive, Solid)
 from tendon_robot_sim.view.page import (cut, History, in_namespace, literal, node_of_logger,
                                         StatusBoard, STATUSES_KEPT, STATUSES_SHOWN, TEXT_SHOWN)
-from tendon_robot_sim.view.playback import PlaybackClock, Timeline
+from tendon_robot_sim.view.playback import PlaybackClock, SHOWN, Timeline
 from visualization_msgs.msg import Marker, MarkerArray
 
 CONFIG = share_dir() / 'config'
@@ -513,6 +514,11 @@ def write_typed_bag(path: Path, types: dict, count: int = 3, size: int = 0) -> N
             for topic, msgtype in types.items():
                 bag.write(topic, stamp, messages.text('not a scene') if msgtype.endswith('String')
                           else messages.joint_state(stamp, ['t0'], [float(i)] * (size or 1)))
+
+
+def test_the_types_a_bag_is_shown_by_are_the_stacks():
+    """The view names them without ROS; the topic table is where they are defined."""
+    assert SHOWN == {name: type_name(find_topic(name).msg_type) for name in SHOWN}
 
 
 def test_a_bag_shown_topic_of_another_type_is_skipped_or_refused(tmp_path, capsys):
