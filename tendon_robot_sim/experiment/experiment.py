@@ -58,6 +58,13 @@ STATE_TOPIC = 'tendon/state'
 TIP_TOPIC = 'tip/measured'
 LABEL_TOPIC = 'experiment/label'
 TF_STATIC_TOPIC = '/tf_static'
+# The types a recording holds them as: the stack's (ros/topics.py; named here, this package
+# being free of ROS, and tied to that table by a test).
+RECORDED_TYPES = {SETPOINT_TOPIC: 'sensor_msgs/msg/JointState',
+                  STATE_TOPIC: 'sensor_msgs/msg/JointState',
+                  TIP_TOPIC: 'geometry_msgs/msg/PointStamped',
+                  LABEL_TOPIC: 'std_msgs/msg/String',
+                  TF_STATIC_TOPIC: 'tf2_msgs/msg/TFMessage'}
 # The frames of the measured point on the tip: the simulator's tip frame and the marker's.
 TIP_FRAME = 'tip_link'
 MARKER_FRAME = 'tip_marker'
@@ -480,10 +487,30 @@ def write_holds_csv(path: str | Path, robot: Robot, holds: Sequence[Hold]) -> No
                             + [repr(float(v)) for v in hold.tip])
 
 
+def check_recorded_types(path: str | Path, recorded: dict[str, str],
+                         names: Iterable[str]) -> None:
+    """
+    Refuse a bag that holds a topic of ``names`` of another type than the stack's.
+
+    ``recorded``: the bag's topics and their types (as ``bag.bag_topics`` gives them); a
+    relative name matches in any namespace, as the readers take it. A message of another
+    type would fail later, deep in whatever reads its fields.
+    """
+    from tendon_robot_sim.experiment.bag import mistyped
+
+    expected = {topic: RECORDED_TYPES[name] for name in names for topic in recorded
+                if (topic == name if name.startswith('/') else topic_matches(topic, name))}
+    wrong = mistyped(recorded, expected)
+    if wrong:
+        topic, why = next(iter(wrong.items()))
+        raise ExperimentError(f'{path}: {topic} {why}')
+
+
 def read_recording(path: str | Path, robot: Robot) -> Recording:
     """Read the command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``)."""
-    from tendon_robot_sim.experiment.bag import BagError, read_messages
+    from tendon_robot_sim.experiment.bag import bag_topics, BagError, read_messages
     try:
+        check_recorded_types(path, bag_topics(path), RECORDED_TYPES)
         return recording_from_messages(
             read_messages(path, [SETPOINT_TOPIC, STATE_TOPIC, TIP_TOPIC, LABEL_TOPIC,
                                  TF_STATIC_TOPIC]), robot.tendon_names, source=str(path))

@@ -56,9 +56,9 @@ from pathlib import Path
 import numpy as np
 
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
-from tendon_robot_sim.experiment.experiment import (ExperimentError, joint_field, STATE_TOPIC,
-                                                    steady_stretches, TIP_COLUMNS, TIP_TOPIC,
-                                                    topic_matches)
+from tendon_robot_sim.experiment.experiment import (check_recorded_types, ExperimentError,
+                                                    joint_field, STATE_TOPIC, steady_stretches,
+                                                    TIP_COLUMNS, TIP_TOPIC, topic_matches)
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics, DEFAULT_TIME_STEP
 from tendon_robot_sim.models.trunk.robot import BellowsRobot
 
@@ -194,6 +194,7 @@ def read_run(path: str | Path, robot: BellowsRobot) -> Run:
     names = robot.actuator_names
     try:
         topics = bag_topics(path)
+        check_recorded_types(path, topics, (STATE_TOPIC, TIP_TOPIC))
         wanted = [t for t in topics if topic_matches(t, STATE_TOPIC)]
         if len(wanted) != 1:
             raise IdentificationError(

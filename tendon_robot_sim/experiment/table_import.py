@@ -41,8 +41,8 @@ import numpy as np
 from tendon_robot_sim.experiment.column_map import ColumnMap
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.experiment.experiment import (ExperimentError, LABEL_TOPIC, MARKER_FRAME,
-                                                    Recording, STATE_TOPIC, TF_STATIC_TOPIC,
-                                                    TIP_FRAME, TIP_TOPIC)
+                                                    RECORDED_TYPES, Recording, STATE_TOPIC,
+                                                    TF_STATIC_TOPIC, TIP_FRAME, TIP_TOPIC)
 from tendon_robot_sim.experiment.input_profile import tendon_input_limits
 from tendon_robot_sim.models.tendon_robot import Robot
 
@@ -137,14 +137,14 @@ def write_measured_bag(path: str | Path, measured: MeasuredTable, robot: Robot) 
     sensor = OfferedQos(reliability='best_effort', depth=5)
     with BagWriter(path) as bag:
         messages = BagMessages(bag.typestore)
-        bag.add_topic('/' + STATE_TOPIC, 'sensor_msgs/msg/JointState', sensor)
-        bag.add_topic('/' + TIP_TOPIC, 'geometry_msgs/msg/PointStamped', sensor)
+        bag.add_topic('/' + STATE_TOPIC, RECORDED_TYPES[STATE_TOPIC], sensor)
+        bag.add_topic('/' + TIP_TOPIC, RECORDED_TYPES[TIP_TOPIC], sensor)
         if recording.labels:
-            bag.add_topic('/' + LABEL_TOPIC, 'std_msgs/msg/String', OfferedQos())
+            bag.add_topic('/' + LABEL_TOPIC, RECORDED_TYPES[LABEL_TOPIC], OfferedQos())
         for name in measured.markers:
-            bag.add_topic(f'/marker/{name}/measured', 'geometry_msgs/msg/PointStamped', sensor)
+            bag.add_topic(f'/marker/{name}/measured', RECORDED_TYPES[TIP_TOPIC], sensor)
         if recording.tip_marker is not None:
-            bag.add_topic(TF_STATIC_TOPIC, 'tf2_msgs/msg/TFMessage',
+            bag.add_topic(TF_STATIC_TOPIC, RECORDED_TYPES[TF_STATIC_TOPIC],
                           OfferedQos(durability='transient_local', depth=1))
             bag.write(TF_STATIC_TOPIC, recording.start_ns,
                       messages.static_transform(recording.start_ns, TIP_FRAME, MARKER_FRAME,

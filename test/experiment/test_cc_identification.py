@@ -206,3 +206,18 @@ def test_the_hold_options_find_the_static_points_of_a_bag(tmp_path, capsys):
         assert main(argv + options) == 2
         err = capsys.readouterr().err
         assert f'{bag}: no ' in err and says in err, err
+
+
+def test_a_run_whose_state_is_of_another_type_is_refused_naming_it(tmp_path):
+    """It failed deep in the reading (no ``header`` on the message): an internal error."""
+    from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, OfferedQos
+    from tendon_robot_sim.experiment.identification import read_run
+
+    path = tmp_path / 'bag'
+    with BagWriter(path) as bag:
+        bag.add_topic('/tendon/state', 'std_msgs/msg/String', OfferedQos())
+        bag.write('/tendon/state', 10 ** 9, BagMessages(bag.typestore).text('x'))
+    with pytest.raises(IdentificationError) as error:
+        read_run(path, BHA)
+    assert str(error.value) == (f'{path}: /tendon/state of type std_msgs/msg/String, '
+                                'expected sensor_msgs/msg/JointState')

@@ -177,3 +177,34 @@ def test_holds_from_measured_tensions_average_the_noise(robot):
     holds = holds_from_messages(messages, names, hold_time=1.0)
     assert [h.samples for h in holds] == [150, 150]
     np.testing.assert_allclose([h.tensions[1] for h in holds], [1.0, 2.0], atol=0.003)
+
+
+@pytest.mark.parametrize('topic, msgtype', [
+    ('/tip/measured', 'std_msgs/msg/String'),
+    ('/left/tendon/setpoint', 'geometry_msgs/msg/PointStamped'),   # in a namespace too
+    ('/tf_static', 'std_msgs/msg/String'),
+])
+def test_a_recorded_topic_of_another_type_is_refused_naming_it(robot, tmp_path, topic, msgtype):
+    """It failed deep in the reading, an internal error (exit 70) of calibrate and validate."""
+    from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, OfferedQos
+    from tendon_robot_sim.experiment.experiment import load_points
+
+    path = tmp_path / 'bag'
+    with BagWriter(path) as bag:
+        messages = BagMessages(bag.typestore)
+        wrong = {'std_msgs/msg/String': messages.text('x'),
+                 'geometry_msgs/msg/PointStamped': messages.point(1, 'base_link', (0, 0, 0))}
+        rows = {'/tendon/setpoint': ('sensor_msgs/msg/JointState',
+                                     messages.joint_state(1, robot.tendon_names, effort=[0] * 4)),
+                '/tip/measured': ('geometry_msgs/msg/PointStamped',
+                                  messages.point(2, 'base_link', (0, 0, 0.2))),
+                topic: (msgtype, wrong[msgtype])}
+        for name, (kind, _) in rows.items():
+            bag.add_topic(name, kind, OfferedQos())
+        for stamp, (name, (_, data)) in enumerate(rows.items()):
+            bag.write(name, 10 ** 9 + stamp, data)
+    expected = 'geometry_msgs/msg/PointStamped' if 'tip' in topic else (
+        'sensor_msgs/msg/JointState' if 'setpoint' in topic else 'tf2_msgs/msg/TFMessage')
+    with pytest.raises(ExperimentError) as error:
+        load_points(path, robot, 'samples')
+    assert str(error.value) == f'{path}: {topic} of type {msgtype}, expected {expected}'

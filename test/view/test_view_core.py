@@ -563,3 +563,15 @@ def test_a_bag_timeline_holds_a_bounded_number_of_messages(tmp_path):
     finally:
         tracemalloc.stop()
     assert held < count * size * 8 / 2, held      # the bag's positions are not all held
+
+
+def test_the_types_a_recording_is_read_by_are_the_stacks():
+    """The experiment package names them without ROS; the topic table (or tf2) defines them."""
+    from std_msgs.msg import String
+    from tendon_robot_sim.experiment.experiment import RECORDED_TYPES
+    from tf2_msgs.msg import TFMessage
+
+    outside = {'experiment/label': String, '/tf_static': TFMessage}   # not in the table
+    assert RECORDED_TYPES == {
+        name: type_name(outside[name] if name in outside else find_topic(name).msg_type)
+        for name in RECORDED_TYPES}
