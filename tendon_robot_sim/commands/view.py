@@ -158,7 +158,10 @@ def _play(args, limits) -> int:
         except ValueError as error:
             raise CommandError(f'--{error}') from None
         playback = BagPlayback(page, timeline)
-        playback.show(0.0)
+        try:
+            playback.show(0.0)
+        except BagError as error:
+            raise command_error(error) from None
         if not page.guard.loopback:
             warn('view: beyond loopback', f'the page listens beyond this machine '
                  f'({args.host}): anyone on the network who has its address with the token '
@@ -166,7 +169,7 @@ def _play(args, limits) -> int:
                  'is served')
         print(f'playing {args.bag} ({timeline.duration:.2f} s) on {page.address}; Ctrl-C '
               'stops', flush=True)
-        while not stop:
+        while not stop and playback.error is None:
             time.sleep(0.1)
     finally:
         if playback is not None:
@@ -175,4 +178,6 @@ def _play(args, limits) -> int:
             page.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if playback.error is not None:
+        raise command_error(playback.error)
     return 0

@@ -210,7 +210,9 @@ class BagPlayback:
     """
     Shows ``timeline`` in ``page`` at ``rate`` frames per second, in a thread of its own.
 
-    The page's playback panel moves the clock; :meth:`stop` ends the thread.
+    The page's playback panel moves the clock; :meth:`stop` ends the thread. A message
+    that cannot be shown (bad bytes, a bag changed while it is viewed) ends it too: ``error``
+    holds the :class:`BagError`, for the command to say in one line.
     """
 
     def __init__(self, page: ViewPage, timeline: Timeline, rate: float = 50.0,
@@ -221,6 +223,7 @@ class BagPlayback:
         self.lock = threading.Lock()
         self.shown_t = None      # bag time shown last
         self._fed = {}           # name -> messages fed to the page's history
+        self.error: BagError | None = None
         page.add_playback(timeline.duration, self._seek, self._play, self._speed)
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -239,6 +242,12 @@ class BagPlayback:
             self.clock.set_speed(speed, time.monotonic())
 
     def _run(self) -> None:
+        try:
+            self._frames()
+        except BagError as error:   # not a traceback in a thread the command waits beside
+            self.error = error
+
+    def _frames(self) -> None:
         last_refresh = 0.0
         while not self._stop.wait(self.period):
             now = time.monotonic()

@@ -575,3 +575,49 @@ def test_the_types_a_recording_is_read_by_are_the_stacks():
     assert RECORDED_TYPES == {
         name: type_name(outside[name] if name in outside else find_topic(name).msg_type)
         for name in RECORDED_TYPES}
+
+
+def _states_bag(path: Path, bad: int, count: int = 10) -> None:
+    """Write ``count`` tendon/state messages 0.1 s apart, message ``bad`` of bad bytes."""
+    from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, OfferedQos
+
+    with BagWriter(path) as bag:
+        bag.add_topic('/tendon/state', 'sensor_msgs/msg/JointState', OfferedQos())
+        messages = BagMessages(bag.typestore)
+        for i in range(count):
+            stamp = 10 ** 9 + i * 10 ** 8
+            bag.write('/tendon/state', stamp, b'\x00\x01\x00\x00\xff' if i == bad else
+                      messages.joint_state(stamp, ['t0'], position=[0.0], effort=[1.0]))
+
+
+def test_a_message_the_playback_cannot_show_ends_it_with_the_reason(tmp_path):
+    """Bad bytes far into a bag: the playback's thread ended in a traceback of its own."""
+    from tendon_robot_sim.view.page import ViewPage
+    from tendon_robot_sim.view.playback import BagPlayback
+    from waiting import wait_for
+
+    _states_bag(tmp_path / 'bag', bad=9)
+    page = ViewPage('bag', port=0, warn=lambda kind, text: None)
+    playback = BagPlayback(page, Timeline(tmp_path / 'bag', progress=False))
+    try:
+        playback.show(0.0)
+        playback._seek(playback.timeline.duration)     # as the page's slider does
+        wait_for(lambda: playback.error is not None, 'the playback to stop on the bad message')
+        assert re.fullmatch(r'.*/bag: message 9 of tendon/state at 0\.900 s does not '
+                            r'deserialize as sensor_msgs/msg/JointState \(.*\)',
+                            str(playback.error))
+        assert not playback.thread.is_alive()
+    finally:
+        playback.stop()
+        page.close()
+
+
+def test_view_refuses_a_bag_whose_first_frame_cannot_be_shown(tmp_path, capsys):
+    from tendon_robot_sim import cli
+
+    _states_bag(tmp_path / 'bag', bad=0)
+    assert cli.main(['view', '--bag', str(tmp_path / 'bag'), '--port', '0']) == 2
+    err = capsys.readouterr().err    # after the reading's progress bar
+    last = err.strip().splitlines()[-1]
+    assert 'Traceback' not in err and last.startswith('tendon-robot-sim view: error: ')
+    assert 'message 0 of tendon/state at 0.000 s does not deserialize' in last
