@@ -12,13 +12,22 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The files of a bag as time leaves them, and how many times their checksums are verified."""
+"""
+The files of a bag as time leaves them, and how many times their checksums are verified.
+
+Also a long recording, and the memory Python holds at most while it is handled.
+"""
 
 import os
 from pathlib import Path
 import time
+import tracemalloc
 
+import numpy as np
+from rclpy.serialization import serialize_message
+from sensor_msgs.msg import JointState
 from tendon_robot_sim.experiment import mcap_crc
+from tendon_robot_sim.experiment.bag import BagWriter, OfferedQos
 
 HOUR = 3600 * 10 ** 9     # ns
 
@@ -44,3 +53,30 @@ def count_verifications(monkeypatch) -> list[Path]:
         return verify(path)
     monkeypatch.setattr(mcap_crc, 'verify', counted)
     return verified
+
+
+def long_recording(folder: Path) -> BagWriter:
+    """
+    Record 600 messages of random doubles into the bag ``folder``; its writer, still open.
+
+    zstd leaves random doubles their size: 24 MB, flushed as the recorder does (a chunk a
+    second, every 100 messages); the last 99 messages are not flushed.
+    """
+    rng = np.random.default_rng(3)
+    bag = BagWriter(folder).open()
+    bag.add_topic('/tendon/state', 'sensor_msgs/msg/JointState', OfferedQos(depth=5))
+    for i in range(600):
+        bag.write('/tendon/state', i, serialize_message(JointState(effort=rng.random(5000))))
+        if i % 100 == 0:
+            bag.flush()
+    return bag
+
+
+def peak_memory(call) -> int:
+    """Return the most memory [bytes] Python held at once during ``call()``, above its start."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

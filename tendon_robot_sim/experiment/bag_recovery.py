@@ -47,7 +47,7 @@ from rosbags.rosbag2.metadata import dump_qos_v9
 from rosbags.typesys import get_typestore
 from tendon_robot_sim.experiment import mcap_crc
 from tendon_robot_sim.experiment.bag import BAG_FORMAT_VERSION, BagError, DEFAULT_STORE
-from tendon_robot_sim.files.outputs import check_links, write_output
+from tendon_robot_sim.files.outputs import check_links, edit_output, write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
 import yaml
 
@@ -58,6 +58,10 @@ _INSIDE_CHUNK = {0x03, 0x04, 0x05}
 _HEAD = struct.Struct('<BQ')
 # Magic, header record (two empty strings), data end, footer, magic: the smallest whole file.
 _SMALLEST = 8 + 17 + 13 + 29 + 8
+# What ends a recovered file: a Data End record (its CRC filled in by sealing), a Footer
+# without a summary section, the magic.
+_END_OF_FILE = (_HEAD.pack(0x0F, 4) + struct.pack('<I', 0)
+                + _HEAD.pack(0x02, 20) + struct.pack('<QQI', 0, 0, 0) + mcap_crc.MAGIC)
 STORAGE_IDS = {'.mcap': 'mcap', '.db3': 'sqlite3'}
 
 
@@ -125,22 +129,28 @@ def _recover_mcap(path: Path) -> tuple[int, bool]:
 
     The file is rewritten only when what is kept holds messages; what is kept is the file's
     own beginning (only its chunk checksums, 0 as the recorder left them, are filled in).
+    It is read a record (a chunk) at a time and changed in a copy beside it: a recording of
+    hours is gigabytes, more than memory holds.
     """
-    data = path.read_bytes()
-    if data.endswith(mcap_crc.MAGIC) and len(data) >= _SMALLEST:
-        try:        # complete: its records and checksums must be sound
-            mcap_crc.verify(path)
-        except mcap_crc.McapCrcError as error:
-            raise BagError(f'{path}: {error}') from None
-        return 0, False
-    end = _data_end(data, path)
-    footer = (_HEAD.pack(0x0F, 4) + struct.pack('<I', 0)
-              + _HEAD.pack(0x02, 20) + struct.pack('<QQI', 0, 0, 0) + mcap_crc.MAGIC)
-    write_output(path, mcap_crc.sealed(data[:end] + footer))
-    return len(data) - end, True
+    with path.open('rb') as handle:
+        data = mcap_crc.FileBytes(handle)
+        if data[-len(mcap_crc.MAGIC):] == mcap_crc.MAGIC and len(data) >= _SMALLEST:
+            try:    # complete: its records and checksums must be sound
+                mcap_crc.verify(path)
+            except mcap_crc.McapCrcError as error:
+                raise BagError(f'{path}: {error}') from None
+            return 0, False
+        size, end = len(data), _data_end(data, path)
+    # edit_output copies the file a buffer at a time; what the kill cut off is cut away
+    with edit_output(path) as copy:
+        copy.truncate(end)
+        copy.seek(end)
+        copy.write(_END_OF_FILE)
+        mcap_crc.seal_open(copy)
+    return size - end, True
 
 
-def _data_end(data: bytes, path: Path) -> int:
+def _data_end(data: mcap_crc.FileBytes, path: Path) -> int:
     """
     Offset just after the last complete data record of the (unfinished) MCAP ``data``.
 
@@ -153,13 +163,13 @@ def _data_end(data: bytes, path: Path) -> int:
     if data[:8] != mcap_crc.MAGIC or len(data) < 8 + _HEAD.size:
         raise BagError(f'{path}: nothing to recover: the recorder was killed before it wrote '
                        'its first messages to disk')
-    opcode, length = _HEAD.unpack_from(data, 8)
+    opcode, length = mcap_crc.unpack_at(_HEAD, data, 8)
     position = 8 + _HEAD.size + length
     if opcode != 0x01 or position > len(data):
         raise BagError(f'{path}: not an MCAP file this can recover (no header record)')
     messages = 0
     while position + _HEAD.size <= len(data):
-        opcode, length = _HEAD.unpack_from(data, position)
+        opcode, length = mcap_crc.unpack_at(_HEAD, data, position)
         end = position + _HEAD.size + length
         in_chunk = _chunk_messages(data[position + _HEAD.size:end]) \
             if opcode == 0x06 and end <= len(data) else None

@@ -71,7 +71,7 @@ class McapCrcError(ValueError):
     """The file is not a well-formed MCAP file, or a checksum does not match."""
 
 
-class _FileBytes:
+class FileBytes:
     """
     A binary file read and changed by slices, as a bytearray: never held in memory whole.
 
@@ -95,8 +95,8 @@ class _FileBytes:
         self.handle.write(value)
 
 
-def _unpack(layout: struct.Struct, data, offset: int) -> tuple:
-    """Unpack ``layout`` at ``offset`` of ``data`` (bytes-like or :class:`_FileBytes`)."""
+def unpack_at(layout: struct.Struct, data, offset: int) -> tuple:
+    """Unpack ``layout`` at ``offset`` of ``data`` (bytes-like or :class:`FileBytes`)."""
     return layout.unpack(data[offset:offset + layout.size])
 
 
@@ -119,7 +119,7 @@ def _records(data) -> Iterator[tuple[int, int, int]]:
     while position < end:
         if position + _RECORD_HEAD.size > end:
             raise McapCrcError(f'record at byte {position} is cut off')
-        opcode, length = _unpack(_RECORD_HEAD, data, position)
+        opcode, length = unpack_at(_RECORD_HEAD, data, position)
         content = position + _RECORD_HEAD.size
         if content + length > end:
             raise McapCrcError(f'record 0x{opcode:02x} at byte {position} runs past the end')
@@ -138,12 +138,12 @@ def chunk_records(data, content: int) -> tuple[bytes | None, int]:
 
     The records are None if the codec is unavailable.
     """
-    (_, _, size, _) = _unpack(_CHUNK_HEAD, data, content)
+    (_, _, size, _) = unpack_at(_CHUNK_HEAD, data, content)
     position = content + _CHUNK_HEAD.size
-    (name_length,) = _unpack(_U32, data, position)
+    (name_length,) = unpack_at(_U32, data, position)
     compression = bytes(data[position + 4:position + 4 + name_length]).decode('ascii', 'replace')
     position += 4 + name_length
-    (records_length,) = _unpack(_U64, data, position)
+    (records_length,) = unpack_at(_U64, data, position)
     records = bytes(data[position + 8:position + 8 + records_length])
     crc_field = content + _CHUNK_HEAD.size - 4
     if compression == '':
@@ -176,7 +176,7 @@ def _checksums(data) -> list[tuple[str, int, int]]:
         elif opcode == OP_DATA_END:
             found.append(('data section', content, _crc(data, 0, position)))
         elif opcode == OP_FOOTER:
-            summary_start, _, _ = _unpack(_FOOTER, data, content)
+            summary_start, _, _ = unpack_at(_FOOTER, data, content)
             if summary_start:
                 if not len(MAGIC) <= summary_start <= position:
                     raise McapCrcError(f'footer: summary start {summary_start} is outside '
@@ -189,23 +189,21 @@ def _checksums(data) -> list[tuple[str, int, int]]:
 def seal(path: str | Path) -> None:
     """Fill in every CRC of the MCAP file at ``path`` that is 0 (written aside, renamed)."""
     with edit_output(path) as handle:
-        _fill_in(_FileBytes(handle))
+        seal_open(handle)
 
 
-def sealed(data: bytes) -> bytes:
-    """Return the MCAP file ``data`` with every CRC that is 0 filled in."""
-    data = bytearray(data)
-    _fill_in(data)
-    return bytes(data)
+def seal_open(handle: BinaryIO) -> None:
+    """Fill in every CRC that is 0 of the MCAP file open (to read and write) at ``handle``."""
+    _fill_in(FileBytes(handle))
 
 
 def _fill_in(data) -> None:
-    """Fill in every CRC of ``data`` (a bytearray or :class:`_FileBytes`) that is 0."""
+    """Fill in every CRC of ``data`` (a :class:`FileBytes`) that is 0."""
     # In this order: the data section CRC covers the chunk CRCs, and the summary CRC is
     # computed after them (it covers neither, but one pass per kind keeps this simple).
     for kind in ('chunk', 'data section', 'summary section'):
         for what, offset, crc in _checksums(data):
-            if what.startswith(kind) and _unpack(_U32, data, offset)[0] == 0:
+            if what.startswith(kind) and unpack_at(_U32, data, offset)[0] == 0:
                 data[offset:offset + _U32.size] = _U32.pack(crc)
 
 
@@ -223,15 +221,15 @@ def verify(path: str | Path) -> int:
 
     """
     with open(path, 'rb') as handle:
-        return _verify(_FileBytes(handle))
+        return _verify(FileBytes(handle))
 
 
-def _verify(data: '_FileBytes') -> int:
+def _verify(data: 'FileBytes') -> int:
     if len(data) < 2 * len(MAGIC) + 2 * _RECORD_HEAD.size:
         return 0
     checked = 0
     for what, offset, crc in _checksums(data):
-        (stored,) = _unpack(_U32, data, offset)
+        (stored,) = unpack_at(_U32, data, offset)
         if stored == 0:
             continue
         if stored != crc:

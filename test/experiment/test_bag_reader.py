@@ -16,9 +16,8 @@
 
 from pathlib import Path
 import shutil
-import tracemalloc
 
-from bag_files import count_verifications, date_back, HOUR
+from bag_files import count_verifications, date_back, HOUR, long_recording, peak_memory
 from geometry_msgs.msg import PointStamped, TransformStamped
 import numpy as np
 import pytest
@@ -235,16 +234,6 @@ def test_our_mcap_bags_carry_checksums(good_bags):
     assert mcap_crc.verify(storage) == 3   # one chunk, the data section, the summary
 
 
-def _peak_memory(call) -> int:
-    """Return the most memory [bytes] Python held at once during ``call()``, above its start."""
-    tracemalloc.start()
-    try:
-        call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_sealing_and_verifying_a_long_recording_read_its_file_a_block_at_a_time(tmp_path):
     """
     Memory of closing a recording and of opening it does not grow with its length.
@@ -252,20 +241,14 @@ def test_sealing_and_verifying_a_long_recording_read_its_file_a_block_at_a_time(
     Both read the whole file into memory (twice its size at once), which for a recording of
     hours (gigabytes) was more than a machine holds.
     """
-    rng = np.random.default_rng(3)
-    bag = BagWriter(tmp_path / 'long').open()
-    bag.add_topic('/tendon/state', TYPES['/tendon/state'], OfferedQos(depth=5))
-    for i in range(600):     # random doubles: zstd leaves them their size, 24 MB
-        bag.write('/tendon/state', i, serialize_message(JointState(effort=rng.random(5000))))
-        if i % 100 == 0:
-            bag.flush()      # as the recorder: a chunk a second
+    bag = long_recording(tmp_path / 'long')
     (storage,) = (tmp_path / 'long').glob('*.mcap')
-    peak = _peak_memory(bag.close)
+    peak = peak_memory(bag.close)
     size = storage.stat().st_size
     assert size > 20 * 2**20
     assert peak < size / 4
     checked = []
-    assert _peak_memory(lambda: checked.append(mcap_crc.verify(storage))) < size / 4
+    assert peak_memory(lambda: checked.append(mcap_crc.verify(storage))) < size / 4
     assert checked[0] > 3    # the chunks, the data section and the summary
 
 

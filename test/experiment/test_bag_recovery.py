@@ -30,10 +30,12 @@ import struct
 import subprocess
 import sys
 
+from bag_files import long_recording, peak_memory
 import pytest
 from tendon_robot_sim import cli
 from tendon_robot_sim.experiment import mcap_crc
 from tendon_robot_sim.experiment.bag import BagError, read_messages
+from tendon_robot_sim.experiment.bag_recovery import recover_bag
 from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -244,3 +246,27 @@ def test_a_damaged_complete_file_is_not_recovered_over(tmp_path, capsys):
     assert cli.main(['reindex', str(bag)]) == 2
     assert 'CRC-32 mismatch' in capsys.readouterr().err
     assert mcap.read_bytes() == (tmp_path / 'copy.mcap').read_bytes()
+
+
+def test_recovering_a_long_recording_reads_and_writes_its_file_a_piece_at_a_time(tmp_path):
+    """
+    Memory of reindex does not grow with the recording's length.
+
+    It read the whole file into memory and made the repaired file there (three times its size
+    at once), which for a recording of hours (gigabytes) was more than a machine holds.
+    """
+    recording = long_recording(tmp_path / 'recording')
+    shutil.copytree(tmp_path / 'recording', tmp_path / 'killed')    # as the kill left it
+    recording.close()
+    (storage,) = (tmp_path / 'killed').glob('*.mcap')
+    size = storage.stat().st_size
+    with storage.open('r+b') as file:   # the kill cut the last record short
+        file.truncate(size - 1000)
+    recovered = []
+    peak = peak_memory(lambda: recovered.append(recover_bag(tmp_path / 'killed')))
+    assert size > 20 * 2**20
+    assert peak < size / 4, (peak, size)
+    assert recovered[0].repaired and recovered[0].dropped_bytes > 0
+    # all but the chunk the cut fell in (the writer also ends a chunk at each MB it holds)
+    assert 500 < recovered[0].counts['/tendon/state'] < 600
+    assert mcap_crc.verify(storage) > 1
