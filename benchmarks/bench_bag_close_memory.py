@@ -13,21 +13,21 @@
 # limitations under the License.
 
 """
-Peak memory of closing a long MCAP recording and of verifying it, against its size.
+Peak memory of closing a long MCAP recording, of verifying it and of reindexing it, by size.
 
 Closing a bag fills in its checksums (``mcap_crc.seal``) and every first opening verifies them
 (``mcap_crc.verify``): both once read the whole file into memory, twice over. Here a bag of
 ``--size`` MB (random doubles, which zstd leaves their size; flushed every ``--chunk`` MB as
 the recorder's one-second flushes close a chunk) is written, then closed, then verified, each
 step in its own process so that its peak resident memory (``VmHWM`` of ``/proc``) is its own:
-the figures are the rise of the peak over that before the step [MB].
-
-    python benchmarks/bench_bag_close_memory.py --json [--size 200]
+the figures are the rise of the peak over that before the step [MB]. ``reindex`` repairs a copy
+of the bag taken just before the close, as a killed recorder leaves it.
 """
 
 import argparse
 import json
 from pathlib import Path
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,6 +61,7 @@ def write_and_close(folder: Path, size_mb: int, chunk_mb: float) -> dict:
         bag.write(TOPIC, i, serialize_message(JointState(effort=rng.random(5000))))
         if i % per_flush == per_flush - 1:
             bag.flush()
+    shutil.copytree(folder / 'bag', folder / 'killed')     # the bag as a kill leaves it
     before = peak_mb()
     bag.close()
     (storage,) = (folder / 'bag').glob('*.mcap')
@@ -74,6 +75,15 @@ def verify(folder: Path) -> dict:
     before = peak_mb()
     checked = mcap_crc.verify(storage)
     return {'checksums': checked, 'verify_peak_rise_mb': peak_mb() - before}
+
+
+def reindex(folder: Path) -> dict:
+    """Recover the copy of the bag taken before it was closed; the peak rise."""
+    from tendon_robot_sim.experiment.bag_recovery import recover_bag
+    before = peak_mb()
+    recovered = recover_bag(folder / 'killed')
+    return {'reindex_messages': sum(recovered.counts.values()),
+            'reindex_peak_rise_mb': peak_mb() - before}
 
 
 def in_child(*args: str) -> dict:
@@ -90,24 +100,26 @@ def main() -> None:
                         help='MB written between flushes (the default stack: 0.175 a second)')
     parser.add_argument('--folder', type=Path, default=None,
                         help='where the bag goes (default: a temporary folder)')
-    parser.add_argument('--step', choices=('close', 'verify'), help=argparse.SUPPRESS)
+    parser.add_argument('--step', choices=('close', 'verify', 'reindex'), help=argparse.SUPPRESS)
     parser.add_argument('--json', action='store_true', help='print JSON only')
     args = parser.parse_args()
     if args.step == 'close':
         print(json.dumps(write_and_close(args.folder, args.size, args.chunk)))
         return
-    if args.step == 'verify':
-        print(json.dumps(verify(args.folder)))
+    if args.step in ('verify', 'reindex'):
+        print(json.dumps({'verify': verify, 'reindex': reindex}[args.step](args.folder)))
         return
     with tempfile.TemporaryDirectory(dir=args.folder) as folder:
         results = {**in_child('--step', 'close', '--folder', folder, '--size', str(args.size),
                               '--chunk', str(args.chunk)),
-                   **in_child('--step', 'verify', '--folder', folder)}
+                   **in_child('--step', 'verify', '--folder', folder),
+                   **in_child('--step', 'reindex', '--folder', folder)}
     report = {'benchmark': 'bag_close_memory', 'results': results,
               'machine': machine_info('rosbags')}
     if not args.json:
         print(f'{results["file_mb"]:.0f} MB bag: close +{results["close_peak_rise_mb"]:.0f} MB, '
-              f'verify +{results["verify_peak_rise_mb"]:.0f} MB peak memory')
+              f'verify +{results["verify_peak_rise_mb"]:.0f} MB, '
+              f'reindex +{results["reindex_peak_rise_mb"]:.0f} MB peak memory')
     print(json.dumps(report))
 
 
