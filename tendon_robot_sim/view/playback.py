@@ -54,7 +54,6 @@ END_TOLERANCE = 1e-9   # s
 # once per BLOCK messages.
 BLOCK = 256
 BLOCKS_KEPT = 2
-STORED_LIMIT = len(SHOWN) * BLOCK * BLOCKS_KEPT   # messages held at most
 
 
 class Timeline:
@@ -134,7 +133,7 @@ class Timeline:
                            f'does not deserialize as {SHOWN[name]} ({error})') from None
 
     def stored(self) -> int:
-        """Return how many messages are held in memory (at most STORED_LIMIT)."""
+        """Return how many messages are held in memory (BLOCK x BLOCKS_KEPT per topic at most)."""
         return sum(len(block) for blocks in self._blocks.values() for block in blocks.values())
 
     def _data(self, name: str, i: int) -> bytes:

@@ -500,8 +500,13 @@ def test_every_obstacle_shape_and_the_contact_arrows_are_drawn(tmp_path):
     assert set(arrows.arrows()) == {'floor'} and shown == {('floor', 0)}
 
 
-def write_typed_bag(path: Path, types: dict, count: int = 3, size: int = 0) -> None:
-    """Write ``count`` messages on each topic of ``types``: a String or a JointState."""
+def write_typed_bag(path: Path, types: dict, count: int = 3, size: int = 0,
+                    bad: int | None = None) -> None:
+    """
+    Write ``count`` messages 1 ms apart on each topic of ``types``: a String or a JointState.
+
+    Message ``bad`` of each topic is bytes that deserialize as neither.
+    """
     from rosbags.typesys import get_typestore
     from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, DEFAULT_STORE, OfferedQos
 
@@ -512,7 +517,8 @@ def write_typed_bag(path: Path, types: dict, count: int = 3, size: int = 0) -> N
         for i in range(count):
             stamp = 10**9 + i * 10**6
             for topic, msgtype in types.items():
-                bag.write(topic, stamp, messages.text('not a scene') if msgtype.endswith('String')
+                bag.write(topic, stamp, b'\x00\x01\x00\x00\xff' if i == bad else
+                          messages.text('not a scene') if msgtype.endswith('String')
                           else messages.joint_state(stamp, ['t0'], [float(i)] * (size or 1)))
 
 
@@ -577,33 +583,20 @@ def test_the_types_a_recording_is_read_by_are_the_stacks():
         for name in RECORDED_TYPES}
 
 
-def _states_bag(path: Path, bad: int, count: int = 10) -> None:
-    """Write ``count`` tendon/state messages 0.1 s apart, message ``bad`` of bad bytes."""
-    from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, OfferedQos
-
-    with BagWriter(path) as bag:
-        bag.add_topic('/tendon/state', 'sensor_msgs/msg/JointState', OfferedQos())
-        messages = BagMessages(bag.typestore)
-        for i in range(count):
-            stamp = 10 ** 9 + i * 10 ** 8
-            bag.write('/tendon/state', stamp, b'\x00\x01\x00\x00\xff' if i == bad else
-                      messages.joint_state(stamp, ['t0'], position=[0.0], effort=[1.0]))
-
-
 def test_a_message_the_playback_cannot_show_ends_it_with_the_reason(tmp_path):
     """Bad bytes far into a bag: the playback's thread ended in a traceback of its own."""
     from tendon_robot_sim.view.page import ViewPage
     from tendon_robot_sim.view.playback import BagPlayback
     from waiting import wait_for
 
-    _states_bag(tmp_path / 'bag', bad=9)
+    write_typed_bag(tmp_path / 'bag', {'/tendon/state': 'sensor_msgs/msg/JointState'}, 10, bad=9)
     page = ViewPage('bag', port=0, warn=lambda kind, text: None)
     playback = BagPlayback(page, Timeline(tmp_path / 'bag', progress=False))
     try:
         playback.show(0.0)
         playback._seek(playback.timeline.duration)     # as the page's slider does
         wait_for(lambda: playback.error is not None, 'the playback to stop on the bad message')
-        assert re.fullmatch(r'.*/bag: message 9 of tendon/state at 0\.900 s does not '
+        assert re.fullmatch(r'.*/bag: message 9 of tendon/state at 0\.009 s does not '
                             r'deserialize as sensor_msgs/msg/JointState \(.*\)',
                             str(playback.error))
         assert not playback.thread.is_alive()
@@ -615,7 +608,7 @@ def test_a_message_the_playback_cannot_show_ends_it_with_the_reason(tmp_path):
 def test_view_refuses_a_bag_whose_first_frame_cannot_be_shown(tmp_path, capsys):
     from tendon_robot_sim import cli
 
-    _states_bag(tmp_path / 'bag', bad=0)
+    write_typed_bag(tmp_path / 'bag', {'/tendon/state': 'sensor_msgs/msg/JointState'}, 10, bad=0)
     assert cli.main(['view', '--bag', str(tmp_path / 'bag'), '--port', '0']) == 2
     err = capsys.readouterr().err    # after the reading's progress bar
     last = err.strip().splitlines()[-1]
