@@ -39,11 +39,12 @@ process verified is not verified again while it is unchanged.
 
 from __future__ import annotations
 
+from functools import partial
 import os
 from pathlib import Path
 import struct
 import time
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 import zlib
 
 from tendon_robot_sim.files.outputs import edit_output
@@ -165,25 +166,34 @@ def chunk_records(data, content: int) -> tuple[bytes | None, int]:
     return records, crc_field
 
 
-def _checksums(data) -> list[tuple[str, int, int]]:
-    """Return (what, offset of the stored crc, computed crc) of every checksum in ``data``."""
-    found = []
+def _checksums(data) -> Iterator[tuple[str, int, Callable[[], int | None]]]:
+    """
+    Yield (what, offset of the stored crc, its computation) of each checksum in ``data``.
+
+    In file order, computed only when called (None: a chunk whose codec is not installed),
+    so a chunk is decompressed only for a checksum that is wanted, and a data section
+    checksum computed after the chunk checksums before it were filled in covers them.
+    """
     for opcode, position, content in _records(data):
         if opcode == OP_CHUNK:
-            records, crc_field = chunk_records(data, content)
-            if records is not None:
-                found.append((f'chunk at byte {position}', crc_field, zlib.crc32(records)))
+            yield (f'chunk at byte {position}', content + _CHUNK_HEAD.size - 4,
+                   partial(_chunk_crc, data, content))
         elif opcode == OP_DATA_END:
-            found.append(('data section', content, _crc(data, 0, position)))
+            yield 'data section', content, partial(_crc, data, 0, position)
         elif opcode == OP_FOOTER:
             summary_start, _, _ = unpack_at(_FOOTER, data, content)
             if summary_start:
                 if not len(MAGIC) <= summary_start <= position:
                     raise McapCrcError(f'footer: summary start {summary_start} is outside '
                                        'the file')
-                crc = _crc(data, summary_start, content + 16)
-                found.append(('summary section', content + 16, crc))
-    return found
+                yield 'summary section', content + 16, partial(_crc, data, summary_start,
+                                                               content + 16)
+
+
+def _chunk_crc(data, content: int) -> int | None:
+    """CRC-32 of the uncompressed records of the chunk at ``content``; None: no codec."""
+    records, _ = chunk_records(data, content)
+    return None if records is None else zlib.crc32(records)
 
 
 def seal(path: str | Path) -> None:
@@ -198,12 +208,13 @@ def seal_open(handle: BinaryIO) -> None:
 
 
 def _fill_in(data) -> None:
-    """Fill in every CRC of ``data`` (a :class:`FileBytes`) that is 0."""
-    # In this order: the data section CRC covers the chunk CRCs, and the summary CRC is
-    # computed after them (it covers neither, but one pass per kind keeps this simple).
-    for kind in ('chunk', 'data section', 'summary section'):
-        for what, offset, crc in _checksums(data):
-            if what.startswith(kind) and unpack_at(_U32, data, offset)[0] == 0:
+    """Fill in every CRC of ``data`` (a :class:`FileBytes`) that is 0, in one pass."""
+    # One pass in file order: the chunk CRCs are written before the data section CRC,
+    # which covers them, is computed; each chunk is decompressed once.
+    for _, offset, compute in _checksums(data):
+        if unpack_at(_U32, data, offset)[0] == 0:
+            crc = compute()
+            if crc is not None:
                 data[offset:offset + _U32.size] = _U32.pack(crc)
 
 
@@ -228,9 +239,10 @@ def _verify(data: 'FileBytes') -> int:
     if len(data) < 2 * len(MAGIC) + 2 * _RECORD_HEAD.size:
         return 0
     checked = 0
-    for what, offset, crc in _checksums(data):
+    for what, offset, compute in _checksums(data):
         (stored,) = unpack_at(_U32, data, offset)
-        if stored == 0:
+        crc = None if stored == 0 else compute()
+        if crc is None:
             continue
         if stored != crc:
             raise McapCrcError(f'{what}: CRC-32 mismatch (stored {stored:08x}, computed '

@@ -14,6 +14,7 @@
 
 """tendon_robot_sim.experiment.bag readers: our bags, `ros2 bag record` layouts, damaged bags."""
 
+from collections import Counter
 from pathlib import Path
 import shutil
 
@@ -250,6 +251,28 @@ def test_sealing_and_verifying_a_long_recording_read_its_file_a_block_at_a_time(
     checked = []
     assert peak_memory(lambda: checked.append(mcap_crc.verify(storage))) < size / 4
     assert checked[0] > 3    # the chunks, the data section and the summary
+
+
+def test_closing_a_recording_decompresses_each_chunk_once(tmp_path, monkeypatch):
+    """
+    Filling in the checksums takes one pass over the chunks, not one per kind of checksum.
+
+    It decompressed every chunk three times: time at the close of a recording of hours.
+    """
+    bag = long_recording(tmp_path / 'long')
+    decompressed = Counter()
+    chunk_records = mcap_crc.chunk_records
+
+    def counted(data, content):
+        decompressed[content] += 1
+        return chunk_records(data, content)
+
+    monkeypatch.setattr(mcap_crc, 'chunk_records', counted)
+    bag.close()
+    assert len(decompressed) > 5        # a chunk a second, and one at each MB held
+    assert set(decompressed.values()) == {1}
+    monkeypatch.undo()
+    assert mcap_crc.verify(next((tmp_path / 'long').glob('*.mcap'))) == len(decompressed) + 2
 
 
 def test_a_seal_that_fails_leaves_the_file_as_it_was(good_bags, tmp_path):
