@@ -477,7 +477,7 @@ class SimulatorNode(Node):
         self._budget_warning = warning
         level = DiagnosticStatus.WARN if warning else DiagnosticStatus.OK
         self.diagnostics_pub.publish(DiagnosticArray(
-            header=Header(stamp=self.get_clock().now().to_msg()),
+            header=Header(stamp=self._stamp()),
             status=[DiagnosticStatus(level=level,
                                      name=f'{self.get_fully_qualified_name()}: step control',
                                      message=warning or 'steps within tip_tolerance',
