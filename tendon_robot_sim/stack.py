@@ -580,9 +580,26 @@ def _computed(value: FromArguments, stack: Stack):
             return f'{type(value).__name__} of the launch arguments'
 
         def perform(self, context) -> str:
-            return value.of({a.name: LaunchConfiguration(a.name).perform(context)
-                             for a in stack.arguments})
+            return value.of(_with_pushed_namespace(
+                {a.name: LaunchConfiguration(a.name).perform(context) for a in stack.arguments},
+                context))
     return Computed()
+
+
+def _with_pushed_namespace(values: Mapping[str, str], context) -> Mapping[str, str]:
+    """
+    Return the launch argument ``values`` with the namespace the nodes run in.
+
+    A launch file that includes ours inside ``PushRosNamespace('left')`` puts the nodes in
+    ``/left`` without our ``namespace`` argument: launch_ros joins the two as it does here,
+    so that the frame prefix follows the namespace the nodes really have.
+    """
+    from launch_ros.utilities import prefix_namespace
+
+    pushed = context.launch_configurations.get('ros_namespace')
+    if not pushed or NAMESPACE.name not in values:
+        return values
+    return {**values, NAMESPACE.name: prefix_namespace(pushed, values[NAMESPACE.name])}
 
 
 def _serving(entry: NodeEntry, condition):

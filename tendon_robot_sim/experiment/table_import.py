@@ -133,8 +133,9 @@ def write_measured_bag(path: str | Path, measured: MeasuredTable, robot: Robot) 
     recording = measured.recording
     names = robot.tendon_names
     frame = robot.base.frame_id
-    # a sensor stream as the hardware bridge offers it; a latched /tf_static
-    sensor = OfferedQos(reliability='best_effort', depth=5)
+    # a sensor stream as the hardware bridge offers it (reliable, REP 2003: best effort would
+    # leave a default subscriber of `ros2 bag play` with nothing); a latched /tf_static
+    sensor = OfferedQos(depth=5)
     with BagWriter(path) as bag:
         messages = BagMessages(bag.typestore)
         bag.add_topic('/' + STATE_TOPIC, RECORDED_TYPES[STATE_TOPIC], sensor)

@@ -92,6 +92,7 @@ import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 import numpy as np
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
@@ -134,6 +135,12 @@ SPEED_REPORT_PERIOD = 10.0
 
 # A short speed is reported again only when it changed by more than this fraction.
 SPEED_CHANGE = 0.25
+# The simulator is the stack's clock: on simulated time without publishing it, its own clock
+# would wait for a /clock nobody sends, and every stamp it publishes would stay at 0.
+SIM_TIME_WITHOUT_CLOCK = ('true needs publish_clock true: the simulator is the clock source '
+                          'and, on simulated time, would stamp everything 0 waiting for a /clock '
+                          'nobody publishes (the launch argument use_sim_time:=true sets '
+                          'publish_clock and leaves use_sim_time false)')
 
 
 def speed_report(achieved: float, target: float, reported: float | None,
@@ -281,6 +288,8 @@ class SimulatorNode(Node):
             raise ConfigurationError(
                 f'parameter publish_clock: mode {self.mode} has no simulated time to publish '
                 'on /clock; set it false (launch argument use_sim_time:=false)')
+        if self.get_parameter('use_sim_time').value and not config.publish_clock:
+            raise ConfigurationError(f'parameter use_sim_time: {SIM_TIME_WITHOUT_CLOCK}')
         # every frame id the node publishes or accepts carries the prefix
         self.base_frame = config.frame_prefix + self.model.base_frame
         self.tip_frame = config.frame_prefix + config.tip_frame
@@ -288,6 +297,7 @@ class SimulatorNode(Node):
         self.real_time_factor = config.real_time_factor
         self.arrow_scale = config.contact_arrow_scale
         on_parameters_set(self, self._on_parameters_set)
+        self.add_on_set_parameters_callback(self._refuse_sim_time_without_clock)
 
         self.state_pub = self.create_publisher(
             topics.TENDON_STATE.msg_type, config.state_topic, topics.TENDON_STATE.qos)
@@ -414,6 +424,14 @@ class SimulatorNode(Node):
         # a throttle per kind of fault: a flood of one hides no other
         self._warnings(fault_kind(what, reason), f'rejected {what}: {reason}')
 
+    def _refuse_sim_time_without_clock(self, parameters) -> SetParametersResult:
+        # runs before rclpy's TimeSource callback, which would switch the clock on the spot
+        if self.clock_pub is None and any(p.name == 'use_sim_time' and p.value is True
+                                          for p in parameters):
+            return SetParametersResult(successful=False,
+                                       reason=f'use_sim_time: {SIM_TIME_WITHOUT_CLOCK}')
+        return SetParametersResult(successful=True)
+
     def _on_parameters_set(self, parameters) -> None:
         # Only these are writable; rclpy has already checked their range.
         for parameter in parameters:
@@ -477,7 +495,7 @@ class SimulatorNode(Node):
         self._budget_warning = warning
         level = DiagnosticStatus.WARN if warning else DiagnosticStatus.OK
         self.diagnostics_pub.publish(DiagnosticArray(
-            header=Header(stamp=self.get_clock().now().to_msg()),
+            header=Header(stamp=self._stamp()),
             status=[DiagnosticStatus(level=level,
                                      name=f'{self.get_fully_qualified_name()}: step control',
                                      message=warning or 'steps within tip_tolerance',

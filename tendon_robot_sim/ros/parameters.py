@@ -134,7 +134,26 @@ def declare(node: Node, params: Sequence[Param]) -> SimpleNamespace:
                 f'parameter {param.name}: must be one of {list(param.choices)}, got {value!r}')
         _check_name(param.name, value)
         values[param.name] = value
+    _warn_of_unknown_overrides(node)
     return SimpleNamespace(**values)
+
+
+def _warn_of_unknown_overrides(node: Node) -> None:
+    """
+    Warn once of the values given at start (parameter file, ``-p``) that name no parameter.
+
+    rclpy drops them without a word, so a misspelt ``publish_rat:=20`` ran the node on the
+    default. A warning, not a refusal: a ``/**`` section of a file shared by several nodes
+    may carry another node's parameters. Called once every parameter is declared.
+    """
+    overrides = getattr(node, '_parameter_overrides', None)
+    if not isinstance(overrides, dict):
+        return
+    unknown = sorted(name for name in overrides if not node.has_parameter(name))
+    if unknown:
+        node.get_logger().warning(
+            f'ignoring {", ".join(unknown)}: not a parameter of this node (its parameters: '
+            f'ros2 param list {node.get_fully_qualified_name()})')
 
 
 def _check_name(name: str, value: Any) -> None:

@@ -28,11 +28,12 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 from tendon_robot_sim import cli
-from tendon_robot_sim.experiment.bag import bag_topics, read_messages
+from tendon_robot_sim.experiment.bag import bag_topics, offered_qos_of, read_messages
 from tendon_robot_sim.experiment.column_map import load_column_map
 from tendon_robot_sim.experiment.experiment import (load_points, read_recording,
                                                     samples_from_recording)
 from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.ros import recorder, topics
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / 'test' / 'data' / 'opencr_ftdcr_v4'
@@ -57,6 +58,11 @@ def test_the_shipped_map_imports_the_opencr_excerpt(tmp_path, capsys):
                                '/tip/measured': 'geometry_msgs/msg/PointStamped',
                                '/experiment/label': 'std_msgs/msg/String',
                                '/tf_static': 'tf2_msgs/msg/TFMessage'}
+    # offered as the stack offers them (ros/topics.py, REP 2003: a sensor publishes reliable),
+    # so that `ros2 bag play` reaches a subscriber that asks reliable, the default
+    offered = offered_qos_of(bag)
+    for topic in (topics.TENDON_STATE, topics.TIP_MEASURED):
+        assert offered['/' + topic.name] == recorder.offered_qos(topic.qos), topic.name
     rows = opencr_rows('train')
     robot = load_robot(ROBOT)
     recording = read_recording(bag, robot)

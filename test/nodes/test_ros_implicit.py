@@ -109,7 +109,8 @@ def test_tip_tolerance_within_the_real_time_budget_says_when_it_is_not_met():
 
     The nitinol robot under a 4 N step at 100 x real time with a tolerance of 1 um: the steps
     the tolerance asks (down to dt / 16) do not fit the budget, so the model takes coarser ones
-    and a WARN status '<node>: step control' on /diagnostics names the tolerance; the
+    and a WARN status '<node>: step control' on /diagnostics names the tolerance, stamped
+    on the simulated clock like every other message of a node that publishes /clock; the
     simulation goes on.
     """
     rclpy.init()
@@ -118,9 +119,9 @@ def test_tip_tolerance_within_the_real_time_budget_says_when_it_is_not_met():
         Parameter('publish_clock', value=True), Parameter('real_time_factor', value=100.0),
         Parameter('tip_tolerance', value=1e-6)])
     probe = Probe()
-    statuses = []
+    arrays = []
     probe.create_subscription(topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name,
-                              lambda msg: statuses.extend(msg.status), topics.DIAGNOSTICS.qos)
+                              arrays.append, topics.DIAGNOSTICS.qos)
     try:
         with spinning(simulator, probe):
             assert simulator.model.sim.tip_tolerance == 1e-6
@@ -129,10 +130,12 @@ def test_tip_tolerance_within_the_real_time_budget_says_when_it_is_not_met():
                      'the simulator to come up')
             probe.setpoint_pub.publish(JointState(name=['t0'], effort=[4.0]))
             wait_for(lambda: any(s.level == DiagnosticStatus.WARN and s.name.endswith(
-                'step control') for s in statuses), 'the step-control warning')
-            warning = next(s for s in statuses if s.level == DiagnosticStatus.WARN)
-            assert warning.message.startswith(
+                'step control') for a in arrays for s in a.status), 'the step-control warning')
+            array = next(a for a in arrays if a.status[0].level == DiagnosticStatus.WARN)
+            assert array.status[0].message.startswith(
                 'tip_tolerance 1e-06 m not met: the real-time budget')
+            # simulated seconds, as /clock: not the wall clock's (1.7e9 s since 1970)
+            assert stamp_seconds(array.header.stamp) <= probe.sim_time()
             moving = probe.sim_time()
             wait_for(lambda: probe.sim_time() > moving + 0.05, 'the simulation to go on')
             assert simulator.model.sim.coarse_steps > 0

@@ -28,6 +28,7 @@ import time
 from geometry_msgs.msg import Vector3, Wrench, WrenchStamped
 import numpy as np
 import pytest
+from rcl_interfaces.srv import SetParameters
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
@@ -296,11 +297,26 @@ def test_statics_model_parameter_selects_the_model(qs):
     ([Parameter('publish_clock', value=True)], 'publish_clock: mode quasi_static has no '
                                                'simulated time'),
     ([Parameter('statics_model', value='euler')], r'statics_model: must be one of'),
+    # the clock source on simulated time without a clock: every stamp would stay at 0
+    ([Parameter('use_sim_time', value=True)], 'use_sim_time: true needs publish_clock true'),
 ])
 def test_invalid_quasi_static_configurations_are_refused(qs, overrides, problem):
     with pytest.raises(ConfigurationError, match=problem):
         construct_alone(lambda context: SimulatorNode(context=context, parameter_overrides=[
             Parameter('mode', value='quasi_static')] + overrides))
+
+
+def test_use_sim_time_set_live_is_refused_and_the_stamps_stay_on_the_wall_clock(qs):
+    """``ros2 param set /simulator use_sim_time true``: refused with the reason; stamps go on."""
+    request = SetParameters.Request(parameters=[
+        Parameter('use_sim_time', value=True).to_parameter_msg()])
+    (result,) = call(qs.probe, SetParameters, '/simulator/set_parameters', request).results
+    assert not result.successful
+    assert result.reason.startswith('use_sim_time: true needs publish_clock true')
+    assert qs.simulator.get_parameter('use_sim_time').value is False
+    asked = time.time()
+    _, tip = settle(qs, tensions(t1=1.5), efforts_are([0.0, 1.5, 0.0, 0.0]))
+    assert stamp_seconds(tip.header.stamp) >= asked
 
 
 def test_robot_without_discs_runs_on_the_cosserat_model_and_is_refused_where_discs_are_needed(

@@ -56,6 +56,33 @@ def test_the_frame_prefix_is_the_given_one_or_the_namespace(values, prefix):
     assert frame_prefix(values) == prefix
 
 
+@pytest.mark.parametrize('pushed, namespace, prefix', [
+    ('left', '', 'left/'), ('robots', 'arm', 'robots/arm/'), ('/robots', '/arm', 'arm/')])
+def test_a_namespace_pushed_by_an_including_launch_file_prefixes_the_frames(
+        pushed, namespace, prefix):
+    """
+    ``PushRosNamespace`` around an include of our launch file moves the nodes: and the frames.
+
+    launch_ros puts the nodes in ``<pushed>/<namespace>`` (an absolute ``namespace`` stays
+    as it is); the frame prefix is that namespace, so that two stacks included in two pushed
+    namespaces do not collide on /tf.
+    """
+    pytest.importorskip('launch_ros', reason='launch_ros is not installed here (no ROS 2 '
+                        'launch)')
+    from launch import LaunchContext
+    from launch.actions import DeclareLaunchArgument
+    from launch_ros.actions import PushRosNamespace
+    from tendon_robot_sim.stack import _computed, launch_description
+
+    context = LaunchContext()
+    context.launch_configurations['namespace'] = namespace
+    for action in launch_description('sim').entities:
+        if isinstance(action, DeclareLaunchArgument) and action.name != 'namespace':
+            action.execute(context)
+    PushRosNamespace(pushed).execute(context)
+    assert _computed(FramePrefix(), STACKS['sim']).perform(context) == prefix
+
+
 @pytest.mark.parametrize('stack', STACKS.values(), ids=lambda stack: stack.name)
 def test_every_node_that_names_frames_gets_the_stack_prefix(stack):
     for entry in stack.nodes:

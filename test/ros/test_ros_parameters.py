@@ -88,6 +88,23 @@ def test_a_double_takes_an_integer_at_start_and_live():
         context.try_shutdown()
 
 
+def test_a_value_given_for_no_parameter_is_named_in_a_warning(capfd):
+    """A misspelt ``-p gian:=2.0`` (rclpy drops it) is named, and the node starts."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node('misspelt_probe', context=context, cli_args=[
+        '--ros-args', '-p', 'gian:=2.0', '-p', 'use_sim_time:=false', '-p', 'gain:=3.0'])
+    try:
+        assert declare(node, PARAMS).gain == 3.0
+        warnings = [line for line in capfd.readouterr().err.splitlines() if 'WARN' in line]
+        assert len(warnings) == 1 and warnings[0].endswith(
+            'ignoring gian: not a parameter of this node (its parameters: ros2 param list '
+            '/misspelt_probe)'), warnings
+    finally:
+        node.destroy_node()
+        context.try_shutdown()
+
+
 @pytest.mark.parametrize('value, result', [(5, 5.0), (2.5, 2.5), (True, 'a number'),
                                            ('5', 'a number'), (11, 'within')])
 def test_the_launcher_checks_a_value_as_the_node_would(value, result):
