@@ -136,6 +136,9 @@ CASES = [
     (['cc', '--displacements', '0.1,0.1'], BAD, 'displacements'),
     (['cc', '--displacements', 'inf,0,0,0'], BAD, '--displacements'),
     (['cc', '--tip', '0.2,0,0', '--robot', '{list}'], BAD, 'list.yaml'),
+    (['cc', '--tip', '0.2,0,0', '--robot', PCR], BAD,
+     'kind: pcr_6rus is a 6-RUS parallel continuum robot; this takes a tendon-driven continuum '
+     'robot (kind tendon_robot, or no kind) or a bellows-actuated continuum robot'),
     (['cc', '--muscle-lengths', '0.2,0.2'], BAD, '--muscle-lengths: '),
     (['cc', '--robot', BHA, '--muscle-lengths', 'p1=-0.1'], BAD, '--muscle-lengths: p1 = -0.1'),
     (['cc', '--robot', BHA, '--muscle-lengths', 'p1=nan'], BAD, '--muscle-lengths: item 0'),
@@ -160,6 +163,10 @@ CASES = [
     (['cc-dynamics', '--pressures', 'p1=1e5', '--robot', BHA, '--dt', '0.5',
       '--duration', '1'], NO_RESULT, 'dt'),
     (['cc-dynamics', '--tensions', 't0=1', '--robot', '{empty}'], BAD, 'empty.yaml'),
+    # the constant-curvature commands take two kinds: the refusal of a third names both
+    (['cc-dynamics', '--tensions', '1,1,1,1', '--robot', SNAKE], BAD,
+     'this takes a tendon-driven continuum robot (kind tendon_robot, or no kind) or a '
+     'bellows-actuated continuum robot (kind bellows)'),
     # input profiles: every bad file names --*-csv, the file, the line and the column
     (['cc-dynamics', '--tensions-csv', '{missing}'], BAD, '--tensions-csv: '),
     (['cc-dynamics', '--tensions-csv', '{binary}'], BAD, 'not UTF-8'),
@@ -200,6 +207,8 @@ CASES = [
     (['snake', 'inverse', '--trajectory', '{steep_csv}', '--dt', '1e-3', '--out', '{out}'],
      BAD, "--dt: applies to the paper's trajectories only"),
     (['snake', 'inverse', '--trajectory', 'pan', '--robot', '{nan_rod}'], BAD, 'kind'),
+    (['snake', 'forward', '--tensions', '1,1,1,1', '--robot', '{empty}'], BAD,
+     'empty.yaml: robot description: must be a mapping, got nothing'),
     # snake: external wrench, start pose, ramp; a motion the real snake would slip in
     (['snake', 'inverse', '--trajectory', 'pan', '--tip-wrench', '0,0,1', '--out', '{out}'], BAD,
      '--tip-wrench: must be 6 numbers FX,FY,FZ,MX,MY,MZ'),
@@ -239,7 +248,10 @@ CASES = [
     (['pcr', 'ik', '--position', '0,0,0.5', '--force', '0,0,-1e5'], NO_RESULT, ''),
     (['pcr', 'ik', '--position', '0,0,0.5', '--orientation-deg', '0,0'], BAD,
      '--orientation-deg'),
-    (['pcr', 'ik', '--position', '0,0,0.5', '--robot', '{list}'], BAD, 'list.yaml'),
+    (['pcr', 'ik', '--position', '0,0,0.5', '--robot', '{list}'], BAD,
+     'list.yaml: robot description: must be a mapping, got list'),
+    (['pcr', 'fk', '--motor-angles-deg', '0,0,0,0,0,0', '--robot', '{empty}'], BAD,
+     'empty.yaml: robot description: must be a mapping, got nothing'),
     (['pcr', 'fk', '--motor-angles-deg', '10,10'], BAD, '--motor-angles-deg'),
     (['pcr', 'fk', '--motor-angles-deg', '10,10,12,12,8,100'], BAD, 'motor limits'),
     (['pcr', 'fk', '--from-json', '{empty}'], BAD, '--from-json'),
