@@ -78,6 +78,7 @@ STALL_TIMEOUT = 30.0
 # --real-time-factor: at most 10, so that the simulator's physics rate, scaled with it
 # (paced_parameters), stays within its parameter's range (50 Hz by default)
 REAL_TIME_FACTORS = (0.1, 10.0)
+TARGET_HOLD = 5.0   # s, default --target-hold
 
 
 def register(subparsers) -> None:
@@ -96,10 +97,11 @@ def register(subparsers) -> None:
     parser.add_argument('--hold', type=positive, default=1.0,
                         help='simulated time each step is held, from when the simulator has '
                              'its tensions [s]')
-    parser.add_argument('--target-hold', type=positive, default=5.0,
+    parser.add_argument('--target-hold', type=positive, default=None,
                         help='longest time the tip-target step is held, in periods of the '
                              'tension controller (simulated time while the machine keeps up) '
-                             '[s]')
+                             f'[s] (default: {TARGET_HOLD}; the simulated demo of a tendon '
+                             'robot only: the others have no tip-target step)')
     parser.add_argument('--settle', type=within(0.0, 60.0, 's'), default=3.0,
                         help='after --hold, hold a tension step on until the tip has settled '
                              '(within 1 mm over 0.5 s), for at most this much more simulated '
@@ -148,8 +150,7 @@ def run(args) -> int:
                            f'(the smallest max_tension of the robot), got {args.tension:g}')
     if not (np.isfinite(args.hold) and 0.0 < args.hold <= 60.0):
         raise CommandError(f'--hold: must be in (0, 60] s, got {args.hold:g}')
-    if not (np.isfinite(args.target_hold) and 0.0 < args.target_hold <= 60.0):
-        raise CommandError(f'--target-hold: must be in (0, 60] s, got {args.target_hold:g}')
+    _check_target_hold(args, robot)
     if (args.pull is None) != (args.world is None):
         raise CommandError('--pull: goes with --world (the contact demo), and --world needs it')
     if args.real_time_factor != 1.0 and (args.world is not None or args.hardware is not None):
@@ -250,6 +251,19 @@ def demo_target(robot: Robot, tension: float) -> np.ndarray:
     tensions = np.zeros(len(robot.tendons))
     tensions[:2] = tension
     return StaticsSolver(robot, 'discrete').solve_tensions(tensions).tip_position
+
+
+def _check_target_hold(args, robot) -> None:
+    """Refuse a ``--target-hold`` no tip-target step reads (exit 2); else set its default."""
+    if args.target_hold is None:
+        args.target_hold = TARGET_HOLD
+        return
+    if robot is None or args.world is not None or args.hardware is not None:
+        # the snake has no statics model; the contact and the hardware demos pull only
+        raise CommandError('--target-hold: only the simulated demo of a tendon robot has a '
+                           'tip-target step')
+    if not (np.isfinite(args.target_hold) and 0.0 < args.target_hold <= 60.0):
+        raise CommandError(f'--target-hold: must be in (0, 60] s, got {args.target_hold:g}')
 
 
 def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold: float,
