@@ -235,6 +235,8 @@ CASES = [
     (['snake', 'forward', '--tensions', '1,1,1,1', '--from', '1,1,1,200'], BAD,
      '--from: must be within [0, 150] N'),
     (['snake', 'forward', '--tensions', '1,1,1,1', '--ramp', '-1'], BAD, 'argument --ramp'),
+    (['snake', 'forward', '--tensions', '1,1,1,1', '--ramp', '0.5', '--duration', '0.01'], BAD,
+     '--ramp: 0.5 s is longer than --duration 0.01 s: the run would end before the tensions'),
     (['snake', 'forward', '--tensions', '1,1,1,1', '--from', '0,0,0,0'], NO_RESULT,
      '--from: these tensions hold the snake nowhere'),
     (['snake', 'forward', '--tensions', '1,1,1,1', '--from', '1,1,1,1'], NO_RESULT,
