@@ -185,6 +185,11 @@ CASES = [
     (['snake', 'forward', '--tensions', '1,1,1,1', '--angles', 'nan,0,0,0,0,0'], BAD,
      '--angles'),
     (['snake', 'forward', '--tensions', '1,1,1'], BAD, '--tensions'),
+    # a name given twice: the line calls a cable (or a bellows) no tendon
+    (['snake', 'forward', '--tensions', 'cable2=3,cable2=1'], BAD,
+     "--tensions: 'cable2' is given twice"),
+    (['cc', '--robot', BHA, '--muscle-lengths', 'p1=0.2,p1=0.3'], BAD,
+     "--muscle-lengths: 'p1' is given twice"),
     (['snake', 'forward', '--tensions', '-1,1,1,1'], BAD, '--tensions'),
     (['snake', 'forward', '--tensions', '1e9,1,1,1'], BAD, '--tensions'),
     (['snake', 'forward', '--tensions', '60,1,1,1', '--dt', '0.01'], NO_RESULT,
