@@ -380,11 +380,16 @@ CASES = [
     (['demo', '--elements', '0'], BAD, 'argument --elements'),
     (['demo', '--elements', '2.5'], BAD, "argument --elements: '2.5' is not a whole number"),
     (['demo', '--settle', '1e30'], BAD, 'argument --settle: must be a number within [0, 60] s'),
-    # --target-hold where no tip-target step runs: the snake, the contact and hardware demos
+    # --target-hold where no tip-target step runs (the snake, the contact and hardware
+    # demos), --hold and --settle where no step is held (the contact demo)
     (['demo', '--robot', SNAKE, '--target-hold', '3'], BAD,
      '--target-hold: only the simulated demo of a tendon robot has a tip-target step'),
     (['demo', '--world', str(ROOT / 'config' / 'world_post.yaml'), '--pull', 't1',
       '--target-hold', '3'], BAD, '--target-hold'),
+    (['demo', '--world', str(ROOT / 'config' / 'world_post.yaml'), '--pull', 't1',
+      '--hold', '3'], BAD, '--hold: the contact demo holds no step'),
+    (['demo', '--world', str(ROOT / 'config' / 'world_post.yaml'), '--pull', 't1',
+      '--settle', '3'], BAD, '--settle: the contact demo holds no step'),
     (['demo', '--hardware', 'tdcr', '--target-hold', '3'], BAD, '--target-hold'),
     (['demo', '--real-time-factor', '20'], BAD,
      'argument --real-time-factor: must be a number within [0.1, 10]'),
