@@ -412,7 +412,8 @@ def parse_values(text: str, option: str):
             raise CommandError(f'{option}: item {index} ({item!r}) must be finite')
         key = name.strip() if all(named) else index
         if key in values:
-            raise CommandError(f'{option}: tendon {key!r} is given twice')
+            # named by the option alone: a bellows, a cable, a joint or a tendon
+            raise CommandError(f'{option}: {key!r} is given twice')
         values[key] = value
     return values if all(named) else list(values.values())
 

@@ -78,6 +78,8 @@ STALL_TIMEOUT = 30.0
 # --real-time-factor: at most 10, so that the simulator's physics rate, scaled with it
 # (paced_parameters), stays within its parameter's range (50 Hz by default)
 REAL_TIME_FACTORS = (0.1, 10.0)
+# s: defaults of the step timings, set once it is known which the chosen demo reads
+TIMING_DEFAULTS = {'hold': 1.0, 'target_hold': 5.0, 'settle': 3.0}
 
 
 def register(subparsers) -> None:
@@ -93,17 +95,20 @@ def register(subparsers) -> None:
                         help='robot description YAML (default: the package config/robot.yaml)')
     parser.add_argument('--tension', type=positive, default=2.0,
                         help='tension of the pulled tendon in each step [N]')
-    parser.add_argument('--hold', type=positive, default=1.0,
+    parser.add_argument('--hold', type=positive, default=None,
                         help='simulated time each step is held, from when the simulator has '
-                             'its tensions [s]')
-    parser.add_argument('--target-hold', type=positive, default=5.0,
+                             f"its tensions [s] (default: {TIMING_DEFAULTS['hold']})")
+    parser.add_argument('--target-hold', type=positive, default=None,
                         help='longest time the tip-target step is held, in periods of the '
                              'tension controller (simulated time while the machine keeps up) '
-                             '[s]')
-    parser.add_argument('--settle', type=within(0.0, 60.0, 's'), default=3.0,
+                             f"[s] (default: {TIMING_DEFAULTS['target_hold']}; the simulated "
+                             'demo of a tendon robot only: the others have no tip-target '
+                             'step)')
+    parser.add_argument('--settle', type=within(0.0, 60.0, 's'), default=None,
                         help='after --hold, hold a tension step on until the tip has settled '
                              '(within 1 mm over 0.5 s), for at most this much more simulated '
-                             'time [s]; a row read while the tip still moves says so')
+                             'time [s]; a row read while the tip still moves says so '
+                             f"(default: {TIMING_DEFAULTS['settle']})")
     parser.add_argument('--hardware', choices=sorted(DEVICES), default=None,
                         help='run the hardware stack on emulated devices instead: dynamixel '
                              '(Dynamixel X-series servos and an LK-G style laser) or tdcr (the '
@@ -146,6 +151,7 @@ def run(args) -> int:
     if not (np.isfinite(args.tension) and 0.0 < args.tension <= actuation.max_tensions.min()):
         raise CommandError(f'--tension: must be in (0, {actuation.max_tensions.min():g}] N '
                            f'(the smallest max_tension of the robot), got {args.tension:g}')
+    _check_timings(args, robot)
     if not (np.isfinite(args.hold) and 0.0 < args.hold <= 60.0):
         raise CommandError(f'--hold: must be in (0, 60] s, got {args.hold:g}')
     if not (np.isfinite(args.target_hold) and 0.0 < args.target_hold <= 60.0):
@@ -250,6 +256,24 @@ def demo_target(robot: Robot, tension: float) -> np.ndarray:
     tensions = np.zeros(len(robot.tendons))
     tensions[:2] = tension
     return StaticsSolver(robot, 'discrete').solve_tensions(tensions).tip_position
+
+
+def _check_timings(args, robot) -> None:
+    """Refuse a step timing the chosen demo never reads (exit 2); set the others' defaults."""
+    if args.world is not None:      # one quasi-static press: no step is held
+        unread = {'hold': 'the contact demo holds no step',
+                  'settle': 'the contact demo holds no step'}
+    else:
+        unread = {}
+    if robot is None or args.world is not None or args.hardware is not None:
+        # the snake has no statics model; the contact and the hardware demos pull only
+        unread['target_hold'] = 'only the simulated demo of a tendon robot has a tip-target step'
+    for name, default in TIMING_DEFAULTS.items():
+        given = getattr(args, name) is not None
+        if given and name in unread:
+            raise CommandError(f"--{name.replace('_', '-')}: {unread[name]}")
+        if not given:
+            setattr(args, name, default)
 
 
 def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold: float,

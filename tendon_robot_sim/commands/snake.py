@@ -135,8 +135,8 @@ def register(subparsers) -> None:
                        help='initial joint angles in rad, one per joint (default 0: straight)')
     forward.add_argument('--ramp', type=non_negative, default=0.0, metavar='S',
                          help='s: move the tensions linearly from the --from tensions (else '
-                              'the pretension) to --tensions over this time (default 0: a '
-                              'step at t = 0)')
+                              'the pretension) to --tensions over this time, at most '
+                              '--duration (default 0: a step at t = 0)')
     forward.add_argument('--duration', type=positive, default=2.0, help='s (default 2)')
     forward.add_argument('--dt', type=time_step, default=0.001,
                          help='RK4 step in s (default 1 ms)')
@@ -503,8 +503,13 @@ def run_forward(args: argparse.Namespace) -> int:
     snake = _load(args.robot)
     tensions = _cable_tensions(snake, args.tensions, '--tensions')
     loads = _loads(snake, args)
-    q0, start = _start(snake, args, loads)
     check_steps(args.duration, args.dt)
+    if args.ramp > args.duration:
+        # the run would end short of --tensions, and report them as the tensions it ran at
+        raise CommandError(f'--ramp: {args.ramp:g} s is longer than --duration '
+                           f'{args.duration:g} s: the run would end before the tensions reach '
+                           '--tensions')
+    q0, start = _start(snake, args, loads)
     dynamics = SnakeDynamics(snake)
     t = np.arange(0.0, args.duration + args.dt / 2, args.dt)
 

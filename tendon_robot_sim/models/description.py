@@ -191,6 +191,8 @@ def check_kind(data: Any, expected: str) -> None:
 
     Only a tendon robot may leave ``kind`` out.
     """
+    # an empty file or a list has no kind to compare: naming a kind there would mislead
+    require_mapping(data, '')
     if expected != TENDON_ROBOT and isinstance(data, Mapping) and 'kind' not in data:
         # a file without kind is a tendon robot's (config/robot.yaml): say so, and what is asked
         raise RobotDescriptionError(
@@ -202,6 +204,13 @@ def check_kind(data: Any, expected: str) -> None:
         raise RobotDescriptionError(
             f'kind: {kind} is {ROBOT_KINDS[kind]}; this takes {ROBOT_KINDS[expected]}, '
             f'{wanted}')
+
+
+def require_mapping(data: Any, key: str) -> None:
+    """Raise naming ``key`` (empty: the whole description) unless ``data`` is a mapping."""
+    if not isinstance(data, Mapping):
+        raise RobotDescriptionError(
+            f'{key or "robot description"}: must be a mapping, got {describe_value(data)}')
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -332,9 +341,7 @@ class DescriptionMapping:
         self.key = key
         if data is None and not required:
             data = {}
-        if not isinstance(data, Mapping):
-            raise RobotDescriptionError(
-                f'{key or "robot description"}: must be a mapping, got {describe_value(data)}')
+        require_mapping(data, key)
         self.data = dict(data)
         self.known = set(required) | set(optional)
         self.required = set(required)

@@ -104,7 +104,7 @@ def test_bad_robot_file_exits_non_zero_with_one_line_on_stderr(tmp_path):
     (['--tensions', 'tx=1'], "tensions: unknown tendon 'tx' (known: t0, t1, t2, t3)"),
     (['--tensions', '1,x,0,0'], "--tensions: item 1 ('x') is not a number"),
     (['--tensions', 't0=1,2'], '--tensions: use either values or name=value pairs'),
-    (['--tensions', 't0=1,t0=2'], "--tensions: tendon 't0' is given twice"),
+    (['--tensions', 't0=1,t0=2'], "--tensions: 't0' is given twice"),
     (['--duration', '-1'], 'argument --duration: must be a finite number > 0, got -1'),
     (['--until-steady', '--max-time', 'inf'],
      'argument --max-time: must be a finite number > 0, got inf'),

@@ -79,7 +79,7 @@ from tendon_robot_sim.models.tendon_robot import friction_refused, Robot, robot_
 from tendon_robot_sim.models.trunk import _integrator as integrator, _kernels as kernels
 from tendon_robot_sim.models.trunk.kinematics import chain_frames, section_matrix
 from tendon_robot_sim.models.trunk.robot import (bellows_robot_from_dict, BellowsRobot,
-                                                 KIND as BELLOWS)
+                                                 is_bellows_data)
 
 # Default time step [s]: 5 ms resolves the bending modes of the default robots (first
 # modes below 10 Hz); there the Gauss-Legendre integrator keeps the energy of the undamped
@@ -544,7 +544,7 @@ def load_cc_dynamics(path: str | Path) -> CCDynamics:
     """
     data = read_yaml(path)
     try:
-        if isinstance(data, dict) and data.get('kind') == BELLOWS:
+        if is_bellows_data(data):
             return CCDynamics.from_bellows_robot(bellows_robot_from_dict(data))
         return CCDynamics.from_tendon_robot(robot_from_dict(data))
     except (RobotDescriptionError, CCDynamicsError) as error:

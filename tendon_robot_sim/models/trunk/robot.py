@@ -52,8 +52,8 @@ import numpy as np
 
 from tendon_robot_sim.models.description import (Base, check_kind, describe_value,
                                                  description_kind, DescriptionMapping, load_base,
-                                                 load_description, read_yaml,
-                                                 RobotDescriptionError)
+                                                 load_description, read_yaml, ROBOT_KINDS,
+                                                 RobotDescriptionError, TENDON_ROBOT)
 
 KIND = 'bellows'
 
@@ -124,12 +124,28 @@ class BellowsRobot:
 
 
 def is_bellows_description(path: str | Path) -> bool:
-    """Tell whether the YAML file at ``path`` says ``kind: bellows`` (errors: see read_yaml)."""
+    """
+    Tell whether the YAML file at ``path`` says ``kind: bellows``, else is a tendon robot's.
+
+    For the commands that take both kinds; any other kind is refused, naming both (errors:
+    see read_yaml).
+    """
     data = read_yaml(path)
     try:
-        return description_kind(data) == KIND
+        return is_bellows_data(data)
     except RobotDescriptionError as error:
         raise RobotDescriptionError(f'{path}: {error}') from None
+
+
+def is_bellows_data(data: Any) -> bool:
+    """Tell whether a description is a bellows robot's, else a tendon robot's; refuse others."""
+    kind = description_kind(data)
+    if kind not in (KIND, TENDON_ROBOT):
+        # the constant-curvature models take these two kinds: name both, not one of them
+        raise RobotDescriptionError(
+            f'kind: {kind} is {ROBOT_KINDS[kind]}; this takes {ROBOT_KINDS[TENDON_ROBOT]} '
+            f'(kind {TENDON_ROBOT}, or no kind) or {ROBOT_KINDS[KIND]} (kind {KIND})')
+    return kind == KIND
 
 
 def load_bellows_robot(path: str | Path) -> BellowsRobot:
