@@ -42,7 +42,8 @@ import time
 import numpy as np
 
 from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
-from tendon_robot_sim.files.outputs import make_folder, open_output, write_output
+from tendon_robot_sim.files.outputs import (make_folder, open_output, remove_unfinished,
+                                            write_output)
 from tendon_robot_sim.files.yaml_loader import yaml_value
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
@@ -418,6 +419,7 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
                                'another --output or delete it')
         done = [c for c in done if (parts / f'part-{c:05d}.parquet').exists()]
     make_folder(parts)
+    remove_unfinished(parts)    # of a run killed while it wrote a part or the manifest
     _write_json(manifest_path, {'settings': settings, 'done': done})
     todo = [c for c in range(len(chunks)) if c not in set(done)][:max_chunks]
     tasks = [(model, options, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]

@@ -48,6 +48,9 @@ from typing import IO, Iterator
 
 # Links followed on the way to one output before giving up (the kernel's own limit).
 MAX_LINKS = 40
+# The names of the temporary files beside a target: .NAME.<8 hex digits>.part
+TEMPORARY_TOKEN_BYTES = 4
+TEMPORARY_PATTERN = '.*.' + '?' * 2 * TEMPORARY_TOKEN_BYTES + '.part'
 
 
 class UnsafeOutputError(ValueError):
@@ -108,7 +111,7 @@ def _temporary_beside(path: Path, access: int = os.O_WRONLY) -> tuple[int, Path]
     """Create a new empty file beside ``path`` (exclusively, no link); (descriptor, path)."""
     check_links(path.parent)
     while True:
-        name = path.parent / f'.{path.name}.{secrets.token_hex(4)}.part'
+        name = path.parent / f'.{path.name}.{secrets.token_hex(TEMPORARY_TOKEN_BYTES)}.part'
         try:
             fd = os.open(name, access | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                          | os.O_CLOEXEC, 0o666)
@@ -220,6 +223,19 @@ def open_growing(path: str | Path, mode: str = 'w') -> IO:
         temporary.unlink(missing_ok=True)
         raise
     return os.fdopen(fd, mode, encoding=None if 'b' in mode else 'utf-8')
+
+
+def remove_unfinished(folder: str | Path) -> None:
+    """
+    Remove from ``folder`` the temporary files of writes that never ended.
+
+    A process killed (SIGTERM, SIGKILL, a power cut) while it wrote a file leaves its
+    temporary file beside the target. For a folder only one run writes into, such as the
+    parts of a resumable dataset, where they would pile up and keep the folder from being
+    removed.
+    """
+    for leftover in Path(folder).glob(TEMPORARY_PATTERN):
+        leftover.unlink(missing_ok=True)
 
 
 def make_folder(path: str | Path) -> Path:

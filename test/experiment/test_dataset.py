@@ -21,6 +21,7 @@ each stopped part-way and resumed; rows checked against direct solves of the mod
 
 import json
 import math
+import os
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -28,6 +29,7 @@ import pytest
 
 from tendon_robot_sim.experiment.dataset import (build_dataset, DatasetError, morton_order,
                                                  sample_inputs)
+from tendon_robot_sim.files import outputs
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
@@ -210,6 +212,19 @@ def test_a_changed_setting_does_not_mix_into_a_started_run(tmp_path):
                   progress=False)
     with pytest.raises(DatasetError, match='other settings'):
         build_dataset(PCR, 'pcr', out, samples=6, chunk_size=2, workers=1, progress=False)
+
+
+def test_a_part_left_half_written_by_a_kill_does_not_stop_the_resumed_run(tmp_path):
+    """A run killed (SIGTERM, SIGKILL) while it wrote a part leaves that part's temporary file."""
+    out = tmp_path / 'cc'
+    settings = {'samples': 6, 'chunk_size': 2, 'workers': 1, 'progress': False}
+    build_dataset(ROBOT, 'cc', out, max_chunks=1, **settings)
+    descriptor, _ = outputs._temporary_beside(tmp_path / 'cc.parts' / 'part-00001.parquet')
+    os.close(descriptor)    # never renamed into place: what a kill leaves behind
+    summary = build_dataset(ROBOT, 'cc', out, **settings)
+    assert summary['complete'] and summary['solved_now'] == 4
+    _check_complete(out.with_suffix('.parquet'), 6)
+    assert not (tmp_path / 'cc.parts').exists()
 
 
 def test_latin_hypercube_has_one_sample_per_stratum():
