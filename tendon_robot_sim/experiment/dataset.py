@@ -41,7 +41,7 @@ import time
 
 import numpy as np
 
-from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
+from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.files.outputs import (make_folder, open_output, remove_unfinished,
                                             write_output)
 from tendon_robot_sim.files.yaml_loader import yaml_value
@@ -262,22 +262,14 @@ def _read_csv(path, names, low, high) -> np.ndarray:
     if not path:
         raise DatasetError('csv: the csv sampler needs a file (--csv FILE)')
     try:
-        with open(path, encoding=CSV_ENCODING) as handle:
-            header = [h.strip() for h in handle.readline().strip().split(',')]
-            rows = np.loadtxt(handle, delimiter=',', ndmin=2)
-    except (OSError, ValueError) as error:
-        raise DatasetError(f'csv: cannot read {path}: {error}') from None
-    missing = [n for n in names if n not in header]
-    if missing:
-        raise DatasetError(f'csv: {path} has no column {missing[0]!r} (columns needed: '
-                           f'{", ".join(names)})')
-    if rows.shape[0] == 0 or rows.shape[1] != len(header):
-        raise DatasetError(f'csv: {path} needs {len(header)} numbers per row')
-    u = rows[:, [header.index(n) for n in names]]
-    bad = ~(np.isfinite(u) & (u >= low) & (u <= high))
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise DatasetError(f'csv: {path} row {r + 2}: {names[c]} = {u[r, c]:g} is outside '
+        table = read_table(path, names)
+    except TableError as error:
+        raise DatasetError(f'csv: {error}') from None
+    u = table.values
+    outside = ~((u >= low) & (u <= high))
+    if outside.any():
+        r, c = np.argwhere(outside)[0]
+        raise DatasetError(f'csv: {table.where(r, names[c])}: {u[r, c]:g} is outside '
                            f'[{low[c]:g}, {high[c]:g}]')
     return u
 

@@ -597,6 +597,12 @@ CASES = [
     ([*DATASET, 'cc', '--statics-model', 'cosserat'], BAD,
      '--statics-model: applies with --model statics only (this run: --model cc)'),
     ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}'], BAD, 'binary'),
+    ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}', '--samples', '5'], BAD,
+     '--samples: applies with --sampler uniform or lhs only (this run: --sampler csv, one '
+     'sample a row of --csv)'),
+    ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}', '--random-state', '0'], BAD,
+     '--random-state: applies with --sampler uniform or lhs only (this run: --sampler csv, '
+     'one sample a row of --csv)'),
     ([*DATASET, 'pcr'], BAD, 'kind: none given, so a tendon-driven continuum robot'),
     ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
     # warmup takes no arguments (its cache folder check: test/cli/test_warmup_cli.py)

@@ -246,5 +246,32 @@ def test_csv_inputs_are_checked_against_the_box(tmp_path):
     u = sample_inputs([0, 0], [1, 1], 0, 'csv', csv_path=str(path), names=('a', 'b'))
     np.testing.assert_array_equal(u, [[0.5, 1.0], [0.1, 0.2]])
     path.write_text('a,b\n0.5,3.0\n')
-    with pytest.raises(DatasetError, match=r'row 2: b = 3 is outside \[0, 1\]'):
+    with pytest.raises(DatasetError, match=r"line 2, column 'b': 3 is outside \[0, 1\]"):
         sample_inputs([0, 0], [1, 1], 0, 'csv', csv_path=str(path), names=('a', 'b'))
+
+
+@pytest.mark.parametrize('text, error', [
+    ('', 'empty'),
+    ('a,b\n', 'no rows'),
+    ('a,b,a\n0.5,0.5,0.1\n', 'a column is given twice'),
+    ('a,b\n0.5,nan\n', "line 2, column 'b': must be finite"),
+    ('a,b\n0.5\n', 'line 2: 1 values, the header has 2 columns'),
+])
+def test_a_csv_that_is_not_a_table_of_inputs_is_refused(tmp_path, text, error):
+    """
+    Refuse the file as every CSV of the package is refused (experiment.csv_table).
+
+    A repeated column was read from its first place; an empty file passed numpy's warning
+    on to stderr.
+    """
+    path = tmp_path / 'u.csv'
+    path.write_text(text)
+    with pytest.raises(DatasetError, match=error):
+        sample_inputs([0, 0], [1, 1], 0, 'csv', csv_path=str(path), names=('a', 'b'))
+
+
+def test_csv_inputs_may_be_quoted_and_come_beside_other_columns(tmp_path):
+    path = tmp_path / 'u.csv'
+    path.write_text('"a","label","b"\r\n0.5,left,1.0\r\n')
+    u = sample_inputs([0, 0], [1, 1], 0, 'csv', csv_path=str(path), names=('a', 'b'))
+    np.testing.assert_array_equal(u, [[0.5, 1.0]])
