@@ -76,6 +76,7 @@ class _PcrAdapter:
     """
 
     WARM_STEP = np.radians(5.0)
+    RESIDUAL = 'scaled solver residual (max norm)'
 
     def __init__(self, path: str):
         from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
@@ -111,6 +112,8 @@ class _StaticsAdapter:
     vertebra discs, cosserat without), as the simulator and the controllers choose.
     """
 
+    RESIDUAL = 'scaled solver residual (max norm)'
+
     def __init__(self, path: str, statics_model: str = 'auto'):
         from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
         from tendon_robot_sim.models.tendon_robot import load_robot
@@ -143,6 +146,7 @@ class _CCAdapter:
     """
 
     POINTS = 21     # backbone points along the section (and the rod's tip beyond it)
+    RESIDUAL = 'misfit [m] of displacements no single arc has (2-norm)'
 
     def __init__(self, path: str):
         from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
@@ -179,6 +183,8 @@ class _SnakeAdapter:
     would leave the rolling surfaces); the backbone points are the link frame origins
     from the base, the tip the last link's distal vertex. Closed form: residual 0.
     """
+
+    RESIDUAL = '0 (closed form)'
 
     def __init__(self, path: str):
         from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
@@ -391,6 +397,8 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     chunks = [order[i:i + chunk_size] for i in range(0, order.size, chunk_size)]
     output = Path(output)
     parts = output.parent / (output.name + '.parts')
+    # what made the inputs: the file's rows, or the draws
+    drawn = {'csv_file': str(csv_path)} if sampler == 'csv' else {'random_state': random_state}
     settings = {'model': model, **variant,
                 'robot_sha256': hashlib.sha256(text.encode()).hexdigest(),
                 'samples': int(u.shape[0]), 'sampler': sampler, 'random_state': random_state,
@@ -452,7 +460,8 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
             'model': model, **variant, 'model_description': ADAPTERS[model][1],
             'inputs': list(adapter.names), 'input_unit': adapter.unit,
             'input_low': adapter.low.tolist(), 'input_high': adapter.high.tolist(),
-            'sampler': sampler, 'random_state': random_state, 'samples': int(u.shape[0]),
+            'sampler': sampler, **drawn, 'samples': int(u.shape[0]),
+            'inputs_sha256': settings['inputs_sha256'],
             'order': 'Morton (Z-order) curve, chunks of consecutive samples, each sample '
                      'warm-started from the one before it',
             'chunk_size': chunk_size,
@@ -460,7 +469,7 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
                         'tip_qx..tip_qw': 'tip orientation quaternion',
                         'backbone': 'backbone points x, y, z [m] flattened (parallel '
                                     'robot: the six rods one after the other)',
-                        'residual': 'scaled solver residual (max norm)',
+                        'residual': adapter.RESIDUAL,
                         'converged': 'False: outputs NaN, see error'},
             'converged': summary['converged'], 'failed': summary['failed']})
         for c in range(len(chunks)):

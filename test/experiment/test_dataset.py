@@ -19,6 +19,7 @@ Small runs in this process, on 2 local processes and on a 2-worker Dask cluster 
 each stopped part-way and resumed; rows checked against direct solves of the models.
 """
 
+import hashlib
 import json
 import math
 import os
@@ -126,6 +127,20 @@ def test_sidecar_describes_robot_and_model(tmp_path):
     assert sidecar['model'] == 'pcr' and sidecar['robot']['kind'] == 'pcr_6rus'
     assert sidecar['inputs'] == [f'q1_{i + 1}' for i in range(6)]
     assert sidecar['converged'] + sidecar['failed'] == 2
+
+
+def test_sidecar_names_the_inputs_file_and_what_the_residual_is(tmp_path):
+    """Enough to reproduce a run from a CSV of inputs, and to read its residual column."""
+    inputs = tmp_path / 'u.csv'
+    inputs.write_text('displacement_t0,displacement_t1,displacement_t2,displacement_t3\n'
+                      '0.0075,0,0,0\n')
+    build_dataset(ROBOT, 'cc', tmp_path / 'cc', sampler='csv', csv_path=str(inputs),
+                  workers=1, progress=False)
+    sidecar = json.loads((tmp_path / 'cc.json').read_text())
+    assert sidecar['csv_file'] == str(inputs) and 'random_state' not in sidecar
+    expected = hashlib.sha256(np.array([[0.0075, 0, 0, 0]]).tobytes()).hexdigest()
+    assert sidecar['inputs_sha256'] == expected
+    assert sidecar['columns']['residual'].startswith('misfit [m]')
 
 
 def test_statics_rows_match_a_direct_solve(tmp_path):
