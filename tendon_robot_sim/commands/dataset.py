@@ -73,7 +73,7 @@ def register(subparsers) -> None:
                         help='stop after N chunks (the next run goes on from there)')
     parser.add_argument('--workers', type=worker_count, default=None, metavar='N',
                         help='local processes (default: all cores; 1: none; at most the '
-                             'cores and the tasks run)')
+                             'cores and the tasks run; not with --scheduler)')
     add_scheduler_options(parser)
     parser.add_argument('--output', default='dataset', metavar='PATH', type=OutputPath('prefix'),
                         help='writes PATH.parquet and PATH.json (default %(default)s)')

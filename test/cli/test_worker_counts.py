@@ -77,6 +77,21 @@ def test_an_absurd_worker_count_is_refused_before_anything_starts(
     assert err.count('\n') == 1 and 'argument --workers' in err, err
 
 
+@pytest.mark.parametrize('words', [w for w, _ in WORKER_OPTIONS],
+                         ids=[' '.join(w) for w, _ in WORKER_OPTIONS])
+def test_workers_with_a_scheduler_are_refused_as_read_by_nothing(words, capsys, tmp_path,
+                                                                 monkeypatch):
+    """The cluster's workers run the tasks: a local count would be ignored (docs/cli.md)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'holds.csv').write_text('t0,t1,t2,t3,tip_x,tip_y,tip_z\n'
+                                        '0,0,0,0,0.25,0,-0.01\n0,2,0,0,0.24,0.02,-0.01\n')
+    argv = [*words, *REQUIRED.get(words, []), '--workers', '2',
+            '--scheduler', 'tcp://127.0.0.1:1']     # refused before it is reached
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and '--workers: applies without --scheduler only' in err, err
+
+
 def test_a_pool_runs_at_most_the_cores_and_the_tasks(monkeypatch):
     monkeypatch.setattr(parallel, 'usable_cores', lambda: 2)
     assert Pool(1000).workers == 2
