@@ -425,9 +425,11 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     tasks = [(model, options, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]
     start = time.perf_counter()
     solved = 0
-    bar = tqdm(total=u.shape[0], initial=sum(chunks[c].size for c in done), unit='sample',
-               desc=f'dataset {model}', disable=not progress)
-    with Pool(workers, scheduler) as pool:
+    # the bar after the pool has connected, and ended before an error is reported: its line
+    # is finished, whatever ends the run, not left for the error or redrawn after it
+    with Pool(workers, scheduler) as pool, \
+            tqdm(total=u.shape[0], initial=sum(chunks[c].size for c in done), unit='sample',
+                 desc=f'dataset {model}', disable=not progress) as bar:
         for part in pool.imap(tasks, solve_chunk):
             c = part['chunk']
             with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
@@ -436,7 +438,6 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
             _write_json(manifest_path, {'settings': settings, 'done': done})
             solved += len(part['sample'])
             bar.update(len(part['sample']))
-    bar.close()
     wall = time.perf_counter() - start
     complete = len(done) == len(chunks)
     summary = {'samples': int(u.shape[0]), 'solved_now': solved, 'chunks_done': len(done),
