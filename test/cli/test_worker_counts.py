@@ -148,3 +148,34 @@ def test_no_worker_outlives_its_parent_whatever_ends_it(ending):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+WARMUP = """
+from tendon_robot_sim import cli
+from tendon_robot_sim.commands import warmup
+warmup.WARM_ONE = 'import time; time.sleep(600)'    # a compile that outlasts the test
+cli.main(['warmup', '--jobs', '2'])
+"""
+
+
+def children(pid: int) -> list[int]:
+    path = Path(f'/proc/{pid}/task/{pid}/children')
+    return [int(child) for child in path.read_text().split()] if path.exists() else []
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='PR_SET_PDEATHSIG is Linux')
+def test_no_compile_of_warmup_outlives_it_when_it_is_killed():
+    """``make setup`` runs warmup in the background: a kill of it ends its compiles too."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    parent = subprocess.Popen([sys.executable, '-c', WARMUP], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: len(children(parent.pid)) == 2, what='two compiles to start')
+        compiles = children(parent.pid)
+        parent.send_signal(signal.SIGTERM)
+        parent.wait(timeout=TIMEOUT)
+        wait_for(lambda: not any(alive(pid) for pid in compiles),
+                 what='the compiles to end with warmup')
+    finally:
+        if parent.poll() is None:
+            parent.kill()
