@@ -24,8 +24,9 @@ inputs and their box, one solve, its description.
 
 Output ``NAME.parquet`` (one row per sample, in sample order) and ``NAME.json`` (the robot
 description, the model and the sampling). While running, each finished chunk is written
-to ``NAME.parts/part-NNNNN.parquet`` and listed in ``NAME.parts/manifest.json``: a killed
-run started again with the same settings solves only the chunks not listed. A sample
+to ``NAME.parts/part-NNNNN.parquet`` (renamed into place complete) beside
+``NAME.parts/manifest.json``, the run's settings: a killed run started again with the same
+settings solves only the chunks without a part. A sample
 whose solve fails is kept, flagged ``converged = False`` with NaN outputs, its residual
 and the error message.
 """
@@ -408,20 +409,21 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     done = []
     if manifest_path.exists():
         try:
-            manifest = json.loads(manifest_path.read_text())
-            same = manifest['settings'] == settings
-            done = [int(c) for c in manifest['done']]
+            same = json.loads(manifest_path.read_text())['settings'] == settings
         except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
             raise DatasetError(f'output: {manifest_path} is not the manifest of a dataset run; '
                                f'choose another --output or delete {parts}') from None
         if not same:
             raise DatasetError(f'output: {parts} holds a run with other settings; choose '
                                'another --output or delete it')
-        done = [c for c in done if (parts / f'part-{c:05d}.parquet').exists()]
+        # a part is renamed into place complete: the parts there are the chunks done
+        present = {path.name for path in parts.iterdir()}
+        done = [c for c in range(len(chunks)) if f'part-{c:05d}.parquet' in present]
     make_folder(parts)
     remove_unfinished(parts)    # of a run killed while it wrote a part or the manifest
-    _write_json(manifest_path, {'settings': settings, 'done': done})
-    todo = [c for c in range(len(chunks)) if c not in set(done)][:max_chunks]
+    _write_json(manifest_path, {'settings': settings})
+    finished = set(done)
+    todo = [c for c in range(len(chunks)) if c not in finished][:max_chunks]
     tasks = [(model, options, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]
     start = time.perf_counter()
     solved = 0
@@ -435,7 +437,6 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
             with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
                 pq.write_table(_table(adapter.names, part), handle)
             done.append(c)
-            _write_json(manifest_path, {'settings': settings, 'done': done})
             solved += len(part['sample'])
             bar.update(len(part['sample']))
     wall = time.perf_counter() - start

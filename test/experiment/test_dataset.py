@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from tendon_robot_sim.experiment import dataset
 from tendon_robot_sim.experiment.dataset import (build_dataset, DatasetError, morton_order,
                                                  sample_inputs)
 from tendon_robot_sim.files import outputs
@@ -240,6 +241,26 @@ def test_a_part_left_half_written_by_a_kill_does_not_stop_the_resumed_run(tmp_pa
     assert summary['complete'] and summary['solved_now'] == 4
     _check_complete(out.with_suffix('.parquet'), 6)
     assert not (tmp_path / 'cc.parts').exists()
+
+
+def test_a_run_writes_its_manifest_once_not_once_a_chunk(tmp_path, monkeypatch):
+    """
+    Keep what a run writes besides its parts from growing with the square of its chunks.
+
+    A manifest listing the chunks done, rewritten after each, wrote over 100 GB in a run of 10^7
+    samples in chunks of 50: the part files are the record of what is done.
+    """
+    written = []
+    real = dataset._write_json
+    monkeypatch.setattr(dataset, '_write_json',
+                        lambda path, data: (written.append(path.name), real(path, data)))
+    out = tmp_path / 'cc'
+    settings = {'samples': 8, 'chunk_size': 2, 'workers': 1, 'progress': False}
+    build_dataset(ROBOT, 'cc', out, max_chunks=3, **settings)
+    assert written.count(dataset.MANIFEST) == 1
+    summary = build_dataset(ROBOT, 'cc', out, **settings)
+    assert written.count(dataset.MANIFEST) == 2 and summary['solved_now'] == 2
+    _check_complete(out.with_suffix('.parquet'), 8)
 
 
 def test_latin_hypercube_has_one_sample_per_stratum():
