@@ -103,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
                                 statics_model=args.statics_model or 'auto')
     except (DatasetError, ParallelError, RobotDescriptionError, StaticsError) as error:
         raise CommandError(' '.join(str(error).split())) from None
-    except OSError as error:
-        raise CommandError(f'--output: {error.filename}: {error.strerror}') from None
+    except OSError as error:    # a write through a file object names no file: the output
+        raise CommandError(f'--output: {error.filename or args.output}: '
+                           f'{error.strerror or error}') from None
     if summary['complete']:
         print(f'{summary["samples"]} samples ({summary["converged"]} converged, '
               f'{summary["failed"]} failed, kept and flagged) in {args.output}.parquet, '

@@ -39,6 +39,7 @@ can use it.
 from __future__ import annotations
 
 from contextlib import contextmanager
+import errno
 import os
 from pathlib import Path
 import secrets
@@ -48,6 +49,8 @@ from typing import IO, Iterator
 
 # Links followed on the way to one output before giving up (the kernel's own limit).
 MAX_LINKS = 40
+# What a full file system answers a write: no space, the user's quota spent, a file too large
+FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 # The names of the temporary files beside a target: .NAME.<8 hex digits>.part
 TEMPORARY_TOKEN_BYTES = 4
 TEMPORARY_PATTERN = '.*.' + '?' * 2 * TEMPORARY_TOKEN_BYTES + '.part'
@@ -151,8 +154,10 @@ def open_output(path: str | Path, mode: str = 'w', newline: str | None = None,
                        encoding=None if binary else encoding) as handle:
             yield handle
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         temporary.unlink(missing_ok=True)
+        if is_full_disk(error) and error.filename is None:   # a write names no file
+            raise OSError(error.errno, error.strerror, str(path)) from None
         raise
 
 
@@ -175,6 +180,11 @@ def edit_output(path: str | Path) -> Iterator[IO[bytes]]:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def is_full_disk(error: BaseException) -> bool:
+    """Whether ``error`` is a write refused by a full file system (no bug of ours)."""
+    return isinstance(error, OSError) and error.errno in FULL_DISK
 
 
 def write_output(path: str | Path, data: str | bytes) -> None:
