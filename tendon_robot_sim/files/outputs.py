@@ -156,9 +156,7 @@ def open_output(path: str | Path, mode: str = 'w', newline: str | None = None,
         os.replace(temporary, path)
     except BaseException as error:
         temporary.unlink(missing_ok=True)
-        if is_full_disk(error) and error.filename is None:   # a write names no file
-            raise OSError(error.errno, error.strerror, str(path)) from None
-        raise
+        raise naming(error, path) from None
 
 
 @contextmanager
@@ -185,6 +183,13 @@ def edit_output(path: str | Path) -> Iterator[IO[bytes]]:
 def is_full_disk(error: BaseException) -> bool:
     """Whether ``error`` is a write refused by a full file system (no bug of ours)."""
     return isinstance(error, OSError) and error.errno in FULL_DISK
+
+
+def naming(error: BaseException, path: str | Path) -> BaseException:
+    """Return ``error``; a full disk's that names no file (a write's) as one naming ``path``."""
+    if is_full_disk(error) and error.filename is None:
+        return OSError(error.errno, error.strerror, str(path))
+    return error
 
 
 def write_output(path: str | Path, data: str | bytes) -> None:
