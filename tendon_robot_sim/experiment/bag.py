@@ -237,9 +237,12 @@ class BagWriter:
                 self.close()
                 return
             except BaseException as error:
-                value = error
+                self._discard()
+                raise naming(error, self.path) from None
         self._discard()
-        raise naming(value, self.path) from None
+        named = naming(value, self.path)
+        if named is not value:     # else the block's own error goes on as it was raised
+            raise named from None
 
     def _discard(self) -> None:
         with contextlib.suppress(Exception):    # the error that brought us here is the news

@@ -156,7 +156,10 @@ def open_output(path: str | Path, mode: str = 'w', newline: str | None = None,
         os.replace(temporary, path)
     except BaseException as error:
         temporary.unlink(missing_ok=True)
-        raise naming(error, path) from None
+        named = naming(error, path)
+        if named is not error:
+            raise named from None
+        raise
 
 
 @contextmanager
