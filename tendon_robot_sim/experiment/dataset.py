@@ -45,7 +45,7 @@ import numpy as np
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.files.outputs import (make_folder, open_output, remove_unfinished,
                                             write_output)
-from tendon_robot_sim.files.yaml_loader import yaml_value
+from tendon_robot_sim.files.yaml_loader import read_yaml_text, yaml_value, YamlFileError
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.parallel import Pool
@@ -388,7 +388,10 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     if model != 'statics' and statics_model != 'auto':
         raise DatasetError(f'statics_model: applies to model statics only, not {model}')
     options = (('statics_model', statics_model),) if model == 'statics' else ()
-    text = Path(robot_path).read_text()
+    try:
+        text = read_yaml_text(robot_path)   # the workers get the text: as the loaders read it
+    except YamlFileError as error:
+        raise DatasetError(f'robot: {error}') from None
     adapter = _adapter(model, options, text, robot_path)
     # the model a statics run solves with (auto resolved): a resumed run must use the same
     variant = {'statics_model': adapter.model} if model == 'statics' else {}

@@ -588,6 +588,8 @@ CASES = [
     # dataset: counts, a sampler without its file, a model of another kind, a bad scheduler
     (['dataset', '--robot', '{missing}', '--model', 'cc', '--output', '{out}/d'], BAD,
      '--robot: no such file'),
+    (['dataset', '--robot', '{binary}', '--model', 'cc', '--output', '{out}/d'], BAD,
+     'robot: {binary}: not UTF-8 text (byte 128)'),
     ([*DATASET, 'cc', '--samples', '0'], BAD, 'argument --samples: must be a whole number >= 1'),
     ([*DATASET, 'cc', '--samples', '1000000000000'], BAD, 'several runs'),
     ([*DATASET, 'cc', '--chunk-size', 'nan'], BAD, 'argument --chunk-size'),
