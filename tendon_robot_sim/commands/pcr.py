@@ -94,7 +94,7 @@ def register(subparsers) -> None:
                          'position is reachable when valid at all (default level)')
     ws.add_argument('--workers', type=worker_count, default=None, metavar='N',
                     help='local processes (default: all cores; 1: none; at most the cores and '
-                         'the tasks run; not with --scheduler)')
+                         'the tasks run)')
     add_scheduler_options(ws)
     ws.add_argument('--out', default='pcr_workspace', metavar='DIR', type=OutputPath('folder'),
                     help='folder for workspace.csv and workspace.png (default %(default)s)')

@@ -110,7 +110,7 @@ def add_recording_options(parser, several_models: bool = False) -> None:
                              'dynamic or bellows robots')
     parser.add_argument('--workers', type=worker_count, default=None, metavar='N',
                         help='local processes for the model solves (default: all cores; '
-                             '1: none); not for bellows robots, nor with --scheduler')
+                             '1: none); not for bellows robots')
     add_scheduler_options(parser)
 
 
