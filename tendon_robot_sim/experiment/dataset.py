@@ -33,12 +33,16 @@ and the error message.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+import fcntl
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 import tempfile
 import time
+from typing import Iterator
 
 import numpy as np
 
@@ -54,6 +58,7 @@ SAMPLERS = ('uniform', 'lhs', 'csv')
 # Morton code bits per input: 63 bits shared by up to 12 inputs (>= 5 bits each).
 MORTON_BITS = 63
 MANIFEST = 'manifest.json'
+LOCK = 'lock'     # held by the run that writes the parts folder
 # The sampler draws and orders every sample up front: 10^8 samples of 6 inputs take about
 # 5 GB. Larger datasets: several runs with different random states.
 MAX_SAMPLES = 100_000_000
@@ -409,79 +414,108 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
                 'inputs_sha256': hashlib.sha256(u.tobytes()).hexdigest(),
                 'chunk_size': chunk_size}
     manifest_path = parts / MANIFEST
-    done = []
-    if manifest_path.exists():
-        try:
-            same = json.loads(manifest_path.read_text())['settings'] == settings
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
-            raise DatasetError(f'output: {manifest_path} is not the manifest of a dataset run; '
-                               f'choose another --output or delete {parts}') from None
-        if not same:
-            raise DatasetError(f'output: {parts} holds a run with other settings; choose '
-                               'another --output or delete it')
-        # a part is renamed into place complete: the parts there are the chunks done
-        present = {path.name for path in parts.iterdir()}
-        done = [c for c in range(len(chunks)) if f'part-{c:05d}.parquet' in present]
     make_folder(parts)
-    remove_unfinished(parts)    # of a run killed while it wrote a part or the manifest
-    _write_json(manifest_path, {'settings': settings})
-    finished = set(done)
-    todo = [c for c in range(len(chunks)) if c not in finished][:max_chunks]
-    tasks = [(model, options, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]
-    start = time.perf_counter()
-    solved = 0
-    # the bar after the pool has connected, and ended before an error is reported: its line
-    # is finished, whatever ends the run, not left for the error or redrawn after it
-    with Pool(workers, scheduler) as pool, \
-            tqdm(total=u.shape[0], initial=sum(chunks[c].size for c in done), unit='sample',
-                 desc=f'dataset {model}', disable=not progress) as bar:
-        for part in pool.imap(tasks, solve_chunk):
-            c = part['chunk']
-            with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
-                pq.write_table(_table(adapter.names, part), handle)
-            done.append(c)
-            solved += len(part['sample'])
-            bar.update(len(part['sample']))
-    wall = time.perf_counter() - start
-    complete = len(done) == len(chunks)
-    summary = {'samples': int(u.shape[0]), 'solved_now': solved, 'chunks_done': len(done),
-               'chunks': len(chunks), 'wall_time_s': wall, 'complete': complete}
-    if complete:
-        table = pa.concat_tables([pq.read_table(parts / f'part-{c:05d}.parquet')
-                                  for c in range(len(chunks))])
-        table = table.sort_by('sample')
-        with open_output(output.parent / (output.name + '.parquet'), 'wb') as handle:
-            pq.write_table(table, handle)
-        converged = np.asarray(table.column('converged'))
-        summary.update(converged=int(converged.sum()), failed=int((~converged).sum()))
-        # the validated description in the YAML schema; the file as read for a kind
-        # without one (the snake)
-        to_dict = getattr(adapter.robot, 'to_dict', None)
-        robot = json.loads(json.dumps(to_dict() if to_dict else yaml_value(text, robot_path),
-                                      default=_plain))
-        # PATH + suffix: with_suffix would turn run.v2 into run.parquet
-        _write_json(output.parent / (output.name + '.json'), {
-            'robot': robot, 'robot_file': str(robot_path),
-            'model': model, **variant, 'model_description': ADAPTERS[model][1],
-            'inputs': list(adapter.names), 'input_unit': adapter.unit,
-            'input_low': adapter.low.tolist(), 'input_high': adapter.high.tolist(),
-            'sampler': sampler, **drawn, 'samples': int(u.shape[0]),
-            'inputs_sha256': settings['inputs_sha256'],
-            'order': 'Morton (Z-order) curve, chunks of consecutive samples, each sample '
-                     'warm-started from the one before it',
-            'chunk_size': chunk_size,
-            'columns': {'sample': 'index of the sample', 'tip_x..tip_z': 'm, base frame',
-                        'tip_qx..tip_qw': 'tip orientation quaternion',
-                        'backbone': 'backbone points x, y, z [m] flattened (parallel '
-                                    'robot: the six rods one after the other)',
-                        'residual': adapter.RESIDUAL,
-                        'converged': 'False: outputs NaN, see error'},
-            'converged': summary['converged'], 'failed': summary['failed']})
-        for c in range(len(chunks)):
-            (parts / f'part-{c:05d}.parquet').unlink()
-        manifest_path.unlink()
-        parts.rmdir()
+    with _only_run(parts):
+        done = _chunks_done(parts, settings, len(chunks))
+        remove_unfinished(parts)    # of a run killed while it wrote a part or the manifest
+        _write_json(manifest_path, {'settings': settings})
+        finished = set(done)
+        todo = [c for c in range(len(chunks)) if c not in finished][:max_chunks]
+        tasks = [(model, options, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]
+        start = time.perf_counter()
+        solved = 0
+        # the bar after the pool has connected, and ended before an error is reported: its line
+        # is finished, whatever ends the run, not left for the error or redrawn after it
+        with Pool(workers, scheduler) as pool, \
+                tqdm(total=u.shape[0], initial=sum(chunks[c].size for c in done), unit='sample',
+                     desc=f'dataset {model}', disable=not progress) as bar:
+            for part in pool.imap(tasks, solve_chunk):
+                c = part['chunk']
+                with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
+                    pq.write_table(_table(adapter.names, part), handle)
+                done.append(c)
+                solved += len(part['sample'])
+                bar.update(len(part['sample']))
+        wall = time.perf_counter() - start
+        complete = len(done) == len(chunks)
+        summary = {'samples': int(u.shape[0]), 'solved_now': solved, 'chunks_done': len(done),
+                   'chunks': len(chunks), 'wall_time_s': wall, 'complete': complete}
+        if complete:
+            table = pa.concat_tables([pq.read_table(parts / f'part-{c:05d}.parquet')
+                                      for c in range(len(chunks))])
+            table = table.sort_by('sample')
+            with open_output(output.parent / (output.name + '.parquet'), 'wb') as handle:
+                pq.write_table(table, handle)
+            converged = np.asarray(table.column('converged'))
+            summary.update(converged=int(converged.sum()), failed=int((~converged).sum()))
+            # the validated description in the YAML schema; the file as read for a kind
+            # without one (the snake)
+            to_dict = getattr(adapter.robot, 'to_dict', None)
+            robot = json.loads(json.dumps(to_dict() if to_dict else yaml_value(text, robot_path),
+                                          default=_plain))
+            # PATH + suffix: with_suffix would turn run.v2 into run.parquet
+            _write_json(output.parent / (output.name + '.json'), {
+                'robot': robot, 'robot_file': str(robot_path),
+                'model': model, **variant, 'model_description': ADAPTERS[model][1],
+                'inputs': list(adapter.names), 'input_unit': adapter.unit,
+                'input_low': adapter.low.tolist(), 'input_high': adapter.high.tolist(),
+                'sampler': sampler, **drawn, 'samples': int(u.shape[0]),
+                'inputs_sha256': settings['inputs_sha256'],
+                'order': 'Morton (Z-order) curve, chunks of consecutive samples, each sample '
+                         'warm-started from the one before it',
+                'chunk_size': chunk_size,
+                'columns': {'sample': 'index of the sample', 'tip_x..tip_z': 'm, base frame',
+                            'tip_qx..tip_qw': 'tip orientation quaternion',
+                            'backbone': 'backbone points x, y, z [m] flattened (parallel '
+                                        'robot: the six rods one after the other)',
+                            'residual': adapter.RESIDUAL,
+                            'converged': 'False: outputs NaN, see error'},
+                'converged': summary['converged'], 'failed': summary['failed']})
+            for c in range(len(chunks)):
+                (parts / f'part-{c:05d}.parquet').unlink()
+            manifest_path.unlink()
+            (parts / LOCK).unlink()
+            parts.rmdir()
     return summary
+
+
+def _chunks_done(parts: Path, settings: dict, chunks: int) -> list[int]:
+    """Return the chunks a run with ``settings`` wrote into ``parts``; refuse another run's."""
+    manifest_path = parts / MANIFEST
+    if not manifest_path.exists():
+        return []
+    try:
+        same = json.loads(manifest_path.read_text())['settings'] == settings
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        raise DatasetError(f'output: {manifest_path} is not the manifest of a dataset run; '
+                           f'choose another --output or delete {parts}') from None
+    if not same:
+        raise DatasetError(f'output: {parts} holds a run with other settings; choose '
+                           'another --output or delete it')
+    # a part is renamed into place complete: the parts there are the chunks done
+    present = {path.name for path in parts.iterdir()}
+    return [c for c in range(chunks) if f'part-{c:05d}.parquet' in present]
+
+
+@contextmanager
+def _only_run(parts: Path) -> Iterator[None]:
+    """
+    Hold the parts folder ``parts`` for this run: another run on the same output is refused.
+
+    Two runs of one command (a job started twice) solved every chunk twice, each writing
+    the same parts, and the one to finish second failed on the parts the first had joined.
+    """
+    lock = os.open(parts / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(lock)
+        raise DatasetError(f'output: {parts} is being written by another run of this '
+                           'dataset; let it finish or choose another --output') from None
+    try:
+        yield
+    finally:
+        os.close(lock)
 
 
 def _plain(value):

@@ -19,6 +19,7 @@ Small runs in this process, on 2 local processes and on a 2-worker Dask cluster 
 each stopped part-way and resumed; rows checked against direct solves of the models.
 """
 
+import fcntl
 import hashlib
 import json
 import math
@@ -261,6 +262,21 @@ def test_a_run_writes_its_manifest_once_not_once_a_chunk(tmp_path, monkeypatch):
     summary = build_dataset(ROBOT, 'cc', out, **settings)
     assert written.count(dataset.MANIFEST) == 2 and summary['solved_now'] == 2
     _check_complete(out.with_suffix('.parquet'), 8)
+
+
+def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(tmp_path):
+    """A job started twice: the second would solve every chunk again and fail at the join."""
+    out = tmp_path / 'cc'
+    settings = {'samples': 4, 'chunk_size': 2, 'workers': 1, 'progress': False}
+    build_dataset(ROBOT, 'cc', out, max_chunks=1, **settings)
+    running = os.open(tmp_path / 'cc.parts' / 'lock', os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(running, fcntl.LOCK_EX)     # as the first run holds it
+        with pytest.raises(DatasetError, match='being written by another run'):
+            build_dataset(ROBOT, 'cc', out, **settings)
+    finally:
+        os.close(running)
+    assert build_dataset(ROBOT, 'cc', out, **settings)['solved_now'] == 2
 
 
 def test_latin_hypercube_has_one_sample_per_stratum():
