@@ -37,7 +37,7 @@ import warnings
 from tendon_robot_sim import quiet_lost_interrupts, StopWatchdog
 from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERNAL,
                                        EXIT_INTERRUPTED, OutputPath)
-from tendon_robot_sim.files.outputs import UnsafeOutputError
+from tendon_robot_sim.files.outputs import is_full_disk, UnsafeOutputError
 
 # Seconds between two deliveries of a Ctrl-C that has not ended the command yet.
 INTERRUPT_AGAIN = 0.2
@@ -293,6 +293,10 @@ def _run(args, ctrl_c: CtrlC) -> int:
     except Exception as error:   # noqa: B902 (the last line of defence: never a traceback)
         if ctrl_c.pressed:    # a KeyboardInterrupt lost in a callback, surfacing as this
             _interrupted()
+        if is_full_disk(error):     # an output that cannot be written, as /dev/full
+            print(f'tendon-robot-sim {args.command}: error: {error.filename or "an output"}: '
+                  f'cannot write: {error.strerror}', file=sys.stderr)
+            return EXIT_BAD_INPUT
         if os.environ.get('TENDON_ROBOT_SIM_TRACEBACK'):
             raise
         print(f'tendon-robot-sim: internal error: {type(error).__name__}: {_one_line(error)} '

@@ -482,7 +482,8 @@ def scheduler_of(args):
     """
     Return the :class:`~tendon_robot_sim.parallel.Scheduler` of the options, or None.
 
-    CommandError for a bad address or an incomplete set of TLS files.
+    CommandError for a bad address, an incomplete set of TLS files, or ``--workers`` beside
+    ``--scheduler`` (the cluster's workers run the tasks: nothing would read the count).
     """
     from tendon_robot_sim.parallel import ParallelError, Scheduler
 
@@ -492,6 +493,9 @@ def scheduler_of(args):
             raise CommandError('--tls-ca-file, --tls-cert and --tls-key need '
                                '--scheduler tls://...')
         return None
+    if getattr(args, 'workers', None) is not None:
+        raise CommandError("--workers: applies without --scheduler only (the cluster's "
+                           'workers run the tasks)')
     if any(tls) and not all(tls):
         raise CommandError('--tls-ca-file, --tls-cert and --tls-key go together')
     try:

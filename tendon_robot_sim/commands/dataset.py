@@ -39,6 +39,8 @@ from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS
 from tendon_robot_sim.parallel import ParallelError
 
+SAMPLES = 1000      # --samples of a random sampler by default
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -54,23 +56,24 @@ def register(subparsers) -> None:
                         help='with --model statics: the statics model (default auto: discrete '
                              'with vertebra discs, cosserat without, as the simulator and the '
                              'controllers choose)')
-    parser.add_argument('--samples', type=positive_int, default=1000, metavar='N',
-                        help='number of samples (default %(default)s; not with --sampler csv)')
+    parser.add_argument('--samples', type=positive_int, default=None, metavar='N',
+                        help=f'number of samples (default {SAMPLES}; not with --sampler csv)')
     parser.add_argument('--sampler', choices=SAMPLERS, default='uniform',
                         help='uniform, Latin hypercube, or the rows of --csv '
                              '(default %(default)s)')
     parser.add_argument('--csv', default=None, metavar='FILE',
                         help='inputs for --sampler csv: a header naming the inputs '
                              '(tension_<tendon> [N] or q1_1..q1_6 [rad])')
-    parser.add_argument('--random-state', type=non_negative_int, default=0, metavar='N',
-                        help='random number generator state (default %(default)s)')
+    parser.add_argument('--random-state', type=non_negative_int, default=None, metavar='N',
+                        help='random number generator state (default 0; not with --sampler '
+                             'csv)')
     parser.add_argument('--chunk-size', type=positive_int, default=50, metavar='N',
                         help='samples per task and per part file (default %(default)s)')
     parser.add_argument('--max-chunks', type=positive_int, default=None, metavar='N',
                         help='stop after N chunks (the next run goes on from there)')
     parser.add_argument('--workers', type=worker_count, default=None, metavar='N',
                         help='local processes (default: all cores; 1: none; at most the '
-                             'cores and the tasks run)')
+                             'cores and the tasks run; not with --scheduler)')
     add_scheduler_options(parser)
     parser.add_argument('--output', default='dataset', metavar='PATH', type=OutputPath('prefix'),
                         help='writes PATH.parquet and PATH.json (default %(default)s)')
@@ -86,18 +89,23 @@ def run(args: argparse.Namespace) -> int:
     if args.sampler != 'csv' and args.csv is not None:    # it would be ignored
         raise CommandError(f'--csv: applies with --sampler csv only (this run: --sampler '
                            f'{args.sampler})')
+    for option, value in (('--samples', args.samples), ('--random-state', args.random_state)):
+        if args.sampler == 'csv' and value is not None:     # the file sets the samples
+            raise CommandError(f'{option}: applies with --sampler uniform or lhs only (this '
+                               'run: --sampler csv, one sample a row of --csv)')
     if args.model != 'statics' and args.statics_model is not None:
         raise CommandError(f'--statics-model: applies with --model statics only (this run: '
                            f'--model {args.model})')
     try:
-        summary = build_dataset(args.robot, args.model, args.output, args.samples,
-                                args.sampler, args.random_state, args.csv, args.chunk_size,
+        summary = build_dataset(args.robot, args.model, args.output, args.samples or SAMPLES,
+                                args.sampler, args.random_state or 0, args.csv, args.chunk_size,
                                 args.workers, scheduler_of(args), args.max_chunks,
                                 statics_model=args.statics_model or 'auto')
     except (DatasetError, ParallelError, RobotDescriptionError, StaticsError) as error:
         raise CommandError(' '.join(str(error).split())) from None
-    except OSError as error:
-        raise CommandError(f'--output: {error.filename}: {error.strerror}') from None
+    except OSError as error:    # a write through a file object names no file: the output
+        raise CommandError(f'--output: {error.filename or args.output}: '
+                           f'{error.strerror or error}') from None
     if summary['complete']:
         print(f'{summary["samples"]} samples ({summary["converged"]} converged, '
               f'{summary["failed"]} failed, kept and flagged) in {args.output}.parquet, '

@@ -34,6 +34,7 @@ import tempfile
 import time
 
 from tendon_robot_sim.commands import CommandError, worker_count
+from tendon_robot_sim.parallel import ends_with_us
 
 # A model compiled in a process of its own (--jobs): its kernels go to the shared cache.
 WARM_ONE = 'import sys; from tendon_robot_sim.models.warmup import warm; warm(sys.argv[1])'
@@ -99,8 +100,10 @@ def _in_processes(labels: list[str], jobs: int, bar) -> None:
             while waiting and len(running) < jobs:
                 label = waiting.pop(0)
                 errors = tempfile.TemporaryFile()
+                # ends with us, whatever ends us (SIGTERM of make setup's background job)
                 running[label] = subprocess.Popen([sys.executable, '-c', WARM_ONE, label],
-                                                  stdout=subprocess.DEVNULL, stderr=errors), errors
+                                                  stdout=subprocess.DEVNULL, stderr=errors,
+                                                  preexec_fn=ends_with_us()), errors
             bar.set_postfix_str(', '.join(running))
             time.sleep(0.1)
             for label, (process, errors) in list(running.items()):

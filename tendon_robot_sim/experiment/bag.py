@@ -58,10 +58,12 @@ readable again by :func:`tendon_robot_sim.experiment.bag_recovery.recover_bag`
 
 from __future__ import annotations
 
+import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 import os
 from pathlib import Path
+import shutil
 from typing import Iterable, Iterator, Mapping, NamedTuple
 
 import numpy as np
@@ -73,7 +75,7 @@ from rosbags.rosbag2.storage_mcap import McapWriter
 from rosbags.typesys import get_typestore, Stores
 
 from tendon_robot_sim.experiment import mcap_crc
-from tendon_robot_sim.files.outputs import check_links
+from tendon_robot_sim.files.outputs import check_links, naming
 from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
 
 # The message definitions of ROS 2 Kilted, the distribution of the rclpy
@@ -221,8 +223,31 @@ class BagWriter:
     def __enter__(self) -> 'BagWriter':
         return self.open()
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, value, traceback) -> None:
+        """
+        Close the bag; remove it if the block or the close failed (a bag written at once).
+
+        A bag written in one block (an import, a synthetic experiment) that ends half-way
+        is not the bag asked for: closed, it would look complete. The folder is this
+        writer's own: it refuses one that exists. A recording, which keeps what it has,
+        closes its writer itself.
+        """
+        if kind is None:
+            try:
+                self.close()
+                return
+            except BaseException as error:
+                self._discard()
+                raise naming(error, self.path) from None
+        self._discard()
+        named = naming(value, self.path)
+        if named is not value:     # else the block's own error goes on as it was raised
+            raise named from None
+
+    def _discard(self) -> None:
+        with contextlib.suppress(Exception):    # the error that brought us here is the news
+            self._writer.close()
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 class BagMessages:

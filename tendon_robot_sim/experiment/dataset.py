@@ -24,26 +24,32 @@ inputs and their box, one solve, its description.
 
 Output ``NAME.parquet`` (one row per sample, in sample order) and ``NAME.json`` (the robot
 description, the model and the sampling). While running, each finished chunk is written
-to ``NAME.parts/part-NNNNN.parquet`` and listed in ``NAME.parts/manifest.json``: a killed
-run started again with the same settings solves only the chunks not listed. A sample
+to ``NAME.parts/part-NNNNN.parquet`` (renamed into place complete) beside
+``NAME.parts/manifest.json``, the run's settings: a killed run started again with the same
+settings solves only the chunks without a part. A sample
 whose solve fails is kept, flagged ``converged = False`` with NaN outputs, its residual
 and the error message.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+import fcntl
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 import tempfile
 import time
+from typing import Iterator
 
 import numpy as np
 
-from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
-from tendon_robot_sim.files.outputs import make_folder, open_output, write_output
-from tendon_robot_sim.files.yaml_loader import yaml_value
+from tendon_robot_sim.experiment.csv_table import read_table, TableError
+from tendon_robot_sim.files.outputs import (make_folder, open_output, remove_unfinished,
+                                            write_output)
+from tendon_robot_sim.files.yaml_loader import read_yaml_text, yaml_value, YamlFileError
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.parallel import Pool
@@ -52,6 +58,7 @@ SAMPLERS = ('uniform', 'lhs', 'csv')
 # Morton code bits per input: 63 bits shared by up to 12 inputs (>= 5 bits each).
 MORTON_BITS = 63
 MANIFEST = 'manifest.json'
+LOCK = 'lock'     # held by the run that writes the parts folder
 # The sampler draws and orders every sample up front: 10^8 samples of 6 inputs take about
 # 5 GB. Larger datasets: several runs with different random states.
 MAX_SAMPLES = 100_000_000
@@ -75,6 +82,7 @@ class _PcrAdapter:
     """
 
     WARM_STEP = np.radians(5.0)
+    RESIDUAL = 'scaled solver residual (max norm)'
 
     def __init__(self, path: str):
         from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
@@ -110,6 +118,8 @@ class _StaticsAdapter:
     vertebra discs, cosserat without), as the simulator and the controllers choose.
     """
 
+    RESIDUAL = 'scaled solver residual (max norm)'
+
     def __init__(self, path: str, statics_model: str = 'auto'):
         from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
         from tendon_robot_sim.models.tendon_robot import load_robot
@@ -142,6 +152,7 @@ class _CCAdapter:
     """
 
     POINTS = 21     # backbone points along the section (and the rod's tip beyond it)
+    RESIDUAL = 'misfit [m] of displacements no single arc has (2-norm)'
 
     def __init__(self, path: str):
         from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
@@ -178,6 +189,8 @@ class _SnakeAdapter:
     would leave the rolling surfaces); the backbone points are the link frame origins
     from the base, the tip the last link's distal vertex. Closed form: residual 0.
     """
+
+    RESIDUAL = '0 (closed form)'
 
     def __init__(self, path: str):
         from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
@@ -261,22 +274,14 @@ def _read_csv(path, names, low, high) -> np.ndarray:
     if not path:
         raise DatasetError('csv: the csv sampler needs a file (--csv FILE)')
     try:
-        with open(path, encoding=CSV_ENCODING) as handle:
-            header = [h.strip() for h in handle.readline().strip().split(',')]
-            rows = np.loadtxt(handle, delimiter=',', ndmin=2)
-    except (OSError, ValueError) as error:
-        raise DatasetError(f'csv: cannot read {path}: {error}') from None
-    missing = [n for n in names if n not in header]
-    if missing:
-        raise DatasetError(f'csv: {path} has no column {missing[0]!r} (columns needed: '
-                           f'{", ".join(names)})')
-    if rows.shape[0] == 0 or rows.shape[1] != len(header):
-        raise DatasetError(f'csv: {path} needs {len(header)} numbers per row')
-    u = rows[:, [header.index(n) for n in names]]
-    bad = ~(np.isfinite(u) & (u >= low) & (u <= high))
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise DatasetError(f'csv: {path} row {r + 2}: {names[c]} = {u[r, c]:g} is outside '
+        table = read_table(path, names)
+    except TableError as error:
+        raise DatasetError(f'csv: {error}') from None
+    u = table.values
+    outside = ~((u >= low) & (u <= high))
+    if outside.any():
+        r, c = np.argwhere(outside)[0]
+        raise DatasetError(f'csv: {table.where(r, names[c])}: {u[r, c]:g} is outside '
                            f'[{low[c]:g}, {high[c]:g}]')
     return u
 
@@ -388,7 +393,10 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     if model != 'statics' and statics_model != 'auto':
         raise DatasetError(f'statics_model: applies to model statics only, not {model}')
     options = (('statics_model', statics_model),) if model == 'statics' else ()
-    text = Path(robot_path).read_text()
+    try:
+        text = read_yaml_text(robot_path)   # the workers get the text: as the loaders read it
+    except YamlFileError as error:
+        raise DatasetError(f'robot: {error}') from None
     adapter = _adapter(model, options, text, robot_path)
     # the model a statics run solves with (auto resolved): a resumed run must use the same
     variant = {'statics_model': adapter.model} if model == 'statics' else {}
@@ -398,82 +406,116 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     chunks = [order[i:i + chunk_size] for i in range(0, order.size, chunk_size)]
     output = Path(output)
     parts = output.parent / (output.name + '.parts')
+    # what made the inputs: the file's rows, or the draws
+    drawn = {'csv_file': str(csv_path)} if sampler == 'csv' else {'random_state': random_state}
     settings = {'model': model, **variant,
                 'robot_sha256': hashlib.sha256(text.encode()).hexdigest(),
                 'samples': int(u.shape[0]), 'sampler': sampler, 'random_state': random_state,
                 'inputs_sha256': hashlib.sha256(u.tobytes()).hexdigest(),
                 'chunk_size': chunk_size}
     manifest_path = parts / MANIFEST
-    done = []
-    if manifest_path.exists():
-        try:
-            manifest = json.loads(manifest_path.read_text())
-            same = manifest['settings'] == settings
-            done = [int(c) for c in manifest['done']]
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
-            raise DatasetError(f'output: {manifest_path} is not the manifest of a dataset run; '
-                               f'choose another --output or delete {parts}') from None
-        if not same:
-            raise DatasetError(f'output: {parts} holds a run with other settings; choose '
-                               'another --output or delete it')
-        done = [c for c in done if (parts / f'part-{c:05d}.parquet').exists()]
     make_folder(parts)
-    _write_json(manifest_path, {'settings': settings, 'done': done})
-    todo = [c for c in range(len(chunks)) if c not in set(done)][:max_chunks]
-    tasks = [(model, options, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]
-    start = time.perf_counter()
-    solved = 0
-    bar = tqdm(total=u.shape[0], initial=sum(chunks[c].size for c in done), unit='sample',
-               desc=f'dataset {model}', disable=not progress)
-    with Pool(workers, scheduler) as pool:
-        for part in pool.imap(tasks, solve_chunk):
-            c = part['chunk']
-            with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
-                pq.write_table(_table(adapter.names, part), handle)
-            done.append(c)
-            _write_json(manifest_path, {'settings': settings, 'done': done})
-            solved += len(part['sample'])
-            bar.update(len(part['sample']))
-    bar.close()
-    wall = time.perf_counter() - start
-    complete = len(done) == len(chunks)
-    summary = {'samples': int(u.shape[0]), 'solved_now': solved, 'chunks_done': len(done),
-               'chunks': len(chunks), 'wall_time_s': wall, 'complete': complete}
-    if complete:
-        table = pa.concat_tables([pq.read_table(parts / f'part-{c:05d}.parquet')
-                                  for c in range(len(chunks))])
-        table = table.sort_by('sample')
-        with open_output(output.parent / (output.name + '.parquet'), 'wb') as handle:
-            pq.write_table(table, handle)
-        converged = np.asarray(table.column('converged'))
-        summary.update(converged=int(converged.sum()), failed=int((~converged).sum()))
-        # the validated description in the YAML schema; the file as read for a kind
-        # without one (the snake)
-        to_dict = getattr(adapter.robot, 'to_dict', None)
-        robot = json.loads(json.dumps(to_dict() if to_dict else yaml_value(text, robot_path),
-                                      default=_plain))
-        # PATH + suffix: with_suffix would turn run.v2 into run.parquet
-        _write_json(output.parent / (output.name + '.json'), {
-            'robot': robot, 'robot_file': str(robot_path),
-            'model': model, **variant, 'model_description': ADAPTERS[model][1],
-            'inputs': list(adapter.names), 'input_unit': adapter.unit,
-            'input_low': adapter.low.tolist(), 'input_high': adapter.high.tolist(),
-            'sampler': sampler, 'random_state': random_state, 'samples': int(u.shape[0]),
-            'order': 'Morton (Z-order) curve, chunks of consecutive samples, each sample '
-                     'warm-started from the one before it',
-            'chunk_size': chunk_size,
-            'columns': {'sample': 'index of the sample', 'tip_x..tip_z': 'm, base frame',
-                        'tip_qx..tip_qw': 'tip orientation quaternion',
-                        'backbone': 'backbone points x, y, z [m] flattened (parallel '
-                                    'robot: the six rods one after the other)',
-                        'residual': 'scaled solver residual (max norm)',
-                        'converged': 'False: outputs NaN, see error'},
-            'converged': summary['converged'], 'failed': summary['failed']})
-        for c in range(len(chunks)):
-            (parts / f'part-{c:05d}.parquet').unlink()
-        manifest_path.unlink()
-        parts.rmdir()
+    with _only_run(parts):
+        done = _chunks_done(parts, settings, len(chunks))
+        remove_unfinished(parts)    # of a run killed while it wrote a part or the manifest
+        _write_json(manifest_path, {'settings': settings})
+        finished = set(done)
+        todo = [c for c in range(len(chunks)) if c not in finished][:max_chunks]
+        tasks = [(model, options, text, c, chunks[c].tolist(), u[chunks[c]]) for c in todo]
+        start = time.perf_counter()
+        solved = 0
+        # the bar after the pool has connected, and ended before an error is reported: its line
+        # is finished, whatever ends the run, not left for the error or redrawn after it
+        with Pool(workers, scheduler) as pool, \
+                tqdm(total=u.shape[0], initial=sum(chunks[c].size for c in done), unit='sample',
+                     desc=f'dataset {model}', disable=not progress) as bar:
+            for part in pool.imap(tasks, solve_chunk):
+                c = part['chunk']
+                with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
+                    pq.write_table(_table(adapter.names, part), handle)
+                done.append(c)
+                solved += len(part['sample'])
+                bar.update(len(part['sample']))
+        wall = time.perf_counter() - start
+        complete = len(done) == len(chunks)
+        summary = {'samples': int(u.shape[0]), 'solved_now': solved, 'chunks_done': len(done),
+                   'chunks': len(chunks), 'wall_time_s': wall, 'complete': complete}
+        if complete:
+            table = pa.concat_tables([pq.read_table(parts / f'part-{c:05d}.parquet')
+                                      for c in range(len(chunks))])
+            table = table.sort_by('sample')
+            with open_output(output.parent / (output.name + '.parquet'), 'wb') as handle:
+                pq.write_table(table, handle)
+            converged = np.asarray(table.column('converged'))
+            summary.update(converged=int(converged.sum()), failed=int((~converged).sum()))
+            # the validated description in the YAML schema; the file as read for a kind
+            # without one (the snake)
+            to_dict = getattr(adapter.robot, 'to_dict', None)
+            robot = json.loads(json.dumps(to_dict() if to_dict else yaml_value(text, robot_path),
+                                          default=_plain))
+            # PATH + suffix: with_suffix would turn run.v2 into run.parquet
+            _write_json(output.parent / (output.name + '.json'), {
+                'robot': robot, 'robot_file': str(robot_path),
+                'model': model, **variant, 'model_description': ADAPTERS[model][1],
+                'inputs': list(adapter.names), 'input_unit': adapter.unit,
+                'input_low': adapter.low.tolist(), 'input_high': adapter.high.tolist(),
+                'sampler': sampler, **drawn, 'samples': int(u.shape[0]),
+                'inputs_sha256': settings['inputs_sha256'],
+                'order': 'Morton (Z-order) curve, chunks of consecutive samples, each sample '
+                         'warm-started from the one before it',
+                'chunk_size': chunk_size,
+                'columns': {'sample': 'index of the sample', 'tip_x..tip_z': 'm, base frame',
+                            'tip_qx..tip_qw': 'tip orientation quaternion',
+                            'backbone': 'backbone points x, y, z [m] flattened (parallel '
+                                        'robot: the six rods one after the other)',
+                            'residual': adapter.RESIDUAL,
+                            'converged': 'False: outputs NaN, see error'},
+                'converged': summary['converged'], 'failed': summary['failed']})
+            for c in range(len(chunks)):
+                (parts / f'part-{c:05d}.parquet').unlink()
+            manifest_path.unlink()
+            (parts / LOCK).unlink()
+            parts.rmdir()
     return summary
+
+
+def _chunks_done(parts: Path, settings: dict, chunks: int) -> list[int]:
+    """Return the chunks a run with ``settings`` wrote into ``parts``; refuse another run's."""
+    manifest_path = parts / MANIFEST
+    if not manifest_path.exists():
+        return []
+    try:
+        same = json.loads(manifest_path.read_text())['settings'] == settings
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        raise DatasetError(f'output: {manifest_path} is not the manifest of a dataset run; '
+                           f'choose another --output or delete {parts}') from None
+    if not same:
+        raise DatasetError(f'output: {parts} holds a run with other settings; choose '
+                           'another --output or delete it')
+    # a part is renamed into place complete: the parts there are the chunks done
+    present = {path.name for path in parts.iterdir()}
+    return [c for c in range(chunks) if f'part-{c:05d}.parquet' in present]
+
+
+@contextmanager
+def _only_run(parts: Path) -> Iterator[None]:
+    """
+    Hold the parts folder ``parts`` for this run: another run on the same output is refused.
+
+    Two runs of one command (a job started twice) solved every chunk twice, each writing
+    the same parts, and the one to finish second failed on the parts the first had joined.
+    """
+    lock = os.open(parts / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(lock)
+        raise DatasetError(f'output: {parts} is being written by another run of this '
+                           'dataset; let it finish or choose another --output') from None
+    try:
+        yield
+    finally:
+        os.close(lock)
 
 
 def _plain(value):

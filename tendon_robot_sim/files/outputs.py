@@ -39,6 +39,7 @@ can use it.
 from __future__ import annotations
 
 from contextlib import contextmanager
+import errno
 import os
 from pathlib import Path
 import secrets
@@ -48,6 +49,11 @@ from typing import IO, Iterator
 
 # Links followed on the way to one output before giving up (the kernel's own limit).
 MAX_LINKS = 40
+# What a full file system answers a write: no space, the user's quota spent, a file too large
+FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+# The names of the temporary files beside a target: .NAME.<8 hex digits>.part
+TEMPORARY_TOKEN_BYTES = 4
+TEMPORARY_PATTERN = '.*.' + '?' * 2 * TEMPORARY_TOKEN_BYTES + '.part'
 
 
 class UnsafeOutputError(ValueError):
@@ -108,7 +114,7 @@ def _temporary_beside(path: Path, access: int = os.O_WRONLY) -> tuple[int, Path]
     """Create a new empty file beside ``path`` (exclusively, no link); (descriptor, path)."""
     check_links(path.parent)
     while True:
-        name = path.parent / f'.{path.name}.{secrets.token_hex(4)}.part'
+        name = path.parent / f'.{path.name}.{secrets.token_hex(TEMPORARY_TOKEN_BYTES)}.part'
         try:
             fd = os.open(name, access | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                          | os.O_CLOEXEC, 0o666)
@@ -148,8 +154,11 @@ def open_output(path: str | Path, mode: str = 'w', newline: str | None = None,
                        encoding=None if binary else encoding) as handle:
             yield handle
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         temporary.unlink(missing_ok=True)
+        named = naming(error, path)
+        if named is not error:
+            raise named from None
         raise
 
 
@@ -172,6 +181,18 @@ def edit_output(path: str | Path) -> Iterator[IO[bytes]]:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def is_full_disk(error: BaseException) -> bool:
+    """Whether ``error`` is a write refused by a full file system (no bug of ours)."""
+    return isinstance(error, OSError) and error.errno in FULL_DISK
+
+
+def naming(error: BaseException, path: str | Path) -> BaseException:
+    """Return ``error``; a full disk's that names no file (a write's) as one naming ``path``."""
+    if is_full_disk(error) and error.filename is None:
+        return OSError(error.errno, error.strerror, str(path))
+    return error
 
 
 def write_output(path: str | Path, data: str | bytes) -> None:
@@ -220,6 +241,19 @@ def open_growing(path: str | Path, mode: str = 'w') -> IO:
         temporary.unlink(missing_ok=True)
         raise
     return os.fdopen(fd, mode, encoding=None if 'b' in mode else 'utf-8')
+
+
+def remove_unfinished(folder: str | Path) -> None:
+    """
+    Remove from ``folder`` the temporary files of writes that never ended.
+
+    A process killed (SIGTERM, SIGKILL, a power cut) while it wrote a file leaves its
+    temporary file beside the target. For a folder only one run writes into, such as the
+    parts of a resumable dataset, where they would pile up and keep the folder from being
+    removed.
+    """
+    for leftover in Path(folder).glob(TEMPORARY_PATTERN):
+        leftover.unlink(missing_ok=True)
 
 
 def make_folder(path: str | Path) -> Path:

@@ -136,6 +136,11 @@ def yaml_value(text: str, source: str = 'YAML text') -> Any:
 
 def read_yaml(path: str | Path) -> Any:
     """Parse the YAML file at ``path`` (UTF-8, at most MAX_FILE_BYTES); errors name the file."""
+    return yaml_value(read_yaml_text(path), str(Path(path)))
+
+
+def read_yaml_text(path: str | Path) -> str:
+    """Return the text of the YAML file at ``path`` as :func:`read_yaml` reads it, unparsed."""
     path = Path(path)
     try:
         with open(path, 'rb') as file:
@@ -145,10 +150,9 @@ def read_yaml(path: str | Path) -> Any:
     if len(data) > MAX_FILE_BYTES:
         raise YamlFileError(f'{path}: larger than {MAX_FILE_BYTES} bytes')
     try:
-        text = data.decode('utf-8')
+        return data.decode('utf-8')
     except UnicodeDecodeError as error:
         raise YamlFileError(f'{path}: not UTF-8 text (byte {error.start})') from None
-    return yaml_value(text, str(path))
 
 
 def _one_line(error: Exception) -> str:

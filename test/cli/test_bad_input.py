@@ -618,6 +618,8 @@ CASES = [
     # dataset: counts, a sampler without its file, a model of another kind, a bad scheduler
     (['dataset', '--robot', '{missing}', '--model', 'cc', '--output', '{out}/d'], BAD,
      '--robot: no such file'),
+    (['dataset', '--robot', '{binary}', '--model', 'cc', '--output', '{out}/d'], BAD,
+     'robot: {binary}: not UTF-8 text (byte 128)'),
     ([*DATASET, 'cc', '--samples', '0'], BAD, 'argument --samples: must be a whole number >= 1'),
     ([*DATASET, 'cc', '--samples', '1000000000000'], BAD, 'several runs'),
     ([*DATASET, 'cc', '--chunk-size', 'nan'], BAD, 'argument --chunk-size'),
@@ -627,6 +629,12 @@ CASES = [
     ([*DATASET, 'cc', '--statics-model', 'cosserat'], BAD,
      '--statics-model: applies with --model statics only (this run: --model cc)'),
     ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}'], BAD, 'binary'),
+    ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}', '--samples', '5'], BAD,
+     '--samples: applies with --sampler uniform or lhs only (this run: --sampler csv, one '
+     'sample a row of --csv)'),
+    ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}', '--random-state', '0'], BAD,
+     '--random-state: applies with --sampler uniform or lhs only (this run: --sampler csv, '
+     'one sample a row of --csv)'),
     ([*DATASET, 'pcr'], BAD, 'kind: none given, so a tendon-driven continuum robot'),
     ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
     # warmup takes no arguments (its cache folder check: test/cli/test_warmup_cli.py)

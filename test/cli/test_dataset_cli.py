@@ -14,7 +14,9 @@
 
 """``tendon-robot-sim dataset``: a stopped run resumed, and bad input (one-line errors)."""
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -45,3 +47,28 @@ def test_statics_of_a_robot_without_discs_and_its_model_named(tmp_path, capsys):
         assert main(argv + ['--output', str(out), *named]) == 0
         assert json.loads(capsys.readouterr().out.splitlines()[-1])['converged'] == 2
         assert json.loads(out.with_suffix('.json').read_text())['statics_model'] == model
+
+
+def test_a_disk_that_fills_part_way_ends_the_bar_then_says_so(tmp_path, capsys, monkeypatch):
+    """The error is a line after the progress bar, names the output; the run goes on later."""
+    from tendon_robot_sim.experiment import dataset
+    real = dataset.open_output
+    written = []
+
+    def fills_after_one_part(path, *args, **kwargs):
+        if path.name.startswith('part-') and written:
+            # as a write to a full disk through a file object: no file name
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(dataset, 'open_output', fills_after_one_part)
+    argv = ['dataset', '--robot', ROBOT, '--model', 'cc', '--samples', '6', '--chunk-size',
+            '2', '--workers', '1', '--output', str(tmp_path / 'cc')]
+    assert main(argv) == 2
+    last = capsys.readouterr().err.split('\n')[-2]
+    assert last == f'tendon-robot-sim dataset: error: --output: {tmp_path / "cc"}: No space ' \
+        'left on device', last
+    monkeypatch.setattr(dataset, 'open_output', real)
+    assert main(argv) == 0
+    assert pq.read_table(tmp_path / 'cc.parquet').column('sample').to_pylist() == list(range(6))

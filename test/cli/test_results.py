@@ -248,3 +248,32 @@ def test_a_real_closed_pipe_ends_quietly():
     finally:
         os.close(write)
     assert result.returncode == 0 and result.stderr == '', result.stderr
+
+
+FILLED = {
+    'statics': ['statics', '--tensions-csv', str(ROOT / 'config' / 'pull_release_tensions.csv'),
+                '--trajectory-out', '{tmp}/full/loop.csv'],
+    'pcr sweep': ['pcr', 'sweep', '--yaw', '0:10:2', '--out', '{tmp}/full'],
+    'cc-dynamics': ['cc-dynamics', '--tensions', 't0=1', '--duration', '0.05', '--plot',
+                    '{tmp}/full/run.png'],
+}
+
+
+@pytest.mark.parametrize('command', FILLED)
+def test_a_file_on_a_full_disk_is_an_error_in_one_line(command, places, capsys, monkeypatch):
+    """A full disk is no bug (exit 70) but an output that cannot be written: exit 2, named."""
+    from tendon_robot_sim.files import outputs
+    folder = Path(places['tmp']) / 'full'
+    folder.mkdir(exist_ok=True)
+    real = os.fdopen
+
+    def on_a_full_disk(descriptor, mode, **options):    # writes fail as on a full disk
+        os.close(descriptor)
+        return real(os.open('/dev/full', os.O_WRONLY), mode, **options)
+
+    monkeypatch.setattr(outputs.os, 'fdopen', on_a_full_disk)
+    assert cli.main([word.format(**places) for word in FILLED[command]]) == 2
+    err = capsys.readouterr().err.strip().split('\n')[-1]
+    assert err.startswith(f'tendon-robot-sim {command.split()[0]}: error: {folder}/') and \
+        err.endswith(': cannot write: No space left on device'), err
+    assert list(folder.iterdir()) == []     # no temporary file left

@@ -77,6 +77,21 @@ def test_an_absurd_worker_count_is_refused_before_anything_starts(
     assert err.count('\n') == 1 and 'argument --workers' in err, err
 
 
+@pytest.mark.parametrize('words', [w for w, _ in WORKER_OPTIONS],
+                         ids=[' '.join(w) for w, _ in WORKER_OPTIONS])
+def test_workers_with_a_scheduler_are_refused_as_read_by_nothing(words, capsys, tmp_path,
+                                                                 monkeypatch):
+    """The cluster's workers run the tasks: a local count would be ignored (docs/cli.md)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'holds.csv').write_text('t0,t1,t2,t3,tip_x,tip_y,tip_z\n'
+                                        '0,0,0,0,0.25,0,-0.01\n0,2,0,0,0.24,0.02,-0.01\n')
+    argv = [*words, *REQUIRED.get(words, []), '--workers', '2',
+            '--scheduler', 'tcp://127.0.0.1:1']     # refused before it is reached
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and '--workers: applies without --scheduler only' in err, err
+
+
 def test_a_pool_runs_at_most_the_cores_and_the_tasks(monkeypatch):
     monkeypatch.setattr(parallel, 'usable_cores', lambda: 2)
     assert Pool(1000).workers == 2
@@ -130,6 +145,37 @@ def test_no_worker_outlives_its_parent_whatever_ends_it(ending):
         parent.wait(timeout=TIMEOUT)
         wait_for(lambda: not any(alive(pid) for pid in workers),
                  what=f'the workers to die with their parent ({ending.name})')
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+WARMUP = """
+from tendon_robot_sim import cli
+from tendon_robot_sim.commands import warmup
+warmup.WARM_ONE = 'import time; time.sleep(600)'    # a compile that outlasts the test
+cli.main(['warmup', '--jobs', '2'])
+"""
+
+
+def children(pid: int) -> list[int]:
+    path = Path(f'/proc/{pid}/task/{pid}/children')
+    return [int(child) for child in path.read_text().split()] if path.exists() else []
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='PR_SET_PDEATHSIG is Linux')
+def test_no_compile_of_warmup_outlives_it_when_it_is_killed():
+    """``make setup`` runs warmup in the background: a kill of it ends its compiles too."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    parent = subprocess.Popen([sys.executable, '-c', WARMUP], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: len(children(parent.pid)) == 2, what='two compiles to start')
+        compiles = children(parent.pid)
+        parent.send_signal(signal.SIGTERM)
+        parent.wait(timeout=TIMEOUT)
+        wait_for(lambda: not any(alive(pid) for pid in compiles),
+                 what='the compiles to end with warmup')
     finally:
         if parent.poll() is None:
             parent.kill()

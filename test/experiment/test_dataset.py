@@ -19,15 +19,20 @@ Small runs in this process, on 2 local processes and on a 2-worker Dask cluster 
 each stopped part-way and resumed; rows checked against direct solves of the models.
 """
 
+import fcntl
+import hashlib
 import json
 import math
+import os
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from tendon_robot_sim.experiment import dataset
 from tendon_robot_sim.experiment.dataset import (build_dataset, DatasetError, morton_order,
                                                  sample_inputs)
+from tendon_robot_sim.files import outputs
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
@@ -126,6 +131,20 @@ def test_sidecar_describes_robot_and_model(tmp_path):
     assert sidecar['converged'] + sidecar['failed'] == 2
 
 
+def test_sidecar_names_the_inputs_file_and_what_the_residual_is(tmp_path):
+    """Enough to reproduce a run from a CSV of inputs, and to read its residual column."""
+    inputs = tmp_path / 'u.csv'
+    inputs.write_text('displacement_t0,displacement_t1,displacement_t2,displacement_t3\n'
+                      '0.0075,0,0,0\n')
+    build_dataset(ROBOT, 'cc', tmp_path / 'cc', sampler='csv', csv_path=str(inputs),
+                  workers=1, progress=False)
+    sidecar = json.loads((tmp_path / 'cc.json').read_text())
+    assert sidecar['csv_file'] == str(inputs) and 'random_state' not in sidecar
+    expected = hashlib.sha256(np.array([[0.0075, 0, 0, 0]]).tobytes()).hexdigest()
+    assert sidecar['inputs_sha256'] == expected
+    assert sidecar['columns']['residual'].startswith('misfit [m]')
+
+
 def test_statics_rows_match_a_direct_solve(tmp_path):
     out = tmp_path / 'statics'
     build_dataset(ROBOT, 'statics', out, samples=3, chunk_size=3, workers=1,
@@ -212,6 +231,54 @@ def test_a_changed_setting_does_not_mix_into_a_started_run(tmp_path):
         build_dataset(PCR, 'pcr', out, samples=6, chunk_size=2, workers=1, progress=False)
 
 
+def test_a_part_left_half_written_by_a_kill_does_not_stop_the_resumed_run(tmp_path):
+    """A run killed (SIGTERM, SIGKILL) while it wrote a part leaves that part's temporary file."""
+    out = tmp_path / 'cc'
+    settings = {'samples': 6, 'chunk_size': 2, 'workers': 1, 'progress': False}
+    build_dataset(ROBOT, 'cc', out, max_chunks=1, **settings)
+    descriptor, _ = outputs._temporary_beside(tmp_path / 'cc.parts' / 'part-00001.parquet')
+    os.close(descriptor)    # never renamed into place: what a kill leaves behind
+    summary = build_dataset(ROBOT, 'cc', out, **settings)
+    assert summary['complete'] and summary['solved_now'] == 4
+    _check_complete(out.with_suffix('.parquet'), 6)
+    assert not (tmp_path / 'cc.parts').exists()
+
+
+def test_a_run_writes_its_manifest_once_not_once_a_chunk(tmp_path, monkeypatch):
+    """
+    Keep what a run writes besides its parts from growing with the square of its chunks.
+
+    A manifest listing the chunks done, rewritten after each, wrote over 100 GB in a run of 10^7
+    samples in chunks of 50: the part files are the record of what is done.
+    """
+    written = []
+    real = dataset._write_json
+    monkeypatch.setattr(dataset, '_write_json',
+                        lambda path, data: (written.append(path.name), real(path, data)))
+    out = tmp_path / 'cc'
+    settings = {'samples': 8, 'chunk_size': 2, 'workers': 1, 'progress': False}
+    build_dataset(ROBOT, 'cc', out, max_chunks=3, **settings)
+    assert written.count(dataset.MANIFEST) == 1
+    summary = build_dataset(ROBOT, 'cc', out, **settings)
+    assert written.count(dataset.MANIFEST) == 2 and summary['solved_now'] == 2
+    _check_complete(out.with_suffix('.parquet'), 8)
+
+
+def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(tmp_path):
+    """A job started twice: the second would solve every chunk again and fail at the join."""
+    out = tmp_path / 'cc'
+    settings = {'samples': 4, 'chunk_size': 2, 'workers': 1, 'progress': False}
+    build_dataset(ROBOT, 'cc', out, max_chunks=1, **settings)
+    running = os.open(tmp_path / 'cc.parts' / 'lock', os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(running, fcntl.LOCK_EX)     # as the first run holds it
+        with pytest.raises(DatasetError, match='being written by another run'):
+            build_dataset(ROBOT, 'cc', out, **settings)
+    finally:
+        os.close(running)
+    assert build_dataset(ROBOT, 'cc', out, **settings)['solved_now'] == 2
+
+
 def test_latin_hypercube_has_one_sample_per_stratum():
     u = sample_inputs(np.zeros(3), np.full(3, 2.0), 10, 'lhs', 3)
     for column in u.T:
@@ -231,5 +298,32 @@ def test_csv_inputs_are_checked_against_the_box(tmp_path):
     u = sample_inputs([0, 0], [1, 1], 0, 'csv', csv_path=str(path), names=('a', 'b'))
     np.testing.assert_array_equal(u, [[0.5, 1.0], [0.1, 0.2]])
     path.write_text('a,b\n0.5,3.0\n')
-    with pytest.raises(DatasetError, match=r'row 2: b = 3 is outside \[0, 1\]'):
+    with pytest.raises(DatasetError, match=r"line 2, column 'b': 3 is outside \[0, 1\]"):
         sample_inputs([0, 0], [1, 1], 0, 'csv', csv_path=str(path), names=('a', 'b'))
+
+
+@pytest.mark.parametrize('text, error', [
+    ('', 'empty'),
+    ('a,b\n', 'no rows'),
+    ('a,b,a\n0.5,0.5,0.1\n', 'a column is given twice'),
+    ('a,b\n0.5,nan\n', "line 2, column 'b': must be finite"),
+    ('a,b\n0.5\n', 'line 2: 1 values, the header has 2 columns'),
+])
+def test_a_csv_that_is_not_a_table_of_inputs_is_refused(tmp_path, text, error):
+    """
+    Refuse the file as every CSV of the package is refused (experiment.csv_table).
+
+    A repeated column was read from its first place; an empty file passed numpy's warning
+    on to stderr.
+    """
+    path = tmp_path / 'u.csv'
+    path.write_text(text)
+    with pytest.raises(DatasetError, match=error):
+        sample_inputs([0, 0], [1, 1], 0, 'csv', csv_path=str(path), names=('a', 'b'))
+
+
+def test_csv_inputs_may_be_quoted_and_come_beside_other_columns(tmp_path):
+    path = tmp_path / 'u.csv'
+    path.write_text('"a","label","b"\r\n0.5,left,1.0\r\n')
+    u = sample_inputs([0, 0], [1, 1], 0, 'csv', csv_path=str(path), names=('a', 'b'))
+    np.testing.assert_array_equal(u, [[0.5, 1.0]])

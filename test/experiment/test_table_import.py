@@ -21,14 +21,16 @@ maps are one line naming the column or key, exit 2, and nothing written.
 """
 
 import csv
+import errno
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 from tendon_robot_sim import cli
-from tendon_robot_sim.experiment.bag import bag_topics, offered_qos_of, read_messages
+from tendon_robot_sim.experiment.bag import bag_topics, BagWriter, offered_qos_of, read_messages
 from tendon_robot_sim.experiment.column_map import load_column_map
 from tendon_robot_sim.experiment.experiment import (load_points, read_recording,
                                                     samples_from_recording)
@@ -206,6 +208,23 @@ def test_bad_tables_and_maps_are_one_line_and_write_nothing(table, column_map, t
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1 and 'Traceback' not in err, err
     assert text in err, err
+    assert not bag.exists()
+
+
+def test_a_bag_that_fails_half_way_is_not_left_to_look_complete(tmp_path, capsys, monkeypatch):
+    """A disk that fills while the bag is written: no bag, rather than one closed half-full."""
+    real = BagWriter.write
+
+    def fills_after_two(bag, *args):
+        if sum(bag.counts.values()) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(bag, *args)
+
+    monkeypatch.setattr(BagWriter, 'write', fills_after_two)
+    bag = tmp_path / 'bag'
+    assert cli.main(['import', str(DATA / f'{SESSION}_train.csv'), '--columns', str(MAP),
+                     '--robot', str(ROBOT), '--out', str(bag)]) == 2
+    assert capsys.readouterr().err.endswith(f'{bag}: cannot write: No space left on device\n')
     assert not bag.exists()
 
 
