@@ -47,7 +47,9 @@ links and the safety state, and ``tendon/servos`` with each servo's torque and
 hardware error (Dynamixel; at the diagnostics rate and whenever one changes; its publisher
 exists only while a Dynamixel chain is configured).
 Every timer runs on the steady clock, so ``use_sim_time`` or a stopped
-``/clock`` cannot freeze the watchdog.
+``/clock`` cannot freeze the watchdog. The measurements are stamped on the node's
+clock, simulated time with ``use_sim_time``; a throttled warning says so while no
+``/clock`` has come and the stamps are 0.
 
 Serial I/O runs in the drivers' own threads; the callbacks here only take
 their locks, so nothing blocks the executor.
@@ -88,6 +90,12 @@ from tendon_robot_sim.ros.runner import run_node
 from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'hardware_bridge'
+# The measurements are stamped on the node's clock, as a ROS driver's are: with use_sim_time
+# that follows /clock (a stack on simulated time, a bag replay); before any /clock it reads 0.
+SIM_TIME_WITHOUT_CLOCK = ('use_sim_time is true and no /clock has arrived: tendon/state, '
+                          'tip/measured and /diagnostics are stamped 0 until one does (the '
+                          'hardware measures in wall time: set use_sim_time false unless a '
+                          'node publishes /clock)')
 DRIVER_LOGGER = logging.getLogger('tendon_robot_sim.protocol')
 
 PARAMS = (
@@ -424,6 +432,8 @@ class HardwareBridgeNode(LifecycleNode):
 
     def _on_state_timer(self) -> None:
         now_ros = self.get_clock().now()
+        if now_ros.nanoseconds == 0 and self.get_clock().ros_time_is_active:
+            self._warn('sim time without clock', SIM_TIME_WITHOUT_CLOCK)
         now = time.monotonic()
         status, events = self.core.motor_status(now)
         if status is not None:

@@ -96,6 +96,12 @@ def compiled(cache: Path, kernel: str) -> list[str]:
     return sorted(p.name for p in cache.rglob('*.nbc') if kernel in p.name)
 
 
+def assert_quiet(output: str) -> None:
+    """Assert that a stopped node's output holds no traceback and no error line."""
+    assert not any(mark in output for mark in ('Traceback', 'Error occurred at', '[FATAL]',
+                                               '[ERROR]')), output
+
+
 def test_ctrl_c_while_the_simulator_node_compiles(tmp_path):
     cache, log = tmp_path / 'numba', tmp_path / 'node.log'
     with ended(start_cold(['-m', 'tendon_robot_sim.nodes.simulator_node'], cache, log)) as node:
@@ -108,6 +114,9 @@ def test_ctrl_c_while_the_simulator_node_compiles(tmp_path):
         took = seconds_to_exit(node, signal.SIGINT)
     assert took < EXIT_WITHIN, log.read_text()
     assert node.returncode == 0, log.read_text()
+    # quiet: the interrupt of the tick is no 'Exception in 'timers' callback' of rclpy's
+    # EventsExecutor with the compiler's traceback
+    assert_quiet(log.read_text())
     # It was compiling: the rod step, once compiled to the end, is in the cache.
     assert not compiled(cache, 'advance_rod'), compiled(cache, '')
 
@@ -246,6 +255,42 @@ def test_a_ctrl_c_a_library_swallows_still_stops_at_once(what, tmp_path):
         took = seconds_to_exit(process, signal.SIGINT)
     assert took < EXIT_WITHIN and process.returncode == code, (took, log.read_text())
     assert log.read_text() == 'compiling\n'      # no result, no traceback
+
+
+# A first tick that compiles for 30 s (busy in Python, as numba's compiler is), in a node on
+# the simulator's executor: rclpy's EventsExecutor logged the stop's interrupt of the tick as
+# "[FATAL] Exception in 'timers' callback" with its traceback.
+SLOW_FIRST_TICK = """
+import sys, time
+import rclpy.node
+from tendon_robot_sim.ros.runner import events_executor, run_node, timer_callback
+
+def compile_for(seconds):
+    print('compiling', flush=True)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        sum(range(100000))
+    print('compiled to the end', flush=True)
+
+class SlowFirstTick(rclpy.node.Node):
+    def __init__(self):
+        super().__init__('slow_first_tick')
+        self.create_timer(0.01, timer_callback(lambda: compile_for(30.0)))
+
+sys.exit(run_node(SlowFirstTick, 'slow_first_tick', [], events_executor, exit_on_stop=True))
+"""
+
+
+def test_ctrl_c_while_a_timer_callback_compiles_is_quiet(tmp_path):
+    log = tmp_path / 'out.log'
+    with open(log, 'w') as out, ended(subprocess.Popen(
+            [sys.executable, '-c', SLOW_FIRST_TICK], cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            stdout=out, stderr=subprocess.STDOUT)) as node:
+        wait_for(lambda: 'compiling' in log.read_text(), 'the first tick')
+        took = seconds_to_exit(node, signal.SIGINT)
+    assert took < EXIT_WITHIN and node.returncode == 0, (took, log.read_text())
+    assert log.read_text() == 'compiling\n'     # interrupted, and quiet
 
 
 # destroy_node waiting with the GIL released (a thread's lock), or holding it in C: a mutex

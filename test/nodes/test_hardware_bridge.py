@@ -26,6 +26,7 @@ import sys
 import time
 import warnings
 
+from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
 from lifecycle_msgs.msg import Transition, TransitionEvent
@@ -40,6 +41,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_rosout_default
 from ros_helpers import call, spin_until, spinning
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 import tendon_robot_sim
@@ -500,6 +502,40 @@ def test_use_sim_time_does_not_switch_the_watchdog_off(rig, ros):
     assert bridge.set_parameters([Parameter('use_sim_time', value=True)])[0].successful
     probe.setpoint = None
     wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the safe state')
+
+
+def stamp_of(msg) -> float:
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def test_use_sim_time_without_a_clock_is_warned_of_and_a_clock_stamps_the_measurements(
+        rig, ros):
+    """
+    On use_sim_time the bridge stamps on /clock, as a ROS driver does; before one, 0: a warning.
+
+    Measured data stamped 0 with nothing said looked like a bridge fault.
+    """
+    bridge, probe = ros
+    said = Said()
+    bridge._warned.logger = said               # what it logs, without /rosout's delays
+    bridge._warned.period = lambda: 60.0       # said once in the whole test
+    assert bridge.set_parameters([Parameter('use_sim_time', value=True)])[0].successful
+    wait_for(lambda: any('no /clock has arrived' in s for s in said), what='the warning')
+    assert 'tendon/state, tip/measured and /diagnostics are stamped 0' in said[-1]
+    before = len(probe.states)
+    assert stamp_of(wait_for(lambda: probe.states[before:] and probe.states[-1],
+                             what='a state on the clock that has no time')) == 0.0
+    clock = probe.create_publisher(Clock, '/clock', 10)
+    before = len(probe.states), len(probe.tips)
+
+    def clock_at_42_s():     # as a simulator paused there publishes it
+        clock.publish(Clock(clock=TimeMsg(sec=42)))
+        time.sleep(0.02)
+    wait_for(lambda: len(probe.states) > before[0] and len(probe.tips) > before[1]
+             and 41.0 < stamp_of(probe.states[-1]) <= 42.0
+             and 41.0 < stamp_of(probe.tips[-1]) <= 42.0,
+             what='the measurements stamped on /clock', between=clock_at_42_s)
+    assert sum('no /clock has arrived' in s for s in said) == 1, said
 
 
 def test_noise_bursts_around_the_watchdog_delay_the_safe_state_by_no_more_than_a_resend(
