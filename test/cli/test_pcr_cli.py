@@ -71,6 +71,19 @@ def test_errors_are_one_line():
     assert 'far outside' not in run_cli('ik', '--position', '0,0,0.9').stderr
 
 
+def test_an_ik_pose_beyond_the_motor_limits_exits_1_with_its_output():
+    """A pose the motors cannot take is no result: exit 1, the solution still printed."""
+    proc = run_cli('ik', '--position', '0,0,0.25', '--json')
+    assert proc.returncode == 1, proc.stderr
+    solution = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert solution['within_limits'] is False
+    assert 'OUTSIDE THE MOTOR LIMITS' in proc.stdout
+    assert proc.stderr.strip() == (
+        'tendon-robot-sim pcr: error: --position, --orientation-deg: this pose needs motor '
+        'angles [-57.24, -57.24, -57.24, -57.24, -57.24, -57.24] deg, outside the motor '
+        'limits [-20, 90] deg')
+
+
 def test_workspace_on_two_processes_writes_csv_and_png(tmp_path):
     proc = run_cli('workspace', '--heights', '0.45:0.6:2', '--per-height', '12', '--workers',
                    '2', '--out', str(tmp_path / 'ws'), '--json')
