@@ -261,33 +261,39 @@ def _main(argv) -> int:
     # Only in place of Python's own handler: not where a caller handles Ctrl-C, and signals
     # can only be handled in the main thread.
     previous = signal.getsignal(signal.SIGINT)
+    # the sub-action too (`pcr sweep`), as argparse names it in its own errors
+    prog = _chosen(parser, args).prog
     if not (previous is signal.default_int_handler
             and threading.current_thread() is threading.main_thread()):
-        return _run(args, ctrl_c)
+        return _run(args, prog, ctrl_c)
     signal.signal(signal.SIGINT, ctrl_c.handle)
     quiet_lost_interrupts(on_lost=ctrl_c.lost)
     try:
         with StopWatchdog(EXIT_INTERRUPTED, INTERRUPT_FORCED_AFTER, ctrl_c.stops):
-            return _run(args, ctrl_c)
+            return _run(args, prog, ctrl_c)
     finally:
         quiet_lost_interrupts(on_lost=None)
         signal.signal(signal.SIGINT, previous)
 
 
-def _run(args, ctrl_c: CtrlC) -> int:
-    """Run the command ``args`` chose; return its exit code, whatever it raises."""
+def _run(args, prog: str, ctrl_c: CtrlC) -> int:
+    """
+    Run the command ``args`` chose; return its exit code, whatever it raises.
+
+    ``prog`` starts each error line: ``tendon-robot-sim <command> [<action>]``.
+    """
     try:
         return int(args.func(args) or 0)
     except CommandError as error:
-        print(f'tendon-robot-sim {args.command}: error: {_one_line(error)}', file=sys.stderr)
+        print(f'{prog}: error: {_one_line(error)}', file=sys.stderr)
         return error.exit_code
     except UnsafeOutputError as error:    # a link planted after the check, before the write
-        print(f'tendon-robot-sim {args.command}: error: {_one_line(error)}', file=sys.stderr)
+        print(f'{prog}: error: {_one_line(error)}', file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _interrupted()
     except MemoryError as error:   # a size no check foresaw: the arguments ask too much
-        print(f'tendon-robot-sim {args.command}: error: out of memory ({_one_line(error)}); '
+        print(f'{prog}: error: out of memory ({_one_line(error)}); '
               'ask for fewer samples or steps', file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as error:   # noqa: B902 (the last line of defence: never a traceback)

@@ -200,6 +200,30 @@ class Stack:
         raise KeyError(f'stack {self.name!r} has no launch argument {name!r}; it has '
                        f'{[a.name for a in self.arguments]}')
 
+    def unserved_choice(self, name: str, values: Mapping[str, Any],
+                        kind: str | None) -> str | None:
+        """
+        Say why the launch argument ``name`` chooses no node for a robot of ``kind``.
+
+        Its value chooses nodes (their ``equals``) and none of them serves the kind:
+        ``controller:=displacement`` for a rolling-joint snake ran no controller at all.
+        None: the value chooses no node, or one that serves the kind.
+        """
+        value = values[name]
+        chosen = self._chosen(name, value)
+        if not chosen or any(entry.serves(kind) for entry in chosen):
+            return None
+        serving = [choice for choice in self.argument(name).choices
+                   if any(entry.serves(kind) for entry in self._chosen(name, choice))]
+        instead = (' or '.join(f'{name}:={choice}' for choice in serving) + ' serves it'
+                   if serving else f'no value of {name} serves it: leave it out')
+        return (f'launch argument {name}:={value}: {chosen[0].name} is '
+                f'{chosen[0].skip_reason(values, kind)} ({instead})')
+
+    def _chosen(self, name: str, value: str) -> list[NodeEntry]:
+        """Return the nodes that run only with the launch argument ``name`` at ``value``."""
+        return [entry for entry in self.nodes if entry.equals == (name, value)]
+
 
 ROBOT = LaunchArgument(
     'robot', '', 'robot description YAML file; empty: the package config/robot.yaml')

@@ -223,6 +223,11 @@ def run(args: argparse.Namespace) -> int:
           f'{result.evaluations} rod integrations, cold solve {result.solve_time * 1e3:.2f} ms')
     if args.json:
         print(json.dumps({'robot': robot.name, 'compat': robot.compat, **result.to_dict()}))
+    # fk refuses motor angles beyond the limits as input; ik's are its output
+    beyond = result.beyond_limits(robot)
+    if beyond:
+        # printed above all the same, as a workspace's files are kept
+        raise NoResultError(f'--position, --orientation-deg: {beyond}')
     return 0
 
 

@@ -183,10 +183,9 @@ def _stiffness(args, robot) -> int:
         position = parse_vector(args.position or REST, '--position')
         orientation = _degrees(args.orientation_deg, '--orientation-deg', 3)
         pose = solver.inverse(position, orientation, force, moment)
-        if not pose.within_limits:
-            raise NoResultError(f'--position: holding this pose needs motor angles '
-                                f'{np.round(np.degrees(pose.motor_angles), 2).tolist()} deg, '
-                                f'outside the motor limits')
+        beyond = pose.beyond_limits(robot)
+        if beyond:
+            raise NoResultError(f'--position: {beyond}')
         solver.hold_motors()
         q1 = pose.motor_angles
         where = 'the motors that hold this pose held'

@@ -165,6 +165,9 @@ class Actuation:
     base_position: np.ndarray         # (3,) m, base frame origin in the world
     reach: float                      # m, length of the robot from its base
     statics_robot: Any = None         # description a TipController takes; None: no statics
+    # N, the description's own lower bound of every tension (the snake's pretension, which
+    # keeps its cables from going slack); a controller never commands less. 0: none
+    min_tension: float = 0.0
 
 
 # kind -> actuation of its description, for the kinds driven by tensions.
@@ -176,7 +179,8 @@ ACTUATIONS: dict[str, Callable[[Any], Actuation]] = {
         robot.base.position, robot.rod.length, statics_robot=without_friction(robot)),
     snake.KIND: lambda robot: Actuation(
         tuple(robot.cable_names), np.full(len(robot.cables), robot.max_tension),
-        snake.BASE_FRAME, np.zeros(3), robot.n_joints * robot.link.height),
+        snake.BASE_FRAME, np.zeros(3), robot.n_joints * robot.link.height,
+        min_tension=robot.pretension),
 }
 
 

@@ -19,9 +19,11 @@ Two modes; the last command wins:
 
 tension mode (the start)
     Subscribes ``tendon/command/tension`` (JointState ``effort``, N). A command naming
-    some tendons changes only those (all start at ``min_tension``). Each value is
-    clamped to [``min_tension``, ``max_tension``] (``max_tension`` from the robot
-    description) with a throttled warning. The robot may be any kind pulled by tensions
+    some tendons changes only those (all start at the floor). Each value is
+    clamped to [floor, ``max_tension``] with a throttled warning: ``max_tension`` from the
+    robot description, the floor ``min_tension`` or the description's own lower bound
+    when higher (``Actuation.min_tension``: the rolling-joint snake's ``pretension``, so
+    that no cable goes slack). The robot may be any kind pulled by tensions
     (:data:`~tendon_robot_sim.models.registry.ACTUATIONS`: tendon robots, the
     rolling-joint snake's cables).
 tip-position mode (robots with a statics model: tendon robots)
@@ -51,7 +53,7 @@ feedback, WARN while a target waits for feedback; values ``mode``, ``feedback_ag
 
 Either way, the setpoint moves towards the wanted tensions by at most ``rate_limit``
 / ``rate`` per period and is published as the full vector at ``rate``: a steady
-stream for the actuators to hold, never outside [``min_tension``, ``max_tension``].
+stream for the actuators to hold, never outside [floor, ``max_tension``].
 
 A command with unknown names, non-finite values, or a wrong number of values, and a
 non-finite target, one in another frame than the robot's base frame (the description's
@@ -107,8 +109,9 @@ PARAMS = (
           'max_tension); empty: the package default config/robot.yaml'),
     Param('rate', 50.0, 'Hz', 'rate at which the setpoint is published (and of the '
           'tip-position control step)', range=(1.0, 1000.0)),
-    Param('min_tension', 0.0, 'N', 'pretension: lower limit of every tendon tension, '
-          'at most the smallest max_tension', range=(0.0, 1000.0)),
+    Param('min_tension', 0.0, 'N', 'pretension: lower limit of every tendon tension, at '
+          "most the smallest max_tension; the robot description's own bound wins when higher "
+          "(a rolling-joint snake's pretension)", range=(0.0, 1000.0)),
     Param('rate_limit', 50.0, 'N/s', 'largest change of a setpoint tension per second',
           range=(0.01, 10000.0), read_only=False),
     Param('command_topic', topics.TENDON_COMMAND.name, '', 'desired tensions (effort, N)'),
@@ -152,9 +155,11 @@ class TensionControllerNode(Node):
                 self.config.robot_file or default_robot_file(), 'the tension controller')
             self.max_tensions = self.actuation.max_tensions
             check_pretension(self.config.min_tension, self.actuation)
+            # the robot's own bound wins over a lower parameter (the snake's pretension)
+            self.min_tension = max(self.config.min_tension, self.actuation.min_tension)
             statics = self.actuation.statics_robot
             self.tip_controller = (None if statics is None else TipController(
-                statics, self.config.statics_model, self.config.min_tension))
+                statics, self.config.statics_model, self.min_tension))
         except (RobotDescriptionError, StaticsError) as error:
             self.destroy_node()
             raise ConfigurationError(str(error)) from None
@@ -165,7 +170,6 @@ class TensionControllerNode(Node):
         # the frame tip/target and tip/wrench must be in: the robot's base, prefixed
         self.base_frame = self.config.frame_prefix + self.actuation.base_frame
         self.no_statics = f'{ROBOT_KINDS[kind]} has no statics model: tension mode only'
-        self.min_tension = self.config.min_tension
         self.workspace_radius = WORKSPACE_RADIUS * self.actuation.reach   # m
         self.command = np.full(len(self.names), self.min_tension)   # N, wanted, limited
         self.setpoint = self.command.copy()                          # N, published

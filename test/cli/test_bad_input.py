@@ -339,6 +339,12 @@ CASES = [
     (['launch', 'sim', '--robot', '{binary}', '--dry-run'], BAD, 'not UTF-8'),
     (['launch', 'sim', '--arg', 'mode=fast', '--dry-run'], BAD, 'mode=fast'),
     (['launch', 'sim', '--arg', 'nonsense:=1', '--dry-run'], BAD, 'nonsense'),
+    (['launch', 'sim', '--robot', str(ROOT / 'config' / 'rolling_joint_snake.yaml'),
+      '--arg', 'controller:=displacement'], BAD, 'launch argument controller:=displacement: '
+     'displacement_controller is for tendon_robot robots; this one is a rolling_joint_snake'),
+    (['launch', 'sim', '--robot', str(ROOT / 'config' / 'pcr_6rus.yaml'), '--arg',
+      'controller:=tension', '--dry-run'], BAD,
+     'launch argument controller:=tension: tension_controller is for'),
     # launch arguments and --param: checked against the stack and the nodes' tables first
     (['launch', 'sim', '--arg', 'mode:=warp', '--dry-run'], BAD, 'mode: must be one of'),
     (['launch', 'sim', '--param', 'simulator:alpha:=0.3', '--dry-run'], BAD,

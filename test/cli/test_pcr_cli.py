@@ -57,7 +57,7 @@ def test_ik_then_fk_json_lines():
 def test_errors_are_one_line():
     proc = run_cli('fk', '--motor-angles-deg', '10,10,12,12,8,100')
     assert proc.returncode == 2
-    assert proc.stderr.strip() == ('tendon-robot-sim pcr: error: motor_angles[5]: must be '
+    assert proc.stderr.strip() == ('tendon-robot-sim pcr fk: error: motor_angles[5]: must be '
                                    'within the motor limits [-20, 90] deg, got 100 deg')
     proc = run_cli('ik', '--position', '0,0,1.5')
     assert proc.returncode == 1 and 'out of reach' in proc.stderr   # no result: exit 1
@@ -69,6 +69,28 @@ def test_errors_are_one_line():
             f'{ROBOT.name} reaches beyond {ROBOT.reach:.3g} m): positions are in metres, '
             '0,0,0.055 if these were millimetres, 0,0,0.55 if centimetres') in proc.stderr
     assert 'far outside' not in run_cli('ik', '--position', '0,0,0.9').stderr
+
+
+def test_an_ik_pose_beyond_the_motor_limits_exits_1_with_its_output():
+    """A pose the motors cannot take is no result: exit 1, the solution still printed."""
+    proc = run_cli('ik', '--position', '0,0,0.25', '--json')
+    assert proc.returncode == 1, proc.stderr
+    solution = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert solution['within_limits'] is False
+    assert 'OUTSIDE THE MOTOR LIMITS' in proc.stdout
+    assert proc.stderr.strip() == (
+        'tendon-robot-sim pcr ik: error: --position, --orientation-deg: this pose needs motor '
+        'angles [-57.24, -57.24, -57.24, -57.24, -57.24, -57.24] deg, outside the motor '
+        'limits [-20, 90] deg')
+
+
+def test_an_action_names_itself_in_every_error_line(tmp_path):
+    """The command's own checks said `pcr:`, argparse `pcr sweep:`; now both the latter."""
+    unparsed = run_cli('sweep', '--yaw')
+    checked = run_cli('sweep', '--yaw', '0:90:x', '--out', str(tmp_path / 'y'))
+    for proc in (unparsed, checked):
+        assert proc.returncode == 2
+        assert proc.stderr.startswith('tendon-robot-sim pcr sweep: error: '), proc.stderr
 
 
 def test_workspace_on_two_processes_writes_csv_and_png(tmp_path):
@@ -200,7 +222,8 @@ def test_a_sweep_without_any_solution_exits_1_after_its_progress_bar(tmp_path):
     proc = run_cli('sweep', '--force', '400:500:2', '--out', str(tmp_path / 'n'))
     assert proc.returncode == 1 and 'Traceback' not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (
-        "tendon-robot-sim pcr: error: --force: no inverse solution at any force of '400:500:2'")
+        'tendon-robot-sim pcr sweep: error: --force: no inverse solution at any force of '
+        "'400:500:2'")
 
 
 def test_a_workspace_without_any_reachable_pose_exits_1_and_keeps_its_files(tmp_path):
@@ -209,8 +232,8 @@ def test_a_workspace_without_any_reachable_pose_exits_1_and_keeps_its_files(tmp_
     proc = run_cli('workspace', '--radius', '1e30', '--per-height', '2', '--out', str(out))
     assert proc.returncode == 1 and 'Traceback' not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith('tendon-robot-sim pcr: error: --radius, --heights: none of the 32 '
-                           'samples is reachable within the motor limits'), proc.stderr
+    assert last.startswith('tendon-robot-sim pcr workspace: error: --radius, --heights: none '
+                           'of the 32 samples is reachable within the motor limits'), proc.stderr
     # and no library warning (a legend with nothing in it) on the way
     assert 'Warning' not in proc.stderr, proc.stderr
     assert (out / 'workspace.csv').is_file() and (out / 'workspace.png').is_file()

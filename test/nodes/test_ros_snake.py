@@ -37,11 +37,13 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
 from tendon_robot_sim import share_dir
+from tendon_robot_sim.launcher import file_parameters
 from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
 from tendon_robot_sim.models.snake.robot import load_snake
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.nodes.tension_controller_node import TensionControllerNode
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.stack import TENSION_CONTROLLER
 
 SNAKE_FILE = share_dir() / 'config' / 'rolling_joint_snake.yaml'
 
@@ -191,7 +193,8 @@ def test_tension_controller_drives_the_snake_within_its_limits_in_tension_mode_o
                    and probe.command_pub.get_subscription_count() >= 1, 'the controlled snake')
         probe.command_pub.publish(JointState(name=['cable2', 'cable4'],
                                              effort=[robot.max_tension + 50.0, 2.0]))
-        limited = [0.0, robot.max_tension, 0.0, 2.0]      # min_tension 0 for the others
+        # the others at the floor: the description's pretension, above min_tension 0
+        limited = [robot.pretension, robot.max_tension, robot.pretension, 2.0]
         spin_until(executor, lambda: probe.latest('tendon/state').effort.tolist() == limited,
                    'the simulator applying the clamped tensions')
         spin_until(executor, lambda: logs_containing(probe, 'ctl.tension_controller',
@@ -202,6 +205,44 @@ def test_tension_controller_drives_the_snake_within_its_limits_in_tension_mode_o
             probe, 'ctl.tension_controller', 'rejected tip target: a rolling-joint snake robot '
             'has no statics model: tension mode only'), 'the refused tip target')
         assert probe.latest('tendon/setpoint').effort.tolist() == limited
+    finally:
+        executor.shutdown()
+        for node in nodes:
+            node.destroy_node()
+
+
+def test_the_stacks_controller_never_lets_a_cable_below_the_pretension(snake):
+    """
+    Tension controller of `launch sim` on the snake: every cable at the pretension or above.
+
+    The stack's min_tension (0 N) is below the description's pretension (1 N, no cable goes
+    slack): the cables read 1 N until the controller started, then 0 N.
+    """
+    robot = snake.snake
+    stack_parameters = file_parameters(TENSION_CONTROLLER)
+    assert stack_parameters['min_tension'] < robot.pretension
+    robot_file = [Parameter('robot_file', value=str(SNAKE_FILE))]
+    simulator = SimulatorNode(namespace='floor', parameter_overrides=robot_file)
+    probe = Probe(namespace='floor')
+    executor = SingleThreadedExecutor()
+    nodes = [simulator, probe]
+    for node in nodes:
+        executor.add_node(node)
+    try:
+        spin_until(executor, lambda: probe.latest('tendon/state'), 'the snake at rest')
+        nodes.append(TensionControllerNode(namespace='floor', parameter_overrides=robot_file + [
+            Parameter(name, value=value) for name, value in stack_parameters.items()]))
+        executor.add_node(nodes[-1])
+
+        def holding_the_setpoint():
+            setpoints = probe.received['tendon/setpoint']
+            return setpoints and any(
+                state.effort.tolist() == setpoints[-1][1].effort.tolist()
+                for state in probe.since('tendon/state', setpoints[0][0]))
+        spin_until(executor, holding_the_setpoint, "the snake holding the controller's setpoint")
+        for topic in ('tendon/state', 'tendon/setpoint'):
+            lowest = min(min(msg.effort) for _, msg in probe.received[topic])
+            assert lowest >= robot.pretension, f'{topic}: {lowest} N'
     finally:
         executor.shutdown()
         for node in nodes:

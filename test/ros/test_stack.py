@@ -259,6 +259,41 @@ def test_a_parallel_robot_file_runs_the_simulator_and_its_own_rviz_view_only():
         StackLauncher('sim', {'robot': 'missing.yaml'})
 
 
+@pytest.mark.parametrize('robot, controller, message', [
+    ('rolling_joint_snake.yaml', 'displacement',
+     'launch argument controller:=displacement: displacement_controller is for tendon_robot '
+     'robots; this one is a rolling_joint_snake (controller:=tension serves it)'),
+    ('pcr_6rus.yaml', 'displacement',
+     'launch argument controller:=displacement: displacement_controller is for tendon_robot '
+     'robots; this one is a pcr_6rus (no value of controller serves it: leave it out)'),
+    ('pcr_6rus.yaml', 'tension',
+     'launch argument controller:=tension: tension_controller is for tendon_robot or '
+     'rolling_joint_snake robots; this one is a pcr_6rus (no value of controller serves it: '
+     'leave it out)'),
+    ('bionic_handling_assistant.yaml', 'tension',
+     'launch argument controller:=tension: tension_controller is for tendon_robot or '
+     'rolling_joint_snake robots; this one is a bellows (no value of controller serves it: '
+     'leave it out)'),
+])
+def test_a_controller_that_serves_not_the_robots_kind_is_refused(robot, controller, message):
+    """It ran no controller at all, and the view drove the simulator's setpoints instead."""
+    for stack in STACKS.values():
+        with pytest.raises(LaunchError) as error:
+            StackLauncher(stack.name, {'robot': str(ROOT / 'config' / robot),
+                                       'controller': controller})
+        assert str(error.value) == message
+    # left out, the default runs what serves the kind (nothing, for these two)
+    assert StackLauncher('sim', {'robot': str(ROOT / 'config' / robot)})
+
+
+def test_a_controller_that_serves_the_robots_kind_runs():
+    for robot, controller in (('rolling_joint_snake.yaml', 'tension'),
+                              ('robot.yaml', 'displacement'), ('robot.yaml', 'tension')):
+        launcher = StackLauncher('sim', {'robot': str(ROOT / 'config' / robot),
+                                         'controller': controller})
+        assert f'{controller}_controller' in [p.entry.name for p in launcher.processes]
+
+
 @pytest.mark.parametrize('robot, view', [('pcr_6rus.yaml', 'pcr.rviz'),
                                          ('rolling_joint_snake.yaml', 'snake.rviz'),
                                          ('bionic_handling_assistant.yaml', 'cc.rviz')])

@@ -97,6 +97,21 @@ class PcrResult:
     evaluations: int            # rod integrations
     solve_time: float           # s, wall time
 
+    def beyond_limits(self, robot: PcrRobot) -> str | None:
+        """
+        Say which motor angles this pose needs beyond the motor limits of ``robot``.
+
+        None: it needs none. Solved for a pose, the motor angles are an output: such a
+        solution is no result for the robot (exit 1 in the commands, as
+        ``StaticsResult.beyond_limits``).
+        """
+        if self.within_limits:
+            return None
+        low, high = np.degrees(robot.motor_limits)
+        return (f'this pose needs motor angles '
+                f'{np.round(np.degrees(self.motor_angles), 2).tolist()} deg, outside the '
+                f'motor limits [{low:g}, {high:g}] deg')
+
     def to_dict(self) -> dict:
         """Plain JSON-ready summary."""
         return {
