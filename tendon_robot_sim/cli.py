@@ -300,7 +300,7 @@ def _run(args, prog: str, ctrl_c: CtrlC) -> int:
         if ctrl_c.pressed:    # a KeyboardInterrupt lost in a callback, surfacing as this
             _interrupted()
         if is_full_disk(error):     # an output that cannot be written, as /dev/full
-            print(f'tendon-robot-sim {args.command}: error: {error.filename or "an output"}: '
+            print(f'{prog}: error: {error.filename or "an output"}: '
                   f'cannot write: {error.strerror}', file=sys.stderr)
             return EXIT_BAD_INPUT
         if os.environ.get('TENDON_ROBOT_SIM_TRACEBACK'):

@@ -274,6 +274,6 @@ def test_a_file_on_a_full_disk_is_an_error_in_one_line(command, places, capsys, 
     monkeypatch.setattr(outputs.os, 'fdopen', on_a_full_disk)
     assert cli.main([word.format(**places) for word in FILLED[command]]) == 2
     err = capsys.readouterr().err.strip().split('\n')[-1]
-    assert err.startswith(f'tendon-robot-sim {command.split()[0]}: error: {folder}/') and \
+    assert err.startswith(f'tendon-robot-sim {command}: error: {folder}/') and \
         err.endswith(': cannot write: No space left on device'), err
     assert list(folder.iterdir()) == []     # no temporary file left
