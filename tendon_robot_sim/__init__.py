@@ -130,6 +130,8 @@ class StopWatchdog:
     """
     End the process with ``code`` when a stop signal has not ended it ``grace`` s later.
 
+    ``code`` None: the shell's code of the signal, 128 + its number (130 Ctrl-C, 143 SIGTERM).
+
     Python runs a signal's handler in the main thread, between two bytecodes, and the
     KeyboardInterrupt it raises can be lost there: in a callback from C (numba's compiler
     calls back into Python through ctypes), in C code that clears it, in a library that
@@ -141,11 +143,12 @@ class StopWatchdog:
     watchdog waits on it. When ``armed(signum)`` still holds ``grace`` s after such a signal
     (the main thread has not taken the stop into its hands), the watchdog ends the process
     with ``os._exit(code)``, flushing nothing: a result half printed is no result. Used by
-    ``cli.main`` (Ctrl-C of a computation, 130) and ``ros.runner.run_node`` (a node's stop
-    signals until its spin loop has seen them, 0). Start and stop it in the main thread.
+    ``cli.main`` (Ctrl-C or SIGTERM of a computation, 130 or 143) and ``ros.runner.run_node``
+    (a node's stop signals until its spin loop has seen them, 0). Start and stop it in the
+    main thread.
     """
 
-    def __init__(self, code: int, grace: float, armed: Callable[[int], bool]):
+    def __init__(self, code: int | None, grace: float, armed: Callable[[int], bool]):
         self.code = code
         self.grace = grace
         self.armed = armed
@@ -195,7 +198,7 @@ class StopWatchdog:
     def _end(self, signum: int) -> None:
         self._counting = False
         if self._pipe is not None and self.armed(signum):
-            os._exit(self.code)
+            os._exit(128 + signum if self.code is None else self.code)
 
 
 @contextmanager
