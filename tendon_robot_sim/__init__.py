@@ -91,6 +91,26 @@ def default_robot_file() -> Path:
     return share_dir() / 'config' / 'robot.yaml'
 
 
+def progress_bar(iterable=None, shown: bool = True, **options):
+    """
+    Return a tqdm bar on stderr (``options`` as tqdm's) for a watcher to see, not for a log.
+
+    Hidden when stderr is not a terminal (a cluster job's log, a pipe, a file: each update
+    was one more carriage-return line there), unless ``TENDON_ROBOT_SIM_PROGRESS`` is set to any
+    value but the empty one; tqdm's own ``TQDM_DISABLE`` (any value but the empty one) hides
+    it also on a terminal. ``shown`` False hides it (a library caller's ``progress=False``).
+    The one place where the package draws a progress bar.
+    """
+    from tqdm import tqdm
+    if not shown or os.environ.get('TQDM_DISABLE'):
+        disable = True
+    elif os.environ.get('TENDON_ROBOT_SIM_PROGRESS'):
+        disable = False
+    else:
+        disable = None      # tqdm's own test: hidden when its file is not a terminal
+    return tqdm(iterable, file=sys.stderr, disable=disable, **options)
+
+
 def stop_signals() -> tuple[int, ...]:
     """
     Return the signals that stop a node or the launcher: SIGINT, SIGTERM and SIGHUP.

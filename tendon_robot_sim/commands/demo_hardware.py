@@ -43,6 +43,7 @@ import tempfile
 import time
 
 import numpy as np
+from tendon_robot_sim import progress_bar
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.emulator.dynamixel import bus_file
 from tendon_robot_sim.files.outputs import make_folder, open_growing, open_output, save_figure
@@ -205,7 +206,6 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
-    from tqdm import tqdm
 
     from tendon_robot_sim.ros import topics
     from tendon_robot_sim.ros.demo import (demo_phases, HardwareDemoDriver, SETTLED_SPREAD,
@@ -245,7 +245,7 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
         steps = []
         # the least tension the bridge commands (its pretension, as this stack gives it)
         floor = launcher.parameters['hardware_bridge']['min_tension']
-        for phase in tqdm(phases, desc='steps', unit='step'):
+        for phase in progress_bar(phases, desc='steps', unit='step'):
             driver.command(phase.tensions)
             # A step's hold counts from the state that carries its tensions: on a loaded
             # machine the command, the controller's ramp and the servos can all run late.

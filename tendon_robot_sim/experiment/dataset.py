@@ -46,6 +46,7 @@ from typing import Iterator
 
 import numpy as np
 
+from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.files.outputs import (make_folder, open_output, remove_unfinished,
                                             write_output)
@@ -385,7 +386,6 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     except ImportError:     # optional for a colcon install (docs/ros_interface.md)
         raise DatasetError('output: Parquet files need the pyarrow package '
                            '(pip install pyarrow)') from None
-    from tqdm import tqdm
     if model not in ADAPTERS:
         raise DatasetError(f'model: must be one of {sorted(ADAPTERS)}, got {model!r}')
     if not isinstance(chunk_size, int) or chunk_size < 1:
@@ -427,8 +427,8 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         # the bar after the pool has connected, and ended before an error is reported: its line
         # is finished, whatever ends the run, not left for the error or redrawn after it
         with Pool(workers, scheduler) as pool, \
-                tqdm(total=u.shape[0], initial=sum(chunks[c].size for c in done), unit='sample',
-                     desc=f'dataset {model}', disable=not progress) as bar:
+                progress_bar(total=u.shape[0], initial=sum(chunks[c].size for c in done),
+                             unit='sample', desc=f'dataset {model}', shown=progress) as bar:
             for part in pool.imap(tasks, solve_chunk):
                 c = part['chunk']
                 with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:

@@ -137,7 +137,7 @@ def test_a_dataset_stopped_by_sigterm_ends_its_workers_and_goes_on_when_run_agai
     env = dict(os.environ, DATASET_RUN=str(tmp_path))
     result = interrupted_at('os.rename:.part-00002.parquet.', argv, tmp_path, signal.SIGTERM, env)
     assert result.returncode == 143, result.stderr
-    assert 'Traceback' not in result.stderr and 'error' not in result.stderr, result.stderr
+    assert result.stderr == '', result.stderr
     assert not (tmp_path / 'cc.parquet').exists()
     assert sorted(path.name for path in (tmp_path / 'cc.parts').iterdir()) == [
         'lock', 'manifest.json', 'part-00000.parquet', 'part-00001.parquet']
@@ -335,7 +335,7 @@ def test_demo_stopped_while_it_drives_the_stack_ends_without_an_internal_error(
     process = subprocess.Popen(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'demo', '--out', str(tmp_path / 'demo')],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        env=dict(os.environ, PYTHONPATH=str(ROOT), TENDON_ROBOT_SIM_PROGRESS='1'))
     try:
         seen = []
         for line in process.stdout:      # tqdm's '\r' ends a line in text mode
