@@ -35,6 +35,17 @@ __version__ = '0.1.0'
 PACKAGE_NAME = 'tendon_robot_sim'
 
 
+def produced_by() -> str:
+    """
+    Return what produced a result file, ``tendon_robot_sim 0.1.0``, for the file to record.
+
+    The package's version (``__version__``, package.xml's): one helper for every result file
+    meant to be reproduced (a dataset's sidecar, a validation report, a calibrated
+    description). A source checkout records the same; no git is run for its commit.
+    """
+    return f'{PACKAGE_NAME} {__version__}'
+
+
 def numba_cache_dir(package: Path = Path(__file__).resolve().parent) -> Path | None:
     """
     Where numba must keep the compiled kernels; None: next to the sources (its default).

@@ -39,7 +39,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tendon_robot_sim import progress_bar
+from tendon_robot_sim import produced_by, progress_bar
 from tendon_robot_sim.experiment.experiment import advance_to, Hold, Recording
 from tendon_robot_sim.files.outputs import make_folder, save_figure, write_output
 from tendon_robot_sim.models.cosserat import ConvergenceError
@@ -505,7 +505,7 @@ def write_report(directory: str | Path, validation: Validation | Sequence[Valida
     plt.close(fig)
 
     rod = best.robot.rod
-    text = [f'# Validation report: {best.robot.name}', '']
+    text = [f'# Validation report: {best.robot.name}', '', f'Written by {produced_by()}.', '']
     if source:
         text += [f'Recording: `{source}`', '']
     if len(validations) > 1:

@@ -46,7 +46,7 @@ from typing import Iterator
 
 import numpy as np
 
-from tendon_robot_sim import progress_bar
+from tendon_robot_sim import produced_by, progress_bar
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.files.outputs import (make_folder, open_output, remove_unfinished,
                                             write_output)
@@ -455,7 +455,7 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
                                           default=_plain))
             # PATH + suffix: with_suffix would turn run.v2 into run.parquet
             _write_json(output.parent / (output.name + '.json'), {
-                'robot': robot, 'robot_file': str(robot_path),
+                'produced_by': produced_by(), 'robot': robot, 'robot_file': str(robot_path),
                 'model': model, **variant, 'model_description': ADAPTERS[model][1],
                 'inputs': list(adapter.names), 'input_unit': adapter.unit,
                 'input_low': adapter.low.tolist(), 'input_high': adapter.high.tolist(),
