@@ -55,6 +55,7 @@ SITECUSTOMIZE = """
 import os, signal, sys
 _kind, _, _target = os.environ['INTERRUPT_AT'].partition(':')
 _signal = signal.Signals[os.environ.get('INTERRUPT_WITH', 'SIGINT')]
+_group = os.environ.get('INTERRUPT_GROUP')      # every process of its group, as a scheduler
 _fired = []
 
 def _hook(event, args):
@@ -63,21 +64,32 @@ def _hook(event, args):
     if (event == 'import' and args[0] == _target
             or event != 'import' and _target in str(args[0])):
         _fired.append(True)
-        os.kill(os.getpid(), _signal)
+        if _group:
+            os.killpg(0, _signal)
+        else:
+            os.kill(os.getpid(), _signal)
 
 sys.addaudithook(_hook)
 """
 
 
 def interrupted_at(moment: str, argv: list[str], tmp_path: Path,
-                   signum: signal.Signals = signal.SIGINT,
-                   env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run ``python ARGV`` and send it ``signum`` (Ctrl-C) at ``moment`` of its run."""
+                   signum: signal.Signals = signal.SIGINT, env: dict | None = None,
+                   group: bool = False) -> subprocess.CompletedProcess:
+    """
+    Run ``python ARGV`` and send it ``signum`` (Ctrl-C) at ``moment`` of its run.
+
+    ``group``: to every process of its group (its workers too), as a cluster's scheduler
+    signals a job; the process starts a session of its own.
+    """
     (tmp_path / 'sitecustomize.py').write_text(SITECUSTOMIZE)
     env = dict(env or os.environ, INTERRUPT_AT=moment, INTERRUPT_WITH=signum.name,
                PYTHONPATH=os.pathsep.join((str(tmp_path), str(ROOT))))
+    if group:
+        env['INTERRUPT_GROUP'] = '1'
     return subprocess.run([sys.executable, *argv], capture_output=True, text=True,
-                          timeout=COMMAND_TIMEOUT, env=env, cwd=tmp_path)
+                          timeout=COMMAND_TIMEOUT, env=env, cwd=tmp_path,
+                          start_new_session=group)
 
 
 @pytest.mark.parametrize('moment', ['import:rclpy', 'open:robot.yaml'],
@@ -128,14 +140,22 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def test_a_dataset_stopped_by_sigterm_ends_its_workers_and_goes_on_when_run_again(tmp_path):
-    """SIGTERM as the third part, written, is renamed into place: removed, those before kept."""
+@pytest.mark.parametrize('group', [False, True], ids=['the command', 'its process group'])
+def test_a_dataset_stopped_by_sigterm_ends_its_workers_and_goes_on_when_run_again(
+        group, tmp_path):
+    """
+    SIGTERM as the third part, written, is renamed into place: removed, those before kept.
+
+    A scheduler signals every process of the job: the workers, which are forks of the
+    command, died quietly, not each with a KeyboardInterrupt traceback.
+    """
     marker = f'DATASET_RUN={tmp_path}'
     argv = ['-m', 'tendon_robot_sim.cli', 'dataset', '--robot', ROBOT, '--model', 'cc',
             '--samples', '40', '--chunk-size', '5', '--workers', '2', '--output',
             str(tmp_path / 'cc'), '--json']
     env = dict(os.environ, DATASET_RUN=str(tmp_path))
-    result = interrupted_at('os.rename:.part-00002.parquet.', argv, tmp_path, signal.SIGTERM, env)
+    result = interrupted_at('os.rename:.part-00002.parquet.', argv, tmp_path, signal.SIGTERM, env,
+                            group)
     assert result.returncode == 143, result.stderr
     assert result.stderr == '', result.stderr
     assert not (tmp_path / 'cc.parquet').exists()
