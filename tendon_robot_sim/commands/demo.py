@@ -293,8 +293,9 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
             raise CommandError(f'node {node.entry.name} exited with code '
                                f'{node.process.returncode}; see {log_path}')
 
-    # Ctrl-C is the command's (cli.main: exit 130, after the clean-up below); rclpy's own
-    # handler shut the context down under the executor, which ended as an internal error
+    # Ctrl-C and SIGTERM are the command's (cli.main: exit 130 or 143, after the clean-up
+    # below); rclpy's own handler shut the context down under the executor, which ended as an
+    # internal error
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     nodes = []

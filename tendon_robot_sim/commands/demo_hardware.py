@@ -218,8 +218,9 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
                                f'{node.process.returncode}; see {log_path}')
 
     phases = demo_phases([t.name for t in robot.tendons], tension)
-    # Ctrl-C is the command's (cli.main: exit 130, after the clean-up below); rclpy's own
-    # handler shut the context down under the executor, which ended as an internal error
+    # Ctrl-C and SIGTERM are the command's (cli.main: exit 130 or 143, after the clean-up
+    # below); rclpy's own handler shut the context down under the executor, which ended as an
+    # internal error
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     nodes = []
