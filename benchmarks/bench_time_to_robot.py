@@ -82,7 +82,8 @@ def main() -> int:
     result = {'stamps': []}
     load_before = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix='time_to_robot_'))
-    env = dict(os.environ)
+    # the demo's bar into this pipe: drawn on a terminal only, unless asked (docs/cli.md)
+    env = dict(os.environ, TENDON_ROBOT_SIM_PROGRESS='1')
     if args.cold_downloads:
         env['UV_CACHE_DIR'] = str(work / 'uv_cache')
     clone = work / 'tendon_robot_sim'

@@ -35,6 +35,17 @@ __version__ = '0.1.0'
 PACKAGE_NAME = 'tendon_robot_sim'
 
 
+def produced_by() -> str:
+    """
+    Return what produced a result file, ``tendon_robot_sim 0.1.0``, for the file to record.
+
+    The package's version (``__version__``, package.xml's): one helper for every result file
+    meant to be reproduced (a dataset's sidecar, a validation report, a calibrated
+    description). A source checkout records the same; no git is run for its commit.
+    """
+    return f'{PACKAGE_NAME} {__version__}'
+
+
 def numba_cache_dir(package: Path = Path(__file__).resolve().parent) -> Path | None:
     """
     Where numba must keep the compiled kernels; None: next to the sources (its default).
@@ -91,6 +102,26 @@ def default_robot_file() -> Path:
     return share_dir() / 'config' / 'robot.yaml'
 
 
+def progress_bar(iterable=None, shown: bool = True, **options):
+    """
+    Return a tqdm bar on stderr (``options`` as tqdm's) for a watcher to see, not for a log.
+
+    Hidden when stderr is not a terminal (a cluster job's log, a pipe, a file: each update
+    was one more carriage-return line there), unless ``TENDON_ROBOT_SIM_PROGRESS`` is set to any
+    value but the empty one; tqdm's own ``TQDM_DISABLE`` (any value but the empty one) hides
+    it also on a terminal. ``shown`` False hides it (a library caller's ``progress=False``).
+    The one place where the package draws a progress bar.
+    """
+    from tqdm import tqdm
+    if not shown or os.environ.get('TQDM_DISABLE'):
+        disable = True
+    elif os.environ.get('TENDON_ROBOT_SIM_PROGRESS'):
+        disable = False
+    else:
+        disable = None      # tqdm's own test: hidden when its file is not a terminal
+    return tqdm(iterable, file=sys.stderr, disable=disable, **options)
+
+
 def stop_signals() -> tuple[int, ...]:
     """
     Return the signals that stop a node or the launcher: SIGINT, SIGTERM and SIGHUP.
@@ -130,6 +161,8 @@ class StopWatchdog:
     """
     End the process with ``code`` when a stop signal has not ended it ``grace`` s later.
 
+    ``code`` None: the shell's code of the signal, 128 + its number (130 Ctrl-C, 143 SIGTERM).
+
     Python runs a signal's handler in the main thread, between two bytecodes, and the
     KeyboardInterrupt it raises can be lost there: in a callback from C (numba's compiler
     calls back into Python through ctypes), in C code that clears it, in a library that
@@ -141,11 +174,12 @@ class StopWatchdog:
     watchdog waits on it. When ``armed(signum)`` still holds ``grace`` s after such a signal
     (the main thread has not taken the stop into its hands), the watchdog ends the process
     with ``os._exit(code)``, flushing nothing: a result half printed is no result. Used by
-    ``cli.main`` (Ctrl-C of a computation, 130) and ``ros.runner.run_node`` (a node's stop
-    signals until its spin loop has seen them, 0). Start and stop it in the main thread.
+    ``cli.main`` (Ctrl-C or SIGTERM of a computation, 130 or 143) and ``ros.runner.run_node``
+    (a node's stop signals until its spin loop has seen them, 0). Start and stop it in the
+    main thread.
     """
 
-    def __init__(self, code: int, grace: float, armed: Callable[[int], bool]):
+    def __init__(self, code: int | None, grace: float, armed: Callable[[int], bool]):
         self.code = code
         self.grace = grace
         self.armed = armed
@@ -195,7 +229,7 @@ class StopWatchdog:
     def _end(self, signum: int) -> None:
         self._counting = False
         if self._pipe is not None and self.armed(signum):
-            os._exit(self.code)
+            os._exit(128 + signum if self.code is None else self.code)
 
 
 @contextmanager

@@ -39,6 +39,9 @@ from tendon_robot_sim.commands import (CommandError, EXIT_BAD_INPUT, EXIT_INTERN
                                        EXIT_INTERRUPTED, OutputPath)
 from tendon_robot_sim.files.outputs import is_full_disk, UnsafeOutputError
 
+# Python's own handling of the signals that stop a computation, which a command takes over:
+# Ctrl-C, and SIGTERM (a cluster's scheduler at a time limit or ``scancel``, ``kill``).
+STOP_DEFAULTS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
 # Seconds between two deliveries of a Ctrl-C that has not ended the command yet.
 INTERRUPT_AGAIN = 0.2
 # Seconds after a Ctrl-C that has not ended a computation by then, however it was lost, when
@@ -57,7 +60,7 @@ COMMAND_WORDS = {'import_table': 'import'}
 EXIT_CODES = f"""exit codes: 0 done; 1 no result for a valid input (diverged, not converged,
 infeasible, unreachable); {EXIT_BAD_INPUT} bad input (an argument, file or field; the message
 names it); {EXIT_INTERNAL} internal error (a bug: please report it);
-{EXIT_INTERRUPTED} interrupted (Ctrl-C). Errors are one line on stderr."""
+{EXIT_INTERRUPTED} interrupted (Ctrl-C), 143 stopped (SIGTERM). Errors are one line on stderr."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -114,7 +117,7 @@ def command_word(module: str) -> str:
 
 class CtrlC:
     """
-    Ctrl-C of a command: KeyboardInterrupt, as Python's own handler, until it lands.
+    Ctrl-C (or SIGTERM) of a command: KeyboardInterrupt, as Python's own handler, until it lands.
 
     numba's compiler calls back into Python through ctypes, which swallows an exception
     raised in a callback: a KeyboardInterrupt that lands there is lost, and the compile ran
@@ -122,23 +125,35 @@ class CtrlC:
     (:func:`~tendon_robot_sim.quiet_lost_interrupts` sees it lost), as often as needed, and
     an error the lost interrupt leaves behind also counts as the interruption. An interrupt
     that lands is not repeated: the command's clean-up (``finally``) runs undisturbed.
+    SIGTERM takes the same way, so that its clean-up runs too; only the exit code differs
+    (128 + the signal's number, the shell's convention: 130, 143).
     """
 
     def __init__(self):
-        self.pressed = False
+        self.signum = None      # the first stop signal that came
         self._main = threading.main_thread().ident
 
+    @property
+    def pressed(self) -> bool:
+        return self.signum is not None
+
+    @property
+    def exit_code(self) -> int:
+        """Return the exit code of the interruption: a KeyboardInterrupt of no signal is Ctrl-C."""
+        return 128 + (self.signum or signal.SIGINT)
+
     def handle(self, signum, frame) -> None:
-        self.pressed = True
+        if self.signum is None:
+            self.signum = signum
         raise KeyboardInterrupt
 
     def stops(self, signum: int) -> bool:
-        """Return True if ``signum`` is a Ctrl-C that stops the command (no StopSignals)."""
-        return signum == signal.SIGINT and signal.getsignal(signal.SIGINT) == self.handle
+        """Return True if ``signum`` is a signal that stops the command (no StopSignals)."""
+        return signum in STOP_DEFAULTS and signal.getsignal(signum) == self.handle
 
     def lost(self) -> None:
         again = threading.Timer(INTERRUPT_AGAIN, signal.pthread_kill,
-                                (self._main, signal.SIGINT))
+                                (self._main, self.signum or signal.SIGINT))
         again.daemon = True
         again.start()
 
@@ -258,22 +273,26 @@ def _main(argv) -> int:
         print(f'tendon-robot-sim: error: {error}', file=sys.stderr)
         return error.exit_code
     ctrl_c = CtrlC()
-    # Only in place of Python's own handler: not where a caller handles Ctrl-C, and signals
+    # Only in place of Python's own handling: not where a caller handles a signal, and signals
     # can only be handled in the main thread.
-    previous = signal.getsignal(signal.SIGINT)
     # the sub-action too (`pcr sweep`), as argparse names it in its own errors
     prog = _chosen(parser, args).prog
-    if not (previous is signal.default_int_handler
-            and threading.current_thread() is threading.main_thread()):
+    taken = {}
+    if threading.current_thread() is threading.main_thread():
+        taken = {signum: previous for signum, default in STOP_DEFAULTS.items()
+                 if (previous := signal.getsignal(signum)) is default}
+    if not taken:
         return _run(args, prog, ctrl_c)
-    signal.signal(signal.SIGINT, ctrl_c.handle)
+    for signum in taken:
+        signal.signal(signum, ctrl_c.handle)
     quiet_lost_interrupts(on_lost=ctrl_c.lost)
     try:
-        with StopWatchdog(EXIT_INTERRUPTED, INTERRUPT_FORCED_AFTER, ctrl_c.stops):
+        with StopWatchdog(None, INTERRUPT_FORCED_AFTER, ctrl_c.stops):
             return _run(args, prog, ctrl_c)
     finally:
         quiet_lost_interrupts(on_lost=None)
-        signal.signal(signal.SIGINT, previous)
+        for signum, previous in taken.items():
+            signal.signal(signum, previous)
 
 
 def _run(args, prog: str, ctrl_c: CtrlC) -> int:
@@ -291,14 +310,14 @@ def _run(args, prog: str, ctrl_c: CtrlC) -> int:
         print(f'{prog}: error: {_one_line(error)}', file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        _interrupted()
+        _interrupted(ctrl_c.exit_code)
     except MemoryError as error:   # a size no check foresaw: the arguments ask too much
         print(f'{prog}: error: out of memory ({_one_line(error)}); '
               'ask for fewer samples or steps', file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as error:   # noqa: B902 (the last line of defence: never a traceback)
         if ctrl_c.pressed:    # a KeyboardInterrupt lost in a callback, surfacing as this
-            _interrupted()
+            _interrupted(ctrl_c.exit_code)
         if is_full_disk(error):     # an output that cannot be written, as /dev/full
             print(f'{prog}: error: {error.filename or "an output"}: '
                   f'cannot write: {error.strerror}', file=sys.stderr)
@@ -336,13 +355,14 @@ def _check_outputs(parser: argparse.ArgumentParser, args) -> None:
                 command.error(str(argparse.ArgumentError(action, str(error))))
 
 
-def _interrupted() -> None:
-    """Leave at once with the interrupted exit code."""
-    # Ctrl-C, possibly in the middle of a numba compile, whose teardown at interpreter exit
-    # took 1.5-2 s under load: nothing is left to clean up.
+def _interrupted(code: int) -> None:
+    """Leave at once with the interrupted exit ``code`` (130 Ctrl-C, 143 SIGTERM)."""
+    # Ctrl-C or SIGTERM, once the command's clean-up ran; possibly in the middle of a numba
+    # compile, whose teardown at interpreter exit took 1.5-2 s under load: nothing is left to
+    # clean up.
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(EXIT_INTERRUPTED)
+    os._exit(code)
 
 
 def _one_line(error: Exception) -> str:

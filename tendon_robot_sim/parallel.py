@@ -133,13 +133,16 @@ def ends_with_us(sig: int = signal.SIGTERM):
 
 def _worker_start(parent: int) -> None:
     """
-    Start a worker process: die with the parent, and leave Ctrl-C to it.
+    Start a worker process: die with the parent, and leave Ctrl-C and SIGTERM to it.
 
     The kernel SIGKILLs the worker when the parent dies (:func:`end_with_parent`). Ctrl-C
     reaches every process of the terminal's group: the parent alone handles it (the workers
-    would each print a KeyboardInterrupt traceback) and ends them.
+    would each print a KeyboardInterrupt traceback) and ends them. A forked worker also
+    inherits the command's SIGTERM handler (``cli.CtrlC``), and a scheduler signals every
+    process of the job: the worker ends at once, as SIGTERM's default, without a traceback.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     end_with_parent(parent, signal.SIGKILL)
 
 

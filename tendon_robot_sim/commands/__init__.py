@@ -38,7 +38,8 @@ EXIT_NO_RESULT = 1     # the input was valid, the result does not exist: diverge
 #                        converged, infeasible, unreachable
 EXIT_BAD_INPUT = 2     # a bad argument, file or field (argparse's own code for usage errors)
 EXIT_INTERNAL = 70     # a bug: an error the command did not foresee (EX_SOFTWARE)
-# EXIT_INTERRUPTED = 130 (imported above): Ctrl-C stopped a computation (see StopSignals)
+# EXIT_INTERRUPTED = 130 (imported above): Ctrl-C stopped a computation (see StopSignals;
+#                      SIGTERM: 143, cli.CtrlC)
 
 
 class _SeverityFirst(logging.Formatter):
@@ -69,8 +70,8 @@ class StopSignals:
     (``launch``, ``record``, ``replay``, ``emulate``, with or without ``--duration`` or
     ``--loop``) ends normally when stopped, exit 0, as ``ros2 launch``, ``ros2 bag record``
     and the nodes do: what it made is complete. A computation, or ``demo``, stopped before
-    its end has no result: exit 130 (``cli.main``). SIGHUP only where it is not ignored
-    (``nohup``).
+    its end has no result: exit 130 (``cli.main``; SIGTERM 143). SIGHUP only where it is not
+    ignored (``nohup``).
     """
 
     def __init__(self):

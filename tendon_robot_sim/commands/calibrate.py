@@ -50,6 +50,7 @@ lengths) and the damping run starts at the first of them. A CSV holds static poi
 import argparse
 import math
 
+from tendon_robot_sim import produced_by
 from tendon_robot_sim.commands import command_error, CommandError, OutputPath, within
 from tendon_robot_sim.commands.validate import (add_recording_options, check_hold_options,
                                                 csv_files, fill_defaults, HOLD_FINDING,
@@ -171,11 +172,7 @@ def run(args: argparse.Namespace) -> int:
                            step=args.step, piece_length=args.piece_length)
     except MODEL_ERRORS as error:
         raise command_error(error) from None
-    try:
-        with open_output(args.out) as handle:
-            yaml.safe_dump(result.robot.to_dict(), handle, sort_keys=False)
-    except OSError as error:
-        raise CommandError(f'--out: cannot write {args.out}: {error.strerror}') from None
+    _write_robot(args.out, result.robot.to_dict())
     print(result.summary())
     print(f'wrote {args.out}')
     return 0
@@ -246,10 +243,16 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
             robot = estimate.robot
     except (RobotDescriptionError, IdentificationError, CCDynamicsError) as error:
         raise command_error(error) from None
-    try:
-        with open_output(args.out) as handle:
-            yaml.safe_dump(robot.to_dict(), handle, sort_keys=False)
-    except OSError as error:
-        raise CommandError(f'--out: cannot write {args.out}: {error.strerror}') from None
+    _write_robot(args.out, robot.to_dict())
     print(f'wrote {args.out}')
     return 0
+
+
+def _write_robot(path: str, description: dict) -> None:
+    """Write the calibrated ``description`` to ``--out``, headed by what produced it."""
+    try:
+        with open_output(path) as handle:
+            handle.write(f'# calibrated by {produced_by()}\n')   # a key: the loader refuses it
+            yaml.safe_dump(description, handle, sort_keys=False)
+    except OSError as error:
+        raise CommandError(f'--out: cannot write {path}: {error.strerror}') from None

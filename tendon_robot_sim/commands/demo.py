@@ -54,7 +54,7 @@ import re
 import subprocess
 
 import numpy as np
-from tendon_robot_sim import default_robot_file
+from tendon_robot_sim import default_robot_file, progress_bar
 from tendon_robot_sim.commands import (check_output, check_ros_environment, command_error,
                                        CommandError, DefaultsHelpFormatter, OutputPath, positive,
                                        positive_int, within)
@@ -282,7 +282,6 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
-    from tqdm import tqdm
 
     from tendon_robot_sim.ros.demo import (DemoDriver, phase_budget, run_phases, shut_down,
                                            wait_until)
@@ -294,8 +293,9 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
             raise CommandError(f'node {node.entry.name} exited with code '
                                f'{node.process.returncode}; see {log_path}')
 
-    # Ctrl-C is the command's (cli.main: exit 130, after the clean-up below); rclpy's own
-    # handler shut the context down under the executor, which ended as an internal error
+    # Ctrl-C and SIGTERM are the command's (cli.main: exit 130 or 143, after the clean-up
+    # below); rclpy's own handler shut the context down under the executor, which ended as an
+    # internal error
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     nodes = []
@@ -324,9 +324,9 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
                                f'see {log_path}')
         # at most: settling counted, and taken off the total where a step did not need it
         total = sum(phase_budget(p, hold, target_hold, settle) for p in phases)
-        with tqdm(total=total, unit='s', desc='simulated', mininterval=0.5,
-                  bar_format='{desc}: {percentage:3.0f}%|{bar}| {n:.2f}/{total:.2f} s '
-                             '[{elapsed}<{remaining}] {postfix}') as bar:
+        with progress_bar(total=total, unit='s', desc='simulated', mininterval=0.5,
+                          bar_format='{desc}: {percentage:3.0f}%|{bar}| {n:.2f}/{total:.2f} s '
+                                     '[{elapsed}<{remaining}] {postfix}') as bar:
             def progress(seconds: float, label: str, budget: float) -> None:
                 bar.set_postfix_str(label, refresh=False)
                 bar.total += budget

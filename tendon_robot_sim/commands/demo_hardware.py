@@ -43,6 +43,7 @@ import tempfile
 import time
 
 import numpy as np
+from tendon_robot_sim import progress_bar
 from tendon_robot_sim.commands import CommandError
 from tendon_robot_sim.emulator.dynamixel import bus_file
 from tendon_robot_sim.files.outputs import make_folder, open_growing, open_output, save_figure
@@ -205,7 +206,6 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
-    from tqdm import tqdm
 
     from tendon_robot_sim.ros import topics
     from tendon_robot_sim.ros.demo import (demo_phases, HardwareDemoDriver, SETTLED_SPREAD,
@@ -218,8 +218,9 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
                                f'{node.process.returncode}; see {log_path}')
 
     phases = demo_phases([t.name for t in robot.tendons], tension)
-    # Ctrl-C is the command's (cli.main: exit 130, after the clean-up below); rclpy's own
-    # handler shut the context down under the executor, which ended as an internal error
+    # Ctrl-C and SIGTERM are the command's (cli.main: exit 130 or 143, after the clean-up
+    # below); rclpy's own handler shut the context down under the executor, which ended as an
+    # internal error
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     nodes = []
@@ -245,7 +246,7 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
         steps = []
         # the least tension the bridge commands (its pretension, as this stack gives it)
         floor = launcher.parameters['hardware_bridge']['min_tension']
-        for phase in tqdm(phases, desc='steps', unit='step'):
+        for phase in progress_bar(phases, desc='steps', unit='step'):
             driver.command(phase.tensions)
             # A step's hold counts from the state that carries its tensions: on a loaded
             # machine the command, the controller's ramp and the servos can all run late.

@@ -56,7 +56,7 @@ import sys
 import time
 
 import numpy as np
-from tendon_robot_sim import default_robot_file
+from tendon_robot_sim import default_robot_file, progress_bar
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, finite,
                                        OutputPath, parse_values, positive, read_inputs,
                                        time_step, within)
@@ -70,7 +70,6 @@ from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, choose
                                                              INTEGRATORS)
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 from tendon_robot_sim.models.tendon_robot import load_robot
-from tqdm import tqdm
 
 # Simulated seconds between progress-bar updates.
 CHUNK = 0.05
@@ -322,9 +321,8 @@ def run(args: argparse.Namespace) -> int:
 
     begin = time.perf_counter()
     try:
-        with tqdm(total=round(total, 6), unit='s', desc='simulating', file=sys.stderr,
-                  disable=None, leave=False,
-                  bar_format='{l_bar}{bar}| {n:.2f}/{total:.2f} s sim [{elapsed}]') as bar:
+        with progress_bar(total=round(total, 6), unit='s', desc='simulating', leave=False,
+                          bar_format='{l_bar}{bar}| {n:.2f}/{total:.2f} s sim [{elapsed}]') as bar:
             bar.update = _announcing_long_runs(bar, total, args.until_steady)
             if integrator == 'implicit':
                 origin = _run_implicit(sim, args, series, field, duration, trajectory, bar,
@@ -422,8 +420,8 @@ def _whole_run_dt(robot, args, series, field, duration, error, failed_dt: float,
         sim = ImplicitSimulator(robot, dt=dt, alpha=_alpha(args), world=world)
         try:
             _set_start(sim, args, series)
-            with tqdm(total=round(duration, 6), unit='s', desc=f'trying --dt {dt:g}',
-                      file=sys.stderr, disable=None, leave=False) as bar:
+            with progress_bar(total=round(duration, 6), unit='s', desc=f'trying --dt {dt:g}',
+                              leave=False) as bar:
                 _run_implicit(sim, args, series, field, duration,
                               Trajectory(None, robot.tendon_names, world is not None), bar,
                               _named(robot, args.tensions))

@@ -45,11 +45,10 @@ sequence: pulled from rest.
 
 import argparse
 import json
-import sys
 
 import numpy as np
 
-from tendon_robot_sim import default_robot_file
+from tendon_robot_sim import default_robot_file, progress_bar
 from tendon_robot_sim.commands import (command_error, CommandError, NoResultError, OutputPath,
                                        parse_values, parse_vector, read_inputs)
 from tendon_robot_sim.files.outputs import open_output
@@ -171,7 +170,6 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
 
     Rows solved before a failure are still written to --trajectory-out.
     """
-    from tqdm import tqdm
     solver = StickSlipStatics(robot, args.model, constitutive=args.constitutive, world=world)
     solver.set_tip_load(robot.tip_load.force if tip_force is None else tip_force,
                         robot.tip_load.moment if tip_moment is None else tip_moment)
@@ -198,8 +196,7 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
         except StaticsError as error:
             raise command_error(error) from None
     out, result, failure = [], None, None
-    for k in tqdm(range(len(rows)), desc='states', unit='state', file=sys.stderr,
-                  disable=len(rows) < 2 or None):
+    for k in progress_bar(range(len(rows)), len(rows) > 1, desc='states', unit='state'):
         try:
             result = solve(rows[k])
         except StaticsError as error:

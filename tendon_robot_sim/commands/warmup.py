@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 
+from tendon_robot_sim import progress_bar
 from tendon_robot_sim.commands import CommandError, worker_count
 from tendon_robot_sim.parallel import ends_with_us
 
@@ -70,15 +71,13 @@ def check_cache_dir(cache: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from tendon_robot_sim.models.warmup import tasks
 
     if os.environ.get('NUMBA_CACHE_DIR'):
         check_cache_dir(os.environ['NUMBA_CACHE_DIR'])
     work = list(tasks(args.models))
     start = time.perf_counter()
-    with tqdm(total=len(work), desc='compiling kernels', unit='model', file=sys.stderr) as bar:
+    with progress_bar(total=len(work), desc='compiling kernels', unit='model') as bar:
         if args.jobs == 1:
             for label, warm in work:
                 bar.set_postfix_str(label)

@@ -35,11 +35,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 import math
 from pathlib import Path
-import sys
 from typing import Sequence
 
 import numpy as np
 
+from tendon_robot_sim import produced_by, progress_bar
 from tendon_robot_sim.experiment.experiment import advance_to, Hold, Recording
 from tendon_robot_sim.files.outputs import make_folder, save_figure, write_output
 from tendon_robot_sim.models.cosserat import ConvergenceError
@@ -505,7 +505,7 @@ def write_report(directory: str | Path, validation: Validation | Sequence[Valida
     plt.close(fig)
 
     rod = best.robot.rod
-    text = [f'# Validation report: {best.robot.name}', '']
+    text = [f'# Validation report: {best.robot.name}', '', f'Written by {produced_by()}.', '']
     if source:
         text += [f'Recording: `{source}`', '']
     if len(validations) > 1:
@@ -576,8 +576,6 @@ def replay_dynamic(robot: Robot, recording: Recording, max_settle: float = DYNAM
     applies each command at its recorded time; the simulated tip is taken at the time
     of each tip sample.
     """
-    from tqdm import tqdm
-
     from tendon_robot_sim.models.rod.dynamics.factory import dynamic_simulator
 
     if recording.kind != 'tension':
@@ -593,9 +591,8 @@ def replay_dynamic(robot: Robot, recording: Recording, max_settle: float = DYNAM
     simulated = np.empty_like(recording.tips)
     command = 0
     times = recording.command_times
-    for j, sample_time in enumerate(tqdm(recording.tip_times, desc='dynamic replay',
-                                         unit='sample', file=sys.stderr,
-                                         disable=not progress)):
+    for j, sample_time in enumerate(progress_bar(recording.tip_times, progress,
+                                                 desc='dynamic replay', unit='sample')):
         while command + 1 < len(times) and times[command + 1] <= sample_time:
             command += 1
             advance_to(simulator, times[command] + offset)

@@ -46,6 +46,7 @@ from typing import Iterator
 
 import numpy as np
 
+from tendon_robot_sim import produced_by, progress_bar
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.files.outputs import (make_folder, open_output, remove_unfinished,
                                             write_output)
@@ -385,7 +386,6 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     except ImportError:     # optional for a colcon install (docs/ros_interface.md)
         raise DatasetError('output: Parquet files need the pyarrow package '
                            '(pip install pyarrow)') from None
-    from tqdm import tqdm
     if model not in ADAPTERS:
         raise DatasetError(f'model: must be one of {sorted(ADAPTERS)}, got {model!r}')
     if not isinstance(chunk_size, int) or chunk_size < 1:
@@ -427,8 +427,8 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         # the bar after the pool has connected, and ended before an error is reported: its line
         # is finished, whatever ends the run, not left for the error or redrawn after it
         with Pool(workers, scheduler) as pool, \
-                tqdm(total=u.shape[0], initial=sum(chunks[c].size for c in done), unit='sample',
-                     desc=f'dataset {model}', disable=not progress) as bar:
+                progress_bar(total=u.shape[0], initial=sum(chunks[c].size for c in done),
+                             unit='sample', desc=f'dataset {model}', shown=progress) as bar:
             for part in pool.imap(tasks, solve_chunk):
                 c = part['chunk']
                 with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
@@ -455,7 +455,7 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
                                           default=_plain))
             # PATH + suffix: with_suffix would turn run.v2 into run.parquet
             _write_json(output.parent / (output.name + '.json'), {
-                'robot': robot, 'robot_file': str(robot_path),
+                'produced_by': produced_by(), 'robot': robot, 'robot_file': str(robot_path),
                 'model': model, **variant, 'model_description': ADAPTERS[model][1],
                 'inputs': list(adapter.names), 'input_unit': adapter.unit,
                 'input_low': adapter.low.tolist(), 'input_high': adapter.high.tolist(),

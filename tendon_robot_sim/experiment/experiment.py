@@ -43,11 +43,11 @@ import csv
 from dataclasses import dataclass
 import math
 from pathlib import Path
-import sys
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -700,16 +700,13 @@ def _simulate_timeline(robot: Robot, schedule: list, label: str) -> list[np.ndar
     0.01 mm/s, at most STEP_SETTLE_TIME s, or placed in its static equilibrium by the
     implicit integrator); each setpoint holds until the next.
     """
-    from tqdm import tqdm
-
     from tendon_robot_sim.models.rod.dynamics.factory import dynamic_simulator
 
     simulator = dynamic_simulator(robot)    # explicit or implicit, as the robot needs
     simulator.come_to_rest(STEP_SETTLE_TIME, speed_tolerance=1e-5)
     start = simulator.time
     tips = []
-    for time, tensions in tqdm(schedule, desc=label, unit='sample', file=sys.stderr,
-                               disable=not sys.stderr.isatty()):
+    for time, tensions in progress_bar(schedule, desc=label, unit='sample'):
         advance_to(simulator, start + time)
         simulator.set_tensions(tensions)
         tips.append(advance_to(simulator, start + time + TIP_DELAY).tip_position.copy())

@@ -52,11 +52,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
-import sys
 from typing import Sequence
 
 import numpy as np
 
+from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator, settle_time)
 from tendon_robot_sim.experiment.experiment import Hold, Recording
 from tendon_robot_sim.experiment.fit_parameters import (BENDING_FIELDS, DYNAMIC_FIELDS,
@@ -398,7 +398,6 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
 
     """
     from threadpoolctl import threadpool_limits
-    from tqdm import tqdm
 
     try:
         params = parse_fit(robot, list(fit), bounds)
@@ -430,10 +429,10 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
     # one, and 0.3 s of CPU (0.6 s wall) on two threads that spin for a core another process
     # holds (the FTDCR v4 fit on the loaded 2-core machine); the workers use no BLAS
     with Evaluator(workers, scheduler) as evaluator, threadpool_limits(1, user_api='blas'):
-        bar = tqdm(desc='calibrate (parameter sets)', unit='set', file=sys.stderr,
-                   disable=not progress, total=0,
-                   bar_format='{desc}: {n_fmt}/{total_fmt} sets so far |{bar}| '
-                              '[{elapsed}<{remaining} this step, {rate_fmt}]')
+        bar = progress_bar(desc='calibrate (parameter sets)', unit='set', shown=progress,
+                           total=0,
+                           bar_format='{desc}: {n_fmt}/{total_fmt} sets so far |{bar}| '
+                                      '[{elapsed}<{remaining} this step, {rate_fmt}]')
         try:
             problem = _Problem(robot, params, holds, model, evaluator, step, bar, recording,
                                piece_length)

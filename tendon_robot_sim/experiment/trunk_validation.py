@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tendon_robot_sim import produced_by
 from tendon_robot_sim.experiment.experiment import (STATE_TOPIC, TIP_COLUMNS, TIP_TOPIC)
 from tendon_robot_sim.experiment.identification import (IdentificationError, LENGTH_SUFFIX,
                                                         Run, simulate_samples, TIME_COLUMNS)
@@ -222,7 +223,7 @@ def write_bellows_report(directory: str | Path, validation: BellowsValidation) -
         return (f'| {label} | {stats.mean * 1e3:.2f} | {stats.std * 1e3:.2f} | '
                 f'{stats.max * 1e3:.2f} | {stats.count} | {quoted} |')
 
-    text = [f'# Validation report: {robot.name} (bellows)', '',
+    text = [f'# Validation report: {robot.name} (bellows)', '', f'Written by {produced_by()}.', '',
             f'Recording: `{run.source}`: {len(run.times)} state samples, '
             f'{len(run.tip_times)} tip samples over {run.times[-1] - run.times[0]:.3g} s.', '',
             '| model: error | mean [mm] | std [mm] | max [mm] | values | Hadzic & Häseli '

@@ -36,10 +36,10 @@ import threading
 import time
 
 from rosbags.typesys import get_typestore
+from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.bag import (bag_topics, BagError, check_messages,
                                              DEFAULT_STORE, mistyped, read_raw)
 from tendon_robot_sim.view.page import ViewPage
-from tqdm import tqdm
 
 # The relative topics the page shows (under the bag's namespace) and the types the stack
 # publishes them as (ros/topics.py; named here, the view being free of ROS).
@@ -85,8 +85,9 @@ class Timeline:
         if not self.topics:
             raise BagError(self._nothing_shown(recorded, expected, namespace))
         self.stamps = {name: array('q') for name in self.topics.values()}   # [ns]
-        for message in tqdm(read_raw(self.path, self.topics), desc=f'reading {self.path.name}',
-                            unit=' messages', disable=not progress, leave=False):
+        for message in progress_bar(read_raw(self.path, self.topics), progress,
+                                    desc=f'reading {self.path.name}', unit=' messages',
+                                    leave=False):
             self.stamps[self.topics[message.topic]].append(message.stamp_ns)
         check_messages(self.path, {topic: len(self.stamps[name])
                                    for topic, name in self.topics.items()}, 'play')

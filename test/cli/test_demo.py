@@ -74,6 +74,7 @@ def demo(tmp_path_factory):
     env = dict(os.environ)
     root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
+    env['TENDON_ROBOT_SIM_PROGRESS'] = '1'    # the bar also into a pipe: it is tested below
     result = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'demo', '--out', str(out),
          '--hold', str(HOLD), '--tension', str(TENSION), '--elements', '10',

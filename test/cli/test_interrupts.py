@@ -29,6 +29,7 @@ start-up before any of our code runs (about 0.1 s, with the ROS wheels' bootstra
 re-executes the interpreter) is outside any package's reach.
 """
 
+import json
 import os
 from pathlib import Path
 import signal
@@ -40,38 +41,55 @@ import pytest
 from tendon_robot_sim import cli
 from tendon_robot_sim.stack import STACKS
 from terminal import as_from_a_terminal
-from waiting import COMMAND_TIMEOUT
+from waiting import COMMAND_TIMEOUT, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 ROBOT = str(ROOT / 'config' / 'robot.yaml')
 NODES = sorted({entry.module for stack in STACKS.values() for entry in stack.nodes
                 if entry.module})
-# Sends SIGINT to this process at the first audit event MOMENT ('import:NAME' or
-# 'open:SUFFIX'): a moment of the start-up, reached whatever the machine's load.
+# Sends INTERRUPT_WITH (default SIGINT) to this process at the first audit event MOMENT
+# ('import:NAME', or 'open:PART' or 'os.rename:PART', PART a part of the file's path): a moment
+# of the start-up, or of the command's work, reached whatever the machine's load. The signal
+# lands as the hook returns: before the file is opened, or renamed.
 SITECUSTOMIZE = """
 import os, signal, sys
 _kind, _, _target = os.environ['INTERRUPT_AT'].partition(':')
+_signal = signal.Signals[os.environ.get('INTERRUPT_WITH', 'SIGINT')]
+_group = os.environ.get('INTERRUPT_GROUP')      # every process of its group, as a scheduler
 _fired = []
 
 def _hook(event, args):
     if _fired or event != _kind:
         return
     if (event == 'import' and args[0] == _target
-            or event == 'open' and str(args[0]).endswith(_target)):
+            or event != 'import' and _target in str(args[0])):
         _fired.append(True)
-        os.kill(os.getpid(), signal.SIGINT)
+        if _group:
+            os.killpg(0, _signal)
+        else:
+            os.kill(os.getpid(), _signal)
 
 sys.addaudithook(_hook)
 """
 
 
-def interrupted_at(moment: str, argv: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
-    """Run ``python ARGV`` and press Ctrl-C at ``moment`` of its start-up."""
+def interrupted_at(moment: str, argv: list[str], tmp_path: Path,
+                   signum: signal.Signals = signal.SIGINT, env: dict | None = None,
+                   group: bool = False) -> subprocess.CompletedProcess:
+    """
+    Run ``python ARGV`` and send it ``signum`` (Ctrl-C) at ``moment`` of its run.
+
+    ``group``: to every process of its group (its workers too), as a cluster's scheduler
+    signals a job; the process starts a session of its own.
+    """
     (tmp_path / 'sitecustomize.py').write_text(SITECUSTOMIZE)
-    env = dict(os.environ, INTERRUPT_AT=moment,
+    env = dict(env or os.environ, INTERRUPT_AT=moment, INTERRUPT_WITH=signum.name,
                PYTHONPATH=os.pathsep.join((str(tmp_path), str(ROOT))))
+    if group:
+        env['INTERRUPT_GROUP'] = '1'
     return subprocess.run([sys.executable, *argv], capture_output=True, text=True,
-                          timeout=COMMAND_TIMEOUT, env=env, cwd=tmp_path)
+                          timeout=COMMAND_TIMEOUT, env=env, cwd=tmp_path,
+                          start_new_session=group)
 
 
 @pytest.mark.parametrize('moment', ['import:rclpy', 'open:robot.yaml'],
@@ -91,6 +109,65 @@ def test_a_command_interrupted_during_its_start_exits_130_without_a_traceback(
                                      '1,0,0,0'], tmp_path)
     assert result.returncode == 130, result.stderr
     assert result.stderr == '' and 'tip position' not in result.stdout, result.stderr
+
+
+@pytest.mark.parametrize('moment', ['open', 'os.rename'], ids=['opening', 'written'])
+@pytest.mark.parametrize('signum, code', [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
+                         ids=['SIGINT', 'SIGTERM'])
+def test_statics_stopped_while_it_writes_its_trajectory_leaves_no_file(
+        signum, code, moment, tmp_path):
+    """A scheduler's SIGTERM is a Ctrl-C with its own code: the temporary file removed."""
+    table = tmp_path / 'tensions.csv'
+    table.write_text('t,t0,t1,t2,t3\n0,0,0,0,0\n1,1,0,0,0\n')
+    result = interrupted_at(f'{moment}:.loop.csv.', [
+        '-m', 'tendon_robot_sim.cli', 'statics', '--tensions-csv', str(table),
+        '--trajectory-out', str(tmp_path / 'loop.csv')], tmp_path, signum)
+    assert result.returncode == code, result.stderr
+    assert result.stderr == '' and result.stdout == '', result.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()
+                  if 'loop' in path.name) == [], list(tmp_path.iterdir())
+
+
+def processes_with(marker: str) -> list[int]:
+    """Return the processes whose environment holds ``marker``: a run's workers, in /proc."""
+    found = []
+    for environ in Path('/proc').glob('[0-9]*/environ'):
+        try:
+            if marker.encode() in environ.read_bytes():
+                found.append(int(environ.parent.name))
+        except OSError:     # gone, or not ours
+            pass
+    return found
+
+
+@pytest.mark.parametrize('group', [False, True], ids=['the command', 'its process group'])
+def test_a_dataset_stopped_by_sigterm_ends_its_workers_and_goes_on_when_run_again(
+        group, tmp_path):
+    """
+    SIGTERM as the third part, written, is renamed into place: removed, those before kept.
+
+    A scheduler signals every process of the job: the workers, which are forks of the
+    command, died quietly, not each with a KeyboardInterrupt traceback.
+    """
+    marker = f'DATASET_RUN={tmp_path}'
+    argv = ['-m', 'tendon_robot_sim.cli', 'dataset', '--robot', ROBOT, '--model', 'cc',
+            '--samples', '40', '--chunk-size', '5', '--workers', '2', '--output',
+            str(tmp_path / 'cc'), '--json']
+    env = dict(os.environ, DATASET_RUN=str(tmp_path))
+    result = interrupted_at('os.rename:.part-00002.parquet.', argv, tmp_path, signal.SIGTERM, env,
+                            group)
+    assert result.returncode == 143, result.stderr
+    assert result.stderr == '', result.stderr
+    assert not (tmp_path / 'cc.parquet').exists()
+    assert sorted(path.name for path in (tmp_path / 'cc.parts').iterdir()) == [
+        'lock', 'manifest.json', 'part-00000.parquet', 'part-00001.parquet']
+    wait_for(lambda: processes_with(marker) == [], 'the workers to end')
+    again = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                           timeout=COMMAND_TIMEOUT, cwd=tmp_path,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout.splitlines()[-1])
+    assert summary['complete'] and summary['solved_now'] == 30, summary
 
 
 COMMANDS = [' '.join(words) for words, _ in parsers()]
@@ -131,8 +208,8 @@ def test_every_command_interrupted_as_it_starts_exits_130_without_a_traceback(
     interrupt_first(parser)
     monkeypatch.setattr(cli, 'build_parser', lambda *commands: parser)
 
-    def interrupted():          # cli.main leaves with os._exit(130): not in this process
-        raise SystemExit(130)
+    def interrupted(code):      # cli.main leaves with os._exit(130): not in this process
+        raise SystemExit(code)
     monkeypatch.setattr(cli, '_interrupted', interrupted)
     argv = [*command.split(), *REQUIRED.get(command, [])]
     try:
@@ -268,16 +345,17 @@ def test_a_ctrl_c_while_trimesh_imports_is_not_swallowed():
     assert result.stderr == '', result.stderr
 
 
-@pytest.mark.parametrize('signum, code', [(signal.SIGINT, 130), (signal.SIGTERM, -signal.SIGTERM)],
+@pytest.mark.parametrize('signum, code', [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
                          ids=['SIGINT', 'SIGTERM'])
 def test_demo_stopped_while_it_drives_the_stack_ends_without_an_internal_error(
         signum, code, tmp_path):
     # rclpy's own handler (SIGINT and SIGTERM) shut the context down under the demo's
-    # executor: exit 70. Ctrl-C is the command's (130); SIGTERM ends it as any computation.
+    # executor: exit 70. Ctrl-C is the command's (130); SIGTERM ends it as any computation
+    # (143).
     process = subprocess.Popen(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'demo', '--out', str(tmp_path / 'demo')],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        env=dict(os.environ, PYTHONPATH=str(ROOT), TENDON_ROBOT_SIM_PROGRESS='1'))
     try:
         seen = []
         for line in process.stdout:      # tqdm's '\r' ends a line in text mode

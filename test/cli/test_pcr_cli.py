@@ -32,7 +32,8 @@ ROBOT = load_pcr_robot(default_pcr_file())
 
 
 def run_cli(*args, cwd=None):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''),
+               TENDON_ROBOT_SIM_PROGRESS='1')      # the bars into the pipe: tests read them
     return subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'pcr', *args],
                           capture_output=True, text=True, env=env, timeout=COMMAND_TIMEOUT,
                           cwd=cwd)
@@ -172,13 +173,15 @@ def test_stiffness_by_both_methods_is_the_models(capsys):
     np.testing.assert_allclose(held['axial_stiffness'], exact['axial_stiffness'], rtol=1e-6)
 
 
-def test_yaw_sweep_across_the_end_of_a_branch_writes_csv_and_png(tmp_path, capsys):
+def test_yaw_sweep_across_the_end_of_a_branch_writes_csv_and_png(tmp_path, capsys,
+                                                                 monkeypatch):
     """
     The branch from 92 deg ends at 95.07 deg; a cold start finds another at 104 deg.
 
     Cold starts find nothing at 96 to 102 deg; the second branch, followed backwards from
     104 deg, fills them.
     """
+    monkeypatch.setenv('TENDON_ROBOT_SIM_PROGRESS', '1')    # the bar into capsys's stderr
     proc = Run(capsys, 'sweep', '--yaw', '92:104:7', '--out', str(tmp_path / 's'), '--json')
     summary = _last_json(proc)
     assert 'pcr sweep --yaw' in proc.stderr                   # the progress bar

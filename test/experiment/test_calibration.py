@@ -28,7 +28,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from tendon_robot_sim import cli, default_robot_file
+from tendon_robot_sim import __version__, cli, default_robot_file
 from tendon_robot_sim.experiment.calibration import (CalibrationError, replay_dynamic, validate,
                                                      write_report)
 from tendon_robot_sim.experiment.experiment import (load_recording, read_recording, Recording,
@@ -134,11 +134,15 @@ def test_validation_error_matches_the_injected_noise(robot, hidden, holds):
     np.testing.assert_allclose(wrong.errors_percent, 100 * wrong.errors / 0.25)
 
 
-def test_calibrate_and_validate_commands(robot, hidden, bag, holds, tmp_path, capsys):
+def test_calibrate_and_validate_commands(robot, hidden, bag, holds, tmp_path, capsys,
+                                         monkeypatch):
+    monkeypatch.setenv('TENDON_ROBOT_SIM_PROGRESS', '1')    # the bar into capsys's stderr
     out = tmp_path / 'calibrated.yaml'
     assert cli.main(['calibrate', str(bag), '--fit', 'youngs_modulus,shear_modulus',
                      '--out', str(out), '--workers', '1']) == 0
     calibrated = load_robot(out)
+    # what produced it, for a rerun: a comment (a key would not load)
+    assert out.read_text().splitlines()[0] == f'# calibrated by tendon_robot_sim {__version__}'
     assert calibrated.rod.youngs_modulus == pytest.approx(hidden.rod.youngs_modulus, rel=0.02)
     assert calibrated.rod.shear_modulus == pytest.approx(hidden.rod.shear_modulus, rel=0.02)
     printed = capsys.readouterr()
@@ -156,6 +160,7 @@ def test_calibrate_and_validate_commands(robot, hidden, bag, holds, tmp_path, ca
     assert cli.main(['validate', str(csv), '--robot', str(out), '--report', str(report),
                      '--workers', '1']) == 0
     text = (report / 'report.md').read_text()
+    assert f'Written by tendon_robot_sim {__version__}.' in text.splitlines()[:4], text
     assert text.count('\n| ') >= len(holds) + 3   # the summary table and one row per hold
     for png in ('tips.png', 'error_vs_tension.png'):
         assert (report / png).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'

@@ -24,11 +24,14 @@ import hashlib
 import json
 import math
 import os
+from pathlib import Path
+import re
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from tendon_robot_sim import __version__
 from tendon_robot_sim.experiment import dataset
 from tendon_robot_sim.experiment.dataset import (build_dataset, DatasetError, morton_order,
                                                  sample_inputs)
@@ -143,6 +146,15 @@ def test_sidecar_names_the_inputs_file_and_what_the_residual_is(tmp_path):
     expected = hashlib.sha256(np.array([[0.0075, 0, 0, 0]]).tobytes()).hexdigest()
     assert sidecar['inputs_sha256'] == expected
     assert sidecar['columns']['residual'].startswith('misfit [m]')
+    assert sidecar['produced_by'] == f'tendon_robot_sim {__version__}'
+
+
+def test_the_version_recorded_is_the_release():
+    """``__version__``, which result files record, is package.xml's (and setup.py's)."""
+    root = Path(__file__).resolve().parents[2]
+    for name, pattern in (('package.xml', r'<version>([^<]+)</version>'),
+                          ('setup.py', r"version='([^']+)'")):
+        assert re.search(pattern, (root / name).read_text()).group(1) == __version__, name
 
 
 def test_statics_rows_match_a_direct_solve(tmp_path):

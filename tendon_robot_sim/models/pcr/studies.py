@@ -41,11 +41,11 @@ import csv
 from dataclasses import dataclass, field
 import math
 from pathlib import Path
-import sys
 from typing import Callable
 
 import numpy as np
 
+from tendon_robot_sim import progress_bar
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.pcr.kinetostatics import helix, PcrResult, PcrSolver
@@ -136,7 +136,6 @@ def follow(make_solve: Callable, values, max_step: float, resolution: float,
     still there. ``first``, ``start``: a solve just solved at the value ``start``, to follow
     from instead of a cold start at the first sample.
     """
-    from tqdm import tqdm
     values = np.asarray(values, dtype=float)
     sweep = Sweep(values=values, results=[None] * values.size,
                   branch=np.full(values.size, -1), start=[''] * values.size)
@@ -152,8 +151,7 @@ def follow(make_solve: Callable, values, max_step: float, resolution: float,
         if on_sample is not None:
             on_sample(sweep, i, by)
 
-    for i in tqdm(range(values.size), desc=desc, unit='sample', file=sys.stderr,
-                  disable=not progress):
+    for i in progress_bar(range(values.size), progress, desc=desc, unit='sample'):
         value = values[i]
         if current is not None:
             ok, reached, result = _advance(solve, last, value, max_step, resolution)
@@ -350,12 +348,10 @@ def helix_study(robot: PcrRobot, targets=None, force=HELIX_LOAD,
     solver of its own (warm along the path, cold at the first point), under the same force
     [N] (default the paper's 5 N down); the platform level.
     """
-    from tqdm import tqdm
     targets = helix() if targets is None else np.asarray(targets, dtype=float)
     ik, fk = PcrSolver(robot), PcrSolver(robot)
     inverse, forward = [], []
-    for p in tqdm(targets, desc='pcr trajectory', unit='point', file=sys.stderr,
-                  disable=not progress):
+    for p in progress_bar(targets, progress, desc='pcr trajectory', unit='point'):
         try:
             result = ik.inverse(p, (0.0, 0.0, 0.0), force)
         except ConvergenceError:

@@ -35,11 +35,11 @@ import csv
 from dataclasses import dataclass
 import math
 from pathlib import Path
-import sys
 import time
 
 import numpy as np
 
+from tendon_robot_sim import progress_bar
 from tendon_robot_sim.files.outputs import open_output, save_figure
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
@@ -230,7 +230,6 @@ def workspace(robot: PcrRobot, positions: np.ndarray, orientations=((0.0, 0.0, 0
     process) or a Dask cluster (``scheduler`` address). ``progress`` shows a tqdm bar over the
     samples on stderr.
     """
-    from tqdm import tqdm
     positions = np.asarray(positions, dtype=float).reshape(-1, 3)
     orientations = np.asarray(orientations, dtype=float).reshape(-1, 3)
     n_orientations = len(orientations)
@@ -243,8 +242,8 @@ def workspace(robot: PcrRobot, positions: np.ndarray, orientations=((0.0, 0.0, 0
              for a, b in zip(bounds[:-1], bounds[1:])]
     rows = []
     with Pool(workers, scheduler) as pool, \
-            tqdm(total=len(positions), desc='pcr workspace', unit='sample', file=sys.stderr,
-                 disable=not progress) as bar:
+            progress_bar(total=len(positions), desc='pcr workspace', unit='sample',
+                         shown=progress) as bar:
         for block in pool.imap(tasks, _solve_samples):
             rows.append(block)
             bar.update(len(block))
