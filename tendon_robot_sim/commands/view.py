@@ -84,9 +84,9 @@ def register(subparsers) -> None:
     parser.add_argument('--robot', type=Path, default=None, metavar='FILE',
                         help='robot description of the stack: its inputs and their limits '
                              '(default: the package config/robot.yaml)')
-    parser.add_argument('--controller', choices=('tension', 'displacement'), default='tension',
-                        help="the stack's controller (launch argument controller): what the "
-                             'sliders command')
+    parser.add_argument('--controller', choices=('tension', 'displacement'), default=None,
+                        help="the stack's controller (launch argument controller, default "
+                             'tension): what the sliders command; one that serves the robot')
     parser.add_argument('--watch', action='store_true',
                         help='no sliders and no tip target: publish nothing')
     parser.set_defaults(func=run)
@@ -108,9 +108,26 @@ def run(args) -> int:
         check_host(args.host)
     except ValueError as error:
         raise CommandError(f'--{error}') from None
+    _check_controller(args, robot)
     if args.bag is not None:
         return _play(args, limits)
     return _live(args, robot)
+
+
+def _check_controller(args, robot: Path) -> None:
+    """Refuse a ``--controller`` the stack would not run for the robot (exit 2)."""
+    from tendon_robot_sim.stack import CONTROLLER, robot_kind, ROBOT, STACKS
+
+    if args.controller is None:
+        return
+    if args.bag is not None or args.watch:
+        raise CommandError('--controller: applies to a live view with sliders only (not with '
+                           '--bag or --watch)')
+    values = {ROBOT.name: str(robot), CONTROLLER.name: args.controller}
+    # the stack's own rule: controller:=displacement on a snake ran no controller
+    refusal = STACKS['sim'].unserved_choice(CONTROLLER.name, values, robot_kind(str(robot)))
+    if refusal:
+        raise CommandError(f'--controller: {refusal}')
 
 
 def _live(args, robot: Path) -> int:
@@ -118,7 +135,8 @@ def _live(args, robot: Path) -> int:
     from tendon_robot_sim.stack import CONTROLLER, ROBOT, view_drive
 
     drive = 'none' if args.watch else view_drive({ROBOT.name: str(robot),
-                                                  CONTROLLER.name: args.controller})
+                                                  CONTROLLER.name: args.controller or
+                                                  CONTROLLER.default})
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     from tendon_robot_sim.nodes import view_node
 

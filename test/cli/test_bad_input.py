@@ -427,6 +427,14 @@ CASES = [
     (['view', '--namespace', '1arm'], BAD, '--namespace'),
     (['view', '--robot', '{binary}'], BAD, 'not UTF-8'),
     (['view', '--controller', 'position'], BAD, 'argument --controller: invalid choice'),
+    # the sliders would drive the simulator directly: no displacement controller serves it
+    (['view', '--robot', SNAKE, '--controller', 'displacement'], BAD,
+     '--controller: launch argument controller:=displacement: displacement_controller is for '
+     'tendon_robot robots'),
+    (['view', '--watch', '--controller', 'tension'], BAD,
+     '--controller: applies to a live view with sliders only'),
+    (['view', '--bag', '{missing}', '--controller', 'tension'], BAD,
+     '--controller: applies to a live view with sliders only'),
     # experiments
     (['synth-experiment', '{out}/new_bag', '--youngs-modulus', '-1'], BAD,
      'argument --youngs-modulus'),
