@@ -202,9 +202,11 @@ class InputLimits:
     high: np.ndarray
 
 
-def _tensions(names, max_tensions) -> InputLimits:
-    high = np.broadcast_to(np.asarray(max_tensions, dtype=float), (len(names),)).copy()
-    return InputLimits(tuple(names), 'effort', 'tension', 'N', np.zeros(len(names)), high)
+def _tensions(actuation: Actuation) -> InputLimits:
+    """The tensions of ``actuation``: from its own lower bound (a controller's floor)."""
+    n = len(actuation.names)
+    return InputLimits(actuation.names, 'effort', 'tension', 'N',
+                       np.full(n, actuation.min_tension), actuation.max_tensions.copy())
 
 
 def _bellows_pressures(robot) -> InputLimits:
@@ -224,9 +226,9 @@ def _motor_angles(robot) -> InputLimits:
 # kind -> the simulator's inputs of its description with their bounds (the kind's default
 # model; a tendon robot in mode cc_dynamic takes the same tensions).
 INPUT_LIMITS: dict[str, Callable[[Any], InputLimits]] = {
-    TENDON_ROBOT: lambda robot: _tensions(robot.tendon_names, robot.max_tensions),
+    TENDON_ROBOT: lambda robot: _tensions(ACTUATIONS[TENDON_ROBOT](robot)),
     pcr_robot.KIND: _motor_angles,
-    snake.KIND: lambda robot: _tensions(robot.cable_names, robot.max_tension),
+    snake.KIND: lambda robot: _tensions(ACTUATIONS[snake.KIND](robot)),
     bellows_robot.KIND: _bellows_pressures,
 }
 

@@ -160,6 +160,14 @@ def test_the_sliders_stop_at_the_descriptions_limits():
         command_of('tension', pcr)
     _, bellows = input_limits(CONFIG / 'bionic_handling_assistant.yaml')
     assert bellows.unit == 'Pa' and bellows.high.max() == pytest.approx(1.2e5)
+    # the snake's sliders start at its pretension, the tension controller's floor (the file's
+    # 1 N, which keeps the cables from going slack): below it they would ask for the clamp
+    _, snake = input_limits(CONFIG / 'rolling_joint_snake.yaml')
+    np.testing.assert_array_equal(snake.low, [1.0] * 4)
+    tensions = command_of('tension', snake)
+    assert tensions.checked('cable1', 1.0) == 1.0
+    with pytest.raises(ValueError, match='cable1'):
+        tensions.checked('cable1', 0.5)
     assert nice_step(0.02) == 0.02 and nice_step(0.037) == 0.05 and nice_step(120.0) == 100.0
 
 
