@@ -203,7 +203,7 @@ class InputLimits:
 
 
 def _tensions(actuation: Actuation) -> InputLimits:
-    """The tensions of ``actuation``: from its own lower bound (a controller's floor)."""
+    """Return the tensions of ``actuation``, from its own lower bound (a controller's floor)."""
     n = len(actuation.names)
     return InputLimits(actuation.names, 'effort', 'tension', 'N',
                        np.full(n, actuation.min_tension), actuation.max_tensions.copy())
