@@ -252,7 +252,8 @@ def _write_robot(path: str, description: dict) -> None:
     """Write the calibrated ``description`` to ``--out``, headed by what produced it."""
     try:
         with open_output(path) as handle:
-            handle.write(f'# calibrated by {produced_by()}\n')   # a key: the loader refuses it
+            # a comment, not a key: the loader refuses a key it does not know
+            handle.write(f'# calibrated by {produced_by()}\n')
             yaml.safe_dump(description, handle, sort_keys=False)
     except OSError as error:
         raise CommandError(f'--out: cannot write {path}: {error.strerror}') from None
