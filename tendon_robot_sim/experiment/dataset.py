@@ -40,6 +40,7 @@ import json
 import math
 import os
 from pathlib import Path
+import shutil
 import tempfile
 import time
 from typing import Iterator
@@ -60,6 +61,14 @@ SAMPLERS = ('uniform', 'lhs', 'csv')
 MORTON_BITS = 63
 MANIFEST = 'manifest.json'
 LOCK = 'lock'     # held by the run that writes the parts folder
+JOIN = 'join'     # the parts folder's folder of buckets while the parts are joined
+# The join sorts this many bytes of rows at once (its peak about 5.5 times that: Parquet's
+# buffers and the sort's copy), with at most JOIN_FILES buckets open.
+JOIN_BYTES = 64 * 2**20
+JOIN_FILES = 256
+# Dictionary pages for the error messages only: a dictionary of the floats (all distinct)
+# is never used, and building it took about 30 MB for each file written.
+PARQUET = {'use_dictionary': ['error']}
 # The sampler draws and orders every sample up front: 10^8 samples of 6 inputs take about
 # 5 GB. Larger datasets: several runs with different random states.
 MAX_SAMPLES = 100_000_000
@@ -381,7 +390,6 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
     time, complete.
     """
     try:
-        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:     # optional for a colcon install (docs/ros_interface.md)
         raise DatasetError('output: Parquet files need the pyarrow package '
@@ -432,7 +440,7 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
             for part in pool.imap(tasks, solve_chunk):
                 c = part['chunk']
                 with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
-                    pq.write_table(_table(adapter.names, part), handle)
+                    pq.write_table(_table(adapter.names, part), handle, **PARQUET)
                 done.append(c)
                 solved += len(part['sample'])
                 bar.update(len(part['sample']))
@@ -441,13 +449,10 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         summary = {'samples': int(u.shape[0]), 'solved_now': solved, 'chunks_done': len(done),
                    'chunks': len(chunks), 'wall_time_s': wall, 'complete': complete}
         if complete:
-            table = pa.concat_tables([pq.read_table(parts / f'part-{c:05d}.parquet')
-                                      for c in range(len(chunks))])
-            table = table.sort_by('sample')
-            with open_output(output.parent / (output.name + '.parquet'), 'wb') as handle:
-                pq.write_table(table, handle)
-            converged = np.asarray(table.column('converged'))
-            summary.update(converged=int(converged.sum()), failed=int((~converged).sum()))
+            part_paths = [parts / f'part-{c:05d}.parquet' for c in range(len(chunks))]
+            converged = join_parts(part_paths, int(u.shape[0]), parts / JOIN,
+                                   output.parent / (output.name + '.parquet'))
+            summary.update(converged=converged, failed=int(u.shape[0]) - converged)
             # the validated description in the YAML schema; the file as read for a kind
             # without one (the snake)
             to_dict = getattr(adapter.robot, 'to_dict', None)
@@ -471,12 +476,71 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
                             'residual': adapter.RESIDUAL,
                             'converged': 'False: outputs NaN, see error'},
                 'converged': summary['converged'], 'failed': summary['failed']})
-            for c in range(len(chunks)):
-                (parts / f'part-{c:05d}.parquet').unlink()
+            for path in part_paths:
+                path.unlink()
             manifest_path.unlink()
             (parts / LOCK).unlink()
             parts.rmdir()
     return summary
+
+
+def join_parts(part_paths: list[Path], samples: int, scratch: Path, destination: Path,
+               budget_bytes: int = JOIN_BYTES) -> int:
+    """
+    Write the parts as one Parquet file sorted by sample; return how many samples converged.
+
+    ``samples`` rows, ``sample`` a permutation of 0 .. samples - 1. An external bucket sort:
+    the rows go to buckets of consecutive sample indices in the folder ``scratch`` (removed
+    first and after), a part at a time; then each bucket is read, sorted and appended. It
+    sorts about ``budget_bytes`` of rows at once (more if JOIN_FILES buckets cannot take the
+    dataset at that size) where reading every part at once held the whole dataset twice:
+    tens of GB at 10^7 samples with backbones, at the end of a run and of every resume.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    first = pq.read_table(part_paths[0])
+    row_bytes = max(1, first.nbytes // max(1, first.num_rows))
+    bucket_rows = max(1, budget_bytes // row_bytes, math.ceil(samples / JOIN_FILES))
+    buckets = math.ceil(samples / bucket_rows)
+    shutil.rmtree(scratch, ignore_errors=True)  # of a run killed while it joined
+    make_folder(scratch)
+    bucket_paths = [scratch / f'bucket-{b:05d}.parquet' for b in range(buckets)]
+    writers = [None] * buckets
+    try:
+        held, held_rows = [], 0
+        for path in part_paths:
+            held.append(pq.read_table(path))
+            held_rows += held[-1].num_rows
+            if held_rows >= bucket_rows or path == part_paths[-1]:
+                _spill(pa.concat_tables(held), bucket_rows, bucket_paths, writers)
+                held, held_rows = [], 0
+    finally:
+        for writer in writers:
+            if writer is not None:
+                writer.close()
+    converged = 0
+    with open_output(destination, 'wb') as handle:
+        with pq.ParquetWriter(handle, first.schema, **PARQUET) as output:
+            for path in bucket_paths:
+                bucket = pq.read_table(path).sort_by('sample')
+                converged += int(np.asarray(bucket.column('converged')).sum())
+                output.write_table(bucket)
+    shutil.rmtree(scratch)
+    return converged
+
+
+def _spill(table, bucket_rows: int, bucket_paths: list[Path], writers: list) -> None:
+    """Append each row of ``table`` to the bucket of its sample index, one write a bucket."""
+    import pyarrow.parquet as pq
+    bucket = np.asarray(table.column('sample')) // bucket_rows
+    order = np.argsort(bucket, kind='stable')
+    table, bucket = table.take(order), bucket[order]
+    starts = np.flatnonzero(np.diff(bucket, prepend=-1))
+    for start, stop in zip(starts, [*starts[1:], bucket.size]):
+        b = bucket[start]
+        if writers[b] is None:
+            writers[b] = pq.ParquetWriter(bucket_paths[b], table.schema, **PARQUET)
+        writers[b].write_table(table.slice(start, stop - start))
 
 
 def _chunks_done(parts: Path, settings: dict, chunks: int) -> list[int]:
