@@ -36,7 +36,12 @@ tension (simulation, or force-controlled motors)
     the integral stops growing while its tendon is clamped (anti-windup), and a
     tendon held at ``max_tension`` gets a throttled warning. A statics
     solve that does not converge keeps the previous feed-forward, with a throttled
-    warning.
+    warning. A ``tendon/state`` older than ``feedback_timeout`` on the node's clock
+    (the simulator or the sensor silent, or sending only rejected states) pauses the
+    feedback, with a throttled warning: the correction it last applied is held and the
+    integral stops, so that a silence no longer winds the integral up to ``max_tension``
+    (the error of the last state would be integrated for as long as it lasted); the
+    feed-forward still follows the command. Fresh states resume the loop.
 
 The constant-curvature model (:mod:`tendon_robot_sim.models.rod.constant_curvature`) is
 not the solver's initial guess: :class:`StaticsSolver` takes none and warm-starts
@@ -93,6 +98,9 @@ PARAMS = (
           'tension)', range=(0.0, 1000000.0), read_only=False),
     Param('min_tension', 0.0, 'N', 'lower limit of every tension setpoint (output '
           'tension), at most the smallest max_tension', range=(0.0, 1000.0)),
+    Param('feedback_timeout', 0.5, 's', 'a tendon/state older than this pauses the PI '
+          'feedback (output tension): its last correction is held and the integral stops '
+          'until fresh states return', range=(0.01, 60.0), read_only=False),
     Param('command_topic', topics.TENDON_DISPLACEMENT_COMMAND.name, '',
           'desired displacements (position, m)'),
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints of the actuators '
@@ -145,6 +153,8 @@ class DisplacementControllerNode(Node):
         self.solved_for = self.wanted.copy()   # m, displacements of the feed-forward
         self.integral = np.zeros(n)            # m s, of the displacement error
         self.measured = None                   # m, latest tendon/state position
+        self.measured_at = None                # s, the node's clock at its arrival
+        self.correction = np.zeros(n)          # N, the PI's part of the last fresh output
         on_parameters_set(self, self._on_parameters_set)
         self.setpoint_pub = self.create_publisher(
             topics.TENDON_SETPOINT.msg_type, config.setpoint_topic,
@@ -164,7 +174,7 @@ class DisplacementControllerNode(Node):
     # ------------------------------------------------------------------ inputs
 
     def _on_parameters_set(self, parameters) -> None:
-        # rate_limit, kp and ki are writable; rclpy checked their ranges.
+        # rate_limit, kp, ki and feedback_timeout are writable; rclpy checked their ranges.
         for parameter in parameters:
             if hasattr(self.config, parameter.name):
                 setattr(self.config, parameter.name, parameter.value)
@@ -202,7 +212,7 @@ class DisplacementControllerNode(Node):
         except InputError as error:
             self._warn(fault_kind('tendon state', str(error)), f'ignored tendon state: {error}')
             return
-        self.measured = measured
+        self.measured, self.measured_at = measured, self._now()
 
     def _on_wrench(self, msg) -> None:
         try:
@@ -245,6 +255,13 @@ class DisplacementControllerNode(Node):
                 self.solved_for = self.wanted.copy()
         if self.measured is None:
             return self.feed_forward.copy()
+        age = self._now() - self.measured_at
+        if age > self.config.feedback_timeout:
+            self._warn('stale state',
+                       f'tendon/state on {self.state_sub.topic_name} is {age:.2f} s old '
+                       f'(feedback_timeout {self.config.feedback_timeout:g} s): feedback '
+                       f'paused, its last correction held')
+            return np.clip(self.feed_forward + self.correction, low, high)
         error = self.wanted - self.measured
         integral = self.integral + error * period
         raw = self.feed_forward + self.config.kp * error + self.config.ki * integral
@@ -257,7 +274,12 @@ class DisplacementControllerNode(Node):
         # anti-windup: integrate only where the output is not held at a limit
         free = raw == tensions
         self.integral = np.where(free, integral, self.integral)
+        self.correction = tensions - self.feed_forward
         return tensions
+
+    def _now(self) -> float:
+        """Return the node's clock [s]: simulated time with use_sim_time, as the timer."""
+        return self.get_clock().now().nanoseconds * 1e-9
 
 
 def main(args=None) -> int:

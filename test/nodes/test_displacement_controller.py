@@ -30,8 +30,8 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from ros_helpers import (construct_alone, Probe, small_robot_dict, spinning, wait_for,
-                         warning_containing)
+from ros_helpers import (construct_alone, feeding, MAX_TENSION, Probe, small_robot_dict,
+                         spinning, wait_for, warning_containing)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from tendon_robot_sim.launcher import StackLauncher
@@ -225,6 +225,65 @@ def test_bad_commands_are_rejected_and_the_node_keeps_running(stack, message, re
     count = len(stack.hw_probe.received['tendon/setpoint'])
     wait_for(lambda: len(stack.hw_probe.received['tendon/setpoint']) > count + 2,
              'setpoints to keep flowing')
+
+
+def test_stale_tendon_state_pauses_the_feedback_and_holds_its_correction(robot_file):
+    """
+    A tendon/state that stops coming no longer winds the integral up to max_tension.
+
+    The measured displacements are kept at 0 while t1 is commanded to 1 mm, so a live loop
+    pulls harder every period (what happened with the last state kept forever: 0.5 N/s
+    more with this ki, up to max_tension).
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    controller = DisplacementControllerNode(
+        context=context, namespace='stale', parameter_overrides=[
+            Parameter('robot_file', value=str(robot_file)),
+            Parameter('output', value='tension'),
+            Parameter('ki', value=200.0),
+            # long beside the feeder's 20 ms, short beside the test's waits: silence is
+            # waited for, not timed
+            Parameter('feedback_timeout', value=1.0),
+            Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe(context=context)
+    state_pub = probe.create_publisher(JointState, '/stale/tendon/state',
+                                       topics.TENDON_STATE.qos)
+    command_pub = probe.create_publisher(JointState, '/stale/tendon/command/displacement',
+                                         topics.COMMAND_QOS)
+    setpoints = []     # one a control period
+    probe.create_subscription(JointState, '/stale/tendon/setpoint', setpoints.append,
+                              topics.TENDON_SETPOINT.qos)
+    names = ['t0', 't1', 't2', 't3']
+
+    def sense():   # 50 Hz while the sensor speaks
+        state_pub.publish(JointState(name=names, position=[0.0] * 4))
+
+    def t1() -> float:
+        return setpoints[-1].effort[1]
+
+    with spinning(controller, probe, context=context), feeding(sense) as sensing:
+        wait_for(lambda: state_pub.get_subscription_count() >= 1
+                 and command_pub.get_subscription_count() >= 1, 'the controller')
+        sensing.set()
+        wait_for(lambda: controller.measured is not None, 'the first tendon state')
+        send(command_pub, ['t1'], [0.001])
+        wait_for(lambda: setpoints and t1() > controller.feed_forward[1] + 0.1,
+                 'the integral to pull')
+        # The state goes silent.
+        sensing.clear()
+        warning_containing(probe, 'stale.displacement_controller', 'feedback paused')
+        held = t1()
+        # 50 control periods without a state (counted: a loaded machine runs fewer a
+        # second)
+        periods = len(setpoints)
+        wait_for(lambda: len(setpoints) >= periods + 50, '50 control periods')
+        assert [m.effort[1] for m in setpoints[periods:]] == [held] * (len(setpoints)
+                                                                       - periods)
+        assert held < MAX_TENSION
+        # Fresh states: the loop resumes and pulls on.
+        sensing.set()
+        wait_for(lambda: t1() > held + 0.05, 'the loop to act again')
 
 
 def test_bad_parameters_stop_the_node_with_a_clear_message(robot_file):

@@ -21,7 +21,6 @@ the default robot with 5 vertebrae and 5 N tendons. Tip targets come from indepe
 StaticsSolver equilibria (reachable: made by tensions within the limits).
 """
 
-import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -32,8 +31,8 @@ from rcl_interfaces.msg import Log
 import rclpy
 from rclpy.parameter import Parameter
 from rclpy.time import Time
-from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, spinning, wait_for,
-                         warning_containing)
+from ros_helpers import (construct_alone, feeding, MAX_TENSION, position, Probe, spinning,
+                         wait_for, warning_containing)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from tendon_robot_sim import share_dir
@@ -253,54 +252,43 @@ def test_stale_tip_feedback_pauses_the_loop_until_fresh_samples_return(robot_fil
     rest = StaticsSolver(robot, 'discrete').solve_tensions([MIN_TENSION] * 4).tip_position
     goal = StaticsSolver(robot, 'discrete').solve_tensions(
         [1.5, MIN_TENSION, MIN_TENSION, 2.5]).tip_position
-    sensing = threading.Event()
-
-    def sensor():   # 50 Hz while ``sensing`` is set
-        while not stopped.is_set():
-            if sensing.is_set():
-                tip_pub.publish(PointStamped(header=Header(frame_id='base_link'),
-                                             point=Point(x=rest[0], y=rest[1], z=rest[2])))
-            time.sleep(0.02)
-
-    stopped = threading.Event()
-    feeder = threading.Thread(target=sensor, daemon=True)
     name = '/stale/tension_controller'
-    with spinning(controller, probe, context=context):
-        feeder.start()
-        try:
-            wait_for(lambda: tip_pub.get_subscription_count() >= 1
-                     and target_pub.get_subscription_count() >= 1, 'the controller')
-            sensing.set()
-            wait_for(lambda: controller.measured is not None, 'the first measured tip')
-            target_pub.publish(PointStamped(header=Header(frame_id='base_link'),
-                                            point=Point(x=goal[0], y=goal[1], z=goal[2])))
-            wait_for(lambda: feedback_state(diagnostics, name) == (0, 'tip-position mode: '
-                                                                   'closed loop'),
-                     'the closed loop on /diagnostics')
-            wait_for(lambda: controller.command.max() > MIN_TENSION + 0.2, 'the loop to pull')
-            # The sensor goes silent.
-            sensing.clear()
-            warning_containing(probe, 'stale.tension_controller', 'tip-position loop paused')
-            wait_for(lambda: feedback_state(diagnostics, name)[0] == 1,
-                     'WARN on /diagnostics')
-            assert 'loop paused' in feedback_state(diagnostics, name)[1]
-            held = controller.command.copy()
-            # 50 control periods without feedback (counted: a loaded machine runs fewer a second)
-            periods = len(setpoints)
-            wait_for(lambda: len(setpoints) >= periods + 50, '50 control periods')
-            assert controller.command.tolist() == held.tolist()
-            # Fresh samples: the loop resumes and pulls on.
-            sensing.set()
-            warning_containing(probe, 'stale.tension_controller', 'tip-position loop resumed',
-                               level=Log.INFO)
-            wait_for(lambda: np.abs(controller.command - held).max() > 0.05,
-                     'the loop to act again')
-            # The controller's own state flips before the probe has taken the
-            # /diagnostics message that says so off DDS; wait for it, as for WARN.
-            wait_for(lambda: feedback_state(diagnostics, name)[0] == 0, 'OK on /diagnostics')
-        finally:
-            stopped.set()
-            feeder.join()
+
+    def sense():   # 50 Hz while the sensor speaks
+        tip_pub.publish(PointStamped(header=Header(frame_id='base_link'),
+                                     point=Point(x=rest[0], y=rest[1], z=rest[2])))
+
+    with spinning(controller, probe, context=context), feeding(sense) as sensing:
+        wait_for(lambda: tip_pub.get_subscription_count() >= 1
+                 and target_pub.get_subscription_count() >= 1, 'the controller')
+        sensing.set()
+        wait_for(lambda: controller.measured is not None, 'the first measured tip')
+        target_pub.publish(PointStamped(header=Header(frame_id='base_link'),
+                                        point=Point(x=goal[0], y=goal[1], z=goal[2])))
+        wait_for(lambda: feedback_state(diagnostics, name) == (0, 'tip-position mode: '
+                                                               'closed loop'),
+                 'the closed loop on /diagnostics')
+        wait_for(lambda: controller.command.max() > MIN_TENSION + 0.2, 'the loop to pull')
+        # The sensor goes silent.
+        sensing.clear()
+        warning_containing(probe, 'stale.tension_controller', 'tip-position loop paused')
+        wait_for(lambda: feedback_state(diagnostics, name)[0] == 1,
+                 'WARN on /diagnostics')
+        assert 'loop paused' in feedback_state(diagnostics, name)[1]
+        held = controller.command.copy()
+        # 50 control periods without feedback (counted: a loaded machine runs fewer a second)
+        periods = len(setpoints)
+        wait_for(lambda: len(setpoints) >= periods + 50, '50 control periods')
+        assert controller.command.tolist() == held.tolist()
+        # Fresh samples: the loop resumes and pulls on.
+        sensing.set()
+        warning_containing(probe, 'stale.tension_controller', 'tip-position loop resumed',
+                           level=Log.INFO)
+        wait_for(lambda: np.abs(controller.command - held).max() > 0.05,
+                 'the loop to act again')
+        # The controller's own state flips before the probe has taken the
+        # /diagnostics message that says so off DDS; wait for it, as for WARN.
+        wait_for(lambda: feedback_state(diagnostics, name)[0] == 0, 'OK on /diagnostics')
 
 
 def test_with_use_sim_time_the_tip_feedback_ages_in_simulated_time(robot_file):
