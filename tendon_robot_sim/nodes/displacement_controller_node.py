@@ -64,7 +64,7 @@ from tendon_robot_sim.models.sim_model import InputError, named_values
 from tendon_robot_sim.models.tendon_robot import load_robot, without_friction
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import (check_one_field, displacements_from_joint_state,
-                                           wrench_from_msg)
+                                           state_values, wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_frame_prefix,
                                              check_pretension, ConfigurationError, declare,
                                              FRAME_PREFIX, on_parameters_set, Param,
@@ -200,15 +200,7 @@ class DisplacementControllerNode(Node):
 
     def _on_state(self, msg) -> None:
         try:
-            values = displacements_from_joint_state(msg, len(self.names))
-            if not isinstance(values, dict):
-                raise InputError('name: tendon/state must name its tendons')
-            missing = [n for n in self.names if n not in values]
-            if missing:
-                raise InputError(f'name: no displacement for {missing}')
-            measured = np.array([values[n] for n in self.names])
-            if not np.all(np.isfinite(measured)):
-                raise InputError('position: non-finite displacement')
+            measured = state_values(msg, self.names, 'position', 'displacement')
         except InputError as error:
             self._warn(fault_kind('tendon state', str(error)), f'ignored tendon state: {error}')
             return

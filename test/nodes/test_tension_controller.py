@@ -291,6 +291,65 @@ def test_stale_tip_feedback_pauses_the_loop_until_fresh_samples_return(robot_fil
         wait_for(lambda: feedback_state(diagnostics, name)[0] == 0, 'OK on /diagnostics')
 
 
+def test_a_robot_that_does_not_follow_does_not_wind_the_tip_loop_up(robot_file):
+    """
+    The tensions asked for stay within max_tension_lead of what tendon/state reports.
+
+    A hardware bridge stopped by ~/stop holds the pretension and goes on reporting it, and
+    the tip stays where that puts it: the loop, adding a step to its last tensions every
+    period, pulled on until the tensions hit their limits (7 N of 20 after 5 s in the
+    hardware stack on the emulator), and the robot swung 125 mm past the target on
+    ~/resume.
+    """
+    lead = 0.5    # N
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    controller = TensionControllerNode(context=context, namespace='stopped', parameter_overrides=[
+        Parameter('robot_file', value=str(robot_file)),
+        Parameter('tip_feedback', value='point'),
+        Parameter('min_tension', value=MIN_TENSION),
+        Parameter('max_tension_lead', value=lead),
+        Parameter('feedback_timeout', value=2.0),    # beside the feeder's 20 ms
+        Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe(context=context)
+    tip_pub = probe.create_publisher(PointStamped, '/stopped/tip/measured',
+                                     topics.TIP_MEASURED.qos)
+    state_pub = probe.create_publisher(JointState, '/stopped/tendon/state',
+                                       topics.TENDON_STATE.qos)
+    target_pub = probe.create_publisher(PointStamped, '/stopped/tip/target',
+                                        topics.TIP_TARGET.qos)
+    setpoints = []     # one a control period
+    probe.create_subscription(JointState, '/stopped/tendon/setpoint', setpoints.append,
+                              topics.TENDON_SETPOINT.qos)
+    robot = load_robot(robot_file)
+    rest = StaticsSolver(robot, 'discrete').solve_tensions([MIN_TENSION] * 4).tip_position
+    goal = StaticsSolver(robot, 'discrete').solve_tensions(
+        [1.5, MIN_TENSION, MIN_TENSION, 2.5]).tip_position
+
+    def stopped_robot():   # 50 Hz: at rest, at the pretension, whatever it is told
+        tip_pub.publish(PointStamped(header=Header(frame_id='base_link'),
+                                     point=Point(x=rest[0], y=rest[1], z=rest[2])))
+        state_pub.publish(JointState(name=robot.tendon_names, position=[0.0] * 4,
+                                     effort=[MIN_TENSION] * 4))
+
+    with spinning(controller, probe, context=context), feeding(stopped_robot) as reporting:
+        wait_for(lambda: tip_pub.get_subscription_count() >= 1
+                 and state_pub.get_subscription_count() >= 1
+                 and target_pub.get_subscription_count() >= 1, 'the controller')
+        reporting.set()
+        wait_for(lambda: controller.measured is not None and controller.applied is not None,
+                 'the first tip and tendon state')
+        target_pub.publish(PointStamped(header=Header(frame_id='base_link'),
+                                        point=Point(x=goal[0], y=goal[1], z=goal[2])))
+        warning_containing(probe, 'stopped.tension_controller', 'the robot does not follow')
+        # 50 control periods more (counted: a loaded machine runs fewer a second)
+        periods = len(setpoints)
+        wait_for(lambda: len(setpoints) >= periods + 50, '50 control periods')
+        efforts = np.array([m.effort for m in setpoints])
+        assert efforts.max() <= MIN_TENSION + lead + 1e-9, efforts.max()
+        assert controller.command.max() == pytest.approx(MIN_TENSION + lead)   # it pulls
+
+
 def test_with_use_sim_time_the_tip_feedback_ages_in_simulated_time(robot_file):
     """
     A simulation slower than real time is not a silent sensor.
