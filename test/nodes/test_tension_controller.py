@@ -222,6 +222,49 @@ def feedback_state(diagnostics: list, controller: str) -> tuple[int, str] | None
     return None
 
 
+class SensedController:
+    """
+    A tension controller on a tip sensor (``tip/measured``) in ``namespace``, alone in a context.
+
+    With a probe that publishes its measured tip and its target, and keeps its setpoints (one
+    a control period). Its ``rest`` is the tip at the pretension, its ``goal`` a reachable
+    target (independent statics equilibria).
+    """
+
+    def __init__(self, robot_file, namespace: str, *overrides: Parameter):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.controller = TensionControllerNode(
+            context=self.context, namespace=namespace, parameter_overrides=[
+                Parameter('robot_file', value=str(robot_file)),
+                Parameter('tip_feedback', value='point'),
+                Parameter('min_tension', value=MIN_TENSION),
+                Parameter('warning_throttle_period', value=0.0), *overrides])
+        self.probe = Probe(context=self.context)
+        self.tip_pub = self.probe.create_publisher(
+            PointStamped, f'/{namespace}/tip/measured', topics.TIP_MEASURED.qos)
+        self.target_pub = self.probe.create_publisher(
+            PointStamped, f'/{namespace}/tip/target', topics.TIP_TARGET.qos)
+        self.setpoints = []
+        self.probe.create_subscription(JointState, f'/{namespace}/tendon/setpoint',
+                                       self.setpoints.append, topics.TENDON_SETPOINT.qos)
+        self.robot = load_robot(robot_file)
+        solver = StaticsSolver(self.robot, 'discrete')
+        self.rest = solver.solve_tensions([MIN_TENSION] * 4).tip_position
+        self.goal = solver.solve_tensions([1.5, MIN_TENSION, MIN_TENSION, 2.5]).tip_position
+
+    def measure(self, point) -> None:
+        self.tip_pub.publish(base_point(point))
+
+    def aim(self, point) -> None:
+        self.target_pub.publish(base_point(point))
+
+
+def base_point(point) -> PointStamped:
+    return PointStamped(header=Header(frame_id='base_link'),
+                        point=Point(x=point[0], y=point[1], z=point[2]))
+
+
 def test_stale_tip_feedback_pauses_the_loop_until_fresh_samples_return(robot_file):
     """
     A tip sensor that goes silent stops the tip-position loop; the tensions are held.
@@ -229,42 +272,26 @@ def test_stale_tip_feedback_pauses_the_loop_until_fresh_samples_return(robot_fil
     The measured tip is kept at rest while the target is elsewhere, so a live loop pulls
     harder every period (what happened with the last good tip kept forever).
     """
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    controller = TensionControllerNode(context=context, namespace='stale', parameter_overrides=[
-        Parameter('robot_file', value=str(robot_file)),
-        Parameter('tip_feedback', value='point'),
-        Parameter('min_tension', value=MIN_TENSION),
+    stale = SensedController(
+        robot_file, 'stale',
         # long beside the feeder's 20 ms (a loaded machine spaced its samples by over 0.3 s),
         # short beside the test's waits: silence is waited for, not timed
-        Parameter('feedback_timeout', value=2.0),
-        Parameter('warning_throttle_period', value=0.0)])
-    probe = Probe(context=context)
-    tip_pub = probe.create_publisher(PointStamped, '/stale/tip/measured', topics.TIP_MEASURED.qos)
-    target_pub = probe.create_publisher(PointStamped, '/stale/tip/target', topics.TIP_TARGET.qos)
+        Parameter('feedback_timeout', value=2.0))
+    controller, probe, setpoints = stale.controller, stale.probe, stale.setpoints
     diagnostics = []
     probe.create_subscription(DiagnosticArray, topics.DIAGNOSTICS.name, diagnostics.append,
                               topics.DIAGNOSTICS.qos)
-    setpoints = []     # one a control period
-    probe.create_subscription(JointState, '/stale/tendon/setpoint', setpoints.append,
-                              topics.TENDON_SETPOINT.qos)
-    robot = load_robot(robot_file)
-    rest = StaticsSolver(robot, 'discrete').solve_tensions([MIN_TENSION] * 4).tip_position
-    goal = StaticsSolver(robot, 'discrete').solve_tensions(
-        [1.5, MIN_TENSION, MIN_TENSION, 2.5]).tip_position
     name = '/stale/tension_controller'
 
     def sense():   # 50 Hz while the sensor speaks
-        tip_pub.publish(PointStamped(header=Header(frame_id='base_link'),
-                                     point=Point(x=rest[0], y=rest[1], z=rest[2])))
+        stale.measure(stale.rest)
 
-    with spinning(controller, probe, context=context), feeding(sense) as sensing:
-        wait_for(lambda: tip_pub.get_subscription_count() >= 1
-                 and target_pub.get_subscription_count() >= 1, 'the controller')
+    with spinning(controller, probe, context=stale.context), feeding(sense) as sensing:
+        wait_for(lambda: stale.tip_pub.get_subscription_count() >= 1
+                 and stale.target_pub.get_subscription_count() >= 1, 'the controller')
         sensing.set()
         wait_for(lambda: controller.measured is not None, 'the first measured tip')
-        target_pub.publish(PointStamped(header=Header(frame_id='base_link'),
-                                        point=Point(x=goal[0], y=goal[1], z=goal[2])))
+        stale.aim(stale.goal)
         wait_for(lambda: feedback_state(diagnostics, name) == (0, 'tip-position mode: '
                                                                'closed loop'),
                  'the closed loop on /diagnostics')
@@ -302,45 +329,26 @@ def test_a_robot_that_does_not_follow_does_not_wind_the_tip_loop_up(robot_file):
     ~/resume.
     """
     lead = 0.5    # N
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    controller = TensionControllerNode(context=context, namespace='stopped', parameter_overrides=[
-        Parameter('robot_file', value=str(robot_file)),
-        Parameter('tip_feedback', value='point'),
-        Parameter('min_tension', value=MIN_TENSION),
-        Parameter('max_tension_lead', value=lead),
-        Parameter('feedback_timeout', value=2.0),    # beside the feeder's 20 ms
-        Parameter('warning_throttle_period', value=0.0)])
-    probe = Probe(context=context)
-    tip_pub = probe.create_publisher(PointStamped, '/stopped/tip/measured',
-                                     topics.TIP_MEASURED.qos)
+    stopped = SensedController(robot_file, 'stopped', Parameter('max_tension_lead', value=lead),
+                               Parameter('feedback_timeout', value=2.0))   # beside 20 ms
+    controller, probe, setpoints = stopped.controller, stopped.probe, stopped.setpoints
     state_pub = probe.create_publisher(JointState, '/stopped/tendon/state',
                                        topics.TENDON_STATE.qos)
-    target_pub = probe.create_publisher(PointStamped, '/stopped/tip/target',
-                                        topics.TIP_TARGET.qos)
-    setpoints = []     # one a control period
-    probe.create_subscription(JointState, '/stopped/tendon/setpoint', setpoints.append,
-                              topics.TENDON_SETPOINT.qos)
-    robot = load_robot(robot_file)
-    rest = StaticsSolver(robot, 'discrete').solve_tensions([MIN_TENSION] * 4).tip_position
-    goal = StaticsSolver(robot, 'discrete').solve_tensions(
-        [1.5, MIN_TENSION, MIN_TENSION, 2.5]).tip_position
 
     def stopped_robot():   # 50 Hz: at rest, at the pretension, whatever it is told
-        tip_pub.publish(PointStamped(header=Header(frame_id='base_link'),
-                                     point=Point(x=rest[0], y=rest[1], z=rest[2])))
-        state_pub.publish(JointState(name=robot.tendon_names, position=[0.0] * 4,
+        stopped.measure(stopped.rest)
+        state_pub.publish(JointState(name=stopped.robot.tendon_names, position=[0.0] * 4,
                                      effort=[MIN_TENSION] * 4))
 
-    with spinning(controller, probe, context=context), feeding(stopped_robot) as reporting:
-        wait_for(lambda: tip_pub.get_subscription_count() >= 1
+    with spinning(controller, probe, context=stopped.context), \
+            feeding(stopped_robot) as reporting:
+        wait_for(lambda: stopped.tip_pub.get_subscription_count() >= 1
                  and state_pub.get_subscription_count() >= 1
-                 and target_pub.get_subscription_count() >= 1, 'the controller')
+                 and stopped.target_pub.get_subscription_count() >= 1, 'the controller')
         reporting.set()
         wait_for(lambda: controller.measured is not None and controller.applied is not None,
                  'the first tip and tendon state')
-        target_pub.publish(PointStamped(header=Header(frame_id='base_link'),
-                                        point=Point(x=goal[0], y=goal[1], z=goal[2])))
+        stopped.aim(stopped.goal)
         warning_containing(probe, 'stopped.tension_controller', 'the robot does not follow')
         # 50 control periods more (counted: a loaded machine runs fewer a second)
         periods = len(setpoints)
