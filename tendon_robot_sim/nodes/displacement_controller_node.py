@@ -36,7 +36,8 @@ tension (simulation, or force-controlled motors)
     the integral stops growing while its tendon is clamped (anti-windup), and a
     tendon held at ``max_tension`` gets a throttled warning. A statics
     solve that does not converge keeps the previous feed-forward, with a throttled
-    warning. A ``tendon/state`` older than ``feedback_timeout`` on the node's clock
+    warning, until the wanted displacements (or the tip wrench) change: it is not tried
+    again every period. A ``tendon/state`` older than ``feedback_timeout`` on the node's clock
     (the simulator or the sensor silent, or sending only rejected states) pauses the
     feedback, with a throttled warning: the correction it last applied is held and the
     integral stops, so that a silence no longer winds the integral up to ``max_tension``
@@ -150,7 +151,7 @@ class DisplacementControllerNode(Node):
         except ConfigurationError:
             self.destroy_node()
             raise
-        self.solved_for = self.wanted.copy()   # m, displacements of the feed-forward
+        self.solved_for = self.wanted.copy()   # m, displacements last solved (or tried)
         self.integral = np.zeros(n)            # m s, of the displacement error
         self.measured = None                   # m, latest tendon/state position
         self.measured_at = None                # s, the node's clock at its arrival
@@ -241,10 +242,13 @@ class DisplacementControllerNode(Node):
             except ConvergenceError as error:
                 self._warn('statics', f'statics did not converge for displacements '
                            f'{np.round(self.wanted, 6).tolist()} m ({error}); keeping the '
-                           f'previous feed-forward')
+                           f'previous feed-forward until they change')
             else:
                 self.feed_forward = np.clip(result.tensions, low, high)
-                self.solved_for = self.wanted.copy()
+            # Tried once either way: a solve that failed fails again on the same
+            # displacements, and a failure takes seconds (2 to 10 s on opencr_ftdcr_v6), which
+            # every period of the single-threaded node spent on it, the setpoints starved.
+            self.solved_for = self.wanted.copy()
         if self.measured is None:
             return self.feed_forward.copy()
         age = self._now() - self.measured_at
