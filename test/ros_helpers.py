@@ -21,6 +21,7 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -225,6 +226,31 @@ def construct_alone(make_node):
         return make_node(context)
     finally:
         context.try_shutdown()
+
+
+@contextmanager
+def feeding(publish, period: float = 0.02):
+    """
+    Call ``publish()`` every ``period`` s in a thread of its own while the returned event is set.
+
+    A sensor for the tests of stale feedback: clear the event and it goes silent, set it and
+    it speaks again. The thread ends with the block.
+    """
+    sensing, stopped = threading.Event(), threading.Event()
+
+    def sensor():
+        while not stopped.is_set():
+            if sensing.is_set():
+                publish()
+            time.sleep(period)
+
+    feeder = threading.Thread(target=sensor, daemon=True)
+    feeder.start()
+    try:
+        yield sensing
+    finally:
+        stopped.set()
+        feeder.join()
 
 
 @contextmanager

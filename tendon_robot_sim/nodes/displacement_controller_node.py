@@ -36,7 +36,13 @@ tension (simulation, or force-controlled motors)
     the integral stops growing while its tendon is clamped (anti-windup), and a
     tendon held at ``max_tension`` gets a throttled warning. A statics
     solve that does not converge keeps the previous feed-forward, with a throttled
-    warning.
+    warning, until the wanted displacements (or the tip wrench) change: it is not tried
+    again every period. A ``tendon/state`` older than ``feedback_timeout`` on the node's clock
+    (the simulator or the sensor silent, or sending only rejected states) pauses the
+    feedback, with a throttled warning: the correction it last applied is held and the
+    integral stops, so that a silence no longer winds the integral up to ``max_tension``
+    (the error of the last state would be integrated for as long as it lasted); the
+    feed-forward still follows the command. Fresh states resume the loop.
 
 The constant-curvature model (:mod:`tendon_robot_sim.models.rod.constant_curvature`) is
 not the solver's initial guess: :class:`StaticsSolver` takes none and warm-starts
@@ -59,7 +65,7 @@ from tendon_robot_sim.models.sim_model import InputError, named_values
 from tendon_robot_sim.models.tendon_robot import load_robot, without_friction
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.messages import (check_one_field, displacements_from_joint_state,
-                                           wrench_from_msg)
+                                           state_values, wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_displacement_range, check_frame_prefix,
                                              check_pretension, ConfigurationError, declare,
                                              FRAME_PREFIX, on_parameters_set, Param,
@@ -93,6 +99,9 @@ PARAMS = (
           'tension)', range=(0.0, 1000000.0), read_only=False),
     Param('min_tension', 0.0, 'N', 'lower limit of every tension setpoint (output '
           'tension), at most the smallest max_tension', range=(0.0, 1000.0)),
+    Param('feedback_timeout', 0.5, 's', 'a tendon/state older than this pauses the PI '
+          'feedback (output tension): its last correction is held and the integral stops '
+          'until fresh states return', range=(0.01, 60.0), read_only=False),
     Param('command_topic', topics.TENDON_DISPLACEMENT_COMMAND.name, '',
           'desired displacements (position, m)'),
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints of the actuators '
@@ -142,9 +151,11 @@ class DisplacementControllerNode(Node):
         except ConfigurationError:
             self.destroy_node()
             raise
-        self.solved_for = self.wanted.copy()   # m, displacements of the feed-forward
+        self.solved_for = self.wanted.copy()   # m, displacements last solved (or tried)
         self.integral = np.zeros(n)            # m s, of the displacement error
         self.measured = None                   # m, latest tendon/state position
+        self.measured_at = None                # s, the node's clock at its arrival
+        self.correction = np.zeros(n)          # N, the PI's part of the last fresh output
         on_parameters_set(self, self._on_parameters_set)
         self.setpoint_pub = self.create_publisher(
             topics.TENDON_SETPOINT.msg_type, config.setpoint_topic,
@@ -164,7 +175,7 @@ class DisplacementControllerNode(Node):
     # ------------------------------------------------------------------ inputs
 
     def _on_parameters_set(self, parameters) -> None:
-        # rate_limit, kp and ki are writable; rclpy checked their ranges.
+        # rate_limit, kp, ki and feedback_timeout are writable; rclpy checked their ranges.
         for parameter in parameters:
             if hasattr(self.config, parameter.name):
                 setattr(self.config, parameter.name, parameter.value)
@@ -190,19 +201,11 @@ class DisplacementControllerNode(Node):
 
     def _on_state(self, msg) -> None:
         try:
-            values = displacements_from_joint_state(msg, len(self.names))
-            if not isinstance(values, dict):
-                raise InputError('name: tendon/state must name its tendons')
-            missing = [n for n in self.names if n not in values]
-            if missing:
-                raise InputError(f'name: no displacement for {missing}')
-            measured = np.array([values[n] for n in self.names])
-            if not np.all(np.isfinite(measured)):
-                raise InputError('position: non-finite displacement')
+            measured = state_values(msg, self.names, 'position', 'displacement')
         except InputError as error:
             self._warn(fault_kind('tendon state', str(error)), f'ignored tendon state: {error}')
             return
-        self.measured = measured
+        self.measured, self.measured_at = measured, self._now()
 
     def _on_wrench(self, msg) -> None:
         try:
@@ -239,12 +242,22 @@ class DisplacementControllerNode(Node):
             except ConvergenceError as error:
                 self._warn('statics', f'statics did not converge for displacements '
                            f'{np.round(self.wanted, 6).tolist()} m ({error}); keeping the '
-                           f'previous feed-forward')
+                           f'previous feed-forward until they change')
             else:
                 self.feed_forward = np.clip(result.tensions, low, high)
-                self.solved_for = self.wanted.copy()
+            # Tried once either way: a solve that failed fails again on the same
+            # displacements, and a failure takes seconds (2 to 10 s on opencr_ftdcr_v6), which
+            # every period of the single-threaded node spent on it, the setpoints starved.
+            self.solved_for = self.wanted.copy()
         if self.measured is None:
             return self.feed_forward.copy()
+        age = self._now() - self.measured_at
+        if age > self.config.feedback_timeout:
+            self._warn('stale state',
+                       f'tendon/state on {self.state_sub.topic_name} is {age:.2f} s old '
+                       f'(feedback_timeout {self.config.feedback_timeout:g} s): feedback '
+                       f'paused, its last correction held')
+            return np.clip(self.feed_forward + self.correction, low, high)
         error = self.wanted - self.measured
         integral = self.integral + error * period
         raw = self.feed_forward + self.config.kp * error + self.config.ki * integral
@@ -257,7 +270,12 @@ class DisplacementControllerNode(Node):
         # anti-windup: integrate only where the output is not held at a limit
         free = raw == tensions
         self.integral = np.where(free, integral, self.integral)
+        self.correction = tensions - self.feed_forward
         return tensions
+
+    def _now(self) -> float:
+        """Return the node's clock [s]: simulated time with use_sim_time, as the timer."""
+        return self.get_clock().now().nanoseconds * 1e-9
 
 
 def main(args=None) -> int:

@@ -45,6 +45,12 @@ tip-position mode (robots with a statics model: tendon robots)
     rather than switching to the statics model's open-loop tensions for the target,
     keeps the robot still when it cannot be observed; the model's tensions differ from
     the closed-loop ones by the model error (unknown loads, friction) and would move it.
+    The tensions the loop asks for stay within ``max_tension_lead`` of the tensions
+    ``tendon/state`` reports (``effort``, when fresher than ``feedback_timeout``): each
+    step adds to the last, so a robot that does not follow (the hardware bridge stopped by
+    ``~/stop`` or ramping slower) would otherwise have the loop go on pulling until its
+    tensions hit their limits, and the robot swing far past the target once it follows
+    again (the hardware stack on the emulator: 125 mm past it after 5 s stopped).
 
 The controller's state goes out on ``/diagnostics`` once a second and at every change
 (status ``tension_controller: tip feedback``): OK in tension mode and with fresh
@@ -81,8 +87,8 @@ from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS
 from tendon_robot_sim.models.sim_model import InputError, named_values
 from tendon_robot_sim.models.tension_distribution import DistributionError
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.messages import (check_one_field, tensions_from_joint_state,
-                                           wrench_from_msg)
+from tendon_robot_sim.ros.messages import (check_one_field, state_values,
+                                           tensions_from_joint_state, wrench_from_msg)
 from tendon_robot_sim.ros.parameters import (check_frame_prefix, check_pretension,
                                              ConfigurationError, declare, FRAME_PREFIX,
                                              on_parameters_set, Param, TIP_WRENCH_BOUND)
@@ -119,6 +125,8 @@ PARAMS = (
           'apply (effort, N)'),
     Param('target_topic', topics.TIP_TARGET.name, '', 'desired tip position '
           '(PointStamped, base frame, m); switches to tip-position mode'),
+    Param('state_topic', topics.TENDON_STATE.name, '', 'tensions the actuators report '
+          '(effort, N), which bound the tip-position loop (max_tension_lead)'),
     Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
           'frame) that the statics model of the tip Jacobian carries'),
     *TIP_WRENCH_BOUND,
@@ -134,6 +142,10 @@ PARAMS = (
     Param('feedback_timeout', 0.5, 's', 'a measured tip older than this pauses the '
           'tip-position loop (the tensions are held) until fresh samples return',
           range=(0.01, 60.0), read_only=False),
+    Param('max_tension_lead', 2.0, 'N', 'tip-position mode: the tensions asked for stay '
+          'within this of those tendon/state reports (when fresher than feedback_timeout), '
+          'so that a robot that does not follow (a stopped hardware bridge) does not wind '
+          'the loop up', range=(0.01, 1000.0), read_only=False),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
           'rejected or clamped commands or an unreachable target, per kind of fault (one '
           'kind never hides another)', range=(0.0, 60.0)),
@@ -176,6 +188,8 @@ class TensionControllerNode(Node):
         self.target = None          # (3,) m, base frame; not None in tip-position mode
         self.measured = None        # (3,) m, latest measured tip
         self.measured_at = None     # s, the node's clock at its arrival
+        self.applied = None         # (n,) N, latest tensions tendon/state reported
+        self.applied_at = None      # s, the node's clock at its arrival
         self.reported = None        # (level, message) of the last diagnostics published
         on_parameters_set(self, self._on_parameters_set)
         self.setpoint_pub = self.create_publisher(
@@ -193,6 +207,9 @@ class TensionControllerNode(Node):
         feedback = TIP_FEEDBACK[self.config.tip_feedback]
         self.tip_sub = self.create_subscription(
             feedback.msg_type, feedback.name, self._on_tip, feedback.subscription_qos)
+        self.state_sub = self.create_subscription(
+            topics.TENDON_STATE.msg_type, self.config.state_topic, self._on_state,
+            topics.TENDON_STATE.subscription_qos)
         self.diagnostics_pub = self.create_publisher(
             topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name, topics.DIAGNOSTICS.qos)
         self.timer = self.create_timer(1.0 / self.config.rate, self._on_timer)
@@ -202,7 +219,8 @@ class TensionControllerNode(Node):
     # ------------------------------------------------------------------ inputs
 
     def _on_parameters_set(self, parameters) -> None:
-        # rate_limit, tip_gain and tip_max_step are writable; rclpy checked their ranges.
+        # rate_limit, tip_gain, tip_max_step, feedback_timeout and max_tension_lead are
+        # writable; rclpy checked their ranges.
         for parameter in parameters:
             if hasattr(self.config, parameter.name):
                 setattr(self.config, parameter.name, parameter.value)
@@ -271,6 +289,14 @@ class TensionControllerNode(Node):
                        f'ignored measured tip {point.tolist()} m: not finite or farther '
                        f'than {self.workspace_radius:g} m from the base')
 
+    def _on_state(self, msg) -> None:
+        try:
+            applied = state_values(msg, self.names, 'effort', 'tension')
+        except InputError as error:
+            self._warn(fault_kind('tendon state', str(error)), f'ignored tendon state: {error}')
+            return
+        self.applied, self.applied_at = applied, self._now()
+
     def _in_workspace(self, point: np.ndarray) -> bool:
         # Component-wise first: the norm of 1e308-sized values overflows.
         offset = point - self.actuation.base_position
@@ -319,7 +345,19 @@ class TensionControllerNode(Node):
                        f'tip target {self.target.tolist()} m is out of reach within the '
                        f'tension limits: holding the closest reachable tip, {distance:.3g} m '
                        f'away')
-        self.command = step.tensions
+        self.command = self._within_lead(step.tensions)
+
+    def _within_lead(self, tensions: np.ndarray) -> np.ndarray:
+        """``tensions`` within max_tension_lead of the fresh tendon/state, N."""
+        if self.applied_at is None or self._now() - self.applied_at > self.config.feedback_timeout:
+            return tensions
+        lead = self.config.max_tension_lead
+        bounded = np.clip(tensions, self.applied - lead, self.applied + lead)
+        if not np.array_equal(bounded, tensions):
+            self._warn('lead', f'tip-position loop: tensions held within max_tension_lead '
+                       f'({lead:g} N) of those {self.state_sub.topic_name} reports, '
+                       f'{np.round(self.applied, 3).tolist()} N: the robot does not follow')
+        return np.clip(bounded, self.min_tension, self.max_tensions)
 
     def _feedback_age(self) -> float:
         """Seconds since the last accepted measured tip (inf: none yet)."""

@@ -159,6 +159,32 @@ def joint_values(msg: JointState, field: str, count: int,
     return dict(zip(msg.name, values))
 
 
+def state_values(msg: JointState, names: Sequence[str], field: str,
+                 quantity: str) -> np.ndarray:
+    """
+    Return one value of ``field`` per tendon of ``names`` from a ``tendon/state``, in that order.
+
+    ``quantity`` names the values in errors ('displacement', 'tension').
+
+    Raises
+    ------
+    InputError
+        A state without names, one that lacks a tendon, or a non-finite value (besides the
+        errors of :func:`joint_values`).
+
+    """
+    values = joint_values(msg, field, len(names))
+    if not isinstance(values, dict):
+        raise InputError('name: tendon/state must name its tendons')
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise InputError(f'name: no {quantity} for {missing}')
+    result = np.array([values[n] for n in names])
+    if not np.all(np.isfinite(result)):
+        raise InputError(f'{field}: non-finite {quantity}')
+    return result
+
+
 def joint_state_msg(names: Sequence[str], position: np.ndarray, velocity: np.ndarray,
                     effort: np.ndarray, stamp: Time) -> JointState:
     """

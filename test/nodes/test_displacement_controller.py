@@ -30,8 +30,8 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from ros_helpers import (construct_alone, Probe, small_robot_dict, spinning, wait_for,
-                         warning_containing)
+from ros_helpers import (construct_alone, feeding, MAX_TENSION, Probe, ROOT,
+                         small_robot_dict, spinning, wait_for, warning_containing)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from tendon_robot_sim.launcher import StackLauncher
@@ -225,6 +225,105 @@ def test_bad_commands_are_rejected_and_the_node_keeps_running(stack, message, re
     count = len(stack.hw_probe.received['tendon/setpoint'])
     wait_for(lambda: len(stack.hw_probe.received['tendon/setpoint']) > count + 2,
              'setpoints to keep flowing')
+
+
+def test_stale_tendon_state_pauses_the_feedback_and_holds_its_correction(robot_file):
+    """
+    A tendon/state that stops coming no longer winds the integral up to max_tension.
+
+    The measured displacements are kept at 0 while t1 is commanded to 1 mm, so a live loop
+    pulls harder every period (what happened with the last state kept forever: 0.5 N/s
+    more with this ki, up to max_tension).
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    controller = DisplacementControllerNode(
+        context=context, namespace='stale', parameter_overrides=[
+            Parameter('robot_file', value=str(robot_file)),
+            Parameter('output', value='tension'),
+            Parameter('ki', value=200.0),
+            # long beside the feeder's 20 ms, short beside the test's waits: silence is
+            # waited for, not timed
+            Parameter('feedback_timeout', value=1.0),
+            Parameter('warning_throttle_period', value=0.0)])
+    probe = Probe(context=context)
+    state_pub = probe.create_publisher(JointState, '/stale/tendon/state',
+                                       topics.TENDON_STATE.qos)
+    command_pub = probe.create_publisher(JointState, '/stale/tendon/command/displacement',
+                                         topics.COMMAND_QOS)
+    setpoints = []     # one a control period
+    probe.create_subscription(JointState, '/stale/tendon/setpoint', setpoints.append,
+                              topics.TENDON_SETPOINT.qos)
+    names = ['t0', 't1', 't2', 't3']
+
+    def sense():   # 50 Hz while the sensor speaks
+        state_pub.publish(JointState(name=names, position=[0.0] * 4))
+
+    def t1() -> float:
+        return setpoints[-1].effort[1]
+
+    with spinning(controller, probe, context=context), feeding(sense) as sensing:
+        wait_for(lambda: state_pub.get_subscription_count() >= 1
+                 and command_pub.get_subscription_count() >= 1, 'the controller')
+        sensing.set()
+        wait_for(lambda: controller.measured is not None, 'the first tendon state')
+        send(command_pub, ['t1'], [0.001])
+        wait_for(lambda: setpoints and t1() > controller.feed_forward[1] + 0.1,
+                 'the integral to pull')
+        # The state goes silent.
+        sensing.clear()
+        warning_containing(probe, 'stale.displacement_controller', 'feedback paused')
+        held = t1()
+        # 50 control periods without a state (counted: a loaded machine runs fewer a
+        # second)
+        periods = len(setpoints)
+        wait_for(lambda: len(setpoints) >= periods + 50, '50 control periods')
+        assert [m.effort[1] for m in setpoints[periods:]] == [held] * (len(setpoints)
+                                                                       - periods)
+        assert held < MAX_TENSION
+        # Fresh states: the loop resumes and pulls on.
+        sensing.set()
+        wait_for(lambda: t1() > held + 0.05, 'the loop to act again')
+
+
+def test_a_statics_solve_that_failed_is_not_tried_again_every_period():
+    """
+    Displacements the feed-forward cannot solve cost one attempt, not one a period.
+
+    On the three-segment opencr_ftdcr_v6, 8 mm on s3_t0 with the other tendons held at 0
+    does not converge, and a failure takes seconds: retried every period, it left the
+    setpoint stream at 0.3 setpoints a second for as long as the command stood.
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    controller = DisplacementControllerNode(
+        context=context, namespace='v6', parameter_overrides=[
+            Parameter('robot_file', value=str(ROOT / 'config' / 'opencr_ftdcr_v6.yaml')),
+            Parameter('output', value='tension'),
+            Parameter('rate_limit', value=10.0),     # the command in one period: one solve
+            Parameter('warning_throttle_period', value=0.0)])
+    solves = []
+    solve = controller.solver.solve_displacements
+
+    def counted(displacements, *args, **kwargs):
+        solves.append(np.array(displacements))
+        return solve(displacements, *args, **kwargs)
+    controller.solver.solve_displacements = counted
+    probe = Probe(context=context)
+    command_pub = probe.create_publisher(JointState, '/v6/tendon/command/displacement',
+                                         topics.COMMAND_QOS)
+    setpoints = []
+    probe.create_subscription(JointState, '/v6/tendon/setpoint', setpoints.append,
+                              topics.TENDON_SETPOINT.qos)
+    with spinning(controller, probe, context=context):
+        wait_for(lambda: command_pub.get_subscription_count() >= 1, 'the controller')
+        send(command_pub, ['s3_t0'], [0.008])
+        warning_containing(probe, 'v6.displacement_controller', 'statics did not converge')
+        tried = len(solves)
+        count = len(setpoints)
+        wait_for(lambda: len(setpoints) >= count + 10, '10 more setpoints')
+        assert len(solves) == tried, f'{len(solves) - tried} more solves of the same command'
+        assert all(np.all(np.isfinite(m.effort)) for m in setpoints)
 
 
 def test_bad_parameters_stop_the_node_with_a_clear_message(robot_file):

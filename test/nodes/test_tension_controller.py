@@ -21,7 +21,6 @@ the default robot with 5 vertebrae and 5 N tendons. Tip targets come from indepe
 StaticsSolver equilibria (reachable: made by tensions within the limits).
 """
 
-import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -32,8 +31,8 @@ from rcl_interfaces.msg import Log
 import rclpy
 from rclpy.parameter import Parameter
 from rclpy.time import Time
-from ros_helpers import (construct_alone, MAX_TENSION, position, Probe, spinning, wait_for,
-                         warning_containing)
+from ros_helpers import (construct_alone, feeding, MAX_TENSION, position, Probe, spinning,
+                         wait_for, warning_containing)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from tendon_robot_sim import share_dir
@@ -223,6 +222,49 @@ def feedback_state(diagnostics: list, controller: str) -> tuple[int, str] | None
     return None
 
 
+class SensedController:
+    """
+    A tension controller on a tip sensor (``tip/measured``) in ``namespace``, alone in a context.
+
+    With a probe that publishes its measured tip and its target, and keeps its setpoints (one
+    a control period). Its ``rest`` is the tip at the pretension, its ``goal`` a reachable
+    target (independent statics equilibria).
+    """
+
+    def __init__(self, robot_file, namespace: str, *overrides: Parameter):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.controller = TensionControllerNode(
+            context=self.context, namespace=namespace, parameter_overrides=[
+                Parameter('robot_file', value=str(robot_file)),
+                Parameter('tip_feedback', value='point'),
+                Parameter('min_tension', value=MIN_TENSION),
+                Parameter('warning_throttle_period', value=0.0), *overrides])
+        self.probe = Probe(context=self.context)
+        self.tip_pub = self.probe.create_publisher(
+            PointStamped, f'/{namespace}/tip/measured', topics.TIP_MEASURED.qos)
+        self.target_pub = self.probe.create_publisher(
+            PointStamped, f'/{namespace}/tip/target', topics.TIP_TARGET.qos)
+        self.setpoints = []
+        self.probe.create_subscription(JointState, f'/{namespace}/tendon/setpoint',
+                                       self.setpoints.append, topics.TENDON_SETPOINT.qos)
+        self.robot = load_robot(robot_file)
+        solver = StaticsSolver(self.robot, 'discrete')
+        self.rest = solver.solve_tensions([MIN_TENSION] * 4).tip_position
+        self.goal = solver.solve_tensions([1.5, MIN_TENSION, MIN_TENSION, 2.5]).tip_position
+
+    def measure(self, point) -> None:
+        self.tip_pub.publish(base_point(point))
+
+    def aim(self, point) -> None:
+        self.target_pub.publish(base_point(point))
+
+
+def base_point(point) -> PointStamped:
+    return PointStamped(header=Header(frame_id='base_link'),
+                        point=Point(x=point[0], y=point[1], z=point[2]))
+
+
 def test_stale_tip_feedback_pauses_the_loop_until_fresh_samples_return(robot_file):
     """
     A tip sensor that goes silent stops the tip-position loop; the tensions are held.
@@ -230,77 +272,90 @@ def test_stale_tip_feedback_pauses_the_loop_until_fresh_samples_return(robot_fil
     The measured tip is kept at rest while the target is elsewhere, so a live loop pulls
     harder every period (what happened with the last good tip kept forever).
     """
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    controller = TensionControllerNode(context=context, namespace='stale', parameter_overrides=[
-        Parameter('robot_file', value=str(robot_file)),
-        Parameter('tip_feedback', value='point'),
-        Parameter('min_tension', value=MIN_TENSION),
+    stale = SensedController(
+        robot_file, 'stale',
         # long beside the feeder's 20 ms (a loaded machine spaced its samples by over 0.3 s),
         # short beside the test's waits: silence is waited for, not timed
-        Parameter('feedback_timeout', value=2.0),
-        Parameter('warning_throttle_period', value=0.0)])
-    probe = Probe(context=context)
-    tip_pub = probe.create_publisher(PointStamped, '/stale/tip/measured', topics.TIP_MEASURED.qos)
-    target_pub = probe.create_publisher(PointStamped, '/stale/tip/target', topics.TIP_TARGET.qos)
+        Parameter('feedback_timeout', value=2.0))
+    controller, probe, setpoints = stale.controller, stale.probe, stale.setpoints
     diagnostics = []
     probe.create_subscription(DiagnosticArray, topics.DIAGNOSTICS.name, diagnostics.append,
                               topics.DIAGNOSTICS.qos)
-    setpoints = []     # one a control period
-    probe.create_subscription(JointState, '/stale/tendon/setpoint', setpoints.append,
-                              topics.TENDON_SETPOINT.qos)
-    robot = load_robot(robot_file)
-    rest = StaticsSolver(robot, 'discrete').solve_tensions([MIN_TENSION] * 4).tip_position
-    goal = StaticsSolver(robot, 'discrete').solve_tensions(
-        [1.5, MIN_TENSION, MIN_TENSION, 2.5]).tip_position
-    sensing = threading.Event()
-
-    def sensor():   # 50 Hz while ``sensing`` is set
-        while not stopped.is_set():
-            if sensing.is_set():
-                tip_pub.publish(PointStamped(header=Header(frame_id='base_link'),
-                                             point=Point(x=rest[0], y=rest[1], z=rest[2])))
-            time.sleep(0.02)
-
-    stopped = threading.Event()
-    feeder = threading.Thread(target=sensor, daemon=True)
     name = '/stale/tension_controller'
-    with spinning(controller, probe, context=context):
-        feeder.start()
-        try:
-            wait_for(lambda: tip_pub.get_subscription_count() >= 1
-                     and target_pub.get_subscription_count() >= 1, 'the controller')
-            sensing.set()
-            wait_for(lambda: controller.measured is not None, 'the first measured tip')
-            target_pub.publish(PointStamped(header=Header(frame_id='base_link'),
-                                            point=Point(x=goal[0], y=goal[1], z=goal[2])))
-            wait_for(lambda: feedback_state(diagnostics, name) == (0, 'tip-position mode: '
-                                                                   'closed loop'),
-                     'the closed loop on /diagnostics')
-            wait_for(lambda: controller.command.max() > MIN_TENSION + 0.2, 'the loop to pull')
-            # The sensor goes silent.
-            sensing.clear()
-            warning_containing(probe, 'stale.tension_controller', 'tip-position loop paused')
-            wait_for(lambda: feedback_state(diagnostics, name)[0] == 1,
-                     'WARN on /diagnostics')
-            assert 'loop paused' in feedback_state(diagnostics, name)[1]
-            held = controller.command.copy()
-            # 50 control periods without feedback (counted: a loaded machine runs fewer a second)
-            periods = len(setpoints)
-            wait_for(lambda: len(setpoints) >= periods + 50, '50 control periods')
-            assert controller.command.tolist() == held.tolist()
-            # Fresh samples: the loop resumes and pulls on.
-            sensing.set()
-            warning_containing(probe, 'stale.tension_controller', 'tip-position loop resumed',
-                               level=Log.INFO)
-            wait_for(lambda: np.abs(controller.command - held).max() > 0.05,
-                     'the loop to act again')
-            # The controller's own state flips before the probe has taken the
-            # /diagnostics message that says so off DDS; wait for it, as for WARN.
-            wait_for(lambda: feedback_state(diagnostics, name)[0] == 0, 'OK on /diagnostics')
-        finally:
-            stopped.set()
-            feeder.join()
+
+    def sense():   # 50 Hz while the sensor speaks
+        stale.measure(stale.rest)
+
+    with spinning(controller, probe, context=stale.context), feeding(sense) as sensing:
+        wait_for(lambda: stale.tip_pub.get_subscription_count() >= 1
+                 and stale.target_pub.get_subscription_count() >= 1, 'the controller')
+        sensing.set()
+        wait_for(lambda: controller.measured is not None, 'the first measured tip')
+        stale.aim(stale.goal)
+        wait_for(lambda: feedback_state(diagnostics, name) == (0, 'tip-position mode: '
+                                                               'closed loop'),
+                 'the closed loop on /diagnostics')
+        wait_for(lambda: controller.command.max() > MIN_TENSION + 0.2, 'the loop to pull')
+        # The sensor goes silent.
+        sensing.clear()
+        warning_containing(probe, 'stale.tension_controller', 'tip-position loop paused')
+        wait_for(lambda: feedback_state(diagnostics, name)[0] == 1,
+                 'WARN on /diagnostics')
+        assert 'loop paused' in feedback_state(diagnostics, name)[1]
+        held = controller.command.copy()
+        # 50 control periods without feedback (counted: a loaded machine runs fewer a second)
+        periods = len(setpoints)
+        wait_for(lambda: len(setpoints) >= periods + 50, '50 control periods')
+        assert controller.command.tolist() == held.tolist()
+        # Fresh samples: the loop resumes and pulls on.
+        sensing.set()
+        warning_containing(probe, 'stale.tension_controller', 'tip-position loop resumed',
+                           level=Log.INFO)
+        wait_for(lambda: np.abs(controller.command - held).max() > 0.05,
+                 'the loop to act again')
+        # The controller's own state flips before the probe has taken the
+        # /diagnostics message that says so off DDS; wait for it, as for WARN.
+        wait_for(lambda: feedback_state(diagnostics, name)[0] == 0, 'OK on /diagnostics')
+
+
+def test_a_robot_that_does_not_follow_does_not_wind_the_tip_loop_up(robot_file):
+    """
+    The tensions asked for stay within max_tension_lead of what tendon/state reports.
+
+    A hardware bridge stopped by ~/stop holds the pretension and goes on reporting it, and
+    the tip stays where that puts it: the loop, adding a step to its last tensions every
+    period, pulled on until the tensions hit their limits (7 N of 20 after 5 s in the
+    hardware stack on the emulator), and the robot swung 125 mm past the target on
+    ~/resume.
+    """
+    lead = 0.5    # N
+    stopped = SensedController(robot_file, 'stopped', Parameter('max_tension_lead', value=lead),
+                               Parameter('feedback_timeout', value=2.0))   # beside 20 ms
+    controller, probe, setpoints = stopped.controller, stopped.probe, stopped.setpoints
+    state_pub = probe.create_publisher(JointState, '/stopped/tendon/state',
+                                       topics.TENDON_STATE.qos)
+
+    def stopped_robot():   # 50 Hz: at rest, at the pretension, whatever it is told
+        stopped.measure(stopped.rest)
+        state_pub.publish(JointState(name=stopped.robot.tendon_names, position=[0.0] * 4,
+                                     effort=[MIN_TENSION] * 4))
+
+    with spinning(controller, probe, context=stopped.context), \
+            feeding(stopped_robot) as reporting:
+        wait_for(lambda: stopped.tip_pub.get_subscription_count() >= 1
+                 and state_pub.get_subscription_count() >= 1
+                 and stopped.target_pub.get_subscription_count() >= 1, 'the controller')
+        reporting.set()
+        wait_for(lambda: controller.measured is not None and controller.applied is not None,
+                 'the first tip and tendon state')
+        stopped.aim(stopped.goal)
+        warning_containing(probe, 'stopped.tension_controller', 'the robot does not follow')
+        # 50 control periods more (counted: a loaded machine runs fewer a second)
+        periods = len(setpoints)
+        wait_for(lambda: len(setpoints) >= periods + 50, '50 control periods')
+        efforts = np.array([m.effort for m in setpoints])
+        assert efforts.max() <= MIN_TENSION + lead + 1e-9, efforts.max()
+        assert controller.command.max() == pytest.approx(MIN_TENSION + lead)   # it pulls
 
 
 def test_with_use_sim_time_the_tip_feedback_ages_in_simulated_time(robot_file):
