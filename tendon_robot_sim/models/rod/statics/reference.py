@@ -277,7 +277,7 @@ class _Continuous(_Rod):
             v = E3 if self.model == 'kirchhoff' else y[12:15]
             nb = y[12:15] if self.model == 'kirchhoff' else self.force(v)
             mb = self.moment(u, v)
-            unloaded = np.concatenate((nb, mb))
+            moment = mb.copy()
             lengths = y[18:]
             # point loads: vertebra weight, tendon terminations (R&W Eqs. 18-20)
             if np.min(np.abs(robot.vertebra_positions - end), initial=1.0) < 1e-9:
@@ -288,7 +288,8 @@ class _Continuous(_Rod):
                 F_i = -tau[i] * pb_si / np.linalg.norm(pb_si)
                 nb = nb - F_i
                 mb = mb - cross(r, F_i)
-            if end < robot.rod.length and np.any(np.concatenate((nb, mb)) != unloaded):
+            # a termination makes u jump (a disc's weight only v: that corner is left out)
+            if end < robot.rod.length and np.any(mb != moment):
                 nb, mb = self.kinked(end, tau, u, v, nb, mb)
             start = end
         self.tip_pose = (p, R)
@@ -298,9 +299,9 @@ class _Continuous(_Rod):
 
     def kinked(self, s, tau, u, v, nb, mb):
         """
-        Return nb, mb after the loads of the tendons that run on through a point load at s.
+        Return nb, mb after the loads of the tendons that run on through a termination at s.
 
-        The point load makes u (and v) jump, so the tangent of each tendon that runs on turns
+        The termination makes u (and v) jump, so the tangent of each tendon that runs on turns
         there and it pushes the rod with tau (t+ - t-) at its hole; t+ depends on the wrench
         after it, found by fixed-point iteration.
         """

@@ -16,9 +16,9 @@
 The loads of the tendons that turn a corner where a point load makes the rod's strains jump.
 
 Rucker & Webster's continuous model loads the rod along each tendon and at its termination;
-at a termination (or a disc) the curvature jumps, and so does the tangent of every tendon that
-runs on through it: :func:`kink_loads` adds the point load of that corner to the shooting of
-:mod:`tendon_robot_sim.models.rod.statics._kernels`.
+at a termination (or a new rest curvature) the curvature jumps, and so does the tangent of
+every tendon that runs on through it: :func:`kink_loads` adds the point load of that corner to
+the shooting of :mod:`tendon_robot_sim.models.rod.statics._kernels`.
 """
 
 import math
@@ -34,11 +34,27 @@ KINK_ITERATIONS = 100
 
 
 @kernel
+def curvature_jumps(pl, k, mm):
+    """
+    Return whether the curvature u jumps where segment k starts.
+
+    A point moment there (mm, body frame: a termination) or a new rest curvature (the bending
+    friction's, rod/statics/bending_friction.py) makes it jump. A point force alone (a disc's
+    weight) changes only the Cosserat rod's strain v, by the force over the shear stiffness:
+    the corner that puts in a tendon (3e-5 rad at the default robot's discs) is left out.
+    """
+    for i in range(3):
+        if mm[i] != 0.0 or pl.ustar[k, i] != pl.ustar[k - 1, i]:
+            return True
+    return False
+
+
+@kernel
 def kink_loads(pl, k, start, last, first, tau, it, y, v, nb, mb, w):
     """
     Subtract from nb, mb the loads of the tendons kinked where a point load makes u, v jump.
 
-    A point load at the end of segment k - 1 (a termination, a disc) makes the curvature (and
+    A termination at the end of segment k - 1 or a new rest curvature makes the curvature (and
     in the Cosserat rod the strain) jump there, and with them the tangent pb / |pb| of every
     tendon that runs on (pb = u x r + r_s + v): the tendon bends round a corner of its path
     and pushes the rod with tau (t+ - t-) at its hole. Equilibrium of the rod and tendons
