@@ -49,6 +49,7 @@ from tendon_robot_sim.models.rod.statics._rotation_kernels import _bay_error, _o
 from tendon_robot_sim.models.rod.tendons._friction_kernels import (at_base, FR_COMPLIANCE,
                                                                    into_hole, out_of_hole,
                                                                    through_base)
+from tendon_robot_sim.models.rod.tendons._kink_kernels import curvature_jumps, kink_loads
 
 # Plan.seg columns; Plan.tendon rows; what a solve is given (tensions or displacements)
 TENSION, DISPLACEMENT = 0, 1
@@ -232,6 +233,9 @@ def _shoot_continuous(pl, x, tau, tip, F, traj, lengths, w, part):
             for i in range(3):
                 nb[i] -= fb[i]
                 mb[i] -= mm[i]
+            if k < nseg and curvature_jumps(pl, k, mm):
+                kink_loads(pl, k, z_row(pl, k), last, pl.seg[k, SEG_PT], tau,
+                           it if friction else -1, y, v, nb, mb, w)
         if k == nseg:
             break
         if node < pl.nodes.size and pl.nodes[node] == k:

@@ -277,6 +277,7 @@ class _Continuous(_Rod):
             v = E3 if self.model == 'kirchhoff' else y[12:15]
             nb = y[12:15] if self.model == 'kirchhoff' else self.force(v)
             mb = self.moment(u, v)
+            moment = mb.copy()
             lengths = y[18:]
             # point loads: vertebra weight, tendon terminations (R&W Eqs. 18-20)
             if np.min(np.abs(robot.vertebra_positions - end), initial=1.0) < 1e-9:
@@ -287,11 +288,44 @@ class _Continuous(_Rod):
                 F_i = -tau[i] * pb_si / np.linalg.norm(pb_si)
                 nb = nb - F_i
                 mb = mb - cross(r, F_i)
+            # a termination makes u jump (a disc's weight only v: that corner is left out)
+            if end < robot.rod.length and np.any(mb != moment):
+                nb, mb = self.kinked(end, tau, u, v, nb, mb)
             start = end
         self.tip_pose = (p, R)
         F = np.concatenate(((nb - R.T @ self.tip[:3]) / self.force_scale,
                             (mb - R.T @ self.tip[3:]) / self.moment_scale))
         return F, lengths
+
+    def kinked(self, s, tau, u, v, nb, mb):
+        """
+        Return nb, mb after the loads of the tendons that run on through a termination at s.
+
+        The termination makes u (and v) jump, so the tangent of each tendon that runs on turns
+        there and it pushes the rod with tau (t+ - t-) at its hole; t+ depends on the wrench
+        after it, found by fixed-point iteration.
+        """
+        running = np.flatnonzero((self.ends > s + POSITION_TOLERANCE) & (tau != 0.0))
+        holes = [tuple(c[:, 0] for c in self.holes[i](np.array([s])))[:2] for i in running]
+
+        def tangents(u, v):
+            pb = np.array([cross(u, r) + r_s + v for r, r_s in holes]).reshape(-1, 3)
+            return pb / np.linalg.norm(pb, axis=1)[:, None]
+
+        before = tangents(u, v)
+        kinked_nb, kinked_mb = nb, mb
+        for _ in range(200):
+            v_after = E3 if self.model == 'kirchhoff' else self.strain(kinked_nb)
+            u_after = kinked_mb / self.Kbt * self.dilatation(v_after) ** 3
+            loads = tau[running, None] * (tangents(u_after, v_after) - before)
+            new_nb = nb - loads.sum(axis=0)
+            new_mb = mb - sum((cross(r, f) for (r, _), f in zip(holes, loads)), np.zeros(3))
+            done = (np.max(np.abs(new_nb - kinked_nb)) <= 1e-14 * self.force_scale
+                    and np.max(np.abs(new_mb - kinked_mb)) <= 1e-14 * self.moment_scale)
+            kinked_nb, kinked_mb = new_nb, new_mb
+            if done:
+                break
+        return kinked_nb, kinked_mb
 
 
 class _Discrete(_Rod):
