@@ -48,6 +48,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from tendon_robot_sim import progress_bar
+from tendon_robot_sim.experiment.bag import topic_matches
 from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -103,12 +104,6 @@ class Hold:
     def commands(self) -> np.ndarray:
         """Return the tensions or, in displacement mode, the displacements."""
         return self.tensions if self.tensions is not None else self.displacements
-
-
-def topic_matches(topic: str, name: str) -> bool:
-    """Tell whether bag topic ``topic`` is ``name`` (relative) in any namespace."""
-    topic = topic.lstrip('/')
-    return topic == name or topic.endswith('/' + name)
 
 
 @dataclass(frozen=True)
@@ -364,7 +359,7 @@ def joint_field(msg, names: Sequence[str], field: str, where: str,
     msg : sensor_msgs/msg/JointState
         As deserialized from a bag (or an rclpy message).
     names : sequence of str
-        Joints wanted, each of which the message must name.
+        Joints wanted, each of which the message must name; it must name no other.
     field : str
         ``'position'``, ``'velocity'`` or ``'effort'``.
     where, noun : str
@@ -380,11 +375,15 @@ def joint_field(msg, names: Sequence[str], field: str, where: str,
     data = np.asarray(getattr(msg, field), dtype=float)
     if data.size != len(msg_names):
         raise ExperimentError(f'{where}: {len(msg_names)} names but {data.size} {field} values')
-    vector = np.empty(len(names))
-    for i, name in enumerate(names):
+    for name in names:
         if name not in msg_names:
             raise ExperimentError(f'{where}: {noun} {name!r} missing (names: {msg_names})')
-        vector[i] = data[msg_names.index(name)]
+    # values of a joint the robot lacks would be dropped, and the rest read as its own
+    extra = [name for name in msg_names if name not in names]
+    if extra:
+        raise ExperimentError(f'{where}: names {extra}, which the robot lacks (its {noun} '
+                              f'names: {list(names)}): is its description the robot recorded?')
+    vector = np.array([data[msg_names.index(name)] for name in names], dtype=float)
     if not np.all(np.isfinite(vector)):
         raise ExperimentError(f'{where}: {field} is not finite: {vector.tolist()}')
     return vector
@@ -496,10 +495,10 @@ def check_recorded_types(path: str | Path, recorded: dict[str, str],
     relative name matches in any namespace, as the readers take it. A message of another
     type would fail later, deep in whatever reads its fields.
     """
-    from tendon_robot_sim.experiment.bag import mistyped
+    from tendon_robot_sim.experiment.bag import mistyped, recorded_as
 
-    expected = {topic: RECORDED_TYPES[name] for name in names for topic in recorded
-                if (topic == name if name.startswith('/') else topic_matches(topic, name))}
+    expected = {topic: RECORDED_TYPES[name] for name in names
+                for topic in recorded_as(name, recorded)}
     wrong = mistyped(recorded, expected)
     if wrong:
         topic, why = next(iter(wrong.items()))
@@ -507,13 +506,20 @@ def check_recorded_types(path: str | Path, recorded: dict[str, str],
 
 
 def read_recording(path: str | Path, robot: Robot) -> Recording:
-    """Read the command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``)."""
-    from tendon_robot_sim.experiment.bag import bag_topics, BagError, read_messages
+    """
+    Read the command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``).
+
+    Its topics may carry a namespace (a stack launched in one), each topic in one at most.
+    """
+    from tendon_robot_sim.experiment.bag import (bag_topics, BagError, one_namespace,
+                                                 read_messages)
     try:
-        check_recorded_types(path, bag_topics(path), RECORDED_TYPES)
-        return recording_from_messages(
-            read_messages(path, [SETPOINT_TOPIC, STATE_TOPIC, TIP_TOPIC, LABEL_TOPIC,
-                                 TF_STATIC_TOPIC]), robot.tendon_names, source=str(path))
+        recorded = bag_topics(path)
+        check_recorded_types(path, recorded, RECORDED_TYPES)
+        topics = [topic for name in RECORDED_TYPES
+                  for topic in one_namespace(path, name, recorded)]
+        return recording_from_messages(read_messages(path, topics), robot.tendon_names,
+                                       source=str(path))
     except BagError as error:
         raise ExperimentError(str(error)) from None
 

@@ -208,3 +208,60 @@ def test_a_recorded_topic_of_another_type_is_refused_naming_it(robot, tmp_path, 
     with pytest.raises(ExperimentError) as error:
         load_points(path, robot, 'samples')
     assert str(error.value) == f'{path}: {topic} of type {msgtype}, expected {expected}'
+
+
+def _two_holds_bag(path, names, namespaces=('/',)):
+    """
+    Write 1 s of 0 N then 1 s of 2 N on the second tendon, in each namespace, as a recording.
+
+    The tip moves from (0.2, 0, 0) to (0.2, -0.01, 0) m with the step; 100 Hz.
+    """
+    from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, OfferedQos
+
+    with BagWriter(path) as bag:
+        messages = BagMessages(bag.typestore)
+        for namespace in namespaces:
+            bag.add_topic(namespace + 'tendon/setpoint', 'sensor_msgs/msg/JointState',
+                          OfferedQos())
+            bag.add_topic(namespace + 'tip/measured', 'geometry_msgs/msg/PointStamped',
+                          OfferedQos())
+        for i in range(300):
+            stamp = 10 ** 9 + i * 10 ** 7
+            step = i >= 150
+            effort = [0.0] * len(names)
+            effort[1] = 2.0 * step
+            for namespace in namespaces:
+                bag.write(namespace + 'tendon/setpoint', stamp,
+                          messages.joint_state(stamp, names, effort=effort))
+                bag.write(namespace + 'tip/measured', stamp + 1000,
+                          messages.point(stamp, 'base_link', (0.2, -0.01 * step, 0.0)))
+
+
+def test_a_recording_of_a_stack_in_a_namespace_is_read(robot, tmp_path):
+    """A stack launched with namespace:=left_arm records /left_arm/...: it had no setpoints."""
+    _two_holds_bag(tmp_path / 'bag', robot.tendon_names, ['/left_arm/'])
+    holds = load_recording(tmp_path / 'bag', robot)
+    np.testing.assert_allclose([hold.tensions for hold in holds], [[0, 0, 0, 0], [0, 2, 0, 0]])
+    np.testing.assert_allclose([hold.tip for hold in holds], [[0.2, 0, 0], [0.2, -0.01, 0]])
+
+
+def test_a_recording_of_two_stacks_is_refused_naming_their_topics(robot, tmp_path):
+    path = tmp_path / 'bag'
+    _two_holds_bag(path, robot.tendon_names, ['/left_arm/', '/right_arm/'])
+    with pytest.raises(ExperimentError) as error:
+        load_recording(path, robot)
+    assert str(error.value) == (f'{path}: holds tendon/setpoint in 2 namespaces '
+                                '(/left_arm/tendon/setpoint, /right_arm/tendon/setpoint); '
+                                "an experiment is one robot's")
+
+
+def test_a_command_of_tendons_the_robot_lacks_is_refused(tmp_path):
+    """The planar robot (t0, t1) read a bag of t0 .. t3 as its own: t2 and t3 were dropped."""
+    path = tmp_path / 'bag'
+    _two_holds_bag(path, ['t0', 't1', 't2', 't3'])
+    planar = load_robot(default_robot_file().parent / 'planar_robot.yaml')
+    with pytest.raises(ExperimentError) as error:
+        load_recording(path, planar)
+    assert str(error.value) == (f"{path}: tendon/setpoint at 0.000 s: names ['t2', 't3'], "
+                                "which the robot lacks (its tendon names: ['t0', 't1']): is "
+                                'its description the robot recorded?')
