@@ -52,7 +52,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from tendon_robot_sim.experiment.bag import (bag_topics, BagError, offered_qos_of, read_raw,
-                                             topic_matches)
+                                             recorded_as, topic_matches)
 from tendon_robot_sim.ros import topics as stack_topics
 from tendon_robot_sim.ros.cdr import CdrError, joint_state_form
 from tendon_robot_sim.ros.topics import COMMAND_QOS, find_topic
@@ -123,7 +123,8 @@ class BagPlayer(Node):
     Publishers for the topics of the bag at ``path``, and :meth:`play` to publish them.
 
     ``topics``: names to keep, with or without the leading ``/``; default all; ``exclude``:
-    names not to publish; ``remap``: recorded name -> name to publish on (:func:`remapped`).
+    names not to publish (a relative one in any namespace); ``remap``: recorded name -> name
+    to publish on (:func:`remapped`).
 
     Raises :class:`~tendon_robot_sim.experiment.bag.BagError` for an unreadable bag, a
     topic the bag does not hold, or a bag with nothing that can be published.
@@ -145,7 +146,7 @@ class BagPlayer(Node):
                 raise BagError(f'{self.path}: no topic {", ".join(missing)} in the bag; it '
                                f'holds {", ".join(sorted(recorded))}')
             recorded = {name: recorded[name] for name in wanted}
-        excluded = {'/' + name.lstrip('/') for name in exclude}
+        excluded = {topic for name in exclude for topic in recorded_as(name, recorded)}
         recorded = {name: msgtype for name, msgtype in recorded.items() if name not in excluded}
         self.classes, self.skipped = {}, {}
         for topic, msgtype in recorded.items():

@@ -39,8 +39,9 @@ from tendon_robot_sim.experiment.bag import BagError, BagWriter, OfferedQos
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.replay import BagPlayer
+from tendon_robot_sim.ros.replay import BagPlayer, SIMULATOR_OUTPUTS
 from tendon_robot_sim.ros.spinner import BackgroundSpinner
+from tf2_msgs.msg import TFMessage
 from waiting import COMMAND_TIMEOUT
 
 # Irregular gaps between messages [s], alternating between two topics; 0.99 s in all.
@@ -187,6 +188,22 @@ def test_publishers_take_the_qos_of_the_table_else_of_the_bag(bag, player_contex
         BagPlayer(bag, topics=['tip/nowhere'], context=player_context)
     with pytest.raises(BagError, match='rate: must be a finite number > 0'):
         BagPlayer(bag, rate=0.0, context=player_context)
+
+
+def test_what_the_simulator_publishes_is_left_out_in_any_namespace(tmp_path, player_context):
+    """A namespaced stack's recorded tip/pose was replayed beside the simulated one."""
+    bag = tmp_path / 'bag'
+    recorded = {'/left_arm/tip/pose': PoseStamped(), '/left_arm/tip/measured': PointStamped(),
+                '/tf': TFMessage()}
+    with BagWriter(bag) as writer:
+        for topic, msg in recorded.items():
+            writer.add_topic(topic, topics.type_name(type(msg)), OfferedQos())
+            writer.write(topic, T0, serialize_message(msg))
+    player = BagPlayer(bag, exclude=SIMULATOR_OUTPUTS, context=player_context)
+    try:
+        assert list(player.publishers_by_topic) == ['/left_arm/tip/measured']
+    finally:
+        player.destroy_node()
 
 
 def test_command_loops_until_ctrl_c(bag, listener):
