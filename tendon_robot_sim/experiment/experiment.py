@@ -23,8 +23,9 @@ experimentation / validation"). Sources:
 * a rosbag2 bag (:func:`tendon_robot_sim.experiment.bag.read_messages`; MCAP or sqlite3,
   written by this project or by ``ros2 bag record``) with ``tendon/setpoint``
   (sensor_msgs/JointState: ``effort`` = tensions in N, or ``position`` = displacements
-  in m) - or, when the bag has no setpoints, ``tendon/state`` (its ``effort``, or its
-  ``position`` when it has no effort: a measured table imported by
+  in m) - or ``tendon/state`` (:func:`applied_commands`: its ``effort`` beside tension
+  setpoints, as applied; without setpoints its ``effort``, or its ``position`` when it has
+  no effort: a measured table imported by
   :mod:`tendon_robot_sim.experiment.table_import`) - and ``tip/measured``
   (geometry_msgs/PointStamped, base frame, m); optionally ``experiment/label``
   (std_msgs/String: the motion the following samples belong to) and, on ``/tf_static``,
@@ -134,10 +135,8 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
     """
     Command and tip series of a time-ordered stream of ``(topic, stamp_ns, msg)``.
 
-    Commands: ``tendon/setpoint`` (``effort``, or ``position`` when effort is empty),
-    or ``tendon/state`` ``effort`` when the stream has no setpoints; tips:
-    ``tip/measured``. Topics may carry a namespace. Every command must name every
-    tendon of ``tendon_names``.
+    Commands: what the robot applied (:func:`applied_commands`); tips: ``tip/measured``.
+    Topics may carry a namespace. Every command must name every tendon of ``tendon_names``.
     """
     names = list(tendon_names)
     setpoints, states, tips, labels, marker = [], [], [], [], None
@@ -152,7 +151,7 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
             labels.append((stamp, msg.data))
         elif topic == TF_STATIC_TOPIC:
             marker = _marker_transform(msg, marker)
-    commands, topic = (setpoints, SETPOINT_TOPIC) if setpoints else (states, STATE_TOPIC)
+    commands, topic = applied_commands(setpoints, states)
     if not commands:
         raise ExperimentError(f'{source}: no {SETPOINT_TOPIC} or {STATE_TOPIC} messages')
     if not tips:
@@ -180,6 +179,22 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
         tip_times=(tip_stamps - start_ns).astype(float) * 1e-9,
         tips=np.array([p for _, p in tips], dtype=float), labels=tuple(labels),
         tip_marker=marker, start_ns=int(start_ns))
+
+
+def applied_commands(setpoints: list, states: list) -> tuple[list, str]:
+    """
+    Return the ``(stamp, JointState)`` commands the robot applied, and their topic.
+
+    Tension setpoints beside a ``tendon/state`` of efforts: the state's, what the stack applied
+    (a hardware bridge turns a setpoint below ``min_tension`` into that pretension). Other
+    setpoints as they are; without setpoints, the state (an imported table's, say).
+    """
+    if not setpoints:
+        return states, STATE_TOPIC
+    tensions = len(setpoints[0][1].effort) > 0
+    if tensions and states and all(len(msg.effort) for _, msg in states):
+        return states, STATE_TOPIC
+    return setpoints, SETPOINT_TOPIC
 
 
 def _marker_transform(msg, found: np.ndarray | None) -> np.ndarray | None:

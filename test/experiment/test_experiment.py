@@ -210,11 +210,12 @@ def test_a_recorded_topic_of_another_type_is_refused_naming_it(robot, tmp_path, 
     assert str(error.value) == f'{path}: {topic} of type {msgtype}, expected {expected}'
 
 
-def _two_holds_bag(path, names, namespaces=('/',)):
+def _two_holds_bag(path, names, namespaces=('/',), applied=None):
     """
     Write 1 s of 0 N then 1 s of 2 N on the second tendon, in each namespace, as a recording.
 
-    The tip moves from (0.2, 0, 0) to (0.2, -0.01, 0) m with the step; 100 Hz.
+    The tip moves from (0.2, 0, 0) to (0.2, -0.01, 0) m with the step; 100 Hz. ``applied``:
+    the tensions a stack applies for a setpoint's, reported on tendon/state (default: none).
     """
     from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, OfferedQos
 
@@ -224,6 +225,8 @@ def _two_holds_bag(path, names, namespaces=('/',)):
             bag.add_topic(namespace + 'tendon/setpoint', 'sensor_msgs/msg/JointState',
                           OfferedQos())
             bag.add_topic(namespace + 'tip/measured', 'geometry_msgs/msg/PointStamped',
+                          OfferedQos())
+            bag.add_topic(namespace + 'tendon/state', 'sensor_msgs/msg/JointState',
                           OfferedQos())
         for i in range(300):
             stamp = 10 ** 9 + i * 10 ** 7
@@ -235,6 +238,9 @@ def _two_holds_bag(path, names, namespaces=('/',)):
                           messages.joint_state(stamp, names, effort=effort))
                 bag.write(namespace + 'tip/measured', stamp + 1000,
                           messages.point(stamp, 'base_link', (0.2, -0.01 * step, 0.0)))
+                if applied is not None:
+                    bag.write(namespace + 'tendon/state', stamp + 500, messages.joint_state(
+                        stamp, names, position=[0.0] * len(names), effort=applied(effort)))
 
 
 def test_a_recording_of_a_stack_in_a_namespace_is_read(robot, tmp_path):
@@ -265,3 +271,33 @@ def test_a_command_of_tendons_the_robot_lacks_is_refused(tmp_path):
     assert str(error.value) == (f"{path}: tendon/setpoint at 0.000 s: names ['t2', 't3'], "
                                 "which the robot lacks (its tendon names: ['t0', 't1']): is "
                                 'its description the robot recorded?')
+
+
+def test_the_commands_are_the_tensions_the_stack_applied(robot, tmp_path):
+    """
+    A hardware bridge applies its min_tension (0.5 N) for a setpoint below it: tendon/state.
+
+    The setpoints of 0 N were taken as applied: a recording of the emulated hardware then
+    missed by 19 mm, its pulls bent a quarter less than a model of the setpoints.
+    """
+    _two_holds_bag(tmp_path / 'bag', robot.tendon_names,
+                   applied=lambda effort: np.maximum(effort, 0.5))
+    holds = load_recording(tmp_path / 'bag', robot)
+    np.testing.assert_allclose([hold.tensions for hold in holds],
+                               [[0.5, 0.5, 0.5, 0.5], [0.5, 2, 0.5, 0.5]])
+
+
+def test_displacement_setpoints_stay_the_commands_beside_a_state_of_tensions(robot):
+    """A displacement stack reports the tensions its displacements make: not the commands."""
+    names = robot.tendon_names
+    messages = []
+    for i in range(200):
+        stamp = i * 10 ** 7
+        setpoint = JointState(header=_header(stamp), name=list(names), velocity=np.zeros(0),
+                              position=np.array([0.0, 0.002, 0.0, 0.0]), effort=np.zeros(0))
+        messages += [('tendon/setpoint', stamp, setpoint),
+                     ('tendon/state', stamp, _setpoint(stamp, names, [0.1, 3.0, 0.1, 0.1])),
+                     ('tip/measured', stamp, _tip(stamp, (0.2, -0.01, 0)))]
+    (hold,) = holds_from_messages(messages, names)
+    assert hold.tensions is None
+    np.testing.assert_allclose(hold.displacements, [0.0, 0.002, 0.0, 0.0])
