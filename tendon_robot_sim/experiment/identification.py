@@ -42,7 +42,7 @@ gauge pressure [Pa], ``position`` = contraction [m], how much shorter the bellow
 the straight robot at rest, as the simulator publishes it in ``mode: cc_dynamic``; header
 stamp = time of the measurement). :func:`read_run` reads such a bag,
 :func:`static_points` finds its static points (pressures steady, lengths settled: the hold
-detection of :func:`tendon_robot_sim.experiment.experiment.steady_stretches`) and
+detection of :func:`tendon_robot_sim.experiment.stretches.steady_stretches`) and
 :func:`response_from_rest` cuts out its first step response, from the end of the first
 static point, for the damping fit.
 """
@@ -57,8 +57,9 @@ import numpy as np
 
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.experiment.experiment import (check_recorded_types, ExperimentError,
-                                                    joint_field, STATE_TOPIC, steady_stretches,
-                                                    TIP_COLUMNS, TIP_TOPIC)
+                                                    joint_field, STATE_TOPIC, TIP_COLUMNS,
+                                                    TIP_TOPIC)
+from tendon_robot_sim.experiment.stretches import steady_stretches
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics, DEFAULT_TIME_STEP
 from tendon_robot_sim.models.trunk.robot import BellowsRobot
 

@@ -301,3 +301,56 @@ def test_displacement_setpoints_stay_the_commands_beside_a_state_of_tensions(rob
     (hold,) = holds_from_messages(messages, names)
     assert hold.tensions is None
     np.testing.assert_allclose(hold.displacements, [0.0, 0.002, 0.0, 0.0])
+
+
+def test_measured_applied_tensions_noisier_than_a_step_keep_the_setpoints_holds(
+        robot, tmp_path):
+    """
+    A real robot's tendon/state efforts are measurements (Present Current): noisy by counts.
+
+    Holds segmented on them (a new hold at every change over 0.05 N) fell apart under a
+    noise of +-0.15 N: 'no holds'. The holds are the setpoints'; their tensions the state's
+    mean over the settled part (150 samples: the mean's standard deviation is 0.007 N, the
+    tolerance of 0.03 N four of them), the min_tension the bridge applied for 0 N included.
+    A tip sample's tensions are the last state's at or before it, noise and all.
+    """
+    rng = np.random.default_rng(7)
+    noises = []
+
+    def applied(effort):
+        noises.append(rng.uniform(-0.15, 0.15, len(effort)))
+        return np.maximum(effort, 0.5) + noises[-1]
+
+    _two_holds_bag(tmp_path / 'bag', robot.tendon_names, applied=applied)
+    _two_holds_bag(tmp_path / 'setpoints', robot.tendon_names)
+    holds = load_recording(tmp_path / 'bag', robot)
+    assert [(h.start, h.samples) for h in holds] == [
+        (h.start, h.samples) for h in load_recording(tmp_path / 'setpoints', robot)]
+    np.testing.assert_allclose([hold.tensions for hold in holds],
+                               [[0.5, 0.5, 0.5, 0.5], [0.5, 2, 0.5, 0.5]], atol=0.03)
+    assert [hold.tension_topic for hold in holds] == ['tendon/state'] * 2
+    samples = load_recording(tmp_path / 'bag', robot, points='samples')
+    steps = np.where(np.arange(300)[:, None] >= 150, [0.5, 2, 0.5, 0.5], 0.5)
+    np.testing.assert_allclose([sample.tensions for sample in samples],
+                               steps + np.array(noises), rtol=0, atol=1e-12)
+
+
+def test_a_hold_without_a_state_keeps_its_setpoints_and_the_report_says_which(robot, tmp_path):
+    """The state reports efforts for the first hold only: the second keeps its setpoints."""
+    from tendon_robot_sim.experiment.calibration import validate, write_report
+
+    names = robot.tendon_names
+    messages = []
+    for i in range(300):
+        stamp = i * 10 ** 7
+        setpoint = [0.0, 0.0 if i < 150 else 2.0, 0.0, 0.0]
+        messages += [('tendon/setpoint', stamp, _setpoint(stamp, names, setpoint)),
+                     ('tip/measured', stamp, _tip(stamp, (0.2, -0.01 * (i >= 150), 0)))]
+        if i < 150:
+            messages.append(('tendon/state', stamp, _setpoint(stamp, names, [0.5] * 4)))
+    holds = holds_from_messages(messages, names)
+    np.testing.assert_allclose([h.tensions for h in holds], [[0.5] * 4, [0, 2, 0, 0]])
+    assert [h.tension_topic for h in holds] == ['tendon/state', 'tendon/setpoint']
+    report = write_report(tmp_path / 'report', validate(robot, holds)).read_text()
+    assert ('Tensions from `tendon/setpoint` for 1 of 2 holds, `tendon/state` (the mean over '
+            'the steady part) for 1 of 2 holds.') in report
