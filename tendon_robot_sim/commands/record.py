@@ -34,6 +34,7 @@ from tendon_robot_sim.commands import (check_ros_environment, command_error, Com
                                        DefaultsHelpFormatter, non_negative, OutputPath,
                                        StopSignals)
 from tendon_robot_sim.experiment.bag import BagError, STORAGE_PLUGINS
+from tendon_robot_sim.ros.names import check_namespace
 
 
 def register(subparsers) -> None:
@@ -47,6 +48,9 @@ def register(subparsers) -> None:
                         help='bag folder to create (must not exist)')
     parser.add_argument('--topics', nargs='+', metavar='T', default=None,
                         help='topic names to record (default: all of the contract, see above)')
+    parser.add_argument('--namespace', default='', metavar='NS',
+                        help="the stack's namespace (launch argument namespace): its topics "
+                             'are recorded under it, /tf and /tf_static as they are')
     parser.add_argument('--storage', choices=tuple(STORAGE_PLUGINS), default='mcap',
                         help='storage format of the bag')
     parser.add_argument('--duration', type=non_negative, default=0.0, metavar='S',
@@ -73,6 +77,10 @@ def run(args) -> int:
     check_ros_environment()
     if not (math.isfinite(args.duration) and args.duration >= 0.0):
         raise CommandError(f'--duration: must be >= 0 s (0: until Ctrl-C), got {args.duration:g}')
+    try:
+        check_namespace(args.namespace)
+    except ValueError as error:
+        raise CommandError(f'--namespace: {error}') from None
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     chosen = _select(args.topics)
     # Ctrl-C, SIGTERM and SIGHUP end the loop, then the bag is closed.
@@ -97,7 +105,8 @@ def _record(args, chosen, stop) -> dict:
     counts = {}
     try:
         try:
-            recorder = BagRecorder(args.out, chosen, storage=args.storage)
+            recorder = BagRecorder(args.out, chosen, storage=args.storage,
+                                   namespace='/' + args.namespace.strip('/'))
         except BagError as error:
             raise command_error(error) from None
         executor.add_node(recorder)

@@ -34,7 +34,8 @@ and the inputs of the model the simulator will build; what only the values show 
 
 Hardware safety: recorded setpoints must not drive a real robot by accident. The
 recorded ``tendon/setpoint`` is published on ``--setpoint-topic``
-(``replay/tendon/setpoint`` unless told otherwise), and while a hardware bridge
+(``replay/tendon/setpoint`` unless told otherwise; a relative name in the namespace the
+setpoints were recorded in), and while a hardware bridge
 (a node called ``hardware_bridge``) subscribes to that topic the replay refuses
 to start, or stops, unless ``--allow-hardware`` is given.
 
@@ -52,7 +53,7 @@ import time
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_ros_environment, command_error, CommandError,
                                        DefaultsHelpFormatter, StopSignals, within)
-from tendon_robot_sim.experiment.bag import BagError, check_messages
+from tendon_robot_sim.experiment.bag import BagError, check_messages, topic_matches
 from tendon_robot_sim.models.rod.statics.solver import MODELS
 from tendon_robot_sim.ros.names import check_topic_name
 
@@ -93,8 +94,9 @@ def register(subparsers) -> None:
                         help='wait S wall seconds after creating the publishers, so that '
                              'subscribers discover them before the first message')
     parser.add_argument('--setpoint-topic', default=DEFAULT_SETPOINT_TOPIC, metavar='T',
-                        help='publish the recorded tendon/setpoint on T; tendon/setpoint '
-                             'drives whatever follows setpoints on the graph')
+                        help='publish the recorded tendon/setpoint on T (relative: in the '
+                             'namespace it was recorded in); tendon/setpoint drives whatever '
+                             'follows setpoints on the graph')
     parser.add_argument('--allow-hardware', action='store_true',
                         help='publish setpoints even while a hardware bridge subscribes to '
                              'them (the recorded setpoints then move the real robot)')
@@ -154,11 +156,19 @@ def _replay(args, stop) -> tuple[dict, int]:
                                remap={TENDON_SETPOINT.name: args.setpoint_topic})
         except BagError as error:
             raise command_error(error) from None
-        setpoint = '/' + TENDON_SETPOINT.name
+        # in the namespace of the stack that recorded them, if it had one
+        setpoints = [topic for topic in player.publishers_by_topic
+                     if topic_matches(topic, TENDON_SETPOINT.name)]
         if args.simulate:
-            if setpoint not in player.publishers_by_topic:
-                raise CommandError(f'--simulate: the replay holds no {setpoint} to simulate '
-                                   f'(topics: {", ".join(player.publishers_by_topic)})')
+            if not setpoints:
+                raise CommandError(f'--simulate: the replay holds no {TENDON_SETPOINT.name} '
+                                   '(in any namespace) to simulate (topics: '
+                                   f'{", ".join(player.publishers_by_topic)})')
+            if len(setpoints) > 1:
+                raise CommandError(f'--simulate: the replay holds {TENDON_SETPOINT.name} in '
+                                   f'{len(setpoints)} namespaces ({", ".join(setpoints)}); one '
+                                   "robot's is simulated: choose it with --topics")
+            setpoint = setpoints[0]
             robot_file = args.robot or default_robot_file()
             _check_fit(robot_file, args.model, _recorded_setpoints(args.bag, setpoint, player))
             simulation = _Simulation(robot_file, args.model,
@@ -180,7 +190,7 @@ def _replay(args, stop) -> tuple[dict, int]:
                     raise CommandError(f'the simulator did not subscribe to {setpoint} within '
                                        f'{SIMULATOR_TIMEOUT:g} s')
                 time.sleep(0.05)
-        guard = _HardwareGuard(player, setpoint, args.allow_hardware)
+        guard = _HardwareGuard(player, setpoints, args.allow_hardware)
         guard.check()
         passes = 0
         while not stop:
@@ -221,23 +231,27 @@ class _HardwareGuard:
     mid-replay stops it before its next setpoint.
     """
 
-    def __init__(self, player, setpoint: str, allowed: bool):
+    def __init__(self, player, setpoints: list[str], allowed: bool):
         self.player = player
-        self.setpoint = setpoint if setpoint in player.publishers_by_topic else None
+        self.setpoints = setpoints     # the recorded names, in any namespace
         self.allowed = allowed
 
     def check(self) -> bool:
         """Raise if a bridge subscribes to the setpoints; else False."""
-        if self.allowed or self.setpoint is None:
+        if self.allowed:
             return False
-        bridges = [n for n in self.player.subscribed_nodes(self.setpoint)
+        for setpoint in self.setpoints:
+            self._check(setpoint)
+        return False
+
+    def _check(self, setpoint: str) -> None:
+        bridges = [n for n in self.player.subscribed_nodes(setpoint)
                    if n.rpartition('/')[2] == BRIDGE_NODE]
         if bridges:
-            topic = self.player.publishers_by_topic[self.setpoint].topic_name
+            topic = self.player.publishers_by_topic[setpoint].topic_name
             raise CommandError(f'{", ".join(bridges)} subscribes to {topic}: the recorded '
                                'setpoints would move the real robot; replay them elsewhere '
                                '(--setpoint-topic) or pass --allow-hardware')
-        return False
 
 
 def _recorded_setpoints(bag: Path, topic: str, player) -> dict:

@@ -373,6 +373,33 @@ def bag_topics(path: str | Path) -> dict[str, str]:
         return {connection.topic: connection.msgtype for connection in reader.connections}
 
 
+def topic_matches(topic: str, name: str) -> bool:
+    """Tell whether bag topic ``topic`` is ``name`` (relative) in any namespace."""
+    topic = topic.lstrip('/')
+    return topic == name or topic.endswith('/' + name)
+
+
+def recorded_as(name: str, recorded: Iterable[str]) -> list[str]:
+    """Return the topics of ``recorded`` that are ``name``: a relative one in any namespace."""
+    return [topic for topic in recorded
+            if (topic == name if name.startswith('/') else topic_matches(topic, name))]
+
+
+def one_namespace(path: str | Path, name: str, recorded: Iterable[str]) -> list[str]:
+    """
+    Return the topic of ``recorded`` that is ``name`` (none or one), in whatever namespace.
+
+    An experiment is one robot's: the same topic in two namespaces (two stacks on one graph)
+    is refused rather than read as one series.
+    """
+    found = recorded_as(name, recorded)
+    if len(found) > 1:
+        raise BagError(f'{path}: holds {name} in {len(found)} namespaces '
+                       f'({", ".join(sorted(found))}); '
+                       "an experiment is one robot's")
+    return found
+
+
 def mistyped(recorded: Mapping[str, str], expected: Mapping[str, str]) -> dict[str, str]:
     """
     Return, per topic of ``expected`` that ``recorded`` holds with another type, why.

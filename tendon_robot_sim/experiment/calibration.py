@@ -32,6 +32,7 @@ times chunks of holds) run in parallel: on local processes or on a Dask cluster
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 import math
 from pathlib import Path
@@ -40,7 +41,7 @@ from typing import Sequence
 import numpy as np
 
 from tendon_robot_sim import produced_by, progress_bar
-from tendon_robot_sim.experiment.experiment import advance_to, Hold, Recording
+from tendon_robot_sim.experiment.experiment import advance_to, Hold, Recording, STATE_TOPIC
 from tendon_robot_sim.files.outputs import make_folder, save_figure, write_output
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.plotting import legend_beside
@@ -344,6 +345,17 @@ class Validation(_ErrorStatistics):
                 f'{self.rms * 1e3:.3f} mm ({100 * self.rms / length:.3f} %)')
 
 
+def _tension_sources(holds: Sequence[Hold]) -> list[str]:
+    """Return the report's line saying which topic the holds' tensions are from, if known."""
+    counts = Counter(hold.tension_topic for hold in holds if hold.tension_topic)
+    if not counts:
+        return []
+    means = {STATE_TOPIC: ' (the mean over the steady part)'}
+    topics = ', '.join(f'`{topic}`{means.get(topic, "")} for {count} of {len(holds)} holds'
+                       for topic, count in sorted(counts.items()))
+    return [f'Tensions from {topics}.', '']
+
+
 def _mm(point: np.ndarray) -> str:
     return '(' + ', '.join(f'{v * 1e3:.2f}' for v in point) + ')'
 
@@ -530,7 +542,8 @@ def write_report(directory: str | Path, validation: Validation | Sequence[Valida
              f'| mean | {best.mean * 1e3:.3f} | {100 * best.mean / rod.length:.3f} |',
              f'| max | {best.max * 1e3:.3f} | {100 * best.max / rod.length:.3f} |',
              f'| RMS | {best.rms * 1e3:.3f} | {100 * best.rms / rod.length:.3f} |',
-             '', '## Holds', '', best.table(), '', '## Plots', '',
+             '', '## Holds', '', best.table(), '', *_tension_sources(best.holds),
+             '## Plots', '',
              '![measured and predicted tips](tips.png)', '',
              '![error vs tension](error_vs_tension.png)', '']
     if trajectory is not None:
@@ -574,33 +587,34 @@ def replay_dynamic(robot: Robot, recording: Recording, max_settle: float = DYNAM
     time, or exactly ``settle_time`` s when given (calibration: every parameter set
     starts the same way, so the residuals are smooth in the parameters). Then it
     applies each command at its recorded time; the simulated tip is taken at the time
-    of each tip sample.
+    of each tip sample. The tensions are the applied ones (``tendon/state`` beside tension
+    setpoints: :meth:`Recording.applied_series`), else the commands.
     """
     from tendon_robot_sim.models.rod.dynamics.factory import dynamic_simulator
 
     if recording.kind != 'tension':
         raise CalibrationError('model: the dynamic replay takes tensions; this recording '
                                'has displacement setpoints')
+    times, tensions = recording.applied_series()
     simulator = dynamic_simulator(robot)
-    simulator.set_tensions(recording.commands[0])
+    simulator.set_tensions(tensions[0])
     if settle_time is None:
         simulator.come_to_rest(max_settle)
     else:
         simulator.come_to_rest(settle_time, exact=True)
-    offset = simulator.time - recording.command_times[0]
+    offset = simulator.time - times[0]
     simulated = np.empty_like(recording.tips)
     command = 0
-    times = recording.command_times
     for j, sample_time in enumerate(progress_bar(recording.tip_times, progress,
                                                  desc='dynamic replay', unit='sample')):
         while command + 1 < len(times) and times[command + 1] <= sample_time:
             command += 1
             advance_to(simulator, times[command] + offset)
-            simulator.set_tensions(recording.commands[command])
+            simulator.set_tensions(tensions[command])
         simulated[j] = advance_to(simulator, sample_time + offset).tip_position
     return Trajectory(times=recording.tip_times, measured=recording.tips, simulated=simulated,
                       errors=np.linalg.norm(simulated - recording.tips, axis=1),
-                      settle_time=float(offset + recording.command_times[0]))
+                      settle_time=float(offset + times[0]))
 
 
 def _plot_trajectory(path: Path, trajectory: Trajectory) -> None:

@@ -28,7 +28,10 @@ experimentation / validation"). Sources:
   :mod:`tendon_robot_sim.experiment.table_import`) - and ``tip/measured``
   (geometry_msgs/PointStamped, base frame, m); optionally ``experiment/label``
   (std_msgs/String: the motion the following samples belong to) and, on ``/tf_static``,
-  the point of the tip that ``tip/measured`` gives (frame ``tip_marker`` in ``tip_link``);
+  the point of the tip that ``tip/measured`` gives (frame ``tip_marker`` in ``tip_link``).
+  Beside tension setpoints, the ``tendon/state`` efforts are the tensions the stack applied
+  (a hardware bridge applies its ``min_tension`` for a setpoint below it): the setpoints
+  still mark the holds, the state gives their tensions (:attr:`Recording.applied`);
 * a CSV file of holds: one column per tendon named as the tendon (tension, N) or
   ``<name>_displacement`` (m), and ``tip_x, tip_y, tip_z`` (m, base frame).
 
@@ -48,7 +51,9 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from tendon_robot_sim import progress_bar
+from tendon_robot_sim.experiment.bag import topic_matches
 from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
+from tendon_robot_sim.experiment.stretches import steady_stretches, Stretch
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
@@ -98,17 +103,14 @@ class Hold:
     samples: int                       # tip samples averaged (1 for CSV rows)
     start: float = 0.0                 # s, start of the steady part from the recording start
     label: str = ''                    # the motion it belongs to (experiment/label), if any
+    # where the tensions are from: STATE_TOPIC (a hold: the mean of the state's efforts over
+    # the steady part), SETPOINT_TOPIC, or '' (CSV rows, displacements)
+    tension_topic: str = ''
 
     @property
     def commands(self) -> np.ndarray:
         """Return the tensions or, in displacement mode, the displacements."""
         return self.tensions if self.tensions is not None else self.displacements
-
-
-def topic_matches(topic: str, name: str) -> bool:
-    """Tell whether bag topic ``topic`` is ``name`` (relative) in any namespace."""
-    topic = topic.lstrip('/')
-    return topic == name or topic.endswith('/' + name)
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,16 @@ class Recording:
     labels: tuple[str, ...] = ()           # (j,) the motion of each tip sample; () none
     tip_marker: np.ndarray | None = None   # (3,) m, tip frame: the point tips gives, if known
     start_ns: int = 0            # bag stamp of time 0 [ns]
+    # tendon/state efforts beside tension setpoints: the tensions the stack applied
+    # (measured on a real robot: noisy), at applied_times (m,) s; else None
+    applied_times: np.ndarray | None = None
+    applied: np.ndarray | None = None      # (m, n) N, robot order
+
+    def applied_series(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return the times [s] and values of the applied tensions, else of the commands."""
+        if self.applied is None:
+            return self.command_times, self.commands
+        return self.applied_times, self.applied
 
     def label_at(self, time: float) -> str:
         """Return the label of the last tip sample at or before ``time`` [s] ('' if none)."""
@@ -140,9 +152,9 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
     Command and tip series of a time-ordered stream of ``(topic, stamp_ns, msg)``.
 
     Commands: ``tendon/setpoint`` (``effort``, or ``position`` when effort is empty),
-    or ``tendon/state`` ``effort`` when the stream has no setpoints; tips:
-    ``tip/measured``. Topics may carry a namespace. Every command must name every
-    tendon of ``tendon_names``.
+    or ``tendon/state`` when the stream has no setpoints; beside tension setpoints, the
+    ``tendon/state`` efforts as the applied tensions; tips: ``tip/measured``. Topics may carry
+    a namespace. Every command and state must name every tendon of ``tendon_names``.
     """
     names = list(tendon_names)
     setpoints, states, tips, labels, marker = [], [], [], [], None
@@ -173,6 +185,8 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
         elif msg_kind != kind:
             raise ExperimentError(f'{source}: {topic} mixes tensions and displacements')
         values.append(vector)
+    applied_times, applied = (_applied_tensions(states, names, source, start_ns)
+                              if kind == 'tension' and topic == SETPOINT_TOPIC else (None, None))
     tip_stamps = np.array([s for s, _ in tips])
     if labels:   # the last label at or before each tip sample
         stamps = np.array([s for s, _ in labels])
@@ -184,7 +198,24 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
         commands=np.array(values),
         tip_times=(tip_stamps - start_ns).astype(float) * 1e-9,
         tips=np.array([p for _, p in tips], dtype=float), labels=tuple(labels),
-        tip_marker=marker, start_ns=int(start_ns))
+        tip_marker=marker, start_ns=int(start_ns), applied_times=applied_times, applied=applied)
+
+
+def _applied_tensions(states: list, names: list[str], source: str,
+                      start_ns: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """
+    Return the times [s] and efforts of the ``(stamp, JointState)`` states that report efforts.
+
+    What the stack applied for tension setpoints (a hardware bridge applies its
+    ``min_tension`` for a setpoint below it); ``(None, None)`` when no state reports efforts.
+    """
+    efforts = [(stamp, msg) for stamp, msg in states if len(msg.effort)]
+    if not efforts:
+        return None, None
+    values = [joint_field(msg, names, 'effort', f'{source}: {STATE_TOPIC} at '
+                          f'{(stamp - start_ns) * 1e-9:.3f} s') for stamp, msg in efforts]
+    times = np.array([stamp - start_ns for stamp, _ in efforts], dtype=float) * 1e-9
+    return times, np.array(values)
 
 
 def _marker_transform(msg, found: np.ndarray | None) -> np.ndarray | None:
@@ -221,20 +252,43 @@ def holds_from_recording(recording: Recording, hold_time: float = DEFAULT_HOLD_T
     Returns
     -------
     list of Hold
-        In time order; the tip is the mean over the steady part of each hold.
+        In time order; the tip is the mean over the steady part of each hold, and so are the
+        tensions when the recording has applied tensions there (:func:`_hold_tensions`).
 
     """
     if command_tolerance is None:
         command_tolerance = (STATE_TOLERANCE if recording.command_topic == STATE_TOPIC
                              else COMMAND_TOLERANCE)
-    tension = recording.kind == 'tension'
-    return [Hold(tensions=stretch.command if tension else None,
-                 displacements=None if tension else stretch.command, tip=stretch.settled,
-                 duration=stretch.duration, samples=stretch.samples, start=stretch.start,
-                 label=recording.label_at(stretch.start))
-            for stretch in steady_stretches(recording.command_times, recording.commands,
-                                            recording.tip_times, recording.tips, hold_time,
-                                            tip_tolerance, command_tolerance)]
+    holds = []
+    for stretch in steady_stretches(recording.command_times, recording.commands,
+                                    recording.tip_times, recording.tips, hold_time,
+                                    tip_tolerance, command_tolerance):
+        common = {'tip': stretch.settled, 'duration': stretch.duration,
+                  'samples': stretch.samples, 'start': stretch.start,
+                  'label': recording.label_at(stretch.start)}
+        if recording.kind == 'tension':
+            tensions, topic = _hold_tensions(recording, stretch)
+            holds.append(Hold(tensions=tensions, displacements=None, tension_topic=topic,
+                              **common))
+        else:
+            holds.append(Hold(tensions=None, displacements=stretch.command, **common))
+    return holds
+
+
+def _hold_tensions(recording: Recording, stretch: Stretch) -> tuple[np.ndarray, str]:
+    """
+    Return a tension hold's tensions and their topic.
+
+    The mean of the applied tensions over the steady part, its first to its last tip sample
+    (as the tip's: a measured state's noise averages out, where holds segmented on it fell
+    apart), when the recording has some there; else the stretch's command.
+    """
+    if recording.applied is not None:
+        times = recording.applied_times
+        inside = (times >= stretch.start) & (times <= stretch.end)
+        if np.any(inside):
+            return recording.applied[inside].mean(axis=0), STATE_TOPIC
+    return stretch.command, recording.command_topic
 
 
 def samples_from_recording(recording: Recording) -> list[Hold]:
@@ -243,94 +297,35 @@ def samples_from_recording(recording: Recording) -> list[Hold]:
 
     For slow continuous motion, taken as quasi-static (each sample a static equilibrium
     under the command it follows), as motion-capture recordings of tendon robots are
-    calibrated (opencr-mujoco's sysid). Samples before the first command are left out.
+    calibrated (opencr-mujoco's sysid). Samples before the first command are left out. A
+    sample's tensions are the last applied tensions at or before it, if any, else the
+    command's.
     """
-    tension = recording.kind == 'tension'
     index = np.searchsorted(recording.command_times, recording.tip_times, side='right') - 1
-    return [Hold(tensions=recording.commands[i] if tension else None,
-                 displacements=None if tension else recording.commands[i],
-                 tip=recording.tips[j], duration=0.0, samples=1,
-                 start=float(recording.tip_times[j]),
-                 label=recording.labels[j] if recording.labels else '')
-            for j, i in enumerate(index) if i >= 0]
-
-
-@dataclass(frozen=True)
-class Stretch:
-    """
-    A steady stretch of a recording: constant command, settled measurement.
-
-    Times in s from the recording start; command and measurement in their own units.
-    """
-
-    command: np.ndarray    # (n,) mean command over the stretch
-    settled: np.ndarray    # (d,) mean measurement over the settled part
-    start: float           # s, first settled sample
-    duration: float        # s, of the settled part (one sample period added)
-    samples: int           # measurement samples averaged
-
-
-def steady_stretches(command_times: np.ndarray, commands: np.ndarray,
-                     sample_times: np.ndarray, samples: np.ndarray, hold_time: float,
-                     tolerance: float, command_tolerance: float) -> list[Stretch]:
-    """
-    Find the stretches where the commands stay constant and the measurement settles.
-
-    A stretch begins where a command differs by more than ``command_tolerance`` from the
-    first command of the previous stretch (any component). Its settled part is the last
-    run of samples that all stay within ``tolerance`` (Euclidean norm) of the median of the
-    stretch's last quarter (in time); a stretch counts if that part lasts ``hold_time`` or
-    longer.
-
-    Parameters
-    ----------
-    command_times : array (k,)
-        Increasing times of the commands [s].
-    commands : array (k, n)
-        Commands (tensions, displacements, pressures ...).
-    sample_times : array (j,)
-        Increasing times of the measurement [s].
-    samples : array (j, d)
-        Measurement (tip position, actuator lengths ...).
-    hold_time, tolerance, command_tolerance : float
-        Shortest settled part [s]; largest excursion of the measurement in it (its unit);
-        largest change of a command within the stretch (its unit).
-
-    Returns
-    -------
-    list of Stretch
-        In time order.
-
-    """
-    segments = []   # piecewise-constant command stretches [begin, end)
-    begin = 0
-    for i in range(1, len(commands) + 1):
-        if (i == len(commands)
-                or np.max(np.abs(commands[i] - commands[begin])) > command_tolerance):
-            end_time = command_times[i] if i < len(commands) else np.inf
-            segments.append((command_times[begin], end_time, commands[begin:i].mean(axis=0)))
-            begin = i
-    stretches = []
-    for begin_time, end_time, vector in segments:
-        inside = (sample_times >= begin_time) & (sample_times < end_time)
-        stamps, points = sample_times[inside], samples[inside]
-        if stamps.size < 2:
+    samples = []
+    for j, i in enumerate(index):
+        if i < 0:
             continue
-        # by time, not by count: a recording may sample the transient more densely
-        settled = np.median(points[stamps >= stamps[-1] - 0.25 * (stamps[-1] - stamps[0])],
-                            axis=0)
-        far = np.flatnonzero(np.linalg.norm(points - settled, axis=1) > tolerance)
-        first = far[-1] + 1 if far.size else 0
-        if stamps.size - first < 2:
-            continue
-        period = (stamps[-1] - stamps[first]) / (stamps.size - first - 1)
-        duration = stamps[-1] - stamps[first] + period
-        if duration < hold_time - 1e-9:
-            continue
-        stretches.append(Stretch(command=vector, settled=points[first:].mean(axis=0),
-                                 start=float(stamps[first]), duration=float(duration),
-                                 samples=int(stamps.size - first)))
-    return stretches
+        common = {'tip': recording.tips[j], 'duration': 0.0, 'samples': 1,
+                  'start': float(recording.tip_times[j]),
+                  'label': recording.labels[j] if recording.labels else ''}
+        if recording.kind == 'tension':
+            tensions, topic = _sample_tensions(recording, i, recording.tip_times[j])
+            samples.append(Hold(tensions=tensions, displacements=None, tension_topic=topic,
+                                **common))
+        else:
+            samples.append(Hold(tensions=None, displacements=recording.commands[i], **common))
+    return samples
+
+
+def _sample_tensions(recording: Recording, command: int,
+                     time: float) -> tuple[np.ndarray, str]:
+    """Return the last applied tensions at or before ``time``, else the command's; their topic."""
+    if recording.applied is not None:
+        k = int(np.searchsorted(recording.applied_times, time, side='right')) - 1
+        if k >= 0:
+            return recording.applied[k], STATE_TOPIC
+    return recording.commands[command], recording.command_topic
 
 
 def holds_from_messages(messages: Iterable, tendon_names: Sequence[str],
@@ -364,7 +359,7 @@ def joint_field(msg, names: Sequence[str], field: str, where: str,
     msg : sensor_msgs/msg/JointState
         As deserialized from a bag (or an rclpy message).
     names : sequence of str
-        Joints wanted, each of which the message must name.
+        Joints wanted, each of which the message must name; it must name no other.
     field : str
         ``'position'``, ``'velocity'`` or ``'effort'``.
     where, noun : str
@@ -380,11 +375,15 @@ def joint_field(msg, names: Sequence[str], field: str, where: str,
     data = np.asarray(getattr(msg, field), dtype=float)
     if data.size != len(msg_names):
         raise ExperimentError(f'{where}: {len(msg_names)} names but {data.size} {field} values')
-    vector = np.empty(len(names))
-    for i, name in enumerate(names):
+    for name in names:
         if name not in msg_names:
             raise ExperimentError(f'{where}: {noun} {name!r} missing (names: {msg_names})')
-        vector[i] = data[msg_names.index(name)]
+    # values of a joint the robot lacks would be dropped, and the rest read as its own
+    extra = [name for name in msg_names if name not in names]
+    if extra:
+        raise ExperimentError(f'{where}: names {extra}, which the robot lacks (its {noun} '
+                              f'names: {list(names)}): is its description the robot recorded?')
+    vector = np.array([data[msg_names.index(name)] for name in names], dtype=float)
     if not np.all(np.isfinite(vector)):
         raise ExperimentError(f'{where}: {field} is not finite: {vector.tolist()}')
     return vector
@@ -496,10 +495,10 @@ def check_recorded_types(path: str | Path, recorded: dict[str, str],
     relative name matches in any namespace, as the readers take it. A message of another
     type would fail later, deep in whatever reads its fields.
     """
-    from tendon_robot_sim.experiment.bag import mistyped
+    from tendon_robot_sim.experiment.bag import mistyped, recorded_as
 
-    expected = {topic: RECORDED_TYPES[name] for name in names for topic in recorded
-                if (topic == name if name.startswith('/') else topic_matches(topic, name))}
+    expected = {topic: RECORDED_TYPES[name] for name in names
+                for topic in recorded_as(name, recorded)}
     wrong = mistyped(recorded, expected)
     if wrong:
         topic, why = next(iter(wrong.items()))
@@ -507,13 +506,20 @@ def check_recorded_types(path: str | Path, recorded: dict[str, str],
 
 
 def read_recording(path: str | Path, robot: Robot) -> Recording:
-    """Read the command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``)."""
-    from tendon_robot_sim.experiment.bag import bag_topics, BagError, read_messages
+    """
+    Read the command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``).
+
+    Its topics may carry a namespace (a stack launched in one), each topic in one at most.
+    """
+    from tendon_robot_sim.experiment.bag import (bag_topics, BagError, one_namespace,
+                                                 read_messages)
     try:
-        check_recorded_types(path, bag_topics(path), RECORDED_TYPES)
-        return recording_from_messages(
-            read_messages(path, [SETPOINT_TOPIC, STATE_TOPIC, TIP_TOPIC, LABEL_TOPIC,
-                                 TF_STATIC_TOPIC]), robot.tendon_names, source=str(path))
+        recorded = bag_topics(path)
+        check_recorded_types(path, recorded, RECORDED_TYPES)
+        topics = [topic for name in RECORDED_TYPES
+                  for topic in one_namespace(path, name, recorded)]
+        return recording_from_messages(read_messages(path, topics), robot.tendon_names,
+                                       source=str(path))
     except BagError as error:
         raise ExperimentError(str(error)) from None
 

@@ -42,7 +42,7 @@ gauge pressure [Pa], ``position`` = contraction [m], how much shorter the bellow
 the straight robot at rest, as the simulator publishes it in ``mode: cc_dynamic``; header
 stamp = time of the measurement). :func:`read_run` reads such a bag,
 :func:`static_points` finds its static points (pressures steady, lengths settled: the hold
-detection of :func:`tendon_robot_sim.experiment.experiment.steady_stretches`) and
+detection of :func:`tendon_robot_sim.experiment.stretches.steady_stretches`) and
 :func:`response_from_rest` cuts out its first step response, from the end of the first
 static point, for the damping fit.
 """
@@ -57,8 +57,9 @@ import numpy as np
 
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.experiment.experiment import (check_recorded_types, ExperimentError,
-                                                    joint_field, STATE_TOPIC, steady_stretches,
-                                                    TIP_COLUMNS, TIP_TOPIC, topic_matches)
+                                                    joint_field, STATE_TOPIC, TIP_COLUMNS,
+                                                    TIP_TOPIC)
+from tendon_robot_sim.experiment.stretches import steady_stretches
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics, DEFAULT_TIME_STEP
 from tendon_robot_sim.models.trunk.robot import BellowsRobot
 
@@ -189,19 +190,20 @@ def read_run(path: str | Path, robot: BellowsRobot) -> Run:
         measured tip, its times from its header stamps on the same clock.
 
     """
-    from tendon_robot_sim.experiment.bag import bag_topics, BagError, read_messages
+    from tendon_robot_sim.experiment.bag import (bag_topics, BagError, one_namespace,
+                                                 read_messages, recorded_as)
 
     names = robot.actuator_names
     try:
         topics = bag_topics(path)
         check_recorded_types(path, topics, (STATE_TOPIC, TIP_TOPIC))
-        wanted = [t for t in topics if topic_matches(t, STATE_TOPIC)]
+        wanted = recorded_as(STATE_TOPIC, topics)
         if len(wanted) != 1:
             raise IdentificationError(
                 f'{path}: needs one {STATE_TOPIC} topic (sensor_msgs/JointState, effort = '
                 f'pressure [Pa], position = contraction [m] per bellows), found '
                 f'{wanted or "none"} among {sorted(topics)}')
-        tip_topics = [t for t in topics if topic_matches(t, TIP_TOPIC)][:1]
+        tip_topics = one_namespace(path, TIP_TOPIC, topics)
         stamps, pressures, contractions, tips = [], [], [], {}
         for topic, _, msg in read_messages(path, wanted + tip_topics):
             stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec

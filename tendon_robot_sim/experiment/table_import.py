@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -45,6 +46,10 @@ from tendon_robot_sim.experiment.experiment import (ExperimentError, LABEL_TOPIC
                                                     TF_STATIC_TOPIC, TIP_FRAME, TIP_TOPIC)
 from tendon_robot_sim.experiment.input_profile import tendon_input_limits
 from tendon_robot_sim.models.tendon_robot import Robot
+
+# A measured point this many robot lengths from the base is no place the robot reaches, nor a
+# base misplaced by a frame: millimetres read as metres put it a thousand lengths out.
+REACH = 10.0
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,10 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
                                   f'either way), got {commands[row, col]:g} m')
 
     def points(columns, factor):
-        return column_map.to_base(np.column_stack([table.column(c) for c in columns]), factor)
+        measured = column_map.to_base(np.column_stack([table.column(c) for c in columns]),
+                                      factor)
+        _check_reach(table, columns, factor, measured, robot.rod.length)
+        return measured
 
     start_ns = int(round(times[0] * 1e9))
     relative = times - times[0]
@@ -120,6 +128,19 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
         tip_marker=column_map.marker_offset, start_ns=start_ns)
     markers = {name: points(columns, factor) for name, columns, factor in column_map.markers}
     return MeasuredTable(recording, markers)
+
+
+def _check_reach(table, columns: Sequence[str], factor: float, measured: np.ndarray,
+                 length: float) -> None:
+    """Refuse a measured point ``REACH`` robot lengths or more from the base: a unit is wrong."""
+    distance = np.linalg.norm(measured, axis=1)
+    far = distance >= REACH * length
+    if np.any(far):
+        row = int(np.argmax(far))
+        raise ExperimentError(f'{table.where(row, columns[0])}: the measured point is '
+                              f'{distance[row]:g} m from the base, {distance[row] / length:.0f} '
+                              f"times the robot's length ({length:g} m): is its unit right "
+                              f'(a table unit read as {factor:g} m), and the frame?')
 
 
 def write_measured_bag(path: str | Path, measured: MeasuredTable, robot: Robot) -> dict:

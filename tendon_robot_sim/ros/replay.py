@@ -45,13 +45,14 @@ from pathlib import Path
 import re
 import sys
 import time
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable, Iterable, Mapping, NamedTuple
 
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from tendon_robot_sim.experiment.bag import bag_topics, BagError, offered_qos_of, read_raw
+from tendon_robot_sim.experiment.bag import (bag_topics, BagError, offered_qos_of, read_raw,
+                                             recorded_as, topic_matches)
 from tendon_robot_sim.ros import topics as stack_topics
 from tendon_robot_sim.ros.cdr import CdrError, joint_state_form
 from tendon_robot_sim.ros.topics import COMMAND_QOS, find_topic
@@ -122,7 +123,8 @@ class BagPlayer(Node):
     Publishers for the topics of the bag at ``path``, and :meth:`play` to publish them.
 
     ``topics``: names to keep, with or without the leading ``/``; default all; ``exclude``:
-    names not to publish; ``remap``: recorded name -> name to publish on.
+    names not to publish (a relative one in any namespace); ``remap``: recorded name -> name
+    to publish on (:func:`remapped`).
 
     Raises :class:`~tendon_robot_sim.experiment.bag.BagError` for an unreadable bag, a
     topic the bag does not hold, or a bag with nothing that can be published.
@@ -144,7 +146,7 @@ class BagPlayer(Node):
                 raise BagError(f'{self.path}: no topic {", ".join(missing)} in the bag; it '
                                f'holds {", ".join(sorted(recorded))}')
             recorded = {name: recorded[name] for name in wanted}
-        excluded = {'/' + name.lstrip('/') for name in exclude}
+        excluded = {topic for name in exclude for topic in recorded_as(name, recorded)}
         recorded = {name: msgtype for name, msgtype in recorded.items() if name not in excluded}
         self.classes, self.skipped = {}, {}
         for topic, msgtype in recorded.items():
@@ -158,11 +160,10 @@ class BagPlayer(Node):
                               or 'no topic of the bag is left to publish'))
         super().__init__(node_name, **kwargs)
         offered = offered_qos_of(self.path)
-        remap = {'/' + a.lstrip('/'): '/' + b.lstrip('/') for a, b in (remap or {}).items()}
         self.publishers_by_topic = {}   # by the recorded name
         for topic, msg_class in self.classes.items():
             self.publishers_by_topic[topic] = self.create_publisher(
-                msg_class, remap.get(topic, topic), self._qos(topic, offered.get(topic)))
+                msg_class, remapped(topic, remap or {}), self._qos(topic, offered.get(topic)))
         for topic, why in self.skipped.items():
             self.get_logger().warning(f'not replaying {topic}: {why}')
         self.counts = dict.fromkeys(self.classes, 0)
@@ -216,6 +217,24 @@ class BagPlayer(Node):
         return [topic for topic, publisher in self.publishers_by_topic.items()
                 if not publisher.wait_for_all_acked(
                     Duration(nanoseconds=int(max(end - time.monotonic(), 0.0) * 1e9)))]
+
+
+def remapped(topic: str, remap: Mapping[str, str]) -> str:
+    """
+    Return the name recorded ``topic`` is published on, by ``remap`` (recorded -> published).
+
+    A relative name of ``remap`` is the topic in any namespace, as the experiment readers
+    take it, and a relative name it maps to lands in that namespace: a stack launched in
+    ``left_arm`` records ``/left_arm/tendon/setpoint``, which ``{'tendon/setpoint':
+    'replay/tendon/setpoint'}`` publishes on ``/left_arm/replay/tendon/setpoint``, away from
+    that stack's hardware bridge as the same bag without a namespace is. Absolute names are
+    themselves.
+    """
+    for name, target in remap.items():
+        if topic == name or (not name.startswith('/') and topic_matches(topic, name)):
+            namespace = '/' if name.startswith('/') else topic[:len(topic) - len(name)]
+            return target if target.startswith('/') else namespace + target
+    return topic
 
 
 class SetpointForm(NamedTuple):

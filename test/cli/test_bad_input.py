@@ -407,6 +407,7 @@ CASES = [
     # a noise of 1e30 m overflowed the LK-G's fields in the emulator's thread
     (['emulate', '--noise', '1e30'], BAD, 'argument --noise: must be a number within [0, 1] m'),
     (['record', '{out}/new_bag', '--duration', '-1'], BAD, 'argument --duration'),
+    (['record', '{out}/new_bag', '--namespace', 'left arm'], BAD, '--namespace: not a ROS'),
     (['replay', '{missing}'], BAD, 'missing'),
     (['replay', '{empty_dir}'], BAD, 'empty_dir'),
     (['replay', '{missing}', '--rate', '0'], BAD, 'argument --rate'),

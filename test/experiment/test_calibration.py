@@ -413,3 +413,24 @@ def test_shear_extension_damping_is_identified_from_a_step_response(tmp_path):
     assert result.values[0] == pytest.approx(400.0, rel=0.1), result.summary()
     assert result.rms_after < 0.4e-3 < result.rms_before
     assert result.robot.rod.damping.shear_extension == (result.values[0],) * 3
+
+
+def test_dynamic_replay_follows_the_applied_tensions(robot):
+    """
+    Setpoints of 0 N the stack applied as 2 N on t1 (tendon/state): the replay follows those.
+
+    A hardware bridge applies its min_tension for a setpoint below it; the replay of the
+    setpoints would rest where the robot was pulled.
+    """
+    robot = robot.with_changes(damping={'ratio': 0.5})
+    simulator = TendonSimulator(robot)
+    simulator.set_tensions([0, 2, 0, 0])
+    pulled = simulator.run_until_steady(20.0).tip_position
+    times = np.arange(0, 2.0, 0.02)
+    recording = Recording(kind='tension', source='test', command_topic='tendon/setpoint',
+                          command_times=times, commands=np.zeros((times.size, 4)),
+                          tip_times=times + 0.001, tips=np.tile(pulled, (times.size, 1)),
+                          applied_times=times + 0.0005,
+                          applied=np.tile([0.0, 2.0, 0.0, 0.0], (times.size, 1)))
+    trajectory = replay_dynamic(robot, recording)
+    np.testing.assert_allclose(trajectory.simulated, recording.tips, atol=1e-4)

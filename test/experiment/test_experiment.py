@@ -208,3 +208,149 @@ def test_a_recorded_topic_of_another_type_is_refused_naming_it(robot, tmp_path, 
     with pytest.raises(ExperimentError) as error:
         load_points(path, robot, 'samples')
     assert str(error.value) == f'{path}: {topic} of type {msgtype}, expected {expected}'
+
+
+def _two_holds_bag(path, names, namespaces=('/',), applied=None):
+    """
+    Write 1 s of 0 N then 1 s of 2 N on the second tendon, in each namespace, as a recording.
+
+    The tip moves from (0.2, 0, 0) to (0.2, -0.01, 0) m with the step; 100 Hz. ``applied``:
+    the tensions a stack applies for a setpoint's, reported on tendon/state (default: none).
+    """
+    from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, OfferedQos
+
+    with BagWriter(path) as bag:
+        messages = BagMessages(bag.typestore)
+        for namespace in namespaces:
+            bag.add_topic(namespace + 'tendon/setpoint', 'sensor_msgs/msg/JointState',
+                          OfferedQos())
+            bag.add_topic(namespace + 'tip/measured', 'geometry_msgs/msg/PointStamped',
+                          OfferedQos())
+            bag.add_topic(namespace + 'tendon/state', 'sensor_msgs/msg/JointState',
+                          OfferedQos())
+        for i in range(300):
+            stamp = 10 ** 9 + i * 10 ** 7
+            step = i >= 150
+            effort = [0.0] * len(names)
+            effort[1] = 2.0 * step
+            for namespace in namespaces:
+                bag.write(namespace + 'tendon/setpoint', stamp,
+                          messages.joint_state(stamp, names, effort=effort))
+                bag.write(namespace + 'tip/measured', stamp + 1000,
+                          messages.point(stamp, 'base_link', (0.2, -0.01 * step, 0.0)))
+                if applied is not None:
+                    bag.write(namespace + 'tendon/state', stamp + 500, messages.joint_state(
+                        stamp, names, position=[0.0] * len(names), effort=applied(effort)))
+
+
+def test_a_recording_of_a_stack_in_a_namespace_is_read(robot, tmp_path):
+    """A stack launched with namespace:=left_arm records /left_arm/...: it had no setpoints."""
+    _two_holds_bag(tmp_path / 'bag', robot.tendon_names, ['/left_arm/'])
+    holds = load_recording(tmp_path / 'bag', robot)
+    np.testing.assert_allclose([hold.tensions for hold in holds], [[0, 0, 0, 0], [0, 2, 0, 0]])
+    np.testing.assert_allclose([hold.tip for hold in holds], [[0.2, 0, 0], [0.2, -0.01, 0]])
+
+
+def test_a_recording_of_two_stacks_is_refused_naming_their_topics(robot, tmp_path):
+    path = tmp_path / 'bag'
+    _two_holds_bag(path, robot.tendon_names, ['/left_arm/', '/right_arm/'])
+    with pytest.raises(ExperimentError) as error:
+        load_recording(path, robot)
+    assert str(error.value) == (f'{path}: holds tendon/setpoint in 2 namespaces '
+                                '(/left_arm/tendon/setpoint, /right_arm/tendon/setpoint); '
+                                "an experiment is one robot's")
+
+
+def test_a_command_of_tendons_the_robot_lacks_is_refused(tmp_path):
+    """The planar robot (t0, t1) read a bag of t0 .. t3 as its own: t2 and t3 were dropped."""
+    path = tmp_path / 'bag'
+    _two_holds_bag(path, ['t0', 't1', 't2', 't3'])
+    planar = load_robot(default_robot_file().parent / 'planar_robot.yaml')
+    with pytest.raises(ExperimentError) as error:
+        load_recording(path, planar)
+    assert str(error.value) == (f"{path}: tendon/setpoint at 0.000 s: names ['t2', 't3'], "
+                                "which the robot lacks (its tendon names: ['t0', 't1']): is "
+                                'its description the robot recorded?')
+
+
+def test_the_commands_are_the_tensions_the_stack_applied(robot, tmp_path):
+    """
+    A hardware bridge applies its min_tension (0.5 N) for a setpoint below it: tendon/state.
+
+    The setpoints of 0 N were taken as applied: a recording of the emulated hardware then
+    missed by 19 mm, its pulls bent a quarter less than a model of the setpoints.
+    """
+    _two_holds_bag(tmp_path / 'bag', robot.tendon_names,
+                   applied=lambda effort: np.maximum(effort, 0.5))
+    holds = load_recording(tmp_path / 'bag', robot)
+    np.testing.assert_allclose([hold.tensions for hold in holds],
+                               [[0.5, 0.5, 0.5, 0.5], [0.5, 2, 0.5, 0.5]])
+
+
+def test_displacement_setpoints_stay_the_commands_beside_a_state_of_tensions(robot):
+    """A displacement stack reports the tensions its displacements make: not the commands."""
+    names = robot.tendon_names
+    messages = []
+    for i in range(200):
+        stamp = i * 10 ** 7
+        setpoint = JointState(header=_header(stamp), name=list(names), velocity=np.zeros(0),
+                              position=np.array([0.0, 0.002, 0.0, 0.0]), effort=np.zeros(0))
+        messages += [('tendon/setpoint', stamp, setpoint),
+                     ('tendon/state', stamp, _setpoint(stamp, names, [0.1, 3.0, 0.1, 0.1])),
+                     ('tip/measured', stamp, _tip(stamp, (0.2, -0.01, 0)))]
+    (hold,) = holds_from_messages(messages, names)
+    assert hold.tensions is None
+    np.testing.assert_allclose(hold.displacements, [0.0, 0.002, 0.0, 0.0])
+
+
+def test_measured_applied_tensions_noisier_than_a_step_keep_the_setpoints_holds(
+        robot, tmp_path):
+    """
+    A real robot's tendon/state efforts are measurements (Present Current): noisy by counts.
+
+    Holds segmented on them (a new hold at every change over 0.05 N) fell apart under a
+    noise of +-0.15 N: 'no holds'. The holds are the setpoints'; their tensions the state's
+    mean over the settled part (150 samples: the mean's standard deviation is 0.007 N, the
+    tolerance of 0.03 N four of them), the min_tension the bridge applied for 0 N included.
+    A tip sample's tensions are the last state's at or before it, noise and all.
+    """
+    rng = np.random.default_rng(7)
+    noises = []
+
+    def applied(effort):
+        noises.append(rng.uniform(-0.15, 0.15, len(effort)))
+        return np.maximum(effort, 0.5) + noises[-1]
+
+    _two_holds_bag(tmp_path / 'bag', robot.tendon_names, applied=applied)
+    _two_holds_bag(tmp_path / 'setpoints', robot.tendon_names)
+    holds = load_recording(tmp_path / 'bag', robot)
+    assert [(h.start, h.samples) for h in holds] == [
+        (h.start, h.samples) for h in load_recording(tmp_path / 'setpoints', robot)]
+    np.testing.assert_allclose([hold.tensions for hold in holds],
+                               [[0.5, 0.5, 0.5, 0.5], [0.5, 2, 0.5, 0.5]], atol=0.03)
+    assert [hold.tension_topic for hold in holds] == ['tendon/state'] * 2
+    samples = load_recording(tmp_path / 'bag', robot, points='samples')
+    steps = np.where(np.arange(300)[:, None] >= 150, [0.5, 2, 0.5, 0.5], 0.5)
+    np.testing.assert_allclose([sample.tensions for sample in samples],
+                               steps + np.array(noises), rtol=0, atol=1e-12)
+
+
+def test_a_hold_without_a_state_keeps_its_setpoints_and_the_report_says_which(robot, tmp_path):
+    """The state reports efforts for the first hold only: the second keeps its setpoints."""
+    from tendon_robot_sim.experiment.calibration import validate, write_report
+
+    names = robot.tendon_names
+    messages = []
+    for i in range(300):
+        stamp = i * 10 ** 7
+        setpoint = [0.0, 0.0 if i < 150 else 2.0, 0.0, 0.0]
+        messages += [('tendon/setpoint', stamp, _setpoint(stamp, names, setpoint)),
+                     ('tip/measured', stamp, _tip(stamp, (0.2, -0.01 * (i >= 150), 0)))]
+        if i < 150:
+            messages.append(('tendon/state', stamp, _setpoint(stamp, names, [0.5] * 4)))
+    holds = holds_from_messages(messages, names)
+    np.testing.assert_allclose([h.tensions for h in holds], [[0.5] * 4, [0, 2, 0, 0]])
+    assert [h.tension_topic for h in holds] == ['tendon/state', 'tendon/setpoint']
+    report = write_report(tmp_path / 'report', validate(robot, holds)).read_text()
+    assert ('Tensions from `tendon/setpoint` for 1 of 2 holds, `tendon/state` (the mean over '
+            'the steady part) for 1 of 2 holds.') in report

@@ -192,6 +192,10 @@ def test_tensions_import_as_efforts(tmp_path):
      "line 3, column 'f0': a tension must be <= max_tension = 20 N of tendon 't0', got 1e+09 N"),
     (TENSIONS.replace('1,2,0,0,500', '1,2,0,0,20001'), TENSION_MAP,
      "line 3, column 'f3': a tension must be <= max_tension = 20 N of tendon 't3', got 20.001 N"),
+    # a tip in cm read as m (the default unit): 100 robot lengths from the base
+    (OTHER_LAB, OTHER_MAP.replace('z_cm], unit: cm}', 'z_cm]}'),
+     "line 2, column 'x_cm': the measured point is 25.0994 m from the base, 100 times the "
+     "robot's length (0.25 m): is its unit right (a table unit read as 1 m), and the frame?"),
     # a displacement longer than the rod (0.25 m), here paid out (the map's sign -1)
     (OTHER_LAB.replace('250,bend,10,', '250,bend,1e5,'), OTHER_MAP,
      "line 4, column 'a_deg': a displacement must be within [-0.25, 0.25] m (the rod length "

@@ -14,6 +14,7 @@
 
 """``tendon-robot-sim record``: a real recorder process, a real publisher, the bag read back."""
 
+from contextlib import contextmanager
 import signal
 import subprocess
 import sys
@@ -31,14 +32,28 @@ from tendon_robot_sim.ros import topics
 from waiting import COMMAND_TIMEOUT, first_line
 
 
-@pytest.fixture
-def node():
+@contextmanager
+def _node_of_its_own(name, namespace=''):
     context = rclpy.Context()
     rclpy.init(context=context)
-    node = rclpy.create_node('record_test_publisher', context=context)
-    yield node
-    node.destroy_node()
-    context.try_shutdown()
+    node = rclpy.create_node(name, namespace=namespace, context=context)
+    try:
+        yield node
+    finally:
+        node.destroy_node()
+        context.try_shutdown()
+
+
+@pytest.fixture
+def node():
+    with _node_of_its_own('record_test_publisher') as node:
+        yield node
+
+
+def _publishers(node, *stack_topics):
+    """Return a publisher of each of ``stack_topics`` (ros.topics entries) by resolved name."""
+    made = [node.create_publisher(topic.msg_type, topic.name, topic.qos) for topic in stack_topics]
+    return {publisher.topic_name: publisher for publisher in made}
 
 
 def _start(out, *options):
@@ -91,12 +106,7 @@ def test_records_the_contract_until_ctrl_c(tmp_path, node):
     out = tmp_path / 'bag'
     process = _start(out)
     try:
-        publishers = {
-            '/tendon/command/tension': node.create_publisher(
-                JointState, topics.TENDON_COMMAND.name, topics.TENDON_COMMAND.qos),
-            '/tip/measured': node.create_publisher(
-                PointStamped, topics.TIP_MEASURED.name, topics.TIP_MEASURED.qos)}
-        sent = _publish(node, publishers, 10)
+        sent = _publish(node, _publishers(node, topics.TENDON_COMMAND, topics.TIP_MEASURED), 10)
     finally:
         process.send_signal(signal.SIGINT)
         output = process.communicate(timeout=TIMEOUT)[0]
@@ -115,9 +125,7 @@ def test_records_chosen_topics_to_sqlite3_until_sigterm(tmp_path, node):
     out = tmp_path / 'bag'
     process = _start(out, '--storage', 'sqlite3', '--topics', 'tip/measured')
     try:
-        publishers = {'/tip/measured': node.create_publisher(
-            PointStamped, topics.TIP_MEASURED.name, topics.TIP_MEASURED.qos)}
-        sent = _publish(node, publishers, 5)
+        sent = _publish(node, _publishers(node, topics.TIP_MEASURED), 5)
         # not recorded: a topic that was not chosen
         other = node.create_publisher(JointState, topics.TENDON_COMMAND.name,
                                       topics.TENDON_COMMAND.qos)
@@ -129,6 +137,25 @@ def test_records_chosen_topics_to_sqlite3_until_sigterm(tmp_path, node):
     assert bag_topics(out) == {'/tip/measured': 'geometry_msgs/msg/PointStamped'}
     assert _received(out) == sent
     assert len(list(out.glob('*.db3'))) == 1
+
+
+def test_records_a_stack_in_a_namespace(tmp_path):
+    """A stack launched with namespace:=left_arm: record had no way to record its topics."""
+    out = tmp_path / 'bag'
+    with _node_of_its_own('stack', 'left_arm') as stack:
+        process = _start(out, '--namespace', 'left_arm', '--topics', 'tendon/setpoint',
+                         'tip/measured', '/tf')
+        try:
+            sent = _publish(stack, _publishers(stack, topics.TENDON_SETPOINT,
+                                               topics.TIP_MEASURED), 5)
+        finally:
+            process.send_signal(signal.SIGINT)
+            output = process.communicate(timeout=TIMEOUT)[0]
+    assert process.returncode == 0, output
+    assert bag_topics(out) == {'/left_arm/tendon/setpoint': 'sensor_msgs/msg/JointState',
+                               '/left_arm/tip/measured': 'geometry_msgs/msg/PointStamped',
+                               '/tf': 'tf2_msgs/msg/TFMessage'}
+    assert _received(out) == sent
 
 
 def test_a_stop_records_what_dds_had_delivered(tmp_path, node):
@@ -175,3 +202,5 @@ def test_bad_arguments_are_refused(tmp_path, capsys):
     assert 'exists already' in capsys.readouterr().err
     assert main(['record', str(tmp_path / 'b'), '--duration', '-1']) == 2
     assert 'argument --duration: must be a finite number >= 0, got -1' in capsys.readouterr().err
+    assert main(['record', str(tmp_path / 'c'), '--namespace', 'left arm']) == 2
+    assert '--namespace: not a ROS namespace' in capsys.readouterr().err

@@ -39,8 +39,9 @@ from tendon_robot_sim.experiment.bag import BagError, BagWriter, OfferedQos
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.ros import topics
-from tendon_robot_sim.ros.replay import BagPlayer
+from tendon_robot_sim.ros.replay import BagPlayer, SIMULATOR_OUTPUTS
 from tendon_robot_sim.ros.spinner import BackgroundSpinner
+from tf2_msgs.msg import TFMessage
 from waiting import COMMAND_TIMEOUT
 
 # Irregular gaps between messages [s], alternating between two topics; 0.99 s in all.
@@ -189,6 +190,22 @@ def test_publishers_take_the_qos_of_the_table_else_of_the_bag(bag, player_contex
         BagPlayer(bag, rate=0.0, context=player_context)
 
 
+def test_what_the_simulator_publishes_is_left_out_in_any_namespace(tmp_path, player_context):
+    """A namespaced stack's recorded tip/pose was replayed beside the simulated one."""
+    bag = tmp_path / 'bag'
+    recorded = {'/left_arm/tip/pose': PoseStamped(), '/left_arm/tip/measured': PointStamped(),
+                '/tf': TFMessage()}
+    with BagWriter(bag) as writer:
+        for topic, msg in recorded.items():
+            writer.add_topic(topic, topics.type_name(type(msg)), OfferedQos())
+            writer.write(topic, T0, serialize_message(msg))
+    player = BagPlayer(bag, exclude=SIMULATOR_OUTPUTS, context=player_context)
+    try:
+        assert list(player.publishers_by_topic) == ['/left_arm/tip/measured']
+    finally:
+        player.destroy_node()
+
+
 def test_command_loops_until_ctrl_c(bag, listener):
     process = subprocess.Popen(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'replay', str(bag), '--rate', '4',
@@ -300,7 +317,8 @@ def test_a_replay_into_simulation_verifies_the_bag_once(tmp_path, monkeypatch, c
 
 def test_replay_into_simulation_needs_setpoints(bag, capsys):
     assert main(['replay', str(bag), '--simulate', '--topics', 'tip/target']) == 2
-    assert '--simulate: the replay holds no /tendon/setpoint' in capsys.readouterr().err
+    assert '--simulate: the replay holds no tendon/setpoint (in any namespace) to simulate' \
+        in capsys.readouterr().err
     assert main(['replay', str(bag), '--model', 'cosserat']) == 2
     assert '--robot and --model apply to --simulate only' in capsys.readouterr().err
 
@@ -328,14 +346,14 @@ def test_a_bag_cannot_choose_which_python_module_is_imported(tmp_path):
     assert 'published 1 messages' in result.stdout
 
 
-def _setpoint_bag(path, names=None):
+def _setpoint_bag(path, names=None, namespace='/'):
     """Write five setpoints of 3 N on every tendon; ``names`` default: the default robot's."""
     names = load_robot(default_robot_file()).tendon_names if names is None else names
+    topic = namespace + topics.TENDON_SETPOINT.name
     with BagWriter(path) as writer:
-        writer.add_topic('/' + topics.TENDON_SETPOINT.name, 'sensor_msgs/msg/JointState',
-                         OfferedQos())
+        writer.add_topic(topic, 'sensor_msgs/msg/JointState', OfferedQos())
         for i in range(5):
-            writer.write('/' + topics.TENDON_SETPOINT.name, T0 + i * 10_000_000,
+            writer.write(topic, T0 + i * 10_000_000,
                          serialize_message(JointState(name=names, effort=[3.0] * 4)))
 
 
@@ -380,6 +398,42 @@ def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_pat
         except AssertionError as error:   # none: not matched within the delay; some: lost
             raise AssertionError(f'{error}: {len(received)} of 5 arrived; the replay said '
                                  f'{result.stdout!r}') from None
+
+
+def test_setpoints_recorded_in_a_namespace_stay_away_from_its_hardware_bridge(tmp_path):
+    """
+    A stack launched in a namespace records /left_arm/tendon/setpoint; its bridge listens there.
+
+    The replay published them on that recorded name, unguarded: the real robot moved.
+    """
+    bag = tmp_path / 'bag'
+    _setpoint_bag(bag, namespace='/left_arm/')
+    received, replayed = [], []
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    bridge = rclpy.create_node('hardware_bridge', namespace='left_arm', context=context)
+    bridge.create_subscription(JointState, topics.TENDON_SETPOINT.name, received.append,
+                               topics.TENDON_SETPOINT.qos)
+    listener = rclpy.create_node('listener', namespace='left_arm', context=context)
+    listener.create_subscription(JointState, 'replay/' + topics.TENDON_SETPOINT.name,
+                                 replayed.append, topics.TENDON_SETPOINT.qos)
+    command = [sys.executable, '-m', 'tendon_robot_sim.cli', 'replay', str(bag), '--delay',
+               '6.0']
+    env = {**os.environ, 'PYTHONPATH': str(ROOT)}
+    with spinning(bridge, listener, context=context):
+        result = subprocess.run(command, capture_output=True, text=True, env=env,
+                                timeout=COMMAND_TIMEOUT)
+        assert result.returncode == 0 and 'published 5 messages' in result.stdout
+        # in the recorded namespace, under replay/ as for a bag without a namespace
+        wait_for(lambda: len(replayed) == 5, 'the setpoints on left_arm/replay/tendon/setpoint')
+        assert received == []
+        result = subprocess.run(command + ['--setpoint-topic', topics.TENDON_SETPOINT.name],
+                                capture_output=True, text=True, env=env,
+                                timeout=COMMAND_TIMEOUT)
+        assert result.returncode == 2
+        assert '/left_arm/hardware_bridge subscribes to /left_arm/tendon/setpoint' \
+            in result.stderr
+    assert received == []
 
 
 def test_the_wait_for_acknowledgements_docs_state_is_the_codes():
