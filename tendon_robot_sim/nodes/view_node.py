@@ -30,7 +30,8 @@ through its parameter service), ``tendon/setpoint`` in the robot's own input (mo
 pressures) or nothing. Publishers are reliable; only a user's move in a page publishes, so
 a page that closes (or the view that stops) leaves the robot as it is: a hardware bridge's
 watchdog still governs. When the hardware bridge's ``~/stop`` service exists, the page
-offers Stop and Resume. The page logic is ROS-free (:mod:`tendon_robot_sim.view`).
+offers Stop and Resume, unless it only watches (``drive`` none). The page logic is ROS-free
+(:mod:`tendon_robot_sim.view`).
 
 Who may command (docs/viewer.md, Security; :mod:`tendon_robot_sim.view.guard`): pages of this
 machine's names and of the view's own origin only; with the token of the printed address
@@ -224,8 +225,10 @@ class ViewNode(Node):
                           "robot's limits)")
         if self.target_pub is not None:
             powers.append(f'set tip targets on {self.target_pub.topic_name}')
-        powers.append(f'press Stop and Resume of {self.config.hardware_bridge} once it runs')
-        return ', '.join(powers)
+        if self.config.drive != 'none':
+            powers.append(f'press Stop and Resume of {self.config.hardware_bridge} once it '
+                          'runs')
+        return ', '.join(powers) or 'watch the robot (nothing is commanded)'
 
     def _heading(self, kind: str, description) -> str:
         namespace = self.get_namespace()
@@ -345,7 +348,8 @@ class ViewNode(Node):
                     'commands only with the token of the printed address'
                     + ('' if self.config.remote_control or self.page.guard.loopback else
                        ', and from this machine only (remote_control is false)'))
-            self.page.add_hardware(bridge, self._call_bridge)
+            if self.config.drive != 'none':   # a watching page commands nothing: no Resume
+                self.page.add_hardware(bridge, self._call_bridge)
         if (self.limits_client is not None and not self._asked_limits
                 and self.limits_client.services_are_ready()):
             self._asked_limits = True

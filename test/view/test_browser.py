@@ -35,7 +35,7 @@ import rclpy
 from rclpy.parameter import Parameter
 from recorded import write_bag
 import ros_helpers
-from ros_helpers import MAX_TENSION, Probe, spinning
+from ros_helpers import MAX_TENSION, Probe, spinning, spinning_alone
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -363,6 +363,31 @@ def test_the_bridge_is_stopped_and_resumed_and_its_state_shown(live, browser):
     click(browser, browser.find_element(By.XPATH, "//button[normalize-space()='Resume']"))
     wait_for(lambda: live.calls == ['stop', 'resume'], 'the call of hardware_bridge/resume')
     screenshot(browser, 'live_hardware')
+
+
+def test_a_watching_page_offers_no_stop_or_resume(live, browser, robot_file):
+    """
+    A view that only watches (``view --watch``) offers no Stop or Resume when a bridge runs.
+
+    It offered both: Resume from a page the user opened to watch set the robot moving again.
+    """
+    watch = ViewNode(parameter_overrides=[Parameter('robot_file', value=str(robot_file)),
+                                          Parameter('drive', value='none'),
+                                          Parameter('port', value=0)])
+    first = browser.current_window_handle
+    with spinning_alone(watch):
+        wait_for(lambda: watch.page.guard.hardware, 'the watching view finding the bridge')
+        browser.switch_to.new_window('tab')
+        try:
+            open_page(browser, watch.page)
+            wait_for_text(browser, 'watching only', "the watching page's heading")
+            buttons = [button.text for button in browser.find_elements(By.TAG_NAME, 'button')]
+            assert 'Frame the robot' in buttons
+            assert 'Stop' not in buttons and 'Resume' not in buttons
+            assert watch.page.hardware is None
+        finally:
+            browser.close()
+            browser.switch_to.window(first)
 
 
 def test_texts_of_the_graph_show_as_written_not_as_the_pages_html(live, browser):
