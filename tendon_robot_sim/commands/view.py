@@ -110,7 +110,7 @@ def run(args) -> int:
         raise CommandError(f'--{error}') from None
     _check_controller(args, robot)
     if args.bag is not None:
-        return _play(args, limits)
+        return _play(args, limits, Path(robot).name)
     return _live(args, robot)
 
 
@@ -148,9 +148,9 @@ def _live(args, robot: Path) -> int:
     return view_node.main(ros_args)   # 1 when it cannot start: its log line says why
 
 
-def _play(args, limits) -> int:
+def _play(args, limits, robot: str) -> int:
     from tendon_robot_sim.ros.throttle import FaultWarnings
-    from tendon_robot_sim.view.page import Plotted, ViewPage
+    from tendon_robot_sim.view.page import Expected, Plotted, ViewPage
     from tendon_robot_sim.view.playback import BagPlayback, Timeline
 
     try:
@@ -172,7 +172,10 @@ def _play(args, limits) -> int:
     try:
         try:
             page = ViewPage(heading, warn=warn, host=args.host, port=args.port,
-                            plotted=plotted)
+                            plotted=plotted, expected=Expected(
+                                limits.names, robot, 'the bag holds another robot: the '
+                                "plot's units are this one's; play it with its robot "
+                                'description (--robot FILE)'))
         except ValueError as error:
             raise CommandError(f'--{error}') from None
         playback = BagPlayback(page, timeline)

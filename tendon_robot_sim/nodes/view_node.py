@@ -44,6 +44,7 @@ terminal, never logged (``/rosout`` is recorded). The ``/diagnostics`` statuses 
 StatusBoard`).
 """
 
+from pathlib import Path
 import time
 
 from geometry_msgs.msg import Point
@@ -67,8 +68,8 @@ from tendon_robot_sim.ros.runner import events_executor, run_node
 from tendon_robot_sim.ros.throttle import FaultWarnings
 from tendon_robot_sim.view.guard import is_loopback
 from tendon_robot_sim.view.inputs import command_of, DRIVES
-from tendon_robot_sim.view.page import (in_namespace, node_of_logger, Plotted, StatusBoard,
-                                        ViewPage)
+from tendon_robot_sim.view.page import (Expected, in_namespace, node_of_logger, Plotted,
+                                        StatusBoard, ViewPage)
 
 NODE_NAME = 'view'
 # What each drive's sliders publish on.
@@ -187,7 +188,10 @@ class ViewNode(Node):
                 send_target=self._send_target if steer_tip else None,
                 check_target=self._check_target, plotted=plotted,
                 plot_window=config.plot_window, hardware=config.hardware,
-                remote_control=config.remote_control)
+                remote_control=config.remote_control, expected=Expected(
+                    self.limits.names, Path(robot_file).name, 'the stack runs another robot '
+                    'than this view: its sliders, bounds and units are wrong and send nothing; '
+                    "start the view with the stack's robot description (view --robot FILE)"))
         except ValueError as error:
             raise ConfigurationError(f'parameter {error}') from None
         self.statuses = StatusBoard(config.status_timeout)

@@ -86,6 +86,27 @@ class Plotted:
     label: str = 'tension [N]'
 
 
+@dataclass(frozen=True)
+class Expected:
+    """
+    The inputs of the page's robot description, which ``tendon/state`` must name.
+
+    ``robot``: the description's name; ``advice``: what to do when the state names another
+    robot's inputs (the page was started with another description than the stack's).
+    """
+
+    names: tuple[str, ...]
+    robot: str
+    advice: str
+
+    def mismatch(self, names: Sequence[str]) -> str | None:
+        """Say why ``names`` (of a ``tendon/state``) are not the robot's inputs; None: they are."""
+        if not names or set(names) == set(self.names):
+            return None
+        return (f'tendon/state names {cut(", ".join(names))}, not the inputs of robot '
+                f'{self.robot} ({", ".join(self.names)}): {self.advice}')
+
+
 class History:
     """Samples (time [s], values) of the last ``window`` seconds."""
 
@@ -257,9 +278,10 @@ class ViewPage:
 
     ``command`` (None: no sliders) and ``send_command(name, value)``; ``send_target(point)``
     with ``check_target(point)`` (None: no tip target); ``plotted`` says which state field
-    the plot shows. ``port`` 0 takes a free port (:attr:`port` tells which).
-    ``warn(kind, text)`` says, throttled per kind, what the page refused; ``hardware`` and
-    ``remote_control`` are the :class:`~tendon_robot_sim.view.guard.Guard`'s.
+    the plot shows; ``expected``: the inputs ``tendon/state`` must name: while it names
+    others, the page says so and sends nothing. ``port`` 0 takes a free port (:attr:`port`
+    tells which). ``warn(kind, text)`` says, throttled per kind, what the page refused;
+    ``hardware`` and ``remote_control`` are the :class:`~tendon_robot_sim.view.guard.Guard`'s.
     """
 
     def __init__(self, heading: str, *, warn: Warn, host: str = '127.0.0.1',
@@ -269,7 +291,7 @@ class ViewPage:
                  check_target: Callable[[np.ndarray], str | None] | None = None,
                  plotted: Plotted = Plotted(), plot_window: float = 10.0,
                  title: str = 'tendon_robot_sim', hardware: bool = False,
-                 remote_control: bool = False):
+                 remote_control: bool = False, expected: Expected | None = None):
         self.lock = threading.RLock()
         check_host(host)
         self.guard = Guard(host, warn, hardware=hardware, remote_control=remote_control)
@@ -301,6 +323,8 @@ class ViewPage:
         self.state_history = History(plot_window)
         self.error_history = History(plot_window)
         self._state_names: tuple[str, ...] = ()
+        self.expected = expected
+        self._names_seen: Sequence[str] = ()   # of the latest tendon/state, whatever its values
         self._state_values = np.zeros(0)
         self.commands: CommandPanel | None = None
         self.targets: TargetPanel | None = None
@@ -341,10 +365,11 @@ class ViewPage:
             self.frame_camera(event.client)
         self.reset_view.on_click(frame)
         if command is not None and send_command is not None:
-            self.commands = CommandPanel(server.gui, command, send_command)
+            self.commands = CommandPanel(server.gui, command, send_command, self.mismatch)
         if send_target is not None:
+            check = check_target or (lambda point: None)
             self.targets = TargetPanel(server.gui, server.scene, 0.3 * DEFAULT_SIZE,
-                                       send_target, check_target or (lambda point: None))
+                                       send_target, lambda point: self.mismatch() or check(point))
 
             async def at_tip(event) -> None:
                 self._target_at_tip()
@@ -416,6 +441,7 @@ class ViewPage:
         values = np.asarray(effort if self.plotted.field == 'effort' else position,
                             dtype=float)
         with self.lock:
+            self._names_seen = names
             if self.commands is not None and not self._commands_shown:
                 shown = effort if self.commands.command.field == 'effort' else position
                 if len(shown) == len(names):
@@ -459,12 +485,17 @@ class ViewPage:
 
     # ------------------------------------------------------------------ panels
 
+    def mismatch(self) -> str | None:
+        """Say why the latest ``tendon/state`` is another robot's than the page's; None: not."""
+        with self.lock:
+            return self.expected.mismatch(self._names_seen) if self.expected else None
+
     def set_command(self, command: Command, send: Callable[[str, float], None]) -> None:
         """Add the sliders of ``command`` (once its bounds are known)."""
         def add() -> None:
             with self.lock:
                 if self.commands is None:
-                    self.commands = CommandPanel(self.server.gui, command, send)
+                    self.commands = CommandPanel(self.server.gui, command, send, self.mismatch)
         self.in_loop(add)
 
     def add_hardware(self, bridge: str, call: Callable[[str], None]) -> None:
@@ -535,11 +566,13 @@ class ViewPage:
 
     def _refresh(self, now: float) -> None:
         with self.lock:
+            mismatch = self.mismatch()
+            first = [f'- **ERROR** {literal(mismatch)}'] if mismatch else []
             more = [f'- ... and {self._more_statuses} more statuses'] \
                 if self._more_statuses else []
-            self.diagnostics.content = '\n'.join(
-                [f'- **{LEVELS.get(level, level)}** {literal(cut(name))}: {literal(cut(message))}'
-                 for level, name, message in self._statuses] + more + list(self._warnings))
+            self.diagnostics.content = '\n'.join(first + [
+                f'- **{LEVELS.get(level, level)}** {literal(cut(name))}: {literal(cut(message))}'
+                for level, name, message in self._statuses] + more + list(self._warnings))
             if self.commands is not None:
                 self.commands.show(self._mirrored)
                 self._mirrored = {}

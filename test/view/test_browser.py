@@ -390,6 +390,38 @@ def test_a_watching_page_offers_no_stop_or_resume(live, browser, robot_file):
             browser.switch_to.window(first)
 
 
+def test_a_view_of_another_robot_than_the_stacks_says_so_and_sends_nothing(live, browser):
+    """
+    A view started for the snake beside the rod's stack says so, and its sliders send nothing.
+
+    It showed the snake's cable sliders (0 .. 150 N) for the rod and sent their values, with
+    nothing on the page saying that the stack's tendon/state names other inputs.
+    """
+    snake = share_dir() / 'config' / 'rolling_joint_snake.yaml'
+    other = ViewNode(parameter_overrides=[Parameter('robot_file', value=str(snake)),
+                                          Parameter('port', value=0)])
+    first = browser.current_window_handle
+    with spinning_alone(other):
+        browser.switch_to.new_window('tab')
+        try:
+            open_page(browser, other.page)
+            text = wait_for_text(browser, 'not the inputs of robot rolling_joint_snake.yaml',
+                                 'the page saying the stack runs another robot')
+            assert 'tendon/state names t0, t1, t2, t3' in text
+            track = browser.find_element(
+                By.XPATH, "//label[text()='cable1 [N]']/ancestor::div[.//*[@role='slider']][1]"
+                "//*[contains(@class, 'mantine-Slider-track')]")
+            ActionChains(browser).move_to_element_with_offset(
+                track, track.size['width'] // 4, 0).click().perform()
+            wait_for(lambda: 'Not sent' in page_text(browser) or commands_of(live.probe, 'cable1'),
+                     'the move refused, or sent')
+            assert commands_of(live.probe, 'cable1') == []
+            assert other.page.commands.sent == 0
+        finally:
+            browser.close()
+            browser.switch_to.window(first)
+
+
 def test_texts_of_the_graph_show_as_written_not_as_the_pages_html(live, browser):
     """
     A status from the graph shows as its text: no element, link or image of its own.
