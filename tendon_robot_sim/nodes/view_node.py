@@ -191,7 +191,8 @@ class ViewNode(Node):
                 remote_control=config.remote_control, expected=Expected(
                     self.limits.names, Path(robot_file).name, 'the stack runs another robot '
                     'than this view: its sliders, bounds and units are wrong and send nothing; '
-                    "start the view with the stack's robot description (view --robot FILE)"))
+                    "start the view with the stack's robot description (view --robot FILE)"),
+                heeded=(topics.BACKBONE_MARKERS.name, topics.TENDON_STATE.name))
         except ValueError as error:
             raise ConfigurationError(f'parameter {error}') from None
         self.statuses = StatusBoard(config.status_timeout)
@@ -276,6 +277,7 @@ class ViewNode(Node):
 
     def _on_markers(self, data: bytes) -> None:
         self.markers_received += 1
+        self.page.heard(topics.BACKBONE_MARKERS.name, time.monotonic())
         try:
             msg = self.read_markers(data)
         except CdrError:   # not plain CDR (another rmw's encoding): rclpy reads it
@@ -295,7 +297,9 @@ class ViewNode(Node):
         self.page.show_target((msg.point.x, msg.point.y, msg.point.z))
 
     def _on_state(self, msg) -> None:
-        self.page.show_state(time.monotonic(), msg.name, msg.position, msg.effort)
+        now = time.monotonic()
+        self.page.heard(topics.TENDON_STATE.name, now)
+        self.page.show_state(now, msg.name, msg.position, msg.effort)
 
     def _on_command(self, msg) -> None:
         values = getattr(msg, self.command.field) if self.command is not None else ()

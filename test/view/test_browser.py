@@ -422,6 +422,36 @@ def test_a_view_of_another_robot_than_the_stacks_says_so_and_sends_nothing(live,
             browser.switch_to.window(first)
 
 
+def test_a_stack_that_stops_is_said_stale_until_it_runs_again(live, browser, robot_file):
+    """
+    The page says when the stack's markers and states stop, and stops saying it once they return.
+
+    It kept drawing the last robot and its "now" values with nothing saying they were old.
+    """
+    robot = Parameter('robot_file', value=str(robot_file))
+    simulator = SimulatorNode(namespace='stale', parameter_overrides=[
+        robot, Parameter('mode', value='quasi_static')])
+    view = ViewNode(namespace='stale', parameter_overrides=[robot, Parameter('port', value=0)])
+    first = browser.current_window_handle
+    with spinning_alone(view):
+        browser.switch_to.new_window('tab')
+        try:
+            open_page(browser, view.page)
+            with spinning_alone(simulator):
+                wait_for_text(browser, 'now (tension [N], tendon/state)', 'the live values')
+                wait_for(lambda: 'STALE' not in page_text(browser), 'no topic said stale')
+            text = wait_for_text(browser, 'STALE no backbone/markers for',
+                                 'the page saying the markers stopped')
+            assert 'STALE no tendon/state for' in text
+            again = SimulatorNode(namespace='stale', parameter_overrides=[
+                robot, Parameter('mode', value='quasi_static')])
+            with spinning_alone(again):
+                wait_for(lambda: 'STALE' not in page_text(browser), 'the stack heard again')
+        finally:
+            browser.close()
+            browser.switch_to.window(first)
+
+
 def test_texts_of_the_graph_show_as_written_not_as_the_pages_html(live, browser):
     """
     A status from the graph shows as its text: no element, link or image of its own.
