@@ -277,14 +277,16 @@ class ViewNode(Node):
 
     def _on_markers(self, data: bytes) -> None:
         self.markers_received += 1
-        self.page.heard(topics.BACKBONE_MARKERS.name, time.monotonic())
+        # a stack that restarts (with a robot of other markers: the rod's after the snake's)
+        # sends no DELETEALL: its first markers after a silence replace what was drawn
+        restarted = self.page.heard(topics.BACKBONE_MARKERS.name, time.monotonic())
         try:
             msg = self.read_markers(data)
         except CdrError:   # not plain CDR (another rmw's encoding): rclpy reads it
             msg = deserialize_message(data, topics.BACKBONE_MARKERS.msg_type)
         if msg.markers:
             self.frame_id = msg.markers[-1].header.frame_id
-        self.page.show_markers(msg.markers)
+        self.page.show_markers(msg.markers, snapshot=restarted)
 
     def _on_tip(self, msg) -> None:
         p, q = msg.pose.position, msg.pose.orientation

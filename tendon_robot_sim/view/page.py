@@ -494,11 +494,18 @@ class ViewPage:
 
     # ------------------------------------------------------------------ panels
 
-    def heard(self, topic: str, now: float) -> None:
-        """Take that a message of ``topic`` (one of ``heeded``) came at steady time ``now``."""
+    def heard(self, topic: str, now: float) -> bool:
+        """
+        Take that a message of ``topic`` (one of ``heeded``) came at steady time ``now``.
+
+        Return whether it is the first after a silence of :data:`STALE_AFTER` s (or ever):
+        the stack (re)started, perhaps with another robot, whose markers replace all before.
+        """
         with self.lock:
+            fresh = topic in self._silent or now - self._heard[topic] > STALE_AFTER
             self._heard[topic] = now
             self._silent.discard(topic)
+            return fresh
 
     def _stale(self, now: float) -> list[str]:
         """Return a line per heeded topic silent for :data:`STALE_AFTER` s at ``now``."""

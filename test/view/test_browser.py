@@ -422,15 +422,24 @@ def test_a_view_of_another_robot_than_the_stacks_says_so_and_sends_nothing(live,
             browser.switch_to.window(first)
 
 
+def vertebrae(page) -> set:
+    """Return the ids of the vertebrae (discs) the page draws now."""
+    with page.lock:
+        return {key[1] for key in page.markers.items if key[0] == 'vertebrae'}
+
+
 def test_a_stack_that_stops_is_said_stale_until_it_runs_again(live, browser, robot_file):
     """
     The page says when the stack's markers and states stop, and stops saying it once they return.
 
     It kept drawing the last robot and its "now" values with nothing saying they were old.
+    The stack comes back with a robot of 5 discs, not 10: the 5 others leave the scene
+    (the simulator sends no DELETEALL; they stayed).
     """
     robot = Parameter('robot_file', value=str(robot_file))
+    ten_discs = Parameter('robot_file', value=str(share_dir() / 'config' / 'robot.yaml'))
     simulator = SimulatorNode(namespace='stale', parameter_overrides=[
-        robot, Parameter('mode', value='quasi_static')])
+        ten_discs, Parameter('mode', value='quasi_static')])
     view = ViewNode(namespace='stale', parameter_overrides=[robot, Parameter('port', value=0)])
     first = browser.current_window_handle
     with spinning_alone(view):
@@ -440,6 +449,7 @@ def test_a_stack_that_stops_is_said_stale_until_it_runs_again(live, browser, rob
             with spinning_alone(simulator):
                 wait_for_text(browser, 'now (tension [N], tendon/state)', 'the live values')
                 wait_for(lambda: 'STALE' not in page_text(browser), 'no topic said stale')
+                wait_for(lambda: vertebrae(view.page) == set(range(10)), 'the ten discs drawn')
             text = wait_for_text(browser, 'STALE no backbone/markers for',
                                  'the page saying the markers stopped')
             assert 'STALE no tendon/state for' in text
@@ -447,6 +457,8 @@ def test_a_stack_that_stops_is_said_stale_until_it_runs_again(live, browser, rob
                 robot, Parameter('mode', value='quasi_static')])
             with spinning_alone(again):
                 wait_for(lambda: 'STALE' not in page_text(browser), 'the stack heard again')
+                wait_for(lambda: vertebrae(view.page) == set(range(5)),
+                         "only the new robot's five discs drawn")
         finally:
             browser.close()
             browser.switch_to.window(first)
