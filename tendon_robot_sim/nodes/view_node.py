@@ -68,7 +68,7 @@ from tendon_robot_sim.ros.runner import events_executor, run_node
 from tendon_robot_sim.ros.throttle import FaultWarnings
 from tendon_robot_sim.view.guard import is_loopback
 from tendon_robot_sim.view.inputs import command_of, DRIVES
-from tendon_robot_sim.view.page import (Expected, in_namespace, node_of_logger, Plotted,
+from tendon_robot_sim.view.page import (Expected, in_namespace, node_of_logger, plotted_of,
                                         StatusBoard, ViewPage)
 
 NODE_NAME = 'view'
@@ -178,7 +178,7 @@ class ViewNode(Node):
             self.workspace_radius = WORKSPACE_RADIUS * actuation.reach
         self.frame_id = ''     # the markers' frame (the stack's base frame) once seen
         self.markers_received = 0
-        plotted = Plotted(self.limits.field, f'{self.limits.quantity} [{self.limits.unit}]')
+        plotted = plotted_of(self.limits)
         self._warnings = FaultWarnings(self.get_logger(),
                                        lambda: self.config.warning_throttle_period)
         try:
@@ -207,9 +207,8 @@ class ViewNode(Node):
             Trigger, f'{config.hardware_bridge}/{service}') for service in ('stop', 'resume')}
         self._asked_limits = False
         self.create_timer(LOOKUP_PERIOD, self._look_around, clock=steady)
-        if config.port and self.page.port != config.port:
-            self.get_logger().warning(f'port {config.port} is taken: serving on '
-                                      f'{self.page.port}')
+        if self.page.port_taken:
+            self.get_logger().warning(self.page.port_taken)
         self.get_logger().info(
             f'serving the view of {self.get_namespace()} on {config.host} port '
             f'{self.page.port} (drive {config.drive}: {DRIVE_NOTES[config.drive]}); its '

@@ -44,9 +44,10 @@ import time
 from typing import Callable, Sequence
 
 import numpy as np
+from tendon_robot_sim.models.registry import InputLimits
 from tendon_robot_sim.view.camera import FIELD_OF_VIEW, Framing, UP
 from tendon_robot_sim.view.guard import Guard, start_server, Warn
-from tendon_robot_sim.view.inputs import Command, nice_step
+from tendon_robot_sim.view.inputs import Command, nice_step, shown
 from tendon_robot_sim.view.markers import MarkerScene
 from tendon_robot_sim.view.panels import CommandPanel, HardwarePanel, PlaybackPanel, TargetPanel
 from tendon_robot_sim.view.scene import SceneRenderer
@@ -83,10 +84,21 @@ SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b
 
 @dataclass(frozen=True)
 class Plotted:
-    """What the plot shows of ``tendon/state``: the JointState ``field`` and its label."""
+    """
+    What the plot shows of ``tendon/state``: the JointState ``field`` and its label.
+
+    ``scale``: shown value per SI value (angles in degrees, as the sliders show them).
+    """
 
     field: str = 'effort'
     label: str = 'tension [N]'
+    scale: float = 1.0
+
+
+def plotted_of(limits: InputLimits) -> Plotted:
+    """Return what the plot and the live values show of a robot's inputs, in the sliders' unit."""
+    unit, scale = shown(limits.unit)
+    return Plotted(limits.field, f'{limits.quantity} [{unit}]', scale)
 
 
 @dataclass(frozen=True)
@@ -303,6 +315,9 @@ class ViewPage:
         self.guard = Guard(host, warn, hardware=hardware, remote_control=remote_control)
         self.server = start_server(self.guard, host, port, title)
         self.port = self.server.get_port()
+        # viser took the next free port: said by the caller (the node's log, the command's line)
+        self.port_taken = (f'port {port} is taken: serving on {self.port}'
+                           if port and self.port != port else None)
         self._loop = self.server.get_event_loop()
         self._loop.call_soon_threadsafe(self._loop.set_exception_handler, self._failed)
         self._loop_thread = None      # viser's event-loop thread, once known
@@ -447,8 +462,8 @@ class ViewPage:
     def show_state(self, t: float, names: Sequence[str], position: Sequence[float],
                    effort: Sequence[float]) -> None:
         """Take one ``tendon/state`` at time ``t`` [s]; the plot shows the ``plotted`` field."""
-        values = np.asarray(effort if self.plotted.field == 'effort' else position,
-                            dtype=float)
+        values = self.plotted.scale * np.asarray(
+            effort if self.plotted.field == 'effort' else position, dtype=float)
         with self.lock:
             self._names_seen = names
             if self.commands is not None and not self._commands_shown:

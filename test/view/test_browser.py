@@ -48,7 +48,7 @@ from tendon_robot_sim.nodes.view_node import ViewNode
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.view.camera import in_view, PANEL_WIDTH
 from tendon_robot_sim.view.markers import Lines
-from tendon_robot_sim.view.page import ViewPage
+from tendon_robot_sim.view.page import plotted_of, ViewPage
 from tendon_robot_sim.view.playback import BagPlayback, Timeline
 
 # What a browser does is slow on a loaded 2-core machine (a page load took 40 s at load 12).
@@ -422,7 +422,7 @@ def test_a_view_of_another_robot_than_the_stacks_says_so_and_sends_nothing(live,
             browser.switch_to.window(first)
 
 
-def vertebrae(page) -> set:
+def discs_drawn(page) -> set:
     """Return the ids of the vertebrae (discs) the page draws now."""
     with page.lock:
         return {key[1] for key in page.markers.items if key[0] == 'vertebrae'}
@@ -449,7 +449,7 @@ def test_a_stack_that_stops_is_said_stale_until_it_runs_again(live, browser, rob
             with spinning_alone(simulator):
                 wait_for_text(browser, 'now (tension [N], tendon/state)', 'the live values')
                 wait_for(lambda: 'STALE' not in page_text(browser), 'no topic said stale')
-                wait_for(lambda: vertebrae(view.page) == set(range(10)), 'the ten discs drawn')
+                wait_for(lambda: discs_drawn(view.page) == set(range(10)), 'the ten discs drawn')
             text = wait_for_text(browser, 'STALE no backbone/markers for',
                                  'the page saying the markers stopped')
             assert 'STALE no tendon/state for' in text
@@ -457,7 +457,7 @@ def test_a_stack_that_stops_is_said_stale_until_it_runs_again(live, browser, rob
                 robot, Parameter('mode', value='quasi_static')])
             with spinning_alone(again):
                 wait_for(lambda: 'STALE' not in page_text(browser), 'the stack heard again')
-                wait_for(lambda: vertebrae(view.page) == set(range(5)),
+                wait_for(lambda: discs_drawn(view.page) == set(range(5)),
                          "only the new robot's five discs drawn")
         finally:
             browser.close()
@@ -618,19 +618,30 @@ def test_the_snakes_first_camera_frames_the_whole_robot_until_a_user_moves_it(br
 
 
 def test_the_parallel_robots_sliders_read_degrees(browser):
-    """Its motor sliders read "-0.349066 / 1.570796" (radians) while the CLI says degrees."""
+    """
+    Its motor sliders read "-0.349066 / 1.570796" (radians) while the CLI says degrees.
+
+    The live values under them and the plot read radians ("motor angle [rad]": 0.7854 under
+    a slider at 45 deg); they read degrees too.
+    """
     from tendon_robot_sim.models.registry import input_limits
     from tendon_robot_sim.view.inputs import command_of
 
     _, limits = input_limits(share_dir() / 'config' / 'pcr_6rus.yaml')
     sent = []
     page = ViewPage('pcr', port=0, warn=lambda kind, text: None,
-                    command=command_of('setpoint', limits),
+                    command=command_of('setpoint', limits), plotted=plotted_of(limits),
                     send_command=lambda name, value: sent.append((name, value)))
     try:
         open_page(browser, page)
         text = wait_for_text(browser, 'Command: motor angle [deg]', 'the command panel drawn')
         assert 'motor_1 [deg]' in text
         assert '1.570796' not in text and '90' in text.split()     # the slider's end mark
+        page.show_state(0.0, limits.names, [np.radians(45.0)] * 6, [])
+        page.refresh(0.0)
+        text = wait_for_text(browser, 'now (motor angle [deg], tendon/state)', 'the live values')
+        assert '45 45 45 45 45 45' in text and '0.7854' not in text
+        assert page.state_plot.data[1].tolist() == [pytest.approx(45.0)]
+        assert page.state_plot.title == 'motor angle [deg]'
     finally:
         page.close()
