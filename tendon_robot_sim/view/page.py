@@ -106,8 +106,9 @@ class Expected:
     """
     The inputs of the page's robot description, which ``tendon/state`` must name.
 
-    ``robot``: the description's name; ``advice``: what to do when the state names another
-    robot's inputs (the page was started with another description than the stack's).
+    ``robot``: the description's file name (as ``--robot`` takes it); ``advice``: what to do
+    when the state names another robot's inputs (the page was started with another
+    description than the stack's).
     """
 
     names: tuple[str, ...]
