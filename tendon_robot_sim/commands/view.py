@@ -110,7 +110,7 @@ def run(args) -> int:
         raise CommandError(f'--{error}') from None
     _check_controller(args, robot)
     if args.bag is not None:
-        return _play(args, limits)
+        return _play(args, limits, Path(robot).name)
     return _live(args, robot)
 
 
@@ -148,9 +148,9 @@ def _live(args, robot: Path) -> int:
     return view_node.main(ros_args)   # 1 when it cannot start: its log line says why
 
 
-def _play(args, limits) -> int:
+def _play(args, limits, robot: str) -> int:
     from tendon_robot_sim.ros.throttle import FaultWarnings
-    from tendon_robot_sim.view.page import Plotted, ViewPage
+    from tendon_robot_sim.view.page import Expected, plotted_of, ViewPage
     from tendon_robot_sim.view.playback import BagPlayback, Timeline
 
     try:
@@ -159,7 +159,7 @@ def _play(args, limits) -> int:
         raise command_error(error) from None
     for topic, why in timeline.skipped.items():    # the rest of the bag is still worth seeing
         print(f'not showing {topic}: {why}', flush=True)
-    plotted = Plotted(limits.field, f'{limits.quantity} [{limits.unit}]')
+    plotted = plotted_of(limits)
     heading = (f'**Bag `{args.bag.name}`**: {timeline.duration:.2f} s, played back here '
                'only: nothing is published')
     # Ctrl-C, SIGTERM and a closing terminal end the playback between two frames, from the
@@ -172,7 +172,10 @@ def _play(args, limits) -> int:
     try:
         try:
             page = ViewPage(heading, warn=warn, host=args.host, port=args.port,
-                            plotted=plotted)
+                            plotted=plotted, expected=Expected(
+                                limits.names, robot, 'the bag holds another robot: the '
+                                "plot's units are this one's; play it with its robot "
+                                'description (--robot FILE)'))
         except ValueError as error:
             raise CommandError(f'--{error}') from None
         playback = BagPlayback(page, timeline)
@@ -185,6 +188,8 @@ def _play(args, limits) -> int:
                  f'({args.host}): anyone on the network who has its address with the token '
                  'can watch this recording (nothing is published); without the token nothing '
                  'is served')
+        if page.port_taken:
+            print(page.port_taken, flush=True)
         print(f'playing {args.bag} ({timeline.duration:.2f} s) on {page.address}; Ctrl-C '
               'stops', flush=True)
         while not stop and playback.error is None:

@@ -30,7 +30,8 @@ through its parameter service), ``tendon/setpoint`` in the robot's own input (mo
 pressures) or nothing. Publishers are reliable; only a user's move in a page publishes, so
 a page that closes (or the view that stops) leaves the robot as it is: a hardware bridge's
 watchdog still governs. When the hardware bridge's ``~/stop`` service exists, the page
-offers Stop and Resume. The page logic is ROS-free (:mod:`tendon_robot_sim.view`).
+offers Stop and Resume, unless it only watches (``drive`` none). The page logic is ROS-free
+(:mod:`tendon_robot_sim.view`).
 
 Who may command (docs/viewer.md, Security; :mod:`tendon_robot_sim.view.guard`): pages of this
 machine's names and of the view's own origin only; with the token of the printed address
@@ -43,6 +44,7 @@ terminal, never logged (``/rosout`` is recorded). The ``/diagnostics`` statuses 
 StatusBoard`).
 """
 
+from pathlib import Path
 import time
 
 from geometry_msgs.msg import Point
@@ -66,8 +68,8 @@ from tendon_robot_sim.ros.runner import events_executor, run_node
 from tendon_robot_sim.ros.throttle import FaultWarnings
 from tendon_robot_sim.view.guard import is_loopback
 from tendon_robot_sim.view.inputs import command_of, DRIVES
-from tendon_robot_sim.view.page import (in_namespace, node_of_logger, Plotted, StatusBoard,
-                                        ViewPage)
+from tendon_robot_sim.view.page import (Expected, in_namespace, node_of_logger, plotted_of,
+                                        StatusBoard, ViewPage)
 
 NODE_NAME = 'view'
 # What each drive's sliders publish on.
@@ -176,7 +178,7 @@ class ViewNode(Node):
             self.workspace_radius = WORKSPACE_RADIUS * actuation.reach
         self.frame_id = ''     # the markers' frame (the stack's base frame) once seen
         self.markers_received = 0
-        plotted = Plotted(self.limits.field, f'{self.limits.quantity} [{self.limits.unit}]')
+        plotted = plotted_of(self.limits)
         self._warnings = FaultWarnings(self.get_logger(),
                                        lambda: self.config.warning_throttle_period)
         try:
@@ -186,7 +188,11 @@ class ViewNode(Node):
                 send_target=self._send_target if steer_tip else None,
                 check_target=self._check_target, plotted=plotted,
                 plot_window=config.plot_window, hardware=config.hardware,
-                remote_control=config.remote_control)
+                remote_control=config.remote_control, expected=Expected(
+                    self.limits.names, Path(robot_file).name, 'the stack runs another robot '
+                    'than this view: its sliders, bounds and units are wrong and send nothing; '
+                    "start the view with the stack's robot description (view --robot FILE)"),
+                heeded=(topics.BACKBONE_MARKERS.name, topics.TENDON_STATE.name))
         except ValueError as error:
             raise ConfigurationError(f'parameter {error}') from None
         self.statuses = StatusBoard(config.status_timeout)
@@ -201,9 +207,8 @@ class ViewNode(Node):
             Trigger, f'{config.hardware_bridge}/{service}') for service in ('stop', 'resume')}
         self._asked_limits = False
         self.create_timer(LOOKUP_PERIOD, self._look_around, clock=steady)
-        if config.port and self.page.port != config.port:
-            self.get_logger().warning(f'port {config.port} is taken: serving on '
-                                      f'{self.page.port}')
+        if self.page.port_taken:
+            self.get_logger().warning(self.page.port_taken)
         self.get_logger().info(
             f'serving the view of {self.get_namespace()} on {config.host} port '
             f'{self.page.port} (drive {config.drive}: {DRIVE_NOTES[config.drive]}); its '
@@ -224,8 +229,10 @@ class ViewNode(Node):
                           "robot's limits)")
         if self.target_pub is not None:
             powers.append(f'set tip targets on {self.target_pub.topic_name}')
-        powers.append(f'press Stop and Resume of {self.config.hardware_bridge} once it runs')
-        return ', '.join(powers)
+        if self.config.drive != 'none':
+            powers.append(f'press Stop and Resume of {self.config.hardware_bridge} once it '
+                          'runs')
+        return ', '.join(powers) or 'watch the robot (nothing is commanded)'
 
     def _heading(self, kind: str, description) -> str:
         namespace = self.get_namespace()
@@ -269,13 +276,16 @@ class ViewNode(Node):
 
     def _on_markers(self, data: bytes) -> None:
         self.markers_received += 1
+        # a stack that restarts (with a robot of other markers: the rod's after the snake's)
+        # sends no DELETEALL: its first markers after a silence replace what was drawn
+        restarted = self.page.heard(topics.BACKBONE_MARKERS.name, time.monotonic())
         try:
             msg = self.read_markers(data)
         except CdrError:   # not plain CDR (another rmw's encoding): rclpy reads it
             msg = deserialize_message(data, topics.BACKBONE_MARKERS.msg_type)
         if msg.markers:
             self.frame_id = msg.markers[-1].header.frame_id
-        self.page.show_markers(msg.markers)
+        self.page.show_markers(msg.markers, snapshot=restarted)
 
     def _on_tip(self, msg) -> None:
         p, q = msg.pose.position, msg.pose.orientation
@@ -288,7 +298,9 @@ class ViewNode(Node):
         self.page.show_target((msg.point.x, msg.point.y, msg.point.z))
 
     def _on_state(self, msg) -> None:
-        self.page.show_state(time.monotonic(), msg.name, msg.position, msg.effort)
+        now = time.monotonic()
+        self.page.heard(topics.TENDON_STATE.name, now)
+        self.page.show_state(now, msg.name, msg.position, msg.effort)
 
     def _on_command(self, msg) -> None:
         values = getattr(msg, self.command.field) if self.command is not None else ()
@@ -345,7 +357,8 @@ class ViewNode(Node):
                     'commands only with the token of the printed address'
                     + ('' if self.config.remote_control or self.page.guard.loopback else
                        ', and from this machine only (remote_control is false)'))
-            self.page.add_hardware(bridge, self._call_bridge)
+            if self.config.drive != 'none':   # a watching page commands nothing: no Resume
+                self.page.add_hardware(bridge, self._call_bridge)
         if (self.limits_client is not None and not self._asked_limits
                 and self.limits_client.services_are_ready()):
             self._asked_limits = True

@@ -38,6 +38,13 @@ DRIVES = ('tension', 'displacement', 'setpoint', 'none')
 # SI units the sliders show in another unit: (shown unit, shown value per SI value). The PCR's
 # motor sliders read "-0.349066 / 1.570796" while the CLI and the docs say -20 and 90 deg.
 SHOWN = {'rad': ('deg', 180.0 / math.pi)}
+
+
+def shown(unit: str) -> tuple[str, float]:
+    """Return the unit a page shows values of the SI ``unit`` in, and its value per SI value."""
+    return SHOWN.get(unit, (unit, 1.0))
+
+
 # Slider positions across a range: the step is the 1-2-5 value nearest range / STEPS.
 STEPS = 1000
 
@@ -82,12 +89,12 @@ class Command:
     @property
     def shown_unit(self) -> str:
         """Return the unit the sliders show: degrees for angles (as the CLI and docs say)."""
-        return SHOWN.get(self.unit, (self.unit, 1.0))[0]
+        return shown(self.unit)[0]
 
     @property
     def scale(self) -> float:
         """Return the shown value per SI value (180 / pi for angles, else 1)."""
-        return SHOWN.get(self.unit, (self.unit, 1.0))[1]
+        return shown(self.unit)[1]
 
     def step(self, name: str) -> float:
         """Return the slider step of input ``name`` (shown unit): 1, 2 or 5 times 10^k."""

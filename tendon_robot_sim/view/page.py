@@ -44,9 +44,10 @@ import time
 from typing import Callable, Sequence
 
 import numpy as np
+from tendon_robot_sim.models.registry import InputLimits
 from tendon_robot_sim.view.camera import FIELD_OF_VIEW, Framing, UP
 from tendon_robot_sim.view.guard import Guard, start_server, Warn
-from tendon_robot_sim.view.inputs import Command, nice_step
+from tendon_robot_sim.view.inputs import Command, nice_step, shown
 from tendon_robot_sim.view.markers import MarkerScene
 from tendon_robot_sim.view.panels import CommandPanel, HardwarePanel, PlaybackPanel, TargetPanel
 from tendon_robot_sim.view.scene import SceneRenderer
@@ -69,6 +70,9 @@ WARNINGS_SHOWN = 3    # the stack's latest warnings the page shows
 STATUSES_KEPT = 100   # the statuses the view keeps: a flood of new names drops the oldest
 STATUSES_SHOWN = 8    # the statuses a page shows (worst first): with the warnings, a screenful
 TEXT_SHOWN = 160      # characters of a status's name or message, or of a warning, kept and shown
+# s without a message of a topic a stack publishes steadily before a live page says so: three
+# periods of the slowest publish rate (the simulator's and the bridge's 1 Hz at least)
+STALE_AFTER = 3.0
 # px around a plot (top, right, bottom, left): room above for the top tick's label, which
 # viser's default (0 on top) cut in half (the "100" of the axis read as clipped)
 PLOT_PADDING = (12, 24, 0, 0)
@@ -80,10 +84,43 @@ SERIES_COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b
 
 @dataclass(frozen=True)
 class Plotted:
-    """What the plot shows of ``tendon/state``: the JointState ``field`` and its label."""
+    """
+    What the plot shows of ``tendon/state``: the JointState ``field`` and its label.
+
+    ``scale``: shown value per SI value (angles in degrees, as the sliders show them).
+    """
 
     field: str = 'effort'
     label: str = 'tension [N]'
+    scale: float = 1.0
+
+
+def plotted_of(limits: InputLimits) -> Plotted:
+    """Return what the plot and the live values show of a robot's inputs, in the sliders' unit."""
+    unit, scale = shown(limits.unit)
+    return Plotted(limits.field, f'{limits.quantity} [{unit}]', scale)
+
+
+@dataclass(frozen=True)
+class Expected:
+    """
+    The inputs of the page's robot description, which ``tendon/state`` must name.
+
+    ``robot``: the description's file name (as ``--robot`` takes it); ``advice``: what to do
+    when the state names another robot's inputs (the page was started with another
+    description than the stack's).
+    """
+
+    names: tuple[str, ...]
+    robot: str
+    advice: str
+
+    def mismatch(self, names: Sequence[str]) -> str | None:
+        """Say why ``names`` (of a ``tendon/state``) are not the robot's inputs; None: they are."""
+        if not names or set(names) == set(self.names):
+            return None
+        return (f'tendon/state names {cut(", ".join(names))}, not the inputs of robot '
+                f'{self.robot} ({", ".join(self.names)}): {self.advice}')
 
 
 class History:
@@ -257,7 +294,10 @@ class ViewPage:
 
     ``command`` (None: no sliders) and ``send_command(name, value)``; ``send_target(point)``
     with ``check_target(point)`` (None: no tip target); ``plotted`` says which state field
-    the plot shows. ``port`` 0 takes a free port (:attr:`port` tells which).
+    the plot shows; ``expected``: the inputs ``tendon/state`` must name: while it names
+    others, the page says so and sends nothing. ``heeded``: the topics a live stack publishes
+    steadily (:meth:`heard`): the page says when one is silent for :data:`STALE_AFTER` s, as
+    what it shows of them is old. ``port`` 0 takes a free port (:attr:`port` tells which).
     ``warn(kind, text)`` says, throttled per kind, what the page refused; ``hardware`` and
     ``remote_control`` are the :class:`~tendon_robot_sim.view.guard.Guard`'s.
     """
@@ -269,12 +309,16 @@ class ViewPage:
                  check_target: Callable[[np.ndarray], str | None] | None = None,
                  plotted: Plotted = Plotted(), plot_window: float = 10.0,
                  title: str = 'tendon_robot_sim', hardware: bool = False,
-                 remote_control: bool = False):
+                 remote_control: bool = False, expected: Expected | None = None,
+                 heeded: Sequence[str] = ()):
         self.lock = threading.RLock()
         check_host(host)
         self.guard = Guard(host, warn, hardware=hardware, remote_control=remote_control)
         self.server = start_server(self.guard, host, port, title)
         self.port = self.server.get_port()
+        # viser took the next free port: said by the caller (the node's log, the command's line)
+        self.port_taken = (f'port {port} is taken: serving on {self.port}'
+                           if port and self.port != port else None)
         self._loop = self.server.get_event_loop()
         self._loop.call_soon_threadsafe(self._loop.set_exception_handler, self._failed)
         self._loop_thread = None      # viser's event-loop thread, once known
@@ -301,6 +345,11 @@ class ViewPage:
         self.state_history = History(plot_window)
         self.error_history = History(plot_window)
         self._state_names: tuple[str, ...] = ()
+        self.expected = expected
+        # topic -> steady time [s] of its latest message (of the page's start until one came)
+        self._heard = dict.fromkeys(heeded, time.monotonic())
+        self._silent: set[str] = set(heeded)    # not heard yet
+        self._names_seen: Sequence[str] = ()   # of the latest tendon/state, whatever its values
         self._state_values = np.zeros(0)
         self.commands: CommandPanel | None = None
         self.targets: TargetPanel | None = None
@@ -341,10 +390,11 @@ class ViewPage:
             self.frame_camera(event.client)
         self.reset_view.on_click(frame)
         if command is not None and send_command is not None:
-            self.commands = CommandPanel(server.gui, command, send_command)
+            self.commands = CommandPanel(server.gui, command, send_command, self.mismatch)
         if send_target is not None:
+            check = check_target or (lambda point: None)
             self.targets = TargetPanel(server.gui, server.scene, 0.3 * DEFAULT_SIZE,
-                                       send_target, check_target or (lambda point: None))
+                                       send_target, lambda point: self.mismatch() or check(point))
 
             async def at_tip(event) -> None:
                 self._target_at_tip()
@@ -413,9 +463,10 @@ class ViewPage:
     def show_state(self, t: float, names: Sequence[str], position: Sequence[float],
                    effort: Sequence[float]) -> None:
         """Take one ``tendon/state`` at time ``t`` [s]; the plot shows the ``plotted`` field."""
-        values = np.asarray(effort if self.plotted.field == 'effort' else position,
-                            dtype=float)
+        values = self.plotted.scale * np.asarray(
+            effort if self.plotted.field == 'effort' else position, dtype=float)
         with self.lock:
+            self._names_seen = names
             if self.commands is not None and not self._commands_shown:
                 shown = effort if self.commands.command.field == 'effort' else position
                 if len(shown) == len(names):
@@ -459,12 +510,37 @@ class ViewPage:
 
     # ------------------------------------------------------------------ panels
 
+    def heard(self, topic: str, now: float) -> bool:
+        """
+        Take that a message of ``topic`` (one of ``heeded``) came at steady time ``now``.
+
+        Return whether it is the first after a silence of :data:`STALE_AFTER` s (or ever):
+        the stack (re)started, perhaps with another robot, whose markers replace all before.
+        """
+        with self.lock:
+            fresh = topic in self._silent or now - self._heard[topic] > STALE_AFTER
+            self._heard[topic] = now
+            self._silent.discard(topic)
+            return fresh
+
+    def _stale(self, now: float) -> list[str]:
+        """Return a line per heeded topic silent for :data:`STALE_AFTER` s at ``now``."""
+        return [f'- **STALE** no `{topic}` ' + (
+            'yet: is the stack running, in this namespace?' if topic in self._silent else
+            f'for {now - t:.0f} s: what the page shows of it is old (the stack stopped?)')
+            for topic, t in self._heard.items() if now - t > STALE_AFTER]
+
+    def mismatch(self) -> str | None:
+        """Say why the latest ``tendon/state`` is another robot's than the page's; None: not."""
+        with self.lock:
+            return self.expected.mismatch(self._names_seen) if self.expected else None
+
     def set_command(self, command: Command, send: Callable[[str, float], None]) -> None:
         """Add the sliders of ``command`` (once its bounds are known)."""
         def add() -> None:
             with self.lock:
                 if self.commands is None:
-                    self.commands = CommandPanel(self.server.gui, command, send)
+                    self.commands = CommandPanel(self.server.gui, command, send, self.mismatch)
         self.in_loop(add)
 
     def add_hardware(self, bridge: str, call: Callable[[str], None]) -> None:
@@ -535,11 +611,14 @@ class ViewPage:
 
     def _refresh(self, now: float) -> None:
         with self.lock:
+            mismatch = self.mismatch()
+            first = [f'- **ERROR** {literal(mismatch)}'] if mismatch else []
+            first += self._stale(now)
             more = [f'- ... and {self._more_statuses} more statuses'] \
                 if self._more_statuses else []
-            self.diagnostics.content = '\n'.join(
-                [f'- **{LEVELS.get(level, level)}** {literal(cut(name))}: {literal(cut(message))}'
-                 for level, name, message in self._statuses] + more + list(self._warnings))
+            self.diagnostics.content = '\n'.join(first + [
+                f'- **{LEVELS.get(level, level)}** {literal(cut(name))}: {literal(cut(message))}'
+                for level, name, message in self._statuses] + more + list(self._warnings))
             if self.commands is not None:
                 self.commands.show(self._mirrored)
                 self._mirrored = {}

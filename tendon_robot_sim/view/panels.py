@@ -50,12 +50,14 @@ class CommandPanel:
     One slider per input of ``command``; a user's move calls ``send(name, value)``.
 
     The value is checked (:meth:`Command.checked`) first: a value past a bound (a client
-    that sends one) is refused with a notification and nothing is sent.
+    that sends one) is refused with a notification and nothing is sent; so is every value
+    while ``held()`` says why nothing may be sent (the stack runs another robot).
     """
 
-    def __init__(self, gui, command: Command, send: Callable[[str, float], None]):
+    def __init__(self, gui, command: Command, send: Callable[[str, float], None],
+                 held: Callable[[], str | None] = lambda: None):
         self.command = command
-        self.send = send
+        self.send, self.held = send, held
         self.sent = 0
         self.folder = gui.add_folder(f'Command: {command.quantity} [{command.shown_unit}]',
                                      order=1.0)
@@ -88,6 +90,10 @@ class CommandPanel:
             value = self.command.checked(name, value)
         except ValueError as error:
             notify(event, 'Not sent', str(error))
+            return
+        held = self.held()
+        if held is not None:
+            notify(event, 'Not sent', held)
             return
         self.sent += 1
         self.send(name, value)

@@ -25,6 +25,7 @@ import math
 import os
 from pathlib import Path
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -95,13 +96,17 @@ def listening(probe: Probe) -> None:
         topics.TENDON_COMMAND.name) if i.node_name == 'view'], "the view's command publisher")
 
 
+def mode_arguments(tmp_path: Path, mode: str) -> tuple[str, ...]:
+    """Return the command's arguments of ``mode``: live (none), or a small bag written here."""
+    if mode == 'live':
+        return ()
+    write_bag(tmp_path / 'bag', np.zeros((3, 4)))
+    return ('--bag', str(tmp_path / 'bag'))
+
+
 @pytest.mark.parametrize('mode', ['live', 'bag'])
 def test_the_command_serves_the_page_and_stops_on_ctrl_c(tmp_path, mode):
-    arguments = ()
-    if mode == 'bag':
-        write_bag(tmp_path / 'bag', np.zeros((3, 4)))
-        arguments = ('--bag', str(tmp_path / 'bag'))
-    view = serve(tmp_path, *arguments)
+    view = serve(tmp_path, *mode_arguments(tmp_path, mode))
     try:
         with urllib.request.urlopen(view.url, timeout=waiting.TIMEOUT) as page:
             assert page.status == 200 and b'<html' in page.read().lower()
@@ -196,6 +201,23 @@ def test_hostile_frames_give_a_throttled_warning_and_never_a_traceback(tmp_path)
         '\n'.join(said)
 
 
+@pytest.mark.parametrize('mode', ['live', 'bag'])
+def test_a_taken_port_is_said_with_the_port_served(tmp_path, mode):
+    """A bag's view on a taken port served on the next one and said nothing of it."""
+    arguments = mode_arguments(tmp_path, mode)
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        view = serve(tmp_path, *arguments, '--port', str(port))
+        try:
+            waiting.wait_for(lambda: f'port {port} is taken: serving on {view.port}'
+                             in view.output(), 'the taken port said')
+        finally:
+            code = interrupt(view.process)
+    assert code == 0 and view.port != port, view.output()
+
+
 def test_a_bags_page_refuses_a_speed_abc_and_a_seek_to_nan(tmp_path):
     """
     ``view --bag``: speed "abc" raised in the package's callback; a seek to NaN showed nan.
@@ -241,11 +263,7 @@ def test_a_view_beyond_this_machine_warns_and_wants_its_token(tmp_path, mode, po
     Now a WARN at start says what anyone on the network can do, and nothing is served
     without the token of the printed address: not the page, not the websocket.
     """
-    arguments = ('--host', '0.0.0.0')
-    if mode == 'bag':
-        write_bag(tmp_path / 'bag', np.zeros((3, 4)))
-        arguments += ('--bag', str(tmp_path / 'bag'))
-    view = serve(tmp_path, *arguments)
+    view = serve(tmp_path, '--host', '0.0.0.0', *mode_arguments(tmp_path, mode))
     try:
         warned = waiting.wait_for(lambda: [w for w in warnings_of(view.output())
                                            if 'anyone on the network' in w], 'the warning')

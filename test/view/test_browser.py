@@ -22,6 +22,7 @@ must be: the backbone of the latest markers is projected through the page's own 
 its pixels must be drawn. They stay in test_artifacts/view/ for people to look at.
 """
 
+import itertools
 import re
 from types import SimpleNamespace
 
@@ -35,7 +36,8 @@ import rclpy
 from rclpy.parameter import Parameter
 from recorded import write_bag
 import ros_helpers
-from ros_helpers import MAX_TENSION, Probe, spinning
+from ros_helpers import MAX_TENSION, Probe, spinning, spinning_alone
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -48,7 +50,7 @@ from tendon_robot_sim.nodes.view_node import ViewNode
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.view.camera import in_view, PANEL_WIDTH
 from tendon_robot_sim.view.markers import Lines
-from tendon_robot_sim.view.page import ViewPage
+from tendon_robot_sim.view.page import plotted_of, ViewPage
 from tendon_robot_sim.view.playback import BagPlayback, Timeline
 
 # What a browser does is slow on a loaded 2-core machine (a page load took 40 s at load 12).
@@ -365,6 +367,109 @@ def test_the_bridge_is_stopped_and_resumed_and_its_state_shown(live, browser):
     screenshot(browser, 'live_hardware')
 
 
+def test_a_watching_page_offers_no_stop_or_resume(live, browser, robot_file):
+    """
+    A view that only watches (``view --watch``) offers no Stop or Resume when a bridge runs.
+
+    It offered both: Resume from a page the user opened to watch set the robot moving again.
+    """
+    watch = ViewNode(parameter_overrides=[Parameter('robot_file', value=str(robot_file)),
+                                          Parameter('drive', value='none'),
+                                          Parameter('port', value=0)])
+    first = browser.current_window_handle
+    with spinning_alone(watch):
+        wait_for(lambda: watch.page.guard.hardware, 'the watching view finding the bridge')
+        browser.switch_to.new_window('tab')
+        try:
+            open_page(browser, watch.page)
+            wait_for_text(browser, 'watching only', "the watching page's heading")
+            buttons = [button.text for button in browser.find_elements(By.TAG_NAME, 'button')]
+            assert 'Frame the robot' in buttons
+            assert 'Stop' not in buttons and 'Resume' not in buttons
+            assert watch.page.hardware is None
+        finally:
+            browser.close()
+            browser.switch_to.window(first)
+
+
+def test_a_view_of_another_robot_than_the_stacks_says_so_and_sends_nothing(live, browser):
+    """
+    A view started for the snake beside the rod's stack says so, and its sliders send nothing.
+
+    It showed the snake's cable sliders (0 .. 150 N) for the rod and sent their values, with
+    nothing on the page saying that the stack's tendon/state names other inputs.
+    """
+    snake = share_dir() / 'config' / 'rolling_joint_snake.yaml'
+    other = ViewNode(parameter_overrides=[Parameter('robot_file', value=str(snake)),
+                                          Parameter('port', value=0)])
+    first = browser.current_window_handle
+    with spinning_alone(other):
+        browser.switch_to.new_window('tab')
+        try:
+            open_page(browser, other.page)
+            text = wait_for_text(browser, 'not the inputs of robot rolling_joint_snake.yaml',
+                                 'the page saying the stack runs another robot')
+            assert 'tendon/state names t0, t1, t2, t3' in text
+            keys = itertools.cycle((Keys.END, Keys.HOME))
+
+            def moved():
+                # again until the page answers: a key pressed while viser still builds the
+                # panel (a slider drawn anew) was lost
+                try:
+                    thumb(browser, 'cable1 [N]').send_keys(next(keys))
+                    return 'Not sent' in page_text(browser) or commands_of(live.probe, 'cable1')
+                except StaleElementReferenceException:
+                    return False
+            wait_for(moved, 'the move refused, or sent')
+            assert commands_of(live.probe, 'cable1') == []
+            assert other.page.commands.sent == 0
+        finally:
+            browser.close()
+            browser.switch_to.window(first)
+
+
+def discs_drawn(page) -> set:
+    """Return the ids of the vertebrae (discs) the page draws now."""
+    with page.lock:
+        return {key[1] for key in page.markers.items if key[0] == 'vertebrae'}
+
+
+def test_a_stack_that_stops_is_said_stale_until_it_runs_again(live, browser, robot_file):
+    """
+    The page says when the stack's markers and states stop, and stops saying it once they return.
+
+    It kept drawing the last robot and its "now" values with nothing saying they were old.
+    The stack comes back with a robot of 5 discs, not 10: the 5 others leave the scene
+    (the simulator sends no DELETEALL; they stayed).
+    """
+    robot = Parameter('robot_file', value=str(robot_file))
+    ten_discs = Parameter('robot_file', value=str(share_dir() / 'config' / 'robot.yaml'))
+    simulator = SimulatorNode(namespace='stale', parameter_overrides=[
+        ten_discs, Parameter('mode', value='quasi_static')])
+    view = ViewNode(namespace='stale', parameter_overrides=[robot, Parameter('port', value=0)])
+    first = browser.current_window_handle
+    with spinning_alone(view):
+        browser.switch_to.new_window('tab')
+        try:
+            open_page(browser, view.page)
+            with spinning_alone(simulator):
+                wait_for_text(browser, 'now (tension [N], tendon/state)', 'the live values')
+                wait_for(lambda: 'STALE' not in page_text(browser), 'no topic said stale')
+                wait_for(lambda: discs_drawn(view.page) == set(range(10)), 'the ten discs drawn')
+            text = wait_for_text(browser, 'STALE no backbone/markers for',
+                                 'the page saying the markers stopped')
+            assert 'STALE no tendon/state for' in text
+            again = SimulatorNode(namespace='stale', parameter_overrides=[
+                robot, Parameter('mode', value='quasi_static')])
+            with spinning_alone(again):
+                wait_for(lambda: 'STALE' not in page_text(browser), 'the stack heard again')
+                wait_for(lambda: discs_drawn(view.page) == set(range(5)),
+                         "only the new robot's five discs drawn")
+        finally:
+            browser.close()
+            browser.switch_to.window(first)
+
+
 def test_texts_of_the_graph_show_as_written_not_as_the_pages_html(live, browser):
     """
     A status from the graph shows as its text: no element, link or image of its own.
@@ -519,19 +624,30 @@ def test_the_snakes_first_camera_frames_the_whole_robot_until_a_user_moves_it(br
 
 
 def test_the_parallel_robots_sliders_read_degrees(browser):
-    """Its motor sliders read "-0.349066 / 1.570796" (radians) while the CLI says degrees."""
+    """
+    Its motor sliders read "-0.349066 / 1.570796" (radians) while the CLI says degrees.
+
+    The live values under them and the plot read radians ("motor angle [rad]": 0.7854 under
+    a slider at 45 deg); they read degrees too.
+    """
     from tendon_robot_sim.models.registry import input_limits
     from tendon_robot_sim.view.inputs import command_of
 
     _, limits = input_limits(share_dir() / 'config' / 'pcr_6rus.yaml')
     sent = []
     page = ViewPage('pcr', port=0, warn=lambda kind, text: None,
-                    command=command_of('setpoint', limits),
+                    command=command_of('setpoint', limits), plotted=plotted_of(limits),
                     send_command=lambda name, value: sent.append((name, value)))
     try:
         open_page(browser, page)
         text = wait_for_text(browser, 'Command: motor angle [deg]', 'the command panel drawn')
         assert 'motor_1 [deg]' in text
         assert '1.570796' not in text and '90' in text.split()     # the slider's end mark
+        page.show_state(0.0, limits.names, [np.radians(45.0)] * 6, [])
+        page.refresh(0.0)
+        text = wait_for_text(browser, 'now (motor angle [deg], tendon/state)', 'the live values')
+        assert '45 45 45 45 45 45' in text and '0.7854' not in text
+        assert page.state_plot.data[1].tolist() == [pytest.approx(45.0)]
+        assert page.state_plot.title == 'motor angle [deg]'
     finally:
         page.close()

@@ -37,8 +37,9 @@ from tendon_robot_sim.view.guard import Guard, is_loopback, machine_names
 from tendon_robot_sim.view.inputs import command_of, nice_step
 from tendon_robot_sim.view.markers import (DELETE, DELETEALL, LINE_LIST, Lines, MarkerScene,
                                            primitive, Solid)
-from tendon_robot_sim.view.page import (cut, History, in_namespace, literal, node_of_logger,
-                                        StatusBoard, STATUSES_KEPT, STATUSES_SHOWN, TEXT_SHOWN)
+from tendon_robot_sim.view.page import (cut, Expected, History, in_namespace, literal,
+                                        node_of_logger, StatusBoard, STATUSES_KEPT,
+                                        STATUSES_SHOWN, TEXT_SHOWN)
 from tendon_robot_sim.view.playback import PlaybackClock, SHOWN, Timeline
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -217,6 +218,19 @@ def test_diagnostics_are_the_stacks_own():
     assert in_namespace('tension_controller: tip feedback', '/tension_controller', '/')
     assert not in_namespace('tension_controller: tip feedback', '/right/tension_controller', '/')
     assert not in_namespace('other: x', 'some device', '/')
+
+
+def test_a_state_of_another_robots_inputs_is_told_apart():
+    """The rod's names in any order are the rod's; the snake's, fewer or more are not."""
+    rod = Expected(('t0', 't1', 't2', 't3'), 'robot.yaml', 'start the view with --robot')
+    assert rod.mismatch(['t3', 't1', 't0', 't2']) is None
+    assert rod.mismatch([]) is None     # a state that names nothing tells nothing
+    for names in (['cable1', 'cable2', 'cable3', 'cable4'], ['t0', 't1', 't2'],
+                  ['t0', 't1', 't2', 't3', 't4']):
+        said = rod.mismatch(names)
+        assert said == (f'tendon/state names {", ".join(names)}, not the inputs of robot '
+                        'robot.yaml (t0, t1, t2, t3): start the view with --robot')
+    assert len(rod.mismatch(['x' * 100] * 50)) < 300     # names of the graph are cut
 
 
 def test_the_history_keeps_the_last_seconds():
