@@ -303,29 +303,33 @@ class _Continuous(_Rod):
 
         The termination makes u (and v) jump, so the tangent of each tendon that runs on turns
         there and it pushes the rod with tau (t+ - t-) at its hole; t+ depends on the wrench
-        after it, found by fixed-point iteration.
+        after it: ``scipy.optimize.root`` on that wrench (the kernels: Newton's method with a
+        finite-difference Jacobian). NaN if it does not converge, so the solve fails.
         """
         running = np.flatnonzero((self.ends > s + POSITION_TOLERANCE) & (tau != 0.0))
         holes = [tuple(c[:, 0] for c in self.holes[i](np.array([s])))[:2] for i in running]
+        scale = np.repeat((self.force_scale, self.moment_scale), 3)
 
         def tangents(u, v):
             pb = np.array([cross(u, r) + r_s + v for r, r_s in holes]).reshape(-1, 3)
             return pb / np.linalg.norm(pb, axis=1)[:, None]
 
         before = tangents(u, v)
-        kinked_nb, kinked_mb = nb, mb
-        for _ in range(200):
+
+        def after_corner(x):
+            kinked_nb, kinked_mb = x[:3] * scale[:3], x[3:] * scale[3:]
             v_after = E3 if self.model == 'kirchhoff' else self.strain(kinked_nb)
             u_after = kinked_mb / self.Kbt * self.dilatation(v_after) ** 3
             loads = tau[running, None] * (tangents(u_after, v_after) - before)
-            new_nb = nb - loads.sum(axis=0)
-            new_mb = mb - sum((cross(r, f) for (r, _), f in zip(holes, loads)), np.zeros(3))
-            done = (np.max(np.abs(new_nb - kinked_nb)) <= 1e-14 * self.force_scale
-                    and np.max(np.abs(new_mb - kinked_mb)) <= 1e-14 * self.moment_scale)
-            kinked_nb, kinked_mb = new_nb, new_mb
-            if done:
-                break
-        return kinked_nb, kinked_mb
+            moment = sum((cross(r, f) for (r, _), f in zip(holes, loads)), np.zeros(3))
+            return np.concatenate((nb - loads.sum(axis=0), mb - moment)) / scale
+
+        sol = root(lambda x: after_corner(x) - x, np.concatenate((nb, mb)) / scale,
+                   method='hybr', options={'xtol': 1e-14})
+        if not sol.success:
+            return np.full(3, np.nan), mb
+        kinked = after_corner(sol.x) * scale
+        return kinked[:3], kinked[3:]
 
 
 class _Discrete(_Rod):

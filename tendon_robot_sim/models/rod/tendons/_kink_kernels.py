@@ -23,14 +23,18 @@ the shooting of :mod:`tendon_robot_sim.models.rod.statics._kernels`.
 
 import math
 
-from tendon_robot_sim.models._cosserat_kernels import (COSSERAT, MAT_USTAR, viscous_curvature,
-                                                       viscous_strain)
-from tendon_robot_sim.models._numerics import cross, kernel
+from tendon_robot_sim.models._cosserat_kernels import (COSSERAT, FD_STEP, MAT_USTAR,
+                                                       viscous_curvature, viscous_strain)
+from tendon_robot_sim.models._numerics import cross, gauss_solve, kernel
 
-# The fixed point of the corner loads: its scaled wrench to round-off; it contracts by about
-# tau r^2 / (E I) per pass, 0.4 for the default robot at 20 N
+# Newton's method on the wrench after the corner, to its scaled residual at round-off (1e-16
+# and below after the last step). The plain fixed point it replaced contracted by about
+# -sum tau r^2 / (E I) per pass (0.4 for the default robot at 20 N, 0.8 for the FTDCR v4 at
+# 50 N) and diverged, oscillating, past 1; as dG/dx is that negative factor, I - dG/dx is far
+# from singular there. Newton took 0 to 3 steps on the v4 at 50 N; one that does not converge
+# makes the state NaN, so the solve fails rather than use a wrong corner.
 KINK_TOLERANCE = 1e-14
-KINK_ITERATIONS = 100
+KINK_ITERATIONS = 30
 
 
 @kernel
@@ -63,22 +67,23 @@ def kink_loads(pl, k, start, last, first, tau, it, y, v, nb, mb, w):
     and pushes the rod with tau (t+ - t-) at its hole. Equilibrium of the rod and tendons
     beyond the cut gives the same (n = external load beyond s - sum tau_i t_i). R&W Eqs.
     18-20 load only the terminations, which left the multi-section robot with a helical
-    tendon running on 1 mm off at the tip. t+ depends on the wrench after the kink: a fixed
-    point, contracting by about tau r^2 / (E I) per pass. ``start``: the history row of segment
-    k's start; ``last``, ``first``: the routing rows of the corner in segments k - 1 and k;
-    ``it``: the column of the tensions in the state (tendon friction), else -1. Scratch:
-    wk[57:81] and w.hp (its tangents t-).
+    tendon running on 1 mm off at the tip. t+ depends on the wrench x after the kink: x = G(x)
+    (:func:`_after_corner`), solved by Newton's method with a finite-difference Jacobian
+    (3 columns in the Kirchhoff rod, whose strain does not depend on the force). NaN in nb if
+    it does not converge. ``start``: the history row of segment k's start; ``last``,
+    ``first``: the routing rows of the corner in segments k - 1 and k; ``it``: the column of
+    the tensions in the state (tendon friction), else -1. Scratch: wk[57:99], w.K and w.hp
+    (its tangents t-).
     """
-    wk, mat, dyn = w.wk, pl.mat, pl.dyn
-    nb0, mb0, u, vp, pb, mk = (wk[57:60], wk[60:63], wk[63:66], wk[66:69], wk[69:72],
-                               wk[78:81])
+    wk, scale = w.wk, pl.scale
+    before, x, g, gp, dx = wk[57:63], wk[63:69], wk[69:75], wk[75:81], wk[81:87]
     size = 1.0
     for i in range(3):
-        nb0[i] = nb[i]
-        mb0[i] = mb[i]
-        size = max(size, abs(nb[i]) / pl.scale[0, i], abs(mb[i]) / pl.scale[0, 3 + i])
+        before[i], before[3 + i] = nb[i], mb[i]
+        size = max(size, abs(nb[i]) / scale[0, i], abs(mb[i]) / scale[0, 3 + i])
     for t in range(pl.nt):
         if pl.active[k, t]:
+            pb = wk[87:90]
             cross(y[15:18], pl.rt[last, t, 0:3], pb)
             for i in range(3):
                 pb[i] += pl.rt[last, t, 3 + i] + v[i]
@@ -86,38 +91,70 @@ def kink_loads(pl, k, start, last, first, tau, it, y, v, nb, mb, w):
             for i in range(3):
                 w.hp[t, i] = pb[i] / norm
     for i in range(3):
-        mat[MAT_USTAR + i] = pl.ustar[k, i]
+        pl.mat[MAT_USTAR + i] = pl.ustar[k, i]
+    # the Kirchhoff rod's strain is e3 whatever the force: G does not depend on x[0:3]
+    free = 0 if pl.model == COSSERAT else 3
+    for i in range(6):
+        x[i] = before[i]
     for _ in range(KINK_ITERATIONS):
-        if pl.model == COSSERAT:
-            e, vp[0], vp[1], vp[2] = viscous_strain(nb[0], nb[1], nb[2], mat, pl.law, dyn,
-                                                    start)
-        else:
-            e = 1.0
-            vp[0], vp[1], vp[2] = v[0], v[1], v[2]
-        viscous_curvature(mb, e, mat, dyn, start, u)
-        for i in range(3):
-            wk[72 + i] = nb[i]
-            wk[75 + i] = mb[i]
-            nb[i] = nb0[i]
-            mb[i] = mb0[i]
-        for t in range(pl.nt):
-            tension = y[it + t] if it >= 0 else tau[t]
-            if not pl.active[k, t] or tension == 0.0:
-                continue
-            r = pl.rt[first, t, 0:3]
-            cross(u, r, pb)
+        _after_corner(pl, k, start, first, tau, it, y, v, before, x, g, w)
+        error = 0.0
+        for i in range(6):
+            dx[i] = g[i] - x[i]
+            error = max(error, abs(dx[i]) / scale[0, i])
+        if not error > KINK_TOLERANCE * size:
             for i in range(3):
-                pb[i] += pl.rt[first, t, 3 + i] + vp[i]
-            norm = math.sqrt(pb[0] * pb[0] + pb[1] * pb[1] + pb[2] * pb[2])
-            for i in range(3):
-                pb[i] = tension * (pb[i] / norm - w.hp[t, i])
-                nb[i] -= pb[i]
-            cross(r, pb, mk)
-            for i in range(3):
-                mb[i] -= mk[i]
-        moved = 0.0
-        for i in range(3):
-            moved = max(moved, abs(nb[i] - wk[72 + i]) / pl.scale[0, i],
-                        abs(mb[i] - wk[75 + i]) / pl.scale[0, 3 + i])
-        if not moved > KINK_TOLERANCE * size:
+                nb[i], mb[i] = g[i], g[3 + i]
             return
+        # K = I - dG/dx, by forward differences column by column
+        for j in range(6):
+            for i in range(6):
+                w.K[i, j] = 1.0 if i == j else 0.0
+        for j in range(free, 6):
+            h = FD_STEP * max(abs(x[j]), scale[0, j])
+            x[j] += h
+            _after_corner(pl, k, start, first, tau, it, y, v, before, x, gp, w)
+            x[j] -= h
+            for i in range(6):
+                w.K[i, j] -= (gp[i] - g[i]) / h
+        if not gauss_solve(w.K, dx):
+            break
+        for i in range(6):
+            x[i] += dx[i]
+    for i in range(3):
+        nb[i] = math.nan
+
+
+@kernel
+def _after_corner(pl, k, start, first, tau, it, y, v, before, x, g, w):
+    """
+    Write to g the wrench after the corner, G(x): ``before`` less the tendons' corner loads.
+
+    x: the wrench after the corner (nb, mb) that sets the strains there, thus t+; t- is w.hp.
+    Scratch: wk[87:99].
+    """
+    wk, mat, dyn = w.wk, pl.mat, pl.dyn
+    pb, u, vp, mk = wk[87:90], wk[90:93], wk[93:96], wk[96:99]
+    if pl.model == COSSERAT:
+        e, vp[0], vp[1], vp[2] = viscous_strain(x[0], x[1], x[2], mat, pl.law, dyn, start)
+    else:
+        e = 1.0
+        vp[0], vp[1], vp[2] = v[0], v[1], v[2]
+    viscous_curvature(x[3:6], e, mat, dyn, start, u)
+    for i in range(6):
+        g[i] = before[i]
+    for t in range(pl.nt):
+        tension = y[it + t] if it >= 0 else tau[t]
+        if not pl.active[k, t] or tension == 0.0:
+            continue
+        r = pl.rt[first, t, 0:3]
+        cross(u, r, pb)
+        for i in range(3):
+            pb[i] += pl.rt[first, t, 3 + i] + vp[i]
+        norm = math.sqrt(pb[0] * pb[0] + pb[1] * pb[1] + pb[2] * pb[2])
+        for i in range(3):
+            pb[i] = tension * (pb[i] / norm - w.hp[t, i])
+            g[i] -= pb[i]
+        cross(r, pb, mk)
+        for i in range(3):
+            g[3 + i] -= mk[i]

@@ -113,6 +113,30 @@ def test_a_helical_tendon_ending_mid_rod_beside_one_running_on(model):
     np.testing.assert_allclose(twin.tip_position, expected, rtol=0, atol=1e-7)
 
 
+V4 = load_robot(share_dir() / 'config' / 'opencr_ftdcr_v4.yaml')
+V4_AT_50_N = [50.0 if t.name in ('s1_t0', 's2_t1', 's3_t2') else 0.0 for t in V4.tendons]
+
+
+@pytest.mark.parametrize('model', ['cosserat', 'kirchhoff'])
+def test_the_ftdcr_v4_corners_at_its_largest_tensions(model):
+    """
+    Two 50 N tendons run on through the first corner, where the plain fixed point diverged.
+
+    It contracts by about -sum tau r^2 / (E I) per pass, 0.8 here on the straight rod. Before
+    Newton's method the statics failed on the robot as configured (with gravity) and its scipy
+    twin also without gravity. The tips agree with the cut within 1e-7 m: at a 1 mm step the
+    statics' RK4 is 1.4e-8 m off (2.8e-7 at 2 mm, 2.6e-6 at its default 5 mm: fourth order),
+    the twin 3e-12 m; the cut's own tolerances (fsolve 1e-13, solve_ivp 1e-10) are far below.
+    """
+    assert StaticsSolver(V4, model).solve_tensions(V4_AT_50_N).converged
+    robot = robot_from_dict(dict(V4.to_dict(), gravity=[0.0, 0.0, 0.0]))
+    expected = cut_tip(robot, model, V4_AT_50_N)
+    fast = StaticsSolver(robot, model, step=0.001).solve_tensions(V4_AT_50_N)
+    np.testing.assert_allclose(fast.tip_position, expected, rtol=0, atol=1e-7)
+    twin = solve_reference(robot, model, tensions=V4_AT_50_N, rtol=1e-10)
+    np.testing.assert_allclose(twin.tip_position, expected, rtol=0, atol=1e-7)
+
+
 def test_the_implicit_dynamics_comes_to_rest_there():
     """
     The implicit dynamics shares the corner loads: damped, it settles on the same tip.
