@@ -379,10 +379,14 @@ def topic_matches(topic: str, name: str) -> bool:
     return topic == name or topic.endswith('/' + name)
 
 
+def is_recorded_as(topic: str, name: str) -> bool:
+    """Tell whether bag topic ``topic`` is ``name``: absolute itself, relative in any namespace."""
+    return topic == name if name.startswith('/') else topic_matches(topic, name)
+
+
 def recorded_as(name: str, recorded: Iterable[str]) -> list[str]:
-    """Return the topics of ``recorded`` that are ``name``: a relative one in any namespace."""
-    return [topic for topic in recorded
-            if (topic == name if name.startswith('/') else topic_matches(topic, name))]
+    """Return the topics of ``recorded`` that are ``name`` (:func:`is_recorded_as`)."""
+    return [topic for topic in recorded if is_recorded_as(topic, name)]
 
 
 def one_namespace(path: str | Path, name: str, recorded: Iterable[str]) -> list[str]:

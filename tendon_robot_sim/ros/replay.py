@@ -51,8 +51,8 @@ from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from tendon_robot_sim.experiment.bag import (bag_topics, BagError, offered_qos_of, read_raw,
-                                             recorded_as, topic_matches)
+from tendon_robot_sim.experiment.bag import (bag_topics, BagError, is_recorded_as,
+                                             offered_qos_of, read_raw, recorded_as)
 from tendon_robot_sim.ros import topics as stack_topics
 from tendon_robot_sim.ros.cdr import CdrError, joint_state_form
 from tendon_robot_sim.ros.topics import COMMAND_QOS, find_topic
@@ -231,7 +231,7 @@ def remapped(topic: str, remap: Mapping[str, str]) -> str:
     themselves.
     """
     for name, target in remap.items():
-        if topic == name or (not name.startswith('/') and topic_matches(topic, name)):
+        if is_recorded_as(topic, name):
             namespace = '/' if name.startswith('/') else topic[:len(topic) - len(name)]
             return target if target.startswith('/') else namespace + target
     return topic
