@@ -46,7 +46,8 @@ tip-position mode (robots with a statics model: tendon robots)
     keeps the robot still when it cannot be observed; the model's tensions differ from
     the closed-loop ones by the model error (unknown loads, friction) and would move it.
     The tensions the loop asks for stay within ``max_tension_lead`` of the tensions
-    ``tendon/state`` reports (``effort``, when fresher than ``feedback_timeout``): each
+    ``tendon/state`` last reported (``effort``; a state that stopped coming bounds them
+    still: the robot is then not seen to follow either): each
     step adds to the last, so a robot that does not follow (the hardware bridge stopped by
     ``~/stop`` or ramping slower) would otherwise have the loop go on pulling until its
     tensions hit their limits, and the robot swing far past the target once it follows
@@ -143,7 +144,7 @@ PARAMS = (
           'tip-position loop (the tensions are held) until fresh samples return',
           range=(0.01, 60.0), read_only=False),
     Param('max_tension_lead', 2.0, 'N', 'tip-position mode: the tensions asked for stay '
-          'within this of those tendon/state reports (when fresher than feedback_timeout), '
+          'within this of those tendon/state last reported (also when it stops coming), '
           'so that a robot that does not follow (a stopped hardware bridge) does not wind '
           'the loop up', range=(0.01, 1000.0), read_only=False),
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
@@ -189,7 +190,6 @@ class TensionControllerNode(Node):
         self.measured = None        # (3,) m, latest measured tip
         self.measured_at = None     # s, the node's clock at its arrival
         self.applied = None         # (n,) N, latest tensions tendon/state reported
-        self.applied_at = None      # s, the node's clock at its arrival
         self.reported = None        # (level, message) of the last diagnostics published
         on_parameters_set(self, self._on_parameters_set)
         self.setpoint_pub = self.create_publisher(
@@ -295,7 +295,7 @@ class TensionControllerNode(Node):
         except InputError as error:
             self._warn(fault_kind('tendon state', str(error)), f'ignored tendon state: {error}')
             return
-        self.applied, self.applied_at = applied, self._now()
+        self.applied = applied
 
     def _in_workspace(self, point: np.ndarray) -> bool:
         # Component-wise first: the norm of 1e308-sized values overflows.
@@ -348,8 +348,10 @@ class TensionControllerNode(Node):
         self.command = self._within_lead(step.tensions)
 
     def _within_lead(self, tensions: np.ndarray) -> np.ndarray:
-        """``tensions`` within max_tension_lead of the fresh tendon/state, N."""
-        if self.applied_at is None or self._now() - self.applied_at > self.config.feedback_timeout:
+        """``tensions`` within max_tension_lead of the last tendon/state, N."""
+        # A stale state bounds them too: a loop resumed by fresh tips while the state was
+        # still stale (a stalled machine, a dead bridge) stepped past the bound and wound up.
+        if self.applied is None:
             return tensions
         lead = self.config.max_tension_lead
         bounded = np.clip(tensions, self.applied - lead, self.applied + lead)
