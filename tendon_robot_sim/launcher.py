@@ -236,11 +236,9 @@ class StackLauncher:
                 typed[argument.name] = typed_value(argument, values[argument.name])
             except ValueError as error:
                 raise LaunchError(str(error)) from None
-        kind = robot_kind(typed.get(ROBOT.name, ''))
-        for name in arguments:     # a default that chooses nothing for the kind is no request
-            refusal = self.stack.unserved_choice(name, typed, kind)
-            if refusal:
-                raise LaunchError(refusal)
+        refusal = self.stack.refusal(typed, arguments)
+        if refusal:
+            raise LaunchError(refusal)
         return typed
 
     def _parameter_overrides(self, parameters: Sequence[str]) -> dict[str | None, dict]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from tendon_robot_sim import PACKAGE_NAME, share_dir
 from tendon_robot_sim.models.description import (description_kind, read_yaml,
@@ -219,6 +219,21 @@ class Stack:
                    if serving else f'no value of {name} serves it: leave it out')
         return (f'launch argument {name}:={value}: {chosen[0].name} is '
                 f'{chosen[0].skip_reason(values, kind)} ({instead})')
+
+    def refusal(self, values: Mapping[str, Any], requested: Iterable[str]) -> str | None:
+        """
+        Say why the launch arguments ``requested`` ask for what the robot cannot run.
+
+        ``values`` are the typed values of every argument; a default the user did not ask
+        for chooses nothing for a kind it does not serve and is no request. None: nothing
+        to refuse. The local launcher and ``ros2 launch`` both ask this.
+        """
+        kind = robot_kind(values.get(ROBOT.name, ''))
+        for name in requested:
+            refusal = self.unserved_choice(name, values, kind)
+            if refusal:
+                return refusal
+        return None
 
     def _chosen(self, name: str, value: str) -> list[NodeEntry]:
         """Return the nodes that run only with the launch argument ``name`` at ``value``."""
@@ -541,6 +556,7 @@ def launch_description(stack_name: str):
         DeclareLaunchArgument(a.name, default_value=a.default, description=a.description,
                               **({'choices': list(a.choices)} if a.choices else {}))
         for a in stack.arguments]
+    actions.append(_refuse_unserved(stack))
     namespaced = any(a.name == NAMESPACE.name for a in stack.arguments)
     for entry in stack.nodes:
         condition = IfCondition(LaunchConfiguration(entry.condition)) if entry.condition else None
@@ -566,6 +582,29 @@ def launch_description(stack_name: str):
         if entry.lifecycle:
             actions += _autostart(node)
     return LaunchDescription(actions)
+
+
+def _refuse_unserved(stack: Stack):
+    """
+    Return a launch action that ends the launch when a choice serves not the robot's kind.
+
+    As the local launcher does: ``controller:=displacement`` for a rolling-joint snake
+    would otherwise run no controller at all and say nothing. launch cannot tell a value
+    given from its default, so a value other than the default counts as asked for; launch
+    reports the exception as one line and exits non-zero.
+    """
+    from launch.actions import OpaqueFunction
+    from launch.substitutions import LaunchConfiguration
+
+    def check(context) -> list:
+        texts = {a.name: LaunchConfiguration(a.name).perform(context) for a in stack.arguments}
+        values = {a.name: typed_value(a, texts[a.name]) for a in stack.arguments}
+        refusal = stack.refusal(values, [a.name for a in stack.arguments
+                                         if texts[a.name] != a.default])
+        if refusal:
+            raise RuntimeError(refusal)
+        return []
+    return OpaqueFunction(function=check)
 
 
 def _autostart(node) -> list:

@@ -286,6 +286,49 @@ def test_a_controller_that_serves_not_the_robots_kind_is_refused(robot, controll
     assert StackLauncher('sim', {'robot': str(ROOT / 'config' / robot)})
 
 
+def test_ros_launch_refuses_a_controller_that_serves_not_the_robots_kind():
+    """
+    ``ros2 launch`` skipped the node silently: a snake with controller:=displacement ran none.
+
+    The launch file asks what the local launcher asks; launch cannot tell a value given from
+    its default, so the default (tension) on a parallel robot, which serves none, runs on.
+    """
+    # launch.launch_description: the package's own launch/ folder imports as 'launch'
+    pytest.importorskip('launch.launch_description',
+                        reason='launch is not installed here (no ROS 2 launch); '
+                        'test_a_controller_that_serves_not_the_robots_kind_is_refused covers '
+                        'the same rule in the local launcher')
+    from launch import LaunchDescription, LaunchService
+    from launch.actions import DeclareLaunchArgument, SetLaunchConfiguration
+    from tendon_robot_sim.stack import _refuse_unserved
+
+    def launch(robot: str, **arguments) -> int:
+        stack = STACKS['sim']
+        service = LaunchService()
+        service.include_launch_description(LaunchDescription(
+            [DeclareLaunchArgument(a.name, default_value=a.default) for a in stack.arguments]
+            + [SetLaunchConfiguration(name, value) for name, value in
+               {'robot': str(ROOT / 'config' / robot), **arguments}.items()]
+            + [_refuse_unserved(stack)]))
+        return service.run()
+
+    assert launch('rolling_joint_snake.yaml', controller='displacement') != 0
+    assert launch('rolling_joint_snake.yaml') == 0
+    assert launch('pcr_6rus.yaml') == 0
+
+
+def test_a_default_that_serves_not_the_robots_kind_is_no_request():
+    stack = STACKS['sim']
+    values = {a.name: a.default for a in stack.arguments}
+    snake = {**values, 'robot': str(ROOT / 'config' / 'rolling_joint_snake.yaml'),
+             'controller': 'displacement'}
+    assert stack.refusal(snake, ['controller']).startswith(
+        'launch argument controller:=displacement: displacement_controller is for')
+    pcr = {**values, 'robot': str(ROOT / 'config' / 'pcr_6rus.yaml')}
+    assert stack.refusal(pcr, []) is None
+    assert stack.refusal(pcr, ['controller']).startswith('launch argument controller:=tension')
+
+
 def test_a_controller_that_serves_the_robots_kind_runs():
     for robot, controller in (('rolling_joint_snake.yaml', 'tension'),
                               ('robot.yaml', 'displacement'), ('robot.yaml', 'tension')):
