@@ -59,7 +59,7 @@ import numpy as np
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.framing import MessageError
 from tendon_robot_sim.protocol.laser import COUNT_MAX, sensor_device, TdcrLaserV1, TipMeasurement
-from tendon_robot_sim.protocol.link import LinkStatistics, SerialLink
+from tendon_robot_sim.protocol.link import CONNECTED, LinkStatistics, SerialLink
 
 logger = logging.getLogger(__name__)
 
@@ -169,6 +169,11 @@ class MotorDriver:
         self._commands = CommandStatistics()
         self._reports: list[tuple[motor.ChannelStatus, float] | None] = [None] * channels
         self._faults_after = -np.inf   # fault() reads reports received after this [s]
+        # Between enable and disable a lost port is a fault: the connects the link should
+        # have counted if it never dropped since then (or since the last clear_fault), and
+        # the first loss seen, kept as it was said until clear_fault
+        self._connects_expected: int | None = None
+        self._link_fault = ''
         self.link = SerialLink(url, self.protocol, self._on_message, self._on_connect,
                                self._poll_outgoing, name=link_options.pop('name', 'motors'),
                                **link_options)
@@ -196,21 +201,38 @@ class MotorDriver:
 
     # The streaming device has no torque switch and reports its faults in every status.
     def enable(self, safe_tensions: Sequence[float]) -> None:
-        """Activate: nothing to switch on; the owner's commands drive the device."""
+        """Activate: nothing to switch on; from now on a lost port is a fault."""
+        with self._lock:
+            self._watch_link()
 
     def disable(self) -> None:
         """Deactivate: nothing to switch off; the owner commands the safe state."""
+        with self._lock:
+            self._connects_expected, self._link_fault = None, ''
+
+    def _watch_link(self) -> None:
+        """Count a loss of the port from now on (lock held); a port down now is one."""
+        link = self.link.statistics()
+        self._connects_expected = link.connects + (link.state != CONNECTED)
+        self._link_fault = ''
 
     def fault(self) -> str:
         """
-        Return the fault flags reported since the last :meth:`clear_fault` ('' none).
+        Return the faults seen since the last :meth:`clear_fault` ('' none).
 
-        Every flag but tension limit: that one says the device clamped a target to its own
+        The port lost (unplugged, the device gone) while enabled, even if it came back:
+        what the device did meanwhile is unknown. The fault flags of the device's reports,
+        every one but tension limit: that one says the device clamped a target to its own
         limit and holds it there, its protection at work (as a servo's current bound).
         """
+        link = self.link.statistics()
         with self._lock:
             reports, after = list(self._reports), self._faults_after
-        said = []
+            if (self._connects_expected is not None and not self._link_fault
+                    and (link.state != CONNECTED or link.connects != self._connects_expected)):
+                self._link_fault = (f'port {self.link.url}: '
+                                    f'{link.last_error or "disconnected"}')
+            said = [self._link_fault] if self._link_fault else []
         for report in reports:
             if report is None or report[1] <= after:
                 continue
@@ -220,9 +242,11 @@ class MotorDriver:
         return '; '.join(said)
 
     def clear_fault(self) -> None:
-        """Forget the flags reported so far: one that persists comes back with the next report."""
+        """Forget the faults so far: a flag that persists, a port still down, come back."""
         with self._lock:
             self._faults_after = time.monotonic()
+            if self._connects_expected is not None:
+                self._watch_link()
 
     def recover(self) -> None:
         """Nothing to bring back: the device takes the owner's next command as it comes."""

@@ -328,6 +328,10 @@ def test_damaged_frames_and_a_disconnect_are_survived(rig, ros):
     probe.setpoint = tensions(t0=2.5, t1=1.0, t2=1.0, t3=1.0)   # issued while unplugged
     wait_for(lambda: bridge.motors.connected and bridge.sensor.connected,
              what='both links back')
+    # The lost motor port latched the stop (test_a_motor_port_lost...): the safe state, then
+    # setpoint B once ~/resume releases it
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the safe state')
+    assert probe.call(probe.resume).success
     wait_for(lambda: applied_tensions(rig) == (2.5, 1.0, 1.0, 1.0), what='setpoint B')
     commands = list(rig.motor.applied)
     # what the device applied, and what the bridge saw, if it fails: a rare failure beside
@@ -422,6 +426,47 @@ def test_a_motor_fault_flag_latches_the_safe_state_naming_the_tendon_and_the_fau
              what='the flag cleared')
     assert probe.call(probe.resume).success
     wait_for(lambda: applied_tensions(rig) == (3.0, 2.0, 1.0, 1.0), what='control again')
+
+
+@pytest.mark.parametrize('mode', ['tension', 'displacement'])
+def test_a_motor_port_lost_while_active_latches_the_safe_state_with_a_diagnostic(
+        rig, ros, mode):
+    """
+    The motor driver's port vanishing (the terminal's other end closed) is a device fault.
+
+    It latched nothing before: the bridge waited for the port, then went on ramping to the
+    setpoints as if the device had done nothing meanwhile, with no fault on /diagnostics.
+    Now, as a Dynamixel bus that vanished, it ends stopped until ~/resume, the safe state
+    the first thing the device gets when it is back, and the fault named.
+    """
+    bridge, probe = ros
+    if mode == 'tension':
+        probe.setpoint = tensions(t0=3.0, t1=2.0, t2=1.0, t3=1.0)
+        wait_for(lambda: applied_tensions(rig) == (3.0, 2.0, 1.0, 1.0), what='the setpoint')
+    else:
+        probe.setpoint = JointState(name=NAMES, position=[0.004, -0.002, 0.0, 0.0])
+        wait_for(lambda: isinstance(last_applied(rig), motor.SetDisplacements)
+                 and last_applied(rig).displacements == (0.004, -0.002, 0.0, 0.0),
+                 what='the setpoint')
+    rig.disconnect('motors', down_time=1.0)
+    safety = wait_for(lambda: (d := probe.diagnostic('safety')) and d['stopped'] == 'True'
+                      and d, what='the stop latch')
+    port = rig.path('motors')
+    assert safety['message'].startswith(f'stopped by a fault: port {port}: ')
+    motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and
+                      d['message'].startswith('fault, stopped') and d, what='the motor ERROR')
+    assert motors['level'] == b'\x02' and f'port {port}' in motors['message']
+    # Back: the safe state goes out, and nothing else while the stream goes on.
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the safe state')
+    count = rig.motor.counts['applied']
+    streamed = len(probe.published)
+    wait_for(lambda: len(probe.published) >= streamed + 6, what='setpoints while stopped')
+    assert rig.motor.counts['applied'] == count, 'a setpoint went through while stopped'
+    # The link is back: ~/resume hands control back, ramped.
+    assert probe.call(probe.resume).success
+    probe.setpoint = tensions(t0=2.0, t1=1.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (2.0, 1.0, 1.0, 1.0), what='control again')
+    assert largest_steps(rig)[0] <= MAX_RISE
 
 
 def largest_steps(rig) -> tuple[float, float]:

@@ -247,6 +247,36 @@ def test_setpoints_issued_while_unplugged_arrive_once_after_reconnect(rig, motor
              what='the status after reconnect')
 
 
+def test_a_port_lost_while_enabled_is_a_fault_until_cleared_with_the_port_back(rig, motors):
+    """
+    Enabled (the bridge active), a lost port is a fault that outlasts the reconnect.
+
+    The device may have done anything meanwhile (a power cycle, a hand on it), so the fault
+    stays until the owner clears it; cleared while the port is still down, it comes back.
+    Disabled, a lost port is the link's state only (the bridge's diagnostics say it).
+    """
+    rig.disconnect('motors', down_time=0.3)
+    wait_for(lambda: not motors.connected, what='the link to drop')
+    assert motors.fault() == ''
+    wait_for(lambda: motors.connected, what='the link to come back')
+    motors.enable([0.5] * N)
+    assert motors.fault() == ''
+    rig.disconnect('motors', down_time=0.5)
+    wait_for(lambda: not motors.connected, what='the link to drop')
+    fault = motors.fault()
+    assert fault.startswith(f'port {rig.path("motors")}: ')
+    motors.clear_fault()
+    assert motors.fault().startswith(f'port {rig.path("motors")}: '), 'cleared while down'
+    wait_for(lambda: motors.connected, what='the link to come back')
+    assert motors.fault().startswith(f'port {rig.path("motors")}: '), 'lost, even if back'
+    motors.clear_fault()
+    assert motors.fault() == ''
+    motors.disable()
+    rig.disconnect('motors', down_time=0.1)
+    wait_for(lambda: not motors.connected, what='the link to drop')
+    assert motors.fault() == ''
+
+
 def test_the_device_answers_the_documented_wire_bytes():
     # Bytes from docs/hardware.md (Serial protocols), checksums computed by hand (XOR of the
     # body): the emulator is held to the document, not to the driver's own encoder.
