@@ -27,7 +27,7 @@ import time
 import warnings
 
 from builtin_interfaces.msg import Time as TimeMsg
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped
 from lifecycle_msgs.msg import Transition, TransitionEvent
 from lifecycle_msgs.srv import ChangeState, GetState
@@ -896,12 +896,27 @@ def test_a_port_that_cannot_be_opened_fails_configure_and_configure_can_be_retri
                                      Parameter('sensor_port', value=str(late))]) as (
             listener, bridge, errors):
         assert f"cannot open the tip sensor port '{late}'" in errors[0]
+        assert 'check the device and sensor_port, then configure again' in errors[0]
         # the motor port, opened first, was closed again
         assert openers(rig.path('motors')) == 1
+        # and /diagnostics says it until a configure succeeds (it said nothing unconfigured)
+        arrays: list[DiagnosticArray] = []
+        listener.create_subscription(DiagnosticArray, topics.DIAGNOSTICS.name, arrays.append,
+                                     topics.DIAGNOSTICS.qos)
+
+        def sensor_status():
+            return [s for a in arrays for s in a.status if s.name == f'{bridge}: tip sensor']
+        failure = wait_for(sensor_status, what='the configure failure on /diagnostics')[-1]
+        assert failure.level == DiagnosticStatus.ERROR and failure.message == errors[0]
+        assert failure.hardware_id == f'tdcr-laser-v1 on {late}'
         late.symlink_to(os.path.realpath(rig.path('sensor')))
         assert change_state(listener, Transition.TRANSITION_CONFIGURE, bridge)
         assert lifecycle_state(listener, bridge) == 'inactive'
         assert openers(rig.path('motors')) == openers(rig.path('sensor')) == 2
+        seen = len(arrays)
+        wait_for(lambda: any(s.name == f'{bridge}: safety' for a in arrays[seen:]
+                             for s in a.status), what='the diagnostics of a configured bridge')
+        assert not [s for s in sensor_status()[-1:] if 'configure failed' in s.message]
 
 
 @pytest.mark.parametrize('motor_device, sensor_device', [
