@@ -148,7 +148,8 @@ PARAMS = (
           'published from what the devices reported', range=(1.0, 1000.0)),
     Param('diagnostics_rate', 1.0, 'Hz', 'diagnostics publish rate', range=(0.1, 10.0)),
     Param('stale_timeout', 0.5, 's', 'a connected link that sent nothing valid for this long '
-          'is reported stale (WARN); dynamixel: a servo silent this long is lost (ERROR, stop)',
+          'is reported stale (WARN); active, motors silent this long (a servo, or the '
+          'tdcr-motor-v1 driver) are lost (ERROR, stop)',
           range=(0.01, 60.0)),
     Param('ack_timeout', 0.1, 's', 'wait for the motor driver to acknowledge a command before '
           're-sending it', range=(0.001, 10.0)),

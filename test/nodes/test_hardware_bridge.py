@@ -428,6 +428,18 @@ def test_a_motor_fault_flag_latches_the_safe_state_naming_the_tendon_and_the_fau
     wait_for(lambda: applied_tensions(rig) == (3.0, 2.0, 1.0, 1.0), what='control again')
 
 
+def follow(rig, probe, mode: str) -> None:
+    """Stream a setpoint in ``mode`` ('tension' or 'displacement') until the device applies it."""
+    if mode == 'tension':
+        probe.setpoint = tensions(t0=3.0, t1=2.0, t2=1.0, t3=1.0)
+        wait_for(lambda: applied_tensions(rig) == (3.0, 2.0, 1.0, 1.0), what='the setpoint')
+    else:
+        probe.setpoint = JointState(name=NAMES, position=[0.004, -0.002, 0.0, 0.0])
+        wait_for(lambda: isinstance(last_applied(rig), motor.SetDisplacements)
+                 and last_applied(rig).displacements == (0.004, -0.002, 0.0, 0.0),
+                 what='the setpoint')
+
+
 @pytest.mark.parametrize('mode', ['tension', 'displacement'])
 def test_a_motor_port_lost_while_active_latches_the_safe_state_with_a_diagnostic(
         rig, ros, mode):
@@ -440,14 +452,7 @@ def test_a_motor_port_lost_while_active_latches_the_safe_state_with_a_diagnostic
     the first thing the device gets when it is back, and the fault named.
     """
     bridge, probe = ros
-    if mode == 'tension':
-        probe.setpoint = tensions(t0=3.0, t1=2.0, t2=1.0, t3=1.0)
-        wait_for(lambda: applied_tensions(rig) == (3.0, 2.0, 1.0, 1.0), what='the setpoint')
-    else:
-        probe.setpoint = JointState(name=NAMES, position=[0.004, -0.002, 0.0, 0.0])
-        wait_for(lambda: isinstance(last_applied(rig), motor.SetDisplacements)
-                 and last_applied(rig).displacements == (0.004, -0.002, 0.0, 0.0),
-                 what='the setpoint')
+    follow(rig, probe, mode)
     rig.disconnect('motors', down_time=1.0)
     safety = wait_for(lambda: (d := probe.diagnostic('safety')) and d['stopped'] == 'True'
                       and d, what='the stop latch')
@@ -467,6 +472,40 @@ def test_a_motor_port_lost_while_active_latches_the_safe_state_with_a_diagnostic
     probe.setpoint = tensions(t0=2.0, t1=1.0, t2=1.0, t3=1.0)
     wait_for(lambda: applied_tensions(rig) == (2.0, 1.0, 1.0, 1.0), what='control again')
     assert largest_steps(rig)[0] <= MAX_RISE
+
+
+@pytest.mark.parametrize('mode', ['tension', 'displacement'])
+@pytest.mark.parametrize('fault', ['silent', 'stall flag'])
+def test_a_silent_or_stalled_motor_driver_latches_the_safe_state_in_either_mode(
+        rig, ros, mode, fault):
+    """
+    A device that says nothing valid for stale_timeout (0.5 s) is a fault, as a silent servo.
+
+    Every frame it sends spoilt (here for 1.5 s, its commands spoilt too) is silence to the
+    host: nothing to read, no ACK. Before, that was a WARN ("stale") and an ERROR ("commands
+    not acknowledged") while the bridge went on following setpoints, and on the first valid
+    frame it ramped on. A fault flag in displacement mode latches as in tension mode.
+    """
+    bridge, probe = ros
+    follow(rig, probe, mode)
+    if fault == 'silent':
+        rig.threads['motors'].noise_burst(1.5, replies=True)
+        said = 'the device is silent, nothing valid received for'
+    else:
+        rig.motor.inject_fault(2, motor.FAULT_STALL)
+        said = 'channel 2: stall'
+    safety = wait_for(lambda: (d := probe.diagnostic('safety')) and d['stopped'] == 'True'
+                      and d, what='the stop latch')
+    assert said in safety['message']
+    motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and
+                      d['message'].startswith('fault, stopped') and d, what='the motor ERROR')
+    assert motors['level'] == b'\x02' and said in motors['message']
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the safe state')
+    rig.motor.inject_fault(2, 0)
+    wait_for(lambda: probe.diagnostic('motor driver').get('faults t2') is None,
+             what='the flag cleared')
+    assert probe.call(probe.resume).success
+    follow(rig, probe, mode)
 
 
 def largest_steps(rig) -> tuple[float, float]:
