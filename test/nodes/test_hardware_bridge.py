@@ -508,6 +508,35 @@ def test_a_silent_or_stalled_motor_driver_latches_the_safe_state_in_either_mode(
     follow(rig, probe, mode)
 
 
+@pytest.mark.parametrize('mode', ['tension', 'displacement'])
+@pytest.mark.parametrize('fault', ['no target', 'silent'])
+def test_a_blind_tip_sensor_is_an_error_and_stops_no_motor_in_either_mode(rig, ros, mode, fault):
+    """
+    A laser that sees no target, or says nothing: ERROR on its status, the motors follow on.
+
+    As designed (docs/hardware.md, A blind tip sensor): the tip is not in the motors' safety
+    loop, and the controllers pause their tip feedback on a stale tip.
+    """
+    bridge, probe = ros
+    follow(rig, probe, mode)
+    if fault == 'no target':
+        rig.sensor.dropout = 1.0
+    else:
+        rig.disconnect('sensor', down_time=3.0)
+    sensor = wait_for(lambda: (d := probe.diagnostic('tip sensor')) and d['level'] == b'\x02'
+                      and d, what='the tip sensor ERROR')
+    assert sensor['message'].startswith('blind: ' if fault == 'no target' else 'disconnected')
+    safety = probe.diagnostic('safety')
+    assert safety['stopped'] == 'False' and safety['message'] == 'following setpoints'
+    tips = len(probe.tips)
+    count = rig.motor.counts['applied']
+    probe.setpoint = tensions(t0=2.0, t1=1.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (2.0, 1.0, 1.0, 1.0), what='the motors to follow')
+    assert rig.motor.counts['applied'] > count
+    if fault == 'no target':
+        assert len(probe.tips) == tips, 'a tip published from samples without a target'
+
+
 def largest_steps(rig) -> tuple[float, float]:
     """
     Return the largest rise of a tension [N] and change of a displacement [m] per command.
