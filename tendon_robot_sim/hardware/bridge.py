@@ -323,11 +323,18 @@ class BridgeCore:
                                 'setpoints ignored until ~/resume'))
 
     def _track_link(self, now: float) -> None:
-        """Restart the ramp from the device's report after a reconnect."""
+        """
+        Restart the ramp from the device's report after a reconnect.
+
+        Unless the ramp holds the safe state: a bridge the loss stopped sends it first when
+        the port is back, and the device's report may still say the tensions of before the
+        loss when ~/resume comes (the ramp started there, a jump from the safe state).
+        """
         reconnects = self.motors.link.statistics().reconnects
         if reconnects != self._reconnects or not self.motors.connected:
             self._reconnects = reconnects
-            self._output = None
+            if not _same(self._output, self.safe_command):
+                self._output = None
             self._ramp_after = now
 
     def _ramp(self, target: tuple[str, np.ndarray], dt: float) -> tuple[str, np.ndarray] | None:

@@ -23,7 +23,8 @@ setpoints to the motors and publishing ``tendon/state`` and ``tip/measured``.
 ``deactivate`` commands the safe state and holds it (setpoints are ignored).
 ``cleanup`` closes the ports, ``shutdown`` (from any state) and ``on_error``
 leave the hardware in the safe state and close the ports; so does the end of
-the process (Ctrl-C). ``diagnostics`` are published while configured.
+the process (Ctrl-C). ``diagnostics`` are published while configured, and after a
+failed ``configure`` (why it failed) until one succeeds.
 
 Subscribes ``tendon/setpoint`` (JointState naming every tendon once: ``effort``
 = tensions [N] for tension mode, or ``position`` = displacements [m] for
@@ -70,7 +71,7 @@ from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.hardware.bridge import (BridgeCore, BridgeSettings, SetpointError,
+from tendon_robot_sim.hardware.bridge import (BridgeCore, BridgeSettings, ERROR, SetpointError,
                                               start_device, Status)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -147,7 +148,8 @@ PARAMS = (
           'published from what the devices reported', range=(1.0, 1000.0)),
     Param('diagnostics_rate', 1.0, 'Hz', 'diagnostics publish rate', range=(0.1, 10.0)),
     Param('stale_timeout', 0.5, 's', 'a connected link that sent nothing valid for this long '
-          'is reported stale (WARN); dynamixel: a servo silent this long is lost (ERROR, stop)',
+          'is reported stale (WARN); active, motors silent this long (a servo, or the '
+          'tdcr-motor-v1 driver) are lost (ERROR, stop)',
           range=(0.01, 60.0)),
     Param('ack_timeout', 0.1, 's', 'wait for the motor driver to acknowledge a command before '
           're-sending it', range=(0.001, 10.0)),
@@ -281,6 +283,12 @@ class HardwareBridgeNode(LifecycleNode):
                               clock=steady)]
         for timer in self.timers_while_configured:
             timer.cancel()   # not the autostart argument: Humble's create_timer lacks it
+        # A failed configure is on /diagnostics until a configure succeeds: a monitor (or
+        # rqt_robot_monitor) that only watches diagnostics sees why the bridge is down.
+        self._configure_failure: DiagnosticStatus | None = None
+        self.failure_timer = self.create_timer(1.0 / config.diagnostics_rate,
+                                               self._publish_configure_failure, clock=steady)
+        self.failure_timer.cancel()
 
     @property
     def motors(self) -> MotorBus | None:
@@ -314,8 +322,7 @@ class HardwareBridgeNode(LifecycleNode):
                                 c.state_rate, c.sensor_timeout, self.heads, **link) \
                 if c.sensor_port else None
         except ValueError as error:
-            self.get_logger().error(f'configure failed: {error}')
-            return TransitionCallbackReturn.FAILURE
+            return self._configure_failed('configure', '', str(error))
         self.core.attach(motors, sensor)
         for what, driver, port in (('motor driver', motors, c.motor_port),
                                    ('tip sensor', sensor, c.sensor_port)):
@@ -324,19 +331,39 @@ class HardwareBridgeNode(LifecycleNode):
             problem = start_device(driver, c.open_timeout)
             if problem:
                 self._close_ports()
-                self.get_logger().error(f'configure failed: cannot open the {what} port '
-                                        f'{port!r} ({problem}); still unconfigured, '
-                                        'configure again to retry')
-                return TransitionCallbackReturn.FAILURE
+                device, parameter = ((c.motor_device, 'motor_port') if driver is motors
+                                     else (c.sensor_device, 'sensor_port'))
+                return self._configure_failed(
+                    what, f'{device} on {port}', f'cannot open the {what} port {port!r} '
+                    f'({problem}); still unconfigured: check the device and {parameter}, '
+                    'then configure again')
         if c.motor_device == DYNAMIXEL:
             self.servos_pub = self.create_publisher(
                 topics.TENDON_SERVOS.msg_type, topics.TENDON_SERVOS.name,
                 topics.TENDON_SERVOS.qos)
+        self._configure_failure = None
+        self.failure_timer.cancel()
         for timer in self.timers_while_configured:
             timer.reset()
         self.get_logger().info(f'configured: motor driver on {c.motor_port}'
                                + (f', tip sensor on {c.sensor_port}' if c.sensor_port else ''))
         return super().on_configure(state)
+
+    def _configure_failed(self, what: str, hardware_id: str,
+                          why: str) -> TransitionCallbackReturn:
+        """Log why configure failed, say it on /diagnostics (``what``) until one succeeds."""
+        self.get_logger().error(f'configure failed: {why}')
+        self._configure_failure = self._diagnostic(what, hardware_id,
+                                                   Status(ERROR, f'configure failed: {why}'))
+        self._publish_configure_failure()
+        self.failure_timer.reset()
+        return TransitionCallbackReturn.FAILURE
+
+    def _publish_configure_failure(self) -> None:
+        if self._configure_failure is not None:
+            self.diagnostics_pub.publish(DiagnosticArray(
+                header=Header(stamp=self.get_clock().now().to_msg()),
+                status=[self._configure_failure]))
 
     @reported
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:

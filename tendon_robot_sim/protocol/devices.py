@@ -154,7 +154,7 @@ def motor_bus(device: str, port: str, max_tensions: Sequence[float], baudrate: i
     # No blind re-send after a reconnect: the bridge ramps from what the device reports.
     return MotorDriver(port, len(max_tensions), device, ack_timeout=ack_timeout,
                        max_retries=max_retries, resend_on_reconnect=False, baudrate=baudrate,
-                       read_timeout=read_timeout, backoff=backoff)
+                       read_timeout=read_timeout, backoff=backoff, lost_after=lost_after)
 
 
 class TipSensor(Protocol):

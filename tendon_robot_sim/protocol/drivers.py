@@ -59,7 +59,7 @@ import numpy as np
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.framing import MessageError
 from tendon_robot_sim.protocol.laser import COUNT_MAX, sensor_device, TdcrLaserV1, TipMeasurement
-from tendon_robot_sim.protocol.link import LinkStatistics, SerialLink
+from tendon_robot_sim.protocol.link import CONNECTED, LinkStatistics, SerialLink
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +144,9 @@ class MotorDriver:
         Re-sends of one command before it is given up.
     resend_on_reconnect : bool
         Re-send the last command once after a reconnect (see the module docstring).
+    lost_after : float or None
+        While enabled, a device that sent nothing valid for this long [s] is a fault, as a
+        lost port is; None: silence is only the link's staleness.
     **link_options
         Passed to :class:`SerialLink` (baudrate, read_timeout, backoff ...).
 
@@ -151,7 +154,8 @@ class MotorDriver:
 
     def __init__(self, url: str, channels: int, device: str = motor.TdcrMotorV1.name,
                  ack_timeout: float = 0.1, max_retries: int = 3,
-                 resend_on_reconnect: bool = True, **link_options: Any):
+                 resend_on_reconnect: bool = True, lost_after: float | None = None,
+                 **link_options: Any):
         if not 1 <= channels <= motor.MAX_CHANNELS:
             raise ValueError(f'channels: must be in [1, {motor.MAX_CHANNELS}], got {channels}')
         if ack_timeout <= 0.0:
@@ -161,6 +165,7 @@ class MotorDriver:
         self.ack_timeout = ack_timeout
         self.max_retries = max_retries
         self.resend_on_reconnect = resend_on_reconnect
+        self.lost_after = lost_after
         self._lock = threading.Lock()
         self._seq = secrets.randbelow(motor.SEQ_MAX + 1)   # the first command gets seq + 1
         self._pending: _Outgoing | None = None     # queued, not yet written
@@ -169,6 +174,12 @@ class MotorDriver:
         self._commands = CommandStatistics()
         self._reports: list[tuple[motor.ChannelStatus, float] | None] = [None] * channels
         self._faults_after = -np.inf   # fault() reads reports received after this [s]
+        # Between enable and disable a lost port is a fault: the connects the link should
+        # have counted if it never dropped since then (or since the last clear_fault), and
+        # the first loss seen, kept as it was said until clear_fault
+        self._connects_expected: int | None = None
+        self._heard_since = -np.inf   # silence counts from here at the earliest [s]
+        self._link_fault = ''
         self.link = SerialLink(url, self.protocol, self._on_message, self._on_connect,
                                self._poll_outgoing, name=link_options.pop('name', 'motors'),
                                **link_options)
@@ -196,21 +207,39 @@ class MotorDriver:
 
     # The streaming device has no torque switch and reports its faults in every status.
     def enable(self, safe_tensions: Sequence[float]) -> None:
-        """Activate: nothing to switch on; the owner's commands drive the device."""
+        """Activate: nothing to switch on; from now on a lost port is a fault."""
+        with self._lock:
+            self._watch_link()
 
     def disable(self) -> None:
         """Deactivate: nothing to switch off; the owner commands the safe state."""
+        with self._lock:
+            self._connects_expected, self._link_fault = None, ''
+
+    def _watch_link(self) -> None:
+        """Count a loss of the port, or silence, from now (lock held); a port down now is one."""
+        link = self.link.statistics()
+        self._connects_expected = link.connects + (link.state != CONNECTED)
+        self._heard_since = time.monotonic()
+        self._link_fault = ''
 
     def fault(self) -> str:
         """
-        Return the fault flags reported since the last :meth:`clear_fault` ('' none).
+        Return the faults seen since the last :meth:`clear_fault` ('' none).
 
-        Every flag but tension limit: that one says the device clamped a target to its own
-        limit and holds it there, its protection at work (as a servo's current bound).
+        The port lost (unplugged, the device gone) while enabled, even if it came back:
+        what the device did meanwhile is unknown; so is a device silent for ``lost_after``
+        (nothing valid: no status, no ACK, or only spoilt frames). The fault flags of the
+        device's reports, every one but tension limit: that one says the device clamped a
+        target to its own limit and holds it there, its protection at work (as a servo's
+        current bound).
         """
+        link, now = self.link.statistics(), time.monotonic()
         with self._lock:
             reports, after = list(self._reports), self._faults_after
-        said = []
+            if self._connects_expected is not None and not self._link_fault:
+                self._link_fault = self._link_problem(link, now)
+            said = [self._link_fault] if self._link_fault else []
         for report in reports:
             if report is None or report[1] <= after:
                 continue
@@ -219,10 +248,22 @@ class MotorDriver:
                 said.append(f'channel {report[0].channel}: {", ".join(motor.fault_names(flags))}')
         return '; '.join(said)
 
+    def _link_problem(self, link: LinkStatistics, now: float) -> str:
+        """Why the link of an enabled device is at fault ('' if it is not), said once."""
+        if link.state != CONNECTED or link.connects != self._connects_expected:
+            return f'port {self.link.url}: {link.last_error or "disconnected"}'
+        silent = now - max(self._heard_since, link.last_rx_time or -np.inf)
+        if self.lost_after is not None and silent > self.lost_after:
+            return (f'port {self.link.url}: the device is silent, nothing valid received '
+                    f'for {silent:.1f} s ({link.last_error or "no frame"})')
+        return ''
+
     def clear_fault(self) -> None:
-        """Forget the flags reported so far: one that persists comes back with the next report."""
+        """Forget the faults so far: a flag that persists, a port still down, come back."""
         with self._lock:
             self._faults_after = time.monotonic()
+            if self._connects_expected is not None:
+                self._watch_link()
 
     def recover(self) -> None:
         """Nothing to bring back: the device takes the owner's next command as it comes."""

@@ -171,6 +171,33 @@ def test_setpoints_are_ramped_from_the_device_and_the_watchdog_relaxes_in_one_st
     assert bridge.safety_diagnostics(time.monotonic()).level == WARN
 
 
+def test_after_a_lost_port_the_resumed_ramp_starts_from_the_safe_state(core):
+    """
+    The ramp after ~/resume starts from the safe state held, not from a lagging report.
+
+    The reconnect restarted the ramp while the bridge held the safe state it had already
+    sent; the first setpoint after ~/resume then ramped from the device's report, which still
+    said the tensions of before the loss: the command jumped 2.5 N in one step from the safe
+    state. (A device that relaxes slowly, time constant 5 s, keeps that report for seconds.)
+    """
+    bridge, rig = core
+    following(bridge, rig, [3.0, 0.5, 0.5, 0.5])
+    rig.motor.time_constant = 5.0
+    rig.disconnect('motors', down_time=0.3)
+    tick = ticking(bridge)
+    wait_for(lambda: bridge.stopped, what='the stop latch', between=tick)
+    wait_for(lambda: applied(rig) == (PRETENSION,) * 4, what='the safe state', between=tick)
+    assert bridge.motors.status().tensions[0] > 2.0   # the report lags
+    assert bridge.resume(time.monotonic())[0]
+    step = 10.0 * 2 / 100.0   # max_tension_rate over two command periods [N]
+
+    def stream():
+        bridge.accept(NAMES, [3.0, 0.5, 0.5, 0.5], [], time.monotonic())
+        tick()
+    wait_for(lambda: bridge.sent[1][0] > PRETENSION, what='the ramp', between=stream)
+    assert bridge.sent[1][0] <= PRETENSION + step + 1e-9
+
+
 def test_stop_latches_until_resume_and_a_lasting_implausible_reading_latches_a_fault(core):
     bridge, rig = core
     following(bridge, rig, [1.0, 0.5, 0.5, 0.5])

@@ -27,7 +27,7 @@ import time
 import warnings
 
 from builtin_interfaces.msg import Time as TimeMsg
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped
 from lifecycle_msgs.msg import Transition, TransitionEvent
 from lifecycle_msgs.srv import ChangeState, GetState
@@ -328,6 +328,10 @@ def test_damaged_frames_and_a_disconnect_are_survived(rig, ros):
     probe.setpoint = tensions(t0=2.5, t1=1.0, t2=1.0, t3=1.0)   # issued while unplugged
     wait_for(lambda: bridge.motors.connected and bridge.sensor.connected,
              what='both links back')
+    # The lost motor port latched the stop (test_a_motor_port_lost...): the safe state, then
+    # setpoint B once ~/resume releases it
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the safe state')
+    assert probe.call(probe.resume).success
     wait_for(lambda: applied_tensions(rig) == (2.5, 1.0, 1.0, 1.0), what='setpoint B')
     commands = list(rig.motor.applied)
     # what the device applied, and what the bridge saw, if it fails: a rare failure beside
@@ -422,6 +426,115 @@ def test_a_motor_fault_flag_latches_the_safe_state_naming_the_tendon_and_the_fau
              what='the flag cleared')
     assert probe.call(probe.resume).success
     wait_for(lambda: applied_tensions(rig) == (3.0, 2.0, 1.0, 1.0), what='control again')
+
+
+def follow(rig, probe, mode: str) -> None:
+    """Stream a setpoint in ``mode`` ('tension' or 'displacement') until the device applies it."""
+    if mode == 'tension':
+        probe.setpoint = tensions(t0=3.0, t1=2.0, t2=1.0, t3=1.0)
+        wait_for(lambda: applied_tensions(rig) == (3.0, 2.0, 1.0, 1.0), what='the setpoint')
+    else:
+        probe.setpoint = JointState(name=NAMES, position=[0.004, -0.002, 0.0, 0.0])
+        wait_for(lambda: isinstance(last_applied(rig), motor.SetDisplacements)
+                 and last_applied(rig).displacements == (0.004, -0.002, 0.0, 0.0),
+                 what='the setpoint')
+
+
+@pytest.mark.parametrize('mode', ['tension', 'displacement'])
+def test_a_motor_port_lost_while_active_latches_the_safe_state_with_a_diagnostic(
+        rig, ros, mode):
+    """
+    The motor driver's port vanishing (the terminal's other end closed) is a device fault.
+
+    It latched nothing before: the bridge waited for the port, then went on ramping to the
+    setpoints as if the device had done nothing meanwhile, with no fault on /diagnostics.
+    Now, as a Dynamixel bus that vanished, it ends stopped until ~/resume, the safe state
+    the first thing the device gets when it is back, and the fault named.
+    """
+    bridge, probe = ros
+    follow(rig, probe, mode)
+    rig.disconnect('motors', down_time=1.0)
+    safety = wait_for(lambda: (d := probe.diagnostic('safety')) and d['stopped'] == 'True'
+                      and d, what='the stop latch')
+    port = rig.path('motors')
+    assert safety['message'].startswith(f'stopped by a fault: port {port}: ')
+    motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and
+                      d['message'].startswith('fault, stopped') and d, what='the motor ERROR')
+    assert motors['level'] == b'\x02' and f'port {port}' in motors['message']
+    # Back: the safe state goes out, and nothing else while the stream goes on.
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the safe state')
+    count = rig.motor.counts['applied']
+    streamed = len(probe.published)
+    wait_for(lambda: len(probe.published) >= streamed + 6, what='setpoints while stopped')
+    assert rig.motor.counts['applied'] == count, 'a setpoint went through while stopped'
+    # The link is back: ~/resume hands control back, ramped.
+    assert probe.call(probe.resume).success
+    probe.setpoint = tensions(t0=2.0, t1=1.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (2.0, 1.0, 1.0, 1.0), what='control again')
+    assert largest_steps(rig)[0] <= MAX_RISE
+
+
+@pytest.mark.parametrize('mode', ['tension', 'displacement'])
+@pytest.mark.parametrize('fault', ['silent', 'stall flag'])
+def test_a_silent_or_stalled_motor_driver_latches_the_safe_state_in_either_mode(
+        rig, ros, mode, fault):
+    """
+    A device that says nothing valid for stale_timeout (0.5 s) is a fault, as a silent servo.
+
+    Every frame it sends spoilt (here for 1.5 s, its commands spoilt too) is silence to the
+    host: nothing to read, no ACK. Before, that was a WARN ("stale") and an ERROR ("commands
+    not acknowledged") while the bridge went on following setpoints, and on the first valid
+    frame it ramped on. A fault flag in displacement mode latches as in tension mode.
+    """
+    bridge, probe = ros
+    follow(rig, probe, mode)
+    if fault == 'silent':
+        rig.threads['motors'].noise_burst(1.5, replies=True)
+        said = 'the device is silent, nothing valid received for'
+    else:
+        rig.motor.inject_fault(2, motor.FAULT_STALL)
+        said = 'channel 2: stall'
+    safety = wait_for(lambda: (d := probe.diagnostic('safety')) and d['stopped'] == 'True'
+                      and d, what='the stop latch')
+    assert said in safety['message']
+    motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and
+                      d['message'].startswith('fault, stopped') and d, what='the motor ERROR')
+    assert motors['level'] == b'\x02' and said in motors['message']
+    wait_for(lambda: applied_tensions(rig) == (MIN_TENSION,) * 4, what='the safe state')
+    rig.motor.inject_fault(2, 0)
+    wait_for(lambda: probe.diagnostic('motor driver').get('faults t2') is None,
+             what='the flag cleared')
+    assert probe.call(probe.resume).success
+    follow(rig, probe, mode)
+
+
+@pytest.mark.parametrize('mode', ['tension', 'displacement'])
+@pytest.mark.parametrize('fault', ['no target', 'silent'])
+def test_a_blind_tip_sensor_is_an_error_and_stops_no_motor_in_either_mode(rig, ros, mode, fault):
+    """
+    A laser that sees no target, or says nothing: ERROR on its status, the motors follow on.
+
+    As designed (docs/hardware.md, A blind tip sensor): the tip is not in the motors' safety
+    loop, and the controllers pause their tip feedback on a stale tip.
+    """
+    bridge, probe = ros
+    follow(rig, probe, mode)
+    if fault == 'no target':
+        rig.sensor.dropout = 1.0
+    else:
+        rig.disconnect('sensor', down_time=3.0)
+    sensor = wait_for(lambda: (d := probe.diagnostic('tip sensor')) and d['level'] == b'\x02'
+                      and d, what='the tip sensor ERROR')
+    assert sensor['message'].startswith('blind: ' if fault == 'no target' else 'disconnected')
+    safety = probe.diagnostic('safety')
+    assert safety['stopped'] == 'False' and safety['message'] == 'following setpoints'
+    tips = len(probe.tips)
+    count = rig.motor.counts['applied']
+    probe.setpoint = tensions(t0=2.0, t1=1.0, t2=1.0, t3=1.0)
+    wait_for(lambda: applied_tensions(rig) == (2.0, 1.0, 1.0, 1.0), what='the motors to follow')
+    assert rig.motor.counts['applied'] > count
+    if fault == 'no target':
+        assert len(probe.tips) == tips, 'a tip published from samples without a target'
 
 
 def largest_steps(rig) -> tuple[float, float]:
@@ -851,12 +964,27 @@ def test_a_port_that_cannot_be_opened_fails_configure_and_configure_can_be_retri
                                      Parameter('sensor_port', value=str(late))]) as (
             listener, bridge, errors):
         assert f"cannot open the tip sensor port '{late}'" in errors[0]
+        assert 'check the device and sensor_port, then configure again' in errors[0]
         # the motor port, opened first, was closed again
         assert openers(rig.path('motors')) == 1
+        # and /diagnostics says it until a configure succeeds (it said nothing unconfigured)
+        arrays: list[DiagnosticArray] = []
+        listener.create_subscription(DiagnosticArray, topics.DIAGNOSTICS.name, arrays.append,
+                                     topics.DIAGNOSTICS.qos)
+
+        def sensor_status():
+            return [s for a in arrays for s in a.status if s.name == f'{bridge}: tip sensor']
+        failure = wait_for(sensor_status, what='the configure failure on /diagnostics')[-1]
+        assert failure.level == DiagnosticStatus.ERROR and failure.message == errors[0]
+        assert failure.hardware_id == f'tdcr-laser-v1 on {late}'
         late.symlink_to(os.path.realpath(rig.path('sensor')))
         assert change_state(listener, Transition.TRANSITION_CONFIGURE, bridge)
         assert lifecycle_state(listener, bridge) == 'inactive'
         assert openers(rig.path('motors')) == openers(rig.path('sensor')) == 2
+        seen = len(arrays)
+        wait_for(lambda: any(s.name == f'{bridge}: safety' for a in arrays[seen:]
+                             for s in a.status), what='the diagnostics of a configured bridge')
+        assert not [s for s in sensor_status()[-1:] if 'configure failed' in s.message]
 
 
 @pytest.mark.parametrize('motor_device, sensor_device', [

@@ -29,6 +29,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.emulator.dynamixel import bus_file
@@ -262,6 +263,40 @@ def test_a_lost_servo_is_a_fault_and_the_bridge_recovers_after_resume(rig, ros):
     chain.silence(2, False)
     # Back: the bus configures the servos again, and their torque stays off until ~/resume.
     back_only_on_resume(bridge, probe, chain)
+
+
+@pytest.mark.parametrize('mode', ['tension', 'displacement'])
+@pytest.mark.parametrize('fault, said', [
+    ('overload', 'servo ID 2: overload error'), ('silent', 'servo ID 2 lost'),
+    ('port lost', 'port ')])
+def test_every_servo_fault_latches_the_safe_state_with_a_diagnostic_in_either_mode(
+        rig, ros, mode, fault, said):
+    """A hardware error, a silent servo and a vanished port: stopped, ERROR naming it."""
+    bridge, probe = ros
+    chain = rig.motor
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
+    if mode == 'tension':
+        probe.setpoint = tensions(t0=2.0, t1=0.5, t2=0.5, t3=0.5)
+        target = ('tension', [2.0, 0.5, 0.5, 0.5])
+    else:
+        target = ('displacement', [0.002, 0.0, 0.0, 0.0])
+        probe.setpoint = JointState(name=ROBOT.tendon_names, position=target[1])
+    wait_for(lambda: bridge.core.sent and bridge.core.sent[0] == target[0]
+             and np.allclose(bridge.core.sent[1], target[1]), what='the setpoint commanded')
+    if fault == 'overload':
+        chain.set_hardware_error(2, OVERLOAD)
+    elif fault == 'silent':
+        chain.silence(2)
+    else:
+        rig.disconnect('motors', down_time=1.0)
+    safety = wait_for(lambda: (d := probe.diagnostic('safety')) and d['stopped'] == 'True'
+                      and d, what='the stop latch')
+    assert safety['message'].startswith(f'stopped by a fault: {said}')
+    motors = wait_for(lambda: (d := probe.diagnostic('motor driver')) and d['level'] == b'\x02'
+                      and d['message'].startswith(f'fault, stopped: {said}') and d,
+                      what='the motor ERROR')
+    assert motors
+    assert bridge.core.sent[0] == 'tension' and np.allclose(bridge.core.sent[1], MIN_TENSION)
 
 
 def back_only_on_resume(bridge, probe, chain) -> None:

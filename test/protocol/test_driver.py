@@ -247,6 +247,61 @@ def test_setpoints_issued_while_unplugged_arrive_once_after_reconnect(rig, motor
              what='the status after reconnect')
 
 
+def test_a_port_lost_while_enabled_is_a_fault_until_cleared_with_the_port_back(rig, motors):
+    """
+    Enabled (the bridge active), a lost port is a fault that outlasts the reconnect.
+
+    The device may have done anything meanwhile (a power cycle, a hand on it), so the fault
+    stays until the owner clears it; cleared while the port is still down, it comes back.
+    Disabled, a lost port is the link's state only (the bridge's diagnostics say it).
+    """
+    rig.disconnect('motors', down_time=0.3)
+    wait_for(lambda: not motors.connected, what='the link to drop')
+    assert motors.fault() == ''
+    wait_for(lambda: motors.connected, what='the link to come back')
+    motors.enable([0.5] * N)
+    assert motors.fault() == ''
+    rig.disconnect('motors', down_time=0.5)
+    wait_for(lambda: not motors.connected, what='the link to drop')
+    fault = motors.fault()
+    assert fault.startswith(f'port {rig.path("motors")}: ')
+    motors.clear_fault()
+    assert motors.fault().startswith(f'port {rig.path("motors")}: '), 'cleared while down'
+    wait_for(lambda: motors.connected, what='the link to come back')
+    assert motors.fault().startswith(f'port {rig.path("motors")}: '), 'lost, even if back'
+    motors.clear_fault()
+    assert motors.fault() == ''
+    motors.disable()
+    rig.disconnect('motors', down_time=0.1)
+    wait_for(lambda: not motors.connected, what='the link to drop')
+    assert motors.fault() == ''
+
+
+def test_a_device_silent_for_lost_after_while_enabled_is_a_fault_until_cleared(rig):
+    """Only spoilt frames for longer than ``lost_after`` (0.3 s): silence, a fault when enabled."""
+    motors = MotorDriver(rig.path('motors'), N, ack_timeout=0.05, lost_after=0.3).start()
+    try:
+        wait_for(lambda: reported(motors, lambda status: True), what='the status')
+        rig.threads['motors'].noise_burst(1.0, replies=True)
+        wait_for(lambda: time.monotonic() - motors.statistics()[0].last_rx_time > 0.4,
+                 what='silence past lost_after')
+        assert motors.fault() == '', 'silence while disabled is the link staleness only'
+        wait_for(lambda: time.monotonic() - motors.statistics()[0].last_rx_time < 0.1,
+                 what='the device to speak again')
+        motors.enable([0.5] * N)
+        rig.threads['motors'].noise_burst(1.0, replies=True)
+        fault = wait_for(motors.fault, what='the fault')
+        assert fault.startswith(f'port {rig.path("motors")}: the device is silent, nothing '
+                                'valid received for ')
+        wait_for(lambda: reported(motors, lambda status: status.stamp > time.monotonic() - 0.1),
+                 what='the device to speak again')
+        assert motors.fault() == fault, 'kept as it was said until cleared'
+        motors.clear_fault()
+        assert motors.fault() == ''
+    finally:
+        motors.stop()
+
+
 def test_the_device_answers_the_documented_wire_bytes():
     # Bytes from docs/hardware.md (Serial protocols), checksums computed by hand (XOR of the
     # body): the emulator is held to the document, not to the driver's own encoder.
