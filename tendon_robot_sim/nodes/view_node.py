@@ -277,7 +277,8 @@ class ViewNode(Node):
     def _on_markers(self, data: bytes) -> None:
         self.markers_received += 1
         # a stack that restarts (with a robot of other markers: the rod's after the snake's)
-        # sends no DELETEALL: its first markers after a silence replace what was drawn
+        # sends no DELETEALL: its first markers after a silence replace what was drawn, and
+        # the scene's scale (frames, grid) follows them
         restarted = self.page.heard(topics.BACKBONE_MARKERS.name, time.monotonic())
         try:
             msg = self.read_markers(data)
@@ -285,7 +286,7 @@ class ViewNode(Node):
             msg = deserialize_message(data, topics.BACKBONE_MARKERS.msg_type)
         if msg.markers:
             self.frame_id = msg.markers[-1].header.frame_id
-        self.page.show_markers(msg.markers, snapshot=restarted)
+        self.page.show_markers(msg.markers, new_robot=restarted)
 
     def _on_tip(self, msg) -> None:
         p, q = msg.pose.position, msg.pose.orientation

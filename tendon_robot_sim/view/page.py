@@ -426,10 +426,19 @@ class ViewPage:
 
     # ------------------------------------------------------------------ inputs
 
-    def show_markers(self, markers: Sequence, snapshot: bool = False) -> None:
-        """Take one ``MarkerArray``'s markers; ``snapshot``: they replace all before."""
+    def show_markers(self, markers: Sequence, snapshot: bool = False,
+                     new_robot: bool = False) -> None:
+        """
+        Take one ``MarkerArray``'s markers; ``snapshot``: they replace all before.
+
+        ``new_robot``: the first of a stack that (re)started, perhaps with another robot of
+        another size (the parallel robot after a small rod): they replace all before, and
+        the next render scales the frames, the gizmo and the ground grid to them afresh.
+        """
         with self.lock:
-            if snapshot:
+            if new_robot:
+                self._sized = False
+            if snapshot or new_robot:
                 self._pending.clear()
                 self.markers.items.clear()
             self._pending.append(markers)   # converted when drawn: skipped ones cost nothing
