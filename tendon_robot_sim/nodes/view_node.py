@@ -83,6 +83,14 @@ LOOKUP_PERIOD = 1.0   # s between two looks for the bridge's services and the li
 # ROS's own log topic (every node publishes on it, rcl's rosout QoS: reliable, kept 10 s): the
 # page shows the warnings of its stack's nodes, e.g. the simulator rejecting a setpoint
 ROSOUT, ROSOUT_QOS = '/rosout', QoSProfile(depth=100)
+# What a stack lacks when no node publishes a topic the page heeds (docs/ros_interface.md,
+# Topics: who publishes): a hardware stack started without view:=true has no model node, and
+# nothing else draws its robot
+PUBLISHED_BY = {
+    topics.BACKBONE_MARKERS.name: 'the stack has no simulator and no model node (a hardware '
+    'stack starts `model` with view:=true): nothing draws the robot',
+    topics.TENDON_STATE.name: 'no simulator or hardware bridge runs in this namespace (is '
+    'the stack in another namespace, or on another ROS_DOMAIN_ID?)'}
 LOG_LEVELS = {Log.WARN: 'WARN', Log.ERROR: 'ERROR', Log.FATAL: 'FATAL'}
 
 PARAMS = (
@@ -250,9 +258,10 @@ class ViewNode(Node):
     def _subscribe(self) -> None:
         # the markers as bytes, read by a Decoder: rclpy's objects cost most of the view's time
         self.read_markers = Decoder(topics.BACKBONE_MARKERS.msg_type)
-        self.create_subscription(topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name,
-                                 self._on_markers, topics.BACKBONE_MARKERS.subscription_qos,
-                                 raw=True)
+        # the topics the page heeds, by name: their publishers are counted (_look_around)
+        self.heeded = {topics.BACKBONE_MARKERS.name: self.create_subscription(
+            topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name, self._on_markers,
+            topics.BACKBONE_MARKERS.subscription_qos, raw=True)}
         for topic in (topics.WORLD_MARKERS, topics.CONTACT_MARKERS):
             # the obstacles and the contact arrows: a scene each, as RViz's displays
             layer = topic.name.split('/')[0]
@@ -265,8 +274,10 @@ class ViewNode(Node):
                                 (topics.TENDON_STATE, self._on_state),
                                 (topics.TIP_TARGET, self._on_target),
                                 (topics.DIAGNOSTICS, self._on_diagnostics)):
-            self.create_subscription(topic.msg_type, topic.name, callback,
-                                     topic.subscription_qos)
+            subscription = self.create_subscription(topic.msg_type, topic.name, callback,
+                                                    topic.subscription_qos)
+            if topic.name in PUBLISHED_BY:
+                self.heeded[topic.name] = subscription
         self.create_subscription(Log, ROSOUT, self._on_log, ROSOUT_QOS)
         if self.command_pub is not None:
             topic = DRIVE_TOPICS[self.config.drive]
@@ -349,7 +360,13 @@ class ViewNode(Node):
         self.page.refresh(now)
 
     def _look_around(self) -> None:
-        """Offer Stop/Resume once the bridge serves them; ask the displacement limits."""
+        """Say which heeded topics no node publishes; offer Stop/Resume; ask the limits."""
+        domain = self.context.get_domain_id()
+        self.page.unpublished({
+            name: f'no node publishes `{subscription.topic_name}` on ROS domain {domain}: '
+                  f'{PUBLISHED_BY[name]}'
+            for name, subscription in self.heeded.items()
+            if self.count_publishers(subscription.topic_name) == 0})
         if self.page.hardware is None and self.bridge_clients['stop'].service_is_ready():
             bridge = self.bridge_clients['stop'].srv_name.rpartition('/')[0]
             if self.page.guard.commands_hardware():

@@ -679,3 +679,20 @@ def test_view_refuses_a_bag_whose_first_frame_cannot_be_shown(tmp_path, capsys):
     last = err.strip().splitlines()[-1]
     assert 'Traceback' not in err and last.startswith('tendon-robot-sim view: error: ')
     assert 'message 0 of tendon/state at 0.000 s does not deserialize' in last
+
+
+def test_a_silent_topic_no_node_publishes_says_what_is_missing():
+    """The silence line of a topic without a publisher says so, never "yet" or a question."""
+    from tendon_robot_sim.view.silence import Silences, STALE_AFTER
+
+    silences = Silences(['backbone/markers', 'tendon/state'], start=0.0)
+    assert silences.lines(STALE_AFTER) == []    # not silent for long enough yet
+    silences.heard('tendon/state', 1.0)
+    later = 1.0 + 2 * STALE_AFTER
+    asked = silences.lines(later)
+    assert asked[0].endswith('no `backbone/markers` yet: is the stack running, in this '
+                             'namespace?') and asked[1].endswith('(the stack stopped?)')
+    silences.why = {'backbone/markers': 'no model node', 'tendon/state': 'no bridge'}
+    told = silences.lines(later)
+    assert told[0].endswith('no `backbone/markers`: no model node'), told
+    assert told[1].endswith('old (no node publishes it any more: the stack stopped)'), told
