@@ -64,7 +64,7 @@ from tendon_robot_sim.models.registry import (ACTUATIONS, INPUT_LIMITS, load_any
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.cdr import CdrError, Decoder
 from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
-from tendon_robot_sim.ros.runner import events_executor, run_node
+from tendon_robot_sim.ros.runner import events_executor, run_node, timer_callback
 from tendon_robot_sim.ros.throttle import FaultWarnings
 from tendon_robot_sim.view.guard import is_loopback
 from tendon_robot_sim.view.inputs import command_of, DRIVES
@@ -206,15 +206,19 @@ class ViewNode(Node):
         self.statuses = StatusBoard(config.status_timeout)
         self._subscribe()
         steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(1.0 / config.scene_rate, self.page.render, clock=steady)
-        self.create_timer(1.0 / config.refresh_rate, self._refresh, clock=steady)
+        # the timers wait in the main thread for viser's loop (ViewPage.in_loop), where a
+        # stop signal interrupts them: timer_callback ends them quietly, as the simulator's
+        self.create_timer(1.0 / config.scene_rate, timer_callback(self.page.render),
+                          clock=steady)
+        self.create_timer(1.0 / config.refresh_rate, timer_callback(self._refresh),
+                          clock=steady)
         self.limits_client = self.bridge_clients = None
         if config.drive == 'displacement':
             self.limits_client = AsyncParameterClient(self, config.displacement_controller)
         self.bridge_clients = {service: self.create_client(
             Trigger, f'{config.hardware_bridge}/{service}') for service in ('stop', 'resume')}
         self._asked_limits = False
-        self.create_timer(LOOKUP_PERIOD, self._look_around, clock=steady)
+        self.create_timer(LOOKUP_PERIOD, timer_callback(self._look_around), clock=steady)
         if self.page.port_taken:
             self.get_logger().warning(self.page.port_taken)
         self.get_logger().info(
