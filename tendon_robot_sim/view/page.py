@@ -430,7 +430,8 @@ class ViewPage:
 
         ``new_robot``: the first of a stack that (re)started, perhaps with another robot of
         another size (the parallel robot after a small rod): they replace all before, and
-        the next render scales the frames, the gizmo and the ground grid to them afresh.
+        the next render scales the frames, the gizmo and the ground grid to them afresh and
+        frames them in the pages whose camera the view holds.
         """
         with self.lock:
             if new_robot:
@@ -578,6 +579,7 @@ class ViewPage:
             if not self._sized and len(self.markers.items):
                 self._sized = True
                 self._resize()
+                self.framing.anew()   # a new robot: the pages that follow frame it alone
             for client in self.server.get_clients().values():
                 if client.client_id not in self.framing.aims:
                     self._follow(client, reported=False)   # waiting for the robot's outline
