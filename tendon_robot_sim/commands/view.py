@@ -109,6 +109,7 @@ def run(args) -> int:
     except ValueError as error:
         raise CommandError(f'--{error}') from None
     _check_controller(args, robot)
+    _check_combinations(args)
     if args.bag is not None:
         return _play(args, limits, Path(robot).name)
     return _live(args, robot)
@@ -128,6 +129,31 @@ def _check_controller(args, robot: Path) -> None:
     refusal = STACKS['sim'].unserved_choice(CONTROLLER.name, values, robot_kind(str(robot)))
     if refusal:
         raise CommandError(f'--controller: {refusal}')
+
+
+def _check_combinations(args) -> None:
+    """
+    Refuse options that mean nothing together (exit 2), as ``--controller`` above.
+
+    A bag's page publishes nothing, so ``--watch`` and ``--remote-control`` (who may command)
+    have nothing to act on there; a watching page commands nothing; ``--remote-control``
+    lets pages of other machines command, which a page on a loopback address never serves.
+    A user who gives them expects an effect they would not get.
+    """
+    from tendon_robot_sim.view.guard import is_loopback
+
+    if args.bag is not None and args.watch:
+        raise CommandError("--watch: applies to a live view only (not with --bag: a bag's "
+                           'page publishes nothing anyway)')
+    if args.remote_control and args.bag is not None:
+        raise CommandError('--remote-control: applies to a live view of real hardware only '
+                           "(not with --bag: a bag's page commands nothing)")
+    if args.remote_control and args.watch:
+        raise CommandError('--remote-control: applies to a view that commands only (not '
+                           'with --watch: a watching page commands nothing)')
+    if args.remote_control and is_loopback(args.host):
+        raise CommandError(f'--remote-control: applies with --host beyond this machine only '
+                           f'({args.host} serves no other machine)')
 
 
 def _live(args, robot: Path) -> int:

@@ -64,7 +64,7 @@ from tendon_robot_sim.models.registry import (ACTUATIONS, INPUT_LIMITS, load_any
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.cdr import CdrError, Decoder
 from tendon_robot_sim.ros.parameters import ConfigurationError, declare, Param
-from tendon_robot_sim.ros.runner import events_executor, run_node
+from tendon_robot_sim.ros.runner import events_executor, run_node, timer_callback
 from tendon_robot_sim.ros.throttle import FaultWarnings
 from tendon_robot_sim.view.guard import is_loopback
 from tendon_robot_sim.view.inputs import command_of, DRIVES
@@ -83,6 +83,14 @@ LOOKUP_PERIOD = 1.0   # s between two looks for the bridge's services and the li
 # ROS's own log topic (every node publishes on it, rcl's rosout QoS: reliable, kept 10 s): the
 # page shows the warnings of its stack's nodes, e.g. the simulator rejecting a setpoint
 ROSOUT, ROSOUT_QOS = '/rosout', QoSProfile(depth=100)
+# What a stack lacks when no node publishes a topic the page heeds (docs/ros_interface.md,
+# Topics: who publishes): a hardware stack started without view:=true has no model node, and
+# nothing else draws its robot
+PUBLISHED_BY = {
+    topics.BACKBONE_MARKERS.name: 'the stack has no simulator and no model node (a hardware '
+    'stack starts `model` with view:=true): nothing draws the robot',
+    topics.TENDON_STATE.name: 'no simulator or hardware bridge runs in this namespace (is '
+    'the stack in another namespace, or on another ROS_DOMAIN_ID?)'}
 LOG_LEVELS = {Log.WARN: 'WARN', Log.ERROR: 'ERROR', Log.FATAL: 'FATAL'}
 
 PARAMS = (
@@ -198,15 +206,19 @@ class ViewNode(Node):
         self.statuses = StatusBoard(config.status_timeout)
         self._subscribe()
         steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(1.0 / config.scene_rate, self.page.render, clock=steady)
-        self.create_timer(1.0 / config.refresh_rate, self._refresh, clock=steady)
+        # the timers wait in the main thread for viser's loop (ViewPage.in_loop), where a
+        # stop signal interrupts them: timer_callback ends them quietly, as the simulator's
+        self.create_timer(1.0 / config.scene_rate, timer_callback(self.page.render),
+                          clock=steady)
+        self.create_timer(1.0 / config.refresh_rate, timer_callback(self._refresh),
+                          clock=steady)
         self.limits_client = self.bridge_clients = None
         if config.drive == 'displacement':
             self.limits_client = AsyncParameterClient(self, config.displacement_controller)
         self.bridge_clients = {service: self.create_client(
             Trigger, f'{config.hardware_bridge}/{service}') for service in ('stop', 'resume')}
         self._asked_limits = False
-        self.create_timer(LOOKUP_PERIOD, self._look_around, clock=steady)
+        self.create_timer(LOOKUP_PERIOD, timer_callback(self._look_around), clock=steady)
         if self.page.port_taken:
             self.get_logger().warning(self.page.port_taken)
         self.get_logger().info(
@@ -250,9 +262,10 @@ class ViewNode(Node):
     def _subscribe(self) -> None:
         # the markers as bytes, read by a Decoder: rclpy's objects cost most of the view's time
         self.read_markers = Decoder(topics.BACKBONE_MARKERS.msg_type)
-        self.create_subscription(topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name,
-                                 self._on_markers, topics.BACKBONE_MARKERS.subscription_qos,
-                                 raw=True)
+        # the topics the page heeds, by name: their publishers are counted (_look_around)
+        self.heeded = {topics.BACKBONE_MARKERS.name: self.create_subscription(
+            topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name, self._on_markers,
+            topics.BACKBONE_MARKERS.subscription_qos, raw=True)}
         for topic in (topics.WORLD_MARKERS, topics.CONTACT_MARKERS):
             # the obstacles and the contact arrows: a scene each, as RViz's displays
             layer = topic.name.split('/')[0]
@@ -265,8 +278,10 @@ class ViewNode(Node):
                                 (topics.TENDON_STATE, self._on_state),
                                 (topics.TIP_TARGET, self._on_target),
                                 (topics.DIAGNOSTICS, self._on_diagnostics)):
-            self.create_subscription(topic.msg_type, topic.name, callback,
-                                     topic.subscription_qos)
+            subscription = self.create_subscription(topic.msg_type, topic.name, callback,
+                                                    topic.subscription_qos)
+            if topic.name in PUBLISHED_BY:
+                self.heeded[topic.name] = subscription
         self.create_subscription(Log, ROSOUT, self._on_log, ROSOUT_QOS)
         if self.command_pub is not None:
             topic = DRIVE_TOPICS[self.config.drive]
@@ -277,7 +292,8 @@ class ViewNode(Node):
     def _on_markers(self, data: bytes) -> None:
         self.markers_received += 1
         # a stack that restarts (with a robot of other markers: the rod's after the snake's)
-        # sends no DELETEALL: its first markers after a silence replace what was drawn
+        # sends no DELETEALL: its first markers after a silence replace what was drawn, and
+        # the scene's scale (frames, grid) follows them
         restarted = self.page.heard(topics.BACKBONE_MARKERS.name, time.monotonic())
         try:
             msg = self.read_markers(data)
@@ -285,7 +301,7 @@ class ViewNode(Node):
             msg = deserialize_message(data, topics.BACKBONE_MARKERS.msg_type)
         if msg.markers:
             self.frame_id = msg.markers[-1].header.frame_id
-        self.page.show_markers(msg.markers, snapshot=restarted)
+        self.page.show_markers(msg.markers, new_robot=restarted)
 
     def _on_tip(self, msg) -> None:
         p, q = msg.pose.position, msg.pose.orientation
@@ -348,7 +364,13 @@ class ViewNode(Node):
         self.page.refresh(now)
 
     def _look_around(self) -> None:
-        """Offer Stop/Resume once the bridge serves them; ask the displacement limits."""
+        """Say which heeded topics no node publishes; offer Stop/Resume; ask the limits."""
+        domain = self.context.get_domain_id()
+        self.page.unpublished({
+            name: f'no node publishes `{subscription.topic_name}` on ROS domain {domain}: '
+                  f'{PUBLISHED_BY[name]}'
+            for name, subscription in self.heeded.items()
+            if self.count_publishers(subscription.topic_name) == 0})
         if self.page.hardware is None and self.bridge_clients['stop'].service_is_ready():
             bridge = self.bridge_clients['stop'].srv_name.rpartition('/')[0]
             if self.page.guard.commands_hardware():

@@ -145,6 +145,16 @@ class Framing:
         self.released.discard(client_id)
         self.aims.pop(client_id, None)
 
+    def anew(self) -> None:
+        """
+        Frame afresh every page the view holds: the robot is another (its stack restarted).
+
+        What they framed is the old robot's, which they would keep in view: a small robot
+        after the parallel robot would stay a speck. A user's camera stays theirs.
+        """
+        self.aims = {client: aim for client, aim in self.aims.items()
+                     if client in self.released}
+
     def forget(self, client_id: int) -> None:
         """Drop a page that closed."""
         self.released.discard(client_id)

@@ -51,6 +51,7 @@ from tendon_robot_sim.view.inputs import Command, nice_step, shown
 from tendon_robot_sim.view.markers import MarkerScene
 from tendon_robot_sim.view.panels import CommandPanel, HardwarePanel, PlaybackPanel, TargetPanel
 from tendon_robot_sim.view.scene import SceneRenderer
+from tendon_robot_sim.view.silence import Silences
 import viser
 import viser.uplot
 
@@ -70,9 +71,6 @@ WARNINGS_SHOWN = 3    # the stack's latest warnings the page shows
 STATUSES_KEPT = 100   # the statuses the view keeps: a flood of new names drops the oldest
 STATUSES_SHOWN = 8    # the statuses a page shows (worst first): with the warnings, a screenful
 TEXT_SHOWN = 160      # characters of a status's name or message, or of a warning, kept and shown
-# s without a message of a topic a stack publishes steadily before a live page says so: three
-# periods of the slowest publish rate (the simulator's and the bridge's 1 Hz at least)
-STALE_AFTER = 3.0
 # px around a plot (top, right, bottom, left): room above for the top tick's label, which
 # viser's default (0 on top) cut in half (the "100" of the axis read as clipped)
 PLOT_PADDING = (12, 24, 0, 0)
@@ -296,10 +294,11 @@ class ViewPage:
     with ``check_target(point)`` (None: no tip target); ``plotted`` says which state field
     the plot shows; ``expected``: the inputs ``tendon/state`` must name: while it names
     others, the page says so and sends nothing. ``heeded``: the topics a live stack publishes
-    steadily (:meth:`heard`): the page says when one is silent for :data:`STALE_AFTER` s, as
-    what it shows of them is old. ``port`` 0 takes a free port (:attr:`port` tells which).
-    ``warn(kind, text)`` says, throttled per kind, what the page refused; ``hardware`` and
-    ``remote_control`` are the :class:`~tendon_robot_sim.view.guard.Guard`'s.
+    steadily (:meth:`heard`): the page says when one is silent, as what it shows of them is
+    old, or no node publishes it (:mod:`~tendon_robot_sim.view.silence`). ``port`` 0 takes a
+    free port (:attr:`port` tells which). ``warn(kind, text)`` says, throttled per kind,
+    what the page refused; ``hardware`` and ``remote_control`` are the
+    :class:`~tendon_robot_sim.view.guard.Guard`'s.
     """
 
     def __init__(self, heading: str, *, warn: Warn, host: str = '127.0.0.1',
@@ -346,9 +345,7 @@ class ViewPage:
         self.error_history = History(plot_window)
         self._state_names: tuple[str, ...] = ()
         self.expected = expected
-        # topic -> steady time [s] of its latest message (of the page's start until one came)
-        self._heard = dict.fromkeys(heeded, time.monotonic())
-        self._silent: set[str] = set(heeded)    # not heard yet
+        self.silences = Silences(heeded, time.monotonic())
         self._names_seen: Sequence[str] = ()   # of the latest tendon/state, whatever its values
         self._state_values = np.zeros(0)
         self.commands: CommandPanel | None = None
@@ -426,10 +423,20 @@ class ViewPage:
 
     # ------------------------------------------------------------------ inputs
 
-    def show_markers(self, markers: Sequence, snapshot: bool = False) -> None:
-        """Take one ``MarkerArray``'s markers; ``snapshot``: they replace all before."""
+    def show_markers(self, markers: Sequence, snapshot: bool = False,
+                     new_robot: bool = False) -> None:
+        """
+        Take one ``MarkerArray``'s markers; ``snapshot``: they replace all before.
+
+        ``new_robot``: the first of a stack that (re)started, perhaps with another robot of
+        another size (the parallel robot after a small rod): they replace all before, and
+        the next render scales the frames, the gizmo and the ground grid to them afresh and
+        frames them in the pages whose camera the view holds.
+        """
         with self.lock:
-            if snapshot:
+            if new_robot:
+                self._sized = False
+            if snapshot or new_robot:
                 self._pending.clear()
                 self.markers.items.clear()
             self._pending.append(markers)   # converted when drawn: skipped ones cost nothing
@@ -511,24 +518,14 @@ class ViewPage:
     # ------------------------------------------------------------------ panels
 
     def heard(self, topic: str, now: float) -> bool:
-        """
-        Take that a message of ``topic`` (one of ``heeded``) came at steady time ``now``.
-
-        Return whether it is the first after a silence of :data:`STALE_AFTER` s (or ever):
-        the stack (re)started, perhaps with another robot, whose markers replace all before.
-        """
+        """Take a message of ``topic`` at steady time ``now``; :meth:`Silences.heard`."""
         with self.lock:
-            fresh = topic in self._silent or now - self._heard[topic] > STALE_AFTER
-            self._heard[topic] = now
-            self._silent.discard(topic)
-            return fresh
+            return self.silences.heard(topic, now)
 
-    def _stale(self, now: float) -> list[str]:
-        """Return a line per heeded topic silent for :data:`STALE_AFTER` s at ``now``."""
-        return [f'- **STALE** no `{topic}` ' + (
-            'yet: is the stack running, in this namespace?' if topic in self._silent else
-            f'for {now - t:.0f} s: what the page shows of it is old (the stack stopped?)')
-            for topic, t in self._heard.items() if now - t > STALE_AFTER]
+    def unpublished(self, why: dict[str, str]) -> None:
+        """Take the heeded topics no node publishes, each with a line saying what is missing."""
+        with self.lock:
+            self.silences.why = dict(why)
 
     def mismatch(self) -> str | None:
         """Say why the latest ``tendon/state`` is another robot's than the page's; None: not."""
@@ -582,6 +579,7 @@ class ViewPage:
             if not self._sized and len(self.markers.items):
                 self._sized = True
                 self._resize()
+                self.framing.anew()   # a new robot: the pages that follow frame it alone
             for client in self.server.get_clients().values():
                 if client.client_id not in self.framing.aims:
                     self._follow(client, reported=False)   # waiting for the robot's outline
@@ -613,7 +611,7 @@ class ViewPage:
         with self.lock:
             mismatch = self.mismatch()
             first = [f'- **ERROR** {literal(mismatch)}'] if mismatch else []
-            first += self._stale(now)
+            first += self.silences.lines(now)
             more = [f'- ... and {self._more_statuses} more statuses'] \
                 if self._more_statuses else []
             self.diagnostics.content = '\n'.join(first + [

@@ -436,6 +436,14 @@ CASES = [
      '--controller: applies to a live view with sliders only'),
     (['view', '--bag', '{missing}', '--controller', 'tension'], BAD,
      '--controller: applies to a live view with sliders only'),
+    # options that mean nothing together were taken silently: a bag's page drives nothing
+    (['view', '--bag', '{missing}', '--watch'], BAD, '--watch: applies to a live view only'),
+    (['view', '--bag', '{missing}', '--host', '0.0.0.0', '--remote-control'], BAD,
+     '--remote-control: applies to a live view of real hardware only'),
+    (['view', '--watch', '--host', '0.0.0.0', '--remote-control'], BAD,
+     '--remote-control: applies to a view that commands only'),
+    (['view', '--remote-control'], BAD,
+     '--remote-control: applies with --host beyond this machine only'),
     # experiments
     (['synth-experiment', '{out}/new_bag', '--youngs-modulus', '-1'], BAD,
      'argument --youngs-modulus'),

@@ -290,3 +290,41 @@ def test_remote_control_is_the_view_nodes_opt_in(monkeypatch, flag, value):
     monkeypatch.setattr(view_node, 'main', lambda args: given.append(args) or 0)
     assert cli.main(['view', '--host', '0.0.0.0', *flag]) == 0
     assert f'remote_control:={value}' in given[0] and 'host:=0.0.0.0' in given[0]
+
+
+# The view node whose page takes long to refresh (viser's event loop busy, a loaded machine):
+# its timer waits in the main thread for the loop (ViewPage.in_loop)
+SLOW_REFRESH = """
+import sys, time
+from tendon_robot_sim.nodes import view_node
+from tendon_robot_sim.view import page
+
+def slow(self, now):
+    print('refreshing', flush=True)
+    time.sleep(5.0)
+
+page.ViewPage._refresh = slow
+sys.exit(view_node.main(['--ros-args', '-p', 'port:=0']))
+"""
+
+
+def test_ctrl_c_while_the_view_waits_for_its_page_is_quiet(tmp_path):
+    """
+    Ctrl-C while a timer of the view waits for viser's loop ends the view without a traceback.
+
+    The stop's interrupt of the busy main thread reached rclpy's EventsExecutor, which logged
+    "[FATAL] Exception in 'timers' callback" and 15 lines of traceback.
+    """
+    log = tmp_path / 'out.log'
+    with open(log, 'w') as out:
+        process = subprocess.Popen([sys.executable, '-c', SLOW_REFRESH], cwd=ROOT, env=dict(
+            os.environ, PYTHONPATH=os.pathsep.join(
+                p for p in (str(ROOT), os.environ.get('PYTHONPATH')) if p)),
+            stdout=out, stderr=subprocess.STDOUT)
+    try:
+        waiting.wait_for(lambda: 'refreshing' in log.read_text(), 'a refresh under way')
+    finally:
+        code = interrupt(process)
+    assert code == 0, log.read_text()
+    assert 'Traceback' not in log.read_text() and 'FATAL' not in log.read_text(), \
+        log.read_text()

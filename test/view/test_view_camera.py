@@ -238,3 +238,37 @@ def test_a_new_page_is_framed_from_its_first_report_and_followed_until_a_user_mo
         assert not page.framing.follows(1)
     finally:
         page.close()
+
+
+def test_a_stack_restarted_with_a_smaller_robot_is_framed_afresh():
+    """
+    A page that follows frames the robot of a restarted stack alone, not with the one before.
+
+    The camera only backs off while it follows: after the parallel robot (1.06 m across) the
+    default rod (0.26 m) stayed framed as the parallel robot was, a small figure in the middle.
+    The oracle is a page that saw only the rod.
+    """
+    def markers(name: str):
+        _, _, model = create_model(CONFIG / name)
+        return markers_msg(model.state().markers, 'base_link', time_msg(0.0)).markers
+
+    page = ViewPage('restarted', port=0, warn=lambda kind, text: None)
+    try:
+        page.show_markers(markers('pcr_6rus.yaml'), new_robot=True)
+        page.render()
+        camera = HeldCamera(np.array([3.0, 3.0, 3.0]), np.zeros(3), *SIZE)
+        client = SimpleNamespace(client_id=1, camera=camera)
+        asyncio.run(page._on_connect(client))
+        camera.report()
+        camera.report()                         # the page got there
+        assert page.framing.aims[1].reached
+        big = np.linalg.norm(camera.position - camera.look_at)
+        page.show_markers(markers('robot.yaml'), new_robot=True)
+        page.render()
+        camera.report()                         # the page's next report: framed afresh
+        alone = Framing().decide(1, Page(np.array([3.0, 3.0, 3.0]), np.zeros(3), *SIZE),
+                                 page.markers.points())
+        assert np.allclose(camera.position, alone[0], atol=1e-9)   # same arithmetic
+        assert np.linalg.norm(camera.position - camera.look_at) < 0.5 * big
+    finally:
+        page.close()

@@ -455,6 +455,49 @@ def test_angle_sliders_show_degrees_and_send_radians():
         page.close()
 
 
+def scale_of(page) -> tuple[float, ...]:
+    """Return the sizes [m] the page drew to its robot's scale: grid cell, base and tip axes."""
+    return (page.grid.cell_size, page.base.axes_length, page.tip.axes_length,
+            page.target.radius)
+
+
+def test_a_stack_restarted_with_another_robot_rescales_the_scene():
+    """
+    The first markers of a restarted stack scale the scene to the robot they show.
+
+    The grid and the frames kept the first robot's scale: the 6-RUS parallel robot (1.06 m
+    across) after the default rod (0.26 m) got the rod's 2 cm cells. The oracle is a page
+    that saw only the second robot; markers of the same stack (the robot moving) keep the
+    grid that was laid.
+    """
+    from tendon_robot_sim.view.page import ViewPage
+
+    def robot(name: str):
+        _, _, model = create_model(CONFIG / name)
+        return markers_msg(model.state().markers, 'base_link', time_msg(0.0)).markers
+
+    pages = [ViewPage(name, port=0, warn=lambda kind, text: None)
+             for name in ('restarted', 'fresh')]
+    restarted, fresh = pages
+    try:
+        restarted.show_markers(robot('robot.yaml'), new_robot=True)
+        restarted.render()
+        rod, grid = scale_of(restarted), restarted.grid
+        restarted.show_markers(robot('robot.yaml'))     # the same stack: nothing rescaled
+        restarted.render()
+        assert restarted.grid is grid
+        restarted.show_markers(robot('pcr_6rus.yaml'), new_robot=True)
+        restarted.render()
+        fresh.show_markers(robot('pcr_6rus.yaml'), new_robot=True)
+        fresh.render()
+        # the same markers, the same arithmetic: equal but for rounding
+        assert scale_of(restarted) == pytest.approx(scale_of(fresh), rel=1e-9)
+        assert scale_of(fresh)[0] > 2 * rod[0]    # the check tells the two robots apart
+    finally:
+        for page in pages:
+            page.close()
+
+
 @pytest.mark.parametrize('values, current, expected', [
     ([[0.5, 1.0, 19.8]], None, (0.0, 25.0)),          # tensions: from 0, 20 N not clipped
     ([[100.0, 100.0]], None, (90.0, 110.0)),          # a constant: around it
@@ -636,3 +679,20 @@ def test_view_refuses_a_bag_whose_first_frame_cannot_be_shown(tmp_path, capsys):
     last = err.strip().splitlines()[-1]
     assert 'Traceback' not in err and last.startswith('tendon-robot-sim view: error: ')
     assert 'message 0 of tendon/state at 0.000 s does not deserialize' in last
+
+
+def test_a_silent_topic_no_node_publishes_says_what_is_missing():
+    """The silence line of a topic without a publisher says so, never "yet" or a question."""
+    from tendon_robot_sim.view.silence import Silences, STALE_AFTER
+
+    silences = Silences(['backbone/markers', 'tendon/state'], start=0.0)
+    assert silences.lines(STALE_AFTER) == []    # not silent for long enough yet
+    silences.heard('tendon/state', 1.0)
+    later = 1.0 + 2 * STALE_AFTER
+    asked = silences.lines(later)
+    assert asked[0].endswith('no `backbone/markers` yet: is the stack running, in this '
+                             'namespace?') and asked[1].endswith('(the stack stopped?)')
+    silences.why = {'backbone/markers': 'no model node', 'tendon/state': 'no bridge'}
+    told = silences.lines(later)
+    assert told[0].endswith('no `backbone/markers`: no model node'), told
+    assert told[1].endswith('old (no node publishes it any more: the stack stopped)'), told

@@ -180,3 +180,31 @@ def test_the_diagnostics_kept_and_sent_are_bounded_and_expire():
         # nothing renews them: they expire, from the view and from the page
         wait_for(lambda: len(view.statuses) == 0, 'the statuses expired')
         wait_for(lambda: '/node' not in view.page.diagnostics.content, 'the heading emptied')
+
+
+def test_a_stack_without_a_model_node_is_told_what_it_lacks():
+    """
+    Say that no node publishes ``backbone/markers`` rather than "not yet", forever.
+
+    Beside a hardware stack started without ``view:=true`` (a bridge publishing
+    ``tendon/state``, no model node) the page said "no backbone/markers yet: is the stack
+    running?" for as long as it ran. Once a node publishes the topic, "yet" is true again.
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    view = ViewNode(context=context, namespace='bench',
+                    parameter_overrides=[Parameter('port', value=0)])
+    bridge = rclpy.create_node('hardware_bridge', namespace='bench', context=context)
+    bridge.create_publisher(topics.TENDON_STATE.msg_type, topics.TENDON_STATE.name,
+                            topics.TENDON_STATE.qos)
+    with spinning(view, bridge, context=context):
+        said = wait_for(lambda: 'no node publishes `/bench/backbone/markers`'
+                        in view.page.diagnostics.content and view.page.diagnostics.content,
+                        'the missing publisher said')
+        assert f'on ROS domain {context.get_domain_id()}' in said and 'model' in said, said
+        assert 'backbone/markers` yet' not in said, said
+        assert 'publishes `/bench/tendon/state`' not in said, said   # the bridge does
+        bridge.create_publisher(topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name,
+                                topics.BACKBONE_MARKERS.qos)
+        wait_for(lambda: 'backbone/markers` yet' in view.page.diagnostics.content,
+                 'a publisher that has sent nothing yet')
