@@ -25,7 +25,8 @@ keep the base clamped is positive definite (Lagrange-Dirichlet). This module dis
         + sum_i T_i l_i                                                (tendons, constant T_i)
         - sum_j m_j g . p_j - F . p(L)                                 (gravity, tip force)
 
-on the solver's grid: a position p_j and rotation R_j per node (node 0 clamped), per element
+on the solver's grid, coarsened to elements of L / 50 at least (vertebrae and tendon ends stay
+nodes): a position p_j and rotation R_j per node (node 0 clamped), per element
 the curvature u = log(R_a^T R_b) / h and strain v = R_m^T (p_b - p_a) / h in the mid frame
 R_m; a tendon's length l_i is the polyline through its holes p + R r_i(s), at every node up to
 its anchor for the continuous models and at the base and the vertebrae for ``discrete``
@@ -43,7 +44,7 @@ this discrete energy, not of the solver's ODE (a strain error of 1e-4 of a rod w
 E A = 1600 N is 0.16 N of axial force; the inextensible ``kirchhoff`` shape has none): Newton
 steps on V move the solver's shape to its discrete twin (they converge to saddles too, so an
 unstable shape stays unstable); the default robot's moved by up to 0.1 % of its length
-(``cosserat``), 0.5 % (``kirchhoff``) and 1.3 % (``discrete`` at 5 N and 3 N, its
+(``cosserat``), 0.5 % (``kirchhoff``) and 1.2 % (``discrete`` at 5 N and 3 N, its
 ``pyelastica`` law). Hessians of the two-node terms are central differences, all stencils in
 one vectorised call, assembled into a dense matrix; its eigenvalues decide.
 
@@ -68,6 +69,8 @@ RELAX_TOLERANCE = 1e-6
 # eigenvalues within this of zero [E I / L] are neutral, not negative: the difference noise
 # is ~1e-5 (a buckled isotropic rod turned about its load's line: -6e-6 with 100 nodes)
 NEUTRAL = 1e-4
+# fewest elements of the check's grid (coarser than the solver's where that has more)
+ELEMENTS = 50
 # central-difference steps: positions relative to the element length, rotations [rad]
 STEP = 1e-4
 
@@ -107,7 +110,7 @@ def _log(Q: np.ndarray) -> np.ndarray:
 
 class _Terms:
     """
-    The energy's two-node terms of one robot and solution grid (SI units, world frame).
+    The energy's two-node terms of one robot on nodes at arc lengths s [m] (SI, world frame).
 
     One term per pair of nodes (``pairs`` (m, 2)): an element (its length ``h`` [m], 0 for a
     tendon chord between non-adjacent nodes) and every tendon's chord between the two nodes
@@ -115,11 +118,11 @@ class _Terms:
     the n tendons that pull.
     """
 
-    def __init__(self, solver, result: StaticsResult):
-        robot, s = solver.robot, result.arc_lengths
+    def __init__(self, solver, s: np.ndarray, tensions: np.ndarray):
+        robot = solver.robot
         h = np.diff(s)
         index = {(i, i + 1): i for i in range(s.size - 1)}
-        pulled = [t for t in range(len(robot.tendons)) if result.tensions[t] != 0.0]
+        pulled = [t for t in range(len(robot.tendons)) if tensions[t] != 0.0]
         chords = []     # (term, tendon of the pulled, hole a, hole b, tension)
         for column, t in enumerate(pulled):
             tendon = robot.tendons[t]
@@ -132,7 +135,7 @@ class _Terms:
             holes = solver.hole_functions[t](np.minimum(s[nodes], tendon.end))[0].T
             for k in range(nodes.size - 1):
                 term = index.setdefault((nodes[k], nodes[k + 1]), len(index))
-                chords.append((term, column, holes[k], holes[k + 1], result.tensions[t]))
+                chords.append((term, column, holes[k], holes[k + 1], tensions[t]))
         m = len(index)
         self.pairs = np.array(list(index), dtype=np.int64).reshape(m, 2)
         self.h = np.concatenate((h, np.zeros(m - h.size)))
@@ -237,6 +240,24 @@ def _assemble(terms: _Terms, p, R, tip_force, steps, hessian: bool = True) -> tu
     return G, H
 
 
+def _nodes(solver, s: np.ndarray) -> np.ndarray:
+    """
+    Return the rows of the grid s [m] the check keeps: elements of L / ELEMENTS at least.
+
+    Every vertebra and tendon end stays a node (the discrete model's 101 nodes cost twice the
+    time of 51 for an eigenvalue within the discretisation error of either).
+    """
+    robot = solver.robot
+    needed = np.concatenate((robot.vertebra_positions, [t.end for t in robot.tendons]))
+    rows, last = [0], 0.0
+    for i in range(1, s.size):
+        if (i == s.size - 1 or s[i] - last >= robot.rod.length / ELEMENTS - POSITION_TOLERANCE
+                or np.any(np.abs(needed - s[i]) <= POSITION_TOLERANCE)):
+            rows.append(i)
+            last = s[i]
+    return np.array(rows)
+
+
 def check_stability(solver, result: StaticsResult, tip_force=None, tip_moment=None
                     ) -> Stability:
     """
@@ -255,10 +276,11 @@ def check_stability(solver, result: StaticsResult, tip_force=None, tip_moment=No
         return not_checked('obstacles: the contact loads are not part of the check')
     if np.any(moment != 0.0):
         return not_checked('a tip moment: a dead moment is not a conservative load in 3-D')
-    p, R = result.centerline.T.copy(), result.rotations.copy()   # world frame
-    terms = _Terms(solver, result)
+    rows = _nodes(solver, result.arc_lengths)
+    p, R = result.centerline.T[rows], result.rotations[rows]   # world frame
+    terms = _Terms(solver, result.arc_lengths[rows], result.tensions)
     L, EI = robot.rod.length, robot.rod.bending_stiffness
-    h = np.diff(result.arc_lengths)
+    h = np.diff(result.arc_lengths[rows])
     near = np.minimum(np.concatenate((h, [h[-1]])), np.concatenate(([h[0]], h)))
     steps = np.repeat(np.column_stack((near, np.ones_like(near))), 3, axis=1) * STEP
     # scaled coordinates: p / L and theta; energy / (E I / L); metric: the nodes' lengths / L
