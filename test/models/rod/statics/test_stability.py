@@ -160,3 +160,23 @@ def test_non_conservative_loads_are_not_checked():
     solver = StaticsSolver(weightless(), 'cosserat', world=world)
     check = check_stability(solver, solver.solve_tensions([1.0, 0.0, 0.0, 0.0]))
     assert check.stable is None and 'obstacles' in check.reason
+
+
+def test_steel_rod_bent_against_a_sideways_load_is_unstable():
+    """
+    At 2 P_cr with 0.05 N down at the tip, Newton reaches the shape bent up, against it.
+
+    Beyond P_cr with a small sideways load the cantilever has a stable shape bent with that load
+    and an unstable one bent against it (the other branch of the imperfect bifurcation).
+    """
+    robot = load_robot(Path(default_robot_file()).parent / 'steel_rod_robot.yaml')
+    P = 2.0 * euler_load(robot)
+    solver = StaticsSolver(robot, 'cosserat')
+    force = [-P, 0.0, -0.05]
+    result = solver.solve_tensions([0.0] * 4, force, [0.0, 0.0, 0.0])
+    assert result.tip_position[2] > 0.0     # what the solver returns from the straight guess
+    assert check_stability(solver, result, force, [0.0, 0.0, 0.0]).stable is False
+    for k in range(1, 11):      # compressed while pressed down: the branch that bends with it
+        result = solver.solve_tensions([0.0] * 4, [-P * k / 10, 0.0, -0.05], [0.0, 0.0, 0.0])
+    assert result.tip_position[2] < -0.1 * robot.rod.length
+    assert check_stability(solver, result, force, [0.0, 0.0, 0.0]).stable is True
