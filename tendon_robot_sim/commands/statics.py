@@ -24,7 +24,9 @@
 
 With ``--json`` the last line on stdout is one JSON object with ``tip_position``
 [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``tensions`` (N),
-``displacements`` (m), ``converged``, ``residual``, ``solve_time_ms`` and more (see
+``displacements`` (m), ``converged``, ``residual``, ``solve_time_ms``, ``stability``
+(is the equilibrium stable: :mod:`~tendon_robot_sim.models.rod.statics.stability`; an unstable
+one also warns on stderr, ``--no-stability`` skips it) and more (see
 :meth:`tendon_robot_sim.models.rod.statics.solver.StaticsResult.to_dict`); with ``--world``
 also ``contacts``, a list of ``{obstacle, s, point, normal, force, penetration}`` (arc length
 in m, point and force in the world frame, the force on the robot in N, penetration in m) and
@@ -44,7 +46,9 @@ sequence: pulled from rest.
 """
 
 import argparse
+import dataclasses
 import json
+import sys
 
 import numpy as np
 
@@ -58,6 +62,7 @@ from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.statics.solver import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
+from tendon_robot_sim.models.rod.statics.stability import check_stability, not_checked
 from tendon_robot_sim.models.rod.statics.stick_slip import (has_friction, plot_hysteresis,
                                                             StickSlipStatics)
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -107,6 +112,9 @@ def register(subparsers) -> None:
                         help='world description YAML: obstacles the robot touches (every model; '
                              'the discrete model touches with its discs; docs/tendon_robot.md, '
                              '"Contact with the world")')
+    parser.add_argument('--no-stability', action='store_true',
+                        help='skip the stability check of the equilibrium (second variation of '
+                             'the energy, tens of ms; docs/tendon_robot.md, "Stability")')
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
     parser.set_defaults(func=run)
 
@@ -134,6 +142,11 @@ def run(args: argparse.Namespace) -> int:
             solve = solver.solve_displacements
         solver.compile_kernels()
         result = solve(values, tip_force, tip_moment)
+        if not args.no_stability:
+            stability = (check_stability(solver, result, tip_force, tip_moment)
+                         if args.tensions is not None else
+                         not_checked('displacement inputs: the tendon lengths are constraints'))
+            result = dataclasses.replace(result, stability=stability)
     except (RobotDescriptionError, StaticsError, WorldError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None
@@ -159,6 +172,15 @@ def _report(args: argparse.Namespace, robot, constitutive: str, result) -> None:
     for contact in result.contacts or ():
         print(f'contact {contact.obstacle} at s = {contact.s:.4f} m: force [N] {contact.force}, '
               f'penetration {contact.penetration * 1e6:.1f} um')
+    stability = result.stability
+    if stability is not None:
+        print('stability:            ' + (
+            f'not checked ({stability.reason})' if stability.stable is None else
+            f'{"stable" if stability.stable else "UNSTABLE"}, smallest eigenvalue '
+            f'{stability.min_eigenvalue:.4g} E I / L, {stability.negative_modes} negative and '
+            f'{stability.neutral_modes} neutral modes'))
+        if stability.warning():
+            print(stability.warning(), file=sys.stderr)
     if args.json:
         print(json.dumps({'robot': robot.name, 'constitutive': constitutive,
                           **result.to_dict()}))
@@ -227,5 +249,8 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
         raise NoResultError(f'{option}{beyond}; no equilibrium within the limits')
     if len(rows) > 1:
         print(f'{len(rows)} states solved in sequence; the last:')
+    if not args.no_stability:
+        result = dataclasses.replace(result, stability=not_checked(
+            'path-dependent statics (a sequence or tendon friction)'))
     _report(args, robot, solver.constitutive, result)
     return 0

@@ -30,6 +30,7 @@ from tendon_robot_sim.models.contact.world import load_world
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from waiting import COMMAND_TIMEOUT
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -158,3 +159,34 @@ def test_a_sequence_against_a_world_presses_the_post_and_comes_back(tmp_path):
     force = np.column_stack([table['contact_fx'], table['contact_fy'], table['contact_fz']])
     np.testing.assert_allclose(force[pressed], total_force(cold.contacts), rtol=0, atol=1e-6)
     np.testing.assert_allclose(force[-1], summary['contacts'][0]['force'], rtol=1e-9)
+
+
+def test_an_unstable_equilibrium_is_reported_with_one_warning_line(tmp_path):
+    """
+    Straight under 0.6 N, the default robot pointing up is an unstable equilibrium, exit 0.
+
+    It buckles below 0.47 N, its bare rod's Euler load (less under its weight); the
+    equilibrium is still a result, with one warning line.
+    """
+    data = load_robot(default_robot_file()).to_dict()
+    data['base']['direction'], data['base']['normal'] = [0, 0, 1], [1, 0, 0]
+    robot = tmp_path / 'upright.yaml'
+    robot.write_text(yaml.safe_dump(data))
+    proc = run_cli('--robot', str(robot), '--tensions', '0,0,0,0', '--tip-force', '0,0,-0.6',
+                   '--json')
+    assert proc.returncode == 0, proc.stderr
+    stability = json.loads(proc.stdout.strip().splitlines()[-1])['stability']
+    assert stability['stable'] is False and stability['negative_modes'] == 2
+    assert stability['min_eigenvalue'] < 0.0 and stability['reason'] is None
+    (warning,) = proc.stderr.strip().splitlines()
+    assert warning.startswith('warning: unstable equilibrium')
+    proc = run_cli('--robot', str(robot), '--tensions', '0,0,0,0', '--tip-force', '0,0,-0.6',
+                   '--json', '--no-stability')
+    assert proc.returncode == 0 and proc.stderr == ''
+    assert 'stability' not in json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_displacement_inputs_are_not_checked_for_stability(capsys):
+    assert main(['statics', '--displacements', 't0=0.004', '--json']) == 0
+    stability = json.loads(capsys.readouterr().out.strip().splitlines()[-1])['stability']
+    assert stability['stable'] is None and 'displacement' in stability['reason']

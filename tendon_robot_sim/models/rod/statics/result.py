@@ -38,6 +38,39 @@ class Shape:
 
 
 @dataclass(frozen=True)
+class Stability:
+    """
+    Stability of one equilibrium (:mod:`.stability`); ``stable`` None: not checked, see ``reason``.
+
+    ``min_eigenvalue``: smallest eigenvalue of the total potential energy's Hessian per unit of
+    the variation's L2 norm, int (|delta p|^2 / L^2 + |delta theta|^2) ds / L, in units of
+    E I / L (E I of the rod, L its length). ``negative_modes``: directions that lower the
+    energy (the Morse index), none when stable; ``neutral_modes``: eigenvalues within
+    ``stability.NEUTRAL`` of zero (a symmetry, or a critical load).
+    """
+
+    stable: bool | None
+    min_eigenvalue: float | None = None
+    negative_modes: int | None = None
+    neutral_modes: int | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict:
+        """Return JSON-ready data."""
+        return {'stable': self.stable, 'min_eigenvalue': self.min_eigenvalue,
+                'negative_modes': self.negative_modes, 'neutral_modes': self.neutral_modes,
+                'reason': self.reason}
+
+    def warning(self) -> str | None:
+        """Return a one-line warning if the equilibrium is unstable, else None."""
+        if self.stable is not False:
+            return None
+        return (f'warning: unstable equilibrium ({self.negative_modes} mode(s) lower the '
+                f'energy, smallest eigenvalue {self.min_eigenvalue:.3g} E I / L): a small '
+                'disturbance moves the robot away from it')
+
+
+@dataclass(frozen=True)
 class StaticsResult:
     """
     One static equilibrium. Frames: world = base frame of the robot; SI units.
@@ -75,6 +108,8 @@ class StaticsResult:
     # (n,) N, tension at each tendon's anchor where friction makes it differ from the motor's
     # (models.rod.statics.stick_slip); None: frictionless, the same as ``tensions``
     tip_tensions: np.ndarray | None = None
+    # second-order check of the equilibrium (stability.check_stability); None: not asked for
+    stability: Stability | None = None
 
     @property
     def max_penetration(self) -> float:
@@ -117,4 +152,5 @@ class StaticsResult:
                 'contacts': [c.to_dict() for c in self.contacts],
                 'max_penetration': self.max_penetration}),
             **({} if self.tip_tensions is None else {'tip_tensions': self.tip_tensions.tolist()}),
+            **({} if self.stability is None else {'stability': self.stability.to_dict()}),
         }

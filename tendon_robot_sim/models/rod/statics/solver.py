@@ -282,7 +282,7 @@ class StaticsSolver:
         # heavier, a cold solve starts from the unloaded rod (_solve)
         self.gravity_load = gravity_load(robot)
         self._max_tensions = robot.max_tensions
-        self._holes_fn = routing_functions(robot, routing)
+        self.hole_functions = routing_functions(robot, routing)
         self.set_tip_load(robot.tip_load.force, robot.tip_load.moment)
         # the rod within reach of an obstacle gets the contact step, the rest the model's
         self.contact_zones = (
@@ -347,7 +347,7 @@ class StaticsSolver:
             for k in range(nseg):
                 if active[k, t]:
                     mask[seg_pt[k]:seg_pt[k] + 2 * seg_n[k] + 1] = True
-            r, r_s, r_ss = self._holes_fn[t](points[mask])
+            r, r_s, r_ss = self.hole_functions[t](points[mask])
             rt[mask, t, 0:3] = r.T
             rt[mask, t, 3:6] = r_s.T
             rt[mask, t, 6:9] = r_ss.T
@@ -355,7 +355,7 @@ class StaticsSolver:
         holes = np.zeros((vertebrae.size + 1, nt, 3))
         for t in range(nt):
             s = np.concatenate(([0.0], vertebrae[vertebrae <= ends[t] + POSITION_TOLERANCE]))
-            holes[:s.size, t] = self._holes_fn[t](np.minimum(s, ends[t]))[0].T
+            holes[:s.size, t] = self.hole_functions[t](np.minimum(s, ends[t]))[0].T
         if self.model == 'discrete':
             for t in range(nt):
                 chords = np.diff(holes[:anchor[t] + 1, t], axis=0)
@@ -420,7 +420,7 @@ class StaticsSolver:
                 rows.append(int(seg_row[k] + seg_n[k]))
                 s.append(ends[t])
             path_rows += rows
-            path_holes.append(self._holes_fn[t](np.array(s))[0].T)
+            path_holes.append(self.hole_functions[t](np.array(s))[0].T)
             sizes.append(len(rows))
         self._path_rows = np.array(path_rows)
         self._path_holes = np.concatenate(path_holes)
