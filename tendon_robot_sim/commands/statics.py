@@ -114,7 +114,7 @@ def register(subparsers) -> None:
                              '"Contact with the world")')
     parser.add_argument('--no-stability', action='store_true',
                         help='skip the stability check of the equilibrium (second variation of '
-                             'the energy, tens of ms; docs/tendon_robot.md, "Stability")')
+                             'the energy, about 0.2 s; docs/tendon_robot.md, "Stability")')
     parser.add_argument('--json', action='store_true', help='end the output with one JSON line')
     parser.set_defaults(func=run)
 
