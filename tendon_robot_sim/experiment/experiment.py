@@ -53,6 +53,7 @@ import numpy as np
 from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.bag import topic_matches
 from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
+from tendon_robot_sim.experiment.recorded import Duplicates, Joints, Reducer, Tips
 from tendon_robot_sim.experiment.stretches import steady_stretches, Stretch
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -154,17 +155,21 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
     Commands: ``tendon/setpoint`` (``effort``, or ``position`` when effort is empty),
     or ``tendon/state`` when the stream has no setpoints; beside tension setpoints, the
     ``tendon/state`` efforts as the applied tensions; tips: ``tip/measured``. Topics may carry
-    a namespace. Every command and state must name every tendon of ``tendon_names``.
+    a namespace. A setpoint may name some tendons only: the others hold their last setpoint,
+    as in the simulator; a state must name every tendon of ``tendon_names``. Exact duplicates
+    count once, and only the fields used are kept (:mod:`~tendon_robot_sim.experiment.recorded`).
     """
     names = list(tendon_names)
-    setpoints, states, tips, labels, marker = [], [], [], [], None
+    reducer, duplicates, tips = Reducer(), Duplicates(), Tips()
+    setpoints, states, labels, marker = [], [], [], None
     for topic, stamp, msg in messages:
-        if topic_matches(topic, SETPOINT_TOPIC):
-            setpoints.append((stamp, msg))
-        elif topic_matches(topic, STATE_TOPIC):
-            states.append((stamp, msg))
+        if topic_matches(topic, SETPOINT_TOPIC) or topic_matches(topic, STATE_TOPIC):
+            if not duplicates.seen(topic, msg):
+                (setpoints if topic_matches(topic, SETPOINT_TOPIC) else states).append(
+                    reducer.joints(stamp, msg))
         elif topic_matches(topic, TIP_TOPIC):
-            tips.append((stamp, (msg.point.x, msg.point.y, msg.point.z)))
+            if not duplicates.seen(topic, msg):
+                tips.append(stamp, msg)
         elif topic_matches(topic, LABEL_TOPIC):
             labels.append((stamp, msg.data))
         elif topic == TF_STATIC_TOPIC:
@@ -174,12 +179,13 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
         raise ExperimentError(f'{source}: no {SETPOINT_TOPIC} or {STATE_TOPIC} messages')
     if not tips:
         raise ExperimentError(f'{source}: no {TIP_TOPIC} messages')
-    start_ns = min(commands[0][0], tips[0][0])
+    start_ns = min(commands[0].stamp, tips.stamps[0])
     kind = None
     values = []
-    for stamp, msg in commands:
-        msg_kind, vector = _command(msg, names, topic == STATE_TOPIC, f'{source}: {topic} '
-                                    f'at {(stamp - start_ns) * 1e-9:.3f} s')
+    held = None if topic == STATE_TOPIC else {}
+    for command in commands:
+        msg_kind, vector = _command(command, names, held, f'{source}: {topic} at '
+                                    f'{(command.stamp - start_ns) * 1e-9:.3f} s')
         if kind is None:
             kind = msg_kind
         elif msg_kind != kind:
@@ -187,34 +193,35 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
         values.append(vector)
     applied_times, applied = (_applied_tensions(states, names, source, start_ns)
                               if kind == 'tension' and topic == SETPOINT_TOPIC else (None, None))
-    tip_stamps = np.array([s for s, _ in tips])
+    tip_stamps = np.frombuffer(tips.stamps, dtype=np.int64)
     if labels:   # the last label at or before each tip sample
         stamps = np.array([s for s, _ in labels])
         index = np.searchsorted(stamps, tip_stamps, side='right') - 1
         labels = tuple(labels[i][1] if i >= 0 else '' for i in index)
     return Recording(
         kind=kind, source=source, command_topic=topic,
-        command_times=np.array([s - start_ns for s, _ in commands], dtype=float) * 1e-9,
+        command_times=np.array([c.stamp - start_ns for c in commands], dtype=float) * 1e-9,
         commands=np.array(values),
         tip_times=(tip_stamps - start_ns).astype(float) * 1e-9,
-        tips=np.array([p for _, p in tips], dtype=float), labels=tuple(labels),
-        tip_marker=marker, start_ns=int(start_ns), applied_times=applied_times, applied=applied)
+        tips=np.frombuffer(tips.points, dtype=float).reshape(-1, 3).copy(),
+        labels=tuple(labels), tip_marker=marker, start_ns=int(start_ns),
+        applied_times=applied_times, applied=applied)
 
 
-def _applied_tensions(states: list, names: list[str], source: str,
+def _applied_tensions(states: list[Joints], names: list[str], source: str,
                       start_ns: int) -> tuple[np.ndarray | None, np.ndarray | None]:
     """
-    Return the times [s] and efforts of the ``(stamp, JointState)`` states that report efforts.
+    Return the times [s] and efforts of the states that report efforts.
 
     What the stack applied for tension setpoints (a hardware bridge applies its
     ``min_tension`` for a setpoint below it); ``(None, None)`` when no state reports efforts.
     """
-    efforts = [(stamp, msg) for stamp, msg in states if len(msg.effort)]
+    efforts = [state for state in states if len(state.effort)]
     if not efforts:
         return None, None
-    values = [joint_field(msg, names, 'effort', f'{source}: {STATE_TOPIC} at '
-                          f'{(stamp - start_ns) * 1e-9:.3f} s') for stamp, msg in efforts]
-    times = np.array([stamp - start_ns for stamp, _ in efforts], dtype=float) * 1e-9
+    values = [joint_field(state, names, 'effort', f'{source}: {STATE_TOPIC} at '
+                          f'{(state.stamp - start_ns) * 1e-9:.3f} s') for state in efforts]
+    times = np.array([state.stamp - start_ns for state in efforts], dtype=float) * 1e-9
     return times, np.array(values)
 
 
@@ -337,33 +344,38 @@ def holds_from_messages(messages: Iterable, tendon_names: Sequence[str],
                                 hold_time, tip_tolerance)
 
 
-def _command(msg, names: list[str], state: bool, where: str) -> tuple[str, np.ndarray]:
+def _command(msg, names: list[str], held: dict | None,
+             where: str) -> tuple[str, np.ndarray]:
     """
     (kind, values in robot order) of one JointState command.
 
-    A setpoint: its effort (tensions), else its position (displacements). A state: its
-    effort (measured tensions), else its position (an imported table of displacements).
+    A setpoint (``held`` the last value of each tendon so far, updated): its effort
+    (tensions), else its position (displacements). A state (``held`` None): its effort
+    (measured tensions), else its position (an imported table of displacements).
     """
-    if len(msg.effort) or (state and not len(msg.position)):
-        return 'tension', joint_field(msg, names, 'effort', where)
-    return 'displacement', joint_field(msg, names, 'position', where)
+    if len(msg.effort) or (held is None and not len(msg.position)):
+        return 'tension', joint_field(msg, names, 'effort', where, held=held)
+    return 'displacement', joint_field(msg, names, 'position', where, held=held)
 
 
 def joint_field(msg, names: Sequence[str], field: str, where: str,
-                noun: str = 'tendon') -> np.ndarray:
+                noun: str = 'tendon', held: dict[str, float] | None = None) -> np.ndarray:
     """
     Return one field of a JointState message in the order of ``names``.
 
     Parameters
     ----------
     msg : sensor_msgs/msg/JointState
-        As deserialized from a bag (or an rclpy message).
+        As deserialized from a bag (or an rclpy message, or a :class:`Joints`).
     names : sequence of str
         Joints wanted, each of which the message must name; it must name no other.
     field : str
         ``'position'``, ``'velocity'`` or ``'effort'``.
     where, noun : str
         Prefix of error messages (file, topic, time); what a joint is called in them.
+    held : dict, optional
+        The last value of each joint so far, for a message that may leave some out (a
+        setpoint: the simulator holds the others); updated with this message's values.
 
     Returns
     -------
@@ -375,17 +387,25 @@ def joint_field(msg, names: Sequence[str], field: str, where: str,
     data = np.asarray(getattr(msg, field), dtype=float)
     if data.size != len(msg_names):
         raise ExperimentError(f'{where}: {len(msg_names)} names but {data.size} {field} values')
+    given = {}
+    for name, value in zip(msg_names, data.tolist()):
+        given.setdefault(name, value)     # the first of a name given twice, as before
     for name in names:
-        if name not in msg_names:
-            raise ExperimentError(f'{where}: {noun} {name!r} missing (names: {msg_names})')
+        if name not in given and (held is None or name not in held):
+            before = '' if held is None else ', and no setpoint before gives it'
+            raise ExperimentError(f'{where}: {noun} {name!r} missing{before} '
+                                  f'(names: {msg_names})')
     # values of a joint the robot lacks would be dropped, and the rest read as its own
     extra = [name for name in msg_names if name not in names]
     if extra:
         raise ExperimentError(f'{where}: names {extra}, which the robot lacks (its {noun} '
                               f'names: {list(names)}): is its description the robot recorded?')
-    vector = np.array([data[msg_names.index(name)] for name in names], dtype=float)
+    vector = np.array([given[name] if name in given else held[name] for name in names],
+                      dtype=float)
     if not np.all(np.isfinite(vector)):
         raise ExperimentError(f'{where}: {field} is not finite: {vector.tolist()}')
+    if held is not None:
+        held.update(given)
     return vector
 
 
