@@ -30,15 +30,23 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Sequence, TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tendon_robot_sim.experiment.experiment import Recording
 
 #: A copy is found when its header stamp is within this of the newest of its topic [ns]: a
 #: duplicate arrives right after its original, and the keys kept stay few.
 DUPLICATE_WINDOW_NS = 10 * 10 ** 9
 _EMPTY = np.zeros(0)
 _EMPTY.setflags(write=False)
+
+
+class ExperimentError(ValueError):
+    """A recording or CSV that cannot be used; the message names the file and the problem."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +121,116 @@ def _content(msg) -> tuple:
     fields = (msg.position, msg.velocity, msg.effort)
     return (msg.header.frame_id, tuple(msg.name),
             *(np.asarray(values, dtype=float).tobytes() for values in fields))
+
+
+def command_vector(msg, names: list[str], held: dict | None,
+                   where: str) -> tuple[str, np.ndarray]:
+    """
+    (kind, values in robot order) of one JointState command.
+
+    A setpoint (``held`` the last value of each tendon so far, updated): its effort
+    (tensions), else its position (displacements). A state (``held`` None): its effort
+    (measured tensions), else its position (an imported table of displacements).
+    """
+    if len(msg.effort) or (held is None and not len(msg.position)):
+        return 'tension', joint_field(msg, names, 'effort', where, held=held)
+    return 'displacement', joint_field(msg, names, 'position', where, held=held)
+
+
+def joint_field(msg, names: Sequence[str], field: str, where: str,
+                noun: str = 'tendon', held: dict[str, float] | None = None) -> np.ndarray:
+    """
+    Return one field of a JointState message in the order of ``names``.
+
+    Parameters
+    ----------
+    msg : sensor_msgs/msg/JointState
+        As deserialized from a bag (or an rclpy message, or a :class:`Joints`).
+    names : sequence of str
+        Joints wanted, each of which the message must name; it must name no other.
+    field : str
+        ``'position'``, ``'velocity'`` or ``'effort'``.
+    where, noun : str
+        Prefix of error messages (file, topic, time); what a joint is called in them.
+    held : dict, optional
+        The last value of each joint so far, for a message that may leave some out (a
+        setpoint: the simulator holds the others); updated with this message's values.
+
+    Returns
+    -------
+    numpy.ndarray (len(names),)
+        Finite values; an :class:`ExperimentError` otherwise.
+
+    """
+    msg_names = list(msg.name)
+    data = np.asarray(getattr(msg, field), dtype=float)
+    if data.size != len(msg_names):
+        raise ExperimentError(f'{where}: {len(msg_names)} names but {data.size} {field} values')
+    given = {}
+    for name, value in zip(msg_names, data.tolist()):
+        given.setdefault(name, value)     # the first of a name given twice, as before
+    for name in names:
+        if name not in given and (held is None or name not in held):
+            before = '' if held is None else ', and no setpoint before gives it'
+            raise ExperimentError(f'{where}: {noun} {name!r} missing{before} '
+                                  f'(names: {msg_names})')
+    # values of a joint the robot lacks would be dropped, and the rest read as its own
+    extra = [name for name in msg_names if name not in names]
+    if extra:
+        raise ExperimentError(f'{where}: names {extra}, which the robot lacks (its {noun} '
+                              f'names: {list(names)}): is its description the robot recorded?')
+    vector = np.array([given[name] if name in given else held[name] for name in names],
+                      dtype=float)
+    if not np.all(np.isfinite(vector)):
+        raise ExperimentError(f'{where}: {field} is not finite: {vector.tolist()}')
+    if held is not None:
+        held.update(given)
+    return vector
+
+
+def applied_tensions(states: list[Joints], names: list[str], source: str, start_ns: int,
+                     topic: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """
+    Return the times [s] from ``start_ns`` and efforts of the ``topic`` states with efforts.
+
+    What the stack applied for tension setpoints (a hardware bridge applies its
+    ``min_tension`` for a setpoint below it); ``(None, None)`` when no state reports efforts.
+    """
+    efforts = [state for state in states if len(state.effort)]
+    if not efforts:
+        return None, None
+    values = [joint_field(state, names, 'effort', f'{source}: {topic} at '
+                          f'{(state.stamp - start_ns) * 1e-9:.3f} s') for state in efforts]
+    times = np.array([state.stamp - start_ns for state in efforts], dtype=float) * 1e-9
+    return times, np.array(values)
+
+
+def crop(recording: Recording, start: float, end: float, what: str) -> Recording:
+    """
+    Return the part of ``recording`` from ``start`` to ``end`` [s, its own times].
+
+    The tip samples (and their labels) within [start, end]; the commands and applied
+    tensions within it, after the last one before ``start``: the command in force when the
+    part begins. Times stay the recording's. ``what`` names the part in errors.
+    """
+    tips = slice(int(np.searchsorted(recording.tip_times, start)),
+                 int(np.searchsorted(recording.tip_times, end, side='right')))
+    if tips.start == tips.stop:
+        raise ExperimentError(f'{recording.source}: no tip/measured messages {what}')
+
+    def in_force(times):
+        first = int(np.searchsorted(times, start, side='right')) - 1
+        return slice(max(first, 0), int(np.searchsorted(times, end, side='right')))
+    commands = in_force(recording.command_times)
+    if commands.start == commands.stop:
+        raise ExperimentError(f'{recording.source}: no {recording.command_topic} messages '
+                              f'{what} or before')
+    applied = {}
+    if recording.applied is not None:
+        kept = in_force(recording.applied_times)
+        empty = kept.start == kept.stop     # all after the part: none in it
+        applied = {'applied_times': None if empty else recording.applied_times[kept],
+                   'applied': None if empty else recording.applied[kept]}
+    return replace(recording, command_times=recording.command_times[commands],
+                   commands=recording.commands[commands], tip_times=recording.tip_times[tips],
+                   tips=recording.tips[tips], labels=recording.labels[tips], **applied)
