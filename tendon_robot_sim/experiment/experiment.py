@@ -180,16 +180,15 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
         raise ExperimentError(f'{source}: no {TIP_TOPIC} messages')
     start_ns = min(commands[0].stamp, tips.stamps[0])
     kind = None
-    values = []
+    values = np.empty((len(commands), len(names)))    # filled row by row: no array per row kept
     held = None if topic == STATE_TOPIC else {}
-    for command in commands:
+    for row, command in enumerate(commands):
         where = f'{source}: {topic} at {(command.stamp - start_ns) * 1e-9:.3f} s'
-        msg_kind, vector = command_vector(command, names, held, where)
+        msg_kind, values[row] = command_vector(command, names, held, where)
         if kind is None:
             kind = msg_kind
         elif msg_kind != kind:
             raise ExperimentError(f'{source}: {topic} mixes tensions and displacements')
-        values.append(vector)
     applied_times, applied = (applied_tensions(states, names, source, start_ns, STATE_TOPIC)
                               if kind == 'tension' and topic == SETPOINT_TOPIC else (None, None))
     tip_stamps = np.frombuffer(tips.stamps, dtype=np.int64)
@@ -200,7 +199,7 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
     return Recording(
         kind=kind, source=source, command_topic=topic,
         command_times=np.array([c.stamp - start_ns for c in commands], dtype=float) * 1e-9,
-        commands=np.array(values),
+        commands=values,
         tip_times=(tip_stamps - start_ns).astype(float) * 1e-9,
         tips=np.frombuffer(tips.points, dtype=float).reshape(-1, 3).copy(),
         labels=tuple(labels), tip_marker=marker, start_ns=int(start_ns),

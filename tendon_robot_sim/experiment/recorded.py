@@ -18,7 +18,13 @@ A recording's messages reduced to what the experiment tools read, each counted o
 :func:`~tendon_robot_sim.experiment.experiment.recording_from_messages` keeps, of each
 ``tendon/setpoint`` and ``tendon/state`` (sensor_msgs/JointState), a :class:`Joints`: its bag
 stamp, names (one tuple shared by every message that gives the same names), efforts and
-positions; of each ``tip/measured`` its bag stamp and point. Not the deserialized messages.
+positions (packed); of each ``tip/measured`` its bag stamp and point (packed). Not the
+deserialized messages: those took four to five times the memory
+(``benchmarks/bench_recording_memory.py``; docs/performance.md, Reading a recording).
+
+A JointState's values in the robot's order (:func:`joint_field`; a setpoint may leave tendons
+out, which hold their last value, as the simulator node holds them), and the part of a
+recording between two times (:func:`crop`).
 
 Exact duplicates - the same topic, header stamp and data, recorded twice (two recorders on
 one bag, a relay republishing onto the topic) - are dropped (:class:`Duplicates`): each
@@ -41,8 +47,6 @@ if TYPE_CHECKING:
 #: A copy is found when its header stamp is within this of the newest of its topic [ns]: a
 #: duplicate arrives right after its original, and the keys kept stay few.
 DUPLICATE_WINDOW_NS = 10 * 10 ** 9
-_EMPTY = np.zeros(0)
-_EMPTY.setflags(write=False)
 
 
 class ExperimentError(ValueError):
@@ -51,12 +55,25 @@ class ExperimentError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Joints:
-    """The fields of a JointState the experiment tools use; ``name`` as the message calls it."""
+    """
+    The fields of a JointState the experiment tools use; ``name`` as the message calls it.
+
+    The values are kept packed (float64 bytes): an array object each would take twice the
+    memory of a message's four values.
+    """
 
     stamp: int               # bag (receive) stamp [ns]
     name: tuple[str, ...]
-    effort: np.ndarray       # N (tensions), as recorded
-    position: np.ndarray     # m (displacements), as recorded
+    packed_effort: bytes     # N (tensions), as recorded
+    packed_position: bytes   # m (displacements), as recorded
+
+    @property
+    def effort(self) -> np.ndarray:
+        return np.frombuffer(self.packed_effort)
+
+    @property
+    def position(self) -> np.ndarray:
+        return np.frombuffer(self.packed_position)
 
 
 class Reducer:
@@ -68,13 +85,12 @@ class Reducer:
     def joints(self, stamp: int, msg) -> Joints:
         """Return the :class:`Joints` of ``msg`` received at ``stamp`` [ns]."""
         names = tuple(msg.name)
-        return Joints(stamp, self._names.setdefault(names, names), _copy(msg.effort),
-                      _copy(msg.position))
+        return Joints(stamp, self._names.setdefault(names, names), _packed(msg.effort),
+                      _packed(msg.position))
 
 
-def _copy(values) -> np.ndarray:
-    # a copy: a view would keep the whole serialized message alive
-    return np.array(values, dtype=float) if len(values) else _EMPTY
+def _packed(values) -> bytes:
+    return np.asarray(values, dtype=float).tobytes()
 
 
 class Tips:
@@ -199,10 +215,12 @@ def applied_tensions(states: list[Joints], names: list[str], source: str, start_
     efforts = [state for state in states if len(state.effort)]
     if not efforts:
         return None, None
-    values = [joint_field(state, names, 'effort', f'{source}: {topic} at '
-                          f'{(state.stamp - start_ns) * 1e-9:.3f} s') for state in efforts]
+    values = np.empty((len(efforts), len(names)))     # filled row by row: no array per row kept
+    for row, state in enumerate(efforts):
+        values[row] = joint_field(state, names, 'effort', f'{source}: {topic} at '
+                                  f'{(state.stamp - start_ns) * 1e-9:.3f} s')
     times = np.array([state.stamp - start_ns for state in efforts], dtype=float) * 1e-9
-    return times, np.array(values)
+    return times, values
 
 
 def crop(recording: Recording, start: float, end: float, what: str) -> Recording:
