@@ -242,7 +242,7 @@ def crop(recording: Recording, start: float, end: float, what: str) -> Recording
     commands = in_force(recording.command_times)
     if commands.start == commands.stop:
         raise ExperimentError(f'{recording.source}: no {recording.command_topic} messages '
-                              f'{what} or before')
+                              f'up to the end of the part {what}')
     applied = {}
     if recording.applied is not None:
         kept = in_force(recording.applied_times)

@@ -140,3 +140,23 @@ def test_a_tendon_without_any_setpoint_yet_is_refused_by_name(robot, tmp_path):
         load_recording(path, robot)
     assert str(error.value) == (f"{path}: tendon/setpoint at 0.000 s: tendon 't0' missing, "
                                 "and no setpoint before gives it (names: ['t1', 't2', 't3'])")
+
+
+def test_a_part_of_a_bag_starts_under_the_command_in_force(robot, tmp_path):
+    """
+    A controller that publishes on change: one setpoint at 0 s (rest), one at 1.5 s (t1 2 N).
+
+    The part from 2 s to 2.9 s of the bag holds no setpoint: its tips follow the one of
+    1.5 s, the last before the part, as the robot did.
+    """
+    rows = [(SETPOINT, START_NS + int(t * 1e9), lambda m, t=t, e=e: m.joint_state(
+        START_NS + int(t * 1e9), robot.tendon_names, effort=e))
+        for t, e in ((0.0, [0.0] * 4), (1.5, [0.0, 2.0, 0.0, 0.0]))]
+    rows += [_tip_row(i, i >= 150) for i in range(300)]
+    _bag(tmp_path / 'bag', rows)
+    (hold,) = load_recording(tmp_path / 'bag', robot, hold_time=0.5, window=(2.0, 2.9))
+    np.testing.assert_allclose(hold.tensions, [0, 2, 0, 0])
+    # the tips from 2 s to 2.9 s of the bag (its first message at 0 s), 10 ms apart
+    assert (hold.start, hold.samples) == (pytest.approx(2.0, abs=1e-5), 90)
+    samples = load_recording(tmp_path / 'bag', robot, points='samples', window=(2.0, 2.9))
+    np.testing.assert_allclose([s.tensions for s in samples], [[0, 2, 0, 0]] * 90)
