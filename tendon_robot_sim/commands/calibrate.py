@@ -56,7 +56,8 @@ from tendon_robot_sim.commands.validate import (add_recording_options, check_hol
                                                 csv_files, fill_defaults, HOLD_FINDING,
                                                 HOLD_OPTIONS, load_inputs, load_trajectory,
                                                 MODEL_ERRORS, POINTS_OPTION, refuse_given,
-                                                refuse_statics_options, SOLVE_OPTIONS)
+                                                refuse_statics_options, SOLVE_OPTIONS,
+                                                WINDOW_OPTIONS)
 from tendon_robot_sim.experiment.experiment import is_csv
 from tendon_robot_sim.experiment.fit_parameters import DYNAMIC_FIELDS, FITTABLE
 from tendon_robot_sim.experiment.fitting import calibrate
@@ -199,6 +200,8 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
                  "applies to a tendon robot's fit only; a bellows robot is identified as "
                  'Hadzic & Häseli do, in this process: linear least squares on every static '
                  'point, the dampers fitted to the step response')
+    refuse_given(args, WINDOW_OPTIONS, 'not for a bellows robot: its static points and step '
+                                       'response are found in the whole recording')
     unknown = [name for name in fit if name not in BELLOWS_FITS]
     if unknown or not fit:
         raise CommandError(f'--fit: a bellows robot fits {list(BELLOWS_FITS)}, got {fit}')

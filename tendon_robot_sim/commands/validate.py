@@ -50,7 +50,8 @@ import json
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       OutputPath, positive, scheduler_of, within, worker_count)
+                                       non_negative, OutputPath, positive, scheduler_of, within,
+                                       worker_count)
 from tendon_robot_sim.experiment.calibration import (CalibrationError, closest,
                                                      path_dependent, PREDICT_MODELS,
                                                      replay_dynamic, validate, write_report)
@@ -98,6 +99,11 @@ def add_recording_options(parser, several_models: bool = False) -> None:
                         help='bag: the quasi-static holds (default), or every tip sample with '
                              'the command before it (slow continuous motion, e.g. an imported '
                              'motion-capture table)')
+    for option, bound in (('--start', 'first'), ('--end', 'last')):
+        parser.add_argument(option, type=non_negative, default=None, metavar='S',
+                            help=f'bag: take only the part from --start to --end, in s from '
+                                 f"the bag's first message (default: from its {bound} message); "
+                                 'e.g. fit on one part of a recording, validate on another')
     parser.add_argument('--step', type=within(1e-5, 1.0, 'm'), default=None, metavar='M',
                         help="largest RK4 step of the statics in m (default: the model's "
                              'own, 5 mm; 2.5 mm for discrete); not for --model dynamic or '
@@ -119,6 +125,8 @@ HOLD_FINDING = (('hold_time', '--hold-time', DEFAULT_HOLD_TIME),
                 ('tip_tolerance', '--tip-tolerance', DEFAULT_TIP_TOLERANCE))
 POINTS_OPTION = (('points', '--points', 'holds'),)
 HOLD_OPTIONS = HOLD_FINDING + POINTS_OPTION
+# The part of a bag to take (None when left out: all of it).
+WINDOW_OPTIONS = (('start', '--start', None), ('end', '--end', None))
 # The options of a tendon robot's model solves (None when left out): the rod statics (not
 # the dynamic simulator), and where they run (a bellows robot's models read none of them).
 STATICS_OPTIONS = (('step', '--step', None), ('piece_length', '--piece-length', None))
@@ -184,14 +192,20 @@ def load_inputs(args: argparse.Namespace):
     args.scheduler = scheduler_of(args)
     try:
         robot = load_robot(args.robot or default_robot_file())
-        return points_of(args, args.recording, robot)
+        return points_of(args, args.recording, robot, window_of(args))
     except (RobotDescriptionError, ExperimentError) as error:
         raise command_error(error) from None
 
 
-def points_of(args: argparse.Namespace, recording, robot):
+def points_of(args: argparse.Namespace, recording, robot, window=(None, None)):
     """(robot as measured, points) of ``recording`` by --points, --hold-time, --tip-tolerance."""
-    return load_points(recording, robot, args.points, args.hold_time, args.tip_tolerance)
+    return load_points(recording, robot, args.points, args.hold_time, args.tip_tolerance,
+                       window)
+
+
+def window_of(args: argparse.Namespace) -> tuple[float | None, float | None]:
+    """Return the part of the recording to take: (--start, --end) [s]."""
+    return args.start, args.end
 
 
 def load_history(args: argparse.Namespace, robot) -> list:
@@ -211,7 +225,7 @@ def load_trajectory(args: argparse.Namespace):
                            f'the damping needs a recorded trajectory (a bag)')
     try:
         robot = load_robot(args.robot or default_robot_file())
-        return robot, read_recording(args.recording, robot)
+        return robot, read_recording(args.recording, robot, window_of(args))
     except (RobotDescriptionError, ExperimentError) as error:
         raise command_error(error) from None
 
@@ -304,8 +318,9 @@ def run(args: argparse.Namespace) -> int:
                 points.append(SampleValidation(model, fitted, tuple(holds),
                                                results[-1].predicted))
             if model == 'dynamic' and not is_csv(args.recording):
-                trajectory = replay_dynamic(fitted, read_recording(args.recording, robot),
-                                            progress=True)
+                trajectory = replay_dynamic(
+                    fitted, read_recording(args.recording, robot, window_of(args)),
+                    progress=True)
     except ExperimentError as error:
         raise command_error(error) from None
     except MODEL_ERRORS as error:
@@ -373,6 +388,8 @@ def run_bellows(args: argparse.Namespace) -> int:
                                      'is validated on its whole recorded run')
     refuse_given(args, SOLVE_OPTIONS, "applies to a tendon robot's models only; a bellows "
                                       "robot's constant-curvature models run in this process")
+    refuse_given(args, WINDOW_OPTIONS, 'not for a bellows robot: it is validated on its whole '
+                                       'recorded run')
     try:
         robot = load_bellows_robot(args.robot)
         run = (read_run_csv if is_csv(args.recording) else read_run)(args.recording, robot)

@@ -373,6 +373,14 @@ def bag_topics(path: str | Path) -> dict[str, str]:
         return {connection.topic: connection.msgtype for connection in reader.connections}
 
 
+def bag_span(path: str | Path) -> tuple[int, int]:
+    """Return the bag stamps [ns] of the first and the last message of the bag at ``path``."""
+    with _open_bag(path) as reader:
+        if not reader.message_count:
+            raise BagError(f'{path}: holds no messages')
+        return reader.start_time, reader.end_time - 1    # rosbags' end is after the last
+
+
 def topic_matches(topic: str, name: str) -> bool:
     """Tell whether bag topic ``topic`` is ``name`` (relative) in any namespace."""
     topic = topic.lstrip('/')

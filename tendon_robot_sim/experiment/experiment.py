@@ -53,6 +53,8 @@ import numpy as np
 from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.bag import topic_matches
 from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
+from tendon_robot_sim.experiment.recorded import (applied_tensions, command_vector, crop,
+                                                  Duplicates, ExperimentError, Reducer, Tips)
 from tendon_robot_sim.experiment.stretches import steady_stretches, Stretch
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -70,6 +72,8 @@ RECORDED_TYPES = {SETPOINT_TOPIC: 'sensor_msgs/msg/JointState',
                   TIP_TOPIC: 'geometry_msgs/msg/PointStamped',
                   LABEL_TOPIC: 'std_msgs/msg/String',
                   TF_STATIC_TOPIC: 'tf2_msgs/msg/TFMessage'}
+# A part of a bag: (start, end) in s from its first message; None: the bag's own start, end.
+Window = tuple[float | None, float | None]
 # The frames of the measured point on the tip: the simulator's tip frame and the marker's.
 TIP_FRAME = 'tip_link'
 MARKER_FRAME = 'tip_marker'
@@ -86,10 +90,6 @@ STATE_TOLERANCE = 0.05
 # step response starts from rest, settled for at most this long [s].
 TIP_DELAY = 0.001
 STEP_SETTLE_TIME = 30.0
-
-
-class ExperimentError(ValueError):
-    """A recording or CSV that cannot be used; the message names the file and the problem."""
 
 
 @dataclass(frozen=True)
@@ -154,17 +154,21 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
     Commands: ``tendon/setpoint`` (``effort``, or ``position`` when effort is empty),
     or ``tendon/state`` when the stream has no setpoints; beside tension setpoints, the
     ``tendon/state`` efforts as the applied tensions; tips: ``tip/measured``. Topics may carry
-    a namespace. Every command and state must name every tendon of ``tendon_names``.
+    a namespace. A setpoint may name some tendons only: the others hold their last setpoint,
+    as in the simulator; a state must name every tendon of ``tendon_names``. Exact duplicates
+    count once, and only the fields used are kept (:mod:`~tendon_robot_sim.experiment.recorded`).
     """
     names = list(tendon_names)
-    setpoints, states, tips, labels, marker = [], [], [], [], None
+    reducer, duplicates, tips = Reducer(), Duplicates(), Tips()
+    setpoints, states, labels, marker = [], [], [], None
     for topic, stamp, msg in messages:
-        if topic_matches(topic, SETPOINT_TOPIC):
-            setpoints.append((stamp, msg))
-        elif topic_matches(topic, STATE_TOPIC):
-            states.append((stamp, msg))
+        if topic_matches(topic, SETPOINT_TOPIC) or topic_matches(topic, STATE_TOPIC):
+            if not duplicates.seen(topic, msg):
+                (setpoints if topic_matches(topic, SETPOINT_TOPIC) else states).append(
+                    reducer.joints(stamp, msg))
         elif topic_matches(topic, TIP_TOPIC):
-            tips.append((stamp, (msg.point.x, msg.point.y, msg.point.z)))
+            if not duplicates.seen(topic, msg):
+                tips.append(stamp, msg)
         elif topic_matches(topic, LABEL_TOPIC):
             labels.append((stamp, msg.data))
         elif topic == TF_STATIC_TOPIC:
@@ -174,48 +178,32 @@ def recording_from_messages(messages: Iterable, tendon_names: Sequence[str],
         raise ExperimentError(f'{source}: no {SETPOINT_TOPIC} or {STATE_TOPIC} messages')
     if not tips:
         raise ExperimentError(f'{source}: no {TIP_TOPIC} messages')
-    start_ns = min(commands[0][0], tips[0][0])
+    start_ns = min(commands[0].stamp, tips.stamps[0])
     kind = None
-    values = []
-    for stamp, msg in commands:
-        msg_kind, vector = _command(msg, names, topic == STATE_TOPIC, f'{source}: {topic} '
-                                    f'at {(stamp - start_ns) * 1e-9:.3f} s')
+    values = np.empty((len(commands), len(names)))    # filled row by row: no array per row kept
+    held = None if topic == STATE_TOPIC else {}
+    for row, command in enumerate(commands):
+        where = f'{source}: {topic} at {(command.stamp - start_ns) * 1e-9:.3f} s'
+        msg_kind, values[row] = command_vector(command, names, held, where)
         if kind is None:
             kind = msg_kind
         elif msg_kind != kind:
             raise ExperimentError(f'{source}: {topic} mixes tensions and displacements')
-        values.append(vector)
-    applied_times, applied = (_applied_tensions(states, names, source, start_ns)
+    applied_times, applied = (applied_tensions(states, names, source, start_ns, STATE_TOPIC)
                               if kind == 'tension' and topic == SETPOINT_TOPIC else (None, None))
-    tip_stamps = np.array([s for s, _ in tips])
+    tip_stamps = np.frombuffer(tips.stamps, dtype=np.int64)
     if labels:   # the last label at or before each tip sample
         stamps = np.array([s for s, _ in labels])
         index = np.searchsorted(stamps, tip_stamps, side='right') - 1
         labels = tuple(labels[i][1] if i >= 0 else '' for i in index)
     return Recording(
         kind=kind, source=source, command_topic=topic,
-        command_times=np.array([s - start_ns for s, _ in commands], dtype=float) * 1e-9,
-        commands=np.array(values),
+        command_times=np.array([c.stamp - start_ns for c in commands], dtype=float) * 1e-9,
+        commands=values,
         tip_times=(tip_stamps - start_ns).astype(float) * 1e-9,
-        tips=np.array([p for _, p in tips], dtype=float), labels=tuple(labels),
-        tip_marker=marker, start_ns=int(start_ns), applied_times=applied_times, applied=applied)
-
-
-def _applied_tensions(states: list, names: list[str], source: str,
-                      start_ns: int) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """
-    Return the times [s] and efforts of the ``(stamp, JointState)`` states that report efforts.
-
-    What the stack applied for tension setpoints (a hardware bridge applies its
-    ``min_tension`` for a setpoint below it); ``(None, None)`` when no state reports efforts.
-    """
-    efforts = [(stamp, msg) for stamp, msg in states if len(msg.effort)]
-    if not efforts:
-        return None, None
-    values = [joint_field(msg, names, 'effort', f'{source}: {STATE_TOPIC} at '
-                          f'{(stamp - start_ns) * 1e-9:.3f} s') for stamp, msg in efforts]
-    times = np.array([stamp - start_ns for stamp, _ in efforts], dtype=float) * 1e-9
-    return times, np.array(values)
+        tips=np.frombuffer(tips.points, dtype=float).reshape(-1, 3).copy(),
+        labels=tuple(labels), tip_marker=marker, start_ns=int(start_ns),
+        applied_times=applied_times, applied=applied)
 
 
 def _marker_transform(msg, found: np.ndarray | None) -> np.ndarray | None:
@@ -337,58 +325,6 @@ def holds_from_messages(messages: Iterable, tendon_names: Sequence[str],
                                 hold_time, tip_tolerance)
 
 
-def _command(msg, names: list[str], state: bool, where: str) -> tuple[str, np.ndarray]:
-    """
-    (kind, values in robot order) of one JointState command.
-
-    A setpoint: its effort (tensions), else its position (displacements). A state: its
-    effort (measured tensions), else its position (an imported table of displacements).
-    """
-    if len(msg.effort) or (state and not len(msg.position)):
-        return 'tension', joint_field(msg, names, 'effort', where)
-    return 'displacement', joint_field(msg, names, 'position', where)
-
-
-def joint_field(msg, names: Sequence[str], field: str, where: str,
-                noun: str = 'tendon') -> np.ndarray:
-    """
-    Return one field of a JointState message in the order of ``names``.
-
-    Parameters
-    ----------
-    msg : sensor_msgs/msg/JointState
-        As deserialized from a bag (or an rclpy message).
-    names : sequence of str
-        Joints wanted, each of which the message must name; it must name no other.
-    field : str
-        ``'position'``, ``'velocity'`` or ``'effort'``.
-    where, noun : str
-        Prefix of error messages (file, topic, time); what a joint is called in them.
-
-    Returns
-    -------
-    numpy.ndarray (len(names),)
-        Finite values; an :class:`ExperimentError` otherwise.
-
-    """
-    msg_names = list(msg.name)
-    data = np.asarray(getattr(msg, field), dtype=float)
-    if data.size != len(msg_names):
-        raise ExperimentError(f'{where}: {len(msg_names)} names but {data.size} {field} values')
-    for name in names:
-        if name not in msg_names:
-            raise ExperimentError(f'{where}: {noun} {name!r} missing (names: {msg_names})')
-    # values of a joint the robot lacks would be dropped, and the rest read as its own
-    extra = [name for name in msg_names if name not in names]
-    if extra:
-        raise ExperimentError(f'{where}: names {extra}, which the robot lacks (its {noun} '
-                              f'names: {list(names)}): is its description the robot recorded?')
-    vector = np.array([data[msg_names.index(name)] for name in names], dtype=float)
-    if not np.all(np.isfinite(vector)):
-        raise ExperimentError(f'{where}: {field} is not finite: {vector.tolist()}')
-    return vector
-
-
 def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
     """Read holds from a CSV file (see the module docstring); errors name file, line and column."""
     path = Path(path)
@@ -505,23 +441,50 @@ def check_recorded_types(path: str | Path, recorded: dict[str, str],
         raise ExperimentError(f'{path}: {topic} {why}')
 
 
-def read_recording(path: str | Path, robot: Robot) -> Recording:
+def read_recording(path: str | Path, robot: Robot, window: Window = (None, None)) -> Recording:
     """
     Read the command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``).
 
     Its topics may carry a namespace (a stack launched in one), each topic in one at most.
+    ``window``: (start, end) in s from the bag's first message (any topic), either None
+    for the bag's own; only the part within it (:func:`~.recorded.crop`).
     """
-    from tendon_robot_sim.experiment.bag import (bag_topics, BagError, one_namespace,
+    from tendon_robot_sim.experiment.bag import (bag_span, bag_topics, BagError, one_namespace,
                                                  read_messages)
     try:
         recorded = bag_topics(path)
         check_recorded_types(path, recorded, RECORDED_TYPES)
         topics = [topic for name in RECORDED_TYPES
                   for topic in one_namespace(path, name, recorded)]
-        return recording_from_messages(read_messages(path, topics), robot.tendon_names,
-                                       source=str(path))
+        part = None if window == (None, None) else _check_window(path, window, bag_span(path))
+        recording = recording_from_messages(read_messages(path, topics), robot.tendon_names,
+                                            source=str(path))
     except BagError as error:
         raise ExperimentError(str(error)) from None
+    if part is None:
+        return recording
+    start, end, first = part
+    offset = (recording.start_ns - first) * 1e-9      # the recording's time 0 in the bag's
+    return crop(recording, start - offset, end - offset,
+                f'between {start:g} s and {end:g} s (--start, --end)')
+
+
+def _check_window(path: Path, window: Window, span: tuple[int, int]) -> tuple[float, float, int]:
+    """
+    Return (start, end) [s] of ``window`` and its origin, the bag stamp of its first message.
+
+    ``span``: the bag stamps of its first and last message [ns]; a bound None is the bag's.
+    """
+    length = (span[1] - span[0]) * 1e-9
+    start, end = (0.0 if window[0] is None else window[0],
+                  length if window[1] is None else window[1])
+    for name, value in (('--start', start), ('--end', end)):
+        if not (math.isfinite(value) and 0.0 <= value <= length):
+            raise ExperimentError(f'{name}: must be within [0, {length:.3f}] s, the span of '
+                                  f'{path} from its first message, got {value:g}')
+    if start >= end:
+        raise ExperimentError(f'--start: must be before the end ({end:g} s), got {start:g}')
+    return start, end, span[0]
 
 
 def is_csv(path: str | Path) -> bool:
@@ -534,14 +497,15 @@ POINTS = ('holds', 'samples')
 
 def load_recording(path: str | Path, robot: Robot, hold_time: float = DEFAULT_HOLD_TIME,
                    tip_tolerance: float = DEFAULT_TIP_TOLERANCE,
-                   points: str = 'holds') -> list[Hold]:
+                   points: str = 'holds', window: Window = (None, None)) -> list[Hold]:
     """Load the holds (or ``points='samples'``: every tip sample) of a CSV file or a bag."""
-    return load_points(path, robot, points, hold_time, tip_tolerance)[1]
+    return load_points(path, robot, points, hold_time, tip_tolerance, window)[1]
 
 
 def load_points(path: str | Path, robot: Robot, points: str = 'holds',
                 hold_time: float = DEFAULT_HOLD_TIME,
-                tip_tolerance: float = DEFAULT_TIP_TOLERANCE) -> tuple[Robot, list[Hold]]:
+                tip_tolerance: float = DEFAULT_TIP_TOLERANCE,
+                window: Window = (None, None)) -> tuple[Robot, list[Hold]]:
     """
     Return the robot as measured and the points of a CSV file of holds or a bag.
 
@@ -549,13 +513,17 @@ def load_points(path: str | Path, robot: Robot, points: str = 'holds',
     (:func:`samples_from_recording`; a CSV's rows are its points either way). The robot is
     ``robot``, with the recording's tip marker (``/tf_static``) when the robot file gives
     none: a calibrated ``tip_marker`` in the file wins over the nominal one of the recording.
+    ``window``: of a bag, the part to take (:func:`read_recording`); a CSV has none.
     """
     path = Path(path)
     if points not in POINTS:
         raise ExperimentError(f'points: must be one of {", ".join(POINTS)}, got {points!r}')
     if is_csv(path):
+        if window != (None, None):
+            raise ExperimentError(f'--start, --end: apply to a bag (a time series); {path} is '
+                                  'a CSV file of holds')
         return robot, read_holds_csv(path, robot)
-    recording = read_recording(path, robot)
+    recording = read_recording(path, robot, window)
     if recording.tip_marker is not None and not np.any(robot.tip_marker):
         robot = robot_from_dict({**robot.to_dict(), 'tip_marker': recording.tip_marker.tolist()})
     if points == 'samples':

@@ -57,8 +57,8 @@ import numpy as np
 
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.experiment.experiment import (check_recorded_types, ExperimentError,
-                                                    joint_field, STATE_TOPIC, TIP_COLUMNS,
-                                                    TIP_TOPIC)
+                                                    STATE_TOPIC, TIP_COLUMNS, TIP_TOPIC)
+from tendon_robot_sim.experiment.recorded import joint_field
 from tendon_robot_sim.experiment.stretches import steady_stretches
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics, DEFAULT_TIME_STEP
 from tendon_robot_sim.models.trunk.robot import BellowsRobot
