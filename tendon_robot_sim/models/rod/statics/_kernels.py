@@ -54,9 +54,12 @@ from tendon_robot_sim.models.rod.tendons._kink_kernels import curvature_jumps, k
 # Plan.seg columns; Plan.tendon rows; what a solve is given (tensions or displacements)
 TENSION, DISPLACEMENT = 0, 1
 
-# A vertebra pose (discrete model) is converged when it moves less than this, relative
-# to the bay length (position) or in radians (rotation): round-off is ~1e-15.
+# A vertebra pose (discrete model) is converged when its error is below Plan.bay_tol, relative
+# to the bay length (position) or in radians (rotation); round-off is ~1e-15. Where it stops is
+# noise in the shooting residual: BAY_TOLERANCE_FINE where that is above the Newton tolerance
+# (solver.py, _solve; docs/tendon_robot.md, "Close discs on a soft backbone": FTDCR v6).
 BAY_TOLERANCE = 1e-11
+BAY_TOLERANCE_FINE = 1e-13
 BAY_MAX_ITERATIONS = 40
 
 # Plan.seg columns; Plan.mat slices; Plan.tendon rows
@@ -98,6 +101,7 @@ Plan = namedtuple('Plan', [
     'contact',    # contact._kernels.Contact: the obstacles loading the rod (none: empty)
     'touch',      # (k,) bool: segments whose rod the obstacles load (not the implicit
     #               dynamics' coarse segments, checked after each step: dynamics/implicit_grid.py)
+    'bay_tol',    # (1,) tolerance of the discrete model's bay iterations (BAY_TOLERANCE[_FINE])
 ])
 
 Bays = namedtuple('Bays', [
@@ -374,7 +378,7 @@ def _bay_solve(pl, k, j, tau, yout, traj, bays, w):
                 step = True
         else:
             new = _bay_error(ys, yout, P, Q, et, ds)
-            if new <= BAY_TOLERANCE:
+            if new <= pl.bay_tol[0]:
                 return True
             if new < err:
                 if new > 0.25 * err and not fresh:

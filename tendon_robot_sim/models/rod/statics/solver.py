@@ -401,7 +401,7 @@ class StaticsSolver:
                     fw=np.zeros((1, FW_SIZE))),
             nodes=np.zeros(0, dtype=np.int64), node_R=np.zeros((0, 3, 3)),
             node_scale=np.zeros(kernels.NODE_SIZE), contact=self._contact,
-            touch=np.ones(nseg, dtype=np.bool_))
+            touch=np.ones(nseg, dtype=np.bool_), bay_tol=np.array([kernels.BAY_TOLERANCE]))
         nv = vertebrae.size + 1 if self.model == 'discrete' else 0
         self._bays = kernels.Bays(P=np.zeros((nv, 3)), Q=np.zeros((nv, 3, 3)),
                                   J=np.zeros((nv, 6, 6)), flags=np.zeros((2, nv), dtype=np.bool_))
@@ -639,7 +639,7 @@ class StaticsSolver:
         from the straight guess, then equal load steps); last
         :func:`~.continuation.continue_in_load`, from the unloaded rod, gravity scaled too
         (with obstacles, at once; without, first for a robot whose ``gravity_load`` is above
-        :data:`~.continuation.HEAVY`).
+        :data:`~.continuation.HEAVY`). All failed, a discrete solver keeps finer bays, tries again.
         """
         state = self._modes[mode]
         u = np.concatenate((tau_in if mode == kernels.TENSION else q, tip))
@@ -673,13 +673,20 @@ class StaticsSolver:
         # shape is out of reach of the straight guess at full weight and from which Newton can
         # converge on an unstable root, the rod curled up over its base; else last
         unloaded_first = self.world is not None or self.gravity_load > HEAVY
-        if not converged and unloaded_first:
-            converged = from_unloaded()
-        progress = None     # (steps solved, steps) of the equal load steps' last attempt
-        if not converged and self.world is None:
-            converged, progress = continue_in_equal_steps(self, mode, state, tau_in, q, tip)
-        if not converged and not unloaded_first:
-            converged = from_unloaded()
+
+        def cold() -> tuple[bool, tuple | None]:
+            # progress: (steps solved, steps) of the equal load steps' last attempt
+            converged, progress = unloaded_first and from_unloaded(), None
+            if not converged and self.world is None:
+                converged, progress = continue_in_equal_steps(self, mode, state, tau_in, q, tip)
+            return converged or (not unloaded_first and from_unloaded()), progress
+
+        converged, progress = (True, None) if converged else cold()
+        fine = kernels.BAY_TOLERANCE_FINE
+        if not converged and self.model == 'discrete' and self._plan.bay_tol[0] > fine:
+            # the bays' noise in the residual (_kernels.BAY_TOLERANCE): finer, kept for later
+            self._plan.bay_tol[0] = fine
+            converged, progress = cold()
         residual = self._info[0]
         totals = self._totals
         if not converged:
