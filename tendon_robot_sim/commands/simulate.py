@@ -463,7 +463,8 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
             record = sim.follow(values, field)
         else:
             values = np.tile(constant, (t.size, 1))
-            record = sim.follow(values, 'tension')
+            # constant tensions are a step from the first step on, in its halves too
+            record = sim.follow(values, 'tension', step=True)
         positions, quaternions = sim.record_poses(record)
         tensions, displacements = sim.record_tendons(
             record, values if series is not None else None)

@@ -493,12 +493,17 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         else:
             # the kernel reads the displacements of displacement-controlled tendons only
             q = np.zeros((n, self.n_tendons))
-        self._step(np.repeat(self._commands[TENSION][None], n, axis=0), q)
+        self._step(np.repeat(self._commands[TENSION][None], n, axis=0), q, step=True)
         return self.state() if result else None
 
-    def follow(self, values: np.ndarray, field: str | Sequence[str]) -> np.ndarray:
+    def follow(self, values: np.ndarray, field: str | Sequence[str],
+               step: bool = False) -> np.ndarray:
         """
         Take one step per row of ``values`` (n, n_tendons): the inputs at the step's end time.
+
+        Between rows the inputs are linear (in the halves of a step taken again smaller), from
+        the last step's to the first row's too; ``step`` True: the first row's tensions hold
+        from the start (a step input, as :meth:`advance` applies them).
 
         ``field``: 'tension' [N] or 'displacement' [m] for every tendon, or one of them per
         tendon (mixed inputs). Returns the record (n, 15 + 2 n_tendons) of the steps: tip
@@ -521,7 +526,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
             self.set_tensions({name: row[self.tendon_names.index(name)] for name in names})
         self.set_displacements({name: values[-1, i] for i, name in enumerate(self.tendon_names)
                                 if pulled[i]}, check=False)
-        return self._step(np.where(pulled, 0.0, values), np.where(pulled, values, 0.0))
+        return self._step(np.where(pulled, 0.0, values), np.where(pulled, values, 0.0), step)
 
     def _kernel_steps(self, tau_in: np.ndarray, q_in: np.ndarray
                       ) -> tuple[np.ndarray, StepFailed | None]:

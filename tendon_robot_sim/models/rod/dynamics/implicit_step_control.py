@@ -198,8 +198,14 @@ class StepControl:
 
     # ------------------------------------------------------------------ stepping
 
-    def _step(self, tau_in: np.ndarray, q_in: np.ndarray) -> np.ndarray:
-        """Take a row of inputs per step of dt, each checked (see the module docstring)."""
+    def _step(self, tau_in: np.ndarray, q_in: np.ndarray, step: bool = False) -> np.ndarray:
+        """
+        Take a row of inputs per step of dt, each checked (see the module docstring).
+
+        ``step``: the first row's tensions hold from the start of the call, also in the halves
+        of a row taken again smaller (a step input); False: the halves ramp them linearly from
+        the last step's (sampled inputs).
+        """
         n, nt = tau_in.shape[0], self.n_tendons
         record = np.empty((n, stepper.REC_TAU + 2 * nt))
         self.estimates = np.zeros(n)
@@ -208,7 +214,10 @@ class StepControl:
         if not np.array_equal(self._modes, self._solved_modes):
             self._switch_modes()
         dt = self.dt
-        previous = (np.where(self._modes == stepper.TENSION, self._last[:nt], tau_in[0]),
+        # halves of the first row ramp the tensions from the last step's, unless they are a step
+        # (ramped over a row of dt, a step would reach the halves' solution only at that dt)
+        previous = (np.where((self._modes == stepper.TENSION) & (not step), self._last[:nt],
+                             tau_in[0]),
                     self._last[nt:2 * nt].copy())
         i, level = 0, self._level
         if self.budget_level is not None:

@@ -20,6 +20,8 @@ steps on the trapezoidal runs of issue 42 (undamped robots, where steps jumped t
 solution), against a finer BDF2 run of the same inputs; adaptive dt against a fine fixed run.
 """
 
+import json
+
 import numpy as np
 import pytest
 
@@ -138,6 +140,37 @@ def test_default_bdf2_runs_take_every_step_at_dt():
     sim.advance(0.2)
     assert sim.steps_taken == 100 and sim.smallest_dt == sim.dt
     assert 0.0 < sim.max_estimate < 0.02 * 0.2        # and it reports its estimate
+
+
+def test_adaptive_dt_takes_a_tension_step_as_a_step_not_a_ramp(capsys):
+    """
+    The halves of a step refused at dt hold the new tension, as the fixed runs do.
+
+    The steel robot under gravity, 2 N stepped onto t0 from rest (``advance``: tensions apply
+    from the first step; `simulate --tensions` likewise), rows of 4 ms, tip_tolerance
+    0.01 mm. The reference is the
+    Richardson extrapolation of fixed runs at dt / 16 and dt / 32 (they differ by 0.03 mm at
+    4 ms). Ramping the tension over the first row in its halves made the adaptive run
+    converge to the response to a 4 ms ramp: 0.9 mm off at 4 ms whatever the tolerance
+    (1.0 to 1.2 mm over 20 ms), where it is now 0.1 mm (0.34 mm at worst).
+    """
+    robot, row, rows = load_robot(CONFIG / 'steel_rod_robot.yaml'), 0.004, 5
+
+    def tips(**kwargs):
+        sim = ImplicitSimulator(robot, **kwargs)
+        sim.set_tensions({'t0': 2.0})
+        return np.array([sim.advance(row).tip_position for _ in range(rows)]), sim
+    coarse, fine = tips(dt=row / 16)[0], tips(dt=row / 32)[0]
+    reference = fine + (fine - coarse) / 3.0
+    adaptive, sim = tips(dt=row, tip_tolerance=1e-5)
+    assert sim.smallest_dt < row                       # it did refuse steps at dt
+    error = np.linalg.norm(adaptive - reference, axis=1)
+    assert error[0] < 0.3e-3 and error.max() < 0.6e-3   # the ramp's: 0.9 and 1.2 mm
+    assert main(['simulate', '--robot', str(CONFIG / 'steel_rod_robot.yaml'), '--tensions',
+                 '2,0,0,0', '--duration', str(row), '--dt', str(row), '--tip-tolerance', '1e-5',
+                 '--json']) == 0
+    tip = json.loads(capsys.readouterr().out.splitlines()[-1])['tip_position']
+    assert np.linalg.norm(tip - reference[0]) < 0.3e-3
 
 
 @pytest.mark.parametrize('kwargs, message', [
