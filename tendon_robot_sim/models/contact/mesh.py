@@ -114,3 +114,21 @@ def build_grid(triangles: np.ndarray, margin: float):
     items = (np.concatenate([np.array(items, dtype=np.int64) for items in lists])
              if cells[-1] else np.zeros(0, dtype=np.int64))
     return low, float(cell), dims, cells, items
+
+
+def winding_number(triangles: np.ndarray, point: np.ndarray) -> float:
+    """
+    Generalised winding number of the triangles (t, 3, 3) around ``point`` (3,), same frame [m].
+
+    1 inside a closed mesh whose face normals point out, 0 outside (Jacobson, Kavan &
+    Sorkine-Hornung, "Robust inside-outside segmentation using generalized winding numbers",
+    2013: the solid angles of the faces, Van Oosterom & Strackee's formula, over 4 pi). It
+    needs no grid: it tells inside from outside however far the point is from the surface,
+    where the contact search (reach-limited) sees nothing.
+    """
+    a, b, c = (triangles[:, i] - point for i in range(3))
+    la, lb, lc = (np.linalg.norm(v, axis=1) for v in (a, b, c))
+    det = np.einsum('ij,ij->i', a, np.cross(b, c))
+    den = (la * lb * lc + np.einsum('ij,ij->i', a, b) * lc + np.einsum('ij,ij->i', b, c) * la
+           + np.einsum('ij,ij->i', c, a) * lb)
+    return float(np.sum(np.arctan2(det, den)) / (2.0 * np.pi))

@@ -58,10 +58,11 @@ from typing import Any
 import numpy as np
 
 from tendon_robot_sim.models.contact import _kernels as kernels
-from tendon_robot_sim.models.contact.mesh import build_grid, load_mesh, MeshError
+from tendon_robot_sim.models.contact.mesh import (build_grid, load_mesh, MeshError,
+                                                  winding_number)
 from tendon_robot_sim.models.description import (check_unique_names, describe_value,
                                                  DescriptionMapping, read_yaml,
-                                                 RobotDescriptionError)
+                                                 require_mapping, RobotDescriptionError)
 
 SHAPES = {'plane': kernels.PLANE, 'sphere': kernels.SPHERE, 'cylinder': kernels.CYLINDER,
           'box': kernels.BOX, 'mesh': kernels.MESH}
@@ -198,6 +199,8 @@ def load_world(path: str | Path) -> World:
 
 def world_from_dict(data: Any, folder: Path = Path('.')) -> World:
     """Build a checked :class:`World` from plain data; mesh files are relative to ``folder``."""
+    # named here: an empty key would be reported as the robot description's
+    require_mapping(data, 'world description')
     top = DescriptionMapping(data, '', required=('obstacles',), optional=('contact',))
     defaults = _contact_law(top.get('contact'), 'contact', np.array(
         [d for _, d, _ in CONTACT_KEYS]))
@@ -302,6 +305,11 @@ def check_clear(world: World, contact: kernels.Contact, point: np.ndarray, what:
     kernels.probe(contact, np.asarray(point, dtype=float)[None], contact.radius[:1], gaps,
                   surface, np.zeros((n, 1, 3)), np.zeros((n, 1)), np.zeros(12))
     for j, o in enumerate(world.obstacles):
+        # the probe sees a mesh only near its surface: deeper inside, ask its winding number
+        if o.shape == 'mesh' and winding_number(
+                o.triangles, o.rotation.T @ (np.asarray(point, dtype=float) - o.position)) > 0.5:
+            raise WorldError(f'obstacles[{j}] ({o.name}): intersects {what} '
+                             f'({np.round(point, 6).tolist()} is inside the mesh)')
         if gaps[j, 0] < 0.0:
             raise WorldError(f'obstacles[{j}] ({o.name}): intersects {what} (the envelope of '
                              f'radius {contact.radius[0]:g} m at {np.round(point, 6).tolist()} '

@@ -200,6 +200,34 @@ def test_an_obstacle_at_the_base_is_refused():
     check_clear(world, world.contact((0.001, 0.001)), np.zeros(3), 'the base')
 
 
+def test_a_base_deep_inside_a_mesh_is_refused_though_no_face_is_within_reach(tmp_path):
+    # the contact search sees a mesh only within reach of its faces (here 0.1 m away): the
+    # base point's winding number tells it is inside, as the same box as a shape does
+    trimesh.creation.box(extents=[0.2, 0.2, 0.2]).export(tmp_path / 'crate.stl')
+    for shape in ({'shape': 'mesh', 'file': 'crate.stl'},
+                  {'shape': 'box', 'size': [0.2, 0.2, 0.2]}):
+        for position, inside in (([0.05, 0.0, 0.0], True), ([0.2, 0.0, 0.0], False)):
+            world = world_from_dict({'obstacles': [
+                {'name': 'crate', 'position': position, 'orientation': TILT, **shape}]},
+                tmp_path)
+            contact = world.contact((0.001, 0.001))
+            if inside:
+                with pytest.raises(WorldError, match=r'obstacles\[0\] \(crate\): intersects'):
+                    check_clear(world, contact, np.zeros(3), 'the base')
+            else:
+                check_clear(world, contact, np.zeros(3), 'the base')
+
+
+def test_winding_number_is_one_inside_a_closed_mesh_and_zero_outside():
+    ball = np.asarray(trimesh.creation.icosphere(subdivisions=2, radius=0.05).triangles)
+    # sign and size of the sum of solid angles: 4 pi inside, 0 outside, either side of a face
+    for point, expected in (([0.0, 0.0, 0.0], 1.0), ([0.0, 0.0, 0.045], 1.0),
+                            ([0.0, 0.0, 0.051], 0.0), ([1.0, 2.0, 3.0], 0.0)):
+        assert mesh.winding_number(ball, np.array(point)) == pytest.approx(expected, abs=1e-9)
+    # faces turned inside out: the solid is the outside
+    assert mesh.winding_number(ball[:, ::-1], np.zeros(3)) == pytest.approx(-1.0, abs=1e-9)
+
+
 def test_the_robot_touches_with_its_rod_and_discs_unless_its_description_says_otherwise():
     from tendon_robot_sim.models.description import RobotDescriptionError
     from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
