@@ -121,6 +121,12 @@ CASES = [
      "obstacles[0] (crate): intersects the robot's base ([0.0, 0.0, 0.0] is inside the mesh)"),
     (['simulate', '--world', '{mesh_base_world}', '--integrator', 'explicit'], BAD,
      "obstacles[0] (crate): intersects the robot's base"),
+    # a ball the unloaded straight rod runs through: every solve starts there
+    (['statics', '--tensions', '0,0,0,0', '--world', '{rod_world}'], BAD,
+     'obstacles[0] (ball): intersects the unloaded straight robot every solve starts from '
+     '(its rod at s = '),
+    (['simulate', '--world', '{rod_world}', '--integrator', 'explicit'], BAD,
+     'obstacles[0] (ball): intersects the unloaded straight robot'),
     (['statics', '--tensions', '0,0,0,0', '--world', '{list_world}'], BAD,
      '{list_world}: world description: must be a mapping, got list [1, 2]'),
     (['simulate', '--world', '{base_world}', '--integrator', 'explicit'], BAD,
@@ -775,6 +781,8 @@ def files(tmp_path_factory):
         'mesh_base_world': ('mesh_base_world.yaml',
                             'obstacles: [{name: crate, shape: mesh, file: crate.obj}]'),
         'list_world': ('list_world.yaml', '[1, 2]'),
+        'rod_world': ('rod_world.yaml', 'obstacles: [{name: ball, shape: sphere, radius: 0.02,'
+                      ' position: [0.12, 0, 0]}]'),
         'mesh_world': ('mesh_world.yaml',
                        'obstacles: [{name: bone, shape: mesh, file: fake.stl}]'),
         'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()

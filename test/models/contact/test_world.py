@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tendon_robot_sim.models.contact import _kernels as kernels, mesh, reference
-from tendon_robot_sim.models.contact.world import (check_clear, load_world, world_from_dict,
-                                                   WorldError)
+from tendon_robot_sim.models.contact.world import (check_clear, check_rest_clear, load_world,
+                                                   world_from_dict, WorldError)
 import trimesh
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -216,6 +216,30 @@ def test_a_base_deep_inside_a_mesh_is_refused_though_no_face_is_within_reach(tmp
                     check_clear(world, contact, np.zeros(3), 'the base')
             else:
                 check_clear(world, contact, np.zeros(3), 'the base')
+
+
+def test_an_obstacle_the_unloaded_straight_robot_is_inside_is_refused():
+    # the rod along +x from the origin, 0.25 m, envelope 5 mm, a disc of 18 mm at s = 0.2
+    def check(obstacle, discs=()):
+        world = world_from_dict({'obstacles': [{'name': 'o', **obstacle}]})
+        check_rest_clear(world, world.contact((0.005, 0.018)), np.zeros(3),
+                         np.array([1.0, 0.0, 0.0]), 0.25, np.array(discs, dtype=float))
+
+    ball = {'shape': 'sphere', 'radius': 0.01}
+    with pytest.raises(WorldError, match=r'^obstacles\[0\] \(o\): intersects the unloaded '
+                                         r'straight robot .*its rod at s = 0\.1 m, 0\.013 m'):
+        check({**ball, 'position': [0.1, 0.0, 0.002]})
+    # the envelope touching: 1e-6 m in, below the distance scale (1e-5 m): the penalty's
+    # transition, from which the solves start
+    check({**ball, 'position': [0.1, 0.0, 0.015 - 1e-6]})
+    with pytest.raises(WorldError, match=r'its rod at s = 0\.1 m, 2e-05 m inside'):
+        check({**ball, 'position': [0.1, 0.0, 0.015 - 2e-5]})
+    # past the tip, clear; a disc only where the solver touches with its discs
+    check({**ball, 'position': [0.25 + 0.016, 0.0, 0.0]})
+    beside = {**ball, 'position': [0.2, 0.0, 0.025]}
+    check(beside)
+    with pytest.raises(WorldError, match=r'its disc at s = 0\.2 m, 0\.003 m inside'):
+        check(beside, discs=[0.2])
 
 
 def test_winding_number_is_one_inside_a_closed_mesh_and_zero_outside():
