@@ -39,7 +39,7 @@ Poses are in the robot's world frame (the base frame of its description, REP 103
 [m] and ``orientation`` [qx, qy, qz, qw] (default identity, normalised when loaded). A cylinder's
 axis is its own z, centred on its position; ``capsule: true`` rounds its ends (hemispheres of
 its radius beyond ``length``). A box's ``size`` is its full edge lengths. A plane passes through
-``position`` with outward ``normal`` (its orientation is not used). A mesh file (STL or OBJ, at
+``position`` with outward ``normal`` (an ``orientation`` is refused). A mesh file (STL or OBJ, at
 most :data:`~tendon_robot_sim.models.contact.mesh.MAX_MESH_FACES` faces) is relative to the world
 file; its vertices are multiplied by ``scale`` and then posed; a mesh is solid on the side its
 face normals point away from.
@@ -236,6 +236,10 @@ def _obstacle(data: Any, key: str, defaults: np.ndarray, folder: Path) -> Obstac
                            optional=('position', 'orientation', 'contact') + optional)
     name = m.string('name')
     m.get('shape')
+    if shape == 'plane' and 'orientation' in m:
+        # it was ignored: a plane tilted by an orientation stayed horizontal
+        raise WorldError(f'{key}.orientation: a plane is posed by its outward normal '
+                         f'(normal: [nx, ny, nz], default [0, 0, 1]), not an orientation')
     position = m.vector('position', default=(0.0, 0.0, 0.0))
     rotation = _rotation(m.number_list('orientation', size=4) if 'orientation' in m else None,
                          key)
