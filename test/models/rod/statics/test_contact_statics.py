@@ -269,3 +269,28 @@ def test_a_rod_clamped_on_a_plane_rests_on_it_as_a_winkler_beam():
     assert result.max_penetration == pytest.approx(W / k * (1 + np.exp(-np.pi)), rel=5e-3)
     # the clamp's wave reflected at the free end: e^(-beta L) = 0.4 %, times a few
     assert -result.tip_position[2] == pytest.approx(W / k, rel=2e-2)
+
+
+def test_a_tip_disc_on_a_floor_props_the_rod_in_the_discrete_statics():
+    """
+    The steel rod with one disc (5 g, 20 mm radius) at its tip, the floor at the disc's rim.
+
+    The disc touches (the rod, 1 mm, is 19 mm above the floor): a propped cantilever whose
+    support also carries the disc's weight, 3wL/8 + m g, less 3 EI delta / L^3 for the
+    support settled by delta (the tip's depth, read from the solution).
+    """
+    data = STEEL.to_dict()
+    mass, radius = 0.005, 0.02
+    data['vertebrae'] = {'count': 1, 'first': L, 'last': L, 'mass': mass, 'radius': radius,
+                         'thickness': 0.002}
+    world = world_from_dict({'obstacles': [{'name': 'floor', 'shape': 'plane',
+                                            'position': [0.0, 0.0, -radius]}]})
+    result = StaticsSolver(robot_from_dict(data), 'discrete', world=world).solve_tensions(
+        [0.0] * 4)
+    (floor,) = result.contacts
+    settled = -result.tip_position[2]
+    assert 0.0 < settled < 1e-5
+    # 1e-4: the rod's slope (2 mrad) and extension, left out by beam theory
+    assert floor.force[2] == pytest.approx(3 * W * L / 8 + mass * np.linalg.norm(STEEL.gravity)
+                                           - 3 * EI * settled / L ** 3, rel=1e-4)
+    assert floor.s == pytest.approx(L, abs=1e-9)
