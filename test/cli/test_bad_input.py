@@ -23,6 +23,7 @@ no traceback reaches the terminal there either.
 
 import os
 from pathlib import Path
+import re
 import subprocess
 import sys
 
@@ -127,6 +128,8 @@ CASES = [
      '(its rod at s = '),
     (['simulate', '--world', '{rod_world}', '--integrator', 'explicit'], BAD,
      'obstacles[0] (ball): intersects the unloaded straight robot'),
+    (['statics', '--tensions', '0,0,0,0', '--world', '{inside_out_world}'], BAD,
+     '{inside_out_world}: obstacles[0].file: '),
     (['statics', '--tensions', '0,0,0,0', '--world', '{list_world}'], BAD,
      '{list_world}: world description: must be a mapping, got list [1, 2]'),
     (['simulate', '--world', '{base_world}', '--integrator', 'explicit'], BAD,
@@ -781,6 +784,12 @@ def files(tmp_path_factory):
         'mesh_base_world': ('mesh_base_world.yaml',
                             'obstacles: [{name: crate, shape: mesh, file: crate.obj}]'),
         'list_world': ('list_world.yaml', '[1, 2]'),
+        # the same crate inside out (every face's order reversed), under the rod's tip
+        'inside_out_mesh': ('inside_out.obj', re.sub(
+            r'^f (\d+) (\d+) (\d+)$', r'f \1 \3 \2',
+            trimesh.creation.box(extents=[0.2] * 3).export(file_type='obj'), flags=re.M)),
+        'inside_out_world': ('inside_out_world.yaml', 'obstacles: [{name: crate, shape: mesh, '
+                             'file: inside_out.obj, position: [0.25, 0, -0.2]}]'),
         'rod_world': ('rod_world.yaml', 'obstacles: [{name: ball, shape: sphere, radius: 0.02,'
                       ' position: [0.12, 0, 0]}]'),
         'mesh_world': ('mesh_world.yaml',

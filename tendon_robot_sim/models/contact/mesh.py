@@ -79,7 +79,31 @@ def load_mesh(path: Path, scale: float) -> np.ndarray:
     triangles = triangles[area > 0.0]     # degenerate faces have no normal
     if not triangles.size:
         raise MeshError(f'{path} has only degenerate faces')
+    volume = closed_volume(triangles)
+    if volume is not None and volume < 0.0:
+        # its solid would be all space outside it: the rod is pushed in, where nothing holds it
+        raise MeshError(f'{path} is a closed mesh whose face normals point inwards (volume '
+                        f'{volume:.3g} m^3); flip its faces')
     return triangles
+
+
+def closed_volume(triangles: np.ndarray) -> float | None:
+    """
+    Signed volume [m^3] of a closed mesh (t, 3, 3), positive when its normals point out; None open.
+
+    Closed: every edge, its vertices matched to 1e-9 of the mesh's size (an STL repeats them in
+    each face), is shared by exactly two faces. An open mesh (a terrain) has no volume.
+    """
+    vertices = triangles.reshape(-1, 3)
+    size = float(np.max(vertices.max(axis=0) - vertices.min(axis=0)))
+    keys = np.round((vertices - vertices.min(axis=0)) / (1e-9 * size)).astype(np.int64)
+    ids = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1, 3)
+    edges = np.sort(np.concatenate((ids[:, [0, 1]], ids[:, [1, 2]], ids[:, [2, 0]])), axis=1)
+    counts = np.unique(edges, axis=0, return_counts=True)[1]
+    if np.any(counts != 2):
+        return None
+    a, b, c = (triangles[:, i] - vertices.mean(axis=0) for i in range(3))
+    return float(np.einsum('ij,ij->', a, np.cross(b, c)) / 6.0)
 
 
 def build_grid(triangles: np.ndarray, margin: float):

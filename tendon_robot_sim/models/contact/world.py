@@ -42,7 +42,7 @@ its radius beyond ``length``). A box's ``size`` is its full edge lengths. A plan
 ``position`` with outward ``normal`` (an ``orientation`` is refused). A mesh file (STL or OBJ, at
 most :data:`~tendon_robot_sim.models.contact.mesh.MAX_MESH_FACES` faces) is relative to the world
 file; its vertices are multiplied by ``scale`` and then posed; a mesh is solid on the side its
-face normals point away from.
+face normals point away from (a closed one whose normals point inwards is refused).
 
 The robot touches with its contact envelope: the rod's radius between discs and the disc radius
 at the discs (the robot description's ``contact: {rod_radius, disc_radius}``, by default

@@ -173,6 +173,27 @@ def test_a_bad_world_fails_with_one_line_naming_the_key(tmp_path, text, message)
     assert '\n' not in str(error.value)
 
 
+def test_a_closed_mesh_turned_inside_out_is_refused_and_an_open_one_taken(tmp_path):
+    box = trimesh.creation.box(extents=[0.1, 0.1, 0.02])
+    box.export(tmp_path / 'box.stl')
+    inside_out = box.copy()
+    inside_out.invert()
+    inside_out.export(tmp_path / 'inside_out.stl')
+    # a terrain: the box's top alone, open (solid below it, whatever its volume would say)
+    top = box.copy()
+    top.update_faces(box.face_normals[:, 2] > 0.5)
+    top.export(tmp_path / 'top.stl')
+    assert mesh.closed_volume(np.asarray(box.triangles)) == pytest.approx(2e-4, rel=1e-12)
+    assert mesh.closed_volume(np.asarray(top.triangles)) is None
+    for name in ('box.stl', 'top.stl'):
+        world_from_dict({'obstacles': [{'name': 'b', 'shape': 'mesh', 'file': name}]}, tmp_path)
+    with pytest.raises(WorldError, match=r'^obstacles\[0\]\.file: .*inside_out\.stl is a closed '
+                                         r'mesh whose face normals point inwards \(volume '
+                                         r'-0\.0002 m\^3\); flip its faces$'):
+        world_from_dict({'obstacles': [{'name': 'b', 'shape': 'mesh', 'file': 'inside_out.stl'}]},
+                        tmp_path)
+
+
 def test_a_mesh_beyond_the_face_bound_is_refused(tmp_path, monkeypatch):
     trimesh.creation.icosphere(subdivisions=2).export(tmp_path / 'ball.stl')    # 320 faces
     monkeypatch.setattr(mesh, 'MAX_MESH_FACES', 100)
