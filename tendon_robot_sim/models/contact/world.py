@@ -354,7 +354,7 @@ def check_rest_clear(world: World, contact: kernels.Contact, base: np.ndarray,
     input (about k times the depth per metre of rod): no solve could start there.
     """
     rod, disc = contact.radius
-    steps = int(np.ceil(length / min(1e-3, rod))) if rod > 0.0 else int(np.ceil(length / 1e-3))
+    steps = int(np.ceil(length / min(1e-3, rod)))     # the envelope radius is > 0
     arc = np.concatenate((np.linspace(0.0, length, steps + 1), discs))
     radii = np.concatenate((np.full(steps + 1, rod), np.full(len(discs), disc)))
     points = np.asarray(base, dtype=float) + arc[:, None] * np.asarray(direction, dtype=float)
