@@ -327,9 +327,12 @@ def _refusals() -> tuple[type[Exception], ...]:
     Each kind's own (the constant-curvature model refuses helical tendons): a node that
     starts with such a file reports it in one line instead of a traceback.
     """
+    from tendon_robot_sim.models.contact.world import WorldError
     from tendon_robot_sim.models.snake.dynamics import SnakeDynamicsError
     from tendon_robot_sim.models.trunk.dynamics import CCDynamicsError
-    return (RobotDescriptionError, InputError, StaticsError, CCDynamicsError, SnakeDynamicsError)
+    # WorldError: a world the model refuses (an obstacle through the base or the start)
+    return (RobotDescriptionError, InputError, StaticsError, CCDynamicsError, SnakeDynamicsError,
+            WorldError)
 
 
 def check_mode(kind: str, mode: str) -> str:

@@ -23,12 +23,14 @@ no traceback reaches the terminal there either.
 
 import os
 from pathlib import Path
+import re
 import subprocess
 import sys
 
 import pytest
 
 from tendon_robot_sim import cli
+import trimesh
 from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,6 +117,21 @@ CASES = [
     (['statics', '--tensions', '0,0,0,0', '--world', '{mesh_world}'], BAD,
      '{mesh_world}: obstacles[0].file: '),
     (['statics', '--tensions', '0,0,0,0', '--world', '{missing}'], BAD, 'cannot read'),
+    # the base deep inside a mesh, beyond the contact search's reach of its faces
+    (['statics', '--tensions', '0,0,0,0', '--world', '{mesh_base_world}'], BAD,
+     "obstacles[0] (crate): intersects the robot's base ([0.0, 0.0, 0.0] is inside the mesh)"),
+    (['simulate', '--world', '{mesh_base_world}', '--integrator', 'explicit'], BAD,
+     "obstacles[0] (crate): intersects the robot's base"),
+    # a ball the unloaded straight rod runs through: every solve starts there
+    (['statics', '--tensions', '0,0,0,0', '--world', '{rod_world}'], BAD,
+     'obstacles[0] (ball): intersects the unloaded straight robot every solve starts from '
+     '(its rod at s = '),
+    (['simulate', '--world', '{rod_world}', '--integrator', 'explicit'], BAD,
+     'obstacles[0] (ball): intersects the unloaded straight robot'),
+    (['statics', '--tensions', '0,0,0,0', '--world', '{inside_out_world}'], BAD,
+     '{inside_out_world}: obstacles[0].file: '),
+    (['statics', '--tensions', '0,0,0,0', '--world', '{list_world}'], BAD,
+     '{list_world}: world description: must be a mapping, got list [1, 2]'),
     (['simulate', '--world', '{base_world}', '--integrator', 'explicit'], BAD,
      "obstacles[0] (table): intersects the robot's base"),
     (['simulate', '--world', '{negative_world}'], BAD, 'obstacles[0].radius: must be > 0'),
@@ -770,6 +787,20 @@ def files(tmp_path_factory):
                      '             position: [0.4, 0, 0.056], orientation: [-0.7071068, 0, 0,'
                      ' 0.7071068]}]'),
         'fake_mesh': ('fake.stl', 'solid fake\nthis is no mesh\n'),
+        # a 0.2 m cube around the base (an OBJ is text)
+        'crate_mesh': ('crate.obj', trimesh.creation.box(extents=[0.2] * 3).export(
+            file_type='obj')),
+        'mesh_base_world': ('mesh_base_world.yaml',
+                            'obstacles: [{name: crate, shape: mesh, file: crate.obj}]'),
+        'list_world': ('list_world.yaml', '[1, 2]'),
+        # the same crate inside out (every face's order reversed), under the rod's tip
+        'inside_out_mesh': ('inside_out.obj', re.sub(
+            r'^f (\d+) (\d+) (\d+)$', r'f \1 \3 \2',
+            trimesh.creation.box(extents=[0.2] * 3).export(file_type='obj'), flags=re.M)),
+        'inside_out_world': ('inside_out_world.yaml', 'obstacles: [{name: crate, shape: mesh, '
+                             'file: inside_out.obj, position: [0.25, 0, -0.2]}]'),
+        'rod_world': ('rod_world.yaml', 'obstacles: [{name: ball, shape: sphere, radius: 0.02,'
+                      ' position: [0.12, 0, 0]}]'),
         'mesh_world': ('mesh_world.yaml',
                        'obstacles: [{name: bone, shape: mesh, file: fake.stl}]'),
         'soft_nitinol': ('nitinol.yaml', (ROOT / 'config' / 'nitinol_robot.yaml').read_text()

@@ -50,6 +50,21 @@ def test_the_tendon_robot_defaults_to_dynamics_and_refuses_an_unknown_mode():
         create_model(default_robot_file(), 'kinematic')
 
 
+@pytest.mark.parametrize('mode', ['dynamic', 'quasi_static'])
+@pytest.mark.parametrize('obstacle, message', [
+    ({'shape': 'plane'}, r"^obstacles\[0\] \(o\): intersects the robot's base"),
+    ({'shape': 'sphere', 'radius': 0.02, 'position': [0.12, 0.0, 0.0]},
+     r'^obstacles\[0\] \(o\): intersects the unloaded straight robot')])
+def test_a_world_the_model_refuses_is_a_configuration_error(mode, obstacle, message):
+    # what the simulator node reports in one line (a WorldError escaped as a traceback)
+    from tendon_robot_sim.models.contact.world import world_from_dict
+
+    world = world_from_dict({'obstacles': [{'name': 'o', **obstacle}]})
+    with pytest.raises(ModelConfigurationError, match=message):
+        create_model(default_robot_file(), mode, ModelOptions(statics_model='cosserat',
+                                                              world=world))
+
+
 def test_dynamic_model_takes_tensions_and_advances_in_whole_steps(robot):
     _, _, model = create_model(default_robot_file(), 'dynamic', ModelOptions(dt=1e-5))
     model.apply('effort', {'t1': 2.0})

@@ -202,15 +202,28 @@ def test_a_bad_world_stops_the_node_at_start_with_one_line(tmp_path):
     assert 'obstacles[0].radius' in line and 'must be > 0' in line, output
 
 
-def test_a_model_without_contact_refuses_a_world():
+def start_refusal(world: Path, mode: str) -> str:
+    """Return the one-line ConfigurationError with which the node refuses to start."""
     def make(context):
         return SimulatorNode(context=context, parameter_overrides=[
-            Parameter('world_file', value=str(WORLD)), Parameter('mode', value='cc_dynamic')])
+            Parameter('world_file', value=str(world)), Parameter('mode', value=mode)])
     with pytest.raises(ConfigurationError) as error:
         construct_alone(make)
     message = str(error.value)
-    assert message.startswith('world_file: ') and 'mode cc_dynamic' in message
     assert '\n' not in message
+    return message
+
+
+def test_a_model_without_contact_refuses_a_world():
+    message = start_refusal(WORLD, 'cc_dynamic')
+    assert message.startswith('world_file: ') and 'mode cc_dynamic' in message
+
+
+def test_a_world_through_the_robots_base_stops_the_node_with_a_configuration_error(tmp_path):
+    # the model refuses it when built: a WorldError escaped the node's start as a traceback
+    world = write_world(tmp_path, 'obstacles:\n  - {name: table, shape: plane}\n')
+    assert start_refusal(world, 'quasi_static').startswith(
+        "obstacles[0] (table): intersects the robot's base")
 
 
 @pytest.mark.parametrize('statics_model', ['auto', 'cosserat', 'kirchhoff', 'discrete'])

@@ -79,7 +79,31 @@ def load_mesh(path: Path, scale: float) -> np.ndarray:
     triangles = triangles[area > 0.0]     # degenerate faces have no normal
     if not triangles.size:
         raise MeshError(f'{path} has only degenerate faces')
+    volume = closed_volume(triangles)
+    if volume is not None and volume < 0.0:
+        # its solid would be all space outside it: the rod is pushed in, where nothing holds it
+        raise MeshError(f'{path} is a closed mesh whose face normals point inwards (volume '
+                        f'{volume:.3g} m^3); flip its faces')
     return triangles
+
+
+def closed_volume(triangles: np.ndarray) -> float | None:
+    """
+    Signed volume [m^3] of a closed mesh (t, 3, 3), positive when its normals point out; None open.
+
+    Closed: every edge, its vertices matched to 1e-9 of the mesh's size (an STL repeats them in
+    each face), is shared by exactly two faces. An open mesh (a terrain) has no volume.
+    """
+    vertices = triangles.reshape(-1, 3)
+    size = float(np.max(vertices.max(axis=0) - vertices.min(axis=0)))
+    keys = np.round((vertices - vertices.min(axis=0)) / (1e-9 * size)).astype(np.int64)
+    ids = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1, 3)
+    edges = np.sort(np.concatenate((ids[:, [0, 1]], ids[:, [1, 2]], ids[:, [2, 0]])), axis=1)
+    counts = np.unique(edges, axis=0, return_counts=True)[1]
+    if np.any(counts != 2):
+        return None
+    a, b, c = (triangles[:, i] - vertices.mean(axis=0) for i in range(3))
+    return float(np.einsum('ij,ij->', a, np.cross(b, c)) / 6.0)
 
 
 def build_grid(triangles: np.ndarray, margin: float):
@@ -114,3 +138,21 @@ def build_grid(triangles: np.ndarray, margin: float):
     items = (np.concatenate([np.array(items, dtype=np.int64) for items in lists])
              if cells[-1] else np.zeros(0, dtype=np.int64))
     return low, float(cell), dims, cells, items
+
+
+def winding_number(triangles: np.ndarray, point: np.ndarray) -> float:
+    """
+    Generalised winding number of the triangles (t, 3, 3) around ``point`` (3,), same frame [m].
+
+    1 inside a closed mesh whose face normals point out, 0 outside (Jacobson, Kavan &
+    Sorkine-Hornung, "Robust inside-outside segmentation using generalized winding numbers",
+    2013: the solid angles of the faces, Van Oosterom & Strackee's formula, over 4 pi). It
+    needs no grid: it tells inside from outside however far the point is from the surface,
+    where the contact search (reach-limited) sees nothing.
+    """
+    a, b, c = (triangles[:, i] - point for i in range(3))
+    la, lb, lc = (np.linalg.norm(v, axis=1) for v in (a, b, c))
+    det = np.einsum('ij,ij->i', a, np.cross(b, c))
+    den = (la * lb * lc + np.einsum('ij,ij->i', a, b) * lc + np.einsum('ij,ij->i', b, c) * la
+           + np.einsum('ij,ij->i', c, a) * lb)
+    return float(np.sum(np.arctan2(det, den)) / (2.0 * np.pi))

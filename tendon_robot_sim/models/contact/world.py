@@ -39,10 +39,10 @@ Poses are in the robot's world frame (the base frame of its description, REP 103
 [m] and ``orientation`` [qx, qy, qz, qw] (default identity, normalised when loaded). A cylinder's
 axis is its own z, centred on its position; ``capsule: true`` rounds its ends (hemispheres of
 its radius beyond ``length``). A box's ``size`` is its full edge lengths. A plane passes through
-``position`` with outward ``normal`` (its orientation is not used). A mesh file (STL or OBJ, at
+``position`` with outward ``normal`` (an ``orientation`` is refused). A mesh file (STL or OBJ, at
 most :data:`~tendon_robot_sim.models.contact.mesh.MAX_MESH_FACES` faces) is relative to the world
 file; its vertices are multiplied by ``scale`` and then posed; a mesh is solid on the side its
-face normals point away from.
+face normals point away from (a closed one whose normals point inwards is refused).
 
 The robot touches with its contact envelope: the rod's radius between discs and the disc radius
 at the discs (the robot description's ``contact: {rod_radius, disc_radius}``, by default
@@ -58,10 +58,11 @@ from typing import Any
 import numpy as np
 
 from tendon_robot_sim.models.contact import _kernels as kernels
-from tendon_robot_sim.models.contact.mesh import build_grid, load_mesh, MeshError
+from tendon_robot_sim.models.contact.mesh import (build_grid, load_mesh, MeshError,
+                                                  winding_number)
 from tendon_robot_sim.models.description import (check_unique_names, describe_value,
                                                  DescriptionMapping, read_yaml,
-                                                 RobotDescriptionError)
+                                                 require_mapping, RobotDescriptionError)
 
 SHAPES = {'plane': kernels.PLANE, 'sphere': kernels.SPHERE, 'cylinder': kernels.CYLINDER,
           'box': kernels.BOX, 'mesh': kernels.MESH}
@@ -198,6 +199,8 @@ def load_world(path: str | Path) -> World:
 
 def world_from_dict(data: Any, folder: Path = Path('.')) -> World:
     """Build a checked :class:`World` from plain data; mesh files are relative to ``folder``."""
+    # named here: an empty key would be reported as the robot description's
+    require_mapping(data, 'world description')
     top = DescriptionMapping(data, '', required=('obstacles',), optional=('contact',))
     defaults = _contact_law(top.get('contact'), 'contact', np.array(
         [d for _, d, _ in CONTACT_KEYS]))
@@ -233,6 +236,10 @@ def _obstacle(data: Any, key: str, defaults: np.ndarray, folder: Path) -> Obstac
                            optional=('position', 'orientation', 'contact') + optional)
     name = m.string('name')
     m.get('shape')
+    if shape == 'plane' and 'orientation' in m:
+        # it was ignored: a plane tilted by an orientation stayed horizontal
+        raise WorldError(f'{key}.orientation: a plane is posed by its outward normal '
+                         f'(normal: [nx, ny, nz], default [0, 0, 1]), not an orientation')
     position = m.vector('position', default=(0.0, 0.0, 0.0))
     rotation = _rotation(m.number_list('orientation', size=4) if 'orientation' in m else None,
                          key)
@@ -290,6 +297,32 @@ def _frame_of(normal: np.ndarray) -> np.ndarray:
     return np.column_stack((x, np.cross(normal, x), normal))
 
 
+def _depths(world: World, contact: kernels.Contact, points: np.ndarray,
+            radii: np.ndarray) -> np.ndarray:
+    """
+    Return the depth [m] of envelope spheres inside each obstacle, (n, k): positive inside.
+
+    ``points`` (k, 3) [m], ``radii`` (k,) [m]; inf where a mesh holds the point beyond the
+    probe's reach.
+    """
+    n, k = len(world.obstacles), len(points)
+    gaps, surface = np.zeros((n, k)), np.zeros((n, k, 3))
+    kernels.probe(contact, points, radii, gaps, surface, np.zeros((n, k, 3)), np.zeros((n, k)),
+                  np.zeros(12))
+    for j, o in enumerate(world.obstacles):
+        if o.shape != 'mesh':
+            continue
+        # the probe sees a mesh only near its faces: deeper inside, ask its winding number
+        # (points within the mesh's bounding box only: it costs a pass over every face)
+        local = (points - o.position) @ o.rotation
+        vertices = o.triangles.reshape(-1, 3)
+        boxed = np.all((local >= vertices.min(axis=0)) & (local <= vertices.max(axis=0)), axis=1)
+        for i in np.flatnonzero((gaps[j] > 1e29) & boxed):
+            if winding_number(o.triangles, local[i]) > 0.5:
+                gaps[j, i] = -np.inf
+    return -gaps
+
+
 def check_clear(world: World, contact: kernels.Contact, point: np.ndarray, what: str) -> None:
     """
     Raise WorldError naming the first obstacle the robot's envelope at ``point`` [m] touches.
@@ -297,12 +330,41 @@ def check_clear(world: World, contact: kernels.Contact, point: np.ndarray, what:
     ``what`` says which part is there (``the robot's base``): a robot cannot start inside an
     obstacle (its clamp is fixed; no solve could push it out).
     """
-    n = len(world.obstacles)
-    gaps, surface = np.zeros((n, 1)), np.zeros((n, 1, 3))
-    kernels.probe(contact, np.asarray(point, dtype=float)[None], contact.radius[:1], gaps,
-                  surface, np.zeros((n, 1, 3)), np.zeros((n, 1)), np.zeros(12))
+    point = np.asarray(point, dtype=float)
+    depths = _depths(world, contact, point[None], contact.radius[:1])
     for j, o in enumerate(world.obstacles):
-        if gaps[j, 0] < 0.0:
+        if depths[j, 0] == np.inf:
+            raise WorldError(f'obstacles[{j}] ({o.name}): intersects {what} '
+                             f'({np.round(point, 6).tolist()} is inside the mesh)')
+        if depths[j, 0] > 0.0:
             raise WorldError(f'obstacles[{j}] ({o.name}): intersects {what} (the envelope of '
                              f'radius {contact.radius[0]:g} m at {np.round(point, 6).tolist()} '
-                             f'is {-gaps[j, 0]:.3g} m inside it)')
+                             f'is {depths[j, 0]:.3g} m inside it)')
+
+
+def check_rest_clear(world: World, contact: kernels.Contact, base: np.ndarray,
+                     direction: np.ndarray, length: float, discs: np.ndarray) -> None:
+    """
+    Raise WorldError naming the first obstacle the unloaded straight robot is inside.
+
+    Every solve starts from that robot (``base`` [m] + s ``direction``, s in [0, ``length``]
+    [m]): the rod's envelope every millimetre (at most its radius apart) and, at the arc
+    lengths ``discs`` [m], the discs' (empty where the solver touches with the rod only). An
+    envelope deeper than the obstacle's distance scale is loaded by the penalty before any
+    input (about k times the depth per metre of rod): no solve could start there.
+    """
+    rod, disc = contact.radius
+    steps = int(np.ceil(length / min(1e-3, rod)))     # the envelope radius is > 0
+    arc = np.concatenate((np.linspace(0.0, length, steps + 1), discs))
+    radii = np.concatenate((np.full(steps + 1, rod), np.full(len(discs), disc)))
+    points = np.asarray(base, dtype=float) + arc[:, None] * np.asarray(direction, dtype=float)
+    depths = _depths(world, contact, points, radii)
+    for j, o in enumerate(world.obstacles):
+        i = int(np.argmax(depths[j]))
+        if depths[j, i] > o.law[kernels.LAW_DELTA]:
+            part = 'rod' if i <= steps else 'disc'
+            deep = 'its axis is inside' if depths[j, i] == np.inf else \
+                f'{depths[j, i]:.3g} m inside'
+            raise WorldError(f'obstacles[{j}] ({o.name}): intersects the unloaded straight robot '
+                             f'every solve starts from (its {part} at s = {arc[i]:.4g} m, '
+                             f'{deep}); move the obstacle clear of it')

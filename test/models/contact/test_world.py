@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tendon_robot_sim.models.contact import _kernels as kernels, mesh, reference
-from tendon_robot_sim.models.contact.world import (check_clear, load_world, world_from_dict,
-                                                   WorldError)
+from tendon_robot_sim.models.contact.world import (check_clear, check_rest_clear, load_world,
+                                                   world_from_dict, WorldError)
 import trimesh
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -152,8 +152,10 @@ def test_a_world_file_loads_with_its_defaults_and_overrides(tmp_path):
      "obstacles[1].name: duplicate obstacle name 'a'"),
     ('obstacles: [{name: a, shape: plane, contact: {penalty_stiffness: 0}}]',
      'obstacles[0].contact.penalty_stiffness: must be > 0'),
-    ('obstacles: [{name: a, shape: plane, orientation: [0, 0, 0, 0]}]',
+    ('obstacles: [{name: a, shape: sphere, radius: 1, orientation: [0, 0, 0, 0]}]',
      'obstacles[0].orientation: must be a non-zero quaternion'),
+    ('obstacles: [{name: a, shape: plane, orientation: [0.38, 0, 0, 0.92]}]',
+     'obstacles[0].orientation: a plane is posed by its outward normal'),
     ('obstacles: [{name: a, shape: mesh, file: world.yaml}]',
      "obstacles[0].file: must be an .stl or .obj file, got 'world.yaml'"),
     ('obstacles: [{name: a, shape: mesh, file: fake.stl}]', 'obstacles[0].file: '),
@@ -169,6 +171,27 @@ def test_a_bad_world_fails_with_one_line_naming_the_key(tmp_path, text, message)
         load_world(path)
     assert str(error.value).startswith(f'{path}: {message}')
     assert '\n' not in str(error.value)
+
+
+def test_a_closed_mesh_turned_inside_out_is_refused_and_an_open_one_taken(tmp_path):
+    box = trimesh.creation.box(extents=[0.1, 0.1, 0.02])
+    box.export(tmp_path / 'box.stl')
+    inside_out = box.copy()
+    inside_out.invert()
+    inside_out.export(tmp_path / 'inside_out.stl')
+    # a terrain: the box's top alone, open (solid below it, whatever its volume would say)
+    top = box.copy()
+    top.update_faces(box.face_normals[:, 2] > 0.5)
+    top.export(tmp_path / 'top.stl')
+    assert mesh.closed_volume(np.asarray(box.triangles)) == pytest.approx(2e-4, rel=1e-12)
+    assert mesh.closed_volume(np.asarray(top.triangles)) is None
+    for name in ('box.stl', 'top.stl'):
+        world_from_dict({'obstacles': [{'name': 'b', 'shape': 'mesh', 'file': name}]}, tmp_path)
+    with pytest.raises(WorldError, match=r'^obstacles\[0\]\.file: .*inside_out\.stl is a closed '
+                                         r'mesh whose face normals point inwards \(volume '
+                                         r'-0\.0002 m\^3\); flip its faces$'):
+        world_from_dict({'obstacles': [{'name': 'b', 'shape': 'mesh', 'file': 'inside_out.stl'}]},
+                        tmp_path)
 
 
 def test_a_mesh_beyond_the_face_bound_is_refused(tmp_path, monkeypatch):
@@ -198,6 +221,58 @@ def test_an_obstacle_at_the_base_is_refused():
     with pytest.raises(WorldError, match=r'obstacles\[1\] \(ball\): intersects the base'):
         check_clear(world, contact, np.zeros(3), 'the base')
     check_clear(world, world.contact((0.001, 0.001)), np.zeros(3), 'the base')
+
+
+def test_a_base_deep_inside_a_mesh_is_refused_though_no_face_is_within_reach(tmp_path):
+    # the contact search sees a mesh only within reach of its faces (here 0.1 m away): the
+    # base point's winding number tells it is inside, as the same box as a shape does
+    trimesh.creation.box(extents=[0.2, 0.2, 0.2]).export(tmp_path / 'crate.stl')
+    for shape in ({'shape': 'mesh', 'file': 'crate.stl'},
+                  {'shape': 'box', 'size': [0.2, 0.2, 0.2]}):
+        for position, inside in (([0.05, 0.0, 0.0], True), ([0.2, 0.0, 0.0], False)):
+            world = world_from_dict({'obstacles': [
+                {'name': 'crate', 'position': position, 'orientation': TILT, **shape}]},
+                tmp_path)
+            contact = world.contact((0.001, 0.001))
+            if inside:
+                with pytest.raises(WorldError, match=r'obstacles\[0\] \(crate\): intersects'):
+                    check_clear(world, contact, np.zeros(3), 'the base')
+            else:
+                check_clear(world, contact, np.zeros(3), 'the base')
+
+
+def test_an_obstacle_the_unloaded_straight_robot_is_inside_is_refused():
+    # the rod along +x from the origin, 0.25 m, envelope 5 mm, a disc of 18 mm at s = 0.2
+    def check(obstacle, discs=()):
+        world = world_from_dict({'obstacles': [{'name': 'o', **obstacle}]})
+        check_rest_clear(world, world.contact((0.005, 0.018)), np.zeros(3),
+                         np.array([1.0, 0.0, 0.0]), 0.25, np.array(discs, dtype=float))
+
+    ball = {'shape': 'sphere', 'radius': 0.01}
+    with pytest.raises(WorldError, match=r'^obstacles\[0\] \(o\): intersects the unloaded '
+                                         r'straight robot .*its rod at s = 0\.1 m, 0\.013 m'):
+        check({**ball, 'position': [0.1, 0.0, 0.002]})
+    # the envelope touching: 1e-6 m in, below the distance scale (1e-5 m): the penalty's
+    # transition, from which the solves start
+    check({**ball, 'position': [0.1, 0.0, 0.015 - 1e-6]})
+    with pytest.raises(WorldError, match=r'its rod at s = 0\.1 m, 2e-05 m inside'):
+        check({**ball, 'position': [0.1, 0.0, 0.015 - 2e-5]})
+    # past the tip, clear; a disc only where the solver touches with its discs
+    check({**ball, 'position': [0.25 + 0.016, 0.0, 0.0]})
+    beside = {**ball, 'position': [0.2, 0.0, 0.025]}
+    check(beside)
+    with pytest.raises(WorldError, match=r'its disc at s = 0\.2 m, 0\.003 m inside'):
+        check(beside, discs=[0.2])
+
+
+def test_winding_number_is_one_inside_a_closed_mesh_and_zero_outside():
+    ball = np.asarray(trimesh.creation.icosphere(subdivisions=2, radius=0.05).triangles)
+    # sign and size of the sum of solid angles: 4 pi inside, 0 outside, either side of a face
+    for point, expected in (([0.0, 0.0, 0.0], 1.0), ([0.0, 0.0, 0.045], 1.0),
+                            ([0.0, 0.0, 0.051], 0.0), ([1.0, 2.0, 3.0], 0.0)):
+        assert mesh.winding_number(ball, np.array(point)) == pytest.approx(expected, abs=1e-9)
+    # faces turned inside out: the solid is the outside
+    assert mesh.winding_number(ball[:, ::-1], np.zeros(3)) == pytest.approx(-1.0, abs=1e-9)
 
 
 def test_the_robot_touches_with_its_rod_and_discs_unless_its_description_says_otherwise():

@@ -425,14 +425,15 @@ def contact_loads(position, velocity, world, rod_lengths, disc_lengths, forces):
             continue
         for a in range(3):
             vel[a] = velocity[a, k]
-        for envelope in range(2):
-            length = rod_lengths[k] if envelope == 0 else disc_lengths[k]
+        # part 0 the rod, 1 the disc (not ``envelope``: the broad phase's reach above)
+        for part in range(2):
+            length = rod_lengths[k] if part == 0 else disc_lengths[k]
             if length == 0.0:
                 continue
             f[0] = 0.0
             f[1] = 0.0
             f[2] = 0.0
-            contact_force(world, p, vel, True, world.radius[envelope], f, cw[0:12])
+            contact_force(world, p, vel, True, world.radius[part], f, cw[0:12])
             for a in range(3):
                 forces[a, k] += length * f[a]
 

@@ -149,6 +149,31 @@ def test_the_compiled_contact_loads_are_the_laws_lumped_on_the_nodes():
     np.testing.assert_allclose(forces.T, expected, rtol=1e-9, atol=1e-12)
 
 
+def test_the_broad_phase_skips_every_node_far_from_the_obstacles(monkeypatch):
+    """Only nodes within the envelope plus the penalty's reach of a bounding sphere are probed."""
+    robot = load_robot(ROOT / 'config' / 'robot.yaml')
+    w = world_from_dict({'obstacles': [{'name': 'ball', 'shape': 'sphere', 'radius': 0.005,
+                                        'position': [0.02, 0.0, 0.02]}]})
+    contact = w.contact(robot.contact_envelope)
+    n = robot.rod.elements + 1
+    position = np.zeros((3, n))
+    position[0] = np.linspace(0.0, robot.rod.length, n)
+    rest = np.full(n - 1, robot.rod.length / (n - 1))
+    lengths = contact_lengths(robot, rest, TendonLayout.from_robot(robot).nodes)
+    probed = []
+
+    def counted(world, p, vel, dynamic, a, f, work):
+        probed.append(float(p[0]))
+        return 0.0
+
+    # the kernel's Python body calls this module's contact_force: count its calls
+    monkeypatch.setattr(kernels, 'contact_force', counted)
+    kernels.contact_loads.py_func(position, np.zeros((3, n)), contact, *lengths, np.zeros((3, n)))
+    # the ball (5 mm) is 20 mm above the axis: within the largest envelope (18 mm discs) plus
+    # 20 delta of its bounding sphere for x within 0.02 +- 0.0118 m; farther nodes cost nothing
+    assert probed and max(probed) < 0.02 + 0.012
+
+
 def test_the_pyelastica_stepper_with_the_contact_forcing_follows_the_compiled_one():
     """The forcing class (PyElastica's own step) and the compiled kernel: one trajectory."""
     robot = load_robot(ROOT / 'config' / 'robot.yaml').with_changes(elements=10)

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.optimize import brentq
+from scipy.spatial.transform import Rotation
 from tendon_robot_sim.models.contact import reference
 from tendon_robot_sim.models.contact.world import world_from_dict, WorldError
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -178,3 +179,118 @@ def test_a_small_sphere_between_two_coarse_nodes_holds_the_rod_up():
     assert held.tip_position[2] - sag == pytest.approx(lift, rel=0.01)
     assert [c.obstacle for c in held.contacts] == ['bead']
     assert abs(coarse.tip_position[2] - sag) < 0.01 * lift
+
+
+def weightless_steel(**base):
+    data = STEEL.to_dict()
+    data['gravity'] = [0.0, 0.0, 0.0]
+    data['base'] = {**data['base'], **base}
+    return robot_from_dict(data)
+
+
+def post_world(rotation=np.eye(3), shift=np.zeros(3)):
+    # a post (axis along z) beside the rod at a = 0.3 m, touching its envelope when straight
+    q = Rotation.from_matrix(rotation).as_quat().tolist()
+    return world_from_dict({'obstacles': [
+        {'name': 'post', 'shape': 'cylinder', 'radius': 0.005, 'length': 0.05,
+         'position': (rotation @ [0.3, -R - 0.005, 0.0] + shift).tolist(), 'orientation': q}]})
+
+
+@pytest.mark.parametrize('model', ['kirchhoff', 'cosserat'])
+def test_a_tip_force_against_a_post_matches_the_supported_cantilever(model):
+    """
+    Weightless cantilever, a post at a = 0.3 m, a tip force P pushing the rod onto it.
+
+    Small-deflection theory with the support settled by delta (the rod's deflection at a, read
+    from the solution: the penalty's give): R = (P a^2 (3L - a) / (6 EI) - delta) 3 EI / a^3,
+    tip P L^3 / (3 EI) - R a^2 (3L - a) / (6 EI). The rigid support's R = P (3L - a) / (2a).
+    """
+    a, force = 0.3, 0.05
+    result = StaticsSolver(weightless_steel(), model, world=post_world()).solve_tensions(
+        [0.0] * 4, tip_force=[0.0, -force, 0.0])
+    (post,) = result.contacts
+    settled = -np.interp(a, result.centerline[0], result.centerline[1])
+    support = (force * a ** 2 * (3 * L - a) / (6 * EI) - settled) * 3 * EI / a ** 3
+    tip = force * L ** 3 / (3 * EI) - support * a ** 2 * (3 * L - a) / (6 * EI)
+    # the settlement is 18 um of the 1.84 mm tip: it moves R by 0.3 %, the tip by 2 %
+    assert 0.0 < settled < 30e-6
+    # 0.1 %: what small-deflection theory leaves out (slopes of 6 mrad) and the patch's width
+    assert post.force[1] == pytest.approx(support, rel=1e-3)
+    assert -result.tip_position[1] == pytest.approx(tip, rel=1e-3)
+    assert post.force[1] == pytest.approx(force * (3 * L - a) / (2 * a), rel=5e-3)
+    # the clamp holds the rest (the post's push along x is 0.9 % of it)
+    assert result.base_force[1] == pytest.approx(support - force, rel=2e-3)
+    # the post pushes along its normal, tilted by the rod's slope there, theta = P (L - a) a /
+    # (4 EI) of the propped span: the patch (within 0.3 mm of a) needs steps finer than the
+    # default 1 mm, whose force leans the other way (-0.49 degrees against +0.28)
+    fine = StaticsSolver(weightless_steel(), model, world=post_world(), contact_step=2e-4)
+    fine = fine.solve_tensions([0.0] * 4, tip_force=[0.0, -force, 0.0])
+    lean = fine.contacts[0].force[0] / fine.contacts[0].force[1]
+    assert lean == pytest.approx(force * (L - a) * a / (4 * EI), rel=0.05)
+
+
+def test_the_same_set_up_moved_rigidly_gives_the_moved_solution():
+    # base, post and tip force turned and shifted together (REP 103 frames: everything in the
+    # world frame): the tip and the contact force turn and shift with them
+    turn = Rotation.from_euler('zyx', [0.7, -0.4, 1.1]).as_matrix()
+    shift = np.array([0.3, -0.2, 0.5])
+    moved = weightless_steel(position=shift.tolist(), direction=turn[:, 0].tolist(),
+                             normal=(-turn[:, 2]).tolist())
+    results = [StaticsSolver(robot, 'kirchhoff', world=world).solve_tensions(
+        [0.0] * 4, tip_force=rotation @ [0.0, -0.05, 0.0])
+        for robot, world, rotation in ((weightless_steel(), post_world(), np.eye(3)),
+                                       (moved, post_world(turn, shift), turn))]
+    # the solver's tolerance (1e-7 scaled) in position and force
+    np.testing.assert_allclose(results[1].tip_position, turn @ results[0].tip_position + shift,
+                               atol=1e-8)
+    np.testing.assert_allclose(results[1].contacts[0].force, turn @ results[0].contacts[0].force,
+                               atol=1e-6)
+
+
+def test_a_rod_clamped_on_a_plane_rests_on_it_as_a_winkler_beam():
+    """
+    The rod clamped at the height of a floor, lying on it: a beam on an elastic foundation.
+
+    The penalty is a linear spring k (-g) once the rod is many distance scales deep (here
+    w / k = 25 delta): EI y'''' + k y = -w with y(0) = y'(0) = 0 gives the far rod sunk by
+    w / k, the deepest point (w / k)(1 + exp(-pi)), and the clamp's share of the weight
+    w / beta, beta = (k / (4 EI))^(1/4) (the rod's free end, at beta L = 5.6, is left out).
+    """
+    k, delta = 1e4, 1e-6
+    world = world_from_dict({'contact': {'penalty_stiffness': k, 'distance_scale': delta},
+                             'obstacles': [{'name': 'floor', 'shape': 'plane',
+                                            'position': [0.0, 0.0, -R]}]})
+    result = StaticsSolver(STEEL, 'cosserat', world=world).solve_tensions([0.0] * 4)
+    (floor,) = result.contacts
+    beta = (k / (4 * EI)) ** 0.25
+    # 0.1 %: the penalty's smooth transition near the clamp (g within a few delta)
+    assert floor.force[2] == pytest.approx(W * (L - 1 / beta), rel=1e-3)
+    assert -result.base_force[2] == pytest.approx(W / beta, rel=1e-2)
+    assert result.max_penetration == pytest.approx(W / k * (1 + np.exp(-np.pi)), rel=5e-3)
+    # the clamp's wave reflected at the free end: e^(-beta L) = 0.4 %, times a few
+    assert -result.tip_position[2] == pytest.approx(W / k, rel=2e-2)
+
+
+def test_a_tip_disc_on_a_floor_props_the_rod_in_the_discrete_statics():
+    """
+    The steel rod with one disc (5 g, 20 mm radius) at its tip, the floor at the disc's rim.
+
+    The disc touches (the rod, 1 mm, is 19 mm above the floor): a propped cantilever whose
+    support also carries the disc's weight, 3wL/8 + m g, less 3 EI delta / L^3 for the
+    support settled by delta (the tip's depth, read from the solution).
+    """
+    data = STEEL.to_dict()
+    mass, radius = 0.005, 0.02
+    data['vertebrae'] = {'count': 1, 'first': L, 'last': L, 'mass': mass, 'radius': radius,
+                         'thickness': 0.002}
+    world = world_from_dict({'obstacles': [{'name': 'floor', 'shape': 'plane',
+                                            'position': [0.0, 0.0, -radius]}]})
+    result = StaticsSolver(robot_from_dict(data), 'discrete', world=world).solve_tensions(
+        [0.0] * 4)
+    (floor,) = result.contacts
+    settled = -result.tip_position[2]
+    assert 0.0 < settled < 1e-5
+    # 1e-4: the rod's slope (2 mrad) and extension, left out by beam theory
+    assert floor.force[2] == pytest.approx(3 * W * L / 8 + mass * np.linalg.norm(STEEL.gravity)
+                                           - 3 * EI * settled / L ** 3, rel=1e-4)
+    assert floor.s == pytest.approx(L, abs=1e-9)
