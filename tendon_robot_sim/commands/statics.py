@@ -25,8 +25,8 @@
 With ``--json`` the last line on stdout is one JSON object with ``tip_position``
 [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``tensions`` (N),
 ``displacements`` (m), ``converged``, ``residual``, ``solve_time_ms``, ``stability``
-(is the equilibrium stable: :mod:`~tendon_robot_sim.models.rod.statics.stability`; an unstable
-one also warns on stderr, ``--no-stability`` skips it) and more (see
+(is the equilibrium stable: :mod:`~tendon_robot_sim.models.rod.statics.analysis.stability`;
+an unstable one also warns on stderr, ``--no-stability`` skips it) and more (see
 :meth:`tendon_robot_sim.models.rod.statics.solver.StaticsResult.to_dict`); with ``--world``
 also ``contacts``, a list of ``{obstacle, s, point, normal, force, penetration}`` (arc length
 in m, point and force in the world frame, the force on the robot in N, penetration in m) and
@@ -61,8 +61,8 @@ from tendon_robot_sim.models.contact.world import load_world, WorldError
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
+from tendon_robot_sim.models.rod.statics.analysis.stability import check_stability, not_checked
 from tendon_robot_sim.models.rod.statics.solver import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
-from tendon_robot_sim.models.rod.statics.stability import check_stability, not_checked
 from tendon_robot_sim.models.rod.statics.stick_slip import (has_friction, plot_hysteresis,
                                                             StickSlipStatics)
 from tendon_robot_sim.models.tendon_robot import load_robot

@@ -45,8 +45,8 @@ from tendon_robot_sim.experiment.experiment import advance_to, Hold, Recording, 
 from tendon_robot_sim.files.outputs import make_folder, save_figure, write_output
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.plotting import legend_beside
-from tendon_robot_sim.models.rod.statics.sensitivity import (linear_points, linearize,
-                                                             restarted, solutions)
+from tendon_robot_sim.models.rod.statics.analysis.sensitivity import (
+    linear_points, linearize, restarted, solutions)
 from tendon_robot_sim.models.rod.statics.solver import MODELS, StaticsSolver
 from tendon_robot_sim.models.rod.statics.stick_slip import has_friction, StickSlipStatics
 from tendon_robot_sim.models.tendon_robot import Robot, robot_from_dict
@@ -141,7 +141,7 @@ def _linear_batch(task) -> tuple:
     The task: robots (YAML data), model, commands and input modes of the holds, RK4 step,
     and the first robot's memory after each hold's solve (None: no solution). Each solution
     of the first robot is linearised once; the others' points follow from it
-    (:mod:`~tendon_robot_sim.models.rod.statics.sensitivity`: one residual evaluation per
+    (:mod:`~tendon_robot_sim.models.rod.statics.analysis.sensitivity`: one residual evaluation per
     hold and robot, no solve). Returns the points (k, m, 3) [m, NaN: none], the first
     robot's included; per hold the first robot's memory with the linearisation's Jacobian
     (None: none) and the steps (k - 1, n) of its unknowns to each other robot's solution.

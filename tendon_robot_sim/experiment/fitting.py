@@ -21,13 +21,13 @@ every hold (3 per hold, m), or, given a ``recording`` (model ``dynamic``; the da
 drag have no static effect), on those of its replay over time.
 
 * Jacobian: forward differences. For the models of
-  :data:`~tendon_robot_sim.models.rod.statics.sensitivity.LINEARISABLE` without solving the
-  perturbed robots: each solution is linearised once and each perturbed robot's points follow
-  from one residual evaluation per hold (implicit function theorem,
-  :mod:`~tendon_robot_sim.models.rod.statics.sensitivity`), and the next solves start where the
-  linearisation predicts them; for the others each perturbed solve starts from the solution it
-  perturbs (:meth:`StaticsSolver.recall`): a few residual evaluations instead of a solve. The
-  registration (``base.position``) and the marker (``tip_marker``) in closed form
+  :data:`~tendon_robot_sim.models.rod.statics.analysis.sensitivity.LINEARISABLE` without
+  solving the perturbed robots: each solution is linearised once and each perturbed robot's
+  points follow from one residual evaluation per hold (implicit function theorem,
+  :mod:`~tendon_robot_sim.models.rod.statics.analysis.sensitivity`), and the next solves start
+  where the linearisation predicts them; for the others each perturbed solve starts from the
+  solution it perturbs (:meth:`StaticsSolver.recall`): a few residual evaluations instead of a
+  solve. The registration (``base.position``) and the marker (``tip_marker``) in closed form
   (a rigid shift, the tip rotation), without a solve.
 * Continuation over the data: more than ``search_samples`` holds are first fitted on every
   k-th (to :data:`SEARCH_TOLERANCE`), then on all from there (to :data:`TOLERANCE`; their first
@@ -63,7 +63,7 @@ from tendon_robot_sim.experiment.fit_parameters import (BENDING_FIELDS, DYNAMIC_
                                                         FitParameter, FitParameterError,
                                                         parse_fit, robot_with)
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.rod.statics.sensitivity import LINEARISABLE, restarted
+from tendon_robot_sim.models.rod.statics.analysis.sensitivity import LINEARISABLE, restarted
 from tendon_robot_sim.models.rod.statics.stick_slip import has_friction
 from tendon_robot_sim.models.tendon_robot import Robot
 from tendon_robot_sim.parallel import Scheduler

@@ -106,8 +106,8 @@ def _warm_friction_and_world() -> None:
 
 def _warm_sensitivities() -> None:
     """Linearise a statics solution and move it, as a calibration's Jacobian does."""
-    from tendon_robot_sim.models.rod.statics.sensitivity import (linear_points, linearize,
-                                                                 solutions)
+    from tendon_robot_sim.models.rod.statics.analysis.sensitivity import (
+        linear_points, linearize, solutions)
     from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
     from tendon_robot_sim.models.tendon_robot import load_robot
 

@@ -29,15 +29,14 @@ Three models of the same robot description (:mod:`tendon_robot_sim.models.tendon
     and each step solves the 3x3 system of Eq. (17).
 ``discrete``
     The static twin of the dynamic PyElastica model
-    (:mod:`tendon_robot_sim.models.rod.dynamics.explicit`, Tuzlaci's "TendonForces"): tendons are
-    straight
-    between the holes of consecutive vertebrae and load the backbone only at the
+    (:mod:`tendon_robot_sim.models.rod.dynamics.explicit`, Tuzlaci's "TendonForces"): tendons
+    are straight between the holes of consecutive vertebrae and load the backbone only at the
     vertebrae, with force tau (unit vector to the next hole) - tau (unit vector from the
-    previous hole) (the first segment starts at the base hole at s = 0), the moment of
-    that force about the backbone (hole offset in the vertebra's own frame x force) and
-    the vertebra weight. Between vertebrae the backbone is a bare Cosserat rod with self
-    weight. The next hole is downstream of the vertebra it loads, so each bay is solved
-    for its end pose by a small Newton iteration inside the shooting residual.
+    previous hole) (the first segment starts at the base hole at s = 0), the moment of that
+    force about the backbone (hole offset in the vertebra's own frame x force) and the
+    vertebra weight. Between vertebrae the backbone is a bare Cosserat rod with self weight.
+    The next hole is downstream of the vertebra it loads, so each bay is solved for its end
+    pose by a small Newton iteration inside the shooting residual.
 
 Constitutive law
 ----------------
@@ -104,17 +103,14 @@ import numpy as np
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
 from tendon_robot_sim.models.contact.reach import reach_zones
 from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
-from tendon_robot_sim.models.contact.world import (check_clear, check_rest_clear,
-                                                   no_contact, World)
+from tendon_robot_sim.models.contact.world import check_clear, check_rest_clear, no_contact, World
 from tendon_robot_sim.models.cosserat import (ConvergenceError, PYELASTICA_SHEAR_COEFFICIENT,
                                               StaticsInputError, stiffness_matrices, vector3)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
-from tendon_robot_sim.models.rod.statics.continuation import (CONTINUATION_STEPS,
-                                                              continue_from_last,
-                                                              continue_in_equal_steps,
-                                                              continue_in_load, gravity_load,
-                                                              HEAVY)
+from tendon_robot_sim.models.rod.statics.continuation import (
+    CONTINUATION_STEPS, continue_from_last, continue_in_equal_steps, continue_in_load,
+    gravity_load, HEAVY)
 from tendon_robot_sim.models.rod.statics.grid import shooting_grid
 from tendon_robot_sim.models.rod.statics.result import Shape, StaticsResult
 from tendon_robot_sim.models.rod.tendons._friction_kernels import FR_SIZE, FW_SIZE
@@ -278,9 +274,8 @@ class StaticsSolver:
             check_rest_clear(world, self._contact, robot.base.position, robot.base.direction,
                              robot.rod.length, robot.vertebra_positions if model == 'discrete'
                              else np.zeros(0))
-        self.constitutive = constitutive
-        self.tolerance = float(tolerance)
-        self.max_iterations = max_iterations
+        self.constitutive, self.tolerance, self.max_iterations = (constitutive, float(tolerance),
+                                                                  max_iterations)
         self.tendon_names = robot.tendon_names
         self.n_tendons = len(robot.tendons)
         self.Kse, self.Kbt = stiffness_matrices(robot.rod, shear_coefficient)
@@ -736,7 +731,7 @@ class StaticsSolver:
         Return the kernels' inputs of one input mode besides the plan.
 
         The tendon modes, the tip load (force, moment; world frame), traj, tau, lengths,
-        bays and work buffers: :mod:`~tendon_robot_sim.models.rod.statics.sensitivity`
+        bays and work buffers: :mod:`~tendon_robot_sim.models.rod.statics.analysis.sensitivity`
         evaluates residuals with them.
         """
         mode = kernels.TENSION if tension else kernels.DISPLACEMENT

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 """
-Sensitivities of statics solutions (tendon_robot_sim.models.rod.statics.sensitivity).
+Sensitivities of statics solutions (tendon_robot_sim.models.rod.statics.analysis.sensitivity).
 
 The first-order points of a changed robot, from one residual evaluation at the solved robot's
 solutions, against full solves of the changed robot (an independent path: no linearisation;
@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.cosserat import StaticsInputError
-from tendon_robot_sim.models.rod.statics.sensitivity import (linear_points, LINEARISABLE,
-                                                             linearize, restarted, solutions)
+from tendon_robot_sim.models.rod.statics.analysis.sensitivity import (
+    linear_points, LINEARISABLE, linearize, restarted, solutions)
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 

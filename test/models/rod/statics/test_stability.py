@@ -13,7 +13,9 @@
 # limitations under the License.
 
 """
-Stability check of a statics equilibrium (models/rod/statics/stability.py) against known results.
+The stability check of a statics equilibrium against known results.
+
+models/rod/statics/analysis/stability.py.
 
 Euler's cantilever (P_cr = pi^2 E I / (4 L^2)): straight and stable below P_cr, straight and
 unstable above it (in both bending planes of the round rod), the buckled elastica stable; a
@@ -29,8 +31,8 @@ from scipy.special import ellipk
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.contact.world import load_world
+from tendon_robot_sim.models.rod.statics.analysis.stability import check_stability
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
-from tendon_robot_sim.models.rod.statics.stability import check_stability
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
 
 DEFAULT = load_robot(default_robot_file())

@@ -23,7 +23,7 @@ gives dx/dp = -(dF/dx)^-1 dF/dp: :func:`linearize` builds, once per sample, dF/d
 derivative of the measured point by x (forward differences, as the solver's own Jacobian);
 :func:`linear_points` then gives a changed robot's points from one residual evaluation per
 sample and a linear step, all samples in one compiled call
-(:mod:`~tendon_robot_sim.models.rod.statics._sensitivity_kernels`). The point's change is
+(:mod:`~tendon_robot_sim.models.rod.statics.analysis._sensitivity_kernels`). The point's change is
 exact to first order in the parameter's change: the same order as a forward difference of
 two solves.
 """
@@ -37,7 +37,8 @@ import numpy as np
 
 from tendon_robot_sim.models.cosserat import StaticsInputError
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
-from tendon_robot_sim.models.rod.statics._sensitivity_kernels import linear_points as _kernel
+from tendon_robot_sim.models.rod.statics.analysis._sensitivity_kernels import (
+    linear_points as _kernel)
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 
 
