@@ -58,7 +58,6 @@ inextensible ``kirchhoff`` model the rod's finite Kse (a critical load lower by 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import lu_factor, lu_solve
 
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
 from tendon_robot_sim.models.rod.statics.result import Stability, StaticsResult
@@ -287,7 +286,8 @@ def check_stability(solver, result: StaticsResult, tip_force=None, tip_moment=No
     scale = np.tile(np.array([L] * 3 + [1.0] * 3), len(p) - 1)
     metric = np.repeat(0.5 * (np.concatenate((h, [0.0])) + np.concatenate(([0.0], h)))[1:], 6) / L
     G, H = _assemble(terms, p, R, force, steps)
-    lu, fresh, last = lu_factor(H), True, np.inf
+    # the inverse, not scipy's LU: statics must not load scipy.linalg (0.2 s, issue 42)
+    H_inv, fresh, last = np.linalg.inv(H), True, np.inf
     for k in range(RELAX_STEPS + 1):
         g = np.max(np.abs(G * scale / (EI / L) / np.sqrt(metric)))
         if g < RELAX_TOLERANCE:
@@ -298,9 +298,9 @@ def check_stability(solver, result: StaticsResult, tip_force=None, tip_moment=No
         if g > 0.25 * last and not fresh:
             # slow with the old Hessian: a new one (Newton's method proper)
             H = _assemble(terms, p, R, force, steps)[1]
-            lu, fresh = lu_factor(H), True
+            H_inv, fresh = np.linalg.inv(H), True
         # else the last Hessian: gradients only, as the shape moves little
-        dq = lu_solve(lu, -G).reshape(-1, 6)
+        dq = (H_inv @ -G).reshape(-1, 6)
         p[1:] += dq[:, 0:3]
         R[1:] = R[1:] @ _exp(dq[:, 3:6])
         G, fresh, last = _assemble(terms, p, R, force, steps, hessian=False)[0], False, g
