@@ -146,7 +146,8 @@ class MotorDriver:
         Re-send the last command once after a reconnect (see the module docstring).
     lost_after : float or None
         While enabled, a device that sent nothing valid for this long [s] is a fault, as a
-        lost port is; None: silence is only the link's staleness.
+        lost port is, if the link read its port meanwhile (a stall of this process is not the
+        device's silence); None: silence is only the link's staleness.
     **link_options
         Passed to :class:`SerialLink` (baudrate, read_timeout, backoff ...).
 
@@ -253,10 +254,15 @@ class MotorDriver:
         if link.state != CONNECTED or link.connects != self._connects_expected:
             return f'port {self.link.url}: {link.last_error or "disconnected"}'
         silent = now - max(self._heard_since, link.last_rx_time or -np.inf)
-        if self.lost_after is not None and silent > self.lost_after:
-            return (f'port {self.link.url}: the device is silent, nothing valid received '
-                    f'for {silent:.1f} s ({link.last_error or "no frame"})')
-        return ''
+        if self.lost_after is None or silent <= self.lost_after:
+            return ''
+        # Silence the I/O thread heard: half the reads it makes in lost_after brought nothing
+        # valid. A stall of this process (a loaded host, not the device) leaves the device's
+        # frames unread in the port, and few reads: the first read after it takes the frames.
+        if link.quiet_reads < 0.5 * self.lost_after / self.link.read_timeout:
+            return ''
+        return (f'port {self.link.url}: the device is silent, nothing valid received '
+                f'for {silent:.1f} s ({link.last_error or "no frame"})')
 
     def clear_fault(self) -> None:
         """Forget the faults so far: a flag that persists, a port still down, come back."""

@@ -62,6 +62,7 @@ class LinkStatistics:
     reconnects: int = 0          # successful opens after a lost connection
     connect_failures: int = 0    # failed opens
     last_rx_time: float | None = None   # time.monotonic() of the last good frame [s]
+    quiet_reads: int = 0         # reads since the last good frame that brought none
     last_error: str = ''
 
 
@@ -168,6 +169,11 @@ class SerialLink:
                 pass   # the port is closing; the thread notices by itself
 
     @property
+    def read_timeout(self) -> float:
+        """Longest a read waits [s]: a silent device costs the I/O thread one read per this."""
+        return self._open_args['timeout']
+
+    @property
     def connected(self) -> bool:
         return self._stats.state == CONNECTED
 
@@ -210,8 +216,9 @@ class SerialLink:
             while not self._stop.is_set():
                 self._write_outgoing(port)
                 data = port.read(max(1, port.in_waiting))
-                if data:
-                    self._receive(decoder, data)
+                if not (data and self._receive(decoder, data)):
+                    with self._lock:
+                        self._stats.quiet_reads += 1
             # Stopped: what the owner queued last (a final safe command) still goes out
             # before the port closes. On a loaded machine the owner's stop came before this
             # thread ran again, and the safe state of a stopping bridge never reached the wire.
@@ -248,8 +255,9 @@ class SerialLink:
             with self._lock:
                 self._stats.frames_sent += 1
 
-    def _receive(self, decoder, data: bytes) -> None:
-        now = time.monotonic()
+    def _receive(self, decoder, data: bytes) -> int:
+        """Decode ``data``, hand on its messages; return how many good frames it completed."""
+        now, good = time.monotonic(), 0
         before = decoder.counters.bytes_dropped
         items = decoder.feed(data)
         with self._lock:
@@ -265,9 +273,12 @@ class SerialLink:
             except ProtocolError as error:
                 self._count_error(error)
                 continue
+            good += 1
             with self._lock:
                 self._stats.frames_ok += 1
                 self._stats.last_rx_time = now
+                self._stats.quiet_reads = 0
+        return good
 
     def _count_error(self, error: ProtocolError) -> None:
         with self._lock:

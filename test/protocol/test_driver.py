@@ -14,6 +14,7 @@
 
 """Drivers against the emulated devices over real pseudo-terminals and TCP sockets (no ROS)."""
 
+import threading
 import time
 
 import numpy as np
@@ -299,6 +300,38 @@ def test_a_device_silent_for_lost_after_while_enabled_is_a_fault_until_cleared(r
         motors.clear_fault()
         assert motors.fault() == ''
     finally:
+        motors.stop()
+
+
+def test_a_host_that_did_not_read_its_port_for_lost_after_has_not_lost_the_device(rig):
+    """
+    Silence is what the link heard: a stalled I/O thread leaves the device's frames in the port.
+
+    On a loaded host the bridge's process can stall for longer than ``lost_after`` (seconds on
+    the 2-core CI machine); the first check after it came before the I/O thread had read the
+    frames waiting for it, and latched the stop of a device that never went quiet.
+    """
+    motors = MotorDriver(rig.path('motors'), N, ack_timeout=0.05, lost_after=0.3).start()
+    reading, poll = threading.Event(), motors.link._poll_outgoing
+    reading.set()
+
+    def stalled(now):
+        reading.wait()
+        return poll(now)
+    motors.link._poll_outgoing = stalled      # the I/O thread's turn, before each read
+    try:
+        wait_for(lambda: reported(motors, lambda status: True), what='the status')
+        motors.enable([0.5] * N)
+        reading.clear()
+        time.sleep(0.6)     # the stall: twice lost_after, while the device streams on
+        assert time.monotonic() - motors.statistics()[0].last_rx_time > 0.3
+        assert motors.fault() == '', 'the device spoke; this host did not listen'
+        reading.set()
+        wait_for(lambda: reported(motors, lambda status: status.stamp > time.monotonic() - 0.1),
+                 what='the frames read')
+        assert motors.fault() == ''
+    finally:
+        reading.set()
         motors.stop()
 
 
