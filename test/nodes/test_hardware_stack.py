@@ -64,7 +64,10 @@ def launch_hardware(rig: EmulatedRig, log: Path, *arguments: str) -> subprocess.
         return subprocess.Popen(
             [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'hardware',
              '--arg', f'motor_port:={rig.path("motors")}',
-             '--arg', f'sensor_port:={rig.path("sensor")}', '--arg', 'rviz:=false', *arguments],
+             '--arg', f'sensor_port:={rig.path("sensor")}', '--arg', 'rviz:=false',
+             # the emulator runs in this test process, which a loaded machine stalls for
+             # seconds: a device silent for the default 0.5 s is lost and latches the stop
+             '--param', 'hardware_bridge:stale_timeout:=10.0', *arguments],
             env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=as_from_a_terminal)
 
 

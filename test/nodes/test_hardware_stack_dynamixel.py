@@ -63,8 +63,10 @@ def test_launch_hardware_on_dynamixel_and_keyence_moves_the_robot_and_records_a_
                    '--arg', f'sensor_port:={rig.path("sensor")}', '--arg', 'rviz:=false',
                    '--arg', 'motor_device:=dynamixel', '--arg', 'sensor_device:=keyence-lkg',
                    '--param', f'hardware_bridge:dynamixel_file:={bus_file(tmp_path)}',
-                   # configure's round trips to an emulator a loaded machine holds up
+                   # configure's round trips to an emulator a loaded machine holds up, and a
+                   # servo silent while it is held up must not count as lost
                    '--param', 'hardware_bridge:open_timeout:=10.0',
+                   '--param', 'hardware_bridge:stale_timeout:=10.0',
                    log=tmp_path / 'launch.log')
     bag = tmp_path / 'bag'
     rclpy.init()
