@@ -182,3 +182,123 @@ def test_steel_rod_bent_against_a_sideways_load_is_unstable():
         result = solver.solve_tensions([0.0] * 4, [-P * k / 10, 0.0, -0.05], [0.0, 0.0, 0.0])
     assert result.tip_position[2] < -0.1 * robot.rod.length
     assert check_stability(solver, result, force, [0.0, 0.0, 0.0]).stable is True
+
+
+def compliant(compliance, robot=None):
+    """Return ``robot`` (default: the weightless one) with tendons of ``compliance`` [1/N]."""
+    data = (robot or weightless()).to_dict()
+    for tendon in data['tendons']:
+        tendon['compliance'] = compliance
+    return robot_from_dict(data)
+
+
+@pytest.mark.parametrize('model', ('cosserat', 'discrete'))
+def test_stiff_tendons_held_taut_guide_the_tip(model):
+    """
+    Two opposite stiff tendons held by displacement inputs keep the tip from turning: 4 P_cr.
+
+    To first order a tendon's length on the straight rod changes by d(p . d3) + (dtheta x r) . d3
+    at its anchor (the changes of its chords telescope), so t0 and t2, taut at +-r along d1
+    (world z) to the tip, fix the tip's axial displacement and its rotation about d2: bending
+    in the x-z plane is that of a column clamped at the base and guided at the tip (it sways,
+    it does not turn), P = pi^2 E I / L^2 = 4 P_cr, bending in the x-y plane the cantilever's.
+    So between P_cr and 4 P_cr the held rod has one negative mode, under tension inputs two;
+    beyond 4 P_cr both have two. At 0.95 and 1.05 x 4 P_cr: the crossing measured within 2.5 %
+    (shear, the rod's compression, ``discrete``'s chords between discs). Inextensible
+    ``kirchhoff`` cannot be pulled straight by stiff tendons.
+    """
+    robot = weightless()
+    solver = StaticsSolver(robot, model)
+    for factor, held_modes in ((0.9, 0), (3.8, 1), (4.2, 2)):
+        force = [-factor * euler_load(robot), 0.0, 0.0]
+        result = solver.solve_displacements([1e-3, 0.0, 1e-3, 0.0], force, [0.0, 0.0, 0.0])
+        # straight (0.1 um: the discrete bays' Newton), t0 and t2 taut, t1 and t3 slack
+        assert lateral(result) < 1e-7
+        assert np.all(result.tensions[[0, 2]] > 1.0) and np.all(result.tensions[[1, 3]] == 0.0)
+        held = check_stability(solver, result, force, [0.0, 0.0, 0.0], displacements=True)
+        pulled = check_stability(solver, result, force, [0.0, 0.0, 0.0])
+        assert held.stable is (held_modes == 0) and held.negative_modes == held_modes
+        assert pulled.negative_modes == (0 if factor < 1.0 else 2)
+
+
+@pytest.mark.parametrize('model', MODELS)
+def test_compliant_tendons_tend_to_tension_inputs(model):
+    """
+    A taut tendon of compliance C is a spring k = 1 / (C lam): as C grows, tension inputs.
+
+    Four tendons at 0.3 N hold the straight rod under 2 P_cr, unstable in both planes under
+    tension inputs. The same equilibrium under displacement inputs: the tension solve's
+    displacements, solved for (the same tensions). The buckling modes turn the tip, so
+    stretch the tendons: the smallest eigenvalue rises, by k (g . v)^2 to first order in k
+    (g: a tendon length's gradient, v: the mode), so the rise times C lam (lam = l* - q, the
+    unstretched length) tends to a constant: within 5 % at C = 0.3 and 1 1/N (2 % measured),
+    and the rise falls tenfold from C = 0.03 1/N (20-fold measured).
+    """
+    force = [-2.0 * euler_load(DEFAULT), 0.0, 0.0]
+    rise, scaled = [], []
+    for C in (0.03, 0.3, 1.0):
+        solver = StaticsSolver(compliant(C), model)
+        pulled = solver.solve_tensions([0.3] * 4, force, [0.0, 0.0, 0.0])
+        result = solver.solve_displacements(pulled.tendon_displacements, force, [0.0, 0.0, 0.0])
+        # the same equilibrium (1 uN: the solver's tolerance)
+        np.testing.assert_allclose(result.tensions, 0.3, rtol=0.0, atol=1e-6)
+        if C == 0.03:   # the tension inputs' check does not depend on C
+            tensions = check_stability(solver, result, force, [0.0, 0.0, 0.0])
+            assert tensions.negative_modes == 2
+        held = check_stability(solver, result, force, [0.0, 0.0, 0.0], displacements=True)
+        lam = solver.rest_lengths[0] - result.tendon_displacements[0]
+        rise.append(held.min_eigenvalue - tensions.min_eigenvalue)
+        scaled.append(rise[-1] * C * lam)
+    assert rise[0] > 10.0 * rise[2] > 0.0
+    assert scaled[1] == pytest.approx(scaled[2], rel=0.05)
+
+
+@pytest.mark.parametrize('model, robot, q, force', [
+    ('cosserat', DEFAULT, [0.004, 0.0, 0.0, 0.0], None),
+    ('discrete', DEFAULT, [0.004, 0.002, 0.0, 0.0], None),
+    ('kirchhoff', compliant(0.01, DEFAULT), [0.004, 0.0, 0.0, 0.0], None),
+    ('cosserat', turned([0, 0, 1], [1, 0, 0]), [0.002, 0.0, 0.002, 0.0], [0.0, 0.0, -0.6])])
+def test_displacement_inputs_only_add_stiffness(model, robot, q, force):
+    """
+    Held by motors, taut tendons add a spring (positive semidefinite) or a constraint.
+
+    Either raises no eigenvalue of the tension inputs' Hessian at the same tensions (Weyl;
+    Cauchy's interlacing on the constraints' tangent space): the smallest is no lower (1e-7
+    E I / L: round-off), nor are there more negative modes. The default robot pulled on one
+    and two tendons, pointing up and held by t0 and t2 under 0.6 N down, beyond its buckling
+    load (one plane guided: one negative mode where tension inputs have two).
+    """
+    solver = StaticsSolver(robot, model)
+    result = solver.solve_displacements(q, force, None if force is None else [0.0, 0.0, 0.0])
+    held = check_stability(solver, result, force, None if force is None else [0.0] * 3,
+                           displacements=True)
+    pulled = check_stability(solver, result, force, None if force is None else [0.0] * 3)
+    assert held.min_eigenvalue >= pulled.min_eigenvalue - 1e-7
+    assert held.negative_modes <= pulled.negative_modes
+    if force is not None:
+        assert (held.negative_modes, pulled.negative_modes) == (1, 2)
+
+
+@pytest.mark.parametrize('model', MODELS)
+@pytest.mark.parametrize('q', [0.0, -1e-3])
+def test_slack_tendons_leave_the_buckled_cantilever_unstable(model, q):
+    """
+    At 1.1 P_cr the straight rod shortens: tendons held at q = 0 or let out go slack.
+
+    A slack tendon holds nothing: the check is the tension inputs' (all tensions 0), two
+    negative modes. The inextensible ``kirchhoff`` rod does not shorten: at q = 0 its tendons
+    are at the edge, taut at zero tension (3e-14 N), which counts as slack (the choice on the
+    safe side: two opposite stiff tendons there would each block the other's slack direction).
+    """
+    robot = weightless()
+    force = [-1.1 * euler_load(robot), 0.0, 0.0]
+    solver = StaticsSolver(robot, model)
+    result = solver.solve_displacements([q] * 4, force, [0.0, 0.0, 0.0])
+    if model == 'kirchhoff' and q == 0.0:
+        assert np.all(result.tensions < 1e-12) and np.all(result.slack == 0.0)
+    else:
+        assert np.all(result.tensions == 0.0) and np.all(result.slack > 0.0)
+    held = check_stability(solver, result, force, [0.0, 0.0, 0.0], displacements=True)
+    pulled = check_stability(solver, result, force, [0.0, 0.0, 0.0])
+    assert held.stable is False and held.negative_modes == 2
+    assert held.min_eigenvalue == pulled.min_eigenvalue

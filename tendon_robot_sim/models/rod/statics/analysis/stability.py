@@ -22,7 +22,7 @@ potential energy has a strict minimum there, i.e. when its Hessian over the vari
 keep the base clamped is positive definite (Lagrange-Dirichlet). This module discretises
 
     V = sum_e h_e [1/2 (v - e3)^T Kse (v - e3) + 1/2 u^T Kbt u]        (elastic, linear law)
-        + sum_i T_i l_i                                                (tendons, constant T_i)
+        + sum_i T_i l_i                                   (tendons, tension inputs T_i)
         - sum_j m_j g . p_j - F . p(L)                                 (gravity, tip force)
 
 on the solver's grid, coarsened to elements of L / 50 at least (vertebrae and tendon ends stay
@@ -48,9 +48,16 @@ unstable shape stays unstable); the default robot's moved by up to 0.1 % of its 
 ``pyelastica`` law). Hessians of the two-node terms are central differences, all stencils in
 one vectorised call, assembled into a dense matrix; its eigenvalues decide.
 
-Not for non-conservative loads: a tip moment (a dead moment does no path-independent work in
-3-D), tendon displacement inputs (the lengths become constraints), friction, obstacles: those
-get ``stable = None`` and the reason. The ``pyelastica`` law has no stored energy; the check
+Displacement inputs hold each tendon at its motor: taut, one of compliance C is a spring, its
+potential (l + d - lam)^2 / (2 C lam) = C lam tau^2 / 2 (solver.py's law l + d = lam (1 + C tau),
+lam = l* + d - q), whose Hessian is that of T l at its tension plus k g g^T (g: the gradient of
+l, k = 1 / (C lam)); a stiff one (C = 0) keeps its length, a constraint whose multiplier is the
+tension: the Hessian of tension inputs on the constraints' tangent space. The Newton steps
+hold the tensions (the discrete twin holds them at displacements a little off q). Slack, or
+taut at zero tension (the edge: exact for one such tendon, on the safe side for several), a
+tendon adds nothing. Not for non-conservative loads: a tip moment
+(a dead moment does no path-independent work in 3-D), friction, obstacles: those get
+``stable = None`` and the reason. The ``pyelastica`` law has no stored energy; the check
 uses the linear law there (they differ by ~3 x axial strain in bending stiffness), and for the
 inextensible ``kirchhoff`` model the rod's finite Kse (a critical load lower by P / (E A)).
 """
@@ -72,6 +79,12 @@ NEUTRAL = 1e-4
 ELEMENTS = 50
 # central-difference steps: positions relative to the element length, rotations [rad]
 STEP = 1e-4
+# displacement inputs: a tendon below this tension [E I / L^2] is slack (ten times the solver's
+# tolerance on its scaled tensions; the unloaded robot's tendons at q = 0 hold 3e-14 N)
+EDGE = 1e-6
+# constraints of stiff tendons whose gradients' singular value is below this fraction of the
+# largest are one constraint twice (four taut tendons of a straight rod hold three)
+RANK = 1e-9
 
 
 def not_checked(reason: str) -> Stability:
@@ -122,6 +135,7 @@ class _Terms:
         h = np.diff(s)
         index = {(i, i + 1): i for i in range(s.size - 1)}
         pulled = [t for t in range(len(robot.tendons)) if tensions[t] != 0.0]
+        self.pulled = pulled
         chords = []     # (term, tendon of the pulled, hole a, hole b, tension)
         for column, t in enumerate(pulled):
             tendon = robot.tendons[t]
@@ -151,6 +165,13 @@ class _Terms:
             mass[int(np.argmin(np.abs(s - sv)))] += robot.vertebra_mass
         self.weights = mass[:, None] * robot.gravity[None, :]
 
+    def chords(self, pa, Ra, pb, Rb) -> np.ndarray:
+        """Return p_b + R_b r_b - p_a - R_a r_a (..., m, n, 3) [m] of every tendon's chord."""
+        # R r as the columns of R times r
+        return (pb - pa)[..., None, :] + sum(Rb[..., None, :, j] * self.rb[..., j:j + 1]
+                                             - Ra[..., None, :, j] * self.ra[..., j:j + 1]
+                                             for j in range(3))
+
     def energy(self, pa, Ra, pb, Rb) -> np.ndarray:
         """Return each term's energy [J] (..., m) at node poses (..., m, 3), (..., m, 3, 3)."""
         el = self.elastic
@@ -160,14 +181,35 @@ class _Terms:
         v = np.sum(Rm * (pb[..., el, :] - pa[..., el, :])[..., :, None], axis=-2) / h[:, None]
         v[..., 2] -= 1.0
         u = phi / h[:, None]
-        # p_b + R_b r_b - p_a - R_a r_a of every tendon (R r as the columns of R times r)
-        chord = (pb - pa)[..., None, :] + sum(Rb[..., None, :, j] * self.rb[..., j:j + 1]
-                                              - Ra[..., None, :, j] * self.ra[..., j:j + 1]
-                                              for j in range(3))
+        chord = self.chords(pa, Ra, pb, Rb)
         out = np.sum(self.tension * np.linalg.norm(chord, axis=-1), axis=-1)
         out[..., el] += 0.5 * h * (np.sum(self.Kse * v * v, axis=-1)
                                    + np.sum(self.Kbt * u * u, axis=-1))
         return out
+
+    def length_gradients(self, p, R) -> np.ndarray:
+        """
+        Gradients (n, 6 (N - 1)) of the n pulled tendons' lengths [m] over the free nodes.
+
+        At node poses ``p`` (N, 3), ``R`` (N, 3, 3); coordinates as :func:`_assemble`'s
+        (positions [m], rotations R exp(theta^) [rad]), exact (a chord's length is smooth).
+        """
+        a, b = self.pairs[:, 0], self.pairs[:, 1]
+        c = self.chords(p[a], R[a], p[b], R[b])
+        length = np.linalg.norm(c, axis=-1)
+        # unit chords, zero where a term holds no chord of the tendon
+        e = np.where((self.tension != 0.0)[..., None],
+                     c / np.where(length > 0.0, length, 1.0)[..., None], 0.0)
+        # d|c| = e . (dp_b + R_b (dtheta_b x r_b) - dp_a - R_a (dtheta_a x r_a)), and
+        # e . R (dtheta x r) = dtheta . (r x R^T e)
+        ea, eb = (np.einsum('mji,mnj->mni', Q, e) for Q in (R[a], R[b]))
+        d = np.concatenate((-e, -np.cross(self.ra, ea), e, np.cross(self.rb, eb)), axis=-1)
+        index = _coordinates(self.pairs)
+        keep = index >= 0
+        g = np.zeros((len(self.pulled), 6 * (len(p) - 1)))
+        for column in range(len(self.pulled)):
+            np.add.at(g[column], index[keep], d[:, column][keep])
+        return g
 
 
 # central-difference stencils in 12 coordinates: the centre, +-e_i, then +-e_i +-e_j (i > j)
@@ -209,6 +251,13 @@ def _derivatives(terms: _Terms, p, R, dx, hessian: bool) -> tuple:
     return grad, hess
 
 
+def _coordinates(pairs: np.ndarray) -> np.ndarray:
+    """Rows (m, 12) of the 12 coordinates of the terms on ``pairs`` (m, 2) among the free."""
+    a, b = pairs[:, 0], pairs[:, 1]
+    return np.concatenate((6 * a[:, None] + np.arange(6), 6 * b[:, None] + np.arange(6)),
+                          axis=1) - 6      # node 0 clamped: index < 0
+
+
 def _assemble(terms: _Terms, p, R, tip_force, steps, hessian: bool = True) -> tuple:
     """
     Gradient (6 (n-1),) and Hessian of V over the free nodes 1..n-1, per unit coordinate.
@@ -220,8 +269,7 @@ def _assemble(terms: _Terms, p, R, tip_force, steps, hessian: bool = True) -> tu
     dx = np.concatenate((steps[a], steps[b]), axis=1)
     grad_t, hess_t = _derivatives(terms, p, R, dx, hessian)
     grad_t /= dx
-    index = np.concatenate((6 * a[:, None] + np.arange(6), 6 * b[:, None] + np.arange(6)),
-                           axis=1) - 6      # node 0 clamped: index < 0
+    index = _coordinates(terms.pairs)
     G = np.zeros(6 * (n - 1))
     keep = index >= 0
     np.add.at(G, index[keep], grad_t[keep])
@@ -257,16 +305,51 @@ def _nodes(solver, s: np.ndarray) -> np.ndarray:
     return np.array(rows)
 
 
-def check_stability(solver, result: StaticsResult, tip_force=None, tip_moment=None
-                    ) -> Stability:
+def _held(solver, result: StaticsResult, terms: _Terms, p, R, D, Hs) -> np.ndarray:
     """
-    Return the stability of ``result``, an equilibrium for tensions solved by ``solver``.
+    Return the scaled Hessian ``Hs`` of tension inputs with the taut tendons held by motors.
+
+    A taut tendon of compliance C adds its spring, k g g^T with g the gradient of its length
+    l and k = d tau / d l = 1 / (C lam), lam = l* + d - q its unstretched length from the
+    motor (solver.py: l + d = lam (1 + C tau)); a stiff one (C = 0) keeps its length:
+    ``Hs`` on the tangent space g^T dx = 0 (the Hessian of the Lagrangian, the tension the
+    multiplier, is that of tension inputs). ``D`` (6 (N - 1),) scales coordinates as ``Hs``'s.
+    """
+    robot = solver.robot
+    EI, L = robot.rod.bending_stiffness, robot.rod.length
+    pulled = np.array(terms.pulled, dtype=np.int64)
+    # the edge (taut at zero tension) counts as slack: a direction dx of negative curvature
+    # or -dx slackens one such tendon, so this is exact for one; opposite ones may each block
+    # the other's slack direction (then a shape called unstable can be held: stable is sure)
+    taut = result.tensions[pulled] > EDGE * EI / L ** 2
+    if not np.any(taut):
+        return Hs
+    g = terms.length_gradients(p, R)[taut] * D
+    t = pulled[taut]
+    C = np.array([robot.tendons[i].compliance for i in t])
+    lam = (solver.rest_lengths[t] + np.array([robot.tendons[i].motor_distance for i in t])
+           - result.tendon_displacements[t])
+    spring = C > 0.0
+    k = 1.0 / (C[spring] * lam[spring]) / (EI / L)
+    Hs = Hs + (g[spring].T * k) @ g[spring]
+    if np.all(spring):
+        return Hs
+    U, sv, _ = np.linalg.svd(g[~spring].T)
+    Z = U[:, int(np.sum(sv > RANK * sv[0])):]     # orthonormal basis of the tangent space
+    return Z.T @ Hs @ Z
+
+
+def check_stability(solver, result: StaticsResult, tip_force=None, tip_moment=None,
+                    displacements: bool = False) -> Stability:
+    """
+    Return the stability of ``result``, an equilibrium solved by ``solver``.
 
     ``tip_force`` [N] and ``tip_moment`` [N m] (world frame) are the tip load it was solved
-    with, None: ``robot.tip_load``. Not checked (``stable`` None with the reason): a tip
-    moment, obstacles, a discrete energy without an equilibrium near ``result``. Only for
-    tension inputs: solved for displacements, the tendon lengths are constraints this energy
-    does not hold (the ``statics`` command reports such solves as not checked).
+    with, None: ``robot.tip_load``. ``displacements``: it was solved for displacement inputs
+    (the motors hold the tendons: a taut one is a spring of its compliance, a stiff one keeps
+    its length; a slack one adds nothing), else for tensions. Not checked (``stable`` None
+    with the reason): a tip moment, obstacles, a discrete energy without an equilibrium near
+    ``result``.
     """
     robot = solver.robot
     force = robot.tip_load.force if tip_force is None else np.asarray(tip_force, float)
@@ -285,11 +368,12 @@ def check_stability(solver, result: StaticsResult, tip_force=None, tip_moment=No
     # scaled coordinates: p / L and theta; energy / (E I / L); metric: the nodes' lengths / L
     scale = np.tile(np.array([L] * 3 + [1.0] * 3), len(p) - 1)
     metric = np.repeat(0.5 * (np.concatenate((h, [0.0])) + np.concatenate(([0.0], h)))[1:], 6) / L
+    D = scale / np.sqrt(metric)
     G, H = _assemble(terms, p, R, force, steps)
     # the inverse, not scipy's LU: statics must not load scipy.linalg (0.2 s, issue 42)
     H_inv, fresh, last = np.linalg.inv(H), True, np.inf
     for k in range(RELAX_STEPS + 1):
-        g = np.max(np.abs(G * scale / (EI / L) / np.sqrt(metric)))
+        g = np.max(np.abs(G * D / (EI / L)))
         if g < RELAX_TOLERANCE:
             break
         if k == RELAX_STEPS:
@@ -306,7 +390,9 @@ def check_stability(solver, result: StaticsResult, tip_force=None, tip_moment=No
         G, fresh, last = _assemble(terms, p, R, force, steps, hessian=False)[0], False, g
     if not fresh:
         H = _assemble(terms, p, R, force, steps)[1]
-    Hs = H * np.outer(scale, scale) / (EI / L) / np.sqrt(np.outer(metric, metric))
+    Hs = H * np.outer(D, D) / (EI / L)
+    if displacements:
+        Hs = _held(solver, result, terms, p, R, D, Hs)
     eigenvalues = np.linalg.eigvalsh(0.5 * (Hs + Hs.T))
     negative = int(np.sum(eigenvalues < -NEUTRAL))
     return Stability(stable=negative == 0, min_eigenvalue=float(eigenvalues[0]),
