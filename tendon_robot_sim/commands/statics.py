@@ -143,10 +143,9 @@ def run(args: argparse.Namespace) -> int:
         solver.compile_kernels()
         result = solve(values, tip_force, tip_moment)
         if not args.no_stability:
-            stability = (check_stability(solver, result, tip_force, tip_moment)
-                         if args.tensions is not None else
-                         not_checked('displacement inputs: the tendon lengths are constraints'))
-            result = dataclasses.replace(result, stability=stability)
+            result = dataclasses.replace(result, stability=check_stability(
+                solver, result, tip_force, tip_moment,
+                displacements=args.displacements is not None))
     except (RobotDescriptionError, StaticsError, WorldError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None

@@ -186,7 +186,35 @@ def test_an_unstable_equilibrium_is_reported_with_one_warning_line(tmp_path):
     assert 'stability' not in json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_displacement_inputs_are_not_checked_for_stability(capsys):
+def test_displacement_inputs_are_checked_for_stability(capsys, tmp_path):
+    """
+    Solved for displacements, the equilibrium's stability is reported as for tensions.
+
+    The default robot pulled by 4 mm of t0 is stable. Pointing up under 0.6 N down (beyond its
+    buckling load) it has two negative modes with its tendons slack, one with t0 and t2 held
+    taut: they keep the tip from turning in their plane
+    (test/models/rod/statics/test_stability.py); ``--no-stability`` skips the check.
+    """
     assert main(['statics', '--displacements', 't0=0.004', '--json']) == 0
-    stability = json.loads(capsys.readouterr().out.strip().splitlines()[-1])['stability']
-    assert stability['stable'] is None and 'displacement' in stability['reason']
+    lines = capsys.readouterr().out.strip().splitlines()
+    stability = json.loads(lines[-1])['stability']
+    assert set(stability) == {'stable', 'min_eigenvalue', 'negative_modes', 'neutral_modes',
+                              'reason'}
+    assert stability['stable'] is True and stability['negative_modes'] == 0
+    assert stability['min_eigenvalue'] > 0.0 and stability['reason'] is None
+    assert any(line.startswith('stability:            stable, smallest eigenvalue ')
+               for line in lines)
+    data = load_robot(default_robot_file()).to_dict()
+    data['base']['direction'], data['base']['normal'] = [0, 0, 1], [1, 0, 0]
+    robot = tmp_path / 'upright.yaml'
+    robot.write_text(yaml.safe_dump(data))
+    for inputs, modes in (('--tensions', 2), ('--displacements', 1)):
+        values = '0,0,0,0' if inputs == '--tensions' else '0.002,0,0.002,0'
+        assert main(['statics', '--robot', str(robot), inputs, values,
+                     '--tip-force', '0,0,-0.6', '--json']) == 0
+        out, err = capsys.readouterr()
+        stability = json.loads(out.strip().splitlines()[-1])['stability']
+        assert stability['stable'] is False and stability['negative_modes'] == modes
+        assert err.startswith('warning: unstable equilibrium')
+    assert main(['statics', '--displacements', 't0=0.004', '--json', '--no-stability']) == 0
+    assert 'stability' not in json.loads(capsys.readouterr().out.strip().splitlines()[-1])
