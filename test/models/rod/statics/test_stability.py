@@ -253,6 +253,30 @@ def test_compliant_tendons_tend_to_tension_inputs(model):
     assert scaled[1] == pytest.approx(scaled[2], rel=0.05)
 
 
+@pytest.mark.parametrize('model', MODELS)
+def test_stiff_springs_tend_to_the_constraint_of_stiff_tendons(model):
+    """
+    As C -> 0 the springs k g g^T stiffen the modes that stretch a tendon out of the spectrum.
+
+    What remains is the Hessian on the constraints' tangent space, the check of stiff tendons
+    (C = 0). Four tendons at 0.3 N on the straight rod under 2 P_cr (its tension inputs: two
+    negative modes), the displacements their equilibrium needs (the tension solve's): held by
+    stiff tendons, the tip can neither turn nor move along the rod, and the rod is stable
+    below the guided column's 4 P_cr; at C = 1e-4 1/N the same smallest eigenvalue (1e-6
+    E I / L: round-off of the springs' k = 4e4 N/m), at C = 1e-2 1/N a lower one.
+    """
+    force = [-2.0 * euler_load(DEFAULT), 0.0, 0.0]
+    smallest = []
+    for C in (0.0, 1e-4, 1e-2):
+        solver = StaticsSolver(compliant(C), model)
+        result = solver.solve_tensions([0.3] * 4, force, [0.0, 0.0, 0.0])
+        held = check_stability(solver, result, force, [0.0, 0.0, 0.0], displacements=True)
+        assert held.stable is True
+        smallest.append(held.min_eigenvalue)
+    assert smallest[1] == pytest.approx(smallest[0], abs=1e-6)
+    assert smallest[2] < smallest[0] - 0.1
+
+
 @pytest.mark.parametrize('model, robot, q, force', [
     ('cosserat', DEFAULT, [0.004, 0.0, 0.0, 0.0], None),
     ('discrete', DEFAULT, [0.004, 0.002, 0.0, 0.0], None),
