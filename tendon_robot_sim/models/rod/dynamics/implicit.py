@@ -68,7 +68,7 @@ from tendon_robot_sim.models.rod.dynamics.implicit_equilibrium import (DISPLACEM
 from tendon_robot_sim.models.rod.dynamics.implicit_grid import (bending_wavenumber, ContactZones,
                                                                 shooting_nodes, wave_rate)
 from tendon_robot_sim.models.rod.dynamics.implicit_step_control import (
-    MAX_HALVINGS, smallest_level, StepControl, StepNotConverged)
+    MAX_HALVINGS, newton_failure, smallest_level, StepControl, StepNotConverged)
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_real, Settling,
                                                              SimState)
 from tendon_robot_sim.models.rod.dynamics.tendon_friction import (friction_table,
@@ -296,7 +296,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         self._tau = np.zeros(nt)                # of the last good step
         self._lengths = np.zeros(nt)
         self._scratch = np.zeros((2, nt))       # tensions and lengths of the steps' tries
-        self._info = np.zeros(4)
+        self._info = np.zeros(stepper.INFO_SIZE)
         self._unknowns: dict[tuple, _Unknowns] = {}
         # Newton iterations, residual evaluations (integrations of the rod), steps solved by
         # homotopy (_implicit_kernels._homotopy), steps that took the sliding friction's
@@ -581,16 +581,38 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         if status == stepper.NOT_CONVERGED:
             failure = (f'the implicit step from t = {self.time:.6g} s did not converge with '
                        f'dt = {self.dt:g} s{self._contact_note()}')
+            newton = newton_failure(self._info, self._tolerance)
             if self.retries_smaller():
-                return record[:done], StepNotConverged(failure)
+                return record[:done], StepNotConverged(failure, newton)
             step_dt = self._smaller_dt(unknowns, tau_in[done], q_in[done])
+            # the inputs are blamed only if their static equilibrium is not found either
             advice = (f'tried again from t = {self.time:.6g} s, this step converged with dt = '
                       f'{step_dt:g} s; try dt = {step_dt:g} s' if step_dt is not None else
-                      f'neither did it with any dt down to {self.dt / 2 ** DT_HALVINGS:g} s: '
-                      'the inputs may be out of reach')
+                      f'{newton}; neither did it with any dt down to '
+                      f'{self.dt / 2 ** DT_HALVINGS:g} s: ' + (
+                          'the static equilibrium of these inputs is found, so a numerical '
+                          'failure of the step, not inputs out of reach'
+                          if self._within_reach(tau_in[done], q_in[done])
+                          else 'the inputs may be out of reach'))
             self._failed = f'{failure}; {advice}'
             return record[:done], StepFailed(self._failed, step_dt, failure)
         return record, None
+
+    def _within_reach(self, tau_in: np.ndarray, q_in: np.ndarray) -> bool:
+        """
+        Whether the static equilibrium of a step's inputs is found, within ``max_tension``.
+
+        The run's state is left alone (``_static_tensions``).
+        """
+        commands = self._commands[TENSION].copy()
+        self._commands[TENSION][:] = tau_in
+        try:
+            tensions, part = self._static_tensions(self._modes, q_in)
+        except InputError:
+            return False
+        finally:
+            self._commands[TENSION][:] = commands
+        return part == 1.0 and bool(np.all(tensions <= self._max_tensions))
 
     def _contact_note(self) -> str:
         """

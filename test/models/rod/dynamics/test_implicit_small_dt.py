@@ -22,8 +22,10 @@ The reference is the integrator itself at successive halvings of dt (an order ch
 """
 
 import numpy as np
+import pytest
+
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
+from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator, StepFailed
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 ROBOT = load_robot(default_robot_file())
@@ -80,3 +82,27 @@ def test_a_smooth_pull_converges_at_second_order_and_agrees_with_dt_1_ms():
     # Richardson: the finest run plus the change still to come at second order
     limit = tips[-1] + (tips[-1] - tips[-2]) / 3.0
     assert np.linalg.norm(tips[0] - limit) < 1.5 * 4.0 / 3.0 * changes[0]
+
+
+def test_a_step_the_solver_cannot_take_does_not_blame_the_inputs():
+    """
+    The old grid (20 RK4 steps) at dt = 0.125 ms fails at t = 1.5 ms: its message says how.
+
+    The inputs (2 N on t0) have a static equilibrium, so the message says what failed (the
+    Newton iteration's residual and tolerance, the homotopy's progress) and that the inputs
+    are within reach; 500 N across the tip, whose equilibrium the statics does not find
+    either, keeps the old words.
+    """
+    with pytest.raises(StepFailed) as failed:
+        tip_at(0.000125, 0.003, smooth=False, steps=20)
+    message = str(failed.value)
+    assert message.startswith('the implicit step from t = 0.0015 s did not converge with '
+                              'dt = 0.000125 s; the Newton iteration from the predicted start ')
+    assert 'at a scaled residual of ' in message and '(tolerance 1e-05)' in message
+    assert 'homotopy from the last step got ' in message
+    assert message.endswith('the static equilibrium of these inputs is found, so a numerical '
+                            'failure of the step, not inputs out of reach')
+    sim = ImplicitSimulator(ROBOT, dt=0.001)
+    sim.set_tip_load([500.0, 0.0, 0.0])
+    with pytest.raises(StepFailed, match='the inputs may be out of reach$'):
+        sim.advance(0.002)
