@@ -59,6 +59,10 @@ REC_P, REC_R, REC_Q, REC_TAU = 0, 3, 12, 15
 # smallest step in lam, and most shooting solves
 LAMBDA_STEPS = (1.0, 1.0 / 256.0)
 HOMOTOPY_SOLVES = 40
+# advance()'s info (n >= INFO_SIZE): the last solve's [||F||_inf, iterations, residual
+# evaluations, status] (_kernels.solve), those of the failed solve of a step from its
+# prediction at INFO_PREDICTED, and the last lam the homotopy solved (_homotopy)
+INFO_PREDICTED, INFO_LAMBDA, INFO_SIZE = 4, 8, 9
 # Sliding tendon friction (_step): Newton iterations of a step on its own equations, and the
 # steps taken semi-implicitly after one that did not converge in them
 SLIDING_ITERATIONS = 15
@@ -232,7 +236,8 @@ def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, t
     from the last step (semi-implicit: the residual is then as smooth as without friction),
     and so are the next TURN_STEPS steps (:func:`_freeze_sliding`; stats[3] counts the
     semi-implicit steps). Else on failure :func:`_homotopy` (``path``: its scratch), the
-    sliding direction semi-implicit. Returns True when converged.
+    sliding direction semi-implicit; ``info`` then keeps the failed solve (INFO_*). Returns
+    True when converged.
     """
     jump = _tension_jump(pl, modes, last, tau_in)
     _predict(xs, x)
@@ -261,6 +266,9 @@ def _step(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter, t
         stats[1] += info[2]
         done = info[3] == CONVERGED
     if not done:
+        # what the solve from the prediction ended with (info[0:4] goes on to the homotopy's)
+        for k in range(INFO_PREDICTED):
+            info[INFO_PREDICTED + k] = info[k]
         stats[2] += 1
         if sliding:
             _freeze_sliding(pl, Zt, True)
@@ -293,7 +301,7 @@ def _homotopy(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_ite
     after a success, halved after a failure down to LAMBDA_STEPS[1]; each solve starts from a
     secant prediction along the path, the discrete model's bay memory from that of the last
     lam solved. At most HOMOTOPY_SOLVES solves. ``path``: (Zh of this step, x and x of the lam
-    before at the last lam solved, bays of it).
+    before at the last lam solved, bays of it). info[INFO_LAMBDA]: the last lam solved.
     """
     dyn = pl.dyn
     Zh = dyn.Zh
@@ -351,6 +359,7 @@ def _homotopy(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_ite
     for row in range(Zh.shape[0]):
         for col in range(Zh.shape[1]):
             Zh[row, col] = Zh_step[row, col]
+    info[INFO_LAMBDA] = 1.0 if done else lam
     return done
 
 
@@ -368,7 +377,8 @@ def advance(pl, modes, last, tau_in, q_in, tip, x, xs, J, jac_ok, tol, max_iter,
     each converged step the history moves on: Zt = c0 Z + Zh, Zh = (c1 + d1 c0) Z + c2 Zold +
     d1 Zh, Zold = Z. ``iq``: column of q in the state. ``good`` gets the trajectory of each
     converged step (traj also holds those of failed tries), ``record`` (n, 15 + 2 nt) the tip
-    and tendons of each step (REC_*). ``stats`` accumulates Newton iterations, residual
+    and tendons of each step (REC_*); ``info`` (INFO_SIZE) how a failed step's solves ended.
+    ``stats`` accumulates Newton iterations, residual
     evaluations, steps that needed the homotopy (:func:`_homotopy`) and steps that took the
     sliding direction from the step before (:func:`_step`). ``watch``, ``reach``: the coarse
     RK4 steps a converged step may not bring near an obstacle (:func:`near_coarse`; else

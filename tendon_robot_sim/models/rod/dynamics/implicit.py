@@ -39,6 +39,7 @@ tension.
 Spatial resolution: ``steps`` RK4 steps over the length (split at discs, tendon ends and
 shooting nodes), by default :func:`default_steps`: for the discrete model DEFAULT_STEPS or one
 per MAX_STEP of length, for continuous ones enough to resolve the time step's bending wavenumber;
+for every model enough to follow its fastest waves (WAVE_STEP: at small dt);
 each RK4 stage keeps its own history, so the scheme is fourth order in arc length (the
 explicit model's ``rod.elements`` do not apply: its scheme is of second order).
 The run starts at rest in the static equilibrium of its inputs
@@ -65,9 +66,9 @@ from tendon_robot_sim.models.rod.dynamics import _implicit_kernels as stepper
 from tendon_robot_sim.models.rod.dynamics.implicit_equilibrium import (DISPLACEMENT,
                                                                        StaticEquilibrium, TENSION)
 from tendon_robot_sim.models.rod.dynamics.implicit_grid import (bending_wavenumber, ContactZones,
-                                                                shooting_nodes)
+                                                                shooting_nodes, wave_rate)
 from tendon_robot_sim.models.rod.dynamics.implicit_step_control import (
-    MAX_HALVINGS, smallest_level, StepControl, StepNotConverged)
+    MAX_HALVINGS, newton_failure, smallest_level, StepControl, StepNotConverged)
 from tendon_robot_sim.models.rod.dynamics.simulation import (ALPHA_RANGE, is_real, Settling,
                                                              SimState)
 from tendon_robot_sim.models.rod.dynamics.tendon_friction import (friction_table,
@@ -93,6 +94,17 @@ MAX_STEP = 0.025
 # = 0.47) within 0.024 um of 40 over 3 s, where dt's is 84 um (docs/performance.md).
 CONTINUOUS_STEPS = 12
 STEP_LAMBDA = 0.5
+# Every model: no RK4 step longer than WAVE_STEP / r, r the fastest rate along s of the time
+# step's waves (implicit_grid.wave_rate: bending, shear, torsion), which grows as dt shrinks.
+# A step's equations grow and decay like exp(+-r s); over an RK4 step of r h = 0.95 the
+# decay is exp(-0.95) = 0.387 within 1.5 % (0.389 bending, 0.392 shear), beyond it not
+# (bending at 1.89: 0.95 for 0.15, the decaying mode hardly decays). The default robot's 20
+# steps at dt = 0.125 ms (bending lambda h = 1.89) stopped converging after 12 steps, its
+# node forces ringing up from 2 to 26 N under 2 N of tension; at 62.5 us 50 steps (shear
+# r h = 1.41) converged to a tip 69 um off, 40 steps (1.76) failed. The rule changes no grid
+# at the default dt (r h = 0.47 on the default robot at 2 ms) nor the discrete model's
+# DEFAULT_STEPS on it down to 0.5 ms.
+WAVE_STEP = 1.0
 # Newton tolerance on the scaled residual (StaticsSolver: forces in E I / L^2, moments
 # in E I / L): Till's example stops at about the same (a sum of squares of 1e-12 on residuals
 # in N, N m and m). The nitinol robot's tip then stays within 0.3 um of runs converged to 1e-9
@@ -112,12 +124,14 @@ def default_steps(robot: Robot, model: str, dt: float, alpha: float, obstacles: 
     With ``obstacles`` the discrete model's rule for every model: these are the contact-free
     steps between the contact zones (implicit_grid.py), validated at it; the steel rod swung
     onto a bar (test_contact_zones.py) ends 4.79 um from the 1 mm grid at it and 4.85 um on
-    the coarser steps, next to the test's 5 um: no margin to spend there.
+    the coarser steps, next to the test's 5 um: no margin to spend there. Every model at
+    least the steps of WAVE_STEP (a small dt's fast waves).
     """
     length = robot.rod.length
+    waves = math.ceil(wave_rate(robot, dt, alpha) * length / WAVE_STEP)
     if model == 'discrete' or obstacles:
-        return max(DEFAULT_STEPS, math.ceil(length / MAX_STEP))
-    return max(CONTINUOUS_STEPS,
+        return max(DEFAULT_STEPS, math.ceil(length / MAX_STEP), waves)
+    return max(CONTINUOUS_STEPS, waves,
                math.ceil(bending_wavenumber(robot, dt, alpha) * length / STEP_LAMBDA))
 
 
@@ -282,7 +296,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         self._tau = np.zeros(nt)                # of the last good step
         self._lengths = np.zeros(nt)
         self._scratch = np.zeros((2, nt))       # tensions and lengths of the steps' tries
-        self._info = np.zeros(4)
+        self._info = np.zeros(stepper.INFO_SIZE)
         self._unknowns: dict[tuple, _Unknowns] = {}
         # Newton iterations, residual evaluations (integrations of the rod), steps solved by
         # homotopy (_implicit_kernels._homotopy), steps that took the sliding friction's
@@ -567,16 +581,38 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         if status == stepper.NOT_CONVERGED:
             failure = (f'the implicit step from t = {self.time:.6g} s did not converge with '
                        f'dt = {self.dt:g} s{self._contact_note()}')
+            newton = newton_failure(self._info, self._tolerance)
             if self.retries_smaller():
-                return record[:done], StepNotConverged(failure)
+                return record[:done], StepNotConverged(failure, newton)
             step_dt = self._smaller_dt(unknowns, tau_in[done], q_in[done])
+            # the inputs are blamed only if their static equilibrium is not found either
             advice = (f'tried again from t = {self.time:.6g} s, this step converged with dt = '
                       f'{step_dt:g} s; try dt = {step_dt:g} s' if step_dt is not None else
-                      f'neither did it with any dt down to {self.dt / 2 ** DT_HALVINGS:g} s: '
-                      'the inputs may be out of reach')
+                      f'{newton}; neither did it with any dt down to '
+                      f'{self.dt / 2 ** DT_HALVINGS:g} s: ' + (
+                          'the static equilibrium of these inputs is found, so a numerical '
+                          'failure of the step, not inputs out of reach'
+                          if self._within_reach(tau_in[done], q_in[done])
+                          else 'the inputs may be out of reach'))
             self._failed = f'{failure}; {advice}'
             return record[:done], StepFailed(self._failed, step_dt, failure)
         return record, None
+
+    def _within_reach(self, tau_in: np.ndarray, q_in: np.ndarray) -> bool:
+        """
+        Whether the static equilibrium of a step's inputs is found, within ``max_tension``.
+
+        The run's state is left alone (``_static_tensions``).
+        """
+        commands = self._commands[TENSION].copy()
+        self._commands[TENSION][:] = tau_in
+        try:
+            tensions, part = self._static_tensions(self._modes, q_in)
+        except InputError:
+            return False
+        finally:
+            self._commands[TENSION][:] = commands
+        return part == 1.0 and bool(np.all(tensions <= self._max_tensions))
 
     def _contact_note(self) -> str:
         """

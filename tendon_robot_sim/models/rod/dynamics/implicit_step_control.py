@@ -62,6 +62,7 @@ import numpy as np
 from tendon_robot_sim.models.cosserat import stiffness_matrices
 from tendon_robot_sim.models.rod.dynamics import _implicit_kernels as stepper
 from tendon_robot_sim.models.rod.dynamics.simulation import is_real
+from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
 
 # Acceptance without a tolerance: the local error estimate of the tip within this fraction of
@@ -89,7 +90,38 @@ class StepRejected(SimulationDiverged):
 
 
 class StepNotConverged(SimulationDiverged):
-    """A step that the step control takes again smaller did not converge (never escapes it)."""
+    """
+    A step that the step control takes again smaller did not converge (never escapes it).
+
+    ``newton``: how its solves ended (:func:`newton_failure`).
+    """
+
+    def __init__(self, message: str, newton: str = ''):
+        super().__init__(message)
+        self.newton = newton
+
+
+def newton_failure(info: np.ndarray, tolerance: float) -> str:
+    """
+    Say how the solves of a step that did not converge ended.
+
+    ``info``: the kernels' (``_implicit_kernels.INFO_*``): the solve from the step's prediction
+    ([||F||_inf, iterations, residual evaluations, status]) and the homotopy's last lam;
+    ``tolerance`` on the scaled residual.
+    """
+    predicted = info[stepper.INFO_PREDICTED:stepper.INFO_PREDICTED + 4]
+    residual, iterations, status = predicted[0], int(predicted[1]), int(predicted[3])
+    if not math.isfinite(residual):
+        how = ('the rod could not be integrated from the predicted start (a state not finite, '
+               "or a disc's bay that did not converge)")
+    elif status == kernels.MAX_ITERATIONS:
+        how = (f'the Newton iteration from the predicted start stopped after {iterations} '
+               f'iterations at a scaled residual of {residual:.3g} (tolerance {tolerance:g})')
+    else:
+        how = (f'the Newton iteration from the predicted start stalled at a scaled residual of '
+               f'{residual:.3g} (tolerance {tolerance:g})')
+    return (f'{how}, and the homotopy from the last step got {info[stepper.INFO_LAMBDA]:.3g} '
+            'of the way')
 
 
 def error_constant(alpha: float) -> float:
@@ -293,7 +325,7 @@ class StepControl:
             self._keep(sub, times, estimate, steps, row, record, estimates)
             self._energy = self._energies()
             return row, level, error
-        why = (self._why(estimate[first] if first < estimate.size else None, gained),
+        why = (self._why(estimate[first] if first < estimate.size else None, gained, error),
                self._row_dt / steps)
         if level >= self._levels:
             return 0, level, self._rejection(first_try or why, why)
@@ -335,13 +367,18 @@ class StepControl:
         self.steps_taken += int(done)
         self.smallest_dt = float(min(self.smallest_dt, self._row_dt / steps))
 
-    def _why(self, estimate: float | None, gained: float | None) -> str:
-        """Say why a step was refused: tip ``estimate`` [m] (None: not converged), ``gained``."""
+    def _why(self, estimate: float | None, gained: float | None, error=None) -> str:
+        """
+        Say why a step was refused: tip ``estimate`` [m] (None: not converged), ``gained``.
+
+        ``error``: the StepNotConverged of a step that did not converge, which says how.
+        """
         if gained is not None:
             return (f'its energy grew by {gained:.3g} J (a runaway of the integrator, not a '
                     'motion)')
         if estimate is None:
-            return 'it did not converge'
+            return ('it did not converge' if not getattr(error, 'newton', '')
+                    else f'it did not converge: {error.newton}')
         if self.adaptive:
             return f'its tip error estimate {estimate:.3g} m is above tip_tolerance'
         return (f'its tip left the motion by {estimate:.3g} m (local error estimate, above '
