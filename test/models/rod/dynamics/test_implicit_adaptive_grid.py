@@ -88,3 +88,21 @@ def test_halvings_stop_where_the_grid_would_be_too_fine_and_the_message_says_so(
     assert ('(0.000125 s is the smallest step: a smaller one would need more than 40 RK4 '
             'steps along the rod); raise tip_tolerance') in message
     assert 'lower dt_min' not in message
+
+
+def test_a_smallest_step_that_does_not_converge_is_not_told_to_lower_dt_min():
+    """
+    The 2 N step on t0 at a tolerance that needs dt_min = 31.25 us, where it does not converge.
+
+    The default robot's steps of 31.25 us and less do not converge on any grid valid for them
+    (docs/tendon_robot.md, "Spatial resolution": its bays' shear waves grow by e^14), so a
+    smaller dt_min cannot help; a larger tolerance can (at 1e-7 m the run is accepted at 62.5
+    us: test_the_cli_command_that_failed_runs).
+    """
+    sim = ImplicitSimulator(ROBOT, dt=0.002, tip_tolerance=1e-9, dt_min=3e-5)
+    sim.set_tensions([2.0, 0.0, 0.0, 0.0])
+    with pytest.raises(StepRejected) as error:
+        sim.advance(0.002)
+    message = str(error.value)
+    assert 'halved down to 3.13e-05 s, it did not converge' in message
+    assert message.endswith('; raise tip_tolerance; the state stays at t = 0 s')
