@@ -179,7 +179,8 @@ class ContactZones:
     buffers' sizes (``_ny``, ``n_tendons``), ``_unknowns``, ``_bays`` and the history the
     step control keeps; this class sets the grid's attributes (``statics``, ``steps``,
     ``_plan``, ``_static_plan``, ``_single_plan``, ``_node_rows``, ``_grid``, ``_traj``,
-    ``_good``, ``_Zold``, ``_Zt``, ``_bays``).
+    ``_good``, ``_Zold``, ``_Zt``, ``_bays``). Grids are kept per contact zones and per RK4
+    step (the user's dt's and those of halved steps: :meth:`_grid_for`).
     """
 
     def _setup_grid(self, robot, model, step, contact_step, tolerance, node_positions, world,
