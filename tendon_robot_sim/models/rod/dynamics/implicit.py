@@ -39,9 +39,10 @@ tension.
 Spatial resolution: ``steps`` RK4 steps over the length (split at discs, tendon ends and
 shooting nodes), by default :func:`default_steps`: for the discrete model DEFAULT_STEPS or one
 per MAX_STEP of length, for continuous ones enough to resolve the time step's bending wavenumber;
-for every model enough to follow its fastest waves (WAVE_STEP: at small dt);
-each RK4 stage keeps its own history, so the scheme is fourth order in arc length (the
-explicit model's ``rod.elements`` do not apply: its scheme is of second order).
+for every model enough to follow its fastest waves (WAVE_STEP: at small dt); a halved step
+(adaptive dt, retries) runs on a grid of its own dt, the history carried over. Each RK4 stage
+keeps its own history, so the scheme is fourth order in arc length (the explicit model's
+``rod.elements`` do not apply: its scheme is of second order).
 The run starts at rest in the static equilibrium of its inputs
 (:mod:`~tendon_robot_sim.models.rod.dynamics.implicit_equilibrium`). It imports neither PyElastica
 nor ROS.
@@ -120,8 +121,9 @@ def default_steps(robot: Robot, model: str, dt: float, alpha: float, obstacles: 
     """
     Return the default RK4 steps over the rod for time steps of ``dt`` s (see above).
 
-    The user's dt, not the smallest of adaptive steps: the grid is the same at every level.
-    With ``obstacles`` the discrete model's rule for every model: these are the contact-free
+    The user's dt; a halved step takes the grid of its own dt (``ContactZones._grid_for``,
+    the state carried over): at dt / 2 the waves may outrun the grid of dt. With
+    ``obstacles`` the discrete model's rule for every model: these are the contact-free
     steps between the contact zones (implicit_grid.py), validated at it; the steel rod swung
     onto a bar (test_contact_zones.py) ends 4.79 um from the 1 mm grid at it and 4.85 um on
     the coarser steps, next to the test's 5 um: no margin to spend there. Every model at
@@ -200,7 +202,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
     model : {'discrete', 'cosserat', 'kirchhoff'}, optional
         Default: ``discrete`` with discs, ``cosserat`` without.
     steps : int, optional
-        RK4 steps over the rod length; default :func:`default_steps`.
+        RK4 steps over the rod length; default :func:`default_steps`. A halved step's grid
+        (adaptive dt, retries) has :func:`default_steps` of its dt, or these at least WAVE_STEP.
     tolerance : float
         Newton tolerance on the scaled shooting residual of each step.
     world : World, optional
@@ -244,11 +247,18 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         # with a world and the default steps: CONTACT_STEP in the contact zones
         # (implicit_grid.py), the contact-free step elsewhere
         contact_step = CONTACT_STEP if steps is None else None
+        obstacles = world is not None and bool(world.obstacles)
+        rod = robot.rod
         if steps is None:
-            steps = default_steps(robot, model, float(dt), float(alpha),
-                                  world is not None and bool(world.obstacles))
+            steps = default_steps(robot, model, float(dt), float(alpha), obstacles)
         if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
             raise InputError(f'steps: must be an integer >= 1, got {steps!r}')
+
+        def grid_step(dt_k: float) -> float:
+            """RK4 step [m] valid at dt_k: the default's, or the user's within WAVE_STEP."""
+            return rod.length / (default_steps(robot, model, dt_k, float(alpha), obstacles)
+                                 if contact_step else max(steps, math.ceil(wave_rate(
+                                     robot, dt_k, float(alpha)) * rod.length / WAVE_STEP)))
         # adaptive steps down to dt / 2^k: nodes for the smallest (implicit_step_control)
         node_positions = shooting_nodes(
             robot, model, float(dt) / 2 ** (smallest_level(dt, tip_tolerance, dt_min)
@@ -266,7 +276,6 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         friction = friction_table(robot)
         self.friction = friction.shape[1] > 0
         z_size = Z_SIZE + 2 * friction.shape[1]   # with friction s_i, frozen s_i,t (Dyn.Z)
-        rod = robot.rod
         node_scale = np.repeat([rod.length, 1.0, rod.bending_stiffness / rod.length ** 2,
                                 rod.bending_stiffness / rod.length, rod.length / self.dt,
                                 1.0 / self.dt], 3)
@@ -288,7 +297,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         # start is well conditioned)
         try:
             self._setup_grid(robot, model, robot.rod.length / steps, contact_step, tolerance,
-                             node_positions, world, plan)
+                             node_positions, world, plan, grid_step)
         except StaticsInputError as error:
             raise InputError(str(error)) from None
         self._rest = self.statics.rest_lengths
@@ -588,8 +597,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
             # the inputs are blamed only if their static equilibrium is not found either
             advice = (f'tried again from t = {self.time:.6g} s, this step converged with dt = '
                       f'{step_dt:g} s; try dt = {step_dt:g} s' if step_dt is not None else
-                      f'{newton}; neither did it with any dt down to '
-                      f'{self.dt / 2 ** DT_HALVINGS:g} s: ' + (
+                      f'{newton}; neither did it with any dt down to {self.dt_min:g} s'
+                      f'{self._held_note()}: ' + (
                           'the static equilibrium of these inputs is found, so a numerical '
                           'failure of the step, not inputs out of reach'
                           if self._within_reach(tau_in[done], q_in[done])
@@ -659,20 +668,24 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
     def _smaller_dt(self, unknowns: _Unknowns, tau_in: np.ndarray,
                     q_in: np.ndarray) -> float | None:
         """
-        Return the largest dt / 2^k (k up to DT_HALVINGS) over which the failed step converges.
+        Return the largest dt / 2^k (k up to ``levels``) over which the failed step converges.
 
-        Each try takes the failed step as 2^k steps from the last good one, its history
-        re-spaced for the smaller step; everything is put back afterwards. Only this step is
-        tried: a run at that dt has another history and may fail elsewhere. None if none does.
+        Each try takes the failed step as 2^k steps from the last good one, on the grid of
+        the smaller step (``_grid_for``), its history re-spaced for it; everything is put back
+        afterwards. Only this step is tried: a run at that dt has another history and may fail
+        elsewhere. None if none does.
         """
+        grid = self._layout_now
         saved = (self._plan.dyn.Zh.copy(), self._Zold.copy(), self._Zt.copy(),
                  unknowns.x.copy(), unknowns.xs.copy(), self._bdf.copy(),
                  self._plan.node_R.copy(), self._plan.dyn.friction.copy())
-        bays = self._bays[id(self._plan)]
+        bays = self._bays[id(self._plan)]     # the same on every grid
         saved_bays = [memory.copy() for memory in bays]
         nt = self.n_tendons
-        for k in range(1, DT_HALVINGS + 1):
+        for k in range(1, self.levels + 1):
             dt = self.dt / 2 ** k
+            self._grid_for(dt)
+            unknowns = self._unknowns_work(unknowns)
             self._respace(dt)
             unknowns.xs[1:] = unknowns.xs[0]
             unknowns.jac_ok[0] = False
@@ -686,6 +699,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
                 self._info, self._bdf, self._Zold, self._Zt, self._max_tensions, self._iq,
                 np.empty_like(self._good), np.empty((n, stepper.REC_TAU + 2 * nt)),
                 np.zeros(4), *self._watch(None))
+            self._use_layout(grid)
             (self._plan.dyn.Zh[:], self._Zold[:], self._Zt[:], unknowns.x[:], unknowns.xs[:],
              self._bdf[:], self._plan.node_R[:], self._plan.dyn.friction[:]) = saved
             for memory, kept in zip(bays, saved_bays):

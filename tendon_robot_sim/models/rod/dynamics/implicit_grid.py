@@ -38,11 +38,18 @@ obstacle:
 * every COARSEN_PERIOD of simulated time the zones of the last pose are compared with the
   grid's; a grid of RK4 steps COARSEN_SHARE fewer replaces it.
 
+**Smaller steps.** A time step's equations grow and decay along s faster as dt shrinks
+(:func:`wave_rate`), so a halved step (adaptive dt, retries of a failed step) runs on the grid
+of its own dt (``ContactZones._grid_for``, its RK4 step from the simulator's ``grid_step``),
+built when first needed and kept, with the same contact zones; the user's dt keeps its grid.
+
 A change of grid carries the BDF-alpha history over (:func:`transfer`): the history of every
 RK4 stage (``Dyn.Zh``, z and z_t of the last step) and the last trajectory. Segments the new
 grid shares with the old one are copied; the others (where a zone ends: ZONE_MARGIN and more
-from any contact) are interpolated along the rod by cubic splines through the old stages,
-between the point loads (discs, tendon ends), where the rod's state is smooth. The shooting
+from any contact; everywhere on a finer grid of a smaller dt) are interpolated along the rod by
+cubic splines through the old RK4 stages, between the point loads (discs, tendon ends), where
+the rod's state is smooth; a segment's end row, which holds the state at its point loads, is
+copied from the old grid's at the same arc length. The shooting
 unknowns (base wrench, shooting nodes' states) do not depend on the grid.
 """
 
@@ -172,16 +179,19 @@ class ContactZones:
     buffers' sizes (``_ny``, ``n_tendons``), ``_unknowns``, ``_bays`` and the history the
     step control keeps; this class sets the grid's attributes (``statics``, ``steps``,
     ``_plan``, ``_static_plan``, ``_single_plan``, ``_node_rows``, ``_grid``, ``_traj``,
-    ``_good``, ``_Zold``, ``_Zt``, ``_bays``).
+    ``_good``, ``_Zold``, ``_Zt``, ``_bays``). Grids are kept per contact zones and per RK4
+    step (the user's dt's and those of halved steps: :meth:`_grid_for`).
     """
 
     def _setup_grid(self, robot, model, step, contact_step, tolerance, node_positions, world,
-                    make_plan):
+                    make_plan, grid_step):
         """
         Build the first grid: ``contact_step`` where the rod can reach an obstacle (None: none).
 
         ``make_plan(statics, rows, nodes)`` returns the time step's kernel plan of a statics
-        solver, with ``rows`` history rows and the shooting nodes at segments ``nodes``.
+        solver, with ``rows`` history rows and the shooting nodes at segments ``nodes``;
+        ``grid_step(dt)`` the longest RK4 step [m] valid for time steps of dt s (the grid of
+        a smaller step than the user's: :meth:`_grid_for`).
         """
         self._grid_args = {'robot': without_friction(robot), 'model': model, 'step': step,
                            'contact_step': contact_step, 'tolerance': tolerance,
@@ -189,11 +199,12 @@ class ContactZones:
                            'world': world}
         self._node_positions = node_positions
         self._make_plan = make_plan
+        self._grid_step = grid_step
         self.adaptive_grid = (contact_step is not None and world is not None
                               and bool(world.obstacles) and contact_step < step)
         self._layouts = {}
         self._fine_h = (contact_step or step) * (1.0 + 1e-9)     # the longest fine RK4 step
-        self._reach_layout = self._layout(None)
+        self._reach_layout = self._layout(None, step)
         self._use_layout(self._reach_layout)
         self._zones_checked = 0.0
         self.regrids = 0          # grid changes since the start (t = 0)
@@ -205,12 +216,20 @@ class ContactZones:
 
     # ------------------------------------------------------------------ layouts
 
-    def _layout(self, zones):
-        """Return the grid of contact ``zones`` (None: where the rod can reach an obstacle)."""
-        key = None if zones is None else tuple(zones)
+    def _layout(self, zones, step=None):
+        """
+        Return the grid of contact ``zones`` (None: where the rod can reach an obstacle).
+
+        ``step``: its longest RK4 step [m], by default the present grid's (a smaller dt's:
+        :meth:`_grid_for`).
+        """
+        step = self._layout_now.step if step is None else step
+        key = (None if zones is None else tuple(zones), step)
         if key in self._layouts:
             return self._layouts[key]
-        statics = StaticsSolver(**self._grid_args, contact_zones=zones)
+        args = self._grid_args
+        statics = StaticsSolver(**{**args, 'step': step, 'contact_step': None if args[
+            'contact_step'] is None else min(args['contact_step'], step)}, contact_zones=zones)
         seg = statics.kernel_plan().seg
         starts = statics.arc_lengths[seg[:, kernels.SEG_ROW]]
         nodes = np.array([int(np.argmin(np.abs(starts - s))) for s in self._node_positions],
@@ -236,11 +255,13 @@ class ContactZones:
         layout = SimpleNamespace(
             statics=statics, steps=int(seg[:, kernels.SEG_N].sum()), plan=plans[0],
             static_plan=plans[1], single_plan=plans[2], node_rows=seg[nodes, kernels.SEG_ROW],
+            zones=zones, step=step,
             grid=grid, traj=np.zeros((grid, self._ny)), good=np.zeros((grid, self._ny)),
             Zold=np.zeros((rows, z_size)), Zt=np.zeros((rows, z_size)),
             bays={id(p): b for p, b in zip(plans, bays)}, watch=watch, reach=reach)
         if len(self._layouts) >= KEPT_LAYOUTS:
-            self._layouts.pop(next(k for k in self._layouts if k is not None))
+            # (the grids without zones, one per dt's step, are kept)
+            self._layouts.pop(next(k for k in self._layouts if k[0] is not None))
         self._layouts[key] = layout
         return layout
 
@@ -282,7 +303,7 @@ class ContactZones:
         spacing = self._grid_args['contact_step']
         s, points = hermite(statics.arc_lengths, traj, spacing)
         gaps = probe_points(contact, points, np.full(len(points), contact.radius[0]))[0]
-        coarse = self._grid_args['step']
+        coarse = self._layout_now.step
         extra = (2.0 * ZONE_MARGIN + 0.55 * coarse / stepper.WATCH_POINTS + 0.55 * spacing)
         near = np.any(gaps < (CUTOFF * contact.law[:, LAW_DELTA] + extra)[:, None], axis=0)
         return self._snapped([(a - spacing, a + spacing) for a in s[near]])
@@ -299,19 +320,20 @@ class ContactZones:
         fine = sum(b - a for a, b in zones)
         args = self._grid_args
         return (math.ceil(fine / args['contact_step'])
-                + math.ceil((self.robot.rod.length - fine) / args['step']))
+                + math.ceil((self.robot.rod.length - fine) / self._layout_now.step))
 
     # ------------------------------------------------------------------ changes
 
     def place_at_rest(self) -> None:
         """Put the robot at rest (StaticEquilibrium) on the grid of its contact zones."""
-        if not self.adaptive_grid:
-            super().place_at_rest()
-            return
-        memory = self.statics.memory()
-        self._use_layout(self._reach_layout)
-        self.statics.recall(memory)
+        if self._layout_now is not self._reach_layout:
+            # the grid of the user's dt (a smaller step's may be in use)
+            memory = self.statics.memory()
+            self._use_layout(self._reach_layout)
+            self.statics.recall(memory)
         super().place_at_rest()
+        if not self.adaptive_grid:
+            return
         layout = self._layout(self._zones_near(self._good))
         if layout is not self._reach_layout:
             layout.statics.recall(self.statics.memory())
@@ -320,10 +342,27 @@ class ContactZones:
         self._zones_checked = 0.0
         self.regrids = 0
 
+    def _grid_for(self, dt: float) -> None:
+        """
+        Move to the grid valid for time steps of ``dt`` s, the history carried over.
+
+        The grid of the user's dt, or of a smaller step (a halving): RK4 steps of
+        ``grid_step(dt)`` at most, the same contact zones. A step's equations grow and decay
+        along s faster as dt shrinks (``wave_rate``): on the coarser grid a halved step could
+        not be integrated at all.
+        """
+        old = self._layout_now
+        step = min(self._reach_layout.step, self._grid_step(dt))
+        if step != old.step:
+            self._move_to(self._layout(old.zones, step))
+
     def _regrid(self, zones) -> None:
         """Move to the grid of ``zones``, the history and last step carried over."""
+        self._move_to(self._layout(merge(zones)))
+
+    def _move_to(self, new) -> None:
+        """Make ``new`` the grid, the history and last step carried over (:func:`transfer`)."""
         old = self._layout_now
-        new = self._layout(merge(zones))
         if new is old:
             return
         new.statics.recall(old.statics.memory())
@@ -377,13 +416,14 @@ class ContactZones:
             self._regrid(zones)
 
 
-def _pieces(statics) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _pieces(statics) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """
     Arc length and smooth piece of every history row and trajectory row of a grid.
 
     Pieces end where point loads act (discs, tendon ends): the rod's state jumps there. A
     segment's rows belong to its piece (its end row holds the state before the point loads);
-    a trajectory row to the segment it ends (row 0: the first).
+    a trajectory row to the segment it ends (row 0: the first). Last: whether a history row
+    is a segment's end row (the kernels fill only the columns its point loads read).
     """
     plan = statics.kernel_plan()
     seg, h = plan.seg, plan.seg_h
@@ -400,7 +440,8 @@ def _pieces(statics) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             ((np.arange(n)[:, None] + stage).ravel(), [n])))
         z_piece.append(np.full(4 * n + 1, piece[k]))
         t_piece.append(np.full(n, piece[k]))
-    return (np.concatenate(z_s), np.concatenate(z_piece), arc, np.concatenate(t_piece))
+    z_end = np.concatenate([np.arange(4 * n + 1) == 4 * n for n in seg[:, kernels.SEG_N]])
+    return (np.concatenate(z_s), np.concatenate(z_piece), arc, np.concatenate(t_piece), z_end)
 
 
 def _segments(statics) -> dict:
@@ -438,8 +479,8 @@ def transfer(old, new, good_old, good_new, history) -> None:
     Segments both grids share are copied, the others interpolated (module docstring); the
     rotations of the trajectory are made orthonormal again.
     """
-    z_old, zp_old, t_old, tp_old = _pieces(old)
-    z_new, zp_new, t_new, tp_new = _pieces(new)
+    z_old, zp_old, t_old, tp_old, end_old = _pieces(old)
+    z_new, zp_new, t_new, tp_new, end_new = _pieces(new)
     shared = _segments(old)
     z_rows, t_rows = [], []
     for key, (z_row, t_row) in _segments(new).items():
@@ -455,8 +496,17 @@ def transfer(old, new, good_old, good_new, history) -> None:
     good_new[0] = good_old[0]
     if z_rows:
         z_rows, t_rows = np.concatenate(z_rows), np.concatenate(t_rows)
+        # the stages along the rod are smooth; an end row holds the state at a point load
+        # (the velocities of a disc, the friction at its holes; zero elsewhere): the old end
+        # row at the same arc length, if any
+        stages = ~end_old
+        ends = {round(s, 9): row for row, s in zip(np.flatnonzero(end_old), z_old[end_old])}
+        pairs = [(row, ends.get(round(z_new[row], 9))) for row in z_rows[end_new[z_rows]]]
+        pairs = np.array([pair for pair in pairs if pair[1] is not None], dtype=int)
         for a, b in history:
-            _interpolate(z_old, zp_old, a, z_new, zp_new, b, z_rows)
+            _interpolate(z_old[stages], zp_old[stages], a[stages], z_new, zp_new, b, z_rows)
+            if pairs.size:
+                b[pairs[:, 0]] = a[pairs[:, 1]]
         _interpolate(t_old, tp_old, good_old, t_new, tp_new, good_new, t_rows)
         u, _, vt = np.linalg.svd(good_new[t_rows, 3:12].reshape(-1, 3, 3))
         good_new[t_rows, 3:12] = (u @ vt).reshape(-1, 9)

@@ -47,7 +47,10 @@ that fails halved as above.
 
 A change of dt restarts the BDF-alpha history from the last step's z and z_t (the step before
 stands in as z - dt z_t: ``ImplicitSimulator._respace``), as a variable-step BDF restarts at
-lower order, and the unknowns' predictor from the last step alone. The steps of a call are
+lower order, and the unknowns' predictor from the last step alone. It also moves to the grid
+of the new dt (``ContactZones._grid_for``: finer RK4 steps where the smaller step's waves need
+them), the history carried over; the halvings stop where that grid would need more than
+MAX_GRID_STEPS steps. The steps of a call are
 taken in one kernel call and checked afterwards: a call with a rejected step is rolled back to
 its start and taken again up to the step before it (the same equations from the same state),
 so runs without rejections cost only the check.
@@ -83,6 +86,10 @@ ENERGY_GROWTH = 0.1
 # below which the next call tries twice the step (the local error grows like dt^3: 8x)
 CHUNK_ROWS = 8
 COARSEN_BELOW = 0.1
+# Most RK4 steps along the rod of a halved step's grid (``_grid_for``: it grows like 1 / dt,
+# the default robot's from 20 at 2 ms to 288 at 15.6 us and 2299 at 2 us; the cost of a step
+# with it): the halvings stop at the last dt whose grid has no more
+MAX_GRID_STEPS = 1000
 
 
 class StepRejected(SimulationDiverged):
@@ -162,7 +169,8 @@ class StepControl:
 
     The simulator provides ``dt``, ``time``, ``alpha``, ``robot``, its history and unknowns
     (``_plan``, ``_Zold``, ``_Zt``, ``_bdf``, ``_bays``, ``_unknowns_for``, ``_respace``), its
-    grid (``_layout_now``, ``_use_layout``: ``implicit_grid.py``),
+    grid (``_layout_now``, ``_use_layout``, ``_grid_for``, ``_grid_step``, ``_reach_layout``:
+    ``implicit_grid.py``),
     its inputs and outputs of the last step (``_modes``, ``_solved_modes``, ``_switch_modes``,
     ``_last``, ``_good``, ``_tau``, ``_lengths``, ``_q_last``) and ``_kernel_steps``, which
     takes steps of ``dt`` and returns their record and the error that stopped them (or None).
@@ -187,6 +195,13 @@ class StepControl:
         self._limit = (self.tip_tolerance if tip_tolerance is not None else
                        JUMP_LIMIT * self.robot.rod.length if self.alpha < 0.0 else math.inf)
         self._levels = smallest_level(self.dt, tip_tolerance, dt_min)
+        # each halving on a grid valid for it (``_grid_for``), within MAX_GRID_STEPS
+        length = self.robot.rod.length
+        finest = max(length / self._reach_layout.step, MAX_GRID_STEPS) * (1.0 + 1e-9)
+        self._held = False            # whether MAX_GRID_STEPS stops the halvings
+        while self._levels and length / self._grid_step(self.dt / 2 ** self._levels) > finest:
+            self._levels -= 1
+            self._held = True
         self.dt_min = self.dt / 2 ** self._levels
         self._level = 0               # halvings of dt of the adaptive steps now
         self._spaced = self.dt        # the step the BDF history is spaced for
@@ -325,8 +340,10 @@ class StepControl:
             self._keep(sub, times, estimate, steps, row, record, estimates)
             self._energy = self._energies()
             return row, level, error
-        why = (self._why(estimate[first] if first < estimate.size else None, gained, error),
-               self._row_dt / steps)
+        estimated = estimate[first] if first < estimate.size else None
+        # (why, dt, whether a smaller dt lowers it: an estimate above the tolerance)
+        why = (self._why(estimated, gained, error), self._row_dt / steps,
+               estimated is not None and gained is None)
         if level >= self._levels:
             return 0, level, self._rejection(first_try or why, why)
         return self._rows(previous, tau_in[:1], q_in[:1], level + 1, record, estimates,
@@ -339,6 +356,7 @@ class StepControl:
     def _checked(self, tau: np.ndarray, q: np.ndarray, dt: float):
         """Take steps of ``dt``; return their record, times [s], estimates and error (or None)."""
         if not math.isclose(self._spaced, dt, rel_tol=1e-12):
+            self._grid_for(dt)
             self._respace(dt)
             unknowns = self._unknowns_for(self._modes)
             unknowns.xs[1:] = unknowns.xs[0]
@@ -384,10 +402,26 @@ class StepControl:
         return (f'its tip left the motion by {estimate:.3g} m (local error estimate, above '
                 f'{JUMP_LIMIT:g} rod lengths: a jump to another solution of the step)')
 
+    def _held_note(self) -> str:
+        """' (... is the smallest step: ...)' when MAX_GRID_STEPS stops the halvings, or ''."""
+        if not self._held:
+            return ''
+        return (f' ({self.dt_min:.3g} s is the smallest step: a smaller one would need more '
+                f'than {MAX_GRID_STEPS} RK4 steps along the rod)')
+
     def _rejection(self, first_try: tuple, last_try: tuple) -> StepRejected:
-        """Return the error of a step no dt made right: (why, dt) of its first and last try."""
+        """
+        Return the error of a step no dt made right: (why, dt, ...) of its first and last try.
+
+        A lower dt_min is advised only where it helps: where the smallest step's estimate was
+        above the tolerance (it falls like dt^3) and smaller steps are taken (MAX_GRID_STEPS);
+        not where that step did not converge (the default robot's steps of 31.25 us and less
+        do not, on a grid valid for them).
+        """
         advice = ('; the trapezoidal rule damps nothing: try --alpha 0' if self.alpha < -0.25
-                  else '; lower dt_min or raise tip_tolerance' if self.adaptive else '')
+                  else '' if not self.adaptive
+                  else '; lower dt_min or raise tip_tolerance' if last_try[2] and not self._held
+                  else f'{self._held_note()}; raise tip_tolerance')
         tries = (f'at dt = {last_try[1]:.3g} s {last_try[0]}' if first_try is last_try else
                  f'at dt = {first_try[1]:.3g} s {first_try[0]}; halved down to '
                  f'{last_try[1]:.3g} s, {last_try[0]}')
