@@ -649,6 +649,8 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, reach, traj, t
     third of the integrations (with tendon friction, from it to the tip: about half). A first
     iteration that leaves ||F||_inf above ``reach`` ends the solve unconverged (a
     continuation step out of Newton's reach, continuation.py; math.inf: never).
+    A step that takes a taut tendon's tension/slack unknown below 0 is moved onto the slack
+    branch of the tendon law (:func:`~._tendon_kernels.slack_branches`).
 
     On return x holds the last accepted iterate, traj/tau/lengths its solution, and
     info = [||F||_inf, iterations, residual evaluations, status].
