@@ -46,13 +46,14 @@ from tendon_robot_sim.models._numerics import (broyden_inverse, cross, gauss_sol
 from tendon_robot_sim.models.rod.statics._node_kernels import (_keep_node, _restart, _resume,
                                                                NODE_SIZE, probes_by_interval)
 from tendon_robot_sim.models.rod.statics._rotation_kernels import _bay_error, _orthonormalize
+# the tendon law; its constants are the solver's too (kernels.TENSION, kernels.TENDON_REST)
+from tendon_robot_sim.models.rod.statics._tendon_kernels import (  # noqa: F401
+    DISPLACEMENT, slack_branches, TENDON_COMPLIANCE, TENDON_MOTOR, tendon_residuals, TENDON_REST,
+    TENDON_SLACK, TENSION, tensions)
 from tendon_robot_sim.models.rod.tendons._friction_kernels import (at_base, FR_COMPLIANCE,
                                                                    into_hole, out_of_hole,
                                                                    through_base)
 from tendon_robot_sim.models.rod.tendons._kink_kernels import curvature_jumps, kink_loads
-
-# Plan.seg columns; Plan.tendon rows; what a solve is given (tensions or displacements)
-TENSION, DISPLACEMENT = 0, 1
 
 # A vertebra pose (discrete model) is converged when its error is below Plan.bay_tol, relative
 # to the bay length (position) or in radians (rotation); round-off is ~1e-15. Where it stops is
@@ -62,9 +63,8 @@ BAY_TOLERANCE = 1e-11
 BAY_TOLERANCE_FINE = 1e-13
 BAY_MAX_ITERATIONS = 40
 
-# Plan.seg columns; Plan.mat slices; Plan.tendon rows
+# Plan.seg columns
 SEG_N, SEG_PT, SEG_ROW, SEG_VERT, SEG_FROM = 0, 1, 2, 3, 4
-TENDON_SLACK, TENDON_REST, TENDON_COMPLIANCE, TENDON_MOTOR = 0, 1, 2, 3
 
 
 Plan = namedtuple('Plan', [
@@ -630,41 +630,6 @@ def _residual(pl, modes, tau_in, q, tip, x, F, traj, tau, lengths, bays, w, part
 
 
 @kernel
-def tensions(pl, modes, tau_in, x, tau):
-    """Write the tendon tensions tau [N]: given (TENSION) or the unknowns' max(z, 0)."""
-    i = 6
-    for t in range(pl.nt):
-        if modes[t] == TENSION:
-            tau[t] = tau_in[t]
-        else:
-            tau[t] = max(x[i], 0.0) * pl.scale[0, 6 + t]
-            i += 1
-
-
-@kernel
-def tendon_residuals(pl, modes, q, x, F, tau, lengths):
-    """
-    Write the length residuals F[6:] of :func:`_residual` from the tendons' path lengths.
-
-    They depend on the tendons' law (rest length, compliance, motor distance) and not on the
-    rod's shape beyond ``lengths``. False if F is not finite.
-    """
-    i = 6
-    for t in range(pl.nt):
-        if modes[t] == TENSION:
-            continue
-        slack = max(-x[i], 0.0) * pl.scale[0, 6 + t] * pl.tendon[TENDON_SLACK, t]
-        d = pl.tendon[TENDON_MOTOR, t]
-        F[i] = (lengths[t] + d + slack - (pl.tendon[TENDON_REST, t] + d - q[t])
-                * (1.0 + pl.tendon[TENDON_COMPLIANCE, t] * tau[t])) / pl.scale[1, 6 + t]
-        i += 1
-    for i in range(x.size):
-        if not math.isfinite(F[i]):
-            return False
-    return True
-
-
-@kernel
 def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, reach, traj, tau, lengths,
           bays, w, info):
     """
@@ -684,6 +649,8 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, reach, traj, t
     third of the integrations (with tendon friction, from it to the tip: about half). A first
     iteration that leaves ||F||_inf above ``reach`` ends the solve unconverged (a
     continuation step out of Newton's reach, continuation.py; math.inf: never).
+    A step that takes a taut tendon's tension/slack unknown below 0 is moved onto the slack
+    branch of the tendon law (:func:`~._tendon_kernels.slack_branches`).
 
     On return x holds the last accepted iterate, traj/tau/lengths its solution, and
     info = [||F||_inf, iterations, residual evaluations, status].
@@ -791,6 +758,7 @@ def solve(pl, modes, tau_in, q, tip, x, J, jac_ok, tol, max_iter, reach, traj, t
             for c in range(n):
                 acc -= J[r, c] * F[c]
             dx[r] = acc
+        slack_branches(pl, modes, x, J, dx, Jc, xn, Fd, Fn)     # Jc ... Fn: scratch
         alpha = 1.0
         for r in range(n):
             xn[r] = x[r] + dx[r]

@@ -25,7 +25,8 @@ import math
 
 from tendon_robot_sim.models._cosserat_kernels import fd_step
 from tendon_robot_sim.models._numerics import invert, kernel
-from tendon_robot_sim.models.rod.statics._kernels import _residual, tendon_residuals, tensions
+from tendon_robot_sim.models.rod.statics._kernels import _residual
+from tendon_robot_sim.models.rod.statics._tendon_kernels import tendon_residuals, tensions
 
 
 @kernel
