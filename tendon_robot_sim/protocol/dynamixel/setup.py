@@ -309,7 +309,7 @@ class ServoAccess:
         wrong = [f'ID {", ".join(map(str, ids))} (no answer to the sync read)']
         for _ in range(WRITE_ATTEMPTS):
             write()
-            if read.txRxPacket() != sdk.COMM_SUCCESS:
+            if sync_read(read, ids) != sdk.COMM_SUCCESS:   # a late status is no answer
                 continue
             wrong = [f'ID {i} reads {dxl.signed(read.getData(i, *item), item[1])} for '
                      f'{dxl.signed(dxl.unsigned(int(units[k]), item[1]), item[1])} at '
@@ -333,7 +333,7 @@ class ServoAccess:
         read = sdk.GroupSyncRead(self.port, self.handler, start, end - start)
         for servo_id in ids:
             read.addParam(servo_id)
-        if read.txRxPacket() != sdk.COMM_SUCCESS:
+        if sync_read(read, ids) != sdk.COMM_SUCCESS:
             return False
         off = [(read.getData(i, *dxl.HARDWARE_ERROR_STATUS), mask)
                for i, mask in zip(ids, masks) if not read.getData(i, *dxl.TORQUE_ENABLE)]

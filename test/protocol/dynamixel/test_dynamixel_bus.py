@@ -283,6 +283,35 @@ def test_a_writes_late_status_is_not_taken_for_a_reads_answer(rig):
     assert late == [0]
 
 
+def test_a_late_status_before_a_read_back_sync_read_is_a_retry_not_a_lost_port(rig):
+    """
+    The sync reads that check what was written take a WRITE's late status for no answer.
+
+    The read-back of sync writes (the goals of a mode switch, ``sync_checked``) ran the SDK's
+    sync READ without the length check of the bus's cycle: a late status without data, taken
+    for servo 1's block, was indexed for its items and raised IndexError; the bus took it for
+    a vanished port and went down (the project's suite once failed a mode-switch test so, on a
+    loaded machine).
+    """
+    import dynamixel_sdk as sdk
+    from tendon_robot_sim.protocol.dynamixel.bus import open_port
+    from tendon_robot_sim.protocol.dynamixel.setup import ServoAccess
+    chain, thread = rig()
+    ids = [servo.servo_id for servo in chain.servos]
+    port = open_port(thread.endpoint.path, 1000000, 0.1)
+    try:
+        access = ServoAccess(port, sdk.PacketHandler(2.0))
+        # two items: the second starts past the two bytes a status without data leaves
+        wanted = {item: [servo.get(item) for servo in chain.servos]
+                  for item in (dxl.GOAL_PWM, dxl.GOAL_CURRENT)}
+        late = late_statuses(chain, sdk.INST_SYNC_READ, 1)
+        writes = []
+        access.sync_checked(ids, lambda: writes.append(1), wanted, 'the goals')
+        assert late == [0] and len(writes) == 2, 'the read with the late status is tried again'
+    finally:
+        port.closePort()
+
+
 def test_a_late_status_in_a_sync_read_is_a_failed_cycle_not_a_servo_state(rig, buses):
     """
     A WRITE's late status before a sync READ's answers costs a cycle, not a false fault.
