@@ -260,8 +260,11 @@ class ContactZones:
             Zold=np.zeros((rows, z_size)), Zt=np.zeros((rows, z_size)),
             bays={id(p): b for p, b in zip(plans, bays)}, watch=watch, reach=reach)
         if len(self._layouts) >= KEPT_LAYOUTS:
-            # (the grids without zones, one per dt's step, are kept)
-            self._layouts.pop(next(k for k in self._layouts if k[0] is not None))
+            # the oldest, but never the user's dt's grid without zones (every run returns to
+            # it) nor the one in use; the others are built again when needed
+            keep = {id(getattr(self, name, None)) for name in ('_reach_layout', '_layout_now')}
+            self._layouts.pop(next((k for k, kept in self._layouts.items()
+                                    if id(kept) not in keep), None), None)
         self._layouts[key] = layout
         return layout
 

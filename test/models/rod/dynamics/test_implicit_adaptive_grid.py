@@ -106,3 +106,23 @@ def test_a_smallest_step_that_does_not_converge_is_not_told_to_lower_dt_min():
     message = str(error.value)
     assert 'halved down to 3.13e-05 s, it did not converge' in message
     assert message.endswith('; raise tip_tolerance; the state stays at t = 0 s')
+
+
+def test_more_grids_of_halved_steps_than_the_cache_keeps_are_built_again(monkeypatch):
+    """
+    The grid cache holds KEPT_LAYOUTS layouts; the grids of halved steps have no contact zones.
+
+    Its eviction looked for a layout with contact zones only, so a run whose halvings needed
+    more zone-free grids than the cache keeps (a large dt over a small dt_min) ended with
+    StopIteration. KEPT_LAYOUTS 2: the ramp's halvings need 20, 30 and 40 RK4 steps.
+    """
+    from tendon_robot_sim.models.rod.dynamics import implicit_grid
+    monkeypatch.setattr(implicit_grid, 'KEPT_LAYOUTS', 2)
+    sim = ImplicitSimulator(ROBOT, dt=0.002, tip_tolerance=TOLERANCE, dt_min=1e-5)
+    tip = sim.follow(ramp(0.002), 'tension')[-1, 0:3]
+    assert sim.smallest_dt < 0.25e-3           # three grids at least
+    kept = ImplicitSimulator(ROBOT, dt=0.002, tip_tolerance=TOLERANCE, dt_min=1e-5)
+    monkeypatch.setattr(implicit_grid, 'KEPT_LAYOUTS', 8)
+    # the same run with every grid kept: a grid built again is the same grid (its warm
+    # starts may differ by the solver's round-off, far below the tolerance)
+    assert np.linalg.norm(kept.follow(ramp(0.002), 'tension')[-1, 0:3] - tip) < TOLERANCE / 100
