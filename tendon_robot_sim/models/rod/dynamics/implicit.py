@@ -117,6 +117,11 @@ MAX_ITERATIONS = 30
 DT_HALVINGS = MAX_HALVINGS
 
 
+def wave_steps(robot: Robot, dt: float, alpha: float) -> int:
+    """Return the fewest RK4 steps over the rod that follow time steps of ``dt`` s: WAVE_STEP."""
+    return math.ceil(wave_rate(robot, dt, alpha) * robot.rod.length / WAVE_STEP)
+
+
 def default_steps(robot: Robot, model: str, dt: float, alpha: float, obstacles: bool) -> int:
     """
     Return the default RK4 steps over the rod for time steps of ``dt`` s (see above).
@@ -130,7 +135,7 @@ def default_steps(robot: Robot, model: str, dt: float, alpha: float, obstacles: 
     least the steps of WAVE_STEP (a small dt's fast waves).
     """
     length = robot.rod.length
-    waves = math.ceil(wave_rate(robot, dt, alpha) * length / WAVE_STEP)
+    waves = wave_steps(robot, dt, alpha)
     if model == 'discrete' or obstacles:
         return max(DEFAULT_STEPS, math.ceil(length / MAX_STEP), waves)
     return max(CONTINUOUS_STEPS, waves,
@@ -257,8 +262,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         def grid_step(dt_k: float) -> float:
             """RK4 step [m] valid at dt_k: the default's, or the user's within WAVE_STEP."""
             return rod.length / (default_steps(robot, model, dt_k, float(alpha), obstacles)
-                                 if contact_step else max(steps, math.ceil(wave_rate(
-                                     robot, dt_k, float(alpha)) * rod.length / WAVE_STEP)))
+                                 if contact_step else
+                                 max(steps, wave_steps(robot, dt_k, float(alpha))))
         # adaptive steps down to dt / 2^k: nodes for the smallest (implicit_step_control)
         node_positions = shooting_nodes(
             robot, model, float(dt) / 2 ** (smallest_level(dt, tip_tolerance, dt_min)
