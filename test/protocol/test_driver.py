@@ -323,8 +323,9 @@ def test_a_host_that_did_not_read_its_port_for_lost_after_has_not_lost_the_devic
         wait_for(lambda: reported(motors, lambda status: True), what='the status')
         motors.enable([0.5] * N)
         reading.clear()
-        time.sleep(0.6)     # the stall: twice lost_after, while the device streams on
-        assert time.monotonic() - motors.statistics()[0].last_rx_time > 0.3
+        # the stall: until nothing was read for twice lost_after, while the device streams on
+        wait_for(lambda: time.monotonic() - motors.statistics()[0].last_rx_time > 0.6,
+                 what='a stall of twice lost_after')
         assert motors.fault() == '', 'the device spoke; this host did not listen'
         reading.set()
         wait_for(lambda: reported(motors, lambda status: status.stamp > time.monotonic() - 0.1),
