@@ -129,7 +129,8 @@ def run_calibrate(args) -> int:
                 measured.append(hold_and_measure(args.port, args.baud, channel,
                                                  round(channel.direction * amps
                                                        / dxl.CURRENT_UNIT),
-                                                 settings=settings))
+                                                 settings=settings,
+                                                 others=[c.servo_id for c in channels]))
             except BusError as error:
                 raise CommandError(f'--port: {error}') from None
             print(f'channel {k} (servo ID {channel.servo_id}) at {amps:g} A: load cell '

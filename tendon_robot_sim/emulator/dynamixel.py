@@ -23,9 +23,11 @@ parameters and CRC, after byte stuffing), the CRC-16 of everything before it
 Instructions: PING (broadcast too), READ, WRITE, REG WRITE and ACTION (ACTION
 without a registered write: Instruction Error), SYNC READ, SYNC WRITE, REBOOT and
 Control Table Backup (0x20, firmware 45 and later); anything else is answered with the
-Instruction Error. Status packets carry the error byte, its bit 7 (alert) set while
-Hardware Error Status is not 0; a servo sends one as its Status Return Level says, and
-its Return Delay Time after the instruction (the emulator sends a reply's statuses
+Instruction Error. A servo whose Secondary ID (12) is an instruction's ID also does a
+WRITE, REG WRITE (RAM area) or ACTION sent there, and answers nothing. Status packets
+carry the error byte, its bit 7 (alert) set while Hardware Error Status is not 0; a servo
+sends one as its Status Return Level says, and its Return Delay Time after the
+instruction (the emulator sends a reply's statuses
 together, after the sum of their delays). Every instruction a servo takes restarts its
 Bus Watchdog.
 
@@ -58,6 +60,7 @@ from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.files.outputs import write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
+from tendon_robot_sim.protocol.dynamixel.stuffing import stuff, unstuff
 import yaml
 
 __all__ = ['ANSWER_LATENCY', 'bus_file', 'bus_text', 'crc16', 'DynamixelChain', 'EmulatedServo',
@@ -99,26 +102,6 @@ def crc16(data: bytes) -> int:
             crc = ((crc << 1) ^ 0x8005) if crc & 0x8000 else crc << 1
             crc &= 0xFFFF
     return crc
-
-
-def stuff(field: bytes) -> bytes:
-    """Add ``FD`` after every ``FF FF FD`` of the instruction/status and parameter field."""
-    out = bytearray()
-    for byte in field:
-        out.append(byte)
-        if out[-3:] == b'\xff\xff\xfd':
-            out.append(0xFD)
-    return bytes(out)
-
-
-def unstuff(field: bytes) -> bytes:
-    """Remove the ``FD`` that stuffing added after every ``FF FF FD``."""
-    out = bytearray()
-    for byte in field:
-        if byte == 0xFD and out[-3:] == b'\xff\xff\xfd':
-            continue
-        out.append(byte)
-    return bytes(out)
 
 
 def packet(servo_id: int, field: bytes) -> bytes:
@@ -241,6 +224,9 @@ class DynamixelChain:
     def _execute(self, ins: Instruction, now: float) -> list[tuple[EmulatedServo, bytes]]:
         if ins.servo_id == BROADCAST:
             return self._broadcast(ins, now)
+        for other in self._secondary(ins.servo_id):
+            other.instruction(now)
+            self._obey(other, ins)
         servo = self._by_id(ins.servo_id)
         if servo is None:
             return []
@@ -302,6 +288,29 @@ class DynamixelChain:
             elif ins.instruction == ACTION:
                 servo.action()
         return []
+
+    def _secondary(self, servo_id: int) -> list[EmulatedServo]:
+        """Return the live servos whose Secondary ID (not their ID) is ``servo_id``."""
+        if servo_id > dxl.SECONDARY_ID_MAX:
+            return []
+        return [s for s in self.servos if not s.silent and s.off_until is None
+                and s.servo_id != servo_id and s.get(dxl.SECONDARY_ID) == servo_id]
+
+    @staticmethod
+    def _obey(servo: EmulatedServo, ins: Instruction) -> None:
+        """
+        Do an instruction sent to ``servo``'s Secondary ID: no status, the RAM area only.
+
+        Secondary(Shadow) ID page: "The EEPROM area of the Control Table cannot be modified
+        with Secondary ID", "the Status Packet will not be returned".
+        """
+        p = ins.params
+        if ins.instruction in (WRITE, REG_WRITE) and len(p) > 2 \
+                and int.from_bytes(p[0:2], 'little') >= dxl.RAM_START:
+            do = servo.write if ins.instruction == WRITE else servo.register
+            do(int.from_bytes(p[0:2], 'little'), p[2:])
+        elif ins.instruction == ACTION:
+            servo.action()
 
     def _unicast(self, servo: EmulatedServo, ins: Instruction) -> tuple[int, bytes]:
         p = ins.params

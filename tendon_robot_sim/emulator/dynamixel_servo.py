@@ -37,20 +37,21 @@ What it follows, page by page of the e-Manual:
   current bound but the motor's own: against a blocked horn it draws the stall current of
   its Specifications (at 12 V), scaled by Goal PWM (a PWM limit in every mode but PWM
   control: Goal PWM page) over 885;
-* Drive Mode: the Range of its model's page (0 ~ 5, the XL430-W250 0 ~ 13) and only the
-  bits the model has; Reverse inverts Goal and Present Position (on an X540 the current
-  too); Torque On by Goal Update (XL430, firmware 45 and later) switches the torque on
-  when a goal is written with the torque off;
+* Drive Mode (firmware 38 and later; before, address 10 is not defined): the Range of its
+  model's page (0 ~ 5, the XL430-W250 0 ~ 13) and only the bits the model has; Reverse
+  inverts Goal and Present Position (on an X540 the current too); Torque On by Goal
+  Update (XL430, firmware 45 and later) switches the torque on when a goal is written
+  with the torque off;
 * Status Return Level (68): 0 answers PING only, 1 PING and READ (SYNC READ too), 2 every
   instruction; Return Delay Time (9): each status goes out that many 2 us after the
   instruction (:meth:`EmulatedServo.return_delay`);
-* Bus Watchdog (firmware 38 and later): with the torque on, an instruction interval longer
-  than its value (20 ms units) makes it read -1 and the servo stop; goal items then refuse
-  writes with Data Range Error until 0 is written to it. The page does not say what
-  "stop" is in each mode: here the current stops (current control: the tendon goes
-  slack) and the position modes hold where the servo was. The interval is judged at each
-  mechanics step, after the instructions waiting on the port are read, so an emulator
-  thread that waited for the GIL does not blame the host;
+* Bus Watchdog (firmware 38 and later; before, address 98 is not defined): with the torque
+  on, an instruction interval longer than its value (20 ms units) makes it read -1 and the
+  servo stop; goal items then refuse writes with Data Range Error until 0 is written to
+  it. The page does not say what "stop" is in each mode: here the current stops (current
+  control: the tendon goes slack) and the position modes hold where the servo was. The
+  interval is judged at each mechanics step, after the instructions waiting on the port
+  are read, so an emulator thread that waited for the GIL does not blame the host;
 * Reboot, and a power cycle: the RAM (torque, the indirect map) back at its initial
   values, the EEPROM kept, Present Position within one turn again;
 * Startup Configuration (60, firmware 45 and later): bit 0 switches the torque on at
@@ -88,7 +89,7 @@ LOG_LENGTH = 10000
 _ITEMS = [
     (0, 2, False, None, None), (2, 4, False, None, None), (6, 1, False, None, None),
     (7, 1, True, 0, 252), (8, 1, True, 0, 7), (9, 1, True, 0, 254),
-    (10, 1, True, None, None), (11, 1, True, None, None), (12, 1, True, 0, 255),
+    (11, 1, True, None, None), (12, 1, True, 0, 255),
     (13, 1, True, 1, 2), (20, 4, True, -1044479, 1044479), (24, 4, True, 0, 1023),
     (31, 1, True, 0, 100), (32, 2, True, None, None), (34, 2, True, None, None),
     (36, 2, True, 0, 885), (38, 2, True, None, None), (44, 4, True, 0, 1023),
@@ -96,7 +97,7 @@ _ITEMS = [
     (64, 1, True, 0, 1), (65, 1, True, 0, 1), (68, 1, True, 0, 2), (69, 1, False, None, None),
     (70, 1, False, None, None), (76, 2, True, 0, 16383), (78, 2, True, 0, 16383),
     (80, 2, True, 0, 16383), (82, 2, True, 0, 16383), (84, 2, True, 0, 16383),
-    (88, 2, True, 0, 16383), (90, 2, True, 0, 16383), (98, 1, True, 0, dxl.BUS_WATCHDOG_MAX),
+    (88, 2, True, 0, 16383), (90, 2, True, 0, 16383),
     (100, 2, True, None, None), (102, 2, True, None, None), (104, 4, True, None, None),
     (108, 4, True, 0, 32767), (112, 4, True, 0, 32767), (116, 4, True, None, None),
     (120, 2, False, None, None), (122, 1, False, None, None), (123, 1, False, None, None),
@@ -115,6 +116,8 @@ _NO_CURRENT_MODES = (dxl.VELOCITY_MODE, dxl.POSITION_MODE, dxl.EXTENDED_POSITION
                      dxl.PWM_MODE)
 #: RAM values an Operating Mode switch sets back (its page: the gains to their initial values).
 _GAINS = {76: 1920, 78: 100, 80: 0, 82: 0, 84: 800, 88: 0, 90: 0}
+#: Items that exist from firmware 38 (their pages): Drive Mode and Bus Watchdog.
+_V38_ITEMS = [(10, 1, True, None, None), (98, 1, True, 0, dxl.BUS_WATCHDOG_MAX)]
 #: Items that exist from firmware 45: Startup Configuration (0 ~ 3) and Backup Ready.
 _STARTUP_ITEMS = [(60, 1, True, 0, 3), (147, 1, False, None, None)]
 
@@ -152,6 +155,7 @@ class EmulatedServo:
         current_items = (dxl.CURRENT_LIMIT[0], dxl.GOAL_CURRENT[0])
         low, high = self.spec.voltage_limits
         items = _ITEMS + [(32, 2, True, low, high), (34, 2, True, low, high)] + (
+            _V38_ITEMS if firmware >= dxl.DRIVE_MODE_FIRMWARE else []) + (
             _STARTUP_ITEMS if firmware >= dxl.STARTUP_FIRMWARE else [])
         self.items = {a: (size, writable, low, high) for a, size, writable, low, high in items
                       if self.spec.current_limit or a not in current_items}
@@ -168,7 +172,7 @@ class EmulatedServo:
         """Fill the EEPROM area as it leaves the factory (the Initial Value column)."""
         low, high = self.spec.voltage_limits
         for item, value in ((dxl.ID, self._id), (dxl.BAUD_RATE, 1), (dxl.RETURN_DELAY_TIME, 250),
-                            (dxl.DRIVE_MODE, drive_mode), (dxl.OPERATING_MODE, 3), ((12, 1), 255),
+                            (dxl.OPERATING_MODE, 3), ((12, 1), 255),
                             ((13, 1), 2), ((24, 4), 10),
                             (dxl.TEMPERATURE_LIMIT, self.spec.temperature_limit),
                             (dxl.MAX_VOLTAGE_LIMIT, high), (dxl.MIN_VOLTAGE_LIMIT, low),
@@ -177,6 +181,8 @@ class EmulatedServo:
             self._put(item, value)
         if self.spec.current_limit:
             self._put(dxl.CURRENT_LIMIT, self.spec.current_limit)
+        if self.firmware >= dxl.DRIVE_MODE_FIRMWARE:
+            self._put(dxl.DRIVE_MODE, drive_mode)
         if self.firmware >= dxl.STARTUP_FIRMWARE:
             self._put(dxl.STARTUP_CONFIGURATION, startup)
 
@@ -311,9 +317,10 @@ class EmulatedServo:
         modes = dxl.OPERATING_MODES if self.spec.current_limit else _NO_CURRENT_MODES
         if value(dxl.OPERATING_MODE[0]) not in modes:
             return dxl.DATA_RANGE_ERROR
-        drive = value(dxl.DRIVE_MODE[0])
-        if drive > self.spec.drive_mode_max or drive & ~self.spec.drive_bits:
-            return dxl.DATA_RANGE_ERROR
+        if dxl.DRIVE_MODE[0] in touched:
+            drive = value(dxl.DRIVE_MODE[0])
+            if drive > self.spec.drive_mode_max or drive & ~self.spec.drive_bits:
+                return dxl.DATA_RANGE_ERROR
         if self.spec.current_limit:
             if value(dxl.CURRENT_LIMIT[0]) > self.spec.current_limit:
                 return dxl.DATA_RANGE_ERROR

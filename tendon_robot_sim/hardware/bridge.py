@@ -28,7 +28,9 @@ The hardware bridge's logic without ROS: setpoints in, safe commands out.
 * **Ramps**: a command moves at most ``max_tension_rate`` [N/s] or
   ``max_displacement_rate`` [m/s] per second from the previous command, or from what the
   device last reported after a start, ``resume``, a watchdog recovery, a reconnect or a
-  change of mode. Only the safe state goes in one step (relaxing is the safe direction).
+  change of mode. Only the safe state goes in one step (relaxing is the safe direction), and
+  a start beyond an upper limit, at that limit; a tendon paid out beyond the lower
+  displacement limit is drawn in from where it is (:meth:`BridgeCore._ramp_start`).
 * **Watchdog and stop latch**: no valid setpoint for ``watchdog_timeout`` commands the
   safe state (every tendon at ``min_tension``, tension mode); the watchdog is armed by the
   first valid setpoint after an activation or a resume (until then the safe state is
@@ -57,7 +59,8 @@ import numpy as np
 from tendon_robot_sim.hardware.plausibility import Plausibility, tension_problem, tip_problem
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.devices import MotorBus, TipSensor
-from tendon_robot_sim.protocol.drivers import DELIVERED, MotorStatus, PENDING, REJECTED
+from tendon_robot_sim.protocol.drivers import (DELIVERED, GIVEN_UP, MotorStatus, PENDING,
+                                               REJECTED)
 from tendon_robot_sim.protocol.framing import ProtocolError
 from tendon_robot_sim.protocol.link import CONNECTED
 from tendon_robot_sim.protocol.mounting import SensorMount
@@ -303,7 +306,12 @@ class BridgeCore:
             return events
         self.watchdog_tripped = False
         if self.setpoint is not None and self.motors.connected:
-            command = self._ramp(self.setpoint, dt)
+            # The next step only once the device has this one: the driver writes only its
+            # newest command, so the steps of a writer held up (a loaded machine) reached
+            # the device as one jump. Held, the step is sent again if the driver gave it up.
+            held = (self._output is not None and _same(self._output, self.sent)
+                    and self.motors.delivery(self._sent_seq) in (PENDING, GIVEN_UP))
+            command = self.sent if held else self._ramp(self.setpoint, dt)
             if command is not None:
                 self._command(command, events)
         return events
@@ -354,14 +362,23 @@ class BridgeCore:
         return self._output
 
     def _ramp_start(self, mode: str) -> np.ndarray | None:
-        """Where the device is in ``mode`` (its status, within the limits), if it said lately."""
+        """
+        Where the device is in ``mode`` (its status), if it said lately; None otherwise.
+
+        Above ``max_tension`` or ``max_displacement`` it starts at the limit: easing a tension
+        or paying out is the safe direction and may go in one step, as the safe state does; a
+        tension below the pretension starts at it. A displacement below ``min_displacement``
+        starts where the device is: a tendon paid out beyond it (the antagonist of a pulled
+        tendon, 31 mm at 8 N on the default robot) is drawn in at ``max_displacement_rate``,
+        where a start at the limit drew it in 21 mm at once.
+        """
         s = self.settings
         status = self.motors.status()
         if status is None or status.oldest <= self._ramp_after or self._implausible(status):
             return None   # never from a reading that cannot be physical
         if mode == motor.TENSION:
             return np.clip(status.tensions, s.min_tension, s.max_tensions)
-        return np.clip(status.displacements, s.min_displacement, s.max_displacement)
+        return np.minimum(status.displacements, s.max_displacement)
 
     def _command(self, command: tuple[str, np.ndarray], events: list[Event] | None = None
                  ) -> None:

@@ -76,8 +76,9 @@ from tendon_robot_sim.hardware.bridge import (BridgeCore, BridgeSettings, ERROR,
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
-from tendon_robot_sim.protocol.devices import (DYNAMIXEL, motor_bus, MOTOR_DEVICES, MotorBus,
-                                               SENSOR_DEVICES, tip_sensor, TipSensor)
+from tendon_robot_sim.protocol.devices import (DYNAMIXEL, load_dynamixel_bus, motor_bus,
+                                               MOTOR_DEVICES, MotorBus, SENSOR_DEVICES,
+                                               tip_sensor, TipSensor)
 from tendon_robot_sim.protocol.keyence import Heads
 from tendon_robot_sim.protocol.laser import TdcrLaserV1
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
@@ -88,6 +89,7 @@ from tendon_robot_sim.ros.parameters import (check_displacement_range, check_fra
                                              check_pretension, ConfigurationError, declare,
                                              FRAME_PREFIX, Param)
 from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.ros.sim_time import waiting_for_clock
 from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'hardware_bridge'
@@ -193,14 +195,30 @@ def keyence_heads(values) -> Heads:
         raise ConfigurationError(f'parameter {error}') from None
 
 
-def check_parameters(values) -> None:
+def dynamixel_file(values):
+    """Return the bus file the ``dynamixel_file`` parameter names (empty: the package's)."""
+    return values['dynamixel_file'] or share_dir() / 'config' / 'dynamixel.yaml'
+
+
+def check_parameters(values) -> Heads:
     """
-    Raise ConfigurationError for parameters the bridge refuses together (``values``: by name).
+    Return the LK-G heads, or raise ConfigurationError for parameters the bridge refuses together.
+
+    ``values``: by name.
 
     The bridge at its start and the local launcher before a stack starts check the head
-    geometry, whatever ``sensor_device`` is: a bad value is a bad value.
+    geometry, whatever ``sensor_device`` is: a bad value is a bad value; and, with
+    ``motor_device`` dynamixel, the bus file (configure reads it again: an edited file is
+    taken then). A bad bus file failed configure only, with the rest of the stack running.
     """
-    keyence_heads(values)
+    heads = keyence_heads(values)
+    if values['motor_device'] == DYNAMIXEL:
+        try:
+            load_dynamixel_bus(dynamixel_file(values))
+        except ValueError as error:
+            why = str(error).removeprefix('dynamixel_file: ')
+            raise ConfigurationError(f'parameter dynamixel_file: {why}') from None
+    return heads
 
 
 class _RosLogHandler(logging.Handler):
@@ -235,7 +253,7 @@ class HardwareBridgeNode(LifecycleNode):
             self.mount = sensor_mount(config.urdf_file or share_dir() / 'urdf/tendon_robot.urdf',
                                       self.robot.base.frame_id, config.sensor_frame)
             self._check_limits()
-            self.heads = keyence_heads(vars(config))
+            self.heads = check_parameters(vars(config))
         except (RobotDescriptionError, MountingError, ValueError) as error:
             self.destroy_node()
             raise ConfigurationError(str(error)) from None
@@ -316,7 +334,7 @@ class HardwareBridgeNode(LifecycleNode):
             motors = motor_bus(
                 c.motor_device, c.motor_port, self.robot.max_tensions, c.motor_baudrate,
                 c.ack_timeout, c.max_retries, c.command_rate,
-                c.dynamixel_file or share_dir() / 'config' / 'dynamixel.yaml',
+                dynamixel_file(vars(c)),
                 c.safe_torque_off, c.stale_timeout, **link)
             sensor = tip_sensor(c.sensor_device, c.sensor_port, c.sensor_baudrate,
                                 c.state_rate, c.sensor_timeout, self.heads, **link) \
@@ -459,7 +477,7 @@ class HardwareBridgeNode(LifecycleNode):
 
     def _on_state_timer(self) -> None:
         now_ros = self.get_clock().now()
-        if now_ros.nanoseconds == 0 and self.get_clock().ros_time_is_active:
+        if waiting_for_clock(self):
             self._warn('sim time without clock', SIM_TIME_WITHOUT_CLOCK)
         now = time.monotonic()
         status, events = self.core.motor_status(now)

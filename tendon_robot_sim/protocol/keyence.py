@@ -51,7 +51,8 @@ import serial
 
 from tendon_robot_sim.protocol.drivers import SensorStatistics
 from tendon_robot_sim.protocol.laser import COUNT_MAX, TipMeasurement
-from tendon_robot_sim.protocol.link import CONNECTED, DISCONNECTED, LinkStatistics, LinkView
+from tendon_robot_sim.protocol.link import (CONNECTED, DISCONNECTED, LinkStatistics, LinkView,
+                                            open_serial)
 
 logger = logging.getLogger(__name__)
 
@@ -242,8 +243,7 @@ class KeyenceSensor:
         while not self._stop.is_set():
             try:
                 if port is None:
-                    port = serial.serial_for_url(self.url, baudrate=self.baudrate,
-                                                 timeout=self.timeout)
+                    port = open_serial(self.url, baudrate=self.baudrate, timeout=self.timeout)
                     with self._lock:
                         self._link.reconnects += self._link.connects > 0
                         self._link.connects += 1

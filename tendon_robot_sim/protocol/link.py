@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+import errno
 import logging
 import threading
 import time
@@ -45,6 +46,25 @@ logger = logging.getLogger(__name__)
 
 CONNECTED = 'connected'
 DISCONNECTED = 'disconnected'
+
+
+def open_serial(url: str, **settings) -> serial.SerialBase:
+    """
+    Open ``url`` for this process alone (:func:`serial.serial_for_url` with ``settings``).
+
+    The port is locked (pyserial's ``exclusive``: ``flock``) before its settings are touched,
+    so a second hardware bridge, a ``hardware scan`` or any other locking program cannot open
+    a port a bridge drives: two hosts on one bus take each other's answers, and the second
+    one's configure switched the first one's servos off. SerialException (an OSError) says
+    the port is in use.
+    """
+    try:
+        return serial.serial_for_url(url, exclusive=True, **settings)
+    except serial.SerialException as error:
+        if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK):
+            raise
+        raise serial.SerialException('in use by another process (another hardware bridge, a '
+                                     'scan?)') from None
 
 
 @dataclass
@@ -188,7 +208,7 @@ class SerialLink:
         delay = self._backoff[0]
         while not self._stop.is_set():
             try:
-                port = serial.serial_for_url(self.url, **self._open_args)
+                port = open_serial(self.url, **self._open_args)
             except (serial.SerialException, OSError) as error:
                 with self._lock:
                     self._stats.connect_failures += 1

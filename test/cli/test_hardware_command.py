@@ -25,6 +25,7 @@ from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol.devices import load_dynamixel_channels
+from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 import yaml
 
 pytest.importorskip('dynamixel_sdk')
@@ -98,3 +99,31 @@ def test_calibrate_refuses_bad_answers(chain, tmp_path, capsys):
     assert "'lots' is not a number" in capsys.readouterr().err
     assert yaml.safe_load(config.read_text())['channels'][0]['calibration'] == {
         'gain': 100.0, 'offset': 0.0}   # nothing written
+
+
+def test_calibrate_tension_drives_one_servo_at_a_time_when_one_is_grouped_under_another(
+        chain, tmp_path, monkeypatch):
+    """
+    Servo 2 at Secondary ID 1 takes only its own channel's Goal Currents.
+
+    A Goal Current meant for servo 1 is a unicast write, which servo 2 did too
+    (Secondary(Shadow) ID page): channel 0's steps drove channel 1's servo as well. The tool
+    switches it off before channel 0's first step.
+    """
+    servos, port = chain[0].servos, chain[1]
+    servos[1]._put(dxl.SECONDARY_ID, 1)
+    goals = []   # the Goal Currents servo 2 takes, from its ID or its Secondary ID
+    write = servos[1].write
+
+    def recorded(address, data):
+        if address == dxl.GOAL_CURRENT[0]:
+            goals.append(int.from_bytes(data, 'little'))
+        return write(address, data)
+    monkeypatch.setattr(servos[1], 'write', recorded)
+    answers = tmp_path / 'answers.txt'
+    answers.write_text('\n'.join(f'{k + 1}' for k in range(8)) + '\n')
+    assert main(['hardware', 'calibrate-tension', '--port', port, '--config',
+                 str(bus_file(tmp_path)), '--currents', '0.02,0.05', '--answers',
+                 str(answers)]) == 0
+    assert goals == [7, 19]   # its own two steps: 0.02 A and 0.05 A in 2.69 mA units
+    assert servos[1].get(dxl.SECONDARY_ID) == 255

@@ -208,6 +208,53 @@ def test_the_bus_watchdog_stops_the_servo_and_makes_the_goals_read_only(plant):
     assert write(chain, 1, dxl.GOAL_CURRENT, 20) == 0
 
 
+def test_drive_mode_and_bus_watchdog_exist_from_firmware_38(plant):
+    """
+    XM430-W350 page: "Drive Mode(10, Available from Firmware v38)", "Bus Watchdog(98, ...)".
+
+    Before v38 neither address is defined: a write gets the Access Error (Protocol 2.0
+    page), and no watchdog stops a servo whose host went quiet.
+    """
+    old, new = EmulatedServo(1, firmware=37), EmulatedServo(2, firmware=38)
+    chain = DynamixelChain(plant, [old, new, EmulatedServo(3), EmulatedServo(4)])
+    for servo_id in (1, 2):
+        assert write(chain, servo_id, dxl.OPERATING_MODE, dxl.CURRENT_MODE) == 0
+    assert write(chain, 1, dxl.DRIVE_MODE, 0) == dxl.ACCESS_ERROR
+    assert write(chain, 2, dxl.DRIVE_MODE, 0) == 0
+    assert write(chain, 1, dxl.BUS_WATCHDOG, 1) == dxl.ACCESS_ERROR
+    assert write(chain, 2, dxl.BUS_WATCHDOG, 1) == 0   # 20 ms
+    for servo_id in (1, 2):
+        assert write(chain, servo_id, dxl.GOAL_CURRENT, 30) == 0
+        assert write(chain, servo_id, dxl.TORQUE_ENABLE, 1) == 0
+    chain.step(time.monotonic() + 0.1)
+    assert old.target()[1] > 7.0 and new.target() == (motor.TENSION, 0.0)
+
+
+def test_secondary_id_as_in_the_pages_example(plant):
+    """
+    Secondary(Shadow) ID page, its example with the chain's four servos (IDs 1 to 4).
+
+    A servo obeys a write to its Secondary ID (0 ~ 252) as to its ID, RAM only, and sends
+    no status for it; 255 (the default) turns the function off.
+    """
+    servos = [EmulatedServo(k) for k in (1, 2, 3, 4)]
+    chain = DynamixelChain(plant, servos)
+    led = (65, 1)
+    for servo_id in (1, 2, 3, 4):
+        assert write(chain, servo_id, dxl.SECONDARY_ID, 4) == 0
+    assert write(chain, 1, led, 1) == 0                        # ID 1's LED only, a status
+    assert [s.get(led) for s in servos] == [1, 0, 0, 0]
+    reply = chain.receive(packet(4, bytes([0x03]) + (65).to_bytes(2, 'little') + b'\x01'))
+    assert [s.get(led) for s in servos] == [1, 1, 1, 1]        # every LED ...
+    assert [r[4] for r in reply] == [4]                        # ... one status, of ID 4
+    chain.receive(packet(4, bytes([0x03]) + (9).to_bytes(2, 'little') + b'\x00'))
+    assert [s.get(dxl.RETURN_DELAY_TIME) for s in servos] == [250, 250, 250, 0]   # no EEPROM
+    for servo_id in (1, 2, 3, 4):
+        assert write(chain, servo_id, dxl.SECONDARY_ID, 100) == 0
+    assert chain.receive(packet(100, bytes([0x03]) + (65).to_bytes(2, 'little') + b'\x00')) == []
+    assert [s.get(led) for s in servos] == [0, 0, 0, 0]        # no ID 100: no status
+
+
 def test_drive_mode_reverse_and_torque_on_by_goal_update(plant):
     """
     Drive Mode page: Reverse inverts the position (X540: the current too); bit 3.

@@ -84,6 +84,10 @@ def test_crc_of_the_manual_packets_and_byte_stuffing():
     # The Protocol 2.0 page's stuffing rule: FF FF FD -> FF FF FD FD.
     assert stuff(b'\x03\xff\xff\xfd\x01') == b'\x03\xff\xff\xfd\xfd\x01'
     assert unstuff(stuff(b'\xff\xff\xfd\xff\xff\xfd')) == b'\xff\xff\xfd\xff\xff\xfd'
+    # "If FF FF FD already exists, add a 0xFD to change it to FF FF FD FD": the receiver
+    # takes that one FD out, not the FD of the data that follows it.
+    assert stuff(b'\xff\xff\xfd\xfd') == b'\xff\xff\xfd\xfd\xfd'
+    assert unstuff(b'\xff\xff\xfd\xfd\xfd') == b'\xff\xff\xfd\xfd'
     # A stuffed packet decodes to its original parameters.
     decoded = InstructionDecoder().feed(b'\x00\x17' + packet(1, b'\x03\x00\x00\xff\xff\xfd'))
     assert decoded[0].params == b'\x00\x00\xff\xff\xfd'

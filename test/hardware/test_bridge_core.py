@@ -131,8 +131,8 @@ def test_an_out_of_range_setpoint_is_rejected_whole_and_the_last_valid_one_kept(
 
 def test_setpoints_are_ramped_from_the_device_and_the_watchdog_relaxes_in_one_step(core):
     bridge, rig = core
-    # What the bridge commands: the driver writes only the newest command, so on a loaded
-    # machine the device skips some (superseded) and its log shows larger rises.
+    # What the bridge commands, each step (the device's log holds the delivered ones:
+    # test_a_stalled_writer_holds_the_ramp_the_device_never_gets_a_jump).
     commanded = []
     command_tensions = bridge.motors.command_tensions
     bridge.motors.command_tensions = lambda values: (commanded.append(values[0]),
@@ -171,6 +171,37 @@ def test_setpoints_are_ramped_from_the_device_and_the_watchdog_relaxes_in_one_st
     assert bridge.safety_diagnostics(time.monotonic()).level == WARN
 
 
+def test_a_switch_to_displacement_ramps_from_a_tendon_beyond_the_limits_without_a_jump(core):
+    """
+    The displacement ramp starts where the device is, not where the limits would have it.
+
+    8 N on t0 bends the robot: t0 drawn in 34 mm, beyond max_displacement (20 mm), t2 paid
+    out 31 mm, beyond min_displacement (-10 mm). The ramp into displacement mode started
+    from the reported displacements clipped to the limits: t2 was drawn in 21 mm in one
+    command, and the tensions rose from 8 N and 0.5 N to 17.6 N and 13.9 N within 0.5 s,
+    where max_displacement_rate (10 mm/s) takes 2 s. Paying out (t0 to the upper limit) is
+    the safe direction and may go in one step, as the safe state does; drawing in is ramped.
+    """
+    bridge, rig = core
+    following(bridge, rig, [8.0, 0.5, 0.5, 0.5])
+    tick = ticking(bridge)
+    wait_for(lambda: (s := bridge.motors.status()) is not None and s.displacements[2] < -0.02
+             and np.all(s.velocities == 0.0), what='t2 paid out beyond -10 mm, at rest',
+             between=lambda: (bridge.accept(NAMES, [8.0, 0.5, 0.5, 0.5], [], time.monotonic()),
+                              tick()))
+    reported = bridge.motors.status().displacements
+    assert reported[0] > 0.02   # t0 drawn in beyond max_displacement
+
+    def displacement_sent():
+        bridge.accept(NAMES, [], [0.0] * 4, time.monotonic())
+        bridge.tick(time.monotonic())
+        return bridge.sent[0] == motor.DISPLACEMENT and (bridge.sent[1].copy(),)
+    first, = wait_for(displacement_sent, what='the first displacement command')
+    # within one ramp step (10 mm/s x 20 ms) and what the resting plant creeps meanwhile
+    assert abs(first[2] - reported[2]) < 5e-4, (first, reported)
+    assert first[0] <= 0.02    # never a draw-in beyond the limit
+
+
 def test_after_a_lost_port_the_resumed_ramp_starts_from_the_safe_state(core):
     """
     The ramp after ~/resume starts from the safe state held, not from a lagging report.
@@ -196,6 +227,36 @@ def test_after_a_lost_port_the_resumed_ramp_starts_from_the_safe_state(core):
         tick()
     wait_for(lambda: bridge.sent[1][0] > PRETENSION, what='the ramp', between=stream)
     assert bridge.sent[1][0] <= PRETENSION + step + 1e-9
+
+
+def test_a_stalled_writer_holds_the_ramp_the_device_never_gets_a_jump(core):
+    """
+    While the device has not acknowledged a ramp step, the ramp waits for it.
+
+    The driver writes only its newest command. A loaded machine held its I/O thread while
+    the command timer ran on: the ramp went on in commands the device never got, and the
+    device, after the safe state, got the setpoint, 1.5 N up, in one command. Here the
+    thread's writes are held for 10 command periods (0.1 s, a ramp of 1 N at 10 N/s).
+    """
+    bridge, rig = core
+    link = bridge.motors.link
+    poll, held = link._poll_outgoing, threading.Event()
+    link._poll_outgoing = lambda now: [] if held.is_set() else poll(now)
+    following(bridge, rig, [PRETENSION] * 4)
+    step = 10.0 * 2 / 100.0   # max_tension_rate over two command periods [N]
+    wanted = (2.0, PRETENSION, PRETENSION, PRETENSION)
+    held.set()
+    for _ in range(10):
+        bridge.accept(NAMES, list(wanted), [], time.monotonic())
+        ticking(bridge)()
+    held.clear()
+
+    def stream():
+        bridge.accept(NAMES, list(wanted), [], time.monotonic())
+        ticking(bridge)()
+    wait_for(lambda: applied(rig) == wanted, what='the setpoint', between=stream)
+    rises = np.diff([c.tensions[0] for c in rig.motor.applied])
+    assert rises.max() <= step + 1e-9
 
 
 def test_stop_latches_until_resume_and_a_lasting_implausible_reading_latches_a_fault(core):

@@ -334,14 +334,19 @@ def test_damaged_frames_and_a_disconnect_are_survived(rig, ros):
     assert probe.call(probe.resume).success
     wait_for(lambda: applied_tensions(rig) == (2.5, 1.0, 1.0, 1.0), what='setpoint B')
     commands = list(rig.motor.applied)
-    # what the device applied, and what the bridge saw, if it fails: a rare failure beside
-    # a loaded suite applied (2.5, 1, 1, 1) twice under two numbers, with nothing in the log
+    # what the device applied, and what the bridge saw, if it fails
     history = (f'applied: {[(m.seq, getattr(m, "tensions", None)) for m in commands]}; '
                f'resends {bridge.core.resends}, watchdog {bridge.core.watchdog_tripped}, '
                f'stopped {bridge.core.stopped}, link {bridge.motors.link.statistics()}')
     assert len({m.seq for m in commands}) == len(commands), f'applied twice; {history}'
     tensions_applied = [getattr(m, 'tensions', None) for m in commands]
-    assert tensions_applied.count((2.5, 1.0, 1.0, 1.0)) == 1, history
+    # B only after the safe state: never sent while the stop was latched. It may be applied
+    # twice at the end: the ramp's last step but one can land within the wire's 1 mN of it
+    # (2.4 + 0.0999 N when a timer period came short), and the step to B itself follows.
+    safe = max(i for i, t in enumerate(tensions_applied) if t == (MIN_TENSION,) * 4)
+    first_b = tensions_applied.index((2.5, 1.0, 1.0, 1.0))
+    assert first_b > safe, history
+    assert all(t == (2.5, 1.0, 1.0, 1.0) for t in tensions_applied[first_b:]), history
 
     states, tips = len(probe.states), len(probe.tips)
     wait_for(lambda: np.allclose(probe.states[-1].effort, (2.5, 1, 1, 1), atol=2e-3),
@@ -762,6 +767,24 @@ def test_a_bad_keyence_geometry_is_refused_at_the_start(tmp_path, name, value, m
         rclpy.try_shutdown(context=context)
 
 
+def test_a_bad_dynamixel_bus_file_is_refused_at_the_start(tmp_path):
+    """It failed configure only: the node ran on, unconfigured, the rest of the stack too."""
+    bad = tmp_path / 'dynamixel.yaml'
+    bad.write_text('channels: [{id: 1, pulley_radius: -0.015}]\n')
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        with pytest.raises(ConfigurationError) as error:
+            HardwareBridgeNode(context=context, parameter_overrides=[
+                Parameter('motor_device', value='dynamixel'),
+                Parameter('dynamixel_file', value=str(bad)),
+                Parameter('motor_port', value=str(tmp_path / 'none'))])
+        assert str(error.value) == (f'parameter dynamixel_file: {bad}: channels[0].'
+                                    'pulley_radius: must be > 0 m, got -0.015')
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
 def test_a_bad_keyence_geometry_ends_the_bridge_in_one_fatal_line(tmp_path):
     env = dict(os.environ)
     root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
@@ -1006,7 +1029,10 @@ def test_a_missing_motor_port_is_named_whatever_the_devices(tmp_path, motor_devi
     missing = tmp_path / 'motors'
     # a namespace per device pair: a late /rosout line of the pair before is not this one's
     pair = f'missing_{motor_device}_{sensor_device}'.replace('-', '_')
+    # the port never appears: configure retries it for open_timeout whatever its length (the
+    # default's 2 s per pair for the same refusal; a late port: the test above)
     with configure_refused(pair, [
+            Parameter('open_timeout', value=0.1),
             Parameter('motor_port', value=str(missing)),
             Parameter('motor_device', value=motor_device),
             Parameter('sensor_port', value=str(tmp_path / 'sensor')),

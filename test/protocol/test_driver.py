@@ -107,6 +107,22 @@ def test_commands_reach_the_device_and_the_status_comes_back_in_si_units(rig, mo
 
 
 @pytest.mark.parametrize('rig', ['pty'], indirect=True)
+def test_a_second_driver_cannot_open_a_port_a_driver_holds(rig, motors):
+    """Two hosts on one device take each other's frames: the port is locked by the first."""
+    second = MotorDriver(rig.path('motors'), N).start()
+    try:
+        wait_for(lambda: second.link.statistics().connect_failures >= 2,
+                 what='the second driver to fail twice')
+        assert 'in use by another process' in second.link.statistics().last_error
+        assert not second.connected
+    finally:
+        second.stop()
+    seq = motors.command_tensions([2.0, 0.5, 0.5, 0.5])
+    wait_for(lambda: motors.statistics()[1].last_acked_seq == seq, what='the ACK')
+    assert motors.statistics()[0].reconnects == 0
+
+
+@pytest.mark.parametrize('rig', ['pty'], indirect=True)
 def test_tip_measurements_arrive_in_the_sensor_frame(rig):
     sensor = TipSensorDriver(rig.path('sensor')).start()
     try:

@@ -32,9 +32,10 @@ current-based position control with Goal Current at Current Limit. Extended posi
 control, whose current Current Limit does not bound, is never used.
 
 Configure (connecting, and again after a loss or a reboot) is
-:meth:`~tendon_robot_sim.protocol.dynamixel.setup.ServoAccess.configure` on every servo:
-checks, Startup Configuration 0, the settings and the mark (Goal PWM one below PWM
-Limit), each read back; a servo that fails names itself.
+:meth:`~tendon_robot_sim.protocol.dynamixel.setup.ServoAccess.configure` on every servo,
+after every torque off and every Secondary ID off (a grouped servo would do the unicast
+writes meant for another): checks, Startup Configuration 0, the settings and the mark
+(Goal PWM one below PWM Limit), each read back; a servo that fails names itself.
 
 The torque comes on in one place only, :meth:`DynamixelBus._torque_on`, after
 :meth:`DynamixelBus._hold`: Operating Mode first (a switch resets Goal PWM, Goal
@@ -63,7 +64,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 import logging
-import select
 import threading
 import time
 from typing import Sequence
@@ -75,6 +75,7 @@ from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.drivers import (CommandStatistics, DELIVERED, GIVEN_UP,
                                                MotorStatus, PENDING, ServoState, SUPERSEDED)
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
+from tendon_robot_sim.protocol.dynamixel.port import open_port, packet_handler
 from tendon_robot_sim.protocol.dynamixel.setup import (BusError, reboot_needed, ServoAccess,
                                                        sync_read, WRITE_ATTEMPTS)
 from tendon_robot_sim.protocol.fields import FieldError
@@ -144,6 +145,9 @@ class DynamixelBus:
         The tension mode (current control, or current-based position control towards
         ``travel_limit`` [m] beyond the zero taken at activation), the oldest firmware
         accepted and the Bus Watchdog [s].
+    others : list of int
+        IDs of servos on the bus that this bus does not drive (a bench tool's other
+        channels): configure switches their Secondary ID off too, and nothing else.
 
     """
 
@@ -151,7 +155,8 @@ class DynamixelBus:
                  max_tensions: Sequence[float], baudrate: int = 1000000,
                  cycle_rate: float = 100.0, torque_off_when_safe: bool = False,
                  backoff: tuple[float, float] = (0.05, 2.0), lost_after: float = 0.1,
-                 name: str = 'motors', settings: dxl.BusSettings = dxl.BusSettings()):
+                 name: str = 'motors', settings: dxl.BusSettings = dxl.BusSettings(),
+                 others: Sequence[int] = ()):
         if baudrate not in dxl.SDK_BAUD_RATES:
             raise ValueError(f'motor_baudrate: {baudrate} is not a rate the Dynamixel SDK '
                              f'opens; use one of {dxl.SDK_BAUD_RATES}')
@@ -161,6 +166,7 @@ class DynamixelBus:
         self.url, self.baudrate, self.name = url, baudrate, name
         self.channels = list(channels)
         self.ids = [c.servo_id for c in self.channels]
+        self.others = [i for i in others if i not in self.ids]
         self.firmware: dict[int, int] = {}    # ID -> Firmware Version, read at configure
         self.models: dict[int, dxl.Model] = {}   # ID -> model, read at configure
         self.max_tensions = np.asarray(max_tensions, dtype=float)
@@ -391,7 +397,7 @@ class DynamixelBus:
 
     def _connect(self) -> None:
         self._port = open_port(self.url, self.baudrate, self.settings.latency_timer)
-        self._handler = sdk.PacketHandler(2.0)
+        self._handler = packet_handler()
         self._servos = ServoAccess(self._port, self._handler)
         self._configure()
         with self._lock:
@@ -409,6 +415,10 @@ class DynamixelBus:
 
     def _configure(self) -> None:
         """Check and set up every servo (torque off); the zero is unknown until enabled."""
+        for servo_id in self.ids:   # none left pulling by a configure that fails halfway
+            self._servos.let_go(servo_id)
+        for servo_id in self.ids + self.others:   # before any write that a group would take
+            self._servos.ungroup(servo_id)
         for k, channel in enumerate(self.channels):
             done = self._servos.configure(channel, self.settings, self.url,
                                           float(self.max_tensions[k]))
@@ -761,40 +771,3 @@ class DynamixelBus:
                 except OSError:
                     break
         self._close('stopped')
-
-
-class _Port(sdk.PortHandler):
-    """
-    The SDK's port with its answer timeout built on ``latency`` [ms], not its constant 16.
-
-    Waiting for an answer's bytes 1 ms at a time: the SDK's read loop spun a core meanwhile.
-    """
-
-    def __init__(self, url: str, latency: float):
-        super().__init__(url)
-        self.latency = latency
-
-    def readPort(self, length):  # noqa: N802 (the SDK's name)
-        """Read up to ``length`` bytes, waiting up to 1 ms for the first."""
-        select.select([self.ser.fileno()], [], [], 0.0 if self.ser.in_waiting else 0.001)
-        return super().readPort(length)
-
-    def setPacketTimeout(self, packet_length):  # noqa: N802 (the SDK's name)
-        """Start waiting for ``packet_length`` bytes: transfer time, twice the latency, 2 ms."""
-        self.packet_start_time = self.getCurrentTime()
-        self.packet_timeout = self.tx_time_per_byte * packet_length + 2.0 * self.latency + 2.0
-
-
-def open_port(url: str, baudrate: int, latency_timer: float = dxl.SDK_LATENCY_TIMER):
-    """
-    Open the SDK's port on ``url`` at ``baudrate``; BusError names a port that does not open.
-
-    ``latency_timer`` [s]: the USB adapter's latency the port allows for in each answer.
-    """
-    port = _Port(url, 1000.0 * latency_timer)
-    try:
-        if port.openPort() and port.setBaudRate(baudrate):
-            return port
-    except (OSError, ValueError) as error:   # SerialException: an OSError
-        raise BusError(f'cannot open {url}: {error}') from None
-    raise BusError(f'cannot open {url} at {baudrate} baud')

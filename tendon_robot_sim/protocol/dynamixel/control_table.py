@@ -46,6 +46,7 @@ BAUD_RATE = (8, 1)
 RETURN_DELAY_TIME = (9, 1)
 DRIVE_MODE = (10, 1)
 OPERATING_MODE = (11, 1)
+SECONDARY_ID = (12, 1)
 TEMPERATURE_LIMIT = (31, 1)
 MAX_VOLTAGE_LIMIT = (32, 2)
 MIN_VOLTAGE_LIMIT = (34, 2)
@@ -72,6 +73,10 @@ INDIRECT_DATA_1 = (224, 1)      # Indirect Data 1 .. 28: 1 byte each
 INDIRECT_ADDRESS_29 = (578, 2)  # Indirect Address 29 .. 56 (Protocol 2.0 only)
 INDIRECT_DATA_29 = (634, 1)     # Indirect Data 29 .. 56
 INDIRECT_COUNT = 28             # in each of the two blocks
+#: Largest Secondary ID that is on (253 ~ 255 turn it off; Secondary(Shadow) ID page).
+SECONDARY_ID_MAX = 252
+#: The Secondary ID configure leaves: off, as from the factory.
+SECONDARY_ID_OFF = 255
 #: First address of the RAM area; EEPROM items (below) can be written with torque off only.
 RAM_START = 64
 #: One past the last address (Indirect Data 56 is 661).
@@ -368,8 +373,14 @@ class ServoChannel:
         return math.floor(float(self.calibration.current(max_tension)) / CURRENT_UNIT)
 
     def goal_current(self, tension: float, max_tension: float, limit: int) -> int:
-        """Goal Current [units] for ``tension`` [N], within max_tension and ``limit`` [units]."""
-        amps = float(self.calibration.current(min(max(tension, 0.0), max_tension)))
+        """
+        Goal Current [units] for ``tension`` [N], within max_tension and ``limit`` [units].
+
+        Never a current that pushes: a tendon cannot, and a servo in current control driven
+        backwards unwinds it. A tension below the calibration's offset (the tension at no
+        current) is the least a pulling servo holds: no current.
+        """
+        amps = max(0.0, float(self.calibration.current(min(max(tension, 0.0), max_tension))))
         units = round(self.direction * amps / CURRENT_UNIT)
         return max(-limit, min(limit, units))
 

@@ -86,6 +86,50 @@ class ServoAccess:
         start = packet.PKT_PARAMETER0 + 1   # after the error byte
         return status[start:start + size], result, error
 
+    def let_go(self, servo_id: int) -> None:
+        """
+        Switch a servo's torque off if it answers as a model of the table; nothing else.
+
+        What the bus does to every servo before configure checks any: a configure that fails
+        at one servo (silent, refused) never reaches the ones after it, which went on with
+        whatever a dead host left them (current-based position control holds its pull
+        through an expired Bus Watchdog). A servo that does not answer, or answers as another
+        device (its address 64 may be something else), is left alone: configure names it.
+        """
+        if self._of_the_table(servo_id):
+            try:
+                self.write(servo_id, dxl.TORQUE_ENABLE, 0)
+            except BusError:
+                pass   # not answered (Status Return Level below 2: the write is done)
+
+    def _of_the_table(self, servo_id: int) -> bool:
+        """Return True if the servo answers a PING as a model of the table."""
+        number, result, _ = self.handler.ping(self.port, servo_id)
+        return result == sdk.COMM_SUCCESS and number in dxl.MODELS
+
+    def ungroup(self, servo_id: int) -> None:
+        """
+        Switch a servo's Secondary ID (12) off, 255, if it is on (0 ~ 252); nothing else.
+
+        Secondary(Shadow) ID page: a servo also does the RAM writes sent to its Secondary ID
+        and sends no status for them, so a unicast write meant for the servo whose ID that is
+        (configure's RAM items, a tool's Goal Current) drives this one too, unseen. The bus
+        sends nothing to a group: like Drive Mode and Startup Configuration the setting is
+        the bridge's, set with a warning naming the servo and the old value (the torque off
+        first: an EEPROM item). A servo that does not answer as a model of the table is left
+        alone, as :meth:`let_go` leaves it (configure names it).
+        """
+        if not self._of_the_table(servo_id):
+            return
+        self._answer_everything(servo_id)
+        secondary = self.read(servo_id, dxl.SECONDARY_ID)
+        if secondary > dxl.SECONDARY_ID_MAX:
+            return
+        logger.warning('servo ID %d: Secondary ID was %d: it also took the writes sent to ID '
+                       '%d; set to 255 (off)', servo_id, secondary, secondary)
+        self.write(servo_id, dxl.TORQUE_ENABLE, 0)
+        self.write_checked(servo_id, dxl.SECONDARY_ID, dxl.SECONDARY_ID_OFF, 'Secondary ID')
+
     def configure(self, channel: dxl.ServoChannel, settings: dxl.BusSettings, url: str,
                   max_tension: float = math.inf) -> Configured:
         """

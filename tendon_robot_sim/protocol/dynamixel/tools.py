@@ -29,7 +29,8 @@ import dynamixel_sdk as sdk
 import numpy as np
 
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
-from tendon_robot_sim.protocol.dynamixel.bus import DynamixelBus, open_port
+from tendon_robot_sim.protocol.dynamixel.bus import DynamixelBus
+from tendon_robot_sim.protocol.dynamixel.port import open_port, packet_handler
 from tendon_robot_sim.protocol.dynamixel.setup import BusError
 
 
@@ -40,7 +41,7 @@ def scan(url: str, baudrates: Sequence[int]) -> dict[int, dict[int, tuple[int, i
     Raises BusError when the port cannot be opened (naming it).
     """
     found = {}
-    handler = sdk.PacketHandler(2.0)
+    handler = packet_handler()
     for baud in baudrates:
         port = open_port(url, baud)
         try:
@@ -54,7 +55,8 @@ def scan(url: str, baudrates: Sequence[int]) -> dict[int, dict[int, tuple[int, i
 
 def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_current: int,
                      samples: int = 20, settle: float = 0.3,
-                     settings: dxl.BusSettings = dxl.BusSettings()) -> float:
+                     settings: dxl.BusSettings = dxl.BusSettings(),
+                     others: Sequence[int] = ()) -> float:
     """
     Drive ``channel`` at ``goal_current`` [units]; return the mean Present Current [A].
 
@@ -62,10 +64,13 @@ def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_cu
     it relaxed), driven in current control, and read until ``settle`` [s] has passed (the
     reads keep the watchdog fed); the mean is over ``samples`` reads after that, with the
     channel's direction applied. The torque is switched off again before returning.
-    ``settings``: the bus file's (its Bus Watchdog and latency timer).
+    ``settings``: the bus file's (its Bus Watchdog and latency timer). ``others``: the IDs
+    of the bus file's other servos, whose Secondary ID is switched off first, so that the
+    Goal Current, a unicast write, drives this servo alone (Secondary(Shadow) ID page).
     BusError names what failed.
     """
-    bus = DynamixelBus(url, [channel], [np.inf], baudrate=baudrate, settings=settings)
+    bus = DynamixelBus(url, [channel], [np.inf], baudrate=baudrate, settings=settings,
+                       others=others)
     try:
         bus._connect()
         if abs(goal_current) > bus._limits[0]:

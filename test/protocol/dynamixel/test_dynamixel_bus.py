@@ -18,12 +18,13 @@ import time
 
 import numpy as np
 import pytest
-from tendon_robot_sim.emulator.dynamixel import EmulatedServo
+from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY, EmulatedServo
 from tendon_robot_sim.protocol.devices import DYNAMIXEL, motor_bus
 from tendon_robot_sim.protocol.drivers import DELIVERED
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
 pytest.importorskip('dynamixel_sdk')
+from tendon_robot_sim.protocol.dynamixel.tools import hold_and_measure  # noqa: E402
 from waiting import wait_for  # noqa: E402
 
 MAX = [20.0] * 4
@@ -183,7 +184,7 @@ def test_an_answer_counts_when_it_comes_within_the_bus_files_latency_timer(rig, 
     its own PING, instead of timing an answer against it.
     """
     import dynamixel_sdk as sdk
-    from tendon_robot_sim.protocol.dynamixel.bus import open_port
+    from tendon_robot_sim.protocol.dynamixel.port import open_port
     chain, thread = rig()
     receive = chain.receive
     chain.receive = lambda data: time.sleep(0.05) or receive(data)
@@ -217,7 +218,7 @@ def test_waiting_for_an_answer_does_not_spin_a_core(rig):
     spinning at load 25).
     """
     import dynamixel_sdk as sdk
-    from tendon_robot_sim.protocol.dynamixel.bus import open_port
+    from tendon_robot_sim.protocol.dynamixel.port import open_port
     chain, thread = rig()
     chain.silence(1)
     port = open_port(thread.endpoint.path, 1000000, 0.1)    # waits about 0.2 s per PING
@@ -269,7 +270,7 @@ def test_a_writes_late_status_is_not_taken_for_a_reads_answer(rig):
     must still give the control table's value.
     """
     import dynamixel_sdk as sdk
-    from tendon_robot_sim.protocol.dynamixel.bus import open_port
+    from tendon_robot_sim.protocol.dynamixel.port import open_port
     from tendon_robot_sim.protocol.dynamixel.setup import ServoAccess
     chain, thread = rig()
     late = late_statuses(chain, sdk.INST_READ, 2)
@@ -283,6 +284,35 @@ def test_a_writes_late_status_is_not_taken_for_a_reads_answer(rig):
     assert late == [0]
 
 
+def test_ff_ff_fd_in_the_data_is_stuffed_both_ways_and_arrives_whole(rig):
+    """
+    Protocol 2.0 page, Packet Process: FF FF FD in the data travels as FF FF FD FD, both ways.
+
+    dynamixel-sdk 4.1.0 sent an instruction's FF FF FD unstuffed (txPacket drops the stuffed
+    copy addStuffing returns): the servo took the FD after FF FF FD FD for stuffing, and a
+    write of these 7 bytes reached it as 6. Reading, its removeStuffing dropped the FD of
+    every FF FD FD after a stuffed FF FF FD, and the sync read's block kept its length: the
+    bytes after it read shifted. Indirect Data 1..7 (RW bytes 0 ~ 255, pointing at
+    themselves from the factory) take any bytes.
+    """
+    import dynamixel_sdk as sdk
+    from tendon_robot_sim.protocol.dynamixel.port import open_port, packet_handler
+    from tendon_robot_sim.protocol.dynamixel.setup import ServoAccess, sync_read
+    data = bytes.fromhex('FF FF FD FD FF FD FD')
+    chain, thread = rig()
+    port = open_port(thread.endpoint.path, 1000000, 0.1)
+    try:
+        handler = packet_handler()
+        ServoAccess(port, handler).write_block(1, dxl.INDIRECT_DATA_1[0], data, 'the bytes')
+        assert chain.servos[0].table[224:231] == data
+        read = sdk.GroupSyncRead(port, handler, dxl.INDIRECT_DATA_1[0], len(data))
+        read.addParam(1)
+        assert sync_read(read, [1]) == sdk.COMM_SUCCESS
+        assert bytes(read.data_dict[1]) == data
+    finally:
+        port.closePort()
+
+
 def test_a_late_status_before_a_read_back_sync_read_is_a_retry_not_a_lost_port(rig):
     """
     The sync reads that check what was written take a WRITE's late status for no answer.
@@ -294,7 +324,7 @@ def test_a_late_status_before_a_read_back_sync_read_is_a_retry_not_a_lost_port(r
     loaded machine).
     """
     import dynamixel_sdk as sdk
-    from tendon_robot_sim.protocol.dynamixel.bus import open_port
+    from tendon_robot_sim.protocol.dynamixel.port import open_port
     from tendon_robot_sim.protocol.dynamixel.setup import ServoAccess
     chain, thread = rig()
     ids = [servo.servo_id for servo in chain.servos]
@@ -328,3 +358,23 @@ def test_a_late_status_in_a_sync_read_is_a_failed_cycle_not_a_servo_state(rig, b
     run_cycles(bus, 5)
     assert bus.fault() == ''
     assert bus.statistics()[0].parse_errors + bus.statistics()[0].bad_checksum >= failed + 3
+
+
+def test_hold_and_measure_drives_its_servo_alone_when_another_is_grouped_under_its_id(rig):
+    """
+    ``hardware calibrate-tension`` on tendon 0 while servo 2 has Secondary ID 1.
+
+    The tool's unicast Goal Current to servo 1 was also servo 2's (Secondary(Shadow) ID
+    page): the other tendon's servo held tendon 0's goal, its current unbounded by what
+    the tool commanded it (nothing). The tool now switches the Secondary ID of the bus
+    file's other servos off before it writes anything.
+    """
+    servos = [EmulatedServo(k) for k in (1, 2, 3, 4)]
+    servos[1]._put(dxl.SECONDARY_ID, 1)
+    _, thread = rig(servos)
+    before = [s.get(dxl.GOAL_CURRENT) for s in servos[1:]]   # Current Limit, at power-on
+    settings = dxl.BusSettings(latency_timer=ANSWER_LATENCY)
+    hold_and_measure(thread.endpoint.path, 1000000, CHANNELS[0], 20, samples=1, settle=0.0,
+                     settings=settings, others=[2, 3, 4])
+    assert [s.get(dxl.GOAL_CURRENT) for s in servos] == [20, *before]
+    assert servos[1].get(dxl.SECONDARY_ID) == 255

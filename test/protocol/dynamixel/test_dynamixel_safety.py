@@ -128,6 +128,39 @@ def test_a_dead_host_leaves_the_tendons_relaxed_by_the_servos_own_watchdog(rig, 
     wait_for(lambda: chain.mechanics.tensions[0] < 0.05, what='t0 relaxed')
 
 
+def test_a_configure_that_fails_at_one_servo_leaves_no_servo_pulling(rig, buses):
+    """
+    Configure switches every answering servo's torque off before it checks any of them.
+
+    A host died holding 3 N in current-based position control: the expired Bus Watchdog
+    stops the servos, which then hold where they were (Bus Watchdog page, as the emulator
+    models it). With servo 2 gone from the bus, the next bridge's configure failed at it and
+    never reached servos 3 and 4: they went on pulling 3 N while the bridge reported only
+    that servo 2 does not answer.
+    """
+    chain, thread = rig()
+    settings = dxl.BusSettings(tension_mode='current_based_position', bus_watchdog=0.3)
+    dead = buses(thread.endpoint.path, CHANNELS, MAX, settings=settings)
+    wait_for(lambda: dead.connected, what='the bus to connect')
+    dead.enable([0.5] * 4)
+    delivered(dead, dead.command_tensions([3.0] * 4))
+    wait_for(lambda: np.allclose(chain.mechanics.tensions, 3.0, atol=0.3), what='3 N each')
+    # the host dies: no torque off, no goodbye; the system closes its port
+    dead._shutdown = lambda: dead._port.closePort()
+    dead.stop()
+    wait_for(lambda: all(s.get(dxl.BUS_WATCHDOG, signed=True) == -1 for s in chain.servos),
+             what='every watchdog to expire')
+    assert np.allclose(chain.mechanics.tensions, 3.0, atol=0.3)   # held, not relaxed
+    chain.silence(2)
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2))
+    wait_for(lambda: 'servo ID 2 does not answer' in bus.statistics()[0].last_error,
+             what='configure to fail naming servo 2')
+    assert [s.get(dxl.TORQUE_ENABLE) for s in chain.servos] == [0, 1, 0, 0]   # 2 unreachable
+    wait_for(lambda: np.all(chain.mechanics.tensions[[0, 2, 3]] < 0.05),
+             what='the tendons of the servos that answer to go slack')
+    assert not bus.connected
+
+
 def test_a_stalled_host_finds_the_watchdog_expired_and_stops_with_the_servo_named(rig, buses):
     """Bus Watchdog page: -1 after the interval; the bus reports it and the torque stays off."""
     chain, thread = rig()
@@ -292,6 +325,31 @@ def test_after_a_power_cycle_the_travel_limit_is_taken_from_the_new_zero(rig, bu
 
 
 # ------------------------------------------------------------------ issue 36
+
+
+@pytest.mark.parametrize('mode', sorted(dxl.TENSION_MODES))
+def test_a_tension_below_the_calibrations_offset_never_pushes(rig, buses, mode):
+    """
+    A tendon cannot push: no tension maps to a Goal Current that drives the servo backwards.
+
+    A calibration whose offset exceeds the pretension (1 N at no current, a load cell not
+    tared at calibrate-tension) made the safe state's 0.5 N a Goal Current of -2 units: in
+    current control the servo drives backwards, unwinding its slack tendon off the pulley;
+    in current-based position control the magnitude bounded a pull of 1.5 N. The least a
+    pulling servo holds, by that calibration, is the offset: Goal Current 0.
+    """
+    chain, thread = rig()
+    channels = [dxl.ServoChannel(k + 1, 0.015, 1, dxl.CurrentCalibration(100.0, 1.0))
+                for k in range(4)]
+    bus = buses(thread.endpoint.path, channels, MAX,
+                settings=dxl.BusSettings(tension_mode=mode))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)    # the safe state, below the offset
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
+    assert [s.get(dxl.GOAL_CURRENT, signed=True) for s in chain.servos] == [0] * 4
+    delivered(bus, bus.command_tensions([3.0, 0.5, 1.0, 0.9]))
+    # (3 N - 1 N) / 100 N/A = 20 mA: 7 units of 2.69 mA; 1 N and below: none
+    assert [s.get(dxl.GOAL_CURRENT, signed=True) for s in chain.servos] == [7, 0, 0, 0]
 
 
 def test_displacement_mode_never_pulls_a_caught_tendon_harder_than_max_tension(rig, buses):
@@ -500,3 +558,31 @@ def test_a_servo_left_at_status_return_level_1_is_set_to_2(rig, buses):
     bus = buses(thread.endpoint.path, CHANNELS, MAX)
     wait_for(lambda: bus.connected, what='the bus to connect')
     assert [s.get(dxl.STATUS_RETURN_LEVEL) for s in servos] == [2] * 4
+
+
+def test_a_servo_grouped_under_another_servos_id_gets_none_of_its_writes(rig, buses, caplog):
+    """
+    Secondary(Shadow) ID page: a servo also does the RAM writes sent to its Secondary ID.
+
+    Servo 2 left with Secondary ID 1 took configure's unicast RAM writes meant for servo 1
+    (here tendon 0's Position P Gain, 900; its own 800 from the factory), unseen: the writes
+    get servo 1's status only. Configure switches it off (255) before writing anything else,
+    naming the servo and the old value, as it does Drive Mode and Startup Configuration.
+    """
+    servos = [EmulatedServo(k) for k in (1, 2, 3, 4)]
+    servos[1]._put(dxl.SECONDARY_ID, 1)
+    for servo in servos:   # a bench the bridge ran before: no Operating Mode switch resets gains
+        servo._put(dxl.OPERATING_MODE, dxl.CURRENT_MODE)
+    _, thread = rig(servos)
+    channels = [dxl.ServoChannel(1, 0.015, control_table=(('drive_mode', 0),
+                                                          ('position_p_gain', 900))),
+                *CHANNELS[1:]]
+    with caplog.at_level(logging.WARNING, logger='tendon_robot_sim.protocol'):
+        bus = buses(thread.endpoint.path, channels, MAX)
+        wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_tensions([3.0, 0.5, 0.5, 0.5]))
+    assert [s.get((84, 2)) for s in servos] == [900, 800, 800, 800]
+    assert servos[1].get(dxl.SECONDARY_ID) == 255
+    said = [r.getMessage() for r in caplog.records if 'Secondary ID' in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith('servo ID 2: Secondary ID was 1'), said
