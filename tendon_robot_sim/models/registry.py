@@ -130,6 +130,11 @@ MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], SimModel]]] = {
 }
 
 
+# The modes whose models solve each setpoint on receipt, with no simulated time (``timed``
+# False): what the simulator node and the local launcher know of a mode before a model is built.
+UNTIMED_MODES = ('quasi_static',)
+
+
 # kind -> {mode: why the model refuses a world with these options ('': it takes it)}: the
 # models that simulate contact with obstacles; every other refuses a world.
 WORLD_MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], str]]] = {
@@ -138,6 +143,37 @@ WORLD_MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], str]]] = {
         'quasi_static': _every_option_takes_a_world,
     },
 }
+
+
+def _tendon_robot_options(path, mode: str, o: ModelOptions) -> None:
+    # alpha and tip_tolerance where the explicit integrator runs, asked for or what auto
+    # picks in mode dynamic: there they did nothing, and the stack started as if they had
+    if o.alpha == 0.0 and o.tip_tolerance is None:
+        return   # nothing to check: no description loaded
+    from tendon_robot_sim.models.rod.dynamics import simulation
+    integrator, why = o.integrator, 'asked for'
+    if integrator == 'auto' and mode == 'dynamic':
+        integrator, why = simulation.choose_integrator(load_robot(path), integrator)
+    simulation.check_implicit_only(integrator, why, o.alpha, o.tip_tolerance)
+
+
+# kind -> check(description path, mode, options) of the options its models refuse together
+# (InputError); a kind without one takes any.
+OPTION_CHECKS: dict[str, Callable[[Any, str, ModelOptions], None]] = {
+    TENDON_ROBOT: _tendon_robot_options,
+}
+
+
+def check_options(path: str | Path, kind: str, mode: str, options: ModelOptions) -> None:
+    """
+    Raise InputError for ``options`` that the model (kind, mode) refuses together.
+
+    The simulator node (at its start) and the local launcher (before it starts anything)
+    both ask here.
+    """
+    check = OPTION_CHECKS.get(kind)
+    if check is not None:
+        check(path, mode, options)
 
 
 def world_refusal(kind: str, mode: str, description, options: ModelOptions) -> str:

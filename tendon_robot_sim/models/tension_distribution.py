@@ -27,7 +27,8 @@ with ``A`` any linear map (the bending-moment map of :func:`moment_matrix`, or a
 Jacobian). It is a linear programme (scipy's HiGHS). When no tension vector within the
 bounds achieves ``b``, the closest achievable effect is taken instead (least squares
 |A T - b|_2 within the bounds, then the least tension sum at that effect) and the
-result says so: the returned tensions are always within the bounds.
+result says so: the returned tensions are always within the bounds (a tendon whose bounds
+meet keeps that value).
 """
 
 from dataclasses import dataclass
@@ -111,10 +112,16 @@ def distribute(A, b, lower, upper, tolerance: float = 1e-9) -> Distribution:
     # Closest effect: least squares |A T - b|_2 within the bounds (unique effect, so a
     # controller iterating on it does not jump between equally close vertices), then the
     # least tension sum at that effect.
-    closest = lsq_linear(A, b, bounds=(lower, upper), method='bvls')
-    reached = A @ closest.x
+    # A tendon whose bounds meet (a pretension at its max_tension) is a constant, not a
+    # variable: lsq_linear refuses lower == upper.
+    free = lower < upper
+    closest = lower.copy()
+    if np.any(free):
+        closest[free] = lsq_linear(A[:, free], b - A[:, ~free] @ lower[~free],
+                                   bounds=(lower[free], upper[free]), method='bvls').x
+    reached = A @ closest
     least = linprog(ones, A_eq=A, b_eq=reached, bounds=bounds, method='highs')
-    tensions = least.x if least.status == 0 else closest.x
+    tensions = least.x if least.status == 0 else closest
     return _finish(A, b, tensions, lower, upper, tolerance)
 
 

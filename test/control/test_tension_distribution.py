@@ -104,6 +104,23 @@ def test_out_of_reach_moment_gives_the_closest_moment_within_bounds():
     assert np.allclose(result.achieved, [0.0, -(upper[0] - lower[2]) * r])
 
 
+def test_out_of_reach_with_a_tendon_pinned_at_lower_equal_upper():
+    """
+    A tendon whose bounds meet (pretension = its max_tension, allowed) stays at that value.
+
+    The closest-effect fallback raised scipy's 'Each lower bound must be strictly less than
+    each upper bound' instead: the tip loop skipped every step of an unreachable target.
+    """
+    # T0 - T1 + T2 with T2 pinned at 1: at most 2 - 0 + 1 = 3, far below the 10 asked for.
+    result = distribute([[1.0, -1.0, 1.0]], [10.0], [0.0, 0.0, 1.0], [2.0, 2.0, 1.0])
+    assert not result.feasible
+    assert np.allclose(result.tensions, [2.0, 0.0, 1.0])
+    assert np.allclose(result.achieved, [3.0])
+    # Every tendon pinned: the only tensions there are.
+    result = distribute([[1.0, -1.0]], [5.0], [0.5, 0.5], [0.5, 0.5])
+    assert not result.feasible and np.allclose(result.tensions, [0.5, 0.5])
+
+
 def test_general_map_and_bad_inputs():
     A = np.array([[1.0, -1.0, 0.5]])
     result = distribute(A, [0.3], 0.1, [2.0, 2.0, 2.0])

@@ -90,6 +90,36 @@ def test_min_tension_must_fit_below_max_tension(robot):
         TipController(robot, min_tension=6.0)
 
 
+def test_unreachable_target_with_min_tension_at_a_smaller_max_tension(robot):
+    """
+    A pretension equal to one tendon's smaller max_tension pins that tendon; the rest move.
+
+    The step raised (scipy: lower bound not strictly below upper) on every unreachable
+    target, so the node skipped each step instead of going to the closest reachable tip.
+    """
+    data = robot.to_dict()
+    data['tendons'][3]['max_tension'] = 2.0
+    weak = robot_from_dict(data)
+    controller = TipController(weak, model='discrete', min_tension=2.0)
+    tensions = np.full(4, 2.0)
+    plant = StaticsSolver(weak, model='discrete')
+    tip = plant.solve_tensions(tensions).tip_position
+    # Towards t3's side: only more t3, or less of its antagonist t1, both at their bounds.
+    towards_t3 = StaticsSolver(robot, model='discrete').solve_tensions(
+        tensions + [0.0, 0.0, 0.0, 1.0]).tip_position - tip
+    target = tip + 0.01 * towards_t3 / np.linalg.norm(towards_t3)
+    step = controller.step(tensions, tip, target, gain=0.5, max_step=0.01)
+    assert not step.feasible
+    assert step.tensions[3] == pytest.approx(2.0)
+    assert np.all(step.tensions >= 2.0) and np.all(step.tensions <= weak.max_tensions)
+    # The closest reachable step: not pulling t1 (away from the target), and no farther
+    # from the desired step than not moving at all, which the bounds allow.
+    assert step.tensions[1] == pytest.approx(2.0)
+    perpendicular = np.vstack((weak.base.normal, weak.base.binormal))
+    assert (np.linalg.norm(perpendicular @ (step.predicted - step.desired))
+            <= np.linalg.norm(perpendicular @ step.desired) + 1e-9)
+
+
 def test_planar_robot_controls_its_one_in_plane_direction():
     """
     Two antagonistic tendons bend the rod only in the (d3, d1) plane.

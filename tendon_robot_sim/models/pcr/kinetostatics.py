@@ -154,7 +154,7 @@ def platform_rotation(orientation) -> np.ndarray:
                      [-sp, cp * sr, cp * cr]])
 
 
-def _rot_x(a: float) -> np.ndarray:
+def rot_x(a: float) -> np.ndarray:
     c, s = math.cos(a), math.sin(a)
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
@@ -180,7 +180,7 @@ def _joint_angles(robot: PcrRobot, q1: np.ndarray, chords: np.ndarray) -> np.nda
     for i in range(6):
         frame = robot.motor_rotations[i]
         if robot.compat == 'paper':
-            frame = frame @ _rot_x(q1[i])
+            frame = frame @ rot_x(q1[i])
         d = frame.T @ chords[i]
         q3 = math.atan2(b, a) - math.acos(np.clip(-d[1] / length, -1.0, 1.0))
         out[i] = math.atan2(d[0], d[2]), q3
@@ -437,7 +437,7 @@ class PcrSolver:
                 raise StaticsInputError(
                     f'motor_angles[{i}]: must be within the motor limits '
                     f'[{math.degrees(low):g}, {math.degrees(high):g}] deg, got '
-                    f'{math.degrees(q):.4g} deg')
+                    f'{_outside(math.degrees(q), math.degrees(low), math.degrees(high))} deg')
         u = np.zeros(12)
         u[:6] = q1
         self._wrench(force, moment, u[6:])
@@ -656,3 +656,12 @@ def helix(points: int = 500, radius: float = 0.25, heights=(0.40, 0.55),
     angle = 2.0 * np.pi * turns * t
     return np.column_stack((radius * np.cos(angle), radius * np.sin(angle),
                             heights[0] + (heights[1] - heights[0]) * t))
+
+
+def _outside(value: float, low: float, high: float) -> str:
+    """``value`` in as few digits (4 at least) as show it outside [low, high]."""
+    for digits in range(4, 18):
+        text = f'{value:.{digits}g}'
+        if not low <= float(text) <= high:
+            return text
+    return repr(value)

@@ -192,13 +192,38 @@ def pcr_robot_from_dict(data: Any) -> PcrRobot:
     moment = load.vector('moment', default=(0.0, 0.0, 0.0))
     load.finish()
     top.finish()
+    motor_positions = np.array([R @ p for R in rotations for p in motor_pair])
+    joint_positions = np.array([R @ c for R in rotations for c in joint_pair])
+    # name the key the file gives the angles under
+    angles_key = 'motors.' + next(k for k in ('pair_angles_deg', 'pair_angles')
+                                  if k in motors.data)
+    _check_apart(motor_positions, rotations, angles_key, 'motors', 'motors M', rods.radius)
+    _check_apart(joint_positions, rotations, angles_key, 'platform', 'joints C', rods.radius)
     return PcrRobot(
         name=name, compat=compat, gravity=gravity, rods=rods,
-        motor_positions=np.array([R @ p for R in rotations for p in motor_pair]),
+        motor_positions=motor_positions,
         motor_rotations=np.repeat(rotations, 2, axis=0), crank_length=crank,
-        motor_limits=limits, joint_positions=np.array([R @ c for R in rotations
-                                                       for c in joint_pair]),
+        motor_limits=limits, joint_positions=joint_positions,
         platform_mass=mass, load_force=force, load_moment=moment)
+
+
+def _check_apart(points: np.ndarray, rotations: np.ndarray, angles_key: str, section: str,
+                 what: str, rod_radius: float) -> None:
+    # A rod ends at each platform joint: two joints closer than a rod's diameter put two rods
+    # inside each other (all six at one point leave the platform free to turn about it); two
+    # motors there leave no room for their cranks, which start the rods. The solvers cannot
+    # tell either from a pose out of reach. Two pairs turned by one angle meet through
+    # `angles_key`, else through `pair` (a point on the z axis, or one turned onto another).
+    for i in range(len(points)):
+        for j in range(i + 1, len(points)):
+            distance = float(np.linalg.norm(points[i] - points[j]))
+            if distance < 2.0 * rod_radius:
+                same_turn = np.allclose(rotations[i // 2], rotations[j // 2], atol=1e-12)
+                key = angles_key if i // 2 != j // 2 and same_turn else f'{section}.pair'
+                raise RobotDescriptionError(
+                    f'{key}: {what}{i + 1} and {what[-1]}{j + 1} are {distance:.3g} m '
+                    f"apart, closer than a rod's diameter (2 x rods.radius = "
+                    f'{2.0 * rod_radius:g} m): no two can share that room')
 
 
 def _load_rods(m: DescriptionMapping) -> PcrRods:

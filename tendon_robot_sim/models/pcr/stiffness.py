@@ -114,11 +114,20 @@ def stiffness(solver: PcrSolver, motor_angles, force=None, moment=None) -> Carte
     there is no equilibrium, numpy's LinAlgError at a limit point (C or K singular).
     """
     equilibrium = solver.forward(motor_angles, force, moment)
+    return _result(tangent_compliance(solver, equilibrium), equilibrium, 'variational')
+
+
+def tangent_compliance(solver: PcrSolver, equilibrium) -> np.ndarray:
+    """
+    C (6, 6) at ``equilibrium``, the solver's last solution, with the motors held.
+
+    By the variational equations: the platform's displacement [m] and rotation vector [rad]
+    per force [N] and moment [N m]. Raises numpy's LinAlgError at a limit point.
+    """
     dEdx, dEdw = solver.jacobians(inverse=False)
     dx = -np.linalg.solve(dEdx, dEdw)
-    compliance = np.vstack((dx[36:39] * solver.robot.rods.length,
-                            angular_rate_matrix(equilibrium.orientation) @ dx[39:42]))
-    return _result(compliance, equilibrium, 'variational')
+    return np.vstack((dx[36:39] * solver.robot.rods.length,
+                      angular_rate_matrix(equilibrium.orientation) @ dx[39:42]))
 
 
 def stiffness_by_differences(solver: PcrSolver, motor_angles, force=None, moment=None,

@@ -32,7 +32,7 @@ import numpy as np
 
 from tendon_robot_sim.models.contact.world import World
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
-from tendon_robot_sim.models.rod.dynamics.simulation import choose_integrator
+from tendon_robot_sim.models.rod.dynamics.simulation import check_implicit_only, choose_integrator
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.rod.statics.stick_slip import has_friction, StickSlipStatics
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
@@ -105,11 +105,7 @@ class TendonDynamics(SimModel):
                                                       'position': 'displacement [m], pulled in'},
                                  'tendons')
         else:
-            for name, value, default in (('alpha', alpha, 0.0),
-                                         ('tip_tolerance', tip_tolerance, None)):
-                if value != default:
-                    raise InputError(f'{name}: applies to the implicit integrator only; the '
-                                     f'integrator is explicit ({why}): set integrator implicit')
+            check_implicit_only(self.integrator, why, alpha, tip_tolerance)
             from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
             self.sim = TendonSimulator(robot, dt=dt, world=world)
             self.summary = f'explicit, dt {self.sim.dt:.3g} s ({why})'
@@ -197,6 +193,19 @@ class TendonStatics(SimModel):
             shape = self._shape
             held = shape.tendon_displacements if field == 'position' else shape.tensions
             values = {**dict(zip(self.robot.tendon_names, held.tolist())), **values}
+        # with friction the solver has stored the state it solved: a refused one must leave
+        # no trace on the path, or the next setpoint starts from a state never shown
+        kept = self.solver.path_state() if self._friction else None
+        try:
+            self._shape = self._solve(field, values)
+        except InputError:
+            if kept is not None:
+                self.solver.restore_path(kept)
+            raise
+        self._last = (field, values)
+
+    def _solve(self, field, values):
+        """Return the equilibrium of a setpoint; InputError where it is refused."""
         try:
             if field == 'position':
                 shape = self.solver.solve_displacements(values)
@@ -210,10 +219,8 @@ class TendonStatics(SimModel):
         except StaticsInputError as error:
             raise InputError(str(error)) from None
         except ConvergenceError as error:
-            raise InputError(f'{error}; still publishing the last equilibrium '
-                             f'(scaled residual {error.residual:.3g})') from None
-        self._shape = shape
-        self._last = (field, values)
+            raise InputError(f'{error}; still publishing the last equilibrium') from None
+        return shape
 
     def state(self) -> ModelState:
         return tendon_model_state(self.robot, self._shape)

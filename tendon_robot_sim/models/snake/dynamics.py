@@ -174,7 +174,7 @@ def study_trajectory(snake: RollingJointSnake, which: str, duration: float = 12.
     """
     Return the study of D'Antuono et al. 2023: theta_n = (pi/18) sin(t/2) on some joints.
 
-    The pan joints, the tilt joints or both.
+    The pan joints, the tilt joints or both. SnakeDynamicsError for joints the snake lacks.
 
     Returns
     -------
@@ -184,6 +184,11 @@ def study_trajectory(snake: RollingJointSnake, which: str, duration: float = 12.
     types = {'pan': ('pan',), 'tilt': ('tilt',), 'both': ('pan', 'tilt')}
     if which not in types:
         raise SnakeDynamicsError(f'trajectory: must be one of {list(types)}, got {which!r}')
+    for kind in types[which]:
+        # else that part of the motion is no motion, and its tensions those of rest
+        if kind not in snake.joints:
+            raise SnakeDynamicsError(f'{which} moves the {kind} joints, and the snake has none '
+                                     f'(its joints: {", ".join(snake.joints)})')
     t = np.arange(0.0, duration + dt / 2, dt)
     moving = np.array([j in types[which] for j in snake.joints], dtype=float)
     amplitude = np.pi / 18.0

@@ -122,8 +122,8 @@ class SnakeDynamicsModel(SimModel):
         link = snake.link
         centre = np.array([-link.height / 2.0, 0.0, 0.0])   # link frame: distal vertex
         discs = tuple(
-            Cylinder('vertebrae', Pose(o + R @ centre, q), 2.0 * link.radius_of_curvature
-                     * math.sin(link.contact_angle), link.height, LINK_COLOR)
+            Cylinder('vertebrae', Pose(o + R @ centre, q), 2.0 * link.half_width, link.height,
+                     LINK_COLOR)
             for o, R, q in zip(origins[1:], rotations, rotation_to_quaternion(rotations @ Z_TO_X)))
         # each cable: link n-1's hole, link n's hole across joint n, on to the next joint
         holes = np.stack((chain.distal_holes[0], chain.proximal_holes[0]), axis=1)   # (N, 2, C, 3)

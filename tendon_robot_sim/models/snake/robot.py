@@ -42,8 +42,8 @@ import numpy as np
 
 from tendon_robot_sim.models.description import (check_kind, check_unique_names,
                                                  DescriptionMapping, load_description,
-                                                 MAX_LIST_LENGTH, RobotDescriptionError,
-                                                 short_repr)
+                                                 MAX_LIST_LENGTH, PHYSICAL_RANGES,
+                                                 RobotDescriptionError, short_repr)
 
 KIND = 'rolling_joint_snake'
 # Frame the simulator reports the snake in (/tf base_link -> vertebra_<i>, tip/pose).
@@ -66,6 +66,11 @@ class Link:
     contact_offset: float         # m, contact points c1, c2 at +-this along the joint axis
     mass: float                   # kg
     inertia: np.ndarray           # (3,) kg m^2, principal, about the centre of mass
+
+    @property
+    def half_width(self) -> float:
+        """R sin(alpha) [m]: how far the rolling surfaces, and so the link, reach off its axis."""
+        return self.radius_of_curvature * math.sin(self.contact_angle)
 
     @property
     def center_of_mass(self) -> np.ndarray:
@@ -189,6 +194,20 @@ def _load_link(m: DescriptionMapping) -> Link:
                 contact_offset=m.number('contact_offset', positive=True),
                 mass=m.number('mass', positive=True), inertia=inertia)
     m.finish()
+    # The rolling surfaces span +-alpha: R sin(alpha) across the link axis bounds the link's
+    # section (as it bounds the cable holes), and each surface is R (1 - cos alpha) deep.
+    half_width = link.half_width
+    if link.contact_offset >= half_width:
+        raise RobotDescriptionError(
+            f'link.contact_offset: the contact points ({link.contact_offset:g} m along the '
+            f'joint axis) lie off the link (half-width link.radius_of_curvature x '
+            f'sin(link.contact_angle) = {half_width:g} m)')
+    depth = radius * (1.0 - math.cos(alpha))
+    if height <= depth:
+        raise RobotDescriptionError(
+            f'link.height: {height:g} m is less than the depth of a rolling surface, '
+            f'link.radius_of_curvature x (1 - cos(link.contact_angle)) = {depth:g} m: the rim '
+            f'of one would reach past the vertex of the other')
     if np.any(inertia <= 0.0):
         raise RobotDescriptionError(f'link.inertia: must be 3 positive numbers, got '
                                     f'{inertia.tolist()}')
@@ -198,7 +217,31 @@ def _load_link(m: DescriptionMapping) -> Link:
             raise RobotDescriptionError(
                 f'link.inertia[{i}]: {inertia[i]:g} exceeds the sum of the other two '
                 f'principal moments; no rigid body has these')
+    _check_mass_fits_link(link)
     return link
+
+
+def _check_mass_fits_link(link: Link) -> None:
+    # The link lies within a cylinder of radius R sin(alpha) and length H about its centre of
+    # mass (H/2 from each vertex): a mass or inertia no body in it can have is a unit slip
+    # (grams for kg, kg cm^2 for kg m^2), refused rather than simulated.
+    a, H, m = link.half_width, link.height, link.mass
+    volume = math.pi * a ** 2 * H
+    densest = PHYSICAL_RANGES['density'][1]
+    if m > densest * volume:
+        raise RobotDescriptionError(
+            f'link.mass: {m:g} kg in the link (a cylinder of radius link.radius_of_curvature x '
+            f'sin(link.contact_angle) = {a:g} m and length link.height = {H:g} m) is '
+            f'{m / volume:.3g} kg/m^3, denser than {densest:g}; masses are in kg')
+    # about the centre: I_xx = sum m (y^2 + z^2) <= m a^2, I_yy = sum m (x^2 + z^2) <=
+    # m ((H/2)^2 + a^2), alike I_zz
+    bounds = (m * a ** 2, m * ((H / 2) ** 2 + a ** 2), m * ((H / 2) ** 2 + a ** 2))
+    for i, (moment, bound) in enumerate(zip(link.inertia, bounds)):
+        if moment > bound * (1.0 + 1e-9):
+            raise RobotDescriptionError(
+                f'link.inertia[{i}]: {moment:g} kg m^2 needs mass farther from the centre '
+                f'than the link reaches (at most {bound:.4g} kg m^2 for link.mass {m:g} kg '
+                f'within radius {a:g} m and length {H:g} m); inertias are in kg m^2')
 
 
 def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
@@ -207,7 +250,7 @@ def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
             f'cables: must be a list of 2 to {MAX_CABLES} cables, got {short_repr(data)}')
     # A hole opens on the rolling surfaces of both joint types, so it must lie within the
     # arcs' half-width R sin(alpha) in y and in z.
-    half_width = link.radius_of_curvature * math.sin(link.contact_angle)
+    half_width = link.half_width
     cables = []
     for i, item in enumerate(data):
         key = f'cables[{i}]'

@@ -221,6 +221,17 @@ def _load_section(data: Any, key: str) -> BellowsSection:
     if spline_stiffness + sum(b.stiffness for b in actuators) == 0.0:
         raise RobotDescriptionError(
             f'{key}.spline_stiffness: the section needs a length spring (spline or bellows)')
+    # The potential's Hessian in (l, u_x, u_y) sums k_c e_l e_l^T, k_b on u and k_i b_i b_i^T
+    # (b_i a row above): singular in a bending direction, no load has a static shape and
+    # gravity folds the section up (the length spring is checked above).
+    springs = ([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] if bending_stiffness > 0.0 else [])
+    springs += [[1.0, 0.0, 0.0]] if spline_stiffness > 0.0 else []
+    springs += [row for row, b in zip(rows.tolist(), actuators) if b.stiffness > 0.0]
+    if np.linalg.matrix_rank(np.array(springs), tol=1e-9) < 3:
+        raise RobotDescriptionError(
+            f'{key}.bending_stiffness: the section needs a bending spring: '
+            f'bending_stiffness > 0, or bellows springs (stiffness > 0) around the centre '
+            f'spline, not all on one line through it')
     return BellowsSection(name=name, length=length, spline_stiffness=spline_stiffness,
                           spline_damping=spline_damping, bending_stiffness=bending_stiffness,
                           mass_fractions=np.array(fractions), masses=np.array(values),

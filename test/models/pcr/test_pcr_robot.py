@@ -68,6 +68,20 @@ def test_round_trip_through_plain_data():
     (('motors', 'pair', [[0, 0, 0]]), 'motors.pair: must be a list of 2 points'),
     (('platform', 'pair', [[0, 0], [1, 1, 0]]), 'platform.pair[0]: must be a list of 3 numbers'),
     (('platform', 'mass', 'heavy'), 'platform.mass: must be a number'),
+    # two rods cannot start or end in one place: motors or platform joints closer than a rod's
+    # diameter (2 x 2 mm) would put two rods inside each other; all six joints at the centre
+    # leave the platform free to turn about it. Before, these loaded, and fk reported the
+    # motor angles "out of reach of the rigid-link robot"
+    (('motors', 'pair', [[0.0675, 0.1261, 0.0], [0.0675, 0.1261, 0.0]]),
+     'motors.pair: motors M1 and M2 are 0 m apart'),
+    (('motors', 'pair', [[0.0675, 0.1261, 0.0], [0.0640, 0.1261, 0.0]]),
+     'motors.pair: motors M1 and M2 are 0.0035 m apart'),
+    (('motors', 'pair_angles', [0.0, 2.0944, 2.0944]),
+     'motors.pair_angles: motors M3 and M5 are 0 m apart'),
+    (('platform', 'pair', [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]),
+     'platform.pair: joints C1 and C2 are 0 m apart'),
+    (('platform', 'pair', [[0.0, 0.0, 0.01], [0.1, 0.0, 0.0]]),
+     'platform.pair: joints C1 and C3 are 0 m apart'),
 ])
 def test_bad_values_name_the_key(change, message):
     data = ROBOT.to_dict()

@@ -77,6 +77,12 @@ def setting(section, key, value):
                                                 "['pan', 'tilt'], got ['pan', 'pan',"),
     (lambda d: d.update(cables=d['cables'] * 2), 'cables: must be a list of 2 to 6 cables'),
     (setting('link', 'height', -0.03), 'link.height: must be > 0'),
+    # the link must fit its rolling surfaces: a contact point on the link (R sin alpha =
+    # 30 mm x sin 42 deg = 20.07 mm off the axis at most) ...
+    (setting('link', 'contact_offset', 0.5), 'link.contact_offset: the contact points'),
+    (setting('link', 'contact_offset', 0.0201), 'link.contact_offset: the contact points'),
+    # ... and a link taller than the depth of a surface, R (1 - cos alpha) = 7.71 mm
+    (setting('link', 'height', 0.0077), 'link.height: 0.0077 m is less than'),
     (setting('link', 'contact_angle_deg', 95.0),
      'link.contact_angle: must be in (0, 90) deg, got 95 deg'),
     (setting('link', 'inertia', [1e-5, 1e-6, 1e-6]), 'link.inertia[0]: 1e-05 exceeds the sum'),
@@ -87,6 +93,16 @@ def setting(section, key, value):
     (lambda d: d.update(friction_coefficient=0.0), 'friction_coefficient: must be > 0'),
     (lambda d: d.update(pretension=200.0), 'pretension: must be < max_tension'),
     (without('min_contact_force'), 'min_contact_force: required key is missing'),
+    # The link lies within its rolling surfaces: R sin(alpha) = 20.07 mm off its axis and
+    # H = 30 mm along it, a cylinder of 38 cm^3. A mass in grams (22.44 for 0.02244 kg) is
+    # 590 000 kg/m^3 there, beyond the 2e5 of any description; an inertia in kg cm^2 (x 1e4)
+    # puts the mass farther from the centre than the link reaches: I_xx <= m (R sin alpha)^2
+    # = 9.0e-6 and I_yy, I_zz <= m ((H/2)^2 + (R sin alpha)^2) = 1.41e-5 kg m^2 in it.
+    (setting('link', 'mass', 22.44), 'link.mass: 22.44 kg in the link'),
+    (setting('link', 'inertia', [6.103e-2, 4.735e-2, 4.735e-2]),
+     'link.inertia[0]: 0.06103 kg m^2 needs mass farther from the centre'),
+    (setting('link', 'inertia', [6.103e-6, 1.5e-5, 1.5e-5]),
+     'link.inertia[1]: 1.5e-05 kg m^2 needs mass farther from the centre'),
 ])
 def test_bad_descriptions_name_the_key(change, message):
     data = read_yaml(SNAKE_FILE)
@@ -94,6 +110,25 @@ def test_bad_descriptions_name_the_key(change, message):
     with pytest.raises(RobotDescriptionError) as error:
         snake_from_dict(data)
     assert message in str(error.value)
+
+
+def test_a_solid_link_within_its_surfaces_loads():
+    # a solid cylinder filling the bounding one at 2e4 kg/m^3 (a tungsten alloy): every bound
+    # is met with room, so the check does not refuse a dense but real link
+    data = read_yaml(SNAKE_FILE)
+    a, H = SNAKE.link.half_width, SNAKE.link.height
+    m = 2e4 * math.pi * a ** 2 * H
+    data['link']['mass'] = m
+    data['link']['inertia'] = [m * a ** 2 / 2, m * (3 * a ** 2 + H ** 2) / 12,
+                               m * (3 * a ** 2 + H ** 2) / 12]
+    assert snake_from_dict(data).link.mass == m
+
+
+@pytest.mark.parametrize('key, value', [('contact_offset', 0.0200), ('height', 0.0078)])
+def test_a_link_just_within_its_rolling_surfaces_loads(key, value):
+    data = read_yaml(SNAKE_FILE)
+    data['link'][key] = value
+    assert getattr(snake_from_dict(data).link, key) == value
 
 
 def test_load_errors_name_the_file(tmp_path):

@@ -418,12 +418,34 @@ def test_inputs_are_range_checked(bha, tendon):
     (lambda d: d.update(kind='tendon_robot'), r'kind: tendon_robot is a tendon-driven continuum '
                                               r'robot; this takes a bellows-actuated'),
     (lambda d: d['sections'][0]['bellows'].pop(), r'sections\[0\]\.bellows: must be a list'),
+    # no bending spring at all: no shape holds the section (it had no static equilibrium,
+    # exit 1 'continuation stalled', as if the inputs were the fault)
+    (lambda d: unbend(d['sections'][1], stiff=()),
+     r'sections\[1\]\.bending_stiffness: the section needs a bending spring'),
+    # one stiff bellows resists bending about one axis only
+    (lambda d: unbend(d['sections'][2], stiff=(0,)),
+     r'sections\[2\]\.bending_stiffness: the section needs a bending spring'),
 ])
 def test_bad_bellows_descriptions_name_the_key(change, message):
     data = bha_data()
     change(data)
     with pytest.raises(RobotDescriptionError, match=message):
         bellows_robot_from_dict(data)
+
+
+def unbend(section, stiff):
+    """Take away a section's bending stiffness and the springs of its bellows but ``stiff``."""
+    section['bending_stiffness'] = 0.0
+    for i, bellows in enumerate(section['bellows']):
+        bellows['stiffness'] = bellows['stiffness'] if i in stiff else 0.0
+
+
+def test_bellows_springs_around_the_spline_are_a_bending_spring():
+    # k_b = 0, but two bellows 120 deg apart resist bending in every direction: sum k r^2 of
+    # their (cos a, sin a) outer products is of rank 2
+    data = bha_data()
+    unbend(data['sections'][0], stiff=(0, 1))
+    assert bellows_robot_from_dict(data).sections[0].bending_stiffness == 0.0
 
 
 def test_tendons_anchored_at_different_sections_bend_only_the_sections_they_cross():

@@ -292,7 +292,9 @@ def vertebra_nodes(robot: Robot, n_elements: int | None = None) -> tuple[np.ndar
 EXPLICIT_LACKS = {'vertebrae': 'a robot without vertebra discs',
                   'rod.elements': 'vertebrae closer together than the nodes of its rod.elements',
                   'rod.damping': 'Kelvin-Voigt damping', 'rod.drag': 'air drag',
-                  'tendons.friction': 'tendon friction'}
+                  'tendons.friction': 'tendon friction',
+                  # the implicit dynamics refuses it too, naming the key (tendon_friction.py)
+                  'rod.bending_friction': 'bending friction'}
 
 
 def explicit_refuses(robot: Robot) -> str:
@@ -349,6 +351,22 @@ def choose_integrator(robot: Robot, integrator: str = 'auto') -> tuple[str, str]
         return 'implicit', (f'the explicit stable step would be {step * 1e6:.3g} us, below '
                             f'{AUTO_STABLE_STEP * 1e6:g} us')
     return 'explicit', f'stable step {step * 1e6:.3g} us'
+
+
+def check_implicit_only(integrator: str, why: str, alpha: float = 0.0,
+                        tip_tolerance: float | None = None) -> None:
+    """
+    Raise InputError for ``alpha`` or ``tip_tolerance`` (m) given to the explicit integrator.
+
+    ``integrator``, ``why``: what :func:`choose_integrator` returned. Only the implicit one
+    reads them; on the explicit one a run would go as if they had not been given.
+    """
+    if integrator != 'explicit':
+        return
+    for name, value, default in (('alpha', alpha, 0.0), ('tip_tolerance', tip_tolerance, None)):
+        if value != default:
+            raise InputError(f'{name}: applies to the implicit integrator only; the '
+                             f'integrator is explicit ({why}): set integrator implicit')
 
 
 def is_real(value) -> bool:

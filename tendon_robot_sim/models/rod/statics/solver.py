@@ -687,8 +687,6 @@ class StaticsSolver:
             # the bays' noise in the residual (_kernels.BAY_TOLERANCE): finer, kept for later
             self._plan.bay_tol[0] = fine
             converged, progress = cold()
-        residual = self._info[0]
-        totals = self._totals
         if not converged:
             state.solved = False
             raise self._not_converged(mode, tau_in if mode == kernels.TENSION else q, progress)
@@ -696,17 +694,19 @@ class StaticsSolver:
         state.u[:] = u
         state.x_last[:] = state.x
         state.J_last[:] = state.J
-        args = (mode, q, state.x, float(residual), int(totals[0]), int(totals[1]), start)
+        args = (mode, q, state.x, float(self._info[0]), *map(int, self._totals[:2]), start)
         return self._result(*args) if full else (lambda: self._result(*args))
 
     def _not_converged(self, mode: int, inputs, progress: tuple | None) -> ConvergenceError:
         """Return the error of a failed solve: its ``inputs``, its continuation's ``progress``."""
         residual, status, iterations = self._info[0], self._info[3], self._totals[0]
         # the iterations of every attempt: with a world, the last is a continuation step
-        # refused after one iteration (continuation.REACH)
-        reason = ('did not converge in %d Newton iterations in all' % iterations
-                  if status == kernels.MAX_ITERATIONS
-                  else 'failed (non-finite state or no descent direction)')
+        # refused after one iteration (continuation.REACH); a last continuation that
+        # converged on a step short of the inputs has that step's residual, none at them
+        reason = {kernels.MAX_ITERATIONS: 'did not converge in %d Newton iterations in all'
+                  % iterations, kernels.CONVERGED: 'stopped short of the inputs'}.get(
+                      status, 'failed (non-finite state or no descent direction)')
+        residual = math.inf if status == kernels.CONVERGED else residual
         name, unit = ('tensions', 'N') if mode == kernels.TENSION else ('displacements', 'm')
         steps = ('' if progress is None else
                  '; the continuation solved %d of its %d equal steps to them' % progress)

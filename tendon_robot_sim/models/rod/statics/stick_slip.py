@@ -243,6 +243,24 @@ class StickSlipStatics:
             self.bending.reset()
             self._set_rest_curvature(self.bending.rest_curvature(self.bending.moments))
 
+    def path_state(self) -> tuple:
+        """
+        Return a copy of what the next state depends on: the stored tensions, the bays' friction.
+
+        :meth:`restore_path` goes back to it (a setpoint solved and then refused).
+        """
+        bending = self.bending and (self.bending.moments.copy(), self.bending.curvatures.copy(),
+                                    self.bending.bound.copy())
+        return self._tensions.copy(), self._motor_tension.copy(), bending
+
+    def restore_path(self, state: tuple) -> None:
+        """Make the next state start from ``state`` (:meth:`path_state`), not the last solved."""
+        tensions, motor, bending = state
+        self._store(motor, tensions.copy())
+        if bending:
+            self.bending.moments, self.bending.curvatures, self.bending.bound = (
+                a.copy() for a in bending)
+
     def _set_rest_curvature(self, ustar: np.ndarray) -> None:
         """Give both solvers the bays' rest curvature (k, 3) [1/m] (bending friction)."""
         set_rest_curvature(self.frictionless, ustar)
@@ -648,14 +666,20 @@ class StickSlipStatics:
             if value <= LENGTH_TOLERANCE and low == 0.0:
                 motor[i] = 0.0      # slack
                 continue
-            while lacking(high) > 0.0:              # too short: more tension
+            above = value if high == low else lacking(high)
+            while above > 0.0:                      # too short: more tension
                 if high >= limits[i]:
                     raise ConvergenceError(
                         f'stick-slip statics: tendon {self.tendon_names[i]} needs more '
                         f'than {limits[i]:g} N for its displacement', float(high), 0)
-                low, high = high, min(2.0 * high, limits[i])
-            motor[i] = brentq(lacking, low, high, xtol=1e-12, rtol=1e-10) if high > low \
-                else low
+                low, value, high = high, above, min(2.0 * high, limits[i])
+                above = lacking(high)
+            # an end that meets the length already is the answer: Brent evaluates the ends
+            # again, and the solves' noise (~1e-11 m, warm starts) flips a sign found there
+            if above >= -LENGTH_TOLERANCE or value <= LENGTH_TOLERANCE:
+                motor[i] = high if -above <= value else low
+            else:
+                motor[i] = brentq(lacking, low, high, xtol=1e-12, rtol=1e-10)
         F, out = error(motor)
         return motor, F, out
 

@@ -116,6 +116,9 @@ def test_a_single_solve_refuses_it_in_one_line():
 
 
 @pytest.mark.parametrize('argv', [
+    # auto, the default: it looked the explicit integrator's refusal up in EXPLICIT_LACKS,
+    # which lacked the key (an internal error, KeyError 'rod.bending_friction')
+    ['simulate', '--duration', '0.01'],
     ['simulate', '--integrator', 'explicit', '--duration', '0.01'],
     ['simulate', '--integrator', 'implicit', '--duration', '0.01'],
     ['cc-dynamics', '--tensions', 't0=1', '--duration', '0.01'],

@@ -279,6 +279,24 @@ def test_coefficient_0_is_frictionless_to_round_off(model):
     assert np.allclose(ours.tensions, theirs.tensions, rtol=1e-3, atol=1e-3)
 
 
+def test_coefficient_0_fails_where_the_frictionless_sequence_fails_and_how():
+    """
+    ``kirchhoff``, 2 mm of t0 with the other tendons held: no state, with or without friction.
+
+    The rod neither stretches nor shears, so the held antagonist keeps it from bending: the
+    frictionless solver finds no equilibrium (ConvergenceError). With coefficient 0 the
+    one-tendon-at-a-time sweep stopped on scipy's ValueError instead (an internal error of
+    ``statics --displacements-csv``): a bracket end it had found meeting the length (|error|
+    ~1e-11 m) changed sign when Brent evaluated it again, the solves' noise.
+    """
+    from tendon_robot_sim.models.cosserat import ConvergenceError
+    for data in (DEFAULT, with_friction(DEFAULT, 0.0)):
+        statics = StickSlipStatics(robot_from_dict(data), 'kirchhoff')
+        statics.solve_displacements({'t0': 0.0})
+        with pytest.raises(ConvergenceError):
+            statics.solve_displacements({'t0': 0.002})
+
+
 def test_displacements_reach_the_state_tensions_reach():
     robot = robot_from_dict(with_friction(DEFAULT, 0.2))
     by_length = StickSlipStatics(robot, 'discrete')
@@ -319,6 +337,32 @@ def test_the_quasi_static_simulator_model_remembers_the_path(tmp_path):
     model.reset()       # at rest: nothing stuck, so a pull from rest is the first pull again
     model.apply('effort', [2.0, 0.0, 0.0, 0.0])
     assert np.linalg.norm(model.state().tip.position - tips[2.0][0]) < 1e-7
+
+
+def test_a_refused_setpoint_leaves_no_trace_on_the_path(tmp_path):
+    """
+    The quasi-static model refuses 12 mm of t0 (21 N of a 20 N tendon) and keeps its state.
+
+    6 mm again after the refusal is 6 mm again after 6 mm: the same tip and anchor tensions.
+    The solver had stored the refused state, so that setpoint started from 21 N and landed
+    1.6 mm away, its anchor at 10.85 N instead of 10.08 N (released from the refused pull).
+    The motor tensions may differ: with inextensible tendons and the first piece sticking,
+    any motor tension inside its capstan cone gives the same lengths.
+    """
+    from tendon_robot_sim.models.registry import create_model
+    from tendon_robot_sim.models.sim_model import InputError
+    path = write(tmp_path, with_friction(DEFAULT, 0.2))
+    refused, plain = (create_model(path, 'quasi_static')[2] for _ in range(2))    # discrete
+    for model in (refused, plain):
+        model.apply('position', [0.006, 0.0, 0.0, 0.0])
+    with pytest.raises(InputError, match=r'^position\[t0\]: the equilibrium needs'):
+        refused.apply('position', [0.012, 0.0, 0.0, 0.0])
+    for model in (refused, plain):
+        model.apply('position', [0.006, 0.0, 0.0, 0.0])
+    ours, theirs = refused.state(), plain.state()
+    # the displacement solves meet the lengths to 1 um (LENGTH_TOLERANCE): the tip as well
+    assert np.linalg.norm(ours.tip.position - theirs.tip.position) < 2e-6
+    np.testing.assert_allclose(ours.tip_effort, theirs.tip_effort, rtol=1e-4)
 
 
 # --------------------------------------------------------------------------- against a world
