@@ -16,8 +16,10 @@
 
 from pathlib import Path
 
+from geometry_msgs.msg import Point
 import numpy as np
 from rclpy.serialization import serialize_message
+from std_msgs.msg import Header
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.experiment.bag import BagWriter, OfferedQos
 from tendon_robot_sim.models.registry import create_model
@@ -29,7 +31,7 @@ RECORDED = (topics.BACKBONE_MARKERS, topics.TIP_POSE, topics.TENDON_STATE)
 
 
 def write_bag(path: Path, tensions: np.ndarray, robot=None, markers_from: int = 0,
-              mode: str = 'quasi_static') -> list:
+              mode: str = 'quasi_static', targets: dict | None = None) -> list:
     """
     Write the quasi-static robot's answer to each row of ``tensions`` (N), one per PERIOD.
 
@@ -37,11 +39,12 @@ def write_bag(path: Path, tensions: np.ndarray, robot=None, markers_from: int = 
     tendon/state, serialized by rclpy as the simulator's publishers send them; markers from
     row ``markers_from`` on (a recording that began before the first markers came). ``mode``:
     the simulator's (a kind without statics: ``dynamic``, its state at each input unmoved).
+    ``targets``: row -> a point (m, base frame) published on tip/target at that row's time.
     """
     _, _, model = create_model(robot or default_robot_file(), mode)
-    states = []
+    states, targets = [], targets or {}
     with BagWriter(path) as bag:
-        for topic in RECORDED:
+        for topic in RECORDED + ((topics.TIP_TARGET,) if targets else ()):
             bag.add_topic('/' + topic.name, topics.type_name(topic.msg_type), OfferedQos())
         for i, row in enumerate(tensions):
             model.apply('effort', list(row))
@@ -58,4 +61,10 @@ def write_bag(path: Path, tensions: np.ndarray, robot=None, markers_from: int = 
                     continue
                 bag.write('/' + topic.name, int((1.0 + i * PERIOD) * 1e9),
                           serialize_message(message))
+            if i in targets:
+                x, y, z = map(float, targets[i])
+                bag.write('/' + topics.TIP_TARGET.name, int((1.0 + i * PERIOD) * 1e9),
+                          serialize_message(topics.TIP_TARGET.msg_type(
+                              header=Header(stamp=stamp, frame_id=frame),
+                              point=Point(x=x, y=y, z=z))))
     return states

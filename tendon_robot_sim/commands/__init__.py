@@ -16,6 +16,7 @@
 
 import argparse
 import errno
+import json
 import logging
 import math
 import os
@@ -65,7 +66,8 @@ class StopSignals:
     Ctrl-C, SIGTERM and SIGHUP as a request to stop, for a command that runs until stopped.
 
     Inside ``with StopSignals() as stop:`` the signals only set ``stop`` (true once one
-    came); the command ends its loop, closes what it made (a bag, the ports) and exits 0.
+    came); the command ends its loop, closes what it made (a bag, the ports) and exits 0
+    (``record`` 1 when it recorded no message: an empty bag is no result).
     The convention of every command (docs/cli.md): a command that runs until stopped
     (``launch``, ``record``, ``replay``, ``emulate``, with or without ``--duration`` or
     ``--loop``) ends normally when stopped, exit 0, as ``ros2 launch``, ``ros2 bag record``
@@ -238,8 +240,9 @@ class OutputPath:
 
     ``kind`` is what the command makes there: ``'folder'`` (created if missing, may exist),
     ``'new folder'`` (must not exist: a bag), ``'file'`` (written or overwritten, in an
-    existing folder) or ``'prefix'`` (``PATH`` + suffixes, e.g. ``PATH.parquet``); folders
-    are created with their parents. A file with ``suffixes``
+    existing folder) or ``'prefix'`` (``PATH`` + each of ``suffixes``, e.g. ``PATH.parquet``:
+    files, so none may be a folder); folders are created with their parents. A file with
+    ``suffixes``
     gets the first when it has none (``--plot myplot`` writes ``myplot.png``) and must have
     one of them otherwise. The check creates and removes a probe in the folder that would
     hold the output, so a folder nobody may write (``/proc``, ``/sys``, a read-only mount,
@@ -287,6 +290,12 @@ class OutputPath:
             example = path / ('dataset' if self.kind == 'prefix' else
                               'out' + (self.suffixes[0] if self.suffixes else ''))
             raise CommandError(f'{text} is a folder; give a file name in it, e.g. {example}')
+        for suffix in self.suffixes if self.kind == 'prefix' else ():
+            # found only when the file is written, after the work (a Parquet dataset of Dask)
+            written = path.with_name(path.name + suffix)
+            _check_not_special(written)
+            if written.is_dir():
+                raise CommandError(f'{written} is a folder; the output writes a file there')
         if self.kind == 'file' and self.suffixes:
             if not path.suffix:
                 path = path.with_name(path.name + self.suffixes[0])
@@ -439,6 +448,23 @@ def read_inputs(path: str, option: str, robot, field: str) -> InputProfile:
 
 # The description key whose physical range an option's vector keeps (models.description).
 VECTOR_KEYS = {'force': 'force', 'moment': 'moment', 'position': 'position', 'tip': 'position'}
+
+
+def json_line(value) -> str:
+    """
+    ``value`` as one line of JSON, NaN and infinity (a figure without a value) written as null.
+
+    JSON has neither: ``json.dumps`` would write a bare ``NaN``, which jq and JSON.parse refuse.
+    """
+    return json.dumps(_no_nan(value), allow_nan=False)
+
+
+def _no_nan(value):
+    if isinstance(value, dict):
+        return {key: _no_nan(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_no_nan(item) for item in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def parse_vector(text: str | None, option: str):

@@ -239,7 +239,7 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
             else:
                 run = response_from_rest(run_of(response), args.hold_time, args.tip_tolerance)
                 times, pressures, lengths = run.times, run.pressures, run.lengths
-            estimate = identify_damping(robot, times, pressures, lengths)
+            estimate = identify_damping(robot, times, pressures, lengths, source=str(response))
             print(f'dampers from the run in {response} ({len(times)} samples over '
                   f'{times[-1] - times[0]:.3g} s):')
             print(estimate.summary())

@@ -36,6 +36,7 @@ from tendon_robot_sim.experiment.dataset import (ADAPTERS, build_dataset, Datase
                                                  SAMPLERS)
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvatureError
 from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS
 from tendon_robot_sim.parallel import ParallelError
 
@@ -75,7 +76,8 @@ def register(subparsers) -> None:
                         help='local processes (default: all cores; 1: none; at most the '
                              'cores and the tasks run; not with --scheduler)')
     add_scheduler_options(parser)
-    parser.add_argument('--output', default='dataset', metavar='PATH', type=OutputPath('prefix'),
+    parser.add_argument('--output', default='dataset', metavar='PATH',
+                        type=OutputPath('prefix', ('.parquet', '.json')),
                         help='writes PATH.parquet and PATH.json (default %(default)s)')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     parser.set_defaults(func=run)
@@ -101,7 +103,10 @@ def run(args: argparse.Namespace) -> int:
                                 args.sampler, args.random_state or 0, args.csv, args.chunk_size,
                                 args.workers, scheduler_of(args), args.max_chunks,
                                 statics_model=args.statics_model or 'auto')
-    except (DatasetError, ParallelError, RobotDescriptionError, StaticsError) as error:
+    # ConstantCurvatureError: a robot --model cc does not take (several sections, converging
+    # routing, friction), refused as the model is built, as `cc` refuses it
+    except (ConstantCurvatureError, DatasetError, ParallelError, RobotDescriptionError,
+            StaticsError) as error:
         raise CommandError(' '.join(str(error).split())) from None
     except OSError as error:    # a write through a file object names no file: the output
         raise CommandError(f'--output: {error.filename or args.output}: '

@@ -49,12 +49,13 @@ import numpy as np
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
                                        NoResultError, OutputPath, parse_values, parse_vector,
                                        pcr_studies, positive, positive_int, scheduler_of,
-                                       worker_count)
+                                       VECTOR_KEYS, worker_count)
 from tendon_robot_sim.files.outputs import make_new_folders, removed_on_failure
 from tendon_robot_sim.models.cosserat import StaticsError
-from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.description import check_range, RobotDescriptionError
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import COMPAT, default_pcr_file, load_pcr_robot
+from tendon_robot_sim.models.pcr.stability import instability
 from tendon_robot_sim.models.pcr.workspace import (cylinder_samples, HEIGHTS, PER_HEIGHT, RADIUS,
                                                    workspace)
 from tendon_robot_sim.parallel import ParallelError
@@ -81,7 +82,8 @@ def register(subparsers) -> None:
                         help='the six motor angles in deg')
     angles.add_argument('--from-json', metavar='FILE',
                         help="the motor angles of an 'ik --json' result: its last JSON line "
-                             "('motor_angles', rad), from FILE or - for standard input")
+                             "('motor_angles', rad), from FILE or - for standard input; solved "
+                             'under its force, moment and compat unless given here')
     ws = actions.add_parser('workspace', help='reachable workspace (PNG + CSV)')
     ws.add_argument('--heights', default=f'{HEIGHTS[0]:g}:{HEIGHTS[-1]:g}:{HEIGHTS.size}',
                     metavar='LOW:HIGH:N', help='platform heights in m (default %(default)s)')
@@ -122,8 +124,14 @@ def _degrees(text: str, option: str, count: int) -> np.ndarray:
     return np.radians(values)
 
 
-def _json_motor_angles(source: str) -> np.ndarray:
-    """Motor angles [rad] of the last JSON line of an ``ik --json`` output (file or -)."""
+def _json_solution(source: str) -> dict:
+    """
+    Read the motor angles [rad] of an ``ik --json`` output and what they were solved under.
+
+    From its last JSON line with ``motor_angles`` (file or -): those, and where the line has
+    them ``force`` [N], ``moment`` [N m] and ``compat``; ik's motor angles hold its pose under
+    that load in that model only.
+    """
     try:
         text = sys.stdin.read() if source == '-' else Path(source).read_text()
     except (OSError, UnicodeDecodeError) as error:
@@ -135,15 +143,31 @@ def _json_motor_angles(source: str) -> np.ndarray:
         except ValueError:
             continue
         if isinstance(data, dict) and 'motor_angles' in data:
-            values = data['motor_angles']
-            if (isinstance(values, list) and len(values) == 6
-                    and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                            and math.isfinite(v) for v in values)):
-                return np.array(values, dtype=float)
-            raise CommandError(f'--from-json: motor_angles must be 6 finite numbers (rad), '
-                               f'got {str(values)[:80]}')
+            solved = {key: _json_numbers(data[key], key, count, unit) for key, count, unit
+                      in (('motor_angles', 6, 'rad'), ('force', 3, 'N'), ('moment', 3, 'N m'))
+                      if key in data}
+            if 'compat' in data:
+                if data['compat'] not in COMPAT:
+                    raise CommandError(f'--from-json: compat must be one of {list(COMPAT)}, '
+                                       f'got {str(data["compat"])[:80]}')
+                solved['compat'] = data['compat']
+            return solved
     raise CommandError(f"--from-json: {source} has no JSON line with 'motor_angles' (the last "
                        "line of 'tendon-robot-sim pcr ik --json')")
+
+
+def _json_numbers(values, key: str, count: int, unit: str) -> np.ndarray:
+    if not (isinstance(values, list) and len(values) == count
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and math.isfinite(v) for v in values)):
+        raise CommandError(f'--from-json: {key} must be {count} finite numbers ({unit}), '
+                           f'got {str(values)[:80]}')
+    for i, value in enumerate(values):     # a load keeps the range of the option's
+        try:
+            check_range(value, f'--from-json: {key}[{i}]', VECTOR_KEYS.get(key))
+        except RobotDescriptionError as error:
+            raise CommandError(str(error)) from None
+    return np.array(values, dtype=float)
 
 
 def _heights(text: str) -> np.ndarray:
@@ -182,11 +206,18 @@ def run(args: argparse.Namespace) -> int:
         return pcr_studies.run(args)
     force = parse_vector(args.force, '--force')
     moment = parse_vector(args.moment, '--moment')
+    compat = args.compat
+    if args.action == 'fk' and args.from_json is not None:
+        # the ik's load and model unless given here: its motor angles hold its pose under them
+        solved = _json_solution(args.from_json)
+        force = solved.get('force') if args.force is None else force
+        moment = solved.get('moment') if args.moment is None else moment
+        compat = solved.get('compat') if compat is None else compat
     hint = ''
     try:
         robot = load_pcr_robot(args.robot or default_pcr_file())
-        if args.compat is not None:
-            robot = robot.with_changes(compat=args.compat)
+        if compat is not None:
+            robot = robot.with_changes(compat=compat)
         if args.action == 'workspace':
             return _workspace(args, robot, force, moment)
         solver = PcrSolver(robot)
@@ -197,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
             inputs = (position, orientation, force, moment)
             solve = solver.inverse
         else:
-            motor_angles = (_json_motor_angles(args.from_json) if args.from_json is not None
+            motor_angles = (solved['motor_angles'] if args.from_json is not None
                             else _degrees(args.motor_angles_deg, '--motor-angles-deg', 6))
             inputs = (motor_angles, force, moment)
             solve = solver.forward
@@ -209,6 +240,9 @@ def run(args: argparse.Namespace) -> int:
         if args.action == 'ik' and isinstance(error, StaticsError):
             failed = type(failed)(f'{failed}{hint}')
         raise failed from None
+    # a solution beyond the limits is refused for that; hold_motors needs it within them
+    unstable = (instability(solver, result)
+                if args.action == 'ik' and result.within_limits else None)
     np.set_printoptions(precision=6, suppress=True)
     print(f'robot {robot.name} ({robot.compat} model), {args.action}')
     print(f'platform position [m]:     {result.position}')
@@ -221,13 +255,19 @@ def run(args: argparse.Namespace) -> int:
     print(result.base_forces)
     print(f'residual {result.residual:.3g} after {result.iterations} Newton iterations, '
           f'{result.evaluations} rod integrations, cold solve {result.solve_time * 1e3:.2f} ms')
+    if unstable:
+        print('UNSTABLE: an equilibrium the robot cannot hold')
     if args.json:
-        print(json.dumps({'robot': robot.name, 'compat': robot.compat, **result.to_dict()}))
+        stable = {'stable': not unstable} if args.action == 'ik' else {}
+        print(json.dumps({'robot': robot.name, 'compat': robot.compat, **result.to_dict(),
+                          **stable}))
     # fk refuses motor angles beyond the limits as input; ik's are its output
     beyond = result.beyond_limits(robot)
     if beyond:
         # printed above all the same, as a workspace's files are kept
         raise NoResultError(f'--position, --orientation-deg: {beyond}')
+    if unstable:
+        raise NoResultError(f'--position, --force: {unstable}')
     return 0
 
 

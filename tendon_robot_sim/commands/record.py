@@ -31,8 +31,8 @@ import os
 import time
 
 from tendon_robot_sim.commands import (check_ros_environment, command_error, CommandError,
-                                       DefaultsHelpFormatter, non_negative, OutputPath,
-                                       StopSignals)
+                                       DefaultsHelpFormatter, non_negative, NoResultError,
+                                       OutputPath, StopSignals, terminal_logger)
 from tendon_robot_sim.experiment.bag import BagError, STORAGE_PLUGINS
 from tendon_robot_sim.ros.names import check_namespace
 
@@ -85,14 +85,27 @@ def run(args) -> int:
     chosen = _select(args.topics)
     # Ctrl-C, SIGTERM and SIGHUP end the loop, then the bag is closed.
     with StopSignals() as stop:
-        counts = _record(args, chosen, stop)
+        counts, unpublished, silence = _record(args, chosen, stop)
     print(f'bag: {args.out} ({sum(counts.values())} messages: '
           + ', '.join(f'{topic} {n}' for topic, n in counts.items()) + ')', flush=True)
+    if not any(counts.values()):
+        # an empty bag is no recording; kept, since it is complete and the user named it
+        raise NoResultError(f'no message recorded: {silence} (the bag {args.out} is kept, '
+                            'empty)')
+    if unpublished and args.topics is not None:
+        # topics named on the command line are wanted; the default set is the whole contract,
+        # of which a stack publishes only part
+        terminal_logger('record').warning(f'no publisher ever on {", ".join(unpublished)}')
     return 0
 
 
-def _record(args, chosen, stop) -> dict:
-    """Record until ``stop`` or the end of --duration; return the messages per topic."""
+def _record(args, chosen, stop) -> tuple[dict, list, str]:
+    """
+    Record until ``stop`` or the end of --duration.
+
+    Return the messages per topic, the topics that never had a publisher and the recorder's
+    :meth:`~tendon_robot_sim.ros.recorder.BagRecorder.silence`.
+    """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
@@ -102,7 +115,7 @@ def _record(args, chosen, stop) -> dict:
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     recorder = None
-    counts = {}
+    counts, unpublished, silence = {}, [], ''
     try:
         try:
             recorder = BagRecorder(args.out, chosen, storage=args.storage,
@@ -122,10 +135,11 @@ def _record(args, chosen, stop) -> dict:
         executor.shutdown()
         if recorder is not None:
             recorder.close()
-            counts = recorder.counts
+            counts, unpublished = recorder.counts, recorder.unpublished
+            silence = recorder.silence()
             recorder.destroy_node()
         rclpy.try_shutdown()
-    return counts
+    return counts, unpublished, silence
 
 
 def _drain(executor, recorder) -> None:

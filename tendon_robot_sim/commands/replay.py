@@ -180,8 +180,10 @@ def _replay(args, stop) -> tuple[dict, int]:
               + ', '.join(player.publishers_by_topic)
               + ('; simulated: ' + ', '.join(SIMULATOR_OUTPUTS) if args.simulate else '')
               + '; Ctrl-C stops', flush=True)
+        # the delay is a wait like the others: a bridge discovered in it refuses the replay then
+        guard = _HardwareGuard(player, setpoints, args.allow_hardware)
         end_of_delay = time.monotonic() + args.delay
-        while not stop and time.monotonic() < end_of_delay:
+        while not stop and not guard.check() and time.monotonic() < end_of_delay:
             time.sleep(0.05)
         if simulation is not None:
             end = time.monotonic() + SIMULATOR_TIMEOUT
@@ -190,7 +192,6 @@ def _replay(args, stop) -> tuple[dict, int]:
                     raise CommandError(f'the simulator did not subscribe to {setpoint} within '
                                        f'{SIMULATOR_TIMEOUT:g} s')
                 time.sleep(0.05)
-        guard = _HardwareGuard(player, setpoints, args.allow_hardware)
         guard.check()
         passes = 0
         while not stop:

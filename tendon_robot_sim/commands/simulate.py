@@ -36,7 +36,10 @@ tension 0 (slack). Such a run starts at rest in the static equilibrium of the in
 every step of the implicit model, every millisecond of
 the explicit one. With ``--json`` the last line on stdout is one JSON object with
 ``tip_position`` [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``sim_time``
-(s), ``wall_time`` (s), ``real_time_factor``, ``steady`` and ``integrator``. A progress bar goes
+(s), ``wall_time`` (s), ``real_time_factor``, ``steady`` and ``integrator``.
+``--until-steady`` (constant ``--tensions`` only) ends the run once the tip is at rest, its
+trajectory written as a fixed run's. A run takes whole steps: a duration between two steps runs
+to the later one. A progress bar goes
 to stderr when it is a terminal. ``--world FILE`` puts obstacles in the robot's way (either
 integrator; ``auto`` picks as without one): the JSON gets ``contacts`` and ``max_penetration``
 (as ``statics --json``), the trajectory ``contact_fx, contact_fy, contact_fz`` [N], the total
@@ -52,6 +55,7 @@ within M metres, dt between ``--dt`` (the largest, and the trajectory's row spac
 
 import argparse
 import json
+import math
 import sys
 import time
 
@@ -119,7 +123,8 @@ def register(subparsers) -> None:
     until.add_argument('--duration', type=positive, default=None, metavar='S',
                        help="simulated time in s (default 1.0, or the input file's last time)")
     until.add_argument('--until-steady', action='store_true',
-                       help='run until the tip is at rest (see --max-time)')
+                       help='with constant --tensions: run until the tip is at rest (see '
+                            '--max-time); the trajectory keeps the whole run')
     parser.add_argument('--max-time', type=positive, default=None, metavar='S',
                         help=f'with --until-steady: most simulated time in s (default '
                              f'{MAX_TIME:g})')
@@ -273,6 +278,10 @@ def _check_companions(args: argparse.Namespace) -> None:
     """Refuse a flag that only works beside another one (it would be ignored)."""
     if args.max_time is not None and not args.until_steady:
         raise CommandError('--max-time: applies with --until-steady only')
+    if args.until_steady and (args.tensions_csv or args.displacements_csv):
+        # the run stopped at the first rest, under the file's t = 0 row, and said it was done
+        raise CommandError('--until-steady: runs under constant --tensions; inputs over time '
+                           'run to the last time of their file (or --duration)')
     if args.dt_min is not None and args.tip_tolerance is None:
         raise CommandError('--dt-min: applies with --tip-tolerance only (adaptive dt)')
 
@@ -450,10 +459,8 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
     trajectory.add(0.0, first.tip_position[None], first.tip_orientation[None],
                    first.tensions[None], first.tendon_displacements[None], first.contacts,
                    np.zeros(1))
-    if args.until_steady:
-        sim.run_until_steady(args.max_time, check_interval=CHUNK, progress=bar.update)
-        return 0.0
-    steps = round(duration / sim.dt)
+    steady = _steady_check(sim, args.until_steady)
+    steps = _steps(args.max_time if args.until_steady else duration, sim.dt)
     # the contact force of every step comes from its state: one step at a time
     per_chunk = 1 if trajectory.contact else max(CHUNK_STEPS, round(CHUNK / sim.dt))
     for begin in range(0, steps, per_chunk):
@@ -471,6 +478,8 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
         trajectory.add(t, positions, quaternions, tensions, displacements,
                        sim.state().contacts if trajectory.contact else None, sim.estimates)
         bar.update(t.size * sim.dt)
+        if steady():
+            break
     return 0.0
 
 
@@ -504,13 +513,11 @@ def _follow_explicit(sim, args, series, duration, trajectory, bar, constant, ori
     if series is None:
         _sample(sim, origin, trajectory)
         sim.set_tensions(constant)
-    if args.until_steady:
-        sim.run_until_steady(args.max_time, check_interval=CHUNK, progress=bar.update)
-        return origin
+    steady = _steady_check(sim, args.until_steady)
     # a row (and an input update) about every millisecond when asked for, else progress chunks
     period = EXPLICIT_SAMPLE if trajectory.path or series is not None else CHUNK
     per_sample = max(1, round(period / sim.dt))
-    steps = round(duration / sim.dt)
+    steps = _steps(args.max_time if args.until_steady else duration, sim.dt)
     if series is not None:
         _sample(sim, origin, trajectory)
     for done in range(0, steps, per_sample):
@@ -521,7 +528,38 @@ def _follow_explicit(sim, args, series, duration, trajectory, bar, constant, ori
         sim.advance(n * sim.dt)
         _sample(sim, origin, trajectory)
         bar.update(sim.time - before)
+        if steady():
+            break
     return origin
+
+
+def _steps(duration: float, dt: float) -> int:
+    """
+    Return the steps of ``dt`` [s] that cover ``duration`` [s]: the last ends within a step after.
+
+    Rounded to the nearest count, a run ended up to half a step early: before the last row of
+    its input file (0.25 s at dt 0.1 s ran to 0.2 s). A ratio one part in 1e12 above a whole
+    number is that number (round-off of, e.g., 0.3 / 0.1).
+    """
+    return math.ceil(duration / dt * (1.0 - 1e-12))
+
+
+def _steady_check(sim, until_steady: bool):
+    """
+    Return a function that says whether ``--until-steady`` ends the run now.
+
+    It asks ``sim.is_steady()`` every CHUNK of simulated time, as ``run_until_steady`` does;
+    the run loops themselves step, so that an ``--until-steady`` run writes every row of its
+    trajectory (through ``run_until_steady`` the file kept the t = 0 row only).
+    """
+    due = [sim.time + CHUNK]
+
+    def steady() -> bool:
+        if not until_steady or sim.time < due[0] - 0.5 * sim.dt:
+            return False
+        due[0] = sim.time + CHUNK
+        return sim.is_steady()
+    return steady
 
 
 def _sample(sim, origin: float, trajectory: Trajectory) -> None:

@@ -48,16 +48,15 @@ vertex), in the world frame (x out of the wall along the straight snake, z up) o
 
 import argparse
 import csv
-import json
 from pathlib import Path
 
 import numpy as np
 from scipy.interpolate import CubicSpline
 
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.commands import (check_steps, command_error, CommandError, MAX_STEPS,
-                                       non_negative, NoResultError, OutputPath, parse_values,
-                                       positive, positive_int, time_step)
+from tendon_robot_sim.commands import (check_steps, command_error, CommandError, json_line,
+                                       MAX_STEPS, non_negative, NoResultError, OutputPath,
+                                       parse_values, positive, positive_int, time_step)
 from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
 from tendon_robot_sim.files.outputs import (make_new_folders, open_output, removed_on_failure,
                                             save_figure)
@@ -319,7 +318,11 @@ def run_inverse(args: argparse.Namespace) -> int:
         args.duration = PAPER_DURATION if args.duration is None else args.duration
         args.dt = PAPER_STEP if args.dt is None else args.dt
         check_steps(args.duration, args.dt)
-        trajectories = {n: study_trajectory(snake, n, args.duration, args.dt) for n in names}
+        try:
+            trajectories = {n: study_trajectory(snake, n, args.duration, args.dt)
+                            for n in names}
+        except SnakeDynamicsError as error:
+            raise CommandError(f'--trajectory: {error}') from None
     else:
         for flag, value in (('--duration', args.duration), ('--dt', args.dt)):
             if value is not None:
@@ -345,10 +348,17 @@ def _inverse_into(out: Path, snake, dynamics, loads, trajectories, args) -> int:
         results[name] = result
         csv_path = out / f'tensions_{name}.csv'
         write_csv(csv_path, snake, result)
-        peaks = result.base_tensions.max(axis=0)
-        print(f'{name}: {t.size} steps, base tension peaks '
-              + ', '.join(f'{c} {p:.3f} N' for c, p in zip(snake.cable_names, peaks))
-              + f'; {t.size / result.solve_time:.0f} steps/s; {csv_path}')
+        # the peaks the motors must reach: over the steps with tensions (an infeasible step
+        # has none, NaN); None where no step has any
+        base = result.base_tensions[np.isfinite(result.base_tensions).all(axis=1)]
+        peaks, lows = ((base.max(axis=0), base.min(axis=0)) if base.size
+                       else (np.full(len(snake.cables), np.nan),) * 2)
+        over = '' if len(base) == t.size else f' (over the {len(base)} steps with tensions)'
+        described = (f'base tension peaks{over} ' + ', '.join(
+            f'{c} {p:.3f} N' for c, p in zip(snake.cable_names, peaks)) if base.size
+            else 'no step with base tensions')
+        print(f'{name}: {t.size} steps, {described}; {t.size / result.solve_time:.0f} '
+              f'steps/s; {csv_path}')
         for problem in result.infeasible[:10]:
             print(f'  infeasible: {problem}')
         if len(result.infeasible) > 10:
@@ -356,8 +366,7 @@ def _inverse_into(out: Path, snake, dynamics, loads, trajectories, args) -> int:
         summary[name] = {
             'steps': int(t.size), 'duration': float(t[-1] - t[0]),
             'peak_base_tensions': dict(zip(snake.cable_names, peaks.tolist())),
-            'min_base_tensions': dict(zip(snake.cable_names,
-                                          result.base_tensions.min(axis=0).tolist())),
+            'min_base_tensions': dict(zip(snake.cable_names, lows.tolist())),
             'feasible': result.feasible, 'infeasible_steps': len(result.infeasible),
             'infeasible': [{'time': p.time, 'joint': p.joint, 'constraint': p.constraint}
                            for p in result.infeasible[:100]],
@@ -371,7 +380,7 @@ def _inverse_into(out: Path, snake, dynamics, loads, trajectories, args) -> int:
         plot(out / 'tensions.png', snake, results)
         print(f'plot: {report["plot"]}')
     if args.json:
-        print(json.dumps(report))
+        print(json_line(report))
     infeasible = {name: len(r.infeasible) for name, r in results.items() if r.infeasible}
     if infeasible:
         steps = ', '.join(f'{n} steps of {name}' for name, n in infeasible.items())
@@ -555,7 +564,7 @@ def run_forward(args: argparse.Namespace) -> int:
     if problem is None:
         report['rest'] = _report_rest(dynamics, tensions, loads, q[-1], qd[-1])
     if args.json:
-        print(json.dumps(report))
+        print(json_line(report))
     if problem is not None:
         raise NoResultError(f"the motion stops being the robot's at {problem}: {meaning}")
     return 0

@@ -55,6 +55,7 @@ import numpy as np
 from tendon_robot_sim import default_robot_file, progress_bar
 from tendon_robot_sim.commands import (command_error, CommandError, NoResultError, OutputPath,
                                        parse_values, parse_vector, read_inputs)
+from tendon_robot_sim.experiment.input_profile import input_problem
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.contact.report import total_force
 from tendon_robot_sim.models.contact.world import load_world, WorldError
@@ -65,6 +66,7 @@ from tendon_robot_sim.models.rod.statics.analysis.stability import check_stabili
 from tendon_robot_sim.models.rod.statics.solver import CONSTITUTIVE_LAWS, MODELS, StaticsSolver
 from tendon_robot_sim.models.rod.statics.stick_slip import (has_friction, plot_hysteresis,
                                                             StickSlipStatics)
+from tendon_robot_sim.models.rod.tendons.inputs import tendon_values
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 
@@ -85,7 +87,8 @@ def register(subparsers) -> None:
                              "('t1=2.0,t3=0.5', others 0)")
     inputs.add_argument('--displacements', metavar='Q',
                         help='tendon displacements in m, pulled in past the base (positive '
-                             'pulls, negative lets out): one per tendon or by name')
+                             'pulls, negative lets out), each within the rod length either '
+                             'way: one per tendon or by name')
     inputs.add_argument('--tensions-csv', metavar='FILE',
                         help='a quasi-static sequence of tensions: columns t and tendon names '
                              '[N], each row solved from the last (tendons with friction stick '
@@ -131,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         robot = load_robot(path)
         world = None if args.world is None else load_world(args.world)
+        if args.displacements is not None:
+            _check_displacements(robot, args.displacements)
         if has_friction(robot) or sequence:
             return _sequence(args, robot, tip_force, tip_moment, world)
         solver = StaticsSolver(robot, args.model, constitutive=args.constitutive, world=world)
@@ -154,6 +159,21 @@ def run(args: argparse.Namespace) -> int:
         raise NoResultError(f'--displacements{beyond}; no equilibrium within the limits')
     _report(args, robot, solver.constitutive, result)
     return 0
+
+
+def _check_displacements(robot, text: str) -> None:
+    """
+    Refuse ``--displacements`` beyond the range of a ``--displacements-csv`` row (exit 2).
+
+    Millimetres typed as metres (``t0=4``) were solved for seconds, then reported as an
+    equilibrium out of reach (exit 1), where the same value in a file is refused.
+    """
+    values = tendon_values(parse_values(text, '--displacements'), 'displacements',
+                           robot.tendon_names)
+    problem = input_problem(values[None], robot, 'displacement')
+    if problem is not None:
+        _, column, why = problem
+        raise CommandError(f'--displacements: {robot.tendon_names[column]}: {why}')
 
 
 def _report(args: argparse.Namespace, robot, constitutive: str, result) -> None:
@@ -189,7 +209,9 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
     """
     Solve a quasi-static sequence (or one state pulled from rest), each state from the last.
 
-    Rows solved before a failure are still written to --trajectory-out.
+    Rows solved before a failure are still written to --trajectory-out. A row whose
+    equilibrium needs more than a tendon's max_tension ends the sequence (exit 1), written
+    after them.
     """
     solver = StickSlipStatics(robot, args.model, constitutive=args.constitutive, world=world)
     solver.set_tip_load(robot.tip_load.force if tip_force is None else tip_force,
@@ -199,6 +221,9 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
         option = '--tensions-csv' if args.tensions_csv else '--displacements-csv'
         profile = read_inputs(args.tensions_csv or args.displacements_csv, option, robot, field)
         times, rows = profile.times, profile.values
+        if args.plot is not None and len(rows) < 2:     # a curve needs two states
+            raise CommandError(f'--plot: draws the states against their input, and {option} '
+                               'has one row; give two or more, or leave --plot out')
     else:
         field = 'tension' if args.tensions is not None else 'displacement'
         option = '--tensions' if args.tensions is not None else '--displacements'
@@ -216,18 +241,27 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
             solver.reset()
         except StaticsError as error:
             raise command_error(error) from None
-    out, result, failure = [], None, None
+    out, result, failure, beyond = [], None, None, None
     for k in progress_bar(range(len(rows)), len(rows) > 1, desc='states', unit='state'):
         try:
             result = solve(rows[k])
         except StaticsError as error:
-            failure = f'{option}: row {k + 1} (t = {times[k]:g} s): {error}'
+            # as a single solve's: no state found (not converged) exit 1, a bad row exit 2
+            failure = type(command_error(error))(
+                ' '.join(f'{option}: row {k + 1} (t = {times[k]:g} s): {error}'.split()))
             break
         contact = () if world is None else (total_force(result.contacts),)
         out.append(np.concatenate(([times[k]], result.tip_position,
                                    rotation_to_quaternion(result.tip_rotation),
                                    result.tensions, result.tip_tensions,
                                    result.tendon_displacements, *contact)))
+        # displacements only (tensions beyond the limits are refused as input): no state of
+        # the robot, nor one the next row could start from
+        beyond = result.beyond_limits(robot)
+        if beyond:
+            if len(rows) > 1:
+                beyond += f' in row {k + 1} (t = {times[k]:g} s)'
+            break
     table = np.array(out).reshape(-1, len(header))
     if args.trajectory_out is not None:
         with open_output(args.trajectory_out) as handle:
@@ -242,8 +276,7 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
                         f'{field} of {names[i]} at the motor [{unit}]', args.plot)
         print(f'wrote {args.plot}')
     if failure:
-        raise CommandError(' '.join(failure.split()))
-    beyond = result.beyond_limits(robot)
+        raise failure
     if beyond:
         raise NoResultError(f'{option}{beyond}; no equilibrium within the limits')
     if len(rows) > 1:

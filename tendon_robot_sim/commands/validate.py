@@ -46,12 +46,11 @@ errors of the dynamic model (driven by the measured pressures), mean and standar
 """
 
 import argparse
-import json
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       non_negative, OutputPath, positive, scheduler_of, within,
-                                       worker_count)
+                                       json_line, non_negative, OutputPath, positive,
+                                       scheduler_of, within, worker_count)
 from tendon_robot_sim.experiment.calibration import (CalibrationError, closest,
                                                      path_dependent, PREDICT_MODELS,
                                                      replay_dynamic, validate, write_report)
@@ -357,17 +356,8 @@ def run(args: argparse.Namespace) -> int:
                    'after': None if args.after is None else str(args.after), **best.to_dict()}
         if len(points) > 1:
             summary['models'] = {v.model: v.to_dict() for v in points}
-        print(json.dumps(_no_nan(summary), allow_nan=False))
+        print(json_line(summary))
     return 0
-
-
-def _no_nan(value):
-    """``value`` with NaN (a motion too short for a figure) as None: JSON has no NaN."""
-    if isinstance(value, dict):
-        return {key: _no_nan(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_no_nan(item) for item in value]
-    return None if isinstance(value, float) and value != value else value
 
 
 def run_bellows(args: argparse.Namespace) -> int:

@@ -412,6 +412,30 @@ def one_namespace(path: str | Path, name: str, recorded: Iterable[str]) -> list[
     return found
 
 
+def one_robot(path: str | Path, names: Iterable[str], recorded: Iterable[str]) -> list[str]:
+    """
+    Return the topics of ``recorded`` that are ``names``, each in one namespace at most.
+
+    An experiment is one robot's: topics in two namespaces of which neither holds the other
+    are two robots' (``/left_arm/tendon/setpoint`` beside ``/right_arm/tendon/state``, whose
+    tensions were read as the left arm's) and are refused, naming both. A namespace may hold
+    another: a tip sensor outside the stack's namespace (``/tip/measured`` beside
+    ``/left_arm/tendon/setpoint``), a replay's ``/replay/tendon/setpoint`` beside
+    ``/tip/measured``. Absolute names (``/tf_static``) belong to no namespace.
+    """
+    recorded = list(recorded)
+    found = {name: one_namespace(path, name, recorded) for name in names}
+    # each relative topic's namespace, '/' to '/.../', the shortest first
+    spaces = sorted(((('/' + topic.lstrip('/'))[:-len(name)], topic)
+                     for name, topics in found.items() if not name.startswith('/')
+                     for topic in topics), key=lambda space: (len(space[0]), space))
+    for (outer, first), (inner, second) in zip(spaces, spaces[1:]):
+        if not inner.startswith(outer):
+            raise BagError(f'{path}: holds {first} and {second}, in two namespaces of which '
+                           "neither holds the other; an experiment is one robot's")
+    return [topic for topics in found.values() for topic in topics]
+
+
 def mistyped(recorded: Mapping[str, str], expected: Mapping[str, str]) -> dict[str, str]:
     """
     Return, per topic of ``expected`` that ``recorded`` holds with another type, why.

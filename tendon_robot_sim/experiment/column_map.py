@@ -162,6 +162,11 @@ def _column_map(path: Path, data: Any) -> ColumnMap:
         if not isinstance(text, str):
             raise RobotDescriptionError(f'{key}: must be text, got {type(text).__name__}')
     top.finish()
+    _one_value_a_column([('time.column', time_column)]
+                        + [(f'inputs.columns.{c.tendon}', c.column) for c in inputs]
+                        + _axes('tip.columns', tip_columns)
+                        + [item for name, columns, _ in markers
+                           for item in _axes(f'markers.{name}.columns', columns)])
     return ColumnMap(path=path, time_column=time_column, time_factor=time_factor,
                      label_column=label_column, kind=kind, inputs=inputs,
                      tip_columns=tip_columns, tip_factor=tip_factor, rotation=rotation,
@@ -235,6 +240,25 @@ def _three_columns(m: DescriptionMapping) -> tuple[str, str, str]:
         raise RobotDescriptionError(f'{m._path("columns")}: must be 3 column names (x, y, z), '
                                     f'got {columns!r}'[:200])
     return tuple(columns)
+
+
+def _axes(key: str, columns: tuple[str, str, str]) -> list[tuple[str, str]]:
+    return [(f'{key}[{axis}]', column) for axis, column in enumerate(columns)]
+
+
+def _one_value_a_column(uses: list[tuple[str, str]]) -> None:
+    """
+    Refuse a column that two numbers of a row are read from: an entry copied, not edited.
+
+    ``uses``: (key, column) of the time, every input and every coordinate, in the map's
+    order. Taken, the tip's y was its x (or a tendon's input), with nothing to show it.
+    """
+    first = {}
+    for key, column in uses:
+        if column in first:
+            raise RobotDescriptionError(f'{key}: column {column!r} is also {first[column]}; '
+                                        'each value needs its own column')
+        first[column] = key
 
 
 def _frame(top: DescriptionMapping) -> tuple[np.ndarray, np.ndarray]:

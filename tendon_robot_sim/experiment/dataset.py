@@ -54,7 +54,7 @@ from tendon_robot_sim.files.outputs import (make_folder, open_output, remove_unf
 from tendon_robot_sim.files.yaml_loader import read_yaml_text, yaml_value, YamlFileError
 from tendon_robot_sim.models.cosserat import ConvergenceError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
-from tendon_robot_sim.parallel import Pool
+from tendon_robot_sim.parallel import ParallelError, Pool
 
 SAMPLERS = ('uniform', 'lhs', 'csv')
 # Morton code bits per input: 63 bits shared by up to 12 inputs (>= 5 bits each).
@@ -437,13 +437,18 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         with Pool(workers, scheduler) as pool, \
                 progress_bar(total=u.shape[0], initial=sum(chunks[c].size for c in done),
                              unit='sample', desc=f'dataset {model}', shown=progress) as bar:
-            for part in pool.imap(tasks, solve_chunk):
-                c = part['chunk']
-                with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
-                    pq.write_table(_table(adapter.names, part), handle, **PARQUET)
-                done.append(c)
-                solved += len(part['sample'])
-                bar.update(len(part['sample']))
+            try:
+                # each part written as its chunk ends, whatever chunk ends first
+                for part in pool.imap(tasks, solve_chunk, ordered=False):
+                    c = part['chunk']
+                    with open_output(parts / f'part-{c:05d}.parquet', 'wb') as handle:
+                        pq.write_table(_table(adapter.names, part), handle, **PARQUET)
+                    done.append(c)
+                    solved += len(part['sample'])
+                    bar.update(len(part['sample']))
+            except ParallelError as error:      # a worker killed: the parts written stay
+                raise DatasetError(f'{error}; the chunks done are kept: run the same command '
+                                   'again to go on') from None
         wall = time.perf_counter() - start
         complete = len(done) == len(chunks)
         summary = {'samples': int(u.shape[0]), 'solved_now': solved, 'chunks_done': len(done),

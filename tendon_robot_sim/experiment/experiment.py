@@ -53,8 +53,10 @@ import numpy as np
 from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.bag import topic_matches
 from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
-from tendon_robot_sim.experiment.recorded import (applied_tensions, command_vector, crop,
-                                                  Duplicates, ExperimentError, Reducer, Tips)
+from tendon_robot_sim.experiment.input_profile import input_problem
+from tendon_robot_sim.experiment.recorded import (applied_tensions, check_finite, check_reach,
+                                                  command_vector, crop, Duplicates,
+                                                  ExperimentError, Reducer, Tips)
 from tendon_robot_sim.experiment.stretches import steady_stretches, Stretch
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -334,10 +336,12 @@ def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
     except OSError as error:
         raise ExperimentError(f'{path}: cannot read: {error.strerror}') from None
     with handle:
-        reader = _csv_rows(handle, path)
-        header = [cell.strip() for cell in next(reader, [])]
+        reader = _csv_rows(handle, path)     # the lines with a cell, as import reads a table
+        first, header = next(reader, (0, []))
+        header = [cell.strip() for cell in header]
         if not header:
             raise ExperimentError(f'{path}: empty file; expected a header line')
+        at = f'{path}: line {first}'
         tension_cols = [c for c in header if c in names]
         displacement_cols = [c for c in header if c.endswith(DISPLACEMENT_SUFFIX)
                              and c[:-len(DISPLACEMENT_SUFFIX)] in names]
@@ -345,26 +349,25 @@ def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
         for column in header:
             if column not in known:
                 raise ExperimentError(
-                    f'{path}: line 1: unknown column {column!r}; expected the tendon names '
+                    f'{at}: unknown column {column!r}; expected the tendon names '
                     f'{names} (tension, N) or <name>{DISPLACEMENT_SUFFIX} (m), and '
                     f'{", ".join(TIP_COLUMNS)} (m)')
         if len(set(header)) != len(header):
-            raise ExperimentError(f'{path}: line 1: a column is given twice: {header}')
+            raise ExperimentError(f'{at}: a column is given twice: {header}')
         for column in TIP_COLUMNS:
             if column not in header:
-                raise ExperimentError(f'{path}: line 1: column {column!r} missing')
+                raise ExperimentError(f'{at}: column {column!r} missing')
         if tension_cols and displacement_cols:
-            raise ExperimentError(f'{path}: line 1: give tensions or displacements, not both')
+            raise ExperimentError(f'{at}: give tensions or displacements, not both')
         displacement = bool(displacement_cols)
         wanted = [n + DISPLACEMENT_SUFFIX if displacement else n for n in names]
         for column in wanted:
             if column not in header:
-                raise ExperimentError(f'{path}: line 1: column {column!r} missing (one column '
+                raise ExperimentError(f'{at}: column {column!r} missing (one column '
                                       f'per tendon: {wanted})')
-        holds = []
-        for line, row in enumerate(reader, start=2):
-            if not row or all(not cell.strip() for cell in row):
-                continue
+        holds, lines = [], []
+        for line, row in reader:
+            lines.append(line)
             if len(row) != len(header):
                 raise ExperimentError(f'{path}: line {line}: {len(row)} values, '
                                       f'header has {len(header)} columns')
@@ -379,29 +382,36 @@ def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
                     raise ExperimentError(f'{path}: line {line}, column {column!r}: '
                                           f'{cell!r} is not finite')
             commands = np.array([values[c] for c in wanted])
-            if not displacement and np.any(commands < 0):
-                column = wanted[int(np.argmax(commands < 0))]
-                raise ExperimentError(f'{path}: line {line}, column {column!r}: '
-                                      f'a tension must be >= 0 N, got {values[column]}')
-            if not displacement and np.any(commands > robot.max_tensions):
-                k = int(np.argmax(commands > robot.max_tensions))
-                raise ExperimentError(f'{path}: line {line}, column {wanted[k]!r}: a tension '
-                                      f'must be <= max_tension = {robot.max_tensions[k]:g} N, '
-                                      f'got {values[wanted[k]]}')
+            # the bounds of every command that reads tendon inputs from a file
+            problem = input_problem(commands[np.newaxis], robot,
+                                    'displacement' if displacement else 'tension')
+            if problem is not None:
+                _, k, why = problem
+                raise ExperimentError(f'{path}: line {line}, column {wanted[k]!r}: {why}')
             holds.append(Hold(tensions=None if displacement else commands,
                               displacements=commands if displacement else None,
                               tip=np.array([values[c] for c in TIP_COLUMNS]),
                               duration=0.0, samples=1))
     if not holds:
         raise ExperimentError(f'{path}: no data lines after the header')
+    check_reach(np.array([hold.tip for hold in holds]), robot.rod.length,
+                lambda row: f'{path}: line {lines[row]}, columns {", ".join(TIP_COLUMNS)}',
+                'read as m')
     return holds
 
 
-def _csv_rows(handle, path: Path) -> Iterator[list[str]]:
-    """Yield the rows of a CSV file; a binary or malformed file is an ExperimentError."""
+def _csv_rows(handle, path: Path) -> Iterator[tuple[int, list[str]]]:
+    """
+    Yield (line, row) of each row of a CSV file with a cell that is not blank.
+
+    ``line``: the file's line the row ends on (a quoted cell may hold a line break). A binary
+    or malformed file is an ExperimentError.
+    """
     reader = csv.reader(handle)
     try:
-        yield from reader
+        for row in reader:
+            if any(cell.strip() for cell in row):
+                yield reader.line_num, row
     except UnicodeDecodeError as error:
         raise ExperimentError(f'{path}: not UTF-8 text (byte {error.start} of a block): '
                               'is it a CSV file?') from None
@@ -445,28 +455,33 @@ def read_recording(path: str | Path, robot: Robot, window: Window = (None, None)
     """
     Read the command and tip series of a rosbag2 bag (folder, ``.mcap`` or ``.db3``).
 
-    Its topics may carry a namespace (a stack launched in one), each topic in one at most.
+    Its topics may carry a namespace (a stack launched in one), each topic in one at most,
+    all of one robot (:func:`~tendon_robot_sim.experiment.bag.one_robot`).
     ``window``: (start, end) in s from the bag's first message (any topic), either None
     for the bag's own; only the part within it (:func:`~.recorded.crop`).
     """
-    from tendon_robot_sim.experiment.bag import (bag_span, bag_topics, BagError, one_namespace,
+    from tendon_robot_sim.experiment.bag import (bag_span, bag_topics, BagError, one_robot,
                                                  read_messages)
     try:
         recorded = bag_topics(path)
         check_recorded_types(path, recorded, RECORDED_TYPES)
-        topics = [topic for name in RECORDED_TYPES
-                  for topic in one_namespace(path, name, recorded)]
+        topics = one_robot(path, RECORDED_TYPES, recorded)
         part = None if window == (None, None) else _check_window(path, window, bag_span(path))
         recording = recording_from_messages(read_messages(path, topics), robot.tendon_names,
                                             source=str(path))
     except BagError as error:
         raise ExperimentError(str(error)) from None
-    if part is None:
-        return recording
-    start, end, first = part
-    offset = (recording.start_ns - first) * 1e-9      # the recording's time 0 in the bag's
-    return crop(recording, start - offset, end - offset,
-                f'between {start:g} s and {end:g} s (--start, --end)')
+    if part is not None:
+        start, end, first = part
+        offset = (recording.start_ns - first) * 1e-9      # the recording's time 0 in the bag's
+        recording = crop(recording, start - offset, end - offset,
+                         f'between {start:g} s and {end:g} s (--start, --end)')
+
+    def place(row):
+        return f'{path}: {TIP_TOPIC} at {recording.tip_times[row]:.3f} s'
+    check_finite(recording.tips, place)     # within the part: --start, --end leave one out
+    check_reach(recording.tips, robot.rod.length, place, 'read as m')
+    return recording
 
 
 def _check_window(path: Path, window: Window, span: tuple[int, int]) -> tuple[float, float, int]:

@@ -70,6 +70,9 @@ from tendon_robot_sim.parallel import Scheduler
 
 # Forward-difference step in z (a relative change of 1e-3 of a positive quantity).
 FD_STEP = 1e-3
+# Fields whose effect depends on the path (tendon and bending friction): each hold is solved
+# from the last.
+PATH_FIELDS = ('friction',) + BENDING_FIELDS
 # The first stage of a fit to more holds than this uses every k-th.
 SEARCH_SAMPLES = 400
 # |correlation| of two estimates beyond which the data hardly tell them apart.
@@ -165,6 +168,7 @@ class _Problem:
         self.memory = None
         self.memory_at = None      # the z whose solutions self.memory holds
         self.linearised = 0        # parameter sets evaluated by linearisation
+        self.idle = []             # the parameters the last Jacobian found moving no point
         self.moves = None          # the last linearisation: z, the shifts, each hold's steps
         self.low = np.array([p.z_bounds[0] for p in params])
         self.high = np.array([p.z_bounds[1] for p in params])
@@ -177,7 +181,7 @@ class _Problem:
                             for p in params]
         self.base_position = robot.base.position
         self.path_dependent = has_friction(robot) or any(
-            p.field in ('friction',) + BENDING_FIELDS for p in params)
+            p.field in PATH_FIELDS for p in params)
 
     def forget(self) -> None:
         """Start the next solves afresh: each from the hold before, none from a memory."""
@@ -249,6 +253,9 @@ class _Problem:
             changed = self._linear_changes(z, shifted, failed0)
         else:
             changed = [(r - r0, failed) for r, failed, _ in self.evaluate(shifted)]
+        # the parameters that moved no point, every point solved both ways (:meth:`fit`)
+        self.idle = [j for j, (change, failed) in zip(solved, changed)
+                     if not np.any(change) and not np.any(failed | failed0)]
         for j, zj, (change, failed) in zip(solved, shifted, changed):
             column = change / (zj[j] - z[j])
             column.reshape(-1, 3)[failed | failed0] = 0.0
@@ -342,15 +349,36 @@ class _Problem:
         return (np.eye(3) + (1.0 - math.cos(theta)) / theta ** 2 * W
                 + (theta - math.sin(theta)) / theta ** 3 * W @ W)
 
-    def fit(self, z0: np.ndarray, **options):
+    def fit(self, z0: np.ndarray, first: bool = False, **options):
+        """
+        Return the least squares from z0.
+
+        ``first``: the fit from the robot file's values, which refuses a parameter that moves
+        no point there. A change of it leaves every residual as it is: the fit never moves it,
+        and its value would be its start (the file's moved by the start's margin: a
+        motor_distance of 0 came out 2.5 mm, +- inf).
+        """
         from scipy.optimize import least_squares
 
         # from inside the bounds: the trust region reflective method hardly leaves a bound
         # it starts on (its scaling shrinks the steps there to nothing)
         margin = START_MARGIN * (self.high - self.low)
         z0 = np.clip(z0, self.low + margin, self.high - margin)
-        return least_squares(self.residual, z0, jac=self.jacobian,
+        return least_squares(self.residual, z0,
+                             jac=self._refusing_idle(z0) if first else self.jacobian,
                              bounds=(self.low, self.high), x_scale=1.0, **options)
+
+    def _refusing_idle(self, z0: np.ndarray):
+        """Return :meth:`jacobian`, refusing at ``z0`` a parameter that moves no point."""
+        def jacobian(z):
+            J = self.jacobian(z)
+            if np.array_equal(z, z0) and self.idle:
+                names = ', '.join(self.params[j].name for j in self.idle)
+                raise CalibrationError(f'fit: {names}: no effect on the fitted points at the '
+                                       "robot file's values (a change moves no tip, so the "
+                                       'fit cannot place it); leave it out of --fit')
+            return J
+        return jacobian
 
 
 def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs_modulus',),
@@ -417,6 +445,14 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
         if dynamic:
             raise CalibrationError(f'fit: {dynamic[0]} has no static effect; fit it to a '
                                    'recorded trajectory (model dynamic, a step response)')
+        # the dynamic model settles each hold from rest, where friction does nothing (no
+        # history, and its laws vanish at rest): such a fit would return the start, any value
+        frictional = [p.name for p in params if p.field in PATH_FIELDS]
+        if model == 'dynamic' and frictional:
+            raise CalibrationError(
+                f'fit: {frictional[0]}: the dynamic model settles each hold from rest, where '
+                'friction has no effect; fit it with a statics model (discrete, cosserat or '
+                'kirchhoff: each hold from the last)')
         points = len(holds)
     if 3 * points <= len(params):
         raise CalibrationError(f'holds: {points} points give {3 * points} residuals, too few '
@@ -451,7 +487,7 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
                 # solutions at z0 (from which Newton gets lost: on the FTDCR v4 train set a
                 # solve of all samples took 8 times as long)
                 problem.forget()
-            solution = problem.fit(z, **options)
+            solution = problem.fit(z, first=z is z0, **options)
             # the uncertainty and the warnings from solves: a linearised Jacobian is as good
             # for the steps but blurs a combination the data do not determine (E and the
             # compliances without gravity) to 2e-3 of the largest singular value
@@ -485,7 +521,7 @@ def _best_start(search: _Problem, z0: np.ndarray, starts: int, options: dict) ->
     for z in candidates:
         # far from the last point: start every hold afresh
         search.forget()
-        solution = search.fit(z, **options)
+        solution = search.fit(z, first=z is z0, **options)
         if best is None or solution.cost < best.cost:
             best = solution
     return best.x

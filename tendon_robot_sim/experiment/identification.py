@@ -58,9 +58,10 @@ import numpy as np
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.experiment.experiment import (check_recorded_types, ExperimentError,
                                                     STATE_TOPIC, TIP_COLUMNS, TIP_TOPIC)
-from tendon_robot_sim.experiment.recorded import joint_field
+from tendon_robot_sim.experiment.recorded import check_finite, joint_field
 from tendon_robot_sim.experiment.stretches import steady_stretches
-from tendon_robot_sim.models.trunk.dynamics import CCDynamics, DEFAULT_TIME_STEP
+from tendon_robot_sim.models.trunk.dynamics import (CCDynamics, CCNoSolutionError,
+                                                    DEFAULT_TIME_STEP)
 from tendon_robot_sim.models.trunk.robot import BellowsRobot
 
 LENGTH_SUFFIX = '_length'
@@ -190,7 +191,7 @@ def read_run(path: str | Path, robot: BellowsRobot) -> Run:
         measured tip, its times from its header stamps on the same clock.
 
     """
-    from tendon_robot_sim.experiment.bag import (bag_topics, BagError, one_namespace,
+    from tendon_robot_sim.experiment.bag import (bag_topics, BagError, one_robot,
                                                  read_messages, recorded_as)
 
     names = robot.actuator_names
@@ -203,12 +204,15 @@ def read_run(path: str | Path, robot: BellowsRobot) -> Run:
                 f'{path}: needs one {STATE_TOPIC} topic (sensor_msgs/JointState, effort = '
                 f'pressure [Pa], position = contraction [m] per bellows), found '
                 f'{wanted or "none"} among {sorted(topics)}')
-        tip_topics = one_namespace(path, TIP_TOPIC, topics)
+        tip_topics = [topic for topic in one_robot(path, (STATE_TOPIC, TIP_TOPIC), topics)
+                      if topic not in wanted]
         stamps, pressures, contractions, tips = [], [], [], {}
         for topic, _, msg in read_messages(path, wanted + tip_topics):
             stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
             if topic in tip_topics:     # the last of equal stamps, as for the state
                 tips[stamp] = (msg.point.x, msg.point.y, msg.point.z)
+                check_finite(np.array([tips[stamp]]),
+                             lambda _: f'{path}: {topic} stamped {stamp * 1e-9:.9f} s')
                 continue
             where = f'{path}: {wanted[0]} stamped {stamp * 1e-9:.9f} s'
             if stamps and stamp < stamps[-1]:
@@ -356,7 +360,8 @@ def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.n
 
 
 def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarray,
-                     lengths: np.ndarray, dt: float | None = None) -> Estimate:
+                     lengths: np.ndarray, dt: float | None = None, source: str = 'the run'
+                     ) -> Estimate:
     """
     Fit per section a bellows damper (shared by its bellows) and the spline damper.
 
@@ -377,6 +382,8 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
         Integration step [s]; default the simulator's step (:data:`~tendon_robot_sim.models.
         trunk.dynamics.DEFAULT_TIME_STEP`), for uniform samples shortened to a whole fraction
         of their step.
+    source : str
+        Where the run comes from, for messages.
 
     Returns
     -------
@@ -393,6 +400,12 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
         raise IdentificationError('times: need at least 3 increasing samples')
     model = CCDynamics.from_bellows_robot(robot)
     pressures, lengths = _points(model, pressures, lengths)
+    # A run whose pressures hold still steps nothing: the fit would return the dampers it
+    # started from, their intervals 0 .. inf (the refusal response_from_rest gives a bag).
+    if not np.any(np.abs(pressures - pressures[0]) > PRESSURE_TOLERANCE):
+        raise IdentificationError(f'{source}: no pressure step (every pressure stays within '
+                                  f'{PRESSURE_TOLERANCE:g} Pa of the first sample): nothing '
+                                  'to fit dampers to')
     initial = np.array([v for s in robot.sections
                         for v in (s.bellows[0].damping, s.spline_damping)])
     if np.any(initial <= 0.0):
@@ -411,9 +424,22 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
                     bellows=tuple(replace(b, damping=float(values[2 * j])) for b in s.bellows))
             for j, s in enumerate(robot.sections)))
 
+    names = tuple(n for s in robot.sections
+                  for n in (f'{s.name}.bellows_damping', f'{s.name}.spline_damping'))
+
     def residual(z):
         trial = CCDynamics.from_bellows_robot(robot_at(z))
-        x = simulate_samples(trial, times, pressures, x0, dt)
+        try:
+            x = simulate_samples(trial, times, pressures, x0, dt)
+        except CCNoSolutionError:
+            # the integrator's advice (a shorter dt) is not the remedy: the fit went astray
+            i = int(np.argmax(np.abs(z)))
+            raise CCNoSolutionError(
+                f'{source}: the damping fit took {names[i]} to {initial[i] * np.exp(z[i]):.3g} '
+                f'N s/m ({np.exp(z[i]):.3g} x the described), where the model cannot be '
+                'integrated: the run does not determine the dampers; a model far from the '
+                'robot pulls them to extremes (identify the stiffnesses first: --fit '
+                'stiffness,damping)') from None
         return (x @ trial.lengths.T - lengths).ravel()
 
     start = residual(np.zeros(initial.size))
@@ -423,8 +449,6 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
     sigma_z = np.sqrt(np.diag(variance * np.linalg.pinv(fit.jac.T @ fit.jac)))
     half = student_t.ppf(0.975, dof) * sigma_z
     values = initial * np.exp(fit.x)
-    names = tuple(n for s in robot.sections
-                  for n in (f'{s.name}.bellows_damping', f'{s.name}.spline_damping'))
     return Estimate(robot_at(fit.x), names, values,
                     np.column_stack((values * np.exp(-half), values * np.exp(half))),
                     _rms([start]), _rms([fit.fun]), 'm')

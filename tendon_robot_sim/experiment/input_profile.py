@@ -123,11 +123,36 @@ def tendon_input_limits(robot, quantity: str) -> np.ndarray:
 
     Tensions within [0, max_tension] (the robot description's); displacements within the rod's
     length either way (no tendon moves more: beyond it, a unit mistake). The one bound of
-    every command that reads tendon inputs from a file (``simulate``, ``statics``, ``import``).
+    every command that reads tendon inputs from a file (``simulate``, ``statics``, ``import``,
+    a CSV of holds for ``calibrate`` and ``validate``).
     """
     if quantity == 'tension':
         return np.column_stack((np.zeros(len(robot.tendons)), robot.max_tensions))
     return np.tile([-robot.rod.length, robot.rod.length], (len(robot.tendons), 1))
+
+
+def input_problem(commands: np.ndarray, robot, quantity: str) -> tuple[int, int, str] | None:
+    """
+    Return (row, column, why) of the first of ``commands`` (k, n) outside its tendon's range.
+
+    The ranges of :func:`tendon_input_limits`; None when every command is within them. For
+    the tables that carry tendon inputs with their measurements (``import``, a CSV of holds).
+    """
+    low, high = tendon_input_limits(robot, quantity).T
+    outside = (commands < low) | (commands > high)
+    if not np.any(outside):
+        return None
+    row, col = (int(i) for i in np.argwhere(outside)[0])
+    value = commands[row, col]
+    if quantity != 'tension':
+        why = (f'a displacement must be within [{low[col]:g}, {high[col]:g}] m (the rod length '
+               f'either way), got {value:g} m')
+    elif value < 0.0:
+        why = f'a tension must be >= 0 N, got {value:g} N'
+    else:
+        why = (f'a tension must be <= max_tension = {high[col]:g} N of tendon '
+               f'{robot.tendons[col].name!r}, got {value:g} N')
+    return row, col, why
 
 
 def read_profile(path: str | Path, names: Sequence[str], limits: np.ndarray,

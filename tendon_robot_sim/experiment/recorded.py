@@ -53,6 +53,43 @@ class ExperimentError(ValueError):
     """A recording or CSV that cannot be used; the message names the file and the problem."""
 
 
+# A measured point this many robot lengths from the base is no place the robot reaches, nor a
+# base misplaced by a frame: millimetres read as metres put it a thousand lengths out.
+REACH = 10.0
+
+
+def check_reach(points: np.ndarray, length: float, place, unit: str) -> None:
+    """
+    Refuse a measured point ``REACH`` robot lengths or more from the base: a unit is wrong.
+
+    ``points``: (k, 3) [m, base frame]; ``length``: the robot's [m]; ``place(row)``: where
+    the row's point comes from, for the message; ``unit``: what the source's unit was read as.
+    """
+    distance = np.linalg.norm(points, axis=1)
+    far = distance >= REACH * length
+    if np.any(far):
+        row = int(np.argmax(far))
+        raise ExperimentError(f'{place(row)}: the measured point is {distance[row]:g} m from '
+                              f"the base, {distance[row] / length:.0f} times the robot's "
+                              f'length ({length:g} m): is its unit right ({unit}), and the '
+                              'frame?')
+
+
+def check_finite(points: np.ndarray, place) -> None:
+    """
+    Refuse a measured point that is not finite (a motion-capture marker lost from view).
+
+    ``points``: (k, 3) [m]; ``place(row)``: where the row's point comes from, for the
+    message. Taken, it made a hold's mean tip NaN: every metric null, or a fit that counted
+    it as a point without an equilibrium.
+    """
+    bad = ~np.all(np.isfinite(points), axis=1)
+    if np.any(bad):
+        row = int(np.argmax(bad))
+        raise ExperimentError(f'{place(row)}: the measured point is not finite: '
+                              f'{points[row].tolist()}')
+
+
 @dataclass(frozen=True, slots=True)
 class Joints:
     """

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -44,12 +43,9 @@ from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.experiment.experiment import (ExperimentError, LABEL_TOPIC, MARKER_FRAME,
                                                     RECORDED_TYPES, Recording, STATE_TOPIC,
                                                     TF_STATIC_TOPIC, TIP_FRAME, TIP_TOPIC)
-from tendon_robot_sim.experiment.input_profile import tendon_input_limits
+from tendon_robot_sim.experiment.input_profile import input_problem
+from tendon_robot_sim.experiment.recorded import check_reach
 from tendon_robot_sim.models.tendon_robot import Robot
-
-# A measured point this many robot lengths from the base is no place the robot reaches, nor a
-# base misplaced by a frame: millimetres read as metres put it a thousand lengths out.
-REACH = 10.0
 
 
 @dataclass(frozen=True)
@@ -91,31 +87,17 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
                               f'{what} the one of line {table.lines[row - 1]}; time must '
                               'increase from row to row')
     commands = np.column_stack([table.column(c.column) * c.factor for c in inputs])
-    if column_map.kind == 'tension':
-        if np.any(commands < 0.0):
-            row, col = np.argwhere(commands < 0.0)[0]
-            raise ExperimentError(f'{table.where(row, inputs[col].column)}: a tension must be '
-                                  f'>= 0 N, got {commands[row, col]:g} N')
-        # the robot description's limit, as every command that takes a tension applies it
-        limits = robot.max_tensions
-        if np.any(commands > limits):
-            row, col = np.argwhere(commands > limits)[0]
-            raise ExperimentError(f'{table.where(row, inputs[col].column)}: a tension must be '
-                                  f'<= max_tension = {limits[col]:g} N of tendon '
-                                  f'{robot.tendons[col].name!r}, got {commands[row, col]:g} N')
-    else:   # the bound simulate and statics put on a displacement from a file
-        low, high = tendon_input_limits(robot, 'displacement').T
-        outside = (commands < low) | (commands > high)
-        if np.any(outside):
-            row, col = np.argwhere(outside)[0]
-            raise ExperimentError(f'{table.where(row, inputs[col].column)}: a displacement must '
-                                  f'be within [{low[col]:g}, {high[col]:g}] m (the rod length '
-                                  f'either way), got {commands[row, col]:g} m')
+    # the robot description's limits, as every command that takes a tendon input applies them
+    problem = input_problem(commands, robot, column_map.kind)
+    if problem is not None:
+        row, col, why = problem
+        raise ExperimentError(f'{table.where(row, inputs[col].column)}: {why}')
 
     def points(columns, factor):
         measured = column_map.to_base(np.column_stack([table.column(c) for c in columns]),
                                       factor)
-        _check_reach(table, columns, factor, measured, robot.rod.length)
+        check_reach(measured, robot.rod.length, lambda row: table.where(row, columns[0]),
+                    f'a table unit read as {factor:g} m')
         return measured
 
     start_ns = int(round(times[0] * 1e9))
@@ -128,19 +110,6 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
         tip_marker=column_map.marker_offset, start_ns=start_ns)
     markers = {name: points(columns, factor) for name, columns, factor in column_map.markers}
     return MeasuredTable(recording, markers)
-
-
-def _check_reach(table, columns: Sequence[str], factor: float, measured: np.ndarray,
-                 length: float) -> None:
-    """Refuse a measured point ``REACH`` robot lengths or more from the base: a unit is wrong."""
-    distance = np.linalg.norm(measured, axis=1)
-    far = distance >= REACH * length
-    if np.any(far):
-        row = int(np.argmax(far))
-        raise ExperimentError(f'{table.where(row, columns[0])}: the measured point is '
-                              f'{distance[row]:g} m from the base, {distance[row] / length:.0f} '
-                              f"times the robot's length ({length:g} m): is its unit right "
-                              f'(a table unit read as {factor:g} m), and the frame?')
 
 
 def write_measured_bag(path: str | Path, measured: MeasuredTable, robot: Robot) -> dict:

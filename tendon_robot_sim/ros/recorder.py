@@ -17,19 +17,33 @@ A node that records topics of the stack into a rosbag2 bag (MCAP or sqlite3).
 
 Subscriptions are ``raw``: rclpy hands over the CDR bytes exactly as published,
 so nothing is deserialized and serialized again. Each topic is requested with
-the QoS of :mod:`tendon_robot_sim.ros.topics` and recorded with that QoS as the
-offered profile, which ``ros2 bag play`` re-offers.
+the reliability and durability of :mod:`tendon_robot_sim.ros.topics` and recorded
+with the topic's QoS as the offered profile, which ``ros2 bag play`` re-offers; the
+recorder's own history is :data:`RECORD_DEPTH` deep, not the topic's few messages,
+so that the messages that come while the recorder is busy writing (or held up by a
+loaded machine) wait for it instead of replacing each other.
 """
 
 from pathlib import Path
 import time
 from typing import Sequence
 
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
-from rclpy.qos import QoSProfile
+from rclpy.qos import HistoryPolicy, QoSProfile
 
 from tendon_robot_sim.experiment.bag import BagWriter, FLUSH_PERIOD, OfferedQos
 from tendon_robot_sim.ros.topics import Topic, TOPICS, type_name
+
+#: Messages a recorded topic's subscription keeps until the recorder takes them: a second
+#: of 1 kHz messages (about 0.3 MB of tendon/state, tens of MB of markers at most).
+RECORD_DEPTH = 1000
+
+
+def record_qos(profile: QoSProfile) -> QoSProfile:
+    """Return ``profile`` with the recorder's deep history (its other policies kept)."""
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=RECORD_DEPTH,
+                      reliability=profile.reliability, durability=profile.durability)
 
 
 def offered_qos(profile: QoSProfile) -> OfferedQos:
@@ -58,9 +72,12 @@ class BagRecorder(Node):
         self.bag = bag.open()
         self.closed = False
         self.subscriptions_by_topic = {}
+        self._published = set()      # resolved names that ever had a (matching) publisher
         for topic in topics:
             subscription = self.create_subscription(
-                topic.msg_type, topic.name, self._callback_for(topic), topic.qos, raw=True)
+                topic.msg_type, topic.name, self._callback_for(topic), record_qos(topic.qos),
+                raw=True,
+                event_callbacks=SubscriptionEventCallbacks(matched=self._matched_for(topic)))
             # the resolved name (namespace applied) is what the bag and `ros2 bag play` use
             self.bag.add_topic(subscription.topic_name, type_name(topic.msg_type),
                                offered_qos(topic.qos))
@@ -78,6 +95,33 @@ class BagRecorder(Node):
             if not self.closed:
                 self.bag.write(resolved, time.time_ns(), data)
         return record
+
+    def _matched_for(self, topic: Topic):
+        resolved = self.resolve_topic_name(topic.name)
+
+        def matched(info) -> None:
+            if info.total_count > 0:
+                self._published.add(resolved)
+        return matched
+
+    @property
+    def unpublished(self) -> list[str]:
+        """Return the resolved names of the topics that never had a publisher (nor a message)."""
+        return [name for name in self.subscriptions_by_topic
+                if name not in self._published and not self.bag.counts.get(name)]
+
+    @property
+    def silent(self) -> list[str]:
+        """Return the resolved names of the topics that had a publisher but no message."""
+        return [name for name in self.subscriptions_by_topic
+                if name in self._published and not self.bag.counts.get(name)]
+
+    def silence(self) -> str:
+        """Say which topics recorded nothing and why ('' if every one recorded something)."""
+        said = [f'{what} {", ".join(names)}' for what, names in (
+            ('no publisher ever on', self.unpublished),
+            ('a publisher but no message on', self.silent)) if names]
+        return '; '.join(said)
 
     @property
     def counts(self) -> dict[str, int]:

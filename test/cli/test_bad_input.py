@@ -376,6 +376,26 @@ CASES = [
      'parameter publish_rate: must be within [1.0, 500.0]'),
     (['launch', 'sim', '--param', 'max_tip_force:=-5', '--dry-run'], BAD,
      'node simulator: parameter max_tip_force: must be within [0.0, 1000000.0] N, got -5.0'),
+    # what a controller refuses together, before anything starts: the simulator (or the
+    # hardware bridge, its ports) started, then the controller died and stopped the stack
+    (['launch', 'sim', '--param', 'tension_controller:min_tension:=25', '--dry-run'], BAD,
+     'node tension_controller: parameter min_tension: 25 N exceeds the smallest max_tension '
+     '20 N of the robot'),
+    (['launch', 'hardware', '--param', 'min_tension:=25', '--dry-run'], BAD,
+     'node tension_controller: parameter min_tension: 25 N exceeds'),
+    (['launch', 'sim', '--arg', 'controller:=displacement', '--param',
+      'displacement_controller:min_displacement:=0.05', '--dry-run'], BAD,
+     'node displacement_controller: parameter min_displacement: 0.05 m must be below '
+     'max_displacement 0.02 m'),
+    (['launch', 'sim', '--arg', 'controller:=displacement', '--param',
+      'displacement_controller:min_tension:=25', '--dry-run'], BAD,
+     'node displacement_controller: parameter min_tension: 25 N exceeds'),
+    (['launch', 'sim', '--arg', 'use_sim_time:=true', '--arg', 'mode:=quasi_static',
+      '--dry-run'], BAD, 'node simulator: parameter publish_clock: mode quasi_static has no '
+     'simulated time to publish on /clock'),
+    (['launch', 'sim', '--param', 'simulator:integrator:=explicit', '--param',
+      'simulator:tip_tolerance:=0.001', '--dry-run'], BAD,
+     'node simulator: parameter tip_tolerance: applies to the implicit integrator only'),
     (['launch', 'sim', '--param', 'simulator:no_such:=1', '--dry-run'], BAD,
      'node simulator has no such parameter'),
     (['launch', 'sim', '--param', 'no_such:=1'], BAD, "no node of stack 'sim' has it"),
@@ -542,7 +562,8 @@ CASES = [
      "column 'tip_x'"),
     # a hold above the robot's max_tension (config/robot.yaml: 20 N): the file, line, column
     (['calibrate', '{high_holds}', '--fit', 'youngs_modulus', '--out', '{out}/r.yaml'], BAD,
-     "{high_holds}: line 3, column 't1': a tension must be <= max_tension = 20 N, got 200"),
+     "{high_holds}: line 3, column 't1': a tension must be <= max_tension = 20 N of tendon "
+     "'t1', got 200 N"),
     (['calibrate', '{holds}', '--fit', 'magic', '--out', '{out}/r.yaml'], BAD, 'magic'),
     (['calibrate', '{bellows_run_no_tip}', '--robot', BHA, '--fit', 'stiffness', '--model',
       'cosserat', '--out', '{out}/r.yaml'], BAD, '--model: a bellows robot'),
@@ -686,6 +707,11 @@ CASES = [
      'one sample a row of --csv)'),
     ([*DATASET, 'pcr'], BAD, 'kind: none given, so a tendon-driven continuum robot'),
     ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
+    # a robot the constant-curvature model does not take: bad input, as for `cc`, not a bug
+    (['dataset', '--robot', V4, '--model', 'cc', '--output', '{out}/d'], BAD,
+     'constant curvature handles one section'),
+    (['dataset', '--robot', str(ROOT / 'config' / 'steel_rod_helical.yaml'), '--model', 'cc',
+      '--output', '{out}/d'], BAD, 'constant curvature needs parallel tendon routing'),
     # warmup takes no arguments (its cache folder check: test/cli/test_warmup_cli.py)
     (['warmup', '--fast'], BAD, 'unrecognized arguments: --fast'),
     # hardware: a port that is not there, baud rates the SDK does not open, currents

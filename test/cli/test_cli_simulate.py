@@ -12,7 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``tendon-robot-sim simulate`` run as a real subprocess."""
+"""
+``tendon-robot-sim simulate``: its exit codes from a real subprocess, the rest in this process.
+
+In this process (:class:`Run`) a run is the same ``main()`` as the console script's, without
+the ~3 s of interpreter start and PyElastica import of a process per run.
+"""
 
 import json
 import os
@@ -38,6 +43,14 @@ def simulate(*args, timeout=COMMAND_TIMEOUT):
                           capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
 
 
+class Run:
+    """``simulate`` run in this process, read as a finished subprocess (its code and output)."""
+
+    def __init__(self, capsys, *args):
+        self.returncode = main(['simulate', *args])
+        self.stdout, self.stderr = capsys.readouterr()
+
+
 @pytest.fixture(scope='module')
 def coarse_robot(tmp_path_factory):
     """Write the default robot on 10 elements, damping ratio 0.3: short runs that settle fast."""
@@ -48,9 +61,9 @@ def coarse_robot(tmp_path_factory):
     return path
 
 
-def test_json_summary(coarse_robot):
-    result = simulate('--robot', str(coarse_robot), '--tensions', '0,2,0,0',
-                      '--duration', '0.3', '--json')
+def test_json_summary(coarse_robot, capsys):
+    result = Run(capsys, '--robot', str(coarse_robot), '--tensions', '0,2,0,0',
+                 '--duration', '0.3', '--json')
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert len(summary['tip_position']) == 3 and len(summary['tip_orientation']) == 4
@@ -63,15 +76,40 @@ def test_json_summary(coarse_robot):
     assert 'tip position' in result.stdout
 
 
-def test_until_steady_and_tensions_by_name(coarse_robot):
-    result = simulate('--robot', str(coarse_robot), '--tensions', 't0=1.5', '--until-steady',
-                      '--max-time', '4', '--json')
+def test_until_steady_and_tensions_by_name(coarse_robot, capsys):
+    result = Run(capsys, '--robot', str(coarse_robot), '--tensions', 't0=1.5', '--until-steady',
+                 '--max-time', '4', '--json')
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary['steady'] is True
     assert summary['sim_time'] < 4.0
     assert summary['tensions'] == [1.5, 0.0, 0.0, 0.0]
     assert 'steady: yes' in result.stdout
+
+
+@pytest.mark.parametrize('integrator', ['explicit', 'implicit'])
+def test_until_steady_writes_the_whole_run_to_the_trajectory(
+        coarse_robot, integrator, tmp_path, capsys):
+    """
+    An ``--until-steady`` run writes all its rows, from t = 0 to the state the JSON reports.
+
+    The file kept the t = 0 row only: the run itself was missing from it.
+    """
+    out = tmp_path / 'tip.csv'
+    assert main(['simulate', '--robot', str(coarse_robot), '--integrator', integrator,
+                 '--tensions', 't0=1.5', '--until-steady', '--max-time', '4',
+                 '--trajectory-out', str(out), '--json']) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary['steady'] is True
+    rows = np.loadtxt(out, delimiter=',', skiprows=1, ndmin=2)
+    # a row per step (implicit) or per millisecond (explicit), from 0 to the end of the run
+    spacing = summary['dt'] if integrator == 'implicit' else 1e-3
+    gaps = np.diff(rows[:, 0])     # the explicit rows are whole steps apart: within 10 %
+    assert len(gaps) and np.all(gaps > 0.0) and np.all(gaps < 1.1 * spacing)
+    assert rows[0, 0] == 0.0 and rows[-1, 0] == pytest.approx(summary['sim_time'], abs=1e-6)
+    assert rows[0, 8] == 0.0 and rows[-1, 8] == 1.5          # tension_t0: the step
+    # the last row is the state the JSON reports (both written from it: to print precision)
+    np.testing.assert_allclose(rows[-1, 1:4], summary['tip_position'], atol=1e-9)
 
 
 def test_bad_tensions_exit_non_zero_with_one_line_on_stderr(coarse_robot):
@@ -110,6 +148,9 @@ def test_bad_robot_file_exits_non_zero_with_one_line_on_stderr(tmp_path):
      'argument --max-time: must be a finite number > 0, got inf'),
     # flags that only work beside another would be ignored
     (['--max-time', '1', '--duration', '0.01'], '--max-time: applies with --until-steady only'),
+    # it ran under the file's t = 0 row alone and reported that as the file's run (exit 0)
+    (['--until-steady', '--tensions-csv', str(ROOT / 'config' / 'pull_release_tensions.csv')],
+     '--until-steady: runs under constant --tensions; inputs over time run to'),
     (['--dt-min', '1e-4', '--integrator', 'implicit'],
      '--dt-min: applies with --tip-tolerance only (adaptive dt)'),
     (['--dt-min', '1e-4'], '--dt-min: applies with --tip-tolerance only (adaptive dt)'),
@@ -416,19 +457,20 @@ def test_the_dt_a_failed_run_advises_completes_the_run(capsys):
 
 def test_a_start_whose_equilibrium_does_not_converge_has_no_result(tmp_path, capsys):
     """
-    Exit 1 as statics on the same file: a 3 kPa rod under gravity, no equilibrium found.
+    Exit 1 as statics on the same file: a 1 kPa rod under gravity, no equilibrium found.
 
-    The implicit model's start at rest under gravity does not converge (w L^3 / E I = 520,
-    beyond the statics' reach of about 320); simulate called it bad input (exit 2), statics
-    a solve without result (exit 1).
+    The implicit model's start at rest under gravity does not converge (w L^3 / E I = 1560,
+    beyond the statics' reach; 520 is within it since the continuation's first-step rule of
+    test_near_buckling.py); simulate called it bad input (exit 2), statics a solve without
+    result (exit 1).
     """
     path = tmp_path / 'soft.yaml'
     path.write_text(yaml.safe_dump({
         'name': 'soft', 'gravity': [0, 0, -9.81],
         'base': {'frame_id': 'base_link', 'position': [0, 0, 0], 'direction': [0, 1, 0],
                  'normal': [0, 0, 1]},
-        'rod': {'length': 0.1, 'radius': 0.005, 'density': 1000.0, 'youngs_modulus': 3e3,
-                'shear_modulus': 3e3 / 3,
+        'rod': {'length': 0.1, 'radius': 0.005, 'density': 1000.0, 'youngs_modulus': 1e3,
+                'shear_modulus': 1e3 / 3,
                 'damping': {'rate': 5.0}},   # a damping ratio needs the rest shape
         'tendons': [{'name': 't0', 'offset': 0.004, 'angle_deg': -30, 'max_tension': 1.0}]}))
     assert main(['statics', '--robot', str(path), '--tensions', '0']) == 1
@@ -450,6 +492,26 @@ def test_auto_runs_a_rod_too_coarse_for_its_discs_on_the_implicit_integrator(tmp
     assert json.loads(out.strip().splitlines()[-1])['integrator'] == 'implicit'
 
 
+@pytest.mark.parametrize('inputs', [['--tensions-csv', 'ramp.csv'],
+                                    ['--tensions', 't0=3', '--duration', '0.25']])
+def test_a_duration_between_two_steps_is_run_to_its_end(inputs, tmp_path, capsys, monkeypatch):
+    """
+    0.25 s in steps of 0.1 s runs three steps, to 0.3 s, under the file's last row after 0.25 s.
+
+    Rounded to the nearest step count (2), the run ended at 0.2 s, before the file's last row
+    (2.4 N of its 3 N), and said it was done.
+    """
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'ramp.csv').write_text('t,t0\n0,0\n0.25,3\n')
+    assert main(['simulate', '--robot', str(ROOT / 'config' / 'steel_rod_robot.yaml'),
+                 *inputs, '--dt', '0.1', '--trajectory-out', 'tip.csv', '--json']) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary['sim_time'] == pytest.approx(0.3, abs=1e-9)
+    assert summary['tensions'][0] == pytest.approx(3.0, abs=1e-12)
+    rows = np.loadtxt(tmp_path / 'tip.csv', delimiter=',', skiprows=1)
+    np.testing.assert_allclose(rows[:, 0], [0.0, 0.1, 0.2, 0.3], atol=1e-12)
+
+
 def test_alpha_reaches_the_implicit_model(capsys):
     """--alpha -0.5 runs the trapezoidal rule: the summary and the JSON line say so."""
     assert main(['simulate', '--robot', str(ROOT / 'config' / 'steel_rod_robot.yaml'),
@@ -459,7 +521,8 @@ def test_alpha_reaches_the_implicit_model(capsys):
     assert json.loads(out.strip().splitlines()[-1])['alpha'] == -0.5
 
 
-def test_a_world_puts_its_contacts_in_the_json_and_the_contact_force_in_the_trajectory(tmp_path):
+def test_a_world_puts_its_contacts_in_the_json_and_the_contact_force_in_the_trajectory(
+        tmp_path, capsys):
     world = tmp_path / 'prop.yaml'
     world.write_text('obstacles:\n'
                      '  - {name: prop, shape: cylinder, radius: 0.01, length: 0.05,\n'
@@ -467,8 +530,8 @@ def test_a_world_puts_its_contacts_in_the_json_and_the_contact_force_in_the_traj
                      '     orientation: [-0.7071068, 0, 0, 0.7071068]}\n')
     out = tmp_path / 'run.csv'
     steel = ROOT / 'config' / 'steel_rod_robot.yaml'
-    proc = simulate('--robot', str(steel), '--world', str(world), '--duration', '0.01',
-                    '--trajectory-out', str(out), '--json')
+    proc = Run(capsys, '--robot', str(steel), '--world', str(world), '--duration', '0.01',
+               '--trajectory-out', str(out), '--json')
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary['integrator'] == 'implicit'      # auto: the stiff steel rod's
@@ -518,7 +581,7 @@ def test_the_time_left_is_measured_after_the_start_up_and_a_bound_says_so(
     assert len(lines) == 1 and lines[0].startswith(expected), lines
 
 
-def test_the_explicit_integrator_takes_a_world_and_reports_its_contacts(tmp_path):
+def test_the_explicit_integrator_takes_a_world_and_reports_its_contacts(tmp_path, capsys):
     """The silicone robot's discs come to rest on a floor 1 mm below them (explicit, auto)."""
     robot = tmp_path / 'damped.yaml'
     data = load_robot(default_robot_file()).with_changes(damping={'ratio': 0.9}).to_dict()
@@ -526,8 +589,8 @@ def test_the_explicit_integrator_takes_a_world_and_reports_its_contacts(tmp_path
     world = tmp_path / 'floor.yaml'
     world.write_text('obstacles: [{name: floor, shape: plane, position: [0, 0, -0.019]}]\n')
     out = tmp_path / 'run.csv'
-    proc = simulate('--robot', str(robot), '--world', str(world), '--duration', '0.02',
-                    '--trajectory-out', str(out), '--json')
+    proc = Run(capsys, '--robot', str(robot), '--world', str(world), '--duration', '0.02',
+               '--trajectory-out', str(out), '--json')
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary['integrator'] == 'explicit'

@@ -107,6 +107,34 @@ def test_bad_trajectory_files_are_one_line_errors(tmp_path, capsys, text, messag
     assert message in capsys.readouterr().err
 
 
+def _strict_json(line):
+    """Parse one line of JSON, refusing NaN and Infinity (jq and JSON.parse reject them)."""
+    def refuse(constant):
+        raise AssertionError(f'{constant} in a JSON line')
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_inverse_peaks_are_over_the_steps_with_tensions_and_the_json_is_json(tmp_path, capsys):
+    # Tilt joint 2 up to -1.46 rad in 0.3 s: the last step is infeasible (the contacts would
+    # have to pull), the first three are not; the peaks of those three are what the motors
+    # must reach, not NaN (a NaN also made the --json line invalid JSON).
+    path = tmp_path / 'lift.csv'
+    path.write_text('time,q1,q2,q3,q4,q5,q6\n' + ''.join(
+        f'{0.1 * i:g},0,{-q:g},0,0,0,0\n' for i, q in enumerate((0, 0.5, 1.0, 1.46))))
+    assert main(['snake', 'inverse', '--trajectory', str(path), '--out', str(tmp_path),
+                 '--json']) == 1
+    out = capsys.readouterr().out
+    summary = _strict_json(out.strip().splitlines()[-1])['trajectories']['lift']
+    assert summary['infeasible_steps'] > 0 and not summary['feasible']
+    rows = read_rows(tmp_path / 'tensions_lift.csv')
+    base = np.array([[float(r[f'segment1_cable{c}']) for c in range(1, 5)] for r in rows])
+    solved = np.isfinite(base).all(axis=1)
+    assert 0 < solved.sum() < len(rows)
+    assert_allclose(list(summary['peak_base_tensions'].values()), base[solved].max(axis=0))
+    assert_allclose(list(summary['min_base_tensions'].values()), base[solved].min(axis=0))
+    assert 'nan N' not in out
+
+
 def run_json(argv, capsys):
     """Exit code, the JSON report (last line of stdout) and stderr of a command."""
     code = main(argv)
@@ -216,3 +244,22 @@ def test_forward_from_the_pose_held_under_a_tip_wrench(capsys):
     assert_allclose(report['rest']['q'], rest.q, atol=1e-6)
     unloaded = equilibrium(SNAKE, [1.5, 4.0, 1.0, 1.0])
     assert np.abs(rest.q - unloaded.q).max() > 0.05, 'premise: the load bends the snake'
+
+
+@pytest.mark.parametrize('trajectory, motion, missing', [
+    ('tilt', 'tilt', 'tilt'), ('both', 'both', 'tilt'), ('all', 'tilt', 'tilt'),
+    ('pan', 'pan', 'pan')])
+def test_a_study_motion_of_joints_the_snake_lacks_is_refused(trajectory, motion, missing,
+                                                             tmp_path, capsys):
+    """A tilt motion of a snake of pan joints moved nothing, and said tensions for it, exit 0."""
+    joints = 'tilt' if missing == 'pan' else 'pan'
+    robot = tmp_path / 'snake.yaml'
+    robot.write_text(default_snake_file().read_text().replace(
+        'joints: [pan, tilt, pan, tilt, pan, tilt]', f'joints: [{", ".join([joints] * 6)}]'))
+    out = tmp_path / 'out'
+    assert main(['snake', 'inverse', '--robot', str(robot), '--trajectory', trajectory,
+                 '--duration', '0.1', '--out', str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f'tendon-robot-sim snake inverse: error: --trajectory: {motion} moves the {missing} '
+        f'joints, and the snake has none (its joints: {", ".join([joints] * 6)})\n')
+    assert not out.exists()

@@ -16,12 +16,18 @@
 
 import errno
 import json
+import multiprocessing
 import os
 from pathlib import Path
+import signal
 
 import pyarrow.parquet as pq
+import pytest
 
+from tendon_robot_sim import parallel
 from tendon_robot_sim.cli import main
+from tendon_robot_sim.experiment import dataset
+from waiting import wait_for
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
 ROBOT = str(CONFIG / 'robot.yaml')
@@ -72,3 +78,52 @@ def test_a_disk_that_fills_part_way_ends_the_bar_then_says_so(tmp_path, capsys, 
     monkeypatch.setattr(dataset, 'open_output', real)
     assert main(argv) == 0
     assert pq.read_table(tmp_path / 'cc.parquet').column('sample').to_pylist() == list(range(6))
+
+
+def test_a_folder_where_a_file_of_the_output_goes_is_refused_before_any_solve(tmp_path, capsys):
+    """
+    A folder at PATH.parquet (a Parquet dataset written by Dask or Spark) or PATH.json.
+
+    Every sample was solved first, and the join then failed naming a hidden temporary file.
+    """
+    for taken in ('cc.parquet', 'cc.json'):
+        (tmp_path / taken).mkdir()
+        argv = ['dataset', '--robot', ROBOT, '--model', 'cc', '--samples', '2', '--workers',
+                '1', '--output', str(tmp_path / 'cc')]
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            f'tendon-robot-sim dataset: error: argument --output: {tmp_path / taken} is a '
+            'folder; the output writes a file there (see --help)\n')
+        assert not (tmp_path / 'cc.parts').exists()     # nothing solved
+        (tmp_path / taken).rmdir()
+
+
+def _killed_at_chunk_1(task):
+    """solve_chunk, but the worker given chunk 1 is killed, as the out-of-memory killer does."""
+    if task[3] == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _SOLVE_CHUNK(task)
+
+
+_SOLVE_CHUNK = dataset.solve_chunk
+
+
+def test_a_worker_killed_is_one_line_and_the_run_goes_on_later(tmp_path, capsys, monkeypatch):
+    """Not an internal error ("a bug: please report it"): the parts written are kept."""
+    if parallel.usable_cores() < 2:
+        pytest.skip('needs two cores for two workers')
+    # the workers are forked: they find the patched function by its name, as the parent does
+    monkeypatch.setattr(dataset, 'solve_chunk', _killed_at_chunk_1)
+    argv = ['dataset', '--robot', ROBOT, '--model', 'cc', '--samples', '6', '--chunk-size',
+            '2', '--workers', '2', '--output', str(tmp_path / 'cc'), '--json']
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        'tendon-robot-sim dataset: error: workers: a worker process was killed as it worked '
+        '(out of memory, or a signal to it alone); the chunks done are kept: run the same '
+        'command again to go on')
+    monkeypatch.setattr(dataset, 'solve_chunk', _SOLVE_CHUNK)
+    # the command's process ends and its workers with it (PR_SET_PDEATHSIG); here, in one
+    # process, the other worker ends its chunk first, holding the run's lock until then
+    wait_for(lambda: not multiprocessing.active_children(), 'the other worker to end')
+    assert main(argv) == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])['complete']

@@ -144,7 +144,9 @@ def processes_with(marker: str) -> list[int]:
 def test_a_dataset_stopped_by_sigterm_ends_its_workers_and_goes_on_when_run_again(
         group, tmp_path):
     """
-    SIGTERM as the third part, written, is renamed into place: removed, those before kept.
+    SIGTERM as chunk 2's part, written, is renamed into place: removed, those before kept.
+
+    Parts are written as their chunks end, in any order: one or more are there before it.
 
     A scheduler signals every process of the job: the workers, which are forks of the
     command, died quietly, not each with a KeyboardInterrupt traceback.
@@ -159,15 +161,17 @@ def test_a_dataset_stopped_by_sigterm_ends_its_workers_and_goes_on_when_run_agai
     assert result.returncode == 143, result.stderr
     assert result.stderr == '', result.stderr
     assert not (tmp_path / 'cc.parquet').exists()
-    assert sorted(path.name for path in (tmp_path / 'cc.parts').iterdir()) == [
-        'lock', 'manifest.json', 'part-00000.parquet', 'part-00001.parquet']
+    names = sorted(path.name for path in (tmp_path / 'cc.parts').iterdir())
+    kept = [name for name in names if name.startswith('part-')]
+    assert names == ['lock', 'manifest.json', *kept], names
+    assert kept and 'part-00002.parquet' not in kept, names
     wait_for(lambda: processes_with(marker) == [], 'the workers to end')
     again = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
                            timeout=COMMAND_TIMEOUT, cwd=tmp_path,
                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert again.returncode == 0, again.stderr
     summary = json.loads(again.stdout.splitlines()[-1])
-    assert summary['complete'] and summary['solved_now'] == 30, summary
+    assert summary['complete'] and summary['solved_now'] == 40 - 5 * len(kept), summary
 
 
 COMMANDS = [' '.join(words) for words, _ in parsers()]
@@ -278,6 +282,11 @@ UNTIL_STOPPED = {
 }
 
 
+# Nothing publishes here: a recording stopped without a message is no result (exit 1, one
+# line; test/ros/test_record.py), through the same clean stop.
+NO_RESULT = {'record SIGINT', 'record --duration SIGTERM'}
+
+
 @pytest.mark.parametrize('name', UNTIL_STOPPED)
 def test_a_command_that_runs_until_stopped_ends_with_0_when_stopped(name, bag, tmp_path):
     argv, ready, signum = UNTIL_STOPPED[name]
@@ -299,7 +308,10 @@ def test_a_command_that_runs_until_stopped_ends_with_0_when_stopped(name, bag, t
         if process.poll() is None:
             process.kill()
     output = ''.join(seen) + rest
-    assert process.returncode == 0, output
+    if name in NO_RESULT:
+        assert process.returncode == 1 and 'error: no message recorded: ' in output, output
+    else:
+        assert process.returncode == 0, output
     assert 'Traceback' not in output, output
 
 

@@ -95,7 +95,7 @@ def cases():
     for command, action in OUTPUTS:
         kind = action.type.kind
         bad = dict(BAD, **BAD_OF_KIND[kind])
-        if action.type.suffixes:
+        if kind == 'file' and action.type.suffixes:    # a prefix's suffixes are added
             bad['another format'] = ('plot.xyz', f'must end in {action.type.suffixes[0]}')
         for label, (path, text) in bad.items():
             yield pytest.param(command, action, path, text,

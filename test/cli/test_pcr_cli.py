@@ -12,9 +12,15 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``tendon-robot-sim pcr`` command line: as a real subprocess, or in this process (faster)."""
+"""
+``tendon-robot-sim pcr`` command line: as a real subprocess, or in this process (faster).
+
+A real process where a test checks its exit code or its worker processes; in this process
+(:class:`Run`) where it checks what the command prints and writes.
+"""
 
 import csv
+import io
 import json
 import os
 from pathlib import Path
@@ -22,6 +28,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
@@ -39,16 +46,26 @@ def run_cli(*args, cwd=None):
                           cwd=cwd)
 
 
-def test_ik_then_fk_json_lines():
-    proc = run_cli('ik', '--position', '0.05,0,0.45', '--orientation-deg', '0,0,10',
-                   '--force', '0,0,-5', '--json')
+class Run:
+    """A command run in this process (fast: the kernels stay loaded), like a subprocess."""
+
+    def __init__(self, capsys, *args):
+        from tendon_robot_sim import cli
+        self.returncode = cli.main(['pcr', *args])
+        captured = capsys.readouterr()
+        self.stdout, self.stderr = captured.out, captured.err
+
+
+def test_ik_then_fk_json_lines(capsys):
+    proc = Run(capsys, 'ik', '--position', '0.05,0,0.45', '--orientation-deg', '0,0,10',
+               '--force', '0,0,-5', '--json')
     assert proc.returncode == 0, proc.stderr
     ik = json.loads(proc.stdout.strip().splitlines()[-1])
     expected = PcrSolver(ROBOT).inverse([0.05, 0, 0.45], np.radians([0, 0, 10]), [0, 0, -5])
     np.testing.assert_allclose(ik['motor_angles'], expected.motor_angles, atol=1e-9)
     assert ik['within_limits'] is True and ik['compat'] == 'paper'
     angles = ','.join(f'{q:.12f}' for q in ik['motor_angles_deg'])
-    proc = run_cli('fk', '--motor-angles-deg', angles, '--force', '0,0,-5', '--json')
+    proc = Run(capsys, 'fk', '--motor-angles-deg', angles, '--force', '0,0,-5', '--json')
     assert proc.returncode == 0, proc.stderr
     fk = json.loads(proc.stdout.strip().splitlines()[-1])
     np.testing.assert_allclose(fk['position'], [0.05, 0, 0.45], atol=1e-6)
@@ -70,6 +87,14 @@ def test_errors_are_one_line():
             f'{ROBOT.name} reaches beyond {ROBOT.reach:.3g} m): positions are in metres, '
             '0,0,0.055 if these were millimetres, 0,0,0.55 if centimetres') in proc.stderr
     assert 'far outside' not in run_cli('ik', '--position', '0,0,0.9').stderr
+
+
+@pytest.mark.parametrize('angle', ['90.0001', '-20.00001'])
+def test_an_angle_just_beyond_a_motor_limit_is_named_as_typed(capsys, angle):
+    # it said 'must be within the motor limits [-20, 90] deg, got 90 deg' (4 digits)
+    run = Run(capsys, 'fk', '--motor-angles-deg', f'{angle},0,0,0,0,0')
+    assert run.returncode == 2
+    assert run.stderr.strip().endswith(f'[-20, 90] deg, got {angle} deg')
 
 
 def test_an_ik_pose_beyond_the_motor_limits_exits_1_with_its_output():
@@ -114,40 +139,51 @@ def test_workspace_on_two_processes_writes_csv_and_png(tmp_path):
     assert (tmp_path / 'ws' / 'workspace.png').stat().st_size > 10000
 
 
-def test_ik_json_feeds_fk_as_it_is(tmp_path):
+def test_ik_json_feeds_fk_as_it_is(tmp_path, capsys, monkeypatch):
     """Ik's JSON is SI (radians); fk --from-json takes it without a unit conversion."""
-    proc = run_cli('ik', '--position', '0.04,-0.02,0.47', '--orientation-deg', '-4,0,-8',
-                   '--json')
+    proc = Run(capsys, 'ik', '--position', '0.04,-0.02,0.47', '--orientation-deg', '-4,0,-8',
+               '--json')
     assert proc.returncode == 0, proc.stderr
     (tmp_path / 'ik.txt').write_text(proc.stdout)
-    for source, stdin in ((str(tmp_path / 'ik.txt'), None), ('-', proc.stdout)):
-        fk = subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'pcr', 'fk',
-                             '--from-json', source, '--json'], input=stdin, capture_output=True,
-                            text=True, timeout=COMMAND_TIMEOUT, env=dict(
-                                os.environ, PYTHONPATH=str(ROOT) + os.pathsep
-                                + os.environ.get('PYTHONPATH', '')))
+    for source, stdin in ((str(tmp_path / 'ik.txt'), ''), ('-', proc.stdout)):
+        monkeypatch.setattr(sys, 'stdin', io.StringIO(stdin))
+        fk = Run(capsys, 'fk', '--from-json', source, '--json')
         assert fk.returncode == 0, fk.stderr
         pose = json.loads(fk.stdout.strip().splitlines()[-1])
         np.testing.assert_allclose(pose['position'], [0.04, -0.02, 0.47], atol=1e-6)
         np.testing.assert_allclose(pose['orientation_rpy'], np.radians([-4, 0, -8]), atol=1e-6)
-    proc = run_cli('fk', '--from-json', str(tmp_path / 'nothing.txt'))
+    proc = Run(capsys, 'fk', '--from-json', str(tmp_path / 'nothing.txt'))
     assert proc.returncode == 2 and proc.stderr.count('\n') == 1
     assert '--from-json: cannot read' in proc.stderr
-
-
-class Run:
-    """A command run in this process (fast: the kernels stay loaded), like a subprocess."""
-
-    def __init__(self, capsys, *args):
-        from tendon_robot_sim import cli
-        self.returncode = cli.main(['pcr', *args])
-        captured = capsys.readouterr()
-        self.stdout, self.stderr = captured.out, captured.err
 
 
 def _last_json(proc):
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize('extra', [('--force', '0,0,-5', '--moment', '0.05,0,0'),
+                                   ('--compat', 'dfki2024', '--force', '0,0,-5')])
+def test_fk_from_json_solves_under_the_iks_wrench_and_model(tmp_path, capsys, extra):
+    # ik under a load (and in the authors' code's model): its motor angles hold the pose it
+    # was given under that load only; fk --from-json took the angles and solved them under
+    # the description's load (none) in the description's model: 4.3 mm and 0.46 deg off.
+    pose = ['--position', '0.05,0,0.45', '--orientation-deg', '0,0,10']
+    path = tmp_path / 'ik.txt'
+    path.write_text(Run(capsys, 'ik', *pose, *extra, '--json').stdout)
+    fk = _last_json(Run(capsys, 'fk', '--from-json', str(path), '--json'))
+    np.testing.assert_allclose(fk['position'], [0.05, 0, 0.45], atol=1e-6)
+    np.testing.assert_allclose(fk['orientation_rpy'], np.radians([0, 0, 10]), atol=1e-6)
+    # an explicit load is a question of its own: what the same motors do under it
+    unloaded = _last_json(Run(capsys, 'fk', '--from-json', str(path), '--force', '0,0,0',
+                              '--moment', '0,0,0', '--json'))
+    assert unloaded['force'] == [0, 0, 0] and unloaded['position'][2] > 0.45
+    # the line's load is input like --force: one line naming it, exit 2
+    for force, problem in (('[0, 0, NaN]', 'force must be 3 finite numbers (N)'),
+                           ('[0, 0, -1e9]', 'force[2]: must be within [-100000, 100000] N')):
+        path.write_text(f'{{"motor_angles": [0, 0, 0, 0, 0, 0], "force": {force}}}\n')
+        run = Run(capsys, 'fk', '--from-json', str(path))
+        assert run.returncode == 2 and f'--from-json: {problem}' in run.stderr
 
 
 def test_stiffness_by_both_methods_is_the_models(capsys):

@@ -12,7 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``tendon-robot-sim statics`` command line, run as a real subprocess."""
+"""
+``tendon-robot-sim statics`` command line: its exit code from a real subprocess, the rest here.
+
+In this process (:class:`Run`) a solve is the same ``main()`` as the console script's, without
+an interpreter start and the kernels' load per run.
+"""
 
 import json
 import os
@@ -41,9 +46,17 @@ def run_cli(*args):
                           capture_output=True, text=True, env=env, timeout=COMMAND_TIMEOUT)
 
 
-def test_json_line_matches_the_solver():
-    proc = run_cli('--model', 'discrete', '--tensions', '1.5,0,0,2', '--tip-force', '0,0,-0.02',
-                   '--json')
+class Run:
+    """``statics`` run in this process, read as a finished subprocess (its code and output)."""
+
+    def __init__(self, capsys, *args):
+        self.returncode = main(['statics', *args])
+        self.stdout, self.stderr = capsys.readouterr()
+
+
+def test_json_line_matches_the_solver(capsys):
+    proc = Run(capsys, '--model', 'discrete', '--tensions', '1.5,0,0,2', '--tip-force',
+               '0,0,-0.02', '--json')
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     for key in ('tip_position', 'tip_orientation', 'tensions', 'displacements', 'converged',
@@ -58,8 +71,8 @@ def test_json_line_matches_the_solver():
     assert summary['converged'] is True and summary['model'] == 'discrete'
 
 
-def test_displacements_by_name():
-    proc = run_cli('--displacements', 't0=0.004,t2=-0.004', '--json')
+def test_displacements_by_name(capsys):
+    proc = Run(capsys, '--displacements', 't0=0.004,t2=-0.004', '--json')
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary['displacements'] == [0.004, 0.0, -0.004, 0.0]
@@ -79,6 +92,11 @@ def test_bad_input_exits_non_zero_with_one_line():
     (['--displacements', '0,0,0,nan'], "--displacements: item 3 ('nan') must be finite"),
     (['--tensions', '0,0,0,0', '--tip-force', '1,2'], '--tip-force: must be 3 numbers'),
     (['--tensions', '0,0,0,0', '--robot', '/nonexistent.yaml'], 'cannot read'),
+    # millimetres given as metres: refused as in --displacements-csv, not solved to exit 1
+    (['--displacements', 't0=4,t2=-4'], '--displacements: t0: a displacement must be within '
+     '[-0.25, 0.25] m (the rod length either way), got 4 m'),
+    (['--displacements', '0,0,-0.3,0', '--robot', str(ROOT / 'config' / 'robot_friction.yaml')],
+     '--displacements: t2: a displacement must be within [-0.25, 0.25] m'),
 ])
 def test_bad_input_messages(args, message, capsys):
     # in-process: the same main() as the console script, without a Python start per case
@@ -87,14 +105,15 @@ def test_bad_input_messages(args, message, capsys):
     assert len(err) == 1 and message in err[0]
 
 
-def test_json_carries_the_contacts_of_a_world(tmp_path):
+def test_json_carries_the_contacts_of_a_world(tmp_path, capsys):
     world = tmp_path / 'prop.yaml'
     world.write_text('obstacles:\n'
                      '  - {name: prop, shape: cylinder, radius: 0.01, length: 0.05,\n'
                      '     position: [0.5, 0.0, -0.011],\n'
                      '     orientation: [-0.7071068, 0, 0, 0.7071068]}\n')
     steel = str(ROOT / 'config' / 'steel_rod_robot.yaml')
-    proc = run_cli('--robot', steel, '--world', str(world), '--tensions', '0,0,0,0', '--json')
+    proc = Run(capsys, '--robot', steel, '--world', str(world), '--tensions', '0,0,0,0',
+               '--json')
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     (contact,) = summary['contacts']
@@ -107,7 +126,7 @@ def test_json_carries_the_contacts_of_a_world(tmp_path):
     assert summary['max_penetration'] == contact['penetration'] > 0.0
 
 
-def test_the_discrete_statics_presses_the_post_with_its_discs():
+def test_the_discrete_statics_presses_the_post_with_its_discs(capsys):
     """
     ``--model discrete --world``: the silicone robot pulled by 2 N on t3 towards the post.
 
@@ -115,8 +134,8 @@ def test_the_discrete_statics_presses_the_post_with_its_discs():
     itself is checked against the explicit dynamics in test_contact_cross_solver.py. Here: the
     tip on t3's side (+y), a disc pressing the post and the tip disc the plate.
     """
-    proc = run_cli('--model', 'discrete', '--world', str(ROOT / 'config' / 'world_post.yaml'),
-                   '--tensions', '0,0,0,2', '--json')
+    proc = Run(capsys, '--model', 'discrete', '--world',
+               str(ROOT / 'config' / 'world_post.yaml'), '--tensions', '0,0,0,2', '--json')
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary['tip_position'][1] > 0.015
@@ -125,7 +144,7 @@ def test_the_discrete_statics_presses_the_post_with_its_discs():
     assert touched['post']['force'][1] < -0.1 and touched['plate']['force'][2] > 0.1
 
 
-def test_a_sequence_against_a_world_presses_the_post_and_comes_back(tmp_path):
+def test_a_sequence_against_a_world_presses_the_post_and_comes_back(tmp_path, capsys):
     """
     ``--world`` with ``--tensions-csv``: pressed onto the post and the plate, then released.
 
@@ -137,9 +156,9 @@ def test_a_sequence_against_a_world_presses_the_post_and_comes_back(tmp_path):
     """
     world = ROOT / 'config' / 'world_post.yaml'
     out = tmp_path / 'press.csv'
-    proc = run_cli('--world', str(world), '--tensions-csv',
-                   str(ROOT / 'config' / 'post_press_tensions.csv'), '--trajectory-out', str(out),
-                   '--json')
+    proc = Run(capsys, '--world', str(world), '--tensions-csv',
+               str(ROOT / 'config' / 'post_press_tensions.csv'), '--trajectory-out', str(out),
+               '--json')
     assert proc.returncode == 0, proc.stderr
     table = np.genfromtxt(out, delimiter=',', names=True)
     tip = np.column_stack([table['x'], table['y'], table['z']])
@@ -161,7 +180,7 @@ def test_a_sequence_against_a_world_presses_the_post_and_comes_back(tmp_path):
     np.testing.assert_allclose(force[-1], summary['contacts'][0]['force'], rtol=1e-9)
 
 
-def test_an_unstable_equilibrium_is_reported_with_one_warning_line(tmp_path):
+def test_an_unstable_equilibrium_is_reported_with_one_warning_line(tmp_path, capsys):
     """
     Straight under 0.6 N, the default robot pointing up is an unstable equilibrium, exit 0.
 
@@ -172,16 +191,16 @@ def test_an_unstable_equilibrium_is_reported_with_one_warning_line(tmp_path):
     data['base']['direction'], data['base']['normal'] = [0, 0, 1], [1, 0, 0]
     robot = tmp_path / 'upright.yaml'
     robot.write_text(yaml.safe_dump(data))
-    proc = run_cli('--robot', str(robot), '--tensions', '0,0,0,0', '--tip-force', '0,0,-0.6',
-                   '--json')
+    proc = Run(capsys, '--robot', str(robot), '--tensions', '0,0,0,0', '--tip-force',
+               '0,0,-0.6', '--json')
     assert proc.returncode == 0, proc.stderr
     stability = json.loads(proc.stdout.strip().splitlines()[-1])['stability']
     assert stability['stable'] is False and stability['negative_modes'] == 2
     assert stability['min_eigenvalue'] < 0.0 and stability['reason'] is None
     (warning,) = proc.stderr.strip().splitlines()
     assert warning.startswith('warning: unstable equilibrium')
-    proc = run_cli('--robot', str(robot), '--tensions', '0,0,0,0', '--tip-force', '0,0,-0.6',
-                   '--json', '--no-stability')
+    proc = Run(capsys, '--robot', str(robot), '--tensions', '0,0,0,0', '--tip-force',
+               '0,0,-0.6', '--json', '--no-stability')
     assert proc.returncode == 0 and proc.stderr == ''
     assert 'stability' not in json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -218,3 +237,64 @@ def test_displacement_inputs_are_checked_for_stability(capsys, tmp_path):
         assert err.startswith('warning: unstable equilibrium')
     assert main(['statics', '--displacements', 't0=0.004', '--json', '--no-stability']) == 0
     assert 'stability' not in json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_a_sequence_row_beyond_a_max_tension_is_no_result(tmp_path, capsys):
+    """
+    A displacement row whose equilibrium needs more than max_tension ends the sequence, exit 1.
+
+    12 mm of t0 on the default robot is refused on its own (exit 1: above its 20 N); in the
+    middle of a sequence the command only checked the last row and exited 0 with that row in
+    the trajectory, and went on from it. It now stops there and names the row, the rows so
+    far written.
+    """
+    robot = str(default_robot_file())
+    assert main(['statics', '--robot', robot, '--model', 'discrete', '--no-stability',
+                 '--displacements', 't0=0.012']) == 1
+    alone = capsys.readouterr().err
+    assert 'above max_tension = 20 N' in alone, alone
+    rows, out = tmp_path / 'rows.csv', tmp_path / 'out.csv'
+    rows.write_text('t,t0\n0,0\n1,0.012\n2,0.002\n')
+    assert main(['statics', '--robot', robot, '--model', 'discrete', '--displacements-csv',
+                 str(rows), '--trajectory-out', str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'Traceback' not in err, err
+    assert err.startswith('tendon-robot-sim statics: error: --displacements-csv[t0]: the '
+                          'equilibrium needs ') and 'in row 2 (t = 1 s)' in err, err
+    table = np.genfromtxt(out, delimiter=',', names=True)
+    assert list(table['t']) == [0.0, 1.0] and table['tension_t0'][1] > 20.0
+
+
+def test_a_sequence_row_without_a_state_exits_1_as_a_single_solve_does(tmp_path, capsys):
+    """
+    A row the solver finds no state for exits 1, a valid input without a result.
+
+    ``kirchhoff``, 2 mm of t0 with the antagonists held: no equilibrium (the rod neither
+    stretches nor shears). One solve says so with exit 1; the same row of a sequence said it
+    with exit 2, the code of bad input.
+    """
+    robot = str(default_robot_file())
+    assert main(['statics', '--robot', robot, '--model', 'kirchhoff', '--no-stability',
+                 '--displacements', 't0=0.002']) == 1
+    capsys.readouterr()
+    rows, out = tmp_path / 'rows.csv', tmp_path / 'out.csv'
+    rows.write_text('t,t0\n0,0\n1,0.002\n')
+    assert main(['statics', '--robot', robot, '--model', 'kirchhoff', '--displacements-csv',
+                 str(rows), '--trajectory-out', str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and err.startswith(
+        'tendon-robot-sim statics: error: --displacements-csv: row 2 (t = 1 s): '), err
+    assert list(np.genfromtxt(out, delimiter=',', names=True, ndmin=1)['t']) == [0.0]
+
+
+def test_a_plot_of_one_row_is_refused_not_left_unwritten(tmp_path, capsys):
+    """``--plot`` with a sequence of one row exited 0 and wrote no plot; now exit 2, no solve."""
+    rows, plot = tmp_path / 'one.csv', tmp_path / 'loop.png'
+    rows.write_text('t,t0\n0,2\n')
+    assert main(['statics', '--robot', str(ROOT / 'config' / 'robot_friction.yaml'),
+                 '--tensions-csv', str(rows), '--plot', str(plot)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == ('tendon-robot-sim statics: error: --plot: draws the states against '
+                            'their input, and --tensions-csv has one row; give two or more, or '
+                            'leave --plot out\n')
+    assert not plot.exists() and not captured.out

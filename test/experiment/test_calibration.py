@@ -208,6 +208,25 @@ def test_bad_inputs_are_one_line_errors(robot, holds, tmp_path, capsys):
                   workers=1)
 
 
+@pytest.mark.parametrize('model, fit', [('cosserat', 'youngs_modulus,t0.motor_distance'),
+                                        ('discrete', 't0.motor_distance')])
+def test_a_parameter_with_no_effect_is_refused(bag, tmp_path, capsys, model, fit):
+    """
+    A stiff tendon's motor_distance moves no tip under tension setpoints.
+
+    The fit never moved it: calibrate wrote it at its start, 2.5 mm where the file has 0,
+    +- inf, said it "ended at its lower bound (0)" and exited 0.
+    """
+    out = tmp_path / 'calibrated.yaml'
+    assert cli.main(['calibrate', str(bag), '--fit', fit, '--model', model, '--out', str(out),
+                     '--workers', '1']) == 2
+    assert capsys.readouterr().err.strip() == (
+        'tendon-robot-sim calibrate: error: fit: t0.motor_distance: no effect on the fitted '
+        "points at the robot file's values (a change moves no tip, so the fit cannot place "
+        'it); leave it out of --fit')
+    assert not out.exists()
+
+
 @pytest.mark.parametrize('extra, message', [
     (['--scheduler', 'foo'], "--scheduler: 'foo' is not tcp://HOST:PORT or tls://HOST:PORT"),
     (['--scheduler', 'http://x:1'], "--scheduler: 'http://x:1' is not tcp://HOST:PORT"),

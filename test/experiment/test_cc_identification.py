@@ -221,3 +221,42 @@ def test_a_run_whose_state_is_of_another_type_is_refused_naming_it(tmp_path):
         read_run(path, BHA)
     assert str(error.value) == (f'{path}: /tendon/state of type std_msgs/msg/String, '
                                 'expected sensor_msgs/msg/JointState')
+
+
+def calibrate_dampers(tmp_path, capsys, name, pressures, lengths, times):
+    """Run ``calibrate --fit damping`` of the BHA on a CSV step response; (exit code, stderr)."""
+    write_csv(tmp_path / name, pressures, lengths, times)
+    write_csv(tmp_path / 'points.csv', *static_points(BHA, count=12))
+    path = str(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
+    code = main(['calibrate', str(tmp_path / 'points.csv'), '--robot', path, '--fit',
+                 'damping', '--step-response', str(tmp_path / name),
+                 '--out', str(tmp_path / 'out.yaml')])
+    assert not (tmp_path / 'out.yaml').exists()
+    return code, capsys.readouterr().err
+
+
+def test_a_step_response_without_a_pressure_step_is_refused(tmp_path, capsys):
+    # The robot at rest under steady pressures: nothing in the run depends on the dampers.
+    # Before, the fit returned the dampers it started from with intervals 0 .. inf, exit 0.
+    model = CCDynamics.from_bellows_robot(BHA)
+    pressures = np.array([np.full(9, 2e4)] * 20)
+    rest = model.lengths @ model.equilibrium(pressures[0])
+    code, err = calibrate_dampers(tmp_path, capsys, 'still.csv', pressures,
+                                  np.tile(rest, (20, 1)), np.arange(20) * 0.005)
+    assert code == 2
+    assert 'still.csv: no pressure step' in err and 'Traceback' not in err
+
+
+def test_a_damping_fit_that_goes_astray_says_so(tmp_path, capsys):
+    # A robot twice as stiff as described, its dampers fitted without its stiffnesses: the
+    # fit pulls a damper to where the model cannot be integrated. Before, the message was the
+    # integrator's, 'try a dt below 0.000156 s', an option calibrate does not have.
+    model = CCDynamics.from_bellows_robot(with_stiffness(BHA, 2.0))
+    step = np.where(np.arange(9) % 4 == 0, 8e4, 0.0)
+    pressures = np.array([np.zeros(9)] * 3 + [step] * 97)
+    run = sampled_run(model, pressures, 0.01)
+    code, err = calibrate_dampers(tmp_path, capsys, 'step.csv', pressures,
+                                  run.actuator_lengths, run.times)
+    assert code == 1
+    assert 'step.csv: the damping fit took' in err and '--fit stiffness,damping' in err
+    assert 'dt' not in err.split('damping fit')[1].split()

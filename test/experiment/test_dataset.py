@@ -34,10 +34,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tendon_robot_sim import __version__
+from tendon_robot_sim import __version__, parallel
 from tendon_robot_sim.experiment import dataset
 from tendon_robot_sim.experiment.dataset import (build_dataset, DatasetError, morton_order,
-                                                 sample_inputs)
+                                                 sample_inputs, solve_chunk)
 from tendon_robot_sim.files import outputs
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
@@ -46,6 +46,7 @@ from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
 from tendon_robot_sim.models.snake.robot import load_snake
 from tendon_robot_sim.models.tendon_robot import load_robot
+from waiting import wait_for
 
 PCR = default_pcr_file()
 CONFIG = default_pcr_file().parent
@@ -257,6 +258,33 @@ def test_a_part_left_half_written_by_a_kill_does_not_stop_the_resumed_run(tmp_pa
     assert summary['complete'] and summary['solved_now'] == 4
     _check_complete(out.with_suffix('.parquet'), 6)
     assert not (tmp_path / 'cc.parts').exists()
+
+
+def _first_chunk_ends_once_the_second_is_on_disk(task):
+    """solve_chunk, but chunk 0 returns only when chunk 1's part has been written."""
+    if task[3] == 0:
+        parts = Path(os.environ['TEST_DATASET_PARTS'])
+        wait_for(lambda: (parts / 'part-00001.parquet').exists(),
+                 'chunk 1, solved while chunk 0 still ran, written to disk', timeout=60.0)
+    return solve_chunk(task)
+
+
+def test_a_chunk_is_written_when_it_ends_not_after_the_chunks_before_it(tmp_path, monkeypatch):
+    """
+    A chunk is on disk when it ends, not when the slower chunks before it have.
+
+    A chunk whose samples fail (each through every continuation) is slower than the ones after
+    it; their parts were held in memory behind it, and lost to a kill then (a time limit).
+    """
+    if parallel.usable_cores() < 2:
+        pytest.skip('needs two cores for two workers')
+    monkeypatch.setenv('TEST_DATASET_PARTS', str(tmp_path / 'cc.parts'))
+    # the workers are forked: they find the patched function by its name, as the parent does
+    monkeypatch.setattr(dataset, 'solve_chunk', _first_chunk_ends_once_the_second_is_on_disk)
+    summary = build_dataset(ROBOT, 'cc', tmp_path / 'cc', samples=4, chunk_size=2, workers=2,
+                            progress=False)
+    assert summary['complete']
+    _check_complete(tmp_path / 'cc.parquet', 4)
 
 
 def test_a_run_writes_its_manifest_once_not_once_a_chunk(tmp_path, monkeypatch):

@@ -136,6 +136,27 @@ def test_csv_holds_are_read(robot, tmp_path):
     np.testing.assert_allclose(hold.displacements, [0.004, 0, -0.004, 0])
 
 
+def test_csv_holds_are_read_as_a_table_after_blank_lines(robot, tmp_path):
+    """
+    Blank lines before the header, a quoted cell over two lines: the lines of the file.
+
+    The header is the first line with a cell, as ``import`` reads a table: validate said
+    "empty file; expected a header line" of a file of holds that began with a blank line.
+    An error names the file's line, not the row's count: a quoted cell over two lines put
+    the error after it one line early.
+    """
+    path = tmp_path / 'holds.csv'
+    path.write_text('\n\nt0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.2,0,0\n')
+    hold, = read_holds_csv(path, robot)
+    np.testing.assert_allclose(hold.tip, [0.2, 0, 0])
+    path.write_text('\nt0,t1,t2,t3,tip_x,tip_y\n0,0,0,0,0.2,0\n')
+    with pytest.raises(ExperimentError, match=r"holds.csv: line 2: column 'tip_z' missing"):
+        read_holds_csv(path, robot)
+    path.write_text('t0,t1,t2,t3,tip_x,tip_y,tip_z\n"0\n",0,0,0,0.2,0,0\n0,0,0,x,0.2,0,0\n')
+    with pytest.raises(ExperimentError, match=r"holds.csv: line 4, column 't3': 'x' is not"):
+        read_holds_csv(path, robot)
+
+
 @pytest.mark.parametrize('text, message', [
     ('t0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.2,0,0\n0,x,0,0,0.2,0,0\n',
      r"holds.csv: line 3, column 't1': 'x' is not a number"),
@@ -145,8 +166,15 @@ def test_csv_holds_are_read(robot, tmp_path):
     ('t0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.2,0\n',
      r'holds.csv: line 2: 6 values, header has 7 columns'),
     ('t0,t1,t2,t3,tip_x,tip_y,tip_z\n0,-1,0,0,0.2,0,0\n',
-     r"holds.csv: line 2, column 't1': a tension must be >= 0 N, got -1.0"),
+     r"holds.csv: line 2, column 't1': a tension must be >= 0 N, got -1 N$"),
     ('t0,t1,t2,t3,tip_x,tip_y,tip_z\n', r'holds.csv: no data lines'),
+    # millimetres read as metres: validate found no equilibrium (exit 1), calibrate wrote E
+    ('t0_displacement,t1_displacement,t2_displacement,t3_displacement,tip_x,tip_y,tip_z\n'
+     '0,3,0,0,0.2,-0.05,0\n', r"holds.csv: line 2, column 't1_displacement': a displacement "
+     r'must be within \[-0.25, 0.25\] m \(the rod length either way\), got 3 m$'),
+    ('t0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,25,0.2,0,0\n',
+     r"holds.csv: line 2, column 't3': a tension must be <= max_tension = 20 N of tendon 't3', "
+     r'got 25 N$'),
 ])
 def test_bad_csv_names_file_line_and_column(robot, tmp_path, text, message):
     path = tmp_path / 'holds.csv'
@@ -210,23 +238,30 @@ def test_a_recorded_topic_of_another_type_is_refused_naming_it(robot, tmp_path, 
     assert str(error.value) == f'{path}: {topic} of type {msgtype}, expected {expected}'
 
 
-def _two_holds_bag(path, names, namespaces=('/',), applied=None):
+def _two_holds_bag(path, names, namespaces=('/',), applied=None, moved=None, tip_unit=1.0,
+                   lost=None):
     """
     Write 1 s of 0 N then 1 s of 2 N on the second tendon, in each namespace, as a recording.
 
     The tip moves from (0.2, 0, 0) to (0.2, -0.01, 0) m with the step; 100 Hz. ``applied``:
     the tensions a stack applies for a setpoint's, reported on tendon/state (default: none).
+    ``moved``: {name: namespace} of a topic recorded in that namespace instead; ``tip_unit``:
+    the tip's unit [m] (a sensor publishing mm: 1e-3); ``lost``: the index of a tip sample
+    whose x is NaN (a motion-capture marker lost from view).
     """
     from tendon_robot_sim.experiment.bag import BagMessages, BagWriter, OfferedQos
+
+    def topic(namespace, name):
+        return (moved or {}).get(name, namespace) + name
 
     with BagWriter(path) as bag:
         messages = BagMessages(bag.typestore)
         for namespace in namespaces:
-            bag.add_topic(namespace + 'tendon/setpoint', 'sensor_msgs/msg/JointState',
+            bag.add_topic(topic(namespace, 'tendon/setpoint'), 'sensor_msgs/msg/JointState',
                           OfferedQos())
-            bag.add_topic(namespace + 'tip/measured', 'geometry_msgs/msg/PointStamped',
+            bag.add_topic(topic(namespace, 'tip/measured'), 'geometry_msgs/msg/PointStamped',
                           OfferedQos())
-            bag.add_topic(namespace + 'tendon/state', 'sensor_msgs/msg/JointState',
+            bag.add_topic(topic(namespace, 'tendon/state'), 'sensor_msgs/msg/JointState',
                           OfferedQos())
         for i in range(300):
             stamp = 10 ** 9 + i * 10 ** 7
@@ -234,12 +269,13 @@ def _two_holds_bag(path, names, namespaces=('/',), applied=None):
             effort = [0.0] * len(names)
             effort[1] = 2.0 * step
             for namespace in namespaces:
-                bag.write(namespace + 'tendon/setpoint', stamp,
+                bag.write(topic(namespace, 'tendon/setpoint'), stamp,
                           messages.joint_state(stamp, names, effort=effort))
-                bag.write(namespace + 'tip/measured', stamp + 1000,
-                          messages.point(stamp, 'base_link', (0.2, -0.01 * step, 0.0)))
+                tip = np.array([math.nan if i == lost else 0.2, -0.01 * step, 0.0])
+                bag.write(topic(namespace, 'tip/measured'), stamp + 1000,
+                          messages.point(stamp, 'base_link', tip / tip_unit))
                 if applied is not None:
-                    bag.write(namespace + 'tendon/state', stamp + 500, messages.joint_state(
+                    bag.write(topic(namespace, 'tendon/state'), stamp + 500, messages.joint_state(
                         stamp, names, position=[0.0] * len(names), effort=applied(effort)))
 
 
@@ -259,6 +295,74 @@ def test_a_recording_of_two_stacks_is_refused_naming_their_topics(robot, tmp_pat
     assert str(error.value) == (f'{path}: holds tendon/setpoint in 2 namespaces '
                                 '(/left_arm/tendon/setpoint, /right_arm/tendon/setpoint); '
                                 "an experiment is one robot's")
+
+
+def test_a_second_robots_topic_in_a_sibling_namespace_is_refused(robot, tmp_path):
+    """
+    /right_arm/tendon/state beside /left_arm's setpoints and tip: another robot's tensions.
+
+    They were read as the tensions the left arm applied: its holds came out at 5 N on t0 and
+    t3, where its setpoints were 0 N and 2 N on t1.
+    """
+    path = tmp_path / 'bag'
+    _two_holds_bag(path, robot.tendon_names, ['/left_arm/'],
+                   applied=lambda effort: [5.0, 0.0, 0.0, 5.0],
+                   moved={'tendon/state': '/right_arm/'})
+    with pytest.raises(ExperimentError) as error:
+        load_recording(path, robot)
+    assert str(error.value) == (f'{path}: holds /left_arm/tip/measured and '
+                                '/right_arm/tendon/state, in two namespaces of which neither '
+                                "holds the other; an experiment is one robot's")
+
+
+@pytest.mark.parametrize('moved', [{'tip/measured': '/'},                # a sensor outside
+                                   {'tendon/setpoint': '/left_arm/replay/'}])   # a replay's
+def test_topics_in_a_namespace_within_the_others_are_one_robots(robot, tmp_path, moved):
+    """A tip sensor outside a stack launched in /left_arm; a replay's setpoints within it."""
+    _two_holds_bag(tmp_path / 'bag', robot.tendon_names, ['/left_arm/'], moved=moved)
+    holds = load_recording(tmp_path / 'bag', robot)
+    np.testing.assert_allclose([hold.tensions for hold in holds], [[0, 0, 0, 0], [0, 2, 0, 0]])
+    np.testing.assert_allclose([hold.tip for hold in holds], [[0.2, 0, 0], [0.2, -0.01, 0]])
+
+
+def test_a_tip_in_millimetres_is_refused_naming_where(robot, tmp_path):
+    """
+    A tip 200 m from the base of a 0.25 m robot: a sensor's millimetres read as metres.
+
+    import refused such a point; calibrate and validate took it from a bag or a CSV of
+    holds: E fitted to tips 250 m out, its interval 0 .. inf, and the calibration written.
+    """
+    path = tmp_path / 'bag'
+    _two_holds_bag(path, robot.tendon_names, tip_unit=1e-3)
+    with pytest.raises(ExperimentError) as error:
+        load_recording(path, robot)
+    assert str(error.value) == (f'{path}: tip/measured at 0.000 s: the measured point is 200 m '
+                                "from the base, 800 times the robot's length (0.25 m): is its "
+                                'unit right (read as m), and the frame?')
+    csv = tmp_path / 'holds.csv'
+    csv.write_text('t0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.2,0,0\n0,2,0,0,200,-10,0\n')
+    with pytest.raises(ExperimentError) as error:
+        load_recording(csv, robot)
+    assert str(error.value) == (f'{csv}: line 3, columns tip_x, tip_y, tip_z: the measured '
+                                "point is 200.25 m from the base, 801 times the robot's "
+                                'length (0.25 m): is its unit right (read as m), and the frame?')
+
+
+@pytest.mark.parametrize('points', ['holds', 'samples'])
+def test_a_tip_that_is_not_finite_is_refused_naming_when(robot, tmp_path, points):
+    """
+    One tip sample of 300 with x NaN, at 2 s: a motion-capture marker lost from view.
+
+    It was taken: its hold's mean tip became NaN, and validate exited 0 with every metric
+    null; calibrate counted the hold as one without an equilibrium (a rod length of error)
+    and wrote its fit, exit 0; with --points samples validate ended in an internal error.
+    """
+    path = tmp_path / 'bag'
+    _two_holds_bag(path, robot.tendon_names, lost=200)
+    with pytest.raises(ExperimentError) as error:
+        load_recording(path, robot, points=points)
+    assert str(error.value) == (f'{path}: tip/measured at 2.000 s: the measured point is not '
+                                'finite: [nan, -0.01, 0.0]')
 
 
 def test_a_command_of_tendons_the_robot_lacks_is_refused(tmp_path):

@@ -119,3 +119,26 @@ def test_a_bad_every_exits_2_in_one_line(every, tmp_path, capsys):
                      every, '--out', str(tmp_path / 'out.yaml')]) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and '--every' in error[0]
+
+
+@pytest.mark.parametrize('item', ['t0.friction', 'bending_friction.moment'])
+def test_the_dynamic_model_refuses_a_friction_fit_to_holds(item, tmp_path, capsys):
+    """
+    ``--model dynamic`` settles each hold from rest, where friction has no effect: refused.
+
+    It fitted t0.friction to a pull and release with nu = 0.25 hidden in it as 0.0025 +- 0.35
+    (an interval reaching below 0, the error unchanged by it), exit 0, and stopped on an
+    internal error with the rod's bending friction.
+    """
+    robot = load_robot(default_robot_file())
+    csv = tmp_path / 'pull_release.csv'
+    write_holds_csv(csv, robot, pull_release(with_parameters(robot, {'t0.friction': 0.25}),
+                                             [0], seed=4))
+    out = tmp_path / 'calibrated.yaml'
+    assert cli.main(['calibrate', str(csv), '--fit', item, '--model', 'dynamic',
+                     '--workers', '1', '--out', str(out)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert error == [f'tendon-robot-sim calibrate: error: fit: {item}: the dynamic model '
+                     'settles each hold from rest, where friction has no effect; fit it with a '
+                     'statics model (discrete, cosserat or kirchhoff: each hold from the last)']
+    assert not out.exists()

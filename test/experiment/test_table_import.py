@@ -174,6 +174,20 @@ def test_tensions_import_as_efforts(tmp_path):
     # two tendons on one column: a mapping mistake
     (OTHER_LAB, OTHER_MAP.replace('t1: b_deg', 't1: a_deg'),
      "map.yaml: inputs.columns.t1: column 'a_deg' is also the column of tendon 't0'"),
+    # one column read as two values, a copied entry not edited: the tip's y was its x, the
+    # tip's x a tendon's input, the time a coordinate, a marker the tip
+    (OTHER_LAB, OTHER_MAP.replace('[x_cm, y_cm, z_cm]', '[x_cm, x_cm, z_cm]'),
+     "map.yaml: tip.columns[1]: column 'x_cm' is also tip.columns[0]; each value needs its "
+     'own column'),
+    (OTHER_LAB, OTHER_MAP.replace('[x_cm, y_cm, z_cm]', '[a_deg, y_cm, z_cm]'),
+     "map.yaml: tip.columns[0]: column 'a_deg' is also inputs.columns.t0; each value needs "
+     'its own column'),
+    (OTHER_LAB, OTHER_MAP.replace('{column: time_ms', '{column: z_cm'),
+     "map.yaml: tip.columns[2]: column 'z_cm' is also time.column; each value needs its own "
+     'column'),
+    (OTHER_LAB, OTHER_MAP + 'markers: {base: {columns: [x_cm, y_cm, z_cm], unit: cm}}\n',
+     "map.yaml: markers.base.columns[0]: column 'x_cm' is also tip.columns[0]; each value "
+     'needs its own column'),
     # a table with no tip column, a map with no tip
     (OTHER_LAB.replace('z_cm', 'w_cm'), OTHER_MAP, "no column 'z_cm'"),
     (OTHER_LAB, OTHER_MAP.replace('tip: {columns: [x_cm, y_cm, z_cm], unit: cm}\n', ''),

@@ -130,6 +130,19 @@ def test_a_written_run_reads_back(tmp_path, name):
                                    atol=1e-9)
 
 
+def test_a_tip_that_is_not_finite_is_refused_naming_when(tmp_path):
+    """A marker lost from view (NaN) at the 11th sample: the tip errors were NaN, exit 0."""
+    run, _, _ = synth_bellows_run(BHA, short_profile(1.0), rate=100.0, seed=1)
+    run.tips[10, 1] = math.nan
+    write_run(tmp_path / 'run_bag', BHA, run)
+    with pytest.raises(IdentificationError) as error:
+        read_run(tmp_path / 'run_bag', BHA)
+    stamp = 1_700_000_000 * 10 ** 9 + round(run.tip_times[10] * 1e9)   # write_run's
+    assert str(error.value) == (f'{tmp_path / "run_bag"}: /tip/measured stamped '
+                                f'{stamp * 1e-9:.9f} s: the measured point is not finite: '
+                                f'{run.tips[10].tolist()}')
+
+
 def test_a_run_without_a_tip_is_refused(tmp_path):
     run, _, _ = synth_bellows_run(BHA, short_profile(1.0), rate=100.0)
     with pytest.raises(IdentificationError, match='no measured tip'):

@@ -123,7 +123,7 @@ def test_records_the_contract_until_ctrl_c(tmp_path, node):
 
 def test_records_chosen_topics_to_sqlite3_until_sigterm(tmp_path, node):
     out = tmp_path / 'bag'
-    process = _start(out, '--storage', 'sqlite3', '--topics', 'tip/measured')
+    process = _start(out, '--storage', 'sqlite3', '--topics', 'tip/measured', 'tendon/state')
     try:
         sent = _publish(node, _publishers(node, topics.TIP_MEASURED), 5)
         # not recorded: a topic that was not chosen
@@ -134,7 +134,10 @@ def test_records_chosen_topics_to_sqlite3_until_sigterm(tmp_path, node):
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=TIMEOUT)[0]
     assert process.returncode == 0, output
-    assert bag_topics(out) == {'/tip/measured': 'geometry_msgs/msg/PointStamped'}
+    # a topic chosen by name that nothing published is said, not left to the counts
+    assert 'warning: no publisher ever on /tendon/state\n' in output
+    assert bag_topics(out) == {'/tip/measured': 'geometry_msgs/msg/PointStamped',
+                               '/tendon/state': 'sensor_msgs/msg/JointState'}
     assert _received(out) == sent
     assert len(list(out.glob('*.db3'))) == 1
 
@@ -182,17 +185,88 @@ def test_a_stop_records_what_dds_had_delivered(tmp_path, node):
         recorder.destroy_node()
 
 
-def test_duration_ends_the_recording(tmp_path):
+def test_a_burst_waits_in_the_recorder_while_it_is_busy(tmp_path, node):
+    """
+    A burst of states is recorded whole though the recorder takes none of it meanwhile.
+
+    Its subscriptions kept the topics' own history (5): a recorder whose thread was busy
+    writing, or held up by a loaded machine, for more than 5 messages of a topic (25 ms of
+    200 Hz states) recorded the last 5 of them.
+    """
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import HistoryPolicy, QoSProfile
+    from tendon_robot_sim.commands.record import _drain
+    from tendon_robot_sim.ros.recorder import BagRecorder
+    recorder = BagRecorder(tmp_path / 'bag', [topics.TENDON_STATE], context=node.context)
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(recorder)      # not spun while the burst comes
+    try:
+        # the publisher keeps them all until acknowledged: only the recorder's side is tested
+        publisher = node.create_publisher(JointState, topics.TENDON_STATE.name, QoSProfile(
+            history=HistoryPolicy.KEEP_LAST, depth=200,
+            reliability=topics.TENDON_STATE.qos.reliability))
+        wait_for(lambda: publisher.get_subscription_count() >= 1, 'the recorder to subscribe')
+        for i in range(100):
+            publisher.publish(JointState(name=['t0'], effort=[0.01 * i]))
+        assert publisher.wait_for_all_acked(Duration(seconds=TIMEOUT))
+        _drain(executor, recorder)
+        assert recorder.counts == {'/tendon/state': 100}
+    finally:
+        executor.shutdown()
+        recorder.close()
+        recorder.destroy_node()
+    assert [values[0] for values in _received(tmp_path / 'bag')['/tendon/state']] == \
+        pytest.approx([0.01 * i for i in range(100)])
+
+
+def test_a_recording_without_a_message_is_no_result_and_names_the_silent_topics(tmp_path):
+    """
+    No publisher on the recorded topic: the bag was empty and the exit 0, as of a recording.
+
+    --duration ends it by itself (a recorder that ignored it runs into COMMAND_TIMEOUT), and
+    not before its time; how much later is the machine's load. The bag is kept, complete.
+    """
     out = tmp_path / 'bag'
     start = time.monotonic()
     result = subprocess.run(
         [sys.executable, '-m', 'tendon_robot_sim.cli', 'record', str(out), '--duration', '0.5',
          '--topics', 'tendon/state'], capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
-    assert result.returncode == 0, result.stdout + result.stderr
-    # it ended by itself (a recorder that ignored --duration runs into COMMAND_TIMEOUT), and
-    # not before its time; how much later is the machine's load
+    assert result.returncode == 1, result.stdout + result.stderr
     assert time.monotonic() - start >= 0.5
+    assert result.stderr.splitlines() == [
+        f'tendon-robot-sim record: error: no message recorded: no publisher ever on '
+        f'/tendon/state (the bag {out} is kept, empty)'], result.stderr
     assert bag_topics(out) == {'/tendon/state': 'sensor_msgs/msg/JointState'}
+    assert _received(out) == {}
+
+
+def test_no_message_names_the_topics_whose_publisher_sent_nothing(tmp_path, node):
+    """
+    A publisher that sent nothing: the line said 'their publishers sent nothing', no topic.
+
+    In the recorder's own process, so that its side of the match is waited for, not guessed.
+    """
+    from rclpy.executors import SingleThreadedExecutor
+    from tendon_robot_sim.ros.recorder import BagRecorder
+    recorder = BagRecorder(tmp_path / 'bag', [topics.TENDON_STATE, topics.TIP_MEASURED],
+                           context=node.context)
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(recorder)
+    try:
+        node.create_publisher(JointState, topics.TENDON_STATE.name, topics.TENDON_STATE.qos)
+        wait_for(lambda: executor.spin_once(timeout_sec=0.02) or '/tendon/state' in
+                 recorder.silence(), 'the recorder to see the publisher')
+        assert recorder.silence() == ('no publisher ever on /tip/measured; a publisher but no '
+                                      'message on /tendon/state')
+        node.create_publisher(PointStamped, topics.TIP_MEASURED.name, topics.TIP_MEASURED.qos)
+        wait_for(lambda: executor.spin_once(timeout_sec=0.02) or 'no publisher' not in
+                 recorder.silence(), 'the recorder to see the second publisher')
+        assert recorder.silence() == ('a publisher but no message on /tendon/state, '
+                                      '/tip/measured')
+    finally:
+        executor.shutdown()
+        recorder.close()
+        recorder.destroy_node()
 
 
 def test_bad_arguments_are_refused(tmp_path, capsys):

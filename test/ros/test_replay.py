@@ -35,6 +35,7 @@ from rosbags.typesys import get_types_from_msg
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.cli import main
+from tendon_robot_sim.commands.replay import DELAYS
 from tendon_robot_sim.experiment.bag import BagError, BagWriter, OfferedQos
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -377,12 +378,16 @@ def test_replayed_setpoints_never_reach_a_hardware_bridge_unless_allowed(tmp_pat
         result = subprocess.run(command[:-1] + ['0.5'], capture_output=True, text=True,
                                 env=env, timeout=COMMAND_TIMEOUT)
         assert result.returncode == 0 and 'published 5 messages' in result.stdout
-        # Onto the bridge's topic: refused while it is there.
+        # Onto the bridge's topic: refused while it is there, as soon as the bridge is seen:
+        # within the longest --delay, not after it (a user waited out the whole delay)
         onto_bridge = ['--setpoint-topic', topics.TENDON_SETPOINT.name]
-        result = subprocess.run(command + onto_bridge, capture_output=True, text=True, env=env,
+        started = time.monotonic()
+        result = subprocess.run(command[:-1] + [str(DELAYS[1])] + onto_bridge,
+                                capture_output=True, text=True, env=env,
                                 timeout=COMMAND_TIMEOUT)
         assert result.returncode == 2
         assert '/hardware_bridge subscribes to /tendon/setpoint' in result.stderr
+        assert time.monotonic() - started < DELAYS[1], 'refused only after the whole --delay'
         time.sleep(0.3)
         assert received == []
         # Allowed, the replay publishes after its --delay whether or not it has matched the
