@@ -30,7 +30,8 @@ ends it (SIGKILL included): each asks the kernel for SIGKILL when its parent die
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import as_completed, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 import os
 import signal
@@ -43,7 +44,13 @@ PR_SET_PDEATHSIG = 1   # prctl(2) option, <linux/prctl.h>
 
 
 class ParallelError(ValueError):
-    """A bad worker count or scheduler, or a cluster that cannot be reached."""
+    """A bad worker count or scheduler, a cluster that cannot be reached, a worker killed."""
+
+
+# A worker process that dies (SIGKILL: the out-of-memory killer, or a kill of that process
+# alone) is a limit of the machine, not a bug of the command: one line, no traceback.
+KILLED = ('workers: a worker process was killed as it worked (out of memory, or a signal to '
+          'it alone)')
 
 
 @dataclass(frozen=True)
@@ -180,24 +187,42 @@ class Pool:
                                     f'{type(error).__name__}: {error}') from None
             self.workers = max(1, sum(self._client.nthreads().values()))
 
-    def imap(self, tasks: list, function):
+    def imap(self, tasks: list, function, ordered: bool = True):
         """
-        Yield ``function(task)`` of each task in task order as they finish (for progress bars).
+        Yield ``function(task)`` of each task as they finish (for progress bars).
 
-        ``function`` is a picklable module-level function.
+        ``function`` is a picklable module-level function. ``ordered``: in task order, a
+        result that finished early held back until those before it have; False: each as soon
+        as it finishes, for a caller that saves each result at once (a dataset's parts: one
+        slow task must not hold the results after it where a kill loses them).
         """
-        tasks = list(tasks)
+        try:
+            yield from self._imap(list(tasks), function, ordered)
+        except BrokenProcessPool:
+            raise ParallelError(KILLED) from None
+
+    def _imap(self, tasks: list, function, ordered: bool):
         if self._client is not None:
-            for future in self._client.map(function, tasks, pure=False):
-                yield future.result()
+            import distributed
+            futures = self._client.map(function, tasks, pure=False)
+            if not ordered:
+                futures = distributed.as_completed(futures)
+            try:
+                for future in futures:
+                    yield future.result()
+            except distributed.KilledWorker:
+                raise ParallelError(KILLED) from None
             return
         if self._pool is None and min(self.workers, len(tasks)) > 1:
             # started on the first batch, as many processes as it has tasks at most
             self._pool = ProcessPoolExecutor(min(self.workers, len(tasks)),
                                              initializer=_worker_start,
                                              initargs=(os.getpid(),))
-        if self._pool is not None:
+        if self._pool is not None and ordered:
             yield from self._pool.map(function, tasks)
+        elif self._pool is not None:
+            for future in as_completed([self._pool.submit(function, t) for t in tasks]):
+                yield future.result()
         else:
             for task in tasks:
                 yield function(task)

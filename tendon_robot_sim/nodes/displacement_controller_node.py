@@ -19,7 +19,9 @@ Subscribes ``tendon/command/displacement`` (JointState ``position``, m pulled in
 the base, positive when pulling). A command naming some tendons changes only those
 (all start at 0 m). Each value is clamped to [``min_displacement``,
 ``max_displacement``] with a throttled warning. The wanted displacements move
-towards the command by at most ``rate_limit`` / ``rate`` per period and the full
+towards the command by at most ``rate_limit`` / ``rate`` per period (on simulated time,
+``rate_limit`` times the simulated time since the last period, which the integral of the PI
+feedback counts too: :class:`~tendon_robot_sim.ros.sim_time.ControlPeriod`) and the full
 vector is published on ``tendon/setpoint`` at ``rate``, as chosen by ``output``:
 
 position (hardware with position-controlled motors)
@@ -71,6 +73,7 @@ from tendon_robot_sim.ros.parameters import (check_displacement_range, check_fra
                                              FRAME_PREFIX, on_parameters_set, Param,
                                              TIP_WRENCH_BOUND)
 from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.ros.sim_time import ControlPeriod, watch_for_clock
 from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'displacement_controller'
@@ -118,6 +121,24 @@ PARAMS = (
 )
 
 
+def check_parameters(values):
+    """
+    Return the robot, or raise ConfigurationError for ``values`` (by name) refused together.
+
+    At the controller's start and in the local launcher before a stack starts:
+    ``min_displacement`` not below ``max_displacement``, a robot file it cannot drive,
+    ``min_tension`` above the smallest ``max_tension`` of the robot. The launcher passed
+    them, and the stack started without the controller, which stopped it.
+    """
+    check_displacement_range(values['min_displacement'], values['max_displacement'])
+    try:
+        robot = load_robot(values['robot_file'] or default_robot_file())
+    except RobotDescriptionError as error:
+        raise ConfigurationError(str(error)) from None
+    check_pretension(values['min_tension'], robot)
+    return robot
+
+
 class DisplacementControllerNode(Node):
     """Limited, rate-limited displacements as position setpoints or as tensions."""
 
@@ -128,13 +149,11 @@ class DisplacementControllerNode(Node):
             self._warnings = FaultWarnings(self.get_logger(),
                                            lambda: self.config.warning_throttle_period)
             config = self.config
-            check_displacement_range(config.min_displacement, config.max_displacement)
             check_frame_prefix(config.frame_prefix)
-            self.robot = load_robot(config.robot_file or default_robot_file())
+            self.robot = check_parameters(vars(config))
             # the frame tip/wrench must be in
             self.base_frame = config.frame_prefix + self.robot.base.frame_id
             self.max_tensions = self.robot.max_tensions
-            check_pretension(config.min_tension, self.robot)
             self.names = self.robot.tendon_names
             n = len(self.names)
             self.command = np.zeros(n)    # m, latest command, limited
@@ -171,6 +190,10 @@ class DisplacementControllerNode(Node):
                 topics.TIP_WRENCH.msg_type, config.wrench_topic, self._on_wrench,
                 topics.TIP_WRENCH.subscription_qos)
         self.timer = self.create_timer(1.0 / config.rate, self._on_timer)
+        self.control_period = ControlPeriod(self, 1.0 / config.rate)
+        # the timer above runs on simulated time with use_sim_time: still at 0 without a /clock
+        self.clock_watch = watch_for_clock(
+            self, self._warn, f'no setpoint on {self.setpoint_pub.topic_name}')
 
     # ------------------------------------------------------------------ inputs
 
@@ -222,7 +245,7 @@ class DisplacementControllerNode(Node):
     # ------------------------------------------------------------------ output
 
     def _on_timer(self) -> None:
-        period = 1.0 / self.config.rate
+        period = self.control_period()
         step = self.config.rate_limit * period
         self.wanted = self.wanted + np.clip(self.command - self.wanted, -step, step)
         header = Header(stamp=self.get_clock().now().to_msg())

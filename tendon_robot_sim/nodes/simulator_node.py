@@ -69,7 +69,10 @@ itself), one timer doing both, physics first, when the two rates are equal (the 
   ``PHYSICS_BUDGET`` of its period (at the measured cost per step) so that
   publishing and services stay responsive;
   when the simulation cannot keep up, the backlog is dropped and it simply runs
-  slower than real time (use ``publish_clock`` and ``use_sim_time`` then).
+  slower than real time (use ``publish_clock`` and ``use_sim_time`` then). With
+  ``publish_clock`` a tick never runs more than ``MAX_BACKLOG_PERIODS`` ticks' worth
+  ahead: after a stall of the machine the simulation resumes where it stopped rather
+  than sprinting over the stall with one state published for all of it.
   With ``tip_tolerance`` (implicit integrator) dt adapts to the tolerance within
   that budget: when the steps the tolerance asks do not fit, the model takes
   coarser ones and a WARN status ``<node>: step control`` on ``/diagnostics``
@@ -102,8 +105,10 @@ from std_srvs.srv import SetBool, Trigger
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.contact.world import load_world, WorldError
-from tendon_robot_sim.models.registry import (create_model, ModelConfigurationError, ModelOptions,
-                                              MODELS)
+from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.registry import (check_mode, check_options, create_model,
+                                              file_kind, ModelConfigurationError, ModelOptions,
+                                              MODELS, UNTIMED_MODES)
 from tendon_robot_sim.models.rod.dynamics.simulation import ALPHA_RANGE
 from tendon_robot_sim.models.rod.statics.solver import NODE_MODELS as STATICS_MODELS
 from tendon_robot_sim.models.sim_model import InputError, SimulationDiverged
@@ -133,6 +138,9 @@ MAX_BACKLOG_PERIODS = 2.0
 # How often the achieved real-time factor is checked and, if short, reported [s].
 SPEED_REPORT_PERIOD = 10.0
 
+# How often a simulator that publishes /clock looks for another node publishing it [s]: a
+# graph query, microseconds.
+CLOCK_WATCH_PERIOD = 1.0
 # A short speed is reported again only when it changed by more than this fraction.
 SPEED_CHANGE = 0.25
 # The simulator is the stack's clock: on simulated time without publishing it, its own clock
@@ -244,6 +252,34 @@ PARAMS = (
 )
 
 
+def check_parameters(values) -> None:
+    """
+    Raise ConfigurationError for ``values`` (by name) that the simulator refuses together.
+
+    At its start, before it builds its model, and in the local launcher before a stack
+    starts: ``alpha`` or ``tip_tolerance`` where the explicit integrator runs (the model
+    refused them only as the node started, after the launcher had started the controller),
+    ``publish_clock`` in a mode without simulated time. The launcher passed
+    ``use_sim_time:=true mode:=quasi_static`` (which sets ``publish_clock``), started the
+    controller and then the simulator died and stopped the stack.
+    """
+    robot_file = values['robot_file'] or default_robot_file()
+    try:
+        kind = file_kind(robot_file)
+        mode = check_mode(kind, values['mode'])
+        check_options(robot_file, kind, mode, ModelOptions(
+            integrator=values['integrator'], alpha=values['alpha'],
+            tip_tolerance=values['tip_tolerance'] or None))
+    except (RobotDescriptionError, ModelConfigurationError) as error:
+        raise ConfigurationError(str(error)) from None
+    except InputError as error:
+        raise ConfigurationError(f'parameter {error}') from None
+    if values['publish_clock'] and mode in UNTIMED_MODES:
+        raise ConfigurationError(
+            f'parameter publish_clock: mode {mode} has no simulated time to publish on /clock; '
+            'set it false (launch argument use_sim_time:=false)')
+
+
 class SimulatorNode(Node):
     """
     The simulation as a node; ``kwargs`` go to :class:`rclpy.node.Node`.
@@ -270,6 +306,7 @@ class SimulatorNode(Node):
                                        lambda: config.warning_throttle_period)
         check_frame_prefix(config.frame_prefix)
         robot_file = config.robot_file or str(default_robot_file())
+        check_parameters(vars(config))
         try:
             self.world = load_world(config.world_file) if config.world_file else None
         except WorldError as error:
@@ -284,10 +321,6 @@ class SimulatorNode(Node):
                                                       or None, world=self.world))
         except ModelConfigurationError as error:
             raise ConfigurationError(str(error)) from None
-        if not self.model.timed and config.publish_clock:
-            raise ConfigurationError(
-                f'parameter publish_clock: mode {self.mode} has no simulated time to publish '
-                'on /clock; set it false (launch argument use_sim_time:=false)')
         if self.get_parameter('use_sim_time').value and not config.publish_clock:
             raise ConfigurationError(f'parameter use_sim_time: {SIM_TIME_WITHOUT_CLOCK}')
         # every frame id the node publishes or accepts carries the prefix
@@ -372,6 +405,11 @@ class SimulatorNode(Node):
                 if self.model.timed else None)
             self.publish_timer = self.create_timer(
                 self.publish_period, timer_callback(self._on_publish_tick), clock=steady)
+        # /clock is absolute: a second stack on simulated time in the same domain (another
+        # namespace) publishes there too, and every use_sim_time node follows both clocks
+        self.clock_watch_timer = (self.create_timer(
+            CLOCK_WATCH_PERIOD, timer_callback(self._watch_clock), clock=steady)
+            if self.clock_pub is not None else None)
         if self.world is not None:
             # once: the publisher keeps it for every subscriber to come (transient local)
             self.world_pub.publish(world_markers_msg(self.world, self.base_frame, self._stamp()))
@@ -465,6 +503,12 @@ class SimulatorNode(Node):
         target = self._anchor_sim + (now - self._anchor_wall) * self.real_time_factor
         dt = self.model.dt
         needed = math.floor((target - self.sim_clock) / dt + 1e-9)
+        if self.clock_pub is not None:
+            # On simulated time a stall is not caught up (the backlog is dropped below): a
+            # tick that sprinted over it published one state for all of it, a gap in a
+            # recording (seen: 1.4 s at 10 x real time beside other work).
+            needed = min(needed, max(1, math.floor(
+                MAX_BACKLOG_PERIODS * self.physics_period * self.real_time_factor / dt + 1e-9)))
         # One advance() per tick, as many steps as fit in the budget at the measured
         # cost per step: few calls keep the per-call overhead small.
         affordable = int(PHYSICS_BUDGET * self.physics_period / self._step_cost)
@@ -517,6 +561,24 @@ class SimulatorNode(Node):
                 self.get_logger().info(message)
         self._speed_window = (now, self.sim_clock)
 
+    def other_clock_sources(self) -> list[str]:
+        """Return the full names of the other nodes that publish this node's /clock."""
+        topic = self.clock_pub.topic_name
+        own = (self.get_namespace(), self.get_name())
+        return sorted(f'{i.node_namespace.rstrip("/")}/{i.node_name}'
+                      for i in self.get_publishers_info_by_topic(topic)
+                      if (i.node_namespace, i.node_name) != own)
+
+    def _watch_clock(self) -> None:
+        others = self.other_clock_sources()
+        if others:
+            self._warnings('clock', f'{", ".join(others)} publishes {self.clock_pub.topic_name} '
+                           f'too: every use_sim_time node follows both simulated times, which '
+                           f'jump back and forth between them. One simulation per ROS domain '
+                           f'may publish the clock: give each stack its own ROS_DOMAIN_ID, or '
+                           f'run the others with use_sim_time:=false',
+                           severity=LoggingSeverity.ERROR)
+
     def _reset(self) -> None:
         """Back to rest; the tip load returns to the description's."""
         self.model.reset()
@@ -565,8 +627,11 @@ class SimulatorNode(Node):
             if self.sim_clock < due - 1e-6 * self.publish_period:
                 return
             # the next is due a period after this one was due, not after now: the steps of a
-            # tick vary by one or two around the period, and 18 ms after 22 would skip a tick
-            self._last_publish = max(due, self.sim_clock - self.publish_period)
+            # tick vary by one or two around the period, and 18 ms after 22 would skip a tick;
+            # after a tick longer than the period, a period after now: due at once, the
+            # state of a physics tick slower than publishing went out twice
+            self._last_publish = (due if self.sim_clock < due + self.publish_period
+                                  else self.sim_clock)
         else:
             self._last_publish = self.sim_clock
         # A topic nobody subscribes to is neither built nor sent (its publisher stays, and a

@@ -59,14 +59,17 @@ feedback, WARN while a target waits for feedback; values ``mode``, ``feedback_ag
 (s, ``none`` before the first sample) and ``feedback_timeout``.
 
 Either way, the setpoint moves towards the wanted tensions by at most ``rate_limit``
-/ ``rate`` per period and is published as the full vector at ``rate``: a steady
-stream for the actuators to hold, never outside [floor, ``max_tension``].
+/ ``rate`` per period (on simulated time, ``rate_limit`` times the simulated time since the
+last period: :class:`~tendon_robot_sim.ros.sim_time.ControlPeriod`) and is published as the
+full vector at ``rate``: a steady stream for the actuators to hold, never outside [floor,
+``max_tension``].
 
 A command with unknown names, non-finite values, or a wrong number of values, and a
 non-finite target, one in another frame than the robot's base frame (the description's
 base frame under ``frame_prefix``; an empty ``frame_id`` means the base frame) or one
 farther from the base than :data:`WORKSPACE_RADIUS` backbone lengths, are rejected as a
-whole with a throttled warning; a measured tip that far away is ignored. While the
+whole with a throttled warning; a measured tip that far away, or in another frame than the
+base frame (empty: the base frame), is ignored with a throttled warning. While the
 target is out of reach, a throttled warning says how far the tip is from it. Any failure
 of the model in a control step is caught: the step is skipped with a throttled warning
 and the tensions are held, so the node keeps publishing.
@@ -94,6 +97,7 @@ from tendon_robot_sim.ros.parameters import (check_frame_prefix, check_pretensio
                                              ConfigurationError, declare, FRAME_PREFIX,
                                              on_parameters_set, Param, TIP_WRENCH_BOUND)
 from tendon_robot_sim.ros.runner import run_node
+from tendon_robot_sim.ros.sim_time import ControlPeriod, watch_for_clock
 from tendon_robot_sim.ros.throttle import fault_kind, FaultWarnings
 
 NODE_NAME = 'tension_controller'
@@ -154,6 +158,24 @@ PARAMS = (
 )
 
 
+def check_parameters(values) -> tuple:
+    """
+    Return the robot's (kind, actuation), or raise ConfigurationError for ``values`` (by name).
+
+    What the controller refuses together, at its start and in the local launcher before a
+    stack starts: a robot file it cannot drive, ``min_tension`` above the smallest
+    ``max_tension`` of the robot. The launcher passed them, and the stack started without
+    the controller, which stopped it.
+    """
+    try:
+        kind, actuation = load_actuation(values['robot_file'] or default_robot_file(),
+                                         'the tension controller')
+    except (RobotDescriptionError, StaticsError) as error:
+        raise ConfigurationError(str(error)) from None
+    check_pretension(values['min_tension'], actuation)
+    return kind, actuation
+
+
 class TensionControllerNode(Node):
     """Limited, rate-limited tensions from tension commands or a tip target."""
 
@@ -164,10 +186,8 @@ class TensionControllerNode(Node):
             self._warnings = FaultWarnings(self.get_logger(),
                                            lambda: self.config.warning_throttle_period)
             check_frame_prefix(self.config.frame_prefix)
-            kind, self.actuation = load_actuation(
-                self.config.robot_file or default_robot_file(), 'the tension controller')
+            kind, self.actuation = check_parameters(vars(self.config))
             self.max_tensions = self.actuation.max_tensions
-            check_pretension(self.config.min_tension, self.actuation)
             # the robot's own bound wins over a lower parameter (the snake's pretension)
             self.min_tension = max(self.config.min_tension, self.actuation.min_tension)
             statics = self.actuation.statics_robot
@@ -213,8 +233,12 @@ class TensionControllerNode(Node):
         self.diagnostics_pub = self.create_publisher(
             topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name, topics.DIAGNOSTICS.qos)
         self.timer = self.create_timer(1.0 / self.config.rate, self._on_timer)
+        self.control_period = ControlPeriod(self, 1.0 / self.config.rate)
         self.diagnostics_timer = self.create_timer(DIAGNOSTICS_PERIOD,
                                                    self._publish_diagnostics)
+        # the timer above runs on simulated time with use_sim_time: still at 0 without a /clock
+        self.clock_watch = watch_for_clock(
+            self, self._warn, f'no setpoint on {self.setpoint_pub.topic_name}')
 
     # ------------------------------------------------------------------ inputs
 
@@ -280,6 +304,14 @@ class TensionControllerNode(Node):
             self._warn(fault_kind('tip wrench', str(error)), f'rejected tip wrench: {error}')
 
     def _on_tip(self, msg) -> None:
+        frame = msg.header.frame_id
+        if frame not in ('', self.base_frame):
+            # a sensor in its own frame (a tracker's camera): its numbers are not base-frame
+            # positions, and the loop would steer the robot by them
+            self._warn('measured tip: frame',
+                       f'ignored measured tip: header.frame_id: {frame!r} is not the base '
+                       f'frame {self.base_frame!r}')
+            return
         p = msg.pose.position if self.config.tip_feedback == 'pose' else msg.point
         point = np.array([p.x, p.y, p.z])
         if np.all(np.isfinite(point)) and self._in_workspace(point):
@@ -323,7 +355,7 @@ class TensionControllerNode(Node):
             if self.reported == PAUSED and self._state() == CLOSED_LOOP:
                 self.get_logger().info('fresh tip feedback: tip-position loop resumed')
             self._publish_diagnostics()
-        largest = self.config.rate_limit / self.config.rate
+        largest = self.config.rate_limit * self.control_period()
         self.setpoint = np.clip(
             self.setpoint + np.clip(self.command - self.setpoint, -largest, largest),
             self.min_tension, self.max_tensions)

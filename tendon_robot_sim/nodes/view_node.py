@@ -263,6 +263,7 @@ class ViewNode(Node):
         # the markers as bytes, read by a Decoder: rclpy's objects cost most of the view's time
         self.read_markers = Decoder(topics.BACKBONE_MARKERS.msg_type)
         # the topics the page heeds, by name: their publishers are counted (_look_around)
+        self._heard_from: dict[str, frozenset[bytes]] = {}   # by heeded topic, when heard
         self.heeded = {topics.BACKBONE_MARKERS.name: self.create_subscription(
             topics.BACKBONE_MARKERS.msg_type, topics.BACKBONE_MARKERS.name, self._on_markers,
             topics.BACKBONE_MARKERS.subscription_qos, raw=True)}
@@ -294,7 +295,7 @@ class ViewNode(Node):
         # a stack that restarts (with a robot of other markers: the rod's after the snake's)
         # sends no DELETEALL: its first markers after a silence replace what was drawn, and
         # the scene's scale (frames, grid) follows them
-        restarted = self.page.heard(topics.BACKBONE_MARKERS.name, time.monotonic())
+        restarted = self._restarted(topics.BACKBONE_MARKERS.name)
         try:
             msg = self.read_markers(data)
         except CdrError:   # not plain CDR (another rmw's encoding): rclpy reads it
@@ -314,9 +315,24 @@ class ViewNode(Node):
         self.page.show_target((msg.point.x, msg.point.y, msg.point.z))
 
     def _on_state(self, msg) -> None:
-        now = time.monotonic()
-        self.page.heard(topics.TENDON_STATE.name, now)
-        self.page.show_state(now, msg.name, msg.position, msg.effort)
+        restarted = self._restarted(topics.TENDON_STATE.name)
+        self.page.show_state(time.monotonic(), msg.name, msg.position, msg.effort,
+                             new_stack=restarted)
+
+    def _restarted(self, name: str) -> bool:
+        """
+        Take a message of the heeded topic ``name``; return whether a stack (re)started.
+
+        The first after a silence (the page says it), unless its publishers are those heard
+        before it: a stack that stalled (a machine that held it up for seconds) is where it
+        was, and the sliders keep the commands where the user left them.
+        """
+        if not self.page.heard(name, time.monotonic()):
+            return False
+        publishers = frozenset(bytes(info.endpoint_gid) for info in
+                               self.get_publishers_info_by_topic(self.heeded[name].topic_name))
+        known, self._heard_from[name] = self._heard_from.get(name), publishers
+        return known is None or not publishers & known
 
     def _on_command(self, msg) -> None:
         values = getattr(msg, self.command.field) if self.command is not None else ()

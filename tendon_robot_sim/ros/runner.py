@@ -252,6 +252,10 @@ def run_node(make_node: Callable[[], Node], name: str, args=None,
     return code
 
 
+def _ignore(unraisable) -> None:
+    """Print nothing of an exception raised where nobody can take it (a finalizer's)."""
+
+
 def _rcl_reason(error: Exception) -> str:
     """Return the part of an rcl error a user can act on: no source locations, no lexer state."""
     text = str(error).removeprefix('failed to initialize rcl: ').split(', at /')[0]
@@ -263,6 +267,10 @@ def _run(make_node: Callable[[], Node], name: str, stop: _StopRequest,
     try:
         node = make_node()
     except KeyboardInterrupt:
+        # the interrupt may have cut an object's construction short (llvmlite's, loading a
+        # kernel), whose finalizer then fails when the traceback lets go of it: the process
+        # stops, and says nothing of that
+        sys.unraisablehook = _ignore
         stop.acknowledge()
         rclpy.try_shutdown()
         return 0
@@ -278,6 +286,7 @@ def _run(make_node: Callable[[], Node], name: str, stop: _StopRequest,
         stop.acknowledge()
         rclpy.try_shutdown()
         if shut_down:
+            sys.unraisablehook = _ignore     # as above: what the stop cut short
             return 0
         raise
     executor = None

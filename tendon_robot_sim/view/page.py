@@ -50,6 +50,7 @@ from tendon_robot_sim.view.guard import Guard, start_server, Warn
 from tendon_robot_sim.view.inputs import Command, nice_step, shown
 from tendon_robot_sim.view.markers import MarkerScene
 from tendon_robot_sim.view.panels import CommandPanel, HardwarePanel, PlaybackPanel, TargetPanel
+from tendon_robot_sim.view.plots import History, value_range
 from tendon_robot_sim.view.scene import SceneRenderer
 from tendon_robot_sim.view.silence import Silences
 import viser
@@ -119,59 +120,6 @@ class Expected:
             return None
         return (f'tendon/state names {cut(", ".join(names))}, not the inputs of robot '
                 f'{self.robot} ({", ".join(self.names)}): {self.advice}')
-
-
-class History:
-    """Samples (time [s], values) of the last ``window`` seconds."""
-
-    def __init__(self, window: float):
-        self.window = window
-        self.samples: deque[tuple[float, np.ndarray]] = deque()
-
-    def add(self, t: float, values: np.ndarray) -> None:
-        if self.samples and t < self.samples[-1][0]:
-            self.samples.clear()    # time went back (a bag seeked back): start again
-        self.samples.append((t, np.asarray(values, dtype=float)))
-        while self.samples and self.samples[0][0] < t - self.window:
-            self.samples.popleft()
-
-    def arrays(self, now: float, width: int) -> tuple[np.ndarray, ...]:
-        """Return (seconds before ``now``, then one array per value), ``width`` values."""
-        rows = [(t, v) for t, v in self.samples if len(v) == width]
-        if not rows:
-            return (np.zeros(0),) + tuple(np.zeros(0) for _ in range(width))
-        times = np.array([t for t, _ in rows]) - now
-        values = np.array([v for _, v in rows])
-        return (times,) + tuple(values[:, i] for i in range(width))
-
-
-def value_range(data: Sequence[np.ndarray], current: tuple[float, float] | None = None
-                ) -> tuple[float, float] | None:
-    """
-    Return the y range of a plot of ``data`` (the value arrays), rounded out to round steps.
-
-    uPlot kept the range of the empty plot it began with (0 to 100): the page sets one from
-    the data. ``current`` is kept while it holds every value and is less than four times the
-    range the data need, so the axis does not jump at every sample. None without finite data.
-    Values all at or above 0 (tensions) keep a range from 0 or above.
-    """
-    values = np.concatenate([np.asarray(d, dtype=float).ravel() for d in data]) if data \
-        else np.zeros(0)
-    values = values[np.isfinite(values)]
-    if not values.size:
-        return current
-    low, high = float(values.min()), float(values.max())
-    span = high - low
-    # a constant: 10 % around it; zeros (nothing pulled yet): 0 to 0.6 rather than tiny steps
-    pad = 0.1 * span if span > 0.0 else (0.1 * abs(high) if high else 0.5)
-    step = nice_step((span + 2.0 * pad) / 5.0)
-    bottom, top = math.floor((low - pad) / step) * step, math.ceil((high + pad) / step) * step
-    if low >= 0.0 > bottom:
-        bottom = 0.0
-    if current is not None and current[0] <= low and high <= current[1] \
-            and current[1] - current[0] < 4.0 * (top - bottom):
-        return current
-    return bottom, top
 
 
 def length_text(metres: float) -> str:
@@ -456,24 +404,37 @@ class ViewPage:
             self._dirty = True
 
     def show_measured(self, position) -> None:
-        """Take the measured tip (``tip/measured``), base frame."""
+        """Take the measured tip (``tip/measured``), base frame; None: none (yet)."""
         with self.lock:
-            self.measured_position = np.asarray(position, dtype=float)
+            self.measured_position = _point(position)
             self._dirty = True
 
     def show_target(self, position) -> None:
-        """Take a tip target seen on ``tip/target`` (from this page or anybody)."""
+        """Take a tip target seen on ``tip/target`` (from this page or anybody); None: none."""
         with self.lock:
-            self.target_position = np.asarray(position, dtype=float)
+            self.target_position = _point(position)
             self._dirty = True
 
+    def rewind(self) -> None:
+        """Forget the plotted samples: a bag seeked back refills its window from there."""
+        with self.lock:
+            self.state_history.samples.clear()
+            self.error_history.samples.clear()
+
     def show_state(self, t: float, names: Sequence[str], position: Sequence[float],
-                   effort: Sequence[float]) -> None:
-        """Take one ``tendon/state`` at time ``t`` [s]; the plot shows the ``plotted`` field."""
+                   effort: Sequence[float], new_stack: bool = False) -> None:
+        """
+        Take one ``tendon/state`` at time ``t`` [s]; the plot shows the ``plotted`` field.
+
+        The sliders start at the first state's values; ``new_stack``: the first of a stack
+        that (re)started, whose robot is not where the one before was commanded to: again.
+        """
         values = self.plotted.scale * np.asarray(
             effort if self.plotted.field == 'effort' else position, dtype=float)
         with self.lock:
             self._names_seen = names
+            if new_stack:
+                self._commands_shown = False
             if self.commands is not None and not self._commands_shown:
                 shown = effort if self.commands.command.field == 'effort' else position
                 if len(shown) == len(names):
@@ -589,7 +550,10 @@ class ViewPage:
         for handle, position in ((self.tip, self.tip_position),
                                  (self.measured, self.measured_position),
                                  (self.target, self.target_position)):
-            if position is not None and not np.array_equal(handle.position, position):
+            if position is None:
+                if handle.visible:    # a bag seeked back to before its first one
+                    handle.visible = False
+            elif not np.array_equal(handle.position, position):
                 handle.position = position
                 if not handle.visible:
                     handle.visible = True
@@ -629,8 +593,8 @@ class ViewPage:
                 self.playback.show(*self._playback_shown)
             if self._state_names:
                 self._plot_state(now, self._state_names)
-            if self.error_history.samples:
-                self._plot_error(now)
+            if self.error_history.samples or self.error_plot is not None:
+                self._plot_error(now)    # emptied too: no target (yet) is no tip error
             self._follow_all()
 
     def _plot_state(self, now: float, names: Sequence[str]) -> None:
@@ -793,3 +757,7 @@ class ViewPage:
         stopping = threading.Thread(target=self.server.stop, name='view stop', daemon=True)
         stopping.start()
         stopping.join(STOP_WAIT)
+
+
+def _point(position) -> np.ndarray | None:
+    return None if position is None else np.asarray(position, dtype=float)

@@ -223,6 +223,7 @@ class BagPlayback:
         self.lock = threading.Lock()
         self.shown_t = None      # bag time shown last
         self._fed = {}           # name -> messages fed to the page's history
+        self._tips = {}          # tip topic name -> its messages due at the tips the page has
         self.error: BagError | None = None
         page.add_playback(timeline.duration, self._seek, self._play, self._speed)
         self._stop = threading.Event()
@@ -272,19 +273,37 @@ class BagPlayback:
         timeline, page = self.timeline, self.page
         # the robot (its markers and tip) as the bag first shows it until its first message,
         # measurements and targets only from when they came
+        if self.shown_t is not None and t < self.shown_t:
+            page.rewind()      # seeked back: the plots' later samples are not of the past
         markers = timeline.latest('backbone/markers', t, or_first=True)
         if markers is not None:
             page.show_markers(markers.markers, snapshot=True)
-        for name, show in (('tip/pose', lambda m: page.show_tip(
-                               _xyz(m.pose.position), _wxyz(m.pose.orientation))),
-                           ('tip/measured', lambda m: page.show_measured(_xyz(m.point))),
-                           ('tip/target', lambda m: page.show_target(_xyz(m.point)))):
-            message = timeline.latest(name, t, or_first=name == 'tip/pose')
-            if message is not None:
-                show(message)
         self._feed_states(t)
+        self._show_tips(t)
         page.render()
         self.shown_t = t
+
+    def _show_tips(self, t: float) -> None:
+        """
+        Give the page the tip, the measured tip and the target of bag time ``t`` [s].
+
+        The tip as the bag first shows it until its first ``tip/pose``; measured tips and
+        targets only from when they came (a seek back to before them: none). Each message is
+        read once while it stays the latest, not once per state plotted beside it.
+        """
+        for name in ('tip/pose', 'tip/measured', 'tip/target'):
+            if not self.timeline.times.get(name):
+                continue
+            i = self.timeline.index(name, t)
+            if self._tips.get(name) == i:
+                continue
+            self._tips[name] = i
+            if name == 'tip/pose':
+                pose = self.timeline.message(name, max(i - 1, 0)).pose
+                self.page.show_tip(_xyz(pose.position), _wxyz(pose.orientation))
+                continue
+            point = _xyz(self.timeline.message(name, i - 1).point) if i else None
+            (self.page.show_measured if name == 'tip/measured' else self.page.show_target)(point)
 
     def _feed_states(self, t: float) -> None:
         """Give the plot the states of (t - window, t], only those not given before."""
@@ -298,6 +317,8 @@ class BagPlayback:
         start = max(first, self._fed.get(name, first))
         end = self.timeline.index(name, t)
         for i in range(start, end):
+            # the tip error of each state is from the tips of its time, not of the time shown
+            self._show_tips(self.timeline.times[name][i])
             message = self.timeline.message(name, i)
             self.page.show_state(self.timeline.times[name][i], message.name,
                                  message.position, message.effort)

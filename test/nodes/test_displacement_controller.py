@@ -273,13 +273,16 @@ def test_stale_tendon_state_pauses_the_feedback_and_holds_its_correction(robot_f
         # The state goes silent.
         sensing.clear()
         warning_containing(probe, 'stale.displacement_controller', 'feedback paused')
-        held = t1()
+        # what it holds from the warning on; on a loaded machine setpoints it published
+        # before may still be on their way to the probe (seen: 28 of them)
+        held = float(controller.feed_forward[1] + controller.correction[1])
         # 50 control periods without a state (counted: a loaded machine runs fewer a
         # second)
         periods = len(setpoints)
         wait_for(lambda: len(setpoints) >= periods + 50, '50 control periods')
-        assert [m.effort[1] for m in setpoints[periods:]] == [held] * (len(setpoints)
-                                                                       - periods)
+        after = [m.effort[1] for m in setpoints[periods:]]
+        # none pulls harder than the held correction, and the last ones are it
+        assert max(after) <= held and after[-10:] == [held] * 10, after
         assert held < MAX_TENSION
         # Fresh states: the loop resumes and pulls on.
         sensing.set()

@@ -28,7 +28,8 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from ros_helpers import position, Probe, spinning, spinning_alone, stamp_seconds, wait_for
+from ros_helpers import (construct_alone, position, Probe, spinning, spinning_alone,
+                         stamp_seconds, wait_for)
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
@@ -36,6 +37,7 @@ from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.ros import topics
+from tendon_robot_sim.ros.parameters import ConfigurationError
 
 # The damped robot comes to rest at the static equilibrium (the implicit model's own RK4 grid
 # is within micrometres of the statics'; tests/models/rod); plumbing errors are centimetres.
@@ -185,3 +187,16 @@ def test_state_topics_go_to_whoever_subscribes_and_to_latecomers():
         stamps = np.array([stamp_seconds(msg.header.stamp) for msg in poses])
         window = stamps[stamps >= stamps[-1] - 0.5]
         assert len(window) <= 0.5 * 50 + 1
+
+
+@pytest.mark.parametrize('mode', ['dynamic', 'quasi_static'])
+def test_the_node_refuses_alpha_for_the_explicit_integrator_in_every_mode(mode):
+    """In mode quasi_static the node took integrator explicit with alpha and said nothing."""
+    def make(context):
+        return SimulatorNode(context=context, parameter_overrides=[
+            Parameter('mode', value=mode), Parameter('integrator', value='explicit'),
+            Parameter('alpha', value=-0.5)])
+    with pytest.raises(ConfigurationError) as error:
+        construct_alone(make)
+    assert str(error.value).startswith('parameter alpha: applies to the implicit integrator '
+                                       'only; the integrator is explicit (asked for)')

@@ -407,6 +407,24 @@ def test_tip_target_without_a_measured_tip_holds_and_warns(stack):
     assert stack.sensorless.setpoint.tolist() == [MIN_TENSION] * 4
 
 
+def test_a_measured_tip_in_another_frame_is_ignored(stack):
+    """
+    A tip sensor publishing in its own frame (a tracker's camera) must not steer the loop.
+
+    The target and the wrench in another frame were refused, the measured tip taken as if it
+    were in the base frame: the loop drove the robot towards a point of the wrong frame.
+    """
+    tip_pub = stack.probe.create_publisher(PointStamped, '/sensorless/tip/measured',
+                                           topics.TIP_MEASURED.qos)
+    wait_for(lambda: tip_pub.get_subscription_count() >= 1, 'the sensorless controller')
+    tip_pub.publish(PointStamped(header=Header(frame_id='camera_link'),
+                                 point=Point(x=0.2, y=0.05, z=0.0)))
+    warning_containing(stack.probe, 'sensorless.tension_controller',
+                       "ignored measured tip: header.frame_id: 'camera_link' is not the base "
+                       "frame 'base_link'")
+    assert stack.sensorless.measured is None
+
+
 def test_on_a_robot_without_discs_the_default_statics_is_cosserat():
     """The discrete statics needs discs: the default (auto) must not stop a steel-rod stack."""
     steel = load_robot(share_dir() / 'config' / 'steel_rod_robot.yaml')

@@ -381,6 +381,25 @@ def test_the_launcher_tells_each_nodes_parameters_as_it_will_have_them():
     assert 'view' not in launcher.parameters                # skipped: view:=false
 
 
+def test_the_launcher_refuses_a_bad_dynamixel_bus_file_before_anything_starts(tmp_path):
+    """
+    A bus file the bridge would refuse at configure: the stack started half.
+
+    The tension controller ran and the bridge stayed unconfigured, one error in the log.
+    """
+    bad = tmp_path / 'dynamixel.yaml'
+    bad.write_text((share_dir() / 'config' / 'dynamixel.yaml').read_text().replace(
+        'tension_mode: current', 'tension_mode: torque'))
+    with pytest.raises(LaunchError) as error:
+        StackLauncher('hardware', {'rviz': 'false', 'motor_device': 'dynamixel'},
+                      [f'hardware_bridge:dynamixel_file:={bad}'])
+    assert str(error.value) == (
+        f'node hardware_bridge: parameter dynamixel_file: {bad}.tension_mode: must be one of '
+        "['current', 'current_based_position'], got 'torque'")
+    # the same file with the package's own motor driver: not read
+    StackLauncher('hardware', {'rviz': 'false'}, [f'hardware_bridge:dynamixel_file:={bad}'])
+
+
 @pytest.mark.parametrize('parameter, message', [
     ('keyence_axes:=[5,9]', 'keyence_axes: two different axes of 0, 1, 2, got (5, 9)'),
     ('keyence_signs:=[0,3]', 'keyence_signs: each +1 or -1, got (0, 3)'),
@@ -401,3 +420,26 @@ def test_the_launcher_refuses_a_keyence_geometry_the_bridge_refuses(parameter, m
     with pytest.raises(LaunchError) as error:
         StackLauncher('hardware', {'rviz': 'false'}, [f'hardware_bridge:{parameter}'])
     assert str(error.value) == f'node hardware_bridge: parameter {message}'
+
+
+@pytest.mark.parametrize('parameters, message', [
+    (['simulator:integrator:=explicit', 'simulator:alpha:=-0.5'],
+     'alpha: applies to the implicit integrator only; the integrator is explicit (asked for)'),
+    (['simulator:integrator:=explicit', 'simulator:tip_tolerance:=0.001'],
+     'tip_tolerance: applies to the implicit integrator only; the integrator is explicit '
+     '(asked for)'),
+    # the default robot's auto integrator is the explicit one (docs/tendon_robot.md)
+    (['simulator:alpha:=-0.5'], 'alpha: applies to the implicit integrator only; the '
+     'integrator is explicit (stable step'),
+])
+def test_the_launcher_refuses_what_only_the_implicit_integrator_reads(parameters, message):
+    """They did nothing on the explicit integrator, and the stack started as if they had."""
+    with pytest.raises(LaunchError) as error:
+        StackLauncher('sim', {'rviz': 'false'}, parameters)
+    assert str(error.value).startswith(f'node simulator: parameter {message}'), error.value
+
+
+def test_the_implicit_integrator_takes_alpha_and_tip_tolerance():
+    StackLauncher('sim', {'rviz': 'false'}, ['simulator:integrator:=implicit',
+                                             'simulator:alpha:=-0.5',
+                                             'simulator:tip_tolerance:=0.001'])

@@ -37,10 +37,11 @@ from tendon_robot_sim.view.guard import Guard, is_loopback, machine_names
 from tendon_robot_sim.view.inputs import command_of, nice_step
 from tendon_robot_sim.view.markers import (DELETE, DELETEALL, LINE_LIST, Lines, MarkerScene,
                                            primitive, Solid)
-from tendon_robot_sim.view.page import (cut, Expected, History, in_namespace, literal,
+from tendon_robot_sim.view.page import (cut, Expected, in_namespace, literal,
                                         node_of_logger, StatusBoard, STATUSES_KEPT,
                                         STATUSES_SHOWN, TEXT_SHOWN)
 from tendon_robot_sim.view.playback import PlaybackClock, SHOWN, Timeline
+from tendon_robot_sim.view.plots import History
 from visualization_msgs.msg import Marker, MarkerArray
 
 CONFIG = share_dir() / 'config'
@@ -509,7 +510,7 @@ def test_a_stack_restarted_with_another_robot_rescales_the_scene():
     ([[]], None, None)])
 def test_the_plots_y_range_follows_the_data(values, current, expected):
     """The "Last 10 s" plots kept uPlot's 0 to 100 of an empty plot, and 100 N was clipped."""
-    from tendon_robot_sim.view.page import value_range
+    from tendon_robot_sim.view.plots import value_range
 
     found = value_range([np.array(v) for v in values], current)
     assert found == (None if expected is None else pytest.approx(expected))
@@ -696,3 +697,62 @@ def test_a_silent_topic_no_node_publishes_says_what_is_missing():
     told = silences.lines(later)
     assert told[0].endswith('no `backbone/markers`: no model node'), told
     assert told[1].endswith('old (no node publishes it any more: the stack stopped)'), told
+
+
+def test_a_bag_seeked_back_before_its_first_target_shows_no_target(tmp_path):
+    """
+    QA: the red ball and the tip error stayed after a seek to before the bag's first target.
+
+    A page took a target (and a measured tip) only when the bag had one at the time shown,
+    and never let go of it: the ball and the error plot said a target existed where the bag
+    had none yet.
+    """
+    from tendon_robot_sim.view.page import ViewPage
+    from tendon_robot_sim.view.playback import BagPlayback
+
+    target = (0.2, 0.01, 0.0)    # m, base frame; from row 10 of 20 (0.2 s into the bag)
+    write_bag(tmp_path / 'bag', np.zeros((20, 4)), targets={10: target})
+    page = ViewPage('bag', port=0, warn=lambda kind, text: None)
+    playback = BagPlayback(page, Timeline(tmp_path / 'bag', progress=False))
+    playback.stop()            # shown here, not by the playback's clock
+    try:
+        end = playback.timeline.duration
+        playback.show(end)
+        page.refresh(end)
+        assert page.target.visible and np.allclose(page.target.position, target)
+        assert len(page.error_plot.data[1]) > 0      # the tip error since the target came
+        playback.show(0.1)    # before the target
+        page.refresh(0.1)
+        assert page.target_position is None and not page.target.visible
+        assert len(page.error_plot.data[1]) == 0     # no target: no tip error to plot
+    finally:
+        page.close()
+
+
+def test_a_bags_tip_error_is_plotted_from_the_tip_of_each_state(tmp_path):
+    """
+    QA: after a seek, the tip error plot of a bag was flat at the error of the time sought.
+
+    The plot's window was refilled from the states before the time shown, each with the
+    distance from the tip of that time, not of the state's: a tip passing its target
+    (71 mm to 1.6 mm to 45 mm in 0.8 s) drew a flat line at 45 mm. Expected: the recorded
+    model's own tips.
+    """
+    from tendon_robot_sim.view.page import ViewPage
+    from tendon_robot_sim.view.playback import BagPlayback
+
+    tensions = np.zeros((40, 4))
+    tensions[:, 0] = np.linspace(0.0, 3.0, 40)    # N on t0: the tip moves some cm
+    target = (0.25, 0.0, 0.0)                     # m: the straight rod's tip, from row 0
+    states = write_bag(tmp_path / 'bag', tensions, targets={0: target})
+    page = ViewPage('bag', port=0, warn=lambda kind, text: None)
+    playback = BagPlayback(page, Timeline(tmp_path / 'bag', progress=False))
+    playback.stop()            # shown here, not by the playback's clock
+    try:
+        playback.show(playback.timeline.duration)    # a seek to the end: the window refilled
+        errors = [float(v[0]) for _, v in page.error_history.samples]
+        expected = [1e3 * np.linalg.norm(np.asarray(s.tip.position) - target) for s in states]
+        # 1 um: the bag's float64 tips against the model's; the error spans 1.6 to 71 mm
+        np.testing.assert_allclose(errors, expected, atol=1e-3)
+    finally:
+        page.close()

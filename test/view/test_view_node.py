@@ -208,3 +208,50 @@ def test_a_stack_without_a_model_node_is_told_what_it_lacks():
                                 topics.BACKBONE_MARKERS.qos)
         wait_for(lambda: 'backbone/markers` yet' in view.page.diagnostics.content,
                  'a publisher that has sent nothing yet')
+
+
+@pytest.mark.parametrize('restarted', [True, False], ids=['restarted', 'stalled'])
+def test_the_sliders_take_the_state_of_a_stack_that_restarted_not_of_one_that_stalled(
+        restarted):
+    """
+    QA: after a stack restarted, the sliders kept the commands sent to the stack that stopped.
+
+    They took the values of the first ``tendon/state`` only once: t0 at 5 N (the old stack's
+    tension) stayed on the slider while the restarted stack pulled nothing, its live value 0.
+    A stack that stalled for seconds (the same publisher after the silence: a loaded machine)
+    is where it was: the sliders keep where the user left them (CI: a second browser tab
+    showed a stalled stack's tensions, not the slider at max_tension).
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    view = ViewNode(context=context, parameter_overrides=[Parameter('port', value=0)])
+    stack = rclpy.create_node('simulator', context=context)
+    state = stack.create_publisher(topics.TENDON_STATE.msg_type, topics.TENDON_STATE.name,
+                                   topics.TENDON_STATE.qos)
+    names = ['t0', 't1', 't2', 't3']
+
+    def slider():
+        return view.page.commands.sliders['t0'].value
+
+    with spinning(view, stack, context=context):
+        wait_for(lambda: state.get_subscription_count() >= 1, 'the view listening')
+        wait_for(lambda: state.publish(topics.TENDON_STATE.msg_type(
+            name=names, effort=[5.0, 0.0, 0.0, 0.0])) or slider() == 5.0,
+            'the sliders at the first stack state')
+        # the stack stops: the page says so ...
+        wait_for(lambda: 'no `tendon/state` for' in view.page.diagnostics.content,
+                 'the stopped stack said stale')
+        if restarted:   # a publisher of its own, as a new node's
+            stack.destroy_publisher(state)
+            state = stack.create_publisher(topics.TENDON_STATE.msg_type,
+                                           topics.TENDON_STATE.name, topics.TENDON_STATE.qos)
+            wait_for(lambda: state.get_subscription_count() >= 1, 'the view listening again')
+        # ... and the restarted one starts at rest; the stalled one goes on
+        wait_for(lambda: state.publish(topics.TENDON_STATE.msg_type(
+            name=names, effort=[0.0] * 4)) or 'no `tendon/state` for'
+            not in view.page.diagnostics.content, 'the stack heard again')
+        # the page's refresh that took the silence line away showed what the state set
+        if restarted:
+            wait_for(lambda: slider() == 0.0, "the sliders at the restarted stack's state")
+        else:
+            assert slider() == 5.0
