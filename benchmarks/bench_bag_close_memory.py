@@ -34,6 +34,7 @@ import tempfile
 
 from machine import machine_info
 import numpy as np
+from options import Parser, positive, positive_int
 from simulator_process import environment
 
 TOPIC = '/tendon/state'
@@ -94,9 +95,9 @@ def in_child(*args: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument('--size', type=int, default=200, help='MB of messages in the bag')
-    parser.add_argument('--chunk', type=float, default=0.2,
+    parser = Parser(description=__doc__.splitlines()[1])
+    parser.add_argument('--size', type=positive_int, default=200, help='MB of messages in the bag')
+    parser.add_argument('--chunk', type=positive, default=0.2,
                         help='MB written between flushes (the default stack: 0.175 a second)')
     parser.add_argument('--folder', type=Path, default=None,
                         help='where the bag goes (default: a temporary folder)')

@@ -25,7 +25,6 @@ the sqlite3 transaction, which syncs its log), per storage, on the disk of ``--f
     python benchmarks/bench_bag_flush.py --json
 """
 
-import argparse
 import json
 from pathlib import Path
 import statistics
@@ -33,6 +32,7 @@ import tempfile
 import time
 
 from machine import machine_info
+from options import Parser, positive_int
 from tendon_robot_sim.experiment.bag import BagWriter, OfferedQos
 
 TOPIC = '/backbone/markers'
@@ -56,9 +56,9 @@ def flush_times(folder: Path, storage: str, seconds: int, rate: int) -> list[flo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument('--seconds', type=int, default=30, help='seconds of recording')
-    parser.add_argument('--rate', type=int, default=175_000,
+    parser = Parser(description=__doc__.splitlines()[1])
+    parser.add_argument('--seconds', type=positive_int, default=30, help='seconds of recording')
+    parser.add_argument('--rate', type=positive_int, default=175_000,
                         help='bytes per second (the default stack: about 175 kB/s)')
     parser.add_argument('--folder', type=Path, default=None,
                         help='where the bags go (default: a temporary folder)')

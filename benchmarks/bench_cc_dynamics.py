@@ -27,6 +27,9 @@ default 5 ms step, for a step response from rest (an input step at t = 0, then
   sections).
 Models are timed in interleaved blocks so that load from other processes hits them alike;
 the best block estimates the cost, the median shows the noise. numba runs in one thread.
+With ``--compare-schemes`` every block also times the former default, SDIRK2, right after
+the default scheme, and each model reports the ratio of their median times
+(``sdirk2_speedup_median``: how many times faster SDIRK2 is).
 
 Accuracy: the largest tip distance over 2 s between dt = 5 ms and a dt = 0.25 ms
 reference, for the timed step (35 % of the input range) and for a smaller one (10 %).
@@ -43,7 +46,6 @@ The last line printed with --json is one JSON object.
     python benchmarks/bench_cc_dynamics.py --json
 """
 
-import argparse
 import json
 import statistics
 import sys
@@ -51,11 +53,12 @@ import time
 
 from machine import machine_info
 import numpy as np
+from options import Parser, positive, positive_int
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.models.description import read_yaml
 from tendon_robot_sim.models.tendon_robot import load_robot, robot_from_dict
-from tendon_robot_sim.models.trunk.dynamics import (CCDynamics, DEFAULT_TIME_STEP,
-                                                    load_cc_dynamics, SCHEMES)
+from tendon_robot_sim.models.trunk.dynamics import (CCDynamics, DEFAULT_SCHEME,
+                                                    DEFAULT_TIME_STEP, load_cc_dynamics, SCHEMES)
 from tendon_robot_sim.models.trunk.robot import bellows_robot_from_dict
 from tqdm import tqdm
 
@@ -106,12 +109,16 @@ def step_inputs(model, fraction: float = 0.35):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--duration', type=float, default=5.0,
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--duration', type=positive, default=5.0,
                         help='simulated seconds per block (default 5)')
-    parser.add_argument('--repeats', type=int, default=7, help='blocks per model (default 7)')
+    parser.add_argument('--repeats', type=positive_int, default=7,
+                        help='blocks per model (default 7)')
     parser.add_argument('--json', action='store_true', help='print one JSON line at the end')
+    parser.add_argument('--compare-schemes', action='store_true',
+                        help='also time sdirk2 in the same blocks and report its speed-up')
     args = parser.parse_args()
+    schemes = tuple(SCHEMES) if args.compare_schemes else (DEFAULT_SCHEME,)
     models = {
         'tendon_1_section': load_cc_dynamics(default_robot_file()),
         'tendon_3_sections': three_section_tendon_robot(),
@@ -119,16 +126,18 @@ def main() -> int:
                                            / 'bionic_handling_assistant.yaml'),
     }
     for model in models.values():        # compile (or load the cache) and warm up
-        model.simulate(step_inputs(model), 0.05)
-    times = {name: [] for name in models}
+        for scheme in schemes:
+            model.simulate(step_inputs(model), 0.05, scheme=scheme)
+    times = {(name, scheme): [] for name in models for scheme in schemes}
     order = list(models)
     for _ in tqdm(range(args.repeats), desc='timing', disable=not sys.stderr.isatty(),
                   file=sys.stderr):
         for name in order:
             model = models[name]
-            start = time.perf_counter()
-            model.simulate(step_inputs(model), args.duration)
-            times[name].append(time.perf_counter() - start)
+            for scheme in schemes:
+                start = time.perf_counter()
+                model.simulate(step_inputs(model), args.duration, scheme=scheme)
+                times[name, scheme].append(time.perf_counter() - start)
         order.reverse()
     result = {'duration': args.duration, 'dt': DEFAULT_TIME_STEP, 'repeats': args.repeats,
               'thesis_real_time_factor': THESIS_REAL_TIME_FACTOR, 'models': {}}
@@ -140,7 +149,8 @@ def main() -> int:
             fine = model.simulate(inputs, 2.0, dt=DEFAULT_TIME_STEP / 20, record_every=20)
             gap = np.linalg.norm(coarse.tip_positions() - fine.tip_positions(), axis=1)
             errors[fraction] = 1e3 * float(gap.max())
-        best, median = min(times[name]), statistics.median(times[name])
+        own = times[name, DEFAULT_SCHEME]
+        best, median = min(own), statistics.median(own)
         result['models'][name] = {
             'sections': model.n_sections, 'inputs': len(model.input_names),
             'masses': int(np.count_nonzero(model.model[2])),
@@ -152,6 +162,9 @@ def main() -> int:
             'tip_error_vs_dt_0.25ms_small_step_mm': errors[0.1],
             'speedup_over_thesis_median': args.duration / median / THESIS_REAL_TIME_FACTOR,
         }
+        if args.compare_schemes:
+            result['models'][name]['sdirk2_speedup_median'] = (
+                median / statistics.median(times[name, 'sdirk2']))
     result['energy_drift_bha_10s'] = {scheme: energy_drift(scheme) for scheme in SCHEMES}
     result['machine'] = machine_info('numpy', 'numba', 'scipy')
     for name, row in result['models'].items():
@@ -160,6 +173,8 @@ def main() -> int:
               f'{row["target_real_time_factor"]:g}); {row["us_per_step_best"]:.0f} us/step; '
               f'tip error at 5 ms {row["tip_error_vs_dt_0.25ms_mm"]:.3g} mm '
               f'({row["tip_error_vs_dt_0.25ms_small_step_mm"]:.3g} mm for the small step)')
+        if 'sdirk2_speedup_median' in row:
+            print(f'{"":18s} sdirk2 {row["sdirk2_speedup_median"]:.2f} times as fast (medians)')
     print('energy error of the undamped BHA over 10 s at 5 ms, per kinetic-energy swing: '
           + ', '.join(f'{scheme} {100 * drift:.2f} %'
                       for scheme, drift in result['energy_drift_bha_10s'].items()))

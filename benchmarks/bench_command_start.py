@@ -37,7 +37,6 @@ The last line with --json is one JSON object; ``machine.load_average_1min`` says
 the machine was (taken before and after).
 """
 
-import argparse
 import contextlib
 import io
 import json
@@ -50,6 +49,7 @@ import sys
 import time
 
 from machine import machine_info
+from options import Parser, positive_int
 
 CONFIG = Path(__file__).resolve().parents[1] / 'config'
 ARGS = ['simulate', '--robot', str(CONFIG / 'till_tendon_robot.yaml'), '--dt', '0.05',
@@ -89,8 +89,8 @@ def integration_alone() -> float:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--repeat', type=int, default=5, help='runs of each process')
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--repeat', type=positive_int, default=5, help='runs of each process')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args(argv)
     tool = shutil.which('tendon-robot-sim') or str(Path(sys.executable).parent /

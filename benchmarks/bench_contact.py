@@ -47,7 +47,6 @@ object.
     python benchmarks/bench_contact.py --json
 """
 
-import argparse
 import json
 import math
 import statistics
@@ -55,6 +54,7 @@ import time
 
 from machine import machine_info
 import numpy as np
+from options import Parser, positive, positive_int
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.contact.world import load_world, world_from_dict
 from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
@@ -182,9 +182,9 @@ def speed_rows(duration, repeats):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--repeats', type=int, default=3)
-    parser.add_argument('--duration', type=float, default=0.2, help='simulated s per run')
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--repeats', type=positive_int, default=3)
+    parser.add_argument('--duration', type=positive, default=0.2, help='simulated s per run')
     parser.add_argument('--json', action='store_true')
     parser.add_argument('--speed-only', action='store_true',
                         help='only the simulate runs of the speed targets')

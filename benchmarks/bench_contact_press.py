@@ -35,16 +35,16 @@ with --json is one JSON object.
     python benchmarks/bench_contact_press.py --json
 """
 
-import argparse
 import json
 import statistics
 import time
 
 from machine import machine_info
 import numpy as np
+from options import names, Parser, positive_int
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.contact.world import load_world
-from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
 
 ROBOT = load_robot(default_robot_file())
@@ -79,12 +79,12 @@ def case(model, repeats):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument('--models', default='cosserat,discrete')
-    parser.add_argument('--repeats', type=int, default=3)
+    parser = Parser(description=__doc__.splitlines()[1])
+    parser.add_argument('--models', type=names(MODELS), default=['cosserat', 'discrete'])
+    parser.add_argument('--repeats', type=positive_int, default=3)
     parser.add_argument('--json', action='store_true')
     args = parser.parse_args()
-    models = args.models.split(',')
+    models = args.models
     for model in models:       # compile first
         path(model, PULL)
     results = []

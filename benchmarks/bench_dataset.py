@@ -30,13 +30,13 @@ object.
     python benchmarks/bench_dataset.py --json
 """
 
-import argparse
 import json
 from pathlib import Path
 import sys
 import tempfile
 
 from machine import machine_info
+from options import Parser, positive_int
 from tendon_robot_sim.experiment.dataset import build_dataset
 from tendon_robot_sim.models.pcr.robot import default_pcr_file
 
@@ -52,10 +52,10 @@ def rate(robot, model, samples, chunk, folder, name, **pool) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = Parser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--model', default='pcr', choices=('pcr', 'statics', 'cc', 'snake'))
-    parser.add_argument('--samples', type=int, default=400)
-    parser.add_argument('--chunk-size', type=int, default=20)
+    parser.add_argument('--samples', type=positive_int, default=400)
+    parser.add_argument('--chunk-size', type=positive_int, default=20)
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args(argv)
     robot = str({'pcr': default_pcr_file(), 'snake': CONFIG / 'rolling_joint_snake.yaml'}

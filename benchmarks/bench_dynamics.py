@@ -41,7 +41,6 @@ busy the machine was (the JSON carries the load average):
     taskset -c 1 python benchmarks/bench_dynamics.py --json
 """
 
-import argparse
 import json
 import statistics
 import sys
@@ -50,8 +49,9 @@ import time
 from machine import machine_info
 from numba import njit
 import numpy as np
+from options import listed, non_negative, Parser, positive, positive_int, readable_file
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.models.rod.dynamics.explicit import _explicit_kernels as kernels
+from tendon_robot_sim.models.rod.dynamics import _explicit_kernels as kernels
 from tendon_robot_sim.models.rod.dynamics.explicit import STEPPERS, TendonSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tqdm import tqdm
@@ -199,21 +199,24 @@ def accuracy(robot, tensions, elements: list[int], reference: int, max_time: flo
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--robot', default=str(default_robot_file()), help='robot YAML file')
-    parser.add_argument('--elements', default='10,20,50,100',
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--robot', type=readable_file, default=str(default_robot_file()),
+                        help='robot YAML file')
+    parser.add_argument('--elements', type=listed(positive_int), default=[10, 20, 50, 100],
                         help='element counts to compare')
-    parser.add_argument('--tensions', default='1,2,1,0.5',
+    parser.add_argument('--tensions', type=listed(non_negative), default=[1.0, 2.0, 1.0, 0.5],
                         help='tensions for the timing, N, one per tendon (default 1,2,1,0.5)')
-    parser.add_argument('--block', type=float, default=0.05,
+    parser.add_argument('--block', type=positive, default=0.05,
                         help='simulated seconds per timed block (default 0.05)')
-    parser.add_argument('--repeats', type=int, default=15, help='timed blocks per stepper')
-    parser.add_argument('--accuracy-tensions', default='2,1,0,0',
+    parser.add_argument('--repeats', type=positive_int, default=15,
+                        help='timed blocks per stepper')
+    parser.add_argument('--accuracy-tensions', type=listed(non_negative),
+                        default=[2.0, 1.0, 0.0, 0.0],
                         help='tensions for the accuracy case, N (default 2,1,0,0)')
-    parser.add_argument('--reference-elements', type=int, default=100)
-    parser.add_argument('--max-time', type=float, default=10.0,
+    parser.add_argument('--reference-elements', type=positive_int, default=100)
+    parser.add_argument('--max-time', type=positive, default=10.0,
                         help='simulated seconds allowed to reach steady state')
-    parser.add_argument('--profile-steps', type=int, default=20000,
+    parser.add_argument('--profile-steps', type=positive_int, default=20000,
                         help='steps per timed run of each part in the profile')
     parser.add_argument('--no-accuracy', action='store_true',
                         help='skip the accuracy runs (speed and profile only)')
@@ -221,15 +224,15 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     robot = load_robot(args.robot)
-    elements = [int(n) for n in args.elements.split(',')]
+    elements = args.elements
     show = sys.stderr.isatty()
-    tensions = [float(t) for t in args.tensions.split(',')]
+    tensions = args.tensions
     load_before = machine_info()['load_average_1min']
     runs = [speed(robot, n, tensions, args.block, args.repeats, show) for n in elements]
     profiles = [profile(robot, n, tensions, args.profile_steps, 7)
                 for n in tqdm(elements, desc='profile', disable=not show, file=sys.stderr)]
     errors = None if args.no_accuracy else accuracy(
-        robot, [float(t) for t in args.accuracy_tensions.split(',')], elements,
+        robot, args.accuracy_tensions, elements,
         args.reference_elements, args.max_time, show)
     result = {'speed': runs, 'profile': profiles, 'accuracy': errors, 'targets': TARGETS,
               'machine': machine_info('numpy', 'numba', 'pyelastica'),

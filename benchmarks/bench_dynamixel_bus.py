@@ -33,7 +33,6 @@ a bridge.
     python benchmarks/bench_dynamixel_bus.py --json
 """
 
-import argparse
 from contextlib import contextmanager
 import json
 import os
@@ -46,6 +45,7 @@ import time
 
 import dynamixel_sdk as sdk
 from machine import machine_info
+from options import Parser, positive
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
@@ -169,8 +169,8 @@ def bridge_rate(path: str, servos: int, duration: float) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument('--duration', type=float, default=3.0, help='seconds per figure')
+    parser = Parser(description=__doc__.splitlines()[1])
+    parser.add_argument('--duration', type=positive, default=3.0, help='seconds per figure')
     parser.add_argument('--json', action='store_true', help='print one JSON object')
     args = parser.parse_args()
     result = {'sdk_cycles': [], 'bridge': []}

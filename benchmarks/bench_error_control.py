@@ -34,13 +34,13 @@ object, with the machine and the load average before and after.
     python benchmarks/bench_error_control.py --json
 """
 
-import argparse
 import json
 import os
 import time
 
 from machine import machine_info
 import numpy as np
+from options import names, Parser
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -114,9 +114,10 @@ def sweep(case, halvings: int, tolerances) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[1])
+    parser = Parser(description=__doc__.split('\n')[1])
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
-    parser.add_argument('--cases', default='till,nitinol', help='comma-separated cases')
+    parser.add_argument('--cases', type=names(('till', 'nitinol')), default=['till', 'nitinol'],
+                        help='comma-separated cases')
     args = parser.parse_args()
     load_before = os.getloadavg()
     # compile the kernels before any timing
@@ -126,7 +127,7 @@ def main() -> None:
     cases = {'till': (till_case, 6, (1e-2, 3e-3, 1e-3, 3e-4, 1e-4)),
              'nitinol': (nitinol_case, 5, (1e-3, 3e-4, 1e-4, 3e-5))}
     result = {'machine': machine_info('numba', 'numpy'), 'load_before': load_before}
-    for name in args.cases.split(','):
+    for name in args.cases:
         case, halvings, tolerances = cases[name]
         result[name] = sweep(case, halvings, tolerances)
         print(name, json.dumps(result[name], indent=1), flush=True)

@@ -28,7 +28,6 @@ The last line with --json is one JSON object: seconds per case, the warmup's own
 and the machine with its load average.
 """
 
-import argparse
 import json
 import os
 import statistics
@@ -38,6 +37,7 @@ import tempfile
 import time
 
 from machine import machine_info
+from options import Parser, positive_int
 import rclpy
 from simulator_process import environment, spin_until, start_simulator, stop
 from tendon_robot_sim import share_dir
@@ -86,11 +86,11 @@ def warmup(cache: str | None) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = Parser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     parser.add_argument('--no-cold', action='store_true',
                         help='skip the cold starts (each one compiles for a minute or more)')
-    parser.add_argument('--repeat', type=int, default=3, help='warm starts per case')
+    parser.add_argument('--repeat', type=positive_int, default=3, help='warm starts per case')
     args = parser.parse_args()
     result = {'cases': {}}
     result['warmup_s'] = warmup(None)   # the cache `make setup` fills; quick when full

@@ -44,7 +44,6 @@ average before and after.
     python benchmarks/bench_friction_dynamics.py --json [--peer-binary /path/to/his/sliding]
 """
 
-import argparse
 import dataclasses
 import json
 import os
@@ -59,6 +58,7 @@ import bench_implicit
 from bench_implicit import robot_case, run_peer, till_figures
 from machine import machine_info
 import numpy as np
+from options import names, Parser, positive_int
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.rod.dynamics.implicit import StepFailed
 from tendon_robot_sim.models.tendon_robot import load_robot, TendonFriction
@@ -136,12 +136,15 @@ def nitinol(slip_velocity: float | None, blocks: int, show: bool,
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = Parser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--peer-binary', default=None, metavar='PATH',
                         help="an already built binary of Till's sliding example to time once")
-    parser.add_argument('--repeats', type=int, default=3, help="runs of each of Till's examples")
-    parser.add_argument('--blocks', type=int, default=10, help='timed blocks of the nitinol run')
-    parser.add_argument('--cases', default='till,nitinol,discs',
+    parser.add_argument('--repeats', type=positive_int, default=3,
+                        help="runs of each of Till's examples")
+    parser.add_argument('--blocks', type=positive_int, default=10,
+                        help='timed blocks of the nitinol run')
+    parser.add_argument('--cases', type=names(('till', 'nitinol', 'discs')),
+                        default=['till', 'nitinol', 'discs'],
                         help='comma-separated cases to run (till, nitinol, discs)')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args(argv)
@@ -149,9 +152,7 @@ def main(argv=None) -> int:
         parser.error(f'--peer-binary: {args.peer_binary} is not an executable file')
     show = sys.stderr.isatty()
     load_before = machine_info()['load_average_1min']
-    cases = set(args.cases.split(','))
-    if not cases <= {'till', 'nitinol', 'discs'}:
-        parser.error(f'--cases: unknown {sorted(cases - {"till", "nitinol", "discs"})}')
+    cases = set(args.cases)
     slips = (1e-3, 5e-3, 1e-2, None)
     result = {'till': [till('simple', args.repeats, None, show),
                        till('sliding', args.repeats, args.peer_binary, show)]

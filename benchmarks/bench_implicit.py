@@ -42,7 +42,6 @@ object; it carries the load average before and after.
     python benchmarks/bench_implicit.py --json [--peer-binary /path/to/TendonRobotPDE]
 """
 
-import argparse
 import json
 import os
 from pathlib import Path
@@ -55,6 +54,7 @@ import time
 
 from machine import machine_info
 import numpy as np
+from options import Parser, positive_int
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -246,11 +246,13 @@ def sweep(name: str, values, key: str, show: bool) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = Parser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--peer-binary', default=None, metavar='PATH',
                         help="an already built binary of Till's example to time beside ours")
-    parser.add_argument('--repeats', type=int, default=5, help="runs of Till's example each")
-    parser.add_argument('--blocks', type=int, default=10, help='timed blocks per robot case')
+    parser.add_argument('--repeats', type=positive_int, default=5,
+                        help="runs of Till's example each")
+    parser.add_argument('--blocks', type=positive_int, default=10,
+                        help='timed blocks per robot case')
     parser.add_argument('--no-sweeps', action='store_true', help='skip the cost sweeps')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args(argv)

@@ -26,13 +26,13 @@ its own process over a pseudo-terminal, switching every 0.2 s.
     python benchmarks/bench_mode_switch.py --json [--switches 40]
 """
 
-import argparse
 from pathlib import Path
 import statistics
 import tempfile
 import time
 
 from bench_dynamixel_bus import ANSWER_AT_ONCE, print_result, running_emulator
+from options import Parser, positive_int
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.protocol.drivers import DELIVERED
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
@@ -73,8 +73,8 @@ def switches(path: str, tension_mode: str, count: int) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument('--switches', type=int, default=40, help='mode switches per mode')
+    parser = Parser(description=__doc__.splitlines()[1])
+    parser.add_argument('--switches', type=positive_int, default=40, help='mode switches per mode')
     parser.add_argument('--json', action='store_true', help='print one JSON object')
     args = parser.parse_args()
     result = {'runs': []}

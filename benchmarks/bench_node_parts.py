@@ -40,7 +40,6 @@ JSON object: per case the microseconds of CPU per 20 ms tick of each part, the m
 simulated s per CPU s, and the machine with its load before and after.
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -49,6 +48,7 @@ import time
 
 from bench_streaming import CASES, CONFIG, efforts, RATE
 from machine import machine_info
+from options import names, non_negative_int, Parser, positive
 import rclpy
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -187,19 +187,20 @@ def main() -> int:
     if len(sys.argv) == 5 and sys.argv[1] == '--stream':
         stream(sys.argv[2], sys.argv[3], float(sys.argv[4]))
         return 0
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = Parser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
-    parser.add_argument('--window', type=float, default=12.0, help='wall seconds measured')
-    parser.add_argument('--cases', default=','.join(CASES), help='comma-separated cases')
+    parser.add_argument('--window', type=positive, default=12.0, help='wall seconds measured')
+    parser.add_argument('--cases', type=names(CASES), default=list(CASES),
+                        help='comma-separated cases')
     parser.add_argument('--no-setpoints', action='store_true',
                         help='stream to another namespace: the input stays constant')
-    parser.add_argument('--ticks', type=int, default=500,
+    parser.add_argument('--ticks', type=non_negative_int, default=500,
                         help='ticks of the model alone, back to back and paced (0: none)')
     args = parser.parse_args()
     result = {'load_before': os.getloadavg(), 'setpoints': not args.no_setpoints, 'cases': {}}
     rclpy.init()
     try:
-        for index, case in enumerate(args.cases.split(',')):
+        for index, case in enumerate(args.cases):
             entry = run_case(case, index, args.window, not args.no_setpoints)
             if args.ticks:
                 entry['model_alone'] = {

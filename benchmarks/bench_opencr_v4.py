@@ -45,6 +45,7 @@ import tempfile
 import time
 
 from machine import machine_info
+from options import Parser
 from tendon_robot_sim import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,9 +80,18 @@ def timed(argv: list[str]) -> tuple[float, float, str]:
     return wall, cpu, out.getvalue()
 
 
+def recordings(text: str) -> Path:
+    """Argument type of DATA: a folder that holds the session's train and val files."""
+    missing = [f'{SESSION}_{part}.csv' for part in ('train', 'val')
+               if not (Path(text) / f'{SESSION}_{part}.csv').is_file()]
+    if missing:
+        raise argparse.ArgumentTypeError(f'{text}: no {" or ".join(missing)} in it')
+    return Path(text)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('data', type=Path, help='folder of the v4 CSV files')
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('data', type=recordings, help='folder of the v4 CSV files')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args()
     load_before = os.getloadavg()[0]

@@ -44,7 +44,6 @@ was. The last line printed with --json is one JSON object.
     python benchmarks/bench_pcr.py --json
 """
 
-import argparse
 import json
 import statistics
 import sys
@@ -52,6 +51,7 @@ import time
 
 from machine import machine_info
 import numpy as np
+from options import Parser, positive_int, readable_file, worker_count
 from tendon_robot_sim.models.pcr.kinetostatics import DEFAULT_STEPS, helix, PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.models.pcr.workspace import cylinder_samples, workspace
@@ -122,10 +122,11 @@ def bench(robot, cold_repeats: int, workers, skip_workspace: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--robot', default=None, help='pcr_6rus description (default: package)')
-    parser.add_argument('--cold', type=int, default=50, help='cold solves')
-    parser.add_argument('--workers', type=int, default=None,
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--robot', type=readable_file, default=None,
+                        help='pcr_6rus description (default: package)')
+    parser.add_argument('--cold', type=positive_int, default=50, help='cold solves')
+    parser.add_argument('--workers', type=worker_count, default=None,
                         help='workspace processes (default: all cores)')
     parser.add_argument('--no-workspace', action='store_true',
                         help='skip the 4000-sample workspace')

@@ -45,7 +45,6 @@ The last line with --json is one JSON object; ``machine.load_average_1min`` says
 machine was.
 """
 
-import argparse
 import json
 import os
 import re
@@ -57,6 +56,7 @@ import time
 
 from machine import machine_info
 import numpy as np
+from options import Parser, positive, positive_int
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 from tqdm import tqdm
@@ -131,18 +131,18 @@ def accuracy(robot, path: np.ndarray, tolerances) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = Parser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--peer-binary', default=None, metavar='PATH',
                         help="an already built binary of Till's Cpp_5 example")
-    parser.add_argument('--tolerance-m', type=float, default=1e-6,
+    parser.add_argument('--tolerance-m', type=positive, default=1e-6,
                         help='our tolerance in the side-by-side run, m (default %(default)g)')
-    parser.add_argument('--solves', type=int, default=PEER_SOLVES,
+    parser.add_argument('--solves', type=positive_int, default=PEER_SOLVES,
                         help='our solves per run (default: as many as the peer)')
-    parser.add_argument('--repeat', type=int, default=3, help='alternated runs of each')
+    parser.add_argument('--repeat', type=positive_int, default=3, help='alternated runs of each')
     parser.add_argument('--tolerances-m', default='1e-4,1e-5,1e-6,1e-7',
                         help='tolerances of the accuracy and cost table, m (and the default)')
-    parser.add_argument('--accuracy-points', type=int, default=1000)
-    parser.add_argument('--cost-solves', type=int, default=10000)
+    parser.add_argument('--accuracy-points', type=positive_int, default=1000)
+    parser.add_argument('--cost-solves', type=positive_int, default=10000)
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args(argv)
     if args.peer_binary and not os.access(args.peer_binary, os.X_OK):

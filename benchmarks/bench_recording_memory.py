@@ -26,7 +26,6 @@ Before/after a change: run it with ``PYTHONPATH`` on each checkout; the JSON say
 package it measured.
 """
 
-import argparse
 from collections import deque
 import json
 import time
@@ -34,6 +33,7 @@ import tracemalloc
 
 from machine import machine_info
 import numpy as np
+from options import Parser, positive
 from rosbags.typesys import get_typestore, Stores
 
 NAMES = ('t0', 't1', 't2', 't3')
@@ -72,9 +72,9 @@ def peak_mb(consume, minutes: float, rate: float, store) -> tuple[float, float, 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument('--minutes', type=float, default=30.0)
-    parser.add_argument('--rate', type=float, default=50.0, help='Hz, each topic')
+    parser = Parser(description=__doc__.splitlines()[1])
+    parser.add_argument('--minutes', type=positive, default=30.0)
+    parser.add_argument('--rate', type=positive, default=50.0, help='Hz, each topic')
     args = parser.parse_args()
     import tendon_robot_sim
     from tendon_robot_sim.experiment.experiment import recording_from_messages

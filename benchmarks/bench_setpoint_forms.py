@@ -28,7 +28,6 @@ general ``Decoder`` and by rclpy's deserialization.
     python benchmarks/bench_setpoint_forms.py --json
 """
 
-import argparse
 from itertools import islice
 import json
 import os
@@ -38,6 +37,7 @@ import time
 
 from geometry_msgs.msg import PointStamped, PoseStamped
 from machine import machine_info
+from options import Parser, positive, positive_int
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -101,9 +101,9 @@ def best_of(repeat: int, work) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument('--minutes', type=float, default=30.0, help='minutes of recording')
-    parser.add_argument('--repeat', type=int, default=5, help='runs of each timing')
+    parser = Parser(description=__doc__.splitlines()[1])
+    parser.add_argument('--minutes', type=positive, default=30.0, help='minutes of recording')
+    parser.add_argument('--repeat', type=positive_int, default=5, help='runs of each timing')
     parser.add_argument('--folder', type=Path, default=None,
                         help='where the bag goes (default: a temporary folder)')
     parser.add_argument('--json', action='store_true', help='print JSON only')

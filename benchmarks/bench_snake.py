@@ -34,7 +34,6 @@ with --json is one JSON object.
     python benchmarks/bench_snake.py --json
 """
 
-import argparse
 import json
 import os
 import statistics
@@ -43,6 +42,7 @@ import time
 
 from machine import machine_info
 import numpy as np
+from options import Parser, positive_int, readable_file
 from tendon_robot_sim.commands.snake import default_snake_file
 from tendon_robot_sim.models.snake.dynamics import SnakeDynamics, study_trajectory
 from tendon_robot_sim.models.snake.robot import load_snake
@@ -59,10 +59,11 @@ def timed(run, repeats: int, desc: str, show: bool) -> list[float]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--robot', default=str(default_snake_file()), help='snake YAML file')
-    parser.add_argument('--repeats', type=int, default=5, help='timed runs per figure')
-    parser.add_argument('--single-steps', type=int, default=200,
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--robot', type=readable_file, default=str(default_snake_file()),
+                        help='snake YAML file')
+    parser.add_argument('--repeats', type=positive_int, default=5, help='timed runs per figure')
+    parser.add_argument('--single-steps', type=positive_int, default=200,
                         help='steps solved one at a time per repeat')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args(argv)

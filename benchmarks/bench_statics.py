@@ -37,7 +37,6 @@ JSON object.
     python benchmarks/bench_statics.py --json
 """
 
-import argparse
 import json
 import statistics
 import sys
@@ -45,6 +44,7 @@ import time
 
 from machine import machine_info
 import numpy as np
+from options import names, Parser, positive_int, readable_file
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.rod.statics.solver import DEFAULT_STEPS, MODELS, StaticsSolver
 from tendon_robot_sim.models.tendon_robot import load_robot
@@ -112,18 +112,16 @@ def bench_model(robot, model: str, cold_repeats: int, warm_solves: int) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--robot', default=None, help='robot description (default: package)')
-    parser.add_argument('--models', default='cosserat,discrete',
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--robot', type=readable_file, default=None,
+                        help='robot description (default: package)')
+    parser.add_argument('--models', type=names(MODELS), default=['cosserat', 'discrete'],
                         help='comma-separated models (default cosserat,discrete)')
-    parser.add_argument('--cold', type=int, default=50, help='cold solves per model')
-    parser.add_argument('--warm', type=int, default=2000, help='warm solves per model')
+    parser.add_argument('--cold', type=positive_int, default=50, help='cold solves per model')
+    parser.add_argument('--warm', type=positive_int, default=2000, help='warm solves per model')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args(argv)
-    models = args.models.split(',')
-    for model in models:
-        if model not in MODELS:
-            parser.error(f'--models: unknown model {model!r}; choose from {list(MODELS)}')
+    models = args.models
     robot = load_robot(args.robot or default_robot_file())
 
     results = {model: bench_model(robot, model, args.cold, args.warm) for model in models}

@@ -27,7 +27,6 @@ default robot. The last line printed with --json is one JSON object.
     python benchmarks/bench_stick_slip.py --json
 """
 
-import argparse
 import dataclasses
 import json
 import sys
@@ -35,8 +34,9 @@ import time
 
 from machine import machine_info
 import numpy as np
+from options import names, Parser, positive_int
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
+from tendon_robot_sim.models.rod.statics.solver import MODELS, StaticsSolver
 from tendon_robot_sim.models.rod.statics.stick_slip import StickSlipStatics
 from tendon_robot_sim.models.tendon_robot import load_robot
 
@@ -93,14 +93,14 @@ def bench_model(robot, model: str, states: int) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--models', default='discrete,cosserat',
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--models', type=names(MODELS), default=['discrete', 'cosserat'],
                         help='comma-separated statics models (default discrete,cosserat)')
-    parser.add_argument('--states', type=int, default=400, help='states per sequence')
+    parser.add_argument('--states', type=positive_int, default=400, help='states per sequence')
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
     args = parser.parse_args(argv)
     robot = load_robot(share_dir() / 'config' / 'robot_friction.yaml')
-    results = {model: bench_model(robot, model, args.states) for model in args.models.split(',')}
+    results = {model: bench_model(robot, model, args.states) for model in args.models}
     for model, r in results.items():
         print(f'{model:9s} ({r["pieces_per_tendon"]} pieces per tendon): '
               f'{r["states_per_second"]:.0f} states/s by tension '

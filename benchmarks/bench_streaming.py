@@ -40,7 +40,6 @@ the messages, the node's CPU time counts their building and sending). The last l
 and after.
 """
 
-import argparse
 import json
 import math
 import os
@@ -48,6 +47,7 @@ import sys
 import time
 
 from machine import machine_info
+from options import names, Parser, positive
 import rclpy
 from sensor_msgs.msg import JointState
 from simulator_process import ClockedSimulator
@@ -134,14 +134,15 @@ def run_case(node, case: str, index: int, window: float, factor: float,
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = Parser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
-    parser.add_argument('--window', type=float, default=20.0, help='wall seconds measured')
-    parser.add_argument('--real-time-factor', type=float, default=1.0,
+    parser.add_argument('--window', type=positive, default=20.0, help='wall seconds measured')
+    parser.add_argument('--real-time-factor', type=positive, default=1.0,
                         help="the node's real_time_factor (default 1)")
-    parser.add_argument('--publish-rate', type=float, default=50.0,
+    parser.add_argument('--publish-rate', type=positive, default=50.0,
                         help="the node's publish_rate in Hz (default 50, the node's default)")
-    parser.add_argument('--cases', default=','.join(CASES), help='comma-separated cases')
+    parser.add_argument('--cases', type=names(CASES), default=list(CASES),
+                        help='comma-separated cases')
     parser.add_argument('--subscribe', action='store_true',
                         help='subscribe to tendon/state, tip/pose, backbone/markers and /tf too')
     args = parser.parse_args()
@@ -149,7 +150,7 @@ def main() -> int:
     rclpy.init()
     node = rclpy.create_node(f'streaming_bench_{os.getpid()}')
     try:
-        for index, case in enumerate(args.cases.split(',')):
+        for index, case in enumerate(args.cases):
             entry = run_case(node, case, index, args.window, args.real_time_factor,
                              args.publish_rate, args.subscribe)
             result['cases'][case] = entry

@@ -29,7 +29,6 @@ machine; without it uv takes what this machine downloaded before. The last line 
 is one JSON object: seconds per stamp, and the machine with its load average before and after.
 """
 
-import argparse
 import json
 import os
 from pathlib import Path
@@ -42,6 +41,7 @@ import tempfile
 import time
 
 from machine import machine_info
+from options import git_repository, Parser
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 1800.0   # s: a loaded machine took 25 min once
@@ -73,9 +73,10 @@ def stamped_lines(process: subprocess.Popen, start: float, until: str):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = Parser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--json', action='store_true', help='end with one JSON line')
-    parser.add_argument('--repo', default=str(ROOT), help='the repository to clone')
+    parser.add_argument('--repo', type=git_repository, default=str(ROOT),
+                        help='the repository to clone')
     parser.add_argument('--cold-downloads', action='store_true',
                         help='an empty uv cache: every wheel downloaded')
     args = parser.parse_args()

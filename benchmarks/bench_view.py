@@ -32,7 +32,6 @@ machine's load.
 Targets (issue 31): >= 30 backbone updates per second, < 15 % of one core.
 """
 
-import argparse
 import json
 import os
 import resource
@@ -41,6 +40,7 @@ import sys
 import time
 
 from machine import machine_info
+from options import Parser, positive, readable_file
 
 WARMUP = 3.0        # s after the page shows the robot, before measuring
 START_TIMEOUT = 300.0   # s: a first start compiles nothing (warmup), but a loaded machine
@@ -101,9 +101,10 @@ def wait(condition, what: str, timeout: float = START_TIMEOUT):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--seconds', type=float, default=20.0, help='measuring window')
-    parser.add_argument('--robot', default='', help='robot file (default: config/robot.yaml)')
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--seconds', type=positive, default=20.0, help='measuring window')
+    parser.add_argument('--robot', type=readable_file, default=None,
+                        help='robot file (default: config/robot.yaml)')
     parser.add_argument('--json', action='store_true', help='print the result as JSON')
     args = parser.parse_args()
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')

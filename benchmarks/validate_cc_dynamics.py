@@ -34,12 +34,12 @@ swings and of the static tips.
     python benchmarks/validate_cc_dynamics.py --json --plot docs/cc_dynamics_validation.png
 """
 
-import argparse
 import json
 import sys
 
 from machine import machine_info
 import numpy as np
+from options import Parser, positive, readable_file
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -160,9 +160,10 @@ def plot(path, result: dict, curves: dict) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--robot', default=None, help='robot description (default robot)')
-    parser.add_argument('--duration', type=float, default=3.0,
+    parser = Parser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--robot', type=readable_file, default=None,
+                        help='robot description (default robot)')
+    parser.add_argument('--duration', type=positive, default=3.0,
                         help='simulated seconds of the free swing (default 3)')
     parser.add_argument('--json', action='store_true', help='print one JSON line at the end')
     parser.add_argument('--plot', default=None, metavar='PNG', help='write a plot')
