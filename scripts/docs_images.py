@@ -25,9 +25,13 @@ an image replaced by hand, is stale.
     python scripts/docs_images.py                  # every image
     python scripts/docs_images.py docs/pcr_workspace.png
     python scripts/docs_images.py --check          # exit 1 naming the stale images
+    python scripts/docs_images.py --keep runs/     # keep each command's folder and its log
 
 A command runs from the repository's root with ``{out}`` a scratch folder; ``tendon-robot-sim``
-and ``python`` are this interpreter's. An entry with ``needs: VARIABLE`` runs only when that
+and ``python`` are this interpreter's. What a command prints goes to ``command.log`` in that
+folder, which ``--keep DIR`` keeps (under DIR) with the command's other outputs: the figures a
+long command prints (``make opencr-v4``'s held-out errors) are not lost; without it the folder
+is removed at the end. An entry with ``needs: VARIABLE`` runs only when that
 environment variable is set (``{VARIABLE}`` in its command: data not in the repository) and is
 kept, and said to be kept, otherwise.
 """
@@ -111,12 +115,15 @@ def command_line(entry: dict, out: Path) -> list[str]:
     return argv
 
 
-def draw(image: str, entry: dict, runs: dict, root: Path = ROOT) -> bool:
+def draw(image: str, entry: dict, runs: dict, root: Path = ROOT,
+         keep: Path | None = None) -> bool:
     """
     Run the entry's command, copy its output over ``image``, record the hashes: True if drawn.
 
     ``runs`` maps each command already run to its scratch folder: images of one command
-    (the report of ``make opencr-v4``) share one run.
+    (the report of ``make opencr-v4``) share one run. The folder is made in ``keep`` when
+    given (else in the system's temporary folder) and holds what the command printed,
+    ``command.log``.
     """
     needs = entry.get('needs')
     if needs and not os.environ.get(needs):
@@ -125,12 +132,15 @@ def draw(image: str, entry: dict, runs: dict, root: Path = ROOT) -> bool:
         return False
     scratch = runs.get(entry['command'])
     if scratch is None:
-        scratch = runs[entry['command']] = Path(tempfile.mkdtemp(prefix='docs_images_'))
+        scratch = Path(tempfile.mkdtemp(prefix='docs_images_', dir=keep))
+        runs[entry['command']] = scratch
         argv = command_line(entry, scratch)
         print(f'{image}: {shlex.join(argv)}', flush=True)
-        done = subprocess.run(argv, cwd=root, stdout=subprocess.DEVNULL)
+        with open(scratch / 'command.log', 'w') as log:
+            done = subprocess.run(argv, cwd=root, stdout=log)
         if done.returncode != 0:
-            raise SystemExit(f'{image}: the command exited with code {done.returncode}')
+            raise SystemExit(f'{image}: the command exited with code {done.returncode} '
+                             f'(its output: {scratch / "command.log"})')
     shutil.copyfile(scratch / entry['output'], root / image)
     entry['inputs'] = inputs_hash(root, entry)
     entry['image'] = image_hash(root / image)
@@ -142,6 +152,8 @@ def main(argv=None) -> int:
     parser.add_argument('images', nargs='*', help='images to draw (default: every one)')
     parser.add_argument('--check', action='store_true',
                         help='draw nothing: exit 1 naming every stale image')
+    parser.add_argument('--keep', type=Path, metavar='DIR',
+                        help="keep each command's folder (its outputs and command.log) in DIR")
     args = parser.parse_args(argv)
     if args.check:
         problems = stale()
@@ -153,14 +165,19 @@ def main(argv=None) -> int:
     if unknown:
         print(f'{unknown[0]}: not in {MANIFEST}', file=sys.stderr)
         return 2
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
     runs: dict[str, Path] = {}
     try:
         for image in args.images or list(images):
-            if draw(image, images[image], runs):
+            if draw(image, images[image], runs, keep=args.keep):
                 write_manifest(images)      # after each: an interrupted run keeps what it drew
     finally:
-        for scratch in runs.values():
-            shutil.rmtree(scratch, ignore_errors=True)
+        for command, scratch in runs.items():
+            if args.keep:
+                print(f'kept: {scratch} ({command})', flush=True)
+            else:
+                shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

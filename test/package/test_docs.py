@@ -22,8 +22,9 @@ The README is the front door and links every page of docs/; the tables generated
 from pathlib import Path
 import re
 
+import numpy as np
 import pytest
-
+from rclpy.qos import DurabilityPolicy
 from tendon_robot_sim import cli
 from tendon_robot_sim.nodes import (displacement_controller_node, hardware_bridge_node,
                                     simulator_node, tension_controller_node, view_node)
@@ -52,13 +53,19 @@ def test_parameter_table_is_the_one_the_code_declares(node):
         f'markdown_table({node.__name__}.PARAMS)')
 
 
-@pytest.mark.parametrize('topic', topics.TOPICS + (
-    topics.TIP_MEASURED, topics.DIAGNOSTICS, topics.TENDON_SERVOS, topics.TIP_TARGET,
-    topics.TENDON_DISPLACEMENT_COMMAND, topics.TIP_WRENCH) + topics.CONTACT_TOPICS,
-                         ids=lambda topic: topic.name)
+@pytest.mark.parametrize('topic', topics.ALL_TOPICS, ids=lambda topic: topic.name)
 def test_every_topic_is_in_the_topic_table(topic):
     msg_type = topics.type_name(topic.msg_type).replace('/msg/', '/')
-    assert f'| `{topic.name}` | {msg_type} |' in ROS_INTERFACE
+    row = f'| `{topic.name}` | {msg_type} | '
+    assert row in ROS_INTERFACE
+    # the QoS column: what the publisher offers, and whether our subscribers take it as sensor
+    # data (best effort)
+    qos = ROS_INTERFACE.split(row, 1)[1].split(' |', 1)[0]
+    offered = (f'{topic.qos.reliability.name.lower().replace("_", " ")}, depth {topic.qos.depth}'
+               + (', transient local' if topic.qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                  else ''))
+    assert qos.startswith(offered), f'{topic.name}: the table says {qos!r}, the code {offered!r}'
+    assert ('(sensor data)' in qos) == topic.sensor_data, topic.name
 
 
 @pytest.mark.parametrize('stack', STACKS.values(), ids=lambda stack: stack.name)
@@ -109,3 +116,62 @@ def test_every_relative_link_resolves(page):
         assert file.exists(), f'{page.name}: link to missing {path}'
         if anchor and file.suffix == '.md':
             assert anchor in anchors(file), f'{page.name}: no heading #{anchor} in {file.name}'
+
+
+# docs/trunk.md, Pressure and tension profiles: the shipped BHA profiles, hold by hold
+# (start of the hold [s], end [s], the bellows pressurised [Pa]; every other bellows at 0).
+BHA_PROFILES = {
+    'bha_pressure_steps.csv': (
+        'steps to 0.8 bar on p1, adds 0.6 bar on p5, then lets p1 go and adds 0.4 bar on p3 '
+        'and 0.6 bar on p9, then all 0, each held 8 s',
+        [(0, 2, {}), (2, 10, {'p1': 8e4}), (10, 18, {'p1': 8e4, 'p5': 6e4}),
+         (18, 26, {'p3': 4e4, 'p5': 6e4, 'p9': 6e4}), (26, 34, {})]),
+    'bha_pressure_ramps.csv': (
+        'goes to 0.8 bar on p1, adds 0.6 bar on p5 and p9, then holds 0.4 bar on p3 alone, '
+        'then all 0, each reached in 3 s and held 6 s',
+        [(0, 2, {}), (5, 11, {'p1': 8e4}), (14, 20, {'p1': 8e4, 'p5': 6e4, 'p9': 6e4}),
+         (23, 29, {'p3': 4e4}), (32, 38, {})]),
+}
+
+
+@pytest.mark.parametrize('name', BHA_PROFILES)
+def test_the_bha_profiles_are_the_ones_docs_trunk_describes(name):
+    from tendon_robot_sim.experiment.input_profile import read_profile
+    said, holds = BHA_PROFILES[name]
+    trunk = ' '.join((ROOT / 'docs' / 'trunk.md').read_text().split())
+    assert f'`{name}` {said}' in trunk, f'docs/trunk.md no longer describes {name} so'
+    bellows = [f'p{i}' for i in range(1, 10)]
+    profile = read_profile(ROOT / 'config' / name, bellows, np.array([[0.0, 1e6]] * 9),
+                           'pressure', 'Pa')
+    assert profile.end == holds[-1][1]
+    for start, end, pressures in holds:
+        wanted = [pressures.get(b, 0.0) for b in bellows]
+        for t in np.linspace(start, end, 7)[1:-1]:     # a step at either end
+            # Pa: the files hold whole pascals; 1 Pa is far below any level the text names
+            np.testing.assert_allclose(profile.at(t), wanted, atol=1.0, err_msg=f'{name} at {t} s')
+
+
+def test_the_bus_timing_tables_give_the_wire_time_of_todays_state_block():
+    """
+    docs/hardware.md, Bus timing: the bytes of one cycle on a real bus, from the packet sizes.
+
+    Protocol 2.0 (e-Manual): an instruction packet is 10 bytes around its parameters (header
+    4, ID, length 2, instruction, CRC 2), a status packet 11 around its data (and the error
+    byte). One cycle: a Sync Write of each servo's Goal Current (start address and length, then
+    per servo its ID and the data) and a Sync Read of the state block (start address, length,
+    the IDs), answered by one status per servo. 10 bits a byte (8N1).
+    """
+    from tendon_robot_sim.protocol.dynamixel import control_table as dxl
+
+    def wire_ms(servos: int, baud: int) -> float:
+        write = 10 + 4 + servos * (1 + dxl.GOAL_CURRENT[1])
+        read = 10 + 4 + servos + servos * (11 + dxl.STATE_LENGTH)
+        return (write + read) * 10 / baud * 1e3
+
+    hardware = (ROOT / 'docs' / 'hardware.md').read_text()
+    block = f'{dxl.STATE_LENGTH}-byte state block'
+    one, four, eight = wire_ms(4, 1_000_000), wire_ms(4, 4_000_000), wire_ms(8, 1_000_000)
+    assert (f'| bytes of one cycle on a real bus (10 bits/byte; {block}) | {one:.2f} ms | '
+            f'{four:.2f} ms |') in hardware
+    assert (f"| bus time of the cycle's bytes ({block}) | {one:.2f} ms | {eight:.2f} ms |"
+            in hardware)

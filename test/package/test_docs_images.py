@@ -105,3 +105,20 @@ def test_a_changed_command_makes_its_image_stale(copy):
 def test_an_image_replaced_by_hand_is_stale(copy):
     shutil.copyfile(copy / 'docs/pcr_helix.png', copy / 'docs/pcr_rotation.png')
     assert [line.split(':')[0] for line in docs_images.stale(copy)] == ['docs/pcr_rotation.png']
+
+
+def test_what_a_command_prints_is_kept_with_its_outputs(copy, tmp_path_factory):
+    # make opencr-v4 prints its held-out figures; with the scratch folder removed and its output
+    # thrown away they were lost (the friction stage's figures of one stop): --keep keeps both
+    images = docs_images.read_manifest(copy)
+    script = "import shutil, sys; print('held out 5.91 mm'); shutil.copyfile(*sys.argv[1:])"
+    entry = dict(images['docs/pcr_helix.png'], output='drawn.png',
+                 command=f'python -c "{script}" docs/pcr_rotation.png {{out}}/drawn.png')
+    keep = tmp_path_factory.mktemp('kept')
+    runs = {}
+    assert docs_images.draw('docs/pcr_helix.png', entry, runs, root=copy, keep=keep)
+    [scratch] = runs.values()
+    assert scratch.parent == keep
+    assert (scratch / 'command.log').read_text() == 'held out 5.91 mm\n'
+    drawn = (copy / 'docs/pcr_helix.png').read_bytes()
+    assert drawn == (copy / 'docs/pcr_rotation.png').read_bytes()
