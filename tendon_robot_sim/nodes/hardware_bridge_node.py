@@ -79,7 +79,7 @@ from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.devices import (DYNAMIXEL, load_dynamixel_bus, motor_bus,
                                                MOTOR_DEVICES, MotorBus, SENSOR_DEVICES,
                                                tip_sensor, TipSensor)
-from tendon_robot_sim.protocol.keyence import Heads
+from tendon_robot_sim.protocol.keyence import baudrate_problem, Heads, NAME as KEYENCE
 from tendon_robot_sim.protocol.laser import TdcrLaserV1
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
 from tendon_robot_sim.ros import topics
@@ -121,7 +121,8 @@ PARAMS = (
     Param('safe_torque_off', False, '', 'dynamixel: deactivate switches the servo torque off '
           'instead of holding the pretension'),
     Param('sensor_port', '/dev/ttyUSB1', '', 'tip sensor port; empty: no tip sensor'),
-    Param('sensor_baudrate', 115200, 'baud', 'tip sensor line speed', range=(1200, 4000000)),
+    Param('sensor_baudrate', 115200, 'baud', 'tip sensor line speed (keyence-lkg: 9600, '
+          '19200, 38400, 57600 or 115200, as the controller is set)', range=(1200, 4000000)),
     Param('sensor_device', TdcrLaserV1.name, '', 'tip sensor protocol: tdcr-laser-v1 '
           '(streaming) or keyence-lkg (LK-G style, polled at state_rate)',
           choices=SENSOR_DEVICES),
@@ -207,11 +208,16 @@ def check_parameters(values) -> Heads:
     ``values``: by name.
 
     The bridge at its start and the local launcher before a stack starts check the head
-    geometry, whatever ``sensor_device`` is: a bad value is a bad value; and, with
+    geometry, whatever ``sensor_device`` is: a bad value is a bad value; with
+    ``sensor_device`` keyence-lkg, ``sensor_baudrate`` (a rate the LK-G can be set to); with
     ``motor_device`` dynamixel, the bus file (configure reads it again: an edited file is
     taken then). A bad bus file failed configure only, with the rest of the stack running.
     """
     heads = keyence_heads(values)
+    if values['sensor_device'] == KEYENCE and baudrate_problem(values['sensor_baudrate']):
+        # the port opened at any rate, and the controller never answered
+        raise ConfigurationError('parameter sensor_baudrate: '
+                                 + baudrate_problem(values['sensor_baudrate']))
     if values['motor_device'] == DYNAMIXEL:
         try:
             load_dynamixel_bus(dynamixel_file(values))

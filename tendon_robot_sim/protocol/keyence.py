@@ -29,7 +29,8 @@ status error, 20 command length error, 21 parameter count error, 22 invalid
 parameter, 88 timeout, 99 other: "Outline of the command format", page 5-5). The
 answer ``ER,M0,<code>`` is an invalid sample of both heads too (the controller
 answered, and measured nothing); an error for another command answers one garbled
-on the way, a fault of the link.
+on the way, a fault of the link. The line runs at 9600 to 115200 baud
+(:data:`BAUDRATES`), 8 data bits, no parity, 1 stop bit.
 
 Two heads on orthogonal axes of the sensor frame give the tip there
 (:class:`Heads`); :class:`KeyenceSensor` polls the controller at a rate, with a
@@ -42,6 +43,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, replace
 import logging
+import re
 import termios
 import threading
 import time
@@ -77,6 +79,10 @@ class RefusedMeasurement(KeyenceError):
 
 #: Characters of a value after its sign (the decimal point one of them).
 DIGITS = 7
+#: A value: sign, then seven digits and at most one decimal point (no exponent, NaN, blank).
+VALUE = re.compile(r'[+-](?=[0-9.]{7}$)[0-9]*\.?[0-9]*')
+#: The line speeds the controller can be set to (8 data bits, no parity, 1 stop bit).
+BAUDRATES = (9600, 19200, 38400, 57600, 115200)
 
 
 def format_value(mm: float | None, decimals: int = 4) -> str:
@@ -104,14 +110,21 @@ def parse_value(text: str) -> float | None:
     """Read a value [mm]; None when out of range or in alarm. KeyenceError if malformed."""
     if text == ALARM:
         return None
-    if len(text) != 8 or text[0] not in '+-':
-        raise KeyenceError(f'value {text!r}: not a sign and 7 characters')
-    if text[1:] == OUT_OF_RANGE:
+    if len(text) == 8 and text[0] in '+-' and text[1:] == OUT_OF_RANGE:
         return None
-    try:
-        return float(text)
-    except ValueError:
-        raise KeyenceError(f'value {text!r}: not a number') from None
+    # float() alone took '+nan    ', '+inf    ' and '+1e+0005' for numbers
+    if not VALUE.fullmatch(text):
+        raise KeyenceError(f'value {text!r}: not a sign and 7 characters (digits, at most one '
+                           'decimal point)')
+    return float(text)
+
+
+def baudrate_problem(baudrate) -> str:
+    """Say why the controller cannot talk at ``baudrate`` (empty: it can)."""
+    if baudrate in BAUDRATES:
+        return ''
+    rates = ', '.join(str(b) for b in BAUDRATES[:-1])
+    return f'the LK-G talks at {rates} or {BAUDRATES[-1]} baud, got {baudrate}'
 
 
 def invalid_reason(text: str) -> str:
@@ -198,6 +211,15 @@ class KeyenceSensor:
     def __init__(self, url: str, heads: Heads, rate: float = 50.0, timeout: float = 0.05,
                  baudrate: int = 115200, queue_length: int = 100,
                  backoff: tuple[float, float] = (0.05, 2.0), name: str = 'tip_sensor'):
+        # The messages name the bridge's parameters, as those of Heads do.
+        if not url:
+            raise ValueError('sensor_port: must not be empty')
+        try:
+            serial.serial_for_url(url, do_not_open=True)
+        except (ValueError, serial.SerialException) as error:
+            raise ValueError(f'sensor_port: cannot use port {url!r}: {error}') from None
+        if baudrate not in BAUDRATES:
+            raise ValueError(f'sensor_baudrate: {baudrate_problem(baudrate)}')
         self.url, self.heads, self.period, self.timeout = url, heads, 1.0 / rate, timeout
         self.baudrate, self.backoff, self.name = baudrate, backoff, name
         self._lock = threading.Lock()

@@ -767,6 +767,31 @@ def test_a_bad_keyence_geometry_is_refused_at_the_start(tmp_path, name, value, m
         rclpy.try_shutdown(context=context)
 
 
+@pytest.mark.parametrize('device, ok', [('keyence-lkg', False), ('tdcr-laser-v1', True)])
+def test_a_baud_rate_the_lkg_cannot_talk_at_is_refused_at_the_start(tmp_path, device, ok):
+    """
+    The LK-G's RS-232C runs at 9600 .. 115200 baud only (five rates).
+
+    The port opened at 250000 and the controller never answered: a blind sensor, not the
+    one-line refusal naming the parameter. The streaming sensor is not the LK-G.
+    """
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        overrides = [Parameter('sensor_device', value=device),
+                     Parameter('sensor_baudrate', value=250000),
+                     Parameter('motor_port', value=str(tmp_path / 'none'))]
+        if ok:
+            HardwareBridgeNode(context=context, parameter_overrides=overrides).destroy_node()
+            return
+        with pytest.raises(ConfigurationError) as error:
+            HardwareBridgeNode(context=context, parameter_overrides=overrides)
+        assert str(error.value) == ('parameter sensor_baudrate: the LK-G talks at 9600, 19200, '
+                                    '38400, 57600 or 115200 baud, got 250000')
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
 def test_a_bad_dynamixel_bus_file_is_refused_at_the_start(tmp_path):
     """It failed configure only: the node ran on, unconfigured, the rest of the stack too."""
     bad = tmp_path / 'dynamixel.yaml'

@@ -165,3 +165,41 @@ def test_a_refused_measurement_is_an_invalid_sample_naming_the_controllers_error
     assert controller.receive(b'M1\r') == [b'ER,M1,00\r']   # a garbled command: 00 still
     last_invalid = invalid_until_cleared(controller, tmp_path, lambda: controller.refuse(None))
     assert last_invalid == 'controller error 01 (status error) for M0'
+
+
+@pytest.mark.parametrize('text', ['+nan    ', '+inf    ', '+1e+0005', '+1_234.5', '+1.2345 ',
+                                  '+0001.2.', '-.......', '+    1.2'])
+def test_a_value_is_digits_and_one_decimal_point_or_it_is_garbled(text):
+    """
+    LK-G user manual, "Measurement value format" (page 5-6): seven characters, right-aligned.
+
+    Digits and at most one decimal point. Python's float() read '+nan    ' as NaN and
+    '+inf    ' as infinity, both "valid" samples, and '+1e+0005' as 100 m: a garbled line
+    is the link's fault (a parse error), never a tip.
+    """
+    with pytest.raises(keyence.KeyenceError, match='not a sign and 7 characters'):
+        keyence.parse_value(text)
+    with pytest.raises(keyence.KeyenceError):
+        keyence.parse_measurement(f'M0,{text},+01.2345'.encode())
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    ({'url': ''}, 'sensor_port: must not be empty'),
+    ({'url': 'foo://bar'}, "sensor_port: cannot use port 'foo://bar': invalid URL, protocol "
+                           "'foo' not known"),
+    ({'baudrate': 250000}, 'sensor_baudrate: the LK-G talks at 9600, 19200, 38400, 57600 or '
+                           '115200 baud, got 250000'),
+])
+def test_a_port_or_baud_rate_the_controller_cannot_use_is_refused_before_opening(kwargs,
+                                                                                 message):
+    """
+    LK-G RS-232C: 9600 to 115200 baud, 8 data bits, no parity, 1 stop bit, CR.
+
+    A rate the controller cannot be set to, or a port name pyserial cannot use, waited out
+    the open timeout and then blamed the device (or, with a wrong rate, left a sensor that
+    never answered); the streaming sensor refused a bad port at once.
+    """
+    settings = {'url': '/dev/null', 'heads': keyence.Heads(), **kwargs}
+    with pytest.raises(ValueError) as error:
+        keyence.KeyenceSensor(**settings)
+    assert str(error.value) == message

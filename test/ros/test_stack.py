@@ -422,6 +422,17 @@ def test_the_launcher_refuses_a_keyence_geometry_the_bridge_refuses(parameter, m
     assert str(error.value) == f'node hardware_bridge: parameter {message}'
 
 
+def test_the_launcher_refuses_a_baud_rate_the_lkg_cannot_talk_at():
+    """The port opened at any rate, and an LK-G set to 9600 .. 115200 never answered."""
+    with pytest.raises(LaunchError) as error:
+        StackLauncher('hardware', {'rviz': 'false', 'sensor_device': 'keyence-lkg'},
+                      ['hardware_bridge:sensor_baudrate:=250000'])
+    assert str(error.value) == ('node hardware_bridge: parameter sensor_baudrate: the LK-G '
+                                'talks at 9600, 19200, 38400, 57600 or 115200 baud, got 250000')
+    StackLauncher('hardware', {'rviz': 'false', 'sensor_device': 'keyence-lkg'},
+                  ['hardware_bridge:sensor_baudrate:=9600'])
+
+
 @pytest.mark.parametrize('parameters, message', [
     (['simulator:integrator:=explicit', 'simulator:alpha:=-0.5'],
      'alpha: applies to the implicit integrator only; the integrator is explicit (asked for)'),
