@@ -47,6 +47,7 @@ from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.pcr.kinetostatics import helix, PcrSolver, rigid_inverse
 from tendon_robot_sim.models.pcr.robot import COMPAT, default_pcr_file, load_pcr_robot
+from tendon_robot_sim.models.pcr.stability import unstable_because
 from tendon_robot_sim.models.pcr.stiffness import stiffness, stiffness_by_differences
 from tendon_robot_sim.models.pcr.studies import (compression_study, helix_study,
                                                  REST_POSITION, rotation_sweep,
@@ -208,9 +209,10 @@ def _stiffness(args, robot) -> int:
     print(result.matrix)
     print(f'axial stiffness k_z = 1 / C_zz = {result.axial:.6g} N/m (z force per z '
           f'displacement, the platform otherwise free); K_zz = {result.matrix[2, 2]:.6g} N/m')
-    print('stable with the motors held' if result.stable else
-          'UNSTABLE with the motors held: K has a negative direction')
-    _print_json(args, robot, result.to_dict())
+    unstable = unstable_because(robot, e, result.matrix)
+    print(f'UNSTABLE with the motors held: {unstable}' if unstable else
+          'stable with the motors held (no rod buckled, K positive definite)')
+    _print_json(args, robot, {**result.to_dict(), 'stable': unstable is None})
     return 0
 
 

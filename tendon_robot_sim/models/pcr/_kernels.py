@@ -22,7 +22,8 @@ platform, solved by Newton's method. The rods are integrated here by :func:`rod_
 same classical RK4 as the shared ``rk4``) together with their variational equations, so
 each rod's block of the Jacobian is the exact derivative of the discrete residual; the
 plain residual goes through the same kernel so that the two belong to one discrete map.
-Only ``pcr_solve``, ``pcr_warm_solve`` and ``pcr_keep`` are called from Python.
+Only ``pcr_solve``, ``pcr_warm_solve``, ``pcr_keep`` and ``pcr_jacobi_determinants`` are
+called from Python.
 """
 
 from collections import namedtuple
@@ -31,7 +32,7 @@ import math
 from tendon_robot_sim.models._cosserat_kernels import (CONVERGED, FAILED, FD_STEP, MAT_KBT,
                                                        MAT_KSE, MAT_RHOAG, MAT_USTAR,
                                                        MAX_ITERATIONS)
-from tendon_robot_sim.models._numerics import gauss_solve, kernel, norm
+from tendon_robot_sim.models._numerics import _pivot, gauss_solve, kernel, norm
 
 # 6-RUS parallel continuum robot (:mod:`tendon_robot_sim.models.pcr.kinetostatics`): six
 # bare Cosserat rods (rest curvature, integrated by rod_rk4) coupled through the
@@ -298,14 +299,14 @@ def _rod_tangents(pl, i, x, b, k, q1, q2, q3, w):
 
 
 @kernel
-def _pcr_rod(pl, i, x, target, traj, w, out, tangents):
+def _rod_base(pl, i, x, target, traj, w, tangents):
     """
-    Integrate rod i from its base (paper, Sec. 3.1) into traj; out = p(L), n(L), m(L).
+    Set w.y and traj[0] to rod i's base state (paper, Sec. 3.1); return the tangent count.
 
     p0 = p_M + R_M [0, l1 cos q1, l1 sin q1]; R0 = R_M Rx(q1) Ry(q2) Rx(q3) (DFKI2024:
     R_M Ry(q2) Rx(q3)); m(0) = m_z R0 e3 (universal joint: no moment about its two axes;
-    DFKI2024: m_z e3, world). With ``tangents``, w.T and w.dn end as the derivatives of
-    p(L), R(L), m(L) and n(L) with respect to the rod's unknowns (columns as in x).
+    DFKI2024: m_z e3, world). With ``tangents``, w.T and w.dn are set to the derivatives of
+    the base state with respect to the rod's unknowns (columns as in x), else 0 is returned.
     """
     k = 7 if pl.inverse else 6
     b = k * i
@@ -330,15 +331,78 @@ def _pcr_rod(pl, i, x, target, traj, w, out, tangents):
         y[15 + a] = x[b + 3] * ms * (R0[a, 2] if pl.compat == PAPER else (1.0 if a == 2 else 0.0))
     for a in range(18):
         traj[0, a] = y[a]
-    nc = 0
-    if tangents:
-        nc = k
-        _rod_tangents(pl, i, x, b, k, q1, q2, q3, w)
+    if not tangents:
+        return 0
+    _rod_tangents(pl, i, x, b, k, q1, q2, q3, w)
+    return k
+
+
+@kernel
+def _pcr_rod(pl, i, x, target, traj, w, out, tangents):
+    """
+    Integrate rod i from its base (:func:`_rod_base`) into traj; out = p(L), n(L), m(L).
+
+    With ``tangents``, w.T and w.dn end as the derivatives of p(L), R(L), m(L) and n(L)
+    with respect to the rod's unknowns (columns as in x).
+    """
+    y = w.y
+    nc = _rod_base(pl, i, x, target, traj, w, tangents)
     rod_rk4(pl.mat, pl.steps, pl.h, y, traj, w.T, w.dn, nc, w)
     for a in range(3):
         out[a] = y[a]
         out[3 + a] = y[12 + a]
         out[6 + a] = y[15 + a]
+
+
+@kernel
+def _determinant(A):
+    """Return det A (n, n) by Gaussian elimination with partial pivoting; A is overwritten."""
+    n = A.shape[0]
+    det = 1.0
+    for c in range(n):
+        piv = _pivot(A, c, n)
+        if piv < 0:
+            return 0.0
+        if piv != c:
+            det = -det
+            for k in range(c, n):
+                A[c, k], A[piv, k] = A[piv, k], A[c, k]
+        det *= A[c, c]
+        for r in range(c + 1, n):
+            f = A[r, c] / A[c, c]
+            for k in range(c + 1, n):
+                A[r, k] -= f * A[c, k]
+    return det
+
+
+@kernel
+def pcr_jacobi_determinants(pl, x, target, traj, w, J, dets):
+    """
+    Set dets (pl.steps, 6) to det d[p(s) / L, theta(s)] / d[rod unknowns] of each rod.
+
+    ``pl`` a forward plan: the unknowns of rod i are n(0), m_z, q2, q3 (x[6 i:6 i + 6], the
+    motor angles in target), the six parameters of the solutions from its base that keep
+    its base conditions. Row j after RK4 step j + 1, by the variational equations
+    (:func:`rod_rk4`); theta the rotation in the body frame (R^T dR). J (6, 6) is scratch.
+    Where the determinant changes sign, the rod has a conjugate point (Jacobi's condition).
+    """
+    length = pl.h * pl.steps
+    y, T = w.y, w.T
+    for i in range(6):
+        nc = _rod_base(pl, i, x, target, traj, w, True)
+        for j in range(pl.steps):
+            rod_rk4(pl.mat, 1, pl.h, y, traj, T, w.dn, nc, w)
+            for c in range(6):
+                for a in range(3):
+                    J[a, c] = T[a, c] / length
+                J[3, c], J[4, c], J[5, c] = 0.0, 0.0, 0.0
+                for a in range(3):
+                    r = 3 + 3 * a
+                    # (R^T dR)[2, 1], [0, 2], [1, 0]
+                    J[3, c] += y[r + 2] * T[r + 1, c]
+                    J[4, c] += y[r] * T[r + 2, c]
+                    J[5, c] += y[r + 1] * T[r, c]
+            dets[j, i] = _determinant(J)
 
 
 @kernel

@@ -34,87 +34,46 @@ from __future__ import annotations
 
 import numpy as np
 
-from tendon_robot_sim.models.cosserat import stiffness_matrices
-from tendon_robot_sim.models.pcr.kinetostatics import PcrResult, PcrSolver, rot_x
+from tendon_robot_sim.models.pcr import _kernels as kernels
+from tendon_robot_sim.models.pcr.kinetostatics import PcrResult, PcrSolver
 from tendon_robot_sim.models.pcr.robot import PcrRobot
 from tendon_robot_sim.models.pcr.stiffness import tangent_compliance
 
-# RK4 steps per rod for the conjugate-point test, and the central-difference step (scaled
-# units: E I / L^2, E I / L, rad)
+# RK4 steps per rod for the conjugate-point test (the solver's own 32 steps resolve the
+# determinant's zeros too coarsely for a rod bent into a higher mode)
 STEPS = 256
-STEP = 1e-6
-
-
-def _ry(a: float) -> np.ndarray:
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
-
-
-def _rates(y, kse, kbt, ustar, f):
-    """Eqs. (1)-(2) for a batch of rod states y (..., 18)."""
-    R = y[..., 3:12].reshape(y.shape[:-1] + (3, 3))
-    n, m = y[..., 12:15], y[..., 15:18]
-    v = np.einsum('...ji,...j->...i', R, n) / kse
-    v[..., 2] += 1.0
-    u = np.einsum('...ji,...j->...i', R, m) / kbt + ustar
-    p_s = np.einsum('...ij,...j->...i', R, v)
-    uhat = np.zeros(u.shape[:-1] + (3, 3))
-    uhat[..., 0, 1], uhat[..., 0, 2], uhat[..., 1, 2] = -u[..., 2], u[..., 1], -u[..., 0]
-    uhat[..., 1, 0], uhat[..., 2, 0], uhat[..., 2, 1] = u[..., 2], -u[..., 1], u[..., 0]
-    dy = np.empty_like(y)
-    dy[..., 0:3] = p_s
-    dy[..., 3:12] = (R @ uhat).reshape(y.shape[:-1] + (9,))
-    dy[..., 12:15] = -f
-    dy[..., 15:18] = -np.cross(p_s, n)
-    return dy
 
 
 def conjugate_points(robot: PcrRobot, result: PcrResult) -> list[np.ndarray]:
     """
     Arc lengths [m] of the conjugate points of each rod of ``result`` (6 arrays, empty: none).
 
-    A sign change of det d[p(s) / L, theta(s)] / d[n(0) L^2 / (E I), m_z L / (E I), q2, q3],
-    by central differences of RK4 solutions, after the first 2 % of the rod (the determinant
-    starts at zero at s = 0).
+    A sign change of det d[p(s) / L, theta(s)] / d[n(0), m_z, q2, q3] after the first 2 % of
+    the rod (the determinant starts at zero at s = 0), by the variational equations of
+    STEPS RK4 steps (:func:`~tendon_robot_sim.models.pcr._kernels.pcr_jacobi_determinants`):
+    about 10 ms for the six rods. ``result`` an inverse or forward solution.
     """
-    rods = robot.rods
-    L, EI = rods.length, rods.bending_stiffness
-    kse, kbt = stiffness_matrices(rods, shear_coefficient=1.0)
-    ustar = np.array([robot.precurvature, 0.0, 0.0])
-    f = rods.linear_density * np.asarray(robot.gravity)
-    y = np.empty((6, 13, 18))
-    for i in range(6):
-        R0, q3 = result.base_rotations[i], result.joint_angles[i, 1]
-        mz = result.base_moments[i] @ R0[:, 2]
-        for k in range(13):
-            x = np.zeros(6)
-            if k:
-                x[(k - 1) // 2] = STEP if k % 2 else -STEP
-            Rb = R0 @ rot_x(-q3) @ _ry(x[4]) @ rot_x(q3) @ rot_x(x[5])
-            y[i, k] = np.concatenate((result.base_positions[i], Rb.ravel(),
-                                      result.base_forces[i] + x[:3] * EI / L ** 2,
-                                      (mz + x[3] * EI / L) * Rb[:, 2]))
-    h = L / STEPS
+    solver = PcrSolver(robot, steps=STEPS)
+    plan, work = solver._plans[False], solver._work
+    fs, ms = solver.scale[0], solver.scale[1]
+    x = np.zeros(42)
+    rods = x[:36].reshape(6, 6)
+    rods[:, :3] = result.base_forces / fs
+    axes = (result.base_rotations[:, :, 2] if robot.compat == 'paper'
+            else np.array([0.0, 0.0, 1.0]))
+    rods[:, 3] = np.sum(result.base_moments * axes, axis=1) / ms
+    rods[:, 4:] = result.joint_angles
     dets = np.empty((STEPS, 6))
-    J = np.empty((6, 6, 6))
-    for j in range(STEPS):
-        k1 = _rates(y, kse, kbt, ustar, f)
-        k2 = _rates(y + 0.5 * h * k1, kse, kbt, ustar, f)
-        k3 = _rates(y + 0.5 * h * k2, kse, kbt, ustar, f)
-        k4 = _rates(y + h * k3, kse, kbt, ustar, f)
-        y = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-        dy = (y[:, 1::2] - y[:, 2::2]) / (2.0 * STEP)          # (6 rods, 6 params, 18)
-        R = y[:, 0, 3:12].reshape(6, 3, 3)
-        D = np.einsum('rji,rkjl->rkil', R, dy[:, :, 3:12].reshape(6, 6, 3, 3))
-        J[:, :3, :] = np.swapaxes(dy[:, :, 0:3], 1, 2) / L
-        J[:, 3, :], J[:, 4, :], J[:, 5, :] = D[:, :, 2, 1], D[:, :, 0, 2], D[:, :, 1, 0]
-        dets[j] = np.linalg.det(J)
-    s = h * np.arange(1, STEPS + 1)
+    kernels.pcr_jacobi_determinants(plan, x, np.asarray(result.motor_angles, dtype=float),
+                                    work.traj, work, np.empty((6, 6)), dets)
+    L = robot.rods.length
+    s = L / STEPS * np.arange(1, STEPS + 1)
+    inside = s > L / 50
     points = []
     for i in range(6):
-        d = dets[s > L / 50, i]
+        d = dets[inside, i]
         flips = np.nonzero(np.sign(d[1:]) != np.sign(d[:-1]))[0]
-        points.append(s[s > L / 50][flips + 1])
+        points.append(s[inside][flips + 1])
     return points
 
 
@@ -123,25 +82,50 @@ def held_stiffness(solver: PcrSolver) -> np.ndarray:
     return np.linalg.inv(tangent_compliance(solver, solver.hold_motors()))
 
 
+def positive_definite(K: np.ndarray) -> bool:
+    """
+    K's symmetric part is positive definite: every small platform motion is resisted.
+
+    A conservative robot under a dead load is stable where its (symmetric) tangent stiffness
+    is positive definite; the paper's base condition m(0) = m_z R0 e3 makes K slightly
+    unsymmetric under load (see docs/pcr.md), hence the symmetric part. Independent of the
+    units: positive definiteness survives any scaling of the axes.
+    """
+    return bool(np.linalg.eigvalsh(0.5 * (K + K.T))[0] > 0.0)
+
+
+def unstable_because(robot: PcrRobot, equilibrium: PcrResult, K: np.ndarray | None) -> str | None:
+    """
+    Say why ``equilibrium`` with the motors held is unstable; None if stable.
+
+    The one definition of stability for every output (``pcr ik``, ``pcr stiffness``, the
+    sweeps' ``stable`` columns): no rod has a conjugate point (:func:`conjugate_points`) and
+    K, the platform's tangent stiffness there with the motors held, is positive definite
+    (:func:`positive_definite`; None: singular, a limit point).
+    """
+    load = f'{np.round(equilibrium.force, 4).tolist()} N (platform weight included)'
+    points = conjugate_points(robot, equilibrium)
+    buckled = [i + 1 for i, p in enumerate(points) if p.size]
+    if buckled:
+        most = max(p.size for p in points)
+        return (f'under the force {load} the rods {buckled} are buckled (up to {most} '
+                f'conjugate points along a rod): an equilibrium, unstable, that no robot holds')
+    if K is None:
+        return f'under the force {load} the pose is at a limit point (stiffness singular)'
+    if not positive_definite(K):
+        return (f'under the force {load} the platform is unstable with the motors held (its '
+                f'tangent stiffness has a negative direction)')
+    return None
+
+
 def instability(solver: PcrSolver, result: PcrResult) -> str | None:
     """
     Say why the last inverse solution ``result`` of ``solver`` is unstable; None if stable.
 
     ``result`` must be the solver's last inverse solution (its motors are then held).
     """
-    robot = solver.robot
-    load = f'{np.round(result.force, 4).tolist()} N (platform weight included)'
-    points = conjugate_points(robot, result)
-    buckled = [i + 1 for i, p in enumerate(points) if p.size]
-    if buckled:
-        most = max(p.size for p in points)
-        return (f'under the force {load} the rods {buckled} are buckled (up to {most} '
-                f'conjugate points along a rod): an equilibrium, unstable, that no robot holds')
     try:
         K = held_stiffness(solver)
     except np.linalg.LinAlgError:
-        return f'under the force {load} the pose is at a limit point (stiffness singular)'
-    if np.linalg.eigvalsh(0.5 * (K + K.T))[0] <= 0.0:
-        return (f'under the force {load} the platform is unstable with the motors held (its '
-                f'tangent stiffness has a negative direction)')
-    return None
+        K = None
+    return unstable_because(solver.robot, result, K)

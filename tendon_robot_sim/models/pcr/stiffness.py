@@ -54,7 +54,12 @@ DIFFERENCE_STEP = 1e-2
 
 @dataclass(frozen=True)
 class CartesianStiffness:
-    """Tangent stiffness of the platform at one equilibrium, motors held. World frame, SI."""
+    """
+    Tangent stiffness of the platform at one equilibrium, motors held. World frame, SI.
+
+    Whether the equilibrium is stable:
+    :func:`tendon_robot_sim.models.pcr.stability.unstable_because`.
+    """
 
     matrix: np.ndarray        # (6, 6) K: [F, M] per [delta p_e, delta theta]
     compliance: np.ndarray    # (6, 6) C = K^-1
@@ -66,21 +71,9 @@ class CartesianStiffness:
         """k_z = 1 / C[2, 2] [N/m]: z force per z displacement, the platform otherwise free."""
         return 1.0 / self.compliance[2, 2]
 
-    @property
-    def stable(self) -> bool:
-        """
-        K's symmetric part is positive definite: every small platform motion is resisted.
-
-        A conservative robot under a dead load is stable where its (symmetric) tangent
-        stiffness is positive definite; the paper's base condition m(0) = m_z R0 e3 makes K
-        slightly unsymmetric under load (see docs/pcr.md), hence the symmetric part.
-        Independent of the units: positive definiteness survives any scaling of the axes.
-        """
-        return bool(np.linalg.eigvalsh(0.5 * (self.matrix + self.matrix.T))[0] > 0.0)
-
     def to_dict(self) -> dict:
         """Plain JSON-ready data (SI: N/m, N/rad, N m/m, N m/rad)."""
-        return {'method': self.method, 'axial_stiffness': self.axial, 'stable': self.stable,
+        return {'method': self.method, 'axial_stiffness': self.axial,
                 'stiffness': self.matrix.tolist(), 'compliance': self.compliance.tolist(),
                 'position': self.equilibrium.position.tolist(),
                 'orientation_rpy': self.equilibrium.orientation.tolist(),

@@ -32,7 +32,8 @@ backwards, filling the samples the last branch did not reach and locating its ot
 Each converged sample records the reciprocal condition number of the inverse problem's
 Jacobian dE/dx (it goes to zero at a fold, where a branch ends) and the tangent stiffness
 with the motors held there (:mod:`tendon_robot_sim.models.pcr.stiffness`): axial value and
-stability (K's symmetric part positive definite).
+stability (:func:`tendon_robot_sim.models.pcr.stability.unstable_because`: no rod buckled,
+K positive definite).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.pcr.kinetostatics import helix, PcrResult, PcrSolver
 from tendon_robot_sim.models.pcr.robot import PcrRobot
+from tendon_robot_sim.models.pcr.stability import unstable_because
 from tendon_robot_sim.models.pcr.stiffness import stiffness
 
 # Substeps and end resolution of the sweeps: yaw [rad], force [N].
@@ -213,7 +215,12 @@ def _columns(sweep: Sweep, *names) -> None:
 
 
 def _held_stiffness(sweep: Sweep, i: int, solver: PcrSolver, result: PcrResult) -> None:
-    """Record the axial stiffness and stability with the motors held at sample i's solution."""
+    """
+    Record the axial stiffness and stability with the motors held at sample i's solution.
+
+    Stable: as ``pcr ik`` judges it (:func:`unstable_because`). A sample whose stiffness
+    cannot be taken (outside the motor limits, singular) keeps NaN in both columns.
+    """
     _columns(sweep, 'axial_stiffness', 'stable')
     weight = solver.robot.platform_mass * solver.robot.gravity
     try:
@@ -221,7 +228,8 @@ def _held_stiffness(sweep: Sweep, i: int, solver: PcrSolver, result: PcrResult) 
     except (StaticsInputError, ConvergenceError, np.linalg.LinAlgError):
         return       # outside the motor limits, or singular
     sweep.data['axial_stiffness'][i] = held.axial
-    sweep.data['stable'][i] = float(held.stable)
+    unstable = unstable_because(solver.robot, held.equilibrium, held.matrix)
+    sweep.data['stable'][i] = float(unstable is None)
 
 
 def _inverse_diagnostics(sweep: Sweep, i: int, solve) -> None:

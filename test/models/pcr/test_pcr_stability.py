@@ -32,6 +32,7 @@ from scipy.integrate import solve_ivp
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.models.pcr.stability import conjugate_points
+from tendon_robot_sim.models.pcr.studies import rotation_sweep
 from waiting import COMMAND_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -150,6 +151,21 @@ def test_no_conjugate_point_at_rest_and_under_a_light_load():
         for i in range(6):
             assert scipy_conjugate_points(result, i).size == 0
             assert points[i].size == 0
+
+
+def test_a_sweep_calls_a_pose_with_a_buckled_rod_unstable():
+    """
+    A sweep's stable column judges the rods too, not only the platform's stiffness.
+
+    Yaw 98 deg at rest height, on the branch followed back from 104 deg: the platform's
+    stiffness with the motors held is positive definite, but rods have a conjugate point
+    (scipy). The sweep's stable column said 1 there (only the platform was judged).
+    """
+    sweep = rotation_sweep(ROBOT, np.radians([98.0, 104.0]), progress=False)
+    assert sweep.branch[0] >= 0, 'no solution at 98 deg'
+    result = sweep.results[0]
+    assert any(scipy_conjugate_points(result, i).size for i in (1, 0))
+    assert sweep.data['stable'][0] == 0.0
 
 
 def run_cli(*args):
