@@ -24,10 +24,16 @@ measuring range fits: 3 for +-250 mm, ``+123.456``), ``+FFFFFFF``/``-FFFFFFF`` b
 measuring range and ``XXXXXXXX`` in alarm (the display shows ``-------``).
 Any other command gets ``ER,<command>,00`` (command error); ``refuse`` makes it answer
 ``M0`` with the error response of the manual's "Outline of the command format" (page 5-5)
-too, ``ER,M0,<code>``; it sends nothing unasked.
+too, ``ER,M0,<code>``; it sends nothing unasked. ``answer_late`` holds answers back, as a
+controller slower than the host's timeout would: the manual's "Outline of the command
+format" (page 5-5) has it send back one response for each command it receives, and a
+response held back holds back those of the commands after it.
 """
 
 from __future__ import annotations
+
+from collections import deque
+import time
 
 import numpy as np
 
@@ -46,7 +52,9 @@ class KeyenceController:
     back in; ``alarm(head)`` makes it report the alarm value, ``alarm(head, False)``
     stops it; ``noise`` is the standard deviation of each reading [mm]; ``decimals`` the
     display setting (None: the most the measuring range fits); ``refuse(code)`` answers
-    ``M0`` with the error code (01: status error ...), ``refuse(None)`` measures again.
+    ``M0`` with the error code (01: status error ...), ``refuse(None)`` measures again;
+    ``answer_late(delay)`` sends the next answer ``delay`` [s] after its command, measured
+    when the command came (``late_sent``: those sent).
     """
 
     def __init__(self, plant: Plant, mount: SensorMount,
@@ -62,6 +70,10 @@ class KeyenceController:
         self.buffer = b''
         self.answered = 0
         self.errors = 0
+        self.late: list[float] = []   # the delays [s] of the next answers to hold back
+        self.late_sent: list[bytes] = []
+        # Answers held back, in order: (time.monotonic() due, answer, held back on purpose)
+        self._held: deque[tuple[float, bytes, bool]] = deque()
 
     def blind(self, head: int, out_of_range: bool = True) -> None:
         self.blinded[head] = out_of_range
@@ -72,8 +84,29 @@ class KeyenceController:
     def refuse(self, code: str | None = keyence.STATUS_ERROR) -> None:
         self.refusal = code
 
+    def answer_late(self, delay: float, count: int = 1) -> None:
+        """Send each of the next ``count`` answers ``delay`` [s] after its command."""
+        self.late.extend([delay] * count)
+
     def receive(self, data: bytes) -> list[bytes]:
-        """Answer every complete command line."""
+        """Answer every complete command line (in order, behind any answer held back)."""
+        now = time.monotonic()
+        for reply in self._answer(data):
+            late = bool(self.late)
+            self._held.append((now + self.late.pop(0) if late else now, reply, late))
+        return self._due(now)
+
+    def _due(self, now: float) -> list[bytes]:
+        """Take the answers due by ``now`` off the front of the queue."""
+        out = []
+        while self._held and self._held[0][0] <= now:
+            _, reply, late = self._held.popleft()
+            out.append(reply)
+            if late:
+                self.late_sent.append(reply)
+        return out
+
+    def _answer(self, data: bytes) -> list[bytes]:
         self.buffer += data
         replies = []
         while b'\r' in self.buffer:
@@ -102,5 +135,5 @@ class KeyenceController:
         return out
 
     def step(self, now: float) -> list[bytes]:
-        """Nothing: the controller only answers."""
-        return []
+        """Send the answers held back that are due: the controller only answers."""
+        return self._due(now)

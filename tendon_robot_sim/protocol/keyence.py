@@ -36,6 +36,12 @@ Two heads on orthogonal axes of the sensor frame give the tip there
 (:class:`Heads`); :class:`KeyenceSensor` polls the controller at a rate, with a
 timeout per request, and offers the same methods as
 :class:`~tendon_robot_sim.protocol.drivers.TipSensorDriver`.
+
+An answer carries no sequence number: it is the answer to a request only because the
+controller sends one response for each command, in the order received, and the host
+confirms it before sending the next ("Outline of the command format", page 5-5). A request
+unanswered within the timeout still owes its answer, so the poller sends nothing until that
+answer has come and been dropped, or ``late_limit`` [s] passed without it.
 """
 
 from __future__ import annotations
@@ -203,14 +209,17 @@ class KeyenceSensor:
     """
     Poll an LK-G style controller for the tip; measurements wait in a bounded queue.
 
-    A request unanswered within ``timeout`` [s] is counted (``lost``) and polled
-    again; a head out of range or in alarm gives an invalid sample. The port is
-    reopened with back-off when it fails.
+    A request unanswered within ``timeout`` [s] is counted (``lost``); its answer, should
+    it come within ``late_limit`` [s] more, is dropped before the next request (its bytes
+    in ``bytes_dropped``, ``last_error`` says so), never taken for the next one's. A head
+    out of range or in alarm gives an invalid sample. The port is reopened with back-off
+    when it fails.
     """
 
     def __init__(self, url: str, heads: Heads, rate: float = 50.0, timeout: float = 0.05,
                  baudrate: int = 115200, queue_length: int = 100,
-                 backoff: tuple[float, float] = (0.05, 2.0), name: str = 'tip_sensor'):
+                 backoff: tuple[float, float] = (0.05, 2.0), name: str = 'tip_sensor',
+                 late_limit: float = 0.5):
         # The messages name the bridge's parameters, as those of Heads do.
         if not url:
             raise ValueError('sensor_port: must not be empty')
@@ -222,6 +231,8 @@ class KeyenceSensor:
             raise ValueError(f'sensor_baudrate: {baudrate_problem(baudrate)}')
         self.url, self.heads, self.period, self.timeout = url, heads, 1.0 / rate, timeout
         self.baudrate, self.backoff, self.name = baudrate, backoff, name
+        self.late_limit = late_limit
+        self._owed = False   # a request timed out: its answer may still come
         self._lock = threading.Lock()
         self._queue: deque[tuple[TipMeasurement, float]] = deque(maxlen=queue_length)
         self._counts = SensorStatistics()
@@ -266,6 +277,7 @@ class KeyenceSensor:
             try:
                 if port is None:
                     port = open_serial(self.url, baudrate=self.baudrate, timeout=self.timeout)
+                    self._owed = False
                     with self._lock:
                         self._link.reconnects += self._link.connects > 0
                         self._link.connects += 1
@@ -290,6 +302,10 @@ class KeyenceSensor:
             self._link.state = DISCONNECTED
 
     def _poll(self, port) -> None:
+        if self._owed:
+            self._drop_late_answer(port)
+            if self._owed:
+                return   # stopping
         port.reset_input_buffer()
         port.write(MEASURE + b'\r')
         with self._lock:
@@ -301,6 +317,7 @@ class KeyenceSensor:
             if not line.endswith(b'\r'):
                 self._counts.lost += 1   # no answer within the timeout
                 self._link.bytes_dropped += len(line)
+                self._owed = True
                 return
             refusal = ''
             try:
@@ -326,3 +343,23 @@ class KeyenceSensor:
             self._queue.append((TipMeasurement(self._count, *(float(v) for v in tip),
                                                quality=1.0 if valid else 0.0, valid=valid), now))
             self._count = (self._count + 1) % (COUNT_MAX + 1)
+
+    def _drop_late_answer(self, port) -> None:
+        """
+        Wait up to ``late_limit`` for the answer a timed-out request owes, and drop it.
+
+        Its sample was counted lost at the timeout. Taken for the next request's answer, it
+        was a tip older than ``timeout`` stamped as new. Clears the debt unless stopping.
+        """
+        deadline = time.monotonic() + self.late_limit
+        while not self._stop.is_set():
+            data = port.read_until(b'\r')
+            with self._lock:
+                self._link.bytes_received += len(data)
+                self._link.bytes_dropped += len(data)
+                if data.endswith(b'\r'):
+                    self._link.last_error = (f'late answer {data[:-1]!r} to a request that '
+                                             'timed out: dropped')
+            if data.endswith(b'\r') or time.monotonic() >= deadline:
+                self._owed = False
+                return

@@ -14,6 +14,8 @@
 
 """LK-G style laser controller: the manual's value format, and the poller against the emulator."""
 
+import time
+
 import numpy as np
 import pytest
 from tendon_robot_sim import default_robot_file, share_dir
@@ -165,6 +167,61 @@ def test_a_refused_measurement_is_an_invalid_sample_naming_the_controllers_error
     assert controller.receive(b'M1\r') == [b'ER,M1,00\r']   # a garbled command: 00 still
     last_invalid = invalid_until_cleared(controller, tmp_path, lambda: controller.refuse(None))
     assert last_invalid == 'controller error 01 (status error) for M0'
+
+
+class NumberedController(KeyenceController):
+    """Head 1 reads the number of the measurement [mm], head 2 zero; ``taken`` says when."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.taken = []   # time.monotonic() of each measurement
+
+    def _values(self) -> list[str]:
+        self.taken.append(time.monotonic())
+        return [keyence.format_value(len(self.taken) - 1.0, 0), keyence.format_value(0.0, 0)]
+
+
+def test_a_late_answer_is_never_taken_for_the_next_requests(plant, tmp_path):
+    """
+    LK-G user manual, "Outline of the command format" (page 5-5): one answer per command.
+
+    The controller answers each request, in order, however late. The poller flushed its
+    input and sent the next ``M0`` after a timeout, and the late answer, arriving while it
+    waited for the new one, was taken for it: a tip measured 0.2 s (4 timeouts) before,
+    stamped as new, in the tip feedback loop. Now it is dropped; its sample stays lost.
+    """
+    timeout, delay = 0.05, 0.2
+    mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
+    controller = NumberedController(plant, mount)
+    thread = DeviceThread(controller, PtyEndpoint(str(tmp_path / 'lkg')), 100.0).start()
+    sensor = keyence.KeyenceSensor(thread.endpoint.path, keyence.Heads(), rate=50.0,
+                                   timeout=timeout).start()
+    samples = []
+
+    def numbers():
+        samples.extend(sensor.measurements())
+        return [round(sample.position[1] * 1e3) for sample, _ in samples]
+
+    try:
+        wait_for(numbers, what='samples')
+        late = []   # the numbers of the measurements answered late
+        for _ in range(5):   # a late answer can land between a timeout and the flush
+            sent = len(controller.late_sent)
+            controller.answer_late(delay)
+            wait_for(lambda: len(controller.late_sent) > sent, what='the late answer')
+            late.append(keyence.parse_measurement(controller.late_sent[-1][:-1])[0])
+            after = len(controller.taken)
+            wait_for(lambda: max(numbers()) >= after, what='a sample measured after it')
+        link, counts = sensor.statistics()
+    finally:
+        sensor.stop()
+        thread.stop()
+    taken = [number for number in numbers() if number in late]
+    ages = [stamp - controller.taken[round(sample.position[1] * 1e3)]
+            for sample, stamp in samples]
+    assert not taken, (f'late answers {taken} taken for later requests: ages '
+                       f'{max(ages):.3f} s, the timeout {timeout} s')
+    assert counts.lost >= 5 and 'timed out: dropped' in link.last_error
 
 
 @pytest.mark.parametrize('text', ['+nan    ', '+inf    ', '+1e+0005', '+1_234.5', '+1.2345 ',
