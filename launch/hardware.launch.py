@@ -16,7 +16,8 @@
 Hardware stack: hardware bridge, tension controller, robot_state_publisher, RViz.
 
     ros2 launch tendon_robot_sim hardware.launch.py [motor_port:=PORT] [sensor_port:=PORT]
-        [robot:=FILE] [rviz:=true|false] [namespace:=NS]
+        [motor_device:=tdcr-motor-v1|dynamixel] [sensor_device:=tdcr-laser-v1|keyence-lkg]
+        [robot:=FILE] [controller:=tension|displacement] [rviz:=true|false] [namespace:=NS]
         [frame_prefix:=PREFIX] [autostart:=true|false] [view:=true|false]
 
 ``view:=true`` serves the browser view on http://127.0.0.1:8080 (docs/viewer.md), with a

@@ -15,7 +15,8 @@
 """
 Simulation stack: simulator, tension controller, robot_state_publisher, RViz, browser view.
 
-    ros2 launch tendon_robot_sim sim.launch.py [robot:=FILE] [mode:=dynamic|quasi_static]
+    ros2 launch tendon_robot_sim sim.launch.py [robot:=FILE] [world:=FILE]
+        [mode:=dynamic|quasi_static|cc_dynamic] [controller:=tension|displacement]
         [rviz:=true|false] [use_sim_time:=true|false] [namespace:=NS]
         [frame_prefix:=PREFIX] [view:=true|false]
 

@@ -72,7 +72,8 @@ def launch_arguments(args) -> dict[str, str]:
         try:
             load_any_description(args.robot)
         except RobotDescriptionError as error:
-            raise command_error(error) from None
+            # named as --arg robot:= is: the launch argument, then the file's own line
+            raise command_error(LaunchError(f'launch argument robot: {error}')) from None
         values['robot'] = str(args.robot.resolve())
     if args.world is not None:
         values['world'] = str(args.world.resolve())

@@ -1,0 +1,62 @@
+# Copyright 2026 tendon_robot_sim maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``tendon-robot-sim launch`` with a bad argument: one line naming it, exit 2, no node started.
+
+Run as a user runs it (no ``--dry-run``): a refusal must come before the first process, so
+the test counts the processes the launcher starts.
+"""
+
+from pathlib import Path
+
+import pytest
+from tendon_robot_sim import cli, launcher
+
+ROOT = Path(__file__).resolve().parents[2]
+BAD = 2
+
+
+@pytest.mark.parametrize('argv, text', [
+    (['sim', '--arg', 'speed:=2'], "launch argument 'speed': stack 'sim' has"),
+    (['sim', '--arg', 'rviz:=yes'], "launch argument rviz: must be one of ['true', 'false']"),
+    (['sim', '--arg', 'controller:=position'], 'launch argument controller: must be one of'),
+    (['hardware', '--arg', 'use_sim_time:=true'], "launch argument 'use_sim_time': stack"),
+    (['hardware', '--world', 'x.yaml'], "launch argument 'world': stack 'hardware' has"),
+    # the robot file: the option and the --arg spelling name the same launch argument
+    (['sim', '--robot', 'no/such/robot.yaml'],
+     'launch argument robot: no/such/robot.yaml: cannot read'),
+    (['sim', '--arg', 'robot:=no/such/robot.yaml'], 'launch argument robot: '),
+    (['hardware', '--robot', 'config'], 'launch argument robot: config: cannot read'),
+    (['sim', '--world', 'no/such/world.yaml'], 'launch argument world: '),
+    (['sim', '--namespace', 'bad name'], 'launch argument namespace: not a ROS namespace: '),
+    (['hardware', '--namespace', '1abc'], 'launch argument namespace: not a ROS namespace: '
+                                          "the name '1abc' starts with a digit"),
+    (['sim', '--arg', 'namespace:=a//b'], 'launch argument namespace: '),
+    (['sim', '--frame-prefix', '/left/'], 'launch argument frame_prefix: '),
+    (['sim', '--arg', 'mode:=warp'], 'node simulator: mode: must be one of'),
+])
+def test_a_bad_launch_argument_is_one_line_exit_2_and_starts_nothing(argv, text, capsys,
+                                                                     monkeypatch):
+    monkeypatch.chdir(ROOT)
+    started = []
+    monkeypatch.setattr(launcher.subprocess, 'Popen',
+                        lambda *args, **kwargs: started.append(args) or pytest.fail(
+                            f'started {args[0]}'))
+    code = cli.main(['launch', *argv])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == BAD and len(lines) == 1, lines
+    assert text in lines[0], lines[0]
+    assert 'Traceback' not in lines[0]
+    assert started == []
