@@ -52,12 +52,12 @@ import math
 
 from tendon_robot_sim import produced_by
 from tendon_robot_sim.commands import command_error, CommandError, OutputPath, within
-from tendon_robot_sim.commands.validate import (add_recording_options, check_hold_options,
-                                                csv_files, fill_defaults, HOLD_FINDING,
-                                                HOLD_OPTIONS, load_inputs, load_trajectory,
-                                                MODEL_ERRORS, POINTS_OPTION, refuse_given,
-                                                refuse_statics_options, SOLVE_OPTIONS,
-                                                WINDOW_OPTIONS)
+from tendon_robot_sim.commands.validate import (add_recording_options, check_fit,
+                                                check_hold_options, csv_files, fill_defaults,
+                                                HOLD_FINDING, HOLD_OPTIONS, load_inputs,
+                                                load_trajectory, MODEL_ERRORS, POINTS_OPTION,
+                                                refuse_given, refuse_statics_options,
+                                                SOLVE_OPTIONS, WINDOW_OPTIONS)
 from tendon_robot_sim.experiment.experiment import is_csv
 from tendon_robot_sim.experiment.fit_parameters import DYNAMIC_FIELDS, FITTABLE
 from tendon_robot_sim.experiment.fitting import calibrate
@@ -150,17 +150,21 @@ def run(args: argparse.Namespace) -> int:
     args.model = args.model or 'discrete'
     refuse_statics_options(args, [args.model])
     trajectory_fit = set(fit) & set(DYNAMIC_FIELDS)
-    if args.model == 'dynamic' and trajectory_fit:
+    trajectory = args.model == 'dynamic' and bool(trajectory_fit)
+    if trajectory:
         refuse_given(args, HOLD_OPTIONS + EVERY_OPTION,
                      f'applies to holds only; --model dynamic fits '
                      f'{", ".join(sorted(trajectory_fit))} to the whole recorded trajectory')
+    else:
+        check_hold_options(args, args.recording)
+    check_fit(args, fit, [args.model], bounds, trajectory)
+    if trajectory:
         robot, recording = load_trajectory(args)
         holds = []
         print(f'{len(recording.tip_times)} tip samples over '
               f'{recording.tip_times[-1] - recording.tip_times[0]:.2f} s from '
               f'{args.recording}; fitting {", ".join(fit)} to the trajectory (model dynamic)')
     else:
-        check_hold_options(args, args.recording)
         fill_defaults(args, EVERY_OPTION)
         robot, holds = load_inputs(args)
         holds = holds[::args.every]

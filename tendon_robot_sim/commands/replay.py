@@ -53,7 +53,8 @@ import time
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_ros_environment, command_error, CommandError,
                                        DefaultsHelpFormatter, StopSignals, within)
-from tendon_robot_sim.experiment.bag import BagError, check_messages, topic_matches
+from tendon_robot_sim.experiment.bag import (bag_topics, BagError, check_messages, recorded_as,
+                                             topic_matches)
 from tendon_robot_sim.models.rod.statics.solver import MODELS
 from tendon_robot_sim.ros.names import check_topic_name
 
@@ -147,23 +148,27 @@ def _replay(args, stop) -> tuple[dict, int]:
     from tendon_robot_sim.ros.replay import BagPlayer, SIMULATOR_OUTPUTS
     from tendon_robot_sim.ros.topics import TENDON_SETPOINT
 
+    recorded = None
+    if args.simulate:   # before the player: it has nothing to publish if a bag holds outputs only
+        try:
+            recorded = bag_topics(args.bag)
+        except BagError as error:
+            raise command_error(error) from None
+        _check_setpoints(args.bag, recorded, args.topics)
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     player = simulation = None
     try:
         try:
             player = BagPlayer(args.bag, args.topics, args.rate,
                                exclude=SIMULATOR_OUTPUTS if args.simulate else (),
-                               remap={TENDON_SETPOINT.name: args.setpoint_topic})
+                               remap={TENDON_SETPOINT.name: args.setpoint_topic},
+                               recorded=recorded)
         except BagError as error:
             raise command_error(error) from None
         # in the namespace of the stack that recorded them, if it had one
         setpoints = [topic for topic in player.publishers_by_topic
                      if topic_matches(topic, TENDON_SETPOINT.name)]
         if args.simulate:
-            if not setpoints:
-                raise CommandError(f'--simulate: the replay holds no {TENDON_SETPOINT.name} '
-                                   '(in any namespace) to simulate (topics: '
-                                   f'{", ".join(player.publishers_by_topic)})')
             if len(setpoints) > 1:
                 raise CommandError(f'--simulate: the replay holds {TENDON_SETPOINT.name} in '
                                    f'{len(setpoints)} namespaces ({", ".join(setpoints)}); one '
@@ -222,6 +227,37 @@ def _replay(args, stop) -> tuple[dict, int]:
             player.destroy_node()
         rclpy.try_shutdown()
     return counts, passes
+
+
+def _check_setpoints(bag: Path, recorded: dict, topics: list[str] | None) -> None:
+    """
+    Refuse to simulate a bag, or the ``--topics`` of one, without ``tendon/setpoint``.
+
+    One line: what is missing, what the bag holds instead, and what can be done with it. A bag
+    of ``import`` holds the inputs as measured on ``tendon/state``, which the simulator
+    publishes itself: such a bag is replayed as it is, or compared with a model by ``validate``.
+    """
+    from tendon_robot_sim.ros.topics import TENDON_SETPOINT, TENDON_STATE
+
+    setpoints = recorded_as(TENDON_SETPOINT.name, recorded)
+    if setpoints and topics is not None:
+        chosen = {'/' + name.lstrip('/') for name in topics}
+        if not chosen & set(setpoints):
+            raise CommandError(f'--topics: leaves out {", ".join(setpoints)}, which --simulate '
+                               'follows; add it')
+    if setpoints:
+        return
+    missing = (f'--simulate: {bag} has no {TENDON_SETPOINT.name} (in any namespace) for the '
+               'simulator to follow')
+    states = recorded_as(TENDON_STATE.name, recorded)
+    if states:
+        raise CommandError(f'{missing}; it holds {states[0]}, the inputs as measured (a bag of '
+                           '`import` holds these), which the simulator publishes itself: replay '
+                           'the bag without --simulate, or compare a model with it: '
+                           f'tendon-robot-sim validate {bag} --points samples --report DIR')
+    raise CommandError(f'{missing} (it holds {", ".join(recorded) or "no topic"}): record one '
+                       '(record --topics tendon/setpoint tip/measured), or replay the bag '
+                       'without --simulate')
 
 
 class _HardwareGuard:

@@ -58,7 +58,7 @@ from tendon_robot_sim.experiment.experiment import (DEFAULT_HOLD_TIME, DEFAULT_T
                                                     ExperimentError, is_csv, load_points, POINTS,
                                                     read_recording)
 from tendon_robot_sim.experiment.fit_parameters import FITTABLE
-from tendon_robot_sim.experiment.fitting import calibrate
+from tendon_robot_sim.experiment.fitting import calibrate, fit_parameters
 from tendon_robot_sim.experiment.tip_validation import (SampleValidation, validate_samples,
                                                         worst_labels, write_samples_csv,
                                                         write_samples_report)
@@ -186,6 +186,30 @@ def model_names(args: argparse.Namespace) -> list[str]:
     return names
 
 
+def check_fit(args: argparse.Namespace, fit: list[str], models: list[str],
+              bounds: dict | None = None, trajectory: bool = False) -> None:
+    """
+    Refuse a bad ``--fit`` or ``--bounds`` before the recording is read (CommandError).
+
+    Checked against the robot file: the robot as measured differs only in a ``tip_marker``
+    the recording gives, so the bounds of a marker the file leaves out wait for it.
+    """
+    try:
+        robot = load_robot(args.robot or default_robot_file())
+    except RobotDescriptionError as error:
+        raise command_error(error) from None
+    bounds = dict(bounds or {})
+    if not any(robot.tip_marker):
+        bounds = {name: span for name, span in bounds.items() if not name.startswith('tip_marker')}
+    for model in models:
+        try:
+            fit_parameters(robot, fit, bounds, model, trajectory)
+        except CalibrationError as error:
+            message = ' '.join(str(error).split())
+            raise CommandError(f'--{message}' if message.startswith(('fit:', 'bounds:'))
+                               else message) from None
+
+
 def load_inputs(args: argparse.Namespace):
     """(robot, holds) of the parsed options; user errors as CommandError."""
     args.scheduler = scheduler_of(args)
@@ -287,6 +311,8 @@ def run(args: argparse.Namespace) -> int:
     if args.fit is not None and not fit:
         raise CommandError('--fit: name at least one parameter')
     check_hold_options(args, args.recording, args.after)
+    if fit:
+        check_fit(args, fit, models)
     robot, holds = load_inputs(args)
     history = load_history(args, robot)
     samples = args.points == 'samples'

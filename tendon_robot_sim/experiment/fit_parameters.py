@@ -187,8 +187,8 @@ def _expand(robot: Robot, item: str) -> list[FitParameter]:
             return [_parameter(f'{field}.{a}', item, field, (), AXES.index(a),
                                _vector_value(robot, field, AXES.index(a))) for a in axes]
     pattern, dot, rest = item.rpartition('.')
-    field, _, grouping = rest.partition('@')
-    if not dot or field not in TENDON_FIELDS or grouping not in ('',) + GROUPINGS:
+    field, at, grouping = rest.partition('@')
+    if not dot or field not in TENDON_FIELDS or (at and grouping not in GROUPINGS):
         raise FitParameterError(
             f'fit: unknown parameter {item!r}; fittable: {", ".join(FITTABLE)} (TENDONS a '
             'tendon name or pattern; @segment or @tendon: one value per segment or tendon)')

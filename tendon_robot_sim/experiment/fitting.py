@@ -381,6 +381,44 @@ class _Problem:
         return jacobian
 
 
+def fit_parameters(robot: Robot, fit: Sequence[str],
+                   bounds: dict[str, tuple[float, float]] | None = None,
+                   model: str = 'discrete', trajectory: bool = False) -> list[FitParameter]:
+    """
+    Return the parameters of ``fit`` (:func:`parse_fit`) that ``model`` can fit.
+
+    ``trajectory``: to a recorded trajectory (``model`` dynamic), else to holds or samples.
+    What needs no recording: :func:`calibrate` checks it again, a command first, before it
+    reads one. CalibrationError naming the item (``fit: ...``, ``bounds: ...``).
+    """
+    try:
+        params = parse_fit(robot, list(fit), bounds)
+    except FitParameterError as error:
+        raise CalibrationError(str(error)) from None
+    if trajectory:
+        if model != 'dynamic':
+            raise CalibrationError(f'model: fitting a trajectory needs model dynamic, got '
+                                   f'{model!r}')
+        analytic = [p.name for p in params if p.analytic]
+        if analytic:
+            raise CalibrationError(f'fit: {analytic[0]} is fitted to holds or samples, not to '
+                                   'a dynamic replay')
+        return params
+    dynamic = [p.name for p in params if p.field in DYNAMIC_FIELDS]
+    if dynamic:
+        raise CalibrationError(f'fit: {dynamic[0]} has no static effect; fit it to a '
+                               'recorded trajectory (model dynamic, a step response)')
+    # the dynamic model settles each hold from rest, where friction does nothing (no
+    # history, and its laws vanish at rest): such a fit would return the start, any value
+    frictional = [p.name for p in params if p.field in PATH_FIELDS]
+    if model == 'dynamic' and frictional:
+        raise CalibrationError(
+            f'fit: {frictional[0]}: the dynamic model settles each hold from rest, where '
+            'friction has no effect; fit it with a statics model (discrete, cosserat or '
+            'kirchhoff: each hold from the last)')
+    return params
+
+
 def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs_modulus',),
               bounds: dict[str, tuple[float, float]] | None = None, model: str = 'discrete',
               workers: int | None = None, scheduler: Scheduler | str | None = None,
@@ -427,33 +465,8 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
     """
     from threadpoolctl import threadpool_limits
 
-    try:
-        params = parse_fit(robot, list(fit), bounds)
-    except FitParameterError as error:
-        raise CalibrationError(str(error)) from None
-    if recording is not None:
-        if model != 'dynamic':
-            raise CalibrationError(f'model: fitting a trajectory needs model dynamic, got '
-                                   f'{model!r}')
-        analytic = [p.name for p in params if p.analytic]
-        if analytic:
-            raise CalibrationError(f'fit: {analytic[0]} is fitted to holds or samples, not to '
-                                   'a dynamic replay')
-        points = len(recording.tip_times)
-    else:
-        dynamic = [p.name for p in params if p.field in DYNAMIC_FIELDS]
-        if dynamic:
-            raise CalibrationError(f'fit: {dynamic[0]} has no static effect; fit it to a '
-                                   'recorded trajectory (model dynamic, a step response)')
-        # the dynamic model settles each hold from rest, where friction does nothing (no
-        # history, and its laws vanish at rest): such a fit would return the start, any value
-        frictional = [p.name for p in params if p.field in PATH_FIELDS]
-        if model == 'dynamic' and frictional:
-            raise CalibrationError(
-                f'fit: {frictional[0]}: the dynamic model settles each hold from rest, where '
-                'friction has no effect; fit it with a statics model (discrete, cosserat or '
-                'kirchhoff: each hold from the last)')
-        points = len(holds)
+    params = fit_parameters(robot, fit, bounds, model, trajectory=recording is not None)
+    points = len(holds) if recording is None else len(recording.tip_times)
     if 3 * points <= len(params):
         raise CalibrationError(f'holds: {points} points give {3 * points} residuals, too few '
                                f'for {len(params)} parameters')

@@ -124,7 +124,8 @@ class BagPlayer(Node):
 
     ``topics``: names to keep, with or without the leading ``/``; default all; ``exclude``:
     names not to publish (a relative one in any namespace); ``remap``: recorded name -> name
-    to publish on (:func:`remapped`).
+    to publish on (:func:`remapped`); ``recorded``: the bag's topics and types, if read
+    already (:func:`~tendon_robot_sim.experiment.bag.bag_topics`).
 
     Raises :class:`~tendon_robot_sim.experiment.bag.BagError` for an unreadable bag, a
     topic the bag does not hold, or a bag with nothing that can be published.
@@ -133,12 +134,12 @@ class BagPlayer(Node):
     def __init__(self, path: str | Path, topics: Iterable[str] | None = None,
                  rate: float = 1.0, node_name: str = 'bag_player',
                  exclude: Iterable[str] = (), remap: dict[str, str] | None = None,
-                 **kwargs):
+                 recorded: Mapping[str, str] | None = None, **kwargs):
         if not rate > 0.0 or rate == float('inf'):
             raise BagError(f'rate: must be a finite number > 0, got {rate}')
         self.path = Path(path)
         self.rate = rate
-        recorded = bag_topics(self.path)
+        recorded = dict(bag_topics(self.path) if recorded is None else recorded)
         if topics is not None:
             wanted = ['/' + name.lstrip('/') for name in topics]
             missing = [name for name in wanted if name not in recorded]

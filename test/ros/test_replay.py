@@ -318,10 +318,45 @@ def test_a_replay_into_simulation_verifies_the_bag_once(tmp_path, monkeypatch, c
 
 def test_replay_into_simulation_needs_setpoints(bag, capsys):
     assert main(['replay', str(bag), '--simulate', '--topics', 'tip/target']) == 2
-    assert '--simulate: the replay holds no tendon/setpoint (in any namespace) to simulate' \
-        in capsys.readouterr().err
+    assert (f'--simulate: {bag} has no tendon/setpoint (in any namespace) for the simulator to '
+            'follow') in capsys.readouterr().err
     assert main(['replay', str(bag), '--model', 'cosserat']) == 2
     assert '--robot and --model apply to --simulate only' in capsys.readouterr().err
+
+
+def test_simulating_an_imported_table_says_what_is_missing_and_what_to_do(tmp_path, capsys):
+    """
+    A bag of `import` holds the inputs as measured (tendon/state), no tendon/setpoint.
+
+    The refusal names the missing topic, the one the bag has instead, and the commands that
+    take such a bag; before the player is built, so a bag of tendon/state alone (nothing left
+    to publish beside the simulator) gets the same line.
+    """
+    data = ROOT / 'test' / 'data' / 'opencr_ftdcr_v4'
+    robot = ROOT / 'config' / 'opencr_ftdcr_v4.yaml'
+    bag = tmp_path / 'train_bag'
+    assert main(['import', str(data / 'tdcr_sysid_20260511-183002_val.csv'), '--columns',
+                 str(ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml'), '--robot', str(robot),
+                 '--out', str(bag)]) == 0
+    capsys.readouterr()
+    for topics_given in ([], ['--topics', 'tendon/state']):
+        assert main(['replay', str(bag), '--simulate', '--robot', str(robot), '--delay', '0',
+                     *topics_given]) == 2
+        out, err = capsys.readouterr()
+        assert out == '' and err.count('\n') == 1, (out, err)
+        assert (f'--simulate: {bag} has no tendon/setpoint (in any namespace) for the simulator '
+                'to follow; it holds /tendon/state, the inputs as measured (a bag of `import` '
+                'holds these)' in err), err
+        assert f'validate {bag} --points samples' in err and 'without --simulate' in err, err
+
+
+def test_simulating_setpoints_left_out_by_topics_says_so(tmp_path, capsys):
+    bag = tmp_path / 'bag'
+    _simulation_bag(bag)
+    assert main(['replay', str(bag), '--simulate', '--topics', 'tip/measured']) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1, err
+    assert '--topics: leaves out /tendon/setpoint, which --simulate follows; add it' in err, err
 
 
 def test_a_bag_cannot_choose_which_python_module_is_imported(tmp_path):
