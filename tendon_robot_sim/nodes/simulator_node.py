@@ -229,8 +229,8 @@ PARAMS = (
     Param('tip_frame', 'tip_link', '', 'frame id of the tip (pcr_6rus: the platform); the '
           'parent is the base frame of the robot description (base.frame_id; base_link for '
           'pcr_6rus and rolling_joint_snake)'),
-    Param('vertebra_frame_prefix', 'vertebra_', '', 'vertebra (or link) i is published as '
-          'frame <prefix><i>, i = 0 nearest the base'),
+    Param('vertebra_frame_prefix', 'vertebra_', '', 'vertebra (or link; cc_dynamic: end of '
+          'section) i is published as frame <prefix><i>, i = 0 nearest the base'),
     FRAME_PREFIX,
     Param('setpoint_topic', topics.TENDON_SETPOINT.name, '', 'setpoints to apply (effort = '
           'tension; in mode quasi_static, position = displacement when effort is empty, so '
@@ -242,7 +242,7 @@ PARAMS = (
           'quasi_static, or dynamic on the implicit integrator)'),
     Param('tip_pose_topic', topics.TIP_POSE.name, '', 'tip pose in the base frame'),
     Param('markers_topic', topics.BACKBONE_MARKERS.name, '', 'backbone, disc and tendon '
-          'markers (pcr_6rus: rods, cranks, platform)'),
+          'markers (pcr_6rus: rods, cranks, platform; cc_dynamic: one arc per section)'),
     Param('wrench_topic', topics.TIP_WRENCH.name, '', 'external tip force and torque (base '
           "frame), replacing the robot description's tip_load"),
     *TIP_WRENCH_BOUND,

@@ -68,6 +68,44 @@ def test_every_topic_is_in_the_topic_table(topic):
     assert ('(sensor data)' in qos) == topic.sensor_data, topic.name
 
 
+def topic_row(name: str) -> str:
+    """Return the row of topic ``name`` in the topic table of docs/ros_interface.md."""
+    (row,) = [line for line in ROS_INTERFACE.splitlines() if line.startswith(f'| `{name}` |')]
+    return row
+
+
+# Robot files whose models are cheap to build (no rod dynamics, no numba compile of the parallel
+# robot's solver): what the simulator publishes for them is checked against the topic table.
+CHEAP_ROBOTS = ('bionic_handling_assistant.yaml', 'rolling_joint_snake.yaml')
+
+
+@pytest.mark.parametrize('robot', CHEAP_ROBOTS)
+def test_the_tf_and_marker_rows_name_what_the_simulator_publishes(robot):
+    """Each marker namespace with its type, each /tf child frame, as the node builds them."""
+    from builtin_interfaces.msg import Time
+    from tendon_robot_sim.models.registry import create_model
+    from tendon_robot_sim.ros.messages import markers_msg, transforms_msg
+    from visualization_msgs.msg import Marker
+    kind, mode, model = create_model(ROOT / 'config' / robot)
+    state = model.state()
+    types = {getattr(Marker, name): name for name in ('LINE_STRIP', 'LINE_LIST', 'CYLINDER')}
+    row = topic_row('backbone/markers')
+    for marker in markers_msg(state.markers, model.base_frame, Time()).markers:
+        assert f'`{marker.ns}` ({types[marker.type]}' in row, (
+            f'{robot}: the backbone/markers row does not name namespace {marker.ns!r} '
+            f'({types[marker.type]})')
+    row = topic_row('/tf')
+    tf = transforms_msg(state, model.base_frame, 'tip_link', 'vertebra_', Time())
+    assert {t.header.frame_id for t in tf.transforms} == {'base_link'}
+    children = [t.child_frame_id for t in tf.transforms]
+    assert children[0] == 'tip_link' and '`base_link` -> `tip_link`' in row
+    assert children[1:] == [f'vertebra_{i}' for i in range(len(children) - 1)]
+    assert '`base_link` -> `vertebra_<i>`' in row
+    if kind == 'bellows':     # one frame per section end, named as the row says for the BHA
+        assert '`mode:=cc_dynamic`' in row
+        assert f'(the BHA: `vertebra_0` .. `{children[-1]}`' in row, children
+
+
 @pytest.mark.parametrize('stack', STACKS.values(), ids=lambda stack: stack.name)
 def test_every_launch_argument_is_documented(stack):
     launch_section = ROS_INTERFACE[ROS_INTERFACE.index('## For ROS users'):
