@@ -316,8 +316,20 @@ class ViewNode(Node):
 
     def _on_state(self, msg) -> None:
         restarted = self._restarted(topics.TENDON_STATE.name)
-        self.page.show_state(time.monotonic(), msg.name, msg.position, msg.effort,
-                             new_stack=restarted)
+        self.page.show_state(self._time_of(msg.header.stamp), msg.name, msg.position,
+                             msg.effort, new_stack=restarted)
+
+    def _time_of(self, stamp) -> float:
+        """
+        Return the time [s] a state is plotted at: its stamp (the time of its data).
+
+        Not its arrival: a simulation faster than real time would be squeezed, and messages
+        a loaded machine held up bunched at one instant. A stamp of zero (an unstamped
+        message) is its arrival on this node's clock (simulated time with use_sim_time).
+        """
+        if stamp.sec == 0 and stamp.nanosec == 0:
+            return self.get_clock().now().nanoseconds * 1e-9
+        return stamp.sec + stamp.nanosec * 1e-9
 
     def _restarted(self, name: str) -> bool:
         """

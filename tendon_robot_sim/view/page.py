@@ -291,6 +291,7 @@ class ViewPage:
         self.framing = Framing()   # where each page's camera looks
         self.state_history = History(plot_window)
         self.error_history = History(plot_window)
+        self._state_time: float | None = None   # of the newest state: the plot's right edge
         self._state_names: tuple[str, ...] = ()
         self.expected = expected
         self.silences = Silences(heeded, time.monotonic())
@@ -420,18 +421,25 @@ class ViewPage:
         with self.lock:
             self.state_history.samples.clear()
             self.error_history.samples.clear()
+            self._state_time = None
 
     def show_state(self, t: float, names: Sequence[str], position: Sequence[float],
                    effort: Sequence[float], new_stack: bool = False) -> None:
         """
         Take one ``tendon/state`` at time ``t`` [s]; the plot shows the ``plotted`` field.
 
-        The sliders start at the first state's values; ``new_stack``: the first of a stack
-        that (re)started, whose robot is not where the one before was commanded to: again.
+        ``t`` is the state's own time (its stamp, a bag's time): the plot's axis, which ends
+        at the newest state's. A time before the newest (a restarted simulation's stamps,
+        a bag seeked back) starts the plot over, the tip error's too. The sliders start at
+        the first state's values; ``new_stack``: the first of a stack that (re)started,
+        whose robot is not where the one before was commanded to: again.
         """
         values = self.plotted.scale * np.asarray(
             effort if self.plotted.field == 'effort' else position, dtype=float)
         with self.lock:
+            if self._state_time is not None and t < self._state_time:
+                self.rewind()
+            self._state_time = t
             self._names_seen = names
             if new_stack:
                 self._commands_shown = False
@@ -567,12 +575,19 @@ class ViewPage:
             if start is not None:
                 self.targets.place(start)
 
-    def refresh(self, now: float) -> None:
-        """Update the plot, the live values and the texts to time ``now`` [s]."""
-        self.in_loop(self._refresh, now)
+    def refresh(self, now: float, plot_now: float | None = None) -> None:
+        """
+        Update the plot, the live values and the texts to time ``now`` [s].
 
-    def _refresh(self, now: float) -> None:
+        ``now`` is the steady clock's of :meth:`heard` (the silences); the plot ends at
+        ``plot_now``, in the states' time (:meth:`show_state`), None: at the newest state.
+        """
+        self.in_loop(self._refresh, now, plot_now)
+
+    def _refresh(self, now: float, plot_now: float | None) -> None:
         with self.lock:
+            if plot_now is None:
+                plot_now = self._state_time if self._state_time is not None else 0.0
             mismatch = self.mismatch()
             first = [f'- **ERROR** {literal(mismatch)}'] if mismatch else []
             first += self.silences.lines(now)
@@ -592,9 +607,9 @@ class ViewPage:
             if self.playback is not None and self._playback_shown is not None:
                 self.playback.show(*self._playback_shown)
             if self._state_names:
-                self._plot_state(now, self._state_names)
+                self._plot_state(plot_now, self._state_names)
             if self.error_history.samples or self.error_plot is not None:
-                self._plot_error(now)    # emptied too: no target (yet) is no tip error
+                self._plot_error(plot_now)    # emptied too: no target (yet) is no tip error
             self._follow_all()
 
     def _plot_state(self, now: float, names: Sequence[str]) -> None:
@@ -628,7 +643,7 @@ class ViewPage:
         self._rescale(self.error_plot, data)
 
     def _scales(self, data, y: tuple[float, float] | None = None) -> dict:
-        """x: seconds before now, the whole window; y: the data's range (:func:`value_range`)."""
+        """x: seconds before the plot's end, the whole window; y: :func:`value_range`."""
         window = self.state_history.window
         scales = {'x': viser.uplot.Scale(time=False, auto=False, range=(-window, 0.0))}
         y = y or value_range(data[1:])

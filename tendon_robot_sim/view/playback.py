@@ -259,7 +259,7 @@ class BagPlayback:
             if now - last_refresh >= self.refresh_period:
                 last_refresh = now
                 self.page.show_playback(t, playing, self._status(t, playing))
-                self.page.refresh(t)
+                self.page.refresh(t, t)   # a bag's page: its clock is the bag's
 
     def _status(self, t: float, playing: bool) -> str:
         if playing:

@@ -756,3 +756,34 @@ def test_a_bags_tip_error_is_plotted_from_the_tip_of_each_state(tmp_path):
         np.testing.assert_allclose(errors, expected, atol=1e-3)
     finally:
         page.close()
+
+
+def test_the_plot_is_in_the_states_time_and_starts_over_when_it_goes_back():
+    """
+    The plot's time axis is the states' (their stamps), its right edge the newest one.
+
+    QA: it ended at the steady time of the refresh: states stamped in simulated time (or
+    bunched by a stall) fell outside the window. A restarted simulation's stamps go back:
+    the plot starts over, the tip error too, even without a target to renew it.
+    """
+    from tendon_robot_sim.view.page import ViewPage
+
+    page = ViewPage('stamps', port=0, warn=lambda kind, text: None, plot_window=2.0)
+    try:
+        page.show_tip((0.0, 0.0, 0.3), (1.0, 0.0, 0.0, 0.0))
+        page.show_target((0.0, 0.0, 0.29))     # 10 mm from the tip
+        for k in range(31):                    # 3 s of states, from 100 s on
+            page.show_state(100.0 + 0.1 * k, ['t0', 't1'], [], [0.1 * k, 0.0])
+        page.refresh(5.0)                      # the steady clock: another time base
+        np.testing.assert_allclose(page.state_plot.data[0], np.arange(-2.0, 0.01, 0.1),
+                                   atol=1e-9)  # the window in the states' time
+        np.testing.assert_allclose(page.state_plot.data[1], np.arange(1.0, 3.01, 0.1))
+        np.testing.assert_allclose(page.error_plot.data[1], 10.0)
+        page.show_target(None)
+        page.show_state(0.0, ['t0', 't1'], [], [0.5, 0.0])    # the simulation restarted
+        page.refresh(6.0)
+        assert page.state_plot.data[0].tolist() == [0.0]
+        assert page.state_plot.data[1].tolist() == [0.5]
+        assert len(page.error_plot.data[0]) == 0    # the old stack's tip error is gone
+    finally:
+        page.close()

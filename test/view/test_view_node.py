@@ -210,6 +210,17 @@ def test_a_stack_without_a_model_node_is_told_what_it_lacks():
                  'a publisher that has sent nothing yet')
 
 
+def _view_and_state_publisher():
+    """Return a context, a view in it, a node ``simulator`` and its ``tendon/state`` publisher."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    view = ViewNode(context=context, parameter_overrides=[Parameter('port', value=0)])
+    stack = rclpy.create_node('simulator', context=context)
+    state = stack.create_publisher(topics.TENDON_STATE.msg_type, topics.TENDON_STATE.name,
+                                   topics.TENDON_STATE.qos)
+    return context, view, stack, state
+
+
 @pytest.mark.parametrize('restarted', [True, False], ids=['restarted', 'stalled'])
 def test_the_sliders_take_the_state_of_a_stack_that_restarted_not_of_one_that_stalled(
         restarted):
@@ -222,12 +233,7 @@ def test_the_sliders_take_the_state_of_a_stack_that_restarted_not_of_one_that_st
     is where it was: the sliders keep where the user left them (CI: a second browser tab
     showed a stalled stack's tensions, not the slider at max_tension).
     """
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    view = ViewNode(context=context, parameter_overrides=[Parameter('port', value=0)])
-    stack = rclpy.create_node('simulator', context=context)
-    state = stack.create_publisher(topics.TENDON_STATE.msg_type, topics.TENDON_STATE.name,
-                                   topics.TENDON_STATE.qos)
+    context, view, stack, state = _view_and_state_publisher()
     names = ['t0', 't1', 't2', 't3']
 
     def slider():
@@ -255,3 +261,51 @@ def test_the_sliders_take_the_state_of_a_stack_that_restarted_not_of_one_that_st
             wait_for(lambda: slider() == 0.0, "the sliders at the restarted stack's state")
         else:
             assert slider() == 5.0
+
+
+def _stamped_state(stamp: float, value: float):
+    """Return a ``tendon/state`` of the rod stamped ``stamp`` [s], t0 pulled at ``value`` N."""
+    msg = topics.TENDON_STATE.msg_type(name=['t0', 't1', 't2', 't3'],
+                                       effort=[value, 0.0, 0.0, 0.0])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(round(stamp * 1e9), 10**9)
+    return msg
+
+
+def test_the_plot_is_in_the_time_of_the_states_stamps_not_of_their_arrival():
+    """
+    QA: the plot put each ``tendon/state`` at its arrival (the view's steady clock).
+
+    A simulation at 10 x real time showed 1 s of plot for 10 s of motion; a stall that
+    bunched the messages put them at one instant. States stamped 0.0, 0.1, .., 1.0 and sent
+    in a burst are plotted at 0.0 .. 1.0 (1 s back to now, the newest stamp); an unstamped
+    one at its arrival on the view's clock (a ROS time, simulated with ``use_sim_time``).
+    """
+    context, view, stack, state = _view_and_state_publisher()
+    stamps = [0.1 * k for k in range(11)]    # the value of t0 tells which state it is
+
+    def plotted() -> dict[float, float]:
+        """Return the samples of the page's history: time by t0's value."""
+        with view.page.lock:
+            return {float(v[0]): t for t, v in view.page.state_history.samples}
+
+    def burst() -> None:
+        for k, stamp in enumerate(stamps):
+            state.publish(_stamped_state(stamp, float(k)))
+
+    with spinning(view, stack, context=context):
+        wait_for(lambda: state.get_subscription_count() >= 1, 'the view listening')
+        # best effort: again if the last was lost (its stamps start the plot over)
+        wait_for(lambda: (10.0 in plotted()) or burst(), 'the last state of a burst')
+        samples = plotted()
+        assert samples == pytest.approx({k: stamps[int(k)] for k in samples}), samples
+        data = wait_for(lambda: view.page.state_plot is not None and
+                        len(view.page.state_plot.data[0]) == len(samples) and
+                        view.page.state_plot.data, 'the burst plotted')
+        times = dict(zip(data[1], data[0]))    # seconds before the newest stamp, by t0
+        assert times == pytest.approx({k: stamps[int(k)] - 1.0 for k in times}), times
+        # unstamped: at its arrival on the view's clock
+        before = view.get_clock().now().nanoseconds * 1e-9
+        wait_for(lambda: 20.0 in plotted() or state.publish(_stamped_state(0.0, 20.0)),
+                 'the unstamped state')
+        after = view.get_clock().now().nanoseconds * 1e-9
+        assert before <= plotted()[20.0] <= after
