@@ -284,7 +284,7 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
     from rclpy.signals import SignalHandlerOptions
 
     from tendon_robot_sim.ros.demo import (DemoDriver, phase_budget, run_phases, shut_down,
-                                           wait_until)
+                                           wait_recorded, wait_until)
     from tendon_robot_sim.ros import topics
     from tendon_robot_sim.ros.recorder import BagRecorder
 
@@ -337,6 +337,11 @@ def _record(launcher: StackLauncher, bag: Path, phases, hold: float, target_hold
                                        STALL_TIMEOUT, rate, target_hold, settle)
             except TimeoutError as error:
                 raise CommandError(f'{error}; see {log_path}') from None
+        # the bag holds the last tabled tip (on a loaded machine it was once still queued)
+        if not wait_recorded(executor, recorder, topics.TIP_POSE, driver.tip_time(),
+                             STALL_TIMEOUT, alive):
+            raise CommandError(f'the bag did not get the last tip pose within '
+                               f'{STALL_TIMEOUT:g} s; see {log_path}')
         counts = recorder.counts
     finally:
         shut_down(executor, nodes, launcher)

@@ -322,6 +322,22 @@ def shut_down(executor: Executor, nodes: Sequence[Node], launcher) -> None:
     launcher.stop()         # a hardware bridge leaves the robot in its safe state
 
 
+def wait_recorded(executor: Executor, recorder, topic, stamp: float, timeout: float,
+                  alive: Callable[[], None]) -> bool:
+    """
+    Spin until ``recorder`` has recorded a ``topic`` message stamped at ``stamp`` [s] or later.
+
+    False after ``timeout`` wall seconds. The recorder and a driver in one executor take the
+    same message in two callbacks: what the driver has seen (and a table shows) can still wait
+    in the recorder's queue when the run ends, and a bag closed then lacks it.
+    """
+    def recorded() -> bool:
+        msg = recorder.last(topic)
+        return msg is not None and (msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+                                    >= stamp)
+    return wait_until(executor, recorded, timeout, alive)
+
+
 def wait_until(executor: Executor, condition: Callable[[], bool], timeout: float,
                alive: Callable[[], None]) -> bool:
     """

@@ -31,6 +31,7 @@ from typing import Sequence
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile
+from rclpy.serialization import deserialize_message
 
 from tendon_robot_sim.experiment.bag import BagWriter, FLUSH_PERIOD, OfferedQos
 from tendon_robot_sim.ros.topics import Topic, TOPICS, type_name
@@ -73,6 +74,7 @@ class BagRecorder(Node):
         self.closed = False
         self.subscriptions_by_topic = {}
         self._published = set()      # resolved names that ever had a (matching) publisher
+        self._last: dict[str, bytes] = {}   # the latest message recorded, by resolved name
         for topic in topics:
             subscription = self.create_subscription(
                 topic.msg_type, topic.name, self._callback_for(topic), record_qos(topic.qos),
@@ -94,6 +96,7 @@ class BagRecorder(Node):
         def record(data: bytes) -> None:
             if not self.closed:
                 self.bag.write(resolved, time.time_ns(), data)
+                self._last[resolved] = data
         return record
 
     def _matched_for(self, topic: Topic):
@@ -131,6 +134,11 @@ class BagRecorder(Node):
     def recorded(self, topic) -> int:
         """Messages recorded of ``topic`` (a :mod:`~tendon_robot_sim.ros.topics` entry)."""
         return self.bag.counts.get(self.resolve_topic_name(topic.name), 0)
+
+    def last(self, topic):
+        """Return the latest recorded message of ``topic`` (deserialized); None before one."""
+        data = self._last.get(self.resolve_topic_name(topic.name))
+        return None if data is None else deserialize_message(data, topic.msg_type)
 
     def close(self) -> None:
         """Finish the bag (idempotent); later messages are dropped."""

@@ -219,6 +219,52 @@ def test_a_burst_waits_in_the_recorder_while_it_is_busy(tmp_path, node):
         pytest.approx([0.01 * i for i in range(100)])
 
 
+def test_a_run_ends_once_the_bag_holds_the_tip_its_driver_saw_last(tmp_path, node):
+    """
+    The demo's bag holds the last tip pose it tabled: it waits for the recorder to record it.
+
+    The recorder and the demo's driver take each tip pose in two callbacks of one executor;
+    on a loaded machine (CI beside other work) the run ended with the last pose taken by the
+    driver, tabled, and still queued for the recorder: the bag lacked the tip target's row.
+    Here the driver is spun alone first, so the recorder has taken none when the wait starts.
+    """
+    from geometry_msgs.msg import PoseStamped
+    from rclpy.executors import SingleThreadedExecutor
+    from tendon_robot_sim.ros.demo import wait_recorded
+    from tendon_robot_sim.ros.recorder import BagRecorder
+    recorder = BagRecorder(tmp_path / 'bag', [topics.TIP_POSE], context=node.context)
+    driver = rclpy.create_node('demo_driver_stand_in', context=node.context)
+    seen = []
+    driver.create_subscription(PoseStamped, topics.TIP_POSE.name, seen.append,
+                               topics.TIP_POSE.qos)
+    spun_alone = SingleThreadedExecutor(context=node.context)
+    spun_alone.add_node(driver)
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(recorder)
+    try:
+        publisher = node.create_publisher(PoseStamped, topics.TIP_POSE.name, topics.TIP_POSE.qos)
+        wait_for(lambda: publisher.get_subscription_count() >= 2, 'both to subscribe')
+        for second in (1, 2, 3):
+            pose = PoseStamped()
+            pose.header.stamp.sec, pose.pose.position.x = second, 0.01 * second
+            publisher.publish(pose)
+        deadline = time.monotonic() + TIMEOUT
+        while len(seen) < 3 and time.monotonic() < deadline:
+            spun_alone.spin_once(timeout_sec=0.05)
+        assert [msg.header.stamp.sec for msg in seen] == [1, 2, 3]
+        assert recorder.last(topics.TIP_POSE) is None     # what a run ended now had lost
+        assert wait_recorded(executor, recorder, topics.TIP_POSE, 3.0, TIMEOUT, lambda: None)
+        assert recorder.last(topics.TIP_POSE).pose.position.x == pytest.approx(0.03)
+    finally:
+        for each in (spun_alone, executor):
+            each.shutdown()
+        recorder.close()
+        recorder.destroy_node()
+        driver.destroy_node()
+    assert [msg.pose.position.x for _, _, msg in read_messages(tmp_path / 'bag')] == \
+        pytest.approx([0.01, 0.02, 0.03])
+
+
 def test_a_recording_without_a_message_is_no_result_and_names_the_silent_topics(tmp_path):
     """
     No publisher on the recorded topic: the bag was empty and the exit 0, as of a recording.
