@@ -147,11 +147,14 @@ def _drain(executor, recorder) -> None:
     Record what DDS delivered before the stop: the callbacks already ready are run.
 
     A reliable publisher counts a message delivered once this process has it; a Ctrl-C
-    right after must not lose it. Stops after a few rounds that recorded nothing (the flush
-    timer's callback may be the one that ran).
+    right after must not lose it. Stops once more callbacks ran without recording than the
+    recorder has of other kinds (its flush timer, its subscriptions' event handlers): the
+    executor runs every ready one of those before the subscriptions, and a stack stopped
+    with the recorder readies an event on each topic beside its last messages.
     """
+    others = len(list(recorder.timers)) + len(list(recorder.waitables))
     idle = 0
-    while idle < 3:
+    while idle <= others:
         before = sum(recorder.counts.values())
         executor.spin_once(timeout_sec=0.0)
         idle = idle + 1 if sum(recorder.counts.values()) == before else 0

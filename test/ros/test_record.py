@@ -185,6 +185,42 @@ def test_a_stop_records_what_dds_had_delivered(tmp_path, node):
         recorder.destroy_node()
 
 
+def test_a_stop_records_what_dds_had_delivered_while_its_publishers_came_and_went(
+        tmp_path, node):
+    """
+    The last messages of a stack stopped with the recorder are recorded.
+
+    A stack and its recorder stopped together (one Ctrl-C for both): each recorded topic's
+    publisher leaves as its last messages arrive. The executor runs the recorder's event
+    callbacks (publisher matched or gone) before its subscriptions; the drain stopped after
+    three callbacks that recorded nothing and closed the bag without the delivered messages.
+    Here the recorder is not spun: the matches of four topics wait beside two messages each.
+    """
+    from rclpy.executors import SingleThreadedExecutor
+    from tendon_robot_sim.commands.record import _drain
+    from tendon_robot_sim.ros.recorder import BagRecorder
+    chosen = (topics.TIP_MEASURED, topics.TENDON_STATE, topics.TENDON_COMMAND,
+              topics.TENDON_SETPOINT)
+    recorder = BagRecorder(tmp_path / 'bag', chosen, context=node.context)
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(recorder)      # not spun: the stop comes before it takes anything
+    try:
+        publishers = _publishers(node, *chosen)
+        wait_for(lambda: all(p.get_subscription_count() >= 1 for p in publishers.values()),
+                 'the recorder to subscribe')
+        for publisher in publishers.values():
+            for _ in range(2):
+                publisher.publish(publisher.msg_type())
+        for name, publisher in publishers.items():
+            assert publisher.wait_for_all_acked(Duration(seconds=TIMEOUT)), name
+        _drain(executor, recorder)
+        assert recorder.counts == dict.fromkeys(publishers, 2)
+    finally:
+        executor.shutdown()
+        recorder.close()
+        recorder.destroy_node()
+
+
 def test_a_burst_waits_in_the_recorder_while_it_is_busy(tmp_path, node):
     """
     A burst of states is recorded whole though the recorder takes none of it meanwhile.
