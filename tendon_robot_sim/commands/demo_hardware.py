@@ -209,7 +209,7 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
 
     from tendon_robot_sim.ros import topics
     from tendon_robot_sim.ros.demo import (demo_phases, HardwareDemoDriver, SETTLED_SPREAD,
-                                           shut_down, wait_until)
+                                           shut_down, wait_recorded, wait_until)
     from tendon_robot_sim.ros.recorder import BagRecorder
 
     def alive() -> None:
@@ -264,6 +264,11 @@ def _drive(launcher: StackLauncher, bag: Path, robot: Robot, tension: float, hol
             wait_until(executor, at_rest, settle, alive)
             t, *tip = driver.tips[-1]
             steps.append((phase.label, t, np.array(tip), driver.tip_spread(), at_rest()))
+        # the bag holds the last row's tip: it can still wait in the recorder's queue (demo)
+        if not wait_recorded(executor, recorder, topics.TIP_MEASURED, driver.tip_time(),
+                             STARTUP_TIMEOUT, alive):
+            raise CommandError(f'the bag did not get the last measured tip within '
+                               f'{STARTUP_TIMEOUT:g} s; see {log_path}')
         counts = recorder.counts
     finally:
         shut_down(executor, nodes, launcher)

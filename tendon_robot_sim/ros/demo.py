@@ -254,6 +254,7 @@ class HardwareDemoDriver(Node):
         self.start = self._seconds(self.get_clock().now().to_msg())
         self.tips: list[tuple[float, float, float, float]] = []
         self.tensions: list[tuple[float, ...]] = []
+        self._tip_stamp = -math.inf      # of the latest tip, as the message has it [s]
         self.create_subscription(topics.TIP_MEASURED.msg_type, topics.TIP_MEASURED.name,
                                  self._on_tip, topics.TIP_MEASURED.subscription_qos)
         self.create_subscription(topics.TENDON_STATE.msg_type, topics.TENDON_STATE.name,
@@ -268,8 +269,17 @@ class HardwareDemoDriver(Node):
         return self._seconds(self.get_clock().now().to_msg()) - self.start
 
     def _on_tip(self, msg) -> None:
-        self.tips.append((self._seconds(msg.header.stamp) - self.start,
-                          msg.point.x, msg.point.y, msg.point.z))
+        self._tip_stamp = self._seconds(msg.header.stamp)
+        self.tips.append((self._tip_stamp - self.start, msg.point.x, msg.point.y, msg.point.z))
+
+    def tip_time(self) -> float:
+        """
+        Return the stamp of the latest measured tip [s, the stamp's own clock]; -inf before one.
+
+        As :func:`wait_recorded` reads a stamp: ``tips`` times, less ``start``, could come
+        back from a float sum a nanosecond later than the message, which no bag would hold.
+        """
+        return self._tip_stamp
 
     def tip_spread(self) -> float:
         """

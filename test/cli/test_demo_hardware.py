@@ -71,10 +71,16 @@ def test_hardware_demo_pulls_each_tendon_and_records_the_measurements(tmp_path):
     assert (out / 'measurements.png').stat().st_size > 10_000
     with AnyReader([out / 'bag']) as reader:
         counts = {c.topic: c.msgcount for c in reader.connections}
-        stamps = {}
-        for connection, stamp, _ in reader.messages():
+        stamps, measured = {}, []
+        for connection, stamp, raw in reader.messages():
             stamps.setdefault(connection.topic, []).append(stamp)
+            if connection.topic == '/tip/measured':
+                p = reader.deserialize(raw, connection.msgtype).point
+                measured.append([p.x, p.y, p.z])
     assert counts['/tendon/command/tension'] == len(rows)
+    # every row's tip is one the bag holds (the table is rounded to 10 micrometres)
+    for phase, tabled in tip.items():
+        assert np.abs(np.array(measured) - tabled).max(axis=1).min() <= 5e-6, phase
     # the measurements stream through the whole run: every step's hold has some (their
     # rate is the loaded machine's business)
     commands = stamps['/tendon/command/tension'] + [max(max(t) for t in stamps.values())]
@@ -113,3 +119,56 @@ def test_a_tip_at_rest_is_judged_by_when_it_was_measured_not_when_it_came():
         driver.destroy_node()
     finally:
         rclpy.shutdown(context=context)
+
+
+def test_a_run_ends_once_the_bag_holds_the_measured_tip_of_its_last_row(tmp_path):
+    """
+    The hardware demo's bag holds the measured tip of its last row (tip_positions.csv).
+
+    As in ``demo`` (test_record.py): the recorder and the driver take each ``tip/measured`` in
+    two callbacks of one executor, and a run that ended with the driver's last sample tabled
+    and the recorder's still queued closed a bag without it. The driver is spun alone here.
+    """
+    from rclpy.executors import SingleThreadedExecutor
+    from tendon_robot_sim.experiment.bag import read_messages
+    from tendon_robot_sim.ros import topics
+    from tendon_robot_sim.ros.demo import wait_recorded
+    from tendon_robot_sim.ros.recorder import BagRecorder
+    from waiting import TIMEOUT
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = rclpy.create_node('laser_stand_in', context=context)
+        recorder = BagRecorder(tmp_path / 'bag', [topics.TIP_MEASURED], context=context)
+        driver = HardwareDemoDriver(context=context)
+        spun_alone = SingleThreadedExecutor(context=context)
+        spun_alone.add_node(driver)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(recorder)
+        publisher = node.create_publisher(PointStamped, topics.TIP_MEASURED.name,
+                                          topics.TIP_MEASURED.qos)
+        for _ in range(int(TIMEOUT / 0.05)):
+            if publisher.get_subscription_count() >= 2:
+                break
+            spun_alone.spin_once(timeout_sec=0.05)
+        for k in (1, 2, 3):      # stamps that no float sum of the driver's times gives back
+            publisher.publish(PointStamped(
+                header=Header(stamp=Time(seconds=driver.start + 0.1 * k + 1e-9).to_msg()),
+                point=Point(x=0.01 * k)))
+        for _ in range(int(TIMEOUT / 0.05)):
+            if len(driver.tips) == 3:
+                break
+            spun_alone.spin_once(timeout_sec=0.05)
+        assert [tip[1] for tip in driver.tips] == [0.01, 0.02, 0.03]
+        assert recorder.last(topics.TIP_MEASURED) is None     # what a run ended now had lost
+        assert wait_recorded(executor, recorder, topics.TIP_MEASURED, driver.tip_time(),
+                             TIMEOUT, lambda: None)
+        assert recorder.last(topics.TIP_MEASURED).point.x == 0.03
+        for each in (spun_alone, executor):
+            each.shutdown()
+        recorder.close()
+        for each in (recorder, driver, node):
+            each.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    assert [msg.point.x for _, _, msg in read_messages(tmp_path / 'bag')] == [0.01, 0.02, 0.03]
