@@ -147,14 +147,7 @@ def _drain(executor, recorder) -> None:
     Record what DDS delivered before the stop: the callbacks already ready are run.
 
     A reliable publisher counts a message delivered once this process has it; a Ctrl-C
-    right after must not lose it. Stops once more callbacks ran without recording than the
-    recorder has of other kinds (its flush timer, its subscriptions' event handlers): the
-    executor runs every ready one of those before the subscriptions, and a stack stopped
-    with the recorder readies an event on each topic beside its last messages.
+    right after must not lose it (:func:`~tendon_robot_sim.ros.spinner.drain`).
     """
-    others = len(list(recorder.timers)) + len(list(recorder.waitables))
-    idle = 0
-    while idle <= others:
-        before = sum(recorder.counts.values())
-        executor.spin_once(timeout_sec=0.0)
-        idle = idle + 1 if sum(recorder.counts.values()) == before else 0
+    from tendon_robot_sim.ros.spinner import drain
+    drain(executor, recorder, lambda: sum(recorder.counts.values()))

@@ -373,14 +373,20 @@ class _Simulation:
         CommandError when it rejected every one (nothing moved; its warnings were
         throttled); a line on stderr when it rejected some. With ``published`` setpoints
         delivered, it is first given SIMULATOR_TIMEOUT to take one: it keeps only the
-        newest, so it may take fewer, but the last one stays until taken.
+        newest, so it may take fewer, but the last one stays until taken, and it is taken
+        before the node stops.
         """
+        from tendon_robot_sim.ros.spinner import drain
+
         node = self.node
         end = time.monotonic() + SIMULATOR_TIMEOUT
         while (published and not node.setpoints_rejected + node.setpoints_applied
                and time.monotonic() < end):
             time.sleep(0.05)
-        self.spinner.stop()     # what the node counted is final
+        # what was delivered is taken (the newest setpoint, the one the replay ended on, may
+        # still wait); then what the node counted is final
+        self.spinner.stop(drain=lambda: drain(self.executor, node, lambda: (
+            node.setpoints_rejected + node.setpoints_applied)))
         rejected, applied = node.setpoints_rejected, node.setpoints_applied
         if not rejected:
             return

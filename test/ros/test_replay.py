@@ -567,3 +567,49 @@ def test_replay_into_simulation_refuses_setpoints_of_another_type(tmp_path, caps
     assert capsys.readouterr().err == (
         f'tendon-robot-sim replay: error: --simulate: /tendon/setpoint of {bag} is '
         'geometry_msgs/msg/PointStamped; the simulator takes sensor_msgs/msg/JointState\n')
+
+
+def test_a_replay_into_simulation_ends_once_the_simulator_took_the_last_setpoint(monkeypatch):
+    """
+    The simulator judges, and its outputs end with, the last setpoint the replay delivered.
+
+    The replay waited for the simulator to take one setpoint, then stopped it: a simulator
+    held up (a loaded machine, a first solve) took the bag's 0 N and not its last, 2 N, whose
+    tip a replay into simulation ends on. Here the simulator is spun by the test alone: it
+    has taken the first when the last is delivered, and none after.
+    """
+    from rclpy.duration import Duration
+    import tendon_robot_sim.ros.spinner as spinner
+    from tendon_robot_sim.commands.replay import _Simulation
+
+    class NotSpinning:
+        def __init__(self, executor):
+            self.executor = executor
+
+        def stop(self, timeout=10.0, drain=None):
+            if drain is not None:
+                drain()
+            self.executor.shutdown()
+    monkeypatch.setattr(spinner, 'BackgroundSpinner', NotSpinning)
+    names = load_robot(default_robot_file()).tendon_names
+    rclpy.init()
+    try:
+        simulation = _Simulation(default_robot_file(), 'discrete', '/tendon/setpoint')
+        node, executor = simulation.node, simulation.executor
+        player = rclpy.create_node('setpoint_player')
+        publisher = player.create_publisher(JointState, topics.TENDON_SETPOINT.name,
+                                            topics.TENDON_SETPOINT.qos)
+        wait_for(lambda: publisher.get_subscription_count() >= 1, 'the simulator to subscribe')
+        publisher.publish(JointState(name=names, effort=[0.0] * 4))
+        deadline = time.monotonic() + TIMEOUT
+        while node.setpoints_applied < 1 and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        publisher.publish(JointState(name=names, effort=[2.0, 0.0, 0.0, 0.0]))
+        assert publisher.wait_for_all_acked(Duration(seconds=TIMEOUT))
+        assert node.setpoints_applied == 1      # the last waits: a run stopped now lost it
+        simulation.finish(published=2)
+        assert node.setpoints_applied == 2
+        player.destroy_node()
+        simulation.close()
+    finally:
+        rclpy.try_shutdown()
