@@ -30,7 +30,6 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from rclpy.serialization import deserialize_message
 from ros_helpers import call, Probe, spinning, stamp_seconds, wait_for
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
@@ -69,24 +68,10 @@ def sim_time(probe):
     return stamp_seconds(state.header.stamp) if state is not None else -1.0
 
 
-class Recorder(BagRecorder):
-    """A BagRecorder that keeps the last state it wrote, to wait for (``recorded_until``)."""
-
-    last = None
-
-    def _callback_for(self, topic):
-        record = super()._callback_for(topic)
-
-        def keep(data: bytes) -> None:
-            record(data)
-            self.last = data
-        return keep
-
-    def recorded_until(self) -> float:
-        """Stamp of the last state written [s of simulated time]; -1 before the first."""
-        if self.last is None:
-            return -1.0
-        return stamp_seconds(deserialize_message(self.last, JointState).header.stamp)
+def recorded_until(recorder: BagRecorder) -> float:
+    """Stamp of the last state ``recorder`` wrote [s of simulated time]; -1 before the first."""
+    state = recorder.last(topics.TENDON_STATE)
+    return stamp_seconds(state.header.stamp) if state is not None else -1.0
 
 
 def step_while_paused(simulator, probe, names, pressures):
@@ -119,8 +104,8 @@ def recorded(tmp_path_factory):
         Parameter('real_time_factor', value=FAST),
         Parameter('physics_rate', value=100.0), Parameter('publish_rate', value=200.0)])
     probe = Probe(namespace=NAMESPACE, context=context)
-    recorder = Recorder(bag, topics=[topics.TENDON_STATE], namespace=NAMESPACE,
-                        context=context)
+    recorder = BagRecorder(bag, topics=[topics.TENDON_STATE], namespace=NAMESPACE,
+                           context=context)
     with spinning(simulator, probe, recorder, context=context):
         wait_for(lambda: probe.setpoint_pub.get_subscription_count() >= 1
                  and recorder.counts[f'/{NAMESPACE}/tendon/state'] > 0, 'discovery')
@@ -132,7 +117,7 @@ def recorded(tmp_path_factory):
             simulator.set_parameters([Parameter('real_time_factor', value=FAST)])
         wait_for(lambda: sim_time(probe) >= start + HOLD, 'the last hold')
         # the recorder, on a loaded machine, may still be writing the last states
-        wait_for(lambda: recorder.recorded_until() >= start + HOLD, 'the recorder')
+        wait_for(lambda: recorded_until(recorder) >= start + HOLD, 'the recorder')
         recorder.close()
     return bag, truth_file, truth
 
