@@ -95,7 +95,8 @@ def run_hardware(args, robot: Robot, robot_file: Path) -> int:
           f'{ports / "motors"}, {sensor_device} on {ports / "sensor"}')
     log_path = out / 'stack.log'
     with open_growing(log_path) as log:
-        emulator = _start_emulator(robot_file, motor_device, sensor_device, ports, log)
+        emulator = _start_emulator(robot_file, motor_device, sensor_device, ports, log,
+                                   log_path)
         try:
             launcher = StackLauncher(
                 'hardware', {'robot': str(Path(robot_file).resolve()), 'rviz': 'false',
@@ -140,9 +141,11 @@ def _emulator_parameters(motor_device: str, ports: Path) -> list[str]:
 
 
 def _start_emulator(robot_file: Path, motor_device: str, sensor_device: str, ports: Path,
-                    log) -> subprocess.Popen:
+                    log, log_path: Path) -> subprocess.Popen:
     """
     Start ``tendon-robot-sim emulate`` on ``ports``/motors and /sensor; wait for its ports.
+
+    Its output goes to ``log``, the open file ``log_path`` (named in an error).
 
     A process of its own, as real devices are: a thread of this process (which also records
     and drives) could answer the bridge late on a loaded machine, and a servo that misses
@@ -159,7 +162,7 @@ def _start_emulator(robot_file: Path, motor_device: str, sensor_device: str, por
         if emulator.poll() is not None or time.monotonic() > end:
             _stop(emulator)
             raise CommandError(f'the emulated devices did not start (exit {emulator.poll()}); '
-                               f'see {log.name}')
+                               f'see {log_path}')
         time.sleep(POLL_PERIOD)
     return emulator
 

@@ -172,3 +172,16 @@ def test_a_run_ends_once_the_bag_holds_the_measured_tip_of_its_last_row(tmp_path
     finally:
         rclpy.shutdown(context=context)
     assert [msg.point.x for _, _, msg in read_messages(tmp_path / 'bag')] == [0.01, 0.02, 0.03]
+
+
+def test_emulated_devices_that_do_not_start_are_named_with_the_log_file(tmp_path):
+    """The error names the stack's log by its path; it said 'see 5', the log's descriptor."""
+    from tendon_robot_sim.commands import CommandError
+    from tendon_robot_sim.commands.demo_hardware import _start_emulator
+    from tendon_robot_sim.files.outputs import open_growing
+    log_path = tmp_path / 'stack.log'
+    with open_growing(log_path) as log, pytest.raises(CommandError) as refused:
+        _start_emulator(tmp_path / 'no_robot.yaml', 'dynamixel', 'keyence-lkg', tmp_path, log,
+                        log_path)
+    assert str(refused.value).endswith(f'see {log_path}')
+    assert 'no_robot.yaml' in log_path.read_text()
