@@ -127,3 +127,87 @@ def test_a_worker_killed_is_one_line_and_the_run_goes_on_later(tmp_path, capsys,
     wait_for(lambda: not multiprocessing.active_children(), 'the other worker to end')
     assert main(argv) == 0, capsys.readouterr().err
     assert json.loads(capsys.readouterr().out.splitlines()[-1])['complete']
+
+
+class _NoScheduler:
+    """
+    A TCP port where no Dask scheduler answers.
+
+    ``silent`` takes connections and never answers (a scheduler stalled, a firewall that holds
+    the connection); ``web`` answers as a web server does (the dashboard's port, 8787, given
+    for the scheduler's, 8786).
+    """
+
+    def __init__(self, kind: str):
+        import socket
+        import threading
+        self.server = socket.socket()
+        self.server.bind(('127.0.0.1', 0))
+        self.server.listen(8)
+        self.address = 'tcp://127.0.0.1:%d' % self.server.getsockname()[1]
+        self.clients = []
+        if kind == 'web':
+            threading.Thread(target=self._answer, daemon=True).start()
+
+    def _answer(self):
+        try:
+            while True:
+                client, _ = self.server.accept()
+                self.clients.append(client)
+                client.recv(4096)
+                client.sendall(b'HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n')
+        except OSError:     # closed
+            pass
+
+    def close(self):
+        for client in self.clients:
+            client.close()
+        self.server.close()
+
+
+@pytest.mark.parametrize('kind', ['silent', 'web'])
+def test_a_scheduler_that_does_not_answer_is_one_line_within_the_connect_timeout(
+        tmp_path, capsys, monkeypatch, kind):
+    """
+    One line, exit 2, within the timeout; no parts folder.
+
+    Dask's connect timeout ends at the TCP connection: its handshake then waited for ever on a
+    port that took the connection and said nothing, and read a web server's answer as the
+    length of a message (3 EiB: "out of memory").
+    """
+    import threading
+    monkeypatch.setattr(parallel, 'CONNECT_TIMEOUT', 1.0, raising=False)
+    server = _NoScheduler(kind)
+    argv = ['dataset', '--robot', ROBOT, '--model', 'cc', '--samples', '2', '--output',
+            str(tmp_path / 'cc'), '--scheduler', server.address]
+    codes = []
+    run = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
+    try:
+        run.start()
+        # far beyond the 1 s: a hang fails the test, the command does not wait for ever
+        wait_for(lambda: not run.is_alive(), 'the command to end', timeout=20.0)
+    finally:
+        server.close()
+    assert codes == [2]
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and err.startswith(
+        'tendon-robot-sim dataset: error: scheduler: cannot connect to '
+        f'{server.address!r}: ')
+    assert 'Dask scheduler' in err, err
+    assert not (tmp_path / 'cc.parts').exists()
+
+
+def test_a_scheduler_not_reached_leaves_no_run_that_refuses_other_settings(
+        tmp_path, capsys, monkeypatch):
+    """A run that solved nothing wrote the manifest: the next run, other samples, refused."""
+    import socket
+    monkeypatch.setattr(parallel, 'CONNECT_TIMEOUT', 1.0, raising=False)
+    closed = socket.socket()
+    closed.bind(('127.0.0.1', 0))
+    port = closed.getsockname()[1]
+    closed.close()      # nothing listens there: refused
+    argv = ['dataset', '--robot', ROBOT, '--model', 'cc', '--output', str(tmp_path / 'cc')]
+    assert main(argv + ['--samples', '2', '--scheduler', f'tcp://127.0.0.1:{port}']) == 2
+    assert 'cannot connect' in capsys.readouterr().err
+    assert not (tmp_path / 'cc.parts').exists()
+    assert main(argv + ['--samples', '3', '--workers', '1']) == 0, capsys.readouterr().err
