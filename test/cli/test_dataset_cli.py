@@ -211,3 +211,16 @@ def test_a_scheduler_not_reached_leaves_no_run_that_refuses_other_settings(
     assert 'cannot connect' in capsys.readouterr().err
     assert not (tmp_path / 'cc.parts').exists()
     assert main(argv + ['--samples', '3', '--workers', '1']) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize('robot, problem', [('{tmp}', 'Is a directory'),
+                                            ('/dev/null', 'got nothing')])
+def test_a_robot_that_is_no_description_file_is_named_for_what_it_is(tmp_path, capsys, robot,
+                                                                     problem):
+    """A folder or an empty device was refused as "no such file", which it is not."""
+    robot = robot.format(tmp=tmp_path)
+    assert main(['dataset', '--robot', robot, '--model', 'cc', '--samples', '2', '--workers',
+                 '1', '--output', str(tmp_path / 'cc')]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and robot in err and problem in err, err
+    assert 'no such file' not in err
