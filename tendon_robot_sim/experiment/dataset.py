@@ -422,6 +422,9 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
                 'inputs_sha256': hashlib.sha256(u.tobytes()).hexdigest(),
                 'chunk_size': chunk_size}
     manifest_path = parts / MANIFEST
+    if parts.exists() and not parts.is_dir():   # before the cluster is reached
+        raise DatasetError(f'output: {parts} is a file, where the run keeps its parts (a '
+                           'folder); choose another --output or move the file')
     with ExitStack() as held:
         # connected before the parts folder is made: a cluster not reached leaves no
         # manifest, which refused the next run with other settings, though none had solved

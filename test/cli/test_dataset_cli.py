@@ -224,3 +224,14 @@ def test_a_robot_that_is_no_description_file_is_named_for_what_it_is(tmp_path, c
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and robot in err and problem in err, err
     assert 'no such file' not in err
+
+
+def test_a_file_where_the_parts_folder_goes_is_named_as_such(tmp_path, capsys):
+    """It said "o/x.parts: File exists", as though the folder were the trouble."""
+    (tmp_path / 'cc.parts').write_text('mine\n')
+    assert main(['dataset', '--robot', ROBOT, '--model', 'cc', '--samples', '2', '--workers',
+                 '1', '--output', str(tmp_path / 'cc')]) == 2
+    assert capsys.readouterr().err == (
+        f'tendon-robot-sim dataset: error: output: {tmp_path / "cc.parts"} is a file, where '
+        'the run keeps its parts (a folder); choose another --output or move the file\n')
+    assert (tmp_path / 'cc.parts').read_text() == 'mine\n'
