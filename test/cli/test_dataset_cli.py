@@ -235,3 +235,29 @@ def test_a_file_where_the_parts_folder_goes_is_named_as_such(tmp_path, capsys):
         f'tendon-robot-sim dataset: error: output: {tmp_path / "cc.parts"} is a file, where '
         'the run keeps its parts (a folder); choose another --output or move the file\n')
     assert (tmp_path / 'cc.parts').read_text() == 'mine\n'
+
+
+def test_a_second_process_is_refused_and_a_killed_one_leaves_no_stale_lock(tmp_path, capsys):
+    """Two jobs on one output: one line naming the folder; SIGKILL of the first frees it."""
+    import subprocess
+    import sys
+    argv = ['dataset', '--robot', ROBOT, '--model', 'statics', '--samples', '400',
+            '--chunk-size', '1', '--workers', '1', '--output', str(tmp_path / 's')]
+    command = [sys.executable, '-m', 'tendon_robot_sim.cli', *argv]
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: list(tmp_path.glob('s.parts/part-*')) or first.poll() is not None,
+                 'the first run to write a part')
+        assert first.poll() is None     # still running: it holds the lock
+        second = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        assert second.stderr == (
+            f'tendon-robot-sim dataset: error: output: {tmp_path / "s.parts"} is being '
+            'written by another run of this dataset; let it finish or choose another '
+            '--output\n')
+    finally:
+        first.kill()
+        first.wait()
+    assert (tmp_path / 's.parts' / 'lock').exists()     # left by the kill, but not held
+    assert main(argv + ['--max-chunks', '1']) == 0, capsys.readouterr().err
+    assert 'stopped after' in capsys.readouterr().out
