@@ -41,6 +41,8 @@ import sys
 #: is a typo or an attack (a fork bomb), not a request.
 MAX_WORKERS = 1024
 PR_SET_PDEATHSIG = 1   # prctl(2) option, <linux/prctl.h>
+#: s: the longest a pool waits for a Dask scheduler to take the connection and answer.
+CONNECT_TIMEOUT = 10.0
 
 
 class ParallelError(ValueError):
@@ -153,6 +155,46 @@ def _worker_start(parent: int) -> None:
     end_with_parent(parent, signal.SIGKILL)
 
 
+def _handshake(scheduler: Scheduler, timeout: float) -> None:
+    """
+    Raise ParallelError unless ``scheduler`` answers Dask's handshake within ``timeout`` s.
+
+    Dask's own connect timeout ends once the TCP connection stands: its handshake then waited
+    for ever on a port that took the connection and said nothing (a scheduler stalled, a
+    firewall), and read a web server's answer (the dashboard's port, 8787) as the length of
+    a message, 3 EiB ("out of memory"). Run in a thread of its own: it needs an event loop
+    of its own, and the caller may run one.
+    """
+    import asyncio
+    import threading
+    from distributed.comm import connect
+    security = scheduler.security()
+    arguments = security.get_connection_args('client') if security is not None else {}
+    failure = []
+
+    async def shake() -> None:
+        comm = await asyncio.wait_for(connect(scheduler.address, timeout=timeout,
+                                              **arguments), timeout)
+        await comm.close()
+
+    def probe() -> None:
+        try:
+            asyncio.run(shake())
+        except (TimeoutError, asyncio.TimeoutError):    # one class since Python 3.11
+            failure.append(f'no answer within {timeout:g} s (is it a Dask scheduler? the '
+                           "dashboard's port, 8787, is not)")
+        except Exception as error:  # noqa: B902 (whatever the bytes that came back were)
+            failure.append(f'{type(error).__name__}: {" ".join(str(error).split())}'
+                           + ('' if isinstance(error, OSError) else
+                              ' (it does not answer as a Dask scheduler)'))
+
+    thread = threading.Thread(target=probe, name='dask-handshake', daemon=True)
+    thread.start()
+    thread.join()
+    if failure:
+        raise ParallelError(f'scheduler: cannot connect to {scheduler.address!r}: {failure[0]}')
+
+
 class Pool:
     """
     Run batches of independent tasks serially, on local processes or on a Dask cluster.
@@ -179,8 +221,10 @@ class Pool:
             if isinstance(scheduler, str):
                 scheduler = Scheduler(scheduler)
             import distributed
+            if not scheduler.address.startswith('inproc://'):   # in this process: answers
+                _handshake(scheduler, CONNECT_TIMEOUT)
             try:
-                self._client = distributed.Client(scheduler.address, timeout=10,
+                self._client = distributed.Client(scheduler.address, timeout=CONNECT_TIMEOUT,
                                                   security=scheduler.security())
             except (OSError, TimeoutError, ValueError, TypeError, AssertionError) as error:
                 raise ParallelError(f'scheduler: cannot connect to {scheduler.address!r}: '

@@ -84,7 +84,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not Path(args.robot).is_file():
+    # what exists but is no file (a folder, /dev/null): the loader names what it is
+    if not Path(args.robot).exists():
         raise CommandError(f'--robot: no such file: {args.robot}')
     if args.sampler == 'csv' and args.csv is None:
         raise CommandError('--csv: --sampler csv needs a file')

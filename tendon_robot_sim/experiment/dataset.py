@@ -33,7 +33,7 @@ and the error message.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, ExitStack
 import fcntl
 import hashlib
 import json
@@ -422,8 +422,15 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
                 'inputs_sha256': hashlib.sha256(u.tobytes()).hexdigest(),
                 'chunk_size': chunk_size}
     manifest_path = parts / MANIFEST
-    make_folder(parts)
-    with _only_run(parts):
+    if parts.exists() and not parts.is_dir():   # before the cluster is reached
+        raise DatasetError(f'output: {parts} is a file, where the run keeps its parts (a '
+                           'folder); choose another --output or move the file')
+    with ExitStack() as held:
+        # connected before the parts folder is made: a cluster not reached leaves no
+        # manifest, which refused the next run with other settings, though none had solved
+        pool = held.enter_context(Pool(workers, scheduler))
+        make_folder(parts)
+        held.enter_context(_only_run(parts))
         done = _chunks_done(parts, settings, len(chunks))
         remove_unfinished(parts)    # of a run killed while it wrote a part or the manifest
         _write_json(manifest_path, {'settings': settings})
@@ -434,9 +441,8 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         solved = 0
         # the bar after the pool has connected, and ended before an error is reported: its line
         # is finished, whatever ends the run, not left for the error or redrawn after it
-        with Pool(workers, scheduler) as pool, \
-                progress_bar(total=u.shape[0], initial=sum(chunks[c].size for c in done),
-                             unit='sample', desc=f'dataset {model}', shown=progress) as bar:
+        with progress_bar(total=u.shape[0], initial=sum(chunks[c].size for c in done),
+                          unit='sample', desc=f'dataset {model}', shown=progress) as bar:
             try:
                 # each part written as its chunk ends, whatever chunk ends first
                 for part in pool.imap(tasks, solve_chunk, ordered=False):
@@ -450,6 +456,7 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
                 raise DatasetError(f'{error}; the chunks done are kept: run the same command '
                                    'again to go on') from None
         wall = time.perf_counter() - start
+        pool.close()    # its workers hold no memory through the join
         complete = len(done) == len(chunks)
         summary = {'samples': int(u.shape[0]), 'solved_now': solved, 'chunks_done': len(done),
                    'chunks': len(chunks), 'wall_time_s': wall, 'complete': complete}

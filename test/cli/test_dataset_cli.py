@@ -127,3 +127,137 @@ def test_a_worker_killed_is_one_line_and_the_run_goes_on_later(tmp_path, capsys,
     wait_for(lambda: not multiprocessing.active_children(), 'the other worker to end')
     assert main(argv) == 0, capsys.readouterr().err
     assert json.loads(capsys.readouterr().out.splitlines()[-1])['complete']
+
+
+class _NoScheduler:
+    """
+    A TCP port where no Dask scheduler answers.
+
+    ``silent`` takes connections and never answers (a scheduler stalled, a firewall that holds
+    the connection); ``web`` answers as a web server does (the dashboard's port, 8787, given
+    for the scheduler's, 8786).
+    """
+
+    def __init__(self, kind: str):
+        import socket
+        import threading
+        self.server = socket.socket()
+        self.server.bind(('127.0.0.1', 0))
+        self.server.listen(8)
+        self.address = 'tcp://127.0.0.1:%d' % self.server.getsockname()[1]
+        self.clients = []
+        if kind == 'web':
+            threading.Thread(target=self._answer, daemon=True).start()
+
+    def _answer(self):
+        try:
+            while True:
+                client, _ = self.server.accept()
+                self.clients.append(client)
+                client.recv(4096)
+                client.sendall(b'HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n')
+        except OSError:     # closed
+            pass
+
+    def close(self):
+        for client in self.clients:
+            client.close()
+        self.server.close()
+
+
+@pytest.mark.parametrize('kind', ['silent', 'web'])
+def test_a_scheduler_that_does_not_answer_is_one_line_within_the_connect_timeout(
+        tmp_path, capsys, monkeypatch, kind):
+    """
+    One line, exit 2, within the timeout; no parts folder.
+
+    Dask's connect timeout ends at the TCP connection: its handshake then waited for ever on a
+    port that took the connection and said nothing, and read a web server's answer as the
+    length of a message (3 EiB: "out of memory").
+    """
+    import threading
+    monkeypatch.setattr(parallel, 'CONNECT_TIMEOUT', 1.0, raising=False)
+    server = _NoScheduler(kind)
+    argv = ['dataset', '--robot', ROBOT, '--model', 'cc', '--samples', '2', '--output',
+            str(tmp_path / 'cc'), '--scheduler', server.address]
+    codes = []
+    run = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
+    try:
+        run.start()
+        # far beyond the 1 s: a hang fails the test, the command does not wait for ever
+        wait_for(lambda: not run.is_alive(), 'the command to end', timeout=20.0)
+    finally:
+        server.close()
+    assert codes == [2]
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and err.startswith(
+        'tendon-robot-sim dataset: error: scheduler: cannot connect to '
+        f'{server.address!r}: ')
+    assert 'Dask scheduler' in err, err
+    assert not (tmp_path / 'cc.parts').exists()
+
+
+def test_a_scheduler_not_reached_leaves_no_run_that_refuses_other_settings(
+        tmp_path, capsys, monkeypatch):
+    """A run that solved nothing wrote the manifest: the next run, other samples, refused."""
+    import socket
+    monkeypatch.setattr(parallel, 'CONNECT_TIMEOUT', 1.0, raising=False)
+    closed = socket.socket()
+    closed.bind(('127.0.0.1', 0))
+    port = closed.getsockname()[1]
+    closed.close()      # nothing listens there: refused
+    argv = ['dataset', '--robot', ROBOT, '--model', 'cc', '--output', str(tmp_path / 'cc')]
+    assert main(argv + ['--samples', '2', '--scheduler', f'tcp://127.0.0.1:{port}']) == 2
+    assert 'cannot connect' in capsys.readouterr().err
+    assert not (tmp_path / 'cc.parts').exists()
+    assert main(argv + ['--samples', '3', '--workers', '1']) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize('robot, problem', [('{tmp}', 'Is a directory'),
+                                            ('/dev/null', 'got nothing')])
+def test_a_robot_that_is_no_description_file_is_named_for_what_it_is(tmp_path, capsys, robot,
+                                                                     problem):
+    """A folder or an empty device was refused as "no such file", which it is not."""
+    robot = robot.format(tmp=tmp_path)
+    assert main(['dataset', '--robot', robot, '--model', 'cc', '--samples', '2', '--workers',
+                 '1', '--output', str(tmp_path / 'cc')]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and robot in err and problem in err, err
+    assert 'no such file' not in err
+
+
+def test_a_file_where_the_parts_folder_goes_is_named_as_such(tmp_path, capsys):
+    """It said "o/x.parts: File exists", as though the folder were the trouble."""
+    (tmp_path / 'cc.parts').write_text('mine\n')
+    assert main(['dataset', '--robot', ROBOT, '--model', 'cc', '--samples', '2', '--workers',
+                 '1', '--output', str(tmp_path / 'cc')]) == 2
+    assert capsys.readouterr().err == (
+        f'tendon-robot-sim dataset: error: output: {tmp_path / "cc.parts"} is a file, where '
+        'the run keeps its parts (a folder); choose another --output or move the file\n')
+    assert (tmp_path / 'cc.parts').read_text() == 'mine\n'
+
+
+def test_a_second_process_is_refused_and_a_killed_one_leaves_no_stale_lock(tmp_path, capsys):
+    """Two jobs on one output: one line naming the folder; SIGKILL of the first frees it."""
+    import subprocess
+    import sys
+    argv = ['dataset', '--robot', ROBOT, '--model', 'statics', '--samples', '400',
+            '--chunk-size', '1', '--workers', '1', '--output', str(tmp_path / 's')]
+    command = [sys.executable, '-m', 'tendon_robot_sim.cli', *argv]
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: list(tmp_path.glob('s.parts/part-*')) or first.poll() is not None,
+                 'the first run to write a part')
+        assert first.poll() is None     # still running: it holds the lock
+        second = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        assert second.stderr == (
+            f'tendon-robot-sim dataset: error: output: {tmp_path / "s.parts"} is being '
+            'written by another run of this dataset; let it finish or choose another '
+            '--output\n')
+    finally:
+        first.kill()
+        first.wait()
+    assert (tmp_path / 's.parts' / 'lock').exists()     # left by the kill, but not held
+    assert main(argv + ['--max-chunks', '1']) == 0, capsys.readouterr().err
+    assert 'stopped after' in capsys.readouterr().out

@@ -26,6 +26,7 @@ import math
 import os
 from pathlib import Path
 import re
+import signal
 import subprocess
 import sys
 
@@ -127,6 +128,35 @@ def test_two_worker_tcp_cluster_gives_the_same_rows(in_process, tmp_path):
                                   host='127.0.0.1', dashboard_address=None) as cluster:
         rows = _partial_then_resume(tmp_path, scheduler=cluster.scheduler_address)
     _same_results(in_process, rows)
+
+
+def test_a_cluster_worker_killed_mid_run_loses_and_repeats_no_row(in_process, tmp_path):
+    """Dask moves the chunk of a worker killed as it worked to another: every row once."""
+    distributed = pytest.importorskip('distributed')
+    import threading
+    out = tmp_path / 'pcr'
+    killed = []
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host='127.0.0.1', dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        pids = client.run(os.getpid)
+
+        def kill_a_busy_worker():
+            # as the first part lands, the other chunks are on the workers
+            wait_for(lambda: list(tmp_path.glob('pcr.parts/part-*')), 'a part')
+            busy = [w for w, tasks in client.processing().items() if tasks and w in pids]
+            if busy:
+                os.kill(pids[busy[0]], signal.SIGKILL)
+                killed.append(busy[0])
+
+        killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
+        killer.start()
+        summary = build_dataset(PCR, 'pcr', out, samples=12, sampler='lhs', chunk_size=4,
+                                progress=False, scheduler=cluster.scheduler_address)
+        killer.join()
+    assert killed, 'no worker was busy as the first part landed'
+    assert summary['complete'] and summary['solved_now'] == 12
+    _same_results(in_process, _check_complete(out.with_suffix('.parquet'), 12))
 
 
 def test_sidecar_describes_robot_and_model(tmp_path):
