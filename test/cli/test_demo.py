@@ -190,8 +190,9 @@ def test_bag_records_the_commanded_sequence_and_the_tabled_tip_poses(demo):
     with open(out / 'tip_positions.csv') as f:
         for row in csv.DictReader(f):
             tabled = np.array([float(row[f'tip_{a}_m']) for a in 'xyz'])
-            # the table is rounded to 10 micrometres
-            assert np.min(np.abs(tips - tabled).max(axis=1)) <= 5e-6, row['phase']
+            # the table is rounded to 10 micrometres: within half of that, and the doubles'
+            # own error (5.0000000000015e-6 m failed a bound of 5e-6 in the hardware demo)
+            assert np.min(np.abs(tips - tabled).max(axis=1)) <= 5e-6 + 1e-12, row['phase']
 
 
 def test_demo_runs_the_rolling_joint_snake_and_pulling_cable_2_lifts_it(tmp_path):

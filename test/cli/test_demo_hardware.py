@@ -78,9 +78,10 @@ def test_hardware_demo_pulls_each_tendon_and_records_the_measurements(tmp_path):
                 p = reader.deserialize(raw, connection.msgtype).point
                 measured.append([p.x, p.y, p.z])
     assert counts['/tendon/command/tension'] == len(rows)
-    # every row's tip is one the bag holds (the table is rounded to 10 micrometres)
+    # every row's tip is one the bag holds: the table is rounded to 10 micrometres, so within
+    # half of that, and the doubles' own error (a tip 5.0000000000015e-6 m off failed at 5e-6)
     for phase, tabled in tip.items():
-        assert np.abs(np.array(measured) - tabled).max(axis=1).min() <= 5e-6, phase
+        assert np.abs(np.array(measured) - tabled).max(axis=1).min() <= 5e-6 + 1e-12, phase
     # the measurements stream through the whole run: every step's hold has some (their
     # rate is the loaded machine's business)
     commands = stamps['/tendon/command/tension'] + [max(max(t) for t in stamps.values())]

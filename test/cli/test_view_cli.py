@@ -299,7 +299,7 @@ import sys, time
 from tendon_robot_sim.nodes import view_node
 from tendon_robot_sim.view import page
 
-def slow(self, now):
+def slow(self, *times):
     print('refreshing', flush=True)
     time.sleep(5.0)
 

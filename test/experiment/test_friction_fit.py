@@ -138,7 +138,7 @@ def test_the_dynamic_model_refuses_a_friction_fit_to_holds(item, tmp_path, capsy
     assert cli.main(['calibrate', str(csv), '--fit', item, '--model', 'dynamic',
                      '--workers', '1', '--out', str(out)]) == 2
     error = capsys.readouterr().err.strip().splitlines()
-    assert error == [f'tendon-robot-sim calibrate: error: fit: {item}: the dynamic model '
+    assert error == [f'tendon-robot-sim calibrate: error: --fit: {item}: the dynamic model '
                      'settles each hold from rest, where friction has no effect; fit it with a '
                      'statics model (discrete, cosserat or kirchhoff: each hold from the last)']
     assert not out.exists()
