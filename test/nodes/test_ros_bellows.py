@@ -25,8 +25,10 @@ spline, and one ``sections`` arc per section joining those frames.
 """
 
 import math
+from pathlib import Path
 import time
 
+from geometry_msgs.msg import Vector3, Wrench, WrenchStamped
 import numpy as np
 import pytest
 import rclpy
@@ -37,8 +39,10 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics
 from tendon_robot_sim.models.trunk.robot import load_bellows_robot
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+from tendon_robot_sim.ros import topics
 from visualization_msgs.msg import Marker
 
+ROOT = Path(__file__).resolve().parents[2]
 BHA_FILE = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
 # Frames and arc points come from the same state: they agree to rounding.
 SAME = 1e-12   # m
@@ -164,3 +168,24 @@ def test_tf_has_the_section_ends_and_the_tip_and_the_markers_one_arc_per_section
         chord = points[-1] - points[-2]
         assert np.dot(z, chord / np.linalg.norm(chord)) > math.cos(0.05)
         start = end
+
+
+def test_a_tip_wrench_is_rejected_as_the_docs_say_and_the_node_runs_on(bha):
+    """cc_dynamic takes no tip wrench: a throttled warning, not silence (docs/ros_interface.md)."""
+    probe = bha.probe
+    wrench_pub = probe.create_publisher(topics.TIP_WRENCH.msg_type, topics.TIP_WRENCH.name,
+                                        topics.TIP_WRENCH.qos)
+    wait_for(lambda: wrench_pub.get_subscription_count() >= 1, 'the simulator on tip/wrench')
+    count = len(probe.logs)
+    wrench_pub.publish(WrenchStamped(wrench=Wrench(force=Vector3(x=0.5))))
+    (warning,) = wait_for(lambda: [log.msg for log in probe.logs[count:]
+                                   if log.name == 'simulator'
+                                   and log.msg.startswith('rejected tip wrench: ')],
+                          'the warning on the wrench')
+    assert 'this model takes no external tip wrench' in warning, warning
+    stamp = stamp_seconds(probe.latest('tendon/state').header.stamp)
+    wait_for(lambda: stamp_seconds(probe.latest('tendon/state').header.stamp) > stamp,
+             'later states')
+    row = next(line for line in (ROOT / 'docs' / 'ros_interface.md').read_text().splitlines()
+               if line.startswith('| `tip/wrench` |'))
+    assert 'mode: cc_dynamic' in row and 'this model takes no external tip wrench' in row, row
