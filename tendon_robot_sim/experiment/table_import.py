@@ -48,6 +48,10 @@ from tendon_robot_sim.experiment.recorded import check_reach
 from tendon_robot_sim.models.tendon_robot import Robot
 
 
+# The first time a stamp cannot hold: builtin_interfaces/Time's seconds are an int32.
+LAST_STAMP = 2 ** 31
+
+
 @dataclass(frozen=True)
 class MeasuredTable:
     """A measured table in SI units and the base frame, in the robot's tendon order."""
@@ -64,9 +68,9 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
     ------
     ExperimentError
         One line naming the file, line and column (a column the table lacks, a cell that is
-        not a finite number, a time stamp not after the one before, a tension outside [0,
-        the tendon's ``max_tension``], a displacement longer than the rod either way) or the
-        map's key (a tendon the robot lacks).
+        not a finite number, a time stamp not after the one before or outside a ROS time, a
+        tension outside [0, the tendon's ``max_tension``], a displacement longer than the rod
+        either way) or the map's key (a tendon the robot lacks).
 
     """
     inputs = column_map.input_columns_for(robot.tendon_names)
@@ -79,6 +83,15 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
     except TableError as error:
         raise ExperimentError(str(error)) from None
     times = table.column(column_map.time_column) * column_map.time_factor
+    # a stamp is a ROS time (builtin_interfaces/Time: int32 seconds since 1970), the bag's
+    # time unsigned nanoseconds: a time out of that range is a wrong unit or a relative time
+    # that starts below 0, which no bag holds
+    outside = (times < 0.0) | (times >= LAST_STAMP)
+    if np.any(outside):
+        row = int(np.argmax(outside))
+        raise ExperimentError(f'{table.where(row, column_map.time_column)}: the time stamp '
+                              f'{times[row]:g} s is outside what a ROS time holds (0 to '
+                              f'{LAST_STAMP - 1} s since 1970): is time.unit right?')
     step = np.diff(times)
     if np.any(step <= 0.0):
         row = int(np.argmax(step <= 0.0)) + 1

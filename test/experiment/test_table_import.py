@@ -163,6 +163,14 @@ def test_tensions_import_as_efforts(tmp_path):
      "line 4, column 'time_ms': the time stamp is before the one of line 3"),
     (OTHER_LAB.replace('250,bend', '100,bend'), OTHER_MAP,
      "line 4, column 'time_ms': the time stamp repeats the one of line 3"),
+    # time stamps a bag cannot hold: before 1970 (a time that starts below 0), and Unix
+    # milliseconds read as seconds (year 58000); they ended in an internal error, exit 70
+    (OTHER_LAB.replace('0,rest,0,0,0,0,1.0,2.0,25.0\n100', '-5,rest,0,0,0,0,1.0,2.0,25.0\n100'),
+     OTHER_MAP, "line 2, column 'time_ms': the time stamp -0.005 s is outside what a ROS "
+     'time holds (0 to 2147483647 s since 1970): is time.unit right?'),
+    (OTHER_LAB.replace('\n250,', '\n1778523002250,'), OTHER_MAP.replace('unit: ms}', 'unit: s}'),
+     "line 4, column 'time_ms': the time stamp 1.77852e+12 s is outside what a ROS time holds "
+     '(0 to 2147483647 s since 1970): is time.unit right?'),
     # a NaN row, an empty cell
     (OTHER_LAB.replace('3.0,2.5', 'nan,2.5'), OTHER_MAP, "line 4, column 'x_cm': must be finite"),
     (OTHER_LAB.replace('10,-5,0,0', '10,,0,0'), OTHER_MAP,
