@@ -55,13 +55,15 @@ class Table:
 def read_table(path: str | Path, columns: Sequence[str] | None = None,
                texts: Sequence[str] = ()) -> Table:
     """
-    Read a table: a header line of distinct names, then rows of finite numbers.
+    Read a table: a header line of names, then rows of finite numbers.
 
     ``columns``: read only these columns, as numbers (default: every column); ``texts``:
     these columns too, as text (a label per row); the other columns are not read. Blank
     lines are skipped. Raises :class:`TableError` for a missing or unreadable file, binary
-    or malformed text, no header or no rows, a repeated column, a column asked for that the
-    header lacks, a row of the wrong length, or a cell that is not a finite number.
+    or malformed text, no header or no rows, a column read that the header gives twice (others
+    may repeat: a spreadsheet's unnamed columns), a column asked for that the header lacks
+    (a header of one column with ';' in it named as such), a row of the wrong length, or a
+    cell that is not a finite number.
     """
     path = Path(path)
     try:
@@ -82,13 +84,17 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
     if not rows:
         raise TableError(f'{path}: empty; expected a header line')
     header = tuple(cell.strip() for cell in rows[0][1])
-    if len(set(header)) != len(header):
-        raise TableError(f'{path}: line 1: a column is given twice: {list(header)}')
     wanted = header if columns is None else tuple(columns)
+    # a name given twice is refused where it is read (which of the two?); columns not read
+    # may repeat: the unnamed ones a spreadsheet's export adds at the end of every line
+    for column in (*wanted, *texts):
+        if header.count(column) > 1:
+            raise TableError(f'{path}: line 1: a column is given twice: {column!r} in '
+                             f'{list(header)}'[:300])
     for column in (*wanted, *texts):
         if column not in header:
-            raise TableError(f'{path}: line 1: no column {column!r} (the header has '
-                             f'{", ".join(header)})')
+            raise TableError(f'{path}: line 1: no column {column!r}' + (
+                _not_commas(header) or f' (the header has {", ".join(header)})'))
     if len(rows) < 2:
         raise TableError(f'{path}: no rows after the header')
     where = [header.index(column) for column in wanted]
@@ -110,3 +116,13 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
     text = {column: tuple(row[header.index(column)].strip() for _, row in rows[1:])
             for column in texts}
     return Table(path, wanted, np.array([line for line, _ in rows[1:]]), values, text)
+
+
+def _not_commas(header: tuple[str, ...]) -> str:
+    """Return why a header of one column is one: another separator (a locale's ';'), or ''."""
+    if len(header) == 1:
+        for separator in (';', '\t', '|'):
+            if separator in header[0]:
+                return (f': the header is one column with {separator!r} in it; columns must '
+                        'be separated by commas')
+    return ''

@@ -265,3 +265,29 @@ def test_the_map_loader_reads_quaternions_and_rotation_matrices(tmp_path):
     np.testing.assert_allclose(load_column_map(path).rotation, by_quaternion, rtol=0, atol=1e-12)
     np.testing.assert_allclose(by_quaternion @ [1.0, 0.0, 0.0], [0.0, 0.0, -1.0], rtol=0,
                                atol=1e-12)
+
+
+def test_the_empty_columns_a_spreadsheet_adds_are_not_two_columns_of_one_name(tmp_path):
+    """A spreadsheet's export ends every line with ',,': two unnamed columns, not read."""
+    (tmp_path / 'run.csv').write_text(OTHER_LAB.replace('\n', ',,\n'))
+    (tmp_path / 'map.yaml').write_text(OTHER_MAP)
+    bag = tmp_path / 'bag'
+    assert cli.main(['import', str(tmp_path / 'run.csv'), '--columns', str(tmp_path / 'map.yaml'),
+                     '--out', str(bag)]) == 0
+    assert read_recording(bag, load_robot(ROOT / 'config' / 'robot.yaml')).labels == (
+        'rest', 'rest', 'bend')
+
+
+@pytest.mark.parametrize('separator', [';', '\t'])
+def test_a_table_not_separated_by_commas_is_named_so(separator, tmp_path, capsys):
+    """A spreadsheet set to another locale writes ';': the header read as one column."""
+    (tmp_path / 'run.csv').write_text(OTHER_LAB.replace(',', separator))
+    (tmp_path / 'map.yaml').write_text(OTHER_MAP)
+    bag = tmp_path / 'bag'
+    assert cli.main(['import', str(tmp_path / 'run.csv'), '--columns', str(tmp_path / 'map.yaml'),
+                     '--out', str(bag)]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1, err
+    assert err.endswith("line 1: no column 'time_ms': the header is one column with "
+                        f'{separator!r} in it; columns must be separated by commas\n'), err
+    assert not bag.exists()
