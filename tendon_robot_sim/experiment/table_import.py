@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.column_map import ColumnMap
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.experiment.experiment import (ExperimentError, LABEL_TOPIC, MARKER_FRAME,
@@ -154,7 +155,8 @@ def write_measured_bag(path: str | Path, measured: MeasuredTable, robot: Robot) 
                       messages.static_transform(recording.start_ns, TIP_FRAME, MARKER_FRAME,
                                                 recording.tip_marker))
         displacement = recording.kind == 'displacement'
-        for k, time in enumerate(recording.tip_times):
+        # a table of up to 10^6 rows (csv_table.MAX_ROWS) is minutes of writing: shown
+        for k, time in enumerate(progress_bar(recording.tip_times, desc='import', unit='row')):
             stamp = recording.start_ns + int(round(time * 1e9))
             if recording.labels:
                 bag.write('/' + LABEL_TOPIC, stamp, messages.text(recording.labels[k]))
