@@ -53,8 +53,8 @@ from typing import Any
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from tendon_robot_sim.models.description import (DescriptionMapping, read_yaml,
-                                                 RobotDescriptionError)
+from tendon_robot_sim.models.description import (describe_value, DescriptionMapping,
+                                                 read_yaml, RobotDescriptionError)
 
 LENGTH_UNITS = {'m': 1.0, 'cm': 1e-2, 'mm': 1e-3, 'um': 1e-6}
 TENSION_UNITS = {'N': 1.0, 'mN': 1e-3, 'kN': 1e3}
@@ -131,6 +131,9 @@ def load_column_map(path: str | Path) -> ColumnMap:
 
 
 def _column_map(path: Path, data: Any) -> ColumnMap:
+    if not isinstance(data, dict):
+        raise RobotDescriptionError(f'{path}: a column map must be a mapping (time, inputs, '
+                                    f'tip, ...), got {describe_value(data)}')
     top = DescriptionMapping(data, '', required=('time', 'inputs', 'tip'),
                              optional=('label', 'frame', 'marker', 'markers', 'source',
                                        'licence'))
@@ -211,6 +214,11 @@ def _inputs(m: DescriptionMapping) -> tuple[str, tuple[InputColumn, ...]]:
     tendon_of = {}     # column -> the tendon it was given to first
     for tendon, spec in columns.items():
         key = f'inputs.columns.{tendon}'
+        if not isinstance(spec, (str, dict)):
+            quoted = f" (quote a name that YAML reads as a number: '{spec}')" \
+                if isinstance(spec, (int, float)) and not isinstance(spec, bool) else ''
+            raise RobotDescriptionError(f'{key}: must be a column name or {{column, unit, '
+                                        f'sign}}, got {describe_value(spec)}{quoted}')
         entry = DescriptionMapping({'column': spec} if isinstance(spec, str) else spec, key,
                                    required=('column',), optional=('unit', 'sign'))
         column = entry.string('column')

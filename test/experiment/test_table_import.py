@@ -207,6 +207,15 @@ def test_tensions_import_as_efforts(tmp_path):
     (OTHER_LAB, OTHER_MAP.replace('rpy_deg: [0, 90, 0]', 'rotation: [[1, 0, 0], [0, 2, 0], '
                                   '[0, 0, 1]]'), 'frame.rotation: not a rotation matrix'),
     (OTHER_LAB, OTHER_MAP + 'colour: blue\n', 'colour: unknown key'),
+    # a map that is no mapping: it said "robot description", which the file is not
+    (OTHER_LAB, '', 'map.yaml: a column map must be a mapping (time, inputs, tip, ...), got '
+     'nothing'),
+    (OTHER_LAB, '- time\n- tip\n', 'map.yaml: a column map must be a mapping (time, inputs, '
+     "tip, ...), got list ['time', 'tip']"),
+    # a column named by a number, unquoted: it said "must be a mapping"
+    (OTHER_LAB, OTHER_MAP.replace('t0: a_deg', 't0: 7'),
+     'map.yaml: inputs.columns.t0: must be a column name or {column, unit, sign}, got int 7 '
+     "(quote a name that YAML reads as a number: '7')"),
     # a tension that pushes, a tension beyond the robot's max_tension (config/robot.yaml: 20 N)
     (TENSIONS.replace('1,2,0,0,500', '1,2,-3,0,500'), TENSION_MAP,
      "line 3, column 'f1': a tension must be >= 0 N, got -3 N"),
