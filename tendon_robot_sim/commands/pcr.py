@@ -178,6 +178,7 @@ def _heights(text: str) -> np.ndarray:
         raise CommandError(f'--heights: must be LOW:HIGH:N, got {text!r}') from None
     if count < 1 or not high >= low or not math.isfinite(high - low):
         raise CommandError(f'--heights: need finite LOW <= HIGH and N >= 1, got {text!r}')
+    pcr_studies.one_of_range(count, low, high, text, '--heights')
     return np.linspace(low, high, count)
 
 

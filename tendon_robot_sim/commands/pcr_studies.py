@@ -146,7 +146,15 @@ def _range(text: str, option: str, count: int = 3) -> np.ndarray:
         raise CommandError(f'{option}: need finite LOW <= HIGH, got {text!r}')
     if not 1 <= samples <= MAX_SAMPLES:
         raise CommandError(f'{option}: N must be within [1, {MAX_SAMPLES}], got {text!r}')
+    one_of_range(samples, low, high, text, option)
     return np.linspace(low, high, samples)
+
+
+def one_of_range(samples: int, low: float, high: float, text: str, option: str) -> None:
+    """Refuse N = 1 of LOW < HIGH: linspace gives LOW alone, as if HIGH were not given."""
+    if samples == 1 and high > low:
+        raise CommandError(f'{option}: N = 1 samples LOW alone; give N >= 2 for LOW < HIGH, '
+                           f'got {text!r}')
 
 
 def _degrees(text: str, option: str, count: int) -> np.ndarray:
