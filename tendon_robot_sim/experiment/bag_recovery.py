@@ -157,9 +157,12 @@ def _data_end(data: mcap_crc.FileBytes, path: Path) -> int:
     Raises
     ------
     BagError
-        No message comes before that offset: nothing could be recovered.
+        No message comes before that offset: nothing could be recovered; or the file is no
+        MCAP file (8 bytes or more that do not begin with its magic).
 
     """
+    if len(data) >= 8 and data[:8] != mcap_crc.MAGIC:     # a recorder writes it first
+        raise BagError(f"{path}: not an MCAP file: it does not begin with MCAP's magic bytes")
     if data[:8] != mcap_crc.MAGIC or len(data) < 8 + _HEAD.size:
         raise BagError(f'{path}: nothing to recover: the recorder was killed before it wrote '
                        'its first messages to disk')

@@ -165,6 +165,17 @@ def test_a_writer_killed_before_its_first_flush_left_nothing(tmp_path, capsys):
     assert err.count('\n') == 1 and 'nothing to recover' in err, err
 
 
+def test_a_file_that_is_no_mcap_is_named_so_not_a_kill(tmp_path, capsys):
+    """A copied-over file of another kind, not a recorder killed before its first flush."""
+    bag = tmp_path / 'bag'
+    bag.mkdir()
+    (bag / 'bag_0.mcap').write_text('time,x\n0,1\n' * 100)
+    assert cli.main(['reindex', str(bag)]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and err.endswith(
+        "bag_0.mcap: not an MCAP file: it does not begin with MCAP's magic bytes\n"), err
+
+
 @pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
 def test_a_complete_bag_with_its_metadata_lost_gets_it_back(storage, tmp_path, capsys):
     """``ros2 bag reindex``'s own case: the storage is whole, metadata.yaml is gone."""
