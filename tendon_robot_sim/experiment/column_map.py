@@ -98,6 +98,7 @@ class ColumnMap:
     markers: tuple[tuple[str, tuple[str, str, str], float], ...]   # (name, columns, m/unit)
     source: str = ''
     licence: str = ''
+    marker_factor: float = 1.0          # m per unit of marker.translation
 
     def to_base(self, points: np.ndarray, factor: float) -> np.ndarray:
         """Return measured points (k, 3) in table units as base-frame points [m]."""
@@ -154,6 +155,7 @@ def _column_map(path: Path, data: Any) -> ColumnMap:
     tip.finish()
     rotation, translation = _frame(top)
     marker_offset = None
+    unit = 1.0
     if 'marker' in top:
         marker = _section(top, 'marker', ('translation',), ('unit',))
         unit = _unit(marker, LENGTH_UNITS, 'm')
@@ -174,7 +176,7 @@ def _column_map(path: Path, data: Any) -> ColumnMap:
                      label_column=label_column, kind=kind, inputs=inputs,
                      tip_columns=tip_columns, tip_factor=tip_factor, rotation=rotation,
                      translation=translation, marker_offset=marker_offset, markers=markers,
-                     source=texts[0], licence=texts[1])
+                     source=texts[0], licence=texts[1], marker_factor=unit)
 
 
 def _section(top: DescriptionMapping, name: str, required, optional) -> DescriptionMapping:
@@ -211,6 +213,7 @@ def _inputs(m: DescriptionMapping) -> tuple[str, tuple[InputColumn, ...]]:
         raise RobotDescriptionError('inputs.columns: must be a mapping {tendon name: column}, '
                                     f'got {type(columns).__name__}')
     result = []
+    angles = False     # an input column in rad or deg, which the drum makes a displacement
     tendon_of = {}     # column -> the tendon it was given to first
     for tendon, spec in columns.items():
         key = f'inputs.columns.{tendon}'
@@ -237,6 +240,10 @@ def _inputs(m: DescriptionMapping) -> tuple[str, tuple[InputColumn, ...]]:
                     'become a displacement')
             factor *= drum
         result.append(InputColumn(str(tendon), column, factor))
+        angles = angles or own_unit in ANGLE_UNITS
+    if drum is not None and not angles:     # a unit meant as deg, or a key left from a copy
+        raise RobotDescriptionError('inputs.drum_radius: only for a motor angle (rad, deg); '
+                                    'no input column is one')
     m.finish()
     return kind, tuple(result)
 

@@ -45,7 +45,7 @@ from tendon_robot_sim.experiment.experiment import (ExperimentError, LABEL_TOPIC
                                                     RECORDED_TYPES, Recording, STATE_TOPIC,
                                                     TF_STATIC_TOPIC, TIP_FRAME, TIP_TOPIC)
 from tendon_robot_sim.experiment.input_profile import input_problem
-from tendon_robot_sim.experiment.recorded import check_reach
+from tendon_robot_sim.experiment.recorded import check_reach, REACH
 from tendon_robot_sim.models.tendon_robot import Robot
 
 
@@ -75,6 +75,7 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
 
     """
     inputs = column_map.input_columns_for(robot.tendon_names)
+    _check_marker(column_map, robot.rod.length)
     numbers = ([column_map.time_column] + [c.column for c in inputs]
                + list(column_map.tip_columns)
                + [c for _, columns, _ in column_map.markers for c in columns])
@@ -124,6 +125,18 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
         tip_marker=column_map.marker_offset, start_ns=start_ns)
     markers = {name: points(columns, factor) for name, columns, factor in column_map.markers}
     return MeasuredTable(recording, markers)
+
+
+def _check_marker(column_map: ColumnMap, length: float) -> None:
+    """Refuse a marker ``REACH`` robot lengths or more from the tip: its unit is wrong."""
+    if column_map.marker_offset is None:
+        return
+    distance = float(np.linalg.norm(column_map.marker_offset))
+    if distance >= REACH * length:
+        raise ExperimentError(f'{column_map.path}: marker.translation: the marker is '
+                              f'{distance:g} m from the tip, {distance / length:.0f} times the '
+                              f"robot's length ({length:g} m): is marker.unit right (read as "
+                              f'{column_map.marker_factor:g} m)?')
 
 
 def write_measured_bag(path: str | Path, measured: MeasuredTable, robot: Robot) -> dict:

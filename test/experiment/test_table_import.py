@@ -227,6 +227,13 @@ def test_tensions_import_as_efforts(tmp_path):
     (OTHER_LAB, OTHER_MAP.replace('z_cm], unit: cm}', 'z_cm]}'),
      "line 2, column 'x_cm': the measured point is 25.0994 m from the base, 100 times the "
      "robot's length (0.25 m): is its unit right (a table unit read as 1 m), and the frame?"),
+    # a marker offset whose unit was left out: 8 mm read as 8 m beyond the tip, taken
+    (OTHER_LAB, OTHER_MAP + 'marker: {translation: [0, 0, 8]}\n',
+     "map.yaml: marker.translation: the marker is 8 m from the tip, 32 times the robot's "
+     'length (0.25 m): is marker.unit right (read as 1 m)?'),
+    # a drum radius on inputs no angle is among: it had no effect, silently
+    (OTHER_LAB, OTHER_MAP.replace('unit: deg', 'unit: um'),
+     'map.yaml: inputs.drum_radius: only for a motor angle (rad, deg); no input column is one'),
     # a displacement longer than the rod (0.25 m), here paid out (the map's sign -1)
     (OTHER_LAB.replace('250,bend,10,', '250,bend,1e5,'), OTHER_MAP,
      "line 4, column 'a_deg': a displacement must be within [-0.25, 0.25] m (the rod length "
