@@ -272,10 +272,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _orientations(text: str) -> list[np.ndarray]:
+    """R,P,Y;R,P,Y... in deg; an error names the orientation of several that is bad."""
+    items = text.split(';')
+    if len(items) == 1:
+        return [_degrees(text, '--orientations-deg', 3)]
+    for k, item in enumerate(items):
+        if not item.strip():
+            raise CommandError(f'--orientations-deg: orientation {k + 1} of {len(items)} is '
+                               "empty (a ';' too many?)")
+    return [_degrees(item, f'--orientations-deg (orientation {k + 1})', 3)
+            for k, item in enumerate(items)]
+
+
 def _workspace(args, robot, force, moment) -> int:
     heights = _heights(args.heights)
-    orientations = [_degrees(item, '--orientations-deg', 3)
-                    for item in args.orientations_deg.split(';')]
+    orientations = _orientations(args.orientations_deg)
     solves = heights.size * args.per_height * len(orientations)
     if solves > MAX_WORKSPACE_SOLVES:
         raise CommandError(f'--heights, --per-height, --orientations-deg: {solves:.3g} solves, '

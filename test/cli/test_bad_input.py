@@ -283,6 +283,11 @@ CASES = [
     (['pcr', 'workspace', '--heights', '0.4:inf:3', '--out', '{out}'], BAD, 'need finite'),
     (['pcr', 'workspace', '--heights', '0.4:0.7:100000', '--per-height', '100000', '--out',
       '{out}'], BAD, '1e+10 solves'),
+    # an orientation of several that is bad: it was named as the first ("item 0")
+    (['pcr', 'workspace', '--orientations-deg', '0,0,0;', '--out', '{out}'], BAD,
+     "--orientations-deg: orientation 2 of 2 is empty (a ';' too many?)"),
+    (['pcr', 'workspace', '--orientations-deg', '0,0,0;0,nan,0', '--out', '{out}'], BAD,
+     "--orientations-deg (orientation 2): item 1 ('nan') must be finite"),
     # one height of a range: it solved at LOW alone, as if HIGH had not been given
     (['pcr', 'workspace', '--heights', '0.4:0.7:1', '--out', '{out}'], BAD,
      "--heights: N = 1 samples LOW alone; give N >= 2 for LOW < HIGH, got '0.4:0.7:1'"),
