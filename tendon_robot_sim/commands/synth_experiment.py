@@ -82,6 +82,19 @@ MAX_TWIST = 180.0
 TRUTH_MODELS = ('dynamic',) + MODELS
 # Options of one robot kind only: (dest, option).
 # (--damping-factor is both kinds': the dampers of a bellows robot, the damping of a tendon robot)
+# The robot file's key each option sets on the true robot, for an error the file's bounds raise.
+OPTION_KEYS = (('rod.youngs_modulus', 'youngs_modulus'), ('rod.shear_modulus', 'shear_modulus'),
+               ('vertebrae.mass', 'vertebra_mass'))
+
+
+def _as_option(text: str, args) -> str:
+    """Name the option given, not the true robot's key it set, in a bound's error."""
+    for key, name in OPTION_KEYS:
+        if text.startswith(key + ':') and getattr(args, name, None) is not None:
+            return '--' + name.replace('_', '-') + text[len(key):]
+    return text
+
+
 TENDON_OPTIONS = (('youngs_modulus', '--youngs-modulus'), ('shear_modulus', '--shear-modulus'),
                   ('experiment', '--experiment'), ('truth_model', '--truth-model'),
                   ('disc_twist_deg', '--disc-twist-deg'), ('damping_ratio', '--damping-ratio'),
@@ -198,7 +211,7 @@ def run_tendon(args: argparse.Namespace, path) -> int:
                                                       {'vertebra_mass': mass} if discs else {}),
                                       twist)
     except RobotDescriptionError as error:
-        raise command_error(error) from None
+        raise CommandError(_as_option(str(error), args)) from None
     model = 'dynamic' if step else args.truth_model or 'dynamic'
     print(f'hidden true parameters: youngs_modulus {youngs:.6g} Pa, shear_modulus '
           f'{shear:.6g} Pa' + (f', vertebra_mass {mass:.6g} kg' if discs else '')

@@ -495,6 +495,14 @@ CASES = [
     # experiments
     (['synth-experiment', '{out}/new_bag', '--youngs-modulus', '-1'], BAD,
      'argument --youngs-modulus'),
+    # beyond the robot files' bounds: it named rod.youngs_modulus, a key of no file given
+    (['synth-experiment', '{out}/new_bag', '--youngs-modulus', '1'], BAD,
+     '--youngs-modulus: must be within [1000, 1e+14] Pa (from a soft hydrogel to a nearly '
+     'rigid rod), got 1'),
+    (['synth-experiment', '{out}/new_bag', '--shear-modulus', '1e30'], BAD,
+     '--shear-modulus: must be within'),
+    (['synth-experiment', '{out}/new_bag', '--vertebra-mass', '1e9'], BAD,
+     '--vertebra-mass: must be within [0, 1000] kg'),
     (['synth-experiment', '{out}/new_bag', '--noise', 'nan'], BAD, 'argument --noise'),
     (['synth-experiment', '{out}/new_bag', '--noise', '1e30'], BAD,
      'argument --noise: must be a number within [0, 1] m'),
