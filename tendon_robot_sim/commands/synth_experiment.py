@@ -80,8 +80,6 @@ DAMPING_FACTOR = 1.5
 DISC_TWIST = 2.0
 MAX_TWIST = 180.0
 TRUTH_MODELS = ('dynamic',) + MODELS
-# Options of one robot kind only: (dest, option).
-# (--damping-factor is both kinds': the dampers of a bellows robot, the damping of a tendon robot)
 # The robot file's key each option sets on the true robot, for an error the file's bounds raise.
 OPTION_KEYS = (('rod.youngs_modulus', 'youngs_modulus'), ('rod.shear_modulus', 'shear_modulus'),
                ('vertebrae.mass', 'vertebra_mass'))
@@ -95,6 +93,8 @@ def _as_option(text: str, args) -> str:
     return text
 
 
+# Options of one robot kind only: (dest, option).
+# (--damping-factor is both kinds': the dampers of a bellows robot, the damping of a tendon robot)
 TENDON_OPTIONS = (('youngs_modulus', '--youngs-modulus'), ('shear_modulus', '--shear-modulus'),
                   ('experiment', '--experiment'), ('truth_model', '--truth-model'),
                   ('disc_twist_deg', '--disc-twist-deg'), ('damping_ratio', '--damping-ratio'),
