@@ -261,6 +261,7 @@ def test_a_sequence_row_beyond_a_max_tension_is_no_result(tmp_path, capsys):
     assert err.count('\n') == 1 and 'Traceback' not in err, err
     assert err.startswith('tendon-robot-sim statics: error: --displacements-csv[t0]: the '
                           'equilibrium needs ') and 'in row 2 (t = 1 s)' in err, err
+    assert err.endswith(f'; the rows solved are in {out}\n'), err
     table = np.genfromtxt(out, delimiter=',', names=True)
     assert list(table['t']) == [0.0, 1.0] and table['tension_t0'][1] > 20.0
 
@@ -284,6 +285,7 @@ def test_a_sequence_row_without_a_state_exits_1_as_a_single_solve_does(tmp_path,
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and err.startswith(
         'tendon-robot-sim statics: error: --displacements-csv: row 2 (t = 1 s): '), err
+    assert err.endswith(f'; the rows solved are in {out}\n'), err
     assert list(np.genfromtxt(out, delimiter=',', names=True, ndmin=1)['t']) == [0.0]
 
 
@@ -298,3 +300,21 @@ def test_a_plot_of_one_row_is_refused_not_left_unwritten(tmp_path, capsys):
                             'their input, and --tensions-csv has one row; give two or more, or '
                             'leave --plot out\n')
     assert not plot.exists() and not captured.out
+
+
+def test_a_sequence_that_fails_at_its_first_row_leaves_the_trajectory_file_alone(
+        tmp_path, capsys):
+    """
+    No row solved: an older ``--trajectory-out`` is kept, as ``simulate`` keeps it.
+
+    ``kirchhoff`` finds no state for 2 mm of t0 (above); as the first row the command wrote
+    the header alone over the file, without a line end, and exited 1.
+    """
+    rows, older = tmp_path / 'rows.csv', tmp_path / 'out.csv'
+    rows.write_text('t,t0\n0,0.002\n')
+    older.write_text('t,x\n0,1\n')
+    assert main(['statics', '--model', 'kirchhoff', '--displacements-csv', str(rows),
+                 '--trajectory-out', str(older)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith('tendon-robot-sim statics: error: --displacements-csv: row 1 '), err
+    assert older.read_text() == 't,x\n0,1\n'
