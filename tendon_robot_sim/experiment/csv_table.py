@@ -20,7 +20,7 @@ import csv
 from dataclasses import dataclass, field
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -53,12 +53,15 @@ class Table:
 
 
 def read_table(path: str | Path, columns: Sequence[str] | None = None,
-               texts: Sequence[str] = ()) -> Table:
+               texts: Sequence[str] = (),
+               check_header: Callable[[tuple[str, ...]], None] | None = None) -> Table:
     """
     Read a table: a header line of distinct names, then rows of finite numbers.
 
     ``columns``: read only these columns, as numbers (default: every column); ``texts``:
-    these columns too, as text (a label per row); the other columns are not read. Blank
+    these columns too, as text (a label per row); the other columns are not read;
+    ``check_header``: called with the header before any row is read, so that a header of
+    names the reader does not know is refused as such, not as a cell of it. Blank
     lines are skipped. Raises :class:`TableError` for a missing or unreadable file, binary
     or malformed text, no header or no rows, a repeated column, a column asked for that the
     header lacks, a row of the wrong length, or a cell that is not a finite number.
@@ -84,6 +87,8 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
     header = tuple(cell.strip() for cell in rows[0][1])
     if len(set(header)) != len(header):
         raise TableError(f'{path}: line 1: a column is given twice: {list(header)}')
+    if check_header is not None:
+        check_header(header)
     wanted = header if columns is None else tuple(columns)
     for column in (*wanted, *texts):
         if column not in header:

@@ -105,6 +105,22 @@ def test_bad_input_messages(args, message, capsys):
     assert len(err) == 1 and message in err[0]
 
 
+@pytest.mark.parametrize('text, message', [
+    # Excel's trailing comma: "column '': '' is not a number", of a column nobody named
+    ('t,t0,\n0,1,\n', 'line 1: column 3 has no name'),
+    # another separator: "column 't;t0': '0;1' is not a number", as if a cell were wrong
+    ('t;t0\n0;1\n', "line 1: unknown column 't;t0'; expected 't' (s)"),
+    ('t\tt0\n0\t1\n', "line 1: unknown column 't\\tt0'; expected 't' (s)"),
+])
+def test_a_sequence_file_whose_header_is_wrong_is_named_by_its_header(
+        tmp_path, text, message, capsys):
+    rows = tmp_path / 'rows.csv'
+    rows.write_text(text)
+    assert main(['statics', '--tensions-csv', str(rows)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f'--tensions-csv: {rows}: {message}' in err[0], err
+
+
 def test_json_carries_the_contacts_of_a_world(tmp_path, capsys):
     world = tmp_path / 'prop.yaml'
     world.write_text('obstacles:\n'
