@@ -286,6 +286,6 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
         print(f'{len(rows)} states solved in sequence; the last:')
     if not args.no_stability:
         result = dataclasses.replace(result, stability=not_checked(
-            'path-dependent statics (a sequence or tendon friction)'))
+            'path-dependent statics (a sequence, tendon friction or bending friction)'))
     _report(args, robot, solver.constitutive, result)
     return 0

@@ -334,3 +334,19 @@ def test_a_sequence_that_fails_at_its_first_row_leaves_the_trajectory_file_alone
     err = capsys.readouterr().err
     assert err.startswith('tendon-robot-sim statics: error: --displacements-csv: row 1 '), err
     assert older.read_text() == 't,x\n0,1\n'
+
+
+def test_the_stability_line_of_a_robot_with_bending_friction_names_it(tmp_path, capsys):
+    """
+    Bending friction alone makes the statics path-dependent, and the check is skipped.
+
+    The reason said 'a sequence or tendon friction', neither of which the run had.
+    """
+    description = yaml.safe_load(Path(default_robot_file()).read_text())
+    description['rod']['bending_friction'] = {'moment': 0.01}
+    robot = tmp_path / 'bending.yaml'
+    robot.write_text(yaml.safe_dump(description))
+    assert main(['statics', '--robot', str(robot), '--model', 'discrete', '--tensions',
+                 '1,0,0,0', '--json']) == 0
+    reason = json.loads(capsys.readouterr().out.splitlines()[-1])['stability']['reason']
+    assert 'bending friction' in reason, reason
