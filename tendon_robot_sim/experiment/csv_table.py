@@ -105,7 +105,7 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
         for c, (column, index) in enumerate(zip(wanted, where)):
             cell = row[index]
             try:
-                values[r, c] = float(cell)
+                values[r, c] = _number(cell)
             except ValueError:
                 raise TableError(f'{path}: line {line}, column {column!r}: {cell.strip()!r} '
                                  'is not a number') from None
@@ -115,3 +115,15 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
     text = {column: tuple(row[header.index(column)].strip() for _, row in rows[1:])
             for column in texts}
     return Table(path, wanted, np.array([line for line, _ in rows[1:]]), values, text)
+
+
+def _number(cell: str) -> float:
+    """
+    ``float(cell)`` of a number as a spreadsheet or numpy writes it (ASCII, no underscores).
+
+    Python's ``float`` also reads ``'1_0'`` (10) and digits of other scripts: a typo read as
+    a value, where every other reader of the file sees no number.
+    """
+    if '_' in cell or not cell.isascii():
+        raise ValueError(cell)
+    return float(cell)

@@ -111,8 +111,12 @@ def test_bad_input_messages(args, message, capsys):
     # another separator: "column 't;t0': '0;1' is not a number", as if a cell were wrong
     ('t;t0\n0;1\n', "line 1: unknown column 't;t0'; expected 't' (s)"),
     ('t\tt0\n0\t1\n', "line 1: unknown column 't\\tt0'; expected 't' (s)"),
+    # Python's float() reads '1_0' as 10 and an Arabic-Indic digit as its value: 10 N from a
+    # typo, where a spreadsheet or numpy sees no number
+    ('t,t0\n0,1_0\n', "line 2, column 't0': '1_0' is not a number"),
+    ('t,t0\n0,\u0661\n', "line 2, column 't0': '\u0661' is not a number"),
 ])
-def test_a_sequence_file_whose_header_is_wrong_is_named_by_its_header(
+def test_a_sequence_file_is_refused_naming_its_header_or_its_cell(
         tmp_path, text, message, capsys):
     rows = tmp_path / 'rows.csv'
     rows.write_text(text)
