@@ -305,6 +305,10 @@ def run(args: argparse.Namespace) -> int:
             option = '--tensions-csv' if args.tensions_csv else '--displacements-csv'
             raise CommandError(f'{option}: the file ends at t = 0 s; give --duration')
         total = args.max_time if args.until_steady else duration
+        steps = {'kept': args.trajectory_out is not None,
+                 'option': '--max-time' if args.until_steady else '--duration'}
+        if args.dt is not None:     # before the model, whose warning of dt would come first
+            check_steps(total, args.dt, **steps)
         if integrator == 'implicit':
             from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
             sim = ImplicitSimulator(robot, dt=args.dt, alpha=_alpha(args), world=world,
@@ -319,8 +323,7 @@ def run(args: argparse.Namespace) -> int:
             from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
             sim = TendonSimulator(robot, dt=args.dt, world=world)
         # a trajectory file keeps a row per step (implicit) or per millisecond (explicit)
-        check_steps(total, sim.dt, kept=args.trajectory_out is not None,
-                    option='--max-time' if args.until_steady else '--duration')
+        check_steps(total, sim.dt, **steps)
         trajectory = Trajectory(args.trajectory_out, robot.tendon_names, world is not None,
                                 integrator == 'implicit')
         _set_start(sim, args, series)

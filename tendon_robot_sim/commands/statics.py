@@ -209,7 +209,8 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
     """
     Solve a quasi-static sequence (or one state pulled from rest), each state from the last.
 
-    Rows solved before a failure are still written to --trajectory-out. A row whose
+    Rows solved before a failure are still written to --trajectory-out (none solved: the
+    file is left as it was). A row whose
     equilibrium needs more than a tendon's max_tension ends the sequence (exit 1), written
     after them.
     """
@@ -263,10 +264,12 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
                 beyond += f' in row {k + 1} (t = {times[k]:g} s)'
             break
     table = np.array(out).reshape(-1, len(header))
-    if args.trajectory_out is not None:
+    kept = ''
+    if args.trajectory_out is not None and len(table):    # no row: an older file is kept
         with open_output(args.trajectory_out) as handle:
             np.savetxt(handle, table, delimiter=',', header=','.join(header), comments='',
                        fmt='%.10g')
+        kept = f'; the rows solved are in {args.trajectory_out}'
     if args.plot is not None and len(table) > 1:
         n = len(names)
         inputs = table[:, 8:8 + n] if field == 'tension' else table[:, 8 + 2 * n:8 + 3 * n]
@@ -276,13 +279,13 @@ def _sequence(args: argparse.Namespace, robot, tip_force, tip_moment, world) -> 
                         f'{field} of {names[i]} at the motor [{unit}]', args.plot)
         print(f'wrote {args.plot}')
     if failure:
-        raise failure
+        raise type(failure)(f'{failure}{kept}')
     if beyond:
-        raise NoResultError(f'{option}{beyond}; no equilibrium within the limits')
+        raise NoResultError(f'{option}{beyond}; no equilibrium within the limits{kept}')
     if len(rows) > 1:
         print(f'{len(rows)} states solved in sequence; the last:')
     if not args.no_stability:
         result = dataclasses.replace(result, stability=not_checked(
-            'path-dependent statics (a sequence or tendon friction)'))
+            'path-dependent statics (a sequence, tendon friction or bending friction)'))
     _report(args, robot, solver.constitutive, result)
     return 0

@@ -20,7 +20,7 @@ import csv
 from dataclasses import dataclass, field
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -53,12 +53,15 @@ class Table:
 
 
 def read_table(path: str | Path, columns: Sequence[str] | None = None,
-               texts: Sequence[str] = ()) -> Table:
+               texts: Sequence[str] = (),
+               check_header: Callable[[tuple[str, ...]], None] | None = None) -> Table:
     """
     Read a table: a header line of names, then rows of finite numbers.
 
     ``columns``: read only these columns, as numbers (default: every column); ``texts``:
-    these columns too, as text (a label per row); the other columns are not read. Blank
+    these columns too, as text (a label per row); the other columns are not read;
+    ``check_header``: called with the header before any row is read, so that a header of
+    names the reader does not know is refused as such, not as a cell of it. Blank
     lines are skipped. Raises :class:`TableError` for a missing or unreadable file, binary
     or malformed text, no header or no rows, a column read that the header gives twice (others
     may repeat: a spreadsheet's unnamed columns), a column asked for that the header lacks
@@ -84,6 +87,8 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
     if not rows:
         raise TableError(f'{path}: empty; expected a header line')
     header = tuple(cell.strip() for cell in rows[0][1])
+    if check_header is not None:
+        check_header(header)
     wanted = header if columns is None else tuple(columns)
     # a name given twice is refused where it is read (which of the two?); columns not read
     # may repeat: the unnamed ones a spreadsheet's export adds at the end of every line
@@ -106,7 +111,7 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
         for c, (column, index) in enumerate(zip(wanted, where)):
             cell = row[index]
             try:
-                values[r, c] = float(cell)
+                values[r, c] = _number(cell)
             except ValueError:
                 raise TableError(f'{path}: line {line}, column {column!r}: {cell.strip()!r} '
                                  'is not a number') from None
@@ -126,3 +131,15 @@ def _not_commas(header: tuple[str, ...]) -> str:
                 return (f': the header is one column with {separator!r} in it; columns must '
                         'be separated by commas')
     return ''
+
+
+def _number(cell: str) -> float:
+    """
+    ``float(cell)`` of a number as a spreadsheet or numpy writes it (ASCII, no underscores).
+
+    Python's ``float`` also reads ``'1_0'`` (10) and digits of other scripts: a typo read as
+    a value, where every other reader of the file sees no number.
+    """
+    if '_' in cell or not cell.isascii():
+        raise ValueError(cell)
+    return float(cell)

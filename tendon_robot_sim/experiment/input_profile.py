@@ -165,19 +165,27 @@ def read_profile(path: str | Path, names: Sequence[str], limits: np.ndarray,
     outside its actuator's range (``quantity`` and ``unit`` word it).
     """
     names = tuple(names)
+
+    def check_header(header):
+        # before the rows: a header split on another separator, or a column without a name
+        # (a trailing comma), is the header's fault, not that of a cell below it
+        for i, column in enumerate(header):
+            if not column:
+                raise ProfileError(f'{path}: line 1: column {i + 1} has no name (a comma at '
+                                   'the end of the header?)')
+            if column != TIME_COLUMN and column not in names:
+                raise ProfileError(f'{path}: line 1: unknown column {column!r}; expected '
+                                   f'{TIME_COLUMN!r} (s) and actuators of {list(names)} '
+                                   f'({quantity}, {unit}), separated by commas')
+        if TIME_COLUMN not in header:
+            raise ProfileError(f'{path}: line 1: column {TIME_COLUMN!r} (time, s) missing')
+        if len(header) < 2:
+            raise ProfileError(f'{path}: line 1: no actuator column; name one of {list(names)}')
+
     try:
-        table = read_table(path)
+        table = read_table(path, check_header=check_header)
     except TableError as error:
         raise ProfileError(str(error)) from None
-    for column in table.header:
-        if column != TIME_COLUMN and column not in names:
-            raise ProfileError(f'{path}: line 1: unknown column {column!r}; expected '
-                               f'{TIME_COLUMN!r} (s) and actuators of {list(names)} '
-                               f'({quantity}, {unit})')
-    if TIME_COLUMN not in table.header:
-        raise ProfileError(f'{path}: line 1: column {TIME_COLUMN!r} (time, s) missing')
-    if len(table.header) < 2:
-        raise ProfileError(f'{path}: line 1: no actuator column; name one of {list(names)}')
     times = table.column(TIME_COLUMN)
     for k, t in enumerate(times):
         if t < 0.0 or (k and t < times[k - 1]):

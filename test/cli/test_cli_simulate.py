@@ -120,6 +120,19 @@ def test_bad_tensions_exit_non_zero_with_one_line_on_stderr(coarse_robot):
         'tendon-robot-sim simulate: error: tensions[0]: must be >= 0, got -1.0']
 
 
+def test_a_dt_longer_than_the_run_is_one_line_without_a_stability_warning_before_it():
+    """
+    ``--dt 2 --duration 1`` on the explicit model is refused: one line, exit 2.
+
+    A warning that dt is above the stability bound came first, from the model built before
+    the steps were counted (a process's warning, not seen in-process by capsys).
+    """
+    result = simulate('--integrator', 'explicit', '--dt', '2', '--duration', '1')
+    assert result.returncode == 2
+    assert result.stderr == ('tendon-robot-sim simulate: error: --dt: 2 s is longer than '
+                             '--duration 1 s: not one step would run\n'), result.stderr
+
+
 def test_bad_robot_file_exits_non_zero_with_one_line_on_stderr(tmp_path):
     path = tmp_path / 'robot.yaml'
     path.write_text('name: [oops')

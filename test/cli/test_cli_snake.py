@@ -263,3 +263,24 @@ def test_a_study_motion_of_joints_the_snake_lacks_is_refused(trajectory, motion,
         f'tendon-robot-sim snake inverse: error: --trajectory: {motion} moves the {missing} '
         f'joints, and the snake has none (its joints: {", ".join([joints] * 6)})\n')
     assert not out.exists()
+
+
+def test_the_json_lists_the_first_100_infeasible_steps_and_counts_them_all(tmp_path, capsys):
+    """
+    The JSON line keeps its size: the first 100 broken constraints, the count of all of them.
+
+    docs/snake.md said it had every infeasible step; the CSV has every one.
+    """
+    path = tmp_path / 'held.csv'
+    path.write_text('time,q1,q2,q3,q4,q5,q6\n' + ''.join(
+        f'{0.01 * i:g},0,-1.46,0,0,0,0\n' for i in range(120)))
+    code, report, _ = run_json(['snake', 'inverse', '--trajectory', str(path), '--out',
+                                str(tmp_path), '--json'], capsys)
+    assert code == 1
+    summary = report['trajectories']['held']
+    assert summary['infeasible_steps'] >= 120 and len(summary['infeasible']) == 100
+    rows = read_rows(tmp_path / 'tensions_held.csv')
+    assert sum(bool(r['infeasible']) for r in rows) == 120
+    docs = (ROOT / 'docs' / 'snake.md').read_text()
+    assert 'every infeasible step (time, joint, constraint)' not in docs
+    assert '(`infeasible_steps`) and the first 100 of them' in ' '.join(docs.split())

@@ -105,6 +105,26 @@ def test_bad_input_messages(args, message, capsys):
     assert len(err) == 1 and message in err[0]
 
 
+@pytest.mark.parametrize('text, message', [
+    # Excel's trailing comma: "column '': '' is not a number", of a column nobody named
+    ('t,t0,\n0,1,\n', 'line 1: column 3 has no name'),
+    # another separator: "column 't;t0': '0;1' is not a number", as if a cell were wrong
+    ('t;t0\n0;1\n', "line 1: unknown column 't;t0'; expected 't' (s)"),
+    ('t\tt0\n0\t1\n', "line 1: unknown column 't\\tt0'; expected 't' (s)"),
+    # Python's float() reads '1_0' as 10 and an Arabic-Indic digit as its value: 10 N from a
+    # typo, where a spreadsheet or numpy sees no number
+    ('t,t0\n0,1_0\n', "line 2, column 't0': '1_0' is not a number"),
+    ('t,t0\n0,\u0661\n', "line 2, column 't0': '\u0661' is not a number"),
+])
+def test_a_sequence_file_is_refused_naming_its_header_or_its_cell(
+        tmp_path, text, message, capsys):
+    rows = tmp_path / 'rows.csv'
+    rows.write_text(text)
+    assert main(['statics', '--tensions-csv', str(rows)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f'--tensions-csv: {rows}: {message}' in err[0], err
+
+
 def test_json_carries_the_contacts_of_a_world(tmp_path, capsys):
     world = tmp_path / 'prop.yaml'
     world.write_text('obstacles:\n'
@@ -261,6 +281,7 @@ def test_a_sequence_row_beyond_a_max_tension_is_no_result(tmp_path, capsys):
     assert err.count('\n') == 1 and 'Traceback' not in err, err
     assert err.startswith('tendon-robot-sim statics: error: --displacements-csv[t0]: the '
                           'equilibrium needs ') and 'in row 2 (t = 1 s)' in err, err
+    assert err.endswith(f'; the rows solved are in {out}\n'), err
     table = np.genfromtxt(out, delimiter=',', names=True)
     assert list(table['t']) == [0.0, 1.0] and table['tension_t0'][1] > 20.0
 
@@ -284,6 +305,7 @@ def test_a_sequence_row_without_a_state_exits_1_as_a_single_solve_does(tmp_path,
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and err.startswith(
         'tendon-robot-sim statics: error: --displacements-csv: row 2 (t = 1 s): '), err
+    assert err.endswith(f'; the rows solved are in {out}\n'), err
     assert list(np.genfromtxt(out, delimiter=',', names=True, ndmin=1)['t']) == [0.0]
 
 
@@ -298,3 +320,37 @@ def test_a_plot_of_one_row_is_refused_not_left_unwritten(tmp_path, capsys):
                             'their input, and --tensions-csv has one row; give two or more, or '
                             'leave --plot out\n')
     assert not plot.exists() and not captured.out
+
+
+def test_a_sequence_that_fails_at_its_first_row_leaves_the_trajectory_file_alone(
+        tmp_path, capsys):
+    """
+    No row solved: an older ``--trajectory-out`` is kept, as ``simulate`` keeps it.
+
+    ``kirchhoff`` finds no state for 2 mm of t0 (above); as the first row the command wrote
+    the header alone over the file, without a line end, and exited 1.
+    """
+    rows, older = tmp_path / 'rows.csv', tmp_path / 'out.csv'
+    rows.write_text('t,t0\n0,0.002\n')
+    older.write_text('t,x\n0,1\n')
+    assert main(['statics', '--model', 'kirchhoff', '--displacements-csv', str(rows),
+                 '--trajectory-out', str(older)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith('tendon-robot-sim statics: error: --displacements-csv: row 1 '), err
+    assert older.read_text() == 't,x\n0,1\n'
+
+
+def test_the_stability_line_of_a_robot_with_bending_friction_names_it(tmp_path, capsys):
+    """
+    Bending friction alone makes the statics path-dependent, and the check is skipped.
+
+    The reason said 'a sequence or tendon friction', neither of which the run had.
+    """
+    description = yaml.safe_load(Path(default_robot_file()).read_text())
+    description['rod']['bending_friction'] = {'moment': 0.01}
+    robot = tmp_path / 'bending.yaml'
+    robot.write_text(yaml.safe_dump(description))
+    assert main(['statics', '--robot', str(robot), '--model', 'discrete', '--tensions',
+                 '1,0,0,0', '--json']) == 0
+    reason = json.loads(capsys.readouterr().out.splitlines()[-1])['stability']['reason']
+    assert 'bending friction' in reason, reason
