@@ -28,7 +28,7 @@ import sys
 import numpy as np
 
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.commands import check_output, CommandError, parse_values, positive_int
+from tendon_robot_sim.commands import check_output, CommandError, parse_values
 from tendon_robot_sim.files.outputs import write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml
 from tendon_robot_sim.protocol.devices import load_dynamixel_bus
@@ -58,7 +58,7 @@ def register(subparsers) -> None:
                     'tension = gain * current + offset, and write gain, offset and the RMS '
                     'residual into the Dynamixel bus file.')
     fit.add_argument('--port', required=True, help='serial port (/dev/ttyUSB0)')
-    fit.add_argument('--baud', type=positive_int, default=1000000,
+    fit.add_argument('--baud', default='1000000',
                      help='baud rate (default: 1000000)')
     fit.add_argument('--config', type=Path, default=None, metavar='FILE',
                      help='Dynamixel bus file to update (default: the package '
@@ -81,12 +81,22 @@ def _positive_numbers(text: str, option: str) -> list[float]:
     return values
 
 
-def run_scan(args) -> int:
-    bauds = [int(b) for b in _positive_numbers(args.baud, '--baud')]
+def _baud_rates(text: str) -> list[int]:
+    """Return the baud rates of ``--baud``, each one the SDK opens, or raise CommandError."""
+    numbers = _positive_numbers(text, '--baud')
+    fractional = [v for v in numbers if v != int(v)]
+    if fractional:
+        raise CommandError(f'--baud: {text!r} is not a whole number of baud')
+    bauds = [int(b) for b in numbers]
     unknown = [b for b in bauds if b not in dxl.SDK_BAUD_RATES]
     if unknown:
         raise CommandError(f'--baud: {unknown} not among the rates the SDK opens '
                            f'{list(dxl.SDK_BAUD_RATES)}')
+    return bauds
+
+
+def run_scan(args) -> int:
+    bauds = _baud_rates(args.baud)
     try:
         found = scan(args.port, bauds)
     except BusError as error:
@@ -103,6 +113,10 @@ def run_scan(args) -> int:
 
 
 def run_calibrate(args) -> int:
+    bauds = _baud_rates(args.baud)
+    if len(bauds) != 1:
+        raise CommandError(f'--baud: one rate, got {args.baud!r}')
+    args.baud = bauds[0]
     currents = _positive_numbers(args.currents, '--currents')
     if len(currents) < 2:
         raise CommandError('--currents: at least two steps to fit a line')

@@ -21,9 +21,11 @@ parameters and CRC, after byte stuffing), the CRC-16 of everything before it
 (polynomial 0x8005, initial value 0, not reflected), and byte stuffing: an
 ``FD`` is added after every ``FF FF FD`` between the instruction and the CRC.
 Instructions: PING (broadcast too), READ, WRITE, REG WRITE and ACTION (ACTION
-without a registered write: Instruction Error), SYNC READ, SYNC WRITE, REBOOT and
-Control Table Backup (0x20, firmware 45 and later); anything else is answered with the
-Instruction Error. A servo whose Secondary ID (12) is an instruction's ID also does a
+without a registered write: Instruction Error), SYNC READ, SYNC WRITE, BULK READ, BULK
+WRITE, REBOOT (broadcast too: every servo restarts, none answers), FACTORY RESET (0xFF,
+0x01 or 0x02; broadcast too, but from firmware 42 not with 0xFF), CLEAR (the multi-turn
+count, firmware 42 and later; broadcast too) and Control Table Backup (0x20, firmware 45
+and later); anything else is answered with the Instruction Error. A servo whose Secondary ID (12) is an instruction's ID also does a
 WRITE, REG WRITE (RAM area) or ACTION sent there, and answers nothing. Status packets
 carry the error byte, its bit 7 (alert) set while Hardware Error Status is not 0; a servo
 sends one as its Status Return Level says, and its Return Delay Time after the
@@ -55,7 +57,7 @@ from typing import Collection
 import numpy as np
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.emulator.devices import MotorDriverDevice
-from tendon_robot_sim.emulator.dynamixel_servo import EmulatedServo
+from tendon_robot_sim.emulator.dynamixel_servo import CLEAR_FIRMWARE, EmulatedServo, RESET_ALL
 from tendon_robot_sim.emulator.plant import Plant
 from tendon_robot_sim.files.outputs import write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml
@@ -69,8 +71,8 @@ __all__ = ['ANSWER_LATENCY', 'bus_file', 'bus_text', 'crc16', 'DynamixelChain', 
 HEADER = b'\xff\xff\xfd\x00'
 BROADCAST = 0xFE
 PING, READ, WRITE, REG_WRITE, ACTION, REBOOT, STATUS = 0x01, 0x02, 0x03, 0x04, 0x05, 0x08, 0x55
-BACKUP = 0x20
-SYNC_READ, SYNC_WRITE = 0x82, 0x83
+BACKUP, FACTORY_RESET, CLEAR = 0x20, 0x06, 0x10
+SYNC_READ, SYNC_WRITE, BULK_READ, BULK_WRITE = 0x82, 0x83, 0x92, 0x93
 #: Longest packet the decoder waits for [bytes after the length field].
 MAX_LENGTH = 1024
 #: Latency [s] a bus file allows the emulated chain (its latency_timer). A real servo
@@ -236,6 +238,12 @@ class DynamixelChain:
             reply = status_packet(servo.servo_id, servo.error_byte(0))
             servo.restart()
             return [(servo, reply)] if answer else []
+        if ins.instruction == FACTORY_RESET:   # the status goes out, then the reset
+            error = servo.factory_reset_error(ins.params)
+            reply = status_packet(servo.servo_id, servo.error_byte(error))
+            if not error:
+                servo.factory_reset(ins.params[0])
+            return [(servo, reply)] if answer else []
         if ins.instruction == BACKUP:
             error, reboot = servo.backup(ins.params)
             reply = status_packet(servo.servo_id, servo.error_byte(error))
@@ -276,8 +284,33 @@ class DynamixelChain:
                     start = 4 + k * (size + 1) + 1
                     servo.write(address, p[start:start + size])
             return replies
+        if ins.instruction == BULK_READ:
+            return self._bulk_read(p, now)
         for servo in live:
             servo.instruction(now)
+        if ins.instruction == BULK_WRITE:
+            k = 0
+            while k + 5 <= len(p):   # ID, address, length, data: no status
+                size = int.from_bytes(p[k + 3:k + 5], 'little')
+                servo = self._by_id(p[k])
+                if servo is not None and k + 5 + size <= len(p):
+                    servo.write(int.from_bytes(p[k + 1:k + 3], 'little'), p[k + 5:k + 5 + size])
+                k += 5 + size
+            return []
+        if ins.instruction == REBOOT:   # every servo restarts; none answers a broadcast
+            for servo in live:
+                servo.restart()
+            return []
+        if ins.instruction == FACTORY_RESET:
+            if not EmulatedServo.factory_reset_error(p):
+                for servo in live:   # "will NOT be activated" with 0xFF, from firmware 42
+                    if p[0] != RESET_ALL or servo.firmware < CLEAR_FIRMWARE:
+                        servo.factory_reset(p[0])
+            return []
+        if ins.instruction == CLEAR:
+            for servo in live:
+                servo.clear(p)
+            return []
         if ins.instruction == PING:
             return [(s, status_packet(s.servo_id, s.error_byte(0), s.model.to_bytes(2, 'little')
                                       + bytes([s.firmware]))) for s in live]
@@ -288,6 +321,21 @@ class DynamixelChain:
             elif ins.instruction == ACTION:
                 servo.action()
         return []
+
+    def _bulk_read(self, p: bytes, now: float) -> list[tuple[EmulatedServo, bytes]]:
+        """BULK READ: (ID, address, length) per servo; each answers its own, in order."""
+        replies = []
+        for k in range(0, len(p) - 4, 5):
+            servo = self._by_id(p[k])
+            if servo is None:
+                continue
+            servo.instruction(now)
+            error, data = servo.read(int.from_bytes(p[k + 1:k + 3], 'little'),
+                                     int.from_bytes(p[k + 3:k + 5], 'little'))
+            if servo.answers(read=True):
+                replies.append((servo, status_packet(servo.servo_id, servo.error_byte(error),
+                                                     data)))
+        return replies
 
     def _secondary(self, servo_id: int) -> list[EmulatedServo]:
         """Return the live servos whose Secondary ID (not their ID) is ``servo_id``."""
@@ -327,6 +375,8 @@ class DynamixelChain:
             return do(int.from_bytes(p[0:2], 'little'), p[2:]), b''
         if ins.instruction == ACTION:
             return servo.action(), b''
+        if ins.instruction == CLEAR:
+            return servo.clear(p), b''
         return dxl.INSTRUCTION_ERROR, b''
 
     def _maybe_corrupt(self, reply: bytes) -> bytes:

@@ -81,6 +81,12 @@ BACKED_UP_RAM = ((76, 16), (108, 8), (168, 56), (578, 56))
 #: Parameters of the Control Table Backup instruction: store the table, restore the EEPROM;
 #: both followed by the fixed "CTRL".
 BACKUP_STORE, BACKUP_RESTORE, BACKUP_KEY = 0x01, 0x02, b'CTRL'
+#: Parameter of Factory Reset: every item, every item but the ID, but the ID and Baud Rate.
+RESET_ALL, RESET_KEEP_ID, RESET_KEEP_ID_AND_BAUD = 0xFF, 0x01, 0x02
+#: Parameters of Clear: 0x01 (the multi-turn count), then the fixed 0x44 0x58 0x4C 0x22.
+CLEAR_MULTI_TURN = b'\x01DXL"'
+#: Firmware from which the X series takes Clear and ignores a broadcast Factory Reset 0xFF.
+CLEAR_FIRMWARE = 42
 #: Entries kept in a servo's log of what it held with the torque on.
 LOG_LENGTH = 10000
 
@@ -395,6 +401,47 @@ class EmulatedServo:
             return dxl.RESULT_FAIL, False
         self.table[:dxl.RAM_START] = self._backup[:dxl.RAM_START]
         return 0, True
+
+    @staticmethod
+    def factory_reset_error(params: bytes) -> int:
+        """Return the error number of Factory Reset with ``params`` (0xFF, 0x01 or 0x02)."""
+        if len(params) != 1 or params[0] not in (RESET_ALL, RESET_KEEP_ID, RESET_KEEP_ID_AND_BAUD):
+            return dxl.DATA_RANGE_ERROR
+        return 0
+
+    def factory_reset(self, option: int) -> None:
+        """
+        Put the EEPROM area back to its factory values (Factory Reset), then restart.
+
+        ``option`` (Protocol 2.0 page): 0xFF every item (ID 1), 0x01 all but the ID, 0x02
+        all but the ID and Baud Rate. The servo restarts: its RAM at power-on values.
+        """
+        servo_id, baud = self.servo_id, self.get(dxl.BAUD_RATE)
+        self.table[:dxl.RAM_START] = bytes(dxl.RAM_START)
+        self._id = 1 if option == RESET_ALL else servo_id
+        self._factory(drive_mode=0, startup=0)
+        if option == RESET_KEEP_ID_AND_BAUD:
+            self._put(dxl.BAUD_RATE, baud)
+        self.restart()
+
+    def clear(self, params: bytes) -> int:
+        """
+        Clear (Protocol 2.0 page): Present Position back within one turn; the error number.
+
+        From firmware 42 (before: Instruction Error); only ``CLEAR_MULTI_TURN`` (else Data
+        Range Error); Result Fail while the servo moves.
+        """
+        if self.firmware < CLEAR_FIRMWARE:
+            return dxl.INSTRUCTION_ERROR
+        if params != CLEAR_MULTI_TURN:
+            return dxl.DATA_RANGE_ERROR
+        if self.get(dxl.PRESENT_VELOCITY, signed=True) != 0:
+            return dxl.RESULT_FAIL
+        absolute = self.get(dxl.PRESENT_POSITION, signed=True) * self._reverse() \
+            + self._turns_lost
+        self._turns_lost = absolute // 4096 * 4096
+        self.set_position(self._displacement)
+        return 0
 
     def error_byte(self, error: int) -> int:
         return error | (dxl.ALERT if self.get(dxl.HARDWARE_ERROR_STATUS) else 0)

@@ -220,7 +220,7 @@ def check_parameters(values) -> Heads:
                                  + baudrate_problem(values['sensor_baudrate']))
     if values['motor_device'] == DYNAMIXEL:
         try:
-            load_dynamixel_bus(dynamixel_file(values))
+            load_dynamixel_bus(dynamixel_file(values), calibrated=True)
         except ValueError as error:
             why = str(error).removeprefix('dynamixel_file: ')
             raise ConfigurationError(f'parameter dynamixel_file: {why}') from None

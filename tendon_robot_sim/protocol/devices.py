@@ -116,8 +116,15 @@ class MotorBus(Protocol):
         """Return the names of the fault ``bits`` of a status."""
 
 
-def load_dynamixel_bus(path: str | Path) -> tuple[list[dxl.ServoChannel], dxl.BusSettings]:
-    """Read a Dynamixel bus file: ``channels`` and settings; ChannelError names what is wrong."""
+def load_dynamixel_bus(path: str | Path, calibrated: bool = False
+                       ) -> tuple[list[dxl.ServoChannel], dxl.BusSettings]:
+    """
+    Read a Dynamixel bus file: ``channels`` and settings; ChannelError names what is wrong.
+
+    ``calibrated``: every channel must give its calibration (gain and offset, or a table), as
+    the bridge needs: its tension bound, the servo's Current Limit, comes through it.
+    ``calibrate-tension``, which measures it, reads a file without.
+    """
     try:
         data = read_yaml(path)
     except YamlFileError as error:
@@ -129,8 +136,18 @@ def load_dynamixel_bus(path: str | Path) -> tuple[list[dxl.ServoChannel], dxl.Bu
     if unknown:
         raise dxl.ChannelError(f'dynamixel_file: {path}: unknown keys {sorted(unknown)}')
     items = dxl.parse_control_table(data.get('control_table', {}), f'{path}: control_table')
-    return (dxl.parse_channels(data['channels'], f'{path}: channels', items),
-            dxl.parse_bus_settings(data, f'{path}'))
+    channels = dxl.parse_channels(data['channels'], f'{path}: channels', items)
+    for k, entry in enumerate(data['channels'] if calibrated else ()):
+        given = set(entry.get('calibration', {}))
+        missing = [] if 'table' in given else [
+            key for key in ('gain', 'offset') if key not in given]
+        if missing:
+            what = ('gain and offset, or table', 'them') if len(missing) == 2 \
+                else (missing[0], 'it')
+            raise dxl.ChannelError(f'{path}: channels[{k}].calibration: missing: {what[0]} '
+                                   f'(tendon-robot-sim hardware calibrate-tension measures '
+                                   f'{what[1]})')
+    return channels, dxl.parse_bus_settings(data, f'{path}')
 
 
 def load_dynamixel_channels(path: str | Path) -> list[dxl.ServoChannel]:
@@ -144,7 +161,7 @@ def motor_bus(device: str, port: str, max_tensions: Sequence[float], baudrate: i
               backoff: tuple[float, float], read_timeout: float) -> MotorBus:
     """Build the motor device ``device`` (not started); ValueError names a bad setting."""
     if device == DYNAMIXEL:
-        channels, settings = load_dynamixel_bus(dynamixel_file)
+        channels, settings = load_dynamixel_bus(dynamixel_file, calibrated=True)
         if len(channels) != len(max_tensions):
             raise dxl.ChannelError(f'dynamixel_file: {len(channels)} channels for '
                                    f'{len(max_tensions)} tendons')

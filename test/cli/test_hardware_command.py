@@ -127,3 +127,22 @@ def test_calibrate_tension_drives_one_servo_at_a_time_when_one_is_grouped_under_
                  str(answers)]) == 0
     assert goals == [7, 19]   # its own two steps: 0.02 A and 0.05 A in 2.69 mA units
     assert servos[1].get(dxl.SECONDARY_ID) == 255
+
+
+@pytest.mark.parametrize('baud', ['12', '57601'])
+def test_calibrate_refuses_a_baud_rate_the_sdk_cannot_open_with_a_one_line_error(
+        chain, tmp_path, capsys, baud):
+    # scan refused these; calibrate-tension ended in 'internal error' (exit 70)
+    config = bus_file(tmp_path)
+    assert main(['hardware', 'calibrate-tension', '--port', chain[1], '--config', str(config),
+                 '--baud', baud, '--answers', str(config)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f'--baud: [{baud}] not among the rates the SDK opens' in err
+
+
+def test_scan_refuses_a_baud_rate_that_is_not_a_whole_number(chain, capsys):
+    # 57600.7 was cut to 57600 and scanned as if it had been asked for
+    assert main(['hardware', 'scan', '--port', chain[1], '--baud', '57600.7']) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--baud: '57600.7' is not a whole number" in err

@@ -113,7 +113,11 @@ def bus(plant, monkeypatch):
     # COMM_RX_TIMEOUT (-3001, seen at load 6 with 100 ms): allow 1 s (a timeout of about 2 s,
     # waited out once, by the silent servo's ping).
     monkeypatch.setattr(sdk.port_handler, 'LATENCY_TIMER', 1000)
-    chain = DynamixelChain(plant)
+    yield from served(DynamixelChain(plant))
+
+
+def served(chain):
+    """Serve ``chain`` on a pty; yield it, the SDK's port on the other side and a handler."""
     thread = DeviceThread(chain, PtyEndpoint(), 200.0, name='dynamixel').start()
     port = sdk.PortHandler(thread.endpoint.path)
     assert port.openPort() and port.setBaudRate(1000000)

@@ -792,10 +792,22 @@ def test_a_baud_rate_the_lkg_cannot_talk_at_is_refused_at_the_start(tmp_path, de
         rclpy.try_shutdown(context=context)
 
 
-def test_a_bad_dynamixel_bus_file_is_refused_at_the_start(tmp_path):
+CALIBRATED = ', calibration: {gain: 119.0, offset: 0.0}'
+
+
+@pytest.mark.parametrize('channel, said', [
+    ('pulley_radius: -0.015' + CALIBRATED, 'pulley_radius: must be > 0 m, got -0.015'),
+    # the servo's Current Limit, max_tension's bound, comes through the calibration: a
+    # missing one was the emulator's 100 N/A, 16 % under an XM430-W350's 119 N/A on 15 mm
+    ('pulley_radius: 0.015', 'calibration: missing: gain and offset, or table '
+     '(tendon-robot-sim hardware calibrate-tension measures them)'),
+    ('pulley_radius: 0.015, calibration: {gain: 119.0}',
+     'calibration: missing: offset (tendon-robot-sim hardware calibrate-tension measures '
+     'it)')])
+def test_a_bad_dynamixel_bus_file_is_refused_at_the_start(tmp_path, channel, said):
     """It failed configure only: the node ran on, unconfigured, the rest of the stack too."""
     bad = tmp_path / 'dynamixel.yaml'
-    bad.write_text('channels: [{id: 1, pulley_radius: -0.015}]\n')
+    bad.write_text(f'channels: [{{id: 1, {channel}}}]\n')
     context = rclpy.Context()
     rclpy.init(context=context)
     try:
@@ -804,8 +816,7 @@ def test_a_bad_dynamixel_bus_file_is_refused_at_the_start(tmp_path):
                 Parameter('motor_device', value='dynamixel'),
                 Parameter('dynamixel_file', value=str(bad)),
                 Parameter('motor_port', value=str(tmp_path / 'none'))])
-        assert str(error.value) == (f'parameter dynamixel_file: {bad}: channels[0].'
-                                    'pulley_radius: must be > 0 m, got -0.015')
+        assert str(error.value) == f'parameter dynamixel_file: {bad}: channels[0].{said}'
     finally:
         rclpy.try_shutdown(context=context)
 

@@ -32,7 +32,7 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.emulator.dynamixel import bus_file
+from tendon_robot_sim.emulator.dynamixel import bus_file, packet
 from tendon_robot_sim.emulator.endpoints import PtyEndpoint
 from tendon_robot_sim.emulator.rig import EmulatedRig
 from tendon_robot_sim.nodes.hardware_bridge_node import HardwareBridgeNode
@@ -298,6 +298,19 @@ def test_a_lost_servo_is_a_fault_and_the_bridge_recovers_after_resume(rig, ros):
     back_only_on_resume(bridge, probe, chain)
 
 
+def pull(bridge, probe, chain, mode: str, k: int) -> None:
+    """Once every torque is on, pull tendon ``k``: 2 N, or 2 mm in (``mode``); wait for it."""
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
+    if mode == 'tension':
+        target = ('tension', [2.0 if j == k else 0.5 for j in range(4)])
+        probe.setpoint = tensions(**{f't{j}': v for j, v in enumerate(target[1])})
+    else:
+        target = ('displacement', [0.002 if j == k else 0.0 for j in range(4)])
+        probe.setpoint = JointState(name=ROBOT.tendon_names, position=target[1])
+    wait_for(lambda: bridge.core.sent and bridge.core.sent[0] == target[0]
+             and np.allclose(bridge.core.sent[1], target[1]), what='the setpoint commanded')
+
+
 @pytest.mark.parametrize('mode', ['tension', 'displacement'])
 @pytest.mark.parametrize('fault, said', [
     ('overload', 'servo ID 2: overload error'), ('silent', 'servo ID 2 lost'),
@@ -307,15 +320,7 @@ def test_every_servo_fault_latches_the_safe_state_with_a_diagnostic_in_either_mo
     """A hardware error, a silent servo and a vanished port: stopped, ERROR naming it."""
     bridge, probe = ros
     chain = rig.motor
-    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in chain.servos), what='torque on')
-    if mode == 'tension':
-        probe.setpoint = tensions(t0=2.0, t1=0.5, t2=0.5, t3=0.5)
-        target = ('tension', [2.0, 0.5, 0.5, 0.5])
-    else:
-        target = ('displacement', [0.002, 0.0, 0.0, 0.0])
-        probe.setpoint = JointState(name=ROBOT.tendon_names, position=target[1])
-    wait_for(lambda: bridge.core.sent and bridge.core.sent[0] == target[0]
-             and np.allclose(bridge.core.sent[1], target[1]), what='the setpoint commanded')
+    pull(bridge, probe, chain, mode, 0)
     if fault == 'overload':
         chain.set_hardware_error(2, OVERLOAD)
     elif fault == 'silent':
@@ -330,6 +335,40 @@ def test_every_servo_fault_latches_the_safe_state_with_a_diagnostic_in_either_mo
                       what='the motor ERROR')
     assert motors
     assert bridge.core.sent[0] == 'tension' and np.allclose(bridge.core.sent[1], MIN_TENSION)
+
+
+@pytest.fixture
+def turned(rig):
+    """Return the rig with servo 2 three turns up from its power-on count (before the bridge)."""
+    rig.motor.servos[1].zero = 2048 + 3 * 4096
+    return rig
+
+
+@pytest.mark.parametrize('mode', ['tension', 'displacement'])
+def test_a_clear_from_another_tool_latches_the_safe_state_with_a_diagnostic(turned, ros, mode):
+    """
+    Protocol 2.0 page, Clear (0x10): another tool clears servo 2's multi-turn count.
+
+    The servo keeps its RAM: the goals the bridge sends stay in the old count, 3 turns (283 mm
+    of tendon) away, and displacement mode pulled tendon 2 to its Current Limit with nothing
+    on /diagnostics. Now: stopped, ERROR naming the servo, the safe state commanded.
+    """
+    bridge, probe = ros
+    chain = turned.motor
+    pull(bridge, probe, chain, mode, 1)
+    clear = packet(2, bytes([0x10]) + b'\x01DXL"')   # the page's Clear, to ID 2
+    # Result Fail while the servo moves: the tool asks again
+    wait_for(lambda: chain.receive(clear)[0][8] == 0, what='the Clear taken')
+    said = 'servo ID 2: its Present Position jumped'
+    safety = wait_for(lambda: (d := probe.diagnostic('safety')) and d['stopped'] == 'True'
+                      and d, what='the stop latch')
+    assert safety['message'].startswith(f'stopped by a fault: {said}')
+    assert wait_for(lambda: (d := probe.diagnostic('motor driver')) and d['level'] == b'\x02'
+                    and d['message'].startswith(f'fault, stopped: {said}') and d,
+                    what='the motor ERROR')
+    assert bridge.core.sent[0] == 'tension' and np.allclose(bridge.core.sent[1], MIN_TENSION)
+    wait_for(lambda: not any(s.get(dxl.TORQUE_ENABLE) for s in chain.servos),
+             what='every torque off')
 
 
 def back_only_on_resume(bridge, probe, chain) -> None:

@@ -49,7 +49,8 @@ Faults (:meth:`DynamixelBus.fault`): a Hardware Error Status bit (the others kee
 holding), and a servo that went down: silent (every servo is then asked what it
 reports, so a silent bus is told from one silent servo), reset (a power cycle: Goal PWM
 no longer the mark, which neither a power-on nor RAM Restore sets, a lost indirect map
-reading 0), its Bus Watchdog expired, or its torque switched off by something else. A
+reading 0), its Bus Watchdog expired, its torque switched off by something else, or its
+Present Position jumped by half a turn (its multi-turn count cleared by a Clear). A
 servo that went down is configured again, and the torque stays off on every servo and
 the displacement zero is forgotten (no status) until the owner calls
 :meth:`DynamixelBus.recover`: the zero and the travel limits are then taken again.
@@ -93,6 +94,12 @@ MAX_FAILED_CYCLES = 5
 CATCH_UP_CYCLES = 5
 #: Longest wait for a rebooted servo to answer again [s].
 REBOOT_TIME = 2.0
+#: Change of Present Position between two reads [units] that no motion makes (half a turn):
+#: its multi-turn count was cleared (Clear, 0x10, by another tool), its frame moved.
+POSITION_JUMP = 2048
+#: Longest time between two reads [s] that are compared for a jump (the fastest X-series
+#: servo, 77 rpm, turns about 530 units in it).
+JUMP_WINDOW = 0.1
 #: Where each item of the state block starts in it [bytes].
 _OFFSET = {item: sum(size for _, size in dxl.STATE_ITEMS[:k])
            for k, item in enumerate(dxl.STATE_ITEMS)}
@@ -202,6 +209,7 @@ class DynamixelBus:
         self._zero: np.ndarray | None = None   # Present Position at activation; None: unknown
         self._zero_pending = False
         self._positions = np.zeros(len(self.ids), dtype=int)
+        self._positions_at: float | None = None   # time.monotonic() they were read [s]
         self._servo_read: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._status: MotorStatus | None = None
         self._fault = ''
@@ -443,6 +451,7 @@ class DynamixelBus:
             self._read.addParam(servo_id)
         self._failures, self._last_good = 0, time.monotonic()
         self._last_cycle, self._longest_cycle_gap = None, 0.0
+        self._positions_at = None   # a new connection: nothing to compare the first read with
         self._read_state()
 
     def _operating_mode(self, mode: str) -> int:
@@ -647,8 +656,12 @@ class DynamixelBus:
             return np.array([dxl.signed(v, size) if signed else v for v in values])
         errors = column(dxl.HARDWARE_ERROR_STATUS)
         torque, watchdog = column(dxl.TORQUE_ENABLE), column(dxl.BUS_WATCHDOG, signed=True)
-        self._positions = column(dxl.PRESENT_POSITION, signed=True)
-        down = self._down_servos(column(dxl.GOAL_PWM, signed=True), torque, watchdog, errors)
+        positions = column(dxl.PRESENT_POSITION, signed=True)
+        jumps = positions - self._positions if self._positions_at is not None \
+            and now - self._positions_at <= JUMP_WINDOW else np.zeros_like(positions)
+        self._positions, self._positions_at = positions, now
+        down = self._down_servos(column(dxl.GOAL_PWM, signed=True), torque, watchdog, errors,
+                                 jumps)
         with self._lock:
             self._servo_read = (torque, errors, watchdog)
             self._servo_faults.update(down)
@@ -683,8 +696,13 @@ class DynamixelBus:
         return said
 
     def _down_servos(self, mark: np.ndarray, torque: np.ndarray, watchdog: np.ndarray,
-                     errors: np.ndarray) -> dict[int, str]:
-        """Return {ID: why} for the servos that lost what configure and enable set."""
+                     errors: np.ndarray, jumps: np.ndarray) -> dict[int, str]:
+        """
+        Return {ID: why} for the servos that lost what configure and enable set.
+
+        ``jumps``: the change of Present Position since the read before [units] (0 when
+        that read is older than :data:`JUMP_WINDOW`).
+        """
         armed = self.settings.bus_watchdog_units
         down = {}
         for k, servo_id in enumerate(self.ids):
@@ -701,6 +719,11 @@ class DynamixelBus:
                     and watchdog[k] != armed:
                 down[servo_id] = (f'reset (a power cycle?): its Bus Watchdog reads '
                                   f'{watchdog[k]}, not {armed}')
+            elif abs(jumps[k]) >= POSITION_JUMP:
+                # Clear keeps the RAM: the goals the servo holds are in the old count
+                down[servo_id] = (f'its Present Position jumped {int(jumps[k]):+d} units '
+                                  'between two reads (its multi-turn count cleared by '
+                                  'another tool?): its zero is gone')
             elif self._torque and not torque[k] and not errors[k]:
                 down[servo_id] = 'its torque went off without a hardware error (a power cycle?)'
         return down

@@ -165,7 +165,8 @@ def test_current_based_position_holds_a_pulled_tendon_at_its_travel_limit(rig, b
 def test_the_bridge_builds_the_bus_with_the_tension_mode_of_its_file(tmp_path):
     path = tmp_path / 'bus.yaml'
     path.write_text('tension_mode: current_based_position\ntravel_limit: 0.01\nchannels:\n'
-                    + ''.join(f'  - {{id: {k + 1}, pulley_radius: 0.015}}\n' for k in range(4)))
+                    + ''.join(f'  - {{id: {k + 1}, pulley_radius: 0.015, calibration: '
+                              f'{{gain: 100.0, offset: 0.0}}}}\n' for k in range(4)))
     bus = motor_bus(DYNAMIXEL, '/dev/null', MAX, 1000000, ack_timeout=0.1, max_retries=3,
                     cycle_rate=100.0, dynamixel_file=path, torque_off_when_safe=False,
                     lost_after=0.1, backoff=(0.05, 2.0), read_timeout=0.1)

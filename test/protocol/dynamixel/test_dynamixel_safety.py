@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 import pytest
-from tendon_robot_sim.emulator.dynamixel import EmulatedServo
+from tendon_robot_sim.emulator.dynamixel import EmulatedServo, packet
 from tendon_robot_sim.protocol.drivers import DELIVERED
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 
@@ -586,3 +586,44 @@ def test_a_servo_grouped_under_another_servos_id_gets_none_of_its_writes(rig, bu
     assert servos[1].get(dxl.SECONDARY_ID) == 255
     said = [r.getMessage() for r in caplog.records if 'Secondary ID' in r.getMessage()]
     assert len(said) == 1 and said[0].startswith('servo ID 2: Secondary ID was 1'), said
+
+
+@pytest.mark.parametrize('tension_mode', [None, 'current_based_position'])
+def test_a_clear_from_another_tool_is_a_fault_and_nothing_pulls_from_the_old_zero(
+        rig, buses, tension_mode):
+    """
+    Protocol 2.0 page, Clear (0x10): Present Position back within one turn, RAM kept.
+
+    A tool on the same bus (or a script) clears servo 2's multi-turn count while the bus holds
+    it, 3 turns up: the Goal Position the bus sends stays in the old count, 3 turns (283 mm of
+    tendon) beyond the tendon. Unnoticed, displacement mode pulled tendon 2 to its Current
+    Limit (19.9 N of 20) and the bus reported -0.27 m with no fault. The jump is a fault
+    naming the servo: every torque off, the zero forgotten until recover().
+    """
+    servos = [EmulatedServo(1), EmulatedServo(2, zero=2048 + 3 * 4096), EmulatedServo(3),
+              EmulatedServo(4)]
+    chain, thread = rig(servos)
+    settings = {} if tension_mode is None else {
+        'settings': dxl.BusSettings(tension_mode, 0.005)}
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2), **settings)
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    if tension_mode is None:
+        delivered(bus, bus.command_displacements([0.0, 0.002, 0.0, 0.0]))
+    else:
+        delivered(bus, bus.command_tensions([0.5, 2.0, 0.5, 0.5]))
+    wait_for(lambda: servos[1].get(dxl.PRESENT_VELOCITY) == 0, what='servo 2 at rest')
+    # the tool's Clear, as it reaches the servos (the manual's packet, for ID 2)
+    assert chain.receive(packet(2, bytes([0x10]) + b'\x01DXL"'))[0][8] == 0
+    assert servos[1].get(dxl.PRESENT_POSITION, signed=True) < 4096
+    wait_for(lambda: 'servo ID 2' in bus.fault(), what='the fault')
+    assert 'Present Position jumped' in bus.fault()
+    wait_for(lambda: not any(s.get(dxl.TORQUE_ENABLE) for s in servos), what='torque off')
+    run_cycles(bus, 20)
+    assert not any(s.get(dxl.TORQUE_ENABLE) for s in servos), 'torque came back by itself'
+    assert bus.status() is None, 'a displacement from a zero that is gone'
+    bus.clear_fault()
+    bus.recover()
+    wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in servos), what='torque on')
+    status = wait_for(bus.status, what='a status from the new zero')
+    assert abs(status.displacements[1]) < 0.01
