@@ -25,8 +25,9 @@ without a registered write: Instruction Error), SYNC READ, SYNC WRITE, BULK READ
 WRITE, REBOOT (broadcast too: every servo restarts, none answers), FACTORY RESET (0xFF,
 0x01 or 0x02; broadcast too, but from firmware 42 not with 0xFF), CLEAR (the multi-turn
 count, firmware 42 and later; broadcast too) and Control Table Backup (0x20, firmware 45
-and later); anything else is answered with the Instruction Error. A servo whose Secondary ID (12) is an instruction's ID also does a
-WRITE, REG WRITE (RAM area) or ACTION sent there, and answers nothing. Status packets
+and later); anything else is answered with the Instruction Error. A servo whose
+Secondary ID (12) is an instruction's ID also does a WRITE, REG WRITE (RAM area) or ACTION
+sent there, and answers nothing. Status packets
 carry the error byte, its bit 7 (alert) set while Hardware Error Status is not 0; a servo
 sends one as its Status Return Level says, and its Return Delay Time after the
 instruction (the emulator sends a reply's statuses
