@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 import pytest
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from tendon_robot_sim.view import headless
 from tendon_robot_sim.view.camera import PANEL_WIDTH, project
@@ -61,7 +62,7 @@ def open_page(browser, page, timeout: float = 120.0):
     # the camera reports the page's size once the canvas exists
     waiting.wait_for(lambda: client.camera.image_width > 0, 'the page to report its camera',
                      timeout)
-    close_notifications(browser)
+    close_notifications(browser, timeout)
     return client
 
 
@@ -88,15 +89,23 @@ def click(browser, element) -> None:
     element.click()
 
 
-def close_notifications(browser) -> None:
+def close_notifications(browser, timeout: float = 120.0) -> None:
     """
     Close viser's notices (software WebGL): they cover a corner of the scene.
 
     In the page's script, not by WebDriver clicks: on a loaded machine chromedriver's click
-    on a notice that is closing itself waited for minutes.
+    on a notice that is closing itself waited for minutes. A script the renderer did not run
+    within chromedriver's 30 s (software WebGL at load 12) is run again until ``timeout`` s.
     """
-    browser.execute_script("document.querySelectorAll('.mantine-Notification-closeButton')"
-                           '.forEach(button => button.click());')
+    def closed() -> bool:
+        try:
+            browser.execute_script(
+                "document.querySelectorAll('.mantine-Notification-closeButton')"
+                '.forEach(button => button.click());')
+        except TimeoutException:
+            return False
+        return True
+    waiting.wait_for(closed, "viser's notices closed", timeout)
 
 
 def screenshot(browser, name: str, timeout: float = 120.0) -> np.ndarray:
