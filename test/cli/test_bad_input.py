@@ -738,7 +738,7 @@ CASES = [
     (['hardware', 'scan', '--port', '{missing}', '--baud', '12345'], BAD, 'not among the rates'),
     (['hardware', 'scan', '--port', '{missing}', '--baud', 'nan'], BAD, '--baud: item 0'),
     (['hardware', 'calibrate-tension', '--port', '{missing}', '--baud', '-1'], BAD,
-     'argument --baud'),
+     '--baud: numbers > 0'),
     (['hardware', 'calibrate-tension', '--port', '{missing}', '--currents', '0.1'], BAD,
      'at least two steps'),
     (['hardware', 'calibrate-tension', '--port', '{missing}', '--currents', '0.1,-1'], BAD,
