@@ -121,9 +121,8 @@ def load_dynamixel_bus(path: str | Path, calibrated: bool = False
     """
     Read a Dynamixel bus file: ``channels`` and settings; ChannelError names what is wrong.
 
-    ``calibrated``: every channel must give its calibration (gain and offset, or a table), as
-    the bridge needs: its tension bound, the servo's Current Limit, comes through it.
-    ``calibrate-tension``, which measures it, reads a file without.
+    ``calibrated``: every channel must give its calibration
+    (:func:`~tendon_robot_sim.protocol.dynamixel.control_table.parse_channels`).
     """
     try:
         data = read_yaml(path)
@@ -136,17 +135,7 @@ def load_dynamixel_bus(path: str | Path, calibrated: bool = False
     if unknown:
         raise dxl.ChannelError(f'dynamixel_file: {path}: unknown keys {sorted(unknown)}')
     items = dxl.parse_control_table(data.get('control_table', {}), f'{path}: control_table')
-    channels = dxl.parse_channels(data['channels'], f'{path}: channels', items)
-    for k, entry in enumerate(data['channels'] if calibrated else ()):
-        given = set(entry.get('calibration', {}))
-        missing = [] if 'table' in given else [
-            key for key in ('gain', 'offset') if key not in given]
-        if missing:
-            what = ('gain and offset, or table', 'them') if len(missing) == 2 \
-                else (missing[0], 'it')
-            raise dxl.ChannelError(f'{path}: channels[{k}].calibration: missing: {what[0]} '
-                                   f'(tendon-robot-sim hardware calibrate-tension measures '
-                                   f'{what[1]})')
+    channels = dxl.parse_channels(data['channels'], f'{path}: channels', items, calibrated)
     return channels, dxl.parse_bus_settings(data, f'{path}')
 
 

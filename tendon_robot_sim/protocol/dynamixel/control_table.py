@@ -491,7 +491,8 @@ def parse_control_table(entry: Any, where: str) -> dict[str, int]:
 
 
 def parse_channels(entries: Any, where: str = 'dynamixel.channels',
-                   control_table: Mapping[str, int] | None = None) -> list[ServoChannel]:
+                   control_table: Mapping[str, int] | None = None,
+                   calibrated: bool = False) -> list[ServoChannel]:
     """
     Read the channels from a YAML list of mappings, in tendon order.
 
@@ -499,7 +500,10 @@ def parse_channels(entries: Any, where: str = 'dynamixel.channels',
     [m] > 0, ``direction`` (+1/-1), ``current_limit`` [A] > 0 (default: the model's
     largest), ``calibration``: ``{gain: N/A, offset: N}`` or ``{table: [[A, N], ...]}``
     (optional ``residual`` [N]), and ``control_table`` (items of :data:`SETTABLE`, over
-    the bus file's own ``control_table``, given here as ``control_table``).
+    the bus file's own ``control_table``, given here as ``control_table``). ``calibrated``:
+    every channel must give its calibration (gain and offset, or a table), as the bridge
+    needs: its tension bound, the servo's Current Limit, comes through it; without it the
+    defaults stand in (``calibrate-tension``, which measures it, reads such a file).
     """
     if not isinstance(entries, list) or not entries:
         raise ChannelError(f'{where}: must be a non-empty list of channel mappings')
@@ -529,7 +533,8 @@ def parse_channels(entries: Any, where: str = 'dynamixel.channels',
         limit = entry.get('current_limit')
         if limit is not None and not (_number(limit) and math.isfinite(limit) and limit > 0):
             raise ChannelError(f'{at}.current_limit: must be > 0 A, got {limit!r}')
-        calibration = _calibration(entry.get('calibration', {}), f'{at}.calibration')
+        calibration = _calibration(entry.get('calibration', {}), f'{at}.calibration',
+                                   calibrated)
         items = {'drive_mode': 0, **(control_table or {}),
                  **parse_control_table(entry.get('control_table', {}), f'{at}.control_table')}
         channels.append(ServoChannel(servo_id, radius, direction, calibration,
@@ -541,12 +546,18 @@ def parse_channels(entries: Any, where: str = 'dynamixel.channels',
     return channels
 
 
-def _calibration(entry: Any, where: str) -> CurrentCalibration:
+def _calibration(entry: Any, where: str, required: bool) -> CurrentCalibration:
     if not isinstance(entry, Mapping):
         raise ChannelError(f'{where}: must be a mapping')
     unknown = set(entry) - {'gain', 'offset', 'table', 'residual'}
     if unknown:
         raise ChannelError(f'{where}: unknown keys {sorted(unknown)}')
+    missing = [] if not required or 'table' in entry else [
+        key for key in ('gain', 'offset') if key not in entry]
+    if missing:
+        what = ('gain and offset, or table', 'them') if len(missing) == 2 else (missing[0], 'it')
+        raise ChannelError(f'{where}: missing: {what[0]} (tendon-robot-sim hardware '
+                           f'calibrate-tension measures {what[1]})')
     try:
         table = tuple((float(i), float(t)) for i, t in entry.get('table', ()))
         calibration = CurrentCalibration(
