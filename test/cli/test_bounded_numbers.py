@@ -75,7 +75,6 @@ BOUNDED_ELSEWHERE = {
     ('dataset', '--random-state'): 'a seed: no work',
     ('dataset', '--chunk-size'): 'at most the samples',
     ('dataset', '--max-chunks'): 'a limit: less work',
-    ('hardware calibrate-tension', '--baud'): 'one of the rates the SDK opens',
 }
 
 
