@@ -146,19 +146,31 @@ WORLD_MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], str]]] = {
 
 
 def _tendon_robot_options(path, mode: str, o: ModelOptions) -> None:
-    # alpha and tip_tolerance where the explicit integrator runs, asked for or what auto
-    # picks in mode dynamic: there they did nothing, and the stack started as if they had
-    if o.alpha == 0.0 and o.tip_tolerance is None:
+    # What the model refuses only when it is built, checked before a stack starts (the
+    # launcher had started the controllers, then the simulator died): a robot the explicit
+    # integrator or the constant-curvature dynamics cannot take (tendon friction), alpha and
+    # tip_tolerance where the explicit integrator runs, asked for or what auto picks.
+    if mode == CC_MODE:
+        from tendon_robot_sim.models.trunk.dynamics import CCDynamics, CCDynamicsError
+        try:
+            CCDynamics.from_tendon_robot(load_robot(path))
+        except CCDynamicsError as error:
+            raise ModelConfigurationError(str(error)) from None
+        return
+    if o.integrator != 'explicit' and o.alpha == 0.0 and o.tip_tolerance is None:
         return   # nothing to check: no description loaded
     from tendon_robot_sim.models.rod.dynamics import simulation
     integrator, why = o.integrator, 'asked for'
-    if integrator == 'auto' and mode == 'dynamic':
-        integrator, why = simulation.choose_integrator(load_robot(path), integrator)
+    if mode == 'dynamic':
+        try:
+            integrator, why = simulation.choose_integrator(load_robot(path), integrator)
+        except InputError as error:
+            raise ModelConfigurationError(str(error)) from None
     simulation.check_implicit_only(integrator, why, o.alpha, o.tip_tolerance)
 
 
 # kind -> check(description path, mode, options) of the options its models refuse together
-# (InputError); a kind without one takes any.
+# (InputError, ModelConfigurationError); a kind without one takes any.
 OPTION_CHECKS: dict[str, Callable[[Any, str, ModelOptions], None]] = {
     TENDON_ROBOT: _tendon_robot_options,
 }

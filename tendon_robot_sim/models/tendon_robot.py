@@ -96,20 +96,26 @@ def tendon_displacements(rest_lengths, lengths, tensions, compliance, motor_dist
         1.0 + compliance * tensions)
 
 
+#: The model that takes every friction of a description (``models.rod.statics.stick_slip``).
+PATH_DEPENDENT_STATICS = ('the path-dependent statics (statics --tensions-csv or '
+                          '--displacements-csv, simulator mode quasi_static)')
+
+
 def friction_refused(robot: 'Robot', model: str) -> str:
     """
     Why ``model`` refuses ``robot``'s tendon friction, naming the key; '' without friction.
 
-    The path-dependent statics (``models.rod.statics.stick_slip``) is what models it.
+    Tendon friction is modelled by the implicit dynamics and the path-dependent statics,
+    bending friction by the path-dependent statics only.
     """
-    where = ('the path-dependent statics does (statics --tensions-csv or --displacements-csv, '
-             'simulator mode quasi_static), or remove the key')
     for i, tendon in enumerate(robot.tendons):
         if tendon.friction is not None:
-            return (f'tendons[{i}].friction: the {model} does not model tendon friction; '
-                    + where)
+            return (f'tendons[{i}].friction: the {model} does not model tendon friction; the '
+                    'implicit dynamics (mode dynamic, integrator implicit) and '
+                    f'{PATH_DEPENDENT_STATICS} do, or remove the key')
     if robot.rod.bending_friction is not None:
-        return f'rod.bending_friction: the {model} does not model it; ' + where
+        return (f'rod.bending_friction: the {model} does not model it; '
+                f'{PATH_DEPENDENT_STATICS} does, or remove the key')
     return ''
 
 

@@ -450,6 +450,27 @@ def test_the_launcher_refuses_what_only_the_implicit_integrator_reads(parameters
     assert str(error.value).startswith(f'node simulator: parameter {message}'), error.value
 
 
+@pytest.mark.parametrize('arguments, parameters, message', [
+    ({'mode': 'dynamic'}, ['simulator:integrator:=explicit'],
+     'tendons[0].friction: the explicit integrator does not model tendon friction'),
+    ({'mode': 'cc_dynamic'}, [],
+     'tendons[0].friction: the constant-curvature dynamics does not model tendon friction'),
+])
+def test_the_launcher_refuses_friction_where_the_model_does_not_take_it(arguments, parameters,
+                                                                        message):
+    """The stack started, then the simulator died at its start and stopped it."""
+    robot = str(ROOT / 'config' / 'robot_friction.yaml')
+    with pytest.raises(LaunchError) as error:
+        StackLauncher('sim', {'rviz': 'false', 'robot': robot, **arguments}, parameters)
+    assert message in str(error.value), error.value
+    assert str(error.value).startswith('node simulator: '), error.value
+    # the models that take it start: the implicit dynamics, the path-dependent statics
+    for mode, integrator in (('dynamic', 'implicit'), ('dynamic', 'auto'),
+                             ('quasi_static', 'auto')):
+        StackLauncher('sim', {'rviz': 'false', 'robot': robot, 'mode': mode},
+                      [f'simulator:integrator:={integrator}'])
+
+
 def test_the_implicit_integrator_takes_alpha_and_tip_tolerance():
     StackLauncher('sim', {'rviz': 'false'}, ['simulator:integrator:=implicit',
                                              'simulator:alpha:=-0.5',

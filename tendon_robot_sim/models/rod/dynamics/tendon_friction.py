@@ -29,7 +29,8 @@ import numpy as np
 
 from tendon_robot_sim.models.rod.tendons._friction_kernels import (
     FR_COEF, FR_COMPLIANCE, FR_LAW, FR_MOTOR, FR_SIZE, FR_SLIDING, FR_SLIP, FR_VISCOUS)
-from tendon_robot_sim.models.tendon_robot import DEFAULT_SLIP_VELOCITY, Robot
+from tendon_robot_sim.models.tendon_robot import (DEFAULT_SLIP_VELOCITY, PATH_DEPENDENT_STATICS,
+                                                  Robot)
 
 #: Models of the implicit dynamics that take tendon friction: continuous routing (cosserat) and
 #: discs (discrete: the capstan jump at each hole, rod/tendons/_friction_kernels.py)
@@ -44,9 +45,8 @@ def friction_unsupported(robot: Robot, model: str) -> str:
                     f'models cosserat and discrete, not {model}; use model cosserat (or discrete '
                     'with discs), the path-dependent statics, or remove the key')
     if robot.rod.bending_friction is not None:
-        return ('rod.bending_friction: the implicit dynamics does not model it; the '
-                'path-dependent statics does (statics --tensions-csv or --displacements-csv, '
-                'simulator mode quasi_static), or remove the key')
+        return ('rod.bending_friction: the implicit dynamics does not model it; '
+                f'{PATH_DEPENDENT_STATICS} does, or remove the key')
     return ''
 
 
