@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Sequence
 import warnings
 
 from builtin_interfaces.msg import Time as TimeMsg
@@ -1095,12 +1096,13 @@ SIGINT_RUNS = 20
 SIGINT_BATCH = 10   # bridge processes alive at once
 
 
-def start_bridge_process(name: str, motor_port: str, log: Path) -> subprocess.Popen:
+def start_bridge_process(name: str, motor_port: str, log: Path,
+                         parameters: Sequence[str] = ()) -> subprocess.Popen:
     """
     Start the bridge as ``ros2 run`` does: its own process, from this source tree.
 
     It runs in a folder of its own next to ``log``, where a crash leaves its core dump
-    (:func:`native_stacks`).
+    (:func:`native_stacks`). ``parameters``: more ``NAME:=VALUE``, after the defaults here.
     """
     env = dict(os.environ)
     root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
@@ -1112,7 +1114,8 @@ def start_bridge_process(name: str, motor_port: str, log: Path) -> subprocess.Po
         return subprocess.Popen(
             [sys.executable, '-m', 'tendon_robot_sim.nodes.hardware_bridge_node', '--ros-args',
              '-r', f'__node:={name}', '-p', f'motor_port:={motor_port}', '-p', 'sensor_port:=""',
-             '-p', f'min_tension:={MIN_TENSION}'],
+             '-p', f'min_tension:={MIN_TENSION}',
+             *(word for parameter in parameters for word in ('-p', parameter))],
             env=env, cwd=folder, stdout=out, stderr=subprocess.STDOUT,
             preexec_fn=dumping_core_from_a_terminal)
 

@@ -20,15 +20,19 @@ style laser controller (RS-232C command/response).
 """
 
 from dataclasses import replace
+import signal
 from types import SimpleNamespace
 
 from diagnostic_msgs.msg import DiagnosticArray
+from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.srv import ChangeState, GetState
 import numpy as np
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
+from ros_helpers import call
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from tendon_robot_sim import share_dir
@@ -40,7 +44,8 @@ from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 from tendon_robot_sim.protocol.mounting import sensor_mount
 from tendon_robot_sim.ros import topics
 from tendon_robot_sim.ros.spinner import BackgroundSpinner
-from test_hardware_bridge import MIN_TENSION, Probe, ROBOT, tensions, wait_for
+from test_hardware_bridge import (MIN_TENSION, Probe, ROBOT, start_bridge_process, tensions,
+                                  TIMEOUT, wait_for)
 
 pytest.importorskip('dynamixel_sdk')
 
@@ -267,14 +272,23 @@ def test_a_second_bridge_on_the_bus_fails_configure_and_leaves_the_first_driving
     wait_for(lambda: np.allclose(goal_tensions(chain), wanted, atol=0.14),
              what='the goal currents')
     reconnects = bridge.motors.statistics()[0].reconnects
-    second = dynamixel_bridge(rig, bridge.context, tmp_path,
-                              [Parameter('open_timeout', value=0.5)])
+    # The second bridge in a process of its own, as ``ros2 run`` starts it: built in this
+    # one, its node's creation stalled the first bridge's bus thread (the GIL) past the
+    # servos' 1 s Bus Watchdog on a loaded machine, which no second process can do.
+    log = tmp_path / 'second_bridge.log'
+    second = start_bridge_process('second_bridge', rig.path('motors'), log, [
+        'motor_device:=dynamixel', f'dynamixel_file:={bus_file(tmp_path)}',
+        'motor_baudrate:=1000000', 'open_timeout:=0.5'])
     try:
-        assert second.trigger_configure() == TransitionCallbackReturn.FAILURE
-        failure = second._configure_failure
-        assert failure is not None and 'in use by another process' in failure.message, failure
+        # a request sent before the node matched is lost: get_state, a query, until it
+        # answers; then the transition, once (as ros.lifecycle.bring_to_active)
+        call(probe, GetState, 'second_bridge/get_state', GetState.Request(), again_after=1.0)
+        assert not call(probe, ChangeState, 'second_bridge/change_state', ChangeState.Request(
+            transition=Transition(id=Transition.TRANSITION_CONFIGURE))).success
     finally:
-        second.destroy_node()
+        second.send_signal(signal.SIGINT)
+        assert second.wait(timeout=TIMEOUT) == 0, log.read_text()
+    assert 'in use by another process' in log.read_text(), log.read_text()
     bus_cycles(bridge, 20)
     assert bridge.motors.statistics()[0].reconnects == reconnects
     assert bridge.core.fault == '' and not bridge.core.stopped
