@@ -88,7 +88,34 @@ def test_a_world_the_robot_starts_in_is_refused_before_any_node_starts(argv, wor
     text, said = WORLDS[world]
     path = tmp_path / f'{world}.yaml'
     path.write_text(text)
-    out = tmp_path / 'out'
+    out = users_folder(tmp_path)
     line = refusal([*argv, str(path), *(['--out', str(out)] if argv[0] == 'demo' else [])],
                    capsys, monkeypatch)
     assert f'error: node simulator: world_file: {said}' in line, line
+    assert_untouched(out)
+
+
+# a folder of the user's with the files a demo writes
+USERS = {'robot.yaml': 'name: my own robot\n', 'stack.log': 'my own log\n',
+         'bag/notes.txt': 'my own notes\n'}
+
+
+def users_folder(tmp_path: Path) -> Path:
+    out = tmp_path / 'users'
+    for name, text in USERS.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
+    return out
+
+
+def assert_untouched(out: Path) -> None:
+    files = {str(p.relative_to(out)): p.read_text() for p in out.rglob('*') if p.is_file()}
+    assert files == USERS
+
+
+def test_a_refused_demo_leaves_the_users_files_as_they_were(tmp_path, capsys, monkeypatch):
+    """Refused for the user's own bag there: its robot.yaml was overwritten first."""
+    out = users_folder(tmp_path)
+    line = refusal(['demo', '--out', str(out)], capsys, monkeypatch)
+    assert f'{out / "bag"}: exists and is not a bag from an earlier demo' in line, line
+    assert_untouched(out)
