@@ -368,6 +368,16 @@ class StackLauncher:
 
     # ------------------------------------------------------------------ running
 
+    def log_into(self, log) -> None:
+        """
+        Send the nodes' output and the notes to the open file ``log``, from :meth:`start` on.
+
+        For a command that checks its stack (constructing the launcher) before it writes
+        anything, its log included.
+        """
+        self.stdout, self.stderr = log, subprocess.STDOUT
+        self.note = lambda text: print(f'[launch] {text}', file=log, flush=True)
+
     def start(self) -> None:
         """Start every planned node; notes name the skipped ones."""
         for text in self.skipped:

@@ -35,12 +35,16 @@ at rest or still moving then) and draws the
 backbone of each step as a PNG. Output folder
 (``--out``, default ``demo_output/``)::
 
-    robot.yaml         the robot simulated (the robot file, with --elements if given)
+    robot.yaml         the robot simulated (the robot file, with --elements if given; a copy
+                       of the scratch file the nodes read)
     bag/               rosbag2 bag (MCAP, CDR): `ros2 bag play demo_output/bag`
     step_<i>_<label>.png  backbone, discs and tendons at the end of step i (3-D, side, top)
     overview.png       every step's backbone, side and top views, a colour per tendon
     tip_positions.csv  the printed table
     stack.log          output of the stack's nodes
+
+Every demo checks its stack (the local launcher's checks, the world's too) and the bag's place
+before it writes anything into ``--out``: a refused run leaves the folder as it was.
 
 ROS imports happen inside :func:`run`, so the command-line tool loads without rclpy.
 """
@@ -51,15 +55,15 @@ import csv
 import os
 from pathlib import Path
 import re
-import subprocess
+import tempfile
 
 import numpy as np
 from tendon_robot_sim import default_robot_file, progress_bar
 from tendon_robot_sim.commands import (check_output, check_ros_environment, command_error,
                                        CommandError, DefaultsHelpFormatter, OutputPath, positive,
                                        positive_int, within)
-from tendon_robot_sim.commands.demo_hardware import (DEVICES, format_table, fresh_bag,
-                                                     run_hardware)
+from tendon_robot_sim.commands.demo_hardware import (check_bag, DEVICES, format_table,
+                                                     fresh_bag, run_hardware)
 from tendon_robot_sim.files.outputs import (make_folder, open_growing, open_output, save_figure,
                                             write_output)
 from tendon_robot_sim.launcher import (file_parameters, LaunchError, parameter_table,
@@ -177,36 +181,40 @@ def run(args) -> int:
         return run_hardware(args, robot, robot_file)
     out = args.out or check_output('demo_output', '--out', 'folder')
     bag = out / 'bag'
-    make_folder(out)
-    demo_robot = out / 'robot.yaml'
     if robot is None:
-        write_output(demo_robot, Path(robot_file).read_text())
-        print(f'robot: {robot_file}')
+        simulated, said = Path(robot_file).read_text(), f'robot: {robot_file}'
     else:
-        write_output(demo_robot,
-                     f'# simulated by tendon-robot-sim demo: {robot_file}, rod.elements = '
+        simulated = (f'# simulated by tendon-robot-sim demo: {robot_file}, rod.elements = '
                      f'{robot.rod.elements}\n' + yaml.safe_dump(robot.to_dict(), sort_keys=False))
-        print(f'robot: {robot.name!r} from {robot_file}, rod.elements = {robot.rod.elements}')
-    fresh_bag(bag)
-    # The demo's DDS traffic stays on this machine (and does not see other robots).
-    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+        said = f'robot: {robot.name!r} from {robot_file}, rod.elements = {robot.rod.elements}'
+    check_bag(bag)
 
     from tendon_robot_sim.ros.demo import demo_phases
     target = None if robot is None else demo_target(actuation.statics_robot, args.tension)
     phases = demo_phases(actuation.names, args.tension, target)
-    log_path = out / 'stack.log'
-    with open_growing(log_path) as log:
+    # The nodes read the robot simulated from a scratch file: the stack is checked (the
+    # launcher) before anything is written to --out, so a refused run leaves it as it was;
+    # OUT/robot.yaml is its copy.
+    with tempfile.TemporaryDirectory(prefix='tendon_robot_sim_demo_') as scratch:
+        demo_robot = Path(scratch) / 'robot.yaml'
+        demo_robot.write_text(simulated, encoding='utf-8')
         try:
             launcher = StackLauncher(
-                'sim', {'robot': str(demo_robot.resolve()), 'rviz': 'false',
-                        'use_sim_time': 'true'},
-                paced_parameters(args.real_time_factor),
-                stdout=log, stderr=subprocess.STDOUT,
-                note=lambda text: print(f'[launch] {text}', file=log, flush=True))
+                'sim', {'robot': str(demo_robot), 'rviz': 'false', 'use_sim_time': 'true'},
+                paced_parameters(args.real_time_factor))
         except LaunchError as error:
             raise command_error(error) from None
-        snapshots, counts = _record(launcher, bag, phases, args.hold, args.target_hold,
-                                    log_path, args.settle)
+        make_folder(out)
+        write_output(out / 'robot.yaml', simulated)
+        print(said)
+        fresh_bag(bag)
+        # The demo's DDS traffic stays on this machine (and does not see other robots).
+        os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+        log_path = out / 'stack.log'
+        with open_growing(log_path) as log:
+            launcher.log_into(log)
+            snapshots, counts = _record(launcher, bag, phases, args.hold, args.target_hold,
+                                        log_path, args.settle)
 
     rows = _table(snapshots)
     print(format_table(rows, 't_sim [s]'))

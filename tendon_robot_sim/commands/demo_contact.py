@@ -32,7 +32,6 @@ from __future__ import annotations
 import csv
 import os
 from pathlib import Path
-import subprocess
 
 import numpy as np
 from tendon_robot_sim.commands import command_error, CommandError
@@ -55,21 +54,20 @@ def run_contact(args, robot, robot_file: Path) -> int:
     if args.pull not in robot.tendon_names:
         raise CommandError(f'--pull: {args.pull!r} is not a tendon of {robot.name} '
                            f'({robot.tendon_names})')
+    try:    # the stack checked (the world too) before anything is written to --out
+        launcher = StackLauncher(
+            'sim', {'robot': str(Path(robot_file).resolve()),
+                    'world': str(Path(args.world).resolve()), 'mode': 'quasi_static',
+                    'rviz': 'false'},
+            [f'tension_controller:rate_limit:={RAMP_RATE}'])
+    except LaunchError as error:
+        raise command_error(error) from None
     out = args.out
     make_folder(out)
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     log_path = out / 'stack.log'
     with open_growing(log_path) as log:
-        try:
-            launcher = StackLauncher(
-                'sim', {'robot': str(Path(robot_file).resolve()),
-                        'world': str(Path(args.world).resolve()), 'mode': 'quasi_static',
-                        'rviz': 'false'},
-                [f'tension_controller:rate_limit:={RAMP_RATE}'],
-                stdout=log, stderr=subprocess.STDOUT,
-                note=lambda text: print(f'[launch] {text}', file=log, flush=True))
-        except LaunchError as error:
-            raise command_error(error) from None
+        launcher.log_into(log)
         contacts, png = _press(launcher, robot_file, {args.pull: args.tension}, log_path)
     write_output(out / 'contact.png', png)
     with open_output(out / 'contacts.csv', newline='') as f:

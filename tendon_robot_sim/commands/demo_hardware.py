@@ -71,16 +71,26 @@ def fresh_bag(bag: Path) -> None:
     A link there is removed, never followed (an output never goes through a link). A bag is
     an earlier demo's when that demo's ``stack.log`` lies beside it (every demo writes it
     before it records); any other bag, or anything else than an empty folder, is kept, and
-    the demo refuses to start: a user's own recording is never removed.
+    the demo refuses to start (:func:`check_bag`): a user's own recording is never removed.
     """
+    check_bag(bag)
     if bag.is_symlink():
         bag.unlink()
     elif bag.exists():
+        shutil.rmtree(bag)
+
+
+def check_bag(bag: Path) -> None:
+    """
+    Raise CommandError unless :func:`fresh_bag` may make way at ``bag``; remove nothing.
+
+    A demo asks before it writes anything: a refused run leaves its ``--out`` as it was.
+    """
+    if bag.exists() and not bag.is_symlink():
         demos = (bag / 'metadata.yaml').exists() and (bag.parent / 'stack.log').is_file()
         if not demos and any(bag.iterdir()):
             raise CommandError(f'{bag}: exists and is not a bag from an earlier demo; '
                                'choose another --out')
-        shutil.rmtree(bag)
 
 
 def run_hardware(args, robot: Robot, robot_file: Path) -> int:
@@ -88,30 +98,34 @@ def run_hardware(args, robot: Robot, robot_file: Path) -> int:
     motor_device, sensor_device = DEVICES[args.hardware]
     out = args.out
     bag = out / 'bag'
-    make_folder(out)
-    fresh_bag(bag)
+    check_bag(bag)
     ports = Path(tempfile.mkdtemp(prefix='tendon_robot_sim_demo_'))
-    print(f'robot: {robot.name!r} from {robot_file}; emulated {motor_device} on '
-          f'{ports / "motors"}, {sensor_device} on {ports / "sensor"}')
-    log_path = out / 'stack.log'
-    with open_growing(log_path) as log:
-        emulator = _start_emulator(robot_file, motor_device, sensor_device, ports, log,
-                                   log_path)
-        try:
+    try:
+        try:    # the stack checked before anything is written to --out
             launcher = StackLauncher(
                 'hardware', {'robot': str(Path(robot_file).resolve()), 'rviz': 'false',
                              'motor_port': str(ports / 'motors'),
                              'sensor_port': str(ports / 'sensor'),
                              'motor_device': motor_device, 'sensor_device': sensor_device},
-                _emulator_parameters(motor_device, ports), stdout=log, stderr=subprocess.STDOUT,
-                note=lambda text: print(f'[launch] {text}', file=log, flush=True))
-            steps, driver, counts = _drive(launcher, bag, robot, args.tension, args.hold,
-                                           log_path, args.settle)
+                _emulator_parameters(motor_device, ports))
         except LaunchError as error:
             raise CommandError(str(error)) from None
-        finally:
-            _stop(emulator)
-            shutil.rmtree(ports, ignore_errors=True)
+        make_folder(out)
+        fresh_bag(bag)
+        print(f'robot: {robot.name!r} from {robot_file}; emulated {motor_device} on '
+              f'{ports / "motors"}, {sensor_device} on {ports / "sensor"}')
+        log_path = out / 'stack.log'
+        with open_growing(log_path) as log:
+            launcher.log_into(log)
+            emulator = _start_emulator(robot_file, motor_device, sensor_device, ports, log,
+                                       log_path)
+            try:
+                steps, driver, counts = _drive(launcher, bag, robot, args.tension, args.hold,
+                                               log_path, args.settle)
+            finally:
+                _stop(emulator)
+    finally:
+        shutil.rmtree(ports, ignore_errors=True)
     rows = [[i, label, round(t, 3), *np.round(tip, 5).tolist(), round(min(spread, 99.0), 5),
              settled] for i, (label, t, tip, spread, settled) in enumerate(steps)]
     print(format_table(rows, 't [s]'))

@@ -87,8 +87,29 @@ def _statics_model(o: ModelOptions) -> str:
     return 'cosserat' if o.world is not None and o.statics_model == 'auto' else o.statics_model
 
 
-def _every_option_takes_a_world(robot, o: ModelOptions) -> str:
-    return ''     # both integrators, and the three statics formulations, model contact
+def _start_refusal(robot, world, discs: bool) -> str:
+    """
+    Return why the tendon ``robot`` cannot start in ``world`` ('': it can).
+
+    The models' own check (an obstacle through its base or its unloaded straight shape), so
+    that a node is refused before it starts, not when it builds its model.
+    """
+    from tendon_robot_sim.models.contact.world import check_start_clear, WorldError
+    try:
+        check_start_clear(world, world.contact(robot.contact_envelope), robot, discs)
+    except WorldError as error:
+        return str(error)
+    return ''
+
+
+# Every option takes a world (both integrators, the three statics formulations model
+# contact); the discs touch in the dynamics and the discrete statics.
+def _tendon_dynamics_world(robot, o: ModelOptions) -> str:
+    return _start_refusal(robot, o.world, discs=True)
+
+
+def _tendon_statics_world(robot, o: ModelOptions) -> str:
+    return _start_refusal(robot, o.world, discs=_statics_model(o) == 'discrete')
 
 
 def _tendon_cc_dynamics(robot, o: ModelOptions) -> SimModel:
@@ -139,8 +160,8 @@ UNTIMED_MODES = ('quasi_static',)
 # models that simulate contact with obstacles; every other refuses a world.
 WORLD_MODELS: dict[str, dict[str, Callable[[Any, ModelOptions], str]]] = {
     TENDON_ROBOT: {
-        'dynamic': _every_option_takes_a_world,
-        'quasi_static': _every_option_takes_a_world,
+        'dynamic': _tendon_dynamics_world,
+        'quasi_static': _tendon_statics_world,
     },
 }
 
@@ -365,7 +386,10 @@ def create_model(path: str | Path, mode: str = '', options: ModelOptions = Model
                 raise ModelConfigurationError(f'world_file: {refusal}')
         return kind, mode, MODELS[kind][mode](description, options)
     except _refusals() as error:
-        raise ModelConfigurationError(str(error)) from None
+        from tendon_robot_sim.models.contact.world import WorldError
+        # a world the model refuses is named by the node's parameter, as world_refusal's
+        named = 'world_file: ' if isinstance(error, WorldError) else ''
+        raise ModelConfigurationError(f'{named}{error}') from None
 
 
 def _refusals() -> tuple[type[Exception], ...]:

@@ -76,9 +76,9 @@ from tendon_robot_sim.hardware.bridge import (BridgeCore, BridgeSettings, ERROR,
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.protocol import motor
-from tendon_robot_sim.protocol.devices import (DYNAMIXEL, load_dynamixel_bus, motor_bus,
-                                               MOTOR_DEVICES, MotorBus, SENSOR_DEVICES,
-                                               tip_sensor, TipSensor)
+from tendon_robot_sim.protocol.devices import (check_channel_count, DYNAMIXEL,
+                                               load_dynamixel_bus, motor_bus, MOTOR_DEVICES,
+                                               MotorBus, SENSOR_DEVICES, tip_sensor, TipSensor)
 from tendon_robot_sim.protocol.keyence import baudrate_problem, Heads, NAME as KEYENCE
 from tendon_robot_sim.protocol.laser import TdcrLaserV1
 from tendon_robot_sim.protocol.mounting import MountingError, sensor_mount
@@ -211,7 +211,8 @@ def check_parameters(values) -> Heads:
     geometry, whatever ``sensor_device`` is: a bad value is a bad value; with
     ``sensor_device`` keyence-lkg, ``sensor_baudrate`` (a rate the LK-G can be set to); with
     ``motor_device`` dynamixel, the bus file (configure reads it again: an edited file is
-    taken then). A bad bus file failed configure only, with the rest of the stack running.
+    taken then), and that it has one channel per tendon of the robot file. A bad bus file
+    failed configure only, with the rest of the stack running.
     """
     heads = keyence_heads(values)
     if values['sensor_device'] == KEYENCE and baudrate_problem(values['sensor_baudrate']):
@@ -219,8 +220,11 @@ def check_parameters(values) -> Heads:
         raise ConfigurationError('parameter sensor_baudrate: '
                                  + baudrate_problem(values['sensor_baudrate']))
     if values['motor_device'] == DYNAMIXEL:
+        robot = values['robot_file'] or default_robot_file()
+        tendons = len(load_robot(robot).tendons)     # loaded (the node, the launcher) before
         try:
-            load_dynamixel_bus(dynamixel_file(values), calibrated=True)
+            channels = load_dynamixel_bus(dynamixel_file(values), calibrated=True)[0]
+            check_channel_count(channels, tendons, dynamixel_file(values), f'the robot {robot}')
         except ValueError as error:
             why = str(error).removeprefix('dynamixel_file: ')
             raise ConfigurationError(f'parameter dynamixel_file: {why}') from None

@@ -310,7 +310,8 @@ class SimulatorNode(Node):
         try:
             self.world = load_world(config.world_file) if config.world_file else None
         except WorldError as error:
-            raise ConfigurationError(f'parameter world_file: {error}') from None
+            # every world the node refuses is named so, as the model's refusals
+            raise ConfigurationError(f'world_file: {error}') from None
         try:
             kind, self.mode, self.model = create_model(
                 robot_file, config.mode, ModelOptions(dt=config.dt or None,

@@ -144,6 +144,19 @@ def load_dynamixel_channels(path: str | Path) -> list[dxl.ServoChannel]:
     return load_dynamixel_bus(path)[0]
 
 
+def check_channel_count(channels: Sequence, tendons: int, bus: str | Path,
+                        robot: str = 'the robot description') -> None:
+    """
+    Raise ChannelError unless the bus file ``bus`` has one channel per tendon of ``robot``.
+
+    The bridge when it builds the bus, and before (its ``check_parameters``: the local
+    launcher, before a stack starts) with ``robot`` naming the robot file.
+    """
+    if len(channels) != tendons:
+        raise dxl.ChannelError(f'dynamixel_file: {bus} has {len(channels)} channels, {robot} '
+                               f'has {tendons} tendons (one channel per tendon, in its order)')
+
+
 def motor_bus(device: str, port: str, max_tensions: Sequence[float], baudrate: int,
               ack_timeout: float, max_retries: int, cycle_rate: float,
               dynamixel_file: str | Path, torque_off_when_safe: bool, lost_after: float,
@@ -151,9 +164,7 @@ def motor_bus(device: str, port: str, max_tensions: Sequence[float], baudrate: i
     """Build the motor device ``device`` (not started); ValueError names a bad setting."""
     if device == DYNAMIXEL:
         channels, settings = load_dynamixel_bus(dynamixel_file, calibrated=True)
-        if len(channels) != len(max_tensions):
-            raise dxl.ChannelError(f'dynamixel_file: {len(channels)} channels for '
-                                   f'{len(max_tensions)} tendons')
+        check_channel_count(channels, len(max_tensions), dynamixel_file)
         return DynamixelBus(port, channels, max_tensions, baudrate=baudrate,
                             cycle_rate=cycle_rate, torque_off_when_safe=torque_off_when_safe,
                             backoff=backoff, lost_after=lost_after, settings=settings)

@@ -52,9 +52,9 @@ def test_the_tendon_robot_defaults_to_dynamics_and_refuses_an_unknown_mode():
 
 @pytest.mark.parametrize('mode', ['dynamic', 'quasi_static'])
 @pytest.mark.parametrize('obstacle, message', [
-    ({'shape': 'plane'}, r"^obstacles\[0\] \(o\): intersects the robot's base"),
+    ({'shape': 'plane'}, r"^world_file: obstacles\[0\] \(o\): intersects the robot's base"),
     ({'shape': 'sphere', 'radius': 0.02, 'position': [0.12, 0.0, 0.0]},
-     r'^obstacles\[0\] \(o\): intersects the unloaded straight robot')])
+     r'^world_file: obstacles\[0\] \(o\): intersects the unloaded straight robot')])
 def test_a_world_the_model_refuses_is_a_configuration_error(mode, obstacle, message):
     # what the simulator node reports in one line (a WorldError escaped as a traceback)
     from tendon_robot_sim.models.contact.world import world_from_dict

@@ -223,7 +223,7 @@ def test_a_world_through_the_robots_base_stops_the_node_with_a_configuration_err
     # the model refuses it when built: a WorldError escaped the node's start as a traceback
     world = write_world(tmp_path, 'obstacles:\n  - {name: table, shape: plane}\n')
     assert start_refusal(world, 'quasi_static').startswith(
-        "obstacles[0] (table): intersects the robot's base")
+        "world_file: obstacles[0] (table): intersects the robot's base")
 
 
 @pytest.mark.parametrize('statics_model', ['auto', 'cosserat', 'kirchhoff', 'discrete'])

@@ -475,3 +475,18 @@ def test_the_implicit_integrator_takes_alpha_and_tip_tolerance():
     StackLauncher('sim', {'rviz': 'false'}, ['simulator:integrator:=implicit',
                                              'simulator:alpha:=-0.5',
                                              'simulator:tip_tolerance:=0.001'])
+
+
+def test_the_launcher_refuses_a_bus_file_with_a_channel_count_other_than_the_tendons(tmp_path):
+    """Three servos for four tendons: the stack started, then configure failed."""
+    bus = tmp_path / 'dynamixel.yaml'
+    bus.write_text(''.join(line for line in (share_dir() / 'config' / 'dynamixel.yaml')
+                           .read_text().splitlines(keepends=True) if 'id: 4' not in line))
+    robot = share_dir() / 'config' / 'robot.yaml'
+    with pytest.raises(LaunchError) as error:
+        StackLauncher('hardware', {'rviz': 'false', 'motor_device': 'dynamixel',
+                                   'robot': str(robot)},
+                      [f'hardware_bridge:dynamixel_file:={bus}'])
+    assert str(error.value) == (
+        f'node hardware_bridge: parameter dynamixel_file: {bus} has 3 channels, the robot '
+        f'{robot} has 4 tendons (one channel per tendon, in its order)')

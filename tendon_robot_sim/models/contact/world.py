@@ -342,6 +342,20 @@ def check_clear(world: World, contact: kernels.Contact, point: np.ndarray, what:
                              f'is {depths[j, 0]:.3g} m inside it)')
 
 
+def check_start_clear(world: World, contact: kernels.Contact, robot, discs: bool) -> None:
+    """
+    Raise WorldError naming the first obstacle the robot's base or unloaded straight shape is in.
+
+    :func:`check_clear` at the base, then :func:`check_rest_clear`. ``robot``: a tendon robot
+    description; ``discs``: whether the model touches with its vertebra discs too (else with
+    the rod only). The models at their start, and
+    :func:`~tendon_robot_sim.models.registry.world_refusal` before a node starts, ask here.
+    """
+    check_clear(world, contact, robot.base.position, "the robot's base")
+    check_rest_clear(world, contact, robot.base.position, robot.base.direction,
+                     robot.rod.length, robot.vertebra_positions if discs else np.zeros(0))
+
+
 def check_rest_clear(world: World, contact: kernels.Contact, base: np.ndarray,
                      direction: np.ndarray, length: float, discs: np.ndarray) -> None:
     """

@@ -43,8 +43,7 @@ import numpy as np
 
 from tendon_robot_sim.models.contact import _kernels as contact_kernels
 from tendon_robot_sim.models.contact.report import node_contacts, sunk_message
-from tendon_robot_sim.models.contact.world import (check_clear, check_rest_clear,
-                                                   no_contact, World)
+from tendon_robot_sim.models.contact.world import check_start_clear, no_contact, World
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod.dynamics._explicit_kernels import (advance_rod,
@@ -314,9 +313,7 @@ class TendonSimulator(Settling):
         self.world = world
         self._contact = no_contact() if world is None else world.contact(robot.contact_envelope)
         if world is not None:
-            check_clear(world, self._contact, robot.base.position, "the robot's base")
-            check_rest_clear(world, self._contact, robot.base.position, robot.base.direction,
-                             robot.rod.length, robot.vertebra_positions)
+            check_start_clear(world, self._contact, robot, discs=True)
         self.stable_dt = stable_time_step(robot)
         # the stiffest obstacle and the step its contact alone allows (None: no obstacle)
         self._stiffest = None

@@ -103,7 +103,7 @@ import numpy as np
 from tendon_robot_sim.models._cosserat_kernels import Dyn, DYN_SIZE, poses, Z_SIZE
 from tendon_robot_sim.models.contact.reach import reach_zones
 from tendon_robot_sim.models.contact.report import ContactPoint, probe_points, rod_contacts
-from tendon_robot_sim.models.contact.world import check_clear, check_rest_clear, no_contact, World
+from tendon_robot_sim.models.contact.world import check_start_clear, no_contact, World
 from tendon_robot_sim.models.cosserat import (ConvergenceError, PYELASTICA_SHEAR_COEFFICIENT,
                                               StaticsInputError, stiffness_matrices, vector3)
 from tendon_robot_sim.models.description import POSITION_TOLERANCE
@@ -269,11 +269,8 @@ class StaticsSolver:
         self._contact = (no_contact() if world is None
                          else world.contact(robot.contact_envelope))
         if world is not None:
-            check_clear(world, self._contact, robot.base.position, "the robot's base")
             # the continuous models touch with the rod only: their discs cannot be inside
-            check_rest_clear(world, self._contact, robot.base.position, robot.base.direction,
-                             robot.rod.length, robot.vertebra_positions if model == 'discrete'
-                             else np.zeros(0))
+            check_start_clear(world, self._contact, robot, discs=model == 'discrete')
         self.constitutive, self.tolerance, self.max_iterations = (constitutive, float(tolerance),
                                                                   max_iterations)
         self.tendon_names = robot.tendon_names
