@@ -217,9 +217,15 @@ CASES = [
     (['snake', 'inverse', '--trajectory', 'pan', '--duration', '1e9', '--out', '{out}'], BAD,
      'shorten --duration'),
     (['snake', 'inverse', '--trajectory', '{nan_csv}', '--out', '{out}'], BAD,
-     'row 3, column theta2: must be finite'),
-    (['snake', 'inverse', '--trajectory', '{missing}', '--out', '{out}'], BAD, 'cannot read'),
-    (['snake', 'inverse', '--trajectory', '{binary}', '--out', '{out}'], BAD, 'binary'),
+     "--trajectory: {nan_csv}: line 3, column 'theta2': must be finite"),
+    (['snake', 'inverse', '--trajectory', '{missing}', '--out', '{out}'], BAD,
+     '--trajectory: {missing}: cannot read'),
+    (['snake', 'inverse', '--trajectory', '{binary}', '--out', '{out}'], BAD,
+     '--trajectory: {binary}: not UTF-8 text'),
+    (['snake', 'inverse', '--trajectory', '{profile_nan}', '--out', '{out}'], BAD,
+     '--trajectory: {profile_nan}: the first row must be a header starting with "time"'),
+    (['snake', 'inverse', '--trajectory', '{word_csv}', '--out', '{out}'], BAD,
+     "--trajectory: {word_csv}: line 2, column 'theta1': 'ten' is not a number"),
     (['snake', 'inverse', '--trajectory', '{steep_csv}', '--out', '{out}'], NO_RESULT,
      'no feasible tensions'),
     (['snake', 'inverse', '--trajectory', 'pan', '--dt', '-1', '--out', '{out}'], BAD,
@@ -787,6 +793,8 @@ def files(tmp_path_factory):
             'angle_deg: 0.0,', 'angle_deg: 0.0, reference_length: 250,')),
         'nan_csv': ('nan.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
                     + '0,0,0,0,0,0,0\n0.1,0,nan,0,0,0,0\n' + '0.2,0,0,0,0,0,0\n' * 3),
+        'word_csv': ('word.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
+                     + '0,ten,0,0,0,0,0\n' + '0.2,0,0,0,0,0,0\n' * 4),
         'steep_csv': ('steep.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
                       + ''.join(f'{0.01 * k:.2f},0,{k % 2:.1f},0,0,0,0\n'
                                 for k in range(8))),
