@@ -234,6 +234,24 @@ def worker_count(text: str) -> int:
                    f'a whole number in [1, {MAX_WORKERS}] (at most the cores run)', int)
 
 
+def input_file(text: str) -> Path:
+    """
+    Argument type of every robot file a command reads (``--robot``, ``--urdf``): readable.
+
+    Opened and closed when parsed, so that a missing or unreadable file (or a folder) is
+    refused naming the option (``argument --robot: /nonexist.yaml: cannot read: No such
+    file or directory``), as every other bad argument; the loaders named the path alone.
+    What the file holds is the loader's to check.
+    """
+    try:
+        with open(text, 'rb'):
+            pass
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f'{text}: cannot read: '
+                                         f'{error.strerror or error}') from None
+    return Path(text)
+
+
 class OutputPath:
     """
     Argument type of every path a command writes: checked when parsed, before any work.

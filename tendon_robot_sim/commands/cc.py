@@ -41,7 +41,7 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (command_error, CommandError, parse_values,
+from tendon_robot_sim.commands import (command_error, CommandError, input_file, parse_values,
                                        parse_vector)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
@@ -59,7 +59,7 @@ def register(subparsers) -> None:
                     'single-section robot with parallel rigid tendons, forward from tendon '
                     'displacements or inverse from a tip position; of a bellows robot '
                     '(kind: bellows), forward from its muscle lengths.')
-    parser.add_argument('--robot', default=None, metavar='FILE',
+    parser.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
     inputs = parser.add_mutually_exclusive_group(required=True)
     inputs.add_argument('--displacements', metavar='Q',

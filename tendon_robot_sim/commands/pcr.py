@@ -47,9 +47,9 @@ import sys
 import numpy as np
 
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       NoResultError, OutputPath, parse_values, parse_vector,
-                                       pcr_studies, positive, positive_int, scheduler_of,
-                                       VECTOR_KEYS, worker_count)
+                                       input_file, NoResultError, OutputPath, parse_values,
+                                       parse_vector, pcr_studies, positive, positive_int,
+                                       scheduler_of, VECTOR_KEYS, worker_count)
 from tendon_robot_sim.files.outputs import make_new_folders, removed_on_failure
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import check_range, RobotDescriptionError
@@ -102,7 +102,7 @@ def register(subparsers) -> None:
                     help='folder for workspace.csv and workspace.png (default %(default)s)')
     pcr_studies.add_parsers(actions)
     for action in (ik, fk, ws):
-        action.add_argument('--robot', default=None, metavar='FILE',
+        action.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                             help='kind: pcr_6rus description (default: config/pcr_6rus.yaml)')
         action.add_argument('--compat', choices=COMPAT, default=None,
                             help="model: the paper's, or the authors' published code "

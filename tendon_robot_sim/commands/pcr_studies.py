@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tendon_robot_sim.commands import (check_output, command_error, CommandError,
+from tendon_robot_sim.commands import (check_output, command_error, CommandError, input_file,
                                        NoResultError, OutputPath, parse_values, parse_vector,
                                        positive, within)
 from tendon_robot_sim.files.outputs import make_folder
@@ -114,7 +114,7 @@ def add_parsers(actions) -> None:
     tr.add_argument('--out', default='pcr_trajectory', metavar='DIR', type=OutputPath('folder'),
                     help='folder for helix.csv and helix.png (default %(default)s)')
     for action in (st, sw, tr):
-        action.add_argument('--robot', default=None, metavar='FILE',
+        action.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                             help='kind: pcr_6rus description (default: config/pcr_6rus.yaml)')
         action.add_argument('--compat', choices=COMPAT, default=None,
                             help="model: the paper's, or the authors' published code "

@@ -54,9 +54,9 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from tendon_robot_sim import share_dir
-from tendon_robot_sim.commands import (check_steps, command_error, CommandError, json_line,
-                                       MAX_STEPS, non_negative, NoResultError, OutputPath,
-                                       parse_values, positive, positive_int, time_step)
+from tendon_robot_sim.commands import (check_steps, command_error, CommandError, input_file,
+                                       json_line, MAX_STEPS, non_negative, NoResultError,
+                                       OutputPath, parse_values, positive, positive_int, time_step)
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.files.outputs import (make_new_folders, open_output, removed_on_failure,
                                             save_figure)
@@ -95,7 +95,7 @@ def register(subparsers) -> None:
         'inverse', help='minimum cable tensions along a joint trajectory',
         description='Minimum cable tensions (with contact and rolling constraints) along a '
                     'joint trajectory.')
-    inverse.add_argument('--robot', default=None, metavar='FILE',
+    inverse.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                          help='snake description YAML (default: config/rolling_joint_snake.yaml)')
     inverse.add_argument('--trajectory', required=True, metavar='pan|tilt|both|all|FILE.csv',
                          help="the motion of D'Antuono et al. 2023 on the pan joints, the "
@@ -121,7 +121,7 @@ def register(subparsers) -> None:
                     'stepped or ramped. A motion that breaks a contact or friction constraint '
                     'is reported up to that step and exits 1: the real snake would slip or its '
                     'links lift off each other there.')
-    forward.add_argument('--robot', default=None, metavar='FILE',
+    forward.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                          help='snake description YAML (default: config/rolling_joint_snake.yaml)')
     forward.add_argument('--tensions', required=True, metavar='T',
                          help="one tension per cable in N ('1.5,3.5,1,1') or by name (others "

@@ -21,6 +21,7 @@ forget its rows. Commands run in-process (fast); a few through the real entry po
 no traceback reaches the terminal there either.
 """
 
+import argparse
 import os
 from pathlib import Path
 import re
@@ -58,7 +59,8 @@ CASES = [
     (['simulate', '--tensions', '1e12,0,0,0'], BAD, 'tensions'),
     (['simulate', '--duration', '0'], BAD, 'argument --duration'),
     (['simulate', '--dt', 'nan'], BAD, 'argument --dt'),
-    (['simulate', '--robot', '{missing}'], BAD, 'cannot read'),
+    (['simulate', '--robot', '{missing}'], BAD,
+     'argument --robot: {missing}: cannot read: No such file or directory'),
     (['simulate', '--robot', '{empty}'], BAD, 'empty.yaml'),
     (['simulate', '--robot', '{binary}'], BAD, 'not UTF-8'),
     (['simulate', '--robot', '{list}'], BAD, 'list.yaml'),
@@ -436,7 +438,7 @@ CASES = [
     (['launch', 'sim', '--param', 'tip_frame:=/tip_link', '--dry-run'], BAD,
      "parameter tip_frame: a tf2 frame id does not start with '/'"),
     (['demo', '--tension', '-1'], BAD, 'argument --tension'),
-    (['demo', '--robot', '{missing}'], BAD, 'cannot read'),
+    (['demo', '--robot', '{missing}'], BAD, 'argument --robot: {missing}: cannot read'),
     (['demo', '--elements', '0'], BAD, 'argument --elements'),
     (['demo', '--elements', '2.5'], BAD, "argument --elements: '2.5' is not a whole number"),
     (['demo', '--settle', '1e30'], BAD, 'argument --settle: must be a number within [0, 60] s'),
@@ -455,6 +457,10 @@ CASES = [
      'argument --real-time-factor: must be a number within [0.1, 10]'),
     (['emulate', '--dropout', '2'], BAD, 'argument --dropout'),
     (['emulate', '--robot', '{empty}'], BAD, 'empty.yaml'),
+    (['emulate', '--robot', '{missing}'], BAD, 'argument --robot: {missing}: cannot read'),
+    (['emulate', '--urdf', '{missing}'], BAD, 'argument --urdf: {missing}: cannot read'),
+    (['emulate', '--urdf', '{empty_dir}'], BAD,
+     'argument --urdf: {empty_dir}: cannot read: Is a directory'),
     (['emulate', '--status-rate', 'inf'], BAD, 'argument --status-rate'),
     (['emulate', '--status-rate', '1e12'], BAD,
      'argument --status-rate: must be a number within [0.01, 10000] Hz'),
@@ -712,7 +718,7 @@ CASES = [
      '0.1865] m (the rod length either way), got 1e+06 m'),
     # dataset: counts, a sampler without its file, a model of another kind, a bad scheduler
     (['dataset', '--robot', '{missing}', '--model', 'cc', '--output', '{out}/d'], BAD,
-     '--robot: no such file'),
+     'argument --robot: {missing}: cannot read: No such file or directory'),
     (['dataset', '--robot', '{binary}', '--model', 'cc', '--output', '{out}/d'], BAD,
      'robot: {binary}: not UTF-8 text (byte 128)'),
     ([*DATASET, 'cc', '--samples', '0'], BAD, 'argument --samples: must be a whole number >= 1'),
@@ -927,6 +933,34 @@ def test_every_command_has_rows():
     covered = {' '.join(argv[:2]) for argv, _, _ in CASES} | {argv[0] for argv, _, _ in CASES}
     missing = [name for name in commands(cli.build_parser()) if name not in covered]
     assert missing == [], f'commands without bad-input rows: {missing}'
+
+
+def input_file_options(parser, prefix=()):
+    """Yield (command words, option) of every --robot and --urdf of every command."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from input_file_options(sub, prefix + (name,))
+        for option in action.option_strings:
+            if option in ('--robot', '--urdf'):
+                yield prefix, option
+
+
+# launch names its --robot as the launch argument it sets (test_launch_bad_arguments.py)
+NAMED_AS_LAUNCH_ARGUMENTS = {('launch',)}
+
+
+@pytest.mark.parametrize('words, option', [
+    found for found in input_file_options(cli.build_parser())
+    if found[0] not in NAMED_AS_LAUNCH_ARGUMENTS], ids=lambda found: ' '.join(found))
+def test_every_robot_file_that_cannot_be_read_is_named_by_its_option(words, option, tmp_path,
+                                                                     capsys):
+    """``--robot /nonexist.yaml`` named the path alone; the option too, of every command."""
+    missing = tmp_path / 'nonexist.yaml'
+    assert cli.main([*words, option, str(missing)]) == BAD
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1, err
+    assert f'argument {option}: {missing}: cannot read: No such file or directory' in err, err
 
 
 def test_running_out_of_memory_is_bad_input_in_one_line(monkeypatch, capsys):
