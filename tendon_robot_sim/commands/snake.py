@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from tendon_robot_sim import share_dir
+from tendon_robot_sim import counted, share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, input_file,
                                        json_line, MAX_STEPS, non_negative, NoResultError,
                                        OutputPath, parse_values, positive, positive_int, time_step)
@@ -396,7 +396,7 @@ def _cable_tensions(snake, text: str, option: str) -> np.ndarray:
                                f'{snake.cable_names}')
         values = [values.get(c, snake.pretension) for c in snake.cable_names]
     if len(values) != len(snake.cables):
-        raise CommandError(f'{option}: {len(values)} values, the snake has '
+        raise CommandError(f'{option}: {counted(len(values), "value")}, the snake has '
                            f'{len(snake.cables)} cables')
     tensions = np.array(values)
     if tensions.min() < 0 or tensions.max() > snake.max_tension:

@@ -204,6 +204,7 @@ CASES = [
     (['snake', 'forward', '--tensions', '1,1,1,1', '--angles', 'nan,0,0,0,0,0'], BAD,
      '--angles'),
     (['snake', 'forward', '--tensions', '1,1,1'], BAD, '--tensions'),
+    (['snake', 'forward', '--tensions', '1'], BAD, '--tensions: 1 value, the snake has 4 cables'),
     # a name given twice: the line calls a cable (or a bellows) no tendon
     (['snake', 'forward', '--tensions', 'cable2=3,cable2=1'], BAD,
      "--tensions: 'cable2' is given twice"),
