@@ -45,9 +45,8 @@ from tendon_robot_sim.commands import (command_error, CommandError, input_file, 
                                        parse_vector)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
-from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvature,
-                                                            ConstantCurvatureError)
-from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvatureError,
+                                                            load_constant_curvature)
 from tendon_robot_sim.models.trunk.kinematics import BellowsKinematics, BellowsKinematicsError
 from tendon_robot_sim.models.trunk.robot import is_bellows_description, load_bellows_robot
 
@@ -88,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
                            'or --tip (muscle lengths are for kind: bellows robots)')
     tip = parse_vector(args.tip, '--tip')
     try:
-        robot = load_robot(path)
-        cc = ConstantCurvature(robot)
+        cc = load_constant_curvature(path)
+        robot = cc.robot
         if tip is not None:
             state = cc.inverse_tip(tip)
         else:

@@ -43,6 +43,8 @@ SNAKE = str(ROOT / 'config' / 'rolling_joint_snake.yaml')
 BHA = str(ROOT / 'config' / 'bionic_handling_assistant.yaml')
 STEEL = str(ROOT / 'config' / 'steel_rod_robot.yaml')
 NITINOL = str(ROOT / 'config' / 'nitinol_robot.yaml')
+FRICTION = str(ROOT / 'config' / 'robot_friction.yaml')
+HELICAL = str(ROOT / 'config' / 'steel_rod_helical.yaml')
 V4 = str(ROOT / 'config' / 'opencr_ftdcr_v4.yaml')
 V4_MAP = (ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml').read_text()
 V4_TABLE = (ROOT / 'test' / 'data' / 'opencr_ftdcr_v4'
@@ -155,6 +157,11 @@ CASES = [
     (['cc', '--displacements', '0.1,0.1'], BAD, 'displacements'),
     (['cc', '--displacements', 'inf,0,0,0'], BAD, '--displacements'),
     (['cc', '--tip', '0.2,0,0', '--robot', '{list}'], BAD, 'list.yaml'),
+    # robots the model does not take: named with their file, as every robot-file error
+    (['cc', '--displacements', '0,0.001,0,0', '--robot', FRICTION], BAD,
+     f'{FRICTION}: tendons[0].friction: the constant-curvature model does not model tendon'),
+    (['cc', '--tip', '0.2,0,0', '--robot', HELICAL], BAD,
+     f"{HELICAL}: tendons ['t0', 't1', 't2', 't3']: constant curvature needs parallel tendon"),
     (['cc', '--tip', '0.2,0,0', '--robot', PCR], BAD,
      'kind: pcr_6rus is a 6-RUS parallel continuum robot; this takes a tendon-driven continuum '
      'robot (kind tendon_robot, or no kind) or a bellows-actuated continuum robot'),
@@ -754,9 +761,11 @@ CASES = [
     ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
     # a robot the constant-curvature model does not take: bad input, as for `cc`, not a bug
     (['dataset', '--robot', V4, '--model', 'cc', '--output', '{out}/d'], BAD,
-     'constant curvature handles one section'),
-    (['dataset', '--robot', str(ROOT / 'config' / 'steel_rod_helical.yaml'), '--model', 'cc',
-      '--output', '{out}/d'], BAD, 'constant curvature needs parallel tendon routing'),
+     f'{V4}: tendons[].end: constant curvature handles one section'),
+    (['dataset', '--robot', HELICAL, '--model', 'cc', '--output', '{out}/d'], BAD,
+     f'{HELICAL}: tendons '),
+    (['dataset', '--robot', FRICTION, '--model', 'cc', '--output', '{out}/d'], BAD,
+     f'{FRICTION}: tendons[0].friction: the constant-curvature model does not model'),
     # warmup takes no arguments (its cache folder check: test/cli/test_warmup_cli.py)
     (['warmup', '--fast'], BAD, 'unrecognized arguments: --fast'),
     # hardware: a port that is not there, baud rates the SDK does not open, currents
