@@ -35,6 +35,11 @@ __version__ = '0.1.0'
 PACKAGE_NAME = 'tendon_robot_sim'
 
 
+def counted(count: int, noun: str) -> str:
+    """``count`` with ``noun``, plural unless it is one: ``'1 value'``, ``'2 values'``."""
+    return f'{count} {noun}' if count == 1 else f'{count} {noun}s'
+
+
 def produced_by() -> str:
     """
     Return what produced a result file, ``tendon_robot_sim 0.1.0``, for the file to record.

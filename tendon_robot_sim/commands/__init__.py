@@ -234,6 +234,24 @@ def worker_count(text: str) -> int:
                    f'a whole number in [1, {MAX_WORKERS}] (at most the cores run)', int)
 
 
+def input_file(text: str) -> Path:
+    """
+    Argument type of every robot file a command reads (``--robot``, ``--urdf``): readable.
+
+    Opened and closed when parsed, so that a missing or unreadable file (or a folder) is
+    refused naming the option (``argument --robot: /nonexist.yaml: cannot read: No such
+    file or directory``), as every other bad argument; the loaders named the path alone.
+    What the file holds is the loader's to check.
+    """
+    try:
+        with open(text, 'rb'):
+            pass
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f'{text}: cannot read: '
+                                         f'{error.strerror or error}') from None
+    return Path(text)
+
+
 class OutputPath:
     """
     Argument type of every path a command writes: checked when parsed, before any work.
@@ -260,11 +278,15 @@ class OutputPath:
 
     KINDS = ('folder', 'new folder', 'file', 'prefix')
 
-    def __init__(self, kind: str, suffixes: tuple[str, ...] = ()):
+    def __init__(self, kind: str, suffixes: tuple[str, ...] = (),
+                 files: tuple[str, ...] = ()):
         if kind not in self.KINDS:
             raise ValueError(f'kind: one of {self.KINDS}, got {kind!r}')
         self.kind = kind
         self.suffixes = suffixes
+        # a path with one of these suffixes is a file (written or overwritten, in an existing
+        # folder), whatever the kind: synth-experiment's OUT_BAG ending in .csv
+        self.files = files
 
     def __repr__(self) -> str:          # argparse names the type in some messages
         return f'{self.kind} to write'
@@ -281,6 +303,8 @@ class OutputPath:
         if not text.strip():
             raise CommandError('an empty path')
         path = Path(text)
+        if path.suffix.lower() in self.files:
+            return OutputPath('file', (path.suffix.lower(),)).check(text)
         try:    # the folder that holds the output, or the output folder itself
             check_links(path if self.kind in ('folder', 'new folder') else path.parent)
         except UnsafeOutputError as error:

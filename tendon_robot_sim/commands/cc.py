@@ -41,13 +41,12 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (command_error, CommandError, parse_values,
+from tendon_robot_sim.commands import (command_error, CommandError, input_file, parse_values,
                                        parse_vector)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
-from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvature,
-                                                            ConstantCurvatureError)
-from tendon_robot_sim.models.tendon_robot import load_robot
+from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvatureError,
+                                                            load_constant_curvature)
 from tendon_robot_sim.models.trunk.kinematics import BellowsKinematics, BellowsKinematicsError
 from tendon_robot_sim.models.trunk.robot import is_bellows_description, load_bellows_robot
 
@@ -59,7 +58,7 @@ def register(subparsers) -> None:
                     'single-section robot with parallel rigid tendons, forward from tendon '
                     'displacements or inverse from a tip position; of a bellows robot '
                     '(kind: bellows), forward from its muscle lengths.')
-    parser.add_argument('--robot', default=None, metavar='FILE',
+    parser.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
     inputs = parser.add_mutually_exclusive_group(required=True)
     inputs.add_argument('--displacements', metavar='Q',
@@ -88,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
                            'or --tip (muscle lengths are for kind: bellows robots)')
     tip = parse_vector(args.tip, '--tip')
     try:
-        robot = load_robot(path)
-        cc = ConstantCurvature(robot)
+        cc = load_constant_curvature(path)
+        robot = cc.robot
         if tip is not None:
             state = cc.inverse_tip(tip)
         else:

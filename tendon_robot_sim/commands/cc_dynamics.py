@@ -50,8 +50,8 @@ import numpy as np
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_output, check_steps, command_error, CommandError,
-                                       OutputPath, parse_values, PLOT_SUFFIXES, positive,
-                                       time_step)
+                                       input_file, OutputPath, parse_values, PLOT_SUFFIXES,
+                                       positive, time_step)
 from tendon_robot_sim.experiment.input_profile import ProfileError, read_profile
 from tendon_robot_sim.files.outputs import make_folder
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -69,7 +69,7 @@ def register(subparsers) -> None:
         'cc-dynamics', help='constant-curvature Lagrange dynamics (elephant-trunk model)',
         description='Simulate a multi-section constant-curvature robot (Falkenhahn 2015 '
                     'Lagrange model) under constant tensions or pressures.')
-    parser.add_argument('--robot', default=None, metavar='FILE',
+    parser.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                         help='robot description YAML: a tendon robot or a kind: bellows robot '
                              '(default: the package config/robot.yaml)')
     inputs = parser.add_mutually_exclusive_group(required=True)

@@ -27,11 +27,10 @@ settings, a killed run solves only the chunks it had not written.
 
 import argparse
 import json
-from pathlib import Path
 
-from tendon_robot_sim.commands import (add_scheduler_options, CommandError, non_negative_int,
-                                       NoResultError, OutputPath, positive_int, scheduler_of,
-                                       worker_count)
+from tendon_robot_sim.commands import (add_scheduler_options, CommandError, input_file,
+                                       non_negative_int, NoResultError, OutputPath, positive_int,
+                                       scheduler_of, worker_count)
 from tendon_robot_sim.experiment.dataset import (ADAPTERS, build_dataset, DatasetError,
                                                  SAMPLERS)
 from tendon_robot_sim.models.cosserat import StaticsError
@@ -50,7 +49,8 @@ def register(subparsers) -> None:
                     '(warm-started along a space-filling curve), and write one Parquet row '
                     'per sample (inputs, tip pose, backbone points, residual, converged) '
                     'with a JSON description of the robot and the model. Resumable.')
-    parser.add_argument('--robot', required=True, metavar='FILE', help='robot description')
+    parser.add_argument('--robot', type=input_file, required=True, metavar='FILE',
+                        help='robot description')
     parser.add_argument('--model', required=True, choices=sorted(ADAPTERS),
                         help='; '.join(f'{k}: {v[1]}' for k, v in sorted(ADAPTERS.items())))
     parser.add_argument('--statics-model', choices=NODE_MODELS, default=None,
@@ -85,8 +85,6 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # what exists but is no file (a folder, /dev/null): the loader names what it is
-    if not Path(args.robot).exists():
-        raise CommandError(f'--robot: no such file: {args.robot}')
     if args.sampler == 'csv' and args.csv is None:
         raise CommandError('--csv: --sampler csv needs a file')
     if args.sampler != 'csv' and args.csv is not None:    # it would be ignored

@@ -60,8 +60,8 @@ import tempfile
 import numpy as np
 from tendon_robot_sim import default_robot_file, progress_bar
 from tendon_robot_sim.commands import (check_output, check_ros_environment, command_error,
-                                       CommandError, DefaultsHelpFormatter, OutputPath, positive,
-                                       positive_int, within)
+                                       CommandError, DefaultsHelpFormatter, input_file, OutputPath,
+                                       positive, positive_int, within)
 from tendon_robot_sim.commands.demo_hardware import (check_bag, DEVICES, format_table,
                                                      fresh_bag, run_hardware)
 from tendon_robot_sim.files.outputs import (make_folder, open_growing, open_output, save_figure,
@@ -95,7 +95,7 @@ def register(subparsers) -> None:
     parser.add_argument('--out', type=OutputPath('folder'), default=None,
                         help='output folder (bag, PNGs, table, log; default demo_output, with '
                              '--hardware demo_output/hardware)')
-    parser.add_argument('--robot', type=Path, default=None,
+    parser.add_argument('--robot', type=input_file, default=None,
                         help='robot description YAML (default: the package config/robot.yaml)')
     parser.add_argument('--tension', type=positive, default=2.0,
                         help='tension of the pulled tendon in each step [N]')

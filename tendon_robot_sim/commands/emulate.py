@@ -28,8 +28,9 @@ import tempfile
 import time
 
 from tendon_robot_sim import default_robot_file, share_dir
-from tendon_robot_sim.commands import (command_error, CommandError, NOISE, non_negative,
-                                       non_negative_int, probability, StopSignals, within)
+from tendon_robot_sim.commands import (command_error, CommandError, input_file, NOISE,
+                                       non_negative, non_negative_int, probability, StopSignals,
+                                       within)
 from tendon_robot_sim.emulator.devices import Faults
 from tendon_robot_sim.emulator.dynamixel import ANSWER_LATENCY, bus_text
 from tendon_robot_sim.emulator.endpoints import open_endpoint
@@ -63,9 +64,9 @@ def register(subparsers) -> None:
                         help='motor driver port (default: pty)')
     parser.add_argument('--sensor', metavar='PORT', default='pty',
                         help='tip sensor port (default: pty)')
-    parser.add_argument('--robot', metavar='FILE', type=Path,
+    parser.add_argument('--robot', metavar='FILE', type=input_file,
                         help='robot description YAML (default: the package config/robot.yaml)')
-    parser.add_argument('--urdf', metavar='FILE', type=Path,
+    parser.add_argument('--urdf', metavar='FILE', type=input_file,
                         help='URDF placing tip_sensor_link (default: the package '
                              'urdf/tendon_robot.urdf)')
     parser.add_argument('--status-rate', type=within(*RATES, 'Hz'), default=50.0, metavar='HZ',

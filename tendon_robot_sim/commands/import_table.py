@@ -29,7 +29,7 @@ written: a bad table or map writes nothing.
 import argparse
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import command_error, OutputPath
+from tendon_robot_sim.commands import command_error, input_file, OutputPath
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.experiment.column_map import ColumnMapError, load_column_map
 from tendon_robot_sim.experiment.experiment import ExperimentError
@@ -49,7 +49,7 @@ def register(subparsers) -> None:
     parser.add_argument('table', metavar='CSV', help='the measured table (header line, rows)')
     parser.add_argument('--columns', required=True, metavar='MAP.yaml',
                         help='column map: which column is what (docs/experiments.md)')
-    parser.add_argument('--robot', default=None, metavar='FILE',
+    parser.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                         help='robot description YAML whose tendons the map names (default: '
                              'the package config/robot.yaml)')
     parser.add_argument('--out', required=True, metavar='BAG', type=OutputPath('new folder'),

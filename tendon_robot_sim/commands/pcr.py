@@ -47,9 +47,9 @@ import sys
 import numpy as np
 
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       NoResultError, OutputPath, parse_values, parse_vector,
-                                       pcr_studies, positive, positive_int, scheduler_of,
-                                       VECTOR_KEYS, worker_count)
+                                       input_file, NoResultError, OutputPath, parse_vector,
+                                       pcr_studies, positive, positive_int,
+                                       scheduler_of, VECTOR_KEYS, worker_count)
 from tendon_robot_sim.files.outputs import make_new_folders, removed_on_failure
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import check_range, RobotDescriptionError
@@ -102,7 +102,7 @@ def register(subparsers) -> None:
                     help='folder for workspace.csv and workspace.png (default %(default)s)')
     pcr_studies.add_parsers(actions)
     for action in (ik, fk, ws):
-        action.add_argument('--robot', default=None, metavar='FILE',
+        action.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                             help='kind: pcr_6rus description (default: config/pcr_6rus.yaml)')
         action.add_argument('--compat', choices=COMPAT, default=None,
                             help="model: the paper's, or the authors' published code "
@@ -115,13 +115,6 @@ def register(subparsers) -> None:
         action.add_argument('--json', action='store_true',
                             help='end the output with one JSON line')
     parser.set_defaults(func=run)
-
-
-def _degrees(text: str, option: str, count: int) -> np.ndarray:
-    values = parse_values(text, option)
-    if not isinstance(values, list) or len(values) != count:
-        raise CommandError(f'{option}: must be {count} comma-separated numbers, got {text!r}')
-    return np.radians(values)
 
 
 def _json_solution(source: str) -> dict:
@@ -225,12 +218,12 @@ def run(args: argparse.Namespace) -> int:
         if args.action == 'ik':
             position = parse_vector(args.position, '--position')
             hint = _beyond_reach(robot, position)
-            orientation = _degrees(args.orientation_deg, '--orientation-deg', 3)
+            orientation = pcr_studies.degrees(args.orientation_deg, '--orientation-deg', 3)
             inputs = (position, orientation, force, moment)
             solve = solver.inverse
         else:
-            motor_angles = (solved['motor_angles'] if args.from_json is not None
-                            else _degrees(args.motor_angles_deg, '--motor-angles-deg', 6))
+            motor_angles = (solved['motor_angles'] if args.from_json is not None else
+                            pcr_studies.degrees(args.motor_angles_deg, '--motor-angles-deg', 6))
             inputs = (motor_angles, force, moment)
             solve = solver.forward
         solve(*inputs)       # loads (or compiles) the kernels
@@ -276,12 +269,12 @@ def _orientations(text: str) -> list[np.ndarray]:
     """R,P,Y;R,P,Y... in deg; an error names the orientation of several that is bad."""
     items = text.split(';')
     if len(items) == 1:
-        return [_degrees(text, '--orientations-deg', 3)]
+        return [pcr_studies.degrees(text, '--orientations-deg', 3)]
     for k, item in enumerate(items):
         if not item.strip():
             raise CommandError(f'--orientations-deg: orientation {k + 1} of {len(items)} is '
                                "empty (a ';' too many?)")
-    return [_degrees(item, f'--orientations-deg (orientation {k + 1})', 3)
+    return [pcr_studies.degrees(item, f'--orientations-deg (orientation {k + 1})', 3)
             for k, item in enumerate(items)]
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tendon_robot_sim.commands import (check_output, command_error, CommandError,
+from tendon_robot_sim.commands import (check_output, command_error, CommandError, input_file,
                                        NoResultError, OutputPath, parse_values, parse_vector,
                                        positive, within)
 from tendon_robot_sim.files.outputs import make_folder
@@ -58,7 +58,9 @@ ACTIONS = ('stiffness', 'sweep', 'trajectory')
 MAX_SAMPLES = 100_000
 # Beyond a few hundred newtons the rods buckle; 10 kN bounds what a sweep may ask for.
 MAX_FORCE = 1e4
-MAX_YAW_DEG = 360.0
+# Most any angle of the command line may be either way [deg]: a turn; 1e9 deg was solved as
+# an angle (or refused by a name the user never gave, such as motor_angles[0]).
+MAX_ANGLE_DEG = 360.0
 # Turns of the helix: as many as a tendon's helix may make (PHYSICAL_RANGES 'turns'); fewer
 # than POINTS_PER_TURN points a turn trace a zig-zag, not a helix.
 HELIX_TURNS = (1e-3, 1e3)
@@ -114,7 +116,7 @@ def add_parsers(actions) -> None:
     tr.add_argument('--out', default='pcr_trajectory', metavar='DIR', type=OutputPath('folder'),
                     help='folder for helix.csv and helix.png (default %(default)s)')
     for action in (st, sw, tr):
-        action.add_argument('--robot', default=None, metavar='FILE',
+        action.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                             help='kind: pcr_6rus description (default: config/pcr_6rus.yaml)')
         action.add_argument('--compat', choices=COMPAT, default=None,
                             help="model: the paper's, or the authors' published code "
@@ -157,10 +159,15 @@ def one_of_range(samples: int, low: float, high: float, text: str, option: str) 
                            f'got {text!r}')
 
 
-def _degrees(text: str, option: str, count: int) -> np.ndarray:
+def degrees(text: str, option: str, count: int) -> np.ndarray:
+    """``count`` angles in deg of an option (``'0,0,10'``), each within a turn; in rad."""
     values = parse_values(text, option)
     if not isinstance(values, list) or len(values) != count:
         raise CommandError(f'{option}: must be {count} comma-separated numbers, got {text!r}')
+    for index, value in enumerate(values):
+        if abs(value) > MAX_ANGLE_DEG:
+            raise CommandError(f'{option}: item {index} ({value:g} deg) must be within '
+                               f'[-{MAX_ANGLE_DEG:g}, {MAX_ANGLE_DEG:g}] deg')
     return np.radians(values)
 
 
@@ -186,11 +193,11 @@ def _stiffness(args, robot) -> int:
     moment = parse_vector(args.moment, '--moment')
     solver = PcrSolver(robot)
     if args.motor_angles_deg is not None:
-        q1 = _degrees(args.motor_angles_deg, '--motor-angles-deg', 6)
+        q1 = degrees(args.motor_angles_deg, '--motor-angles-deg', 6)
         where = f'motor angles {np.round(np.degrees(q1), 4).tolist()} deg held'
     else:
         position = parse_vector(args.position or REST, '--position')
-        orientation = _degrees(args.orientation_deg, '--orientation-deg', 3)
+        orientation = degrees(args.orientation_deg, '--orientation-deg', 3)
         pose = solver.inverse(position, orientation, force, moment)
         beyond = pose.beyond_limits(robot)
         if beyond:
@@ -254,8 +261,8 @@ def _sweep(args, robot) -> int:
     position = np.asarray(parse_vector(args.position, '--position'))
     if args.yaw is not None:
         yaws = _range(args.yaw, '--yaw')
-        if np.max(np.abs(yaws)) > MAX_YAW_DEG:
-            raise CommandError(f'--yaw: within [-{MAX_YAW_DEG:g}, {MAX_YAW_DEG:g}] deg, got '
+        if np.max(np.abs(yaws)) > MAX_ANGLE_DEG:
+            raise CommandError(f'--yaw: within [-{MAX_ANGLE_DEG:g}, {MAX_ANGLE_DEG:g}] deg, got '
                                f'{args.yaw!r}')
         out = output_folder(args.out, '--out', ('rotation.csv', 'rotation.png'))
         _check_reach(robot, [position] * yaws.size, np.radians(yaws), '--position')

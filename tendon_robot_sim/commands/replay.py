@@ -52,7 +52,7 @@ import time
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_ros_environment, command_error, CommandError,
-                                       DefaultsHelpFormatter, StopSignals, within)
+                                       DefaultsHelpFormatter, input_file, StopSignals, within)
 from tendon_robot_sim.experiment.bag import (bag_topics, BagError, check_messages, recorded_as,
                                              topic_matches)
 from tendon_robot_sim.models.rod.statics.solver import MODELS
@@ -106,7 +106,7 @@ def register(subparsers) -> None:
                             help='simulate the recorded tendon/setpoint (quasi-static) and '
                                  'publish the simulated tip/pose, tendon/state, /tf and '
                                  'backbone/markers instead of the recorded ones')
-    simulation.add_argument('--robot', type=Path, default=None, metavar='FILE',
+    simulation.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                             help='robot description YAML of the simulation (default: the '
                                  'package config/robot.yaml); refused before anything is '
                                  'replayed when a recorded setpoint names an input it lacks, '

@@ -62,7 +62,7 @@ import time
 import numpy as np
 from tendon_robot_sim import default_robot_file, progress_bar
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, finite,
-                                       OutputPath, parse_values, positive, read_inputs,
+                                       input_file, OutputPath, parse_values, positive, read_inputs,
                                        time_step, within)
 from tendon_robot_sim.experiment.input_profile import MixedInputs, ProfileError
 from tendon_robot_sim.files.outputs import open_output
@@ -97,7 +97,7 @@ def register(subparsers) -> None:
         'simulate', help='run the dynamic simulation and print the tip pose',
         description='Simulate the robot (explicit PyElastica or implicit Cosserat dynamics) under '
                     'constant tensions or inputs over time, and print the tip pose.')
-    parser.add_argument('--robot', default=None, metavar='FILE',
+    parser.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
     parser.add_argument('--integrator', choices=INTEGRATORS, default='auto',
                         help='explicit (PyElastica position Verlet, tensions only), implicit '

@@ -53,11 +53,11 @@ from pathlib import Path
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from tendon_robot_sim import share_dir
-from tendon_robot_sim.commands import (check_steps, command_error, CommandError, json_line,
-                                       MAX_STEPS, non_negative, NoResultError, OutputPath,
-                                       parse_values, positive, positive_int, time_step)
-from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
+from tendon_robot_sim import counted, share_dir
+from tendon_robot_sim.commands import (check_steps, command_error, CommandError, input_file,
+                                       json_line, MAX_STEPS, non_negative, NoResultError,
+                                       OutputPath, parse_values, positive, positive_int, time_step)
+from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.files.outputs import (make_new_folders, open_output, removed_on_failure,
                                             save_figure)
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -95,7 +95,7 @@ def register(subparsers) -> None:
         'inverse', help='minimum cable tensions along a joint trajectory',
         description='Minimum cable tensions (with contact and rolling constraints) along a '
                     'joint trajectory.')
-    inverse.add_argument('--robot', default=None, metavar='FILE',
+    inverse.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                          help='snake description YAML (default: config/rolling_joint_snake.yaml)')
     inverse.add_argument('--trajectory', required=True, metavar='pan|tilt|both|all|FILE.csv',
                          help="the motion of D'Antuono et al. 2023 on the pan joints, the "
@@ -121,7 +121,7 @@ def register(subparsers) -> None:
                     'stepped or ramped. A motion that breaks a contact or friction constraint '
                     'is reported up to that step and exits 1: the real snake would slip or its '
                     'links lift off each other there.')
-    forward.add_argument('--robot', default=None, metavar='FILE',
+    forward.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                          help='snake description YAML (default: config/rolling_joint_snake.yaml)')
     forward.add_argument('--tensions', required=True, metavar='T',
                          help="one tension per cable in N ('1.5,3.5,1,1') or by name (others "
@@ -202,46 +202,28 @@ def _load(path):
 
 
 def read_trajectory(path: Path, n_joints: int):
-    """Read t (K,), q, qd, qdd (K, N) from a CSV file; rates from a cubic spline through q."""
+    """
+    Read t (K,), q, qd, qdd (K, N) from a CSV file; rates from a cubic spline through q.
+
+    The file is read by the package's table reader
+    (:func:`~tendon_robot_sim.experiment.csv_table.read_table`); every error names
+    ``--trajectory``, the file and, for a cell, its line and column.
+    """
+    def check_header(header):
+        if not header or header[0] != 'time':
+            raise TableError(f'{path}: the first row must be a header starting with "time"')
+        if len(header) != n_joints + 1:
+            raise TableError(f'{path}: {len(header) - 1} angle columns, the snake has '
+                             f'{n_joints} joints')
     try:
-        with open(path, newline='', encoding=CSV_ENCODING) as file:
-            rows = list(csv.reader(file))
-    except OSError as error:
-        raise CommandError(f'{path}: cannot read: {error.strerror}') from None
-    except (UnicodeDecodeError, csv.Error) as error:
-        raise CommandError(f'{path}: not a CSV text file (binary?): '
-                           f'{" ".join(str(error).split())[:120]}') from None
-    if not rows or not rows[0] or rows[0][0].strip() != 'time':
-        raise CommandError(f'{path}: the first row must be a header starting with "time"')
-    if len(rows[0]) != n_joints + 1:
-        raise CommandError(f'{path}: {len(rows[0]) - 1} angle columns, the snake has '
-                           f'{n_joints} joints')
-    header = [name.strip() for name in rows[0]]
-    data = []
-    for number, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
-        if len(row) != len(header):
-            raise CommandError(f'{path}: row {number}: {len(row)} values, the header has '
-                               f'{len(header)}')
-        values = []
-        for column, text in zip(header, row):
-            try:
-                value = float(text)
-            except ValueError:
-                raise CommandError(f'{path}: row {number}, column {column}: {text!r} is not a '
-                                   'number') from None
-            if not np.isfinite(value):
-                raise CommandError(f'{path}: row {number}, column {column}: must be finite, '
-                                   f'got {text.strip()}')
-            values.append(value)
-        data.append(values)
-    data = np.array(data, dtype=float).reshape(-1, len(header))
-    if data.shape[0] < 4:
-        raise CommandError(f'{path}: needs at least 4 rows of {n_joints + 1} numbers')
-    t = data[:, 0]
-    if np.any(np.diff(t) <= 0):
-        raise CommandError(f'{path}: time must be strictly increasing')
+        data = read_table(path, check_header=check_header).values
+        if data.shape[0] < 4:
+            raise TableError(f'{path}: needs at least 4 rows of {n_joints + 1} numbers')
+        t = data[:, 0]
+        if np.any(np.diff(t) <= 0):
+            raise TableError(f'{path}: time must be strictly increasing')
+    except TableError as error:
+        raise CommandError(f'--trajectory: {error}') from None
     spline = CubicSpline(t, data[:, 1:], axis=0)
     return t, data[:, 1:], spline(t, 1), spline(t, 2)
 
@@ -414,7 +396,7 @@ def _cable_tensions(snake, text: str, option: str) -> np.ndarray:
                                f'{snake.cable_names}')
         values = [values.get(c, snake.pretension) for c in snake.cable_names]
     if len(values) != len(snake.cables):
-        raise CommandError(f'{option}: {len(values)} values, the snake has '
+        raise CommandError(f'{option}: {counted(len(values), "value")}, the snake has '
                            f'{len(snake.cables)} cables')
     tensions = np.array(values)
     if tensions.min() < 0 or tensions.max() > snake.max_tension:

@@ -53,8 +53,8 @@ import sys
 import numpy as np
 
 from tendon_robot_sim import default_robot_file, progress_bar
-from tendon_robot_sim.commands import (command_error, CommandError, NoResultError, OutputPath,
-                                       parse_values, parse_vector, read_inputs)
+from tendon_robot_sim.commands import (command_error, CommandError, input_file, NoResultError,
+                                       OutputPath, parse_values, parse_vector, read_inputs)
 from tendon_robot_sim.experiment.input_profile import input_problem
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.contact.report import total_force
@@ -75,7 +75,7 @@ def register(subparsers) -> None:
         'statics', help='solve the static equilibrium (shooting method) and print the tip pose',
         description='Solve the static equilibrium of the robot for given tendon tensions or '
                     'displacements (Cosserat-rod shooting method) and print the tip pose.')
-    parser.add_argument('--robot', default=None, metavar='FILE',
+    parser.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
     parser.add_argument('--model', choices=MODELS, default='cosserat',
                         help='cosserat (default): continuous tendons, shear and extension; '

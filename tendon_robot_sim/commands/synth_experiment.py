@@ -57,7 +57,7 @@ import math
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (command_error, CommandError, finite, NOISE,
+from tendon_robot_sim.commands import (command_error, CommandError, finite, input_file, NOISE,
                                        non_negative, non_negative_int, OutputPath, positive,
                                        within)
 from tendon_robot_sim.experiment.bag import BagError
@@ -109,9 +109,11 @@ def register(subparsers) -> None:
         description="Simulate Tuzlaci's three TendonForces validation experiments on a robot "
                     'with hidden moduli and twisted discs, add tip noise and write a rosbag2 '
                     'bag like a hardware recording; or a pressure profile on a bellows robot.')
-    parser.add_argument('out', type=OutputPath('new folder'), metavar='OUT_BAG',
-                        help='bag folder to create (bellows robots: or a .csv file)')
-    parser.add_argument('--robot', default=None, metavar='FILE',
+    parser.add_argument('out', type=OutputPath('new folder', files=('.csv',)),
+                        metavar='OUT_BAG',
+                        help='bag folder to create (bellows robots: or a .csv file, '
+                             'written or overwritten in an existing folder)')
+    parser.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
     parser.add_argument('--youngs-modulus', type=positive, default=None, metavar='E',
                         help=f"true Young's modulus in Pa (default: the file's x {YOUNGS_FACTOR})")

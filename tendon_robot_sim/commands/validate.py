@@ -49,7 +49,7 @@ import argparse
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       json_line, non_negative, OutputPath, positive,
+                                       input_file, json_line, non_negative, OutputPath, positive,
                                        scheduler_of, within, worker_count)
 from tendon_robot_sim.experiment.calibration import (CalibrationError, closest,
                                                      path_dependent, PREDICT_MODELS,
@@ -75,7 +75,7 @@ def add_recording_options(parser, several_models: bool = False) -> None:
     """Options shared by validate and calibrate (validate: ``--model`` takes a list)."""
     parser.add_argument('recording', metavar='BAG_OR_CSV',
                         help='rosbag2 bag (folder, .mcap or .db3) or CSV file of holds')
-    parser.add_argument('--robot', default=None, metavar='FILE',
+    parser.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                         help='robot description YAML (default: the package config/robot.yaml)')
     parser.add_argument('--model', default=None,
                         choices=None if several_models else PREDICT_MODELS,

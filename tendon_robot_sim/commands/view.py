@@ -37,7 +37,7 @@ import time
 
 from tendon_robot_sim import default_robot_file, stop_signals
 from tendon_robot_sim.commands import (check_ros_environment, command_error, CommandError,
-                                       DefaultsHelpFormatter, terminal_logger)
+                                       DefaultsHelpFormatter, input_file, terminal_logger)
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import input_limits
@@ -81,7 +81,7 @@ def register(subparsers) -> None:
     parser.add_argument('--namespace', default='', metavar='NS',
                         help="the stack's namespace (launch argument namespace); with --bag "
                              'the namespace of the recorded topics')
-    parser.add_argument('--robot', type=Path, default=None, metavar='FILE',
+    parser.add_argument('--robot', type=input_file, default=None, metavar='FILE',
                         help='robot description of the stack: its inputs and their limits '
                              '(default: the package config/robot.yaml)')
     parser.add_argument('--controller', choices=('tension', 'displacement'), default=None,

@@ -24,6 +24,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from tendon_robot_sim import counted
+
 # Data rows a table may have: a 1 kHz recording of 15 minutes.
 MAX_ROWS = 1_000_000
 # How every CSV file is read: UTF-8, and a byte-order mark (which Excel writes) is skipped
@@ -106,8 +108,8 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
     values = np.empty((len(rows) - 1, len(wanted)))
     for r, (line, row) in enumerate(rows[1:]):
         if len(row) != len(header):
-            raise TableError(f'{path}: line {line}: {len(row)} values, the header has '
-                             f'{len(header)} columns')
+            raise TableError(f'{path}: line {line}: {counted(len(row), "value")}, the header '
+                             f'has {counted(len(header), "column")}')
         for c, (column, index) in enumerate(zip(wanted, where)):
             cell = row[index]
             try:

@@ -165,10 +165,9 @@ class _CCAdapter:
     RESIDUAL = 'misfit [m] of displacements no single arc has (2-norm)'
 
     def __init__(self, path: str):
-        from tendon_robot_sim.models.rod.constant_curvature import ConstantCurvature
-        from tendon_robot_sim.models.tendon_robot import load_robot
-        self.robot = load_robot(path)
-        self.model = ConstantCurvature(self.robot)
+        from tendon_robot_sim.models.rod.constant_curvature import load_constant_curvature
+        self.model = load_constant_curvature(path)
+        self.robot = self.model.robot
         self.names = tuple(f'displacement_{name}' for name in self.robot.tendon_names)
         self.low = np.zeros(len(self.names))
         self.high = np.array([t.offset for t in self.robot.tendons]) * math.pi / 2.0

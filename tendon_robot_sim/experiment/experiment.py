@@ -50,7 +50,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from tendon_robot_sim import progress_bar
+from tendon_robot_sim import counted, progress_bar
 from tendon_robot_sim.experiment.bag import topic_matches
 from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
 from tendon_robot_sim.experiment.input_profile import input_problem
@@ -369,8 +369,8 @@ def read_holds_csv(path: str | Path, robot: Robot) -> list[Hold]:
         for line, row in reader:
             lines.append(line)
             if len(row) != len(header):
-                raise ExperimentError(f'{path}: line {line}: {len(row)} values, '
-                                      f'header has {len(header)} columns')
+                raise ExperimentError(f'{path}: line {line}: {counted(len(row), "value")}, '
+                                      f'header has {counted(len(header), "column")}')
             values = {}
             for column, cell in zip(header, row):
                 try:

@@ -41,6 +41,8 @@ from typing import Sequence, TYPE_CHECKING
 
 import numpy as np
 
+from tendon_robot_sim import counted
+
 if TYPE_CHECKING:
     from tendon_robot_sim.experiment.experiment import Recording
 
@@ -218,7 +220,8 @@ def joint_field(msg, names: Sequence[str], field: str, where: str,
     msg_names = list(msg.name)
     data = np.asarray(getattr(msg, field), dtype=float)
     if data.size != len(msg_names):
-        raise ExperimentError(f'{where}: {len(msg_names)} names but {data.size} {field} values')
+        raise ExperimentError(f'{where}: {counted(len(msg_names), "name")} but '
+                              f'{counted(data.size, field + " value")}')
     given = {}
     for name, value in zip(msg_names, data.tolist()):
         given.setdefault(name, value)     # the first of a name given twice, as before

@@ -56,6 +56,7 @@ from typing import Sequence
 
 import numpy as np
 
+from tendon_robot_sim import counted
 from tendon_robot_sim.hardware.plausibility import Plausibility, tension_problem, tip_problem
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.devices import MotorBus, TipSensor
@@ -249,8 +250,8 @@ class BridgeCore:
                                     else ('position', motor.DISPLACEMENT, position))
         values = np.asarray(values, dtype=float)
         if len(values) != len(names):
-            raise SetpointError('malformed', f'{field_name}: has {len(values)} values for '
-                                f'{len(names)} names')
+            raise SetpointError('malformed', f'{field_name}: has {counted(len(values), "value")} '
+                                f'for {counted(len(names), "name")}')
         if not np.all(np.isfinite(values)):
             bad = [name for name, v in zip(names, values) if not np.isfinite(v)]
             raise SetpointError('malformed', f'{field_name}: not finite for {bad}')

@@ -33,6 +33,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from tendon_robot_sim import counted
+
 Color = tuple[float, float, float, float]   # r, g, b, a in [0, 1]
 # Colours of the inputs' lines in RViz (tendons, cables), cycled by index: matplotlib tab10.
 INPUT_COLORS = ((0.12, 0.47, 0.71, 1.0), (1.0, 0.50, 0.05, 1.0), (0.17, 0.63, 0.17, 1.0),
@@ -106,8 +108,8 @@ class Inputs:
                              + (f': {self.hint}' if self.hint else ''))
         field = (taken or list(self.fields))[0]
         if taken and not names and sizes[field] != len(self.names):
-            raise InputError(f'{field}: has {sizes[field]} values without names; the robot '
-                             f'has {len(self.names)} {self.noun}: one each, or name them')
+            raise InputError(f'{field}: has {counted(sizes[field], "value")} without names; the '
+                             f'robot has {len(self.names)} {self.noun}: one each, or name them')
         return field
 
 
@@ -310,8 +312,8 @@ def named_values(values: Mapping[str, float] | Sequence[float], previous: np.nda
                 raise InputError(f'name: unknown {noun} {name!r}; known: {names}')
             result[names.index(name)] = value
     elif len(values) != len(names):
-        raise InputError(f'{field}: has {len(values)} values without names; give one per '
-                         f'{noun} {names} or name them')
+        raise InputError(f'{field}: has {counted(len(values), "value")} without names; give one '
+                         f'per {noun} {names} or name them')
     else:
         result[:] = values
     bad = [n for n, v in zip(names, result) if not np.isfinite(v)]

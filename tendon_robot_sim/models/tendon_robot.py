@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from tendon_robot_sim import counted
 from tendon_robot_sim.models.description import (Base, check_kind, check_range,
                                                  check_unique_names,
                                                  CircularSection, describe_value,
@@ -730,7 +731,7 @@ def _check_segment_moments(friction: BendingFriction | None, tendons) -> None:
         raise RobotDescriptionError(
             f'rod.bending_friction.moment: one value per segment ({ends.size}: the tendons '
             f'anchored at {", ".join(f"{s:g}" for s in ends)} m) or one number, got '
-            f'{len(friction.moment)} values')
+            f'{counted(len(friction.moment), "value")}')
 
 
 def _load_friction(data: Any, key: str) -> TendonFriction | None:

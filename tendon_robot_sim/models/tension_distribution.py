@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
+from tendon_robot_sim import counted
 from tendon_robot_sim.models.tendon_robot import Robot
 
 
@@ -137,7 +138,7 @@ def _finish(A, b, tensions, lower, upper, tolerance: float = 1e-9) -> Distributi
 def _vector(values, size: int, field: str) -> np.ndarray:
     values = np.asarray(values, dtype=float).reshape(-1)
     if values.size != size:
-        raise DistributionError(f'{field}: has {values.size} values, expected {size}')
+        raise DistributionError(f'{field}: has {counted(values.size, "value")}, expected {size}')
     if not np.all(np.isfinite(values)):
         raise DistributionError(f'{field}: must be finite')
     return values

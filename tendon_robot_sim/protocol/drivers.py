@@ -56,6 +56,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from tendon_robot_sim import counted
 from tendon_robot_sim.protocol import motor
 from tendon_robot_sim.protocol.framing import MessageError
 from tendon_robot_sim.protocol.laser import COUNT_MAX, sensor_device, TdcrLaserV1, TipMeasurement
@@ -314,7 +315,7 @@ class MotorDriver:
     def _values(self, values: Sequence[float]) -> tuple[float, ...]:
         values = tuple(float(v) for v in values)
         if len(values) != self.channels:
-            raise ValueError(f'expected {self.channels} values, one per channel, '
+            raise ValueError(f'expected {counted(self.channels, "value")}, one per channel, '
                              f'got {len(values)}')
         return values
 

@@ -32,6 +32,7 @@ from numbers import Real
 import re
 from typing import Any, Callable, Iterable, Sequence
 
+from tendon_robot_sim import counted
 from tendon_robot_sim.protocol.framing import (encode_frame, FieldError, FrameDecoder,
                                                UnknownSentenceError)
 
@@ -187,7 +188,7 @@ class Sentence:
             values = tuple(getattr(message, self.repeated.name))
             if not 1 <= len(values) <= self.max_repeat:
                 raise FieldError(f'{self.name}.{self.repeated.name}: must hold 1 to '
-                                 f'{self.max_repeat} values, got {len(values)}')
+                                 f'{counted(self.max_repeat, "value")}, got {len(values)}')
             out += [self._format(self.repeated, value, f'{self.repeated.name}[{i}]')
                     for i, value in enumerate(values)]
         return out

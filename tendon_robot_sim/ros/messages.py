@@ -30,6 +30,7 @@ from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, TransformSta
 import numpy as np
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA, Header
+from tendon_robot_sim import counted
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Marker as Shape,
                                                ModelState, Polyline, Pose as ModelPose)
 from tf2_msgs.msg import TFMessage
@@ -152,7 +153,8 @@ def joint_values(msg: JointState, field: str, count: int,
         return values
     if len(values) != len(msg.name):
         raise InputError(
-            f'{field}: has {len(values)} values for {len(msg.name)} names {list(msg.name)}')
+            f'{field}: has {counted(len(values), "value")} for {counted(len(msg.name), "name")} '
+            f'{list(msg.name)}')
     if len(set(msg.name)) != len(msg.name):
         duplicates = sorted({n for n in msg.name if list(msg.name).count(n) > 1})
         raise InputError(f'name: {duplicates} appear more than once')

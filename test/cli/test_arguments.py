@@ -23,6 +23,7 @@ import argparse
 import pytest
 
 from tendon_robot_sim import cli
+from tendon_robot_sim.commands import input_file
 
 
 def subparsers(parser: argparse.ArgumentParser, prefix=()):
@@ -59,7 +60,7 @@ def test_a_negative_number_list_is_a_value(words, option, parser, capsys):
     for action in parser._actions:
         if action.required and action.option_strings and option not in action.option_strings:
             argv += [action.option_strings[-1], sorted(action.choices)[0] if action.choices
-                     else '1']
+                     else __file__ if action.type is input_file else '1']
     for group in parser._mutually_exclusive_groups:
         if group.required and not any(option in a.option_strings for a in group._group_actions):
             argv += [group._group_actions[0].option_strings[-1], '1']

@@ -21,6 +21,7 @@ forget its rows. Commands run in-process (fast); a few through the real entry po
 no traceback reaches the terminal there either.
 """
 
+import argparse
 import os
 from pathlib import Path
 import re
@@ -42,6 +43,8 @@ SNAKE = str(ROOT / 'config' / 'rolling_joint_snake.yaml')
 BHA = str(ROOT / 'config' / 'bionic_handling_assistant.yaml')
 STEEL = str(ROOT / 'config' / 'steel_rod_robot.yaml')
 NITINOL = str(ROOT / 'config' / 'nitinol_robot.yaml')
+FRICTION = str(ROOT / 'config' / 'robot_friction.yaml')
+HELICAL = str(ROOT / 'config' / 'steel_rod_helical.yaml')
 V4 = str(ROOT / 'config' / 'opencr_ftdcr_v4.yaml')
 V4_MAP = (ROOT / 'config' / 'opencr_ftdcr_v4_columns.yaml').read_text()
 V4_TABLE = (ROOT / 'test' / 'data' / 'opencr_ftdcr_v4'
@@ -58,7 +61,8 @@ CASES = [
     (['simulate', '--tensions', '1e12,0,0,0'], BAD, 'tensions'),
     (['simulate', '--duration', '0'], BAD, 'argument --duration'),
     (['simulate', '--dt', 'nan'], BAD, 'argument --dt'),
-    (['simulate', '--robot', '{missing}'], BAD, 'cannot read'),
+    (['simulate', '--robot', '{missing}'], BAD,
+     'argument --robot: {missing}: cannot read: No such file or directory'),
     (['simulate', '--robot', '{empty}'], BAD, 'empty.yaml'),
     (['simulate', '--robot', '{binary}'], BAD, 'not UTF-8'),
     (['simulate', '--robot', '{list}'], BAD, 'list.yaml'),
@@ -153,6 +157,11 @@ CASES = [
     (['cc', '--displacements', '0.1,0.1'], BAD, 'displacements'),
     (['cc', '--displacements', 'inf,0,0,0'], BAD, '--displacements'),
     (['cc', '--tip', '0.2,0,0', '--robot', '{list}'], BAD, 'list.yaml'),
+    # robots the model does not take: named with their file, as every robot-file error
+    (['cc', '--displacements', '0,0.001,0,0', '--robot', FRICTION], BAD,
+     f'{FRICTION}: tendons[0].friction: the constant-curvature model does not model tendon'),
+    (['cc', '--tip', '0.2,0,0', '--robot', HELICAL], BAD,
+     f"{HELICAL}: tendons ['t0', 't1', 't2', 't3']: constant curvature needs parallel tendon"),
     (['cc', '--tip', '0.2,0,0', '--robot', PCR], BAD,
      'kind: pcr_6rus is a 6-RUS parallel continuum robot; this takes a tendon-driven continuum '
      'robot (kind tendon_robot, or no kind) or a bellows-actuated continuum robot'),
@@ -202,6 +211,7 @@ CASES = [
     (['snake', 'forward', '--tensions', '1,1,1,1', '--angles', 'nan,0,0,0,0,0'], BAD,
      '--angles'),
     (['snake', 'forward', '--tensions', '1,1,1'], BAD, '--tensions'),
+    (['snake', 'forward', '--tensions', '1'], BAD, '--tensions: 1 value, the snake has 4 cables'),
     # a name given twice: the line calls a cable (or a bellows) no tendon
     (['snake', 'forward', '--tensions', 'cable2=3,cable2=1'], BAD,
      "--tensions: 'cable2' is given twice"),
@@ -217,9 +227,15 @@ CASES = [
     (['snake', 'inverse', '--trajectory', 'pan', '--duration', '1e9', '--out', '{out}'], BAD,
      'shorten --duration'),
     (['snake', 'inverse', '--trajectory', '{nan_csv}', '--out', '{out}'], BAD,
-     'row 3, column theta2: must be finite'),
-    (['snake', 'inverse', '--trajectory', '{missing}', '--out', '{out}'], BAD, 'cannot read'),
-    (['snake', 'inverse', '--trajectory', '{binary}', '--out', '{out}'], BAD, 'binary'),
+     "--trajectory: {nan_csv}: line 3, column 'theta2': must be finite"),
+    (['snake', 'inverse', '--trajectory', '{missing}', '--out', '{out}'], BAD,
+     '--trajectory: {missing}: cannot read'),
+    (['snake', 'inverse', '--trajectory', '{binary}', '--out', '{out}'], BAD,
+     '--trajectory: {binary}: not UTF-8 text'),
+    (['snake', 'inverse', '--trajectory', '{profile_nan}', '--out', '{out}'], BAD,
+     '--trajectory: {profile_nan}: the first row must be a header starting with "time"'),
+    (['snake', 'inverse', '--trajectory', '{word_csv}', '--out', '{out}'], BAD,
+     "--trajectory: {word_csv}: line 2, column 'theta1': 'ten' is not a number"),
     (['snake', 'inverse', '--trajectory', '{steep_csv}', '--out', '{out}'], NO_RESULT,
      'no feasible tensions'),
     (['snake', 'inverse', '--trajectory', 'pan', '--dt', '-1', '--out', '{out}'], BAD,
@@ -279,6 +295,19 @@ CASES = [
     (['pcr', 'fk', '--motor-angles-deg', '10,10'], BAD, '--motor-angles-deg'),
     (['pcr', 'fk', '--motor-angles-deg', '10,10,12,12,8,100'], BAD, 'motor limits'),
     (['pcr', 'fk', '--from-json', '{empty}'], BAD, '--from-json'),
+    # an angle beyond a turn either way: 1e9 deg was solved (or refused by another name)
+    (['pcr', 'ik', '--position', '0.05,0,0.45', '--orientation-deg', '1e9,0,0'], BAD,
+     '--orientation-deg: item 0 (1e+09 deg) must be within [-360, 360] deg'),
+    (['pcr', 'fk', '--motor-angles-deg', '10,10,12,12,8,-1e9'], BAD,
+     '--motor-angles-deg: item 5 (-1e+09 deg) must be within [-360, 360] deg'),
+    (['pcr', 'workspace', '--orientations-deg', '0,0,0;0,0,1e9', '--out', '{out}'], BAD,
+     '--orientations-deg (orientation 2): item 2 (1e+09 deg) must be within [-360, 360] deg'),
+    (['pcr', 'workspace', '--orientations-deg', '0,0,361', '--out', '{out}'], BAD,
+     '--orientations-deg: item 2 (361 deg) must be within [-360, 360] deg'),
+    (['pcr', 'stiffness', '--orientation-deg', '0,1e9,0'], BAD,
+     '--orientation-deg: item 1 (1e+09 deg) must be within [-360, 360] deg'),
+    (['pcr', 'stiffness', '--motor-angles-deg', '1e9,10,12,12,8,8'], BAD,
+     '--motor-angles-deg: item 0 (1e+09 deg) must be within [-360, 360] deg'),
     (['pcr', 'workspace', '--heights', '0.7:0.4:3', '--out', '{out}'], BAD, '--heights'),
     (['pcr', 'workspace', '--heights', '0.4:inf:3', '--out', '{out}'], BAD, 'need finite'),
     (['pcr', 'workspace', '--heights', '0.4:0.7:100000', '--per-height', '100000', '--out',
@@ -430,7 +459,7 @@ CASES = [
     (['launch', 'sim', '--param', 'tip_frame:=/tip_link', '--dry-run'], BAD,
      "parameter tip_frame: a tf2 frame id does not start with '/'"),
     (['demo', '--tension', '-1'], BAD, 'argument --tension'),
-    (['demo', '--robot', '{missing}'], BAD, 'cannot read'),
+    (['demo', '--robot', '{missing}'], BAD, 'argument --robot: {missing}: cannot read'),
     (['demo', '--elements', '0'], BAD, 'argument --elements'),
     (['demo', '--elements', '2.5'], BAD, "argument --elements: '2.5' is not a whole number"),
     (['demo', '--settle', '1e30'], BAD, 'argument --settle: must be a number within [0, 60] s'),
@@ -449,6 +478,10 @@ CASES = [
      'argument --real-time-factor: must be a number within [0.1, 10]'),
     (['emulate', '--dropout', '2'], BAD, 'argument --dropout'),
     (['emulate', '--robot', '{empty}'], BAD, 'empty.yaml'),
+    (['emulate', '--robot', '{missing}'], BAD, 'argument --robot: {missing}: cannot read'),
+    (['emulate', '--urdf', '{missing}'], BAD, 'argument --urdf: {missing}: cannot read'),
+    (['emulate', '--urdf', '{empty_dir}'], BAD,
+     'argument --urdf: {empty_dir}: cannot read: Is a directory'),
     (['emulate', '--status-rate', 'inf'], BAD, 'argument --status-rate'),
     (['emulate', '--status-rate', '1e12'], BAD,
      'argument --status-rate: must be a number within [0.01, 10000] Hz'),
@@ -515,6 +548,14 @@ CASES = [
     (['synth-experiment', '{empty_dir}'], BAD, 'OUT_BAG: '),
     (['synth-experiment', '{binary}/bag'], BAD, 'OUT_BAG: {binary} is a file, not a folder'),
     (['synth-experiment', '{out}/bag.csv'], BAD, 'written as a bag'),
+    # a bellows run's CSV file: checked as a file to write, not as a new bag folder
+    (['synth-experiment', '{out}/run.csv/', '--robot', BHA, '--pressures-csv',
+      '{profile_high}'], BAD, 'argument OUT_BAG: {out}/run.csv/ is a folder; give a file name'),
+    (['synth-experiment', '{out}/missing/run.csv', '--robot', BHA, '--pressures-csv',
+      '{profile_high}'], BAD,
+     'argument OUT_BAG: {out}/missing does not exist; the file goes into an existing folder'),
+    (['synth-experiment', '{empty_dir}/run.CSV/', '--robot', BHA], BAD,
+     'argument OUT_BAG: {empty_dir}/run.CSV/ is a folder; give a file name'),
     (['synth-experiment', '{out}/twist', '--disc-twist-deg', '1e9'], BAD, '--disc-twist-deg'),
     (['synth-experiment', '{out}/twist', '--disc-twist-deg', 'nan'], BAD,
      'argument --disc-twist-deg'),
@@ -706,7 +747,7 @@ CASES = [
      '0.1865] m (the rod length either way), got 1e+06 m'),
     # dataset: counts, a sampler without its file, a model of another kind, a bad scheduler
     (['dataset', '--robot', '{missing}', '--model', 'cc', '--output', '{out}/d'], BAD,
-     '--robot: no such file'),
+     'argument --robot: {missing}: cannot read: No such file or directory'),
     (['dataset', '--robot', '{binary}', '--model', 'cc', '--output', '{out}/d'], BAD,
      'robot: {binary}: not UTF-8 text (byte 128)'),
     ([*DATASET, 'cc', '--samples', '0'], BAD, 'argument --samples: must be a whole number >= 1'),
@@ -728,9 +769,11 @@ CASES = [
     ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
     # a robot the constant-curvature model does not take: bad input, as for `cc`, not a bug
     (['dataset', '--robot', V4, '--model', 'cc', '--output', '{out}/d'], BAD,
-     'constant curvature handles one section'),
-    (['dataset', '--robot', str(ROOT / 'config' / 'steel_rod_helical.yaml'), '--model', 'cc',
-      '--output', '{out}/d'], BAD, 'constant curvature needs parallel tendon routing'),
+     f'{V4}: tendons[].end: constant curvature handles one section'),
+    (['dataset', '--robot', HELICAL, '--model', 'cc', '--output', '{out}/d'], BAD,
+     f'{HELICAL}: tendons '),
+    (['dataset', '--robot', FRICTION, '--model', 'cc', '--output', '{out}/d'], BAD,
+     f'{FRICTION}: tendons[0].friction: the constant-curvature model does not model'),
     # warmup takes no arguments (its cache folder check: test/cli/test_warmup_cli.py)
     (['warmup', '--fast'], BAD, 'unrecognized arguments: --fast'),
     # hardware: a port that is not there, baud rates the SDK does not open, currents
@@ -787,6 +830,8 @@ def files(tmp_path_factory):
             'angle_deg: 0.0,', 'angle_deg: 0.0, reference_length: 250,')),
         'nan_csv': ('nan.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
                     + '0,0,0,0,0,0,0\n0.1,0,nan,0,0,0,0\n' + '0.2,0,0,0,0,0,0\n' * 3),
+        'word_csv': ('word.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
+                     + '0,ten,0,0,0,0,0\n' + '0.2,0,0,0,0,0,0\n' * 4),
         'steep_csv': ('steep.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
                       + ''.join(f'{0.01 * k:.2f},0,{k % 2:.1f},0,0,0,0\n'
                                 for k in range(8))),
@@ -919,6 +964,34 @@ def test_every_command_has_rows():
     covered = {' '.join(argv[:2]) for argv, _, _ in CASES} | {argv[0] for argv, _, _ in CASES}
     missing = [name for name in commands(cli.build_parser()) if name not in covered]
     assert missing == [], f'commands without bad-input rows: {missing}'
+
+
+def input_file_options(parser, prefix=()):
+    """Yield (command words, option) of every --robot and --urdf of every command."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from input_file_options(sub, prefix + (name,))
+        for option in action.option_strings:
+            if option in ('--robot', '--urdf'):
+                yield prefix, option
+
+
+# launch names its --robot as the launch argument it sets (test_launch_bad_arguments.py)
+NAMED_AS_LAUNCH_ARGUMENTS = {('launch',)}
+
+
+@pytest.mark.parametrize('words, option', [
+    found for found in input_file_options(cli.build_parser())
+    if found[0] not in NAMED_AS_LAUNCH_ARGUMENTS], ids=lambda found: ' '.join(found))
+def test_every_robot_file_that_cannot_be_read_is_named_by_its_option(words, option, tmp_path,
+                                                                     capsys):
+    """``--robot /nonexist.yaml`` named the path alone; the option too, of every command."""
+    missing = tmp_path / 'nonexist.yaml'
+    assert cli.main([*words, option, str(missing)]) == BAD
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1, err
+    assert f'argument {option}: {missing}: cannot read: No such file or directory' in err, err
 
 
 def test_running_out_of_memory_is_bad_input_in_one_line(monkeypatch, capsys):

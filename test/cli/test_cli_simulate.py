@@ -198,13 +198,13 @@ def test_a_run_that_fails_before_its_first_row_leaves_the_trajectory_file_alone(
 
 
 @pytest.mark.parametrize('text, message', [
-    (None, 'cannot read: No such file'),
+    (None, 'argument --robot: {path}: cannot read: No such file'),
     ('name: x\nrod: {}\nvertebrae: {count: 1}\ntendons: []\n',
-     'rod.length: required key is missing'),
+     '{path}: rod.length: required key is missing'),
     ('name: x\nrod: {length: 1, radius: 0.01, density: 1, youngs_modulus: 1e6,\n'
      '  shear_modulus: 1e6}\nvertebrae: {count: 1}\n'
      'tendons: [{name: a, offset: -0.01, angle_deg: 0}]\n',
-     'tendons[0].offset: must be > 0, got -0.01'),
+     '{path}: tendons[0].offset: must be > 0, got -0.01'),
 ])
 def test_bad_robot_file_messages(tmp_path, capsys, text, message):
     path = tmp_path / 'robot.yaml'
@@ -213,7 +213,7 @@ def test_bad_robot_file_messages(tmp_path, capsys, text, message):
     assert main(['simulate', '--robot', str(path)]) == 2
     out, err = capsys.readouterr()
     assert out == ''
-    assert err.startswith(f'tendon-robot-sim simulate: error: {path}: {message}')
+    assert err.startswith(f'tendon-robot-sim simulate: error: {message.format(path=path)}')
     assert err.count('\n') == 1
 
 

@@ -95,16 +95,20 @@ def test_inverse_from_a_csv_file(tmp_path, capsys):
 
 
 @pytest.mark.parametrize('text, message', [
-    ('t,a,b,c,d,e,f\n0,0,0,0,0,0,0\n', 'header starting with "time"'),
-    ('time,a,b\n0,0,0\n', '2 angle columns, the snake has 6 joints'),
-    ('time,a,b,c,d,e,f\n' + '0,0,0,0,0,0,0\n' * 5, 'strictly increasing'),
+    ('t,a,b,c,d,e,f\n0,0,0,0,0,0,0\n',
+     '--trajectory: {path}: the first row must be a header starting with "time"'),
+    ('time,a,b\n0,0,0\n', '--trajectory: {path}: 2 angle columns, the snake has 6 joints'),
+    ('time,a,b,c,d,e,f\n' + '0,0,0,0,0,0,0\n' * 5,
+     '--trajectory: {path}: time must be strictly increasing'),
+    ('time,a,b,c,d,e,f\n' + '0,0,0,0,0,0,0\n' * 3,
+     '--trajectory: {path}: needs at least 4 rows of 7'),
     ('time,a,b,c,d,e,f\n' + ''.join(f'{i},0,0,0,0,0,2\n' for i in range(5)), 'joint 6 reaches'),
 ])
 def test_bad_trajectory_files_are_one_line_errors(tmp_path, capsys, text, message):
     path = tmp_path / 'bad.csv'
     path.write_text(text)
     assert main(['snake', 'inverse', '--trajectory', str(path), '--out', str(tmp_path)]) == 2
-    assert message in capsys.readouterr().err
+    assert message.format(path=path) in capsys.readouterr().err
 
 
 def _strict_json(line):

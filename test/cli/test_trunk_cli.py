@@ -98,6 +98,13 @@ def test_synthetic_bellows_run_validates_with_the_slides_metrics(tmp_path, capsy
                  str(profile), '--stiffness-factor', '1', '--damping-factor', '1',
                  '--length-noise', '0.001', '--noise', '0']) == 0
     assert 'wrote' in capsys.readouterr().out
+    # a CSV file is a file to write: a second run overwrites it (it was refused as a bag
+    # folder that exists already)
+    written = run.read_text()
+    assert main(['synth-experiment', str(run), '--robot', BHA, '--pressures-csv',
+                 str(profile), '--stiffness-factor', '1', '--damping-factor', '1',
+                 '--length-noise', '0.001', '--noise', '0']) == 0, capsys.readouterr().err
+    assert run.read_text() == written and 'wrote' in capsys.readouterr().out
     assert main(['validate', str(run), '--robot', BHA, '--report',
                  str(tmp_path / 'report')]) == 0
     out = capsys.readouterr().out

@@ -408,6 +408,15 @@ def test_the_join_holds_a_budget_of_rows_not_the_dataset(tmp_path):
     assert int(done.stdout) < size / 2
 
 
+def test_a_count_of_one_is_said_in_the_singular(tmp_path):
+    """'1 values', '1 columns': a count of one reads as one (tendon_robot_sim.counted)."""
+    from tendon_robot_sim.experiment.csv_table import read_table, TableError
+    path = tmp_path / 'one.csv'
+    path.write_text('a\n0.5,0.5\n')
+    with pytest.raises(TableError, match='line 2: 2 values, the header has 1 column$'):
+        read_table(path)
+
+
 def test_latin_hypercube_has_one_sample_per_stratum():
     u = sample_inputs(np.zeros(3), np.full(3, 2.0), 10, 'lhs', 3)
     for column in u.T:
@@ -436,7 +445,7 @@ def test_csv_inputs_are_checked_against_the_box(tmp_path):
     ('a,b\n', 'no rows'),
     ('a,b,a\n0.5,0.5,0.1\n', 'a column is given twice'),
     ('a,b\n0.5,nan\n', "line 2, column 'b': must be finite"),
-    ('a,b\n0.5\n', 'line 2: 1 values, the header has 2 columns'),
+    ('a,b\n0.5\n', 'line 2: 1 value, the header has 2 columns'),
 ])
 def test_a_csv_that_is_not_a_table_of_inputs_is_refused(tmp_path, text, error):
     """

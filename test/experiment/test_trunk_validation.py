@@ -180,7 +180,7 @@ def test_a_profile_steps_and_ramps_as_written(tmp_path):
     ('t,p1,p1\n0,0,0\n', 'given twice'),
     ('t,q1\n0,0\n', "unknown column 'q1'"),
     ('t,p1\n', 'no rows'),
-    ('t,p1\n0,0\n1\n', 'line 3: 1 values'),
+    ('t,p1\n0,0\n1\n', 'line 3: 1 value, the header has 2 columns'),
     ('t,p1\n0,zero\n', "line 2, column 'p1': 'zero' is not a number"),
     ('t,p1\n0,nan\n', "line 2, column 'p1': must be finite"),
     ('t,p1\n0,0\n2,0\n1,0\n', "line 4, column 't': times must be >= 0 s and not decrease"),

@@ -159,7 +159,7 @@ def test_named_values_change_the_named_inputs_and_name_the_problem():
     assert apply({'b': 2.0}).tolist() == [1.0, 2.0, 1.0]
     assert apply([4.0, 5.0, 6.0]).tolist() == [4.0, 5.0, 6.0]
     for values, problem in (({'d': 1.0}, r"name: unknown motor 'd'; known: \['a', "),
-                            ([1.0], 'position: has 1 values without names; give one per motor'),
+                            ([1.0], 'position: has 1 value without names; give one per motor'),
                             ({'a': np.nan}, r"position: non-finite angle for \['a'\]")):
         with pytest.raises(InputError, match=problem):
             apply(values)

@@ -171,7 +171,7 @@ def test_bad_setpoints_are_rejected_and_the_last_equilibrium_stays_published(qs)
         (JointState(effort=[1.0] * 5), 'effort: has 5 values without names; the robot has 4'),
         (JointState(name=['t0', 't0'], effort=[1.0, 1.0]), 'more than once'),
         (JointState(name=['t0'], position=[math.nan]), 'must be finite'),
-        (JointState(name=['t0', 't1'], position=[0.01]), 'has 1 values for 2 names'),
+        (JointState(name=['t0', 't1'], position=[0.01]), 'has 1 value for 2 names'),
         (displacements(t0=0.05), 'above max_tension'),
         (displacements(**out_of_reach), 'scaled residual'),
     ]

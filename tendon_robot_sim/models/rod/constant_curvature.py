@@ -47,12 +47,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from tendon_robot_sim.models.geometry import rotation_to_quaternion, section_pose
-from tendon_robot_sim.models.tendon_robot import friction_refused, Robot
+from tendon_robot_sim.models.tendon_robot import friction_refused, load_robot, Robot
 
 # Default distance [m] between a target tip and the closest CC tip for it to count
 # as reachable.
@@ -298,3 +299,18 @@ def _golden_section(f, low: float, high: float, tolerance: float = 1e-13) -> flo
             d = a + ratio * (b - a)
             fd = f(d)
     return 0.5 * (a + b)
+
+
+def load_constant_curvature(path: str | Path) -> ConstantCurvature:
+    """
+    Load the tendon robot in ``path`` and its constant-curvature model.
+
+    A robot the model does not take (friction, helical or tapered routing, several sections)
+    is refused naming the file, as every other error of a robot file
+    (``robot_friction.yaml: tendons[0].friction: ...``).
+    """
+    robot = load_robot(path)
+    try:
+        return ConstantCurvature(robot)
+    except ConstantCurvatureError as error:
+        raise ConstantCurvatureError(f'{path}: {error}') from None

@@ -41,6 +41,7 @@ from typing import Mapping
 import elastica as ea
 import numpy as np
 
+from tendon_robot_sim import counted
 from tendon_robot_sim.models.contact import _kernels as contact_kernels
 from tendon_robot_sim.models.contact.report import node_contacts, sunk_message
 from tendon_robot_sim.models.contact.world import check_start_clear, no_contact, World
@@ -431,7 +432,7 @@ class TendonSimulator(Settling):
                 else list(tensions)
             if len(values) != self.n_tendons:
                 raise InputError(
-                    f'tensions: expected {self.n_tendons} values (one per tendon '
+                    f'tensions: expected {counted(self.n_tendons, "value")} (one per tendon '
                     f'{", ".join(self.tendon_names)}), got {len(values)}')
             for index, value in enumerate(values):
                 new[index] = self._check_tension(value, index, f'tensions[{index}]')

@@ -56,6 +56,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from tendon_robot_sim import counted
 from tendon_robot_sim.models._cosserat_kernels import Dyn, Z_SIZE
 from tendon_robot_sim.models.contact._kernels import LAW_K
 from tendon_robot_sim.models.contact.report import sunk_message
@@ -428,8 +429,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
                                  f'{{tendon name: number}}, got {type(values).__name__}')
             values = list(np.ravel(values)) if isinstance(values, np.ndarray) else list(values)
             if len(values) != self.n_tendons:
-                raise InputError(f'{field}: expected {self.n_tendons} values (one per tendon '
-                                 f'{", ".join(self.tendon_names)}), got {len(values)}')
+                raise InputError(f'{field}: expected {counted(self.n_tendons, "value")} (one per '
+                                 f'tendon {", ".join(self.tendon_names)}), got {len(values)}')
             items = [(i, v, f'{field}[{i}]') for i, v in enumerate(values)]
         for i, value, label in items:
             if not is_real(value) or not math.isfinite(value):
@@ -543,7 +544,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         fields = [field] * self.n_tendons if isinstance(field, str) else list(field)
         label = field if isinstance(field, str) else 'inputs'
         if values.ndim != 2 or values.shape[1] != self.n_tendons or len(fields) != self.n_tendons:
-            raise InputError(f'{label}: expected rows of {self.n_tendons} values')
+            raise InputError(f'{label}: expected rows of {counted(self.n_tendons, "value")}')
         if not np.all(np.isfinite(values)):
             raise InputError(f'{label}: must be finite')
         if not set(fields) <= {'tension', 'displacement'}:

@@ -20,6 +20,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from tendon_robot_sim import counted
 from tendon_robot_sim.models.cosserat import finite_number, StaticsInputError
 
 
@@ -47,7 +48,7 @@ def tendon_values(values, field: str, names: Sequence[str],
                 f'{{tendon name: value}}, got {type(values).__name__}')
         if len(values) != n:
             raise StaticsInputError(
-                f'{field}: expected {n} values (one per tendon: '
+                f'{field}: expected {counted(n, "value")} (one per tendon: '
                 f'{", ".join(names)}), got {len(values)}')
         try:   # fast path for a sequence of plain numbers
             out = np.asarray(values)
