@@ -151,15 +151,16 @@ class FitParameter:
         return self.to_z(self.low), self.to_z(self.high)
 
 
-def at_bound(name: str, side: str, value: float, limit_of: str = '') -> str:
+def at_bound(name: str, side: str, value: float, limit_of: str = '', cure: str = '') -> str:
     """
     Return the warning of a fit that ended at its ``side`` ('lower', 'upper') bound.
 
     ``limit_of``: the description's value whose limit the bound is (no file holds more, so
-    the bound is not to be widened); empty: a bound of the fit's own.
+    the bound is not to be widened); empty: a bound of the fit's own, which ``--bounds``
+    widens, or what ``cure`` says.
     """
     cure = (f"the robot description's limit of {limit_of}; check the model and the data"
-            if limit_of else 'widen --bounds or check the model')
+            if limit_of else cure or 'widen --bounds or check the model')
     return f'{name} ended at its {side} bound ({value:g}): the data want it beyond; {cure}'
 
 
