@@ -44,7 +44,10 @@ Each name is one parameter of the robot description, or one value several share 
 
 Positive quantities (moduli, masses, sizes, compliance, damping) are fitted as z = ln(p / p0),
 with default bounds p0 / 10 .. 10 p0; the others linearly, z = (p - p0) / scale, with default
-bounds that say what they mean (below). No ROS imports.
+bounds that say what they mean (below). Every bound, default or given, lies within what the
+robot description loader takes for the value (:func:`description_limits`, from the loader's own
+table and constants): a fit never writes a robot file that cannot be loaded again. No ROS
+imports.
 """
 
 from __future__ import annotations
@@ -59,7 +62,9 @@ from scipy.spatial.transform import Rotation
 
 from tendon_robot_sim.models.description import PHYSICAL_RANGES
 from tendon_robot_sim.models.tendon_robot import (anchors, BendingFriction, FRICTION_LAWS,
-                                                  MAX_TENSION_ARM, Robot, robot_from_dict)
+                                                  MAX_DAMPING_RATIO, MAX_TENSION_ARM,
+                                                  REFERENCE_LENGTH_FACTORS, Robot,
+                                                  robot_from_dict)
 
 ROD_FIELDS = ('youngs_modulus', 'shear_modulus', 'density', 'radius')
 DYNAMIC_FIELDS = ('damping', 'bending_torsion', 'shear_extension', 'drag')
@@ -93,6 +98,13 @@ BENDING_MOMENT_BOUND, BENDING_MOMENT_SCALE = 1.0, 0.01
 # steps of 1e-5 m (10 N through a bay: 0.1 mN m)
 TENSION_ARM_SCALE = 1e-5
 AXES = 'xyz'
+# The key of models.description.PHYSICAL_RANGES a fitted field is written under, where it is
+# not the field's last name; and where in the description it is written (for messages).
+RANGE_KEYS = {'vertebra_mass': 'mass', 'friction': FRICTION_LAWS['sliding'],
+              'base.position': 'position'}
+WRITTEN_AS = {'vertebra_mass': 'vertebrae.mass', 'friction': 'tendons.friction.coefficient',
+              'bending_torsion': 'rod.damping.bending_torsion',
+              'shear_extension': 'rod.damping.shear_extension'}
 
 
 class FitParameterError(ValueError):
@@ -113,6 +125,10 @@ class FitParameter:
     high: float
     log: bool                  # fitted as ln(p / initial); else (p - initial) / scale
     scale: float
+    # what the robot description loader takes (:func:`description_limits`) and where the
+    # value is written: a bound at a limit is the file's, not a choice of the fit
+    limits: tuple[float, float] = (-math.inf, math.inf)
+    written_as: str = ''
 
     @property
     def analytic(self) -> bool:
@@ -126,9 +142,26 @@ class FitParameter:
     def from_z(self, z: float) -> float:
         return self.initial * math.exp(z) if self.log else self.initial + z * self.scale
 
+    def at(self, z: float) -> float:
+        """Return the value at ``z`` within the bounds (``exp(ln(high / p0))`` may pass high)."""
+        return min(max(self.from_z(z), self.low), self.high)
+
     @property
     def z_bounds(self) -> tuple[float, float]:
         return self.to_z(self.low), self.to_z(self.high)
+
+
+def at_bound(name: str, side: str, value: float, limit_of: str = '', cure: str = '') -> str:
+    """
+    Return the warning of a fit that ended at its ``side`` ('lower', 'upper') bound.
+
+    ``limit_of``: the description's value whose limit the bound is (no file holds more, so
+    the bound is not to be widened); empty: a bound of the fit's own, which ``--bounds``
+    widens, or what ``cure`` says.
+    """
+    cure = (f"the robot description's limit of {limit_of}; check the model and the data"
+            if limit_of else cure or 'widen --bounds or check the model')
+    return f'{name} ended at its {side} bound ({value:g}): the data want it beyond; {cure}'
 
 
 def segments(robot: Robot, tendons: Sequence[int]) -> list[tuple[int, ...]]:
@@ -229,9 +262,6 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
         rim = (robot.disc_radius if p.field == 'offset' and robot.vertebra_positions.size
                else math.inf)      # a hole stays within its discs (the description's rule)
         default, scale = (p.initial / 10.0, min(p.initial * 10.0, rim)), 1.0
-        if p.field == 'bending_friction.stiffness_ratio':    # within the description's range
-            low, high = PHYSICAL_RANGES['stiffness_ratio'][:2]
-            default = (max(default[0], low), min(default[1], high))
     elif p.field == 'angle':
         default, scale = (-ANGLE_BOUND, ANGLE_BOUND), ANGLE_SCALE
     elif p.field == 'base.rotation':
@@ -258,14 +288,65 @@ def _with_bounds(robot: Robot, p: FitParameter, given) -> FitParameter:
     else:      # motor_distance
         default = (0.0, max(MOTOR_DISTANCE_BOUND * L, p.initial))
         scale = MOTOR_DISTANCE_SCALE * L
-    low, high = given if given is not None else default
+    limits, written_as = description_limits(robot, p)
+    if given is None:
+        low, high = max(default[0], limits[0]), min(default[1], limits[1])
+    else:
+        low, high = given
+        if low < limits[0] or high > limits[1]:
+            raise FitParameterError(
+                f'bounds: {p.spec}: ({low:g}, {high:g}) reaches beyond what the robot '
+                f'description takes for {written_as}, {limits[0]:g} .. {limits[1]:g}')
     if not (math.isfinite(low) and math.isfinite(high) and low < high
             and low <= p.initial <= high) or (p.log and low <= 0.0):
         need = '0 < low' if p.log else 'low'
         raise FitParameterError(f'bounds: {p.spec} needs {need} <= initial ({p.initial:g}) '
                                 f'<= high, low < high, got ({low:g}, {high:g})')
     return FitParameter(**{**p.__dict__, 'low': float(low), 'high': float(high),
-                           'scale': float(scale)})
+                           'scale': float(scale), 'limits': limits, 'written_as': written_as})
+
+
+def description_limits(robot: Robot, p: FitParameter) -> tuple[tuple[float, float], str]:
+    """
+    Return the values of ``p`` the robot description loader takes, and where it is written.
+
+    From the loader's own table and constants: the physical range of the key the value is
+    written under (:data:`~tendon_robot_sim.models.description.PHYSICAL_RANGES`), a damping
+    ratio below ``MAX_DAMPING_RATIO``, a rod thinner than long, a reference length within
+    ``REFERENCE_LENGTH_FACTORS`` of the path (a pretension; from the file's tendons), a
+    tension arm up to ``MAX_TENSION_ARM``. Damping coefficients are fitted as their first
+    component, the others in proportion: the largest stays in range. A turn (``angle``,
+    ``base.rotation``) has none: the turned angles and axes are written as the loader takes
+    them (:func:`robot_with`).
+    """
+    field = p.field
+    if field in ('angle', 'base.rotation'):
+        return (-math.inf, math.inf), field
+    if field == 'pretension':     # held as reference_length: the longer, the slacker
+        shortest, longest = REFERENCE_LENGTH_FACTORS
+        tendons = [robot.tendons[t] for t in p.tendons]
+        return ((max(pretension_of(t, longest * t.straight_path_length()) for t in tendons),
+                 min(pretension_of(t, shortest * t.straight_path_length()) for t in tendons)),
+                'tendons.reference_length')
+    if field == 'bending_friction.tension_arm':
+        return (0.0, MAX_TENSION_ARM), 'rod.' + field
+    key = RANGE_KEYS.get(field, field.rpartition('.')[2])
+    written_as = WRITTEN_AS.get(field, field if field in VECTOR_FIELDS else
+                                f'tendons.{field}' if field in TENDON_FIELDS else 'rod.' + field)
+    if field == 'damping':        # the ratio or the rate, whichever the robot gives
+        key = 'ratio' if robot.rod.damping.ratio is not None else 'rate'
+        written_as += '.' + key
+    low, high = PHYSICAL_RANGES[key][:2]
+    if written_as == 'rod.damping.ratio':
+        high = math.nextafter(MAX_DAMPING_RATIO, 0.0)
+    elif field == 'radius':
+        high = min(high, math.nextafter(robot.rod.length, 0.0))
+    elif field in ('bending_torsion', 'shear_extension', 'drag'):
+        old = np.asarray(robot.rod.drag if field == 'drag'
+                         else getattr(robot.rod.damping, field), dtype=float)
+        if old[0] > 0.0:
+            high *= old[0] / old.max()
+    return (low, high), written_as
 
 
 def _segment_moments(robot: Robot) -> list[float]:
@@ -384,7 +465,10 @@ def robot_with(robot: Robot, params: Sequence[FitParameter], values: Sequence[fl
             for t in p.tendons:
                 tendon = data['tendons'][t]
                 if p.field == 'angle':
-                    tendon['angle'] = robot.tendons[t].angle + value
+                    # within a full turn, as the loader takes it: the same holes
+                    angle = robot.tendons[t].angle + value
+                    tendon['angle'] = (angle - math.copysign(2.0 * math.pi, angle)
+                                       if abs(angle) > 2.0 * math.pi else angle)
                 elif p.field == 'friction':
                     tendon['friction'] = {**tendon.get('friction', {'law': 'sliding'}),
                                           'coefficient': value}

@@ -59,9 +59,10 @@ import numpy as np
 from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator, settle_time)
 from tendon_robot_sim.experiment.experiment import Hold, Recording
-from tendon_robot_sim.experiment.fit_parameters import (BENDING_FIELDS, DYNAMIC_FIELDS,
-                                                        FitParameter, FitParameterError,
-                                                        parse_fit, robot_with)
+from tendon_robot_sim.experiment.fit_parameters import (at_bound, BENDING_FIELDS,
+                                                        DYNAMIC_FIELDS, FitParameter,
+                                                        FitParameterError, parse_fit,
+                                                        robot_with)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.rod.statics.analysis.sensitivity import LINEARISABLE, restarted
 from tendon_robot_sim.models.rod.statics.stick_slip import has_friction
@@ -188,7 +189,7 @@ class _Problem:
         self.memory = self.memory_at = self.moves = None
 
     def robot_at(self, z: np.ndarray) -> Robot:
-        return robot_with(self.robot, self.params, [p.from_z(v) for p, v in zip(self.params, z)])
+        return robot_with(self.robot, self.params, [p.at(v) for p, v in zip(self.params, z)])
 
     def _robot_or_none(self, z: np.ndarray) -> Robot | None:
         """Return the robot at z; None where the values make no robot (every point fails)."""
@@ -563,7 +564,7 @@ def _result(problem: _Problem, z: np.ndarray, J: np.ndarray, r: np.ndarray,
     sigma_z[undetermined] = np.inf
     with np.errstate(invalid='ignore', divide='ignore'):
         correlations = covariance / np.outer(sigma_z, sigma_z)
-    values = np.array([q.from_z(v) for q, v in zip(params, z)])
+    values = np.array([q.at(v) for q, v in zip(params, z)])
     quantiles = (float(student_t.ppf(0.975, dof)), float(student_t.ppf(1 - 0.025 / p, dof)))
     bands = []
     for quantile in quantiles:
@@ -604,10 +605,11 @@ def _warnings(params, z, problem: _Problem, null, correlations, undetermined, fa
                                 f'apart: their estimates correlate {correlations[i, j]:+.4f}; '
                                 'fix one or add motions that tell them apart')
     for q, v, low, high in zip(params, z, problem.low, problem.high):
-        for bound, text, value in ((low, 'lower', q.low), (high, 'upper', q.high)):
+        for bound, text, value, limit in ((low, 'lower', q.low, q.limits[0]),
+                                          (high, 'upper', q.high, q.limits[1])):
             if abs(v - bound) <= AT_BOUND * (high - low):
-                warnings.append(f'{q.name} ended at its {text} bound ({value:g}): the data want '
-                                'it beyond; widen --bounds or check the model')
+                warnings.append(at_bound(q.name, text, value,
+                                         q.written_as if value == limit else ''))
     if failed.any():
         warnings.append(f'{int(failed.sum())} of {failed.size} points have no equilibrium at '
                         'the fitted values (each counted as a rod length of error)')

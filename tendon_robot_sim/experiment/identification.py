@@ -58,8 +58,10 @@ import numpy as np
 from tendon_robot_sim.experiment.csv_table import read_table, TableError
 from tendon_robot_sim.experiment.experiment import (check_recorded_types, ExperimentError,
                                                     STATE_TOPIC, TIP_COLUMNS, TIP_TOPIC)
+from tendon_robot_sim.experiment.fit_parameters import at_bound
 from tendon_robot_sim.experiment.recorded import check_finite, joint_field
 from tendon_robot_sim.experiment.stretches import steady_stretches
+from tendon_robot_sim.models.description import PHYSICAL_RANGES
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamics, CCNoSolutionError,
                                                     DEFAULT_TIME_STEP)
 from tendon_robot_sim.models.trunk.robot import BellowsRobot
@@ -70,6 +72,9 @@ TIME_COLUMNS = ('t', 'time')
 # Measured pressures within this of a stretch's first sample are the same input [Pa]:
 # 1 % of the bellows' working pressure of about 1 bar.
 PRESSURE_TOLERANCE = 1e3
+# A damper fitted (as a logarithm) down to this fraction of the described one is as good as
+# none: the fit's lower bound, short of the description's 0.
+DAMPER_FRACTION = 1e-6
 
 
 class IdentificationError(ValueError):
@@ -87,13 +92,34 @@ class Estimate:
     rms_before: float              # residual RMS with the initial values (N or m)
     rms_after: float
     unit: str                      # unit of the residuals: 'N' (statics) or 'm' (lengths)
+    warnings: tuple[str, ...] = ()   # a value at the description's limit
 
     def summary(self) -> str:
         lines = [f'{name}: {value:.6g} (95 % interval {low:.6g} .. {high:.6g})'
                  for name, value, (low, high) in zip(self.names, self.values, self.intervals)]
         lines.append(f'RMS residual: {self.rms_before:.4g} {self.unit} before, '
                      f'{self.rms_after:.4g} {self.unit} after')
+        lines += [f'warning: {text}' for text in self.warnings]
         return '\n'.join(lines)
+
+
+def _limits(keys) -> tuple[np.ndarray, np.ndarray]:
+    """Return the values the description loader takes under ``keys`` (PHYSICAL_RANGES)."""
+    return (np.array([PHYSICAL_RANGES[key][0] for key in keys]),
+            np.array([PHYSICAL_RANGES[key][1] for key in keys]))
+
+
+def _at_limits(names, keys, values, active, lowest=None) -> list[str]:
+    """
+    Warn of each value a bounded fit left at its limit (``active``: -1 lower, 1 upper).
+
+    ``lowest``: lower bounds of the fit's own above the description's (dampers, fitted as
+    logarithms, cannot reach its 0).
+    """
+    own = 'as good as none; check the model and the data (--fit stiffness,damping)'
+    return [at_bound(name, 'lower' if side < 0 else 'upper', value,
+                     '' if side < 0 and lowest is not None else key, own)
+            for name, key, value, side in zip(names, keys, values, active) if side]
 
 
 def read_samples(path: str | Path, robot: BellowsRobot
@@ -302,6 +328,9 @@ def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.n
     """
     Bellows and bending stiffnesses from static points (linear least squares).
 
+    Bounded by what the description loader takes (PHYSICAL_RANGES ``stiffness``,
+    ``bending_stiffness``): a stiffness the data want below 0 ends at 0, with a warning.
+
     Parameters
     ----------
     robot : BellowsRobot
@@ -311,12 +340,13 @@ def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.n
         description order.
 
     """
+    from scipy.optimize import lsq_linear
     from scipy.stats import t as student_t
 
     model = CCDynamics.from_bellows_robot(robot)
     pressures, lengths = _points(model, pressures, lengths)
     to_x = np.linalg.pinv(model.lengths)
-    names, values, intervals, sections = [], [], [], []
+    names, values, intervals, sections, warnings = [], [], [], [], []
     before, after = [], []
     row = 0
     for j, section in enumerate(robot.sections):
@@ -341,22 +371,27 @@ def identify_stiffness(robot: BellowsRobot, pressures: np.ndarray, lengths: np.n
             raise IdentificationError(
                 f'{section.name}: {len(pressures)} static points do not determine the '
                 f'{design.shape[1]} stiffnesses; add points with other pressure combinations')
-        k, *_ = np.linalg.lstsq(design, target, rcond=None)
+        keys = ['stiffness'] * m + ['bending_stiffness']
+        solution = lsq_linear(design, target, bounds=_limits(keys), method='bvls')
+        k = solution.x
         residual = design @ k - target
         variance = residual @ residual / dof
         sigma = np.sqrt(np.diag(variance * np.linalg.inv(design.T @ design)))
         half = student_t.ppf(0.975, dof) * sigma
         before.append(design @ initial - target)
         after.append(residual)
-        names += [f'{section.name}.{b.name}.stiffness' for b in section.bellows]
-        names.append(f'{section.name}.bending_stiffness')
+        section_names = ([f'{section.name}.{b.name}.stiffness' for b in section.bellows]
+                         + [f'{section.name}.bending_stiffness'])
+        warnings += _at_limits(section_names, keys, k, solution.active_mask)
+        names += section_names
         values.append(k)
         intervals.append(np.column_stack((k - half, k + half)))
         bellows = tuple(replace(b, stiffness=float(v)) for b, v in zip(section.bellows, k))
         sections.append(replace(section, bellows=bellows, bending_stiffness=float(k[m])))
         row += m
     return Estimate(replace(robot, sections=tuple(sections)), tuple(names),
-                    np.concatenate(values), np.vstack(intervals), _rms(before), _rms(after), 'N')
+                    np.concatenate(values), np.vstack(intervals), _rms(before), _rms(after), 'N',
+                    tuple(warnings))
 
 
 def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarray,
@@ -365,6 +400,8 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
     """
     Fit per section a bellows damper (shared by its bellows) and the spline damper.
 
+    Each up to what the description loader takes (PHYSICAL_RANGES ``damping``,
+    ``spline_damping``); a damper the data want beyond ends there, with a warning.
     The run starts at rest, at the coordinates of its first lengths. The model is
     integrated with steps of ``dt`` from the first sample time, the pressures held from
     each sample to the next, and its lengths are interpolated linearly at the sample times
@@ -417,8 +454,17 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
     # that has not quite settled, or stiffnesses not yet identified, out of the residuals.
     x0 = np.linalg.pinv(model.lengths) @ lengths[0]
 
+    # up to what the description loader takes (PHYSICAL_RANGES); down to DAMPER_FRACTION of
+    # the start: the loader's 0 is no logarithm
+    keys = [key for _ in robot.sections for key in ('damping', 'spline_damping')]
+    lowest, highest = DAMPER_FRACTION * initial, _limits(keys)[1]
+
+    def damper_values(z):
+        # exp(ln(bound / p0)) may pass the bound
+        return np.clip(initial * np.exp(z), lowest, highest)
+
     def robot_at(z):
-        values = initial * np.exp(z)
+        values = damper_values(z)
         return replace(robot, sections=tuple(
             replace(s, spline_damping=float(values[2 * j + 1]),
                     bellows=tuple(replace(b, damping=float(values[2 * j])) for b in s.bellows))
@@ -443,15 +489,19 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
         return (x @ trial.lengths.T - lengths).ravel()
 
     start = residual(np.zeros(initial.size))
-    fit = least_squares(residual, np.zeros(initial.size), diff_step=1e-2)
+    # dogbox: a damper the data want beyond its limit ends on it (the trust region
+    # reflective method's iterates stay strictly inside and stopped 2 % short of 1e6 N s/m)
+    fit = least_squares(residual, np.zeros(initial.size), diff_step=1e-2, method='dogbox',
+                        bounds=(np.log(lowest / initial), np.log(highest / initial)))
     dof = fit.fun.size - initial.size
     variance = fit.fun @ fit.fun / dof
     sigma_z = np.sqrt(np.diag(variance * np.linalg.pinv(fit.jac.T @ fit.jac)))
     half = student_t.ppf(0.975, dof) * sigma_z
-    values = initial * np.exp(fit.x)
+    values = damper_values(fit.x)
     return Estimate(robot_at(fit.x), names, values,
                     np.column_stack((values * np.exp(-half), values * np.exp(half))),
-                    _rms([start]), _rms([fit.fun]), 'm')
+                    _rms([start]), _rms([fit.fun]), 'm',
+                    tuple(_at_limits(names, keys, values, fit.active_mask, lowest)))
 
 
 def simulate_samples(model: CCDynamics, times: np.ndarray, pressures: np.ndarray,

@@ -67,6 +67,9 @@ PLANAR_TOLERANCE = 1e-9
 # Default damping ratio of the first bending mode: silicone rubber has a loss factor of
 # about 0.2 (ratio = loss factor / 2); identify it from a step response for a real rod.
 DEFAULT_DAMPING_RATIO = 0.1
+# A damping ratio (rod.damping.ratio) is below this: an oscillating first mode. The loader
+# refuses it and more; a calibration's bounds stop short of it (experiment.fit_parameters).
+MAX_DAMPING_RATIO = 1.0
 # A tendon's reference length l*_i may differ from its path on the straight rod by at most
 # these factors: pulled in or paid out by half its path, a tendon is not a tendon any more,
 # and 1000 times is a length in mm given as m.
@@ -542,9 +545,10 @@ def _load_damping(m: 'DescriptionMapping') -> Damping:
             bending_torsion=_non_negative_vector(m, 'bending_torsion'))
     elif given[0] == 'ratio':
         damping = Damping(ratio=m.number('ratio', minimum=0.0))
-        if damping.ratio >= 1.0:
+        if damping.ratio >= MAX_DAMPING_RATIO:
             raise RobotDescriptionError(
-                f'rod.damping.ratio: must be < 1 (an oscillating first mode), got '
+                f'rod.damping.ratio: must be < {MAX_DAMPING_RATIO:g} (an oscillating first '
+                f'mode), got '
                 f'{damping.ratio:g}')
     else:
         damping = Damping(rate=m.number('rate', minimum=0.0))

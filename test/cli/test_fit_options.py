@@ -52,7 +52,10 @@ CASES = [
     ('*.friction', ['--model', 'dynamic'], '--fit: s1_t0+'),
     ('youngs_modulus', ['--bounds', 'shear_modulus=1:2'], "--bounds: 'shear_modulus' is not "
                                                           'fitted'),
-    ('youngs_modulus', ['--bounds', 'youngs_modulus=1:2'], '--bounds: youngs_modulus needs'),
+    ('youngs_modulus', ['--bounds', 'youngs_modulus=2e3:3e3'], '--bounds: youngs_modulus needs'),
+    ('youngs_modulus', ['--bounds', 'youngs_modulus=1:1e8'],
+     '--bounds: youngs_modulus: (1, 1e+08) reaches beyond what the robot description takes '
+     'for rod.youngs_modulus, 1000 .. 1e+14'),
 ]
 
 

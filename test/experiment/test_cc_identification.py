@@ -26,6 +26,7 @@ from tendon_robot_sim.experiment.identification import (IdentificationError, ide
 from tendon_robot_sim.experiment.trunk_validation import write_run
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics
 from tendon_robot_sim.models.trunk.robot import load_bellows_robot
+import yaml
 
 BHA = load_bellows_robot(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
 
@@ -249,14 +250,87 @@ def test_a_step_response_without_a_pressure_step_is_refused(tmp_path, capsys):
 
 def test_a_damping_fit_that_goes_astray_says_so(tmp_path, capsys):
     # A robot twice as stiff as described, its dampers fitted without its stiffnesses: the
-    # fit pulls a damper to where the model cannot be integrated. Before, the message was the
-    # integrator's, 'try a dt below 0.000156 s', an option calibrate does not have.
+    # unbounded fit pulled a damper to where the model cannot be integrated (beyond the
+    # loader's 1e6 N s/m). Before that, the message was the integrator's, 'try a dt below
+    # 0.000156 s', an option calibrate does not have. Within the loader's range the spline
+    # dampers fall to nothing, and each says so, naming the cure.
     model = CCDynamics.from_bellows_robot(with_stiffness(BHA, 2.0))
     step = np.where(np.arange(9) % 4 == 0, 8e4, 0.0)
     pressures = np.array([np.zeros(9)] * 3 + [step] * 97)
     run = sampled_run(model, pressures, 0.01)
-    code, err = calibrate_dampers(tmp_path, capsys, 'step.csv', pressures,
-                                  run.actuator_lengths, run.times)
-    assert code == 1
-    assert 'step.csv: the damping fit took' in err and '--fit stiffness,damping' in err
-    assert 'dt' not in err.split('damping fit')[1].split()
+    write_csv(tmp_path / 'step.csv', pressures, run.actuator_lengths, run.times)
+    write_csv(tmp_path / 'points.csv', *static_points(BHA, count=12))
+    path = str(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
+    out = tmp_path / 'out.yaml'
+    assert main(['calibrate', str(tmp_path / 'points.csv'), '--robot', path, '--fit',
+                 'damping', '--step-response', str(tmp_path / 'step.csv'),
+                 '--out', str(out)]) == 0
+    printed = capsys.readouterr().out
+    calibrated = load_bellows_robot(out)
+    for section in calibrated.sections:
+        described = next(s for s in BHA.sections if s.name == section.name).spline_damping
+        assert section.spline_damping == pytest.approx(1e-6 * described)
+        assert (f'warning: {section.name}.spline_damping ended at its lower bound '
+                f'({section.spline_damping:g}): the data want it beyond; as good as none; '
+                'check the model and the data (--fit stiffness,damping)') in printed, printed
+
+
+def test_a_stiffness_fit_beyond_the_loaders_range_ends_at_its_bound_and_says_so(
+        tmp_path, capsys):
+    """
+    Static points of a section that bends further than its bellows alone allow.
+
+    The hidden section 1 has a negative bending stiffness (-3 N m/rad: made with replace, which
+    the loader would refuse), so the unbounded least squares fitted one, calibrate wrote it and
+    the file could not be loaded again. The fit stops at the loader's lower limit (0), says so
+    in one line with the value, and the file loads.
+    """
+    truth = replace(BHA, sections=(replace(BHA.sections[0], bending_stiffness=-3.0),
+                                   *BHA.sections[1:]))
+    write_csv(tmp_path / 'points.csv', *static_points(truth, count=14))
+    out = tmp_path / 'calibrated.yaml'
+    path = str(share_dir() / 'config' / 'bionic_handling_assistant.yaml')
+    assert main(['calibrate', str(tmp_path / 'points.csv'), '--robot', path,
+                 '--fit', 'stiffness', '--out', str(out)]) == 0
+    printed = capsys.readouterr().out
+    calibrated = load_bellows_robot(out)
+    assert calibrated.sections[0].bending_stiffness == 0.0
+    at_bound = [line for line in printed.splitlines() if 'ended at its' in line]
+    assert at_bound == [
+        'warning: section1.bending_stiffness ended at its lower bound (0): the data want it '
+        "beyond; the robot description's limit of bending_stiffness; check the model and the "
+        'data'], printed
+
+
+def test_a_damper_fit_beyond_the_loaders_range_ends_at_its_bound_and_says_so(tmp_path, capsys):
+    """
+    A step response of a section whose bellows dampers (2e6 N s/m) exceed the loader's 1e6.
+
+    The unbounded fit (log-scaled, from 3e5) wrote 1.87e6 N s/m, a file the loader refuses; it
+    stops at 1e6 and says so in one line with the value.
+    """
+    def with_bellows_damping(value):
+        first = BHA.sections[0]
+        return replace(BHA, sections=(replace(first, bellows=tuple(
+            replace(b, damping=value) for b in first.bellows)), *BHA.sections[1:]))
+
+    step = np.where(np.arange(9) % 4 == 0, 8e4, 0.0)
+    pressures = np.array([np.zeros(9)] * 5 + [step] * 20)
+    run = sampled_run(CCDynamics.from_bellows_robot(with_bellows_damping(2e6)), pressures, 0.01)
+    write_csv(tmp_path / 'step.csv', pressures, run.actuator_lengths, run.times)
+    write_csv(tmp_path / 'points.csv', *static_points(BHA, count=12))
+    start = tmp_path / 'robot.yaml'
+    start.write_text(yaml.safe_dump(with_bellows_damping(3e5).to_dict(), sort_keys=False))
+    out = tmp_path / 'calibrated.yaml'
+    assert main(['calibrate', str(tmp_path / 'points.csv'), '--robot', str(start), '--fit',
+                 'damping', '--step-response', str(tmp_path / 'step.csv'),
+                 '--out', str(out)]) == 0
+    printed = capsys.readouterr().out
+    calibrated = load_bellows_robot(out)
+    assert [b.damping for b in calibrated.sections[0].bellows] == [1e6] * 3
+    at_bound = [line for line in printed.splitlines() if 'ended at its' in line]
+    assert at_bound[0] == (
+        'warning: section1.bellows_damping ended at its upper bound (1e+06): the data want it '
+        "beyond; the robot description's limit of damping; check the model and the data"), printed
+    # the other sections' dampers are as described: none of them at a bound
+    assert all(line.startswith('warning: section1.') for line in at_bound), printed

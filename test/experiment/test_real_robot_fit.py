@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 from tendon_robot_sim import cli
-from tendon_robot_sim.experiment.calibration import predict
+from tendon_robot_sim.experiment.calibration import CalibrationError, predict
 from tendon_robot_sim.experiment.experiment import Hold, load_points
 from tendon_robot_sim.experiment.fit_parameters import (parse_fit, pretension_of,
                                                         reference_length_for, robot_with)
@@ -174,18 +174,24 @@ def test_a_pretension_within_its_bounds_is_a_tendon_and_comes_back(pretension):
 
 
 @pytest.mark.filterwarnings('error')
-def test_starts_that_make_no_robot_count_as_failed_points(synthetic):
+def test_bounds_beyond_the_description_are_refused_and_every_start_is_a_robot(synthetic):
     # tendons of 1/20 N: below -20 N of pretension a slack beyond the description's limits
-    # (l* within twice the path): such Sobol starts are no robot, each point a failure, and the
-    # fit goes on from a start that is one. Three Sobol points, not a power of 2: no warning
-    # from scipy reaches the user's terminal.
+    # (l* within twice the path). Such bounds were taken, and their Sobol starts were no robot
+    # (each point a failure); now they are refused naming the limit, and the Sobol starts
+    # within it are all robots. Three Sobol points, not a power of 2: no warning from scipy
+    # reaches the user's terminal.
     bag, _ = synthetic
     robot, samples = load_points(bag, load_robot(ROBOT), 'samples')
     data = robot.to_dict()
     loose = robot_from_dict({**data, 'tendons': [{**t, 'compliance': 0.05}
                                                  for t in data['tendons']]})
-    result = calibrate(loose, samples[::9], ['*.pretension@segment'],
-                       bounds={'*.pretension@segment': (-50.0, 10.0)}, model='cosserat',
+    with pytest.raises(CalibrationError, match=r'^bounds: \*\.pretension@segment: \(-50, 10\) '
+                       'reaches beyond what the robot description takes for '
+                       r'tendons\.reference_length, -20 \.\. '):
+        calibrate(loose, samples[::9], ['*.pretension@segment'],
+                  bounds={'*.pretension@segment': (-50.0, 10.0)}, workers=1, progress=False)
+    result = calibrate(loose, samples[::9], ['*.pretension@segment'], model='cosserat',
                        workers=1, step=STEP, progress=False, starts=4)
     assert result.failed == 0 and result.rms_after < result.rms_before
-    assert all(-50.0 <= v <= 10.0 for v in result.values)
+    for p, value in zip(result.parameters, result.values):
+        assert -20.0 <= p.low <= value <= p.high
