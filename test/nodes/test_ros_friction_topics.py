@@ -297,3 +297,30 @@ def test_the_sim_stack_with_friction_reaches_its_controllers_target(controller, 
     finally:
         launcher.stop()
         log.close()
+
+
+def test_the_model_of_the_hardware_stack_keeps_its_anchor_tensions_under_model():
+    """
+    ``launch hardware --arg view:=true`` on a friction robot: the model's tip_state is its own.
+
+    The view's quasi-static model of the measured tensions puts its state and tip under
+    ``model/`` so that nothing it says passes for a measurement; its anchor tensions went out
+    on ``tendon/tip_state``, where the hardware stack's users would take them for the robot's.
+    """
+    from tendon_robot_sim.launcher import StackLauncher
+    planned = StackLauncher('hardware', {'view': 'true', 'rviz': 'false',
+                                         'robot': str(ROBOT)}).parameters['model']
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = SimulatorNode(context=context, parameter_overrides=[
+        Parameter(name, value=value) for name, value in planned.items()])
+    probe = Probe(context=context)
+    model_state = []
+    probe.create_subscription(JointState, 'model/tendon/state', model_state.append,
+                              topics.TENDON_STATE.qos)
+    with spinning(node, probe, context=context):
+        assert node.tip_state_pub is not None, 'the friction robot has anchor tensions'
+        wait_for(lambda: model_state, "the model's state")
+        assert probe.count_publishers(TIP_STATE.name) == 0, 'the model on tendon/tip_state'
+        wait_for(lambda: probe.count_publishers('model/tendon/tip_state') == 1,
+                 "the model's anchor tensions under model/")
