@@ -446,14 +446,15 @@ HARDWARE_RVIZ_NODE = replace(RVIZ_NODE, arguments=('-d', RvizView(ShareFile(
 # The view's robot on hardware: nothing there draws the backbone, so with view:=true a
 # quasi-static simulator solves the shape of the measured tensions (tendon/state effort, 50 Hz
 # from the bridge; 0.43 ms a warm discrete solve, docs/performance.md) and draws it on
-# backbone/markers. Its own state and tip go under model/ and its frames are model_*, so
-# nothing it says passes for a measurement.
+# backbone/markers. Its own state, tip and (a robot with tendon friction) anchor tensions go
+# under model/ and its frames are model_*, so nothing it says passes for a measurement.
 HARDWARE_MODEL = replace(
     SIMULATOR, name='model', parameter_files=(),
     parameters={**SIMULATOR.parameters, 'world_file': '', 'mode': 'quasi_static',
                 'publish_clock': False,
                 'setpoint_topic': 'tendon/state', 'state_topic': 'model/tendon/state',
-                'tip_pose_topic': 'model/tip/pose', 'tip_frame': 'model_tip_link',
+                'tip_state_topic': 'model/tendon/tip_state', 'tip_pose_topic': 'model/tip/pose',
+                'tip_frame': 'model_tip_link',
                 'vertebra_frame_prefix': 'model_vertebra_'},
     condition=VIEW.name)
 
