@@ -42,7 +42,9 @@ def register(subparsers) -> None:
         'record', help='record the topic contract to a rosbag2 bag (MCAP or sqlite3)',
         description='Record topics of the stack to a rosbag2 bag until Ctrl-C or --duration. '
                     'Default topics: the simulation stack contract plus the tip measurement, '
-                    'the tip target and the displacement command.',
+                    'the tip target, the displacement command, the tip wrench, the tensions at '
+                    'the anchors (tendon/tip_state, a model with tendon friction) and the '
+                    'contact topics (a simulator with a world).',
         formatter_class=DefaultsHelpFormatter)
     parser.add_argument('out', type=OutputPath('new folder'), metavar='OUT_BAG',
                         help='bag folder to create (must not exist)')
@@ -61,7 +63,7 @@ def register(subparsers) -> None:
 def _select(names):
     from tendon_robot_sim.ros import topics
     if names is None:
-        return topics.EXPERIMENT_TOPICS
+        return topics.RECORDED_BY_DEFAULT
     chosen = []
     for name in names:
         topic = topics.find_topic(name)

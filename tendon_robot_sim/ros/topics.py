@@ -192,6 +192,9 @@ EXPERIMENT_TOPICS = TOPICS + (
     TIP_MEASURED, TIP_TARGET, TENDON_DISPLACEMENT_COMMAND, TIP_WRENCH)
 # What a simulator with a world adds.
 CONTACT_TOPICS = (WORLD_MARKERS, CONTACT_MARKERS, CONTACT_WRENCH)
+# What `record` records unless told: an experiment's topics and what a simulator with tendon
+# friction (the tensions at the anchors) or a world publishes; a stack publishes only part.
+RECORDED_BY_DEFAULT = EXPERIMENT_TOPICS + (TENDON_TIP_STATE,) + CONTACT_TOPICS
 # Every topic of this table.
 ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS, TENDON_SERVOS, TENDON_TIP_STATE) + CONTACT_TOPICS
 

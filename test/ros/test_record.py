@@ -106,7 +106,9 @@ def test_records_the_contract_until_ctrl_c(tmp_path, node):
     out = tmp_path / 'bag'
     process = _start(out)
     try:
-        sent = _publish(node, _publishers(node, topics.TENDON_COMMAND, topics.TIP_MEASURED), 10)
+        # tip_state: the tensions at the anchors of a model with friction (a bag left them out)
+        sent = _publish(node, _publishers(node, topics.TENDON_COMMAND, topics.TIP_MEASURED,
+                                          topics.TENDON_TIP_STATE), 10)
     finally:
         process.send_signal(signal.SIGINT)
         output = process.communicate(timeout=TIMEOUT)[0]
@@ -114,9 +116,10 @@ def test_records_the_contract_until_ctrl_c(tmp_path, node):
     assert 'bag: ' in output and '/tip/measured 10' in output
     assert _received(out) == sent
     recorded = bag_topics(out)
-    assert len(recorded) == 11
+    assert len(recorded) == 15
     for topic in topics.TOPICS + (topics.TIP_MEASURED, topics.TIP_TARGET,
-                                  topics.TENDON_DISPLACEMENT_COMMAND, topics.TIP_WRENCH):
+                                  topics.TENDON_DISPLACEMENT_COMMAND, topics.TIP_WRENCH,
+                                  topics.TENDON_TIP_STATE) + topics.CONTACT_TOPICS:
         assert recorded['/' + topic.name.lstrip('/')] == topics.type_name(topic.msg_type)
     assert len(list(out.glob('*.mcap'))) == 1
 
