@@ -275,10 +275,12 @@ def check_arguments(words: list[str]) -> None:
     """
     parser = cli.build_parser()
     for option, value in zip(words, words[1:]):
-        # the options of type commands.input_file (test_bad_input.py holds them to it)
-        if option in ('--robot', '--urdf') and not Path(value).exists():
-            Path(value).parent.mkdir(parents=True, exist_ok=True)
-            Path(value).touch()
+        # the options of type commands.input_file (test_bad_input.py holds them to it); only
+        # within the line's own folder (the working directory): nothing made elsewhere
+        path = Path(value)
+        if option in ('--robot', '--urdf') and not path.is_absolute() and not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         try:
