@@ -105,9 +105,10 @@ def test_the_ramp_counts_simulated_seconds_at_10_x_real_time(robot_file, kind):
             f'setpoint {v:g} at {t - start:.3f} s of simulated time into the ramp, ' \
             f'not {expected:g}'
     # and it took ramp / rate_limit seconds, not a tenth as fast: the ramp ended at the first
-    # call at or after that time
-    end = min(t for t, v in ramping if v == ramp)
+    # call at or after that time. Ended: at the ramp to the rounding above (a call exactly at
+    # 2 s sums its steps to 2 - 2e-16 N); at or after: to the stamps' nanosecond
+    end = min(t for t, v in ramping if v == pytest.approx(ramp, rel=1e-9, abs=1e-12))
     before_end = max((t for t, v in ramping if t < end), default=start)
-    assert before_end < start + ramp / rate_limit <= end, \
+    assert before_end < start + ramp / rate_limit <= end + 1e-9, \
         f'the ramp ended at {end - start:.2f} s of simulated time, not at the first call ' \
         f'after {ramp / rate_limit:g} s'
