@@ -53,6 +53,7 @@ from tendon_robot_sim.commands import (add_scheduler_options, command_error, Com
 from tendon_robot_sim.files.outputs import make_new_folders, removed_on_failure
 from tendon_robot_sim.models.cosserat import StaticsError
 from tendon_robot_sim.models.description import check_range, RobotDescriptionError
+from tendon_robot_sim.models.pcr.clearance import rod_clearance
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import COMPAT, default_pcr_file, load_pcr_robot
 from tendon_robot_sim.models.pcr.stability import instability
@@ -237,6 +238,7 @@ def run(args: argparse.Namespace) -> int:
     # a solution beyond the limits is refused for that; hold_motors needs it within them
     unstable = (instability(solver, result)
                 if args.action == 'ik' and result.within_limits else None)
+    clearance = rod_clearance(robot, result)
     np.set_printoptions(precision=6, suppress=True)
     print(f'robot {robot.name} ({robot.compat} model), {args.action}')
     print(f'platform position [m]:     {result.position}')
@@ -249,12 +251,16 @@ def run(args: argparse.Namespace) -> int:
     print(result.base_forces)
     print(f'residual {result.residual:.3g} after {result.iterations} Newton iterations, '
           f'{result.evaluations} rod integrations, cold solve {result.solve_time * 1e3:.2f} ms')
+    print(f'rod clearance:             {clearance.says()}')
     if unstable:
         print('UNSTABLE: an equilibrium the robot cannot hold')
+    if not clearance.clear:
+        print('RODS INTERSECT: a pose the robot cannot take')
     if args.json:
         stable = {'stable': not unstable} if args.action == 'ik' else {}
         print(json.dumps({'robot': robot.name, 'compat': robot.compat, **result.to_dict(),
-                          **stable}))
+                          **stable, 'rods_clear': clearance.clear,
+                          'rod_clearance': clearance.gap}))
     # fk refuses motor angles beyond the limits as input; ik's are its output
     beyond = result.beyond_limits(robot)
     if beyond:
@@ -262,6 +268,11 @@ def run(args: argparse.Namespace) -> int:
         raise NoResultError(f'--position, --orientation-deg: {beyond}')
     if unstable:
         raise NoResultError(f'--position, --force: {unstable}')
+    if not clearance.clear:
+        given = ('--position, --orientation-deg' if args.action == 'ik'
+                 else '--from-json' if args.from_json is not None else '--motor-angles-deg')
+        raise NoResultError(f'{given}: {clearance.says()}: an equilibrium of the model that '
+                            'the robot cannot reach')
     return 0
 
 
@@ -310,7 +321,9 @@ def _workspace(args, robot, force, moment) -> int:
                             f'{out / "workspace.png"}')
     print(f'{summary["valid"]} of {summary["samples"]} samples valid (converged and within '
           f'the motor limits [{math.degrees(robot.motor_limits[0]):g}, '
-          f'{math.degrees(robot.motor_limits[1]):g}] deg), {summary["reachable_positions"]} '
+          f'{math.degrees(robot.motor_limits[1]):g}] deg; '
+          f'{summary["valid"] - summary["valid_rods_clear"]} of them with two rods through '
+          f'each other), {summary["reachable_positions"]} '
           f'of {summary["positions"]} positions reachable, in {result.wall_time:.1f} s; '
           f'converged solves {summary["converged_solve_ms_mean"]:.2f} ms mean, '
           f'{summary["converged_solve_ms_sd"]:.2f} ms sd')

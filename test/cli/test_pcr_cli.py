@@ -72,6 +72,26 @@ def test_ik_then_fk_json_lines(capsys):
     np.testing.assert_allclose(fk['orientation_rpy'], np.radians([0, 0, 10]), atol=1e-6)
 
 
+def test_a_pose_with_rods_through_each_other_is_no_result(tmp_path, capsys, monkeypatch):
+    """Solved within the motor limits, stable, but rods 3 and 4 cross: exit 1, ik and fk."""
+    pose = ('--position=-0.022,-0.023,0.362', '--orientation-deg=17.4,4.3,-79.7')
+    proc = Run(capsys, 'ik', *pose, '--json')
+    assert proc.returncode == 1
+    assert 'RODS INTERSECT' in proc.stdout
+    ik = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert ik['within_limits'] is True and ik['stable'] is True and ik['rods_clear'] is False
+    assert ik['rod_clearance'] < -2e-3      # millimetres of overlap, not a rounding
+    error, = proc.stderr.strip().splitlines()
+    assert error.startswith('tendon-robot-sim pcr ik: error: --position, --orientation-deg: '
+                            'rods 3 and 4 pass through each other by ')
+    (tmp_path / 'ik.json').write_text(proc.stdout)
+    fk = Run(capsys, 'fk', '--from-json', str(tmp_path / 'ik.json'))
+    assert fk.returncode == 1 and 'pcr fk: error: --from-json: rods 3 and 4' in fk.stderr
+    angles = ','.join(f'{q:.12f}' for q in ik['motor_angles_deg'])
+    fk = Run(capsys, 'fk', '--motor-angles-deg', angles)
+    assert fk.returncode == 1 and 'error: --motor-angles-deg: rods 3 and 4' in fk.stderr
+
+
 def test_errors_are_one_line():
     proc = run_cli('fk', '--motor-angles-deg', '10,10,12,12,8,100')
     assert proc.returncode == 2
@@ -130,6 +150,9 @@ def test_workspace_on_two_processes_writes_csv_and_png(tmp_path):
     assert len(rows) == summary['samples'] == 24
     valid = [r for r in rows if r['valid'] == '1']
     assert 0 < len(valid) == summary['valid'] < 24
+    # no platform turned: the rods stay apart (the closest two by 6 to 10 cm)
+    clear = [r for r in valid if r['rods_clear'] == '1' and float(r['clearance_mm']) > 50]
+    assert len(clear) == len(valid) == summary['valid_rods_clear']
     # a valid sample is what a solve in this process gives
     row = valid[-1]
     position = [float(row[k]) for k in 'xyz']

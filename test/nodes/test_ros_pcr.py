@@ -119,6 +119,10 @@ def test_bad_setpoints_are_rejected_and_the_last_equilibrium_stays(pcr):
         (JointState(position=[0.0] * 5), 'position: has 5 values without names; the robot has 6'),
         (JointState(position=[0.0] * 7), 'position: has 7 values without names; the robot has 6'),
         (JointState(name=['motor_1'], position=[math.nan]), 'non-finite motor angle'),
+        # within the limits, converges, but two rods cross (test_pcr_clearance.py's pose)
+        (angles(motor_1=47.471425, motor_2=10.564601, motor_3=34.141147, motor_4=-19.226882,
+                motor_5=34.303819, motor_6=3.196422),
+         'position: rods 3 and 4 pass through each other by'),
     ]
     for msg, problem in bad:
         probe.setpoint_pub.publish(msg)

@@ -20,7 +20,9 @@ The model sits behind the :class:`~tendon_robot_sim.models.sim_model.SimModel` i
 Motor angles q1 (JointState ``position``, rad) in; each setpoint is solved by the
 forward kinetostatics
 (:meth:`~tendon_robot_sim.models.pcr.kinetostatics.PcrSolver.forward`) under the
-description's load, or the tip wrench given since. The tip is the platform frame (centre
+description's load, or the tip wrench given since; a setpoint whose equilibrium has two rods
+passing through each other (:mod:`~tendon_robot_sim.models.pcr.clearance`) is refused as one
+that does not converge is: the robot cannot get there. The tip is the platform frame (centre
 p_e, orientation R_e). Markers: the six rods, the cranks, the platform as a disc through
 its joints. No force at the inputs is reported (``effort`` empty).
 """
@@ -31,6 +33,7 @@ import numpy as np
 
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
+from tendon_robot_sim.models.pcr.clearance import rod_clearance
 from tendon_robot_sim.models.pcr.kinetostatics import crank_tips, PcrSolver
 from tendon_robot_sim.models.pcr.robot import MOTOR_NAMES, PcrRobot
 from tendon_robot_sim.models.sim_model import (Cylinder, InputError, Inputs, LineList, ModelState,
@@ -72,6 +75,10 @@ class PcrStatics(SimModel):
             raise InputError(f'position: {error}') from None
         except ConvergenceError as error:
             raise InputError(f'{error}; still publishing the last equilibrium') from None
+        clearance = rod_clearance(self.robot, result)
+        if not clearance.clear:
+            raise InputError(f'position: {clearance.says()}: a pose the robot cannot take; '
+                             'still publishing the last equilibrium')
         self._result, self._q1, self._wrench = result, q1, wrench
 
     def state(self) -> ModelState:

@@ -54,9 +54,11 @@ def _ry(a):
     return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
 
 
-def scipy_rod(result, i, points=400, h=1e-6):
+def scipy_rod(result, i, points=400, h=1e-6, jacobi=True):
     """
     Rod i of ``result`` by solve_ivp from its base: (s, det of the Jacobi map, the solution).
+
+    ``jacobi`` False: the shape alone (det None).
 
     The Jacobi map: d[p(s) / L, theta(s)] / d[n(0) L^2 / EI, m_z L / EI, q2, q3], by central
     differences; theta the rotation in the body frame. Where its determinant changes sign
@@ -93,6 +95,8 @@ def scipy_rod(result, i, points=400, h=1e-6):
                          atol=1e-13).y
 
     base = run(np.zeros(6))
+    if not jacobi:
+        return grid, None, base
     J = np.zeros((points, 6, 6))
     for k in range(6):
         e = np.zeros(6)

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.testing import assert_allclose
 import pytest
 
+from tendon_robot_sim.models.pcr.clearance import rod_clearance
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
 from tendon_robot_sim.models.pcr.workspace import cylinder_samples, workspace
@@ -76,3 +77,18 @@ def test_reachable_means_valid_at_every_orientation():
     k = int(np.flatnonzero(turned)[0])
     assert_allclose(solver.inverse(positions[k], orientations[1]).motor_angles,
                     result.motor_angles[10 + k], atol=1e-12)
+
+
+def test_each_sample_keeps_its_rod_clearance_beside_the_papers_validity():
+    """Rods 3 and 4 through each other: valid as the paper counts, not clear of each other."""
+    positions = np.array([[-0.022, -0.023, 0.362], [0.05, 0.0, 0.45]])
+    orientations = np.radians([[17.4, 4.3, -79.7]])
+    result = workspace(ROBOT, positions, orientations, workers=1, progress=False)
+    assert result.valid.all()
+    assert result.rods_clear.tolist() == [False, True]
+    solver = PcrSolver(ROBOT)
+    for k in range(2):
+        solver.reset()
+        expected = rod_clearance(ROBOT, solver.inverse(positions[k], orientations[0]))
+        assert result.clearances[k] == pytest.approx(expected.gap, abs=1e-12)
+    assert result.summary()['valid_rods_clear'] == 1
