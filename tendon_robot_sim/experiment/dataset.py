@@ -34,6 +34,7 @@ and the error message.
 from __future__ import annotations
 
 from contextlib import contextmanager, ExitStack
+import errno
 import fcntl
 import hashlib
 import json
@@ -428,7 +429,6 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
         # connected before the parts folder is made: a cluster not reached leaves no
         # manifest, which refused the next run with other settings, though none had solved
         pool = held.enter_context(Pool(workers, scheduler))
-        make_folder(parts)
         held.enter_context(_only_run(parts))
         done = _chunks_done(parts, settings, len(chunks))
         remove_unfinished(parts)    # of a run killed while it wrote a part or the manifest
@@ -490,8 +490,14 @@ def build_dataset(robot_path: str | Path, model: str, output: str | Path, sample
             for path in part_paths:
                 path.unlink()
             manifest_path.unlink()
+            # the lock last, still held: a run that opens it from now on finds it gone and
+            # starts on a folder of its own (_only_run)
             (parts / LOCK).unlink()
-            parts.rmdir()
+            try:
+                parts.rmdir()
+            except OSError as error:    # a run started since holds its own lock in it
+                if error.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+                    raise
     return summary
 
 
@@ -575,18 +581,38 @@ def _chunks_done(parts: Path, settings: dict, chunks: int) -> list[int]:
 @contextmanager
 def _only_run(parts: Path) -> Iterator[None]:
     """
-    Hold the parts folder ``parts`` for this run: another run on the same output is refused.
+    Make and hold the parts folder ``parts`` for this run; refuse another on the same output.
 
     Two runs of one command (a job started twice) solved every chunk twice, each writing
     the same parts, and the one to finish second failed on the parts the first had joined.
+    The lock is the file ``parts/LOCK``, held while it is there: a finishing run removes it
+    (held still), then the folder. A run that opened it before, or found the folder made
+    before it was removed, takes a new lock in a new folder: it held a lock on no file, or
+    was refused, or failed on the folder gone.
     """
-    lock = os.open(parts / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    while True:
+        make_folder(parts)
+        try:
+            lock = os.open(parts / LOCK,
+                           os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        except FileNotFoundError:   # the folder removed by a run that ended since
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            taken = True
+        except BlockingIOError:
+            taken = False
+        try:
+            current = os.stat(parts / LOCK, follow_symlinks=False)
+        except FileNotFoundError:
+            current = None
+        if current is not None and os.path.samestat(current, os.fstat(lock)):
+            break
+        os.close(lock)  # removed by the run that held it as it ended: take a new one
+    if not taken:
         os.close(lock)
         raise DatasetError(f'output: {parts} is being written by another run of this '
-                           'dataset; let it finish or choose another --output') from None
+                           'dataset; let it finish or choose another --output')
     try:
         yield
     finally:

@@ -69,7 +69,8 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
     ------
     ExperimentError
         One line naming the file, line and column (a column the table lacks, a cell that is
-        not a finite number, a time stamp not after the one before or outside a ROS time, a
+        not a finite number, a time stamp not after the one before, or less than a
+        nanosecond after it (a bag's stamps are whole nanoseconds), or outside a ROS time, a
         tension outside [0, the tendon's ``max_tension``], a displacement longer than the rod
         either way) or the map's key (a tendon the robot lacks).
 
@@ -101,6 +102,15 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
         raise ExperimentError(f'{table.where(row, column_map.time_column)}: the time stamp '
                               f'{what} the one of line {table.lines[row - 1]}; time must '
                               'increase from row to row')
+    # the bag stamps whole nanoseconds from the first row (write_measured_bag): rows closer
+    # than that would share a stamp, seconds read as nanoseconds among them
+    shared = np.diff(np.round((times - times[0]) * 1e9)) <= 0.0
+    if np.any(shared):
+        row = int(np.argmax(shared)) + 1
+        raise ExperimentError(f'{table.where(row, column_map.time_column)}: the time stamp is '
+                              f'{step[row - 1]:.3g} s after the one of line '
+                              f"{table.lines[row - 1]}, where a bag's stamps are whole "
+                              'nanoseconds: is time.unit right?')
     commands = np.column_stack([table.column(c.column) * c.factor for c in inputs])
     # the robot description's limits, as every command that takes a tendon input applies them
     problem = input_problem(commands, robot, column_map.kind)

@@ -352,6 +352,107 @@ def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(tmp_pat
     assert build_dataset(ROBOT, 'cc', out, **settings)['solved_now'] == 2
 
 
+RUN = {'samples': 4, 'chunk_size': 2, 'workers': 1, 'progress': False}
+
+
+def _hook(monkeypatch, owner, name, step, on=lambda *args: True):
+    """
+    Run ``step(real, *args)`` in place of the first call ``owner.name(*args)`` that is ``on``.
+
+    The step is where another run does what the test interleaves; the calls before and after
+    it go to the real ``name``.
+    """
+    real, done = getattr(owner, name), []
+
+    def hooked(*args):
+        if done or not on(*args):
+            return real(*args)
+        done.append(args)
+        return step(real, *args)
+    monkeypatch.setattr(owner, name, hooked)
+
+
+def _finishing_run(out):
+    """Run the dataset ``out`` to its end (joined, its parts folder removed)."""
+    assert build_dataset(ROBOT, 'cc', out, **RUN)['complete']
+
+
+@pytest.mark.parametrize('chunks', [1, None], ids=['stopped', 'finished'])
+def test_a_run_started_as_another_removes_its_lock_keeps_its_folder(tmp_path, monkeypatch,
+                                                                    chunks):
+    """
+    The second run takes a fresh lock in the folder the first is about to remove.
+
+    The first run, at its end, removed its lock file, then the folder: a run that started
+    between the two made its own lock file there and went on; the first then failed on the
+    folder no longer empty (or gone, when the second had ended first), its dataset written.
+    """
+    out = tmp_path / 'cc'
+    lock = tmp_path / 'cc.parts' / dataset.LOCK
+    second = []
+
+    def then_the_second_run(real, path, *args):
+        real(path, *args)
+        second.append(build_dataset(ROBOT, 'cc', out, max_chunks=chunks, **RUN))
+    build_dataset(ROBOT, 'cc', out, max_chunks=1, **RUN)
+    _hook(monkeypatch, Path, 'unlink', then_the_second_run, on=lambda path, *args: path == lock)
+    assert build_dataset(ROBOT, 'cc', out, **RUN)['complete']
+    _check_complete(out.with_suffix('.parquet'), 4)
+    assert second[0]['solved_now'] == (2 if chunks else 4)
+    if chunks:  # the second run's chunk is kept, and resumed
+        assert build_dataset(ROBOT, 'cc', out, **RUN)['solved_now'] == 2
+    _check_complete(out.with_suffix('.parquet'), 4)
+    assert not (tmp_path / 'cc.parts').exists()
+
+
+def test_a_run_whose_folder_is_removed_before_it_takes_the_lock_starts_anew(
+        tmp_path, monkeypatch):
+    """The first run removes the parts folder the second has just found there."""
+    out = tmp_path / 'cc'
+    _hook(monkeypatch, dataset, 'make_folder',
+          lambda real, path: (real(path), _finishing_run(out))[0])
+    summary = build_dataset(ROBOT, 'cc', out, **RUN)
+    assert summary['complete'] and summary['solved_now'] == 4
+    _check_complete(out.with_suffix('.parquet'), 4)
+    assert not (tmp_path / 'cc.parts').exists()
+
+
+@pytest.mark.parametrize('when', ['removing', 'removed'])
+def test_a_run_that_opened_the_lock_of_a_finishing_run_starts_anew(tmp_path, monkeypatch, when):
+    """
+    The second run opened the lock file the first then removed with its folder.
+
+    ``removed``: the second took that lock once the first had ended, a lock on no file, and
+    failed to write its manifest into the folder gone (a third run would have run beside
+    it). ``removing``: it tried while the first held it, its lock file removed, and was
+    refused though the first was ending.
+    """
+    out = tmp_path / 'cc'
+    lock = tmp_path / 'cc.parts' / dataset.LOCK
+    tried = []
+
+    def flock_at_the_end_of_the_first_run(real, descriptor, operation):
+        def take_it_now(real_unlink, path, *args):
+            real_unlink(path, *args)
+            try:
+                tried.append(real(descriptor, operation))
+            except BlockingIOError as error:
+                tried.append(error)
+        if when == 'removing':
+            _hook(monkeypatch, Path, 'unlink', take_it_now, on=lambda path, *args: path == lock)
+        _finishing_run(out)
+        if when == 'removed':
+            return real(descriptor, operation)
+        assert isinstance(tried[0], BlockingIOError)    # the first run held it still
+        raise tried[0]
+    # the second run's first flock, after it made the folder and opened the lock file there
+    _hook(monkeypatch, dataset.fcntl, 'flock', flock_at_the_end_of_the_first_run)
+    summary = build_dataset(ROBOT, 'cc', out, **RUN)
+    assert summary['complete'] and summary['solved_now'] == 4
+    _check_complete(out.with_suffix('.parquet'), 4)
+    assert not (tmp_path / 'cc.parts').exists()
+
+
 def _write_parts(folder, samples, chunk_size, floats, seed=0):
     """Parts as a run writes them: chunks of shuffled samples, some failed (null backbone)."""
     rng = np.random.default_rng(seed)

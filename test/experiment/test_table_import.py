@@ -171,6 +171,12 @@ def test_tensions_import_as_efforts(tmp_path):
     (OTHER_LAB.replace('\n250,', '\n1778523002250,'), OTHER_MAP.replace('unit: ms}', 'unit: s}'),
      "line 4, column 'time_ms': the time stamp 1.77852e+12 s is outside what a ROS time holds "
      '(0 to 2147483647 s since 1970): is time.unit right?'),
+    # seconds read as nanoseconds: 0.1 ns after the row before, where a bag's stamps are
+    # whole nanoseconds; every row was written at 0 ns, silently
+    (OTHER_LAB.replace('\n100,', '\n0.1,').replace('\n250,', '\n0.25,'),
+     OTHER_MAP.replace('unit: ms}', 'unit: ns}'),
+     "line 3, column 'time_ms': the time stamp is 1e-10 s after the one of line 2, where a "
+     "bag's stamps are whole nanoseconds: is time.unit right?"),
     # a NaN row, an empty cell
     (OTHER_LAB.replace('3.0,2.5', 'nan,2.5'), OTHER_MAP, "line 4, column 'x_cm': must be finite"),
     (OTHER_LAB.replace('10,-5,0,0', '10,,0,0'), OTHER_MAP,
