@@ -131,15 +131,19 @@ def test_with_publish_clock_tip_state_is_stamped_in_simulated_time():
         wait_for(lambda: probe.latest('tendon/state').effort[0] == 2.0, 'the setpoint applied')
         after = time.monotonic()
         wait_for(lambda: len(probe.since(TIP_STATE.name, after)) >= 10, 'ten tip states')
-        clocks = {(c.clock.sec, c.clock.nanosec) for _, c in probe.received['/clock']}
         states = {key(m) for _, m in probe.received['tendon/state']}
         received = probe.since(TIP_STATE.name, after)[:10]
         stamps = [stamp_seconds(m.header.stamp) for m in received]
         assert all(key(m) in states for m in received)
         assert np.all(np.diff(stamps) > 0.0)
         assert max(stamps) <= probe.sim_time() < 1e6, 'stamps on simulated time'
-        # /clock is best effort: most, not necessarily all, of its ticks were received
-        assert sum(key(m) in clocks for m in received) >= len(received) // 2
+
+        # /clock is best effort: a loaded probe misses ticks (3 of 10 received in a CI run
+        # beside four helpers), so wait until five tip states met their tick on /clock
+        def on_clock_ticks():
+            clocks = {(c.clock.sec, c.clock.nanosec) for _, c in probe.received['/clock']}
+            return sum(key(m) in clocks for m in probe.since(TIP_STATE.name, after)) >= 5
+        wait_for(on_clock_ticks, 'five tip states stamped at a /clock tick received')
 
 
 def tip_angle(pose_msg, robot) -> float:
