@@ -66,6 +66,8 @@ logger = logging.getLogger(__name__)
 
 NAME = 'keyence-lkg'
 MEASURE = b'M0'
+#: OUT1's measured value alone: sent to find the place in the answers after a lost one.
+RESYNC = b'M1'
 OUT_OF_RANGE = 'FFFFFFF'
 #: The whole value when the display shows ``-------`` (alarm, no target).
 ALARM = 'XXXXXXXX'
@@ -136,6 +138,19 @@ def baudrate_problem(baudrate) -> str:
 def invalid_reason(text: str) -> str:
     """Say why a value that :func:`parse_value` reads as None is not a measurement."""
     return f'alarm, no target ({text})' if text == ALARM else f'out of range ({text})'
+
+
+def command_answered(line: bytes) -> bytes:
+    """
+    Return the command a response line (no CR) answers, upper case: its header.
+
+    "Outline of the command format" (page 5-5): a response is headed by the command
+    received, an error response by ``ER`` and that command.
+    """
+    parts = line.split(b',')
+    if parts[0].upper() == b'ER' and len(parts) == 3:
+        return parts[1].upper()
+    return parts[0].upper()
 
 
 def parse_measurement(line: bytes) -> tuple[float | None, float | None]:

@@ -61,7 +61,7 @@ def test_the_poller_reads_the_tip_and_counts_out_of_range_and_silence(plant, tmp
     mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
     heads = keyence.Heads(axes=(1, 2), signs=(1, -1), offsets=(0.001, 0.0))
     controller = KeyenceController(plant, mount, heads)
-    assert controller.receive(b'M1\r') == [b'ER,M1,00\r']
+    assert controller.receive(b'N0\r') == [b'ER,N0,00\r']
     thread = DeviceThread(controller, PtyEndpoint(str(tmp_path / 'lkg')), 100.0).start()
     sensor = keyence.KeyenceSensor(thread.endpoint.path, heads, rate=50.0,
                                    backoff=(0.05, 0.2)).start()
@@ -164,9 +164,38 @@ def test_a_refused_measurement_is_an_invalid_sample_naming_the_controllers_error
     controller = KeyenceController(plant, mount)
     controller.refuse()
     assert controller.receive(b'M0\r') == [b'ER,M0,01\r']
-    assert controller.receive(b'M1\r') == [b'ER,M1,00\r']   # a garbled command: 00 still
+    assert controller.receive(b'N0\r') == [b'ER,N0,00\r']   # M0 garbled: 00 still
     last_invalid = invalid_until_cleared(controller, tmp_path, lambda: controller.refuse(None))
     assert last_invalid == 'controller error 01 (status error) for M0'
+
+
+@pytest.mark.parametrize('mm, decimals, text', MANUAL)
+def test_the_emulator_answers_m1_with_out1_alone_as_the_manual_writes_it(
+        plant, mm, decimals, text):
+    """
+    LK-G user manual, "Outline of the command format" (page 5-5) and its value format (5-6).
+
+    ``M1`` asks for OUT1's measured value: the answer is headed by the command received
+    (``M1,<value 1>``, in the manual's format), in either case, and a command the
+    controller cannot execute is answered ``ER,M1,<code>``. The poller sends it to find its
+    place again after a lost answer: ``M0``'s answer is never headed ``M1``.
+    """
+    mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
+    tip = mount.to_sensor(plant.tip_position)
+    heads = keyence.Heads(axes=(1, 2), offsets=(tip[1] - mm * 1e-3, tip[2]))
+    controller = KeyenceController(plant, mount, heads, measuring_range=9999.0,
+                                   decimals=decimals)
+    assert controller.receive(b'M1\r') == [f'M1,{text}\r'.encode()]
+    assert keyence.command_answered(controller.receive(b'm1\r')[0][:-1]) == b'M1'
+    assert controller.receive(b'M0\r')[0].startswith(f'M0,{text},'.encode())
+    controller.blind(0)
+    assert controller.receive(b'M1\r') == [f'M1,{text[0]}FFFFFFF\r'.encode()]   # its sign
+    controller.alarm(0)
+    assert controller.receive(b'M1\r') == [b'M1,XXXXXXXX\r']
+    controller.refuse()
+    assert controller.receive(b'M1\r') == [b'ER,M1,01\r']
+    assert [keyence.command_answered(line[:-1]) for line in controller.receive(
+        b'M0\rM1\rN0\r')] == [b'M0', b'M1', b'N0']
 
 
 class NumberedController(KeyenceController):
