@@ -219,12 +219,42 @@ def test_a_late_answer_is_never_taken_for_the_next_requests(plant, tmp_path):
     waited for the new one, was taken for it: a tip measured 0.2 s (4 timeouts) before,
     stamped as new, in the tip feedback loop. Now it is dropped; its sample stays lost.
     """
-    timeout, delay = 0.05, 0.2
+    taken, ages, link, counts = late_answers_taken(plant, tmp_path, 0.05, 0.5, [0.2] * 5)
+    assert not taken, (f'late answers {taken} taken for later requests: ages '
+                       f'{max(ages):.3f} s, the timeout 0.05 s')
+    assert counts.lost >= 5 and 'timed out: dropped' in link.last_error
+
+
+def test_an_answer_later_than_the_late_limit_is_never_taken_either(plant, tmp_path):
+    """
+    An answer later than the timeout and ``late_limit`` together is dropped too.
+
+    The poller waited ``late_limit`` for the answer a timed-out request owed, then sent
+    ``M0`` again, and took the late answer, when it came, for the new request's: each of
+    these, 0.3 s to 0.42 s late with a 0.05 s timeout and a 0.01 s limit, passed as a new
+    tip. Now it asks ``M1``, whose answer no ``M0`` answer can pass for, and drops all that
+    comes before that answer; fresh samples follow.
+    """
+    delays = [0.3, 0.33, 0.36, 0.39, 0.42]
+    taken, ages, link, counts = late_answers_taken(plant, tmp_path, 0.05, 0.01, delays)
+    assert not taken, (f'late answers {taken} taken for later requests: ages '
+                       f'{max(ages):.3f} s, the timeout 0.05 s')
+    assert counts.lost >= 5 and 'timed out: dropped' in link.last_error
+
+
+def late_answers_taken(plant, tmp_path, timeout, late_limit, delays):
+    """
+    Poll the numbered controller; hold back one answer ``delay`` [s] for each of ``delays``.
+
+    After each, wait for a sample measured after the late answer (the poller recovered).
+    Returns the late answers' numbers taken as samples, the samples' ages (receive time
+    less measurement time [s]), and the link and sample counters.
+    """
     mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
     controller = NumberedController(plant, mount)
     thread = DeviceThread(controller, PtyEndpoint(str(tmp_path / 'lkg')), 100.0).start()
     sensor = keyence.KeyenceSensor(thread.endpoint.path, keyence.Heads(), rate=50.0,
-                                   timeout=timeout).start()
+                                   timeout=timeout, late_limit=late_limit).start()
     samples = []
 
     def numbers():
@@ -234,23 +264,21 @@ def test_a_late_answer_is_never_taken_for_the_next_requests(plant, tmp_path):
     try:
         wait_for(numbers, what='samples')
         late = []   # the numbers of the measurements answered late
-        for _ in range(5):   # a late answer can land between a timeout and the flush
+        for delay in delays:   # a late answer can land between a timeout and the flush
             sent = len(controller.late_sent)
             controller.answer_late(delay)
             wait_for(lambda: len(controller.late_sent) > sent, what='the late answer')
-            late.append(keyence.parse_measurement(controller.late_sent[-1][:-1])[0])
+            late.append(round(keyence.parse_value(
+                controller.late_sent[-1][:-1].split(b',')[1].decode())))
             after = len(controller.taken)
             wait_for(lambda: max(numbers()) >= after, what='a sample measured after it')
         link, counts = sensor.statistics()
     finally:
         sensor.stop()
         thread.stop()
-    taken = [number for number in numbers() if number in late]
     ages = [stamp - controller.taken[round(sample.position[1] * 1e3)]
             for sample, stamp in samples]
-    assert not taken, (f'late answers {taken} taken for later requests: ages '
-                       f'{max(ages):.3f} s, the timeout {timeout} s')
-    assert counts.lost >= 5 and 'timed out: dropped' in link.last_error
+    return [number for number in numbers() if number in late], ages, link, counts
 
 
 @pytest.mark.parametrize('text', ['+nan    ', '+inf    ', '+1e+0005', '+1_234.5', '+1.2345 ',
