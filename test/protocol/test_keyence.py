@@ -204,6 +204,15 @@ class NumberedController(KeyenceController):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.taken = []   # time.monotonic() of each measurement
+        self.noise = False
+
+    def receive(self, data: bytes) -> list[bytes]:
+        """With ``noise`` set, a line of noise comes first after the next ``M0``."""
+        replies = super().receive(data)
+        if self.noise and b'M0' in data.upper():
+            self.noise = False
+            return [b'\xff\r'] + replies
+        return replies
 
     def _values(self) -> list[str]:
         self.taken.append(time.monotonic())
@@ -242,9 +251,27 @@ def test_an_answer_later_than_the_late_limit_is_never_taken_either(plant, tmp_pa
     assert counts.lost >= 5 and 'timed out: dropped' in link.last_error
 
 
-def late_answers_taken(plant, tmp_path, timeout, late_limit, delays):
+def test_an_answer_after_a_line_not_headed_m0_is_never_taken_for_the_next_request(
+        plant, tmp_path):
+    """
+    A line that is not headed ``M0`` (line noise) does not answer ``M0``: its answer may follow.
+
+    The poller took the noise for the answer (a parse error) and sent the next ``M0`` one
+    period (0.02 s) later; the answer, 0.045 s late (within the timeout), was then taken
+    for the next request's. Now the poller finds its place with ``M1`` first.
+    """
+    taken, ages, link, counts = late_answers_taken(plant, tmp_path, 0.05, 0.5, [0.045] * 5,
+                                                   noise=True)
+    assert not taken, (f'late answers {taken} taken for later requests: ages '
+                       f'{max(ages):.3f} s, the timeout 0.05 s')
+    assert link.parse_errors >= 5
+
+
+def late_answers_taken(plant, tmp_path, timeout, late_limit, delays, noise=False):
     """
     Poll the numbered controller; hold back one answer ``delay`` [s] for each of ``delays``.
+
+    With ``noise``, a line of noise comes at once in the late answer's place.
 
     After each, wait for a sample measured after the late answer (the poller recovered).
     Returns the late answers' numbers taken as samples, the samples' ages (receive time
@@ -267,6 +294,7 @@ def late_answers_taken(plant, tmp_path, timeout, late_limit, delays):
         for delay in delays:   # a late answer can land between a timeout and the flush
             sent = len(controller.late_sent)
             controller.answer_late(delay)
+            controller.noise = noise
             wait_for(lambda: len(controller.late_sent) > sent, what='the late answer')
             late.append(round(keyence.parse_value(
                 controller.late_sent[-1][:-1].split(b',')[1].decode())))
