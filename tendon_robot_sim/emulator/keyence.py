@@ -15,7 +15,8 @@
 """
 An emulated laser displacement controller, Keyence LK-G style, on the rig's tip.
 
-Answers ``M0<CR>`` with ``M0,<value 1>,<value 2><CR>`` (see
+Answers ``M0<CR>`` with ``M0,<value 1>,<value 2><CR>`` and ``M1<CR>`` (OUT1 alone, what the
+poller asks to find its place after a lost answer) with ``M1,<value 1><CR>`` (see
 :mod:`tendon_robot_sim.protocol.keyence`): each head reads the plant's tip along
 its axis of the sensor frame, written as the LK-G manual's "Measurement value format"
 (page 5-6) says: a sign and seven characters, right-aligned, the decimal point where the
@@ -23,8 +24,9 @@ display setting puts it (``decimals``; by default the most that every value of t
 measuring range fits: 3 for +-250 mm, ``+123.456``), ``+FFFFFFF``/``-FFFFFFF`` beyond its
 measuring range and ``XXXXXXXX`` in alarm (the display shows ``-------``).
 Any other command gets ``ER,<command>,00`` (command error); ``refuse`` makes it answer
-``M0`` with the error response of the manual's "Outline of the command format" (page 5-5)
-too, ``ER,M0,<code>``; it sends nothing unasked. ``answer_late`` holds answers back, as a
+``M0`` and ``M1`` with the error response of the manual's "Outline of the command format"
+(page 5-5) too, ``ER,M0,<code>`` and ``ER,M1,<code>``: every response is headed by the
+command it answers. It sends nothing unasked. ``answer_late`` holds answers back, as a
 controller slower than the host's timeout would: the manual's "Outline of the command
 format" (page 5-5) has it send back one response for each command it receives, and a
 response held back holds back those of the commands after it.
@@ -52,7 +54,7 @@ class KeyenceController:
     back in; ``alarm(head)`` makes it report the alarm value, ``alarm(head, False)``
     stops it; ``noise`` is the standard deviation of each reading [mm]; ``decimals`` the
     display setting (None: the most the measuring range fits); ``refuse(code)`` answers
-    ``M0`` with the error code (01: status error ...), ``refuse(None)`` measures again;
+    ``M0`` and ``M1`` with the error code (01: status error ...), ``refuse(None)`` measures again;
     ``answer_late(delay)`` sends the next answer ``delay`` [s] after its command, measured
     when the command came (``late_sent``: those sent).
     """
@@ -112,12 +114,14 @@ class KeyenceController:
         while b'\r' in self.buffer:
             line, self.buffer = self.buffer.split(b'\r', 1)
             command = line.strip().upper()
-            if command == keyence.MEASURE and self.refusal is None:
-                replies.append(b'M0,' + b','.join(v.encode() for v in self._values()) + b'\r')
+            measures = command in (keyence.MEASURE, keyence.RESYNC)
+            if measures and self.refusal is None:
+                values = self._values()[:1 if command == keyence.RESYNC else 2]
+                replies.append(command + b',' + b','.join(v.encode() for v in values) + b'\r')
                 self.answered += 1
             else:
                 self.errors += 1
-                code = keyence.COMMAND_ERROR if command != keyence.MEASURE else self.refusal
+                code = self.refusal if measures else keyence.COMMAND_ERROR
                 replies.append(b'ER,' + command[:2] + b',' + code.encode() + b'\r')
         return replies
 

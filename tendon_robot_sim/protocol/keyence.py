@@ -39,9 +39,18 @@ timeout per request, and offers the same methods as
 
 An answer carries no sequence number: it is the answer to a request only because the
 controller sends one response for each command, in the order received, and the host
-confirms it before sending the next ("Outline of the command format", page 5-5). A request
-unanswered within the timeout still owes its answer, so the poller sends nothing until that
-answer has come and been dropped, or ``late_limit`` [s] passed without it.
+confirms it before sending the next ("Outline of the command format", page 5-5). The same
+page heads every response with the command it answers (an error response with ``ER`` and
+that command). A request unanswered within the timeout still owes its answer, however late
+it comes, so the poller has lost its place: it sends ``M1`` (:data:`RESYNC`, OUT1's value
+alone), and drops every answer before the one headed ``M1``; by the order of the answers,
+every ``M0`` sent before it has then been answered, so the next ``M0``'s answer is its own.
+The ``M1`` answer itself is dropped too (it is not a sample of both heads). Unanswered within
+``late_limit`` [s], ``M1`` is sent again (its first answer ends the wait; an ``M1`` answer
+that comes after is dropped wherever it comes). A response to ``M0`` that is not headed
+``M0`` (garbled) is a parse error, and the poller finds its place the same way: whether
+``M0``'s own answer is still to come cannot be told. The poller starts so too, on every
+(re)opened port. ``M0`` alone is sent while the answers come in time.
 """
 
 from __future__ import annotations
@@ -66,6 +75,8 @@ logger = logging.getLogger(__name__)
 
 NAME = 'keyence-lkg'
 MEASURE = b'M0'
+#: OUT1's measured value alone: sent to find the place in the answers after a lost one.
+RESYNC = b'M1'
 OUT_OF_RANGE = 'FFFFFFF'
 #: The whole value when the display shows ``-------`` (alarm, no target).
 ALARM = 'XXXXXXXX'
@@ -136,6 +147,19 @@ def baudrate_problem(baudrate) -> str:
 def invalid_reason(text: str) -> str:
     """Say why a value that :func:`parse_value` reads as None is not a measurement."""
     return f'alarm, no target ({text})' if text == ALARM else f'out of range ({text})'
+
+
+def command_answered(line: bytes) -> bytes:
+    """
+    Return the command a response line (no CR) answers, upper case: its header.
+
+    "Outline of the command format" (page 5-5): a response is headed by the command
+    received, an error response by ``ER`` and that command.
+    """
+    parts = line.split(b',')
+    if parts[0].upper() == b'ER' and len(parts) == 3:
+        return parts[1].upper()
+    return parts[0].upper()
 
 
 def parse_measurement(line: bytes) -> tuple[float | None, float | None]:
@@ -209,10 +233,11 @@ class KeyenceSensor:
     """
     Poll an LK-G style controller for the tip; measurements wait in a bounded queue.
 
-    A request unanswered within ``timeout`` [s] is counted (``lost``); its answer, should
-    it come within ``late_limit`` [s] more, is dropped before the next request (its bytes
-    in ``bytes_dropped``, ``last_error`` says so), never taken for the next one's. A head
-    out of range or in alarm gives an invalid sample. The port is reopened with back-off
+    A request unanswered within ``timeout`` [s] is counted (``lost``); its answer, however
+    late, is dropped (its bytes in ``bytes_dropped``, ``last_error`` says so), never taken
+    for a later one's: the poller asks ``M1`` (again after each ``late_limit`` [s] without
+    its answer) and drops all that comes before that answer. A head out of range or in
+    alarm gives an invalid sample. The port is reopened with back-off
     when it fails.
     """
 
@@ -232,7 +257,8 @@ class KeyenceSensor:
         self.url, self.heads, self.period, self.timeout = url, heads, 1.0 / rate, timeout
         self.baudrate, self.backoff, self.name = baudrate, backoff, name
         self.late_limit = late_limit
-        self._owed = False   # a request timed out: its answer may still come
+        # False: an answer may still come for a request sent before; found again by M1
+        self._synced = False
         self._lock = threading.Lock()
         self._queue: deque[tuple[TipMeasurement, float]] = deque(maxlen=queue_length)
         self._counts = SensorStatistics()
@@ -277,7 +303,7 @@ class KeyenceSensor:
             try:
                 if port is None:
                     port = open_serial(self.url, baudrate=self.baudrate, timeout=self.timeout)
-                    self._owed = False
+                    self._synced = False   # an answer owed before the port failed may come
                     with self._lock:
                         self._link.reconnects += self._link.connects > 0
                         self._link.connects += 1
@@ -302,22 +328,28 @@ class KeyenceSensor:
             self._link.state = DISCONNECTED
 
     def _poll(self, port) -> None:
-        if self._owed:
-            self._drop_late_answer(port)
-            if self._owed:
-                return   # stopping
+        if not self._synced:
+            self._resync(port)
+            if not self._synced:
+                return   # asked again at the next poll, or stopping
         port.reset_input_buffer()
         port.write(MEASURE + b'\r')
         with self._lock:
             self._link.frames_sent += 1
-        line = port.read_until(b'\r')
+        while True:
+            line = port.read_until(b'\r')
+            if not (line.endswith(b'\r') and command_answered(line[:-1]) == RESYNC):
+                break
+            with self._lock:   # an M1 sent again answered after the first: not ours
+                self._link.bytes_received += len(line)
+                self._link.bytes_dropped += len(line)
         now = time.monotonic()
         with self._lock:
             self._link.bytes_received += len(line)
             if not line.endswith(b'\r'):
                 self._counts.lost += 1   # no answer within the timeout
                 self._link.bytes_dropped += len(line)
-                self._owed = True
+                self._synced = False
                 return
             refusal = ''
             try:
@@ -327,6 +359,7 @@ class KeyenceSensor:
             except KeyenceError as error:
                 self._link.parse_errors += 1
                 self._link.last_error = str(error)
+                self._synced = command_answered(line[:-1]) == MEASURE
                 return
             self._link.frames_ok += 1
             self._link.last_rx_time = now
@@ -344,22 +377,32 @@ class KeyenceSensor:
                                                quality=1.0 if valid else 0.0, valid=valid), now))
             self._count = (self._count + 1) % (COUNT_MAX + 1)
 
-    def _drop_late_answer(self, port) -> None:
+    def _resync(self, port) -> None:
         """
-        Wait up to ``late_limit`` for the answer a timed-out request owes, and drop it.
+        Send ``M1`` and drop all that comes before its answer, and that answer.
 
-        Its sample was counted lost at the timeout. Taken for the next request's answer, it
-        was a tip older than ``timeout`` stamped as new. Clears the debt unless stopping.
+        An answer that came before it answers a request sent before (a late one, counted
+        lost at its timeout): taken for the next request's, it was an old tip stamped as
+        new. In step again once ``M1``'s answer came; not after ``late_limit`` without it
+        (nor when stopping).
         """
+        port.write(RESYNC + b'\r')
+        with self._lock:
+            self._link.frames_sent += 1
         deadline = time.monotonic() + self.late_limit
+        line = b''   # a line a read's timeout cut is read on
         while not self._stop.is_set():
             data = port.read_until(b'\r')
+            line += data
             with self._lock:
                 self._link.bytes_received += len(data)
                 self._link.bytes_dropped += len(data)
-                if data.endswith(b'\r'):
-                    self._link.last_error = (f'late answer {data[:-1]!r} to a request that '
+                if line.endswith(b'\r'):
+                    if command_answered(line[:-1]) == RESYNC:
+                        self._synced = True
+                        return
+                    self._link.last_error = (f'late answer {line[:-1]!r} to a request that '
                                              'timed out: dropped')
-            if data.endswith(b'\r') or time.monotonic() >= deadline:
-                self._owed = False
+                    line = b''
+            if time.monotonic() >= deadline:
                 return

@@ -61,7 +61,7 @@ def test_the_poller_reads_the_tip_and_counts_out_of_range_and_silence(plant, tmp
     mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
     heads = keyence.Heads(axes=(1, 2), signs=(1, -1), offsets=(0.001, 0.0))
     controller = KeyenceController(plant, mount, heads)
-    assert controller.receive(b'M1\r') == [b'ER,M1,00\r']
+    assert controller.receive(b'N0\r') == [b'ER,N0,00\r']
     thread = DeviceThread(controller, PtyEndpoint(str(tmp_path / 'lkg')), 100.0).start()
     sensor = keyence.KeyenceSensor(thread.endpoint.path, heads, rate=50.0,
                                    backoff=(0.05, 0.2)).start()
@@ -164,9 +164,38 @@ def test_a_refused_measurement_is_an_invalid_sample_naming_the_controllers_error
     controller = KeyenceController(plant, mount)
     controller.refuse()
     assert controller.receive(b'M0\r') == [b'ER,M0,01\r']
-    assert controller.receive(b'M1\r') == [b'ER,M1,00\r']   # a garbled command: 00 still
+    assert controller.receive(b'N0\r') == [b'ER,N0,00\r']   # M0 garbled: 00 still
     last_invalid = invalid_until_cleared(controller, tmp_path, lambda: controller.refuse(None))
     assert last_invalid == 'controller error 01 (status error) for M0'
+
+
+@pytest.mark.parametrize('mm, decimals, text', MANUAL)
+def test_the_emulator_answers_m1_with_out1_alone_as_the_manual_writes_it(
+        plant, mm, decimals, text):
+    """
+    LK-G user manual, "Outline of the command format" (page 5-5) and its value format (5-6).
+
+    ``M1`` asks for OUT1's measured value: the answer is headed by the command received
+    (``M1,<value 1>``, in the manual's format), in either case, and a command the
+    controller cannot execute is answered ``ER,M1,<code>``. The poller sends it to find its
+    place again after a lost answer: ``M0``'s answer is never headed ``M1``.
+    """
+    mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
+    tip = mount.to_sensor(plant.tip_position)
+    heads = keyence.Heads(axes=(1, 2), offsets=(tip[1] - mm * 1e-3, tip[2]))
+    controller = KeyenceController(plant, mount, heads, measuring_range=9999.0,
+                                   decimals=decimals)
+    assert controller.receive(b'M1\r') == [f'M1,{text}\r'.encode()]
+    assert keyence.command_answered(controller.receive(b'm1\r')[0][:-1]) == b'M1'
+    assert controller.receive(b'M0\r')[0].startswith(f'M0,{text},'.encode())
+    controller.blind(0)
+    assert controller.receive(b'M1\r') == [f'M1,{text[0]}FFFFFFF\r'.encode()]   # its sign
+    controller.alarm(0)
+    assert controller.receive(b'M1\r') == [b'M1,XXXXXXXX\r']
+    controller.refuse()
+    assert controller.receive(b'M1\r') == [b'ER,M1,01\r']
+    assert [keyence.command_answered(line[:-1]) for line in controller.receive(
+        b'M0\rM1\rN0\r')] == [b'M0', b'M1', b'N0']
 
 
 class NumberedController(KeyenceController):
@@ -175,6 +204,15 @@ class NumberedController(KeyenceController):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.taken = []   # time.monotonic() of each measurement
+        self.noise = False
+
+    def receive(self, data: bytes) -> list[bytes]:
+        """With ``noise`` set, a line of noise comes first after the next ``M0``."""
+        replies = super().receive(data)
+        if self.noise and b'M0' in data.upper():
+            self.noise = False
+            return [b'\xff\r'] + replies
+        return replies
 
     def _values(self) -> list[str]:
         self.taken.append(time.monotonic())
@@ -190,12 +228,60 @@ def test_a_late_answer_is_never_taken_for_the_next_requests(plant, tmp_path):
     waited for the new one, was taken for it: a tip measured 0.2 s (4 timeouts) before,
     stamped as new, in the tip feedback loop. Now it is dropped; its sample stays lost.
     """
-    timeout, delay = 0.05, 0.2
+    taken, ages, link, counts = late_answers_taken(plant, tmp_path, 0.05, 0.5, [0.2] * 5)
+    assert not taken, (f'late answers {taken} taken for later requests: ages '
+                       f'{max(ages):.3f} s, the timeout 0.05 s')
+    assert counts.lost >= 5 and 'timed out: dropped' in link.last_error
+
+
+def test_an_answer_later_than_the_late_limit_is_never_taken_either(plant, tmp_path):
+    """
+    An answer later than the timeout and ``late_limit`` together is dropped too.
+
+    The poller waited ``late_limit`` for the answer a timed-out request owed, then sent
+    ``M0`` again, and took the late answer, when it came, for the new request's: each of
+    these, 0.3 s to 0.42 s late with a 0.05 s timeout and a 0.01 s limit, passed as a new
+    tip. Now it asks ``M1``, whose answer no ``M0`` answer can pass for, and drops all that
+    comes before that answer; fresh samples follow.
+    """
+    delays = [0.3, 0.33, 0.36, 0.39, 0.42]
+    taken, ages, link, counts = late_answers_taken(plant, tmp_path, 0.05, 0.01, delays)
+    assert not taken, (f'late answers {taken} taken for later requests: ages '
+                       f'{max(ages):.3f} s, the timeout 0.05 s')
+    assert counts.lost >= 5 and 'timed out: dropped' in link.last_error
+
+
+def test_an_answer_after_a_line_not_headed_m0_is_never_taken_for_the_next_request(
+        plant, tmp_path):
+    """
+    A line that is not headed ``M0`` (line noise) does not answer ``M0``: its answer may follow.
+
+    The poller took the noise for the answer (a parse error) and sent the next ``M0`` one
+    period (0.02 s) later; the answer, 0.045 s late (within the timeout), was then taken
+    for the next request's. Now the poller finds its place with ``M1`` first.
+    """
+    taken, ages, link, counts = late_answers_taken(plant, tmp_path, 0.05, 0.5, [0.045] * 5,
+                                                   noise=True)
+    assert not taken, (f'late answers {taken} taken for later requests: ages '
+                       f'{max(ages):.3f} s, the timeout 0.05 s')
+    assert link.parse_errors >= 5
+
+
+def late_answers_taken(plant, tmp_path, timeout, late_limit, delays, noise=False):
+    """
+    Poll the numbered controller; hold back one answer ``delay`` [s] for each of ``delays``.
+
+    With ``noise``, a line of noise comes at once in the late answer's place.
+
+    After each, wait for a sample measured after the late answer (the poller recovered).
+    Returns the late answers' numbers taken as samples, the samples' ages (receive time
+    less measurement time [s]), and the link and sample counters.
+    """
     mount = sensor_mount(share_dir() / 'urdf' / 'tendon_robot.urdf', 'base_link')
     controller = NumberedController(plant, mount)
     thread = DeviceThread(controller, PtyEndpoint(str(tmp_path / 'lkg')), 100.0).start()
     sensor = keyence.KeyenceSensor(thread.endpoint.path, keyence.Heads(), rate=50.0,
-                                   timeout=timeout).start()
+                                   timeout=timeout, late_limit=late_limit).start()
     samples = []
 
     def numbers():
@@ -205,23 +291,22 @@ def test_a_late_answer_is_never_taken_for_the_next_requests(plant, tmp_path):
     try:
         wait_for(numbers, what='samples')
         late = []   # the numbers of the measurements answered late
-        for _ in range(5):   # a late answer can land between a timeout and the flush
+        for delay in delays:   # a late answer can land between a timeout and the flush
             sent = len(controller.late_sent)
             controller.answer_late(delay)
+            controller.noise = noise
             wait_for(lambda: len(controller.late_sent) > sent, what='the late answer')
-            late.append(keyence.parse_measurement(controller.late_sent[-1][:-1])[0])
+            late.append(round(keyence.parse_value(
+                controller.late_sent[-1][:-1].split(b',')[1].decode())))
             after = len(controller.taken)
             wait_for(lambda: max(numbers()) >= after, what='a sample measured after it')
         link, counts = sensor.statistics()
     finally:
         sensor.stop()
         thread.stop()
-    taken = [number for number in numbers() if number in late]
     ages = [stamp - controller.taken[round(sample.position[1] * 1e3)]
             for sample, stamp in samples]
-    assert not taken, (f'late answers {taken} taken for later requests: ages '
-                       f'{max(ages):.3f} s, the timeout {timeout} s')
-    assert counts.lost >= 5 and 'timed out: dropped' in link.last_error
+    return [number for number in numbers() if number in late], ages, link, counts
 
 
 @pytest.mark.parametrize('text', ['+nan    ', '+inf    ', '+1e+0005', '+1_234.5', '+1.2345 ',
