@@ -257,6 +257,17 @@ def _unsolved(values, solved, unit: str) -> None:
               'and cold starts find none')
 
 
+def _crossed(values, clearances, unit: str) -> list[float]:
+    """Print where two rods pass through each other (clearance below 0); return those values."""
+    with np.errstate(invalid='ignore'):
+        crossed = values[clearances < 0.0]
+    if crossed.size:
+        listed = ', '.join(f'{v:g}' for v in crossed[:12]) + (', ...' if crossed.size > 12 else '')
+        print(f'two rods pass through each other at {listed} {unit} (rod_clearance_m below 0): '
+              'equilibria of the model the robot cannot take')
+    return crossed.tolist()
+
+
 def _sweep(args, robot) -> int:
     position = np.asarray(parse_vector(args.position, '--position'))
     if args.yaw is not None:
@@ -281,6 +292,7 @@ def _sweep(args, robot) -> int:
         print(f'{summary["solved"]} of {yaws.size} yaw angles solved; '
               + '; '.join(_branches(sweep, 'deg', 180.0 / math.pi)))
         _unsolved(yaws, sweep.converged, 'deg')
+        summary['rods_crossed_deg'] = _crossed(yaws, sweep.data['clearance'], 'deg')
         if unstable.size:
             print(f'unstable with the motors held from {unstable[0]:g} deg (sampled)')
         print(f'wrote {out / "rotation.csv"} and {out / "rotation.png"}')
@@ -308,6 +320,7 @@ def _sweep(args, robot) -> int:
         print(f'{summary["solved"]} of {forces.size} forces solved (motors hold the platform); '
               + '; '.join(_branches(study.inverse, 'N')))
         _unsolved(forces, study.inverse.converged, 'N')
+        summary['rods_crossed_N'] = _crossed(forces, study.inverse.data['clearance'], 'N')
         print(f'largest force with a solution: {study.largest_force:.2f} N')
         if held.branches:
             print(f'motors held at their unloaded angles: solved up to '
@@ -343,6 +356,7 @@ def _trajectory(args, robot) -> int:
                'mean_error_m': float(np.mean(errors[solved]))}
     print(f'{summary["solved"]} of {errors.size} points solved both ways; FK(IK) position '
           f'error max {summary["max_error_m"]:.3g} m, mean {summary["mean_error_m"]:.3g} m')
+    summary['rods_crossed_points'] = _crossed(np.arange(errors.size), study.clearances, 'points')
     print(f'wrote {out / "helix.csv"} and {out / "helix.png"}')
     _print_json(args, robot, summary)
     return 0

@@ -151,7 +151,7 @@ def test_workspace_on_two_processes_writes_csv_and_png(tmp_path):
     valid = [r for r in rows if r['valid'] == '1']
     assert 0 < len(valid) == summary['valid'] < 24
     # no platform turned: the rods stay apart (the closest two by 6 to 10 cm)
-    clear = [r for r in valid if r['rods_clear'] == '1' and float(r['clearance_mm']) > 50]
+    clear = [r for r in valid if r['rods_clear'] == '1' and float(r['rod_clearance_m']) > 0.05]
     assert len(clear) == len(valid) == summary['valid_rods_clear']
     # a valid sample is what a solve in this process gives
     row = valid[-1]
@@ -270,12 +270,20 @@ def test_force_sweep_and_helix_write_csv_and_png(tmp_path, capsys):
     np.testing.assert_allclose(float(rows[0]['held_secant_N_per_m']),
                                100.0 / float(rows[0]['held_drop_m']), rtol=1e-8)
     assert (tmp_path / 'f' / 'compression.png').stat().st_size > 20000
+    assert summary['rods_crossed_N'] == [] and float(rows[0]['rod_clearance_m']) > 0.1
+    crossed = Run(capsys, 'sweep', '--force', '250:260:2', '--out', str(tmp_path / 'c'),
+                  '--json')
+    assert crossed.returncode == 0      # a sweep reports, as it does unstable samples
+    assert _last_json(crossed)['rods_crossed_N'] == [250.0, 260.0]
+    assert 'two rods pass through each other at 250, 260 N' in crossed.stdout
     summary = _last_json(Run(capsys, 'trajectory', '--helix', '--points', '40', '--out',
                              str(tmp_path / 'h'), '--json'))
     assert summary['solved'] == summary['points'] == 40 and summary['max_error_m'] < 1e-10
+    assert summary['rods_crossed_points'] == []
     with open(tmp_path / 'h' / 'helix.csv') as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 40 and float(rows[-1]['z_ref']) == 0.55
+    assert min(float(r['rod_clearance_m']) for r in rows) > 0.1
     assert (tmp_path / 'h' / 'helix.png').stat().st_size > 20000
 
 

@@ -33,7 +33,8 @@ Each converged sample records the reciprocal condition number of the inverse pro
 Jacobian dE/dx (it goes to zero at a fold, where a branch ends) and the tangent stiffness
 with the motors held there (:mod:`tendon_robot_sim.models.pcr.stiffness`): axial value and
 stability (:func:`tendon_robot_sim.models.pcr.stability.unstable_because`: no rod buckled,
-K positive definite).
+K positive definite), and its rod clearance (:mod:`tendon_robot_sim.models.pcr.clearance`:
+below zero two rods pass through each other); so does each point of the helix.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ import numpy as np
 from tendon_robot_sim import progress_bar
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
+from tendon_robot_sim.models.pcr.clearance import rod_clearance
 from tendon_robot_sim.models.pcr.kinetostatics import helix, PcrResult, PcrSolver
 from tendon_robot_sim.models.pcr.robot import PcrRobot
 from tendon_robot_sim.models.pcr.stability import unstable_because
@@ -233,9 +235,10 @@ def _held_stiffness(sweep: Sweep, i: int, solver: PcrSolver, result: PcrResult) 
 
 
 def _inverse_diagnostics(sweep: Sweep, i: int, solve) -> None:
-    """Record rcond of dE/dx (inverse) and the held-motor stiffness at sample i."""
+    """Record rcond of dE/dx (inverse), the rod clearance and the held-motor stiffness."""
     solver = solve.solver
-    _columns(sweep, 'rcond')
+    _columns(sweep, 'rcond', 'clearance')
+    sweep.data['clearance'][i] = rod_clearance(solver.robot, sweep.results[i]).gap
     singular = np.linalg.svd(solver.jacobians(True)[0], compute_uv=False)
     sweep.data['rcond'][i] = singular[-1] / singular[0]
     try:
@@ -339,6 +342,7 @@ class HelixStudy:
     inverse: list               # PcrResult or None per target
     forward: list               # PcrResult or None per target
     force: np.ndarray           # (3,) N
+    clearances: np.ndarray      # (n,) m, rod clearance of each inverse solution (NaN: none)
 
     @property
     def errors(self) -> np.ndarray:
@@ -371,8 +375,10 @@ def helix_study(robot: PcrRobot, targets=None, force=HELIX_LOAD,
             forward.append(fk.forward(result.motor_angles, force))
         except (ConvergenceError, StaticsInputError):
             forward.append(None)
+    clearances = np.array([rod_clearance(robot, r).gap if r is not None else np.nan
+                           for r in inverse])
     return HelixStudy(targets=targets, inverse=inverse, forward=forward,
-                      force=np.asarray(force, dtype=float))
+                      force=np.asarray(force, dtype=float), clearances=clearances)
 
 
 def _cells(values, digits: int = 9) -> list[str]:
@@ -382,7 +388,7 @@ def _cells(values, digits: int = 9) -> list[str]:
 def _sweep_rows(sweep: Sweep) -> list[list[str]]:
     """Per sample: branch, start, q1 (6), q2 (6), q3 (6) [deg], limits, residual, diagnostics."""
     rows = []
-    names = ('rcond', 'axial_stiffness', 'stable')
+    names = ('rcond', 'axial_stiffness', 'stable', 'clearance')
     for i, result in enumerate(sweep.results):
         extra = [sweep.data.get(name, np.full(sweep.values.size, np.nan))[i] for name in names]
         if result is None:
@@ -397,7 +403,7 @@ def _sweep_rows(sweep: Sweep) -> list[list[str]]:
 
 SWEEP_HEADER = ([f'{q}_{i}_deg' for q in ('q1', 'q2', 'q3') for i in range(1, 7)]
                 + ['within_limits', 'residual', 'rcond', 'axial_stiffness_N_per_m',
-                   'stable_motors_held'])
+                   'stable_motors_held', 'rod_clearance_m'])
 
 
 def write_rotation_csv(sweep: Sweep, path: str | Path) -> None:
@@ -434,15 +440,21 @@ def write_compression_csv(study: CompressionStudy, path: str | Path) -> None:
 
 
 def write_helix_csv(study: HelixStudy, path: str | Path) -> None:
-    """One row per point: reference, motor angles [deg], forward position and rpy, error [m]."""
+    """
+    One row per point: reference, motor angles [deg], forward position and rpy, error [m].
+
+    Then the rod clearance of the inverse solution [m] (below zero: two rods cross).
+    """
     with open_output(path, newline='') as handle:
         writer = csv.writer(handle)
         writer.writerow(['index', 'x_ref', 'y_ref', 'z_ref']
                         + [f'q1_{i}_deg' for i in range(1, 7)]
-                        + ['x_fk', 'y_fk', 'z_fk', 'roll_fk', 'pitch_fk', 'yaw_fk', 'error_m'])
-        for k, (p, ik, fk, e) in enumerate(zip(study.targets, study.inverse, study.forward,
-                                               study.errors)):
+                        + ['x_fk', 'y_fk', 'z_fk', 'roll_fk', 'pitch_fk', 'yaw_fk', 'error_m',
+                           'rod_clearance_m'])
+        for k, (p, ik, fk, e, gap) in enumerate(zip(study.targets, study.inverse, study.forward,
+                                                    study.errors, study.clearances)):
             q = np.degrees(ik.motor_angles) if ik is not None else np.full(6, np.nan)
             pose = (np.concatenate((fk.position, fk.orientation)) if fk is not None
                     else np.full(6, np.nan))
-            writer.writerow([str(k)] + _cells(p) + _cells(q) + _cells(pose) + [f'{e:.4g}'])
+            writer.writerow([str(k)] + _cells(p) + _cells(q) + _cells(pose) + [f'{e:.4g}']
+                            + _cells([gap], 6))

@@ -26,7 +26,7 @@ limits, and a position is reachable when it is valid at every orientation asked 
 (with one orientation, the paper's reachable workspace; with several, the workspace of
 all of them). Like the paper, validity ignores whether rods pass through each other; each
 sample's rod clearance (:mod:`~tendon_robot_sim.models.pcr.clearance`) is kept beside it
-(``rods_clear``, ``clearance_mm`` in the CSV; ``valid_rods_clear`` in the summary). The
+(``rods_clear``, ``rod_clearance_m`` in the CSV; ``valid_rods_clear`` in the summary). The
 paper's estimate: 16 heights from 0.40 to 0.70 m x 250 points = 4000 samples. Samples are
 solved in chunks on local processes or a Dask cluster (:class:`~tendon_robot_sim.parallel.Pool`),
 with a tqdm progress bar.
@@ -163,21 +163,21 @@ class Workspace:
         Write one CSV row per sample.
 
         Position [m], orientation [rad], valid, converged, motor angles [deg], residual, solve
-        time [ms], rods clear, rod clearance [mm] (empty where the solve failed).
+        time [ms], rods clear, rod clearance [m] (empty where the solve failed).
         """
         with open_output(path, newline='') as handle:
             writer = csv.writer(handle)
             writer.writerow(['x', 'y', 'z', 'roll', 'pitch', 'yaw', 'valid', 'converged']
                             + [f'q1_{i + 1}_deg' for i in range(6)]
-                            + ['residual', 'solve_ms', 'rods_clear', 'clearance_mm'])
+                            + ['residual', 'solve_ms', 'rods_clear', 'rod_clearance_m'])
             for p, o, ok, conv, q, res, t, clear, gap in zip(
                     self.positions, self.orientations, self.valid, self.converged,
                     np.degrees(self.motor_angles), self.residuals, self.solve_times,
-                    self.rods_clear, self.clearances * 1e3):
+                    self.rods_clear, self.clearances):
                 writer.writerow([f'{v:.9g}' for v in p] + [f'{v:.9g}' for v in o]
                                 + [int(ok), int(conv)] + [f'{v:.9g}' for v in q]
                                 + [f'{res:.3g}', f'{t * 1e3:.4g}', int(clear),
-                                   '' if np.isnan(gap) else f'{gap:.4g}'])
+                                   '' if np.isnan(gap) else f'{gap:.6g}'])
 
     def plot(self, path: str | Path, title: str = '') -> None:
         """

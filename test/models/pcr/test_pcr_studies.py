@@ -29,6 +29,7 @@ import numpy as np
 from numpy.testing import assert_allclose
 import pytest
 
+from tendon_robot_sim.models.pcr.clearance import rod_clearance
 from tendon_robot_sim.models.pcr.kinetostatics import PcrSolver
 from tendon_robot_sim.models.pcr.reference import PcrReference
 from tendon_robot_sim.models.pcr.robot import default_pcr_file, load_pcr_robot
@@ -172,6 +173,10 @@ def test_compression_reaches_the_papers_largest_force(compression, reference):
     assert all(1.5 < r < 3.0 for r in ratios), ratios
     # held by their motors at these poses, stable at 50 N, not at 60 N
     assert list(compression.inverse.data['stable'][4:6]) == [1.0, 0.0]
+    # the second branch bows the rods together until they meet (34 mm apart at 240 N)
+    gaps = compression.inverse.data['clearance']
+    assert PAPER_FORCES[gaps < 0.0].tolist() == [250.0, 260.0]
+    assert gaps[24] == rod_clearance(ROBOT, compression.inverse.results[24]).gap
 
 
 def test_held_compression_reproduces_the_papers_axial_stiffness(compression, reference):
