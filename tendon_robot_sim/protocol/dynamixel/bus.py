@@ -716,7 +716,7 @@ class DynamixelBus:
                 down[servo_id] = (f'reset (a power cycle?): its Bus Watchdog reads '
                                   f'{watchdog[k]}, not {armed}')
             elif gap is not None and (lost := dxl.frame_lost(
-                    self.models[servo_id], int(jumps[k]), gap, self._torque)):
+                    self.models[servo_id], int(jumps[k]), gap)):
                 down[servo_id] = lost
             elif self._torque and not torque[k] and not errors[k]:
                 down[servo_id] = 'its torque went off without a hardware error (a power cycle?)'

@@ -209,17 +209,16 @@ MODELS = {1020: Model('XM430-W350', 1193, _X430, 5, False, 80, _12V, 2.3, 57.0),
 
 
 #: Half a turn [units]: a Clear (0x10, by another tool) moves Present Position by whole
-#: turns, so a change of at least this much that no motion makes is a Clear, and a gap
-#: between two reads in which the servo can turn this much may hide one.
+#: turns, so a change of at least this much that no motion makes is a Clear.
 POSITION_JUMP = 2048
 #: Factor on a model's top speed (its No Load Speed at 14.8 V) for what it may turn between
 #: two reads: a supply up to its Max Voltage Limit (16 V) and the spread between servos.
 SPEED_MARGIN = 1.25
 
 
-def frame_lost(model: Model, jump: int, gap: float, torque: bool) -> str:
+def frame_lost(model: Model, jump: int, gap: float) -> str:
     """
-    Say why the servo's multi-turn count may have been cleared ('' if it cannot have been).
+    Say why the servo's multi-turn count was cleared ('' if no motion rules it out).
 
     Clear (0x10, Protocol 2.0 page) brings Present Position "to an absolute value within
     one full rotation" and "can only be applied when DYNAMIXEL is stopped" (Result Fail
@@ -229,28 +228,20 @@ def frame_lost(model: Model, jump: int, gap: float, torque: bool) -> str:
     Between two reads ``gap`` [s] apart it turns at most ``reach`` = its model's top
     speed (:attr:`Model.top_speed`, times :data:`SPEED_MARGIN`) times ``gap``; Velocity
     Limit bounds only Goal Velocity (its page), not the current modes the bus uses. So a
-    change ``jump`` [units] is
+    change ``jump`` [units] larger than both ``reach`` and half a turn is a Clear: no
+    motion makes it, however long the gap.
 
-    * a Clear when larger than both ``reach`` and half a turn: no motion makes it;
-    * unknown when ``reach`` is half a turn or more (the gap is longer than half a turn at
-      top speed: 0.42 s for an XM430-W350): a Clear of one turn plus motion back towards
-      where the servo was may then look like motion, or like nothing at all. With
-      ``torque`` on (the servo holds goals in the count the zero was taken in) the zero
-      can no longer be trusted, however long the gap was.
-
-    Neither "stopped" nor Present Velocity narrows this: a tendon servo rests most of the
-    time, and two reads say nothing of what happened between them; no goal goes out
-    while the bus does not run.
+    What this cannot see: a Clear in a gap long enough for the servo to turn back most of a
+    turn towards the goal it holds (reach above half a turn: 0.42 s for an XM430-W350),
+    which may then look like motion. Such a gap is no fault by itself: loaded hosts stall
+    the bus that long (0.72 to 0.78 s measured, docs/hardware.md), and the Bus Watchdog
+    stops the servos in longer ones.
     """
     reach = model.top_speed_units * SPEED_MARGIN * gap
     if abs(jump) >= max(POSITION_JUMP, reach):
         return (f'its Present Position jumped {jump:+d} units in {gap:.3f} s, more than it '
                 f'turns in that time at its top speed ({reach:.0f} units; its multi-turn '
                 'count cleared by another tool?): its zero is gone')
-    if torque and reach >= POSITION_JUMP:
-        return (f'the bus did not read it for {gap:.3f} s, in which it can turn half a turn '
-                f'or more ({reach:.0f} units): a Clear of its multi-turn count by another '
-                'tool would not show; its zero can no longer be trusted')
     return ''
 
 
