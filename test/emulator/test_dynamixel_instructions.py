@@ -85,6 +85,26 @@ def test_the_manuals_factory_reset_and_clear_examples_byte_for_byte(plant):
     assert chain.receive(h(CLEAR_1)) == [h(STATUS_1_OK)]
 
 
+def test_clear_is_refused_with_result_fail_while_the_servo_moves(plant):
+    """
+    Protocol 2.0 page, Clear: "can only be applied when DYNAMIXEL is stopped".
+
+    Sent while the servo is in motion: Result Fail (0x01) in the status, Present Position as
+    it was.
+    """
+    servo = EmulatedServo(1, zero=2 * 4096 + 100)
+    # no thread steps the chain: the test sets the motion
+    chain = DynamixelChain(plant, [servo] + [EmulatedServo(i) for i in (2, 3, 4)])
+    servo.set_position(0.0, velocity=0.01)   # 10 mm/s of tendon: 6 rev/min, 27 units
+    assert servo.get(dxl.PRESENT_VELOCITY, signed=True) != 0
+    [status] = chain.receive(h(CLEAR_1))
+    assert status[8] == dxl.RESULT_FAIL
+    assert servo.get(dxl.PRESENT_POSITION, signed=True) == 2 * 4096 + 100
+    servo.set_position(0.0)   # stopped: the same packet clears the count
+    assert chain.receive(h(CLEAR_1)) == [h(STATUS_1_OK)]
+    assert servo.get(dxl.PRESENT_POSITION, signed=True) == 100
+
+
 def test_factory_reset_puts_the_eeprom_back_and_the_servo_restarts(bus):
     chain, port, handler = bus
     assert write(port, handler, 2, dxl.OPERATING_MODE, dxl.CURRENT_MODE) == 0

@@ -50,7 +50,8 @@ holding), and a servo that went down: silent (every servo is then asked what it
 reports, so a silent bus is told from one silent servo), reset (a power cycle: Goal PWM
 no longer the mark, which neither a power-on nor RAM Restore sets, a lost indirect map
 reading 0), its Bus Watchdog expired, its torque switched off by something else, or its
-Present Position jumped by half a turn (its multi-turn count cleared by a Clear). A
+multi-turn count possibly cleared by a Clear
+(:func:`~tendon_robot_sim.protocol.dynamixel.control_table.frame_lost`). A
 servo that went down is configured again, and the torque stays off on every servo and
 the displacement zero is forgotten (no status) until the owner calls
 :meth:`DynamixelBus.recover`: the zero and the travel limits are then taken again.
@@ -94,12 +95,6 @@ MAX_FAILED_CYCLES = 5
 CATCH_UP_CYCLES = 5
 #: Longest wait for a rebooted servo to answer again [s].
 REBOOT_TIME = 2.0
-#: Change of Present Position between two reads [units] that no motion makes (half a turn):
-#: its multi-turn count was cleared (Clear, 0x10, by another tool), its frame moved.
-POSITION_JUMP = 2048
-#: Longest time between two reads [s] that are compared for a jump (the fastest X-series
-#: servo, 77 rpm, turns about 530 units in it).
-JUMP_WINDOW = 0.1
 #: Where each item of the state block starts in it [bytes].
 _OFFSET = {item: sum(size for _, size in dxl.STATE_ITEMS[:k])
            for k, item in enumerate(dxl.STATE_ITEMS)}
@@ -657,11 +652,12 @@ class DynamixelBus:
         errors = column(dxl.HARDWARE_ERROR_STATUS)
         torque, watchdog = column(dxl.TORQUE_ENABLE), column(dxl.BUS_WATCHDOG, signed=True)
         positions = column(dxl.PRESENT_POSITION, signed=True)
-        jumps = positions - self._positions if self._positions_at is not None \
-            and now - self._positions_at <= JUMP_WINDOW else np.zeros_like(positions)
+        # s since the last read that succeeded (failed cycles and stalls of this thread in it)
+        gap = None if self._positions_at is None else now - self._positions_at
+        jumps = positions - self._positions
         self._positions, self._positions_at = positions, now
         down = self._down_servos(column(dxl.GOAL_PWM, signed=True), torque, watchdog, errors,
-                                 jumps)
+                                 jumps, gap)
         with self._lock:
             self._servo_read = (torque, errors, watchdog)
             self._servo_faults.update(down)
@@ -696,12 +692,12 @@ class DynamixelBus:
         return said
 
     def _down_servos(self, mark: np.ndarray, torque: np.ndarray, watchdog: np.ndarray,
-                     errors: np.ndarray, jumps: np.ndarray) -> dict[int, str]:
+                     errors: np.ndarray, jumps: np.ndarray, gap: float | None) -> dict[int, str]:
         """
         Return {ID: why} for the servos that lost what configure and enable set.
 
-        ``jumps``: the change of Present Position since the read before [units] (0 when
-        that read is older than :data:`JUMP_WINDOW`).
+        ``jumps``: the change of Present Position since the read before [units], ``gap``
+        the time since that read [s] (None: no read before on this connection).
         """
         armed = self.settings.bus_watchdog_units
         down = {}
@@ -719,11 +715,9 @@ class DynamixelBus:
                     and watchdog[k] != armed:
                 down[servo_id] = (f'reset (a power cycle?): its Bus Watchdog reads '
                                   f'{watchdog[k]}, not {armed}')
-            elif abs(jumps[k]) >= POSITION_JUMP:
-                # Clear keeps the RAM: the goals the servo holds are in the old count
-                down[servo_id] = (f'its Present Position jumped {int(jumps[k]):+d} units '
-                                  'between two reads (its multi-turn count cleared by '
-                                  'another tool?): its zero is gone')
+            elif gap is not None and (lost := dxl.frame_lost(
+                    self.models[servo_id], int(jumps[k]), gap)):
+                down[servo_id] = lost
             elif self._torque and not torque[k] and not errors[k]:
                 down[servo_id] = 'its torque went off without a hardware error (a power cycle?)'
         return down

@@ -168,7 +168,8 @@ class Model:
     initial values (Min at the low end, Max at the high end). ``stall_current``: the current
     of the stall torque at 12 V in its Specifications [A], what the motor draws when a
     position mode without a current bound (extended position control) pulls against a
-    blocked horn.
+    blocked horn. ``top_speed``: its No Load Speed at the highest voltage of its
+    Specifications [rev/min], the fastest it turns under its own power.
     """
 
     name: str
@@ -179,6 +180,12 @@ class Model:
     temperature_limit: int
     voltage_limits: tuple[int, int]
     stall_current: float
+    top_speed: float
+
+    @property
+    def top_speed_units(self) -> float:
+        """Return :attr:`top_speed` in Present Position units per second."""
+        return self.top_speed / 60.0 * 2.0 * math.pi / POSITION_UNIT
 
 
 _X430 = DRIVE_REVERSE | DRIVE_TIME_PROFILE
@@ -189,14 +196,53 @@ _12V = (95, 160)
 #: (Reverse, dual joint on an X540, time-based profile) except on the XL430-W250, whose page
 #: lists 0 ~ 13 (Torque On by Goal Update, bit 3, from firmware v45); stall currents at 12 V:
 #: XM430 4.1 N m (W350) and 3.0 N m (W210) at 2.3 A, XH430 3.4 N m and 2.5 N m at 1.3 A,
-#: XM540 10.6 N m (W270) and 7.3 N m (W150) at 4.4 A, XL430-W250 1.5 N m at 1.4 A.
-MODELS = {1020: Model('XM430-W350', 1193, _X430, 5, False, 80, _12V, 2.3),
-          1030: Model('XM430-W210', 1193, _X430, 5, False, 80, _12V, 2.3),
-          1000: Model('XH430-W350', 648, _X430, 5, False, 80, _12V, 1.3),
-          1010: Model('XH430-W210', 648, _X430, 5, False, 80, _12V, 1.3),
-          1120: Model('XM540-W270', 2047, _X540, 5, True, 80, _12V, 4.4),
-          1130: Model('XM540-W150', 2047, _X540, 5, True, 80, _12V, 4.4),
-          1060: Model('XL430-W250', None, _XL430, 13, False, 72, (60, 140), 1.4)}
+#: XM540 10.6 N m (W270) and 7.3 N m (W150) at 4.4 A, XL430-W250 1.5 N m at 1.4 A; No Load
+#: Speed at 14.8 V (the XL430-W250 at 12 V): XM430 57 (W350) and 95 (W210) rev/min, XH430
+#: 37 and 62, XM540 37 (W270) and 66 (W150), XL430-W250 61.
+MODELS = {1020: Model('XM430-W350', 1193, _X430, 5, False, 80, _12V, 2.3, 57.0),
+          1030: Model('XM430-W210', 1193, _X430, 5, False, 80, _12V, 2.3, 95.0),
+          1000: Model('XH430-W350', 648, _X430, 5, False, 80, _12V, 1.3, 37.0),
+          1010: Model('XH430-W210', 648, _X430, 5, False, 80, _12V, 1.3, 62.0),
+          1120: Model('XM540-W270', 2047, _X540, 5, True, 80, _12V, 4.4, 37.0),
+          1130: Model('XM540-W150', 2047, _X540, 5, True, 80, _12V, 4.4, 66.0),
+          1060: Model('XL430-W250', None, _XL430, 13, False, 72, (60, 140), 1.4, 61.0)}
+
+
+#: Half a turn [units]: a Clear (0x10, by another tool) moves Present Position by whole
+#: turns, so a change of at least this much that no motion makes is a Clear.
+POSITION_JUMP = 2048
+#: Factor on a model's top speed (its No Load Speed at 14.8 V) for what it may turn between
+#: two reads: a supply up to its Max Voltage Limit (16 V) and the spread between servos.
+SPEED_MARGIN = 1.25
+
+
+def frame_lost(model: Model, jump: int, gap: float) -> str:
+    """
+    Say why the servo's multi-turn count was cleared ('' if no motion rules it out).
+
+    Clear (0x10, Protocol 2.0 page) brings Present Position "to an absolute value within
+    one full rotation" and "can only be applied when DYNAMIXEL is stopped" (Result Fail
+    otherwise): at that moment the position changes by whole turns, 4096 units each,
+    while the servo rests; whatever it turns before and after is motion. The servo keeps
+    its RAM, so the goals it holds stay in the old count, whole turns from its tendon.
+    Between two reads ``gap`` [s] apart it turns at most ``reach`` = its model's top
+    speed (:attr:`Model.top_speed`, times :data:`SPEED_MARGIN`) times ``gap``; Velocity
+    Limit bounds only Goal Velocity (its page), not the current modes the bus uses. So a
+    change ``jump`` [units] larger than both ``reach`` and half a turn is a Clear: no
+    motion makes it, however long the gap.
+
+    What this cannot see: a Clear in a gap long enough for the servo to turn back most of a
+    turn towards the goal it holds (reach above half a turn: 0.42 s for an XM430-W350),
+    which may then look like motion. Such a gap is no fault by itself: loaded hosts stall
+    the bus that long (0.72 to 0.78 s measured, docs/hardware.md), and the Bus Watchdog
+    stops the servos in longer ones.
+    """
+    reach = model.top_speed_units * SPEED_MARGIN * gap
+    if abs(jump) >= max(POSITION_JUMP, reach):
+        return (f'its Present Position jumped {jump:+d} units in {gap:.3f} s, more than it '
+                f'turns in that time at its top speed ({reach:.0f} units; its multi-turn '
+                'count cleared by another tool?): its zero is gone')
+    return ''
 
 
 def drive_mode_names(bits: int) -> list[str]:

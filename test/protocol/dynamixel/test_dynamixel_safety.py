@@ -20,8 +20,11 @@ the e-Manual pages each test names (test/emulator/test_dynamixel_control_table.p
 them against it).
 """
 
+from contextlib import contextmanager
 import logging
 import math
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -32,6 +35,62 @@ from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 pytest.importorskip('dynamixel_sdk')
 from test_dynamixel_bus import CHANNELS, MAX, run_cycles  # noqa: E402
 from waiting import TIMEOUT, wait_for  # noqa: E402
+
+
+class _Parking:
+    """A bus's lock that says whether the bus's own I/O thread waits on it."""
+
+    def __init__(self, bus):
+        self.lock, self.thread, self.waiting = bus._lock, bus._thread, False
+
+    def __enter__(self):
+        if self.lock.acquire(blocking=False):
+            return
+        if threading.current_thread() is not self.thread:
+            self.lock.acquire()
+            return
+        self.waiting = True   # written by the I/O thread alone
+        self.lock.acquire()
+        self.waiting = False
+
+    def __exit__(self, *exc):
+        self.lock.release()
+
+
+class _Clock:
+    """The bus module's time, ``ahead`` s later than the machine's monotonic clock."""
+
+    def __init__(self):
+        self.ahead = 0.0
+
+    def monotonic(self):
+        return time.monotonic() + self.ahead
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+
+@contextmanager
+def stalled(bus, monkeypatch, seconds):
+    """
+    Stall the bus's I/O thread for ``seconds`` [s] of its clock, deterministically.
+
+    The thread waits on the bus's lock, its last read recorded and nothing in flight, while
+    the test does what happens during the stall; the bus's clock is then set ``seconds``
+    after that read before the thread runs again, however long the stall took on this
+    machine: its next read comes that much after the last. No owner-side call of the bus
+    inside (they take the lock the test holds); the Bus Watchdog off (it counts real time).
+    """
+    from tendon_robot_sim.protocol.dynamixel import bus as module
+    clock = module.time if isinstance(module.time, _Clock) else _Clock()
+    monkeypatch.setattr(module, 'time', clock)
+    if not isinstance(bus._lock, _Parking):
+        bus._lock = _Parking(bus)
+    with bus._lock:
+        # waiting since an earlier stall, or from now on
+        wait_for(lambda: bus._lock.waiting, what='the I/O thread to wait on the lock')
+        yield
+        clock.ahead = bus._positions_at + seconds - time.monotonic()
 
 
 def delivered(bus, seq):
@@ -627,3 +686,68 @@ def test_a_clear_from_another_tool_is_a_fault_and_nothing_pulls_from_the_old_zer
     wait_for(lambda: all(s.get(dxl.TORQUE_ENABLE) for s in servos), what='torque on')
     status = wait_for(bus.status, what='a status from the new zero')
     assert abs(status.displacements[1]) < 0.01
+
+
+@pytest.mark.parametrize('turns, stall, said', [
+    (3, 0.3, 'Present Position jumped -122'),
+    (1, 0.4, 'Present Position jumped -40')])
+def test_a_clear_during_a_stall_of_the_bus_is_a_fault_whatever_the_stall_lasts(
+        rig, buses, monkeypatch, turns, stall, said):
+    """
+    Protocol 2.0 page, Clear: Present Position back within one turn, only while stopped.
+
+    The bus thread stalls (a loaded host) while a tool clears servo 2's count, ``turns`` up.
+    Compared only across reads at most 0.1 s apart, the jump went unnoticed after a longer
+    stall: the servo then held its goal in the old count, whole turns from the tendon. After
+    0.3 s the XM430-W350 turns at most 1459 units (57 rev/min at 14.8 V, 1.25 times), after
+    0.4 s 1946: jumps of 3 turns and of one turn are Clears. Both: every torque off, the
+    servo named, no status from the old zero until recover().
+    """
+    servos = [EmulatedServo(1), EmulatedServo(2, zero=2048 + turns * 4096), EmulatedServo(3),
+              EmulatedServo(4)]
+    chain, thread = rig(servos)
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2),
+                settings=dxl.BusSettings(bus_watchdog=0.0))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_displacements([0.0, 0.002, 0.0, 0.0]))
+    wait_for(lambda: servos[1].get(dxl.PRESENT_VELOCITY) == 0, what='servo 2 at rest')
+    with stalled(bus, monkeypatch, stall):
+        # the tool's Clear, as it reaches the servos (the manual's packet, for ID 2), sent
+        # again while the servo answers Result Fail (the plant's noise: not quite stopped)
+        wait_for(lambda: chain.receive(packet(2, bytes([0x10]) + b'\x01DXL"'))[0][8] == 0,
+                 what='the Clear taken')
+    wait_for(lambda: 'servo ID 2' in bus.fault(), what='the fault')
+    assert said in bus.fault(), bus.fault()
+    wait_for(lambda: not any(s.get(dxl.TORQUE_ENABLE) for s in servos), what='torque off')
+    run_cycles(bus, 10)
+    assert not any(s.get(dxl.TORQUE_ENABLE) for s in servos), 'torque came back by itself'
+    assert bus.status() is None, 'a displacement from a zero that is gone'
+
+
+def test_a_fast_move_across_a_short_stall_of_the_bus_is_no_fault(rig, buses, monkeypatch):
+    """
+    A real move across a stall is not taken for a Clear.
+
+    Servo 2 pulls its tendon in by
+    12 mm (521 units on its 15 mm pulley, about 0.1 s at the emulator's pace) while the bus
+    thread stalls 0.3 s, in which an XM430-W350 turns up to 1459 units; nor is a stall of
+    1 s without a move (loaded hosts stall the bus 0.72 to 0.78 s: docs/hardware.md).
+    """
+    chain, thread = rig()
+    servo = chain.servos[1]
+    bus = buses(thread.endpoint.path, CHANNELS, MAX, backoff=(0.05, 0.2),
+                settings=dxl.BusSettings(bus_watchdog=0.0))
+    wait_for(lambda: bus.connected, what='the bus to connect')
+    bus.enable([0.5] * 4)
+    delivered(bus, bus.command_displacements([0.0, 0.0, 0.0, 0.0]))
+    start = servo.get(dxl.PRESENT_POSITION, signed=True)
+    delivered(bus, bus.command_displacements([0.0, 0.012, 0.0, 0.0]))
+    with stalled(bus, monkeypatch, 0.3):
+        wait_for(lambda: abs(servo.get(dxl.PRESENT_POSITION, signed=True) - start) > 450,
+                 what='servo 2 near its goal')
+    with stalled(bus, monkeypatch, 1.0):
+        pass
+    run_cycles(bus, 10)
+    assert bus.fault() == '' and bus.connected
+    assert abs(bus.status().displacements[1] - 0.012) < 0.002
