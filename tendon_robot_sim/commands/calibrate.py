@@ -102,7 +102,9 @@ def register(subparsers) -> None:
                              'N + 1-th, ...): a path-dependent fit (tendon or bending '
                              'friction) on a shorter sequence; default 1, all points; not for '
                              'a trajectory fit (--model dynamic, damping) or bellows robots')
-    parser.add_argument('--out', required=True, metavar='FILE', type=OutputPath('file'),
+    # the calibrated file may replace the one it starts from (--robot FILE --out FILE)
+    parser.add_argument('--out', required=True, metavar='FILE',
+                        type=OutputPath('file', rewrites=('robot',)),
                         help='calibrated robot description YAML to write')
     parser.add_argument('--step-response', default=None, metavar='BAG_OR_CSV',
                         help='bellows robots, --fit damping: a recorded run to fit the '
