@@ -40,7 +40,7 @@ import numpy as np
 
 from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.column_map import ColumnMap
-from tendon_robot_sim.experiment.csv_table import read_table, TableError
+from tendon_robot_sim.experiment.csv_table import check_increasing, read_table, TableError
 from tendon_robot_sim.experiment.experiment import (ExperimentError, LABEL_TOPIC, MARKER_FRAME,
                                                     RECORDED_TYPES, Recording, STATE_TOPIC,
                                                     TF_STATIC_TOPIC, TIP_FRAME, TIP_TOPIC)
@@ -94,13 +94,10 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
         raise ExperimentError(f'{table.where(row, column_map.time_column)}: the time stamp '
                               f'{times[row]:g} s is outside what a ROS time holds (0 to '
                               f'{LAST_STAMP - 1} s since 1970): is time.unit right?')
-    step = np.diff(times)
-    if np.any(step <= 0.0):
-        row = int(np.argmax(step <= 0.0)) + 1
-        what = 'repeats' if step[row - 1] == 0.0 else 'is before'
-        raise ExperimentError(f'{table.where(row, column_map.time_column)}: the time stamp '
-                              f'{what} the one of line {table.lines[row - 1]}; time must '
-                              'increase from row to row')
+    try:
+        check_increasing(table, column_map.time_column, times, noun='time stamp')
+    except TableError as error:
+        raise ExperimentError(str(error)) from None
     commands = np.column_stack([table.column(c.column) * c.factor for c in inputs])
     # the robot description's limits, as every command that takes a tendon input applies them
     problem = input_problem(commands, robot, column_map.kind)
