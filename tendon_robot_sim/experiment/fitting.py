@@ -57,7 +57,8 @@ from typing import Sequence
 import numpy as np
 
 from tendon_robot_sim import progress_bar
-from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator, settle_time)
+from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator,
+                                                     no_equilibrium, settle_time)
 from tendon_robot_sim.experiment.experiment import Hold, Recording
 from tendon_robot_sim.experiment.fit_parameters import (at_bound, BENDING_FIELDS,
                                                         DYNAMIC_FIELDS, FitParameter,
@@ -509,6 +510,9 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
             r, failed, _ = problem.evaluate([solution.x])[0]
         finally:
             bar.close()
+    if failed.all():
+        # every point a rod length of error, before and after: the fit measured nothing
+        raise no_equilibrium(model, failed.size)
     problems = {id(problem): problem, id(search): search}.values()
     evaluations = sum(len(p.cache) + p.linearised for p in problems)
     linearised = sum(p.linearised for p in problems)
