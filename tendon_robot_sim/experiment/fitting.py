@@ -56,7 +56,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tendon_robot_sim import progress_bar
+from tendon_robot_sim import counted, progress_bar
 from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator,
                                                      no_equilibrium, settle_time)
 from tendon_robot_sim.experiment.experiment import Hold, Recording
@@ -470,8 +470,9 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
     params = fit_parameters(robot, fit, bounds, model, trajectory=recording is not None)
     points = len(holds) if recording is None else len(recording.tip_times)
     if 3 * points <= len(params):
-        raise CalibrationError(f'holds: {points} points give {3 * points} residuals, too few '
-                               f'for {len(params)} parameters')
+        give = 'gives' if points == 1 else 'give'
+        raise CalibrationError(f'points: {counted(points, "point")} {give} {3 * points} '
+                               f'residuals, too few for {counted(len(params), "parameter")}')
     if not (isinstance(starts, int) and starts >= 1):
         raise CalibrationError(f'starts: must be a whole number >= 1, got {starts!r}')
     options = {'xtol': TOLERANCE, 'ftol': TOLERANCE, 'gtol': 1e-10}

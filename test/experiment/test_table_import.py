@@ -351,3 +351,27 @@ def test_samples_of_which_none_has_an_equilibrium_are_no_result(tmp_path, capsys
                      '--report', str(tmp_path / 'report')]) == 1
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'none of the 5 points has an equilibrium' in err, err
+
+
+def test_a_table_of_one_row_is_counted_in_the_singular(tmp_path, capsys):
+    """
+    One row, one label: ``1 row ... 1 label``; a fit of it too few points in the singular.
+
+    It said ``1 rows`` and ``1 labels``, and the fit of its samples ``holds: 1 points give
+    3 residuals`` (the points were samples).
+    """
+    (row,) = opencr_rows('train')[:1]
+    table = tmp_path / 'one.csv'
+    with open(table, 'w', newline='') as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(row))
+        writer.writeheader()
+        writer.writerow(row)
+    bag = tmp_path / 'bag'
+    assert cli.main(['import', str(table), '--columns', str(MAP), '--robot', str(ROBOT),
+                     '--out', str(bag)]) == 0
+    assert capsys.readouterr().out.startswith(
+        '1 row over 0.0 s (displacements of 9 tendons, 1 label) from ')
+    assert cli.main(['calibrate', str(bag), '--robot', str(ROBOT), '--points', 'samples',
+                     '--fit', 'base.position', '--out', str(tmp_path / 'c.yaml')]) == 2
+    assert capsys.readouterr().err.endswith(
+        'error: points: 1 point gives 3 residuals, too few for 3 parameters\n')
