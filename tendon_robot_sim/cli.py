@@ -28,6 +28,7 @@ from contextlib import contextmanager
 import gc
 import importlib
 import os
+from pathlib import Path
 import re
 import signal
 import sys
@@ -353,6 +354,26 @@ def _check_outputs(parser: argparse.ArgumentParser, args) -> None:
                 setattr(args, action.dest, action.type(value))
             except argparse.ArgumentTypeError as error:
                 command.error(str(argparse.ArgumentError(action, str(error))))
+    # what the other arguments name to read: a file, or a folder (a bag) of files
+    inputs = [(action.option_strings[-1] if action.option_strings else action.metavar
+               or action.dest, action.dest, str(text))
+              for action in command._actions if not isinstance(action.type, OutputPath)
+              for text in _values(getattr(args, action.dest, None))]
+    for action in command._actions:
+        value = getattr(args, action.dest, None)
+        if isinstance(action.type, OutputPath) and value is not None:
+            try:
+                action.type.check_not_read(Path(value), [
+                    (name, text) for name, dest, text in inputs
+                    if dest not in action.type.rewrites])
+            except CommandError as error:
+                command.error(str(argparse.ArgumentError(action, str(error))))
+
+
+def _values(value) -> list:
+    """Return the texts and paths of one parsed argument's value (a list's items)."""
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return [v for v in values if isinstance(v, (str, Path)) and str(v)]
 
 
 def _interrupted(code: int) -> None:

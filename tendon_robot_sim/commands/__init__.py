@@ -273,13 +273,14 @@ class OutputPath:
     output folder, a folder above it: :func:`~tendon_robot_sim.files.outputs.check_links`)
     is refused; a link at an output file is replaced by the file when it is written, never
     followed. ``cli.main`` applies the type also to values argparse leaves unconverted (an
-    optional value's ``const``).
+    optional value's ``const``), and refuses a file it writes that another argument of the
+    command names to read (:meth:`check_not_read`).
     """
 
     KINDS = ('folder', 'new folder', 'file', 'prefix')
 
     def __init__(self, kind: str, suffixes: tuple[str, ...] = (),
-                 files: tuple[str, ...] = ()):
+                 files: tuple[str, ...] = (), rewrites: tuple[str, ...] = ()):
         if kind not in self.KINDS:
             raise ValueError(f'kind: one of {self.KINDS}, got {kind!r}')
         self.kind = kind
@@ -287,6 +288,9 @@ class OutputPath:
         # a path with one of these suffixes is a file (written or overwritten, in an existing
         # folder), whatever the kind: synth-experiment's OUT_BAG ending in .csv
         self.files = files
+        # the arguments (dests) whose file the output may replace: a file rewritten in place,
+        # as calibrate --robot calibrated.yaml --out calibrated.yaml
+        self.rewrites = rewrites
 
     def __repr__(self) -> str:          # argparse names the type in some messages
         return f'{self.kind} to write'
@@ -345,6 +349,35 @@ class OutputPath:
             raise CommandError(f'{holder} is a file, not a folder')
         _probe_folder(holder)
         return path
+
+    def written(self, path: Path) -> list[Path]:
+        """Return the files the checked output ``path`` writes (a folder's: not known)."""
+        if self.kind == 'file' or path.suffix.lower() in self.files:
+            return [path]
+        if self.kind == 'prefix':
+            return [path.with_name(path.name + suffix) for suffix in self.suffixes]
+        return []
+
+    def check_not_read(self, path: Path, inputs) -> None:
+        """
+        Refuse to write over a file the command reads (CommandError), before any work.
+
+        ``inputs``: (argument name, path text) of the command's other arguments; one that names
+        a folder (a bag) reads the files in it. ``calibrate holds.csv --out holds.csv`` fitted
+        the holds, then replaced them with the robot file, exit 0.
+        """
+        for written in self.written(path):
+            if not written.is_file():
+                continue
+            for name, text in inputs:
+                read = Path(text)
+                if read.is_dir() and written.resolve().is_relative_to(read.resolve()):
+                    raise CommandError(f'{written} is in {text}, what {name} reads; the '
+                                       'output would replace one of its files: give another '
+                                       'file')
+                if read.is_file() and os.path.samefile(written, read):
+                    raise CommandError(f'{written} is what {name} reads; the output would '
+                                       'replace it: give another file')
 
 
 def _check_not_special(path: Path) -> None:

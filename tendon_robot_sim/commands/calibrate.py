@@ -62,7 +62,8 @@ from tendon_robot_sim.experiment.experiment import is_csv
 from tendon_robot_sim.experiment.fit_parameters import DYNAMIC_FIELDS, FITTABLE
 from tendon_robot_sim.experiment.fitting import calibrate
 from tendon_robot_sim.experiment.identification import (IdentificationError, identify_damping,
-                                                        identify_stiffness, read_run, read_samples,
+                                                        identify_stiffness, read_run,
+                                                        read_run_csv, read_samples,
                                                         response_from_rest, static_points)
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -102,7 +103,9 @@ def register(subparsers) -> None:
                              'N + 1-th, ...): a path-dependent fit (tendon or bending '
                              'friction) on a shorter sequence; default 1, all points; not for '
                              'a trajectory fit (--model dynamic, damping) or bellows robots')
-    parser.add_argument('--out', required=True, metavar='FILE', type=OutputPath('file'),
+    # the calibrated file may replace the one it starts from (--robot FILE --out FILE)
+    parser.add_argument('--out', required=True, metavar='FILE',
+                        type=OutputPath('file', rewrites=('robot',)),
                         help='calibrated robot description YAML to write')
     parser.add_argument('--step-response', default=None, metavar='BAG_OR_CSV',
                         help='bellows robots, --fit damping: a recorded run to fit the '
@@ -237,12 +240,13 @@ def run_bellows(args: argparse.Namespace, fit: list[str]) -> int:
             robot = estimate.robot
         if 'damping' in fit:
             if is_csv(response):
-                times, pressures, lengths = read_samples(response, robot)
-                if times is None:
-                    raise CommandError(f'--step-response: {response} has no time column')
+                try:    # a CSV response is --step-response's (the recording's is a bag)
+                    run = read_run_csv(response, robot)
+                except IdentificationError as error:
+                    raise CommandError(f'--step-response: {error}') from None
             else:
                 run = response_from_rest(run_of(response), args.hold_time, args.tip_tolerance)
-                times, pressures, lengths = run.times, run.pressures, run.lengths
+            times, pressures, lengths = run.times, run.pressures, run.lengths
             estimate = identify_damping(robot, times, pressures, lengths, source=str(response))
             print(f'dampers from the run in {response} ({len(times)} samples over '
                   f'{times[-1] - times[0]:.3g} s):')

@@ -28,7 +28,7 @@ written: a bad table or map writes nothing.
 
 import argparse
 
-from tendon_robot_sim import default_robot_file
+from tendon_robot_sim import counted, default_robot_file
 from tendon_robot_sim.commands import command_error, input_file, OutputPath
 from tendon_robot_sim.experiment.bag import BagError
 from tendon_robot_sim.experiment.column_map import ColumnMapError, load_column_map
@@ -67,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
         raise command_error(error) from None
     recording = measured.recording
     labels = len(set(recording.labels))
-    print(f'{len(recording.tip_times)} rows over {recording.tip_times[-1]:.1f} s '
-          f'({recording.kind}s of {len(robot.tendons)} tendons'
-          + (f', {labels} labels' if labels else '') + f') from {args.table}')
+    print(f'{counted(len(recording.tip_times), "row")} over {recording.tip_times[-1]:.1f} s '
+          f'({recording.kind}s of {counted(len(robot.tendons), "tendon")}'
+          + (f', {counted(labels, "label")}' if labels else '') + f') from {args.table}')
     print(f'wrote {args.out}: ' + ', '.join(f'{topic} {n}' for topic, n in counts.items()))
     return 0

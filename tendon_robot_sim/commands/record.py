@@ -52,7 +52,7 @@ def register(subparsers) -> None:
                         help='topic names to record (default: all of the contract, see above)')
     parser.add_argument('--namespace', default='', metavar='NS',
                         help="the stack's namespace (launch argument namespace): its topics "
-                             'are recorded under it, /tf and /tf_static as they are')
+                             'are recorded under it, /tf and /clock as they are')
     parser.add_argument('--storage', choices=tuple(STORAGE_PLUGINS), default='mcap',
                         help='storage format of the bag')
     parser.add_argument('--duration', type=non_negative, default=0.0, metavar='S',

@@ -315,14 +315,25 @@ def _check_fit(robot_file: Path, model: str, forms: dict) -> None:
     simulator node builds it (the registry's, for MODE), before it starts; building
     it again in the node costs a few hundredths of a second, its kernels being loaded.
     """
-    from tendon_robot_sim.models.registry import (create_model, ModelConfigurationError,
-                                                  ModelOptions)
+    from tendon_robot_sim.models.description import ROBOT_KINDS, RobotDescriptionError
+    from tendon_robot_sim.models.registry import (check_mode, create_model, file_kind, MODELS,
+                                                  ModelConfigurationError, ModelOptions)
     from tendon_robot_sim.ros.topics import TENDON_SETPOINT
 
+    try:    # the mode is the command's: the robot is what the user can change
+        kind = file_kind(robot_file)
+        check_mode(kind, MODE)
+    except RobotDescriptionError:
+        pass        # the file itself: create_model names the key
+    except ModelConfigurationError:
+        raise CommandError(f'--robot: {robot_file}: replay --simulate runs the quasi-static '
+                           f'simulator (mode {MODE}), which this robot does not take: '
+                           f'{ROBOT_KINDS[kind]} is simulated in mode '
+                           f'{" or ".join(MODELS[kind])}') from None
     try:
         inputs = create_model(robot_file, MODE, ModelOptions(statics_model=model))[2].inputs
-    except ModelConfigurationError as error:
-        raise CommandError(f'--simulate: {error}') from None
+    except ModelConfigurationError as error:     # the robot file, which names itself
+        raise CommandError(f'--robot: {error}') from None
     why = {form: _misfit(inputs, form) for form in forms}
     refused = [form for form in forms if why[form]]
     if refused:

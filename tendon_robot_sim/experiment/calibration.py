@@ -360,6 +360,18 @@ def _mm(point: np.ndarray) -> str:
     return '(' + ', '.join(f'{v * 1e3:.2f}' for v in point) + ')'
 
 
+def no_equilibrium(model: str, points: int) -> ConvergenceError:
+    """
+    Return the error of a run in which none of ``points`` points has an equilibrium.
+
+    A valid input without a result (exit 1): the robot cannot take the recorded inputs, or
+    the file is not the robot recorded; what was fitted or predicted is no result.
+    """
+    return ConvergenceError(f'model {model}: none of the {points} points has an equilibrium '
+                            '(is the robot file the robot recorded, and are its inputs in the '
+                            'units the robot takes?)', math.nan, 0)
+
+
 def validate(robot: Robot, holds: Sequence[Hold], model: str = 'discrete',
              workers: int | None = 1, scheduler: Scheduler | str | None = None,
              step: float | None = None, piece_length: float | None = None,

@@ -125,6 +125,23 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
     return Table(path, wanted, np.array([line for line, _ in rows[1:]]), values, text)
 
 
+def check_increasing(table: Table, column: str, values: np.ndarray | None = None,
+                     noun: str = 'time') -> None:
+    """
+    Raise TableError at the first row of ``column`` that is not after the row before.
+
+    ``values``: the column as the reader uses it (in seconds), if not as written. The message
+    names the line, the column and the line before: ``the time repeats the one of line 3``.
+    """
+    values = table.column(column) if values is None else values
+    back = np.diff(values) <= 0.0
+    if np.any(back):
+        row = int(np.argmax(back)) + 1
+        what = 'repeats' if values[row] == values[row - 1] else 'is before'
+        raise TableError(f'{table.where(row, column)}: the {noun} {what} the one of line '
+                         f'{table.lines[row - 1]}; time must increase from row to row')
+
+
 def _not_commas(header: tuple[str, ...]) -> str:
     """Return why a header of one column is one: another separator (a locale's ';'), or ''."""
     if len(header) == 1:

@@ -56,8 +56,9 @@ from typing import Sequence
 
 import numpy as np
 
-from tendon_robot_sim import progress_bar
-from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator, settle_time)
+from tendon_robot_sim import counted, progress_bar
+from tendon_robot_sim.experiment.calibration import (CalibrationError, Evaluator,
+                                                     no_equilibrium, settle_time)
 from tendon_robot_sim.experiment.experiment import Hold, Recording
 from tendon_robot_sim.experiment.fit_parameters import (at_bound, BENDING_FIELDS,
                                                         DYNAMIC_FIELDS, FitParameter,
@@ -469,8 +470,9 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
     params = fit_parameters(robot, fit, bounds, model, trajectory=recording is not None)
     points = len(holds) if recording is None else len(recording.tip_times)
     if 3 * points <= len(params):
-        raise CalibrationError(f'holds: {points} points give {3 * points} residuals, too few '
-                               f'for {len(params)} parameters')
+        give = 'gives' if points == 1 else 'give'
+        raise CalibrationError(f'points: {counted(points, "point")} {give} {3 * points} '
+                               f'residuals, too few for {counted(len(params), "parameter")}')
     if not (isinstance(starts, int) and starts >= 1):
         raise CalibrationError(f'starts: must be a whole number >= 1, got {starts!r}')
     options = {'xtol': TOLERANCE, 'ftol': TOLERANCE, 'gtol': 1e-10}
@@ -509,6 +511,9 @@ def calibrate(robot: Robot, holds: Sequence[Hold], fit: Sequence[str] = ('youngs
             r, failed, _ = problem.evaluate([solution.x])[0]
         finally:
             bar.close()
+    if failed.all():
+        # every point a rod length of error, before and after: the fit measured nothing
+        raise no_equilibrium(model, failed.size)
     problems = {id(problem): problem, id(search): search}.values()
     evaluations = sum(len(p.cache) + p.linearised for p in problems)
     linearised = sum(p.linearised for p in problems)

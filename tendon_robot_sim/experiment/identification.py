@@ -55,7 +55,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tendon_robot_sim.experiment.csv_table import read_table, TableError
+from tendon_robot_sim.experiment.csv_table import (check_increasing, read_table, Table,
+                                                   TableError)
 from tendon_robot_sim.experiment.experiment import (check_recorded_types, ExperimentError,
                                                     STATE_TOPIC, TIP_COLUMNS, TIP_TOPIC)
 from tendon_robot_sim.experiment.fit_parameters import at_bound
@@ -134,9 +135,9 @@ def read_samples(path: str | Path, robot: BellowsRobot
     """
     names = robot.actuator_names
     table = _read_table(path, names + [n + LENGTH_SUFFIX for n in names])
-    time = next((table[c] for c in TIME_COLUMNS if c in table), None)
-    return (time, np.column_stack([table[n] for n in names]),
-            np.column_stack([table[n + LENGTH_SUFFIX] for n in names]))
+    time = next((table.column(c) for c in TIME_COLUMNS if c in table.header), None)
+    return (time, np.column_stack([table.column(n) for n in names]),
+            np.column_stack([table.column(n + LENGTH_SUFFIX) for n in names]))
 
 
 def read_run_csv(path: str | Path, robot: BellowsRobot) -> Run:
@@ -144,29 +145,32 @@ def read_run_csv(path: str | Path, robot: BellowsRobot) -> Run:
     Read a recorded run from a CSV file: :func:`read_samples` with its time column required.
 
     Optional columns ``tip_x, tip_y, tip_z`` [m, world frame] give the measured tip at the
-    same times. Times must increase.
+    same times. Times must increase: a time that repeats or goes back is named by its line.
     """
     times, pressures, lengths = read_samples(path, robot)
+    table = _read_table(path, [])
     if times is None:
         raise IdentificationError(f'{path}: column {TIME_COLUMNS[0]!r} (time, s) missing: a '
                                   'run needs its sample times')
-    if times.size < 2 or np.any(np.diff(times) <= 0.0):
-        raise IdentificationError(f'{path}: column {TIME_COLUMNS[0]!r}: times must increase, '
-                                  f'at least two samples')
-    table = _read_table(path, [])
+    if times.size < 2:
+        raise IdentificationError(f'{path}: a run needs at least two samples, got one')
+    try:
+        check_increasing(table, next(c for c in TIME_COLUMNS if c in table.header))
+    except TableError as error:
+        raise IdentificationError(str(error)) from None
     tips = None
-    if any(c in table for c in TIP_COLUMNS):
-        missing = [c for c in TIP_COLUMNS if c not in table]
+    if any(c in table.header for c in TIP_COLUMNS):
+        missing = [c for c in TIP_COLUMNS if c not in table.header]
         if missing:
             raise IdentificationError(f'{path}: column {missing[0]!r} missing (the tip needs '
                                       f'{", ".join(TIP_COLUMNS)}, m)')
-        tips = np.column_stack([table[c] for c in TIP_COLUMNS])
+        tips = np.column_stack([table.column(c) for c in TIP_COLUMNS])
     return Run(str(path), times - times[0], pressures, lengths,
                None if tips is None else times - times[0], tips)
 
 
-def _read_table(path: str | Path, required: list[str]) -> dict[str, np.ndarray]:
-    """Return the columns of a CSV file by name; errors name file, line, column."""
+def _read_table(path: str | Path, required: list[str]) -> Table:
+    """Return the table of a CSV file; errors name file, line, column."""
     try:
         table = read_table(path)
     except TableError as error:
@@ -177,7 +181,7 @@ def _read_table(path: str | Path, required: list[str]) -> dict[str, np.ndarray]:
     if sum(c in table.header for c in TIME_COLUMNS) > 1:
         raise IdentificationError(f'{path}: line 1: give one time column, '
                                   f'{TIME_COLUMNS[0]!r} or {TIME_COLUMNS[1]!r}')
-    return {column: table.column(column) for column in table.header}
+    return table
 
 
 @dataclass(frozen=True)
@@ -434,7 +438,8 @@ def identify_damping(robot: BellowsRobot, times: np.ndarray, pressures: np.ndarr
     times = np.asarray(times, float)
     steps = np.diff(times)
     if times.ndim != 1 or times.size < 3 or not np.all(steps > 0.0):
-        raise IdentificationError('times: need at least 3 increasing samples')
+        raise IdentificationError(f'{source}: a step response needs at least 3 samples of '
+                                  f'increasing time, got {times.size}')
     model = CCDynamics.from_bellows_robot(robot)
     pressures, lengths = _points(model, pressures, lengths)
     # A run whose pressures hold still steps nothing: the fit would return the dampers it

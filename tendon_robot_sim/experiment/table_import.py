@@ -40,7 +40,7 @@ import numpy as np
 
 from tendon_robot_sim import progress_bar
 from tendon_robot_sim.experiment.column_map import ColumnMap
-from tendon_robot_sim.experiment.csv_table import read_table, TableError
+from tendon_robot_sim.experiment.csv_table import check_increasing, read_table, TableError
 from tendon_robot_sim.experiment.experiment import (ExperimentError, LABEL_TOPIC, MARKER_FRAME,
                                                     RECORDED_TYPES, Recording, STATE_TOPIC,
                                                     TF_STATIC_TOPIC, TIP_FRAME, TIP_TOPIC)
@@ -95,20 +95,17 @@ def import_table(path: str | Path, column_map: ColumnMap, robot: Robot) -> Measu
         raise ExperimentError(f'{table.where(row, column_map.time_column)}: the time stamp '
                               f'{times[row]:g} s is outside what a ROS time holds (0 to '
                               f'{LAST_STAMP - 1} s since 1970): is time.unit right?')
-    step = np.diff(times)
-    if np.any(step <= 0.0):
-        row = int(np.argmax(step <= 0.0)) + 1
-        what = 'repeats' if step[row - 1] == 0.0 else 'is before'
-        raise ExperimentError(f'{table.where(row, column_map.time_column)}: the time stamp '
-                              f'{what} the one of line {table.lines[row - 1]}; time must '
-                              'increase from row to row')
+    try:
+        check_increasing(table, column_map.time_column, times, noun='time stamp')
+    except TableError as error:
+        raise ExperimentError(str(error)) from None
     # the bag stamps whole nanoseconds from the first row (write_measured_bag): rows closer
     # than that would share a stamp, seconds read as nanoseconds among them
     shared = np.diff(np.round((times - times[0]) * 1e9)) <= 0.0
     if np.any(shared):
         row = int(np.argmax(shared)) + 1
         raise ExperimentError(f'{table.where(row, column_map.time_column)}: the time stamp is '
-                              f'{step[row - 1]:.3g} s after the one of line '
+                              f'{times[row] - times[row - 1]:.3g} s after the one of line '
                               f"{table.lines[row - 1]}, where a bag's stamps are whole "
                               'nanoseconds: is time.unit right?')
     commands = np.column_stack([table.column(c.column) * c.factor for c in inputs])

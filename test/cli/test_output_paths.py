@@ -170,3 +170,64 @@ def test_a_device_is_not_written_beside_either(kind, suffixes, places, tmp_path)
         with pytest.raises(CommandError, match='is a device, not a regular file'):
             OutputPath(kind, suffixes).check(device)
     assert not Path('/dev/null.png').exists()
+
+
+HOLDS = 't0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.2411,0,-0.0617\n0,2,0,0,0.2287,-0.0641,-0.0622\n'
+PROFILE = 't,p1\n0,0\n1,1000\n'
+
+
+@pytest.mark.parametrize('argv, option, reader', [
+    # a recording calibrated or validated onto itself: a CSV of holds, a file of a bag folder
+    (['calibrate', '{holds}', '--fit', 'youngs_modulus', '--out', '{holds}'], '--out',
+     'BAG_OR_CSV'),
+    (['calibrate', '{bag}', '--fit', 'youngs_modulus', '--out', '{bag}/bag.mcap'], '--out',
+     'BAG_OR_CSV'),
+    (['validate', '{holds}', '--report', '{folder}', '--samples-out', '{holds}'],
+     '--samples-out', 'BAG_OR_CSV'),
+    (['validate', '{holds}', '--report', '{folder}', '--after', '{after}', '--samples-out',
+      '{after}'], '--samples-out', '--after'),
+    (['calibrate', '{holds}', '--robot', str(ROOT / 'config' / 'bionic_handling_assistant.yaml'),
+      '--fit', 'damping', '--step-response', '{after}', '--out', '{after}'], '--out',
+     '--step-response'),
+    # the input profile of a run, written over by its own trajectory
+    (['synth-experiment', '{profile}', '--robot',
+      str(ROOT / 'config' / 'bionic_handling_assistant.yaml'), '--pressures-csv', '{profile}'],
+     'OUT_BAG', '--pressures-csv'),
+    (['simulate', '--tensions-csv', '{profile}', '--trajectory-out', '{profile}'],
+     '--trajectory-out', '--tensions-csv'),
+])
+def test_an_output_onto_a_file_the_command_reads_is_refused(argv, option, reader, tmp_path,
+                                                            capsys):
+    """
+    The recording a calibration reads is not its calibrated file: refused, the file kept.
+
+    ``calibrate holds.csv --out holds.csv`` fitted the holds, then wrote the robot file over
+    them, exit 0: the user's measurements were gone; so did ``--out BAG/BAG.mcap`` with a
+    bag's recording and ``validate --samples-out`` with its CSV of holds.
+    """
+    (tmp_path / 'holds.csv').write_text(HOLDS)
+    (tmp_path / 'after.csv').write_text(HOLDS)
+    (tmp_path / 'profile.csv').write_text(PROFILE)
+    (tmp_path / 'bag').mkdir()
+    (tmp_path / 'bag' / 'bag.mcap').write_text('a recording\n')
+    (tmp_path / 'report').mkdir()
+    places = {'holds': str(tmp_path / 'holds.csv'), 'after': str(tmp_path / 'after.csv'),
+              'profile': str(tmp_path / 'profile.csv'), 'bag': str(tmp_path / 'bag'),
+              'folder': str(tmp_path / 'report')}
+    before = {path: path.read_bytes() for path in tmp_path.rglob('*') if path.is_file()}
+    assert cli.main([word.format(**places) for word in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and f'argument {option}: ' in err, err
+    assert f'what {reader} reads' in err and 'give another file' in err, err
+    assert {path: path.read_bytes() for path in tmp_path.rglob('*') if path.is_file()} == before
+
+
+def test_a_calibration_may_replace_the_robot_file_it_starts_from(tmp_path, capsys):
+    """``calibrate --robot calibrated.yaml --out calibrated.yaml`` (docs/experiments.md)."""
+    robot = tmp_path / 'calibrated.yaml'
+    robot.write_text(Path(ROBOT).read_text())
+    (tmp_path / 'holds.csv').write_text(HOLDS)
+    assert cli.main(['calibrate', str(tmp_path / 'holds.csv'), '--robot', str(robot), '--fit',
+                     'youngs_modulus', '--workers', '1', '--out', str(robot)]) == 0, (
+        capsys.readouterr().err)
+    assert robot.read_text().startswith('# calibrated by')

@@ -248,6 +248,36 @@ def test_a_step_response_without_a_pressure_step_is_refused(tmp_path, capsys):
     assert 'still.csv: no pressure step' in err and 'Traceback' not in err
 
 
+@pytest.mark.parametrize('label, times, line, what', [
+    ('a time repeated', [0.0, 0.005, 0.01, 0.01, 0.02, 0.025], 5, 'repeats'),
+    ('a time going back', [0.0, 0.005, 0.01, 0.015, 0.002, 0.025], 6, 'is before'),
+])
+def test_a_step_response_whose_times_do_not_increase_is_refused_naming_the_line(
+        label, times, line, what, tmp_path, capsys):
+    """
+    A time that repeats or goes back in a ``--step-response`` CSV, named by line and column.
+
+    It was refused as ``times: need at least 3 increasing samples``: no file, no option, no
+    line, and untrue of a run of thousands of samples with one bad time.
+    """
+    model = CCDynamics.from_bellows_robot(BHA)
+    pressures = np.array([np.zeros(9)] * 2 + [np.full(9, 3e4)] * 4)
+    rest = model.lengths @ model.equilibrium(pressures[0])
+    code, err = calibrate_dampers(tmp_path, capsys, 'step.csv', pressures,
+                                  np.tile(rest, (6, 1)), times)
+    assert code == 2 and err.count('\n') == 1, err
+    assert (f"--step-response: {tmp_path / 'step.csv'}: line {line}, column 'time': the time "
+            f'{what}') in err, err
+    # validate reads the same run, the same way
+    write_csv(tmp_path / 'run.csv', pressures, np.tile(rest, (6, 1)), times)
+    assert main(['validate', str(tmp_path / 'run.csv'), '--robot',
+                 str(share_dir() / 'config' / 'bionic_handling_assistant.yaml'), '--report',
+                 str(tmp_path / 'report')]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1, err
+    assert f"{tmp_path / 'run.csv'}: line {line}, column 'time': the time {what}" in err, err
+
+
 def test_a_damping_fit_that_goes_astray_says_so(tmp_path, capsys):
     # A robot twice as stiff as described, its dampers fitted without its stiffnesses: the
     # unbounded fit pulled a damper to where the model cannot be integrated (beyond the

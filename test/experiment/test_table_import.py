@@ -324,3 +324,55 @@ def test_a_long_table_shows_its_progress(tmp_path, capsys, monkeypatch):
     assert cli.main(['import', str(tmp_path / 'run.csv'), '--columns', str(tmp_path / 'map.yaml'),
                      '--out', str(tmp_path / 'bag')]) == 0
     assert 'import: 100%' in capsys.readouterr().err
+
+
+def test_samples_of_which_none_has_an_equilibrium_are_no_result(tmp_path, capsys):
+    """
+    Every tendon pulled in 150 mm of the 186.5 mm robot: no sample has an equilibrium.
+
+    A valid input (within the rod's length) without a result: exit 1, as for holds, and no
+    calibrated file. ``calibrate`` wrote one, exit 0 (every point a rod length of error
+    before and after, the parameters where they started).
+    """
+    rows = opencr_rows('train')[:5]
+    for row in rows:
+        row.update({f'servo_{s}_mm': '150' for s in SERVOS})
+    table = tmp_path / 'pulled.csv'
+    with open(table, 'w', newline='') as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    bag = tmp_path / 'bag'
+    assert cli.main(['import', str(table), '--columns', str(MAP), '--robot', str(ROBOT),
+                     '--out', str(bag)]) == 0
+    capsys.readouterr()
+    out = tmp_path / 'calibrated.yaml'
+    assert cli.main(['calibrate', str(bag), '--robot', str(ROBOT), '--points', 'samples',
+                     '--fit', 'base.position', '--out', str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'none of the 5 points has an equilibrium' in err, err
+    assert not out.exists()
+
+
+def test_a_table_of_one_row_is_counted_in_the_singular(tmp_path, capsys):
+    """
+    One row, one label: ``1 row ... 1 label``; a fit of it too few points in the singular.
+
+    It said ``1 rows`` and ``1 labels``, and the fit of its samples ``holds: 1 points give
+    3 residuals`` (the points were samples).
+    """
+    (row,) = opencr_rows('train')[:1]
+    table = tmp_path / 'one.csv'
+    with open(table, 'w', newline='') as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(row))
+        writer.writeheader()
+        writer.writerow(row)
+    bag = tmp_path / 'bag'
+    assert cli.main(['import', str(table), '--columns', str(MAP), '--robot', str(ROBOT),
+                     '--out', str(bag)]) == 0
+    assert capsys.readouterr().out.startswith(
+        '1 row over 0.0 s (displacements of 9 tendons, 1 label) from ')
+    assert cli.main(['calibrate', str(bag), '--robot', str(ROBOT), '--points', 'samples',
+                     '--fit', 'base.position', '--out', str(tmp_path / 'c.yaml')]) == 2
+    assert capsys.readouterr().err.endswith(
+        'error: points: 1 point gives 3 residuals, too few for 3 parameters\n')

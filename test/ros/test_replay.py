@@ -535,6 +535,33 @@ def test_replay_into_simulation_refuses_a_robot_the_recorded_setpoints_do_not_fi
     assert output.err.count('\n') == 1
 
 
+def test_replay_into_simulation_refuses_a_robot_the_quasi_static_simulator_cannot_run(
+        tmp_path, capsys):
+    """
+    A bellows robot: refused naming --robot and the simulator's mode, before anything is replayed.
+
+    It said ``--simulate: mode: must be one of ['cc_dynamic'] ..., got 'quasi_static'``: a
+    mode the command sets itself and no option changes, with no word of --robot.
+    """
+    bag = tmp_path / 'bag'
+    _setpoint_bag(bag)
+    robot = ROOT / 'config' / 'bionic_handling_assistant.yaml'
+    assert main(['replay', str(bag), '--simulate', '--robot', str(robot), '--delay', '0']) == 2
+    output = capsys.readouterr()
+    assert 'replaying' not in output.out and output.err.count('\n') == 1, output.err
+    assert output.err.startswith(
+        f'tendon-robot-sim replay: error: --robot: {robot}: replay --simulate runs the '
+        'quasi-static simulator (mode quasi_static), which this robot does not take: a '
+        'bellows-actuated continuum robot is simulated in mode cc_dynamic'), output.err
+    # a file no model takes is the option's too
+    (tmp_path / 'kind.yaml').write_text('kind: nothing\n')
+    assert main(['replay', str(bag), '--simulate', '--robot', str(tmp_path / 'kind.yaml'),
+                 '--delay', '0']) == 2
+    assert capsys.readouterr().err.startswith(
+        f"tendon-robot-sim replay: error: --robot: {tmp_path / 'kind.yaml'}: kind: must be one "
+        'of')
+
+
 def test_replay_into_simulation_takes_a_robot_with_more_tendons_than_the_setpoints_name(
         tmp_path, capsys):
     """The fifth tendon, which no setpoint names, holds (at zero tension)."""
