@@ -45,7 +45,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tendon_robot_sim.experiment.calibration import CalibrationError, predict
+from tendon_robot_sim.experiment.calibration import CalibrationError, no_equilibrium, predict
 from tendon_robot_sim.experiment.experiment import Hold
 from tendon_robot_sim.files.outputs import make_folder, open_output, save_figure, write_output
 from tendon_robot_sim.models.plotting import legend_beside
@@ -170,7 +170,7 @@ def validate_samples(robot: Robot, holds: Sequence[Hold], model: str = 'cosserat
         raise CalibrationError('holds: none to validate')
     predicted = predict(robot, holds, model, workers, scheduler, step, piece_length, history)
     if np.isnan(predicted[:, 0]).all():
-        raise CalibrationError(f'model {model}: no point has an equilibrium')
+        raise no_equilibrium(model, len(holds))
     return SampleValidation(model=model, robot=robot, holds=tuple(holds), predicted=predicted)
 
 

@@ -332,7 +332,7 @@ def test_samples_of_which_none_has_an_equilibrium_are_no_result(tmp_path, capsys
 
     A valid input (within the rod's length) without a result: exit 1, as for holds, and no
     calibrated file. ``calibrate`` wrote one, exit 0 (every point a rod length of error
-    before and after, the parameters where they started).
+    before and after, the parameters where they started); ``validate`` said bad input.
     """
     rows = opencr_rows('train')[:5]
     for row in rows:
@@ -352,6 +352,14 @@ def test_samples_of_which_none_has_an_equilibrium_are_no_result(tmp_path, capsys
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'none of the 5 points has an equilibrium' in err, err
     assert not out.exists()
+    # validating such points predicts nothing either: no result, as docs/cli.md says (it was
+    # exit 2, bad input)
+    samples = tmp_path / 'samples.csv'
+    assert cli.main(['validate', str(bag), '--robot', str(ROBOT), '--points', 'samples',
+                     '--report', str(tmp_path / 'report'), '--samples-out', str(samples)]) == 1
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'none of the 5 points has an equilibrium' in err, err
+    assert not samples.exists() and not (tmp_path / 'report').exists()
 
 
 def test_a_table_of_one_row_is_counted_in_the_singular(tmp_path, capsys):
