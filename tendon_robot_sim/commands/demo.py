@@ -218,7 +218,7 @@ def run(args) -> int:
                                         log_path, args.settle)
 
     rows = _table(snapshots)
-    print(format_table(rows, 't_sim [s]'))
+    print(format_table(rows, 't_sim [s]', {p.label for p in phases if p.target is not None}))
     if target is not None:
         reached = snapshots[-1].tip_position
         print(f'tip target [mm]: x {target[0] * 1e3:.1f}, y {target[1] * 1e3:.1f}, '
