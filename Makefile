@@ -123,4 +123,5 @@ bench: setup
 	$(PYTHON) benchmarks/bench_snake.py --json
 
 clean:
-	rm -rf $(VENV) build install log demo_output .pytest_cache
+	rm -rf $(VENV) build install log demo_output snake_output pcr_workspace pcr_sweep \
+	    pcr_trajectory .pytest_cache

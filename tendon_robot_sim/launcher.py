@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import importlib
 import os
 from pathlib import Path
+import shutil
 import signal
 import subprocess
 import sys
@@ -166,6 +167,14 @@ def installed_executable(package: str, executable: str) -> Path | None:
         # OSError: AMENT_PREFIX_PATH unset, i.e. no ROS installation sourced
         return None
     return path if os.access(path, os.X_OK) else None
+
+
+def _retry(target: str) -> str:
+    """How to configure the managed node ``target`` again, with what this machine has."""
+    if shutil.which('ros2'):
+        return f'retry with `ros2 lifecycle set {target} configure`'
+    # the venv of `make setup` (ROS 2 from PyPI wheels) has no ros2 CLI to retry with
+    return 'fix what the node logs, then stop this launch (Ctrl-C) and launch again'
 
 
 class StackLauncher:
@@ -410,8 +419,8 @@ class StackLauncher:
         problem = bring_to_active(target, cancelled=self._stopping.is_set)
         if self._stopping.is_set():
             return
-        self.note(f'{entry.name}: ' + (f'not active: {problem}; retry with `ros2 lifecycle '
-                                       f'set {target} configure`' if problem else 'active'))
+        self.note(f'{entry.name}: ' + (f'not active: {problem}; {_retry(target)}' if problem
+                                       else 'active'))
 
     def running(self) -> list[NodeProcess]:
         return [n for n in self.processes if n.process is not None and n.process.poll() is None]

@@ -131,6 +131,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             inputs = profile.at
             rest = model.equilibrium(profile.at(0.0))
+        # one step first: numba compiles the integrator on a first run (an empty cache, some
+        # 20 s), which the speed of the run below would otherwise count
+        start = time.perf_counter()
+        model.simulate(inputs, args.dt, dt=args.dt, x0=rest, scheme=args.scheme)
+        compiling = time.perf_counter() - start
         start = time.perf_counter()
         run = model.simulate(inputs, duration, dt=args.dt, x0=rest, scheme=args.scheme)
         wall = time.perf_counter() - start
@@ -146,7 +151,9 @@ def run(args: argparse.Namespace) -> int:
     tip = model.frames(final)[-1][1]
     lengths = run.actuator_lengths[-1]
     print(f'robot {model.name}: {model.n_sections} CC section(s), {model.kind} inputs, '
-          f'{run.times[-1]:.3g} s in {wall:.3g} s ({run.times[-1] / wall:.1f} x real time)')
+          f'{run.times[-1]:.3g} s in {wall:.3g} s ({run.times[-1] / wall:.1f} x real time'
+          + (f'; {compiling:.3g} s before it compiling the model, once' if compiling >= 1.0
+             else '') + ')')
     for j, section in enumerate(sections):
         print(f'section {j}: l {section["length"]:.6g} m, theta {section["theta"]:.6g} rad, '
               f'phi {section["phi"]:.6g} rad')

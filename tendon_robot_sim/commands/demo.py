@@ -37,7 +37,7 @@ backbone of each step as a PNG. Output folder
 
     robot.yaml         the robot simulated (the robot file, with --elements if given; a copy
                        of the scratch file the nodes read)
-    bag/               rosbag2 bag (MCAP, CDR): `ros2 bag play demo_output/bag`
+    bag/               rosbag2 bag (MCAP, CDR): `tendon-robot-sim replay demo_output/bag`
     step_<i>_<label>.png  backbone, discs and tendons at the end of step i (3-D, side, top)
     overview.png       every step's backbone, side and top views, a colour per tendon
     tip_positions.csv  the printed table
@@ -55,6 +55,7 @@ import csv
 import os
 from pathlib import Path
 import re
+import shlex
 import tempfile
 
 import numpy as np
@@ -217,7 +218,7 @@ def run(args) -> int:
                                         log_path, args.settle)
 
     rows = _table(snapshots)
-    print(format_table(rows, 't_sim [s]'))
+    print(format_table(rows, 't_sim [s]', {p.label for p in phases if p.target is not None}))
     if target is not None:
         reached = snapshots[-1].tip_position
         print(f'tip target [mm]: x {target[0] * 1e3:.1f}, y {target[1] * 1e3:.1f}, '
@@ -232,7 +233,9 @@ def run(args) -> int:
     print(f'\nbag: {bag} ({sum(counts.values())} messages: '
           + ', '.join(f'{topic} {n}' for topic, n in counts.items()) + ')')
     print(f'pictures: {len(pictures)} PNG files in {out} (overview.png shows every step)')
-    print(f'replay: ros2 bag play {bag}')
+    # the package's own players: `make setup`'s venv has no ROS CLI (`ros2 bag play`)
+    print(f'replay: tendon-robot-sim replay {shlex.quote(str(bag))}; '
+          f'tendon-robot-sim view --bag {shlex.quote(str(bag))}')
     return 0
 
 

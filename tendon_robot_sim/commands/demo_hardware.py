@@ -192,11 +192,12 @@ def _stop(emulator: subprocess.Popen) -> None:
         emulator.wait()
 
 
-def format_table(rows, time_header: str) -> str:
+def format_table(rows, time_header: str, targets=frozenset()) -> str:
     """
     Return the demos' table of tips: step, phase, time, tip [mm], whether the tip was at rest.
 
     ``rows``: (step, phase, time [s], x, y, z [m], spread [m], settled) as in the CSV files.
+    ``targets``: the phases of a tip target, which --target-hold holds (not --hold, --settle).
     """
     lines = [f'{"step":>4}  {"phase":<14} {time_header:>9}  {"tip x [mm]":>10} '
              f'{"tip y [mm]":>10} {"tip z [mm]":>10}  tip']
@@ -204,9 +205,12 @@ def format_table(rows, time_header: str) -> str:
         state = 'at rest' if settled else f'still moving, +-{spread * 1e3:.1f} mm'
         lines.append(f'{step:>4}  {label:<14} {t:>9.2f}  {x * 1e3:>10.1f} {y * 1e3:>10.1f} '
                      f'{z * 1e3:>10.1f}  {state}')
-    if not all(settled for *_, settled in rows):
-        lines.append('a row whose tip still moves is no rest position: hold longer (--hold, '
-                     '--settle)')
+    moving = {label in targets for _, label, *_, settled in rows if not settled}
+    if moving:
+        options = (['--hold', '--settle'] if False in moving else []) + \
+            (['--target-hold'] if True in moving else [])
+        lines.append('a row whose tip still moves is no rest position: hold longer '
+                     f'({", ".join(options)})')
     return '\n'.join(lines)
 
 

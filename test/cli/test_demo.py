@@ -24,6 +24,7 @@ import csv
 import os
 from pathlib import Path
 import re
+import shlex
 import subprocess
 import sys
 
@@ -34,7 +35,9 @@ from rosbags.rosbag2 import Reader
 from rosbags.typesys import get_typestore
 import tendon_robot_sim
 from tendon_robot_sim import default_robot_file
+from tendon_robot_sim.cli import build_parser
 from tendon_robot_sim.commands.demo import demo_target, paced_parameters, REAL_TIME_FACTORS
+from tendon_robot_sim.commands.demo_hardware import format_table
 from tendon_robot_sim.experiment.bag import DEFAULT_STORE
 from tendon_robot_sim.launcher import file_parameters, parameter_table
 from tendon_robot_sim.models.snake.kinematics import SnakeKinematics
@@ -112,6 +115,44 @@ def test_demo_prints_a_tip_table_and_draws_every_step(demo):
     assert np.linalg.norm(tip['tip target'] - tip['rest']) > 0.03
     assert 'tip target [mm]' in stdout
     assert yaml.safe_load((out / 'robot.yaml').read_text())['rod']['elements'] == 10
+
+
+def test_a_tip_still_moving_is_hinted_with_the_options_that_hold_its_step_longer():
+    """
+    A tip-target row still moving was hinted `hold longer (--hold, --settle)`.
+
+    That step ends after --target-hold (of the controller's periods), and --settle holds
+    only tension steps: the hint names what holds each unsettled row's step.
+    """
+    def row(label, settled):
+        return [0, label, 1.0, 0.2, 0.0, 0.0, 0.0 if settled else 2e-3, settled]
+
+    target = format_table([row('t0 2 N', True), row('tip target', False)], 't [s]',
+                          targets={'tip target'})
+    assert '(--target-hold)' in target.splitlines()[-1], target
+    tension = format_table([row('t0 2 N', False), row('tip target', True)], 't [s]',
+                           targets={'tip target'})
+    assert '(--hold, --settle)' in tension.splitlines()[-1], tension
+    both = format_table([row('t0 2 N', False), row('tip target', False)], 't [s]',
+                        targets={'tip target'})
+    assert '(--hold, --settle, --target-hold)' in both.splitlines()[-1], both
+    assert 'hold longer' not in format_table([row('t0 2 N', True)], 't [s]')
+
+
+def test_the_replay_hint_names_commands_of_the_package_that_play_the_bag(demo):
+    """
+    The last line once said `ros2 bag play BAG`: no ROS CLI in the venv `make setup` builds.
+
+    Each command of the hint is this package's, and its arguments parse to the bag written.
+    """
+    out, stdout, _ = demo
+    (hint,) = [line for line in stdout.splitlines() if line.startswith('replay:')]
+    commands = [shlex.split(part) for part in hint[len('replay:'):].split(';')]
+    assert [argv[:2] for argv in commands] == [['tendon-robot-sim', 'replay'],
+                                               ['tendon-robot-sim', 'view']], hint
+    for argv in commands:
+        args = build_parser().parse_args(argv[1:])
+        assert Path(args.bag) == out / 'bag', hint
 
 
 def test_the_progress_bar_ends_at_the_simulated_time_the_steps_took(demo):

@@ -62,6 +62,41 @@ def test_the_outputs_of_the_commands_are_found():
             'pcr workspace', 'cc-dynamics', 'dataset', 'demo'} <= found
 
 
+def default_outputs(action) -> list[str]:
+    """Return what a command writes where it runs when the option is not given."""
+    if not (isinstance(action.default, str) and action.default):
+        return []
+    if action.type.kind == 'prefix':      # PATH.parquet, PATH.json: files beside the clone's
+        return [f'/{action.default}{suffix}' for suffix in action.type.suffixes]
+    return [Path(action.default).parts[0] + '/']
+
+
+DEFAULTS = sorted({(command, name) for command, action in OUTPUTS
+                   for name in default_outputs(action)})
+
+
+def test_the_default_outputs_are_found():
+    assert ('snake inverse', 'snake_output/') in DEFAULTS
+    assert ('pcr workspace', 'pcr_workspace/') in DEFAULTS
+    assert ('dataset', '/dataset.parquet') in DEFAULTS
+
+
+@pytest.mark.parametrize('command, name', DEFAULTS)
+def test_a_default_output_is_git_ignored_and_a_folder_cleaned(command, name):
+    """
+    `pcr workspace`, `sweep` and `trajectory` wrote into folders of the clone that git listed.
+
+    Run from the clone as the README does, what a command writes by default is git-ignored, and
+    `make clean` removes a default output folder, as it did demo_output/ (not a dataset's
+    files, which may have taken hours).
+    """
+    ignored = (ROOT / '.gitignore').read_text().splitlines()
+    assert name in ignored, f'{command}: add {name} to .gitignore'
+    if name.endswith('/'):
+        clean = (ROOT / 'Makefile').read_text().split('\nclean:\n')[1].split('\n\n')[0]
+        assert name.rstrip('/') in clean.split(), f'{command}: make clean should remove {name}'
+
+
 @pytest.mark.parametrize('command, action', [(c, a) for c, a in ALL if looks_like_output(a)],
                          ids=lambda v: v if isinstance(v, str) else v.dest)
 def test_every_output_option_is_checked_before_the_work(command, action):

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 import os
 from pathlib import Path
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,14 +58,22 @@ def start_rig(directory: Path) -> EmulatedRig:
 
 def launch_hardware(rig: EmulatedRig, log: Path, *arguments: str) -> subprocess.Popen:
     """``tendon-robot-sim launch hardware`` on the rig's ports, output to ``log``."""
+    return launch_hardware_on(rig.path('motors'), rig.path('sensor'), log, *arguments)
+
+
+def launch_hardware_on(motors: str, sensor: str, log: Path, *arguments: str,
+                       path: str | None = None) -> subprocess.Popen:
+    """``tendon-robot-sim launch hardware`` on these ports (``path``: its PATH)."""
     env = dict(os.environ)
     root = str(Path(tendon_robot_sim.__file__).resolve().parent.parent)
     env['PYTHONPATH'] = os.pathsep.join(p for p in (root, env.get('PYTHONPATH')) if p)
+    if path is not None:
+        env['PATH'] = path
     with open(log, 'w') as out:
         return subprocess.Popen(
             [sys.executable, '-m', 'tendon_robot_sim.cli', 'launch', 'hardware',
-             '--arg', f'motor_port:={rig.path("motors")}',
-             '--arg', f'sensor_port:={rig.path("sensor")}', '--arg', 'rviz:=false',
+             '--arg', f'motor_port:={motors}',
+             '--arg', f'sensor_port:={sensor}', '--arg', 'rviz:=false',
              # the emulator runs in this test process, which a loaded machine stalls for
              # seconds: a device silent for the default 0.5 s is lost and latches the stop
              '--param', 'hardware_bridge:stale_timeout:=10.0', *arguments],
@@ -149,6 +158,47 @@ def test_autostart_false_leaves_the_bridge_unconfigured_until_asked(tmp_path):
             # active: the controller's setpoints (the pretension, nothing commanded) go out
             wait_for(lambda: rig.motor.applied, 'the motors to receive the setpoints')
     assert 'hardware_bridge: active' not in log.read_text()
+
+
+def without_ros2(path: str) -> str:
+    """``path`` (a PATH) without the folders that hold a ``ros2`` command."""
+    return os.pathsep.join(d for d in path.split(os.pathsep) if not shutil.which('ros2', path=d))
+
+
+@pytest.mark.parametrize('ros2_cli', [False, True], ids=['no ros2 CLI', 'ros2 CLI'])
+def test_a_bridge_that_fails_configure_is_noted_with_a_retry_that_can_run(tmp_path, ros2_cli):
+    """
+    The note said `retry with ros2 lifecycle set ...` also where there is no `ros2` CLI.
+
+    The venv `make setup` builds from PyPI wheels has none: the note then says to launch again
+    once the ports are there; with the CLI (a stand-in on PATH) it names its command.
+    """
+    path = without_ros2(os.environ['PATH'])
+    assert shutil.which('ros2', path=path) is None
+    if ros2_cli:
+        (tmp_path / 'bin').mkdir()
+        (tmp_path / 'bin' / 'ros2').write_text('#!/bin/sh\nexit 0\n')
+        (tmp_path / 'bin' / 'ros2').chmod(0o755)
+        path = os.pathsep.join((str(tmp_path / 'bin'), path))
+    namespace = f'no_ports_{os.getpid()}'
+    log = tmp_path / 'launch.log'
+    launcher = launch_hardware_on(str(tmp_path / 'no_motors'), str(tmp_path / 'no_sensor'),
+                                  log, '--namespace', namespace, path=path)
+    try:
+        notes = wait_for(lambda: [line for line in log.read_text().splitlines()
+                                  if 'hardware_bridge: not active' in line],
+                         'the launcher to note the bridge not active')
+    finally:
+        code = interrupt(launcher)
+    assert code == 0, log.read_text()
+    (note,) = notes
+    assert 'configure failed' in note, note
+    if ros2_cli:
+        assert f'retry with `ros2 lifecycle set /{namespace}/hardware_bridge configure`' \
+            in note, note
+    else:
+        assert 'ros2' not in note, note
+        assert 'launch again' in note, note
 
 
 def started_pids(log: Path) -> dict[str, int]:
