@@ -361,7 +361,9 @@ def _check_outputs(parser: argparse.ArgumentParser, args) -> None:
               for text in _values(getattr(args, action.dest, None))]
     for action in command._actions:
         value = getattr(args, action.dest, None)
-        if isinstance(action.type, OutputPath) and value is not None:
+        # an optional value given bare keeps its const (cc-dynamics --plot: True, a default
+        # file the command names itself)
+        if isinstance(action.type, OutputPath) and isinstance(value, (str, Path)):
             try:
                 action.type.check_not_read(Path(value), [
                     (name, text) for name, dest, text in inputs
