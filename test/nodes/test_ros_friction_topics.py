@@ -44,12 +44,15 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.tendon_robot import load_robot, without_friction
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.ros import topics
+from waiting import COMMAND_TIMEOUT, TIMEOUT
 import yaml
 
 ROBOT = share_dir() / 'config' / 'robot_friction.yaml'
 DOCS = Path(__file__).resolve().parents[2] / 'docs' / 'ros_interface.md'
 MODES = ('quasi_static', 'dynamic')
 TIP_STATE = topics.TENDON_TIP_STATE
+# simulated s: the tip-target loop's settling bound on the friction robot (quiet: about 2 s)
+SETTLING = 20.0
 
 
 def weightless(directory: Path) -> Path:
@@ -287,8 +290,7 @@ def test_the_sim_stack_with_friction_reaches_its_controllers_target(controller, 
                 goal = reachable(robot).tip_position
                 target_pub.publish(PointStamped(header=Header(frame_id='base_link'),
                                                 point=Point(x=goal[0], y=goal[1], z=goal[2])))
-                wait_for(lambda: np.linalg.norm(position(probe.latest('tip/pose')) - goal)
-                         < 2e-3, 'the tip at the target', timeout=120.0)
+                at_target(probe, goal, mode, tmp_path / 'stack.log')
             else:
                 # every tendon's: the slack ones' too (t1, t2 at 0 N there)
                 goal = reachable(robot).tendon_displacements
@@ -301,6 +303,37 @@ def test_the_sim_stack_with_friction_reaches_its_controllers_target(controller, 
     finally:
         launcher.stop()
         log.close()
+
+
+def at_target(probe: Probe, goal: np.ndarray, mode: str, log: Path) -> None:
+    """
+    Wait until the tip is within 2 mm of ``goal``: in dynamic mode, within SETTLING sim. s.
+
+    The loop's promise is in simulated time (a quiet run takes about 2 s of it): beside
+    other work the simulation ran far slower than the wall clock, so the wall clock only
+    guards against a hang. A failure says how far the tip stayed and what the stack logged.
+    """
+    start = probe.sim_time()
+    distances = []
+
+    def arrived() -> bool:
+        distances.append(np.linalg.norm(position(probe.latest('tip/pose')) - goal))
+        if mode == 'dynamic' and probe.sim_time() - start > SETTLING:
+            raise AssertionError(failure(f'{SETTLING:g} simulated s'))
+        return distances[-1] < 2e-3
+
+    def failure(after: str) -> str:
+        return (f'the tip {distances[-1] * 1e3:.2f} mm from the target (least '
+                f'{min(distances) * 1e3:.2f} mm) after {after}, '
+                f'{probe.sim_time() - start:.3f} s simulated; the stack logged:\n'
+                + '\n'.join(log.read_text().splitlines()[-40:]))
+    try:
+        wait_for(arrived, 'the tip at the target',
+                 timeout=COMMAND_TIMEOUT if mode == 'dynamic' else TIMEOUT)
+    except AssertionError as error:
+        if 'timed out' not in str(error):
+            raise
+        raise AssertionError(failure('the wall-clock deadline')) from None
 
 
 def test_the_model_of_the_hardware_stack_keeps_its_anchor_tensions_under_model():
