@@ -26,7 +26,9 @@ For machines without ``ros2 launch``. Each node becomes one process:
 Every node gets ``--ros-args -r __node:=<name> [-r __ns:=<ns>]``, its parameter
 files and one generated parameter file (launch-argument values, file contents
 such as ``robot_description``, ``--param`` overrides), in that order, so later
-values win as with ``ros2 launch``.
+values win as with ``ros2 launch``. The generated files go into a temporary folder
+removed when the launcher stops, or into a folder the caller names (``params_dir``),
+where they stay: the command lines of :meth:`StackLauncher.describe` then run by hand.
 
 Managed (lifecycle) nodes are brought to active as ``ros2 launch`` does with
 ``ChangeState`` events: through their ``change_state`` service (configure, then
@@ -47,6 +49,7 @@ from dataclasses import dataclass
 import importlib
 import os
 from pathlib import Path
+import shlex
 import shutil
 import signal
 import subprocess
@@ -57,6 +60,7 @@ import time
 from typing import Callable, Mapping, Sequence
 
 import tendon_robot_sim
+from tendon_robot_sim.files.outputs import make_folder, write_output
 from tendon_robot_sim.files.yaml_loader import (DuplicateKeyError, read_yaml, yaml_value,
                                                 YamlFileError)
 from tendon_robot_sim.models.contact.world import load_world, WorldError
@@ -81,10 +85,17 @@ class LaunchError(Exception):
 
 @dataclass
 class NodeProcess:
-    """One node to run: its entry, command line and, once started, its process."""
+    """
+    One node to run: its entry, command line and, once started, its process.
+
+    ``parameters``: what its generated parameter file holds (launch-argument values, file
+    contents, ``--param``), written to ``parameter_file``; None for a node without one.
+    """
 
     entry: NodeEntry
     command: list[str]
+    parameters: dict | None = None
+    parameter_file: str | None = None
     process: subprocess.Popen | None = None
 
 
@@ -131,6 +142,11 @@ def file_parameters(entry: NodeEntry) -> dict:
             if key.rpartition('/')[2] in (entry.name, '**') and isinstance(section, dict):
                 values.update(section.get('ros__parameters') or {})
     return values
+
+
+def parameter_yaml(values: Mapping) -> str:
+    """Return the text of a generated parameter file: ``values`` for the node given it."""
+    return yaml.safe_dump({'/**': {'ros__parameters': dict(values)}})
 
 
 def _check_robot_and_mode(node: str, values: Mapping) -> None:
@@ -194,12 +210,16 @@ class StackLauncher:
         Where the children write (``subprocess`` conventions); default: inherited.
     note : callable
         Receives one-line notes (skipped nodes, exits); default: print to stderr.
+    params_dir : path, optional
+        Where the generated parameter files are written and kept (created if missing);
+        default: a temporary folder, removed by :meth:`stop`.
 
     """
 
     def __init__(self, stack_name: str, arguments: Mapping[str, str] | None = None,
                  parameters: Sequence[str] = (), *, stdout=None, stderr=None,
-                 note: Callable[[str], None] | None = None):
+                 note: Callable[[str], None] | None = None,
+                 params_dir: str | Path | None = None):
         try:
             self.stack = get_stack(stack_name)
         except KeyError as error:
@@ -211,7 +231,12 @@ class StackLauncher:
         # {node: {name: value}}: what each of our nodes that runs will have (checked)
         self.parameters: dict[str, dict] = {}
         self._check_parameters()
-        self._tmp = tempfile.TemporaryDirectory(prefix='tendon_robot_sim_launch_')
+        self.params_dir = None if params_dir is None else Path(os.path.abspath(params_dir))
+        self._tmp = None
+        if self.params_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix='tendon_robot_sim_launch_')
+        else:
+            make_folder(self.params_dir)
         self.processes, self.skipped = self._plan()
         self._stopping = threading.Event()
         self._starters: list[threading.Thread] = []
@@ -334,8 +359,12 @@ class StackLauncher:
                                f'package {entry.package!r} not found (ROS not sourced or the '
                                'package not installed)')
                 continue
-            processes.append(NodeProcess(entry, program + entry.resolved_arguments(self._value)
-                                         + self._ros_arguments(entry)))
+            sources = entry.resolved_parameters(self._value)
+            values = self._generated_parameters(entry, sources)
+            generated = self._parameter_file(entry.name, values) if values else None
+            processes.append(NodeProcess(
+                entry, program + entry.resolved_arguments(self._value)
+                + self._ros_arguments(entry, sources, generated), values or None, generated))
         return processes, skipped
 
     def _value(self, value: FromArguments):
@@ -353,26 +382,31 @@ class StackLauncher:
         namespace = self.values.get('namespace', '').strip('/')
         return f'/{namespace}' if namespace else ''
 
-    def _ros_arguments(self, entry: NodeEntry) -> list[str]:
+    def _generated_parameters(self, entry: NodeEntry, sources: list) -> dict:
+        """Return the values of the generated file: launch arguments, file contents, --param."""
+        values = dict(next((s for s in sources if isinstance(s, dict)), {}))
+        values.update(self.overrides.get(None, {}))
+        values.update(self.overrides.get(entry.name, {}))
+        return values
+
+    def _ros_arguments(self, entry: NodeEntry, sources: list,
+                       generated: str | None) -> list[str]:
         args = ['--ros-args', '-r', f'__node:={entry.name}']
         if self._namespace():
             args += ['-r', f'__ns:={self._namespace()}']
-        sources = entry.resolved_parameters(self._value)
-        values = next((s for s in sources if isinstance(s, dict)), {})
-        values.update(self.overrides.get(None, {}))
-        values.update(self.overrides.get(entry.name, {}))
         for path in sources:
             if isinstance(path, str):
                 args += ['--params-file', path]
-        if values:
-            args += ['--params-file', self._parameter_file(entry.name, values)]
+        if generated is not None:
+            args += ['--params-file', generated]
         for old, new in entry.remappings:
             args += ['-r', f'{old}:={new}']
         return args
 
     def _parameter_file(self, node: str, values: dict) -> str:
-        path = Path(self._tmp.name) / f'{node}.yaml'
-        path.write_text(yaml.safe_dump({'/**': {'ros__parameters': values}}))
+        folder = self.params_dir or Path(self._tmp.name)
+        path = folder / f'{node}.yaml'
+        write_output(path, parameter_yaml(values))
         return str(path)
 
     # ------------------------------------------------------------------ running
@@ -454,7 +488,8 @@ class StackLauncher:
                 if node.process.poll() is None and sig != signal.SIGKILL:
                     self.note(f'{node.entry.name}: still running {timeout:g} s after '
                               f'{signal.Signals(sig).name}')
-        self._tmp.cleanup()
+        if self._tmp is not None:
+            self._tmp.cleanup()
         # A node stopped by our SIGTERM exits 0, or with -SIGTERM while starting.
         clean = (0, -signal.SIGINT, -signal.SIGTERM)
         failed = [n for n in self.processes
@@ -499,8 +534,24 @@ class StackLauncher:
         self.stop()
 
     def describe(self) -> str:
-        """Return the planned command lines and skipped nodes, one per line."""
-        lines = [' '.join(n.command) for n in self.processes]
+        """
+        Return the planned command lines and skipped nodes, one per line.
+
+        Each line runs by hand. Without ``params_dir`` the generated parameter files are in
+        a temporary folder that goes with the launcher: a line names its file by its bare
+        name instead, with the file's YAML beneath it as comments.
+        """
+        lines = []
+        for node in self.processes:
+            if node.parameter_file is None or self.params_dir is not None:
+                lines.append(shlex.join(node.command))
+                continue
+            name = Path(node.parameter_file).name
+            lines.append(shlex.join(name if word == node.parameter_file else word
+                                    for word in node.command))
+            lines.append(f'# {name}, not written (--params-dir DIR writes it and names it in '
+                         'the line):')
+            lines += [f'#   {line}' for line in parameter_yaml(node.parameters).splitlines()]
         lines += [f'# {n.entry.name}: managed node, brought to active (configure, activate) '
                   f'through {self._namespace()}/{n.entry.name}/change_state'
                   for n in self._autostarted()]

@@ -21,7 +21,7 @@ processes (see :mod:`tendon_robot_sim.launcher`) and stops them on Ctrl-C.
 
 from pathlib import Path
 
-from tendon_robot_sim.commands import check_ros_environment, command_error
+from tendon_robot_sim.commands import check_ros_environment, command_error, OutputPath
 from tendon_robot_sim.launcher import LaunchError, parse_assignment, StackLauncher
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.registry import load_any_description
@@ -58,7 +58,15 @@ def register(subparsers) -> None:
                              'node, e.g. simulator:publish_rate:=20')
     parser.add_argument('--dry-run', action='store_true',
                         help='check every launch argument and parameter as the real launch '
-                             'does, print the command lines and exit')
+                             'does, print the command lines and exit; without --params-dir '
+                             "each node's generated parameter file is printed beneath its "
+                             'line (the line names it by its bare name) and no file is kept')
+    parser.add_argument('--params-dir', metavar='DIR', type=OutputPath('folder'),
+                        help="write each node's generated parameter file (launch arguments, "
+                             '--param values, robot_description) into DIR, created if '
+                             'missing, and keep it there; the command lines name these '
+                             'files, so a line printed by --dry-run runs one node by hand '
+                             '(default: a temporary folder, removed when the launch ends)')
     parser.set_defaults(func=run)
 
 
@@ -87,7 +95,8 @@ def launch_arguments(args) -> dict[str, str]:
 def run(args) -> int:
     check_ros_environment()
     try:
-        launcher = StackLauncher(args.stack, launch_arguments(args), args.param)
+        launcher = StackLauncher(args.stack, launch_arguments(args), args.param,
+                                 params_dir=args.params_dir)
     except LaunchError as error:
         raise command_error(error) from None
     if args.dry_run:

@@ -23,6 +23,7 @@ code cannot drift apart.
 """
 
 from dataclasses import dataclass
+import difflib
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
@@ -144,16 +145,40 @@ def _warn_of_unknown_overrides(node: Node) -> None:
 
     rclpy drops them without a word, so a misspelt ``publish_rat:=20`` ran the node on the
     default. A warning, not a refusal: a ``/**`` section of a file shared by several nodes
-    may carry another node's parameters. Called once every parameter is declared.
+    may carry another node's parameters. Called once every parameter is declared. The
+    warning says what was meant (:func:`unknown_parameters`), without a ROS CLI: the venv
+    of the wheels has no ``ros2 param list``.
     """
     overrides = getattr(node, '_parameter_overrides', None)
     if not isinstance(overrides, dict):
         return
-    unknown = sorted(name for name in overrides if not node.has_parameter(name))
+    known = node.list_parameters([], 0).names
+    unknown = [name for name in overrides if not node.has_parameter(name)]
     if unknown:
-        node.get_logger().warning(
-            f'ignoring {", ".join(unknown)}: not a parameter of this node (its parameters: '
-            f'ros2 param list {node.get_fully_qualified_name()})')
+        node.get_logger().warning(f'ignoring {unknown_parameters(unknown, known)}')
+
+
+def unknown_parameters(unknown: Sequence[str], known: Sequence[str]) -> str:
+    """
+    Say that the names ``unknown`` are no parameters of a node that has ``known``.
+
+    Each is followed by the known name closest to it, where one is close (difflib:
+    ``publish_rat (did you mean publish_rate?)``); when one is close to none, the known
+    names follow, so that the line alone says what may be given.
+    """
+    unknown, known = sorted(unknown), sorted(known)
+    meant = {name: difflib.get_close_matches(name, known, n=1) for name in unknown}
+    if len(unknown) == 1:
+        (name,) = unknown
+        text = f'{name}: not a parameter of this node'
+        if meant[name]:
+            return f'{text}; did you mean {meant[name][0]}?'
+    else:
+        text = ', '.join(name + (f' (did you mean {meant[name][0]}?)' if meant[name] else '')
+                         for name in unknown) + ': not parameters of this node'
+    if all(meant.values()):
+        return text
+    return f'{text}; its parameters: {", ".join(known)}'
 
 
 def _check_name(name: str, value: Any) -> None:

@@ -89,6 +89,9 @@ RUNS = {
         ['bag/bag.mcap', 'bag/metadata.yaml']),
     ('record OUT_BAG',): (['record', '{out}', '--duration', '0.01'], 'bag',
                           ['bag/bag.mcap', 'bag/metadata.yaml']),
+    ('launch --params-dir',): (
+        ['launch', 'sim', '--dry-run', '--params-dir', '{out}'], 'params',
+        ['params/simulator.yaml', 'params/tension_controller.yaml']),
 }
 # Rows whose run has no result, yet writes its outputs: nothing publishes here, so `record`
 # records no message (exit 1, test/ros/test_record.py) and keeps its bag.

@@ -88,18 +88,40 @@ def test_a_double_takes_an_integer_at_start_and_live():
         context.try_shutdown()
 
 
-def test_a_value_given_for_no_parameter_is_named_in_a_warning(capfd):
-    """A misspelt ``-p gian:=2.0`` (rclpy drops it) is named, and the node starts."""
+NEIGHBOURS = (Param('publish_rate', 50.0, 'Hz', 'how often', range=(0.1, 1000.0)),
+              Param('max_tension', 20.0, 'N', 'a clamp', range=(0.0, 50.0)))
+
+
+@pytest.mark.parametrize('given, text', [
+    # a near miss: the parameter it is closest to, the node's own and rclpy's alike
+    (['gian:=2.0'], 'ignoring gian: not a parameter of this node; did you mean gain?'),
+    (['publish_rat:=20'],
+     'ignoring publish_rat: not a parameter of this node; did you mean publish_rate?'),
+    (['use_sim_tim:=false'],
+     'ignoring use_sim_tim: not a parameter of this node; did you mean use_sim_time?'),
+    # nothing near: the node's parameters by name (rclpy's own of this distribution too),
+    # without a ROS CLI the venv does not have
+    (['speed:=2'], 'ignoring speed: not a parameter of this node; its parameters: {listed}'),
+    (['speed:=2', 'publish_rat:=20'],
+     'ignoring publish_rat (did you mean publish_rate?), speed: not parameters of this node; '
+     'its parameters: {listed}'),
+])
+def test_a_value_given_for_no_parameter_is_named_in_a_warning(given, text, capfd):
+    """A misspelt ``-p gian:=2.0`` (rclpy drops it) is named, with what was meant."""
     context = rclpy.Context()
     rclpy.init(context=context)
+    arguments = [word for value in given for word in ('-p', value)]
     node = rclpy.create_node('misspelt_probe', context=context, cli_args=[
-        '--ros-args', '-p', 'gian:=2.0', '-p', 'use_sim_time:=false', '-p', 'gain:=3.0'])
+        '--ros-args', *arguments, '-p', 'use_sim_time:=false', '-p', 'gain:=3.0'])
     try:
-        assert declare(node, PARAMS).gain == 3.0
+        assert declare(node, PARAMS + NEIGHBOURS).gain == 3.0
+        listed = sorted(node.list_parameters([], 0).names)
+        assert {'gain', 'max_tension', 'publish_rate', 'use_sim_time'} <= set(listed)
+        text = text.format(listed=', '.join(listed))
         warnings = [line for line in capfd.readouterr().err.splitlines() if 'WARN' in line]
-        assert len(warnings) == 1 and warnings[0].endswith(
-            'ignoring gian: not a parameter of this node (its parameters: ros2 param list '
-            '/misspelt_probe)'), warnings
+        assert len(warnings) == 1 and warnings[0].endswith(f'[misspelt_probe]: {text}'), \
+            warnings
+        assert 'ros2' not in warnings[0]
     finally:
         node.destroy_node()
         context.try_shutdown()
