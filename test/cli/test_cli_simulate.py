@@ -25,6 +25,7 @@ from pathlib import Path
 import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -614,3 +615,77 @@ def test_the_explicit_integrator_takes_a_world_and_reports_its_contacts(tmp_path
     # the floor carries part of the weight (rod and discs: 0.43 N), none of it pulls
     assert 0.0 < rows[-1, -1] < 0.43
     np.testing.assert_allclose(rows[-1, -1], forces[:, 2].sum(), rtol=1e-6)
+
+
+TILL = ['--robot', str(ROOT / 'config' / 'till_tendon_robot.yaml'), '--dt', '0.05',
+        '--displacements-csv', str(ROOT / 'config' / 'till_tendon_robot_displacements.csv')]
+# each integrator and its inputs: constant tensions (explicit, implicit), inputs over time
+RUNS = {'explicit': ['--integrator', 'explicit', '--tensions', '0,2,0,0', '--duration', '0.05'],
+        'implicit': ['--integrator', 'implicit', '--tensions', '0,2,0,0', '--duration', '0.1'],
+        'implicit, inputs over time': [*TILL, '--duration', '1']}
+
+
+def _slow_first_step(monkeypatch, seconds: float) -> list:
+    """
+    Give simulate a clock of its own, which its integrators' steps advance.
+
+    The first step of either integrator takes ``seconds`` (numba compiling it on a first run),
+    every later call 1 ms. Returns the clock ([seconds]).
+    """
+    from tendon_robot_sim.commands import simulate as command
+    from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
+    from tendon_robot_sim.models.rod.dynamics.implicit_step_control import StepControl
+
+    clock = [0.0]
+    monkeypatch.setattr(command, 'time', SimpleNamespace(perf_counter=lambda: clock[0]))
+
+    def slow(step):
+        def stepping(*args, **kwargs):
+            clock[0] += seconds if clock[0] == 0.0 else 1e-3
+            return step(*args, **kwargs)
+        return stepping
+    monkeypatch.setattr(TendonSimulator, 'advance', slow(TendonSimulator.advance))
+    monkeypatch.setattr(StepControl, '_step', slow(StepControl._step))
+    return clock
+
+
+@pytest.mark.parametrize('run', RUNS)
+def test_the_speed_leaves_out_the_first_step_that_compiles_the_integrator(
+        run, coarse_robot, monkeypatch, capsys):
+    """
+    A first run (an empty numba cache) said 0.1 x real time of a model that runs 30 x.
+
+    Its first step, in which numba compiles the integrator (seconds to tens of seconds), was
+    timed with the run. It is timed apart (``first_call_time``) and said when 1 s or more.
+    """
+    _slow_first_step(monkeypatch, 100.0)
+    robot = [] if run.endswith('over time') else ['--robot', str(coarse_robot)]
+    result = Run(capsys, *robot, *RUNS[run], '--json')
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary['first_call_time'] >= 100.0
+    assert 0.0 < summary['wall_time'] < 100.0
+    assert summary['real_time_factor'] == summary['sim_time'] / summary['wall_time']
+    assert re.search(r'; [\d.]+ s before it compiling the model', result.stdout), result.stdout
+
+
+@pytest.mark.parametrize('run', RUNS)
+def test_the_first_step_timed_apart_leaves_the_run_as_it_was(
+        run, coarse_robot, monkeypatch, tmp_path, capsys):
+    """The trajectory and the end state are those of a run without the first step apart."""
+    from tendon_robot_sim.commands import simulate as command
+
+    robot = [] if run.endswith('over time') else ['--robot', str(coarse_robot)]
+    outputs = {}
+    for apart in (True, False):
+        if not apart:
+            monkeypatch.setattr(command, '_first_step', lambda *args: 0.0)
+        out = tmp_path / f'{apart}.csv'
+        result = Run(capsys, *robot, *RUNS[run], '--trajectory-out', str(out), '--json')
+        assert result.returncode == 0, result.stderr
+        summary = json.loads(result.stdout.strip().splitlines()[-1])
+        outputs[apart] = (out.read_text(), {
+            key: value for key, value in summary.items()
+            if key not in ('first_call_time', 'wall_time', 'real_time_factor',
+                           'trajectory_out')})
+    assert outputs[True] == outputs[False]
