@@ -36,7 +36,11 @@ tension 0 (slack). Such a run starts at rest in the static equilibrium of the in
 every step of the implicit model, every millisecond of
 the explicit one. With ``--json`` the last line on stdout is one JSON object with
 ``tip_position`` [x, y, z] (m, base frame), ``tip_orientation`` [qx, qy, qz, qw], ``sim_time``
-(s), ``wall_time`` (s), ``real_time_factor``, ``steady`` and ``integrator``.
+(s), ``wall_time`` (s) and ``real_time_factor`` of the run itself (from its t = 0),
+``first_call_time`` (s: building the model and its first step, taken apart from the run, in
+which numba compiles the integrator on a first run), ``settle_time`` (s: bringing the robot to
+rest before t = 0, the explicit model's settling, the implicit one's equilibrium of input
+files), each said beside the speed when 1 s or more, ``steady`` and ``integrator``.
 ``--until-steady`` (constant ``--tensions`` only) ends the run once the tip is at rest, its
 trajectory written as a fixed run's. A run takes whole steps: a duration between two steps runs
 to the later one. A progress bar goes
@@ -153,7 +157,12 @@ def register(subparsers) -> None:
                         type=OutputPath('file', ('.csv',)),
                         help='write the tip and the tendons over time to this CSV file')
     parser.add_argument('--json', action='store_true',
-                        help='end the output with one JSON line')
+                        help='end the output with one JSON line: the tip pose, sim_time, '
+                             'wall_time [s] and real_time_factor of the run itself (from its '
+                             't = 0), first_call_time [s] (building the model and its first '
+                             'step, apart from the run: numba compiles the integrator on a '
+                             'first run), settle_time [s] (bringing the robot to rest before '
+                             't = 0), steady')
     parser.set_defaults(func=run)
 
 
@@ -309,39 +318,51 @@ def run(args: argparse.Namespace) -> int:
                  'option': '--max-time' if args.until_steady else '--duration'}
         if args.dt is not None:     # before the model, whose warning of dt would come first
             check_steps(total, args.dt, **steps)
-        if integrator == 'implicit':
-            from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
-            sim = ImplicitSimulator(robot, dt=args.dt, alpha=_alpha(args), world=world,
-                                    tip_tolerance=args.tip_tolerance, dt_min=args.dt_min)
-        elif args.tip_tolerance is not None:    # and --dt-min, which needs it
+        if integrator == 'explicit' and args.tip_tolerance is not None:   # and --dt-min
             raise CommandError(f'--tip-tolerance: applies to the implicit integrator only; this '
                                f'run is explicit ({why}): add --integrator implicit')
-        elif args.alpha is not None:
+        if integrator == 'explicit' and args.alpha is not None:
             raise CommandError(f'--alpha: applies to the implicit integrator only; this run is '
                                f'explicit ({why}): add --integrator implicit')
+        # building the model (numba compiles the implicit one's statics on a first run)
+        start = time.perf_counter()
+        if integrator == 'implicit':
+            from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
+
+            def make():
+                return ImplicitSimulator(robot, dt=args.dt, alpha=_alpha(args), world=world,
+                                         tip_tolerance=args.tip_tolerance, dt_min=args.dt_min)
         else:
             from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
-            sim = TendonSimulator(robot, dt=args.dt, world=world)
+
+            def make():
+                return TendonSimulator(robot, dt=args.dt, world=world)
+        sim = make()
+        built = time.perf_counter() - start
         # a trajectory file keeps a row per step (implicit) or per millisecond (explicit)
         check_steps(total, sim.dt, **steps)
         trajectory = Trajectory(args.trajectory_out, robot.tendon_names, world is not None,
                                 integrator == 'implicit')
+        first_call = built + _first_step(sim, integrator, make)
         _set_start(sim, args, series)
     except (RobotDescriptionError, InputError, WorldError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None
 
-    begin = time.perf_counter()
+    constant = _named(robot, args.tensions)
     try:
         with progress_bar(total=round(total, 6), unit='s', desc='simulating', leave=False,
                           bar_format='{l_bar}{bar}| {n:.2f}/{total:.2f} s sim [{elapsed}]') as bar:
             bar.update = _announcing_long_runs(bar, total, args.until_steady)
+            # the rest before t = 0 is not in sim_time: timed apart from the run
+            start = time.perf_counter()
+            origin = _to_rest(sim, integrator, series, constant)
+            begin = time.perf_counter()
+            settle = begin - start
             if integrator == 'implicit':
-                origin = _run_implicit(sim, args, series, field, duration, trajectory, bar,
-                                       _named(robot, args.tensions))
+                _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
             else:
-                origin = _run_explicit(sim, args, series, duration, trajectory, bar,
-                                       _named(robot, args.tensions))
+                _run_explicit(sim, args, series, duration, trajectory, bar, constant, origin)
     except (SimulationDiverged, InputError) as error:
         kept = ''
         if trajectory.path and trajectory.rows:    # no row yet: an older file stays as it was
@@ -370,6 +391,8 @@ def run(args: argparse.Namespace) -> int:
         'sim_time': sim_time,
         'wall_time': wall,
         'real_time_factor': sim_time / wall if wall > 0 else None,
+        'first_call_time': first_call,
+        'settle_time': settle,
         'steady': steady,
         'trajectory_out': str(trajectory.path) if trajectory.path else None,
         **({} if integrator == 'explicit' else {
@@ -386,8 +409,11 @@ def run(args: argparse.Namespace) -> int:
     print(f'robot {robot.name}: {integrator} integrator ({why}), {resolution}, dt {sim.dt:.3g} s; '
           f'tensions [N]: {tensions_text}')
     print(f'simulated {sim_time:.3f} s in {wall:.2f} s wall time '
-          f'(real-time factor {result["real_time_factor"]:.2f}); '
-          f'steady: {"yes" if steady else "no"}')
+          f'(real-time factor {result["real_time_factor"]:.2f})'
+          + (f'; {first_call:.3g} s before it compiling the model, once' if first_call >= 1.0
+             else '')
+          + (f'; {settle:.3g} s before it settling at rest' if settle >= 1.0 else '')
+          + f'; steady: {"yes" if steady else "no"}')
     x, y, z = state.tip_position
     print(f'tip position [m] ({robot.base.frame_id}): x {x:.5f}  y {y:.5f}  z {z:.5f}')
     print('tip orientation [qx qy qz qw]: '
@@ -400,6 +426,29 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     return 0
+
+
+def _first_step(sim, integrator: str, make) -> float:
+    """
+    Return the wall seconds of the integrator's first step, taken apart from the run.
+
+    numba compiles the integrator on a first run (an empty cache: seconds to tens of seconds),
+    which the run's speed counted: 0.1 x real time of a model that runs 30 x. The step leaves
+    the run as it was: the explicit model takes it and is built again (``reset``: as new,
+    without the warnings of a second simulator), the implicit model on a simulator of its own
+    from ``make`` (its ``reset`` need not undo all that a step leaves: the solvers' warm
+    starts, a contact grid refined).
+    """
+    first = make() if integrator == 'implicit' else sim
+    start = time.perf_counter()
+    try:
+        first.advance(first.dt)
+    except (SimulationDiverged, InputError):
+        pass        # the run meets it too, and says so
+    seconds = time.perf_counter() - start
+    if first is sim:
+        sim.reset()
+    return seconds
 
 
 def _alpha(args) -> float:
@@ -432,6 +481,7 @@ def _whole_run_dt(robot, args, series, field, duration, error, failed_dt: float,
         sim = ImplicitSimulator(robot, dt=dt, alpha=_alpha(args), world=world)
         try:
             _set_start(sim, args, series)
+            _to_rest(sim, 'implicit', series, None)
             with progress_bar(total=round(duration, 6), unit='s', desc=f'trying --dt {dt:g}',
                               leave=False) as bar:
                 _run_implicit(sim, args, series, field, duration,
@@ -454,10 +504,29 @@ def _named(robot, tensions: str | None) -> np.ndarray:
     return np.array(values, dtype=float) if len(values) else np.zeros(len(robot.tendons))
 
 
-def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant) -> float:
-    """Run the implicit model; returns the simulated time the run starts at (0)."""
-    if series is not None:
-        sim.place_at_rest()
+def _to_rest(sim, integrator: str, series, constant) -> float:
+    """
+    Bring the robot to rest before the run's t = 0; return the model's time there.
+
+    The implicit model is at rest from its start; inputs over time put it in the static
+    equilibrium of their values at t = 0. The explicit model starts straight and settles.
+    """
+    if integrator == 'implicit':
+        if series is not None:
+            sim.place_at_rest()
+        return 0.0
+    if series is None:      # constant tensions are a step from the rest without tension
+        sim.set_tensions(np.zeros(len(constant)))
+    try:
+        sim.run_until_steady(SETTLE_TIME, speed_tolerance=1e-4)
+    except SimulationDiverged as error:
+        raise SimulationDiverged(f'while the rod settled at rest before the inputs: '
+                                 f'{_without_reset(error)}') from None
+    return sim.time
+
+
+def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant) -> None:
+    """Run the implicit model from its rest at t = 0 (:func:`_to_rest`)."""
     first = sim.state()
     trajectory.add(0.0, first.tip_position[None], first.tip_orientation[None],
                    first.tensions[None], first.tendon_displacements[None], first.contacts,
@@ -483,22 +552,12 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
         bar.update(t.size * sim.dt)
         if steady():
             break
-    return 0.0
 
 
-def _run_explicit(sim, args, series, duration, trajectory, bar, constant) -> float:
-    """Run the explicit model; returns the simulated time the run starts at."""
-    if series is None:      # constant tensions are a step from the rest without tension
-        sim.set_tensions(np.zeros(len(constant)))
-    # the model starts straight: first to rest under the inputs at t = 0
+def _run_explicit(sim, args, series, duration, trajectory, bar, constant, origin) -> None:
+    """Run the explicit model from its rest at model time ``origin`` (:func:`_to_rest`)."""
     try:
-        sim.run_until_steady(SETTLE_TIME, speed_tolerance=1e-4)
-    except SimulationDiverged as error:
-        raise SimulationDiverged(f'while the rod settled at rest before the inputs: '
-                                 f'{_without_reset(error)}') from None
-    origin = sim.time
-    try:
-        return _follow_explicit(sim, args, series, duration, trajectory, bar, constant, origin)
+        _follow_explicit(sim, args, series, duration, trajectory, bar, constant, origin)
     except SimulationDiverged as error:
         # the model's clock includes the settling: say where the run itself was
         raise SimulationDiverged(
@@ -511,7 +570,7 @@ def _without_reset(error: SimulationDiverged) -> str:
     return str(error).removesuffix('; call reset() to start again')
 
 
-def _follow_explicit(sim, args, series, duration, trajectory, bar, constant, origin) -> float:
+def _follow_explicit(sim, args, series, duration, trajectory, bar, constant, origin) -> None:
     """Apply the inputs from ``origin`` on (the explicit model at rest there)."""
     if series is None:
         _sample(sim, origin, trajectory)
@@ -533,7 +592,6 @@ def _follow_explicit(sim, args, series, duration, trajectory, bar, constant, ori
         bar.update(sim.time - before)
         if steady():
             break
-    return origin
 
 
 def _steps(duration: float, dt: float) -> int:

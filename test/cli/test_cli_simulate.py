@@ -25,6 +25,7 @@ from pathlib import Path
 import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -614,3 +615,117 @@ def test_the_explicit_integrator_takes_a_world_and_reports_its_contacts(tmp_path
     # the floor carries part of the weight (rod and discs: 0.43 N), none of it pulls
     assert 0.0 < rows[-1, -1] < 0.43
     np.testing.assert_allclose(rows[-1, -1], forces[:, 2].sum(), rtol=1e-6)
+
+
+TILL = ['--robot', str(ROOT / 'config' / 'till_tendon_robot.yaml'), '--dt', '0.05',
+        '--displacements-csv', str(ROOT / 'config' / 'till_tendon_robot_displacements.csv')]
+# each integrator and its inputs: constant tensions (explicit, implicit), inputs over time
+RUNS = {'explicit': ['--integrator', 'explicit', '--tensions', '0,2,0,0', '--duration', '0.05'],
+        'implicit': ['--integrator', 'implicit', '--tensions', '0,2,0,0', '--duration', '0.1'],
+        'implicit, inputs over time': [*TILL, '--duration', '1']}
+
+
+def _arguments(run: str, coarse_robot) -> list[str]:
+    """Return the arguments of ``RUNS[run]``: on the coarse robot unless they name one."""
+    robot = [] if '--robot' in RUNS[run] else ['--robot', str(coarse_robot)]
+    return [*robot, *RUNS[run]]
+
+
+def _timed_apart(capsys, arguments, key: str, seconds: float, said: str) -> None:
+    """Run; the ``seconds`` of a slow call before the run are in ``key``, not in its speed."""
+    result = Run(capsys, *arguments, '--json')
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary[key] >= seconds
+    assert 0.0 < summary['wall_time'] < seconds
+    assert summary['real_time_factor'] == summary['sim_time'] / summary['wall_time']
+    assert re.search(rf'; [\d.]+ s before it {said}', result.stdout), result.stdout
+
+
+def _slow_first_step(monkeypatch, seconds: float) -> list:
+    """
+    Give simulate a clock of its own, which its integrators' steps advance.
+
+    The first step of either integrator takes ``seconds`` (numba compiling it on a first run),
+    every later call 1 ms. Returns the clock ([seconds]).
+    """
+    from tendon_robot_sim.commands import simulate as command
+    from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
+    from tendon_robot_sim.models.rod.dynamics.implicit_step_control import StepControl
+
+    clock = [0.0]
+    monkeypatch.setattr(command, 'time', SimpleNamespace(perf_counter=lambda: clock[0]))
+
+    def slow(step):
+        def stepping(*args, **kwargs):
+            clock[0] += seconds if clock[0] == 0.0 else 1e-3
+            return step(*args, **kwargs)
+        return stepping
+    monkeypatch.setattr(TendonSimulator, 'advance', slow(TendonSimulator.advance))
+    monkeypatch.setattr(StepControl, '_step', slow(StepControl._step))
+    return clock
+
+
+@pytest.mark.parametrize('run', RUNS)
+def test_the_speed_leaves_out_the_first_step_that_compiles_the_integrator(
+        run, coarse_robot, monkeypatch, capsys):
+    """
+    A first run (an empty numba cache) said 0.1 x real time of a model that runs 30 x.
+
+    Its first step, in which numba compiles the integrator (seconds to tens of seconds), was
+    timed with the run. It is timed apart (``first_call_time``) and said when 1 s or more.
+    """
+    _slow_first_step(monkeypatch, 100.0)
+    _timed_apart(capsys, _arguments(run, coarse_robot), 'first_call_time', 100.0,
+                 'compiling the model')
+
+
+@pytest.mark.parametrize('run', RUNS)
+def test_the_first_step_timed_apart_leaves_the_run_as_it_was(
+        run, coarse_robot, monkeypatch, tmp_path, capsys):
+    """The trajectory and the end state are those of a run without the first step apart."""
+    from tendon_robot_sim.commands import simulate as command
+
+    outputs = {}
+    for apart in (True, False):
+        if not apart:
+            monkeypatch.setattr(command, '_first_step', lambda *args: 0.0)
+        out = tmp_path / f'{apart}.csv'
+        result = Run(capsys, *_arguments(run, coarse_robot), '--trajectory-out', str(out),
+                     '--json')
+        assert result.returncode == 0, result.stderr
+        summary = json.loads(result.stdout.strip().splitlines()[-1])
+        outputs[apart] = (out.read_text(), {
+            key: value for key, value in summary.items()
+            if key not in ('first_call_time', 'settle_time', 'wall_time', 'real_time_factor',
+                           'trajectory_out')})
+    assert outputs[True] == outputs[False]
+
+
+@pytest.mark.parametrize('run', ['explicit', 'implicit, inputs over time'])
+def test_the_speed_leaves_out_the_rest_the_run_starts_from(
+        run, coarse_robot, monkeypatch, capsys):
+    """
+    The explicit model's settling counted in the run's speed: 0.2 x for a model at 4 x.
+
+    It settles from straight (1.4 s of wall time for the default robot) before a run of 0.3 s,
+    whose sim_time leaves it out. Bringing the robot to rest before t = 0 (the explicit
+    model's settling, the implicit one's equilibrium of the inputs at t = 0) is timed apart
+    (``settle_time``), said when 1 s or more.
+    """
+    from tendon_robot_sim.models.rod.dynamics.explicit import TendonSimulator
+    from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
+
+    clock = _slow_first_step(monkeypatch, 1e-3)
+
+    def slow(method):
+        """Each call 50 s (the implicit model's at its start too: in first_call_time)."""
+        def resting(sim, *args, **kwargs):
+            clock[0] += 50.0
+            return method(sim, *args, **kwargs)
+        return resting
+    for simulator, method in ((TendonSimulator, 'run_until_steady'),
+                              (ImplicitSimulator, 'place_at_rest')):
+        monkeypatch.setattr(simulator, method, slow(getattr(simulator, method)))
+    _timed_apart(capsys, _arguments(run, coarse_robot), 'settle_time', 50.0,
+                 'settling at rest')
