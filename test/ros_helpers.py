@@ -139,6 +139,34 @@ def wait_for(condition, what: str, timeout: float = TIMEOUT):
     return waiting.wait_for(condition, what, timeout, period=0.02)
 
 
+def wait_in_simulated_time(condition, what: str, sim_time, bound: float, detail=None):
+    """
+    wait_for ``condition`` within ``bound`` seconds of simulated time, read by ``sim_time()``.
+
+    A settling or a loop promises its result in simulated time; beside other work a
+    simulation runs many times slower than the wall clock (the friction robot's dynamics: 0.44x
+    real time quiet), so the wall clock only guards against a hang (COMMAND_TIMEOUT). A
+    failure says the simulated time spent and ``detail()``.
+    """
+    start = sim_time()
+
+    def failure(why: str) -> AssertionError:
+        return AssertionError(f'{what}: {why}, {sim_time() - start:.3f} s simulated'
+                              + (f'; {detail()}' if detail is not None else ''))
+
+    def check():
+        value = condition()
+        if not value and sim_time() - start > bound:
+            raise failure(f'not within {bound:g} simulated s')
+        return value
+    try:
+        return wait_for(check, what, timeout=waiting.COMMAND_TIMEOUT)
+    except AssertionError as error:
+        if not str(error).startswith('timed out'):
+            raise
+        raise failure(f'not within {waiting.COMMAND_TIMEOUT:g} s of wall clock') from None
+
+
 def warning_containing(probe: Probe, logger: str, text: str, level=Log.WARN):
     return wait_for(lambda: logs_containing(probe, logger, text, level),
                     f'a log from {logger} containing {text!r}')

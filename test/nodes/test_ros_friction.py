@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from ros_helpers import position, Probe, spinning, wait_for
+from ros_helpers import position, Probe, spinning, wait_for, wait_in_simulated_time
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
@@ -39,6 +39,8 @@ from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.ros import topics
 
 ROBOT = share_dir() / 'config' / 'robot_friction.yaml'
+# simulated s: the bound of the dynamics' settling at the statics
+SETTLING = 20.0
 
 
 @pytest.fixture(scope='module')
@@ -101,8 +103,9 @@ def test_mode_dynamic_takes_the_friction_at_the_discs():
         wait_for(lambda: probe.latest('tendon/state').effort[0] == 2.0
                  and anchors[-1].effort[0] > 2.02, "the anchor's tension above the motor's")
         assert list(anchors[-1].name) == ['t0', 't1', 't2', 't3']
-        wait_for(lambda: np.linalg.norm(position(probe.latest('tip/pose')) - rest) < 2e-3,
-                 'the tip at the statics of 2 N')
+        wait_in_simulated_time(
+            lambda: np.linalg.norm(position(probe.latest('tip/pose')) - rest) < 2e-3,
+            'the tip at the statics of 2 N', lambda: simulator.sim_clock, SETTLING)
 
 
 @pytest.mark.parametrize('controller', ['tension', 'displacement'])

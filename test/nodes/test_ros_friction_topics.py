@@ -36,7 +36,8 @@ import numpy as np
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
-from ros_helpers import call, position, Probe, spinning, stamp_seconds, wait_for
+from ros_helpers import (call, position, Probe, spinning, stamp_seconds, wait_for,
+                         wait_in_simulated_time)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from std_srvs.srv import SetBool, Trigger
@@ -44,14 +45,13 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.models.tendon_robot import load_robot, without_friction
 from tendon_robot_sim.nodes.simulator_node import SimulatorNode
 from tendon_robot_sim.ros import topics
-from waiting import COMMAND_TIMEOUT, TIMEOUT
 import yaml
 
 ROBOT = share_dir() / 'config' / 'robot_friction.yaml'
 DOCS = Path(__file__).resolve().parents[2] / 'docs' / 'ros_interface.md'
 MODES = ('quasi_static', 'dynamic')
 TIP_STATE = topics.TENDON_TIP_STATE
-# simulated s: the tip-target loop's settling bound on the friction robot (quiet: about 2 s)
+# simulated s: the bound of a settling or of the tip-target loop on the friction robot
 SETTLING = 20.0
 
 
@@ -201,8 +201,9 @@ def test_the_anchor_tension_stays_in_the_capstan_cone_of_the_motors(mode, tmp_pa
             from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
             rest = StaticsSolver(without_friction(robot), 'discrete').solve_tensions(
                 [4.0, 0.0, 0.0, 0.0]).tip_position
-            wait_for(lambda: np.linalg.norm(position(probe.latest('tip/pose')) - rest) < 2e-3,
-                     'the tip at the statics of 4 N')
+            wait_in_simulated_time(
+                lambda: np.linalg.norm(position(probe.latest('tip/pose')) - rest) < 2e-3,
+                'the tip at the statics of 4 N', lambda: node.sim_clock, SETTLING)
         else:
             wait_for(lambda: probe.latest('tendon/state').effort[0] == 4.0, 'the pull applied')
         ratios, angles = in_the_cone(probe, robot, 0, nu, time.monotonic())
@@ -309,31 +310,26 @@ def at_target(probe: Probe, goal: np.ndarray, mode: str, log: Path) -> None:
     """
     Wait until the tip is within 2 mm of ``goal``: in dynamic mode, within SETTLING sim. s.
 
-    The loop's promise is in simulated time (a quiet run takes about 2 s of it): beside
-    other work the simulation ran far slower than the wall clock, so the wall clock only
-    guards against a hang. A failure says how far the tip stayed and what the stack logged.
+    A failure says how far the tip stayed and what the stack logged.
     """
-    start = probe.sim_time()
     distances = []
 
     def arrived() -> bool:
         distances.append(np.linalg.norm(position(probe.latest('tip/pose')) - goal))
-        if mode == 'dynamic' and probe.sim_time() - start > SETTLING:
-            raise AssertionError(failure(f'{SETTLING:g} simulated s'))
         return distances[-1] < 2e-3
 
-    def failure(after: str) -> str:
-        return (f'the tip {distances[-1] * 1e3:.2f} mm from the target (least '
-                f'{min(distances) * 1e3:.2f} mm) after {after}, '
-                f'{probe.sim_time() - start:.3f} s simulated; the stack logged:\n'
+    def detail() -> str:
+        return (f'the tip {distances[-1] * 1e3:.2f} mm from it (least '
+                f'{min(distances) * 1e3:.2f} mm); the stack logged:\n'
                 + '\n'.join(log.read_text().splitlines()[-40:]))
-    try:
-        wait_for(arrived, 'the tip at the target',
-                 timeout=COMMAND_TIMEOUT if mode == 'dynamic' else TIMEOUT)
-    except AssertionError as error:
-        if 'timed out' not in str(error):
-            raise
-        raise AssertionError(failure('the wall-clock deadline')) from None
+    if mode == 'dynamic':   # the loop on simulated time
+        wait_in_simulated_time(arrived, 'the tip at the target', probe.sim_time, SETTLING,
+                               detail)
+    else:
+        try:
+            wait_for(arrived, 'the tip at the target')
+        except AssertionError as error:
+            raise AssertionError(f'{error}: {detail()}') from None
 
 
 def test_the_model_of_the_hardware_stack_keeps_its_anchor_tensions_under_model():
