@@ -173,6 +173,14 @@ CASES = [
     (['cc', '--robot', BHA, '--muscle-lengths', 'p1=10'], BAD,
      '--muscle-lengths: the lengths bend section 0 to a radius of 26.9 mm, inside its bellows'),
     (['cc', '--robot', BHA, '--muscle-lengths', '0.2,0.2'], BAD, 'one value per bellows'),
+    # millimetres for metres: a trunk 670 m long came out, exit 0; 1e300 m put Infinity and
+    # NaN into the JSON
+    (['cc', '--robot', BHA, '--muscle-lengths', '250,250,250,220,220,220,200,200,200'], BAD,
+     '--muscle-lengths: p1 = 250 m; a length must be within [0.001, 100] m'),
+    (['cc', '--robot', BHA, '--muscle-lengths', '1e300,1e300,1e300,0.22,0.22,0.22,0.2,0.2,0.2',
+      '--json'], BAD, '--muscle-lengths: p1 = 1e+300 m; a length must be within'),
+    (['cc', '--robot', BHA, '--muscle-lengths', 'p4=0.0001'], BAD,
+     '--muscle-lengths: p4 = 0.0001 m; a length must be within [0.001, 100] m'),
     (['cc', '--robot', BHA, '--tip', '0,0,1'], BAD, '--tip: '),
     # constant-curvature dynamics
     (['cc-dynamics', '--scheme', 'rk4'], BAD, "argument --scheme: invalid choice: 'rk4'"),
