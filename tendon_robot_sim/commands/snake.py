@@ -56,8 +56,9 @@ from scipy.interpolate import CubicSpline
 from tendon_robot_sim import counted, share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, input_file,
                                        json_line, MAX_STEPS, non_negative, NoResultError,
-                                       OutputPath, parse_values, positive, positive_int, time_step)
-from tendon_robot_sim.experiment.csv_table import read_table, TableError
+                                       OutputPath, parse_values, positive, positive_int, TIME_STEP,
+                                       time_step)
+from tendon_robot_sim.experiment.csv_table import check_increasing, read_table, TableError
 from tendon_robot_sim.files.outputs import (make_new_folders, open_output, removed_on_failure,
                                             save_figure)
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -207,7 +208,9 @@ def read_trajectory(path: Path, n_joints: int):
 
     The file is read by the package's table reader
     (:func:`~tendon_robot_sim.experiment.csv_table.read_table`); every error names
-    ``--trajectory``, the file and, for a cell, its line and column.
+    ``--trajectory``, the file and, for a cell, its line and column. Rows follow each other
+    in steps of ``--dt``'s range (:data:`~tendon_robot_sim.commands.TIME_STEP`): rows 1e300 s
+    apart overflowed the spline's rates.
     """
     def check_header(header):
         if not header or header[0] != 'time':
@@ -216,12 +219,19 @@ def read_trajectory(path: Path, n_joints: int):
             raise TableError(f'{path}: {len(header) - 1} angle columns, the snake has '
                              f'{n_joints} joints')
     try:
-        data = read_table(path, check_header=check_header).values
+        table = read_table(path, check_header=check_header)
+        data = table.values
         if data.shape[0] < 4:
             raise TableError(f'{path}: needs at least 4 rows of {n_joints + 1} numbers')
         t = data[:, 0]
-        if np.any(np.diff(t) <= 0):
-            raise TableError(f'{path}: time must be strictly increasing')
+        check_increasing(table, 'time')
+        steps = np.diff(t)
+        outside = np.flatnonzero((steps < TIME_STEP[0]) | (steps > TIME_STEP[1]))
+        if outside.size:
+            row = int(outside[0]) + 1
+            raise TableError(f'{table.where(row, "time")}: {steps[row - 1]:g} s after the line '
+                             f'before; a time step must be within [{TIME_STEP[0]:g}, '
+                             f'{TIME_STEP[1]:g}] s')
     except TableError as error:
         raise CommandError(f'--trajectory: {error}') from None
     spline = CubicSpline(t, data[:, 1:], axis=0)

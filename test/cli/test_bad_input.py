@@ -246,6 +246,13 @@ CASES = [
      "--trajectory: {word_csv}: line 2, column 'theta1': 'ten' is not a number"),
     (['snake', 'inverse', '--trajectory', '{steep_csv}', '--out', '{out}'], NO_RESULT,
      'no feasible tensions'),
+    # rows 1e300 s apart: scipy's spline overflowed, exit 70 (an internal error)
+    (['snake', 'inverse', '--trajectory', '{far_times_csv}', '--out', '{out}'], BAD,
+     "--trajectory: {far_times_csv}: line 3, column 'time': 1e+300 s after the line before; "
+     'a time step must be within [1e-09, 3600] s'),
+    (['snake', 'inverse', '--trajectory', '{repeat_times_csv}', '--out', '{out}'], BAD,
+     "--trajectory: {repeat_times_csv}: line 4, column 'time': the time repeats the one of "
+     'line 3'),
     (['snake', 'inverse', '--trajectory', 'pan', '--dt', '-1', '--out', '{out}'], BAD,
      'argument --dt'),
     (['snake', 'inverse', '--trajectory', '{steep_csv}', '--duration', '5', '--out', '{out}'],
@@ -843,6 +850,11 @@ def files(tmp_path_factory):
         'steep_csv': ('steep.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
                       + ''.join(f'{0.01 * k:.2f},0,{k % 2:.1f},0,0,0,0\n'
                                 for k in range(8))),
+        'far_times_csv': ('far_times.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
+                          + ''.join(f'{k}e300,0,{0.01 * k},0,0,0,0\n' for k in range(4))),
+        'repeat_times_csv': ('repeat_times.csv', 'time,theta1,theta2,theta3,theta4,theta5,'
+                             'theta6\n' + ''.join(f'{t},0,{0.01 * k},0,0,0,0\n'
+                                                  for k, t in enumerate((0, 1, 1, 2)))),
         'nan_holds': ('holds.csv', 't0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,nan,0,0.2\n'),
         'holds': ('good_holds.csv', 't0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.25,0,-0.01\n'
                   '0,2,0,0,0.24,0.02,-0.01\n'),

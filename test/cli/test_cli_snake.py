@@ -99,7 +99,7 @@ def test_inverse_from_a_csv_file(tmp_path, capsys):
      '--trajectory: {path}: the first row must be a header starting with "time"'),
     ('time,a,b\n0,0,0\n', '--trajectory: {path}: 2 angle columns, the snake has 6 joints'),
     ('time,a,b,c,d,e,f\n' + '0,0,0,0,0,0,0\n' * 5,
-     '--trajectory: {path}: time must be strictly increasing'),
+     "--trajectory: {path}: line 3, column 'time': the time repeats the one of line 2"),
     ('time,a,b,c,d,e,f\n' + '0,0,0,0,0,0,0\n' * 3,
      '--trajectory: {path}: needs at least 4 rows of 7'),
     ('time,a,b,c,d,e,f\n' + ''.join(f'{i},0,0,0,0,0,2\n' for i in range(5)), 'joint 6 reaches'),
