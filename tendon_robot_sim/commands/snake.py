@@ -373,11 +373,14 @@ def _inverse_into(out: Path, snake, dynamics, loads, trajectories, args) -> int:
         print(f'plot: {report["plot"]}')
     if args.json:
         print(json_line(report))
-    infeasible = {name: len(r.infeasible) for name, r in results.items() if r.infeasible}
+    # a step may break constraints at several joints: count the steps, then the constraints
+    infeasible = {name: (len({p.time for p in r.infeasible}), r.time.size, len(r.infeasible))
+                  for name, r in results.items() if r.infeasible}
     if infeasible:
-        steps = ', '.join(f'{n} steps of {name}' for name, n in infeasible.items())
-        raise NoResultError(f'no feasible tensions at {steps} (each listed above with its time, '
-                            'joint and broken constraint; all in the CSV)')
+        steps = ', '.join(f'{bad} of {n} steps of {name} ({counted(broken, "broken constraint")})'
+                          for name, (bad, n, broken) in infeasible.items())
+        raise NoResultError(f'no feasible tensions at {steps}; the first ones listed above '
+                            'with their time and joint, all in the CSV')
     return 0
 
 

@@ -269,6 +269,26 @@ def test_a_study_motion_of_joints_the_snake_lacks_is_refused(trajectory, motion,
     assert not out.exists()
 
 
+def test_the_exit_line_counts_infeasible_steps_not_broken_constraints(tmp_path, capsys):
+    """
+    10 N m about z at the tip: no step of the pan motion has tensions, at several joints each.
+
+    The last line said "no feasible tensions at 66 steps of pan" of an 11-step motion: it
+    counted the broken constraints (time, joint, constraint) as steps.
+    """
+    code, report, err = run_json(['snake', 'inverse', '--trajectory', 'pan', '--duration',
+                                  '0.05', '--tip-wrench', '0,0,0,0,0,10', '--out',
+                                  str(tmp_path), '--json'], capsys)
+    summary = report['trajectories']['pan']
+    rows = read_rows(tmp_path / 'tensions_pan.csv')
+    steps = sum(bool(r['infeasible']) for r in rows)
+    broken = sum(len(r['infeasible'].split()) for r in rows)
+    assert code == 1 and steps == summary['steps'] == 11
+    assert broken == summary['infeasible_steps'] > steps      # the JSON counts constraints
+    assert (f'no feasible tensions at {steps} of {steps} steps of pan ({broken} broken '
+            'constraints') in err
+
+
 def test_the_json_lists_the_first_100_infeasible_steps_and_counts_them_all(tmp_path, capsys):
     """
     The JSON line keeps its size: the first 100 broken constraints, the count of all of them.
