@@ -48,6 +48,7 @@ vertex), in the world frame (x out of the wall along the straight snake, z up) o
 
 import argparse
 import csv
+import math
 from pathlib import Path
 
 import numpy as np
@@ -202,7 +203,7 @@ def _load(path):
         raise command_error(error) from None
 
 
-def read_trajectory(path: Path, n_joints: int):
+def read_trajectory(path: Path, n_joints: int, joint_limit: float = math.inf):
     """
     Read t (K,), q, qd, qdd (K, N) from a CSV file; rates from a cubic spline through q.
 
@@ -210,7 +211,8 @@ def read_trajectory(path: Path, n_joints: int):
     (:func:`~tendon_robot_sim.experiment.csv_table.read_table`); every error names
     ``--trajectory``, the file and, for a cell, its line and column. Rows follow each other
     in steps of ``--dt``'s range (:data:`~tendon_robot_sim.commands.TIME_STEP`): rows 1e300 s
-    apart overflowed the spline's rates.
+    apart overflowed the spline's rates. An angle beyond ``joint_limit`` (rad, 2 alpha: the
+    rolling surfaces) is named by its cell, with its reading in degrees where that fits.
     """
     def check_header(header):
         if not header or header[0] != 'time':
@@ -232,6 +234,15 @@ def read_trajectory(path: Path, n_joints: int):
             raise TableError(f'{table.where(row, "time")}: {steps[row - 1]:g} s after the line '
                              f'before; a time step must be within [{TIME_STEP[0]:g}, '
                              f'{TIME_STEP[1]:g}] s')
+        beyond = np.argwhere(np.abs(data[:, 1:]) > joint_limit)
+        if beyond.size:
+            row, joint = (int(i) for i in beyond[0])
+            angle = data[row, joint + 1]
+            hint = (f'; angles are radians: {angle:g} deg would be {math.radians(angle):.4g} rad'
+                    if abs(math.radians(angle)) <= joint_limit else '')
+            raise TableError(f'{table.where(row, table.header[joint + 1])}: {angle:g} rad is '
+                             f'beyond the rolling surfaces (|theta| <= 2 alpha = '
+                             f'{joint_limit:.4g} rad){hint}')
     except TableError as error:
         raise CommandError(f'--trajectory: {error}') from None
     spline = CubicSpline(t, data[:, 1:], axis=0)
@@ -321,7 +332,7 @@ def run_inverse(args: argparse.Namespace) -> int:
                 raise CommandError(f"{flag}: applies to the paper's trajectories only; a "
                                    'trajectory file gives its own times')
         path = Path(args.trajectory)
-        trajectories = {path.stem: read_trajectory(path, snake.n_joints)}
+        trajectories = {path.stem: read_trajectory(path, snake.n_joints, snake.joint_limit)}
     out = Path(args.out)
     with removed_on_failure(make_new_folders(out)):
         return _inverse_into(out, snake, dynamics, loads, trajectories, args)

@@ -102,7 +102,15 @@ def test_inverse_from_a_csv_file(tmp_path, capsys):
      "--trajectory: {path}: line 3, column 'time': the time repeats the one of line 2"),
     ('time,a,b,c,d,e,f\n' + '0,0,0,0,0,0,0\n' * 3,
      '--trajectory: {path}: needs at least 4 rows of 7'),
-    ('time,a,b,c,d,e,f\n' + ''.join(f'{i},0,0,0,0,0,2\n' for i in range(5)), 'joint 6 reaches'),
+    # an angle beyond the rolling surfaces: named by its line and column, as every cell (it
+    # said 'q: joint 6 reaches 2 rad at t = 0.000 s', neither file nor line)
+    ('time,a,b,c,d,e,f\n' + ''.join(f'{i},0,0,0,0,0,2\n' for i in range(5)),
+     "--trajectory: {path}: line 2, column 'f': 2 rad is beyond the rolling surfaces "
+     '(|theta| <= 2 alpha = 1.466 rad)'),
+    # degrees typed for radians: said so
+    ('time,a,b,c,d,e,f\n' + ''.join(f'{i},0,{10 * i},0,0,0,0\n' for i in range(5)),
+     "--trajectory: {path}: line 3, column 'b': 10 rad is beyond the rolling surfaces "
+     '(|theta| <= 2 alpha = 1.466 rad); angles are radians: 10 deg would be 0.1745'),
 ])
 def test_bad_trajectory_files_are_one_line_errors(tmp_path, capsys, text, message):
     path = tmp_path / 'bad.csv'
