@@ -209,6 +209,17 @@ CASES = [
     (['cc-dynamics', '--tensions-csv', '{profile_unknown}'], BAD, "unknown column 'x1'"),
     (['cc-dynamics', '--tensions-csv', '{profile_high}'], BAD, 'outside the tension range'),
     (['cc-dynamics', '--tensions-csv', '{profile_zero}'], BAD, 'give --duration'),
+    # a run as long as the file: its last time named, not a --duration nobody gave
+    (['cc-dynamics', '--tensions-csv', '{profile_far}'], BAD,
+     "--tensions-csv's last time: 1e+300 s in steps of --dt 0.005 s"),
+    (['cc-dynamics', '--tensions-csv', '{profile_short}'], BAD,
+     "--dt: 0.005 s is longer than --tensions-csv's last time 1e-12 s"),
+    (['simulate', '--tensions-csv', '{profile_far}'], BAD,
+     "--tensions-csv's last time: 1e+300 s in steps of"),
+    (['simulate', '--tensions-csv', '{profile_short}', '--dt', '0.001'], BAD,
+     "--dt: 0.001 s is longer than --tensions-csv's last time 1e-12 s"),
+    (['simulate', '--tensions-csv', '{profile_zero}'], BAD,
+     '--tensions-csv: the file ends at t = 0 s; give --duration'),
     (['cc-dynamics', '--pressures-csv', '{profile_nan}'], BAD, 'take tensions'),
     (['cc-dynamics', '--robot', BHA, '--pressures-csv', '{profile_unknown}'], BAD,
      '--pressures-csv: '),
@@ -865,6 +876,8 @@ def files(tmp_path_factory):
         'profile_unknown': ('profile_unknown.csv', 't,x1\n0,0\n1,1\n'),
         'profile_high': ('profile_high.csv', 't,t1\n0,0\n1,1e3\n'),
         'profile_zero': ('profile_zero.csv', 't,t1\n0,1\n'),
+        'profile_far': ('profile_far.csv', 't,t1\n0,0\n1e300,1\n'),
+        'profile_short': ('profile_short.csv', 't,t1\n0,0\n1e-12,1\n'),
         'bellows_run_no_tip': ('bellows_run.csv', 't,' + ','.join(
             [f'p{i}' for i in range(1, 10)] + [f'p{i}_length' for i in range(1, 10)])
             + '\n0' + ',0' * 9 + ',0.25' * 9 + '\n0.005' + ',0' * 9 + ',0.25' * 9 + '\n'),
