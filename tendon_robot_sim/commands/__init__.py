@@ -432,6 +432,24 @@ class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def run_duration(duration: float | None, end: float | None, option: str,
+                 default: float) -> tuple[float, str]:
+    """
+    Return how long a run lasts and the words naming what set it, for :func:`check_steps`.
+
+    ``duration``: ``--duration`` (None: not given); ``end``: the last time of the input file
+    of ``option`` (None: no file), the run's length without ``--duration``; else ``default``.
+    A file's last time too long or too short for ``--dt`` is named as that, not as a
+    ``--duration`` nobody gave. A file that ends at t = 0 without ``--duration`` is refused
+    (CommandError).
+    """
+    if duration is not None or end is None:
+        return (default if duration is None else duration), '--duration'
+    if end <= 0.0:
+        raise CommandError(f'{option}: the file ends at t = 0 s; give --duration')
+    return end, f"{option}'s last time"
+
+
 def check_steps(duration: float, dt: float, kept: bool = True,
                 option: str = '--duration') -> None:
     """

@@ -51,7 +51,7 @@ import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_output, check_steps, command_error, CommandError,
                                        input_file, OutputPath, parse_values, PLOT_SUFFIXES,
-                                       positive, time_step)
+                                       positive, run_duration, time_step)
 from tendon_robot_sim.experiment.input_profile import ProfileError, read_profile
 from tendon_robot_sim.files.outputs import make_folder
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -118,10 +118,9 @@ def run(args: argparse.Namespace) -> int:
         default = Path(default_plot(model.name, args))
         make_folder(check_output(default.parent, '--plot', 'folder'))
         args.plot = check_output(default, '--plot', 'file', PLOT_SUFFIXES)
-    duration = args.duration or (profile.end if profile else 2.0)
-    if duration <= 0.0:
-        raise CommandError(f'{option}-csv: the profile ends at t = 0 s; give --duration')
-    check_steps(duration, args.dt)
+    duration, given_by = run_duration(args.duration, profile.end if profile else None,
+                                      f'{option}-csv', 2.0)
+    check_steps(duration, args.dt, option=given_by)
     try:
         if profile is None:
             inputs = model.input_vector(parse_values(args.pressures or args.tensions, option),

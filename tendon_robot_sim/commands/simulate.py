@@ -67,7 +67,7 @@ import numpy as np
 from tendon_robot_sim import default_robot_file, progress_bar
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, finite,
                                        input_file, OutputPath, parse_values, positive, read_inputs,
-                                       time_step, within)
+                                       run_duration, time_step, within)
 from tendon_robot_sim.experiment.input_profile import MixedInputs, ProfileError
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.contact.report import largest_penetration, total_force
@@ -309,13 +309,12 @@ def run(args: argparse.Namespace) -> int:
         integrator, why = choose_integrator(robot, asked)
         series = read_series(args, robot, integrator)
         field = series.fields if series is not None else None
-        duration = args.duration or (series.end if series is not None else 1.0)
-        if duration <= 0.0:
-            option = '--tensions-csv' if args.tensions_csv else '--displacements-csv'
-            raise CommandError(f'{option}: the file ends at t = 0 s; give --duration')
+        duration, given_by = run_duration(
+            args.duration, series.end if series is not None else None,
+            '--tensions-csv' if args.tensions_csv else '--displacements-csv', 1.0)
         total = args.max_time if args.until_steady else duration
         steps = {'kept': args.trajectory_out is not None,
-                 'option': '--max-time' if args.until_steady else '--duration'}
+                 'option': '--max-time' if args.until_steady else given_by}
         if args.dt is not None:     # before the model, whose warning of dt would come first
             check_steps(total, args.dt, **steps)
         if integrator == 'explicit' and args.tip_tolerance is not None:   # and --dt-min

@@ -48,6 +48,7 @@ vertex), in the world frame (x out of the wall along the straight snake, z up) o
 
 import argparse
 import csv
+import math
 from pathlib import Path
 
 import numpy as np
@@ -56,8 +57,9 @@ from scipy.interpolate import CubicSpline
 from tendon_robot_sim import counted, share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, input_file,
                                        json_line, MAX_STEPS, non_negative, NoResultError,
-                                       OutputPath, parse_values, positive, positive_int, time_step)
-from tendon_robot_sim.experiment.csv_table import read_table, TableError
+                                       OutputPath, parse_values, positive, positive_int, TIME_STEP,
+                                       time_step)
+from tendon_robot_sim.experiment.csv_table import check_increasing, read_table, TableError
 from tendon_robot_sim.files.outputs import (make_new_folders, open_output, removed_on_failure,
                                             save_figure)
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -201,13 +203,16 @@ def _load(path):
         raise command_error(error) from None
 
 
-def read_trajectory(path: Path, n_joints: int):
+def read_trajectory(path: Path, n_joints: int, joint_limit: float = math.inf):
     """
     Read t (K,), q, qd, qdd (K, N) from a CSV file; rates from a cubic spline through q.
 
     The file is read by the package's table reader
     (:func:`~tendon_robot_sim.experiment.csv_table.read_table`); every error names
-    ``--trajectory``, the file and, for a cell, its line and column.
+    ``--trajectory``, the file and, for a cell, its line and column. Rows follow each other
+    in steps of ``--dt``'s range (:data:`~tendon_robot_sim.commands.TIME_STEP`): rows 1e300 s
+    apart overflowed the spline's rates. An angle beyond ``joint_limit`` (rad, 2 alpha: the
+    rolling surfaces) is named by its cell, with its reading in degrees where that fits.
     """
     def check_header(header):
         if not header or header[0] != 'time':
@@ -216,12 +221,28 @@ def read_trajectory(path: Path, n_joints: int):
             raise TableError(f'{path}: {len(header) - 1} angle columns, the snake has '
                              f'{n_joints} joints')
     try:
-        data = read_table(path, check_header=check_header).values
+        table = read_table(path, check_header=check_header)
+        data = table.values
         if data.shape[0] < 4:
             raise TableError(f'{path}: needs at least 4 rows of {n_joints + 1} numbers')
         t = data[:, 0]
-        if np.any(np.diff(t) <= 0):
-            raise TableError(f'{path}: time must be strictly increasing')
+        check_increasing(table, 'time')
+        steps = np.diff(t)
+        outside = np.flatnonzero((steps < TIME_STEP[0]) | (steps > TIME_STEP[1]))
+        if outside.size:
+            row = int(outside[0]) + 1
+            raise TableError(f'{table.where(row, "time")}: {steps[row - 1]:g} s after the line '
+                             f'before; a time step must be within [{TIME_STEP[0]:g}, '
+                             f'{TIME_STEP[1]:g}] s')
+        beyond = np.argwhere(np.abs(data[:, 1:]) > joint_limit)
+        if beyond.size:
+            row, joint = (int(i) for i in beyond[0])
+            angle = data[row, joint + 1]
+            hint = (f'; angles are radians: {angle:g} deg would be {math.radians(angle):.4g} rad'
+                    if abs(math.radians(angle)) <= joint_limit else '')
+            raise TableError(f'{table.where(row, table.header[joint + 1])}: {angle:g} rad is '
+                             f'beyond the rolling surfaces (|theta| <= 2 alpha = '
+                             f'{joint_limit:.4g} rad){hint}')
     except TableError as error:
         raise CommandError(f'--trajectory: {error}') from None
     spline = CubicSpline(t, data[:, 1:], axis=0)
@@ -311,7 +332,7 @@ def run_inverse(args: argparse.Namespace) -> int:
                 raise CommandError(f"{flag}: applies to the paper's trajectories only; a "
                                    'trajectory file gives its own times')
         path = Path(args.trajectory)
-        trajectories = {path.stem: read_trajectory(path, snake.n_joints)}
+        trajectories = {path.stem: read_trajectory(path, snake.n_joints, snake.joint_limit)}
     out = Path(args.out)
     with removed_on_failure(make_new_folders(out)):
         return _inverse_into(out, snake, dynamics, loads, trajectories, args)
@@ -363,11 +384,14 @@ def _inverse_into(out: Path, snake, dynamics, loads, trajectories, args) -> int:
         print(f'plot: {report["plot"]}')
     if args.json:
         print(json_line(report))
-    infeasible = {name: len(r.infeasible) for name, r in results.items() if r.infeasible}
+    # a step may break constraints at several joints: count the steps, then the constraints
+    infeasible = {name: (len({p.time for p in r.infeasible}), r.time.size, len(r.infeasible))
+                  for name, r in results.items() if r.infeasible}
     if infeasible:
-        steps = ', '.join(f'{n} steps of {name}' for name, n in infeasible.items())
-        raise NoResultError(f'no feasible tensions at {steps} (each listed above with its time, '
-                            'joint and broken constraint; all in the CSV)')
+        steps = ', '.join(f'{bad} of {n} steps of {name} ({counted(broken, "broken constraint")})'
+                          for name, (bad, n, broken) in infeasible.items())
+        raise NoResultError(f'no feasible tensions at {steps}; the first ones listed above '
+                            'with their time and joint, all in the CSV')
     return 0
 
 

@@ -173,6 +173,14 @@ CASES = [
     (['cc', '--robot', BHA, '--muscle-lengths', 'p1=10'], BAD,
      '--muscle-lengths: the lengths bend section 0 to a radius of 26.9 mm, inside its bellows'),
     (['cc', '--robot', BHA, '--muscle-lengths', '0.2,0.2'], BAD, 'one value per bellows'),
+    # millimetres for metres: a trunk 670 m long came out, exit 0; 1e300 m put Infinity and
+    # NaN into the JSON
+    (['cc', '--robot', BHA, '--muscle-lengths', '250,250,250,220,220,220,200,200,200'], BAD,
+     '--muscle-lengths: p1 = 250 m; a length must be within [0.001, 100] m'),
+    (['cc', '--robot', BHA, '--muscle-lengths', '1e300,1e300,1e300,0.22,0.22,0.22,0.2,0.2,0.2',
+      '--json'], BAD, '--muscle-lengths: p1 = 1e+300 m; a length must be within'),
+    (['cc', '--robot', BHA, '--muscle-lengths', 'p4=0.0001'], BAD,
+     '--muscle-lengths: p4 = 0.0001 m; a length must be within [0.001, 100] m'),
     (['cc', '--robot', BHA, '--tip', '0,0,1'], BAD, '--tip: '),
     # constant-curvature dynamics
     (['cc-dynamics', '--scheme', 'rk4'], BAD, "argument --scheme: invalid choice: 'rk4'"),
@@ -201,6 +209,17 @@ CASES = [
     (['cc-dynamics', '--tensions-csv', '{profile_unknown}'], BAD, "unknown column 'x1'"),
     (['cc-dynamics', '--tensions-csv', '{profile_high}'], BAD, 'outside the tension range'),
     (['cc-dynamics', '--tensions-csv', '{profile_zero}'], BAD, 'give --duration'),
+    # a run as long as the file: its last time named, not a --duration nobody gave
+    (['cc-dynamics', '--tensions-csv', '{profile_far}'], BAD,
+     "--tensions-csv's last time: 1e+300 s in steps of --dt 0.005 s"),
+    (['cc-dynamics', '--tensions-csv', '{profile_short}'], BAD,
+     "--dt: 0.005 s is longer than --tensions-csv's last time 1e-12 s"),
+    (['simulate', '--tensions-csv', '{profile_far}'], BAD,
+     "--tensions-csv's last time: 1e+300 s in steps of"),
+    (['simulate', '--tensions-csv', '{profile_short}', '--dt', '0.001'], BAD,
+     "--dt: 0.001 s is longer than --tensions-csv's last time 1e-12 s"),
+    (['simulate', '--tensions-csv', '{profile_zero}'], BAD,
+     '--tensions-csv: the file ends at t = 0 s; give --duration'),
     (['cc-dynamics', '--pressures-csv', '{profile_nan}'], BAD, 'take tensions'),
     (['cc-dynamics', '--robot', BHA, '--pressures-csv', '{profile_unknown}'], BAD,
      '--pressures-csv: '),
@@ -238,6 +257,13 @@ CASES = [
      "--trajectory: {word_csv}: line 2, column 'theta1': 'ten' is not a number"),
     (['snake', 'inverse', '--trajectory', '{steep_csv}', '--out', '{out}'], NO_RESULT,
      'no feasible tensions'),
+    # rows 1e300 s apart: scipy's spline overflowed, exit 70 (an internal error)
+    (['snake', 'inverse', '--trajectory', '{far_times_csv}', '--out', '{out}'], BAD,
+     "--trajectory: {far_times_csv}: line 3, column 'time': 1e+300 s after the line before; "
+     'a time step must be within [1e-09, 3600] s'),
+    (['snake', 'inverse', '--trajectory', '{repeat_times_csv}', '--out', '{out}'], BAD,
+     "--trajectory: {repeat_times_csv}: line 4, column 'time': the time repeats the one of "
+     'line 3'),
     (['snake', 'inverse', '--trajectory', 'pan', '--dt', '-1', '--out', '{out}'], BAD,
      'argument --dt'),
     (['snake', 'inverse', '--trajectory', '{steep_csv}', '--duration', '5', '--out', '{out}'],
@@ -835,6 +861,11 @@ def files(tmp_path_factory):
         'steep_csv': ('steep.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
                       + ''.join(f'{0.01 * k:.2f},0,{k % 2:.1f},0,0,0,0\n'
                                 for k in range(8))),
+        'far_times_csv': ('far_times.csv', 'time,theta1,theta2,theta3,theta4,theta5,theta6\n'
+                          + ''.join(f'{k}e300,0,{0.01 * k},0,0,0,0\n' for k in range(4))),
+        'repeat_times_csv': ('repeat_times.csv', 'time,theta1,theta2,theta3,theta4,theta5,'
+                             'theta6\n' + ''.join(f'{t},0,{0.01 * k},0,0,0,0\n'
+                                                  for k, t in enumerate((0, 1, 1, 2)))),
         'nan_holds': ('holds.csv', 't0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,nan,0,0.2\n'),
         'holds': ('good_holds.csv', 't0,t1,t2,t3,tip_x,tip_y,tip_z\n0,0,0,0,0.25,0,-0.01\n'
                   '0,2,0,0,0.24,0.02,-0.01\n'),
@@ -845,6 +876,8 @@ def files(tmp_path_factory):
         'profile_unknown': ('profile_unknown.csv', 't,x1\n0,0\n1,1\n'),
         'profile_high': ('profile_high.csv', 't,t1\n0,0\n1,1e3\n'),
         'profile_zero': ('profile_zero.csv', 't,t1\n0,1\n'),
+        'profile_far': ('profile_far.csv', 't,t1\n0,0\n1e300,1\n'),
+        'profile_short': ('profile_short.csv', 't,t1\n0,0\n1e-12,1\n'),
         'bellows_run_no_tip': ('bellows_run.csv', 't,' + ','.join(
             [f'p{i}' for i in range(1, 10)] + [f'p{i}_length' for i in range(1, 10)])
             + '\n0' + ',0' * 9 + ',0.25' * 9 + '\n0.005' + ',0' * 9 + ',0.25' * 9 + '\n'),

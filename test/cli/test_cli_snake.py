@@ -99,10 +99,18 @@ def test_inverse_from_a_csv_file(tmp_path, capsys):
      '--trajectory: {path}: the first row must be a header starting with "time"'),
     ('time,a,b\n0,0,0\n', '--trajectory: {path}: 2 angle columns, the snake has 6 joints'),
     ('time,a,b,c,d,e,f\n' + '0,0,0,0,0,0,0\n' * 5,
-     '--trajectory: {path}: time must be strictly increasing'),
+     "--trajectory: {path}: line 3, column 'time': the time repeats the one of line 2"),
     ('time,a,b,c,d,e,f\n' + '0,0,0,0,0,0,0\n' * 3,
      '--trajectory: {path}: needs at least 4 rows of 7'),
-    ('time,a,b,c,d,e,f\n' + ''.join(f'{i},0,0,0,0,0,2\n' for i in range(5)), 'joint 6 reaches'),
+    # an angle beyond the rolling surfaces: named by its line and column, as every cell (it
+    # said 'q: joint 6 reaches 2 rad at t = 0.000 s', neither file nor line)
+    ('time,a,b,c,d,e,f\n' + ''.join(f'{i},0,0,0,0,0,2\n' for i in range(5)),
+     "--trajectory: {path}: line 2, column 'f': 2 rad is beyond the rolling surfaces "
+     '(|theta| <= 2 alpha = 1.466 rad)'),
+    # degrees typed for radians: said so
+    ('time,a,b,c,d,e,f\n' + ''.join(f'{i},0,{10 * i},0,0,0,0\n' for i in range(5)),
+     "--trajectory: {path}: line 3, column 'b': 10 rad is beyond the rolling surfaces "
+     '(|theta| <= 2 alpha = 1.466 rad); angles are radians: 10 deg would be 0.1745'),
 ])
 def test_bad_trajectory_files_are_one_line_errors(tmp_path, capsys, text, message):
     path = tmp_path / 'bad.csv'
@@ -267,6 +275,26 @@ def test_a_study_motion_of_joints_the_snake_lacks_is_refused(trajectory, motion,
         f'tendon-robot-sim snake inverse: error: --trajectory: {motion} moves the {missing} '
         f'joints, and the snake has none (its joints: {", ".join([joints] * 6)})\n')
     assert not out.exists()
+
+
+def test_the_exit_line_counts_infeasible_steps_not_broken_constraints(tmp_path, capsys):
+    """
+    10 N m about z at the tip: no step of the pan motion has tensions, at several joints each.
+
+    The last line said "no feasible tensions at 66 steps of pan" of an 11-step motion: it
+    counted the broken constraints (time, joint, constraint) as steps.
+    """
+    code, report, err = run_json(['snake', 'inverse', '--trajectory', 'pan', '--duration',
+                                  '0.05', '--tip-wrench', '0,0,0,0,0,10', '--out',
+                                  str(tmp_path), '--json'], capsys)
+    summary = report['trajectories']['pan']
+    rows = read_rows(tmp_path / 'tensions_pan.csv')
+    steps = sum(bool(r['infeasible']) for r in rows)
+    broken = sum(len(r['infeasible'].split()) for r in rows)
+    assert code == 1 and steps == summary['steps'] == 11
+    assert broken == summary['infeasible_steps'] > steps      # the JSON counts constraints
+    assert (f'no feasible tensions at {steps} of {steps} steps of pan ({broken} broken '
+            'constraints') in err
 
 
 def test_the_json_lists_the_first_100_infeasible_steps_and_counts_them_all(tmp_path, capsys):

@@ -40,6 +40,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from tendon_robot_sim.models.description import PHYSICAL_RANGES
 from tendon_robot_sim.models.geometry import rotation_to_quaternion, section_pose
 from tendon_robot_sim.models.trunk.robot import BellowsRobot
 
@@ -206,8 +207,12 @@ class BellowsKinematics:
             if q.shape != (len(self.names),):
                 raise BellowsKinematicsError(
                     f'{field}: need one value per bellows {self.names}, got {q.size}')
+        # the physical range of a length in a description: millimetres typed for metres (a
+        # trunk 670 m long) or 1e300 (Infinity and NaN in the results) are no lengths
+        low, high, unit, why = PHYSICAL_RANGES['length']
         for name, value in zip(self.names, q):
-            if not (math.isfinite(value) and value > 0.0):
+            if not (math.isfinite(value) and low <= value <= high):
                 raise BellowsKinematicsError(
-                    f'{field}: {name} = {value:g} m; a length must be a finite number > 0')
+                    f'{field}: {name} = {value:g} m; a length must be within '
+                    f'[{low:g}, {high:g}] {unit} ({why})')
         return q
