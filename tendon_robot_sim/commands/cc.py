@@ -90,9 +90,10 @@ def run(args: argparse.Namespace) -> int:
         cc = load_constant_curvature(path)
         robot = cc.robot
         if tip is not None:
-            state = cc.inverse_tip(tip)
+            state = cc.inverse_tip(tip, field='--tip')
         else:
-            state = cc.forward(parse_values(args.displacements, '--displacements'))
+            state = cc.forward(parse_values(args.displacements, '--displacements'),
+                               '--displacements')
     except (RobotDescriptionError, ConstantCurvatureError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None

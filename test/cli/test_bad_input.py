@@ -151,10 +151,11 @@ CASES = [
     (['statics', '--displacements', '0.001,0,0,0', '--robot', '{mm_reference}'], BAD,
      'tendons[0].reference_length: must be within 0.5 to 2 times'),
     # constant curvature
-    (['cc', '--displacements', '1e9,0,0,0'], BAD, 'more than the section length'),
+    (['cc', '--displacements', '1e9,0,0,0'], BAD, '--displacements: t0 = 1e+09 m is more'),
     (['cc', '--tip', 'nan,0,0.2'], BAD, '--tip'),
-    (['cc', '--tip', '5,0,0'], NO_RESULT, 'reach'),
-    (['cc', '--displacements', '0.1,0.1'], BAD, 'displacements'),
+    (['cc', '--tip', '5,0,0'], NO_RESULT, '--tip: [5.0, 0.0, 0.0] is not reachable'),
+    (['cc', '--displacements', '0.1,0.1'], BAD, '--displacements: need one value per tendon'),
+    (['cc', '--displacements', 'q9=0.1'], BAD, "--displacements: unknown tendon 'q9'"),
     (['cc', '--displacements', 'inf,0,0,0'], BAD, '--displacements'),
     (['cc', '--tip', '0.2,0,0', '--robot', '{list}'], BAD, 'list.yaml'),
     # robots the model does not take: named with their file, as every robot-file error

@@ -146,14 +146,16 @@ class ConstantCurvature:
 
     # ------------------------------------------------------------------ forward
 
-    def forward(self, displacements: Sequence[float] | Mapping[str, float]) -> CCState:
+    def forward(self, displacements: Sequence[float] | Mapping[str, float],
+                field: str = 'displacements') -> CCState:
         """
         Displacements (m, one per tendon or a mapping, others 0) -> CC state.
 
         Least squares over the tendons; ``residual`` says how far the input is from
-        a consistent (CC) set of displacements.
+        a consistent (CC) set of displacements. ``field`` names the input in errors (a
+        command's option).
         """
-        q = self._vector(displacements)
+        q = self._vector(displacements, field)
         u = self._pinv @ q
         theta = float(math.hypot(u[0], u[1]))
         phi = float(math.atan2(u[1], u[0])) if theta > 0.0 else 0.0
@@ -201,8 +203,8 @@ class ConstantCurvature:
         """Displacements (m) that bend the section by ``theta`` towards ``phi``."""
         return self.from_angles(theta, phi).displacements
 
-    def inverse_tip(self, tip_position: Sequence[float], tolerance: float = TIP_TOLERANCE
-                    ) -> CCState:
+    def inverse_tip(self, tip_position: Sequence[float], tolerance: float = TIP_TOLERANCE,
+                    field: str = 'tip_position') -> CCState:
         """
         Return the CC state whose tip is at ``tip_position`` (m, world frame).
 
@@ -211,6 +213,7 @@ class ConstantCurvature:
         angle in [0, 2 pi) whose tip is closest to the target in that plane. A planar
         robot keeps phi = ``plane``: theta in (-2 pi, 2 pi) is the closest in its plane,
         and a target off the plane is unreachable (the error names the closest tip).
+        ``field`` names the target in errors (a command's option).
 
         Raises
         ------
@@ -222,7 +225,7 @@ class ConstantCurvature:
         target = np.asarray(tip_position, dtype=float)
         if target.shape != (3,) or not np.all(np.isfinite(target)):
             raise ConstantCurvatureError(
-                f'tip_position: must be 3 finite numbers, got {list(np.ravel(target))}')
+                f'{field}: must be 3 finite numbers, got {list(np.ravel(target))}')
         base = self.robot.base
         local = base.rotation.T @ (target - base.position)
         if self.plane is None:
@@ -248,29 +251,29 @@ class ConstantCurvature:
         gap = float(np.linalg.norm(state.tip_position - target))
         if gap > tolerance:
             raise UnreachableError(
-                f'tip_position: {target.tolist()} is not reachable with constant curvature '
+                f'{field}: {target.tolist()} is not reachable with constant curvature '
                 f'(section {self.section_length} m, rod {self.length} m); closest tip '
                 f'{np.round(state.tip_position, 6).tolist()} at {gap:.3g} m', state, gap)
         return state
 
     # ------------------------------------------------------------------ helpers
 
-    def _vector(self, values) -> np.ndarray:
+    def _vector(self, values, field: str) -> np.ndarray:
         if isinstance(values, Mapping):
             q = np.zeros(len(self.names))
             for name, value in values.items():
                 try:
                     q[self.robot.tendon_index(name)] = value
                 except KeyError as error:
-                    raise ConstantCurvatureError(f'displacements: {error.args[0]}') from None
+                    raise ConstantCurvatureError(f'{field}: {error.args[0]}') from None
         else:
             q = np.asarray(values, dtype=float)
             if q.shape != (len(self.names),):
                 raise ConstantCurvatureError(
-                    f'displacements: need one value per tendon {self.names}, got {q.size}')
+                    f'{field}: need one value per tendon {self.names}, got {q.size}')
         bad = [n for n, v in zip(self.names, q) if not math.isfinite(v)]
         if bad:
-            raise ConstantCurvatureError(f'displacements: non-finite value for {bad}')
+            raise ConstantCurvatureError(f'{field}: non-finite value for {bad}')
         # A tendon's path is L - q long: pulled by more than L, its hole would have crossed
         # the centre of curvature (kappa r > 1), which no arc allows; let out by as much,
         # the tendon opposite would have.
@@ -278,7 +281,7 @@ class ConstantCurvature:
         if too_far:
             name, value = too_far[0]
             raise ConstantCurvatureError(
-                f'displacements: {name} = {value:g} m is more than the section length '
+                f'{field}: {name} = {value:g} m is more than the section length '
                 f'{self.section_length:g} m a tendon can be pulled or let out')
         return q
 
