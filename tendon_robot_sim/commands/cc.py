@@ -41,12 +41,13 @@ import json
 import numpy as np
 
 from tendon_robot_sim import default_robot_file
-from tendon_robot_sim.commands import (command_error, CommandError, input_file, parse_values,
-                                       parse_vector)
+from tendon_robot_sim.commands import (command_error, CommandError, input_file,
+                                       NoResultError, parse_values, parse_vector)
 from tendon_robot_sim.models.description import RobotDescriptionError
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvatureError,
-                                                            load_constant_curvature)
+                                                            load_constant_curvature,
+                                                            self_contact_bend)
 from tendon_robot_sim.models.trunk.kinematics import BellowsKinematics, BellowsKinematicsError
 from tendon_robot_sim.models.trunk.robot import is_bellows_description, load_bellows_robot
 
@@ -97,6 +98,12 @@ def run(args: argparse.Namespace) -> int:
     except (RobotDescriptionError, ConstantCurvatureError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None
+    limit = self_contact_bend(cc.section_length, robot.rod.radius)
+    if state.theta >= limit:
+        raise NoResultError(
+            f'{"--tip" if tip is not None else "--displacements"}: a bend of {state.theta:.4g} '
+            f"rad passes through itself: the arc of a full turn less the rod's diameter "
+            f"({limit:.4g} rad) brings the section's end onto its base")
 
     np.set_printoptions(precision=6, suppress=True)
     print(f'robot {robot.name}, constant curvature (section {cc.section_length} m)')

@@ -156,6 +156,10 @@ CASES = [
     (['cc', '--tip', '5,0,0'], NO_RESULT, '--tip: [5.0, 0.0, 0.0] is not reachable'),
     (['cc', '--displacements', '0.1,0.1'], BAD, '--displacements: need one value per tendon'),
     (['cc', '--displacements', 'q9=0.1'], BAD, "--displacements: unknown tendon 'q9'"),
+    # an arc of a full turn or more, less the rod's diameter, passes through itself
+    (['cc', '--tip', '0,0,0'], NO_RESULT, '--tip: a bend of 6.283 rad passes through itself'),
+    (['cc', '--displacements', '0.2,0,-0.2,0'], NO_RESULT,
+     '--displacements: a bend of 13.33 rad passes through itself'),
     (['cc', '--displacements', 'inf,0,0,0'], BAD, '--displacements'),
     (['cc', '--tip', '0.2,0,0', '--robot', '{list}'], BAD, 'list.yaml'),
     # robots the model does not take: named with their file, as every robot-file error

@@ -304,3 +304,21 @@ def test_cli_errors_are_one_line(args, status, message, capsys):
     assert main(['cc', *args]) == status
     stderr = capsys.readouterr().err
     assert message in stderr and len(stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize('length, radius', [(0.25, 0.001), (0.1, 0.004)])
+def test_the_bend_of_self_contact_brings_the_arcs_end_a_diameter_from_its_base(length, radius):
+    """
+    At self_contact_bend the arc's end is one rod diameter from its base along its circle.
+
+    Measured on the pose of the arc's end: the chord to the base, on the circle of radius
+    length / theta, spans the arc R 2 asin(chord / 2 R). With a little less bend, farther.
+    """
+    from tendon_robot_sim.models.geometry import section_pose
+    from tendon_robot_sim.models.rod.constant_curvature import self_contact_bend
+    theta = self_contact_bend(length, radius)
+    circle = length / theta
+    chord = np.linalg.norm(section_pose(theta, 0.3, length)[1])
+    assert circle * 2.0 * math.asin(chord / (2.0 * circle)) == pytest.approx(2.0 * radius,
+                                                                             rel=1e-9)
+    assert np.linalg.norm(section_pose(0.99 * theta, 0.3, length)[1]) > chord
