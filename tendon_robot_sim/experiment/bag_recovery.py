@@ -109,6 +109,9 @@ def recover_bag(path: str | Path) -> Recovered:
                        f'{len(storages) or "none"}' + (f' ({", ".join(p.name for p in storages)})'
                                                        if storages else ''))
     storage = storages[0]
+    if not storage.is_file():   # a folder ended as an internal error; a FIFO was waited on
+        raise BagError(f'{storage}: not a regular file (a folder, device or pipe): move it '
+                       'away and run this again')
     if storage.suffix == '.mcap':
         dropped, repaired = _recover_mcap(storage)
     else:
