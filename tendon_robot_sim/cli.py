@@ -81,6 +81,18 @@ class Parser(argparse.ArgumentParser):
         """Print one line naming the argument and the problem, then exit 2."""
         self.exit(EXIT_BAD_INPUT, f'{self.prog}: error: {message} (see --help)\n')
 
+    def parse_args(self, args=None, namespace=None):
+        """
+        Parse as argparse does; an argument nothing takes is the chosen command's error.
+
+        argparse reported it from the tool's parser (``tendon-robot-sim: error:
+        unrecognized arguments: extra``), the one error line that did not name the command.
+        """
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            _chosen(self, parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
 
 def build_parser(commands=COMMANDS) -> argparse.ArgumentParser:
     """Return the parser of the tool with ``commands`` (their module names; default all)."""

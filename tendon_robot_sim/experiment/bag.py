@@ -307,6 +307,18 @@ def _absolute(topic: str) -> str:
     return topic if topic.startswith('/') else '/' + topic
 
 
+def check_storage_file(path: Path) -> None:
+    """
+    Raise BagError for a bag's storage file (``.mcap``, ``.db3``) that is no regular file.
+
+    A folder so named was an errno message or an internal error, and a FIFO was waited on
+    for ever, by the readers and by ``reindex`` alike.
+    """
+    if not path.is_file():
+        raise BagError(f'{path}: not a regular file (a folder, device or pipe): move it away '
+                       'and run this again')
+
+
 @contextmanager
 def _open_bag(path: str | Path) -> Iterator[AnyReader]:
     """Open ``path`` as an ``AnyReader``; any failure of rosbags becomes a BagError."""
@@ -322,6 +334,9 @@ def _open_bag(path: str | Path) -> Iterator[AnyReader]:
             read_yaml(path / 'metadata.yaml')
         except YamlFileError as error:
             raise BagError(str(error)) from None
+    for storage in (sorted(path.glob('*.mcap')) + sorted(path.glob('*.db3'))
+                    if path.is_dir() else [path]):
+        check_storage_file(storage)
     if path.is_file() and path.suffix not in ('.mcap', '.db3'):
         raise BagError(f'{path}: not a rosbag2 bag: a bag is a folder with metadata.yaml or '
                        'a .mcap or .db3 file')

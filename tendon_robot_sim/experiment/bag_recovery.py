@@ -46,7 +46,8 @@ from rosbags.highlevel import AnyReader
 from rosbags.rosbag2.metadata import dump_qos_v9
 from rosbags.typesys import get_typestore
 from tendon_robot_sim.experiment import mcap_crc
-from tendon_robot_sim.experiment.bag import BAG_FORMAT_VERSION, BagError, DEFAULT_STORE
+from tendon_robot_sim.experiment.bag import (BAG_FORMAT_VERSION, BagError,
+                                             check_storage_file, DEFAULT_STORE)
 from tendon_robot_sim.files.outputs import check_links, edit_output, write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
 import yaml
@@ -109,6 +110,7 @@ def recover_bag(path: str | Path) -> Recovered:
                        f'{len(storages) or "none"}' + (f' ({", ".join(p.name for p in storages)})'
                                                        if storages else ''))
     storage = storages[0]
+    check_storage_file(storage)
     if storage.suffix == '.mcap':
         dropped, repaired = _recover_mcap(storage)
     else:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass, field
+import itertools
 import math
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from tendon_robot_sim import counted
 
 # Data rows a table may have: a 1 kHz recording of 15 minutes.
 MAX_ROWS = 1_000_000
+# Characters a line may have (a row of some 40 000 numbers): a file of one endless line
+# (/dev/zero) was read whole into memory before the reader saw it
+MAX_LINE = 1_000_000
 # How every CSV file is read: UTF-8, and a byte-order mark (which Excel writes) is skipped
 CSV_ENCODING = 'utf-8-sig'
 
@@ -73,7 +77,7 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
     path = Path(path)
     try:
         with path.open(newline='', encoding=CSV_ENCODING) as handle:
-            reader = csv.reader(handle)
+            reader = csv.reader(csv_lines(handle, path))
             rows = []
             for row in reader:
                 if any(cell.strip() for cell in row):
@@ -123,6 +127,26 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None,
     text = {column: tuple(row[header.index(column)].strip() for _, row in rows[1:])
             for column in texts}
     return Table(path, wanted, np.array([line for line, _ in rows[1:]]), values, text)
+
+
+def csv_lines(handle, path: str | Path) -> Iterator[str]:
+    """
+    Yield the lines of the open text file ``handle`` for ``csv.reader``, each read up to a bound.
+
+    Raises :class:`TableError` naming the line for one longer than ``MAX_LINE`` characters (a
+    file of one endless line was read whole into memory) or one with a NUL byte (a binary
+    file: its NULs became a header, printed in the error).
+    """
+    for number in itertools.count(1):
+        line = handle.readline(MAX_LINE + 2)    # and its line break, \r\n at most
+        if not line:
+            return
+        if len(line.rstrip('\r\n')) > MAX_LINE:
+            raise TableError(f'{path}: line {number}: longer than {MAX_LINE} characters: is it '
+                             'a CSV file?')
+        if '\0' in line:
+            raise TableError(f'{path}: line {number}: a NUL byte: is it a CSV file?')
+        yield line
 
 
 def check_increasing(table: Table, column: str, values: np.ndarray | None = None,

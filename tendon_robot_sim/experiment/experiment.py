@@ -52,7 +52,7 @@ import numpy as np
 
 from tendon_robot_sim import counted, progress_bar
 from tendon_robot_sim.experiment.bag import topic_matches
-from tendon_robot_sim.experiment.csv_table import CSV_ENCODING
+from tendon_robot_sim.experiment.csv_table import CSV_ENCODING, csv_lines, TableError
 from tendon_robot_sim.experiment.input_profile import input_problem
 from tendon_robot_sim.experiment.recorded import (applied_tensions, check_finite, check_reach,
                                                   command_vector, crop, Duplicates,
@@ -407,11 +407,13 @@ def _csv_rows(handle, path: Path) -> Iterator[tuple[int, list[str]]]:
     ``line``: the file's line the row ends on (a quoted cell may hold a line break). A binary
     or malformed file is an ExperimentError.
     """
-    reader = csv.reader(handle)
+    reader = csv.reader(csv_lines(handle, path))
     try:
         for row in reader:
             if any(cell.strip() for cell in row):
                 yield reader.line_num, row
+    except TableError as error:     # a line without end, a NUL byte
+        raise ExperimentError(str(error)) from None
     except UnicodeDecodeError as error:
         raise ExperimentError(f'{path}: not UTF-8 text (byte {error.start} of a block): '
                               'is it a CSV file?') from None

@@ -33,14 +33,19 @@ package, so every layer can use it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 import re
+import stat
 from typing import Any
 
 import yaml
 
 MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 20             # nesting of mappings and lists (a robot description needs 4)
+# What a pipe held (``--robot <(sed ... robot.yaml)``), by the pipe's device and inode: it
+# can be read once, and a command reads its robot file more than once (its kind, the model)
+_PIPES: dict[tuple[int, int], bytes] = {}
 
 
 class YamlFileError(ValueError):
@@ -143,8 +148,14 @@ def read_yaml_text(path: str | Path) -> str:
     """Return the text of the YAML file at ``path`` as :func:`read_yaml` reads it, unparsed."""
     path = Path(path)
     try:
-        with open(path, 'rb') as file:
-            data = file.read(MAX_FILE_BYTES + 1)
+        known = os.stat(path)
+        data = _PIPES.get((known.st_dev, known.st_ino)) if stat.S_ISFIFO(known.st_mode) else None
+        if data is None:
+            with open(path, 'rb') as file:
+                data = file.read(MAX_FILE_BYTES + 1)
+                found = os.fstat(file.fileno())
+            if stat.S_ISFIFO(found.st_mode):
+                _PIPES[found.st_dev, found.st_ino] = data
     except OSError as error:
         raise YamlFileError(f'{path}: cannot read: {error.strerror}') from None
     if len(data) > MAX_FILE_BYTES:

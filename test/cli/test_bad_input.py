@@ -1004,6 +1004,20 @@ def test_every_command_has_rows():
     assert missing == [], f'commands without bad-input rows: {missing}'
 
 
+@pytest.mark.parametrize('words', list(commands(cli.build_parser())))
+def test_an_argument_no_option_takes_is_named_with_its_command(words, capsys):
+    """
+    ``reindex BAG extra`` and ``pcr ik --position ... extra`` said ``tendon-robot-sim: error:``.
+
+    argparse reports unrecognized arguments from the tool's parser, not the command's: the
+    error line must name the command (and action) as every other error of its parser does.
+    """
+    assert cli.main([*words.split(), '--no-such-option']) == BAD
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1, err
+    assert err.startswith(f'tendon-robot-sim {words}: error: '), err
+
+
 def input_file_options(parser, prefix=()):
     """Yield (command words, option) of every --robot and --urdf of every command."""
     for action in parser._actions:

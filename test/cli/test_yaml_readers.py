@@ -344,3 +344,36 @@ def test_every_yaml_reader_has_a_row():
 @pytest.mark.parametrize('reader', sorted(READERS))
 def test_every_yaml_reader_refuses_a_key_given_twice(reader, files, capsys, monkeypatch):
     READERS[reader](files, capsys, monkeypatch)
+
+
+# ------------------------------------------------------------------ a description from a pipe
+
+
+def pipe_of(text: str) -> str:
+    """Return a /dev/fd path of a pipe holding ``text`` (closed for writing), as ``<(...)``."""
+    import os
+    read, write = os.pipe()
+    os.write(write, text.encode())
+    os.close(write)
+    return f'/dev/fd/{read}'
+
+
+def test_a_pipe_is_read_once_and_its_text_kept():
+    """A command reads its robot file more than once (its kind, then the model)."""
+    from tendon_robot_sim.files.yaml_loader import read_yaml
+    text = (ROOT / 'config' / 'robot.yaml').read_text()
+    path = pipe_of(text)
+    first = read_yaml(path)
+    assert first['tendons'][0]['name'] == 't0'
+    assert read_yaml(path) == first
+
+
+def test_a_robot_description_through_process_substitution(capsys):
+    """``cc --robot <(sed ... config/robot.yaml)`` said the description was empty."""
+    robot = ROOT / 'config' / 'robot.yaml'
+    argv = ['cc', '--displacements', '0.001,0,0,0', '--json']
+    assert cli.main([*argv, '--robot', str(robot)]) == 0
+    from_file = capsys.readouterr().out
+    assert cli.main([*argv, '--robot', pipe_of(robot.read_text())]) == 0, \
+        capsys.readouterr().err
+    assert capsys.readouterr().out == from_file

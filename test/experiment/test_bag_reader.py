@@ -181,6 +181,45 @@ def test_damaged_bags_raise_bag_error_naming_the_file(good_bags, tmp_path, suffi
     assert str(bag) in str(info.value)
 
 
+# a reader that opened a FIFO waited on it for ever: read in a process of its own
+READ_IN_A_PROCESS = """
+import sys
+from tendon_robot_sim.experiment.bag import BagError, read_messages
+try:
+    list(read_messages(sys.argv[1]))
+except BagError as error:
+    print(error)
+"""
+
+
+@pytest.mark.parametrize('suffix', ['.mcap', '.db3'])
+@pytest.mark.parametrize('make, bare', [('folder', False), ('fifo', False), ('fifo', True)],
+                         ids=['folder', 'fifo', 'bare fifo'])    # a bare folder: a bag folder
+def test_a_storage_file_that_is_no_regular_file_raises_bag_error_naming_it(
+        good_bags, tmp_path, suffix, make, bare):
+    """As ``reindex`` refuses it (test_bag_recovery.py): one error, not a hang or errno."""
+    import os
+    import subprocess
+    import sys
+    from waiting import COMMAND_TIMEOUT
+    bag = tmp_path / 'bag'
+    shutil.copytree(good_bags / suffix[1:], bag)
+    (storage,) = bag.glob('*' + suffix)
+    storage.unlink()
+    if make == 'folder':
+        storage.mkdir()
+    else:
+        os.mkfifo(storage)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, '-c', READ_IN_A_PROCESS,
+                           str(storage if bare else bag)],
+                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+                          env=dict(os.environ, PYTHONPATH=str(root)))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f'{storage}: not a regular file (a folder, device or pipe): move it ' \
+        'away and run this again\n', proc.stdout
+
+
 def test_what_is_not_a_bag_raises_bag_error_naming_it(good_bags, tmp_path):
     no_metadata = tmp_path / 'no_metadata'
     shutil.copytree(good_bags / 'mcap', no_metadata)

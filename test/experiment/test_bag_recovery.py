@@ -233,6 +233,34 @@ def test_a_folder_in_place_of_the_metadata_file_is_refused(tmp_path, capsys):
     assert (bag / 'metadata.yaml').is_dir()
 
 
+@pytest.mark.parametrize('make', ['folder', 'device', 'fifo'])
+def test_a_storage_file_that_is_no_regular_file_is_refused(make, tmp_path, capsys):
+    """
+    A storage file that is no regular file: one line naming it, exit 2, left as it was.
+
+    A folder named ``x.mcap`` ended ``reindex`` as an internal error (exit 70), a link to a
+    device was read as a recorder killed before its first flush, and a FIFO was waited on
+    for ever.
+    """
+    bag = tmp_path / 'bag'
+    bag.mkdir()
+    storage = bag / 'bag_0.mcap'
+    if make == 'folder':
+        storage.mkdir()
+    elif make == 'device':
+        storage.symlink_to('/dev/zero')
+    else:
+        os.mkfifo(storage)
+    # the FIFO through a real process: a reader that waited on it would not return here
+    proc = subprocess.run([sys.executable, '-m', 'tendon_robot_sim.cli', 'reindex', str(bag)],
+                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count('\n') == 1, proc.stderr
+    assert f'{storage}: not a regular file' in proc.stderr, proc.stderr
+    assert sorted(p.name for p in bag.iterdir()) == ['bag_0.mcap']
+
+
 @pytest.mark.parametrize('argv, text', [
     (['reindex', '{tmp}/missing'], 'not a bag folder'),
     (['reindex', '{tmp}/empty'], 'expected one .mcap or .db3 file, found none'),

@@ -17,6 +17,11 @@ Every CSV reader takes a file saved with a byte-order mark (Excel's "CSV UTF-8")
 Before, the mark stayed in the first column's name, invisible, and that column was unknown.
 """
 
+import os
+from pathlib import Path
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from tendon_robot_sim import default_robot_file
@@ -25,9 +30,11 @@ from tendon_robot_sim.experiment.csv_table import read_table
 from tendon_robot_sim.experiment.dataset import _read_csv
 from tendon_robot_sim.experiment.experiment import read_holds_csv
 from tendon_robot_sim.models.tendon_robot import load_robot
+from waiting import COMMAND_TIMEOUT
 
 BOM = '\ufeff'
 ROBOT = load_robot(default_robot_file())
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def table(path):
@@ -62,3 +69,37 @@ def test_a_byte_order_mark_changes_nothing(read, text, tmp_path):
     marked.write_text(BOM + text, encoding='utf-8')
     assert marked.read_bytes().startswith(b'\xef\xbb\xbf')
     assert read(marked) == read(plain)
+
+
+@pytest.mark.parametrize('read, text', CASES, ids=[c[0].__name__ for c in CASES])
+def test_a_line_without_end_or_with_a_nul_byte_is_no_csv(read, text, tmp_path):
+    """
+    Every reader reads a line up to a bound, and refuses a NUL byte: one error naming the line.
+
+    A file of one endless line (``--csv /dev/zero``) was read whole into memory; a file of
+    NUL bytes became a header of them, printed in the error.
+    """
+    from tendon_robot_sim.experiment.csv_table import MAX_LINE
+    long, binary = tmp_path / 'long.csv', tmp_path / 'nul.csv'
+    header = text.splitlines()[0]
+    long.write_text(text + 'x' * (MAX_LINE + 1), encoding='utf-8')
+    binary.write_text(header + '\n' + '\0' * 100 + '\n', encoding='utf-8')
+    with pytest.raises(Exception, match=rf'{long}: line \d+: longer than {MAX_LINE} characters'):
+        read(long)
+    with pytest.raises(Exception, match=rf'{binary}: line 2: a NUL byte: is it a CSV file\?'):
+        read(binary)
+
+
+def test_an_endless_file_is_refused_without_reading_it_whole(tmp_path):
+    """``dataset --csv /dev/zero`` read until memory ran out; a line's bound ends it at once."""
+    limit = ('import resource, sys; from tendon_robot_sim import cli; '
+             'resource.setrlimit(resource.RLIMIT_DATA, (2 ** 31, 2 ** 31)); '
+             'sys.exit(cli.main(sys.argv[1:]))')
+    proc = subprocess.run(
+        [sys.executable, '-c', limit, 'dataset', '--robot', default_robot_file(), '--model',
+         'cc', '--sampler', 'csv', '--csv', '/dev/zero', '--output', str(tmp_path / 'd')],
+        capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count('\n') == 1, proc.stderr
+    assert '/dev/zero: line 1: longer than' in proc.stderr, proc.stderr
