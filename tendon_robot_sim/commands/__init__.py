@@ -317,7 +317,9 @@ class OutputPath:
         if self.kind in ('file', 'prefix') and (text.endswith(os.sep) or path.is_dir()):
             example = path / ('dataset' if self.kind == 'prefix' else
                               'out' + (self.suffixes[0] if self.suffixes else ''))
-            raise CommandError(f'{text} is a folder; give a file name in it, e.g. {example}')
+            # a folder that does not exist yet is named one by its trailing separator
+            what = 'is a folder' if path.is_dir() else f'names a folder (it ends in {os.sep})'
+            raise CommandError(f'{text} {what}; give a file name in it, e.g. {example}')
         for suffix in self.suffixes if self.kind == 'prefix' else ():
             # found only when the file is written, after the work (a Parquet dataset of Dask)
             written = path.with_name(path.name + suffix)

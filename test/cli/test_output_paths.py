@@ -122,7 +122,7 @@ BAD_OF_KIND = {
     'file': {'a folder': ('{folder}', 'is a folder'),
              'in a missing folder': ('{folder}/missing/out', 'does not exist')},
     'prefix': {'a folder': ('{folder}', 'is a folder'),
-               'a folder by its slash': ('{folder}/new/', 'is a folder')},
+               'a folder by its slash': ('{folder}/new/', 'names a folder (it ends in /)')},
 }
 
 
