@@ -83,6 +83,10 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+#: The arguments of build_dataset that its errors name, each given here as --<name>
+OPTIONS_OF_ARGUMENTS = ('samples', 'csv', 'output', 'scheduler')
+
+
 def run(args: argparse.Namespace) -> int:
     # what exists but is no file (a folder, /dev/null): the loader names what it is
     if args.sampler == 'csv' and args.csv is None:
@@ -106,7 +110,12 @@ def run(args: argparse.Namespace) -> int:
     # routing, friction), refused as the model is built, as `cc` refuses it
     except (ConstantCurvatureError, DatasetError, ParallelError, RobotDescriptionError,
             StaticsError) as error:
-        raise CommandError(' '.join(str(error).split())) from None
+        message = ' '.join(str(error).split())
+        # build_dataset names its own arguments (samples:, csv:, output:, scheduler:): the
+        # user gave them as options
+        if message.partition(': ')[0] in OPTIONS_OF_ARGUMENTS:
+            message = f'--{message}'
+        raise CommandError(message) from None
     except OSError as error:    # a write through a file object names no file: the output
         raise CommandError(f'--output: {error.filename or args.output}: '
                            f'{error.strerror or error}') from None

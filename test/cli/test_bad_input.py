@@ -785,14 +785,14 @@ CASES = [
     (['dataset', '--robot', '{binary}', '--model', 'cc', '--output', '{out}/d'], BAD,
      'robot: {binary}: not UTF-8 text (byte 128)'),
     ([*DATASET, 'cc', '--samples', '0'], BAD, 'argument --samples: must be a whole number >= 1'),
-    ([*DATASET, 'cc', '--samples', '1000000000000'], BAD, 'several runs'),
+    ([*DATASET, 'cc', '--samples', '1000000000000'], BAD, '--samples: 1000000000000 is more'),
     ([*DATASET, 'cc', '--chunk-size', 'nan'], BAD, 'argument --chunk-size'),
     ([*DATASET, 'cc', '--sampler', 'csv'], BAD, '--csv: --sampler csv needs'),
     ([*DATASET, 'cc', '--csv', '{binary}'], BAD,
      '--csv: applies with --sampler csv only (this run: --sampler uniform)'),
     ([*DATASET, 'cc', '--statics-model', 'cosserat'], BAD,
      '--statics-model: applies with --model statics only (this run: --model cc)'),
-    ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}'], BAD, 'binary'),
+    ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}'], BAD, '--csv: {binary}'),
     ([*DATASET, 'cc', '--sampler', 'csv', '--csv', '{binary}', '--samples', '5'], BAD,
      '--samples: applies with --sampler uniform or lhs only (this run: --sampler csv, one '
      'sample a row of --csv)'),
@@ -800,7 +800,8 @@ CASES = [
      '--random-state: applies with --sampler uniform or lhs only (this run: --sampler csv, '
      'one sample a row of --csv)'),
     ([*DATASET, 'pcr'], BAD, 'kind: none given, so a tendon-driven continuum robot'),
-    ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD, "'nowhere' is not tcp://HOST:PORT"),
+    ([*DATASET, 'cc', '--scheduler', 'nowhere'], BAD,
+     "--scheduler: 'nowhere' is not tcp://HOST:PORT"),
     # a robot the constant-curvature model does not take: bad input, as for `cc`, not a bug
     (['dataset', '--robot', V4, '--model', 'cc', '--output', '{out}/d'], BAD,
      f'{V4}: tendons[].end: constant curvature handles one section'),

@@ -191,7 +191,7 @@ def test_a_scheduler_that_does_not_answer_is_one_line_within_the_connect_timeout
     assert codes == [2]
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and err.startswith(
-        'tendon-robot-sim dataset: error: scheduler: cannot connect to '
+        'tendon-robot-sim dataset: error: --scheduler: cannot connect to '
         f'{server.address!r}: ')
     assert 'Dask scheduler' in err, err
     assert not (tmp_path / 'cc.parts').exists()
@@ -232,7 +232,7 @@ def test_a_file_where_the_parts_folder_goes_is_named_as_such(tmp_path, capsys):
     assert main(['dataset', '--robot', ROBOT, '--model', 'cc', '--samples', '2', '--workers',
                  '1', '--output', str(tmp_path / 'cc')]) == 2
     assert capsys.readouterr().err == (
-        f'tendon-robot-sim dataset: error: output: {tmp_path / "cc.parts"} is a file, where '
+        f'tendon-robot-sim dataset: error: --output: {tmp_path / "cc.parts"} is a file, where '
         'the run keeps its parts (a folder); choose another --output or move the file\n')
     assert (tmp_path / 'cc.parts').read_text() == 'mine\n'
 
@@ -252,7 +252,7 @@ def test_a_second_process_is_refused_and_a_killed_one_leaves_no_stale_lock(tmp_p
         second = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert second.returncode == 2
         assert second.stderr == (
-            f'tendon-robot-sim dataset: error: output: {tmp_path / "s.parts"} is being '
+            f'tendon-robot-sim dataset: error: --output: {tmp_path / "s.parts"} is being '
             'written by another run of this dataset; let it finish or choose another '
             '--output\n')
     finally:
