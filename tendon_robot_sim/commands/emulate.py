@@ -187,6 +187,11 @@ def run(args) -> int:
                                f'({mine} kinds: {", ".join(known)})')
         kinds[device], specs[device] = (kind, rest) if kind in known else (known[0], spec)
     links = {device: _link_path(spec) for device, spec in specs.items()}
+    for device, link in links.items():
+        if link is not None and not link.parent.is_dir():
+            # else the link's rename said "[Errno 2] ... '/dev/pts/0' -> 'LINK.new'"
+            raise CommandError(f'--{device}: {link.parent} does not exist; the link goes into '
+                               'an existing folder')
     if links['motors'] is not None and links['motors'] == links['sensor']:
         raise CommandError(f'--sensor: {args.sensor} is the same link as --motors; give each '
                            'device its own')
