@@ -120,6 +120,7 @@ def run_calibrate(args) -> int:
     currents = _positive_numbers(args.currents, '--currents')
     if len(currents) < 2:
         raise CommandError('--currents: at least two steps to fit a line')
+    _check_goal_currents(currents)
     config = args.config or share_dir() / 'config' / 'dynamixel.yaml'
     check_output(config, '--config', 'file')     # written at the end: writable now
     try:
@@ -164,6 +165,20 @@ def run_calibrate(args) -> int:
     write_output(config, yaml.safe_dump(data, sort_keys=False))
     print(f'written to {config}')
     return 0
+
+
+def _check_goal_currents(currents: list[float]) -> None:
+    """Refuse steps that round to no Goal Current or to one another's (2.69 mA units)."""
+    units = [round(amps / dxl.CURRENT_UNIT) for amps in currents]
+    if 0 in units:
+        raise CommandError(f'--currents: {currents[units.index(0)]:g} A is below half a Goal '
+                           f'Current unit ({dxl.CURRENT_UNIT * 1e3:g} mA): no current')
+    for k, unit in enumerate(units):
+        first = units.index(unit)
+        if first != k:
+            raise CommandError(f'--currents: {currents[first]:g} A and {currents[k]:g} A are '
+                               f'one Goal Current ({unit} units of '
+                               f'{dxl.CURRENT_UNIT * 1e3:g} mA): a line needs two')
 
 
 def _answer(line, channel: int, amps: float) -> float:

@@ -146,3 +146,38 @@ def test_scan_refuses_a_baud_rate_that_is_not_a_whole_number(chain, capsys):
     assert main(['hardware', 'scan', '--port', chain[1], '--baud', '57600.7']) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--baud: '57600.7' is not a whole number" in err
+
+
+@pytest.mark.parametrize('currents, message', [
+    ('0.1,0.1', '0.1 A and 0.1 A are one Goal Current (37 units'),
+    ('0.02,0.0201', '0.02 A and 0.0201 A are one Goal Current (7 units'),
+    ('0.001,0.1', '0.001 A is below half a Goal Current unit')])
+def test_calibrate_refuses_currents_that_are_one_goal_current_before_driving_a_servo(
+        chain, tmp_path, capsys, currents, message):
+    """
+    Steps at one Goal Current (2.69 mA units), or at none, give no line to fit.
+
+    numpy fitted a line through two points at one current anyway (a rank warning, a gain
+    of its least-norm solution) and the tool wrote that calibration, exit 0, after driving
+    every servo.
+    """
+    servos, port = chain[0].servos, chain[1]
+    config = bus_file(tmp_path)
+    before = config.read_text()
+    answers = tmp_path / 'answers.txt'
+    answers.write_text('\n'.join(f'{k + 1}' for k in range(8)) + '\n')
+    driven = []
+    for servo in servos:
+        write = servo.write
+
+        def recorded(address, data, servo=servo, write=write):
+            if address == dxl.GOAL_CURRENT[0]:
+                driven.append(servo)
+            return write(address, data)
+        servo.write = recorded
+    assert main(['hardware', 'calibrate-tension', '--port', port, '--config', str(config),
+                 '--currents', currents, '--answers', str(answers)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f'--currents: {message}' in err
+    assert config.read_text() == before and driven == []
