@@ -31,6 +31,7 @@ from tendon_robot_sim import share_dir
 from tendon_robot_sim.commands import check_output, CommandError, parse_values
 from tendon_robot_sim.files.outputs import write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml
+from tendon_robot_sim.models.description import check_range, RobotDescriptionError
 from tendon_robot_sim.protocol.devices import load_dynamixel_bus
 from tendon_robot_sim.protocol.dynamixel import control_table as dxl
 from tendon_robot_sim.protocol.dynamixel.bus import BusError
@@ -192,4 +193,8 @@ def _answer(line, channel: int, amps: float) -> float:
     if not math.isfinite(value) or value < 0.0:
         raise CommandError(f'answers: channel {channel} at {amps:g} A: {value} is not a '
                            'tension >= 0 N')
+    try:    # a tension: within the range of a description's tensions
+        check_range(value, f'answers: channel {channel} at {amps:g} A', 'max_tension')
+    except RobotDescriptionError as error:
+        raise CommandError(str(error)) from None
     return value

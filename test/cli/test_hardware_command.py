@@ -181,3 +181,19 @@ def test_calibrate_refuses_currents_that_are_one_goal_current_before_driving_a_s
     assert len(err.splitlines()) == 1
     assert f'--currents: {message}' in err
     assert config.read_text() == before and driven == []
+
+
+@pytest.mark.parametrize('reading', ['1e300', '2e5'])
+def test_calibrate_refuses_a_load_cell_reading_beyond_any_tension(
+        chain, tmp_path, capsys, reading):
+    # 1e300 N was fitted and written as a gain of 3e301 N/A, exit 0
+    config = bus_file(tmp_path)
+    before = config.read_text()
+    answers = tmp_path / 'answers.txt'
+    answers.write_text(f'1.0\n{reading}\n')
+    assert main(['hardware', 'calibrate-tension', '--port', chain[1], '--config', str(config),
+                 '--currents', '0.02,0.05', '--answers', str(answers)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert 'answers: channel 0 at 0.05 A: must be within [0, 100000] N' in err
+    assert config.read_text() == before
