@@ -22,7 +22,9 @@ and writes it, with the fit's RMS residual, into the Dynamixel bus file.
 """
 
 import math
+import os
 from pathlib import Path
+import select
 import sys
 
 import numpy as np
@@ -133,39 +135,43 @@ def run_calibrate(args) -> int:
     too_high = [c for c in currents if limits and c > min(limits)]
     if too_high:
         raise CommandError(f'--currents: {too_high} A above the current_limit of a channel')
-    try:
-        answers = (args.answers.read_text() if args.answers else sys.stdin.read()).split('\n')
-    except (OSError, UnicodeDecodeError) as error:
-        raise CommandError(f'--answers: cannot read: {error}') from None
-    answers = iter(a for a in answers if a.strip())
-    for k, channel in enumerate(channels):
-        measured, loads = [], []
-        for amps in currents:
-            try:
-                measured.append(hold_and_measure(args.port, args.baud, channel,
-                                                 round(channel.direction * amps
-                                                       / dxl.CURRENT_UNIT),
-                                                 settings=settings,
-                                                 others=[c.servo_id for c in channels]))
-            except BusError as error:
-                raise CommandError(f'--port: {error}') from None
-            print(f'channel {k} (servo ID {channel.servo_id}) at {amps:g} A: load cell '
-                  'reading [N]? ', end='', flush=True)
-            loads.append(_answer(next(answers, None), k, amps))
-            print(f'{loads[-1]:g}')
-        gain, offset = np.polyfit(measured, loads, 1)
-        residual = float(np.sqrt(np.mean((np.polyval([gain, offset], measured) - loads) ** 2)))
-        if not gain > 0.0:
-            raise CommandError(f'channel {k}: the tension does not rise with the current '
-                               f'(gain {gain:g} N/A): check the load cell and direction')
-        data['channels'][k]['calibration'] = {'gain': round(float(gain), 6),
-                                              'offset': round(float(offset), 6),
-                                              'residual': round(residual, 6)}
-        print(f'channel {k}: tension = {gain:.4g} N/A x current + {offset:.4g} N, '
-              f'RMS residual {residual:.3g} N')
+    with _Readings(args.answers) as readings:
+        calibrations = [_calibrate(args, k, channel, channels, settings, currents, readings)
+                        for k, channel in enumerate(channels)]
+    for k, calibration in enumerate(calibrations):
+        data['channels'][k]['calibration'] = calibration
     write_output(config, yaml.safe_dump(data, sort_keys=False))
     print(f'written to {config}')
     return 0
+
+
+def _calibrate(args, k, channel, channels, settings, currents, readings) -> dict:
+    """Drive ``channel`` at each of ``currents``, read the load cell; return its fit."""
+    measured, loads = [], []
+    for amps in currents:
+        readings.ask(f'channel {k} (servo ID {channel.servo_id}) at {amps:g} A: load cell '
+                     'reading [N]? ')
+        try:    # the reading is asked, and taken, while the servo holds the current
+            measured.append(hold_and_measure(args.port, args.baud, channel,
+                                             round(channel.direction * amps
+                                                   / dxl.CURRENT_UNIT),
+                                             settings=settings,
+                                             others=[c.servo_id for c in channels],
+                                             until=readings.arrived))
+        except BusError as error:
+            raise CommandError(f'--port: {error}') from None
+        loads.append(_answer(readings.line, k, amps))
+        if not readings.typed:   # a terminal echoed the line typed
+            print(f'{loads[-1]:g}')
+    gain, offset = np.polyfit(measured, loads, 1)
+    residual = float(np.sqrt(np.mean((np.polyval([gain, offset], measured) - loads) ** 2)))
+    if not gain > 0.0:
+        raise CommandError(f'channel {k}: the tension does not rise with the current '
+                           f'(gain {gain:g} N/A): check the load cell and direction')
+    print(f'channel {k}: tension = {gain:.4g} N/A x current + {offset:.4g} N, '
+          f'RMS residual {residual:.3g} N')
+    return {'gain': round(float(gain), 6), 'offset': round(float(offset), 6),
+            'residual': round(residual, 6)}
 
 
 def _check_goal_currents(currents: list[float]) -> None:
@@ -180,6 +186,68 @@ def _check_goal_currents(currents: list[float]) -> None:
             raise CommandError(f'--currents: {currents[first]:g} A and {currents[k]:g} A are '
                                f'one Goal Current ({unit} units of '
                                f'{dxl.CURRENT_UNIT * 1e3:g} mA): a line needs two')
+
+
+class _Readings:
+    """
+    The load cell readings, one a line, from ``--answers`` FILE or stdin, read as they come.
+
+    A user at a terminal answers each question as it is asked: nothing is read ahead, and
+    the servo holds its current meanwhile (:meth:`arrived` waits at most 50 ms a call).
+    """
+
+    def __init__(self, path: Path | None):
+        self._where = '--answers' if path else 'stdin'
+        try:
+            self._file = open(path, 'rb') if path else None
+            self._fd = self._file.fileno() if path else sys.stdin.fileno()
+        except (OSError, ValueError, AttributeError) as error:
+            raise CommandError(f'{self._where}: cannot read: {error}') from None
+        self._buffer, self._ended, self._prompt = b'', False, ''
+        self.typed = os.isatty(self._fd)   # at a terminal
+        self.line = None     # the last reading's line, None: none left
+
+    def __enter__(self) -> '_Readings':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def ask(self, prompt: str) -> None:
+        """Print ``prompt`` when the next reading is waited for."""
+        self._prompt, self.line = prompt, None
+
+    def arrived(self) -> bool:
+        """Return True once the next non-blank line (:attr:`line`) or the end has come."""
+        if self._prompt:
+            print(self._prompt, end='', flush=True)
+            self._prompt = ''
+        while True:
+            head, newline, rest = self._buffer.partition(b'\n')
+            if newline or self._ended:
+                self._buffer = rest
+                if head.strip() or not newline:
+                    self.line = self._text(head) if head.strip() else None
+                    return True
+                continue
+            if len(self._buffer) > 10 ** 6:
+                raise CommandError(f'{self._where}: a line longer than 10^6 characters')
+            if not select.select([self._fd], [], [], 0.05)[0]:
+                return False
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError as error:
+                raise CommandError(f'{self._where}: cannot read: {error}') from None
+            self._buffer += chunk
+            self._ended = not chunk
+
+    def _text(self, line: bytes) -> str:
+        try:
+            return line.decode('utf-8-sig')
+        except UnicodeDecodeError:
+            raise CommandError(f'{self._where}: a line is not UTF-8 text: '
+                               f'{line[:40]!r}') from None
 
 
 def _answer(line, channel: int, amps: float) -> float:

@@ -15,6 +15,11 @@
 """``tendon-robot-sim hardware scan`` and ``calibrate-tension`` against the emulated servos."""
 
 
+import os
+import sys
+import threading
+import time
+
 import numpy as np
 import pytest
 from tendon_robot_sim import default_robot_file
@@ -197,3 +202,41 @@ def test_calibrate_refuses_a_load_cell_reading_beyond_any_tension(
     assert len(err.splitlines()) == 1
     assert 'answers: channel 0 at 0.05 A: must be within [0, 100000] N' in err
     assert config.read_text() == before
+
+
+def test_calibrate_asks_each_reading_on_stdin_while_its_servo_holds_the_current(
+        chain, tmp_path, monkeypatch):
+    """
+    At a terminal, each reading is asked while the servo pulls, one answer at a time.
+
+    The tool read stdin to its end before it drove a servo, and asked for each reading once
+    the servo was switched off again: a user at a terminal saw no question and nothing pull
+    until Ctrl-D, and then no tendon held its tension when the reading was asked.
+    """
+    servos, port = chain[0].servos, chain[1]
+    steps = [(servo, units) for servo in servos for units in (7, 19)]   # 0.02, 0.05 A
+    read_end, write_end = os.pipe()
+    held = []   # (servo ID, Goal Current) of the servo pulling when each answer was typed
+
+    def user():
+        with open(write_end, 'w') as typed:
+            for k, (servo, units) in enumerate(steps):
+                deadline = time.monotonic() + 30.0   # the tool's move: nothing drove it
+                while not (servo.get(dxl.TORQUE_ENABLE) == 1
+                           and servo.get(dxl.GOAL_CURRENT) == units):
+                    if time.monotonic() > deadline:
+                        return
+                    time.sleep(0.01)
+                held.append((servo.servo_id, units))
+                typed.write(f'{k % 2 + 1}\n')
+                typed.flush()
+    monkeypatch.setattr(sys, 'stdin', open(read_end))
+    typing = threading.Thread(target=user)
+    typing.start()
+    try:
+        assert main(['hardware', 'calibrate-tension', '--port', port, '--config',
+                     str(bus_file(tmp_path)), '--currents', '0.02,0.05']) == 0
+    finally:
+        typing.join()
+    assert held == [(s.servo_id, units) for s, units in steps]
+    assert all(servo.get(dxl.TORQUE_ENABLE) == 0 for servo in servos)

@@ -23,7 +23,7 @@ as the bridge configures it.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 import dynamixel_sdk as sdk
 import numpy as np
@@ -56,7 +56,8 @@ def scan(url: str, baudrates: Sequence[int]) -> dict[int, dict[int, tuple[int, i
 def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_current: int,
                      samples: int = 20, settle: float = 0.3,
                      settings: dxl.BusSettings = dxl.BusSettings(),
-                     others: Sequence[int] = ()) -> float:
+                     others: Sequence[int] = (),
+                     until: Callable[[], bool] | None = None) -> float:
     """
     Drive ``channel`` at ``goal_current`` [units]; return the mean Present Current [A].
 
@@ -67,7 +68,9 @@ def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_cu
     ``settings``: the bus file's (its Bus Watchdog and latency timer). ``others``: the IDs
     of the bus file's other servos, whose Secondary ID is switched off first, so that the
     Goal Current, a unicast write, drives this servo alone (Secondary(Shadow) ID page).
-    BusError names what failed.
+    ``until``: after the samples the servo goes on holding, its Present Current read (the
+    watchdog fed), until this returns True (a load cell read meanwhile; it should wait
+    briefly for what it waits for, not block). BusError names what failed.
     """
     bus = DynamixelBus(url, [channel], [np.inf], baudrate=baudrate, settings=settings,
                        others=others)
@@ -84,6 +87,8 @@ def hold_and_measure(url: str, baudrate: int, channel: dxl.ServoChannel, goal_cu
             value = bus._servos.read(channel.servo_id, dxl.PRESENT_CURRENT)
             if time.monotonic() >= settled:
                 currents.append(channel.direction * dxl.signed(value, 2) * dxl.CURRENT_UNIT)
+        while until is not None and not until():
+            bus._servos.read(channel.servo_id, dxl.PRESENT_CURRENT)
         return float(np.mean(currents))
     finally:
         bus._shutdown()
