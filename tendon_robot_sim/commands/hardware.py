@@ -165,7 +165,10 @@ def _calibrate(args, k, channel, channels, settings, currents, readings) -> dict
             print(f'{loads[-1]:g}')
     gain, offset = np.polyfit(measured, loads, 1)
     residual = float(np.sqrt(np.mean((np.polyval([gain, offset], measured) - loads) ** 2)))
-    if not gain > 0.0:
+    # The rise over the steps must stand above the scatter about the line: equal readings
+    # fit a gain of numpy's rounding error, which the bridge divides by.
+    rise = gain * (max(measured) - min(measured))
+    if not (gain > 0.0 and max(loads) > min(loads) and rise > residual):
         raise CommandError(f'channel {k}: the tension does not rise with the current '
                            f'(gain {gain:g} N/A): check the load cell and direction')
     print(f'channel {k}: tension = {gain:.4g} N/A x current + {offset:.4g} N, '

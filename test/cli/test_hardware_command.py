@@ -240,3 +240,23 @@ def test_calibrate_asks_each_reading_on_stdin_while_its_servo_holds_the_current(
         typing.join()
     assert held == [(s.servo_id, units) for s, units in steps]
     assert all(servo.get(dxl.TORQUE_ENABLE) == 0 for servo in servos)
+
+
+def test_calibrate_refuses_readings_that_do_not_rise_with_the_current(chain, tmp_path, capsys):
+    """
+    One reading at every step (a load cell not tied or not read) is no calibration.
+
+    The fit's gain was the rounding error of numpy's least squares, 5.97e-16 N/A, above 0:
+    written with exit 0, after which the bridge's every tension above 1 N asked for the
+    channel's whole Current Limit.
+    """
+    config = bus_file(tmp_path)
+    before = config.read_text()
+    answers = tmp_path / 'answers.txt'
+    answers.write_text('1\n' * 8)
+    assert main(['hardware', 'calibrate-tension', '--port', chain[1], '--config', str(config),
+                 '--currents', '0.02,0.05', '--answers', str(answers)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert 'channel 0: the tension does not rise with the current' in err
+    assert config.read_text() == before
