@@ -29,7 +29,7 @@ import sys
 
 import numpy as np
 
-from tendon_robot_sim import share_dir
+from tendon_robot_sim import counted, share_dir
 from tendon_robot_sim.commands import check_output, CommandError, parse_values
 from tendon_robot_sim.files.outputs import write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml
@@ -135,6 +135,8 @@ def run_calibrate(args) -> int:
     too_high = [c for c in currents if limits and c > min(limits)]
     if too_high:
         raise CommandError(f'--currents: {too_high} A above the current_limit of a channel')
+    if args.answers is not None:    # a file is counted first: stdin is answered as asked
+        _check_enough_answers(args.answers, len(channels), len(currents))
     with _Readings(args.answers) as readings:
         calibrations = [_calibrate(args, k, channel, channels, settings, currents, readings)
                         for k, channel in enumerate(channels)]
@@ -175,6 +177,19 @@ def _calibrate(args, k, channel, channels, settings, currents, readings) -> dict
           f'RMS residual {residual:.3g} N')
     return {'gain': round(float(gain), 6), 'offset': round(float(offset), 6),
             'residual': round(residual, 6)}
+
+
+def _check_enough_answers(path: Path, channels: int, steps: int) -> None:
+    """Refuse an answers file with fewer readings (non-blank lines) than the run asks."""
+    try:
+        with open(path, 'rb') as file:
+            given = sum(1 for line in file if line.strip())
+    except OSError as error:
+        raise CommandError(f'--answers: cannot read: {error}') from None
+    if given < channels * steps:
+        raise CommandError(f'--answers: {path} holds {counted(given, "reading")}; '
+                           f'{counted(channels, "channel")} at {counted(steps, "current")} '
+                           f'need {channels * steps}')
 
 
 def _check_goal_currents(currents: list[float]) -> None:

@@ -98,7 +98,7 @@ def test_scan_of_a_port_where_nothing_answers_is_an_error(chain, capsys):
 def test_calibrate_refuses_bad_answers(chain, tmp_path, capsys):
     config = bus_file(tmp_path)
     answers = tmp_path / 'answers.txt'
-    answers.write_text('1.0\nlots\n')
+    answers.write_text('1.0\nlots\n' + '1\n' * 6)   # eight readings, one not a number
     assert main(['hardware', 'calibrate-tension', '--port', chain[1], '--config', str(config),
                  '--currents', '0.02,0.05', '--answers', str(answers)]) == 2
     assert "'lots' is not a number" in capsys.readouterr().err
@@ -171,6 +171,17 @@ def test_calibrate_refuses_currents_that_are_one_goal_current_before_driving_a_s
     before = config.read_text()
     answers = tmp_path / 'answers.txt'
     answers.write_text('\n'.join(f'{k + 1}' for k in range(8)) + '\n')
+    driven = goal_currents_written(servos)
+    assert main(['hardware', 'calibrate-tension', '--port', port, '--config', str(config),
+                 '--currents', currents, '--answers', str(answers)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f'--currents: {message}' in err
+    assert config.read_text() == before and driven == []
+
+
+def goal_currents_written(servos) -> list:
+    """Return the list each later write of a Goal Current to one of ``servos`` adds it to."""
     driven = []
     for servo in servos:
         write = servo.write
@@ -180,11 +191,22 @@ def test_calibrate_refuses_currents_that_are_one_goal_current_before_driving_a_s
                 driven.append(servo)
             return write(address, data)
         servo.write = recorded
-    assert main(['hardware', 'calibrate-tension', '--port', port, '--config', str(config),
-                 '--currents', currents, '--answers', str(answers)]) == 2
+    return driven
+
+
+def test_calibrate_refuses_an_answers_file_too_short_before_driving_a_servo(
+        chain, tmp_path, capsys):
+    """Four channels at two steps need eight readings: three are found short at once."""
+    config = bus_file(tmp_path)
+    before = config.read_text()
+    answers = tmp_path / 'answers.txt'
+    answers.write_text('1\n\n2\n3\n')
+    driven = goal_currents_written(chain[0].servos)
+    assert main(['hardware', 'calibrate-tension', '--port', chain[1], '--config', str(config),
+                 '--currents', '0.02,0.05', '--answers', str(answers)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert f'--currents: {message}' in err
+    assert f'--answers: {answers} holds 3 readings; 4 channels at 2 currents need 8' in err
     assert config.read_text() == before and driven == []
 
 
@@ -228,8 +250,8 @@ def test_calibrate_asks_each_reading_on_stdin_while_its_servo_holds_the_current(
 
 @pytest.mark.parametrize('readings, message', [
     # 1e300 N was fitted and written as a gain of 3e301 N/A, exit 0
-    ('1.0\n1e300\n', 'answers: channel 0 at 0.05 A: must be within [0, 100000] N'),
-    ('1.0\n2e5\n', 'answers: channel 0 at 0.05 A: must be within [0, 100000] N'),
+    ('1.0\n1e300\n' + '1\n' * 6, 'answers: channel 0 at 0.05 A: must be within [0, 100000] N'),
+    ('1.0\n2e5\n' + '1\n' * 6, 'answers: channel 0 at 0.05 A: must be within [0, 100000] N'),
     # One reading at every step (a load cell not tied or not read): the fit's gain was the
     # rounding error of numpy's least squares, 5.97e-16 N/A, above 0, written with exit 0,
     # after which the bridge's every tension above 1 N asked for the whole Current Limit.
