@@ -834,11 +834,13 @@ CASES = [
     (['hardware', 'calibrate-tension', '--port', '{missing}', '--config', '{list}'], BAD,
      '--config'),
     (['hardware', 'calibrate-tension', '--port', '{missing}', '--answers', '{empty}'], BAD,
+     '--answers: {empty} holds 0 readings; 4 channels at 4 currents need 16'),
+    (['hardware', 'calibrate-tension', '--port', '{missing}', '--answers', '{readings}'], BAD,
      '--port: cannot open'),
     # a file that is not a serial port
     (['hardware', 'scan', '--port', '/dev/null', '--baud', '57600'], BAD,
      '--port: cannot open /dev/null'),
-    (['hardware', 'calibrate-tension', '--port', '/dev/null', '--answers', '{empty}'], BAD,
+    (['hardware', 'calibrate-tension', '--port', '/dev/null', '--answers', '{readings}'], BAD,
      '--port: cannot open /dev/null'),
     # reindex: no folder, a file, a folder without a bag
     (['reindex', '{missing}'], BAD, 'not a bag folder'),
@@ -862,6 +864,8 @@ def files(tmp_path_factory):
     robot = (ROOT / 'config' / 'robot.yaml').read_text()
     contents = {
         'empty': ('empty.yaml', ''),
+        # the 16 load-cell readings of calibrate-tension's defaults (4 channels, 4 currents)
+        'readings': ('readings.txt', ''.join(f'{k}\n' for k in range(16))),
         'binary': ('binary.bin', bytes(range(256)) * 4),
         'list': ('list.yaml', '- 1\n- 2\n'),
         'nan_rod': ('nan_rod.yaml', robot.replace('youngs_modulus:', 'youngs_modulus: .nan #')),
