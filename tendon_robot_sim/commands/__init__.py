@@ -137,6 +137,17 @@ def command_error(error: Exception) -> CommandError:
     return kind(' '.join(str(error).split()))
 
 
+def naming_options(error: Exception, arguments: tuple[str, ...]) -> str:
+    """
+    Return ``error``'s one-line message, a leading ``name:`` of ``arguments`` as ``--name:``.
+
+    A library function names its own arguments in its errors (``samples: ...``); the user
+    gave them as the command's options of the same names.
+    """
+    message = ' '.join(str(error).split())
+    return f'--{message}' if message.split(':', 1)[0] in arguments else message
+
+
 def check_ros_environment() -> None:
     """
     Refuse a ROS environment variable ROS cannot use (CommandError naming it, exit 2).

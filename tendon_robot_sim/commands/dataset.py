@@ -29,8 +29,8 @@ import argparse
 import json
 
 from tendon_robot_sim.commands import (add_scheduler_options, CommandError, input_file,
-                                       non_negative_int, NoResultError, OutputPath, positive_int,
-                                       scheduler_of, worker_count)
+                                       naming_options, non_negative_int, NoResultError,
+                                       OutputPath, positive_int, scheduler_of, worker_count)
 from tendon_robot_sim.experiment.dataset import (ADAPTERS, build_dataset, DatasetError,
                                                  SAMPLERS)
 from tendon_robot_sim.models.cosserat import StaticsError
@@ -110,12 +110,7 @@ def run(args: argparse.Namespace) -> int:
     # routing, friction), refused as the model is built, as `cc` refuses it
     except (ConstantCurvatureError, DatasetError, ParallelError, RobotDescriptionError,
             StaticsError) as error:
-        message = ' '.join(str(error).split())
-        # build_dataset names its own arguments (samples:, csv:, output:, scheduler:): the
-        # user gave them as options
-        if message.partition(': ')[0] in OPTIONS_OF_ARGUMENTS:
-            message = f'--{message}'
-        raise CommandError(message) from None
+        raise CommandError(naming_options(error, OPTIONS_OF_ARGUMENTS)) from None
     except OSError as error:    # a write through a file object names no file: the output
         raise CommandError(f'--output: {error.filename or args.output}: '
                            f'{error.strerror or error}') from None

@@ -31,6 +31,7 @@ import numpy as np
 
 from tendon_robot_sim import counted, share_dir
 from tendon_robot_sim.commands import check_output, CommandError, parse_values
+from tendon_robot_sim.experiment.csv_table import MAX_LINE
 from tendon_robot_sim.files.outputs import write_output
 from tendon_robot_sim.files.yaml_loader import read_yaml
 from tendon_robot_sim.models.description import check_range, RobotDescriptionError
@@ -249,8 +250,8 @@ class _Readings:
                     self.line = self._text(head) if head.strip() else None
                     return True
                 continue
-            if len(self._buffer) > 10 ** 6:
-                raise CommandError(f'{self._where}: a line longer than 10^6 characters')
+            if len(self._buffer) > MAX_LINE:
+                raise CommandError(f'{self._where}: a line longer than {MAX_LINE} characters')
             if not select.select([self._fd], [], [], 0.05)[0]:
                 return False
             try:

@@ -49,8 +49,8 @@ import argparse
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (add_scheduler_options, command_error, CommandError,
-                                       input_file, json_line, non_negative, OutputPath, positive,
-                                       scheduler_of, within, worker_count)
+                                       input_file, json_line, naming_options, non_negative,
+                                       OutputPath, positive, scheduler_of, within, worker_count)
 from tendon_robot_sim.experiment.calibration import (CalibrationError, closest,
                                                      path_dependent, PREDICT_MODELS,
                                                      replay_dynamic, validate, write_report)
@@ -205,9 +205,7 @@ def check_fit(args: argparse.Namespace, fit: list[str], models: list[str],
         try:
             fit_parameters(robot, fit, bounds, model, trajectory)
         except CalibrationError as error:
-            message = ' '.join(str(error).split())
-            raise CommandError(f'--{message}' if message.startswith(('fit:', 'bounds:'))
-                               else message) from None
+            raise CommandError(naming_options(error, ('fit', 'bounds'))) from None
 
 
 def load_inputs(args: argparse.Namespace):
