@@ -43,8 +43,9 @@ def register(subparsers) -> None:
         description='Record topics of the stack to a rosbag2 bag until Ctrl-C or --duration. '
                     'Default topics: the simulation stack contract plus the tip measurement, '
                     'the tip target, the displacement command, the tip wrench, the tensions at '
-                    'the anchors (tendon/tip_state, a model with tendon friction) and the '
-                    'contact topics (a simulator with a world).',
+                    'the anchors (tendon/tip_state, a model with tendon friction), the fixed '
+                    'frames (/tf_static, latched: the tip marker) and the contact topics (a '
+                    'simulator with a world).',
         formatter_class=DefaultsHelpFormatter)
     parser.add_argument('out', type=OutputPath('new folder'), metavar='OUT_BAG',
                         help='bag folder to create (must not exist)')
@@ -52,7 +53,7 @@ def register(subparsers) -> None:
                         help='topic names to record (default: all of the contract, see above)')
     parser.add_argument('--namespace', default='', metavar='NS',
                         help="the stack's namespace (launch argument namespace): its topics "
-                             'are recorded under it, /tf and /clock as they are')
+                             'are recorded under it, /tf, /tf_static and /clock as they are')
     parser.add_argument('--storage', choices=tuple(STORAGE_PLUGINS), default='mcap',
                         help='storage format of the bag')
     parser.add_argument('--duration', type=non_negative, default=0.0, metavar='S',

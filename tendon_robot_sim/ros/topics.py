@@ -134,6 +134,10 @@ BACKBONE_MARKERS = Topic(
 TF = Topic(
     '/tf', TFMessage, TF_QOS, 'simulator',
     'base_link -> tip_link and base_link -> vertebra_<i> (i = 0 at the base end)')
+TF_STATIC = Topic(
+    '/tf_static', TFMessage, LATCHED_QOS, 'robot_state_publisher (ROS launch), the user',
+    "fixed frames, latched: the URDF's, and tip_marker in tip_link (where the tip sensor's "
+    'point sits on the tip) from a static transform the user publishes')
 CLOCK = Topic(
     '/clock', Clock, CLOCK_QOS, 'simulator, when publish_clock is true',
     'simulation time, for use_sim_time users when the simulation runs slower than real time')
@@ -194,9 +198,10 @@ EXPERIMENT_TOPICS = TOPICS + (
 CONTACT_TOPICS = (WORLD_MARKERS, CONTACT_MARKERS, CONTACT_WRENCH)
 # What `record` records unless told: an experiment's topics and what a simulator with tendon
 # friction (the tensions at the anchors) or a world publishes; a stack publishes only part.
-RECORDED_BY_DEFAULT = EXPERIMENT_TOPICS + (TENDON_TIP_STATE,) + CONTACT_TOPICS
+RECORDED_BY_DEFAULT = EXPERIMENT_TOPICS + (TENDON_TIP_STATE, TF_STATIC) + CONTACT_TOPICS
 # Every topic of this table.
-ALL_TOPICS = EXPERIMENT_TOPICS + (DIAGNOSTICS, TENDON_SERVOS, TENDON_TIP_STATE) + CONTACT_TOPICS
+ALL_TOPICS = (EXPERIMENT_TOPICS + (DIAGNOSTICS, TENDON_SERVOS, TENDON_TIP_STATE, TF_STATIC)
+              + CONTACT_TOPICS)
 
 
 def find_topic(name: str) -> Topic | None:

@@ -15,6 +15,7 @@
 """``tendon-robot-sim record``: a real recorder process, a real publisher, the bag read back."""
 
 from contextlib import contextmanager
+from pathlib import Path
 import re
 import signal
 import subprocess
@@ -117,10 +118,11 @@ def test_records_the_contract_until_ctrl_c(tmp_path, node):
     assert 'bag: ' in output and '/tip/measured 10' in output
     assert _received(out) == sent
     recorded = bag_topics(out)
-    assert len(recorded) == 15
+    assert len(recorded) == 16
     for topic in topics.TOPICS + (topics.TIP_MEASURED, topics.TIP_TARGET,
                                   topics.TENDON_DISPLACEMENT_COMMAND, topics.TIP_WRENCH,
-                                  topics.TENDON_TIP_STATE) + topics.CONTACT_TOPICS:
+                                  topics.TENDON_TIP_STATE,
+                                  topics.TF_STATIC) + topics.CONTACT_TOPICS:
         assert recorded['/' + topic.name.lstrip('/')] == topics.type_name(topic.msg_type)
     assert len(list(out.glob('*.mcap'))) == 1
 
@@ -144,6 +146,51 @@ def test_records_chosen_topics_to_sqlite3_until_sigterm(tmp_path, node):
                                '/tendon/state': 'sensor_msgs/msg/JointState'}
     assert _received(out) == sent
     assert len(list(out.glob('*.db3'))) == 1
+
+
+def test_a_tip_marker_latched_before_the_recording_reaches_calibration(tmp_path, node):
+    """
+    /tf_static could not be recorded: a rig's tip marker (a static transform) was lost.
+
+    The marker is published, latched, before the recorder starts, as a static transform
+    publisher does; the recorder must ask for it transient local to get it at all. The bag is
+    then read as an experiment, as ``calibrate`` and ``validate`` read it.
+    """
+    from geometry_msgs.msg import TransformStamped
+    from tendon_robot_sim.experiment.experiment import read_recording
+    from tendon_robot_sim.models.tendon_robot import load_robot
+    from tf2_msgs.msg import TFMessage
+    marker = TransformStamped()
+    marker.header.frame_id, marker.child_frame_id = 'tip_link', 'tip_marker'
+    marker.transform.translation.x, marker.transform.translation.z = 0.002, 0.004
+    marker.transform.rotation.w = 1.0
+    static = node.create_publisher(TFMessage, topics.TF_STATIC.name, topics.TF_STATIC.qos)
+    static.publish(TFMessage(transforms=[marker]))
+    out = tmp_path / 'bag'
+    process = _start(out, '--topics', 'tendon/setpoint', 'tip/measured', '/tf_static')
+    try:
+        wait_for(lambda: static.get_subscription_count() >= 1, 'the recorder to match /tf_static')
+        assert static.wait_for_all_acked(Duration(seconds=TIMEOUT)), \
+            'the recorder did not acknowledge the latched /tf_static'
+        publishers = _publishers(node, topics.TENDON_SETPOINT, topics.TIP_MEASURED)
+        wait_for(lambda: all(p.get_subscription_count() >= 1 for p in publishers.values()),
+                 'the recorder to subscribe')
+        for i in range(3):
+            tip = PointStamped()
+            tip.point.z = 0.3
+            publishers['/tendon/setpoint'].publish(
+                JointState(name=['t0', 't1', 't2', 't3'], effort=[float(i), 0.0, 0.0, 0.0]))
+            publishers['/tip/measured'].publish(tip)
+        for name, publisher in publishers.items():
+            assert publisher.wait_for_all_acked(Duration(seconds=TIMEOUT)), name
+    finally:
+        process.send_signal(signal.SIGINT)
+        output = process.communicate(timeout=TIMEOUT)[0]
+    assert process.returncode == 0, output
+    assert '/tf_static 1' in output
+    robot = load_robot(Path(__file__).parents[2] / 'config' / 'robot.yaml')
+    recording = read_recording(out, robot)
+    assert recording.tip_marker == pytest.approx([0.002, 0.0, 0.004], abs=1e-12)
 
 
 def test_records_a_stack_in_a_namespace(tmp_path):
@@ -368,14 +415,13 @@ def test_bad_arguments_are_refused(tmp_path, capsys):
 
 def test_the_absolute_topics_the_help_names_can_be_recorded(capsys):
     """
-    --namespace's help said /tf and /tf_static are recorded as they are: /tf_static never was.
+    --namespace's help once said /tf and /tf_static are recorded as they are: /tf_static was not.
 
-    ``record --topics /tf_static`` is refused (not a topic of the stack), and no default set
-    holds it; every topic the help names must be one ``--topics`` takes.
+    Every topic the help names must be one ``--topics`` takes.
     """
     assert main(['record', '--help']) == 0
     text = ' '.join(capsys.readouterr().out.split())
     named = re.findall(r'(?<![\w/])(/[a-z_]+)\b', text)
-    assert '/tf' in named
+    assert '/tf' in named and '/tf_static' in named
     for name in named:
         assert topics.find_topic(name) is not None, f'record --help names {name}'
