@@ -370,7 +370,10 @@ def _inverse_into(out: Path, snake, dynamics, loads, trajectories, args) -> int:
             'steps': int(t.size), 'duration': float(t[-1] - t[0]),
             'peak_base_tensions': dict(zip(snake.cable_names, peaks.tolist())),
             'min_base_tensions': dict(zip(snake.cable_names, lows.tolist())),
-            'feasible': result.feasible, 'infeasible_steps': len(result.infeasible),
+            'feasible': result.feasible,
+            # a step may break constraints at several joints: the steps, then the constraints
+            'infeasible_steps': len({p.time for p in result.infeasible}),
+            'broken_constraints': len(result.infeasible),
             'infeasible': [{'time': p.time, 'joint': p.joint, 'constraint': p.constraint}
                            for p in result.infeasible[:100]],
             'active_fraction': {g: float(result.active[g].mean()) for g in GROUPS},
@@ -384,9 +387,8 @@ def _inverse_into(out: Path, snake, dynamics, loads, trajectories, args) -> int:
         print(f'plot: {report["plot"]}')
     if args.json:
         print(json_line(report))
-    # a step may break constraints at several joints: count the steps, then the constraints
-    infeasible = {name: (len({p.time for p in r.infeasible}), r.time.size, len(r.infeasible))
-                  for name, r in results.items() if r.infeasible}
+    infeasible = {name: (s['infeasible_steps'], s['steps'], s['broken_constraints'])
+                  for name, s in summary.items() if s['infeasible_steps']}
     if infeasible:
         steps = ', '.join(f'{bad} of {n} steps of {name} ({counted(broken, "broken constraint")})'
                           for name, (bad, n, broken) in infeasible.items())
