@@ -51,7 +51,7 @@ import numpy as np
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_output, check_steps, command_error, CommandError,
                                        input_file, OutputPath, parse_values, PLOT_SUFFIXES,
-                                       positive, run_duration, time_step)
+                                       positive, run_duration, run_steps, time_step)
 from tendon_robot_sim.experiment.input_profile import ProfileError, read_profile
 from tendon_robot_sim.files.outputs import make_folder
 from tendon_robot_sim.models.description import RobotDescriptionError
@@ -121,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
     duration, given_by = run_duration(args.duration, profile.end if profile else None,
                                       f'{option}-csv', 2.0)
     check_steps(duration, args.dt, option=given_by)
+    # whole steps that cover the duration (a file's last row is reached): the rule of every
+    # command, which the model's own rounding to the nearest step then keeps
+    duration = run_steps(duration, args.dt) * args.dt
     try:
         if profile is None:
             inputs = model.input_vector(parse_values(args.pressures or args.tensions, option),

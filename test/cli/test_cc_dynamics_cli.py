@@ -111,3 +111,18 @@ def test_plots_of_the_tours_two_runs_have_names_of_their_own(tmp_path, monkeypat
     assert written == ['demo_output/cc_dynamics_silicone_tdcr_t0=3_t1=2.png',
                        'demo_output/cc_dynamics_bionic_handling_assistant_bha_pressure_steps.png']
     assert all((tmp_path / name).stat().st_size > 10_000 for name in written)
+
+
+@pytest.mark.parametrize('duration, reached', [('0.012', 0.015), ('0.035', 0.035)])
+def test_a_duration_between_two_steps_runs_to_the_later_one(duration, reached, capsys):
+    """
+    2.4 steps of 5 ms ran 2 (0.01 s), as a file's last time between two steps ended before it.
+
+    The rule of every command that steps a model in time (``commands.run_steps``, also
+    ``simulate`` and ``snake forward``): the steps that cover the duration, a ratio within
+    round-off of a whole number (0.035 / 0.005 = 7.000000000000001) being that number.
+    """
+    assert main(['cc-dynamics', '--tensions', 't0=1', '--duration', duration, '--dt', '0.005',
+                 '--json']) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary['duration'] == pytest.approx(reached, rel=1e-12)

@@ -154,6 +154,20 @@ def run_json(argv, capsys):
     return code, json.loads(out.out.strip().splitlines()[-1]), out.err
 
 
+@pytest.mark.parametrize('duration, reached', [('0.012', 0.015), ('0.035', 0.035)])
+def test_forward_runs_a_duration_between_two_steps_to_the_later_one(duration, reached, capsys):
+    """
+    2.4 steps of 5 ms ran 2 (0.01 s), where cc-dynamics ran 3: one rule, ``commands.run_steps``.
+
+    The report says the time reached, not the --duration asked.
+    """
+    code, report, _ = run_json(['snake', 'forward', '--from', '1.5,3.5,1,1', '--tensions',
+                                '1.5,3.5,1,1', '--duration', duration, '--dt', '0.005',
+                                '--json'], capsys)
+    assert code == 0
+    assert report['time'] == report['duration'] == pytest.approx(reached, rel=1e-12)
+
+
 def test_forward_stops_where_the_motion_breaks_a_constraint(capsys):
     code, report, err = run_json(['snake', 'forward', '--tensions', 'cable2=3', '--duration',
                                   '0.2', '--json'], capsys)
