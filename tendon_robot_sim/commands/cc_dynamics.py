@@ -35,8 +35,11 @@ world frame), ``actuator_lengths`` (m, by name), ``wall_time`` (s) and
 ``--tensions-csv`` / ``--pressures-csv`` take the inputs over time from a CSV file
 (:mod:`tendon_robot_sim.experiment.input_profile`: a column ``t`` in s and one per actuator,
 linear between rows, a step where two rows share a time): the run starts at rest under the
-profile's inputs at t = 0 and lasts until its last row unless ``--duration`` says otherwise;
-``inputs`` in the JSON are then the last ones and ``profile`` names the file.
+profile's inputs at t = 0 and lasts until its last row unless ``--duration`` says otherwise
+(in whole steps that cover it: :func:`~tendon_robot_sim.commands.run_steps`). Each step takes
+the profile's mean over it, so a row acts from its time on, a step between two steps for the
+share after it; ``inputs`` in the JSON are those in force at the end (the last row once the run
+reaches it) and ``profile`` names the file.
 """
 
 import argparse
@@ -131,7 +134,10 @@ def run(args: argparse.Namespace) -> int:
             # start at rest under gravity alone, so that the run shows the step response
             rest = model.equilibrium(np.zeros_like(inputs))
         else:
-            inputs = profile.at
+            # each step takes the profile's mean over it: a row acts from its time on, also
+            # one between two steps (the inputs of a step's start missed a last row's step)
+            def inputs(t):
+                return profile.mean(t, t + args.dt)
             rest = model.equilibrium(profile.at(0.0))
         # one step first: numba compiles the integrator on a first run (an empty cache, some
         # 20 s), which the speed of the run below would otherwise count
@@ -143,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
         wall = time.perf_counter() - start
     except CCDynamicsError as error:
         raise command_error(error) from None
-    inputs = run.inputs[-1]
+    # the inputs in force at the end: a profile's last row once the run reaches it
+    inputs = run.inputs[-1] if profile is None else profile.at(float(run.times[-1]))
 
     np.set_printoptions(precision=6, suppress=True)
     final = run.x[-1]

@@ -22,6 +22,8 @@ import re
 import subprocess
 import sys
 
+import numpy as np
+from numpy.testing import assert_allclose
 import pytest
 
 from tendon_robot_sim.cli import main
@@ -126,3 +128,34 @@ def test_a_duration_between_two_steps_runs_to_the_later_one(duration, reached, c
                  '--json']) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary['duration'] == pytest.approx(reached, rel=1e-12)
+
+
+def profile_run(tmp_path, capsys, text, *args):
+    """Run cc-dynamics on the profile ``text`` (default robot); return its JSON line."""
+    path = tmp_path / 'profile.csv'
+    path.write_text(text)
+    assert main(['cc-dynamics', '--tensions-csv', str(path), '--dt', '0.005', *args,
+                 '--json']) == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_a_profiles_last_row_acts_from_its_time_on_and_the_json_gives_it(tmp_path, capsys):
+    """
+    A step in the profile's last row never acted: each step held the inputs of its start.
+
+    From rest, a force acting over a share s of one step moves the robot by s times as much
+    impulse (the response is linear in the force at the start of a motion): a step at the
+    start of the run's last step moves it, one in the middle of that step half as much, where
+    the inputs of its start moved it not at all. The JSON's ``inputs`` are those in force at
+    the run's end, the last row (they were the last step's, before the step).
+    """
+    whole = profile_run(tmp_path, capsys, 't,t1\n0,0\n0.05,0\n0.05,3\n', '--duration', '0.055')
+    half = profile_run(tmp_path, capsys, 't,t1\n0,0\n0.0525,0\n0.0525,3\n')
+    still = profile_run(tmp_path, capsys, 't,t1\n0,0\n', '--duration', '0.055')
+    assert half['duration'] == whole['duration'] == pytest.approx(0.055, rel=1e-12)
+    assert half['inputs']['t1'] == whole['inputs']['t1'] == 3.0
+    moved = {name: np.subtract(run['tip_position'], still['tip_position'])
+             for name, run in (('whole', whole), ('half', half))}
+    assert np.linalg.norm(moved['whole']) > 1e-7
+    assert_allclose(moved['half'], 0.5 * moved['whole'], rtol=0.02,
+                    atol=0.02 * np.linalg.norm(moved['whole']))
