@@ -53,11 +53,13 @@ import numpy as np
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_output, check_steps, command_error, CommandError,
-                                       input_file, OutputPath, parse_values, PLOT_SUFFIXES,
-                                       positive, run_duration, run_steps, time_step)
+                                       input_file, NoResultError, OutputPath, parse_values,
+                                       PLOT_SUFFIXES, positive, run_duration, run_steps,
+                                       time_step)
 from tendon_robot_sim.experiment.input_profile import ProfileError, read_profile
 from tendon_robot_sim.files.outputs import make_folder
 from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.geometry import self_contact
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_SCHEME,
                                                     DEFAULT_TIME_STEP, load_cc_dynamics,
                                                     plot_trajectory, SCHEMES)
@@ -149,6 +151,12 @@ def run(args: argparse.Namespace) -> int:
         wall = time.perf_counter() - start
     except CCDynamicsError as error:
         raise command_error(error) from None
+    contact = run.self_contact()
+    if contact is not None:
+        # as cc refuses such a bend: past it the arc runs through itself, not the robot
+        k, j, theta, length = contact
+        problem = self_contact(theta, length, model.radii[j])
+        raise NoResultError(f't = {run.times[k]:.4g} s, section {j}: {problem}')
     # the inputs in force at the end: a profile's last row once the run reaches it
     inputs = run.inputs[-1] if profile is None else profile.at(float(run.times[-1]))
 

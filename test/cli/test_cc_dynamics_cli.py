@@ -159,3 +159,45 @@ def test_a_profiles_last_row_acts_from_its_time_on_and_the_json_gives_it(tmp_pat
     assert np.linalg.norm(moved['whole']) > 1e-7
     assert_allclose(moved['half'], 0.5 * moved['whole'], rtol=0.02,
                     atol=0.02 * np.linalg.norm(moved['whole']))
+
+
+TILL = ROOT / 'config' / 'till_tendon_robot.yaml'
+
+
+def test_a_run_that_coils_past_self_contact_is_no_result(capsys):
+    """
+    Till's robot at 20 N coiled to 6.8 rad of bend, exit 0, where ``cc`` refuses such a bend.
+
+    The arc meets itself from 2 pi L / (L + 2 rho) (6.27 rad) on; the tension's static bend
+    alone, T r L / E I = 6.4 rad, is past it. The run is checked as ``cc`` checks a bend:
+    exit 1, one line saying when, which section and the bend.
+    """
+    robot = load_robot(TILL)
+    rod, tendon = robot.rod, robot.tendons[0]
+    assert 20.0 * tendon.offset * rod.length / rod.bending_stiffness > 2 * math.pi * \
+        rod.length / (rod.length + 2 * rod.radius)
+    assert main(['cc-dynamics', '--robot', str(TILL), '--tensions', 't0=20', '--json']) == 1
+    out, err = capsys.readouterr()
+    assert err.count('\n') == 1 and 'Traceback' not in err and '{' not in out
+    found = re.search(r'error: t = ([\d.]+) s, section 0: a bend of ([\d.]+) rad passes '
+                      r'through itself: .*\(([\d.]+) rad\)', err)
+    assert found, err
+    time, bend, limit = (float(found.group(i)) for i in (1, 2, 3))
+    assert 0.0 < time <= 2.0 and bend >= limit
+    # the section's length changes by T / E A, 1e-4 of it: the bound of its rest length
+    assert limit == pytest.approx(2 * math.pi * rod.length / (rod.length + 2 * rod.radius),
+                                  rel=1e-3)
+
+
+def test_a_run_short_of_self_contact_is_a_result(capsys):
+    """
+    At 5 N Till's robot bends at most 4 rad, short of its self contact: exit 0.
+
+    From rest under gravity (its slope w L^3 / 6 E I) a step of T r L / E I overshoots to at
+    most twice that.
+    """
+    rod = load_robot(TILL).rod
+    tendon = 5.0 * load_robot(TILL).tendons[0].offset * rod.length / rod.bending_stiffness
+    gravity = rod.linear_density * 9.81 * rod.length ** 3 / (6 * rod.bending_stiffness)
+    assert gravity + 2 * tendon < 2 * math.pi * rod.length / (rod.length + 2 * rod.radius)
+    assert main(['cc-dynamics', '--robot', str(TILL), '--tensions', 't0=5', '--json']) == 0
