@@ -463,6 +463,19 @@ def run_duration(duration: float | None, end: float | None, option: str,
     return end, f"{option}'s last time"
 
 
+def run_steps(duration: float, dt: float) -> int:
+    """
+    Return the steps of ``dt`` [s] a run of ``duration`` [s] takes: the ones that cover it.
+
+    The rule of every command that steps a model over a ``--duration`` or an input file's
+    last time (``simulate``, ``cc-dynamics``, ``snake forward``): a duration between two steps
+    runs to the later one, so a file's last row is reached (0.25 s at ``--dt 0.1`` ends at
+    0.3 s). A ratio one part in 1e12 above a whole number is that number (round-off of, e.g.,
+    0.3 / 0.1). Rounded to the nearest count, a run ended up to half a step early.
+    """
+    return math.ceil(duration / dt * (1.0 - 1e-12))
+
+
 def check_steps(duration: float, dt: float, kept: bool = True,
                 option: str = '--duration') -> None:
     """

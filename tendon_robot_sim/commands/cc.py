@@ -44,10 +44,9 @@ from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (command_error, CommandError, input_file,
                                        NoResultError, parse_values, parse_vector)
 from tendon_robot_sim.models.description import RobotDescriptionError
-from tendon_robot_sim.models.geometry import rotation_to_quaternion
+from tendon_robot_sim.models.geometry import rotation_to_quaternion, self_contact
 from tendon_robot_sim.models.rod.constant_curvature import (ConstantCurvatureError,
-                                                            load_constant_curvature,
-                                                            self_contact_bend)
+                                                            load_constant_curvature)
 from tendon_robot_sim.models.trunk.kinematics import BellowsKinematics, BellowsKinematicsError
 from tendon_robot_sim.models.trunk.robot import is_bellows_description, load_bellows_robot
 
@@ -98,12 +97,9 @@ def run(args: argparse.Namespace) -> int:
     except (RobotDescriptionError, ConstantCurvatureError) as error:
         # one line: YAML parser messages span several
         raise command_error(error) from None
-    limit = self_contact_bend(cc.section_length, robot.rod.radius)
-    if state.theta >= limit:
-        raise NoResultError(
-            f'{"--tip" if tip is not None else "--displacements"}: a bend of {state.theta:.4g} '
-            f"rad passes through itself: the arc of a full turn less the rod's diameter "
-            f"({limit:.4g} rad) brings the section's end onto its base")
+    problem = self_contact(state.theta, cc.section_length, robot.rod.radius)
+    if problem:
+        raise NoResultError(f'{"--tip" if tip is not None else "--displacements"}: {problem}')
 
     np.set_printoptions(precision=6, suppress=True)
     print(f'robot {robot.name}, constant curvature (section {cc.section_length} m)')

@@ -35,8 +35,11 @@ world frame), ``actuator_lengths`` (m, by name), ``wall_time`` (s) and
 ``--tensions-csv`` / ``--pressures-csv`` take the inputs over time from a CSV file
 (:mod:`tendon_robot_sim.experiment.input_profile`: a column ``t`` in s and one per actuator,
 linear between rows, a step where two rows share a time): the run starts at rest under the
-profile's inputs at t = 0 and lasts until its last row unless ``--duration`` says otherwise;
-``inputs`` in the JSON are then the last ones and ``profile`` names the file.
+profile's inputs at t = 0 and lasts until its last row unless ``--duration`` says otherwise
+(in whole steps that cover it: :func:`~tendon_robot_sim.commands.run_steps`). Each step takes
+the profile's mean over it, so a row acts from its time on, a step between two steps for the
+share after it; ``inputs`` in the JSON are those in force at the end (the last row once the run
+reaches it) and ``profile`` names the file.
 """
 
 import argparse
@@ -50,11 +53,13 @@ import numpy as np
 
 from tendon_robot_sim import default_robot_file
 from tendon_robot_sim.commands import (check_output, check_steps, command_error, CommandError,
-                                       input_file, OutputPath, parse_values, PLOT_SUFFIXES,
-                                       positive, run_duration, time_step)
+                                       input_file, NoResultError, OutputPath, parse_values,
+                                       PLOT_SUFFIXES, positive, run_duration, run_steps,
+                                       time_step)
 from tendon_robot_sim.experiment.input_profile import ProfileError, read_profile
 from tendon_robot_sim.files.outputs import make_folder
 from tendon_robot_sim.models.description import RobotDescriptionError
+from tendon_robot_sim.models.geometry import self_contact
 from tendon_robot_sim.models.trunk.dynamics import (CCDynamicsError, DEFAULT_SCHEME,
                                                     DEFAULT_TIME_STEP, load_cc_dynamics,
                                                     plot_trajectory, SCHEMES)
@@ -121,6 +126,9 @@ def run(args: argparse.Namespace) -> int:
     duration, given_by = run_duration(args.duration, profile.end if profile else None,
                                       f'{option}-csv', 2.0)
     check_steps(duration, args.dt, option=given_by)
+    # whole steps that cover the duration (a file's last row is reached): the rule of every
+    # command, which the model's own rounding to the nearest step then keeps
+    duration = run_steps(duration, args.dt) * args.dt
     try:
         if profile is None:
             inputs = model.input_vector(parse_values(args.pressures or args.tensions, option),
@@ -128,7 +136,10 @@ def run(args: argparse.Namespace) -> int:
             # start at rest under gravity alone, so that the run shows the step response
             rest = model.equilibrium(np.zeros_like(inputs))
         else:
-            inputs = profile.at
+            # each step takes the profile's mean over it: a row acts from its time on, also
+            # one between two steps (the inputs of a step's start missed a last row's step)
+            def inputs(t):
+                return profile.mean(t, t + args.dt)
             rest = model.equilibrium(profile.at(0.0))
         # one step first: numba compiles the integrator on a first run (an empty cache, some
         # 20 s), which the speed of the run below would otherwise count
@@ -140,7 +151,14 @@ def run(args: argparse.Namespace) -> int:
         wall = time.perf_counter() - start
     except CCDynamicsError as error:
         raise command_error(error) from None
-    inputs = run.inputs[-1]
+    contact = run.self_contact()
+    if contact is not None:
+        # as cc refuses such a bend: past it the arc runs through itself, not the robot
+        k, j, theta, length = contact
+        problem = self_contact(theta, length, model.radii[j])
+        raise NoResultError(f't = {run.times[k]:.4g} s, section {j}: {problem}')
+    # the inputs in force at the end: a profile's last row once the run reaches it
+    inputs = run.inputs[-1] if profile is None else profile.at(float(run.times[-1]))
 
     np.set_printoptions(precision=6, suppress=True)
     final = run.x[-1]

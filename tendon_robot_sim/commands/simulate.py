@@ -59,7 +59,6 @@ within M metres, dt between ``--dt`` (the largest, and the trajectory's row spac
 
 import argparse
 import json
-import math
 import sys
 import time
 
@@ -67,7 +66,7 @@ import numpy as np
 from tendon_robot_sim import default_robot_file, progress_bar
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, finite,
                                        input_file, OutputPath, parse_values, positive, read_inputs,
-                                       run_duration, time_step, within)
+                                       run_duration, run_steps, time_step, within)
 from tendon_robot_sim.experiment.input_profile import MixedInputs, ProfileError
 from tendon_robot_sim.files.outputs import open_output
 from tendon_robot_sim.models.contact.report import largest_penetration, total_force
@@ -531,7 +530,7 @@ def _run_implicit(sim, args, series, field, duration, trajectory, bar, constant)
                    first.tensions[None], first.tendon_displacements[None], first.contacts,
                    np.zeros(1))
     steady = _steady_check(sim, args.until_steady)
-    steps = _steps(args.max_time if args.until_steady else duration, sim.dt)
+    steps = run_steps(args.max_time if args.until_steady else duration, sim.dt)
     # the contact force of every step comes from its state: one step at a time
     per_chunk = 1 if trajectory.contact else max(CHUNK_STEPS, round(CHUNK / sim.dt))
     for begin in range(0, steps, per_chunk):
@@ -578,7 +577,7 @@ def _follow_explicit(sim, args, series, duration, trajectory, bar, constant, ori
     # a row (and an input update) about every millisecond when asked for, else progress chunks
     period = EXPLICIT_SAMPLE if trajectory.path or series is not None else CHUNK
     per_sample = max(1, round(period / sim.dt))
-    steps = _steps(args.max_time if args.until_steady else duration, sim.dt)
+    steps = run_steps(args.max_time if args.until_steady else duration, sim.dt)
     if series is not None:
         _sample(sim, origin, trajectory)
     for done in range(0, steps, per_sample):
@@ -591,17 +590,6 @@ def _follow_explicit(sim, args, series, duration, trajectory, bar, constant, ori
         bar.update(sim.time - before)
         if steady():
             break
-
-
-def _steps(duration: float, dt: float) -> int:
-    """
-    Return the steps of ``dt`` [s] that cover ``duration`` [s]: the last ends within a step after.
-
-    Rounded to the nearest count, a run ended up to half a step early: before the last row of
-    its input file (0.25 s at dt 0.1 s ran to 0.2 s). A ratio one part in 1e12 above a whole
-    number is that number (round-off of, e.g., 0.3 / 0.1).
-    """
-    return math.ceil(duration / dt * (1.0 - 1e-12))
 
 
 def _steady_check(sim, until_steady: bool):

@@ -57,8 +57,8 @@ from scipy.interpolate import CubicSpline
 from tendon_robot_sim import counted, share_dir
 from tendon_robot_sim.commands import (check_steps, command_error, CommandError, input_file,
                                        json_line, MAX_STEPS, non_negative, NoResultError,
-                                       OutputPath, parse_values, positive, positive_int, TIME_STEP,
-                                       time_step)
+                                       OutputPath, parse_values, positive, positive_int, run_steps,
+                                       TIME_STEP, time_step)
 from tendon_robot_sim.experiment.csv_table import check_increasing, read_table, TableError
 from tendon_robot_sim.files.outputs import (make_new_folders, open_output, removed_on_failure,
                                             save_figure)
@@ -322,8 +322,9 @@ def run_inverse(args: argparse.Namespace) -> int:
         args.dt = PAPER_STEP if args.dt is None else args.dt
         check_steps(args.duration, args.dt)
         try:
-            trajectories = {n: study_trajectory(snake, n, args.duration, args.dt)
-                            for n in names}
+            # whole steps that cover --duration, the rule of every command
+            length = run_steps(args.duration, args.dt) * args.dt
+            trajectories = {n: study_trajectory(snake, n, length, args.dt) for n in names}
         except SnakeDynamicsError as error:
             raise CommandError(f'--trajectory: {error}') from None
     else:
@@ -370,7 +371,10 @@ def _inverse_into(out: Path, snake, dynamics, loads, trajectories, args) -> int:
             'steps': int(t.size), 'duration': float(t[-1] - t[0]),
             'peak_base_tensions': dict(zip(snake.cable_names, peaks.tolist())),
             'min_base_tensions': dict(zip(snake.cable_names, lows.tolist())),
-            'feasible': result.feasible, 'infeasible_steps': len(result.infeasible),
+            'feasible': result.feasible,
+            # a step may break constraints at several joints: the steps, then the constraints
+            'infeasible_steps': len({p.time for p in result.infeasible}),
+            'broken_constraints': len(result.infeasible),
             'infeasible': [{'time': p.time, 'joint': p.joint, 'constraint': p.constraint}
                            for p in result.infeasible[:100]],
             'active_fraction': {g: float(result.active[g].mean()) for g in GROUPS},
@@ -384,9 +388,8 @@ def _inverse_into(out: Path, snake, dynamics, loads, trajectories, args) -> int:
         print(f'plot: {report["plot"]}')
     if args.json:
         print(json_line(report))
-    # a step may break constraints at several joints: count the steps, then the constraints
-    infeasible = {name: (len({p.time for p in r.infeasible}), r.time.size, len(r.infeasible))
-                  for name, r in results.items() if r.infeasible}
+    infeasible = {name: (s['infeasible_steps'], s['steps'], s['broken_constraints'])
+                  for name, s in summary.items() if s['infeasible_steps']}
     if infeasible:
         steps = ', '.join(f'{bad} of {n} steps of {name} ({counted(broken, "broken constraint")})'
                           for name, (bad, n, broken) in infeasible.items())
@@ -437,17 +440,18 @@ def _tension_profile(t: np.ndarray, start: np.ndarray, end: np.ndarray, ramp: fl
 def _stable_step(dynamics: SnakeDynamics, profile, q0: np.ndarray, loads,
                  args: argparse.Namespace) -> str:
     """Say which smaller RK4 step stays finite over the whole run, halving up to 2^-8."""
+    end = run_steps(args.duration, args.dt) * args.dt       # the run's, in whole steps
     for k in range(1, 9):
         dt = args.dt / 2 ** k
-        if args.duration / dt > MAX_STEPS:
+        if end / dt > MAX_STEPS:
             return (f'no step down to {2 * dt:.3g} s stays stable, and a smaller one would '
                     f'take more than {MAX_STEPS:.0e} steps')
-        t = np.arange(0.0, args.duration + dt / 2, dt)
+        t = np.arange(run_steps(end, dt) + 1) * dt
         try:
             dynamics.simulate(t, profile(t), q0, np.zeros_like(q0), loads=loads)
         except SnakeDivergedError:
             continue
-        return f'--dt {dt:.3g} stays stable over {args.duration:g} s'
+        return f'--dt {dt:.3g} stays stable over {end:g} s'
     return f'no step down to {args.dt / 2 ** 8:.3g} s stays stable: the tensions are too high'
 
 
@@ -519,6 +523,8 @@ def run_forward(args: argparse.Namespace) -> int:
     tensions = _cable_tensions(snake, args.tensions, '--tensions')
     loads = _loads(snake, args)
     check_steps(args.duration, args.dt)
+    # whole steps that cover --duration (the rule of every command): the report says the end
+    t = np.arange(run_steps(args.duration, args.dt) + 1) * args.dt
     if args.ramp > args.duration:
         # the run would end short of --tensions, and report them as the tensions it ran at
         raise CommandError(f'--ramp: {args.ramp:g} s is longer than --duration '
@@ -526,7 +532,6 @@ def run_forward(args: argparse.Namespace) -> int:
                            '--tensions')
     q0, start = _start(snake, args, loads)
     dynamics = SnakeDynamics(snake)
-    t = np.arange(0.0, args.duration + args.dt / 2, args.dt)
 
     def profile(times):
         return _tension_profile(times, start, tensions, args.ramp)
@@ -542,7 +547,7 @@ def run_forward(args: argparse.Namespace) -> int:
     chain = dynamics.kinematics
     change = (f', ramped from {start} N over {args.ramp:g} s' if args.ramp > 0 else
               f', stepped from {start} N at t = 0' if args.start is not None else '')
-    print(f'{snake.name}: {args.duration:g} s under tensions {tensions} N{change}'
+    print(f'{snake.name}: {t[-1]:g} s under tensions {tensions} N{change}'
           f'{_describe(snake, loads)}')
     if args.start is not None:
         print(f'start: at rest in the pose that {start} N hold, tip at '
@@ -552,7 +557,7 @@ def run_forward(args: argparse.Namespace) -> int:
         print(f'warning: {broken}')
     if len(check.infeasible) > 5:
         print(f'warning: {len(check.infeasible) - 5} more steps break a constraint')
-    report = {'robot': snake.name, 'duration': args.duration, 'tensions': tensions.tolist(),
+    report = {'robot': snake.name, 'duration': float(t[-1]), 'tensions': tensions.tolist(),
               'from': start.tolist(), 'ramp': args.ramp, 'load': _wrench_json(loads),
               'time': None, 'q': None, 'qd': None, 'tip_position': None, 'valid_until': None}
     if end > 0:

@@ -35,6 +35,7 @@ No ROS imports.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Sequence
 
@@ -74,6 +75,29 @@ class InputProfile:
         t0, t1 = self.times[i], self.times[i + 1]
         w = (t - t0) / (t1 - t0)       # t1 > t0: the last of rows at equal times was taken
         return (1.0 - w) * self.values[i] + w * self.values[i + 1]
+
+    @cached_property
+    def _areas(self) -> np.ndarray:
+        """(k, m): the integral of the inputs from the first row to each row (a step: 0)."""
+        pieces = np.diff(self.times)[:, None] * (self.values[1:] + self.values[:-1]) / 2.0
+        return np.vstack((np.zeros((1, self.values.shape[1])), np.cumsum(pieces, axis=0)))
+
+    def integral(self, t: float) -> np.ndarray:
+        """Return the inputs' integral, (m,) [N s or Pa s], from the first row to ``t``."""
+        i = int(np.searchsorted(self.times, t, side='right')) - 1
+        if i < 0:
+            return (t - self.times[0]) * self.values[0]
+        # the trapezoid from row i: exact, the inputs being linear up to the next row
+        return self._areas[i] + (t - self.times[i]) * (self.values[i] + self.at(t)) / 2.0
+
+    def mean(self, start: float, end: float) -> np.ndarray:
+        """
+        Return the mean inputs (m,) over [``start``, ``end``] (end > start) [s].
+
+        What a model stepping in time takes over a step: a ramp as it is, a step at a time
+        within it for the share of the step after that time (its impulse kept).
+        """
+        return (self.integral(end) - self.integral(start)) / (end - start)
 
 
 class MixedInputs:

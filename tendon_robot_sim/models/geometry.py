@@ -15,7 +15,8 @@
 Small rigid-body and arc geometry shared by the robot kinds (plain numpy, SI units).
 
 * :func:`section_pose`: the end pose of a constant-curvature arc (the rod's CC
-  kinematics and the trunk's sections);
+  kinematics and the trunk's sections); :func:`self_contact_bend` and :func:`self_contact`:
+  the bend at which such an arc meets itself;
 * :func:`rotation_to_quaternion`: rotation matrices to ROS quaternions (every model's
   poses on ``tip/pose``, ``/tf`` and the markers);
 * :func:`hat`: the skew-symmetric matrix of a 3-vector (the numpy reference models).
@@ -46,6 +47,32 @@ def section_pose(theta: float, phi: float, length: float) -> tuple[np.ndarray, n
     lateral = length * 0.5 * theta * np.sinc(theta / (2.0 * math.pi)) ** 2   # (1-cos)/kappa
     axial = length * np.sinc(theta / math.pi)                                # sin/kappa
     return rotation, np.array([lateral * c, lateral * s, axial])
+
+
+def self_contact_bend(length, radius):
+    """
+    Return the bend [rad] from which an arc of ``length`` [m] meets itself (numpy arrays too).
+
+    A planar arc of theta rad closes into a circle of radius length / theta; its end comes
+    within a diameter (2 ``radius``, of the rod or section about its centre line) of its base
+    along that circle once (2 pi - theta) length / theta < 2 radius, i.e. theta > 2 pi length
+    / (length + 2 radius).
+    """
+    return 2.0 * math.pi * length / (length + 2.0 * radius)
+
+
+def self_contact(theta: float, length: float, radius: float) -> str | None:
+    """
+    Say why a bend of ``theta`` [rad] of an arc of ``length`` [m] passes through itself, or None.
+
+    At or past :func:`self_contact_bend`: the one check and words of every constant-curvature
+    model (``cc``, ``cc-dynamics``).
+    """
+    limit = self_contact_bend(length, radius)
+    if theta < limit:
+        return None
+    return (f'a bend of {theta:.4g} rad passes through itself: the arc of a full turn less '
+            f"the section's diameter ({limit:.4g} rad) brings the section's end onto its base")
 
 
 def rotation_to_quaternion(rotation: np.ndarray) -> np.ndarray:

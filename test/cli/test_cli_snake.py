@@ -154,6 +154,20 @@ def run_json(argv, capsys):
     return code, json.loads(out.out.strip().splitlines()[-1]), out.err
 
 
+@pytest.mark.parametrize('duration, reached', [('0.012', 0.015), ('0.035', 0.035)])
+def test_forward_runs_a_duration_between_two_steps_to_the_later_one(duration, reached, capsys):
+    """
+    2.4 steps of 5 ms ran 2 (0.01 s), where cc-dynamics ran 3: one rule, ``commands.run_steps``.
+
+    The report says the time reached, not the --duration asked.
+    """
+    code, report, _ = run_json(['snake', 'forward', '--from', '1.5,3.5,1,1', '--tensions',
+                                '1.5,3.5,1,1', '--duration', duration, '--dt', '0.005',
+                                '--json'], capsys)
+    assert code == 0
+    assert report['time'] == report['duration'] == pytest.approx(reached, rel=1e-12)
+
+
 def test_forward_stops_where_the_motion_breaks_a_constraint(capsys):
     code, report, err = run_json(['snake', 'forward', '--tensions', 'cable2=3', '--duration',
                                   '0.2', '--json'], capsys)
@@ -292,7 +306,10 @@ def test_the_exit_line_counts_infeasible_steps_not_broken_constraints(tmp_path, 
     steps = sum(bool(r['infeasible']) for r in rows)
     broken = sum(len(r['infeasible'].split()) for r in rows)
     assert code == 1 and steps == summary['steps'] == 11
-    assert broken == summary['infeasible_steps'] > steps      # the JSON counts constraints
+    # infeasible_steps counts steps, as its name and the exit line say; the constraints
+    # they break are counted apart
+    assert summary['infeasible_steps'] == steps
+    assert summary['broken_constraints'] == broken > steps
     assert (f'no feasible tensions at {steps} of {steps} steps of pan ({broken} broken '
             'constraints') in err
 
@@ -310,9 +327,12 @@ def test_the_json_lists_the_first_100_infeasible_steps_and_counts_them_all(tmp_p
                                 str(tmp_path), '--json'], capsys)
     assert code == 1
     summary = report['trajectories']['held']
-    assert summary['infeasible_steps'] >= 120 and len(summary['infeasible']) == 100
+    assert summary['infeasible_steps'] == 120 and len(summary['infeasible']) == 100
+    assert summary['broken_constraints'] >= 120
     rows = read_rows(tmp_path / 'tensions_held.csv')
     assert sum(bool(r['infeasible']) for r in rows) == 120
     docs = (ROOT / 'docs' / 'snake.md').read_text()
     assert 'every infeasible step (time, joint, constraint)' not in docs
-    assert '(`infeasible_steps`) and the first 100 of them' in ' '.join(docs.split())
+    assert ('steps without feasible tensions (`infeasible_steps`), the constraints they '
+            'break (`broken_constraints`') in ' '.join(docs.split())
+    assert 'and the first 100 of these' in ' '.join(docs.split())

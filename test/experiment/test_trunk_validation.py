@@ -172,6 +172,22 @@ def test_a_profile_steps_and_ramps_as_written(tmp_path):
     assert np.count_nonzero(at[3.0]) == 2                        # unnamed bellows stay at 0
 
 
+def test_a_profiles_mean_over_a_step_keeps_its_ramps_and_steps(tmp_path):
+    """
+    The mean a time step takes, by hand: p5 ramps 0 -> 2e4 Pa over [1, 2] s, steps to 5e4 at 2 s.
+
+    [1.5, 2.5]: the ramp's last half (mean 1.5e4) for 0.5 s, then 5e4 for 0.5 s: 3.25e4. A step
+    at the end of the interval has not acted in it; the first row holds before it, the last
+    after it.
+    """
+    path = write(tmp_path, 't,p5\n1,0\n2,20000\n2,50000\n3,50000\n')
+    profile = read_profile(path, NAMES, LIMITS, 'pressure', 'Pa')
+    for (start, end), mean in {(1.5, 2.5): 3.25e4, (1.0, 2.0): 1e4, (0.0, 1.0): 0.0,
+                               (0.5, 1.5): 2500.0, (2.0, 2.25): 5e4, (2.75, 4.0): 5e4}.items():
+        assert profile.mean(start, end)[4] == pytest.approx(mean, abs=1e-9), (start, end)
+    assert np.count_nonzero(profile.mean(0.0, 9.0)) == 1
+
+
 @pytest.mark.parametrize('text, message', [
     ('', 'empty'),
     (b'\x00\xff\xfe' * 50, 'not UTF-8'),

@@ -286,17 +286,6 @@ class ConstantCurvature:
         return q
 
 
-def self_contact_bend(length: float, radius: float) -> float:
-    """
-    Return the bend [rad] from which an arc of ``length`` [m] meets itself.
-
-    A planar arc of theta rad closes into a circle of radius length / theta; its end comes
-    within a rod diameter (2 ``radius``) of its base along that circle once
-    (2 pi - theta) length / theta < 2 radius, i.e. theta > 2 pi length / (length + 2 radius).
-    """
-    return 2.0 * math.pi * length / (length + 2.0 * radius)
-
-
 def _golden_section(f, low: float, high: float, tolerance: float = 1e-13) -> float:
     """Minimiser of the unimodal ``f`` on [low, high]."""
     ratio = (math.sqrt(5.0) - 1.0) / 2.0

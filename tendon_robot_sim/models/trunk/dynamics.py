@@ -72,7 +72,7 @@ import numpy as np
 from tendon_robot_sim.files.outputs import save_figure
 from tendon_robot_sim.models.description import (POSITION_TOLERANCE, read_yaml,
                                                  RobotDescriptionError)
-from tendon_robot_sim.models.geometry import section_pose
+from tendon_robot_sim.models.geometry import section_pose, self_contact_bend
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.plotting import equal_axes, legend_beside
 from tendon_robot_sim.models.tendon_robot import friction_refused, Robot, robot_from_dict
@@ -131,6 +131,22 @@ class CCTrajectory:
         """(k, 3) m, world frame."""
         return np.array([self.model.frames(x)[-1][1] for x in self.x])
 
+    def self_contact(self) -> tuple[int, int, float, float] | None:
+        """
+        Return the first state whose bend passes through itself, or None.
+
+        (index of the state, section, its bend theta [rad], its length [m]): the first at
+        or past :func:`~tendon_robot_sim.models.geometry.self_contact_bend` of the section's
+        length and ``model.radii``, the check of the ``cc`` command on each state.
+        """
+        sections = self.x.reshape(len(self.times), -1, 3)
+        theta = np.hypot(sections[..., 1], sections[..., 2])
+        past = theta >= self_contact_bend(sections[..., 0], self.model.radii)
+        if not past.any():
+            return None
+        k, j = (int(i) for i in np.argwhere(past)[0])
+        return k, j, float(theta[k, j]), float(sections[k, j, 0])
+
 
 class CCDynamics:
     """
@@ -169,6 +185,9 @@ class CCDynamics:
     spin_damping : array (n, k), optional
         Dampers [N m s/rad] on the angular velocity of each lumped mass's arc frame;
         default 0.
+    radii : array (n,), optional
+        Radius [m] of each section about its centre spline, for its self contact
+        (:meth:`CCTrajectory.self_contact`); default 0 (a full turn).
 
     """
 
@@ -177,7 +196,8 @@ class CCDynamics:
                  base_position: np.ndarray, rest_lengths: np.ndarray, fractions: np.ndarray,
                  masses: np.ndarray, gravity: np.ndarray, stiffness: np.ndarray,
                  rest_force: np.ndarray, damping: np.ndarray, mass_damping: float,
-                 inertias: np.ndarray | None = None, spin_damping: np.ndarray | None = None):
+                 inertias: np.ndarray | None = None, spin_damping: np.ndarray | None = None,
+                 radii: np.ndarray | None = None):
         self.name = name
         self.kind = 'tension' if areas is None else 'pressure'
         self.input_names = list(input_names)
@@ -187,6 +207,8 @@ class CCDynamics:
         self.base_position = np.asarray(base_position, dtype=float)
         self.rest_lengths = np.asarray(rest_lengths, dtype=float)
         self.n_sections = self.rest_lengths.size
+        self.radii = (np.zeros(self.n_sections) if radii is None
+                      else np.asarray(radii, dtype=float))
         # pressure pushes (force +p A along q), tension pulls (force -T along q):
         # generalised force G u = lengths^T (sign * area * u)
         if areas is None:
@@ -266,7 +288,8 @@ class CCDynamics:
                    lengths, robot.base.rotation, robot.base.position, section_lengths,
                    *_padded(fractions, masses), robot.gravity, stiffness, rest_force,
                    np.zeros((3 * n, 3 * n)), c,
-                   spin_damping=_padded(fractions, spin_damping)[1])
+                   spin_damping=_padded(fractions, spin_damping)[1],
+                   radii=np.full(n, rod.radius))
 
     @classmethod
     def from_bellows_robot(cls, robot: BellowsRobot) -> 'CCDynamics':
@@ -303,7 +326,9 @@ class CCDynamics:
             *_padded([s.mass_fractions for s in robot.sections],
                      [s.masses for s in robot.sections]),
             robot.gravity, stiffness, rest_force, damping, 0.0,
-            _padded_inertias([s.inertias for s in robot.sections]))
+            _padded_inertias([s.inertias for s in robot.sections]),
+            # the bellows' axes: the section reaches at least that far from its spline
+            radii=[max(b.offset for b in s.bellows) for s in robot.sections])
 
     # ---------------------------------------------------------------- state
 

@@ -314,8 +314,7 @@ def test_the_bend_of_self_contact_brings_the_arcs_end_a_diameter_from_its_base(l
     Measured on the pose of the arc's end: the chord to the base, on the circle of radius
     length / theta, spans the arc R 2 asin(chord / 2 R). With a little less bend, farther.
     """
-    from tendon_robot_sim.models.geometry import section_pose
-    from tendon_robot_sim.models.rod.constant_curvature import self_contact_bend
+    from tendon_robot_sim.models.geometry import section_pose, self_contact_bend
     theta = self_contact_bend(length, radius)
     circle = length / theta
     chord = np.linalg.norm(section_pose(theta, 0.3, length)[1])
