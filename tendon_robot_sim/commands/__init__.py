@@ -425,10 +425,20 @@ def _probe_file(path: Path) -> None:
         raise CommandError(f'cannot write {path}: {error.strerror}') from None
 
 
-def check_output(path, option: str, kind: str, suffixes: tuple[str, ...] = ()) -> Path:
-    """:class:`OutputPath` for a path a command computes: CommandError names ``option``."""
+def check_output(path, option: str, kind: str, suffixes: tuple[str, ...] = (),
+                 inputs: tuple[tuple[str, object], ...] = ()) -> Path:
+    """
+    :class:`OutputPath` for a path a command computes: CommandError names ``option``.
+
+    ``inputs``: (option, path or None) the command reads, which the output must not be
+    (:meth:`OutputPath.check_not_read`), as ``cli.main`` checks the outputs it parses.
+    """
+    output = OutputPath(kind, suffixes)
     try:
-        return OutputPath(kind, suffixes).check(path)
+        checked = output.check(path)
+        output.check_not_read(checked, [(name, str(text)) for name, text in inputs
+                                        if text is not None])
+        return checked
     except CommandError as error:
         raise CommandError(f'{option}: {error}') from None
 
