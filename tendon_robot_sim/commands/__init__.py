@@ -29,7 +29,7 @@ import tempfile
 from tendon_robot_sim import EXIT_INTERRUPTED  # noqa: F401 (an exit code of commands)
 from tendon_robot_sim.experiment.input_profile import (InputProfile, ProfileError, read_profile,
                                                        tendon_input_limits)
-from tendon_robot_sim.files.outputs import check_links, UnsafeOutputError
+from tendon_robot_sim.files.outputs import bag_clash, check_links, UnsafeOutputError
 from tendon_robot_sim.models.description import check_range, RobotDescriptionError
 
 # Exit codes of every command (docs/cli.md): scripts can tell a bad input from a result that
@@ -268,24 +268,23 @@ class OutputPath:
     Argument type of every path a command writes: checked when parsed, before any work.
 
     ``kind`` is what the command makes there: ``'folder'`` (created if missing, may exist),
-    ``'new folder'`` (must not exist: a bag), ``'file'`` (written or overwritten, in an
-    existing folder) or ``'prefix'`` (``PATH`` + each of ``suffixes``, e.g. ``PATH.parquet``:
-    files, so none may be a folder); folders are created with their parents. A file with
-    ``suffixes``
-    gets the first when it has none (``--plot myplot`` writes ``myplot.png``) and must have
-    one of them otherwise. The check creates and removes a probe in the folder that would
-    hold the output, so a folder nobody may write (``/proc``, ``/sys``, a read-only mount,
-    even for root), a file where a folder is needed and a folder where a file is needed are
-    all refused with exit 2 naming the option. What exists there must be a regular file or a
-    folder: a device, a pipe or a socket (``/dev/full``, ``/dev/null``, ``/dev/stdout``) is
-    refused too, for every kind, before a suffix is added: a write to it may fail only once
-    the work is done (``/dev/full``), block (a pipe) or land beside it (``/dev/full.png``),
-    and no probe can tell without writing. A link on the way that someone else planted (the
-    output folder, a folder above it: :func:`~tendon_robot_sim.files.outputs.check_links`)
-    is refused; a link at an output file is replaced by the file when it is written, never
-    followed. ``cli.main`` applies the type also to values argparse leaves unconverted (an
-    optional value's ``const``), and refuses a file it writes that another argument of the
-    command names to read (:meth:`check_not_read`).
+    ``'new folder'`` (must not exist, nor lie inside a bag folder: a bag), ``'file'`` (written
+    or overwritten, in an existing folder) or ``'prefix'`` (``PATH`` + each of ``suffixes``,
+    e.g. ``PATH.parquet``: files, so none may be a folder); folders are created with their
+    parents. A file with ``suffixes`` gets the first when it has none (``--plot myplot`` writes
+    ``myplot.png``) and must have one of them otherwise. The check creates and removes a probe
+    in the folder that would hold the output, so a folder nobody may write (``/proc``,
+    ``/sys``, a read-only mount, even for root), a file where a folder is needed and a folder
+    where a file is needed are all refused with exit 2 naming the option. What exists there
+    must be a regular file or a folder: a device, a pipe or a socket (``/dev/full``,
+    ``/dev/null``, ``/dev/stdout``) is refused too, for every kind, before a suffix is added: a
+    write to it may fail only once the work is done (``/dev/full``), block (a pipe) or land
+    beside it (``/dev/full.png``), and no probe can tell without writing. A link on the way
+    that someone else planted (the output folder, a folder above it:
+    :func:`~tendon_robot_sim.files.outputs.check_links`) is refused; a link at an output file
+    is replaced by the file when it is written, never followed. ``cli.main`` applies the type
+    also to values argparse leaves unconverted (an optional value's ``const``), and refuses a
+    file it writes that another argument of the command names to read (:meth:`check_not_read`).
     """
 
     KINDS = ('folder', 'new folder', 'file', 'prefix')
@@ -345,6 +344,8 @@ class OutputPath:
                 raise CommandError(f'{text}: must end in {" or ".join(self.suffixes)}')
         if self.kind == 'new folder' and (path.exists() or path.is_symlink()):
             raise CommandError(f'{text} exists already; give a new folder to create')
+        if self.kind == 'new folder' and (clash := bag_clash(path)):     # a bag in a bag
+            raise CommandError(clash)
         if self.kind == 'folder' and path.exists() and not path.is_dir():
             raise CommandError(f'{text} is a file, not a folder')
         if self.kind == 'file' and path.exists():
@@ -424,10 +425,20 @@ def _probe_file(path: Path) -> None:
         raise CommandError(f'cannot write {path}: {error.strerror}') from None
 
 
-def check_output(path, option: str, kind: str, suffixes: tuple[str, ...] = ()) -> Path:
-    """:class:`OutputPath` for a path a command computes: CommandError names ``option``."""
+def check_output(path, option: str, kind: str, suffixes: tuple[str, ...] = (),
+                 inputs: tuple[tuple[str, object], ...] = ()) -> Path:
+    """
+    :class:`OutputPath` for a path a command computes: CommandError names ``option``.
+
+    ``inputs``: (option, path or None) the command reads, which the output must not be
+    (:meth:`OutputPath.check_not_read`), as ``cli.main`` checks the outputs it parses.
+    """
+    output = OutputPath(kind, suffixes)
     try:
-        return OutputPath(kind, suffixes).check(path)
+        checked = output.check(path)
+        output.check_not_read(checked, [(name, str(text)) for name, text in inputs
+                                        if text is not None])
+        return checked
     except CommandError as error:
         raise CommandError(f'{option}: {error}') from None
 

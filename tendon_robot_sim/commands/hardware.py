@@ -126,7 +126,8 @@ def run_calibrate(args) -> int:
         raise CommandError('--currents: at least two steps to fit a line')
     _check_goal_currents(currents)
     config = args.config or share_dir() / 'config' / 'dynamixel.yaml'
-    check_output(config, '--config', 'file')     # written at the end: writable now
+    # written at the end: writable now; and not the answers file, whose lines are readings
+    check_output(config, '--config', 'file', inputs=(('--answers', args.answers),))
     try:
         channels, settings = load_dynamixel_bus(config)
         data = read_yaml(config)     # as checked just above

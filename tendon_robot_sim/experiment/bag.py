@@ -75,7 +75,7 @@ from rosbags.rosbag2.storage_mcap import McapWriter
 from rosbags.typesys import get_typestore, Stores
 
 from tendon_robot_sim.experiment import mcap_crc
-from tendon_robot_sim.files.outputs import check_links, naming
+from tendon_robot_sim.files.outputs import bag_clash, check_links, naming
 from tendon_robot_sim.files.yaml_loader import read_yaml, YamlFileError
 
 # The message definitions of ROS 2 Kilted, the distribution of the rclpy
@@ -141,6 +141,8 @@ class BagWriter:
                            f'{", ".join(STORAGE_PLUGINS)}')
         if self.path.exists() or self.path.is_symlink():
             raise BagError(f'{self.path}: exists already; a bag is written into a new folder')
+        if clash := bag_clash(self.path):
+            raise BagError(clash)
         check_links(self.path.parent)
         self.typestore = get_typestore(store)
         self._writer = Writer(self.path, version=BAG_FORMAT_VERSION,

@@ -160,12 +160,14 @@ def _data_end(data: mcap_crc.FileBytes, path: Path) -> int:
     ------
     BagError
         No message comes before that offset: nothing could be recovered; or the file is no
-        MCAP file (8 bytes or more that do not begin with its magic).
+        MCAP file (it does not begin with its magic, or with as much of it as it holds: a
+        recorder killed at once leaves an empty file, or part of the magic).
 
     """
-    if len(data) >= 8 and data[:8] != mcap_crc.MAGIC:     # a recorder writes it first
+    head = data[:8]
+    if head != mcap_crc.MAGIC[:len(head)]:     # a recorder writes the magic first
         raise BagError(f"{path}: not an MCAP file: it does not begin with MCAP's magic bytes")
-    if data[:8] != mcap_crc.MAGIC or len(data) < 8 + _HEAD.size:
+    if len(data) < 8 + _HEAD.size:
         raise BagError(f'{path}: nothing to recover: the recorder was killed before it wrote '
                        'its first messages to disk')
     opcode, length = mcap_crc.unpack_at(_HEAD, data, 8)

@@ -54,6 +54,7 @@ from tendon_robot_sim.files.outputs import (make_folder, open_output, remove_unf
                                             write_output)
 from tendon_robot_sim.files.yaml_loader import read_yaml_text, yaml_value, YamlFileError
 from tendon_robot_sim.models.cosserat import ConvergenceError
+from tendon_robot_sim.models.description import short_repr
 from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.parallel import ParallelError, Pool
 
@@ -566,16 +567,44 @@ def _chunks_done(parts: Path, settings: dict, chunks: int) -> list[int]:
     if not manifest_path.exists():
         return []
     try:
-        same = json.loads(manifest_path.read_text())['settings'] == settings
+        there = json.loads(manifest_path.read_text())['settings']
+        if not isinstance(there, dict):
+            raise TypeError(there)
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         raise DatasetError(f'output: {manifest_path} is not the manifest of a dataset run; '
                            f'choose another --output or delete {parts}') from None
-    if not same:
-        raise DatasetError(f'output: {parts} holds a run with other settings; choose '
-                           'another --output or delete it')
+    if there != settings:
+        raise DatasetError(f'output: {parts} holds a run with other settings '
+                           f'({_differences(there, settings)}); choose another --output or '
+                           'delete it')
     # a part is renamed into place complete: the parts there are the chunks done
     present = {path.name for path in parts.iterdir()}
     return [c for c in range(chunks) if f'part-{c:05d}.parquet' in present]
+
+
+def _differences(there: dict, now: dict) -> str:
+    """
+    Name each setting that the manifest's settings ``there`` hold otherwise than ``now``.
+
+    By the option that sets it, with both values (a checksum by its first 12 digits); the
+    inputs' checksum only when no setting they are drawn from differs (a --csv file edited).
+    """
+    keys = [key for key in now if there.get(key) != now[key]]
+    keys += [key for key in there if key not in now]    # a manifest of another version
+    if set(keys) - {'inputs_sha256', 'chunk_size'}:
+        keys = [key for key in keys if key != 'inputs_sha256']
+
+    def shown(value: object) -> str:
+        return short_repr(value).strip("'")
+
+    def value(settings: dict, key: str) -> str:
+        found = settings.get(key, 'none')
+        return shown(found[:12] if isinstance(found, str) and key.endswith('_sha256')
+                     else found)
+
+    names = {'robot_sha256': '--robot sha256', 'inputs_sha256': "the inputs' sha256"}
+    return '; '.join(f'{names.get(key, "--" + shown(key).replace("_", "-"))} '
+                     f'{value(there, key)} there, {value(now, key)} now' for key in keys)
 
 
 @contextmanager

@@ -256,6 +256,34 @@ def remove_unfinished(folder: str | Path) -> None:
         leftover.unlink(missing_ok=True)
 
 
+def bag_clash(path: str | Path) -> str | None:
+    """
+    Say why a new bag cannot be written at ``path``: it lies inside a bag folder; else None.
+
+    A bag folder is one recording: rosbag2's ``metadata.yaml`` beside its storage file, or,
+    a recorder killed before it wrote the metadata, the storage file named after the folder
+    (``NAME/NAME.mcap``; ``NAME_0.mcap`` of ``ros2 bag record``; ``.db3`` alike). A bag in it
+    would be taken for one of its files, and go with it when it is moved or deleted.
+    """
+    path = Path(os.path.abspath(path))
+    for folder in path.parents:
+        storage = [folder / f'{folder.name}{tail}{suffix}' for tail in ('', '_0')
+                   for suffix in ('.mcap', '.db3')]
+        if _is_bag_metadata(folder / 'metadata.yaml') or any(p.is_file() for p in storage):
+            return (f'{path} is inside the bag {folder}; a bag is written into a new folder '
+                    'outside any other bag')
+    return None
+
+
+def _is_bag_metadata(path: Path) -> bool:
+    """Tell whether ``path`` is a file that begins as rosbag2's metadata does."""
+    try:
+        with open(path, 'rb') as handle:
+            return b'rosbag2_bagfile_information' in handle.read(4096)
+    except OSError:     # missing, a folder, unreadable: no bag's metadata
+        return False
+
+
 def make_folder(path: str | Path) -> Path:
     """Create the folder ``path`` with its parents (it may exist), after :func:`check_links`."""
     path = Path(path)

@@ -320,6 +320,21 @@ def check_unique_names(names: Sequence[str], key: str, what: str) -> None:
             raise RobotDescriptionError(f'{key}[{i}].name: duplicate {what} name {name!r}')
 
 
+def check_reach(key: str, what: str, reach: float, body: str, length_key: str,
+                length: float) -> None:
+    """
+    Refuse a part ``reach`` [m] off its axis when the ``body`` is shorter than that.
+
+    No robot holds a tendon or a bellows farther out than its rod or section is long (the
+    shipped files: at most a fifth of it): such an offset is a length in mm given as m.
+    ``what`` says what is that far out: ``a hole 8 m from the backbone``.
+    """
+    if reach > length:
+        raise RobotDescriptionError(
+            f'{key}: {what} is farther out than the {body} is long ({length_key} {length:g} m)'
+            f'; a length in mm?')
+
+
 def describe_value(value: Any) -> str:
     return f'{type(value).__name__} {short_repr(value)}' if value is not None else 'nothing'
 

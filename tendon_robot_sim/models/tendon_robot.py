@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from tendon_robot_sim import counted
-from tendon_robot_sim.models.description import (Base, check_kind, check_range,
+from tendon_robot_sim.models.description import (Base, check_kind, check_range, check_reach,
                                                  check_unique_names,
                                                  CircularSection, describe_value,
                                                  DescriptionMapping, load_base, load_description,
@@ -602,10 +602,8 @@ def _check_hole_distance(tendon: Tendon, key: str, length: float) -> None:
     range (10 m) bounded it, a 0.2 m rod took an offset of 8 m (8 mm) and no statics converged.
     """
     name, hole = _outermost_hole(tendon)
-    if hole > length:
-        raise RobotDescriptionError(
-            f'{key}.{name}: a hole {hole:g} m from the backbone is farther out than the rod is '
-            f'long (rod.length {length:g} m); a length in mm?')
+    check_reach(f'{key}.{name}', f'a hole {hole:g} m from the backbone', hole, 'rod',
+                'rod.length', length)
 
 
 def _load_vertebrae(m: 'DescriptionMapping', length: float) -> tuple[np.ndarray, float]:

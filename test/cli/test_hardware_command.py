@@ -210,6 +210,35 @@ def test_calibrate_refuses_an_answers_file_too_short_before_driving_a_servo(
     assert config.read_text() == before and driven == []
 
 
+@pytest.mark.parametrize('given', ['same path', 'relative', 'hard link', 'symlink'])
+def test_calibrate_refuses_the_bus_file_as_its_answers_before_driving_a_servo(
+        chain, tmp_path, capsys, monkeypatch, given):
+    """
+    ``--answers`` the file ``--config`` names: its YAML lines were read as readings.
+
+    The first servo was driven before its first line failed as a reading; the file is now
+    refused, by what it is (the same file by any name), before the port is opened.
+    """
+    config = bus_file(tmp_path)
+    before = config.read_text()
+    assert len([line for line in before.splitlines() if line.strip()]) >= 8    # not too short
+    monkeypatch.chdir(tmp_path)
+    answers = {'same path': str(config), 'relative': config.name,
+               'hard link': tmp_path / 'answers.txt', 'symlink': tmp_path / 'answers.yaml'}[given]
+    if given == 'hard link':
+        os.link(config, answers)
+    if given == 'symlink':
+        answers.symlink_to(config)
+    driven = goal_currents_written(chain[0].servos)
+    assert main(['hardware', 'calibrate-tension', '--port', chain[1], '--config', str(config),
+                 '--currents', '0.02,0.05', '--answers', str(answers)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.endswith(f'--config: {config} is what --answers reads; the output would '
+                        'replace it: give another file'), err
+    assert config.read_text() == before and driven == []
+
+
 def test_calibrate_asks_each_reading_on_stdin_while_its_servo_holds_the_current(
         chain, tmp_path, monkeypatch):
     """

@@ -30,6 +30,7 @@ from cli_commands import actions
 import pytest
 from tendon_robot_sim import cli
 from tendon_robot_sim.commands import CommandError, OutputPath
+from tendon_robot_sim.experiment.bag import BagError, BagMessages, BagWriter, OfferedQos
 
 ROOT = Path(__file__).resolve().parents[2]
 ROBOT = str(ROOT / 'config' / 'robot.yaml')
@@ -190,6 +191,55 @@ def test_outputs_checked_in_the_command_are_refused_naming_the_option(
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and text.format(**places) in err, err
     assert Path(places['file']).read_text() == 'keep me\n'
+
+
+NEW_BAGS = [(command, action) for command, action in OUTPUTS if action.type.kind == 'new folder']
+
+
+def recorded_bag(path: Path, storage: str = 'mcap') -> dict:
+    """Write a bag of one message at ``path``; return its files' contents by name."""
+    with BagWriter(path, storage=storage) as bag:
+        bag.add_topic('/tip/measured', 'geometry_msgs/msg/PointStamped', OfferedQos())
+        bag.write('/tip/measured', 10 ** 9,
+                  BagMessages(bag.typestore).point(10 ** 9, 'base_link', (0.2, 0.0, 0.25)))
+    return {p.name: p.read_bytes() for p in path.iterdir()}
+
+
+@pytest.mark.parametrize('command, action', NEW_BAGS, ids=lambda v: v if isinstance(v, str)
+                         else v.dest)
+@pytest.mark.parametrize('inner', ['new', 'missing/new'])
+def test_a_new_bag_inside_a_bag_folder_is_refused(command, action, inner, tmp_path, capsys):
+    """
+    ``synth-experiment BAG/new`` simulated, then wrote a second bag into the first one's folder.
+
+    A bag folder is one recording: its files are what its metadata lists (a killed recorder's
+    folder: its storage file). Refused as the path is parsed, before any work, the bag kept.
+    """
+    assert {'record', 'import', 'synth-experiment'} <= {c for c, _ in NEW_BAGS}
+    bag = tmp_path / 'recorded'
+    files = recorded_bag(bag)
+    if command == 'synth-experiment':     # a killed recording, without its metadata yet
+        (bag / 'metadata.yaml').unlink()
+        del files['metadata.yaml']
+    assert cli.main(argv_of(command, action, str(bag / inner))) == 2
+    err = capsys.readouterr().err
+    name = action.option_strings[-1] if action.option_strings else action.metavar
+    assert err.count('\n') == 1 and (
+        f'argument {name}: {bag / inner} is inside the bag {bag}; a bag is written into a new '
+        f'folder outside any other bag' in err), err
+    assert {p.name: p.read_bytes() for p in bag.iterdir()} == files
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_a_bag_writer_refuses_a_folder_inside_a_bag(storage, tmp_path):
+    bag = tmp_path / 'recorded'
+    files = recorded_bag(bag, storage)
+    with pytest.raises(BagError, match=rf'^{bag / "new"} is inside the bag {bag}; '):
+        BagWriter(bag / 'new', storage=storage)
+    assert {p.name: p.read_bytes() for p in bag.iterdir()} == files
+    # beside it, and in a new folder beside it, a bag is written
+    for path in (tmp_path / 'beside', tmp_path / 'more' / 'inner'):
+        recorded_bag(path, storage)
 
 
 def test_a_plot_without_a_suffix_is_written_where_the_command_says(places):

@@ -165,15 +165,33 @@ def test_a_writer_killed_before_its_first_flush_left_nothing(tmp_path, capsys):
     assert err.count('\n') == 1 and 'nothing to recover' in err, err
 
 
-def test_a_file_that_is_no_mcap_is_named_so_not_a_kill(tmp_path, capsys):
-    """A copied-over file of another kind, not a recorder killed before its first flush."""
+@pytest.mark.parametrize('text', ['time,x\n0,1\n' * 100, 'x,y\n', '\x89MCAx'],
+                         ids=['long', 'short', 'magic cut, then another byte'])
+def test_a_file_that_is_no_mcap_is_named_so_not_a_kill(text, tmp_path, capsys):
+    """
+    A copied-over file of another kind, not a recorder killed before its first flush.
+
+    One shorter than MCAP's 8 magic bytes was said to be a recorder's "killed before it wrote".
+    """
     bag = tmp_path / 'bag'
     bag.mkdir()
-    (bag / 'bag_0.mcap').write_text('time,x\n0,1\n' * 100)
+    (bag / 'bag_0.mcap').write_text(text, encoding='latin-1')
     assert cli.main(['reindex', str(bag)]) == 2
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and err.endswith(
         "bag_0.mcap: not an MCAP file: it does not begin with MCAP's magic bytes\n"), err
+    assert (bag / 'bag_0.mcap').read_text(encoding='latin-1') == text
+
+
+@pytest.mark.parametrize('size', [0, 4, 8])
+def test_a_file_cut_within_the_magic_is_a_writer_killed_at_once(size, tmp_path, capsys):
+    """What a recorder leaves killed before its first flush: none or part of its magic."""
+    bag = tmp_path / 'bag'
+    bag.mkdir()
+    (bag / 'bag_0.mcap').write_bytes(mcap_crc.MAGIC[:size])
+    assert cli.main(['reindex', str(bag)]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'nothing to recover: the recorder was killed' in err, err
 
 
 @pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])

@@ -269,12 +269,31 @@ def test_snake_rows_match_the_kinematics(tmp_path):
                                    atol=1e-12)
 
 
-def test_a_changed_setting_does_not_mix_into_a_started_run(tmp_path):
+@pytest.mark.parametrize('changes, differences', [
+    # the inputs' checksum follows from the samples: the setting named is the one given
+    ({'samples': 6}, '--samples 4 there, 6 now'),
+    ({'chunk_size': 3, 'random_state': 1},
+     '--random-state 0 there, 1 now; --chunk-size 2 there, 3 now'),
+    ({'robot_path': 'edited'}, '--robot sha256 {there} there, {now} now'),
+], ids=['samples', 'two settings', 'robot text'])
+def test_a_changed_setting_does_not_mix_into_a_started_run(tmp_path, changes, differences):
+    """The refusal names each setting that differs and both values (it named none)."""
     out = tmp_path / 'pcr'
     build_dataset(PCR, 'pcr', out, samples=4, chunk_size=2, max_chunks=1, workers=1,
                   progress=False)
-    with pytest.raises(DatasetError, match='other settings'):
-        build_dataset(PCR, 'pcr', out, samples=6, chunk_size=2, workers=1, progress=False)
+    settings = {'robot_path': PCR, 'samples': 4, 'chunk_size': 2, **changes}
+    if settings['robot_path'] == 'edited':      # one comment more: another text
+        settings['robot_path'] = tmp_path / 'pcr.yaml'
+        settings['robot_path'].write_text(PCR.read_text() + '# edited\n')
+    there, now = (hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+                  for path in (PCR, Path(settings['robot_path'])))
+    manifest = (tmp_path / 'pcr.parts' / 'manifest.json').read_text()
+    with pytest.raises(DatasetError) as error:
+        build_dataset(model='pcr', output=out, workers=1, progress=False, **settings)
+    assert str(error.value) == (
+        f'output: {tmp_path / "pcr.parts"} holds a run with other settings '
+        f'({differences.format(there=there, now=now)}); choose another --output or delete it')
+    assert (tmp_path / 'pcr.parts' / 'manifest.json').read_text() == manifest
 
 
 def test_a_part_left_half_written_by_a_kill_does_not_stop_the_resumed_run(tmp_path):

@@ -264,6 +264,25 @@ def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
                 f'{key}.offset: the hole ({reach:g} m off the axis) lies outside the rolling '
                 f'surface (half-width link.radius_of_curvature x sin(link.contact_angle) = '
                 f'{half_width:g} m)')
+        _check_own_angle(cable, cables, key)
         cables.append(cable)
     check_unique_names([c.name for c in cables], 'cables', 'cable')
     return tuple(cables)
+
+
+def _check_own_angle(cable: Cable, cables: list[Cable], key: str) -> None:
+    """
+    Refuse a cable at the angle of an earlier one (0 and 360 deg are one angle).
+
+    Whatever their offsets, the two pull every joint the same way (on the straight snake
+    with levers in proportion to their offsets, at one offset alike at every pose): the
+    tension distribution cannot tell them apart, and the minimum-tension problem is
+    degenerate.
+    """
+    for j, other in enumerate(cables):
+        apart = math.remainder(cable.angle - other.angle, 2.0 * math.pi)
+        if abs(apart) < 1e-9:
+            raise RobotDescriptionError(
+                f'{key}.angle: at the angle of cables[{j}] ({math.degrees(other.angle):g} deg); '
+                f'two cables at one angle pull the same way and leave their tensions '
+                f'undetermined')

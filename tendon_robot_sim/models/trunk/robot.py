@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from tendon_robot_sim.models.description import (Base, check_kind, describe_value,
+from tendon_robot_sim.models.description import (Base, check_kind, check_reach, describe_value,
                                                  description_kind, DescriptionMapping, load_base,
                                                  load_description, read_yaml, ROBOT_KINDS,
                                                  RobotDescriptionError, TENDON_ROBOT)
@@ -254,6 +254,10 @@ def _load_bellows(data: Any, key: str, length: float) -> Bellows:
         max_pressure=m.number('max_pressure', positive=True),
     )
     m.finish()
+    # bent at all, a bellows farther out than the section is long would be shorter than
+    # nothing: a length in mm given as m
+    check_reach(f'{key}.offset', f'a bellows {bellows.offset:g} m from the centre spline',
+                bellows.offset, 'section', f'{key.rsplit(".", 1)[0]}.length', length)
     if bellows.min_pressure >= bellows.max_pressure:
         raise RobotDescriptionError(
             f'{key}.min_pressure: must be < max_pressure ({bellows.max_pressure:g}), '

@@ -90,6 +90,13 @@ def setting(section, key, value):
     (lambda d: d['cables'][1].update(offset=0.03), 'cables[1].offset: the hole'),
     (lambda d: d['cables'][2].update(name='cable1'),
      "cables[2].name: duplicate cable name 'cable1'"),
+    # two cables at one angle pull the same way: the tension distribution is degenerate
+    # (0 and 360 deg are one angle; another offset does not part them)
+    (lambda d: d['cables'][3].update(angle_deg=90.0, offset=0.01),
+     'cables[3].angle: at the angle of cables[1] (90 deg); two cables at one angle pull '
+     'the same way'),
+    (lambda d: d['cables'][2].update(angle_deg=360.0),
+     'cables[2].angle: at the angle of cables[0] (0 deg); two cables at one angle'),
     (lambda d: d.update(friction_coefficient=0.0), 'friction_coefficient: must be > 0'),
     (lambda d: d.update(pretension=200.0), 'pretension: must be < max_tension'),
     (without('min_contact_force'), 'min_contact_force: required key is missing'),

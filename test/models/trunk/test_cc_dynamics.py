@@ -418,6 +418,12 @@ def test_inputs_are_range_checked(bha, tendon):
     (lambda d: d.update(kind='tendon_robot'), r'kind: tendon_robot is a tendon-driven continuum '
                                               r'robot; this takes a bellows-actuated'),
     (lambda d: d['sections'][0]['bellows'].pop(), r'sections\[0\]\.bellows: must be a list'),
+    # 5 m on a 0.25 m section: a length in mm given as m (bending the section at all made the
+    # bellows shorter than nothing)
+    (lambda d: d['sections'][0]['bellows'][2].update(offset=5.0),
+     r'^sections\[0\]\.bellows\[2\]\.offset: a bellows 5 m from the centre spline is '
+     r'farther out than the section is long \(sections\[0\]\.length 0\.25 m\); '
+     r'a length in mm\?$'),
     # no bending spring at all: no shape holds the section (it had no static equilibrium,
     # exit 1 'continuation stalled', as if the inputs were the fault)
     (lambda d: unbend(d['sections'][1], stiff=()),
