@@ -264,25 +264,26 @@ def _load_cables(data: Any, link: Link) -> tuple[Cable, ...]:
                 f'{key}.offset: the hole ({reach:g} m off the axis) lies outside the rolling '
                 f'surface (half-width link.radius_of_curvature x sin(link.contact_angle) = '
                 f'{half_width:g} m)')
-        _check_own_angle(cable, cables, key)
+        _check_own_hole(cable, cables, key)
         cables.append(cable)
     check_unique_names([c.name for c in cables], 'cables', 'cable')
     return tuple(cables)
 
 
-def _check_own_angle(cable: Cable, cables: list[Cable], key: str) -> None:
+def _check_own_hole(cable: Cable, cables: list[Cable], key: str) -> None:
     """
-    Refuse a cable at the angle of an earlier one (0 and 360 deg are one angle).
+    Refuse a cable through the hole of an earlier one: its offset at its angle.
 
-    Whatever their offsets, the two pull every joint the same way (on the straight snake
-    with levers in proportion to their offsets, at one offset alike at every pose): the
-    tension distribution cannot tell them apart, and the minimum-tension problem is
-    degenerate.
+    0 and 360 deg are one angle. The two pull every joint alike at every pose: the tension
+    distribution cannot tell them apart, and the minimum-tension problem is degenerate (a
+    copied line). At one angle with other offsets they are two cables: the depth of a hole
+    below the rolling surface, R - sqrt(R^2 - beta^2), is not linear in its offset, so their
+    levers part once the joints bend.
     """
     for j, other in enumerate(cables):
         apart = math.remainder(cable.angle - other.angle, 2.0 * math.pi)
-        if abs(apart) < 1e-9:
+        if abs(apart) < 1e-9 and abs(cable.offset - other.offset) < 1e-12:
             raise RobotDescriptionError(
-                f'{key}.angle: at the angle of cables[{j}] ({math.degrees(other.angle):g} deg); '
-                f'two cables at one angle pull the same way and leave their tensions '
-                f'undetermined')
+                f'{key}: through the hole of cables[{j}] ({other.offset:g} m at '
+                f'{math.degrees(other.angle):g} deg); two cables through one hole pull alike '
+                f'and leave their tensions undetermined')

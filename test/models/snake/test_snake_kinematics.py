@@ -90,13 +90,13 @@ def setting(section, key, value):
     (lambda d: d['cables'][1].update(offset=0.03), 'cables[1].offset: the hole'),
     (lambda d: d['cables'][2].update(name='cable1'),
      "cables[2].name: duplicate cable name 'cable1'"),
-    # two cables at one angle pull the same way: the tension distribution is degenerate
-    # (0 and 360 deg are one angle; another offset does not part them)
-    (lambda d: d['cables'][3].update(angle_deg=90.0, offset=0.01),
-     'cables[3].angle: at the angle of cables[1] (90 deg); two cables at one angle pull '
-     'the same way'),
-    (lambda d: d['cables'][2].update(angle_deg=360.0),
-     'cables[2].angle: at the angle of cables[0] (0 deg); two cables at one angle'),
+    # two cables through one hole pull alike: the tension distribution is degenerate
+    # (0 and 360 deg are one angle)
+    (lambda d: d['cables'][3].update(angle_deg=90.0, offset=d['cables'][1]['offset']),
+     'cables[3]: through the hole of cables[1] (0.016 m at 90 deg); two cables through one '
+     'hole pull alike'),
+    (lambda d: d['cables'][2].update(angle_deg=360.0, offset=d['cables'][0]['offset']),
+     'cables[2]: through the hole of cables[0] (0.016 m at 0 deg); two cables through one hole'),
     (lambda d: d.update(friction_coefficient=0.0), 'friction_coefficient: must be > 0'),
     (lambda d: d.update(pretension=200.0), 'pretension: must be < max_tension'),
     (without('min_contact_force'), 'min_contact_force: required key is missing'),
@@ -117,6 +117,14 @@ def test_bad_descriptions_name_the_key(change, message):
     with pytest.raises(RobotDescriptionError) as error:
         snake_from_dict(data)
     assert message in str(error.value)
+
+
+def test_two_cables_at_one_angle_through_two_holes_load():
+    """At one angle but other offsets the holes' depths, not linear in the offset, part them."""
+    data = read_yaml(SNAKE_FILE)
+    data['cables'][3].update(angle_deg=90.0, offset=0.01)
+    snake = snake_from_dict(data)
+    assert [c.offset for c in snake.cables] == pytest.approx([0.016, 0.016, 0.016, 0.01])
 
 
 def test_a_solid_link_within_its_surfaces_loads():
