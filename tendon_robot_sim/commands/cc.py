@@ -127,6 +127,11 @@ def run_bellows(args: argparse.Namespace, path) -> int:
                                   '--muscle-lengths')
     except (RobotDescriptionError, BellowsKinematicsError) as error:
         raise command_error(error) from None
+    for j, (section, arc) in enumerate(zip(robot.sections, pose.sections)):
+        # the ring of bellows reaches at least that far from the spline: certain contact only
+        problem = self_contact(arc.theta, arc.length, section.ring)
+        if problem:
+            raise NoResultError(f'--muscle-lengths: section {j}: {problem}')
     np.set_printoptions(precision=6, suppress=True)
     print(f'robot {robot.name}, constant curvature from muscle lengths '
           f'({len(robot.sections)} sections)')

@@ -263,7 +263,7 @@ class Truth:
         """Return the true robot: the file's, scaled, with ring inertia where it has none."""
         sections = []
         for section in robot.sections:
-            radius = self.ring_radius_factor * max(b.offset for b in section.bellows)
+            radius = self.ring_radius_factor * section.ring
             ring = np.array([0.5, 0.5, 1.0]) * radius ** 2    # m R^2 (1/2, 1/2, 1) per kg
             inertias = np.where(np.all(section.inertias == 0.0, axis=1)[:, None],
                                 section.masses[:, None] * ring, section.inertias)

@@ -58,6 +58,28 @@ def test_cc_from_muscle_lengths_is_the_arc_built_by_hand(capsys):
     assert result['residual'] < 1e-12
 
 
+@pytest.mark.parametrize('theta, code', [(4.6, 1), (4.3, 0)])
+def test_cc_from_muscle_lengths_past_self_contact_is_no_result(theta, code, capsys):
+    """
+    Section 1 (0.25 m, bellows 5 cm out) meets itself past 2 pi L / (L + 2 x 5 cm) = 4.49 rad.
+
+    p1 on d1 is d theta shorter than the centre, p2 and p3 (120 deg on) d theta / 2 longer:
+    at 4.6 rad the arc runs through its base (cc refused such a bend of a tendon robot
+    only), at 4.3 rad it does not.
+    """
+    lengths = f'p1={0.25 - 0.05 * theta:.6f},p2={0.25 + 0.025 * theta:.6f},' \
+              f'p3={0.25 + 0.025 * theta:.6f}'
+    assert main(['cc', '--robot', BHA, '--muscle-lengths', lengths]) == code
+    err = capsys.readouterr().err
+    if code:
+        assert err.splitlines() == [
+            f'tendon-robot-sim cc: error: --muscle-lengths: section 0: a bend of {theta:.4g} rad '
+            "passes through itself: the arc of a full turn less the section's diameter (4.488 "
+            "rad) brings the section's end onto its base"]
+    else:
+        assert err == ''
+
+
 def test_cc_dynamics_after_a_slow_ramp_rests_at_the_static_equilibrium(tmp_path, capsys):
     """A 20 s ramp to 0.8 bar on p1 and 0.6 bar on p5, held 10 s: quasi-static."""
     profile = tmp_path / 'ramp.csv'

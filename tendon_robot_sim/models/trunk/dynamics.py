@@ -328,7 +328,7 @@ class CCDynamics:
             robot.gravity, stiffness, rest_force, damping, 0.0,
             _padded_inertias([s.inertias for s in robot.sections]),
             # the bellows' axes: the section reaches at least that far from its spline
-            radii=[max(b.offset for b in s.bellows) for s in robot.sections])
+            radii=[s.ring for s in robot.sections])
 
     # ---------------------------------------------------------------- state
 

@@ -187,7 +187,7 @@ class BellowsKinematics:
         far apart are no shape of the robot (a typo or a unit off, not a bend).
         """
         for j, (section, arc) in enumerate(zip(self.robot.sections, section_arcs(x))):
-            ring = max(b.offset for b in section.bellows)
+            ring = section.ring
             if arc.kappa * ring >= 1.0:
                 raise BellowsKinematicsError(
                     f'{field}: the lengths bend section {j} to a radius of '

@@ -73,7 +73,7 @@ class CCDynamicsModel(SimModel):
     def of_bellows_robot(cls, robot: BellowsRobot, dt: float | None = None
                          ) -> 'CCDynamicsModel':
         # drawn as thick as the ring of bellows around the centre spline
-        ring = max(b.offset for s in robot.sections for b in s.bellows)
+        ring = max(s.ring for s in robot.sections)
         return cls(CCDynamics.from_bellows_robot(robot), robot.base.frame_id, 2.0 * ring, dt)
 
     def apply(self, field, values) -> None:

@@ -87,6 +87,11 @@ class BellowsSection:
     inertias: np.ndarray         # (k, 3) kg m^2, principal, about the arc frame's axes
     bellows: tuple[Bellows, ...]
 
+    @property
+    def ring(self) -> float:
+        """Radius [m] of the ring of bellows about the centre spline: the outermost offset."""
+        return max(b.offset for b in self.bellows)
+
 
 @dataclass(frozen=True)
 class BellowsRobot:
