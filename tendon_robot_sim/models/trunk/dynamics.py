@@ -139,13 +139,11 @@ class CCTrajectory:
         or past :func:`~tendon_robot_sim.models.geometry.self_contact_bend` of the section's
         length and ``model.radii``, the check of the ``cc`` command on each state.
         """
-        sections = self.x.reshape(len(self.times), -1, 3)
-        theta = np.hypot(sections[..., 1], sections[..., 2])
-        past = theta >= self_contact_bend(sections[..., 0], self.model.radii)
+        theta, length, past = self.model.bends(self.x)
         if not past.any():
             return None
         k, j = (int(i) for i in np.argwhere(past)[0])
-        return k, j, float(theta[k, j]), float(sections[k, j, 0])
+        return k, j, float(theta[k, j]), float(length[k, j])
 
 
 class CCDynamics:
@@ -525,6 +523,19 @@ class CCDynamics:
     def frames(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """World pose (R (3, 3), p (3,)) of the end of every section, base outwards."""
         return chain_frames(self.base_rotation, self.base_position, x)
+
+    def bends(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """
+        Return each section's bend theta [rad], length [m], and whether it passes through itself.
+
+        ``x`` (..., 3n), one state or many; each result (..., n). Past: at or past
+        :func:`~tendon_robot_sim.models.geometry.self_contact_bend` of the section's length
+        and :attr:`radii`, the check of the ``cc`` command (:meth:`CCTrajectory.self_contact`,
+        and the simulator node's ``self contact`` status).
+        """
+        sections = np.asarray(x, dtype=float).reshape(*np.shape(x)[:-1], -1, 3)
+        theta = np.hypot(sections[..., 1], sections[..., 2])
+        return theta, sections[..., 0], theta >= self_contact_bend(sections[..., 0], self.radii)
 
     def backbone(self, x: np.ndarray, points: int = 20) -> np.ndarray:
         """(n * points + 1, 3) m: points along the centre splines, world frame."""
