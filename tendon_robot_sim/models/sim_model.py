@@ -218,6 +218,11 @@ class SimModel(ABC):
         One line on the model for the start-up log.
     reports_tip_effort : bool
         True: every :meth:`state` has a ``tip_effort`` (tendon friction); False: never.
+    state_check : str
+        What :meth:`state_problem` checks, for people and as the name of its status
+        ('self contact'); '' when the model checks nothing.
+    state_valid : str
+        What a state :meth:`state_problem` finds nothing wrong with is, for people.
 
     """
 
@@ -228,6 +233,8 @@ class SimModel(ABC):
     rest: str = ''
     summary: str = ''
     reports_tip_effort: bool = False
+    state_check: str = ''
+    state_valid: str = ''
 
     @abstractmethod
     def apply(self, field: str, values: Mapping[str, float] | Sequence[float]) -> None:
@@ -273,6 +280,16 @@ class SimModel(ABC):
         tolerance asks while ``load`` > 1; the message says so ('' when it does not).
         """
         return ''
+
+    def state_problem(self) -> str | None:
+        """
+        Say why the current state is not one the robot can take, or None.
+
+        A model whose state may leave what it models (a constant-curvature section coiled
+        through itself) says so here; the state is still the model's and it runs on. None
+        for every state of a model without a :attr:`state_check`.
+        """
+        return None
 
     def set_tip_wrench(self, force: np.ndarray, moment: np.ndarray) -> None:
         """

@@ -84,6 +84,11 @@ itself), one timer doing both, physics first, when the two rates are equal (the 
   With ``publish_clock`` the rate is also capped in simulated time while running
   (at most ``publish_rate`` messages per simulated second), so that a simulation
   slower than real time does not spend its time publishing near-copies.
+  Each tick first checks the state the model would publish
+  (:meth:`~tendon_robot_sim.models.sim_model.SimModel.state_problem`, ``cc_dynamic``: a
+  section coiled past its self-contact bend): while it is wrong, a WARN status
+  ``<node>: <check>`` (``self contact``) on ``/diagnostics`` and a throttled warning; OK
+  once it is right again; the simulation runs on.
 
 Simulated time on ``/clock`` (and in stamps when ``publish_clock`` is set) is the
 total simulated time since the node started; it keeps increasing across
@@ -247,8 +252,8 @@ PARAMS = (
           "frame), replacing the robot description's tip_load"),
     *TIP_WRENCH_BOUND,
     Param('warning_throttle_period', 2.0, 's', 'minimum time between two warnings about '
-          'rejected setpoints (and between two divergence errors), per kind of fault (one '
-          'kind never hides another)', range=(0.0, 60.0)),
+          'rejected setpoints (and between two divergence errors, two self-contact warnings), '
+          'per kind of fault (one kind never hides another)', range=(0.0, 60.0)),
 )
 
 
@@ -367,7 +372,8 @@ class SimulatorNode(Node):
             topics.TIP_WRENCH.subscription_qos)
         self.diagnostics_pub = self.create_publisher(
             topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name, topics.DIAGNOSTICS.qos)
-        self._budget_warning = ''       # the step control's last diagnostic ('' when OK)
+        # the last WARN message of each status on /diagnostics (none or '': OK)
+        self._status_warnings: dict[str, str] = {}
         self.reset_srv = self.create_service(Trigger, '~/reset', self._on_reset)
         self.pause_srv = self.create_service(SetBool, '~/pause', self._on_pause)
 
@@ -534,16 +540,31 @@ class SimulatorNode(Node):
 
     def _fit_budget(self, load: float) -> None:
         """Let the model fit its steps to the budget; publish a status when that changes."""
-        warning = self.model.fit_budget(load)
-        if warning == self._budget_warning:
+        self._publish_status('step control', self.model.fit_budget(load),
+                             'steps within tip_tolerance')
+
+    def _check_state(self) -> None:
+        """Publish the model's state check when its finding changes; warn while it is bad."""
+        check = self.model.state_check
+        if not check:
             return
-        self._budget_warning = warning
+        problem = self.model.state_problem() or ''
+        if problem:
+            self._warnings(check, f'{check}: {problem}; the shape published is not the '
+                           "robot's (the simulation runs on)")
+        self._publish_status(check, problem, self.model.state_valid)
+
+    def _publish_status(self, name: str, warning: str, ok: str) -> None:
+        """Publish the status ``<node>: <name>``, WARN ``warning`` or ``ok``, on a change."""
+        if warning == self._status_warnings.get(name, ''):
+            return
+        self._status_warnings[name] = warning
         level = DiagnosticStatus.WARN if warning else DiagnosticStatus.OK
         self.diagnostics_pub.publish(DiagnosticArray(
             header=Header(stamp=self._stamp()),
             status=[DiagnosticStatus(level=level,
-                                     name=f'{self.get_fully_qualified_name()}: step control',
-                                     message=warning or 'steps within tip_tolerance',
+                                     name=f'{self.get_fully_qualified_name()}: {name}',
+                                     message=warning or ok,
                                      hardware_id=self.model.summary)]))
 
     def _report_speed(self, now: float) -> None:
@@ -621,6 +642,8 @@ class SimulatorNode(Node):
         return self.get_clock().now().to_msg()
 
     def _on_publish_tick(self) -> None:
+        # what is published is checked, whether or not anybody subscribes to it
+        self._check_state()
         if self.clock_pub is not None and not self.paused and self._last_publish is not None:
             # On simulated time, publish_rate counts simulated seconds too: a simulation
             # slower than real time is not slowed further by publishing.

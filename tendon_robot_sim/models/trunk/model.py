@@ -23,14 +23,15 @@ integrated by its implicit kernel at constant inputs between setpoints. Joint ``
 is how much each actuator is shorter than on the straight robot at rest (m; a tendon's
 displacement pulled in, a bellows' contraction). Markers: the centre spline of each section
 as an arc; frames: the end of each section. No tip wrench (the model takes no external
-load).
+load). A section bent past its self-contact bend is the model's state, which it reports
+(:meth:`CCDynamicsModel.state_problem`) and runs on from.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tendon_robot_sim.models.geometry import rotation_to_quaternion
+from tendon_robot_sim.models.geometry import rotation_to_quaternion, self_contact
 from tendon_robot_sim.models.sim_model import (INPUT_COLORS, InputError, Inputs, ModelState,
                                                named_values, Polyline, Pose, SimModel,
                                                SimulationDiverged)
@@ -46,6 +47,8 @@ class CCDynamicsModel(SimModel):
 
     timed = True
     rest = 'the initial straight state with zero inputs'
+    state_check = 'self contact'
+    state_valid = 'every section within its self-contact bend'
 
     def __init__(self, model: CCDynamics, base_frame: str, width: float,
                  dt: float | None = None):
@@ -95,6 +98,12 @@ class CCDynamicsModel(SimModel):
             raise SimulationDiverged(f'{error} (at t = {self.time:.4f} s)') from None
         self.x, self.v = run.x[-1].copy(), run.v[-1].copy()
         self.time += steps * self.dt
+
+    def state_problem(self) -> str | None:
+        """Name each section bent through itself, in the words of the ``cc`` commands."""
+        theta, length, past = self.model.bends(self.x)
+        return '; '.join(f'section {j}: {self_contact(theta[j], length[j], self.model.radii[j])}'
+                         for j in np.flatnonzero(past)) or None
 
     def state(self) -> ModelState:
         frames = self.model.frames(self.x)
