@@ -142,6 +142,9 @@ STEP_COST_SMOOTHING = 0.2
 MAX_BACKLOG_PERIODS = 2.0
 # How often the achieved real-time factor is checked and, if short, reported [s].
 SPEED_REPORT_PERIOD = 10.0
+# Least time between two WARN statuses of one check that differ only in their words [s]:
+# /diagnostics at about 1 Hz, as diagnostic_updater publishes, not at the publish rate.
+STATUS_PERIOD = 1.0
 
 # How often a simulator that publishes /clock looks for another node publishing it [s]: a
 # graph query, microseconds.
@@ -372,8 +375,8 @@ class SimulatorNode(Node):
             topics.TIP_WRENCH.subscription_qos)
         self.diagnostics_pub = self.create_publisher(
             topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name, topics.DIAGNOSTICS.qos)
-        # the last WARN message of each status on /diagnostics (none or '': OK)
-        self._status_warnings: dict[str, str] = {}
+        # each status's last message on /diagnostics ('' when OK) and when it went (monotonic s)
+        self._status_warnings: dict[str, tuple[str, float]] = {}
         self.reset_srv = self.create_service(Trigger, '~/reset', self._on_reset)
         self.pause_srv = self.create_service(SetBool, '~/pause', self._on_pause)
 
@@ -555,10 +558,17 @@ class SimulatorNode(Node):
         self._publish_status(check, problem, self.model.state_valid)
 
     def _publish_status(self, name: str, warning: str, ok: str) -> None:
-        """Publish the status ``<node>: <name>``, WARN ``warning`` or ``ok``, on a change."""
-        if warning == self._status_warnings.get(name, ''):
+        """
+        Publish the status ``<node>: <name>``, WARN ``warning`` or ``ok``, when it changes.
+
+        A change of level goes at once; a WARN whose words change (a bend that grows) at most
+        every :data:`STATUS_PERIOD`, not with every tick that checks it.
+        """
+        last, sent = self._status_warnings.get(name, ('', -math.inf))
+        now = time.monotonic()
+        if warning == last or (warning and last and now - sent < STATUS_PERIOD):
             return
-        self._status_warnings[name] = warning
+        self._status_warnings[name] = (warning, now)
         level = DiagnosticStatus.WARN if warning else DiagnosticStatus.OK
         self.diagnostics_pub.publish(DiagnosticArray(
             header=Header(stamp=self._stamp()),

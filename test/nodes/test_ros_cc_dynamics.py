@@ -32,13 +32,14 @@ import pytest
 from rcl_interfaces.msg import Log
 import rclpy
 from rclpy.parameter import Parameter
+from rclpy.time import Time
 from ros_helpers import logs_containing, position, Probe, spin_until
 from sensor_msgs.msg import JointState
 from tendon_robot_sim import default_robot_file, share_dir
 from tendon_robot_sim.models.tendon_robot import load_robot
 from tendon_robot_sim.models.trunk.dynamics import CCDynamics
 from tendon_robot_sim.models.trunk.robot import load_bellows_robot
-from tendon_robot_sim.nodes.simulator_node import SimulatorNode
+from tendon_robot_sim.nodes.simulator_node import SimulatorNode, STATUS_PERIOD
 from tendon_robot_sim.ros import topics
 
 BHA_FILE = share_dir() / 'config' / 'bionic_handling_assistant.yaml'
@@ -150,13 +151,14 @@ def test_a_section_coiled_past_its_self_contact_bend_is_a_warning_until_it_uncoi
         statuses = []
         probe.create_subscription(
             topics.DIAGNOSTICS.msg_type, topics.DIAGNOSTICS.name,
-            lambda array: statuses.extend((time.monotonic(), s) for s in array.status
-                                          if s.name == name), topics.DIAGNOSTICS.qos)
+            lambda array: statuses.extend((time.monotonic(), s, Time.from_msg(array.header.stamp))
+                                          for s in array.status if s.name == name),
+            topics.DIAGNOSTICS.qos)
         spin_until(executor, lambda: simulator.diagnostics_pub.get_subscription_count() >= 1,
                    'the probe to subscribe to /diagnostics')
         probe.setpoint_pub.publish(JointState(name=['t0'], effort=[20.0]))
         warning = spin_until(executor, lambda: next(
-            (s for _, s in statuses if s.level == DiagnosticStatus.WARN), None),
+            (s for _, s, _ in statuses if s.level == DiagnosticStatus.WARN), None),
             'the self-contact warning')
         assert warning.message.startswith('section 0: a bend of '), warning.message
         assert 'passes through itself' in warning.message and '(6.271 rad)' in warning.message
@@ -167,7 +169,12 @@ def test_a_section_coiled_past_its_self_contact_bend_is_a_warning_until_it_uncoi
         released = spin_until(executor, lambda: probe.latest('tendon/state').effort[0] == 0.0
                               and time.monotonic(), 'the tension released')
         ok = spin_until(executor, lambda: next(
-            (s for t, s in statuses if t > released and s.level == DiagnosticStatus.OK), None),
-            'the OK status once the section has uncoiled')
+            (s for t, s, _ in statuses if t > released and s.level == DiagnosticStatus.OK),
+            None), 'the OK status once the section has uncoiled')
         assert ok.message == 'every section within its self-contact bend'
+    # a WARN whose bend grows is sent again at most every STATUS_PERIOD, not with every
+    # publish tick (50 Hz): the stamps of WARNs one after the other, in the node's clock
+    for (_, a, t_a), (_, b, t_b) in zip(statuses, statuses[1:]):
+        if a.level == b.level == DiagnosticStatus.WARN:
+            assert (t_b - t_a).nanoseconds * 1e-9 >= STATUS_PERIOD - 1e-3, (a.message, b.message)
     probe.destroy_node()
