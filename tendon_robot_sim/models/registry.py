@@ -52,6 +52,9 @@ class ModelOptions:
     alpha: float = 0.0                   # tendon robot, dynamic, implicit: BDF-alpha (0: BDF2)
     tip_tolerance: float | None = None   # tendon robot, dynamic, implicit: adaptive dt [m]
     world: Any = None                    # contact.world.World: obstacles; None: no world
+    # tendon robot, dynamic, implicit: simulated time [s] a new displacement is ramped over
+    # (the node: one physics period, whatever its ticks); None: over each advance
+    displacement_ramp: float | None = None
 
 
 # kind -> loader of its description file
@@ -71,7 +74,8 @@ CC_MODE = 'cc_dynamic'
 def _tendon_dynamics(robot, o: ModelOptions) -> SimModel:
     from tendon_robot_sim.models.rod.model import TendonDynamics
     return TendonDynamics(robot, dt=o.dt, integrator=o.integrator, alpha=o.alpha,
-                          tip_tolerance=o.tip_tolerance, world=o.world)
+                          tip_tolerance=o.tip_tolerance, world=o.world,
+                          displacement_ramp=o.displacement_ramp)
 
 
 def _tendon_statics(robot, o: ModelOptions) -> SimModel:

@@ -224,7 +224,9 @@ PARAMS = (
           'real-time budget, with a diagnostic when the budget forces coarser steps',
           range=(0.0, 1.0)),
     Param('physics_rate', 50.0, 'Hz', 'rate of the physics timer that advances the '
-          'simulation to match the wall clock (dynamic mode)', range=(1.0, 1000.0)),
+          'simulation to match the wall clock (dynamic mode); a new displacement setpoint is '
+          'ramped over one period of it in simulated time (implicit dynamics)',
+          range=(1.0, 1000.0)),
     Param('real_time_factor', 1.0, '', 'target simulated seconds per wall-clock second '
           '(the simulation runs slower when it cannot keep up; dynamic mode)',
           range=(0.01, 100.0), read_only=False),
@@ -320,14 +322,14 @@ class SimulatorNode(Node):
         except WorldError as error:
             # every world the node refuses is named so, as the model's refusals
             raise ConfigurationError(f'world_file: {error}') from None
+        # a new displacement is ramped over one physics period of simulated time: a tick's
+        # length is the machine's (a loaded one catches up in shorter or longer ticks)
+        options = ModelOptions(dt=config.dt or None, statics_model=config.statics_model,
+                               integrator=config.integrator, alpha=config.alpha,
+                               tip_tolerance=config.tip_tolerance or None, world=self.world,
+                               displacement_ramp=1.0 / config.physics_rate)
         try:
-            kind, self.mode, self.model = create_model(
-                robot_file, config.mode, ModelOptions(dt=config.dt or None,
-                                                      statics_model=config.statics_model,
-                                                      integrator=config.integrator,
-                                                      alpha=config.alpha,
-                                                      tip_tolerance=config.tip_tolerance
-                                                      or None, world=self.world))
+            kind, self.mode, self.model = create_model(robot_file, config.mode, options)
         except ModelConfigurationError as error:
             raise ConfigurationError(str(error)) from None
         if self.get_parameter('use_sim_time').value and not config.publish_clock:

@@ -88,7 +88,7 @@ class TendonDynamics(SimModel):
 
     def __init__(self, robot: Robot, dt: float | None = None, integrator: str = 'auto',
                  alpha: float = 0.0, tip_tolerance: float | None = None,
-                 world: World | None = None):
+                 world: World | None = None, displacement_ramp: float | None = None):
         self.robot = robot
         self.base_frame = robot.base.frame_id
         self.integrator, why = choose_integrator(robot, integrator)
@@ -97,7 +97,7 @@ class TendonDynamics(SimModel):
         if self.integrator == 'implicit':
             from tendon_robot_sim.models.rod.dynamics.implicit import ImplicitSimulator
             self.sim = ImplicitSimulator(robot, dt=dt, alpha=alpha, tip_tolerance=tip_tolerance,
-                                         world=world)
+                                         world=world, displacement_ramp=displacement_ramp)
             self.summary = f'{self.sim.summary} ({why})'
             self.rest = 'the zero-tension equilibrium, at rest'
             self.reports_tip_effort = self.sim.friction

@@ -228,6 +228,11 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
     dt_min : float, optional
         With ``tip_tolerance``: the smallest step [s], rounded down to dt / 2^k; default
         dt / 2^MAX_HALVINGS.
+    displacement_ramp : float, optional
+        Simulated time [s] over which a new displacement command is reached, linearly from
+        where the tendon is, from the time it is given, however the run is cut into
+        :meth:`advance` calls (a node's ticks, as long as its machine lets them be). Default:
+        over the next :meth:`advance` call.
 
     Raises
     ------
@@ -239,8 +244,14 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
     def __init__(self, robot: Robot, dt: float | None = None, alpha: float = 0.0,
                  model: str | None = None, steps: int | None = None,
                  tolerance: float = DEFAULT_TOLERANCE, world: World | None = None,
-                 tip_tolerance: float | None = None, dt_min: float | None = None):
+                 tip_tolerance: float | None = None, dt_min: float | None = None,
+                 displacement_ramp: float | None = None):
         dt = DEFAULT_DT if dt is None else dt
+        if displacement_ramp is not None and not (
+                is_real(displacement_ramp) and math.isfinite(displacement_ramp)
+                and displacement_ramp >= 0.0):
+            raise InputError(f'displacement_ramp: must be a finite number >= 0 s, got '
+                             f'{displacement_ramp!r}')
         if not (is_real(dt) and math.isfinite(dt) and dt > 0.0):
             raise InputError(f'dt: must be a finite number > 0 s, got {dt!r}')
         if not (is_real(alpha) and ALPHA_RANGE[0] <= alpha <= ALPHA_RANGE[1]):
@@ -317,6 +328,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         # homotopy (_implicit_kernels._homotopy), steps that took the sliding friction's
         # direction from the step before (_implicit_kernels._step), since the start
         self.stats = np.zeros(4)
+        self.displacement_ramp = displacement_ramp
         self._configure_control(tip_tolerance, dt_min)
         self.reset()
 
@@ -413,6 +425,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
                     f'{part:.1%} of the way; the equilibrium of all of it was not found); refused')
         self._commands[DISPLACEMENT][:] = commands
         self._modes[:] = modes
+        if self.displacement_ramp is not None:
+            self._ramp_end = self.time + self.displacement_ramp
 
     def _values(self, values, field: str) -> list[tuple[int, float]]:
         """(tendon index, value) of each value a sequence or a {name: value} mapping gives."""
@@ -463,6 +477,7 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         self._commands = {TENSION: np.zeros(self.n_tendons),
                           DISPLACEMENT: np.zeros(self.n_tendons)}
         self._tip_load = (self.robot.tip_load.force.copy(), self.robot.tip_load.moment.copy())
+        self._ramp_end = None       # simulated time [s] the displacement ramp ends (None: no ramp)
         self.place_at_rest()
 
     def _respace(self, dt: float) -> None:
@@ -496,7 +511,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
         Step ``round(duration / dt)`` time steps under the current inputs; return the state.
 
         Tensions apply from the first step; a displacement moves from where it is to the new
-        command linearly over the steps of this call. ``result`` False: return None, for a
+        command linearly over the steps of this call, or with ``displacement_ramp`` until that
+        much simulated time after the command. ``result`` False: return None, for a
         caller that reads :meth:`state` less often than it advances (the node publishes at its
         own rate; the state's shape is a statics integration of the rod).
 
@@ -517,8 +533,14 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
             # a motor does not jump: a new displacement is reached by a ramp over this advance
             # (an inextensible tendon would need an infinite tension to follow a jump)
             was = self._current_displacements(self._solved_modes)
-            ramp = (np.arange(1, n + 1) / n)[:, None]
-            q = was + (self._commands[DISPLACEMENT] - was) * ramp
+            steps = np.arange(1, n + 1)
+            if self._ramp_end is None:
+                ramp = steps / max(n, 1)
+            else:       # what is left of the ramp, in steps: the same ramp for any advances
+                left = (self._ramp_end - self.time) / self.dt
+                left = round(left) if abs(left - round(left)) < 1e-6 else left   # sums of dt
+                ramp = np.minimum(1.0, steps / left) if left > 0.0 else np.ones(n)
+            q = was + (self._commands[DISPLACEMENT] - was) * ramp[:, None]
         else:
             # the kernel reads the displacements of displacement-controlled tendons only
             q = np.zeros((n, self.n_tendons))

@@ -442,3 +442,28 @@ def test_bad_inputs_change_nothing(call, message):
     with pytest.raises(InputError, match=message):
         call(sim)
     assert sim.modes == ['tension'] * 4 and sim.time == 0.0
+
+
+def test_a_displacement_ramp_is_the_same_however_the_run_is_cut_into_advances():
+    """
+    A node advances in ticks as long as the machine lets it: the ramp was one tick long.
+
+    The steel robot's 4 mm of t0 from rest under 1 N: ramped over one advance, a tick of one
+    step (a loaded node catching up) needed more than max_tension and was refused, a tick of
+    ten steps was not. With ``displacement_ramp`` the ramp lasts that much simulated time
+    from the command, whatever the advances: 20 ms as one advance, as ten of 2 ms, or as
+    3 + 7 steps, end in one state (the same steps; a tolerance of the solver's, 1e-12 m).
+    """
+    ends = []
+    for cuts in ((10,), (1,) * 10, (3, 7)):
+        sim = ImplicitSimulator(STEEL, displacement_ramp=0.02)
+        sim.set_tensions({'t0': 1.0})
+        sim.place_at_rest()
+        sim.set_displacements({'t0': 0.004})
+        for steps in cuts:
+            sim.advance(steps * sim.dt)
+        state = sim.state()
+        assert state.tendon_displacements[0] == pytest.approx(0.004, abs=1e-12)
+        ends.append(state.tip_position)
+    for end in ends[1:]:
+        np.testing.assert_allclose(end, ends[0], atol=1e-12)
