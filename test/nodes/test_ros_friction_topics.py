@@ -184,7 +184,11 @@ def test_the_anchor_tension_stays_in_the_capstan_cone_of_the_motors(mode, tmp_pa
     path = weightless(tmp_path)
     robot = load_robot(path)
     nu = robot.tendons[0].friction.coefficient
-    with simulator(mode, path) as (node, probe):
+    # dynamic at dt 1 ms: at the default 2 ms this robot's swing after the pull never dies
+    # out (+-25 mm about the statics; test_disc_friction.py, a known defect) and the tip
+    # passed within 2 mm of the statics only by chance
+    dt = {'dt': 0.001} if mode == 'dynamic' else {}
+    with simulator(mode, path, **dt) as (node, probe):
         # straight: all four pulled alike, nothing turns, the anchors hold the motors' tension
         probe.setpoint_pub.publish(JointState(name=['t0', 't1', 't2', 't3'], effort=[3.0] * 4))
         wait_for(lambda: probe.latest('tendon/state').effort.tolist() == [3.0] * 4
@@ -197,7 +201,7 @@ def test_the_anchor_tension_stays_in_the_capstan_cone_of_the_motors(mode, tmp_pa
         probe.setpoint_pub.publish(JointState(name=['t0', 't1', 't2', 't3'],
                                               effort=[4.0, 0.0, 0.0, 0.0]))
         if mode == 'dynamic':
-            # at the frictionless statics' tip, where the dynamics settles (test_ros_friction.py)
+            # at the frictionless statics' tip, about which the swing dies out
             from tendon_robot_sim.models.rod.statics.solver import StaticsSolver
             rest = StaticsSolver(without_friction(robot), 'discrete').solve_tensions(
                 [4.0, 0.0, 0.0, 0.0]).tip_position
