@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -66,7 +66,8 @@ from tendon_robot_sim.models.geometry import rotation_to_quaternion
 from tendon_robot_sim.models.modal import mass_proportional_damping
 from tendon_robot_sim.models.rod.dynamics import _implicit_kernels as stepper
 from tendon_robot_sim.models.rod.dynamics.implicit_equilibrium import (DISPLACEMENT,
-                                                                       StaticEquilibrium, TENSION)
+                                                                       StaticEquilibrium,
+                                                                       TendonInputs, TENSION)
 from tendon_robot_sim.models.rod.dynamics.implicit_grid import (bending_wavenumber, ContactZones,
                                                                 shooting_nodes, wave_rate)
 from tendon_robot_sim.models.rod.dynamics.implicit_step_control import (
@@ -193,7 +194,8 @@ class _Unknowns:
             Jc=np.zeros((nx, nx)), traj=np.zeros((rows, ny)))
 
 
-class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
+class ImplicitSimulator(TendonInputs, StepControl, ContactZones, StaticEquilibrium,
+                        Settling):
     """
     Implicit dynamics of one tendon robot (see the module docstring).
 
@@ -361,96 +363,6 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
                                             self.friction and self.model == 'discrete')
         return self._unknowns_work(self._unknowns[key])
 
-    # ------------------------------------------------------------------ inputs
-
-    @property
-    def tensions(self) -> np.ndarray:
-        """Tensions [N] of the last step (solved ones for displacement-controlled tendons)."""
-        return self._tau.copy()
-
-    @property
-    def modes(self) -> list[str]:
-        """Input of each tendon: 'tension' or 'displacement'."""
-        return ['tension' if m == TENSION else 'displacement' for m in self._modes]
-
-    def set_tensions(self, tensions) -> None:
-        """
-        Command tensions [N]: a sequence (every tendon) or a mapping {name: N} (those named).
-
-        The tendons given are tension-controlled from now on. Each value finite, >= 0 and
-        <= its ``max_tension``; InputError names the first bad one and nothing changes.
-        """
-        items = self._values(tensions, 'tensions')
-        for i, value in items:
-            if value < 0.0:
-                raise InputError(f'tensions[{self.tendon_names[i]!r}]: must be >= 0 N (a '
-                                 f'tendon cannot push), got {value:g}')
-            if value > self._max_tensions[i]:
-                raise InputError(f'tensions[{self.tendon_names[i]!r}]: must be <= max_tension '
-                                 f'{self._max_tensions[i]:g} N, got {value:g}')
-        # item by item: a setpoint stream calls this 50 times a second with two to four values
-        commands = self._commands[TENSION]
-        for i, value in items:
-            commands[i] = value
-            self._modes[i] = TENSION
-
-    def set_displacements(self, displacements, check: bool = True) -> None:
-        """
-        Command displacements [m] pulled in (negative: paid out), like :meth:`set_tensions`.
-
-        The tendons given are displacement-controlled from now on: their tensions are solved
-        for, never negative (a tendon paid out goes slack). With ``check`` a displacement
-        whose static equilibrium (under the other inputs) would need more than
-        ``max_tension`` is refused (InputError naming the tendon); a step of a run that needs
-        more is refused too (:class:`TensionLimitExceeded`).
-        """
-        modes = self._modes.copy()
-        commands = self._commands[DISPLACEMENT].copy()
-        for i, value in self._values(displacements, 'displacements'):
-            modes[i] = DISPLACEMENT
-            commands[i] = value
-        if check:
-            tensions, part = self._static_tensions(modes, commands)
-            over = np.flatnonzero((modes == DISPLACEMENT) & (tensions > self._max_tensions))
-            if over.size:
-                i = over[0]
-                name, limit = self.tendon_names[i], self._max_tensions[i]
-                if part == 1.0:
-                    raise InputError(f'displacements[{name!r}]: the equilibrium needs '
-                                     f'{tensions[i]:.4g} N, above max_tension = {limit:g} N; '
-                                     'refused')
-                raise InputError(
-                    f'displacements[{name!r}]: pulling the tendons there from 0 needs more than '
-                    f'max_tension = {limit:g} N of tendon {name!r} ({tensions[i]:.4g} N at '
-                    f'{part:.1%} of the way; the equilibrium of all of it was not found); refused')
-        self._commands[DISPLACEMENT][:] = commands
-        self._modes[:] = modes
-        if self.displacement_ramp is not None:
-            self._ramp_end = self.time + self.displacement_ramp
-
-    def _values(self, values, field: str) -> list[tuple[int, float]]:
-        """(tendon index, value) of each value a sequence or a {name: value} mapping gives."""
-        if isinstance(values, Mapping):
-            items = []
-            for name, value in values.items():
-                if name not in self.tendon_names:
-                    raise InputError(f'{field}: unknown tendon {name!r} (known: '
-                                     f'{", ".join(self.tendon_names)})')
-                items.append((self.tendon_names.index(name), value, f'{field}[{name!r}]'))
-        else:
-            if isinstance(values, (str, bytes)) or not hasattr(values, '__len__'):
-                raise InputError(f'{field}: must be a sequence of numbers or a mapping '
-                                 f'{{tendon name: number}}, got {type(values).__name__}')
-            values = list(np.ravel(values)) if isinstance(values, np.ndarray) else list(values)
-            if len(values) != self.n_tendons:
-                raise InputError(f'{field}: expected {counted(self.n_tendons, "value")} (one per '
-                                 f'tendon {", ".join(self.tendon_names)}), got {len(values)}')
-            items = [(i, v, f'{field}[{i}]') for i, v in enumerate(values)]
-        for i, value, label in items:
-            if not is_real(value) or not math.isfinite(value):
-                raise InputError(f'{label}: must be a finite number, got {value!r}')
-        return [(i, float(value)) for i, value, _ in items]
-
     @property
     def tip_load(self) -> tuple[np.ndarray, np.ndarray]:
         """Return copies of the applied tip force [N] and moment [N m], world frame."""
@@ -530,17 +442,8 @@ class ImplicitSimulator(StepControl, ContactZones, StaticEquilibrium, Settling):
             raise InputError(f'duration: must be a finite number >= 0 s, got {duration!r}')
         n = round(duration / self.dt)
         if (self._modes == DISPLACEMENT).any() or (self._solved_modes == DISPLACEMENT).any():
-            # a motor does not jump: a new displacement is reached by a ramp over this advance
-            # (an inextensible tendon would need an infinite tension to follow a jump)
-            was = self._current_displacements(self._solved_modes)
-            steps = np.arange(1, n + 1)
-            if self._ramp_end is None:
-                ramp = steps / max(n, 1)
-            else:       # what is left of the ramp, in steps: the same ramp for any advances
-                left = (self._ramp_end - self.time) / self.dt
-                left = round(left) if abs(left - round(left)) < 1e-6 else left   # sums of dt
-                ramp = np.minimum(1.0, steps / left) if left > 0.0 else np.ones(n)
-            q = was + (self._commands[DISPLACEMENT] - was) * ramp[:, None]
+            # a motor does not jump: a new displacement is reached by a ramp
+            q = self._displacement_inputs(n)
         else:
             # the kernel reads the displacements of displacement-controlled tendons only
             q = np.zeros((n, self.n_tendons))

@@ -13,8 +13,12 @@
 # limitations under the License.
 
 """
-The static equilibria of the implicit simulator's inputs: where a run starts, how far it may pull.
+The implicit simulator's inputs: the commands, their ramps, and their static equilibria.
 
+A tension per tendon acts from the next step; a displacement is reached by a linear ramp
+from where the tendon is (a motor does not jump: an inextensible tendon would need an
+infinite tension to follow a jump), over the next ``advance`` or over ``displacement_ramp``
+seconds of simulated time from the command (:class:`TendonInputs`).
 :class:`~tendon_robot_sim.models.rod.dynamics.implicit.ImplicitSimulator` starts every run at
 rest in the static equilibrium of its inputs (:meth:`StaticEquilibrium.place_at_rest`), and
 checks a displacement command against the tendons' ``max_tension`` by the tensions of its
@@ -26,9 +30,14 @@ starts from exactly the state its own equations hold at rest.
 
 from __future__ import annotations
 
+import math
+from typing import Mapping
+
 import numpy as np
 
+from tendon_robot_sim import counted
 from tendon_robot_sim.models.cosserat import ConvergenceError, StaticsInputError
+from tendon_robot_sim.models.rod.dynamics.simulation import is_real
 from tendon_robot_sim.models.rod.statics import _kernels as kernels
 from tendon_robot_sim.models.rod.tendons._friction_kernels import FR_FROZEN, FR_TURNING
 from tendon_robot_sim.models.sim_model import EquilibriumNotFound, InputError
@@ -37,6 +46,116 @@ from tendon_robot_sim.models.sim_model import EquilibriumNotFound, InputError
 # to tell a tendon pulled beyond max_tension from a lost solve: the first, and how many
 LIMIT_SEARCH = (2.0 ** -8, 16)
 TENSION, DISPLACEMENT = kernels.TENSION, kernels.DISPLACEMENT
+
+
+class TendonInputs:
+    """The commands of :class:`ImplicitSimulator` (its base class), per tendon."""
+
+    @property
+    def tensions(self) -> np.ndarray:
+        """Tensions [N] of the last step (solved ones for displacement-controlled tendons)."""
+        return self._tau.copy()
+
+    @property
+    def modes(self) -> list[str]:
+        """Input of each tendon: 'tension' or 'displacement'."""
+        return ['tension' if m == TENSION else 'displacement' for m in self._modes]
+
+    def set_tensions(self, tensions) -> None:
+        """
+        Command tensions [N]: a sequence (every tendon) or a mapping {name: N} (those named).
+
+        The tendons given are tension-controlled from now on. Each value finite, >= 0 and
+        <= its ``max_tension``; InputError names the first bad one and nothing changes.
+        """
+        items = self._values(tensions, 'tensions')
+        for i, value in items:
+            if value < 0.0:
+                raise InputError(f'tensions[{self.tendon_names[i]!r}]: must be >= 0 N (a '
+                                 f'tendon cannot push), got {value:g}')
+            if value > self._max_tensions[i]:
+                raise InputError(f'tensions[{self.tendon_names[i]!r}]: must be <= max_tension '
+                                 f'{self._max_tensions[i]:g} N, got {value:g}')
+        # item by item: a setpoint stream calls this 50 times a second with two to four values
+        commands = self._commands[TENSION]
+        for i, value in items:
+            commands[i] = value
+            self._modes[i] = TENSION
+
+    def set_displacements(self, displacements, check: bool = True) -> None:
+        """
+        Command displacements [m] pulled in (negative: paid out), like :meth:`set_tensions`.
+
+        The tendons given are displacement-controlled from now on: their tensions are solved
+        for, never negative (a tendon paid out goes slack). With ``check`` a displacement
+        whose static equilibrium (under the other inputs) would need more than
+        ``max_tension`` is refused (InputError naming the tendon); a step of a run that needs
+        more is refused too (:class:`TensionLimitExceeded`).
+        """
+        modes = self._modes.copy()
+        commands = self._commands[DISPLACEMENT].copy()
+        for i, value in self._values(displacements, 'displacements'):
+            modes[i] = DISPLACEMENT
+            commands[i] = value
+        if check:
+            tensions, part = self._static_tensions(modes, commands)
+            over = np.flatnonzero((modes == DISPLACEMENT) & (tensions > self._max_tensions))
+            if over.size:
+                i = over[0]
+                name, limit = self.tendon_names[i], self._max_tensions[i]
+                if part == 1.0:
+                    raise InputError(f'displacements[{name!r}]: the equilibrium needs '
+                                     f'{tensions[i]:.4g} N, above max_tension = {limit:g} N; '
+                                     'refused')
+                raise InputError(
+                    f'displacements[{name!r}]: pulling the tendons there from 0 needs more than '
+                    f'max_tension = {limit:g} N of tendon {name!r} ({tensions[i]:.4g} N at '
+                    f'{part:.1%} of the way; the equilibrium of all of it was not found); refused')
+        self._commands[DISPLACEMENT][:] = commands
+        self._modes[:] = modes
+        if self.displacement_ramp is not None:
+            self._ramp_end = self.time + self.displacement_ramp
+
+    def _values(self, values, field: str) -> list[tuple[int, float]]:
+        """(tendon index, value) of each value a sequence or a {name: value} mapping gives."""
+        if isinstance(values, Mapping):
+            items = []
+            for name, value in values.items():
+                if name not in self.tendon_names:
+                    raise InputError(f'{field}: unknown tendon {name!r} (known: '
+                                     f'{", ".join(self.tendon_names)})')
+                items.append((self.tendon_names.index(name), value, f'{field}[{name!r}]'))
+        else:
+            if isinstance(values, (str, bytes)) or not hasattr(values, '__len__'):
+                raise InputError(f'{field}: must be a sequence of numbers or a mapping '
+                                 f'{{tendon name: number}}, got {type(values).__name__}')
+            values = list(np.ravel(values)) if isinstance(values, np.ndarray) else list(values)
+            if len(values) != self.n_tendons:
+                raise InputError(f'{field}: expected {counted(self.n_tendons, "value")} (one per '
+                                 f'tendon {", ".join(self.tendon_names)}), got {len(values)}')
+            items = [(i, v, f'{field}[{i}]') for i, v in enumerate(values)]
+        for i, value, label in items:
+            if not is_real(value) or not math.isfinite(value):
+                raise InputError(f'{label}: must be a finite number, got {value!r}')
+        return [(i, float(value)) for i, value, _ in items]
+
+    def _displacement_inputs(self, n: int) -> np.ndarray:
+        """
+        Return the displacements [m] of the next ``n`` steps (n, n_tendons), on their ramp.
+
+        From where each tendon is at the last step to its command: over these n steps, or
+        with ``displacement_ramp`` until its end in simulated time, so that any cutting of a
+        run into advances takes the same steps. Rows of tension-controlled tendons are unused.
+        """
+        was = self._current_displacements(self._solved_modes)
+        steps = np.arange(1, n + 1)
+        if self._ramp_end is None:
+            ramp = steps / max(n, 1)
+        else:       # what is left of the ramp, in steps: the same ramp for any advances
+            left = (self._ramp_end - self.time) / self.dt
+            left = round(left) if abs(left - round(left)) < 1e-6 else left   # sums of dt
+            ramp = np.minimum(1.0, steps / left) if left > 0.0 else np.ones(n)
+        return was + (self._commands[DISPLACEMENT] - was) * ramp[:, None]
 
 
 class StaticEquilibrium:
