@@ -111,9 +111,13 @@ class TendonInputs:
                     f'displacements[{name!r}]: pulling the tendons there from 0 needs more than '
                     f'max_tension = {limit:g} N of tendon {name!r} ({tensions[i]:.4g} N at '
                     f'{part:.1%} of the way; the equilibrium of all of it was not found); refused')
+        # a stream repeats its setpoint: only a new command (or a tendon newly driven by
+        # displacement) starts a ramp, the same one again would stretch the rest of the way
+        changed = np.any(modes != self._modes) or np.any(
+            (modes == DISPLACEMENT) & (commands != self._commands[DISPLACEMENT]))
         self._commands[DISPLACEMENT][:] = commands
         self._modes[:] = modes
-        if self.displacement_ramp is not None:
+        if self.displacement_ramp is not None and changed:
             self._ramp_end = self.time + self.displacement_ramp
 
     def _values(self, values, field: str) -> list[tuple[int, float]]:

@@ -422,6 +422,9 @@ def test_a_displacement_above_max_tension_is_refused_naming_the_tendon():
     ({'alpha': 0.5}, r'^alpha: must be in \[-0.5, 0.0\]'),
     ({'steps': 0}, r'^steps: must be an integer >= 1, got 0$'),
     ({'model': 'discrete'}, r'^vertebrae: the discrete statics needs vertebra discs'),
+    ({'displacement_ramp': -0.02},
+     r'^displacement_ramp: must be a finite number >= 0 s, got -0.02$'),
+    ({'displacement_ramp': float('inf')}, r'^displacement_ramp: must be a finite number'),
 ])
 def test_bad_arguments_name_themselves(kwargs, message):
     with pytest.raises(InputError, match=message):
@@ -452,16 +455,21 @@ def test_a_displacement_ramp_is_the_same_however_the_run_is_cut_into_advances():
     step (a loaded node catching up) needed more than max_tension and was refused, a tick of
     ten steps was not. With ``displacement_ramp`` the ramp lasts that much simulated time
     from the command, whatever the advances: 20 ms as one advance, as ten of 2 ms, or as
-    3 + 7 steps, end in one state (the same steps; a tolerance of the solver's, 1e-12 m).
+    3 + 7 steps, end in one state (the same steps; a tolerance of the solver's, 1e-12 m). A
+    setpoint stream repeats the command between advances: the same command again does not
+    start the ramp again (it stretched the rest of the way over another 20 ms).
     """
     ends = []
-    for cuts in ((10,), (1,) * 10, (3, 7)):
+    for cuts in ((10,), (1,) * 10, (3, 7), (4, 'again', 6)):
         sim = ImplicitSimulator(STEEL, displacement_ramp=0.02)
         sim.set_tensions({'t0': 1.0})
         sim.place_at_rest()
         sim.set_displacements({'t0': 0.004})
         for steps in cuts:
-            sim.advance(steps * sim.dt)
+            if steps == 'again':
+                sim.set_displacements({'t0': 0.004})
+            else:
+                sim.advance(steps * sim.dt)
         state = sim.state()
         assert state.tendon_displacements[0] == pytest.approx(0.004, abs=1e-12)
         ends.append(state.tip_position)
